@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+/* CPU sampler: runs on a software cpu-clock perf event on every online CPU. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "xsprof_events.h"
+
+#define PF_KTHREAD 0x00200000 /* include/linux/sched.h */
+
+/* Set between open and load. */
+const volatile bool include_idle = false;
+
+/* Flipped at run time by the daemon (mmapped .bss), so attaching a pid needs no reload. */
+bool pid_filter_on = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20); /* resized by the daemon before load */
+} samples SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096); /* resized by the daemon before load */
+	__type(key, __u32);	   /* tgid */
+	__type(value, __u8);
+} pid_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xsprof_cpu_stats);
+} cpu_stats SEC(".maps");
+
+/* A sample is far over the 512-byte BPF stack; build it in per-CPU scratch space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xsprof_sample);
+} scratch SEC(".maps");
+
+/* Wake the reader only when the buffer is this full; otherwise it drains on its own timer. */
+const volatile __u64 wakeup_bytes = 1 << 20;
+
+SEC("perf_event")
+int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
+{
+	__u32 zero = 0;
+	struct xsprof_cpu_stats *st = bpf_map_lookup_elem(&cpu_stats, &zero);
+	struct xsprof_sample *s;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct task_struct *task;
+	long nk, nu, size;
+	__u64 flags;
+
+	if (!st)
+		return 0;
+	st->samples++;
+
+	if (tid == 0) {
+		st->idle++;
+		if (!include_idle)
+			return 0;
+	}
+	if (pid_filter_on && !bpf_map_lookup_elem(&pid_filter, &tgid)) {
+		st->filtered++;
+		return 0;
+	}
+
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	s->type = XSPROF_REC_SAMPLE;
+	s->tgid = tgid;
+	s->tid = tid;
+	s->cpu = bpf_get_smp_processor_id();
+	s->time_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
+	s->flags = 0;
+	s->pad = 0;
+	s->kernel_err = 0;
+	s->user_err = 0;
+
+	nk = bpf_get_stack(ctx, s->ips, XSPROF_MAX_STACK_DEPTH * 8, 0);
+	if (nk < 0) {
+		st->kstack_err++;
+		s->kernel_err = nk;
+		nk = 0;
+	}
+	nk /= 8;
+	if (nk > XSPROF_MAX_STACK_DEPTH)
+		nk = XSPROF_MAX_STACK_DEPTH;
+
+	task = (struct task_struct *)bpf_get_current_task_btf();
+	nu = 0;
+	if (BPF_CORE_READ(task, flags) & PF_KTHREAD) {
+		s->flags |= XSPROF_SAMPLE_F_KTHREAD;
+	} else {
+		nu = bpf_get_stack(ctx, &s->ips[nk], XSPROF_MAX_STACK_DEPTH * 8, BPF_F_USER_STACK);
+		if (nu < 0) {
+			st->ustack_err++;
+			s->user_err = nu;
+			nu = 0;
+		}
+		nu /= 8;
+		if (nu > XSPROF_MAX_STACK_DEPTH)
+			nu = XSPROF_MAX_STACK_DEPTH;
+	}
+	s->nr_kernel = nk;
+	s->nr_user = nu;
+
+	size = XSPROF_SAMPLE_HDR_SIZE + (nk + nu) * 8;
+	if (size > sizeof(*s))
+		size = sizeof(*s);
+	flags = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+									      : BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_output(&samples, s, size, flags)) {
+		st->drop_ringbuf++;
+		return 0;
+	}
+	st->emitted++;
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
