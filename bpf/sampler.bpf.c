@@ -115,7 +115,7 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	if (size > sizeof(*s))
 		size = sizeof(*s);
 	flags = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
-									      : BPF_RB_NO_WAKEUP;
+									       : BPF_RB_NO_WAKEUP;
 	if (bpf_ringbuf_output(&samples, s, size, flags)) {
 		st->drop_ringbuf++;
 		return 0;

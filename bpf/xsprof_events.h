@@ -6,6 +6,10 @@
 #ifndef XSPROF_EVENTS_H
 #define XSPROF_EVENTS_H
 
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
 /* The kernel caps callchains at sysctl kernel.perf_event_max_stack (default 127). */
 #define XSPROF_MAX_STACK_DEPTH 127
 #define XSPROF_COMM_LEN	       16
@@ -34,21 +38,22 @@ struct xsprof_sample {
 	__u64 ips[2 * XSPROF_MAX_STACK_DEPTH];
 };
 
-#define XSPROF_SAMPLE_HDR_SIZE 56
+#define XSPROF_SAMPLE_HDR_SIZE	56
 #define XSPROF_SAMPLE_F_KTHREAD 0x1 /* kernel thread: no user stack by nature */
 
-_Static_assert(sizeof(struct xsprof_sample) == XSPROF_SAMPLE_HDR_SIZE + 2 * 8 * XSPROF_MAX_STACK_DEPTH,
+_Static_assert(sizeof(struct xsprof_sample) ==
+		       XSPROF_SAMPLE_HDR_SIZE + 2 * 8 * XSPROF_MAX_STACK_DEPTH,
 	       "xsprof_sample layout");
 
 /* Per-CPU counters; index of each field is fixed for user space. */
 struct xsprof_cpu_stats {
-	__u64 samples;		/* perf events that ran the program */
-	__u64 emitted;		/* records written to the ring buffer */
-	__u64 filtered;		/* samples outside the pid filter */
-	__u64 idle;		/* samples of the idle task (not emitted unless include_idle) */
-	__u64 drop_ringbuf;	/* ring buffer full: sample lost */
-	__u64 kstack_err;	/* kernel stack could not be read (sample kept without it) */
-	__u64 ustack_err;	/* user stack could not be read (sample kept without it) */
+	__u64 samples;	    /* perf events that ran the program */
+	__u64 emitted;	    /* records written to the ring buffer */
+	__u64 filtered;	    /* samples outside the pid filter */
+	__u64 idle;	    /* samples of the idle task (not emitted unless include_idle) */
+	__u64 drop_ringbuf; /* ring buffer full: sample lost */
+	__u64 kstack_err;   /* kernel stack could not be read (sample kept without it) */
+	__u64 ustack_err;   /* user stack could not be read (sample kept without it) */
 	__u64 pad;
 };
 

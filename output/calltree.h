@@ -24,4 +24,28 @@ int calltree__add(struct calltree *t, const char *const *frames, size_t n, uint6
 /* Sum of all weights added. */
 uint64_t calltree__total(const struct calltree *t);
 
+/*
+ * Traversal. The walk is depth first, pre-order, children in byte order of their names
+ * (strcmp), so every writer produces the same output for the same tree. depth is 0 for a
+ * frames[0] node; name stays valid until the tree is freed.
+ */
+struct calltree_frame {
+	const char *name;
+	uint64_t self;	/* weight of stacks that ended at this frame */
+	uint64_t total; /* self plus the totals of all children */
+	size_t depth;
+};
+
+/* A non-zero return stops the walk, and calltree__walk returns it. */
+typedef int (*calltree_visit_fn)(const struct calltree_frame *frame, void *ctx);
+
+/* Returns 0, what fn returned, or -ENOMEM. */
+int calltree__walk(const struct calltree *t, calltree_visit_fn fn, void *ctx);
+
+/* Length of the longest stack added (0 for an empty tree). */
+size_t calltree__max_depth(const struct calltree *t);
+
+/* Number of frames (nodes) in the tree, not counting the implicit root. */
+size_t calltree__node_count(const struct calltree *t);
+
 #endif

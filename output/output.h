@@ -4,6 +4,7 @@
 #define XSPROF_OUTPUT_OUTPUT_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 struct calltree;
 
@@ -24,6 +25,10 @@ int output__format_from_path(const char *path, enum output_format *ret_fmt);
 /* By name: "folded", "svg". -EINVAL when unknown. */
 int output__format_from_name(const char *name, enum output_format *ret_fmt);
 const char *output__format_name(enum output_format fmt);
+
+/* Stream the tree to f in fmt (e.g. an HTTP response). f is neither flushed nor closed. */
+int output__write(const struct calltree *t, enum output_format fmt, FILE *f,
+		  const struct output_meta *meta);
 
 /*
  * Write the tree to path atomically: a temporary file in the same directory, fsync, rename.

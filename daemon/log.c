@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "daemon/log.h"
+
+int log_max_level = LOG_INFO;
+
+void log_msg(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (level > log_max_level)
+		return;
+	fputs(level <= LOG_ERR	     ? "xsprofd: error: "
+	      : level == LOG_WARNING ? "xsprofd: warning: "
+				     : "xsprofd: ",
+	      stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* One-shot mode: sample for a while, then name the stacks and write the outputs. */
+#ifndef XSPROF_DAEMON_ONESHOT_H
+#define XSPROF_DAEMON_ONESHOT_H
+
+struct xsprofd_opts;
+
+/* Returns the process exit status: 0 done, 1 failed (message logged). */
+int oneshot__run(const struct xsprofd_opts *opts);
+
+#endif

@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "daemon/sampler.h"
+#include "xsprof.skel.h"
+
+#define MIN_RING_BYTES	 (4u << 20)
+#define RING_PER_CPU	 (64u << 10)
+#define DEFAULT_MAX_PIDS 4096
+
+struct sampler {
+	struct xsprof_bpf *skel;
+	struct ring_buffer *rb;
+	sampler_sample_fn fn;
+	void *ctx;
+	int nr_cpus;
+	int *pfds;
+	struct bpf_link **links;
+	int nr_attached;
+	uint32_t ring_bytes;
+	unsigned int freq_hz;
+	struct sampler_stats ustats;
+};
+
+int parse_cpu_list(const char *s, bool *mask, int nbits)
+{
+	const char *p = s;
+
+	memset(mask, 0, sizeof(*mask) * nbits);
+	while (*p && *p != '\n') {
+		char *end;
+		long a, b;
+
+		a = strtol(p, &end, 10);
+		if (end == p || a < 0)
+			return -EINVAL;
+		b = a;
+		p = end;
+		if (*p == '-') {
+			p++;
+			b = strtol(p, &end, 10);
+			if (end == p || b < a)
+				return -EINVAL;
+			p = end;
+		}
+		for (long i = a; i <= b && i < nbits; i++)
+			mask[i] = true;
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int read_online_cpus(bool *mask, int nbits)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -EINVAL;
+	buf[n] = '\0';
+	return parse_cpu_list(buf, mask, nbits);
+}
+
+static int handle_record(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+	const struct xsprof_sample *rec = data;
+
+	s->ustats.records++;
+	if (size < XSPROF_SAMPLE_HDR_SIZE || rec->type != XSPROF_REC_SAMPLE ||
+	    rec->nr_kernel > XSPROF_MAX_STACK_DEPTH || rec->nr_user > XSPROF_MAX_STACK_DEPTH ||
+	    size < XSPROF_SAMPLE_HDR_SIZE + 8u * (rec->nr_kernel + rec->nr_user)) {
+		s->ustats.bad_records++;
+		return 0;
+	}
+	s->fn(s->ctx, rec);
+	return 0;
+}
+
+static uint32_t ring_size_for(int nr_cpus)
+{
+	uint64_t want = (uint64_t)RING_PER_CPU * nr_cpus;
+	uint32_t sz = MIN_RING_BYTES;
+
+	while (sz < want && sz < (1u << 30))
+		sz <<= 1;
+	return sz;
+}
+
+struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn fn, void *ctx)
+{
+	struct sampler *s;
+	int err;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->fn = fn;
+	s->ctx = ctx;
+	s->freq_hz = opts->freq_hz;
+	s->nr_cpus = libbpf_num_possible_cpus();
+	if (s->nr_cpus <= 0) {
+		err = s->nr_cpus ? s->nr_cpus : -EINVAL;
+		goto fail;
+	}
+	s->ring_bytes = opts->ring_bytes ? opts->ring_bytes : ring_size_for(s->nr_cpus);
+
+	s->skel = xsprof_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		goto fail;
+	}
+	s->skel->rodata->include_idle = opts->include_idle;
+	/* Wake the reader at a quarter full: it has three quarters of headroom to catch up. */
+	s->skel->rodata->wakeup_bytes = s->ring_bytes / 4;
+	err = bpf_map__set_max_entries(s->skel->maps.samples, s->ring_bytes);
+	if (!err)
+		err = bpf_map__set_max_entries(s->skel->maps.pid_filter,
+					       opts->max_pids ? opts->max_pids : DEFAULT_MAX_PIDS);
+	if (err)
+		goto fail;
+	err = xsprof_bpf__load(s->skel);
+	if (err)
+		goto fail;
+
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.samples), handle_record, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		goto fail;
+	}
+	s->pfds = calloc(s->nr_cpus, sizeof(*s->pfds));
+	s->links = calloc(s->nr_cpus, sizeof(*s->links));
+	if (!s->pfds || !s->links) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (int i = 0; i < s->nr_cpus; i++)
+		s->pfds[i] = -1;
+	return s;
+fail:
+	sampler__free(s);
+	errno = -err;
+	return NULL;
+}
+
+int sampler__add_pid(struct sampler *s, pid_t tgid)
+{
+	__u32 key = tgid;
+	__u8 one = 1;
+
+	if (bpf_map__update_elem(s->skel->maps.pid_filter, &key, sizeof(key), &one, sizeof(one),
+				 BPF_ANY))
+		return errno == E2BIG ? -ENOSPC : -errno;
+	s->skel->bss->pid_filter_on = true;
+	return 0;
+}
+
+int sampler__start(struct sampler *s)
+{
+	bool *online;
+	int err;
+
+	online = calloc(s->nr_cpus, sizeof(*online));
+	if (!online)
+		return -ENOMEM;
+	err = read_online_cpus(online, s->nr_cpus);
+	if (err)
+		goto out;
+
+	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		struct perf_event_attr attr = {
+			.type = PERF_TYPE_SOFTWARE,
+			.config = PERF_COUNT_SW_CPU_CLOCK,
+			.size = sizeof(attr),
+			.freq = 1,
+			.sample_freq = s->freq_hz,
+		};
+		int fd;
+
+		if (!online[cpu])
+			continue;
+		fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			/* A CPU that went offline since we read the list is not an error. */
+			if (errno == ENODEV)
+				continue;
+			err = -errno;
+			goto out;
+		}
+		s->pfds[cpu] = fd;
+		s->links[cpu] =
+			bpf_program__attach_perf_event(s->skel->progs.xsprof_sample_cpu, fd);
+		if (!s->links[cpu]) {
+			err = -errno;
+			goto out;
+		}
+		s->nr_attached++;
+	}
+	err = s->nr_attached ? 0 : -ENODEV;
+out:
+	free(online);
+	if (err)
+		sampler__stop(s);
+	return err;
+}
+
+void sampler__stop(struct sampler *s)
+{
+	if (!s || !s->links)
+		return;
+	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		bpf_link__destroy(s->links[cpu]);
+		s->links[cpu] = NULL;
+		if (s->pfds[cpu] >= 0)
+			close(s->pfds[cpu]);
+		s->pfds[cpu] = -1;
+	}
+	s->nr_attached = 0;
+}
+
+int sampler__fd(const struct sampler *s)
+{
+	return ring_buffer__epoll_fd(s->rb);
+}
+
+int sampler__drain(struct sampler *s)
+{
+	return ring_buffer__consume(s->rb);
+}
+
+int sampler__nr_cpus(const struct sampler *s)
+{
+	return s->nr_cpus;
+}
+
+int sampler__nr_attached(const struct sampler *s)
+{
+	return s->nr_attached;
+}
+
+uint32_t sampler__ring_bytes(const struct sampler *s)
+{
+	return s->ring_bytes;
+}
+
+int sampler__read_stats(const struct sampler *s, struct xsprof_cpu_stats *per_cpu,
+			struct xsprof_cpu_stats *total)
+{
+	struct xsprof_cpu_stats *vals;
+	__u32 zero = 0;
+	int err = 0;
+
+	vals = calloc(s->nr_cpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	if (bpf_map__lookup_elem(s->skel->maps.cpu_stats, &zero, sizeof(zero), vals,
+				 sizeof(*vals) * s->nr_cpus, 0)) {
+		err = -errno;
+		goto out;
+	}
+	memset(total, 0, sizeof(*total));
+	for (int i = 0; i < s->nr_cpus; i++) {
+		total->samples += vals[i].samples;
+		total->emitted += vals[i].emitted;
+		total->filtered += vals[i].filtered;
+		total->idle += vals[i].idle;
+		total->drop_ringbuf += vals[i].drop_ringbuf;
+		total->kstack_err += vals[i].kstack_err;
+		total->ustack_err += vals[i].ustack_err;
+	}
+	if (per_cpu)
+		memcpy(per_cpu, vals, sizeof(*vals) * s->nr_cpus);
+out:
+	free(vals);
+	return err;
+}
+
+void sampler__user_stats(const struct sampler *s, struct sampler_stats *ret)
+{
+	*ret = s->ustats;
+}
+
+int sampler__prog_id(const struct sampler *s)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.xsprof_sample_cpu), &info, &len))
+		return -errno;
+	return info.id;
+}
+
+void sampler__free(struct sampler *s)
+{
+	if (!s)
+		return;
+	sampler__stop(s);
+	ring_buffer__free(s->rb);
+	xsprof_bpf__destroy(s->skel);
+	free(s->pfds);
+	free(s->links);
+	free(s);
+}

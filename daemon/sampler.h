@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The BPF CPU sampler: skeleton lifecycle, perf events per CPU, ring buffer, drop counters. */
+#ifndef XSPROF_DAEMON_SAMPLER_H
+#define XSPROF_DAEMON_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "bpf/xsprof_events.h"
+
+struct sampler;
+
+struct sampler_opts {
+	unsigned int freq_hz;
+	bool include_idle;
+	uint32_t ring_bytes; /* power of two; 0: sized from the CPU count */
+	uint32_t max_pids;   /* pid filter capacity; 0: 4096 */
+};
+
+/* Called for each well-formed sample record. */
+typedef void (*sampler_sample_fn)(void *ctx, const struct xsprof_sample *s);
+
+/* User-space side counters (the BPF side ones are in struct xsprof_cpu_stats). */
+struct sampler_stats {
+	uint64_t records;     /* records read from the ring buffer */
+	uint64_t bad_records; /* records of an unknown type or inconsistent length: skipped */
+};
+
+/* Open, configure and load the BPF programs. NULL with errno set on failure. */
+struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn fn, void *ctx);
+void sampler__free(struct sampler *s);
+
+/* Restrict sampling to these processes (tgids). -ENOSPC when the filter is full. */
+int sampler__add_pid(struct sampler *s, pid_t tgid);
+
+/* Open a cpu-clock perf event on every online CPU and attach the program to it. */
+int sampler__start(struct sampler *s);
+/* Stop sampling (closes the perf events); records already queued can still be drained. */
+void sampler__stop(struct sampler *s);
+
+/* An fd that becomes readable when the ring buffer asks to be drained. */
+int sampler__fd(const struct sampler *s);
+/* Hand every queued record to the callback; number handled or -errno. */
+int sampler__drain(struct sampler *s);
+
+int sampler__nr_cpus(const struct sampler *s);	   /* possible CPUs: size of per-CPU stats */
+int sampler__nr_attached(const struct sampler *s); /* CPUs with a perf event */
+uint32_t sampler__ring_bytes(const struct sampler *s);
+/* Per-CPU counters into ret_per_cpu[nr_cpus] (may be NULL) and their sum into ret_total. */
+int sampler__read_stats(const struct sampler *s, struct xsprof_cpu_stats *ret_per_cpu,
+			struct xsprof_cpu_stats *ret_total);
+void sampler__user_stats(const struct sampler *s, struct sampler_stats *ret_stats);
+/* Ids of the loaded BPF programs (for cost accounting with bpf_stats). */
+int sampler__prog_id(const struct sampler *s);
+
+/* Parse a CPU list like "0-3,8,10-11" into a bitmap of nbits; -EINVAL on junk. */
+int parse_cpu_list(const char *s, bool *ret_mask, int nbits);
+
+#endif

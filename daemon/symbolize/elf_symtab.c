@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon/symbolize/arena.h"
+#include "daemon/symbolize/demangle.h"
+#include "daemon/symbolize/elf_symtab.h"
+
+struct elf_segment {
+	uint64_t offset;
+	uint64_t vaddr;
+	uint64_t filesz;
+	uint64_t memsz;
+};
+
+struct elf_symtab {
+	struct elf_sym *syms;
+	size_t nr_syms;
+	const char **demangled; /* parallel to syms, allocated on first use */
+	struct elf_segment *segs;
+	size_t nr_segs;
+	struct arena *arena;
+	int type;
+	size_t build_id_len;
+	uint8_t build_id[ELF_SYMTAB_MAX_BUILD_ID];
+};
+
+/* A symbol while loading: its name still points into libelf's string table. */
+struct raw_sym {
+	uint64_t addr;
+	uint64_t size;
+	const char *name;
+	int rank; /* lower wins among symbols at one address */
+};
+
+struct raw_syms {
+	struct raw_sym *v;
+	size_t n;
+	size_t cap;
+};
+
+static int bind_rank(unsigned char bind)
+{
+	switch (bind) {
+	case STB_GLOBAL:
+	case STB_GNU_UNIQUE:
+		return 0;
+	case STB_WEAK:
+		return 1;
+	case STB_LOCAL:
+		return 2;
+	default:
+		return 3;
+	}
+}
+
+static int raw_syms__push(struct raw_syms *rs, const struct raw_sym *s)
+{
+	struct raw_sym *n;
+	size_t cap;
+
+	if (rs->n == rs->cap) {
+		if (rs->cap >= ELF_SYMTAB_MAX_SYMS)
+			return -EFBIG;
+		cap = rs->cap ? rs->cap * 2 : 256;
+		n = realloc(rs->v, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		rs->v = n;
+		rs->cap = cap;
+	}
+	rs->v[rs->n++] = *s;
+	return 0;
+}
+
+static int load_symbol_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, struct raw_syms *rs)
+{
+	size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+	Elf_Data *data;
+	struct raw_sym r;
+	GElf_Sym sym;
+	size_t i, n;
+	const char *name;
+	unsigned char type;
+	int err;
+
+	if (!entsize || shdr->sh_entsize != entsize)
+		return -EBADMSG;
+	data = elf_getdata(scn, NULL);
+	if (!data)
+		return shdr->sh_size ? -EBADMSG : 0;
+	n = data->d_size / entsize;
+	if (n > INT_MAX)
+		return -EBADMSG;
+	/* Entry 0 is the reserved null symbol. */
+	for (i = 1; i < n; i++) {
+		if (!gelf_getsym(data, (int)i, &sym))
+			return -EBADMSG;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
+			continue;
+		/* elf_strptr checks the index and the string's NUL against the section. */
+		name = elf_strptr(elf, shdr->sh_link, sym.st_name);
+		if (!name || !name[0])
+			continue;
+		r.addr = sym.st_value;
+		r.size = sym.st_size;
+		r.name = name;
+		r.rank = bind_rank(GELF_ST_BIND(sym.st_info));
+		err = raw_syms__push(rs, &r);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int cmp_raw_sym(const void *a, const void *b)
+{
+	const struct raw_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	/* A sized alias tells the function's extent; prefer it. */
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static void parse_build_id(struct elf_symtab *t, Elf_Data *data)
+{
+	size_t off = 0, next, name_off, desc_off;
+	GElf_Nhdr nhdr;
+
+	while ((next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
+		if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == sizeof(ELF_NOTE_GNU) &&
+		    !memcmp((const char *)data->d_buf + name_off, ELF_NOTE_GNU,
+			    sizeof(ELF_NOTE_GNU)) &&
+		    nhdr.n_descsz > 0 && nhdr.n_descsz <= sizeof(t->build_id)) {
+			memcpy(t->build_id, (const char *)data->d_buf + desc_off, nhdr.n_descsz);
+			t->build_id_len = nhdr.n_descsz;
+			return;
+		}
+		off = next;
+	}
+}
+
+static int load_segments(struct elf_symtab *t, Elf *elf)
+{
+	GElf_Phdr phdr;
+	Elf_Data *data;
+	size_t n, i;
+
+	if (elf_getphdrnum(elf, &n))
+		return -EBADMSG;
+	if (!n)
+		return 0;
+	t->segs = calloc(n, sizeof(*t->segs));
+	if (!t->segs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, (int)i, &phdr))
+			return -EBADMSG;
+		if (phdr.p_type == PT_LOAD) {
+			if (phdr.p_offset + phdr.p_filesz < phdr.p_offset ||
+			    phdr.p_vaddr + phdr.p_memsz < phdr.p_vaddr)
+				return -EBADMSG;
+			t->segs[t->nr_segs++] = (struct elf_segment){
+				.offset = phdr.p_offset,
+				.vaddr = phdr.p_vaddr,
+				.filesz = phdr.p_filesz,
+				.memsz = phdr.p_memsz,
+			};
+		} else if (phdr.p_type == PT_NOTE && !t->build_id_len) {
+			/* A note segment past the end of a truncated file only loses the id. */
+			data = elf_getdata_rawchunk(elf, (int64_t)phdr.p_offset, phdr.p_filesz,
+						    phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+			if (data)
+				parse_build_id(t, data);
+		}
+	}
+	return 0;
+}
+
+static int load_sections(struct elf_symtab *t, Elf *elf, struct raw_syms *rs)
+{
+	Elf_Scn *scn = NULL;
+	Elf_Data *data;
+	GElf_Shdr shdr;
+	size_t nscn, seen = 0;
+	int err;
+
+	if (elf_getshdrnum(elf, &nscn))
+		return -EBADMSG;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		seen++;
+		if (!gelf_getshdr(scn, &shdr))
+			return -EBADMSG;
+		if (shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM) {
+			err = load_symbol_section(elf, scn, &shdr, rs);
+			if (err)
+				return err;
+		} else if (shdr.sh_type == SHT_NOTE && !t->build_id_len) {
+			data = elf_getdata(scn, NULL);
+			if (data)
+				parse_build_id(t, data);
+		}
+	}
+	/* elf_nextscn returns NULL on errors too; section 0 is never returned. */
+	if (nscn && seen != nscn - 1)
+		return -EBADMSG;
+	return 0;
+}
+
+static uint64_t segment_end_of(const struct elf_symtab *t, uint64_t vaddr)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_segs; i++) {
+		const struct elf_segment *s = &t->segs[i];
+
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->memsz)
+			return s->vaddr + s->memsz;
+	}
+	return 0;
+}
+
+/* Sort, keep one symbol per address, copy names into the arena, size zero-size symbols. */
+static int build_table(struct elf_symtab *t, struct raw_syms *rs)
+{
+	size_t i, n = 0;
+	uint64_t end;
+
+	if (!rs->n)
+		return 0;
+	qsort(rs->v, rs->n, sizeof(*rs->v), cmp_raw_sym);
+	t->syms = calloc(rs->n, sizeof(*t->syms));
+	if (!t->syms)
+		return -ENOMEM;
+	for (i = 0; i < rs->n; i++) {
+		const struct raw_sym *r = &rs->v[i];
+		struct elf_sym *s;
+
+		if (n && t->syms[n - 1].addr == r->addr) {
+			/* The first one sorted best; only widen it. */
+			if (r->size > t->syms[n - 1].size)
+				t->syms[n - 1].size = r->size;
+			continue;
+		}
+		s = &t->syms[n++];
+		s->addr = r->addr;
+		s->size = r->size;
+		s->name = arena__strndup(t->arena, r->name, strlen(r->name));
+		if (!s->name)
+			return -ENOMEM;
+	}
+	t->nr_syms = n;
+	for (i = 0; i < n; i++) {
+		struct elf_sym *s = &t->syms[i];
+
+		if (s->size)
+			continue;
+		if (i + 1 < n) {
+			s->size = t->syms[i + 1].addr - s->addr;
+		} else {
+			end = segment_end_of(t, s->addr);
+			s->size = end > s->addr ? end - s->addr : 1;
+		}
+	}
+	return 0;
+}
+
+/* Tells a truncated or damaged ELF file (an error) from a file that is not ELF at all. */
+static bool has_elf_magic(int fd)
+{
+	char magic[SELFMAG];
+
+	return pread(fd, magic, SELFMAG, 0) == SELFMAG && !memcmp(magic, ELFMAG, SELFMAG);
+}
+
+/* libelf quietly reads "no sections" when the section header table lies past the end. */
+static bool header_tables_fit(const GElf_Ehdr *eh, uint64_t file_size)
+{
+	uint64_t shsize = (uint64_t)eh->e_shnum * eh->e_shentsize;
+	uint64_t phsize = (uint64_t)eh->e_phnum * eh->e_phentsize;
+
+	if (eh->e_shoff && (eh->e_shoff > file_size || shsize > file_size - eh->e_shoff))
+		return false;
+	if (eh->e_phoff && (eh->e_phoff > file_size || phsize > file_size - eh->e_phoff))
+		return false;
+	return true;
+}
+
+struct elf_symtab *elf_symtab__open(const char *path)
+{
+	struct raw_syms rs = {0};
+	struct elf_symtab *t = NULL;
+	GElf_Ehdr ehdr;
+	Elf *elf = NULL;
+	struct stat st;
+	int fd, err;
+
+	/* O_NONBLOCK: a profiled process may have mapped a FIFO or device; never wait on it. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		err = -ELIBBAD;
+		goto out;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		err = -ENOMEM;
+		goto out;
+	}
+	t->arena = arena__new();
+	if (!t->arena) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/*
+	 * ELF_C_READ rather than a mapping: a file truncated under us would make mapped reads
+	 * fault, while reads just fail.
+	 */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf) {
+		err = -EBADMSG;
+		goto out;
+	}
+	if (elf_kind(elf) != ELF_K_ELF) {
+		err = has_elf_magic(fd) ? -EBADMSG : -ENOEXEC;
+		goto out;
+	}
+	if (!gelf_getehdr(elf, &ehdr) || !header_tables_fit(&ehdr, (uint64_t)st.st_size)) {
+		err = -EBADMSG;
+		goto out;
+	}
+	t->type = ehdr.e_type;
+	err = load_segments(t, elf);
+	if (err)
+		goto out;
+	err = load_sections(t, elf, &rs);
+	if (err)
+		goto out;
+	err = build_table(t, &rs);
+out:
+	free(rs.v);
+	elf_end(elf);
+	close(fd);
+	if (err) {
+		elf_symtab__free(t);
+		errno = -err;
+		return NULL;
+	}
+	return t;
+}
+
+void elf_symtab__free(struct elf_symtab *t)
+{
+	if (!t)
+		return;
+	arena__free(t->arena);
+	free(t->demangled);
+	free(t->syms);
+	free(t->segs);
+	free(t);
+}
+
+size_t elf_symtab__count(const struct elf_symtab *t)
+{
+	return t->nr_syms;
+}
+
+const struct elf_sym *elf_symtab__at(const struct elf_symtab *t, size_t idx)
+{
+	return idx < t->nr_syms ? &t->syms[idx] : NULL;
+}
+
+const struct elf_sym *elf_symtab__lookup(const struct elf_symtab *t, uint64_t vaddr)
+{
+	size_t lo = 0, hi = t->nr_syms;
+	const struct elf_sym *s;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->syms[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	s = &t->syms[lo - 1];
+	return vaddr - s->addr < s->size ? s : NULL;
+}
+
+const struct elf_sym *elf_symtab__find(const struct elf_symtab *t, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_syms; i++) {
+		if (!strcmp(t->syms[i].name, name))
+			return &t->syms[i];
+	}
+	return NULL;
+}
+
+const char *elf_symtab__demangled(struct elf_symtab *t, const struct elf_sym *sym)
+{
+	size_t idx = (size_t)(sym - t->syms);
+	const char *name;
+	char *d;
+
+	if (idx >= t->nr_syms || !demangle__is_cxx(sym->name))
+		return sym->name;
+	if (!t->demangled) {
+		t->demangled = calloc(t->nr_syms, sizeof(*t->demangled));
+		if (!t->demangled)
+			return sym->name;
+	}
+	if (t->demangled[idx])
+		return t->demangled[idx];
+	d = demangle__cxx(sym->name);
+	if (!d && errno == ENOMEM)
+		return sym->name; /* try again next time */
+	/* A name that does not demangle is remembered as itself, so it is tried once. */
+	name = d ? arena__strndup(t->arena, d, strlen(d)) : sym->name;
+	free(d);
+	if (!name)
+		return sym->name;
+	t->demangled[idx] = name;
+	return name;
+}
+
+int elf_symtab__offset_to_vaddr(const struct elf_symtab *t, uint64_t off, uint64_t *ret_vaddr)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_segs; i++) {
+		const struct elf_segment *s = &t->segs[i];
+
+		if (off >= s->offset && off - s->offset < s->filesz) {
+			*ret_vaddr = s->vaddr + (off - s->offset);
+			return 0;
+		}
+	}
+	/* The mapping of a segment's last page runs on past p_filesz (into .bss). */
+	for (i = 0; i < t->nr_segs; i++) {
+		const struct elf_segment *s = &t->segs[i];
+
+		if (off >= s->offset && off - s->offset < s->memsz) {
+			*ret_vaddr = s->vaddr + (off - s->offset);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int elf_symtab__vaddr_to_offset(const struct elf_symtab *t, uint64_t vaddr, uint64_t *ret_off)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_segs; i++) {
+		const struct elf_segment *s = &t->segs[i];
+
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz) {
+			*ret_off = s->offset + (vaddr - s->vaddr);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int elf_symtab__type(const struct elf_symtab *t)
+{
+	return t->type;
+}
+
+size_t elf_symtab__build_id(const struct elf_symtab *t, const uint8_t **ret_id)
+{
+	*ret_id = t->build_id;
+	return t->build_id_len;
+}

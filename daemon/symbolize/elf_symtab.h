@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The function symbols of one ELF file (.symtab merged with .dynsym), sorted for binary search,
+ * plus what is needed to turn a file offset into an ELF virtual address (the PT_LOAD segments),
+ * the ELF type, and the GNU build-id. Files come from profiled processes: anything malformed
+ * gives an error, never a crash or a read outside the file.
+ */
+#ifndef XSPROF_SYMBOLIZE_ELF_SYMTAB_H
+#define XSPROF_SYMBOLIZE_ELF_SYMTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ELF_SYMTAB_MAX_BUILD_ID 64
+/* More symbols than any real binary carries; past it the file is treated as corrupt. */
+#define ELF_SYMTAB_MAX_SYMS (32u << 20)
+
+struct elf_sym {
+	uint64_t addr;	  /* ELF virtual address */
+	uint64_t size;	  /* never 0: zero-size symbols reach to the next symbol */
+	const char *name; /* as in the file (mangled); owned by the table */
+};
+
+struct elf_symtab;
+
+/*
+ * Reads path. NULL with errno set: the open(2) errno (ENOENT, EACCES, ...), EINVAL when it is
+ * not a regular file, ENOEXEC when it is not ELF, EBADMSG when it is corrupt or truncated,
+ * EFBIG past ELF_SYMTAB_MAX_SYMS, ENOMEM.
+ */
+struct elf_symtab *elf_symtab__open(const char *path);
+void elf_symtab__free(struct elf_symtab *t);
+
+size_t elf_symtab__count(const struct elf_symtab *t);
+/* The idx-th symbol in address order, NULL past the end. */
+const struct elf_sym *elf_symtab__at(const struct elf_symtab *t, size_t idx);
+/* The symbol whose [addr, addr + size) contains vaddr, or NULL. */
+const struct elf_sym *elf_symtab__lookup(const struct elf_symtab *t, uint64_t vaddr);
+/* The symbol with this (mangled) name, or NULL; linear, not for hot paths. */
+const struct elf_sym *elf_symtab__find(const struct elf_symtab *t, const char *name);
+/*
+ * sym's name demangled when it is a C++ name, else sym->name. Demangled once, then cached in
+ * the table; the string lives as long as t.
+ */
+const char *elf_symtab__demangled(struct elf_symtab *t, const struct elf_sym *sym);
+
+/* File offset -> ELF virtual address through the PT_LOAD segment holding it; -ENOENT. */
+int elf_symtab__offset_to_vaddr(const struct elf_symtab *t, uint64_t off, uint64_t *ret_vaddr);
+/* ELF virtual address -> file offset (what uprobes take); -ENOENT when no segment holds it. */
+int elf_symtab__vaddr_to_offset(const struct elf_symtab *t, uint64_t vaddr, uint64_t *ret_off);
+
+/* e_type: ET_EXEC, ET_DYN (PIE executables and shared libraries), ... */
+int elf_symtab__type(const struct elf_symtab *t);
+/* Length of the GNU build-id (0 when absent); *ret_id points into t. */
+size_t elf_symtab__build_id(const struct elf_symtab *t, const uint8_t **ret_id);
+
+#endif

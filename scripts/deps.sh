@@ -1,0 +1,21 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Installs what xsprof needs to build and test on Debian 12 (run as root). Safe to re-run.
+set -eu
+export DEBIAN_FRONTEND=noninteractive
+pkgs="
+	build-essential g++ cmake pkg-config git
+	clang llvm libbpf-dev bpftool
+	libelf-dev zlib1g-dev
+	libcriterion-dev libxml2-utils
+	util-linux binutils
+"
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing
+fi

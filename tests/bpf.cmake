@@ -1,0 +1,18 @@
+# SPDX-License-Identifier: Apache-2.0
+# Workloads with a known CPU profile, built with frame pointers like the rest of the tree.
+add_executable(xs_split workloads/split.c)
+target_compile_options(xs_split PRIVATE -O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls)
+target_link_libraries(xs_split PRIVATE pthread)
+add_executable(xs_syscalls workloads/syscalls.c)
+target_compile_options(xs_syscalls PRIVATE -O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer)
+
+xsprof_unit_test(test_sampler_bpf SOURCES test_sampler_bpf.c harness.c LIBS m)
+target_compile_definitions(test_sampler_bpf PRIVATE
+	XSPROFD_PATH="$<TARGET_FILE:xsprofd>"
+	XS_SPLIT_PATH="$<TARGET_FILE:xs_split>"
+	XS_SYSCALLS_PATH="$<TARGET_FILE:xs_syscalls>")
+add_dependencies(test_sampler_bpf xsprofd xs_split xs_syscalls)
+add_executable(xs_fixedwork workloads/fixedwork.c)
+target_compile_options(xs_fixedwork PRIVATE -O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+	-fno-optimize-sibling-calls)
+target_link_libraries(xs_fixedwork PRIVATE pthread)
