@@ -222,7 +222,8 @@ out:
 	return err;
 }
 
-static void report(struct run *r, double wall_s, double cpu_s, const struct fold_stats *fs)
+static void report(struct run *r, double wall_s, double sample_cpu_s, double name_cpu_s,
+		   const struct fold_stats *fs)
 {
 	struct xsprof_cpu_stats total, *per_cpu;
 	struct sampler_stats us;
@@ -284,8 +285,9 @@ static void report(struct run *r, double wall_s, double cpu_s, const struct fold
 		  "(process gone)",
 		  (unsigned long long)ys.files_loaded, (unsigned long long)ys.files_failed,
 		  (unsigned long long)r->snapshot_failures);
-	log_info("xsprofd used %.3f s of CPU (%.2f us per sample)", cpu_s,
-		 total.emitted ? cpu_s * 1e6 / total.emitted : 0.0);
+	log_info("xsprofd's own CPU: %.3f s while sampling (%.2f us per sample received), %.3f s "
+		 "naming stacks",
+		 sample_cpu_s, us.records ? sample_cpu_s * 1e6 / us.records : 0.0, name_cpu_s);
 	free(per_cpu);
 }
 
@@ -333,7 +335,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 	struct fold_stats fs = {};
 	struct output_meta meta = {.unit = "samples"};
 	char title[256], subtitle[256], host[64] = "";
-	double t0, cpu0, wall;
+	double t0, cpu0, cpu1, wall;
 	sigset_t mask;
 	int sfd = -1, err, status = 1;
 	time_t now;
@@ -404,6 +406,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 	/* Samples still queued after the perf events closed. */
 	if (sampler__drain(r.sampler) < 0 && !err)
 		err = -EIO;
+	cpu1 = cpu_seconds();
 	if (err)
 		log_err("sampling stopped on an error: %s; writing what was collected",
 			strerror(-err));
@@ -418,7 +421,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 		log_err("naming the stacks failed: %s", strerror(-err));
 		goto out;
 	}
-	report(&r, wall, cpu_seconds() - cpu0, &fs);
+	report(&r, wall, cpu1 - cpu0, cpu_seconds() - cpu1, &fs);
 
 	now = time(NULL);
 	gethostname(host, sizeof(host) - 1);

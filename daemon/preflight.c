@@ -100,8 +100,16 @@ int preflight__output(const char *path)
 void preflight__explain_bpf_error(const char *what, int err)
 {
 	switch (-err) {
-	case EPERM:
 	case EACCES:
+		/* Privileges were checked up front: as root, EACCES at load is the verifier. */
+		if (!geteuid()) {
+			log_err("%s: the kernel's BPF verifier rejected the program; run with -v to "
+				"see its log, and please report it with your kernel version",
+				what);
+			break;
+		}
+		/* fall through */
+	case EPERM:
 		log_err("%s: permission denied (%s); run xsprofd as root. If you are root, a "
 			"security module or kernel.unprivileged_bpf_disabled/lockdown may forbid BPF",
 			what, strerror(-err));

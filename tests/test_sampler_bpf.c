@@ -94,7 +94,10 @@ static void check_split(const char *hz, const char *profile_secs, const char *wo
 	for (size_t i = 0; i < f.n; i++)
 		cr_expect_str_eq(f.lines[i].frames[0], "xs_split", "foreign sample: %s",
 				 f.lines[i].frames[0]);
-	/* Frame pointers: every frame of the workload's own code is named, callers included. */
+	/* Frame pointers: the workload's own frames are named and chained to their callers.
+	 * A sample on a function's first instruction (frame not built yet) skips its caller in
+	 * any frame-pointer walk, so a few may miss xs_worker: 99% must have it. */
+	uint64_t chained = 0;
 	for (size_t i = 0; i < f.n; i++) {
 		struct folded_line *l = &f.lines[i];
 		int ia = folded_find(l, "xs_work_alpha"), ib = folded_find(l, "xs_work_beta");
@@ -102,7 +105,8 @@ static void check_split(const char *hz, const char *profile_secs, const char *wo
 
 		if (at < 0)
 			continue;
-		cr_expect(iw >= 0 && iw == at - 1, "xs_worker is not the caller in line %zu", i);
+		if (iw >= 0 && iw == at - 1)
+			chained += l->count;
 		/* burn() calls clock_gettime; libc's wrapper and the vDSO keep no frame
 		 * pointer, so a walk from inside them can skip burn itself. */
 		if (at + 1 < l->n && strstr(l->frames[at + 1], "_[k]") == NULL)
@@ -111,6 +115,8 @@ static void check_split(const char *hz, const char *profile_secs, const char *wo
 					  !strncmp(l->frames[at + 1], "[vdso]", 6),
 				  "unexpected callee '%s' of %s", l->frames[at + 1], l->frames[at]);
 	}
+	cr_expect(chained * 100 >= (a + b) * 99, "only %llu of %llu samples chain to xs_worker",
+		  (unsigned long long)chained, (unsigned long long)(a + b));
 	folded_free(&f);
 }
 

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon/symbolize/arena.h"
-#include "daemon/symbolize/fileio.h"
 #include "daemon/symbolize/kallsyms.h"
 
 struct kallsyms {
@@ -14,7 +16,7 @@ struct kallsyms {
 	bool available;
 };
 
-/* One line while loading; strings point into the file buffer (NUL-terminated in place). */
+/* One parsed line; name and module point into the line (NUL-terminated in place). */
 struct kline {
 	uint64_t addr;
 	const char *name;
@@ -97,118 +99,207 @@ static bool parse_line(char *p, char *end, struct kline *l)
 	return true;
 }
 
-static int cmp_kline(const void *a, const void *b)
+/*
+ * Loading state. The file (~5 MiB, ~120k lines) is streamed: only text symbols are kept, in
+ * the final array, with their rank and file position parked in .end until they are sorted.
+ * Other symbols only bound the text before them, so just their addresses are kept.
+ */
+struct loader {
+	struct kallsyms *k;
+	size_t cap;
+	uint64_t *bounds; /* addresses of non-text symbols */
+	size_t nr_bounds, cap_bounds;
+	const char *last_mod, *mod_copy; /* module lines come in runs: copy each name once */
+	char last_mod_buf[64];
+	uint64_t etext;
+	uint32_t seq;
+};
+
+static int loader__add(struct loader *ld, const struct kline *l)
 {
-	const struct kline *x = a, *y = b;
+	struct kallsyms *k = ld->k;
+	struct ksym *s;
+
+	if (!l->text) {
+		if (ld->nr_bounds == ld->cap_bounds) {
+			size_t ncap = ld->cap_bounds ? ld->cap_bounds * 2 : 256;
+			uint64_t *nb = realloc(ld->bounds, ncap * sizeof(*nb));
+
+			if (!nb)
+				return -ENOMEM;
+			ld->bounds = nb;
+			ld->cap_bounds = ncap;
+		}
+		ld->bounds[ld->nr_bounds++] = l->addr;
+		return 0;
+	}
+	if (k->nr_syms == ld->cap) {
+		size_t ncap = ld->cap ? ld->cap * 2 : 4096;
+		struct ksym *ns = realloc(k->syms, ncap * sizeof(*ns));
+
+		if (!ns)
+			return -ENOMEM;
+		k->syms = ns;
+		ld->cap = ncap;
+	}
+	s = &k->syms[k->nr_syms];
+	s->addr = l->addr;
+	s->end = (uint64_t)l->rank << 32 | ld->seq++;
+	s->name = arena__strndup(k->arena, l->name, strlen(l->name));
+	s->module = NULL;
+	if (!s->name)
+		return -ENOMEM;
+	if (l->module) {
+		if (!ld->mod_copy || strcmp(ld->last_mod_buf, l->module)) {
+			ld->mod_copy = arena__strndup(k->arena, l->module, strlen(l->module));
+			if (!ld->mod_copy)
+				return -ENOMEM;
+			snprintf(ld->last_mod_buf, sizeof(ld->last_mod_buf), "%s", l->module);
+		}
+		s->module = ld->mod_copy;
+	}
+	k->nr_syms++;
+	return 0;
+}
+
+static int cmp_loading(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	/* Text before non-text, then the best name first. */
-	if (x->text != y->text)
-		return x->text ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank - y->rank;
-	/* qsort is not stable: fall back to file order (lines sit in one buffer). */
-	return x->name < y->name ? -1 : x->name > y->name;
+	/* Best name first, then file order (.end holds rank << 32 | position). */
+	return x->end < y->end ? -1 : x->end > y->end;
 }
 
-static int kallsyms__build(struct kallsyms *k, struct kline *lines, size_t n, uint64_t etext)
+static int cmp_u64(const void *a, const void *b)
 {
-	const char *last_mod = NULL, *mod_copy = NULL;
-	size_t i, j, out = 0;
-	uint64_t end;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
-	if (n)
-		qsort(lines, n, sizeof(*lines), cmp_kline);
-	k->syms = calloc(n ? n : 1, sizeof(*k->syms));
-	if (!k->syms)
-		return -ENOMEM;
-	for (i = 0; i < n; i = j) {
-		const struct kline *l = &lines[i];
-		struct ksym *s;
+	return x < y ? -1 : x > y;
+}
 
-		/* Skip the other names at this address; the first sorted best. */
-		for (j = i + 1; j < n && lines[j].addr == l->addr; j++)
-			;
-		if (!l->text)
+/* Sort, keep the best name per address, and bound each symbol by whatever follows it. */
+static void loader__finish(struct loader *ld)
+{
+	struct kallsyms *k = ld->k;
+	size_t i, out = 0, b = 0;
+
+	if (k->nr_syms)
+		qsort(k->syms, k->nr_syms, sizeof(*k->syms), cmp_loading);
+	if (ld->nr_bounds)
+		qsort(ld->bounds, ld->nr_bounds, sizeof(*ld->bounds), cmp_u64);
+	for (i = 0; i < k->nr_syms; i++) {
+		if (out && k->syms[out - 1].addr == k->syms[i].addr)
 			continue;
-		/* Any symbol, text or not, ends the one before it. */
-		end = UINT64_MAX - l->addr < KALLSYMS_MAX_TAIL ? UINT64_MAX
-							       : l->addr + KALLSYMS_MAX_TAIL;
-		if (j < n && lines[j].addr < end)
-			end = lines[j].addr;
-		if (!l->module && etext && l->addr < etext && end > etext)
-			end = etext;
-		s = &k->syms[out++];
-		s->addr = l->addr;
-		s->end = end;
-		s->name = arena__strndup(k->arena, l->name, strlen(l->name));
-		if (!s->name)
-			return -ENOMEM;
-		if (l->module) {
-			/* Module lines come in runs; copy each module name once per run. */
-			if (!last_mod || strcmp(last_mod, l->module)) {
-				mod_copy = arena__strndup(k->arena, l->module, strlen(l->module));
-				if (!mod_copy)
-					return -ENOMEM;
-				last_mod = l->module;
-			}
-			s->module = mod_copy;
-		}
+		k->syms[out++] = k->syms[i];
 	}
 	k->nr_syms = out;
-	return 0;
+	for (i = 0; i < out; i++) {
+		struct ksym *s = &k->syms[i];
+		uint64_t end = UINT64_MAX - s->addr < KALLSYMS_MAX_TAIL
+				       ? UINT64_MAX
+				       : s->addr + KALLSYMS_MAX_TAIL;
+
+		if (i + 1 < out && k->syms[i + 1].addr < end)
+			end = k->syms[i + 1].addr;
+		while (b < ld->nr_bounds && ld->bounds[b] <= s->addr)
+			b++;
+		if (b < ld->nr_bounds && ld->bounds[b] < end)
+			end = ld->bounds[b];
+		if (!s->module && ld->etext && s->addr < ld->etext && end > ld->etext)
+			end = ld->etext;
+		s->end = end;
+	}
+	/* Give back the doubling slack. */
+	if (out && out < ld->cap) {
+		struct ksym *ns = realloc(k->syms, out * sizeof(*ns));
+
+		if (ns)
+			k->syms = ns;
+	}
+}
+
+static int loader__line(struct loader *ld, char *p, char *eol)
+{
+	struct kline l;
+
+	if (!parse_line(p, eol, &l))
+		return 0;
+	/* Zero means hidden by kptr_restrict, not a symbol at 0. */
+	if (!l.addr)
+		return 0;
+	if (!l.module && !strcmp(l.name, "_etext"))
+		ld->etext = l.addr;
+	return loader__add(ld, &l);
 }
 
 struct kallsyms *kallsyms__load(const char *path)
 {
-	struct kline *lines = NULL, *nl;
-	size_t len, n = 0, cap = 0;
+	enum { CHUNK = 64 << 10 };
+	struct loader ld = {};
 	struct kallsyms *k;
-	char *buf = NULL, *p, *end, *eol;
-	uint64_t etext = 0;
-	int err;
+	char *buf = NULL;
+	size_t have = 0, total = 0;
+	int fd = -1, err = 0;
 
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		return NULL;
+	ld.k = k;
 	k->arena = arena__new();
-	if (!k->arena) {
+	buf = malloc(CHUNK + 1);
+	if (!k->arena || !buf) {
 		err = -ENOMEM;
 		goto out;
 	}
-	err = file__read_all(path ? path : "/proc/kallsyms", KALLSYMS_MAX_SIZE, &buf, &len);
-	if (err)
+	fd = open(path ? path : "/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
 		goto out;
-	for (p = buf, end = buf + len; p < end; p = eol + 1) {
-		struct kline l;
-
-		eol = memchr(p, '\n', (size_t)(end - p));
-		if (!eol)
-			eol = end; /* buf[len] is NUL, so eol stays writable */
-		if (!parse_line(p, eol, &l))
-			continue;
-		/* Zero means hidden by kptr_restrict, not a symbol at 0. */
-		if (!l.addr)
-			continue;
-		if (!l.module && !strcmp(l.name, "_etext"))
-			etext = l.addr;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 4096;
-			nl = realloc(lines, cap * sizeof(*lines));
-			if (!nl) {
-				err = -ENOMEM;
-				goto out;
-			}
-			lines = nl;
-		}
-		lines[n++] = l;
 	}
-	k->available = n > 0;
-	err = kallsyms__build(k, lines, n, etext);
+	for (;;) {
+		ssize_t n = read(fd, buf + have, CHUNK - have);
+		char *p, *eol, *end;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			goto out;
+		}
+		total += (size_t)n;
+		if (total > KALLSYMS_MAX_SIZE) {
+			err = -EFBIG;
+			goto out;
+		}
+		have += (size_t)n;
+		end = buf + have;
+		for (p = buf; (eol = memchr(p, '\n', (size_t)(end - p))); p = eol + 1) {
+			err = loader__line(&ld, p, eol);
+			if (err)
+				goto out;
+		}
+		/* A line longer than the buffer is not kallsyms: drop it, keep going. */
+		if (p == buf && have == CHUNK)
+			p = end;
+		have = (size_t)(end - p);
+		memmove(buf, p, have);
+		if (n == 0)
+			break;
+	}
+	if (have) { /* last line without a newline */
+		err = loader__line(&ld, buf, buf + have);
+		if (err)
+			goto out;
+	}
+	k->available = k->nr_syms > 0 || ld.nr_bounds > 0;
+	loader__finish(&ld);
 out:
-	free(lines);
+	if (fd >= 0)
+		close(fd);
 	free(buf);
+	free(ld.bounds);
 	if (err) {
 		kallsyms__free(k);
 		errno = -err;
