@@ -14,8 +14,17 @@
 #define XSPROF_MAX_STACK_DEPTH 127
 #define XSPROF_COMM_LEN	       16
 
+/*
+ * Every record on the ring buffer starts with a __u32 type. Each record type's struct is defined
+ * in this file, next to its enumerator's owner's section below.
+ */
 enum xsprof_record_type {
-	XSPROF_REC_SAMPLE = 1,
+	XSPROF_REC_SAMPLE = 1,	    /* struct xsprof_sample: CPU sampler */
+	XSPROF_REC_CUDA_CALL = 2,   /* CUDA API entry caught by a uprobe (GPU path) */
+	XSPROF_REC_USDT_LAUNCH = 3, /* xsprof:launch USDT from libxsprof_cupti.so (GPU path) */
+	XSPROF_REC_PROC_EXEC = 4,   /* process lifetime: exec */
+	XSPROF_REC_PROC_EXIT = 5,   /* process lifetime: exit */
+	XSPROF_REC_MAX,
 };
 
 /*

@@ -14,8 +14,13 @@
 #include "daemon/sampler.h"
 #include "xsprof.skel.h"
 
-#define MIN_RING_BYTES	 (4u << 20)
-#define RING_PER_CPU	 (64u << 10)
+/*
+ * The ring's data pages are mapped twice into our address space and populated up front, so its
+ * size shows in our RSS twice over. 128 KiB per CPU holds ~250 typical samples per CPU (a quarter
+ * of a second at 999 Hz), and the reader is woken at a quarter full.
+ */
+#define MIN_RING_BYTES	 (1u << 20)
+#define RING_PER_CPU	 (128u << 10)
 #define DEFAULT_MAX_PIDS 4096
 
 struct sampler {
@@ -30,6 +35,10 @@ struct sampler {
 	uint32_t ring_bytes;
 	unsigned int freq_hz;
 	struct sampler_stats ustats;
+	struct {
+		sampler_record_fn fn;
+		void *ctx;
+	} handlers[XSPROF_REC_MAX];
 };
 
 int parse_cpu_list(const char *s, bool *mask, int nbits)
@@ -85,8 +94,14 @@ static int handle_record(void *ctx, void *data, size_t size)
 	const struct xsprof_sample *rec = data;
 
 	s->ustats.records++;
-	if (size < XSPROF_SAMPLE_HDR_SIZE || rec->type != XSPROF_REC_SAMPLE ||
-	    rec->nr_kernel > XSPROF_MAX_STACK_DEPTH || rec->nr_user > XSPROF_MAX_STACK_DEPTH ||
+	if (size >= sizeof(__u32) && rec->type != XSPROF_REC_SAMPLE) {
+		if (rec->type >= XSPROF_REC_MAX || !s->handlers[rec->type].fn ||
+		    s->handlers[rec->type].fn(s->handlers[rec->type].ctx, data, size))
+			s->ustats.bad_records++;
+		return 0;
+	}
+	if (size < XSPROF_SAMPLE_HDR_SIZE || rec->nr_kernel > XSPROF_MAX_STACK_DEPTH ||
+	    rec->nr_user > XSPROF_MAX_STACK_DEPTH ||
 	    size < XSPROF_SAMPLE_HDR_SIZE + 8u * (rec->nr_kernel + rec->nr_user)) {
 		s->ustats.bad_records++;
 		return 0;
@@ -159,6 +174,20 @@ fail:
 	sampler__free(s);
 	errno = -err;
 	return NULL;
+}
+
+int sampler__set_handler(struct sampler *s, unsigned int type, sampler_record_fn fn, void *ctx)
+{
+	if (type == XSPROF_REC_SAMPLE || type >= XSPROF_REC_MAX)
+		return -EINVAL;
+	s->handlers[type].fn = fn;
+	s->handlers[type].ctx = ctx;
+	return 0;
+}
+
+struct xsprof_bpf *sampler__skel(struct sampler *s)
+{
+	return s->skel;
 }
 
 int sampler__add_pid(struct sampler *s, pid_t tgid)

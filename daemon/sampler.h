@@ -12,6 +12,7 @@
 #include "bpf/xsprof_events.h"
 
 struct sampler;
+struct xsprof_bpf;
 
 struct sampler_opts {
 	unsigned int freq_hz;
@@ -22,6 +23,12 @@ struct sampler_opts {
 
 /* Called for each well-formed sample record. */
 typedef void (*sampler_sample_fn)(void *ctx, const struct xsprof_sample *s);
+/*
+ * Called for each record of another type (enum xsprof_record_type) on the shared ring buffer.
+ * size is what the ring buffer holds; the handler validates it and returns 0, or -EBADMSG for
+ * a malformed record (counted in bad_records).
+ */
+typedef int (*sampler_record_fn)(void *ctx, const void *data, size_t size);
 
 /* User-space side counters (the BPF side ones are in struct xsprof_cpu_stats). */
 struct sampler_stats {
@@ -32,6 +39,15 @@ struct sampler_stats {
 /* Open, configure and load the BPF programs. NULL with errno set on failure. */
 struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn fn, void *ctx);
 void sampler__free(struct sampler *s);
+
+/* Route records of type (not XSPROF_REC_SAMPLE) to fn. -EINVAL for an unknown type. */
+int sampler__set_handler(struct sampler *s, unsigned int type, sampler_record_fn fn, void *ctx);
+
+/*
+ * The loaded skeleton, for modules that attach its other programs (uprobes, USDT, tracepoints)
+ * and share its ring buffer. Owned by the sampler.
+ */
+struct xsprof_bpf *sampler__skel(struct sampler *s);
 
 /* Restrict sampling to these processes (tgids). -ENOSPC when the filter is full. */
 int sampler__add_pid(struct sampler *s, pid_t tgid);
