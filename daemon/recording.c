@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <systemd/sd-event.h>
+
+#include "daemon/fold.h"
+#include "daemon/log.h"
+#include "daemon/recording.h"
+#include "daemon/sampler.h"
+#include "daemon/stack_table.h"
+#include "daemon/symbolize/symbolizer.h"
+
+/* How often queued samples are read when the BPF side did not ask earlier. */
+#define DRAIN_INTERVAL_US (100 * 1000)
+#define PID_SET_MAX	  (1u << 20)
+
+/* Processes seen so far, so each one's mappings are snapshotted once, when it first appears. */
+struct pid_set {
+	uint32_t *slots; /* 0 = empty (pid 0 is never stored) */
+	size_t cap, len;
+};
+
+struct recording {
+	sd_event *ev;
+	sd_event_source *io, *drain;
+	struct sampler *sampler;
+	struct symbolizer *sym;
+	struct stack_table *stacks;
+	struct pid_set seen;
+	bool running;
+	double t0, cpu0;
+	struct recording_stats st;
+};
+
+static bool pid_set__insert(struct pid_set *s, uint32_t pid)
+{
+	size_t i;
+
+	if ((s->len + 1) * 2 > s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 1024;
+		uint32_t *ns;
+
+		if (ncap > PID_SET_MAX)
+			return false; /* full: treat as seen, the snapshot is only an optimisation */
+		ns = calloc(ncap, sizeof(*ns));
+		if (!ns)
+			return false;
+		for (size_t j = 0; j < s->cap; j++) {
+			if (!s->slots[j])
+				continue;
+			for (i = (s->slots[j] * 2654435761u) & (ncap - 1); ns[i];
+			     i = (i + 1) & (ncap - 1))
+				;
+			ns[i] = s->slots[j];
+		}
+		free(s->slots);
+		s->slots = ns;
+		s->cap = ncap;
+	}
+	for (i = (pid * 2654435761u) & (s->cap - 1); s->slots[i]; i = (i + 1) & (s->cap - 1))
+		if (s->slots[i] == pid)
+			return false;
+	s->slots[i] = pid;
+	s->len++;
+	return true;
+}
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+static double mono_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void on_sample(void *ctx, const struct xsprof_sample *s)
+{
+	struct recording *r = ctx;
+
+	/* Snapshot mappings the first time a process shows up: it may be gone at the end. */
+	if (s->tgid && !(s->flags & XSPROF_SAMPLE_F_KTHREAD) &&
+	    pid_set__insert(&r->seen, s->tgid) && symbolizer__add_process(r->sym, s->tgid))
+		r->st.snapshot_failed++;
+	if (stack_table__add(r->stacks, s))
+		r->st.store_failures++;
+}
+
+static int drain(struct recording *r)
+{
+	int n = sampler__drain(r->sampler);
+
+	if (n < 0)
+		log_err("reading the ring buffer failed: %s", strerror(-n));
+	return n < 0 ? n : 0;
+}
+
+static int on_ring(sd_event_source *src, int fd, uint32_t revents, void *ctx)
+{
+	return drain(ctx);
+}
+
+static int on_drain_timer(sd_event_source *src, uint64_t usec, void *ctx)
+{
+	int err = drain(ctx);
+
+	if (!err)
+		err = sd_event_source_set_time_relative(src, DRAIN_INTERVAL_US);
+	return err;
+}
+
+struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
+				 struct symbolizer *sym, const char **ret_what)
+{
+	struct sampler_opts sopts = {
+		.freq_hz = o->freq_hz,
+		.include_idle = o->include_idle,
+		.ring_bytes = o->ring_bytes,
+		.max_pids = o->nr_pids > 4096 ? (uint32_t)o->nr_pids : 0,
+	};
+	struct recording *r;
+	int err;
+
+	*ret_what = "setting up";
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->ev = sd_event_ref(ev);
+	r->sym = sym;
+	r->stacks = stack_table__new(o->max_stacks);
+	if (!r->stacks) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	*ret_what = "loading the BPF sampler";
+	r->sampler = sampler__new(&sopts, on_sample, r);
+	if (!r->sampler) {
+		err = -errno;
+		goto fail;
+	}
+	*ret_what = "setting the pid filter";
+	for (int i = 0; i < o->nr_pids; i++) {
+		err = sampler__add_pid(r->sampler, o->pids[i]);
+		if (err)
+			goto fail;
+		/* Snapshot now: a process that exits before its first sample still gets names. */
+		if (pid_set__insert(&r->seen, o->pids[i]) &&
+		    symbolizer__add_process(sym, o->pids[i]))
+			r->st.snapshot_failed++;
+	}
+	*ret_what = "adding the ring buffer to the event loop";
+	err = sd_event_add_io(ev, &r->io, sampler__fd(r->sampler), EPOLLIN, on_ring, r);
+	if (err)
+		goto fail;
+	err = sd_event_add_time_relative(ev, &r->drain, CLOCK_MONOTONIC, DRAIN_INTERVAL_US, 0,
+					 on_drain_timer, r);
+	if (err)
+		goto fail;
+	/* Not until started. */
+	sd_event_source_set_enabled(r->drain, SD_EVENT_OFF);
+	return r;
+fail:
+	recording__free(r);
+	errno = -err;
+	return NULL;
+}
+
+int recording__start(struct recording *r)
+{
+	int err = sampler__start(r->sampler);
+
+	if (err)
+		return err;
+	r->running = true;
+	r->t0 = mono_seconds();
+	r->cpu0 = cpu_seconds();
+	sd_event_source_set_time_relative(r->drain, DRAIN_INTERVAL_US);
+	sd_event_source_set_enabled(r->drain, SD_EVENT_ON);
+	return 0;
+}
+
+void recording__stop(struct recording *r)
+{
+	struct sampler_stats us;
+
+	if (!r || !r->running)
+		return;
+	sampler__stop(r->sampler);
+	r->running = false;
+	/* Samples still queued after the perf events closed. */
+	drain(r);
+	sd_event_source_set_enabled(r->drain, SD_EVENT_OFF);
+	sd_event_source_set_enabled(r->io, SD_EVENT_OFF);
+	r->st.wall_s = mono_seconds() - r->t0;
+	r->st.cpu_s = cpu_seconds() - r->cpu0;
+	sampler__user_stats(r->sampler, &us);
+	r->st.records = us.records;
+	r->st.bad_records = us.bad_records;
+	r->st.processes = r->seen.len;
+	if (sampler__read_stats(r->sampler, NULL, &r->st.bpf))
+		log_warn("could not read the BPF counters");
+}
+
+bool recording__running(const struct recording *r)
+{
+	return r->running;
+}
+
+int recording__fold(struct recording *r, struct calltree *tree, struct fold_stats *ret)
+{
+	return fold_stacks(r->stacks, r->sym, tree, ret);
+}
+
+void recording__stats(const struct recording *r, struct recording_stats *ret)
+{
+	*ret = r->st;
+}
+
+int recording__cpu_stats(const struct recording *r, struct xsprof_cpu_stats *ret)
+{
+	struct xsprof_cpu_stats total;
+
+	return sampler__read_stats(r->sampler, ret, &total);
+}
+
+int recording__nr_cpus(const struct recording *r)
+{
+	return sampler__nr_cpus(r->sampler);
+}
+
+int recording__nr_attached(const struct recording *r)
+{
+	return sampler__nr_attached(r->sampler);
+}
+
+uint32_t recording__ring_bytes(const struct recording *r)
+{
+	return sampler__ring_bytes(r->sampler);
+}
+
+const struct stack_table *recording__stacks(const struct recording *r)
+{
+	return r->stacks;
+}
+
+struct sampler *recording__sampler(struct recording *r)
+{
+	return r->sampler;
+}
+
+void recording__free(struct recording *r)
+{
+	if (!r)
+		return;
+	recording__stop(r);
+	sd_event_source_disable_unref(r->io);
+	sd_event_source_disable_unref(r->drain);
+	sampler__free(r->sampler);
+	stack_table__free(r->stacks);
+	free(r->seen.slots);
+	sd_event_unref(r->ev);
+	free(r);
+}

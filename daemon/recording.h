@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * One recording: its own BPF sampler (frequency, pid filter), the raw stacks it counted, and the
+ * processes it saw, driven by an sd-event loop. One-shot mode runs one; the service runs its
+ * always-on one and one per recording request.
+ */
+#ifndef XSPROF_DAEMON_RECORDING_H
+#define XSPROF_DAEMON_RECORDING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf/xsprof_events.h"
+
+typedef struct sd_event sd_event;
+struct calltree;
+struct fold_stats;
+struct sampler;
+struct stack_table;
+struct symbolizer;
+
+struct recording_opts {
+	unsigned int freq_hz;
+	bool include_idle;
+	uint32_t ring_bytes; /* 0: sized from the CPU count */
+	unsigned int max_stacks;
+	const pid_t *pids; /* NULL/0: whole machine */
+	int nr_pids;
+};
+
+struct recording_stats {
+	double wall_s;		     /* between start and stop */
+	double cpu_s;		     /* our CPU while sampling */
+	uint64_t records;	     /* read from the ring buffer */
+	uint64_t bad_records;	     /* malformed, skipped */
+	uint64_t store_failures;     /* samples that could not be stored (out of memory) */
+	uint64_t snapshot_failed;    /* processes gone before their mappings were read */
+	size_t processes;	     /* distinct processes seen */
+	struct xsprof_cpu_stats bpf; /* BPF counters summed over CPUs */
+};
+
+struct recording;
+
+/*
+ * Load the sampler and hook it to the loop. sym is shared (not owned) and must outlive the
+ * recording. NULL with errno set; *ret_what names the step that failed.
+ */
+struct recording *recording__new(sd_event *ev, const struct recording_opts *opts,
+				 struct symbolizer *sym, const char **ret_what);
+void recording__free(struct recording *r);
+
+int recording__start(struct recording *r);
+/* Stop sampling and read what is still queued. Idempotent. */
+void recording__stop(struct recording *r);
+bool recording__running(const struct recording *r);
+
+/* Name the counted stacks into tree. */
+int recording__fold(struct recording *r, struct calltree *tree, struct fold_stats *ret_stats);
+
+void recording__stats(const struct recording *r, struct recording_stats *ret);
+/* Per-CPU BPF counters into ret[nr_cpus]; nr_cpus from recording__nr_cpus(). */
+int recording__cpu_stats(const struct recording *r, struct xsprof_cpu_stats *ret);
+int recording__nr_cpus(const struct recording *r);
+int recording__nr_attached(const struct recording *r);
+uint32_t recording__ring_bytes(const struct recording *r);
+const struct stack_table *recording__stacks(const struct recording *r);
+struct sampler *recording__sampler(struct recording *r);
+
+#endif
