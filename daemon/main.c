@@ -5,6 +5,7 @@
 #include "daemon/log.h"
 #include "daemon/oneshot.h"
 #include "daemon/options.h"
+#include "daemon/service.h"
 
 int main(int argc, char **argv)
 {
@@ -15,5 +16,7 @@ int main(int argc, char **argv)
 		return ret == 1 ? 0 : ret;
 	if (opts.verbose)
 		log_max_level = LOG_DEBUG;
-	return oneshot__run(&opts);
+	ret = opts.foreground ? oneshot__run(&opts) : service__run(&opts, argc, argv);
+	xsprofd_opts__free(&opts);
+	return ret;
 }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -6,32 +7,59 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "daemon/options.h"
 #include "output/output.h"
 
-#define DEFAULT_FREQ_HZ	   99 /* off 100 Hz so sampling does not run in lockstep with timer ticks */
-#define DEFAULT_MAX_STACKS 1000000
+#define DEFAULT_MAX_STACKS   1000000
+#define DEFAULT_WINDOW_S     300
+#define DEFAULT_STORE_MB     64
+#define DEFAULT_MAX_RECORD_S 3600
 
 static const char usage_text[] =
-	"Usage: xsprofd --foreground [--duration SECS] [--freq HZ] [--pid PID]... --output FILE...\n"
+	"Usage: xsprofd [OPTIONS]                 run as the always-on profiling service\n"
+	"       xsprofd --foreground --output FILE [--duration SECS] [OPTIONS]   profile once\n"
 	"\n"
-	"Samples the kernel and user stacks of every CPU with BPF and writes a profile.\n"
+	"Samples the kernel and user stacks of every CPU with BPF. As a service it keeps a rolling\n"
+	"window of profiles in memory and answers xsprofctl on a Unix socket; with --foreground it\n"
+	"records once and writes the profile.\n"
 	"\n"
-	"  -f, --foreground          profile once and exit (one-shot mode)\n"
+	"One-shot mode:\n"
+	"  -f, --foreground          profile once and exit\n"
 	"  -d, --duration SECS       how long to sample (decimals allowed); default: until Ctrl-C\n"
-	"  -F, --freq HZ             samples per second per CPU (default 99, at most 10000)\n"
-	"  -p, --pid PID             only these processes (repeat, or a comma list); default: all\n"
 	"  -o, --output FILE         write the profile here; repeat for several files. The format\n"
 	"                            follows the extension: .folded (or .txt) folded stacks, .svg an\n"
 	"                            interactive flamegraph; '-' writes folded stacks to stdout\n"
 	"      --format FMT          force the format of every output: folded | svg\n"
+	"\n"
+	"Sampling (also config keys, e.g. 'freq = 49'):\n"
+	"  -F, --freq HZ             samples per second per CPU, at most 10000 (default 99 in\n"
+	"                            one-shot mode, 19 as a service: cheap enough to leave on)\n"
+	"  -p, --pid PID             only these processes (repeat, or a comma list); default: all\n"
 	"      --include-idle        keep samples of idle CPUs (the swapper task)\n"
 	"      --no-demangle         keep C++ symbol names mangled\n"
 	"      --ring-buffer-size MB BPF ring buffer size in MiB, a power of two (default: 128 KiB\n"
 	"                            per CPU, at least 1); raise it if drops are reported\n"
 	"      --max-stacks N        distinct stacks kept before further new ones are counted in\n"
 	"                            one overflow bucket per process (default 1000000)\n"
+	"\n"
+	"Service (also config keys):\n"
+	"  -c, --config FILE         config file (default " XSPROFD_DEFAULT_CONFIG
+	", if present);\n"
+	"                            'key = value' lines, keys are these long flags; flags win\n"
+	"      --socket PATH         control socket (default " XSPROFD_DEFAULT_SOCKET ")\n"
+	"      --socket-group NAME   group that may use the socket (default xsprof)\n"
+	"      --listen ADDR:PORT    also serve the API on TCP for fleet collection (off by\n"
+	"                            default; needs --token-file)\n"
+	"      --token-file FILE     bearer token that TCP clients must send\n"
+	"      --window SECS         rolling window kept in memory (default 300)\n"
+	"      --store-mb N          memory cap of the rolling window (default 64); the oldest data\n"
+	"                            is dropped, and counted, when it is hit\n"
+	"      --max-record SECS     longest recording a request may ask for (default 3600)\n"
+	"      --cupti-socket PATH   where CUDA processes send GPU timing (default\n"
+	"                            " XSPROFD_DEFAULT_CUPTI_SOCKET ")\n"
+	"\n"
 	"  -v, --verbose             more detail on stderr\n"
 	"  -h, --help                this text\n"
 	"  -V, --version             print the version\n"
@@ -40,9 +68,11 @@ static const char usage_text[] =
 	"  xsprofd --foreground --duration 10 --output profile.svg --output profile.folded\n"
 	"  xsprofd -f -d 30 -F 999 -p 1234 -o app.svg     # one process, 30 s at 999 Hz\n"
 	"  xsprofd -f -o - | flamegraph.pl > fg.svg       # until Ctrl-C, folded to stdout\n"
+	"  systemctl start xsprofd; xsprofctl flamegraph --since 5m -o last5m.svg\n"
 	"\n"
 	"Needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE) and a kernel with BTF.\n"
-	"Ctrl-C ends a recording early; the profile is still written.\n";
+	"Ctrl-C ends a recording early; the profile is still written. The service reloads its\n"
+	"config on SIGHUP and stops cleanly on SIGTERM.\n";
 
 enum {
 	OPT_FORMAT = 0x100,
@@ -50,6 +80,14 @@ enum {
 	OPT_NO_DEMANGLE,
 	OPT_RING_SIZE,
 	OPT_MAX_STACKS,
+	OPT_SOCKET,
+	OPT_SOCKET_GROUP,
+	OPT_LISTEN,
+	OPT_TOKEN_FILE,
+	OPT_WINDOW,
+	OPT_STORE_MB,
+	OPT_MAX_RECORD,
+	OPT_CUPTI_SOCKET,
 };
 
 static const struct option long_opts[] = {
@@ -59,18 +97,35 @@ static const struct option long_opts[] = {
 	{"pid", required_argument, NULL, 'p'},
 	{"output", required_argument, NULL, 'o'},
 	{"format", required_argument, NULL, OPT_FORMAT},
+	{"config", required_argument, NULL, 'c'},
 	{"include-idle", no_argument, NULL, OPT_INCLUDE_IDLE},
 	{"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
 	{"ring-buffer-size", required_argument, NULL, OPT_RING_SIZE},
 	{"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
+	{"socket", required_argument, NULL, OPT_SOCKET},
+	{"socket-group", required_argument, NULL, OPT_SOCKET_GROUP},
+	{"listen", required_argument, NULL, OPT_LISTEN},
+	{"token-file", required_argument, NULL, OPT_TOKEN_FILE},
+	{"window", required_argument, NULL, OPT_WINDOW},
+	{"store-mb", required_argument, NULL, OPT_STORE_MB},
+	{"max-record", required_argument, NULL, OPT_MAX_RECORD},
+	{"cupti-socket", required_argument, NULL, OPT_CUPTI_SOCKET},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{},
 };
 
+/* Where the option being parsed came from: NULL for the command line, else "FILE:LINE". */
+static const char *origin;
+
 static int bad(const char *flag, const char *arg, const char *why)
 {
+	if (origin) {
+		fprintf(stderr, "xsprofd: %s: %s '%s': %s\n", origin,
+			!strncmp(flag, "--", 2) ? flag + 2 : flag, arg, why);
+		return 2;
+	}
 	fprintf(stderr, "xsprofd: %s '%s': %s\n", flag, arg, why);
 	fprintf(stderr, "Try 'xsprofd --help' for more information.\n");
 	return 2;
@@ -110,21 +165,52 @@ static int add_pids(struct xsprofd_opts *o, const char *arg)
 	return 0;
 }
 
-int xsprofd_opts__parse(struct xsprofd_opts *o, int argc, char **argv)
+static void defaults(struct xsprofd_opts *o)
 {
-	const char *force_format = NULL;
+	memset(o, 0, sizeof(*o));
+	o->max_stacks = DEFAULT_MAX_STACKS;
+	o->socket_path = XSPROFD_DEFAULT_SOCKET;
+	o->socket_group = "xsprof";
+	o->window_s = DEFAULT_WINDOW_S;
+	o->store_mb = DEFAULT_STORE_MB;
+	o->max_record_s = DEFAULT_MAX_RECORD_S;
+	o->cupti_socket = XSPROFD_DEFAULT_CUPTI_SOCKET;
+}
+
+static int unsigned_opt(const char *flag, const char *arg, unsigned long min, unsigned long max,
+			unsigned int *ret)
+{
+	unsigned long v;
+	char why[96];
+
+	if (!parse_ulong(arg, min, max, &v)) {
+		snprintf(why, sizeof(why), "expected a whole number in %lu..%lu", min, max);
+		return bad(flag, arg, why);
+	}
+	*ret = (unsigned int)v;
+	return 0;
+}
+
+/*
+ * One pass of getopt over argv. From the config file, the one-shot and meta flags are refused:
+ * a config file describes the service.
+ */
+static int apply(struct xsprofd_opts *o, int argc, char **argv, const char **force_format)
+{
 	enum output_format fmt;
 	unsigned long v;
 	char *end;
 	int c, err;
 
-	memset(o, 0, sizeof(*o));
-	o->freq_hz = DEFAULT_FREQ_HZ;
-	o->max_stacks = DEFAULT_MAX_STACKS;
-
 	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":fd:F:p:o:vhV", long_opts, NULL)) != -1) {
+	optind = 0; /* glibc: 0 re-initialises getopt, so it can run again (config, reload) */
+	while ((c = getopt_long(argc, argv, ":fd:F:p:o:c:vhV", long_opts, NULL)) != -1) {
+		if (origin && c > 0 && c < 256 && strchr("fdochV", c))
+			return bad(argv[optind - (optarg ? 2 : 1)], optarg ? optarg : "",
+				   "only a command-line flag, not a config key");
+		if (origin && c == OPT_FORMAT)
+			return bad("--format", optarg,
+				   "only a command-line flag, not a config key");
 		switch (c) {
 		case 'f':
 			o->foreground = true;
@@ -142,6 +228,7 @@ int xsprofd_opts__parse(struct xsprofd_opts *o, int argc, char **argv)
 				return bad("--freq", optarg,
 					   "expected 1..10000 samples per second");
 			o->freq_hz = v;
+			o->freq_set = true;
 			break;
 		case 'p':
 			err = add_pids(o, optarg);
@@ -155,10 +242,13 @@ int xsprofd_opts__parse(struct xsprofd_opts *o, int argc, char **argv)
 				return bad("--output", optarg, "empty file name");
 			o->outputs[o->nr_outputs++].path = optarg;
 			break;
+		case 'c':
+			o->config_path = optarg; /* read before this pass */
+			break;
 		case OPT_FORMAT:
 			if (output__format_from_name(optarg, &fmt))
 				return bad("--format", optarg, "expected folded or svg");
-			force_format = optarg;
+			*force_format = optarg;
 			break;
 		case OPT_INCLUDE_IDLE:
 			o->include_idle = true;
@@ -173,9 +263,46 @@ int xsprofd_opts__parse(struct xsprofd_opts *o, int argc, char **argv)
 			o->ring_buffer_bytes = (uint32_t)(v << 20);
 			break;
 		case OPT_MAX_STACKS:
-			if (!parse_ulong(optarg, 1, 100000000, &v))
-				return bad("--max-stacks", optarg, "expected 1..100000000");
-			o->max_stacks = v;
+			err = unsigned_opt("--max-stacks", optarg, 1, 100000000, &o->max_stacks);
+			if (err)
+				return err;
+			break;
+		case OPT_SOCKET:
+		case OPT_CUPTI_SOCKET:
+			if (optarg[0] != '/' || strlen(optarg) >= 108)
+				return bad(c == OPT_SOCKET ? "--socket" : "--cupti-socket", optarg,
+					   "expected an absolute path under 108 bytes");
+			*(c == OPT_SOCKET ? &o->socket_path : &o->cupti_socket) = optarg;
+			break;
+		case OPT_SOCKET_GROUP:
+			if (!*optarg)
+				return bad("--socket-group", optarg, "empty group name");
+			o->socket_group = optarg;
+			break;
+		case OPT_LISTEN:
+			if (!strchr(optarg, ':'))
+				return bad("--listen", optarg,
+					   "expected ADDR:PORT, e.g. 127.0.0.1:7717");
+			o->listen_addr = optarg;
+			break;
+		case OPT_TOKEN_FILE:
+			o->token_file = optarg;
+			break;
+		case OPT_WINDOW:
+			err = unsigned_opt("--window", optarg, 10, 7 * 24 * 3600, &o->window_s);
+			if (err)
+				return err;
+			break;
+		case OPT_STORE_MB:
+			err = unsigned_opt("--store-mb", optarg, 1, 1 << 20, &o->store_mb);
+			if (err)
+				return err;
+			break;
+		case OPT_MAX_RECORD:
+			err = unsigned_opt("--max-record", optarg, 1, 7 * 24 * 3600,
+					   &o->max_record_s);
+			if (err)
+				return err;
 			break;
 		case 'v':
 			o->verbose++;
@@ -187,10 +314,14 @@ int xsprofd_opts__parse(struct xsprofd_opts *o, int argc, char **argv)
 			printf("xsprofd %s\n", XSPROF_VERSION);
 			return 1;
 		case ':':
+			if (origin)
+				return bad(argv[optind - 1], "", "needs a value");
 			fprintf(stderr, "xsprofd: %s needs a value\n", argv[optind - 1]);
 			fprintf(stderr, "Try 'xsprofd --help' for more information.\n");
 			return 2;
 		default:
+			if (origin)
+				return bad(argv[optind - 1], "", "unknown key");
 			fprintf(stderr, "xsprofd: unknown option '%s'\n", argv[optind - 1]);
 			fprintf(stderr, "Try 'xsprofd --help' for more information.\n");
 			return 2;
@@ -199,12 +330,155 @@ int xsprofd_opts__parse(struct xsprofd_opts *o, int argc, char **argv)
 	if (optind < argc)
 		return bad("argument", argv[optind],
 			   "unexpected; options take the forms shown in --help");
+	return 0;
+}
 
-	if (!o->foreground) {
-		fprintf(stderr,
-			"xsprofd: the always-on service mode is not built yet; run a one-shot "
-			"profile with --foreground --output FILE [--duration SECS]\n");
+static bool is_false(const char *v)
+{
+	return !strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcmp(v, "0") ||
+	       !strcasecmp(v, "off");
+}
+
+static bool is_true(const char *v)
+{
+	return !strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcmp(v, "1") ||
+	       !strcasecmp(v, "on");
+}
+
+/* "key = value" lines; '#' starts a comment. A missing file is fine unless it was asked for. */
+static int load_config(struct xsprofd_opts *o, const char *path, bool required)
+{
+	char line[1024], where[512], key[128];
+	const char *force_format = NULL;
+	FILE *f = fopen(path, "re");
+	int lineno = 0, err = 0;
+
+	if (!f) {
+		if (!required && errno == ENOENT)
+			return 0;
+		fprintf(stderr, "xsprofd: cannot read config %s: %s\n", path, strerror(errno));
 		return 2;
+	}
+	while (!err && fgets(line, sizeof(line), f)) {
+		char *p = line, *eq, *k, *v, *e;
+		const struct option *opt;
+		char *argv[4];
+
+		lineno++;
+		snprintf(where, sizeof(where), "%s:%d", path, lineno);
+		origin = where;
+		if (!strchr(line, '\n') && !feof(f)) {
+			err = bad("line", "...", "longer than 1023 bytes");
+			break;
+		}
+		if ((e = strchr(p, '#')))
+			*e = '\0';
+		while (isspace((unsigned char)*p))
+			p++;
+		if (!*p)
+			continue;
+		eq = strchr(p, '=');
+		if (!eq) {
+			err = bad("line", p, "expected 'key = value'");
+			break;
+		}
+		*eq = '\0';
+		k = p;
+		v = eq + 1;
+		for (e = eq; e > k && isspace((unsigned char)e[-1]); e--)
+			e[-1] = '\0';
+		while (isspace((unsigned char)*v))
+			v++;
+		for (e = v + strlen(v); e > v && isspace((unsigned char)e[-1]); e--)
+			e[-1] = '\0';
+		for (opt = long_opts; opt->name && strcmp(opt->name, k); opt++)
+			;
+		if (!opt->name) {
+			err = bad(k, v, "unknown key (keys are xsprofd's long flags, see --help)");
+			break;
+		}
+		snprintf(key, sizeof(key), "--%.120s", k);
+		argv[0] = "xsprofd";
+		argv[1] = key;
+		argv[2] = NULL;
+		argv[3] = NULL;
+		if (opt->has_arg == no_argument) {
+			if (is_false(v))
+				continue;
+			if (!is_true(v)) {
+				err = bad(k, v, "expected yes or no");
+				break;
+			}
+			err = apply(o, 2, argv, &force_format);
+			continue;
+		}
+		if (o->nr_owned == XSPROFD_MAX_STRINGS) {
+			err = bad(k, v, "too many settings");
+			break;
+		}
+		argv[2] = o->owned[o->nr_owned++] = strdup(v);
+		if (!argv[2]) {
+			err = bad(k, v, "out of memory");
+			break;
+		}
+		err = apply(o, 3, argv, &force_format);
+	}
+	origin = NULL;
+	fclose(f);
+	return err;
+}
+
+/* Whether argv asks for one-shot mode (-f, --foreground, or -f inside a cluster like -fv). */
+static bool xsprofd_argv_has_foreground(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--"))
+			break;
+		if (!strcmp(a, "--foreground"))
+			return true;
+		if (a[0] == '-' && a[1] != '-' && a[1] && strspn(a + 1, "fv") == strlen(a + 1) &&
+		    strchr(a + 1, 'f'))
+			return true;
+	}
+	return false;
+}
+
+/* The --config value, looked up before the full parse so the file can be read first. */
+static const char *find_config_flag(int argc, char **argv)
+{
+	const char *path = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if ((!strcmp(argv[i], "--config") || !strcmp(argv[i], "-c")) && i + 1 < argc)
+			path = argv[++i];
+		else if (!strncmp(argv[i], "--config=", 9))
+			path = argv[i] + 9;
+	}
+	return path;
+}
+
+/* Checks across flags, once everything is read. */
+static int finish(struct xsprofd_opts *o, const char *force_format)
+{
+	enum output_format fmt;
+	int err;
+
+	if (!o->freq_set)
+		o->freq_hz = o->foreground ? XSPROFD_ONESHOT_FREQ : XSPROFD_SERVICE_FREQ;
+	if (!o->foreground) {
+		if (o->nr_outputs || o->duration_s > 0)
+			return bad(o->nr_outputs ? "--output" : "--duration",
+				   o->nr_outputs ? o->outputs[0].path : "...",
+				   "only with --foreground; the service writes profiles when asked "
+				   "(xsprofctl record / flamegraph)");
+		if (o->listen_addr && !o->token_file)
+			return bad("--listen", o->listen_addr,
+				   "needs --token-file: the TCP API always requires a token");
+		return 0;
 	}
 	if (!o->nr_outputs) {
 		fprintf(stderr,
@@ -230,4 +504,50 @@ int xsprofd_opts__parse(struct xsprofd_opts *o, int argc, char **argv)
 		out->format = fmt;
 	}
 	return 0;
+}
+
+int xsprofd_opts__parse(struct xsprofd_opts *o, int argc, char **argv)
+{
+	const char *force_format = NULL, *config;
+	int err;
+
+	defaults(o);
+	config = find_config_flag(argc, argv);
+	/* One-shot runs read no config unless asked: a config file describes the service. */
+	if (config || !xsprofd_argv_has_foreground(argc, argv)) {
+		err = load_config(o, config ? config : XSPROFD_DEFAULT_CONFIG, config != NULL);
+		if (err)
+			return err;
+		o->config_path = config ? config : XSPROFD_DEFAULT_CONFIG;
+	}
+	err = apply(o, argc, argv, &force_format);
+	if (err)
+		return err;
+	return finish(o, force_format);
+}
+
+int xsprofd_opts__reload(struct xsprofd_opts *o, int argc, char **argv)
+{
+	struct xsprofd_opts *n = malloc(sizeof(*n));
+	int err;
+
+	if (!n)
+		return 2;
+	err = xsprofd_opts__parse(n, argc, argv);
+	if (err) {
+		xsprofd_opts__free(n);
+		free(n);
+		return 2;
+	}
+	xsprofd_opts__free(o);
+	*o = *n;
+	free(n);
+	return 0;
+}
+
+void xsprofd_opts__free(struct xsprofd_opts *o)
+{
+	for (int i = 0; i < o->nr_owned; i++)
+		free(o->owned[i]);
+	o->nr_owned = 0;
 }
