@@ -152,7 +152,7 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	s->time_ns = bpf_ktime_get_ns();
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 	s->flags = 0;
-	s->pad = 0;
+	s->uid = (__u32)bpf_get_current_uid_gid();
 	s->kernel_err = 0;
 	s->user_err = 0;
 

@@ -79,11 +79,11 @@ static uint64_t hash_key(uint32_t tgid, uint32_t flags, const char *comm, uint16
 	return h;
 }
 
-static bool node_matches(const struct node *n, uint64_t hash, uint32_t tgid, uint32_t flags,
-			 const char *comm, uint16_t nk, uint16_t nu, int16_t kerr, int16_t uerr,
-			 const uint64_t *ips)
+static bool node_matches(const struct node *n, uint64_t hash, uint32_t tgid, uint32_t uid,
+			 uint32_t flags, const char *comm, uint16_t nk, uint16_t nu, int16_t kerr,
+			 int16_t uerr, const uint64_t *ips)
 {
-	return n->hash == hash && n->e.tgid == tgid && n->e.flags == flags &&
+	return n->hash == hash && n->e.tgid == tgid && n->e.uid == uid && n->e.flags == flags &&
 	       n->e.nr_kernel == nk && n->e.nr_user == nu && n->e.kernel_err == kerr &&
 	       n->e.user_err == uerr && !memcmp(n->e.comm, comm, XSPROF_COMM_LEN) &&
 	       !memcmp(n->ips, ips, 8 * ((size_t)nk + nu));
@@ -142,15 +142,16 @@ void stack_table__free(struct stack_table *t)
 	free(t);
 }
 
-static int add_key(struct stack_table *t, uint32_t tgid, uint32_t flags, const char *comm,
-		   uint16_t nk, uint16_t nu, int16_t kerr, int16_t uerr, const uint64_t *ips)
+static int add_key(struct stack_table *t, uint32_t tgid, uint32_t uid, uint32_t flags,
+		   const char *comm, uint16_t nk, uint16_t nu, int16_t kerr, int16_t uerr,
+		   const uint64_t *ips)
 {
-	uint64_t h = hash_key(tgid, flags, comm, nk, nu, kerr, uerr, ips);
+	uint64_t h = hash_key(tgid, uid, flags, comm, nk, nu, kerr, uerr, ips);
 	size_t mask = t->cap - 1, i;
 	struct node *n;
 
 	for (i = h & mask; (n = t->slots[i]); i = (i + 1) & mask) {
-		if (node_matches(n, h, tgid, flags, comm, nk, nu, kerr, uerr, ips)) {
+		if (node_matches(n, h, tgid, uid, flags, comm, nk, nu, kerr, uerr, ips)) {
 			n->e.count++;
 			return 0;
 		}
@@ -173,6 +174,7 @@ static int add_key(struct stack_table *t, uint32_t tgid, uint32_t flags, const c
 	n->e = (struct stack_entry){
 		.count = 1,
 		.tgid = tgid,
+		.uid = uid,
 		.flags = flags,
 		.nr_kernel = nk,
 		.nr_user = nu,
@@ -200,14 +202,14 @@ int stack_table__add(struct stack_table *t, const struct xsprof_sample *s)
 	memcpy(comm, s->comm, strnlen(s->comm, sizeof(comm) - 1));
 
 	t->stats.samples++;
-	err = add_key(t, s->tgid, s->flags, comm, s->nr_kernel, s->nr_user, s->kernel_err,
+	err = add_key(t, s->tgid, s->uid, s->flags, comm, s->nr_kernel, s->nr_user, s->kernel_err,
 		      s->user_err, (const uint64_t *)s->ips);
 	if (err != -ENOSPC && err != -ENOMEM)
 		return err;
 	/* Past the cap (or out of memory): keep the count, drop the frames. */
 	t->stats.overflowed++;
-	err = add_key(t, s->tgid, (s->flags & XSPROF_SAMPLE_F_KTHREAD) | STACK_F_OVERFLOW, comm, 0,
-		      0, 0, 0, no_ips);
+	err = add_key(t, s->tgid, s->uid, (s->flags & XSPROF_SAMPLE_F_KTHREAD) | STACK_F_OVERFLOW,
+		      comm, 0, 0, 0, 0, no_ips);
 	if (err)
 		t->stats.samples--;
 	return err;

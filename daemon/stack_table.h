@@ -19,6 +19,7 @@ struct stack_table;
 struct stack_entry {
 	uint64_t count;
 	uint32_t tgid;
+	uint32_t uid;
 	uint32_t flags; /* XSPROF_SAMPLE_F_* and STACK_F_* */
 	char comm[XSPROF_COMM_LEN];
 	uint16_t nr_kernel;
