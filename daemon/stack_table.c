@@ -63,10 +63,10 @@ static inline uint64_t mix(uint64_t h, uint64_t v)
 	return h ^ (h >> 32);
 }
 
-static uint64_t hash_key(uint32_t tgid, uint32_t flags, const char *comm, uint16_t nk, uint16_t nu,
-			 int16_t kerr, int16_t uerr, const uint64_t *ips)
+static uint64_t hash_key(uint32_t tgid, uint32_t uid, uint32_t flags, const char *comm, uint16_t nk,
+			 uint16_t nu, int16_t kerr, int16_t uerr, const uint64_t *ips)
 {
-	uint64_t h = mix(0, ((uint64_t)tgid << 32) | flags);
+	uint64_t h = mix(mix(0, ((uint64_t)tgid << 32) | flags), uid);
 	uint64_t c[2];
 
 	memcpy(c, comm, sizeof(c));
