@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@ struct fold_ctx {
 	struct symbolizer *sym;
 	struct calltree *tree;
 	struct fold_stats stats;
+	bool uid_root; /* first frame "uid:N": the service filters by it */
 	/* Kernel names with the suffix, built per frame; one buffer per frame slot. */
 	char kbuf[XSPROF_MAX_STACK_DEPTH][160];
 };
@@ -31,9 +33,13 @@ static int fold_one(void *arg, const struct stack_entry *e)
 {
 	struct fold_ctx *c = arg;
 	const char *frames[MAX_FRAMES];
-	char comm[XSPROF_COMM_LEN + 1];
+	char comm[XSPROF_COMM_LEN + 1], uid[24];
 	size_t n = 0;
 
+	if (c->uid_root) {
+		snprintf(uid, sizeof(uid), "uid:%u", e->uid);
+		frames[n++] = uid;
+	}
 	memcpy(comm, e->comm, XSPROF_COMM_LEN);
 	comm[XSPROF_COMM_LEN] = '\0';
 	frames[n++] = comm[0] ? comm : "[unknown comm]";
@@ -66,19 +72,20 @@ static int fold_one(void *arg, const struct stack_entry *e)
 		snprintf(c->kbuf[i], sizeof(c->kbuf[i]), "%s" KSUFFIX, name);
 		frames[n++] = c->kbuf[i];
 	}
-	if (n == 1)
+	if (n == 1 + (size_t)c->uid_root)
 		frames[n++] = e->kernel_err ? "[kernel stack unreadable]" : "[no frames]";
 	return calltree__add(c->tree, frames, n, e->count);
 }
 
-int fold_stacks(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
-		struct fold_stats *ret_stats)
+static int fold(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
+		bool uid_root, struct fold_stats *ret_stats)
 {
 	struct fold_ctx *c = calloc(1, sizeof(*c)); /* ~20 KiB of name buffers */
 	int err;
 
 	if (!c)
 		return -ENOMEM;
+	c->uid_root = uid_root;
 	c->sym = sym;
 	c->tree = tree;
 	err = stack_table__for_each(st, fold_one, c);
@@ -86,4 +93,16 @@ int fold_stacks(const struct stack_table *st, struct symbolizer *sym, struct cal
 		*ret_stats = c->stats;
 	free(c);
 	return err;
+}
+
+int fold_stacks(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
+		struct fold_stats *ret_stats)
+{
+	return fold(st, sym, tree, false, ret_stats);
+}
+
+int fold_stacks_by_uid(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
+		       struct fold_stats *ret_stats)
+{
+	return fold(st, sym, tree, true, ret_stats);
 }

@@ -23,4 +23,8 @@ struct fold_stats {
 int fold_stacks(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
 		struct fold_stats *ret_stats);
 
+/* Same, under a first frame "uid:N" naming the sampled thread's uid (for the service's store). */
+int fold_stacks_by_uid(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
+		       struct fold_stats *ret_stats);
+
 #endif

@@ -32,6 +32,7 @@ struct recording {
 	struct stack_table *stacks;
 	struct pid_set seen;
 	bool running;
+	unsigned int max_stacks;
 	double t0, cpu0;
 	struct recording_stats st;
 };
@@ -139,6 +140,7 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 		return NULL;
 	r->ev = sd_event_ref(ev);
 	r->sym = sym;
+	r->max_stacks = o->max_stacks;
 	r->stacks = stack_table__new(o->max_stacks);
 	if (!r->stacks) {
 		err = -ENOMEM;
@@ -272,4 +274,31 @@ void recording__free(struct recording *r)
 	free(r->seen.slots);
 	sd_event_unref(r->ev);
 	free(r);
+}
+
+int recording__rotate(struct recording *r, struct stack_table **ret_stacks, uint32_t **ret_pids,
+		      size_t *ret_nr_pids)
+{
+	struct stack_table *fresh = stack_table__new(r->max_stacks);
+	uint32_t *pids = malloc((r->seen.len ? r->seen.len : 1) * sizeof(*pids));
+	size_t n = 0;
+
+	if (!fresh || !pids) {
+		stack_table__free(fresh);
+		free(pids);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < r->seen.cap; i++)
+		if (r->seen.slots[i])
+			pids[n++] = r->seen.slots[i];
+	/* Pick up queued samples first so they land in the slice they belong to. */
+	if (r->running)
+		drain(r);
+	*ret_stacks = r->stacks;
+	*ret_pids = pids;
+	*ret_nr_pids = n;
+	r->stacks = fresh;
+	free(r->seen.slots);
+	memset(&r->seen, 0, sizeof(r->seen));
+	return 0;
 }

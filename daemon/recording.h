@@ -67,4 +67,12 @@ uint32_t recording__ring_bytes(const struct recording *r);
 const struct stack_table *recording__stacks(const struct recording *r);
 struct sampler *recording__sampler(struct recording *r);
 
+/*
+ * Start a new slice: hand over the stacks counted so far and the processes seen (to forget
+ * their mappings once named), and count on into a fresh table. The caller frees both
+ * (stack_table__free, free). -ENOMEM leaves the recording as it was.
+ */
+int recording__rotate(struct recording *r, struct stack_table **ret_stacks, uint32_t **ret_pids,
+		      size_t *ret_nr_pids);
+
 #endif
