@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "daemon/log.h"
 
 int log_max_level = LOG_INFO;
+static int journal = -1;
 
 void log_msg(int level, const char *fmt, ...)
 {
@@ -12,6 +14,11 @@ void log_msg(int level, const char *fmt, ...)
 
 	if (level > log_max_level)
 		return;
+	/* Under systemd, stderr is the journal: a "<N>" prefix carries the priority. */
+	if (journal < 0)
+		journal = getenv("JOURNAL_STREAM") != NULL;
+	if (journal)
+		fprintf(stderr, "<%d>", level);
 	fputs(level <= LOG_ERR	     ? "xsprofd: error: "
 	      : level == LOG_WARNING ? "xsprofd: warning: "
 				     : "xsprofd: ",

@@ -1,11 +1,1151 @@
 // SPDX-License-Identifier: Apache-2.0
+/*
+ * The service: an always-on recording folded into the rolling store every slice, recordings on
+ * request, and the control API, all on one sd-event loop.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "daemon/fold.h"
+#include "daemon/http.h"
 #include "daemon/log.h"
+#include "daemon/oneshot.h"
 #include "daemon/options.h"
+#include "daemon/preflight.h"
+#include "daemon/recording.h"
 #include "daemon/service.h"
+#include "daemon/stack_table.h"
+#include "daemon/store.h"
+#include "daemon/symbolize/symbolizer.h"
+#include "output/calltree.h"
+#include "output/output.h"
+
+#define SLICE_US	 (10 * 1000000ull) /* rolling store granularity */
+#define MAX_BODY	 (64 * 1024)
+#define MAX_RECORDINGS	 4   /* running at once */
+#define MAX_FINISHED	 16  /* kept for fetching */
+#define FINISHED_KEEP_S	 300 /* a finished result is kept this long, or until fetched */
+#define MAX_WAITERS	 8
+#define MAX_ATTACHED	 1024
+#define MAX_REQUEST_PIDS 64
+
+enum rec_state { REC_RUNNING, REC_DONE, REC_FAILED };
+
+/* A recording asked for through the API. */
+struct svc_rec {
+	unsigned int id;
+	uid_t owner;
+	bool owner_root;
+	enum rec_state state;
+	enum output_format format;
+	unsigned int freq_hz;
+	double duration_s;
+	pid_t pids[MAX_REQUEST_PIDS];
+	int nr_pids;
+	uint64_t started_ns, finished_ns;
+	struct recording *rec;
+	sd_event_source *end, *exit_watch;
+	int pidfd;
+	char *result;
+	size_t result_len;
+	char error[256];
+	struct MHD_Connection *waiters[MAX_WAITERS];
+	int nr_waiters;
+	struct svc_rec *next;
+};
+
+struct service {
+	struct xsprofd_opts *opts;
+	int argc;
+	char **argv;
+	sd_event *ev;
+	struct symbolizer *sym;
+	struct recording *always; /* whole machine, low frequency */
+	struct store *store;
+	sd_event_source *slice_timer;
+	uint64_t slice_start_ns;
+	struct http_server *unix_http, *tcp_http;
+	char *token;
+	gid_t group;
+	uint64_t started_ns;
+	struct svc_rec *recs;
+	unsigned int next_id;
+	pid_t attached[MAX_ATTACHED];
+	int nr_attached;
+	bool stopping;
+	struct xsprof_cpu_stats totals; /* BPF counters of always-on recordings already retired */
+	uint64_t totals_records, totals_bad;
+};
+
+/* Per request: the body read so far and who sent it. */
+struct req {
+	char *body;
+	size_t len;
+	bool too_big;
+	bool tcp;
+	bool authed; /* root, or a valid TCP token */
+	bool member;
+	uid_t uid;
+	struct svc_rec *waiting; /* set while suspended on a recording */
+	bool resumed;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* ---- replies ---- */
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *type,
+			     const void *body, size_t len)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", type);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result reply_json(struct MHD_Connection *c, unsigned int status,
+				  struct json_object *j)
+{
+	const char *s = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
+								  JSON_C_TO_STRING_NOSLASHESCAPE);
+	enum MHD_Result ret = reply(c, status, "application/json", s, strlen(s));
+
+	json_object_put(j);
+	return ret;
+}
+
+static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned int status, const char *error,
+				   const char *hint)
+{
+	struct json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "error", json_object_new_string(error));
+	if (hint)
+		json_object_object_add(j, "hint", json_object_new_string(hint));
+	return reply_json(c, status, j);
+}
+
+static const char *content_type(enum output_format f)
+{
+	return f == OUTPUT_SVG ? "image/svg+xml" : "text/plain; charset=utf-8";
+}
+
+/* ---- permissions ---- */
+
+static int pid_owner(pid_t pid, uid_t *ret)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st))
+		return -errno;
+	*ret = st.st_uid;
+	return 0;
+}
+
+/* 0, or an error already replied through *ret (for the caller to return). */
+static bool may_profile(struct req *q, struct MHD_Connection *c, const pid_t *pids, int n,
+			enum MHD_Result *ret)
+{
+	char msg[160];
+	uid_t owner = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (pid_owner(pids[i], &owner)) {
+			snprintf(msg, sizeof(msg), "no such process: %d", (int)pids[i]);
+			*ret = reply_error(c, 404, msg, "check the pid with ps");
+			return false;
+		}
+		if (!q->authed && owner != q->uid) {
+			snprintf(msg, sizeof(msg), "process %d belongs to another user",
+				 (int)pids[i]);
+			*ret = reply_error(c, 403, msg,
+					   "members of group xsprof may profile only their own "
+					   "processes; ask root for others");
+			return false;
+		}
+	}
+	if (!n && !q->authed) {
+		*ret = reply_error(c, 403, "whole-machine recordings need root",
+				   "name your own processes with pids (xsprofctl record --pid)");
+		return false;
+	}
+	return true;
+}
+
+/* ---- status ---- */
+
+static void add_u64(struct json_object *o, const char *k, uint64_t v)
+{
+	json_object_object_add(o, k, json_object_new_int64((int64_t)v));
+}
+
+static long rss_bytes(void)
+{
+	long pages = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+			rss = 0;
+		fclose(f);
+	}
+	return rss * sysconf(_SC_PAGESIZE);
+}
+
+static void always_counters(struct service *s, struct xsprof_cpu_stats *ret, uint64_t *records,
+			    uint64_t *bad)
+{
+	struct recording_stats rs;
+	struct xsprof_cpu_stats *per;
+	int n;
+
+	*ret = s->totals;
+	*records = s->totals_records;
+	*bad = s->totals_bad;
+	if (!s->always)
+		return;
+	n = recording__nr_cpus(s->always);
+	per = calloc(n, sizeof(*per));
+	if (per && !recording__cpu_stats(s->always, per)) {
+		for (int i = 0; i < n; i++) {
+			ret->samples += per[i].samples;
+			ret->emitted += per[i].emitted;
+			ret->filtered += per[i].filtered;
+			ret->idle += per[i].idle;
+			ret->drop_ringbuf += per[i].drop_ringbuf;
+			ret->kstack_err += per[i].kstack_err;
+			ret->ustack_err += per[i].ustack_err;
+		}
+	}
+	free(per);
+	recording__stats(s->always, &rs);
+	*bad += rs.bad_records;
+}
+
+static struct json_object *status_json(struct service *s)
+{
+	struct json_object *j = json_object_new_object(), *a, *recs, *cnt, *st, *mem;
+	struct xsprof_cpu_stats c;
+	struct store_stats ss;
+	uint64_t records, bad;
+
+	json_object_object_add(j, "version", json_object_new_string(XSPROF_VERSION));
+	add_u64(j, "pid", (uint64_t)getpid());
+	add_u64(j, "uptime_s", (now_ns() - s->started_ns) / 1000000000ull);
+	add_u64(j, "freq_hz", s->opts->freq_hz);
+	add_u64(j, "window_s", s->opts->window_s);
+	add_u64(j, "cpus", s->always ? (uint64_t)recording__nr_attached(s->always) : 0);
+	a = json_object_new_array();
+	for (int i = 0; i < s->nr_attached; i++)
+		json_object_array_add(a, json_object_new_int(s->attached[i]));
+	json_object_object_add(j, "attached", a);
+	recs = json_object_new_array();
+	for (struct svc_rec *r = s->recs; r; r = r->next) {
+		struct json_object *o = json_object_new_object();
+
+		add_u64(o, "id", r->id);
+		json_object_object_add(o, "state",
+				       json_object_new_string(r->state == REC_RUNNING ? "running"
+							      : r->state == REC_DONE  ? "done"
+										      : "failed"));
+		add_u64(o, "owner_uid", r->owner);
+		json_object_array_add(recs, o);
+	}
+	json_object_object_add(j, "recordings", recs);
+	always_counters(s, &c, &records, &bad);
+	cnt = json_object_new_object();
+	add_u64(cnt, "samples", c.samples);
+	add_u64(cnt, "kept", c.emitted);
+	add_u64(cnt, "idle", c.idle);
+	add_u64(cnt, "lost_ring_buffer_full", c.drop_ringbuf);
+	add_u64(cnt, "malformed_records", bad);
+	add_u64(cnt, "kernel_stack_unreadable", c.kstack_err);
+	add_u64(cnt, "user_stack_unreadable", c.ustack_err);
+	json_object_object_add(j, "counters", cnt);
+	store__stats(s->store, &ss);
+	st = json_object_new_object();
+	add_u64(st, "slices", ss.slices);
+	add_u64(st, "samples", ss.samples);
+	add_u64(st, "bytes", ss.bytes);
+	add_u64(st, "cap_bytes", ss.cap_bytes);
+	add_u64(st, "expired_slices", ss.expired_slices);
+	add_u64(st, "dropped_slices", ss.dropped_slices);
+	add_u64(st, "dropped_samples", ss.dropped_samples);
+	add_u64(st, "span_s", ss.newest_ns ? (ss.newest_ns - ss.oldest_ns) / 1000000000ull : 0);
+	json_object_object_add(j, "store", st);
+	mem = json_object_new_object();
+	add_u64(mem, "rss_bytes", (uint64_t)rss_bytes());
+	json_object_object_add(j, "memory", mem);
+	return j;
+}
+
+static void notify_status(struct service *s)
+{
+	struct xsprof_cpu_stats c;
+	struct store_stats ss;
+	uint64_t records, bad;
+
+	always_counters(s, &c, &records, &bad);
+	store__stats(s->store, &ss);
+	sd_notifyf(0,
+		   "STATUS=%u Hz on %d CPUs; %llu samples (%llu lost); window holds %llu samples "
+		   "in %zu slices, %zu KiB of %zu",
+		   s->opts->freq_hz, s->always ? recording__nr_attached(s->always) : 0,
+		   (unsigned long long)c.samples, (unsigned long long)(c.drop_ringbuf + bad),
+		   (unsigned long long)ss.samples, ss.slices, ss.bytes >> 10, ss.cap_bytes >> 10);
+}
+
+/* ---- the always-on recording and its slices ---- */
+
+static int start_always(struct service *s)
+{
+	struct recording_opts ro = {
+		.freq_hz = s->opts->freq_hz,
+		.include_idle = s->opts->include_idle,
+		.ring_bytes = s->opts->ring_buffer_bytes,
+		.max_stacks = s->opts->max_stacks,
+		.pids = s->opts->pids,
+		.nr_pids = s->opts->nr_pids,
+	};
+	const char *what;
+	int err;
+
+	s->always = recording__new(s->ev, &ro, s->sym, &what);
+	if (!s->always) {
+		err = -errno;
+		preflight__explain_bpf_error(what, err);
+		return err;
+	}
+	err = recording__start(s->always);
+	if (err) {
+		preflight__explain_bpf_error("attaching the sampler to perf events", err);
+		recording__free(s->always);
+		s->always = NULL;
+		return err;
+	}
+	s->slice_start_ns = now_ns();
+	return 0;
+}
+
+/* Fold what the always-on recording counted since the last slice into the store. */
+static void close_slice(struct service *s)
+{
+	struct stack_table *st;
+	struct calltree *tree;
+	uint32_t *pids;
+	size_t n;
+	uint64_t end = now_ns();
+	int err;
+
+	if (!s->always || recording__rotate(s->always, &st, &pids, &n)) {
+		log_warn("could not start a new slice (out of memory); the current one goes on");
+		return;
+	}
+	tree = calltree__new();
+	err = tree ? fold_stacks_by_uid(st, s->sym, tree, NULL) : -ENOMEM;
+	if (!err) {
+		err = store__add(s->store, s->slice_start_ns, end, tree);
+		if (err == -E2BIG)
+			log_warn("a %llu s slice is larger than --store-mb %u on its own: dropped "
+				 "(raise --store-mb)",
+				 (unsigned long long)((end - s->slice_start_ns) / 1000000000ull),
+				 s->opts->store_mb);
+	} else {
+		log_err("naming a slice failed: %s; its samples are lost", strerror(-err));
+		calltree__free(tree);
+	}
+	/* Named: their mappings can go; a process still running is snapshotted again. */
+	for (size_t i = 0; i < n; i++)
+		symbolizer__forget_process(s->sym, (pid_t)pids[i]);
+	free(pids);
+	stack_table__free(st);
+	store__expire(s->store, end);
+	s->slice_start_ns = end;
+}
+
+static void prune_recordings(struct service *s);
+
+static int on_slice(sd_event_source *src, uint64_t usec, void *ctx)
+{
+	struct service *s = ctx;
+
+	close_slice(s);
+	prune_recordings(s);
+	notify_status(s);
+	return sd_event_source_set_time_relative(src, SLICE_US);
+}
+
+/* ---- recordings ---- */
+
+static struct svc_rec *find_rec(struct service *s, unsigned int id)
+{
+	for (struct svc_rec *r = s->recs; r; r = r->next)
+		if (r->id == id)
+			return r;
+	return NULL;
+}
+
+static void wake_waiters(struct svc_rec *r)
+{
+	for (int i = 0; i < r->nr_waiters; i++)
+		MHD_resume_connection(r->waiters[i]);
+	r->nr_waiters = 0;
+}
+
+static void finish_rec(struct service *s, struct svc_rec *r)
+{
+	struct calltree *tree;
+	struct fold_stats fs;
+	struct output_meta meta = {.unit = "samples"};
+	char title[160];
+	uint64_t samples = 0;
+	FILE *f;
+	int err;
+
+	if (r->state != REC_RUNNING)
+		return;
+	recording__stop(r->rec);
+	sd_event_source_disable_unref(r->end);
+	sd_event_source_disable_unref(r->exit_watch);
+	r->end = r->exit_watch = NULL;
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	r->pidfd = -1;
+	r->finished_ns = now_ns();
+	tree = calltree__new();
+	err = tree ? recording__fold(r->rec, tree, &fs) : -ENOMEM;
+	if (!err) {
+		snprintf(title, sizeof(title), "xsprof recording %u: %.1f s at %u Hz", r->id,
+			 (r->finished_ns - r->started_ns) / 1e9, r->freq_hz);
+		meta.title = title;
+		f = open_memstream(&r->result, &r->result_len);
+		err = f ? output__write(tree, r->format, f, &meta) : -errno;
+		if (f && fclose(f) && !err)
+			err = -EIO;
+		samples = calltree__total(tree);
+	}
+	calltree__free(tree);
+	if (err) {
+		r->state = REC_FAILED;
+		snprintf(r->error, sizeof(r->error), "building the profile failed: %s",
+			 strerror(-err));
+	} else {
+		r->state = REC_DONE;
+		log_info("recording %u done: %llu samples", r->id, (unsigned long long)samples);
+	}
+	/* Detach its BPF now; only the result is kept. */
+	recording__free(r->rec);
+	r->rec = NULL;
+	for (int i = 0; i < r->nr_pids; i++)
+		symbolizer__forget_process(s->sym, r->pids[i]);
+	wake_waiters(r);
+}
+
+static void free_rec(struct svc_rec *r)
+{
+	recording__free(r->rec);
+	sd_event_source_disable_unref(r->end);
+	sd_event_source_disable_unref(r->exit_watch);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	free(r->result);
+	free(r);
+}
+
+static void prune_recordings(struct service *s)
+{
+	struct svc_rec **pp = &s->recs;
+	uint64_t now = now_ns();
+	int kept = 0;
+
+	while (*pp) {
+		struct svc_rec *r = *pp;
+		bool old = r->state != REC_RUNNING &&
+			   (now - r->finished_ns > FINISHED_KEEP_S * 1000000000ull ||
+			    kept >= MAX_FINISHED);
+
+		if (old && !r->nr_waiters) {
+			*pp = r->next;
+			free_rec(r);
+			continue;
+		}
+		if (r->state != REC_RUNNING)
+			kept++;
+		pp = &r->next;
+	}
+}
+
+struct rec_ctx {
+	struct service *s;
+	struct svc_rec *r;
+};
+
+static int on_rec_timer(sd_event_source *src, uint64_t usec, void *ctx)
+{
+	struct rec_ctx *rc = ctx;
+
+	finish_rec(rc->s, rc->r);
+	return 0;
+}
+
+static int on_rec_exit(sd_event_source *src, int fd, uint32_t revents, void *ctx)
+{
+	struct rec_ctx *rc = ctx;
+
+	log_info("recording %u: process %d exited", rc->r->id, (int)rc->r->pids[0]);
+	finish_rec(rc->s, rc->r);
+	return 0;
+}
+
+static unsigned int running_recordings(struct service *s)
+{
+	unsigned int n = 0;
+
+	for (struct svc_rec *r = s->recs; r; r = r->next)
+		n += r->state == REC_RUNNING;
+	return n;
+}
+
+static enum MHD_Result api_record_start(struct service *s, struct req *q, struct MHD_Connection *c)
+{
+	struct json_object *body = NULL, *v, *out;
+	struct recording_opts ro = {.max_stacks = s->opts->max_stacks};
+	struct svc_rec *r = NULL;
+	struct rec_ctx *rc = NULL;
+	enum MHD_Result ret;
+	const char *what, *fmt = "folded";
+	bool until_exit = false;
+	char msg[200];
+	int err;
+
+	if (q->len) {
+		body = json_tokener_parse(q->body);
+		if (!body || !json_object_is_type(body, json_type_object)) {
+			json_object_put(body);
+			return reply_error(c, 400, "the body is not a JSON object",
+					   "send e.g. {\"duration_s\": 10, \"pids\": [1234]}");
+		}
+	}
+	r = calloc(1, sizeof(*r));
+	rc = calloc(1, sizeof(*rc));
+	if (!r || !rc) {
+		ret = reply_error(c, 500, "out of memory", NULL);
+		goto out;
+	}
+	r->pidfd = -1;
+	r->freq_hz = XSPROFD_ONESHOT_FREQ;
+	r->duration_s = 10;
+	if (body && json_object_object_get_ex(body, "duration_s", &v)) {
+		r->duration_s = json_object_get_double(v);
+		if (!json_object_is_type(v, json_type_int) &&
+		    !json_object_is_type(v, json_type_double))
+			r->duration_s = -1;
+	}
+	if (body && json_object_object_get_ex(body, "freq_hz", &v))
+		r->freq_hz = json_object_is_type(v, json_type_int) ? json_object_get_int(v) : 0;
+	if (body && json_object_object_get_ex(body, "format", &v))
+		fmt = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+	if (body && json_object_object_get_ex(body, "until_exit", &v))
+		until_exit = json_object_get_boolean(v);
+	if (body && json_object_object_get_ex(body, "pids", &v)) {
+		if (!json_object_is_type(v, json_type_array) ||
+		    json_object_array_length(v) > MAX_REQUEST_PIDS) {
+			ret = reply_error(c, 400, "pids must be an array of at most 64 process ids",
+					  NULL);
+			goto out;
+		}
+		for (size_t i = 0; i < json_object_array_length(v); i++) {
+			struct json_object *p = json_object_array_get_idx(v, i);
+			int64_t pid = json_object_get_int64(p);
+
+			if (!json_object_is_type(p, json_type_int) || pid <= 0 || pid > INT32_MAX) {
+				ret = reply_error(c, 400, "pids must be positive integers", NULL);
+				goto out;
+			}
+			r->pids[r->nr_pids++] = (pid_t)pid;
+		}
+	}
+	if (r->duration_s <= 0 || r->duration_s > s->opts->max_record_s) {
+		snprintf(msg, sizeof(msg), "duration_s must be a number in (0, %u]",
+			 s->opts->max_record_s);
+		ret = reply_error(c, 400, msg, "the daemon's --max-record sets the limit");
+		goto out;
+	}
+	if (r->freq_hz < 1 || r->freq_hz > 10000) {
+		ret = reply_error(c, 400, "freq_hz must be 1..10000", NULL);
+		goto out;
+	}
+	if (output__format_from_name(fmt, &r->format)) {
+		ret = reply_error(c, 400, "unknown format", "use folded or svg");
+		goto out;
+	}
+	if (until_exit && r->nr_pids != 1) {
+		ret = reply_error(c, 400, "until_exit needs exactly one pid", NULL);
+		goto out;
+	}
+	if (!may_profile(q, c, r->pids, r->nr_pids, &ret))
+		goto out;
+	if (running_recordings(s) >= MAX_RECORDINGS) {
+		ret = reply_error(c, 429, "too many recordings running",
+				  "wait for one to finish (xsprofctl status lists them)");
+		goto out;
+	}
+	ro.freq_hz = r->freq_hz;
+	ro.pids = r->pids;
+	ro.nr_pids = r->nr_pids;
+	r->rec = recording__new(s->ev, &ro, s->sym, &what);
+	if (!r->rec) {
+		snprintf(msg, sizeof(msg), "%s failed: %s", what, strerror(errno));
+		ret = reply_error(c, 500, msg, "see the daemon's journal");
+		goto out;
+	}
+	rc->s = s;
+	rc->r = r;
+	err = sd_event_add_time_relative(s->ev, &r->end, CLOCK_MONOTONIC,
+					 (uint64_t)(r->duration_s * 1e6), 0, on_rec_timer, rc);
+	if (!err && until_exit) {
+		r->pidfd = (int)syscall(SYS_pidfd_open, r->pids[0], 0);
+		err = r->pidfd < 0 ? -errno
+				   : sd_event_add_io(s->ev, &r->exit_watch, r->pidfd, EPOLLIN,
+						     on_rec_exit, rc);
+	}
+	if (!err)
+		err = recording__start(r->rec);
+	if (err) {
+		snprintf(msg, sizeof(msg), "starting the recording failed: %s", strerror(-err));
+		ret = reply_error(c, 500, msg, "see the daemon's journal");
+		goto out;
+	}
+	/* The timer and watch hold rc; it lives as long as r (freed with the daemon). */
+	sd_event_source_set_destroy_callback(r->end, free);
+	rc = NULL;
+	r->id = ++s->next_id;
+	r->owner = q->uid;
+	r->owner_root = q->authed;
+	r->started_ns = now_ns();
+	r->next = s->recs;
+	s->recs = r;
+	log_info("recording %u started: %s, %g s at %u Hz, for uid %u", r->id,
+		 r->nr_pids ? "selected processes" : "whole machine", r->duration_s, r->freq_hz,
+		 (unsigned int)q->uid);
+	out = json_object_new_object();
+	add_u64(out, "id", r->id);
+	json_object_object_add(out, "duration_s", json_object_new_double(r->duration_s));
+	json_object_object_add(out, "until_exit", json_object_new_boolean(until_exit));
+	r = NULL;
+	ret = reply_json(c, 201, out);
+out:
+	if (r) {
+		if (r->end)
+			sd_event_source_set_destroy_callback(r->end, NULL);
+		free_rec(r);
+	}
+	free(rc);
+	json_object_put(body);
+	return ret;
+}
+
+static enum MHD_Result api_record_result(struct service *s, struct req *q, struct MHD_Connection *c,
+					 const char *id_str)
+{
+	char *end;
+	unsigned long id = strtoul(id_str, &end, 10);
+	struct svc_rec *r = *end || !*id_str ? NULL : find_rec(s, (unsigned int)id);
+
+	if (!r)
+		return reply_error(c, 404, "no such recording",
+				   "recordings are kept 5 minutes after they end");
+	if (!q->authed && r->owner != q->uid)
+		return reply_error(c, 403, "that recording belongs to another user", NULL);
+	if (r->state == REC_RUNNING) {
+		if (r->nr_waiters == MAX_WAITERS)
+			return reply_error(c, 429, "too many clients waiting on this recording",
+					   NULL);
+		/* Park the request until the recording ends. */
+		r->waiters[r->nr_waiters++] = c;
+		q->waiting = r;
+		MHD_suspend_connection(c);
+		return MHD_YES;
+	}
+	if (r->state == REC_FAILED)
+		return reply_error(c, 500, r->error, "see the daemon's journal");
+	return reply(c, 200, content_type(r->format), r->result, r->result_len);
+}
+
+/* ---- rolling window, attach ---- */
+
+static enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_Connection *c)
+{
+	const char *since = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "since_s");
+	const char *fmt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
+	unsigned long since_s = 300;
+	enum output_format f;
+	struct calltree *tree;
+	struct output_meta meta = {.unit = "samples"};
+	char title[160], *buf = NULL, *end;
+	size_t len = 0;
+	uint64_t from = 0, now = now_ns();
+	enum MHD_Result ret;
+	FILE *out;
+	int err;
+
+	if (since) {
+		since_s = strtoul(since, &end, 10);
+		if (*end || !*since || !since_s)
+			return reply_error(c, 400, "since_s must be a positive whole number", NULL);
+	}
+	if (output__format_from_name(fmt ? fmt : "folded", &f))
+		return reply_error(c, 400, "unknown format", "use folded or svg");
+	/* Include the slice being recorded: close it now. */
+	close_slice(s);
+	tree = calltree__new();
+	if (!tree)
+		return reply_error(c, 500, "out of memory", NULL);
+	err = store__query(s->store,
+			   since_s * 1000000000ull < now ? now - since_s * 1000000000ull : 0,
+			   q->authed, q->uid, tree, &from);
+	snprintf(title, sizeof(title), "xsprof: last %.0f s at %u Hz%s",
+		 from ? (now - from) / 1e9 : 0.0, s->opts->freq_hz,
+		 q->authed ? "" : " (your processes)");
+	meta.title = title;
+	out = err ? NULL : open_memstream(&buf, &len);
+	if (!err && !out)
+		err = -errno;
+	if (!err)
+		err = output__write(tree, f, out, &meta);
+	if (out && fclose(out) && !err)
+		err = -EIO;
+	calltree__free(tree);
+	if (err)
+		ret = reply_error(c, 500, "building the profile failed", strerror(-err));
+	else
+		ret = reply(c, 200, content_type(f), buf, len);
+	free(buf);
+	return ret;
+}
+
+static int parse_pid_body(struct req *q, pid_t *ret)
+{
+	struct json_object *body = json_tokener_parse(q->body ? q->body : ""), *v;
+	int64_t pid;
+	int err = -EINVAL;
+
+	if (body && json_object_object_get_ex(body, "pid", &v) &&
+	    json_object_is_type(v, json_type_int)) {
+		pid = json_object_get_int64(v);
+		if (pid > 0 && pid <= INT32_MAX) {
+			*ret = (pid_t)pid;
+			err = 0;
+		}
+	}
+	json_object_put(body);
+	return err;
+}
+
+static enum MHD_Result api_attach(struct service *s, struct req *q, struct MHD_Connection *c,
+				  bool attach)
+{
+	struct json_object *out;
+	enum MHD_Result ret;
+	pid_t pid;
+	int i;
+
+	if (parse_pid_body(q, &pid))
+		return reply_error(c, 400, "expected {\"pid\": N}", NULL);
+	for (i = 0; i < s->nr_attached && s->attached[i] != pid; i++)
+		;
+	if (!attach) {
+		if (i == s->nr_attached)
+			return reply_error(c, 404, "that pid is not attached", NULL);
+		if (!q->authed) {
+			uid_t owner;
+
+			if (!pid_owner(pid, &owner) && owner != q->uid)
+				return reply_error(c, 403, "process belongs to another user", NULL);
+		}
+		s->attached[i] = s->attached[--s->nr_attached];
+		log_info("detached pid %d", (int)pid);
+	} else {
+		if (!may_profile(q, c, &pid, 1, &ret))
+			return ret;
+		if (i == s->nr_attached) {
+			if (s->nr_attached == MAX_ATTACHED)
+				return reply_error(c, 429, "too many attached processes",
+						   "detach some first");
+			s->attached[s->nr_attached++] = pid;
+			/* Map it now: its names survive it exiting. */
+			symbolizer__add_process(s->sym, pid);
+			log_info("attached pid %d", (int)pid);
+		}
+	}
+	out = json_object_new_object();
+	add_u64(out, "pid", (uint64_t)pid);
+	json_object_object_add(out, "attached", json_object_new_boolean(attach));
+	return reply_json(c, 200, out);
+}
+
+/* ---- request plumbing ---- */
+
+static bool token_ok(struct service *s, struct MHD_Connection *c)
+{
+	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	size_t n;
+	unsigned char diff = 0;
+
+	if (!s->token || !h || strncasecmp(h, "Bearer ", 7))
+		return false;
+	h += 7;
+	n = strlen(s->token);
+	if (strlen(h) != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		diff |= (unsigned char)(h[i] ^ s->token[i]);
+	return !diff;
+}
+
+static enum MHD_Result route(struct service *s, struct req *q, struct MHD_Connection *c,
+			     const char *method, const char *url)
+{
+	bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
+
+	if (s->stopping)
+		return reply_error(c, 503, "the daemon is stopping", NULL);
+	if (!strcmp(url, "/v1/status"))
+		return get ? reply_json(c, 200, status_json(s))
+			   : reply_error(c, 405, "use GET for /v1/status", NULL);
+	if (!strcmp(url, "/v1/profile"))
+		return get ? api_profile(s, q, c)
+			   : reply_error(c, 405, "use GET for /v1/profile", NULL);
+	if (!strcmp(url, "/v1/attach") || !strcmp(url, "/v1/detach"))
+		return post ? api_attach(s, q, c, url[4] == 'a')
+			    : reply_error(c, 405, "use POST", NULL);
+	if (!strcmp(url, "/v1/recordings"))
+		return post ? api_record_start(s, q, c)
+			    : reply_error(c, 405, "use POST to start a recording", NULL);
+	if (!strncmp(url, "/v1/recordings/", 15))
+		return get ? api_record_result(s, q, c, url + 15)
+			   : reply_error(c, 405, "use GET to fetch a recording", NULL);
+	return reply_error(c, 404, "no such endpoint", "see xsprofd's API.md: /v1/status, ...");
+}
+
+static enum MHD_Result on_request(void *ctx, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **con_cls)
+{
+	struct service *s = ctx;
+	struct req *q = *con_cls;
+
+	if (!q) {
+		struct http_peer peer;
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+		q = calloc(1, sizeof(*q));
+		if (!q)
+			return MHD_NO;
+		*con_cls = q;
+		q->tcp = ci && ci->client_addr && ci->client_addr->sa_family != AF_UNIX;
+		if (q->tcp) {
+			q->authed = token_ok(s, c);
+			q->uid = 0;
+		} else if (!http__peer(c, s->group, &peer)) {
+			q->uid = peer.uid;
+			q->authed = peer.uid == 0;
+			q->member = peer.in_group;
+		}
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (!q->too_big && q->len + *upload_size <= MAX_BODY) {
+			char *nb = realloc(q->body, q->len + *upload_size + 1);
+
+			if (!nb)
+				return MHD_NO;
+			q->body = nb;
+			memcpy(q->body + q->len, upload, *upload_size);
+			q->len += *upload_size;
+			q->body[q->len] = '\0';
+		} else {
+			q->too_big = true;
+		}
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (q->waiting) {
+		/* Resumed: the recording it waited on has ended. */
+		struct svc_rec *r = q->waiting;
+
+		q->waiting = NULL;
+		return r->state == REC_FAILED ? reply_error(c, 500, r->error, NULL)
+		       : r->state == REC_DONE
+			       ? reply(c, 200, content_type(r->format), r->result, r->result_len)
+			       : reply_error(c, 503, "the daemon is stopping", NULL);
+	}
+	if (q->too_big)
+		return reply_error(c, 413, "request body over 64 KiB", NULL);
+	if (q->tcp && !q->authed)
+		return reply_error(c, 401, "missing or wrong token",
+				   "send Authorization: Bearer TOKEN (the daemon's --token-file)");
+	if (!q->authed && !q->member)
+		return reply_error(c, 403, "permission denied",
+				   "join group xsprof (e.g. adduser USER xsprof) or use root");
+	return route(s, q, c, method, url);
+}
+
+static void on_completed(void *ctx, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode code)
+{
+	struct req *q = *con_cls;
+
+	if (!q)
+		return;
+	/* A client that gave up while parked: take it off the waiter list. */
+	if (q->waiting) {
+		struct svc_rec *r = q->waiting;
+
+		for (int i = 0; i < r->nr_waiters; i++)
+			if (r->waiters[i] == c)
+				r->waiters[i] = r->waiters[--r->nr_waiters];
+	}
+	free(q->body);
+	free(q);
+	*con_cls = NULL;
+}
+
+/* ---- lifecycle ---- */
+
+static int read_token(const char *path, char **ret)
+{
+	char buf[512];
+	size_t n;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	if (n < 16)
+		return -EINVAL;
+	*ret = strdup(buf);
+	return *ret ? 0 : -ENOMEM;
+}
+
+static int start_http(struct service *s)
+{
+	struct group *g = getgrnam(s->opts->socket_group);
+	int fd, err;
+
+	s->group = g ? g->gr_gid : (gid_t)-1;
+	if (!g)
+		log_warn("group %s does not exist: only root can use %s (create it: addgroup "
+			 "--system %s)",
+			 s->opts->socket_group, s->opts->socket_path, s->opts->socket_group);
+	err = http__unix_listen(s->opts->socket_path, s->group, &fd);
+	if (err) {
+		log_err("cannot listen on %s: %s", s->opts->socket_path, strerror(-err));
+		return err;
+	}
+	s->unix_http = http_server__new(s->ev, fd, on_request, on_completed, s);
+	if (!s->unix_http) {
+		log_err("cannot start the HTTP server on %s", s->opts->socket_path);
+		return -EIO;
+	}
+	if (!s->opts->listen_addr)
+		return 0;
+	err = read_token(s->opts->token_file, &s->token);
+	if (err) {
+		log_err("--token-file %s: %s", s->opts->token_file,
+			err == -EINVAL ? "the token must be at least 16 characters"
+				       : strerror(-err));
+		return err;
+	}
+	err = http__tcp_listen(s->opts->listen_addr, &fd);
+	if (err) {
+		log_err("--listen %s: %s", s->opts->listen_addr, strerror(-err));
+		return err;
+	}
+	s->tcp_http = http_server__new(s->ev, fd, on_request, on_completed, s);
+	if (!s->tcp_http)
+		return -EIO;
+	log_info("also serving the API on TCP %s (token required)", s->opts->listen_addr);
+	return 0;
+}
+
+static int on_term(sd_event_source *src, const struct signalfd_siginfo *si, void *ctx)
+{
+	struct service *s = ctx;
+
+	log_info("%s: stopping", strsignal(si->ssi_signo));
+	sd_notify(0, "STOPPING=1");
+	s->stopping = true;
+	return sd_event_exit(s->ev, 0);
+}
+
+static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, void *ctx)
+{
+	struct service *s = ctx;
+	unsigned int old_freq = s->opts->freq_hz;
+	struct store_opts so;
+	int err;
+
+	sd_notify(0, "RELOADING=1");
+	if (xsprofd_opts__reload(s->opts, s->argc, s->argv)) {
+		log_err("reload: the config has errors (above); keeping the running settings");
+		sd_notify(0, "READY=1");
+		return 0;
+	}
+	so.window_s = s->opts->window_s;
+	so.cap_bytes = (size_t)s->opts->store_mb << 20;
+	store__configure(s->store, &so);
+	if (s->opts->freq_hz != old_freq && s->always) {
+		struct recording_stats rs;
+
+		close_slice(s);
+		recording__stop(s->always);
+		recording__stats(s->always, &rs);
+		s->totals.samples += rs.bpf.samples;
+		s->totals.emitted += rs.bpf.emitted;
+		s->totals.idle += rs.bpf.idle;
+		s->totals.filtered += rs.bpf.filtered;
+		s->totals.drop_ringbuf += rs.bpf.drop_ringbuf;
+		s->totals.kstack_err += rs.bpf.kstack_err;
+		s->totals.ustack_err += rs.bpf.ustack_err;
+		s->totals_bad += rs.bad_records;
+		recording__free(s->always);
+		s->always = NULL;
+		err = start_always(s);
+		if (err)
+			log_err("reload: could not restart sampling at %u Hz; sampling is off until "
+				"the next reload",
+				s->opts->freq_hz);
+	}
+	log_info("reloaded %s: %u Hz, window %u s, store cap %u MiB",
+		 s->opts->config_path ? s->opts->config_path : "(no config file)", s->opts->freq_hz,
+		 s->opts->window_s, s->opts->store_mb);
+	sd_notify(0, "READY=1");
+	notify_status(s);
+	return 0;
+}
 
 int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 {
-	log_err("the service mode is being built; run a one-shot profile with --foreground "
-		"--output FILE [--duration SECS]");
-	return 2;
+	struct service *s = calloc(1, sizeof(*s));
+	struct symbolizer_opts yopts = {.no_demangle = opts->no_demangle};
+	struct store_opts so = {.window_s = opts->window_s,
+				.cap_bytes = (size_t)opts->store_mb << 20};
+	sigset_t mask;
+	int err, status = 1;
+
+	if (!s)
+		return 1;
+	s->opts = opts;
+	s->argc = argc;
+	s->argv = argv;
+	s->started_ns = now_ns();
+	libbpf_set_print(xsprof_libbpf_log);
+	if (preflight__kernel())
+		goto out;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	err = sd_event_new(&s->ev);
+	if (err >= 0)
+		err = sd_event_add_signal(s->ev, NULL, SIGTERM, on_term, s);
+	if (err >= 0)
+		err = sd_event_add_signal(s->ev, NULL, SIGINT, on_term, s);
+	if (err >= 0)
+		err = sd_event_add_signal(s->ev, NULL, SIGHUP, on_reload, s);
+	/* Keep-alives to systemd from the loop itself: a stuck loop gets us restarted. */
+	if (err >= 0)
+		err = sd_event_set_watchdog(s->ev, true);
+	if (err >= 0)
+		err = sd_event_add_time_relative(s->ev, &s->slice_timer, CLOCK_MONOTONIC, SLICE_US,
+						 0, on_slice, s);
+	if (err < 0) {
+		log_err("setting up the event loop: %s", strerror(-err));
+		goto out;
+	}
+	s->sym = symbolizer__new(&yopts);
+	s->store = store__new(&so);
+	if (!s->sym || !s->store) {
+		log_err("out of memory setting up");
+		goto out;
+	}
+	if (start_always(s) || start_http(s))
+		goto out;
+
+	log_info("xsprofd %s serving %s: sampling all CPUs at %u Hz, keeping %u s (at most %u "
+		 "MiB)",
+		 XSPROF_VERSION, opts->socket_path, opts->freq_hz, opts->window_s, opts->store_mb);
+	sd_notify(0, "READY=1");
+	notify_status(s);
+
+	err = sd_event_loop(s->ev);
+	status = err < 0 ? 1 : 0;
+	if (err < 0)
+		log_err("event loop failed: %s", strerror(-err));
+out:
+	s->stopping = true;
+	/* Parked clients get an answer (503) before the server goes. */
+	for (struct svc_rec *r = s->recs; r; r = r->next)
+		wake_waiters(r);
+	http_server__run(s->unix_http);
+	http_server__run(s->tcp_http);
+	if (s->unix_http)
+		unlink(s->opts->socket_path);
+	http_server__free(s->unix_http);
+	http_server__free(s->tcp_http);
+	while (s->recs) {
+		struct svc_rec *r = s->recs;
+
+		s->recs = r->next;
+		free_rec(r);
+	}
+	recording__free(s->always);
+	sd_event_source_disable_unref(s->slice_timer);
+	store__free(s->store);
+	symbolizer__free(s->sym);
+	free(s->token);
+	sd_event_unref(s->ev);
+	free(s);
+	if (status == 0)
+		log_info("stopped; all BPF programs detached");
+	return status;
 }

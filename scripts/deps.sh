@@ -6,7 +6,7 @@ export DEBIAN_FRONTEND=noninteractive
 pkgs="
 	build-essential g++ cmake pkg-config git
 	clang llvm libbpf-dev bpftool
-	libelf-dev zlib1g-dev libsystemd-dev
+	libelf-dev zlib1g-dev libsystemd-dev libmicrohttpd-dev libjson-c-dev libcurl4-openssl-dev
 	libcriterion-dev libxml2-utils
 	util-linux binutils
 "
