@@ -414,11 +414,16 @@ static struct svc_rec *find_rec(struct service *s, unsigned int id)
 	return NULL;
 }
 
-static void wake_waiters(struct svc_rec *r)
+static void wake_waiters(struct service *s, struct svc_rec *r)
 {
+	if (!r->nr_waiters)
+		return;
 	for (int i = 0; i < r->nr_waiters; i++)
 		MHD_resume_connection(r->waiters[i]);
 	r->nr_waiters = 0;
+	/* Resumed connections are only served when MHD runs again: run it now. */
+	http_server__run(s->unix_http);
+	http_server__run(s->tcp_http);
 }
 
 static void finish_rec(struct service *s, struct svc_rec *r)
@@ -467,7 +472,7 @@ static void finish_rec(struct service *s, struct svc_rec *r)
 	r->rec = NULL;
 	for (int i = 0; i < r->nr_pids; i++)
 		symbolizer__forget_process(s->sym, r->pids[i]);
-	wake_waiters(r);
+	wake_waiters(s, r);
 }
 
 static void free_rec(struct svc_rec *r)
@@ -1125,7 +1130,7 @@ out:
 	s->stopping = true;
 	/* Parked clients get an answer (503) before the server goes. */
 	for (struct svc_rec *r = s->recs; r; r = r->next)
-		wake_waiters(r);
+		wake_waiters(s, r);
 	http_server__run(s->unix_http);
 	http_server__run(s->tcp_http);
 	if (s->unix_http)
