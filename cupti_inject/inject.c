@@ -1,0 +1,481 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * libxsprof_cupti.so: CUDA loads it through CUDA_INJECTION64_PATH and calls InitializeInjection
+ * from cuInit. It fires the USDT xsprof:launch at launch API entry (the correlation id BPF
+ * joins on) and streams CUPTI activity records to xsprofd. Whatever fails, the application
+ * runs on untouched: this file is the only one here that writes to stderr, once, to say why.
+ */
+#define _SDT_HAS_SEMAPHORES 1
+#include <sys/sdt.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cupti_inject/cupti_api.h"
+#include "cupti_inject/encode.h"
+#include "cupti_inject/transport.h"
+#include "cupti_inject/xsprof_wire.h"
+
+/* Non-zero while a tracer is attached to xsprof:launch (uprobe semaphore, bumped by the kernel). */
+unsigned short xsprof_launch_semaphore __attribute__((unused)) __attribute__((section(".probes")));
+
+#define ACT_BUF_SIZE (256u << 10)
+#define ACT_BUF_MAX  32 /* CUPTI buffers in flight: 8 MiB at most; past it CUPTI drops, counted */
+
+static const CUpti_CallbackId runtime_launch_cbids[] = {
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToArrayAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToArrayAsync_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromArrayAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromArrayAsync_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DToArrayAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DToArrayAsync_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DFromArrayAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DFromArrayAsync_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbolAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbolAsync_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbolAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbolAsync_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DAsync_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DPeerAsync_v4000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DPeerAsync_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_v13000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_ptsz_v13000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DBatchAsync_v13000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DBatchAsync_ptsz_v13000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemset2DAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemset2DAsync_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemset3DAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemset3DAsync_ptsz_v7000,
+};
+
+static const CUpti_CallbackId driver_launch_cbids[] = {
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoAAsync_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoAAsync_v2_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyAtoHAsync_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyAtoHAsync_v2_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpy2DAsync_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpy2DAsync_v2_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DAsync_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DAsync_v2_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DPeerAsync,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DPeerAsync_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DBatchAsync_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DBatchAsync_v2_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D8Async,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D8Async_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D16Async,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D16Async_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32Async,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32Async_ptsz,
+};
+
+/* Kernel records are the point; the rest are enabled when this CUPTI can. */
+static const CUpti_ActivityKind optional_kinds[] = {
+	CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+	CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
+	CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+	CUPTI_ACTIVITY_KIND_MARKER,
+};
+
+static struct {
+	pthread_mutex_t lock; /* transport, encoder, scratch */
+	struct cupti_api api;
+	CUpti_SubscriberHandle sub;
+	struct cupti_transport *tr;
+	struct cupti_encoder *enc;
+	bool active;
+	bool verbose;
+	bool graph_level;
+	unsigned linger_ms;
+	uint64_t dropped_cupti;
+	atomic_uint buffers_out;
+	atomic_ulong buffers_refused;
+	CUpti_ActivityKind enabled[16];
+	unsigned nr_enabled;
+	uint8_t scratch[XSPROF_WIRE_RECORD_MAX];
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Launch APIs this thread is inside: only the outermost fires the probe. */
+static __thread unsigned launch_depth;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "xsprof-cupti[%d]: %s\n", (int)getpid(), line);
+}
+
+static unsigned env_uint(const char *name, unsigned def, unsigned min, unsigned max)
+{
+	const char *s = getenv(name);
+	unsigned long v;
+	char *end;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return def;
+	return (unsigned)v;
+}
+
+static bool env_true(const char *name)
+{
+	const char *s = getenv(name);
+
+	return s && *s && strcmp(s, "0") != 0;
+}
+
+static uint64_t CUPTIAPI monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void CUPTIAPI on_api(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+			    const void *cbdata)
+{
+	const CUpti_CallbackData *cb = cbdata;
+
+	if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API)
+		return;
+	if (cb->callbackSite == CUPTI_API_ENTER) {
+		/* The runtime call and the driver call inside it are one launch. */
+		if (launch_depth++ == 0 &&
+		    __builtin_expect(*(volatile unsigned short *)&xsprof_launch_semaphore, 0))
+			STAP_PROBE2(xsprof, launch, cb->correlationId,
+				    XSPROF_USDT_API(domain, cbid));
+	} else if (launch_depth > 0) {
+		launch_depth--;
+	}
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	void *p = NULL;
+
+	*buffer = NULL;
+	*size = 0;
+	*max_records = 0;
+	if (atomic_fetch_add(&g.buffers_out, 1) >= ACT_BUF_MAX ||
+	    posix_memalign(&p, 8, ACT_BUF_SIZE) != 0) {
+		/* Declining makes CUPTI drop records and count them: bounded memory wins. */
+		atomic_fetch_sub(&g.buffers_out, 1);
+		atomic_fetch_add(&g.buffers_refused, 1);
+		return;
+	}
+	*buffer = p;
+	*size = ACT_BUF_SIZE;
+}
+
+/* Called with g.lock held. */
+static void report_drops(void)
+{
+	struct cupti_encoder_stats es;
+	size_t dropped = 0;
+
+	if (g.api.cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS)
+		g.dropped_cupti += dropped;
+	cupti_encoder__stats(g.enc, &es);
+	cupti_transport__set_drops(g.tr, g.dropped_cupti,
+				   es.bad_time + es.nvtx_unpaired + es.nvtx_overflow);
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+				      size_t valid)
+{
+	CUpti_Activity *rec = NULL;
+
+	pthread_mutex_lock(&g.lock);
+	while (valid > 0 &&
+	       g.api.cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
+		long n = cupti_encoder__encode(g.enc, rec, g.scratch, sizeof(g.scratch));
+
+		if (n > 0)
+			cupti_transport__append(g.tr, g.scratch, (size_t)n);
+	}
+	report_drops();
+	cupti_transport__flush(g.tr, 0);
+	pthread_mutex_unlock(&g.lock);
+	free(buffer);
+	atomic_fetch_sub(&g.buffers_out, 1);
+}
+
+static void at_exit(void)
+{
+	struct cupti_transport_stats ts;
+
+	if (!g.active)
+		return;
+	/* Hands every pending buffer to buffer_completed on this thread. */
+	g.api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	pthread_mutex_lock(&g.lock);
+	report_drops();
+	cupti_transport__flush(g.tr, (int)g.linger_ms);
+	cupti_transport__stats(g.tr, &ts);
+	pthread_mutex_unlock(&g.lock);
+	/* A daemon that never ran is a choice, not a fault: only a lossy session is reported. */
+	if (g.verbose || (ts.connects && (ts.dropped_full || g.dropped_cupti)))
+		say("sent %llu GPU records, dropped %llu (daemon absent or slow) and %llu (CUPTI "
+		    "buffers), %zu bytes unsent",
+		    (unsigned long long)ts.sent, (unsigned long long)ts.dropped_full,
+		    (unsigned long long)g.dropped_cupti, ts.buffered);
+}
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&g.lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&g.lock);
+}
+
+static void fork_child(void)
+{
+	/* The parent's queued records and connection are not the child's to send. */
+	if (g.tr)
+		cupti_transport__after_fork(g.tr, (uint32_t)getpid());
+	g.dropped_cupti = 0;
+	pthread_mutex_unlock(&g.lock);
+}
+
+static void stop_cupti(void)
+{
+	for (unsigned i = 0; i < g.nr_enabled; i++)
+		g.api.cuptiActivityDisable(g.enabled[i]);
+	g.nr_enabled = 0;
+	if (g.sub)
+		g.api.cuptiUnsubscribe(g.sub);
+	g.sub = NULL;
+}
+
+static CUptiResult enable_kind(CUpti_ActivityKind kind)
+{
+	CUptiResult res = g.api.cuptiActivityEnable(kind);
+
+	if (res == CUPTI_SUCCESS && g.nr_enabled < sizeof(g.enabled) / sizeof(g.enabled[0]))
+		g.enabled[g.nr_enabled++] = kind;
+	return res;
+}
+
+static int subscribe(void)
+{
+	CUptiResult res;
+	char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = "";
+
+#ifdef CUpti_SubscriberParams_STRUCT_SIZE
+	if (g.api.cuptiSubscribe_v2) {
+		CUpti_SubscriberParams p = {
+			.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
+			.subscriberName = "xsprof",
+			.oldSubscriberName = holder,
+			.oldSubscriberSize = CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN,
+		};
+		res = g.api.cuptiSubscribe_v2(&g.sub, on_api, NULL, &p);
+	} else
+#endif
+		res = g.api.cuptiSubscribe(&g.sub, on_api, NULL);
+	if (res == CUPTI_SUCCESS)
+		return 0;
+	g.sub = NULL;
+	if (res == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+		say("another CUPTI tool%s%s%s already profiles this process; xsprof leaves it alone "
+		    "and records no GPU activity here",
+		    holder[0] ? " (" : "", holder, holder[0] ? ")" : "");
+		return -EBUSY;
+	}
+	say("CUPTI is not usable here (%s); GPU activity is not recorded, the application is "
+	    "not affected",
+	    cupti_api__strerror(&g.api, res));
+	return -ENODEV;
+}
+
+static void enable_launch_callbacks(void)
+{
+	for (size_t i = 0; i < sizeof(runtime_launch_cbids) / sizeof(runtime_launch_cbids[0]); i++)
+		g.api.cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+					  runtime_launch_cbids[i]);
+	for (size_t i = 0; i < sizeof(driver_launch_cbids) / sizeof(driver_launch_cbids[0]); i++)
+		g.api.cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_DRIVER_API,
+					  driver_launch_cbids[i]);
+}
+
+static int enable_activities(void)
+{
+	CUptiResult res;
+
+	if (g.graph_level) {
+		/* One record per graph launch instead of one per node; cheaper for big graphs. */
+		res = enable_kind(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+		if (res != CUPTI_SUCCESS)
+			say("graph-level tracing unavailable (%s); graph nodes are traced one by one",
+			    cupti_api__strerror(&g.api, res));
+	}
+	res = enable_kind(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	if (res != CUPTI_SUCCESS) {
+		say("CUPTI cannot record kernels (%s); GPU activity is not recorded, the "
+		    "application is not affected",
+		    cupti_api__strerror(&g.api, res));
+		return -ENODEV;
+	}
+	for (size_t i = 0; i < sizeof(optional_kinds) / sizeof(optional_kinds[0]); i++) {
+		res = enable_kind(optional_kinds[i]);
+		if (res != CUPTI_SUCCESS && g.verbose)
+			say("activity kind %d not recorded: %s", (int)optional_kinds[i],
+			    cupti_api__strerror(&g.api, res));
+	}
+	return 0;
+}
+
+static void init_once(void)
+{
+	const char *sock = getenv(XSPROF_WIRE_SOCKET_ENV);
+	const char *graphs = getenv("XSPROF_CUPTI_GRAPHS");
+	struct cupti_transport_opts topts = {0};
+	uint32_t version = 0;
+	char err[256] = "";
+	CUptiResult res;
+	int r;
+
+	if (env_true("XSPROF_CUPTI_DISABLE"))
+		return;
+	g.verbose = env_true("XSPROF_CUPTI_VERBOSE");
+	g.graph_level = graphs && strcmp(graphs, "graph") == 0;
+	g.linger_ms = env_uint("XSPROF_CUPTI_EXIT_LINGER_MS", 200, 0, 10000);
+
+	r = cupti_api__open(&g.api, getenv("XSPROF_CUPTI_LIBRARY"), XSPROF_CUPTI_FALLBACK_PATH, err,
+			    sizeof(err));
+	if (r < 0) {
+		say("cannot load libcupti (%s); set XSPROF_CUPTI_LIBRARY=/path/to/libcupti.so.%d. "
+		    "GPU activity is not recorded, the application is not affected",
+		    err, CUPTI_API_VERSION / 10000);
+		return;
+	}
+	if (g.api.cuptiGetVersion(&version) == CUPTI_SUCCESS &&
+	    version / 10000 != CUPTI_API_VERSION / 10000) {
+		say("%s is CUPTI API %u, this library was built for %d.x; GPU activity is not "
+		    "recorded",
+		    g.api.path, version, CUPTI_API_VERSION / 10000);
+		return;
+	}
+	if (subscribe() < 0)
+		return;
+
+	/* gettid() thread ids and CLOCK_MONOTONIC times: what BPF records, so the two join. */
+	g.api.cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+	res = g.api.cuptiActivityRegisterTimestampCallback(monotonic_ns);
+	topts.clock_id = res == CUPTI_SUCCESS ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+	if (res != CUPTI_SUCCESS)
+		say("CUPTI keeps its own clock (%s); the daemon converts, with less precision",
+		    cupti_api__strerror(&g.api, res));
+
+	topts.socket_path = sock && *sock ? sock : XSPROF_WIRE_DEFAULT_SOCKET;
+	topts.max_buffered = (size_t)env_uint("XSPROF_CUPTI_BUFFER_KB", 4096, 64, 1u << 20) << 10;
+	topts.reconnect_ms = env_uint("XSPROF_CUPTI_RECONNECT_MS", 1000, 0, 600000);
+	topts.cupti_version = version;
+	g.tr = cupti_transport__new(&topts);
+	g.enc = cupti_encoder__new(0);
+	if (!g.tr || !g.enc) {
+		say("cannot set up (%s, socket %s); GPU activity is not recorded",
+		    strerror(errno ? errno : ENOMEM), topts.socket_path);
+		goto fail;
+	}
+	res = g.api.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+	if (res != CUPTI_SUCCESS) {
+		say("CUPTI refused activity buffers (%s); GPU activity is not recorded",
+		    cupti_api__strerror(&g.api, res));
+		goto fail;
+	}
+	if (enable_activities() < 0)
+		goto fail;
+	enable_launch_callbacks();
+	g.api.cuptiActivityFlushPeriod(env_uint("XSPROF_CUPTI_FLUSH_MS", 250, 10, 60000));
+
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	atexit(at_exit);
+	g.active = true;
+	/* Connect now so a daemon sees the process before its first kernel completes. */
+	pthread_mutex_lock(&g.lock);
+	cupti_transport__flush(g.tr, 0);
+	pthread_mutex_unlock(&g.lock);
+	if (g.verbose)
+		say("recording GPU activity to %s (%s clock)", topts.socket_path,
+		    topts.clock_id == CLOCK_MONOTONIC ? "monotonic" : "realtime");
+	return;
+
+fail:
+	stop_cupti();
+	cupti_transport__free(g.tr);
+	cupti_encoder__free(g.enc);
+	g.tr = NULL;
+	g.enc = NULL;
+}
+
+__attribute__((visibility("default"))) int InitializeInjection(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, init_once);
+	/* Always success: failing here could make CUDA refuse to start the application. */
+	return 1;
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * GPU activity as the daemon keeps it: one neutral record per kernel, copy, memset, sync,
+ * CUDA API call, NVTX range or graph launch, whatever produced it (today the CUPTI pipe), and
+ * a store that holds them per process, oldest first, within a record count and a memory bound.
+ *
+ * All times are CLOCK_MONOTONIC ns (the CUPTI pipe converts a sender on another clock).
+ * GPU-side times of 0/0 mean CUPTI could not measure them. Fields that do not apply to a
+ * kind are 0 unless stated.
+ */
+#ifndef XSPROF_DAEMON_GPU_RECORDS_H
+#define XSPROF_DAEMON_GPU_RECORDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum gpu_activity_kind {
+	GPU_ACT_KERNEL = 1, /* name, grid, block, device/context/stream, graph ids */
+	GPU_ACT_MEMCPY,	    /* bytes, copy_kind, src/dst mem kinds, device/context/stream */
+	GPU_ACT_MEMSET,	    /* bytes, device/context/stream */
+	GPU_ACT_SYNC,	    /* sync_type, context, stream (GPU_NO_ID when not a stream sync) */
+	GPU_ACT_API,	    /* api_domain, api_cbid, tid: a CUDA runtime or driver call (CPU) */
+	GPU_ACT_NVTX,	    /* name, domain, tid, nvtx_id: an NVTX range or a mark (start == end) */
+	GPU_ACT_GRAPH,	    /* graph_id, device/context/stream: a whole graph launch */
+};
+
+#define GPU_NO_ID 0xffffffffu
+
+struct gpu_activity {
+	uint8_t kind;	    /* enum gpu_activity_kind */
+	uint8_t copy_kind;  /* memcpy: enum xsprof_wire_copy_kind (HTOD, DTOH, ...) */
+	uint8_t src_kind;   /* memcpy: enum xsprof_wire_mem_kind; memset: the memory kind */
+	uint8_t dst_kind;   /* memcpy: enum xsprof_wire_mem_kind */
+	uint8_t api_domain; /* api: 1 driver, 2 runtime (cbids are per domain) */
+	uint8_t sync_type;  /* sync: enum xsprof_wire_sync_type */
+	uint16_t flags;	    /* XSPROF_WIRE_F_* (async, name truncated, instant, device launch) */
+	uint32_t pid;	    /* from SO_PEERCRED, in the daemon's pid namespace */
+	uint32_t tid;	    /* api, nvtx: OS thread id (gettid) */
+	uint32_t device;
+	uint32_t context;
+	uint32_t stream;
+	uint32_t correlation_id; /* kernel/memcpy/memset/graph: the launching API's; api: its own */
+	uint32_t runtime_correlation_id; /* memcpy: the runtime call's, when it differs */
+	uint32_t graph_id;		 /* 0 unless part of a graph */
+	uint32_t api_cbid;		 /* api: CUPTI_RUNTIME_TRACE_CBID_* / DRIVER_TRACE_CBID_* */
+	uint32_t nvtx_id;
+	uint64_t graph_node_id;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t bytes; /* memcpy, memset */
+	int32_t grid[3];
+	int32_t block[3];
+	const char *name;   /* kernel: mangled name; nvtx: message; else NULL. See lifetime below */
+	const char *domain; /* nvtx: domain name, NULL for the default domain */
+};
+
+struct gpu_store;
+
+struct gpu_store_opts {
+	size_t max_records; /* 0 = 262144 */
+	size_t max_bytes;   /* records + interned names; 0 = 64 MiB */
+	size_t max_pids;    /* processes with records; 0 = 4096 */
+};
+
+struct gpu_store_stats {
+	uint64_t added;
+	uint64_t evicted;  /* oldest records dropped to stay within a cap */
+	uint64_t rejected; /* records that could not be stored at all (no memory) */
+	size_t records;	   /* held now */
+	size_t bytes;	   /* held now, names included */
+	size_t pids;	   /* processes with records now */
+	size_t names;	   /* distinct interned strings now */
+};
+
+struct gpu_store *gpu_store__new(const struct gpu_store_opts *opts);
+void gpu_store__free(struct gpu_store *st);
+
+/*
+ * Copy one record in; name and domain are interned (shared between records). Evicts the
+ * oldest records, of any process, to stay within the caps. 0, or -ENOMEM (counted).
+ */
+int gpu_store__add(struct gpu_store *st, const struct gpu_activity *a);
+
+/*
+ * Callbacks see records oldest first, of one pid, or of all pids when pid is 0. A record's
+ * name and domain stay valid while the record is in the store; copy them to keep them longer.
+ * fn returns 0 to go on; anything else stops the walk and is returned.
+ */
+typedef int (*gpu_activity_fn)(void *ctx, const struct gpu_activity *a);
+int gpu_store__for_each(const struct gpu_store *st, uint32_t pid, gpu_activity_fn fn, void *ctx);
+
+/*
+ * Hand records over and remove them: each record fn returns 0 for is removed right after the
+ * call (its strings too, unless shared); a non-zero return keeps that record and stops.
+ */
+int gpu_store__take(struct gpu_store *st, uint32_t pid, gpu_activity_fn fn, void *ctx);
+
+/* Drop every record of pid (the process exited and was reported). */
+void gpu_store__forget(struct gpu_store *st, uint32_t pid);
+
+void gpu_store__stats(const struct gpu_store *st, struct gpu_store_stats *ret);
+
+#endif

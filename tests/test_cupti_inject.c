@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * libxsprof_cupti.so as CUDA would load it: its exported surface and USDT note, InitializeInjection
+ * against the real libcupti on a machine without a GPU (one clear line, the process carries on),
+ * a real libcudart program with CUDA_INJECTION64_PATH set, and, through a fake libcupti, the
+ * whole path from activity buffers to the daemon's socket, at run time and at exit.
+ */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/cupti_server.h"
+
+static char tmpdir[64];
+static char sock_path[128];
+
+static void setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/xsprof-inject-XXXXXX");
+	cr_assert_not_null(mkdtemp(tmpdir));
+	snprintf(sock_path, sizeof(sock_path), "%s/cupti.sock", tmpdir);
+	setenv("XSPROF_CUPTI_SOCKET", sock_path, 1);
+	setenv("XSPROF_CUPTI_RECONNECT_MS", "0", 1);
+	unsetenv("XSPROF_CUPTI_LIBRARY");
+	unsetenv("XSPROF_CUPTI_DISABLE");
+	unsetenv("CUDA_INJECTION64_PATH");
+}
+
+static void teardown(void)
+{
+	char cmd[160];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(cupti_inject, .init = setup, .fini = teardown, .timeout = 120);
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static size_t read_all(FILE *f, char *buf, size_t cap)
+{
+	size_t n = fread(buf, 1, cap - 1, f);
+
+	buf[n] = '\0';
+	return n;
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+Test(cupti_inject, exports_only_the_entry_point)
+{
+	char out[4096];
+	FILE *f = popen("nm -D --defined-only '" XSPROF_CUPTI_LIB "'", "r");
+
+	cr_assert_not_null(f);
+	read_all(f, out, sizeof(out));
+	cr_assert_eq(pclose(f), 0, "nm failed (binutils installed?)");
+	cr_assert_eq(count_lines(out), 1, "exported:\n%s", out);
+	cr_assert(strstr(out, " T InitializeInjection\n"), "exported:\n%s", out);
+}
+
+Test(cupti_inject, usdt_note_carries_the_semaphore)
+{
+	char out[8192], *sem;
+	FILE *f = popen("readelf -n '" XSPROF_CUPTI_LIB "'", "r");
+
+	cr_assert_not_null(f);
+	read_all(f, out, sizeof(out));
+	cr_assert_eq(pclose(f), 0);
+	cr_assert(strstr(out, "Provider: xsprof"), "%s", out);
+	cr_assert(strstr(out, "Name: launch"), "%s", out);
+	sem = strstr(out, "Semaphore: 0x");
+	cr_assert_not_null(sem, "no semaphore: tracers could not skip the probe cheaply\n%s", out);
+	cr_assert_neq(strtoull(sem + strlen("Semaphore: "), NULL, 16), 0, "%s", out);
+	cr_assert(strstr(out, "Arguments: 4@") && strstr(out, " 4@"),
+		  "two 32-bit arguments (correlation id, api):\n%s", out);
+}
+
+/* Run the host program in MODE; its stderr (the library's voice) is captured. */
+struct child_run {
+	int status;
+	pid_t pid;
+	char err[4096];
+};
+
+static void run_host(const char *mode, bool with_fake, struct child_run *ret)
+{
+	char path[] = "/tmp/xsprof-inject-err-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f;
+
+	cr_assert_geq(fd, 0);
+	if (with_fake)
+		setenv("XSPROF_CUPTI_LIBRARY", FAKE_CUPTI_LIB, 1);
+	fflush(NULL);
+	ret->pid = fork();
+	cr_assert_geq(ret->pid, 0);
+	if (ret->pid == 0) {
+		dup2(fd, 2);
+		execl(XS_INJECT_HOST, XS_INJECT_HOST, mode, XSPROF_CUPTI_LIB,
+		      with_fake ? FAKE_CUPTI_LIB : (char *)NULL, (char *)NULL);
+		_exit(127);
+	}
+	cr_assert_eq(waitpid(ret->pid, &ret->status, 0), ret->pid);
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	read_all(f, ret->err, sizeof(ret->err));
+	fclose(f);
+	close(fd);
+	unlink(path);
+}
+
+static void expect_ok(const struct child_run *r)
+{
+	cr_assert(WIFEXITED(r->status), "the process died: status %#x\n%s", r->status, r->err);
+	cr_assert_eq(WEXITSTATUS(r->status), 0, "exit %d\n%s", WEXITSTATUS(r->status), r->err);
+}
+
+static void expect_one_line(const struct child_run *r, const char *part)
+{
+	expect_ok(r);
+	cr_assert_eq(count_lines(r->err), 1, "want exactly one line, got:\n%s", r->err);
+	cr_assert(!strncmp(r->err, "xsprof-cupti[", 13), "%s", r->err);
+	cr_assert(strstr(r->err, part), "want \"%s\" in:\n%s", part, r->err);
+}
+
+Test(cupti_inject, real_cupti_without_a_gpu)
+{
+	struct child_run r;
+
+	/* No GPU, no driver here: CUPTI refuses, and the library says so once and steps aside. */
+	run_host("init3", false, &r);
+	expect_one_line(&r, "GPU activity is not recorded");
+}
+
+Test(cupti_inject, libcupti_missing)
+{
+	struct child_run r;
+
+	setenv("XSPROF_CUPTI_LIBRARY", "/nonexistent/libcupti.so.13", 1);
+	run_host("init3", false, &r);
+	expect_one_line(&r, "cannot load libcupti");
+}
+
+Test(cupti_inject, disabled_says_nothing)
+{
+	struct child_run r;
+
+	setenv("XSPROF_CUPTI_DISABLE", "1", 1);
+	run_host("init3", false, &r);
+	expect_ok(&r);
+	cr_assert_str_eq(r.err, "");
+}
+
+Test(cupti_inject, another_subscriber_is_left_alone)
+{
+	struct child_run r;
+
+	setenv("FAKE_CUPTI_SUBSCRIBE", "multiple", 1);
+	run_host("left-alone", true, &r);
+	expect_one_line(&r, "another CUPTI tool (fake-nsys) already profiles this process");
+}
+
+Test(cupti_inject, kernel_tracing_refused_undoes_everything)
+{
+	struct child_run r;
+
+	setenv("FAKE_CUPTI_KERNEL_FAIL", "1", 1);
+	run_host("left-alone", true, &r);
+	expect_one_line(&r, "cannot record kernels");
+}
+
+Test(cupti_inject, mismatched_cupti_major_is_refused)
+{
+	struct child_run r;
+
+	setenv("FAKE_CUPTI_VERSION", "120090", 1);
+	run_host("left-alone", true, &r);
+	expect_one_line(&r, "built for");
+}
+
+typedef int (*init_fn)(void);
+
+static int (*fake_state)(void);
+static unsigned (*fake_kinds)(void);
+static unsigned (*fake_callbacks)(int);
+static int (*fake_add_kernel)(const char *, uint32_t);
+static int (*fake_add_api)(int, uint32_t, uint32_t, uint32_t);
+static void (*fake_complete)(void);
+static void (*fake_api_callback)(int, uint32_t, uint32_t, int);
+
+/* The library opens the fake by the same path, so it gets this very copy. */
+static init_fn load_entry(void)
+{
+	void *h = dlopen(XSPROF_CUPTI_LIB, RTLD_NOW | RTLD_LOCAL);
+
+	return h ? (init_fn)dlsym(h, "InitializeInjection") : NULL;
+}
+
+static void load_fake(void)
+{
+	void *h = dlopen(FAKE_CUPTI_LIB, RTLD_NOW | RTLD_GLOBAL);
+
+	cr_assert_not_null(h, "%s", dlerror());
+	*(void **)&fake_state = dlsym(h, "fake_cupti_state");
+	*(void **)&fake_kinds = dlsym(h, "fake_cupti_enabled_kinds");
+	*(void **)&fake_callbacks = dlsym(h, "fake_cupti_enabled_callbacks");
+	*(void **)&fake_add_kernel = dlsym(h, "fake_cupti_add_kernel");
+	*(void **)&fake_add_api = dlsym(h, "fake_cupti_add_api");
+	*(void **)&fake_complete = dlsym(h, "fake_cupti_complete");
+	*(void **)&fake_api_callback = dlsym(h, "fake_cupti_api_callback");
+	cr_assert(fake_state && fake_add_kernel && fake_complete && fake_api_callback);
+	setenv("XSPROF_CUPTI_LIBRARY", FAKE_CUPTI_LIB, 1);
+}
+
+static struct cupti_server *start_server(void)
+{
+	struct cupti_server *s =
+		cupti_server__new(&(struct cupti_server_opts){.socket_path = sock_path});
+
+	cr_assert_not_null(s, "%s", strerror(errno));
+	return s;
+}
+
+static bool pump_until_stored(struct cupti_server *s, uint64_t n)
+{
+	uint64_t deadline = mono_ns() + 5000000000ull;
+	struct cupti_server_stats st;
+
+	for (;;) {
+		struct pollfd p = {.fd = cupti_server__fd(s), .events = POLLIN};
+
+		cupti_server__stats(s, &st);
+		if (st.store.added >= n)
+			return true;
+		if (mono_ns() > deadline)
+			return false;
+		if (poll(&p, 1, 20) > 0)
+			cr_assert_geq(cupti_server__process(s), 0);
+	}
+}
+
+struct seen {
+	int kernels, apis;
+	uint32_t pid;
+	uint64_t min_start, max_end;
+	char names[256];
+};
+
+static int note(void *ctx, const struct gpu_activity *a)
+{
+	struct seen *s = ctx;
+
+	s->pid = a->pid;
+	if (!s->min_start || a->start_ns < s->min_start)
+		s->min_start = a->start_ns;
+	if (a->end_ns > s->max_end)
+		s->max_end = a->end_ns;
+	if (a->kind == GPU_ACT_KERNEL) {
+		s->kernels++;
+		strncat(s->names, a->name, sizeof(s->names) - strlen(s->names) - 2);
+		strcat(s->names, ",");
+	} else if (a->kind == GPU_ACT_API) {
+		s->apis++;
+	}
+	return 0;
+}
+
+Test(cupti_inject, fake_cupti_end_to_end)
+{
+	struct cupti_server *s = start_server();
+	struct cupti_server_stats st;
+	struct seen seen = {0};
+	init_fn init;
+	uint64_t t0, t1;
+
+	load_fake();
+	init = load_entry();
+	cr_assert_not_null(init);
+	cr_assert_eq(init(), 1);
+	cr_assert_eq(fake_state(), 1 | 2 | 4, "subscribed, clock registered, kernels on");
+	cr_assert_gt(fake_callbacks(2), 8, "runtime launch callbacks");
+	cr_assert_gt(fake_callbacks(1), 8, "driver launch callbacks");
+
+	/* A runtime launch with its driver call nested inside, as the driver reports them. */
+	fake_api_callback(2, 211, 41, 0);
+	fake_api_callback(1, 307, 41, 0);
+	fake_api_callback(1, 307, 41, 1);
+	fake_api_callback(2, 211, 41, 1);
+
+	t0 = mono_ns();
+	cr_assert_eq(fake_add_kernel("_Z1av", 41), 0);
+	cr_assert_eq(fake_add_kernel("_Z1bv", 42), 0);
+	cr_assert_eq(fake_add_kernel("_Z1av", 43), 0);
+	cr_assert_eq(fake_add_api(1, 211, 41, 1234), 0);
+	t1 = mono_ns();
+	fake_complete();
+
+	cr_assert(pump_until_stored(s, 4));
+	cupti_server__stats(s, &st);
+	cr_assert_eq(st.malformed, 0, "%s", st.last_malformed);
+	cr_assert_eq(st.accepted, 1);
+	gpu_store__for_each(cupti_server__store(s), 0, note, &seen);
+	cr_assert_eq(seen.kernels, 3);
+	cr_assert_eq(seen.apis, 1);
+	cr_assert_str_eq(seen.names, "_Z1av,_Z1bv,_Z1av,");
+	cr_assert_eq(seen.pid, (uint32_t)getpid());
+	/* Timestamps came from the library's callback: CLOCK_MONOTONIC, like BPF's. */
+	cr_assert(seen.min_start >= t0 && seen.min_start <= t1, "start %llu not in [%llu, %llu]",
+		  (unsigned long long)seen.min_start, (unsigned long long)t0,
+		  (unsigned long long)t1);
+	cupti_server__free(s);
+}
+
+Test(cupti_inject, exit_flushes_what_is_pending)
+{
+	struct cupti_server *s = start_server();
+	struct seen seen = {0};
+	struct child_run r;
+
+	run_host("queue-exit", true, &r);
+	expect_ok(&r);
+	cr_assert_str_eq(r.err, "", "a healthy run prints nothing");
+	cr_assert(pump_until_stored(s, 2));
+	gpu_store__for_each(cupti_server__store(s), 0, note, &seen);
+	cr_assert_eq(seen.kernels, 2);
+	cr_assert_eq(seen.pid, (uint32_t)r.pid, "the host's pid, from SO_PEERCRED");
+	cupti_server__free(s);
+}
+
+Test(cupti_inject, no_daemon_costs_nothing_and_says_nothing)
+{
+	struct child_run r;
+
+	setenv("XSPROF_CUPTI_EXIT_LINGER_MS", "0", 1);
+	run_host("queue-nodaemon", true, &r);
+	expect_ok(&r);
+	cr_assert_eq(count_lines(r.err), 0, "no daemon is not an error:\n%s", r.err);
+}
+
+static void run_smoke(const char *nvtx, struct child_run *ret)
+{
+	char path[] = "/tmp/xsprof-smoke-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f;
+	pid_t pid;
+
+	cr_assert_geq(fd, 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		setenv("CUDA_INJECTION64_PATH", XSPROF_CUPTI_LIB, 1);
+		if (nvtx)
+			setenv("NVTX_INJECTION64_PATH", nvtx, 1);
+		execl(XS_CUDART_SMOKE, XS_CUDART_SMOKE, "10", (char *)NULL);
+		_exit(127);
+	}
+	cr_assert_eq(waitpid(pid, &ret->status, 0), pid);
+	f = fopen(path, "r");
+	read_all(f, ret->err, sizeof(ret->err));
+	fclose(f);
+	close(fd);
+	unlink(path);
+}
+
+Test(cupti_inject, cudart_program_with_injection_runs_normally)
+{
+	struct child_run r;
+
+	run_smoke(NULL, &r);
+	cr_assert(WIFEXITED(r.status), "killed by signal %d\n%s", WTERMSIG(r.status), r.err);
+	cr_assert_eq(WEXITSTATUS(r.status), 0, "%s", r.err);
+	run_smoke(REAL_CUPTI_LIB, &r);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+}

@@ -1,0 +1,561 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The CUPTI pipe server over real Unix sockets, fed by producers in this test: what is valid
+ * is kept, what is not closes only the connection that sent it, and the caps hold.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/cupti_server.h"
+#include "tests/cupti_wire_build.h"
+
+static char tmpdir[64];
+static char sock_path[128];
+static uint8_t rec[XSPROF_WIRE_RECORD_MAX];
+
+static void setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/xsprof-cupti-srv-XXXXXX");
+	cr_assert_not_null(mkdtemp(tmpdir));
+	snprintf(sock_path, sizeof(sock_path), "%s/run/cupti.sock", tmpdir);
+}
+
+static void teardown(void)
+{
+	char cmd[160];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(cupti_server, .init = setup, .fini = teardown, .timeout = 60);
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct cupti_server *start(struct cupti_server_opts *o)
+{
+	struct cupti_server_opts def = {0};
+	struct cupti_server *s;
+
+	if (!o)
+		o = &def;
+	o->socket_path = sock_path;
+	s = cupti_server__new(o);
+	cr_assert_not_null(s, "cupti_server__new: %s", strerror(errno));
+	return s;
+}
+
+static int client(void)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	struct timeval tv = {.tv_sec = 5};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	cr_assert_geq(fd, 0);
+	strcpy(a.sun_path, sock_path);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0, "connect: %s",
+		     strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+static void pump_once(struct cupti_server *s, int wait_ms)
+{
+	struct pollfd p = {.fd = cupti_server__fd(s), .events = POLLIN};
+
+	if (poll(&p, 1, wait_ms) > 0)
+		cr_assert_geq(cupti_server__process(s), 0);
+}
+
+/* Serve until cond holds (or 5 s pass). */
+static bool pump_until(struct cupti_server *s,
+		       bool (*cond)(const struct cupti_server_stats *, uint64_t), uint64_t arg)
+{
+	uint64_t deadline = mono_ns() + 5000000000ull;
+	struct cupti_server_stats st;
+
+	for (;;) {
+		cupti_server__stats(s, &st);
+		if (cond(&st, arg))
+			return true;
+		if (mono_ns() > deadline)
+			return false;
+		pump_once(s, 20);
+	}
+}
+
+static bool stored_at_least(const struct cupti_server_stats *st, uint64_t n)
+{
+	return st->store.added >= n;
+}
+
+static bool malformed_at_least(const struct cupti_server_stats *st, uint64_t n)
+{
+	return st->malformed >= n;
+}
+
+static bool conns_closed(const struct cupti_server_stats *st, uint64_t n)
+{
+	return st->conns == n;
+}
+
+static bool accepted_at_least(const struct cupti_server_stats *st, uint64_t n)
+{
+	return st->accepted + st->rejected >= n;
+}
+
+/* Blocking sends could deadlock against our own single-threaded server: pump while waiting. */
+static void send_pumping(struct cupti_server *s, int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = send(fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+		} else {
+			cr_assert(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK), "send: %s",
+				  strerror(errno));
+			pump_once(s, 5);
+		}
+	}
+}
+
+static void send_hello(struct cupti_server *s, int fd, uint32_t claimed_pid)
+{
+	size_t n = wb_hello(rec, claimed_pid);
+
+	send_pumping(s, fd, rec, n);
+}
+
+static void send_kernel(struct cupti_server *s, int fd, const char *name, uint64_t t)
+{
+	size_t n = wb_kernel(rec, name, t, t + 10, (uint32_t)t);
+
+	send_pumping(s, fd, rec, n);
+}
+
+/* The server closed fd: reading it finds EOF (or a reset). */
+static bool peer_closed(int fd)
+{
+	char c;
+	ssize_t n = read(fd, &c, 1);
+
+	return n == 0 || (n < 0 && errno == ECONNRESET);
+}
+
+struct kinds {
+	int n[GPU_ACT_GRAPH + 1];
+	uint32_t pid;
+	int total;
+};
+
+static int count_kinds(void *ctx, const struct gpu_activity *a)
+{
+	struct kinds *k = ctx;
+
+	k->n[a->kind]++;
+	k->pid = a->pid;
+	k->total++;
+	return 0;
+}
+
+Test(cupti_server, socket_and_directory_modes)
+{
+	struct cupti_server *s;
+	struct stat sb;
+	char dir[160];
+
+	umask(077); /* the daemon's umask must not lock profiled processes out */
+	s = start(NULL);
+	cr_assert_eq(stat(sock_path, &sb), 0);
+	cr_assert(S_ISSOCK(sb.st_mode));
+	cr_assert_eq(sb.st_mode & 0777, 0666);
+	snprintf(dir, sizeof(dir), "%s/run", tmpdir);
+	cr_assert_eq(stat(dir, &sb), 0);
+	cr_assert_eq(sb.st_mode & 0777, 0755);
+	cupti_server__free(s);
+	cr_assert_neq(stat(sock_path, &sb), 0, "socket removed on free");
+}
+
+Test(cupti_server, refuses_to_clobber)
+{
+	struct cupti_server *s, *s2;
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd;
+
+	s = start(NULL);
+	s2 = cupti_server__new(&(struct cupti_server_opts){.socket_path = sock_path});
+	cr_assert_null(s2);
+	cr_assert_eq(errno, EADDRINUSE, "a live daemon keeps its socket");
+	cupti_server__free(s);
+
+	/* A stale socket (its daemon died without cleaning up) is replaced. */
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	strcpy(a.sun_path, sock_path);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	close(fd);
+	s = start(NULL);
+	cupti_server__free(s);
+
+	/* Anything that is not a socket is not ours to delete. */
+	fd = open(sock_path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	s2 = cupti_server__new(&(struct cupti_server_opts){.socket_path = sock_path});
+	cr_assert_null(s2);
+	cr_assert_eq(errno, EEXIST);
+}
+
+Test(cupti_server, valid_records_of_every_type)
+{
+	struct cupti_server *s = start(NULL);
+	struct cupti_server_stats st;
+	struct kinds k = {0};
+	int fd = client();
+	uint64_t t = mono_ns();
+	size_t n;
+
+	send_hello(s, fd, 1); /* a lie: SO_PEERCRED decides */
+	send_kernel(s, fd, "_Z4gemmv", t);
+	n = wb_memcpy(rec, XSPROF_COPY_DTOH, 1 << 20, t, t + 5, 2);
+	send_pumping(s, fd, rec, n);
+	n = wb_memset(rec, 64, t, t + 1);
+	send_pumping(s, fd, rec, n);
+	n = wb_api(rec, XSPROF_API_RUNTIME, 211, 77, t, t + 3, 1);
+	send_pumping(s, fd, rec, n);
+	n = wb_sync(rec, XSPROF_SYNC_CONTEXT, t, t + 8);
+	send_pumping(s, fd, rec, n);
+	n = wb_nvtx(rec, "epoch", "train", t, t + 100, 0);
+	send_pumping(s, fd, rec, n);
+	n = wb_graph(rec, 3, t, t + 50);
+	send_pumping(s, fd, rec, n);
+	n = wb_stats(rec, 5, 2);
+	send_pumping(s, fd, rec, n);
+	cr_assert(pump_until(s, stored_at_least, 7));
+	pump_once(s, 20);
+
+	cupti_server__stats(s, &st);
+	cr_assert_eq(st.malformed, 0, "%s", st.last_malformed);
+	cr_assert_eq(st.records[XSPROF_WIRE_KERNEL], 1);
+	cr_assert_eq(st.records[XSPROF_WIRE_STATS], 1);
+	cr_assert_eq(st.sender_dropped_full, 5);
+	cr_assert_eq(st.sender_dropped_cupti, 2);
+	gpu_store__for_each(cupti_server__store(s), 0, count_kinds, &k);
+	cr_assert_eq(k.total, 7);
+	for (int kind = GPU_ACT_KERNEL; kind <= GPU_ACT_GRAPH; kind++)
+		cr_assert_eq(k.n[kind], 1, "kind %d", kind);
+	cr_assert_eq(k.pid, (uint32_t)getpid(), "pid from SO_PEERCRED, not the hello");
+	close(fd);
+	cr_assert(pump_until(s, conns_closed, 0));
+	cupti_server__stats(s, &st);
+	cr_assert_eq(st.truncated, 0);
+	cupti_server__free(s);
+}
+
+Test(cupti_server, byte_by_byte)
+{
+	struct cupti_server *s = start(NULL);
+	int fd = client();
+	size_t n;
+
+	n = wb_hello(rec, 0);
+	n += wb_nvtx(rec + n, "slow sender", NULL, 1, 2, 0);
+	for (size_t i = 0; i < n; i++) {
+		send_pumping(s, fd, rec + i, 1);
+		pump_once(s, 1);
+	}
+	cr_assert(pump_until(s, stored_at_least, 1));
+	close(fd);
+	cupti_server__free(s);
+}
+
+Test(cupti_server, truncated_connection_keeps_what_was_whole)
+{
+	struct cupti_server *s = start(NULL);
+	struct cupti_server_stats st;
+	int fd = client();
+	size_t n;
+
+	send_hello(s, fd, 0);
+	send_kernel(s, fd, "whole", 100);
+	n = wb_kernel(rec, "cut short", 200, 300, 2);
+	send_pumping(s, fd, rec, n / 2);
+	close(fd);
+	cr_assert(pump_until(s, stored_at_least, 1));
+	cr_assert(pump_until(s, conns_closed, 0));
+	cupti_server__stats(s, &st);
+	cr_assert_eq(st.truncated, 1);
+	cr_assert_eq(st.malformed, 0);
+	cr_assert_eq(st.store.records, 1);
+	cupti_server__free(s);
+}
+
+Test(cupti_server, bad_hello_is_dropped)
+{
+	struct cupti_server *s = start(NULL);
+	struct cupti_server_stats st;
+	struct xsprof_wire_hello h;
+	int fd;
+
+	fd = client();
+	wb_hello(&h, 0);
+	h.magic = 0x46544547; /* "GETF": say, an HTTP client on the wrong socket */
+	send_pumping(s, fd, &h, sizeof(h));
+	cr_assert(pump_until(s, malformed_at_least, 1));
+	cr_assert(peer_closed(fd));
+	close(fd);
+	cupti_server__stats(s, &st);
+	cr_assert(strstr(st.last_malformed, "magic"), "%s", st.last_malformed);
+
+	fd = client();
+	wb_hello(&h, 0);
+	h.version = 99;
+	send_pumping(s, fd, &h, sizeof(h));
+	cr_assert(pump_until(s, malformed_at_least, 2));
+	cr_assert(peer_closed(fd));
+	close(fd);
+	cupti_server__stats(s, &st);
+	cr_assert(strstr(st.last_malformed, "version"), "%s", st.last_malformed);
+	cr_assert_eq(st.store.records, 0);
+	cupti_server__free(s);
+}
+
+/* Each case writes one malformed record into rec and returns its length. */
+static size_t bad_lying_length(void)
+{
+	size_t n = wb_kernel(rec, "liar", 1, 2, 1);
+	struct xsprof_wire_hdr *h = (struct xsprof_wire_hdr *)rec;
+
+	h->length += 8;
+	return n + 8;
+}
+
+static size_t bad_oversized(void)
+{
+	wb_kernel(rec, "huge", 1, 2, 1);
+	((struct xsprof_wire_hdr *)rec)->length = 64u << 20;
+	return sizeof(struct xsprof_wire_hdr); /* refused on the header alone */
+}
+
+static size_t bad_enum(void)
+{
+	return wb_memcpy(rec, 200, 10, 1, 2, 1);
+}
+
+static size_t bad_unterminated(void)
+{
+	size_t n = wb_kernel(rec, "abc", 1, 2, 1);
+
+	rec[sizeof(struct xsprof_wire_kernel) + 3] = 'd';
+	return n;
+}
+
+static size_t bad_time(void)
+{
+	return wb_api(rec, XSPROF_API_DRIVER, 307, 1, 500, 400, 1);
+}
+
+static size_t bad_type(void)
+{
+	size_t n = wb_sync(rec, 1, 1, 2);
+
+	((struct xsprof_wire_hdr *)rec)->type = 0x7777;
+	return n;
+}
+
+Test(cupti_server, malformed_records_close_only_their_connection)
+{
+	static size_t (*const cases[])(void) = {
+		bad_lying_length, bad_oversized, bad_enum, bad_unterminated, bad_time, bad_type,
+	};
+	const unsigned nr = sizeof(cases) / sizeof(cases[0]);
+	struct cupti_server *s = start(NULL);
+	struct cupti_server_stats st;
+	int good = client();
+
+	send_hello(s, good, 0);
+	for (unsigned i = 0; i < nr; i++) {
+		int fd = client();
+		size_t n;
+
+		send_hello(s, fd, 0);
+		send_kernel(s, fd, "before", 1000 + i);
+		n = cases[i]();
+		send_pumping(s, fd, rec, n);
+		/* Never read: a record sent after the bad one. */
+		send(fd, rec, 8, MSG_DONTWAIT | MSG_NOSIGNAL);
+		cr_assert(pump_until(s, malformed_at_least, i + 1), "case %u", i);
+		cr_assert(peer_closed(fd), "case %u", i);
+		close(fd);
+		/* The good connection, interleaved, goes on regardless. */
+		send_kernel(s, good, "good", 2000 + i);
+	}
+	cr_assert(pump_until(s, stored_at_least, 2 * nr));
+	cupti_server__stats(s, &st);
+	cr_assert_eq(st.malformed, nr);
+	cr_assert_eq(st.store.records, 2 * nr, "valid records before each bad one are kept");
+	cr_assert_eq(st.conns, 1, "the good connection is still open");
+	send_kernel(s, good, "still good", 9999);
+	cr_assert(pump_until(s, stored_at_least, 2 * nr + 1));
+	close(good);
+	cupti_server__free(s);
+}
+
+Test(cupti_server, garbage_alongside_a_busy_good_client)
+{
+	struct cupti_server *s = start(NULL);
+	struct cupti_server_stats st;
+	int good = client(), bad = client();
+	uint8_t junk[4096];
+
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)(i * 131 + 7);
+	send_hello(s, good, 0);
+	for (int i = 0; i < 500; i++) {
+		send_kernel(s, good, "k", (uint64_t)i + 1);
+		if (i == 250)
+			send_pumping(s, bad, junk, sizeof(junk));
+	}
+	cr_assert(pump_until(s, stored_at_least, 500));
+	cupti_server__stats(s, &st);
+	cr_assert_eq(st.malformed, 1);
+	cr_assert_eq(st.store.records, 500);
+	close(good);
+	close(bad);
+	cupti_server__free(s);
+}
+
+Test(cupti_server, connection_caps)
+{
+	struct cupti_server_opts o = {.max_conns = 4};
+	struct cupti_server *s = start(&o);
+	struct cupti_server_stats st;
+	int fds[6];
+
+	for (int i = 0; i < 6; i++)
+		fds[i] = client();
+	cr_assert(pump_until(s, accepted_at_least, 6));
+	cupti_server__stats(s, &st);
+	cr_assert_eq(st.accepted, 4);
+	cr_assert_eq(st.rejected, 2);
+	cr_assert(peer_closed(fds[5]), "the refused are told by EOF");
+	for (int i = 0; i < 6; i++)
+		close(fds[i]);
+	cupti_server__free(s);
+
+	o = (struct cupti_server_opts){.max_conns = 8, .max_conns_per_uid = 2};
+	s = start(&o);
+	for (int i = 0; i < 3; i++)
+		fds[i] = client();
+	cr_assert(pump_until(s, accepted_at_least, 3));
+	cupti_server__stats(s, &st);
+	cr_assert_eq(st.accepted, 2);
+	cr_assert_eq(st.rejected, 1, "one uid cannot take every slot");
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+	cupti_server__free(s);
+}
+
+Test(cupti_server, record_flood_stays_within_caps)
+{
+	struct cupti_server_opts o = {.store = {.max_records = 100}, .max_conn_buffer = 1};
+	struct cupti_server *s = start(&o);
+	struct cupti_server_stats st;
+	const size_t total = 20000;
+	uint8_t *burst = malloc(total * 128);
+	size_t len = 0;
+	int fd = client();
+
+	len += wb_hello(burst, 0);
+	for (size_t i = 0; i < total; i++)
+		len += wb_kernel(burst + len, "flood", i + 1, i + 2, (uint32_t)i);
+	send_pumping(s, fd, burst, len);
+	cr_assert(pump_until(s, stored_at_least, total));
+	cupti_server__stats(s, &st);
+	cr_assert_eq(st.malformed, 0);
+	cr_assert_eq(st.store.records, 100);
+	cr_assert_eq(st.store.evicted, total - 100);
+	cr_assert_eq(st.conns, 1, "a busy sender is not a bad one");
+	close(fd);
+	free(burst);
+	cupti_server__free(s);
+}
+
+Test(cupti_server, pid_comes_from_peercred)
+{
+	struct cupti_server *s = start(NULL);
+	struct kinds k = {0};
+	int status;
+	pid_t child;
+
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		int fd = client();
+		size_t n = wb_hello(rec, (uint32_t)getppid()); /* claims to be its parent */
+
+		n += wb_kernel(rec + n, "from the child", 10, 20, 1);
+		if (send(fd, rec, n, MSG_NOSIGNAL) != (ssize_t)n)
+			_exit(1);
+		close(fd);
+		_exit(0);
+	}
+	cr_assert(pump_until(s, stored_at_least, 1));
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	gpu_store__for_each(cupti_server__store(s), 0, count_kinds, &k);
+	cr_assert_eq(k.total, 1);
+	cr_assert_eq(k.pid, (uint32_t)child);
+	cupti_server__free(s);
+}
+
+static int first_start(void *ctx, const struct gpu_activity *a)
+{
+	*(uint64_t *)ctx = a->start_ns;
+	return 1;
+}
+
+Test(cupti_server, realtime_sender_is_converted)
+{
+	struct cupti_server *s = start(NULL);
+	struct xsprof_wire_hello h;
+	struct timespec rt;
+	uint64_t real_ns, got = 0, mono_before, mono_after;
+	int fd = client();
+
+	wb_hello(&h, 0);
+	h.clock_id = CLOCK_REALTIME;
+	send_pumping(s, fd, &h, sizeof(h));
+	mono_before = mono_ns();
+	clock_gettime(CLOCK_REALTIME, &rt);
+	real_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+	send_kernel(s, fd, "rt", real_ns);
+	cr_assert(pump_until(s, stored_at_least, 1));
+	mono_after = mono_ns();
+	gpu_store__for_each(cupti_server__store(s), 0, first_start, &got);
+	cr_assert(got + 50000000ull >= mono_before && got <= mono_after + 50000000ull,
+		  "converted %llu not within [%llu, %llu]", (unsigned long long)got,
+		  (unsigned long long)mono_before, (unsigned long long)mono_after);
+	close(fd);
+	cupti_server__free(s);
+}
