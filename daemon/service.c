@@ -20,6 +20,8 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include "cupti_inject/xsprof_wire.h"
+#include "daemon/cupti_server.h"
 #include "daemon/fold.h"
 #include "daemon/http.h"
 #include "daemon/log.h"
@@ -79,6 +81,9 @@ struct service {
 	sd_event_source *slice_timer;
 	uint64_t slice_start_ns;
 	struct http_server *unix_http, *tcp_http;
+	struct cupti_server *cupti; /* GPU timing from CUDA processes; NULL when off */
+	sd_event_source *cupti_io;
+	uint64_t cupti_malformed_seen;
 	char *token;
 	gid_t group;
 	uint64_t started_ns;
@@ -305,6 +310,24 @@ static struct json_object *status_json(struct service *s)
 	mem = json_object_new_object();
 	add_u64(mem, "rss_bytes", (uint64_t)rss_bytes());
 	json_object_object_add(j, "memory", mem);
+	if (s->cupti) {
+		struct cupti_server_stats cs;
+		struct json_object *g = json_object_new_object();
+
+		cupti_server__stats(s->cupti, &cs);
+		add_u64(g, "connections", cs.conns);
+		add_u64(g, "accepted", cs.accepted);
+		add_u64(g, "malformed_connections", cs.malformed);
+		add_u64(g, "kernels", cs.records[XSPROF_WIRE_KERNEL]);
+		add_u64(g, "memcpys", cs.records[XSPROF_WIRE_MEMCPY]);
+		add_u64(g, "memsets", cs.records[XSPROF_WIRE_MEMSET]);
+		add_u64(g, "api_calls", cs.records[XSPROF_WIRE_API]);
+		add_u64(g, "sender_dropped",
+			cs.sender_dropped_full + cs.sender_dropped_cupti + cs.sender_dropped_other);
+		add_u64(g, "records_held", cs.store.records);
+		add_u64(g, "records_evicted", cs.store.evicted);
+		json_object_object_add(j, "gpu", g);
+	}
 	return j;
 }
 
@@ -946,6 +969,45 @@ static void on_completed(void *ctx, struct MHD_Connection *c, void **con_cls,
 	*con_cls = NULL;
 }
 
+/* ---- GPU timing ---- */
+
+static int on_cupti(sd_event_source *src, int fd, uint32_t revents, void *ctx)
+{
+	struct service *s = ctx;
+	struct cupti_server_stats cs;
+	int n = cupti_server__process(s->cupti);
+
+	if (n < 0)
+		log_err("CUPTI pipe: %s", strerror(-n));
+	cupti_server__stats(s->cupti, &cs);
+	if (cs.malformed != s->cupti_malformed_seen) {
+		log_warn("dropped a CUPTI connection that sent malformed data (%s); %llu so far",
+			 cs.last_malformed, (unsigned long long)cs.malformed);
+		s->cupti_malformed_seen = cs.malformed;
+	}
+	return 0;
+}
+
+static void start_cupti(struct service *s)
+{
+	struct cupti_server_opts co = {.socket_path = s->opts->cupti_socket};
+	int err;
+
+	s->cupti = cupti_server__new(&co);
+	if (!s->cupti) {
+		log_warn("GPU timing is off: cannot listen on %s: %s", s->opts->cupti_socket,
+			 strerror(errno));
+		return;
+	}
+	err = sd_event_add_io(s->ev, &s->cupti_io, cupti_server__fd(s->cupti), EPOLLIN, on_cupti,
+			      s);
+	if (err < 0) {
+		log_warn("GPU timing is off: %s", strerror(-err));
+		cupti_server__free(s->cupti);
+		s->cupti = NULL;
+	}
+}
+
 /* ---- lifecycle ---- */
 
 static int read_token(const char *path, char **ret)
@@ -1115,6 +1177,7 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 	}
 	if (start_always(s) || start_http(s))
 		goto out;
+	start_cupti(s);
 
 	log_info("xsprofd %s serving %s: sampling all CPUs at %u Hz, keeping %u s (at most %u "
 		 "MiB)",
@@ -1144,6 +1207,8 @@ out:
 		free_rec(r);
 	}
 	recording__free(s->always);
+	sd_event_source_disable_unref(s->cupti_io);
+	cupti_server__free(s->cupti);
 	sd_event_source_disable_unref(s->slice_timer);
 	store__free(s->store);
 	symbolizer__free(s->sym);
