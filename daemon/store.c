@@ -150,6 +150,7 @@ int store__query(const struct store *s, uint64_t since_ns, bool all_uids, uid_t 
 {
 	struct merge_ctx *m = calloc(1, sizeof(*m));
 	uint64_t from = 0;
+	bool any = false;
 	int err = 0;
 
 	if (!m)
@@ -160,8 +161,9 @@ int store__query(const struct store *s, uint64_t since_ns, bool all_uids, uid_t 
 	for (size_t i = 0; i < s->n && !err; i++) {
 		if (s->slices[i].end_ns <= since_ns)
 			continue;
-		if (!from)
+		if (!any)
 			from = s->slices[i].start_ns;
+		any = true;
 		err = calltree__walk(s->slices[i].tree, merge_visit, m);
 	}
 	free(m);
