@@ -8,7 +8,7 @@ pkgs="
 	clang llvm libbpf-dev bpftool
 	libelf-dev zlib1g-dev libsystemd-dev libmicrohttpd-dev libjson-c-dev libcurl4-openssl-dev
 	libcriterion-dev libxml2-utils
-	util-linux binutils
+	util-linux binutils systemtap-sdt-dev curl
 "
 missing=""
 for p in $pkgs; do
