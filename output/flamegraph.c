@@ -36,6 +36,8 @@ struct svg {
 	uint64_t *next_off; /* per depth: where the next frame at that depth starts */
 	size_t drawn_depth; /* deepest drawn frame's depth + 1 */
 	size_t elided;
+	const struct flamegraph_style *style; /* NULL: the usual colours */
+	const char **path;		      /* with a style: names from the root down */
 };
 
 static void out(struct svg *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -203,7 +205,7 @@ static bool too_narrow(const struct svg *s, uint64_t weight)
 }
 
 static void put_frame(struct svg *s, const char *name, size_t level, uint64_t off, uint64_t weight,
-		      const unsigned int rgb[3])
+		      const unsigned int rgb[3], const char *note)
 {
 	double x = XPAD + off * s->scale, w = weight * s->scale;
 	int y = TOP + (int)(s->drawn_depth - level) * FRAME_H;
@@ -214,7 +216,13 @@ static void put_frame(struct svg *s, const char *name, size_t level, uint64_t of
 	put_escaped(s, name, SIZE_MAX);
 	out(s, " (%" PRIu64 " ", weight);
 	put_escaped(s, s->unit, SIZE_MAX);
-	out(s, ", %.2f%%)</title>", 100.0 * weight / s->total);
+	out(s, ", %.2f%%)", 100.0 * weight / s->total);
+	/* After the closing parenthesis, where the script's name parsing does not look. */
+	if (note && note[0]) {
+		out(s, " ");
+		put_escaped(s, note, SIZE_MAX);
+	}
+	out(s, "</title>");
 	out(s,
 	    "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" rx=\"2\" fill=\"rgb(%u,%u,%u)\"/>",
 	    x, y, w, FRAME_H - 1, rgb[0], rgb[1], rgb[2]);
@@ -239,13 +247,19 @@ static int draw(const struct calltree_frame *fr, void *data)
 	struct svg *s = data;
 	uint64_t off = s->next_off[fr->depth];
 	unsigned int rgb[3];
+	char note[128] = "";
 
 	s->next_off[fr->depth] += fr->total;
 	s->next_off[fr->depth + 1] = off; /* children start under their parent */
+	if (s->path)
+		s->path[fr->depth] = fr->name;
 	if (too_narrow(s, fr->total))
 		return 0;
-	frame_rgb(fr->name, rgb);
-	put_frame(s, fr->name, fr->depth + 1, off, fr->total, rgb);
+	if (!s->style || !s->style->fill || !s->style->fill(s->style->ctx, fr, s->path, rgb))
+		frame_rgb(fr->name, rgb);
+	if (s->style && s->style->note)
+		s->style->note(s->style->ctx, fr, s->path, note, sizeof(note));
+	put_frame(s, fr->name, fr->depth + 1, off, fr->total, rgb, note);
 	return s->err;
 }
 
@@ -469,7 +483,13 @@ static int write_empty(struct svg *s, const struct output_meta *meta)
 
 int flamegraph__write_svg(const struct calltree *t, FILE *f, const struct output_meta *meta)
 {
-	struct svg s = {.f = f};
+	return flamegraph__write_svg_styled(t, f, meta, NULL);
+}
+
+int flamegraph__write_svg_styled(const struct calltree *t, FILE *f, const struct output_meta *meta,
+				 const struct flamegraph_style *style)
+{
+	struct svg s = {.f = f, .style = style};
 	int height, err, y;
 	unsigned int all_rgb[3] = {215, 215, 215};
 
@@ -486,8 +506,13 @@ int flamegraph__write_svg(const struct calltree *t, FILE *f, const struct output
 		return err;
 	s.scale = (double)(IMG_W - 2 * XPAD) / s.total;
 	s.next_off = calloc(calltree__max_depth(t) + 1, sizeof(*s.next_off));
-	if (!s.next_off)
+	if (style)
+		s.path = calloc(calltree__max_depth(t) + 1, sizeof(*s.path));
+	if (!s.next_off || (style && !s.path)) {
+		free(s.next_off);
+		free(s.path);
 		return -ENOMEM;
+	}
 
 	height = TOP + (int)(s.drawn_depth + 1) * FRAME_H + BOTTOM;
 	put_header(&s, height, meta);
@@ -503,9 +528,10 @@ int flamegraph__write_svg(const struct calltree *t, FILE *f, const struct output
 	    s.total, XPAD, IMG_W - 2 * XPAD, CHAR_W);
 	put_escaped(&s, s.unit, SIZE_MAX);
 	out(&s, "\">\n");
-	put_frame(&s, "all", 0, 0, s.total, all_rgb);
+	put_frame(&s, "all", 0, 0, s.total, all_rgb, NULL);
 	err = calltree__walk(t, draw, &s);
 	free(s.next_off);
+	free(s.path);
 	if (err)
 		return err;
 	out(&s, "</g>\n");
@@ -518,6 +544,12 @@ int flamegraph__write_svg(const struct calltree *t, FILE *f, const struct output
 		    "<text id=\"note\" x=\"%d\" y=\"%d\">%zu %s narrower than 0.1%% of the total "
 		    "not drawn (still counted in their callers)</text>\n",
 		    XPAD, y + 18, s.elided, s.elided == 1 ? "frame" : "frames");
+	}
+	if (style && style->legend) {
+		out(&s, "<text id=\"legend\" x=\"%d\" y=\"%d\" text-anchor=\"end\">", IMG_W - XPAD,
+		    y + 18);
+		put_escaped(&s, style->legend, SIZE_MAX);
+		out(&s, "</text>\n");
 	}
 	out(&s, "%s</svg>\n", script);
 	return s.err;

@@ -8,25 +8,27 @@
 #include <unistd.h>
 
 #include "output/calltree.h"
+#include "output/chrome_trace.h"
 #include "output/flamegraph.h"
 #include "output/folded.h"
 #include "output/output.h"
+#include "output/pprof.h"
+#include "output/profile.h"
 
 static const struct {
 	const char *name;
 	enum output_format fmt;
 } formats[] = {
-	{"folded", OUTPUT_FOLDED},
-	{"svg", OUTPUT_SVG},
+	{"folded", OUTPUT_FOLDED},	{"svg", OUTPUT_SVG},	 {"json", OUTPUT_CHROME_JSON},
+	{"chrome", OUTPUT_CHROME_JSON}, {"pprof", OUTPUT_PPROF},
 };
 
 static const struct {
 	const char *ext;
 	enum output_format fmt;
 } extensions[] = {
-	{".folded", OUTPUT_FOLDED},
-	{".txt", OUTPUT_FOLDED},
-	{".svg", OUTPUT_SVG},
+	{".folded", OUTPUT_FOLDED},    {".txt", OUTPUT_FOLDED},	 {".svg", OUTPUT_SVG},
+	{".json", OUTPUT_CHROME_JSON}, {".pb.gz", OUTPUT_PPROF},
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -45,7 +47,10 @@ int output__format_from_path(const char *path, enum output_format *ret_fmt)
 	if (!dot || dot == base)
 		return -EINVAL;
 	for (i = 0; i < ARRAY_SIZE(extensions); i++) {
-		if (!strcasecmp(dot, extensions[i].ext)) {
+		size_t blen = strlen(base), elen = strlen(extensions[i].ext);
+
+		/* Suffix, not last dot: ".pb.gz" has two; the name must have more than it. */
+		if (blen > elen && !strcasecmp(base + blen - elen, extensions[i].ext)) {
 			*ret_fmt = extensions[i].fmt;
 			return 0;
 		}
@@ -80,6 +85,11 @@ const char *output__format_name(enum output_format fmt)
 	return NULL;
 }
 
+bool output__format_needs_timeline(enum output_format fmt)
+{
+	return fmt == OUTPUT_CHROME_JSON || fmt == OUTPUT_PPROF;
+}
+
 int output__write(const struct calltree *t, enum output_format fmt, FILE *f,
 		  const struct output_meta *meta)
 {
@@ -88,8 +98,56 @@ int output__write(const struct calltree *t, enum output_format fmt, FILE *f,
 		return folded__write(t, f);
 	case OUTPUT_SVG:
 		return flamegraph__write_svg(t, f, meta);
+	case OUTPUT_CHROME_JSON:
+	case OUTPUT_PPROF:
+		return -ENOTSUP;
 	}
 	return -EINVAL;
+}
+
+int output__write_profile(const struct profile_data *pd, enum output_format fmt, FILE *f,
+			  const struct output_meta *meta)
+{
+	struct output_meta m = {0};
+	struct calltree *t = NULL;
+	int err;
+
+	if (!pd || !f)
+		return -EINVAL;
+	switch (fmt) {
+	case OUTPUT_CHROME_JSON:
+		return chrome_trace__write_profile(pd, f, meta);
+	case OUTPUT_PPROF:
+		return pprof__write(pd, f, meta);
+	case OUTPUT_FOLDED:
+	case OUTPUT_SVG:
+		break;
+	default:
+		return -EINVAL;
+	}
+	err = profile__build_tree(pd, &t);
+	if (err)
+		return err;
+	if (meta)
+		m = *meta;
+	m.unit = profile__unit_name(pd->unit);
+	if (fmt == OUTPUT_SVG) {
+		err = flamegraph__write_svg(t, f, &m);
+	} else {
+		/* Units must not be mixed up once GPU time is in: say which, on a comment line. */
+		errno = 0;
+		if ((pd->mode != GPU_MODE_CPU || pd->unit != WEIGHT_SAMPLES) &&
+		    fprintf(f, "# xsprof folded stacks: mode %s, weights in %s%s\n",
+			    profile__mode_name(pd->mode), m.unit,
+			    pd->unit == WEIGHT_SAMPLES
+				    ? " (GPU time as samples at the CPU sampling rate)"
+				    : "") < 0)
+			err = errno ? -errno : -EIO;
+		if (!err)
+			err = folded__write(t, f);
+	}
+	calltree__free(t);
+	return err;
 }
 
 /* "dir/.name.XXXXXX": same directory so rename() stays atomic, hidden so nobody picks it up. */
@@ -127,14 +185,13 @@ static void sync_dir_of(const char *path)
 	close(fd);
 }
 
-int output__write_file(const struct calltree *t, enum output_format fmt, const char *path,
-		       const struct output_meta *meta)
+int output__write_file_with(const char *path, int (*write)(FILE *f, void *ctx), void *ctx)
 {
 	char *tmp;
 	FILE *f;
 	int fd, err;
 
-	if (!t || !path || !*path || !output__format_name(fmt))
+	if (!path || !*path || !write)
 		return -EINVAL;
 	tmp = temp_path_for(path);
 	if (!tmp)
@@ -155,7 +212,7 @@ int output__write_file(const struct calltree *t, enum output_format fmt, const c
 	/* mkostemp makes it 0600; a profile is not secret from the user who asked for it. */
 	err = fchmod(fd, 0644) ? -errno : 0;
 	if (!err)
-		err = output__write(t, fmt, f, meta);
+		err = write(f, ctx);
 	if (!err && fflush(f))
 		err = -errno;
 	if (!err && fsync(fd))
@@ -176,4 +233,42 @@ fail:
 	unlink(tmp);
 	free(tmp);
 	return err;
+}
+
+struct write_args {
+	const struct calltree *t;
+	const struct profile_data *pd;
+	enum output_format fmt;
+	const struct output_meta *meta;
+};
+
+static int write_one(FILE *f, void *ctx)
+{
+	const struct write_args *a = ctx;
+
+	return a->t ? output__write(a->t, a->fmt, f, a->meta)
+		    : output__write_profile(a->pd, a->fmt, f, a->meta);
+}
+
+int output__write_file(const struct calltree *t, enum output_format fmt, const char *path,
+		       const struct output_meta *meta)
+{
+	struct write_args a = {.t = t, .fmt = fmt, .meta = meta};
+
+	if (!t || !path || !*path || !output__format_name(fmt))
+		return -EINVAL;
+	/* Before creating anything, so no temporary file is left to clean up. */
+	if (output__format_needs_timeline(fmt))
+		return -ENOTSUP;
+	return output__write_file_with(path, write_one, &a);
+}
+
+int output__write_profile_file(const struct profile_data *pd, enum output_format fmt,
+			       const char *path, const struct output_meta *meta)
+{
+	struct write_args a = {.pd = pd, .fmt = fmt, .meta = meta};
+
+	if (!pd || !path || !*path || !output__format_name(fmt))
+		return -EINVAL;
+	return output__write_file_with(path, write_one, &a);
 }

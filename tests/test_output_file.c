@@ -165,7 +165,7 @@ Test(output_file, format_names)
 	cr_expect_eq(output__format_from_name("svg", &fmt), 0);
 	cr_expect_eq(fmt, OUTPUT_SVG);
 	fmt = 77;
-	cr_expect_eq(output__format_from_name("pprof", &fmt), -EINVAL);
+	cr_expect_eq(output__format_from_name("png", &fmt), -EINVAL);
 	cr_expect_eq(output__format_from_name("", &fmt), -EINVAL);
 	cr_expect_eq(output__format_from_name(NULL, &fmt), -EINVAL);
 	cr_expect_eq(fmt, 77);

@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/calltree.h"
+#include "output/diff.h"
+#include "output/flamegraph.h"
+#include "output/output.h"
+
+#define MAX_FRAMES 4096 /* deeper stacks are malformed input, not a profile */
+
+int diff__read_folded(FILE *f, struct calltree *t, size_t *ret_bad_line)
+{
+	const char **frames = malloc(MAX_FRAMES * sizeof(*frames));
+	char *line = NULL;
+	size_t cap = 0, lineno = 0;
+	ssize_t len;
+	int err = 0;
+
+	if (!f || !t)
+		err = -EINVAL;
+	else if (!frames)
+		err = -ENOMEM;
+	errno = 0;
+	while (!err && (len = getline(&line, &cap, f)) >= 0) {
+		char *sp, *end = NULL, *p;
+		unsigned long long count;
+		size_t n = 0;
+
+		lineno++;
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = 0;
+		if (!len || line[0] == '#')
+			continue;
+		sp = strrchr(line, ' ');
+		errno = 0;
+		count = sp && sp[1] >= '0' && sp[1] <= '9' ? strtoull(sp + 1, &end, 10) : 0;
+		if (!sp || sp == line || sp[1] < '0' || sp[1] > '9' || *end || errno) {
+			err = -EINVAL;
+			break;
+		}
+		*sp = 0;
+		/* Empty frames are kept (as "[unknown]"), not skipped: stacks keep their depth. */
+		for (p = line; p && n < MAX_FRAMES;) {
+			char *semi = strchr(p, ';');
+
+			if (semi)
+				*semi = 0;
+			frames[n++] = *p ? p : "[unknown]";
+			p = semi ? semi + 1 : NULL;
+		}
+		if (p) {
+			err = -EINVAL;
+			break;
+		}
+		err = calltree__add(t, frames, n, count);
+	}
+	if (!err && ferror(f))
+		err = errno ? -errno : -EIO;
+	if (err == -EINVAL && ret_bad_line)
+		*ret_bad_line = lineno;
+	free(line);
+	free(frames);
+	return err;
+}
+
+/* ---- per-stack totals of `before`, by a hash of the path from the root */
+
+struct pathmap {
+	uint64_t *key; /* 0: empty */
+	uint64_t *val;
+	size_t n, cap;
+};
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+static uint64_t path_step(uint64_t parent, const char *name)
+{
+	uint64_t h = (parent ^ name_hash(name)) * 0x9e3779b97f4a7c15ull;
+
+	h ^= h >> 31;
+	return h ? h : 1;
+}
+
+static int pathmap_put(struct pathmap *m, uint64_t key, uint64_t val)
+{
+	size_t i;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 1024, j;
+		uint64_t *k = calloc(cap, sizeof(*k)), *v = calloc(cap, sizeof(*v));
+
+		if (!k || !v) {
+			free(k);
+			free(v);
+			return -ENOMEM;
+		}
+		for (j = 0; j < m->cap; j++) {
+			if (!m->key[j])
+				continue;
+			for (i = m->key[j] & (cap - 1); k[i]; i = (i + 1) & (cap - 1))
+				;
+			k[i] = m->key[j];
+			v[i] = m->val[j];
+		}
+		free(m->key);
+		free(m->val);
+		m->key = k;
+		m->val = v;
+		m->cap = cap;
+	}
+	for (i = key & (m->cap - 1); m->key[i] && m->key[i] != key; i = (i + 1) & (m->cap - 1))
+		;
+	if (!m->key[i])
+		m->n++;
+	m->key[i] = key;
+	m->val[i] += val;
+	return 0;
+}
+
+static uint64_t pathmap_get(const struct pathmap *m, uint64_t key)
+{
+	size_t i;
+
+	if (!m->cap)
+		return 0;
+	for (i = key & (m->cap - 1); m->key[i]; i = (i + 1) & (m->cap - 1)) {
+		if (m->key[i] == key)
+			return m->val[i];
+	}
+	return 0;
+}
+
+/* ---- per-function shares */
+
+struct fnmap {
+	struct diff_row *rows;
+	uint64_t *self[2], *total[2], *seen; /* raw weights; seen: last stack counted in total */
+	size_t n, cap;
+	uint32_t *slot; /* row + 1 */
+	size_t nslots;
+};
+
+static int fn_index(struct fnmap *m, const char *name, size_t *ret)
+{
+	size_t i;
+
+	if ((m->n + 1) * 2 > m->nslots) {
+		size_t ns = m->nslots ? m->nslots * 2 : 1024, j;
+		uint32_t *slot = calloc(ns, sizeof(*slot));
+
+		if (!slot)
+			return -ENOMEM;
+		for (j = 0; j < m->n; j++) {
+			for (i = name_hash(m->rows[j].name) & (ns - 1); slot[i];
+			     i = (i + 1) & (ns - 1))
+				;
+			slot[i] = j + 1;
+		}
+		free(m->slot);
+		m->slot = slot;
+		m->nslots = ns;
+	}
+	for (i = name_hash(name) & (m->nslots - 1); m->slot[i]; i = (i + 1) & (m->nslots - 1)) {
+		if (!strcmp(m->rows[m->slot[i] - 1].name, name)) {
+			*ret = m->slot[i] - 1;
+			return 0;
+		}
+	}
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 256, k;
+		struct diff_row *r = realloc(m->rows, cap * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		m->rows = r;
+		for (k = 0; k < 2; k++) {
+			uint64_t *s = realloc(m->self[k], cap * sizeof(*s));
+
+			if (!s)
+				return -ENOMEM;
+			m->self[k] = s;
+			s = realloc(m->total[k], cap * sizeof(*s));
+			if (!s)
+				return -ENOMEM;
+			m->total[k] = s;
+		}
+		{
+			uint64_t *s = realloc(m->seen, cap * sizeof(*s));
+
+			if (!s)
+				return -ENOMEM;
+			m->seen = s;
+		}
+		m->cap = cap;
+	}
+	m->rows[m->n] = (struct diff_row){.name = name};
+	m->self[0][m->n] = m->self[1][m->n] = 0;
+	m->total[0][m->n] = m->total[1][m->n] = 0;
+	m->seen[m->n] = 0;
+	m->slot[i] = ++m->n;
+	*ret = m->n - 1;
+	return 0;
+}
+
+struct diff {
+	const struct calltree *before, *after;
+	uint64_t tot[2];
+	struct pathmap before_paths;
+	struct fnmap fns;
+	double max_abs; /* largest |change| of a stack's share, for the colour scale */
+};
+
+struct scan {
+	struct diff *d;
+	int side;
+	const char **path;
+	uint64_t *hash; /* per depth */
+	uint64_t node;	/* serial of the node visited */
+	int err;
+};
+
+static int scan_visit(const struct calltree_frame *fr, void *data)
+{
+	struct scan *s = data;
+	struct fnmap *m = &s->d->fns;
+	size_t i, idx;
+	int err;
+
+	s->path[fr->depth] = fr->name;
+	s->hash[fr->depth] = path_step(fr->depth ? s->hash[fr->depth - 1] : 0, fr->name);
+	s->node++;
+	if (s->side == 0) {
+		err = pathmap_put(&s->d->before_paths, s->hash[fr->depth], fr->total);
+		if (err)
+			return err;
+	} else {
+		double share0 =
+			s->d->tot[0]
+				? 100.0 * pathmap_get(&s->d->before_paths, s->hash[fr->depth]) /
+					  s->d->tot[0]
+				: 0;
+		double delta = 100.0 * fr->total / s->d->tot[1] - share0;
+
+		if (fabs(delta) > s->d->max_abs)
+			s->d->max_abs = fabs(delta);
+	}
+	if (!fr->self)
+		return 0;
+	/* Self to the leaf; total once to every function on the stack, recursion or not. */
+	for (i = 0; i <= fr->depth; i++) {
+		err = fn_index(m, s->path[i], &idx);
+		if (err)
+			return err;
+		if (i == fr->depth)
+			m->self[s->side][idx] += fr->self;
+		if (m->seen[idx] != s->node) {
+			m->seen[idx] = s->node;
+			m->total[s->side][idx] += fr->self;
+		}
+	}
+	return 0;
+}
+
+static int scan_tree(struct diff *d, int side, uint64_t *serial)
+{
+	const struct calltree *t = side ? d->after : d->before;
+	struct scan s = {.d = d, .side = side, .node = *serial};
+	size_t depth = calltree__max_depth(t);
+	int err;
+
+	if (!depth)
+		return 0;
+	s.path = calloc(depth, sizeof(*s.path));
+	s.hash = calloc(depth, sizeof(*s.hash));
+	err = s.path && s.hash ? calltree__walk(t, scan_visit, &s) : -ENOMEM;
+	free(s.path);
+	free(s.hash);
+	*serial = s.node;
+	return err;
+}
+
+static double change(const struct diff_row *r)
+{
+	double ds = fabs(r->self_after - r->self_before),
+	       dt = fabs(r->total_after - r->total_before);
+
+	return ds > dt ? ds : dt;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct diff_row *x = a, *y = b;
+	double cx = change(x), cy = change(y);
+
+	if (cx != cy)
+		return cx > cy ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+void diff__free(struct diff *d)
+{
+	int k;
+
+	if (!d)
+		return;
+	free(d->before_paths.key);
+	free(d->before_paths.val);
+	free(d->fns.rows);
+	for (k = 0; k < 2; k++) {
+		free(d->fns.self[k]);
+		free(d->fns.total[k]);
+	}
+	free(d->fns.seen);
+	free(d->fns.slot);
+	free(d);
+}
+
+struct diff *diff__new(const struct calltree *before, const struct calltree *after)
+{
+	struct diff *d;
+	uint64_t serial = 0;
+	size_t i;
+	int err;
+
+	if (!before || !after) {
+		errno = EINVAL;
+		return NULL;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->before = before;
+	d->after = after;
+	d->tot[0] = calltree__total(before);
+	d->tot[1] = calltree__total(after);
+	err = scan_tree(d, 0, &serial);
+	if (!err)
+		err = scan_tree(d, 1, &serial);
+	if (err) {
+		diff__free(d);
+		errno = -err;
+		return NULL;
+	}
+	for (i = 0; i < d->fns.n; i++) {
+		struct diff_row *r = &d->fns.rows[i];
+		double t0 = d->tot[0] ? 100.0 / d->tot[0] : 0,
+		       t1 = d->tot[1] ? 100.0 / d->tot[1] : 0;
+
+		r->self_before = d->fns.self[0][i] * t0;
+		r->self_after = d->fns.self[1][i] * t1;
+		r->total_before = d->fns.total[0][i] * t0;
+		r->total_after = d->fns.total[1][i] * t1;
+	}
+	/* Rows are sorted once; the slot table (by index) is not used after this. */
+	qsort(d->fns.rows, d->fns.n, sizeof(*d->fns.rows), cmp_rows);
+	return d;
+}
+
+const struct diff_row *diff__rows(const struct diff *d, size_t *ret_n)
+{
+	*ret_n = d ? d->fns.n : 0;
+	return d ? d->fns.rows : NULL;
+}
+
+double diff__max_growth(const struct diff *d, const char **ret_name)
+{
+	double best = 0;
+	size_t i;
+
+	if (ret_name)
+		*ret_name = NULL;
+	for (i = 0; d && i < d->fns.n; i++) {
+		const struct diff_row *r = &d->fns.rows[i];
+		double g = r->self_after - r->self_before, gt = r->total_after - r->total_before;
+
+		if (gt > g)
+			g = gt;
+		if (g > best) {
+			best = g;
+			if (ret_name)
+				*ret_name = r->name;
+		}
+	}
+	return best;
+}
+
+int diff__write_table(const struct diff *d, FILE *f, size_t top)
+{
+	size_t i, n = d ? d->fns.n : 0;
+
+	if (!d || !f)
+		return -EINVAL;
+	if (top && top < n)
+		n = top;
+	errno = 0;
+	fprintf(f, "Share of all samples, before -> after (change in percentage points), the "
+		   "largest changes first:\n");
+	fprintf(f, "%25s   %25s   %s\n", "self", "total", "function");
+	for (i = 0; i < n; i++) {
+		const struct diff_row *r = &d->fns.rows[i];
+
+		fprintf(f, "%6.2f%% -> %6.2f%% %+7.2f   %6.2f%% -> %6.2f%% %+7.2f   %s\n",
+			r->self_before, r->self_after, r->self_after - r->self_before,
+			r->total_before, r->total_after, r->total_after - r->total_before, r->name);
+	}
+	if (ferror(f))
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+/* ---- the SVG */
+
+struct style_ctx {
+	const struct diff *d;
+	uint64_t hash[MAX_FRAMES + 1];
+};
+
+static double frame_delta(struct style_ctx *c, const struct calltree_frame *fr,
+			  const char *const *path, double *ret_before)
+{
+	const struct diff *d = c->d;
+	double before;
+
+	/* The walk is depth first: ancestors' hashes are already in place. */
+	if (fr->depth > MAX_FRAMES)
+		return 0;
+	c->hash[fr->depth] = path_step(fr->depth ? c->hash[fr->depth - 1] : 0, path[fr->depth]);
+	before = d->tot[0] ? 100.0 * pathmap_get(&d->before_paths, c->hash[fr->depth]) / d->tot[0]
+			   : 0;
+	*ret_before = before;
+	return 100.0 * fr->total / d->tot[1] - before;
+}
+
+static bool diff_fill(void *ctx, const struct calltree_frame *fr, const char *const *path,
+		      unsigned int rgb[3])
+{
+	struct style_ctx *c = ctx;
+	double before, delta = frame_delta(c, fr, path, &before);
+	/* sqrt: small changes stay visible next to one large one. */
+	double k = c->d->max_abs > 0 ? sqrt(fabs(delta) / c->d->max_abs) : 0;
+	unsigned int strong = (unsigned int)(225 - 175 * k);
+
+	if (delta > 0) {
+		rgb[0] = 255, rgb[1] = strong, rgb[2] = strong;
+	} else if (delta < 0) {
+		rgb[0] = strong, rgb[1] = strong, rgb[2] = 255;
+	} else {
+		rgb[0] = rgb[1] = rgb[2] = 225;
+	}
+	return true;
+}
+
+static void diff_note(void *ctx, const struct calltree_frame *fr, const char *const *path,
+		      char *buf, size_t size)
+{
+	struct style_ctx *c = ctx;
+	double before = 0, delta;
+
+	/* fill() ran first for this frame and set its hash. */
+	if (fr->depth > MAX_FRAMES)
+		return;
+	before = c->d->tot[0] ? 100.0 * pathmap_get(&c->d->before_paths, c->hash[fr->depth]) /
+					c->d->tot[0]
+			      : 0;
+	delta = 100.0 * fr->total / c->d->tot[1] - before;
+	snprintf(buf, size, "[%+.2f pp: %.2f%% before, %.2f%% after]", delta, before,
+		 before + delta);
+}
+
+int diff__write_svg(const struct diff *d, FILE *f, const struct output_meta *meta)
+{
+	struct style_ctx *c;
+	struct flamegraph_style st = {
+		.fill = diff_fill,
+		.note = diff_note,
+		.legend =
+			"red: larger share than before, blue: smaller (stronger = larger change); "
+			"widths: after",
+	};
+	int err;
+
+	if (!d || !f)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->d = d;
+	st.ctx = c;
+	err = flamegraph__write_svg_styled(d->after, f, meta, &st);
+	free(c);
+	return err;
+}

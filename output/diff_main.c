@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * xsprof-diff: compare two folded profiles. A differential flamegraph (SVG), a table of the
+ * functions whose share changed most, and an exit status for CI.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/calltree.h"
+#include "output/diff.h"
+#include "output/output.h"
+
+#define EXIT_USAGE     2
+#define EXIT_THRESHOLD 3
+
+static const char usage[] =
+	"Usage: xsprof-diff [OPTIONS] BEFORE.folded AFTER.folded\n"
+	"Compare two profiles by share of all samples (so their lengths may differ).\n"
+	"\n"
+	"  -o, --output FILE      write a differential flamegraph (SVG): the shape of AFTER,\n"
+	"                         red where a stack's share grew, blue where it shrank\n"
+	"  -t, --threshold PCT    exit 3 when a function's share (self or total) grew by more\n"
+	"                         than PCT percentage points\n"
+	"  -n, --top N            rows of the table (default 20, 0 for all)\n"
+	"      --title TEXT       title of the SVG\n"
+	"  -q, --quiet            no table\n"
+	"  -h, --help             this help\n"
+	"\n"
+	"Exit status: 0 done, 1 error (unreadable or malformed input, cannot write), 2 bad\n"
+	"usage, 3 a share grew past --threshold.\n"
+	"\n"
+	"Examples:\n"
+	"  xsprof-diff base.folded new.folded -o diff.svg\n"
+	"  xsprof-diff --threshold 2 --top 10 main.folded branch.folded || echo regression\n";
+
+static int bad(const char *opt, const char *arg, const char *why)
+{
+	fprintf(stderr, "xsprof-diff: %s '%s': %s\n", opt, arg, why);
+	fprintf(stderr, "Try 'xsprof-diff --help' for more information.\n");
+	return EXIT_USAGE;
+}
+
+static struct calltree *load(const char *path)
+{
+	struct calltree *t = calltree__new();
+	size_t bad_line = 0;
+	FILE *f;
+	int err;
+
+	if (!t) {
+		fprintf(stderr, "xsprof-diff: out of memory\n");
+		return NULL;
+	}
+	f = strcmp(path, "-") ? fopen(path, "re") : stdin;
+	if (!f) {
+		fprintf(stderr, "xsprof-diff: cannot open %s: %s\n", path, strerror(errno));
+		calltree__free(t);
+		return NULL;
+	}
+	err = diff__read_folded(f, t, &bad_line);
+	if (f != stdin)
+		fclose(f);
+	if (err == -EINVAL) {
+		fprintf(stderr,
+			"xsprof-diff: %s:%zu: not a folded stack line (expected 'frame;frame;... "
+			"COUNT')\n",
+			path, bad_line);
+	} else if (err) {
+		fprintf(stderr, "xsprof-diff: reading %s: %s\n", path, strerror(-err));
+	} else if (!calltree__total(t)) {
+		fprintf(stderr, "xsprof-diff: %s has no samples: nothing to compare\n", path);
+		err = -ENODATA;
+	}
+	if (err) {
+		calltree__free(t);
+		return NULL;
+	}
+	return t;
+}
+
+struct svg_args {
+	const struct diff *d;
+	const struct output_meta *meta;
+};
+
+static int write_svg(FILE *f, void *ctx)
+{
+	const struct svg_args *a = ctx;
+
+	return diff__write_svg(a->d, f, a->meta);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"threshold", required_argument, NULL, 't'},
+		{"top", required_argument, NULL, 'n'},
+		{"title", required_argument, NULL, 'T'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *out = NULL, *title = NULL, *grew = NULL;
+	struct calltree *before = NULL, *after = NULL;
+	double threshold = -1, growth;
+	unsigned long top = 20;
+	struct diff *d = NULL;
+	char subtitle[512];
+	int opt, status = 1, quiet = 0;
+	char *end;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":o:t:n:qh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			out = optarg;
+			break;
+		case 't':
+			errno = 0;
+			threshold = strtod(optarg, &end);
+			if (errno || end == optarg || *end || threshold < 0 || threshold > 100)
+				return bad("--threshold", optarg,
+					   "expected percentage points from 0 to 100");
+			break;
+		case 'n':
+			errno = 0;
+			top = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-')
+				return bad("--top", optarg, "expected a number of rows");
+			break;
+		case 'T':
+			title = optarg;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		case ':':
+			fprintf(stderr, "xsprof-diff: %s needs a value\n", argv[optind - 1]);
+			fprintf(stderr, "Try 'xsprof-diff --help' for more information.\n");
+			return EXIT_USAGE;
+		default:
+			fprintf(stderr, "xsprof-diff: unknown option '%s'\n", argv[optind - 1]);
+			fprintf(stderr, "Try 'xsprof-diff --help' for more information.\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 2) {
+		fprintf(stderr, "xsprof-diff: expected two profiles, BEFORE and AFTER, got %d\n",
+			argc - optind);
+		fprintf(stderr, "Try 'xsprof-diff --help' for more information.\n");
+		return EXIT_USAGE;
+	}
+	if (out) {
+		enum output_format fmt;
+
+		if (output__format_from_path(out, &fmt) || fmt != OUTPUT_SVG)
+			return bad("--output", out,
+				   "the differential flamegraph is an SVG: name it .svg");
+	}
+
+	before = load(argv[optind]);
+	after = before ? load(argv[optind + 1]) : NULL;
+	if (!after)
+		goto out;
+	d = diff__new(before, after);
+	if (!d) {
+		fprintf(stderr, "xsprof-diff: comparing: %s\n", strerror(errno));
+		goto out;
+	}
+	if (!quiet && diff__write_table(d, stdout, top)) {
+		fprintf(stderr, "xsprof-diff: writing the table: %s\n", strerror(errno));
+		goto out;
+	}
+	if (out) {
+		struct output_meta meta = {
+			.title = title ? title : "Differential flame graph",
+			.subtitle = subtitle,
+			.unit = "samples",
+		};
+		struct svg_args a = {.d = d, .meta = &meta};
+		int err;
+
+		snprintf(subtitle, sizeof(subtitle), "%s -> %s", argv[optind], argv[optind + 1]);
+		err = output__write_file_with(out, write_svg, &a);
+		if (err) {
+			fprintf(stderr, "xsprof-diff: writing %s: %s\n", out, strerror(-err));
+			goto out;
+		}
+	}
+	status = 0;
+	growth = diff__max_growth(d, &grew);
+	if (threshold >= 0 && growth > threshold) {
+		fprintf(stderr,
+			"xsprof-diff: %s grew by %.2f percentage points, more than the threshold of "
+			"%.2f\n",
+			grew, growth, threshold);
+		status = EXIT_THRESHOLD;
+	}
+out:
+	diff__free(d);
+	calltree__free(before);
+	calltree__free(after);
+	return status;
+}

@@ -1,0 +1,711 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Protobuf by hand: varints and length-delimited fields. Messages are small (one sample, one
+ * location), so each is built in a scratch buffer and then emitted as a field of Profile; the
+ * repeated fields of Profile may come in any order, so samples are streamed through zlib as
+ * they are made and the tables they refer to (strings, functions, locations) follow at the end.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "output/calltree.h"
+#include "output/output.h"
+#include "output/pprof.h"
+#include "output/profile.h"
+
+/* Profile fields */
+#define P_SAMPLE_TYPE	      1
+#define P_SAMPLE	      2
+#define P_MAPPING	      3
+#define P_LOCATION	      4
+#define P_FUNCTION	      5
+#define P_STRING_TABLE	      6
+#define P_TIME_NANOS	      9
+#define P_DURATION_NANOS      10
+#define P_PERIOD_TYPE	      11
+#define P_PERIOD	      12
+#define P_COMMENT	      13
+#define P_DEFAULT_SAMPLE_TYPE 14
+
+#define WT_VARINT 0
+#define WT_LEN	  2
+
+#define NVALUES 3 /* samples/count, cpu/nanoseconds, gpu/nanoseconds */
+
+struct buf {
+	uint8_t *p;
+	size_t len, cap;
+	int err;
+};
+
+static void buf_need(struct buf *b, size_t n)
+{
+	uint8_t *p;
+	size_t cap;
+
+	if (b->err || b->len + n <= b->cap)
+		return;
+	cap = b->cap ? b->cap : 256;
+	while (cap < b->len + n)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (!p) {
+		b->err = -ENOMEM;
+		return;
+	}
+	b->p = p;
+	b->cap = cap;
+}
+
+static void put_varint(struct buf *b, uint64_t v)
+{
+	buf_need(b, 10);
+	if (b->err)
+		return;
+	while (v >= 0x80) {
+		b->p[b->len++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	b->p[b->len++] = (uint8_t)v;
+}
+
+static void put_key(struct buf *b, unsigned int field, unsigned int wt)
+{
+	put_varint(b, (uint64_t)field << 3 | wt);
+}
+
+static void put_uint(struct buf *b, unsigned int field, uint64_t v)
+{
+	/* proto3: zero is the default and is left out. */
+	if (!v)
+		return;
+	put_key(b, field, WT_VARINT);
+	put_varint(b, v);
+}
+
+static void put_bytes(struct buf *b, unsigned int field, const void *p, size_t n)
+{
+	put_key(b, field, WT_LEN);
+	put_varint(b, n);
+	buf_need(b, n);
+	if (b->err)
+		return;
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+
+/* A nested message, from its own scratch buffer. */
+static void put_msg(struct buf *b, unsigned int field, const struct buf *m)
+{
+	if (m->err) {
+		b->err = m->err;
+		return;
+	}
+	put_bytes(b, field, m->p, m->len);
+}
+
+/* String table: interned, index 0 is "". */
+struct strtab {
+	const char **s; /* by index; copies owned here */
+	uint32_t *slot; /* index + 1, 0 empty */
+	size_t n, cap, nslots;
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+static int strtab_grow(struct strtab *t)
+{
+	size_t ns = t->nslots ? t->nslots * 2 : 1024, i;
+	uint32_t *slot = calloc(ns, sizeof(*slot));
+
+	if (!slot)
+		return -ENOMEM;
+	for (i = 0; i < t->n; i++) {
+		size_t j;
+
+		for (j = str_hash(t->s[i]) & (ns - 1); slot[j]; j = (j + 1) & (ns - 1))
+			;
+		slot[j] = i + 1;
+	}
+	free(t->slot);
+	t->slot = slot;
+	t->nslots = ns;
+	return 0;
+}
+
+/* Index of s, interned on first use; -ENOMEM. */
+static int64_t intern(struct strtab *t, const char *s)
+{
+	size_t j;
+	char *copy;
+
+	if (!s)
+		s = "";
+	if ((t->n + 1) * 2 > t->nslots && strtab_grow(t))
+		return -ENOMEM;
+	for (j = str_hash(s) & (t->nslots - 1); t->slot[j]; j = (j + 1) & (t->nslots - 1)) {
+		if (!strcmp(t->s[t->slot[j] - 1], s))
+			return t->slot[j] - 1;
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		const char **v = realloc(t->s, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->s = v;
+		t->cap = cap;
+	}
+	copy = strdup(s);
+	if (!copy)
+		return -ENOMEM;
+	t->s[t->n] = copy;
+	t->slot[j] = ++t->n;
+	return t->n - 1;
+}
+
+static void strtab_free(struct strtab *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		free((char *)t->s[i]);
+	free(t->s);
+	free(t->slot);
+}
+
+struct pp {
+	const struct profile_data *pd;
+	FILE *f;
+	z_stream z;
+	uint8_t zout[65536];
+	struct strtab strs;
+	/* One function and one location per frame name: location id = function id = the
+	   name's string index (ids must be non-zero; index 0 is ""). */
+	bool *has_fn;
+	size_t has_fn_cap;
+	struct buf scratch, sample, lbl;
+	const char **frames; /* scratch for one stack */
+	size_t frames_cap;
+	int err;
+};
+
+static int deflate_out(struct pp *p, const void *data, size_t len, int flush)
+{
+	p->z.next_in = (Bytef *)data;
+	p->z.avail_in = (uInt)len;
+	do {
+		size_t have;
+		int zr;
+
+		p->z.next_out = p->zout;
+		p->z.avail_out = sizeof(p->zout);
+		zr = deflate(&p->z, flush);
+		if (zr == Z_STREAM_ERROR)
+			return -EIO;
+		have = sizeof(p->zout) - p->z.avail_out;
+		errno = 0;
+		if (have && fwrite(p->zout, 1, have, p->f) != have)
+			return errno ? -errno : -EIO;
+	} while (p->z.avail_out == 0 || (flush == Z_FINISH && p->z.avail_in));
+	return 0;
+}
+
+/* Emits one field of Profile. */
+static void emit(struct pp *p, unsigned int field, const struct buf *m)
+{
+	struct buf hdr = {0};
+	uint8_t small[16];
+
+	if (p->err)
+		return;
+	if (m->err) {
+		p->err = m->err;
+		return;
+	}
+	hdr.p = small;
+	hdr.cap = sizeof(small);
+	put_key(&hdr, field, WT_LEN);
+	put_varint(&hdr, m->len);
+	p->err = deflate_out(p, hdr.p, hdr.len, Z_NO_FLUSH);
+	if (!p->err)
+		p->err = deflate_out(p, m->p, m->len, Z_NO_FLUSH);
+}
+
+static int64_t str(struct pp *p, const char *s)
+{
+	int64_t i = intern(&p->strs, s);
+
+	if (i < 0 && !p->err)
+		p->err = (int)i;
+	return i < 0 ? 0 : i;
+}
+
+/* The location id of a frame name (its string index). */
+static uint64_t loc(struct pp *p, const char *name)
+{
+	int64_t i = str(p, name && name[0] ? name : "[unknown]");
+
+	if ((size_t)i >= p->has_fn_cap) {
+		size_t cap = p->has_fn_cap ? p->has_fn_cap : 256;
+		bool *v;
+
+		while (cap <= (size_t)i)
+			cap *= 2;
+		v = realloc(p->has_fn, cap * sizeof(*v));
+		if (!v) {
+			p->err = -ENOMEM;
+			return 1;
+		}
+		memset(v + p->has_fn_cap, 0, (cap - p->has_fn_cap) * sizeof(*v));
+		p->has_fn = v;
+		p->has_fn_cap = cap;
+	}
+	p->has_fn[i] = true;
+	return (uint64_t)i;
+}
+
+static void label_str(struct pp *p, const char *key, const char *val)
+{
+	p->lbl.len = 0;
+	put_uint(&p->lbl, 1, str(p, key));
+	put_uint(&p->lbl, 2, str(p, val));
+	put_msg(&p->sample, 3, &p->lbl);
+}
+
+static void label_num(struct pp *p, const char *key, int64_t val)
+{
+	p->lbl.len = 0;
+	put_uint(&p->lbl, 1, str(p, key));
+	put_key(&p->lbl, 3, WT_VARINT);
+	put_varint(&p->lbl, (uint64_t)val);
+	put_msg(&p->sample, 3, &p->lbl);
+}
+
+/* Starts a sample: frames root first, written leaf first as pprof wants. */
+static void sample_begin(struct pp *p, const char *const *frames, size_t n, const int64_t *values)
+{
+	size_t i;
+
+	p->sample.len = 0;
+	p->scratch.len = 0;
+	for (i = n; i-- > 0;)
+		put_varint(&p->scratch, loc(p, frames[i]));
+	put_msg(&p->sample, 1, &p->scratch); /* packed location_id */
+	p->scratch.len = 0;
+	for (i = 0; i < NVALUES; i++)
+		put_varint(&p->scratch, (uint64_t)values[i]);
+	put_msg(&p->sample, 2, &p->scratch); /* packed value */
+}
+
+static void sample_end(struct pp *p)
+{
+	if (p->sample.err && !p->err)
+		p->err = p->sample.err;
+	emit(p, P_SAMPLE, &p->sample);
+}
+
+/* ---- aggregation: one sample per distinct key */
+
+struct agg_ent {
+	uint64_t k[4];
+	uint64_t value;
+	const void *ref; /* a record that has the key, for its labels */
+	bool used;
+};
+
+struct agg {
+	struct agg_ent *e;
+	size_t n, cap;
+};
+
+static uint64_t agg_hash(const uint64_t k[4])
+{
+	uint64_t h = k[0] * 0x9e3779b97f4a7c15ull;
+
+	h = (h ^ k[1]) * 0xbf58476d1ce4e5b9ull;
+	h = (h ^ k[2]) * 0x94d049bb133111ebull;
+	h = (h ^ k[3]) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+static int agg_add(struct agg *a, const uint64_t k[4], uint64_t value, const void *ref)
+{
+	size_t i;
+
+	if ((a->n + 1) * 2 > a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 1024, j;
+		struct agg_ent *e = calloc(cap, sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		for (j = 0; j < a->cap; j++) {
+			if (!a->e[j].used)
+				continue;
+			for (i = agg_hash(a->e[j].k) & (cap - 1); e[i].used;
+			     i = (i + 1) & (cap - 1))
+				;
+			e[i] = a->e[j];
+		}
+		free(a->e);
+		a->e = e;
+		a->cap = cap;
+	}
+	for (i = agg_hash(k) & (a->cap - 1); a->e[i].used; i = (i + 1) & (a->cap - 1)) {
+		if (!memcmp(a->e[i].k, k, sizeof(a->e[i].k))) {
+			a->e[i].value += value;
+			return 0;
+		}
+	}
+	a->e[i] = (struct agg_ent){.value = value, .ref = ref, .used = true};
+	memcpy(a->e[i].k, k, sizeof(a->e[i].k));
+	a->n++;
+	return 0;
+}
+
+static void stack_of(const struct profile_data *pd, uint32_t pid, uint32_t stack_id,
+		     const char *const **ret_frames, size_t *ret_n)
+{
+	static const char *const unknown[] = {"[unknown]"};
+
+	if (stack_id == CORR_NO_STACK || !pd->stack ||
+	    pd->stack(pd->ctx, pid, stack_id, ret_frames, ret_n) || !*ret_n) {
+		*ret_frames = unknown;
+		*ret_n = 1;
+	}
+}
+
+static const char *name_or(const struct profile_data *pd, uint32_t pid, uint32_t tid, char *buf,
+			   size_t size)
+{
+	const char *n = pd->name ? pd->name(pd->ctx, pid, tid) : NULL;
+
+	if (n && n[0])
+		return n;
+	snprintf(buf, size, tid ? "tid %u" : "pid %u", tid ? tid : pid);
+	return buf;
+}
+
+static const char **frame_list(struct pp *p, size_t n)
+{
+	if (n > p->frames_cap) {
+		const char **v = realloc(p->frames, n * 2 * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		p->frames = v;
+		p->frames_cap = n * 2;
+	}
+	return p->frames;
+}
+
+/* A sample of comm;stack[;leaf]. */
+static void write_stack_sample(struct pp *p, uint32_t pid, uint32_t stack_id, const char *leaf,
+			       const int64_t *values)
+{
+	const struct profile_data *pd = p->pd;
+	const char *const *frames;
+	const char **v;
+	char comm[64];
+	size_t n, k = 0, i;
+
+	stack_of(pd, pid, stack_id, &frames, &n);
+	v = frame_list(p, n + 2);
+	if (!v) {
+		p->err = -ENOMEM;
+		return;
+	}
+	v[k++] = name_or(pd, pid, 0, comm, sizeof(comm));
+	for (i = 0; i < n; i++)
+		v[k++] = frames[i];
+	if (leaf)
+		v[k++] = leaf;
+	sample_begin(p, v, k, values);
+}
+
+static int write_cpu_timeline(struct pp *p)
+{
+	const struct profile_data *pd = p->pd;
+	uint64_t period = pd->sample_period_ns;
+	struct agg a = {0};
+	char tname[64];
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < pd->nr_samples && !err; i++) {
+		const struct profile_sample *s = &pd->samples[i];
+		uint64_t k[4] = {s->pid, s->tid, s->stack_id, 0};
+
+		err = agg_add(&a, k, 1, s);
+	}
+	for (i = 0; i < a.cap && !err && !p->err; i++) {
+		const struct agg_ent *e = &a.e[i];
+		const struct profile_sample *s = e->ref;
+		int64_t values[NVALUES] = {(int64_t)e->value, (int64_t)(e->value * period), 0};
+
+		if (!e->used)
+			continue;
+		write_stack_sample(p, s->pid, s->stack_id, NULL, values);
+		label_num(p, "pid", s->pid);
+		label_num(p, "tid", s->tid);
+		label_str(p, "thread", name_or(pd, s->pid, s->tid, tname, sizeof(tname)));
+		sample_end(p);
+	}
+	free(a.e);
+	return err ? err : p->err;
+}
+
+struct tree_ctx {
+	struct pp *p;
+	const char **path;
+};
+
+static int tree_visit(const struct calltree_frame *fr, void *data)
+{
+	struct tree_ctx *c = data;
+	int64_t values[NVALUES] = {(int64_t)fr->self,
+				   (int64_t)(fr->self * c->p->pd->sample_period_ns), 0};
+
+	c->path[fr->depth] = fr->name;
+	if (!fr->self)
+		return 0;
+	sample_begin(c->p, c->path, fr->depth + 1, values);
+	sample_end(c->p);
+	return c->p->err;
+}
+
+static int write_cpu_tree(struct pp *p)
+{
+	const struct calltree *t = p->pd->cpu_tree;
+	struct tree_ctx c = {.p = p};
+	int err;
+
+	if (!calltree__max_depth(t))
+		return 0;
+	c.path = calloc(calltree__max_depth(t), sizeof(*c.path));
+	if (!c.path)
+		return -ENOMEM;
+	err = calltree__walk(t, tree_visit, &c);
+	free(c.path);
+	return err;
+}
+
+/*
+ * Device and stream as strings: pprof drops a numeric label whose value is 0 (it cannot tell
+ * it from an absent one), and device 0 is the common case.
+ */
+static void gpu_labels(struct pp *p, const struct corr_gpu_rec *g, const char *leaf)
+{
+	char v[16];
+
+	snprintf(v, sizeof(v), "%u", g->device);
+	label_str(p, "device", v);
+	snprintf(v, sizeof(v), "%u", g->stream_id);
+	label_str(p, "stream", v);
+	label_str(p, "kernel", leaf + strlen("[gpu] "));
+}
+
+static int write_gpu(struct pp *p)
+{
+	const struct profile_data *pd = p->pd;
+	struct agg a = {0};
+	bool *joined = calloc(pd->nr_gpu ? pd->nr_gpu : 1, sizeof(*joined));
+	char leaf[512], tname[64];
+	size_t i;
+	int err = 0;
+
+	if (!joined)
+		return -ENOMEM;
+	/* Key: launch stack and thread, and the work's device, stream and kind/name. */
+	for (i = 0; i < pd->nr_joins && !err; i++) {
+		const struct profile_join *j = &pd->joins[i];
+		const struct corr_cpu_rec *l;
+		const struct corr_gpu_rec *g;
+
+		if (j->launch >= pd->nr_launches || j->gpu >= pd->nr_gpu) {
+			err = -EINVAL;
+			break;
+		}
+		l = &pd->launches[j->launch];
+		g = &pd->gpu[j->gpu];
+		if (!corr_gpu_kind__is_activity(g->kind) || joined[j->gpu])
+			continue;
+		joined[j->gpu] = true;
+		{
+			uint64_t k[4] = {(uint64_t)l->pid << 32 | l->tid,
+					 (uint64_t)l->stack_id << 32 | g->device,
+					 (uint64_t)g->stream_id << 16 | g->kind << 8 | g->copy_kind,
+					 (uint64_t)(uintptr_t)g->name};
+
+			err = agg_add(&a, k, g->end_ns - g->start_ns, j);
+		}
+	}
+	for (i = 0; i < a.cap && !err && !p->err; i++) {
+		const struct agg_ent *e = &a.e[i];
+		const struct profile_join *j = e->ref;
+		const struct corr_cpu_rec *l;
+		const struct corr_gpu_rec *g;
+		int64_t values[NVALUES] = {0, 0, (int64_t)e->value};
+
+		if (!e->used)
+			continue;
+		l = &pd->launches[j->launch];
+		g = &pd->gpu[j->gpu];
+		write_stack_sample(p, l->pid, l->stack_id, profile__gpu_leaf(g, leaf, sizeof(leaf)),
+				   values);
+		label_num(p, "pid", l->pid);
+		label_num(p, "tid", l->tid);
+		label_str(p, "thread", name_or(pd, l->pid, l->tid, tname, sizeof(tname)));
+		gpu_labels(p, g, leaf);
+		sample_end(p);
+	}
+	free(a.e);
+	/* Work nothing was joined to: under the process, with its own labels. */
+	for (i = 0; i < pd->nr_gpu && !err && !p->err; i++) {
+		const struct corr_gpu_rec *g = &pd->gpu[i];
+		int64_t values[NVALUES] = {0, 0, (int64_t)(g->end_ns - g->start_ns)};
+		const char *v[3];
+		char comm[64];
+
+		if (joined[i] || !corr_gpu_kind__is_activity(g->kind))
+			continue;
+		v[0] = name_or(pd, g->pid, 0, comm, sizeof(comm));
+		v[1] = "[no launch stack]";
+		v[2] = profile__gpu_leaf(g, leaf, sizeof(leaf));
+		sample_begin(p, v, 3, values);
+		label_num(p, "pid", g->pid);
+		gpu_labels(p, g, leaf);
+		sample_end(p);
+	}
+	free(joined);
+	return err ? err : p->err;
+}
+
+static void write_tables(struct pp *p, const struct output_meta *meta, bool cpu)
+{
+	const struct profile_data *pd = p->pd;
+	static const char *const types[NVALUES][2] = {
+		{"samples", "count"}, {"cpu", "nanoseconds"}, {"gpu", "nanoseconds"}};
+	int64_t comment = meta && meta->title ? str(p, meta->title) : 0;
+	struct buf m = {0};
+	size_t i;
+
+	for (i = 0; i < NVALUES; i++) {
+		m.len = 0;
+		put_uint(&m, 1, str(p, types[i][0]));
+		put_uint(&m, 2, str(p, types[i][1]));
+		emit(p, P_SAMPLE_TYPE, &m);
+	}
+	m.len = 0;
+	put_uint(&m, 1, str(p, "cpu"));
+	put_uint(&m, 2, str(p, "nanoseconds"));
+	emit(p, P_PERIOD_TYPE, &m);
+	m.len = 0;
+	put_uint(&m, P_PERIOD, pd->sample_period_ns);
+	put_uint(&m, P_TIME_NANOS, (uint64_t)((int64_t)pd->start_ns + pd->realtime_offset_ns));
+	put_uint(&m, P_DURATION_NANOS, pd->end_ns > pd->start_ns ? pd->end_ns - pd->start_ns : 0);
+	put_uint(&m, P_DEFAULT_SAMPLE_TYPE, str(p, cpu ? "cpu" : "gpu"));
+	if (comment) {
+		put_key(&m, P_COMMENT, WT_VARINT);
+		put_varint(&m, (uint64_t)comment);
+	}
+	/* Scalars go straight into the stream: they are not length-delimited. */
+	if (!p->err && !m.err)
+		p->err = deflate_out(p, m.p, m.len, Z_NO_FLUSH);
+
+	/* One mapping stands for all: the frames are names, not addresses. */
+	m.len = 0;
+	put_uint(&m, 1, 1);
+	put_uint(&m, 5, str(p, "xsprof"));
+	put_uint(&m, 7, 1); /* has_functions */
+	emit(p, P_MAPPING, &m);
+	for (i = 1; i < p->has_fn_cap && !p->err; i++) {
+		struct buf line = {0};
+
+		if (!p->has_fn[i])
+			continue;
+		m.len = 0;
+		put_uint(&m, 1, i);
+		put_uint(&m, 2, i); /* name */
+		put_uint(&m, 3, i); /* system_name */
+		emit(p, P_FUNCTION, &m);
+		m.len = 0;
+		put_uint(&m, 1, i);
+		put_uint(&m, 2, 1); /* mapping */
+		put_uint(&line, 1, i);
+		put_msg(&m, 4, &line);
+		free(line.p);
+		emit(p, P_LOCATION, &m);
+	}
+	/* The string table last: everything above has interned what it needs. */
+	for (i = 0; i < p->strs.n && !p->err; i++) {
+		m.len = 0;
+		put_key(&m, P_STRING_TABLE, WT_LEN);
+		put_varint(&m, strlen(p->strs.s[i]));
+		if (!m.err)
+			p->err = deflate_out(p, m.p, m.len, Z_NO_FLUSH);
+		if (!p->err)
+			p->err = deflate_out(p, p->strs.s[i], strlen(p->strs.s[i]), Z_NO_FLUSH);
+	}
+	if (m.err && !p->err)
+		p->err = m.err;
+	free(m.p);
+}
+
+int pprof__write(const struct profile_data *pd, FILE *f, const struct output_meta *meta)
+{
+	struct pp *p;
+	bool cpu, gpu;
+	int err;
+
+	if (!pd || !f || (pd->nr_samples && !pd->samples) || (pd->nr_gpu && !pd->gpu) ||
+	    (pd->nr_joins && !pd->joins) || (pd->nr_launches && !pd->launches))
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->pd = pd;
+	p->f = f;
+	/* 15 + 16: zlib writes a gzip header and trailer instead of its own. */
+	if (deflateInit2(&p->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(p);
+		return -ENOMEM;
+	}
+	str(p, ""); /* index 0 must be "" */
+	cpu = pd->mode != GPU_MODE_GPU && (pd->nr_samples || pd->cpu_tree);
+	gpu = pd->mode != GPU_MODE_CPU;
+	err = 0;
+	if (cpu)
+		err = pd->nr_samples ? write_cpu_timeline(p) : write_cpu_tree(p);
+	if (!err && gpu)
+		err = write_gpu(p);
+	if (!err) {
+		write_tables(p, meta, cpu);
+		err = p->err;
+	}
+	if (!err)
+		err = deflate_out(p, NULL, 0, Z_FINISH);
+	deflateEnd(&p->z);
+	strtab_free(&p->strs);
+	free(p->has_fn);
+	free(p->scratch.p);
+	free(p->sample.p);
+	free(p->lbl.p);
+	free(p->frames);
+	free(p);
+	return err;
+}

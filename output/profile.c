@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/calltree.h"
+#include "output/profile.h"
+
+const char *profile__unit_name(enum weight_unit unit)
+{
+	return unit == WEIGHT_US ? "us" : "samples";
+}
+
+const char *profile__mode_name(enum gpu_mode mode)
+{
+	switch (mode) {
+	case GPU_MODE_GPU:
+		return "gpu";
+	case GPU_MODE_MERGED:
+		return "merged";
+	case GPU_MODE_CPU:
+		break;
+	}
+	return "cpu";
+}
+
+int profile__mode_from_name(const char *name, enum gpu_mode *ret_mode)
+{
+	static const enum gpu_mode all[] = {GPU_MODE_CPU, GPU_MODE_GPU, GPU_MODE_MERGED};
+	size_t i;
+
+	if (!name || !ret_mode)
+		return -EINVAL;
+	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		if (!strcmp(name, profile__mode_name(all[i]))) {
+			*ret_mode = all[i];
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int profile__unit_from_name(const char *name, enum weight_unit *ret_unit)
+{
+	if (!name || !ret_unit)
+		return -EINVAL;
+	if (!strcmp(name, "samples"))
+		*ret_unit = WEIGHT_SAMPLES;
+	else if (!strcmp(name, "us"))
+		*ret_unit = WEIGHT_US;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+const char *profile__gpu_leaf(const struct corr_gpu_rec *g, char *buf, size_t size)
+{
+	switch (g->kind) {
+	case CORR_GPU_KERNEL:
+		snprintf(buf, size, "[gpu] %s", g->name && g->name[0] ? g->name : "kernel");
+		break;
+	case CORR_GPU_MEMCPY:
+		snprintf(buf, size, "[gpu] memcpy %s", corr_copy_kind__name(g->copy_kind));
+		break;
+	default:
+		snprintf(buf, size, "[gpu] %s", corr_gpu_kind__name(g->kind));
+	}
+	return buf;
+}
+
+/* Frames of a stack, with a placeholder for one the resolver does not know. */
+static void resolve(const struct profile_data *pd, uint32_t pid, uint32_t stack_id,
+		    const char *const **ret_frames, size_t *ret_n)
+{
+	static const char *const unknown[] = {"[unknown]"};
+
+	if (stack_id == CORR_NO_STACK || !pd->stack ||
+	    pd->stack(pd->ctx, pid, stack_id, ret_frames, ret_n) || !*ret_n) {
+		*ret_frames = unknown;
+		*ret_n = 1;
+	}
+}
+
+static const char *comm_of(const struct profile_data *pd, uint32_t pid, char *buf, size_t size)
+{
+	const char *n = pd->name ? pd->name(pd->ctx, pid, 0) : NULL;
+
+	if (n && n[0])
+		return n;
+	snprintf(buf, size, "pid %u", pid);
+	return buf;
+}
+
+struct frames {
+	const char **v;
+	size_t n, cap;
+};
+
+static int frames_reserve(struct frames *f, size_t n)
+{
+	const char **v;
+
+	if (n <= f->cap)
+		return 0;
+	v = realloc(f->v, n * 2 * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	f->v = v;
+	f->cap = n * 2;
+	return 0;
+}
+
+/* comm;stack...;extra (extra may be NULL). */
+static int add_stack(const struct profile_data *pd, struct calltree *t, struct frames *fr,
+		     uint32_t pid, uint32_t stack_id, const char *extra, uint64_t weight)
+{
+	const char *const *frames;
+	char pidbuf[32];
+	size_t n, k = 0, i;
+	int err;
+
+	resolve(pd, pid, stack_id, &frames, &n);
+	err = frames_reserve(fr, n + 2);
+	if (err)
+		return err;
+	fr->v[k++] = comm_of(pd, pid, pidbuf, sizeof(pidbuf));
+	for (i = 0; i < n; i++)
+		fr->v[k++] = frames[i] && frames[i][0] ? frames[i] : "[unknown]";
+	if (extra)
+		fr->v[k++] = extra;
+	return calltree__add(t, fr->v, k, weight);
+}
+
+/* Copies a tree, converting each stack's weight (num / den, rounded to nearest). */
+struct scale_ctx {
+	struct calltree *dst;
+	const char **path;
+	uint64_t num, den;
+	int err;
+};
+
+static int scale_visit(const struct calltree_frame *fr, void *data)
+{
+	struct scale_ctx *c = data;
+	unsigned __int128 w;
+
+	c->path[fr->depth] = fr->name;
+	if (!fr->self)
+		return 0;
+	w = ((unsigned __int128)fr->self * c->num + c->den / 2) / c->den;
+	if (!w)
+		return 0;
+	return calltree__add(c->dst, c->path, fr->depth + 1,
+			     w > UINT64_MAX ? UINT64_MAX : (uint64_t)w);
+}
+
+static int add_scaled(struct calltree *dst, const struct calltree *src, uint64_t num, uint64_t den)
+{
+	struct scale_ctx c = {.dst = dst, .num = num, .den = den ? den : 1};
+	int err;
+
+	if (!calltree__max_depth(src))
+		return 0;
+	c.path = calloc(calltree__max_depth(src), sizeof(*c.path));
+	if (!c.path)
+		return -ENOMEM;
+	err = calltree__walk(src, scale_visit, &c);
+	free(c.path);
+	return err;
+}
+
+int profile__build_tree(const struct profile_data *pd, struct calltree **ret_tree)
+{
+	struct calltree *t = NULL, *cpu = NULL, *gpu = NULL;
+	struct frames fr = {0};
+	uint64_t period = pd && pd->sample_period_ns ? pd->sample_period_ns : 10000000;
+	bool *joined = NULL;
+	size_t i;
+	int err = -ENOMEM;
+
+	if (!pd || !ret_tree)
+		return -EINVAL;
+	t = calltree__new();
+	if (!t)
+		return -ENOMEM;
+
+	if (pd->mode != GPU_MODE_GPU) {
+		const struct calltree *src = pd->cpu_tree;
+
+		if (!src && pd->nr_samples) {
+			cpu = calltree__new();
+			if (!cpu)
+				goto out;
+			for (i = 0; i < pd->nr_samples; i++) {
+				const struct profile_sample *s = &pd->samples[i];
+
+				err = add_stack(pd, cpu, &fr, s->pid, s->stack_id, NULL, 1);
+				if (err)
+					goto out;
+			}
+			src = cpu;
+		}
+		if (src) {
+			err = pd->unit == WEIGHT_US ? add_scaled(t, src, period, 1000)
+						    : add_scaled(t, src, 1, 1);
+			if (err)
+				goto out;
+		}
+	}
+
+	if (pd->mode != GPU_MODE_CPU && pd->nr_gpu) {
+		char leaf[512];
+
+		/* Nanoseconds first, converted once per stack, so short kernels add up. */
+		gpu = calltree__new();
+		joined = calloc(pd->nr_gpu, sizeof(*joined));
+		if (!gpu || !joined)
+			goto out;
+		for (i = 0; i < pd->nr_joins; i++) {
+			const struct profile_join *j = &pd->joins[i];
+			const struct corr_cpu_rec *l;
+			const struct corr_gpu_rec *g;
+
+			if (j->launch >= pd->nr_launches || j->gpu >= pd->nr_gpu) {
+				err = -EINVAL;
+				goto out;
+			}
+			l = &pd->launches[j->launch];
+			g = &pd->gpu[j->gpu];
+			if (!corr_gpu_kind__is_activity(g->kind) || joined[j->gpu])
+				continue;
+			joined[j->gpu] = true;
+			err = add_stack(pd, gpu, &fr, l->pid, l->stack_id,
+					profile__gpu_leaf(g, leaf, sizeof(leaf)),
+					g->end_ns - g->start_ns);
+			if (err)
+				goto out;
+		}
+		for (i = 0; i < pd->nr_gpu; i++) {
+			const struct corr_gpu_rec *g = &pd->gpu[i];
+			const char *pair[2] = {"[no launch stack]", leaf};
+			char pidbuf[32];
+			const char *frames[3];
+
+			if (joined[i] || !corr_gpu_kind__is_activity(g->kind))
+				continue;
+			profile__gpu_leaf(g, leaf, sizeof(leaf));
+			frames[0] = comm_of(pd, g->pid, pidbuf, sizeof(pidbuf));
+			frames[1] = pair[0];
+			frames[2] = pair[1];
+			err = calltree__add(gpu, frames, 3, g->end_ns - g->start_ns);
+			if (err)
+				goto out;
+		}
+		err = pd->unit == WEIGHT_US ? add_scaled(t, gpu, 1, 1000)
+					    : add_scaled(t, gpu, 1, period);
+		if (err)
+			goto out;
+	}
+	err = 0;
+	*ret_tree = t;
+	t = NULL;
+out:
+	free(fr.v);
+	free(joined);
+	calltree__free(cpu);
+	calltree__free(gpu);
+	calltree__free(t);
+	return err;
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What the GPU-aware writers read (Chrome trace, pprof, merged folded/SVG): the CPU profile,
+ * and, when the daemon kept them, the raw sample timeline, the CUDA launches, the GPU records
+ * and the joins the correlator made. The daemon fills it from its store; nothing is copied.
+ */
+#ifndef XSPROF_OUTPUT_PROFILE_H
+#define XSPROF_OUTPUT_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "correlate/correlate.h"
+
+struct calltree;
+
+/* Which work a flamegraph shows. */
+enum gpu_mode {
+	GPU_MODE_CPU = 0, /* CPU samples only (the foundation's profile) */
+	GPU_MODE_GPU,	  /* GPU work only, each under the CPU stack that launched it */
+	GPU_MODE_MERGED,  /* both */
+};
+
+/* The unit of weights: one per output, always stated in it (SVG title, pprof types, JSON). */
+enum weight_unit {
+	WEIGHT_SAMPLES = 0, /* CPU samples; GPU time as the samples it would have been worth */
+	WEIGHT_US,	    /* microseconds; CPU samples count one sampling period each */
+};
+
+/* One CPU sample of the timeline. */
+struct profile_sample {
+	uint64_t time_ns; /* CLOCK_MONOTONIC */
+	uint32_t pid, tid;
+	uint32_t stack_id; /* resolved through profile_data.stack */
+	uint32_t cpu;
+};
+
+/* One join the correlator made: indexes into profile_data.launches and .gpu. */
+struct profile_join {
+	size_t launch;
+	size_t gpu;
+};
+
+/*
+ * Frames of stack_id of pid, outermost first, without the process name. The array may be
+ * reused by the next call; the strings must stay valid until the writer returns (the daemon
+ * interns them). 0, or -ENOENT for a stack it does not know (the writer uses "[unknown]").
+ */
+typedef int (*profile_stack_fn)(void *ctx, uint32_t pid, uint32_t stack_id,
+				const char *const **ret_frames, size_t *ret_n);
+/* Name of a process (tid 0) or thread; NULL when unknown ("pid N" / "tid N" is used). */
+typedef const char *(*profile_name_fn)(void *ctx, uint32_t pid, uint32_t tid);
+
+struct profile_data {
+	/* CPU samples aggregated (comm;outer;...;leaf), for folded, SVG and pprof; may be NULL
+	   when samples are given. */
+	const struct calltree *cpu_tree;
+	uint64_t sample_period_ns; /* 1e9 / sampling frequency: samples <-> time */
+
+	/* The timeline, each optional (NULL, 0). GPU records include API and NVTX records. */
+	const struct profile_sample *samples;
+	size_t nr_samples;
+	const struct corr_cpu_rec *launches;
+	size_t nr_launches;
+	const struct corr_gpu_rec *gpu;
+	size_t nr_gpu;
+	const struct profile_join *joins;
+	size_t nr_joins;
+
+	profile_stack_fn stack; /* required when samples or launches are given */
+	profile_name_fn name;	/* optional */
+	void *ctx;
+
+	enum gpu_mode mode;
+	enum weight_unit unit;
+	uint64_t start_ns, end_ns;  /* the profiled window, CLOCK_MONOTONIC */
+	int64_t realtime_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC, for wall times */
+};
+
+/* "samples" or "us". */
+const char *profile__unit_name(enum weight_unit unit);
+/* "cpu", "gpu", "merged"; and back: 0 or -EINVAL. */
+const char *profile__mode_name(enum gpu_mode mode);
+int profile__mode_from_name(const char *name, enum gpu_mode *ret_mode);
+int profile__unit_from_name(const char *name, enum weight_unit *ret_unit);
+
+/*
+ * The leaf that stands for a GPU record in a stack: "[gpu] kernel_name", "[gpu] memcpy HtoD",
+ * "[gpu] memset", "[gpu] sync", "[gpu] graph". Written to buf (truncated to size); returns buf.
+ */
+const char *profile__gpu_leaf(const struct corr_gpu_rec *g, char *buf, size_t size);
+
+/*
+ * The call tree a flamegraph of pd shows, by pd->mode in pd->unit: CPU samples as in
+ * cpu_tree (or folded from the samples), and each joined GPU activity as a leaf under its
+ * launching stack, weighted by its duration; GPU work without a join goes under
+ * "comm;[no launch stack]". Weights are summed per stack in nanoseconds before converting, so
+ * short kernels add up; a stack worth less than half a unit is left out. 0 or -errno.
+ */
+int profile__build_tree(const struct profile_data *pd, struct calltree **ret_tree);
+
+#endif
