@@ -35,6 +35,7 @@
 #include "daemon/symbolize/symbolizer.h"
 #include "output/calltree.h"
 #include "output/output.h"
+#include "output/profile.h"
 
 #define SLICE_US	 (10 * 1000000ull) /* rolling store granularity */
 #define MAX_BODY	 (64 * 1024)
@@ -159,7 +160,41 @@ static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned int status
 
 static const char *content_type(enum output_format f)
 {
-	return f == OUTPUT_SVG ? "image/svg+xml" : "text/plain; charset=utf-8";
+	switch (f) {
+	case OUTPUT_SVG:
+		return "image/svg+xml";
+	case OUTPUT_PPROF:
+		return "application/octet-stream";
+	case OUTPUT_CHROME_JSON:
+		return "application/json";
+	default:
+		return "text/plain; charset=utf-8";
+	}
+}
+
+/* Formats the service can produce from aggregated stacks (the Chrome trace needs a timeline). */
+static bool service_format(const char *name, enum output_format *ret)
+{
+	return !output__format_from_name(name, ret) && *ret != OUTPUT_CHROME_JSON;
+}
+
+/* A call tree in any of those formats. */
+static int write_tree(const struct calltree *tree, enum output_format fmt, FILE *f,
+		      const struct output_meta *meta, unsigned int freq_hz, uint64_t start_ns,
+		      uint64_t end_ns)
+{
+	struct profile_data pd = {
+		.cpu_tree = tree,
+		.sample_period_ns = 1000000000ull / (freq_hz ? freq_hz : 1),
+		.mode = GPU_MODE_CPU,
+		.unit = WEIGHT_SAMPLES,
+		.start_ns = start_ns,
+		.end_ns = end_ns,
+	};
+
+	if (fmt != OUTPUT_PPROF)
+		return output__write(tree, fmt, f, meta);
+	return output__write_profile(&pd, fmt, f, meta);
 }
 
 /* ---- permissions ---- */
@@ -476,7 +511,9 @@ static void finish_rec(struct service *s, struct svc_rec *r)
 			 (r->finished_ns - r->started_ns) / 1e9, r->freq_hz);
 		meta.title = title;
 		f = open_memstream(&r->result, &r->result_len);
-		err = f ? output__write(tree, r->format, f, &meta) : -errno;
+		err = f ? write_tree(tree, r->format, f, &meta, r->freq_hz, r->started_ns,
+				     r->finished_ns)
+			: -errno;
 		if (f && fclose(f) && !err)
 			err = -EIO;
 		samples = calltree__total(tree);
@@ -632,8 +669,10 @@ static enum MHD_Result api_record_start(struct service *s, struct req *q, struct
 		ret = reply_error(c, 400, "freq_hz must be 1..10000", NULL);
 		goto out;
 	}
-	if (output__format_from_name(fmt, &r->format)) {
-		ret = reply_error(c, 400, "unknown format", "use folded or svg");
+	if (!service_format(fmt, &r->format)) {
+		ret = reply_error(c, 400, "format not available here",
+				  "use folded, svg or pprof (the Chrome trace comes from xsprofd "
+				  "--foreground -o trace.json)");
 		goto out;
 	}
 	if (until_exit && r->nr_pids != 1) {
@@ -751,8 +790,8 @@ static enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_
 		if (*end || !*since || !since_s)
 			return reply_error(c, 400, "since_s must be a positive whole number", NULL);
 	}
-	if (output__format_from_name(fmt ? fmt : "folded", &f))
-		return reply_error(c, 400, "unknown format", "use folded or svg");
+	if (!service_format(fmt ? fmt : "folded", &f))
+		return reply_error(c, 400, "format not available here", "use folded, svg or pprof");
 	/* Include the slice being recorded: close it now. */
 	close_slice(s);
 	tree = calltree__new();
@@ -769,7 +808,7 @@ static enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_
 	if (!err && !out)
 		err = -errno;
 	if (!err)
-		err = output__write(tree, f, out, &meta);
+		err = write_tree(tree, f, out, &meta, s->opts->freq_hz, from, now);
 	if (out && fclose(out) && !err)
 		err = -EIO;
 	calltree__free(tree);
