@@ -191,7 +191,13 @@ static int write_tree(const struct calltree *tree, enum output_format fmt, FILE 
 		.start_ns = start_ns,
 		.end_ns = end_ns,
 	};
+	struct timespec rt, mt;
 
+	/* Outputs that show wall time get one (realtime - monotonic) pair per profile. */
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mt);
+	pd.realtime_offset_ns =
+		(int64_t)(rt.tv_sec - mt.tv_sec) * 1000000000 + (rt.tv_nsec - mt.tv_nsec);
 	if (fmt != OUTPUT_PPROF)
 		return output__write(tree, fmt, f, meta);
 	return output__write_profile(&pd, fmt, f, meta);
