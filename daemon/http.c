@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -112,6 +113,15 @@ int http__tcp_listen(const char *addr_port, int *ret_fd)
 	return 0;
 }
 
+static void mhd_log(void *ctx, const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	log_warn("http: %s", msg);
+}
+
 static int run_mhd(struct http_server *s)
 {
 	MHD_UNSIGNED_LONG_LONG ms;
@@ -155,7 +165,8 @@ struct http_server *http_server__new(sd_event *ev, int listen_fd, MHD_AccessHand
 				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY_LIMIT,
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONN_IDLE_TIMEOUT,
-				  MHD_OPTION_NOTIFY_COMPLETED, completed, ctx, MHD_OPTION_END);
+				  MHD_OPTION_NOTIFY_COMPLETED, completed, ctx,
+				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
 	if (!s->mhd) {
 		close(listen_fd);
 		err = -EIO;

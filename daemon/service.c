@@ -791,6 +791,9 @@ static enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_
 	FILE *out;
 	int err;
 
+	if (MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "pid"))
+		return reply_error(c, 400, "the rolling window keeps no per-process data",
+				   "record the process instead: xsprofctl record --pid PID");
 	if (since) {
 		since_s = strtoul(since, &end, 10);
 		if (*end || !*since || !since_s)

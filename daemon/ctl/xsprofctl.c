@@ -461,6 +461,32 @@ static int cmd_flamegraph(int argc, char **argv)
 	return st;
 }
 
+/*
+ * The injection library of this installation: BINDIR/../LIBDIR/xsprof/ relative to our own
+ * executable (so /usr and /usr/local installs both work), else the configured path.
+ */
+static const char *cupti_lib(char *buf, size_t size)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (getenv("XSPROF_CUPTI_LIB"))
+		return getenv("XSPROF_CUPTI_LIB");
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			if (snprintf(buf, size, "%s/../%s/xsprof/libxsprof_cupti.so", exe,
+				     XSPROF_INSTALL_LIBDIR) < (int)size &&
+			    !access(buf, R_OK))
+				return buf;
+		}
+	}
+	return XSPROF_CUPTI_LIB_PATH;
+}
+
 /* Start CMD stopped at a pipe, so the recording is running before it does anything. */
 static pid_t spawn_held(char **cmd, int *ret_release)
 {
@@ -474,13 +500,12 @@ static pid_t spawn_held(char **cmd, int *ret_release)
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		const char *lib = getenv("XSPROF_CUPTI_LIB");
+		char buf[PATH_MAX];
+		const char *lib = cupti_lib(buf, sizeof(buf));
 
 		close(p[1]);
 		if (read(p[0], &c, 1) != 1)
 			_exit(127); /* the recording did not start */
-		if (!lib)
-			lib = XSPROF_CUPTI_LIB_PATH;
 		if (!access(lib, R_OK))
 			setenv("CUDA_INJECTION64_PATH", lib, 0);
 		execvp(cmd[0], cmd);
