@@ -17,12 +17,17 @@ void log_msg(int level, const char *fmt, ...)
 	/* Under systemd, stderr is the journal: a "<N>" prefix carries the priority. */
 	if (journal < 0)
 		journal = getenv("JOURNAL_STREAM") != NULL;
+	/* The journal names the unit itself; a terminal needs to be told who is talking. */
 	if (journal)
-		fprintf(stderr, "<%d>", level);
-	fputs(level <= LOG_ERR	     ? "xsprofd: error: "
-	      : level == LOG_WARNING ? "xsprofd: warning: "
-				     : "xsprofd: ",
-	      stderr);
+		fprintf(stderr, "<%d>%s", level,
+			level <= LOG_ERR       ? "error: "
+			: level == LOG_WARNING ? "warning: "
+					       : "");
+	else
+		fputs(level <= LOG_ERR	     ? "xsprofd: error: "
+		      : level == LOG_WARNING ? "xsprofd: warning: "
+					     : "xsprofd: ",
+		      stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
