@@ -478,9 +478,11 @@ static const char *cupti_lib(char *buf, size_t size)
 		slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = '\0';
-			if (snprintf(buf, size, "%s/../%s/xsprof/libxsprof_cupti.so", exe,
-				     XSPROF_INSTALL_LIBDIR) < (int)size &&
-			    !access(buf, R_OK))
+			char rel[PATH_MAX];
+
+			if (snprintf(rel, sizeof(rel), "%s/../%s/xsprof/libxsprof_cupti.so", exe,
+				     XSPROF_INSTALL_LIBDIR) < (int)sizeof(rel) &&
+			    size >= PATH_MAX && realpath(rel, buf))
 				return buf;
 		}
 	}
