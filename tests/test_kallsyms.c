@@ -190,19 +190,24 @@ Test(kallsyms, symbolizer_kernel, .fini = remove_tmp)
 	cr_assert_not_null(s);
 	cr_assert_str_eq(symbolizer__kernel(s, 0xffffffff81000204ULL), "do_work");
 	cr_assert_str_eq(symbolizer__kernel(s, 0xffffffffc0001004ULL), "mod_entry");
-	cr_assert_str_eq(symbolizer__kernel(s, 0xffffffff81000500ULL), "[unknown]");
+	cr_assert_str_eq(symbolizer__kernel(s, 0xffffffff81000500ULL), "[unknown kernel]");
+	/* A module's symbols keep their plain names; BPF programs get a marker. */
+	cr_assert_str_eq(symbolizer__kernel(s, 0xffffffffc0400010ULL), "other_fn");
+	cr_assert_str_eq(symbolizer__kernel(s, 0xffffffffc0800010ULL), "[bpf] handler");
+	cr_assert_eq(symbolizer__kernel(s, 0xffffffffc0800010ULL),
+		     symbolizer__kernel(s, 0xffffffffc0800020ULL));
 	/* The same pointer each time: strings are interned. */
 	cr_assert_eq(symbolizer__kernel(s, 0xffffffff81000204ULL),
 		     symbolizer__kernel(s, 0xffffffff81000208ULL));
 	symbolizer__stats(s, &st);
-	cr_assert_eq(st.kernel_lookups, 5);
+	cr_assert_eq(st.kernel_lookups, 9);
 	cr_assert_eq(st.kernel_unresolved, 1);
 	symbolizer__free(s);
 
 	opts.kallsyms_path = "/nonexistent/kallsyms";
 	s = symbolizer__new(&opts);
-	cr_assert_str_eq(symbolizer__kernel(s, 0xffffffff81000204ULL), "[unknown]");
-	cr_assert_str_eq(symbolizer__kernel(s, 0xffffffff81000204ULL), "[unknown]");
+	cr_assert_str_eq(symbolizer__kernel(s, 0xffffffff81000204ULL), "[unknown kernel]");
+	cr_assert_str_eq(symbolizer__kernel(s, 0xffffffff81000204ULL), "[unknown kernel]");
 	symbolizer__stats(s, &st);
 	cr_assert_eq(st.kernel_lookups, 2);
 	cr_assert_eq(st.kernel_unresolved, 2);

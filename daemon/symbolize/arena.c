@@ -6,7 +6,7 @@
 
 #include "daemon/symbolize/arena.h"
 
-#define ARENA_MIN_BLOCK (64 * 1024)
+#define ARENA_MIN_BLOCK (4 * 1024) /* small: most tables are small, and the cache counts blocks */
 #define ARENA_MAX_BLOCK (1024 * 1024)
 
 struct arena_block {

@@ -28,8 +28,18 @@ struct elf_symtab {
 	size_t nr_segs;
 	struct arena *arena;
 	int type;
+	bool has_symtab;
+	bool has_dwarf;
+	uint32_t debuglink_crc;
+	const char *debuglink; /* in the arena; NULL when absent */
 	size_t build_id_len;
 	uint8_t build_id[ELF_SYMTAB_MAX_BUILD_ID];
+	/* Code sections: a zero-size symbol stops at its section's end (_init must not cover
+	 * .plt). Files with more code sections than this just lose that bound. */
+	struct {
+		uint64_t start, end;
+	} xsecs[32];
+	size_t nr_xsecs;
 };
 
 /* A symbol while loading: its name still points into libelf's string table. */
@@ -37,7 +47,8 @@ struct raw_sym {
 	uint64_t addr;
 	uint64_t size;
 	const char *name;
-	int rank; /* lower wins among symbols at one address */
+	int rank;   /* lower wins among symbols at one address */
+	bool label; /* STT_NOTYPE in code: an assembly entry point such as ld.so's _start */
 };
 
 struct raw_syms {
@@ -80,6 +91,20 @@ static int raw_syms__push(struct raw_syms *rs, const struct raw_sym *s)
 	return 0;
 }
 
+static bool is_code_section(Elf *elf, size_t shndx)
+{
+	Elf_Scn *scn;
+	GElf_Shdr shdr;
+
+	if (shndx >= SHN_LORESERVE)
+		return false;
+	scn = elf_getscn(elf, shndx);
+	/* NOBITS too: in a separate debug file, .text keeps its flags but not its bytes. */
+	return scn && gelf_getshdr(scn, &shdr) &&
+	       (shdr.sh_type == SHT_PROGBITS || shdr.sh_type == SHT_NOBITS) &&
+	       (shdr.sh_flags & SHF_EXECINSTR);
+}
+
 static int load_symbol_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, struct raw_syms *rs)
 {
 	size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
@@ -104,9 +129,11 @@ static int load_symbol_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, st
 		if (!gelf_getsym(data, (int)i, &sym))
 			return -EBADMSG;
 		type = GELF_ST_TYPE(sym.st_info);
-		if (type != STT_FUNC && type != STT_GNU_IFUNC)
-			continue;
 		if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
+			continue;
+		if (type == STT_NOTYPE && !is_code_section(elf, sym.st_shndx))
+			continue;
+		if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
 			continue;
 		/* elf_strptr checks the index and the string's NUL against the section. */
 		name = elf_strptr(elf, shdr->sh_link, sym.st_name);
@@ -115,7 +142,9 @@ static int load_symbol_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, st
 		r.addr = sym.st_value;
 		r.size = sym.st_size;
 		r.name = name;
-		r.rank = bind_rank(GELF_ST_BIND(sym.st_info));
+		r.label = type == STT_NOTYPE;
+		/* A function beats a label at the same address. */
+		r.rank = bind_rank(GELF_ST_BIND(sym.st_info)) + (r.label ? 4 : 0);
 		err = raw_syms__push(rs, &r);
 		if (err)
 			return err;
@@ -192,15 +221,62 @@ static int load_segments(struct elf_symtab *t, Elf *elf)
 	return 0;
 }
 
+/*
+ * .gnu_debuglink: a NUL-terminated file name, padding to 4 bytes, then the CRC-32 of the debug
+ * file. Anything that does not fit the section is ignored (the link is only a hint).
+ */
+static int parse_debuglink(struct elf_symtab *t, Elf *elf, Elf_Scn *scn)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	const char *name;
+	size_t len, crc_off;
+	uint32_t crc;
+
+	if (!data || !data->d_buf || data->d_size < 6)
+		return 0;
+	name = data->d_buf;
+	len = strnlen(name, data->d_size);
+	if (!len || len > ELF_SYMTAB_MAX_DEBUGLINK || memchr(name, '/', len))
+		return 0;
+	crc_off = (len + 1 + 3) & ~(size_t)3;
+	if (crc_off + 4 > data->d_size)
+		return 0;
+	memcpy(&crc, (const char *)data->d_buf + crc_off, 4);
+	/* The CRC is stored in the file's byte order. */
+	if ((elf_getident(elf, NULL)[EI_DATA] == ELFDATA2MSB) !=
+	    (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
+		crc = __builtin_bswap32(crc);
+	t->debuglink = arena__strndup(t->arena, name, len);
+	if (!t->debuglink)
+		return -ENOMEM;
+	t->debuglink_crc = crc;
+	return 0;
+}
+
+static int load_named_section(struct elf_symtab *t, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
+			      size_t shstrndx)
+{
+	const char *name = elf_strptr(elf, shstrndx, shdr->sh_name);
+
+	if (!name)
+		return 0;
+	/* NOBITS .debug_info (a stripped file's placeholder) never reaches here: PROGBITS only. */
+	if ((!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")) && shdr->sh_size)
+		t->has_dwarf = true;
+	else if (!strcmp(name, ".gnu_debuglink") && !t->debuglink)
+		return parse_debuglink(t, elf, scn);
+	return 0;
+}
+
 static int load_sections(struct elf_symtab *t, Elf *elf, struct raw_syms *rs)
 {
 	Elf_Scn *scn = NULL;
 	Elf_Data *data;
 	GElf_Shdr shdr;
-	size_t nscn, seen = 0;
+	size_t nscn, shstrndx, seen = 0;
 	int err;
 
-	if (elf_getshdrnum(elf, &nscn))
+	if (elf_getshdrnum(elf, &nscn) || elf_getshdrstrndx(elf, &shstrndx))
 		return -EBADMSG;
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
 		seen++;
@@ -210,15 +286,36 @@ static int load_sections(struct elf_symtab *t, Elf *elf, struct raw_syms *rs)
 			err = load_symbol_section(elf, scn, &shdr, rs);
 			if (err)
 				return err;
+			if (shdr.sh_type == SHT_SYMTAB && shdr.sh_size)
+				t->has_symtab = true;
 		} else if (shdr.sh_type == SHT_NOTE && !t->build_id_len) {
 			data = elf_getdata(scn, NULL);
 			if (data)
 				parse_build_id(t, data);
+		} else if (shdr.sh_type == SHT_PROGBITS) {
+			if ((shdr.sh_flags & SHF_EXECINSTR) && shdr.sh_size &&
+			    t->nr_xsecs < sizeof(t->xsecs) / sizeof(t->xsecs[0])) {
+				t->xsecs[t->nr_xsecs].start = shdr.sh_addr;
+				t->xsecs[t->nr_xsecs].end = shdr.sh_addr + shdr.sh_size;
+				t->nr_xsecs++;
+			}
+			err = load_named_section(t, elf, scn, &shdr, shstrndx);
+			if (err)
+				return err;
 		}
 	}
 	/* elf_nextscn returns NULL on errors too; section 0 is never returned. */
 	if (nscn && seen != nscn - 1)
 		return -EBADMSG;
+	return 0;
+}
+
+/* End of the code section holding vaddr, or 0 when unknown. */
+static uint64_t section_end_of(const struct elf_symtab *t, uint64_t vaddr)
+{
+	for (size_t i = 0; i < t->nr_xsecs; i++)
+		if (vaddr >= t->xsecs[i].start && vaddr < t->xsecs[i].end)
+			return t->xsecs[i].end;
 	return 0;
 }
 
@@ -239,7 +336,7 @@ static uint64_t segment_end_of(const struct elf_symtab *t, uint64_t vaddr)
 static int build_table(struct elf_symtab *t, struct raw_syms *rs)
 {
 	size_t i, n = 0;
-	uint64_t end;
+	uint64_t end, func_end = 0;
 
 	if (!rs->n)
 		return 0;
@@ -251,6 +348,11 @@ static int build_table(struct elf_symtab *t, struct raw_syms *rs)
 		const struct raw_sym *r = &rs->v[i];
 		struct elf_sym *s;
 
+		/* A label inside a sized function is a jump target there, not a function. */
+		if (r->label && r->addr < func_end)
+			continue;
+		if (!r->label && r->size && r->addr + r->size > func_end)
+			func_end = r->addr + r->size;
 		if (n && t->syms[n - 1].addr == r->addr) {
 			/* The first one sorted best; only widen it. */
 			if (r->size > t->syms[n - 1].size)
@@ -276,6 +378,9 @@ static int build_table(struct elf_symtab *t, struct raw_syms *rs)
 			end = segment_end_of(t, s->addr);
 			s->size = end > s->addr ? end - s->addr : 1;
 		}
+		end = section_end_of(t, s->addr);
+		if (end > s->addr && s->addr + s->size > end)
+			s->size = end - s->addr;
 	}
 	return 0;
 }
@@ -301,41 +406,63 @@ static bool header_tables_fit(const GElf_Ehdr *eh, uint64_t file_size)
 	return true;
 }
 
-struct elf_symtab *elf_symtab__open(const char *path)
+static struct elf_symtab *elf_symtab__alloc(void)
 {
-	struct raw_syms rs = {0};
-	struct elf_symtab *t = NULL;
-	GElf_Ehdr ehdr;
-	Elf *elf = NULL;
-	struct stat st;
-	int fd, err;
+	struct elf_symtab *t;
 
-	/* O_NONBLOCK: a profiled process may have mapped a FIFO or device; never wait on it. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = -EINVAL;
-		goto out;
-	}
 	if (elf_version(EV_CURRENT) == EV_NONE) {
-		err = -ELIBBAD;
-		goto out;
+		errno = ELIBBAD;
+		return NULL;
 	}
 	t = calloc(1, sizeof(*t));
-	if (!t) {
-		err = -ENOMEM;
-		goto out;
-	}
+	if (!t)
+		return NULL;
 	t->arena = arena__new();
 	if (!t->arena) {
-		err = -ENOMEM;
-		goto out;
+		free(t);
+		errno = ENOMEM;
+		return NULL;
 	}
+	return t;
+}
+
+/* Reads everything from an open Elf handle; file_size bounds the header tables. */
+static int elf_symtab__load(struct elf_symtab *t, Elf *elf, uint64_t file_size, bool elf_magic)
+{
+	struct raw_syms rs = {0};
+	GElf_Ehdr ehdr;
+	int err;
+
+	if (elf_kind(elf) != ELF_K_ELF)
+		return elf_magic ? -EBADMSG : -ENOEXEC;
+	if (!gelf_getehdr(elf, &ehdr) || !header_tables_fit(&ehdr, file_size))
+		return -EBADMSG;
+	t->type = ehdr.e_type;
+	err = load_segments(t, elf);
+	if (!err)
+		err = load_sections(t, elf, &rs);
+	if (!err)
+		err = build_table(t, &rs);
+	free(rs.v);
+	return err;
+}
+
+struct elf_symtab *elf_symtab__open_fd(int fd)
+{
+	struct elf_symtab *t = NULL;
+	Elf *elf = NULL;
+	struct stat st;
+	int err;
+
+	if (fstat(fd, &st))
+		return NULL;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	t = elf_symtab__alloc();
+	if (!t)
+		return NULL;
 	/*
 	 * ELF_C_READ rather than a mapping: a file truncated under us would make mapped reads
 	 * fault, while reads just fail.
@@ -345,26 +472,63 @@ struct elf_symtab *elf_symtab__open(const char *path)
 		err = -EBADMSG;
 		goto out;
 	}
-	if (elf_kind(elf) != ELF_K_ELF) {
-		err = has_elf_magic(fd) ? -EBADMSG : -ENOEXEC;
-		goto out;
-	}
-	if (!gelf_getehdr(elf, &ehdr) || !header_tables_fit(&ehdr, (uint64_t)st.st_size)) {
-		err = -EBADMSG;
-		goto out;
-	}
-	t->type = ehdr.e_type;
-	err = load_segments(t, elf);
-	if (err)
-		goto out;
-	err = load_sections(t, elf, &rs);
-	if (err)
-		goto out;
-	err = build_table(t, &rs);
+	err = elf_symtab__load(t, elf, (uint64_t)st.st_size, has_elf_magic(fd));
 out:
-	free(rs.v);
 	elf_end(elf);
+	if (err) {
+		elf_symtab__free(t);
+		errno = -err;
+		return NULL;
+	}
+	return t;
+}
+
+struct elf_symtab *elf_symtab__open(const char *path)
+{
+	struct elf_symtab *t;
+	int fd, err;
+
+	/* O_NONBLOCK: a profiled process may have mapped a FIFO or device; never wait on it. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return NULL;
+	t = elf_symtab__open_fd(fd);
+	err = errno;
 	close(fd);
+	errno = err;
+	return t;
+}
+
+struct elf_symtab *elf_symtab__open_memory(const void *buf, size_t len)
+{
+	struct elf_symtab *t;
+	char *copy;
+	Elf *elf;
+	int err;
+
+	if (len > ELF_SYMTAB_MAX_MEMORY) {
+		errno = EFBIG;
+		return NULL;
+	}
+	t = elf_symtab__alloc();
+	if (!t)
+		return NULL;
+	/* libelf may convert the image in place; the caller's bytes stay untouched. */
+	copy = malloc(len ? len : 1);
+	if (!copy) {
+		elf_symtab__free(t);
+		errno = ENOMEM;
+		return NULL;
+	}
+	memcpy(copy, buf, len);
+	elf = elf_memory(copy, len);
+	if (!elf)
+		err = -EBADMSG;
+	else
+		err = elf_symtab__load(t, elf, len,
+				       len >= SELFMAG && !memcmp(copy, ELFMAG, SELFMAG));
+	elf_end(elf);
+	free(copy);
 	if (err) {
 		elf_symtab__free(t);
 		errno = -err;
@@ -499,4 +663,64 @@ size_t elf_symtab__build_id(const struct elf_symtab *t, const uint8_t **ret_id)
 {
 	*ret_id = t->build_id;
 	return t->build_id_len;
+}
+
+size_t elf_symtab__bytes(const struct elf_symtab *t)
+{
+	return sizeof(*t) + arena__bytes(t->arena) + t->nr_syms * sizeof(*t->syms) +
+	       (t->demangled ? t->nr_syms * sizeof(*t->demangled) : 0) +
+	       t->nr_segs * sizeof(*t->segs);
+}
+
+bool elf_symtab__has_symtab(const struct elf_symtab *t)
+{
+	return t->has_symtab;
+}
+
+bool elf_symtab__has_dwarf(const struct elf_symtab *t)
+{
+	return t->has_dwarf;
+}
+
+const char *elf_symtab__debuglink(const struct elf_symtab *t, uint32_t *ret_crc)
+{
+	if (t->debuglink && ret_crc)
+		*ret_crc = t->debuglink_crc;
+	return t->debuglink;
+}
+
+int elf_symtab__merge(struct elf_symtab *t, const struct elf_symtab *dbg)
+{
+	size_t i = 0, j = 0, n = 0, total = t->nr_syms + dbg->nr_syms;
+	struct elf_sym *out;
+
+	if (total > ELF_SYMTAB_MAX_SYMS)
+		return -EFBIG;
+	out = calloc(total ? total : 1, sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	/* Both are sorted with one symbol per address; at a shared address t's own one stays. */
+	while (i < t->nr_syms || j < dbg->nr_syms) {
+		/* The lookup only ever reads the nearest symbol below, so overlaps are harmless. */
+		if (j == dbg->nr_syms || (i < t->nr_syms && t->syms[i].addr <= dbg->syms[j].addr)) {
+			if (j < dbg->nr_syms && t->syms[i].addr == dbg->syms[j].addr)
+				j++;
+			out[n++] = t->syms[i++];
+			continue;
+		}
+		out[n] = dbg->syms[j++];
+		out[n].name = arena__strndup(t->arena, out[n].name, strlen(out[n].name));
+		if (!out[n].name) {
+			free(out);
+			return -ENOMEM;
+		}
+		n++;
+	}
+	free(t->syms);
+	free(t->demangled);
+	t->demangled = NULL;
+	t->syms = out;
+	t->nr_syms = n;
+	t->has_symtab = t->has_symtab || dbg->has_symtab;
+	return 0;
 }

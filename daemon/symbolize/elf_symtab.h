@@ -8,12 +8,17 @@
 #ifndef XSPROF_SYMBOLIZE_ELF_SYMTAB_H
 #define XSPROF_SYMBOLIZE_ELF_SYMTAB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define ELF_SYMTAB_MAX_BUILD_ID 64
 /* More symbols than any real binary carries; past it the file is treated as corrupt. */
 #define ELF_SYMTAB_MAX_SYMS (32u << 20)
+/* Longest .gnu_debuglink name kept (a file name, not a path). */
+#define ELF_SYMTAB_MAX_DEBUGLINK 255
+/* Largest in-memory image elf_symtab__open_memory takes (a vDSO is 8 KiB). */
+#define ELF_SYMTAB_MAX_MEMORY (64u << 20)
 
 struct elf_sym {
 	uint64_t addr;	  /* ELF virtual address */
@@ -29,6 +34,10 @@ struct elf_symtab;
  * EFBIG past ELF_SYMTAB_MAX_SYMS, ENOMEM.
  */
 struct elf_symtab *elf_symtab__open(const char *path);
+/* Same from an open file (read with pread, not mapped); fd stays the caller's. */
+struct elf_symtab *elf_symtab__open_fd(int fd);
+/* Same from an image in memory (copied while parsing); EFBIG past ELF_SYMTAB_MAX_MEMORY. */
+struct elf_symtab *elf_symtab__open_memory(const void *buf, size_t len);
 void elf_symtab__free(struct elf_symtab *t);
 
 size_t elf_symtab__count(const struct elf_symtab *t);
@@ -53,5 +62,19 @@ int elf_symtab__vaddr_to_offset(const struct elf_symtab *t, uint64_t vaddr, uint
 int elf_symtab__type(const struct elf_symtab *t);
 /* Length of the GNU build-id (0 when absent); *ret_id points into t. */
 size_t elf_symtab__build_id(const struct elf_symtab *t, const uint8_t **ret_id);
+
+/* Memory held, for the symbolizer's cache accounting. */
+size_t elf_symtab__bytes(const struct elf_symtab *t);
+/* Whether the file has a .symtab (false: stripped, only .dynsym was read). */
+bool elf_symtab__has_symtab(const struct elf_symtab *t);
+/* Whether the file has DWARF (.debug_info with contents, not the NOBITS of a stripped file). */
+bool elf_symtab__has_dwarf(const struct elf_symtab *t);
+/* The .gnu_debuglink file name and its CRC-32, or NULL when there is none. */
+const char *elf_symtab__debuglink(const struct elf_symtab *t, uint32_t *ret_crc);
+/*
+ * Adds the symbols of dbg, the separate debug file of t, that t lacks (t keeps its own at an
+ * address both have). Names are copied; dbg can be freed after. 0, -ENOMEM or -EFBIG.
+ */
+int elf_symtab__merge(struct elf_symtab *t, const struct elf_symtab *dbg);
 
 #endif

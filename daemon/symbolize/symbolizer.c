@@ -1,64 +1,161 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Design: each process is a snapshot of its mappings (sorted, binary-searched); each mapped
- * file is read once into an ELF cache keyed by the (device, inode) that maps prints, shared by
- * every process that maps it, and kept, failed or not, until the symbolizer is freed. Every
- * string handed out is interned (symbol names in the file's table, "module+0x..." names in a
- * cache here), so a warm lookup allocates nothing and the pointers stay valid until free.
+ * Design.
+ *
+ * Processes: one struct process per (pid, generation), each a snapshot of the mappings
+ * (sorted, binary-searched) with every mapping bound, when the snapshot is taken, to what names
+ * it: a mapped file, the vDSO, or a label ([heap], [anon], ...). A generation ends with exec
+ * or exit (told by the caller from the BPF process events); its snapshot is kept and never
+ * re-read, so a pid reused later starts fresh instead of inheriting the old mappings.
+ *
+ * Files: one struct elf_file per mapped file identity, keyed by the (device, inode) that maps
+ * prints and checked against the size/mtime/ctime of the mapped file itself (through
+ * /proc/PID/map_files), so an inode number reused by a new file is a new entry. When a snapshot
+ * binds an executable mapping whose file is not read yet, a handle on the very file mapped is
+ * opened through map_files and kept: it outlives the process, a deleted or replaced file, and
+ * another mount namespace's view. Handles are capped (max_open_files); past the cap the file
+ * is read at once instead. Symbols are read on the first lookup, once per file, then from a
+ * separate debug file when the file is stripped (debuginfo.c).
+ *
+ * Memory: symbol tables, DWARF handles, snapshots of ended generations, perf maps and the
+ * formatted "module+0xOFF" names count against cache_bytes. Nothing is freed during lookups;
+ * symbolizer__trim evicts least recently used first, so returned strings live until then.
+ *
  * Not thread-safe: one symbolizer belongs to one thread (the daemon's event loop).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "daemon/symbolize/arena.h"
+#include "daemon/symbolize/debuginfo.h"
+#include "daemon/symbolize/demangle.h"
+#include "daemon/symbolize/dwarf_lines.h"
 #include "daemon/symbolize/elf_symtab.h"
+#include "daemon/symbolize/fileio.h"
 #include "daemon/symbolize/hashmap.h"
 #include "daemon/symbolize/kallsyms.h"
+#include "daemon/symbolize/perf_map.h"
 #include "daemon/symbolize/proc_maps.h"
 #include "daemon/symbolize/symbolizer.h"
 
-#define UNKNOWN "[unknown]"
+#define UNKNOWN	       "[unknown]"
+#define UNKNOWN_KERNEL "[unknown kernel]"
 /* A miss re-reads a live process's maps (it may have dlopen'ed) at most this often. */
 #define REFRESH_INTERVAL_NS 1000000000ULL
+/* A kernel miss re-reads kallsyms (a BPF program loaded since) at most this often. */
+#define KALLSYMS_RELOAD_NS (10 * 1000000000ULL)
+/* A perf map is checked for growth at most this often per process. */
+#define PERF_MAP_RECHECK_NS (100 * 1000000ULL)
+/* Labels ([anon:NAME] is chosen by the process) are interned up to this much, then "[anon]". */
+#define LABELS_MAX_BYTES (1u << 20)
+/* Formatted names may take this share of the cache before trim drops them all. */
+#define NAMES_SHARE 8
+/* Estimated bytes per snapshot mapping beyond its structs (its path). */
+#define MAP_PATH_ESTIMATE 48
+/* names key for a kernel symbol's "[bpf] NAME" (never a real offset: offsets are < 2^63). */
+#define KNAME_KEY UINT64_MAX
 
-struct elf_entry {
-	struct elf_symtab *tab; /* NULL when the file could not be read */
-	const char *basename;
-	int err;
+enum slot_kind {
+	SLOT_LABEL = 1, /* [heap], [stack], a file without an inode: label+0xOFF */
+	SLOT_ANON,	/* anonymous (JIT code lives here): perf map, else [anon]+0xOFF */
+	SLOT_FILE,
+	SLOT_VDSO,
 };
 
-/* Per mapping, what it resolves to; filled on the first lookup that lands in it. */
+struct file_ident {
+	uint64_t size;
+	int64_t mtime_ns;
+	int64_t ctime_ns;
+};
+
+struct elf_file {
+	struct elf_file *next; /* every file, for trim and free */
+	uint64_t dev, ino;
+	char *path;	      /* as the process printed it */
+	const char *basename; /* inside path */
+	struct file_ident ident;
+	bool have_ident;
+	bool detached; /* replaced in the table by a newer file at the same (dev, ino) */
+	bool debug_tried;
+	bool dw_tried;
+	int fd;		 /* handle on the mapped file, -1 when none */
+	pid_t owner_pid; /* a process that mapped it, to reach its mount namespace */
+	uint32_t owner_gen;
+	uint64_t map_start, map_end; /* one mapping of it in owner, for map_files */
+	struct elf_symtab *tab;
+	char *debug_path; /* separate debug file */
+	struct dwarf_lines *dw;
+	int err;       /* sticky: it cannot be read */
+	uint32_t refs; /* snapshot slots bound to it */
+	uint64_t last_used;
+	size_t bytes; /* tab + dw held now */
+};
+
 struct map_slot {
-	struct elf_entry *elf; /* file-backed */
-	const char *label;     /* "[heap]", "[vdso]", "[anon]", ...: no file to read */
-	bool resolved;
+	struct elf_file *file; /* SLOT_FILE */
+	const char *label;     /* the others */
+	uint8_t kind;
 };
 
 struct process {
 	pid_t pid;
+	uint32_t gen;
+	bool dead;	       /* exited or exec'd: never re-read */
+	bool counted;	       /* in stats.processes (a snapshot was read) */
+	bool probed;	       /* root, namespace pid and perf map looked at */
+	bool host_root;	       /* its / is ours: host paths reach its files */
+	pid_t nspid;	       /* its pid in its own pid namespace */
+	struct process *older; /* previous generation of the same pid */
 	struct proc_maps *maps;
 	struct map_slot *slots; /* parallel to maps */
 	uint64_t read_ns;	/* last read of maps, successful or not */
+	uint64_t last_used;
+	size_t bytes;
+	struct perf_map *jit;
+	int jit_fd;
+	uint64_t jit_checked_ns;
 };
 
 struct symbolizer {
 	char *proc_root;
 	char *kallsyms_path;
 	bool demangle;
-	struct hashmap *procs;	/* pid -> struct process */
-	struct hashmap *elfs;	/* (dev, inode) -> struct elf_entry */
-	struct hashmap *names;	/* (owner pointer, offset) -> "module+0xOFF" */
+	bool debug_info;
+	bool perf_maps;
+	uint64_t cache_bytes;
+	unsigned int max_fds;
+	unsigned int nr_fds;
+	struct debuginfo *dbg;
+	struct hashmap *procs;	/* (pid, gen) -> struct process */
+	struct hashmap *cur;	/* (pid, 0) -> its latest generation */
+	struct hashmap *files;	/* (dev, ino) -> struct elf_file (not detached) */
+	struct hashmap *names;	/* (owner pointer, offset) -> formatted name */
 	struct hashmap *labels; /* (hash, length) -> interned label */
-	struct arena *arena;
-	struct process *last; /* lookups come in runs of one pid */
-	struct kallsyms *ksyms;
+	struct hashmap *lines;	/* (file, vaddr) -> struct frames_memo: DWARF answers until trim */
+	struct arena *names_arena;
+	struct arena *labels_arena;
+	struct elf_file *all_files;
+	struct process *last; /* lookups come in runs of one process */
+	uint32_t next_gen;
+	uint64_t tick; /* LRU clock: one per lookup */
+	size_t file_bytes, proc_bytes, jit_bytes;
+	struct kallsyms *ksyms, *old_ksyms;
+	uint64_t ksyms_ns;
 	bool ksyms_tried;
+	struct elf_symtab *vdso;
+	uint64_t vdso_size;
+	bool vdso_tried;
+	struct stat root_st;
+	bool root_st_ok;
 	struct symbolizer_stats stats;
 };
 
@@ -70,8 +167,24 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+static size_t total_bytes(const struct symbolizer *s)
+{
+	return s->file_bytes + s->proc_bytes + s->jit_bytes + arena__bytes(s->names_arena) +
+	       arena__bytes(s->labels_arena) +
+	       (s->ksyms ? kallsyms__count(s->ksyms) * (sizeof(struct ksym) + 32) : 0);
+}
+
+static void note_bytes(struct symbolizer *s)
+{
+	uint64_t b = total_bytes(s);
+
+	if (b > s->stats.peak_bytes)
+		s->stats.peak_bytes = b;
+}
+
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 {
+	struct debuginfo_opts dopts = {};
 	struct symbolizer *s = calloc(1, sizeof(*s));
 
 	if (!s)
@@ -80,168 +193,141 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	s->kallsyms_path =
 		strdup(opts && opts->kallsyms_path ? opts->kallsyms_path : "/proc/kallsyms");
 	s->demangle = !(opts && opts->no_demangle);
+	s->debug_info = opts && opts->debug_info;
+	s->perf_maps = !(opts && opts->no_perf_maps);
+	s->cache_bytes =
+		opts && opts->cache_bytes ? opts->cache_bytes : SYMBOLIZER_DEFAULT_CACHE_BYTES;
+	s->max_fds =
+		opts && opts->max_open_files ? opts->max_open_files : SYMBOLIZER_DEFAULT_OPEN_FILES;
+	s->next_gen = 1;
+	if (opts) {
+		dopts.dirs = opts->debug_dirs;
+		dopts.nr_dirs = opts->nr_debug_dirs;
+		dopts.debuginfod = opts->debuginfod;
+		dopts.debuginfod_timeout_ms = opts->debuginfod_timeout_ms;
+	}
+	s->dbg = debuginfo__new(&dopts);
+	if (!s->dbg && errno == E2BIG) {
+		symbolizer__free(s);
+		errno = E2BIG;
+		return NULL;
+	}
 	s->procs = hashmap__new();
-	s->elfs = hashmap__new();
+	s->cur = hashmap__new();
+	s->files = hashmap__new();
 	s->names = hashmap__new();
 	s->labels = hashmap__new();
-	s->arena = arena__new();
-	if (!s->proc_root || !s->kallsyms_path || !s->procs || !s->elfs || !s->names ||
-	    !s->labels || !s->arena) {
+	s->lines = hashmap__new();
+	s->names_arena = arena__new();
+	s->labels_arena = arena__new();
+	if (!s->proc_root || !s->kallsyms_path || !s->dbg || !s->procs || !s->cur || !s->files ||
+	    !s->names || !s->labels || !s->lines || !s->names_arena || !s->labels_arena) {
 		symbolizer__free(s);
 		errno = ENOMEM;
 		return NULL;
 	}
+	s->root_st_ok = !stat("/", &s->root_st);
 	return s;
 }
 
-static void process__free(struct process *p)
+static void file__drop_tables(struct symbolizer *s, struct elf_file *f)
+{
+	elf_symtab__free(f->tab);
+	dwarf_lines__free(f->dw);
+	f->tab = NULL;
+	f->dw = NULL;
+	f->dw_tried = false;
+	s->file_bytes -= f->bytes;
+	f->bytes = 0;
+}
+
+static void file__close(struct symbolizer *s, struct elf_file *f)
+{
+	if (f->fd >= 0) {
+		close(f->fd);
+		f->fd = -1;
+		s->nr_fds--;
+	}
+}
+
+static void file__free(struct symbolizer *s, struct elf_file *f)
+{
+	file__drop_tables(s, f);
+	file__close(s, f);
+	free(f->debug_path);
+	free(f->path);
+	free(f);
+}
+
+static void process__free_maps(struct symbolizer *s, struct process *p)
+{
+	size_t i, n = p->maps ? proc_maps__count(p->maps) : 0;
+
+	for (i = 0; i < n; i++) {
+		if (p->slots[i].kind == SLOT_FILE && p->slots[i].file)
+			p->slots[i].file->refs--;
+	}
+	proc_maps__free(p->maps);
+	free(p->slots);
+	p->maps = NULL;
+	p->slots = NULL;
+	s->proc_bytes -= p->bytes;
+	p->bytes = 0;
+}
+
+static void process__free(struct symbolizer *s, struct process *p)
 {
 	if (!p)
 		return;
-	proc_maps__free(p->maps);
-	free(p->slots);
+	process__free_maps(s, p);
+	if (p->jit) {
+		s->jit_bytes -= perf_map__bytes(p->jit);
+		perf_map__free(p->jit);
+	}
+	if (p->jit_fd >= 0) {
+		close(p->jit_fd);
+		s->nr_fds--;
+	}
 	free(p);
 }
 
+struct free_ctx {
+	struct symbolizer *s;
+};
+
 static void free_process_cb(void *val, void *ctx)
 {
-	process__free(val);
-}
-
-static void free_elf_cb(void *val, void *ctx)
-{
-	struct elf_entry *e = val;
-
-	elf_symtab__free(e->tab);
-	free(e);
+	process__free(((struct free_ctx *)ctx)->s, val);
 }
 
 void symbolizer__free(struct symbolizer *s)
 {
+	struct free_ctx ctx = {s};
+	struct elf_file *f, *next;
+
 	if (!s)
 		return;
 	if (s->procs)
-		hashmap__for_each(s->procs, free_process_cb, NULL);
-	if (s->elfs)
-		hashmap__for_each(s->elfs, free_elf_cb, NULL);
+		hashmap__for_each(s->procs, free_process_cb, &ctx);
+	for (f = s->all_files; f; f = next) {
+		next = f->next;
+		file__free(s, f);
+	}
 	hashmap__free(s->procs);
-	hashmap__free(s->elfs);
+	hashmap__free(s->cur);
+	hashmap__free(s->files);
 	hashmap__free(s->names);
 	hashmap__free(s->labels);
-	arena__free(s->arena);
+	hashmap__free(s->lines);
+	arena__free(s->names_arena);
+	arena__free(s->labels_arena);
 	kallsyms__free(s->ksyms);
+	kallsyms__free(s->old_ksyms);
+	elf_symtab__free(s->vdso);
+	debuginfo__free(s->dbg);
 	free(s->proc_root);
 	free(s->kallsyms_path);
 	free(s);
-}
-
-/*
- * Reads p's maps. An empty result (a zombie, or a pid that is gone) does not replace a snapshot
- * that has mappings, since those still name the addresses it sampled before it exited.
- */
-static int process__read(struct symbolizer *s, struct process *p)
-{
-	struct map_slot *slots;
-	struct proc_maps *m;
-	size_t n;
-
-	p->read_ns = now_ns();
-	m = proc_maps__read(s->proc_root, p->pid);
-	if (!m)
-		return -errno;
-	n = proc_maps__count(m);
-	if (!n && p->maps && proc_maps__count(p->maps)) {
-		proc_maps__free(m);
-		return 0;
-	}
-	slots = calloc(n ? n : 1, sizeof(*slots));
-	if (!slots) {
-		proc_maps__free(m);
-		return -ENOMEM;
-	}
-	proc_maps__free(p->maps);
-	free(p->slots);
-	p->maps = m;
-	p->slots = slots;
-	return 0;
-}
-
-static struct process *process__new(pid_t pid)
-{
-	struct process *p = calloc(1, sizeof(*p));
-
-	if (p)
-		p->pid = pid;
-	return p;
-}
-
-int symbolizer__add_process(struct symbolizer *s, pid_t pid)
-{
-	struct process *p;
-	bool fresh = false;
-	int err;
-
-	if (pid <= 0)
-		return -EINVAL;
-	p = hashmap__get(s->procs, (uint64_t)pid, 0);
-	if (!p) {
-		p = process__new(pid);
-		if (!p)
-			return -ENOMEM;
-		fresh = true;
-	}
-	err = process__read(s, p);
-	if (err) {
-		if (fresh)
-			process__free(p);
-		return err;
-	}
-	if (fresh) {
-		err = hashmap__put(s->procs, (uint64_t)pid, 0, p);
-		if (err) {
-			process__free(p);
-			return err;
-		}
-		s->stats.processes++;
-	}
-	return 0;
-}
-
-void symbolizer__forget_process(struct symbolizer *s, pid_t pid)
-{
-	struct process *p = hashmap__remove(s->procs, (uint64_t)pid, 0);
-
-	if (p == s->last)
-		s->last = NULL;
-	process__free(p);
-}
-
-/*
- * A pid looked up without add_process is snapshotted now. One that cannot be read is kept with
- * no mappings, so it is retried at the refresh rate rather than on every lookup.
- */
-static struct process *process__get(struct symbolizer *s, pid_t pid)
-{
-	struct process *p;
-
-	if (s->last && s->last->pid == pid)
-		return s->last;
-	p = hashmap__get(s->procs, (uint64_t)pid, 0);
-	if (!p) {
-		if (pid <= 0)
-			return NULL;
-		p = process__new(pid);
-		if (!p)
-			return NULL;
-		if (!process__read(s, p))
-			s->stats.processes++;
-		if (hashmap__put(s->procs, (uint64_t)pid, 0, p)) {
-			process__free(p);
-			return NULL;
-		}
-	}
-	s->last = p;
-	return p;
 }
 
 static uint64_t hash_str(const char *str, size_t len)
@@ -266,104 +352,563 @@ static const char *intern_label(struct symbolizer *s, const char *label)
 	v = hashmap__get(s->labels, h, len);
 	if (v && !strcmp(v, label))
 		return v;
-	v = arena__strndup(s->arena, label, len);
+	/* The set of [anon:NAME] labels is the processes' choice: bound it. */
+	if (arena__bytes(s->labels_arena) > LABELS_MAX_BYTES && strcmp(label, "[anon]"))
+		return intern_label(s, "[anon]");
+	v = arena__strndup(s->labels_arena, label, len);
 	/* On a hash collision the copy is simply not shared. */
 	if (v && !hashmap__get(s->labels, h, len))
 		hashmap__put(s->labels, h, len, (void *)v);
 	return v;
 }
 
-static bool is_content_error(int err)
+static void ident_of(const struct stat *st, struct file_ident *ret)
 {
-	return err == ENOEXEC || err == EBADMSG || err == EFBIG || err == ENOMEM;
+	ret->size = (uint64_t)st->st_size;
+	ret->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+	ret->ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
+}
+
+static bool ident_eq(const struct file_ident *a, const struct file_ident *b)
+{
+	return a->size == b->size && a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
+}
+
+static int map_files_path(const struct symbolizer *s, pid_t pid, uint64_t start, uint64_t end,
+			  char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "%s/%d/map_files/%" PRIx64 "-%" PRIx64, s->proc_root, (int)pid,
+			 start, end);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+static struct process *process__current(struct symbolizer *s, pid_t pid)
+{
+	return hashmap__get(s->cur, (uint64_t)pid, 0);
+}
+
+/* Whether (pid, gen) is still the running image of pid, so /proc/pid names it. */
+static bool alive(struct symbolizer *s, pid_t pid, uint32_t gen)
+{
+	struct process *p = process__current(s, pid);
+
+	return p && p->gen == gen && !p->dead;
+}
+
+/* The root prefix that reaches the file's owner's view of paths, or "" for ours. */
+static void owner_root(struct symbolizer *s, const struct elf_file *f, char *buf, size_t size)
+{
+	int n;
+
+	buf[0] = '\0';
+	if (!alive(s, f->owner_pid, f->owner_gen))
+		return;
+	n = snprintf(buf, size, "%s/%d/root", s->proc_root, (int)f->owner_pid);
+	if (n < 0 || (size_t)n >= size)
+		buf[0] = '\0';
 }
 
 /*
- * The file behind a mapping: through the process's root first (containers see their own
- * files), then the path as printed if it is still the mapped inode. A deleted file is only
- * reachable through map_files.
+ * Opens the file behind f without a handle: the owner's map_files entry while it runs, then
+ * its root's view of the path, then the path as printed if it is still the mapped file.
  */
-static struct elf_symtab *open_mapped_file(struct symbolizer *s, pid_t pid,
-					   const struct proc_map *m)
+static int file__reopen(struct symbolizer *s, struct elf_file *f)
 {
 	char path[PATH_MAX + 64];
-	struct elf_symtab *t;
+	struct file_ident id;
 	struct stat st;
-	int n;
+	int fd, n;
 
-	if (m->deleted) {
-		n = snprintf(path, sizeof(path), "%s/%d/map_files/%" PRIx64 "-%" PRIx64,
-			     s->proc_root, (int)pid, m->start, m->end);
-		if (n < 0 || (size_t)n >= sizeof(path)) {
-			errno = ENAMETOOLONG;
-			return NULL;
+	if (alive(s, f->owner_pid, f->owner_gen) &&
+	    !map_files_path(s, f->owner_pid, f->map_start, f->map_end, path, sizeof(path))) {
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		if (fd >= 0)
+			return fd;
+	}
+	if (f->path[0] != '/')
+		return -ENOENT;
+	owner_root(s, f, path, sizeof(path));
+	if (path[0]) {
+		n = snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s", f->path);
+		if (n > 0 && (size_t)n < sizeof(path) - 1) {
+			fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+			if (fd >= 0)
+				return fd;
 		}
-		return elf_symtab__open(path);
 	}
-	n = snprintf(path, sizeof(path), "%s/%d/root%s", s->proc_root, (int)pid, m->path);
-	if (n > 0 && (size_t)n < sizeof(path)) {
-		t = elf_symtab__open(path);
-		if (t || is_content_error(errno))
-			return t;
+	fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	/* The path may hold another file by now: only the mapped one names the addresses. */
+	if (fstat(fd, &st) || (f->ino && st.st_ino != f->ino)) {
+		close(fd);
+		return -ESTALE;
 	}
-	if (stat(m->path, &st))
-		return NULL;
-	if (m->inode && st.st_ino != m->inode) {
-		errno = ESTALE;
-		return NULL;
+	ident_of(&st, &id);
+	if (f->have_ident && !ident_eq(&id, &f->ident)) {
+		close(fd);
+		return -ESTALE;
 	}
-	return elf_symtab__open(m->path);
+	return fd;
 }
 
-static struct elf_entry *elf_entry__get(struct symbolizer *s, pid_t pid, const struct proc_map *m)
+/* Adds the symbols of f's separate debug file when f itself is stripped. */
+static void file__add_debug_symbols(struct symbolizer *s, struct elf_file *f)
 {
-	uint64_t dev = (uint64_t)m->dev_major << 32 | m->dev_minor;
-	const char *base;
-	struct elf_entry *e;
+	struct elf_symtab *dbg = NULL;
+	char root[PATH_MAX];
+	const uint8_t *a, *b;
+	size_t la, lb;
 
-	e = hashmap__get(s->elfs, dev, m->inode);
-	if (e)
-		return e;
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return NULL;
-	base = strrchr(m->path, '/');
-	base = base && base[1] ? base + 1 : m->path;
-	e->basename = arena__strndup(s->arena, base, strlen(base));
-	if (!e->basename) {
-		free(e);
-		return NULL;
+	if (elf_symtab__has_symtab(f->tab))
+		return;
+	if (f->debug_path) {
+		/* Read before and evicted since: the same file, if it still matches. */
+		dbg = elf_symtab__open(f->debug_path);
+		la = dbg ? elf_symtab__build_id(dbg, &a) : 0;
+		lb = elf_symtab__build_id(f->tab, &b);
+		if (dbg && lb && (la != lb || memcmp(a, b, la))) {
+			elf_symtab__free(dbg);
+			dbg = NULL;
+		}
+	} else if (!f->debug_tried) {
+		f->debug_tried = true;
+		owner_root(s, f, root, sizeof(root));
+		dbg = debuginfo__find(s->dbg, f->tab, root, f->path, &f->debug_path);
+		if (dbg)
+			s->stats.debug_files++;
 	}
-	e->tab = open_mapped_file(s, pid, m);
-	e->err = e->tab ? 0 : errno;
-	if (hashmap__put(s->elfs, dev, m->inode, e)) {
-		elf_symtab__free(e->tab);
-		free(e);
-		return NULL;
+	if (dbg) {
+		elf_symtab__merge(f->tab, dbg);
+		elf_symtab__free(dbg);
 	}
-	if (e->tab)
-		s->stats.files_loaded++;
-	else
+}
+
+/* Reads f's symbols once (again after an eviction). 0 or -errno (also kept in f->err). */
+static int file__load(struct symbolizer *s, struct elf_file *f)
+{
+	int fd;
+
+	if (f->tab)
+		return 0;
+	if (f->err)
+		return -f->err;
+	fd = f->fd >= 0 ? f->fd : file__reopen(s, f);
+	if (fd < 0) {
+		f->err = -fd;
 		s->stats.files_failed++;
-	return e;
-}
-
-static int map_slot__resolve(struct symbolizer *s, pid_t pid, const struct proc_map *m,
-			     struct map_slot *slot)
-{
-	if (!m->path)
-		slot->label = intern_label(s, "[anon]");
-	else if (m->path[0] != '/' || !m->inode)
-		slot->label = intern_label(s, m->path); /* [heap], [vdso], [anon:name], ... */
-	else
-		slot->elf = elf_entry__get(s, pid, m);
-	if (!slot->label && !slot->elf)
-		return -ENOMEM;
-	slot->resolved = true;
+		return fd;
+	}
+	f->tab = elf_symtab__open_fd(fd);
+	if (!f->tab) {
+		f->err = errno ? errno : EBADMSG;
+		/* Out of memory is not the file's fault: try again later. */
+		if (f->err == ENOMEM)
+			f->err = 0;
+		s->stats.files_failed++;
+	}
+	if (fd != f->fd) {
+		/* A handle for the DWARF reader and for a read after an eviction, while there is room. */
+		if (f->tab && s->nr_fds < s->max_fds) {
+			f->fd = fd;
+			s->nr_fds++;
+		} else {
+			close(fd);
+		}
+	}
+	if (!f->tab)
+		return -EBADMSG;
+	file__add_debug_symbols(s, f);
+	f->bytes = elf_symtab__bytes(f->tab);
+	s->file_bytes += f->bytes;
+	s->stats.files_loaded++;
+	note_bytes(s);
 	return 0;
 }
 
-/* "module+0xOFF", formatted once per (owner, offset). */
+static struct elf_file *file__new(struct symbolizer *s, struct process *p, const struct proc_map *m,
+				  uint64_t dev)
+{
+	struct elf_file *f = calloc(1, sizeof(*f));
+	const char *base;
+
+	if (!f)
+		return NULL;
+	f->path = strdup(m->path);
+	if (!f->path) {
+		free(f);
+		return NULL;
+	}
+	base = strrchr(f->path, '/');
+	f->basename = base && base[1] ? base + 1 : f->path;
+	f->dev = dev;
+	f->ino = m->inode;
+	f->fd = -1;
+	f->owner_pid = p->pid;
+	f->owner_gen = p->gen;
+	f->map_start = m->start;
+	f->map_end = m->end;
+	if (hashmap__put(s->files, dev, m->inode, f)) {
+		free(f->path);
+		free(f);
+		return NULL;
+	}
+	f->next = s->all_files;
+	s->all_files = f;
+	return f;
+}
+
+/*
+ * The file entry for a file-backed mapping, made when new. An executable mapping's file gets a
+ * handle now, while the process runs: afterwards only the path is left.
+ */
+static struct elf_file *file__for_mapping(struct symbolizer *s, struct process *p,
+					  const struct proc_map *m)
+{
+	uint64_t dev = (uint64_t)m->dev_major << 32 | m->dev_minor;
+	char mf[PATH_MAX];
+	struct file_ident id;
+	struct elf_file *f;
+	struct stat st;
+	bool have = false;
+	int fd;
+
+	if ((m->perms & PROC_MAP_EXEC) &&
+	    !map_files_path(s, p->pid, m->start, m->end, mf, sizeof(mf)) && !stat(mf, &st)) {
+		ident_of(&st, &id);
+		have = true;
+	}
+	f = hashmap__get(s->files, dev, m->inode);
+	if (f && have && f->have_ident && !ident_eq(&id, &f->ident)) {
+		/* Same inode number, another file: the old entry stays for its old mappings. */
+		hashmap__remove(s->files, dev, m->inode);
+		f->detached = true;
+		f = NULL;
+	}
+	if (!f) {
+		f = file__new(s, p, m, dev);
+		if (!f)
+			return NULL;
+	}
+	if (have && !f->have_ident) {
+		f->ident = id;
+		f->have_ident = true;
+	}
+	if (!have || f->tab || f->fd >= 0 || f->err)
+		return f;
+	/* The owner that can still reach the file is the one mapping it now. */
+	f->owner_pid = p->pid;
+	f->owner_gen = p->gen;
+	f->map_start = m->start;
+	f->map_end = m->end;
+	if (s->nr_fds < s->max_fds) {
+		fd = open(mf, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		if (fd >= 0) {
+			f->fd = fd;
+			s->nr_fds++;
+		}
+	} else {
+		/* No room for another handle: read it now, while the process runs. */
+		file__load(s, f);
+	}
+	return f;
+}
+
+static void bind_slot(struct symbolizer *s, struct process *p, const struct proc_map *m,
+		      struct map_slot *slot)
+{
+	if (!m->path) {
+		slot->kind = SLOT_ANON;
+		slot->label = intern_label(s, "[anon]");
+	} else if (m->path[0] == '/' && m->inode) {
+		slot->kind = SLOT_FILE;
+		slot->file = file__for_mapping(s, p, m);
+		if (slot->file) {
+			slot->file->refs++;
+			return;
+		}
+		slot->kind = SLOT_LABEL; /* out of memory: the name alone */
+		slot->label = intern_label(s, m->path);
+	} else if (!strcmp(m->path, "[vdso]")) {
+		slot->kind = SLOT_VDSO;
+		slot->label = intern_label(s, m->path);
+	} else {
+		/* [heap], [stack], [anon:NAME], memfd:NAME, ... */
+		slot->kind = strncmp(m->path, "[anon", 5) ? SLOT_LABEL : SLOT_ANON;
+		slot->label = intern_label(s, m->path);
+	}
+	if (!slot->label)
+		slot->kind = 0;
+}
+
+/* Its root, its pid inside its namespace, and its perf map: once per generation. */
+static void process__probe(struct symbolizer *s, struct process *p)
+{
+	char path[PATH_MAX], *buf = NULL, *line;
+	struct stat st;
+	size_t len;
+	int n;
+
+	p->probed = true;
+	p->nspid = p->pid;
+	n = snprintf(path, sizeof(path), "%s/%d/root", s->proc_root, (int)p->pid);
+	if (n > 0 && (size_t)n < sizeof(path) && !stat(path, &st) && s->root_st_ok)
+		p->host_root = st.st_dev == s->root_st.st_dev && st.st_ino == s->root_st.st_ino;
+	/* "NSpid:\tHOST ... INNERMOST": the JIT names its map with the innermost one. */
+	n = snprintf(path, sizeof(path), "%s/%d/status", s->proc_root, (int)p->pid);
+	if (n > 0 && (size_t)n < sizeof(path) && !file__read_all(path, 64 << 10, &buf, &len)) {
+		line = strstr(buf, "\nNSpid:");
+		if (line) {
+			char *end = strchr(line + 1, '\n'), *last = NULL, *q;
+
+			if (end)
+				*end = '\0';
+			for (q = line + 7; (q = strpbrk(q, "0123456789"));
+			     q += strspn(q, "0123456789"))
+				last = q;
+			if (last && atoi(last) > 0)
+				p->nspid = atoi(last);
+		}
+		free(buf);
+	}
+}
+
+/* Opens pid's /tmp/perf-NSPID.map (in its own root) if there is one and room for it. */
+static void process__open_jit(struct symbolizer *s, struct process *p)
+{
+	char path[PATH_MAX];
+	int n;
+
+	if (!s->perf_maps || p->jit_fd >= 0 || s->nr_fds >= s->max_fds)
+		return;
+	if (!p->dead)
+		n = snprintf(path, sizeof(path), "%s/%d/root/tmp/perf-%d.map", s->proc_root,
+			     (int)p->pid, (int)p->nspid);
+	else if (p->host_root)
+		/* Gone, but it lived in our root: the file outlives it. */
+		n = snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)p->nspid);
+	else
+		return;
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return;
+	p->jit_fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (p->jit_fd >= 0)
+		s->nr_fds++;
+}
+
+/*
+ * Reads p's maps. An empty result (a zombie, or a pid that is gone) does not replace a snapshot
+ * that has mappings, since those still name the addresses it sampled before it exited.
+ */
+static int process__read(struct symbolizer *s, struct process *p)
+{
+	struct map_slot *slots;
+	struct proc_maps *m;
+	size_t n, i;
+
+	if (p->dead)
+		return -ESRCH;
+	p->read_ns = now_ns();
+	m = proc_maps__read(s->proc_root, p->pid);
+	if (!m) {
+		s->stats.snapshot_failures++;
+		return -errno;
+	}
+	n = proc_maps__count(m);
+	if (!n && p->maps && proc_maps__count(p->maps)) {
+		proc_maps__free(m);
+		return 0;
+	}
+	slots = calloc(n ? n : 1, sizeof(*slots));
+	if (!slots) {
+		proc_maps__free(m);
+		return -ENOMEM;
+	}
+	if (!p->probed)
+		process__probe(s, p);
+	for (i = 0; i < n; i++)
+		bind_slot(s, p, proc_maps__at(m, i), &slots[i]);
+	process__free_maps(s, p);
+	p->maps = m;
+	p->slots = slots;
+	if (!p->counted && n) {
+		p->counted = true;
+		s->stats.processes++;
+	}
+	p->bytes = sizeof(*p) +
+		   n * (sizeof(struct proc_map) + sizeof(struct map_slot) + MAP_PATH_ESTIMATE);
+	s->proc_bytes += p->bytes;
+	process__open_jit(s, p);
+	note_bytes(s);
+	return 0;
+}
+
+/* A new generation of pid, made current (its older ones stay under their own keys). */
+static struct process *process__new(struct symbolizer *s, pid_t pid)
+{
+	struct process *p = calloc(1, sizeof(*p)), *old;
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->gen = s->next_gen++;
+	p->jit_fd = -1;
+	if (!s->next_gen)
+		s->next_gen = 1; /* 0 means "latest" */
+	old = process__current(s, pid);
+	if (hashmap__put(s->procs, (uint64_t)pid, p->gen, p)) {
+		free(p);
+		return NULL;
+	}
+	if (hashmap__put(s->cur, (uint64_t)pid, 0, p)) {
+		hashmap__remove(s->procs, (uint64_t)pid, p->gen);
+		free(p);
+		return NULL;
+	}
+	p->older = old;
+	return p;
+}
+
+/* Unlinks p from every table (the caller frees it). */
+static void process__unlink(struct symbolizer *s, struct process *p)
+{
+	struct process *q = process__current(s, p->pid);
+
+	hashmap__remove(s->procs, (uint64_t)p->pid, p->gen);
+	if (q == p) {
+		if (p->older)
+			hashmap__put(s->cur, (uint64_t)p->pid, 0, p->older);
+		else
+			hashmap__remove(s->cur, (uint64_t)p->pid, 0);
+	} else {
+		while (q && q->older != p)
+			q = q->older;
+		if (q)
+			q->older = p->older;
+	}
+	if (s->last == p)
+		s->last = NULL;
+}
+
+int symbolizer__add_process(struct symbolizer *s, pid_t pid)
+{
+	struct process *p;
+	int err;
+
+	if (pid <= 0)
+		return -EINVAL;
+	p = process__current(s, pid);
+	if (p && !p->dead)
+		return process__read(s, p);
+	p = process__new(s, pid);
+	if (!p)
+		return -ENOMEM;
+	err = process__read(s, p);
+	if (err) {
+		process__unlink(s, p);
+		process__free(s, p);
+	}
+	return err;
+}
+
+void symbolizer__forget_process(struct symbolizer *s, pid_t pid)
+{
+	struct process *p;
+
+	while ((p = process__current(s, pid))) {
+		process__unlink(s, p);
+		process__free(s, p);
+	}
+}
+
+int symbolizer__exec(struct symbolizer *s, pid_t pid)
+{
+	struct process *p;
+	int err;
+
+	if (pid <= 0)
+		return -EINVAL;
+	p = process__current(s, pid);
+	if (p)
+		p->dead = true; /* that image is gone; its snapshot names what ran before */
+	p = process__new(s, pid);
+	if (!p)
+		return -ENOMEM;
+	s->stats.execs++;
+	err = process__read(s, p);
+	/* Gone already: nothing will ever be readable under this generation. */
+	if (err == -ESRCH)
+		p->dead = true;
+	return err;
+}
+
+void symbolizer__exit(struct symbolizer *s, pid_t pid)
+{
+	struct process *p = process__current(s, pid);
+
+	if (p && !p->dead) {
+		p->dead = true;
+		s->stats.exits++;
+	}
+}
+
+int symbolizer__refresh(struct symbolizer *s, pid_t pid)
+{
+	struct process *p = process__current(s, pid);
+
+	if (!p || p->dead)
+		return symbolizer__gen(s, pid) ? 0 : -ESRCH;
+	return process__read(s, p);
+}
+
+uint32_t symbolizer__gen(struct symbolizer *s, pid_t pid)
+{
+	struct process *p, *q;
+
+	if (pid <= 0)
+		return 0;
+	p = process__current(s, pid);
+	if (p && !p->dead)
+		return p->gen;
+	q = process__new(s, pid);
+	if (!q)
+		return p ? p->gen : 0;
+	if (!process__read(s, q) && proc_maps__count(q->maps))
+		return q->gen;
+	if (p) {
+		/*
+		 * Nothing to read: this is the exited process itself, sampled between its exit
+		 * event and its last instruction, not a new one with its pid.
+		 */
+		process__unlink(s, q);
+		process__free(s, q);
+		return p->gen;
+	}
+	/* Kept without mappings so it is retried at the refresh rate, not on every lookup. */
+	return q->gen;
+}
+
+/* The process a lookup names addresses in; gen 0 is the latest, snapshotted when new. */
+static struct process *process__get(struct symbolizer *s, pid_t pid, uint32_t gen)
+{
+	struct process *p;
+
+	if (gen) {
+		if (s->last && s->last->pid == pid && s->last->gen == gen)
+			return s->last;
+		p = hashmap__get(s->procs, (uint64_t)pid, gen);
+	} else {
+		p = process__current(s, pid);
+		if (!p && pid > 0 && symbolizer__gen(s, pid))
+			p = process__current(s, pid);
+	}
+	if (p)
+		s->last = p;
+	return p;
+}
+
+/* "module+0xOFF", formatted once per (owner, offset) until the next trim. */
 static const char *unnamed(struct symbolizer *s, const void *owner, const char *module,
 			   uint64_t off)
 {
@@ -376,7 +921,7 @@ static const char *unnamed(struct symbolizer *s, const void *owner, const char *
 	len = snprintf(NULL, 0, "%s+0x%" PRIx64, module, off);
 	if (len < 0)
 		return UNKNOWN;
-	name = arena__alloc(s->arena, (size_t)len + 1);
+	name = arena__alloc(s->names_arena, (size_t)len + 1);
 	if (!name)
 		return UNKNOWN;
 	snprintf(name, (size_t)len + 1, "%s+0x%" PRIx64, module, off);
@@ -384,80 +929,444 @@ static const char *unnamed(struct symbolizer *s, const void *owner, const char *
 	return name;
 }
 
-/* The name for addr inside mapping m; false when it is only "module+0xOFF". */
-static bool name_in_mapping(struct symbolizer *s, const struct proc_map *m,
-			    const struct map_slot *slot, uint64_t addr, const char **ret_name)
+static struct elf_symtab *vdso_table(struct symbolizer *s)
 {
-	struct elf_entry *e = slot->elf;
-	const struct elf_sym *sym;
-	uint64_t off, vaddr;
+	uint64_t base = getauxval(AT_SYSINFO_EHDR);
+	const struct proc_map *m;
+	struct proc_maps *maps;
 
-	if (slot->label) {
-		*ret_name = unnamed(s, slot->label, slot->label, addr - m->start);
-		return false;
+	if (s->vdso_tried)
+		return s->vdso;
+	s->vdso_tried = true;
+	if (!base)
+		return NULL;
+	/* Every process of this kernel and ABI maps the same image: read our own. */
+	maps = proc_maps__read(NULL, getpid());
+	m = maps ? proc_maps__find(maps, base) : NULL;
+	if (m && m->start == base) {
+		s->vdso_size = m->end - m->start;
+		s->vdso = elf_symtab__open_memory((const void *)(uintptr_t)base, s->vdso_size);
 	}
+	proc_maps__free(maps);
+	return s->vdso;
+}
+
+static const char *jit_name(struct symbolizer *s, struct process *p, uint64_t addr)
+{
+	const struct perf_map_sym *sym = NULL;
+	uint64_t now;
+	size_t before;
+
+	if (!s->perf_maps)
+		return NULL;
+	now = now_ns();
+	if (p->jit_fd < 0 &&
+	    (!p->jit_checked_ns || now - p->jit_checked_ns >= PERF_MAP_RECHECK_NS)) {
+		/* Written after our snapshot, maybe: look again, not on every lookup. */
+		p->jit_checked_ns = now;
+		process__open_jit(s, p);
+		if (p->jit_fd >= 0)
+			p->jit_checked_ns = 0;
+	}
+	if (p->jit_fd < 0)
+		return NULL;
+	if (!p->jit) {
+		p->jit = perf_map__new();
+		if (!p->jit)
+			return NULL;
+	}
+	sym = perf_map__lookup(p->jit, addr);
+	/* A miss may be code compiled since the last read: the file only grows. */
+	if (!sym && (!p->jit_checked_ns || now - p->jit_checked_ns >= PERF_MAP_RECHECK_NS)) {
+		p->jit_checked_ns = now;
+		before = perf_map__bytes(p->jit);
+		perf_map__update_fd(p->jit, p->jit_fd);
+		s->jit_bytes += perf_map__bytes(p->jit) - before;
+		note_bytes(s);
+		sym = perf_map__lookup(p->jit, addr);
+	}
+	if (!sym)
+		return NULL;
+	s->stats.perf_map_hits++;
+	return sym->name;
+}
+
+/* What an address resolved to: the name, and for symbols in files, where to find DWARF. */
+struct resolved {
+	const char *name;
+	struct elf_file *file;
+	uint64_t vaddr;
+	bool named; /* a symbol, not module+0xOFF */
+};
+
+static void name_in_mapping(struct symbolizer *s, struct process *p, size_t idx, uint64_t addr,
+			    struct resolved *r)
+{
+	const struct proc_map *m = proc_maps__at(p->maps, idx);
+	const struct map_slot *slot = &p->slots[idx];
+	struct elf_file *f = slot->file;
+	const struct elf_sym *sym;
+	struct elf_symtab *vdso;
+	uint64_t off, vaddr;
+	const char *jit;
+
+	switch (slot->kind) {
+	case SLOT_FILE:
+		break;
+	case SLOT_VDSO:
+		vdso = vdso_table(s);
+		if (vdso && m->end - m->start == s->vdso_size &&
+		    !elf_symtab__offset_to_vaddr(vdso, addr - m->start, &vaddr) &&
+		    (sym = elf_symtab__lookup(vdso, vaddr))) {
+			r->name = sym->name;
+			r->named = true;
+			return;
+		}
+		r->name = unnamed(s, slot->label, slot->label, addr - m->start);
+		return;
+	case SLOT_ANON:
+	case SLOT_LABEL:
+		jit = jit_name(s, p, addr);
+		if (jit) {
+			r->name = jit;
+			r->named = true;
+			return;
+		}
+		r->name = unnamed(s, slot->label, slot->label, addr - m->start);
+		return;
+	default:
+		return;
+	}
+	f->last_used = s->tick;
 	off = addr - m->start + m->offset;
 	/* Without a file (or a segment holding off), the file offset is the best address left. */
-	if (!e->tab || elf_symtab__offset_to_vaddr(e->tab, off, &vaddr)) {
-		*ret_name = unnamed(s, e, e->basename, off);
-		return false;
+	if (file__load(s, f) || elf_symtab__offset_to_vaddr(f->tab, off, &vaddr)) {
+		r->name = unnamed(s, f, f->basename, off);
+		return;
 	}
-	sym = elf_symtab__lookup(e->tab, vaddr);
+	r->file = f;
+	r->vaddr = vaddr;
+	sym = elf_symtab__lookup(f->tab, vaddr);
 	if (!sym) {
-		*ret_name = unnamed(s, e, e->basename, vaddr);
-		return false;
+		r->name = unnamed(s, f, f->basename, vaddr);
+		return;
 	}
-	*ret_name = s->demangle ? elf_symtab__demangled(e->tab, sym) : sym->name;
-	return true;
+	r->name = s->demangle ? elf_symtab__demangled(f->tab, sym) : sym->name;
+	r->named = true;
+}
+
+static void resolve_user(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t addr,
+			 struct resolved *r)
+{
+	struct process *p;
+	ssize_t idx = -ENOENT;
+
+	memset(r, 0, sizeof(*r));
+	r->name = UNKNOWN;
+	s->tick++;
+	s->stats.user_lookups++;
+	p = process__get(s, pid, gen);
+	if (!p)
+		goto out;
+	p->last_used = s->tick;
+	if (p->maps)
+		idx = proc_maps__index(p->maps, addr);
+	if (idx < 0 && !p->dead && now_ns() - p->read_ns >= REFRESH_INTERVAL_NS) {
+		if (!process__read(s, p) && p->maps)
+			idx = proc_maps__index(p->maps, addr);
+	}
+	if (idx >= 0)
+		name_in_mapping(s, p, (size_t)idx, addr, r);
+out:
+	if (!r->named)
+		s->stats.user_unresolved++;
+}
+
+const char *symbolizer__user_gen(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t addr)
+{
+	struct resolved r;
+
+	resolve_user(s, pid, gen, addr, &r);
+	return r.name;
 }
 
 const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr)
 {
-	const char *name = UNKNOWN;
-	struct map_slot *slot;
-	struct process *p;
-	ssize_t idx = -ENOENT;
+	return symbolizer__user_gen(s, pid, 0, addr);
+}
 
-	s->stats.user_lookups++;
-	p = process__get(s, pid);
-	if (!p)
-		goto unresolved;
-	if (p->maps)
-		idx = proc_maps__index(p->maps, addr);
-	if (idx < 0 && now_ns() - p->read_ns >= REFRESH_INTERVAL_NS) {
-		if (!process__read(s, p) && p->maps)
-			idx = proc_maps__index(p->maps, addr);
+static struct dwarf_lines *file__dwarf(struct symbolizer *s, struct elf_file *f)
+{
+	struct elf_symtab *dbg;
+	char root[PATH_MAX];
+	int fd = -1;
+
+	if (f->dw || f->dw_tried)
+		return f->dw;
+	f->dw_tried = true;
+	if (elf_symtab__has_dwarf(f->tab)) {
+		fd = f->fd >= 0 ? fcntl(f->fd, F_DUPFD_CLOEXEC, 0) : file__reopen(s, f);
+	} else {
+		if (!f->debug_path && !f->debug_tried) {
+			/* Not stripped, so never looked for, but its DWARF may be split off. */
+			f->debug_tried = true;
+			owner_root(s, f, root, sizeof(root));
+			dbg = debuginfo__find(s->dbg, f->tab, root, f->path, &f->debug_path);
+			if (dbg)
+				s->stats.debug_files++;
+			elf_symtab__free(dbg);
+		}
+		if (f->debug_path)
+			fd = open(f->debug_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	}
-	if (idx < 0)
-		goto unresolved;
-	slot = &p->slots[idx];
-	if (!slot->resolved && map_slot__resolve(s, pid, proc_maps__at(p->maps, (size_t)idx), slot))
-		goto unresolved;
-	if (name_in_mapping(s, proc_maps__at(p->maps, (size_t)idx), slot, addr, &name))
+	if (fd < 0)
+		return NULL;
+	f->dw = dwarf_lines__open(fd);
+	if (f->dw) {
+		f->bytes += dwarf_lines__bytes(f->dw);
+		s->file_bytes += dwarf_lines__bytes(f->dw);
+		note_bytes(s);
+	}
+	return f->dw;
+}
+
+static const char *demangled_copy(struct symbolizer *s, const char *name)
+{
+	const char *copy;
+	char *d;
+
+	if (!s->demangle || !demangle__is_cxx(name))
 		return name;
-unresolved:
-	s->stats.user_unresolved++;
+	d = demangle__cxx(name);
+	if (!d)
+		return name;
+	copy = arena__strndup(s->names_arena, d, strlen(d));
+	free(d);
+	return copy ? copy : name;
+}
+
+/* A DWARF answer kept until the next trim: walking scopes costs ~100 us, a lookup here ~50 ns. */
+struct frames_memo {
+	int n;
+	struct symbolizer_frame f[];
+};
+
+static struct frames_memo *memo_new(struct symbolizer *s, int n)
+{
+	size_t size = sizeof(struct frames_memo) + (size_t)n * sizeof(struct symbolizer_frame);
+	char *p = arena__alloc(s->names_arena, size + 7);
+
+	/* The arena is for text: align by hand. */
+	return p ? (struct frames_memo *)(((uintptr_t)p + 7) & ~(uintptr_t)7) : NULL;
+}
+
+int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t addr,
+			    struct symbolizer_frame *ret, int max)
+{
+	struct dwarf_frame df[DWARF_LINES_MAX_INLINE];
+	struct frames_memo *memo;
+	struct dwarf_lines *dw;
+	struct resolved r;
+	int n, i;
+
+	if (max < 1)
+		return -EINVAL;
+	resolve_user(s, pid, gen, addr, &r);
+	ret[0] = (struct symbolizer_frame){.name = r.name};
+	if (!s->debug_info || !r.file || !r.file->tab)
+		return 1;
+	memo = hashmap__get(s->lines, (uintptr_t)r.file, r.vaddr);
+	if (memo && memo->n <= max) {
+		memcpy(ret, memo->f, (size_t)memo->n * sizeof(*ret));
+		return memo->n;
+	}
+	dw = file__dwarf(s, r.file);
+	if (!dw)
+		return 1;
+	n = dwarf_lines__frames(dw, r.vaddr, s->names_arena, df,
+				max < DWARF_LINES_MAX_INLINE ? max : DWARF_LINES_MAX_INLINE);
+	if (n <= 0)
+		return 1;
+	for (i = 0; i < n; i++) {
+		ret[i].file = df[i].file;
+		ret[i].line = df[i].line;
+		ret[i].inlined = df[i].inlined;
+		/* The function that holds the rest keeps its symbol-table name, as without DWARF. */
+		if (i == n - 1 && !df[i].inlined)
+			ret[i].name = r.name;
+		else
+			ret[i].name = df[i].name ? demangled_copy(s, df[i].name) : r.name;
+	}
+	memo = memo_new(s, n);
+	if (memo) {
+		memo->n = n;
+		memcpy(memo->f, ret, (size_t)n * sizeof(*ret));
+		hashmap__put(s->lines, (uintptr_t)r.file, r.vaddr, memo);
+	}
+	note_bytes(s);
+	return n;
+}
+
+/* "[bpf] NAME" for kallsyms' bpf_prog_TAG_NAME (and other [bpf] entries, trampolines). */
+static const char *bpf_name(struct symbolizer *s, const struct ksym *ks)
+{
+	const char *n = ks->name, *p;
+	char *name;
+	size_t len;
+
+	name = hashmap__get(s->names, (uintptr_t)ks, KNAME_KEY);
+	if (name)
+		return name;
+	if (!strncmp(n, "bpf_prog_", 9)) {
+		p = n + 9 + strspn(n + 9, "0123456789abcdef");
+		n = *p == '_' && p[1] ? p + 1 : n + 4; /* "prog_TAG" when it has no name */
+	} else if (!strncmp(n, "bpf_", 4)) {
+		n += 4;
+	}
+	len = strlen(n) + sizeof("[bpf] ");
+	name = arena__alloc(s->names_arena, len);
+	if (!name)
+		return ks->name;
+	snprintf(name, len, "[bpf] %s", n);
+	hashmap__put(s->names, (uintptr_t)ks, KNAME_KEY, name);
 	return name;
 }
 
 const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr)
 {
-	const struct ksym *ks;
+	const struct ksym *ks = NULL;
+	struct kallsyms *k;
 
 	s->stats.kernel_lookups++;
 	if (!s->ksyms_tried) {
 		/* Read once: a failure (no permission, kptr_restrict) will not change later. */
 		s->ksyms_tried = true;
 		s->ksyms = kallsyms__load(s->kallsyms_path);
+		s->ksyms_ns = now_ns();
 	}
-	ks = s->ksyms ? kallsyms__lookup(s->ksyms, addr) : NULL;
-	if (ks)
-		return ks->name;
-	s->stats.kernel_unresolved++;
-	return UNKNOWN;
+	if (s->ksyms)
+		ks = kallsyms__lookup(s->ksyms, addr);
+	if (!ks && s->ksyms && !s->old_ksyms && now_ns() - s->ksyms_ns >= KALLSYMS_RELOAD_NS) {
+		/* A BPF program or module loaded since the last read. The old table's strings
+		 * stay valid until the next trim. */
+		k = kallsyms__load(s->kallsyms_path);
+		s->ksyms_ns = now_ns();
+		if (k) {
+			s->old_ksyms = s->ksyms;
+			s->ksyms = k;
+			ks = kallsyms__lookup(k, addr);
+		}
+	}
+	if (!ks) {
+		s->stats.kernel_unresolved++;
+		return UNKNOWN_KERNEL;
+	}
+	if (ks->module && !strcmp(ks->module, "bpf"))
+		return bpf_name(s, ks);
+	return ks->name;
+}
+
+/* Something trim may drop, ordered by when it was last used. */
+struct victim {
+	uint64_t last_used;
+	struct elf_file *file;
+	struct process *proc;
+};
+
+static int cmp_victim(const void *a, const void *b)
+{
+	const struct victim *x = a, *y = b;
+
+	return x->last_used < y->last_used ? -1 : x->last_used > y->last_used;
+}
+
+struct collect_ctx {
+	struct victim *v;
+	size_t n, cap;
+};
+
+static void collect_dead_cb(void *val, void *arg)
+{
+	struct collect_ctx *c = arg;
+	struct process *p = val;
+
+	if (p->dead && c->n < c->cap)
+		c->v[c->n++] = (struct victim){.last_used = p->last_used, .proc = p};
+}
+
+void symbolizer__trim(struct symbolizer *s)
+{
+	struct collect_ctx c = {};
+	struct elf_file **pp, *f;
+	bool freed = false;
+	size_t nfiles = 0, i;
+
+	if (s->old_ksyms) {
+		kallsyms__free(s->old_ksyms);
+		s->old_ksyms = NULL;
+		freed = true; /* "[bpf] NAME" strings are keyed by its symbols' addresses */
+	}
+	if (total_bytes(s) > s->cache_bytes) {
+		for (f = s->all_files; f; f = f->next)
+			nfiles++;
+		c.cap = nfiles + hashmap__count(s->procs);
+		c.v = calloc(c.cap ? c.cap : 1, sizeof(*c.v));
+	}
+	if (c.v) {
+		for (f = s->all_files; f; f = f->next) {
+			if (f->bytes)
+				c.v[c.n++] = (struct victim){.last_used = f->last_used, .file = f};
+		}
+		hashmap__for_each(s->procs, collect_dead_cb, &c);
+		qsort(c.v, c.n, sizeof(*c.v), cmp_victim);
+		for (i = 0; i < c.n && total_bytes(s) > s->cache_bytes; i++) {
+			if (c.v[i].file) {
+				file__drop_tables(s, c.v[i].file);
+			} else {
+				process__unlink(s, c.v[i].proc);
+				process__free(s, c.v[i].proc);
+			}
+			/* Memoised DWARF answers point into what was dropped. */
+			freed = true;
+			s->stats.evictions++;
+		}
+		free(c.v);
+	}
+	/* Entries no snapshot refers to any more, with nothing loaded, are only weight. */
+	for (pp = &s->all_files; (f = *pp);) {
+		if (f->refs || f->bytes) {
+			pp = &f->next;
+			continue;
+		}
+		*pp = f->next;
+		if (!f->detached)
+			hashmap__remove(s->files, f->dev, f->ino);
+		file__free(s, f);
+		freed = true;
+	}
+	/* Names are keyed by their owner's address: a freed owner's may be reused. */
+	if (freed || arena__bytes(s->names_arena) > s->cache_bytes / NAMES_SHARE) {
+		struct hashmap *h = hashmap__new(), *l = hashmap__new();
+		struct arena *a = arena__new();
+
+		if (h && l && a) {
+			hashmap__free(s->names);
+			hashmap__free(s->lines);
+			arena__free(s->names_arena);
+			s->names = h;
+			s->lines = l;
+			s->names_arena = a;
+		} else {
+			hashmap__free(h);
+			hashmap__free(l);
+			arena__free(a);
+		}
+	}
 }
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret_stats)
 {
 	*ret_stats = s->stats;
+	ret_stats->open_files = s->nr_fds;
+	ret_stats->bytes = total_bytes(s);
 }

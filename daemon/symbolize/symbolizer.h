@@ -1,31 +1,71 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Names addresses: kernel ones through /proc/kallsyms, user ones through a snapshot of the
- * process's mappings and the ELF symbol tables of the mapped files.
+ * process's mappings and the symbols of the mapped files (their ELF symbol tables, separate
+ * debug files, /tmp/perf-PID.map for JIT code, the vDSO), optionally with DWARF source lines.
+ *
+ * Processes are tracked per generation: an exec, or a new process that reuses an exited one's
+ * pid, starts a new generation with a new snapshot, while the old one stays to name the samples
+ * taken before. Callers that store samples to name them later keep the generation with them
+ * (symbolizer__gen at sample time, symbolizer__user_gen at naming time).
+ *
+ * Memory is bounded by opts.cache_bytes: symbol tables, DWARF, snapshots of exited processes
+ * and formatted names are evicted (least recently used first) in symbolizer__trim, and only
+ * there, so every string returned stays valid until the next symbolizer__trim (or free).
  */
 #ifndef XSPROF_SYMBOLIZER_H
 #define XSPROF_SYMBOLIZER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 struct symbolizer;
 
+#define SYMBOLIZER_DEFAULT_CACHE_BYTES (256ull << 20)
+#define SYMBOLIZER_DEFAULT_OPEN_FILES  256
+
 struct symbolizer_opts {
 	const char *proc_root;	   /* "/proc" when NULL (tests point it elsewhere) */
 	const char *kallsyms_path; /* "/proc/kallsyms" when NULL */
 	bool no_demangle;	   /* keep C++ names mangled */
+	/* Where separate debug files are looked for; NULL: { "/usr/lib/debug" }. At most 16. */
+	const char *const *debug_dirs;
+	size_t nr_debug_dirs;
+	bool debuginfod; /* ask DEBUGINFOD_URLS' servers for missing debug files */
+	unsigned int debuginfod_timeout_ms; /* per request; 0: 5000 */
+	uint64_t cache_bytes;		    /* memory kept between trims; 0: the default */
+	unsigned int max_open_files;	    /* handles kept on mapped files; 0: the default */
+	bool debug_info;		    /* DWARF lines and inlined frames (user_frames) */
+	bool no_perf_maps;		    /* ignore /tmp/perf-PID.map */
 };
 
 struct symbolizer_stats {
-	uint64_t processes;	  /* processes whose mappings were snapshotted */
-	uint64_t files_loaded;	  /* ELF files read (each once) */
-	uint64_t files_failed;	  /* ELF files that could not be read */
+	uint64_t processes;    /* process generations snapshotted */
+	uint64_t files_loaded; /* ELF files read (each once, unless evicted and read again) */
+	uint64_t files_failed; /* ELF files that could not be read */
 	uint64_t user_lookups;
 	uint64_t user_unresolved; /* named module+0xOFF or [unknown] */
 	uint64_t kernel_lookups;
 	uint64_t kernel_unresolved;
+	uint64_t execs;		    /* generations started by an exec */
+	uint64_t exits;		    /* generations ended by an exit */
+	uint64_t snapshot_failures; /* maps that could not be read (process already gone) */
+	uint64_t debug_files;	/* separate debug files found (build-id, debuglink, debuginfod) */
+	uint64_t perf_map_hits; /* frames named by a /tmp/perf-PID.map */
+	uint64_t evictions;	/* symbol tables, DWARF or snapshots dropped by trim */
+	uint64_t open_files;	/* handles held now */
+	uint64_t bytes;		/* memory held now (estimate) */
+	uint64_t peak_bytes;	/* largest bytes seen */
+};
+
+/* One frame of symbolizer__user_frames. */
+struct symbolizer_frame {
+	const char *name; /* as symbolizer__user would name the address */
+	const char *file; /* source file, NULL without debug info */
+	uint32_t line;	  /* 0 without debug info */
+	bool inlined;	  /* inlined into the next (outer) frame */
 };
 
 /* NULL with errno set on failure. opts may be NULL. */
@@ -34,19 +74,51 @@ void symbolizer__free(struct symbolizer *s);
 
 /*
  * Snapshot pid's mappings now (call when the process first appears: it may be gone by the time
- * the profile is written). Replaces any earlier snapshot of that pid. -ESRCH when it is gone.
+ * the profile is written). Refreshes the current generation's snapshot, or starts a new
+ * generation when the last one exited. -ESRCH when it is gone.
  */
 int symbolizer__add_process(struct symbolizer *s, pid_t pid);
+/* Drops every generation of pid. */
 void symbolizer__forget_process(struct symbolizer *s, pid_t pid);
+
+/* pid exec'd: a new generation starts, snapshotted now. -ESRCH when it is already gone. */
+int symbolizer__exec(struct symbolizer *s, pid_t pid);
+/* pid's whole process exited: its snapshot stays for naming, but is never read again. */
+void symbolizer__exit(struct symbolizer *s, pid_t pid);
+/* pid mapped more code (the loader's libraries, dlopen): re-read its current snapshot. */
+int symbolizer__refresh(struct symbolizer *s, pid_t pid);
+/*
+ * The generation of pid's current image, to keep with a sample taken now; snapshots pid when it
+ * is new, or reuses the pid of an exited process. 0 for pid <= 0.
+ */
+uint32_t symbolizer__gen(struct symbolizer *s, pid_t pid);
 
 /*
  * Name an address. Never NULL: a symbol (demangled), else "module+0xADDR" (module is the file's
- * basename, ADDR the ELF virtual address, as addr2line -e takes it), else "[unknown]". The
- * string is owned by the symbolizer and valid until symbolizer__free. Callers pass return
- * addresses minus one so a call that ends a function names that function.
+ * basename, ADDR the ELF virtual address, as addr2line -e takes it), else "[unknown]". Valid
+ * until the next symbolizer__trim. Callers pass return addresses minus one so a call that ends
+ * a function names that function. symbolizer__user names it in pid's latest generation.
  */
 const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr);
+const char *symbolizer__user_gen(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t addr);
+/*
+ * With opts.debug_info, the frames at addr innermost first (inlined functions, then the one
+ * that holds them) with source file and line; else, or without DWARF, the one frame that
+ * symbolizer__user_gen names. Returns how many were filled (1..max), or -EINVAL for max < 1.
+ */
+int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t addr,
+			    struct symbolizer_frame *ret, int max);
+/*
+ * Kernel address: a symbol (vmlinux or a module), "[bpf] NAME" inside a BPF program or
+ * trampoline, "[unknown kernel]" otherwise. Valid until the next symbolizer__trim.
+ */
 const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr);
+
+/*
+ * Evicts until memory is under opts.cache_bytes. Every string returned before is invalid
+ * after it: call it between batches (e.g. after each stack was copied into a call tree).
+ */
+void symbolizer__trim(struct symbolizer *s);
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret_stats);
 
