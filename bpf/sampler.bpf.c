@@ -4,6 +4,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include "xsprof_events.h"
+#include "ustack.bpf.h"
 
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h */
 
@@ -57,10 +58,8 @@ static __always_inline bool interrupted_user_mode(struct bpf_perf_event_data *ct
 }
 
 /*
- * Frame-pointer walk of the user stack, as the kernel's perf_callchain_user() does, except that
- * it stops at a zero, misaligned or non-increasing frame pointer instead of reading it. Thread
- * entry frames hold 0 (main holds 1) there, so the kernel's walk ends every stack with a read
- * of address 0 and a page fault: about 1 us per sample here, most of the sample's cost.
+ * User stack: the interrupted pc, then the frame-pointer walk of ustack.bpf.h (which says why
+ * not bpf_get_stack: its fault at the end of every chain was most of a sample's cost).
  */
 static __noinline long user_stack(struct bpf_perf_event_data *ctx, struct task_struct *task,
 				  struct xsprof_sample *s, long nk, bool user_mode)
@@ -68,7 +67,7 @@ static __noinline long user_stack(struct bpf_perf_event_data *ctx, struct task_s
 #if defined(__TARGET_ARCH_x86)
 	const __u64 *uregs = (const __u64 *)&ctx->regs;
 	__u64 ip, fp, sp;
-	long n = 0;
+	long n;
 
 	if (user_mode) {
 		ip = uregs[16]; /* ip, bp, sp: words 16, 4, 19 of the uapi pt_regs */
@@ -87,26 +86,7 @@ static __noinline long user_stack(struct bpf_perf_event_data *ctx, struct task_s
 	}
 
 	s->ips[nk & 127] = ip;
-	n = 1;
-	for (int i = 1; i < XSPROF_MAX_STACK_DEPTH; i++) {
-		struct {
-			__u64 next, ret;
-		} fr;
-		long idx = nk + i;
-
-		if (fp < sp || (fp & 7) || idx >= 2 * XSPROF_MAX_STACK_DEPTH)
-			break;
-		if (bpf_probe_read_user(&fr, sizeof(fr), (void *)fp))
-			break;
-		if (!fr.ret)
-			break;
-		s->ips[idx] = fr.ret;
-		n++;
-		if (fr.next <= fp)
-			break;
-		fp = fr.next;
-	}
-	return n;
+	return 1 + ustack__walk_fp(s->ips, nk + 1, 2 * XSPROF_MAX_STACK_DEPTH, fp, sp);
 #else
 	long n =
 		bpf_get_stack(ctx, &s->ips[nk & 127], XSPROF_MAX_STACK_DEPTH * 8, BPF_F_USER_STACK);

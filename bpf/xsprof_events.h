@@ -68,4 +68,260 @@ struct xsprof_cpu_stats {
 
 _Static_assert(sizeof(struct xsprof_cpu_stats) == 64, "xsprof_cpu_stats layout");
 
+/*
+ * Process lifetime (bpf/proc.bpf.c -> daemon/proc_events.c). The daemon snapshots a process's
+ * mappings when these arrive, before a short-lived process is gone: exec and the loader's
+ * library events wake the reader at once; exit does not need to (ring buffer order keeps it after
+ * the process's samples and before those of a later process with the same pid).
+ */
+/* Not an exec: the dynamic loader mapped (or unmapped) libraries: start-up, dlopen. */
+#define XSPROF_PROC_EXEC_F_LIBS 0x1
+
+struct xsprof_proc_exec {
+	__u32 type; /* XSPROF_REC_PROC_EXEC */
+	__u32 tgid;
+	__u32 tid;     /* the thread that called exec (or the loader) */
+	__u32 flags;   /* XSPROF_PROC_EXEC_F_* */
+	__u64 time_ns; /* CLOCK_MONOTONIC */
+	char comm[XSPROF_COMM_LEN];
+};
+
+_Static_assert(sizeof(struct xsprof_proc_exec) == 40, "xsprof_proc_exec layout");
+
+struct xsprof_proc_exit {
+	__u32 type; /* XSPROF_REC_PROC_EXIT */
+	__u32 tgid;
+	__u64 time_ns; /* CLOCK_MONOTONIC */
+};
+
+_Static_assert(sizeof(struct xsprof_proc_exit) == 16, "xsprof_proc_exit layout");
+
+/* Per-CPU counters of bpf/proc.bpf.c. */
+struct xsprof_proc_stats {
+	__u64 execs;
+	__u64 exits;
+	__u64 libs;	    /* loader library events reported */
+	__u64 drop_ringbuf; /* records lost: ring buffer full */
+};
+
+_Static_assert(sizeof(struct xsprof_proc_stats) == 32, "xsprof_proc_stats layout");
+
+/*
+ * ---- GPU path: CUDA API entry uprobes and the xsprof:launch USDT (bpf/uprobe_cuda.bpf.c,
+ * bpf/usdt_launch.bpf.c, bpf/watch.bpf.c; daemon/cuda_probes.c) ----
+ */
+
+/*
+ * The CUDA entry points the uprobes catch: a record's api field and the low 16 bits of the
+ * attach cookie. The numbers are part of the record format: append, never renumber. Symbol
+ * names, stream arguments and the libraries they live in are in daemon/cuda_probes.c.
+ */
+enum xsprof_cuda_api {
+	XSPROF_CUDA_LIB_MAPPED = 0, /* not a call: struct xsprof_cuda_lib_event */
+
+	/* Runtime (libcudart). */
+	XSPROF_CUDA_cudaLaunchKernel = 1,
+	XSPROF_CUDA_cudaLaunchKernel_ptsz = 2,
+	XSPROF_CUDA_cudaLaunchKernelExC = 3,
+	XSPROF_CUDA_cudaLaunchKernelExC_ptsz = 4,
+	XSPROF_CUDA___cudaLaunchKernel = 5, /* what <<<>>> compiles to since CUDA 13 */
+	XSPROF_CUDA___cudaLaunchKernel_ptsz = 6,
+	XSPROF_CUDA_cudaLaunchCooperativeKernel = 7,
+	XSPROF_CUDA_cudaLaunchCooperativeKernel_ptsz = 8,
+	XSPROF_CUDA_cudaLaunchHostFunc = 9,
+	XSPROF_CUDA_cudaLaunchHostFunc_ptsz = 10,
+	XSPROF_CUDA_cudaGraphLaunch = 11,
+	XSPROF_CUDA_cudaGraphLaunch_ptsz = 12,
+	XSPROF_CUDA_cudaMemcpyAsync = 13,
+	XSPROF_CUDA_cudaMemcpyAsync_ptsz = 14,
+	XSPROF_CUDA_cudaMemcpy2DAsync = 15,
+	XSPROF_CUDA_cudaMemcpy2DAsync_ptsz = 16,
+	XSPROF_CUDA_cudaMemcpy3DAsync = 17,
+	XSPROF_CUDA_cudaMemcpy3DAsync_ptsz = 18,
+	XSPROF_CUDA_cudaMemcpyPeerAsync = 19,
+	XSPROF_CUDA_cudaMemcpy3DPeerAsync = 20,
+	XSPROF_CUDA_cudaMemcpy3DPeerAsync_ptsz = 21,
+	XSPROF_CUDA_cudaMemcpyToSymbolAsync = 22,
+	XSPROF_CUDA_cudaMemcpyToSymbolAsync_ptsz = 23,
+	XSPROF_CUDA_cudaMemcpyFromSymbolAsync = 24,
+	XSPROF_CUDA_cudaMemcpyFromSymbolAsync_ptsz = 25,
+	XSPROF_CUDA_cudaMemcpyToArrayAsync = 26,
+	XSPROF_CUDA_cudaMemcpyToArrayAsync_ptsz = 27,
+	XSPROF_CUDA_cudaMemcpyFromArrayAsync = 28,
+	XSPROF_CUDA_cudaMemcpyFromArrayAsync_ptsz = 29,
+	XSPROF_CUDA_cudaMemcpy2DToArrayAsync = 30,
+	XSPROF_CUDA_cudaMemcpy2DToArrayAsync_ptsz = 31,
+	XSPROF_CUDA_cudaMemcpy2DFromArrayAsync = 32,
+	XSPROF_CUDA_cudaMemcpy2DFromArrayAsync_ptsz = 33,
+	XSPROF_CUDA_cudaMemcpyBatchAsync = 34,
+	XSPROF_CUDA_cudaMemcpyBatchAsync_ptsz = 35,
+	XSPROF_CUDA_cudaMemcpy3DBatchAsync = 36,
+	XSPROF_CUDA_cudaMemcpy3DBatchAsync_ptsz = 37,
+	XSPROF_CUDA_cudaMemsetAsync = 38,
+	XSPROF_CUDA_cudaMemsetAsync_ptsz = 39,
+	XSPROF_CUDA_cudaMemset2DAsync = 40,
+	XSPROF_CUDA_cudaMemset2DAsync_ptsz = 41,
+	XSPROF_CUDA_cudaMemset3DAsync = 42,
+	XSPROF_CUDA_cudaMemset3DAsync_ptsz = 43,
+	XSPROF_CUDA_cudaStreamSynchronize = 44,
+	XSPROF_CUDA_cudaStreamSynchronize_ptsz = 45,
+	XSPROF_CUDA_cudaEventSynchronize = 46,
+	XSPROF_CUDA_cudaDeviceSynchronize = 47,
+
+	/* Driver (libcuda). */
+	XSPROF_CUDA_cuLaunchKernel = 64,
+	XSPROF_CUDA_cuLaunchKernel_ptsz = 65,
+	XSPROF_CUDA_cuLaunchKernelEx = 66,
+	XSPROF_CUDA_cuLaunchKernelEx_ptsz = 67,
+	XSPROF_CUDA_cuLaunchCooperativeKernel = 68,
+	XSPROF_CUDA_cuLaunchCooperativeKernel_ptsz = 69,
+	XSPROF_CUDA_cuLaunchHostFunc = 70,
+	XSPROF_CUDA_cuLaunchHostFunc_ptsz = 71,
+	XSPROF_CUDA_cuGraphLaunch = 72,
+	XSPROF_CUDA_cuGraphLaunch_ptsz = 73,
+	XSPROF_CUDA_cuMemcpyAsync = 74,
+	XSPROF_CUDA_cuMemcpyAsync_ptsz = 75,
+	XSPROF_CUDA_cuMemcpyHtoDAsync_v2 = 76,
+	XSPROF_CUDA_cuMemcpyHtoDAsync_v2_ptsz = 77,
+	XSPROF_CUDA_cuMemcpyDtoHAsync_v2 = 78,
+	XSPROF_CUDA_cuMemcpyDtoHAsync_v2_ptsz = 79,
+	XSPROF_CUDA_cuMemcpyDtoDAsync_v2 = 80,
+	XSPROF_CUDA_cuMemcpyDtoDAsync_v2_ptsz = 81,
+	XSPROF_CUDA_cuMemsetD8Async = 82,
+	XSPROF_CUDA_cuMemsetD8Async_ptsz = 83,
+	XSPROF_CUDA_cuMemsetD32Async = 84,
+	XSPROF_CUDA_cuMemsetD32Async_ptsz = 85,
+	XSPROF_CUDA_cuStreamSynchronize = 86,
+	XSPROF_CUDA_cuStreamSynchronize_ptsz = 87,
+	XSPROF_CUDA_cuEventSynchronize = 88,
+	XSPROF_CUDA_cuCtxSynchronize = 89,
+
+	XSPROF_CUDA_API_MAX = 96,
+};
+
+/*
+ * The attach cookie of a CUDA uprobe: the API (bits 0-15), where its stream argument is at
+ * function entry (loc bits 16-23, idx bits 24-31, off bits 32-47; x86-64 SysV ABI), and flags.
+ */
+enum xsprof_cuda_stream_loc {
+	XSPROF_CUDA_STREAM_NONE = 0,  /* the API takes no stream */
+	XSPROF_CUDA_STREAM_REG = 1,   /* integer argument register idx: 0 rdi, ... 5 r9 */
+	XSPROF_CUDA_STREAM_STACK = 2, /* 8-byte stack slot idx at entry: 0 is the return address */
+	XSPROF_CUDA_STREAM_PTR = 3,   /* *(register idx + off): a field of a struct pointed to */
+};
+
+#define XSPROF_CUDA_COOKIE(api, loc, idx, off) \
+	((__u64)(api) | (__u64)(loc) << 16 | (__u64)(idx) << 24 | (__u64)(off) << 32)
+#define XSPROF_CUDA_COOKIE_API(c) ((__u32)(c)&0xffff)
+#define XSPROF_CUDA_COOKIE_LOC(c) ((__u32)((c) >> 16) & 0xff)
+#define XSPROF_CUDA_COOKIE_IDX(c) ((__u32)((c) >> 24) & 0xff)
+#define XSPROF_CUDA_COOKIE_OFF(c) ((__u32)((c) >> 32) & 0xffff)
+/* The API tail-jumps to another probed API (__cudaLaunchKernel -> cudaLaunchKernel): the
+ * probe on that one must not count the same call again. */
+#define XSPROF_CUDA_COOKIE_WRAPPER (1ull << 48)
+/* Attached for one process: the kernel filters already, the pid filter need not be looked up. */
+#define XSPROF_CUDA_COOKIE_ONE_PROCESS (1ull << 49)
+
+/*
+ * One CUDA API call, caught at its entry. Variable length on the wire: only nr_user frames of
+ * ips[] are sent. ips[0] is the caller's return address (read at the stack pointer, so it is
+ * right even where the caller keeps no frame pointer), then the frame-pointer chain outward.
+ */
+struct xsprof_cuda_call {
+	__u32 type; /* XSPROF_REC_CUDA_CALL */
+	__u32 tgid;
+	__u32 tid;
+	__u16 api;     /* enum xsprof_cuda_api, never XSPROF_CUDA_LIB_MAPPED here */
+	__u16 flags;   /* XSPROF_CUDA_F_* */
+	__u64 time_ns; /* CLOCK_MONOTONIC at entry */
+	__u64 stream;  /* the stream argument (0 is the legacy default stream) */
+	char comm[XSPROF_COMM_LEN];
+	__u16 nr_user;
+	__s16 user_err; /* the return address could not be read */
+	__u32 pad;
+	__u64 ips[XSPROF_MAX_STACK_DEPTH];
+};
+
+#define XSPROF_CUDA_CALL_HDR_SIZE 56
+#define XSPROF_CUDA_F_NO_STREAM	  0x1 /* the API takes no stream: stream is 0 */
+#define XSPROF_CUDA_F_STREAM_ERR  0x2 /* the stream argument could not be read: stream is 0 */
+/* The thread's first record: its process's mappings are complete enough to read now. */
+#define XSPROF_CUDA_F_FIRST 0x8
+/* XSPROF_CUDA_F_STOPPED (0x4, below) on a call or USDT record: the profiled process's first
+ * record; the process waits (SIGSTOP) for the daemon to read its mappings and send SIGCONT. */
+
+_Static_assert(sizeof(struct xsprof_cuda_call) ==
+		       XSPROF_CUDA_CALL_HDR_SIZE + 8 * XSPROF_MAX_STACK_DEPTH,
+	       "xsprof_cuda_call layout");
+
+/*
+ * A process in the pid filter mapped a CUDA library (or libxsprof_cupti) executable: sent with
+ * type XSPROF_REC_CUDA_CALL and api XSPROF_CUDA_LIB_MAPPED so the daemon attaches its probes
+ * to that process before it runs on. With XSPROF_CUDA_F_STOPPED the process was sent SIGSTOP
+ * on its way out of mmap() and waits for the daemon's SIGCONT.
+ */
+struct xsprof_cuda_lib_event {
+	__u32 type; /* XSPROF_REC_CUDA_CALL */
+	__u32 tgid;
+	__u32 tid;
+	__u16 api;   /* XSPROF_CUDA_LIB_MAPPED */
+	__u16 flags; /* XSPROF_CUDA_F_STOPPED */
+	__u64 time_ns;
+	__s32 fd;      /* the mmap() fd: /proc/TGID/fd/FD is the library while it is stopped */
+	__u32 prot;    /* PROT_* of the mapping */
+	char name[32]; /* the file's name without its directory, NUL-terminated */
+};
+
+#define XSPROF_CUDA_F_STOPPED 0x4
+
+_Static_assert(sizeof(struct xsprof_cuda_lib_event) == 64, "xsprof_cuda_lib_event layout");
+
+/*
+ * USDT xsprof:launch(corr_id, api), fired by libxsprof_cupti.so at launch API entry. Variable
+ * length like struct xsprof_cuda_call, but ips[0] is the probe site itself, then the
+ * frame-pointer chain (the firing function keeps a frame).
+ */
+struct xsprof_usdt_launch {
+	__u32 type; /* XSPROF_REC_USDT_LAUNCH */
+	__u32 tgid;
+	__u32 tid;
+	__u32 api;     /* CUPTI domain << 16 | callback id, as cupti_inject packs it */
+	__u64 time_ns; /* CLOCK_MONOTONIC */
+	__u64 corr_id; /* CUPTI correlation id */
+	char comm[XSPROF_COMM_LEN];
+	__u16 nr_user;
+	__s16 user_err;
+	__u32 flags; /* XSPROF_CUDA_F_FIRST, XSPROF_CUDA_F_STOPPED */
+	__u64 ips[XSPROF_MAX_STACK_DEPTH];
+};
+
+#define XSPROF_USDT_LAUNCH_HDR_SIZE 56
+
+_Static_assert(sizeof(struct xsprof_usdt_launch) ==
+		       XSPROF_USDT_LAUNCH_HDR_SIZE + 8 * XSPROF_MAX_STACK_DEPTH,
+	       "xsprof_usdt_launch layout");
+
+/* Per-CPU counters of the GPU-path programs; index of each field is fixed for user space. */
+struct xsprof_cuda_stats {
+	__u64 calls;		/* CUDA uprobe hits */
+	__u64 emitted;		/* struct xsprof_cuda_call records sent */
+	__u64 filtered;		/* hits of processes outside the pid filter (system-wide probes) */
+	__u64 nested;		/* calls inside a probed call (runtime -> driver, a wrapper's tail
+			       * call): the outer call is the one counted */
+	__u64 drop_ringbuf;	/* ring buffer full: call lost */
+	__u64 ustack_err;	/* caller's return address unreadable (record kept) */
+	__u64 stream_err;	/* stream argument unreadable (record kept) */
+	__u64 mark_err;		/* no per-thread storage: nesting could not be checked */
+	__u64 usdt_fired;	/* xsprof:launch hits */
+	__u64 usdt_emitted;	/* struct xsprof_usdt_launch records sent */
+	__u64 usdt_drop;	/* ring buffer full, or the arguments could not be read */
+	__u64 forks_followed;	/* children added to the pid filter */
+	__u64 fork_drop;	/* children not added: pid filter full */
+	__u64 lib_maps;		/* CUDA libraries mapped by filtered processes, reported */
+	__u64 lib_map_drop;	/* such mappings not reported (ring buffer full, signal failed) */
+	__u64 exits_unfollowed; /* followed children removed from the pid filter at exit */
+};
+
+_Static_assert(sizeof(struct xsprof_cuda_stats) == 128, "xsprof_cuda_stats layout");
+
 #endif

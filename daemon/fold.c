@@ -26,7 +26,8 @@ struct fold_ctx {
 
 static bool unnamed(const char *name)
 {
-	return name[0] == '[' || strstr(name, "+0x");
+	/* "[bpf] prog" is a name: the frame is in a BPF program. */
+	return (name[0] == '[' && strncmp(name, "[bpf] ", 6)) || strstr(name, "+0x");
 }
 
 static int fold_one(void *arg, const struct stack_entry *e)
@@ -35,6 +36,7 @@ static int fold_one(void *arg, const struct stack_entry *e)
 	const char *frames[MAX_FRAMES];
 	char comm[XSPROF_COMM_LEN + 1], uid[24];
 	size_t n = 0;
+	int err;
 
 	if (c->uid_root) {
 		snprintf(uid, sizeof(uid), "uid:%u", e->uid);
@@ -57,7 +59,7 @@ static int fold_one(void *arg, const struct stack_entry *e)
 	 * addresses, which point after their call: step back into it. */
 	for (int i = e->nr_user - 1; i >= 0; i--) {
 		uint64_t addr = e->user_ips[i] - (i > 0 ? 1 : 0);
-		const char *name = symbolizer__user(c->sym, e->tgid, addr);
+		const char *name = symbolizer__user_gen(c->sym, e->tgid, e->gen, addr);
 
 		c->stats.frames++;
 		c->stats.unnamed_frames += unnamed(name);
@@ -74,7 +76,10 @@ static int fold_one(void *arg, const struct stack_entry *e)
 	}
 	if (n == 1 + (size_t)c->uid_root)
 		frames[n++] = e->kernel_err ? "[kernel stack unreadable]" : "[no frames]";
-	return calltree__add(c->tree, frames, n, e->count);
+	err = calltree__add(c->tree, frames, n, e->count);
+	/* The tree copied the names: the symbolizer may evict down to its cap now. */
+	symbolizer__trim(c->sym);
+	return err;
 }
 
 static int fold(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,

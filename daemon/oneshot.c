@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -13,7 +14,11 @@
 #include <bpf/libbpf.h>
 #include <systemd/sd-event.h>
 
+#include "daemon/cuda_probes.h"
 #include "daemon/fold.h"
+#include "daemon/launch.h"
+#include "daemon/launch_fold.h"
+#include "daemon/launch_store.h"
 #include "daemon/log.h"
 #include "daemon/oneshot.h"
 #include "daemon/options.h"
@@ -43,9 +48,13 @@ int xsprof_libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 	return vfprintf(stderr, fmt, ap);
 }
 
+static void forward_to_command(struct launch *cmd, int sig);
+
+/* ctx: the launched command, if any, which is sent the signal too. */
 static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, void *ctx)
 {
 	log_info("%s: stopping early, writing what was collected", strsignal(si->ssi_signo));
+	forward_to_command(ctx, si->ssi_signo);
 	return sd_event_exit(sd_event_source_get_event(src), 0);
 }
 
@@ -118,6 +127,215 @@ void recording_report(struct recording *rec, const struct xsprofd_opts *o, doubl
 		 rs.cpu_s, rs.records ? rs.cpu_s * 1e6 / rs.records : 0.0, name_cpu_s);
 }
 
+/* ---- GPU path (cuda_probes): launch mode, the launches output, the GPU-path report ---- */
+
+/*
+ * Ctrl-C reaches the command from the terminal already (same process group): SIGINT is not
+ * sent again. SIGTERM and SIGHUP, which usually come to xsprofd alone, are passed on.
+ */
+static void forward_to_command(struct launch *cmd, int sig)
+{
+	if (cmd && sig != SIGINT && !launch__exited(cmd))
+		launch__kill(cmd, sig);
+}
+
+/* Uprobes hold an fd each: let the CUDA probes use what the hard limit allows. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* Fork the command, held before exec; NULL after logging why (ret_status: 126 or 127). */
+static struct launch *command_new(const struct xsprofd_opts *o, int *ret_status)
+{
+	const char *lib = launch__cupti_lib(), *user = getenv(LAUNCH_INJECTION_ENV);
+	struct launch *cmd;
+
+	if (user && *user) {
+		log_warn("%s is already set (%s): keeping it, so xsprof's CUPTI library is not "
+			 "loaded and GPU timing comes only from that one",
+			 LAUNCH_INJECTION_ENV, user);
+		lib = NULL;
+	} else if (access(lib, R_OK)) {
+		log_warn("%s: %s; running without it, so no GPU timing (install xsprof's CUDA "
+			 "library or point %s at libxsprof_cupti.so)",
+			 lib, strerror(errno), LAUNCH_CUPTI_LIB_ENV);
+		lib = NULL;
+	}
+	cmd = launch__new(o->command, lib);
+	if (!cmd) {
+		log_err("%s: %s", o->command[0],
+			errno == ENOENT ? "command not found" : strerror(errno));
+		*ret_status = errno == ENOENT ? 127 : 126;
+	}
+	return cmd;
+}
+
+static int on_command_exit(sd_event_source *src, int fd, uint32_t revents, void *ctx)
+{
+	int status;
+
+	if (launch__reap(ctx, false, &status) == 1) {
+		log_info("%s exited (status %d): writing the profile", launch__path(ctx), status);
+		return sd_event_exit(sd_event_source_get_event(src), 0);
+	}
+	return 0;
+}
+
+/* Profile the command: in the pid filter, probes on it if the runtime is linked in. */
+static int command_add(struct recording *rec, struct launch *cmd)
+{
+	int err = recording__add_pid(rec, launch__pid(cmd));
+
+	if (!err && recording__cuda(rec) &&
+	    cuda_probes__attach_exe(recording__cuda(rec), launch__pid(cmd), launch__path(cmd)) < 0)
+		log_warn("%s: no CUDA probes on the executable itself: %s", launch__path(cmd),
+			 cuda_probes__last_error(recording__cuda(rec))
+				 ? cuda_probes__last_error(recording__cuda(rec))
+				 : "cannot read it");
+	return err;
+}
+
+static int on_wait_exit(sd_event_source *src, int fd, uint32_t revents, void *ctx)
+{
+	int status;
+
+	if (launch__reap(ctx, false, &status) == 1)
+		return sd_event_exit(sd_event_source_get_event(src), 0);
+	return 0;
+}
+
+/* Forward SIGTERM/SIGHUP while the command runs on after the profile was written. */
+static int on_wait_signal(sd_event_source *src, const struct signalfd_siginfo *si, void *ctx)
+{
+	forward_to_command(ctx, si->ssi_signo);
+	return 0;
+}
+
+/*
+ * The exit status of a launch-mode run: the command's, once it exits (waited for when the
+ * profile ended first), or 125 when xsprofd itself failed (env(1)'s convention).
+ */
+static int command_end(struct launch *cmd, bool released, int status)
+{
+	sd_event *ev = NULL;
+	int st = 125;
+
+	if (!cmd)
+		return status;
+	if (!released) {
+		launch__free(cmd); /* never ran: killed */
+		return status ? 125 : 0;
+	}
+	if (!launch__exited(cmd)) {
+		log_info("waiting for %s (pid %d) to exit", launch__path(cmd),
+			 (int)launch__pid(cmd));
+		if (sd_event_new(&ev) >= 0 &&
+		    sd_event_add_signal(ev, NULL, SIGTERM, on_wait_signal, cmd) >= 0 &&
+		    sd_event_add_signal(ev, NULL, SIGHUP, on_wait_signal, cmd) >= 0 &&
+		    sd_event_add_io(ev, NULL, launch__fd(cmd), EPOLLIN, on_wait_exit, cmd) >= 0)
+			sd_event_loop(ev);
+		sd_event_unref(ev);
+	}
+	if (launch__reap(cmd, true, &st) != 1)
+		st = 125;
+	launch__free(cmd);
+	return status ? 125 : st;
+}
+
+static int write_launches(const struct xsprofd_opts *o, struct recording *rec,
+			  struct symbolizer *sym, const struct output_meta *cpu_meta)
+{
+	struct output_meta meta = *cpu_meta;
+	struct launch_fold_stats ls = {};
+	enum output_format fmt = OUTPUT_FOLDED;
+	struct calltree *tree;
+	int err;
+
+	if (!o->launch_output || !recording__cuda(rec))
+		return 0;
+	tree = calltree__new();
+	if (!tree)
+		return -ENOMEM;
+	err = launch_fold(cuda_probes__store(recording__cuda(rec)), sym, tree, &ls);
+	if (err) {
+		log_err("naming the launch stacks failed: %s", strerror(-err));
+		goto out;
+	}
+	meta.unit = "calls";
+	if (!strcmp(o->launch_output, "-")) {
+		err = folded__write(tree, stdout);
+		if (!err && fflush(stdout))
+			err = -errno;
+	} else {
+		output__format_from_path(o->launch_output, &fmt);
+		err = output__write_file(tree, fmt, o->launch_output, &meta);
+	}
+	if (err)
+		log_err("writing %s failed: %s", o->launch_output, strerror(-err));
+	else if (strcmp(o->launch_output, "-"))
+		log_info("wrote %s (%s): %llu CUDA calls, %llu of %llu frames unnamed",
+			 o->launch_output, output__format_name(fmt),
+			 (unsigned long long)ls.launches, (unsigned long long)ls.unnamed_frames,
+			 (unsigned long long)ls.frames);
+out:
+	calltree__free(tree);
+	return err;
+}
+
+static void cuda_report(struct recording *rec)
+{
+	struct cuda_probes *cp = recording__cuda(rec);
+	struct launch_store_stats ls;
+	struct cuda_probes_stats cs;
+	const char *last;
+
+	if (!cp || cuda_probes__stats(cp, &cs))
+		return;
+	launch_store__stats(cuda_probes__store(cp), &ls);
+	last = cuda_probes__last_error(cp);
+	log_info("CUDA: %llu calls recorded (%llu inside another probed call, counted once), "
+		 "%llu xsprof:launch firings; probes on %llu files (%llu uprobes)",
+		 (unsigned long long)ls.calls, (unsigned long long)cs.bpf.nested,
+		 (unsigned long long)ls.usdt, (unsigned long long)cs.targets,
+		 (unsigned long long)cs.links);
+	log_debug("CUDA: %llu libraries mapped by profiled processes (%llu stopped for the "
+		  "attach), %llu children followed, %llu calls of other processes",
+		  (unsigned long long)cs.lib_events, (unsigned long long)cs.stopped,
+		  (unsigned long long)cs.bpf.forks_followed, (unsigned long long)cs.bpf.filtered);
+	if (cs.bpf.drop_ringbuf || cs.bpf.usdt_drop || cs.bpf.lib_map_drop)
+		log_warn("CUDA: %llu calls, %llu xsprof:launch firings and %llu library loads "
+			 "lost (ring buffer full): raise --ring-buffer-size",
+			 (unsigned long long)cs.bpf.drop_ringbuf,
+			 (unsigned long long)cs.bpf.usdt_drop,
+			 (unsigned long long)cs.bpf.lib_map_drop);
+	if (cs.bpf.fork_drop)
+		log_warn("CUDA: %llu children not followed: the pid filter is full",
+			 (unsigned long long)cs.bpf.fork_drop);
+	if (cs.attach_failed || cs.links_capped)
+		log_warn("CUDA: %llu libraries could not be probed%s%s",
+			 (unsigned long long)(cs.attach_failed + cs.links_capped),
+			 last ? "; last: " : "", last ? last : "");
+	if (cs.bad_records || cs.store_failures)
+		log_warn("CUDA: %llu malformed records, %llu not stored (out of memory)",
+			 (unsigned long long)cs.bad_records, (unsigned long long)cs.store_failures);
+	if (ls.overflowed)
+		log_warn("CUDA: %llu calls past the launch stack table's cap were counted without "
+			 "their stacks",
+			 (unsigned long long)ls.overflowed);
+	if (cs.bpf.ustack_err || cs.bpf.stream_err)
+		log_debug("CUDA: %llu callers and %llu stream arguments unreadable",
+			  (unsigned long long)cs.bpf.ustack_err,
+			  (unsigned long long)cs.bpf.stream_err);
+}
+
+/* ---- */
+
 static int write_outputs(const struct xsprofd_opts *o, const struct calltree *tree,
 			 const struct output_meta *meta)
 {
@@ -157,7 +375,14 @@ int oneshot__run(const struct xsprofd_opts *o)
 		.max_stacks = o->max_stacks,
 		.pids = o->pids,
 		.nr_pids = o->nr_pids,
+		.cuda = !o->no_cuda,
+		.follow_forks = o->nr_command > 0,
+		.cuda_libs = o->cuda_libs,
+		.nr_cuda_libs = o->nr_cuda_libs,
+		.proc_events = true,
 	};
+	struct launch *cmd = NULL;
+	bool released = false;
 	struct symbolizer_opts yopts = {.no_demangle = o->no_demangle};
 	struct symbolizer *sym = NULL;
 	struct recording *rec = NULL;
@@ -182,6 +407,11 @@ int oneshot__run(const struct xsprofd_opts *o)
 	for (int i = 0; i < o->nr_outputs; i++)
 		if (preflight__output(o->outputs[i].path))
 			return 1;
+	if (o->launch_output && strcmp(o->launch_output, "-") &&
+	    preflight__output(o->launch_output))
+		return 1;
+	if (!o->no_cuda)
+		raise_fd_limit();
 
 	/* Signals become events on the loop; nothing is done in a handler. */
 	sigemptyset(&mask);
@@ -190,13 +420,19 @@ int oneshot__run(const struct xsprofd_opts *o)
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 
+	/* Launch mode: the command is forked now and runs once the recording is ready. */
+	if (o->nr_command && !(cmd = command_new(o, &status)))
+		return status;
+
 	err = sd_event_new(&ev);
 	if (err >= 0)
-		err = sd_event_add_signal(ev, NULL, SIGINT, on_signal, NULL);
+		err = sd_event_add_signal(ev, NULL, SIGINT, on_signal, cmd);
 	if (err >= 0)
-		err = sd_event_add_signal(ev, NULL, SIGTERM, on_signal, NULL);
+		err = sd_event_add_signal(ev, NULL, SIGTERM, on_signal, cmd);
 	if (err >= 0)
-		err = sd_event_add_signal(ev, NULL, SIGHUP, on_signal, NULL);
+		err = sd_event_add_signal(ev, NULL, SIGHUP, on_signal, cmd);
+	if (err >= 0 && cmd)
+		err = sd_event_add_io(ev, NULL, launch__fd(cmd), EPOLLIN, on_command_exit, cmd);
 	if (err >= 0 && o->duration_s > 0)
 		err = sd_event_add_time_relative(ev, NULL, CLOCK_MONOTONIC,
 						 (uint64_t)llround(o->duration_s * 1e6), 0, on_end,
@@ -216,12 +452,30 @@ int oneshot__run(const struct xsprofd_opts *o)
 		preflight__explain_bpf_error(what, -errno);
 		goto out;
 	}
+	if (cmd && (err = command_add(rec, cmd))) {
+		log_err("adding %s to the pid filter: %s", o->command[0], strerror(-err));
+		goto out;
+	}
 	err = recording__start(rec);
 	if (err) {
 		preflight__explain_bpf_error("attaching the sampler to perf events", err);
 		goto out;
 	}
-	if (o->duration_s > 0)
+	if (cmd) {
+		released = true;
+		err = launch__release(cmd);
+		if (err) {
+			log_err("%s: %s", launch__path(cmd), strerror(-err));
+			recording__stop(rec);
+			status = err == -ENOENT ? 127 : 126;
+			launch__reap(cmd, true, &err);
+			launch__free(cmd);
+			cmd = NULL;
+			goto out;
+		}
+		log_info("profiling %s (pid %d) and its children until it exits%s", o->command[0],
+			 (int)launch__pid(cmd), o->duration_s > 0 ? " or the duration ends" : "");
+	} else if (o->duration_s > 0)
 		log_info("sampling %s at %u Hz for %g s (Ctrl-C ends early)",
 			 o->nr_pids ? "the given processes" : "all CPUs", o->freq_hz,
 			 o->duration_s);
@@ -247,21 +501,28 @@ int oneshot__run(const struct xsprofd_opts *o)
 		goto out;
 	}
 	recording_report(rec, o, cpu_seconds() - cpu1, &fs, sym);
+	if (!o->no_cuda)
+		cuda_report(rec);
 	recording__stats(rec, &rs);
 
 	now = time(NULL);
 	gethostname(host, sizeof(host) - 1);
 	snprintf(title, sizeof(title), "xsprof: %s, %.1f s at %u Hz",
-		 o->nr_pids ? "selected processes" : "all CPUs", rs.wall_s, o->freq_hz);
+		 o->nr_command ? o->command[0]
+		 : o->nr_pids  ? "selected processes"
+			       : "all CPUs",
+		 rs.wall_s, o->freq_hz);
 	strftime(subtitle, sizeof(subtitle), "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
 	snprintf(subtitle + strlen(subtitle), sizeof(subtitle) - strlen(subtitle), " on %s", host);
 	meta.title = title;
 	meta.subtitle = subtitle;
 	status = write_outputs(o, tree, &meta) ? 1 : 0;
+	if (write_launches(o, rec, sym, &meta))
+		status = 1;
 out:
 	calltree__free(tree);
 	recording__free(rec);
 	symbolizer__free(sym);
 	sd_event_unref(ev);
-	return status;
+	return o->nr_command ? command_end(cmd, released, status) : status;
 }

@@ -11,7 +11,11 @@ struct recording;
 struct fold_stats;
 struct symbolizer;
 
-/* Returns the process exit status: 0 done, 1 failed (message logged). */
+/*
+ * Returns the process exit status: 0 done, 1 failed (message logged). In launch mode
+ * (-- CMD ARGS) it is CMD's status (128 + signal when killed), waited for if the profile
+ * ended first; 125 when xsprofd failed, 126 / 127 when CMD could not be run or found.
+ */
 int oneshot__run(const struct xsprofd_opts *opts);
 
 /* libbpf's messages through our log levels (debug ones only with -v). */

@@ -60,6 +60,21 @@ static const char usage_text[] =
 	"      --cupti-socket PATH   where CUDA processes send GPU timing (default\n"
 	"                            " XSPROFD_DEFAULT_CUPTI_SOCKET ")\n"
 	"\n"
+	/* GPU path (cuda_probes) */
+	"GPU path (CUDA calls; --cuda-lib and --no-cuda are also config keys):\n"
+	"  -- CMD [ARGS]             with --foreground: run CMD (and profile it and its children\n"
+	"                            only) with the CUPTI injection library preset; the profile\n"
+	"                            ends when CMD exits, and xsprofd exits with CMD's status\n"
+	"      --cuda-lib PATH       probe the CUDA calls of every process through this file\n"
+	"                            (libcudart.so*, libcuda.so*, an executable with the runtime\n"
+	"                            linked in, libxsprof_cupti.so); repeat for several. --pid\n"
+	"                            and launch mode find the libraries of their processes\n"
+	"                            themselves\n"
+	"      --no-cuda             no CUDA probes\n"
+	"      --launches-output FILE  write the CPU stacks that called CUDA, one count per\n"
+	"                            call, with a leaf per API ([cuda] cudaLaunchKernel): .folded\n"
+	"                            or .svg, '-' for folded on stdout (one-shot only)\n"
+	"\n"
 	"  -v, --verbose             more detail on stderr\n"
 	"  -h, --help                this text\n"
 	"  -V, --version             print the version\n"
@@ -68,6 +83,7 @@ static const char usage_text[] =
 	"  xsprofd --foreground --duration 10 --output profile.svg --output profile.folded\n"
 	"  xsprofd -f -d 30 -F 999 -p 1234 -o app.svg     # one process, 30 s at 999 Hz\n"
 	"  xsprofd -f -o - | flamegraph.pl > fg.svg       # until Ctrl-C, folded to stdout\n"
+	"  xsprofd -f -o cpu.svg --launches-output gpu.svg -- python train.py   # launch mode\n"
 	"  systemctl start xsprofd; xsprofctl flamegraph --since 5m -o last5m.svg\n"
 	"\n"
 	"Needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE) and a kernel with BTF.\n"
@@ -88,6 +104,10 @@ enum {
 	OPT_STORE_MB,
 	OPT_MAX_RECORD,
 	OPT_CUPTI_SOCKET,
+	/* GPU path (cuda_probes) */
+	OPT_CUDA_LIB,
+	OPT_NO_CUDA,
+	OPT_LAUNCHES_OUTPUT,
 };
 
 static const struct option long_opts[] = {
@@ -110,6 +130,10 @@ static const struct option long_opts[] = {
 	{"store-mb", required_argument, NULL, OPT_STORE_MB},
 	{"max-record", required_argument, NULL, OPT_MAX_RECORD},
 	{"cupti-socket", required_argument, NULL, OPT_CUPTI_SOCKET},
+	/* GPU path (cuda_probes) */
+	{"cuda-lib", required_argument, NULL, OPT_CUDA_LIB},
+	{"no-cuda", no_argument, NULL, OPT_NO_CUDA},
+	{"launches-output", required_argument, NULL, OPT_LAUNCHES_OUTPUT},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -190,6 +214,65 @@ static int unsigned_opt(const char *flag, const char *arg, unsigned long min, un
 	*ret = (unsigned int)v;
 	return 0;
 }
+
+/* GPU path (cuda_probes): its flags, the command after "--", and their checks. */
+static int gpu_option(struct xsprofd_opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case OPT_CUDA_LIB:
+		if (o->nr_cuda_libs == XSPROFD_MAX_CUDA_LIBS)
+			return bad("--cuda-lib", arg, "too many libraries (at most 8)");
+		if (!*arg)
+			return bad("--cuda-lib", arg, "empty path");
+		o->cuda_libs[o->nr_cuda_libs++] = arg;
+		return 0;
+	case OPT_NO_CUDA:
+		o->no_cuda = true;
+		return 0;
+	case OPT_LAUNCHES_OUTPUT:
+		if (origin)
+			return bad("--launches-output", arg,
+				   "only a command-line flag, not a config key");
+		if (!*arg)
+			return bad("--launches-output", arg, "empty file name");
+		o->launch_output = arg;
+		return 0;
+	}
+	return 0;
+}
+
+/* Words left after the flags: a command only after "--" on the command line. */
+static int gpu_command(struct xsprofd_opts *o, int argc, char **argv)
+{
+	if (origin || optind == 0 || strcmp(argv[optind - 1], "--"))
+		return bad("argument", argv[optind],
+			   "unexpected; options take the forms shown in --help (a command to "
+			   "run goes after --)");
+	o->command = argv + optind;
+	o->nr_command = argc - optind;
+	return 0;
+}
+
+static int gpu_finish(struct xsprofd_opts *o)
+{
+	enum output_format fmt;
+
+	if (o->nr_command && !o->foreground)
+		return bad("--", o->command[0],
+			   "running a command needs --foreground (one-shot mode)");
+	if (o->launch_output && !o->foreground)
+		return bad("--launches-output", o->launch_output, "only with --foreground");
+	if (o->launch_output && strcmp(o->launch_output, "-") &&
+	    output__format_from_path(o->launch_output, &fmt))
+		return bad("--launches-output", o->launch_output,
+			   "cannot tell the format from the extension; name it .folded or .svg");
+	if (o->no_cuda && (o->launch_output || o->nr_cuda_libs))
+		return bad("--no-cuda", "",
+			   o->launch_output ? "conflicts with --launches-output"
+					    : "conflicts with --cuda-lib");
+	return 0;
+}
+/* ---- */
 
 /*
  * One pass of getopt over argv. From the config file, the one-shot and meta flags are refused:
@@ -298,6 +381,13 @@ static int apply(struct xsprofd_opts *o, int argc, char **argv, const char **for
 			if (err)
 				return err;
 			break;
+		case OPT_CUDA_LIB: /* GPU path (cuda_probes) */
+		case OPT_NO_CUDA:
+		case OPT_LAUNCHES_OUTPUT:
+			err = gpu_option(o, c, optarg);
+			if (err)
+				return err;
+			break;
 		case OPT_MAX_RECORD:
 			err = unsigned_opt("--max-record", optarg, 1, 7 * 24 * 3600,
 					   &o->max_record_s);
@@ -328,8 +418,7 @@ static int apply(struct xsprofd_opts *o, int argc, char **argv, const char **for
 		}
 	}
 	if (optind < argc)
-		return bad("argument", argv[optind],
-			   "unexpected; options take the forms shown in --help");
+		return gpu_command(o, argc, argv); /* GPU path (cuda_probes) */
 	return 0;
 }
 
@@ -469,6 +558,9 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 
 	if (!o->freq_set)
 		o->freq_hz = o->foreground ? XSPROFD_ONESHOT_FREQ : XSPROFD_SERVICE_FREQ;
+	err = gpu_finish(o); /* GPU path (cuda_probes) */
+	if (err)
+		return err;
 	if (!o->foreground) {
 		if (o->nr_outputs || o->duration_s > 0)
 			return bad(o->nr_outputs ? "--output" : "--duration",
@@ -480,7 +572,7 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 				   "needs --token-file: the TCP API always requires a token");
 		return 0;
 	}
-	if (!o->nr_outputs) {
+	if (!o->nr_outputs && !o->launch_output) { /* GPU path: --launches-output alone */
 		fprintf(stderr,
 			"xsprofd: --foreground needs --output FILE (.folded or .svg; '-' for "
 			"folded stacks on stdout)\n");

@@ -14,6 +14,9 @@
 #define XSPROFD_MAX_OUTPUTS 8
 #define XSPROFD_MAX_STRINGS 64
 
+/* GPU path (cuda_probes) */
+#define XSPROFD_MAX_CUDA_LIBS 8
+
 #define XSPROFD_DEFAULT_CONFIG	     "/etc/xsprof/xsprofd.conf"
 #define XSPROFD_DEFAULT_SOCKET	     "/run/xsprof/xsprofd.sock"
 #define XSPROFD_DEFAULT_CUPTI_SOCKET "/run/xsprof/cupti.sock"
@@ -66,6 +69,14 @@ struct xsprofd_opts {
 	/* Strings from the config file, owned here. */
 	char *owned[XSPROFD_MAX_STRINGS];
 	int nr_owned;
+
+	/* GPU path (cuda_probes) */
+	char **command; /* argv after "--": launch mode (one-shot only) */
+	int nr_command;
+	const char *cuda_libs[XSPROFD_MAX_CUDA_LIBS]; /* --cuda-lib: system-wide, by path */
+	int nr_cuda_libs;
+	bool no_cuda;		   /* --no-cuda: no CUDA probes at all */
+	const char *launch_output; /* --launches-output: GPU-only folded launch stacks */
 };
 
 /*

@@ -4,11 +4,14 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <systemd/sd-event.h>
 
+#include "daemon/cuda_probes.h"
 #include "daemon/fold.h"
 #include "daemon/log.h"
+#include "daemon/proc_events.h"
 #include "daemon/recording.h"
 #include "daemon/sampler.h"
 #include "daemon/stack_table.h"
@@ -28,9 +31,11 @@ struct recording {
 	sd_event *ev;
 	sd_event_source *io, *drain;
 	struct sampler *sampler;
+	struct proc_events *pe;
 	struct symbolizer *sym;
 	struct stack_table *stacks;
 	struct pid_set seen;
+	struct cuda_probes *cuda;
 	bool running;
 	unsigned int max_stacks;
 	double t0, cpu0;
@@ -90,12 +95,14 @@ static double mono_seconds(void)
 static void on_sample(void *ctx, const struct xsprof_sample *s)
 {
 	struct recording *r = ctx;
+	uint32_t gen = 0;
 
-	/* Snapshot mappings the first time a process shows up: it may be gone at the end. */
-	if (s->tgid && !(s->flags & XSPROF_SAMPLE_F_KTHREAD) &&
-	    pid_set__insert(&r->seen, s->tgid) && symbolizer__add_process(r->sym, s->tgid))
-		r->st.snapshot_failed++;
-	if (stack_table__add(r->stacks, s))
+	/* The image the sample ran in: the symbolizer snapshots it if it is new. */
+	if (s->tgid && !(s->flags & XSPROF_SAMPLE_F_KTHREAD)) {
+		pid_set__insert(&r->seen, s->tgid);
+		gen = symbolizer__gen(r->sym, s->tgid);
+	}
+	if (stack_table__add(r->stacks, s, gen))
 		r->st.store_failures++;
 }
 
@@ -121,6 +128,85 @@ static int on_drain_timer(sd_event_source *src, uint64_t usec, void *ctx)
 		err = sd_event_source_set_time_relative(src, DRAIN_INTERVAL_US);
 	return err;
 }
+
+/* ---- GPU path (cuda_probes) ---- */
+
+/* The process mapped a CUDA library or sent its first launch: its mappings are worth reading
+ * again, whatever the CPU samples saw before. */
+static void on_cuda_process(void *ctx, pid_t pid)
+{
+	struct recording *r = ctx;
+
+	pid_set__insert(&r->seen, pid);
+	if (symbolizer__add_process(r->sym, pid))
+		r->st.snapshot_failed++;
+}
+
+static int recording_cuda_setup(struct recording *r, const struct recording_opts *o,
+				const char **ret_what)
+{
+	struct cuda_probes_opts copts = {
+		.follow_forks = o->follow_forks,
+		.by_file = o->follow_forks, /* forked children inherit the libraries */
+		/* Only processes we were asked for: the watch stops them while it attaches. */
+		.watch_maps = o->cuda && (o->nr_pids > 0 || o->follow_forks),
+		.max_stacks = o->max_launch_stacks,
+		.on_process = on_cuda_process,
+		.ctx = r,
+	};
+	int err;
+
+	if (!o->cuda && !o->follow_forks)
+		return 0;
+	*ret_what = "setting up the CUDA probes";
+	r->cuda = cuda_probes__new(r->sampler, &copts);
+	if (!r->cuda)
+		return -errno;
+	if (!o->cuda)
+		return 0; /* following forks only (--no-cuda in launch mode) */
+	for (int i = 0; i < o->nr_cuda_libs; i++) {
+		err = cuda_probes__attach_path(r->cuda, o->cuda_libs[i]);
+		if (err == -ENOENT && !access(o->cuda_libs[i], F_OK)) {
+			log_err("--cuda-lib %s: no CUDA API nor xsprof:launch probe in it (a stripped "
+				"executable cannot be probed: link with -cudart shared)",
+				o->cuda_libs[i]);
+			return err;
+		}
+		if (err) {
+			log_err("--cuda-lib %s: %s", o->cuda_libs[i],
+				cuda_probes__last_error(r->cuda) && err != -ENOENT
+					? cuda_probes__last_error(r->cuda)
+					: strerror(-err));
+			return err;
+		}
+	}
+	for (int i = 0; i < o->nr_pids; i++) {
+		err = cuda_probes__attach_pid(r->cuda, o->pids[i]);
+		if (err < 0 && err != -ESRCH)
+			log_warn("pid %d: CUDA probes not attached: %s", (int)o->pids[i],
+				 cuda_probes__last_error(r->cuda) ? cuda_probes__last_error(r->cuda)
+								  : strerror(-err));
+	}
+	return 0;
+}
+
+struct cuda_probes *recording__cuda(struct recording *r)
+{
+	return r->cuda;
+}
+
+int recording__add_pid(struct recording *r, pid_t pid)
+{
+	int err = sampler__add_pid(r->sampler, pid);
+
+	if (!err && r->cuda) {
+		err = cuda_probes__attach_pid(r->cuda, pid);
+		err = err < 0 ? err : 0;
+	}
+	return err;
+}
+
+/* ---- */
 
 struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 				 struct symbolizer *sym, const char **ret_what)
@@ -152,6 +238,14 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 		err = -errno;
 		goto fail;
 	}
+	if (o->proc_events) {
+		*ret_what = "attaching the process exec/exit tracepoints";
+		r->pe = proc_events__attach(r->sampler, sym);
+		if (!r->pe) {
+			err = -errno;
+			goto fail;
+		}
+	}
 	*ret_what = "setting the pid filter";
 	for (int i = 0; i < o->nr_pids; i++) {
 		err = sampler__add_pid(r->sampler, o->pids[i]);
@@ -162,6 +256,9 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 		    symbolizer__add_process(sym, o->pids[i]))
 			r->st.snapshot_failed++;
 	}
+	err = recording_cuda_setup(r, o, ret_what);
+	if (err)
+		goto fail;
 	*ret_what = "adding the ring buffer to the event loop";
 	err = sd_event_add_io(ev, &r->io, sampler__fd(r->sampler), EPOLLIN, on_ring, r);
 	if (err)
@@ -185,6 +282,11 @@ int recording__start(struct recording *r)
 
 	if (err)
 		return err;
+	/* Without the watchers, launches right after a library loads may be missed: say so. */
+	if (r->cuda && (err = cuda_probes__start(r->cuda)))
+		log_warn("following forks and CUDA library loads failed (%s): children of the "
+			 "profiled processes, or their first CUDA calls, may be missed",
+			 strerror(-err));
 	r->running = true;
 	r->t0 = mono_seconds();
 	r->cpu0 = cpu_seconds();
@@ -199,6 +301,7 @@ void recording__stop(struct recording *r)
 
 	if (!r || !r->running)
 		return;
+	cuda_probes__stop(r->cuda);
 	sampler__stop(r->sampler);
 	r->running = false;
 	/* Samples still queued after the perf events closed. */
@@ -213,6 +316,8 @@ void recording__stop(struct recording *r)
 	r->st.processes = r->seen.len;
 	if (sampler__read_stats(r->sampler, NULL, &r->st.bpf))
 		log_warn("could not read the BPF counters");
+	if (r->pe && proc_events__stats(r->pe, &r->st.proc))
+		log_warn("could not read the process event counters");
 }
 
 bool recording__running(const struct recording *r)
@@ -269,6 +374,8 @@ void recording__free(struct recording *r)
 	recording__stop(r);
 	sd_event_source_disable_unref(r->io);
 	sd_event_source_disable_unref(r->drain);
+	cuda_probes__free(r->cuda); /* its links before the skeleton goes */
+	proc_events__free(r->pe);
 	sampler__free(r->sampler);
 	stack_table__free(r->stacks);
 	free(r->seen.slots);

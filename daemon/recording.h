@@ -12,9 +12,11 @@
 #include <sys/types.h>
 
 #include "bpf/xsprof_events.h"
+#include "daemon/proc_events.h"
 
 typedef struct sd_event sd_event;
 struct calltree;
+struct cuda_probes;
 struct fold_stats;
 struct sampler;
 struct stack_table;
@@ -27,17 +29,26 @@ struct recording_opts {
 	unsigned int max_stacks;
 	const pid_t *pids; /* NULL/0: whole machine */
 	int nr_pids;
+	bool proc_events; /* feed exec/exit to the symbolizer (one recording per symbolizer) */
+
+	/* GPU path (cuda_probes): CUDA API uprobes and the xsprof:launch USDT. */
+	bool cuda;	   /* CUDA probes on the libraries of pids (and of recording__add_pid's) */
+	bool follow_forks; /* children of filtered processes join the filter (launch) */
+	const char *const *cuda_libs; /* system-wide, by path */
+	int nr_cuda_libs;
+	size_t max_launch_stacks; /* distinct launch stacks kept; 0: default */
 };
 
 struct recording_stats {
-	double wall_s;		     /* between start and stop */
-	double cpu_s;		     /* our CPU while sampling */
-	uint64_t records;	     /* read from the ring buffer */
-	uint64_t bad_records;	     /* malformed, skipped */
-	uint64_t store_failures;     /* samples that could not be stored (out of memory) */
-	uint64_t snapshot_failed;    /* processes gone before their mappings were read */
-	size_t processes;	     /* distinct processes seen */
-	struct xsprof_cpu_stats bpf; /* BPF counters summed over CPUs */
+	double wall_s;		       /* between start and stop */
+	double cpu_s;		       /* our CPU while sampling */
+	uint64_t records;	       /* read from the ring buffer */
+	uint64_t bad_records;	       /* malformed, skipped */
+	uint64_t store_failures;       /* samples that could not be stored (out of memory) */
+	uint64_t snapshot_failed;      /* processes gone before their mappings were read */
+	struct proc_events_stats proc; /* zero without proc_events */
+	size_t processes;	       /* distinct processes seen */
+	struct xsprof_cpu_stats bpf;   /* BPF counters summed over CPUs */
 };
 
 struct recording;
@@ -66,6 +77,11 @@ int recording__nr_attached(const struct recording *r);
 uint32_t recording__ring_bytes(const struct recording *r);
 const struct stack_table *recording__stacks(const struct recording *r);
 struct sampler *recording__sampler(struct recording *r);
+/* The GPU path's probes and launches; NULL unless opts.cuda. */
+struct cuda_probes *recording__cuda(struct recording *r);
+/* Add a process to the pid filter (and the CUDA probes to it) after the recording was made,
+ * e.g. a launched command before it execs. */
+int recording__add_pid(struct recording *r, pid_t pid);
 
 /*
  * Start a new slice: hand over the stacks counted so far and the processes seen (to forget

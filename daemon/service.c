@@ -399,6 +399,7 @@ static int start_always(struct service *s)
 		.max_stacks = s->opts->max_stacks,
 		.pids = s->opts->pids,
 		.nr_pids = s->opts->nr_pids,
+		.proc_events = true, /* the one recording that feeds exec/exit to s->sym */
 	};
 	const char *what;
 	int err;

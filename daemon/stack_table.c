@@ -63,10 +63,11 @@ static inline uint64_t mix(uint64_t h, uint64_t v)
 	return h ^ (h >> 32);
 }
 
-static uint64_t hash_key(uint32_t tgid, uint32_t uid, uint32_t flags, const char *comm, uint16_t nk,
-			 uint16_t nu, int16_t kerr, int16_t uerr, const uint64_t *ips)
+static uint64_t hash_key(uint32_t tgid, uint32_t uid, uint32_t gen, uint32_t flags,
+			 const char *comm, uint16_t nk, uint16_t nu, int16_t kerr, int16_t uerr,
+			 const uint64_t *ips)
 {
-	uint64_t h = mix(mix(0, ((uint64_t)tgid << 32) | flags), uid);
+	uint64_t h = mix(mix(0, ((uint64_t)tgid << 32) | flags), ((uint64_t)gen << 32) | uid);
 	uint64_t c[2];
 
 	memcpy(c, comm, sizeof(c));
@@ -80,12 +81,13 @@ static uint64_t hash_key(uint32_t tgid, uint32_t uid, uint32_t flags, const char
 }
 
 static bool node_matches(const struct node *n, uint64_t hash, uint32_t tgid, uint32_t uid,
-			 uint32_t flags, const char *comm, uint16_t nk, uint16_t nu, int16_t kerr,
-			 int16_t uerr, const uint64_t *ips)
+			 uint32_t gen, uint32_t flags, const char *comm, uint16_t nk, uint16_t nu,
+			 int16_t kerr, int16_t uerr, const uint64_t *ips)
 {
-	return n->hash == hash && n->e.tgid == tgid && n->e.uid == uid && n->e.flags == flags &&
-	       n->e.nr_kernel == nk && n->e.nr_user == nu && n->e.kernel_err == kerr &&
-	       n->e.user_err == uerr && !memcmp(n->e.comm, comm, XSPROF_COMM_LEN) &&
+	return n->hash == hash && n->e.tgid == tgid && n->e.uid == uid && n->e.gen == gen &&
+	       n->e.flags == flags && n->e.nr_kernel == nk && n->e.nr_user == nu &&
+	       n->e.kernel_err == kerr && n->e.user_err == uerr &&
+	       !memcmp(n->e.comm, comm, XSPROF_COMM_LEN) &&
 	       !memcmp(n->ips, ips, 8 * ((size_t)nk + nu));
 }
 
@@ -142,16 +144,16 @@ void stack_table__free(struct stack_table *t)
 	free(t);
 }
 
-static int add_key(struct stack_table *t, uint32_t tgid, uint32_t uid, uint32_t flags,
+static int add_key(struct stack_table *t, uint32_t tgid, uint32_t uid, uint32_t gen, uint32_t flags,
 		   const char *comm, uint16_t nk, uint16_t nu, int16_t kerr, int16_t uerr,
 		   const uint64_t *ips)
 {
-	uint64_t h = hash_key(tgid, uid, flags, comm, nk, nu, kerr, uerr, ips);
+	uint64_t h = hash_key(tgid, uid, gen, flags, comm, nk, nu, kerr, uerr, ips);
 	size_t mask = t->cap - 1, i;
 	struct node *n;
 
 	for (i = h & mask; (n = t->slots[i]); i = (i + 1) & mask) {
-		if (node_matches(n, h, tgid, uid, flags, comm, nk, nu, kerr, uerr, ips)) {
+		if (node_matches(n, h, tgid, uid, gen, flags, comm, nk, nu, kerr, uerr, ips)) {
 			n->e.count++;
 			return 0;
 		}
@@ -175,6 +177,7 @@ static int add_key(struct stack_table *t, uint32_t tgid, uint32_t uid, uint32_t 
 		.count = 1,
 		.tgid = tgid,
 		.uid = uid,
+		.gen = gen,
 		.flags = flags,
 		.nr_kernel = nk,
 		.nr_user = nu,
@@ -192,7 +195,7 @@ static int add_key(struct stack_table *t, uint32_t tgid, uint32_t uid, uint32_t 
 	return 0;
 }
 
-int stack_table__add(struct stack_table *t, const struct xsprof_sample *s)
+int stack_table__add(struct stack_table *t, const struct xsprof_sample *s, uint32_t gen)
 {
 	char comm[XSPROF_COMM_LEN];
 	int err;
@@ -202,14 +205,15 @@ int stack_table__add(struct stack_table *t, const struct xsprof_sample *s)
 	memcpy(comm, s->comm, strnlen(s->comm, sizeof(comm) - 1));
 
 	t->stats.samples++;
-	err = add_key(t, s->tgid, s->uid, s->flags, comm, s->nr_kernel, s->nr_user, s->kernel_err,
-		      s->user_err, (const uint64_t *)s->ips);
+	err = add_key(t, s->tgid, s->uid, gen, s->flags, comm, s->nr_kernel, s->nr_user,
+		      s->kernel_err, s->user_err, (const uint64_t *)s->ips);
 	if (err != -ENOSPC && err != -ENOMEM)
 		return err;
 	/* Past the cap (or out of memory): keep the count, drop the frames. */
 	t->stats.overflowed++;
-	err = add_key(t, s->tgid, s->uid, (s->flags & XSPROF_SAMPLE_F_KTHREAD) | STACK_F_OVERFLOW,
-		      comm, 0, 0, 0, 0, no_ips);
+	err = add_key(t, s->tgid, s->uid, gen,
+		      (s->flags & XSPROF_SAMPLE_F_KTHREAD) | STACK_F_OVERFLOW, comm, 0, 0, 0, 0,
+		      no_ips);
 	if (err)
 		t->stats.samples--;
 	return err;

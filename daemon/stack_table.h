@@ -20,6 +20,7 @@ struct stack_entry {
 	uint64_t count;
 	uint32_t tgid;
 	uint32_t uid;
+	uint32_t gen;	/* symbolizer__gen() of tgid when sampled: names it after exec, pid reuse */
 	uint32_t flags; /* XSPROF_SAMPLE_F_* and STACK_F_* */
 	char comm[XSPROF_COMM_LEN];
 	uint16_t nr_kernel;
@@ -45,7 +46,7 @@ struct stack_table *stack_table__new(size_t max_distinct);
 void stack_table__free(struct stack_table *t);
 
 /* Count one sample. -ENOMEM only when even the overflow bucket cannot be made. */
-int stack_table__add(struct stack_table *t, const struct xsprof_sample *s);
+int stack_table__add(struct stack_table *t, const struct xsprof_sample *s, uint32_t gen);
 
 /* Visit every entry; stops early and returns fn's value when it is not 0. */
 int stack_table__for_each(const struct stack_table *t,

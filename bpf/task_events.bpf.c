@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+/*
+ * Process lifetime for the symbolizer: exec, whole-process exit, and the dynamic loader's
+ * library changes (start-up, dlopen). A process that lives 20 ms must have its mappings
+ * read while it runs, so exec and library records wake the daemon at once instead of waiting for
+ * its periodic drain; the daemon does the reading (BPF only says when).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "xsprof_events.h"
+
+#define PF_KTHREAD 0x00200000
+
+/*
+ * Shared with sampler.bpf.c. Two strong definitions do not link ("conflicting non-weak
+ * symbol"): this weak one, identical, is merged into sampler.bpf.c's by bpftool gen object.
+ * libbpf 1.1's linker mis-relocates a weak (or extern) map that it meets before the strong
+ * one ("map relo failed"), hence this file's name: it sorts after sampler.bpf.c.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20); /* resized by the daemon before load */
+} samples SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xsprof_proc_stats);
+} proc_stats SEC(".maps");
+
+/* Set by the daemon (mmapped .bss): records are only sent while it listens. */
+bool proc_events_on = false;
+
+static __always_inline struct xsprof_proc_stats *stats(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&proc_stats, &zero);
+}
+
+static __always_inline void send_exec(__u32 flags)
+{
+	struct xsprof_proc_stats *st = stats();
+	struct xsprof_proc_exec *e;
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!st)
+		return;
+	e = bpf_ringbuf_reserve(&samples, sizeof(*e), 0);
+	if (!e) {
+		st->drop_ringbuf++;
+		return;
+	}
+	e->type = XSPROF_REC_PROC_EXEC;
+	e->tgid = id >> 32;
+	e->tid = (__u32)id;
+	e->flags = flags;
+	e->time_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	if (flags & XSPROF_PROC_EXEC_F_LIBS)
+		st->libs++;
+	else
+		st->execs++;
+}
+
+/* After the new image is in place: its executable and the loader are mapped. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(xsprof_proc_exec, struct task_struct *p)
+{
+	if (proc_events_on)
+		send_exec(0);
+	return 0;
+}
+
+/*
+ * The dynamic loader calls _dl_debug_state (the hook debuggers break on) when it has mapped a
+ * program's libraries, and around each dlopen/dlclose: the moment the mappings are worth
+ * reading. A uprobe fires only then, unlike a syscall hook that would tax every syscall, and
+ * needs no ftrace (some kernels refuse fentry/fexit). Attached to the host's loader.
+ */
+SEC("uprobe")
+int xsprof_proc_libs(struct pt_regs *ctx)
+{
+	if (proc_events_on)
+		send_exec(XSPROF_PROC_EXEC_F_LIBS);
+	return 0;
+}
+
+/* Every thread runs this; only the last one of its process ends the process. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(xsprof_proc_exit, struct task_struct *p)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct xsprof_proc_stats *st;
+	struct xsprof_proc_exit *e;
+
+	if (!proc_events_on || (BPF_CORE_READ(task, flags) & PF_KTHREAD))
+		return 0;
+	/* do_exit() decrements signal->live before this tracepoint; 0: the group is dead. Two
+	 * threads exiting together may both see 0: a second exit record is harmless. */
+	if (BPF_CORE_READ(task, signal, live.counter) != 0)
+		return 0;
+	st = stats();
+	if (!st)
+		return 0;
+	e = bpf_ringbuf_reserve(&samples, sizeof(*e), 0);
+	if (!e) {
+		st->drop_ringbuf++;
+		return 0;
+	}
+	e->type = XSPROF_REC_PROC_EXIT;
+	e->tgid = bpf_get_current_pid_tgid() >> 32;
+	e->time_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	st->exits++;
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

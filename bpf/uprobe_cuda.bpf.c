@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+/*
+ * CUDA API entry uprobes. One program serves every API: the attach cookie says which API fired
+ * and where its stream argument lies (enum xsprof_cuda_stream_loc). The daemon attaches it per
+ * process to the libcudart / libcuda that process maps, or system-wide by library path.
+ *
+ * This file sorts after sampler.bpf.c on purpose: bpftool (libbpf 1.1) links the objects in
+ * that order, and its linker only merges a __weak map into a strong one defined earlier. The
+ * license is sampler.bpf.c's, the one the linked object carries.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "xsprof_events.h"
+#include "ustack.bpf.h"
+
+#define SIGSTOP 19
+
+/* Shared with the CPU sampler, which defines them (sampler.bpf.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} samples SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* tgid */
+	__type(value, __u8);
+} pid_filter SEC(".maps") __weak;
+
+extern bool pid_filter_on;
+extern const volatile __u64 wakeup_bytes;
+
+/* GPU-path counters, shared with usdt_launch.bpf.c and watch.bpf.c (weak there). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xsprof_cuda_stats);
+} cuda_stats SEC(".maps");
+
+/* The outermost probed call in progress on a thread, to tell nested calls from new ones. */
+struct xsprof_call_mark {
+	__u64 sp;      /* stack pointer at its entry */
+	__u64 ret;     /* its return address, found at sp while it runs */
+	__u32 pending; /* set by a wrapper: the next probe at the same sp is its tail call */
+	__u32 sent;    /* records this thread sent: its first one wakes the reader */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct xsprof_call_mark);
+} call_marks SEC(".maps");
+
+/* Profiled processes that sent a record: the first one is held (see send_held). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tgid */
+	__type(value, __u8);
+} cuda_seen SEC(".maps");
+
+/* Flipped by the daemon at run time (mmapped .bss): stop profiled processes where the daemon
+ * must act before they run on (see send_held, and watch.bpf.c). */
+bool cuda_stop_processes = false;
+
+/* A record is far over the 512-byte BPF stack: it is built in per-CPU scratch space, next to
+ * the top of the caller's stack, read at once (ustack.bpf.h says why). */
+struct cuda_scratch {
+	struct xsprof_cuda_call rec;
+	__u64 win[USTACK_WINDOW / 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cuda_scratch);
+} cuda_scratch SEC(".maps");
+
+static __always_inline __u64 arg_reg(struct pt_regs *ctx, __u32 idx)
+{
+	/* Each context field is loaded at a constant offset (the verifier refuses a computed
+	 * one, which a switch compiles to); the choice is made on the stack, the index masked
+	 * into it. r9 is the sixth integer argument, which bpf_tracing.h does not name. */
+	__u64 regs[8] = {PT_REGS_PARM1(ctx), PT_REGS_PARM2(ctx), PT_REGS_PARM3(ctx),
+			 PT_REGS_PARM4(ctx), PT_REGS_PARM5(ctx), ctx->r9};
+
+	barrier_var(idx);
+	return regs[idx & 7];
+}
+
+/*
+ * The stream argument as the cookie locates it; 0 with *flags set when there is none. A stack
+ * argument is in the window already read (win, may be NULL).
+ */
+static __always_inline __u64 read_stream(struct pt_regs *ctx, __u64 cookie, __u64 sp,
+					 const __u64 *win, __u16 *flags)
+{
+	__u32 loc = XSPROF_CUDA_COOKIE_LOC(cookie), idx = XSPROF_CUDA_COOKIE_IDX(cookie);
+	__u64 v = 0, addr;
+
+	switch (loc) {
+	case XSPROF_CUDA_STREAM_REG:
+		return arg_reg(ctx, idx);
+	case XSPROF_CUDA_STREAM_STACK:
+		if (win && idx < USTACK_WINDOW / 8)
+			return win[idx &
+				   (USTACK_WINDOW / 8 - 1)]; /* the mask is for the verifier */
+		addr = sp + 8 * (__u64)idx;
+		break;
+	case XSPROF_CUDA_STREAM_PTR:
+		addr = arg_reg(ctx, idx) + XSPROF_CUDA_COOKIE_OFF(cookie);
+		break;
+	default:
+		*flags |= XSPROF_CUDA_F_NO_STREAM;
+		return 0;
+	}
+	if (bpf_probe_read_user(&v, sizeof(v), (void *)addr)) {
+		*flags |= XSPROF_CUDA_F_STREAM_ERR;
+		return 0;
+	}
+	return v;
+}
+
+/*
+ * Whether the outer call's frame is on the current frame-pointer chain: a probed function that
+ * keeps a frame pushes rbp right under its return address, so inside it some frame pointer is
+ * outer_sp - 8. Only frames below outer_sp are walked (a few, inside the CUDA libraries).
+ */
+static __always_inline bool inside_frame(__u64 fp, __u64 outer_sp)
+{
+	for (int i = 0; i < 32; i++) {
+		if (fp == outer_sp - 8)
+			return true;
+		if (fp >= outer_sp || (fp & 7) || bpf_probe_read_user(&fp, sizeof(fp), (void *)fp))
+			return false;
+	}
+	return false;
+}
+
+/*
+ * Whether this entry belongs to a call already counted on this thread: the tail call of a
+ * wrapper (same sp and return address, right after it), or a call made from inside the
+ * outermost probed call (e.g. the runtime calling the driver): deeper sp, that call's return
+ * address still in its slot, and its frame on the chain, which tells it from a new call made
+ * lower in the caller's frame while the old slot happens to be intact. Otherwise this call
+ * becomes the outermost one.
+ */
+static __always_inline bool nested_call(struct xsprof_call_mark *m, __u64 sp, __u64 ret, __u64 fp,
+					bool wrapper)
+{
+	__u64 outer_ret;
+
+	if (m->pending) {
+		m->pending = 0;
+		if (sp == m->sp && ret == m->ret)
+			return true;
+	}
+	if (m->sp && sp < m->sp &&
+	    !bpf_probe_read_user(&outer_ret, sizeof(outer_ret), (void *)m->sp) &&
+	    outer_ret == m->ret && inside_frame(fp, m->sp))
+		return true;
+	m->sp = sp;
+	m->ret = ret;
+	m->pending = wrapper;
+	return false;
+}
+
+/*
+ * A profiled process's first call: it is stopped (SIGSTOP, on its way back to user space) until
+ * the daemon has read its mappings and sent SIGCONT, so that a process that makes a few calls
+ * and exits still has its stacks named. Reserved first: only a process the daemon is sure to
+ * hear of is stopped.
+ */
+static __noinline int send_held(struct xsprof_cuda_call *r, struct xsprof_cuda_stats *st)
+{
+	struct xsprof_cuda_call *e = bpf_ringbuf_reserve(&samples, sizeof(*e), 0);
+
+	if (!e) {
+		st->drop_ringbuf++;
+		return 0;
+	}
+	if (bpf_probe_read_kernel(e, sizeof(*e), r)) {
+		bpf_ringbuf_discard(e, 0);
+		st->drop_ringbuf++;
+		return 0;
+	}
+	if (!bpf_send_signal(SIGSTOP))
+		e->flags |= XSPROF_CUDA_F_STOPPED;
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	st->emitted++;
+	return 0;
+}
+
+SEC("uprobe")
+int xsprof_cuda_call(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 zero = 0, tgid = pid_tgid >> 32;
+	struct xsprof_cuda_stats *st = bpf_map_lookup_elem(&cuda_stats, &zero);
+	struct xsprof_call_mark *m;
+	struct cuda_scratch *scr;
+	struct xsprof_cuda_call *r;
+	const __u64 *win;
+	__u64 sp, ret = 0, flags;
+	__u8 one = 1;
+	long size;
+	bool first;
+
+	if (!st)
+		return 0;
+	st->calls++;
+	if (pid_filter_on && !(cookie & XSPROF_CUDA_COOKIE_ONE_PROCESS) &&
+	    !bpf_map_lookup_elem(&pid_filter, &tgid)) {
+		st->filtered++;
+		return 0;
+	}
+	scr = bpf_map_lookup_elem(&cuda_scratch, &zero);
+	if (!scr)
+		return 0;
+	r = &scr->rec;
+	r->user_err = 0;
+	sp = PT_REGS_SP(ctx);
+	/* The top of the stack, return address first; near the top of a stack the window may
+	 * not fit: then frame by frame. */
+	win = scr->win;
+	if (bpf_probe_read_user(scr->win, sizeof(scr->win), (void *)sp))
+		win = NULL;
+	if (win)
+		ret = scr->win[0];
+	else if (bpf_probe_read_user(&ret, sizeof(ret), (void *)sp)) {
+		st->ustack_err++;
+		r->user_err = -14; /* -EFAULT */
+	}
+
+	m = bpf_task_storage_get(&call_marks, bpf_get_current_task_btf(), 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!m) {
+		st->mark_err++;
+	} else if (nested_call(m, sp, ret, PT_REGS_FP(ctx), cookie & XSPROF_CUDA_COOKIE_WRAPPER)) {
+		st->nested++;
+		return 0;
+	}
+
+	r->type = XSPROF_REC_CUDA_CALL;
+	r->tgid = tgid;
+	r->tid = (__u32)pid_tgid;
+	r->api = XSPROF_CUDA_COOKIE_API(cookie);
+	r->flags = 0;
+	r->time_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	r->pad = 0;
+	r->stream = read_stream(ctx, cookie, sp, win, &r->flags);
+	if (r->flags & XSPROF_CUDA_F_STREAM_ERR)
+		st->stream_err++;
+
+	/* At entry the callee has not pushed a frame: rbp is still the caller's. */
+	r->nr_user = 0;
+	if (!r->user_err) {
+		r->ips[0] = ret;
+		r->nr_user = 1 + ustack__walk_fp_loop(r->ips, 1, PT_REGS_FP(ctx), sp, win);
+	}
+
+	size = XSPROF_CUDA_CALL_HDR_SIZE + (long)r->nr_user * 8;
+	/* Keep the bound on the register that is passed on (clang may clamp a copy). */
+	barrier_var(size);
+	if (size > sizeof(*r))
+		size = sizeof(*r);
+	barrier_var(size);
+	/* A thread's first record wakes the reader, which then snapshots the process's mappings
+	 * while it still runs; otherwise only a quarter-full buffer does (read every 16th). */
+	first = m && !m->sent;
+	if (first)
+		r->flags |= XSPROF_CUDA_F_FIRST;
+	/* A process's first record is one of its threads' first: only those look. */
+	if (first && cuda_stop_processes && pid_filter_on &&
+	    !bpf_map_lookup_elem(&cuda_seen, &tgid) &&
+	    !bpf_map_update_elem(&cuda_seen, &tgid, &one, BPF_NOEXIST)) {
+		if (m)
+			m->sent = 1;
+		return send_held(r, st);
+	}
+	flags = BPF_RB_NO_WAKEUP;
+	if (first || ((st->emitted & 15) == 0 &&
+		      bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes))
+		flags = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_output(&samples, r, size, flags)) {
+		st->drop_ringbuf++;
+		return 0;
+	}
+	if (m)
+		m->sent = 1;
+	st->emitted++;
+	return 0;
+}

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+/*
+ * USDT xsprof:launch(corr_id, api) in libxsprof_cupti.so: the CUPTI correlation id of a launch
+ * with the user stack that made it, for exact correlation with the GPU's activity records.
+ * Sorts after sampler.bpf.c and uprobe_cuda.bpf.c, whose maps it shares (see there why).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+/* One spec per attached library and process: this many processes with the library at once. */
+#define BPF_USDT_MAX_SPEC_CNT 1024
+#include <bpf/usdt.bpf.h>
+#include "xsprof_events.h"
+#include "ustack.bpf.h"
+
+#define SIGSTOP 19
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} samples SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* tgid */
+	__type(value, __u8);
+} pid_filter SEC(".maps") __weak;
+
+extern bool pid_filter_on;
+extern const volatile __u64 wakeup_bytes;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xsprof_cuda_stats);
+} cuda_stats SEC(".maps") __weak;
+
+/* The record, and the top of the stack read at once (ustack.bpf.h says why). */
+struct usdt_scratch {
+	struct xsprof_usdt_launch rec;
+	__u64 win[USTACK_WINDOW / 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct usdt_scratch);
+} usdt_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tgid */
+	__type(value, __u8);
+} cuda_seen SEC(".maps") __weak;
+
+extern bool cuda_stop_processes;
+
+/* Threads that already sent a record: a thread's first one wakes the reader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+} usdt_threads SEC(".maps");
+
+static __noinline int send_held(struct xsprof_usdt_launch *r, struct xsprof_cuda_stats *st)
+{
+	struct xsprof_usdt_launch *e = bpf_ringbuf_reserve(&samples, sizeof(*e), 0);
+
+	if (!e) {
+		st->usdt_drop++;
+		return 0;
+	}
+	if (bpf_probe_read_kernel(e, sizeof(*e), r)) {
+		bpf_ringbuf_discard(e, 0);
+		st->usdt_drop++;
+		return 0;
+	}
+	if (!bpf_send_signal(SIGSTOP))
+		e->flags |= XSPROF_CUDA_F_STOPPED;
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	st->usdt_emitted++;
+	return 0;
+}
+
+SEC("usdt")
+int xsprof_usdt_launch(struct pt_regs *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 zero = 0, tgid = pid_tgid >> 32, *sent;
+	__u8 one = 1;
+	struct xsprof_cuda_stats *st = bpf_map_lookup_elem(&cuda_stats, &zero);
+	struct usdt_scratch *scr;
+	struct xsprof_usdt_launch *r;
+	const __u64 *win;
+	long corr = 0, api = 0, size;
+	__u64 flags;
+
+	if (!st)
+		return 0;
+	st->usdt_fired++;
+	if (pid_filter_on && !bpf_map_lookup_elem(&pid_filter, &tgid)) {
+		st->filtered++;
+		return 0;
+	}
+	scr = bpf_map_lookup_elem(&usdt_scratch, &zero);
+	if (!scr)
+		return 0;
+	r = &scr->rec;
+	if (bpf_usdt_arg(ctx, 0, &corr) || bpf_usdt_arg(ctx, 1, &api)) {
+		st->usdt_drop++;
+		return 0;
+	}
+	r->type = XSPROF_REC_USDT_LAUNCH;
+	r->tgid = tgid;
+	r->tid = (__u32)pid_tgid;
+	r->api = (__u32)api;
+	r->time_ns = bpf_ktime_get_ns();
+	r->corr_id = (__u64)corr;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	r->user_err = 0;
+	/* Mid-function: the probe site, then the firing function's own frame outward. */
+	r->ips[0] = PT_REGS_IP(ctx);
+	win = bpf_probe_read_user(scr->win, sizeof(scr->win), (void *)PT_REGS_SP(ctx)) ? NULL
+										       : scr->win;
+	r->nr_user = 1 + ustack__walk_fp_loop(r->ips, 1, PT_REGS_FP(ctx), PT_REGS_SP(ctx), win);
+
+	size = XSPROF_USDT_LAUNCH_HDR_SIZE + (long)r->nr_user * 8;
+	/* Keep the bound on the register that is passed on (clang may clamp a copy). */
+	barrier_var(size);
+	if (size > sizeof(*r))
+		size = sizeof(*r);
+	barrier_var(size);
+	sent = bpf_task_storage_get(&usdt_threads, bpf_get_current_task_btf(), 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	r->flags = sent && !*sent ? XSPROF_CUDA_F_FIRST : 0;
+	/* A profiled process's first record (one of its threads' first): held like
+	 * uprobe_cuda.bpf.c's send_held. */
+	if (r->flags && cuda_stop_processes && pid_filter_on &&
+	    !bpf_map_lookup_elem(&cuda_seen, &tgid) &&
+	    !bpf_map_update_elem(&cuda_seen, &tgid, &one, BPF_NOEXIST)) {
+		if (sent)
+			*sent = 1;
+		return send_held(r, st);
+	}
+	flags = BPF_RB_NO_WAKEUP;
+	if (r->flags || ((st->usdt_emitted & 15) == 0 &&
+			 bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes))
+		flags = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_output(&samples, r, size, flags)) {
+		st->usdt_drop++;
+		return 0;
+	}
+	if (sent)
+		*sent = 1;
+	st->usdt_emitted++;
+	return 0;
+}

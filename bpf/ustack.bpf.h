@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Apache-2.0 */
+/*
+ * Frame-pointer walk of a user stack, as the kernel's perf_callchain_user() does, shared by the
+ * CPU sampler and the CUDA probes. It stops at a zero, misaligned or non-increasing frame pointer
+ * instead of reading it: thread entry frames hold 0 there (main holds 1), so the kernel's walk
+ * (bpf_get_stack with BPF_F_USER_STACK) ends every stack with a read of address 0 and a page
+ * fault, about 1 us per stack here.
+ */
+#ifndef XSPROF_USTACK_BPF_H
+#define XSPROF_USTACK_BPF_H
+
+/*
+ * Store the return addresses along the frame-pointer chain that starts at fp into ips[first],
+ * ips[first + 1], ... while the index stays below end (a constant once inlined, which bounds
+ * the index for the verifier), at most XSPROF_MAX_STACK_DEPTH - 1 of them. sp is the innermost
+ * stack pointer: a frame pointer below it is not one. Returns how many were stored.
+ */
+static __always_inline long ustack__walk_fp(__u64 *ips, long first, long end, __u64 fp, __u64 sp)
+{
+	long n = 0;
+
+	for (int i = 0; i < XSPROF_MAX_STACK_DEPTH - 1; i++) {
+		struct {
+			__u64 next, ret;
+		} fr;
+		long idx = first + i;
+
+		if (fp < sp || (fp & 7) || idx >= end)
+			break;
+		if (bpf_probe_read_user(&fr, sizeof(fr), (void *)fp))
+			break;
+		if (!fr.ret)
+			break;
+		ips[idx] = fr.ret;
+		n++;
+		if (fr.next <= fp)
+			break;
+		fp = fr.next;
+	}
+	return n;
+}
+
+/*
+ * The same walk driven by bpf_loop() (Linux 5.17), for records whose ips[] has exactly
+ * XSPROF_MAX_STACK_DEPTH entries: the verifier checks the step once instead of every
+ * iteration, which makes the program load in a millisecond rather than ~70 ms; the kernel
+ * inlines the loop, so it runs as fast. Kernels without bpf_loop get ustack__walk_fp.
+ *
+ * With a window (the USTACK_WINDOW bytes above sp, read at once: win may be NULL), frames in
+ * it are taken from it: each bpf_probe_read_user costs ~0.1 us here, far more than copying a
+ * few hundred bytes more, and the first frames above a probe are usually close together.
+ */
+#define USTACK_WINDOW 1024
+
+struct ustack_walk {
+	__u64 *ips;
+	const __u64 *win;
+	__u64 fp, sp;
+	__u32 idx, n;
+};
+
+static long ustack__step(__u32 i, void *arg)
+{
+	struct ustack_walk *w = arg;
+	__u64 fr[2], next, ret, k = (w->fp - w->sp) >> 3;
+	__u32 idx = w->idx;
+
+	if (w->fp < w->sp || (w->fp & 7) || idx >= XSPROF_MAX_STACK_DEPTH)
+		return 1;
+	if (w->win && k < USTACK_WINDOW / 8 - 1) {
+		next = w->win[k];
+		ret = w->win[k + 1];
+	} else {
+		if (bpf_probe_read_user(fr, sizeof(fr), (void *)w->fp))
+			return 1;
+		next = fr[0];
+		ret = fr[1];
+	}
+	/* Two loads of one name: keep clang from merging them into one through a pointer to
+	 * either place, which this kernel's verifier mis-tracks in a callback. */
+	barrier_var(next);
+	barrier_var(ret);
+	if (!ret)
+		return 1;
+	w->ips[idx] = ret;
+	w->idx = idx + 1;
+	w->n++;
+	if (next <= w->fp)
+		return 1;
+	w->fp = next;
+	return 0;
+}
+
+static __always_inline long ustack__walk_fp_loop(__u64 *ips, __u32 first, __u64 fp, __u64 sp,
+						 const __u64 *win)
+{
+	struct ustack_walk w = {.ips = ips, .win = win, .fp = fp, .sp = sp, .idx = first};
+
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop))
+		return ustack__walk_fp(ips, first, XSPROF_MAX_STACK_DEPTH, fp, sp);
+	bpf_loop(XSPROF_MAX_STACK_DEPTH - 1, ustack__step, &w, 0);
+	/* The verifier does not know what the step left in w.n. */
+	return w.n < XSPROF_MAX_STACK_DEPTH - first ? w.n : XSPROF_MAX_STACK_DEPTH - first;
+}
+
+#endif

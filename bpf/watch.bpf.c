@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+/*
+ * What the GPU path watches besides the API calls: children of profiled processes joining the
+ * pid filter (launch mode), and profiled processes mapping a CUDA library, which the daemon
+ * must attach to before the first call. Sorts after sampler.bpf.c and uprobe_cuda.bpf.c,
+ * whose maps it shares (see uprobe_cuda.bpf.c why).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "xsprof_events.h"
+
+#define PROT_EXEC 0x4
+#define SIGSTOP	  19
+#define NR_MMAP	  9 /* x86-64 */
+/* pid_filter values: the daemon puts 1; a child added here gets this, and leaves at exit. */
+#define FILTER_FOLLOWED 2
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} samples SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* tgid */
+	__type(value, __u8);
+} pid_filter SEC(".maps") __weak;
+
+extern bool pid_filter_on;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xsprof_cuda_stats);
+} cuda_stats SEC(".maps") __weak;
+
+/* Defined in uprobe_cuda.bpf.c (flipped by the daemon at run time). */
+extern bool cuda_stop_processes;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tgid */
+	__type(value, __u8);
+} cuda_seen SEC(".maps") __weak;
+
+static __always_inline struct xsprof_cuda_stats *stats(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&cuda_stats, &zero);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(xsprof_follow_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	struct xsprof_cuda_stats *st;
+	__u8 followed = FILTER_FOLLOWED;
+	long err;
+
+	/* A new thread is already in (or out of) the filter with its process. */
+	if (ptgid == ctgid || !bpf_map_lookup_elem(&pid_filter, &ptgid))
+		return 0;
+	st = stats();
+	err = bpf_map_update_elem(&pid_filter, &ctgid, &followed, BPF_NOEXIST);
+	/* A pid seen before belonged to another process: this one's first call is held too. */
+	bpf_map_delete_elem(&cuda_seen, &ctgid);
+	if (st) {
+		if (!err)
+			st->forks_followed++;
+		else if (err != -17) /* -EEXIST: a stale entry of a reused pid, now right */
+			st->fork_drop++;
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(xsprof_unfollow_exit, struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	struct xsprof_cuda_stats *st;
+	__u8 *v;
+
+	/* Only when the last thread goes: signal->live counts the threads still running. */
+	if (BPF_CORE_READ(p, signal, live.counter) != 0)
+		return 0;
+	v = bpf_map_lookup_elem(&pid_filter, &tgid);
+	if (!v || *v != FILTER_FOLLOWED)
+		return 0;
+	bpf_map_delete_elem(&cuda_seen, &tgid);
+	/* Free the slot, and keep a later process that reuses the pid out of the profile. */
+	if (!bpf_map_delete_elem(&pid_filter, &tgid)) {
+		st = stats();
+		if (st)
+			st->exits_unfollowed++;
+	}
+	return 0;
+}
+
+static __always_inline bool has_prefix(const char *s, const char *prefix, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (s[i] != prefix[i])
+			return false;
+	return true;
+}
+
+/* libcuda.so*, libcudart.so* (also a statically renamed libcudart-HASH.so), libxsprof_cupti*. */
+static __always_inline bool is_gpu_library(const char *name)
+{
+	return has_prefix(name, "libcuda", 7) || has_prefix(name, "libxsprof_cupti", 15);
+}
+
+/*
+ * An mmap() by a profiled process is done (the write lock on its address space is released):
+ * ld.so maps a library's code PROT_EXEC from an open fd, at start-up or in dlopen(), before any
+ * code of it runs. This tracepoint fires only where the lock is taken (mmap, munmap, mprotect,
+ * brk), unlike syscall tracepoints, which tax every system call of every process while enabled,
+ * and needs neither kprobes nor BPF trampolines (kernels without CONFIG_KPROBES, or that refuse
+ * fentry, are common). The fd and protection are mmap's arguments, read from the user
+ * registers saved at system call entry.
+ */
+SEC("tp_btf/mmap_lock_released")
+int BPF_PROG(xsprof_watch_mmap, struct mm_struct *mm, bool write)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+	struct xsprof_cuda_lib_event *e;
+	struct xsprof_cuda_stats *st;
+	struct task_struct *task;
+	struct pt_regs *regs;
+	struct fdtable *fdt;
+	struct file **fds, *file = NULL;
+	const unsigned char *dname;
+	unsigned long fd, prot;
+	char name[32];
+
+	if (!write || !pid_filter_on || !bpf_map_lookup_elem(&pid_filter, &tgid))
+		return 0;
+	task = bpf_get_current_task_btf();
+	if (BPF_CORE_READ(task, mm) != mm)
+		return 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	/* x86-64 system call registers: nr in orig_ax; prot, fd in rdx, r8. */
+	if (BPF_CORE_READ(regs, orig_ax) != NR_MMAP)
+		return 0;
+	prot = BPF_CORE_READ(regs, dx);
+	fd = BPF_CORE_READ(regs, r8);
+	if (!(prot & PROT_EXEC) || (long)fd < 0)
+		return 0;
+	fdt = BPF_CORE_READ(task, files, fdt);
+	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+		return 0;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+		return 0;
+	dname = BPF_CORE_READ(file, f_path.dentry, d_name.name);
+	if (bpf_probe_read_kernel_str(name, sizeof(name), dname) < 0 || !is_gpu_library(name))
+		return 0;
+
+	st = stats();
+	if (!st)
+		return 0;
+	/* Reserve first: a process is stopped only when the daemon is sure to hear of it. */
+	e = bpf_ringbuf_reserve(&samples, sizeof(*e), 0);
+	if (!e) {
+		st->lib_map_drop++;
+		return 0;
+	}
+	e->type = XSPROF_REC_CUDA_CALL;
+	e->tgid = tgid;
+	e->tid = (__u32)pid_tgid;
+	e->api = XSPROF_CUDA_LIB_MAPPED;
+	e->flags = 0;
+	e->time_ns = bpf_ktime_get_ns();
+	e->fd = (__s32)fd;
+	e->prot = (__u32)prot;
+	__builtin_memcpy(e->name, name, sizeof(e->name));
+	/* Stopped on its way back to user space, before any code of the library can run; the
+	 * daemon attaches the probes (the mapping is in place) and sends SIGCONT. */
+	if (cuda_stop_processes && !bpf_send_signal(SIGSTOP))
+		e->flags |= XSPROF_CUDA_F_STOPPED;
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	st->lib_maps++;
+	return 0;
+}

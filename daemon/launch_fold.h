@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The GPU-only profile: the CPU stacks that called CUDA, one count per call. */
+#ifndef XSPROF_DAEMON_LAUNCH_FOLD_H
+#define XSPROF_DAEMON_LAUNCH_FOLD_H
+
+#include <stdint.h>
+
+struct calltree;
+struct launch_store;
+struct symbolizer;
+
+struct launch_fold_stats {
+	uint64_t launches;	  /* calls added to the tree */
+	uint64_t frames;	  /* frames named */
+	uint64_t unnamed_frames;  /* kept as module+0xOFF or [unknown] */
+	uint64_t usdt_left_out;	  /* xsprof:launch firings of processes whose uprobes reported:
+				   * the same launches, not counted twice */
+	uint64_t missing_ustacks; /* calls whose stack could not be read */
+};
+
+/*
+ * Add every launch stack of ls to tree as comm;outermost frame;...;caller;[cuda] API, weighted
+ * by its number of calls. A process's xsprof:launch firings are used only when no uprobe
+ * reported for it (they are the same launches, seen by CUPTI). 0 or -ENOMEM.
+ */
+int launch_fold(const struct launch_store *ls, struct symbolizer *sym, struct calltree *tree,
+		struct launch_fold_stats *ret_stats);
+
+#endif

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Process lifetime events (bpf/task_events.bpf.c) fed to the symbolizer: an exec starts a new
+ * generation snapshotted at once, the dynamic loader's library events re-read the snapshot
+ * (libraries are mapped after exec, by the loader), an exit ends the generation. Records arrive on the sampler's
+ * ring buffer; exec and library events wake the reader immediately, so a process that lives 20 ms is read
+ * while it runs.
+ */
+#ifndef XSPROF_DAEMON_PROC_EVENTS_H
+#define XSPROF_DAEMON_PROC_EVENTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct sampler;
+struct symbolizer;
+struct proc_events;
+
+struct proc_events_stats {
+	uint64_t execs;		   /* exec records handled */
+	uint64_t libs;		   /* loader library records handled */
+	uint64_t exits;		   /* exit records handled */
+	uint64_t gone;		   /* records of a process already gone when read */
+	uint64_t bpf_drop_ringbuf; /* records the BPF side could not send (ring buffer full) */
+	bool libs_attached; /* false: no uprobe on the loader; libraries are read at first sample */
+};
+
+/*
+ * Attaches the process-lifetime programs of the sampler's skeleton and routes their records to
+ * sym. The sampler must outlive the result. NULL with errno set.
+ */
+struct proc_events *proc_events__attach(struct sampler *s, struct symbolizer *sym);
+/* Detaches; accepts NULL. Call before sampler__free. */
+void proc_events__free(struct proc_events *pe);
+
+/* 0 or -errno (reading the BPF counters). */
+int proc_events__stats(const struct proc_events *pe, struct proc_events_stats *ret);
+
+#endif

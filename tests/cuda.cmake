@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: Apache-2.0
+# GPU path, CPU side: CUDA API uprobes, the xsprof:launch USDT, launch mode, the launches output.
+# The workloads call the real libcudart.so.13 (no GPU needed: the calls fail, the uprobes fire),
+# a fake driver library (libcuda is not installed without a GPU driver) and a fake injection
+# library that fires the same USDT as libxsprof_cupti.so.
+# The launch store and fold: pure data, no CUDA and no BPF needed.
+xsprof_unit_test(test_launch_store SOURCES test_launch_store.c LIBS xsprofd_core)
+
+find_package(CUDAToolkit QUIET)
+if(NOT CUDAToolkit_FOUND OR NOT TARGET CUDA::cudart)
+	# Fail loudly rather than skip: these tests are how the GPU path is checked.
+	message(WARNING "xsprof: no CUDA toolkit (set CUDAToolkit_ROOT): test_cuda_probes will fail")
+	add_test(NAME test_cuda_probes COMMAND sh -c
+		"echo 'test_cuda_probes: no CUDA toolkit found at configure time (set CUDAToolkit_ROOT)' >&2; exit 1")
+	return()
+endif()
+
+set(XS_FRAME_FLAGS -O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+	-fno-optimize-sibling-calls)
+
+# The driver entry points, doing nothing; named libcuda* so xsprofd treats it as the driver.
+add_library(xs_cuda_fake SHARED workloads/fake_cuda.c)
+set_target_properties(xs_cuda_fake PROPERTIES OUTPUT_NAME cuda_xsfake)
+target_compile_options(xs_cuda_fake PRIVATE ${XS_FRAME_FLAGS})
+
+# xsprof:launch with its semaphore, as libxsprof_cupti.so fires it.
+add_library(xs_cupti_fake SHARED workloads/fake_cupti.c)
+set_target_properties(xs_cupti_fake PROPERTIES OUTPUT_NAME xsprof_cupti_fake)
+target_compile_options(xs_cupti_fake PRIVATE ${XS_FRAME_FLAGS})
+
+# The known call tree, shared by the workload and the in-process test.
+add_library(xs_cuda_calls STATIC workloads/cuda_calls.c)
+# It calls the deprecated array copies too: programs still do, and libcudart still exports them.
+target_compile_options(xs_cuda_calls PRIVATE ${XS_FRAME_FLAGS} -Wno-deprecated-declarations)
+target_link_libraries(xs_cuda_calls PUBLIC CUDA::cudart xs_cuda_fake)
+
+add_executable(xs_cuda workloads/cuda_launches.c)
+target_compile_options(xs_cuda PRIVATE ${XS_FRAME_FLAGS})
+target_link_libraries(xs_cuda PRIVATE xs_cuda_calls pthread)
+
+add_executable(xs_usdt workloads/usdt_launches.c)
+target_compile_options(xs_usdt PRIVATE ${XS_FRAME_FLAGS})
+target_link_libraries(xs_usdt PRIVATE xs_cupti_fake)
+
+xsprof_unit_test(test_cuda_probes SOURCES test_cuda_probes.c harness.c
+	LIBS xsprofd_core xs_cuda_calls xs_cupti_fake pthread)
+target_compile_options(test_cuda_probes PRIVATE ${XS_FRAME_FLAGS})
+target_compile_definitions(test_cuda_probes PRIVATE
+	XSPROFD_PATH="$<TARGET_FILE:xsprofd>"
+	XS_CUDA_PATH="$<TARGET_FILE:xs_cuda>"
+	XS_USDT_PATH="$<TARGET_FILE:xs_usdt>"
+	XS_CUDA_FAKE_PATH="$<TARGET_FILE:xs_cuda_fake>"
+	XS_CUPTI_FAKE_PATH="$<TARGET_FILE:xs_cupti_fake>"
+	XS_CUDART_DIR="${CUDAToolkit_LIBRARY_DIR}")
+target_compile_definitions(test_cuda_probes PRIVATE
+	XS_CUDA_BENCH_PATH="$<TARGET_FILE:xs_cuda_bench>")
+add_dependencies(test_cuda_probes xsprofd xs_cuda xs_usdt xs_cuda_bench)
+
+# bench/cuda_launch.sh: added CPU time per CUDA call, uprobe and USDT paths.
+add_executable(xs_cuda_bench ${PROJECT_SOURCE_DIR}/bench/cuda_launch.c)
+target_compile_options(xs_cuda_bench PRIVATE ${XS_FRAME_FLAGS})
+target_link_libraries(xs_cuda_bench PRIVATE dl)
+target_compile_definitions(xs_cuda_bench PRIVATE
+	XS_CUPTI_FAKE_PATH="$<TARGET_FILE:xs_cupti_fake>"
+	XS_CUDART_PATH="${CUDAToolkit_LIBRARY_DIR}/libcudart.so")
+target_include_directories(xs_cuda_bench PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+add_dependencies(xs_cuda_bench xs_cupti_fake)

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The launch store and the launches fold: pure data, no BPF. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon/cuda_probes.h"
+#include "daemon/launch_fold.h"
+#include "daemon/launch_store.h"
+#include "daemon/symbolize/symbolizer.h"
+#include "output/calltree.h"
+#include "output/folded.h"
+
+static struct xsprof_cuda_call call(__u32 tgid, __u16 api, const char *comm, int n, __u64 first_ip)
+{
+	struct xsprof_cuda_call r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = XSPROF_REC_CUDA_CALL;
+	r.tgid = tgid;
+	r.tid = tgid + 1;
+	r.api = api;
+	r.time_ns = 1000 + first_ip;
+	r.stream = 0x5000 + api;
+	strncpy(r.comm, comm, sizeof(r.comm));
+	r.nr_user = n;
+	for (int i = 0; i < n; i++)
+		r.ips[i] = first_ip + 0x100 * i;
+	return r;
+}
+
+Test(launch_store, same_stack_counts_once_and_every_call_is_an_event)
+{
+	struct launch_store *ls = launch_store__new(0, 0);
+	struct xsprof_cuda_call a = call(10, XSPROF_CUDA_cudaLaunchKernel, "app", 3, 0x1000);
+	struct xsprof_cuda_call b = call(10, XSPROF_CUDA_cudaMemcpyAsync, "app", 3, 0x1000);
+	struct launch_store_stats st;
+	struct launch_stack s;
+	const struct launch_event *ev;
+
+	cr_assert(ls);
+	for (int i = 0; i < 5; i++)
+		cr_assert_eq(launch_store__add_call(ls, &a), 0);
+	cr_assert_eq(launch_store__add_call(ls, &b), 0);
+	/* Same frames, another API: another stack. */
+	cr_assert_eq(launch_store__nr_stacks(ls), 2);
+	cr_assert_eq(launch_store__stack(ls, 0, &s), 0);
+	cr_expect_eq(s.count, 5);
+	cr_expect_eq(s.api, XSPROF_CUDA_cudaLaunchKernel);
+	cr_expect_eq(s.nr_user, 3);
+	cr_expect_eq(s.ips[2], 0x1200);
+	cr_expect_eq(launch_store__stack(ls, 2, &s), -ERANGE);
+	cr_assert_eq(launch_store__nr_events(ls), 6);
+	ev = launch_store__events(ls);
+	cr_expect_eq(ev[5].api, XSPROF_CUDA_cudaMemcpyAsync);
+	cr_expect_eq(ev[5].arg, 0x5000 + XSPROF_CUDA_cudaMemcpyAsync);
+	cr_expect_eq(ev[5].stack, 1);
+	cr_expect_eq(ev[0].tid, 11);
+	launch_store__stats(ls, &st);
+	cr_expect_eq(st.calls, 6);
+	cr_expect_eq(st.distinct, 2);
+	launch_store__free(ls);
+}
+
+Test(launch_store, caps_count_what_they_turn_away)
+{
+	struct launch_store *ls = launch_store__new(2, 3);
+	struct launch_store_stats st;
+	struct launch_stack s;
+	uint64_t total = 0;
+
+	for (int i = 0; i < 10; i++) {
+		struct xsprof_cuda_call r = call(7, XSPROF_CUDA_cudaLaunchKernel, "app", 2, i * 8);
+
+		cr_assert_eq(launch_store__add_call(ls, &r), 0);
+	}
+	launch_store__stats(ls, &st);
+	/* Two stacks kept, the other eight calls in one bucket for (process, API). */
+	cr_expect_eq(st.distinct, 2);
+	cr_expect_eq(st.overflowed, 8);
+	cr_expect_eq(launch_store__nr_stacks(ls), 3);
+	cr_expect_eq(launch_store__nr_events(ls), 3);
+	cr_expect_eq(st.events_dropped, 7);
+	for (size_t i = 0; i < launch_store__nr_stacks(ls); i++) {
+		cr_assert_eq(launch_store__stack(ls, i, &s), 0);
+		total += s.count;
+		if (s.flags & LAUNCH_STACK_F_OVERFLOW)
+			cr_expect_eq(s.nr_user, 0);
+	}
+	cr_expect_eq(total, 10, "every call is counted");
+	launch_store__free(ls);
+}
+
+Test(launch_store, usdt_skip_drops_innermost_frames)
+{
+	struct launch_store *ls = launch_store__new(0, 0);
+	struct xsprof_usdt_launch u;
+	struct launch_stack s;
+
+	memset(&u, 0, sizeof(u));
+	u.type = XSPROF_REC_USDT_LAUNCH;
+	u.tgid = 3;
+	u.api = (2u << 16) | 211;
+	u.corr_id = 42;
+	u.nr_user = 4;
+	for (int i = 0; i < 4; i++)
+		u.ips[i] = 0x10 * (i + 1);
+	cr_assert_eq(launch_store__add_usdt(ls, &u, 2), 0);
+	cr_assert_eq(launch_store__add_usdt(ls, &u, 0), 0);
+	cr_assert_eq(launch_store__stack(ls, 0, &s), 0);
+	cr_expect_eq(s.nr_user, 2);
+	cr_expect_eq(s.ips[0], 0x30);
+	cr_expect(!(s.flags & LAUNCH_STACK_F_PC_FIRST), "trimmed: ips[0] is a return address");
+	cr_assert_eq(launch_store__stack(ls, 1, &s), 0);
+	cr_expect_eq(s.nr_user, 4);
+	cr_expect(s.flags & LAUNCH_STACK_F_PC_FIRST);
+	cr_expect_eq(launch_store__events(ls)[0].arg, 42);
+	launch_store__free(ls);
+}
+
+/* A fold with no mappings: frames are [unknown]; the shape, leaves and counts are checked. */
+Test(launch_fold, leaf_per_api_and_usdt_only_where_no_uprobe)
+{
+	struct symbolizer_opts so = {.proc_root = "/nonexistent", .kallsyms_path = "/dev/null"};
+	struct symbolizer *sym = symbolizer__new(&so);
+	struct launch_store *ls = launch_store__new(0, 0);
+	struct xsprof_cuda_call a = call(100, XSPROF_CUDA___cudaLaunchKernel, "app", 1, 0x1000);
+	struct xsprof_usdt_launch u;
+	struct launch_fold_stats fs;
+	struct calltree *tree = calltree__new();
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	cr_assert(sym && ls && tree);
+	memset(&u, 0, sizeof(u));
+	u.type = XSPROF_REC_USDT_LAUNCH;
+	u.nr_user = 1;
+	u.ips[0] = 0x2000;
+	strcpy(u.comm, "app");
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(launch_store__add_call(ls, &a), 0);
+	u.tgid = 100; /* the same process: already counted by its uprobe */
+	u.api = (2u << 16) | 211;
+	cr_assert_eq(launch_store__add_usdt(ls, &u, 0), 0);
+	u.tgid = 200; /* another, seen only by the USDT */
+	cr_assert_eq(launch_store__add_usdt(ls, &u, 0), 0);
+	cr_assert_eq(launch_store__add_usdt(ls, &u, 0), 0);
+	u.api = (1u << 16) | 9999; /* a callback xsprof has no name for */
+	cr_assert_eq(launch_store__add_usdt(ls, &u, 0), 0);
+
+	cr_assert_eq(launch_fold(ls, sym, tree, &fs), 0);
+	cr_expect_eq(fs.launches, 6);
+	cr_expect_eq(fs.usdt_left_out, 1);
+	f = open_memstream(&buf, &len);
+	cr_assert_eq(folded__write(tree, f), 0);
+	fclose(f);
+	cr_expect(strstr(buf, "app;[unknown];[cuda] __cudaLaunchKernel 3\n"), "%s", buf);
+	cr_expect(strstr(buf, "app;[unknown];[cuda] cudaLaunchKernel 2\n"), "%s", buf);
+	cr_expect(strstr(buf, "app;[unknown];[cuda] cupti driver cbid 9999 1\n"), "%s", buf);
+	free(buf);
+	calltree__free(tree);
+	launch_store__free(ls);
+	symbolizer__free(sym);
+}
+
+Test(cuda_api, names)
+{
+	cr_expect_str_eq(cuda_api__name(XSPROF_CUDA_cudaLaunchKernel), "cudaLaunchKernel");
+	cr_expect_str_eq(cuda_api__name(XSPROF_CUDA_cuMemcpyHtoDAsync_v2), "cuMemcpyHtoDAsync_v2");
+	cr_expect_null(cuda_api__name(XSPROF_CUDA_LIB_MAPPED));
+	cr_expect_null(cuda_api__name(63));
+	cr_expect_str_eq(cupti_api__name((2u << 16) | 505), "__cudaLaunchKernel");
+	cr_expect_str_eq(cupti_api__name((1u << 16) | 307), "cuLaunchKernel");
+	cr_expect_null(cupti_api__name((2u << 16) | 307));
+}
