@@ -383,7 +383,14 @@ int oneshot__run(const struct xsprofd_opts *o)
 	};
 	struct launch *cmd = NULL;
 	bool released = false;
-	struct symbolizer_opts yopts = {.no_demangle = o->no_demangle};
+	struct symbolizer_opts yopts = {
+		.no_demangle = o->no_demangle,
+		.debug_dirs = o->nr_debug_dirs ? o->debug_dirs : NULL,
+		.nr_debug_dirs = (size_t)o->nr_debug_dirs,
+		.debuginfod = o->debuginfod,
+		.cache_bytes = (uint64_t)o->symbol_cache_mb << 20,
+		.debug_info = o->debug_info,
+	};
 	struct symbolizer *sym = NULL;
 	struct recording *rec = NULL;
 	struct calltree *tree = NULL;

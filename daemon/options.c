@@ -39,6 +39,12 @@ static const char usage_text[] =
 	"  -p, --pid PID             only these processes (repeat, or a comma list); default: all\n"
 	"      --include-idle        keep samples of idle CPUs (the swapper task)\n"
 	"      --no-demangle         keep C++ symbol names mangled\n"
+	"      --debug-dir DIR       look for separate debug files here (repeat; default\n"
+	"                            /usr/lib/debug): .build-id/xx/rest.debug and debuglink names\n"
+	"      --debuginfod          ask DEBUGINFOD_URLS' servers for missing debug files (off)\n"
+	"      --symbol-cache-mb N   memory for symbol tables and mappings (default 256)\n"
+	"      --debug-info          add source file:line and inlined frames from DWARF (slower;\n"
+	"                            off by default)\n"
 	"      --ring-buffer-size MB BPF ring buffer size in MiB, a power of two (default: 128 KiB\n"
 	"                            per CPU, at least 1); raise it if drops are reported\n"
 	"      --max-stacks N        distinct stacks kept before further new ones are counted in\n"
@@ -104,6 +110,10 @@ enum {
 	OPT_STORE_MB,
 	OPT_MAX_RECORD,
 	OPT_CUPTI_SOCKET,
+	OPT_DEBUG_DIR,
+	OPT_DEBUGINFOD,
+	OPT_SYMBOL_CACHE_MB,
+	OPT_DEBUG_INFO,
 	/* GPU path (cuda_probes) */
 	OPT_CUDA_LIB,
 	OPT_NO_CUDA,
@@ -130,6 +140,10 @@ static const struct option long_opts[] = {
 	{"store-mb", required_argument, NULL, OPT_STORE_MB},
 	{"max-record", required_argument, NULL, OPT_MAX_RECORD},
 	{"cupti-socket", required_argument, NULL, OPT_CUPTI_SOCKET},
+	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+	{"debuginfod", no_argument, NULL, OPT_DEBUGINFOD},
+	{"symbol-cache-mb", required_argument, NULL, OPT_SYMBOL_CACHE_MB},
+	{"debug-info", no_argument, NULL, OPT_DEBUG_INFO},
 	/* GPU path (cuda_probes) */
 	{"cuda-lib", required_argument, NULL, OPT_CUDA_LIB},
 	{"no-cuda", no_argument, NULL, OPT_NO_CUDA},
@@ -140,17 +154,23 @@ static const struct option long_opts[] = {
 	{},
 };
 
+/* Under the journal, errors need their priority (a reload's bad config must show as an error). */
+static const char *errp(void)
+{
+	return getenv("JOURNAL_STREAM") ? "<3>" : "";
+}
+
 /* Where the option being parsed came from: NULL for the command line, else "FILE:LINE". */
 static const char *origin;
 
 static int bad(const char *flag, const char *arg, const char *why)
 {
 	if (origin) {
-		fprintf(stderr, "xsprofd: %s: %s '%s': %s\n", origin,
+		fprintf(stderr, "%sxsprofd: %s: %s '%s': %s\n", errp(), origin,
 			!strncmp(flag, "--", 2) ? flag + 2 : flag, arg, why);
 		return 2;
 	}
-	fprintf(stderr, "xsprofd: %s '%s': %s\n", flag, arg, why);
+	fprintf(stderr, "%sxsprofd: %s '%s': %s\n", errp(), flag, arg, why);
 	fprintf(stderr, "Try 'xsprofd --help' for more information.\n");
 	return 2;
 }
@@ -394,6 +414,25 @@ static int apply(struct xsprofd_opts *o, int argc, char **argv, const char **for
 			if (err)
 				return err;
 			break;
+		case OPT_DEBUG_DIR:
+			if (o->nr_debug_dirs == 16)
+				return bad("--debug-dir", optarg, "at most 16 debug directories");
+			if (optarg[0] != '/')
+				return bad("--debug-dir", optarg, "expected an absolute path");
+			o->debug_dirs[o->nr_debug_dirs++] = optarg;
+			break;
+		case OPT_DEBUGINFOD:
+			o->debuginfod = true;
+			break;
+		case OPT_SYMBOL_CACHE_MB:
+			err = unsigned_opt("--symbol-cache-mb", optarg, 1, 1 << 20,
+					   &o->symbol_cache_mb);
+			if (err)
+				return err;
+			break;
+		case OPT_DEBUG_INFO:
+			o->debug_info = true;
+			break;
 		case 'v':
 			o->verbose++;
 			break;
@@ -406,13 +445,14 @@ static int apply(struct xsprofd_opts *o, int argc, char **argv, const char **for
 		case ':':
 			if (origin)
 				return bad(argv[optind - 1], "", "needs a value");
-			fprintf(stderr, "xsprofd: %s needs a value\n", argv[optind - 1]);
+			fprintf(stderr, "%sxsprofd: %s needs a value\n", errp(), argv[optind - 1]);
 			fprintf(stderr, "Try 'xsprofd --help' for more information.\n");
 			return 2;
 		default:
 			if (origin)
 				return bad(argv[optind - 1], "", "unknown key");
-			fprintf(stderr, "xsprofd: unknown option '%s'\n", argv[optind - 1]);
+			fprintf(stderr, "%sxsprofd: unknown option '%s'\n", errp(),
+				argv[optind - 1]);
 			fprintf(stderr, "Try 'xsprofd --help' for more information.\n");
 			return 2;
 		}
@@ -445,7 +485,8 @@ static int load_config(struct xsprofd_opts *o, const char *path, bool required)
 	if (!f) {
 		if (!required && errno == ENOENT)
 			return 0;
-		fprintf(stderr, "xsprofd: cannot read config %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "%sxsprofd: cannot read config %s: %s\n", errp(), path,
+			strerror(errno));
 		return 2;
 	}
 	while (!err && fgets(line, sizeof(line), f)) {

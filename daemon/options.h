@@ -66,6 +66,13 @@ struct xsprofd_opts {
 	/* GPU path. */
 	const char *cupti_socket;
 
+	/* Symbolization. */
+	const char *debug_dirs[16];
+	int nr_debug_dirs;
+	bool debuginfod;
+	unsigned int symbol_cache_mb; /* 0: the symbolizer's default */
+	bool debug_info;	      /* DWARF source lines and inlined frames */
+
 	/* Strings from the config file, owned here. */
 	char *owned[XSPROFD_MAX_STRINGS];
 	int nr_owned;

@@ -1178,7 +1178,14 @@ static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, vo
 int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 {
 	struct service *s = calloc(1, sizeof(*s));
-	struct symbolizer_opts yopts = {.no_demangle = opts->no_demangle};
+	struct symbolizer_opts yopts = {
+		.no_demangle = opts->no_demangle,
+		.debug_dirs = opts->nr_debug_dirs ? opts->debug_dirs : NULL,
+		.nr_debug_dirs = (size_t)opts->nr_debug_dirs,
+		.debuginfod = opts->debuginfod,
+		.cache_bytes = (uint64_t)opts->symbol_cache_mb << 20,
+		.debug_info = opts->debug_info,
+	};
 	struct store_opts so = {.window_s = opts->window_s,
 				.cap_bytes = (size_t)opts->store_mb << 20};
 	sigset_t mask;
