@@ -4,6 +4,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include "xsprof_events.h"
+#define XSPROF_PIDNS_OWNER
+#include "pidns.bpf.h"
 #include "ustack.bpf.h"
 
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h */
@@ -102,8 +104,9 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	struct xsprof_cpu_stats *st = bpf_map_lookup_elem(&cpu_stats, &zero);
 	struct xsprof_sample *s;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	__u32 tgid, tid = (__u32)pid_tgid;
 	struct task_struct *task;
+	bool in_ns;
 	long nk, nu, size;
 	bool user_mode;
 	__u64 flags;
@@ -117,7 +120,10 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 		if (!include_idle)
 			return 0;
 	}
-	if (pid_filter_on && !bpf_map_lookup_elem(&pid_filter, &tgid)) {
+	in_ns = xsprof_current_ids(&pid_tgid);
+	tgid = pid_tgid >> 32;
+	tid = (__u32)pid_tgid;
+	if (pid_filter_on && (!in_ns || !bpf_map_lookup_elem(&pid_filter, &tgid))) {
 		st->filtered++;
 		return 0;
 	}
@@ -131,7 +137,7 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	s->cpu = bpf_get_smp_processor_id();
 	s->time_ns = bpf_ktime_get_ns();
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
-	s->flags = 0;
+	s->flags = in_ns ? 0 : XSPROF_SAMPLE_F_FOREIGN;
 	s->uid = (__u32)bpf_get_current_uid_gid();
 	s->kernel_err = 0;
 	s->user_err = 0;

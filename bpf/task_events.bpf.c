@@ -10,6 +10,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "xsprof_events.h"
+#include "pidns.bpf.h"
 
 #define PF_KTHREAD 0x00200000
 
@@ -45,9 +46,9 @@ static __always_inline void send_exec(__u32 flags)
 {
 	struct xsprof_proc_stats *st = stats();
 	struct xsprof_proc_exec *e;
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = xsprof_ids();
 
-	if (!st)
+	if (!st || !id)
 		return;
 	e = bpf_ringbuf_reserve(&samples, sizeof(*e), 0);
 	if (!e) {
@@ -98,7 +99,7 @@ int BPF_PROG(xsprof_proc_exit, struct task_struct *p)
 	struct xsprof_proc_stats *st;
 	struct xsprof_proc_exit *e;
 
-	if (!proc_events_on || (BPF_CORE_READ(task, flags) & PF_KTHREAD))
+	if (!proc_events_on || (BPF_CORE_READ(task, flags) & PF_KTHREAD) || !xsprof_ids())
 		return 0;
 	/* do_exit() decrements signal->live before this tracepoint; 0: the group is dead. Two
 	 * threads exiting together may both see 0: a second exit record is harmless. */
@@ -113,7 +114,7 @@ int BPF_PROG(xsprof_proc_exit, struct task_struct *p)
 		return 0;
 	}
 	e->type = XSPROF_REC_PROC_EXIT;
-	e->tgid = bpf_get_current_pid_tgid() >> 32;
+	e->tgid = xsprof_ids() >> 32;
 	e->time_ns = bpf_ktime_get_ns();
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	st->exits++;

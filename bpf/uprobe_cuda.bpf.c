@@ -13,6 +13,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "xsprof_events.h"
+#include "pidns.bpf.h"
 #include "ustack.bpf.h"
 
 #define SIGSTOP 19
@@ -201,7 +202,7 @@ SEC("uprobe")
 int xsprof_cuda_call(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid = xsprof_ids();
 	__u32 zero = 0, tgid = pid_tgid >> 32;
 	struct xsprof_cuda_stats *st = bpf_map_lookup_elem(&cuda_stats, &zero);
 	struct xsprof_call_mark *m;
@@ -213,7 +214,7 @@ int xsprof_cuda_call(struct pt_regs *ctx)
 	long size;
 	bool first;
 
-	if (!st)
+	if (!st || !pid_tgid) /* 0: outside the daemon's pid namespace */
 		return 0;
 	st->calls++;
 	if (pid_filter_on && !(cookie & XSPROF_CUDA_COOKIE_ONE_PROCESS) &&

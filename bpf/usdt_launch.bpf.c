@@ -12,6 +12,7 @@
 #define BPF_USDT_MAX_SPEC_CNT 1024
 #include <bpf/usdt.bpf.h>
 #include "xsprof_events.h"
+#include "pidns.bpf.h"
 #include "ustack.bpf.h"
 
 #define SIGSTOP 19
@@ -91,7 +92,7 @@ static __noinline int send_held(struct xsprof_usdt_launch *r, struct xsprof_cuda
 SEC("usdt")
 int xsprof_usdt_launch(struct pt_regs *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid = xsprof_ids();
 	__u32 zero = 0, tgid = pid_tgid >> 32, *sent;
 	__u8 one = 1;
 	struct xsprof_cuda_stats *st = bpf_map_lookup_elem(&cuda_stats, &zero);
@@ -101,7 +102,7 @@ int xsprof_usdt_launch(struct pt_regs *ctx)
 	long corr = 0, api = 0, size;
 	__u64 flags;
 
-	if (!st)
+	if (!st || !pid_tgid) /* 0: outside the daemon's pid namespace */
 		return 0;
 	st->usdt_fired++;
 	if (pid_filter_on && !bpf_map_lookup_elem(&pid_filter, &tgid)) {

@@ -10,6 +10,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "xsprof_events.h"
+#include "pidns.bpf.h"
 
 #define PROT_EXEC 0x4
 #define SIGSTOP	  19
@@ -128,7 +129,7 @@ static __always_inline bool is_gpu_library(const char *name)
 SEC("tp_btf/mmap_lock_released")
 int BPF_PROG(xsprof_watch_mmap, struct mm_struct *mm, bool write)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid = xsprof_ids();
 	__u32 tgid = pid_tgid >> 32;
 	struct xsprof_cuda_lib_event *e;
 	struct xsprof_cuda_stats *st;
@@ -140,7 +141,7 @@ int BPF_PROG(xsprof_watch_mmap, struct mm_struct *mm, bool write)
 	unsigned long fd, prot;
 	char name[32];
 
-	if (!write || !pid_filter_on || !bpf_map_lookup_elem(&pid_filter, &tgid))
+	if (!write || !pid_tgid || !pid_filter_on || !bpf_map_lookup_elem(&pid_filter, &tgid))
 		return 0;
 	task = bpf_get_current_task_btf();
 	if (BPF_CORE_READ(task, mm) != mm)

@@ -49,6 +49,8 @@ struct xsprof_sample {
 
 #define XSPROF_SAMPLE_HDR_SIZE	56
 #define XSPROF_SAMPLE_F_KTHREAD 0x1 /* kernel thread: no user stack by nature */
+/* Outside the daemon's pid namespace: tgid/tid are host ids, not to be looked up in its /proc. */
+#define XSPROF_SAMPLE_F_FOREIGN 0x2
 
 _Static_assert(sizeof(struct xsprof_sample) ==
 		       XSPROF_SAMPLE_HDR_SIZE + 2 * 8 * XSPROF_MAX_STACK_DEPTH,

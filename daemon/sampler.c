@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -19,9 +20,11 @@
  * size shows in our RSS twice over. 128 KiB per CPU holds ~250 typical samples per CPU (a quarter
  * of a second at 999 Hz), and the reader is woken at a quarter full.
  */
-#define MIN_RING_BYTES	 (1u << 20)
-#define RING_PER_CPU	 (128u << 10)
-#define DEFAULT_MAX_PIDS 4096
+/* The initial pid namespace's inode (include/linux/proc_ns.h). */
+#define PROC_PID_INIT_INO 0xEFFFFFFCU
+#define MIN_RING_BYTES	  (1u << 20)
+#define RING_PER_CPU	  (128u << 10)
+#define DEFAULT_MAX_PIDS  4096
 
 struct sampler {
 	struct xsprof_bpf *skel;
@@ -86,6 +89,30 @@ static int read_online_cpus(bool *mask, int nbits)
 		return n < 0 ? -errno : -EINVAL;
 	buf[n] = '\0';
 	return parse_cpu_list(buf, mask, nbits);
+}
+
+/*
+ * In a pid namespace other than the initial one, tell the BPF programs ours (nsfs dev and
+ * inode), so they report ids as our /proc shows them (bpf/pidns.bpf.h).
+ */
+static int set_pid_namespace(struct sampler *s)
+{
+	struct {
+		__u64 dev, ino;
+	} ns;
+	struct stat st;
+	__u32 zero = 0;
+
+	if (stat("/proc/self/ns/pid", &st))
+		return 0; /* no namespaces: host ids are ours */
+	if (st.st_ino == PROC_PID_INIT_INO)
+		return 0;
+	ns.dev = st.st_dev;
+	ns.ino = st.st_ino;
+	if (bpf_map__update_elem(s->skel->maps.pidns, &zero, sizeof(zero), &ns, sizeof(ns),
+				 BPF_ANY))
+		return -errno;
+	return 0;
 }
 
 static int handle_record(void *ctx, void *data, size_t size)
@@ -153,6 +180,9 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn 
 	if (err)
 		goto fail;
 	err = xsprof_bpf__load(s->skel);
+	if (err)
+		goto fail;
+	err = set_pid_namespace(s);
 	if (err)
 		goto fail;
 
