@@ -9,6 +9,9 @@ pkgs="
 	libelf-dev zlib1g-dev libsystemd-dev libmicrohttpd-dev libjson-c-dev libcurl4-openssl-dev
 	libcriterion-dev libxml2-utils
 	util-linux binutils systemtap-sdt-dev curl
+	libdw-dev libdebuginfod1 libclang-rt-14-dev
+	python3 golang-go
+	systemd dbus adduser groff-base dpkg-dev
 "
 missing=""
 for p in $pkgs; do
