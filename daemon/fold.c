@@ -11,8 +11,8 @@
 #include "daemon/symbolize/symbolizer.h"
 #include "output/calltree.h"
 
-/* comm + user + kernel frames, plus one placeholder. */
-#define MAX_FRAMES (2 + 2 * XSPROF_MAX_STACK_DEPTH)
+/* uid + comm + the stack's own frames. */
+#define MAX_FRAMES (2 + FOLD_MAX_FRAMES)
 #define KSUFFIX	   "_[k]"
 
 struct fold_ctx {
@@ -20,14 +20,64 @@ struct fold_ctx {
 	struct calltree *tree;
 	struct fold_stats stats;
 	bool uid_root; /* first frame "uid:N": the service filters by it */
-	/* Kernel names with the suffix, built per frame; one buffer per frame slot. */
-	char kbuf[XSPROF_MAX_STACK_DEPTH][160];
+	struct fold_names names;
 };
 
 static bool unnamed(const char *name)
 {
 	/* "[bpf] prog" is a name: the frame is in a BPF program. */
 	return (name[0] == '[' && strncmp(name, "[bpf] ", 6)) || strstr(name, "+0x");
+}
+
+void fold__name_stack(struct symbolizer *sym, const struct stack_entry *e, struct fold_names *buf,
+		      struct fold_stats *stats)
+{
+	struct fold_stats st = {};
+	size_t n = 0;
+
+	if (e->flags & STACK_F_OVERFLOW) {
+		buf->frames[n++] = "[stack table full: raise --max-stacks]";
+		goto out;
+	}
+	if (e->user_err) {
+		buf->frames[n++] = "[user stack unreadable]";
+		st.missing_ustacks += e->count;
+	}
+	/* A process outside our pid namespace: its pid means another process (or none) in our
+	 * /proc, so its user frames cannot be named; keep them counted under one marker. */
+	if ((e->flags & XSPROF_SAMPLE_F_FOREIGN) && e->nr_user) {
+		buf->frames[n++] = "[other pid namespace]";
+		st.frames += e->nr_user;
+		st.unnamed_frames += e->nr_user;
+	}
+	/* User frames arrive innermost first; the first is the interrupted pc, the rest return
+	 * addresses, which point after their call: step back into it. */
+	for (int i = (e->flags & XSPROF_SAMPLE_F_FOREIGN) ? -1 : e->nr_user - 1; i >= 0; i--) {
+		uint64_t addr = e->user_ips[i] - (i > 0 ? 1 : 0);
+		const char *name = symbolizer__user_gen(sym, e->tgid, e->gen, addr);
+
+		st.frames++;
+		st.unnamed_frames += unnamed(name);
+		buf->frames[n++] = name;
+	}
+	for (int i = e->nr_kernel - 1; i >= 0; i--) {
+		uint64_t addr = e->kernel_ips[i] - (i > 0 ? 1 : 0);
+		const char *name = symbolizer__kernel(sym, addr);
+
+		st.frames++;
+		st.unnamed_frames += unnamed(name);
+		snprintf(buf->kbuf[i], sizeof(buf->kbuf[i]), "%s" KSUFFIX, name);
+		buf->frames[n++] = buf->kbuf[i];
+	}
+	if (!n)
+		buf->frames[n++] = e->kernel_err ? "[kernel stack unreadable]" : "[no frames]";
+out:
+	buf->n = n;
+	if (stats) {
+		stats->frames += st.frames;
+		stats->unnamed_frames += st.unnamed_frames;
+		stats->missing_ustacks += st.missing_ustacks;
+	}
 }
 
 static int fold_one(void *arg, const struct stack_entry *e)
@@ -46,36 +96,9 @@ static int fold_one(void *arg, const struct stack_entry *e)
 	comm[XSPROF_COMM_LEN] = '\0';
 	frames[n++] = comm[0] ? comm : "[unknown comm]";
 
-	if (e->flags & STACK_F_OVERFLOW) {
-		frames[n++] = "[stack table full: raise --max-stacks]";
-		return calltree__add(c->tree, frames, n, e->count);
-	}
-
-	if (e->user_err) {
-		frames[n++] = "[user stack unreadable]";
-		c->stats.missing_ustacks += e->count;
-	}
-	/* User frames arrive innermost first; the first is the interrupted pc, the rest return
-	 * addresses, which point after their call: step back into it. */
-	for (int i = e->nr_user - 1; i >= 0; i--) {
-		uint64_t addr = e->user_ips[i] - (i > 0 ? 1 : 0);
-		const char *name = symbolizer__user_gen(c->sym, e->tgid, e->gen, addr);
-
-		c->stats.frames++;
-		c->stats.unnamed_frames += unnamed(name);
-		frames[n++] = name;
-	}
-	for (int i = e->nr_kernel - 1; i >= 0; i--) {
-		uint64_t addr = e->kernel_ips[i] - (i > 0 ? 1 : 0);
-		const char *name = symbolizer__kernel(c->sym, addr);
-
-		c->stats.frames++;
-		c->stats.unnamed_frames += unnamed(name);
-		snprintf(c->kbuf[i], sizeof(c->kbuf[i]), "%s" KSUFFIX, name);
-		frames[n++] = c->kbuf[i];
-	}
-	if (n == 1 + (size_t)c->uid_root)
-		frames[n++] = e->kernel_err ? "[kernel stack unreadable]" : "[no frames]";
+	fold__name_stack(c->sym, e, &c->names, &c->stats);
+	memcpy(frames + n, c->names.frames, c->names.n * sizeof(*frames));
+	n += c->names.n;
 	err = calltree__add(c->tree, frames, n, e->count);
 	/* The tree copied the names: the symbolizer may evict down to its cap now. */
 	symbolizer__trim(c->sym);

@@ -3,8 +3,12 @@
 #ifndef XSPROF_DAEMON_FOLD_H
 #define XSPROF_DAEMON_FOLD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
+#include "bpf/xsprof_events.h"
+
+struct stack_entry;
 struct stack_table;
 struct symbolizer;
 struct calltree;
@@ -14,6 +18,24 @@ struct fold_stats {
 	uint64_t unnamed_frames;  /* kept as module+0xOFF or [unknown] */
 	uint64_t missing_ustacks; /* samples whose user stack could not be read */
 };
+
+/* A stack's own frames: user and kernel frames, and up to two placeholders. */
+#define FOLD_MAX_FRAMES (2 + 2 * XSPROF_MAX_STACK_DEPTH)
+
+/* Room for naming one stack: the frames and the kernel names with their suffix. */
+struct fold_names {
+	const char *frames[FOLD_MAX_FRAMES];
+	size_t n;
+	char kbuf[XSPROF_MAX_STACK_DEPTH][160];
+};
+
+/*
+ * Name one stack entry's frames into buf, outermost first, without the process name: user
+ * frames, then kernel frames suffixed "_[k]", or a placeholder saying why there are none. The
+ * names stay valid until buf is reused or symbolizer__trim() runs. Adds to stats (may be NULL).
+ */
+void fold__name_stack(struct symbolizer *sym, const struct stack_entry *e, struct fold_names *buf,
+		      struct fold_stats *stats);
 
 /*
  * Add every stack of the table to the tree as comm;user frames (outermost first);kernel frames

@@ -50,6 +50,33 @@ static bool unnamed(const char *name)
 	return name[0] == '[' || strstr(name, "+0x");
 }
 
+size_t launch_fold__name_stack(struct symbolizer *sym, const struct launch_stack *s,
+			       const char **frames, struct launch_fold_stats *stats)
+{
+	size_t n = 0;
+
+	if (s->flags & LAUNCH_STACK_F_OVERFLOW)
+		frames[n++] = "[launch stack table full: raise --max-stacks]";
+	if (s->user_err) {
+		frames[n++] = "[user stack unreadable]";
+		if (stats)
+			stats->missing_ustacks += s->count;
+	}
+	/* Innermost first. Return addresses point after their call: step back into it. An
+	 * untrimmed USDT stack starts at the probe site itself, which is not one. */
+	for (int i = s->nr_user - 1; i >= 0; i--) {
+		bool is_pc = (s->flags & LAUNCH_STACK_F_PC_FIRST) && i == 0;
+		const char *name = symbolizer__user(sym, s->tgid, s->ips[i] - (is_pc ? 0 : 1));
+
+		if (stats) {
+			stats->frames++;
+			stats->unnamed_frames += unnamed(name);
+		}
+		frames[n++] = name;
+	}
+	return n;
+}
+
 static int fold_one(void *arg, const struct launch_stack *s)
 {
 	struct fold_ctx *c = arg;
@@ -65,22 +92,7 @@ static int fold_one(void *arg, const struct launch_stack *s)
 	memcpy(comm, s->comm, XSPROF_COMM_LEN);
 	comm[XSPROF_COMM_LEN] = '\0';
 	frames[n++] = comm[0] ? comm : "[unknown comm]";
-	if (s->flags & LAUNCH_STACK_F_OVERFLOW)
-		frames[n++] = "[launch stack table full: raise --max-stacks]";
-	if (s->user_err) {
-		frames[n++] = "[user stack unreadable]";
-		c->stats.missing_ustacks += s->count;
-	}
-	/* Innermost first. Return addresses point after their call: step back into it. An
-	 * untrimmed USDT stack starts at the probe site itself, which is not one. */
-	for (int i = s->nr_user - 1; i >= 0; i--) {
-		bool is_pc = (s->flags & LAUNCH_STACK_F_PC_FIRST) && i == 0;
-		const char *name = symbolizer__user(c->sym, s->tgid, s->ips[i] - (is_pc ? 0 : 1));
-
-		c->stats.frames++;
-		c->stats.unnamed_frames += unnamed(name);
-		frames[n++] = name;
-	}
+	n += launch_fold__name_stack(c->sym, s, frames + n, &c->stats);
 	if (s->kind == LAUNCH_UPROBE) {
 		api = cuda_api__name(s->api);
 		if (api)

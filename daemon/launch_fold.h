@@ -3,9 +3,13 @@
 #ifndef XSPROF_DAEMON_LAUNCH_FOLD_H
 #define XSPROF_DAEMON_LAUNCH_FOLD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
+#include "bpf/xsprof_events.h"
+
 struct calltree;
+struct launch_stack;
 struct launch_store;
 struct symbolizer;
 
@@ -17,6 +21,17 @@ struct launch_fold_stats {
 				   * the same launches, not counted twice */
 	uint64_t missing_ustacks; /* calls whose stack could not be read */
 };
+
+/* A launch stack's frames: the user frames and up to two placeholders. */
+#define LAUNCH_FOLD_MAX_FRAMES (XSPROF_MAX_STACK_DEPTH + 2)
+
+/*
+ * Name one launch stack's frames into frames[LAUNCH_FOLD_MAX_FRAMES], outermost first, without
+ * the process name and the API leaf; returns how many. Names are valid until
+ * symbolizer__trim(). Adds to stats (may be NULL).
+ */
+size_t launch_fold__name_stack(struct symbolizer *sym, const struct launch_stack *s,
+			       const char **frames, struct launch_fold_stats *stats);
 
 /*
  * Add every launch stack of ls to tree as comm;outermost frame;...;caller;[cuda] API, weighted

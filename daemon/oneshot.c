@@ -21,14 +21,21 @@
 #include "daemon/launch_store.h"
 #include "daemon/log.h"
 #include "daemon/oneshot.h"
+#include "daemon/oneshot_gpu.h"
 #include "daemon/options.h"
 #include "daemon/preflight.h"
 #include "daemon/recording.h"
+#include "daemon/stack_names.h"
 #include "daemon/stack_table.h"
 #include "daemon/symbolize/symbolizer.h"
+#include "cupti_inject/xsprof_wire.h"
 #include "output/calltree.h"
 #include "output/folded.h"
 #include "output/output.h"
+#include "output/profile.h"
+
+/* Samples kept for a Chrome trace: 24 bytes each, so 240 MiB at most. */
+#define MAX_TIMELINE_SAMPLES (10u * 1000 * 1000)
 
 static double cpu_seconds(void)
 {
@@ -334,9 +341,44 @@ static void cuda_report(struct recording *rec)
 			  (unsigned long long)cs.bpf.stream_err);
 }
 
+/* Join the launches to the GPU records received, into pd; logs what it did. */
+static int gpu_correlate(const struct xsprofd_opts *o, struct oneshot_gpu *gpu,
+			 const struct launch_store *launches, struct profile_data *pd)
+{
+	struct correlate_stats cs = {};
+	int err = oneshot_gpu__correlate(gpu, launches, o->correlate, pd, &cs);
+
+	if (err) {
+		log_err("correlating GPU work with its launches failed: %s", strerror(-err));
+		return err;
+	}
+	log_info("GPU: %zu records received, %zu launches; correlation (%s): %llu matched, "
+		 "unmatched %llu launches and %llu GPU records, late %llu and %llu",
+		 pd->nr_gpu, pd->nr_launches, o->correlate, (unsigned long long)cs.matched,
+		 (unsigned long long)cs.unmatched_cpu, (unsigned long long)cs.unmatched_gpu,
+		 (unsigned long long)cs.late_cpu, (unsigned long long)cs.late_gpu);
+	return 0;
+}
+
 /* ---- */
 
-static int write_outputs(const struct xsprofd_opts *o, const struct calltree *tree,
+static uint64_t clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool wants_timeline(const struct xsprofd_opts *o)
+{
+	for (int i = 0; i < o->nr_outputs; i++)
+		if (o->outputs[i].format == OUTPUT_CHROME_JSON)
+			return true;
+	return false;
+}
+
+static int write_outputs(const struct xsprofd_opts *o, const struct profile_data *pd,
 			 const struct output_meta *meta)
 {
 	int failed = 0;
@@ -346,11 +388,11 @@ static int write_outputs(const struct xsprofd_opts *o, const struct calltree *tr
 		int err;
 
 		if (!strcmp(out->path, "-")) {
-			err = folded__write(tree, stdout);
+			err = output__write_profile(pd, OUTPUT_FOLDED, stdout, meta);
 			if (!err && fflush(stdout))
 				err = -errno;
 		} else {
-			err = output__write_file(tree, out->format, out->path, meta);
+			err = output__write_profile_file(pd, out->format, out->path, meta);
 		}
 		if (err) {
 			log_err("writing %s failed: %s%s", out->path, strerror(-err),
@@ -380,6 +422,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 		.cuda_libs = o->cuda_libs,
 		.nr_cuda_libs = o->nr_cuda_libs,
 		.proc_events = true,
+		.max_timeline = wants_timeline(o) ? MAX_TIMELINE_SAMPLES : 0,
 	};
 	struct launch *cmd = NULL;
 	bool released = false;
@@ -394,6 +437,12 @@ int oneshot__run(const struct xsprofd_opts *o)
 	struct symbolizer *sym = NULL;
 	struct recording *rec = NULL;
 	struct calltree *tree = NULL;
+	struct stack_names *names = NULL;
+	struct oneshot_gpu *gpu = NULL;
+	const struct launch_store *launches = NULL;
+	bool want_gpu = o->nr_command || !o->no_cuda;
+	struct profile_data pd = {};
+	uint64_t t_start = 0, timeline_dropped = 0;
 	struct fold_stats fs = {};
 	struct recording_stats rs;
 	struct output_meta meta = {.unit = "samples"};
@@ -427,6 +476,9 @@ int oneshot__run(const struct xsprofd_opts *o)
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 
+	/* The command finds a socket other than the default through the environment. */
+	if (o->nr_command && strcmp(o->cupti_socket, XSPROF_WIRE_DEFAULT_SOCKET))
+		setenv(XSPROF_WIRE_SOCKET_ENV, o->cupti_socket, 1);
 	/* Launch mode: the command is forked now and runs once the recording is ready. */
 	if (o->nr_command && !(cmd = command_new(o, &status)))
 		return status;
@@ -447,6 +499,17 @@ int oneshot__run(const struct xsprofd_opts *o)
 	if (err < 0) {
 		log_err("setting up the event loop: %s", strerror(-err));
 		goto out;
+	}
+
+	if (want_gpu) {
+		gpu = oneshot_gpu__new(ev, o->cupti_socket);
+		if (!gpu && o->nr_command)
+			log_warn("GPU timing is off: cannot listen on %s: %s (choose another path "
+				 "with --cupti-socket)",
+				 o->cupti_socket, strerror(errno));
+		else if (!gpu)
+			log_info("no GPU timing: cannot listen on %s: %s", o->cupti_socket,
+				 strerror(errno));
 	}
 
 	sym = symbolizer__new(&yopts);
@@ -490,8 +553,12 @@ int oneshot__run(const struct xsprofd_opts *o)
 		log_info("sampling %s at %u Hz until Ctrl-C",
 			 o->nr_pids ? "the given processes" : "all CPUs", o->freq_hz);
 
+	t_start = clock_ns(CLOCK_MONOTONIC);
 	err = sd_event_loop(ev);
 	recording__stop(rec);
+	pd.end_ns = clock_ns(CLOCK_MONOTONIC);
+	pd.start_ns = t_start;
+	pd.realtime_offset_ns = (int64_t)(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC));
 	if (err < 0)
 		log_err("sampling stopped on an error: %s; writing what was collected",
 			strerror(-err));
@@ -507,7 +574,31 @@ int oneshot__run(const struct xsprofd_opts *o)
 		log_err("naming the stacks failed: %s", strerror(-err));
 		goto out;
 	}
+	pd.cpu_tree = tree;
+	pd.sample_period_ns = o->freq_hz ? 1000000000ull / o->freq_hz : 0;
+	pd.unit = o->weight;
+	if (recording__cuda(rec))
+		launches = cuda_probes__store(recording__cuda(rec));
+	if (gpu && gpu_correlate(o, gpu, launches, &pd))
+		goto out;
+	pd.mode = o->gpu_mode_set ? o->gpu_mode : pd.nr_gpu ? GPU_MODE_MERGED : GPU_MODE_CPU;
+	if (ropts.max_timeline)
+		pd.samples = recording__timeline(rec, &pd.nr_samples, &timeline_dropped);
+	if (ropts.max_timeline || pd.nr_launches) {
+		names = stack_names__new(recording__stacks(rec), launches, sym);
+		if (!names) {
+			log_err("naming the stacks of the timeline failed: %s", strerror(errno));
+			goto out;
+		}
+		pd.stack = stack_names__resolve;
+		pd.name = stack_names__comm;
+		pd.ctx = names;
+	}
 	recording_report(rec, o, cpu_seconds() - cpu1, &fs, sym);
+	if (timeline_dropped)
+		log_warn("%llu samples left off the timeline (the Chrome trace keeps %u at most, "
+			 "or memory ran out); the flamegraph outputs still count them",
+			 (unsigned long long)timeline_dropped, MAX_TIMELINE_SAMPLES);
 	if (!o->no_cuda)
 		cuda_report(rec);
 	recording__stats(rec, &rs);
@@ -523,10 +614,12 @@ int oneshot__run(const struct xsprofd_opts *o)
 	snprintf(subtitle + strlen(subtitle), sizeof(subtitle) - strlen(subtitle), " on %s", host);
 	meta.title = title;
 	meta.subtitle = subtitle;
-	status = write_outputs(o, tree, &meta) ? 1 : 0;
+	status = write_outputs(o, &pd, &meta) ? 1 : 0;
 	if (write_launches(o, rec, sym, &meta))
 		status = 1;
 out:
+	stack_names__free(names);
+	oneshot_gpu__free(gpu);
 	calltree__free(tree);
 	recording__free(rec);
 	symbolizer__free(sym);

@@ -11,6 +11,7 @@
 
 #include "daemon/options.h"
 #include "output/output.h"
+#include "output/profile.h"
 
 #define DEFAULT_MAX_STACKS   1000000
 #define DEFAULT_WINDOW_S     300
@@ -80,6 +81,11 @@ static const char usage_text[] =
 	"      --launches-output FILE  write the CPU stacks that called CUDA, one count per\n"
 	"                            call, with a leaf per API ([cuda] cudaLaunchKernel): .folded\n"
 	"                            or .svg, '-' for folded on stdout (one-shot only)\n"
+	"      --correlate HOW       join GPU work to launches by id, timestamp, stream or auto\n"
+	"                            (default auto: the most exact the data allows)\n"
+	"      --gpu-mode MODE       what the flamegraphs show: cpu, gpu or merged (default merged\n"
+	"                            when GPU records arrived, else cpu)\n"
+	"      --weight UNIT         weights in samples or us (default samples)\n"
 	"\n"
 	"  -v, --verbose             more detail on stderr\n"
 	"  -h, --help                this text\n"
@@ -118,6 +124,9 @@ enum {
 	OPT_CUDA_LIB,
 	OPT_NO_CUDA,
 	OPT_LAUNCHES_OUTPUT,
+	OPT_CORRELATE,
+	OPT_GPU_MODE,
+	OPT_WEIGHT,
 };
 
 static const struct option long_opts[] = {
@@ -148,6 +157,9 @@ static const struct option long_opts[] = {
 	{"cuda-lib", required_argument, NULL, OPT_CUDA_LIB},
 	{"no-cuda", no_argument, NULL, OPT_NO_CUDA},
 	{"launches-output", required_argument, NULL, OPT_LAUNCHES_OUTPUT},
+	{"correlate", required_argument, NULL, OPT_CORRELATE},
+	{"gpu-mode", required_argument, NULL, OPT_GPU_MODE},
+	{"weight", required_argument, NULL, OPT_WEIGHT},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -219,6 +231,7 @@ static void defaults(struct xsprofd_opts *o)
 	o->store_mb = DEFAULT_STORE_MB;
 	o->max_record_s = DEFAULT_MAX_RECORD_S;
 	o->cupti_socket = XSPROFD_DEFAULT_CUPTI_SOCKET;
+	o->correlate = "auto";
 }
 
 static int unsigned_opt(const char *flag, const char *arg, unsigned long min, unsigned long max,
@@ -238,6 +251,9 @@ static int unsigned_opt(const char *flag, const char *arg, unsigned long min, un
 /* GPU path (cuda_probes): its flags, the command after "--", and their checks. */
 static int gpu_option(struct xsprofd_opts *o, int c, const char *arg)
 {
+	enum weight_unit unit;
+	enum gpu_mode mode;
+
 	switch (c) {
 	case OPT_CUDA_LIB:
 		if (o->nr_cuda_libs == XSPROFD_MAX_CUDA_LIBS)
@@ -256,6 +272,22 @@ static int gpu_option(struct xsprofd_opts *o, int c, const char *arg)
 		if (!*arg)
 			return bad("--launches-output", arg, "empty file name");
 		o->launch_output = arg;
+		return 0;
+	case OPT_CORRELATE:
+		if (!correlate__find(arg))
+			return bad("--correlate", arg, "use id, timestamp, stream or auto");
+		o->correlate = arg;
+		return 0;
+	case OPT_GPU_MODE:
+		if (profile__mode_from_name(arg, &mode))
+			return bad("--gpu-mode", arg, "use cpu, gpu or merged");
+		o->gpu_mode = mode;
+		o->gpu_mode_set = true;
+		return 0;
+	case OPT_WEIGHT:
+		if (profile__unit_from_name(arg, &unit))
+			return bad("--weight", arg, "use samples or us");
+		o->weight = unit;
 		return 0;
 	}
 	return 0;
@@ -404,6 +436,9 @@ static int apply(struct xsprofd_opts *o, int argc, char **argv, const char **for
 		case OPT_CUDA_LIB: /* GPU path (cuda_probes) */
 		case OPT_NO_CUDA:
 		case OPT_LAUNCHES_OUTPUT:
+		case OPT_CORRELATE:
+		case OPT_GPU_MODE:
+		case OPT_WEIGHT:
 			err = gpu_option(o, c, optarg);
 			if (err)
 				return err;

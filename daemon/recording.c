@@ -16,6 +16,7 @@
 #include "daemon/sampler.h"
 #include "daemon/stack_table.h"
 #include "daemon/symbolize/symbolizer.h"
+#include "output/profile.h"
 
 /* How often queued samples are read when the BPF side did not ask earlier. */
 #define DRAIN_INTERVAL_US (100 * 1000)
@@ -36,6 +37,9 @@ struct recording {
 	struct stack_table *stacks;
 	struct pid_set seen;
 	struct cuda_probes *cuda;
+	struct profile_sample *timeline; /* with opts.max_timeline */
+	size_t nr_timeline, timeline_cap, max_timeline;
+	uint64_t timeline_dropped;
 	bool running;
 	unsigned int max_stacks;
 	double t0, cpu0;
@@ -92,15 +96,52 @@ static double mono_seconds(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Count the sample and keep it on the timeline, within max_timeline. */
+static void timeline_add(struct recording *r, const struct xsprof_sample *s, uint32_t gen)
+{
+	uint32_t id;
+
+	if (stack_table__add_id(r->stacks, s, gen, &id)) {
+		r->st.store_failures++;
+		r->timeline_dropped++;
+		return;
+	}
+	if (r->nr_timeline == r->timeline_cap) {
+		size_t ncap = r->timeline_cap ? r->timeline_cap * 2 : 4096;
+		struct profile_sample *nt;
+
+		if (ncap > r->max_timeline)
+			ncap = r->max_timeline;
+		nt = ncap > r->timeline_cap ? realloc(r->timeline, ncap * sizeof(*nt)) : NULL;
+		if (!nt) {
+			r->timeline_dropped++;
+			return;
+		}
+		r->timeline = nt;
+		r->timeline_cap = ncap;
+	}
+	r->timeline[r->nr_timeline++] = (struct profile_sample){
+		.time_ns = s->time_ns,
+		.pid = s->tgid,
+		.tid = s->tid,
+		.stack_id = id,
+		.cpu = s->cpu,
+	};
+}
+
 static void on_sample(void *ctx, const struct xsprof_sample *s)
 {
 	struct recording *r = ctx;
 	uint32_t gen = 0;
 
 	/* The image the sample ran in: the symbolizer snapshots it if it is new. */
-	if (s->tgid && !(s->flags & XSPROF_SAMPLE_F_KTHREAD)) {
+	if (s->tgid && !(s->flags & (XSPROF_SAMPLE_F_KTHREAD | XSPROF_SAMPLE_F_FOREIGN))) {
 		pid_set__insert(&r->seen, s->tgid);
 		gen = symbolizer__gen(r->sym, s->tgid);
+	}
+	if (r->max_timeline) {
+		timeline_add(r, s, gen);
+		return;
 	}
 	if (stack_table__add(r->stacks, s, gen))
 		r->st.store_failures++;
@@ -227,6 +268,7 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 	r->ev = sd_event_ref(ev);
 	r->sym = sym;
 	r->max_stacks = o->max_stacks;
+	r->max_timeline = o->max_timeline;
 	r->stacks = stack_table__new(o->max_stacks);
 	if (!r->stacks) {
 		err = -ENOMEM;
@@ -357,6 +399,14 @@ uint32_t recording__ring_bytes(const struct recording *r)
 	return sampler__ring_bytes(r->sampler);
 }
 
+const struct profile_sample *recording__timeline(const struct recording *r, size_t *ret_n,
+						 uint64_t *ret_dropped)
+{
+	*ret_n = r->nr_timeline;
+	*ret_dropped = r->timeline_dropped;
+	return r->timeline;
+}
+
 const struct stack_table *recording__stacks(const struct recording *r)
 {
 	return r->stacks;
@@ -378,6 +428,7 @@ void recording__free(struct recording *r)
 	proc_events__free(r->pe);
 	sampler__free(r->sampler);
 	stack_table__free(r->stacks);
+	free(r->timeline);
 	free(r->seen.slots);
 	sd_event_unref(r->ev);
 	free(r);

@@ -16,6 +16,7 @@
 
 typedef struct sd_event sd_event;
 struct calltree;
+struct profile_sample;
 struct cuda_probes;
 struct fold_stats;
 struct sampler;
@@ -29,7 +30,8 @@ struct recording_opts {
 	unsigned int max_stacks;
 	const pid_t *pids; /* NULL/0: whole machine */
 	int nr_pids;
-	bool proc_events; /* feed exec/exit to the symbolizer (one recording per symbolizer) */
+	bool proc_events;    /* feed exec/exit to the symbolizer (one recording per symbolizer) */
+	size_t max_timeline; /* keep each sample (time, thread, stack id) up to this many; 0: none */
 
 	/* GPU path (cuda_probes): CUDA API uprobes and the xsprof:launch USDT. */
 	bool cuda;	   /* CUDA probes on the libraries of pids (and of recording__add_pid's) */
@@ -65,6 +67,13 @@ int recording__start(struct recording *r);
 /* Stop sampling and read what is still queued. Idempotent. */
 void recording__stop(struct recording *r);
 bool recording__running(const struct recording *r);
+
+/*
+ * The samples kept with opts.max_timeline, in arrival order (per CPU in time order); stack_id
+ * is the stack table entry's id. ret_dropped: samples past the cap or not stored.
+ */
+const struct profile_sample *recording__timeline(const struct recording *r, size_t *ret_n,
+						 uint64_t *ret_dropped);
 
 /* Name the counted stacks into tree. */
 int recording__fold(struct recording *r, struct calltree *tree, struct fold_stats *ret_stats);

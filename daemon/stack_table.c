@@ -146,7 +146,7 @@ void stack_table__free(struct stack_table *t)
 
 static int add_key(struct stack_table *t, uint32_t tgid, uint32_t uid, uint32_t gen, uint32_t flags,
 		   const char *comm, uint16_t nk, uint16_t nu, int16_t kerr, int16_t uerr,
-		   const uint64_t *ips)
+		   const uint64_t *ips, uint32_t *ret_id)
 {
 	uint64_t h = hash_key(tgid, uid, gen, flags, comm, nk, nu, kerr, uerr, ips);
 	size_t mask = t->cap - 1, i;
@@ -155,6 +155,7 @@ static int add_key(struct stack_table *t, uint32_t tgid, uint32_t uid, uint32_t 
 	for (i = h & mask; (n = t->slots[i]); i = (i + 1) & mask) {
 		if (node_matches(n, h, tgid, uid, gen, flags, comm, nk, nu, kerr, uerr, ips)) {
 			n->e.count++;
+			*ret_id = n->e.id;
 			return 0;
 		}
 	}
@@ -179,6 +180,7 @@ static int add_key(struct stack_table *t, uint32_t tgid, uint32_t uid, uint32_t 
 		.uid = uid,
 		.gen = gen,
 		.flags = flags,
+		.id = (uint32_t)t->len,
 		.nr_kernel = nk,
 		.nr_user = nu,
 		.kernel_err = kerr,
@@ -188,6 +190,7 @@ static int add_key(struct stack_table *t, uint32_t tgid, uint32_t uid, uint32_t 
 	};
 	memcpy(n->e.comm, comm, XSPROF_COMM_LEN);
 	t->slots[i] = n;
+	*ret_id = (uint32_t)t->len;
 	t->len++;
 	if (!(flags & STACK_F_OVERFLOW))
 		t->kept++;
@@ -196,6 +199,19 @@ static int add_key(struct stack_table *t, uint32_t tgid, uint32_t uid, uint32_t 
 }
 
 int stack_table__add(struct stack_table *t, const struct xsprof_sample *s, uint32_t gen)
+{
+	uint32_t id;
+
+	return stack_table__add_id(t, s, gen, &id);
+}
+
+size_t stack_table__nr_entries(const struct stack_table *t)
+{
+	return t->len;
+}
+
+int stack_table__add_id(struct stack_table *t, const struct xsprof_sample *s, uint32_t gen,
+			uint32_t *ret_id)
 {
 	char comm[XSPROF_COMM_LEN];
 	int err;
@@ -206,14 +222,14 @@ int stack_table__add(struct stack_table *t, const struct xsprof_sample *s, uint3
 
 	t->stats.samples++;
 	err = add_key(t, s->tgid, s->uid, gen, s->flags, comm, s->nr_kernel, s->nr_user,
-		      s->kernel_err, s->user_err, (const uint64_t *)s->ips);
+		      s->kernel_err, s->user_err, (const uint64_t *)s->ips, ret_id);
 	if (err != -ENOSPC && err != -ENOMEM)
 		return err;
 	/* Past the cap (or out of memory): keep the count, drop the frames. */
 	t->stats.overflowed++;
 	err = add_key(t, s->tgid, s->uid, gen,
 		      (s->flags & XSPROF_SAMPLE_F_KTHREAD) | STACK_F_OVERFLOW, comm, 0, 0, 0, 0,
-		      no_ips);
+		      no_ips, ret_id);
 	if (err)
 		t->stats.samples--;
 	return err;

@@ -22,6 +22,7 @@ struct stack_entry {
 	uint32_t uid;
 	uint32_t gen;	/* symbolizer__gen() of tgid when sampled: names it after exec, pid reuse */
 	uint32_t flags; /* XSPROF_SAMPLE_F_* and STACK_F_* */
+	uint32_t id;	/* 0, 1, 2, ... in the order entries were made */
 	char comm[XSPROF_COMM_LEN];
 	uint16_t nr_kernel;
 	uint16_t nr_user;
@@ -47,6 +48,12 @@ void stack_table__free(struct stack_table *t);
 
 /* Count one sample. -ENOMEM only when even the overflow bucket cannot be made. */
 int stack_table__add(struct stack_table *t, const struct xsprof_sample *s, uint32_t gen);
+
+/* The same, and the id of the entry that counted it into *ret_id. */
+int stack_table__add_id(struct stack_table *t, const struct xsprof_sample *s, uint32_t gen,
+			uint32_t *ret_id);
+/* Entries made so far: ids are below this. */
+size_t stack_table__nr_entries(const struct stack_table *t);
 
 /* Visit every entry; stops early and returns fn's value when it is not 0. */
 int stack_table__for_each(const struct stack_table *t,

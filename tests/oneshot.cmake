@@ -1,0 +1,25 @@
+# SPDX-License-Identifier: Apache-2.0
+# One-shot outputs in every format from the real xsprofd (needs root and BTF), checked by the
+# formats' own readers: python3's json and go tool pprof.
+find_program(XS_GO go)
+find_program(XS_PYTHON3 python3)
+xsprof_unit_test(test_oneshot_outputs SOURCES test_oneshot_outputs.c harness.c)
+target_compile_definitions(test_oneshot_outputs PRIVATE
+	XSPROFD_PATH="$<TARGET_FILE:xsprofd>"
+	XS_SPLIT_PATH="$<TARGET_FILE:xs_split>"
+	XS_GO_PATH="${XS_GO}"
+	XS_PYTHON3_PATH="${XS_PYTHON3}")
+add_dependencies(test_oneshot_outputs xsprofd xs_split)
+
+# GPU correlation end to end, without a GPU: xsprof:launch firings (USDT, real BPF) joined by
+# correlation id to kernel records sent on the CUPTI socket, as libxsprof_cupti.so sends them.
+if(TARGET xs_cupti_fake)
+	add_executable(xs_usdt_gpu workloads/usdt_gpu.c)
+	target_compile_options(xs_usdt_gpu PRIVATE -O1 -fno-omit-frame-pointer
+		-mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls)
+	target_include_directories(xs_usdt_gpu PRIVATE ${PROJECT_SOURCE_DIR})
+	target_link_libraries(xs_usdt_gpu PRIVATE xs_cupti_fake)
+	target_compile_definitions(test_oneshot_outputs PRIVATE
+		XS_USDT_GPU_PATH="$<TARGET_FILE:xs_usdt_gpu>")
+	add_dependencies(test_oneshot_outputs xs_usdt_gpu)
+endif()

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * One-shot mode writes every format: the real xsprofd profiles xs_split in launch mode, and
+ * the Chrome trace and the pprof profile are read back by their own tools (python3's json,
+ * go tool pprof). Needs root and a kernel with BTF, python3 and go: fails without them.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/harness.h"
+
+/* Run a shell command; its stdout into a file that is returned (caller frees). */
+static char *shell(const char *cmd, int *ret_status)
+{
+	const char *out = test_path("shell", ".out");
+	char *full;
+	int st;
+
+	cr_assert(asprintf(&full, "%s > %s 2>&1", cmd, out) > 0);
+	st = system(full);
+	free(full);
+	*ret_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	return read_file(out);
+}
+
+/* Launch xs_split under xsprofd with the given outputs; asserts xsprofd succeeded. */
+static void profile_split(char *const outputs[], int n)
+{
+	char *argv[32] = {XSPROFD_PATH, "--foreground", "--freq", "199"};
+	const char *err = test_path("xsprofd", ".err");
+	int argc = 4, st;
+
+	for (int i = 0; i < n; i++) {
+		argv[argc++] = "--output";
+		argv[argc++] = outputs[i];
+	}
+	argv[argc++] = "--";
+	argv[argc++] = XS_SPLIT_PATH;
+	argv[argc++] = "1300";
+	argv[argc++] = "3900";
+	argv[argc++] = "1.5";
+	argv[argc++] = "2";
+	argv[argc] = NULL;
+	st = run(argv, NULL, err);
+	if (st) {
+		char *msg = read_file(err);
+
+		cr_assert_fail("xsprofd exited %d:\n%s", st, msg ? msg : "");
+	}
+}
+
+Test(oneshot_outputs, json_pprof_and_folded_from_one_run)
+{
+	char *json = (char *)test_path("split", ".json"),
+	     *pb = (char *)test_path("split", ".pb.gz"),
+	     *fo = (char *)test_path("split", ".folded");
+	char *outs[] = {json, pb, fo}, *cmd, *txt;
+	struct folded f;
+	int st;
+
+	cr_assert(XS_PYTHON3_PATH[0], "python3 was not found at configure time");
+	cr_assert(XS_GO_PATH[0], "go was not found at configure time (install golang-go)");
+	profile_split(outs, 3);
+
+	/* The trace parses, and the samples of xs_split's threads name xs_work_alpha. */
+	cr_assert(
+		asprintf(
+			&cmd,
+			"%s -c 'import json,sys\n"
+			"d = json.load(open(sys.argv[1]))\n"
+			"ev = d[\"traceEvents\"] if isinstance(d, dict) else d\n"
+			"n = sum(1 for e in ev if e.get(\"ph\") in (\"X\", \"B\", \"P\", \"i\") and "
+			"\"xs_work_alpha\" in json.dumps(e))\n"
+			"print(\"alpha_events\", n)' %s",
+			XS_PYTHON3_PATH, json) > 0);
+	txt = shell(cmd, &st);
+	free(cmd);
+	cr_assert(!st, "the Chrome trace does not parse:\n%s", txt ? txt : "");
+	cr_assert(txt && strstr(txt, "alpha_events ") &&
+			  atoi(strstr(txt, "alpha_events ") + 13) > 0,
+		  "no event names xs_work_alpha:\n%s", txt ? txt : "");
+	free(txt);
+
+	/* pprof reads the profile and lists xs_work_alpha. */
+	cr_assert(asprintf(&cmd, "HOME=${HOME:-/tmp} %s tool pprof -top -nodecount=1000 %s",
+			   XS_GO_PATH, pb) > 0);
+	txt = shell(cmd, &st);
+	free(cmd);
+	cr_assert(!st, "go tool pprof failed:\n%s", txt ? txt : "");
+	cr_assert(txt && strstr(txt, "xs_work_alpha"), "pprof does not list xs_work_alpha:\n%s",
+		  txt ? txt : "");
+	free(txt);
+
+	/* The folded output is still plain CPU samples. */
+	folded_load(fo, &f);
+	cr_assert(folded_count_with(&f, "xs_work_alpha") > 0);
+	cr_assert(folded_count_with(&f, "xs_work_beta") > folded_count_with(&f, "xs_work_alpha"));
+	folded_free(&f);
+}
+
+Test(oneshot_outputs, pprof_alone)
+{
+	char *pb = (char *)test_path("alone", ".pb.gz"), *outs[] = {pb}, *cmd, *txt;
+	int st;
+
+	profile_split(outs, 1);
+	cr_assert(asprintf(&cmd, "HOME=${HOME:-/tmp} %s tool pprof -top -nodecount=1000 %s",
+			   XS_GO_PATH, pb) > 0);
+	txt = shell(cmd, &st);
+	free(cmd);
+	cr_assert(!st && txt && strstr(txt, "xs_work_beta"), "pprof:\n%s", txt ? txt : "");
+	free(txt);
+}
+
+#ifdef XS_USDT_GPU_PATH
+/* Weight of the folded lines that end in leaf, all of which must pass through frame. */
+static uint64_t leaf_weight(const char *txt, const char *frame, const char *leaf)
+{
+	uint64_t total = 0;
+	char *copy = strdup(txt), *save = NULL;
+
+	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *sp = strrchr(l, ' '), *f;
+
+		if (l[0] == '#' || !sp)
+			continue;
+		*sp = '\0';
+		if (strlen(l) < strlen(leaf) || strcmp(l + strlen(l) - strlen(leaf), leaf))
+			continue;
+		f = strstr(l, frame);
+		cr_assert(f && f[strlen(frame)] == ';', "%s not under %s: %s", leaf, frame, l);
+		total += strtoull(sp + 1, NULL, 10);
+	}
+	free(copy);
+	return total;
+}
+
+Test(oneshot_outputs, gpu_kernels_under_their_launching_frames)
+{
+	const char *fo = test_path("gpu", ".folded"), *err = test_path("gpu", ".err");
+	const char *sock = test_path("cupti", ".sock");
+	char *argv[] = {XSPROFD_PATH, "--foreground", "--weight", "us", "--cupti-socket",
+			(char *)sock, "--output",     (char *)fo, "--", XS_USDT_GPU_PATH,
+			NULL};
+	char *txt, *log;
+	int st = run(argv, NULL, err);
+
+	log = read_file(err);
+	cr_assert(!st, "xsprofd exited %d:\n%s", st, log ? log : "");
+	cr_assert(log && strstr(log, "correlation (auto): 12 matched"), "xsprofd said:\n%s",
+		  log ? log : "");
+	txt = read_file(fo);
+	cr_assert(txt && strstr(txt, "# xsprof folded stacks: mode merged, weights in us"), "%s",
+		  txt ? txt : "");
+	/* 7 kernels of 1 ms and 5 of 2 ms, in microseconds. */
+	cr_assert_eq(leaf_weight(txt, "xs_gpu_alpha_site", ";[gpu] xs_kernel_alpha"), 7000, "%s",
+		     txt);
+	cr_assert_eq(leaf_weight(txt, "xs_gpu_beta_site", ";[gpu] xs_kernel_beta"), 10000, "%s",
+		     txt);
+	free(txt);
+	free(log);
+}
+#endif

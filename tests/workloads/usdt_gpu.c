@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * xs_usdt_gpu: launches through the fake injection library (xsprof:launch with correlation ids
+ * 1..12), then plays CUPTI: sends the matching kernel records to the daemon's CUPTI socket
+ * ($XSPROF_CUPTI_SOCKET or the default), as libxsprof_cupti.so would. Ids 1-7 come from
+ * xs_gpu_alpha_site and ran "xs_kernel_alpha" for 1 ms each; ids 8-12 from xs_gpu_beta_site,
+ * "xs_kernel_beta" for 2 ms each.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "tests/cupti_wire_build.h"
+#include "tests/workloads/fake_cupti.h"
+
+#define NOINLINE __attribute__((noinline))
+
+static uint32_t corr;
+
+NOINLINE void xs_gpu_alpha_site(void)
+{
+	for (int i = 0; i < 7; i++)
+		xs_fake_cuda_launch(++corr, XS_CUPTI_RUNTIME(XS_CBID_cudaLaunchKernel));
+}
+
+NOINLINE void xs_gpu_beta_site(void)
+{
+	for (int i = 0; i < 5; i++)
+		xs_fake_cuda_launch(++corr, XS_CUPTI_RUNTIME(XS_CBID_cudaLaunchKernel));
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int send_kernels(void)
+{
+	const char *path = getenv(XSPROF_WIRE_SOCKET_ENV);
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	static uint8_t buf[64 * XSPROF_WIRE_RECORD_MAX];
+	uint64_t t = mono_ns();
+	size_t n = 0;
+	int fd;
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path ? path : XSPROF_WIRE_DEFAULT_SOCKET);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		perror(a.sun_path);
+		return 1;
+	}
+	n += wb_hello(buf + n, (uint32_t)getpid());
+	for (uint32_t id = 1; id <= 12; id++) {
+		uint64_t dur = id <= 7 ? 1000000 : 2000000;
+
+		n += wb_kernel(buf + n, id <= 7 ? "xs_kernel_alpha" : "xs_kernel_beta", t, t + dur,
+			       id);
+		t += dur;
+	}
+	for (size_t off = 0; off < n;) {
+		ssize_t w = write(fd, buf + off, n - off);
+
+		if (w <= 0) {
+			perror("write");
+			return 1;
+		}
+		off += (size_t)w;
+	}
+	close(fd);
+	return 0;
+}
+
+int main(void)
+{
+	xs_gpu_alpha_site();
+	xs_gpu_beta_site();
+	printf("fired %lu of %u\n", xs_fake_cupti_fired(), corr);
+	return send_kernels();
+}
