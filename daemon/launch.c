@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "daemon/cupti_lib_path.h"
 #include "daemon/launch.h"
 
 #ifndef XSPROF_CUPTI_LIB_PATH
@@ -32,9 +33,7 @@ struct launch {
 
 const char *launch__cupti_lib(void)
 {
-	const char *env = getenv(LAUNCH_CUPTI_LIB_ENV);
-
-	return env && *env ? env : XSPROF_CUPTI_LIB_PATH;
+	return xsprof_cupti_lib_path();
 }
 
 /* argv[0] as execvp would find it; -ENOENT or -EACCES like a shell reports them. */

@@ -17,6 +17,7 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 
+#include "daemon/cupti_lib_path.h"
 #include "output/output.h"
 
 enum {
@@ -461,34 +462,6 @@ static int cmd_flamegraph(int argc, char **argv)
 	return st;
 }
 
-/*
- * The injection library of this installation: BINDIR/../LIBDIR/xsprof/ relative to our own
- * executable (so /usr and /usr/local installs both work), else the configured path.
- */
-static const char *cupti_lib(char *buf, size_t size)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-
-	if (getenv("XSPROF_CUPTI_LIB"))
-		return getenv("XSPROF_CUPTI_LIB");
-	if (n > 0) {
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			char rel[PATH_MAX];
-
-			if (snprintf(rel, sizeof(rel), "%s/../%s/xsprof/libxsprof_cupti.so", exe,
-				     XSPROF_INSTALL_LIBDIR) < (int)sizeof(rel) &&
-			    size >= PATH_MAX && realpath(rel, buf))
-				return buf;
-		}
-	}
-	return XSPROF_CUPTI_LIB_PATH;
-}
-
 /* Start CMD stopped at a pipe, so the recording is running before it does anything. */
 static pid_t spawn_held(char **cmd, int *ret_release)
 {
@@ -502,8 +475,7 @@ static pid_t spawn_held(char **cmd, int *ret_release)
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		char buf[PATH_MAX];
-		const char *lib = cupti_lib(buf, sizeof(buf));
+		const char *lib = xsprof_cupti_lib_path();
 
 		close(p[1]);
 		if (read(p[0], &c, 1) != 1)
