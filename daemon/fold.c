@@ -29,6 +29,37 @@ static bool unnamed(const char *name)
 	return (name[0] == '[' && strncmp(name, "[bpf] ", 6)) || strstr(name, "+0x");
 }
 
+/*
+ * --debug-info: the frames at addr (inlined functions, then the one holding them), outermost
+ * first, each "name (file:line)" where DWARF knows the line. Returns the new frame count.
+ */
+static size_t name_with_lines(struct symbolizer *sym, const struct stack_entry *e, uint64_t addr,
+			      struct fold_names *buf, size_t n, struct fold_stats *st)
+{
+	struct symbolizer_frame fr[8];
+	size_t used = n;
+	int k = symbolizer__user_frames(sym, e->tgid, e->gen, addr, fr, 8);
+
+	/* Slots in ubuf follow the user frames already placed (n counts them). */
+	for (int j = k - 1; j >= 0; j--) {
+		const char *file = fr[j].file ? strrchr(fr[j].file, '/') : NULL;
+		size_t slot = used;
+
+		if (slot >= FOLD_MAX_USER_FRAMES)
+			break;
+		st->frames++;
+		st->unnamed_frames += unnamed(fr[j].name);
+		if (!fr[j].file || !fr[j].line) {
+			buf->frames[used++] = fr[j].name;
+			continue;
+		}
+		snprintf(buf->ubuf[slot], sizeof(buf->ubuf[slot]), "%s (%s:%u)", fr[j].name,
+			 file ? file + 1 : fr[j].file, fr[j].line);
+		buf->frames[used++] = buf->ubuf[slot];
+	}
+	return used;
+}
+
 void fold__name_stack(struct symbolizer *sym, const struct stack_entry *e, struct fold_names *buf,
 		      struct fold_stats *stats)
 {
@@ -54,8 +85,13 @@ void fold__name_stack(struct symbolizer *sym, const struct stack_entry *e, struc
 	 * addresses, which point after their call: step back into it. */
 	for (int i = (e->flags & XSPROF_SAMPLE_F_FOREIGN) ? -1 : e->nr_user - 1; i >= 0; i--) {
 		uint64_t addr = e->user_ips[i] - (i > 0 ? 1 : 0);
-		const char *name = symbolizer__user_gen(sym, e->tgid, e->gen, addr);
+		const char *name;
 
+		if (symbolizer__debug_info(sym)) {
+			n = name_with_lines(sym, e, addr, buf, n, &st);
+			continue;
+		}
+		name = symbolizer__user_gen(sym, e->tgid, e->gen, addr);
 		st.frames++;
 		st.unnamed_frames += unnamed(name);
 		buf->frames[n++] = name;

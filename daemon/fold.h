@@ -20,13 +20,16 @@ struct fold_stats {
 };
 
 /* A stack's own frames: user and kernel frames, and up to two placeholders. */
-#define FOLD_MAX_FRAMES (2 + 2 * XSPROF_MAX_STACK_DEPTH)
+/* User frames with --debug-info: an address may expand into inlined frames, up to this many. */
+#define FOLD_MAX_USER_FRAMES (2 * XSPROF_MAX_STACK_DEPTH)
+#define FOLD_MAX_FRAMES	     (2 + FOLD_MAX_USER_FRAMES + XSPROF_MAX_STACK_DEPTH)
 
 /* Room for naming one stack: the frames and the kernel names with their suffix. */
 struct fold_names {
 	const char *frames[FOLD_MAX_FRAMES];
 	size_t n;
 	char kbuf[XSPROF_MAX_STACK_DEPTH][160];
+	char ubuf[FOLD_MAX_USER_FRAMES][192]; /* "name (file:line)" with --debug-info */
 };
 
 /*

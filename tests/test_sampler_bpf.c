@@ -330,3 +330,45 @@ Test(cli, not_root_is_told_to_use_sudo, .timeout = 60)
 	cr_expect(text && strstr(text, "needs root"), "%s", text);
 	free(text);
 }
+
+Test(sampler_bpf, debug_info_adds_source_lines_and_inlined_frames, .timeout = 120)
+{
+	const char *truth, *out = test_path("dbg", ".folded"), *err = test_path("dbg", ".err");
+	pid_t pid = start_split("1000", "1000", "3", "1", &truth);
+	char pidbuf[16];
+	char *argv[] = {XSPROFD_PATH,	"-f", "-d",   "2",  "-F",	 "999",
+			"--debug-info", "-p", pidbuf, "-o", (char *)out, NULL};
+	struct folded f;
+	uint64_t with_line = 0, inlined = 0, burn = 0;
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	cr_assert_eq(run(argv, NULL, err), 0, "%s", read_file(err));
+	cr_assert_eq(wait_exit(pid), 0);
+	folded_load(out, &f);
+	for (size_t i = 0; i < f.n; i++) {
+		struct folded_line *l = &f.lines[i];
+
+		for (int j = 1; j < l->n; j++) {
+			/* The workload is built with -g: its frames carry split.c:LINE. */
+			if (!strncmp(l->frames[j], "xs_work_alpha (split.c:", 23))
+				with_line += l->count;
+			if (!strncmp(l->frames[j], "burn (split.c:", 14)) {
+				burn += l->count;
+				/* xs_spin() is always inlined into burn: its own frame. */
+				if (j + 1 < l->n &&
+				    !strncmp(l->frames[j + 1], "xs_spin (split.c:", 17))
+					inlined += l->count;
+			}
+		}
+	}
+	cr_log_info("debug-info: %llu samples in xs_work_alpha with lines, %llu in burn, %llu in "
+		    "inlined xs_spin\n",
+		    (unsigned long long)with_line, (unsigned long long)burn,
+		    (unsigned long long)inlined);
+	cr_expect(with_line > 100, "xs_work_alpha has no source line");
+	cr_expect(burn > 100, "burn has no source line");
+	/* Nearly all of burn's time is in its inlined loop. */
+	cr_expect(inlined * 2 > burn, "only %llu of %llu burn samples show the inlined xs_spin",
+		  (unsigned long long)inlined, (unsigned long long)burn);
+	folded_free(&f);
+}

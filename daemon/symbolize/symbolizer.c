@@ -1370,3 +1370,8 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret_
 	ret_stats->open_files = s->nr_fds;
 	ret_stats->bytes = total_bytes(s);
 }
+
+bool symbolizer__debug_info(const struct symbolizer *s)
+{
+	return s->debug_info;
+}

@@ -108,6 +108,8 @@ const char *symbolizer__user_gen(struct symbolizer *s, pid_t pid, uint32_t gen, 
  */
 int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t addr,
 			    struct symbolizer_frame *ret, int max);
+/* Whether it was made with opts.debug_info (callers then ask for user_frames). */
+bool symbolizer__debug_info(const struct symbolizer *s);
 /*
  * Kernel address: a symbol (vmlinux or a module), "[bpf] NAME" inside a BPF program or
  * trampoline, "[unknown kernel]" otherwise. Valid until the next symbolizer__trim.
