@@ -161,12 +161,14 @@ struct http_server *http_server__new(sd_event *ev, int listen_fd, MHD_AccessHand
 	}
 	/* No thread of MHD's own: it runs when its epoll fd is ready, on our loop. */
 	s->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0,
-				  NULL, NULL, handler, ctx, MHD_OPTION_LISTEN_SOCKET, listen_fd,
-				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
-				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY_LIMIT,
-				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONN_IDLE_TIMEOUT,
-				  MHD_OPTION_NOTIFY_COMPLETED, completed, ctx,
-				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+				  NULL, NULL, handler, ctx,
+				  /* first, so every message of MHD goes through our log */
+				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+				  MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_CONNECTION_LIMIT,
+				  (unsigned int)MAX_CONNECTIONS, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+				  (size_t)CONN_MEMORY_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
+				  (unsigned int)CONN_IDLE_TIMEOUT, MHD_OPTION_NOTIFY_COMPLETED,
+				  completed, ctx, MHD_OPTION_END);
 	if (!s->mhd) {
 		close(listen_fd);
 		err = -EIO;

@@ -21,6 +21,7 @@
 #include <systemd/sd-event.h>
 
 #include "cupti_inject/xsprof_wire.h"
+#include "daemon/cuda_probes.h"
 #include "daemon/cupti_server.h"
 #include "daemon/fold.h"
 #include "daemon/http.h"
@@ -351,6 +352,19 @@ static struct json_object *status_json(struct service *s)
 	mem = json_object_new_object();
 	add_u64(mem, "rss_bytes", (uint64_t)rss_bytes());
 	json_object_object_add(j, "memory", mem);
+	if (s->always && recording__cuda(s->always)) {
+		struct cuda_probes_stats ps;
+		struct json_object *g = json_object_new_object();
+
+		cuda_probes__stats(recording__cuda(s->always), &ps);
+		add_u64(g, "probed_files", ps.targets);
+		add_u64(g, "uprobes", ps.links);
+		add_u64(g, "calls", ps.bpf.calls);
+		add_u64(g, "attach_failed", ps.attach_failed);
+		add_u64(g, "bad_records", ps.bad_records);
+		add_u64(g, "store_failures", ps.store_failures);
+		json_object_object_add(j, "cuda_probes", g);
+	}
 	if (s->cupti) {
 		struct cupti_server_stats cs;
 		struct json_object *g = json_object_new_object();
@@ -400,6 +414,10 @@ static int start_always(struct service *s)
 		.pids = s->opts->pids,
 		.nr_pids = s->opts->nr_pids,
 		.proc_events = true, /* the one recording that feeds exec/exit to s->sym */
+		/* CUDA probes for attached processes (and --cuda-lib files) only: none otherwise. */
+		.cuda = !s->opts->no_cuda,
+		.cuda_libs = s->opts->cuda_libs,
+		.nr_cuda_libs = s->opts->nr_cuda_libs,
 	};
 	const char *what;
 	int err;
@@ -853,6 +871,7 @@ static enum MHD_Result api_attach(struct service *s, struct req *q, struct MHD_C
 {
 	struct json_object *out;
 	enum MHD_Result ret;
+	bool cuda = false;
 	pid_t pid;
 	int i;
 
@@ -881,12 +900,23 @@ static enum MHD_Result api_attach(struct service *s, struct req *q, struct MHD_C
 			s->attached[s->nr_attached++] = pid;
 			/* Map it now: its names survive it exiting. */
 			symbolizer__add_process(s->sym, pid);
-			log_info("attached pid %d", (int)pid);
+			/* Its CUDA launches from now on, when it maps CUDA. */
+			if (s->always && recording__cuda(s->always)) {
+				int n = cuda_probes__attach_pid(recording__cuda(s->always), pid);
+
+				cuda = n > 0;
+				if (n < 0)
+					log_warn("attaching CUDA probes to pid %d: %s", (int)pid,
+						 strerror(-n));
+			}
+			log_info("attached pid %d%s", (int)pid, cuda ? " with CUDA probes" : "");
 		}
 	}
 	out = json_object_new_object();
 	add_u64(out, "pid", (uint64_t)pid);
 	json_object_object_add(out, "attached", json_object_new_boolean(attach));
+	if (attach)
+		json_object_object_add(out, "cuda", json_object_new_boolean(cuda));
 	return reply_json(c, 200, out);
 }
 
