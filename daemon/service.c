@@ -32,20 +32,22 @@
 #include "daemon/recording.h"
 #include "daemon/service.h"
 #include "daemon/stack_table.h"
+#include "daemon/stack_names.h"
 #include "daemon/store.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "output/calltree.h"
 #include "output/output.h"
 #include "output/profile.h"
 
-#define SLICE_US	 (10 * 1000000ull) /* rolling store granularity */
-#define MAX_BODY	 (64 * 1024)
-#define MAX_RECORDINGS	 4   /* running at once */
-#define MAX_FINISHED	 16  /* kept for fetching */
-#define FINISHED_KEEP_S	 300 /* a finished result is kept this long, or until fetched */
-#define MAX_WAITERS	 8
-#define MAX_ATTACHED	 1024
-#define MAX_REQUEST_PIDS 64
+#define SLICE_US	    (10 * 1000000ull) /* rolling store granularity */
+#define MAX_BODY	    (64 * 1024)
+#define MAX_RECORDINGS	    4	/* running at once */
+#define MAX_FINISHED	    16	/* kept for fetching */
+#define FINISHED_KEEP_S	    300 /* a finished result is kept this long, or until fetched */
+#define MAX_WAITERS	    8
+#define MAX_ATTACHED	    1024
+#define MAX_REQUEST_PIDS    64
+#define RECORD_MAX_TIMELINE (2u * 1000 * 1000) /* samples kept for a trace: ~50 MiB */
 
 enum rec_state { REC_RUNNING, REC_DONE, REC_FAILED };
 
@@ -173,16 +175,26 @@ static const char *content_type(enum output_format f)
 	}
 }
 
-/* Formats the service can produce from aggregated stacks (the Chrome trace needs a timeline). */
-static bool service_format(const char *name, enum output_format *ret)
+/*
+ * Formats of the rolling window, which holds aggregated stacks only: no Chrome trace, which
+ * needs a timeline (recordings keep one when asked for it).
+ */
+static bool window_format(const char *name, enum output_format *ret)
 {
 	return !output__format_from_name(name, ret) && *ret != OUTPUT_CHROME_JSON;
 }
 
-/* A call tree in any of those formats. */
+/* A recording's timeline for the Chrome trace: its samples and their named stacks. */
+struct timeline {
+	const struct profile_sample *samples;
+	size_t n;
+	struct stack_names *names;
+};
+
+/* A profile in any format; tl is needed for the Chrome trace only (NULL otherwise). */
 static int write_tree(const struct calltree *tree, enum output_format fmt, FILE *f,
 		      const struct output_meta *meta, unsigned int freq_hz, uint64_t start_ns,
-		      uint64_t end_ns)
+		      uint64_t end_ns, const struct timeline *tl)
 {
 	struct profile_data pd = {
 		.cpu_tree = tree,
@@ -199,7 +211,14 @@ static int write_tree(const struct calltree *tree, enum output_format fmt, FILE 
 	clock_gettime(CLOCK_MONOTONIC, &mt);
 	pd.realtime_offset_ns =
 		(int64_t)(rt.tv_sec - mt.tv_sec) * 1000000000 + (rt.tv_nsec - mt.tv_nsec);
-	if (fmt != OUTPUT_PPROF)
+	if (tl && tl->names) {
+		pd.samples = tl->samples;
+		pd.nr_samples = tl->n;
+		pd.stack = stack_names__resolve;
+		pd.name = stack_names__comm;
+		pd.ctx = tl->names;
+	}
+	if (fmt == OUTPUT_FOLDED || fmt == OUTPUT_SVG)
 		return output__write(tree, fmt, f, meta);
 	return output__write_profile(&pd, fmt, f, meta);
 }
@@ -535,10 +554,25 @@ static void finish_rec(struct service *s, struct svc_rec *r)
 		snprintf(title, sizeof(title), "xsprof recording %u: %.1f s at %u Hz", r->id,
 			 (r->finished_ns - r->started_ns) / 1e9, r->freq_hz);
 		meta.title = title;
-		f = open_memstream(&r->result, &r->result_len);
-		err = f ? write_tree(tree, r->format, f, &meta, r->freq_hz, r->started_ns,
-				     r->finished_ns)
-			: -errno;
+		struct timeline tl = {};
+		uint64_t dropped = 0;
+
+		if (r->format == OUTPUT_CHROME_JSON) {
+			tl.samples = recording__timeline(r->rec, &tl.n, &dropped);
+			tl.names = stack_names__new(recording__stacks(r->rec), NULL, s->sym);
+			if (!tl.names)
+				err = -errno;
+			if (dropped)
+				log_warn(
+					"recording %u: %llu samples left off its trace (at most %u)",
+					r->id, (unsigned long long)dropped, RECORD_MAX_TIMELINE);
+		}
+		f = err ? NULL : open_memstream(&r->result, &r->result_len);
+		if (!err)
+			err = f ? write_tree(tree, r->format, f, &meta, r->freq_hz, r->started_ns,
+					     r->finished_ns, &tl)
+				: -errno;
+		stack_names__free(tl.names);
 		if (f && fclose(f) && !err)
 			err = -EIO;
 		samples = calltree__total(tree);
@@ -694,10 +728,8 @@ static enum MHD_Result api_record_start(struct service *s, struct req *q, struct
 		ret = reply_error(c, 400, "freq_hz must be 1..10000", NULL);
 		goto out;
 	}
-	if (!service_format(fmt, &r->format)) {
-		ret = reply_error(c, 400, "format not available here",
-				  "use folded, svg or pprof (the Chrome trace comes from xsprofd "
-				  "--foreground -o trace.json)");
+	if (output__format_from_name(fmt, &r->format)) {
+		ret = reply_error(c, 400, "unknown format", "use folded, svg, json or pprof");
 		goto out;
 	}
 	if (until_exit && r->nr_pids != 1) {
@@ -714,6 +746,7 @@ static enum MHD_Result api_record_start(struct service *s, struct req *q, struct
 	ro.freq_hz = r->freq_hz;
 	ro.pids = r->pids;
 	ro.nr_pids = r->nr_pids;
+	ro.max_timeline = r->format == OUTPUT_CHROME_JSON ? RECORD_MAX_TIMELINE : 0;
 	r->rec = recording__new(s->ev, &ro, s->sym, &what);
 	if (!r->rec) {
 		snprintf(msg, sizeof(msg), "%s failed: %s", what, strerror(errno));
@@ -818,8 +851,10 @@ static enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_
 		if (*end || !*since || !since_s)
 			return reply_error(c, 400, "since_s must be a positive whole number", NULL);
 	}
-	if (!service_format(fmt ? fmt : "folded", &f))
-		return reply_error(c, 400, "format not available here", "use folded, svg or pprof");
+	if (!window_format(fmt ? fmt : "folded", &f))
+		return reply_error(
+			c, 400, "the rolling window has no timeline for a Chrome trace",
+			"use folded, svg or pprof, or record: xsprofctl record -o x.json");
 	/* Include the slice being recorded: close it now. */
 	close_slice(s);
 	tree = calltree__new();
@@ -836,7 +871,7 @@ static enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_
 	if (!err && !out)
 		err = -errno;
 	if (!err)
-		err = write_tree(tree, f, out, &meta, s->opts->freq_hz, from, now);
+		err = write_tree(tree, f, out, &meta, s->opts->freq_hz, from, now, NULL);
 	if (out && fclose(out) && !err)
 		err = -EIO;
 	calltree__free(tree);
