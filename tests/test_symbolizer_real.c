@@ -666,3 +666,49 @@ Test(symbolizer_real, exited_children_and_open_files_cap)
 	cr_assert_str_eq(symbolizer__user(s, b.pid, b.alpha), "symfix_main_alpha");
 	symbolizer__free(s);
 }
+
+/* A perf map is what the profiled process says: it must not make us read another file. */
+Test(symbolizer_real, perf_map_symlinks_and_foreign_owners_are_refused)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char *code = mmap(NULL, page, PROT_READ | PROT_WRITE | PROT_EXEC,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t base = (uint64_t)(uintptr_t)code;
+	char path[64], secret[64], line[128];
+	struct symbolizer *s;
+
+	cr_assert_neq(code, MAP_FAILED);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	snprintf(secret, sizeof(secret), "/tmp/xs-secret-%d", (int)getpid());
+	snprintf(line, sizeof(line), "%" PRIx64 " 40 root_only_secret\n", base);
+	write_file(secret, line, "we");
+
+	/* A symlink to a file the process could not choose to expose. */
+	unlink(path);
+	cr_assert_eq(symlink(secret, path), 0);
+	s = new_ok(NULL);
+	cr_assert_eq(symbolizer__add_process(s, getpid()), 0);
+	cr_expect_str_neq(symbolizer__user(s, getpid(), base + 0x10), "root_only_secret",
+			  "followed a symlinked perf map");
+	symbolizer__free(s);
+
+	/* A regular file owned by another user (we run as root: the process's user). */
+	unlink(path);
+	write_file(path, line, "we");
+	cr_assert_eq(chown(path, 65534, 65534), 0);
+	s = new_ok(NULL);
+	cr_assert_eq(symbolizer__add_process(s, getpid()), 0);
+	cr_expect_str_neq(symbolizer__user(s, getpid(), base + 0x10), "root_only_secret",
+			  "read a perf map owned by another user");
+	symbolizer__free(s);
+
+	/* The process's own file is read. */
+	cr_assert_eq(chown(path, getuid(), getgid()), 0);
+	s = new_ok(NULL);
+	cr_assert_eq(symbolizer__add_process(s, getpid()), 0);
+	cr_expect_str_eq(symbolizer__user(s, getpid(), base + 0x10), "root_only_secret");
+	symbolizer__free(s);
+	unlink(path);
+	unlink(secret);
+	munmap(code, page);
+}

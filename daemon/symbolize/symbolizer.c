@@ -32,6 +32,8 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/openat2.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -674,25 +676,65 @@ static void process__probe(struct symbolizer *s, struct process *p)
 	}
 }
 
+/*
+ * Opens a perf map the profiled process controls without letting it make us read another
+ * file: path resolved inside root (its own root: a symlink cannot leave it), no symlink as the
+ * last component, a regular file, owned by the process's user (owner, when known) or root.
+ * Like perf, which refuses maps it does not own.
+ */
+static int open_perf_map(const char *root, const char *rel, uid_t owner, bool owner_known)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	struct stat st;
+	int dfd, fd;
+
+	dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	fd = (int)syscall(SYS_openat2, dfd, rel, &how, sizeof(how));
+	close(dfd);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (st.st_uid != 0 && owner_known && st.st_uid != owner)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* Opens pid's /tmp/perf-NSPID.map (in its own root) if there is one and room for it. */
 static void process__open_jit(struct symbolizer *s, struct process *p)
 {
-	char path[PATH_MAX];
+	char root[PATH_MAX], dir[PATH_MAX], rel[64];
+	struct stat st;
+	bool owner_known = false;
+	uid_t owner = 0;
 	int n;
 
 	if (!s->perf_maps || p->jit_fd >= 0 || s->nr_fds >= s->max_fds)
 		return;
-	if (!p->dead)
-		n = snprintf(path, sizeof(path), "%s/%d/root/tmp/perf-%d.map", s->proc_root,
-			     (int)p->pid, (int)p->nspid);
-	else if (p->host_root)
+	snprintf(rel, sizeof(rel), "tmp/perf-%d.map", (int)p->nspid);
+	if (!p->dead) {
+		n = snprintf(root, sizeof(root), "%s/%d/root", s->proc_root, (int)p->pid);
+		/* /proc/PID belongs to the process's user. */
+		snprintf(dir, sizeof(dir), "%s/%d", s->proc_root, (int)p->pid);
+		if (!stat(dir, &st)) {
+			owner = st.st_uid;
+			owner_known = true;
+		}
+	} else if (p->host_root) {
 		/* Gone, but it lived in our root: the file outlives it. */
-		n = snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)p->nspid);
-	else
+		n = snprintf(root, sizeof(root), "/");
+	} else {
 		return;
-	if (n < 0 || (size_t)n >= sizeof(path))
+	}
+	if (n < 0 || (size_t)n >= sizeof(root))
 		return;
-	p->jit_fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	p->jit_fd = open_perf_map(root, rel, owner, owner_known);
 	if (p->jit_fd >= 0)
 		s->nr_fds++;
 }
