@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -526,6 +527,8 @@ int oneshot__run(const struct xsprofd_opts *o)
 		log_err("adding %s to the pid filter: %s", o->command[0], strerror(-err));
 		goto out;
 	}
+	/* Loading parsed the kernel's BTF (megabytes), now freed: give it back before sampling. */
+	malloc_trim(0);
 	err = recording__start(rec);
 	if (err) {
 		preflight__explain_bpf_error("attaching the sampler to perf events", err);
@@ -564,6 +567,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 			strerror(-err));
 
 	cpu1 = cpu_seconds();
+	malloc_trim(0); /* the naming below is the run's memory peak: start it lean */
 	tree = calltree__new();
 	if (!tree) {
 		log_err("out of memory building the profile");
