@@ -307,11 +307,13 @@ static void cuda_report(struct recording *rec)
 		return;
 	launch_store__stats(cuda_probes__store(cp), &ls);
 	last = cuda_probes__last_error(cp);
-	log_info("CUDA: %llu calls recorded (%llu inside another probed call, counted once), "
-		 "%llu xsprof:launch firings; probes on %llu files (%llu uprobes)",
-		 (unsigned long long)ls.calls, (unsigned long long)cs.bpf.nested,
-		 (unsigned long long)ls.usdt, (unsigned long long)cs.targets,
-		 (unsigned long long)cs.links);
+	/* Silent on a run that met no CUDA at all (unless -v). */
+	log_msg(ls.calls || ls.usdt || cs.targets ? LOG_INFO : LOG_DEBUG,
+		"CUDA: %llu calls recorded (%llu inside another probed call, counted once), "
+		"%llu xsprof:launch firings; probes on %llu files (%llu uprobes)",
+		(unsigned long long)ls.calls, (unsigned long long)cs.bpf.nested,
+		(unsigned long long)ls.usdt, (unsigned long long)cs.targets,
+		(unsigned long long)cs.links);
 	log_debug("CUDA: %llu libraries mapped by profiled processes (%llu stopped for the "
 		  "attach), %llu children followed, %llu calls of other processes",
 		  (unsigned long long)cs.lib_events, (unsigned long long)cs.stopped,
@@ -353,11 +355,12 @@ static int gpu_correlate(const struct xsprofd_opts *o, struct oneshot_gpu *gpu,
 		log_err("correlating GPU work with its launches failed: %s", strerror(-err));
 		return err;
 	}
-	log_info("GPU: %zu records received, %zu launches; correlation (%s): %llu matched, "
-		 "unmatched %llu launches and %llu GPU records, late %llu and %llu",
-		 pd->nr_gpu, pd->nr_launches, o->correlate, (unsigned long long)cs.matched,
-		 (unsigned long long)cs.unmatched_cpu, (unsigned long long)cs.unmatched_gpu,
-		 (unsigned long long)cs.late_cpu, (unsigned long long)cs.late_gpu);
+	log_msg(pd->nr_gpu || pd->nr_launches ? LOG_INFO : LOG_DEBUG,
+		"GPU: %zu records received, %zu launches; correlation (%s): %llu matched, "
+		"unmatched %llu launches and %llu GPU records, late %llu and %llu",
+		pd->nr_gpu, pd->nr_launches, o->correlate, (unsigned long long)cs.matched,
+		(unsigned long long)cs.unmatched_cpu, (unsigned long long)cs.unmatched_gpu,
+		(unsigned long long)cs.late_cpu, (unsigned long long)cs.late_gpu);
 	return 0;
 }
 
