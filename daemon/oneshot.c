@@ -296,7 +296,8 @@ out:
 	return err;
 }
 
-static void cuda_report(struct recording *rec)
+/* always: report even when no CUDA was met (launch mode: the user asked about a command). */
+static void cuda_report(struct recording *rec, bool always)
 {
 	struct cuda_probes *cp = recording__cuda(rec);
 	struct launch_store_stats ls;
@@ -308,7 +309,7 @@ static void cuda_report(struct recording *rec)
 	launch_store__stats(cuda_probes__store(cp), &ls);
 	last = cuda_probes__last_error(cp);
 	/* Silent on a run that met no CUDA at all (unless -v). */
-	log_msg(ls.calls || ls.usdt || cs.targets ? LOG_INFO : LOG_DEBUG,
+	log_msg(always || ls.calls || ls.usdt || cs.targets ? LOG_INFO : LOG_DEBUG,
 		"CUDA: %llu calls recorded (%llu inside another probed call, counted once), "
 		"%llu xsprof:launch firings; probes on %llu files (%llu uprobes)",
 		(unsigned long long)ls.calls, (unsigned long long)cs.bpf.nested,
@@ -607,7 +608,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 			 "or memory ran out); the flamegraph outputs still count them",
 			 (unsigned long long)timeline_dropped, MAX_TIMELINE_SAMPLES);
 	if (!o->no_cuda)
-		cuda_report(rec);
+		cuda_report(rec, o->nr_command > 0);
 	recording__stats(rec, &rs);
 
 	now = time(NULL);
