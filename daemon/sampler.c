@@ -320,6 +320,17 @@ uint32_t sampler__ring_bytes(const struct sampler *s)
 	return s->ring_bytes;
 }
 
+void xsprof_cpu_stats__add(struct xsprof_cpu_stats *dst, const struct xsprof_cpu_stats *src)
+{
+	dst->samples += src->samples;
+	dst->emitted += src->emitted;
+	dst->filtered += src->filtered;
+	dst->idle += src->idle;
+	dst->drop_ringbuf += src->drop_ringbuf;
+	dst->kstack_err += src->kstack_err;
+	dst->ustack_err += src->ustack_err;
+}
+
 int sampler__read_stats(const struct sampler *s, struct xsprof_cpu_stats *per_cpu,
 			struct xsprof_cpu_stats *total)
 {
@@ -336,15 +347,8 @@ int sampler__read_stats(const struct sampler *s, struct xsprof_cpu_stats *per_cp
 		goto out;
 	}
 	memset(total, 0, sizeof(*total));
-	for (int i = 0; i < s->nr_cpus; i++) {
-		total->samples += vals[i].samples;
-		total->emitted += vals[i].emitted;
-		total->filtered += vals[i].filtered;
-		total->idle += vals[i].idle;
-		total->drop_ringbuf += vals[i].drop_ringbuf;
-		total->kstack_err += vals[i].kstack_err;
-		total->ustack_err += vals[i].ustack_err;
-	}
+	for (int i = 0; i < s->nr_cpus; i++)
+		xsprof_cpu_stats__add(total, &vals[i]);
 	if (per_cpu)
 		memcpy(per_cpu, vals, sizeof(*vals) * s->nr_cpus);
 out:

@@ -69,6 +69,8 @@ uint32_t sampler__ring_bytes(const struct sampler *s);
 int sampler__read_stats(const struct sampler *s, struct xsprof_cpu_stats *ret_per_cpu,
 			struct xsprof_cpu_stats *ret_total);
 void sampler__user_stats(const struct sampler *s, struct sampler_stats *ret_stats);
+/* dst += src, counter by counter. */
+void xsprof_cpu_stats__add(struct xsprof_cpu_stats *dst, const struct xsprof_cpu_stats *src);
 /* Ids of the loaded BPF programs (for cost accounting with bpf_stats). */
 int sampler__prog_id(const struct sampler *s);
 

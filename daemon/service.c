@@ -30,6 +30,7 @@
 #include "daemon/options.h"
 #include "daemon/preflight.h"
 #include "daemon/recording.h"
+#include "daemon/sampler.h"
 #include "daemon/service.h"
 #include "daemon/stack_table.h"
 #include "daemon/stack_names.h"
@@ -97,7 +98,7 @@ struct service {
 	int nr_attached;
 	bool stopping;
 	struct xsprof_cpu_stats totals; /* BPF counters of always-on recordings already retired */
-	uint64_t totals_records, totals_bad;
+	uint64_t totals_bad;
 };
 
 /* Per request: the body read so far and who sent it. */
@@ -287,34 +288,20 @@ static long rss_bytes(void)
 	return rss * sysconf(_SC_PAGESIZE);
 }
 
-static void always_counters(struct service *s, struct xsprof_cpu_stats *ret, uint64_t *records,
-			    uint64_t *bad)
+/* Counters since start: recordings retired by reloads plus the running one, read live. */
+static void always_counters(struct service *s, struct xsprof_cpu_stats *ret, uint64_t *ret_bad)
 {
-	struct recording_stats rs;
-	struct xsprof_cpu_stats *per;
-	int n;
+	struct xsprof_cpu_stats now;
+	struct sampler_stats us;
 
 	*ret = s->totals;
-	*records = s->totals_records;
-	*bad = s->totals_bad;
+	*ret_bad = s->totals_bad;
 	if (!s->always)
 		return;
-	n = recording__nr_cpus(s->always);
-	per = calloc(n, sizeof(*per));
-	if (per && !recording__cpu_stats(s->always, per)) {
-		for (int i = 0; i < n; i++) {
-			ret->samples += per[i].samples;
-			ret->emitted += per[i].emitted;
-			ret->filtered += per[i].filtered;
-			ret->idle += per[i].idle;
-			ret->drop_ringbuf += per[i].drop_ringbuf;
-			ret->kstack_err += per[i].kstack_err;
-			ret->ustack_err += per[i].ustack_err;
-		}
-	}
-	free(per);
-	recording__stats(s->always, &rs);
-	*bad += rs.bad_records;
+	if (!sampler__read_stats(recording__sampler(s->always), NULL, &now))
+		xsprof_cpu_stats__add(ret, &now);
+	sampler__user_stats(recording__sampler(s->always), &us);
+	*ret_bad += us.bad_records;
 }
 
 static struct json_object *status_json(struct service *s)
@@ -322,7 +309,7 @@ static struct json_object *status_json(struct service *s)
 	struct json_object *j = json_object_new_object(), *a, *recs, *cnt, *st, *mem;
 	struct xsprof_cpu_stats c;
 	struct store_stats ss;
-	uint64_t records, bad;
+	uint64_t bad;
 
 	json_object_object_add(j, "version", json_object_new_string(XSPROF_VERSION));
 	add_u64(j, "pid", (uint64_t)getpid());
@@ -347,7 +334,7 @@ static struct json_object *status_json(struct service *s)
 		json_object_array_add(recs, o);
 	}
 	json_object_object_add(j, "recordings", recs);
-	always_counters(s, &c, &records, &bad);
+	always_counters(s, &c, &bad);
 	cnt = json_object_new_object();
 	add_u64(cnt, "samples", c.samples);
 	add_u64(cnt, "kept", c.emitted);
@@ -409,9 +396,9 @@ static void notify_status(struct service *s)
 {
 	struct xsprof_cpu_stats c;
 	struct store_stats ss;
-	uint64_t records, bad;
+	uint64_t bad;
 
-	always_counters(s, &c, &records, &bad);
+	always_counters(s, &c, &bad);
 	store__stats(s->store, &ss);
 	sd_notifyf(0,
 		   "STATUS=%u Hz on %d CPUs; %llu samples (%llu lost); window holds %llu samples "
@@ -1216,13 +1203,7 @@ static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, vo
 		close_slice(s);
 		recording__stop(s->always);
 		recording__stats(s->always, &rs);
-		s->totals.samples += rs.bpf.samples;
-		s->totals.emitted += rs.bpf.emitted;
-		s->totals.idle += rs.bpf.idle;
-		s->totals.filtered += rs.bpf.filtered;
-		s->totals.drop_ringbuf += rs.bpf.drop_ringbuf;
-		s->totals.kstack_err += rs.bpf.kstack_err;
-		s->totals.ustack_err += rs.bpf.ustack_err;
+		xsprof_cpu_stats__add(&s->totals, &rs.bpf);
 		s->totals_bad += rs.bad_records;
 		recording__free(s->always);
 		s->always = NULL;
