@@ -4,6 +4,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include "xsprof_events.h"
+#define XSPROF_SAMPLER_MAPS_OWNER
+#include "shared_maps.bpf.h"
 #define XSPROF_PIDNS_OWNER
 #include "pidns.bpf.h"
 #include "ustack.bpf.h"
@@ -15,18 +17,6 @@ const volatile bool include_idle = false;
 
 /* Flipped at run time by the daemon (mmapped .bss), so attaching a pid needs no reload. */
 bool pid_filter_on = false;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20); /* resized by the daemon before load */
-} samples SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096); /* resized by the daemon before load */
-	__type(key, __u32);	   /* tgid */
-	__type(value, __u8);
-} pid_filter SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

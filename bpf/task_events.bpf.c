@@ -10,20 +10,10 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "xsprof_events.h"
+#include "shared_maps.bpf.h"
 #include "pidns.bpf.h"
 
 #define PF_KTHREAD 0x00200000
-
-/*
- * Shared with sampler.bpf.c. Two strong definitions do not link ("conflicting non-weak
- * symbol"): this weak one, identical, is merged into sampler.bpf.c's by bpftool gen object.
- * libbpf 1.1's linker mis-relocates a weak (or extern) map that it meets before the strong
- * one ("map relo failed"), hence this file's name: it sorts after sampler.bpf.c.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20); /* resized by the daemon before load */
-} samples SEC(".maps") __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -13,34 +13,16 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "xsprof_events.h"
+#include "shared_maps.bpf.h"
+#define XSPROF_CUDA_MAPS_OWNER
+#include "cuda_maps.bpf.h"
 #include "pidns.bpf.h"
 #include "ustack.bpf.h"
 
 #define SIGSTOP 19
 
-/* Shared with the CPU sampler, which defines them (sampler.bpf.c). */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
-} samples SEC(".maps") __weak;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32); /* tgid */
-	__type(value, __u8);
-} pid_filter SEC(".maps") __weak;
-
 extern bool pid_filter_on;
 extern const volatile __u64 wakeup_bytes;
-
-/* GPU-path counters, shared with usdt_launch.bpf.c and watch.bpf.c (weak there). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct xsprof_cuda_stats);
-} cuda_stats SEC(".maps");
 
 /* The outermost probed call in progress on a thread, to tell nested calls from new ones. */
 struct xsprof_call_mark {
@@ -56,14 +38,6 @@ struct {
 	__type(key, int);
 	__type(value, struct xsprof_call_mark);
 } call_marks SEC(".maps");
-
-/* Profiled processes that sent a record: the first one is held (see send_held). */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32); /* tgid */
-	__type(value, __u8);
-} cuda_seen SEC(".maps");
 
 /* Flipped by the daemon at run time (mmapped .bss): stop profiled processes where the daemon
  * must act before they run on (see send_held, and watch.bpf.c). */

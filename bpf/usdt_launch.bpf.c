@@ -12,32 +12,15 @@
 #define BPF_USDT_MAX_SPEC_CNT 1024
 #include <bpf/usdt.bpf.h>
 #include "xsprof_events.h"
+#include "shared_maps.bpf.h"
+#include "cuda_maps.bpf.h"
 #include "pidns.bpf.h"
 #include "ustack.bpf.h"
 
 #define SIGSTOP 19
 
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
-} samples SEC(".maps") __weak;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32); /* tgid */
-	__type(value, __u8);
-} pid_filter SEC(".maps") __weak;
-
 extern bool pid_filter_on;
 extern const volatile __u64 wakeup_bytes;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct xsprof_cuda_stats);
-} cuda_stats SEC(".maps") __weak;
 
 /* The record, and the top of the stack read at once (ustack.bpf.h says why). */
 struct usdt_scratch {
@@ -51,13 +34,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct usdt_scratch);
 } usdt_scratch SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32); /* tgid */
-	__type(value, __u8);
-} cuda_seen SEC(".maps") __weak;
 
 extern bool cuda_stop_processes;
 

@@ -10,6 +10,8 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "xsprof_events.h"
+#include "shared_maps.bpf.h"
+#include "cuda_maps.bpf.h"
 #include "pidns.bpf.h"
 
 #define PROT_EXEC 0x4
@@ -18,36 +20,10 @@
 /* pid_filter values: the daemon puts 1; a child added here gets this, and leaves at exit. */
 #define FILTER_FOLLOWED 2
 
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
-} samples SEC(".maps") __weak;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32); /* tgid */
-	__type(value, __u8);
-} pid_filter SEC(".maps") __weak;
-
 extern bool pid_filter_on;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct xsprof_cuda_stats);
-} cuda_stats SEC(".maps") __weak;
 
 /* Defined in uprobe_cuda.bpf.c (flipped by the daemon at run time). */
 extern bool cuda_stop_processes;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32); /* tgid */
-	__type(value, __u8);
-} cuda_seen SEC(".maps") __weak;
 
 static __always_inline struct xsprof_cuda_stats *stats(void)
 {
