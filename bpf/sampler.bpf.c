@@ -50,6 +50,33 @@ static __always_inline bool interrupted_user_mode(struct bpf_perf_event_data *ct
 }
 
 /*
+ * A thread stepping over a probed instruction runs its copy in the uprobe's out-of-line slot
+ * ([uprobes] page): the pc there belongs to the probed function, at the same offset.
+ */
+#define UPROBE_XOL_SLOT_BYTES 128 /* include/linux/uprobes.h */
+
+static __always_inline __u64 pc_of_probed(struct task_struct *task, __u64 ip)
+{
+	struct uprobe_task *ut = BPF_CORE_READ(task, utask);
+	__u64 xol;
+
+	if (!ut)
+		return ip;
+	xol = BPF_CORE_READ(ut, xol_vaddr);
+	if (!xol || ip < xol || ip - xol >= UPROBE_XOL_SLOT_BYTES)
+		return ip;
+	return BPF_CORE_READ(ut, vaddr) + (ip - xol);
+}
+
+/* Between the old image and the new one in an exec (see exec_window). */
+static __always_inline bool between_images(struct task_struct *task)
+{
+	__u64 *mm = bpf_task_storage_get(&exec_window, task, 0, 0);
+
+	return mm && *mm != (__u64)BPF_CORE_READ(task, mm);
+}
+
+/*
  * User stack: the interrupted pc, then the frame-pointer walk of ustack.bpf.h (which says why
  * not bpf_get_stack: its fault at the end of every chain was most of a sample's cost).
  */
@@ -77,7 +104,7 @@ static __noinline long user_stack(struct bpf_perf_event_data *ctx, struct task_s
 		return n < 0 ? n : n >> 3; /* no signed division in BPF */
 	}
 
-	s->ips[nk & 127] = ip;
+	s->ips[nk & 127] = pc_of_probed(task, ip);
 	return 1 + ustack__walk_fp(s->ips, nk + 1, 2 * XSPROF_MAX_STACK_DEPTH, fp, sp);
 #else
 	long n =
@@ -151,6 +178,9 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	nu = 0;
 	if (BPF_CORE_READ(task, flags) & PF_KTHREAD) {
 		s->flags |= XSPROF_SAMPLE_F_KTHREAD;
+	} else if (!user_mode && between_images(task)) {
+		s->flags |= XSPROF_SAMPLE_F_EXEC;
+		st->in_exec++;
 	} else {
 		nu = user_stack(ctx, task, s, nk, user_mode);
 		if (nu < 0) {
