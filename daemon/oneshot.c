@@ -318,6 +318,19 @@ static void cuda_report(struct recording *rec, bool always)
 		(unsigned long long)ls.calls, (unsigned long long)cs.bpf.nested,
 		(unsigned long long)ls.usdt, (unsigned long long)cs.targets,
 		(unsigned long long)cs.links);
+	if (ls.usdt)
+		log_info(
+			"CUDA: xsprof:launch site in %llu processes: %llu on the kernel's optimised "
+			"call, %llu trapped (int3; %llu of them on a 5-byte nop%s), %llu not probed "
+			"yet; %llu launch uprobes removed where it fired (one probe per launch)",
+			(unsigned long long)(cs.usdt_site_call + cs.usdt_site_trap +
+					     cs.usdt_site_nop),
+			(unsigned long long)cs.usdt_site_call,
+			(unsigned long long)cs.usdt_site_trap,
+			(unsigned long long)cs.usdt_site_trap_nop5,
+			cs.usdt_site_trap_nop5 ? ": this kernel does not optimise uprobes" : "",
+			(unsigned long long)cs.usdt_site_nop,
+			(unsigned long long)cs.uprobes_trimmed);
 	log_debug("CUDA: %llu libraries mapped by profiled processes (%llu stopped for the "
 		  "attach), %llu children followed, %llu calls of other processes",
 		  (unsigned long long)cs.lib_events, (unsigned long long)cs.stopped,
@@ -431,6 +444,9 @@ int oneshot__run(const struct xsprofd_opts *o)
 		.nr_cuda_libs = o->nr_cuda_libs,
 		.proc_events = true,
 		.max_timeline = wants_timeline(o) ? MAX_TIMELINE_SAMPLES : 0,
+		/* Those two join entry uprobe records; id (and auto's pick of it) the USDT's. */
+		.keep_launch_uprobes = o->correlate && (!strcmp(o->correlate, "timestamp") ||
+							!strcmp(o->correlate, "stream")),
 	};
 	struct launch *cmd = NULL;
 	bool released = false;

@@ -192,6 +192,7 @@ static int recording_cuda_setup(struct recording *r, const struct recording_opts
 		/* Only processes we were asked for: the watch stops them while it attaches. */
 		.watch_maps = o->cuda && (o->nr_pids > 0 || o->follow_forks),
 		.max_stacks = o->max_launch_stacks,
+		.keep_launch_uprobes = o->keep_launch_uprobes,
 		.on_process = on_cuda_process,
 		.ctx = r,
 	};

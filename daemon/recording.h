@@ -39,6 +39,7 @@ struct recording_opts {
 	const char *const *cuda_libs; /* system-wide, by path */
 	int nr_cuda_libs;
 	size_t max_launch_stacks; /* distinct launch stacks kept; 0: default */
+	bool keep_launch_uprobes; /* see struct cuda_probes_opts */
 };
 
 struct recording_stats {
