@@ -121,3 +121,17 @@ printf 'unprofiled (without a GPU each call fails at once: the share is the wors
 for mode in usdt both; do
 	grep -h "xsprof:launch site" "$tmp/prof-$mode.log" | sed "s/^xsprofd: /$mode: /" || true
 done
+
+# The probe programs' own run time, from the kernel's BPF statistics: one more run of each
+# path with them on (they add two clock reads per run, so not during the timed rounds).
+old_stats=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -q -w kernel.bpf_stats_enabled=1
+printf '
+BPF program run time per probe hit (kernel.bpf_stats_enabled, one extra run each):
+'
+for mode in $modes; do
+	"$xsprofd" --foreground -v --freq 1 --launches-output "$tmp/launches.folded" -- \
+		"$bench" "$mode" "$calls" "$cudart" 2>&1 > /dev/null |
+		sed -n "s/^xsprofd: BPF cost: \(xsprof_cuda_call\|xsprof_usdt_launch\|xsprof_proc_libs\)/  $mode: \1/p"
+done
+sysctl -q -w kernel.bpf_stats_enabled="$old_stats"

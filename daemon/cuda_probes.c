@@ -1210,6 +1210,11 @@ const struct launch_store *cuda_probes__store(const struct cuda_probes *cp)
 	return cp->store;
 }
 
+const struct bpf_object *cuda_probes__multi_obj(const struct cuda_probes *cp)
+{
+	return cp->multi ? cp->multi->obj : NULL;
+}
+
 int cuda_probes__stats(const struct cuda_probes *cp, struct cuda_probes_stats *ret)
 {
 	int ncpu = sampler__nr_cpus(cp->sampler);

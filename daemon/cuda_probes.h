@@ -115,6 +115,9 @@ int cuda_probes__start(struct cuda_probes *cp);
 void cuda_probes__stop(struct cuda_probes *cp);
 
 const struct launch_store *cuda_probes__store(const struct cuda_probes *cp);
+/* The second skeleton instance the uprobe_multi links run (NULL until the first attach, or
+ * where the kernel lacks them), for bpf_cost. */
+const struct bpf_object *cuda_probes__multi_obj(const struct cuda_probes *cp);
 int cuda_probes__stats(const struct cuda_probes *cp, struct cuda_probes_stats *ret_stats);
 /* What the last failed attach was ("attaching /usr/.../libcudart.so.13 for pid 12: ..."),
  * or NULL; valid until the next call into cp. */

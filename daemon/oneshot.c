@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 #include <systemd/sd-event.h>
 
+#include "daemon/bpf_cost.h"
 #include "daemon/cuda_probes.h"
 #include "daemon/fold.h"
 #include "daemon/launch.h"
@@ -26,9 +27,11 @@
 #include "daemon/options.h"
 #include "daemon/preflight.h"
 #include "daemon/recording.h"
+#include "daemon/sampler.h"
 #include "daemon/stack_names.h"
 #include "daemon/stack_table.h"
 #include "daemon/symbolize/symbolizer.h"
+#include "xsprof.skel.h"
 #include "cupti_inject/xsprof_wire.h"
 #include "output/calltree.h"
 #include "output/folded.h"
@@ -361,6 +364,23 @@ static void cuda_report(struct recording *rec, bool always)
 			  (unsigned long long)cs.bpf.stream_err);
 }
 
+static int log_cost(void *ctx, const struct bpf_cost *c)
+{
+	log_debug("BPF cost: %s: %llu runs, %.0f ns each", c->name, (unsigned long long)c->runs,
+		  (double)c->run_ns / (double)c->runs);
+	return 0;
+}
+
+/* With -v, while kernel.bpf_stats_enabled is 1: what each program cost per run. */
+static void bpf_cost_report(struct recording *rec)
+{
+	struct cuda_probes *cp = recording__cuda(rec);
+
+	bpf_cost__for_each(sampler__skel(recording__sampler(rec))->obj, log_cost, NULL);
+	if (cp)
+		bpf_cost__for_each(cuda_probes__multi_obj(cp), log_cost, NULL);
+}
+
 /* Join the launches to the GPU records received, into pd; logs what it did. */
 static int gpu_correlate(const struct xsprofd_opts *o, struct oneshot_gpu *gpu,
 			 const struct launch_store *launches, struct profile_data *pd)
@@ -628,6 +648,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 			 (unsigned long long)timeline_dropped, MAX_TIMELINE_SAMPLES);
 	if (!o->no_cuda)
 		cuda_report(rec, o->nr_command > 0);
+	bpf_cost_report(rec);
 	recording__stats(rec, &rs);
 
 	now = time(NULL);
