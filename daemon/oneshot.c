@@ -23,6 +23,7 @@
 #include "daemon/launch_store.h"
 #include "daemon/log.h"
 #include "daemon/oneshot.h"
+#include "daemon/offcpu.h"
 #include "daemon/oneshot_gpu.h"
 #include "daemon/options.h"
 #include "daemon/preflight.h"
@@ -37,6 +38,7 @@
 #include "output/folded.h"
 #include "output/output.h"
 #include "output/profile.h"
+#include "output/report.h"
 
 /* Samples kept for a Chrome trace: 24 bytes each, so 240 MiB at most. */
 #define MAX_TIMELINE_SAMPLES (10u * 1000 * 1000)
@@ -364,6 +366,64 @@ static void cuda_report(struct recording *rec, bool always)
 			  (unsigned long long)cs.bpf.stream_err);
 }
 
+/* The CPU tree by --mode: samples; off-CPU microseconds; or both in microseconds. */
+static int build_tree(const struct xsprofd_opts *o, struct recording *rec, struct symbolizer *sym,
+		      struct calltree *tree, struct fold_stats *ret_fs)
+{
+	const struct stack_table *off = recording__offcpu_stacks(rec);
+	struct fold_stats a = {}, b = {};
+	int err = 0;
+
+	if (o->mode == XSPROFD_MODE_CPU)
+		return recording__fold(rec, tree, ret_fs);
+	if (o->mode == XSPROFD_MODE_WALL)
+		err = fold_stacks_scaled(recording__stacks(rec), sym, tree,
+					 (1000000 + o->freq_hz / 2) / o->freq_hz, &a);
+	if (!err && off)
+		err = fold_stacks_scaled(off, sym, tree, 1, &b);
+	ret_fs->frames = a.frames + b.frames;
+	ret_fs->unnamed_frames = a.unnamed_frames + b.unnamed_frames;
+	ret_fs->missing_ustacks = a.missing_ustacks + b.missing_ustacks;
+	return err;
+}
+
+static void offcpu_report(struct recording *rec)
+{
+	struct offcpu_stats st;
+
+	if (recording__offcpu_stats(rec, &st))
+		return;
+	log_info("off-CPU: %.3f s in %llu stretches off the CPU (%llu switches of watched "
+		 "threads, %llu shorter than --min-block-us left out), %llu distinct stacks",
+		 st.ns / 1e9, (unsigned long long)(st.blocks - st.below_min),
+		 (unsigned long long)st.switches, (unsigned long long)st.below_min,
+		 (unsigned long long)st.keys);
+	if (st.agg_full || st.drop_ringbuf || st.keys_lost || st.pending_full || st.start_full)
+		log_warn("off-CPU: lost %llu stretches (stack table full: raise --max-stacks), "
+			 "%llu new stacks (ring buffer full: raise --ring-buffer-size), %llu "
+			 "switch-outs not timed; %llu stacks counted without frames",
+			 (unsigned long long)st.agg_full, (unsigned long long)st.drop_ringbuf,
+			 (unsigned long long)st.start_full,
+			 (unsigned long long)(st.keys_lost + st.pending_full));
+	if (st.ustack_err)
+		log_debug("off-CPU: %llu user stacks unreadable",
+			  (unsigned long long)st.ustack_err);
+}
+
+/* --report: the flamegraph's top functions, on stdout. */
+static int print_report(const struct profile_data *pd)
+{
+	struct calltree *t = NULL;
+	int err = profile__build_tree(pd, &t);
+
+	if (!err)
+		err = report__write(t, 20, profile__unit_name(pd->unit), stdout);
+	if (err)
+		log_err("writing the report failed: %s", strerror(-err));
+	calltree__free(t);
+	return err;
+}
+
 static int log_cost(void *ctx, const struct bpf_cost *c)
 {
 	log_debug("BPF cost: %s: %llu runs, %.0f ns each", c->name, (unsigned long long)c->runs,
@@ -467,6 +527,8 @@ int oneshot__run(const struct xsprofd_opts *o)
 		/* Those two join entry uprobe records; id (and auto's pick of it) the USDT's. */
 		.keep_launch_uprobes = o->correlate && (!strcmp(o->correlate, "timestamp") ||
 							!strcmp(o->correlate, "stream")),
+		.offcpu = o->mode != XSPROFD_MODE_CPU,
+		.offcpu_min_ns = (uint64_t)o->min_block_us * 1000,
 	};
 	struct launch *cmd = NULL;
 	bool released = false;
@@ -616,7 +678,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 		log_err("out of memory building the profile");
 		goto out;
 	}
-	err = recording__fold(rec, tree, &fs);
+	err = build_tree(o, rec, sym, tree, &fs);
 	if (err) {
 		log_err("naming the stacks failed: %s", strerror(-err));
 		goto out;
@@ -624,6 +686,11 @@ int oneshot__run(const struct xsprofd_opts *o)
 	pd.cpu_tree = tree;
 	pd.sample_period_ns = o->freq_hz ? 1000000000ull / o->freq_hz : 0;
 	pd.unit = o->weight;
+	if (o->mode != XSPROFD_MODE_CPU) {
+		/* The tree is in microseconds already: one unit is one microsecond. */
+		pd.sample_period_ns = 1000;
+		pd.unit = WEIGHT_US;
+	}
 	if (recording__cuda(rec))
 		launches = cuda_probes__store(recording__cuda(rec));
 	if (gpu && gpu_correlate(o, gpu, launches, &pd))
@@ -648,21 +715,30 @@ int oneshot__run(const struct xsprofd_opts *o)
 			 (unsigned long long)timeline_dropped, MAX_TIMELINE_SAMPLES);
 	if (!o->no_cuda)
 		cuda_report(rec, o->nr_command > 0);
+	offcpu_report(rec);
 	bpf_cost_report(rec);
 	recording__stats(rec, &rs);
 
 	now = time(NULL);
 	gethostname(host, sizeof(host) - 1);
-	snprintf(title, sizeof(title), "xsprof: %s, %.1f s at %u Hz",
+	snprintf(title, sizeof(title), "xsprof: %s, %.1f s %s",
 		 o->nr_command ? o->command[0]
 		 : o->nr_pids  ? "selected processes"
 			       : "all CPUs",
-		 rs.wall_s, o->freq_hz);
+		 rs.wall_s,
+		 o->mode == XSPROFD_MODE_OFFCPU ? "off-CPU time"
+		 : o->mode == XSPROFD_MODE_WALL ? "wall time (on and off CPU)"
+						: "");
+	if (o->mode != XSPROFD_MODE_OFFCPU)
+		snprintf(title + strlen(title), sizeof(title) - strlen(title), "%sat %u Hz",
+			 o->mode == XSPROFD_MODE_WALL ? ", samples " : "", o->freq_hz);
 	strftime(subtitle, sizeof(subtitle), "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
 	snprintf(subtitle + strlen(subtitle), sizeof(subtitle) - strlen(subtitle), " on %s", host);
 	meta.title = title;
 	meta.subtitle = subtitle;
 	status = write_outputs(o, &pd, &meta) ? 1 : 0;
+	if (o->report && print_report(&pd))
+		status = 1;
 	if (write_launches(o, rec, sym, &meta))
 		status = 1;
 out:

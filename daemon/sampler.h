@@ -19,6 +19,10 @@ struct sampler_opts {
 	bool include_idle;
 	uint32_t ring_bytes; /* power of two; 0: sized from the CPU count */
 	uint32_t max_pids;   /* pid filter capacity; 0: 4096 */
+	/* Off-CPU programs (daemon/offcpu.c) loaded too; otherwise left out of the load. */
+	bool offcpu;
+	uint64_t offcpu_min_ns;	    /* blocks shorter than this are ignored */
+	uint32_t offcpu_max_stacks; /* distinct (thread, stack) keys summed in the kernel */
 };
 
 /* Called for each well-formed sample record. */
