@@ -147,8 +147,10 @@ static void mhd_log(void *ctx, const char *fmt, va_list ap)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	msg[strcspn(msg, "\n")] = '\0';
 	/* Connections we hand over may be Unix sockets, where TCP options do not apply. */
+	/* Nor does a client that went away, or one we cut off, deserve a warning each. */
 	if (strstr(msg, "TCP_NODELAY") || strstr(msg, "TCP_CORK") ||
-	    strstr(msg, "push the data from buffers"))
+	    strstr(msg, "push the data from buffers") || strstr(msg, "connection closure") ||
+	    strstr(msg, "Application reported internal error"))
 		log_debug("http: %s", msg);
 	else
 		log_warn("http: %s", msg);
