@@ -203,6 +203,51 @@ static int on_command_exit(sd_event_source *src, int fd, uint32_t revents, void 
 	return 0;
 }
 
+/* Whose GPU records a run takes: the --pid processes, or the command and its descendants. */
+struct gpu_scope {
+	const struct xsprofd_opts *o;
+	pid_t cmd;
+};
+
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int ppid = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "pid (comm) state ppid": the name may hold anything, so from its last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return (pid_t)ppid;
+}
+
+static bool gpu_sender_in_scope(void *ctx, pid_t pid)
+{
+	const struct gpu_scope *sc = ctx;
+
+	for (int i = 0; i < sc->o->nr_pids; i++)
+		if (sc->o->pids[i] == pid)
+			return true;
+	/* The command's children are followed, so their GPU work is the command's. */
+	for (int depth = 0; sc->cmd && pid > 1 && depth < 64; depth++) {
+		if (pid == sc->cmd)
+			return true;
+		pid = parent_of(pid);
+	}
+	return false;
+}
+
 /* Profile the command: in the pid filter, probes on it if the runtime is linked in. */
 static int command_add(struct recording *rec, struct launch *cmd)
 {
@@ -545,6 +590,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 	struct calltree *tree = NULL;
 	struct stack_names *names = NULL;
 	struct oneshot_gpu *gpu = NULL;
+	struct gpu_scope scope;
 	const struct launch_store *launches = NULL;
 	bool want_gpu = o->nr_command || !o->no_cuda;
 	struct profile_data pd = {};
@@ -608,7 +654,9 @@ int oneshot__run(const struct xsprofd_opts *o)
 	}
 
 	if (want_gpu) {
-		gpu = oneshot_gpu__new(ev, o->cupti_socket);
+		scope = (struct gpu_scope){.o = o, .cmd = cmd ? launch__pid(cmd) : 0};
+		gpu = oneshot_gpu__new(ev, o->cupti_socket,
+				       o->nr_pids || cmd ? gpu_sender_in_scope : NULL, &scope);
 		if (!gpu && o->nr_command)
 			log_warn("GPU timing is off: cannot listen on %s: %s (choose another path "
 				 "with --cupti-socket)",
