@@ -89,16 +89,27 @@ struct offcpu *offcpu__attach(struct sampler *s, offcpu_gen_fn gen, void *ctx, s
 	err = sampler__set_handler(s, XSPROF_REC_OFFCPU, on_record, oc);
 	if (err)
 		goto fail;
-	oc->link = bpf_program__attach(oc->skel->progs.xsprof_offcpu);
-	if (!oc->link) {
-		err = -errno;
-		goto fail;
-	}
 	return oc;
 fail:
 	offcpu__free(oc);
 	errno = -err;
 	return NULL;
+}
+
+int offcpu__start(struct offcpu *oc)
+{
+	if (oc->link)
+		return 0;
+	oc->link = bpf_program__attach(oc->skel->progs.xsprof_offcpu);
+	return oc->link ? 0 : -errno;
+}
+
+void offcpu__stop(struct offcpu *oc)
+{
+	if (!oc)
+		return;
+	bpf_link__destroy(oc->link);
+	oc->link = NULL;
 }
 
 static void free_pending(void *val, void *ctx)
@@ -110,7 +121,7 @@ void offcpu__free(struct offcpu *oc)
 {
 	if (!oc)
 		return;
-	bpf_link__destroy(oc->link);
+	offcpu__stop(oc);
 	if (oc->sampler)
 		sampler__set_handler(oc->sampler, XSPROF_REC_OFFCPU, NULL, NULL);
 	if (oc->pending) {

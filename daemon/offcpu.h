@@ -34,6 +34,11 @@ struct offcpu_stats {
 struct offcpu *offcpu__attach(struct sampler *s, offcpu_gen_fn gen, void *ctx, size_t max_stacks);
 void offcpu__free(struct offcpu *oc);
 
+/* Attach the program: once the pid filter is set, so that no other process gets in. */
+int offcpu__start(struct offcpu *oc);
+/* Detach it; stacks already queued can still be read. */
+void offcpu__stop(struct offcpu *oc);
+
 /* Read the kernel's sums into t, one count per microsecond. 0 or -errno. */
 int offcpu__collect(struct offcpu *oc, struct stack_table *t);
 void offcpu__stats(const struct offcpu *oc, struct offcpu_stats *ret_stats);

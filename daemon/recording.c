@@ -348,8 +348,12 @@ int recording__start(struct recording *r)
 {
 	int err = sampler__start(r->sampler);
 
-	if (err)
+	if (!err && r->oc)
+		err = offcpu__start(r->oc);
+	if (err) {
+		sampler__stop(r->sampler);
 		return err;
+	}
 	/* Without the watchers, launches right after a library loads may be missed: say so. */
 	if (r->cuda && (err = cuda_probes__start(r->cuda)))
 		log_warn("following forks and CUDA library loads failed (%s): children of the "
@@ -371,6 +375,7 @@ void recording__stop(struct recording *r)
 		return;
 	cuda_probes__stop(r->cuda);
 	sampler__stop(r->sampler);
+	offcpu__stop(r->oc);
 	r->running = false;
 	/* Samples still queued after the perf events closed. */
 	drain(r);

@@ -28,6 +28,9 @@ void folded_load(const char *path, struct folded *ret)
 		char *sp, *save = NULL, *tok, *end;
 
 		lineno++;
+		/* "# xsprof folded stacks: ..., weights in us": the unit, for readers that look */
+		if (line[0] == '#' && lineno == 1)
+			continue;
 		cr_assert(line[len - 1] == '\n', "%s:%d: no newline", path, lineno);
 		line[len - 1] = '\0';
 		sp = strrchr(line, ' ');
