@@ -26,3 +26,8 @@ xsprof_unit_test(test_offcpu SOURCES test_offcpu.c harness.c)
 target_compile_definitions(test_offcpu PRIVATE XSPROFD_PATH="$<TARGET_FILE:xsprofd>"
 	XS_WALLSPLIT_PATH="$<TARGET_FILE:xs_wallsplit>")
 add_dependencies(test_offcpu xsprofd xs_wallsplit)
+
+# bench/offcpu.sh: a switch-heavy load (two threads ping-ponging through pipes).
+add_executable(xs_pingpong workloads/pingpong.c)
+target_compile_options(xs_pingpong PRIVATE -O1 -fno-omit-frame-pointer)
+target_link_libraries(xs_pingpong PRIVATE pthread)
