@@ -20,6 +20,7 @@
 #include "shared_maps.bpf.h"
 #include "pidns.bpf.h"
 #include "ustack.bpf.h"
+#include "filters.bpf.h"
 
 #define PF_KTHREAD 0x00200000
 
@@ -199,7 +200,8 @@ int BPF_PROG(xsprof_offcpu, bool preempt, struct task_struct *prev, struct task_
 	tgid = xsprof_ids() >> 32;
 	if (!tgid || !BPF_CORE_READ(prev, pid) || (BPF_CORE_READ(prev, flags) & PF_KTHREAD))
 		return 0;
-	if (pid_filter_on && !bpf_map_lookup_elem(&pid_filter, &tgid))
+	if ((pid_filter_on && !bpf_map_lookup_elem(&pid_filter, &tgid)) ||
+	    !xsprof_filters_pass(prev))
 		return 0;
 	return switch_out(ctx, prev, st);
 }

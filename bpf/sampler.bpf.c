@@ -9,6 +9,8 @@
 #define XSPROF_PIDNS_OWNER
 #include "pidns.bpf.h"
 #include "ustack.bpf.h"
+#define XSPROF_FILTERS_OWNER
+#include "filters.bpf.h"
 
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h */
 
@@ -140,7 +142,9 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	in_ns = xsprof_current_ids(&pid_tgid);
 	tgid = pid_tgid >> 32;
 	tid = (__u32)pid_tgid;
-	if (pid_filter_on && (!in_ns || !bpf_map_lookup_elem(&pid_filter, &tgid))) {
+	task = (struct task_struct *)bpf_get_current_task_btf();
+	if ((pid_filter_on && (!in_ns || !bpf_map_lookup_elem(&pid_filter, &tgid))) ||
+	    !xsprof_filters_pass(task)) {
 		st->filtered++;
 		return 0;
 	}
@@ -174,7 +178,6 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 			nk = XSPROF_MAX_STACK_DEPTH;
 	}
 
-	task = (struct task_struct *)bpf_get_current_task_btf();
 	nu = 0;
 	if (BPF_CORE_READ(task, flags) & PF_KTHREAD) {
 		s->flags |= XSPROF_SAMPLE_F_KTHREAD;

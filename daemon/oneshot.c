@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <malloc.h>
 #include <math.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include <systemd/sd-event.h>
 
 #include "daemon/bpf_cost.h"
+#include "daemon/cgroup_path.h"
 #include "daemon/cuda_probes.h"
 #include "daemon/fold.h"
 #include "daemon/launch.h"
@@ -574,7 +576,10 @@ int oneshot__run(const struct xsprofd_opts *o)
 							!strcmp(o->correlate, "stream")),
 		.offcpu = o->mode != XSPROFD_MODE_CPU,
 		.offcpu_min_ns = (uint64_t)o->min_block_us * 1000,
+		.comm = o->comm,
 	};
+	char cgroup_dir[PATH_MAX];
+	int cgroup_fd = -1;
 	struct launch *cmd = NULL;
 	bool released = false;
 	struct symbolizer_opts yopts = {
@@ -666,6 +671,21 @@ int oneshot__run(const struct xsprofd_opts *o)
 				 strerror(errno));
 	}
 
+	if (o->cgroup || o->unit) {
+		cgroup_fd = cgroup_path__open(o->cgroup, o->unit, cgroup_dir, sizeof(cgroup_dir));
+		if (cgroup_fd < 0) {
+			log_err("%s %s: %s", o->cgroup ? "--cgroup" : "--unit",
+				o->cgroup ? o->cgroup : o->unit,
+				cgroup_fd == -EMEDIUMTYPE ? "not a cgroup v2 directory (the filter "
+							    "needs cgroup2)"
+				: cgroup_fd == -ENOENT	  ? "no such cgroup under the cgroup2 mount"
+							  : strerror(-cgroup_fd));
+			status = 2;
+			goto out;
+		}
+		ropts.cgroup_fd = cgroup_fd;
+		log_debug("cgroup filter: %s", cgroup_dir);
+	}
 	sym = symbolizer__new(&yopts);
 	if (!sym) {
 		log_err("out of memory setting up");
@@ -796,5 +816,7 @@ out:
 	recording__free(rec);
 	symbolizer__free(sym);
 	sd_event_unref(ev);
+	if (cgroup_fd >= 0)
+		close(cgroup_fd);
 	return o->nr_command ? command_end(cmd, released, status) : status;
 }

@@ -94,6 +94,11 @@ static const char usage_text[] =
 	"                            in us, so each thread adds up to its wall time\n"
 	"      --min-block-us N      off-CPU stretches shorter than N us are ignored (default 10)\n"
 	"      --report              print the top functions by self and total share on stdout\n"
+	"      --comm NAME           only processes of this name (as ps -o comm shows it, at\n"
+	"                            most 15 characters)\n"
+	"      --cgroup PATH         only processes in this cgroup v2 directory and below (a\n"
+	"                            container): absolute, or relative to the cgroup2 mount\n"
+	"      --unit NAME           only the processes of this systemd unit (nginx.service)\n"
 	"\n"
 	"  -v, --verbose             more detail on stderr\n"
 	"  -h, --help                this text\n"
@@ -139,6 +144,9 @@ enum {
 	OPT_MODE,
 	OPT_MIN_BLOCK_US,
 	OPT_REPORT,
+	OPT_COMM,
+	OPT_CGROUP,
+	OPT_UNIT,
 };
 
 static const struct option long_opts[] = {
@@ -175,6 +183,9 @@ static const struct option long_opts[] = {
 	{"mode", required_argument, NULL, OPT_MODE},
 	{"min-block-us", required_argument, NULL, OPT_MIN_BLOCK_US},
 	{"report", no_argument, NULL, OPT_REPORT},
+	{"comm", required_argument, NULL, OPT_COMM},
+	{"cgroup", required_argument, NULL, OPT_CGROUP},
+	{"unit", required_argument, NULL, OPT_UNIT},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -334,7 +345,8 @@ int xsprofd_mode__from_name(const char *name, int *ret_mode)
 /* --mode, --min-block-us, --report: one-shot flags only. */
 static int mode_option(struct xsprofd_opts *o, int c, const char *arg)
 {
-	static const char *const names[] = {"--mode", "--min-block-us", "--report"};
+	static const char *const names[] = {"--mode", "--min-block-us", "--report",
+					    "--comm", "--cgroup",	"--unit"};
 	const char *flag = names[c - OPT_MODE];
 
 	if (origin)
@@ -348,6 +360,21 @@ static int mode_option(struct xsprofd_opts *o, int c, const char *arg)
 		return unsigned_opt(flag, arg, 1, 60 * 1000 * 1000, &o->min_block_us);
 	case OPT_REPORT:
 		o->report = true;
+		return 0;
+	case OPT_COMM:
+		if (!*arg || strlen(arg) > 15)
+			return bad(flag, arg,
+				   "a process name of 1 to 15 characters (the kernel's "
+				   "comm)");
+		o->comm = arg;
+		return 0;
+	case OPT_CGROUP:
+	case OPT_UNIT:
+		if (!*arg || strstr(arg, ".."))
+			return bad(flag, arg, "empty, or with '..'");
+		if (o->cgroup || o->unit)
+			return bad(flag, arg, "one of --cgroup and --unit, once");
+		*(c == OPT_CGROUP ? &o->cgroup : &o->unit) = arg;
 		return 0;
 	}
 	return 0;
@@ -506,6 +533,9 @@ static int apply(struct xsprofd_opts *o, int argc, char **argv, const char **for
 		case OPT_MODE:
 		case OPT_MIN_BLOCK_US:
 		case OPT_REPORT:
+		case OPT_COMM:
+		case OPT_CGROUP:
+		case OPT_UNIT:
 			err = mode_option(o, c, optarg);
 			if (err)
 				return err;
@@ -706,9 +736,19 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 		return err;
 	if (!o->min_block_us)
 		o->min_block_us = 10;
-	if (!o->foreground && (o->mode != XSPROFD_MODE_CPU || o->report))
-		return bad(o->report ? "--report" : "--mode",
-			   o->report ? "" : xsprofd_mode__name(o->mode), "only with --foreground");
+	if (!o->foreground &&
+	    (o->mode != XSPROFD_MODE_CPU || o->report || o->comm || o->cgroup || o->unit))
+		return bad(o->report   ? "--report"
+			   : o->comm   ? "--comm"
+			   : o->cgroup ? "--cgroup"
+			   : o->unit   ? "--unit"
+				       : "--mode",
+			   o->report   ? ""
+			   : o->comm   ? o->comm
+			   : o->cgroup ? o->cgroup
+			   : o->unit   ? o->unit
+				       : xsprofd_mode__name(o->mode),
+			   "only with --foreground");
 	if (!o->foreground) {
 		if (o->nr_outputs || o->duration_s > 0)
 			return bad(o->nr_outputs ? "--output" : "--duration",

@@ -93,6 +93,10 @@ struct xsprofd_opts {
 	int mode;		   /* enum xsprofd_mode */
 	unsigned int min_block_us; /* --min-block-us: shorter off-CPU blocks are ignored */
 	bool report;		   /* --report: the top functions, on stdout */
+	/* In-kernel filters (one-shot): process name, cgroup v2 directory, systemd unit. */
+	const char *comm;
+	const char *cgroup;
+	const char *unit;
 };
 
 enum xsprofd_mode {

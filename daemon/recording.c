@@ -273,6 +273,8 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 		.offcpu = o->offcpu,
 		.offcpu_min_ns = o->offcpu_min_ns,
 		.offcpu_max_stacks = o->max_stacks,
+		.comm = o->comm,
+		.cgroup_fd = o->cgroup_fd,
 	};
 	struct recording *r;
 	int err;

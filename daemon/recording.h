@@ -44,6 +44,10 @@ struct recording_opts {
 	/* Off-CPU time (daemon/offcpu.c) of the same processes, in a stack table of its own. */
 	bool offcpu;
 	uint64_t offcpu_min_ns;
+
+	/* In-kernel filters besides pids: process name, cgroup v2 directory (fd; 0: none). */
+	const char *comm;
+	int cgroup_fd;
 };
 
 struct recording_stats {

@@ -190,6 +190,12 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn 
 	} else {
 		bpf_program__set_autoload(s->skel->progs.xsprof_offcpu, false);
 	}
+	if (opts->comm && opts->comm[0]) {
+		s->skel->rodata->filter_comm_on = true;
+		strncpy((char *)s->skel->rodata->filter_comm, opts->comm,
+			sizeof(s->skel->rodata->filter_comm) - 1);
+	}
+	s->skel->rodata->filter_cgroup_on = opts->cgroup_fd > 0;
 	/* sched_prepare_exec is Linux 6.10: without it, exec samples keep the stale user pc. */
 	if (libbpf_find_vmlinux_btf_id("sched_prepare_exec", BPF_TRACE_RAW_TP) < 0)
 		bpf_program__set_autoload(s->skel->progs.xsprof_exec_begin, false);
@@ -199,6 +205,15 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn 
 	if (bpf_program__autoload(s->skel->progs.xsprof_exec_begin))
 		s->exec_link = bpf_program__attach(s->skel->progs.xsprof_exec_begin);
 	s->ustats.exec_window = s->exec_link != NULL;
+	if (opts->cgroup_fd > 0) {
+		__u32 zero = 0, cg = (__u32)opts->cgroup_fd;
+
+		if (bpf_map__update_elem(s->skel->maps.cgroup_filter, &zero, sizeof(zero), &cg,
+					 sizeof(cg), BPF_ANY)) {
+			err = -errno;
+			goto fail;
+		}
+	}
 	err = set_pid_namespace(s);
 	if (err)
 		goto fail;

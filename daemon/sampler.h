@@ -23,6 +23,9 @@ struct sampler_opts {
 	bool offcpu;
 	uint64_t offcpu_min_ns;	    /* blocks shorter than this are ignored */
 	uint32_t offcpu_max_stacks; /* distinct (thread, stack) keys summed in the kernel */
+	/* In-kernel filters besides the pid set: a process name, a cgroup v2 directory (fd). */
+	const char *comm;
+	int cgroup_fd; /* -1 or 0: none */
 };
 
 /* Called for each well-formed sample record. */

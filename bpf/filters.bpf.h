@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Apache-2.0 */
+/*
+ * Filters besides the pid set, checked in the kernel so filtered-out processes cost next to
+ * nothing: a process name (the thread group leader's comm) and a cgroup v2 subtree (a
+ * container, a systemd unit). Both are for the current task; sampler.bpf.c defines them
+ * (XSPROF_FILTERS_OWNER), the other programs use the same (extern / __weak).
+ */
+#ifndef XSPROF_FILTERS_BPF_H
+#define XSPROF_FILTERS_BPF_H
+
+#ifdef XSPROF_FILTERS_OWNER
+/* Set between open and load. */
+const volatile bool filter_comm_on = false;
+const volatile char filter_comm[XSPROF_COMM_LEN] = {};
+const volatile bool filter_cgroup_on = false;
+#define XSPROF_FILTERS_LINKAGE
+#else
+extern const volatile bool filter_comm_on;
+extern const volatile char filter_comm[XSPROF_COMM_LEN];
+extern const volatile bool filter_cgroup_on;
+#define XSPROF_FILTERS_LINKAGE __weak
+#endif
+
+/* Slot 0: the cgroup directory (an fd put there by the daemon). */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_filter SEC(".maps") XSPROF_FILTERS_LINKAGE;
+
+/* Whether the current task passes the name and cgroup filters (the pid set is apart). */
+static __always_inline bool xsprof_filters_pass(struct task_struct *task)
+{
+	if (filter_comm_on) {
+		char comm[XSPROF_COMM_LEN];
+
+		if (BPF_CORE_READ_STR_INTO(&comm, task, group_leader, comm) < 0)
+			return false;
+		for (int i = 0; i < XSPROF_COMM_LEN; i++) {
+			if (comm[i] != filter_comm[i])
+				return false;
+			if (!comm[i])
+				break;
+		}
+	}
+	if (filter_cgroup_on && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
+		return false;
+	return true;
+}
+
+#endif
