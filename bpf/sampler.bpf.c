@@ -9,6 +9,7 @@
 #define XSPROF_PIDNS_OWNER
 #include "pidns.bpf.h"
 #include "ustack.bpf.h"
+#include "unwind.bpf.h"
 
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h */
 
@@ -33,6 +34,9 @@ struct {
 	__type(value, struct xsprof_sample);
 } scratch SEC(".maps");
 
+/* enum xsprof_unwind_mode (--unwind); set between open and load. */
+const volatile __u32 unwind_mode = XSPROF_UNWIND_FP;
+
 /* Wake the reader only when the buffer is this full; otherwise it drains on its own timer. */
 const volatile __u64 wakeup_bytes = 1 << 20;
 
@@ -48,6 +52,41 @@ static __always_inline bool interrupted_user_mode(struct bpf_perf_event_data *ct
 	return false; /* unknown: always ask for the kernel stack */
 #endif
 }
+
+#if defined(__TARGET_ARCH_x86)
+/* The table walk of unwind.bpf.h for a process whose tables the daemon loaded; frame pointers
+ * (as in fp mode) for one it did not load yet, and nothing more in cfi mode. */
+static __noinline long unwind_user(struct xsprof_sample *s, long nk, __u64 ip, __u64 sp, __u64 fp)
+{
+	const struct xsprof_unwind_proc *proc = bpf_map_lookup_elem(&unwind_procs, &s->tgid);
+	struct xsprof_unwind_stats *ust;
+	__u32 zero = 0;
+	long n = 0;
+
+	__u32 first;
+
+	if (nk < 0 || nk >= XSPROF_MAX_STACK_DEPTH)
+		return 0;
+	/* Through the map value, not a register: the verifier then knows a range, not a
+	 * constant, and checks the walk's step a few times instead of once per frame. */
+	s->nr_kernel = nk;
+	first = *(volatile __u16 *)&s->nr_kernel + 1;
+	if (first > XSPROF_MAX_STACK_DEPTH)
+		return 0;
+	if (proc)
+		return unwind__walk(s->ips, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc,
+				    unwind_mode, ip, sp, fp);
+	ust = bpf_map_lookup_elem(&unwind_stats, &zero);
+	if (unwind_mode != XSPROF_UNWIND_CFI)
+		n = ustack__walk_fp(s->ips, nk + 1, 2 * XSPROF_MAX_STACK_DEPTH, fp, sp);
+	if (ust) {
+		ust->no_process++;
+		ust->walks_fp++;
+		ust->frames_fp += n;
+	}
+	return n;
+}
+#endif
 
 /*
  * User stack: the interrupted pc, then the frame-pointer walk of ustack.bpf.h (which says why
@@ -78,6 +117,9 @@ static __noinline long user_stack(struct bpf_perf_event_data *ctx, struct task_s
 	}
 
 	s->ips[nk & 127] = ip;
+	if (unwind_mode != XSPROF_UNWIND_FP &&
+	    bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop))
+		return 1 + unwind_user(s, nk, ip, sp, fp);
 	return 1 + ustack__walk_fp(s->ips, nk + 1, 2 * XSPROF_MAX_STACK_DEPTH, fp, sp);
 #else
 	long n =

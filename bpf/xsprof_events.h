@@ -333,7 +333,7 @@ _Static_assert(sizeof(struct xsprof_cuda_stats) == 128, "xsprof_cuda_stats layou
  * address of that file): from row.pc up to the next row's pc, the CFA (the caller's stack pointer
  * after the return) is computed as the row's type says, the return address is at CFA - 8 (the
  * x86-64 ABI; other rules make the row XSPROF_CFA_INVALID), and the caller's rbp is at
- * CFA + rbp_off when rbp_off is not 0 (0: rbp still holds it). Rows of every table live in one
+ * CFA + 8 * rbp_off when rbp_off is not 0 (0: rbp still holds it). Rows of every table live in one
  * BPF array (unwind_rows); each process's executable mappings point at their file's range.
  */
 enum xsprof_cfa_type {
@@ -347,15 +347,16 @@ enum xsprof_cfa_type {
 				   * at rsp */
 };
 
+/* 8 bytes: an mmapable BPF array rounds its elements up to 8. Rules that do not fit
+ * (a CFA offset past +-32 KiB, an rbp slot not 8-aligned or past +-1 KiB) are INVALID. */
 struct xsprof_unwind_row {
 	__u32 pc;
-	__s32 cfa_off;
-	__s16 rbp_off;
-	__u8 type; /* enum xsprof_cfa_type */
-	__u8 pad;
+	__s16 cfa_off;
+	__s8 rbp_off; /* in 8-byte words */
+	__u8 type;    /* enum xsprof_cfa_type */
 };
 
-_Static_assert(sizeof(struct xsprof_unwind_row) == 12, "xsprof_unwind_row layout");
+_Static_assert(sizeof(struct xsprof_unwind_row) == 8, "xsprof_unwind_row layout");
 
 /* One executable mapping of a process, in the unwind_pids map's value. */
 struct xsprof_unwind_map {

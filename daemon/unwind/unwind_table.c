@@ -215,13 +215,14 @@ static struct xsprof_unwind_row row_of(struct unwind_table *t, const struct cfa_
 	if (s->ra != REG_OFFSET || s->ra_off != -8)
 		goto invalid;
 	if (s->rbp == REG_OFFSET) {
-		if (s->rbp_off == 0 || s->rbp_off < INT16_MIN || s->rbp_off > INT16_MAX)
+		if (s->rbp_off == 0 || (s->rbp_off & 7) || s->rbp_off < INT8_MIN * 8 ||
+		    s->rbp_off > INT8_MAX * 8)
 			goto invalid;
-		r.rbp_off = (int16_t)s->rbp_off;
+		r.rbp_off = (int8_t)(s->rbp_off / 8);
 	}
-	if (s->cfa_off < INT32_MIN || s->cfa_off > INT32_MAX)
+	if (s->cfa_off < INT16_MIN || s->cfa_off > INT16_MAX)
 		goto invalid;
-	r.cfa_off = (int32_t)s->cfa_off;
+	r.cfa_off = (int16_t)s->cfa_off;
 	switch (s->cfa) {
 	case CFA_REG:
 		if (s->cfa_reg == REG_RSP)
