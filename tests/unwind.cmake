@@ -13,3 +13,9 @@ set(XS_NOFP_DEFS
 xsprof_unit_test(test_unwind_table SOURCES test_unwind_table.c LIBS xsprof_unwind)
 target_compile_definitions(test_unwind_table PRIVATE ${XS_NOFP_DEFS})
 add_dependencies(test_unwind_table xs_nofp xs_nofp_lib)
+
+# The real xsprofd on that workload, beside perf --call-graph dwarf (needs root, BTF, perf).
+xsprof_unit_test(test_unwind_bpf SOURCES test_unwind_bpf.c harness.c LIBS m)
+target_compile_definitions(test_unwind_bpf PRIVATE ${XS_NOFP_DEFS}
+	XSPROFD_PATH="$<TARGET_FILE:xsprofd>")
+add_dependencies(test_unwind_bpf xsprofd xs_nofp xs_nofp_lib)

@@ -39,8 +39,9 @@ __attribute__((noinline, noclone)) unsigned long xs_nofp_deep(int n, unsigned lo
 	unsigned long r;
 
 	if (n <= 1)
-		return xs_nofp_leaf(x);
-	r = xs_nofp_deep(n - 1, x + n);
+		r = xs_nofp_leaf(x); /* not a tail call: deep(1) keeps its frame too */
+	else
+		r = xs_nofp_deep(n - 1, x + n);
 	__asm__ volatile("" : "+r"(r));
 	return r ^ (unsigned long)n;
 }
