@@ -62,7 +62,6 @@ static __noinline long unwind_user(struct xsprof_sample *s, long nk, __u64 ip, _
 	struct xsprof_unwind_stats *ust;
 	__u32 zero = 0;
 	long n = 0;
-
 	__u32 first;
 
 	if (nk < 0 || nk >= XSPROF_MAX_STACK_DEPTH)
@@ -87,6 +86,33 @@ static __noinline long unwind_user(struct xsprof_sample *s, long nk, __u64 ip, _
 	return n;
 }
 #endif
+
+/*
+ * A thread stepping over a probed instruction runs its copy in the uprobe's out-of-line slot
+ * ([uprobes] page): the pc there belongs to the probed function, at the same offset.
+ */
+#define UPROBE_XOL_SLOT_BYTES 128 /* include/linux/uprobes.h */
+
+static __always_inline __u64 pc_of_probed(struct task_struct *task, __u64 ip)
+{
+	struct uprobe_task *ut = BPF_CORE_READ(task, utask);
+	__u64 xol;
+
+	if (!ut)
+		return ip;
+	xol = BPF_CORE_READ(ut, xol_vaddr);
+	if (!xol || ip < xol || ip - xol >= UPROBE_XOL_SLOT_BYTES)
+		return ip;
+	return BPF_CORE_READ(ut, vaddr) + (ip - xol);
+}
+
+/* Between the old image and the new one in an exec (see exec_window). */
+static __always_inline bool between_images(struct task_struct *task)
+{
+	__u64 *mm = bpf_task_storage_get(&exec_window, task, 0, 0);
+
+	return mm && *mm != (__u64)BPF_CORE_READ(task, mm);
+}
 
 /*
  * User stack: the interrupted pc, then the frame-pointer walk of ustack.bpf.h (which says why
@@ -116,6 +142,8 @@ static __noinline long user_stack(struct bpf_perf_event_data *ctx, struct task_s
 		return n < 0 ? n : n >> 3; /* no signed division in BPF */
 	}
 
+	/* The table walk needs the probed function's pc too, not the slot's. */
+	ip = pc_of_probed(task, ip);
 	s->ips[nk & 127] = ip;
 	if (unwind_mode != XSPROF_UNWIND_FP &&
 	    bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop))
@@ -193,6 +221,9 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	nu = 0;
 	if (BPF_CORE_READ(task, flags) & PF_KTHREAD) {
 		s->flags |= XSPROF_SAMPLE_F_KTHREAD;
+	} else if (!user_mode && between_images(task)) {
+		s->flags |= XSPROF_SAMPLE_F_EXEC;
+		st->in_exec++;
 	} else {
 		nu = user_stack(ctx, task, s, nk, user_mode);
 		if (nu < 0) {

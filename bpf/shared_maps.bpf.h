@@ -27,4 +27,16 @@ struct {
 	__type(value, __u8);
 } pid_filter SEC(".maps") XSPROF_SAMPLER_LINKAGE;
 
+/*
+ * Threads in an exec, from sched_prepare_exec (before the old image is dropped) to
+ * sched_process_exec (the new one is in place): the mm they had before. A sample finding a
+ * different mm is between images (task_events.bpf.c).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} exec_window SEC(".maps") XSPROF_SAMPLER_LINKAGE;
+
 #endif

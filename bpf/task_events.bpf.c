@@ -58,10 +58,26 @@ static __always_inline void send_exec(__u32 flags)
 		st->execs++;
 }
 
+/*
+ * The start of an exec (Linux 6.10; the daemon does not load this where the tracepoint is
+ * missing): until sched_process_exec, a sample whose mm is no longer this one is between two
+ * images, and its user registers name neither (sampler.bpf.c).
+ */
+SEC("tp_btf/sched_prepare_exec")
+int BPF_PROG(xsprof_exec_begin, struct task_struct *task, struct linux_binprm *bprm)
+{
+	__u64 *mm = bpf_task_storage_get(&exec_window, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (mm)
+		*mm = (__u64)BPF_CORE_READ(task, mm);
+	return 0;
+}
+
 /* After the new image is in place: its executable and the loader are mapped. */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(xsprof_proc_exec, struct task_struct *p)
 {
+	bpf_task_storage_delete(&exec_window, bpf_get_current_task_btf());
 	if (proc_events_on)
 		send_exec(0);
 	return 0;

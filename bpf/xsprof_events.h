@@ -51,6 +51,9 @@ struct xsprof_sample {
 #define XSPROF_SAMPLE_F_KTHREAD 0x1 /* kernel thread: no user stack by nature */
 /* Outside the daemon's pid namespace: tgid/tid are host ids, not to be looked up in its /proc. */
 #define XSPROF_SAMPLE_F_FOREIGN 0x2
+/* In the kernel half of an exec, after the old image was dropped and before the new one ran:
+ * the user registers belong to neither, so no user stack was taken. */
+#define XSPROF_SAMPLE_F_EXEC 0x4
 
 _Static_assert(sizeof(struct xsprof_sample) ==
 		       XSPROF_SAMPLE_HDR_SIZE + 2 * 8 * XSPROF_MAX_STACK_DEPTH,
@@ -65,7 +68,7 @@ struct xsprof_cpu_stats {
 	__u64 drop_ringbuf; /* ring buffer full: sample lost */
 	__u64 kstack_err;   /* kernel stack could not be read (sample kept without it) */
 	__u64 ustack_err;   /* user stack could not be read (sample kept without it) */
-	__u64 pad;
+	__u64 in_exec;	    /* samples inside an exec, between images (no user stack) */
 };
 
 _Static_assert(sizeof(struct xsprof_cpu_stats) == 64, "xsprof_cpu_stats layout");

@@ -60,11 +60,26 @@ static size_t name_with_lines(struct symbolizer *sym, const struct stack_entry *
 	return used;
 }
 
+/*
+ * Whether the sample came in through int3 (a uprobe's breakpoint being handled): the user pc is
+ * then the breakpoint's address or the one after it (until the handler rewinds it), which names
+ * the next function when the probed one is a single instruction (the loader's _dl_debug_state).
+ */
+static bool after_trap(struct symbolizer *sym, const struct stack_entry *e)
+{
+	int i = e->nr_kernel - 1;
+	const char *entry = symbolizer__kernel(sym, e->kernel_ips[i] - (i > 0 ? 1 : 0));
+
+	return !strcmp(entry, "asm_exc_int3");
+}
+
 void fold__name_stack(struct symbolizer *sym, const struct stack_entry *e, struct fold_names *buf,
 		      struct fold_stats *stats)
 {
 	struct fold_stats st = {};
 	size_t n = 0;
+	bool trap;
+	int nu;
 
 	if (e->flags & STACK_F_OVERFLOW) {
 		buf->frames[n++] = "[stack table full: raise --max-stacks]";
@@ -83,8 +98,15 @@ void fold__name_stack(struct symbolizer *sym, const struct stack_entry *e, struc
 	}
 	/* User frames arrive innermost first; the first is the interrupted pc, the rest return
 	 * addresses, which point after their call: step back into it. */
-	for (int i = (e->flags & XSPROF_SAMPLE_F_FOREIGN) ? -1 : e->nr_user - 1; i >= 0; i--) {
+	nu = (e->flags & XSPROF_SAMPLE_F_FOREIGN)
+		     ? 0
+		     : (int)symbolizer__user_depth(sym, e->tgid, e->gen, e->user_ips, e->nr_user);
+	trap = e->nr_kernel && nu && after_trap(sym, e);
+	for (int i = nu - 1; i >= 0; i--) {
 		uint64_t addr = e->user_ips[i] - (i > 0 ? 1 : 0);
+
+		if (i == 0 && trap && unnamed(symbolizer__user_gen(sym, e->tgid, e->gen, addr)))
+			addr--;
 		const char *name;
 
 		if (symbolizer__debug_info(sym)) {

@@ -54,6 +54,7 @@ size_t launch_fold__name_stack(struct symbolizer *sym, const struct launch_stack
 			       const char **frames, struct launch_fold_stats *stats)
 {
 	size_t n = 0;
+	int nu;
 
 	if (s->flags & LAUNCH_STACK_F_OVERFLOW)
 		frames[n++] = "[launch stack table full: raise --max-stacks]";
@@ -64,7 +65,8 @@ size_t launch_fold__name_stack(struct symbolizer *sym, const struct launch_stack
 	}
 	/* Innermost first. Return addresses point after their call: step back into it. An
 	 * untrimmed USDT stack starts at the probe site itself, which is not one. */
-	for (int i = s->nr_user - 1; i >= 0; i--) {
+	nu = (int)symbolizer__user_depth(sym, s->tgid, 0, s->ips, s->nr_user);
+	for (int i = nu - 1; i >= 0; i--) {
 		bool is_pc = (s->flags & LAUNCH_STACK_F_PC_FIRST) && i == 0;
 		const char *name = symbolizer__user(sym, s->tgid, s->ips[i] - (is_pc ? 0 : 1));
 

@@ -157,6 +157,9 @@ void recording_report(struct recording *rec, const struct xsprofd_opts *o, doubl
 	log_info("%llu distinct stacks from %zu processes; %llu of %llu frames unnamed",
 		 (unsigned long long)ts.distinct, rs.processes,
 		 (unsigned long long)fs->unnamed_frames, (unsigned long long)fs->frames);
+	log_info("user stacks: %llu samples inside an exec between two images (no user frames), "
+		 "%llu frames past the end of a broken frame-pointer chain dropped",
+		 (unsigned long long)total->in_exec, (unsigned long long)ys.bogus_frames);
 	if (ts.overflowed)
 		log_warn("%llu samples past --max-stacks %u were counted without their stacks",
 			 (unsigned long long)ts.overflowed, o->max_stacks);

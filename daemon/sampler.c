@@ -34,6 +34,7 @@ struct sampler {
 	int nr_cpus;
 	int *pfds;
 	struct bpf_link **links;
+	struct bpf_link *exec_link; /* exec_window: samples between two images of an exec */
 	int nr_attached;
 	uint32_t ring_bytes;
 	unsigned int freq_hz;
@@ -240,9 +241,15 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn 
 		err = set_unwind(s, opts);
 	if (err)
 		goto fail;
+	/* sched_prepare_exec is Linux 6.10: without it, exec samples keep the stale user pc. */
+	if (libbpf_find_vmlinux_btf_id("sched_prepare_exec", BPF_TRACE_RAW_TP) < 0)
+		bpf_program__set_autoload(s->skel->progs.xsprof_exec_begin, false);
 	err = xsprof_bpf__load(s->skel);
 	if (err)
 		goto fail;
+	if (bpf_program__autoload(s->skel->progs.xsprof_exec_begin))
+		s->exec_link = bpf_program__attach(s->skel->progs.xsprof_exec_begin);
+	s->ustats.exec_window = s->exec_link != NULL;
 	err = set_pid_namespace(s);
 	if (err)
 		goto fail;
@@ -390,6 +397,7 @@ void xsprof_cpu_stats__add(struct xsprof_cpu_stats *dst, const struct xsprof_cpu
 	dst->drop_ringbuf += src->drop_ringbuf;
 	dst->kstack_err += src->kstack_err;
 	dst->ustack_err += src->ustack_err;
+	dst->in_exec += src->in_exec;
 }
 
 int sampler__read_stats(const struct sampler *s, struct xsprof_cpu_stats *per_cpu,
@@ -437,6 +445,7 @@ void sampler__free(struct sampler *s)
 	if (!s)
 		return;
 	sampler__stop(s);
+	bpf_link__destroy(s->exec_link);
 	ring_buffer__free(s->rb);
 	xsprof_bpf__destroy(s->skel);
 	free(s->pfds);

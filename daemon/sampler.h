@@ -41,6 +41,7 @@ typedef int (*sampler_record_fn)(void *ctx, const void *data, size_t size);
 struct sampler_stats {
 	uint64_t records;     /* records read from the ring buffer */
 	uint64_t bad_records; /* records of an unknown type or inconsistent length: skipped */
+	bool exec_window;     /* exec samples between two images are told apart (Linux 6.10) */
 };
 
 /* Open, configure and load the BPF programs. NULL with errno set on failure. */

@@ -462,3 +462,47 @@ Test(elf_symtab, random_corruption_never_crashes, .init = scratch_init, .fini = 
 	free(buf);
 	free(orig);
 }
+
+/* Every named stub of a file: how many, and whether one has this name. */
+static size_t plt_names(const struct elf_symtab *t, const char *want, bool *ret_found)
+{
+	size_t n = 0;
+
+	*ret_found = false;
+	for (size_t i = 0; i < elf_symtab__count(t); i++) {
+		const char *name = elf_symtab__at(t, i)->name;
+		size_t len = strlen(name);
+
+		if (len > 4 && !strcmp(name + len - 4, "@plt")) {
+			n++;
+			*ret_found = *ret_found || !strcmp(name, want);
+		}
+	}
+	return n;
+}
+
+Test(elf_symtab, plt_stubs_are_named_after_their_relocation)
+{
+	struct elf_symtab *t = open_ok(SYMFIX_BURN_LIB), *libc;
+	const struct elf_sym *stub, *fn;
+	bool found;
+
+	/* The burn library calls clock_gettime through its PLT. */
+	cr_assert_geq(plt_names(t, "clock_gettime@plt", &found), 1);
+	cr_assert(found, "no clock_gettime@plt in %s", SYMFIX_BURN_LIB);
+	stub = find_ok(t, "clock_gettime@plt");
+	cr_assert(stub->size == 16 || stub->size == 8, "stub size %" PRIu64, stub->size);
+	cr_assert_eq(elf_symtab__lookup(t, stub->addr + stub->size - 1), stub);
+	/* A stub never shadows a real function. */
+	fn = find_ok(t, "symfix_burn_spin");
+	cr_assert_eq(elf_symtab__lookup(t, fn->addr), fn);
+	elf_symtab__free(t);
+
+	/* libc calls its own IFUNCs (memcpy, strlen...) through IRELATIVE slots: named by the
+	 * IFUNC whose resolver the relocation names. */
+	libc = elf_symtab__open("/lib/x86_64-linux-gnu/libc.so.6");
+	cr_assert_not_null(libc, "libc: %s", strerror(errno));
+	cr_assert_geq(plt_names(libc, "memcpy@plt", &found), 10);
+	cr_assert(found, "no memcpy@plt in libc");
+	elf_symtab__free(libc);
+}

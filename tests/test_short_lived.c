@@ -3,7 +3,9 @@
  * Short-lived processes through the real xsprofd: a parent forks and execs hundreds of children
  * that each live ~20 ms, burning CPU in symfix_child_burn -> symfix_burn_spin (a library the
  * loader maps after exec). xsprofd -p cannot follow children (its filter is by process), so the
- * whole machine is profiled and the children are picked by their comm. Needs root and BTF.
+ * whole machine is profiled and the children are picked by their comm. Every frame must be
+ * named: samples inside the exec itself, in the loader's uprobe, in the vDSO and in PLT stubs
+ * included. Needs root and BTF.
  */
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -61,6 +63,18 @@ Test(short_lived, hundreds_of_20ms_children_are_named, .timeout = 180)
 	kill(prof, SIGINT);
 	cr_assert_eq(wait_exit(prof), 0, "%s", read_file(err));
 
+	/* The execs were seen in the kernel: samples between two images carry no stale pc. */
+	{
+		char *log = read_file(err);
+		const char *at = log ? strstr(log, "user stacks: ") : NULL;
+		unsigned long long in_exec = 0;
+
+		cr_assert(at && sscanf(at, "user stacks: %llu", &in_exec) == 1, "no report: %s",
+			  log);
+		cr_log_info("%llu samples inside an exec\n", in_exec);
+		cr_expect_gt(in_exec, 0, "200 execs at 999 Hz, and no sample between two images");
+		free(log);
+	}
 	folded_load(out, &f);
 	for (size_t i = 0; i < f.n; i++) {
 		struct folded_line *l = &f.lines[i];

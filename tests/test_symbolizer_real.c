@@ -712,3 +712,67 @@ Test(symbolizer_real, perf_map_symlinks_and_foreign_owners_are_refused)
 	unlink(secret);
 	munmap(code, page);
 }
+
+/* Every address of the vDSO's code has a name, static helpers without a symbol included. */
+Test(symbolizer_real, vdso_code_is_named_throughout)
+{
+	uint64_t base = getauxval(AT_SYSINFO_EHDR), lo = UINT64_MAX, hi = 0;
+	struct symbolizer *s = new_ok(NULL);
+	struct proc_maps *maps = proc_maps__read(NULL, getpid());
+	const struct proc_map *m = proc_maps__find(maps, base);
+	struct elf_symtab *t;
+	size_t helpers = 0;
+
+	cr_assert_not_null(m);
+	t = elf_symtab__open_memory((const void *)(uintptr_t)base, m->end - m->start);
+	cr_assert_not_null(t, "%s", strerror(errno));
+	/* The code spans from the first function to the end of the last. */
+	for (size_t i = 0; i < elf_symtab__count(t); i++) {
+		const struct elf_sym *sym = elf_symtab__at(t, i);
+
+		lo = sym->addr < lo ? sym->addr : lo;
+		hi = sym->addr + sym->size > hi ? sym->addr + sym->size : hi;
+	}
+	cr_assert_lt(lo, hi);
+	cr_assert_eq(symbolizer__add_process(s, getpid()), 0);
+	for (uint64_t a = lo; a < hi; a++) {
+		uint64_t off;
+		const char *name;
+
+		cr_assert_eq(elf_symtab__vaddr_to_offset(t, a, &off), 0);
+		name = symbolizer__user(s, getpid(), base + off);
+		cr_assert(name[0] != '[' && !strstr(name, "+0x"), "vDSO 0x%" PRIx64 ": %s", a,
+			  name);
+		helpers += !strncmp(name, "vdso_fn@0x", 10);
+	}
+	cr_log_info("vDSO code 0x%" PRIx64 "-0x%" PRIx64 ": %zu addresses in unnamed helpers\n", lo,
+		    hi, helpers);
+	elf_symtab__free(t);
+	proc_maps__free(maps);
+	symbolizer__free(s);
+}
+
+/* A frame-pointer chain that runs into data ends where it leaves code. */
+Test(symbolizer_real, user_depth_stops_at_a_frame_outside_code)
+{
+	struct symbolizer *s = new_ok(NULL);
+	struct symbolizer_stats st;
+	uint64_t on_stack = 0;
+	uint64_t ips[5] = {
+		(uint64_t)(uintptr_t)&new_ok,
+		(uint64_t)(uintptr_t)&symbolizer__free + 8,
+		(uint64_t)(uintptr_t)&on_stack + 1, /* [stack] */
+		(uint64_t)(uintptr_t)&symbolizer__new + 8,
+		(uint64_t)(uintptr_t)&symbolizer__user + 8,
+	};
+
+	cr_assert_eq(symbolizer__add_process(s, getpid()), 0);
+	cr_assert_eq(symbolizer__user_depth(s, getpid(), 0, ips, 2), 2);
+	cr_assert_eq(symbolizer__user_depth(s, getpid(), 0, ips, 5), 2);
+	symbolizer__stats(s, &st);
+	cr_assert_eq(st.bogus_frames, 3);
+	/* The pc itself is never dropped: a sample in data (JIT code) keeps its pc. */
+	ips[0] = (uint64_t)(uintptr_t)&on_stack;
+	cr_assert_eq(symbolizer__user_depth(s, getpid(), 0, ips, 2), 2);
+	symbolizer__free(s);
+}

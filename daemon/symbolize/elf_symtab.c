@@ -11,6 +11,7 @@
 
 #include "daemon/symbolize/arena.h"
 #include "daemon/symbolize/demangle.h"
+#include "daemon/symbolize/elf_plt.h"
 #include "daemon/symbolize/elf_symtab.h"
 
 struct elf_segment {
@@ -40,6 +41,10 @@ struct elf_symtab {
 		uint64_t start, end;
 	} xsecs[32];
 	size_t nr_xsecs;
+	/* Images read from memory (the vDSO): where each function of .eh_frame_hdr starts. */
+	uint64_t *fn_starts;
+	size_t nr_fn_starts;
+	bool keep_fn_starts;
 };
 
 /* A symbol while loading: its name still points into libelf's string table. */
@@ -253,6 +258,46 @@ static int parse_debuglink(struct elf_symtab *t, Elf *elf, Elf_Scn *scn)
 	return 0;
 }
 
+/*
+ * .eh_frame_hdr's search table: the start of every function with unwind information, symbol or
+ * not. Read for the vDSO, whose static helpers (the clock reads) have no symbol. Only the
+ * encoding linkers emit (datarel sdata4 pairs after a udata4 or sdata4 count) is read.
+ */
+static int load_fn_starts(struct elf_symtab *t, Elf_Scn *scn, const GElf_Shdr *shdr)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	const unsigned char *b;
+	uint32_t count;
+	size_t n;
+
+	if (!data || !data->d_buf || data->d_size < 12)
+		return 0;
+	b = data->d_buf;
+	/* version 1; eh_frame_ptr and fde_count 4-byte encodings; table datarel|sdata4 */
+	if (b[0] != 1 || (b[1] & 0x0f) != 0x0b || (b[2] & 0x0f) != 0x03 || b[3] != 0x3b)
+		return 0;
+	memcpy(&count, b + 8, 4);
+	n = (data->d_size - 12) / 8;
+	if (count < n)
+		n = count;
+	if (!n)
+		return 0;
+	t->fn_starts = calloc(n, sizeof(*t->fn_starts));
+	if (!t->fn_starts)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		int32_t rel;
+
+		memcpy(&rel, b + 12 + 8 * i, 4);
+		t->fn_starts[i] = shdr->sh_addr + (int64_t)rel;
+		/* The table is sorted by start; a file that is not keeps what was sorted. */
+		if (i && t->fn_starts[i] < t->fn_starts[i - 1])
+			break;
+		t->nr_fn_starts = i + 1;
+	}
+	return 0;
+}
+
 static int load_named_section(struct elf_symtab *t, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
 			      size_t shstrndx)
 {
@@ -260,6 +305,8 @@ static int load_named_section(struct elf_symtab *t, Elf *elf, Elf_Scn *scn, cons
 
 	if (!name)
 		return 0;
+	if (t->keep_fn_starts && !t->fn_starts && !strcmp(name, ".eh_frame_hdr"))
+		return load_fn_starts(t, scn, shdr);
 	/* NOBITS .debug_info (a stripped file's placeholder) never reaches here: PROGBITS only. */
 	if ((!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")) && shdr->sh_size)
 		t->has_dwarf = true;
@@ -426,6 +473,27 @@ static struct elf_symtab *elf_symtab__alloc(void)
 	return t;
 }
 
+static int push_plt(void *ctx, uint64_t addr, uint64_t size, const char *name)
+{
+	/* Below every real symbol of the address: a stub never has one, but be sure. */
+	struct raw_sym r = {.addr = addr, .size = size, .name = name, .rank = 3};
+
+	return raw_syms__push(ctx, &r);
+}
+
+/* An IRELATIVE slot holds what the IFUNC resolver returns: name it after the IFUNC. */
+static const char *ifunc_name(void *ctx, uint64_t resolver)
+{
+	const struct raw_syms *rs = ctx;
+	const struct raw_sym *best = NULL;
+
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->v[i].addr == resolver && !rs->v[i].label &&
+		    (!best || rs->v[i].rank < best->rank))
+			best = &rs->v[i];
+	return best ? best->name : NULL;
+}
+
 /* Reads everything from an open Elf handle; file_size bounds the header tables. */
 static int elf_symtab__load(struct elf_symtab *t, Elf *elf, uint64_t file_size, bool elf_magic)
 {
@@ -441,6 +509,8 @@ static int elf_symtab__load(struct elf_symtab *t, Elf *elf, uint64_t file_size, 
 	err = load_segments(t, elf);
 	if (!err)
 		err = load_sections(t, elf, &rs);
+	if (!err)
+		err = elf_plt__walk(elf, t->arena, push_plt, ifunc_name, &rs);
 	if (!err)
 		err = build_table(t, &rs);
 	free(rs.v);
@@ -521,6 +591,7 @@ struct elf_symtab *elf_symtab__open_memory(const void *buf, size_t len)
 		return NULL;
 	}
 	memcpy(copy, buf, len);
+	t->keep_fn_starts = true;
 	elf = elf_memory(copy, len);
 	if (!elf)
 		err = -EBADMSG;
@@ -545,7 +616,28 @@ void elf_symtab__free(struct elf_symtab *t)
 	free(t->demangled);
 	free(t->syms);
 	free(t->segs);
+	free(t->fn_starts);
 	free(t);
+}
+
+int elf_symtab__fn_start(const struct elf_symtab *t, uint64_t vaddr, uint64_t *ret_start)
+{
+	size_t lo = 0, hi = t->nr_fn_starts;
+	uint64_t end = section_end_of(t, vaddr);
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->fn_starts[mid] <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* The start must be in the same code section: padding between sections is no function. */
+	if (!lo || !end || section_end_of(t, t->fn_starts[lo - 1]) != end)
+		return -ENOENT;
+	*ret_start = t->fn_starts[lo - 1];
+	return 0;
 }
 
 size_t elf_symtab__count(const struct elf_symtab *t)

@@ -53,6 +53,12 @@ const struct elf_sym *elf_symtab__find(const struct elf_symtab *t, const char *n
  */
 const char *elf_symtab__demangled(struct elf_symtab *t, const struct elf_sym *sym);
 
+/*
+ * Images read by elf_symtab__open_memory: the start of the function holding vaddr according to
+ * .eh_frame_hdr, for code that no symbol covers. -ENOENT when unknown.
+ */
+int elf_symtab__fn_start(const struct elf_symtab *t, uint64_t vaddr, uint64_t *ret_start);
+
 /* File offset -> ELF virtual address through the PT_LOAD segment holding it; -ENOENT. */
 int elf_symtab__offset_to_vaddr(const struct elf_symtab *t, uint64_t off, uint64_t *ret_vaddr);
 /* ELF virtual address -> file offset (what uprobes take); -ENOENT when no segment holds it. */

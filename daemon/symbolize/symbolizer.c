@@ -993,6 +993,17 @@ static struct elf_symtab *vdso_table(struct symbolizer *s)
 	return s->vdso;
 }
 
+/* "vdso_fn@0xSTART": a vDSO function without a symbol, one name for all its addresses. */
+static const char *vdso_fn_name(struct symbolizer *s, uint64_t start)
+{
+	char buf[40];
+	const char *name;
+
+	snprintf(buf, sizeof(buf), "vdso_fn@0x%" PRIx64, start);
+	name = intern_label(s, buf);
+	return name ? name : UNKNOWN;
+}
+
 static const char *jit_name(struct symbolizer *s, struct process *p, uint64_t addr)
 {
 	const struct perf_map_sym *sym = NULL;
@@ -1058,11 +1069,18 @@ static void name_in_mapping(struct symbolizer *s, struct process *p, size_t idx,
 	case SLOT_VDSO:
 		vdso = vdso_table(s);
 		if (vdso && m->end - m->start == s->vdso_size &&
-		    !elf_symtab__offset_to_vaddr(vdso, addr - m->start, &vaddr) &&
-		    (sym = elf_symtab__lookup(vdso, vaddr))) {
-			r->name = sym->name;
-			r->named = true;
-			return;
+		    !elf_symtab__offset_to_vaddr(vdso, addr - m->start, &vaddr)) {
+			if ((sym = elf_symtab__lookup(vdso, vaddr))) {
+				r->name = sym->name;
+				r->named = true;
+				return;
+			}
+			/* A static helper (the clock read): named by where it starts. */
+			if (!elf_symtab__fn_start(vdso, vaddr, &off)) {
+				r->name = vdso_fn_name(s, off);
+				r->named = strcmp(r->name, UNKNOWN) != 0;
+				return;
+			}
 		}
 		r->name = unnamed(s, slot->label, slot->label, addr - m->start);
 		return;
@@ -1130,6 +1148,24 @@ const char *symbolizer__user_gen(struct symbolizer *s, pid_t pid, uint32_t gen, 
 
 	resolve_user(s, pid, gen, addr, &r);
 	return r.name;
+}
+
+size_t symbolizer__user_depth(struct symbolizer *s, pid_t pid, uint32_t gen, const uint64_t *ips,
+			      size_t n)
+{
+	struct process *p = process__get(s, pid, gen);
+	const struct proc_map *m;
+
+	if (!p || !p->maps)
+		return n;
+	for (size_t i = 1; i < n; i++) {
+		m = proc_maps__find(p->maps, ips[i] - 1);
+		if (m && !(m->perms & PROC_MAP_EXEC)) {
+			s->stats.bogus_frames += n - i;
+			return i;
+		}
+	}
+	return n;
 }
 
 const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr)

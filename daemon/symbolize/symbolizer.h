@@ -58,6 +58,7 @@ struct symbolizer_stats {
 	uint64_t open_files;	/* handles held now */
 	uint64_t bytes;		/* memory held now (estimate) */
 	uint64_t peak_bytes;	/* largest bytes seen */
+	uint64_t bogus_frames;	/* outer frames dropped by symbolizer__user_depth */
 };
 
 /* One frame of symbolizer__user_frames. */
@@ -101,6 +102,14 @@ uint32_t symbolizer__gen(struct symbolizer *s, pid_t pid);
  */
 const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr);
 const char *symbolizer__user_gen(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t addr);
+/*
+ * How many of a user stack's frames (ips innermost first: the pc, then return addresses) are
+ * real: a frame-pointer walk that met a function using rbp for data reads on into values that
+ * are not return addresses. The first return address lying in a mapping known not to hold code
+ * ([stack], a file's data) ends the stack there: it and the frames outside it are dropped.
+ */
+size_t symbolizer__user_depth(struct symbolizer *s, pid_t pid, uint32_t gen, const uint64_t *ips,
+			      size_t n);
 /*
  * With opts.debug_info, the frames at addr innermost first (inlined functions, then the one
  * that holds them) with source file and line; else, or without DWARF, the one frame that
