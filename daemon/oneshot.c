@@ -80,13 +80,13 @@ static void unwind_report(const struct recording *rec)
 
 	if (recording__unwind_stats(rec, &b, &t))
 		return;
-	log_info("user stacks: %llu walked with unwind tables, %llu by frame pointers only (%llu "
+	log_info("user stack walks: %llu with unwind tables, %llu by frame pointers only (%llu "
 		 "of processes without tables yet); %llu frames from tables, %llu from frame "
 		 "pointers",
 		 (unsigned long long)b.walks_cfi, (unsigned long long)b.walks_fp,
 		 (unsigned long long)b.no_process, (unsigned long long)b.frames_cfi,
 		 (unsigned long long)b.frames_fp);
-	log_info("user stack ends: %llu outermost frame, %llu end of frame-pointer chain, %llu no "
+	log_info("user stack walk ends: %llu outermost frame, %llu end of frame-pointer chain, %llu no "
 		 "table, %llu no rule, %llu unreadable, %llu bad CFA, %llu depth cap; %llu signal "
 		 "frames crossed",
 		 (unsigned long long)b.end_outermost, (unsigned long long)b.end_fp_chain,
