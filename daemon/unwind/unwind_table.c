@@ -158,6 +158,14 @@ static uint64_t rd_ptr(struct cursor *c, uint8_t enc, const struct ptr_ctx *pc, 
 	}
 }
 
+/* A factored offset; one past what a row can hold on overflow (the row becomes invalid). */
+static int64_t factored(int64_t v, int64_t factor)
+{
+	int64_t r;
+
+	return __builtin_mul_overflow(v, factor, &r) ? INT64_MAX : r;
+}
+
 struct cie {
 	uint64_t caf; /* code alignment factor */
 	int64_t daf;  /* data alignment factor */
@@ -345,7 +353,7 @@ static int run_program(struct fde_run *r, struct cfa_state *s, const uint8_t *p,
 			err = advance(r, s, r->loc + low * cie->caf);
 			continue;
 		case 2: /* offset */
-			set_reg(s, low, REG_OFFSET, (int64_t)rd_uleb(&c) * cie->daf);
+			set_reg(s, low, REG_OFFSET, factored((int64_t)rd_uleb(&c), cie->daf));
 			continue;
 		case 3: /* restore */
 			restore_reg(s, &r->init, low);
@@ -368,7 +376,7 @@ static int run_program(struct fde_run *r, struct cfa_state *s, const uint8_t *p,
 			break;
 		case 0x05: /* offset_extended */
 			reg = rd_uleb(&c);
-			set_reg(s, reg, REG_OFFSET, (int64_t)rd_uleb(&c) * cie->daf);
+			set_reg(s, reg, REG_OFFSET, factored((int64_t)rd_uleb(&c), cie->daf));
 			break;
 		case 0x06: /* restore_extended */
 			restore_reg(s, &r->init, rd_uleb(&c));
@@ -426,15 +434,15 @@ static int run_program(struct fde_run *r, struct cfa_state *s, const uint8_t *p,
 			break;
 		case 0x11: /* offset_extended_sf */
 			reg = rd_uleb(&c);
-			set_reg(s, reg, REG_OFFSET, rd_sleb(&c) * cie->daf);
+			set_reg(s, reg, REG_OFFSET, factored(rd_sleb(&c), cie->daf));
 			break;
 		case 0x12: /* def_cfa_sf */
 			s->cfa = CFA_REG;
 			s->cfa_reg = rd_uleb(&c);
-			s->cfa_off = rd_sleb(&c) * cie->daf;
+			s->cfa_off = factored(rd_sleb(&c), cie->daf);
 			break;
 		case 0x13: /* def_cfa_offset_sf */
-			s->cfa_off = rd_sleb(&c) * cie->daf;
+			s->cfa_off = factored(rd_sleb(&c), cie->daf);
 			break;
 		case 0x14: /* val_offset */
 		case 0x15: /* val_offset_sf */
@@ -450,7 +458,8 @@ static int run_program(struct fde_run *r, struct cfa_state *s, const uint8_t *p,
 			break;
 		case 0x2f: /* GNU_negative_offset_extended */
 			reg = rd_uleb(&c);
-			set_reg(s, reg, REG_OFFSET, -(int64_t)rd_uleb(&c) * cie->daf);
+			set_reg(s, reg, REG_OFFSET,
+				factored(-(int64_t)(rd_uleb(&c) & INT64_MAX), cie->daf));
 			break;
 		default:
 			return -EINVAL;
@@ -667,6 +676,8 @@ static void table__finish(struct unwind_table *t)
 {
 	size_t out = 0;
 
+	if (!t->nr)
+		return;
 	qsort(t->rows, t->nr, sizeof(*t->rows), cmp_row);
 	for (size_t i = 0; i < t->nr; i++) {
 		if (out && t->rows[out - 1].pc == t->rows[i].pc) {
