@@ -57,15 +57,21 @@ struct {
 #define UNWIND_UC_RSP (40 + 120)
 #define UNWIND_UC_RIP (40 + 128)
 
+/* The registers a step needs, and what it learnt. */
+struct unwind_regs {
+	__u64 pc, sp, bp;
+	__u32 exact;	/* pc is not a return address (the first frame, or after a signal frame) */
+	__u32 used_cfi; /* 0 or 1: counters would be exact values the verifier checks one by one */
+};
+
 struct unwind_walk {
 	__u64 *ips;
 	const struct xsprof_unwind_proc *proc; /* NULL: frame pointers only */
 	struct xsprof_unwind_stats *st;
-	__u64 pc, sp, bp;
+	struct unwind_regs regs;
 	__u32 idx, end; /* next slot of ips, and the limit (at most 2 * XSPROF_MAX_STACK_DEPTH) */
-	__u32 used_cfi; /* 0 or 1: counters would be exact values the verifier checks one by one */
 	__u32 mode;	/* enum xsprof_unwind_mode */
-	__u32 exact;	/* pc is not a return address (the first frame, or after a signal frame) */
+	__u32 pad;
 };
 
 /*
@@ -164,41 +170,53 @@ unwind__find_row(const struct xsprof_unwind_map *m, __u64 vaddr)
 	return bpf_map_lookup_elem(&unwind_rows, &key);
 }
 
+/*
+ * The two kinds of step are global functions too, for the same reason: the bpf_loop step that
+ * calls them stays small enough for the verifier to check in a few passes (as inline code the
+ * sampler took 0.8 s to load).
+ */
+
 /* One step through the frame-pointer chain: 0, or 1 when the chain ends. */
-static __always_inline int unwind__fp_step(struct unwind_walk *w)
+__noinline int unwind_fp_step(struct unwind_regs *w, struct xsprof_unwind_stats *st)
 {
 	__u64 fr[2];
 
+	if (!w || !st)
+		return 1;
 	if (w->bp < w->sp || (w->bp & 7)) {
-		w->st->end_fp_chain++;
+		st->end_fp_chain++;
 		return 1;
 	}
 	if (bpf_probe_read_user(fr, sizeof(fr), (void *)w->bp)) {
-		w->st->end_fp_chain++;
+		st->end_fp_chain++;
 		return 1;
 	}
 	barrier_var(fr[0]);
 	barrier_var(fr[1]);
 	if (!fr[1]) {
-		w->st->end_fp_chain++;
+		st->end_fp_chain++;
 		return 1;
 	}
 	w->sp = w->bp + 16;
 	w->pc = fr[1];
 	w->bp = fr[0];
-	w->st->frames_fp++;
+	w->exact = 0;
+	st->frames_fp++;
 	return 0;
 }
 
 /* One step by a table row: 0, 1 when the walk ends, -1 to try the frame-pointer step. */
-static __always_inline int unwind__row_step(struct unwind_walk *w,
-					    const struct xsprof_unwind_row *r)
+__noinline int unwind_row_step(const struct xsprof_unwind_row *r, struct unwind_regs *w,
+			       struct xsprof_unwind_stats *st)
 {
-	struct xsprof_unwind_stats *st = w->st;
-	__u64 cfa, ra, bp = w->bp, fr[2];
-	__s32 off = r->cfa_off;
-	__s32 rbp_off = r->rbp_off * 8;
+	__u64 cfa, ra, bp, fr[2];
+	__s32 off, rbp_off;
 
+	if (!r || !w || !st)
+		return -1;
+	bp = w->bp;
+	off = r->cfa_off;
+	rbp_off = r->rbp_off * 8;
 	switch (r->type) {
 	case XSPROF_CFA_OUTERMOST:
 		st->end_outermost++;
@@ -210,12 +228,12 @@ static __always_inline int unwind__row_step(struct unwind_walk *w,
 			return 1;
 		}
 		st->signal_frames++;
+		st->frames_cfi++;
 		w->bp = bp;
 		w->sp = fr[0];
 		w->pc = fr[1];
 		w->exact = 1;
 		w->used_cfi = 1;
-		st->frames_cfi++;
 		return w->pc ? 0 : 1;
 	case XSPROF_CFA_RSP:
 		cfa = w->sp + off;
@@ -281,6 +299,7 @@ static long unwind__step(__u32 i, void *arg)
 	/* The mask widens what the verifier knows of idx to [0, 255] at once: a range that
 	 * shifts by one per frame would have it check the step once per frame. */
 	__u32 idx = w->idx & 0xff;
+	__u64 pc = w->regs.pc;
 	int ret = -1;
 
 	if (idx >= w->end || idx >= 2 * XSPROF_MAX_STACK_DEPTH) {
@@ -288,11 +307,10 @@ static long unwind__step(__u32 i, void *arg)
 		return 1;
 	}
 	if (w->proc)
-		m = unwind__find_map(w->proc, w->pc);
+		m = unwind__find_map(w->proc, pc);
 	if (m && m->row_count) {
-		r = unwind__find_row(m, (w->exact ? w->pc : w->pc - 1) - m->bias);
-		if (r)
-			ret = unwind__row_step(w, r);
+		r = unwind__find_row(m, (w->regs.exact ? pc : pc - 1) - m->bias);
+		ret = unwind_row_step(r, &w->regs, w->st);
 		if (ret > 0)
 			return 1;
 		if (ret < 0 && w->mode == XSPROF_UNWIND_CFI) {
@@ -303,9 +321,9 @@ static long unwind__step(__u32 i, void *arg)
 		w->st->end_no_table++;
 		return 1;
 	}
-	if (ret < 0 && unwind__fp_step(w))
+	if (ret < 0 && unwind_fp_step(&w->regs, w->st))
 		return 1;
-	w->ips[idx] = w->pc;
+	w->ips[idx] = w->regs.pc;
 	w->idx = idx + 1;
 	return 0;
 }
@@ -323,20 +341,17 @@ static __always_inline long unwind__walk(__u64 *ips, __u32 first, __u32 end,
 	struct unwind_walk w = {
 		.ips = ips,
 		.proc = proc,
-		.pc = pc,
-		.sp = sp,
-		.bp = bp,
+		.regs = {.pc = pc, .sp = sp, .bp = bp, .exact = 1},
 		.idx = first,
 		.end = end,
 		.mode = mode,
-		.exact = 1,
 	};
 
 	w.st = bpf_map_lookup_elem(&unwind_stats, &zero);
 	if (!w.st)
 		return 0;
 	bpf_loop(2 * XSPROF_MAX_STACK_DEPTH, unwind__step, &w, 0);
-	if (w.used_cfi)
+	if (w.regs.used_cfi)
 		w.st->walks_cfi++;
 	else
 		w.st->walks_fp++;
