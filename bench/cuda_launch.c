@@ -5,8 +5,9 @@
  * Usage: xs_cuda_bench MODE CALLS [CUDART]
  *   uprobe  cudaLaunchKernel through libcudart (the uprobe path: a probe at its entry)
  *   usdt    xsprof:launch through the fake injection library, as CUPTI's API-enter callback
- *           fires it in libxsprof_cupti.so (the USDT path)
- *   both    both, in that order, per call
+ *           fires it in libxsprof_cupti.so (the USDT path), on its 5-byte nop site
+ *   usdt-int3  the same on sdt.h's 1-byte nop site, which a uprobe can only trap
+ *   both    uprobe and usdt, in that order, per call
  * Prints "MODE ns_per_call N": thread CPU time (user + system, which is where uprobe handling is
  * charged) over the loop, divided by CALLS. Without a GPU the launch fails at once, so what it
  * measures is the call itself plus what profiling adds to it.
@@ -39,7 +40,9 @@ int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "", *cudart = argc > 3 ? argv[3] : XS_CUDART_PATH;
 	bool uprobe = !strcmp(mode, "uprobe") || !strcmp(mode, "both");
-	bool usdt = !strcmp(mode, "usdt") || !strcmp(mode, "both");
+	bool int3 = !strcmp(mode, "usdt-int3");
+	bool usdt = !strcmp(mode, "usdt") || !strcmp(mode, "both") || int3;
+	const char *fake = int3 ? XS_CUPTI_FAKE_INT3_PATH : XS_CUPTI_FAKE_PATH;
 	long calls = argc > 2 ? atol(argv[2]) : 0;
 	dim3 grid = {1, 1, 1}, block = {32, 1, 1};
 	launch_fn launch = NULL;
@@ -47,7 +50,8 @@ int main(int argc, char **argv)
 	double t0, t1;
 
 	if ((!uprobe && !usdt) || calls <= 0) {
-		fprintf(stderr, "usage: xs_cuda_bench uprobe|usdt|both CALLS [LIBCUDART]\n");
+		fprintf(stderr,
+			"usage: xs_cuda_bench uprobe|usdt|usdt-int3|both CALLS [LIBCUDART]\n");
 		return 2;
 	}
 	/* Loaded at run time, so a mode maps only the library it measures. */
@@ -61,11 +65,11 @@ int main(int argc, char **argv)
 		}
 	}
 	if (usdt) {
-		void *h = dlopen(XS_CUPTI_FAKE_PATH, RTLD_NOW);
+		void *h = dlopen(fake, RTLD_NOW);
 
 		enter = h ? (enter_fn)dlsym(h, "xs_fake_cuda_launch") : NULL;
 		if (!enter) {
-			fprintf(stderr, "xs_cuda_bench: %s: %s\n", XS_CUPTI_FAKE_PATH, dlerror());
+			fprintf(stderr, "xs_cuda_bench: %s: %s\n", fake, dlerror());
 			return 1;
 		}
 	}

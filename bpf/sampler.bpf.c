@@ -107,9 +107,9 @@ static __always_inline __u64 pc_of_probed(struct task_struct *task, __u64 ip)
 }
 
 /* Between the old image and the new one in an exec (see exec_window). */
-static __always_inline bool between_images(struct task_struct *task)
+static __always_inline bool between_images(struct task_struct *task, __u32 tid)
 {
-	__u64 *mm = bpf_task_storage_get(&exec_window, task, 0, 0);
+	__u64 *mm = bpf_map_lookup_elem(&exec_window, &tid);
 
 	return mm && *mm != (__u64)BPF_CORE_READ(task, mm);
 }
@@ -221,7 +221,7 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	nu = 0;
 	if (BPF_CORE_READ(task, flags) & PF_KTHREAD) {
 		s->flags |= XSPROF_SAMPLE_F_KTHREAD;
-	} else if (!user_mode && between_images(task)) {
+	} else if (!user_mode && between_images(task, (__u32)bpf_get_current_pid_tgid())) {
 		s->flags |= XSPROF_SAMPLE_F_EXEC;
 		st->in_exec++;
 	} else {

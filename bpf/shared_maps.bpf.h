@@ -29,13 +29,15 @@ struct {
 
 /*
  * Threads in an exec, from sched_prepare_exec (before the old image is dropped) to
- * sched_process_exec (the new one is in place): the mm they had before. A sample finding a
- * different mm is between images (task_events.bpf.c).
+ * sched_process_exec (the new one is in place): tid -> the mm they had before. A sample finding
+ * a different mm is between images (task_events.bpf.c). A hash, not task storage: creating task
+ * storage cost 10-40 us per exec here, a preallocated hash update well under 1 us; an exec that
+ * dies half-way leaves an entry the LRU recycles.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
 	__type(value, __u64);
 } exec_window SEC(".maps") XSPROF_SAMPLER_LINKAGE;
 

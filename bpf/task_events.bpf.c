@@ -66,18 +66,21 @@ static __always_inline void send_exec(__u32 flags)
 SEC("tp_btf/sched_prepare_exec")
 int BPF_PROG(xsprof_exec_begin, struct task_struct *task, struct linux_binprm *bprm)
 {
-	__u64 *mm = bpf_task_storage_get(&exec_window, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	__u32 tid = BPF_CORE_READ(task, pid);
+	__u64 mm = (__u64)BPF_CORE_READ(task, mm);
 
-	if (mm)
-		*mm = (__u64)BPF_CORE_READ(task, mm);
+	bpf_map_update_elem(&exec_window, &tid, &mm, BPF_ANY);
 	return 0;
 }
 
 /* After the new image is in place: its executable and the loader are mapped. */
 SEC("tp_btf/sched_process_exec")
-int BPF_PROG(xsprof_proc_exec, struct task_struct *p)
+int BPF_PROG(xsprof_proc_exec, struct task_struct *p, pid_t old_pid)
 {
-	bpf_task_storage_delete(&exec_window, bpf_get_current_task_btf());
+	/* A thread that is not the leader takes the leader's pid in the exec (de_thread). */
+	__u32 tid = (__u32)old_pid;
+
+	bpf_map_delete_elem(&exec_window, &tid);
 	if (proc_events_on)
 		send_exec(0);
 	return 0;

@@ -24,6 +24,7 @@ enum xsprof_record_type {
 	XSPROF_REC_USDT_LAUNCH = 3, /* xsprof:launch USDT from libxsprof_cupti.so (GPU path) */
 	XSPROF_REC_PROC_EXEC = 4,   /* process lifetime: exec */
 	XSPROF_REC_PROC_EXIT = 5,   /* process lifetime: exit */
+	XSPROF_REC_OFFCPU = 6,	    /* off-CPU: a blocked stack seen for the first time */
 	XSPROF_REC_MAX,
 };
 
@@ -110,6 +111,57 @@ struct xsprof_proc_stats {
 };
 
 _Static_assert(sizeof(struct xsprof_proc_stats) == 32, "xsprof_proc_stats layout");
+
+/*
+ * ---- Off-CPU (bpf/offcpu.bpf.c -> daemon/offcpu.c) ----
+ * A thread switched out (sched_switch) and back in (finish_task_switch) after at least the
+ * minimum block time: the time is summed in the kernel per (tgid, tid, stack hash) in offcpu_agg;
+ * the first time a key is made, its stack goes to the ring buffer in this record, so the cost
+ * does not grow with the switch rate.
+ */
+struct xsprof_offcpu_key {
+	__u32 tgid;
+	__u32 tid;
+	__u64 hash; /* of the kernel and user stacks */
+};
+
+struct xsprof_offcpu_val {
+	__u64 ns;    /* off-CPU time summed */
+	__u64 count; /* blocks summed */
+};
+
+struct xsprof_offcpu_stack {
+	__u32 type; /* XSPROF_REC_OFFCPU */
+	__u32 tgid;
+	__u32 tid;
+	__u32 uid;
+	__u64 hash;
+	char comm[XSPROF_COMM_LEN];
+	__u16 nr_kernel;
+	__u16 nr_user;
+	__s16 kernel_err;
+	__s16 user_err;
+	__u32 flags; /* XSPROF_SAMPLE_F_* */
+	__u32 pad;
+	__u64 kips[XSPROF_MAX_STACK_DEPTH];
+	__u64 uips[XSPROF_MAX_STACK_DEPTH];
+};
+
+_Static_assert(sizeof(struct xsprof_offcpu_stack) == 56 + 2 * 8 * XSPROF_MAX_STACK_DEPTH,
+	       "xsprof_offcpu_stack layout");
+
+struct xsprof_offcpu_stats {
+	__u64 switches;	    /* switch-outs of watched threads */
+	__u64 blocks;	    /* switch-ins of watched threads */
+	__u64 below_min;    /* blocks shorter than the minimum, ignored */
+	__u64 new_stacks;   /* keys made (records sent) */
+	__u64 agg_full;	    /* blocks lost: the aggregation map is full */
+	__u64 drop_ringbuf; /* new stacks lost: ring buffer full (their time too) */
+	__u64 start_full;   /* switch-outs not timed: the start map evicted them */
+	__u64 ustack_err;   /* user stacks that could not be read (kept without) */
+};
+
+_Static_assert(sizeof(struct xsprof_offcpu_stats) == 64, "xsprof_offcpu_stats layout");
 
 /*
  * ---- GPU path: CUDA API entry uprobes and the xsprof:launch USDT (bpf/uprobe_cuda.bpf.c,

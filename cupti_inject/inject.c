@@ -5,9 +5,6 @@
  * joins on) and streams CUPTI activity records to xsprofd. Whatever fails, the application
  * runs on untouched: this file is the only one here that writes to stderr, once, to say why.
  */
-#define _SDT_HAS_SEMAPHORES 1
-#include <sys/sdt.h>
-
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -22,10 +19,9 @@
 #include "cupti_inject/cupti_api.h"
 #include "cupti_inject/encode.h"
 #include "cupti_inject/transport.h"
+#define XSPROF_USDT_DEFINE_SEMAPHORE
+#include "cupti_inject/usdt.h"
 #include "cupti_inject/xsprof_wire.h"
-
-/* Non-zero while a tracer is attached to xsprof:launch (uprobe semaphore, bumped by the kernel). */
-unsigned short xsprof_launch_semaphore __attribute__((unused)) __attribute__((section(".probes")));
 
 #define ACT_BUF_SIZE (256u << 10)
 #define ACT_BUF_MAX  32 /* CUPTI buffers in flight: 8 MiB at most; past it CUPTI drops, counted */
@@ -33,6 +29,9 @@ unsigned short xsprof_launch_semaphore __attribute__((unused)) __attribute__((se
 static const CUpti_CallbackId runtime_launch_cbids[] = {
 	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
 	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+	/* What nvcc turns <<<>>> into since CUDA 13, under cbids of its own. */
+	CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+	CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
 	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
 	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
 	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
@@ -199,10 +198,8 @@ static void CUPTIAPI on_api(void *userdata, CUpti_CallbackDomain domain, CUpti_C
 		return;
 	if (cb->callbackSite == CUPTI_API_ENTER) {
 		/* The runtime call and the driver call inside it are one launch. */
-		if (launch_depth++ == 0 &&
-		    __builtin_expect(*(volatile unsigned short *)&xsprof_launch_semaphore, 0))
-			STAP_PROBE2(xsprof, launch, cb->correlationId,
-				    XSPROF_USDT_API(domain, cbid));
+		if (launch_depth++ == 0 && XSPROF_USDT_LAUNCH_ENABLED())
+			XSPROF_USDT_LAUNCH(cb->correlationId, XSPROF_USDT_API(domain, cbid));
 	} else if (launch_depth > 0) {
 		launch_depth--;
 	}

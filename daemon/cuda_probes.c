@@ -21,6 +21,7 @@
 #include "daemon/cuda_probes.h"
 #include "daemon/launch_store.h"
 #include "daemon/sampler.h"
+#include "daemon/usdt_site.h"
 #include "xsprof.skel.h"
 
 #define DEFAULT_MAX_LINKS 16384
@@ -29,6 +30,8 @@
 #define MAX_FILES   256
 /* A process mapping more distinct CUDA files than this is up to something: the rest are left. */
 #define MAX_FILES_PER_PID 16
+/* Processes whose xsprof:launch firings are followed (site mode, trimming), round robin. */
+#define MAX_USDT_PIDS 256
 
 /* Where a stream argument is at entry (x86-64 SysV): see enum xsprof_cuda_stream_loc. */
 #define NONE	    XSPROF_CUDA_STREAM_NONE, 0, 0
@@ -230,6 +233,8 @@ struct file_info {
 	uint64_t off[XSPROF_CUDA_API_MAX];
 	int nr_apis;
 	bool usdt;
+	uint64_t usdt_off; /* file offset of the xsprof:launch site */
+	bool usdt_nop5;	   /* the site is the 5-byte nop the kernel can optimise */
 };
 
 /* Probes on one file, for one process or (pid -1) for all. */
@@ -238,10 +243,23 @@ struct target {
 	int pidfd; /* readable once the process has exited; -1 for system-wide */
 	dev_t dev;
 	ino_t ino;
-	int multi_fd;		 /* one uprobe_multi link for all its APIs, or -1 */
+	/* One uprobe_multi link for the APIs xsprof:launch does not report, one for those it
+	 * does (removed where it fires), or -1. */
+	int multi_fd, multi_fd_covered;
+	int nr_covered;		 /* probes on APIs xsprof:launch reports (multi or links) */
 	struct bpf_link **links; /* else one perf-event uprobe each; and the USDT */
+	bool *covered;		 /* parallel to links */
 	int nr_links;
 	int nr_probes;
+	bool trimmed;
+};
+
+/* A process whose xsprof:launch fired. */
+struct usdt_pid {
+	pid_t pid;
+	uint64_t firings;
+	enum usdt_site_mode mode;
+	bool nop5;
 };
 
 /*
@@ -298,6 +316,8 @@ struct cuda_probes {
 	struct bpf_link *watch_links[3];
 	struct lib_ranges *ranges; /* MAX_RANGE_PIDS, reused round robin */
 	int next_range;
+	struct usdt_pid *usdt_pids; /* MAX_USDT_PIDS, reused round robin */
+	int next_usdt_pid;
 	struct cuda_probes_stats st;
 	char last_error[512];
 };
@@ -316,6 +336,18 @@ const char *cupti_api__name(uint32_t api)
 		if (cupti_apis[i].domain == api >> 16 && cupti_apis[i].cbid == (api & 0xffff))
 			return cupti_apis[i].name;
 	return NULL;
+}
+
+bool cuda_api__usdt_covers(unsigned int api)
+{
+	const char *name = cuda_api__name(api);
+
+	if (!name)
+		return false;
+	for (size_t i = 0; i < sizeof(cupti_apis) / sizeof(cupti_apis[0]); i++)
+		if (!strcmp(cupti_apis[i].name, name))
+			return true;
+	return false;
 }
 
 static const struct cuda_api *api_by_name(const char *name)
@@ -360,6 +392,18 @@ static bool usdt_note_is_ours(const char *desc, size_t len)
 	if (!memchr(name, '\0', end - name))
 		return false;
 	return !strcmp(prov, "xsprof") && !strcmp(name, "launch");
+}
+
+/* The note's pc (its first word) as a file offset, through the executable segment holding it. */
+static void usdt_site_offset(struct file_info *fi, const char *desc, const GElf_Phdr *loads,
+			     size_t nloads)
+{
+	uint64_t pc;
+
+	memcpy(&pc, desc, sizeof(pc));
+	for (size_t j = 0; j < nloads; j++)
+		if (pc >= loads[j].p_vaddr && pc < loads[j].p_vaddr + loads[j].p_filesz)
+			fi->usdt_off = pc - loads[j].p_vaddr + loads[j].p_offset;
 }
 
 static int read_elf(int fd, struct file_info *fi)
@@ -409,8 +453,11 @@ static int read_elf(int fd, struct file_info *fi)
 			while (data && (off = gelf_getnote(data, off, &nh, &noff, &doff)) > 0) {
 				if (nh.n_type == 3 && nh.n_namesz == 8 &&
 				    !memcmp((char *)data->d_buf + noff, "stapsdt", 8) &&
-				    usdt_note_is_ours((char *)data->d_buf + doff, nh.n_descsz))
+				    usdt_note_is_ours((char *)data->d_buf + doff, nh.n_descsz)) {
 					fi->usdt = true;
+					usdt_site_offset(fi, (char *)data->d_buf + doff, loads,
+							 nloads);
+				}
 			}
 			continue;
 		}
@@ -444,6 +491,14 @@ static int read_elf(int fd, struct file_info *fi)
 out:
 	free(loads);
 	elf_end(elf);
+	if (!err && fi->usdt_off) {
+		uint8_t insn[5];
+		enum usdt_site_mode m = USDT_SITE_UNKNOWN;
+
+		if (pread(fd, insn, sizeof(insn), (off_t)fi->usdt_off) == (ssize_t)sizeof(insn))
+			m = usdt_site__decode(insn, sizeof(insn));
+		fi->usdt_nop5 = m == USDT_SITE_NOP && insn[0] == 0x0f;
+	}
 	return err;
 }
 
@@ -482,9 +537,12 @@ static void target__detach(struct target *t)
 {
 	if (t->multi_fd >= 0)
 		close(t->multi_fd);
+	if (t->multi_fd_covered >= 0)
+		close(t->multi_fd_covered);
 	for (int i = 0; i < t->nr_links; i++)
 		bpf_link__destroy(t->links[i]);
 	free(t->links);
+	free(t->covered);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 }
@@ -543,9 +601,12 @@ static bool is_alias(const struct file_info *fi, size_t i)
 	return false;
 }
 
-/* One uprobe_multi link on every API of the file: its fd, or -1 (then perf-event uprobes). */
+/*
+ * One uprobe_multi link on the file's APIs that xsprof:launch reports (covered) or on the
+ * others: its fd; -1 and *ret_probes 0 when there are none; -1 when the kernel refused it.
+ */
 static int attach_multi(struct cuda_probes *cp, pid_t pid, const char *path,
-			const struct file_info *fi, int *ret_probes)
+			const struct file_info *fi, bool covered, int *ret_probes)
 {
 	unsigned long offs[NR_APIS];
 	__u64 cookies[NR_APIS];
@@ -553,8 +614,10 @@ static int attach_multi(struct cuda_probes *cp, pid_t pid, const char *path,
 	__u32 n = 0;
 	int fd;
 
+	*ret_probes = 0;
 	for (size_t i = 0; i < NR_APIS; i++) {
-		if (!fi->off[apis[i].id] || is_alias(fi, i))
+		if (!fi->off[apis[i].id] || is_alias(fi, i) ||
+		    cuda_api__usdt_covers(apis[i].id) != covered)
 			continue;
 		offs[n] = fi->off[apis[i].id];
 		cookies[n++] = api_cookie(&apis[i], pid);
@@ -615,6 +678,61 @@ fail:
  * Attach to the file open at fd for pid (-1: every process). 1 when attached, 0 when it was
  * already or has nothing to attach, -errno. what names it in errors.
  */
+/* Both uprobe_multi links of a target; neither when the kernel refuses one (perf-event uprobes
+ * then). */
+static void attach_multi_pair(struct cuda_probes *cp, struct target *t, pid_t pid, const char *path,
+			      const struct file_info *fi)
+{
+	int n_other, n_covered, fd_other, fd_covered;
+
+	fd_other = attach_multi(cp, pid, path, fi, false, &n_other);
+	fd_covered = attach_multi(cp, pid, path, fi, true, &n_covered);
+	if ((fd_other < 0 && n_other) || (fd_covered < 0 && n_covered) ||
+	    (fd_other < 0 && fd_covered < 0)) {
+		if (fd_other >= 0)
+			close(fd_other);
+		if (fd_covered >= 0)
+			close(fd_covered);
+		return;
+	}
+	t->multi_fd = fd_other;
+	t->multi_fd_covered = fd_covered;
+	t->nr_covered = n_covered;
+	t->nr_probes = n_other + n_covered;
+}
+
+/*
+ * xsprof:launch fired in pid: the entry uprobes on the APIs it reports are paid for nothing
+ * there. Remove them from pid's targets, and from the file-wide ones (launch mode: the
+ * injection library is preset for the whole command), unless the strategy needs them.
+ */
+static void trim_launch_uprobes(struct cuda_probes *cp, pid_t pid)
+{
+	if (cp->opts.keep_launch_uprobes)
+		return;
+	for (int i = 0; i < cp->nr_targets; i++) {
+		struct target *t = &cp->targets[i];
+
+		if ((t->pid != pid && t->pid != -1) || t->trimmed || !t->nr_covered)
+			continue;
+		t->trimmed = true;
+		if (t->multi_fd_covered >= 0) {
+			close(t->multi_fd_covered);
+			t->multi_fd_covered = -1;
+		}
+		for (int j = 0; j < t->nr_links; j++) {
+			if (!t->covered[j] || !t->links[j])
+				continue;
+			bpf_link__destroy(t->links[j]);
+			t->links[j] = NULL;
+		}
+		t->nr_probes -= t->nr_covered;
+		cp->nr_links -= t->nr_covered;
+		cp->st.uprobes_trimmed += t->nr_covered;
+		t->nr_covered = 0;
+	}
+}
+
 static int attach_fd(struct cuda_probes *cp, pid_t pid, int fd, const char *what)
 {
 	const struct file_info *fi;
@@ -648,19 +766,25 @@ static int attach_fd(struct cuda_probes *cp, pid_t pid, int fd, const char *what
 	t->pid = pid;
 	t->pidfd = -1;
 	t->multi_fd = -1;
+	t->multi_fd_covered = -1;
 	t->dev = st.st_dev;
 	t->ino = st.st_ino;
 	t->links = calloc(need, sizeof(*t->links));
-	if (!t->links)
+	t->covered = calloc(need, sizeof(*t->covered));
+	if (!t->links || !t->covered) {
+		free(t->links);
+		free(t->covered);
 		return -ENOMEM;
+	}
 	if (!cp->multi_tried) {
 		cp->multi_tried = true;
 		cp->multi = open_multi(cp->skel); /* best effort: perf-event uprobes otherwise */
 	}
 	/* Our own fd names the very file, whatever the process's root or the name's fate. */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	t->multi_fd = cp->multi ? attach_multi(cp, pid, path, fi, &t->nr_probes) : -1;
-	for (size_t i = 0; t->multi_fd < 0 && i < NR_APIS && !err; i++) {
+	if (cp->multi)
+		attach_multi_pair(cp, t, pid, path, fi);
+	for (size_t i = 0; !t->nr_probes && t->multi_fd < 0 && i < NR_APIS && !err; i++) {
 		const struct cuda_api *a = &apis[i];
 		LIBBPF_OPTS(bpf_uprobe_opts, uo);
 
@@ -669,10 +793,13 @@ static int attach_fd(struct cuda_probes *cp, pid_t pid, int fd, const char *what
 		uo.bpf_cookie = api_cookie(a, pid);
 		t->links[t->nr_links] = bpf_program__attach_uprobe_opts(
 			cp->skel->progs.xsprof_cuda_call, pid, path, fi->off[a->id], &uo);
-		if (!t->links[t->nr_links])
+		if (!t->links[t->nr_links]) {
 			err = -errno;
-		else
+		} else {
+			t->covered[t->nr_links] = cuda_api__usdt_covers(a->id);
+			t->nr_covered += t->covered[t->nr_links];
 			t->nr_links++, t->nr_probes++;
+		}
 	}
 	if (!err && fi->usdt) {
 		t->links[t->nr_links] = bpf_program__attach_usdt(
@@ -943,6 +1070,48 @@ static unsigned int frames_inside(struct cuda_probes *cp, const struct xsprof_us
 	return n;
 }
 
+/* The file holding pid's xsprof:launch site, among the attached targets. */
+static const struct file_info *usdt_file_of(const struct cuda_probes *cp, pid_t pid)
+{
+	for (int i = 0; i < cp->nr_targets; i++) {
+		const struct target *t = &cp->targets[i];
+
+		if (t->pid != pid && t->pid != -1)
+			continue;
+		for (int j = 0; j < cp->nr_files; j++)
+			if (cp->files[j].usdt && cp->files[j].dev == t->dev &&
+			    cp->files[j].ino == t->ino)
+				return &cp->files[j];
+	}
+	return NULL;
+}
+
+/* At pid's 1st, 64th and 4096th firing: trim its launch uprobes (1st), read how its site is
+ * probed (the kernel optimises a site after its first hit). */
+static void on_usdt_firing(struct cuda_probes *cp, pid_t pid)
+{
+	struct usdt_pid *u = NULL;
+	const struct file_info *fi;
+
+	for (int i = 0; i < MAX_USDT_PIDS && !u; i++)
+		if (cp->usdt_pids[i].pid == pid)
+			u = &cp->usdt_pids[i];
+	if (!u) {
+		u = &cp->usdt_pids[cp->next_usdt_pid];
+		cp->next_usdt_pid = (cp->next_usdt_pid + 1) % MAX_USDT_PIDS;
+		*u = (struct usdt_pid){.pid = pid};
+		trim_launch_uprobes(cp, pid);
+	}
+	u->firings++;
+	if (u->firings != 1 && u->firings != 64 && u->firings != 4096)
+		return;
+	fi = usdt_file_of(cp, pid);
+	if (fi && fi->usdt_off) {
+		usdt_site__read(pid, fi->dev, fi->ino, fi->usdt_off, &u->mode);
+		u->nop5 = fi->usdt_nop5;
+	}
+}
+
 static int on_usdt_record(void *ctx, const void *data, size_t size)
 {
 	struct cuda_probes *cp = ctx;
@@ -957,6 +1126,7 @@ static int on_usdt_record(void *ctx, const void *data, size_t size)
 		cp->opts.on_process(cp->opts.ctx, (pid_t)r->tgid);
 	if (launch_store__add_usdt(cp->store, r, frames_inside(cp, r)))
 		cp->st.store_failures++;
+	on_usdt_firing(cp, (pid_t)r->tgid);
 	continue_held(cp, (pid_t)r->tgid, r->flags);
 	return 0;
 }
@@ -979,7 +1149,8 @@ struct cuda_probes *cuda_probes__new(struct sampler *s, const struct cuda_probes
 	cp->targets = calloc(MAX_TARGETS, sizeof(*cp->targets));
 	cp->files = calloc(MAX_FILES, sizeof(*cp->files));
 	cp->ranges = calloc(MAX_RANGE_PIDS, sizeof(*cp->ranges));
-	if (!cp->store || !cp->targets || !cp->files || !cp->ranges)
+	cp->usdt_pids = calloc(MAX_USDT_PIDS, sizeof(*cp->usdt_pids));
+	if (!cp->store || !cp->targets || !cp->files || !cp->ranges || !cp->usdt_pids)
 		goto fail;
 	err = sampler__set_handler(s, XSPROF_REC_CUDA_CALL, on_cuda_record, cp);
 	if (!err)
@@ -1039,6 +1210,11 @@ const struct launch_store *cuda_probes__store(const struct cuda_probes *cp)
 	return cp->store;
 }
 
+const struct bpf_object *cuda_probes__multi_obj(const struct cuda_probes *cp)
+{
+	return cp->multi ? cp->multi->obj : NULL;
+}
+
 int cuda_probes__stats(const struct cuda_probes *cp, struct cuda_probes_stats *ret)
 {
 	int ncpu = sampler__nr_cpus(cp->sampler);
@@ -1056,6 +1232,13 @@ int cuda_probes__stats(const struct cuda_probes *cp, struct cuda_probes_stats *r
 	*ret = cp->st;
 	ret->targets = cp->nr_targets;
 	ret->links = cp->nr_links;
+	for (int i = 0; i < MAX_USDT_PIDS; i++) {
+		ret->usdt_site_call += cp->usdt_pids[i].mode == USDT_SITE_CALL;
+		ret->usdt_site_trap += cp->usdt_pids[i].mode == USDT_SITE_TRAP;
+		ret->usdt_site_trap_nop5 +=
+			cp->usdt_pids[i].mode == USDT_SITE_TRAP && cp->usdt_pids[i].nop5;
+		ret->usdt_site_nop += cp->usdt_pids[i].mode == USDT_SITE_NOP;
+	}
 	memset(&ret->bpf, 0, sizeof(ret->bpf));
 	for (int i = 0; i < ncpu; i++) {
 		const __u64 *src = (const __u64 *)&vals[i];
@@ -1088,6 +1271,7 @@ void cuda_probes__free(struct cuda_probes *cp)
 	xsprof_bpf__destroy(cp->multi);
 	free(cp->files);
 	free(cp->ranges);
+	free(cp->usdt_pids);
 	launch_store__free(cp->store);
 	free(cp);
 }

@@ -52,6 +52,12 @@ struct cuda_probes_opts {
 	uint32_t max_links;  /* uprobes attached at once (one fd each); 0: 16384 */
 	size_t max_stacks;   /* distinct launch stacks kept; 0: the launch store's default */
 	size_t max_launches; /* launches kept one by one; 0: the launch store's default */
+	/*
+	 * Keep the entry uprobes on the launch APIs that xsprof:launch reports even in processes
+	 * where it fires (the timestamp and stream strategies join uprobe records). Otherwise
+	 * they are removed there at its first firing, so a launch is probed once.
+	 */
+	bool keep_launch_uprobes;
 	/* Called when pid's mappings are worth reading (it mapped a CUDA library, or a thread
 	 * of it sent its first record); may be NULL. */
 	void (*on_process)(void *ctx, pid_t pid);
@@ -59,14 +65,20 @@ struct cuda_probes_opts {
 };
 
 struct cuda_probes_stats {
-	uint64_t targets;	      /* (process or system-wide, file) pairs attached now */
-	uint64_t links;		      /* uprobes attached now (USDT sites included) */
-	uint64_t attach_failed;	      /* files that could not be attached */
-	uint64_t links_capped;	      /* files refused because max_links was reached */
-	uint64_t lib_events;	      /* CUDA libraries mapped by filtered processes, handled */
-	uint64_t stopped;	      /* ... of which the process waited for the attach */
-	uint64_t bad_records;	      /* malformed GPU-path records */
-	uint64_t store_failures;      /* records the launch store could not keep */
+	uint64_t targets;	  /* (process or system-wide, file) pairs attached now */
+	uint64_t links;		  /* uprobes attached now (USDT sites included) */
+	uint64_t attach_failed;	  /* files that could not be attached */
+	uint64_t links_capped;	  /* files refused because max_links was reached */
+	uint64_t lib_events;	  /* CUDA libraries mapped by filtered processes, handled */
+	uint64_t stopped;	  /* ... of which the process waited for the attach */
+	uint64_t bad_records;	  /* malformed GPU-path records */
+	uint64_t store_failures;  /* records the launch store could not keep */
+	uint64_t uprobes_trimmed; /* launch uprobes removed where xsprof:launch fired */
+	/* Processes whose xsprof:launch site was last seen as the kernel's optimised call, as an
+	 * int3 trap, or intact (read at its 1st, 64th and 4096th firing). */
+	uint64_t usdt_site_call, usdt_site_trap, usdt_site_nop;
+	uint64_t usdt_site_trap_nop5; /* trapped although the site is a 5-byte nop: the kernel
+				       * does not optimise uprobes */
 	struct xsprof_cuda_stats bpf; /* BPF counters summed over CPUs */
 };
 
@@ -103,6 +115,9 @@ int cuda_probes__start(struct cuda_probes *cp);
 void cuda_probes__stop(struct cuda_probes *cp);
 
 const struct launch_store *cuda_probes__store(const struct cuda_probes *cp);
+/* The second skeleton instance the uprobe_multi links run (NULL until the first attach, or
+ * where the kernel lacks them), for bpf_cost. */
+const struct bpf_object *cuda_probes__multi_obj(const struct cuda_probes *cp);
 int cuda_probes__stats(const struct cuda_probes *cp, struct cuda_probes_stats *ret_stats);
 /* What the last failed attach was ("attaching /usr/.../libcudart.so.13 for pid 12: ..."),
  * or NULL; valid until the next call into cp. */
@@ -110,6 +125,8 @@ const char *cuda_probes__last_error(const struct cuda_probes *cp);
 
 /* The symbol an enum xsprof_cuda_api stands for ("cudaLaunchKernel"), NULL if unknown. */
 const char *cuda_api__name(unsigned int api);
+/* Whether xsprof:launch reports the calls of this API (enum xsprof_cuda_api). */
+bool cuda_api__usdt_covers(unsigned int api);
 /* The API a CUPTI callback (domain << 16 | cbid, as xsprof:launch passes it) stands for, or
  * NULL when not one xsprof names. */
 const char *cupti_api__name(uint32_t api);

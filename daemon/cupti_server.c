@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "daemon/cupti_wire.h"
+#include "daemon/path_lock.h"
 
 #define DEFAULT_MAX_CONNS	  256u
 #define DEFAULT_MAX_CONNS_PER_UID 64u
@@ -39,8 +40,10 @@ struct cupti_server {
 	int epfd;
 	int lfd;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	dev_t sock_dev;
-	ino_t sock_ino;
+	struct sock_file file;
+	int lock_fd;
+	bool (*accept_pid)(void *ctx, pid_t pid);
+	void *accept_ctx;
 	unsigned max_conns;
 	unsigned max_per_uid;
 	size_t conn_buf;
@@ -76,25 +79,6 @@ static int make_dirs(const char *path, mode_t mode)
 	}
 }
 
-static int remove_stale(const struct sockaddr_un *addr)
-{
-	struct stat sb;
-	int fd, r;
-
-	if (lstat(addr->sun_path, &sb) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISSOCK(sb.st_mode))
-		return -EEXIST; /* not ours to delete */
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	r = connect(fd, (const struct sockaddr *)addr, sizeof(*addr));
-	close(fd);
-	if (r == 0)
-		return -EADDRINUSE; /* a live daemon answers there */
-	return unlink(addr->sun_path) < 0 && errno != ENOENT ? -errno : 0;
-}
-
 struct cupti_server *cupti_server__new(const struct cupti_server_opts *opts)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
@@ -103,7 +87,6 @@ struct cupti_server *cupti_server__new(const struct cupti_server_opts *opts)
 	mode_t mode = opts && opts->socket_mode ? opts->socket_mode : 0666;
 	struct epoll_event ev = {.events = EPOLLIN};
 	struct cupti_server *s;
-	struct stat sb;
 	int err;
 
 	if (!path[0] || strlen(path) >= sizeof(addr.sun_path)) {
@@ -113,7 +96,9 @@ struct cupti_server *cupti_server__new(const struct cupti_server_opts *opts)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->epfd = s->lfd = -1;
+	s->epfd = s->lfd = s->lock_fd = -1;
+	s->accept_pid = opts ? opts->accept_pid : NULL;
+	s->accept_ctx = opts ? opts->accept_ctx : NULL;
 	snprintf(s->path, sizeof(s->path), "%s", path);
 	strcpy(addr.sun_path, path);
 	s->max_conns = opts && opts->max_conns ? opts->max_conns : DEFAULT_MAX_CONNS;
@@ -131,7 +116,11 @@ struct cupti_server *cupti_server__new(const struct cupti_server_opts *opts)
 	err = make_dirs(path, 0755);
 	if (err < 0)
 		goto fail;
-	err = remove_stale(&addr);
+	/* One owner per path: nothing is unlinked or bound before the lock is ours. */
+	err = path_lock__take(path, &s->lock_fd, NULL);
+	if (err < 0)
+		goto fail;
+	err = sock_file__remove_stale(path);
 	if (err < 0)
 		goto fail;
 	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -139,22 +128,21 @@ struct cupti_server *cupti_server__new(const struct cupti_server_opts *opts)
 		err = -errno;
 		goto fail;
 	}
-	if (chmod(path, mode) < 0 || lstat(path, &sb) < 0 || listen(s->lfd, 128) < 0) {
+	if (sock_file__note(&s->file, path) || chmod(path, mode) < 0 || listen(s->lfd, 128) < 0) {
 		err = -errno;
-		unlink(path);
 		goto fail;
 	}
-	s->sock_dev = sb.st_dev;
-	s->sock_ino = sb.st_ino;
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	ev.data.ptr = NULL; /* NULL marks the listening socket; clients carry their conn */
 	if (s->epfd < 0 || epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->lfd, &ev) < 0) {
 		err = -errno;
-		unlink(path);
 		goto fail;
 	}
 	return s;
 fail:
+	sock_file__remove_if_ours(&s->file, path);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
 	if (s->lfd >= 0)
 		close(s->lfd);
 	if (s->epfd >= 0)
@@ -179,8 +167,6 @@ static void close_conn(struct cupti_server *s, unsigned slot)
 
 void cupti_server__free(struct cupti_server *s)
 {
-	struct stat sb;
-
 	if (!s)
 		return;
 	for (unsigned i = 0; i < s->max_conns; i++) {
@@ -189,9 +175,9 @@ void cupti_server__free(struct cupti_server *s)
 	}
 	close(s->lfd);
 	close(s->epfd);
-	/* A newer daemon may have replaced the socket: only remove our own. */
-	if (lstat(s->path, &sb) == 0 && sb.st_dev == s->sock_dev && sb.st_ino == s->sock_ino)
-		unlink(s->path);
+	/* Only our own socket file goes; then the lock. */
+	sock_file__remove_if_ours(&s->file, s->path);
+	close(s->lock_fd);
 	gpu_store__free(s->store);
 	free(s->conns);
 	free(s);
@@ -244,6 +230,12 @@ static void accept_some(struct cupti_server *s)
 				same_uid++;
 			}
 		}
+		/* Only the session's processes may add to its GPU records. */
+		if (s->accept_pid && !s->accept_pid(s->accept_ctx, cred.pid)) {
+			s->st.foreign++;
+			close(fd);
+			continue;
+		}
 		if (slot == s->max_conns || same_uid >= s->max_per_uid) {
 			s->st.rejected++;
 			close(fd);
@@ -290,10 +282,14 @@ static uint64_t shift_time(uint64_t t, int64_t shift)
 	return t + (uint64_t)shift;
 }
 
+/* Senders send cumulative counters; a hostile one sends anything: the total saturates. */
 static void add_delta(uint64_t *total, uint64_t *last, uint64_t now)
 {
-	if (now > *last)
-		*total += now - *last;
+	if (now > *last) {
+		uint64_t d = now - *last;
+
+		*total = *total + d < *total ? UINT64_MAX : *total + d;
+	}
 	*last = now;
 }
 

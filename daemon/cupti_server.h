@@ -12,8 +12,10 @@
 #ifndef XSPROF_DAEMON_CUPTI_SERVER_H
 #define XSPROF_DAEMON_CUPTI_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "cupti_inject/xsprof_wire.h"
 #include "daemon/gpu_records.h"
@@ -27,12 +29,19 @@ struct cupti_server_opts {
 	unsigned max_conns_per_uid; /* 0 = 64: one user cannot take every slot */
 	size_t max_conn_buffer;	    /* bytes read ahead per connection; 0 = 64 KiB, at least 2
 				       maximal records */
+	/*
+	 * NULL: every sender. Otherwise called with each sender's pid (SO_PEERCRED) when it
+	 * connects; false closes the connection and counts it as foreign.
+	 */
+	bool (*accept_pid)(void *ctx, pid_t pid);
+	void *accept_ctx;
 	struct gpu_store_opts store;
 };
 
 struct cupti_server_stats {
 	uint64_t accepted;	/* connections taken */
 	uint64_t rejected;	/* connections refused by max_conns / max_conns_per_uid */
+	uint64_t foreign;	/* connections refused by accept_pid: not the session's processes */
 	uint64_t malformed;	/* connections closed for sending something invalid */
 	uint64_t truncated;	/* connections that ended in the middle of a record */
 	uint64_t accept_errors; /* accept() or SO_PEERCRED failures (fd limits, ...) */
@@ -49,13 +58,13 @@ struct cupti_server_stats {
 };
 
 /*
- * Create the socket's directory (0755) if missing, replace a stale socket (never another
- * file, never a socket a live daemon answers on: EEXIST / EADDRINUSE), bind, listen.
- * NULL with errno set on failure.
+ * Create the socket's directory (0755) if missing, lock "path.lock" (EADDRINUSE while another
+ * process serves the path: nothing is touched then), replace a stale socket (never another kind
+ * of file: EEXIST), bind, listen. NULL with errno set on failure.
  */
 struct cupti_server *cupti_server__new(const struct cupti_server_opts *opts);
 
-/* Closes every connection and removes the socket file if it is still ours. */
+/* Closes every connection, removes the socket file if it is still ours, releases the lock. */
 void cupti_server__free(struct cupti_server *s);
 
 /* The one fd to wait on for readability (an epoll fd, level-triggered). */

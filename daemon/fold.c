@@ -19,7 +19,8 @@ struct fold_ctx {
 	struct symbolizer *sym;
 	struct calltree *tree;
 	struct fold_stats stats;
-	bool uid_root; /* first frame "uid:N": the service filters by it */
+	bool uid_root;	/* first frame "uid:N": the service filters by it */
+	uint64_t scale; /* weight of one count (wall mode: a sample's period in us) */
 	struct fold_names names;
 };
 
@@ -157,14 +158,14 @@ static int fold_one(void *arg, const struct stack_entry *e)
 	fold__name_stack(c->sym, e, &c->names, &c->stats);
 	memcpy(frames + n, c->names.frames, c->names.n * sizeof(*frames));
 	n += c->names.n;
-	err = calltree__add(c->tree, frames, n, e->count);
+	err = calltree__add(c->tree, frames, n, e->count * c->scale);
 	/* The tree copied the names: the symbolizer may evict down to its cap now. */
 	symbolizer__trim(c->sym);
 	return err;
 }
 
 static int fold(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
-		bool uid_root, struct fold_stats *ret_stats)
+		bool uid_root, uint64_t scale, struct fold_stats *ret_stats)
 {
 	struct fold_ctx *c = calloc(1, sizeof(*c)); /* ~20 KiB of name buffers */
 	int err;
@@ -172,6 +173,7 @@ static int fold(const struct stack_table *st, struct symbolizer *sym, struct cal
 	if (!c)
 		return -ENOMEM;
 	c->uid_root = uid_root;
+	c->scale = scale;
 	c->sym = sym;
 	c->tree = tree;
 	err = stack_table__for_each(st, fold_one, c);
@@ -184,11 +186,17 @@ static int fold(const struct stack_table *st, struct symbolizer *sym, struct cal
 int fold_stacks(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
 		struct fold_stats *ret_stats)
 {
-	return fold(st, sym, tree, false, ret_stats);
+	return fold(st, sym, tree, false, 1, ret_stats);
+}
+
+int fold_stacks_scaled(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
+		       uint64_t scale, struct fold_stats *ret_stats)
+{
+	return fold(st, sym, tree, false, scale, ret_stats);
 }
 
 int fold_stacks_by_uid(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
 		       struct fold_stats *ret_stats)
 {
-	return fold(st, sym, tree, true, ret_stats);
+	return fold(st, sym, tree, true, 1, ret_stats);
 }

@@ -48,6 +48,10 @@ void fold__name_stack(struct symbolizer *sym, const struct stack_entry *e, struc
 int fold_stacks(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
 		struct fold_stats *ret_stats);
 
+/* Same, each count weighing scale (wall mode: a CPU sample is its period in us). */
+int fold_stacks_scaled(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
+		       uint64_t scale, struct fold_stats *ret_stats);
+
 /* Same, under a first frame "uid:N" naming the sampled thread's uid (for the service's store). */
 int fold_stacks_by_uid(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
 		       struct fold_stats *ret_stats);

@@ -17,7 +17,7 @@
 struct fold_ctx {
 	struct symbolizer *sym;
 	struct calltree *tree;
-	uint32_t *uprobe_tgids; /* sorted: processes that have uprobe records */
+	uint32_t *usdt_tgids; /* sorted: processes that have xsprof:launch records */
 	size_t nr_tgids;
 	struct launch_fold_stats stats;
 };
@@ -34,14 +34,13 @@ static int collect_tgid(void *arg, const struct launch_stack *s)
 	struct fold_ctx *c = arg;
 	uint32_t *n;
 
-	if (s->kind != LAUNCH_UPROBE ||
-	    (c->nr_tgids && c->uprobe_tgids[c->nr_tgids - 1] == s->tgid))
+	if (s->kind != LAUNCH_USDT || (c->nr_tgids && c->usdt_tgids[c->nr_tgids - 1] == s->tgid))
 		return 0;
-	n = realloc(c->uprobe_tgids, (c->nr_tgids + 1) * sizeof(*n));
+	n = realloc(c->usdt_tgids, (c->nr_tgids + 1) * sizeof(*n));
 	if (!n)
 		return -ENOMEM;
-	c->uprobe_tgids = n;
-	c->uprobe_tgids[c->nr_tgids++] = s->tgid;
+	c->usdt_tgids = n;
+	c->usdt_tgids[c->nr_tgids++] = s->tgid;
 	return 0;
 }
 
@@ -86,9 +85,11 @@ static int fold_one(void *arg, const struct launch_stack *s)
 	char comm[XSPROF_COMM_LEN + 1], leaf[96];
 	size_t n = 0;
 
-	if (s->kind == LAUNCH_USDT &&
-	    bsearch(&s->tgid, c->uprobe_tgids, c->nr_tgids, sizeof(uint32_t), cmp_u32)) {
-		c->stats.usdt_left_out += s->count;
+	/* A process whose injection library fired xsprof:launch reported each launch there; an
+	 * entry uprobe on the same call (before the probes were trimmed) is the same launch. */
+	if (s->kind == LAUNCH_UPROBE && cuda_api__usdt_covers(s->api) &&
+	    bsearch(&s->tgid, c->usdt_tgids, c->nr_tgids, sizeof(uint32_t), cmp_u32)) {
+		c->stats.uprobe_left_out += s->count;
 		return 0;
 	}
 	memcpy(comm, s->comm, XSPROF_COMM_LEN);
@@ -122,11 +123,11 @@ int launch_fold(const struct launch_store *ls, struct symbolizer *sym, struct ca
 
 	err = launch_store__for_each(ls, collect_tgid, &c);
 	if (!err) {
-		qsort(c.uprobe_tgids, c.nr_tgids, sizeof(uint32_t), cmp_u32);
+		qsort(c.usdt_tgids, c.nr_tgids, sizeof(uint32_t), cmp_u32);
 		err = launch_store__for_each(ls, fold_one, &c);
 	}
 	if (!err && ret_stats)
 		*ret_stats = c.stats;
-	free(c.uprobe_tgids);
+	free(c.usdt_tgids);
 	return err;
 }

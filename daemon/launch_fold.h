@@ -17,8 +17,8 @@ struct launch_fold_stats {
 	uint64_t launches;	  /* calls added to the tree */
 	uint64_t frames;	  /* frames named */
 	uint64_t unnamed_frames;  /* kept as module+0xOFF or [unknown] */
-	uint64_t usdt_left_out;	  /* xsprof:launch firings of processes whose uprobes reported:
-				   * the same launches, not counted twice */
+	uint64_t uprobe_left_out; /* entry uprobes on APIs xsprof:launch reports, in processes
+				   * whose USDT fired: the same launches, not counted twice */
 	uint64_t missing_ustacks; /* calls whose stack could not be read */
 };
 

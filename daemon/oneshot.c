@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 #include <systemd/sd-event.h>
 
+#include "daemon/bpf_cost.h"
 #include "daemon/cuda_probes.h"
 #include "daemon/fold.h"
 #include "daemon/launch.h"
@@ -22,19 +23,23 @@
 #include "daemon/launch_store.h"
 #include "daemon/log.h"
 #include "daemon/oneshot.h"
+#include "daemon/offcpu.h"
 #include "daemon/oneshot_gpu.h"
 #include "daemon/options.h"
 #include "daemon/preflight.h"
 #include "daemon/recording.h"
+#include "daemon/sampler.h"
 #include "daemon/stack_names.h"
 #include "daemon/stack_table.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "daemon/unwind/unwinder.h"
+#include "xsprof.skel.h"
 #include "cupti_inject/xsprof_wire.h"
 #include "output/calltree.h"
 #include "output/folded.h"
 #include "output/output.h"
 #include "output/profile.h"
+#include "output/report.h"
 
 /* Samples kept for a Chrome trace: 24 bytes each, so 240 MiB at most. */
 #define MAX_TIMELINE_SAMPLES (10u * 1000 * 1000)
@@ -236,6 +241,51 @@ static int on_command_exit(sd_event_source *src, int fd, uint32_t revents, void 
 	return 0;
 }
 
+/* Whose GPU records a run takes: the --pid processes, or the command and its descendants. */
+struct gpu_scope {
+	const struct xsprofd_opts *o;
+	pid_t cmd;
+};
+
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int ppid = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "pid (comm) state ppid": the name may hold anything, so from its last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return (pid_t)ppid;
+}
+
+static bool gpu_sender_in_scope(void *ctx, pid_t pid)
+{
+	const struct gpu_scope *sc = ctx;
+
+	for (int i = 0; i < sc->o->nr_pids; i++)
+		if (sc->o->pids[i] == pid)
+			return true;
+	/* The command's children are followed, so their GPU work is the command's. */
+	for (int depth = 0; sc->cmd && pid > 1 && depth < 64; depth++) {
+		if (pid == sc->cmd)
+			return true;
+		pid = parent_of(pid);
+	}
+	return false;
+}
+
 /* Profile the command: in the pid filter, probes on it if the runtime is linked in. */
 static int command_add(struct recording *rec, struct launch *cmd)
 {
@@ -356,6 +406,19 @@ static void cuda_report(struct recording *rec, bool always)
 		(unsigned long long)ls.calls, (unsigned long long)cs.bpf.nested,
 		(unsigned long long)ls.usdt, (unsigned long long)cs.targets,
 		(unsigned long long)cs.links);
+	if (ls.usdt)
+		log_info(
+			"CUDA: xsprof:launch site in %llu processes: %llu on the kernel's optimised "
+			"call, %llu trapped (int3; %llu of them on a 5-byte nop%s), %llu not probed "
+			"yet; %llu launch uprobes removed where it fired (one probe per launch)",
+			(unsigned long long)(cs.usdt_site_call + cs.usdt_site_trap +
+					     cs.usdt_site_nop),
+			(unsigned long long)cs.usdt_site_call,
+			(unsigned long long)cs.usdt_site_trap,
+			(unsigned long long)cs.usdt_site_trap_nop5,
+			cs.usdt_site_trap_nop5 ? ": this kernel does not optimise uprobes" : "",
+			(unsigned long long)cs.usdt_site_nop,
+			(unsigned long long)cs.uprobes_trimmed);
 	log_debug("CUDA: %llu libraries mapped by profiled processes (%llu stopped for the "
 		  "attach), %llu children followed, %llu calls of other processes",
 		  (unsigned long long)cs.lib_events, (unsigned long long)cs.stopped,
@@ -384,6 +447,81 @@ static void cuda_report(struct recording *rec, bool always)
 		log_debug("CUDA: %llu callers and %llu stream arguments unreadable",
 			  (unsigned long long)cs.bpf.ustack_err,
 			  (unsigned long long)cs.bpf.stream_err);
+}
+
+/* The CPU tree by --mode: samples; off-CPU microseconds; or both in microseconds. */
+static int build_tree(const struct xsprofd_opts *o, struct recording *rec, struct symbolizer *sym,
+		      struct calltree *tree, struct fold_stats *ret_fs)
+{
+	const struct stack_table *off = recording__offcpu_stacks(rec);
+	struct fold_stats a = {}, b = {};
+	int err = 0;
+
+	if (o->mode == XSPROFD_MODE_CPU)
+		return recording__fold(rec, tree, ret_fs);
+	if (o->mode == XSPROFD_MODE_WALL)
+		err = fold_stacks_scaled(recording__stacks(rec), sym, tree,
+					 (1000000 + o->freq_hz / 2) / o->freq_hz, &a);
+	if (!err && off)
+		err = fold_stacks_scaled(off, sym, tree, 1, &b);
+	ret_fs->frames = a.frames + b.frames;
+	ret_fs->unnamed_frames = a.unnamed_frames + b.unnamed_frames;
+	ret_fs->missing_ustacks = a.missing_ustacks + b.missing_ustacks;
+	return err;
+}
+
+static void offcpu_report(struct recording *rec)
+{
+	struct offcpu_stats st;
+
+	if (recording__offcpu_stats(rec, &st))
+		return;
+	log_info("off-CPU: %.3f s in %llu stretches off the CPU (%llu switches of watched "
+		 "threads, %llu shorter than --min-block-us left out), %llu distinct stacks",
+		 st.ns / 1e9, (unsigned long long)(st.blocks - st.below_min),
+		 (unsigned long long)st.switches, (unsigned long long)st.below_min,
+		 (unsigned long long)st.keys);
+	if (st.agg_full || st.drop_ringbuf || st.keys_lost || st.pending_full || st.start_full)
+		log_warn("off-CPU: lost %llu stretches (stack table full: raise --max-stacks), "
+			 "%llu new stacks (ring buffer full: raise --ring-buffer-size), %llu "
+			 "switch-outs not timed; %llu stacks counted without frames",
+			 (unsigned long long)st.agg_full, (unsigned long long)st.drop_ringbuf,
+			 (unsigned long long)st.start_full,
+			 (unsigned long long)(st.keys_lost + st.pending_full));
+	if (st.ustack_err)
+		log_debug("off-CPU: %llu user stacks unreadable",
+			  (unsigned long long)st.ustack_err);
+}
+
+/* --report: the flamegraph's top functions, on stdout. */
+static int print_report(const struct profile_data *pd)
+{
+	struct calltree *t = NULL;
+	int err = profile__build_tree(pd, &t);
+
+	if (!err)
+		err = report__write(t, 20, profile__unit_name(pd->unit), stdout);
+	if (err)
+		log_err("writing the report failed: %s", strerror(-err));
+	calltree__free(t);
+	return err;
+}
+
+static int log_cost(void *ctx, const struct bpf_cost *c)
+{
+	log_debug("BPF cost: %s: %llu runs, %.0f ns each", c->name, (unsigned long long)c->runs,
+		  (double)c->run_ns / (double)c->runs);
+	return 0;
+}
+
+/* With -v, while kernel.bpf_stats_enabled is 1: what each program cost per run. */
+static void bpf_cost_report(struct recording *rec)
+{
+	struct cuda_probes *cp = recording__cuda(rec);
+
+	bpf_cost__for_each(sampler__skel(recording__sampler(rec))->obj, log_cost, NULL);
+	if (cp)
+		bpf_cost__for_each(cuda_probes__multi_obj(cp), log_cost, NULL);
 }
 
 /* Join the launches to the GPU records received, into pd; logs what it did. */
@@ -470,6 +608,11 @@ int oneshot__run(const struct xsprofd_opts *o)
 		.proc_events = true,
 		.max_timeline = wants_timeline(o) ? MAX_TIMELINE_SAMPLES : 0,
 		.unwind_mode = o->unwind,
+		/* Those two join entry uprobe records; id (and auto's pick of it) the USDT's. */
+		.keep_launch_uprobes = o->correlate && (!strcmp(o->correlate, "timestamp") ||
+							!strcmp(o->correlate, "stream")),
+		.offcpu = o->mode != XSPROFD_MODE_CPU,
+		.offcpu_min_ns = (uint64_t)o->min_block_us * 1000,
 	};
 	struct launch *cmd = NULL;
 	bool released = false;
@@ -486,6 +629,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 	struct calltree *tree = NULL;
 	struct stack_names *names = NULL;
 	struct oneshot_gpu *gpu = NULL;
+	struct gpu_scope scope;
 	const struct launch_store *launches = NULL;
 	bool want_gpu = o->nr_command || !o->no_cuda;
 	struct profile_data pd = {};
@@ -549,7 +693,9 @@ int oneshot__run(const struct xsprofd_opts *o)
 	}
 
 	if (want_gpu) {
-		gpu = oneshot_gpu__new(ev, o->cupti_socket);
+		scope = (struct gpu_scope){.o = o, .cmd = cmd ? launch__pid(cmd) : 0};
+		gpu = oneshot_gpu__new(ev, o->cupti_socket,
+				       o->nr_pids || cmd ? gpu_sender_in_scope : NULL, &scope);
 		if (!gpu && o->nr_command)
 			log_warn("GPU timing is off: cannot listen on %s: %s (choose another path "
 				 "with --cupti-socket)",
@@ -619,7 +765,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 		log_err("out of memory building the profile");
 		goto out;
 	}
-	err = recording__fold(rec, tree, &fs);
+	err = build_tree(o, rec, sym, tree, &fs);
 	if (err) {
 		log_err("naming the stacks failed: %s", strerror(-err));
 		goto out;
@@ -627,6 +773,11 @@ int oneshot__run(const struct xsprofd_opts *o)
 	pd.cpu_tree = tree;
 	pd.sample_period_ns = o->freq_hz ? 1000000000ull / o->freq_hz : 0;
 	pd.unit = o->weight;
+	if (o->mode != XSPROFD_MODE_CPU) {
+		/* The tree is in microseconds already: one unit is one microsecond. */
+		pd.sample_period_ns = 1000;
+		pd.unit = WEIGHT_US;
+	}
 	if (recording__cuda(rec))
 		launches = cuda_probes__store(recording__cuda(rec));
 	if (gpu && gpu_correlate(o, gpu, launches, &pd))
@@ -651,20 +802,30 @@ int oneshot__run(const struct xsprofd_opts *o)
 			 (unsigned long long)timeline_dropped, MAX_TIMELINE_SAMPLES);
 	if (!o->no_cuda)
 		cuda_report(rec, o->nr_command > 0);
+	offcpu_report(rec);
+	bpf_cost_report(rec);
 	recording__stats(rec, &rs);
 
 	now = time(NULL);
 	gethostname(host, sizeof(host) - 1);
-	snprintf(title, sizeof(title), "xsprof: %s, %.1f s at %u Hz",
+	snprintf(title, sizeof(title), "xsprof: %s, %.1f s %s",
 		 o->nr_command ? o->command[0]
 		 : o->nr_pids  ? "selected processes"
 			       : "all CPUs",
-		 rs.wall_s, o->freq_hz);
+		 rs.wall_s,
+		 o->mode == XSPROFD_MODE_OFFCPU ? "off-CPU time"
+		 : o->mode == XSPROFD_MODE_WALL ? "wall time (on and off CPU)"
+						: "");
+	if (o->mode != XSPROFD_MODE_OFFCPU)
+		snprintf(title + strlen(title), sizeof(title) - strlen(title), "%sat %u Hz",
+			 o->mode == XSPROFD_MODE_WALL ? ", samples " : "", o->freq_hz);
 	strftime(subtitle, sizeof(subtitle), "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
 	snprintf(subtitle + strlen(subtitle), sizeof(subtitle) - strlen(subtitle), " on %s", host);
 	meta.title = title;
 	meta.subtitle = subtitle;
 	status = write_outputs(o, &pd, &meta) ? 1 : 0;
+	if (o->report && print_report(&pd))
+		status = 1;
 	if (write_launches(o, rec, sym, &meta))
 		status = 1;
 out:

@@ -16,7 +16,7 @@
 struct oneshot_gpu {
 	struct cupti_server *srv;
 	sd_event_source *io;
-	uint64_t malformed_seen;
+	uint64_t malformed_seen, foreign_seen;
 	struct corr_cpu_rec *cpu;
 	size_t nr_cpu;
 	struct corr_gpu_rec *gpu;
@@ -40,12 +40,20 @@ static int on_cupti(sd_event_source *src, int fd, uint32_t revents, void *ctx)
 			 cs.last_malformed);
 		g->malformed_seen = cs.malformed;
 	}
+	if (cs.foreign != g->foreign_seen) {
+		log_warn("refused GPU records from a process outside this run (%llu connections "
+			 "so far): only the profiled processes may send them",
+			 (unsigned long long)cs.foreign);
+		g->foreign_seen = cs.foreign;
+	}
 	return 0;
 }
 
-struct oneshot_gpu *oneshot_gpu__new(sd_event *ev, const char *socket_path)
+struct oneshot_gpu *oneshot_gpu__new(sd_event *ev, const char *socket_path,
+				     bool (*accept_pid)(void *ctx, pid_t pid), void *ctx)
 {
-	struct cupti_server_opts co = {.socket_path = socket_path};
+	struct cupti_server_opts co = {
+		.socket_path = socket_path, .accept_pid = accept_pid, .accept_ctx = ctx};
 	struct oneshot_gpu *g = calloc(1, sizeof(*g));
 	int err;
 

@@ -6,7 +6,9 @@
 #ifndef XSPROF_DAEMON_ONESHOT_GPU_H
 #define XSPROF_DAEMON_ONESHOT_GPU_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "correlate/correlate.h"
 
@@ -15,8 +17,12 @@ struct launch_store;
 struct oneshot_gpu;
 struct profile_data;
 
-/* Listen on socket_path (NULL: the default) from ev. NULL with errno set. */
-struct oneshot_gpu *oneshot_gpu__new(sd_event *ev, const char *socket_path);
+/*
+ * Listen on socket_path (NULL: the default) from ev, taking records only from senders whose pid
+ * accept_pid accepts (NULL: all; refused ones are counted). NULL with errno set.
+ */
+struct oneshot_gpu *oneshot_gpu__new(sd_event *ev, const char *socket_path,
+				     bool (*accept_pid)(void *ctx, pid_t pid), void *ctx);
 void oneshot_gpu__free(struct oneshot_gpu *g);
 
 /*

@@ -92,6 +92,14 @@ static const char usage_text[] =
 	"                            when GPU records arrived, else cpu)\n"
 	"      --weight UNIT         weights in samples or us (default samples)\n"
 	"\n"
+	"Off-CPU and wall time (one-shot):\n"
+	"      --mode MODE           cpu: samples of running threads (default); offcpu: the time\n"
+	"                            threads spent off the CPU (blocked, sleeping, or waiting for\n"
+	"                            a CPU), in us, under the stack they left it from; wall: both,\n"
+	"                            in us, so each thread adds up to its wall time\n"
+	"      --min-block-us N      off-CPU stretches shorter than N us are ignored (default 10)\n"
+	"      --report              print the top functions by self and total share on stdout\n"
+	"\n"
 	"  -v, --verbose             more detail on stderr\n"
 	"  -h, --help                this text\n"
 	"  -V, --version             print the version\n"
@@ -101,6 +109,7 @@ static const char usage_text[] =
 	"  xsprofd -f -d 30 -F 999 -p 1234 -o app.svg     # one process, 30 s at 999 Hz\n"
 	"  xsprofd -f -o - | flamegraph.pl > fg.svg       # until Ctrl-C, folded to stdout\n"
 	"  xsprofd -f -o cpu.svg --launches-output gpu.svg -- python train.py   # launch mode\n"
+	"  xsprofd -f -d 10 -p 1234 --mode wall -o wall.svg --report   # where the time went\n"
 	"  systemctl start xsprofd; xsprofctl flamegraph --since 5m -o last5m.svg\n"
 	"\n"
 	"Needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE) and a kernel with BTF.\n"
@@ -133,6 +142,9 @@ enum {
 	OPT_CORRELATE,
 	OPT_GPU_MODE,
 	OPT_WEIGHT,
+	OPT_MODE,
+	OPT_MIN_BLOCK_US,
+	OPT_REPORT,
 };
 
 static const struct option long_opts[] = {
@@ -167,6 +179,9 @@ static const struct option long_opts[] = {
 	{"correlate", required_argument, NULL, OPT_CORRELATE},
 	{"gpu-mode", required_argument, NULL, OPT_GPU_MODE},
 	{"weight", required_argument, NULL, OPT_WEIGHT},
+	{"mode", required_argument, NULL, OPT_MODE},
+	{"min-block-us", required_argument, NULL, OPT_MIN_BLOCK_US},
+	{"report", no_argument, NULL, OPT_REPORT},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -296,6 +311,51 @@ static int gpu_option(struct xsprofd_opts *o, int c, const char *arg)
 		if (profile__unit_from_name(arg, &unit))
 			return bad("--weight", arg, "use samples or us");
 		o->weight = unit;
+		return 0;
+	}
+	return 0;
+}
+
+const char *xsprofd_mode__name(int mode)
+{
+	switch (mode) {
+	case XSPROFD_MODE_OFFCPU:
+		return "offcpu";
+	case XSPROFD_MODE_WALL:
+		return "wall";
+	default:
+		return "cpu";
+	}
+}
+
+int xsprofd_mode__from_name(const char *name, int *ret_mode)
+{
+	for (int m = XSPROFD_MODE_CPU; m <= XSPROFD_MODE_WALL; m++) {
+		if (!strcmp(name, xsprofd_mode__name(m))) {
+			*ret_mode = m;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* --mode, --min-block-us, --report: one-shot flags only. */
+static int mode_option(struct xsprofd_opts *o, int c, const char *arg)
+{
+	static const char *const names[] = {"--mode", "--min-block-us", "--report"};
+	const char *flag = names[c - OPT_MODE];
+
+	if (origin)
+		return bad(flag, arg ? arg : "", "only a command-line flag, not a config key");
+	switch (c) {
+	case OPT_MODE:
+		if (xsprofd_mode__from_name(arg, &o->mode))
+			return bad(flag, arg, "use cpu, offcpu or wall");
+		return 0;
+	case OPT_MIN_BLOCK_US:
+		return unsigned_opt(flag, arg, 1, 60 * 1000 * 1000, &o->min_block_us);
+	case OPT_REPORT:
+		o->report = true;
 		return 0;
 	}
 	return 0;
@@ -448,6 +508,13 @@ static int apply(struct xsprofd_opts *o, int argc, char **argv, const char **for
 		case OPT_GPU_MODE:
 		case OPT_WEIGHT:
 			err = gpu_option(o, c, optarg);
+			if (err)
+				return err;
+			break;
+		case OPT_MODE:
+		case OPT_MIN_BLOCK_US:
+		case OPT_REPORT:
+			err = mode_option(o, c, optarg);
 			if (err)
 				return err;
 			break;
@@ -655,6 +722,11 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 	err = gpu_finish(o); /* GPU path (cuda_probes) */
 	if (err)
 		return err;
+	if (!o->min_block_us)
+		o->min_block_us = 10;
+	if (!o->foreground && (o->mode != XSPROFD_MODE_CPU || o->report))
+		return bad(o->report ? "--report" : "--mode",
+			   o->report ? "" : xsprofd_mode__name(o->mode), "only with --foreground");
 	if (!o->foreground) {
 		if (o->nr_outputs || o->duration_s > 0)
 			return bad(o->nr_outputs ? "--output" : "--duration",
@@ -666,7 +738,8 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 				   "needs --token-file: the TCP API always requires a token");
 		return 0;
 	}
-	if (!o->nr_outputs && !o->launch_output) { /* GPU path: --launches-output alone */
+	/* GPU path: --launches-output alone; --report alone prints and writes nothing */
+	if (!o->nr_outputs && !o->launch_output && !o->report) {
 		fprintf(stderr,
 			"xsprofd: --foreground needs --output FILE (.folded or .svg; '-' for "
 			"folded stacks on stdout)\n");

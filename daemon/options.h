@@ -89,7 +89,22 @@ struct xsprofd_opts {
 	int gpu_mode;		   /* --gpu-mode: enum gpu_mode, when gpu_mode_set */
 	bool gpu_mode_set;
 	int weight; /* --weight: enum weight_unit */
+
+	/* What the profile weighs (one-shot): on-CPU samples, off-CPU time, or both. */
+	int mode;		   /* enum xsprofd_mode */
+	unsigned int min_block_us; /* --min-block-us: shorter off-CPU blocks are ignored */
+	bool report;		   /* --report: the top functions, on stdout */
 };
+
+enum xsprofd_mode {
+	XSPROFD_MODE_CPU = 0, /* samples of running threads */
+	XSPROFD_MODE_OFFCPU,  /* time threads spent off the CPU (blocked, or runnable) */
+	XSPROFD_MODE_WALL,    /* both, in microseconds: each thread's wall time */
+};
+
+/* "cpu", "offcpu", "wall"; and back: 0 or -EINVAL. */
+const char *xsprofd_mode__name(int mode);
+int xsprofd_mode__from_name(const char *name, int *ret_mode);
 
 /*
  * Parse argv (and the config file it names, or the default one when it exists). Returns 0 to

@@ -11,6 +11,7 @@
 #include "daemon/cuda_probes.h"
 #include "daemon/fold.h"
 #include "daemon/log.h"
+#include "daemon/offcpu.h"
 #include "daemon/proc_events.h"
 #include "daemon/recording.h"
 #include "daemon/sampler.h"
@@ -39,7 +40,9 @@ struct recording {
 	struct pid_set seen;
 	struct cuda_probes *cuda;
 	struct unwinder *unwinder; /* NULL in fp mode */
-	struct profile_sample *timeline; /* with opts.max_timeline */
+	struct offcpu *oc;		   /* with opts.offcpu */
+	struct stack_table *offcpu_stacks; /* counts in microseconds, filled at stop */
+	struct profile_sample *timeline;   /* with opts.max_timeline */
 	size_t nr_timeline, timeline_cap, max_timeline;
 	uint64_t timeline_dropped;
 	bool running;
@@ -152,6 +155,15 @@ static void on_sample(void *ctx, const struct xsprof_sample *s)
 		r->st.store_failures++;
 }
 
+/* An off-CPU stack names the image its process has now, as a sample would. */
+static uint32_t offcpu_gen(void *ctx, pid_t tgid)
+{
+	struct recording *r = ctx;
+
+	pid_set__insert(&r->seen, (uint32_t)tgid);
+	return symbolizer__gen(r->sym, tgid);
+}
+
 static int drain(struct recording *r)
 {
 	int n = sampler__drain(r->sampler);
@@ -199,6 +211,7 @@ static int recording_cuda_setup(struct recording *r, const struct recording_opts
 		/* Only processes we were asked for: the watch stops them while it attaches. */
 		.watch_maps = o->cuda && (o->nr_pids > 0 || o->follow_forks),
 		.max_stacks = o->max_launch_stacks,
+		.keep_launch_uprobes = o->keep_launch_uprobes,
 		.on_process = on_cuda_process,
 		.ctx = r,
 	};
@@ -287,6 +300,9 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 		.ring_bytes = o->ring_bytes,
 		.max_pids = o->nr_pids > 4096 ? (uint32_t)o->nr_pids : 0,
 		.unwind_mode = o->unwind_mode,
+		.offcpu = o->offcpu,
+		.offcpu_min_ns = o->offcpu_min_ns,
+		.offcpu_max_stacks = o->max_stacks,
 	};
 	struct recording *r;
 	int err;
@@ -314,6 +330,16 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 	if (err) {
 		*ret_what = "mapping the unwind table array";
 		goto fail;
+	}
+	if (o->offcpu) {
+		*ret_what = "attaching the off-CPU program (sched_switch)";
+		r->offcpu_stacks = stack_table__new(o->max_stacks);
+		r->oc = r->offcpu_stacks ? offcpu__attach(r->sampler, offcpu_gen, r, o->max_stacks)
+					 : NULL;
+		if (!r->oc) {
+			err = r->offcpu_stacks ? -errno : -ENOMEM;
+			goto fail;
+		}
 	}
 	if (o->proc_events) {
 		*ret_what = "attaching the process exec/exit tracepoints";
@@ -386,6 +412,12 @@ void recording__stop(struct recording *r)
 	r->running = false;
 	/* Samples still queued after the perf events closed. */
 	drain(r);
+	if (r->oc) {
+		int err = offcpu__collect(r->oc, r->offcpu_stacks);
+
+		if (err)
+			log_warn("reading the off-CPU time failed: %s", strerror(-err));
+	}
 	sd_event_source_set_enabled(r->drain, SD_EVENT_OFF);
 	sd_event_source_set_enabled(r->io, SD_EVENT_OFF);
 	r->st.wall_s = mono_seconds() - r->t0;
@@ -403,6 +435,19 @@ void recording__stop(struct recording *r)
 bool recording__running(const struct recording *r)
 {
 	return r->running;
+}
+
+const struct stack_table *recording__offcpu_stacks(const struct recording *r)
+{
+	return r->offcpu_stacks;
+}
+
+int recording__offcpu_stats(const struct recording *r, struct offcpu_stats *ret)
+{
+	if (!r->oc)
+		return -ENOENT;
+	offcpu__stats(r->oc, ret);
+	return 0;
 }
 
 int recording__fold(struct recording *r, struct calltree *tree, struct fold_stats *ret)
@@ -463,6 +508,8 @@ void recording__free(struct recording *r)
 	sd_event_source_disable_unref(r->io);
 	sd_event_source_disable_unref(r->drain);
 	cuda_probes__free(r->cuda); /* its links before the skeleton goes */
+	offcpu__free(r->oc);
+	stack_table__free(r->offcpu_stacks);
 	proc_events__free(r->pe);
 	unwinder__free(r->unwinder); /* unmaps the row array before the skeleton goes */
 	sampler__free(r->sampler);

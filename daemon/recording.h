@@ -40,6 +40,11 @@ struct recording_opts {
 	const char *const *cuda_libs; /* system-wide, by path */
 	int nr_cuda_libs;
 	size_t max_launch_stacks; /* distinct launch stacks kept; 0: default */
+	bool keep_launch_uprobes; /* see struct cuda_probes_opts */
+
+	/* Off-CPU time (daemon/offcpu.c) of the same processes, in a stack table of its own. */
+	bool offcpu;
+	uint64_t offcpu_min_ns;
 };
 
 struct recording_stats {
@@ -56,6 +61,7 @@ struct recording_stats {
 
 struct recording;
 struct unwinder_stats;
+struct offcpu_stats;
 
 /*
  * Load the sampler and hook it to the loop. sym is shared (not owned) and must outlive the
@@ -74,6 +80,13 @@ bool recording__running(const struct recording *r);
  * The samples kept with opts.max_timeline, in arrival order (per CPU in time order); stack_id
  * is the stack table entry's id. ret_dropped: samples past the cap or not stored.
  */
+/*
+ * With opts.offcpu: the off-CPU stacks, counts in microseconds (read from the kernel at
+ * recording__stop), and their counters; NULL / -ENOENT without.
+ */
+const struct stack_table *recording__offcpu_stacks(const struct recording *r);
+int recording__offcpu_stats(const struct recording *r, struct offcpu_stats *ret_stats);
+
 const struct profile_sample *recording__timeline(const struct recording *r, size_t *ret_n,
 						 uint64_t *ret_dropped);
 

@@ -241,6 +241,16 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn 
 		err = set_unwind(s, opts);
 	if (err)
 		goto fail;
+	if (opts->offcpu) {
+		s->skel->rodata->offcpu_min_ns = opts->offcpu_min_ns;
+		err = bpf_map__set_max_entries(s->skel->maps.offcpu_agg,
+					       opts->offcpu_max_stacks ? opts->offcpu_max_stacks
+								       : 16384);
+		if (err)
+			goto fail;
+	} else {
+		bpf_program__set_autoload(s->skel->progs.xsprof_offcpu, false);
+	}
 	/* sched_prepare_exec is Linux 6.10: without it, exec samples keep the stale user pc. */
 	if (libbpf_find_vmlinux_btf_id("sched_prepare_exec", BPF_TRACE_RAW_TP) < 0)
 		bpf_program__set_autoload(s->skel->progs.xsprof_exec_begin, false);

@@ -22,6 +22,10 @@ struct sampler_opts {
 	uint32_t unwind_mode;  /* enum xsprof_unwind_mode; XSPROF_UNWIND_FP (0) by default */
 	uint32_t unwind_rows;  /* unwind table rows the BPF array holds; 0: the default */
 	uint32_t unwind_procs; /* processes with tables; 0: the default */
+	/* Off-CPU programs (daemon/offcpu.c) loaded too; otherwise left out of the load. */
+	bool offcpu;
+	uint64_t offcpu_min_ns;	    /* blocks shorter than this are ignored */
+	uint32_t offcpu_max_stacks; /* distinct (thread, stack) keys summed in the kernel */
 };
 
 /* Table memory: 16 MiB of rows (12 bytes each) unless told otherwise. */

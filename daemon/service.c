@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,17 +42,34 @@
 #include "output/output.h"
 #include "output/profile.h"
 
-#define SLICE_US	    (10 * 1000000ull) /* rolling store granularity */
-#define MAX_BODY	    (64 * 1024)
-#define MAX_RECORDINGS	    4	/* running at once */
-#define MAX_FINISHED	    16	/* kept for fetching */
-#define FINISHED_KEEP_S	    300 /* a finished result is kept this long, or until fetched */
-#define MAX_WAITERS	    8
-#define MAX_ATTACHED	    1024
-#define MAX_REQUEST_PIDS    64
-#define RECORD_MAX_TIMELINE (2u * 1000 * 1000) /* samples kept for a trace: ~50 MiB */
+#define SLICE_US	(10 * 1000000ull) /* rolling store granularity */
+#define MAX_BODY	(64 * 1024)
+#define MAX_RECORDINGS	4   /* running at once */
+#define MAX_FINISHED	16  /* kept for fetching */
+#define FINISHED_KEEP_S 300 /* a finished result is kept this long, or until fetched */
+#define MAX_WAITERS	8
+#define MAX_ATTACHED	1024
+/* What one user other than root may hold, so that root and other users always find room. */
+#define RECORDINGS_PER_UID    2
+#define RECORDINGS_ROOT_SLOTS 1 /* of MAX_RECORDINGS, only root may take */
+#define FINISHED_PER_UID      4
+#define ATTACHED_PER_UID      64
+#define ATTACHED_ROOT_SLOTS   64
+#define WAIT_GRACE_S	      60 /* a client waits for a recording this long past its end */
+#define MAX_SINCE_S	      (7 * 24 * 3600u)
+#define OWNER_CHECK_US	      (1000 * 1000ull)
+#define MAX_REQUEST_PIDS      64
+#define RECORD_MAX_TIMELINE   (2u * 1000 * 1000) /* samples kept for a trace: ~50 MiB */
 
 enum rec_state { REC_RUNNING, REC_DONE, REC_FAILED };
+
+/* An attached process, and who attached it (a non-root user only its own, while it is). */
+struct attachment {
+	pid_t pid;
+	uid_t by;
+	bool by_root;
+	uint64_t start; /* its start time: a reused pid is another process */
+};
 
 /* A recording asked for through the API. */
 struct svc_rec {
@@ -63,6 +81,7 @@ struct svc_rec {
 	unsigned int freq_hz;
 	double duration_s;
 	pid_t pids[MAX_REQUEST_PIDS];
+	uint64_t pid_starts[MAX_REQUEST_PIDS]; /* start times: a reused pid is another process */
 	int nr_pids;
 	uint64_t started_ns, finished_ns;
 	struct recording *rec;
@@ -71,9 +90,18 @@ struct svc_rec {
 	char *result;
 	size_t result_len;
 	char error[256];
+	char note[128]; /* why it ended early, if it did */
 	struct MHD_Connection *waiters[MAX_WAITERS];
 	int nr_waiters;
 	struct svc_rec *next;
+};
+
+/* Requests refused at a cap, and recordings ended because their process changed hands. */
+struct refusals {
+	uint64_t recordings_full, recordings_uid, record_seconds_uid;
+	uint64_t attach_full, attach_uid;
+	uint64_t attach_dead_pruned;
+	uint64_t ended_owner_changed, detached_owner_changed;
 };
 
 struct service {
@@ -95,8 +123,11 @@ struct service {
 	uint64_t started_ns;
 	struct svc_rec *recs;
 	unsigned int next_id;
-	pid_t attached[MAX_ATTACHED];
+	struct attachment attached[MAX_ATTACHED];
 	int nr_attached;
+	struct http_unix_socket unix_sock;
+	sd_event_source *owner_timer;
+	struct refusals refused;
 	bool stopping;
 	struct xsprof_cpu_stats totals; /* BPF counters of always-on recordings already retired */
 	uint64_t totals_bad;
@@ -239,6 +270,35 @@ static int pid_owner(pid_t pid, uid_t *ret)
 	return 0;
 }
 
+/* Owner and start time (clock ticks since boot) of pid: who it is now, and which process. */
+static int pid_identity(pid_t pid, uid_t *ret_uid, uint64_t *ret_start)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	struct stat st;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = fstat(fd, &st) ? -1 : read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = '\0';
+	/* The command name may hold anything: fields count from its closing parenthesis. */
+	p = strrchr(buf, ')');
+	for (field = 2; p && *p && field < 22; p++)
+		field += *p == ' ';
+	if (!p || sscanf(p, "%llu", &start) != 1)
+		return -EIO;
+	*ret_uid = st.st_uid;
+	*ret_start = start;
+	return 0;
+}
+
 /* 0, or an error already replied through *ret (for the caller to return). */
 static bool may_profile(struct req *q, struct MHD_Connection *c, const pid_t *pids, int n,
 			enum MHD_Result *ret)
@@ -333,6 +393,71 @@ static void status_unwind(struct service *s, struct json_object *j)
 	add_u64(u, "bpf_map_bytes", t.map_bytes);
 	json_object_object_add(j, "unwind", u);
 }
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* The control API's connections and what its caps refused, both servers together. */
+static struct json_object *api_json(struct service *s)
+{
+	struct http_server_stats t = {}, u;
+	struct http_server *servers[] = {s->unix_http, s->tcp_http};
+	struct json_object *o = json_object_new_object();
+
+	for (size_t i = 0; i < 2; i++) {
+		if (!servers[i])
+			continue;
+		http_server__stats(servers[i], &u);
+		t.conns += u.conns;
+		t.accepted += u.accepted;
+		t.refused_full += u.refused_full;
+		t.refused_share += u.refused_share;
+		t.header_timeouts += u.header_timeouts;
+		t.wait_timeouts += u.wait_timeouts;
+		t.waiters_hung_up += u.waiters_hung_up;
+		t.accept_errors += u.accept_errors;
+	}
+	add_u64(o, "connections", t.conns);
+	add_u64(o, "accepted", t.accepted);
+	add_u64(o, "refused_at_limit", t.refused_full);
+	add_u64(o, "refused_over_share", t.refused_share);
+	add_u64(o, "header_timeouts", t.header_timeouts);
+	add_u64(o, "wait_timeouts", t.wait_timeouts);
+	add_u64(o, "waiters_hung_up", t.waiters_hung_up);
+	add_u64(o, "accept_errors", t.accept_errors);
+	add_u64(o, "recordings_refused_full", s->refused.recordings_full);
+	add_u64(o, "recordings_refused_user_cap", s->refused.recordings_uid);
+	add_u64(o, "recordings_refused_user_seconds", s->refused.record_seconds_uid);
+	add_u64(o, "recordings_ended_owner_changed", s->refused.ended_owner_changed);
+	add_u64(o, "attach_refused_full", s->refused.attach_full);
+	add_u64(o, "attach_refused_user_cap", s->refused.attach_uid);
+	add_u64(o, "attach_gone_pruned", s->refused.attach_dead_pruned);
+	add_u64(o, "detached_owner_changed", s->refused.detached_owner_changed);
+	return o;
+}
+
+/* Every cap a client can run into, so a refusal can be explained. */
+static struct json_object *limits_json(struct service *s)
+{
+	struct json_object *o = json_object_new_object();
+
+	add_u64(o, "connections", HTTP_MAX_CONNECTIONS);
+	add_u64(o, "connections_root_only", HTTP_ROOT_RESERVE);
+	add_u64(o, "connections_per_user", HTTP_MAX_CONNECTIONS_PER_PEER);
+	add_u64(o, "request_deadline_s", HTTP_HEADER_DEADLINE_S);
+	add_u64(o, "recordings", MAX_RECORDINGS);
+	add_u64(o, "recordings_root_only", RECORDINGS_ROOT_SLOTS);
+	add_u64(o, "recordings_per_user", RECORDINGS_PER_UID);
+	add_u64(o, "recorded_seconds_per_user", s->opts->max_record_s);
+	add_u64(o, "results_kept", MAX_FINISHED);
+	add_u64(o, "results_kept_per_user", FINISHED_PER_UID);
+	add_u64(o, "attached", MAX_ATTACHED);
+	add_u64(o, "attached_root_only", ATTACHED_ROOT_SLOTS);
+	add_u64(o, "attached_per_user", ATTACHED_PER_UID);
+	return o;
+}
+
 static struct json_object *status_json(struct service *s)
 {
 	struct json_object *j = json_object_new_object(), *a, *recs, *cnt, *st, *mem;
@@ -348,7 +473,7 @@ static struct json_object *status_json(struct service *s)
 	add_u64(j, "cpus", s->always ? (uint64_t)recording__nr_attached(s->always) : 0);
 	a = json_object_new_array();
 	for (int i = 0; i < s->nr_attached; i++)
-		json_object_array_add(a, json_object_new_int(s->attached[i]));
+		json_object_array_add(a, json_object_new_int(s->attached[i].pid));
 	json_object_object_add(j, "attached", a);
 	recs = json_object_new_array();
 	for (struct svc_rec *r = s->recs; r; r = r->next) {
@@ -360,6 +485,8 @@ static struct json_object *status_json(struct service *s)
 							      : r->state == REC_DONE  ? "done"
 										      : "failed"));
 		add_u64(o, "owner_uid", r->owner);
+		if (r->note[0])
+			json_object_object_add(o, "note", json_object_new_string(r->note));
 		json_object_array_add(recs, o);
 	}
 	json_object_object_add(j, "recordings", recs);
@@ -388,6 +515,8 @@ static struct json_object *status_json(struct service *s)
 	mem = json_object_new_object();
 	add_u64(mem, "rss_bytes", (uint64_t)rss_bytes());
 	json_object_object_add(j, "memory", mem);
+	json_object_object_add(j, "api", api_json(s));
+	json_object_object_add(j, "limits", limits_json(s));
 	if (s->always && recording__cuda(s->always)) {
 		struct cuda_probes_stats ps;
 		struct json_object *g = json_object_new_object();
@@ -414,7 +543,9 @@ static struct json_object *status_json(struct service *s)
 		add_u64(g, "memsets", cs.records[XSPROF_WIRE_MEMSET]);
 		add_u64(g, "api_calls", cs.records[XSPROF_WIRE_API]);
 		add_u64(g, "sender_dropped",
-			cs.sender_dropped_full + cs.sender_dropped_cupti + cs.sender_dropped_other);
+			sat_add(sat_add(cs.sender_dropped_full, cs.sender_dropped_cupti),
+				cs.sender_dropped_other));
+		add_u64(g, "refused_connections", cs.rejected);
 		add_u64(g, "records_held", cs.store.records);
 		add_u64(g, "records_evicted", cs.store.evicted);
 		json_object_object_add(j, "gpu", g);
@@ -521,7 +652,9 @@ static int on_slice(sd_event_source *src, uint64_t usec, void *ctx)
 	close_slice(s);
 	prune_recordings(s);
 	notify_status(s);
-	return sd_event_source_set_time_relative(src, SLICE_US);
+	/* A time source fires once: re-arm it, or the window is cut only by queries. */
+	sd_event_source_set_time_relative(src, SLICE_US);
+	return sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
 }
 
 /* ---- recordings ---- */
@@ -539,7 +672,7 @@ static void wake_waiters(struct service *s, struct svc_rec *r)
 	if (!r->nr_waiters)
 		return;
 	for (int i = 0; i < r->nr_waiters; i++)
-		MHD_resume_connection(r->waiters[i]);
+		http__resume(r->waiters[i]);
 	r->nr_waiters = 0;
 	/* Resumed connections are only served when MHD runs again: run it now. */
 	http_server__run(s->unix_http);
@@ -629,11 +762,18 @@ static void prune_recordings(struct service *s)
 	uint64_t now = now_ns();
 	int kept = 0;
 
+	/* Newest first: past the caps, older results go, and one user's only push out its own. */
 	while (*pp) {
 		struct svc_rec *r = *pp;
-		bool old = r->state != REC_RUNNING &&
-			   (now - r->finished_ns > FINISHED_KEEP_S * 1000000000ull ||
-			    kept >= MAX_FINISHED);
+		int mine = 0;
+		bool old;
+
+		for (struct svc_rec *o = s->recs; o != r; o = o->next)
+			mine += o->state != REC_RUNNING && !o->owner_root && !r->owner_root &&
+				o->owner == r->owner;
+		old = r->state != REC_RUNNING &&
+		      (now - r->finished_ns > FINISHED_KEEP_S * 1000000000ull ||
+		       kept >= MAX_FINISHED || mine >= FINISHED_PER_UID);
 
 		if (old && !r->nr_waiters) {
 			*pp = r->next;
@@ -668,13 +808,50 @@ static int on_rec_exit(sd_event_source *src, int fd, uint32_t revents, void *ctx
 	return 0;
 }
 
-static unsigned int running_recordings(struct service *s)
+/* Caps on running recordings: in all, per user, and a user's recorded seconds. */
+static bool recording_allowed(struct service *s, struct req *q, double duration_s,
+			      struct MHD_Connection *c, enum MHD_Result *ret)
 {
-	unsigned int n = 0;
+	unsigned int all = 0, mine = 0;
+	double seconds = duration_s;
+	char msg[200];
 
-	for (struct svc_rec *r = s->recs; r; r = r->next)
-		n += r->state == REC_RUNNING;
-	return n;
+	for (struct svc_rec *r = s->recs; r; r = r->next) {
+		if (r->state != REC_RUNNING)
+			continue;
+		all++;
+		if (!r->owner_root && r->owner == q->uid) {
+			mine++;
+			seconds += r->duration_s;
+		}
+	}
+	if (all >= MAX_RECORDINGS ||
+	    (!q->authed && all >= MAX_RECORDINGS - RECORDINGS_ROOT_SLOTS)) {
+		s->refused.recordings_full++;
+		*ret = reply_error(c, 429, "too many recordings running",
+				   "wait for one to finish (xsprofctl status lists them)");
+		return false;
+	}
+	if (q->authed)
+		return true;
+	if (mine >= RECORDINGS_PER_UID) {
+		s->refused.recordings_uid++;
+		snprintf(msg, sizeof(msg),
+			 "you already have %u recordings running (at most %u per "
+			 "user)",
+			 mine, RECORDINGS_PER_UID);
+		*ret = reply_error(c, 429, msg, "wait for one to finish");
+		return false;
+	}
+	if (seconds > s->opts->max_record_s) {
+		s->refused.record_seconds_uid++;
+		snprintf(msg, sizeof(msg),
+			 "your running recordings would add up to %.0f s, over %u s per user",
+			 seconds, s->opts->max_record_s);
+		*ret = reply_error(c, 429, msg, "record for less time, or wait for one to finish");
+		return false;
+	}
+	return true;
 }
 
 static enum MHD_Result api_record_start(struct service *s, struct req *q, struct MHD_Connection *c)
@@ -737,8 +914,11 @@ static enum MHD_Result api_record_start(struct service *s, struct req *q, struct
 			r->pids[r->nr_pids++] = (pid_t)pid;
 		}
 	}
-	if (r->duration_s <= 0 || r->duration_s > s->opts->max_record_s) {
-		snprintf(msg, sizeof(msg), "duration_s must be a number in (0, %u]",
+	/* NaN compares false with everything: only a finite number in range passes. */
+	if (!isfinite(r->duration_s) || !(r->duration_s > 0) ||
+	    r->duration_s > s->opts->max_record_s) {
+		snprintf(msg, sizeof(msg),
+			 "duration_s must be a finite number of seconds in (0, %u]",
 			 s->opts->max_record_s);
 		ret = reply_error(c, 400, msg, "the daemon's --max-record sets the limit");
 		goto out;
@@ -757,11 +937,18 @@ static enum MHD_Result api_record_start(struct service *s, struct req *q, struct
 	}
 	if (!may_profile(q, c, r->pids, r->nr_pids, &ret))
 		goto out;
-	if (running_recordings(s) >= MAX_RECORDINGS) {
-		ret = reply_error(c, 429, "too many recordings running",
-				  "wait for one to finish (xsprofctl status lists them)");
-		goto out;
+	for (int i = 0; i < r->nr_pids; i++) {
+		uid_t owner;
+
+		if (pid_identity(r->pids[i], &owner, &r->pid_starts[i])) {
+			snprintf(msg, sizeof(msg), "no such process: %d", (int)r->pids[i]);
+			ret = reply_error(c, 404, msg, "check the pid with ps");
+			goto out;
+		}
 	}
+	prune_recordings(s);
+	if (!recording_allowed(s, q, r->duration_s, c, &ret))
+		goto out;
 	ro.freq_hz = r->freq_hz;
 	ro.pids = r->pids;
 	ro.nr_pids = r->nr_pids;
@@ -834,10 +1021,11 @@ static enum MHD_Result api_record_result(struct service *s, struct req *q, struc
 		if (r->nr_waiters == MAX_WAITERS)
 			return reply_error(c, 429, "too many clients waiting on this recording",
 					   NULL);
-		/* Park the request until the recording ends. */
+		/* Park the request until the recording ends, and not forever. */
 		r->waiters[r->nr_waiters++] = c;
 		q->waiting = r;
-		MHD_suspend_connection(c);
+		http__suspend(c, r->started_ns + (uint64_t)(r->duration_s * 1e9) +
+					 WAIT_GRACE_S * 1000000000ull);
 		return MHD_YES;
 	}
 	if (r->state == REC_FAILED)
@@ -866,9 +1054,17 @@ static enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_
 		return reply_error(c, 400, "the rolling window keeps no per-process data",
 				   "record the process instead: xsprofctl record --pid PID");
 	if (since) {
-		since_s = strtoul(since, &end, 10);
-		if (*end || !*since || !since_s)
-			return reply_error(c, 400, "since_s must be a positive whole number", NULL);
+		/* Digits only: strtoul would take "-1" as "everything". */
+		errno = 0;
+		since_s =
+			strspn(since, "0123456789") == strlen(since) ? strtoul(since, &end, 10) : 0;
+		if (errno || !*since || !since_s || since_s > MAX_SINCE_S) {
+			snprintf(title, sizeof(title),
+				 "since_s must be a whole number of seconds in [1, %u]",
+				 MAX_SINCE_S);
+			return reply_error(c, 400, title,
+					   "e.g. since_s=300 for the last 5 minutes");
+		}
 	}
 	if (!window_format(fmt ? fmt : "folded", &f))
 		return reply_error(
@@ -920,38 +1116,77 @@ static int parse_pid_body(struct req *q, pid_t *ret)
 	return err;
 }
 
+/* Forget attachments whose process is gone, or whose pid now names another process. */
+static void prune_attached(struct service *s)
+{
+	for (int i = 0; i < s->nr_attached;) {
+		struct attachment *a = &s->attached[i];
+		uint64_t start;
+		uid_t owner;
+
+		if (!pid_identity(a->pid, &owner, &start) && start == a->start) {
+			i++;
+			continue;
+		}
+		s->refused.attach_dead_pruned++;
+		*a = s->attached[--s->nr_attached];
+	}
+}
+
 static enum MHD_Result api_attach(struct service *s, struct req *q, struct MHD_Connection *c,
 				  bool attach)
 {
 	struct json_object *out;
 	enum MHD_Result ret;
 	bool cuda = false;
+	int i, all_users = 0, mine = 0;
+	uint64_t start = 0;
+	uid_t owner = 0;
 	pid_t pid;
-	int i;
+	char msg[160];
 
 	if (parse_pid_body(q, &pid))
 		return reply_error(c, 400, "expected {\"pid\": N}", NULL);
-	for (i = 0; i < s->nr_attached && s->attached[i] != pid; i++)
+	/* Dead pids hold no slot: a user cannot fill the table with them. */
+	prune_attached(s);
+	for (i = 0; i < s->nr_attached && s->attached[i].pid != pid; i++)
 		;
 	if (!attach) {
 		if (i == s->nr_attached)
 			return reply_error(c, 404, "that pid is not attached", NULL);
-		if (!q->authed) {
-			uid_t owner;
-
-			if (!pid_owner(pid, &owner) && owner != q->uid)
-				return reply_error(c, 403, "process belongs to another user", NULL);
-		}
+		if (!q->authed && (s->attached[i].by_root || s->attached[i].by != q->uid))
+			return reply_error(c, 403, "another user attached that process", NULL);
 		s->attached[i] = s->attached[--s->nr_attached];
 		log_info("detached pid %d", (int)pid);
 	} else {
 		if (!may_profile(q, c, &pid, 1, &ret))
 			return ret;
+		if (pid_identity(pid, &owner, &start)) {
+			snprintf(msg, sizeof(msg), "no such process: %d", (int)pid);
+			return reply_error(c, 404, msg, "check the pid with ps");
+		}
+		for (int j = 0; j < s->nr_attached; j++) {
+			all_users += !s->attached[j].by_root;
+			mine += !s->attached[j].by_root && s->attached[j].by == q->uid;
+		}
+		if (i == s->nr_attached && !q->authed && mine >= ATTACHED_PER_UID) {
+			s->refused.attach_uid++;
+			snprintf(msg, sizeof(msg),
+				 "you already have %d processes attached (at most %d "
+				 "per user)",
+				 mine, ATTACHED_PER_UID);
+			return reply_error(c, 429, msg, "detach some first");
+		}
+		if (i == s->nr_attached &&
+		    (s->nr_attached == MAX_ATTACHED ||
+		     (!q->authed && all_users >= MAX_ATTACHED - ATTACHED_ROOT_SLOTS))) {
+			s->refused.attach_full++;
+			return reply_error(c, 429, "too many attached processes",
+					   "detach some first");
+		}
 		if (i == s->nr_attached) {
-			if (s->nr_attached == MAX_ATTACHED)
-				return reply_error(c, 429, "too many attached processes",
-						   "detach some first");
-			s->attached[s->nr_attached++] = pid;
+			s->attached[s->nr_attached++] = (struct attachment){
+				.pid = pid, .by = q->uid, .by_root = q->authed, .start = start};
 			/* Map it now: its names survive it exiting. */
 			symbolizer__add_process(s->sym, pid);
 			/* Its CUDA launches from now on, when it maps CUDA. */
@@ -974,22 +1209,81 @@ static enum MHD_Result api_attach(struct service *s, struct req *q, struct MHD_C
 	return reply_json(c, 200, out);
 }
 
+/*
+ * Ownership, again: a user's process that execs a setuid program, or whose pid is reused by
+ * another user's process, is no longer the user's to profile. Recordings of a user that name
+ * such a process end at once (what was recorded before is theirs), and such attachments go.
+ */
+static void recheck_owners(struct service *s)
+{
+	for (struct svc_rec *r = s->recs; r; r = r->next) {
+		if (r->state != REC_RUNNING || r->owner_root)
+			continue;
+		for (int i = 0; i < r->nr_pids; i++) {
+			uint64_t start;
+			uid_t owner;
+			int err = pid_identity(r->pids[i], &owner, &start);
+
+			if (err == -ENOENT || err == -ESRCH)
+				continue; /* exited: nothing more is sampled of it */
+			if (!err && owner == r->owner && start == r->pid_starts[i])
+				continue;
+			s->refused.ended_owner_changed++;
+			log_warn(
+				"recording %u: process %d is no longer uid %u's (a setuid exec, or "
+				"its pid reused): recording ended",
+				r->id, (int)r->pids[i], (unsigned int)r->owner);
+			snprintf(r->note, sizeof(r->note),
+				 "ended early: process %d changed owner or was replaced",
+				 (int)r->pids[i]);
+			finish_rec(s, r);
+			break;
+		}
+	}
+	for (int i = 0; i < s->nr_attached;) {
+		struct attachment *a = &s->attached[i];
+		uint64_t start;
+		uid_t owner;
+
+		if (a->by_root || (!pid_identity(a->pid, &owner, &start) && owner == a->by &&
+				   start == a->start)) {
+			i++;
+			continue;
+		}
+		s->refused.detached_owner_changed++;
+		log_info("pid %d detached: it exited or is no longer uid %u's", (int)a->pid,
+			 (unsigned int)a->by);
+		*a = s->attached[--s->nr_attached];
+	}
+}
+
+static int on_owner_check(sd_event_source *src, uint64_t usec, void *ctx)
+{
+	recheck_owners(ctx);
+	sd_event_source_set_time_relative(src, OWNER_CHECK_US);
+	return sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
+}
+
 /* ---- request plumbing ---- */
 
 static bool token_ok(struct service *s, struct MHD_Connection *c)
 {
 	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-	size_t n;
-	unsigned char diff = 0;
+	size_t n, m;
+	unsigned char diff;
 
 	if (!s->token || !h || strncasecmp(h, "Bearer ", 7))
 		return false;
 	h += 7;
 	n = strlen(s->token);
-	if (strlen(h) != n)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		diff |= (unsigned char)(h[i] ^ s->token[i]);
+	/*
+	 * Time depends on the length sent, never on where it differs or on the token's length:
+	 * the token is compared against every byte sent (wrapping), and a length mismatch counts.
+	 */
+	m = strlen(h);
+	diff = m != n;
+	for (size_t i = 0; i < m; i++)
+		diff |= (unsigned char)(h[i] ^ s->token[i % n]);
 	return !diff;
 }
 
@@ -1062,8 +1356,11 @@ static enum MHD_Result on_request(void *ctx, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	if (q->waiting) {
-		/* Resumed: the recording it waited on has ended. */
+		/* Resumed: the recording it waited on has ended, or the wait did. */
 		struct svc_rec *r = q->waiting;
+
+		if (http__expired(c))
+			return MHD_NO; /* closed; on_completed takes it off the waiter list */
 
 		q->waiting = NULL;
 		return r->state == REC_FAILED ? reply_error(c, 500, r->error, NULL)
@@ -1146,13 +1443,21 @@ static void start_cupti(struct service *s)
 static int read_token(const char *path, char **ret)
 {
 	char buf[512];
-	size_t n;
-	FILE *f = fopen(path, "re");
+	struct stat st;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 
-	if (!f)
+	if (fd < 0)
 		return -errno;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
+	/* A secret others can read is no secret: refuse it rather than serve TCP with it. */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (st.st_mode & 0077)) {
+		close(fd);
+		return -EPERM;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return -EIO;
 	buf[n] = '\0';
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
 		buf[--n] = '\0';
@@ -1172,12 +1477,18 @@ static int start_http(struct service *s)
 		log_warn("group %s does not exist: only root can use %s (create it: addgroup "
 			 "--system %s)",
 			 s->opts->socket_group, s->opts->socket_path, s->opts->socket_group);
-	err = http__unix_listen(s->opts->socket_path, s->group, &fd);
+	err = http__unix_listen(s->opts->socket_path, s->group, &s->unix_sock);
+	if (err == -EADDRINUSE) {
+		log_err("another xsprofd (pid %d) serves %s: stop it first, or give this one other "
+			"paths (--socket, --cupti-socket); nothing was changed",
+			(int)s->unix_sock.holder, s->opts->socket_path);
+		return err;
+	}
 	if (err) {
 		log_err("cannot listen on %s: %s", s->opts->socket_path, strerror(-err));
 		return err;
 	}
-	s->unix_http = http_server__new(s->ev, fd, on_request, on_completed, s);
+	s->unix_http = http_server__new(s->ev, s->unix_sock.fd, on_request, on_completed, s);
 	if (!s->unix_http) {
 		log_err("cannot start the HTTP server on %s", s->opts->socket_path);
 		return -EIO;
@@ -1187,8 +1498,10 @@ static int start_http(struct service *s)
 	err = read_token(s->opts->token_file, &s->token);
 	if (err) {
 		log_err("--token-file %s: %s", s->opts->token_file,
-			err == -EINVAL ? "the token must be at least 16 characters"
-				       : strerror(-err));
+			err == -EINVAL	? "the token must be at least 16 characters"
+			: err == -EPERM ? "not a regular file, or readable or writable by group or "
+					  "others: chmod 600 it (and keep it owned by root)"
+					: strerror(-err));
 		return err;
 	}
 	err = http__tcp_listen(s->opts->listen_addr, &fd);
@@ -1271,6 +1584,7 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 
 	if (!s)
 		return 1;
+	s->unix_sock.lock_fd = -1;
 	s->opts = opts;
 	s->argc = argc;
 	s->argv = argv;
@@ -1299,6 +1613,9 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 	if (err >= 0)
 		err = sd_event_add_time_relative(s->ev, &s->slice_timer, CLOCK_MONOTONIC, SLICE_US,
 						 0, on_slice, s);
+	if (err >= 0)
+		err = sd_event_add_time_relative(s->ev, &s->owner_timer, CLOCK_MONOTONIC,
+						 OWNER_CHECK_US, 0, on_owner_check, s);
 	if (err < 0) {
 		log_err("setting up the event loop: %s", strerror(-err));
 		goto out;
@@ -1330,9 +1647,9 @@ out:
 		wake_waiters(s, r);
 	http_server__run(s->unix_http);
 	http_server__run(s->tcp_http);
-	if (s->unix_http)
-		unlink(s->opts->socket_path);
 	http_server__free(s->unix_http);
+	/* Only our own socket file goes; the lock is released last. */
+	http__unix_release(&s->unix_sock, s->opts->socket_path);
 	http_server__free(s->tcp_http);
 	while (s->recs) {
 		struct svc_rec *r = s->recs;
@@ -1344,6 +1661,7 @@ out:
 	sd_event_source_disable_unref(s->cupti_io);
 	cupti_server__free(s->cupti);
 	sd_event_source_disable_unref(s->slice_timer);
+	sd_event_source_disable_unref(s->owner_timer);
 	store__free(s->store);
 	symbolizer__free(s->sym);
 	free(s->token);

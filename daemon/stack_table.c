@@ -146,7 +146,7 @@ void stack_table__free(struct stack_table *t)
 
 static int add_key(struct stack_table *t, uint32_t tgid, uint32_t uid, uint32_t gen, uint32_t flags,
 		   const char *comm, uint16_t nk, uint16_t nu, int16_t kerr, int16_t uerr,
-		   const uint64_t *ips, uint32_t *ret_id)
+		   const uint64_t *ips, uint64_t weight, uint32_t *ret_id)
 {
 	uint64_t h = hash_key(tgid, uid, gen, flags, comm, nk, nu, kerr, uerr, ips);
 	size_t mask = t->cap - 1, i;
@@ -154,7 +154,7 @@ static int add_key(struct stack_table *t, uint32_t tgid, uint32_t uid, uint32_t 
 
 	for (i = h & mask; (n = t->slots[i]); i = (i + 1) & mask) {
 		if (node_matches(n, h, tgid, uid, gen, flags, comm, nk, nu, kerr, uerr, ips)) {
-			n->e.count++;
+			n->e.count += weight;
 			*ret_id = n->e.id;
 			return 0;
 		}
@@ -175,7 +175,7 @@ static int add_key(struct stack_table *t, uint32_t tgid, uint32_t uid, uint32_t 
 	n->hash = h;
 	memcpy(n->ips, ips, 8 * ((size_t)nk + nu));
 	n->e = (struct stack_entry){
-		.count = 1,
+		.count = weight,
 		.tgid = tgid,
 		.uid = uid,
 		.gen = gen,
@@ -210,8 +210,8 @@ size_t stack_table__nr_entries(const struct stack_table *t)
 	return t->len;
 }
 
-int stack_table__add_id(struct stack_table *t, const struct xsprof_sample *s, uint32_t gen,
-			uint32_t *ret_id)
+static int add_weighted(struct stack_table *t, const struct xsprof_sample *s, uint32_t gen,
+			uint64_t weight, uint32_t *ret_id)
 {
 	char comm[XSPROF_COMM_LEN];
 	int err;
@@ -222,17 +222,31 @@ int stack_table__add_id(struct stack_table *t, const struct xsprof_sample *s, ui
 
 	t->stats.samples++;
 	err = add_key(t, s->tgid, s->uid, gen, s->flags, comm, s->nr_kernel, s->nr_user,
-		      s->kernel_err, s->user_err, (const uint64_t *)s->ips, ret_id);
+		      s->kernel_err, s->user_err, (const uint64_t *)s->ips, weight, ret_id);
 	if (err != -ENOSPC && err != -ENOMEM)
 		return err;
 	/* Past the cap (or out of memory): keep the count, drop the frames. */
 	t->stats.overflowed++;
 	err = add_key(t, s->tgid, s->uid, gen,
 		      (s->flags & XSPROF_SAMPLE_F_KTHREAD) | STACK_F_OVERFLOW, comm, 0, 0, 0, 0,
-		      no_ips, ret_id);
+		      no_ips, weight, ret_id);
 	if (err)
 		t->stats.samples--;
 	return err;
+}
+
+int stack_table__add_id(struct stack_table *t, const struct xsprof_sample *s, uint32_t gen,
+			uint32_t *ret_id)
+{
+	return add_weighted(t, s, gen, 1, ret_id);
+}
+
+int stack_table__add_weighted(struct stack_table *t, const struct xsprof_sample *s, uint32_t gen,
+			      uint64_t weight)
+{
+	uint32_t id;
+
+	return add_weighted(t, s, gen, weight, &id);
 }
 
 int stack_table__for_each(const struct stack_table *t,

@@ -52,6 +52,9 @@ int stack_table__add(struct stack_table *t, const struct xsprof_sample *s, uint3
 /* The same, and the id of the entry that counted it into *ret_id. */
 int stack_table__add_id(struct stack_table *t, const struct xsprof_sample *s, uint32_t gen,
 			uint32_t *ret_id);
+/* Count one stack weight times (off-CPU microseconds). */
+int stack_table__add_weighted(struct stack_table *t, const struct xsprof_sample *s, uint32_t gen,
+			      uint64_t weight);
 /* Entries made so far: ids are below this. */
 size_t stack_table__nr_entries(const struct stack_table *t);
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -169,6 +170,31 @@ static char *temp_path_for(const char *path)
 	return tmp;
 }
 
+/*
+ * Create tmp (its last six characters "XXXXXX" made unique) with mode 0666 less the umask, as
+ * any new file: the user's umask decides who may read the profile. The fd, or -errno.
+ */
+static int open_temp(char *tmp)
+{
+	static const char chars[] =
+		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	char *x = tmp + strlen(tmp) - 6;
+	unsigned char rnd[6];
+
+	for (int tries = 0; tries < 100; tries++) {
+		int fd;
+
+		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+			return -EIO;
+		for (int i = 0; i < 6; i++)
+			x[i] = chars[rnd[i] % (sizeof(chars) - 1)];
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+		if (fd >= 0 || errno != EEXIST)
+			return fd >= 0 ? fd : -errno;
+	}
+	return -EEXIST;
+}
+
 static void sync_dir_of(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -196,9 +222,9 @@ int output__write_file_with(const char *path, int (*write)(FILE *f, void *ctx), 
 	tmp = temp_path_for(path);
 	if (!tmp)
 		return -errno;
-	fd = mkostemp(tmp, O_CLOEXEC);
+	fd = open_temp(tmp);
 	if (fd < 0) {
-		err = -errno;
+		err = fd;
 		free(tmp);
 		return err;
 	}
@@ -209,10 +235,7 @@ int output__write_file_with(const char *path, int (*write)(FILE *f, void *ctx), 
 		goto fail;
 	}
 
-	/* mkostemp makes it 0600; a profile is not secret from the user who asked for it. */
-	err = fchmod(fd, 0644) ? -errno : 0;
-	if (!err)
-		err = write(f, ctx);
+	err = write(f, ctx);
 	if (!err && fflush(f))
 		err = -errno;
 	if (!err && fsync(fd))

@@ -27,6 +27,11 @@ target_compile_options(xs_cuda_fake PRIVATE ${XS_FRAME_FLAGS})
 add_library(xs_cupti_fake SHARED workloads/fake_cupti.c)
 set_target_properties(xs_cupti_fake PROPERTIES OUTPUT_NAME xsprof_cupti_fake)
 target_compile_options(xs_cupti_fake PRIVATE ${XS_FRAME_FLAGS})
+# The same on sdt.h's 1-byte nop: the trap the 5-byte site avoids (bench/cuda_launch.sh).
+add_library(xs_cupti_fake_int3 SHARED workloads/fake_cupti.c)
+set_target_properties(xs_cupti_fake_int3 PROPERTIES OUTPUT_NAME xsprof_cupti_fake_int3)
+target_compile_options(xs_cupti_fake_int3 PRIVATE ${XS_FRAME_FLAGS})
+target_compile_definitions(xs_cupti_fake_int3 PRIVATE XSPROF_USDT_INT3)
 
 # The known call tree, shared by the workload and the in-process test.
 add_library(xs_cuda_calls STATIC workloads/cuda_calls.c)
@@ -62,6 +67,7 @@ target_compile_options(xs_cuda_bench PRIVATE ${XS_FRAME_FLAGS})
 target_link_libraries(xs_cuda_bench PRIVATE dl)
 target_compile_definitions(xs_cuda_bench PRIVATE
 	XS_CUPTI_FAKE_PATH="$<TARGET_FILE:xs_cupti_fake>"
+	XS_CUPTI_FAKE_INT3_PATH="$<TARGET_FILE:xs_cupti_fake_int3>"
 	XS_CUDART_PATH="${CUDAToolkit_LIBRARY_DIR}/libcudart.so")
 target_include_directories(xs_cuda_bench PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
-add_dependencies(xs_cuda_bench xs_cupti_fake)
+add_dependencies(xs_cuda_bench xs_cupti_fake xs_cupti_fake_int3)

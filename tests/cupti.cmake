@@ -8,6 +8,7 @@
 add_library(xsprof_gpu_ingest_for_tests STATIC
 	${PROJECT_SOURCE_DIR}/daemon/cupti_wire.c
 	${PROJECT_SOURCE_DIR}/daemon/cupti_server.c
+	${PROJECT_SOURCE_DIR}/daemon/path_lock.c
 	${PROJECT_SOURCE_DIR}/daemon/gpu_records.c)
 
 xsprof_unit_test(test_gpu_records SOURCES test_gpu_records.c LIBS xsprof_gpu_ingest_for_tests)

@@ -21,6 +21,7 @@
 #include "daemon/cuda_probes.h"
 #include "daemon/launch_store.h"
 #include "daemon/sampler.h"
+#include "daemon/usdt_site.h"
 #include "tests/harness.h"
 #include "tests/workloads/cuda_calls.h"
 #include "tests/workloads/fake_cupti.h"
@@ -458,6 +459,41 @@ static uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/*
+ * Whether this kernel turns uprobes on a 5-byte nop into calls: it has the uprobe system call
+ * (x86-64: 336) the trampoline makes, which kills anyone else who calls it with SIGILL. Asked
+ * in a child.
+ */
+static bool kernel_optimises_uprobes(void)
+{
+	pid_t pid = fork();
+	int st;
+
+	cr_assert_geq(pid, 0);
+	if (!pid) {
+		syscall(336);
+		_exit(0);
+	}
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	return WIFSIGNALED(st) && WTERMSIG(st) == SIGILL;
+}
+
+Test(usdt_site, decode)
+{
+	static const uint8_t nop5[] = {0x0f, 0x1f, 0x44, 0x00, 0x00}, nop1[] = {0x90, 0x48},
+			     trap[] = {0xcc, 0x1f, 0x44, 0x00, 0x00},
+			     call[] = {0xe8, 0x10, 0x20, 0x30, 0x40}, junk[] = {0x48, 0x89};
+
+	cr_expect_eq(usdt_site__decode(nop5, 5), USDT_SITE_NOP);
+	cr_expect_eq(usdt_site__decode(nop1, 2), USDT_SITE_NOP);
+	cr_expect_eq(usdt_site__decode(trap, 5), USDT_SITE_TRAP);
+	cr_expect_eq(usdt_site__decode(call, 5), USDT_SITE_CALL);
+	cr_expect_eq(usdt_site__decode(call, 3), USDT_SITE_UNKNOWN);
+	cr_expect_eq(usdt_site__decode(junk, 2), USDT_SITE_UNKNOWN);
+	cr_expect_eq(usdt_site__decode(junk, 0), USDT_SITE_UNKNOWN);
+	cr_expect_str_eq(usdt_site_mode__name(USDT_SITE_CALL), "call");
+}
+
 Test(cuda_probes, records_carry_api_stream_thread_time_and_correlation_id, .timeout = 120)
 {
 	struct sampler_opts so = {.freq_hz = 1};
@@ -467,6 +503,7 @@ Test(cuda_probes, records_carry_api_stream_thread_time_and_correlation_id, .time
 	struct cuda_probes_stats st;
 	uint64_t counts[XSPROF_CUDA_API_MAX] = {0}, t0, t1, last = 0;
 	uint32_t usdt = 0;
+	uint64_t links_before;
 	struct cuda_probes *cp;
 	pid_t me = getpid(), tid = syscall(SYS_gettid);
 	size_t n;
@@ -477,6 +514,8 @@ Test(cuda_probes, records_carry_api_stream_thread_time_and_correlation_id, .time
 	cr_assert_eq(sampler__add_pid(s, me), 0);
 	/* libcudart, the fake driver and the fake injection library; not the test itself. */
 	cr_assert_eq(cuda_probes__attach_pid(cp, me), 3, "%s", cuda_probes__last_error(cp));
+	cr_assert_eq(cuda_probes__stats(cp, &st), 0);
+	links_before = st.links;
 
 	t0 = now_ns();
 	xs_cuda_main_calls();
@@ -533,6 +572,16 @@ Test(cuda_probes, records_carry_api_stream_thread_time_and_correlation_id, .time
 	/* The wrappers' tail calls (3 + 3) and cuGraphLaunch's cuStreamSynchronize. */
 	cr_expect_eq(st.bpf.nested, 7);
 	cr_expect_eq(st.bpf.drop_ringbuf + st.bpf.usdt_drop + st.bpf.ustack_err, 0);
+	/* The USDT fired here: its site is a call where the kernel optimises uprobes on a 5-byte
+	 * nop, a trap elsewhere; and the launch uprobes it makes redundant are gone. */
+	cr_expect_eq(st.usdt_site_call + st.usdt_site_trap, 1, "call %llu trap %llu nop %llu",
+		     (unsigned long long)st.usdt_site_call, (unsigned long long)st.usdt_site_trap,
+		     (unsigned long long)st.usdt_site_nop);
+	if (kernel_optimises_uprobes())
+		cr_expect_eq(st.usdt_site_call, 1,
+			     "the kernel has the uprobe syscall, site trapped");
+	cr_expect_gt(st.uprobes_trimmed, 0);
+	cr_expect_lt(st.links, links_before);
 	cuda_probes__free(cp);
 	sampler__free(s);
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "daemon/cupti_server.h"
+#include "daemon/path_lock.h"
 #include "tests/cupti_wire_build.h"
 
 static char tmpdir[64];
@@ -557,5 +558,106 @@ Test(cupti_server, realtime_sender_is_converted)
 		  "converted %llu not within [%llu, %llu]", (unsigned long long)got,
 		  (unsigned long long)mono_before, (unsigned long long)mono_after);
 	close(fd);
+	cupti_server__free(s);
+}
+
+static bool stats_at_least(const struct cupti_server_stats *st, uint64_t n)
+{
+	return st->records[XSPROF_WIRE_STATS] >= n || st->malformed;
+}
+
+/* A sender's cumulative counters are whatever it says: the totals saturate, never wrap. */
+Test(cupti_server, sender_drops_saturate)
+{
+	struct cupti_server *s = start(NULL);
+	struct cupti_server_stats st;
+	int fd = client();
+	size_t n;
+
+	send_hello(s, fd, 0);
+	/* Up to almost 2^64, back to 0, up again: the deltas add up past 2^64. */
+	n = wb_stats(rec, UINT64_MAX - 1, 0);
+	send_pumping(s, fd, rec, n);
+	n = wb_stats(rec, 0, 0);
+	send_pumping(s, fd, rec, n);
+	n = wb_stats(rec, UINT64_MAX - 1, 0);
+	send_pumping(s, fd, rec, n);
+	cr_assert(pump_until(s, stats_at_least, 3));
+	close(fd);
+	cupti_server__stats(s, &st);
+	cr_assert_eq(st.malformed, 0, "%s", st.last_malformed);
+	cr_assert_eq(st.sender_dropped_full, UINT64_MAX, "wrapped to %llu",
+		     (unsigned long long)st.sender_dropped_full);
+	cupti_server__free(s);
+}
+
+static bool only_pid(void *ctx, pid_t pid)
+{
+	return pid == *(const pid_t *)ctx;
+}
+
+static bool foreign_at_least(const struct cupti_server_stats *st, uint64_t n)
+{
+	return st->foreign >= n;
+}
+
+/* A session takes GPU records from its own processes only: others are refused and counted. */
+Test(cupti_server, senders_outside_the_session_are_refused)
+{
+	pid_t nobody = 1, me = getpid();
+	struct cupti_server_opts o = {.accept_pid = only_pid, .accept_ctx = &nobody};
+	struct cupti_server *s = start(&o);
+	struct cupti_server_stats st;
+	int fd = client();
+
+	cr_assert(pump_until(s, foreign_at_least, 1));
+	cr_assert(peer_closed(fd), "a foreign sender is disconnected");
+	close(fd);
+	cupti_server__stats(s, &st);
+	cr_assert_eq(st.accepted, 0);
+	cr_assert_eq(st.store.added, 0);
+	cupti_server__free(s);
+
+	o = (struct cupti_server_opts){.accept_pid = only_pid, .accept_ctx = &me};
+	s = start(&o);
+	fd = client();
+	send_hello(s, fd, 0);
+	send_kernel(s, fd, "mine", mono_ns());
+	cr_assert(pump_until(s, stored_at_least, 1));
+	cupti_server__stats(s, &st);
+	cr_assert_eq(st.foreign, 0);
+	close(fd);
+	cupti_server__free(s);
+}
+
+/* While another process holds the path's lock, nothing at the path is touched. */
+Test(cupti_server, locked_path_is_left_alone)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	struct cupti_server *s;
+	struct stat before, after;
+	int lock_fd, fd;
+	pid_t holder = 0;
+	char dir[160];
+
+	snprintf(dir, sizeof(dir), "%s/run", tmpdir);
+	cr_assert_eq(mkdir(dir, 0755), 0);
+	cr_assert_eq(path_lock__take(sock_path, &lock_fd, &holder), 0);
+	/* A socket nobody listens on: without the lock it would pass for stale. */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	strcpy(a.sun_path, sock_path);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	close(fd);
+	cr_assert_eq(lstat(sock_path, &before), 0);
+	s = cupti_server__new(&(struct cupti_server_opts){.socket_path = sock_path});
+	cr_assert_null(s);
+	cr_assert_eq(errno, EADDRINUSE);
+	cr_assert_eq(lstat(sock_path, &after), 0, "the holder's socket was unlinked");
+	cr_assert_eq(after.st_ino, before.st_ino);
+	/* A second taker learns who holds it. */
+	cr_assert_eq(path_lock__take(sock_path, &fd, &holder), -EADDRINUSE);
+	cr_assert_eq(holder, getpid());
+	close(lock_fd);
+	s = start(NULL);
 	cupti_server__free(s);
 }

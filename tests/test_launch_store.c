@@ -120,12 +120,15 @@ Test(launch_store, usdt_skip_drops_innermost_frames)
 }
 
 /* A fold with no mappings: frames are [unknown]; the shape, leaves and counts are checked. */
-Test(launch_fold, leaf_per_api_and_usdt_only_where_no_uprobe)
+Test(launch_fold, usdt_counts_launches_and_uprobes_only_what_it_does_not_report)
 {
 	struct symbolizer_opts so = {.proc_root = "/nonexistent", .kallsyms_path = "/dev/null"};
 	struct symbolizer *sym = symbolizer__new(&so);
 	struct launch_store *ls = launch_store__new(0, 0);
 	struct xsprof_cuda_call a = call(100, XSPROF_CUDA___cudaLaunchKernel, "app", 1, 0x1000);
+	struct xsprof_cuda_call sync =
+		call(100, XSPROF_CUDA_cudaStreamSynchronize, "app", 1, 0x1000);
+	struct xsprof_cuda_call other = call(300, XSPROF_CUDA_cudaLaunchKernel, "app", 1, 0x1000);
 	struct xsprof_usdt_launch u;
 	struct launch_fold_stats fs;
 	struct calltree *tree = calltree__new();
@@ -139,9 +142,12 @@ Test(launch_fold, leaf_per_api_and_usdt_only_where_no_uprobe)
 	u.nr_user = 1;
 	u.ips[0] = 0x2000;
 	strcpy(u.comm, "app");
+	/* Process 100: its uprobes saw 3 launches (before they were trimmed) and a synchronize,
+	 * which xsprof:launch does not report; the USDT saw the first launch. */
 	for (int i = 0; i < 3; i++)
 		cr_assert_eq(launch_store__add_call(ls, &a), 0);
-	u.tgid = 100; /* the same process: already counted by its uprobe */
+	cr_assert_eq(launch_store__add_call(ls, &sync), 0);
+	u.tgid = 100;
 	u.api = (2u << 16) | 211;
 	cr_assert_eq(launch_store__add_usdt(ls, &u, 0), 0);
 	u.tgid = 200; /* another, seen only by the USDT */
@@ -149,20 +155,34 @@ Test(launch_fold, leaf_per_api_and_usdt_only_where_no_uprobe)
 	cr_assert_eq(launch_store__add_usdt(ls, &u, 0), 0);
 	u.api = (1u << 16) | 9999; /* a callback xsprof has no name for */
 	cr_assert_eq(launch_store__add_usdt(ls, &u, 0), 0);
+	/* Process 300 has no injection library: its uprobes are all it has. */
+	cr_assert_eq(launch_store__add_call(ls, &other), 0);
 
 	cr_assert_eq(launch_fold(ls, sym, tree, &fs), 0);
 	cr_expect_eq(fs.launches, 6);
-	cr_expect_eq(fs.usdt_left_out, 1);
+	cr_expect_eq(fs.uprobe_left_out, 3);
 	f = open_memstream(&buf, &len);
 	cr_assert_eq(folded__write(tree, f), 0);
 	fclose(f);
-	cr_expect(strstr(buf, "app;[unknown];[cuda] __cudaLaunchKernel 3\n"), "%s", buf);
-	cr_expect(strstr(buf, "app;[unknown];[cuda] cudaLaunchKernel 2\n"), "%s", buf);
+	cr_expect(strstr(buf, "app;[unknown];[cuda] cudaLaunchKernel 4\n"), "%s", buf);
+	cr_expect(strstr(buf, "app;[unknown];[cuda] cudaStreamSynchronize 1\n"), "%s", buf);
 	cr_expect(strstr(buf, "app;[unknown];[cuda] cupti driver cbid 9999 1\n"), "%s", buf);
+	cr_expect(!strstr(buf, "__cudaLaunchKernel"), "%s", buf);
 	free(buf);
 	calltree__free(tree);
 	launch_store__free(ls);
 	symbolizer__free(sym);
+}
+
+Test(cuda_api, usdt_covers_the_launch_apis_only)
+{
+	cr_expect(cuda_api__usdt_covers(XSPROF_CUDA_cudaLaunchKernel));
+	cr_expect(cuda_api__usdt_covers(XSPROF_CUDA___cudaLaunchKernel_ptsz));
+	cr_expect(cuda_api__usdt_covers(XSPROF_CUDA_cuLaunchKernelEx));
+	cr_expect(cuda_api__usdt_covers(XSPROF_CUDA_cudaMemcpyAsync));
+	cr_expect_not(cuda_api__usdt_covers(XSPROF_CUDA_cudaStreamSynchronize));
+	cr_expect_not(cuda_api__usdt_covers(XSPROF_CUDA_cudaLaunchHostFunc));
+	cr_expect_not(cuda_api__usdt_covers(XSPROF_CUDA_API_MAX + 5));
 }
 
 Test(cuda_api, names)

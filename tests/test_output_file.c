@@ -181,6 +181,7 @@ Test(output_file, writes_folded_with_mode_0644_and_no_leftovers)
 	char name[256], *text;
 	struct stat st;
 
+	umask(022);
 	cr_assert_eq(output__write_file(t, OUTPUT_FOLDED, target, NULL), 0);
 	text = slurp(target);
 	cr_expect_str_eq(text, "idle 4\nmain;foo;bar 3\n");
@@ -190,6 +191,26 @@ Test(output_file, writes_folded_with_mode_0644_and_no_leftovers)
 	cr_expect_eq(st.st_mode & 07777, 0644);
 	cr_expect_eq(entries(dir, name, sizeof(name)), 1);
 	cr_expect_str_eq(name, "profile.folded");
+	calltree__free(t);
+}
+
+/* The file is created like any other: 0666 less the umask, never widened to 0644. */
+Test(output_file, mode_follows_the_umask)
+{
+	static const mode_t masks[][2] = {{077, 0600}, {027, 0640}, {002, 0664}};
+	struct calltree *t = small_tree();
+	struct stat st;
+	mode_t old = umask(0);
+
+	for (size_t i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
+		umask(masks[i][0]);
+		unlink(target);
+		cr_assert_eq(output__write_file(t, OUTPUT_FOLDED, target, NULL), 0);
+		cr_assert_eq(stat(target, &st), 0);
+		cr_expect_eq(st.st_mode & 07777, masks[i][1], "umask %03o gave %03o", masks[i][0],
+			     st.st_mode & 07777);
+	}
+	umask(old);
 	calltree__free(t);
 }
 

@@ -23,6 +23,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -775,4 +776,57 @@ Test(symbolizer_real, user_depth_stops_at_a_frame_outside_code)
 	ips[0] = (uint64_t)(uintptr_t)&on_stack;
 	cr_assert_eq(symbolizer__user_depth(s, getpid(), 0, ips, 2), 2);
 	symbolizer__free(s);
+}
+
+/*
+ * A user's process whose perf map is a root-owned file (inside a user namespace the user can
+ * bind-mount one onto /tmp/perf-PID.map): refused, however it got there. Its own file is read.
+ */
+Test(symbolizer_real, perf_map_of_a_user_process_owned_by_root_is_refused)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char *code = mmap(NULL, page, PROT_READ | PROT_WRITE | PROT_EXEC,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t base = (uint64_t)(uintptr_t)code;
+	char path[64], line[128], c;
+	struct symbolizer *s;
+	int go[2], ready[2], status;
+	pid_t child;
+
+	cr_assert_neq(code, MAP_FAILED);
+	cr_assert_eq(pipe(go), 0);
+	cr_assert_eq(pipe(ready), 0);
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		/* A user's process (dumpable, so /proc/PID is the user's) with the same code map. */
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534) ||
+		    prctl(PR_SET_DUMPABLE, 1) || write(ready[1], "r", 1) != 1)
+			_exit(1);
+		_exit(read(go[0], &c, 1) == 1 ? 0 : 2);
+	}
+	cr_assert_eq(read(ready[0], &c, 1), 1, "the child could not become uid 65534");
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)child);
+	snprintf(line, sizeof(line), "%" PRIx64 " 40 root_only_secret\n", base);
+	unlink(path);
+	write_file(path, line, "we");
+	cr_assert_eq(chown(path, 0, 0), 0);
+
+	s = new_ok(NULL);
+	cr_assert_eq(symbolizer__add_process(s, child), 0);
+	cr_expect_str_neq(symbolizer__user(s, child, base + 0x10), "root_only_secret",
+			  "read a root-owned perf map for uid 65534's process");
+	symbolizer__free(s);
+
+	cr_assert_eq(chown(path, 65534, 65534), 0);
+	s = new_ok(NULL);
+	cr_assert_eq(symbolizer__add_process(s, child), 0);
+	cr_expect_str_eq(symbolizer__user(s, child, base + 0x10), "root_only_secret",
+			 "the process's own map is read");
+	symbolizer__free(s);
+
+	cr_assert_eq(write(go[1], "g", 1), 1);
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	unlink(path);
+	munmap(code, page);
 }

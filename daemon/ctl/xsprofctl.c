@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -28,11 +29,13 @@ enum {
 	EXIT_DENIED = 4,
 };
 
-#define DEFAULT_SOCKET "/run/xsprof/xsprofd.sock"
-#define MAX_REPLY      (512u << 20) /* a profile can be large; not unbounded */
+#define DEFAULT_SOCKET	"/run/xsprof/xsprofd.sock"
+#define DEFAULT_TIMEOUT 30 /* seconds: connecting, and any answer but a recording's */
+#define MAX_DURATION_S	(7 * 24 * 3600.0) /* the daemon's own limit is lower */
+#define MAX_REPLY	(512u << 20)	  /* a profile can be large; not unbounded */
 
 static const char usage_text[] =
-	"Usage: xsprofctl [--socket PATH] [--json] [--quiet] COMMAND [ARGS]\n"
+	"Usage: xsprofctl [--socket PATH] [--json] [--quiet] [--timeout S] COMMAND [ARGS]\n"
 	"\n"
 	"Talks to xsprofd, the always-on profiling service.\n"
 	"\n"
@@ -54,6 +57,8 @@ static const char usage_text[] =
 	"  -s, --socket PATH   xsprofd's socket (default " DEFAULT_SOCKET ", or $XSPROF_SOCKET)\n"
 	"  -j, --json          print machine-readable results on stdout\n"
 	"  -q, --quiet         no progress line\n"
+	"  -t, --timeout S     give up on xsprofd after S seconds (default 30); waiting for a\n"
+	"                      recording may take its duration on top\n"
 	"  -h, --help          this text\n"
 	"\n"
 	"Examples:\n"
@@ -67,6 +72,7 @@ static const char usage_text[] =
 
 static const char *sock_path;
 static bool json_out, quiet;
+static double timeout_s = DEFAULT_TIMEOUT;
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -107,6 +113,7 @@ static size_t on_data(char *p, size_t size, size_t n, void *ctx)
 struct progress {
 	const char *what;
 	double total_s; /* 0: unknown (until the command exits) */
+	double wait_s;	/* how long the answer may take beyond --timeout */
 	double start;
 	double last;
 };
@@ -184,19 +191,22 @@ static int request(const char *method, const char *path, const char *body, struc
 	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, reply);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+	/* Every wait is bounded: connecting, and the whole exchange (a recording's on top). */
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout_s * 1000));
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
+			 (long)((timeout_s + (prog ? prog->wait_s : 0)) * 1000));
 	if (body) {
 		hdr = curl_slist_append(hdr, "Content-Type: application/json");
 		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
 	}
-	if (prog && !quiet && isatty(STDERR_FILENO)) {
+	if (prog && prog->what && !quiet && isatty(STDERR_FILENO)) {
 		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
 		curl_easy_setopt(h, CURLOPT_XFERINFODATA, prog);
 	}
 	rc = curl_easy_perform(h);
-	if (prog && !quiet && isatty(STDERR_FILENO))
+	if (prog && prog->what && !quiet && isatty(STDERR_FILENO))
 		fputs("\r\033[K", stderr);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 	curl_slist_free_all(hdr);
@@ -207,6 +217,13 @@ static int request(const char *method, const char *path, const char *body, struc
 		fprintf(stderr, "xsprofctl: the reply is over %u MiB; ask for a shorter window\n",
 			MAX_REPLY >> 20);
 		return EXIT_DAEMON_ERROR;
+	}
+	if (rc == CURLE_OPERATION_TIMEDOUT) {
+		fprintf(stderr,
+			"xsprofctl: xsprofd did not answer within %.0f s (raise --timeout, or check "
+			"'systemctl status xsprofd')\n",
+			timeout_s + (prog ? prog->wait_s : 0));
+		return EXIT_UNREACHABLE;
 	}
 	if (rc != CURLE_OK) {
 		fprintf(stderr, "xsprofctl: talking to xsprofd failed: %s\n",
@@ -239,43 +256,26 @@ static int request(const char *method, const char *path, const char *body, struc
 
 /* ---- writing results ---- */
 
+struct blob {
+	const char *data;
+	size_t len;
+};
+
+static int write_blob(FILE *f, void *ctx)
+{
+	const struct blob *b = ctx;
+
+	return fwrite(b->data, 1, b->len, f) == b->len ? 0 : -EIO;
+}
+
+/* The one atomic writer (temp file, fsync, rename; mode from the umask), or stdout for "-". */
 static int write_atomic(const char *path, const char *data, size_t len)
 {
-	char tmp[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	int fd, n;
+	struct blob b = {data, len};
 
 	if (!strcmp(path, "-"))
 		return fwrite(data, 1, len, stdout) == len ? 0 : -EIO;
-	if (slash)
-		n = snprintf(tmp, sizeof(tmp), "%.*s/.%s.XXXXXX", (int)(slash - path), path,
-			     slash + 1);
-	else
-		n = snprintf(tmp, sizeof(tmp), ".%s.XXXXXX", path);
-	if (n < 0 || (size_t)n >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (size_t off = 0; off < len;) {
-		ssize_t w = write(fd, data + off, len - off);
-
-		if (w < 0) {
-			int err = -errno;
-
-			close(fd);
-			unlink(tmp);
-			return err;
-		}
-		off += (size_t)w;
-	}
-	if (fchmod(fd, 0644) || fsync(fd) || close(fd) || rename(tmp, path)) {
-		int err = -errno;
-
-		unlink(tmp);
-		return err;
-	}
-	return 0;
+	return output__write_file_with(path, write_blob, &b);
 }
 
 static int save(const char *path, struct buf *b, const char *what)
@@ -396,7 +396,8 @@ static unsigned long parse_duration(const char *s)
 	char *end;
 	double v = strtod(s, &end);
 
-	if (end == s || v <= 0)
+	/* NaN and infinity are numbers to strtod, not durations. */
+	if (end == s || !isfinite(v) || !(v > 0) || v > MAX_DURATION_S)
 		return 0;
 	if (!strcmp(end, "") || !strcmp(end, "s"))
 		return (unsigned long)v;
@@ -522,8 +523,12 @@ static int cmd_record(int argc, char **argv)
 			break;
 		case 'd':
 			duration = strtod(optarg, &end);
-			if (*end || duration <= 0) {
-				st = usage_error("--duration '%s': expected seconds > 0", optarg);
+			if (end == optarg || *end || !isfinite(duration) || !(duration > 0) ||
+			    duration > MAX_DURATION_S) {
+				st = usage_error(
+					"--duration '%s': expected a number of seconds > 0 "
+					"(at most a week)",
+					optarg);
 				goto out;
 			}
 			break;
@@ -600,6 +605,7 @@ static int cmd_record(int argc, char **argv)
 		release = -1;
 	}
 	prog.total_s = cmd ? 0 : duration;
+	prog.wait_s = duration;
 	prog.start = mono();
 	snprintf(path, sizeof(path), "/v1/recordings/%ld", id);
 	st = request("GET", path, NULL, &b, &prog);
@@ -619,17 +625,22 @@ out:
 
 int main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{"socket", required_argument, NULL, 's'}, {"json", no_argument, NULL, 'j'},
-		{"quiet", no_argument, NULL, 'q'},	  {"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},	  {}};
+	static const struct option lo[] = {{"socket", required_argument, NULL, 's'},
+					   {"json", no_argument, NULL, 'j'},
+					   {"quiet", no_argument, NULL, 'q'},
+					   {"help", no_argument, NULL, 'h'},
+					   {"timeout", required_argument, NULL, 't'},
+					   {"version", no_argument, NULL, 'V'},
+					   {}};
 	const char *cmd;
 	int c, st;
 
 	sock_path = getenv("XSPROF_SOCKET") ? getenv("XSPROF_SOCKET") : DEFAULT_SOCKET;
 	opterr = 0;
 	/* Stop at the command: its own options follow. */
-	while ((c = getopt_long(argc, argv, "+s:jqhV", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+s:jqt:hV", lo, NULL)) != -1) {
+		char *end;
+
 		switch (c) {
 		case 's':
 			sock_path = optarg;
@@ -640,6 +651,13 @@ int main(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case 't':
+			timeout_s = strtod(optarg, &end);
+			if (end == optarg || *end || !isfinite(timeout_s) || timeout_s < 0.1 ||
+			    timeout_s > 86400)
+				return usage_error("--timeout '%s': expected seconds, 0.1 to 86400",
+						   optarg);
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return EXIT_OK;
@@ -647,6 +665,8 @@ int main(int argc, char **argv)
 			printf("xsprofctl %s\n", XSPROF_VERSION);
 			return EXIT_OK;
 		default:
+			if (optopt == 't' || optopt == 's')
+				return usage_error("option '%s' needs a value", argv[optind - 1]);
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}

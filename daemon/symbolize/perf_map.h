@@ -11,9 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Most bytes read from one map file, and most entries kept: past them the rest is ignored. */
-#define PERF_MAP_MAX_BYTES   (64u << 20)
-#define PERF_MAP_MAX_ENTRIES (1u << 21)
+/*
+ * Most bytes read from one map file, and most entries kept: past them the rest is ignored (and
+ * counted: symbolizer stats perf_maps_capped). Small enough that a hostile 100 MB map keeps a
+ * one-shot run's peak memory near its usual ~20 MiB; a JIT's real map is far smaller.
+ */
+#define PERF_MAP_MAX_BYTES   (8u << 20)
+#define PERF_MAP_MAX_ENTRIES (1u << 17)
 /* Longer names are cut (a JIT's generated names can be arbitrarily long). */
 #define PERF_MAP_MAX_NAME 1024
 

@@ -111,10 +111,12 @@ struct map_slot {
 struct process {
 	pid_t pid;
 	uint32_t gen;
-	bool dead;	       /* exited or exec'd: never re-read */
-	bool counted;	       /* in stats.processes (a snapshot was read) */
-	bool probed;	       /* root, namespace pid and perf map looked at */
-	bool host_root;	       /* its / is ours: host paths reach its files */
+	bool dead;	/* exited or exec'd: never re-read */
+	bool counted;	/* in stats.processes (a snapshot was read) */
+	bool probed;	/* root, namespace pid and perf map looked at */
+	bool host_root; /* its / is ours: host paths reach its files */
+	uid_t uid;	/* its user when first probed (the owner of /proc/PID) */
+	bool uid_known;
 	pid_t nspid;	       /* its pid in its own pid namespace */
 	struct process *older; /* previous generation of the same pid */
 	struct proc_maps *maps;
@@ -123,6 +125,7 @@ struct process {
 	uint64_t last_used;
 	size_t bytes;
 	struct perf_map *jit;
+	bool jit_capped; /* counted once in perf_maps_capped */
 	int jit_fd;
 	uint64_t jit_checked_ns;
 };
@@ -657,6 +660,12 @@ static void process__probe(struct symbolizer *s, struct process *p)
 	n = snprintf(path, sizeof(path), "%s/%d/root", s->proc_root, (int)p->pid);
 	if (n > 0 && (size_t)n < sizeof(path) && !stat(path, &st) && s->root_st_ok)
 		p->host_root = st.st_dev == s->root_st.st_dev && st.st_ino == s->root_st.st_ino;
+	/* /proc/PID belongs to the process's user: kept for its perf map after it exits. */
+	n = snprintf(path, sizeof(path), "%s/%d", s->proc_root, (int)p->pid);
+	if (n > 0 && (size_t)n < sizeof(path) && !stat(path, &st)) {
+		p->uid = st.st_uid;
+		p->uid_known = true;
+	}
 	/* "NSpid:\tHOST ... INNERMOST": the JIT names its map with the innermost one. */
 	n = snprintf(path, sizeof(path), "%s/%d/status", s->proc_root, (int)p->pid);
 	if (n > 0 && (size_t)n < sizeof(path) && !file__read_all(path, 64 << 10, &buf, &len)) {
@@ -679,7 +688,7 @@ static void process__probe(struct symbolizer *s, struct process *p)
 /*
  * Opens a perf map the profiled process controls without letting it make us read another
  * file: path resolved inside root (its own root: a symlink cannot leave it), no symlink as the
- * last component, a regular file, owned by the process's user (owner, when known) or root.
+ * last component, a regular file, owned by the process's user (root's only for root's).
  * Like perf, which refuses maps it does not own.
  */
 static int open_perf_map(const char *root, const char *rel, uid_t owner, bool owner_known)
@@ -698,8 +707,12 @@ static int open_perf_map(const char *root, const char *rel, uid_t owner, bool ow
 	close(dfd);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-	    (st.st_uid != 0 && owner_known && st.st_uid != owner)) {
+	/*
+	 * The opened file itself must be the process's user's: a root-owned file is taken only from
+	 * a root process (a user can bind-mount one there inside a user namespace), and an unknown
+	 * owner gets nothing.
+	 */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !owner_known || st.st_uid != owner) {
 		close(fd);
 		return -1;
 	}
@@ -727,8 +740,10 @@ static void process__open_jit(struct symbolizer *s, struct process *p)
 			owner_known = true;
 		}
 	} else if (p->host_root) {
-		/* Gone, but it lived in our root: the file outlives it. */
+		/* Gone, but it lived in our root: the file outlives it, and must be its user's. */
 		n = snprintf(root, sizeof(root), "/");
+		owner = p->uid;
+		owner_known = p->uid_known;
 	} else {
 		return;
 	}
@@ -1033,7 +1048,10 @@ static const char *jit_name(struct symbolizer *s, struct process *p, uint64_t ad
 	if (!sym && (!p->jit_checked_ns || now - p->jit_checked_ns >= PERF_MAP_RECHECK_NS)) {
 		p->jit_checked_ns = now;
 		before = perf_map__bytes(p->jit);
-		perf_map__update_fd(p->jit, p->jit_fd);
+		if (perf_map__update_fd(p->jit, p->jit_fd) == -EFBIG && !p->jit_capped) {
+			p->jit_capped = true;
+			s->stats.perf_maps_capped++;
+		}
 		s->jit_bytes += perf_map__bytes(p->jit) - before;
 		note_bytes(s);
 		sym = perf_map__lookup(p->jit, addr);

@@ -54,11 +54,12 @@ struct symbolizer_stats {
 	uint64_t snapshot_failures; /* maps that could not be read (process already gone) */
 	uint64_t debug_files;	/* separate debug files found (build-id, debuglink, debuginfod) */
 	uint64_t perf_map_hits; /* frames named by a /tmp/perf-PID.map */
-	uint64_t evictions;	/* symbol tables, DWARF or snapshots dropped by trim */
-	uint64_t open_files;	/* handles held now */
-	uint64_t bytes;		/* memory held now (estimate) */
-	uint64_t peak_bytes;	/* largest bytes seen */
-	uint64_t bogus_frames;	/* outer frames dropped by symbolizer__user_depth */
+	uint64_t perf_maps_capped; /* maps read only up to PERF_MAP_MAX_BYTES / _ENTRIES */
+	uint64_t evictions;	   /* symbol tables, DWARF or snapshots dropped by trim */
+	uint64_t open_files;	   /* handles held now */
+	uint64_t bytes;		   /* memory held now (estimate) */
+	uint64_t peak_bytes;	   /* largest bytes seen */
+	uint64_t bogus_frames;	   /* outer frames dropped by symbolizer__user_depth */
 };
 
 /* One frame of symbolizer__user_frames. */

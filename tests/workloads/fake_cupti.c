@@ -1,29 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * libxsprof_cupti_fake.so: the xsprof:launch USDT exactly as libxsprof_cupti.so defines it
- * (STAP_PROBE2(xsprof, launch, correlation id, domain << 16 | cbid) behind its semaphore),
+ * (cupti_inject/usdt.h: correlation id, domain << 16 | cbid, behind its semaphore, on a 5-byte
+ * nop; built again with XSPROF_USDT_INT3 on sdt.h's 1-byte nop for the benchmark),
  * fired from a callback called from inside an "API" function, as CUPTI calls the injection
  * library from inside the CUDA call: without CUDA, so the USDT path can be tested and measured
  * on a machine without a GPU.
  */
-#define _SDT_HAS_SEMAPHORES 1
-#include <sys/sdt.h>
-
 #include <stdint.h>
 
+#define XSPROF_USDT_DEFINE_SEMAPHORE
+#include "cupti_inject/usdt.h"
 #include "tests/workloads/fake_cupti.h"
-
-/* Non-zero while a tracer is attached (the kernel counts uprobes with this ref_ctr). */
-unsigned short xsprof_launch_semaphore __attribute__((unused)) __attribute__((section(".probes")));
 
 static unsigned long fired;
 
 /* libxsprof_cupti.so's API-enter callback: a leaf, so it keeps no frame. */
 static void on_api(uint32_t corr_id, uint32_t api)
 {
-	if (__builtin_expect(*(volatile unsigned short *)&xsprof_launch_semaphore, 0)) {
+	if (XSPROF_USDT_LAUNCH_ENABLED()) {
 		fired++;
-		STAP_PROBE2(xsprof, launch, corr_id, api);
+		XSPROF_USDT_LAUNCH(corr_id, api);
 	}
 }
 

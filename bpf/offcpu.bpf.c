@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+/*
+ * Off-CPU time: where a thread was when it left the CPU, and for how long it stayed off.
+ *
+ * One program on sched_switch, which runs in the thread leaving the CPU (prev), on its stack
+ * and in its address space: its kernel and user stacks are read there (kprobes on
+ * finish_task_switch, the usual switch-in hook, are missing from many kernels, this one
+ * included). The switch time and the stack's key wait in offcpu_start until the thread is
+ * switched back in (next of a later sched_switch), when the time off the CPU is added to the
+ * key in offcpu_agg, the sum the kernel keeps per (tgid, tid, stack hash). A key's stack
+ * crosses the ring buffer once, when the key is made, so the ring-buffer traffic does not grow
+ * with the switch rate. Preemption counts as off-CPU time too: runnable but not running is
+ * time the thread did not get.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "xsprof_events.h"
+#include "shared_maps.bpf.h"
+#include "pidns.bpf.h"
+#include "ustack.bpf.h"
+
+#define PF_KTHREAD 0x00200000
+
+extern bool pid_filter_on;
+
+/* Set between open and load. */
+const volatile __u64 offcpu_min_ns = 10000;
+
+/* A thread off the CPU since time_ns, under key. */
+struct offcpu_start {
+	__u64 time_ns;
+	struct xsprof_offcpu_key key;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tid (host) */
+	__type(value, struct offcpu_start);
+} offcpu_start SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384); /* resized by the daemon before load */
+	__type(key, struct xsprof_offcpu_key);
+	__type(value, struct xsprof_offcpu_val);
+} offcpu_agg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xsprof_offcpu_stats);
+} offcpu_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xsprof_offcpu_stack);
+} offcpu_scratch SEC(".maps");
+
+static __always_inline struct xsprof_offcpu_stats *stats(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&offcpu_stats, &zero);
+}
+
+/* FNV-1a over both stacks, a word at a time (a bounded loop: at most 2 x 127 steps). */
+static __always_inline __u64 fnv_words(__u64 h, const __u64 *ips, __u32 n)
+{
+	for (__u32 i = 0; i < XSPROF_MAX_STACK_DEPTH; i++) {
+		if (i >= n)
+			break;
+		h ^= ips[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static __noinline __u64 stack_hash(const struct xsprof_offcpu_stack *r)
+{
+	__u64 h = fnv_words(0xcbf29ce484222325ULL, r->kips, r->nr_kernel);
+
+	return fnv_words(h ^ 0xff, r->uips, r->nr_user);
+}
+
+/* The thread leaving the CPU (current): the kernel path it leaves from, its user stack. */
+static __noinline int read_stacks(void *ctx, struct xsprof_offcpu_stack *r,
+				  struct xsprof_offcpu_stats *st)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs;
+	long nk;
+
+	/* Skip this program's own three frames and the tracepoint's bpf_trace_run4: the stack
+	 * then starts where the thread left the CPU (__schedule). */
+	nk = bpf_get_stack(ctx, r->kips, sizeof(r->kips), 4 & BPF_F_SKIP_FIELD_MASK);
+	r->kernel_err = nk < 0 ? (__s16)nk : 0;
+	r->nr_kernel = nk < 0 ? 0 : (__u64)nk >> 3; /* no signed division in BPF */
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	r->uips[0] = BPF_CORE_READ(regs, ip);
+	r->nr_user = 1 + ustack__walk_fp_loop(r->uips, 1, BPF_CORE_READ(regs, bp),
+					      BPF_CORE_READ(regs, sp), NULL);
+	r->user_err = 0;
+	if (!r->uips[0]) {
+		r->nr_user = 0;
+		r->user_err = -14; /* -EFAULT */
+		st->ustack_err++;
+	}
+	return 0;
+}
+
+/* prev leaves the CPU: its stacks, their key (made, and its stack sent, if new), the time. */
+static __noinline int switch_out(void *ctx, struct task_struct *prev,
+				 struct xsprof_offcpu_stats *st)
+{
+	struct offcpu_start start = {};
+	struct xsprof_offcpu_val zero_val = {};
+	struct xsprof_offcpu_stack *r;
+	__u32 zero = 0, tid;
+	__u64 id = xsprof_ids();
+
+	r = bpf_map_lookup_elem(&offcpu_scratch, &zero);
+	if (!r || !id)
+		return 0;
+	r->type = XSPROF_REC_OFFCPU;
+	r->tgid = id >> 32;
+	r->tid = (__u32)id;
+	r->uid = (__u32)bpf_get_current_uid_gid();
+	r->flags = 0;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	read_stacks(ctx, r, st);
+	r->hash = stack_hash(r);
+	start.key.tgid = r->tgid;
+	start.key.tid = r->tid;
+	start.key.hash = r->hash;
+	if (!bpf_map_lookup_elem(&offcpu_agg, &start.key)) {
+		if (bpf_map_update_elem(&offcpu_agg, &start.key, &zero_val, BPF_NOEXIST)) {
+			/* Full (or made meanwhile on another CPU): this stretch is not timed. */
+			if (!bpf_map_lookup_elem(&offcpu_agg, &start.key)) {
+				st->agg_full++;
+				return 0;
+			}
+		} else if (bpf_ringbuf_output(&samples, r, sizeof(*r), 0)) {
+			/* Without its stack the key could not be named: take it back. */
+			bpf_map_delete_elem(&offcpu_agg, &start.key);
+			st->drop_ringbuf++;
+			return 0;
+		} else {
+			st->new_stacks++;
+		}
+	}
+	tid = BPF_CORE_READ(prev, pid);
+	start.time_ns = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&offcpu_start, &tid, &start, BPF_ANY))
+		st->start_full++;
+	else
+		st->switches++;
+	return 0;
+}
+
+/* next comes back: the time it was off goes to the key it left under. */
+static __always_inline void switch_in(struct task_struct *next, struct xsprof_offcpu_stats *st)
+{
+	__u32 tid = BPF_CORE_READ(next, pid);
+	struct offcpu_start *start = bpf_map_lookup_elem(&offcpu_start, &tid);
+	struct xsprof_offcpu_val *v;
+	__u64 delta;
+
+	if (!start)
+		return;
+	delta = bpf_ktime_get_ns() - start->time_ns;
+	st->blocks++;
+	if (delta < offcpu_min_ns) {
+		st->below_min++;
+	} else if ((v = bpf_map_lookup_elem(&offcpu_agg, &start->key))) {
+		__sync_fetch_and_add(&v->ns, delta);
+		__sync_fetch_and_add(&v->count, 1);
+	} else {
+		st->agg_full++;
+	}
+	bpf_map_delete_elem(&offcpu_start, &tid);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(xsprof_offcpu, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	struct xsprof_offcpu_stats *st = stats();
+	__u32 tgid;
+
+	if (!st)
+		return 0;
+	switch_in(next, st);
+	/* In prev's context: its ids, its filter entry. */
+	tgid = xsprof_ids() >> 32;
+	if (!tgid || !BPF_CORE_READ(prev, pid) || (BPF_CORE_READ(prev, flags) & PF_KTHREAD))
+		return 0;
+	if (pid_filter_on && !bpf_map_lookup_elem(&pid_filter, &tgid))
+		return 0;
+	return switch_out(ctx, prev, st);
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

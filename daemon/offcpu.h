@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Off-CPU time (bpf/offcpu.bpf.c): attaches the sched_switch program of a sampler loaded with
+ * sampler_opts.offcpu, keeps the stack of each (thread, stack) key as it arrives, and at the end
+ * reads the time the kernel summed per key into a stack table whose counts are microseconds.
+ */
+#ifndef XSPROF_DAEMON_OFFCPU_H
+#define XSPROF_DAEMON_OFFCPU_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct offcpu;
+struct sampler;
+struct stack_table;
+
+/* The symbolizer generation of tgid now (a stack is named in the image it blocked in). */
+typedef uint32_t (*offcpu_gen_fn)(void *ctx, pid_t tgid);
+
+struct offcpu_stats {
+	uint64_t switches, blocks, below_min, new_stacks; /* BPF counters, summed over CPUs */
+	uint64_t agg_full, drop_ringbuf, start_full, ustack_err;
+	uint64_t keys;	       /* keys read at the end */
+	uint64_t keys_lost;    /* ... whose stack never arrived: counted without it */
+	uint64_t ns;	       /* off-CPU time read */
+	uint64_t pending_full; /* stacks not kept: max_stacks reached (their time is counted
+				* without the stack) */
+};
+
+/*
+ * Attach to s (loaded with sampler_opts.offcpu). max_stacks caps the stacks kept here (0: the
+ * kernel map's size). NULL with errno set.
+ */
+struct offcpu *offcpu__attach(struct sampler *s, offcpu_gen_fn gen, void *ctx, size_t max_stacks);
+void offcpu__free(struct offcpu *oc);
+
+/* Read the kernel's sums into t, one count per microsecond. 0 or -errno. */
+int offcpu__collect(struct offcpu *oc, struct stack_table *t);
+void offcpu__stats(const struct offcpu *oc, struct offcpu_stats *ret_stats);
+
+#endif

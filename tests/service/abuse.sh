@@ -1,0 +1,234 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Attacks on a real xsprofd (service mode, private socket paths, not the installed service): a
+# connection flood and header trickle by a group member, NaN and unbounded requests, recording
+# slots taken by one user, a client that hangs up while waiting, a second daemon on the same
+# paths, a token file others can read, and the rolling window left alone. After each, root must
+# get an answer within a second. Every check prints "ok" or "FAIL"; any FAIL makes the exit
+# status 1. Needs root, a kernel with BTF, python3 and a built tree.
+#
+# Usage: tests/service/abuse.sh BUILD_DIR      (ctest runs it as the test service_abuse)
+set -euo pipefail
+
+[[ $# -eq 1 ]] || {
+	echo "usage: $0 BUILD_DIR" >&2
+	exit 2
+}
+build=$(cd "$1" && pwd)
+xsprofd=$build/daemon/xsprofd
+ctl=$build/daemon/ctl/xsprofctl
+py=/usr/bin/python3
+member=65534 # nobody, in group nogroup, which the daemon is told is its group
+group=nogroup
+failures=0
+
+pass() { printf 'ok   %s\n' "$*"; }
+fail() {
+	printf 'FAIL %s\n' "$*"
+	failures=$((failures + 1))
+}
+step() { printf '\n== %s\n' "$*"; }
+
+[[ $(id -u) == 0 ]] || { echo "FAIL needs root"; exit 1; }
+[[ -x $xsprofd && -x $ctl && -x $py ]] || { echo "FAIL missing $xsprofd, $ctl or $py"; exit 1; }
+getent group "$group" >/dev/null || { echo "FAIL no group $group"; exit 1; }
+
+dir=$(mktemp -d /tmp/xsprof-abuse-XXXXXX)
+chmod 0755 "$dir"
+sock=$dir/api.sock
+cupti=$dir/cupti.sock
+pids=()
+cleanup() {
+	local rc=$? p
+	set +e
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	if ((failures)); then
+		echo "--- daemon log (last 30 lines)"
+		tail -n 30 "$dir/xsprofd.log"
+	fi
+	rm -rf "$dir"
+	if ((rc == 0 && failures == 0)); then echo; echo "service_abuse: all checks passed"; else
+		echo; echo "service_abuse: $failures check(s) failed"; exit 1; fi
+}
+trap cleanup EXIT
+
+as_member() { setpriv --reuid=$member --regid="$(getent group $group | cut -d: -f3)" --clear-groups -- "$@"; }
+# api [curl args...] PATH: HTTP on the socket, prints "CODE BODY".
+api() {
+	local path=${*: -1}
+	curl -s -m 10 --unix-socket "$sock" -o "$dir/body" -w '%{http_code}' "${@:1:$#-1}" \
+		"http://x$path" 2>/dev/null || true
+}
+member_api() {
+	local path=${*: -1}
+	as_member curl -s -m 10 --unix-socket "$sock" -o /dev/null -w '%{http_code}' "${@:1:$#-1}" \
+		"http://x$path" 2>/dev/null || true
+}
+# root_answers DESC: root's status comes back within a second (on a loaded machine, 3 tries).
+root_answers() {
+	local i t0 t1
+	for i in 1 2 3; do
+		t0=$(date +%s%N)
+		if timeout 5 "$ctl" --timeout 1 -s "$sock" status >/dev/null 2>&1; then
+			t1=$(date +%s%N)
+			if (((t1 - t0) / 1000000 < 1000)); then
+				pass "root answered within 1 s $1 ($(((t1 - t0) / 1000000)) ms)"
+				return
+			fi
+		fi
+		sleep 0.2
+	done
+	fail "root got no answer within 1 s $1"
+}
+status_field() { # status_field PYEXPR: evaluated on the status JSON as j
+	"$ctl" --timeout 5 -s "$sock" --json status | $py -c "import json,sys; j=json.load(sys.stdin); print($1)"
+}
+
+step "start xsprofd on private paths"
+"$xsprofd" --socket "$sock" --cupti-socket "$cupti" --socket-group "$group" --max-record 60 \
+	>"$dir/xsprofd.log" 2>&1 &
+daemon=$!
+pids+=("$daemon")
+for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.1; done
+[[ -S $sock ]] || { fail "xsprofd did not create $sock"; exit 1; }
+t_start=$(date +%s)
+root_answers "at start"
+
+step "a second daemon on the same paths"
+if "$xsprofd" --socket "$sock" --cupti-socket "$cupti" --socket-group "$group" \
+	>"$dir/second.log" 2>&1; then
+	fail "a second xsprofd started on the same socket"
+else
+	grep -q "another xsprofd (pid $daemon)" "$dir/second.log" &&
+		pass "the second one failed, naming the first" ||
+		fail "the second one failed without a clear message: $(cat "$dir/second.log")"
+fi
+[[ -S $sock && -S $cupti ]] && pass "both sockets of the first are still there" ||
+	fail "the second daemon removed the first one's socket"
+root_answers "after a second daemon tried"
+
+step "a member floods the connection table and trickles headers"
+cat >"$dir/flood.py" <<'PY'
+import socket, sys, time
+path, n, hold = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+socks = []
+for i in range(n):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(path); socks.append(s)
+    except OSError:
+        break
+hdr = b"GET /v1/status HTTP/1.1\r\nHost: x\r\n"
+t, i = time.time(), 0
+while time.time() - t < hold:
+    for s in socks:
+        try: s.send(hdr[i % len(hdr):i % len(hdr) + 1])
+        except OSError: pass
+    i += 1
+    time.sleep(1)
+for s in socks: s.close()
+PY
+as_member $py "$dir/flood.py" "$sock" 70 14 &
+flood=$!
+sleep 3
+root_answers "while a member holds 70 connections"
+code=$(member_api /v1/status)
+[[ $code == 503 || $code == 000 ]] && pass "the member's next connection is refused at once ($code: 503, or closed before curl read it)" ||
+	fail "the member's connection over its share got '$code', not 503"
+wait $flood
+v=$(status_field "j['api']['header_timeouts']")
+((v >= 1)) && pass "trickled requests were cut at the header deadline ($v)" ||
+	fail "no trickled connection was cut by the header deadline"
+v=$(status_field "j['api']['refused_over_share']")
+((v >= 50)) && pass "connections over the member's share were refused ($v)" ||
+	fail "only $v connections refused over the share"
+root_answers "after the flood"
+code=$(member_api /v1/status)
+[[ $code == 200 ]] && pass "the member is served again after closing its connections" ||
+	fail "the member got '$code' after the flood ended"
+
+step "NaN, negative and huge numbers"
+# setpriv itself, not a subshell: $! is then the member's own process.
+setpriv --reuid=$member --regid="$(getent group $group | cut -d: -f3)" --clear-groups -- sleep 300 &
+mine=$!
+pids+=("$mine")
+for body in '{"duration_s": NaN, "pids": ['$mine']}' '{"duration_s": Infinity, "pids": ['$mine']}' \
+	'{"duration_s": -1, "pids": ['$mine']}' '{"duration_s": 1e300, "pids": ['$mine']}'; do
+	code=$(member_api -X POST -d "$body" /v1/recordings)
+	[[ $code == 400 ]] && pass "recording $body: 400" || fail "recording $body: '$code', not 400"
+done
+for q in -1 nan 1e9 99999999999999999999 0 ''; do
+	code=$(api "/v1/profile?since_s=$q")
+	[[ $code == 400 ]] && pass "since_s=$q: 400" || fail "since_s=$q: '$code', not 400"
+done
+grep -q 'since_s must be' "$dir/body" && pass "with a message saying why" || fail "no message: $(cat "$dir/body")"
+if as_member "$ctl" -s "$sock" record --pid $mine --duration nan -o - >/dev/null 2>"$dir/err"; then
+	fail "xsprofctl record --duration nan was sent"
+else
+	grep -q "duration 'nan'" "$dir/err" && pass "xsprofctl refuses --duration nan itself" ||
+		fail "xsprofctl --duration nan: $(cat "$dir/err")"
+fi
+root_answers "after bad numbers"
+
+step "one user holds recording slots"
+codes=()
+for i in 1 2 3 4; do
+	codes+=("$(member_api -X POST -d '{"duration_s": 20, "pids": ['$mine']}' /v1/recordings)")
+done
+[[ ${codes[0]} == 201 && ${codes[1]} == 201 && ${codes[2]} == 429 && ${codes[3]} == 429 ]] &&
+	pass "a member gets 2 recordings, then 429 (${codes[*]})" ||
+	fail "member recordings answered ${codes[*]}, expected 201 201 429 429"
+code=$(api -X POST -d '{"duration_s": 1}' /v1/recordings)
+[[ $code == 201 ]] && pass "root can still record" || fail "root's recording got '$code'"
+v=$(status_field "j['api']['recordings_refused_user_cap']")
+((v >= 2)) && pass "refusals counted in status ($v)" || fail "refusals not counted ($v)"
+root_answers "with recordings running"
+
+step "a client waiting for a recording hangs up"
+id=$(as_member curl -s -m 10 --unix-socket "$sock" -X POST -d '{"duration_s": 15, "pids": ['$mine']}' \
+	http://x/v1/recordings 2>/dev/null | $py -c 'import json,sys; print(json.load(sys.stdin).get("id", 0))' || echo 0)
+if [[ $id == 0 ]]; then
+	# Both member slots may still be busy: root's recording of the member's process instead.
+	id=$(curl -s -m 10 --unix-socket "$sock" -X POST -d '{"duration_s": 15, "pids": ['$mine']}' \
+		http://x/v1/recordings | $py -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+fi
+curl -s -m 60 --unix-socket "$sock" "http://x/v1/recordings/$id" -o /dev/null &
+waiter=$!
+sleep 2
+kill $waiter 2>/dev/null
+wait $waiter 2>/dev/null || true
+ok=0
+for _ in $(seq 30); do
+	v=$(status_field "j['api']['waiters_hung_up']")
+	((v >= 1)) && { ok=1; break; }
+	sleep 0.2
+done
+((ok)) && pass "the hung-up waiter was released" || fail "the hung-up waiter still holds its slot"
+root_answers "after a waiter hung up"
+
+step "the rolling window is cut by its own timer"
+# No valid profile query was made: slices can only come from the slice timer (every 10 s).
+left=$((t_start + 32 - $(date +%s)))
+((left > 0)) && sleep $left
+v=$(status_field "j['store']['slices']")
+((v >= 2)) && pass "the window holds $v slices after 30 s without queries" ||
+	fail "the window holds $v slices after 30 s: the slice timer fired once at most"
+
+step "a token file others can read"
+tok=$dir/token
+echo "0123456789abcdef0123456789abcdef" >"$tok"
+chmod 0644 "$tok"
+if timeout 20 "$xsprofd" --socket "$dir/t.sock" --cupti-socket "$dir/t-cupti.sock" \
+	--listen 127.0.0.1:0 --token-file "$tok" >"$dir/tok.log" 2>&1; then
+	fail "xsprofd started with a world-readable token file"
+else
+	grep -q "chmod 600" "$dir/tok.log" && pass "refused, saying chmod 600" ||
+		fail "refused without a clear message: $(tail -n 3 "$dir/tok.log")"
+fi
+root_answers "at the end"
+
+step "SIGTERM: the first daemon removes only its own socket"
+kill -TERM "$daemon"
+wait "$daemon" 2>/dev/null || true
+[[ ! -e $sock ]] && pass "its socket is gone" || fail "its socket was left behind"

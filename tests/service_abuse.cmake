@@ -1,0 +1,6 @@
+# SPDX-License-Identifier: Apache-2.0
+# Attacks on a real xsprofd on private socket paths (tests/service/abuse.sh): connection floods,
+# header trickling, NaN and unbounded requests, slot hogging, hung-up waiters, a second daemon,
+# a readable token file. Root must be answered within a second after each. Needs root and BPF.
+add_test(NAME service_abuse COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/service/abuse.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(service_abuse PROPERTIES TIMEOUT 300)
