@@ -11,6 +11,7 @@
 #include "ustack.bpf.h"
 #define XSPROF_FILTERS_OWNER
 #include "filters.bpf.h"
+#include "unwind.bpf.h"
 
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h */
 
@@ -35,6 +36,9 @@ struct {
 	__type(value, struct xsprof_sample);
 } scratch SEC(".maps");
 
+/* enum xsprof_unwind_mode (--unwind); set between open and load. */
+const volatile __u32 unwind_mode = XSPROF_UNWIND_FP;
+
 /* Wake the reader only when the buffer is this full; otherwise it drains on its own timer. */
 const volatile __u64 wakeup_bytes = 1 << 20;
 
@@ -50,6 +54,40 @@ static __always_inline bool interrupted_user_mode(struct bpf_perf_event_data *ct
 	return false; /* unknown: always ask for the kernel stack */
 #endif
 }
+
+#if defined(__TARGET_ARCH_x86)
+/* The table walk of unwind.bpf.h for a process whose tables the daemon loaded; frame pointers
+ * (as in fp mode) for one it did not load yet, and nothing more in cfi mode. */
+static __noinline long unwind_user(struct xsprof_sample *s, long nk, __u64 ip, __u64 sp, __u64 fp)
+{
+	const struct xsprof_unwind_proc *proc = bpf_map_lookup_elem(&unwind_procs, &s->tgid);
+	struct xsprof_unwind_stats *ust;
+	__u32 zero = 0;
+	long n = 0;
+	__u32 first;
+
+	if (nk < 0 || nk >= XSPROF_MAX_STACK_DEPTH)
+		return 0;
+	/* Through the map value, not a register: the verifier then knows a range, not a
+	 * constant, and checks the walk's step a few times instead of once per frame. */
+	s->nr_kernel = nk;
+	first = *(volatile __u16 *)&s->nr_kernel + 1;
+	if (first > XSPROF_MAX_STACK_DEPTH)
+		return 0;
+	if (proc)
+		return unwind__walk(s->ips, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc,
+				    unwind_mode, ip, sp, fp);
+	ust = bpf_map_lookup_elem(&unwind_stats, &zero);
+	if (unwind_mode != XSPROF_UNWIND_CFI)
+		n = ustack__walk_fp(s->ips, nk + 1, 2 * XSPROF_MAX_STACK_DEPTH, fp, sp);
+	if (ust) {
+		ust->no_process++;
+		ust->walks_fp++;
+		ust->frames_fp += n;
+	}
+	return n;
+}
+#endif
 
 /*
  * A thread stepping over a probed instruction runs its copy in the uprobe's out-of-line slot
@@ -106,7 +144,12 @@ static __noinline long user_stack(struct bpf_perf_event_data *ctx, struct task_s
 		return n < 0 ? n : n >> 3; /* no signed division in BPF */
 	}
 
-	s->ips[nk & 127] = pc_of_probed(task, ip);
+	/* The table walk needs the probed function's pc too, not the slot's. */
+	ip = pc_of_probed(task, ip);
+	s->ips[nk & 127] = ip;
+	if (unwind_mode != XSPROF_UNWIND_FP &&
+	    bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop))
+		return 1 + unwind_user(s, nk, ip, sp, fp);
 	return 1 + ustack__walk_fp(s->ips, nk + 1, 2 * XSPROF_MAX_STACK_DEPTH, fp, sp);
 #else
 	long n =

@@ -381,4 +381,83 @@ struct xsprof_cuda_stats {
 
 _Static_assert(sizeof(struct xsprof_cuda_stats) == 128, "xsprof_cuda_stats layout");
 
+/*
+ * ---- User stacks without frame pointers: unwind tables (daemon/unwind -> bpf/unwind.bpf.h) ----
+ *
+ * The daemon compiles each mapped file's .eh_frame into rows sorted by pc (an ELF virtual
+ * address of that file): from row.pc up to the next row's pc, the CFA (the caller's stack pointer
+ * after the return) is computed as the row's type says, the return address is at CFA - 8 (the
+ * x86-64 ABI; other rules make the row XSPROF_CFA_INVALID), and the caller's rbp is at
+ * CFA + 8 * rbp_off when rbp_off is not 0 (0: rbp still holds it). Rows of every table live in one
+ * BPF array (unwind_rows); each process's executable mappings point at their file's range.
+ */
+enum xsprof_cfa_type {
+	XSPROF_CFA_INVALID = 0,	  /* no rule we can apply here (or outside every FDE) */
+	XSPROF_CFA_RSP = 1,	  /* CFA = rsp + cfa_off */
+	XSPROF_CFA_RBP = 2,	  /* CFA = rbp + cfa_off */
+	XSPROF_CFA_PLT = 3,	  /* CFA = rsp + 8 + ((rip & 15) >= cfa_off ? 8 : 0): a PLT stub */
+	XSPROF_CFA_DEREF_RBP = 4, /* CFA = *(rbp + cfa_off): stack realigned (DW_OP_breg6; deref) */
+	XSPROF_CFA_OUTERMOST = 5, /* return address undefined: _start, clone: the walk ends here */
+	XSPROF_CFA_SIGNAL = 6,	  /* __restore_rt: the interrupted registers are in the ucontext
+				   * at rsp */
+};
+
+/* 8 bytes: an mmapable BPF array rounds its elements up to 8. Rules that do not fit
+ * (a CFA offset past +-32 KiB, an rbp slot not 8-aligned or past +-1 KiB) are INVALID. */
+struct xsprof_unwind_row {
+	__u32 pc;
+	__s16 cfa_off;
+	__s8 rbp_off; /* in 8-byte words */
+	__u8 type;    /* enum xsprof_cfa_type */
+};
+
+_Static_assert(sizeof(struct xsprof_unwind_row) == 8, "xsprof_unwind_row layout");
+
+/* One executable mapping of a process, in the unwind_pids map's value. */
+struct xsprof_unwind_map {
+	__u64 start, end; /* [start, end) in the process */
+	__u64 bias;	  /* process address - bias = ELF virtual address in the file */
+	__u32 row_first;  /* the file's rows: unwind_rows[row_first, row_first + row_count) */
+	__u32 row_count;  /* 0: no table (frame pointers there) */
+};
+
+#define XSPROF_UNWIND_MAX_MAPS 256 /* executable mappings per process (the rest: fp) */
+
+struct xsprof_unwind_proc {
+	__u32 nr_maps; /* sorted by start, not overlapping */
+	__u32 pad;
+	struct xsprof_unwind_map maps[XSPROF_UNWIND_MAX_MAPS];
+};
+
+_Static_assert(sizeof(struct xsprof_unwind_map) == 32, "xsprof_unwind_map layout");
+_Static_assert(sizeof(struct xsprof_unwind_proc) == 8 + 32 * XSPROF_UNWIND_MAX_MAPS,
+	       "xsprof_unwind_proc layout");
+
+/* The sampler's unwind mode (rodata unwind_mode): --unwind fp|auto|cfi. */
+enum xsprof_unwind_mode {
+	XSPROF_UNWIND_FP = 0,	/* frame pointers only (the tables are not even looked up) */
+	XSPROF_UNWIND_AUTO = 1, /* tables where present, frame pointers elsewhere */
+	XSPROF_UNWIND_CFI = 2,	/* tables only: a frame without one ends the walk */
+};
+
+/* Per-CPU counters of the table walk; index of each field is fixed for user space. */
+struct xsprof_unwind_stats {
+	__u64 walks_cfi;      /* stacks with at least one frame from a table */
+	__u64 walks_fp;	      /* stacks walked by frame pointers alone */
+	__u64 frames_cfi;     /* frames found through a table */
+	__u64 frames_fp;      /* frames found through the frame-pointer chain */
+	__u64 no_process;     /* stacks of a process without tables loaded (yet): fp */
+	__u64 end_outermost;  /* clean ends: a table said the outermost frame (_start, clone) */
+	__u64 end_fp_chain;   /* ends of a frame-pointer chain (0, misaligned, not increasing) */
+	__u64 end_no_table;   /* cfi mode: a frame outside every table */
+	__u64 end_invalid;    /* a row with no rule we apply, or a pc between FDEs */
+	__u64 end_unreadable; /* the stack could not be read where a rule pointed */
+	__u64 end_bad_cfa;    /* the CFA or return address made no sense (0, below sp) */
+	__u64 end_depth;      /* stopped at XSPROF_MAX_STACK_DEPTH frames */
+	__u64 signal_frames;  /* frames crossed through a signal frame */
+	__u64 pad[3];
+};
+
+_Static_assert(sizeof(struct xsprof_unwind_stats) == 128, "xsprof_unwind_stats layout");
+
 #endif

@@ -34,6 +34,7 @@
 #include "daemon/stack_names.h"
 #include "daemon/stack_table.h"
 #include "daemon/symbolize/symbolizer.h"
+#include "daemon/unwind/unwinder.h"
 #include "xsprof.skel.h"
 #include "cupti_inject/xsprof_wire.h"
 #include "output/calltree.h"
@@ -76,6 +77,42 @@ static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, vo
 static int on_end(sd_event_source *src, uint64_t usec, void *ctx)
 {
 	return sd_event_exit(sd_event_source_get_event(src), 0);
+}
+
+/* How user stacks were walked (--unwind): with tables or frame pointers, and why walks ended. */
+static void unwind_report(const struct recording *rec)
+{
+	struct xsprof_unwind_stats b;
+	struct unwinder_stats t;
+
+	if (recording__unwind_stats(rec, &b, &t))
+		return;
+	log_info("user stack walks: %llu with unwind tables, %llu by frame pointers only (%llu "
+		 "of processes without tables yet); %llu frames from tables, %llu from frame "
+		 "pointers",
+		 (unsigned long long)b.walks_cfi, (unsigned long long)b.walks_fp,
+		 (unsigned long long)b.no_process, (unsigned long long)b.frames_cfi,
+		 (unsigned long long)b.frames_fp);
+	log_info("user stack walk ends: %llu outermost frame, %llu end of frame-pointer chain, %llu no "
+		 "table, %llu no rule, %llu unreadable, %llu bad CFA, %llu depth cap; %llu signal "
+		 "frames crossed",
+		 (unsigned long long)b.end_outermost, (unsigned long long)b.end_fp_chain,
+		 (unsigned long long)b.end_no_table, (unsigned long long)b.end_invalid,
+		 (unsigned long long)b.end_unreadable, (unsigned long long)b.end_bad_cfa,
+		 (unsigned long long)b.end_depth, (unsigned long long)b.signal_frames);
+	log_info("unwind tables: %llu files (%llu without a usable .eh_frame), %llu rows of %llu "
+		 "(%.1f MiB in BPF maps with %llu processes), %.1f ms to build (%.1f ms per MiB "
+		 "of .eh_frame), %llu evicted",
+		 (unsigned long long)t.tables_built, (unsigned long long)t.tables_failed,
+		 (unsigned long long)t.rows, (unsigned long long)t.max_rows,
+		 t.map_bytes / 1048576.0, (unsigned long long)t.processes, t.build_ns / 1e6,
+		 t.eh_frame_bytes ? t.build_ns / 1e6 / (t.eh_frame_bytes / 1048576.0) : 0.0,
+		 (unsigned long long)t.tables_evicted);
+	if (t.tables_no_room || t.procs_full || t.maps_capped)
+		log_warn("unwind tables: %llu did not fit in the table memory, %llu processes and "
+			 "%llu mappings past the caps: frame pointers there",
+			 (unsigned long long)t.tables_no_room, (unsigned long long)t.procs_full,
+			 (unsigned long long)t.maps_capped);
 }
 
 void recording_report(struct recording *rec, const struct xsprofd_opts *o, double name_cpu_s,
@@ -140,6 +177,7 @@ void recording_report(struct recording *rec, const struct xsprofd_opts *o, doubl
 		  "(process gone)",
 		  (unsigned long long)ys.files_loaded, (unsigned long long)ys.files_failed,
 		  (unsigned long long)rs.snapshot_failed);
+	unwind_report(rec);
 	log_info("xsprofd's own CPU: %.3f s while sampling (%.2f us per sample received), %.3f s "
 		 "naming stacks",
 		 rs.cpu_s, rs.records ? rs.cpu_s * 1e6 / rs.records : 0.0, name_cpu_s);
@@ -571,6 +609,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 		.nr_cuda_libs = o->nr_cuda_libs,
 		.proc_events = true,
 		.max_timeline = wants_timeline(o) ? MAX_TIMELINE_SAMPLES : 0,
+		.unwind_mode = o->unwind,
 		/* Those two join entry uprobe records; id (and auto's pick of it) the USDT's. */
 		.keep_launch_uprobes = o->correlate && (!strcmp(o->correlate, "timestamp") ||
 							!strcmp(o->correlate, "stream")),

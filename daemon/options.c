@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "bpf/xsprof_events.h"
 #include "daemon/options.h"
 #include "output/output.h"
 #include "output/profile.h"
@@ -50,6 +51,10 @@ static const char usage_text[] =
 	"                            per CPU, at least 1); raise it if drops are reported\n"
 	"      --max-stacks N        distinct stacks kept before further new ones are counted in\n"
 	"                            one overflow bucket per process (default 1000000)\n"
+	"      --unwind HOW          walk user stacks with unwind tables compiled from each\n"
+	"                            file's .eh_frame (cfi), frame pointers (fp), or tables where\n"
+	"                            present and frame pointers elsewhere (auto, the default);\n"
+	"                            tables take up to 16 MiB of kernel memory\n"
 	"\n"
 	"Service (also config keys):\n"
 	"  -c, --config FILE         config file (default " XSPROFD_DEFAULT_CONFIG
@@ -134,6 +139,7 @@ enum {
 	OPT_DEBUGINFOD,
 	OPT_SYMBOL_CACHE_MB,
 	OPT_DEBUG_INFO,
+	OPT_UNWIND,
 	/* GPU path (cuda_probes) */
 	OPT_CUDA_LIB,
 	OPT_NO_CUDA,
@@ -173,6 +179,7 @@ static const struct option long_opts[] = {
 	{"debuginfod", no_argument, NULL, OPT_DEBUGINFOD},
 	{"symbol-cache-mb", required_argument, NULL, OPT_SYMBOL_CACHE_MB},
 	{"debug-info", no_argument, NULL, OPT_DEBUG_INFO},
+	{"unwind", required_argument, NULL, OPT_UNWIND},
 	/* GPU path (cuda_probes) */
 	{"cuda-lib", required_argument, NULL, OPT_CUDA_LIB},
 	{"no-cuda", no_argument, NULL, OPT_NO_CUDA},
@@ -258,6 +265,7 @@ static void defaults(struct xsprofd_opts *o)
 	o->max_record_s = DEFAULT_MAX_RECORD_S;
 	o->cupti_socket = XSPROFD_DEFAULT_CUPTI_SOCKET;
 	o->correlate = "auto";
+	o->unwind = XSPROF_UNWIND_AUTO;
 }
 
 static int unsigned_opt(const char *flag, const char *arg, unsigned long min, unsigned long max,
@@ -564,6 +572,16 @@ static int apply(struct xsprofd_opts *o, int argc, char **argv, const char **for
 			break;
 		case OPT_DEBUG_INFO:
 			o->debug_info = true;
+			break;
+		case OPT_UNWIND:
+			if (!strcmp(optarg, "auto"))
+				o->unwind = XSPROF_UNWIND_AUTO;
+			else if (!strcmp(optarg, "fp"))
+				o->unwind = XSPROF_UNWIND_FP;
+			else if (!strcmp(optarg, "cfi"))
+				o->unwind = XSPROF_UNWIND_CFI;
+			else
+				return bad("--unwind", optarg, "use auto, fp or cfi");
 			break;
 		case 'v':
 			o->verbose++;

@@ -14,11 +14,13 @@
 #include "daemon/sampler.h"
 #include "daemon/symbolize/proc_maps.h"
 #include "daemon/symbolize/symbolizer.h"
+#include "daemon/unwind/unwinder.h"
 #include "xsprof.skel.h"
 
 struct proc_events {
 	struct sampler *sampler;
 	struct symbolizer *sym;
+	struct unwinder *uw; /* NULL: frame pointers only */
 	struct xsprof_bpf *skel;
 	struct bpf_link *exec_link, *libs_link, *exit_link;
 	struct proc_events_stats st;
@@ -39,6 +41,9 @@ static int on_proc_exec(void *ctx, const void *data, size_t size)
 		pe->st.execs++;
 		err = symbolizer__exec(pe->sym, (pid_t)e->tgid);
 	}
+	/* The tables before the new image's first samples, as far as the reader keeps up. */
+	if (pe->uw && err != -ESRCH)
+		unwinder__add_process(pe->uw, (pid_t)e->tgid);
 	/* A process that was already gone is counted, not an error of the record. */
 	if (err == -ESRCH)
 		pe->st.gone++;
@@ -54,6 +59,8 @@ static int on_proc_exit(void *ctx, const void *data, size_t size)
 		return -EBADMSG;
 	pe->st.exits++;
 	symbolizer__exit(pe->sym, (pid_t)e->tgid);
+	if (pe->uw)
+		unwinder__remove_process(pe->uw, (pid_t)e->tgid);
 	return 0;
 }
 
@@ -113,6 +120,11 @@ fail:
 	proc_events__free(pe);
 	errno = -err;
 	return NULL;
+}
+
+void proc_events__set_unwinder(struct proc_events *pe, struct unwinder *uw)
+{
+	pe->uw = uw;
 }
 
 void proc_events__free(struct proc_events *pe)

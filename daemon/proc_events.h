@@ -15,6 +15,7 @@
 struct sampler;
 struct symbolizer;
 struct proc_events;
+struct unwinder;
 
 struct proc_events_stats {
 	uint64_t execs;		   /* exec records handled */
@@ -30,6 +31,8 @@ struct proc_events_stats {
  * sym. The sampler must outlive the result. NULL with errno set.
  */
 struct proc_events *proc_events__attach(struct sampler *s, struct symbolizer *sym);
+/* Also load unwind tables at exec and library events, and drop them at exit (NULL: none). */
+void proc_events__set_unwinder(struct proc_events *pe, struct unwinder *uw);
 /* Detaches; accepts NULL. Call before sampler__free. */
 void proc_events__free(struct proc_events *pe);
 

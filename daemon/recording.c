@@ -17,6 +17,7 @@
 #include "daemon/sampler.h"
 #include "daemon/stack_table.h"
 #include "daemon/symbolize/symbolizer.h"
+#include "daemon/unwind/unwinder.h"
 #include "output/profile.h"
 
 /* How often queued samples are read when the BPF side did not ask earlier. */
@@ -38,6 +39,7 @@ struct recording {
 	struct stack_table *stacks;
 	struct pid_set seen;
 	struct cuda_probes *cuda;
+	struct unwinder *unwinder; /* NULL in fp mode */
 	struct offcpu *oc;		   /* with opts.offcpu */
 	struct stack_table *offcpu_stacks; /* counts in microseconds, filled at stop */
 	struct profile_sample *timeline;   /* with opts.max_timeline */
@@ -139,7 +141,10 @@ static void on_sample(void *ctx, const struct xsprof_sample *s)
 
 	/* The image the sample ran in: the symbolizer snapshots it if it is new. */
 	if (s->tgid && !(s->flags & (XSPROF_SAMPLE_F_KTHREAD | XSPROF_SAMPLE_F_FOREIGN))) {
-		pid_set__insert(&r->seen, s->tgid);
+		/* A process met first here (running before we started): its tables now, so the
+		 * samples after this one are walked whole. */
+		if (pid_set__insert(&r->seen, s->tgid) && r->unwinder)
+			unwinder__add_process(r->unwinder, (pid_t)s->tgid);
 		gen = symbolizer__gen(r->sym, s->tgid);
 	}
 	if (r->max_timeline) {
@@ -193,6 +198,8 @@ static void on_cuda_process(void *ctx, pid_t pid)
 	pid_set__insert(&r->seen, pid);
 	if (symbolizer__add_process(r->sym, pid))
 		r->st.snapshot_failed++;
+	if (r->unwinder)
+		unwinder__add_process(r->unwinder, pid);
 }
 
 static int recording_cuda_setup(struct recording *r, const struct recording_opts *o,
@@ -260,6 +267,28 @@ int recording__add_pid(struct recording *r, pid_t pid)
 	return err;
 }
 
+/* ---- user stacks without frame pointers (daemon/unwind) ---- */
+
+static int recording_unwind_setup(struct recording *r)
+{
+	struct unwinder_opts uo = {0};
+
+	if (sampler__unwind_maps(r->sampler, &uo.rows_fd, &uo.max_rows, &uo.procs_fd,
+				 &uo.max_procs))
+		return 0; /* fp mode */
+	r->unwinder = unwinder__new(&uo);
+	return r->unwinder ? 0 : -errno;
+}
+
+int recording__unwind_stats(const struct recording *r, struct xsprof_unwind_stats *ret_bpf,
+			    struct unwinder_stats *ret_tables)
+{
+	if (!r->unwinder)
+		return -ENOENT;
+	unwinder__stats(r->unwinder, ret_tables);
+	return sampler__unwind_stats(r->sampler, ret_bpf);
+}
+
 /* ---- */
 
 struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
@@ -270,6 +299,7 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 		.include_idle = o->include_idle,
 		.ring_bytes = o->ring_bytes,
 		.max_pids = o->nr_pids > 4096 ? (uint32_t)o->nr_pids : 0,
+		.unwind_mode = o->unwind_mode,
 		.offcpu = o->offcpu,
 		.offcpu_min_ns = o->offcpu_min_ns,
 		.offcpu_max_stacks = o->max_stacks,
@@ -298,6 +328,11 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 		err = -errno;
 		goto fail;
 	}
+	err = recording_unwind_setup(r);
+	if (err) {
+		*ret_what = "mapping the unwind table array";
+		goto fail;
+	}
 	if (o->offcpu) {
 		*ret_what = "attaching the off-CPU program (sched_switch)";
 		r->offcpu_stacks = stack_table__new(o->max_stacks);
@@ -315,6 +350,7 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 			err = -errno;
 			goto fail;
 		}
+		proc_events__set_unwinder(r->pe, r->unwinder);
 	}
 	*ret_what = "setting the pid filter";
 	for (int i = 0; i < o->nr_pids; i++) {
@@ -325,6 +361,8 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 		if (pid_set__insert(&r->seen, o->pids[i]) &&
 		    symbolizer__add_process(sym, o->pids[i]))
 			r->st.snapshot_failed++;
+		if (r->unwinder)
+			unwinder__add_process(r->unwinder, o->pids[i]);
 	}
 	err = recording_cuda_setup(r, o, ret_what);
 	if (err)
@@ -480,6 +518,7 @@ void recording__free(struct recording *r)
 	offcpu__free(r->oc);
 	stack_table__free(r->offcpu_stacks);
 	proc_events__free(r->pe);
+	unwinder__free(r->unwinder); /* unmaps the row array before the skeleton goes */
 	sampler__free(r->sampler);
 	stack_table__free(r->stacks);
 	free(r->timeline);

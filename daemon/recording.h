@@ -32,6 +32,7 @@ struct recording_opts {
 	int nr_pids;
 	bool proc_events;    /* feed exec/exit to the symbolizer (one recording per symbolizer) */
 	size_t max_timeline; /* keep each sample (time, thread, stack id) up to this many; 0: none */
+	uint32_t unwind_mode; /* enum xsprof_unwind_mode: fp (0) unless asked */
 
 	/* GPU path (cuda_probes): CUDA API uprobes and the xsprof:launch USDT. */
 	bool cuda;	   /* CUDA probes on the libraries of pids (and of recording__add_pid's) */
@@ -63,6 +64,7 @@ struct recording_stats {
 };
 
 struct recording;
+struct unwinder_stats;
 struct offcpu_stats;
 
 /*
@@ -105,6 +107,12 @@ const struct stack_table *recording__stacks(const struct recording *r);
 struct sampler *recording__sampler(struct recording *r);
 /* The GPU path's probes and launches; NULL unless opts.cuda. */
 struct cuda_probes *recording__cuda(struct recording *r);
+/*
+ * The table walk's counters: the BPF side (summed over CPUs) and the tables loaded. -ENOENT in
+ * fp mode (nothing was loaded).
+ */
+int recording__unwind_stats(const struct recording *r, struct xsprof_unwind_stats *ret_bpf,
+			    struct unwinder_stats *ret_tables);
 /* Add a process to the pid filter (and the CUDA probes to it) after the recording was made,
  * e.g. a launched command before it execs. */
 int recording__add_pid(struct recording *r, pid_t pid);

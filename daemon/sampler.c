@@ -38,6 +38,7 @@ struct sampler {
 	int nr_attached;
 	uint32_t ring_bytes;
 	unsigned int freq_hz;
+	uint32_t unwind_mode;
 	struct sampler_stats ustats;
 	struct {
 		sampler_record_fn fn;
@@ -138,6 +139,64 @@ static int handle_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* The table walk's mode and map sizes (bpf/unwind.bpf.h); in fp mode the maps stay minimal. */
+static int set_unwind(struct sampler *s, const struct sampler_opts *opts)
+{
+	int err;
+
+	s->unwind_mode = opts->unwind_mode;
+	s->skel->rodata->unwind_mode = opts->unwind_mode;
+	if (opts->unwind_mode == XSPROF_UNWIND_FP)
+		return 0;
+	err = bpf_map__set_max_entries(s->skel->maps.unwind_rows,
+				       opts->unwind_rows ? opts->unwind_rows
+							 : SAMPLER_DEFAULT_UNWIND_ROWS);
+	if (!err)
+		err = bpf_map__set_max_entries(s->skel->maps.unwind_procs,
+					       opts->unwind_procs ? opts->unwind_procs
+								  : SAMPLER_DEFAULT_UNWIND_PROCS);
+	return err;
+}
+
+int sampler__unwind_maps(const struct sampler *s, int *ret_rows_fd, uint32_t *ret_max_rows,
+			 int *ret_procs_fd, uint32_t *ret_max_procs)
+{
+	if (s->unwind_mode == XSPROF_UNWIND_FP)
+		return -ENOENT;
+	*ret_rows_fd = bpf_map__fd(s->skel->maps.unwind_rows);
+	*ret_max_rows = bpf_map__max_entries(s->skel->maps.unwind_rows);
+	*ret_procs_fd = bpf_map__fd(s->skel->maps.unwind_procs);
+	*ret_max_procs = bpf_map__max_entries(s->skel->maps.unwind_procs);
+	return 0;
+}
+
+int sampler__unwind_stats(const struct sampler *s, struct xsprof_unwind_stats *ret)
+{
+	struct xsprof_unwind_stats *vals;
+	__u32 zero = 0;
+	int err = 0;
+
+	vals = calloc(s->nr_cpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	memset(ret, 0, sizeof(*ret));
+	if (bpf_map__lookup_elem(s->skel->maps.unwind_stats, &zero, sizeof(zero), vals,
+				 sizeof(*vals) * s->nr_cpus, 0)) {
+		err = -errno;
+		goto out;
+	}
+	for (int i = 0; i < s->nr_cpus; i++) {
+		const __u64 *src = (const __u64 *)&vals[i];
+		__u64 *dst = (__u64 *)ret;
+
+		for (size_t k = 0; k < sizeof(*ret) / sizeof(__u64); k++)
+			dst[k] += src[k];
+	}
+out:
+	free(vals);
+	return err;
+}
+
 static uint32_t ring_size_for(int nr_cpus)
 {
 	uint64_t want = (uint64_t)RING_PER_CPU * nr_cpus;
@@ -178,6 +237,8 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn 
 	if (!err)
 		err = bpf_map__set_max_entries(s->skel->maps.pid_filter,
 					       opts->max_pids ? opts->max_pids : DEFAULT_MAX_PIDS);
+	if (!err)
+		err = set_unwind(s, opts);
 	if (err)
 		goto fail;
 	if (opts->offcpu) {

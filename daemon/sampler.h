@@ -19,6 +19,9 @@ struct sampler_opts {
 	bool include_idle;
 	uint32_t ring_bytes; /* power of two; 0: sized from the CPU count */
 	uint32_t max_pids;   /* pid filter capacity; 0: 4096 */
+	uint32_t unwind_mode;  /* enum xsprof_unwind_mode; XSPROF_UNWIND_FP (0) by default */
+	uint32_t unwind_rows;  /* unwind table rows the BPF array holds; 0: the default */
+	uint32_t unwind_procs; /* processes with tables; 0: the default */
 	/* Off-CPU programs (daemon/offcpu.c) loaded too; otherwise left out of the load. */
 	bool offcpu;
 	uint64_t offcpu_min_ns;	    /* blocks shorter than this are ignored */
@@ -27,6 +30,10 @@ struct sampler_opts {
 	const char *comm;
 	int cgroup_fd; /* -1 or 0: none */
 };
+
+/* Table memory: 16 MiB of rows (12 bytes each) unless told otherwise. */
+#define SAMPLER_DEFAULT_UNWIND_ROWS  ((16u << 20) / 12)
+#define SAMPLER_DEFAULT_UNWIND_PROCS 8192
 
 /* Called for each well-formed sample record. */
 typedef void (*sampler_sample_fn)(void *ctx, const struct xsprof_sample *s);
@@ -79,6 +86,11 @@ int sampler__read_stats(const struct sampler *s, struct xsprof_cpu_stats *ret_pe
 void sampler__user_stats(const struct sampler *s, struct sampler_stats *ret_stats);
 /* dst += src, counter by counter. */
 void xsprof_cpu_stats__add(struct xsprof_cpu_stats *dst, const struct xsprof_cpu_stats *src);
+/* The table walk's per-CPU counters summed (bpf/unwind.bpf.h). */
+int sampler__unwind_stats(const struct sampler *s, struct xsprof_unwind_stats *ret_total);
+/* The unwind maps' fds and sizes, for the unwinder that fills them; -ENOENT in fp mode. */
+int sampler__unwind_maps(const struct sampler *s, int *ret_rows_fd, uint32_t *ret_max_rows,
+			 int *ret_procs_fd, uint32_t *ret_max_procs);
 /* Ids of the loaded BPF programs (for cost accounting with bpf_stats). */
 int sampler__prog_id(const struct sampler *s);
 

@@ -37,6 +37,7 @@
 #include "daemon/stack_names.h"
 #include "daemon/store.h"
 #include "daemon/symbolize/symbolizer.h"
+#include "daemon/unwind/unwinder.h"
 #include "output/calltree.h"
 #include "output/output.h"
 #include "output/profile.h"
@@ -364,6 +365,34 @@ static void always_counters(struct service *s, struct xsprof_cpu_stats *ret, uin
 	*ret_bad += us.bad_records;
 }
 
+/* How the always-on recording walked user stacks (--unwind), and its tables. */
+static void status_unwind(struct service *s, struct json_object *j)
+{
+	struct xsprof_unwind_stats b;
+	struct unwinder_stats t;
+	struct json_object *u;
+
+	if (!s->always || recording__unwind_stats(s->always, &b, &t))
+		return;
+	u = json_object_new_object();
+	add_u64(u, "walks_with_tables", b.walks_cfi);
+	add_u64(u, "walks_frame_pointers_only", b.walks_fp);
+	add_u64(u, "frames_from_tables", b.frames_cfi);
+	add_u64(u, "frames_from_frame_pointers", b.frames_fp);
+	add_u64(u, "end_outermost", b.end_outermost);
+	add_u64(u, "end_frame_pointer_chain", b.end_fp_chain);
+	add_u64(u, "end_no_table", b.end_no_table);
+	add_u64(u, "end_no_rule", b.end_invalid);
+	add_u64(u, "end_unreadable", b.end_unreadable);
+	add_u64(u, "end_bad_cfa", b.end_bad_cfa);
+	add_u64(u, "end_depth_cap", b.end_depth);
+	add_u64(u, "tables", t.tables);
+	add_u64(u, "table_rows", t.rows);
+	add_u64(u, "table_rows_cap", t.max_rows);
+	add_u64(u, "tables_evicted", t.tables_evicted);
+	add_u64(u, "bpf_map_bytes", t.map_bytes);
+	json_object_object_add(j, "unwind", u);
+}
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
 	return a + b < a ? UINT64_MAX : a + b;
@@ -471,6 +500,7 @@ static struct json_object *status_json(struct service *s)
 	add_u64(cnt, "kernel_stack_unreadable", c.kstack_err);
 	add_u64(cnt, "user_stack_unreadable", c.ustack_err);
 	json_object_object_add(j, "counters", cnt);
+	status_unwind(s, j);
 	store__stats(s->store, &ss);
 	st = json_object_new_object();
 	add_u64(st, "slices", ss.slices);
@@ -551,6 +581,7 @@ static int start_always(struct service *s)
 		.pids = s->opts->pids,
 		.nr_pids = s->opts->nr_pids,
 		.proc_events = true, /* the one recording that feeds exec/exit to s->sym */
+		.unwind_mode = s->opts->unwind,
 		/* CUDA probes for attached processes (and --cuda-lib files) only: none otherwise. */
 		.cuda = !s->opts->no_cuda,
 		.cuda_libs = s->opts->cuda_libs,
@@ -826,7 +857,8 @@ static bool recording_allowed(struct service *s, struct req *q, double duration_
 static enum MHD_Result api_record_start(struct service *s, struct req *q, struct MHD_Connection *c)
 {
 	struct json_object *body = NULL, *v, *out;
-	struct recording_opts ro = {.max_stacks = s->opts->max_stacks};
+	struct recording_opts ro = {.max_stacks = s->opts->max_stacks,
+				    .unwind_mode = s->opts->unwind};
 	struct svc_rec *r = NULL;
 	struct rec_ctx *rc = NULL;
 	enum MHD_Result ret;

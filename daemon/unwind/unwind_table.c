@@ -1,0 +1,880 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * .eh_frame -> unwind rows. Walks the section's CIEs and FDEs in order (not through
+ * .eh_frame_hdr: every FDE is visited anyway, and a missing or stale header changes nothing) and
+ * runs each FDE's call-frame program, keeping only what the BPF walker uses: the CFA rule, the
+ * rule of rbp (DWARF register 6) and of the return address (16). Rows are sorted and merged at
+ * the end. Formats: DWARF 4 section 6.4 and the LSB's .eh_frame description (pointer encodings,
+ * augmentations "zR", "zPLR", "zRS").
+ */
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/unwind/unwind_table.h"
+
+#define REG_RBP 6
+#define REG_RSP 7
+#define REG_RA	16
+
+/* Remember/restore state nesting kept; deeper programs are rejected. */
+#define MAX_STATE_STACK 16
+
+struct unwind_table {
+	struct xsprof_unwind_row *rows;
+	size_t nr, cap;
+	struct unwind_table_stats st;
+};
+
+/* A bounds-checked cursor over the section. */
+struct cursor {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+static uint64_t rd_u(struct cursor *c, size_t n)
+{
+	uint64_t v = 0;
+
+	if (c->bad || (size_t)(c->end - c->p) < n) {
+		c->bad = true;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		v |= (uint64_t)c->p[i] << (8 * i);
+	c->p += n;
+	return v;
+}
+
+static uint64_t rd_uleb(struct cursor *c)
+{
+	uint64_t v = 0;
+	unsigned int shift = 0;
+
+	while (!c->bad) {
+		uint8_t b;
+
+		if (c->p >= c->end) {
+			c->bad = true;
+			break;
+		}
+		b = *c->p++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	return v;
+}
+
+static int64_t rd_sleb(struct cursor *c)
+{
+	uint64_t v = 0;
+	unsigned int shift = 0;
+	uint8_t b = 0;
+
+	while (!c->bad) {
+		if (c->p >= c->end) {
+			c->bad = true;
+			return 0;
+		}
+		b = *c->p++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	if (shift < 64 && (b & 0x40))
+		v |= ~0ull << shift;
+	return (int64_t)v;
+}
+
+/* DW_EH_PE_* */
+#define PE_OMIT	   0xff
+#define PE_FORMAT  0x0f
+#define PE_APPLY   0x70
+#define PE_PCREL   0x10
+#define PE_DATAREL 0x30
+
+struct ptr_ctx {
+	const uint8_t *sec;
+	uint64_t sec_vaddr, data_vaddr;
+};
+
+/* Read a pointer in encoding enc; apply: add its base (pc_begin), or not (pc_range). */
+static uint64_t rd_ptr(struct cursor *c, uint8_t enc, const struct ptr_ctx *pc, bool apply)
+{
+	uint64_t at = pc->sec_vaddr + (uint64_t)(c->p - pc->sec), v;
+
+	switch (enc & PE_FORMAT) {
+	case 0x00:
+		v = rd_u(c, 8);
+		break; /* absptr */
+	case 0x01:
+		v = rd_uleb(c);
+		break; /* uleb128 */
+	case 0x02:
+		v = rd_u(c, 2);
+		break; /* udata2 */
+	case 0x03:
+		v = rd_u(c, 4);
+		break; /* udata4 */
+	case 0x04:
+		v = rd_u(c, 8);
+		break; /* udata8 */
+	case 0x09:
+		v = (uint64_t)rd_sleb(c);
+		break; /* sleb128 */
+	case 0x0a:
+		v = (uint64_t)(int16_t)rd_u(c, 2);
+		break; /* sdata2 */
+	case 0x0b:
+		v = (uint64_t)(int32_t)rd_u(c, 4);
+		break; /* sdata4 */
+	case 0x0c:
+		v = rd_u(c, 8);
+		break; /* sdata8 */
+	default:
+		c->bad = true;
+		return 0;
+	}
+	if (!apply || !v)
+		return v;
+	switch (enc & PE_APPLY) {
+	case 0x00:
+		return v;
+	case PE_PCREL:
+		return v + at;
+	case PE_DATAREL:
+		return v + pc->data_vaddr;
+	default:
+		c->bad = true;
+		return 0; /* textrel, funcrel, aligned: not on x86-64 */
+	}
+}
+
+/* A factored offset; one past what a row can hold on overflow (the row becomes invalid). */
+static int64_t factored(int64_t v, int64_t factor)
+{
+	int64_t r;
+
+	return __builtin_mul_overflow(v, factor, &r) ? INT64_MAX : r;
+}
+
+struct cie {
+	uint64_t caf; /* code alignment factor */
+	int64_t daf;  /* data alignment factor */
+	uint64_t ra;  /* return address register */
+	uint8_t fde_enc;
+	bool has_z, signal;
+	const uint8_t *insns, *insns_end;
+};
+
+/* What the walker needs of one row of the CFA table. */
+enum cfa_kind { CFA_REG, CFA_PLT, CFA_DEREF_RBP, CFA_OTHER };
+enum reg_kind { REG_SAME, REG_OFFSET, REG_UNDEF, REG_OTHER };
+
+struct cfa_state {
+	enum cfa_kind cfa;
+	uint64_t cfa_reg;
+	int64_t cfa_off;
+	enum reg_kind rbp, ra;
+	int64_t rbp_off, ra_off;
+};
+
+static int table__push(struct unwind_table *t, const struct xsprof_unwind_row *r)
+{
+	if (t->nr == t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 1024;
+		struct xsprof_unwind_row *n;
+
+		if (t->nr >= UNWIND_TABLE_MAX_ROWS)
+			return -E2BIG;
+		if (ncap > UNWIND_TABLE_MAX_ROWS)
+			ncap = UNWIND_TABLE_MAX_ROWS;
+		n = realloc(t->rows, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		t->rows = n;
+		t->cap = ncap;
+	}
+	t->rows[t->nr++] = *r;
+	return 0;
+}
+
+static struct xsprof_unwind_row row_of(struct unwind_table *t, const struct cfa_state *s,
+				       uint64_t pc, bool signal)
+{
+	struct xsprof_unwind_row r = {.pc = (uint32_t)pc, .type = XSPROF_CFA_INVALID};
+
+	if (signal) {
+		r.type = XSPROF_CFA_SIGNAL;
+		return r;
+	}
+	if (s->ra == REG_UNDEF) {
+		r.type = XSPROF_CFA_OUTERMOST;
+		return r;
+	}
+	if (s->ra != REG_OFFSET || s->ra_off != -8)
+		goto invalid;
+	if (s->rbp == REG_OFFSET) {
+		if (s->rbp_off == 0 || (s->rbp_off & 7) || s->rbp_off < INT8_MIN * 8 ||
+		    s->rbp_off > INT8_MAX * 8)
+			goto invalid;
+		r.rbp_off = (int8_t)(s->rbp_off / 8);
+	}
+	if (s->cfa_off < INT16_MIN || s->cfa_off > INT16_MAX)
+		goto invalid;
+	r.cfa_off = (int16_t)s->cfa_off;
+	switch (s->cfa) {
+	case CFA_REG:
+		if (s->cfa_reg == REG_RSP)
+			r.type = XSPROF_CFA_RSP;
+		else if (s->cfa_reg == REG_RBP)
+			r.type = XSPROF_CFA_RBP;
+		else
+			goto invalid;
+		return r;
+	case CFA_PLT:
+		t->st.plt_rows++;
+		r.type = XSPROF_CFA_PLT;
+		r.rbp_off = 0;
+		return r;
+	case CFA_DEREF_RBP:
+		r.type = XSPROF_CFA_DEREF_RBP;
+		return r;
+	default:
+		break;
+	}
+invalid:
+	t->st.invalid_rows++;
+	r.type = XSPROF_CFA_INVALID;
+	r.cfa_off = 0;
+	r.rbp_off = 0;
+	return r;
+}
+
+/*
+ * Recognise the CFA expressions compilers emit: the PLT's
+ *   DW_OP_breg7 8; DW_OP_breg16 0; DW_OP_lit15; DW_OP_and; DW_OP_litN; DW_OP_ge; DW_OP_lit3;
+ *   DW_OP_shl; DW_OP_plus     (N = 11 for .plt, 10 for IBT's .plt.sec)
+ * and GCC's stack realignment, DW_OP_breg6 OFF; DW_OP_deref. Others: CFA_OTHER.
+ */
+static void cfa_expression(struct cfa_state *s, const uint8_t *e, size_t len)
+{
+	static const uint8_t plt_head[] = {0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a};
+	static const uint8_t plt_tail[] = {0x2a, 0x33, 0x24, 0x22};
+
+	s->cfa = CFA_OTHER;
+	if (len == 11 && !memcmp(e, plt_head, 6) && e[6] >= 0x30 && e[6] <= 0x4f &&
+	    !memcmp(e + 7, plt_tail, 4)) {
+		s->cfa = CFA_PLT;
+		s->cfa_off = e[6] - 0x30;
+		return;
+	}
+	if (len >= 3 && e[0] == 0x76 && e[len - 1] == 0x06) {
+		struct cursor c = {e + 1, e + len - 1, false};
+		int64_t off = rd_sleb(&c);
+
+		if (!c.bad && c.p == c.end) {
+			s->cfa = CFA_DEREF_RBP;
+			s->cfa_off = off;
+		}
+	}
+}
+
+static void set_reg(struct cfa_state *s, uint64_t reg, enum reg_kind k, int64_t off)
+{
+	if (reg == REG_RBP) {
+		s->rbp = k;
+		s->rbp_off = off;
+	} else if (reg == REG_RA) {
+		s->ra = k;
+		s->ra_off = off;
+	}
+}
+
+static void restore_reg(struct cfa_state *s, const struct cfa_state *init, uint64_t reg)
+{
+	if (reg == REG_RBP) {
+		s->rbp = init->rbp;
+		s->rbp_off = init->rbp_off;
+	} else if (reg == REG_RA) {
+		s->ra = init->ra;
+		s->ra_off = init->ra_off;
+	}
+}
+
+struct fde_run {
+	struct unwind_table *t;
+	const struct cie *cie;
+	const struct ptr_ctx *pc;
+	uint64_t loc, end;
+	bool emit; /* false while running the CIE's initial instructions */
+	struct cfa_state init;
+	struct cfa_state stack[MAX_STATE_STACK];
+	int depth;
+};
+
+/* The row at loc holds until the location advances to nloc. */
+static int advance(struct fde_run *r, const struct cfa_state *s, uint64_t nloc)
+{
+	struct xsprof_unwind_row row;
+	int err = 0;
+
+	if (!r->emit || nloc <= r->loc)
+		return 0;
+	if (r->loc < r->end) {
+		row = row_of(r->t, s, r->loc, r->cie->signal);
+		err = table__push(r->t, &row);
+	}
+	r->loc = nloc < r->end ? nloc : r->end;
+	return err;
+}
+
+/* Run a call-frame program over s; 0, -EINVAL on a malformed one, or -ENOMEM/-E2BIG. */
+static int run_program(struct fde_run *r, struct cfa_state *s, const uint8_t *p, const uint8_t *end)
+{
+	struct cursor c = {p, end, false};
+	const struct cie *cie = r->cie;
+	int err = 0;
+
+	while (!err && !c.bad && c.p < c.end) {
+		uint8_t op = *c.p++, low = op & 0x3f;
+		uint64_t reg, len;
+
+		switch (op >> 6) {
+		case 1: /* advance_loc */
+			err = advance(r, s, r->loc + low * cie->caf);
+			continue;
+		case 2: /* offset */
+			set_reg(s, low, REG_OFFSET, factored((int64_t)rd_uleb(&c), cie->daf));
+			continue;
+		case 3: /* restore */
+			restore_reg(s, &r->init, low);
+			continue;
+		}
+		switch (op) {
+		case 0x00: /* nop */
+			break;
+		case 0x01: /* set_loc */
+			err = advance(r, s, rd_ptr(&c, cie->fde_enc, r->pc, true));
+			break;
+		case 0x02:
+			err = advance(r, s, r->loc + rd_u(&c, 1) * cie->caf);
+			break;
+		case 0x03:
+			err = advance(r, s, r->loc + rd_u(&c, 2) * cie->caf);
+			break;
+		case 0x04:
+			err = advance(r, s, r->loc + rd_u(&c, 4) * cie->caf);
+			break;
+		case 0x05: /* offset_extended */
+			reg = rd_uleb(&c);
+			set_reg(s, reg, REG_OFFSET, factored((int64_t)rd_uleb(&c), cie->daf));
+			break;
+		case 0x06: /* restore_extended */
+			restore_reg(s, &r->init, rd_uleb(&c));
+			break;
+		case 0x07: /* undefined */
+			set_reg(s, rd_uleb(&c), REG_UNDEF, 0);
+			break;
+		case 0x08: /* same_value */
+			set_reg(s, rd_uleb(&c), REG_SAME, 0);
+			break;
+		case 0x09: /* register */
+			reg = rd_uleb(&c);
+			rd_uleb(&c);
+			set_reg(s, reg, REG_OTHER, 0);
+			break;
+		case 0x0a: /* remember_state */
+			if (r->depth >= MAX_STATE_STACK)
+				return -EINVAL;
+			r->stack[r->depth++] = *s;
+			break;
+		case 0x0b: /* restore_state: the whole row, CFA rule included */
+			if (r->depth <= 0)
+				return -EINVAL;
+			*s = r->stack[--r->depth];
+			break;
+		case 0x0c: /* def_cfa */
+			s->cfa = CFA_REG;
+			s->cfa_reg = rd_uleb(&c);
+			s->cfa_off = (int64_t)rd_uleb(&c);
+			break;
+		case 0x0d: /* def_cfa_register */
+			if (s->cfa != CFA_REG)
+				s->cfa_off = 0;
+			s->cfa = CFA_REG;
+			s->cfa_reg = rd_uleb(&c);
+			break;
+		case 0x0e: /* def_cfa_offset */
+			s->cfa_off = (int64_t)rd_uleb(&c);
+			break;
+		case 0x0f: /* def_cfa_expression */
+			len = rd_uleb(&c);
+			if (c.bad || len > (uint64_t)(c.end - c.p))
+				return -EINVAL;
+			cfa_expression(s, c.p, len);
+			c.p += len;
+			break;
+		case 0x10: /* expression */
+		case 0x16: /* val_expression */
+			reg = rd_uleb(&c);
+			len = rd_uleb(&c);
+			if (c.bad || len > (uint64_t)(c.end - c.p))
+				return -EINVAL;
+			c.p += len;
+			set_reg(s, reg, REG_OTHER, 0);
+			break;
+		case 0x11: /* offset_extended_sf */
+			reg = rd_uleb(&c);
+			set_reg(s, reg, REG_OFFSET, factored(rd_sleb(&c), cie->daf));
+			break;
+		case 0x12: /* def_cfa_sf */
+			s->cfa = CFA_REG;
+			s->cfa_reg = rd_uleb(&c);
+			s->cfa_off = factored(rd_sleb(&c), cie->daf);
+			break;
+		case 0x13: /* def_cfa_offset_sf */
+			s->cfa_off = factored(rd_sleb(&c), cie->daf);
+			break;
+		case 0x14: /* val_offset */
+		case 0x15: /* val_offset_sf */
+			reg = rd_uleb(&c);
+			if (op == 0x14)
+				rd_uleb(&c);
+			else
+				rd_sleb(&c);
+			set_reg(s, reg, REG_OTHER, 0);
+			break;
+		case 0x2e: /* GNU_args_size: only matters to exception handling */
+			rd_uleb(&c);
+			break;
+		case 0x2f: /* GNU_negative_offset_extended */
+			reg = rd_uleb(&c);
+			set_reg(s, reg, REG_OFFSET,
+				factored(-(int64_t)(rd_uleb(&c) & INT64_MAX), cie->daf));
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (err)
+		return err;
+	return c.bad ? -EINVAL : 0;
+}
+
+/* Parse the CIE at p (its length field already read: body is [p, end)). */
+static int parse_cie(struct cursor *c, const struct ptr_ctx *pc, struct cie *ret)
+{
+	const char *aug;
+	size_t aug_len;
+	uint8_t version;
+	struct cie cie = {.fde_enc = 0};
+	const uint8_t *aug_end = NULL;
+
+	version = (uint8_t)rd_u(c, 1);
+	if (c->bad || (version != 1 && version != 3 && version != 4))
+		return -EINVAL;
+	aug = (const char *)c->p;
+	aug_len = strnlen(aug, (size_t)(c->end - c->p));
+	if (aug_len == (size_t)(c->end - c->p))
+		return -EINVAL;
+	c->p += aug_len + 1;
+	if (strstr(aug, "eh"))
+		rd_u(c, 8); /* GCC 2.x's eh_ptr */
+	if (version == 4) {
+		rd_u(c, 1); /* address_size */
+		rd_u(c, 1); /* segment_size */
+	}
+	cie.caf = rd_uleb(c);
+	cie.daf = rd_sleb(c);
+	cie.ra = version == 1 ? rd_u(c, 1) : rd_uleb(c);
+	if (c->bad || cie.ra != REG_RA)
+		return -EINVAL;
+	if (aug[0] == 'z') {
+		uint64_t len = rd_uleb(c);
+
+		if (c->bad || len > (uint64_t)(c->end - c->p))
+			return -EINVAL;
+		cie.has_z = true;
+		aug_end = c->p + len;
+	}
+	for (size_t i = aug[0] == 'z' ? 1 : 0; i < aug_len && !c->bad; i++) {
+		switch (aug[i]) {
+		case 'L':
+			rd_u(c, 1);
+			break;
+		case 'R':
+			cie.fde_enc = (uint8_t)rd_u(c, 1);
+			break;
+		case 'S':
+			cie.signal = true;
+			break;
+		case 'P': {
+			uint8_t enc = (uint8_t)rd_u(c, 1);
+
+			rd_ptr(c, enc & 0x7f, pc, false);
+			break;
+		}
+		case 'B': /* AArch64 pointer auth */
+		case 'G': /* MTE */
+			break;
+		case 'e': /* "eh", read above */
+		case 'h':
+			break;
+		default:
+			/* Unknown: with 'z' its data can be skipped, without it nothing can. */
+			if (!aug_end)
+				return -EINVAL;
+			c->p = aug_end;
+			i = aug_len;
+			break;
+		}
+	}
+	if (aug_end)
+		c->p = aug_end;
+	if (c->bad || c->p > c->end)
+		return -EINVAL;
+	cie.insns = c->p;
+	cie.insns_end = c->end;
+	*ret = cie;
+	return 0;
+}
+
+/* Small cache of parsed CIEs: an .eh_frame has few, and every FDE refers to one. */
+#define CIE_CACHE 64
+
+struct cie_cache {
+	struct {
+		size_t off;
+		struct cie cie;
+		bool ok;
+	} e[CIE_CACHE];
+	size_t n;
+};
+
+static int cie_at(const uint8_t *sec, size_t size, size_t off, const struct ptr_ctx *pc,
+		  struct cie_cache *cc, struct unwind_table *t, struct cie *ret)
+{
+	struct cursor c = {sec + off, sec + size, false};
+	uint64_t len;
+	struct cie cie;
+	int err;
+
+	for (size_t i = 0; i < cc->n; i++)
+		if (cc->e[i].off == off) {
+			*ret = cc->e[i].cie;
+			return cc->e[i].ok ? 0 : -EINVAL;
+		}
+	len = rd_u(&c, 4);
+	if (len == 0xffffffff)
+		len = rd_u(&c, 8);
+	if (c.bad || len > (uint64_t)(c.end - c.p) || len < 4)
+		return -EINVAL;
+	c.end = c.p + len;
+	if (rd_u(&c, 4) != 0) /* a CIE's id is 0 in .eh_frame */
+		return -EINVAL;
+	err = parse_cie(&c, pc, &cie);
+	if (!err)
+		t->st.cies++;
+	if (cc->n < CIE_CACHE) {
+		cc->e[cc->n].off = off;
+		cc->e[cc->n].cie = cie;
+		cc->e[cc->n].ok = !err;
+		cc->n++;
+	}
+	if (!err)
+		*ret = cie;
+	return err;
+}
+
+static int do_fde(struct unwind_table *t, const struct cie *cie, struct cursor *c,
+		  const struct ptr_ctx *pc)
+{
+	struct fde_run *r;
+	struct cfa_state s = {.cfa = CFA_OTHER, .rbp = REG_SAME, .ra = REG_SAME};
+	struct xsprof_unwind_row end_row = {.type = XSPROF_CFA_INVALID};
+	uint64_t start, range;
+	int err;
+
+	start = rd_ptr(c, cie->fde_enc, pc, true);
+	range = rd_ptr(c, cie->fde_enc & PE_FORMAT, pc, false);
+	if (cie->has_z) {
+		uint64_t len = rd_uleb(c);
+
+		if (c->bad || len > (uint64_t)(c->end - c->p))
+			return -EINVAL;
+		c->p += len;
+	}
+	if (c->bad)
+		return -EINVAL;
+	if (!range)
+		return 0; /* an empty FDE (a discarded function): nothing to say */
+	if (start > UINT32_MAX || range > UINT32_MAX || start + range > UINT32_MAX) {
+		t->st.far_fdes++;
+		return 0;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->t = t;
+	r->cie = cie;
+	r->pc = pc;
+	r->loc = start;
+	r->end = start + range;
+	err = run_program(r, &s, cie->insns, cie->insns_end);
+	if (!err) {
+		r->init = s;
+		r->depth = 0;
+		r->emit = true;
+		err = run_program(r, &s, c->p, c->end);
+	}
+	if (err == -EINVAL) {
+		/* Keep what was emitted before the bad op; the rest of the FDE is unknown. */
+		t->st.bad_entries++;
+		err = 0;
+	} else if (!err) {
+		err = advance(r, &s, r->end);
+	}
+	if (!err && cie->signal)
+		t->st.signal_fdes++;
+	if (!err) {
+		end_row.pc = (uint32_t)r->end;
+		err = table__push(t, &end_row);
+	}
+	free(r);
+	t->st.fdes++;
+	return err;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct xsprof_unwind_row *x = a, *y = b;
+
+	if (x->pc != y->pc)
+		return x->pc < y->pc ? -1 : 1;
+	/* An FDE's end marker sorts before the next FDE's first row at the same pc. */
+	if ((x->type == XSPROF_CFA_INVALID) != (y->type == XSPROF_CFA_INVALID))
+		return x->type == XSPROF_CFA_INVALID ? -1 : 1;
+	return 0;
+}
+
+static bool same_rule(const struct xsprof_unwind_row *a, const struct xsprof_unwind_row *b)
+{
+	return a->type == b->type && a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off;
+}
+
+/* Sort; at one pc keep the last row (a real rule over an end marker); merge equal rules. */
+static void table__finish(struct unwind_table *t)
+{
+	size_t out = 0;
+
+	if (!t->nr)
+		return;
+	qsort(t->rows, t->nr, sizeof(*t->rows), cmp_row);
+	for (size_t i = 0; i < t->nr; i++) {
+		if (out && t->rows[out - 1].pc == t->rows[i].pc) {
+			t->rows[out - 1] = t->rows[i];
+			if (out >= 2 && same_rule(&t->rows[out - 2], &t->rows[out - 1]))
+				out--;
+			continue;
+		}
+		if (out && same_rule(&t->rows[out - 1], &t->rows[i]))
+			continue;
+		t->rows[out++] = t->rows[i];
+	}
+	t->nr = out;
+}
+
+struct unwind_table *unwind_table__from_eh_frame(const void *sec, size_t size, uint64_t sec_vaddr,
+						 uint64_t data_vaddr)
+{
+	const uint8_t *base = sec;
+	struct ptr_ctx pc = {base, sec_vaddr, data_vaddr};
+	struct cie_cache *cc;
+	struct unwind_table *t;
+	size_t off = 0;
+	int err = 0;
+
+	if (size > UNWIND_TABLE_MAX_SECTION) {
+		errno = E2BIG;
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	cc = calloc(1, sizeof(*cc));
+	if (!t || !cc) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	t->st.section_bytes = size;
+	while (!err && off + 4 <= size) {
+		struct cursor c = {base + off, base + size, false};
+		uint64_t len = rd_u(&c, 4), id;
+		const uint8_t *id_at;
+		size_t next;
+		struct cie cie;
+
+		if (len == 0)
+			break; /* the terminator */
+		if (len == 0xffffffff)
+			len = rd_u(&c, 8);
+		if (c.bad || len > (uint64_t)(c.end - c.p) || len < 4) {
+			t->st.bad_entries++;
+			break; /* lengths chain the entries: nothing after this can be found */
+		}
+		next = (size_t)(c.p - base) + len;
+		c.end = c.p + len;
+		id_at = c.p;
+		id = rd_u(&c, 4);
+		if (id == 0) {
+			/* A CIE: parsed when an FDE refers to it. */
+		} else if (id > (uint64_t)(id_at - base)) {
+			t->st.bad_entries++;
+		} else if (cie_at(base, size, (size_t)(id_at - base) - id, &pc, cc, t, &cie)) {
+			t->st.bad_entries++;
+		} else {
+			err = do_fde(t, &cie, &c, &pc);
+			if (err == -EINVAL) {
+				t->st.bad_entries++;
+				err = 0;
+			}
+		}
+		off = next;
+	}
+	if (err)
+		goto fail;
+	table__finish(t);
+	if (!t->nr) {
+		err = -ENOENT;
+		goto fail;
+	}
+	free(cc);
+	return t;
+fail:
+	free(cc);
+	unwind_table__free(t);
+	errno = -err;
+	return NULL;
+}
+
+static struct unwind_table *from_elf(Elf *elf)
+{
+	uint64_t got = 0, eh_addr = 0;
+	Elf_Data *eh_data = NULL;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Ehdr eh;
+
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    eh.e_machine != EM_X86_64 || elf_getshdrstrndx(elf, &shstrndx)) {
+		errno = ENOEXEC;
+		return NULL;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name)
+			continue;
+		if (!strcmp(name, ".eh_frame") && sh.sh_type == SHT_PROGBITS) {
+			eh_data = elf_getdata(scn, NULL);
+			eh_addr = sh.sh_addr;
+		} else if (!strcmp(name, ".got")) {
+			got = sh.sh_addr;
+		}
+	}
+	if (!eh_data || !eh_data->d_buf || !eh_data->d_size) {
+		errno = ENOENT;
+		return NULL;
+	}
+	return unwind_table__from_eh_frame(eh_data->d_buf, eh_data->d_size, eh_addr, got);
+}
+
+struct unwind_table *unwind_table__from_elf_fd(int fd)
+{
+	struct unwind_table *t;
+	Elf *elf;
+	int err;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf) {
+		errno = ENOEXEC;
+		return NULL;
+	}
+	t = from_elf(elf);
+	err = errno;
+	elf_end(elf);
+	errno = err;
+	return t;
+}
+
+struct unwind_table *unwind_table__from_elf_memory(const void *image, size_t size)
+{
+	struct unwind_table *t;
+	Elf *elf;
+	int err;
+
+	elf_version(EV_CURRENT);
+	elf = elf_memory((char *)image, size);
+	if (!elf) {
+		errno = ENOEXEC;
+		return NULL;
+	}
+	t = from_elf(elf);
+	err = errno;
+	elf_end(elf);
+	errno = err;
+	return t;
+}
+
+void unwind_table__free(struct unwind_table *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	free(t);
+}
+
+size_t unwind_table__count(const struct unwind_table *t)
+{
+	return t->nr;
+}
+
+const struct xsprof_unwind_row *unwind_table__rows(const struct unwind_table *t)
+{
+	return t->rows;
+}
+
+const struct xsprof_unwind_row *unwind_table__find(const struct unwind_table *t, uint64_t pc)
+{
+	size_t lo = 0, hi = t->nr;
+
+	if (pc > UINT32_MAX)
+		pc = UINT32_MAX;
+	/* The last row with row.pc <= pc. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].pc <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &t->rows[lo - 1] : NULL;
+}
+
+void unwind_table__stats(const struct unwind_table *t, struct unwind_table_stats *ret)
+{
+	*ret = t->st;
+}

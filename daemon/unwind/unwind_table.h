@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * One file's unwind table: its .eh_frame compiled into the compact rows that bpf/unwind.bpf.h
+ * walks (struct xsprof_unwind_row: pc, CFA rule, where rbp is saved; the return address is at
+ * CFA - 8 on x86-64). Rows are sorted by pc (ELF virtual addresses of the file), consecutive
+ * rows with the same rule are merged, and a gap between FDEs gets an XSPROF_CFA_INVALID row, so
+ * "the last row at or below pc" is the answer for any pc.
+ *
+ * The section comes from a profiled process's files, so every read is bounds-checked; a
+ * malformed CIE or FDE is skipped and counted, never trusted.
+ */
+#ifndef XSPROF_UNWIND_TABLE_H
+#define XSPROF_UNWIND_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include "bpf/xsprof_events.h"
+
+struct unwind_table;
+
+/* Largest .eh_frame compiled, and most rows kept per table (the rest: -E2BIG). */
+#define UNWIND_TABLE_MAX_SECTION (256u << 20)
+#define UNWIND_TABLE_MAX_ROWS	 (8u << 20)
+
+struct unwind_table_stats {
+	uint64_t cies;
+	uint64_t fdes;
+	uint64_t bad_entries;	/* CIEs/FDEs that could not be parsed: skipped */
+	uint64_t far_fdes;	/* FDEs past 4 GiB of virtual address: skipped */
+	uint64_t invalid_rows;	/* rows with a rule the walker cannot apply */
+	uint64_t plt_rows;	/* the standard PLT expression */
+	uint64_t signal_fdes;	/* signal trampolines ('S' augmentation) */
+	uint64_t section_bytes; /* size of the .eh_frame compiled */
+};
+
+/*
+ * Compile an .eh_frame section's bytes; sec_vaddr is its sh_addr (pc-relative pointers are
+ * relative to it), data_vaddr the .got's (for datarel pointers; 0 if none). NULL with errno
+ * set: ENOMEM, E2BIG past the caps, ENOENT when nothing usable was found.
+ */
+struct unwind_table *unwind_table__from_eh_frame(const void *sec, size_t size, uint64_t sec_vaddr,
+						 uint64_t data_vaddr);
+/*
+ * The .eh_frame of the ELF file open at fd (not closed). NULL with errno set: ENOENT when it
+ * has none, ENOEXEC when it is not ELF, or as above.
+ */
+struct unwind_table *unwind_table__from_elf_fd(int fd);
+/* The same for an ELF image in memory (tests, fuzzing). */
+struct unwind_table *unwind_table__from_elf_memory(const void *image, size_t size);
+void unwind_table__free(struct unwind_table *t);
+
+size_t unwind_table__count(const struct unwind_table *t);
+const struct xsprof_unwind_row *unwind_table__rows(const struct unwind_table *t);
+/* The row that applies at pc, or NULL below the first row. */
+const struct xsprof_unwind_row *unwind_table__find(const struct unwind_table *t, uint64_t pc);
+void unwind_table__stats(const struct unwind_table *t, struct unwind_table_stats *ret_stats);
+
+#endif

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The .eh_frame compiler against binutils: every row `readelf --debug-dump=frames-interp` prints
+ * for real files (the test's own -fomit-frame-pointer workload and library, libc, the loader,
+ * libstdc++, libpython) must give the same CFA rule, rbp slot and return-address rule here. And
+ * malformed sections (cut short, bytes flipped) must never crash nor yield rows past the data.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon/unwind/unwind_table.h"
+
+struct cmp_stats {
+	unsigned long rows, mismatches, exprs;
+};
+
+static void expect_row(const struct unwind_table *t, const char *file, unsigned long long loc,
+		       const char *cfa, const char *rbp, const char *ra, struct cmp_stats *cs)
+{
+	const struct xsprof_unwind_row *r = unwind_table__find(t, loc);
+	int want_type = XSPROF_CFA_INVALID;
+	long want_off = 0, want_rbp = 0;
+	char reg[8];
+	bool ok;
+
+	cs->rows++;
+	if (!r || r->pc > loc) {
+		cs->mismatches++;
+		cr_log_error("%s: no row at %#llx", file, loc);
+		return;
+	}
+	if (r->type == XSPROF_CFA_SIGNAL)
+		return; /* the whole FDE is the signal trampoline's: its rules are not used */
+	if (!strcmp(ra, "u")) {
+		want_type = XSPROF_CFA_OUTERMOST;
+	} else if (strcmp(ra, "c-8")) {
+		want_type = XSPROF_CFA_INVALID;
+	} else if (sscanf(cfa, "%7[a-z0-9]+%ld", reg, &want_off) == 2) {
+		want_type = !strcmp(reg, "rsp")	  ? XSPROF_CFA_RSP
+			    : !strcmp(reg, "rbp") ? XSPROF_CFA_RBP
+						  : XSPROF_CFA_INVALID;
+	} else if (!strcmp(cfa, "exp")) {
+		/* Expressions: the PLT's or GCC's realignment, else not supported. */
+		cs->exprs++;
+		ok = r->type == XSPROF_CFA_PLT || r->type == XSPROF_CFA_DEREF_RBP ||
+		     r->type == XSPROF_CFA_INVALID;
+		if (!ok) {
+			cs->mismatches++;
+			cr_log_error("%s %#llx: exp gave type %d", file, loc, r->type);
+		}
+		return;
+	}
+	if (want_type == XSPROF_CFA_INVALID || want_type == XSPROF_CFA_OUTERMOST) {
+		ok = r->type == want_type;
+	} else {
+		if (rbp && !strncmp(rbp, "c-", 2))
+			want_rbp = -strtol(rbp + 2, NULL, 10);
+		else if (rbp && !strncmp(rbp, "c+", 2))
+			want_rbp = strtol(rbp + 2, NULL, 10);
+		/* Past what a row holds: marked invalid, never wrong. */
+		if (want_off > INT16_MAX || (want_rbp & 7))
+			ok = r->type == XSPROF_CFA_INVALID;
+		else
+			ok = r->type == want_type && r->cfa_off == want_off &&
+			     r->rbp_off * 8 == want_rbp;
+	}
+	if (!ok) {
+		cs->mismatches++;
+		cr_log_error(
+			"%s %#llx: readelf cfa %s rbp %s ra %s; ours type %d cfa_off %d rbp_off "
+			"%d",
+			file, loc, cfa, rbp ? rbp : "-", ra, r->type, r->cfa_off, r->rbp_off);
+	}
+}
+
+/* Compare every row readelf prints for path; returns how many were compared. */
+static unsigned long compare_with_readelf(const char *path)
+{
+	struct cmp_stats cs = {0};
+	char cmd[512], line[1024];
+	struct unwind_table *t;
+	int fd, rbp_col = -1, ra_col = -1;
+	unsigned long long fde_end = 0;
+	FILE *p;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	cr_assert(fd >= 0, "%s: %s", path, strerror(errno));
+	t = unwind_table__from_elf_fd(fd);
+	close(fd);
+	cr_assert(t, "%s: no table: %s", path, strerror(errno));
+	snprintf(cmd, sizeof(cmd), "readelf --debug-dump=frames-interp '%s' 2>/dev/null", path);
+	p = popen(cmd, "r");
+	cr_assert(p);
+	while (fgets(line, sizeof(line), p)) {
+		char *tok[32], *save = NULL;
+		int n = 0;
+		unsigned long long loc;
+
+		for (char *s = strtok_r(line, " \t\n", &save); s && n < 32;
+		     s = strtok_r(NULL, " \t\n", &save)) {
+			/* "r10 (r10)" is one column: a register rule. */
+			if (s[0] == '(' && n)
+				continue;
+			tok[n++] = s;
+		}
+		if (n >= 2 && !strcmp(tok[0], "LOC")) {
+			rbp_col = ra_col = -1;
+			for (int i = 0; i < n; i++) {
+				if (!strcmp(tok[i], "rbp"))
+					rbp_col = i;
+				if (!strcmp(tok[i], "ra"))
+					ra_col = i;
+			}
+			continue;
+		}
+		/* readelf also prints the row an advance to the FDE's very end starts. */
+		if (n >= 3 && strlen(tok[0]) == 16 && ra_col > 0 && ra_col < n &&
+		    sscanf(tok[0], "%llx", &loc) == 1 && loc > 0 && loc < fde_end)
+			expect_row(t, path, loc, tok[1], rbp_col > 0 ? tok[rbp_col] : NULL,
+				   tok[ra_col], &cs);
+		/* A new CIE or FDE: its rows come after its own LOC header. */
+		for (int i = 0; i < n; i++) {
+			unsigned long long a, b;
+
+			if (!strcmp(tok[i], "FDE") || !strcmp(tok[i], "CIE"))
+				ra_col = -1;
+			if (sscanf(tok[i], "pc=%llx..%llx", &a, &b) == 2)
+				fde_end = b;
+		}
+	}
+	pclose(p);
+	cr_log_info("%s: %zu rows; %lu readelf rows compared (%lu expressions), %lu differ\n", path,
+		    unwind_table__count(t), cs.rows, cs.exprs, cs.mismatches);
+	cr_expect_eq(cs.mismatches, 0, "%s: %lu of %lu rows differ from readelf", path,
+		     cs.mismatches, cs.rows);
+	unwind_table__free(t);
+	return cs.rows;
+}
+
+Test(unwind_table, workload_without_frame_pointers_matches_readelf)
+{
+	cr_expect(compare_with_readelf(XS_NOFP_PATH) > 20);
+	cr_expect(compare_with_readelf(XS_NOFP_LIB_PATH) >= 2);
+}
+
+Test(unwind_table, system_libraries_match_readelf, .timeout = 120)
+{
+	static const char *const libs[] = {
+		"/lib/x86_64-linux-gnu/libc.so.6",
+		"/lib64/ld-linux-x86-64.so.2",
+		"/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+		"/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0",
+	};
+
+	cr_expect(compare_with_readelf(libs[0]) > 10000);
+	for (size_t i = 1; i < sizeof(libs) / sizeof(libs[0]); i++)
+		if (!access(libs[i], R_OK))
+			compare_with_readelf(libs[i]);
+}
+
+/* Functions of the workload, as the tests and the walker rely on them. */
+Test(unwind_table, rules_of_known_functions)
+{
+	int fd = open(XS_NOFP_PATH, O_RDONLY | O_CLOEXEC);
+	struct unwind_table *t = unwind_table__from_elf_fd(fd);
+	struct unwind_table_stats st;
+	const struct xsprof_unwind_row *r;
+	bool outermost = false, plt = false, rbp = false;
+
+	close(fd);
+	cr_assert(t);
+	unwind_table__stats(t, &st);
+	cr_expect(st.fdes > 5 && st.cies >= 1 && st.bad_entries == 0);
+	for (size_t i = 0; i < unwind_table__count(t); i++) {
+		r = &unwind_table__rows(t)[i];
+		outermost |= r->type == XSPROF_CFA_OUTERMOST;
+		plt |= r->type == XSPROF_CFA_PLT;
+		rbp |= r->type == XSPROF_CFA_RBP && r->rbp_off == -2;
+		if (i)
+			cr_expect(r->pc > unwind_table__rows(t)[i - 1].pc, "rows not sorted");
+	}
+	cr_expect(outermost, "_start's undefined return address not seen");
+	cr_expect(plt, "the PLT's expression not recognised");
+	cr_expect(rbp, "xs_nofp_burn_a's rbp-based frame not seen");
+	/* Below the first FDE: nothing. */
+	cr_expect_null(unwind_table__find(t, 0));
+	unwind_table__free(t);
+}
+
+static void *slurp(const char *path, size_t *ret_size)
+{
+	struct stat st;
+	void *buf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	cr_assert(fd >= 0 && !fstat(fd, &st));
+	buf = malloc(st.st_size);
+	cr_assert(buf && read(fd, buf, st.st_size) == st.st_size);
+	close(fd);
+	*ret_size = st.st_size;
+	return buf;
+}
+
+/* The .eh_frame of an ELF image: offset, size, address. */
+static void find_eh_frame(void *img, size_t size, size_t *ret_off, size_t *ret_size,
+			  uint64_t *ret_addr)
+{
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	elf_version(EV_CURRENT);
+	elf = elf_memory(img, size);
+	cr_assert(elf && !elf_getshdrstrndx(elf, &shstrndx));
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		gelf_getshdr(scn, &sh);
+		if (!strcmp(elf_strptr(elf, shstrndx, sh.sh_name), ".eh_frame")) {
+			*ret_off = sh.sh_offset;
+			*ret_size = sh.sh_size;
+			*ret_addr = sh.sh_addr;
+		}
+	}
+	elf_end(elf);
+}
+
+Test(unwind_table, malformed_sections_never_crash, .timeout = 120)
+{
+	size_t size, off = 0, len = 0;
+	uint64_t addr = 0;
+	uint8_t *img = slurp("/lib/x86_64-linux-gnu/libc.so.6", &size), *sec, *copy;
+	struct unwind_table *t, *whole;
+	unsigned int seed = 1;
+
+	find_eh_frame(img, size, &off, &len, &addr);
+	cr_assert(len > 4096);
+	sec = img + off;
+	whole = unwind_table__from_eh_frame(sec, len, addr, 0);
+	cr_assert(whole);
+	/* Cut short anywhere: a prefix's rows, never more than the whole. */
+	for (size_t cut = 0; cut < len; cut += 997) {
+		copy = malloc(cut ? cut : 1);
+		memcpy(copy, sec, cut);
+		t = unwind_table__from_eh_frame(copy, cut, addr, 0);
+		if (t)
+			cr_expect_leq(unwind_table__count(t), unwind_table__count(whole) + 1);
+		else
+			cr_expect(errno == ENOENT, "cut %zu: %s", cut, strerror(errno));
+		unwind_table__free(t);
+		free(copy);
+	}
+	/* Bytes flipped at random: any result, no crash (ASan builds check the reads). */
+	copy = malloc(len);
+	for (int round = 0; round < 200; round++) {
+		memcpy(copy, sec, len);
+		for (int k = 0; k < 16; k++)
+			copy[rand_r(&seed) % len] ^= (uint8_t)(1 + rand_r(&seed) % 255);
+		t = unwind_table__from_eh_frame(copy, len, addr, 0);
+		unwind_table__free(t);
+	}
+	free(copy);
+	unwind_table__free(whole);
+	/* Not ELF, and ELF without .eh_frame. */
+	cr_expect_null(unwind_table__from_elf_memory("hello", 5));
+	cr_expect_eq(errno, ENOEXEC);
+	cr_expect_null(unwind_table__from_eh_frame("\0\0\0\0", 4, 0, 0));
+	cr_expect_eq(errno, ENOENT);
+	free(img);
+}

@@ -1,0 +1,21 @@
+# SPDX-License-Identifier: Apache-2.0
+# User stacks without frame pointers (daemon/unwind, bpf/unwind.bpf.h). The workload and its
+# library are built the way most distribution code is: -O2 without frame pointers.
+add_library(xs_nofp_lib SHARED workloads/nofp_lib.c)
+target_compile_options(xs_nofp_lib PRIVATE -O2 -fomit-frame-pointer -fasynchronous-unwind-tables)
+add_executable(xs_nofp workloads/nofp.c)
+target_compile_options(xs_nofp PRIVATE -O2 -fomit-frame-pointer -fasynchronous-unwind-tables)
+target_link_libraries(xs_nofp PRIVATE xs_nofp_lib pthread)
+set(XS_NOFP_DEFS
+	XS_NOFP_PATH="$<TARGET_FILE:xs_nofp>"
+	XS_NOFP_LIB_PATH="$<TARGET_FILE:xs_nofp_lib>")
+
+xsprof_unit_test(test_unwind_table SOURCES test_unwind_table.c LIBS xsprof_unwind)
+target_compile_definitions(test_unwind_table PRIVATE ${XS_NOFP_DEFS})
+add_dependencies(test_unwind_table xs_nofp xs_nofp_lib)
+
+# The real xsprofd on that workload, beside perf --call-graph dwarf (needs root, BTF, perf).
+xsprof_unit_test(test_unwind_bpf SOURCES test_unwind_bpf.c harness.c LIBS m)
+target_compile_definitions(test_unwind_bpf PRIVATE ${XS_NOFP_DEFS}
+	XSPROFD_PATH="$<TARGET_FILE:xsprofd>")
+add_dependencies(test_unwind_bpf xsprofd xs_nofp xs_nofp_lib)

@@ -1,0 +1,8 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A shared library built without frame pointers, for tests/workloads/nofp.c. */
+#ifndef XS_NOFP_LIB_H
+#define XS_NOFP_LIB_H
+
+unsigned long xs_nofp_lib_spin(unsigned long x);
+
+#endif
