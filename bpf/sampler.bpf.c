@@ -76,7 +76,7 @@ static __noinline long unwind_user(struct xsprof_sample *s, long nk, __u64 ip, _
 		return 0;
 	if (proc)
 		return unwind__walk(s->ips, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc,
-				    unwind_mode, ip, sp, fp);
+				    unwind_mode, ip, sp, fp, 1);
 	ust = bpf_map_lookup_elem(&unwind_stats, &zero);
 	if (unwind_mode != XSPROF_UNWIND_CFI)
 		n = ustack__walk_fp(s->ips, nk + 1, 2 * XSPROF_MAX_STACK_DEPTH, fp, sp);

@@ -75,73 +75,22 @@ struct unwind_walk {
 };
 
 /*
- * The binary searches are global functions: the verifier checks each once on its own, with
- * unknown arguments, instead of inside every state of the step callback that calls them (as
- * plain loops there it gave up after 1M instructions). Defined here: include this header in one
- * program file only.
+ * The binary searches and the two kinds of step are global functions, defined once in
+ * unwind.bpf.c: the verifier checks each on its own with unknown arguments, instead of inside
+ * every state of the step callback that calls them (as plain loops it gave up after 1M
+ * instructions; as inline code the sampler took 0.8 s to load). Every program file that walks
+ * stacks includes this header; the linker joins the calls to the one definition.
  */
-
-/* One bisection step over [lo, hi) per bpf_loop iteration: a bounded loop would have the
- * verifier follow both halves at every step (2^24 paths). */
-struct unwind_search {
-	const struct xsprof_unwind_proc *proc; /* NULL: search the rows */
-	__u64 key;
-	__u32 lo, hi;
-};
-
-static long unwind__bisect(__u32 i, void *arg)
-{
-	struct unwind_search *q = arg;
-	const struct xsprof_unwind_row *r;
-	__u64 at;
-	__u32 mid;
-
-	if (q->lo >= q->hi)
-		return 1;
-	mid = q->lo + ((q->hi - q->lo) >> 1);
-	if (q->proc) {
-		at = q->proc->maps[mid & (XSPROF_UNWIND_MAX_MAPS - 1)].start;
-	} else {
-		r = bpf_map_lookup_elem(&unwind_rows, &mid);
-		if (!r) {
-			q->lo = q->hi = 0;
-			return 1;
-		}
-		at = r->pc;
-	}
-	if (at <= q->key)
-		q->lo = mid + 1;
-	else
-		q->hi = mid;
-	return 0;
-}
-
 /* 1 + the index of the mapping of proc holding pc, or 0. */
-__noinline int unwind_map_index(const struct xsprof_unwind_proc *proc, __u64 pc)
-{
-	struct unwind_search q = {.proc = proc, .key = pc};
-	__u32 n;
-
-	if (!proc)
-		return 0;
-	n = proc->nr_maps;
-	q.hi = n > XSPROF_UNWIND_MAX_MAPS ? XSPROF_UNWIND_MAX_MAPS : n;
-	bpf_loop(9, unwind__bisect, &q, 0);
-	if (!q.lo || q.lo > XSPROF_UNWIND_MAX_MAPS ||
-	    pc >= proc->maps[(q.lo - 1) & (XSPROF_UNWIND_MAX_MAPS - 1)].end)
-		return 0;
-	return q.lo;
-}
-
+__noinline int unwind_map_index(const struct xsprof_unwind_proc *proc, __u64 pc);
 /* 1 + the index in unwind_rows of the last row of [first, first + count) at or below key,
  * or 0. */
-__noinline __s64 unwind_row_index(__u32 first, __u32 count, __u32 key)
-{
-	struct unwind_search q = {.proc = NULL, .key = key, .lo = first, .hi = first + count};
-
-	bpf_loop(24, unwind__bisect, &q, 0);
-	return q.lo > first ? q.lo : 0;
-}
+__noinline __s64 unwind_row_index(__u32 first, __u32 count, __u32 key);
+/* One step through the frame-pointer chain: 0, or 1 when the chain ends. */
+__noinline int unwind_fp_step(struct unwind_regs *w, struct xsprof_unwind_stats *st);
+/* One step by a table row: 0, 1 when the walk ends, -1 to try the frame-pointer step. */
+__noinline int unwind_row_step(const struct xsprof_unwind_row *r, struct unwind_regs *w,
+			       struct xsprof_unwind_stats *st);
 
 /* The mapping of proc holding pc, or NULL. */
 static __always_inline const struct xsprof_unwind_map *
@@ -168,127 +117,6 @@ unwind__find_row(const struct xsprof_unwind_map *m, __u64 vaddr)
 		return NULL;
 	key = (__u32)(i - 1);
 	return bpf_map_lookup_elem(&unwind_rows, &key);
-}
-
-/*
- * The two kinds of step are global functions too, for the same reason: the bpf_loop step that
- * calls them stays small enough for the verifier to check in a few passes (as inline code the
- * sampler took 0.8 s to load).
- */
-
-/* One step through the frame-pointer chain: 0, or 1 when the chain ends. */
-__noinline int unwind_fp_step(struct unwind_regs *w, struct xsprof_unwind_stats *st)
-{
-	__u64 fr[2];
-
-	if (!w || !st)
-		return 1;
-	if (w->bp < w->sp || (w->bp & 7)) {
-		st->end_fp_chain++;
-		return 1;
-	}
-	if (bpf_probe_read_user(fr, sizeof(fr), (void *)w->bp)) {
-		st->end_fp_chain++;
-		return 1;
-	}
-	barrier_var(fr[0]);
-	barrier_var(fr[1]);
-	if (!fr[1]) {
-		st->end_fp_chain++;
-		return 1;
-	}
-	w->sp = w->bp + 16;
-	w->pc = fr[1];
-	w->bp = fr[0];
-	w->exact = 0;
-	st->frames_fp++;
-	return 0;
-}
-
-/* One step by a table row: 0, 1 when the walk ends, -1 to try the frame-pointer step. */
-__noinline int unwind_row_step(const struct xsprof_unwind_row *r, struct unwind_regs *w,
-			       struct xsprof_unwind_stats *st)
-{
-	__u64 cfa, ra, bp, fr[2];
-	__s32 off, rbp_off;
-
-	if (!r || !w || !st)
-		return -1;
-	bp = w->bp;
-	off = r->cfa_off;
-	rbp_off = r->rbp_off * 8;
-	switch (r->type) {
-	case XSPROF_CFA_OUTERMOST:
-		st->end_outermost++;
-		return 1;
-	case XSPROF_CFA_SIGNAL:
-		if (bpf_probe_read_user(&bp, 8, (void *)(w->sp + UNWIND_UC_RBP)) ||
-		    bpf_probe_read_user(fr, 16, (void *)(w->sp + UNWIND_UC_RSP))) {
-			st->end_unreadable++;
-			return 1;
-		}
-		st->signal_frames++;
-		st->frames_cfi++;
-		w->bp = bp;
-		w->sp = fr[0];
-		w->pc = fr[1];
-		w->exact = 1;
-		w->used_cfi = 1;
-		return w->pc ? 0 : 1;
-	case XSPROF_CFA_RSP:
-		cfa = w->sp + off;
-		break;
-	case XSPROF_CFA_RBP:
-		cfa = w->bp + off;
-		break;
-	case XSPROF_CFA_PLT:
-		cfa = w->sp + 8 + ((w->pc & 15) >= (__u64)off ? 8 : 0);
-		break;
-	case XSPROF_CFA_DEREF_RBP:
-		if (bpf_probe_read_user(&cfa, 8, (void *)(w->bp + off))) {
-			st->end_unreadable++;
-			return 1;
-		}
-		break;
-	default:
-		return -1;
-	}
-	if (cfa <= w->sp || (cfa & 7)) {
-		st->end_bad_cfa++;
-		return 1;
-	}
-	if (rbp_off == -16) {
-		/* The usual prologue: push rbp right after the call, one read for both. */
-		if (bpf_probe_read_user(fr, 16, (void *)(cfa - 16))) {
-			st->end_unreadable++;
-			return 1;
-		}
-		barrier_var(fr[0]);
-		barrier_var(fr[1]);
-		bp = fr[0];
-		ra = fr[1];
-	} else {
-		if (bpf_probe_read_user(&ra, 8, (void *)(cfa - 8))) {
-			st->end_unreadable++;
-			return 1;
-		}
-		if (rbp_off && bpf_probe_read_user(&bp, 8, (void *)(cfa + rbp_off))) {
-			st->end_unreadable++;
-			return 1;
-		}
-	}
-	if (!ra) {
-		/* Thread entry code that marks no rule ends its chain with a zero. */
-		st->end_outermost++;
-		return 1;
-	}
-	w->sp = cfa;
-	w->pc = ra;
-	w->bp = bp;
-	w->exact = 0;
-	w->used_cfi = 1;
-	st->frames_cfi++;
-	return 0;
 }
 
 static long unwind__step(__u32 i, void *arg)
@@ -331,17 +159,17 @@ static long unwind__step(__u32 i, void *arg)
 /*
  * Walk from the interrupted (pc, sp, bp) of a frame already stored at ips[first - 1], storing
  * the callers at ips[first], ... below ips[end] (end <= 2 * XSPROF_MAX_STACK_DEPTH). proc may
- * be NULL (frame pointers only). Returns how many were stored; needs bpf_loop (Linux 5.17).
+ * be NULL (frame pointers only). exact: pc is where the thread is, not a return address. Returns how many were stored; needs bpf_loop (Linux 5.17).
  */
 static __always_inline long unwind__walk(__u64 *ips, __u32 first, __u32 end,
 					 const struct xsprof_unwind_proc *proc, __u32 mode,
-					 __u64 pc, __u64 sp, __u64 bp)
+					 __u64 pc, __u64 sp, __u64 bp, __u32 exact)
 {
 	__u32 zero = 0;
 	struct unwind_walk w = {
 		.ips = ips,
 		.proc = proc,
-		.regs = {.pc = pc, .sp = sp, .bp = bp, .exact = 1},
+		.regs = {.pc = pc, .sp = sp, .bp = bp, .exact = exact},
 		.idx = first,
 		.end = end,
 		.mode = mode,
@@ -356,6 +184,37 @@ static __always_inline long unwind__walk(__u64 *ips, __u32 first, __u32 end,
 	else
 		w.st->walks_fp++;
 	return w.idx > first ? w.idx - first : 0;
+}
+
+/*
+ * A probe's user stack (the CUDA uprobes, the USDT probe) from (pc, sp, bp; exact as for
+ * unwind__walk), callers stored from ips[*nr] (0 or 1: the slots already filled) below ips[end]: the table walk where the daemon loaded tgid's tables and mode is
+ * not fp; -1 otherwise (the probe walks frame pointers as before). ips must have room up to
+ * index 2 * XSPROF_MAX_STACK_DEPTH in its map value (the probes' records are followed by
+ * their stack window).
+ */
+static __always_inline long unwind__probe_walk(__u64 *ips, __u16 *nr, __u32 end, __u32 tgid,
+					       __u32 mode, __u64 pc, __u64 sp, __u64 bp,
+					       __u32 exact)
+{
+	const struct xsprof_unwind_proc *proc;
+	__u32 first;
+
+	if (mode == XSPROF_UNWIND_FP)
+		return -1;
+	proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	if (!proc)
+		return -1;
+	/* The first slot comes through the record (*nr, in the map value): the verifier then
+	 * knows a range, not a constant, and checks the step a few times, not once per frame. */
+	/* Masked, not compared: a range as wide as the step's own mask converges at once. The
+	 * step bounds every store at 2 * XSPROF_MAX_STACK_DEPTH, inside the probes' scratch. */
+	first = *(volatile __u16 *)nr & 0xff;
+	if (end != XSPROF_MAX_STACK_DEPTH)
+		return -1;
+	/* The limit from first too (a range as well): ips has XSPROF_MAX_STACK_DEPTH slots. */
+	return unwind__walk(ips, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc, mode, pc, sp,
+			    bp, exact);
 }
 
 #endif

@@ -18,10 +18,12 @@
 #include "cuda_maps.bpf.h"
 #include "pidns.bpf.h"
 #include "ustack.bpf.h"
+#include "unwind.bpf.h"
 
 #define SIGSTOP 19
 
 extern bool pid_filter_on;
+extern const volatile __u32 unwind_mode;
 extern const volatile __u64 wakeup_bytes;
 
 /* The outermost probed call in progress on a thread, to tell nested calls from new ones. */
@@ -238,8 +240,21 @@ int xsprof_cuda_call(struct pt_regs *ctx)
 	/* At entry the callee has not pushed a frame: rbp is still the caller's. */
 	r->nr_user = 0;
 	if (!r->user_err) {
+		/* At entry the caller's frame is known without the API library's table: the
+		 * return address at sp, its stack pointer above it, rbp still its own. */
+		long n;
+
 		r->ips[0] = ret;
-		r->nr_user = 1 + ustack__walk_fp_loop(r->ips, 1, PT_REGS_FP(ctx), sp, win);
+		r->nr_user = 1;
+		n = unwind__probe_walk(r->ips, &r->nr_user, XSPROF_MAX_STACK_DEPTH, tgid,
+				       unwind_mode, ret, sp + 8, PT_REGS_FP(ctx), 0);
+		if (n >= 0 && n < XSPROF_MAX_STACK_DEPTH) {
+			r->nr_user = 1 + n;
+		} else {
+			r->ips[0] = ret;
+			r->nr_user =
+				1 + ustack__walk_fp_loop(r->ips, 1, PT_REGS_FP(ctx), sp, win);
+		}
 	}
 
 	size = XSPROF_CUDA_CALL_HDR_SIZE + (long)r->nr_user * 8;

@@ -16,10 +16,12 @@
 #include "cuda_maps.bpf.h"
 #include "pidns.bpf.h"
 #include "ustack.bpf.h"
+#include "unwind.bpf.h"
 
 #define SIGSTOP 19
 
 extern bool pid_filter_on;
+extern const volatile __u32 unwind_mode;
 extern const volatile __u64 wakeup_bytes;
 
 /* The record, and the top of the stack read at once (ustack.bpf.h says why). */
@@ -75,7 +77,7 @@ int xsprof_usdt_launch(struct pt_regs *ctx)
 	struct usdt_scratch *scr;
 	struct xsprof_usdt_launch *r;
 	const __u64 *win;
-	long corr = 0, api = 0, size;
+	long corr = 0, api = 0, size, n;
 	__u64 flags;
 
 	if (!st || !pid_tgid) /* 0: outside the daemon's pid namespace */
@@ -103,9 +105,18 @@ int xsprof_usdt_launch(struct pt_regs *ctx)
 	r->user_err = 0;
 	/* Mid-function: the probe site, then the firing function's own frame outward. */
 	r->ips[0] = PT_REGS_IP(ctx);
-	win = bpf_probe_read_user(scr->win, sizeof(scr->win), (void *)PT_REGS_SP(ctx)) ? NULL
-										       : scr->win;
-	r->nr_user = 1 + ustack__walk_fp_loop(r->ips, 1, PT_REGS_FP(ctx), PT_REGS_SP(ctx), win);
+	r->nr_user = 1;
+	n = unwind__probe_walk(r->ips, &r->nr_user, XSPROF_MAX_STACK_DEPTH, tgid, unwind_mode,
+			       PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), 1);
+	if (n >= 0 && n < XSPROF_MAX_STACK_DEPTH) {
+		r->nr_user = 1 + n;
+	} else {
+		win = bpf_probe_read_user(scr->win, sizeof(scr->win), (void *)PT_REGS_SP(ctx))
+			      ? NULL
+			      : scr->win;
+		r->nr_user = 1 + ustack__walk_fp_loop(r->ips, 1, PT_REGS_FP(ctx),
+						      PT_REGS_SP(ctx), win);
+	}
 
 	size = XSPROF_USDT_LAUNCH_HDR_SIZE + (long)r->nr_user * 8;
 	/* Keep the bound on the register that is passed on (clang may clamp a copy). */

@@ -1238,6 +1238,8 @@ int cuda_probes__stats(const struct cuda_probes *cp, struct cuda_probes_stats *r
 		ret->usdt_site_trap_nop5 +=
 			cp->usdt_pids[i].mode == USDT_SITE_TRAP && cp->usdt_pids[i].nop5;
 		ret->usdt_site_nop += cp->usdt_pids[i].mode == USDT_SITE_NOP;
+		ret->usdt_site_unread +=
+			cp->usdt_pids[i].pid && cp->usdt_pids[i].mode == USDT_SITE_UNKNOWN;
 	}
 	memset(&ret->bpf, 0, sizeof(ret->bpf));
 	for (int i = 0; i < ncpu; i++) {

@@ -79,6 +79,7 @@ struct cuda_probes_stats {
 	uint64_t usdt_site_call, usdt_site_trap, usdt_site_nop;
 	uint64_t usdt_site_trap_nop5; /* trapped although the site is a 5-byte nop: the kernel
 				       * does not optimise uprobes */
+	uint64_t usdt_site_unread;    /* processes gone before their site could be read */
 	struct xsprof_cuda_stats bpf; /* BPF counters summed over CPUs */
 };
 

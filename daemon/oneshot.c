@@ -93,13 +93,14 @@ static void unwind_report(const struct recording *rec)
 		 (unsigned long long)b.walks_cfi, (unsigned long long)b.walks_fp,
 		 (unsigned long long)b.no_process, (unsigned long long)b.frames_cfi,
 		 (unsigned long long)b.frames_fp);
-	log_info("user stack walk ends: %llu outermost frame, %llu end of frame-pointer chain, %llu no "
-		 "table, %llu no rule, %llu unreadable, %llu bad CFA, %llu depth cap; %llu signal "
-		 "frames crossed",
-		 (unsigned long long)b.end_outermost, (unsigned long long)b.end_fp_chain,
-		 (unsigned long long)b.end_no_table, (unsigned long long)b.end_invalid,
-		 (unsigned long long)b.end_unreadable, (unsigned long long)b.end_bad_cfa,
-		 (unsigned long long)b.end_depth, (unsigned long long)b.signal_frames);
+	log_info(
+		"user stack walk ends: %llu outermost frame, %llu end of frame-pointer chain, %llu no "
+		"table, %llu no rule, %llu unreadable, %llu bad CFA, %llu depth cap; %llu signal "
+		"frames crossed",
+		(unsigned long long)b.end_outermost, (unsigned long long)b.end_fp_chain,
+		(unsigned long long)b.end_no_table, (unsigned long long)b.end_invalid,
+		(unsigned long long)b.end_unreadable, (unsigned long long)b.end_bad_cfa,
+		(unsigned long long)b.end_depth, (unsigned long long)b.signal_frames);
 	log_info("unwind tables: %llu files (%llu without a usable .eh_frame), %llu rows of %llu "
 		 "(%.1f MiB in BPF maps with %llu processes), %.1f ms to build (%.1f ms per MiB "
 		 "of .eh_frame), %llu evicted",
@@ -412,14 +413,16 @@ static void cuda_report(struct recording *rec, bool always)
 		log_info(
 			"CUDA: xsprof:launch site in %llu processes: %llu on the kernel's optimised "
 			"call, %llu trapped (int3; %llu of them on a 5-byte nop%s), %llu not probed "
-			"yet; %llu launch uprobes removed where it fired (one probe per launch)",
+			"yet, %llu gone before it was read; %llu launch uprobes removed where it "
+			"fired (one probe per launch)",
 			(unsigned long long)(cs.usdt_site_call + cs.usdt_site_trap +
-					     cs.usdt_site_nop),
+					     cs.usdt_site_nop + cs.usdt_site_unread),
 			(unsigned long long)cs.usdt_site_call,
 			(unsigned long long)cs.usdt_site_trap,
 			(unsigned long long)cs.usdt_site_trap_nop5,
 			cs.usdt_site_trap_nop5 ? ": this kernel does not optimise uprobes" : "",
 			(unsigned long long)cs.usdt_site_nop,
+			(unsigned long long)cs.usdt_site_unread,
 			(unsigned long long)cs.uprobes_trimmed);
 	log_debug("CUDA: %llu libraries mapped by profiled processes (%llu stopped for the "
 		  "attach), %llu children followed, %llu calls of other processes",

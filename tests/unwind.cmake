@@ -19,3 +19,16 @@ xsprof_unit_test(test_unwind_bpf SOURCES test_unwind_bpf.c harness.c LIBS m)
 target_compile_definitions(test_unwind_bpf PRIVATE ${XS_NOFP_DEFS}
 	XSPROFD_PATH="$<TARGET_FILE:xsprofd>")
 add_dependencies(test_unwind_bpf xsprofd xs_nofp xs_nofp_lib)
+
+# CUDA launch stacks through code without frame pointers: the uprobe and USDT probes walk them
+# with the same tables (needs the CUDA toolkit's libcudart, as the other CUDA tests).
+if(TARGET CUDA::cudart)
+	add_executable(xs_nofp_cuda workloads/nofp_cuda.c)
+	target_compile_options(xs_nofp_cuda PRIVATE -O2 -fomit-frame-pointer
+		-fasynchronous-unwind-tables -fno-optimize-sibling-calls)
+	target_link_libraries(xs_nofp_cuda PRIVATE CUDA::cudart xs_cupti_fake)
+	xsprof_unit_test(test_unwind_cuda SOURCES test_unwind_cuda.c harness.c)
+	target_compile_definitions(test_unwind_cuda PRIVATE XSPROFD_PATH="$<TARGET_FILE:xsprofd>"
+		XS_NOFP_CUDA_PATH="$<TARGET_FILE:xs_nofp_cuda>")
+	add_dependencies(test_unwind_cuda xsprofd xs_nofp_cuda)
+endif()
