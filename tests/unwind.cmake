@@ -32,3 +32,12 @@ if(TARGET CUDA::cudart)
 		XS_NOFP_CUDA_PATH="$<TARGET_FILE:xs_nofp_cuda>")
 	add_dependencies(test_unwind_cuda xsprofd xs_nofp_cuda)
 endif()
+
+# Leaves without a frame in frame-pointer code: their caller comes from the tables.
+add_executable(xs_fpleaf workloads/fpleaf.c)
+target_compile_options(xs_fpleaf PRIVATE -O2 -fno-omit-frame-pointer -momit-leaf-frame-pointer
+	-fno-optimize-sibling-calls)
+xsprof_unit_test(test_unwind_leaf SOURCES test_unwind_leaf.c harness.c)
+target_compile_definitions(test_unwind_leaf PRIVATE XSPROFD_PATH="$<TARGET_FILE:xsprofd>"
+	XS_FPLEAF_PATH="$<TARGET_FILE:xs_fpleaf>")
+add_dependencies(test_unwind_leaf xsprofd xs_fpleaf)

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Better than frame-pointer profilers: in xs_fpleaf (frame pointers, but none in leaf
+ * functions) the leaf's caller is skipped by every frame-pointer walk (perf -g, bcc, bpftrace
+ * lose it); with the unwind tables it is there. Needs root and BTF.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tests/harness.h"
+
+/* Samples in fpleaf_leaf, and those with fpleaf_caller right above it. */
+static void leaf_caller(const char *unwind, uint64_t *ret_leaf, uint64_t *ret_caller)
+{
+	const char *out = test_path("fpleaf", ".folded"), *err = test_path("fpleaf", ".err");
+	char *argv[] = {XSPROFD_PATH,
+			"-f",
+			"-F",
+			"499",
+			"--unwind",
+			(char *)unwind,
+			"--cupti-socket",
+			(char *)test_path("fpleaf", ".sock"),
+			"-o",
+			(char *)out,
+			"--",
+			XS_FPLEAF_PATH,
+			"2",
+			NULL};
+	struct folded f;
+
+	cr_assert_eq(run(argv, NULL, err), 0, "%s", read_file(err));
+	*ret_leaf = *ret_caller = 0;
+	folded_load(out, &f);
+	for (size_t i = 0; i < f.n; i++) {
+		struct folded_line *l = &f.lines[i];
+		int leaf = folded_find(l, "fpleaf_leaf");
+
+		if (leaf < 0)
+			continue;
+		*ret_leaf += l->count;
+		if (leaf > 0 && !strcmp(l->frames[leaf - 1], "fpleaf_caller"))
+			*ret_caller += l->count;
+	}
+	folded_free(&f);
+}
+
+Test(unwind_leaf, leaves_without_a_frame_show_their_caller, .timeout = 120)
+{
+	uint64_t leaf, caller;
+
+	leaf_caller("auto", &leaf, &caller);
+	cr_log_info("auto: %llu of %llu leaf samples under their caller\n",
+		    (unsigned long long)caller, (unsigned long long)leaf);
+	cr_assert_gt(leaf, 300, "too few samples in the leaf: %llu", (unsigned long long)leaf);
+	cr_expect_geq(caller * 100, leaf * 99, "only %llu of %llu", (unsigned long long)caller,
+		      (unsigned long long)leaf);
+}
+
+Test(unwind_leaf, frame_pointers_skip_the_caller, .timeout = 120)
+{
+	uint64_t leaf, caller;
+
+	leaf_caller("fp", &leaf, &caller);
+	cr_log_info("fp: %llu of %llu leaf samples under their caller\n",
+		    (unsigned long long)caller, (unsigned long long)leaf);
+	cr_assert_gt(leaf, 300);
+	cr_expect_lt(caller * 2, leaf, "frame pointers found the caller in %llu of %llu",
+		     (unsigned long long)caller, (unsigned long long)leaf);
+}
