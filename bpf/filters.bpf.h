@@ -49,4 +49,18 @@ static __always_inline bool xsprof_filters_pass(struct task_struct *task)
 	return true;
 }
 
+/*
+ * Whose record this is: the thread's uid when its real and effective uids agree; root's (0)
+ * when they differ, as in a setuid program a user started (its real uid is the user's, but what
+ * it runs and reads is root's) or a root process that took on a user's effective uid. The
+ * service hands a user only the samples of that user's uid.
+ */
+static __always_inline __u32 visible_uid(struct task_struct *task)
+{
+	const struct cred *c = BPF_CORE_READ(task, cred);
+	__u32 ruid = BPF_CORE_READ(c, uid.val), euid = BPF_CORE_READ(c, euid.val);
+
+	return ruid == euid ? ruid : 0;
+}
+
 #endif

@@ -131,7 +131,7 @@ static __noinline int switch_out(void *ctx, struct task_struct *prev,
 	r->type = XSPROF_REC_OFFCPU;
 	r->tgid = id >> 32;
 	r->tid = (__u32)id;
-	r->uid = (__u32)bpf_get_current_uid_gid();
+	r->uid = visible_uid(bpf_get_current_task_btf());
 	r->flags = 0;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	read_stacks(ctx, r, st);

@@ -202,7 +202,7 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	s->time_ns = bpf_ktime_get_ns();
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 	s->flags = in_ns ? 0 : XSPROF_SAMPLE_F_FOREIGN;
-	s->uid = (__u32)bpf_get_current_uid_gid();
+	s->uid = visible_uid(task);
 	s->kernel_err = 0;
 	s->user_err = 0;
 

@@ -44,7 +44,7 @@ struct xsprof_sample {
 	__s16 kernel_err; /* bpf_get_stack error for the kernel stack, 0 if none */
 	__s16 user_err;	  /* same for the user stack */
 	__u32 flags;	  /* XSPROF_SAMPLE_F_* */
-	__u32 uid;	  /* the thread's real uid (who may see this sample) */
+	__u32 uid;	  /* who may see this sample: the thread's uid, 0 when real != effective */
 	__u64 ips[2 * XSPROF_MAX_STACK_DEPTH];
 };
 
