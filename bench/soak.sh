@@ -15,7 +15,11 @@ Usage: $prog [OPTIONS]
 Runs xsprofd as the always-on service (directly, not through systemd) with a small rolling
 window and memory cap, under a CPU workload on every CPU and a stream of short-lived processes,
 asks it for a flamegraph of its window every interval, and prints its resident memory (RSS),
-the rolling store's size and cap, and its counters. At the end: peak RSS, RSS growth over the
+the rolling store's size and cap, and its counters. Unless --no-hostile, every interval also
+brings: 70 connections that trickle a header and hang, malformed and oversized requests, a
+CUPTI sender that sends junk, a 1 s recording, and an attachment of the workload; each
+interval's status query as root must answer within a second (slow or failed ones are counted
+in the table and fail the run). At the end: peak RSS, RSS growth over the
 second half of the run, and the store's peak against its cap. Must run as root.
 
 Options:
@@ -31,6 +35,7 @@ Options:
                          the store faster)
   -t, --threads N        workload threads (default: number of CPUs, $(nproc))
       --no-churn         no stream of short-lived processes
+      --no-hostile       no hostile clients, recordings, attachments or CUPTI senders
   -h, --help             show this help
 
 Exit status: 0 when the store stayed within its cap and the daemon survived, 1 otherwise.
@@ -63,6 +68,7 @@ window=120
 freq=99
 threads=$(nproc)
 churn=1
+hostile=1
 
 while [[ $# -gt 0 ]]; do
 	case $1 in
@@ -75,6 +81,7 @@ while [[ $# -gt 0 ]]; do
 	-F | --freq) need_arg "$@"; freq=$2; shift 2 ;;
 	-t | --threads) need_arg "$@"; threads=$2; shift 2 ;;
 	--no-churn) churn=0; shift ;;
+	--no-hostile) hostile=0; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) bad_usage "unknown option '$1'" ;;
 	esac
@@ -87,6 +94,7 @@ done
 ((window >= 10)) || bad_usage "--window must be at least 10 (xsprofd's minimum)"
 xsprofd=${xsprofd:-$build/daemon/xsprofd}
 workload=$build/tests/xs_split
+xsprofctl=$build/daemon/ctl/xsprofctl
 
 [[ $EUID -eq 0 ]] || die "must run as root (BPF needs it): sudo $0 ${orig_args[*]}"
 [[ -x $xsprofd ]] ||
@@ -94,6 +102,8 @@ workload=$build/tests/xs_split
 [[ -x $workload ]] ||
 	die "no workload at $workload: build it with 'cmake --build $build --target xs_split'"
 command -v curl >/dev/null || die "missing curl (apt-get install curl)"
+((hostile == 0)) || command -v python3 >/dev/null || die "missing python3 (for the hostile clients)"
+((hostile == 0)) || [[ -x $xsprofctl ]] || die "no xsprofctl at $xsprofctl"
 
 # Everything started here is stopped and removed on exit, error or Ctrl-C.
 tmp=$(mktemp -d /tmp/xsprof-soak.XXXXXX)
@@ -154,12 +164,55 @@ if ((churn)); then
 	churn_pid=$!
 fi
 
+# One round of abuse, in the background: connections that trickle and hang, junk requests,
+# junk on the CUPTI socket. Bounded: 70 connections for 4 s.
+abuse() {
+	python3 - "$sock" "$tmp/cupti.sock" <<'PY' >/dev/null 2>&1 &
+import socket, sys, time
+api, cupti = sys.argv[1], sys.argv[2]
+held = []
+for i in range(70):
+    try:
+        c = socket.socket(socket.AF_UNIX); c.settimeout(2); c.connect(api)
+        c.send(b"GET /v1/status HTTP/1.1\r\nHost: x\r\n")
+        held.append(c)
+    except OSError:
+        pass
+for junk in (b"\x00\xff garbage\r\n\r\n", b"GET /" + b"a" * 100000 + b" HTTP/1.1\r\n\r\n",
+             b"POST /v1/record HTTP/1.1\r\nContent-Length: 9999999999\r\n\r\n{"):
+    try:
+        c = socket.socket(socket.AF_UNIX); c.settimeout(2); c.connect(api); c.send(junk)
+        c.recv(100); c.close()
+    except OSError:
+        pass
+try:
+    c = socket.socket(socket.AF_UNIX); c.settimeout(2); c.connect(cupti)
+    c.send(b"XSP1" + b"\xff" * 4096); c.close()
+except OSError:
+    pass
+for t in range(4):
+    for c in held:
+        try: c.send(b"X")
+        except OSError: pass
+    time.sleep(1)
+for c in held:
+    c.close()
+PY
+	"$xsprofctl" -s "$sock" -q record --duration 1 -o "$tmp/rec.folded" >/dev/null 2>&1 &
+}
+answered=0
+slow=0
+if ((hostile)); then
+	"$xsprofctl" -s "$sock" -q attach "$work_pid" >/dev/null 2>&1 ||
+		echo "warning: attaching the workload failed" >&2
+fi
+
 cap_kib=$((store_mb * 1024))
 echo "xsprofd $("$xsprofd" --version | awk '{ print $2 }') as a service: $freq Hz, window $window s," \
 	"store cap $store_mb MiB ($cap_kib KiB); $threads workload threads$( ((churn)) &&
 		echo ', a short-lived process every 0.2 s'); $minutes min, every $interval s"
-printf '%8s %9s %9s %10s %10s %7s %12s %10s %8s\n' elapsed_s rss_kib hwm_kib store_kib cap_kib \
-	slices samples lost dropped
+printf '%8s %9s %9s %10s %10s %7s %12s %10s %8s %5s %8s %5s\n' elapsed_s rss_kib hwm_kib \
+	store_kib cap_kib slices samples lost dropped fds answered slow
 start=$SECONDS
 max_store=0
 rss_mid=
@@ -171,17 +224,23 @@ while :; do
 	# A query of the whole window, as a user's flamegraph would.
 	api "/v1/profile?since_s=$window&format=folded" >/dev/null ||
 		echo "warning: the profile query failed at $elapsed s" >&2
+	((hostile)) && abuse
+	# Root's status, in the middle of the abuse: it must answer within a second.
+	t0=$(date +%s%N)
 	status=$(api /v1/status) || die "xsprofd stopped answering after $elapsed s"
+	if (($(date +%s%N) - t0 > 1000000000)); then slow=$((slow + 1)); else answered=$((answered + 1)); fi
 	rss=$(kib_of "$daemon_pid" VmRSS)
 	hwm=$(kib_of "$daemon_pid" VmHWM)
 	store_b=$(json_num bytes <<<"$status")
 	store_kib=$((store_b / 1024))
 	((store_b > max_store)) && max_store=$store_b
 	((store_kib > cap_kib)) && over_cap=1
-	printf '%8d %9d %9d %10d %10d %7d %12d %10d %8d\n' "$elapsed" "$rss" "$hwm" "$store_kib" \
-		"$cap_kib" "$(json_num slices <<<"$status")" "$(json_num samples <<<"$status")" \
+	printf '%8d %9d %9d %10d %10d %7d %12d %10d %8d %5d %8d %5d\n' "$elapsed" "$rss" "$hwm" \
+		"$store_kib" "$cap_kib" "$(json_num slices <<<"$status")" \
+		"$(json_num samples <<<"$status")" \
 		"$(($(json_num lost_ring_buffer_full <<<"$status") + $(json_num malformed_records <<<"$status")))" \
-		"$(json_num dropped_slices <<<"$status")"
+		"$(json_num dropped_slices <<<"$status")" "$(ls "/proc/$daemon_pid/fd" | wc -l)" \
+		"$answered" "$slow"
 	rss_log+=("$rss")
 	[[ -z $rss_mid ]] && ((elapsed >= seconds / 2)) && rss_mid=$rss
 	((elapsed >= seconds)) && break
@@ -200,8 +259,13 @@ echo "rolling store peak:        $((max_store / 1024)) KiB of a $cap_kib KiB cap
 echo "RSS against the cap:       peak RSS is $(awk -v h="$hwm" -v c="$cap_kib" \
 	'BEGIN { printf "%.1f", h / c }') x the store cap (the cap bounds the rolling window;" \
 	"RSS adds code, BPF ring buffers, symbol caches)"
+echo "root's status queries:     $answered answered within a second, $slow slower"
 if ((over_cap)); then
 	echo "FAIL: the rolling store went over its cap"
+	exit 1
+fi
+if ((slow)); then
+	echo "FAIL: $slow status queries took over a second"
 	exit 1
 fi
 echo "ok: the rolling store stayed within its cap"
