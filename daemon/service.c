@@ -569,6 +569,9 @@ static struct json_object *status_json(struct service *s)
 		add_u64(g, "attach_failed", ps.attach_failed);
 		add_u64(g, "bad_records", ps.bad_records);
 		add_u64(g, "store_failures", ps.store_failures);
+		/* Emptied with each window slice: it never fills. */
+		add_u64(g, "launches_in_slice",
+			launch_store__nr_events(cuda_probes__store(recording__cuda(s->always))));
 		json_object_object_add(j, "cuda_probes", g);
 	}
 	if (s->cupti) {
