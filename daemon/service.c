@@ -1282,11 +1282,19 @@ static enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_
 							  : 0,
 						  q->authed, q->uid, tree, &from);
 	if (!err && mode != GPU_MODE_CPU) {
+		struct calltree *us = calltree__new();
 		uint64_t gfrom = 0;
 
-		err = store__query(s->gpu_window,
-				   since_s * 1000000000ull < now ? now - since_s * 1000000000ull : 0,
-				   q->authed, q->uid, tree, &gfrom);
+		/* The GPU window is in microseconds: as the samples they would have been worth. */
+		err = us ? store__query(s->gpu_window,
+					since_s * 1000000000ull < now
+						? now - since_s * 1000000000ull
+						: 0,
+					q->authed, q->uid, us, &gfrom)
+			 : -ENOMEM;
+		if (!err)
+			err = gpu_window__add_scaled(us, tree, s->opts->freq_hz, 1000000);
+		calltree__free(us);
 		if (!from || (gfrom && gfrom < from))
 			from = gfrom;
 	}

@@ -100,8 +100,29 @@ static int slice_stack(void *ctx, uint32_t pid, uint32_t id, const char *const *
 struct reroot {
 	struct calltree *out;
 	const char *path[512];
+	uint64_t num, den; /* weights scaled by num / den, rounded; 0: re-rooted as is */
 	int err;
 };
+
+static int scale_visit(const struct calltree_frame *f, void *ctx)
+{
+	struct reroot *r = ctx;
+	uint64_t w;
+
+	if (f->depth >= 512)
+		return 0;
+	r->path[f->depth] = f->name;
+	w = (f->self * r->num + r->den / 2) / r->den;
+	return w ? calltree__add(r->out, r->path, f->depth + 1, w) : 0;
+}
+
+int gpu_window__add_scaled(const struct calltree *src, struct calltree *dst, uint64_t num,
+			   uint64_t den)
+{
+	struct reroot r = {.out = dst, .num = num, .den = den ? den : 1};
+
+	return calltree__walk(src, scale_visit, &r);
+}
 
 static int reroot_visit(const struct calltree_frame *f, void *ctx)
 {
@@ -135,7 +156,7 @@ int gpu_slice__tree(const struct launch_store *ls, const struct gpu_store *gs,
 	struct slice_names sn = {};
 	struct profile_data pd = {
 		.mode = GPU_MODE_GPU,
-		.unit = WEIGHT_SAMPLES,
+		.unit = WEIGHT_US, /* short kernels add up over the window before rounding */
 		.sample_period_ns = 1000000000ull / (freq_hz ? freq_hz : 1),
 	};
 	struct gpu_join *j = gpu_join__new();

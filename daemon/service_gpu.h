@@ -52,11 +52,15 @@ void session_profile__release(struct session_profile *sp);
 
 /*
  * The GPU work of one window slice: ls's launches joined to gs's records in scope, each as a
- * "uid:N;comm;launch stack;[gpu] name" stack weighted in samples at freq_hz (GPU work nothing
+ * "uid:N;comm;launch stack;[gpu] name" stack weighted in microseconds (GPU work nothing
  * launched goes under "[no launch stack]"). *ret_tree is NULL when there was none.
  */
 int gpu_slice__tree(const struct launch_store *ls, const struct gpu_store *gs,
 		    const struct gpu_join_scope *scope, struct symbolizer *sym, const char *strategy,
 		    unsigned int freq_hz, struct calltree **ret_tree, struct correlate_stats *cs);
+
+/* Add src's stacks to dst, each weight scaled by num / den and rounded (0s left out). */
+int gpu_window__add_scaled(const struct calltree *src, struct calltree *dst, uint64_t num,
+			   uint64_t den);
 
 #endif

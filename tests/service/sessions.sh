@@ -53,9 +53,9 @@ weight() { { grep -E "$2" "$1" || true; } | awk '{s += $NF} END {print s + 0}'; 
 # gpu_lines FILE: the [gpu] leaves, stack and weight, sorted.
 gpu_lines() { { grep ';\[gpu\] ' "$1" || true; } | sort; }
 
-step "start xsprofd on private paths (CUDA probes on the fake injection library for the window)"
+step "start xsprofd on private paths (CUDA probes on the fake injection library for the window; 999 Hz so 1 ms kernels weigh a sample)"
 "$xsprofd" --socket "$sock" --cupti-socket "$cupti" --socket-group nogroup --max-record 3600 \
-	--cuda-lib "$fakelib" >"$dir/xsprofd.log" 2>&1 &
+	--cuda-lib "$fakelib" --freq 999 >"$dir/xsprofd.log" 2>&1 &
 daemon=$!
 for _ in $(seq 150); do [[ -S $sock ]] && break; sleep 0.1; done
 [[ -S $sock ]] || { fail "xsprofd did not create $sock"; exit 1; }
