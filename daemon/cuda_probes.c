@@ -1205,6 +1205,17 @@ void cuda_probes__stop(struct cuda_probes *cp)
 	}
 }
 
+int cuda_probes__rotate_store(struct cuda_probes *cp, struct launch_store **ret_old)
+{
+	struct launch_store *fresh = launch_store__new(cp->opts.max_stacks, cp->opts.max_launches);
+
+	if (!fresh)
+		return -ENOMEM;
+	*ret_old = cp->store;
+	cp->store = fresh;
+	return 0;
+}
+
 const struct launch_store *cuda_probes__store(const struct cuda_probes *cp)
 {
 	return cp->store;

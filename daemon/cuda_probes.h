@@ -116,6 +116,11 @@ int cuda_probes__start(struct cuda_probes *cp);
 void cuda_probes__stop(struct cuda_probes *cp);
 
 const struct launch_store *cuda_probes__store(const struct cuda_probes *cp);
+/*
+ * Hand over the launches stored so far and keep storing into an empty store (a service slice):
+ * the caller frees *ret_old (launch_store__free). -ENOMEM leaves cp as it was.
+ */
+int cuda_probes__rotate_store(struct cuda_probes *cp, struct launch_store **ret_old);
 /* The second skeleton instance the uprobe_multi links run (NULL until the first attach, or
  * where the kernel lacks them), for bpf_cost. */
 const struct bpf_object *cuda_probes__multi_obj(const struct cuda_probes *cp);

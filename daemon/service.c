@@ -25,6 +25,8 @@
 #include "daemon/cuda_probes.h"
 #include "daemon/cupti_server.h"
 #include "daemon/fold.h"
+#include "daemon/gpu_join.h"
+#include "daemon/launch_store.h"
 #include "daemon/http.h"
 #include "daemon/log.h"
 #include "daemon/oneshot.h"
@@ -33,6 +35,7 @@
 #include "daemon/recording.h"
 #include "daemon/sampler.h"
 #include "daemon/service.h"
+#include "daemon/service_gpu.h"
 #include "daemon/stack_table.h"
 #include "daemon/stack_names.h"
 #include "daemon/store.h"
@@ -63,6 +66,18 @@
 
 enum rec_state { REC_RUNNING, REC_DONE, REC_FAILED };
 
+/* The correlation strategies a session may ask for; their counters are kept per name. */
+static const char *const strategies[] = {"auto", "id", "timestamp", "stream"};
+#define NR_STRATEGIES 4
+
+static int strategy_index(const char *name)
+{
+	for (int i = 0; i < NR_STRATEGIES; i++)
+		if (name && !strcmp(name, strategies[i]))
+			return i;
+	return -1;
+}
+
 /* An attached process, and who attached it (a non-root user only its own, while it is). */
 struct attachment {
 	pid_t pid;
@@ -83,6 +98,10 @@ struct svc_rec {
 	pid_t pids[MAX_REQUEST_PIDS];
 	uint64_t pid_starts[MAX_REQUEST_PIDS]; /* start times: a reused pid is another process */
 	int nr_pids;
+	bool children;		  /* descendants followed (in the kernel) */
+	struct session_view view; /* --gpu-mode, --weight, --correlate */
+	uint32_t *launch_pids;	  /* at the end: processes that launched, sorted */
+	size_t nr_launch_pids;
 	uint64_t started_ns, finished_ns;
 	struct recording *rec;
 	sd_event_source *end, *exit_watch;
@@ -112,6 +131,8 @@ struct service {
 	struct symbolizer *sym;
 	struct recording *always; /* whole machine, low frequency */
 	struct store *store;
+	struct store *gpu_window; /* GPU work of the same slices, under the same uid roots */
+	struct correlate_stats corr[NR_STRATEGIES]; /* per strategy, every session together */
 	sd_event_source *slice_timer;
 	uint64_t slice_start_ns;
 	struct http_server *unix_http, *tcp_http;
@@ -458,6 +479,25 @@ static struct json_object *limits_json(struct service *s)
 	return o;
 }
 
+/* Launches joined to GPU work, per strategy, over every session so far. */
+static struct json_object *correlation_json(struct service *s)
+{
+	struct json_object *o = json_object_new_object();
+
+	for (int i = 0; i < NR_STRATEGIES; i++) {
+		const struct correlate_stats *c = &s->corr[i];
+		struct json_object *k = json_object_new_object();
+
+		add_u64(k, "matched", c->matched);
+		add_u64(k, "unmatched_launches", c->unmatched_cpu);
+		add_u64(k, "unmatched_gpu", c->unmatched_gpu);
+		add_u64(k, "late_launches", c->late_cpu);
+		add_u64(k, "late_gpu", c->late_gpu);
+		json_object_object_add(o, strategies[i], k);
+	}
+	return o;
+}
+
 static struct json_object *status_json(struct service *s)
 {
 	struct json_object *j = json_object_new_object(), *a, *recs, *cnt, *st, *mem;
@@ -515,6 +555,7 @@ static struct json_object *status_json(struct service *s)
 	mem = json_object_new_object();
 	add_u64(mem, "rss_bytes", (uint64_t)rss_bytes());
 	json_object_object_add(j, "memory", mem);
+	json_object_object_add(j, "correlation", correlation_json(s));
 	json_object_object_add(j, "api", api_json(s));
 	json_object_object_add(j, "limits", limits_json(s));
 	if (s->always && recording__cuda(s->always)) {
@@ -528,6 +569,9 @@ static struct json_object *status_json(struct service *s)
 		add_u64(g, "attach_failed", ps.attach_failed);
 		add_u64(g, "bad_records", ps.bad_records);
 		add_u64(g, "store_failures", ps.store_failures);
+		/* Emptied with each window slice: it never fills. */
+		add_u64(g, "launches_in_slice",
+			launch_store__nr_events(cuda_probes__store(recording__cuda(s->always))));
 		json_object_object_add(j, "cuda_probes", g);
 	}
 	if (s->cupti) {
@@ -607,6 +651,51 @@ static int start_always(struct service *s)
 	return 0;
 }
 
+static int take_old(void *ctx, const struct gpu_activity *a)
+{
+	return a->end_ns < *(const uint64_t *)ctx ? 0 : 1;
+}
+
+/*
+ * The slice's GPU work: the always-on launches joined to the GPU records that ended in it,
+ * into the GPU window. The launches go with the slice, so their store never fills; records are
+ * let go once no running recording may still want them.
+ */
+static void close_gpu_slice(struct service *s, uint64_t start, uint64_t end)
+{
+	struct cuda_probes *cp = s->always ? recording__cuda(s->always) : NULL;
+	struct gpu_store *gs = s->cupti ? cupti_server__store(s->cupti) : NULL;
+	struct gpu_join_scope scope = {.since_ns = start};
+	struct launch_store *ls = NULL;
+	struct calltree *tree = NULL;
+	uint64_t cutoff = end;
+	int err = 0;
+
+	if (cp && cuda_probes__rotate_store(cp, &ls))
+		log_warn("could not start a new launch slice (out of memory); launches go on into "
+			 "the current one");
+	if (gs)
+		while (cupti_server__process(s->cupti) > 0)
+			;
+	if (ls || gs)
+		err = gpu_slice__tree(ls, gs, &scope, s->sym, "auto", s->opts->freq_hz, &tree,
+				      &s->corr[0]);
+	if (!err && tree) {
+		err = store__add(s->gpu_window, start, end, tree);
+		tree = NULL;
+	}
+	if (err && err != -E2BIG)
+		log_warn("joining the slice's GPU work failed: %s", strerror(-err));
+	calltree__free(tree);
+	launch_store__free(ls);
+	for (struct svc_rec *r = s->recs; r; r = r->next)
+		if (r->state == REC_RUNNING && r->started_ns < cutoff)
+			cutoff = r->started_ns;
+	if (gs)
+		gpu_store__take(gs, 0, take_old, &cutoff);
+	store__expire(s->gpu_window, end);
+}
+
 /* Fold what the always-on recording counted since the last slice into the store. */
 static void close_slice(struct service *s)
 {
@@ -634,6 +723,7 @@ static void close_slice(struct service *s)
 		log_err("naming a slice failed: %s; its samples are lost", strerror(-err));
 		calltree__free(tree);
 	}
+	close_gpu_slice(s, s->slice_start_ns, end);
 	/* Named: their mappings can go; a process still running is snapshotted again. */
 	for (size_t i = 0; i < n; i++)
 		symbolizer__forget_process(s->sym, (pid_t)pids[i]);
@@ -679,14 +769,91 @@ static void wake_waiters(struct service *s, struct svc_rec *r)
 	http_server__run(s->tcp_http);
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The processes of r that launched CUDA work (descendants included), to take their records. */
+static void rec_launch_pids(struct svc_rec *r, const struct launch_store *ls)
+{
+	const struct launch_event *ev = ls ? launch_store__events(ls) : NULL;
+	size_t n = ls ? launch_store__nr_events(ls) : 0, k = 0;
+
+	r->launch_pids = malloc((n + r->nr_pids + 1) * sizeof(uint32_t));
+	if (!r->launch_pids)
+		return;
+	for (int i = 0; i < r->nr_pids; i++)
+		r->launch_pids[k++] = (uint32_t)r->pids[i];
+	for (size_t i = 0; i < n; i++)
+		if (!k || r->launch_pids[k - 1] != ev[i].tgid)
+			r->launch_pids[k++] = ev[i].tgid;
+	qsort(r->launch_pids, k, sizeof(uint32_t), cmp_u32);
+	r->nr_launch_pids = k;
+}
+
+static bool rec_accepts(void *ctx, uint32_t pid)
+{
+	const struct svc_rec *r = ctx;
+
+	if (!r->nr_pids)
+		return true; /* whole machine */
+	return bsearch(&pid, r->launch_pids, r->nr_launch_pids, sizeof(pid), cmp_u32);
+}
+
+/* A stopped recording's profile in its format, into r->result. */
+static int rec_render(struct service *s, struct svc_rec *r, uint64_t *ret_samples)
+{
+	struct output_meta meta = {.unit = profile__unit_name(r->view.unit)};
+	struct gpu_join_scope scope = {.accept_pid = rec_accepts, .ctx = r,
+				       .since_ns = r->started_ns};
+	struct cuda_probes *cp = recording__cuda(r->rec);
+	struct session_profile sp;
+	struct timespec rt, mt;
+	char title[160];
+	uint64_t dropped = 0;
+	FILE *f;
+	int err, si = strategy_index(r->view.strategy);
+
+	/* What the processes sent before exiting is still queued. */
+	while (s->cupti && cupti_server__process(s->cupti) > 0)
+		;
+	rec_launch_pids(r, cp ? cuda_probes__store(cp) : NULL);
+	err = session_profile__build(&sp, r->rec, s->sym, s->cupti ? cupti_server__store(s->cupti)
+								 : NULL,
+				     &scope, &r->view, &s->corr[si < 0 ? 0 : si]);
+	snprintf(title, sizeof(title), "xsprof recording %u: %.1f s at %u Hz", r->id,
+		 (r->finished_ns - r->started_ns) / 1e9, r->freq_hz);
+	meta.title = title;
+	sp.pd.start_ns = r->started_ns;
+	sp.pd.end_ns = r->finished_ns;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mt);
+	sp.pd.realtime_offset_ns =
+		(int64_t)(rt.tv_sec - mt.tv_sec) * 1000000000 + (rt.tv_nsec - mt.tv_nsec);
+	recording__timeline(r->rec, &(size_t){0}, &dropped);
+	if (dropped)
+		log_warn("recording %u: %llu samples left off its trace (at most %u)", r->id,
+			 (unsigned long long)dropped, RECORD_MAX_TIMELINE);
+	f = err ? NULL : open_memstream(&r->result, &r->result_len);
+	if (!err)
+		err = f ? output__write_profile(&sp.pd, r->format, f, &meta) : -errno;
+	if (f && fclose(f) && !err)
+		err = -EIO;
+	if (sp.tree)
+		*ret_samples = calltree__total(sp.tree);
+	if (sp.pd.nr_launches || sp.pd.nr_gpu)
+		log_info("recording %u: %zu launches, %zu GPU records, %zu joined (%s)", r->id,
+			 sp.pd.nr_launches, sp.pd.nr_gpu, sp.pd.nr_joins, r->view.strategy);
+	session_profile__release(&sp);
+	return err;
+}
+
 static void finish_rec(struct service *s, struct svc_rec *r)
 {
-	struct calltree *tree;
-	struct fold_stats fs;
-	struct output_meta meta = {.unit = "samples"};
-	char title[160];
 	uint64_t samples = 0;
-	FILE *f;
 	int err;
 
 	if (r->state != REC_RUNNING)
@@ -699,36 +866,7 @@ static void finish_rec(struct service *s, struct svc_rec *r)
 		close(r->pidfd);
 	r->pidfd = -1;
 	r->finished_ns = now_ns();
-	tree = calltree__new();
-	err = tree ? recording__fold(r->rec, tree, &fs) : -ENOMEM;
-	if (!err) {
-		snprintf(title, sizeof(title), "xsprof recording %u: %.1f s at %u Hz", r->id,
-			 (r->finished_ns - r->started_ns) / 1e9, r->freq_hz);
-		meta.title = title;
-		struct timeline tl = {};
-		uint64_t dropped = 0;
-
-		if (r->format == OUTPUT_CHROME_JSON) {
-			tl.samples = recording__timeline(r->rec, &tl.n, &dropped);
-			tl.names = stack_names__new(recording__stacks(r->rec), NULL, s->sym);
-			if (!tl.names)
-				err = -errno;
-			if (dropped)
-				log_warn(
-					"recording %u: %llu samples left off its trace (at most %u)",
-					r->id, (unsigned long long)dropped, RECORD_MAX_TIMELINE);
-		}
-		f = err ? NULL : open_memstream(&r->result, &r->result_len);
-		if (!err)
-			err = f ? write_tree(tree, r->format, f, &meta, r->freq_hz, r->started_ns,
-					     r->finished_ns, &tl)
-				: -errno;
-		stack_names__free(tl.names);
-		if (f && fclose(f) && !err)
-			err = -EIO;
-		samples = calltree__total(tree);
-	}
-	calltree__free(tree);
+	err = rec_render(s, r, &samples);
 	if (err) {
 		r->state = REC_FAILED;
 		snprintf(r->error, sizeof(r->error), "building the profile failed: %s",
@@ -740,6 +878,8 @@ static void finish_rec(struct service *s, struct svc_rec *r)
 	/* Detach its BPF now; only the result is kept. */
 	recording__free(r->rec);
 	r->rec = NULL;
+	free(r->launch_pids);
+	r->launch_pids = NULL;
 	for (int i = 0; i < r->nr_pids; i++)
 		symbolizer__forget_process(s->sym, r->pids[i]);
 	wake_waiters(s, r);
@@ -753,6 +893,7 @@ static void free_rec(struct svc_rec *r)
 	if (r->pidfd >= 0)
 		close(r->pidfd);
 	free(r->result);
+	free(r->launch_pids);
 	free(r);
 }
 
@@ -854,6 +995,46 @@ static bool recording_allowed(struct service *s, struct req *q, double duration_
 	return true;
 }
 
+/* children, gpu_mode, weight and correlate of a request (all optional) into r. */
+static int parse_view(struct json_object *body, struct svc_rec *r, char *msg, size_t size)
+{
+	struct json_object *v;
+	const char *str;
+
+	r->children = true;
+	r->view.strategy = "auto";
+	r->view.freq_hz = r->freq_hz;
+	if (body && json_object_object_get_ex(body, "children", &v))
+		r->children = json_object_get_boolean(v);
+	if (body && json_object_object_get_ex(body, "gpu_mode", &v)) {
+		str = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+		if (profile__mode_from_name(str, &r->view.mode)) {
+			snprintf(msg, size, "gpu_mode must be cpu, gpu or merged");
+			return -EINVAL;
+		}
+		r->view.mode_set = true;
+	}
+	if (body && json_object_object_get_ex(body, "weight", &v)) {
+		str = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+		if (profile__unit_from_name(str, &r->view.unit)) {
+			snprintf(msg, size, "weight must be samples or us");
+			return -EINVAL;
+		}
+	}
+	if (body && json_object_object_get_ex(body, "correlate", &v)) {
+		int i = strategy_index(json_object_is_type(v, json_type_string)
+					       ? json_object_get_string(v)
+					       : "");
+
+		if (i < 0) {
+			snprintf(msg, size, "correlate must be auto, id, timestamp or stream");
+			return -EINVAL;
+		}
+		r->view.strategy = strategies[i];
+	}
+	return 0;
+}
+
 static enum MHD_Result api_record_start(struct service *s, struct req *q, struct MHD_Connection *c)
 {
 	struct json_object *body = NULL, *v, *out;
@@ -896,6 +1077,11 @@ static enum MHD_Result api_record_start(struct service *s, struct req *q, struct
 		fmt = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
 	if (body && json_object_object_get_ex(body, "until_exit", &v))
 		until_exit = json_object_get_boolean(v);
+	err = parse_view(body, r, msg, sizeof(msg));
+	if (err) {
+		ret = reply_error(c, 400, msg, NULL);
+		goto out;
+	}
 	if (body && json_object_object_get_ex(body, "pids", &v)) {
 		if (!json_object_is_type(v, json_type_array) ||
 		    json_object_array_length(v) > MAX_REQUEST_PIDS) {
@@ -952,6 +1138,11 @@ static enum MHD_Result api_record_start(struct service *s, struct req *q, struct
 	ro.freq_hz = r->freq_hz;
 	ro.pids = r->pids;
 	ro.nr_pids = r->nr_pids;
+	/* Descendants join the pid filter in the kernel at fork, so none is missed. */
+	ro.follow_forks = r->children && r->nr_pids;
+	ro.cuda = !s->opts->no_cuda;
+	ro.keep_launch_uprobes = !strcmp(r->view.strategy, "timestamp") ||
+				 !strcmp(r->view.strategy, "stream");
 	ro.max_timeline = r->format == OUTPUT_CHROME_JSON ? RECORD_MAX_TIMELINE : 0;
 	r->rec = recording__new(s->ev, &ro, s->sym, &what);
 	if (!r->rec) {
@@ -1039,6 +1230,9 @@ static enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_
 {
 	const char *since = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "since_s");
 	const char *fmt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
+	const char *mode_s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "gpu_mode");
+	const char *weight = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "weight");
+	enum gpu_mode mode = GPU_MODE_MERGED;
 	unsigned long since_s = 300;
 	enum output_format f;
 	struct calltree *tree;
@@ -1066,6 +1260,11 @@ static enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_
 					   "e.g. since_s=300 for the last 5 minutes");
 		}
 	}
+	if (mode_s && profile__mode_from_name(mode_s, &mode))
+		return reply_error(c, 400, "gpu_mode must be cpu, gpu or merged", NULL);
+	if (weight && strcmp(weight, "samples"))
+		return reply_error(c, 400, "the rolling window counts samples only",
+				   "GPU time is in samples at the window's frequency; record for us");
 	if (!window_format(fmt ? fmt : "folded", &f))
 		return reply_error(
 			c, 400, "the rolling window has no timeline for a Chrome trace",
@@ -1075,9 +1274,30 @@ static enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_
 	tree = calltree__new();
 	if (!tree)
 		return reply_error(c, 500, "out of memory", NULL);
-	err = store__query(s->store,
-			   since_s * 1000000000ull < now ? now - since_s * 1000000000ull : 0,
-			   q->authed, q->uid, tree, &from);
+	/* CPU samples and the GPU work they launched, by gpu_mode (default: both). */
+	err = mode == GPU_MODE_GPU ? 0
+				   : store__query(s->store,
+						  since_s * 1000000000ull < now
+							  ? now - since_s * 1000000000ull
+							  : 0,
+						  q->authed, q->uid, tree, &from);
+	if (!err && mode != GPU_MODE_CPU) {
+		struct calltree *us = calltree__new();
+		uint64_t gfrom = 0;
+
+		/* The GPU window is in microseconds: as the samples they would have been worth. */
+		err = us ? store__query(s->gpu_window,
+					since_s * 1000000000ull < now
+						? now - since_s * 1000000000ull
+						: 0,
+					q->authed, q->uid, us, &gfrom)
+			 : -ENOMEM;
+		if (!err)
+			err = gpu_window__add_scaled(us, tree, s->opts->freq_hz, 1000000);
+		calltree__free(us);
+		if (!from || (gfrom && gfrom < from))
+			from = gfrom;
+	}
 	snprintf(title, sizeof(title), "xsprof: last %.0f s at %u Hz%s",
 		 from ? (now - from) / 1e9 : 0.0, s->opts->freq_hz,
 		 q->authed ? "" : " (your processes)");
@@ -1542,6 +1762,7 @@ static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, vo
 	so.window_s = s->opts->window_s;
 	so.cap_bytes = (size_t)s->opts->store_mb << 20;
 	store__configure(s->store, &so);
+	store__configure(s->gpu_window, &so);
 	if (s->opts->freq_hz != old_freq && s->always) {
 		struct recording_stats rs;
 
@@ -1622,7 +1843,8 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 	}
 	s->sym = symbolizer__new(&yopts);
 	s->store = store__new(&so);
-	if (!s->sym || !s->store) {
+	s->gpu_window = store__new(&so);
+	if (!s->sym || !s->store || !s->gpu_window) {
 		log_err("out of memory setting up");
 		goto out;
 	}
@@ -1663,6 +1885,7 @@ out:
 	sd_event_source_disable_unref(s->slice_timer);
 	sd_event_source_disable_unref(s->owner_timer);
 	store__free(s->store);
+	store__free(s->gpu_window);
 	symbolizer__free(s->sym);
 	free(s->token);
 	sd_event_unref(s->ev);

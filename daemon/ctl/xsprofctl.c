@@ -40,18 +40,36 @@ static const char usage_text[] =
 	"Talks to xsprofd, the always-on profiling service.\n"
 	"\n"
 	"Commands:\n"
-	"  status                         version, uptime, frequency, counters, memory\n"
-	"  attach PID                     track a process (and its CUDA launches)\n"
-	"  detach PID\n"
-	"  record [--pid PID]... [--duration S] [--freq HZ] -o FILE\n"
-	"                                 record now (default 10 s at 99 Hz); the format follows\n"
-	"                                 FILE's extension: .folded or .svg\n"
+	"  status                         version, uptime, frequency, counters, attachments,\n"
+	"                                 GPU correlation per strategy, memory\n"
+	"  attach PID [--freq HZ] [--no-children]\n"
+	"                                 profile PID and its descendants until detached: CPU\n"
+	"                                 samples at HZ (default 99), CUDA launches, GPU work\n"
+	"  detach PID                     end that profile and free it\n"
+	"  record [--pid PID[,PID...]]... [--duration S] [--freq HZ] -o FILE\n"
+	"                                 record now (default 10 s at 99 Hz)\n"
 	"  record [--freq HZ] -o FILE -- CMD [ARGS...]\n"
-	"                                 run CMD with the CUDA injection library preset and\n"
-	"                                 profile it until it exits\n"
-	"  flamegraph [--since DURATION] -o FILE\n"
+	"                                 run CMD with the CUDA injection library preset,\n"
+	"                                 profile it and its descendants until it exits, and\n"
+	"                                 exit with its status (127: not found)\n"
+	"  flamegraph [--since DURATION] [--pid PID] -o FILE\n"
 	"                                 the rolling window's last DURATION (90s, 5m, 1h;\n"
-	"                                 default 5m)\n"
+	"                                 default 5m), or with --pid that attachment's\n"
+	"\n"
+	"Record and flamegraph options:\n"
+	"  -p, --pid PID[,PID...]  processes to record (repeatable); their descendants too\n"
+	"      --no-children       only the named processes, not their descendants\n"
+	"  -d, --duration S        seconds to record (default 10)\n"
+	"  -F, --freq HZ           samples per second, 1..10000 (default 99)\n"
+	"  -o, --output FILE       the format follows FILE's extension: .folded or .txt\n"
+	"                          (folded stacks), .svg (flamegraph), .json (Chrome trace;\n"
+	"                          not for flamegraph), .pb.gz (pprof); - for folded on stdout\n"
+	"      --gpu-mode MODE     cpu, gpu or merged: which work the flamegraph shows\n"
+	"                          (default: merged when GPU work was joined, else cpu)\n"
+	"      --weight UNIT       samples or us (default samples)\n"
+	"      --correlate NAME    how CUDA launches are joined to GPU work: auto, id,\n"
+	"                          timestamp or stream (default auto)\n"
+	"  -S, --since DURATION    flamegraph: how far back (default 5m)\n"
 	"\n"
 	"Options:\n"
 	"  -s, --socket PATH   xsprofd's socket (default " DEFAULT_SOCKET ", or $XSPROF_SOCKET)\n"
@@ -60,15 +78,18 @@ static const char usage_text[] =
 	"  -t, --timeout S     give up on xsprofd after S seconds (default 30); waiting for a\n"
 	"                      recording may take its duration on top\n"
 	"  -h, --help          this text\n"
+	"  -V, --version       print the version\n"
 	"\n"
 	"Examples:\n"
 	"  xsprofctl status\n"
 	"  xsprofctl record --pid 1234 --duration 30 -o app.svg\n"
 	"  xsprofctl flamegraph --since 10m -o last10m.svg\n"
-	"  xsprofctl record -o train.svg -- python3 train.py\n"
+	"  xsprofctl record --gpu-mode merged -o train.json -- python3 train.py\n"
+	"  xsprofctl attach 1234 --freq 499; xsprofctl flamegraph --pid 1234 -o app.pb.gz\n"
 	"\n"
 	"Exit status: 0 done; 1 the daemon reported an error; 2 usage error; 3 xsprofd is not\n"
-	"running or cannot be reached; 4 permission denied (join group xsprof, or use root).\n";
+	"running or cannot be reached; 4 permission denied (join group xsprof, or use root);\n"
+	"record -- CMD: CMD's own exit status once the profile is written.\n";
 
 static const char *sock_path;
 static bool json_out, quiet;
@@ -367,27 +388,68 @@ static bool parse_pid(const char *s, long *ret)
 	return true;
 }
 
+static long parse_freq(const char *arg)
+{
+	char *end;
+	long freq = strtol(arg, &end, 10);
+
+	return end == arg || *end || freq < 1 || freq > 10000 ? 0 : freq;
+}
+
 static int cmd_attach(int argc, char **argv, bool attach)
 {
-	char body[64];
+	static const struct option lo[] = {{"freq", required_argument, NULL, 'F'},
+					   {"no-children", no_argument, NULL, 'N'},
+					   {}};
+	struct json_object *req = json_object_new_object();
+	const char *pid_arg = NULL;
 	struct buf b;
-	long pid;
-	int st;
+	long pid, freq = 0;
+	int c, st = 0;
 
-	if (argc != 2)
-		return usage_error("%s needs exactly one PID", attach ? "attach" : "detach");
-	if (!parse_pid(argv[1], &pid))
-		return usage_error("'%s' is not a process id", argv[1]);
-	snprintf(body, sizeof(body), "{\"pid\": %ld}", pid);
-	st = request("POST", attach ? "/v1/attach" : "/v1/detach", body, &b, NULL);
+	optind = 1;
+	/* The pid may come before or after the options: "attach 12 --freq 499". */
+	while (!st && optind < argc) {
+		if (argv[optind][0] != '-') {
+			if (pid_arg)
+				st = usage_error("%s takes one PID", attach ? "attach" : "detach");
+			pid_arg = argv[optind++];
+			continue;
+		}
+		c = getopt_long(argc, argv, "F:", lo, NULL);
+		if (c == -1)
+			break;
+		if (c == 'F' && attach && (freq = parse_freq(optarg)))
+			json_object_object_add(req, "freq_hz", json_object_new_int64(freq));
+		else if (c == 'F' && attach)
+			st = usage_error("--freq '%s': expected 1..10000", optarg);
+		else if (c == 'N' && attach)
+			json_object_object_add(req, "children", json_object_new_boolean(false));
+		else
+			st = usage_error("%s", attach ? "attach takes PID [--freq HZ] [--no-children]"
+						      : "detach takes exactly one PID");
+	}
+	if (!st && optind < argc)
+		st = usage_error("unexpected argument '%s'", argv[optind]);
+	if (!st && !pid_arg)
+		st = usage_error("%s needs a PID", attach ? "attach" : "detach");
+	if (!st && !parse_pid(pid_arg, &pid))
+		st = usage_error("'%s' is not a process id", pid_arg);
 	if (st)
-		return st;
+		goto out;
+	json_object_object_add(req, "pid", json_object_new_int64(pid));
+	st = request("POST", attach ? "/v1/attach" : "/v1/detach", json_object_to_json_string(req),
+		     &b, NULL);
+	if (st)
+		goto out;
 	if (json_out)
 		fputs(b.data, stdout);
 	else
 		fprintf(stderr, "xsprofctl: %s %ld\n", attach ? "attached" : "detached", pid);
 	free(b.data);
-	return EXIT_OK;
+out:
+	json_object_put(req);
+	return st;
 }
 
 /* "90", "90s", "5m", "1h" in seconds; 0 on junk. */
@@ -408,58 +470,161 @@ static unsigned long parse_duration(const char *s)
 	return 0;
 }
 
+/* Refused before anything starts: a recording whose result cannot be written is wasted. */
+static int check_writable(const char *out)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(out, '/');
+	struct stat st;
+
+	if (!strcmp(out, "-"))
+		return 0;
+	if (!stat(out, &st) && S_ISDIR(st.st_mode))
+		return usage_error("-o '%s' is a directory; name a file", out);
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == out)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - out), out);
+	if (access(dir, W_OK | X_OK)) {
+		fprintf(stderr,
+			"xsprofctl: cannot write %s: %s: %s (create the directory or choose another "
+			"path)\n",
+			out, dir, strerror(errno));
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 static int check_output(const char *out, enum output_format *ret)
 {
 	if (!out)
-		return usage_error("%s", "an output file is needed: -o FILE (.folded or .svg)");
+		return usage_error("%s", "an output file is needed: -o FILE (.folded, .txt, .svg, "
+					 ".json or .pb.gz)");
 	if (!strcmp(out, "-")) {
 		*ret = OUTPUT_FOLDED;
 		return 0;
 	}
 	if (output__format_from_path(out, ret))
 		return usage_error("cannot tell the format of '%s' from its extension; name it "
-				   ".folded or .svg",
+				   ".folded, .txt, .svg, .json or .pb.gz",
 				   out);
-	return 0;
+	return check_writable(out);
 }
+
+/* "1234" or "1,2,3" into arr; an empty item ("1,,2") or junk is refused. */
+static int add_pid_list(const char *arg, struct json_object *arr)
+{
+	char *copy = strdup(arg), *save = NULL, *tok;
+	const char *p;
+	long pid;
+	int st = 0;
+
+	if (!copy)
+		return EXIT_DAEMON_ERROR;
+	for (p = arg; *p; p++)
+		if (*p == ',' && (p == arg || p[1] == ',' || !p[1]))
+			st = usage_error("--pid '%s': an empty item in the list", arg);
+	for (tok = strtok_r(copy, ",", &save); !st && tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!parse_pid(tok, &pid))
+			st = usage_error("--pid '%s': not a process id", tok);
+		else if (json_object_array_length(arr) >= 64)
+			st = usage_error("--pid %s: at most 64 processes", tok);
+		else
+			json_object_array_add(arr, json_object_new_int64(pid));
+	}
+	if (!*arg)
+		st = usage_error("--pid '%s': not a process id", arg);
+	free(copy);
+	return st;
+}
+
+/* The profile options every command that returns a profile takes; 1 if c was one of them. */
+static int profile_opt(int c, const char *arg, struct json_object *req, int *ret_st)
+{
+	static const char *const modes[] = {"cpu", "gpu", "merged", NULL};
+	static const char *const units[] = {"samples", "us", NULL};
+	static const char *const strategies[] = {"auto", "id", "timestamp", "stream", NULL};
+	const char *const *set = c == 'M' ? modes : c == 'W' ? units : c == 'C' ? strategies : NULL;
+	const char *key = c == 'M' ? "gpu_mode" : c == 'W' ? "weight" : "correlate";
+
+	if (!set)
+		return 0;
+	for (int i = 0; set[i]; i++)
+		if (!strcmp(arg, set[i])) {
+			json_object_object_add(req, key, json_object_new_string(arg));
+			*ret_st = 0;
+			return 1;
+		}
+	*ret_st = usage_error(c == 'M'	 ? "--gpu-mode '%s': expected cpu, gpu or merged"
+			      : c == 'W' ? "--weight '%s': expected samples or us"
+					 : "--correlate '%s': expected auto, id, timestamp or stream",
+			      arg);
+	return 1;
+}
+
+#define PROFILE_LONG_OPTS                                           \
+	{"gpu-mode", required_argument, NULL, 'M'},                 \
+		{"weight", required_argument, NULL, 'W'},           \
+		{"correlate", required_argument, NULL, 'C'},        \
+		{"no-children", no_argument, NULL, 'N'}
 
 static int cmd_flamegraph(int argc, char **argv)
 {
 	static const struct option lo[] = {{"since", required_argument, NULL, 'S'},
 					   {"output", required_argument, NULL, 'o'},
+					   {"pid", required_argument, NULL, 'p'},
+					   PROFILE_LONG_OPTS,
 					   {}};
+	struct json_object *opts = json_object_new_object(), *v;
 	unsigned long since = 300;
 	const char *out = NULL;
 	enum output_format fmt;
-	char path[128];
+	char path[256];
 	struct buf b;
-	int c, st;
+	long pid = 0;
+	int c, st = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+S:o:", lo, NULL)) != -1) {
+	while (!st && (c = getopt_long(argc, argv, "+S:o:p:", lo, NULL)) != -1) {
 		if (c == 'S') {
 			since = parse_duration(optarg);
 			if (!since)
-				return usage_error("--since '%s': expected e.g. 90s, 5m or 1h",
-						   optarg);
+				st = usage_error("--since '%s': expected e.g. 90s, 5m or 1h", optarg);
 		} else if (c == 'o') {
 			out = optarg;
-		} else {
-			return usage_error("%s", "flamegraph takes --since DURATION and -o FILE");
+		} else if (c == 'p') {
+			if (!parse_pid(optarg, &pid))
+				st = usage_error("--pid '%s': not a process id", optarg);
+		} else if (!profile_opt(c, optarg, opts, &st)) {
+			st = usage_error("%s", "flamegraph takes --since DURATION, --pid PID, "
+					       "--gpu-mode, --weight and -o FILE");
 		}
 	}
-	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
-	st = check_output(out, &fmt);
+	if (!st && optind < argc)
+		st = usage_error("unexpected argument '%s'", argv[optind]);
+	if (!st)
+		st = check_output(out, &fmt);
 	if (st)
-		return st;
+		goto out;
 	snprintf(path, sizeof(path), "/v1/profile?since_s=%lu&format=%s", since,
 		 output__format_name(fmt));
+	if (pid)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "&pid=%ld", pid);
+	if (json_object_object_get_ex(opts, "gpu_mode", &v))
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "&gpu_mode=%s",
+			 json_object_get_string(v));
+	if (json_object_object_get_ex(opts, "weight", &v))
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "&weight=%s",
+			 json_object_get_string(v));
 	st = request("GET", path, NULL, &b, NULL);
-	if (st)
-		return st;
-	st = save(out, &b, output__format_name(fmt));
-	free(b.data);
+	if (!st) {
+		st = save(out, &b, output__format_name(fmt));
+		free(b.data);
+	}
+out:
+	json_object_put(opts);
 	return st;
 }
 
@@ -492,111 +657,128 @@ static pid_t spawn_held(char **cmd, int *ret_release)
 	return pid;
 }
 
-static int cmd_record(int argc, char **argv)
+struct record_args {
+	struct json_object *req, *pids;
+	const char *out;
+	enum output_format fmt;
+	double duration;
+	char **cmd;
+};
+
+static int record_parse(int argc, char **argv, struct record_args *a)
 {
 	static const struct option lo[] = {{"pid", required_argument, NULL, 'p'},
 					   {"duration", required_argument, NULL, 'd'},
 					   {"freq", required_argument, NULL, 'F'},
 					   {"output", required_argument, NULL, 'o'},
+					   PROFILE_LONG_OPTS,
 					   {}};
-	struct json_object *req = json_object_new_object(), *pids = json_object_new_array(), *v;
-	const char *out = NULL;
-	double duration = 10;
-	long freq = 99, pid;
-	char **cmd = NULL, path[64], *end;
-	enum output_format fmt;
-	struct progress prog = {.what = "recording"};
-	struct buf b = {};
-	int c, st, release = -1, wst;
-	pid_t child = 0;
-	long id;
+	long freq = 99;
+	char *end;
+	int c, st = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+p:d:F:o:", lo, NULL)) != -1) {
+	while (!st && (c = getopt_long(argc, argv, "+p:d:F:o:", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (!parse_pid(optarg, &pid)) {
-				st = usage_error("--pid '%s': not a process id", optarg);
-				goto out;
-			}
-			json_object_array_add(pids, json_object_new_int64(pid));
+			st = add_pid_list(optarg, a->pids);
 			break;
 		case 'd':
-			duration = strtod(optarg, &end);
-			if (end == optarg || *end || !isfinite(duration) || !(duration > 0) ||
-			    duration > MAX_DURATION_S) {
-				st = usage_error(
-					"--duration '%s': expected a number of seconds > 0 "
-					"(at most a week)",
-					optarg);
-				goto out;
-			}
+			a->duration = strtod(optarg, &end);
+			if (end == optarg || *end || !isfinite(a->duration) ||
+			    !(a->duration > 0) || a->duration > MAX_DURATION_S)
+				st = usage_error("--duration '%s': expected a number of seconds > 0 "
+						 "(at most a week)",
+						 optarg);
 			break;
 		case 'F':
-			freq = strtol(optarg, &end, 10);
-			if (*end || freq < 1 || freq > 10000) {
+			freq = parse_freq(optarg);
+			if (!freq)
 				st = usage_error("--freq '%s': expected 1..10000", optarg);
-				goto out;
-			}
 			break;
 		case 'o':
-			out = optarg;
+			a->out = optarg;
+			break;
+		case 'N':
+			json_object_object_add(a->req, "children", json_object_new_boolean(false));
 			break;
 		default:
-			st = usage_error("%s", "record takes --pid, --duration, --freq, -o FILE "
-					       "[-- CMD ARGS]");
-			goto out;
+			if (!profile_opt(c, optarg, a->req, &st))
+				st = usage_error("%s", "record takes --pid, --duration, --freq, "
+						       "--no-children, --gpu-mode, --weight, "
+						       "--correlate, -o FILE [-- CMD ARGS]");
 		}
 	}
-	if (optind < argc) {
-		if (strcmp(argv[optind - 1], "--")) {
-			st = usage_error("unexpected argument '%s' (put a command after --)",
-					 argv[optind]);
-			goto out;
-		}
-		cmd = &argv[optind];
-		if (json_object_array_length(pids)) {
-			st = usage_error("%s", "--pid and -- CMD do not mix");
-			goto out;
-		}
+	if (!st && optind < argc) {
+		if (strcmp(argv[optind - 1], "--"))
+			return usage_error("unexpected argument '%s' (put a command after --)",
+					   argv[optind]);
+		a->cmd = &argv[optind];
+		if (json_object_array_length(a->pids))
+			return usage_error("%s", "--pid and -- CMD do not mix");
 	}
-	st = check_output(out, &fmt);
+	if (!st)
+		st = check_output(a->out, &a->fmt);
+	json_object_object_add(a->req, "freq_hz", json_object_new_int64(freq));
+	return st;
+}
+
+/* Start the recording; its id, or 0 after saying why (*ret_st). */
+static long record_start(struct record_args *a, int *ret_st)
+{
+	struct json_object *r, *v;
+	struct buf b;
+	long id;
+
+	json_object_object_add(a->req, "duration_s", json_object_new_double(a->duration));
+	json_object_object_add(a->req, "format",
+			       json_object_new_string(output__format_name(a->fmt)));
+	json_object_object_add(a->req, "pids", json_object_get(a->pids));
+	*ret_st = request("POST", "/v1/recordings", json_object_to_json_string(a->req), &b, NULL);
+	if (*ret_st)
+		return 0;
+	r = json_tokener_parse(b.data);
+	id = r && json_object_object_get_ex(r, "id", &v) ? json_object_get_int64(v) : 0;
+	json_object_put(r);
+	free(b.data);
+	if (!id) {
+		fprintf(stderr, "xsprofctl: xsprofd did not say which recording it started\n");
+		*ret_st = EXIT_DAEMON_ERROR;
+	}
+	return id;
+}
+
+static int cmd_record(int argc, char **argv)
+{
+	struct record_args a = {.req = json_object_new_object(),
+				.pids = json_object_new_array(),
+				.duration = 10};
+	struct progress prog = {.what = "recording"};
+	struct buf b = {};
+	int st, release = -1, wst, cmd_st = -1;
+	pid_t child = 0;
+	char path[64];
+	long id;
+
+	st = record_parse(argc, argv, &a);
 	if (st)
 		goto out;
-	if (cmd) {
-		child = spawn_held(cmd, &release);
+	if (a.cmd) {
+		child = spawn_held(a.cmd, &release);
 		if (child < 0) {
-			fprintf(stderr, "xsprofctl: cannot start %s: %s\n", cmd[0],
+			fprintf(stderr, "xsprofctl: cannot start %s: %s\n", a.cmd[0],
 				strerror(errno));
 			st = EXIT_DAEMON_ERROR;
 			goto out;
 		}
-		json_object_array_add(pids, json_object_new_int64(child));
-		json_object_object_add(req, "until_exit", json_object_new_boolean(true));
-		duration = 3600; /* until it exits, within the daemon's --max-record */
-		prog.what = cmd[0];
+		json_object_array_add(a.pids, json_object_new_int64(child));
+		json_object_object_add(a.req, "until_exit", json_object_new_boolean(true));
+		a.duration = 3600; /* until it exits, within the daemon's --max-record */
+		prog.what = a.cmd[0];
 	}
-	json_object_object_add(req, "duration_s", json_object_new_double(duration));
-	json_object_object_add(req, "freq_hz", json_object_new_int64(freq));
-	json_object_object_add(req, "format", json_object_new_string(output__format_name(fmt)));
-	json_object_object_add(req, "pids", json_object_get(pids));
-	st = request("POST", "/v1/recordings", json_object_to_json_string(req), &b, NULL);
-	if (st)
+	id = record_start(&a, &st);
+	if (!id)
 		goto out;
-	v = NULL;
-	{
-		struct json_object *r = json_tokener_parse(b.data);
-
-		id = r && json_object_object_get_ex(r, "id", &v) ? json_object_get_int64(v) : 0;
-		json_object_put(r);
-	}
-	free(b.data);
-	b.data = NULL;
-	if (!id) {
-		fprintf(stderr, "xsprofctl: xsprofd did not say which recording it started\n");
-		st = EXIT_DAEMON_ERROR;
-		goto out;
-	}
 	if (release >= 0) {
 		/* Recording: let the command run. */
 		if (write(release, "g", 1) != 1)
@@ -604,23 +786,26 @@ static int cmd_record(int argc, char **argv)
 		close(release);
 		release = -1;
 	}
-	prog.total_s = cmd ? 0 : duration;
-	prog.wait_s = duration;
+	prog.total_s = a.cmd ? 0 : a.duration;
+	prog.wait_s = a.duration;
 	prog.start = mono();
 	snprintf(path, sizeof(path), "/v1/recordings/%ld", id);
 	st = request("GET", path, NULL, &b, &prog);
 	if (!st)
-		st = save(out, &b, output__format_name(fmt));
+		st = save(a.out, &b, output__format_name(a.fmt));
 	free(b.data);
 out:
 	if (release >= 0)
 		close(release); /* the child sees EOF and exits 127 without running CMD */
-	if (child > 0 && waitpid(child, &wst, 0) == child && !json_out && !quiet)
-		fprintf(stderr, "xsprofctl: %s exited with status %d\n", cmd[0],
-			WIFEXITED(wst) ? WEXITSTATUS(wst) : 128 + WTERMSIG(wst));
-	json_object_put(pids);
-	json_object_put(req);
-	return st;
+	if (child > 0 && waitpid(child, &wst, 0) == child) {
+		cmd_st = WIFEXITED(wst) ? WEXITSTATUS(wst) : 128 + WTERMSIG(wst);
+		if (!json_out && !quiet)
+			fprintf(stderr, "xsprofctl: %s exited with status %d\n", a.cmd[0], cmd_st);
+	}
+	json_object_put(a.pids);
+	json_object_put(a.req);
+	/* Like env(1) and xsprofd: the command's status once the profile is saved. */
+	return !st && cmd_st >= 0 ? cmd_st : st;
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The join every session makes at its end (one-shot run, service recording, window slice,
+ * attachment slice): its CUDA launches (a launch store) and the GPU records received (a GPU
+ * store), converted to the correlator's records, fed in time order to the chosen strategy,
+ * and handed to the writers as a profile_data's launches, gpu and joins.
+ */
+#ifndef XSPROF_DAEMON_GPU_JOIN_H
+#define XSPROF_DAEMON_GPU_JOIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "correlate/correlate.h"
+
+struct gpu_store;
+struct launch_store;
+struct profile_data;
+struct gpu_join;
+
+/* Which GPU records belong to the session: of the processes accept_pid takes (NULL: all),
+ * ending at or after since_ns. */
+struct gpu_join_scope {
+	bool (*accept_pid)(void *ctx, uint32_t pid);
+	void *ctx;
+	uint64_t since_ns;
+};
+
+struct gpu_join *gpu_join__new(void);
+/* Frees what gpu_join__run pointed a profile_data at. */
+void gpu_join__free(struct gpu_join *j);
+
+/*
+ * Convert the launches of ls (may be NULL; stack ids are STACK_NAMES_LAUNCH | stack index) and
+ * gs's records in scope (gs and scope may be NULL), join them with the named strategy, and
+ * point pd's launches, gpu and joins at the result (owned by j, valid until it is freed; GPU
+ * names while gs keeps the records). Adds the strategy's counters to *ret_stats. 0 or -errno.
+ */
+int gpu_join__run(struct gpu_join *j, const struct launch_store *ls, const struct gpu_store *gs,
+		  const struct gpu_join_scope *scope, const char *strategy, struct profile_data *pd,
+		  struct correlate_stats *ret_stats);
+
+/* a += b, counter by counter (the "held now" ones too). */
+void correlate_stats__add(struct correlate_stats *a, const struct correlate_stats *b);
+
+#endif

@@ -1,0 +1,123 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Service sessions do what one-shot runs do (issue 9), against a real xsprofd on private socket
+# paths: `xsprofctl record -- CMD` follows CMD's descendants in the kernel and exits with CMD's
+# status (--no-children opts out); CUDA launches (xsprof:launch of a fake injection library)
+# are joined to kernel records sent on the CUPTI socket, giving the same [gpu] leaves and trace
+# flows as `xsprofd -f`; the rolling window joins them too and empties its launch store with
+# each slice; bad pid lists and unwritable outputs are refused before anything starts.
+# Every check prints "ok" or "FAIL"; any FAIL makes the exit status 1. Needs root and BTF.
+#
+# Usage: tests/service/sessions.sh BUILD_DIR      (ctest runs it as service_sessions)
+set -euo pipefail
+
+[[ $# -eq 1 ]] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
+build=$(cd "$1" && pwd)
+xsprofd=$build/daemon/xsprofd
+ctl=$build/daemon/ctl/xsprofctl
+split=$build/tests/xs_split
+gpu=$build/tests/xs_usdt_gpu
+fakelib=$build/tests/libxsprof_cupti_fake.so
+py=/usr/bin/python3
+failures=0
+
+pass() { printf 'ok   %s\n' "$*"; }
+fail() { printf 'FAIL %s\n' "$*"; failures=$((failures + 1)); }
+step() { printf '\n== %s\n' "$*"; }
+
+[[ $(id -u) == 0 ]] || { echo "FAIL needs root"; exit 1; }
+for f in "$xsprofd" "$ctl" "$split" "$gpu" "$fakelib" "$py"; do
+	[[ -e $f ]] || { echo "FAIL missing $f"; exit 1; }
+done
+
+dir=$(mktemp -d /tmp/xsprof-sessions-XXXXXX)
+chmod 0755 "$dir"
+sock=$dir/api.sock
+cupti=$dir/cupti.sock
+daemon=
+cleanup() {
+	local rc=$?
+	set +e
+	if [[ -n $daemon ]]; then kill "$daemon" 2>/dev/null; wait "$daemon" 2>/dev/null; fi
+	if ((failures)); then echo "--- daemon log (last 30 lines)"; tail -n 30 "$dir/xsprofd.log"; fi
+	rm -rf "$dir"
+	if ((rc == 0 && failures == 0)); then echo; echo "service_sessions: all checks passed"; else
+		echo; echo "service_sessions: $failures check(s) failed"; exit 1; fi
+}
+trap cleanup EXIT
+
+ctl() { "$ctl" --timeout 20 -s "$sock" "$@"; }
+status_get() { ctl --json status | $py -c "import json,sys; j=json.load(sys.stdin); print($1)"; }
+# weight FILE REGEX: the summed weights of the folded lines matching REGEX.
+weight() { { grep -E "$2" "$1" || true; } | awk '{s += $NF} END {print s + 0}'; }
+# gpu_lines FILE: the [gpu] leaves, stack and weight, sorted.
+gpu_lines() { { grep ';\[gpu\] ' "$1" || true; } | sort; }
+
+step "start xsprofd on private paths (CUDA probes on the fake injection library for the window; 999 Hz so 1 ms kernels weigh a sample)"
+"$xsprofd" --socket "$sock" --cupti-socket "$cupti" --socket-group nogroup --max-record 3600 \
+	--cuda-lib "$fakelib" --freq 999 >"$dir/xsprofd.log" 2>&1 &
+daemon=$!
+for _ in $(seq 150); do [[ -S $sock ]] && break; sleep 0.1; done
+[[ -S $sock ]] || { fail "xsprofd did not create $sock"; exit 1; }
+export XSPROF_CUPTI_SOCKET=$cupti
+
+step "record -- CMD: descendants followed, CMD's exit status"
+rc=0
+ctl -q record -o "$dir/tree.folded" -- sh -c "$split 1000 1000 2 1 >/dev/null; exit 7" || rc=$?
+[[ $rc == 7 ]] && pass "exit status 7 passed through" || fail "exit status $rc, not 7"
+n=$(weight "$dir/tree.folded" '^xs_split;')
+# 2 s of one busy thread at 99 Hz is ~200 samples: a loaded machine still gives far more than 20.
+((n >= 20)) && pass "the child xs_split was sampled ($n samples)" ||
+	fail "the child xs_split has $n samples: descendants not followed"
+rc=0
+ctl -q record --no-children -o "$dir/nochild.folded" -- sh -c "$split 1000 1000 1 1 >/dev/null; exit 3" || rc=$?
+n=$(weight "$dir/nochild.folded" '^xs_split;')
+[[ $rc == 3 && $n == 0 ]] && pass "--no-children: the shell only (exit 3, 0 child samples)" ||
+	fail "--no-children: exit $rc, $n child samples"
+rc=0
+ctl -q record -o "$dir/none.folded" -- "$dir/no-such-command" 2>/dev/null || rc=$?
+[[ $rc == 127 ]] && pass "a command not found exits 127" || fail "command not found exited $rc"
+
+step "refused before anything starts"
+before=$(status_get 'len(j["recordings"])')
+rc=0; ctl record -p 1,,2 -o "$dir/x.folded" 2>"$dir/err" || rc=$?
+[[ $rc == 2 ]] && grep -q "empty item" "$dir/err" && pass "-p 1,,2 refused (exit 2)" ||
+	fail "-p 1,,2: exit $rc: $(cat "$dir/err")"
+rc=0; ctl record --duration 1 -o "$dir/no-such-dir/x.folded" 2>"$dir/err" || rc=$?
+after=$(status_get 'len(j["recordings"])')
+[[ $rc == 2 && $before == "$after" ]] && pass "unwritable -o refused, no recording started" ||
+	fail "unwritable -o: exit $rc, recordings $before -> $after: $(cat "$dir/err")"
+
+step "GPU: a service recording joins like xsprofd -f"
+ctl -q record --weight us --gpu-mode merged -o "$dir/svc.folded" -- "$gpu" >/dev/null ||
+	fail "record -- xs_usdt_gpu failed"
+a=$(weight "$dir/svc.folded" 'xs_gpu_alpha_site;\[gpu\] xs_kernel_alpha ')
+b=$(weight "$dir/svc.folded" 'xs_gpu_beta_site;\[gpu\] xs_kernel_beta ')
+[[ $a == 7000 && $b == 10000 ]] && pass "[gpu] leaves under their launching frames (7000 + 10000 us)" ||
+	fail "[gpu] leaves: alpha $a us (want 7000), beta $b us (want 10000)"
+"$xsprofd" -f --weight us --gpu-mode merged --cupti-socket "$dir/one.sock" -o "$dir/one.folded" \
+	-o "$dir/one.json" -- env XSPROF_CUPTI_SOCKET="$dir/one.sock" "$gpu" >/dev/null 2>&1 ||
+	fail "xsprofd -f -- xs_usdt_gpu failed"
+if [[ -n $(gpu_lines "$dir/one.folded") && "$(gpu_lines "$dir/svc.folded")" == "$(gpu_lines "$dir/one.folded")" ]]; then
+	pass "the same [gpu] lines as xsprofd -f"
+else
+	fail "[gpu] lines differ: service:"$'\n'"$(gpu_lines "$dir/svc.folded")"$'\n'"one-shot:"$'\n'"$(gpu_lines "$dir/one.folded")"
+fi
+ctl -q record -o "$dir/svc.json" -- "$gpu" >/dev/null || fail "record -o .json failed"
+flows() { $py -c "import json,sys; t=json.load(open(sys.argv[1])); e=t['traceEvents'] if isinstance(t,dict) else t; print(sum(1 for x in e if x.get('ph') in ('s','f')))" "$1"; }
+fs=$(flows "$dir/svc.json"); fo=$(flows "$dir/one.json")
+[[ $fs -ge 24 && $fs == "$fo" ]] && pass "Chrome trace: $fs flow events, as xsprofd -f" ||
+	fail "Chrome trace flows: service $fs, one-shot $fo (want 24 each: 12 launches)"
+m=$(status_get 'j["correlation"]["auto"]["matched"]')
+((m >= 24)) && pass "status: $m matched by auto" || fail "status: auto matched $m (want >= 24)"
+
+step "the rolling window joins launches to GPU work, and empties its launch store each slice"
+"$gpu" >/dev/null
+ctl -q flamegraph --since 5m --gpu-mode gpu -o "$dir/win.folded"
+a=$(weight "$dir/win.folded" 'xs_gpu_alpha_site;\[gpu\] xs_kernel_alpha ')
+[[ -n $(grep 'xs_gpu_alpha_site;\[gpu\] xs_kernel_alpha' "$dir/win.folded") ]] &&
+	pass "window: [gpu] xs_kernel_alpha under xs_gpu_alpha_site" ||
+	fail "window: no joined [gpu] leaf:"$'\n'"$(cat "$dir/win.folded")"
+held=$(status_get 'j["cuda_probes"]["launches_in_slice"]')
+[[ $held == 0 ]] && pass "launch store emptied with the slice" || fail "launch store holds $held after the slice"
+exit 0
