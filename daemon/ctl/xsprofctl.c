@@ -42,19 +42,19 @@ static const char usage_text[] =
 	"Commands:\n"
 	"  status                         version, uptime, frequency, counters, attachments,\n"
 	"                                 GPU correlation per strategy, memory\n"
-	"  attach PID [--freq HZ] [--no-children]\n"
-	"                                 profile PID and its descendants until detached: CPU\n"
-	"                                 samples at HZ (default 99), CUDA launches, GPU work\n"
-	"  detach PID                     end that profile and free it\n"
+	"  attach PID                     probe PID's CUDA libraries, so its launches reach\n"
+	"                                 the window and recordings (an attachment keeps no\n"
+	"                                 profile of its own yet: use record --pid)\n"
+	"  detach PID                     remove those probes\n"
 	"  record [--pid PID[,PID...]]... [--duration S] [--freq HZ] -o FILE\n"
 	"                                 record now (default 10 s at 99 Hz)\n"
 	"  record [--freq HZ] -o FILE -- CMD [ARGS...]\n"
 	"                                 run CMD with the CUDA injection library preset,\n"
 	"                                 profile it and its descendants until it exits, and\n"
 	"                                 exit with its status (127: not found)\n"
-	"  flamegraph [--since DURATION] [--pid PID] -o FILE\n"
+	"  flamegraph [--since DURATION] -o FILE\n"
 	"                                 the rolling window's last DURATION (90s, 5m, 1h;\n"
-	"                                 default 5m), or with --pid that attachment's\n"
+	"                                 default 5m)\n"
 	"\n"
 	"Record and flamegraph options:\n"
 	"  -p, --pid PID[,PID...]  processes to record (repeatable); their descendants too\n"
@@ -85,7 +85,7 @@ static const char usage_text[] =
 	"  xsprofctl record --pid 1234 --duration 30 -o app.svg\n"
 	"  xsprofctl flamegraph --since 10m -o last10m.svg\n"
 	"  xsprofctl record --gpu-mode merged -o train.json -- python3 train.py\n"
-	"  xsprofctl attach 1234 --freq 499; xsprofctl flamegraph --pid 1234 -o app.pb.gz\n"
+	"  xsprofctl attach 1234; xsprofctl flamegraph --gpu-mode merged -o last5m.pb.gz\n"
 	"\n"
 	"Exit status: 0 done; 1 the daemon reported an error; 2 usage error; 3 xsprofd is not\n"
 	"running or cannot be reached; 4 permission denied (join group xsprof, or use root);\n"
@@ -401,10 +401,13 @@ static int cmd_attach(int argc, char **argv, bool attach)
 	static const struct option lo[] = {{"freq", required_argument, NULL, 'F'},
 					   {"no-children", no_argument, NULL, 'N'},
 					   {}};
+	static const char *const no_profile =
+		"an attachment keeps no profile of its own yet, so it takes no --freq or "
+		"--no-children; to profile PID now: xsprofctl record --pid PID --freq HZ";
 	struct json_object *req = json_object_new_object();
 	const char *pid_arg = NULL;
 	struct buf b;
-	long pid, freq = 0;
+	long pid;
 	int c, st = 0;
 
 	optind = 1;
@@ -419,14 +422,10 @@ static int cmd_attach(int argc, char **argv, bool attach)
 		c = getopt_long(argc, argv, "F:", lo, NULL);
 		if (c == -1)
 			break;
-		if (c == 'F' && attach && (freq = parse_freq(optarg)))
-			json_object_object_add(req, "freq_hz", json_object_new_int64(freq));
-		else if (c == 'F' && attach)
-			st = usage_error("--freq '%s': expected 1..10000", optarg);
-		else if (c == 'N' && attach)
-			json_object_object_add(req, "children", json_object_new_boolean(false));
+		if ((c == 'F' || c == 'N') && attach)
+			st = usage_error("%s", no_profile);
 		else
-			st = usage_error("%s", attach ? "attach takes PID [--freq HZ] [--no-children]"
+			st = usage_error("%s", attach ? "attach takes one PID"
 						      : "detach takes exactly one PID");
 	}
 	if (!st && optind < argc)
@@ -557,18 +556,20 @@ static int profile_opt(int c, const char *arg, struct json_object *req, int *ret
 			*ret_st = 0;
 			return 1;
 		}
-	*ret_st = usage_error(c == 'M'	 ? "--gpu-mode '%s': expected cpu, gpu or merged"
-			      : c == 'W' ? "--weight '%s': expected samples or us"
-					 : "--correlate '%s': expected auto, id, timestamp or stream",
-			      arg);
+	*ret_st =
+		usage_error(c == 'M'   ? "--gpu-mode '%s': expected cpu, gpu or merged"
+			    : c == 'W' ? "--weight '%s': expected samples or us"
+				       : "--correlate '%s': expected auto, id, timestamp or stream",
+			    arg);
 	return 1;
 }
 
-#define PROFILE_LONG_OPTS                                           \
-	{"gpu-mode", required_argument, NULL, 'M'},                 \
-		{"weight", required_argument, NULL, 'W'},           \
-		{"correlate", required_argument, NULL, 'C'},        \
-		{"no-children", no_argument, NULL, 'N'}
+#define PROFILE_LONG_OPTS                                                                     \
+	{"gpu-mode", required_argument, NULL, 'M'}, {"weight", required_argument, NULL, 'W'}, \
+		{"correlate", required_argument, NULL, 'C'},                                  \
+	{                                                                                     \
+		"no-children", no_argument, NULL, 'N'                                         \
+	}
 
 static int cmd_flamegraph(int argc, char **argv)
 {
@@ -591,15 +592,17 @@ static int cmd_flamegraph(int argc, char **argv)
 		if (c == 'S') {
 			since = parse_duration(optarg);
 			if (!since)
-				st = usage_error("--since '%s': expected e.g. 90s, 5m or 1h", optarg);
+				st = usage_error("--since '%s': expected e.g. 90s, 5m or 1h",
+						 optarg);
 		} else if (c == 'o') {
 			out = optarg;
 		} else if (c == 'p') {
-			if (!parse_pid(optarg, &pid))
-				st = usage_error("--pid '%s': not a process id", optarg);
+			st = usage_error("%s", "flamegraph --pid: attachments keep no profile of "
+					       "their own yet; to profile a process now: xsprofctl "
+					       "record --pid PID");
 		} else if (!profile_opt(c, optarg, opts, &st)) {
-			st = usage_error("%s", "flamegraph takes --since DURATION, --pid PID, "
-					       "--gpu-mode, --weight and -o FILE");
+			st = usage_error("%s", "flamegraph takes --since DURATION, --gpu-mode, "
+					       "--weight and -o FILE");
 		}
 	}
 	if (!st && optind < argc)
@@ -685,11 +688,12 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 			break;
 		case 'd':
 			a->duration = strtod(optarg, &end);
-			if (end == optarg || *end || !isfinite(a->duration) ||
-			    !(a->duration > 0) || a->duration > MAX_DURATION_S)
-				st = usage_error("--duration '%s': expected a number of seconds > 0 "
-						 "(at most a week)",
-						 optarg);
+			if (end == optarg || *end || !isfinite(a->duration) || !(a->duration > 0) ||
+			    a->duration > MAX_DURATION_S)
+				st = usage_error(
+					"--duration '%s': expected a number of seconds > 0 "
+					"(at most a week)",
+					optarg);
 			break;
 		case 'F':
 			freq = parse_freq(optarg);
@@ -750,9 +754,8 @@ static long record_start(struct record_args *a, int *ret_st)
 
 static int cmd_record(int argc, char **argv)
 {
-	struct record_args a = {.req = json_object_new_object(),
-				.pids = json_object_new_array(),
-				.duration = 10};
+	struct record_args a = {
+		.req = json_object_new_object(), .pids = json_object_new_array(), .duration = 10};
 	struct progress prog = {.what = "recording"};
 	struct buf b = {};
 	int st, release = -1, wst, cmd_st = -1;
