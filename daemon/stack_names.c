@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,7 @@ struct span {
 struct proc_name {
 	uint32_t pid;
 	const char *comm; /* interned */
+	bool launched;	  /* from a CUDA launch: the image that did the GPU work */
 };
 
 struct stack_names {
@@ -138,12 +140,13 @@ static int add_frames(struct stack_names *sn, const char *const *frames, size_t 
 	return 0;
 }
 
-static int add_proc(struct stack_names *sn, uint32_t pid, const char *comm16)
+static int add_proc(struct stack_names *sn, uint32_t pid, const char *comm16, bool launched)
 {
 	char comm[XSPROF_COMM_LEN + 1];
 	const char *name;
 
-	if (sn->nr_procs && sn->procs[sn->nr_procs - 1].pid == pid)
+	if (sn->nr_procs && sn->procs[sn->nr_procs - 1].pid == pid &&
+	    sn->procs[sn->nr_procs - 1].launched == launched)
 		return 0; /* entries of one process tend to come together */
 	memcpy(comm, comm16, XSPROF_COMM_LEN);
 	comm[XSPROF_COMM_LEN] = '\0';
@@ -161,7 +164,7 @@ static int add_proc(struct stack_names *sn, uint32_t pid, const char *comm16)
 		sn->procs = np;
 		sn->procs_cap = ncap;
 	}
-	sn->procs[sn->nr_procs++] = (struct proc_name){pid, name};
+	sn->procs[sn->nr_procs++] = (struct proc_name){pid, name, launched};
 	return 0;
 }
 
@@ -169,7 +172,11 @@ static int cmp_proc(const void *a, const void *b)
 {
 	const struct proc_name *x = a, *y = b;
 
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	/* A process seen before its exec (launch mode's fork) has two names: the one its
+	 * launches carry names its GPU work, so it sorts first. */
+	return (int)y->launched - (int)x->launched;
 }
 
 const char *stack_names__comm(void *ctx, uint32_t pid, uint32_t tid)
@@ -177,17 +184,16 @@ const char *stack_names__comm(void *ctx, uint32_t pid, uint32_t tid)
 	const struct stack_names *sn = ctx;
 	size_t lo = 0, hi = sn->nr_procs;
 
+	/* The first entry of pid (lower bound): its launches' name when it has one. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (sn->procs[mid].pid == pid)
-			return sn->procs[mid].comm;
 		if (sn->procs[mid].pid < pid)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return NULL;
+	return lo < sn->nr_procs && sn->procs[lo].pid == pid ? sn->procs[lo].comm : NULL;
 }
 
 struct walk {
@@ -204,7 +210,7 @@ static int name_entry(void *ctx, const struct stack_entry *e)
 	fold__name_stack(w->sym, e, &w->sn->buf, NULL);
 	err = add_frames(w->sn, w->sn->buf.frames, w->sn->buf.n, &w->sn->cpu[e->id]);
 	if (!err && e->tgid)
-		err = add_proc(w->sn, e->tgid, e->comm);
+		err = add_proc(w->sn, e->tgid, e->comm, false);
 	symbolizer__trim(w->sym); /* copied: the cache may shrink to its cap */
 	return err;
 }
@@ -220,7 +226,7 @@ static int name_launch(void *ctx, const struct launch_stack *s)
 		frames[n++] = "[no frames]";
 	err = add_frames(w->sn, frames, n, &w->sn->launch[w->sn->nr_launch++]);
 	if (!err)
-		err = add_proc(w->sn, s->tgid, s->comm);
+		err = add_proc(w->sn, s->tgid, s->comm, true);
 	symbolizer__trim(w->sym);
 	return err;
 }

@@ -76,10 +76,17 @@ static int send_kernels(void)
 	return 0;
 }
 
-int main(void)
+/* argv[1]: milliseconds to stay alive after sending, so that a daemon that does not hold
+ * the process at its first launch (the window's --cuda-lib probes) reads its mappings. */
+int main(int argc, char **argv)
 {
+	int err;
+
 	xs_gpu_alpha_site();
 	xs_gpu_beta_site();
 	printf("fired %lu of %u\n", xs_fake_cupti_fired(), corr);
-	return send_kernels();
+	err = send_kernels();
+	if (argc > 1)
+		usleep((useconds_t)atoi(argv[1]) * 1000);
+	return err;
 }
