@@ -107,6 +107,7 @@ command -v curl >/dev/null || die "missing curl (apt-get install curl)"
 
 # Everything started here is stopped and removed on exit, error or Ctrl-C.
 tmp=$(mktemp -d /tmp/xsprof-soak.XXXXXX)
+chmod 755 "$tmp" # the hostile clients run as nobody
 daemon_pid=
 work_pid=
 churn_pid=
@@ -145,6 +146,7 @@ kib_of() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 
 # -c /dev/null: none of /etc/xsprof/xsprofd.conf, only the settings under test.
 "$xsprofd" -c /dev/null --socket "$sock" --cupti-socket "$tmp/cupti.sock" --freq "$freq" \
+	--socket-group "$(getent group 65534 | cut -d: -f1)" \
 	--window "$window" --store-mb "$store_mb" >"$tmp/xsprofd.log" 2>&1 &
 daemon_pid=$!
 for ((i = 0; i < 150; i++)); do
@@ -167,7 +169,10 @@ fi
 # One round of abuse, in the background: connections that trickle and hang, junk requests,
 # junk on the CUPTI socket. Bounded: 70 connections for 4 s.
 abuse() {
-	python3 - "$sock" "$tmp/cupti.sock" <<'PY' >/dev/null 2>&1 &
+	# As another user (nobody, let in through --socket-group nogroup), as an attacker would
+	# be: root's own share of connections is not theirs to take.
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		python3 - "$sock" "$tmp/cupti.sock" <<'PY' >/dev/null 2>&1 &
 import socket, sys, time
 api, cupti = sys.argv[1], sys.argv[2]
 held = []
