@@ -807,8 +807,8 @@ static bool rec_accepts(void *ctx, uint32_t pid)
 static int rec_render(struct service *s, struct svc_rec *r, uint64_t *ret_samples)
 {
 	struct output_meta meta = {.unit = profile__unit_name(r->view.unit)};
-	struct gpu_join_scope scope = {.accept_pid = rec_accepts, .ctx = r,
-				       .since_ns = r->started_ns};
+	struct gpu_join_scope scope = {
+		.accept_pid = rec_accepts, .ctx = r, .since_ns = r->started_ns};
 	struct cuda_probes *cp = recording__cuda(r->rec);
 	struct session_profile sp;
 	struct timespec rt, mt;
@@ -821,9 +821,9 @@ static int rec_render(struct service *s, struct svc_rec *r, uint64_t *ret_sample
 	while (s->cupti && cupti_server__process(s->cupti) > 0)
 		;
 	rec_launch_pids(r, cp ? cuda_probes__store(cp) : NULL);
-	err = session_profile__build(&sp, r->rec, s->sym, s->cupti ? cupti_server__store(s->cupti)
-								 : NULL,
-				     &scope, &r->view, &s->corr[si < 0 ? 0 : si]);
+	err = session_profile__build(&sp, r->rec, s->sym,
+				     s->cupti ? cupti_server__store(s->cupti) : NULL, &scope,
+				     &r->view, &s->corr[si < 0 ? 0 : si]);
 	snprintf(title, sizeof(title), "xsprof recording %u: %.1f s at %u Hz", r->id,
 		 (r->finished_ns - r->started_ns) / 1e9, r->freq_hz);
 	meta.title = title;
@@ -1022,9 +1022,8 @@ static int parse_view(struct json_object *body, struct svc_rec *r, char *msg, si
 		}
 	}
 	if (body && json_object_object_get_ex(body, "correlate", &v)) {
-		int i = strategy_index(json_object_is_type(v, json_type_string)
-					       ? json_object_get_string(v)
-					       : "");
+		int i = strategy_index(
+			json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "");
 
 		if (i < 0) {
 			snprintf(msg, size, "correlate must be auto, id, timestamp or stream");
@@ -1141,8 +1140,8 @@ static enum MHD_Result api_record_start(struct service *s, struct req *q, struct
 	/* Descendants join the pid filter in the kernel at fork, so none is missed. */
 	ro.follow_forks = r->children && r->nr_pids;
 	ro.cuda = !s->opts->no_cuda;
-	ro.keep_launch_uprobes = !strcmp(r->view.strategy, "timestamp") ||
-				 !strcmp(r->view.strategy, "stream");
+	ro.keep_launch_uprobes =
+		!strcmp(r->view.strategy, "timestamp") || !strcmp(r->view.strategy, "stream");
 	ro.max_timeline = r->format == OUTPUT_CHROME_JSON ? RECORD_MAX_TIMELINE : 0;
 	r->rec = recording__new(s->ev, &ro, s->sym, &what);
 	if (!r->rec) {
@@ -1263,8 +1262,9 @@ static enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_
 	if (mode_s && profile__mode_from_name(mode_s, &mode))
 		return reply_error(c, 400, "gpu_mode must be cpu, gpu or merged", NULL);
 	if (weight && strcmp(weight, "samples"))
-		return reply_error(c, 400, "the rolling window counts samples only",
-				   "GPU time is in samples at the window's frequency; record for us");
+		return reply_error(
+			c, 400, "the rolling window counts samples only",
+			"GPU time is in samples at the window's frequency; record for us");
 	if (!window_format(fmt ? fmt : "folded", &f))
 		return reply_error(
 			c, 400, "the rolling window has no timeline for a Chrome trace",
@@ -1275,12 +1275,12 @@ static enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_
 	if (!tree)
 		return reply_error(c, 500, "out of memory", NULL);
 	/* CPU samples and the GPU work they launched, by gpu_mode (default: both). */
-	err = mode == GPU_MODE_GPU ? 0
-				   : store__query(s->store,
-						  since_s * 1000000000ull < now
-							  ? now - since_s * 1000000000ull
-							  : 0,
-						  q->authed, q->uid, tree, &from);
+	err = mode == GPU_MODE_GPU
+		      ? 0
+		      : store__query(s->store,
+				     since_s * 1000000000ull < now ? now - since_s * 1000000000ull
+								   : 0,
+				     q->authed, q->uid, tree, &from);
 	if (!err && mode != GPU_MODE_CPU) {
 		struct calltree *us = calltree__new();
 		uint64_t gfrom = 0;
@@ -1795,7 +1795,9 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 		.debug_dirs = opts->nr_debug_dirs ? opts->debug_dirs : NULL,
 		.nr_debug_dirs = (size_t)opts->nr_debug_dirs,
 		.debuginfod = opts->debuginfod,
-		.cache_bytes = (uint64_t)opts->symbol_cache_mb << 20,
+		.cache_bytes = (uint64_t)(opts->symbol_cache_mb ? opts->symbol_cache_mb
+								: XSPROFD_SERVICE_SYMBOL_CACHE_MB)
+			       << 20,
 		.debug_info = opts->debug_info,
 	};
 	struct store_opts so = {.window_s = opts->window_s,
