@@ -45,7 +45,7 @@ static const char usage_text[] =
 	"                            /usr/lib/debug): .build-id/xx/rest.debug and debuglink names\n"
 	"      --debuginfod          ask DEBUGINFOD_URLS' servers for missing debug files (off)\n"
 	"      --symbol-cache-mb N   memory for symbol tables and mappings (default 256 in\n"
-	"                            one-shot mode, 16 as a service: within its 64 MiB)\n"
+	"                            one-shot mode, 8 as a service: within its 64 MiB)\n"
 	"      --debug-info          add source file:line and inlined frames from DWARF (slower;\n"
 	"                            off by default)\n"
 	"      --ring-buffer-size MB BPF ring buffer size in MiB, a power of two (default: 128 KiB\n"

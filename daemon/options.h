@@ -30,11 +30,11 @@
 #define XSPROFD_SERVICE_FREQ 19
 /*
  * The service's symbol cache: the snapshots of processes that ended stay until the cache
- * is full, so its size is what the always-on RSS settles at; 16 MiB keeps the service under
- * 64 MiB with a stream of short-lived processes (bench/soak.sh: flat ~46 MiB at 8 MiB,
- * growing to 80 MiB in 10 min at the one-shot default of 256).
+ * is full, so its size is what the always-on RSS settles at; 8 MiB keeps the service under
+ * 64 MiB with a stream of short-lived processes (bench/soak.sh: flat ~46 MiB at 8 MiB, ~63
+ * MiB with a 70 MiB peak at 16, growing to 80 MiB in 10 min at the one-shot default of 256).
  */
-#define XSPROFD_SERVICE_SYMBOL_CACHE_MB 16
+#define XSPROFD_SERVICE_SYMBOL_CACHE_MB 8
 
 struct xsprofd_output {
 	const char *path; /* "-" is standard output (folded only) */

@@ -19,7 +19,10 @@
 #include <json-c/json.h>
 
 #include "daemon/cupti_lib_path.h"
+#include "output/calltree.h"
+#include "output/diff.h"
 #include "output/output.h"
+#include "output/report.h"
 
 enum {
 	EXIT_OK = 0,
@@ -55,6 +58,9 @@ static const char usage_text[] =
 	"  flamegraph [--since DURATION] -o FILE\n"
 	"                                 the rolling window's last DURATION (90s, 5m, 1h;\n"
 	"                                 default 5m)\n"
+	"  top [--since DURATION] [--number N] [--gpu-mode M]\n"
+	"                                 the window's top N functions (default 20) by self\n"
+	"                                 and total share (xsprofd's text report)\n"
 	"\n"
 	"Record and flamegraph options:\n"
 	"  -p, --pid PID[,PID...]  processes to record (repeatable); their descendants too\n"
@@ -631,6 +637,67 @@ out:
 	return st;
 }
 
+/* top: the window's top functions, as xsprofd --report prints them. */
+static int cmd_top(int argc, char **argv)
+{
+	static const struct option lo[] = {{"since", required_argument, NULL, 'S'},
+					   {"number", required_argument, NULL, 'n'},
+					   {"gpu-mode", required_argument, NULL, 'M'},
+					   {}};
+	unsigned long since = 300, n = 20;
+	const char *gpu_mode = NULL;
+	struct calltree *t = NULL;
+	size_t bad_line = 0;
+	char path[160], *end;
+	struct buf b = {0};
+	int c, st = 0, err;
+	FILE *f;
+
+	optind = 1;
+	while (!st && (c = getopt_long(argc, argv, "+S:n:", lo, NULL)) != -1) {
+		if (c == 'S') {
+			since = parse_duration(optarg);
+			if (!since)
+				st = usage_error("--since '%s': expected e.g. 90s, 5m or 1h",
+						 optarg);
+		} else if (c == 'n') {
+			n = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || !n || n > 1000)
+				st = usage_error("--number '%s': expected 1..1000", optarg);
+		} else if (c == 'M' && (!strcmp(optarg, "cpu") || !strcmp(optarg, "gpu") ||
+					!strcmp(optarg, "merged"))) {
+			gpu_mode = optarg;
+		} else {
+			st = usage_error("%s", "top takes --since DURATION, --number N and "
+					       "--gpu-mode cpu|gpu|merged");
+		}
+	}
+	if (!st && optind < argc)
+		st = usage_error("unexpected argument '%s'", argv[optind]);
+	if (st)
+		return st;
+	snprintf(path, sizeof(path), "/v1/profile?since_s=%lu&format=folded%s%s", since,
+		 gpu_mode ? "&gpu_mode=" : "", gpu_mode ? gpu_mode : "");
+	st = request("GET", path, NULL, &b, NULL);
+	if (st)
+		return st;
+	t = calltree__new();
+	f = fmemopen(b.data, b.len, "r");
+	err = t && f ? diff__read_folded(f, t, &bad_line) : -ENOMEM;
+	if (f)
+		fclose(f);
+	if (!err)
+		err = report__write(t, n, "samples", stdout);
+	if (err) {
+		fprintf(stderr, "xsprofctl: top: %s%s\n", strerror(-err),
+			bad_line ? " (xsprofd sent a malformed profile)" : "");
+		st = EXIT_DAEMON_ERROR;
+	}
+	calltree__free(t);
+	free(b.data);
+	return st;
+}
+
 /* Start CMD stopped at a pipe, so the recording is running before it does anything. */
 static pid_t spawn_held(char **cmd, int *ret_release)
 {
@@ -860,7 +927,7 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("%s", "a command is needed: status, attach, detach, record, "
-					 "flamegraph");
+					 "flamegraph, top");
 	cmd = argv[optind];
 	argc -= optind;
 	argv += optind;
@@ -874,9 +941,12 @@ int main(int argc, char **argv)
 		st = cmd_record(argc, argv);
 	else if (!strcmp(cmd, "flamegraph"))
 		st = cmd_flamegraph(argc, argv);
+	else if (!strcmp(cmd, "top"))
+		st = cmd_top(argc, argv);
 	else
 		st = usage_error(
-			"unknown command '%s' (status, attach, detach, record, flamegraph)", cmd);
+			"unknown command '%s' (status, attach, detach, record, flamegraph, top)",
+			cmd);
 	curl_global_cleanup();
 	return st;
 }

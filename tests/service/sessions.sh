@@ -130,4 +130,17 @@ a=$(weight "$dir/win.folded" 'xs_gpu_alpha_site;\[gpu\] xs_kernel_alpha ')
 	fail "window: no joined [gpu] leaf:"$'\n'"$(cat "$dir/win.folded")"
 held=$(status_get 'j["cuda_probes"]["launches_in_slice"]')
 [[ $held == 0 ]] && pass "launch store emptied with the slice" || fail "launch store holds $held after the slice"
+
+step "xsprofctl top: the window's top functions"
+ctl top --since 5m --number 5 --gpu-mode gpu >"$dir/top.txt" || fail "xsprofctl top failed"
+# The GPU view of the window: the kernels are the leaves, so they lead by self share.
+if grep -q 'Top 5 by self' "$dir/top.txt" && grep -q '\[gpu\] xs_kernel_beta' "$dir/top.txt" &&
+	[[ $(grep -c '%' "$dir/top.txt") -le 10 ]]; then
+	pass "top lists the kernels, 5 a table"
+else
+	fail "top:"$'\n'"$(cat "$dir/top.txt")"
+fi
+st=0
+ctl top --number 0 >/dev/null 2>&1 || st=$?
+[[ $st == 2 ]] && pass "top --number 0 is a usage error" || fail "top --number 0 exited $st"
 exit 0
