@@ -185,5 +185,4 @@ __noinline int unwind_row_step(const struct xsprof_unwind_row *r, struct unwind_
 	return 0;
 }
 
-
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -188,14 +188,13 @@ static __always_inline long unwind__walk(__u64 *ips, __u32 first, __u32 end,
 
 /*
  * A probe's user stack (the CUDA uprobes, the USDT probe) from (pc, sp, bp; exact as for
- * unwind__walk), callers stored from ips[*nr] (0 or 1: the slots already filled) below ips[end]: the table walk where the daemon loaded tgid's tables and mode is
+ * unwind__walk), callers stored from ips[*nr] (0 or 1: the slots already filled) up to XSPROF_MAX_STACK_DEPTH slots: the table walk where the daemon loaded tgid's tables and mode is
  * not fp; -1 otherwise (the probe walks frame pointers as before). ips must have room up to
  * index 2 * XSPROF_MAX_STACK_DEPTH in its map value (the probes' records are followed by
  * their stack window).
  */
-static __always_inline long unwind__probe_walk(__u64 *ips, __u16 *nr, __u32 end, __u32 tgid,
-					       __u32 mode, __u64 pc, __u64 sp, __u64 bp,
-					       __u32 exact)
+static __always_inline long unwind__probe_walk(__u64 *ips, __u16 *nr, __u32 tgid, __u32 mode,
+					       __u64 pc, __u64 sp, __u64 bp, __u32 exact)
 {
 	const struct xsprof_unwind_proc *proc;
 	__u32 first;
@@ -210,11 +209,9 @@ static __always_inline long unwind__probe_walk(__u64 *ips, __u16 *nr, __u32 end,
 	/* Masked, not compared: a range as wide as the step's own mask converges at once. The
 	 * step bounds every store at 2 * XSPROF_MAX_STACK_DEPTH, inside the probes' scratch. */
 	first = *(volatile __u16 *)nr & 0xff;
-	if (end != XSPROF_MAX_STACK_DEPTH)
-		return -1;
 	/* The limit from first too (a range as well): ips has XSPROF_MAX_STACK_DEPTH slots. */
-	return unwind__walk(ips, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc, mode, pc, sp,
-			    bp, exact);
+	return unwind__walk(ips, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc, mode, pc, sp, bp,
+			    exact);
 }
 
 #endif

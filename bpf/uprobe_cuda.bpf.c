@@ -246,14 +246,13 @@ int xsprof_cuda_call(struct pt_regs *ctx)
 
 		r->ips[0] = ret;
 		r->nr_user = 1;
-		n = unwind__probe_walk(r->ips, &r->nr_user, XSPROF_MAX_STACK_DEPTH, tgid,
-				       unwind_mode, ret, sp + 8, PT_REGS_FP(ctx), 0);
+		n = unwind__probe_walk(r->ips, &r->nr_user, tgid, unwind_mode, ret, sp + 8,
+				       PT_REGS_FP(ctx), 0);
 		if (n >= 0 && n < XSPROF_MAX_STACK_DEPTH) {
 			r->nr_user = 1 + n;
 		} else {
 			r->ips[0] = ret;
-			r->nr_user =
-				1 + ustack__walk_fp_loop(r->ips, 1, PT_REGS_FP(ctx), sp, win);
+			r->nr_user = 1 + ustack__walk_fp_loop(r->ips, 1, PT_REGS_FP(ctx), sp, win);
 		}
 	}
 

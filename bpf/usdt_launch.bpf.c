@@ -106,16 +106,16 @@ int xsprof_usdt_launch(struct pt_regs *ctx)
 	/* Mid-function: the probe site, then the firing function's own frame outward. */
 	r->ips[0] = PT_REGS_IP(ctx);
 	r->nr_user = 1;
-	n = unwind__probe_walk(r->ips, &r->nr_user, XSPROF_MAX_STACK_DEPTH, tgid, unwind_mode,
-			       PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), 1);
+	n = unwind__probe_walk(r->ips, &r->nr_user, tgid, unwind_mode, PT_REGS_IP(ctx),
+			       PT_REGS_SP(ctx), PT_REGS_FP(ctx), 1);
 	if (n >= 0 && n < XSPROF_MAX_STACK_DEPTH) {
 		r->nr_user = 1 + n;
 	} else {
 		win = bpf_probe_read_user(scr->win, sizeof(scr->win), (void *)PT_REGS_SP(ctx))
 			      ? NULL
 			      : scr->win;
-		r->nr_user = 1 + ustack__walk_fp_loop(r->ips, 1, PT_REGS_FP(ctx),
-						      PT_REGS_SP(ctx), win);
+		r->nr_user =
+			1 + ustack__walk_fp_loop(r->ips, 1, PT_REGS_FP(ctx), PT_REGS_SP(ctx), win);
 	}
 
 	size = XSPROF_USDT_LAUNCH_HDR_SIZE + (long)r->nr_user * 8;

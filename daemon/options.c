@@ -742,9 +742,24 @@ static const char *find_config_flag(int argc, char **argv)
 	return path;
 }
 
+/* The first one-shot-only flag set (mode, report, filters), with its value; NULL if none. */
+static const char *oneshot_only_flag(const struct xsprofd_opts *o, const char **ret_arg)
+{
+	*ret_arg = "";
+	if (o->mode != XSPROFD_MODE_CPU) {
+		*ret_arg = xsprofd_mode__name(o->mode);
+		return "--mode";
+	}
+	if (o->report)
+		return "--report";
+	*ret_arg = o->comm ? o->comm : o->cgroup ? o->cgroup : o->unit;
+	return o->comm ? "--comm" : o->cgroup ? "--cgroup" : o->unit ? "--unit" : NULL;
+}
+
 /* Checks across flags, once everything is read. */
 static int finish(struct xsprofd_opts *o, const char *force_format)
 {
+	const char *flag, *arg;
 	enum output_format fmt;
 	int err;
 
@@ -755,19 +770,8 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 		return err;
 	if (!o->min_block_us)
 		o->min_block_us = 10;
-	if (!o->foreground &&
-	    (o->mode != XSPROFD_MODE_CPU || o->report || o->comm || o->cgroup || o->unit))
-		return bad(o->report   ? "--report"
-			   : o->comm   ? "--comm"
-			   : o->cgroup ? "--cgroup"
-			   : o->unit   ? "--unit"
-				       : "--mode",
-			   o->report   ? ""
-			   : o->comm   ? o->comm
-			   : o->cgroup ? o->cgroup
-			   : o->unit   ? o->unit
-				       : xsprofd_mode__name(o->mode),
-			   "only with --foreground");
+	if (!o->foreground && (flag = oneshot_only_flag(o, &arg)))
+		return bad(flag, arg, "only with --foreground");
 	if (!o->foreground) {
 		if (o->nr_outputs || o->duration_s > 0)
 			return bad(o->nr_outputs ? "--output" : "--duration",

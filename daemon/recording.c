@@ -39,7 +39,7 @@ struct recording {
 	struct stack_table *stacks;
 	struct pid_set seen;
 	struct cuda_probes *cuda;
-	struct unwinder *unwinder; /* NULL in fp mode */
+	struct unwinder *unwinder;	   /* NULL in fp mode */
 	struct offcpu *oc;		   /* with opts.offcpu */
 	struct stack_table *offcpu_stacks; /* counts in microseconds, filled at stop */
 	struct profile_sample *timeline;   /* with opts.max_timeline */

@@ -17,8 +17,8 @@ struct xsprof_bpf;
 struct sampler_opts {
 	unsigned int freq_hz;
 	bool include_idle;
-	uint32_t ring_bytes; /* power of two; 0: sized from the CPU count */
-	uint32_t max_pids;   /* pid filter capacity; 0: 4096 */
+	uint32_t ring_bytes;   /* power of two; 0: sized from the CPU count */
+	uint32_t max_pids;     /* pid filter capacity; 0: 4096 */
 	uint32_t unwind_mode;  /* enum xsprof_unwind_mode; XSPROF_UNWIND_FP (0) by default */
 	uint32_t unwind_rows;  /* unwind table rows the BPF array holds; 0: the default */
 	uint32_t unwind_procs; /* processes with tables; 0: the default */

@@ -19,8 +19,8 @@ int session_profile__build(struct session_profile *sp, struct recording *rec,
 			   const struct gpu_join_scope *scope, const struct session_view *view,
 			   struct correlate_stats *cs)
 {
-	const struct launch_store *ls = recording__cuda(rec) ? cuda_probes__store(recording__cuda(rec))
-							     : NULL;
+	const struct launch_store *ls =
+		recording__cuda(rec) ? cuda_probes__store(recording__cuda(rec)) : NULL;
 	struct profile_data *pd = &sp->pd;
 	struct fold_stats fs;
 	uint64_t dropped = 0;
@@ -150,8 +150,9 @@ static int reroot_visit(const struct calltree_frame *f, void *ctx)
 }
 
 int gpu_slice__tree(const struct launch_store *ls, const struct gpu_store *gs,
-		    const struct gpu_join_scope *scope, struct symbolizer *sym, const char *strategy,
-		    unsigned int freq_hz, struct calltree **ret_tree, struct correlate_stats *cs)
+		    const struct gpu_join_scope *scope, struct symbolizer *sym,
+		    const char *strategy, unsigned int freq_hz, struct calltree **ret_tree,
+		    struct correlate_stats *cs)
 {
 	struct slice_names sn = {};
 	struct profile_data pd = {

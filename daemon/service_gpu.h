@@ -56,8 +56,9 @@ void session_profile__release(struct session_profile *sp);
  * launched goes under "[no launch stack]"). *ret_tree is NULL when there was none.
  */
 int gpu_slice__tree(const struct launch_store *ls, const struct gpu_store *gs,
-		    const struct gpu_join_scope *scope, struct symbolizer *sym, const char *strategy,
-		    unsigned int freq_hz, struct calltree **ret_tree, struct correlate_stats *cs);
+		    const struct gpu_join_scope *scope, struct symbolizer *sym,
+		    const char *strategy, unsigned int freq_hz, struct calltree **ret_tree,
+		    struct correlate_stats *cs);
 
 /* Add src's stacks to dst, each weight scaled by num / den and rounded (0s left out). */
 int gpu_window__add_scaled(const struct calltree *src, struct calltree *dst, uint64_t num,

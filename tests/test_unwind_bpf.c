@@ -179,7 +179,8 @@ Test(unwind_bpf, whole_stacks_without_frame_pointers, .timeout = 120)
 	/* No garbage frames above the outermost one. */
 	cr_expect(sh.rooted * 100 >= sh.total * 97, "only %.1f%% of stacks start at the root",
 		  pct(sh.rooted, sh.total));
-	cr_expect(strstr(report, "user stack walks: ") && !strstr(report, "user stack walks: 0 with"),
+	cr_expect(strstr(report, "user stack walks: ") &&
+			  !strstr(report, "user stack walks: 0 with"),
 		  "no stack walked with tables:\n%s", report);
 	free(report);
 }
@@ -198,7 +199,8 @@ Test(unwind_bpf, frame_pointer_mode_does_not_find_them, .timeout = 120)
 	/* Without frame pointers the walk stops at once: the test above would notice. */
 	cr_expect(sh.spin_whole * 2 < sh.spin && sh.leaf_whole * 2 < sh.leaf,
 		  "frame pointers found whole stacks in code without them?");
-	cr_expect(!strstr(report, "user stack walks: "), "fp mode reports table walks:\n%s", report);
+	cr_expect(!strstr(report, "user stack walks: "), "fp mode reports table walks:\n%s",
+		  report);
 	free(report);
 }
 

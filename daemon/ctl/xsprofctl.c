@@ -590,7 +590,6 @@ static int cmd_flamegraph(int argc, char **argv)
 	enum output_format fmt;
 	char path[256];
 	struct buf b;
-	long pid = 0;
 	int c, st = 0;
 
 	optind = 1;
@@ -619,8 +618,6 @@ static int cmd_flamegraph(int argc, char **argv)
 		goto out;
 	snprintf(path, sizeof(path), "/v1/profile?since_s=%lu&format=%s", since,
 		 output__format_name(fmt));
-	if (pid)
-		snprintf(path + strlen(path), sizeof(path) - strlen(path), "&pid=%ld", pid);
 	if (json_object_object_get_ex(opts, "gpu_mode", &v))
 		snprintf(path + strlen(path), sizeof(path) - strlen(path), "&gpu_mode=%s",
 			 json_object_get_string(v));
@@ -645,7 +642,7 @@ static int cmd_top(int argc, char **argv)
 					   {"gpu-mode", required_argument, NULL, 'M'},
 					   {}};
 	unsigned long since = 300, n = 20;
-	const char *gpu_mode = NULL;
+	struct json_object *opts = json_object_new_object(), *v;
 	struct calltree *t = NULL;
 	size_t bad_line = 0;
 	char path[160], *end;
@@ -664,21 +661,21 @@ static int cmd_top(int argc, char **argv)
 			n = strtoul(optarg, &end, 10);
 			if (!*optarg || *end || !n || n > 1000)
 				st = usage_error("--number '%s': expected 1..1000", optarg);
-		} else if (c == 'M' && (!strcmp(optarg, "cpu") || !strcmp(optarg, "gpu") ||
-					!strcmp(optarg, "merged"))) {
-			gpu_mode = optarg;
-		} else {
+		} else if (c != 'M' || !profile_opt(c, optarg, opts, &st)) {
 			st = usage_error("%s", "top takes --since DURATION, --number N and "
 					       "--gpu-mode cpu|gpu|merged");
 		}
 	}
 	if (!st && optind < argc)
 		st = usage_error("unexpected argument '%s'", argv[optind]);
-	if (st)
-		return st;
-	snprintf(path, sizeof(path), "/v1/profile?since_s=%lu&format=folded%s%s", since,
-		 gpu_mode ? "&gpu_mode=" : "", gpu_mode ? gpu_mode : "");
-	st = request("GET", path, NULL, &b, NULL);
+	if (!st) {
+		snprintf(path, sizeof(path), "/v1/profile?since_s=%lu&format=folded", since);
+		if (json_object_object_get_ex(opts, "gpu_mode", &v))
+			snprintf(path + strlen(path), sizeof(path) - strlen(path), "&gpu_mode=%s",
+				 json_object_get_string(v));
+		st = request("GET", path, NULL, &b, NULL);
+	}
+	json_object_put(opts);
 	if (st)
 		return st;
 	t = calltree__new();
