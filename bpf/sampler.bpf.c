@@ -12,6 +12,7 @@
 #define XSPROF_FILTERS_OWNER
 #include "filters.bpf.h"
 #include "unwind.bpf.h"
+#include "python.bpf.h"
 
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h */
 
@@ -20,6 +21,8 @@ const volatile bool include_idle = false;
 
 /* Flipped at run time by the daemon (mmapped .bss), so attaching a pid needs no reload. */
 bool pid_filter_on = false;
+/* Interpreter frames of the processes in py_procs (python.bpf.h); off with --no-python. */
+bool python_on = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -170,6 +173,7 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	struct task_struct *task;
 	bool in_ns;
 	long nk, nu, size;
+	int npy = 0;
 	bool user_mode;
 	__u64 flags;
 
@@ -237,14 +241,23 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	}
 	s->nr_kernel = nk;
 	s->nr_user = nu;
+	/* Interpreter frames after the native ones (at most 254 of them: the mask keeps the
+	 * copy inside ips[]). */
+	if (python_on && nu > 0 && in_ns)
+		npy = python__append(s->ips, (__u32)(nk + nu), 0xff, tgid, tid);
+	s->nr_python = npy;
+	s->pad16 = 0;
+	s->pad = 0;
 
-	size = XSPROF_SAMPLE_HDR_SIZE + (nk + nu) * 8;
+	size = XSPROF_SAMPLE_HDR_SIZE + (nk + nu) * 8 + npy * sizeof(struct xsprof_py_frame);
 	if (size > sizeof(*s))
 		size = sizeof(*s);
 	/* Reading the fill level touches the consumer's cache line: do it every 16th record. */
 	flags = BPF_RB_NO_WAKEUP;
 	if ((st->emitted & 15) == 0 &&
 	    bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	else if (npy && python__wake())
 		flags = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(&samples, s, size, flags)) {
 		st->drop_ringbuf++;

@@ -19,10 +19,12 @@
 #include "pidns.bpf.h"
 #include "ustack.bpf.h"
 #include "unwind.bpf.h"
+#include "python.bpf.h"
 
 #define SIGSTOP 19
 
 extern bool pid_filter_on;
+extern bool python_on;
 extern const volatile __u32 unwind_mode;
 extern const volatile __u64 wakeup_bytes;
 
@@ -233,6 +235,7 @@ int xsprof_cuda_call(struct pt_regs *ctx)
 	r->time_ns = bpf_ktime_get_ns();
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	r->pad = 0;
+	r->nr_python = 0;
 	r->stream = read_stream(ctx, cookie, sp, win, &r->flags);
 	if (r->flags & XSPROF_CUDA_F_STREAM_ERR)
 		st->stream_err++;
@@ -256,7 +259,11 @@ int xsprof_cuda_call(struct pt_regs *ctx)
 		}
 	}
 
-	size = XSPROF_CUDA_CALL_HDR_SIZE + (long)r->nr_user * 8;
+	/* The Python function and line that made the call (mask: nr_user <= 127). */
+	if (python_on && r->nr_user)
+		r->nr_python = python__append(r->ips, r->nr_user, 0x7f, tgid, (__u32)pid_tgid);
+	size = XSPROF_CUDA_CALL_HDR_SIZE + (long)r->nr_user * 8 +
+	       (long)r->nr_python * sizeof(struct xsprof_py_frame);
 	/* Keep the bound on the register that is passed on (clang may clamp a copy). */
 	barrier_var(size);
 	if (size > sizeof(*r))
@@ -278,6 +285,8 @@ int xsprof_cuda_call(struct pt_regs *ctx)
 	flags = BPF_RB_NO_WAKEUP;
 	if (first || ((st->emitted & 15) == 0 &&
 		      bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes))
+		flags = BPF_RB_FORCE_WAKEUP;
+	else if (r->nr_python && python__wake())
 		flags = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(&samples, r, size, flags)) {
 		st->drop_ringbuf++;

@@ -17,10 +17,12 @@
 #include "pidns.bpf.h"
 #include "ustack.bpf.h"
 #include "unwind.bpf.h"
+#include "python.bpf.h"
 
 #define SIGSTOP 19
 
 extern bool pid_filter_on;
+extern bool python_on;
 extern const volatile __u32 unwind_mode;
 extern const volatile __u64 wakeup_bytes;
 
@@ -118,7 +120,11 @@ int xsprof_usdt_launch(struct pt_regs *ctx)
 			1 + ustack__walk_fp_loop(r->ips, 1, PT_REGS_FP(ctx), PT_REGS_SP(ctx), win);
 	}
 
-	size = XSPROF_USDT_LAUNCH_HDR_SIZE + (long)r->nr_user * 8;
+	r->nr_python = 0;
+	if (python_on && r->nr_user)
+		r->nr_python = python__append(r->ips, r->nr_user, 0x7f, tgid, (__u32)pid_tgid);
+	size = XSPROF_USDT_LAUNCH_HDR_SIZE + (long)r->nr_user * 8 +
+	       (long)r->nr_python * sizeof(struct xsprof_py_frame);
 	/* Keep the bound on the register that is passed on (clang may clamp a copy). */
 	barrier_var(size);
 	if (size > sizeof(*r))
@@ -139,6 +145,8 @@ int xsprof_usdt_launch(struct pt_regs *ctx)
 	flags = BPF_RB_NO_WAKEUP;
 	if (r->flags || ((st->usdt_emitted & 15) == 0 &&
 			 bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes))
+		flags = BPF_RB_FORCE_WAKEUP;
+	else if (r->nr_python && python__wake())
 		flags = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(&samples, r, size, flags)) {
 		st->usdt_drop++;

@@ -15,6 +15,31 @@
 #define XSPROF_COMM_LEN	       16
 
 /*
+ * ---- Interpreter frames (CPython): bpf/python.bpf.h -> daemon/python ----
+ * Records that walk stacks (samples, CUDA calls, USDT launches) carry, right after their used
+ * ips[], nr_python struct xsprof_py_frame, innermost first: the code object each frame runs
+ * and where in it. The daemon names them and puts each run of frames in place of the
+ * _PyEval_EvalFrameDefault native frame that runs it.
+ */
+#define XSPROF_PY_MAX_FRAMES 64
+/* The words a record's ips[] holds past its native frames: the frames, and one slot of slack
+ * so the copy's offset can be bounded with a mask. */
+#define XSPROF_PY_AREA_WORDS (2 + 2 * XSPROF_PY_MAX_FRAMES)
+
+struct xsprof_py_frame {
+	__u64 code;  /* PyCodeObject address in the process */
+	__u32 instr; /* code units from the code's first instruction; XSPROF_PY_INSTR_NONE: none */
+	__u32 flags; /* XSPROF_PY_F_* */
+};
+
+_Static_assert(sizeof(struct xsprof_py_frame) == 16, "xsprof_py_frame layout");
+
+#define XSPROF_PY_INSTR_NONE 0xffffffffu
+/* The first frame of an interpreter activation (_PyEval_EvalFrameDefault call): the frames
+ * from the one before it (inner) up to it run in one native frame. */
+#define XSPROF_PY_F_ENTRY 0x1
+
+/*
  * Every record on the ring buffer starts with a __u32 type. Each record type's struct is defined
  * in this file, next to its enumerator's owner's section below.
  */
@@ -45,10 +70,13 @@ struct xsprof_sample {
 	__s16 user_err;	  /* same for the user stack */
 	__u32 flags;	  /* XSPROF_SAMPLE_F_* */
 	__u32 uid;	  /* who may see this sample: the thread's uid, 0 when real != effective */
-	__u64 ips[2 * XSPROF_MAX_STACK_DEPTH];
+	__u16 nr_python;  /* struct xsprof_py_frame after the nr_kernel + nr_user ips */
+	__u16 pad16;
+	__u32 pad;
+	__u64 ips[2 * XSPROF_MAX_STACK_DEPTH + XSPROF_PY_AREA_WORDS];
 };
 
-#define XSPROF_SAMPLE_HDR_SIZE	56
+#define XSPROF_SAMPLE_HDR_SIZE	64
 #define XSPROF_SAMPLE_F_KTHREAD 0x1 /* kernel thread: no user stack by nature */
 /* Outside the daemon's pid namespace: tgid/tid are host ids, not to be looked up in its /proc. */
 #define XSPROF_SAMPLE_F_FOREIGN 0x2
@@ -56,8 +84,9 @@ struct xsprof_sample {
  * the user registers belong to neither, so no user stack was taken. */
 #define XSPROF_SAMPLE_F_EXEC 0x4
 
-_Static_assert(sizeof(struct xsprof_sample) ==
-		       XSPROF_SAMPLE_HDR_SIZE + 2 * 8 * XSPROF_MAX_STACK_DEPTH,
+_Static_assert(sizeof(struct xsprof_sample) == XSPROF_SAMPLE_HDR_SIZE +
+						       2 * 8 * XSPROF_MAX_STACK_DEPTH +
+						       8 * XSPROF_PY_AREA_WORDS,
 	       "xsprof_sample layout");
 
 /* Per-CPU counters; index of each field is fixed for user space. */
@@ -294,9 +323,10 @@ struct xsprof_cuda_call {
 	__u64 stream;  /* the stream argument (0 is the legacy default stream) */
 	char comm[XSPROF_COMM_LEN];
 	__u16 nr_user;
-	__s16 user_err; /* the return address could not be read */
-	__u32 pad;
-	__u64 ips[XSPROF_MAX_STACK_DEPTH];
+	__s16 user_err;	 /* the return address could not be read */
+	__u16 nr_python; /* struct xsprof_py_frame after the nr_user ips */
+	__u16 pad;
+	__u64 ips[XSPROF_MAX_STACK_DEPTH + XSPROF_PY_AREA_WORDS];
 };
 
 #define XSPROF_CUDA_CALL_HDR_SIZE 56
@@ -308,7 +338,8 @@ struct xsprof_cuda_call {
  * record; the process waits (SIGSTOP) for the daemon to read its mappings and send SIGCONT. */
 
 _Static_assert(sizeof(struct xsprof_cuda_call) ==
-		       XSPROF_CUDA_CALL_HDR_SIZE + 8 * XSPROF_MAX_STACK_DEPTH,
+		       XSPROF_CUDA_CALL_HDR_SIZE +
+			       8 * (XSPROF_MAX_STACK_DEPTH + XSPROF_PY_AREA_WORDS),
 	       "xsprof_cuda_call layout");
 
 /*
@@ -348,14 +379,16 @@ struct xsprof_usdt_launch {
 	char comm[XSPROF_COMM_LEN];
 	__u16 nr_user;
 	__s16 user_err;
-	__u32 flags; /* XSPROF_CUDA_F_FIRST, XSPROF_CUDA_F_STOPPED */
-	__u64 ips[XSPROF_MAX_STACK_DEPTH];
+	__u16 flags;	 /* XSPROF_CUDA_F_FIRST, XSPROF_CUDA_F_STOPPED */
+	__u16 nr_python; /* struct xsprof_py_frame after the nr_user ips */
+	__u64 ips[XSPROF_MAX_STACK_DEPTH + XSPROF_PY_AREA_WORDS];
 };
 
 #define XSPROF_USDT_LAUNCH_HDR_SIZE 56
 
 _Static_assert(sizeof(struct xsprof_usdt_launch) ==
-		       XSPROF_USDT_LAUNCH_HDR_SIZE + 8 * XSPROF_MAX_STACK_DEPTH,
+		       XSPROF_USDT_LAUNCH_HDR_SIZE +
+			       8 * (XSPROF_MAX_STACK_DEPTH + XSPROF_PY_AREA_WORDS),
 	       "xsprof_usdt_launch layout");
 
 /* Per-CPU counters of the GPU-path programs; index of each field is fixed for user space. */
@@ -459,5 +492,51 @@ struct xsprof_unwind_stats {
 };
 
 _Static_assert(sizeof(struct xsprof_unwind_stats) == 128, "xsprof_unwind_stats layout");
+
+/*
+ * ---- Interpreter frames: what the daemon tells BPF of a CPython process (py_procs[tgid]) ----
+ * Where its interpreter list starts and the structure offsets of its version (daemon/python
+ * says where they come from). The walk: interpreters (next) -> their thread states (next) to
+ * the one whose native_thread_id is the sampled thread (cached per thread), its current frame
+ * (through the _PyCFrame up to 3.12, directly from 3.13), then the frames' previous links.
+ */
+#define XSPROF_PY_NO_OFFSET 0xffff /* cframe: the thread state holds current_frame itself */
+
+struct xsprof_py_proc {
+	__u64 interp_head; /* address of _PyRuntime.interpreters.head */
+	__u32 version;	   /* PY_VERSION_HEX >> 16: 0x030b for 3.11 */
+	__u16 interp_next;
+	__u16 interp_threads_head;
+	__u16 tstate_next;
+	__u16 tstate_native_tid;
+	__u16 tstate_cframe; /* XSPROF_PY_NO_OFFSET from 3.13 */
+	__u16 current_frame; /* in the _PyCFrame, or in the thread state from 3.13 */
+	__u16 frame_code;
+	__u16 frame_previous;
+	__u16 frame_instr;    /* prev_instr (3.11, 3.12) or instr_ptr (3.13) */
+	__u16 frame_is_entry; /* XSPROF_PY_NO_OFFSET from 3.12: shim frames mark entries */
+	__u16 frame_owner;
+	__u16 code_adaptive; /* offset of the first instruction in the code object */
+	__u8 owner_cstack;   /* owner value of an entry's shim frame; 0xff: none (3.11) */
+	__u8 frame_size;     /* bytes of a frame read (every field above is inside), <= 128 */
+	__u16 pad16;
+	__u64 pad;
+};
+
+_Static_assert(sizeof(struct xsprof_py_proc) == 48, "xsprof_py_proc layout");
+
+/* Per-CPU counters of the interpreter walk; index of each field is fixed for user space. */
+struct xsprof_py_stats {
+	__u64 walks;	    /* stacks of a known CPython process walked */
+	__u64 frames;	    /* interpreter frames sent */
+	__u64 no_thread;    /* the thread has no thread state (not a Python thread, or gone) */
+	__u64 thread_scans; /* thread lists walked (the per-thread cache missed) */
+	__u64 unreadable;   /* interpreter memory that could not be read: walk ended there */
+	__u64 truncated;    /* walks that stopped at XSPROF_PY_MAX_FRAMES */
+	__u64 no_frame;	    /* the thread runs no Python code right now */
+	__u64 copy_err;	    /* frames that did not fit the record */
+};
+
+_Static_assert(sizeof(struct xsprof_py_stats) == 64, "xsprof_py_stats layout");
 
 #endif

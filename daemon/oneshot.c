@@ -613,6 +613,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 		.proc_events = true,
 		.max_timeline = wants_timeline(o) ? MAX_TIMELINE_SAMPLES : 0,
 		.unwind_mode = o->unwind,
+		.python = !o->no_python,
 		/* Those two join entry uprobe records; id (and auto's pick of it) the USDT's. */
 		.keep_launch_uprobes = o->correlate && (!strcmp(o->correlate, "timestamp") ||
 							!strcmp(o->correlate, "stream")),

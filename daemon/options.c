@@ -56,6 +56,9 @@ static const char usage_text[] =
 	"                            file's .eh_frame (cfi), frame pointers (fp), or tables where\n"
 	"                            present and frame pointers elsewhere (auto, the default);\n"
 	"                            tables take up to 16 MiB of kernel memory\n"
+	"      --no-python           leave CPython processes' stacks native: no interpreter\n"
+	"                            frames ('module.qualname (file.py:line)') in place of\n"
+	"                            _PyEval_EvalFrameDefault (walked by default, 3.11-3.13)\n"
 	"\n"
 	"Service (also config keys):\n"
 	"  -c, --config FILE         config file (default " XSPROFD_DEFAULT_CONFIG
@@ -141,6 +144,7 @@ enum {
 	OPT_SYMBOL_CACHE_MB,
 	OPT_DEBUG_INFO,
 	OPT_UNWIND,
+	OPT_NO_PYTHON,
 	/* GPU path (cuda_probes) */
 	OPT_CUDA_LIB,
 	OPT_NO_CUDA,
@@ -181,6 +185,7 @@ static const struct option long_opts[] = {
 	{"symbol-cache-mb", required_argument, NULL, OPT_SYMBOL_CACHE_MB},
 	{"debug-info", no_argument, NULL, OPT_DEBUG_INFO},
 	{"unwind", required_argument, NULL, OPT_UNWIND},
+	{"no-python", no_argument, NULL, OPT_NO_PYTHON},
 	/* GPU path (cuda_probes) */
 	{"cuda-lib", required_argument, NULL, OPT_CUDA_LIB},
 	{"no-cuda", no_argument, NULL, OPT_NO_CUDA},
@@ -583,6 +588,9 @@ static int apply(struct xsprofd_opts *o, int argc, char **argv, const char **for
 				o->unwind = XSPROF_UNWIND_CFI;
 			else
 				return bad("--unwind", optarg, "use auto, fp or cfi");
+			break;
+		case OPT_NO_PYTHON:
+			o->no_python = true;
 			break;
 		case 'v':
 			o->verbose++;

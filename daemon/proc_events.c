@@ -11,6 +11,7 @@
 
 #include "bpf/xsprof_events.h"
 #include "daemon/proc_events.h"
+#include "daemon/python/pyprof.h"
 #include "daemon/sampler.h"
 #include "daemon/symbolize/proc_maps.h"
 #include "daemon/symbolize/symbolizer.h"
@@ -21,6 +22,7 @@ struct proc_events {
 	struct sampler *sampler;
 	struct symbolizer *sym;
 	struct unwinder *uw; /* NULL: frame pointers only */
+	struct pyprof *py;   /* NULL: no interpreter frames */
 	struct xsprof_bpf *skel;
 	struct bpf_link *exec_link, *libs_link, *exit_link;
 	struct proc_events_stats st;
@@ -44,6 +46,14 @@ static int on_proc_exec(void *ctx, const void *data, size_t size)
 	/* The tables before the new image's first samples, as far as the reader keeps up. */
 	if (pe->uw && err != -ESRCH)
 		unwinder__add_process(pe->uw, (pid_t)e->tgid);
+	/* The interpreter before the new image's first samples too; a new image forgets the
+	 * old one's code objects. */
+	if (pe->py && err != -ESRCH) {
+		if (e->flags & XSPROF_PROC_EXEC_F_LIBS)
+			pyprof__add_process(pe->py, (pid_t)e->tgid);
+		else
+			pyprof__exec(pe->py, (pid_t)e->tgid);
+	}
 	/* A process that was already gone is counted, not an error of the record. */
 	if (err == -ESRCH)
 		pe->st.gone++;
@@ -61,6 +71,8 @@ static int on_proc_exit(void *ctx, const void *data, size_t size)
 	symbolizer__exit(pe->sym, (pid_t)e->tgid);
 	if (pe->uw)
 		unwinder__remove_process(pe->uw, (pid_t)e->tgid);
+	if (pe->py)
+		pyprof__exit(pe->py, (pid_t)e->tgid);
 	return 0;
 }
 
@@ -125,6 +137,11 @@ fail:
 void proc_events__set_unwinder(struct proc_events *pe, struct unwinder *uw)
 {
 	pe->uw = uw;
+}
+
+void proc_events__set_python(struct proc_events *pe, struct pyprof *py)
+{
+	pe->py = py;
 }
 
 void proc_events__free(struct proc_events *pe)

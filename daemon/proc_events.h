@@ -16,6 +16,7 @@ struct sampler;
 struct symbolizer;
 struct proc_events;
 struct unwinder;
+struct pyprof;
 
 struct proc_events_stats {
 	uint64_t execs;		   /* exec records handled */
@@ -33,6 +34,8 @@ struct proc_events_stats {
 struct proc_events *proc_events__attach(struct sampler *s, struct symbolizer *sym);
 /* Also load unwind tables at exec and library events, and drop them at exit (NULL: none). */
 void proc_events__set_unwinder(struct proc_events *pe, struct unwinder *uw);
+/* Also detect CPython at exec and library events, and forget it at exit (NULL: none). */
+void proc_events__set_python(struct proc_events *pe, struct pyprof *py);
 /* Detaches; accepts NULL. Call before sampler__free. */
 void proc_events__free(struct proc_events *pe);
 

@@ -13,6 +13,7 @@
 #include "daemon/log.h"
 #include "daemon/offcpu.h"
 #include "daemon/proc_events.h"
+#include "daemon/python/pyprof.h"
 #include "daemon/recording.h"
 #include "daemon/sampler.h"
 #include "daemon/stack_table.h"
@@ -40,6 +41,7 @@ struct recording {
 	struct pid_set seen;
 	struct cuda_probes *cuda;
 	struct unwinder *unwinder;	   /* NULL in fp mode */
+	struct pyprof *py;		   /* NULL without interpreter frames */
 	struct offcpu *oc;		   /* with opts.offcpu */
 	struct stack_table *offcpu_stacks; /* counts in microseconds, filled at stop */
 	struct profile_sample *timeline;   /* with opts.max_timeline */
@@ -143,8 +145,12 @@ static void on_sample(void *ctx, const struct xsprof_sample *s)
 	if (s->tgid && !(s->flags & (XSPROF_SAMPLE_F_KTHREAD | XSPROF_SAMPLE_F_FOREIGN))) {
 		/* A process met first here (running before we started): its tables now, so the
 		 * samples after this one are walked whole. */
-		if (pid_set__insert(&r->seen, s->tgid) && r->unwinder)
-			unwinder__add_process(r->unwinder, (pid_t)s->tgid);
+		if (pid_set__insert(&r->seen, s->tgid)) {
+			if (r->unwinder)
+				unwinder__add_process(r->unwinder, (pid_t)s->tgid);
+			if (r->py)
+				pyprof__add_process(r->py, (pid_t)s->tgid);
+		}
 		gen = symbolizer__gen(r->sym, s->tgid);
 	}
 	if (r->max_timeline) {
@@ -200,6 +206,8 @@ static void on_cuda_process(void *ctx, pid_t pid)
 		r->st.snapshot_failed++;
 	if (r->unwinder)
 		unwinder__add_process(r->unwinder, pid);
+	if (r->py)
+		pyprof__add_process(r->py, pid);
 }
 
 static int recording_cuda_setup(struct recording *r, const struct recording_opts *o,
@@ -289,6 +297,37 @@ int recording__unwind_stats(const struct recording *r, struct xsprof_unwind_stat
 	return sampler__unwind_stats(r->sampler, ret_bpf);
 }
 
+/* ---- interpreter frames (daemon/python) ---- */
+
+static const void *python_rewrite(void *ctx, const void *data, size_t size, size_t *ret_size)
+{
+	return pyprof__rewrite(ctx, data, size, ret_size);
+}
+
+static int recording_python_setup(struct recording *r, struct symbolizer *sym)
+{
+	struct pyprof_opts po = {.sym = sym};
+	int err = sampler__python_map(r->sampler, &po.procs_fd, &po.max_procs);
+
+	if (err)
+		return err;
+	r->py = pyprof__new(&po);
+	if (!r->py)
+		return -errno;
+	sampler__set_rewrite(r->sampler, python_rewrite, r->py);
+	sampler__set_python(r->sampler, true);
+	return 0;
+}
+
+int recording__python_stats(const struct recording *r, struct xsprof_py_stats *ret_bpf,
+			    struct pyprof_stats *ret)
+{
+	if (!r->py)
+		return -ENOENT;
+	pyprof__stats(r->py, ret);
+	return sampler__python_stats(r->sampler, ret_bpf);
+}
+
 /* ---- */
 
 struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
@@ -333,6 +372,10 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 		*ret_what = "mapping the unwind table array";
 		goto fail;
 	}
+	if (o->python && (err = recording_python_setup(r, sym))) {
+		*ret_what = "setting up the interpreter frames";
+		goto fail;
+	}
 	if (o->offcpu) {
 		*ret_what = "attaching the off-CPU program (sched_switch)";
 		r->offcpu_stacks = stack_table__new(o->max_stacks);
@@ -351,6 +394,7 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 			goto fail;
 		}
 		proc_events__set_unwinder(r->pe, r->unwinder);
+		proc_events__set_python(r->pe, r->py);
 	}
 	*ret_what = "setting the pid filter";
 	for (int i = 0; i < o->nr_pids; i++) {
@@ -363,6 +407,8 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 			r->st.snapshot_failed++;
 		if (r->unwinder)
 			unwinder__add_process(r->unwinder, o->pids[i]);
+		if (r->py)
+			pyprof__add_process(r->py, o->pids[i]);
 	}
 	err = recording_cuda_setup(r, o, ret_what);
 	if (err)
@@ -520,6 +566,7 @@ void recording__free(struct recording *r)
 	proc_events__free(r->pe);
 	unwinder__free(r->unwinder); /* unmaps the row array before the skeleton goes */
 	sampler__free(r->sampler);
+	pyprof__free(r->py);
 	stack_table__free(r->stacks);
 	free(r->timeline);
 	free(r->seen.slots);

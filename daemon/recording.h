@@ -33,6 +33,7 @@ struct recording_opts {
 	bool proc_events;    /* feed exec/exit to the symbolizer (one recording per symbolizer) */
 	size_t max_timeline; /* keep each sample (time, thread, stack id) up to this many; 0: none */
 	uint32_t unwind_mode; /* enum xsprof_unwind_mode: fp (0) unless asked */
+	bool python;	      /* interpreter frames of CPython processes (daemon/python) */
 
 	/* GPU path (cuda_probes): CUDA API uprobes and the xsprof:launch USDT. */
 	bool cuda;	   /* CUDA probes on the libraries of pids (and of recording__add_pid's) */
@@ -113,6 +114,13 @@ struct cuda_probes *recording__cuda(struct recording *r);
  */
 int recording__unwind_stats(const struct recording *r, struct xsprof_unwind_stats *ret_bpf,
 			    struct unwinder_stats *ret_tables);
+/*
+ * Interpreter frames: the BPF walk's counters (summed over CPUs) and the daemon side's.
+ * -ENOENT without opts.python.
+ */
+struct pyprof_stats;
+int recording__python_stats(const struct recording *r, struct xsprof_py_stats *ret_bpf,
+			    struct pyprof_stats *ret);
 /* Add a process to the pid filter (and the CUDA probes to it) after the recording was made,
  * e.g. a launched command before it execs. */
 int recording__add_pid(struct recording *r, pid_t pid);

@@ -44,6 +44,8 @@ struct sampler {
 		sampler_record_fn fn;
 		void *ctx;
 	} handlers[XSPROF_REC_MAX];
+	sampler_rewrite_fn rewrite;
+	void *rewrite_ctx;
 };
 
 int parse_cpu_list(const char *s, bool *mask, int nbits)
@@ -123,6 +125,10 @@ static int handle_record(void *ctx, void *data, size_t size)
 	const struct xsprof_sample *rec = data;
 
 	s->ustats.records++;
+	if (s->rewrite) {
+		rec = s->rewrite(s->rewrite_ctx, data, size, &size);
+		data = (void *)rec;
+	}
 	if (size >= sizeof(__u32) && rec->type != XSPROF_REC_SAMPLE) {
 		if (rec->type >= XSPROF_REC_MAX || !s->handlers[rec->type].fn ||
 		    s->handlers[rec->type].fn(s->handlers[rec->type].ctx, data, size))
@@ -168,6 +174,48 @@ int sampler__unwind_maps(const struct sampler *s, int *ret_rows_fd, uint32_t *re
 	*ret_procs_fd = bpf_map__fd(s->skel->maps.unwind_procs);
 	*ret_max_procs = bpf_map__max_entries(s->skel->maps.unwind_procs);
 	return 0;
+}
+
+void sampler__set_rewrite(struct sampler *s, sampler_rewrite_fn fn, void *ctx)
+{
+	s->rewrite = fn;
+	s->rewrite_ctx = ctx;
+}
+
+int sampler__python_map(const struct sampler *s, int *ret_procs_fd, uint32_t *ret_max_procs)
+{
+	*ret_procs_fd = bpf_map__fd(s->skel->maps.py_procs);
+	*ret_max_procs = bpf_map__max_entries(s->skel->maps.py_procs);
+	return *ret_procs_fd < 0 ? -ENOENT : 0;
+}
+
+void sampler__set_python(struct sampler *s, bool on)
+{
+	s->skel->bss->python_on = on;
+}
+
+/* Per-CPU counters of a percpu array of u64s, summed into ret (size bytes). */
+static int sum_percpu(const struct sampler *s, const struct bpf_map *map, void *ret, size_t size)
+{
+	__u64 *vals = calloc(s->nr_cpus, size), *dst = ret;
+	__u32 zero = 0;
+	int err = 0;
+
+	if (!vals)
+		return -ENOMEM;
+	memset(ret, 0, size);
+	if (bpf_map__lookup_elem(map, &zero, sizeof(zero), vals, size * s->nr_cpus, 0))
+		err = -errno;
+	for (int i = 0; !err && i < s->nr_cpus; i++)
+		for (size_t k = 0; k < size / sizeof(__u64); k++)
+			dst[k] += vals[i * (size / sizeof(__u64)) + k];
+	free(vals);
+	return err;
+}
+
+int sampler__python_stats(const struct sampler *s, struct xsprof_py_stats *ret)
+{
+	return sum_percpu(s, s->skel->maps.py_stats, ret, sizeof(*ret));
 }
 
 int sampler__unwind_stats(const struct sampler *s, struct xsprof_unwind_stats *ret)

@@ -55,6 +55,20 @@ struct sampler_stats {
 struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn fn, void *ctx);
 void sampler__free(struct sampler *s);
 
+/*
+ * Called first for every record: returns the record to handle instead (data itself, or a copy
+ * it owns until its next call) and its size in *ret_size. Interpreter frames (daemon/python).
+ */
+typedef const void *(*sampler_rewrite_fn)(void *ctx, const void *data, size_t size,
+					  size_t *ret_size);
+void sampler__set_rewrite(struct sampler *s, sampler_rewrite_fn fn, void *ctx);
+
+/* Interpreter frames (bpf/python.bpf.h): the py_procs map and its size, the walk on or off,
+ * and its per-CPU counters summed. */
+int sampler__python_map(const struct sampler *s, int *ret_procs_fd, uint32_t *ret_max_procs);
+void sampler__set_python(struct sampler *s, bool on);
+int sampler__python_stats(const struct sampler *s, struct xsprof_py_stats *ret_total);
+
 /* Route records of type (not XSPROF_REC_SAMPLE) to fn. -EINVAL for an unknown type. */
 int sampler__set_handler(struct sampler *s, unsigned int type, sampler_record_fn fn, void *ctx);
 

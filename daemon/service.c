@@ -626,6 +626,7 @@ static int start_always(struct service *s)
 		.nr_pids = s->opts->nr_pids,
 		.proc_events = true, /* the one recording that feeds exec/exit to s->sym */
 		.unwind_mode = s->opts->unwind,
+		.python = !s->opts->no_python,
 		/* CUDA probes for attached processes (and --cuda-lib files) only: none otherwise. */
 		.cuda = !s->opts->no_cuda,
 		.cuda_libs = s->opts->cuda_libs,
@@ -1038,7 +1039,8 @@ static enum MHD_Result api_record_start(struct service *s, struct req *q, struct
 {
 	struct json_object *body = NULL, *v, *out;
 	struct recording_opts ro = {.max_stacks = s->opts->max_stacks,
-				    .unwind_mode = s->opts->unwind};
+				    .unwind_mode = s->opts->unwind,
+				    .python = !s->opts->no_python};
 	struct svc_rec *r = NULL;
 	struct rec_ctx *rc = NULL;
 	enum MHD_Result ret;

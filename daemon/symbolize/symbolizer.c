@@ -43,6 +43,7 @@
 #include "daemon/symbolize/dwarf_lines.h"
 #include "daemon/symbolize/elf_symtab.h"
 #include "daemon/symbolize/fileio.h"
+#include "daemon/symbolize/frame_names.h"
 #include "daemon/symbolize/hashmap.h"
 #include "daemon/symbolize/kallsyms.h"
 #include "daemon/symbolize/perf_map.h"
@@ -161,6 +162,7 @@ struct symbolizer {
 	bool vdso_tried;
 	struct stat root_st;
 	bool root_st_ok;
+	struct frame_names *frame_names; /* interpreter frames' tokens: made on first use */
 	struct symbolizer_stats stats;
 };
 
@@ -312,6 +314,7 @@ void symbolizer__free(struct symbolizer *s)
 
 	if (!s)
 		return;
+	frame_names__free(s->frame_names);
 	if (s->procs)
 		hashmap__for_each(s->procs, free_process_cb, &ctx);
 	for (f = s->all_files; f; f = next) {
@@ -1143,6 +1146,13 @@ static void resolve_user(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t
 	r->name = UNKNOWN;
 	s->tick++;
 	s->stats.user_lookups++;
+	if (frame_token__is(addr)) {
+		const char *name = frame_names__name(s->frame_names, addr);
+
+		r->name = name ? name : UNKNOWN;
+		r->named = name != NULL;
+		goto out;
+	}
 	p = process__get(s, pid, gen);
 	if (!p)
 		goto out;
@@ -1462,9 +1472,22 @@ void symbolizer__trim(struct symbolizer *s)
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret_stats)
 {
+	struct frame_names_stats fs;
+
 	*ret_stats = s->stats;
 	ret_stats->open_files = s->nr_fds;
 	ret_stats->bytes = total_bytes(s);
+	frame_names__stats(s->frame_names, &fs);
+	ret_stats->frame_names = fs.names;
+	ret_stats->frame_name_bytes = fs.bytes;
+	ret_stats->frame_names_full = fs.full;
+}
+
+uint64_t symbolizer__intern_frame(struct symbolizer *s, const char *name)
+{
+	if (!s->frame_names)
+		s->frame_names = frame_names__new(0, 0);
+	return s->frame_names ? frame_names__intern(s->frame_names, name) : 0;
 }
 
 bool symbolizer__debug_info(const struct symbolizer *s)

@@ -60,6 +60,9 @@ struct symbolizer_stats {
 	uint64_t bytes;		   /* memory held now (estimate) */
 	uint64_t peak_bytes;	   /* largest bytes seen */
 	uint64_t bogus_frames;	   /* outer frames dropped by symbolizer__user_depth */
+	uint64_t frame_names;	   /* interpreter frame names interned (symbolizer__intern_frame) */
+	uint64_t frame_name_bytes; /* their memory (never trimmed: stored stacks refer to them) */
+	uint64_t frame_names_full; /* names refused: the table's cap was reached */
 };
 
 /* One frame of symbolizer__user_frames. */
@@ -133,5 +136,12 @@ const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr);
 void symbolizer__trim(struct symbolizer *s);
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret_stats);
+
+/*
+ * A frame that is not native code (an interpreter frame, daemon/python) as a value to put in a
+ * user stack: the user lookups above name it name (frame_names.h). Interned once; kept for the
+ * symbolizer's life, capped. 0 when the cap is reached (counted) or out of memory.
+ */
+uint64_t symbolizer__intern_frame(struct symbolizer *s, const char *name);
 
 #endif

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+/*
+ * The interpreter walk of python.bpf.h, defined once for every program that walks user stacks.
+ * Two bpf_loop walks: the thread list (only when the per-thread cache misses) and the frames.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "xsprof_events.h"
+#include "python.bpf.h"
+
+static __always_inline __u64 read_ptr(__u64 addr)
+{
+	__u64 v;
+
+	if (!addr || bpf_probe_read_user(&v, sizeof(v), (void *)addr))
+		return 0;
+	return v;
+}
+
+/* Interpreters (next) and their thread states (next), to the one running tid. */
+struct py_tsearch {
+	const struct xsprof_py_proc *p;
+	__u64 interp, ts, found;
+	__u64 tid;
+	__u32 err;
+};
+
+static long py_tsearch_step(__u32 i, void *arg)
+{
+	struct py_tsearch *q = arg;
+	const struct xsprof_py_proc *p = q->p;
+	__u64 ntid;
+
+	if (!p)
+		return 1;
+	if (q->ts) {
+		if (bpf_probe_read_user(&ntid, sizeof(ntid),
+					(void *)(q->ts + p->tstate_native_tid))) {
+			q->err = 1;
+			return 1;
+		}
+		if (ntid == q->tid) {
+			q->found = q->ts;
+			return 1;
+		}
+		q->ts = read_ptr(q->ts + p->tstate_next);
+		return 0;
+	}
+	q->interp = read_ptr(q->interp + p->interp_next);
+	if (!q->interp)
+		return 1;
+	q->ts = read_ptr(q->interp + p->interp_threads_head);
+	return 0;
+}
+
+/* Frames from the current one outward. */
+struct py_fwalk {
+	const struct xsprof_py_proc *p;
+	struct py_scratch *out;
+	__u64 frame;
+	__u32 n, err, full;
+};
+
+static __always_inline __u64 chunk_word(const struct py_scratch *o, __u16 off)
+{
+	return *(const __u64 *)&o->chunk[off & (PY_FRAME_READ - 8)];
+}
+
+static long py_frame_step(__u32 i, void *arg)
+{
+	struct py_fwalk *w = arg;
+	const struct xsprof_py_proc *p = w->p;
+	struct py_scratch *o = w->out;
+	struct xsprof_py_frame *f;
+	__u64 code, prev, instr, first;
+	__u32 size;
+	__u8 owner, entry = 0;
+
+	if (!p || !o || !w->frame)
+		return 1;
+	size = p->frame_size;
+	if (size < 8 || size > PY_FRAME_READ ||
+	    bpf_probe_read_user(o->chunk, size, (void *)w->frame)) {
+		w->err = 1;
+		return 1;
+	}
+	code = chunk_word(o, p->frame_code);
+	prev = chunk_word(o, p->frame_previous);
+	instr = chunk_word(o, p->frame_instr);
+	owner = o->chunk[p->frame_owner & (PY_FRAME_READ - 1)];
+	if (p->frame_is_entry != XSPROF_PY_NO_OFFSET)
+		entry = o->chunk[p->frame_is_entry & (PY_FRAME_READ - 1)];
+	w->frame = prev;
+	if (owner == p->owner_cstack) {
+		/* A shim frame under an activation's first frame (3.12 on). */
+		if (w->n)
+			o->f[(w->n - 1) & (XSPROF_PY_MAX_FRAMES - 1)].flags |= XSPROF_PY_F_ENTRY;
+		return 0;
+	}
+	if (w->n >= XSPROF_PY_MAX_FRAMES) {
+		w->full = 1;
+		return 1;
+	}
+	f = &o->f[w->n & (XSPROF_PY_MAX_FRAMES - 1)];
+	f->code = code;
+	first = code + p->code_adaptive;
+	if (!code || instr < first || (instr - first) >> 1 >= XSPROF_PY_INSTR_NONE)
+		f->instr = XSPROF_PY_INSTR_NONE;
+	else
+		f->instr = (__u32)((instr - first) >> 1);
+	f->flags = entry ? XSPROF_PY_F_ENTRY : 0;
+	w->n++;
+	return 0;
+}
+
+/* The thread state of tid: the cached one if it still says tid, else a scan. 0: none. */
+static __always_inline __u64 find_tstate(const struct xsprof_py_proc *p, __u32 tgid, __u32 tid,
+					 struct xsprof_py_stats *st)
+{
+	__u64 key = (__u64)tgid << 32 | tid, *cached, ntid;
+	struct py_tsearch q = {.p = p, .tid = tid};
+
+	cached = bpf_map_lookup_elem(&py_threads, &key);
+	if (cached && *cached &&
+	    !bpf_probe_read_user(&ntid, sizeof(ntid), (void *)(*cached + p->tstate_native_tid)) &&
+	    ntid == tid)
+		return *cached;
+	st->thread_scans++;
+	q.interp = read_ptr(p->interp_head);
+	if (!q.interp) {
+		st->unreadable++;
+		return 0;
+	}
+	q.ts = read_ptr(q.interp + p->interp_threads_head);
+	bpf_loop(512, py_tsearch_step, &q, 0);
+	if (q.err)
+		st->unreadable++;
+	if (q.found)
+		bpf_map_update_elem(&py_threads, &key, &q.found, BPF_ANY);
+	return q.found;
+}
+
+__noinline int python_walk(struct py_scratch *out, __u32 tgid, __u32 tid)
+{
+	struct py_fwalk w = {.out = out};
+	const struct xsprof_py_proc *p;
+	struct xsprof_py_stats *st;
+	__u32 zero = 0;
+	__u64 ts, cf;
+
+	if (!out)
+		return 0;
+	p = bpf_map_lookup_elem(&py_procs, &tgid);
+	if (!p)
+		return 0;
+	st = bpf_map_lookup_elem(&py_stats, &zero);
+	if (!st)
+		return 0;
+	st->walks++;
+	ts = find_tstate(p, tgid, tid, st);
+	if (!ts) {
+		st->no_thread++;
+		return 0;
+	}
+	if (p->tstate_cframe == XSPROF_PY_NO_OFFSET) {
+		w.frame = read_ptr(ts + p->current_frame);
+	} else {
+		cf = read_ptr(ts + p->tstate_cframe);
+		w.frame = cf ? read_ptr(cf + p->current_frame) : 0;
+	}
+	if (!w.frame) {
+		st->no_frame++;
+		return 0;
+	}
+	w.p = p;
+	bpf_loop(2 * XSPROF_PY_MAX_FRAMES, py_frame_step, &w, 0);
+	if (w.err)
+		st->unreadable++;
+	if (w.full)
+		st->truncated++;
+	st->frames += w.n;
+	return w.n;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Apache-2.0 */
+/*
+ * Interpreter frames of CPython processes, for every program that walks user stacks (the CPU
+ * sampler, the CUDA uprobes, the USDT probe). The daemon (daemon/python) puts each CPython
+ * process it finds in py_procs with the structure offsets of its version; for those, the walk
+ * finds the sampled thread's thread state (cached per thread in py_threads, checked on each
+ * use), then follows its frame chain from the current frame outward, one read per frame, and
+ * records each frame's code object and instruction offset (struct xsprof_py_frame). Names,
+ * files and lines are read by the daemon from the code objects. Every early stop is counted
+ * in py_stats; a process whose interpreter cannot be read keeps its native stack.
+ */
+#ifndef XSPROF_PYTHON_BPF_H
+#define XSPROF_PYTHON_BPF_H
+
+#include "xsprof_events.h"
+
+#ifdef XSPROF_SAMPLER_MAPS_OWNER
+#define XSPROF_PYTHON_LINKAGE
+#else
+#define XSPROF_PYTHON_LINKAGE __weak
+#endif
+
+/* The largest frame read at once: every field the walk uses lies inside. */
+#define PY_FRAME_READ 128
+
+struct py_scratch {
+	struct xsprof_py_frame f[XSPROF_PY_MAX_FRAMES];
+	__u8 chunk[PY_FRAME_READ];
+	__u64 last_wake_ns; /* this CPU last woke the reader for interpreter frames */
+};
+
+/* How long interpreter frames may wait for the reader: it reads their code objects while the
+ * process still runs, so a short script is named before it exits. */
+#define PY_WAKE_NS (10 * 1000 * 1000)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096); /* resized by the daemon before load */
+	__type(key, __u32);	   /* tgid */
+	__type(value, struct xsprof_py_proc);
+} py_procs SEC(".maps") XSPROF_PYTHON_LINKAGE;
+
+/* (tgid << 32 | tid) -> its PyThreadState address: checked against native_thread_id on use. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u64);
+} py_threads SEC(".maps") XSPROF_PYTHON_LINKAGE;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xsprof_py_stats);
+} py_stats SEC(".maps") XSPROF_PYTHON_LINKAGE;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_scratch);
+} py_scratch SEC(".maps") XSPROF_PYTHON_LINKAGE;
+
+/*
+ * The interpreter frames of thread tid of process tgid into out->f, innermost first: how many
+ * (0 when tgid is not a known CPython process, or the walk found none). Global (defined once in
+ * python.bpf.c): the verifier checks it once, not inside every caller.
+ */
+__noinline int python_walk(struct py_scratch *out, __u32 tgid, __u32 tid);
+
+/*
+ * Walk and append the frames to a record whose used ips[] end at index at (mask: a constant
+ * that bounds at so that at + 2 * XSPROF_PY_MAX_FRAMES stays inside ips[]). Returns how many
+ * frames were appended; the caller puts that in the record's nr_python.
+ */
+static __always_inline int python__append(__u64 *ips, __u32 at, __u32 mask, __u32 tgid, __u32 tid)
+{
+	struct xsprof_py_stats *st;
+	struct py_scratch *ps;
+	__u32 zero = 0;
+	long size;
+	int n;
+
+	ps = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!ps)
+		return 0;
+	n = python_walk(ps, tgid, tid);
+	if (n <= 0)
+		return 0;
+	if (n > XSPROF_PY_MAX_FRAMES)
+		n = XSPROF_PY_MAX_FRAMES;
+	size = (long)n * sizeof(struct xsprof_py_frame);
+	barrier_var(size);
+	if (size > XSPROF_PY_MAX_FRAMES * sizeof(struct xsprof_py_frame))
+		size = XSPROF_PY_MAX_FRAMES * sizeof(struct xsprof_py_frame);
+	barrier_var(size);
+	if (size <= 0 || bpf_probe_read_kernel(&ips[at & mask], size, ps->f)) {
+		st = bpf_map_lookup_elem(&py_stats, &zero);
+		if (st)
+			st->copy_err += n;
+		return 0;
+	}
+	return n;
+}
+
+/* Whether a record with interpreter frames should wake the reader now (at most every
+ * PY_WAKE_NS per CPU). */
+static __always_inline bool python__wake(void)
+{
+	__u32 zero = 0;
+	struct py_scratch *ps = bpf_map_lookup_elem(&py_scratch, &zero);
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!ps || now - ps->last_wake_ns < PY_WAKE_NS)
+		return false;
+	ps->last_wake_ns = now;
+	return true;
+}
+
+#endif

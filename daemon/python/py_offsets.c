@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The table. Each column was printed with offsetof() by a small C program built against that
+ * version's internal headers (Py_BUILD_CORE; internal/pycore_frame.h, pycore_runtime.h,
+ * pycore_interp.h): 3.11 from Debian's python3.11-dev (3.11.2) and pyenv's 3.11.7 (the same
+ * values), 3.12 from 3.12.1, 3.13 from 3.13.0 (equal to its _Py_DebugOffsets). tests/python
+ * runs that program again against the installed headers and compares (ctest python_offsets).
+ *
+ * 3.11: tstate->cframe->current_frame, frames carry is_entry (the first frame of an
+ * _PyEval_EvalFrameDefault activation), prev_instr is the last instruction started.
+ * 3.12: as 3.11, but each activation pushes a shim frame owned by the C stack (owner 3) under
+ * its first frame instead of is_entry. 3.13: no _PyCFrame (tstate->current_frame), f_executable
+ * and instr_ptr in place of f_code and prev_instr.
+ * Not walked: before 3.11 (frames are PyFrameObject linked by f_back, with f_lasti), 3.14 and
+ * later (not checked yet), and free-threaded builds (other object layouts).
+ */
+#include <errno.h>
+#include <stddef.h>
+
+#include "daemon/python/py_offsets.h"
+
+static const struct py_offsets table[] = {
+	{
+		.major = 3,
+		.minor = 11,
+		.runtime_interp_head = 40,
+		.bpf =
+			{
+				.version = 0x030b,
+				.interp_next = 0,
+				.interp_threads_head = 16,
+				.tstate_next = 8,
+				.tstate_native_tid = 160,
+				.tstate_cframe = 56,
+				.current_frame = 8,
+				.frame_code = 32,
+				.frame_previous = 48,
+				.frame_instr = 56,
+				.frame_is_entry = 68,
+				.frame_owner = 69,
+				.code_adaptive = 184,
+				.owner_cstack = 0xff,
+				.frame_size = 72,
+			},
+		.co_filename = 112,
+		.co_qualname = 128,
+		.co_linetable = 136,
+		.co_firstlineno = 72,
+		.code_read = 144,
+		.str_length = 16,
+		.str_state = 32,
+		.str_ascii_data = 48,
+		.str_compact_data = 72,
+		.bytes_size = 16,
+		.bytes_data = 32,
+		.ob_type = 8,
+	},
+	{
+		.major = 3,
+		.minor = 12,
+		.runtime_interp_head = 40,
+		.bpf =
+			{
+				.version = 0x030c,
+				.interp_next = 0,
+				.interp_threads_head = 72,
+				.tstate_next = 8,
+				.tstate_native_tid = 144,
+				.tstate_cframe = 56,
+				.current_frame = 0,
+				.frame_code = 0,
+				.frame_previous = 8,
+				.frame_instr = 56,
+				.frame_is_entry = XSPROF_PY_NO_OFFSET,
+				.frame_owner = 70,
+				.code_adaptive = 192,
+				.owner_cstack = 3,
+				.frame_size = 72,
+			},
+		.co_filename = 112,
+		.co_qualname = 128,
+		.co_linetable = 136,
+		.co_firstlineno = 68,
+		.code_read = 144,
+		.str_length = 16,
+		.str_state = 32,
+		.str_ascii_data = 40,
+		.str_compact_data = 56,
+		.bytes_size = 16,
+		.bytes_data = 32,
+		.ob_type = 8,
+	},
+	{
+		.major = 3,
+		.minor = 13,
+		.runtime_interp_head = 632,
+		.bpf =
+			{
+				.version = 0x030d,
+				.interp_next = 7264,
+				.interp_threads_head = 7344,
+				.tstate_next = 8,
+				.tstate_native_tid = 160,
+				.tstate_cframe = XSPROF_PY_NO_OFFSET,
+				.current_frame = 72,
+				.frame_code = 0,
+				.frame_previous = 8,
+				.frame_instr = 56,
+				.frame_is_entry = XSPROF_PY_NO_OFFSET,
+				.frame_owner = 70,
+				.code_adaptive = 200,
+				.owner_cstack = 3,
+				.frame_size = 72,
+			},
+		.co_filename = 112,
+		.co_qualname = 128,
+		.co_linetable = 136,
+		.co_firstlineno = 68,
+		.code_read = 144,
+		.str_length = 16,
+		.str_state = 32,
+		.str_ascii_data = 40,
+		.str_compact_data = 56,
+		.bytes_size = 16,
+		.bytes_data = 32,
+		.ob_type = 8,
+	},
+};
+
+int py_offsets__get(unsigned int major, unsigned int minor, const struct py_offsets **ret,
+		    const char **ret_reason)
+{
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		if (table[i].major == major && table[i].minor == minor) {
+			*ret = &table[i];
+			return 0;
+		}
+	}
+	if (major == 3 && minor < 11)
+		*ret_reason = "CPython before 3.11 keeps frames as PyFrameObject: not walked";
+	else if (major == 2)
+		*ret_reason = "CPython 2 is not walked";
+	else
+		*ret_reason = "no checked structure offsets for this CPython version";
+	return -ENOTSUP;
+}
