@@ -35,6 +35,7 @@
 #include "daemon/stack_table.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "daemon/unwind/unwinder.h"
+#include "daemon/python_report.h"
 #include "xsprof.skel.h"
 #include "cupti_inject/xsprof_wire.h"
 #include "output/calltree.h"
@@ -179,6 +180,7 @@ void recording_report(struct recording *rec, const struct xsprofd_opts *o, doubl
 		  (unsigned long long)ys.files_loaded, (unsigned long long)ys.files_failed,
 		  (unsigned long long)rs.snapshot_failed);
 	unwind_report(rec);
+	python_report__log(rec);
 	log_info("xsprofd's own CPU: %.3f s while sampling (%.2f us per sample received), %.3f s "
 		 "naming stacks",
 		 rs.cpu_s, rs.records ? rs.cpu_s * 1e6 / rs.records : 0.0, name_cpu_s);

@@ -41,6 +41,7 @@
 #include "daemon/store.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "daemon/unwind/unwinder.h"
+#include "daemon/python_report.h"
 #include "output/calltree.h"
 #include "output/output.h"
 #include "output/profile.h"
@@ -541,6 +542,8 @@ static struct json_object *status_json(struct service *s)
 	add_u64(cnt, "user_stack_unreadable", c.ustack_err);
 	json_object_object_add(j, "counters", cnt);
 	status_unwind(s, j);
+	if (s->always)
+		python_report__json(s->always, j);
 	store__stats(s->store, &ss);
 	st = json_object_new_object();
 	add_u64(st, "slices", ss.slices);
