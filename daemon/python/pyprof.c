@@ -302,7 +302,10 @@ static size_t merge(struct pyprof *p, struct py_proc *pp, const __u64 *ips, size
 		}
 	}
 	if (!replaced) {
-		for (size_t i = 0; i < nu; i++) {
+		/* Frames past a broken frame-pointer chain would end the stack before the
+		 * interpreter frames put after them: cut there first. */
+		keep = symbolizer__user_depth(p->o.sym, pp->pid, 0, (const uint64_t *)ips, nu);
+		for (size_t i = 0; i < keep; i++) {
 			uint64_t pc = (i == 0 && first_pc) ? ips[i] : ips[i] - 1;
 
 			if (in_range(pc, pp->t.text_start, pp->t.text_end)) {

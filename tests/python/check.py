@@ -1,0 +1,130 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""Checks a folded profile of a tests/python workload against what the workload is known to do.
+
+check.py FOLDED STEM --paths P [P ...] [--min-match 0.99] [--min-full 0.8]
+         [--between A,B,NATIVE] [--native-before NAME] [--split TRUTH.json --within 2]
+         [--named 0.99]
+
+The Python frames of STEM.py in each stack (format 'STEM.qualname (STEM.py:line)'), root first,
+must be a prefix of one of the paths (comma-separated qualnames) in >= min-match of the samples
+that have any, and the whole path in >= min-full of them. --between: in those stacks where A and
+B appear, a native frame containing NATIVE lies between them. --native-before: NAME is a native
+frame above the first Python frame (the frames were put in place, not at the root). --split:
+each key's share of the samples (among the keys) is within --within points of the truth's.
+"""
+import argparse
+import json
+import re
+import sys
+
+PYFRAME = re.compile(r"^(?P<mod>[^ ]*?)\.(?P<qual>[^ ]+) \((?P<file>[^:()]+)(?::(?P<line>\d+))?\)$")
+
+
+def parse(path):
+    out = []
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            stack, _, count = line.rpartition(" ")
+            out.append((stack.split(";"), int(count)))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("folded")
+    ap.add_argument("stem")
+    ap.add_argument("--paths", nargs="+", required=True)
+    ap.add_argument("--min-match", type=float, default=0.99)
+    ap.add_argument("--min-full", type=float, default=0.8)
+    ap.add_argument("--between")
+    ap.add_argument("--native-before")
+    ap.add_argument("--split")
+    ap.add_argument("--within", type=float, default=2.0)
+    ap.add_argument("--named", type=float, default=0.99)
+    a = ap.parse_args()
+
+    paths = [p.split(",") for p in a.paths]
+    stacks = parse(a.folded)
+    total = match = full = named = unnamed = 0
+    between_ok = between_n = before_ok = 0
+    bad = {}
+    for frames, n in stacks:
+        mine = []
+        first_py = None
+        for i, fr in enumerate(frames):
+            m = PYFRAME.match(fr)
+            if m and m.group("file") == a.stem + ".py" and m.group("mod") == a.stem:
+                mine.append((i, m.group("qual")))
+                if first_py is None:
+                    first_py = i
+        py_any = [fr for fr in frames if PYFRAME.match(fr) or fr == "[python] ?"]
+        named += sum(n for fr in py_any if fr != "[python] ?")
+        unnamed += sum(n for fr in py_any if fr == "[python] ?")
+        if not mine:
+            continue
+        total += n
+        seq = [q for _, q in mine]
+        if any(p[: len(seq)] == seq for p in paths):
+            match += n
+            if any(p == seq for p in paths):
+                full += n
+        else:
+            key = ";".join(seq)
+            bad[key] = bad.get(key, 0) + n
+        if a.between:
+            x, y, native = a.between.split(",")
+            ix = [i for i, q in mine if q == x]
+            iy = [i for i, q in mine if q == y]
+            if ix and iy:
+                between_n += n
+                if any(native in fr for fr in frames[ix[0] + 1 : iy[0]]):
+                    between_ok += n
+        if a.native_before and a.native_before in frames[:first_py]:
+            before_ok += n
+    ok = True
+
+    def need(cond, what):
+        nonlocal ok
+        print(("ok   " if cond else "FAIL ") + what)
+        ok = ok and cond
+
+    need(total > 0, f"{total} samples with {a.stem}.py frames")
+    if not total:
+        return 1
+    need(match >= a.min_match * total,
+         f"{match}/{total} = {100.0 * match / total:.2f}% match a known path (need {100 * a.min_match:.0f}%)")
+    need(full >= a.min_full * total,
+         f"{full}/{total} = {100.0 * full / total:.2f}% are a whole path (need {100 * a.min_full:.0f}%)")
+    for k, v in sorted(bad.items(), key=lambda kv: -kv[1])[:5]:
+        print(f"       unexpected: {k} ({v})")
+    need(named >= a.named * (named + unnamed),
+         f"{named}/{named + unnamed} Python frames named (need {100 * a.named:.0f}%)")
+    if a.between:
+        need(between_n > 0 and between_ok >= 0.99 * between_n,
+             f"{between_ok}/{between_n} stacks have a native '{a.between.split(',')[2]}' frame between them")
+    if a.native_before:
+        need(before_ok >= 0.99 * total,
+             f"{before_ok}/{total} stacks have native '{a.native_before}' above the Python frames")
+    if a.split:
+        truth = json.load(open(a.split))
+        counts = {k: 0 for k in truth}
+        for frames, n in stacks:
+            for k in truth:
+                mod, qual = k.split(".", 1)
+                if any((m := PYFRAME.match(fr)) and m.group("mod") == mod and m.group("qual") == qual
+                       for fr in frames):
+                    counts[k] += n
+                    break
+        ts, ps = sum(truth.values()), sum(counts.values())
+        for k in truth:
+            t, p = 100.0 * truth[k] / ts, 100.0 * counts[k] / max(ps, 1)
+            need(abs(t - p) <= a.within, f"{k}: {p:.1f}% of samples, measured {t:.1f}% (within {a.within} pp)")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

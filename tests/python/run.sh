@@ -1,0 +1,131 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Python frames end to end (ctest python_*): a tests/python workload run under the real xsprofd
+# (one-shot launch mode, real BPF) with Debian's /usr/bin/python3.11, its folded profile checked
+# by check.py against what the workload does. Each case runs with the unwind tables (auto) and
+# with frame pointers only (fp): the Python frames must be right with both; the native ones
+# around them are checked with the tables.
+# run.sh BUILD_DIR CASE   (CASE: nested threads callback gen_async short cuda no_python)
+set -u
+build=$1
+case=$2
+here=$(cd "$(dirname "$0")" && pwd)
+py=${XS_PYTHON:-/usr/bin/python3.11}
+xsprofd=$build/daemon/xsprofd
+out=$(mktemp -d /tmp/xs_python.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+fail=0
+
+[ -x "$py" ] || { echo "run.sh: $py not found (Debian's python3.11)" >&2; exit 1; }
+[ -x "$xsprofd" ] || { echo "run.sh: $xsprofd not built" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "run.sh: needs root (BPF)" >&2; exit 1; }
+
+# profile MODE NAME ARGS...: folded profile of the workload into $out/NAME.MODE.folded
+profile() {
+	local mode=$1 name=$2
+	shift 2
+	echo "== $name, --unwind $mode"
+	if ! timeout 120 "$xsprofd" -f -F 499 --unwind "$mode" -o "$out/$name.$mode.folded" \
+		"${XS_EXTRA[@]}" -- "$py" "$here/$name.py" "$@" >"$out/$name.$mode.log" 2>&1; then
+		cat "$out/$name.$mode.log" >&2
+		echo "FAIL xsprofd exited with an error" >&2
+		fail=1
+		return 1
+	fi
+	grep -E "python" "$out/$name.$mode.log"
+}
+
+check() {
+	"$py" "$here/check.py" "$@" || fail=1
+}
+
+XS_EXTRA=()
+case $case in
+nested)
+	for mode in auto fp; do
+		profile $mode nested 4 "$out/split.$mode.json" || continue
+		native=()
+		[ $mode = auto ] && native=(--native-before Py_RunMain)
+		check "$out/nested.$mode.folded" nested --split "$out/split.$mode.json" --within 2 \
+			--paths "<module>,main,outer,middle_a,leaf_a,spin" \
+			"<module>,main,outer,middle_b,leaf_b,spin" "${native[@]}"
+	done
+	;;
+threads)
+	for mode in auto fp; do
+		profile $mode threads 3 || continue
+		check "$out/threads.$mode.folded" threads --min-full 0.9 \
+			--paths "<module>,main" "work_red,spin" "work_green,spin" "work_blue,spin"
+		# Each thread's own function, never another's: the thread name is the comm.
+		for t in red green blue; do
+			if grep "threads.work_" "$out/threads.$mode.folded" | grep "^work_$t;" |
+				grep -v "threads.work_$t " | grep -q .; then
+				echo "FAIL thread work_$t shows another thread's function"
+				fail=1
+			fi
+		done
+	done
+	;;
+callback)
+	for mode in auto fp; do
+		profile $mode callback 3 || continue
+		native=()
+		# The native unwind stops in libffi's closure trampoline (anonymous memory) now and
+		# then; the frames past it go to the root, still in order.
+		[ $mode = auto ] && native=(--between sort_many,compare,qsort)
+		check "$out/callback.$mode.folded" callback --min-full 0.7 \
+			--paths "<module>,main,sort_many,compare,burn" "${native[@]}"
+	done
+	;;
+gen_async)
+	for mode in auto fp; do
+		profile $mode gen_async 4 || continue
+		native=()
+		[ $mode = auto ] && native=(--native-before Py_RunMain)
+		check "$out/gen_async.$mode.folded" gen_async --min-full 0.8 --named 0.97 \
+			--paths "<module>,main,consume,produce,spin" "<module>,main,amain,awork,spin" \
+			"${native[@]}"
+	done
+	;;
+short)
+	for mode in auto fp; do
+		profile $mode short || continue
+		check "$out/short.$mode.folded" short --min-full 0.8 --paths "<module>,quick"
+	done
+	;;
+cuda)
+	cudart=${XS_CUDART:-/usr/local/cuda/lib64/libcudart.so.13}
+	[ -e "$cudart" ] || { echo "run.sh: $cudart not found" >&2; exit 1; }
+	line=$(grep -n "# LAUNCH" "$here/cuda_launch.py" | cut -d: -f1)
+	for mode in auto fp; do
+		XS_EXTRA=(--launches-output "$out/launch.$mode.folded")
+		profile $mode cuda_launch "$cudart" 200 || continue
+		total=$(awk '{n += $NF} END {print n + 0}' "$out/launch.$mode.folded")
+		good=$(grep -F "cuda_launch.launch_step (cuda_launch.py:$line)" "$out/launch.$mode.folded" |
+			grep -F "cuda_launch.train (cuda_launch.py:" | grep "\[cuda\] cudaLaunchKernel" |
+			awk '{n += $NF} END {print n + 0}')
+		echo "$good of $total launches carry launch_step (cuda_launch.py:$line) under train"
+		if [ "$total" != 200 ] || [ "$good" != 200 ]; then
+			echo "FAIL every one of the 200 launches must"
+			head -3 "$out/launch.$mode.folded"
+			fail=1
+		fi
+	done
+	;;
+no_python)
+	XS_EXTRA=(--no-python)
+	profile auto nested 1 "$out/split.json" || exit 1
+	if grep -q "nested\.\|\[python\]" "$out/nested.auto.folded"; then
+		echo "FAIL --no-python still shows interpreter frames"
+		fail=1
+	fi
+	grep -q "_PyEval_EvalFrameDefault" "$out/nested.auto.folded" ||
+		{ echo "FAIL --no-python lost the native interpreter frames"; fail=1; }
+	;;
+*)
+	echo "run.sh: unknown case $case" >&2
+	exit 2
+	;;
+esac
+[ $fail = 0 ] && echo "PASS $case" || echo "FAIL $case"
+exit $fail
