@@ -66,6 +66,22 @@ static __always_inline __u64 chunk_word(const struct py_scratch *o, __u16 off)
 	return *(const __u64 *)&o->chunk[off & (PY_FRAME_READ - 8)];
 }
 
+/* The code object's identity beyond its address (struct xsprof_py_frame's key); 0 when
+ * unreadable. */
+static __always_inline __u64 code_key(struct py_scratch *o, __u64 addr)
+{
+	__u64 h = 0x9e3779b97f4a7c15ull;
+
+	if (bpf_probe_read_user(o->key_words, sizeof(o->key_words), (void *)addr))
+		return 0;
+	for (int i = 0; i < XSPROF_PY_KEY_BYTES / 8; i++) {
+		h ^= o->key_words[i];
+		h *= 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 31;
+	}
+	return h;
+}
+
 static long py_frame_step(__u32 i, void *arg)
 {
 	struct py_fwalk *w = arg;
@@ -103,6 +119,7 @@ static long py_frame_step(__u32 i, void *arg)
 	}
 	f = &o->f[w->n & (XSPROF_PY_MAX_FRAMES - 1)];
 	f->code = code;
+	f->key = code_key(o, code + p->code_key);
 	first = code + p->code_adaptive;
 	if (!code || instr < first || (instr - first) >> 1 >= XSPROF_PY_INSTR_NONE)
 		f->instr = XSPROF_PY_INSTR_NONE;

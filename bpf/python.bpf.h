@@ -26,6 +26,7 @@
 struct py_scratch {
 	struct xsprof_py_frame f[XSPROF_PY_MAX_FRAMES];
 	__u8 chunk[PY_FRAME_READ];
+	__u64 key_words[XSPROF_PY_KEY_BYTES / 8];
 	__u64 last_wake_ns; /* this CPU last woke the reader for interpreter frames */
 };
 
@@ -92,6 +93,7 @@ static __always_inline int python__append(__u64 *ips, __u32 at, __u32 mask, __u3
 	if (n > XSPROF_PY_MAX_FRAMES)
 		n = XSPROF_PY_MAX_FRAMES;
 	size = (long)n * sizeof(struct xsprof_py_frame);
+	/* at + size / 8 <= mask + 3 * XSPROF_PY_MAX_FRAMES, inside ips[] (xsprof_events.h). */
 	barrier_var(size);
 	if (size > XSPROF_PY_MAX_FRAMES * sizeof(struct xsprof_py_frame))
 		size = XSPROF_PY_MAX_FRAMES * sizeof(struct xsprof_py_frame);

@@ -24,15 +24,20 @@
 #define XSPROF_PY_MAX_FRAMES 64
 /* The words a record's ips[] holds past its native frames: the frames, and one slot of slack
  * so the copy's offset can be bounded with a mask. */
-#define XSPROF_PY_AREA_WORDS (2 + 2 * XSPROF_PY_MAX_FRAMES)
+#define XSPROF_PY_AREA_WORDS (2 + 3 * XSPROF_PY_MAX_FRAMES)
 
 struct xsprof_py_frame {
 	__u64 code;  /* PyCodeObject address in the process */
 	__u32 instr; /* code units from the code's first instruction; XSPROF_PY_INSTR_NONE: none */
 	__u32 flags; /* XSPROF_PY_F_* */
+	/* A hash of the code object's first line and name pointers: an address freed and reused
+	 * by another code object gets another key, so names cached by address stay right. */
+	__u64 key;
 };
 
-_Static_assert(sizeof(struct xsprof_py_frame) == 16, "xsprof_py_frame layout");
+_Static_assert(sizeof(struct xsprof_py_frame) == 24, "xsprof_py_frame layout");
+/* The bytes of a code object hashed into key, from xsprof_py_proc.code_key. */
+#define XSPROF_PY_KEY_BYTES 64
 
 #define XSPROF_PY_INSTR_NONE 0xffffffffu
 /* The first frame of an interpreter activation (_PyEval_EvalFrameDefault call): the frames
@@ -519,7 +524,7 @@ struct xsprof_py_proc {
 	__u16 code_adaptive; /* offset of the first instruction in the code object */
 	__u8 owner_cstack;   /* owner value of an entry's shim frame; 0xff: none (3.11) */
 	__u8 frame_size;     /* bytes of a frame read (every field above is inside), <= 128 */
-	__u16 pad16;
+	__u16 code_key;	     /* XSPROF_PY_KEY_BYTES of the code object hashed from here */
 	__u64 pad;
 };
 

@@ -245,6 +245,11 @@ int py_detect(const char *proc_root, pid_t pid, struct py_target *ret, const cha
 		goto out;
 	}
 	if (!s.has_runtime) {
+		/* A shared build's executable, before the loader mapped its libpython. */
+		if (!t.shared) {
+			err = -ENOENT;
+			goto out;
+		}
 		*ret_reason = "the interpreter file has no _PyRuntime symbol";
 		goto out;
 	}

@@ -41,6 +41,7 @@ static const struct py_offsets table[] = {
 				.code_adaptive = 184,
 				.owner_cstack = 0xff,
 				.frame_size = 72,
+				.code_key = 72, /* co_firstlineno .. co_qualname */
 			},
 		.co_filename = 112,
 		.co_qualname = 128,
@@ -76,6 +77,7 @@ static const struct py_offsets table[] = {
 				.code_adaptive = 192,
 				.owner_cstack = 3,
 				.frame_size = 72,
+				.code_key = 68, /* co_firstlineno .. co_qualname */
 			},
 		.co_filename = 112,
 		.co_qualname = 128,
@@ -111,6 +113,7 @@ static const struct py_offsets table[] = {
 				.code_adaptive = 200,
 				.owner_cstack = 3,
 				.frame_size = 72,
+				.code_key = 68, /* co_firstlineno .. co_qualname */
 			},
 		.co_filename = 112,
 		.co_qualname = 128,

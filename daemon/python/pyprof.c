@@ -28,6 +28,7 @@ struct code_entry {
 
 struct py_proc {
 	pid_t pid;
+	bool unsupported; /* found, not walked: kept so that it is counted once */
 	struct py_target t;
 	const struct py_offsets *o;
 	struct hashmap *codes; /* (address, 0) -> struct code_entry */
@@ -114,9 +115,27 @@ static void forget(struct pyprof *p, pid_t pid)
 
 	if (!pp)
 		return;
-	bpf_map_delete_elem(p->o.procs_fd, &key);
+	if (!pp->unsupported) {
+		bpf_map_delete_elem(p->o.procs_fd, &key);
+		p->st.processes--;
+	}
 	proc_free(p, pp);
-	p->st.processes--;
+}
+
+/* Remember an unsupported process (within the cap) so it is detected and counted once. */
+static void mark_unsupported(struct pyprof *p, pid_t pid)
+{
+	struct py_proc *pp;
+
+	if (hashmap__count(p->procs) >= 2 * (size_t)p->o.max_procs)
+		return;
+	pp = calloc(1, sizeof(*pp));
+	if (!pp)
+		return;
+	pp->pid = pid;
+	pp->unsupported = true;
+	if (hashmap__put(p->procs, (uint64_t)pid, 0, pp))
+		free(pp);
 }
 
 int pyprof__add_process(struct pyprof *p, pid_t pid)
@@ -129,14 +148,16 @@ int pyprof__add_process(struct pyprof *p, pid_t pid)
 	__u32 key = (__u32)pid;
 	int err;
 
-	if (hashmap__get(p->procs, (uint64_t)pid, 0))
-		return 0;
+	pp = hashmap__get(p->procs, (uint64_t)pid, 0);
+	if (pp)
+		return pp->unsupported ? -ENOTSUP : 0;
 	err = py_detect(p->o.proc_root, pid, &t, &reason);
 	if (err == -ENOTSUP || (!err && py_offsets__get(t.major, t.minor, &o, &reason))) {
 		p->st.detected++;
 		p->st.unsupported++;
 		p->st.last_reason = reason;
 		p->st.last_reason_pid = pid;
+		mark_unsupported(p, pid);
 		return -ENOTSUP;
 	}
 	if (err)
@@ -182,8 +203,9 @@ void pyprof__exit(struct pyprof *p, pid_t pid)
 	forget(p, pid);
 }
 
-/* The code object at addr of pp, read once (a failure is kept too, as an unnamed entry). */
-static struct code_entry *code_of(struct pyprof *p, struct py_proc *pp, uint64_t addr)
+/* The code object at addr of pp (key: its identity, xsprof_py_frame), read once (a failure is
+ * kept too, as an unnamed entry). */
+static struct code_entry *code_of(struct pyprof *p, struct py_proc *pp, uint64_t addr, uint64_t key)
 {
 	struct code_entry *e;
 	struct py_code c;
@@ -191,7 +213,7 @@ static struct code_entry *code_of(struct pyprof *p, struct py_proc *pp, uint64_t
 
 	if (!pp->codes && !(pp->codes = hashmap__new()))
 		return NULL;
-	e = hashmap__get(pp->codes, addr, 0);
+	e = hashmap__get(pp->codes, addr, key);
 	if (e)
 		return e;
 	if (p->code_bytes > p->max_code_bytes) {
@@ -214,7 +236,7 @@ static struct code_entry *code_of(struct pyprof *p, struct py_proc *pp, uint64_t
 	} else {
 		p->st.code_unreadable++;
 	}
-	if (hashmap__put(pp->codes, addr, 0, e)) {
+	if (hashmap__put(pp->codes, addr, key, e)) {
 		free_code(e, NULL);
 		return NULL;
 	}
@@ -231,14 +253,15 @@ static uint64_t frame_token(struct pyprof *p, struct py_proc *pp, const struct x
 	struct code_entry *e;
 	struct py_code c;
 	char name[2 * PY_CODE_MAX_NAME + 64];
-	uint64_t tok;
+	/* The instruction and the code's identity in one key word. */
+	uint64_t k2 = ((f->key * 0x9e3779b97f4a7c15ull) & ~0xffffffffull) | f->instr, tok;
 
 	if (!pp->memo && !(pp->memo = hashmap__new()))
 		return 0;
-	tok = (uintptr_t)hashmap__get(pp->memo, f->code, f->instr);
+	tok = (uintptr_t)hashmap__get(pp->memo, f->code, k2);
 	if (tok)
 		return tok;
-	e = code_of(p, pp, f->code);
+	e = code_of(p, pp, f->code, f->key);
 	if (e && e->qualname) {
 		memset(&c, 0, sizeof(c));
 		snprintf(c.qualname, sizeof(c.qualname), "%s", e->qualname);
@@ -260,7 +283,7 @@ static uint64_t frame_token(struct pyprof *p, struct py_proc *pp, const struct x
 		pp->memo = hashmap__new();
 	}
 	if (pp->memo)
-		hashmap__put(pp->memo, f->code, f->instr, (void *)(uintptr_t)tok);
+		hashmap__put(pp->memo, f->code, k2, (void *)(uintptr_t)tok);
 	return tok;
 }
 
@@ -463,7 +486,7 @@ const void *pyprof__rewrite(struct pyprof *p, const void *data, size_t size, siz
 	}
 	p->st.records++;
 	pp = hashmap__get(p->procs, tgid, 0);
-	if (!pp) {
+	if (!pp || pp->unsupported) {
 		p->st.unknown_process++;
 		return data; /* the native stack; nr_python is ignored downstream */
 	}

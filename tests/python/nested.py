@@ -3,6 +3,7 @@
 # middle_b), about 1:3 by work; the split is measured here with the thread's CPU clock and
 # written to argv[2] as JSON for check.py to compare with the profile.
 import json
+import random
 import sys
 import time
 
@@ -14,12 +15,13 @@ def spin(n):
     return x
 
 
+# Random lengths (same means) so the loop does not run in step with the sampling clock.
 def leaf_a():
-    return spin(20000)
+    return spin(random.randint(5000, 35000))
 
 
 def leaf_b():
-    return spin(60000)
+    return spin(random.randint(15000, 105000))
 
 
 def middle_a():

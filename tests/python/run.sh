@@ -5,7 +5,7 @@
 # by check.py against what the workload does. Each case runs with the unwind tables (auto) and
 # with frame pointers only (fp): the Python frames must be right with both; the native ones
 # around them are checked with the tables.
-# run.sh BUILD_DIR CASE   (CASE: nested threads callback gen_async short cuda no_python)
+# run.sh BUILD_DIR CASE   (CASE: nested threads callback gen_async short cuda versions no_python)
 set -u
 build=$1
 case=$2
@@ -110,6 +110,36 @@ cuda)
 			head -3 "$out/launch.$mode.folded"
 			fail=1
 		fi
+	done
+	;;
+versions)
+	# Other CPython builds (pyenv's shared-library builds of 3.11, 3.12, 3.13): the same
+	# nested workload, and 3.10, which must keep its native stacks with a reason.
+	found=0
+	for v in 3.11 3.12 3.13; do
+		for bin in /root/.pyenv/versions/$v.*/bin/python$v; do
+			[ -x "$bin" ] || continue
+			found=1
+			py=$bin
+			profile auto nested 3 "$out/split.$v.json" || continue
+			cp "$out/nested.auto.folded" "$out/nested.$v.folded"
+			check "$out/nested.$v.folded" nested --split "$out/split.$v.json" --within 2 \
+				--paths "<module>,main,outer,middle_a,leaf_a,spin" \
+				"<module>,main,outer,middle_b,leaf_b,spin" --native-before Py_RunMain
+		done
+	done
+	[ $found = 1 ] || { echo "FAIL no pyenv CPython 3.11-3.13 under /root/.pyenv" >&2; fail=1; }
+	for bin in /root/.pyenv/versions/3.10.*/bin/python3.10; do
+		[ -x "$bin" ] || continue
+		py=$bin
+		profile auto nested 1 || continue
+		if ! grep -q "not walkable" "$out/nested.auto.log" ||
+			! grep -q "PyFrameObject: not walked" "$out/nested.auto.log"; then
+			echo "FAIL 3.10 is not reported as not walkable"
+			fail=1
+		fi
+		grep -q "_PyEval_EvalFrameDefault" "$out/nested.auto.folded" ||
+			{ echo "FAIL 3.10 lost its native stacks"; fail=1; }
 	done
 	;;
 no_python)
