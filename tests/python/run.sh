@@ -72,7 +72,7 @@ callback)
 		native=()
 		# The native unwind stops in libffi's closure trampoline (anonymous memory) now and
 		# then; the frames past it go to the root, still in order.
-		[ $mode = auto ] && native=(--between sort_many,compare,qsort)
+		[ $mode = auto ] && native=(--between sort_many,compare,qsort --between-min 0.97)
 		check "$out/callback.$mode.folded" callback --min-full 0.7 \
 			--paths "<module>,main,sort_many,compare,burn" "${native[@]}"
 	done
