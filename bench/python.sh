@@ -123,18 +123,24 @@ run_perf() {
 
 echo
 echo "== Slowdown of fixed Python work ($iters iterations; median of $reps interleaved runs) =="
+echo "   (the work's CPU time, which the sampling is charged to; wall time beside it)"
+pct() { python3 -c "print(f'{100 * ($1 / $2 - 1):+.1f}')"; }
 for hz in 99 999; do
-	alone=() xs=() pf=()
+	aw=() ac=() xw=() xc=() pw=() pc=()
 	for ((r = 0; r < reps; r++)); do
-		alone+=("$(run_alone)")
-		xs+=("$(run_xsprofd "$hz" | tail -1)")
-		pf+=("$(run_perf "$hz" | tail -1)")
+		read -r w c < <(run_alone)
+		aw+=("$w") ac+=("$c")
+		read -r w c < <(run_xsprofd "$hz" | tail -1)
+		xw+=("$w") xc+=("$c")
+		read -r w c < <(run_perf "$hz" | tail -1)
+		pw+=("$w") pc+=("$c")
 	done
-	ma=$(median "${alone[@]}")
-	mx=$(median "${xs[@]}")
-	mf=$(median "${pf[@]}")
-	printf '  %4s Hz: alone %s s; xsprofd %s s (%s%%); perf record -g %s s (%s%%)\n' "$hz" "$ma" \
-		"$mx" "$(python3 -c "print(f'{100 * ($mx / $ma - 1):+.1f}')")" "$mf" \
-		"$(python3 -c "print(f'{100 * ($mf / $ma - 1):+.1f}')")"
-	printf '           runs: alone %s; xsprofd %s; perf %s\n' "${alone[*]}" "${xs[*]}" "${pf[*]}"
+	mac=$(median "${ac[@]}") maw=$(median "${aw[@]}")
+	mxc=$(median "${xc[@]}") mxw=$(median "${xw[@]}")
+	mpc=$(median "${pc[@]}") mpw=$(median "${pw[@]}")
+	printf '  %4s Hz: alone %s s CPU; xsprofd %s s (%s%%); perf record -g %s s (%s%%)\n' "$hz" \
+		"$mac" "$mxc" "$(pct "$mxc" "$mac")" "$mpc" "$(pct "$mpc" "$mac")"
+	printf '           wall: alone %s s; xsprofd %s s (%s%%); perf %s s (%s%%)\n' "$maw" \
+		"$mxw" "$(pct "$mxw" "$maw")" "$mpw" "$(pct "$mpw" "$maw")"
+	printf '           CPU runs: alone %s; xsprofd %s; perf %s\n' "${ac[*]}" "${xc[*]}" "${pc[*]}"
 done

@@ -10,7 +10,7 @@ pkgs="
 	libcriterion-dev libxml2-utils
 	util-linux binutils systemtap-sdt-dev curl
 	libdw-dev libdebuginfod1 libclang-rt-14-dev
-	python3 golang-go linux-perf
+	python3 python3.11-dev golang-go linux-perf
 	systemd dbus adduser groff-base dpkg-dev
 "
 missing=""

@@ -7,3 +7,15 @@ foreach(case nested threads callback gen_async short cuda versions no_python)
 		COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python/run.sh ${CMAKE_BINARY_DIR} ${case})
 	set_tests_properties(python_${case} PROPERTIES TIMEOUT 300)
 endforeach()
+
+xsprof_unit_test(test_python SOURCES test_python.c LIBS xsprof_python)
+
+# The offsets table against CPython's own headers (python3.11-dev: scripts/deps.sh).
+find_path(XS_PY311_INCLUDE internal/pycore_frame.h PATHS /usr/include/python3.11 NO_DEFAULT_PATH)
+if(XS_PY311_INCLUDE)
+	xsprof_unit_test(test_py_offsets SOURCES test_py_offsets.c LIBS xsprof_python)
+	target_include_directories(test_py_offsets PRIVATE ${XS_PY311_INCLUDE})
+else()
+	add_test(NAME test_py_offsets COMMAND sh -c
+		"echo 'test_py_offsets: no /usr/include/python3.11/internal (apt-get install python3.11-dev)' >&2; exit 1")
+endif()
