@@ -12,6 +12,7 @@
 #ifndef XSPROF_PYTHON_BPF_H
 #define XSPROF_PYTHON_BPF_H
 
+#include <bpf/bpf_core_read.h>
 #include "xsprof_events.h"
 
 #ifdef XSPROF_SAMPLER_MAPS_OWNER
@@ -105,6 +106,25 @@ static __always_inline int python__append(__u64 *ips, __u32 at, __u32 mask, __u3
 		return 0;
 	}
 	return n;
+}
+
+/*
+ * The thread's id as its own process sees it (gettid() in its pid namespace), which is what
+ * CPython keeps in native_thread_id: a process in a container's namespace, below ours, has
+ * other ids there than the ones we report.
+ */
+static __always_inline __u32 python__own_tid(struct task_struct *task)
+{
+	struct pid *p = BPF_CORE_READ(task, thread_pid);
+	struct upid up;
+	unsigned int level;
+
+	if (!p)
+		return 0;
+	level = BPF_CORE_READ(p, level);
+	if (bpf_core_read(&up, sizeof(up), &p->numbers[level & 31]))
+		return 0;
+	return (__u32)up.nr;
 }
 
 /* Whether a record with interpreter frames should wake the reader now (at most every

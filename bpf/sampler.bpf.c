@@ -244,7 +244,7 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	/* Interpreter frames after the native ones (at most 254 of them: the mask keeps the
 	 * copy inside ips[]). */
 	if (python_on && nu > 0 && in_ns)
-		npy = python__append(s->ips, (__u32)(nk + nu), 0xff, tgid, tid);
+		npy = python__append(s->ips, (__u32)(nk + nu), 0xff, tgid, python__own_tid(task));
 	s->nr_python = npy;
 	s->pad16 = 0;
 	s->pad = 0;

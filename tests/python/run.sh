@@ -5,7 +5,7 @@
 # by check.py against what the workload does. Each case runs with the unwind tables (auto) and
 # with frame pointers only (fp): the Python frames must be right with both; the native ones
 # around them are checked with the tables.
-# run.sh BUILD_DIR CASE   (CASE: nested threads callback gen_async short cuda versions no_python)
+# run.sh BUILD_DIR CASE   (CASE: nested threads callback gen_async short cuda versions pidns no_python)
 set -u
 build=$1
 case=$2
@@ -141,6 +141,22 @@ versions)
 		grep -q "_PyEval_EvalFrameDefault" "$out/nested.auto.folded" ||
 			{ echo "FAIL 3.10 lost its native stacks"; fail=1; }
 	done
+	;;
+pidns)
+	# In a pid namespace of its own (a container's): CPython knows its threads by the ids of
+	# that namespace, not ours.
+	command -v unshare >/dev/null || { echo "run.sh: unshare (util-linux) missing" >&2; exit 1; }
+	echo "== nested in a new pid namespace"
+	if ! timeout 120 "$xsprofd" -f -F 499 -o "$out/ns.folded" -- unshare --pid --fork \
+		"$py" "$here/nested.py" 3 "$out/ns.json" >"$out/ns.log" 2>&1; then
+		cat "$out/ns.log" >&2
+		fail=1
+	else
+		grep python "$out/ns.log"
+		check "$out/ns.folded" nested --split "$out/ns.json" --within 2 \
+			--paths "<module>,main,outer,middle_a,leaf_a,spin" \
+			"<module>,main,outer,middle_b,leaf_b,spin" --native-before Py_RunMain
+	fi
 	;;
 no_python)
 	XS_EXTRA=(--no-python)
