@@ -13,11 +13,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
 #include "bpf/xsprof_events.h"
 #include "daemon/python/py_code.h"
 #include "daemon/python/py_detect.h"
 #include "daemon/python/py_offsets.h"
+#include "daemon/python/pyprof.h"
 #include "daemon/symbolize/frame_names.h"
+#include "daemon/symbolize/symbolizer.h"
 
 #define PY "/usr/bin/python3.11"
 
@@ -230,4 +234,154 @@ Test(python, detect_and_read_live_process)
 	close(out[0]);
 	cr_assert_eq(waitpid(pid, NULL, 0), pid);
 	cr_assert_eq(py_code__read(pid, addr, o, t.code_type, &c), -ESRCH, "gone");
+}
+
+/*
+ * pyprof__rewrite on records made by hand for a live python3.11 (the BPF side is tested end
+ * to end by tests/python): each run of interpreter frames up to an entry frame takes the place
+ * of one _PyEval_EvalFrameDefault frame, frames left over go to the root, other native frames
+ * stay, and the names come from the process's code objects, also with a code cache so small
+ * that every read resets it.
+ */
+static pid_t spawn_python(int *ret_in, unsigned long long codes[3])
+{
+	int in[2], out[2];
+	char buf[256];
+	ssize_t n;
+	pid_t pid;
+
+	cr_assert(!pipe(in) && !pipe(out));
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[0]);
+		close(in[1]);
+		close(out[0]);
+		close(out[1]);
+		execl(PY, PY, "-c",
+		      "import sys\n"
+		      "def outer():\n"
+		      "    pass\n"
+		      "def middle():\n"
+		      "    pass\n"
+		      "def inner():\n"
+		      "    pass\n"
+		      "print(id(outer.__code__), id(middle.__code__), id(inner.__code__), flush=True)\n"
+		      "sys.stdin.read()\n",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	/* One line; a pipe may hand it over in pieces. */
+	for (size_t got = 0; !memchr(buf, '\n', got);) {
+		n = read(out[0], buf + got, sizeof(buf) - 1 - got);
+		cr_assert_gt(n, 0, PY " printed no line");
+		got += (size_t)n;
+		buf[got] = '\0';
+	}
+	cr_assert_eq(sscanf(buf, "%llu %llu %llu", &codes[0], &codes[1], &codes[2]), 3, "%s", buf);
+	close(out[0]);
+	*ret_in = in[1];
+	return pid;
+}
+
+static void rewrite_case(size_t max_code_bytes)
+{
+	struct symbolizer *sym = symbolizer__new(NULL);
+	unsigned long long codes[3];
+	struct pyprof_opts po = {.max_procs = 16, .sym = sym, .max_code_bytes = max_code_bytes};
+	struct pyprof_stats st;
+	const struct xsprof_sample *o;
+	struct xsprof_sample *s = calloc(1, sizeof(*s));
+	struct xsprof_py_frame *py;
+	struct py_target t;
+	const char *why, *names[16];
+	struct pyprof *p;
+	size_t size, n;
+	int in, fd;
+	pid_t pid;
+
+	cr_assert(sym && s);
+	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "xs_test_py", 4, sizeof(struct xsprof_py_proc), 16,
+			    NULL);
+	cr_assert_geq(fd, 0, "bpf_map_create: %s (root needed)", strerror(errno));
+	po.procs_fd = fd;
+	pid = spawn_python(&in, codes);
+	p = pyprof__new(&po);
+	cr_assert(p);
+	cr_assert_eq(pyprof__add_process(p, pid), 0);
+	cr_assert_eq(py_detect(NULL, pid, &t, &why), 0);
+
+	/* Native, innermost first: a leaf in libc, the eval loop running inner (entered from C),
+	 * a C frame, the eval loop running middle and outer; then main. */
+	s->type = XSPROF_REC_SAMPLE;
+	s->tgid = (uint32_t)pid;
+	s->tid = (uint32_t)pid;
+	s->nr_kernel = 0;
+	s->nr_user = 5;
+	s->ips[0] = 0x1000;		 /* the pc: not the interpreter */
+	s->ips[1] = t.eval_start + 0x11; /* return address into the eval loop */
+	s->ips[2] = 0x2000;		 /* a C extension */
+	s->ips[3] = t.eval_start + 0x22; /* the eval loop again */
+	s->ips[4] = 0x3000;		 /* main */
+	s->nr_python = 4;
+	py = (struct xsprof_py_frame *)&s->ips[5];
+	py[0] = (struct xsprof_py_frame){codes[2], 1, XSPROF_PY_F_ENTRY, 11}; /* inner */
+	py[1] = (struct xsprof_py_frame){codes[1], 1, 0, 12};		      /* middle */
+	py[2] = (struct xsprof_py_frame){codes[0], 1, XSPROF_PY_F_ENTRY, 13}; /* outer */
+	py[3] = (struct xsprof_py_frame){codes[0], 1, XSPROF_PY_F_ENTRY, 13}; /* left over */
+	size = XSPROF_SAMPLE_HDR_SIZE + 5 * 8 + 4 * sizeof(*py);
+
+	o = pyprof__rewrite(p, s, size, &size);
+	cr_assert_neq((const void *)o, (const void *)s);
+	cr_assert_eq(o->nr_python, 0);
+	cr_assert_eq(size, XSPROF_SAMPLE_HDR_SIZE + 8u * o->nr_user);
+	n = o->nr_user;
+	cr_assert_eq(n, 7, "%zu frames", n);
+	for (size_t i = 0; i < n; i++)
+		names[i] = symbolizer__user(sym, pid, o->ips[i] - (i ? 1 : 0));
+	cr_assert_eq(o->ips[0], 0x1000);
+	/* Code from "<string>" has no module to name. */
+	cr_assert_str_eq(names[1], "inner (<string>:7)", "%s", names[1]);
+	cr_assert_eq(o->ips[2], 0x2000);
+	cr_assert_str_eq(names[3], "middle (<string>:5)", "%s", names[3]);
+	cr_assert_str_eq(names[4], "outer (<string>:3)", "%s", names[4]);
+	cr_assert_eq(o->ips[5], 0x3000);
+	cr_assert_str_eq(names[6], "outer (<string>:3)", "%s", names[6]);
+
+	/* Frames past the record's end are refused, the record kept as it came. */
+	size = XSPROF_SAMPLE_HDR_SIZE + 5 * 8 + 3 * sizeof(*py);
+	cr_assert_eq((const void *)pyprof__rewrite(p, s, size, &size), (const void *)s);
+	pyprof__stats(p, &st);
+	cr_assert_eq(st.bad_records, 1);
+	cr_assert_eq(st.interleaved, 1);
+	cr_assert_eq(st.frames, 4);
+	if (max_code_bytes)
+		cr_assert_gt(st.code_cache_resets, 0);
+
+	/* Gone: forgotten at exit, its records kept native. */
+	close(in);
+	waitpid(pid, NULL, 0);
+	pyprof__exit(p, pid);
+	size = XSPROF_SAMPLE_HDR_SIZE + 5 * 8 + 4 * sizeof(*py);
+	cr_assert_eq((const void *)pyprof__rewrite(p, s, size, &size), (const void *)s);
+	pyprof__stats(p, &st);
+	cr_assert_eq(st.unknown_process, 1);
+	pyprof__free(p);
+	symbolizer__free(sym);
+	close(fd);
+	free(s);
+}
+
+Test(python, rewrite_interleaves)
+{
+	rewrite_case(0);
+}
+
+Test(python, rewrite_with_a_tiny_code_cache)
+{
+	rewrite_case(1);
 }

@@ -88,6 +88,11 @@ static void drop_codes(struct pyprof *p, struct py_proc *pp)
 	pp->code_bytes = 0;
 }
 
+static void drop_codes_cb(void *val, void *ctx)
+{
+	drop_codes(ctx, val);
+}
+
 static void proc_free(struct pyprof *p, struct py_proc *pp)
 {
 	drop_codes(p, pp);
@@ -217,8 +222,9 @@ static struct code_entry *code_of(struct pyprof *p, struct py_proc *pp, uint64_t
 	if (e)
 		return e;
 	if (p->code_bytes > p->max_code_bytes) {
-		/* At the cap: this process starts over (its names are in the stacks already). */
-		drop_codes(p, pp);
+		/* At the cap: every process starts over (the names made are in the stacks
+		 * already, and the frame name table keeps them). */
+		hashmap__for_each(p->procs, drop_codes_cb, p);
 		p->st.code_cache_resets++;
 		if (!(pp->codes = hashmap__new()))
 			return NULL;
@@ -278,10 +284,13 @@ static uint64_t frame_token(struct pyprof *p, struct py_proc *pp, const struct x
 		p->st.names_full++;
 		return 0;
 	}
-	if (hashmap__count(pp->memo) >= MAX_MEMO) {
+	/* The memo may have gone with a cache reset in code_of, or be full. */
+	if (pp->memo && hashmap__count(pp->memo) >= MAX_MEMO) {
 		hashmap__free(pp->memo);
-		pp->memo = hashmap__new();
+		pp->memo = NULL;
 	}
+	if (!pp->memo)
+		pp->memo = hashmap__new();
 	if (pp->memo)
 		hashmap__put(pp->memo, f->code, k2, (void *)(uintptr_t)tok);
 	return tok;
