@@ -17,12 +17,13 @@ static __always_inline __u64 read_ptr(__u64 addr)
 	return v;
 }
 
-/* Interpreters (next) and their thread states (next), to the one running tid. */
+/* Interpreters (next) and their thread states (next): those of tid, in list order. */
 struct py_tsearch {
 	const struct xsprof_py_proc *p;
-	__u64 interp, ts, found;
+	__u64 interp, ts;
 	__u64 tid;
-	__u32 err;
+	__u32 err, n;
+	struct py_thread found;
 };
 
 static long py_tsearch_step(__u32 i, void *arg)
@@ -40,8 +41,12 @@ static long py_tsearch_step(__u32 i, void *arg)
 			return 1;
 		}
 		if (ntid == q->tid) {
-			q->found = q->ts;
-			return 1;
+			q->found.ts[q->n & (PY_MAX_TSTATES - 1)] = q->ts;
+			if (++q->n >= PY_MAX_TSTATES)
+				return 1;
+			/* One per interpreter: on to the next interpreter. */
+			q->ts = 0;
+			return 0;
 		}
 		q->ts = read_ptr(q->ts + p->tstate_next);
 		return 0;
@@ -130,31 +135,66 @@ static long py_frame_step(__u32 i, void *arg)
 	return 0;
 }
 
-/* The thread state of tid: the cached one if it still says tid, else a scan. 0: none. */
-static __always_inline __u64 find_tstate(const struct xsprof_py_proc *p, __u32 tgid, __u32 tid,
-					 struct xsprof_py_stats *st)
+/* Whether every thread state of c still belongs to tid, and c is recent enough. */
+static __always_inline bool cache_valid(const struct xsprof_py_proc *p, const struct py_thread *c,
+					__u32 tid)
 {
-	__u64 key = (__u64)tgid << 32 | tid, *cached, ntid;
+	__u64 ntid;
+
+	if (!c->ts[0] || bpf_ktime_get_ns() - c->scanned_ns > PY_RESCAN_NS)
+		return false;
+	for (int i = 0; i < PY_MAX_TSTATES; i++) {
+		if (!c->ts[i])
+			break;
+		if (bpf_probe_read_user(&ntid, sizeof(ntid),
+					(void *)(c->ts[i] + p->tstate_native_tid)) ||
+		    ntid != tid)
+			return false;
+	}
+	return true;
+}
+
+/* The thread states of tid into *ret: the cached ones if they still say tid, else a scan.
+ * false: none. */
+static __always_inline bool find_tstates(const struct xsprof_py_proc *p, __u32 tgid, __u32 tid,
+					 struct xsprof_py_stats *st, struct py_thread *ret)
+{
+	__u64 key = (__u64)tgid << 32 | tid;
 	struct py_tsearch q = {.p = p, .tid = tid};
+	struct py_thread *cached;
 
 	cached = bpf_map_lookup_elem(&py_threads, &key);
-	if (cached && *cached &&
-	    !bpf_probe_read_user(&ntid, sizeof(ntid), (void *)(*cached + p->tstate_native_tid)) &&
-	    ntid == tid)
-		return *cached;
+	if (cached && cache_valid(p, cached, tid)) {
+		*ret = *cached;
+		return true;
+	}
 	st->thread_scans++;
 	q.interp = read_ptr(p->interp_head);
 	if (!q.interp) {
 		st->unreadable++;
-		return 0;
+		return false;
 	}
 	q.ts = read_ptr(q.interp + p->interp_threads_head);
 	bpf_loop(512, py_tsearch_step, &q, 0);
 	if (q.err)
 		st->unreadable++;
-	if (q.found)
-		bpf_map_update_elem(&py_threads, &key, &q.found, BPF_ANY);
-	return q.found;
+	if (!q.n)
+		return false;
+	q.found.scanned_ns = bpf_ktime_get_ns();
+	bpf_map_update_elem(&py_threads, &key, &q.found, BPF_ANY);
+	*ret = q.found;
+	return true;
+}
+
+/* The current frame of thread state ts; 0 when it runs no Python code. */
+static __always_inline __u64 current_frame(const struct xsprof_py_proc *p, __u64 ts)
+{
+	__u64 cf;
+
+	if (p->tstate_cframe == XSPROF_PY_NO_OFFSET)
+		return read_ptr(ts + p->current_frame);
+	cf = read_ptr(ts + p->tstate_cframe);
+	return cf ? read_ptr(cf + p->current_frame) : 0;
 }
 
 __noinline int python_walk(struct py_scratch *out, __u32 tgid, __u32 tid)
@@ -162,8 +202,9 @@ __noinline int python_walk(struct py_scratch *out, __u32 tgid, __u32 tid)
 	struct py_fwalk w = {.out = out};
 	const struct xsprof_py_proc *p;
 	struct xsprof_py_stats *st;
+	struct py_thread th;
 	__u32 zero = 0;
-	__u64 ts, cf;
+	bool any = false;
 
 	if (!out)
 		return 0;
@@ -174,23 +215,23 @@ __noinline int python_walk(struct py_scratch *out, __u32 tgid, __u32 tid)
 	if (!st)
 		return 0;
 	st->walks++;
-	ts = find_tstate(p, tgid, tid, st);
-	if (!ts) {
+	if (!find_tstates(p, tgid, tid, st, &th)) {
 		st->no_thread++;
 		return 0;
 	}
-	if (p->tstate_cframe == XSPROF_PY_NO_OFFSET) {
-		w.frame = read_ptr(ts + p->current_frame);
-	} else {
-		cf = read_ptr(ts + p->tstate_cframe);
-		w.frame = cf ? read_ptr(cf + p->current_frame) : 0;
-	}
-	if (!w.frame) {
-		st->no_frame++;
-		return 0;
-	}
 	w.p = p;
-	bpf_loop(2 * XSPROF_PY_MAX_FRAMES, py_frame_step, &w, 0);
+	/* Each interpreter's frames, the innermost interpreter's first: one chain. */
+	for (int i = 0; i < PY_MAX_TSTATES; i++) {
+		if (!th.ts[i] || w.err || w.full)
+			break;
+		w.frame = current_frame(p, th.ts[i]);
+		if (!w.frame)
+			continue;
+		any = true;
+		bpf_loop(2 * XSPROF_PY_MAX_FRAMES, py_frame_step, &w, 0);
+	}
+	if (!any)
+		st->no_frame++;
 	if (w.err)
 		st->unreadable++;
 	if (w.full)

@@ -43,12 +43,26 @@ struct {
 	__type(value, struct xsprof_py_proc);
 } py_procs SEC(".maps") XSPROF_PYTHON_LINKAGE;
 
-/* (tgid << 32 | tid) -> its PyThreadState address: checked against native_thread_id on use. */
+/*
+ * A thread's thread states, one per interpreter it runs in (subinterpreters), in interpreter
+ * list order (newest interpreter first: the one entered last, innermost), as the last scan
+ * found them. Each is checked against native_thread_id on use; the list is scanned again when
+ * one fails or every PY_RESCAN_NS (a thread may enter a new subinterpreter).
+ */
+#define PY_MAX_TSTATES 4
+#define PY_RESCAN_NS   (100 * 1000 * 1000)
+
+struct py_thread {
+	__u64 ts[PY_MAX_TSTATES];
+	__u64 scanned_ns;
+};
+
+/* (tgid << 32 | tid) -> struct py_thread. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u64);
-	__type(value, __u64);
+	__type(value, struct py_thread);
 } py_threads SEC(".maps") XSPROF_PYTHON_LINKAGE;
 
 struct {

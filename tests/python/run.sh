@@ -5,7 +5,7 @@
 # by check.py against what the workload does. Each case runs with the unwind tables (auto) and
 # with frame pointers only (fp): the Python frames must be right with both; the native ones
 # around them are checked with the tables.
-# run.sh BUILD_DIR CASE   (CASE: nested threads callback gen_async short cuda versions pidns no_python)
+# run.sh BUILD_DIR CASE   (CASE: nested threads callback gen_async short cuda versions subinterp pidns no_python)
 set -u
 build=$1
 case=$2
@@ -140,6 +140,26 @@ versions)
 		fi
 		grep -q "_PyEval_EvalFrameDefault" "$out/nested.auto.folded" ||
 			{ echo "FAIL 3.10 lost its native stacks"; fail=1; }
+	done
+	;;
+subinterp)
+	for mode in auto fp; do
+		profile $mode subinterp 3 || continue
+		# Each run compiles its code anew and frees it after: a sample read late names
+		# those frames "[python] ?" (counted), hence --named 0.85.
+		check "$out/subinterp.$mode.folded" subinterp --min-full 0.3 --named 0.85 \
+			--paths "<module>,main,call_sub,spin_main"
+		# Inside the subinterpreter: its frames above the main interpreter's caller.
+		total=$(grep -F "spin_sub (<string>:" "$out/subinterp.$mode.folded" |
+			awk '{n += $NF} END {print n + 0}')
+		good=$(grep -F "spin_sub (<string>:" "$out/subinterp.$mode.folded" |
+			grep -E "subinterp\.call_sub \(subinterp.py:[0-9]+\);.*spin_sub \(<string>" |
+			awk '{n += $NF} END {print n + 0}')
+		echo "$good of $total samples in spin_sub are under subinterp.call_sub"
+		if [ "$total" -lt 20 ] || [ $((good * 100)) -lt $((total * 99)) ]; then
+			echo "FAIL the subinterpreter's frames must sit above the main interpreter's"
+			fail=1
+		fi
 	done
 	;;
 pidns)
