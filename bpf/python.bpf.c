@@ -240,4 +240,32 @@ __noinline int python_walk(struct py_scratch *out, __u32 tgid, __u32 tid)
 	return w.n;
 }
 
+__noinline int python_append_sample(struct xsprof_sample *s, __u32 tid)
+{
+	__u32 at;
+
+	if (!s)
+		return 0;
+	/* nr_kernel + nr_user <= 254: the mask keeps the copy inside ips[]. */
+	at = (__u32)s->nr_kernel + s->nr_user;
+	s->nr_python = python__append(s->ips, at, 0xff, s->tgid, tid);
+	return s->nr_python;
+}
+
+__noinline int python_append_call(struct xsprof_cuda_call *r, __u32 tid)
+{
+	if (!r)
+		return 0;
+	r->nr_python = python__append(r->ips, r->nr_user, 0x7f, r->tgid, tid);
+	return r->nr_python;
+}
+
+__noinline int python_append_usdt(struct xsprof_usdt_launch *r, __u32 tid)
+{
+	if (!r)
+		return 0;
+	r->nr_python = python__append(r->ips, r->nr_user, 0x7f, r->tgid, tid);
+	return r->nr_python;
+}
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -87,6 +87,15 @@ struct {
 __noinline int python_walk(struct py_scratch *out, __u32 tgid, __u32 tid);
 
 /*
+ * The walk appended to each kind of record after its used ips[], nr_python set: global
+ * functions, each verified once on its own rather than in every state of its caller.
+ * tid: as the process sees it (python__own_tid). Return nr_python.
+ */
+__noinline int python_append_sample(struct xsprof_sample *s, __u32 tid);
+__noinline int python_append_call(struct xsprof_cuda_call *r, __u32 tid);
+__noinline int python_append_usdt(struct xsprof_usdt_launch *r, __u32 tid);
+
+/*
  * Walk and append the frames to a record whose used ips[] end at index at (mask: a constant
  * that bounds at so that at + 2 * XSPROF_PY_MAX_FRAMES stays inside ips[]). Returns how many
  * frames were appended; the caller puts that in the record's nr_python.

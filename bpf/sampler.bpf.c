@@ -162,6 +162,46 @@ static __noinline long user_stack(struct bpf_perf_event_data *ctx, struct task_s
 #endif
 }
 
+/*
+ * The record's interpreter frames (py_tid: the thread's id in its own namespace; 0: none) and
+ * its trip to the ring buffer. A global function: the verifier checks it once, not in each of
+ * the many states the stack walks leave the caller in.
+ */
+__noinline int sample_emit(struct xsprof_sample *s, struct xsprof_cpu_stats *st, __u32 py_tid)
+{
+	long size, npy = 0;
+	__u64 flags;
+
+	if (!s || !st)
+		return 0;
+	s->nr_python = 0;
+	s->pad16 = 0;
+	s->pad = 0;
+	if (py_tid)
+		npy = python_append_sample(s, py_tid);
+	if (npy < 0 || npy > XSPROF_PY_MAX_FRAMES)
+		npy = 0;
+	size = XSPROF_SAMPLE_HDR_SIZE + ((long)(s->nr_kernel & 0xff) + (s->nr_user & 0xff)) * 8 +
+	       npy * (long)sizeof(struct xsprof_py_frame);
+	barrier_var(size);
+	if (size > sizeof(*s))
+		size = sizeof(*s);
+	barrier_var(size);
+	/* Reading the fill level touches the consumer's cache line: do it every 16th record. */
+	flags = BPF_RB_NO_WAKEUP;
+	if ((st->emitted & 15) == 0 &&
+	    bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	else if (npy && python__wake())
+		flags = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_output(&samples, s, size, flags)) {
+		st->drop_ringbuf++;
+		return 0;
+	}
+	st->emitted++;
+	return 0;
+}
+
 SEC("perf_event")
 int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 {
@@ -172,10 +212,8 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	__u32 tgid, tid = (__u32)pid_tgid;
 	struct task_struct *task;
 	bool in_ns;
-	long nk, nu, size;
-	int npy = 0;
+	long nk, nu;
 	bool user_mode;
-	__u64 flags;
 
 	if (!st)
 		return 0;
@@ -241,30 +279,8 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	}
 	s->nr_kernel = nk;
 	s->nr_user = nu;
-	/* Interpreter frames after the native ones (at most 254 of them: the mask keeps the
-	 * copy inside ips[]). */
-	if (python_on && nu > 0 && in_ns)
-		npy = python__append(s->ips, (__u32)(nk + nu), 0xff, tgid, python__own_tid(task));
-	s->nr_python = npy;
-	s->pad16 = 0;
-	s->pad = 0;
-
-	size = XSPROF_SAMPLE_HDR_SIZE + (nk + nu) * 8 + npy * sizeof(struct xsprof_py_frame);
-	if (size > sizeof(*s))
-		size = sizeof(*s);
-	/* Reading the fill level touches the consumer's cache line: do it every 16th record. */
-	flags = BPF_RB_NO_WAKEUP;
-	if ((st->emitted & 15) == 0 &&
-	    bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	else if (npy && python__wake())
-		flags = BPF_RB_FORCE_WAKEUP;
-	if (bpf_ringbuf_output(&samples, s, size, flags)) {
-		st->drop_ringbuf++;
-		return 0;
-	}
-	st->emitted++;
-	return 0;
+	/* Interpreter frames after the native ones, for a process in our namespace. */
+	return sample_emit(s, st, python_on && nu > 0 && in_ns ? python__own_tid(task) : 0);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -261,9 +261,8 @@ int xsprof_cuda_call(struct pt_regs *ctx)
 
 	/* The Python function and line that made the call (mask: nr_user <= 127). */
 	if (python_on && r->nr_user)
-		r->nr_python = python__append(
-			r->ips, r->nr_user, 0x7f, tgid,
-			python__own_tid((struct task_struct *)bpf_get_current_task_btf()));
+		r->nr_python = python_append_call(
+			r, python__own_tid((struct task_struct *)bpf_get_current_task_btf()));
 	size = XSPROF_CUDA_CALL_HDR_SIZE + (long)r->nr_user * 8 +
 	       (long)r->nr_python * sizeof(struct xsprof_py_frame);
 	/* Keep the bound on the register that is passed on (clang may clamp a copy). */

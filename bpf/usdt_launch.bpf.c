@@ -122,9 +122,8 @@ int xsprof_usdt_launch(struct pt_regs *ctx)
 
 	r->nr_python = 0;
 	if (python_on && r->nr_user)
-		r->nr_python = python__append(
-			r->ips, r->nr_user, 0x7f, tgid,
-			python__own_tid((struct task_struct *)bpf_get_current_task_btf()));
+		r->nr_python = python_append_usdt(
+			r, python__own_tid((struct task_struct *)bpf_get_current_task_btf()));
 	size = XSPROF_USDT_LAUNCH_HDR_SIZE + (long)r->nr_user * 8 +
 	       (long)r->nr_python * sizeof(struct xsprof_py_frame);
 	/* Keep the bound on the register that is passed on (clang may clamp a copy). */
