@@ -75,7 +75,7 @@ struct xsprof_cpu_stats {
 _Static_assert(sizeof(struct xsprof_cpu_stats) == 64, "xsprof_cpu_stats layout");
 
 /*
- * Process lifetime (bpf/proc.bpf.c -> daemon/proc_events.c). The daemon snapshots a process's
+ * Process lifetime (bpf/proc.bpf.c -> daemon/probes/proc_events.c). The daemon snapshots a process's
  * mappings when these arrive, before a short-lived process is gone: exec and the loader's
  * library events wake the reader at once; exit does not need to (ring buffer order keeps it after
  * the process's samples and before those of a later process with the same pid).
@@ -113,7 +113,7 @@ struct xsprof_proc_stats {
 _Static_assert(sizeof(struct xsprof_proc_stats) == 32, "xsprof_proc_stats layout");
 
 /*
- * ---- Off-CPU (bpf/offcpu.bpf.c -> daemon/offcpu.c) ----
+ * ---- Off-CPU (bpf/offcpu.bpf.c -> daemon/probes/offcpu.c) ----
  * A thread switched out (sched_switch) and back in (finish_task_switch) after at least the
  * minimum block time: the time is summed in the kernel per (tgid, tid, stack hash) in offcpu_agg;
  * the first time a key is made, its stack goes to the ring buffer in this record, so the cost
@@ -165,13 +165,13 @@ _Static_assert(sizeof(struct xsprof_offcpu_stats) == 64, "xsprof_offcpu_stats la
 
 /*
  * ---- GPU path: CUDA API entry uprobes and the xsprof:launch USDT (bpf/uprobe_cuda.bpf.c,
- * bpf/usdt_launch.bpf.c, bpf/watch.bpf.c; daemon/cuda_probes.c) ----
+ * bpf/usdt_launch.bpf.c, bpf/watch.bpf.c; daemon/cuda/cuda_probes.c) ----
  */
 
 /*
  * The CUDA entry points the uprobes catch: a record's api field and the low 16 bits of the
  * attach cookie. The numbers are part of the record format: append, never renumber. Symbol
- * names, stream arguments and the libraries they live in are in daemon/cuda_probes.c.
+ * names, stream arguments and the libraries they live in are in daemon/cuda/cuda_probes.c.
  */
 enum xsprof_cuda_api {
 	XSPROF_CUDA_LIB_MAPPED = 0, /* not a call: struct xsprof_cuda_lib_event */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/base/atomic_file.h"
 #include "output/calltree.h"
 #include "output/diff.h"
 #include "output/output.h"
@@ -188,7 +189,7 @@ int main(int argc, char **argv)
 		int err;
 
 		snprintf(subtitle, sizeof(subtitle), "%s -> %s", argv[optind], argv[optind + 1]);
-		err = output__write_file_with(out, write_svg, &a);
+		err = atomic_file__write(out, write_svg, &a);
 		if (err) {
 			fprintf(stderr, "xsprof-diff: writing %s: %s\n", out, strerror(-err));
 			goto out;

@@ -18,10 +18,11 @@
 #include <unistd.h>
 
 #include "bpf/xsprof_events.h"
-#include "daemon/cuda_probes.h"
-#include "daemon/launch_store.h"
-#include "daemon/sampler.h"
-#include "daemon/usdt_site.h"
+#include "daemon/cuda/cuda_api.h"
+#include "daemon/cuda/cuda_probes.h"
+#include "daemon/cuda/launch_store.h"
+#include "daemon/probes/sampler.h"
+#include "daemon/cuda/usdt_site.h"
 #include "tests/harness.h"
 #include "tests/workloads/cuda_calls.h"
 #include "tests/workloads/fake_cupti.h"

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/cgroup_path.h"
+#include "daemon/probes/cgroup_path.h"
 #include "tests/harness.h"
 
 static pid_t busy(const char *name)

@@ -5,9 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon/cuda_probes.h"
-#include "daemon/launch_fold.h"
-#include "daemon/launch_store.h"
+#include "daemon/cuda/cuda_api.h"
+#include "daemon/cuda/cuda_probes.h"
+#include "daemon/cuda/launch_fold.h"
+#include "daemon/cuda/launch_store.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "output/calltree.h"
 #include "output/folded.h"

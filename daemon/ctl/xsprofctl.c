@@ -18,7 +18,8 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 
-#include "daemon/cupti_lib_path.h"
+#include "daemon/base/atomic_file.h"
+#include "daemon/base/cupti_lib_path.h"
 #include "output/calltree.h"
 #include "output/diff.h"
 #include "output/output.h"
@@ -302,7 +303,7 @@ static int write_atomic(const char *path, const char *data, size_t len)
 
 	if (!strcmp(path, "-"))
 		return fwrite(data, 1, len, stdout) == len ? 0 : -EIO;
-	return output__write_file_with(path, write_blob, &b);
+	return atomic_file__write(path, write_blob, &b);
 }
 
 static int save(const char *path, struct buf *b, const char *what)

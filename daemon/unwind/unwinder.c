@@ -18,7 +18,7 @@
 #include <bpf/bpf.h>
 
 #include "bpf/xsprof_events.h"
-#include "daemon/symbolize/hashmap.h"
+#include "daemon/base/hashmap.h"
 #include "daemon/symbolize/proc_maps.h"
 #include "daemon/unwind/unwind_table.h"
 #include "daemon/unwind/unwinder.h"

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The BPF CPU sampler: skeleton lifecycle, perf events per CPU, ring buffer, drop counters. */
+#ifndef XSPROF_DAEMON_SAMPLER_H
+#define XSPROF_DAEMON_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "bpf/xsprof_events.h"
+
+struct sampler;
+struct xsprof_bpf;
+
+struct sampler_opts {
+	unsigned int freq_hz;
+	bool include_idle;
+	uint32_t ring_bytes;   /* power of two; 0: sized from the CPU count */
+	uint32_t max_pids;     /* pid filter capacity; 0: 4096 */
+	uint32_t unwind_mode;  /* enum xsprof_unwind_mode; XSPROF_UNWIND_FP (0) by default */
+	uint32_t unwind_rows;  /* unwind table rows the BPF array holds; 0: the default */
+	uint32_t unwind_procs; /* processes with tables; 0: the default */
+	/* Off-CPU programs (daemon/probes/offcpu.c) loaded too; otherwise left out of the load. */
+	bool offcpu;
+	uint64_t offcpu_min_ns;	    /* blocks shorter than this are ignored */
+	uint32_t offcpu_max_stacks; /* distinct (thread, stack) keys summed in the kernel */
+	/* In-kernel filters besides the pid set: a process name, a cgroup v2 directory (fd). */
+	const char *comm;
+	int cgroup_fd; /* -1 or 0: none */
+};
+
+/* Table memory: 16 MiB of rows (12 bytes each) unless told otherwise. */
+#define SAMPLER_DEFAULT_UNWIND_ROWS  ((16u << 20) / 12)
+#define SAMPLER_DEFAULT_UNWIND_PROCS 8192
+
+/* Called for each well-formed sample record. */
+typedef void (*sampler_sample_fn)(void *ctx, const struct xsprof_sample *s);
+/*
+ * Called for each record of another type (enum xsprof_record_type) on the shared ring buffer.
+ * size is what the ring buffer holds; the handler validates it and returns 0, or -EBADMSG for
+ * a malformed record (counted in bad_records).
+ */
+typedef int (*sampler_record_fn)(void *ctx, const void *data, size_t size);
+
+/* User-space side counters (the BPF side ones are in struct xsprof_cpu_stats). */
+struct sampler_stats {
+	uint64_t records;     /* records read from the ring buffer */
+	uint64_t bad_records; /* records of an unknown type or inconsistent length: skipped */
+	bool exec_window;     /* exec samples between two images are told apart (Linux 6.10) */
+};
+
+/* Open, configure and load the BPF programs. NULL with errno set on failure. */
+struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn fn, void *ctx);
+void sampler__free(struct sampler *s);
+
+/* Route records of type (not XSPROF_REC_SAMPLE) to fn. -EINVAL for an unknown type. */
+int sampler__set_handler(struct sampler *s, unsigned int type, sampler_record_fn fn, void *ctx);
+
+/*
+ * The loaded skeleton, for modules that attach its other programs (uprobes, USDT, tracepoints)
+ * and share its ring buffer. Owned by the sampler.
+ */
+struct xsprof_bpf *sampler__skel(struct sampler *s);
+
+/* Restrict sampling to these processes (tgids). -ENOSPC when the filter is full. */
+int sampler__add_pid(struct sampler *s, pid_t tgid);
+
+/* Open a cpu-clock perf event on every online CPU and attach the program to it. */
+int sampler__start(struct sampler *s);
+/* Stop sampling (closes the perf events); records already queued can still be drained. */
+void sampler__stop(struct sampler *s);
+
+/* An fd that becomes readable when the ring buffer asks to be drained. */
+int sampler__fd(const struct sampler *s);
+/* Hand every queued record to the callback; number handled or -errno. */
+int sampler__drain(struct sampler *s);
+
+int sampler__nr_cpus(const struct sampler *s);	   /* possible CPUs: size of per-CPU stats */
+int sampler__nr_attached(const struct sampler *s); /* CPUs with a perf event */
+uint32_t sampler__ring_bytes(const struct sampler *s);
+/* Per-CPU counters into ret_per_cpu[nr_cpus] (may be NULL) and their sum into ret_total. */
+int sampler__read_stats(const struct sampler *s, struct xsprof_cpu_stats *ret_per_cpu,
+			struct xsprof_cpu_stats *ret_total);
+void sampler__user_stats(const struct sampler *s, struct sampler_stats *ret_stats);
+/* dst += src, counter by counter. */
+void xsprof_cpu_stats__add(struct xsprof_cpu_stats *dst, const struct xsprof_cpu_stats *src);
+/* The table walk's per-CPU counters summed (bpf/unwind.bpf.h). */
+int sampler__unwind_stats(const struct sampler *s, struct xsprof_unwind_stats *ret_total);
+/* The unwind maps' fds and sizes, for the unwinder that fills them; -ENOENT in fp mode. */
+int sampler__unwind_maps(const struct sampler *s, int *ret_rows_fd, uint32_t *ret_max_rows,
+			 int *ret_procs_fd, uint32_t *ret_max_procs);
+/* Ids of the loaded BPF programs (for cost accounting with bpf_stats). */
+int sampler__prog_id(const struct sampler *s);
+
+/* Parse a CPU list like "0-3,8,10-11" into a bitmap of nbits; -EINVAL on junk. */
+int parse_cpu_list(const char *s, bool *ret_mask, int nbits);
+
+#endif
