@@ -86,7 +86,7 @@ struct xsprofd_opts {
 	int nr_owned;
 
 	/* GPU path (cuda_probes) */
-	char **command; /* argv after "--": launch mode (one-shot only) */
+	char **command; /* argv after "--": command mode (one-shot only) */
 	int nr_command;
 	const char *cuda_libs[XSPROFD_MAX_CUDA_LIBS]; /* --cuda-lib: system-wide, by path */
 	int nr_cuda_libs;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/base/hash.h"
 #include "output/chrome_trace.h"
 #include "output/output.h"
 #include "output/profile.h"
@@ -427,8 +428,7 @@ static int keyset_add(struct keyset *s, uint64_t key)
 		for (j = 0; j < s->cap; j++) {
 			if (!s->v[j])
 				continue;
-			for (i = (s->v[j] * 0x9e3779b97f4a7c15ull) >> 20 & (ncap - 1); nv[i];
-			     i = (i + 1) & (ncap - 1))
+			for (i = hash_u64(s->v[j]) & (ncap - 1); nv[i]; i = (i + 1) & (ncap - 1))
 				;
 			nv[i] = s->v[j];
 		}
@@ -436,8 +436,7 @@ static int keyset_add(struct keyset *s, uint64_t key)
 		s->v = nv;
 		s->cap = ncap;
 	}
-	for (i = ((key + 1) * 0x9e3779b97f4a7c15ull) >> 20 & (s->cap - 1); s->v[i];
-	     i = (i + 1) & (s->cap - 1)) {
+	for (i = hash_u64(key + 1) & (s->cap - 1); s->v[i]; i = (i + 1) & (s->cap - 1)) {
 		if (s->v[i] == key + 1)
 			return 0;
 	}

@@ -21,7 +21,7 @@
 
 extern char **environ;
 
-struct launch {
+struct command {
 	pid_t pid;
 	int pidfd;
 	int go_fd;  /* write end: closing it lets the child exec */
@@ -31,7 +31,7 @@ struct launch {
 	char path[PATH_MAX];
 };
 
-const char *launch__cupti_lib(void)
+const char *command__cupti_lib(void)
 {
 	return xsprof_cupti_lib_path();
 }
@@ -93,11 +93,11 @@ static char **env_with(const char *name, const char *value, char **ret_entry)
 	return env;
 }
 
-struct launch *launch__new(char *const argv[], const char *inject_lib)
+struct command *command__new(char *const argv[], const char *inject_lib)
 {
 	int go[2] = {-1, -1}, er[2] = {-1, -1}, err;
 	char **env = environ, *entry = NULL;
-	struct launch *l;
+	struct command *l;
 
 	l = calloc(1, sizeof(*l));
 	if (!l)
@@ -108,7 +108,7 @@ struct launch *launch__new(char *const argv[], const char *inject_lib)
 	if (err)
 		goto fail;
 	if (inject_lib) {
-		env = env_with(LAUNCH_INJECTION_ENV, inject_lib, &entry);
+		env = env_with(COMMAND_INJECTION_ENV, inject_lib, &entry);
 		if (!env) {
 			env = environ;
 			err = -ENOMEM;
@@ -173,27 +173,27 @@ fail:
 		free(entry);
 		free(env);
 	}
-	launch__free(l);
+	command__free(l);
 	errno = -err;
 	return NULL;
 }
 
-pid_t launch__pid(const struct launch *l)
+pid_t command__pid(const struct command *l)
 {
 	return l->pid;
 }
 
-const char *launch__path(const struct launch *l)
+const char *command__path(const struct command *l)
 {
 	return l->path;
 }
 
-int launch__fd(const struct launch *l)
+int command__fd(const struct command *l)
 {
 	return l->pidfd;
 }
 
-int launch__release(struct launch *l)
+int command__release(struct command *l)
 {
 	ssize_t n;
 	int e;
@@ -217,7 +217,7 @@ int launch__release(struct launch *l)
 	return n == sizeof(e) ? -e : 0;
 }
 
-int launch__reap(struct launch *l, bool block, int *ret_status)
+int command__reap(struct command *l, bool block, int *ret_status)
 {
 	int st;
 	pid_t r;
@@ -238,19 +238,19 @@ int launch__reap(struct launch *l, bool block, int *ret_status)
 	return 1;
 }
 
-bool launch__exited(const struct launch *l)
+bool command__exited(const struct command *l)
 {
 	return l->reaped;
 }
 
-int launch__kill(struct launch *l, int sig)
+int command__kill(struct command *l, int sig)
 {
 	if (l->reaped || l->pid <= 0)
 		return 0;
 	return kill(l->pid, sig) ? -errno : 0;
 }
 
-void launch__free(struct launch *l)
+void command__free(struct command *l)
 {
 	int st;
 
@@ -258,7 +258,7 @@ void launch__free(struct launch *l)
 		return;
 	if (l->pid > 0 && !l->released && !l->reaped) {
 		kill(l->pid, SIGKILL);
-		launch__reap(l, true, &st);
+		command__reap(l, true, &st);
 	}
 	if (l->go_fd >= 0)
 		close(l->go_fd);

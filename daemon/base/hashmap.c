@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "daemon/base/hash.h"
 #include "daemon/base/hashmap.h"
 
 #define HASHMAP_MIN_CAP 16
@@ -18,20 +19,9 @@ struct hashmap {
 	size_t count;
 };
 
-static inline uint64_t mix64(uint64_t x)
-{
-	/* splitmix64 finalizer: pids and inodes are dense, so spread them. */
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
-
 static inline size_t hashmap__slot_of(const struct hashmap *h, uint64_t k1, uint64_t k2)
 {
-	return mix64(k1 ^ mix64(k2 + 0x9e3779b97f4a7c15ULL)) & (h->cap - 1);
+	return hash_combine(hash_u64(k1), k2) & (h->cap - 1);
 }
 
 struct hashmap *hashmap__new(void)

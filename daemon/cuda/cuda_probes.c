@@ -273,7 +273,7 @@ static void attach_multi_pair(struct cuda_probes *cp, struct target *t, pid_t pi
 
 /*
  * xsprof:launch fired in pid: the entry uprobes on the APIs it reports are paid for nothing
- * there. Remove them from pid's targets, and from the file-wide ones (launch mode: the
+ * there. Remove them from pid's targets, and from the file-wide ones (command mode: the
  * injection library is preset for the whole command), unless the strategy needs them.
  */
 static void trim_launch_uprobes(struct cuda_probes *cp, pid_t pid)

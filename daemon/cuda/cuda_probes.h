@@ -39,11 +39,11 @@ struct launch_store;
 struct sampler;
 
 struct cuda_probes_opts {
-	bool follow_forks; /* children of processes in the pid filter join it (launch mode) */
+	bool follow_forks; /* children of processes in the pid filter join it (command mode) */
 	/* Attach to the CUDA libraries filtered processes map later, holding them as above. */
 	bool watch_maps;
 	/*
-	 * Probe each file found for every process, the pid filter deciding (launch mode): a
+	 * Probe each file found for every process, the pid filter deciding (command mode): a
 	 * forked child inherits its parent's libraries without mapping them, and per-process
 	 * probes would not fire in it. Other processes using the same file then pay an uprobe
 	 * hit per call (and are not recorded) while the probes are on.
@@ -105,7 +105,7 @@ int cuda_probes__attach_path(struct cuda_probes *cp, const char *path);
 int cuda_probes__attach_pid(struct cuda_probes *cp, pid_t pid);
 /*
  * Attach to the executable at path for pid (for everyone with by_file), before pid execs it
- * (launch mode: the runtime linked statically into the command). 1 when attached, 0 when it
+ * (command mode: the runtime linked statically into the command). 1 when attached, 0 when it
  * has no CUDA API, -errno.
  */
 int cuda_probes__attach_exe(struct cuda_probes *cp, pid_t pid, const char *path);

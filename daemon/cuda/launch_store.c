@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/base/hash.h"
 #include "daemon/cuda/launch_store.h"
 
 #define DEFAULT_MAX_STACKS 100000
@@ -69,28 +70,17 @@ void launch_store__free(struct launch_store *ls)
 	free(ls);
 }
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 static uint64_t key_hash(const struct key *k)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = HASH_INIT;
 
-	h = fnv(h, &k->tgid, sizeof(k->tgid));
-	h = fnv(h, &k->api, sizeof(k->api));
-	h = fnv(h, &k->kind, sizeof(k->kind));
-	h = fnv(h, &k->flags, sizeof(k->flags));
-	h = fnv(h, &k->user_err, sizeof(k->user_err));
-	h = fnv(h, k->comm, XSPROF_COMM_LEN);
-	return fnv(h, k->ips, (size_t)k->nr_user * sizeof(*k->ips));
+	h = hash_bytes(h, &k->tgid, sizeof(k->tgid));
+	h = hash_bytes(h, &k->api, sizeof(k->api));
+	h = hash_bytes(h, &k->kind, sizeof(k->kind));
+	h = hash_bytes(h, &k->flags, sizeof(k->flags));
+	h = hash_bytes(h, &k->user_err, sizeof(k->user_err));
+	h = hash_bytes(h, k->comm, XSPROF_COMM_LEN);
+	return hash_bytes(h, k->ips, (size_t)k->nr_user * sizeof(*k->ips));
 }
 
 static bool key_equal(const struct launch_store *ls, const struct entry *e, const struct key *k,

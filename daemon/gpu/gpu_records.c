@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "daemon/base/hash.h"
 #include "daemon/gpu/gpu_records.h"
 
 #include <errno.h>
@@ -100,14 +101,10 @@ void gpu_store__free(struct gpu_store *st)
 	free(st);
 }
 
-static uint32_t hash_str(const char *s, size_t len)
+static uint32_t str_hash(const char *s, size_t len)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	uint64_t h = hash_bytes(HASH_INIT, s, len);
 
-	for (size_t i = 0; i < len; i++) {
-		h ^= (uint8_t)s[i];
-		h *= 1099511628211ull;
-	}
 	return (uint32_t)(h ^ (h >> 32));
 }
 
@@ -133,7 +130,7 @@ static void grow_strs(struct gpu_store *st)
 static struct gstr *str_get(struct gpu_store *st, const char *s)
 {
 	size_t len = strlen(s);
-	uint32_t h = hash_str(s, len);
+	uint32_t h = str_hash(s, len);
 	struct gstr **slot = &st->strs[h & (st->nr_str_buckets - 1)];
 	struct gstr *g;
 

@@ -64,9 +64,9 @@ int xsprof_libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 	return vfprintf(stderr, fmt, ap);
 }
 
-static void forward_to_command(struct launch *cmd, int sig);
+static void forward_to_command(struct command *cmd, int sig);
 
-/* ctx: the launched command, if any, which is sent the signal too. */
+/* ctx: the command, if any, which is sent the signal too. */
 static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, void *ctx)
 {
 	log_info("%s: stopping early, writing what was collected", strsignal(si->ssi_signo));
@@ -184,16 +184,16 @@ void recording_report(struct recording *rec, const struct xsprofd_opts *o, doubl
 		 rs.cpu_s, rs.records ? rs.cpu_s * 1e6 / rs.records : 0.0, name_cpu_s);
 }
 
-/* ---- GPU path (cuda_probes): launch mode, the launches output, the GPU-path report ---- */
+/* ---- GPU path (cuda_probes): command mode, the launches output, the GPU-path report ---- */
 
 /*
  * Ctrl-C reaches the command from the terminal already (same process group): SIGINT is not
  * sent again. SIGTERM and SIGHUP, which usually come to xsprofd alone, are passed on.
  */
-static void forward_to_command(struct launch *cmd, int sig)
+static void forward_to_command(struct command *cmd, int sig)
 {
-	if (cmd && sig != SIGINT && !launch__exited(cmd))
-		launch__kill(cmd, sig);
+	if (cmd && sig != SIGINT && !command__exited(cmd))
+		command__kill(cmd, sig);
 }
 
 /* Uprobes hold an fd each: let the CUDA probes use what the hard limit allows. */
@@ -208,23 +208,23 @@ static void raise_fd_limit(void)
 }
 
 /* Fork the command, held before exec; NULL after logging why (ret_status: 126 or 127). */
-static struct launch *command_new(const struct xsprofd_opts *o, int *ret_status)
+static struct command *command_new(const struct xsprofd_opts *o, int *ret_status)
 {
-	const char *lib = launch__cupti_lib(), *user = getenv(LAUNCH_INJECTION_ENV);
-	struct launch *cmd;
+	const char *lib = command__cupti_lib(), *user = getenv(COMMAND_INJECTION_ENV);
+	struct command *cmd;
 
 	if (user && *user) {
 		log_warn("%s is already set (%s): keeping it, so xsprof's CUPTI library is not "
 			 "loaded and GPU timing comes only from that one",
-			 LAUNCH_INJECTION_ENV, user);
+			 COMMAND_INJECTION_ENV, user);
 		lib = NULL;
 	} else if (access(lib, R_OK)) {
 		log_warn("%s: %s; running without it, so no GPU timing (install xsprof's CUDA "
 			 "library or point %s at libxsprof_cupti.so)",
-			 lib, strerror(errno), LAUNCH_CUPTI_LIB_ENV);
+			 lib, strerror(errno), COMMAND_CUPTI_LIB_ENV);
 		lib = NULL;
 	}
-	cmd = launch__new(o->command, lib);
+	cmd = command__new(o->command, lib);
 	if (!cmd) {
 		log_err("%s: %s", o->command[0],
 			errno == ENOENT ? "command not found" : strerror(errno));
@@ -237,8 +237,8 @@ static int on_command_exit(sd_event_source *src, int fd, uint32_t revents, void 
 {
 	int status;
 
-	if (launch__reap(ctx, false, &status) == 1) {
-		log_info("%s exited (status %d): writing the profile", launch__path(ctx), status);
+	if (command__reap(ctx, false, &status) == 1) {
+		log_info("%s exited (status %d): writing the profile", command__path(ctx), status);
 		return sd_event_exit(sd_event_source_get_event(src), 0);
 	}
 	return 0;
@@ -290,13 +290,14 @@ static bool gpu_sender_in_scope(void *ctx, pid_t pid)
 }
 
 /* Profile the command: in the pid filter, probes on it if the runtime is linked in. */
-static int command_add(struct recording *rec, struct launch *cmd)
+static int command_add(struct recording *rec, struct command *cmd)
 {
-	int err = recording__add_pid(rec, launch__pid(cmd));
+	int err = recording__add_pid(rec, command__pid(cmd));
 
 	if (!err && recording__cuda(rec) &&
-	    cuda_probes__attach_exe(recording__cuda(rec), launch__pid(cmd), launch__path(cmd)) < 0)
-		log_warn("%s: no CUDA probes on the executable itself: %s", launch__path(cmd),
+	    cuda_probes__attach_exe(recording__cuda(rec), command__pid(cmd), command__path(cmd)) <
+		    0)
+		log_warn("%s: no CUDA probes on the executable itself: %s", command__path(cmd),
 			 cuda_probes__last_error(recording__cuda(rec))
 				 ? cuda_probes__last_error(recording__cuda(rec))
 				 : "cannot read it");
@@ -307,7 +308,7 @@ static int on_wait_exit(sd_event_source *src, int fd, uint32_t revents, void *ct
 {
 	int status;
 
-	if (launch__reap(ctx, false, &status) == 1)
+	if (command__reap(ctx, false, &status) == 1)
 		return sd_event_exit(sd_event_source_get_event(src), 0);
 	return 0;
 }
@@ -320,10 +321,10 @@ static int on_wait_signal(sd_event_source *src, const struct signalfd_siginfo *s
 }
 
 /*
- * The exit status of a launch-mode run: the command's, once it exits (waited for when the
+ * The exit status of a command-mode run: the command's, once it exits (waited for when the
  * profile ended first), or 125 when xsprofd itself failed (env(1)'s convention).
  */
-static int command_end(struct launch *cmd, bool released, int status)
+static int command_end(struct command *cmd, bool released, int status)
 {
 	sd_event *ev = NULL;
 	int st = 125;
@@ -331,22 +332,22 @@ static int command_end(struct launch *cmd, bool released, int status)
 	if (!cmd)
 		return status;
 	if (!released) {
-		launch__free(cmd); /* never ran: killed */
+		command__free(cmd); /* never ran: killed */
 		return status ? 125 : 0;
 	}
-	if (!launch__exited(cmd)) {
-		log_info("waiting for %s (pid %d) to exit", launch__path(cmd),
-			 (int)launch__pid(cmd));
+	if (!command__exited(cmd)) {
+		log_info("waiting for %s (pid %d) to exit", command__path(cmd),
+			 (int)command__pid(cmd));
 		if (sd_event_new(&ev) >= 0 &&
 		    sd_event_add_signal(ev, NULL, SIGTERM, on_wait_signal, cmd) >= 0 &&
 		    sd_event_add_signal(ev, NULL, SIGHUP, on_wait_signal, cmd) >= 0 &&
-		    sd_event_add_io(ev, NULL, launch__fd(cmd), EPOLLIN, on_wait_exit, cmd) >= 0)
+		    sd_event_add_io(ev, NULL, command__fd(cmd), EPOLLIN, on_wait_exit, cmd) >= 0)
 			sd_event_loop(ev);
 		sd_event_unref(ev);
 	}
-	if (launch__reap(cmd, true, &st) != 1)
+	if (command__reap(cmd, true, &st) != 1)
 		st = 125;
-	launch__free(cmd);
+	command__free(cmd);
 	return status ? 125 : st;
 }
 
@@ -390,7 +391,7 @@ out:
 	return err;
 }
 
-/* always: report even when no CUDA was met (launch mode: the user asked about a command). */
+/* always: report even when no CUDA was met (command mode: the user asked about a command). */
 static void cuda_report(struct recording *rec, bool always)
 {
 	struct cuda_probes *cp = recording__cuda(rec);
@@ -622,7 +623,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 	};
 	char cgroup_dir[PATH_MAX];
 	int cgroup_fd = -1;
-	struct launch *cmd = NULL;
+	struct command *cmd = NULL;
 	bool released = false;
 	struct symbolizer_opts yopts = {
 		.no_demangle = o->no_demangle,
@@ -678,7 +679,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 	/* The command finds a socket other than the default through the environment. */
 	if (o->nr_command && strcmp(o->cupti_socket, XSPROF_WIRE_DEFAULT_SOCKET))
 		setenv(XSPROF_WIRE_SOCKET_ENV, o->cupti_socket, 1);
-	/* Launch mode: the command is forked now and runs once the recording is ready. */
+	/* Command mode: the command is forked now and runs once the recording is ready. */
 	if (o->nr_command && !(cmd = command_new(o, &status)))
 		return status;
 
@@ -690,7 +691,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 	if (err >= 0)
 		err = sd_event_add_signal(ev, NULL, SIGHUP, on_signal, cmd);
 	if (err >= 0 && cmd)
-		err = sd_event_add_io(ev, NULL, launch__fd(cmd), EPOLLIN, on_command_exit, cmd);
+		err = sd_event_add_io(ev, NULL, command__fd(cmd), EPOLLIN, on_command_exit, cmd);
 	if (err >= 0 && o->duration_s > 0)
 		err = sd_event_add_time_relative(ev, NULL, CLOCK_MONOTONIC,
 						 (uint64_t)llround(o->duration_s * 1e6), 0, on_end,
@@ -701,7 +702,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 	}
 
 	if (want_gpu) {
-		scope = (struct gpu_scope){.o = o, .cmd = cmd ? launch__pid(cmd) : 0};
+		scope = (struct gpu_scope){.o = o, .cmd = cmd ? command__pid(cmd) : 0};
 		gpu = oneshot_gpu__new(ev, o->cupti_socket,
 				       o->nr_pids || cmd ? gpu_sender_in_scope : NULL, &scope);
 		if (!gpu && o->nr_command)
@@ -751,18 +752,18 @@ int oneshot__run(const struct xsprofd_opts *o)
 	}
 	if (cmd) {
 		released = true;
-		err = launch__release(cmd);
+		err = command__release(cmd);
 		if (err) {
-			log_err("%s: %s", launch__path(cmd), strerror(-err));
+			log_err("%s: %s", command__path(cmd), strerror(-err));
 			recording__stop(rec);
 			status = err == -ENOENT ? 127 : 126;
-			launch__reap(cmd, true, &err);
-			launch__free(cmd);
+			command__reap(cmd, true, &err);
+			command__free(cmd);
 			cmd = NULL;
 			goto out;
 		}
 		log_info("profiling %s (pid %d) and its children until it exits%s", o->command[0],
-			 (int)launch__pid(cmd), o->duration_s > 0 ? " or the duration ends" : "");
+			 (int)command__pid(cmd), o->duration_s > 0 ? " or the duration ends" : "");
 	} else if (o->duration_s > 0)
 		log_info("sampling %s at %u Hz for %g s (Ctrl-C ends early)",
 			 o->nr_pids ? "the given processes" : "all CPUs", o->freq_hz,

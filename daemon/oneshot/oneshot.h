@@ -12,7 +12,7 @@ struct fold_stats;
 struct symbolizer;
 
 /*
- * Returns the process exit status: 0 done, 1 failed (message logged). In launch mode
+ * Returns the process exit status: 0 done, 1 failed (message logged). In command mode
  * (-- CMD ARGS) it is CMD's status (128 + signal when killed), waited for if the profile
  * ended first; 125 when xsprofd failed, 126 / 127 when CMD could not be run or found.
  */

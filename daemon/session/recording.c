@@ -224,7 +224,7 @@ static int recording_cuda_setup(struct recording *r, const struct recording_opts
 	if (!r->cuda)
 		return -errno;
 	if (!o->cuda)
-		return 0; /* following forks only (--no-cuda in launch mode) */
+		return 0; /* following forks only (--no-cuda in command mode) */
 	for (int i = 0; i < o->nr_cuda_libs; i++) {
 		err = cuda_probes__attach_path(r->cuda, o->cuda_libs[i]);
 		if (err == -ENOENT && !access(o->cuda_libs[i], F_OK)) {

@@ -114,7 +114,7 @@ struct cuda_probes *recording__cuda(struct recording *r);
 int recording__unwind_stats(const struct recording *r, struct xsprof_unwind_stats *ret_bpf,
 			    struct unwinder_stats *ret_tables);
 /* Add a process to the pid filter (and the CUDA probes to it) after the recording was made,
- * e.g. a launched command before it execs. */
+ * e.g. a command before it execs. */
 int recording__add_pid(struct recording *r, pid_t pid);
 
 /*

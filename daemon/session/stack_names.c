@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/base/hash.h"
 #include "daemon/stacks/fold.h"
 #include "daemon/cuda/launch_fold.h"
 #include "daemon/cuda/launch_store.h"
@@ -46,15 +47,6 @@ struct stack_names {
 	struct proc_name *procs;
 	size_t nr_procs, procs_cap;
 };
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
 
 static char *pool_copy(struct stack_names *sn, const char *s)
 {
@@ -174,7 +166,7 @@ static int cmp_proc(const void *a, const void *b)
 
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
-	/* A process seen before its exec (launch mode's fork) has two names: the one its
+	/* A process seen before its exec (command mode's fork) has two names: the one its
 	 * launches carry names its GPU work, so it sorts first. */
 	return (int)y->launched - (int)x->launched;
 }

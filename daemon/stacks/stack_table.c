@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/base/hash.h"
 #include "daemon/stacks/stack_table.h"
 
 #define ARENA_CHUNK (1u << 20)
@@ -55,28 +56,21 @@ static void *arena_alloc(struct stack_table *t, size_t size)
 	return p;
 }
 
-/* A 64-bit multiply-xorshift mix per word: fast and good enough for a hash table. */
-static inline uint64_t mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-	h *= 0xff51afd7ed558ccdull;
-	return h ^ (h >> 32);
-}
-
 static uint64_t hash_key(uint32_t tgid, uint32_t uid, uint32_t gen, uint32_t flags,
 			 const char *comm, uint16_t nk, uint16_t nu, int16_t kerr, int16_t uerr,
 			 const uint64_t *ips)
 {
-	uint64_t h = mix(mix(0, ((uint64_t)tgid << 32) | flags), ((uint64_t)gen << 32) | uid);
+	uint64_t h = hash_combine(hash_combine(0, ((uint64_t)tgid << 32) | flags),
+				  ((uint64_t)gen << 32) | uid);
 	uint64_t c[2];
 
 	memcpy(c, comm, sizeof(c));
-	h = mix(h, c[0]);
-	h = mix(h, c[1]);
-	h = mix(h, ((uint64_t)nk << 48) | ((uint64_t)nu << 32) | ((uint64_t)(uint16_t)kerr << 16) |
-			   (uint16_t)uerr);
+	h = hash_combine(h, c[0]);
+	h = hash_combine(h, c[1]);
+	h = hash_combine(h, ((uint64_t)nk << 48) | ((uint64_t)nu << 32) |
+				    ((uint64_t)(uint16_t)kerr << 16) | (uint16_t)uerr);
 	for (unsigned int i = 0; i < (unsigned int)nk + nu; i++)
-		h = mix(h, ips[i]);
+		h = hash_combine(h, ips[i]);
 	return h;
 }
 
