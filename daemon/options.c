@@ -32,8 +32,9 @@ static const char usage_text[] =
 	"  -d, --duration SECS       how long to sample (decimals allowed); default: until Ctrl-C\n"
 	"  -o, --output FILE         write the profile here; repeat for several files. The format\n"
 	"                            follows the extension: .folded (or .txt) folded stacks, .svg an\n"
-	"                            interactive flamegraph; '-' writes folded stacks to stdout\n"
-	"      --format FMT          force the format of every output: folded | svg\n"
+	"                            interactive flamegraph, .json a Chrome trace (Perfetto), .pb.gz\n"
+	"                            pprof; '-' writes folded stacks to stdout\n"
+	"      --format FMT          force the format of every output: folded | svg | json | pprof\n"
 	"\n"
 	"Sampling (also config keys, e.g. 'freq = 49'):\n"
 	"  -F, --freq HZ             samples per second per CPU, at most 10000 (default 99 in\n"
@@ -239,13 +240,19 @@ static bool parse_ulong(const char *s, unsigned long min, unsigned long max, uns
 
 static int add_pids(struct xsprofd_opts *o, const char *arg)
 {
-	char buf[4096], *tok, *save = NULL;
+	char buf[4096], *tok, *next;
 	unsigned long v;
 
 	if (strlen(arg) >= sizeof(buf))
 		return bad("--pid", "...", "list too long");
 	strcpy(buf, arg);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	/* strtok would skip empty items: "1,,2" and "1," are typing mistakes, said so. */
+	for (tok = buf; tok; tok = next) {
+		next = strchr(tok, ',');
+		if (next)
+			*next++ = '\0';
+		if (!*tok)
+			return bad("--pid", arg, "an empty item in the list");
 		if (!parse_ulong(tok, 1, INT_MAX, &v))
 			return bad("--pid", tok, "not a process id");
 		if (o->nr_pids == XSPROFD_MAX_PIDS)
@@ -413,7 +420,8 @@ static int gpu_finish(struct xsprofd_opts *o)
 	if (o->launch_output && strcmp(o->launch_output, "-") &&
 	    output__format_from_path(o->launch_output, &fmt))
 		return bad("--launches-output", o->launch_output,
-			   "cannot tell the format from the extension; name it .folded or .svg");
+			   "cannot tell the format from the extension; name it .folded, "
+			   ".txt, .svg, .json or .pb.gz");
 	if (o->no_cuda && (o->launch_output || o->nr_cuda_libs))
 		return bad("--no-cuda", "",
 			   o->launch_output ? "conflicts with --launches-output"
@@ -478,7 +486,8 @@ static int apply(struct xsprofd_opts *o, int argc, char **argv, const char **for
 			break;
 		case OPT_FORMAT:
 			if (output__format_from_name(optarg, &fmt))
-				return bad("--format", optarg, "expected folded or svg");
+				return bad("--format", optarg,
+					   "expected folded, svg, json or pprof");
 			*force_format = optarg;
 			break;
 		case OPT_INCLUDE_IDLE:
@@ -801,8 +810,8 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 			err = output__format_from_path(out->path, &fmt);
 		if (err)
 			return bad("--output", out->path,
-				   "cannot tell the format from the extension; name it .folded or "
-				   ".svg, or pass --format");
+				   "cannot tell the format from the extension; name it .folded, "
+				   ".txt, .svg, .json or .pb.gz, or pass --format");
 		if (!strcmp(out->path, "-") && fmt != OUTPUT_FOLDED)
 			return bad("--output", out->path, "only folded stacks go to stdout");
 		out->format = fmt;

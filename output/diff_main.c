@@ -28,6 +28,7 @@ static const char usage[] =
 	"  -n, --top N            rows of the table (default 20, 0 for all)\n"
 	"      --title TEXT       title of the SVG\n"
 	"  -q, --quiet            no table\n"
+	"  -V, --version          print the version and exit\n"
 	"  -h, --help             this help\n"
 	"\n"
 	"Exit status: 0 done, 1 error (unreadable or malformed input, cannot write), 2 bad\n"
@@ -103,6 +104,7 @@ int main(int argc, char **argv)
 		{"title", required_argument, NULL, 'T'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
 		{0},
 	};
 	const char *out = NULL, *title = NULL, *grew = NULL;
@@ -115,7 +117,7 @@ int main(int argc, char **argv)
 	char *end;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":o:t:n:qh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":o:t:n:qhV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			out = optarg;
@@ -141,6 +143,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(usage, stdout);
+			return 0;
+		case 'V':
+			printf("xsprof-diff %s\n", XSPROF_VERSION);
 			return 0;
 		case ':':
 			fprintf(stderr, "xsprof-diff: %s needs a value\n", argv[optind - 1]);
