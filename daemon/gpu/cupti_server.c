@@ -386,14 +386,17 @@ static int conn_readable(struct cupti_server *s, unsigned slot)
 	return stored;
 }
 
-int cupti_server__process(struct cupti_server *s)
+/* One batch of ready fds: the records stored, or -errno; *ret_ready: how many fds were ready. */
+static int process_batch(struct cupti_server *s, int *ret_ready)
 {
 	struct epoll_event ev[EVENTS_PER_CALL];
 	int n, stored = 0;
 
+	*ret_ready = 0;
 	n = epoll_wait(s->epfd, ev, EVENTS_PER_CALL, 0);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
+	*ret_ready = n;
 	for (int i = 0; i < n; i++) {
 		const struct conn *c = ev[i].data.ptr;
 
@@ -402,6 +405,29 @@ int cupti_server__process(struct cupti_server *s)
 			stored += conn_readable(s, c->slot);
 		else
 			accept_some(s);
+	}
+	return stored;
+}
+
+int cupti_server__process(struct cupti_server *s)
+{
+	int ready;
+
+	return process_batch(s, &ready);
+}
+
+int cupti_server__drain(struct cupti_server *s, unsigned int max_batches)
+{
+	int ready = 1, stored = 0;
+
+	/* Until nothing is ready: a batch that only accepted a connection stores nothing, yet
+	 * that connection's records are already queued. */
+	for (unsigned int i = 0; s && ready && i < max_batches; i++) {
+		int n = process_batch(s, &ready);
+
+		if (n < 0)
+			return n;
+		stored += n;
 	}
 	return stored;
 }

@@ -76,6 +76,14 @@ int cupti_server__fd(const struct cupti_server *s);
  * epoll fails.
  */
 int cupti_server__process(struct cupti_server *s);
+/*
+ * Everything already sent, e.g. by processes that just exited: batches until no fd is ready,
+ * at most max_batches (a sender that never stops cannot hold the caller). Records stored, or
+ * -errno. NULL s: 0.
+ */
+/* Batches of 64 ready fds: every connection, several times over. */
+#define CUPTI_DRAIN_BATCHES 1024
+int cupti_server__drain(struct cupti_server *s, unsigned int max_batches);
 
 void cupti_server__stats(const struct cupti_server *s, struct cupti_server_stats *ret);
 

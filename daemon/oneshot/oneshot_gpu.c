@@ -85,8 +85,7 @@ int oneshot_gpu__correlate(struct oneshot_gpu *g, const struct launch_store *ls,
 			   struct correlate_stats *ret_stats)
 {
 	/* Whatever the command sent before exiting is still queued. */
-	while (g->srv && cupti_server__process(g->srv) > 0)
-		;
+	cupti_server__drain(g->srv, CUPTI_DRAIN_BATCHES);
 	return gpu_join__run(g->join, ls, g->srv ? cupti_server__store(g->srv) : NULL, NULL,
 			     strategy, pd, ret_stats);
 }
