@@ -46,19 +46,20 @@ static const char usage_text[] =
 	"Commands:\n"
 	"  status                         version, uptime, frequency, counters, attachments,\n"
 	"                                 GPU correlation per strategy, memory\n"
-	"  attach PID                     probe PID's CUDA libraries, so its launches reach\n"
-	"                                 the window and recordings (an attachment keeps no\n"
-	"                                 profile of its own yet: use record --pid)\n"
-	"  detach PID                     remove those probes\n"
+	"  attach PID [--freq HZ] [--no-children]\n"
+	"                                 keep profiling PID and its descendants (CPU at HZ,\n"
+	"                                 default 99; CUDA launches joined to GPU work) until\n"
+	"                                 detached; fetch it with flamegraph --pid PID\n"
+	"  detach PID                     end the attachment and free what it held\n"
 	"  record [--pid PID[,PID...]]... [--duration S] [--freq HZ] -o FILE\n"
 	"                                 record now (default 10 s at 99 Hz)\n"
 	"  record [--freq HZ] -o FILE -- CMD [ARGS...]\n"
 	"                                 run CMD with the CUDA injection library preset,\n"
 	"                                 profile it and its descendants until it exits, and\n"
 	"                                 exit with its status (127: not found)\n"
-	"  flamegraph [--since DURATION] -o FILE\n"
+	"  flamegraph [--since DURATION] [--pid PID] -o FILE\n"
 	"                                 the rolling window's last DURATION (90s, 5m, 1h;\n"
-	"                                 default 5m)\n"
+	"                                 default 5m), or with --pid, the attachment of PID's\n"
 	"  top [--since DURATION] [--number N] [--gpu-mode M]\n"
 	"                                 the window's top N functions (default 20) by self\n"
 	"                                 and total share (xsprofd's text report)\n"
@@ -408,13 +409,11 @@ static int cmd_attach(int argc, char **argv, bool attach)
 	static const struct option lo[] = {{"freq", required_argument, NULL, 'F'},
 					   {"no-children", no_argument, NULL, 'N'},
 					   {}};
-	static const char *const no_profile =
-		"an attachment keeps no profile of its own yet, so it takes no --freq or "
-		"--no-children; to profile PID now: xsprofctl record --pid PID --freq HZ";
-	struct json_object *req = json_object_new_object();
+	struct json_object *req = json_object_new_object(), *j, *v;
 	const char *pid_arg = NULL;
+	long pid, freq = 0;
+	bool children = true;
 	struct buf b;
-	long pid;
 	int c, st = 0;
 
 	optind = 1;
@@ -429,11 +428,14 @@ static int cmd_attach(int argc, char **argv, bool attach)
 		c = getopt_long(argc, argv, "F:", lo, NULL);
 		if (c == -1)
 			break;
-		if ((c == 'F' || c == 'N') && attach)
-			st = usage_error("%s", no_profile);
-		else
-			st = usage_error("%s", attach ? "attach takes one PID"
-						      : "detach takes exactly one PID");
+		if (c == 'F' && attach && !(freq = parse_freq(optarg)))
+			st = usage_error("--freq '%s': expected 1..10000", optarg);
+		else if (c == 'N' && attach)
+			children = false;
+		else if (c != 'F' || !attach)
+			st = usage_error("%s",
+					 attach ? "attach takes PID, --freq HZ and --no-children"
+						: "detach takes exactly one PID");
 	}
 	if (!st && optind < argc)
 		st = usage_error("unexpected argument '%s'", argv[optind]);
@@ -444,14 +446,28 @@ static int cmd_attach(int argc, char **argv, bool attach)
 	if (st)
 		goto out;
 	json_object_object_add(req, "pid", json_object_new_int64(pid));
+	if (freq)
+		json_object_object_add(req, "freq_hz", json_object_new_int64(freq));
+	if (attach)
+		json_object_object_add(req, "children", json_object_new_boolean(children));
 	st = request("POST", attach ? "/v1/attach" : "/v1/detach", json_object_to_json_string(req),
 		     &b, NULL);
 	if (st)
 		goto out;
-	if (json_out)
+	if (json_out) {
 		fputs(b.data, stdout);
-	else
-		fprintf(stderr, "xsprofctl: %s %ld\n", attach ? "attached" : "detached", pid);
+	} else if (attach) {
+		j = json_tokener_parse(b.data);
+		if (j && json_object_object_get_ex(j, "freq_hz", &v))
+			freq = (long)json_object_get_int64(v);
+		fprintf(stderr,
+			"xsprofctl: attached %ld at %ld Hz%s; fetch with: xsprofctl flamegraph --pid "
+			"%ld -o FILE\n",
+			pid, freq, children ? ", descendants followed" : "", pid);
+		json_object_put(j);
+	} else {
+		fprintf(stderr, "xsprofctl: detached %ld\n", pid);
+	}
 	free(b.data);
 out:
 	json_object_put(req);
@@ -587,6 +603,7 @@ static int cmd_flamegraph(int argc, char **argv)
 					   {}};
 	struct json_object *opts = json_object_new_object(), *v;
 	unsigned long since = 300;
+	long pid = 0;
 	const char *out = NULL;
 	enum output_format fmt;
 	char path[256];
@@ -603,12 +620,13 @@ static int cmd_flamegraph(int argc, char **argv)
 		} else if (c == 'o') {
 			out = optarg;
 		} else if (c == 'p') {
-			st = usage_error("%s", "flamegraph --pid: attachments keep no profile of "
-					       "their own yet; to profile a process now: xsprofctl "
-					       "record --pid PID");
+			if (!parse_pid(optarg, &pid))
+				st = usage_error("--pid '%s': expected one process id (an attached "
+						 "one)",
+						 optarg);
 		} else if (!profile_opt(c, optarg, opts, &st)) {
-			st = usage_error("%s", "flamegraph takes --since DURATION, --gpu-mode, "
-					       "--weight and -o FILE");
+			st = usage_error("%s", "flamegraph takes --since DURATION, --pid PID, "
+					       "--gpu-mode, --weight and -o FILE");
 		}
 	}
 	if (!st && optind < argc)
@@ -619,6 +637,8 @@ static int cmd_flamegraph(int argc, char **argv)
 		goto out;
 	snprintf(path, sizeof(path), "/v1/profile?since_s=%lu&format=%s", since,
 		 output__format_name(fmt));
+	if (pid)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "&pid=%ld", pid);
 	if (json_object_object_get_ex(opts, "gpu_mode", &v))
 		snprintf(path + strlen(path), sizeof(path) - strlen(path), "&gpu_mode=%s",
 			 json_object_get_string(v));

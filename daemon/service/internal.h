@@ -18,6 +18,7 @@
 
 #include "bpf/xsprof_events.h"
 #include "daemon/service/http.h"
+#include "daemon/service/lasting.h"
 #include "daemon/service/service_gpu.h"
 #include "daemon/session/gpu_join.h"
 #include "output/output.h"
@@ -29,13 +30,14 @@
 #define MAX_FINISHED	16  /* kept for fetching */
 #define FINISHED_KEEP_S 300 /* a finished result is kept this long, or until fetched */
 #define MAX_WAITERS	8
-#define MAX_ATTACHED	1024
+#define MAX_ATTACHED	16 /* attachments, each a lasting profile with its own sampler */
 /* What one user other than root may hold, so that root and other users always find room. */
 #define RECORDINGS_PER_UID    2
 #define RECORDINGS_ROOT_SLOTS 1 /* of MAX_RECORDINGS, only root may take */
 #define FINISHED_PER_UID      4
-#define ATTACHED_PER_UID      64
-#define ATTACHED_ROOT_SLOTS   64
+#define ATTACHED_PER_UID      4
+#define ATTACHED_ROOT_SLOTS   4
+#define ATTACH_WINDOW_MB      4	 /* each of an attachment's two windows */
 #define WAIT_GRACE_S	      60 /* a client waits for a recording this long past its end */
 #define MAX_SINCE_S	      (7 * 24 * 3600u)
 #define OWNER_CHECK_US	      (1000 * 1000ull)
@@ -58,10 +60,18 @@ static inline int strategy_index(const char *name)
 
 /* An attached process, and who attached it (a non-root user only its own, while it is). */
 struct attachment {
+	struct service *svc;
 	pid_t pid;
 	uid_t by;
 	bool by_root;
 	uint64_t start; /* its start time: a reused pid is another process */
+	bool children;	/* its descendants are followed */
+	struct lasting prof;
+	int pidfd;
+	sd_event_source *exit_watch;
+	uint64_t attached_ns, ended_ns; /* ended: exited or changed owner; kept until fetched */
+	char name[40];
+	char note[96]; /* why it ended */
 };
 
 /* A recording asked for through the API. */
@@ -107,12 +117,10 @@ struct service {
 	char **argv;
 	sd_event *ev;
 	struct symbolizer *sym;
-	struct recording *always; /* whole machine, low frequency */
-	struct window *store;
-	struct window *gpu_window; /* GPU work of the same slices, under the same uid roots */
+	/* The rolling window: the whole machine at low frequency, folded every slice. */
+	struct lasting machine;
 	struct correlate_stats corr[NR_STRATEGIES]; /* per strategy, every session together */
 	sd_event_source *slice_timer;
-	uint64_t slice_start_ns;
 	struct http_server *unix_http, *tcp_http;
 	struct cupti_server *cupti; /* GPU timing from CUDA processes; NULL when off */
 	sd_event_source *cupti_io;
@@ -122,7 +130,7 @@ struct service {
 	uint64_t started_ns;
 	struct svc_rec *recs;
 	unsigned int next_id;
-	struct attachment attached[MAX_ATTACHED];
+	struct attachment *attached[MAX_ATTACHED];
 	int nr_attached;
 	struct http_unix_socket unix_sock;
 	sd_event_source *owner_timer;
@@ -188,7 +196,6 @@ struct json_object *status_json(struct service *s);
 void notify_status(struct service *s);
 int start_always(struct service *s);
 int take_old(void *ctx, const struct gpu_activity *a);
-void close_gpu_slice(struct service *s, uint64_t start, uint64_t end);
 void close_slice(struct service *s);
 int on_slice(sd_event_source *src, uint64_t usec, void *ctx);
 struct svc_rec *find_rec(struct service *s, unsigned int id);
@@ -209,8 +216,17 @@ enum MHD_Result api_record_start(struct service *s, struct req *q, struct MHD_Co
 enum MHD_Result api_record_result(struct service *s, struct req *q, struct MHD_Connection *c,
 				  const char *id_str);
 enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_Connection *c);
-int parse_pid_body(struct req *q, pid_t *ret);
-void prune_attached(struct service *s);
 enum MHD_Result api_attach(struct service *s, struct req *q, struct MHD_Connection *c, bool attach);
+
+/* attach.c */
+struct gpu_store;
+void attachments__close_slices(struct service *s, const struct gpu_store *gs, uint64_t end_ns);
+uint64_t attachments__oldest_slice(struct service *s, uint64_t cutoff_ns);
+void attachments__recheck(struct service *s);
+struct json_object *attachments__json(struct service *s);
+enum MHD_Result api_attachment_profile(struct service *s, struct req *q, struct MHD_Connection *c,
+				       const char *pid_str, uint64_t since_ns, enum gpu_mode mode,
+				       enum output_format f);
+void attachments__free(struct service *s);
 
 #endif

@@ -145,21 +145,7 @@ void recheck_owners(struct service *s)
 			break;
 		}
 	}
-	for (int i = 0; i < s->nr_attached;) {
-		struct attachment *a = &s->attached[i];
-		uint64_t start;
-		uid_t owner;
-
-		if (a->by_root || (!pid_identity(a->pid, &owner, &start) && owner == a->by &&
-				   start == a->start)) {
-			i++;
-			continue;
-		}
-		s->refused.detached_owner_changed++;
-		log_info("pid %d detached: it exited or is no longer uid %u's", (int)a->pid,
-			 (unsigned int)a->by);
-		*a = s->attached[--s->nr_attached];
-	}
+	attachments__recheck(s);
 }
 
 int on_owner_check(sd_event_source *src, uint64_t usec, void *ctx)

@@ -323,18 +323,18 @@ static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, vo
 	}
 	so.window_s = s->opts->window_s;
 	so.cap_bytes = (size_t)s->opts->store_mb << 20;
-	window__configure(s->store, &so);
-	window__configure(s->gpu_window, &so);
-	if (s->opts->freq_hz != old_freq && s->always) {
+	window__configure(s->machine.cpu, &so);
+	window__configure(s->machine.gpu, &so);
+	if (s->opts->freq_hz != old_freq && s->machine.rec) {
 		struct recording_stats rs;
 
 		close_slice(s);
-		recording__stop(s->always);
-		recording__stats(s->always, &rs);
+		recording__stop(s->machine.rec);
+		recording__stats(s->machine.rec, &rs);
 		xsprof_cpu_stats__add(&s->totals, &rs.bpf);
 		s->totals_bad += rs.bad_records;
-		recording__free(s->always);
-		s->always = NULL;
+		recording__free(s->machine.rec);
+		s->machine.rec = NULL;
 		err = start_always(s);
 		if (err)
 			log_err("reload: could not restart sampling at %u Hz; sampling is off until "
@@ -406,9 +406,11 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 		goto out;
 	}
 	s->sym = symbolizer__new(&yopts);
-	s->store = window__new(&so);
-	s->gpu_window = window__new(&so);
-	if (!s->sym || !s->store || !s->gpu_window) {
+	s->machine.cpu = window__new(&so);
+	s->machine.gpu = window__new(&so);
+	s->machine.name = "the rolling window";
+	s->machine.freq_hz = opts->freq_hz;
+	if (!s->sym || !s->machine.cpu || !s->machine.gpu) {
 		log_err("out of memory setting up");
 		goto out;
 	}
@@ -443,13 +445,14 @@ out:
 		s->recs = r->next;
 		free_rec(r);
 	}
-	recording__free(s->always);
+	attachments__free(s);
+	recording__free(s->machine.rec);
 	sd_event_source_disable_unref(s->cupti_io);
 	cupti_server__free(s->cupti);
 	sd_event_source_disable_unref(s->slice_timer);
 	sd_event_source_disable_unref(s->owner_timer);
-	window__free(s->store);
-	window__free(s->gpu_window);
+	window__free(s->machine.cpu);
+	window__free(s->machine.gpu);
 	symbolizer__free(s->sym);
 	free(s->token);
 	sd_event_unref(s->ev);

@@ -62,20 +62,20 @@ int start_always(struct service *s)
 	const char *what;
 	int err;
 
-	s->always = recording__new(s->ev, &ro, s->sym, &what);
-	if (!s->always) {
+	s->machine.rec = recording__new(s->ev, &ro, s->sym, &what);
+	if (!s->machine.rec) {
 		err = -errno;
 		preflight__explain_bpf_error(what, err);
 		return err;
 	}
-	err = recording__start(s->always);
+	err = recording__start(s->machine.rec);
 	if (err) {
 		preflight__explain_bpf_error("attaching the sampler to perf events", err);
-		recording__free(s->always);
-		s->always = NULL;
+		recording__free(s->machine.rec);
+		s->machine.rec = NULL;
 		return err;
 	}
-	s->slice_start_ns = now_ns();
+	s->machine.slice_start_ns = now_ns();
 	return 0;
 }
 
@@ -85,79 +85,26 @@ int take_old(void *ctx, const struct gpu_activity *a)
 }
 
 /*
- * The slice's GPU work: the always-on launches joined to the GPU records that ended in it,
- * into the GPU window. The launches go with the slice, so their store never fills; records are
- * let go once no running recording may still want them.
+ * Close the rolling window's slice (and each attachment's): GPU records are let go once no
+ * running recording or open slice may still want them.
  */
-void close_gpu_slice(struct service *s, uint64_t start, uint64_t end)
+void close_slice(struct service *s)
 {
-	struct cuda_probes *cp = s->always ? recording__cuda(s->always) : NULL;
 	struct gpu_store *gs = s->cupti ? cupti_server__store(s->cupti) : NULL;
-	struct gpu_join_scope scope = {.since_ns = start};
-	struct launch_store *ls = NULL;
-	struct calltree *tree = NULL;
-	uint64_t cutoff = end;
-	int err = 0;
+	uint64_t end = now_ns(), cutoff;
 
-	if (cp && cuda_probes__rotate_store(cp, &ls))
-		log_warn("could not start a new launch slice (out of memory); launches go on into "
-			 "the current one");
 	if (gs)
 		cupti_server__drain(s->cupti, CUPTI_DRAIN_BATCHES);
-	if (ls || gs)
-		err = gpu_slice__tree(ls, gs, &scope, s->sym, "auto", s->opts->freq_hz, &tree,
-				      &s->corr[0]);
-	if (!err && tree) {
-		err = window__add(s->gpu_window, start, end, tree);
-		tree = NULL;
-	}
-	if (err && err != -E2BIG)
-		log_warn("joining the slice's GPU work failed: %s", strerror(-err));
-	calltree__free(tree);
-	launch_store__free(ls);
+	s->machine.freq_hz = s->opts->freq_hz;
+	lasting__close_slice(&s->machine, s->sym, gs, NULL, &s->corr[0], end);
+	attachments__close_slices(s, gs, end);
+	cutoff = end;
 	for (struct svc_rec *r = s->recs; r; r = r->next)
 		if (r->state == REC_RUNNING && r->started_ns < cutoff)
 			cutoff = r->started_ns;
+	cutoff = attachments__oldest_slice(s, cutoff);
 	if (gs)
 		gpu_store__take(gs, 0, take_old, &cutoff);
-	window__expire(s->gpu_window, end);
-}
-
-/* Fold what the always-on recording counted since the last slice into the store. */
-void close_slice(struct service *s)
-{
-	struct stack_table *st;
-	struct calltree *tree;
-	uint32_t *pids;
-	size_t n;
-	uint64_t end = now_ns();
-	int err;
-
-	if (!s->always || recording__rotate(s->always, &st, &pids, &n)) {
-		log_warn("could not start a new slice (out of memory); the current one goes on");
-		return;
-	}
-	tree = calltree__new();
-	err = tree ? fold_stacks_by_uid(st, s->sym, tree, NULL) : -ENOMEM;
-	if (!err) {
-		err = window__add(s->store, s->slice_start_ns, end, tree);
-		if (err == -E2BIG)
-			log_warn("a %llu s slice is larger than --store-mb %u on its own: dropped "
-				 "(raise --store-mb)",
-				 (unsigned long long)((end - s->slice_start_ns) / 1000000000ull),
-				 s->opts->store_mb);
-	} else {
-		log_err("naming a slice failed: %s; its samples are lost", strerror(-err));
-		calltree__free(tree);
-	}
-	close_gpu_slice(s, s->slice_start_ns, end);
-	/* Named: their mappings can go; a process still running is snapshotted again. */
-	for (size_t i = 0; i < n; i++)
-		symbolizer__forget_process(s->sym, (pid_t)pids[i]);
-	free(pids);
-	stack_table__free(st);
-	window__expire(s->store, end);
-	s->slice_start_ns = end;
 }
 
 int on_slice(sd_event_source *src, uint64_t usec, void *ctx)

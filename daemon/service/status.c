@@ -69,11 +69,11 @@ void always_counters(struct service *s, struct xsprof_cpu_stats *ret, uint64_t *
 
 	*ret = s->totals;
 	*ret_bad = s->totals_bad;
-	if (!s->always)
+	if (!s->machine.rec)
 		return;
-	if (!sampler__read_stats(recording__sampler(s->always), NULL, &now))
+	if (!sampler__read_stats(recording__sampler(s->machine.rec), NULL, &now))
 		xsprof_cpu_stats__add(ret, &now);
-	sampler__user_stats(recording__sampler(s->always), &us);
+	sampler__user_stats(recording__sampler(s->machine.rec), &us);
 	*ret_bad += us.bad_records;
 }
 
@@ -84,7 +84,7 @@ void status_unwind(struct service *s, struct json_object *j)
 	struct unwinder_stats t;
 	struct json_object *u;
 
-	if (!s->always || recording__unwind_stats(s->always, &b, &t))
+	if (!s->machine.rec || recording__unwind_stats(s->machine.rec, &b, &t))
 		return;
 	u = json_object_new_object();
 	add_u64(u, "walks_with_tables", b.walks_cfi);
@@ -201,10 +201,11 @@ struct json_object *status_json(struct service *s)
 	add_u64(j, "uptime_s", (now_ns() - s->started_ns) / 1000000000ull);
 	add_u64(j, "freq_hz", s->opts->freq_hz);
 	add_u64(j, "window_s", s->opts->window_s);
-	add_u64(j, "cpus", s->always ? (uint64_t)recording__nr_attached(s->always) : 0);
+	add_u64(j, "cpus", s->machine.rec ? (uint64_t)recording__nr_attached(s->machine.rec) : 0);
 	a = json_object_new_array();
 	for (int i = 0; i < s->nr_attached; i++)
-		json_object_array_add(a, json_object_new_int(s->attached[i].pid));
+		json_object_array_add(a, json_object_new_int(s->attached[i]->pid));
+	json_object_object_add(j, "attachments", attachments__json(s));
 	json_object_object_add(j, "attached", a);
 	recs = json_object_new_array();
 	for (struct svc_rec *r = s->recs; r; r = r->next) {
@@ -232,7 +233,7 @@ struct json_object *status_json(struct service *s)
 	add_u64(cnt, "user_stack_unreadable", c.ustack_err);
 	json_object_object_add(j, "counters", cnt);
 	status_unwind(s, j);
-	window__stats(s->store, &ss);
+	window__stats(s->machine.cpu, &ss);
 	st = json_object_new_object();
 	add_u64(st, "slices", ss.slices);
 	add_u64(st, "samples", ss.samples);
@@ -249,11 +250,11 @@ struct json_object *status_json(struct service *s)
 	json_object_object_add(j, "correlation", correlation_json(s));
 	json_object_object_add(j, "api", api_json(s));
 	json_object_object_add(j, "limits", limits_json(s));
-	if (s->always && recording__cuda(s->always)) {
+	if (s->machine.rec && recording__cuda(s->machine.rec)) {
 		struct cuda_probes_stats ps;
 		struct json_object *g = json_object_new_object();
 
-		cuda_probes__stats(recording__cuda(s->always), &ps);
+		cuda_probes__stats(recording__cuda(s->machine.rec), &ps);
 		add_u64(g, "probed_files", ps.targets);
 		add_u64(g, "uprobes", ps.links);
 		add_u64(g, "calls", ps.bpf.calls);
@@ -262,7 +263,8 @@ struct json_object *status_json(struct service *s)
 		add_u64(g, "store_failures", ps.store_failures);
 		/* Emptied with each window slice: it never fills. */
 		add_u64(g, "launches_in_slice",
-			launch_store__nr_events(cuda_probes__store(recording__cuda(s->always))));
+			launch_store__nr_events(
+				cuda_probes__store(recording__cuda(s->machine.rec))));
 		json_object_object_add(j, "cuda_probes", g);
 	}
 	if (s->cupti) {
@@ -295,11 +297,11 @@ void notify_status(struct service *s)
 	uint64_t bad;
 
 	always_counters(s, &c, &bad);
-	window__stats(s->store, &ss);
+	window__stats(s->machine.cpu, &ss);
 	sd_notifyf(0,
 		   "STATUS=%u Hz on %d CPUs; %llu samples (%llu lost); window holds %llu samples "
 		   "in %zu slices, %zu KiB of %zu",
-		   s->opts->freq_hz, s->always ? recording__nr_attached(s->always) : 0,
+		   s->opts->freq_hz, s->machine.rec ? recording__nr_attached(s->machine.rec) : 0,
 		   (unsigned long long)c.samples, (unsigned long long)(c.drop_ringbuf + bad),
 		   (unsigned long long)ss.samples, ss.slices, ss.bytes >> 10, ss.cap_bytes >> 10);
 }
