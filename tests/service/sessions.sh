@@ -135,6 +135,49 @@ grep -q 'xs_gpu_alpha_site;\[gpu\] xs_kernel_alpha' "$dir/win.folded" ||
 held=$(status_get 'j["cuda_probes"]["launches_in_slice"]')
 [[ $held == 0 ]] && pass "launch store emptied with the slice" || fail "launch store holds $held after the slice"
 
+step "attach: a lasting profile of a process tree, fetched any time, like one-shot's [gpu] leaves"
+"$split" 1000 1000 30 1 >/dev/null &
+sp=$!
+ctl -q attach "$sp" --freq 499 || fail "attach $sp --freq 499 failed"
+rc=0; ctl attach "$sp" 2>/dev/null || rc=$?
+[[ $rc == 1 ]] && pass "attaching it twice is refused" || fail "attaching twice exited $rc"
+# A process started after the attach, launching 2 s later: its launches and GPU records.
+"$gpu" 3000 2000 >/dev/null &
+gp=$!
+# Attach to the program, not to the shell's fork before its exec (slow on a busy VM).
+for _ in $(seq 100); do [[ $(readlink /proc/$gp/exe) == "$gpu" ]] && break; sleep 0.05; done
+ctl -q attach "$gp" --freq 1000 || fail "attach $gp failed"
+freq=$(status_get '[a["freq_hz"] for a in j["attachments"] if a["pid"] == '"$sp"'][0]')
+[[ $freq == 499 ]] && pass "status lists the attachment at 499 Hz" || fail "status: freq $freq"
+sleep 3
+ctl -q flamegraph --pid "$sp" -o "$dir/att.folded" || fail "flamegraph --pid $sp failed"
+n=$(weight "$dir/att.folded" "^xs_split;")
+others=$(weight "$dir/att.folded" '^(xs_usdt_gpu|sh|python)')
+# ~3 s of one thread at 499 Hz is ~1500 samples; at the window's 999 Hz it would still be
+# ~3000, at 99 Hz ~300: only the attachment's own frequency gives 400..4000 with margin.
+((n >= 400 && others == 0)) && pass "flamegraph --pid: xs_split alone, $n samples at 499 Hz" ||
+	fail "flamegraph --pid: $n xs_split samples, $others of other processes"
+ctl -q flamegraph --pid "$sp" -o "$dir/att.svg" && grep -q '<svg' "$dir/att.svg" &&
+	pass "flamegraph --pid writes an SVG" || fail "flamegraph --pid -o .svg"
+ctl -q flamegraph --pid "$sp" -o "$dir/att.pb.gz" && [[ $(head -c2 "$dir/att.pb.gz" | od -An -tx1) == " 1f 8b" ]] &&
+	pass "flamegraph --pid writes pprof" || fail "flamegraph --pid -o .pb.gz"
+wait "$gp" || true
+ctl -q flamegraph --pid "$gp" --gpu-mode merged -o "$dir/attgpu.folded" ||
+	fail "flamegraph --pid of the exited CUDA process failed"
+a=$(weight "$dir/attgpu.folded" 'xs_gpu_alpha_site;\[gpu\] xs_kernel_alpha ')
+b=$(weight "$dir/attgpu.folded" 'xs_gpu_beta_site;\[gpu\] xs_kernel_beta ')
+# At 1000 Hz a sample is 1000 us: one-shot's 7000 + 10000 us are 7 + 10 samples.
+[[ $a == 7 && $b == 10 ]] && pass "the exited attachment's [gpu] leaves, as one-shot's (7 + 10 ms)" ||
+	fail "attachment [gpu] leaves: alpha $a, beta $b (want 7, 10):"$'\n'"$(cat "$dir/attgpu.folded")"
+rc=0; ctl flamegraph --pid "$gp" -o "$dir/again.folded" 2>/dev/null || rc=$?
+[[ $rc == 1 ]] && pass "an ended attachment goes once fetched" || fail "second fetch exited $rc"
+ctl -q detach "$sp" || fail "detach failed"
+left=$(status_get 'len(j["attachments"])')
+[[ $left == 0 ]] && pass "detach frees it: no attachment left" || fail "$left attachments left"
+rc=0; ctl flamegraph --pid "$sp" -o "$dir/gone.folded" 2>/dev/null || rc=$?
+[[ $rc == 1 ]] && pass "flamegraph --pid after detach: not attached" || fail "after detach exited $rc"
+kill "$sp" 2>/dev/null; wait "$sp" 2>/dev/null || true
+
 step "xsprofctl top: the window's top functions"
 ctl top --since 5m --number 5 --gpu-mode gpu >"$dir/top.txt" || fail "xsprofctl top failed"
 # The GPU view of the window: the kernels are the leaves, so they lead by self share.
