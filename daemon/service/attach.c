@@ -354,9 +354,9 @@ enum MHD_Result api_attach(struct service *s, struct req *q, struct MHD_Connecti
 /* GET /v1/profile?pid=N: the attachment's slices since since_ns, in format f. */
 enum MHD_Result api_attachment_profile(struct service *s, struct req *q, struct MHD_Connection *c,
 				       const char *pid_str, uint64_t since_ns, enum gpu_mode mode,
-				       enum output_format f)
+				       enum weight_unit unit, enum output_format f)
 {
-	struct output_meta meta = {.unit = "samples"};
+	struct output_meta meta = {.unit = profile__unit_name(unit)};
 	struct calltree *tree;
 	struct attachment *a;
 	char title[200], *buf = NULL, *end;
@@ -385,7 +385,7 @@ enum MHD_Result api_attachment_profile(struct service *s, struct req *q, struct 
 		close_one(s, a, now);
 	}
 	tree = calltree__new();
-	err = tree ? lasting__query(&a->prof, since_ns, mode, true, 0, tree, &from) : -ENOMEM;
+	err = tree ? lasting__query(&a->prof, since_ns, mode, unit, true, 0, tree, &from) : -ENOMEM;
 	snprintf(title, sizeof(title), "xsprof: pid %d%s, %.0f s at %u Hz%s", (int)a->pid,
 		 a->children ? " and its descendants" : "", from ? (now - from) / 1e9 : 0.0,
 		 a->prof.freq_hz, a->ended_ns ? " (ended)" : "");
@@ -394,7 +394,7 @@ enum MHD_Result api_attachment_profile(struct service *s, struct req *q, struct 
 	if (!err && !out)
 		err = -errno;
 	if (!err)
-		err = write_tree(tree, f, out, &meta, a->prof.freq_hz, from, now, NULL);
+		err = write_tree(tree, f, out, &meta, a->prof.freq_hz, unit, from, now);
 	if (out && fclose(out) && !err)
 		err = -EIO;
 	calltree__free(tree);

@@ -153,13 +153,6 @@ struct req {
 	bool resumed;
 };
 
-/* A recording's timeline for the Chrome trace: its samples and their named stacks. */
-struct timeline {
-	const struct profile_sample *samples;
-	size_t n;
-	struct stack_names *names;
-};
-
 static inline uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -176,8 +169,8 @@ enum MHD_Result reply_error(struct MHD_Connection *c, unsigned int status, const
 			    const char *hint);
 bool window_format(const char *name, enum output_format *ret);
 int write_tree(const struct calltree *tree, enum output_format fmt, FILE *f,
-	       const struct output_meta *meta, unsigned int freq_hz, uint64_t start_ns,
-	       uint64_t end_ns, const struct timeline *tl);
+	       const struct output_meta *meta, unsigned int freq_hz, enum weight_unit unit,
+	       uint64_t start_ns, uint64_t end_ns);
 int pid_owner(pid_t pid, uid_t *ret);
 int pid_identity(pid_t pid, uid_t *ret_uid, uint64_t *ret_start);
 bool may_profile(struct req *q, struct MHD_Connection *c, const pid_t *pids, int n,
@@ -226,7 +219,7 @@ void attachments__recheck(struct service *s);
 struct json_object *attachments__json(struct service *s);
 enum MHD_Result api_attachment_profile(struct service *s, struct req *q, struct MHD_Connection *c,
 				       const char *pid_str, uint64_t since_ns, enum gpu_mode mode,
-				       enum output_format f);
+				       enum weight_unit unit, enum output_format f);
 void attachments__free(struct service *s);
 
 #endif

@@ -134,25 +134,34 @@ void lasting__close_slice(struct lasting *l, struct symbolizer *sym, const struc
 	l->slice_start_ns = end;
 }
 
-int lasting__query(const struct lasting *l, uint64_t since_ns, enum gpu_mode mode, bool all_uids,
-		   uid_t uid, struct calltree *tree, uint64_t *ret_from)
+int lasting__query(const struct lasting *l, uint64_t since_ns, enum gpu_mode mode,
+		   enum weight_unit unit, bool all_uids, uid_t uid, struct calltree *tree,
+		   uint64_t *ret_from)
 {
-	uint64_t from = 0, gfrom = 0;
-	struct calltree *us;
-	int err = 0;
+	uint64_t from = 0, gfrom = 0, hz = l->freq_hz ? l->freq_hz : 1;
+	struct calltree *part = calltree__new();
+	int err = part ? 0 : -ENOMEM;
 
-	if (mode != GPU_MODE_GPU)
-		err = window__query(l->cpu, since_ns, all_uids, uid, tree, &from);
-	if (!err && mode != GPU_MODE_CPU) {
-		/* The GPU window is in microseconds: as the samples they would have been worth. */
-		us = calltree__new();
-		err = us ? window__query(l->gpu, since_ns, all_uids, uid, us, &gfrom) : -ENOMEM;
+	/* The CPU window counts samples, the GPU window microseconds: one unit for both. */
+	if (!err && mode != GPU_MODE_GPU) {
+		err = window__query(l->cpu, since_ns, all_uids, uid, part, &from);
 		if (!err)
-			err = gpu_window__add_scaled(us, tree, l->freq_hz, 1000000);
-		calltree__free(us);
+			err = unit == WEIGHT_US ? gpu_window__add_scaled(part, tree, 1000000, hz)
+						: gpu_window__add_scaled(part, tree, 1, 1);
+	}
+	calltree__free(part);
+	part = err ? NULL : calltree__new();
+	if (!err && !part)
+		err = -ENOMEM;
+	if (!err && mode != GPU_MODE_CPU) {
+		err = window__query(l->gpu, since_ns, all_uids, uid, part, &gfrom);
+		if (!err)
+			err = unit == WEIGHT_US ? gpu_window__add_scaled(part, tree, 1, 1)
+						: gpu_window__add_scaled(part, tree, hz, 1000000);
 		if (!from || (gfrom && gfrom < from))
 			from = gfrom;
 	}
+	calltree__free(part);
 	*ret_from = from;
 	return err;
 }

@@ -103,16 +103,16 @@ bool window_format(const char *name, enum output_format *ret)
 	return !output__format_from_name(name, ret) && *ret != OUTPUT_CHROME_JSON;
 }
 
-/* A profile in any format; tl is needed for the Chrome trace only (NULL otherwise). */
+/* A window's call tree in any format but the Chrome trace (a window keeps no timeline). */
 int write_tree(const struct calltree *tree, enum output_format fmt, FILE *f,
-	       const struct output_meta *meta, unsigned int freq_hz, uint64_t start_ns,
-	       uint64_t end_ns, const struct timeline *tl)
+	       const struct output_meta *meta, unsigned int freq_hz, enum weight_unit unit,
+	       uint64_t start_ns, uint64_t end_ns)
 {
 	struct profile_data pd = {
 		.cpu_tree = tree,
 		.sample_period_ns = 1000000000ull / (freq_hz ? freq_hz : 1),
 		.mode = GPU_MODE_CPU,
-		.unit = WEIGHT_SAMPLES,
+		.unit = unit,
 		.start_ns = start_ns,
 		.end_ns = end_ns,
 	};
@@ -123,13 +123,6 @@ int write_tree(const struct calltree *tree, enum output_format fmt, FILE *f,
 	clock_gettime(CLOCK_MONOTONIC, &mt);
 	pd.realtime_offset_ns =
 		(int64_t)(rt.tv_sec - mt.tv_sec) * 1000000000 + (rt.tv_nsec - mt.tv_nsec);
-	if (tl && tl->names) {
-		pd.samples = tl->samples;
-		pd.nr_samples = tl->n;
-		pd.stack = stack_names__resolve;
-		pd.name = stack_names__comm;
-		pd.ctx = tl->names;
-	}
 	if (fmt == OUTPUT_FOLDED || fmt == OUTPUT_SVG)
 		return output__write(tree, fmt, f, meta);
 	return output__write_profile(&pd, fmt, f, meta);

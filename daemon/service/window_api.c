@@ -51,10 +51,11 @@ enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_Connect
 	const char *weight = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "weight");
 	const char *pid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "pid");
 	enum gpu_mode mode = GPU_MODE_MERGED;
+	enum weight_unit unit = WEIGHT_SAMPLES;
 	unsigned long since_s = 300;
 	enum output_format f;
 	struct calltree *tree;
-	struct output_meta meta = {.unit = "samples"};
+	struct output_meta meta;
 	char title[160], *buf = NULL, *end;
 	size_t len = 0;
 	uint64_t from = 0, now = now_ns(), since_ns;
@@ -77,33 +78,32 @@ enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_Connect
 	}
 	if (mode_s && profile__mode_from_name(mode_s, &mode))
 		return reply_error(c, 400, "gpu_mode must be cpu, gpu or merged", NULL);
-	if (weight && strcmp(weight, "samples"))
-		return reply_error(
-			c, 400, "the rolling window counts samples only",
-			"GPU time is in samples at the window's frequency; record for us");
+	if (weight && profile__unit_from_name(weight, &unit))
+		return reply_error(c, 400, "weight must be samples or us", NULL);
 	if (!window_format(fmt ? fmt : "folded", &f))
 		return reply_error(
 			c, 400, "the rolling window has no timeline for a Chrome trace",
 			"use folded, svg or pprof, or record: xsprofctl record -o x.json");
 	since_ns = since_s * 1000000000ull < now ? now - since_s * 1000000000ull : 0;
 	if (pid)
-		return api_attachment_profile(s, q, c, pid, since_ns, mode, f);
+		return api_attachment_profile(s, q, c, pid, since_ns, mode, unit, f);
 	/* Include the slice being recorded: close it now. */
 	close_slice(s);
 	tree = calltree__new();
 	if (!tree)
 		return reply_error(c, 500, "out of memory", NULL);
 	/* CPU samples and the GPU work they launched, by gpu_mode (default: both). */
-	err = lasting__query(&s->machine, since_ns, mode, q->authed, q->uid, tree, &from);
+	err = lasting__query(&s->machine, since_ns, mode, unit, q->authed, q->uid, tree, &from);
 	snprintf(title, sizeof(title), "xsprof: last %.0f s at %u Hz%s",
 		 from ? (now - from) / 1e9 : 0.0, s->opts->freq_hz,
 		 q->authed ? "" : " (your processes)");
 	meta.title = title;
+	meta.unit = profile__unit_name(unit);
 	out = err ? NULL : open_memstream(&buf, &len);
 	if (!err && !out)
 		err = -errno;
 	if (!err)
-		err = write_tree(tree, f, out, &meta, s->opts->freq_hz, from, now, NULL);
+		err = write_tree(tree, f, out, &meta, s->opts->freq_hz, unit, from, now);
 	if (out && fclose(out) && !err)
 		err = -EIO;
 	calltree__free(tree);
