@@ -355,7 +355,10 @@ static int attach_fd(struct cuda_probes *cp, pid_t pid, int fd, const char *what
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	if (cp->multi)
 		attach_multi_pair(cp, t, pid, path, fi);
-	for (size_t i = 0; !t->nr_probes && t->multi_fd < 0 && i < cuda_nr_apis && !err; i++) {
+	/* A program this kernel refused is left out (the sampler said so): the others still go. */
+	for (size_t i = 0; bpf_program__fd(cp->skel->progs.xsprof_cuda_call) >= 0 &&
+			   !t->nr_probes && t->multi_fd < 0 && i < cuda_nr_apis && !err;
+	     i++) {
 		const struct cuda_api *a = &cuda_apis[i];
 		LIBBPF_OPTS(bpf_uprobe_opts, uo);
 
@@ -372,7 +375,7 @@ static int attach_fd(struct cuda_probes *cp, pid_t pid, int fd, const char *what
 			t->nr_links++, t->nr_probes++;
 		}
 	}
-	if (!err && fi->usdt) {
+	if (!err && fi->usdt && bpf_program__fd(cp->skel->progs.xsprof_usdt_launch) >= 0) {
 		t->links[t->nr_links] = bpf_program__attach_usdt(
 			cp->skel->progs.xsprof_usdt_launch, pid, path, "xsprof", "launch", NULL);
 		if (!t->links[t->nr_links])
@@ -740,7 +743,8 @@ int cuda_probes__start(struct cuda_probes *cp)
 	struct xsprof_bpf *skel = cp->skel;
 	int err = 0;
 
-	if (cp->opts.follow_forks) {
+	if (cp->opts.follow_forks && bpf_program__fd(skel->progs.xsprof_follow_fork) >= 0 &&
+	    bpf_program__fd(skel->progs.xsprof_unfollow_exit) >= 0) {
 		cp->watch_links[0] = bpf_program__attach_trace(skel->progs.xsprof_follow_fork);
 		if (!cp->watch_links[0])
 			err = -errno;
@@ -751,7 +755,7 @@ int cuda_probes__start(struct cuda_probes *cp)
 				err = -errno;
 		}
 	}
-	if (!err && cp->opts.watch_maps) {
+	if (!err && cp->opts.watch_maps && bpf_program__fd(skel->progs.xsprof_watch_mmap) >= 0) {
 		cp->watch_links[2] = bpf_program__attach_trace(skel->progs.xsprof_watch_mmap);
 		if (!cp->watch_links[2])
 			err = -errno;

@@ -28,6 +28,8 @@
 
 struct sampler {
 	struct xsprof_bpf *skel;
+	uint32_t loaded;  /* SAMPLER_PROG_BITs of the optional programs loaded */
+	uint32_t refused; /* wanted, refused by the kernel */
 	struct ring_buffer *rb;
 	sampler_sample_fn fn;
 	void *ctx;
@@ -207,6 +209,151 @@ static uint32_t ring_size_for(int nr_cpus)
 	return sz;
 }
 
+static struct bpf_program *optional_prog(struct xsprof_bpf *skel, enum sampler_prog p)
+{
+	switch (p) {
+	case SAMPLER_PROG_OFFCPU:
+		return skel->progs.xsprof_offcpu;
+	case SAMPLER_PROG_EXEC_WINDOW:
+		return skel->progs.xsprof_exec_begin;
+	case SAMPLER_PROG_PROC_EXEC:
+		return skel->progs.xsprof_proc_exec;
+	case SAMPLER_PROG_PROC_EXIT:
+		return skel->progs.xsprof_proc_exit;
+	case SAMPLER_PROG_PROC_LIBS:
+		return skel->progs.xsprof_proc_libs;
+	case SAMPLER_PROG_CUDA_CALL:
+		return skel->progs.xsprof_cuda_call;
+	case SAMPLER_PROG_USDT_LAUNCH:
+		return skel->progs.xsprof_usdt_launch;
+	case SAMPLER_PROG_FOLLOW_FORK:
+		return skel->progs.xsprof_follow_fork;
+	case SAMPLER_PROG_UNFOLLOW_EXIT:
+		return skel->progs.xsprof_unfollow_exit;
+	case SAMPLER_PROG_WATCH_MMAP:
+		return skel->progs.xsprof_watch_mmap;
+	default:
+		return NULL;
+	}
+}
+
+const char *sampler__program_feature(enum sampler_prog p)
+{
+	static const char *const what[SAMPLER_PROG_MAX] = {
+		[SAMPLER_PROG_OFFCPU] = "off-CPU time (sched_switch)",
+		[SAMPLER_PROG_EXEC_WINDOW] = "telling samples inside an exec apart",
+		[SAMPLER_PROG_PROC_EXEC] = "exec events (names of short-lived processes)",
+		[SAMPLER_PROG_PROC_EXIT] = "exit events",
+		[SAMPLER_PROG_PROC_LIBS] = "unwind tables of libraries loaded later",
+		[SAMPLER_PROG_CUDA_CALL] = "CUDA API uprobes",
+		[SAMPLER_PROG_USDT_LAUNCH] = "the xsprof:launch USDT",
+		[SAMPLER_PROG_FOLLOW_FORK] = "following children at fork",
+		[SAMPLER_PROG_UNFOLLOW_EXIT] = "letting children go at exit",
+		[SAMPLER_PROG_WATCH_MMAP] = "probing CUDA libraries mapped later",
+	};
+
+	return p < SAMPLER_PROG_MAX ? what[p] : "?";
+}
+
+/*
+ * A program the tests want refused (XSPROF_TEST_REFUSE_PROGRAM=xsprof_watch_mmap): made into a
+ * tracing program of a function no kernel has, so the load fails the way a refusal does.
+ */
+static void test_refusal(struct xsprof_bpf *skel)
+{
+	const char *name = getenv("XSPROF_TEST_REFUSE_PROGRAM");
+	struct bpf_program *p = name ? bpf_object__find_program_by_name(skel->obj, name) : NULL;
+
+	if (!p || !bpf_program__autoload(p))
+		return;
+	bpf_program__set_type(p, BPF_PROG_TYPE_TRACING);
+	bpf_program__set_expected_attach_type(p, BPF_TRACE_FENTRY);
+	bpf_program__set_attach_target(p, 0, "xsprof_no_such_kernel_function");
+}
+
+/* Open, configure with the programs of skip left out, load. 0, or -errno with s->skel NULL. */
+static int load_skel(struct sampler *s, const struct sampler_opts *opts, uint32_t skip)
+{
+	int err;
+
+	s->skel = xsprof_bpf__open();
+	if (!s->skel)
+		return -errno;
+	s->skel->rodata->include_idle = opts->include_idle;
+	/* Wake the reader at a quarter full: it has three quarters of headroom to catch up. */
+	s->skel->rodata->wakeup_bytes = s->ring_bytes / 4;
+	err = bpf_map__set_max_entries(s->skel->maps.samples, s->ring_bytes);
+	if (!err)
+		err = bpf_map__set_max_entries(s->skel->maps.pid_filter,
+					       opts->max_pids ? opts->max_pids : DEFAULT_MAX_PIDS);
+	if (!err)
+		err = set_unwind(s, opts);
+	if (!err && !(skip & SAMPLER_PROG_BIT(SAMPLER_PROG_OFFCPU))) {
+		s->skel->rodata->offcpu_min_ns = opts->offcpu_min_ns;
+		err = bpf_map__set_max_entries(s->skel->maps.offcpu_agg,
+					       opts->offcpu_max_stacks ? opts->offcpu_max_stacks
+								       : 16384);
+	}
+	if (opts->comm && opts->comm[0]) {
+		s->skel->rodata->filter_comm_on = true;
+		strncpy((char *)s->skel->rodata->filter_comm, opts->comm,
+			sizeof(s->skel->rodata->filter_comm) - 1);
+	}
+	s->skel->rodata->filter_cgroup_on = opts->cgroup_fd > 0;
+	for (int p = 0; p < SAMPLER_PROG_MAX; p++)
+		bpf_program__set_autoload(optional_prog(s->skel, p), !(skip & SAMPLER_PROG_BIT(p)));
+	test_refusal(s->skel);
+	if (!err)
+		err = xsprof_bpf__load(s->skel);
+	if (err) {
+		xsprof_bpf__destroy(s->skel);
+		s->skel = NULL;
+		return err;
+	}
+	s->loaded = ~skip & (SAMPLER_PROG_BIT(SAMPLER_PROG_MAX) - 1);
+	return 0;
+}
+
+/*
+ * Every wanted program, or when the kernel refuses the whole: the sampler alone (a kernel that
+ * refuses that cannot be helped), then each optional program added alone to what loaded, so
+ * one refusal costs its own feature only. The slow path runs only on such a kernel.
+ */
+static int load_programs(struct sampler *s, const struct sampler_opts *opts)
+{
+	const uint32_t all = SAMPLER_PROG_BIT(SAMPLER_PROG_MAX) - 1;
+	uint32_t skip = opts->skip_programs & all, ok = 0;
+	int err;
+
+	if (!opts->offcpu)
+		skip |= SAMPLER_PROG_BIT(SAMPLER_PROG_OFFCPU);
+	/* sched_prepare_exec is Linux 6.10: without it, exec samples keep the stale user pc. */
+	if (libbpf_find_vmlinux_btf_id("sched_prepare_exec", BPF_TRACE_RAW_TP) < 0)
+		skip |= SAMPLER_PROG_BIT(SAMPLER_PROG_EXEC_WINDOW);
+	err = load_skel(s, opts, skip);
+	if (!err || skip == all)
+		return err;
+	err = load_skel(s, opts, all);
+	if (err)
+		return err;
+	xsprof_bpf__destroy(s->skel);
+	s->skel = NULL;
+	for (int p = 0; p < SAMPLER_PROG_MAX; p++) {
+		uint32_t bit = SAMPLER_PROG_BIT(p);
+
+		if (skip & bit)
+			continue;
+		if (load_skel(s, opts, all & ~(ok | bit))) {
+			s->refused |= bit;
+			continue;
+		}
+		ok |= bit;
+		xsprof_bpf__destroy(s->skel);
+		s->skel = NULL;
+	}
+	return load_skel(s, opts, all & ~ok);
+}
+
 struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn fn, void *ctx)
 {
 	struct sampler *s;
@@ -224,46 +371,10 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn 
 		goto fail;
 	}
 	s->ring_bytes = opts->ring_bytes ? opts->ring_bytes : ring_size_for(s->nr_cpus);
-
-	s->skel = xsprof_bpf__open();
-	if (!s->skel) {
-		err = -errno;
-		goto fail;
-	}
-	s->skel->rodata->include_idle = opts->include_idle;
-	/* Wake the reader at a quarter full: it has three quarters of headroom to catch up. */
-	s->skel->rodata->wakeup_bytes = s->ring_bytes / 4;
-	err = bpf_map__set_max_entries(s->skel->maps.samples, s->ring_bytes);
-	if (!err)
-		err = bpf_map__set_max_entries(s->skel->maps.pid_filter,
-					       opts->max_pids ? opts->max_pids : DEFAULT_MAX_PIDS);
-	if (!err)
-		err = set_unwind(s, opts);
+	err = load_programs(s, opts);
 	if (err)
 		goto fail;
-	if (opts->offcpu) {
-		s->skel->rodata->offcpu_min_ns = opts->offcpu_min_ns;
-		err = bpf_map__set_max_entries(s->skel->maps.offcpu_agg,
-					       opts->offcpu_max_stacks ? opts->offcpu_max_stacks
-								       : 16384);
-		if (err)
-			goto fail;
-	} else {
-		bpf_program__set_autoload(s->skel->progs.xsprof_offcpu, false);
-	}
-	if (opts->comm && opts->comm[0]) {
-		s->skel->rodata->filter_comm_on = true;
-		strncpy((char *)s->skel->rodata->filter_comm, opts->comm,
-			sizeof(s->skel->rodata->filter_comm) - 1);
-	}
-	s->skel->rodata->filter_cgroup_on = opts->cgroup_fd > 0;
-	/* sched_prepare_exec is Linux 6.10: without it, exec samples keep the stale user pc. */
-	if (libbpf_find_vmlinux_btf_id("sched_prepare_exec", BPF_TRACE_RAW_TP) < 0)
-		bpf_program__set_autoload(s->skel->progs.xsprof_exec_begin, false);
-	err = xsprof_bpf__load(s->skel);
-	if (err)
-		goto fail;
-	if (bpf_program__autoload(s->skel->progs.xsprof_exec_begin))
+	if (sampler__has_program(s, SAMPLER_PROG_EXEC_WINDOW))
 		s->exec_link = bpf_program__attach(s->skel->progs.xsprof_exec_begin);
 	s->ustats.exec_window = s->exec_link != NULL;
 	if (opts->cgroup_fd > 0) {
@@ -297,6 +408,16 @@ fail:
 	sampler__free(s);
 	errno = -err;
 	return NULL;
+}
+
+uint32_t sampler__refused(const struct sampler *s)
+{
+	return s->refused;
+}
+
+bool sampler__has_program(const struct sampler *s, enum sampler_prog p)
+{
+	return p < SAMPLER_PROG_MAX && (s->loaded & SAMPLER_PROG_BIT(p));
 }
 
 int sampler__set_handler(struct sampler *s, unsigned int type, sampler_record_fn fn, void *ctx)

@@ -14,8 +14,29 @@
 struct sampler;
 struct xsprof_bpf;
 
+/*
+ * The optional BPF programs, one switch each: left out of the load when not wanted, and when
+ * the kernel refuses one the rest are loaded without it (sampler__refused says which).
+ */
+enum sampler_prog {
+	SAMPLER_PROG_OFFCPU,	  /* off-CPU time (sched_switch) */
+	SAMPLER_PROG_EXEC_WINDOW, /* samples inside an exec (sched_prepare_exec) */
+	SAMPLER_PROG_PROC_EXEC,	  /* exec events: maps snapshots of short-lived processes */
+	SAMPLER_PROG_PROC_EXIT,	  /* exit events */
+	SAMPLER_PROG_PROC_LIBS,	  /* the loader's library events: unwind tables of dlopen'd code */
+	SAMPLER_PROG_CUDA_CALL,	  /* CUDA API entry uprobes */
+	SAMPLER_PROG_USDT_LAUNCH, /* the xsprof:launch USDT */
+	SAMPLER_PROG_FOLLOW_FORK, /* children join the pid filter at fork */
+	SAMPLER_PROG_UNFOLLOW_EXIT, /* and leave it at exit */
+	SAMPLER_PROG_WATCH_MMAP,    /* CUDA libraries mapped later get their probes */
+	SAMPLER_PROG_MAX,
+};
+#define SAMPLER_PROG_BIT(p) (1u << (p))
+
 struct sampler_opts {
 	unsigned int freq_hz;
+	/* SAMPLER_PROG_BITs of the programs not to load (0: every one this kernel has). */
+	uint32_t skip_programs;
 	bool include_idle;
 	uint32_t ring_bytes;   /* power of two; 0: sized from the CPU count */
 	uint32_t max_pids;     /* pid filter capacity; 0: 4096 */
@@ -63,6 +84,12 @@ int sampler__set_handler(struct sampler *s, unsigned int type, sampler_record_fn
  * and share its ring buffer. Owned by the sampler.
  */
 struct xsprof_bpf *sampler__skel(struct sampler *s);
+/* SAMPLER_PROG_BITs of the wanted programs the kernel refused (loaded without them). */
+uint32_t sampler__refused(const struct sampler *s);
+/* Whether an optional program is loaded (wanted, and accepted by the kernel). */
+bool sampler__has_program(const struct sampler *s, enum sampler_prog p);
+/* "off-CPU time (sched_switch)": what program p gives. */
+const char *sampler__program_feature(enum sampler_prog p);
 
 /* Restrict sampling to these processes (tgids). -ENOSPC when the filter is full. */
 int sampler__add_pid(struct sampler *s, pid_t tgid);

@@ -291,6 +291,37 @@ int recording__unwind_stats(const struct recording *r, struct xsprof_unwind_stat
 
 /* ---- */
 
+/* The optional BPF programs this recording has no use for: not loaded at all. */
+static uint32_t programs_not_wanted(const struct recording_opts *o)
+{
+	uint32_t skip = 0;
+
+	if (!o->proc_events)
+		skip |= SAMPLER_PROG_BIT(SAMPLER_PROG_PROC_EXEC) |
+			SAMPLER_PROG_BIT(SAMPLER_PROG_PROC_EXIT) |
+			SAMPLER_PROG_BIT(SAMPLER_PROG_PROC_LIBS);
+	if (!o->cuda)
+		skip |= SAMPLER_PROG_BIT(SAMPLER_PROG_CUDA_CALL) |
+			SAMPLER_PROG_BIT(SAMPLER_PROG_USDT_LAUNCH) |
+			SAMPLER_PROG_BIT(SAMPLER_PROG_WATCH_MMAP);
+	if (!o->cuda && !o->follow_forks)
+		skip |= SAMPLER_PROG_BIT(SAMPLER_PROG_FOLLOW_FORK) |
+			SAMPLER_PROG_BIT(SAMPLER_PROG_UNFOLLOW_EXIT);
+	return skip;
+}
+
+/* A kernel that refused an optional program still samples: say what is missing (off-CPU
+ * time, when asked for, is an error of its own). */
+static void report_refused(const struct sampler *s)
+{
+	uint32_t refused = sampler__refused(s) & ~SAMPLER_PROG_BIT(SAMPLER_PROG_OFFCPU);
+
+	for (int p = 0; p < SAMPLER_PROG_MAX; p++)
+		if (refused & SAMPLER_PROG_BIT(p))
+			log_warn("this kernel refused a BPF program: sampling goes on without %s",
+				 sampler__program_feature(p));
+}
+
 struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 				 struct symbolizer *sym, const char **ret_what)
 {
@@ -305,6 +336,7 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 		.offcpu_max_stacks = o->max_stacks,
 		.comm = o->comm,
 		.cgroup_fd = o->cgroup_fd,
+		.skip_programs = programs_not_wanted(o),
 	};
 	struct recording *r;
 	int err;
@@ -328,6 +360,13 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 		err = -errno;
 		goto fail;
 	}
+	report_refused(r->sampler);
+	if (o->offcpu && !sampler__has_program(r->sampler, SAMPLER_PROG_OFFCPU)) {
+		*ret_what = "loading the off-CPU program (this kernel refused tp_btf/sched_switch; "
+			    "--mode cpu still works)";
+		err = -EOPNOTSUPP;
+		goto fail;
+	}
 	err = recording_unwind_setup(r);
 	if (err) {
 		*ret_what = "mapping the unwind table array";
@@ -343,7 +382,8 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 			goto fail;
 		}
 	}
-	if (o->proc_events) {
+	if (o->proc_events && sampler__has_program(r->sampler, SAMPLER_PROG_PROC_EXEC) &&
+	    sampler__has_program(r->sampler, SAMPLER_PROG_PROC_EXIT)) {
 		*ret_what = "attaching the process exec/exit tracepoints";
 		r->pe = proc_events__attach(r->sampler, sym);
 		if (!r->pe) {
