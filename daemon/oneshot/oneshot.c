@@ -598,9 +598,44 @@ static int write_outputs(const struct xsprofd_opts *o, const struct profile_data
 	return failed ? -EIO : 0;
 }
 
-int oneshot__run(const struct xsprofd_opts *o)
+/* One one-shot run: what its steps share. */
+struct run {
+	const struct xsprofd_opts *o;
+	struct recording_opts ropts;
+	sd_event *ev;
+	struct command *cmd;
+	bool released;
+	int cgroup_fd;
+	char cgroup_dir[PATH_MAX];
+	struct symbolizer *sym;
+	struct recording *rec;
+	struct oneshot_gpu *gpu;
+	struct gpu_scope scope;
+	struct calltree *tree;
+	struct stack_names *names;
+	struct profile_data pd;
+};
+
+/* Everything that can be checked before anything starts. 0, or the exit status. */
+static int preflight_all(const struct xsprofd_opts *o)
 {
-	struct recording_opts ropts = {
+	if (preflight__kernel())
+		return 1;
+	for (int i = 0; i < o->nr_pids; i++)
+		if (preflight__pid(o->pids[i]))
+			return 1;
+	for (int i = 0; i < o->nr_outputs; i++)
+		if (preflight__output(o->outputs[i].path))
+			return 1;
+	if (o->launch_output && strcmp(o->launch_output, "-") &&
+	    preflight__output(o->launch_output))
+		return 1;
+	return 0;
+}
+
+static void recording_opts_for(const struct xsprofd_opts *o, struct recording_opts *ret)
+{
+	*ret = (struct recording_opts){
 		.freq_hz = o->freq_hz,
 		.include_idle = o->include_idle,
 		.ring_bytes = o->ring_buffer_bytes,
@@ -620,11 +655,87 @@ int oneshot__run(const struct xsprofd_opts *o)
 		.offcpu = o->mode != XSPROFD_MODE_CPU,
 		.offcpu_min_ns = (uint64_t)o->min_block_us * 1000,
 		.comm = o->comm,
+		.cgroup_fd = -1,
 	};
-	char cgroup_dir[PATH_MAX];
-	int cgroup_fd = -1;
-	struct command *cmd = NULL;
-	bool released = false;
+}
+
+/* Signals, the command's exit and the duration as events on the loop. */
+static int setup_loop(struct run *r)
+{
+	const struct xsprofd_opts *o = r->o;
+	sigset_t mask;
+	int err;
+
+	/* Signals become events on the loop; nothing is done in a handler. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	err = sd_event_new(&r->ev);
+	if (err >= 0)
+		err = sd_event_add_signal(r->ev, NULL, SIGINT, on_signal, r->cmd);
+	if (err >= 0)
+		err = sd_event_add_signal(r->ev, NULL, SIGTERM, on_signal, r->cmd);
+	if (err >= 0)
+		err = sd_event_add_signal(r->ev, NULL, SIGHUP, on_signal, r->cmd);
+	if (err >= 0 && r->cmd)
+		err = sd_event_add_io(r->ev, NULL, command__fd(r->cmd), EPOLLIN, on_command_exit,
+				      r->cmd);
+	if (err >= 0 && o->duration_s > 0)
+		err = sd_event_add_time_relative(r->ev, NULL, CLOCK_MONOTONIC,
+						 (uint64_t)llround(o->duration_s * 1e6), 0, on_end,
+						 NULL);
+	if (err < 0)
+		log_err("setting up the event loop: %s", strerror(-err));
+	return err < 0 ? err : 0;
+}
+
+/* The CUPTI socket, when GPU work may come: a failure only costs the GPU timing. */
+static void setup_gpu(struct run *r)
+{
+	const struct xsprofd_opts *o = r->o;
+
+	if (!o->nr_command && o->no_cuda)
+		return;
+	r->scope = (struct gpu_scope){.o = o, .cmd = r->cmd ? command__pid(r->cmd) : 0};
+	r->gpu = oneshot_gpu__new(r->ev, o->cupti_socket,
+				  o->nr_pids || r->cmd ? gpu_sender_in_scope : NULL, &r->scope);
+	if (!r->gpu && o->nr_command)
+		log_warn("GPU timing is off: cannot listen on %s: %s (choose another path with "
+			 "--cupti-socket)",
+			 o->cupti_socket, strerror(errno));
+	else if (!r->gpu)
+		log_info("no GPU timing: cannot listen on %s: %s", o->cupti_socket,
+			 strerror(errno));
+}
+
+/* --cgroup / --unit into the recording's filter. 0, or the exit status (2: a bad name). */
+static int open_cgroup(struct run *r)
+{
+	const struct xsprofd_opts *o = r->o;
+
+	if (!o->cgroup && !o->unit)
+		return 0;
+	r->cgroup_fd = cgroup_path__open(o->cgroup, o->unit, r->cgroup_dir, sizeof(r->cgroup_dir));
+	if (r->cgroup_fd < 0) {
+		log_err("%s %s: %s", o->cgroup ? "--cgroup" : "--unit",
+			o->cgroup ? o->cgroup : o->unit,
+			r->cgroup_fd == -EMEDIUMTYPE ? "not a cgroup v2 directory (the filter "
+						       "needs cgroup2)"
+			: r->cgroup_fd == -ENOENT    ? "no such cgroup under the cgroup2 mount"
+						     : strerror(-r->cgroup_fd));
+		return 2;
+	}
+	r->ropts.cgroup_fd = r->cgroup_fd;
+	log_debug("cgroup filter: %s", r->cgroup_dir);
+	return 0;
+}
+
+/* Load, attach, start sampling, let the command run. 0, or the exit status. */
+static int start_recording(struct run *r)
+{
+	const struct xsprofd_opts *o = r->o;
 	struct symbolizer_opts yopts = {
 		.no_demangle = o->no_demangle,
 		.debug_dirs = o->nr_debug_dirs ? o->debug_dirs : NULL,
@@ -633,206 +744,125 @@ int oneshot__run(const struct xsprofd_opts *o)
 		.cache_bytes = (uint64_t)o->symbol_cache_mb << 20,
 		.debug_info = o->debug_info,
 	};
-	struct symbolizer *sym = NULL;
-	struct recording *rec = NULL;
-	struct calltree *tree = NULL;
-	struct stack_names *names = NULL;
-	struct oneshot_gpu *gpu = NULL;
-	struct gpu_scope scope;
-	const struct launch_store *launches = NULL;
-	bool want_gpu = o->nr_command || !o->no_cuda;
-	struct profile_data pd = {};
-	uint64_t t_start = 0, timeline_dropped = 0;
-	struct fold_stats fs = {};
-	struct recording_stats rs;
-	struct output_meta meta = {.unit = "samples"};
-	char title[256], subtitle[256], host[64] = "";
 	const char *what;
-	sd_event *ev = NULL;
-	double cpu1;
-	sigset_t mask;
-	int err, status = 1;
-	time_t now;
+	int err;
 
-	libbpf_set_print(xsprof_libbpf_log);
-	if (preflight__kernel())
-		return 1;
-	for (int i = 0; i < o->nr_pids; i++)
-		if (preflight__pid(o->pids[i]))
-			return 1;
-	for (int i = 0; i < o->nr_outputs; i++)
-		if (preflight__output(o->outputs[i].path))
-			return 1;
-	if (o->launch_output && strcmp(o->launch_output, "-") &&
-	    preflight__output(o->launch_output))
-		return 1;
-	if (!o->no_cuda)
-		raise_fd_limit();
-
-	/* Signals become events on the loop; nothing is done in a handler. */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-
-	/* The command finds a socket other than the default through the environment. */
-	if (o->nr_command && strcmp(o->cupti_socket, XSPROF_WIRE_DEFAULT_SOCKET))
-		setenv(XSPROF_WIRE_SOCKET_ENV, o->cupti_socket, 1);
-	/* Command mode: the command is forked now and runs once the recording is ready. */
-	if (o->nr_command && !(cmd = command_new(o, &status)))
-		return status;
-
-	err = sd_event_new(&ev);
-	if (err >= 0)
-		err = sd_event_add_signal(ev, NULL, SIGINT, on_signal, cmd);
-	if (err >= 0)
-		err = sd_event_add_signal(ev, NULL, SIGTERM, on_signal, cmd);
-	if (err >= 0)
-		err = sd_event_add_signal(ev, NULL, SIGHUP, on_signal, cmd);
-	if (err >= 0 && cmd)
-		err = sd_event_add_io(ev, NULL, command__fd(cmd), EPOLLIN, on_command_exit, cmd);
-	if (err >= 0 && o->duration_s > 0)
-		err = sd_event_add_time_relative(ev, NULL, CLOCK_MONOTONIC,
-						 (uint64_t)llround(o->duration_s * 1e6), 0, on_end,
-						 NULL);
-	if (err < 0) {
-		log_err("setting up the event loop: %s", strerror(-err));
-		goto out;
-	}
-
-	if (want_gpu) {
-		scope = (struct gpu_scope){.o = o, .cmd = cmd ? command__pid(cmd) : 0};
-		gpu = oneshot_gpu__new(ev, o->cupti_socket,
-				       o->nr_pids || cmd ? gpu_sender_in_scope : NULL, &scope);
-		if (!gpu && o->nr_command)
-			log_warn("GPU timing is off: cannot listen on %s: %s (choose another path "
-				 "with --cupti-socket)",
-				 o->cupti_socket, strerror(errno));
-		else if (!gpu)
-			log_info("no GPU timing: cannot listen on %s: %s", o->cupti_socket,
-				 strerror(errno));
-	}
-
-	if (o->cgroup || o->unit) {
-		cgroup_fd = cgroup_path__open(o->cgroup, o->unit, cgroup_dir, sizeof(cgroup_dir));
-		if (cgroup_fd < 0) {
-			log_err("%s %s: %s", o->cgroup ? "--cgroup" : "--unit",
-				o->cgroup ? o->cgroup : o->unit,
-				cgroup_fd == -EMEDIUMTYPE ? "not a cgroup v2 directory (the filter "
-							    "needs cgroup2)"
-				: cgroup_fd == -ENOENT	  ? "no such cgroup under the cgroup2 mount"
-							  : strerror(-cgroup_fd));
-			status = 2;
-			goto out;
-		}
-		ropts.cgroup_fd = cgroup_fd;
-		log_debug("cgroup filter: %s", cgroup_dir);
-	}
-	sym = symbolizer__new(&yopts);
-	if (!sym) {
+	r->sym = symbolizer__new(&yopts);
+	if (!r->sym) {
 		log_err("out of memory setting up");
-		goto out;
+		return 1;
 	}
-	rec = recording__new(ev, &ropts, sym, &what);
-	if (!rec) {
+	r->rec = recording__new(r->ev, &r->ropts, r->sym, &what);
+	if (!r->rec) {
 		preflight__explain_bpf_error(what, -errno);
-		goto out;
+		return 1;
 	}
-	if (cmd && (err = command_add(rec, cmd))) {
+	if (r->cmd && (err = command_add(r->rec, r->cmd))) {
 		log_err("adding %s to the pid filter: %s", o->command[0], strerror(-err));
-		goto out;
+		return 1;
 	}
 	/* Loading parsed the kernel's BTF (megabytes), now freed: give it back before sampling. */
 	malloc_trim(0);
-	err = recording__start(rec);
+	err = recording__start(r->rec);
 	if (err) {
 		preflight__explain_bpf_error("attaching the sampler to perf events", err);
-		goto out;
+		return 1;
 	}
-	if (cmd) {
-		released = true;
-		err = command__release(cmd);
+	if (r->cmd) {
+		r->released = true;
+		err = command__release(r->cmd);
 		if (err) {
-			log_err("%s: %s", command__path(cmd), strerror(-err));
-			recording__stop(rec);
-			status = err == -ENOENT ? 127 : 126;
-			command__reap(cmd, true, &err);
-			command__free(cmd);
-			cmd = NULL;
-			goto out;
+			log_err("%s: %s", command__path(r->cmd), strerror(-err));
+			recording__stop(r->rec);
+			command__reap(r->cmd, true, &(int){0});
+			command__free(r->cmd);
+			r->cmd = NULL;
+			return err == -ENOENT ? 127 : 126;
 		}
 		log_info("profiling %s (pid %d) and its children until it exits%s", o->command[0],
-			 (int)command__pid(cmd), o->duration_s > 0 ? " or the duration ends" : "");
-	} else if (o->duration_s > 0)
+			 (int)command__pid(r->cmd),
+			 o->duration_s > 0 ? " or the duration ends" : "");
+	} else if (o->duration_s > 0) {
 		log_info("sampling %s at %u Hz for %g s (Ctrl-C ends early)",
 			 o->nr_pids ? "the given processes" : "all CPUs", o->freq_hz,
 			 o->duration_s);
-	else
+	} else {
 		log_info("sampling %s at %u Hz until Ctrl-C",
 			 o->nr_pids ? "the given processes" : "all CPUs", o->freq_hz);
-
-	t_start = clock_ns(CLOCK_MONOTONIC);
-	err = sd_event_loop(ev);
-	recording__stop(rec);
-	pd.end_ns = clock_ns(CLOCK_MONOTONIC);
-	pd.start_ns = t_start;
-	pd.realtime_offset_ns = (int64_t)(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC));
-	if (err < 0)
-		log_err("sampling stopped on an error: %s; writing what was collected",
-			strerror(-err));
-
-	cpu1 = cpu_seconds();
-	malloc_trim(0); /* the naming below is the run's memory peak: start it lean */
-	tree = calltree__new();
-	if (!tree) {
-		log_err("out of memory building the profile");
-		goto out;
 	}
-	err = build_tree(o, rec, sym, tree, &fs);
+	return 0;
+}
+
+/* Name what was counted, join the GPU work, report. 0, or the exit status. */
+static int build_profile(struct run *r)
+{
+	const struct xsprofd_opts *o = r->o;
+	const struct launch_store *launches = NULL;
+	struct profile_data *pd = &r->pd;
+	uint64_t timeline_dropped = 0;
+	struct fold_stats fs = {};
+	double cpu1 = cpu_seconds();
+	int err;
+
+	malloc_trim(0); /* the naming below is the run's memory peak: start it lean */
+	r->tree = calltree__new();
+	if (!r->tree) {
+		log_err("out of memory building the profile");
+		return 1;
+	}
+	err = build_tree(o, r->rec, r->sym, r->tree, &fs);
 	if (err) {
 		log_err("naming the stacks failed: %s", strerror(-err));
-		goto out;
+		return 1;
 	}
-	pd.cpu_tree = tree;
-	pd.sample_period_ns = o->freq_hz ? 1000000000ull / o->freq_hz : 0;
-	pd.unit = o->weight;
+	pd->cpu_tree = r->tree;
+	pd->sample_period_ns = o->freq_hz ? 1000000000ull / o->freq_hz : 0;
+	pd->unit = o->weight;
 	if (o->mode != XSPROFD_MODE_CPU) {
 		/* The tree is in microseconds already: one unit is one microsecond. */
-		pd.sample_period_ns = 1000;
-		pd.unit = WEIGHT_US;
+		pd->sample_period_ns = 1000;
+		pd->unit = WEIGHT_US;
 	}
-	if (recording__cuda(rec))
-		launches = cuda_probes__store(recording__cuda(rec));
-	if (gpu && gpu_correlate(o, gpu, launches, &pd))
-		goto out;
-	pd.mode = o->gpu_mode_set ? o->gpu_mode : pd.nr_gpu ? GPU_MODE_MERGED : GPU_MODE_CPU;
-	if (ropts.max_timeline)
-		pd.samples = recording__timeline(rec, &pd.nr_samples, &timeline_dropped);
-	if (ropts.max_timeline || pd.nr_launches) {
-		names = stack_names__new(recording__stacks(rec), launches, sym);
-		if (!names) {
+	if (recording__cuda(r->rec))
+		launches = cuda_probes__store(recording__cuda(r->rec));
+	if (r->gpu && gpu_correlate(o, r->gpu, launches, pd))
+		return 1;
+	pd->mode = o->gpu_mode_set ? o->gpu_mode : pd->nr_gpu ? GPU_MODE_MERGED : GPU_MODE_CPU;
+	if (r->ropts.max_timeline)
+		pd->samples = recording__timeline(r->rec, &pd->nr_samples, &timeline_dropped);
+	if (r->ropts.max_timeline || pd->nr_launches) {
+		r->names = stack_names__new(recording__stacks(r->rec), launches, r->sym);
+		if (!r->names) {
 			log_err("naming the stacks of the timeline failed: %s", strerror(errno));
-			goto out;
+			return 1;
 		}
-		pd.stack = stack_names__resolve;
-		pd.name = stack_names__comm;
-		pd.ctx = names;
+		pd->stack = stack_names__resolve;
+		pd->name = stack_names__comm;
+		pd->ctx = r->names;
 	}
-	recording_report(rec, o, cpu_seconds() - cpu1, &fs, sym);
+	recording_report(r->rec, o, cpu_seconds() - cpu1, &fs, r->sym);
 	if (timeline_dropped)
 		log_warn("%llu samples left off the timeline (the Chrome trace keeps %u at most, "
 			 "or memory ran out); the flamegraph outputs still count them",
 			 (unsigned long long)timeline_dropped, MAX_TIMELINE_SAMPLES);
 	if (!o->no_cuda)
-		cuda_report(rec, o->nr_command > 0);
-	offcpu_report(rec);
-	bpf_cost_report(rec);
-	recording__stats(rec, &rs);
+		cuda_report(r->rec, o->nr_command > 0);
+	offcpu_report(r->rec);
+	bpf_cost_report(r->rec);
+	return 0;
+}
 
-	now = time(NULL);
+/* "xsprof: CMD, 3.0 s at 99 Hz" and "DATE on HOST". */
+static void titles(const struct run *r, char *title, size_t tsize, char *subtitle, size_t ssize)
+{
+	const struct xsprofd_opts *o = r->o;
+	struct recording_stats rs;
+	char host[64] = "";
+	time_t now = time(NULL);
+
+	recording__stats(r->rec, &rs);
 	gethostname(host, sizeof(host) - 1);
-	snprintf(title, sizeof(title), "xsprof: %s, %.1f s %s",
+	snprintf(title, tsize, "xsprof: %s, %.1f s %s",
 		 o->nr_command ? o->command[0]
 		 : o->nr_pids  ? "selected processes"
 			       : "all CPUs",
@@ -841,25 +871,83 @@ int oneshot__run(const struct xsprofd_opts *o)
 		 : o->mode == XSPROFD_MODE_WALL ? "wall time (on and off CPU)"
 						: "");
 	if (o->mode != XSPROFD_MODE_OFFCPU)
-		snprintf(title + strlen(title), sizeof(title) - strlen(title), "%sat %u Hz",
+		snprintf(title + strlen(title), tsize - strlen(title), "%sat %u Hz",
 			 o->mode == XSPROFD_MODE_WALL ? ", samples " : "", o->freq_hz);
-	strftime(subtitle, sizeof(subtitle), "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
-	snprintf(subtitle + strlen(subtitle), sizeof(subtitle) - strlen(subtitle), " on %s", host);
+	strftime(subtitle, ssize, "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
+	snprintf(subtitle + strlen(subtitle), ssize - strlen(subtitle), " on %s", host);
+}
+
+static int write_all(struct run *r)
+{
+	struct output_meta meta = {.unit = "samples"};
+	char title[256], subtitle[256];
+	int status;
+
+	titles(r, title, sizeof(title), subtitle, sizeof(subtitle));
 	meta.title = title;
 	meta.subtitle = subtitle;
-	status = write_outputs(o, &pd, &meta) ? 1 : 0;
-	if (o->report && print_report(&pd))
+	status = write_outputs(r->o, &r->pd, &meta) ? 1 : 0;
+	if (r->o->report && print_report(&r->pd))
 		status = 1;
-	if (write_launches(o, rec, sym, &meta))
+	if (write_launches(r->o, r->rec, r->sym, &meta))
 		status = 1;
+	return status;
+}
+
+/* Sample until the duration, Ctrl-C or the command's exit. */
+static void sample(struct run *r)
+{
+	uint64_t t_start = clock_ns(CLOCK_MONOTONIC);
+	int err = sd_event_loop(r->ev);
+
+	recording__stop(r->rec);
+	r->pd.end_ns = clock_ns(CLOCK_MONOTONIC);
+	r->pd.start_ns = t_start;
+	r->pd.realtime_offset_ns = (int64_t)(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC));
+	if (err < 0)
+		log_err("sampling stopped on an error: %s; writing what was collected",
+			strerror(-err));
+}
+
+int oneshot__run(const struct xsprofd_opts *o)
+{
+	struct run r = {.o = o, .cgroup_fd = -1};
+	int status;
+
+	libbpf_set_print(xsprof_libbpf_log);
+	status = preflight_all(o);
+	if (status)
+		return status;
+	if (!o->no_cuda)
+		raise_fd_limit();
+	recording_opts_for(o, &r.ropts);
+	/* The command finds a socket other than the default through the environment. */
+	if (o->nr_command && strcmp(o->cupti_socket, XSPROF_WIRE_DEFAULT_SOCKET))
+		setenv(XSPROF_WIRE_SOCKET_ENV, o->cupti_socket, 1);
+	/* Command mode: the command is forked now and runs once the recording is ready. */
+	status = 1;
+	if (o->nr_command && !(r.cmd = command_new(o, &status)))
+		return status;
+	if (setup_loop(&r))
+		goto out;
+	setup_gpu(&r);
+	status = open_cgroup(&r);
+	if (!status)
+		status = start_recording(&r);
+	if (status)
+		goto out;
+	sample(&r);
+	status = build_profile(&r);
+	if (!status)
+		status = write_all(&r);
 out:
-	stack_names__free(names);
-	oneshot_gpu__free(gpu);
-	calltree__free(tree);
-	recording__free(rec);
-	symbolizer__free(sym);
-	sd_event_unref(ev);
-	if (cgroup_fd >= 0)
-		close(cgroup_fd);
-	return o->nr_command ? command_end(cmd, released, status) : status;
+	stack_names__free(r.names);
+	oneshot_gpu__free(r.gpu);
+	calltree__free(r.tree);
+	recording__free(r.rec);
+	symbolizer__free(r.sym);
+	sd_event_unref(r.ev);
+	if (r.cgroup_fd >= 0)
+		close(r.cgroup_fd);
+	return o->nr_command ? command_end(r.cmd, r.released, status) : status;
 }
