@@ -430,15 +430,188 @@ static int gpu_finish(struct xsprofd_opts *o)
 }
 /* ---- */
 
+/* What an option handler returns for a flag that is not its own. */
+#define NOT_MINE (-1)
+
+/* -f, -d, -o, --format, -c: one-shot and command-line flags. */
+static int oneshot_option(struct xsprofd_opts *o, int c, char *arg, const char **force_format)
+{
+	enum output_format fmt;
+	char *end;
+
+	switch (c) {
+	case 'f':
+		o->foreground = true;
+		return 0;
+	case 'd':
+		errno = 0;
+		o->duration_s = strtod(arg, &end);
+		if (errno || *end || !*arg || !isfinite(o->duration_s) || o->duration_s <= 0 ||
+		    o->duration_s > 31 * 24 * 3600.0)
+			return bad("--duration", arg, "expected seconds > 0, e.g. 10 or 0.5");
+		return 0;
+	case 'o':
+		if (o->nr_outputs == XSPROFD_MAX_OUTPUTS)
+			return bad("--output", arg, "too many outputs (at most 8)");
+		if (!*arg)
+			return bad("--output", arg, "empty file name");
+		o->outputs[o->nr_outputs++].path = arg;
+		return 0;
+	case 'c':
+		o->config_path = arg; /* read before this pass */
+		return 0;
+	case OPT_FORMAT:
+		if (output__format_from_name(arg, &fmt))
+			return bad("--format", arg, "expected folded, svg, json or pprof");
+		*force_format = arg;
+		return 0;
+	}
+	return NOT_MINE;
+}
+
+/* What is sampled and how: frequency, pids, idle, buffers, caps, unwinding. */
+static int sampling_option(struct xsprofd_opts *o, int c, const char *arg)
+{
+	unsigned long v;
+
+	switch (c) {
+	case 'F':
+		if (!parse_ulong(arg, 1, 10000, &v))
+			return bad("--freq", arg, "expected 1..10000 samples per second");
+		o->freq_hz = v;
+		o->freq_set = true;
+		return 0;
+	case 'p':
+		return add_pids(o, arg);
+	case OPT_INCLUDE_IDLE:
+		o->include_idle = true;
+		return 0;
+	case OPT_RING_SIZE:
+		if (!parse_ulong(arg, 1, 1024, &v) || (v & (v - 1)))
+			return bad("--ring-buffer-size", arg,
+				   "expected a power of two in MiB, 1..1024");
+		o->ring_buffer_bytes = (uint32_t)(v << 20);
+		return 0;
+	case OPT_MAX_STACKS:
+		return unsigned_opt("--max-stacks", arg, 1, 100000000, &o->max_stacks);
+	case OPT_UNWIND:
+		if (!strcmp(arg, "auto"))
+			o->unwind = XSPROF_UNWIND_AUTO;
+		else if (!strcmp(arg, "fp"))
+			o->unwind = XSPROF_UNWIND_FP;
+		else if (!strcmp(arg, "cfi"))
+			o->unwind = XSPROF_UNWIND_CFI;
+		else
+			return bad("--unwind", arg, "use auto, fp or cfi");
+		return 0;
+	}
+	return NOT_MINE;
+}
+
+/* The service: sockets, network listener, window, recordings. */
+static int service_option(struct xsprofd_opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case OPT_SOCKET:
+	case OPT_CUPTI_SOCKET:
+		if (arg[0] != '/' || strlen(arg) >= 108)
+			return bad(c == OPT_SOCKET ? "--socket" : "--cupti-socket", arg,
+				   "expected an absolute path under 108 bytes");
+		*(c == OPT_SOCKET ? &o->socket_path : &o->cupti_socket) = arg;
+		return 0;
+	case OPT_SOCKET_GROUP:
+		if (!*arg)
+			return bad("--socket-group", arg, "empty group name");
+		o->socket_group = arg;
+		return 0;
+	case OPT_LISTEN:
+		if (!strchr(arg, ':'))
+			return bad("--listen", arg, "expected ADDR:PORT, e.g. 127.0.0.1:7717");
+		o->listen_addr = arg;
+		return 0;
+	case OPT_TOKEN_FILE:
+		o->token_file = arg;
+		return 0;
+	case OPT_WINDOW:
+		return unsigned_opt("--window", arg, 10, 7 * 24 * 3600, &o->window_s);
+	case OPT_STORE_MB:
+		return unsigned_opt("--store-mb", arg, 1, 1 << 20, &o->store_mb);
+	case OPT_MAX_RECORD:
+		return unsigned_opt("--max-record", arg, 1, 7 * 24 * 3600, &o->max_record_s);
+	}
+	return NOT_MINE;
+}
+
+/* Naming: demangling, debug files, debuginfod, the symbol cache, source lines. */
+static int symbol_option(struct xsprofd_opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case OPT_NO_DEMANGLE:
+		o->no_demangle = true;
+		return 0;
+	case OPT_DEBUG_DIR:
+		if (o->nr_debug_dirs == 16)
+			return bad("--debug-dir", arg, "at most 16 debug directories");
+		if (arg[0] != '/')
+			return bad("--debug-dir", arg, "expected an absolute path");
+		o->debug_dirs[o->nr_debug_dirs++] = arg;
+		return 0;
+	case OPT_DEBUGINFOD:
+		o->debuginfod = true;
+		return 0;
+	case OPT_SYMBOL_CACHE_MB:
+		return unsigned_opt("--symbol-cache-mb", arg, 1, 1 << 20, &o->symbol_cache_mb);
+	case OPT_DEBUG_INFO:
+		o->debug_info = true;
+		return 0;
+	}
+	return NOT_MINE;
+}
+
+/* -v, -h, -V and getopt's complaints: 1 to stop (help, version), 2 for a bad flag. */
+static int meta_option(struct xsprofd_opts *o, int c, char **argv)
+{
+	switch (c) {
+	case 'v':
+		o->verbose++;
+		return 0;
+	case 'h':
+		fputs(usage_text, stdout);
+		return 1;
+	case 'V':
+		printf("xsprofd %s\n", XSPROF_VERSION);
+		return 1;
+	case ':':
+		if (origin)
+			return bad(argv[optind - 1], "", "needs a value");
+		fprintf(stderr, "%sxsprofd: %s needs a value\n", errp(), argv[optind - 1]);
+		fprintf(stderr, "Try 'xsprofd --help' for more information.\n");
+		return 2;
+	}
+	if (origin)
+		return bad(argv[optind - 1], "", "unknown key");
+	fprintf(stderr, "%sxsprofd: unknown option '%s'\n", errp(), argv[optind - 1]);
+	fprintf(stderr, "Try 'xsprofd --help' for more information.\n");
+	return 2;
+}
+
+static bool is_gpu_option(int c)
+{
+	return c == OPT_CUDA_LIB || c == OPT_NO_CUDA || c == OPT_LAUNCHES_OUTPUT ||
+	       c == OPT_CORRELATE || c == OPT_GPU_MODE || c == OPT_WEIGHT;
+}
+
+static bool is_mode_option(int c)
+{
+	return c >= OPT_MODE && c <= OPT_UNIT;
+}
+
 /*
  * One pass of getopt over argv. From the config file, the one-shot and meta flags are refused:
  * a config file describes the service.
  */
 static int apply(struct xsprofd_opts *o, int argc, char **argv, const char **force_format)
 {
-	enum output_format fmt;
-	unsigned long v;
-	char *end;
 	int c, err;
 
 	opterr = 0;
@@ -450,172 +623,22 @@ static int apply(struct xsprofd_opts *o, int argc, char **argv, const char **for
 		if (origin && c == OPT_FORMAT)
 			return bad("--format", optarg,
 				   "only a command-line flag, not a config key");
-		switch (c) {
-		case 'f':
-			o->foreground = true;
-			break;
-		case 'd':
-			errno = 0;
-			o->duration_s = strtod(optarg, &end);
-			if (errno || *end || !*optarg || !isfinite(o->duration_s) ||
-			    o->duration_s <= 0 || o->duration_s > 31 * 24 * 3600.0)
-				return bad("--duration", optarg,
-					   "expected seconds > 0, e.g. 10 or 0.5");
-			break;
-		case 'F':
-			if (!parse_ulong(optarg, 1, 10000, &v))
-				return bad("--freq", optarg,
-					   "expected 1..10000 samples per second");
-			o->freq_hz = v;
-			o->freq_set = true;
-			break;
-		case 'p':
-			err = add_pids(o, optarg);
-			if (err)
-				return err;
-			break;
-		case 'o':
-			if (o->nr_outputs == XSPROFD_MAX_OUTPUTS)
-				return bad("--output", optarg, "too many outputs (at most 8)");
-			if (!*optarg)
-				return bad("--output", optarg, "empty file name");
-			o->outputs[o->nr_outputs++].path = optarg;
-			break;
-		case 'c':
-			o->config_path = optarg; /* read before this pass */
-			break;
-		case OPT_FORMAT:
-			if (output__format_from_name(optarg, &fmt))
-				return bad("--format", optarg,
-					   "expected folded, svg, json or pprof");
-			*force_format = optarg;
-			break;
-		case OPT_INCLUDE_IDLE:
-			o->include_idle = true;
-			break;
-		case OPT_NO_DEMANGLE:
-			o->no_demangle = true;
-			break;
-		case OPT_RING_SIZE:
-			if (!parse_ulong(optarg, 1, 1024, &v) || (v & (v - 1)))
-				return bad("--ring-buffer-size", optarg,
-					   "expected a power of two in MiB, 1..1024");
-			o->ring_buffer_bytes = (uint32_t)(v << 20);
-			break;
-		case OPT_MAX_STACKS:
-			err = unsigned_opt("--max-stacks", optarg, 1, 100000000, &o->max_stacks);
-			if (err)
-				return err;
-			break;
-		case OPT_SOCKET:
-		case OPT_CUPTI_SOCKET:
-			if (optarg[0] != '/' || strlen(optarg) >= 108)
-				return bad(c == OPT_SOCKET ? "--socket" : "--cupti-socket", optarg,
-					   "expected an absolute path under 108 bytes");
-			*(c == OPT_SOCKET ? &o->socket_path : &o->cupti_socket) = optarg;
-			break;
-		case OPT_SOCKET_GROUP:
-			if (!*optarg)
-				return bad("--socket-group", optarg, "empty group name");
-			o->socket_group = optarg;
-			break;
-		case OPT_LISTEN:
-			if (!strchr(optarg, ':'))
-				return bad("--listen", optarg,
-					   "expected ADDR:PORT, e.g. 127.0.0.1:7717");
-			o->listen_addr = optarg;
-			break;
-		case OPT_TOKEN_FILE:
-			o->token_file = optarg;
-			break;
-		case OPT_WINDOW:
-			err = unsigned_opt("--window", optarg, 10, 7 * 24 * 3600, &o->window_s);
-			if (err)
-				return err;
-			break;
-		case OPT_STORE_MB:
-			err = unsigned_opt("--store-mb", optarg, 1, 1 << 20, &o->store_mb);
-			if (err)
-				return err;
-			break;
-		case OPT_CUDA_LIB: /* GPU path (cuda_probes) */
-		case OPT_NO_CUDA:
-		case OPT_LAUNCHES_OUTPUT:
-		case OPT_CORRELATE:
-		case OPT_GPU_MODE:
-		case OPT_WEIGHT:
+		if (is_gpu_option(c))
 			err = gpu_option(o, c, optarg);
-			if (err)
-				return err;
-			break;
-		case OPT_MODE:
-		case OPT_MIN_BLOCK_US:
-		case OPT_REPORT:
-		case OPT_COMM:
-		case OPT_CGROUP:
-		case OPT_UNIT:
+		else if (is_mode_option(c))
 			err = mode_option(o, c, optarg);
-			if (err)
-				return err;
-			break;
-		case OPT_MAX_RECORD:
-			err = unsigned_opt("--max-record", optarg, 1, 7 * 24 * 3600,
-					   &o->max_record_s);
-			if (err)
-				return err;
-			break;
-		case OPT_DEBUG_DIR:
-			if (o->nr_debug_dirs == 16)
-				return bad("--debug-dir", optarg, "at most 16 debug directories");
-			if (optarg[0] != '/')
-				return bad("--debug-dir", optarg, "expected an absolute path");
-			o->debug_dirs[o->nr_debug_dirs++] = optarg;
-			break;
-		case OPT_DEBUGINFOD:
-			o->debuginfod = true;
-			break;
-		case OPT_SYMBOL_CACHE_MB:
-			err = unsigned_opt("--symbol-cache-mb", optarg, 1, 1 << 20,
-					   &o->symbol_cache_mb);
-			if (err)
-				return err;
-			break;
-		case OPT_DEBUG_INFO:
-			o->debug_info = true;
-			break;
-		case OPT_UNWIND:
-			if (!strcmp(optarg, "auto"))
-				o->unwind = XSPROF_UNWIND_AUTO;
-			else if (!strcmp(optarg, "fp"))
-				o->unwind = XSPROF_UNWIND_FP;
-			else if (!strcmp(optarg, "cfi"))
-				o->unwind = XSPROF_UNWIND_CFI;
-			else
-				return bad("--unwind", optarg, "use auto, fp or cfi");
-			break;
-		case 'v':
-			o->verbose++;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 1;
-		case 'V':
-			printf("xsprofd %s\n", XSPROF_VERSION);
-			return 1;
-		case ':':
-			if (origin)
-				return bad(argv[optind - 1], "", "needs a value");
-			fprintf(stderr, "%sxsprofd: %s needs a value\n", errp(), argv[optind - 1]);
-			fprintf(stderr, "Try 'xsprofd --help' for more information.\n");
-			return 2;
-		default:
-			if (origin)
-				return bad(argv[optind - 1], "", "unknown key");
-			fprintf(stderr, "%sxsprofd: unknown option '%s'\n", errp(),
-				argv[optind - 1]);
-			fprintf(stderr, "Try 'xsprofd --help' for more information.\n");
-			return 2;
-		}
+		else
+			err = oneshot_option(o, c, optarg, force_format);
+		if (err == NOT_MINE)
+			err = sampling_option(o, c, optarg);
+		if (err == NOT_MINE)
+			err = service_option(o, c, optarg);
+		if (err == NOT_MINE)
+			err = symbol_option(o, c, optarg);
+		if (err == NOT_MINE)
+			err = meta_option(o, c, argv);
+		if (err)
+			return err;
 	}
 	if (optind < argc)
 		return gpu_command(o, argc, argv); /* GPU path (cuda_probes) */
