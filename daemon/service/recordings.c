@@ -330,18 +330,135 @@ int parse_view(struct json_object *body, struct svc_rec *r, char *msg, size_t si
 	return 0;
 }
 
+/* "pids": [...] into r. 0, or -EINVAL with msg. */
+static int parse_pids(struct json_object *body, struct svc_rec *r, char *msg, size_t size)
+{
+	struct json_object *v;
+
+	if (!body || !json_object_object_get_ex(body, "pids", &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_array) ||
+	    json_object_array_length(v) > MAX_REQUEST_PIDS) {
+		snprintf(msg, size, "pids must be an array of at most %d process ids",
+			 MAX_REQUEST_PIDS);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < json_object_array_length(v); i++) {
+		struct json_object *p = json_object_array_get_idx(v, i);
+		int64_t pid = json_object_get_int64(p);
+
+		if (!json_object_is_type(p, json_type_int) || pid <= 0 || pid > INT32_MAX) {
+			snprintf(msg, size, "pids must be positive integers");
+			return -EINVAL;
+		}
+		r->pids[r->nr_pids++] = (pid_t)pid;
+	}
+	return 0;
+}
+
+/* A recording request's fields into r, checked. 0, or -EINVAL with msg (and *ret_hint). */
+static int parse_record_body(struct service *s, struct json_object *body, struct svc_rec *r,
+			     bool *ret_until_exit, char *msg, size_t size, const char **ret_hint)
+{
+	const char *fmt = "folded";
+	struct json_object *v;
+	int err;
+
+	r->freq_hz = XSPROFD_ONESHOT_FREQ;
+	r->duration_s = 10;
+	*ret_until_exit = false;
+	if (body && json_object_object_get_ex(body, "duration_s", &v)) {
+		r->duration_s = json_object_get_double(v);
+		if (!json_object_is_type(v, json_type_int) &&
+		    !json_object_is_type(v, json_type_double))
+			r->duration_s = -1;
+	}
+	if (body && json_object_object_get_ex(body, "freq_hz", &v))
+		r->freq_hz = json_object_is_type(v, json_type_int) ? json_object_get_int(v) : 0;
+	if (body && json_object_object_get_ex(body, "format", &v))
+		fmt = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+	if (body && json_object_object_get_ex(body, "until_exit", &v))
+		*ret_until_exit = json_object_get_boolean(v);
+	err = parse_view(body, r, msg, size);
+	if (!err)
+		err = parse_pids(body, r, msg, size);
+	if (err)
+		return err;
+	/* NaN compares false with everything: only a finite number in range passes. */
+	if (!isfinite(r->duration_s) || !(r->duration_s > 0) ||
+	    r->duration_s > s->opts->max_record_s) {
+		snprintf(msg, size, "duration_s must be a finite number of seconds in (0, %u]",
+			 s->opts->max_record_s);
+		*ret_hint = "the daemon's --max-record sets the limit";
+		return -EINVAL;
+	}
+	if (r->freq_hz < 1 || r->freq_hz > 10000) {
+		snprintf(msg, size, "freq_hz must be 1..10000");
+		return -EINVAL;
+	}
+	if (output__format_from_name(fmt, &r->format)) {
+		snprintf(msg, size, "unknown format");
+		*ret_hint = "use folded, svg, json or pprof";
+		return -EINVAL;
+	}
+	if (*ret_until_exit && r->nr_pids != 1) {
+		snprintf(msg, size, "until_exit needs exactly one pid");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Its recording, its end (a timer; the process's exit with until_exit), started. */
+static int start_rec(struct service *s, struct svc_rec *r, struct rec_ctx *rc, bool until_exit,
+		     char *msg, size_t size)
+{
+	struct recording_opts ro = {
+		.max_stacks = s->opts->max_stacks,
+		.unwind_mode = s->opts->unwind,
+		.freq_hz = r->freq_hz,
+		.pids = r->pids,
+		.nr_pids = r->nr_pids,
+		/* Descendants join the pid filter in the kernel at fork, so none is missed. */
+		.follow_forks = r->children && r->nr_pids,
+		.cuda = !s->opts->no_cuda,
+		.keep_launch_uprobes = !strcmp(r->view.strategy, "timestamp") ||
+				       !strcmp(r->view.strategy, "stream"),
+		.max_timeline = r->format == OUTPUT_CHROME_JSON ? RECORD_MAX_TIMELINE : 0,
+	};
+	const char *what;
+	int err;
+
+	r->rec = recording__new(s->ev, &ro, s->sym, &what);
+	if (!r->rec) {
+		snprintf(msg, size, "%s failed: %s", what, strerror(errno));
+		return -errno;
+	}
+	rc->s = s;
+	rc->r = r;
+	err = sd_event_add_time_relative(s->ev, &r->end, CLOCK_MONOTONIC,
+					 (uint64_t)(r->duration_s * 1e6), 0, on_rec_timer, rc);
+	if (!err && until_exit) {
+		r->pidfd = (int)syscall(SYS_pidfd_open, r->pids[0], 0);
+		err = r->pidfd < 0 ? -errno
+				   : sd_event_add_io(s->ev, &r->exit_watch, r->pidfd, EPOLLIN,
+						     on_rec_exit, rc);
+	}
+	if (!err)
+		err = recording__start(r->rec);
+	if (err)
+		snprintf(msg, size, "starting the recording failed: %s", strerror(-err));
+	return err;
+}
+
 enum MHD_Result api_record_start(struct service *s, struct req *q, struct MHD_Connection *c)
 {
-	struct json_object *body = NULL, *v, *out;
-	struct recording_opts ro = {.max_stacks = s->opts->max_stacks,
-				    .unwind_mode = s->opts->unwind};
+	struct json_object *body = NULL, *out;
 	struct svc_rec *r = NULL;
 	struct rec_ctx *rc = NULL;
 	enum MHD_Result ret;
-	const char *what, *fmt = "folded";
+	const char *hint = NULL;
 	bool until_exit = false;
 	char msg[200];
-	int err;
 
 	if (q->len) {
 		body = json_tokener_parse(q->body);
@@ -358,62 +475,8 @@ enum MHD_Result api_record_start(struct service *s, struct req *q, struct MHD_Co
 		goto out;
 	}
 	r->pidfd = -1;
-	r->freq_hz = XSPROFD_ONESHOT_FREQ;
-	r->duration_s = 10;
-	if (body && json_object_object_get_ex(body, "duration_s", &v)) {
-		r->duration_s = json_object_get_double(v);
-		if (!json_object_is_type(v, json_type_int) &&
-		    !json_object_is_type(v, json_type_double))
-			r->duration_s = -1;
-	}
-	if (body && json_object_object_get_ex(body, "freq_hz", &v))
-		r->freq_hz = json_object_is_type(v, json_type_int) ? json_object_get_int(v) : 0;
-	if (body && json_object_object_get_ex(body, "format", &v))
-		fmt = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
-	if (body && json_object_object_get_ex(body, "until_exit", &v))
-		until_exit = json_object_get_boolean(v);
-	err = parse_view(body, r, msg, sizeof(msg));
-	if (err) {
-		ret = reply_error(c, 400, msg, NULL);
-		goto out;
-	}
-	if (body && json_object_object_get_ex(body, "pids", &v)) {
-		if (!json_object_is_type(v, json_type_array) ||
-		    json_object_array_length(v) > MAX_REQUEST_PIDS) {
-			ret = reply_error(c, 400, "pids must be an array of at most 64 process ids",
-					  NULL);
-			goto out;
-		}
-		for (size_t i = 0; i < json_object_array_length(v); i++) {
-			struct json_object *p = json_object_array_get_idx(v, i);
-			int64_t pid = json_object_get_int64(p);
-
-			if (!json_object_is_type(p, json_type_int) || pid <= 0 || pid > INT32_MAX) {
-				ret = reply_error(c, 400, "pids must be positive integers", NULL);
-				goto out;
-			}
-			r->pids[r->nr_pids++] = (pid_t)pid;
-		}
-	}
-	/* NaN compares false with everything: only a finite number in range passes. */
-	if (!isfinite(r->duration_s) || !(r->duration_s > 0) ||
-	    r->duration_s > s->opts->max_record_s) {
-		snprintf(msg, sizeof(msg),
-			 "duration_s must be a finite number of seconds in (0, %u]",
-			 s->opts->max_record_s);
-		ret = reply_error(c, 400, msg, "the daemon's --max-record sets the limit");
-		goto out;
-	}
-	if (r->freq_hz < 1 || r->freq_hz > 10000) {
-		ret = reply_error(c, 400, "freq_hz must be 1..10000", NULL);
-		goto out;
-	}
-	if (output__format_from_name(fmt, &r->format)) {
-		ret = reply_error(c, 400, "unknown format", "use folded, svg, json or pprof");
-		goto out;
-	}
-	if (until_exit && r->nr_pids != 1) {
-		ret = reply_error(c, 400, "until_exit needs exactly one pid", NULL);
+	if (parse_record_body(s, body, r, &until_exit, msg, sizeof(msg), &hint)) {
+		ret = reply_error(c, 400, msg, hint);
 		goto out;
 	}
 	if (!may_profile(q, c, r->pids, r->nr_pids, &ret))
@@ -430,35 +493,7 @@ enum MHD_Result api_record_start(struct service *s, struct req *q, struct MHD_Co
 	prune_recordings(s);
 	if (!recording_allowed(s, q, r->duration_s, c, &ret))
 		goto out;
-	ro.freq_hz = r->freq_hz;
-	ro.pids = r->pids;
-	ro.nr_pids = r->nr_pids;
-	/* Descendants join the pid filter in the kernel at fork, so none is missed. */
-	ro.follow_forks = r->children && r->nr_pids;
-	ro.cuda = !s->opts->no_cuda;
-	ro.keep_launch_uprobes =
-		!strcmp(r->view.strategy, "timestamp") || !strcmp(r->view.strategy, "stream");
-	ro.max_timeline = r->format == OUTPUT_CHROME_JSON ? RECORD_MAX_TIMELINE : 0;
-	r->rec = recording__new(s->ev, &ro, s->sym, &what);
-	if (!r->rec) {
-		snprintf(msg, sizeof(msg), "%s failed: %s", what, strerror(errno));
-		ret = reply_error(c, 500, msg, "see the daemon's journal");
-		goto out;
-	}
-	rc->s = s;
-	rc->r = r;
-	err = sd_event_add_time_relative(s->ev, &r->end, CLOCK_MONOTONIC,
-					 (uint64_t)(r->duration_s * 1e6), 0, on_rec_timer, rc);
-	if (!err && until_exit) {
-		r->pidfd = (int)syscall(SYS_pidfd_open, r->pids[0], 0);
-		err = r->pidfd < 0 ? -errno
-				   : sd_event_add_io(s->ev, &r->exit_watch, r->pidfd, EPOLLIN,
-						     on_rec_exit, rc);
-	}
-	if (!err)
-		err = recording__start(r->rec);
-	if (err) {
-		snprintf(msg, sizeof(msg), "starting the recording failed: %s", strerror(-err));
+	if (start_rec(s, r, rc, until_exit, msg, sizeof(msg))) {
 		ret = reply_error(c, 500, msg, "see the daemon's journal");
 		goto out;
 	}
