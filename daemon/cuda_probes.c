@@ -19,8 +19,10 @@
 #include <bpf/libbpf.h>
 
 #include "daemon/cuda_probes.h"
+#include "daemon/cuda_waits.h"
 #include "daemon/launch_store.h"
 #include "daemon/sampler.h"
+#include "daemon/uprobe_multi.h"
 #include "daemon/usdt_site.h"
 #include "xsprof.skel.h"
 
@@ -102,6 +104,23 @@ static const struct cuda_api {
 	API(cudaStreamSynchronize_ptsz, REG(0)),
 	API(cudaEventSynchronize, NONE),
 	API(cudaDeviceSynchronize, NONE),
+	/* Blocking copies: the legacy stream, or the thread's own (_ptds). */
+	API(cudaMemcpy, NONE),
+	API(cudaMemcpy_ptds, NONE),
+	API(cudaMemcpy2D, NONE),
+	API(cudaMemcpy2D_ptds, NONE),
+	API(cudaMemcpy3D, NONE),
+	API(cudaMemcpy3D_ptds, NONE),
+	API(cudaMemcpyPeer, NONE),
+	API(cudaMemcpy3DPeer, NONE),
+	API(cudaMemcpy3DPeer_ptds, NONE),
+	API(cudaMemcpyToSymbol, NONE),
+	API(cudaMemcpyToSymbol_ptds, NONE),
+	API(cudaMemcpyFromSymbol, NONE),
+	API(cudaMemcpyFromSymbol_ptds, NONE),
+	API(cudaMemcpy2DToArray, NONE),
+	API(cudaMemcpy2DFromArray, NONE),
+	API(cudaMemcpyToArray, NONE),
 
 	API(cuLaunchKernel, CU_STREAM),
 	API(cuLaunchKernel_ptsz, CU_STREAM),
@@ -129,6 +148,17 @@ static const struct cuda_api {
 	API(cuStreamSynchronize_ptsz, REG(0)),
 	API(cuEventSynchronize, NONE),
 	API(cuCtxSynchronize, NONE),
+	API(cuMemcpy, NONE),
+	API(cuMemcpy_ptds, NONE),
+	API(cuMemcpyHtoD_v2, NONE),
+	API(cuMemcpyHtoD_v2_ptds, NONE),
+	API(cuMemcpyDtoH_v2, NONE),
+	API(cuMemcpyDtoH_v2_ptds, NONE),
+	API(cuMemcpyDtoD_v2, NONE),
+	API(cuMemcpyDtoD_v2_ptds, NONE),
+	API(cuMemcpyPeer, NONE),
+	API(cuMemcpy2D_v2, NONE),
+	API(cuMemcpy3D_v2, NONE),
 };
 
 #define NR_APIS (sizeof(apis) / sizeof(apis[0]))
@@ -252,6 +282,8 @@ struct target {
 	int nr_links;
 	int nr_probes;
 	bool trimmed;
+	struct cuda_wait_links *waits; /* return probes timing the waiting APIs */
+	int nr_waits;
 };
 
 /* A process whose xsprof:launch fired. */
@@ -260,27 +292,6 @@ struct usdt_pid {
 	uint64_t firings;
 	enum usdt_site_mode mode;
 	bool nop5;
-};
-
-/*
- * union bpf_attr's link_create for BPF_TRACE_UPROBE_MULTI (Linux 6.6), which this libbpf and
- * these uapi headers predate; the numbers are the kernel's.
- */
-#define XS_BPF_LINK_CREATE	  28
-#define XS_BPF_TRACE_UPROBE_MULTI 48
-
-struct uprobe_multi_attr {
-	__u32 prog_fd;
-	__u32 target_fd;
-	__u32 attach_type;
-	__u32 flags;
-	__aligned_u64 path;
-	__aligned_u64 offsets;
-	__aligned_u64 ref_ctr_offsets;
-	__aligned_u64 cookies;
-	__u32 cnt;
-	__u32 multi_flags;
-	__u32 pid; /* 0: every process */
 };
 
 /* Where a process has the CUDA and injection libraries, to trim USDT stacks to the caller. */
@@ -312,7 +323,8 @@ struct cuda_probes {
 	 * xsprofd ~5 s from exiting; a multi link waits once. NULL where the kernel lacks them.
 	 */
 	struct xsprof_bpf *multi;
-	bool multi_tried; /* opened at the first attach: it costs a second BTF load */
+	bool multi_tried;  /* opened at the first attach: it costs a second BTF load */
+	bool timing_waits; /* while attaching: the file's waits have their return probes */
 	struct bpf_link *watch_links[3];
 	struct lib_ranges *ranges; /* MAX_RANGE_PIDS, reused round robin */
 	int next_range;
@@ -543,6 +555,7 @@ static void target__detach(struct target *t)
 		bpf_link__destroy(t->links[i]);
 	free(t->links);
 	free(t->covered);
+	cuda_wait_links__free(t->waits);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 }
@@ -585,11 +598,13 @@ static int pid_targets(const struct cuda_probes *cp, pid_t pid)
 	return n;
 }
 
-static __u64 api_cookie(const struct cuda_api *a, pid_t pid)
+/* waits: the waiting APIs have their return probe (cuda_waits), so their entry marks them. */
+static __u64 api_cookie(const struct cuda_api *a, pid_t pid, bool waits)
 {
 	return XSPROF_CUDA_COOKIE(a->id, a->loc, a->idx, a->off) |
 	       (a->wrapper ? XSPROF_CUDA_COOKIE_WRAPPER : 0) |
-	       (pid > 0 ? XSPROF_CUDA_COOKIE_ONE_PROCESS : 0);
+	       (pid > 0 ? XSPROF_CUDA_COOKIE_ONE_PROCESS : 0) |
+	       (waits && cuda_api__waits(a->id) ? XSPROF_CUDA_COOKIE_WAIT : 0);
 }
 
 /* Two names for one entry (an alias): one probe, or each call would count twice. */
@@ -610,7 +625,6 @@ static int attach_multi(struct cuda_probes *cp, pid_t pid, const char *path,
 {
 	unsigned long offs[NR_APIS];
 	__u64 cookies[NR_APIS];
-	struct uprobe_multi_attr attr;
 	__u32 n = 0;
 	int fd;
 
@@ -620,19 +634,12 @@ static int attach_multi(struct cuda_probes *cp, pid_t pid, const char *path,
 		    cuda_api__usdt_covers(apis[i].id) != covered)
 			continue;
 		offs[n] = fi->off[apis[i].id];
-		cookies[n++] = api_cookie(&apis[i], pid);
+		cookies[n++] = api_cookie(&apis[i], pid, cp->timing_waits);
 	}
 	if (!n)
 		return -1;
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_fd = bpf_program__fd(cp->multi->progs.xsprof_cuda_call);
-	attr.attach_type = XS_BPF_TRACE_UPROBE_MULTI;
-	attr.path = (uintptr_t)path;
-	attr.offsets = (uintptr_t)offs;
-	attr.cookies = (uintptr_t)cookies;
-	attr.cnt = n;
-	attr.pid = pid > 0 ? (__u32)pid : 0;
-	fd = syscall(__NR_bpf, XS_BPF_LINK_CREATE, &attr, sizeof(attr));
+	fd = uprobe_multi__attach(bpf_program__fd(cp->multi->progs.xsprof_cuda_call), pid, path,
+				  offs, cookies, n, false);
 	if (fd < 0)
 		return -1;
 	*ret_probes = n;
@@ -660,8 +667,11 @@ static struct xsprof_bpf *open_multi(struct xsprof_bpf *main)
 	if (!m)
 		return NULL;
 	for (p = bpf_object__next_program(m->obj, NULL); p; p = bpf_object__next_program(m->obj, p))
-		bpf_program__set_autoload(p, p == m->progs.xsprof_cuda_call);
+		bpf_program__set_autoload(p, p == m->progs.xsprof_cuda_call ||
+						     p == m->progs.xsprof_cuda_ret);
 	bpf_program__set_expected_attach_type(m->progs.xsprof_cuda_call,
+					      (enum bpf_attach_type)XS_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(m->progs.xsprof_cuda_ret,
 					      (enum bpf_attach_type)XS_BPF_TRACE_UPROBE_MULTI);
 	for (map = bpf_object__next_map(m->obj, NULL); map; map = bpf_object__next_map(m->obj, map))
 		if (share_map(main, map))
@@ -733,6 +743,24 @@ static void trim_launch_uprobes(struct cuda_probes *cp, pid_t pid)
 	}
 }
 
+/* The return probes of the file's waiting APIs, first: their entries are marked only then. A
+ * failure is counted; the calls are still recorded, untimed. */
+static void attach_waits(struct cuda_probes *cp, struct target *t, pid_t pid, const char *path,
+			 const struct file_info *fi, const char *what)
+{
+	int n = cuda_wait_links__attach(cp->multi ? cp->multi->progs.xsprof_cuda_ret : NULL,
+					cp->skel->progs.xsprof_cuda_ret, pid, path, fi->off,
+					&t->waits);
+
+	cp->timing_waits = n > 0;
+	if (n > 0) {
+		t->nr_waits = n;
+	} else if (n < 0) {
+		cp->st.attach_failed++;
+		set_error(cp, n, "return probes on %s for pid %d", what, (int)pid);
+	}
+}
+
 static int attach_fd(struct cuda_probes *cp, pid_t pid, int fd, const char *what)
 {
 	const struct file_info *fi;
@@ -754,7 +782,8 @@ static int attach_fd(struct cuda_probes *cp, pid_t pid, int fd, const char *what
 		return 0;
 	collect_exited(cp);
 	need = fi->nr_apis + fi->usdt;
-	if (cp->nr_targets == MAX_TARGETS || cp->nr_links + need > cp->opts.max_links ||
+	if (cp->nr_targets == MAX_TARGETS ||
+	    cp->nr_links + need + cuda_waits__count(fi->off) > cp->opts.max_links ||
 	    (pid > 0 && pid_targets(cp, pid) >= MAX_FILES_PER_PID)) {
 		cp->st.links_capped++;
 		set_error(cp, -ENOSPC, "attaching %s (%d probes) for pid %d: %llu probes already",
@@ -782,6 +811,7 @@ static int attach_fd(struct cuda_probes *cp, pid_t pid, int fd, const char *what
 	}
 	/* Our own fd names the very file, whatever the process's root or the name's fate. */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	attach_waits(cp, t, pid, path, fi, what);
 	if (cp->multi)
 		attach_multi_pair(cp, t, pid, path, fi);
 	for (size_t i = 0; !t->nr_probes && t->multi_fd < 0 && i < NR_APIS && !err; i++) {
@@ -790,7 +820,7 @@ static int attach_fd(struct cuda_probes *cp, pid_t pid, int fd, const char *what
 
 		if (!fi->off[a->id] || is_alias(fi, i))
 			continue;
-		uo.bpf_cookie = api_cookie(a, pid);
+		uo.bpf_cookie = api_cookie(a, pid, cp->timing_waits);
 		t->links[t->nr_links] = bpf_program__attach_uprobe_opts(
 			cp->skel->progs.xsprof_cuda_call, pid, path, fi->off[a->id], &uo);
 		if (!t->links[t->nr_links]) {
@@ -821,6 +851,7 @@ static int attach_fd(struct cuda_probes *cp, pid_t pid, int fd, const char *what
 			  pid > 0 ? "pid" : "every process, pid filter", pid > 0 ? (int)pid : 0);
 		return err;
 	}
+	t->nr_probes += t->nr_waits;
 	cp->nr_targets++;
 	cp->nr_links += t->nr_probes;
 	return 1;
@@ -1131,6 +1162,16 @@ static int on_usdt_record(void *ctx, const void *data, size_t size)
 	return 0;
 }
 
+/* A waiting call returned: kept beside the calls, in the store of the moment. */
+static int on_wait_record(void *ctx, const void *data, size_t size)
+{
+	struct cuda_probes *cp = ctx;
+	int err = cuda_waits__add_record(cp->store, data, size);
+
+	cp->st.bad_records += err == -EBADMSG;
+	return err;
+}
+
 /* ---- Lifecycle ---- */
 
 struct cuda_probes *cuda_probes__new(struct sampler *s, const struct cuda_probes_opts *opts)
@@ -1155,6 +1196,8 @@ struct cuda_probes *cuda_probes__new(struct sampler *s, const struct cuda_probes
 	err = sampler__set_handler(s, XSPROF_REC_CUDA_CALL, on_cuda_record, cp);
 	if (!err)
 		err = sampler__set_handler(s, XSPROF_REC_USDT_LAUNCH, on_usdt_record, cp);
+	if (!err)
+		err = sampler__set_handler(s, XSPROF_REC_CUDA_WAIT, on_wait_record, cp);
 	if (err)
 		goto fail;
 	return cp;
@@ -1261,7 +1304,7 @@ int cuda_probes__stats(const struct cuda_probes *cp, struct cuda_probes_stats *r
 			dst[j] += src[j];
 	}
 	free(vals);
-	return 0;
+	return cuda_waits__bpf_stats(cp->skel->maps.wait_stats, ncpu, &ret->waits);
 }
 
 const char *cuda_probes__last_error(const struct cuda_probes *cp)
@@ -1277,6 +1320,7 @@ void cuda_probes__free(struct cuda_probes *cp)
 	if (cp->sampler) {
 		sampler__set_handler(cp->sampler, XSPROF_REC_CUDA_CALL, NULL, NULL);
 		sampler__set_handler(cp->sampler, XSPROF_REC_USDT_LAUNCH, NULL, NULL);
+		sampler__set_handler(cp->sampler, XSPROF_REC_CUDA_WAIT, NULL, NULL);
 	}
 	while (cp->targets && cp->nr_targets)
 		remove_target(cp, cp->nr_targets - 1);

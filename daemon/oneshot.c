@@ -20,6 +20,8 @@
 #include "daemon/cgroup_path.h"
 #include "daemon/cuda_probes.h"
 #include "daemon/fold.h"
+#include "daemon/gpu_waits.h"
+#include "daemon/group_by.h"
 #include "daemon/launch.h"
 #include "daemon/launch_fold.h"
 #include "daemon/launch_store.h"
@@ -31,6 +33,7 @@
 #include "daemon/preflight.h"
 #include "daemon/recording.h"
 #include "daemon/sampler.h"
+#include "daemon/session_tree.h"
 #include "daemon/stack_names.h"
 #include "daemon/stack_table.h"
 #include "daemon/symbolize/symbolizer.h"
@@ -454,27 +457,6 @@ static void cuda_report(struct recording *rec, bool always)
 			  (unsigned long long)cs.bpf.stream_err);
 }
 
-/* The CPU tree by --mode: samples; off-CPU microseconds; or both in microseconds. */
-static int build_tree(const struct xsprofd_opts *o, struct recording *rec, struct symbolizer *sym,
-		      struct calltree *tree, struct fold_stats *ret_fs)
-{
-	const struct stack_table *off = recording__offcpu_stacks(rec);
-	struct fold_stats a = {}, b = {};
-	int err = 0;
-
-	if (o->mode == XSPROFD_MODE_CPU)
-		return recording__fold(rec, tree, ret_fs);
-	if (o->mode == XSPROFD_MODE_WALL)
-		err = fold_stacks_scaled(recording__stacks(rec), sym, tree,
-					 (1000000 + o->freq_hz / 2) / o->freq_hz, &a);
-	if (!err && off)
-		err = fold_stacks_scaled(off, sym, tree, 1, &b);
-	ret_fs->frames = a.frames + b.frames;
-	ret_fs->unnamed_frames = a.unnamed_frames + b.unnamed_frames;
-	ret_fs->missing_ustacks = a.missing_ustacks + b.missing_ustacks;
-	return err;
-}
-
 static void offcpu_report(struct recording *rec)
 {
 	struct offcpu_stats st;
@@ -549,6 +531,29 @@ static int gpu_correlate(const struct xsprofd_opts *o, struct oneshot_gpu *gpu,
 	return 0;
 }
 
+/* The wall and merged views: time spent in CUDA calls waiting for the GPU, as [wait gpu]. */
+static int add_waits(const struct xsprofd_opts *o, const struct launch_store *launches,
+		     const struct profile_data *pd, struct calltree *tree, struct cuda_probes *cp,
+		     struct group_by *groups)
+{
+	struct gpu_waits_stats ws = {};
+	struct cuda_probes_stats cs = {};
+	int err;
+
+	if (!launches || (o->mode != XSPROFD_MODE_WALL && pd->mode != GPU_MODE_MERGED))
+		return 0;
+	err = gpu_waits__add(launches, pd, tree, pd->sample_period_ns,
+			     groups ? group_by__root : NULL, groups, &ws);
+	if (err) {
+		log_err("adding the GPU waits failed: %s", strerror(-err));
+		return err;
+	}
+	if (cp)
+		cuda_probes__stats(cp, &cs);
+	gpu_waits__report(&ws, launches, &cs.waits);
+	return 0;
+}
+
 /* ---- */
 
 static uint64_t clock_ns(clockid_t clk)
@@ -619,6 +624,9 @@ int oneshot__run(const struct xsprofd_opts *o)
 		.offcpu = o->mode != XSPROFD_MODE_CPU,
 		.offcpu_min_ns = (uint64_t)o->min_block_us * 1000,
 		.comm = o->comm,
+		.tids = o->tids,
+		.nr_tids = o->nr_tids,
+		.gpu_wait_exclusive = o->mode == XSPROFD_MODE_WALL,
 	};
 	char cgroup_dir[PATH_MAX];
 	int cgroup_fd = -1;
@@ -636,6 +644,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 	struct recording *rec = NULL;
 	struct calltree *tree = NULL;
 	struct stack_names *names = NULL;
+	struct group_by *groups = NULL;
 	struct oneshot_gpu *gpu = NULL;
 	struct gpu_scope scope;
 	const struct launch_store *launches = NULL;
@@ -788,7 +797,12 @@ int oneshot__run(const struct xsprofd_opts *o)
 		log_err("out of memory building the profile");
 		goto out;
 	}
-	err = build_tree(o, rec, sym, tree, &fs);
+	if (o->group_by && !(groups = group_by__new(o->group_by))) {
+		log_err("out of memory building the profile");
+		goto out;
+	}
+	err = session_tree__build(rec, sym, o->mode, o->freq_hz, groups ? group_by__root : NULL,
+				  groups, tree, &fs);
 	if (err) {
 		log_err("naming the stacks failed: %s", strerror(-err));
 		goto out;
@@ -808,7 +822,8 @@ int oneshot__run(const struct xsprofd_opts *o)
 	pd.mode = o->gpu_mode_set ? o->gpu_mode : pd.nr_gpu ? GPU_MODE_MERGED : GPU_MODE_CPU;
 	if (ropts.max_timeline)
 		pd.samples = recording__timeline(rec, &pd.nr_samples, &timeline_dropped);
-	if (ropts.max_timeline || pd.nr_launches) {
+	if (ropts.max_timeline || pd.nr_launches ||
+	    (launches && launch_store__nr_waits(launches))) {
 		names = stack_names__new(recording__stacks(rec), launches, sym);
 		if (!names) {
 			log_err("naming the stacks of the timeline failed: %s", strerror(errno));
@@ -818,6 +833,8 @@ int oneshot__run(const struct xsprofd_opts *o)
 		pd.name = stack_names__comm;
 		pd.ctx = names;
 	}
+	if (add_waits(o, launches, &pd, tree, recording__cuda(rec), groups))
+		goto out;
 	recording_report(rec, o, cpu_seconds() - cpu1, &fs, sym);
 	if (timeline_dropped)
 		log_warn("%llu samples left off the timeline (the Chrome trace keeps %u at most, "
@@ -852,6 +869,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 	if (write_launches(o, rec, sym, &meta))
 		status = 1;
 out:
+	group_by__free(groups);
 	stack_names__free(names);
 	oneshot_gpu__free(gpu);
 	calltree__free(tree);

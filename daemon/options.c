@@ -105,6 +105,9 @@ static const char usage_text[] =
 	"      --cgroup PATH         only processes in this cgroup v2 directory and below (a\n"
 	"                            container): absolute, or relative to the cgroup2 mount\n"
 	"      --unit NAME           only the processes of this systemd unit (nginx.service)\n"
+	"      --tid TID             only these threads (repeat, or a comma list)\n"
+	"      --group-by WHAT       a root level above the process in the flamegraph and\n"
+	"                            folded outputs: unit (systemd unit), container or comm\n"
 	"\n"
 	"  -v, --verbose             more detail on stderr\n"
 	"  -h, --help                this text\n"
@@ -154,6 +157,8 @@ enum {
 	OPT_COMM,
 	OPT_CGROUP,
 	OPT_UNIT,
+	OPT_TID,
+	OPT_GROUP_BY,
 };
 
 static const struct option long_opts[] = {
@@ -194,6 +199,8 @@ static const struct option long_opts[] = {
 	{"comm", required_argument, NULL, OPT_COMM},
 	{"cgroup", required_argument, NULL, OPT_CGROUP},
 	{"unit", required_argument, NULL, OPT_UNIT},
+	{"tid", required_argument, NULL, OPT_TID},
+	{"group-by", required_argument, NULL, OPT_GROUP_BY},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -237,22 +244,29 @@ static bool parse_ulong(const char *s, unsigned long min, unsigned long max, uns
 	return true;
 }
 
-static int add_pids(struct xsprofd_opts *o, const char *arg)
+/* A comma list of ids (--pid, --tid) appended to ids[*n], at most 1024. */
+static int add_ids(const char *flag, const char *arg, pid_t *ids, int *n)
 {
 	char buf[4096], *tok, *save = NULL;
 	unsigned long v;
 
 	if (strlen(arg) >= sizeof(buf))
-		return bad("--pid", "...", "list too long");
+		return bad(flag, "...", "list too long");
 	strcpy(buf, arg);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (!parse_ulong(tok, 1, INT_MAX, &v))
-			return bad("--pid", tok, "not a process id");
-		if (o->nr_pids == XSPROFD_MAX_PIDS)
-			return bad("--pid", tok, "too many pids (at most 1024)");
-		o->pids[o->nr_pids++] = (pid_t)v;
+			return bad(flag, tok,
+				   !strcmp(flag, "--tid") ? "not a thread id" : "not a process id");
+		if (*n == XSPROFD_MAX_PIDS)
+			return bad(flag, tok, "too many ids (at most 1024)");
+		ids[(*n)++] = (pid_t)v;
 	}
 	return 0;
+}
+
+static int add_pids(struct xsprofd_opts *o, const char *arg)
+{
+	return add_ids("--pid", arg, o->pids, &o->nr_pids);
 }
 
 static void defaults(struct xsprofd_opts *o)
@@ -354,8 +368,9 @@ int xsprofd_mode__from_name(const char *name, int *ret_mode)
 /* --mode, --min-block-us, --report: one-shot flags only. */
 static int mode_option(struct xsprofd_opts *o, int c, const char *arg)
 {
-	static const char *const names[] = {"--mode", "--min-block-us", "--report",
-					    "--comm", "--cgroup",	"--unit"};
+	static const char *const names[] = {"--mode",	"--min-block-us", "--report", "--comm",
+					    "--cgroup", "--unit",	  "--tid",    "--group-by"};
+	static const char *const groups[] = {"", "unit", "container", "comm"};
 	const char *flag = names[c - OPT_MODE];
 
 	if (origin)
@@ -385,6 +400,13 @@ static int mode_option(struct xsprofd_opts *o, int c, const char *arg)
 			return bad(flag, arg, "one of --cgroup and --unit, once");
 		*(c == OPT_CGROUP ? &o->cgroup : &o->unit) = arg;
 		return 0;
+	case OPT_TID:
+		return add_ids(flag, arg, o->tids, &o->nr_tids);
+	case OPT_GROUP_BY:
+		for (int g = XSPROFD_GROUP_UNIT; g <= XSPROFD_GROUP_COMM; g++)
+			if (!strcmp(arg, groups[g]))
+				return o->group_by = g, 0;
+		return bad(flag, arg, "use unit, container or comm");
 	}
 	return 0;
 }
@@ -545,6 +567,8 @@ static int apply(struct xsprofd_opts *o, int argc, char **argv, const char **for
 		case OPT_COMM:
 		case OPT_CGROUP:
 		case OPT_UNIT:
+		case OPT_TID:
+		case OPT_GROUP_BY:
 			err = mode_option(o, c, optarg);
 			if (err)
 				return err;
@@ -752,6 +776,10 @@ static const char *oneshot_only_flag(const struct xsprofd_opts *o, const char **
 	}
 	if (o->report)
 		return "--report";
+	if (o->nr_tids)
+		return "--tid";
+	if (o->group_by)
+		return "--group-by";
 	*ret_arg = o->comm ? o->comm : o->cgroup ? o->cgroup : o->unit;
 	return o->comm ? "--comm" : o->cgroup ? "--cgroup" : o->unit ? "--unit" : NULL;
 }

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #define XSPROFD_MAX_PIDS    1024
+#define XSPROFD_MAX_TIDS    1024
 #define XSPROFD_MAX_OUTPUTS 8
 #define XSPROFD_MAX_STRINGS 64
 
@@ -105,6 +106,16 @@ struct xsprofd_opts {
 	const char *comm;
 	const char *cgroup;
 	const char *unit;
+	pid_t tids[XSPROFD_MAX_TIDS]; /* --tid: only these threads */
+	int nr_tids;
+	int group_by; /* --group-by: enum xsprofd_group_by, a root level above the process */
+};
+
+enum xsprofd_group_by {
+	XSPROFD_GROUP_NONE = 0,
+	XSPROFD_GROUP_UNIT,	 /* the systemd unit (from the cgroup) */
+	XSPROFD_GROUP_CONTAINER, /* the container (from the cgroup) */
+	XSPROFD_GROUP_COMM,	 /* the process's name */
 };
 
 enum xsprofd_mode {

@@ -305,6 +305,9 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 		.offcpu_max_stacks = o->max_stacks,
 		.comm = o->comm,
 		.cgroup_fd = o->cgroup_fd,
+		.tids = o->tids,
+		.nr_tids = o->nr_tids,
+		.gpu_wait_exclusive = o->gpu_wait_exclusive,
 	};
 	struct recording *r;
 	int err;

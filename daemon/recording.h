@@ -49,6 +49,10 @@ struct recording_opts {
 	/* In-kernel filters besides pids: process name, cgroup v2 directory (fd; 0: none). */
 	const char *comm;
 	int cgroup_fd;
+	const pid_t *tids; /* threads only (--tid); NULL/0: all */
+	int nr_tids;
+	/* Wall mode: a thread's time inside a timed CUDA wait goes to the wait alone. */
+	bool gpu_wait_exclusive;
 };
 
 struct recording_stats {

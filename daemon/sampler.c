@@ -257,6 +257,12 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn 
 			sizeof(s->skel->rodata->filter_comm) - 1);
 	}
 	s->skel->rodata->filter_cgroup_on = opts->cgroup_fd > 0;
+	s->skel->rodata->filter_tid_on = opts->nr_tids > 0;
+	s->skel->rodata->gpu_wait_exclusive = opts->gpu_wait_exclusive;
+	if (opts->nr_tids > SAMPLER_MAX_TIDS) {
+		err = -E2BIG;
+		goto fail;
+	}
 	/* sched_prepare_exec is Linux 6.10: without it, exec samples keep the stale user pc. */
 	if (libbpf_find_vmlinux_btf_id("sched_prepare_exec", BPF_TRACE_RAW_TP) < 0)
 		bpf_program__set_autoload(s->skel->progs.xsprof_exec_begin, false);
@@ -271,6 +277,16 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn 
 
 		if (bpf_map__update_elem(s->skel->maps.cgroup_filter, &zero, sizeof(zero), &cg,
 					 sizeof(cg), BPF_ANY)) {
+			err = -errno;
+			goto fail;
+		}
+	}
+	for (int i = 0; i < opts->nr_tids; i++) {
+		__u32 tid = (__u32)opts->tids[i];
+		__u8 one = 1;
+
+		if (bpf_map__update_elem(s->skel->maps.tid_filter, &tid, sizeof(tid), &one,
+					 sizeof(one), BPF_ANY)) {
 			err = -errno;
 			goto fail;
 		}

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * GPU waits through the real xsprofd and the real uprobes: xs_gpu_wait (workloads/gpu_wait.c)
+ * waits in a fake driver's cuStreamSynchronize (30 ms), cuCtxSynchronize (20 ms) and
+ * cuMemcpyDtoH_v2 (10 ms), then sends the GPU work that ran meanwhile as libxsprof_cupti.so
+ * would. The wall view must show each wait as [wait gpu] under its caller and API, as long as
+ * the calls took, with exactly the GPU work of the stream waited for (every stream for the
+ * device) as children, and not count the same time again as off-CPU time; the merged view of
+ * an on-CPU profile shows the waits too. Needs root and BTF.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/harness.h"
+
+#define COMM  "xs_gpu_wait"
+#define WAIT  "[wait gpu]"
+#define ITERS 8
+/* Half of one-shot's default sampling period (99 Hz), in us. */
+#define HALF_SAMPLE_US (1e6 / 99 / 2 + 1)
+
+struct truth {
+	double stream_us, device_us, copy_us;
+};
+
+static void read_truth(const char *path, struct truth *t)
+{
+	char *text = read_file(path), *line, *save = NULL;
+	int got = 0;
+
+	cr_assert(text, "no output from the workload");
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		got += sscanf(line, "xs_wait_stream %lf", &t->stream_us);
+		got += sscanf(line, "xs_wait_device %lf", &t->device_us);
+		got += sscanf(line, "xs_wait_copy %lf", &t->copy_us);
+	}
+	free(text);
+	cr_assert_eq(got, 3, "workload output incomplete");
+}
+
+/* Weight of the lines through fn;api;[wait gpu] whose frames after it are exactly leaf (NULL:
+ * none; "*": any). */
+static uint64_t wait_weight(const struct folded *f, const char *fn, const char *api,
+			    const char *leaf)
+{
+	uint64_t w = 0;
+
+	for (size_t i = 0; i < f->n; i++) {
+		const struct folded_line *l = &f->lines[i];
+		int at = folded_find(l, fn);
+
+		if (strcmp(l->frames[0], COMM) || at < 0 || at + 2 >= l->n ||
+		    strcmp(l->frames[at + 1], api) || strcmp(l->frames[at + 2], WAIT))
+			continue;
+		if (leaf && !strcmp(leaf, "*"))
+			w += l->count;
+		else if (!leaf ? at + 3 == l->n
+			       : at + 4 == l->n && !strcmp(l->frames[at + 3], leaf))
+			w += l->count;
+	}
+	return w;
+}
+
+/* Weight under fn that is not under [wait gpu]. */
+static uint64_t outside_wait(const struct folded *f, const char *fn)
+{
+	uint64_t w = 0;
+
+	for (size_t i = 0; i < f->n; i++)
+		if (folded_find(&f->lines[i], fn) >= 0 && folded_find(&f->lines[i], WAIT) < 0)
+			w += f->lines[i].count;
+	return w;
+}
+
+static void run_waits(const char *const *flags, const char *out, const char *wout, const char *err)
+{
+	char *argv[16] = {
+		XSPROFD_PATH, "-f",	  "--cupti-socket", (char *)test_path("waits", ".sock"),
+		"-o",	      (char *)out};
+	char iters[16];
+	int n = 6;
+
+	snprintf(iters, sizeof(iters), "%d", ITERS);
+	for (; *flags; flags++)
+		argv[n++] = (char *)*flags;
+	argv[n++] = "--";
+	argv[n++] = XS_GPU_WAIT_PATH;
+	argv[n++] = iters;
+	argv[n] = NULL;
+	cr_assert_eq(run(argv, wout, err), 0, "%s", read_file(err));
+}
+
+static void expect_near(double got, double want, double tol, const char *what)
+{
+	cr_log_info("%-28s %9.0f us, expected %9.0f\n", what, got, want);
+	cr_expect(got >= want * (1 - tol) && got <= want * (1 + tol), "%s: %.0f us, expected %.0f",
+		  what, got, want);
+}
+
+Test(gpu_waits, wall_view_times_each_wait_with_the_gpu_work_it_waited_for, .timeout = 120)
+{
+	static const char *const flags[] = {"--mode", "wall", NULL};
+	const char *out = test_path("waits_wall", ".folded"),
+		   *err = test_path("waits_wall", ".err");
+	const char *wout = test_path("waits_wall", ".out");
+	struct truth t = {0};
+	struct folded f;
+	char *log;
+
+	run_waits(flags, out, wout, err);
+	read_truth(wout, &t);
+	folded_load(out, &f);
+	/* The whole wait, from entry to return: what the workload measured around the calls. */
+	expect_near((double)wait_weight(&f, "xs_wait_stream", "cuStreamSynchronize", "*"),
+		    t.stream_us, 0.05, "stream waits");
+	expect_near((double)wait_weight(&f, "xs_wait_device", "cuCtxSynchronize", "*"), t.device_us,
+		    0.05, "device waits");
+	expect_near((double)wait_weight(&f, "xs_wait_copy", "cuMemcpyDtoH_v2", "*"), t.copy_us,
+		    0.05, "copy waits");
+	/* The GPU work during each: exact (the records are), and only the stream waited for. */
+	cr_expect_eq(wait_weight(&f, "xs_wait_stream", "cuStreamSynchronize", "[gpu] xs_k_stream"),
+		     ITERS * 10000);
+	cr_expect_eq(wait_weight(&f, "xs_wait_stream", "cuStreamSynchronize", "[gpu] xs_k_other"),
+		     0, "a kernel of another stream under a stream wait");
+	cr_expect_eq(wait_weight(&f, "xs_wait_device", "cuCtxSynchronize", "[gpu] xs_k_dev_a"),
+		     ITERS * 8000);
+	cr_expect_eq(wait_weight(&f, "xs_wait_device", "cuCtxSynchronize", "[gpu] xs_k_dev_b"),
+		     ITERS * 8000);
+	cr_expect_eq(wait_weight(&f, "xs_wait_copy", "cuMemcpyDtoH_v2", "[gpu] memcpy DtoH"),
+		     ITERS * 8000);
+	/* The rest of each wait is the wait's own. */
+	expect_near((double)wait_weight(&f, "xs_wait_stream", "cuStreamSynchronize", NULL),
+		    t.stream_us - ITERS * 10000, 0.1, "stream waits, no GPU work");
+	/* Not counted twice: the sleeping inside the calls is not off-CPU time as well. */
+	cr_expect(outside_wait(&f, "xs_wait_stream") < 0.05 * t.stream_us,
+		  "%llu us under xs_wait_stream outside the wait",
+		  (unsigned long long)outside_wait(&f, "xs_wait_stream"));
+	cr_expect(outside_wait(&f, "xs_wait_device") < 0.05 * t.device_us,
+		  "%llu us under xs_wait_device outside the wait",
+		  (unsigned long long)outside_wait(&f, "xs_wait_device"));
+	folded_free(&f);
+	log = read_file(err);
+	cr_expect(strstr(log, "GPU waits: 24 calls waited"), "%s", log);
+	free(log);
+}
+
+Test(gpu_waits, merged_view_of_an_on_cpu_profile_shows_the_waits, .timeout = 120)
+{
+	static const char *const flags[] = {"--gpu-mode", "merged", "--weight", "us", NULL};
+	const char *out = test_path("waits_merged", ".folded");
+	const char *err = test_path("waits_merged", ".err");
+	const char *wout = test_path("waits_merged", ".out");
+	struct truth t = {0};
+	struct folded f;
+
+	run_waits(flags, out, wout, err);
+	read_truth(wout, &t);
+	folded_load(out, &f);
+	/* In samples (99 Hz) shown in us: each stack within half a sample of its time. */
+	expect_near((double)wait_weight(&f, "xs_wait_stream", "cuStreamSynchronize", "*"),
+		    t.stream_us, 2 * HALF_SAMPLE_US / t.stream_us, "stream waits");
+	expect_near((double)wait_weight(&f, "xs_wait_device", "cuCtxSynchronize", "*"), t.device_us,
+		    3 * HALF_SAMPLE_US / t.device_us, "device waits");
+	expect_near(
+		(double)wait_weight(&f, "xs_wait_device", "cuCtxSynchronize", "[gpu] xs_k_dev_b"),
+		ITERS * 8000, HALF_SAMPLE_US / (ITERS * 8000), "device wait, xs_k_dev_b");
+	folded_free(&f);
+}
+
+Test(gpu_waits, cpu_view_has_no_wait_frames, .timeout = 120)
+{
+	static const char *const flags[] = {"--gpu-mode", "cpu", NULL};
+	const char *out = test_path("waits_cpu", ".folded"), *err = test_path("waits_cpu", ".err");
+	const char *wout = test_path("waits_cpu", ".out");
+	struct folded f;
+
+	run_waits(flags, out, wout, err);
+	folded_load(out, &f);
+	cr_expect_eq(folded_count_with(&f, WAIT), 0);
+	folded_free(&f);
+}
