@@ -806,7 +806,9 @@ static bool rec_accepts(void *ctx, uint32_t pid)
 /* A stopped recording's profile in its format, into r->result. */
 static int rec_render(struct service *s, struct svc_rec *r, uint64_t *ret_samples)
 {
-	struct output_meta meta = {.unit = profile__unit_name(r->view.unit)};
+	struct output_meta meta = {.unit = profile__unit_name(r->view.cpu_mode != XSPROFD_MODE_CPU
+								      ? WEIGHT_US
+								      : r->view.unit)};
 	struct gpu_join_scope scope = {
 		.accept_pid = rec_accepts, .ctx = r, .since_ns = r->started_ns};
 	struct cuda_probes *cp = recording__cuda(r->rec);
@@ -824,8 +826,12 @@ static int rec_render(struct service *s, struct svc_rec *r, uint64_t *ret_sample
 	err = session_profile__build(&sp, r->rec, s->sym,
 				     s->cupti ? cupti_server__store(s->cupti) : NULL, &scope,
 				     &r->view, &s->corr[si < 0 ? 0 : si]);
-	snprintf(title, sizeof(title), "xsprof recording %u: %.1f s at %u Hz", r->id,
-		 (r->finished_ns - r->started_ns) / 1e9, r->freq_hz);
+	snprintf(title, sizeof(title), "xsprof recording %u: %.1f s %s at %u Hz", r->id,
+		 (r->finished_ns - r->started_ns) / 1e9,
+		 r->view.cpu_mode == XSPROFD_MODE_OFFCPU ? "off-CPU time"
+		 : r->view.cpu_mode == XSPROFD_MODE_WALL ? "wall time"
+							 : "on-CPU samples",
+		 r->freq_hz);
 	meta.title = title;
 	sp.pd.start_ns = r->started_ns;
 	sp.pd.end_ns = r->finished_ns;
@@ -1021,6 +1027,13 @@ static int parse_view(struct json_object *body, struct svc_rec *r, char *msg, si
 			return -EINVAL;
 		}
 	}
+	if (body && json_object_object_get_ex(body, "mode", &v)) {
+		str = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+		if (xsprofd_mode__from_name(str, &r->view.cpu_mode)) {
+			snprintf(msg, size, "mode must be cpu, offcpu or wall");
+			return -EINVAL;
+		}
+	}
 	if (body && json_object_object_get_ex(body, "correlate", &v)) {
 		int i = strategy_index(
 			json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "");
@@ -1143,6 +1156,10 @@ static enum MHD_Result api_record_start(struct service *s, struct req *q, struct
 	ro.keep_launch_uprobes =
 		!strcmp(r->view.strategy, "timestamp") || !strcmp(r->view.strategy, "stream");
 	ro.max_timeline = r->format == OUTPUT_CHROME_JSON ? RECORD_MAX_TIMELINE : 0;
+	/* Off-CPU and wall recordings: the sched_switch program too (10 us minimum block). */
+	ro.offcpu = r->view.cpu_mode != XSPROFD_MODE_CPU;
+	ro.offcpu_min_ns = 10000;
+	ro.gpu_wait_exclusive = r->view.cpu_mode == XSPROFD_MODE_WALL;
 	r->rec = recording__new(s->ev, &ro, s->sym, &what);
 	if (!r->rec) {
 		snprintf(msg, sizeof(msg), "%s failed: %s", what, strerror(errno));

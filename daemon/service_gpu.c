@@ -8,8 +8,12 @@
 #include "daemon/cuda_probes.h"
 #include "daemon/fold.h"
 #include "daemon/gpu_join.h"
+#include "daemon/gpu_waits.h"
+#include "daemon/launch_store.h"
+#include "daemon/options.h"
 #include "daemon/recording.h"
 #include "daemon/service_gpu.h"
+#include "daemon/session_tree.h"
 #include "daemon/stack_names.h"
 #include "output/calltree.h"
 #include "output/profile.h"
@@ -31,12 +35,18 @@ int session_profile__build(struct session_profile *sp, struct recording *rec,
 	sp->join = gpu_join__new();
 	if (!sp->tree || !sp->join)
 		return -ENOMEM;
-	err = recording__fold(rec, sp->tree, &fs);
+	err = session_tree__build(rec, sym, view->cpu_mode, view->freq_hz, NULL, NULL, sp->tree,
+				  &fs);
 	if (err)
 		return err;
 	pd->cpu_tree = sp->tree;
 	pd->sample_period_ns = 1000000000ull / (view->freq_hz ? view->freq_hz : 1);
 	pd->unit = view->unit;
+	if (view->cpu_mode != XSPROFD_MODE_CPU) {
+		/* Off-CPU and wall trees are in microseconds already. */
+		pd->sample_period_ns = 1000;
+		pd->unit = WEIGHT_US;
+	}
 	if (ls || gs) {
 		err = gpu_join__run(sp->join, ls, gs, scope, view->strategy, pd, cs);
 		if (err)
@@ -44,7 +54,7 @@ int session_profile__build(struct session_profile *sp, struct recording *rec,
 	}
 	pd->mode = view->mode_set ? view->mode : pd->nr_gpu ? GPU_MODE_MERGED : GPU_MODE_CPU;
 	pd->samples = recording__timeline(rec, &pd->nr_samples, &dropped);
-	if (pd->nr_samples || pd->nr_launches) {
+	if (pd->nr_samples || pd->nr_launches || (ls && launch_store__nr_waits(ls))) {
 		sp->names = stack_names__new(recording__stacks(rec), ls, sym);
 		if (!sp->names)
 			return -errno;
@@ -52,7 +62,11 @@ int session_profile__build(struct session_profile *sp, struct recording *rec,
 		pd->name = stack_names__comm;
 		pd->ctx = sp->names;
 	}
-	return 0;
+	/* The wall and merged views: the time spent waiting for the GPU. */
+	if (ls && (view->cpu_mode == XSPROFD_MODE_WALL || pd->mode == GPU_MODE_MERGED))
+		err = gpu_waits__add(ls, pd, sp->tree, pd->sample_period_ns, NULL, NULL,
+				     &sp->waits);
+	return err;
 }
 
 void session_profile__release(struct session_profile *sp)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "correlate/correlate.h"
+#include "daemon/gpu_waits.h"
 #include "output/profile.h"
 
 struct calltree;
@@ -29,6 +30,7 @@ struct session_view {
 	enum weight_unit unit;
 	unsigned int freq_hz;
 	const char *strategy; /* correlation strategy name */
+	int cpu_mode;	      /* enum xsprofd_mode: on-CPU samples, off-CPU time or wall time */
 };
 
 /* A profile and what it points at. */
@@ -37,6 +39,7 @@ struct session_profile {
 	struct calltree *tree;
 	struct stack_names *names;
 	struct gpu_join *join;
+	struct gpu_waits_stats waits; /* what the GPU waits came to */
 };
 
 /*
