@@ -97,7 +97,10 @@ static const char usage_text[] =
 	"      --mode MODE           cpu: samples of running threads (default); offcpu: the time\n"
 	"                            threads spent off the CPU (blocked, sleeping, or waiting for\n"
 	"                            a CPU), in us, under the stack they left it from; wall: both,\n"
-	"                            in us, so each thread adds up to its wall time\n"
+	"                            in us, so each thread adds up to its wall time (sampled at\n"
+	"                            999 Hz unless --freq says otherwise); time in CUDA calls\n"
+	"                            that wait for the GPU shows as [wait gpu] (and with\n"
+	"                            --gpu-mode merged)\n"
 	"      --min-block-us N      off-CPU stretches shorter than N us are ignored (default 10)\n"
 	"      --report              print the top functions by self and total share on stdout\n"
 	"      --comm NAME           only processes of this name (as ps -o comm shows it, at\n"
@@ -792,7 +795,9 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 	int err;
 
 	if (!o->freq_set)
-		o->freq_hz = o->foreground ? XSPROFD_ONESHOT_FREQ : XSPROFD_SERVICE_FREQ;
+		o->freq_hz = !o->foreground		    ? XSPROFD_SERVICE_FREQ
+			     : o->mode == XSPROFD_MODE_WALL ? XSPROFD_WALL_FREQ
+							    : XSPROFD_ONESHOT_FREQ;
 	err = gpu_finish(o); /* GPU path (cuda_probes) */
 	if (err)
 		return err;

@@ -131,9 +131,11 @@ Test(offcpu, offcpu_view_holds_the_waits_not_the_computing, .timeout = 120)
 		cr_expect(us[k] > 0.85 * t.us[k] && us[k] < 1.1 * t.us[k],
 			  "%s: %.0f us off the CPU, %.0f us measured", parts[k], us[k], t.us[k]);
 	cr_expect(us[0] < 0.5 * t.us[0], "compute_fn: %.0f us off the CPU of %.0f", us[0], t.us[0]);
-	/* Each wait's share of the off-CPU time, as measured, within 2 points. */
+	/* Each wait's share of the waits' off-CPU time, as measured, within 2 points (the
+	 * computing is off the CPU only when preempted, which a busy machine does). */
 	for (int k = 1; k < NPARTS; k++) {
-		double want = 100.0 * t.us[k] / waits, got = 100.0 * us[k] / total;
+		double want = 100.0 * t.us[k] / waits,
+		       got = 100.0 * us[k] / (us[1] + us[2] + us[3]);
 
 		cr_log_info("%-10s off-CPU share measured %5.1f%%, profiled %5.1f%%\n", parts[k],
 			    want, got);

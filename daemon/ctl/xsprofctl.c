@@ -69,7 +69,8 @@ static const char usage_text[] =
 	"  -p, --pid PID[,PID...]  processes to record (repeatable); their descendants too\n"
 	"      --no-children       only the named processes, not their descendants\n"
 	"  -d, --duration S        seconds to record (default 10)\n"
-	"  -F, --freq HZ           samples per second, 1..10000 (default 99)\n"
+	"  -F, --freq HZ           samples per second, 1..10000 (default 99; 999 with\n"
+	"                          --mode wall)\n"
 	"  -o, --output FILE       the format follows FILE's extension: .folded or .txt\n"
 	"                          (folded stacks), .svg (flamegraph), .json (Chrome trace;\n"
 	"                          not for flamegraph), .pb.gz (pprof); - for folded on stdout\n"
@@ -747,7 +748,8 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 					   {"mode", required_argument, NULL, 'm'},
 					   PROFILE_LONG_OPTS,
 					   {}};
-	long freq = 99;
+	long freq = 0;
+	bool wall = false;
 	char *end;
 	int c, st = 0;
 
@@ -762,6 +764,7 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 			else
 				json_object_object_add(a->req, "mode",
 						       json_object_new_string(optarg));
+			wall = !strcmp(optarg, "wall");
 			break;
 		case 'p':
 			st = add_pid_list(optarg, a->pids);
@@ -804,6 +807,9 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 	}
 	if (!st)
 		st = check_output(a->out, &a->fmt);
+	/* Wall time's on-CPU part is sampled: 999 Hz keeps each share within a point. */
+	if (!freq)
+		freq = wall ? 999 : 99;
 	json_object_object_add(a->req, "freq_hz", json_object_new_int64(freq));
 	return st;
 }
