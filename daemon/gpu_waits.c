@@ -84,6 +84,12 @@ static int index_calls(struct waits *w)
 	return 0;
 }
 
+static bool is_work(const struct corr_gpu_rec *g)
+{
+	return g->kind == CORR_GPU_KERNEL || g->kind == CORR_GPU_MEMCPY ||
+	       g->kind == CORR_GPU_MEMSET;
+}
+
 /* What the join learnt: the handle each uprobe launch named and the stream its work ran on. */
 static int index_handles(struct waits *w)
 {
@@ -106,9 +112,11 @@ static int index_handles(struct waits *w)
 			.pid = l->pid, .stream_id = g->stream_id, .handle = l->stream};
 	}
 	qsort(w->handles, w->nr_handles, sizeof(*w->handles), cmp_handle);
+	/* Only what a wait looks at: a long NVTX range or API call must not widen every scan. */
 	for (size_t i = 0; i < pd->nr_gpu; i++)
-		if (pd->gpu[i].end_ns - pd->gpu[i].start_ns > w->max_gpu_ns &&
-		    pd->gpu[i].end_ns > pd->gpu[i].start_ns)
+		if ((is_work(&pd->gpu[i]) || pd->gpu[i].kind == CORR_GPU_SYNC) &&
+		    pd->gpu[i].end_ns > pd->gpu[i].start_ns &&
+		    pd->gpu[i].end_ns - pd->gpu[i].start_ns > w->max_gpu_ns)
 			w->max_gpu_ns = pd->gpu[i].end_ns - pd->gpu[i].start_ns;
 	return 0;
 }
@@ -120,12 +128,6 @@ static const struct launch_event *call_of(const struct waits *w, const struct la
 	const struct call_ix *c = bsearch(&key, w->calls, w->nr_calls, sizeof(key), cmp_call);
 
 	return c ? &launch_store__events(w->ls)[c->event] : NULL;
-}
-
-static bool is_work(const struct corr_gpu_rec *g)
-{
-	return g->kind == CORR_GPU_KERNEL || g->kind == CORR_GPU_MEMCPY ||
-	       g->kind == CORR_GPU_MEMSET;
 }
 
 /* First GPU record (sorted by start) that may still be running at t. */

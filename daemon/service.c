@@ -1034,6 +1034,18 @@ static int parse_view(struct json_object *body, struct svc_rec *r, char *msg, si
 			return -EINVAL;
 		}
 	}
+	if (body && json_object_object_get_ex(body, "group_by", &v)) {
+		static const char *const groups[] = {"", "unit", "container", "comm"};
+
+		str = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+		for (int g = XSPROFD_GROUP_UNIT; g <= XSPROFD_GROUP_COMM && !r->view.group_by; g++)
+			if (!strcmp(str, groups[g]))
+				r->view.group_by = g;
+		if (!r->view.group_by) {
+			snprintf(msg, size, "group_by must be unit, container or comm");
+			return -EINVAL;
+		}
+	}
 	if (body && json_object_object_get_ex(body, "correlate", &v)) {
 		int i = strategy_index(
 			json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "");

@@ -9,6 +9,7 @@
 #include "daemon/fold.h"
 #include "daemon/gpu_join.h"
 #include "daemon/gpu_waits.h"
+#include "daemon/group_by.h"
 #include "daemon/launch_store.h"
 #include "daemon/options.h"
 #include "daemon/recording.h"
@@ -35,8 +36,10 @@ int session_profile__build(struct session_profile *sp, struct recording *rec,
 	sp->join = gpu_join__new();
 	if (!sp->tree || !sp->join)
 		return -ENOMEM;
-	err = session_tree__build(rec, sym, view->cpu_mode, view->freq_hz, NULL, NULL, sp->tree,
-				  &fs);
+	if (view->group_by && !(sp->groups = group_by__new(view->group_by)))
+		return -ENOMEM;
+	err = session_tree__build(rec, sym, view->cpu_mode, view->freq_hz,
+				  sp->groups ? group_by__root : NULL, sp->groups, sp->tree, &fs);
 	if (err)
 		return err;
 	pd->cpu_tree = sp->tree;
@@ -64,14 +67,15 @@ int session_profile__build(struct session_profile *sp, struct recording *rec,
 	}
 	/* The wall and merged views: the time spent waiting for the GPU. */
 	if (ls && (view->cpu_mode == XSPROFD_MODE_WALL || pd->mode == GPU_MODE_MERGED))
-		err = gpu_waits__add(ls, pd, sp->tree, pd->sample_period_ns, NULL, NULL,
-				     &sp->waits);
+		err = gpu_waits__add(ls, pd, sp->tree, pd->sample_period_ns,
+				     sp->groups ? group_by__root : NULL, sp->groups, &sp->waits);
 	return err;
 }
 
 void session_profile__release(struct session_profile *sp)
 {
 	stack_names__free(sp->names);
+	group_by__free(sp->groups);
 	gpu_join__free(sp->join);
 	calltree__free(sp->tree);
 	memset(sp, 0, sizeof(*sp));

@@ -16,6 +16,7 @@
 
 struct calltree;
 struct gpu_join;
+struct group_by;
 struct gpu_join_scope;
 struct gpu_store;
 struct launch_store;
@@ -31,6 +32,7 @@ struct session_view {
 	unsigned int freq_hz;
 	const char *strategy; /* correlation strategy name */
 	int cpu_mode;	      /* enum xsprofd_mode: on-CPU samples, off-CPU time or wall time */
+	int group_by;	      /* enum xsprofd_group_by: a root level above the process, or none */
 };
 
 /* A profile and what it points at. */
@@ -40,6 +42,7 @@ struct session_profile {
 	struct stack_names *names;
 	struct gpu_join *join;
 	struct gpu_waits_stats waits; /* what the GPU waits came to */
+	struct group_by *groups;      /* view->group_by's names */
 };
 
 /*

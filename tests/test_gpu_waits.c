@@ -6,13 +6,22 @@
  * would. The wall view must show each wait as [wait gpu] under its caller and API, as long as
  * the calls took, with exactly the GPU work of the stream waited for (every stream for the
  * device) as children, and not count the same time again as off-CPU time; the merged view of
- * an on-CPU profile shows the waits too. Needs root and BTF.
+ * an on-CPU profile shows the waits too. Needs root and BTF. And the frames from hand-made
+ * records: streams side by side sharing a device wait, a stream wait's stream from the join.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/xsprof_events.h"
+#include "daemon/cuda_waits.h"
+#include "daemon/gpu_waits.h"
+#include "daemon/launch_store.h"
+#include "output/calltree.h"
+#include "output/folded.h"
+#include "output/profile.h"
 #include "tests/harness.h"
 
 #define COMM  "xs_gpu_wait"
@@ -180,4 +189,128 @@ Test(gpu_waits, cpu_view_has_no_wait_frames, .timeout = 120)
 	folded_load(out, &f);
 	cr_expect_eq(folded_count_with(&f, WAIT), 0);
 	folded_free(&f);
+}
+
+/* ---- The wait frames from records, without BPF ---- */
+
+#define PID 4242
+#define TID 4243
+#define T0  1000000000ull
+#define MS  1000000ull
+
+static void add_call(struct launch_store *ls, unsigned int api, uint64_t t, uint64_t stream)
+{
+	struct xsprof_cuda_call c = {.type = XSPROF_REC_CUDA_CALL,
+				     .tgid = PID,
+				     .tid = TID,
+				     .api = api,
+				     .time_ns = t,
+				     .stream = stream,
+				     .comm = "xs_unit"};
+	struct xsprof_cuda_wait w = {.type = XSPROF_REC_CUDA_WAIT,
+				     .tgid = PID,
+				     .tid = TID,
+				     .api = api,
+				     .entry_ns = t,
+				     .return_ns = t + 10 * MS,
+				     .stream = stream};
+
+	cr_assert_eq(launch_store__add_call(ls, &c), 0);
+	cr_assert_eq(cuda_waits__add_record(ls, &w, sizeof(w)), 0);
+}
+
+static struct corr_gpu_rec kern(const char *name, uint32_t stream, uint64_t start, uint64_t end)
+{
+	return (struct corr_gpu_rec){.kind = CORR_GPU_KERNEL,
+				     .pid = PID,
+				     .stream_id = stream,
+				     .start_ns = start,
+				     .end_ns = end,
+				     .name = name};
+}
+
+/* The tree as folded text (caller frees). */
+static char *folded_text(const struct calltree *t)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	cr_assert(f && !folded__write(t, f) && !fclose(f));
+	return buf;
+}
+
+Test(gpu_waits_records, streams_side_by_side_share_a_device_wait)
+{
+	struct launch_store *ls = launch_store__new(0, 0);
+	struct corr_gpu_rec g[2] = {kern("ka", 7, T0, T0 + 10 * MS),
+				    kern("kb", 9, T0 + 5 * MS, T0 + 20 * MS)};
+	struct profile_data pd = {.gpu = g, .nr_gpu = 2};
+	struct calltree *t = calltree__new();
+	struct gpu_waits_stats st = {};
+	char *txt;
+
+	add_call(ls, XSPROF_CUDA_cuCtxSynchronize, T0, 0);
+	cr_assert_eq(gpu_waits__add(ls, &pd, t, 1000, NULL, NULL, &st), 0);
+	txt = folded_text(t);
+	/* 10 ms of ka and 5 of kb overlap the 10 ms wait: 15 ms of work shares 10 ms. */
+	cr_expect(strstr(txt, "xs_unit;[unknown];cuCtxSynchronize;[wait gpu];[gpu] ka 6667\n"),
+		  "%s", txt);
+	cr_expect(strstr(txt, "xs_unit;[unknown];cuCtxSynchronize;[wait gpu];[gpu] kb 3333\n"),
+		  "%s", txt);
+	cr_expect_eq(calltree__total(t), 10000);
+	cr_expect_eq(st.waits, 1);
+	cr_expect_eq(st.no_stack, 1);
+	free(txt);
+	calltree__free(t);
+	launch_store__free(ls);
+}
+
+Test(gpu_waits_records, a_stream_wait_takes_its_stream_from_the_join)
+{
+	struct launch_store *ls = launch_store__new(0, 0);
+	struct corr_gpu_rec g[3] = {kern("mine", 9, T0 - 2 * MS, T0 + 4 * MS),
+				    kern("other", 7, T0 + 1 * MS, T0 + 9 * MS),
+				    kern("after", 9, T0 + 20 * MS, T0 + 30 * MS)};
+	struct corr_cpu_rec launch = {.kind = CORR_CPU_UPROBE, .pid = PID, .stream = 0x5000};
+	struct profile_join j = {.launch = 0, .gpu = 0};
+	struct profile_data pd = {.gpu = g,
+				  .nr_gpu = 3,
+				  .launches = &launch,
+				  .nr_launches = 1,
+				  .joins = &j,
+				  .nr_joins = 1};
+	struct calltree *t = calltree__new();
+	struct gpu_waits_stats st = {};
+	char *txt;
+
+	add_call(ls, XSPROF_CUDA_cuStreamSynchronize, T0, 0x5000);
+	cr_assert_eq(gpu_waits__add(ls, &pd, t, 1000, NULL, NULL, &st), 0);
+	txt = folded_text(t);
+	/* The launch on handle 0x5000 ran on stream 9: its 4 ms inside the wait, not stream 7's. */
+	cr_expect(strstr(txt, ";cuStreamSynchronize;[wait gpu];[gpu] mine 4000\n"), "%s", txt);
+	cr_expect(strstr(txt, ";cuStreamSynchronize;[wait gpu] 6000\n"), "%s", txt);
+	cr_expect_not(strstr(txt, "other"), "%s", txt);
+	cr_expect_not(strstr(txt, "after"), "%s", txt);
+	cr_expect_eq(st.stream_guess, 0);
+	free(txt);
+	calltree__free(t);
+	launch_store__free(ls);
+}
+
+Test(gpu_waits_records, malformed_wait_records_are_refused)
+{
+	struct launch_store *ls = launch_store__new(0, 0);
+	struct xsprof_cuda_wait w = {.type = XSPROF_REC_CUDA_WAIT,
+				     .api = XSPROF_CUDA_cuLaunchKernel,
+				     .entry_ns = 2,
+				     .return_ns = 3};
+
+	cr_expect_eq(cuda_waits__add_record(ls, &w, sizeof(w) - 1), -EBADMSG);
+	cr_expect_eq(cuda_waits__add_record(ls, &w, sizeof(w)), -EBADMSG, "not a waiting API");
+	w.api = XSPROF_CUDA_cudaDeviceSynchronize;
+	w.return_ns = 1;
+	cr_expect_eq(cuda_waits__add_record(ls, &w, sizeof(w)), -EBADMSG, "returned before entry");
+	cr_expect_eq(launch_store__nr_waits(ls), 0);
+	launch_store__free(ls);
 }

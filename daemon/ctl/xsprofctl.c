@@ -82,6 +82,8 @@ static const char usage_text[] =
 	"  -S, --since DURATION    flamegraph: how far back (default 5m)\n"
 	"  -m, --mode MODE         record: cpu (samples, the default), offcpu (time off the\n"
 	"                          CPU, in us) or wall (both, in us; GPU waits as [wait gpu])\n"
+	"      --group-by WHAT     record: a root level above each process: unit (systemd\n"
+	"                          unit), container or comm (the process name)\n"
 	"\n"
 	"Options:\n"
 	"  -s, --socket PATH   xsprofd's socket (default " DEFAULT_SOCKET ", or $XSPROF_SOCKET)\n"
@@ -746,6 +748,7 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 					   {"freq", required_argument, NULL, 'F'},
 					   {"output", required_argument, NULL, 'o'},
 					   {"mode", required_argument, NULL, 'm'},
+					   {"group-by", required_argument, NULL, 'G'},
 					   PROFILE_LONG_OPTS,
 					   {}};
 	long freq = 0;
@@ -765,6 +768,16 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 				json_object_object_add(a->req, "mode",
 						       json_object_new_string(optarg));
 			wall = !strcmp(optarg, "wall");
+			break;
+		case 'G':
+			if (strcmp(optarg, "unit") && strcmp(optarg, "container") &&
+			    strcmp(optarg, "comm"))
+				st = usage_error(
+					"--group-by '%s': expected unit, container or comm",
+					optarg);
+			else
+				json_object_object_add(a->req, "group_by",
+						       json_object_new_string(optarg));
 			break;
 		case 'p':
 			st = add_pid_list(optarg, a->pids);
@@ -792,7 +805,8 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 		default:
 			if (!profile_opt(c, optarg, a->req, &st))
 				st = usage_error("%s", "record takes --pid, --duration, --freq, "
-						       "--mode, --no-children, --gpu-mode, "
+						       "--mode, --group-by, --no-children, "
+						       "--gpu-mode, "
 						       "--weight, --correlate, -o FILE [-- CMD "
 						       "ARGS]");
 		}
