@@ -150,18 +150,44 @@ static void lookup(int what, uint32_t pid, char *name)
 						      : "[host]");
 }
 
-const char *group_by__root(void *ctx, uint32_t tgid)
+static char *cached(struct group_by *g, uint32_t tgid)
 {
-	struct group_by *g = ctx;
-
 	for (size_t i = 0; i < g->n; i++)
 		if (g->procs[i].tgid == tgid)
 			return g->procs[i].name;
-	if (g->n < GROUP_BY_MAX_PROCS) {
+	return NULL;
+}
+
+void group_by__note(void *ctx, uint32_t tgid)
+{
+	struct group_by *g = ctx;
+	char name[NAME_LEN];
+
+	if (cached(g, tgid) || g->n == GROUP_BY_MAX_PROCS)
+		return;
+	lookup(g->what, tgid, name);
+	if (strcmp(name, "[gone]")) {
 		g->procs[g->n].tgid = tgid;
-		lookup(g->what, tgid, g->procs[g->n].name);
-		return g->procs[g->n++].name;
+		memcpy(g->procs[g->n++].name, name, NAME_LEN);
 	}
+}
+
+const char *group_by__root(void *ctx, uint32_t tgid)
+{
+	struct group_by *g = ctx;
+	char *name = cached(g, tgid);
+
+	/* A name may change at exec: the one now, while the process runs. */
+	if (name && g->what == XSPROFD_GROUP_COMM) {
+		lookup(g->what, tgid, g->scratch);
+		if (strcmp(g->scratch, "[gone]"))
+			memcpy(name, g->scratch, NAME_LEN);
+	}
+	if (name)
+		return name;
+	group_by__note(g, tgid);
+	if ((name = cached(g, tgid)))
+		return name;
 	lookup(g->what, tgid, g->scratch);
 	return g->scratch;
 }

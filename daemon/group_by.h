@@ -18,6 +18,9 @@ struct group_by;
 struct group_by *group_by__new(int what);
 void group_by__free(struct group_by *g);
 
+/* Look tgid's group up now, while it runs (a recording's on_new_process). */
+void group_by__note(void *g, uint32_t tgid);
+
 /* The root frame for process tgid: "nginx.service", "container 3f2a9c1b7d0e", "[no unit]",
  * "[host]" ... Valid while g lives. Matches the fold_root_fn and gpu_waits root signature. */
 const char *group_by__root(void *g, uint32_t tgid);

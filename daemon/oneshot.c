@@ -668,6 +668,9 @@ int oneshot__run(const struct xsprofd_opts *o)
 	for (int i = 0; i < o->nr_pids; i++)
 		if (preflight__pid(o->pids[i]))
 			return 1;
+	for (int i = 0; i < o->nr_tids; i++)
+		if (preflight__tid(o->tids[i]))
+			return 1;
 	for (int i = 0; i < o->nr_outputs; i++)
 		if (preflight__output(o->outputs[i].path))
 			return 1;
@@ -737,6 +740,12 @@ int oneshot__run(const struct xsprofd_opts *o)
 		ropts.cgroup_fd = cgroup_fd;
 		log_debug("cgroup filter: %s", cgroup_dir);
 	}
+	if (o->group_by && !(groups = group_by__new(o->group_by))) {
+		log_err("out of memory setting up");
+		goto out;
+	}
+	ropts.on_new_process = groups ? group_by__note : NULL;
+	ropts.on_new_process_ctx = groups;
 	sym = symbolizer__new(&yopts);
 	if (!sym) {
 		log_err("out of memory setting up");
@@ -797,10 +806,6 @@ int oneshot__run(const struct xsprofd_opts *o)
 		log_err("out of memory building the profile");
 		goto out;
 	}
-	if (o->group_by && !(groups = group_by__new(o->group_by))) {
-		log_err("out of memory building the profile");
-		goto out;
-	}
 	err = session_tree__build(rec, sym, o->mode, o->freq_hz, groups ? group_by__root : NULL,
 				  groups, tree, &fs);
 	if (err) {
@@ -833,6 +838,8 @@ int oneshot__run(const struct xsprofd_opts *o)
 		pd.name = stack_names__comm;
 		pd.ctx = names;
 	}
+	pd.root = groups ? group_by__root : NULL;
+	pd.root_ctx = groups;
 	if (add_waits(o, launches, &pd, tree, recording__cuda(rec), groups))
 		goto out;
 	recording_report(rec, o, cpu_seconds() - cpu1, &fs, sym);

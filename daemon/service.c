@@ -26,6 +26,7 @@
 #include "daemon/cupti_server.h"
 #include "daemon/fold.h"
 #include "daemon/gpu_join.h"
+#include "daemon/group_by.h"
 #include "daemon/launch_store.h"
 #include "daemon/http.h"
 #include "daemon/log.h"
@@ -894,6 +895,7 @@ static void finish_rec(struct service *s, struct svc_rec *r)
 static void free_rec(struct svc_rec *r)
 {
 	recording__free(r->rec);
+	group_by__free(r->view.groups);
 	sd_event_source_disable_unref(r->end);
 	sd_event_source_disable_unref(r->exit_watch);
 	if (r->pidfd >= 0)
@@ -1172,6 +1174,13 @@ static enum MHD_Result api_record_start(struct service *s, struct req *q, struct
 	ro.offcpu = r->view.cpu_mode != XSPROFD_MODE_CPU;
 	ro.offcpu_min_ns = 10000;
 	ro.gpu_wait_exclusive = r->view.cpu_mode == XSPROFD_MODE_WALL;
+	/* --group-by: each process's unit or container read while it runs. */
+	if (r->view.group_by && !(r->view.groups = group_by__new(r->view.group_by))) {
+		ret = reply_error(c, 500, "out of memory", NULL);
+		goto out;
+	}
+	ro.on_new_process = r->view.groups ? group_by__note : NULL;
+	ro.on_new_process_ctx = r->view.groups;
 	r->rec = recording__new(s->ev, &ro, s->sym, &what);
 	if (!r->rec) {
 		snprintf(msg, sizeof(msg), "%s failed: %s", what, strerror(errno));

@@ -27,6 +27,7 @@ int session_profile__build(struct session_profile *sp, struct recording *rec,
 	const struct launch_store *ls =
 		recording__cuda(rec) ? cuda_probes__store(recording__cuda(rec)) : NULL;
 	struct profile_data *pd = &sp->pd;
+	struct group_by *groups;
 	struct fold_stats fs;
 	uint64_t dropped = 0;
 	int err;
@@ -36,13 +37,16 @@ int session_profile__build(struct session_profile *sp, struct recording *rec,
 	sp->join = gpu_join__new();
 	if (!sp->tree || !sp->join)
 		return -ENOMEM;
-	if (view->group_by && !(sp->groups = group_by__new(view->group_by)))
+	if (view->group_by && !view->groups && !(sp->groups = group_by__new(view->group_by)))
 		return -ENOMEM;
+	groups = view->groups ? view->groups : sp->groups;
 	err = session_tree__build(rec, sym, view->cpu_mode, view->freq_hz,
-				  sp->groups ? group_by__root : NULL, sp->groups, sp->tree, &fs);
+				  groups ? group_by__root : NULL, groups, sp->tree, &fs);
 	if (err)
 		return err;
 	pd->cpu_tree = sp->tree;
+	pd->root = groups ? group_by__root : NULL;
+	pd->root_ctx = groups;
 	pd->sample_period_ns = 1000000000ull / (view->freq_hz ? view->freq_hz : 1);
 	pd->unit = view->unit;
 	if (view->cpu_mode != XSPROFD_MODE_CPU) {
@@ -68,7 +72,7 @@ int session_profile__build(struct session_profile *sp, struct recording *rec,
 	/* The wall and merged views: the time spent waiting for the GPU. */
 	if (ls && (view->cpu_mode == XSPROFD_MODE_WALL || pd->mode == GPU_MODE_MERGED))
 		err = gpu_waits__add(ls, pd, sp->tree, pd->sample_period_ns,
-				     sp->groups ? group_by__root : NULL, sp->groups, &sp->waits);
+				     groups ? group_by__root : NULL, groups, &sp->waits);
 	return err;
 }
 

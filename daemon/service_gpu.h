@@ -33,6 +33,7 @@ struct session_view {
 	const char *strategy; /* correlation strategy name */
 	int cpu_mode;	      /* enum xsprofd_mode: on-CPU samples, off-CPU time or wall time */
 	int group_by;	      /* enum xsprofd_group_by: a root level above the process, or none */
+	struct group_by *groups; /* its names, noted while the processes ran (may be NULL) */
 };
 
 /* A profile and what it points at. */

@@ -70,6 +70,9 @@ struct profile_data {
 	profile_stack_fn stack; /* required when samples or launches are given */
 	profile_name_fn name;	/* optional */
 	void *ctx;
+	/* A frame above the process name of the stacks made here (--group-by); NULL: none. */
+	const char *(*root)(void *root_ctx, uint32_t pid);
+	void *root_ctx;
 
 	enum gpu_mode mode;
 	enum weight_unit unit;

@@ -20,5 +20,5 @@ target_link_libraries(xs_gpu_wait PRIVATE xs_cuda_wait)
 
 xsprof_unit_test(test_gpu_waits SOURCES test_gpu_waits.c harness.c LIBS xsprofd_core)
 target_compile_definitions(test_gpu_waits PRIVATE XSPROFD_PATH="$<TARGET_FILE:xsprofd>"
-	XS_GPU_WAIT_PATH="$<TARGET_FILE:xs_gpu_wait>")
-add_dependencies(test_gpu_waits xsprofd xs_gpu_wait)
+	XS_GPU_WAIT_PATH="$<TARGET_FILE:xs_gpu_wait>" XS_CUDA_PATH="$<TARGET_FILE:xs_cuda>")
+add_dependencies(test_gpu_waits xsprofd xs_gpu_wait xs_cuda)

@@ -191,6 +191,57 @@ Test(gpu_waits, cpu_view_has_no_wait_frames, .timeout = 120)
 	folded_free(&f);
 }
 
+/*
+ * The real libcudart.so.13 (no GPU: its calls fail fast, the probes fire) and the fake driver of
+ * test_cuda_probes: xs_cuda makes 15 runtime and 5 driver calls that wait (cuda_calls.c; the
+ * cuStreamSynchronize inside cuGraphLaunch is not a wait of its own), each a [wait gpu] frame
+ * under its caller and API.
+ */
+Test(gpu_waits, real_libcudart_waits_each_under_its_caller, .timeout = 120)
+{
+	const char *out = test_path("waits_rt", ".folded"), *err = test_path("waits_rt", ".err");
+	char *argv[] = {XSPROFD_PATH,
+			"-f",
+			"--mode",
+			"wall",
+			"--cupti-socket",
+			(char *)test_path("waits_rt", ".sock"),
+			"-o",
+			(char *)out,
+			"--",
+			XS_CUDA_PATH,
+			NULL};
+	static const char *const expect[][2] = {
+		{"xs_sync", "cudaStreamSynchronize"},  {"xs_sync", "cudaStreamSynchronize_ptsz"},
+		{"xs_sync", "cudaEventSynchronize"},   {"xs_sync", "cudaDeviceSynchronize"},
+		{"xs_setup", "cudaDeviceSynchronize"}, {"xs_driver", "cudaStreamSynchronize"},
+		{"xs_driver", "cuStreamSynchronize"},  {"xs_driver", "cuStreamSynchronize_ptsz"},
+		{"xs_driver", "cuEventSynchronize"},   {"xs_driver", "cuCtxSynchronize"},
+	};
+	struct folded f;
+	char *log;
+
+	cr_assert_eq(run(argv, NULL, err), 0, "%s", read_file(err));
+	log = read_file(err);
+	cr_expect(strstr(log, "GPU waits: 20 calls waited"), "%s", log);
+	free(log);
+	folded_load(out, &f);
+	for (size_t k = 0; k < sizeof(expect) / sizeof(expect[0]); k++) {
+		uint64_t w = 0;
+
+		for (size_t i = 0; i < f.n; i++) {
+			const struct folded_line *l = &f.lines[i];
+			int at = folded_find(l, expect[k][0]);
+
+			if (at >= 0 && at + 3 == l->n && !strcmp(l->frames[at + 1], expect[k][1]) &&
+			    !strcmp(l->frames[at + 2], WAIT))
+				w += l->count;
+		}
+		cr_expect_gt(w, 0, "no %s;%s;" WAIT, expect[k][0], expect[k][1]);
+	}
+	folded_free(&f);
+}
+
 /* ---- The wait frames from records, without BPF ---- */
 
 #define PID 4242
@@ -313,4 +364,30 @@ Test(gpu_waits_records, malformed_wait_records_are_refused)
 	cr_expect_eq(cuda_waits__add_record(ls, &w, sizeof(w)), -EBADMSG, "returned before entry");
 	cr_expect_eq(launch_store__nr_waits(ls), 0);
 	launch_store__free(ls);
+}
+
+/* --group-by comm: the process name above every stack, CPU, wait and GPU alike. */
+Test(gpu_waits, group_by_roots_every_kind_of_stack, .timeout = 120)
+{
+	static const char *const flags[] = {"--mode", "wall", "--group-by", "comm", NULL};
+	const char *out = test_path("waits_group", ".folded");
+	const char *err = test_path("waits_group", ".err");
+	const char *wout = test_path("waits_group", ".out");
+	size_t waits = 0, unlaunched = 0;
+	struct folded f;
+
+	run_waits(flags, out, wout, err);
+	folded_load(out, &f);
+	for (size_t i = 0; i < f.n; i++) {
+		const struct folded_line *l = &f.lines[i];
+
+		cr_expect_str_eq(l->frames[0], COMM);
+		cr_assert_gt(l->n, 2);
+		waits += folded_find(l, WAIT) > 1 && !strcmp(l->frames[1], COMM);
+		unlaunched +=
+			!strcmp(l->frames[2], "[no launch stack]") && !strcmp(l->frames[1], COMM);
+	}
+	folded_free(&f);
+	cr_expect_gt(waits, 0, "no [wait gpu] under the group and the thread");
+	cr_expect_gt(unlaunched, 0, "no GPU work under the group and the process");
 }

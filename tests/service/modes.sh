@@ -4,7 +4,8 @@
 # against a real xsprofd on private socket paths. The wall recording of a thread that computes,
 # sleeps, waits on a pipe and on a mutex gives each part its measured share within 2 points; the
 # off-CPU recording holds the three waits, not the computing; a wall recording of CUDA calls
-# that wait for the GPU shows them as [wait gpu] with the GPU work that ran meanwhile.
+# that wait for the GPU shows them as [wait gpu] with the GPU work that ran meanwhile; and
+# --group-by puts the process name above each stack.
 # Every check prints "ok" or "FAIL"; any FAIL makes the exit status 1. Needs root and BTF.
 #
 # Usage: tests/service/modes.sh BUILD_DIR      (ctest runs it as service_modes)
@@ -133,6 +134,17 @@ want=$(awk '/^xs_wait_stream/ {print $2}' "$dir/gpu.truth")
 $py -c "import sys; sys.exit(0 if abs($w - $want) <= 0.05 * $want else 1)" &&
 	pass "the stream waits weigh $w us, measured $want" ||
 	fail "the stream waits weigh $w us, measured $want"
+
+step "record --group-by comm: the process name above each stack"
+ctl -q record --mode wall --group-by comm -o "$dir/group.folded" -- "$wallsplit" 2 >/dev/null ||
+	fail "record --group-by comm failed"
+n=$( { grep -vE '^#' "$dir/group.folded" || true; } | wc -l)
+bad=$( { grep -vE '^#' "$dir/group.folded" || true; } | { grep -vE '^xs_wallsplit;' || true; } | wc -l)
+((n > 0 && bad == 0)) && pass "all $n stacks under xs_wallsplit" ||
+	fail "$bad of $n stacks not under the group xs_wallsplit: $(head -3 "$dir/group.folded")"
+rc=0
+ctl record --group-by pod -o "$dir/x.folded" -- true 2>"$dir/err" || rc=$?
+[[ $rc == 2 ]] && pass "--group-by pod refused (exit 2)" || fail "--group-by pod: exit $rc"
 
 step "a bad mode is refused"
 rc=0
