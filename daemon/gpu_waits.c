@@ -316,3 +316,27 @@ void gpu_waits__report(const struct gpu_waits_stats *st, const struct launch_sto
 			 (unsigned long long)bpf->drop_ringbuf,
 			 (unsigned long long)ss.waits_dropped);
 }
+
+int gpu_waits__timeline(const struct launch_store *ls, struct profile_wait **ret, size_t *ret_n)
+{
+	const struct launch_wait *lw = ls ? launch_store__waits(ls) : NULL;
+	size_t n = ls ? launch_store__nr_waits(ls) : 0;
+	struct profile_wait *v;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (!n)
+		return 0;
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		v[i] = (struct profile_wait){.start_ns = lw[i].entry_ns,
+					     .end_ns = lw[i].return_ns,
+					     .pid = lw[i].tgid,
+					     .tid = lw[i].tid,
+					     .api = cuda_api__name(lw[i].api)};
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}

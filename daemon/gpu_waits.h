@@ -11,6 +11,7 @@
 #ifndef XSPROF_DAEMON_GPU_WAITS_H
 #define XSPROF_DAEMON_GPU_WAITS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "daemon/fold.h"
@@ -19,6 +20,7 @@ struct calltree;
 struct xsprof_wait_stats;
 struct launch_store;
 struct profile_data;
+struct profile_wait;
 
 struct gpu_waits_stats {
 	uint64_t waits;	       /* waits added */
@@ -40,6 +42,10 @@ struct gpu_waits_stats {
 int gpu_waits__add(const struct launch_store *ls, const struct profile_data *pd,
 		   struct calltree *tree, uint64_t ns_per_unit, fold_root_fn root, void *root_ctx,
 		   struct gpu_waits_stats *ret_stats);
+
+/* ls's waits as timeline slices into a new array (*ret, free() it; NULL when none). 0 or
+ * -ENOMEM. */
+int gpu_waits__timeline(const struct launch_store *ls, struct profile_wait **ret, size_t *ret_n);
 
 /* Log what the waits came to (a line when there were any; losses as warnings). */
 void gpu_waits__report(const struct gpu_waits_stats *st, const struct launch_store *ls,

@@ -645,6 +645,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 	struct calltree *tree = NULL;
 	struct stack_names *names = NULL;
 	struct group_by *groups = NULL;
+	struct profile_wait *waits = NULL;
 	struct oneshot_gpu *gpu = NULL;
 	struct gpu_scope scope;
 	const struct launch_store *launches = NULL;
@@ -842,6 +843,11 @@ int oneshot__run(const struct xsprofd_opts *o)
 	pd.root_ctx = groups;
 	if (add_waits(o, launches, &pd, tree, recording__cuda(rec), groups))
 		goto out;
+	if (ropts.max_timeline && gpu_waits__timeline(launches, &waits, &pd.nr_waits)) {
+		log_err("out of memory building the timeline");
+		goto out;
+	}
+	pd.waits = waits;
 	recording_report(rec, o, cpu_seconds() - cpu1, &fs, sym);
 	if (timeline_dropped)
 		log_warn("%llu samples left off the timeline (the Chrome trace keeps %u at most, "
@@ -876,6 +882,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 	if (write_launches(o, rec, sym, &meta))
 		status = 1;
 out:
+	free(waits);
 	group_by__free(groups);
 	stack_names__free(names);
 	oneshot_gpu__free(gpu);

@@ -73,6 +73,9 @@ int session_profile__build(struct session_profile *sp, struct recording *rec,
 	if (ls && (view->cpu_mode == XSPROFD_MODE_WALL || pd->mode == GPU_MODE_MERGED))
 		err = gpu_waits__add(ls, pd, sp->tree, pd->sample_period_ns,
 				     groups ? group_by__root : NULL, groups, &sp->waits);
+	if (!err && pd->nr_samples)
+		err = gpu_waits__timeline(ls, &sp->waits_timeline, &pd->nr_waits);
+	pd->waits = sp->waits_timeline;
 	return err;
 }
 
@@ -80,6 +83,7 @@ void session_profile__release(struct session_profile *sp)
 {
 	stack_names__free(sp->names);
 	group_by__free(sp->groups);
+	free(sp->waits_timeline);
 	gpu_join__free(sp->join);
 	calltree__free(sp->tree);
 	memset(sp, 0, sizeof(*sp));

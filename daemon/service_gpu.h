@@ -42,8 +42,9 @@ struct session_profile {
 	struct calltree *tree;
 	struct stack_names *names;
 	struct gpu_join *join;
-	struct gpu_waits_stats waits; /* what the GPU waits came to */
-	struct group_by *groups;      /* view->group_by's names */
+	struct gpu_waits_stats waits;	     /* what the GPU waits came to */
+	struct group_by *groups;	     /* view->group_by's names */
+	struct profile_wait *waits_timeline; /* pd.waits */
 };
 
 /*

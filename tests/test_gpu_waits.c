@@ -391,3 +391,37 @@ Test(gpu_waits, group_by_roots_every_kind_of_stack, .timeout = 120)
 	cr_expect_gt(waits, 0, "no [wait gpu] under the group and the thread");
 	cr_expect_gt(unlaunched, 0, "no GPU work under the group and the process");
 }
+
+/* The Chrome trace: each wait a slice on its thread, as long as the call. */
+Test(gpu_waits, chrome_trace_has_a_slice_per_wait, .timeout = 120)
+{
+	static const char *const flags[] = {"--mode", "wall", NULL};
+	const char *out = test_path("waits_trace", ".json");
+	const char *err = test_path("waits_trace", ".err");
+	const char *wout = test_path("waits_trace", ".out");
+	static const char *const names[] = {"[wait gpu] cuStreamSynchronize",
+					    "[wait gpu] cuCtxSynchronize",
+					    "[wait gpu] cuMemcpyDtoH_v2"};
+	static const double min_us[] = {30000, 20000, 10000};
+	char *txt, *p;
+
+	run_waits(flags, out, wout, err);
+	txt = read_file(out);
+	cr_assert(txt, "no trace");
+	for (size_t k = 0; k < 3; k++) {
+		char key[96];
+		int n = 0;
+
+		snprintf(key, sizeof(key), "\"name\":\"%s\",\"cat\":\"gpu_wait\"", names[k]);
+		for (p = strstr(txt, key); p; p = strstr(p + 1, key)) {
+			char *dur = strstr(p, "\"dur\":");
+
+			cr_assert(dur, "a slice without a duration");
+			cr_expect_geq(strtod(dur + 6, NULL), min_us[k], "%s shorter than its wait",
+				      names[k]);
+			n++;
+		}
+		cr_expect_eq(n, ITERS, "%d slices of %s", n, names[k]);
+	}
+	free(txt);
+}
