@@ -9,6 +9,7 @@
 
 #include "daemon/group_by.h"
 #include "daemon/options.h"
+#include "daemon/symbolize/hashmap.h"
 
 #define NAME_LEN 96
 
@@ -19,6 +20,7 @@ struct group_by {
 		char name[NAME_LEN];
 	} * procs;
 	size_t n;
+	struct hashmap *index;	/* tgid -> procs[i] */
 	char scratch[NAME_LEN]; /* past the cap */
 };
 
@@ -30,8 +32,10 @@ struct group_by *group_by__new(int what)
 		return NULL;
 	g->what = what;
 	g->procs = calloc(GROUP_BY_MAX_PROCS, sizeof(*g->procs));
-	if (!g->procs) {
-		free(g);
+	g->index = hashmap__new();
+	if (!g->procs || !g->index) {
+		group_by__free(g);
+		errno = ENOMEM;
 		return NULL;
 	}
 	return g;
@@ -41,6 +45,7 @@ void group_by__free(struct group_by *g)
 {
 	if (!g)
 		return;
+	hashmap__free(g->index);
 	free(g->procs);
 	free(g);
 }
@@ -152,10 +157,7 @@ static void lookup(int what, uint32_t pid, char *name)
 
 static char *cached(struct group_by *g, uint32_t tgid)
 {
-	for (size_t i = 0; i < g->n; i++)
-		if (g->procs[i].tgid == tgid)
-			return g->procs[i].name;
-	return NULL;
+	return hashmap__get(g->index, tgid, 0);
 }
 
 void group_by__note(void *ctx, uint32_t tgid)
@@ -166,7 +168,7 @@ void group_by__note(void *ctx, uint32_t tgid)
 	if (cached(g, tgid) || g->n == GROUP_BY_MAX_PROCS)
 		return;
 	lookup(g->what, tgid, name);
-	if (strcmp(name, "[gone]")) {
+	if (strcmp(name, "[gone]") && !hashmap__put(g->index, tgid, 0, g->procs[g->n].name)) {
 		g->procs[g->n].tgid = tgid;
 		memcpy(g->procs[g->n++].name, name, NAME_LEN);
 	}

@@ -540,7 +540,9 @@ static int add_waits(const struct xsprofd_opts *o, const struct launch_store *la
 	struct cuda_probes_stats cs = {};
 	int err;
 
-	if (!launches || (o->mode != XSPROFD_MODE_WALL && pd->mode != GPU_MODE_MERGED))
+	/* Not in the off-CPU view: the blocked part of a wait is there already, as off-CPU time. */
+	if (!launches || o->mode == XSPROFD_MODE_OFFCPU ||
+	    (o->mode == XSPROFD_MODE_CPU && pd->mode != GPU_MODE_MERGED))
 		return 0;
 	err = gpu_waits__add(launches, pd, tree, pd->sample_period_ns,
 			     groups ? group_by__root : NULL, groups, &ws);

@@ -70,7 +70,8 @@ int session_profile__build(struct session_profile *sp, struct recording *rec,
 		pd->ctx = sp->names;
 	}
 	/* The wall and merged views: the time spent waiting for the GPU. */
-	if (ls && (view->cpu_mode == XSPROFD_MODE_WALL || pd->mode == GPU_MODE_MERGED))
+	if (ls && (view->cpu_mode == XSPROFD_MODE_WALL ||
+		   (view->cpu_mode == XSPROFD_MODE_CPU && pd->mode == GPU_MODE_MERGED)))
 		err = gpu_waits__add(ls, pd, sp->tree, pd->sample_period_ns,
 				     groups ? group_by__root : NULL, groups, &sp->waits);
 	if (!err && pd->nr_samples)
