@@ -122,6 +122,7 @@ static const char usage_text[] =
 	"  xsprofd -f -o - | flamegraph.pl > fg.svg       # until Ctrl-C, folded to stdout\n"
 	"  xsprofd -f -o cpu.svg --launches-output gpu.svg -- python train.py   # launch mode\n"
 	"  xsprofd -f -d 10 -p 1234 --mode wall -o wall.svg --report   # where the time went\n"
+	"  xsprofd -f --mode wall --group-by unit -o wall.svg -- python train.py  # GPU waits too\n"
 	"  systemctl start xsprofd; xsprofctl flamegraph --since 5m -o last5m.svg\n"
 	"\n"
 	"Needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE) and a kernel with BTF.\n"
