@@ -98,7 +98,10 @@ static const char usage_text[] =
 	"      --mode MODE           cpu: samples of running threads (default); offcpu: the time\n"
 	"                            threads spent off the CPU (blocked, sleeping, or waiting for\n"
 	"                            a CPU), in us, under the stack they left it from; wall: both,\n"
-	"                            in us, so each thread adds up to its wall time\n"
+	"                            in us, so each thread adds up to its wall time (sampled at\n"
+	"                            999 Hz unless --freq says otherwise); time in CUDA calls\n"
+	"                            that wait for the GPU shows as [wait gpu] (and with\n"
+	"                            --gpu-mode merged)\n"
 	"      --min-block-us N      off-CPU stretches shorter than N us are ignored (default 10)\n"
 	"      --report              print the top functions by self and total share on stdout\n"
 	"      --comm NAME           only processes of this name (as ps -o comm shows it, at\n"
@@ -106,6 +109,9 @@ static const char usage_text[] =
 	"      --cgroup PATH         only processes in this cgroup v2 directory and below (a\n"
 	"                            container): absolute, or relative to the cgroup2 mount\n"
 	"      --unit NAME           only the processes of this systemd unit (nginx.service)\n"
+	"      --tid TID             only these threads (repeat, or a comma list)\n"
+	"      --group-by WHAT       a root level above the process in the flamegraph and\n"
+	"                            folded outputs: unit (systemd unit), container or comm\n"
 	"\n"
 	"  -v, --verbose             more detail on stderr\n"
 	"  -h, --help                this text\n"
@@ -117,6 +123,7 @@ static const char usage_text[] =
 	"  xsprofd -f -o - | flamegraph.pl > fg.svg       # until Ctrl-C, folded to stdout\n"
 	"  xsprofd -f -o cpu.svg --launches-output gpu.svg -- python train.py   # command mode\n"
 	"  xsprofd -f -d 10 -p 1234 --mode wall -o wall.svg --report   # where the time went\n"
+	"  xsprofd -f --mode wall --group-by unit -o wall.svg -- python train.py  # GPU waits too\n"
 	"  systemctl start xsprofd; xsprofctl flamegraph --since 5m -o last5m.svg\n"
 	"\n"
 	"Needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE) and a kernel with BTF.\n"
@@ -155,6 +162,8 @@ enum {
 	OPT_COMM,
 	OPT_CGROUP,
 	OPT_UNIT,
+	OPT_TID,
+	OPT_GROUP_BY,
 };
 
 static const struct option long_opts[] = {
@@ -195,6 +204,8 @@ static const struct option long_opts[] = {
 	{"comm", required_argument, NULL, OPT_COMM},
 	{"cgroup", required_argument, NULL, OPT_CGROUP},
 	{"unit", required_argument, NULL, OPT_UNIT},
+	{"tid", required_argument, NULL, OPT_TID},
+	{"group-by", required_argument, NULL, OPT_GROUP_BY},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -238,13 +249,14 @@ static bool parse_ulong(const char *s, unsigned long min, unsigned long max, uns
 	return true;
 }
 
-static int add_pids(struct xsprofd_opts *o, const char *arg)
+/* A comma list of ids (--pid, --tid) appended to ids[*n], at most 1024. */
+static int add_ids(const char *flag, const char *arg, pid_t *ids, int *n)
 {
 	char buf[4096], *tok, *next;
 	unsigned long v;
 
 	if (strlen(arg) >= sizeof(buf))
-		return bad("--pid", "...", "list too long");
+		return bad(flag, "...", "list too long");
 	strcpy(buf, arg);
 	/* strtok would skip empty items: "1,,2" and "1," are typing mistakes, said so. */
 	for (tok = buf; tok; tok = next) {
@@ -254,12 +266,18 @@ static int add_pids(struct xsprofd_opts *o, const char *arg)
 		if (!*tok)
 			return bad("--pid", arg, "an empty item in the list");
 		if (!parse_ulong(tok, 1, INT_MAX, &v))
-			return bad("--pid", tok, "not a process id");
-		if (o->nr_pids == XSPROFD_MAX_PIDS)
-			return bad("--pid", tok, "too many pids (at most 1024)");
-		o->pids[o->nr_pids++] = (pid_t)v;
+			return bad(flag, tok,
+				   !strcmp(flag, "--tid") ? "not a thread id" : "not a process id");
+		if (*n == XSPROFD_MAX_PIDS)
+			return bad(flag, tok, "too many ids (at most 1024)");
+		ids[(*n)++] = (pid_t)v;
 	}
 	return 0;
+}
+
+static int add_pids(struct xsprofd_opts *o, const char *arg)
+{
+	return add_ids("--pid", arg, o->pids, &o->nr_pids);
 }
 
 static void defaults(struct xsprofd_opts *o)
@@ -361,8 +379,9 @@ int xsprofd_mode__from_name(const char *name, int *ret_mode)
 /* --mode, --min-block-us, --report: one-shot flags only. */
 static int mode_option(struct xsprofd_opts *o, int c, const char *arg)
 {
-	static const char *const names[] = {"--mode", "--min-block-us", "--report",
-					    "--comm", "--cgroup",	"--unit"};
+	static const char *const names[] = {"--mode",	"--min-block-us", "--report", "--comm",
+					    "--cgroup", "--unit",	  "--tid",    "--group-by"};
+	static const char *const groups[] = {"", "unit", "container", "comm"};
 	const char *flag = names[c - OPT_MODE];
 
 	if (origin)
@@ -392,6 +411,13 @@ static int mode_option(struct xsprofd_opts *o, int c, const char *arg)
 			return bad(flag, arg, "one of --cgroup and --unit, once");
 		*(c == OPT_CGROUP ? &o->cgroup : &o->unit) = arg;
 		return 0;
+	case OPT_TID:
+		return add_ids(flag, arg, o->tids, &o->nr_tids);
+	case OPT_GROUP_BY:
+		for (int g = XSPROFD_GROUP_UNIT; g <= XSPROFD_GROUP_COMM; g++)
+			if (!strcmp(arg, groups[g]))
+				return o->group_by = g, 0;
+		return bad(flag, arg, "use unit, container or comm");
 	}
 	return 0;
 }
@@ -603,7 +629,7 @@ static bool is_gpu_option(int c)
 
 static bool is_mode_option(int c)
 {
-	return c >= OPT_MODE && c <= OPT_UNIT;
+	return c >= OPT_MODE && c <= OPT_GROUP_BY;
 }
 
 /*
@@ -784,6 +810,10 @@ static const char *oneshot_only_flag(const struct xsprofd_opts *o, const char **
 	}
 	if (o->report)
 		return "--report";
+	if (o->nr_tids)
+		return "--tid";
+	if (o->group_by)
+		return "--group-by";
 	*ret_arg = o->comm ? o->comm : o->cgroup ? o->cgroup : o->unit;
 	return o->comm ? "--comm" : o->cgroup ? "--cgroup" : o->unit ? "--unit" : NULL;
 }
@@ -796,7 +826,9 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 	int err;
 
 	if (!o->freq_set)
-		o->freq_hz = o->foreground ? XSPROFD_ONESHOT_FREQ : XSPROFD_SERVICE_FREQ;
+		o->freq_hz = !o->foreground		    ? XSPROFD_SERVICE_FREQ
+			     : o->mode == XSPROFD_MODE_WALL ? XSPROFD_WALL_FREQ
+							    : XSPROFD_ONESHOT_FREQ;
 	err = gpu_finish(o); /* GPU path (cuda_probes) */
 	if (err)
 		return err;

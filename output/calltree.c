@@ -443,3 +443,35 @@ int calltree__walk(const struct calltree *t, calltree_visit_fn fn, void *ctx)
 	free(stack);
 	return err;
 }
+
+struct scaled {
+	struct calltree *out;
+	const char *path[512];
+	uint64_t num, den;
+};
+
+static int scale_visit(const struct calltree_frame *f, void *ctx)
+{
+	struct scaled *sc = ctx;
+	uint64_t w;
+
+	if (f->depth >= 512)
+		return 0;
+	sc->path[f->depth] = f->name;
+	w = (f->self * sc->num + sc->den / 2) / sc->den;
+	return w ? calltree__add(sc->out, sc->path, f->depth + 1, w) : 0;
+}
+
+int calltree__add_scaled(struct calltree *dst, const struct calltree *src, uint64_t num,
+			 uint64_t den)
+{
+	struct scaled *sc = malloc(sizeof(*sc));
+	int err;
+
+	if (!sc)
+		return -ENOMEM;
+	*sc = (struct scaled){.out = dst, .num = num, .den = den ? den : 1};
+	err = calltree__walk(src, scale_visit, sc);
+	free(sc);
+	return err;
+}

@@ -742,6 +742,23 @@ static int write_api_tracks(struct writer *w)
 	return chrome_trace__error(w->t);
 }
 
+/* Calls that waited for the GPU, on their thread's track, around the call's own slice. */
+static int write_waits(struct writer *w)
+{
+	const struct profile_data *pd = w->pd;
+	char name[160];
+
+	for (size_t i = 0; i < pd->nr_waits; i++) {
+		const struct profile_wait *x = &pd->waits[i];
+
+		snprintf(name, sizeof(name), "[wait gpu] %s", x->api ? x->api : "cuda");
+		chrome_trace__complete(w->t, x->pid, x->tid, name, "gpu_wait", x->start_ns,
+				       x->end_ns > x->start_ns ? x->end_ns - x->start_ns : 1, NULL,
+				       0);
+	}
+	return chrome_trace__error(w->t);
+}
+
 /* Sampled stacks as nested slices: frames shared with the previous sample stay open. */
 static int write_samples(struct writer *w)
 {
@@ -943,9 +960,10 @@ static int write_nvtx(struct writer *w)
 static bool valid(const struct profile_data *pd)
 {
 	return pd && (pd->samples || !pd->nr_samples) && (pd->launches || !pd->nr_launches) &&
-	       (pd->gpu || !pd->nr_gpu) && (pd->joins || !pd->nr_joins) &&
-	       pd->nr_gpu < UINT32_MAX && pd->nr_launches < UINT32_MAX &&
-	       pd->nr_samples < UINT32_MAX && pd->nr_joins < UINT32_MAX;
+	       (pd->waits || !pd->nr_waits) && (pd->gpu || !pd->nr_gpu) &&
+	       (pd->joins || !pd->nr_joins) && pd->nr_gpu < UINT32_MAX &&
+	       pd->nr_launches < UINT32_MAX && pd->nr_samples < UINT32_MAX &&
+	       pd->nr_joins < UINT32_MAX;
 }
 
 int chrome_trace__write_profile(const struct profile_data *pd, FILE *f,
@@ -967,6 +985,8 @@ int chrome_trace__write_profile(const struct profile_data *pd, FILE *f,
 	if (!w.t)
 		return -errno;
 	err = write_names(&w);
+	if (!err)
+		err = write_waits(&w);
 	if (!err)
 		err = write_api_tracks(&w);
 	if (!err)

@@ -33,7 +33,7 @@ target_compile_options(xs_pingpong PRIVATE -O1 -fno-omit-frame-pointer)
 target_link_libraries(xs_pingpong PRIVATE pthread)
 
 # In-kernel filters: --comm, --cgroup, --unit.
-xsprof_unit_test(test_filters SOURCES test_filters.c harness.c LIBS xsprof_session)
+xsprof_unit_test(test_filters SOURCES test_filters.c harness.c LIBS xsprof_session pthread)
 target_compile_definitions(test_filters PRIVATE XSPROFD_PATH="$<TARGET_FILE:xsprofd>")
 add_dependencies(test_filters xsprofd)
 

@@ -53,6 +53,9 @@ static const char usage_text[] =
 	"  detach PID                     end the attachment and free what it held\n"
 	"  record [--pid PID[,PID...]]... [--duration S] [--freq HZ] -o FILE\n"
 	"                                 record now (default 10 s at 99 Hz)\n"
+	"  record [--mode cpu|offcpu|wall] ... -o FILE\n"
+	"                                 off-CPU time, or wall time (on and off the CPU,\n"
+	"                                 GPU waits included), in us, instead of samples\n"
 	"  record [--freq HZ] -o FILE -- CMD [ARGS...]\n"
 	"                                 run CMD with the CUDA injection library preset,\n"
 	"                                 profile it and its descendants until it exits, and\n"
@@ -68,7 +71,8 @@ static const char usage_text[] =
 	"  -p, --pid PID[,PID...]  processes to record (repeatable); their descendants too\n"
 	"      --no-children       only the named processes, not their descendants\n"
 	"  -d, --duration S        seconds to record (default 10)\n"
-	"  -F, --freq HZ           samples per second, 1..10000 (default 99)\n"
+	"  -F, --freq HZ           samples per second, 1..10000 (default 99; 999 with\n"
+	"                          --mode wall)\n"
 	"  -o, --output FILE       the format follows FILE's extension: .folded or .txt\n"
 	"                          (folded stacks), .svg (flamegraph), .json (Chrome trace;\n"
 	"                          not for flamegraph), .pb.gz (pprof); - for folded on stdout\n"
@@ -78,6 +82,10 @@ static const char usage_text[] =
 	"      --correlate NAME    how CUDA launches are joined to GPU work: auto, id,\n"
 	"                          timestamp or stream (default auto)\n"
 	"  -S, --since DURATION    flamegraph: how far back (default 5m)\n"
+	"  -m, --mode MODE         record: cpu (samples, the default), offcpu (time off the\n"
+	"                          CPU, in us) or wall (both, in us; GPU waits as [wait gpu])\n"
+	"      --group-by WHAT     record: a root level above each process: unit (systemd\n"
+	"                          unit), container or comm (the process name)\n"
 	"\n"
 	"Options:\n"
 	"  -s, --socket PATH   xsprofd's socket (default " DEFAULT_SOCKET ", or $XSPROF_SOCKET)\n"
@@ -91,6 +99,7 @@ static const char usage_text[] =
 	"Examples:\n"
 	"  xsprofctl status\n"
 	"  xsprofctl record --pid 1234 --duration 30 -o app.svg\n"
+	"  xsprofctl record --mode wall --pid 1234 -d 10 -o wall.svg   # where the time went\n"
 	"  xsprofctl flamegraph --since 10m -o last10m.svg\n"
 	"  xsprofctl record --gpu-mode merged -o train.json -- python3 train.py\n"
 	"  xsprofctl attach 1234; xsprofctl flamegraph --gpu-mode merged -o last5m.pb.gz\n"
@@ -759,15 +768,38 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 					   {"duration", required_argument, NULL, 'd'},
 					   {"freq", required_argument, NULL, 'F'},
 					   {"output", required_argument, NULL, 'o'},
+					   {"mode", required_argument, NULL, 'm'},
+					   {"group-by", required_argument, NULL, 'G'},
 					   PROFILE_LONG_OPTS,
 					   {}};
-	long freq = 99;
+	long freq = 0;
+	bool wall = false;
 	char *end;
 	int c, st = 0;
 
 	optind = 1;
-	while (!st && (c = getopt_long(argc, argv, "+p:d:F:o:", lo, NULL)) != -1) {
+	while (!st && (c = getopt_long(argc, argv, "+p:d:F:o:m:", lo, NULL)) != -1) {
 		switch (c) {
+		case 'm':
+			if (strcmp(optarg, "cpu") && strcmp(optarg, "offcpu") &&
+			    strcmp(optarg, "wall"))
+				st = usage_error("--mode '%s': expected cpu, offcpu or wall",
+						 optarg);
+			else
+				json_object_object_add(a->req, "mode",
+						       json_object_new_string(optarg));
+			wall = !strcmp(optarg, "wall");
+			break;
+		case 'G':
+			if (strcmp(optarg, "unit") && strcmp(optarg, "container") &&
+			    strcmp(optarg, "comm"))
+				st = usage_error(
+					"--group-by '%s': expected unit, container or comm",
+					optarg);
+			else
+				json_object_object_add(a->req, "group_by",
+						       json_object_new_string(optarg));
+			break;
 		case 'p':
 			st = add_pid_list(optarg, a->pids);
 			break;
@@ -794,8 +826,10 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 		default:
 			if (!profile_opt(c, optarg, a->req, &st))
 				st = usage_error("%s", "record takes --pid, --duration, --freq, "
-						       "--no-children, --gpu-mode, --weight, "
-						       "--correlate, -o FILE [-- CMD ARGS]");
+						       "--mode, --group-by, --no-children, "
+						       "--gpu-mode, "
+						       "--weight, --correlate, -o FILE [-- CMD "
+						       "ARGS]");
 		}
 	}
 	if (!st && optind < argc) {
@@ -808,6 +842,9 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 	}
 	if (!st)
 		st = check_output(a->out, &a->fmt);
+	/* Wall time's on-CPU part is sampled: 999 Hz keeps each share within a point. */
+	if (!freq)
+		freq = wall ? 999 : 99;
 	json_object_object_add(a->req, "freq_hz", json_object_new_int64(freq));
 	return st;
 }

@@ -21,6 +21,7 @@
 #include "daemon/cuda/cuda_api.h"
 #include "daemon/cuda/cuda_elf.h"
 #include "daemon/cuda/cuda_probes.h"
+#include "daemon/cuda/cuda_waits.h"
 #include "daemon/cuda/uprobe_multi.h"
 #include "daemon/cuda/launch_store.h"
 #include "daemon/probes/sampler.h"
@@ -45,9 +46,11 @@ struct target {
 	/* One uprobe_multi link for the APIs xsprof:launch does not report, one for those it
 	 * does (removed where it fires), or -1. */
 	int multi_fd, multi_fd_covered;
-	int nr_covered;		 /* probes on APIs xsprof:launch reports (multi or links) */
-	struct bpf_link **links; /* else one perf-event uprobe each; and the USDT */
-	bool *covered;		 /* parallel to links */
+	int nr_covered;		       /* probes on APIs xsprof:launch reports (multi or links) */
+	struct bpf_link **links;       /* else one perf-event uprobe each; and the USDT */
+	bool *covered;		       /* parallel to links */
+	struct cuda_wait_links *waits; /* return probes timing the waiting APIs */
+	int nr_waits;
 	int nr_links;
 	int nr_probes;
 	bool trimmed;
@@ -90,7 +93,8 @@ struct cuda_probes {
 	 * xsprofd ~5 s from exiting; a multi link waits once. NULL where the kernel lacks them.
 	 */
 	struct xsprof_bpf *multi;
-	bool multi_tried; /* opened at the first attach: it costs a second BTF load */
+	bool multi_tried;  /* opened at the first attach: it costs a second BTF load */
+	bool timing_waits; /* while attaching: the file's waits have their return probes */
 	struct bpf_link *watch_links[3];
 	struct lib_ranges *ranges; /* MAX_RANGE_PIDS, reused round robin */
 	int next_range;
@@ -156,6 +160,7 @@ static void target__detach(struct target *t)
 		bpf_link__destroy(t->links[i]);
 	free(t->links);
 	free(t->covered);
+	cuda_wait_links__free(t->waits);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 }
@@ -198,11 +203,13 @@ static int pid_targets(const struct cuda_probes *cp, pid_t pid)
 	return n;
 }
 
-static __u64 api_cookie(const struct cuda_api *a, pid_t pid)
+/* waits: the waiting APIs have their return probe (cuda_waits), so their entry marks them. */
+static __u64 api_cookie(const struct cuda_api *a, pid_t pid, bool waits)
 {
 	return XSPROF_CUDA_COOKIE(a->id, a->loc, a->idx, a->off) |
 	       (a->wrapper ? XSPROF_CUDA_COOKIE_WRAPPER : 0) |
-	       (pid > 0 ? XSPROF_CUDA_COOKIE_ONE_PROCESS : 0);
+	       (pid > 0 ? XSPROF_CUDA_COOKIE_ONE_PROCESS : 0) |
+	       (waits && cuda_api__waits(a->id) ? XSPROF_CUDA_COOKIE_WAIT : 0);
 }
 
 /* Two names for one entry (an alias): one probe, or each call would count twice. */
@@ -232,12 +239,12 @@ static int attach_multi(struct cuda_probes *cp, pid_t pid, const char *path,
 		    cuda_api__usdt_covers(cuda_apis[i].id) != covered)
 			continue;
 		offs[n] = fi->off[cuda_apis[i].id];
-		cookies[n++] = api_cookie(&cuda_apis[i], pid);
+		cookies[n++] = api_cookie(&cuda_apis[i], pid, cp->timing_waits);
 	}
 	if (!n)
 		return -1;
-	fd = uprobe_multi__link(bpf_program__fd(cp->multi->progs.xsprof_cuda_call), path, offs,
-				cookies, n, pid);
+	fd = uprobe_multi__attach(bpf_program__fd(cp->multi->progs.xsprof_cuda_call), pid, path,
+				  offs, cookies, n, false);
 	if (fd < 0)
 		return -1;
 	*ret_probes = n;
@@ -269,6 +276,24 @@ static void attach_multi_pair(struct cuda_probes *cp, struct target *t, pid_t pi
 	t->multi_fd_covered = fd_covered;
 	t->nr_covered = n_covered;
 	t->nr_probes = n_other + n_covered;
+}
+
+/* The return probes of the file's waiting APIs, first: their entries are marked only then. A
+ * failure is counted; the calls are still recorded, untimed. */
+static void attach_waits(struct cuda_probes *cp, struct target *t, pid_t pid, const char *path,
+			 const struct cuda_file *fi, const char *what)
+{
+	int n = cuda_wait_links__attach(cp->multi ? cp->multi->progs.xsprof_cuda_ret : NULL,
+					cp->skel->progs.xsprof_cuda_ret, pid, path, fi->off,
+					&t->waits);
+
+	cp->timing_waits = n > 0;
+	if (n > 0) {
+		t->nr_waits = n;
+	} else if (n < 0) {
+		cp->st.attach_failed++;
+		set_error(cp, n, "return probes on %s for pid %d", what, (int)pid);
+	}
 }
 
 /*
@@ -324,7 +349,8 @@ static int attach_fd(struct cuda_probes *cp, pid_t pid, int fd, const char *what
 		return 0;
 	collect_exited(cp);
 	need = fi->nr_apis + fi->usdt;
-	if (cp->nr_targets == MAX_TARGETS || cp->nr_links + need > cp->opts.max_links ||
+	if (cp->nr_targets == MAX_TARGETS ||
+	    cp->nr_links + need + cuda_waits__count(fi->off) > cp->opts.max_links ||
 	    (pid > 0 && pid_targets(cp, pid) >= MAX_FILES_PER_PID)) {
 		cp->st.links_capped++;
 		set_error(cp, -ENOSPC, "attaching %s (%d probes) for pid %d: %llu probes already",
@@ -353,6 +379,7 @@ static int attach_fd(struct cuda_probes *cp, pid_t pid, int fd, const char *what
 	}
 	/* Our own fd names the very file, whatever the process's root or the name's fate. */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	attach_waits(cp, t, pid, path, fi, what);
 	if (cp->multi)
 		attach_multi_pair(cp, t, pid, path, fi);
 	/* A program this kernel refused is left out (the sampler said so): the others still go. */
@@ -364,7 +391,7 @@ static int attach_fd(struct cuda_probes *cp, pid_t pid, int fd, const char *what
 
 		if (!fi->off[a->id] || is_alias(fi, i))
 			continue;
-		uo.bpf_cookie = api_cookie(a, pid);
+		uo.bpf_cookie = api_cookie(a, pid, cp->timing_waits);
 		t->links[t->nr_links] = bpf_program__attach_uprobe_opts(
 			cp->skel->progs.xsprof_cuda_call, pid, path, fi->off[a->id], &uo);
 		if (!t->links[t->nr_links]) {
@@ -395,6 +422,7 @@ static int attach_fd(struct cuda_probes *cp, pid_t pid, int fd, const char *what
 			  pid > 0 ? "pid" : "every process, pid filter", pid > 0 ? (int)pid : 0);
 		return err;
 	}
+	t->nr_probes += t->nr_waits;
 	cp->nr_targets++;
 	cp->nr_links += t->nr_probes;
 	return 1;
@@ -705,6 +733,16 @@ static int on_usdt_record(void *ctx, const void *data, size_t size)
 	return 0;
 }
 
+/* A waiting call returned: kept beside the calls, in the store of the moment. */
+static int on_wait_record(void *ctx, const void *data, size_t size)
+{
+	struct cuda_probes *cp = ctx;
+	int err = cuda_waits__add_record(cp->store, data, size);
+
+	cp->st.bad_records += err == -EBADMSG;
+	return err;
+}
+
 /* ---- Lifecycle ---- */
 
 struct cuda_probes *cuda_probes__new(struct sampler *s, const struct cuda_probes_opts *opts)
@@ -729,6 +767,8 @@ struct cuda_probes *cuda_probes__new(struct sampler *s, const struct cuda_probes
 	err = sampler__set_handler(s, XSPROF_REC_CUDA_CALL, on_cuda_record, cp);
 	if (!err)
 		err = sampler__set_handler(s, XSPROF_REC_USDT_LAUNCH, on_usdt_record, cp);
+	if (!err)
+		err = sampler__set_handler(s, XSPROF_REC_CUDA_WAIT, on_wait_record, cp);
 	if (err)
 		goto fail;
 	return cp;
@@ -836,7 +876,7 @@ int cuda_probes__stats(const struct cuda_probes *cp, struct cuda_probes_stats *r
 			dst[j] += src[j];
 	}
 	free(vals);
-	return 0;
+	return cuda_waits__bpf_stats(cp->skel->maps.wait_stats, ncpu, &ret->waits);
 }
 
 const char *cuda_probes__last_error(const struct cuda_probes *cp)
@@ -852,6 +892,7 @@ void cuda_probes__free(struct cuda_probes *cp)
 	if (cp->sampler) {
 		sampler__set_handler(cp->sampler, XSPROF_REC_CUDA_CALL, NULL, NULL);
 		sampler__set_handler(cp->sampler, XSPROF_REC_USDT_LAUNCH, NULL, NULL);
+		sampler__set_handler(cp->sampler, XSPROF_REC_CUDA_WAIT, NULL, NULL);
 	}
 	while (cp->targets && cp->nr_targets)
 		remove_target(cp, cp->nr_targets - 1);

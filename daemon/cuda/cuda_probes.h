@@ -77,10 +77,11 @@ struct cuda_probes_stats {
 	/* Processes whose xsprof:launch site was last seen as the kernel's optimised call, as an
 	 * int3 trap, or intact (read at its 1st, 64th and 4096th firing). */
 	uint64_t usdt_site_call, usdt_site_trap, usdt_site_nop;
-	uint64_t usdt_site_trap_nop5; /* trapped although the site is a 5-byte nop: the kernel
+	uint64_t usdt_site_trap_nop5;	/* trapped although the site is a 5-byte nop: the kernel
 				       * does not optimise uprobes */
-	uint64_t usdt_site_unread;    /* processes gone before their site could be read */
-	struct xsprof_cuda_stats bpf; /* BPF counters summed over CPUs */
+	uint64_t usdt_site_unread;	/* processes gone before their site could be read */
+	struct xsprof_cuda_stats bpf;	/* BPF counters summed over CPUs */
+	struct xsprof_wait_stats waits; /* the GPU waits' BPF counters (cuda_waits), summed */
 };
 
 /*

@@ -35,6 +35,8 @@ struct launch_store {
 	size_t nframes, cap_frames;
 	struct launch_event *events;
 	size_t nev, cap_ev;
+	struct launch_wait *waits;
+	size_t nwaits, cap_waits;
 	size_t max_stacks, max_events;
 	struct launch_store_stats st;
 };
@@ -67,6 +69,7 @@ void launch_store__free(struct launch_store *ls)
 	free(ls->slots);
 	free(ls->frames);
 	free(ls->events);
+	free(ls->waits);
 	free(ls);
 }
 
@@ -318,5 +321,34 @@ void launch_store__stats(const struct launch_store *ls, struct launch_store_stat
 	*ret = ls->st;
 	ret->bytes = sizeof(*ls) + ls->cap * sizeof(*ls->entries) +
 		     ls->nslots * sizeof(*ls->slots) + ls->cap_frames * sizeof(*ls->frames) +
-		     ls->cap_ev * sizeof(*ls->events);
+		     ls->cap_ev * sizeof(*ls->events) + ls->cap_waits * sizeof(*ls->waits);
+}
+
+int launch_store__add_wait(struct launch_store *ls, const struct xsprof_cuda_wait *w)
+{
+	if (ls->nwaits >= ls->max_events ||
+	    reserve((void **)&ls->waits, &ls->cap_waits, ls->nwaits + 1, sizeof(*ls->waits))) {
+		ls->st.waits_dropped++;
+		return -ENOSPC;
+	}
+	ls->waits[ls->nwaits++] = (struct launch_wait){
+		.entry_ns = w->entry_ns,
+		.return_ns = w->return_ns,
+		.stream = w->stream,
+		.tgid = w->tgid,
+		.tid = w->tid,
+		.api = w->api,
+	};
+	ls->st.waits++;
+	return 0;
+}
+
+size_t launch_store__nr_waits(const struct launch_store *ls)
+{
+	return ls->nwaits;
+}
+
+const struct launch_wait *launch_store__waits(const struct launch_store *ls)
+{
+	return ls->waits;
 }

@@ -53,6 +53,16 @@ struct launch_event {
 	uint32_t pad;
 };
 
+/* A call that waited for the GPU, timed from entry to return (struct xsprof_cuda_wait). Its
+ * stack is the one of the uprobe event of the same tid whose time_ns is entry_ns. */
+struct launch_wait {
+	uint64_t entry_ns, return_ns; /* CLOCK_MONOTONIC */
+	uint64_t stream;	      /* the stream argument (0: none or the legacy stream) */
+	uint32_t tgid, tid;
+	uint32_t api; /* enum xsprof_cuda_api */
+	uint32_t pad;
+};
+
 struct launch_store_stats {
 	uint64_t calls;		 /* uprobe records stored */
 	uint64_t usdt;		 /* USDT records stored */
@@ -60,6 +70,8 @@ struct launch_store_stats {
 	uint64_t overflowed;	 /* calls counted without their stack: stack table full */
 	uint64_t events_dropped; /* calls not kept as events: event cap reached (still counted) */
 	uint64_t bytes;		 /* memory held */
+	uint64_t waits;		 /* timed waits stored */
+	uint64_t waits_dropped;	 /* timed waits not kept: the event cap reached */
 };
 
 /* Caps: distinct stacks and events kept; 0 picks the defaults (100000 and 1000000). */
@@ -72,6 +84,12 @@ int launch_store__add_call(struct launch_store *ls, const struct xsprof_cuda_cal
 /* skip: innermost frames left out (those inside the CUDA and injection libraries). */
 int launch_store__add_usdt(struct launch_store *ls, const struct xsprof_usdt_launch *r,
 			   unsigned int skip);
+
+/* Store one timed wait (already validated); -ENOSPC past the event cap (counted). */
+int launch_store__add_wait(struct launch_store *ls, const struct xsprof_cuda_wait *w);
+size_t launch_store__nr_waits(const struct launch_store *ls);
+/* Waits in arrival order; valid until the next add. */
+const struct launch_wait *launch_store__waits(const struct launch_store *ls);
 
 /* Visit every distinct stack in insertion order; stops at and returns fn's first non-zero. */
 int launch_store__for_each(const struct launch_store *ls,

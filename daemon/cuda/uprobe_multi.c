@@ -17,6 +17,7 @@
  */
 #define XS_BPF_LINK_CREATE	  28
 #define XS_BPF_TRACE_UPROBE_MULTI 48
+#define XS_UPROBE_MULTI_RETURN	  1u /* BPF_F_UPROBE_MULTI_RETURN */
 
 struct uprobe_multi_attr {
 	__u32 prog_fd;
@@ -32,21 +33,22 @@ struct uprobe_multi_attr {
 	__u32 pid; /* 0: every process */
 };
 
-int uprobe_multi__link(int prog_fd, const char *path, const unsigned long *offsets,
-		       const __u64 *cookies, unsigned int cnt, pid_t pid)
+int uprobe_multi__attach(int prog_fd, pid_t pid, const char *path, const unsigned long *offsets,
+			 const __u64 *cookies, uint32_t cnt, bool ret)
 {
 	struct uprobe_multi_attr attr;
 	int fd;
 
 	memset(&attr, 0, sizeof(attr));
-	attr.prog_fd = prog_fd;
+	attr.prog_fd = (__u32)prog_fd;
 	attr.attach_type = XS_BPF_TRACE_UPROBE_MULTI;
 	attr.path = (uintptr_t)path;
 	attr.offsets = (uintptr_t)offsets;
 	attr.cookies = (uintptr_t)cookies;
 	attr.cnt = cnt;
+	attr.multi_flags = ret ? XS_UPROBE_MULTI_RETURN : 0;
 	attr.pid = pid > 0 ? (__u32)pid : 0;
-	fd = syscall(__NR_bpf, XS_BPF_LINK_CREATE, &attr, sizeof(attr));
+	fd = (int)syscall(__NR_bpf, XS_BPF_LINK_CREATE, &attr, sizeof(attr));
 	return fd < 0 ? -errno : fd;
 }
 
@@ -71,8 +73,11 @@ struct xsprof_bpf *uprobe_multi__open_skel(struct xsprof_bpf *main)
 	if (!m)
 		return NULL;
 	for (p = bpf_object__next_program(m->obj, NULL); p; p = bpf_object__next_program(m->obj, p))
-		bpf_program__set_autoload(p, p == m->progs.xsprof_cuda_call);
+		bpf_program__set_autoload(p, p == m->progs.xsprof_cuda_call ||
+						     p == m->progs.xsprof_cuda_ret);
 	bpf_program__set_expected_attach_type(m->progs.xsprof_cuda_call,
+					      (enum bpf_attach_type)XS_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(m->progs.xsprof_cuda_ret,
 					      (enum bpf_attach_type)XS_BPF_TRACE_UPROBE_MULTI);
 	for (map = bpf_object__next_map(m->obj, NULL); map; map = bpf_object__next_map(m->obj, map))
 		if (share_map(main, map))

@@ -29,7 +29,10 @@
 #include "daemon/oneshot/oneshot_gpu.h"
 #include "daemon/options.h"
 #include "daemon/probes/preflight.h"
+#include "daemon/session/gpu_waits.h"
+#include "daemon/session/group_by.h"
 #include "daemon/session/recording.h"
+#include "daemon/session/session_tree.h"
 #include "daemon/probes/sampler.h"
 #include "daemon/session/stack_names.h"
 #include "daemon/stacks/stack_table.h"
@@ -455,27 +458,6 @@ static void cuda_report(struct recording *rec, bool always)
 			  (unsigned long long)cs.bpf.stream_err);
 }
 
-/* The CPU tree by --mode: samples; off-CPU microseconds; or both in microseconds. */
-static int build_tree(const struct xsprofd_opts *o, struct recording *rec, struct symbolizer *sym,
-		      struct calltree *tree, struct fold_stats *ret_fs)
-{
-	const struct stack_table *off = recording__offcpu_stacks(rec);
-	struct fold_stats a = {}, b = {};
-	int err = 0;
-
-	if (o->mode == XSPROFD_MODE_CPU)
-		return recording__fold(rec, tree, ret_fs);
-	if (o->mode == XSPROFD_MODE_WALL)
-		err = fold_stacks_scaled(recording__stacks(rec), sym, tree,
-					 (1000000 + o->freq_hz / 2) / o->freq_hz, &a);
-	if (!err && off)
-		err = fold_stacks_scaled(off, sym, tree, 1, &b);
-	ret_fs->frames = a.frames + b.frames;
-	ret_fs->unnamed_frames = a.unnamed_frames + b.unnamed_frames;
-	ret_fs->missing_ustacks = a.missing_ustacks + b.missing_ustacks;
-	return err;
-}
-
 static void offcpu_report(struct recording *rec)
 {
 	struct offcpu_stats st;
@@ -598,6 +580,31 @@ static int write_outputs(const struct xsprofd_opts *o, const struct profile_data
 	return failed ? -EIO : 0;
 }
 
+/* The wall and merged views: time spent in CUDA calls waiting for the GPU, as [wait gpu]. */
+static int add_waits(const struct xsprofd_opts *o, const struct launch_store *launches,
+		     const struct profile_data *pd, struct calltree *tree, struct cuda_probes *cp,
+		     struct group_by *groups)
+{
+	struct gpu_waits_stats ws = {};
+	struct cuda_probes_stats cs = {};
+	int err;
+
+	/* Not in the off-CPU view: the blocked part of a wait is there already, as off-CPU time. */
+	if (!launches || o->mode == XSPROFD_MODE_OFFCPU ||
+	    (o->mode == XSPROFD_MODE_CPU && pd->mode != GPU_MODE_MERGED))
+		return 0;
+	err = gpu_waits__add(launches, pd, tree, pd->sample_period_ns,
+			     groups ? group_by__root : NULL, groups, &ws);
+	if (err) {
+		log_err("adding the GPU waits failed: %s", strerror(-err));
+		return err;
+	}
+	if (cp)
+		cuda_probes__stats(cp, &cs);
+	gpu_waits__report(&ws, launches, &cs.waits);
+	return 0;
+}
+
 /* One one-shot run: what its steps share. */
 struct run {
 	const struct xsprofd_opts *o;
@@ -613,6 +620,8 @@ struct run {
 	struct gpu_scope scope;
 	struct calltree *tree;
 	struct stack_names *names;
+	struct group_by *groups;    /* --group-by */
+	struct profile_wait *waits; /* the Chrome trace's GPU wait slices */
 	struct profile_data pd;
 };
 
@@ -623,6 +632,9 @@ static int preflight_all(const struct xsprofd_opts *o)
 		return 1;
 	for (int i = 0; i < o->nr_pids; i++)
 		if (preflight__pid(o->pids[i]))
+			return 1;
+	for (int i = 0; i < o->nr_tids; i++)
+		if (preflight__tid(o->tids[i]))
 			return 1;
 	for (int i = 0; i < o->nr_outputs; i++)
 		if (preflight__output(o->outputs[i].path))
@@ -656,6 +668,9 @@ static void recording_opts_for(const struct xsprofd_opts *o, struct recording_op
 		.offcpu_min_ns = (uint64_t)o->min_block_us * 1000,
 		.comm = o->comm,
 		.cgroup_fd = -1,
+		.tids = o->tids,
+		.nr_tids = o->nr_tids,
+		.gpu_wait_exclusive = o->mode == XSPROFD_MODE_WALL,
 	};
 }
 
@@ -748,10 +763,12 @@ static int start_recording(struct run *r)
 	int err;
 
 	r->sym = symbolizer__new(&yopts);
-	if (!r->sym) {
+	if (!r->sym || (o->group_by && !(r->groups = group_by__new(o->group_by)))) {
 		log_err("out of memory setting up");
 		return 1;
 	}
+	r->ropts.on_new_process = r->groups ? group_by__note : NULL;
+	r->ropts.on_new_process_ctx = r->groups;
 	r->rec = recording__new(r->ev, &r->ropts, r->sym, &what);
 	if (!r->rec) {
 		preflight__explain_bpf_error(what, -errno);
@@ -810,7 +827,8 @@ static int build_profile(struct run *r)
 		log_err("out of memory building the profile");
 		return 1;
 	}
-	err = build_tree(o, r->rec, r->sym, r->tree, &fs);
+	err = session_tree__build(r->rec, r->sym, o->mode, o->freq_hz,
+				  r->groups ? group_by__root : NULL, r->groups, r->tree, &fs);
 	if (err) {
 		log_err("naming the stacks failed: %s", strerror(-err));
 		return 1;
@@ -830,7 +848,8 @@ static int build_profile(struct run *r)
 	pd->mode = o->gpu_mode_set ? o->gpu_mode : pd->nr_gpu ? GPU_MODE_MERGED : GPU_MODE_CPU;
 	if (r->ropts.max_timeline)
 		pd->samples = recording__timeline(r->rec, &pd->nr_samples, &timeline_dropped);
-	if (r->ropts.max_timeline || pd->nr_launches) {
+	if (r->ropts.max_timeline || pd->nr_launches ||
+	    (launches && launch_store__nr_waits(launches))) {
 		r->names = stack_names__new(recording__stacks(r->rec), launches, r->sym);
 		if (!r->names) {
 			log_err("naming the stacks of the timeline failed: %s", strerror(errno));
@@ -840,6 +859,15 @@ static int build_profile(struct run *r)
 		pd->name = stack_names__comm;
 		pd->ctx = r->names;
 	}
+	pd->root = r->groups ? group_by__root : NULL;
+	pd->root_ctx = r->groups;
+	if (add_waits(o, launches, pd, r->tree, recording__cuda(r->rec), r->groups))
+		return 1;
+	if (r->ropts.max_timeline && gpu_waits__timeline(launches, &r->waits, &pd->nr_waits)) {
+		log_err("out of memory building the timeline");
+		return 1;
+	}
+	pd->waits = r->waits;
 	recording_report(r->rec, o, cpu_seconds() - cpu1, &fs, r->sym);
 	if (timeline_dropped)
 		log_warn("%llu samples left off the timeline (the Chrome trace keeps %u at most, "
@@ -942,6 +970,8 @@ int oneshot__run(const struct xsprofd_opts *o)
 		status = write_all(&r);
 out:
 	stack_names__free(r.names);
+	free(r.waits);
+	group_by__free(r.groups);
 	oneshot_gpu__free(r.gpu);
 	calltree__free(r.tree);
 	recording__free(r.rec);

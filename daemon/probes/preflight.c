@@ -66,6 +66,19 @@ int preflight__pid(pid_t pid)
 	return 0;
 }
 
+int preflight__tid(pid_t tid)
+{
+	char path[32];
+
+	/* /proc/TID exists for every thread, though only leaders are listed. */
+	snprintf(path, sizeof(path), "/proc/%d", (int)tid);
+	if (access(path, F_OK)) {
+		log_err("--tid %d: no such thread", (int)tid);
+		return -ESRCH;
+	}
+	return 0;
+}
+
 int preflight__output(const char *path)
 {
 	char dir[PATH_MAX];

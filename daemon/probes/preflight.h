@@ -8,6 +8,8 @@
 /* Privileges and kernel features; 0 or -errno after logging why. */
 int preflight__kernel(void);
 /* The process exists; 0 or -ESRCH/-EPERM after logging. */
+/* --tid: the thread exists (logs why not). 0 or -ESRCH. */
+int preflight__tid(pid_t tid);
 int preflight__pid(pid_t pid);
 /* The file can be created where asked (its directory exists and is writable). */
 int preflight__output(const char *path);

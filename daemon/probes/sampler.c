@@ -232,6 +232,8 @@ static struct bpf_program *optional_prog(struct xsprof_bpf *skel, enum sampler_p
 		return skel->progs.xsprof_unfollow_exit;
 	case SAMPLER_PROG_WATCH_MMAP:
 		return skel->progs.xsprof_watch_mmap;
+	case SAMPLER_PROG_CUDA_RET:
+		return skel->progs.xsprof_cuda_ret;
 	default:
 		return NULL;
 	}
@@ -250,6 +252,7 @@ const char *sampler__program_feature(enum sampler_prog p)
 		[SAMPLER_PROG_FOLLOW_FORK] = "following children at fork",
 		[SAMPLER_PROG_UNFOLLOW_EXIT] = "letting children go at exit",
 		[SAMPLER_PROG_WATCH_MMAP] = "probing CUDA libraries mapped later",
+		[SAMPLER_PROG_CUDA_RET] = "timing CUDA synchronisation (GPU waits)",
 	};
 
 	return p < SAMPLER_PROG_MAX ? what[p] : "?";
@@ -300,6 +303,8 @@ static int load_skel(struct sampler *s, const struct sampler_opts *opts, uint32_
 			sizeof(s->skel->rodata->filter_comm) - 1);
 	}
 	s->skel->rodata->filter_cgroup_on = opts->cgroup_fd > 0;
+	s->skel->rodata->filter_tid_on = opts->nr_tids > 0;
+	s->skel->rodata->gpu_wait_exclusive = opts->gpu_wait_exclusive;
 	for (int p = 0; p < SAMPLER_PROG_MAX; p++)
 		bpf_program__set_autoload(optional_prog(s->skel, p), !(skip & SAMPLER_PROG_BIT(p)));
 	test_refusal(s->skel);
@@ -371,6 +376,10 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn 
 		goto fail;
 	}
 	s->ring_bytes = opts->ring_bytes ? opts->ring_bytes : ring_size_for(s->nr_cpus);
+	if (opts->nr_tids > SAMPLER_MAX_TIDS) {
+		err = -E2BIG;
+		goto fail;
+	}
 	err = load_programs(s, opts);
 	if (err)
 		goto fail;
@@ -382,6 +391,16 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn 
 
 		if (bpf_map__update_elem(s->skel->maps.cgroup_filter, &zero, sizeof(zero), &cg,
 					 sizeof(cg), BPF_ANY)) {
+			err = -errno;
+			goto fail;
+		}
+	}
+	for (int i = 0; i < opts->nr_tids; i++) {
+		__u32 tid = (__u32)opts->tids[i];
+		__u8 one = 1;
+
+		if (bpf_map__update_elem(s->skel->maps.tid_filter, &tid, sizeof(tid), &one,
+					 sizeof(one), BPF_ANY)) {
 			err = -errno;
 			goto fail;
 		}

@@ -29,6 +29,7 @@ enum sampler_prog {
 	SAMPLER_PROG_FOLLOW_FORK, /* children join the pid filter at fork */
 	SAMPLER_PROG_UNFOLLOW_EXIT, /* and leave it at exit */
 	SAMPLER_PROG_WATCH_MMAP,    /* CUDA libraries mapped later get their probes */
+	SAMPLER_PROG_CUDA_RET,	    /* CUDA wait return probes: GPU waits timed */
 	SAMPLER_PROG_MAX,
 };
 #define SAMPLER_PROG_BIT(p) (1u << (p))
@@ -49,8 +50,14 @@ struct sampler_opts {
 	uint32_t offcpu_max_stacks; /* distinct (thread, stack) keys summed in the kernel */
 	/* In-kernel filters besides the pid set: a process name, a cgroup v2 directory (fd). */
 	const char *comm;
-	int cgroup_fd; /* -1 or 0: none */
+	int cgroup_fd;	   /* -1 or 0: none */
+	const pid_t *tids; /* threads (--tid), at most SAMPLER_MAX_TIDS; NULL/0: every thread */
+	int nr_tids;
+	/* Wall mode: threads inside a timed CUDA wait are left to the wait's frame. */
+	bool gpu_wait_exclusive;
 };
+
+#define SAMPLER_MAX_TIDS 1024
 
 /* Table memory: 16 MiB of rows (12 bytes each) unless told otherwise. */
 #define SAMPLER_DEFAULT_UNWIND_ROWS  ((16u << 20) / 12)

@@ -146,8 +146,8 @@ int lasting__query(const struct lasting *l, uint64_t since_ns, enum gpu_mode mod
 	if (!err && mode != GPU_MODE_GPU) {
 		err = window__query(l->cpu, since_ns, all_uids, uid, part, &from);
 		if (!err)
-			err = unit == WEIGHT_US ? gpu_window__add_scaled(part, tree, 1000000, hz)
-						: gpu_window__add_scaled(part, tree, 1, 1);
+			err = unit == WEIGHT_US ? calltree__add_scaled(tree, part, 1000000, hz)
+						: calltree__add_scaled(tree, part, 1, 1);
 	}
 	calltree__free(part);
 	part = err ? NULL : calltree__new();
@@ -156,8 +156,8 @@ int lasting__query(const struct lasting *l, uint64_t since_ns, enum gpu_mode mod
 	if (!err && mode != GPU_MODE_CPU) {
 		err = window__query(l->gpu, since_ns, all_uids, uid, part, &gfrom);
 		if (!err)
-			err = unit == WEIGHT_US ? gpu_window__add_scaled(part, tree, 1, 1)
-						: gpu_window__add_scaled(part, tree, hz, 1000000);
+			err = unit == WEIGHT_US ? calltree__add_scaled(tree, part, 1, 1)
+						: calltree__add_scaled(tree, part, hz, 1000000);
 		if (!from || (gfrom && gfrom < from))
 			from = gfrom;
 	}

@@ -42,6 +42,7 @@
 #include "output/output.h"
 #include "output/profile.h"
 #include "daemon/service/internal.h"
+#include "daemon/session/group_by.h"
 
 /* The correlation strategies a session may ask for; their counters are kept per name. */
 const char *const strategies[] = {"auto", "id", "timestamp", "stream"};
@@ -103,7 +104,9 @@ bool rec_accepts(void *ctx, uint32_t pid)
 /* A stopped recording's profile in its format, into r->result. */
 int rec_render(struct service *s, struct svc_rec *r, uint64_t *ret_samples)
 {
-	struct output_meta meta = {.unit = profile__unit_name(r->view.unit)};
+	struct output_meta meta = {.unit = profile__unit_name(r->view.cpu_mode != XSPROFD_MODE_CPU
+								      ? WEIGHT_US
+								      : r->view.unit)};
 	struct gpu_join_scope scope = {
 		.accept_pid = rec_accepts, .ctx = r, .since_ns = r->started_ns};
 	struct cuda_probes *cp = recording__cuda(r->rec);
@@ -120,8 +123,12 @@ int rec_render(struct service *s, struct svc_rec *r, uint64_t *ret_samples)
 	err = session_profile__build(&sp, r->rec, s->sym,
 				     s->cupti ? cupti_server__store(s->cupti) : NULL, &scope,
 				     &r->view, &s->corr[si < 0 ? 0 : si]);
-	snprintf(title, sizeof(title), "xsprof recording %u: %.1f s at %u Hz", r->id,
-		 (r->finished_ns - r->started_ns) / 1e9, r->freq_hz);
+	snprintf(title, sizeof(title), "xsprof recording %u: %.1f s %s at %u Hz", r->id,
+		 (r->finished_ns - r->started_ns) / 1e9,
+		 r->view.cpu_mode == XSPROFD_MODE_OFFCPU ? "off-CPU time"
+		 : r->view.cpu_mode == XSPROFD_MODE_WALL ? "wall time"
+							 : "on-CPU samples",
+		 r->freq_hz);
 	meta.title = title;
 	sp.pd.start_ns = r->started_ns;
 	sp.pd.end_ns = r->finished_ns;
@@ -184,6 +191,7 @@ void finish_rec(struct service *s, struct svc_rec *r)
 void free_rec(struct svc_rec *r)
 {
 	recording__free(r->rec);
+	group_by__free(r->view.groups);
 	sd_event_source_disable_unref(r->end);
 	sd_event_source_disable_unref(r->exit_watch);
 	if (r->pidfd >= 0)
@@ -327,6 +335,25 @@ int parse_view(struct json_object *body, struct svc_rec *r, char *msg, size_t si
 		}
 		r->view.strategy = strategies[i];
 	}
+	if (body && json_object_object_get_ex(body, "mode", &v)) {
+		str = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+		if (xsprofd_mode__from_name(str, &r->view.cpu_mode)) {
+			snprintf(msg, size, "mode must be cpu, offcpu or wall");
+			return -EINVAL;
+		}
+	}
+	if (body && json_object_object_get_ex(body, "group_by", &v)) {
+		static const char *const groups[] = {"", "unit", "container", "comm"};
+
+		str = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+		for (int g = XSPROFD_GROUP_UNIT; g <= XSPROFD_GROUP_COMM && !r->view.group_by; g++)
+			if (!strcmp(str, groups[g]))
+				r->view.group_by = g;
+		if (!r->view.group_by) {
+			snprintf(msg, size, "group_by must be unit, container or comm");
+			return -EINVAL;
+		}
+	}
 	return 0;
 }
 
@@ -424,9 +451,21 @@ static int start_rec(struct service *s, struct svc_rec *r, struct rec_ctx *rc, b
 		.keep_launch_uprobes = !strcmp(r->view.strategy, "timestamp") ||
 				       !strcmp(r->view.strategy, "stream"),
 		.max_timeline = r->format == OUTPUT_CHROME_JSON ? RECORD_MAX_TIMELINE : 0,
+		/* Off-CPU and wall recordings: the sched_switch program too (10 us minimum block). */
+		.offcpu = r->view.cpu_mode != XSPROFD_MODE_CPU,
+		.offcpu_min_ns = 10000,
+		.gpu_wait_exclusive = r->view.cpu_mode == XSPROFD_MODE_WALL,
 	};
 	const char *what;
 	int err;
+
+	/* --group-by: each process's unit or container read while it runs. */
+	if (r->view.group_by && !(r->view.groups = group_by__new(r->view.group_by))) {
+		snprintf(msg, size, "out of memory");
+		return -ENOMEM;
+	}
+	ro.on_new_process = r->view.groups ? group_by__note : NULL;
+	ro.on_new_process_ctx = r->view.groups;
 
 	r->rec = recording__new(s->ev, &ro, s->sym, &what);
 	if (!r->rec) {

@@ -8,8 +8,13 @@
 #include "daemon/cuda/cuda_probes.h"
 #include "daemon/stacks/fold.h"
 #include "daemon/session/gpu_join.h"
+#include "daemon/session/gpu_waits.h"
+#include "daemon/session/group_by.h"
+#include "daemon/cuda/launch_store.h"
+#include "daemon/options.h"
 #include "daemon/session/recording.h"
 #include "daemon/service/service_gpu.h"
+#include "daemon/session/session_tree.h"
 #include "daemon/session/stack_names.h"
 #include "output/calltree.h"
 #include "output/profile.h"
@@ -22,6 +27,7 @@ int session_profile__build(struct session_profile *sp, struct recording *rec,
 	const struct launch_store *ls =
 		recording__cuda(rec) ? cuda_probes__store(recording__cuda(rec)) : NULL;
 	struct profile_data *pd = &sp->pd;
+	struct group_by *groups;
 	struct fold_stats fs;
 	uint64_t dropped = 0;
 	int err;
@@ -31,12 +37,23 @@ int session_profile__build(struct session_profile *sp, struct recording *rec,
 	sp->join = gpu_join__new();
 	if (!sp->tree || !sp->join)
 		return -ENOMEM;
-	err = recording__fold(rec, sp->tree, &fs);
+	if (view->group_by && !view->groups && !(sp->groups = group_by__new(view->group_by)))
+		return -ENOMEM;
+	groups = view->groups ? view->groups : sp->groups;
+	err = session_tree__build(rec, sym, view->cpu_mode, view->freq_hz,
+				  groups ? group_by__root : NULL, groups, sp->tree, &fs);
 	if (err)
 		return err;
 	pd->cpu_tree = sp->tree;
+	pd->root = groups ? group_by__root : NULL;
+	pd->root_ctx = groups;
 	pd->sample_period_ns = 1000000000ull / (view->freq_hz ? view->freq_hz : 1);
 	pd->unit = view->unit;
+	if (view->cpu_mode != XSPROFD_MODE_CPU) {
+		/* Off-CPU and wall trees are in microseconds already. */
+		pd->sample_period_ns = 1000;
+		pd->unit = WEIGHT_US;
+	}
 	if (ls || gs) {
 		err = gpu_join__run(sp->join, ls, gs, scope, view->strategy, pd, cs);
 		if (err)
@@ -44,7 +61,7 @@ int session_profile__build(struct session_profile *sp, struct recording *rec,
 	}
 	pd->mode = view->mode_set ? view->mode : pd->nr_gpu ? GPU_MODE_MERGED : GPU_MODE_CPU;
 	pd->samples = recording__timeline(rec, &pd->nr_samples, &dropped);
-	if (pd->nr_samples || pd->nr_launches) {
+	if (pd->nr_samples || pd->nr_launches || (ls && launch_store__nr_waits(ls))) {
 		sp->names = stack_names__new(recording__stacks(rec), ls, sym);
 		if (!sp->names)
 			return -errno;
@@ -52,12 +69,22 @@ int session_profile__build(struct session_profile *sp, struct recording *rec,
 		pd->name = stack_names__comm;
 		pd->ctx = sp->names;
 	}
-	return 0;
+	/* The wall and merged views: the time spent waiting for the GPU. */
+	if (ls && (view->cpu_mode == XSPROFD_MODE_WALL ||
+		   (view->cpu_mode == XSPROFD_MODE_CPU && pd->mode == GPU_MODE_MERGED)))
+		err = gpu_waits__add(ls, pd, sp->tree, pd->sample_period_ns,
+				     groups ? group_by__root : NULL, groups, &sp->waits);
+	if (!err && pd->nr_samples)
+		err = gpu_waits__timeline(ls, &sp->waits_timeline, &pd->nr_waits);
+	pd->waits = sp->waits_timeline;
+	return err;
 }
 
 void session_profile__release(struct session_profile *sp)
 {
 	stack_names__free(sp->names);
+	group_by__free(sp->groups);
+	free(sp->waits_timeline);
 	gpu_join__free(sp->join);
 	calltree__free(sp->tree);
 	memset(sp, 0, sizeof(*sp));
@@ -103,26 +130,6 @@ struct reroot {
 	uint64_t num, den; /* weights scaled by num / den, rounded; 0: re-rooted as is */
 	int err;
 };
-
-static int scale_visit(const struct calltree_frame *f, void *ctx)
-{
-	struct reroot *r = ctx;
-	uint64_t w;
-
-	if (f->depth >= 512)
-		return 0;
-	r->path[f->depth] = f->name;
-	w = (f->self * r->num + r->den / 2) / r->den;
-	return w ? calltree__add(r->out, r->path, f->depth + 1, w) : 0;
-}
-
-int gpu_window__add_scaled(const struct calltree *src, struct calltree *dst, uint64_t num,
-			   uint64_t den)
-{
-	struct reroot r = {.out = dst, .num = num, .den = den ? den : 1};
-
-	return calltree__walk(src, scale_visit, &r);
-}
 
 static int reroot_visit(const struct calltree_frame *f, void *ctx)
 {

@@ -11,10 +11,12 @@
 #include <stdint.h>
 
 #include "correlate/correlate.h"
+#include "daemon/session/gpu_waits.h"
 #include "output/profile.h"
 
 struct calltree;
 struct gpu_join;
+struct group_by;
 struct gpu_join_scope;
 struct gpu_store;
 struct launch_store;
@@ -29,6 +31,9 @@ struct session_view {
 	enum weight_unit unit;
 	unsigned int freq_hz;
 	const char *strategy; /* correlation strategy name */
+	int cpu_mode;	      /* enum xsprofd_mode: on-CPU samples, off-CPU time or wall time */
+	int group_by;	      /* enum xsprofd_group_by: a root level above the process, or none */
+	struct group_by *groups; /* its names, noted while the processes ran (may be NULL) */
 };
 
 /* A profile and what it points at. */
@@ -37,6 +42,9 @@ struct session_profile {
 	struct calltree *tree;
 	struct stack_names *names;
 	struct gpu_join *join;
+	struct gpu_waits_stats waits;	     /* what the GPU waits came to */
+	struct group_by *groups;	     /* view->group_by's names */
+	struct profile_wait *waits_timeline; /* pd.waits */
 };
 
 /*
@@ -59,9 +67,5 @@ int gpu_slice__tree(const struct launch_store *ls, const struct gpu_store *gs,
 		    const struct gpu_join_scope *scope, struct symbolizer *sym,
 		    const char *strategy, unsigned int freq_hz, struct calltree **ret_tree,
 		    struct correlate_stats *cs);
-
-/* Add src's stacks to dst, each weight scaled by num / den and rounded (0s left out). */
-int gpu_window__add_scaled(const struct calltree *src, struct calltree *dst, uint64_t num,
-			   uint64_t den);
 
 #endif

@@ -38,6 +38,8 @@ struct recording {
 	struct symbolizer *sym;
 	struct stack_table *stacks;
 	struct pid_set seen;
+	void (*on_new_process)(void *ctx, uint32_t tgid);
+	void *on_new_process_ctx;
 	struct cuda_probes *cuda;
 	struct unwinder *unwinder;	   /* NULL in fp mode */
 	struct offcpu *oc;		   /* with opts.offcpu */
@@ -134,6 +136,12 @@ static void timeline_add(struct recording *r, const struct xsprof_sample *s, uin
 	};
 }
 
+static void new_process(struct recording *r, uint32_t tgid)
+{
+	if (r->on_new_process)
+		r->on_new_process(r->on_new_process_ctx, tgid);
+}
+
 static void on_sample(void *ctx, const struct xsprof_sample *s)
 {
 	struct recording *r = ctx;
@@ -143,8 +151,11 @@ static void on_sample(void *ctx, const struct xsprof_sample *s)
 	if (s->tgid && !(s->flags & (XSPROF_SAMPLE_F_KTHREAD | XSPROF_SAMPLE_F_FOREIGN))) {
 		/* A process met first here (running before we started): its tables now, so the
 		 * samples after this one are walked whole. */
-		if (pid_set__insert(&r->seen, s->tgid) && r->unwinder)
-			unwinder__add_process(r->unwinder, (pid_t)s->tgid);
+		if (pid_set__insert(&r->seen, s->tgid)) {
+			if (r->unwinder)
+				unwinder__add_process(r->unwinder, (pid_t)s->tgid);
+			new_process(r, s->tgid);
+		}
 		gen = symbolizer__gen(r->sym, s->tgid);
 	}
 	if (r->max_timeline) {
@@ -160,7 +171,8 @@ static uint32_t offcpu_gen(void *ctx, pid_t tgid)
 {
 	struct recording *r = ctx;
 
-	pid_set__insert(&r->seen, (uint32_t)tgid);
+	if (pid_set__insert(&r->seen, (uint32_t)tgid))
+		new_process(r, (uint32_t)tgid);
 	return symbolizer__gen(r->sym, tgid);
 }
 
@@ -195,7 +207,8 @@ static void on_cuda_process(void *ctx, pid_t pid)
 {
 	struct recording *r = ctx;
 
-	pid_set__insert(&r->seen, pid);
+	if (pid_set__insert(&r->seen, pid))
+		new_process(r, (uint32_t)pid);
 	if (symbolizer__add_process(r->sym, pid))
 		r->st.snapshot_failed++;
 	if (r->unwinder)
@@ -303,7 +316,8 @@ static uint32_t programs_not_wanted(const struct recording_opts *o)
 	if (!o->cuda)
 		skip |= SAMPLER_PROG_BIT(SAMPLER_PROG_CUDA_CALL) |
 			SAMPLER_PROG_BIT(SAMPLER_PROG_USDT_LAUNCH) |
-			SAMPLER_PROG_BIT(SAMPLER_PROG_WATCH_MMAP);
+			SAMPLER_PROG_BIT(SAMPLER_PROG_WATCH_MMAP) |
+			SAMPLER_PROG_BIT(SAMPLER_PROG_CUDA_RET);
 	if (!o->cuda && !o->follow_forks)
 		skip |= SAMPLER_PROG_BIT(SAMPLER_PROG_FOLLOW_FORK) |
 			SAMPLER_PROG_BIT(SAMPLER_PROG_UNFOLLOW_EXIT);
@@ -337,6 +351,9 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 		.comm = o->comm,
 		.cgroup_fd = o->cgroup_fd,
 		.skip_programs = programs_not_wanted(o),
+		.tids = o->tids,
+		.nr_tids = o->nr_tids,
+		.gpu_wait_exclusive = o->gpu_wait_exclusive,
 	};
 	struct recording *r;
 	int err;
@@ -349,6 +366,8 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 	r->sym = sym;
 	r->max_stacks = o->max_stacks;
 	r->max_timeline = o->max_timeline;
+	r->on_new_process = o->on_new_process;
+	r->on_new_process_ctx = o->on_new_process_ctx;
 	r->stacks = stack_table__new(o->max_stacks);
 	if (!r->stacks) {
 		err = -ENOMEM;

@@ -49,6 +49,14 @@ struct recording_opts {
 	/* In-kernel filters besides pids: process name, cgroup v2 directory (fd; 0: none). */
 	const char *comm;
 	int cgroup_fd;
+	const pid_t *tids; /* threads only (--tid); NULL/0: all */
+	int nr_tids;
+	/* Wall mode: a thread's time inside a timed CUDA wait goes to the wait alone. */
+	bool gpu_wait_exclusive;
+	/* Called for each process the first time it is seen (a sample, an off-CPU stack, a CUDA
+	 * record), while it still runs; may be NULL. --group-by reads its cgroup then. */
+	void (*on_new_process)(void *ctx, uint32_t tgid);
+	void *on_new_process_ctx;
 };
 
 struct recording_stats {

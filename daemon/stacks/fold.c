@@ -19,8 +19,10 @@ struct fold_ctx {
 	struct symbolizer *sym;
 	struct calltree *tree;
 	struct fold_stats stats;
-	bool uid_root;	/* first frame "uid:N": the service filters by it */
-	uint64_t scale; /* weight of one count (wall mode: a sample's period in us) */
+	bool uid_root;	   /* first frame "uid:N": the service filters by it */
+	uint64_t scale;	   /* weight of one count (wall mode: a sample's period in us) */
+	fold_root_fn root; /* a frame above the process (--group-by), may be NULL */
+	void *root_ctx;
 	struct fold_names names;
 };
 
@@ -151,6 +153,8 @@ static int fold_one(void *arg, const struct stack_entry *e)
 		snprintf(uid, sizeof(uid), "uid:%u", e->uid);
 		frames[n++] = uid;
 	}
+	if (c->root)
+		frames[n++] = c->root(c->root_ctx, e->tgid);
 	memcpy(comm, e->comm, XSPROF_COMM_LEN);
 	comm[XSPROF_COMM_LEN] = '\0';
 	frames[n++] = comm[0] ? comm : "[unknown comm]";
@@ -165,13 +169,16 @@ static int fold_one(void *arg, const struct stack_entry *e)
 }
 
 static int fold(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
-		bool uid_root, uint64_t scale, struct fold_stats *ret_stats)
+		bool uid_root, uint64_t scale, fold_root_fn root, void *root_ctx,
+		struct fold_stats *ret_stats)
 {
 	struct fold_ctx *c = calloc(1, sizeof(*c)); /* ~20 KiB of name buffers */
 	int err;
 
 	if (!c)
 		return -ENOMEM;
+	c->root = root;
+	c->root_ctx = root_ctx;
 	c->uid_root = uid_root;
 	c->scale = scale;
 	c->sym = sym;
@@ -186,17 +193,24 @@ static int fold(const struct stack_table *st, struct symbolizer *sym, struct cal
 int fold_stacks(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
 		struct fold_stats *ret_stats)
 {
-	return fold(st, sym, tree, false, 1, ret_stats);
+	return fold(st, sym, tree, false, 1, NULL, NULL, ret_stats);
 }
 
 int fold_stacks_scaled(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
 		       uint64_t scale, struct fold_stats *ret_stats)
 {
-	return fold(st, sym, tree, false, scale, ret_stats);
+	return fold(st, sym, tree, false, scale, NULL, NULL, ret_stats);
 }
 
 int fold_stacks_by_uid(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
 		       struct fold_stats *ret_stats)
 {
-	return fold(st, sym, tree, true, 1, ret_stats);
+	return fold(st, sym, tree, true, 1, NULL, NULL, ret_stats);
+}
+
+int fold_stacks_rooted(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
+		       uint64_t scale, fold_root_fn root, void *root_ctx,
+		       struct fold_stats *ret_stats)
+{
+	return fold(st, sym, tree, false, scale, root, root_ctx, ret_stats);
 }

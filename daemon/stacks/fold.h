@@ -56,4 +56,12 @@ int fold_stacks_scaled(const struct stack_table *st, struct symbolizer *sym, str
 int fold_stacks_by_uid(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
 		       struct fold_stats *ret_stats);
 
+/* A frame above the process of tgid (--group-by); valid until the fold returns. */
+typedef const char *(*fold_root_fn)(void *ctx, uint32_t tgid);
+
+/* Same as fold_stacks_scaled, each stack under root(root_ctx, tgid) first (root may be NULL). */
+int fold_stacks_rooted(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
+		       uint64_t scale, fold_root_fn root, void *root_ctx,
+		       struct fold_stats *ret_stats);
+
 #endif
