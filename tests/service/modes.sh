@@ -13,42 +13,15 @@ set -euo pipefail
 
 [[ $# -eq 1 ]] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
 build=$(cd "$1" && pwd)
-xsprofd=$build/daemon/xsprofd
-ctl=$build/daemon/ctl/xsprofctl
+name=service_modes
 wallsplit=$build/tests/xs_wallsplit
 gpuwait=$build/tests/xs_gpu_wait
-py=/usr/bin/python3
-failures=0
-
-pass() { printf 'ok   %s\n' "$*"; }
-fail() { printf 'FAIL %s\n' "$*"; failures=$((failures + 1)); }
-step() { printf '\n== %s\n' "$*"; }
-
-[[ $(id -u) == 0 ]] || { echo "FAIL needs root"; exit 1; }
-for f in "$xsprofd" "$ctl" "$wallsplit" "$gpuwait" "$py"; do
-	[[ -e $f ]] || { echo "FAIL missing $f"; exit 1; }
-done
-
-dir=$(mktemp -d /tmp/xsprof-modes-XXXXXX)
-chmod 0755 "$dir"
-sock=$dir/api.sock
-cupti=$dir/cupti.sock
-daemon=
-cleanup() {
-	local rc=$?
-	set +e
-	if [[ -n $daemon ]]; then kill "$daemon" 2>/dev/null; wait "$daemon" 2>/dev/null; fi
-	if ((failures)); then
-		echo "--- daemon log (last 30 lines)"; tail -n 30 "$dir/xsprofd.log"
-		if [[ -e $dir/gpu.folded ]]; then echo "--- gpu.folded"; head -c 3000 "$dir/gpu.folded"; fi
-	fi
-	rm -rf "$dir"
-	if ((rc == 0 && failures == 0)); then echo; echo "service_modes: all checks passed"; else
-		echo; echo "service_modes: $failures check(s) failed"; exit 1; fi
+# shellcheck source=tests/service/private_daemon.sh
+. "$(dirname "$0")/private_daemon.sh"
+need "$wallsplit" "$gpuwait"
+on_failure() {
+	if [[ -e $dir/gpu.folded ]]; then echo "--- gpu.folded"; head -c 3000 "$dir/gpu.folded"; fi
 }
-trap cleanup EXIT
-
-ctl() { "$ctl" --timeout 20 -s "$sock" "$@"; }
 
 # shares FOLDED TRUTH MODE: per part, its share of the main thread's profile against the
 # measured one; prints "ok"/"FAIL" lines (2 points allowed).
@@ -98,12 +71,7 @@ PY
 }
 
 step "start xsprofd on private paths"
-"$xsprofd" --socket "$sock" --cupti-socket "$cupti" --socket-group nogroup --max-record 3600 \
-	>"$dir/xsprofd.log" 2>&1 &
-daemon=$!
-for _ in $(seq 150); do [[ -S $sock ]] && break; sleep 0.1; done
-[[ -S $sock ]] || { fail "xsprofd did not create $sock"; exit 1; }
-export XSPROF_CUPTI_SOCKET=$cupti
+start_daemon --max-record 3600
 
 step "record --mode wall: each part its measured share of the wall time"
 ctl -q record --mode wall -o "$dir/wall.folded" -- "$wallsplit" 20 >"$dir/wall.truth" ||

@@ -13,43 +13,14 @@ set -euo pipefail
 
 [[ $# -eq 1 ]] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
 build=$(cd "$1" && pwd)
-xsprofd=$build/daemon/xsprofd
-ctl=$build/daemon/ctl/xsprofctl
+name=service_sessions
 split=$build/tests/xs_split
 gpu=$build/tests/xs_usdt_gpu
 fakelib=$build/tests/libxsprof_cupti_fake.so
-py=/usr/bin/python3
-failures=0
+# shellcheck source=tests/service/private_daemon.sh
+. "$(dirname "$0")/private_daemon.sh"
+need "$split" "$gpu" "$fakelib"
 
-pass() { printf 'ok   %s\n' "$*"; }
-fail() { printf 'FAIL %s\n' "$*"; failures=$((failures + 1)); }
-step() { printf '\n== %s\n' "$*"; }
-
-[[ $(id -u) == 0 ]] || { echo "FAIL needs root"; exit 1; }
-for f in "$xsprofd" "$ctl" "$split" "$gpu" "$fakelib" "$py"; do
-	[[ -e $f ]] || { echo "FAIL missing $f"; exit 1; }
-done
-
-dir=$(mktemp -d /tmp/xsprof-sessions-XXXXXX)
-chmod 0755 "$dir"
-sock=$dir/api.sock
-cupti=$dir/cupti.sock
-daemon=
-cleanup() {
-	local rc=$?
-	set +e
-	if [[ -n $daemon ]]; then kill "$daemon" 2>/dev/null; wait "$daemon" 2>/dev/null; fi
-	if ((failures)); then echo "--- daemon log (last 30 lines)"; tail -n 30 "$dir/xsprofd.log"; fi
-	rm -rf "$dir"
-	if ((rc == 0 && failures == 0)); then echo; echo "service_sessions: all checks passed"; else
-		echo; echo "service_sessions: $failures check(s) failed"; exit 1; fi
-}
-trap cleanup EXIT
-
-ctl() { "$ctl" --timeout 20 -s "$sock" "$@"; }
-status_get() { ctl --json status | $py -c "import json,sys; j=json.load(sys.stdin); print($1)"; }
-# weight FILE REGEX: the summed weights of the folded lines matching REGEX.
-weight() { { grep -E "$2" "$1" || true; } | awk '{s += $NF} END {print s + 0}'; }
 # gpu_lines FILE: the [gpu] leaves, stack and weight, sorted.
 # The [gpu] leaves with their weights, from main down, summed per stack: the process name and
 # the frames above main may differ between two runs (a first launch can come before the
@@ -61,12 +32,7 @@ gpu_lines() {
 }
 
 step "start xsprofd on private paths (CUDA probes on the fake injection library for the window; 999 Hz so 1 ms kernels weigh a sample)"
-"$xsprofd" --socket "$sock" --cupti-socket "$cupti" --socket-group nogroup --max-record 3600 \
-	--cuda-lib "$fakelib" --freq 999 >"$dir/xsprofd.log" 2>&1 &
-daemon=$!
-for _ in $(seq 150); do [[ -S $sock ]] && break; sleep 0.1; done
-[[ -S $sock ]] || { fail "xsprofd did not create $sock"; exit 1; }
-export XSPROF_CUPTI_SOCKET=$cupti
+start_daemon --max-record 3600 --cuda-lib "$fakelib" --freq 999
 
 step "record -- CMD: descendants followed, CMD's exit status"
 rc=0
