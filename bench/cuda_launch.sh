@@ -5,7 +5,7 @@
 #   usdt int3   the same probe on sdt.h's 1-byte nop (always a trap)
 #   uprobe      an entry uprobe on cudaLaunchKernel (the path without the injection library)
 #   both        the injection library and libcudart in one process: the default, one probe
-# each under xsprofd (launch mode), against the same program unprofiled, and bpftrace's bare
+# each under xsprofd (command mode), against the same program unprofiled, and bpftrace's bare
 # count() on the cudaLaunchKernel uprobe (the int3 floor). Runs are interleaved (one of each
 # per round, R rounds) and each figure is a median. See bench/README.md.
 #

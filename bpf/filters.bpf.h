@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Apache-2.0 */
 /*
  * Filters besides the pid set, checked in the kernel so filtered-out processes cost next to
- * nothing: a process name (the thread group leader's comm) and a cgroup v2 subtree (a
+ * nothing: a set of threads, a process name (the thread group leader's comm) and a cgroup v2 subtree (a
  * container, a systemd unit). Both are for the current task; sampler.bpf.c defines them
  * (XSPROF_FILTERS_OWNER), the other programs use the same (extern / __weak).
  */
@@ -13,11 +13,13 @@
 const volatile bool filter_comm_on = false;
 const volatile char filter_comm[XSPROF_COMM_LEN] = {};
 const volatile bool filter_cgroup_on = false;
+const volatile bool filter_tid_on = false;
 #define XSPROF_FILTERS_LINKAGE
 #else
 extern const volatile bool filter_comm_on;
 extern const volatile char filter_comm[XSPROF_COMM_LEN];
 extern const volatile bool filter_cgroup_on;
+extern const volatile bool filter_tid_on;
 #define XSPROF_FILTERS_LINKAGE __weak
 #endif
 
@@ -29,9 +31,23 @@ struct {
 	__type(value, __u32);
 } cgroup_filter SEC(".maps") XSPROF_FILTERS_LINKAGE;
 
-/* Whether the current task passes the name and cgroup filters (the pid set is apart). */
+/* Threads to profile (--tid): ids in the daemon's pid namespace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} tid_filter SEC(".maps") XSPROF_FILTERS_LINKAGE;
+
+/* Whether the current task passes the thread, name and cgroup filters (the pid set is apart). */
 static __always_inline bool xsprof_filters_pass(struct task_struct *task)
 {
+	if (filter_tid_on) {
+		__u32 tid = (__u32)xsprof_ids();
+
+		if (!tid || !bpf_map_lookup_elem(&tid_filter, &tid))
+			return false;
+	}
 	if (filter_comm_on) {
 		char comm[XSPROF_COMM_LEN];
 

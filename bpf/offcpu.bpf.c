@@ -25,6 +25,7 @@
 #define PF_KTHREAD 0x00200000
 
 extern bool pid_filter_on;
+extern const volatile bool gpu_wait_exclusive;
 
 /* Set between open and load. */
 const volatile __u64 offcpu_min_ns = 10000;
@@ -203,6 +204,15 @@ int BPF_PROG(xsprof_offcpu, bool preempt, struct task_struct *prev, struct task_
 	if ((pid_filter_on && !bpf_map_lookup_elem(&pid_filter, &tgid)) ||
 	    !xsprof_filters_pass(prev))
 		return 0;
+	if (gpu_wait_exclusive && xsprof_in_gpu_wait(prev)) {
+		struct xsprof_wait_stats *ws;
+		__u32 zero = 0;
+
+		ws = bpf_map_lookup_elem(&wait_stats, &zero);
+		if (ws)
+			ws->offcpu_in_wait++;
+		return 0;
+	}
 	return switch_out(ctx, prev, st);
 }
 

@@ -44,6 +44,9 @@ const volatile __u32 unwind_mode = XSPROF_UNWIND_FP;
 
 /* Wake the reader only when the buffer is this full; otherwise it drains on its own timer. */
 const volatile __u64 wakeup_bytes = 1 << 20;
+/* Wall mode: a thread waiting for the GPU in a timed CUDA call is counted by the wait's own
+ * frame (its duration), not by samples or off-CPU time as well. */
+const volatile bool gpu_wait_exclusive = false;
 
 static __always_inline bool interrupted_user_mode(struct bpf_perf_event_data *ctx)
 {
@@ -231,6 +234,14 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	if ((pid_filter_on && (!in_ns || !bpf_map_lookup_elem(&pid_filter, &tgid))) ||
 	    !xsprof_filters_pass(task)) {
 		st->filtered++;
+		return 0;
+	}
+
+	if (gpu_wait_exclusive && xsprof_in_gpu_wait(task)) {
+		struct xsprof_wait_stats *ws = bpf_map_lookup_elem(&wait_stats, &zero);
+
+		if (ws)
+			ws->samples_in_wait++;
 		return 0;
 	}
 

@@ -41,4 +41,43 @@ struct {
 	__type(value, __u64);
 } exec_window SEC(".maps") XSPROF_SAMPLER_LINKAGE;
 
+/*
+ * The outermost probed CUDA call in progress on a thread (uprobe_cuda.bpf.c), to tell nested
+ * calls from new ones; and, while that call waits for the GPU, since when: the return probe
+ * (uprobe_cuda_ret.bpf.c) times it, and in wall mode the sampler and the off-CPU program leave
+ * the thread's time to the wait.
+ */
+struct xsprof_call_mark {
+	__u64 sp;      /* stack pointer at its entry */
+	__u64 ret;     /* its return address, found at sp while it runs */
+	__u32 pending; /* set by a wrapper: the next probe at the same sp is its tail call */
+	__u32 sent;    /* records this thread sent: its first one wakes the reader */
+	__u64 wait_ns; /* entry time of the waiting call in progress, 0 when none */
+	__u64 wait_stream;
+	__u32 wait_api;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct xsprof_call_mark);
+} call_marks SEC(".maps") XSPROF_SAMPLER_LINKAGE;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xsprof_wait_stats);
+} wait_stats SEC(".maps") XSPROF_SAMPLER_LINKAGE;
+
+/* Whether task is inside a call that waits for the GPU (its wait has a frame of its own). */
+static __always_inline bool xsprof_in_gpu_wait(struct task_struct *task)
+{
+	struct xsprof_call_mark *m = bpf_task_storage_get(&call_marks, task, 0, 0);
+
+	return m && m->wait_ns;
+}
+
 #endif

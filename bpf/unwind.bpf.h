@@ -30,8 +30,7 @@
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE); /* the daemon writes tables straight into it */
-	__uint(max_entries, 1);		   /* sized by the daemon before load */
+	__uint(max_entries, 1); /* sized by the daemon before load; written by batched updates */
 	__type(key, __u32);
 	__type(value, struct xsprof_unwind_row);
 } unwind_rows SEC(".maps") XSPROF_UNWIND_LINKAGE;

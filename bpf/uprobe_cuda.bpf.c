@@ -28,21 +28,6 @@ extern bool python_on;
 extern const volatile __u32 unwind_mode;
 extern const volatile __u64 wakeup_bytes;
 
-/* The outermost probed call in progress on a thread, to tell nested calls from new ones. */
-struct xsprof_call_mark {
-	__u64 sp;      /* stack pointer at its entry */
-	__u64 ret;     /* its return address, found at sp while it runs */
-	__u32 pending; /* set by a wrapper: the next probe at the same sp is its tail call */
-	__u32 sent;    /* records this thread sent: its first one wakes the reader */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct xsprof_call_mark);
-} call_marks SEC(".maps");
-
 /* Flipped by the daemon at run time (mmapped .bss): stop profiled processes where the daemon
  * must act before they run on (see send_held, and watch.bpf.c). */
 bool cuda_stop_processes = false;
@@ -150,6 +135,24 @@ static __always_inline bool nested_call(struct xsprof_call_mark *m, __u64 sp, __
 	return false;
 }
 
+/* The outermost call begins: a waiting one is timed until the return probe sees it end. */
+static __always_inline void mark_wait(struct xsprof_call_mark *m, __u64 cookie,
+				      const struct xsprof_cuda_call *r)
+{
+	struct xsprof_wait_stats *ws;
+	__u32 zero = 0;
+
+	m->wait_ns = 0;
+	if (!(cookie & XSPROF_CUDA_COOKIE_WAIT))
+		return;
+	m->wait_ns = r->time_ns;
+	m->wait_stream = r->stream;
+	m->wait_api = r->api;
+	ws = bpf_map_lookup_elem(&wait_stats, &zero);
+	if (ws)
+		ws->entries++;
+}
+
 /*
  * A profiled process's first call: it is stopped (SIGSTOP, on its way back to user space) until
  * the daemon has read its mappings and sent SIGCONT, so that a process that makes a few calls
@@ -239,6 +242,8 @@ int xsprof_cuda_call(struct pt_regs *ctx)
 	r->stream = read_stream(ctx, cookie, sp, win, &r->flags);
 	if (r->flags & XSPROF_CUDA_F_STREAM_ERR)
 		st->stream_err++;
+	if (m)
+		mark_wait(m, cookie, r);
 
 	/* At entry the callee has not pushed a frame: rbp is still the caller's. */
 	r->nr_user = 0;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
 /*
  * What the GPU path watches besides the API calls: children of profiled processes joining the
- * pid filter (launch mode), and profiled processes mapping a CUDA library, which the daemon
+ * pid filter (command mode), and profiled processes mapping a CUDA library, which the daemon
  * must attach to before the first call. Sorts after sampler.bpf.c and uprobe_cuda.bpf.c,
  * whose maps it shares (see uprobe_cuda.bpf.c why).
  */

@@ -55,6 +55,7 @@ enum xsprof_record_type {
 	XSPROF_REC_PROC_EXEC = 4,   /* process lifetime: exec */
 	XSPROF_REC_PROC_EXIT = 5,   /* process lifetime: exit */
 	XSPROF_REC_OFFCPU = 6,	    /* off-CPU: a blocked stack seen for the first time */
+	XSPROF_REC_CUDA_WAIT = 7,   /* a CUDA call that waits for the GPU returned (GPU path) */
 	XSPROF_REC_MAX,
 };
 
@@ -109,7 +110,7 @@ struct xsprof_cpu_stats {
 _Static_assert(sizeof(struct xsprof_cpu_stats) == 64, "xsprof_cpu_stats layout");
 
 /*
- * Process lifetime (bpf/proc.bpf.c -> daemon/proc_events.c). The daemon snapshots a process's
+ * Process lifetime (bpf/proc.bpf.c -> daemon/probes/proc_events.c). The daemon snapshots a process's
  * mappings when these arrive, before a short-lived process is gone: exec and the loader's
  * library events wake the reader at once; exit does not need to (ring buffer order keeps it after
  * the process's samples and before those of a later process with the same pid).
@@ -147,7 +148,7 @@ struct xsprof_proc_stats {
 _Static_assert(sizeof(struct xsprof_proc_stats) == 32, "xsprof_proc_stats layout");
 
 /*
- * ---- Off-CPU (bpf/offcpu.bpf.c -> daemon/offcpu.c) ----
+ * ---- Off-CPU (bpf/offcpu.bpf.c -> daemon/probes/offcpu.c) ----
  * A thread switched out (sched_switch) and back in (finish_task_switch) after at least the
  * minimum block time: the time is summed in the kernel per (tgid, tid, stack hash) in offcpu_agg;
  * the first time a key is made, its stack goes to the ring buffer in this record, so the cost
@@ -199,13 +200,13 @@ _Static_assert(sizeof(struct xsprof_offcpu_stats) == 64, "xsprof_offcpu_stats la
 
 /*
  * ---- GPU path: CUDA API entry uprobes and the xsprof:launch USDT (bpf/uprobe_cuda.bpf.c,
- * bpf/usdt_launch.bpf.c, bpf/watch.bpf.c; daemon/cuda_probes.c) ----
+ * bpf/usdt_launch.bpf.c, bpf/watch.bpf.c; daemon/cuda/cuda_probes.c) ----
  */
 
 /*
  * The CUDA entry points the uprobes catch: a record's api field and the low 16 bits of the
  * attach cookie. The numbers are part of the record format: append, never renumber. Symbol
- * names, stream arguments and the libraries they live in are in daemon/cuda_probes.c.
+ * names, stream arguments and the libraries they live in are in daemon/cuda/cuda_probes.c.
  */
 enum xsprof_cuda_api {
 	XSPROF_CUDA_LIB_MAPPED = 0, /* not a call: struct xsprof_cuda_lib_event */
@@ -258,6 +259,23 @@ enum xsprof_cuda_api {
 	XSPROF_CUDA_cudaStreamSynchronize_ptsz = 45,
 	XSPROF_CUDA_cudaEventSynchronize = 46,
 	XSPROF_CUDA_cudaDeviceSynchronize = 47,
+	/* Blocking copies: the calling thread waits for the copy (and the stream before it). */
+	XSPROF_CUDA_cudaMemcpy = 48,
+	XSPROF_CUDA_cudaMemcpy_ptds = 49,
+	XSPROF_CUDA_cudaMemcpy2D = 50,
+	XSPROF_CUDA_cudaMemcpy2D_ptds = 51,
+	XSPROF_CUDA_cudaMemcpy3D = 52,
+	XSPROF_CUDA_cudaMemcpy3D_ptds = 53,
+	XSPROF_CUDA_cudaMemcpyPeer = 54,
+	XSPROF_CUDA_cudaMemcpy3DPeer = 55,
+	XSPROF_CUDA_cudaMemcpy3DPeer_ptds = 56,
+	XSPROF_CUDA_cudaMemcpyToSymbol = 57,
+	XSPROF_CUDA_cudaMemcpyToSymbol_ptds = 58,
+	XSPROF_CUDA_cudaMemcpyFromSymbol = 59,
+	XSPROF_CUDA_cudaMemcpyFromSymbol_ptds = 60,
+	XSPROF_CUDA_cudaMemcpy2DToArray = 61,
+	XSPROF_CUDA_cudaMemcpy2DFromArray = 62,
+	XSPROF_CUDA_cudaMemcpyToArray = 63,
 
 	/* Driver (libcuda). */
 	XSPROF_CUDA_cuLaunchKernel = 64,
@@ -286,8 +304,20 @@ enum xsprof_cuda_api {
 	XSPROF_CUDA_cuStreamSynchronize_ptsz = 87,
 	XSPROF_CUDA_cuEventSynchronize = 88,
 	XSPROF_CUDA_cuCtxSynchronize = 89,
+	/* Blocking copies. */
+	XSPROF_CUDA_cuMemcpy = 90,
+	XSPROF_CUDA_cuMemcpy_ptds = 91,
+	XSPROF_CUDA_cuMemcpyHtoD_v2 = 92,
+	XSPROF_CUDA_cuMemcpyHtoD_v2_ptds = 93,
+	XSPROF_CUDA_cuMemcpyDtoH_v2 = 94,
+	XSPROF_CUDA_cuMemcpyDtoH_v2_ptds = 95,
+	XSPROF_CUDA_cuMemcpyDtoD_v2 = 96,
+	XSPROF_CUDA_cuMemcpyDtoD_v2_ptds = 97,
+	XSPROF_CUDA_cuMemcpyPeer = 98,
+	XSPROF_CUDA_cuMemcpy2D_v2 = 99,
+	XSPROF_CUDA_cuMemcpy3D_v2 = 100,
 
-	XSPROF_CUDA_API_MAX = 96,
+	XSPROF_CUDA_API_MAX = 128,
 };
 
 /*
@@ -312,6 +342,9 @@ enum xsprof_cuda_stream_loc {
 #define XSPROF_CUDA_COOKIE_WRAPPER (1ull << 48)
 /* Attached for one process: the kernel filters already, the pid filter need not be looked up. */
 #define XSPROF_CUDA_COOKIE_ONE_PROCESS (1ull << 49)
+/* The API waits for the GPU (synchronize, blocking copy) and a return probe times it: the
+ * entry marks the thread as waiting until that probe sees the call return. */
+#define XSPROF_CUDA_COOKIE_WAIT (1ull << 50)
 
 /*
  * One CUDA API call, caught at its entry. Variable length on the wire: only nr_user frames of
@@ -346,6 +379,37 @@ _Static_assert(sizeof(struct xsprof_cuda_call) ==
 		       XSPROF_CUDA_CALL_HDR_SIZE +
 			       8 * (XSPROF_MAX_STACK_DEPTH + XSPROF_PY_AREA_WORDS),
 	       "xsprof_cuda_call layout");
+
+/*
+ * A call that waits for the GPU (XSPROF_CUDA_COOKIE_WAIT) returned: sent by the return probe
+ * when the outermost probed call of the thread returns. entry_ns is the time_ns of that call's
+ * struct xsprof_cuda_call (same tid), which carries its stack.
+ */
+struct xsprof_cuda_wait {
+	__u32 type; /* XSPROF_REC_CUDA_WAIT */
+	__u32 tgid;
+	__u32 tid;
+	__u16 api; /* enum xsprof_cuda_api */
+	__u16 flags;
+	__u64 entry_ns;	 /* CLOCK_MONOTONIC at entry */
+	__u64 return_ns; /* CLOCK_MONOTONIC at return */
+	__u64 stream;	 /* the stream argument (0: none, or the legacy default stream) */
+};
+
+_Static_assert(sizeof(struct xsprof_cuda_wait) == 40, "xsprof_cuda_wait layout");
+
+/* Per-CPU counters of the GPU waits; index of each field is fixed for user space. */
+struct xsprof_wait_stats {
+	__u64 entries;	       /* outermost calls of waiting APIs entered */
+	__u64 returns;	       /* ... whose return was timed and sent */
+	__u64 drop_ringbuf;    /* ... whose record was lost: ring buffer full */
+	__u64 stray_returns;   /* returns of no timed entry (a nested call, or entry missed) */
+	__u64 samples_in_wait; /* wall mode: CPU samples left to the wait's own frame */
+	__u64 offcpu_in_wait;  /* wall mode: off-CPU stretches left to the wait's own frame */
+	__u64 pad[2];
+};
+
+_Static_assert(sizeof(struct xsprof_wait_stats) == 64, "xsprof_wait_stats layout");
 
 /*
  * A process in the pid filter mapped a CUDA library (or libxsprof_cupti) executable: sent with

@@ -287,7 +287,7 @@ void kq_age(struct kq *q, uint64_t horizon, enum corr_why why, kq_evict_fn evict
 
 static uint64_t idmap_hash(uint64_t a, uint64_t b)
 {
-	return kq_hash(a * 0x9e3779b97f4a7c15ull ^ b);
+	return hash_combine(hash_u64(a), b);
 }
 
 static uint32_t idmap_slots(uint32_t cap)

@@ -10,6 +10,7 @@
 #ifndef XSPROF_CORRELATE_KQ_H
 #define XSPROF_CORRELATE_KQ_H
 
+#include "daemon/base/hash.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -68,10 +69,8 @@ static inline void *kq_data(const struct kq *q, uint32_t i)
 
 static inline uint64_t kq_hash(uint64_t k)
 {
-	/* splitmix64's finalizer: keys are (pid << 32 | small number), the mask keeps low bits. */
-	k = (k ^ (k >> 30)) * 0xbf58476d1ce4e5b9ull;
-	k = (k ^ (k >> 27)) * 0x94d049bb133111ebull;
-	return k ^ (k >> 31);
+	/* Keys are (pid << 32 | small number) and the mask keeps low bits: hash_u64 spreads them. */
+	return hash_u64(k);
 }
 
 /* The slot of key, or NULL. Valid until the next kq_alloc() or kq_remove(). */

@@ -3,9 +3,9 @@
 #include <stdio.h>
 
 #include "daemon/log.h"
-#include "daemon/oneshot.h"
+#include "daemon/oneshot/oneshot.h"
 #include "daemon/options.h"
-#include "daemon/service.h"
+#include "daemon/service/service.h"
 
 int main(int argc, char **argv)
 {

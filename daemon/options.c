@@ -32,8 +32,9 @@ static const char usage_text[] =
 	"  -d, --duration SECS       how long to sample (decimals allowed); default: until Ctrl-C\n"
 	"  -o, --output FILE         write the profile here; repeat for several files. The format\n"
 	"                            follows the extension: .folded (or .txt) folded stacks, .svg an\n"
-	"                            interactive flamegraph; '-' writes folded stacks to stdout\n"
-	"      --format FMT          force the format of every output: folded | svg\n"
+	"                            interactive flamegraph, .json a Chrome trace (Perfetto), .pb.gz\n"
+	"                            pprof; '-' writes folded stacks to stdout\n"
+	"      --format FMT          force the format of every output: folded | svg | json | pprof\n"
 	"\n"
 	"Sampling (also config keys, e.g. 'freq = 49'):\n"
 	"  -F, --freq HZ             samples per second per CPU, at most 10000 (default 99 in\n"
@@ -84,7 +85,7 @@ static const char usage_text[] =
 	"      --cuda-lib PATH       probe the CUDA calls of every process through this file\n"
 	"                            (libcudart.so*, libcuda.so*, an executable with the runtime\n"
 	"                            linked in, libxsprof_cupti.so); repeat for several. --pid\n"
-	"                            and launch mode find the libraries of their processes\n"
+	"                            and command mode find the libraries of their processes\n"
 	"                            themselves\n"
 	"      --no-cuda             no CUDA probes\n"
 	"      --launches-output FILE  write the CPU stacks that called CUDA, one count per\n"
@@ -100,7 +101,10 @@ static const char usage_text[] =
 	"      --mode MODE           cpu: samples of running threads (default); offcpu: the time\n"
 	"                            threads spent off the CPU (blocked, sleeping, or waiting for\n"
 	"                            a CPU), in us, under the stack they left it from; wall: both,\n"
-	"                            in us, so each thread adds up to its wall time\n"
+	"                            in us, so each thread adds up to its wall time (sampled at\n"
+	"                            999 Hz unless --freq says otherwise); time in CUDA calls\n"
+	"                            that wait for the GPU shows as [wait gpu] (and with\n"
+	"                            --gpu-mode merged)\n"
 	"      --min-block-us N      off-CPU stretches shorter than N us are ignored (default 10)\n"
 	"      --report              print the top functions by self and total share on stdout\n"
 	"      --comm NAME           only processes of this name (as ps -o comm shows it, at\n"
@@ -108,6 +112,9 @@ static const char usage_text[] =
 	"      --cgroup PATH         only processes in this cgroup v2 directory and below (a\n"
 	"                            container): absolute, or relative to the cgroup2 mount\n"
 	"      --unit NAME           only the processes of this systemd unit (nginx.service)\n"
+	"      --tid TID             only these threads (repeat, or a comma list)\n"
+	"      --group-by WHAT       a root level above the process in the flamegraph and\n"
+	"                            folded outputs: unit (systemd unit), container or comm\n"
 	"\n"
 	"  -v, --verbose             more detail on stderr\n"
 	"  -h, --help                this text\n"
@@ -117,8 +124,9 @@ static const char usage_text[] =
 	"  xsprofd --foreground --duration 10 --output profile.svg --output profile.folded\n"
 	"  xsprofd -f -d 30 -F 999 -p 1234 -o app.svg     # one process, 30 s at 999 Hz\n"
 	"  xsprofd -f -o - | flamegraph.pl > fg.svg       # until Ctrl-C, folded to stdout\n"
-	"  xsprofd -f -o cpu.svg --launches-output gpu.svg -- python train.py   # launch mode\n"
+	"  xsprofd -f -o cpu.svg --launches-output gpu.svg -- python train.py   # command mode\n"
 	"  xsprofd -f -d 10 -p 1234 --mode wall -o wall.svg --report   # where the time went\n"
+	"  xsprofd -f --mode wall --group-by unit -o wall.svg -- python train.py  # GPU waits too\n"
 	"  systemctl start xsprofd; xsprofctl flamegraph --since 5m -o last5m.svg\n"
 	"\n"
 	"Needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE) and a kernel with BTF.\n"
@@ -158,6 +166,8 @@ enum {
 	OPT_COMM,
 	OPT_CGROUP,
 	OPT_UNIT,
+	OPT_TID,
+	OPT_GROUP_BY,
 };
 
 static const struct option long_opts[] = {
@@ -199,6 +209,8 @@ static const struct option long_opts[] = {
 	{"comm", required_argument, NULL, OPT_COMM},
 	{"cgroup", required_argument, NULL, OPT_CGROUP},
 	{"unit", required_argument, NULL, OPT_UNIT},
+	{"tid", required_argument, NULL, OPT_TID},
+	{"group-by", required_argument, NULL, OPT_GROUP_BY},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -242,22 +254,35 @@ static bool parse_ulong(const char *s, unsigned long min, unsigned long max, uns
 	return true;
 }
 
-static int add_pids(struct xsprofd_opts *o, const char *arg)
+/* A comma list of ids (--pid, --tid) appended to ids[*n], at most 1024. */
+static int add_ids(const char *flag, const char *arg, pid_t *ids, int *n)
 {
-	char buf[4096], *tok, *save = NULL;
+	char buf[4096], *tok, *next;
 	unsigned long v;
 
 	if (strlen(arg) >= sizeof(buf))
-		return bad("--pid", "...", "list too long");
+		return bad(flag, "...", "list too long");
 	strcpy(buf, arg);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	/* strtok would skip empty items: "1,,2" and "1," are typing mistakes, said so. */
+	for (tok = buf; tok; tok = next) {
+		next = strchr(tok, ',');
+		if (next)
+			*next++ = '\0';
+		if (!*tok)
+			return bad("--pid", arg, "an empty item in the list");
 		if (!parse_ulong(tok, 1, INT_MAX, &v))
-			return bad("--pid", tok, "not a process id");
-		if (o->nr_pids == XSPROFD_MAX_PIDS)
-			return bad("--pid", tok, "too many pids (at most 1024)");
-		o->pids[o->nr_pids++] = (pid_t)v;
+			return bad(flag, tok,
+				   !strcmp(flag, "--tid") ? "not a thread id" : "not a process id");
+		if (*n == XSPROFD_MAX_PIDS)
+			return bad(flag, tok, "too many ids (at most 1024)");
+		ids[(*n)++] = (pid_t)v;
 	}
 	return 0;
+}
+
+static int add_pids(struct xsprofd_opts *o, const char *arg)
+{
+	return add_ids("--pid", arg, o->pids, &o->nr_pids);
 }
 
 static void defaults(struct xsprofd_opts *o)
@@ -359,8 +384,9 @@ int xsprofd_mode__from_name(const char *name, int *ret_mode)
 /* --mode, --min-block-us, --report: one-shot flags only. */
 static int mode_option(struct xsprofd_opts *o, int c, const char *arg)
 {
-	static const char *const names[] = {"--mode", "--min-block-us", "--report",
-					    "--comm", "--cgroup",	"--unit"};
+	static const char *const names[] = {"--mode",	"--min-block-us", "--report", "--comm",
+					    "--cgroup", "--unit",	  "--tid",    "--group-by"};
+	static const char *const groups[] = {"", "unit", "container", "comm"};
 	const char *flag = names[c - OPT_MODE];
 
 	if (origin)
@@ -390,6 +416,13 @@ static int mode_option(struct xsprofd_opts *o, int c, const char *arg)
 			return bad(flag, arg, "one of --cgroup and --unit, once");
 		*(c == OPT_CGROUP ? &o->cgroup : &o->unit) = arg;
 		return 0;
+	case OPT_TID:
+		return add_ids(flag, arg, o->tids, &o->nr_tids);
+	case OPT_GROUP_BY:
+		for (int g = XSPROFD_GROUP_UNIT; g <= XSPROFD_GROUP_COMM; g++)
+			if (!strcmp(arg, groups[g]))
+				return o->group_by = g, 0;
+		return bad(flag, arg, "use unit, container or comm");
 	}
 	return 0;
 }
@@ -418,7 +451,8 @@ static int gpu_finish(struct xsprofd_opts *o)
 	if (o->launch_output && strcmp(o->launch_output, "-") &&
 	    output__format_from_path(o->launch_output, &fmt))
 		return bad("--launches-output", o->launch_output,
-			   "cannot tell the format from the extension; name it .folded or .svg");
+			   "cannot tell the format from the extension; name it .folded, "
+			   ".txt, .svg, .json or .pb.gz");
 	if (o->no_cuda && (o->launch_output || o->nr_cuda_libs))
 		return bad("--no-cuda", "",
 			   o->launch_output ? "conflicts with --launches-output"
@@ -427,15 +461,191 @@ static int gpu_finish(struct xsprofd_opts *o)
 }
 /* ---- */
 
+/* What an option handler returns for a flag that is not its own. */
+#define NOT_MINE (-1)
+
+/* -f, -d, -o, --format, -c: one-shot and command-line flags. */
+static int oneshot_option(struct xsprofd_opts *o, int c, char *arg, const char **force_format)
+{
+	enum output_format fmt;
+	char *end;
+
+	switch (c) {
+	case 'f':
+		o->foreground = true;
+		return 0;
+	case 'd':
+		errno = 0;
+		o->duration_s = strtod(arg, &end);
+		if (errno || *end || !*arg || !isfinite(o->duration_s) || o->duration_s <= 0 ||
+		    o->duration_s > 31 * 24 * 3600.0)
+			return bad("--duration", arg, "expected seconds > 0, e.g. 10 or 0.5");
+		return 0;
+	case 'o':
+		if (o->nr_outputs == XSPROFD_MAX_OUTPUTS)
+			return bad("--output", arg, "too many outputs (at most 8)");
+		if (!*arg)
+			return bad("--output", arg, "empty file name");
+		o->outputs[o->nr_outputs++].path = arg;
+		return 0;
+	case 'c':
+		o->config_path = arg; /* read before this pass */
+		return 0;
+	case OPT_FORMAT:
+		if (output__format_from_name(arg, &fmt))
+			return bad("--format", arg, "expected folded, svg, json or pprof");
+		*force_format = arg;
+		return 0;
+	}
+	return NOT_MINE;
+}
+
+/* What is sampled and how: frequency, pids, idle, buffers, caps, unwinding. */
+static int sampling_option(struct xsprofd_opts *o, int c, const char *arg)
+{
+	unsigned long v;
+
+	switch (c) {
+	case 'F':
+		if (!parse_ulong(arg, 1, 10000, &v))
+			return bad("--freq", arg, "expected 1..10000 samples per second");
+		o->freq_hz = v;
+		o->freq_set = true;
+		return 0;
+	case 'p':
+		return add_pids(o, arg);
+	case OPT_INCLUDE_IDLE:
+		o->include_idle = true;
+		return 0;
+	case OPT_RING_SIZE:
+		if (!parse_ulong(arg, 1, 1024, &v) || (v & (v - 1)))
+			return bad("--ring-buffer-size", arg,
+				   "expected a power of two in MiB, 1..1024");
+		o->ring_buffer_bytes = (uint32_t)(v << 20);
+		return 0;
+	case OPT_MAX_STACKS:
+		return unsigned_opt("--max-stacks", arg, 1, 100000000, &o->max_stacks);
+	case OPT_UNWIND:
+		if (!strcmp(arg, "auto"))
+			o->unwind = XSPROF_UNWIND_AUTO;
+		else if (!strcmp(arg, "fp"))
+			o->unwind = XSPROF_UNWIND_FP;
+		else if (!strcmp(arg, "cfi"))
+			o->unwind = XSPROF_UNWIND_CFI;
+		else
+			return bad("--unwind", arg, "use auto, fp or cfi");
+		return 0;
+	case OPT_NO_PYTHON:
+		o->no_python = true;
+		return 0;
+	}
+	return NOT_MINE;
+}
+
+/* The service: sockets, network listener, window, recordings. */
+static int service_option(struct xsprofd_opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case OPT_SOCKET:
+	case OPT_CUPTI_SOCKET:
+		if (arg[0] != '/' || strlen(arg) >= 108)
+			return bad(c == OPT_SOCKET ? "--socket" : "--cupti-socket", arg,
+				   "expected an absolute path under 108 bytes");
+		*(c == OPT_SOCKET ? &o->socket_path : &o->cupti_socket) = arg;
+		return 0;
+	case OPT_SOCKET_GROUP:
+		if (!*arg)
+			return bad("--socket-group", arg, "empty group name");
+		o->socket_group = arg;
+		return 0;
+	case OPT_LISTEN:
+		if (!strchr(arg, ':'))
+			return bad("--listen", arg, "expected ADDR:PORT, e.g. 127.0.0.1:7717");
+		o->listen_addr = arg;
+		return 0;
+	case OPT_TOKEN_FILE:
+		o->token_file = arg;
+		return 0;
+	case OPT_WINDOW:
+		return unsigned_opt("--window", arg, 10, 7 * 24 * 3600, &o->window_s);
+	case OPT_STORE_MB:
+		return unsigned_opt("--store-mb", arg, 1, 1 << 20, &o->store_mb);
+	case OPT_MAX_RECORD:
+		return unsigned_opt("--max-record", arg, 1, 7 * 24 * 3600, &o->max_record_s);
+	}
+	return NOT_MINE;
+}
+
+/* Naming: demangling, debug files, debuginfod, the symbol cache, source lines. */
+static int symbol_option(struct xsprofd_opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case OPT_NO_DEMANGLE:
+		o->no_demangle = true;
+		return 0;
+	case OPT_DEBUG_DIR:
+		if (o->nr_debug_dirs == 16)
+			return bad("--debug-dir", arg, "at most 16 debug directories");
+		if (arg[0] != '/')
+			return bad("--debug-dir", arg, "expected an absolute path");
+		o->debug_dirs[o->nr_debug_dirs++] = arg;
+		return 0;
+	case OPT_DEBUGINFOD:
+		o->debuginfod = true;
+		return 0;
+	case OPT_SYMBOL_CACHE_MB:
+		return unsigned_opt("--symbol-cache-mb", arg, 1, 1 << 20, &o->symbol_cache_mb);
+	case OPT_DEBUG_INFO:
+		o->debug_info = true;
+		return 0;
+	}
+	return NOT_MINE;
+}
+
+/* -v, -h, -V and getopt's complaints: 1 to stop (help, version), 2 for a bad flag. */
+static int meta_option(struct xsprofd_opts *o, int c, char **argv)
+{
+	switch (c) {
+	case 'v':
+		o->verbose++;
+		return 0;
+	case 'h':
+		fputs(usage_text, stdout);
+		return 1;
+	case 'V':
+		printf("xsprofd %s\n", XSPROF_VERSION);
+		return 1;
+	case ':':
+		if (origin)
+			return bad(argv[optind - 1], "", "needs a value");
+		fprintf(stderr, "%sxsprofd: %s needs a value\n", errp(), argv[optind - 1]);
+		fprintf(stderr, "Try 'xsprofd --help' for more information.\n");
+		return 2;
+	}
+	if (origin)
+		return bad(argv[optind - 1], "", "unknown key");
+	fprintf(stderr, "%sxsprofd: unknown option '%s'\n", errp(), argv[optind - 1]);
+	fprintf(stderr, "Try 'xsprofd --help' for more information.\n");
+	return 2;
+}
+
+static bool is_gpu_option(int c)
+{
+	return c == OPT_CUDA_LIB || c == OPT_NO_CUDA || c == OPT_LAUNCHES_OUTPUT ||
+	       c == OPT_CORRELATE || c == OPT_GPU_MODE || c == OPT_WEIGHT;
+}
+
+static bool is_mode_option(int c)
+{
+	return c >= OPT_MODE && c <= OPT_GROUP_BY;
+}
+
 /*
  * One pass of getopt over argv. From the config file, the one-shot and meta flags are refused:
  * a config file describes the service.
  */
 static int apply(struct xsprofd_opts *o, int argc, char **argv, const char **force_format)
 {
-	enum output_format fmt;
-	unsigned long v;
-	char *end;
 	int c, err;
 
 	opterr = 0;
@@ -447,174 +657,22 @@ static int apply(struct xsprofd_opts *o, int argc, char **argv, const char **for
 		if (origin && c == OPT_FORMAT)
 			return bad("--format", optarg,
 				   "only a command-line flag, not a config key");
-		switch (c) {
-		case 'f':
-			o->foreground = true;
-			break;
-		case 'd':
-			errno = 0;
-			o->duration_s = strtod(optarg, &end);
-			if (errno || *end || !*optarg || !isfinite(o->duration_s) ||
-			    o->duration_s <= 0 || o->duration_s > 31 * 24 * 3600.0)
-				return bad("--duration", optarg,
-					   "expected seconds > 0, e.g. 10 or 0.5");
-			break;
-		case 'F':
-			if (!parse_ulong(optarg, 1, 10000, &v))
-				return bad("--freq", optarg,
-					   "expected 1..10000 samples per second");
-			o->freq_hz = v;
-			o->freq_set = true;
-			break;
-		case 'p':
-			err = add_pids(o, optarg);
-			if (err)
-				return err;
-			break;
-		case 'o':
-			if (o->nr_outputs == XSPROFD_MAX_OUTPUTS)
-				return bad("--output", optarg, "too many outputs (at most 8)");
-			if (!*optarg)
-				return bad("--output", optarg, "empty file name");
-			o->outputs[o->nr_outputs++].path = optarg;
-			break;
-		case 'c':
-			o->config_path = optarg; /* read before this pass */
-			break;
-		case OPT_FORMAT:
-			if (output__format_from_name(optarg, &fmt))
-				return bad("--format", optarg, "expected folded or svg");
-			*force_format = optarg;
-			break;
-		case OPT_INCLUDE_IDLE:
-			o->include_idle = true;
-			break;
-		case OPT_NO_DEMANGLE:
-			o->no_demangle = true;
-			break;
-		case OPT_RING_SIZE:
-			if (!parse_ulong(optarg, 1, 1024, &v) || (v & (v - 1)))
-				return bad("--ring-buffer-size", optarg,
-					   "expected a power of two in MiB, 1..1024");
-			o->ring_buffer_bytes = (uint32_t)(v << 20);
-			break;
-		case OPT_MAX_STACKS:
-			err = unsigned_opt("--max-stacks", optarg, 1, 100000000, &o->max_stacks);
-			if (err)
-				return err;
-			break;
-		case OPT_SOCKET:
-		case OPT_CUPTI_SOCKET:
-			if (optarg[0] != '/' || strlen(optarg) >= 108)
-				return bad(c == OPT_SOCKET ? "--socket" : "--cupti-socket", optarg,
-					   "expected an absolute path under 108 bytes");
-			*(c == OPT_SOCKET ? &o->socket_path : &o->cupti_socket) = optarg;
-			break;
-		case OPT_SOCKET_GROUP:
-			if (!*optarg)
-				return bad("--socket-group", optarg, "empty group name");
-			o->socket_group = optarg;
-			break;
-		case OPT_LISTEN:
-			if (!strchr(optarg, ':'))
-				return bad("--listen", optarg,
-					   "expected ADDR:PORT, e.g. 127.0.0.1:7717");
-			o->listen_addr = optarg;
-			break;
-		case OPT_TOKEN_FILE:
-			o->token_file = optarg;
-			break;
-		case OPT_WINDOW:
-			err = unsigned_opt("--window", optarg, 10, 7 * 24 * 3600, &o->window_s);
-			if (err)
-				return err;
-			break;
-		case OPT_STORE_MB:
-			err = unsigned_opt("--store-mb", optarg, 1, 1 << 20, &o->store_mb);
-			if (err)
-				return err;
-			break;
-		case OPT_CUDA_LIB: /* GPU path (cuda_probes) */
-		case OPT_NO_CUDA:
-		case OPT_LAUNCHES_OUTPUT:
-		case OPT_CORRELATE:
-		case OPT_GPU_MODE:
-		case OPT_WEIGHT:
+		if (is_gpu_option(c))
 			err = gpu_option(o, c, optarg);
-			if (err)
-				return err;
-			break;
-		case OPT_MODE:
-		case OPT_MIN_BLOCK_US:
-		case OPT_REPORT:
-		case OPT_COMM:
-		case OPT_CGROUP:
-		case OPT_UNIT:
+		else if (is_mode_option(c))
 			err = mode_option(o, c, optarg);
-			if (err)
-				return err;
-			break;
-		case OPT_MAX_RECORD:
-			err = unsigned_opt("--max-record", optarg, 1, 7 * 24 * 3600,
-					   &o->max_record_s);
-			if (err)
-				return err;
-			break;
-		case OPT_DEBUG_DIR:
-			if (o->nr_debug_dirs == 16)
-				return bad("--debug-dir", optarg, "at most 16 debug directories");
-			if (optarg[0] != '/')
-				return bad("--debug-dir", optarg, "expected an absolute path");
-			o->debug_dirs[o->nr_debug_dirs++] = optarg;
-			break;
-		case OPT_DEBUGINFOD:
-			o->debuginfod = true;
-			break;
-		case OPT_SYMBOL_CACHE_MB:
-			err = unsigned_opt("--symbol-cache-mb", optarg, 1, 1 << 20,
-					   &o->symbol_cache_mb);
-			if (err)
-				return err;
-			break;
-		case OPT_DEBUG_INFO:
-			o->debug_info = true;
-			break;
-		case OPT_UNWIND:
-			if (!strcmp(optarg, "auto"))
-				o->unwind = XSPROF_UNWIND_AUTO;
-			else if (!strcmp(optarg, "fp"))
-				o->unwind = XSPROF_UNWIND_FP;
-			else if (!strcmp(optarg, "cfi"))
-				o->unwind = XSPROF_UNWIND_CFI;
-			else
-				return bad("--unwind", optarg, "use auto, fp or cfi");
-			break;
-		case OPT_NO_PYTHON:
-			o->no_python = true;
-			break;
-		case 'v':
-			o->verbose++;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 1;
-		case 'V':
-			printf("xsprofd %s\n", XSPROF_VERSION);
-			return 1;
-		case ':':
-			if (origin)
-				return bad(argv[optind - 1], "", "needs a value");
-			fprintf(stderr, "%sxsprofd: %s needs a value\n", errp(), argv[optind - 1]);
-			fprintf(stderr, "Try 'xsprofd --help' for more information.\n");
-			return 2;
-		default:
-			if (origin)
-				return bad(argv[optind - 1], "", "unknown key");
-			fprintf(stderr, "%sxsprofd: unknown option '%s'\n", errp(),
-				argv[optind - 1]);
-			fprintf(stderr, "Try 'xsprofd --help' for more information.\n");
-			return 2;
-		}
+		else
+			err = oneshot_option(o, c, optarg, force_format);
+		if (err == NOT_MINE)
+			err = sampling_option(o, c, optarg);
+		if (err == NOT_MINE)
+			err = service_option(o, c, optarg);
+		if (err == NOT_MINE)
+			err = symbol_option(o, c, optarg);
+		if (err == NOT_MINE)
+			err = meta_option(o, c, argv);
+		if (err)
+			return err;
 	}
 	if (optind < argc)
 		return gpu_command(o, argc, argv); /* GPU path (cuda_probes) */
@@ -760,6 +818,10 @@ static const char *oneshot_only_flag(const struct xsprofd_opts *o, const char **
 	}
 	if (o->report)
 		return "--report";
+	if (o->nr_tids)
+		return "--tid";
+	if (o->group_by)
+		return "--group-by";
 	*ret_arg = o->comm ? o->comm : o->cgroup ? o->cgroup : o->unit;
 	return o->comm ? "--comm" : o->cgroup ? "--cgroup" : o->unit ? "--unit" : NULL;
 }
@@ -772,7 +834,9 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 	int err;
 
 	if (!o->freq_set)
-		o->freq_hz = o->foreground ? XSPROFD_ONESHOT_FREQ : XSPROFD_SERVICE_FREQ;
+		o->freq_hz = !o->foreground		    ? XSPROFD_SERVICE_FREQ
+			     : o->mode == XSPROFD_MODE_WALL ? XSPROFD_WALL_FREQ
+							    : XSPROFD_ONESHOT_FREQ;
 	err = gpu_finish(o); /* GPU path (cuda_probes) */
 	if (err)
 		return err;
@@ -809,8 +873,8 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 			err = output__format_from_path(out->path, &fmt);
 		if (err)
 			return bad("--output", out->path,
-				   "cannot tell the format from the extension; name it .folded or "
-				   ".svg, or pass --format");
+				   "cannot tell the format from the extension; name it .folded, "
+				   ".txt, .svg, .json or .pb.gz, or pass --format");
 		if (!strcmp(out->path, "-") && fmt != OUTPUT_FOLDED)
 			return bad("--output", out->path, "only folded stacks go to stdout");
 		out->format = fmt;

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #define XSPROFD_MAX_PIDS    1024
+#define XSPROFD_MAX_TIDS    1024
 #define XSPROFD_MAX_OUTPUTS 8
 #define XSPROFD_MAX_STRINGS 64
 
@@ -22,6 +23,9 @@
 #define XSPROFD_DEFAULT_CUPTI_SOCKET "/run/xsprof/cupti.sock"
 /* One-shot default: off 100 Hz so sampling does not run in lockstep with timer ticks. */
 #define XSPROFD_ONESHOT_FREQ 99
+/* Wall mode's default: its on-CPU part is sampled, its off-CPU part exact; at 999 Hz a part
+ * computing 20% of a 3 s thread is within a point of its share (tests/test_offcpu.c). */
+#define XSPROFD_WALL_FREQ 999
 /*
  * Always-on default: 19 Hz per CPU costs ~30 us of CPU per second per CPU (0.003%) at our
  * measured per-sample cost, stays off-beat with 10 ms timers, and still gives over a thousand
@@ -87,7 +91,7 @@ struct xsprofd_opts {
 	int nr_owned;
 
 	/* GPU path (cuda_probes) */
-	char **command; /* argv after "--": launch mode (one-shot only) */
+	char **command; /* argv after "--": command mode (one-shot only) */
 	int nr_command;
 	const char *cuda_libs[XSPROFD_MAX_CUDA_LIBS]; /* --cuda-lib: system-wide, by path */
 	int nr_cuda_libs;
@@ -106,6 +110,16 @@ struct xsprofd_opts {
 	const char *comm;
 	const char *cgroup;
 	const char *unit;
+	pid_t tids[XSPROFD_MAX_TIDS]; /* --tid: only these threads */
+	int nr_tids;
+	int group_by; /* --group-by: enum xsprofd_group_by, a root level above the process */
+};
+
+enum xsprofd_group_by {
+	XSPROFD_GROUP_NONE = 0,
+	XSPROFD_GROUP_UNIT,	 /* the systemd unit (from the cgroup) */
+	XSPROFD_GROUP_CONTAINER, /* the container (from the cgroup) */
+	XSPROFD_GROUP_COMM,	 /* the process's name */
 };
 
 enum xsprofd_mode {

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/base/hash.h"
 #include "output/calltree.h"
 
 #define NONE	    0 /* no node: the root is never anyone's child or sibling */
@@ -61,26 +62,16 @@ struct calltree {
 
 static uint32_t str_hash(const char *s, size_t *ret_len)
 {
-	/* FNV-1a: names are short and this is not exposed to hash flooding over a network. */
-	uint32_t h = 2166136261u;
-	const char *p;
+	size_t len = strlen(s);
+	uint64_t h = hash_bytes(HASH_INIT, s, len);
 
-	for (p = s; *p; p++) {
-		h ^= (unsigned char)*p;
-		h *= 16777619u;
-	}
-	*ret_len = p - s;
-	return h;
+	*ret_len = len;
+	return (uint32_t)(h ^ (h >> 32));
 }
 
 static size_t edge_hash(uint32_t parent, uint32_t name)
 {
-	/* splitmix64's finalizer: the table masks off low bits, so both halves must reach them. */
-	uint64_t k = (uint64_t)parent << 32 | name;
-
-	k = (k ^ (k >> 30)) * 0xbf58476d1ce4e5b9ull;
-	k = (k ^ (k >> 27)) * 0x94d049bb133111ebull;
-	return (size_t)(k ^ (k >> 31));
+	return (size_t)hash_u64((uint64_t)parent << 32 | name);
 }
 
 static size_t round_pow2(size_t n)
@@ -450,5 +441,37 @@ int calltree__walk(const struct calltree *t, calltree_visit_fn fn, void *ctx)
 			err = push_children(t, it.node, it.depth + 1, &stack, &len, &cap);
 	}
 	free(stack);
+	return err;
+}
+
+struct scaled {
+	struct calltree *out;
+	const char *path[512];
+	uint64_t num, den;
+};
+
+static int scale_visit(const struct calltree_frame *f, void *ctx)
+{
+	struct scaled *sc = ctx;
+	uint64_t w;
+
+	if (f->depth >= 512)
+		return 0;
+	sc->path[f->depth] = f->name;
+	w = (f->self * sc->num + sc->den / 2) / sc->den;
+	return w ? calltree__add(sc->out, sc->path, f->depth + 1, w) : 0;
+}
+
+int calltree__add_scaled(struct calltree *dst, const struct calltree *src, uint64_t num,
+			 uint64_t den)
+{
+	struct scaled *sc = malloc(sizeof(*sc));
+	int err;
+
+	if (!sc)
+		return -ENOMEM;
+	*sc = (struct scaled){.out = dst, .num = num, .den = den ? den : 1};
+	err = calltree__walk(src, scale_visit, sc);
+	free(sc);
 	return err;
 }

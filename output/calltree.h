@@ -42,6 +42,11 @@ typedef int (*calltree_visit_fn)(const struct calltree_frame *frame, void *ctx);
 /* Returns 0, what fn returned, or -ENOMEM. */
 int calltree__walk(const struct calltree *t, calltree_visit_fn fn, void *ctx);
 
+/* Add src's stacks to dst, each weight scaled by num / den and rounded (0s left out). 0 or
+ * -errno (-E2BIG past 512 frames deep: such stacks are left out). */
+int calltree__add_scaled(struct calltree *dst, const struct calltree *src, uint64_t num,
+			 uint64_t den);
+
 /* Length of the longest stack added (0 for an empty tree). */
 size_t calltree__max_depth(const struct calltree *t);
 

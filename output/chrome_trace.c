@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/base/hash.h"
 #include "output/chrome_trace.h"
 #include "output/output.h"
 #include "output/profile.h"
@@ -427,8 +428,7 @@ static int keyset_add(struct keyset *s, uint64_t key)
 		for (j = 0; j < s->cap; j++) {
 			if (!s->v[j])
 				continue;
-			for (i = (s->v[j] * 0x9e3779b97f4a7c15ull) >> 20 & (ncap - 1); nv[i];
-			     i = (i + 1) & (ncap - 1))
+			for (i = hash_u64(s->v[j]) & (ncap - 1); nv[i]; i = (i + 1) & (ncap - 1))
 				;
 			nv[i] = s->v[j];
 		}
@@ -436,8 +436,7 @@ static int keyset_add(struct keyset *s, uint64_t key)
 		s->v = nv;
 		s->cap = ncap;
 	}
-	for (i = ((key + 1) * 0x9e3779b97f4a7c15ull) >> 20 & (s->cap - 1); s->v[i];
-	     i = (i + 1) & (s->cap - 1)) {
+	for (i = hash_u64(key + 1) & (s->cap - 1); s->v[i]; i = (i + 1) & (s->cap - 1)) {
 		if (s->v[i] == key + 1)
 			return 0;
 	}
@@ -743,6 +742,23 @@ static int write_api_tracks(struct writer *w)
 	return chrome_trace__error(w->t);
 }
 
+/* Calls that waited for the GPU, on their thread's track, around the call's own slice. */
+static int write_waits(struct writer *w)
+{
+	const struct profile_data *pd = w->pd;
+	char name[160];
+
+	for (size_t i = 0; i < pd->nr_waits; i++) {
+		const struct profile_wait *x = &pd->waits[i];
+
+		snprintf(name, sizeof(name), "[wait gpu] %s", x->api ? x->api : "cuda");
+		chrome_trace__complete(w->t, x->pid, x->tid, name, "gpu_wait", x->start_ns,
+				       x->end_ns > x->start_ns ? x->end_ns - x->start_ns : 1, NULL,
+				       0);
+	}
+	return chrome_trace__error(w->t);
+}
+
 /* Sampled stacks as nested slices: frames shared with the previous sample stay open. */
 static int write_samples(struct writer *w)
 {
@@ -944,9 +960,10 @@ static int write_nvtx(struct writer *w)
 static bool valid(const struct profile_data *pd)
 {
 	return pd && (pd->samples || !pd->nr_samples) && (pd->launches || !pd->nr_launches) &&
-	       (pd->gpu || !pd->nr_gpu) && (pd->joins || !pd->nr_joins) &&
-	       pd->nr_gpu < UINT32_MAX && pd->nr_launches < UINT32_MAX &&
-	       pd->nr_samples < UINT32_MAX && pd->nr_joins < UINT32_MAX;
+	       (pd->waits || !pd->nr_waits) && (pd->gpu || !pd->nr_gpu) &&
+	       (pd->joins || !pd->nr_joins) && pd->nr_gpu < UINT32_MAX &&
+	       pd->nr_launches < UINT32_MAX && pd->nr_samples < UINT32_MAX &&
+	       pd->nr_joins < UINT32_MAX;
 }
 
 int chrome_trace__write_profile(const struct profile_data *pd, FILE *f,
@@ -968,6 +985,8 @@ int chrome_trace__write_profile(const struct profile_data *pd, FILE *f,
 	if (!w.t)
 		return -errno;
 	err = write_names(&w);
+	if (!err)
+		err = write_waits(&w);
 	if (!err)
 		err = write_api_tracks(&w);
 	if (!err)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/base/hash.h"
 #include "output/calltree.h"
 #include "output/diff.h"
 #include "output/flamegraph.h"
@@ -76,22 +77,10 @@ struct pathmap {
 	size_t n, cap;
 };
 
-static uint64_t name_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
 static uint64_t path_step(uint64_t parent, const char *name)
 {
-	uint64_t h = (parent ^ name_hash(name)) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = hash_combine(parent, hash_str(name));
 
-	h ^= h >> 31;
 	return h ? h : 1;
 }
 
@@ -165,7 +154,7 @@ static int fn_index(struct fnmap *m, const char *name, size_t *ret)
 		if (!slot)
 			return -ENOMEM;
 		for (j = 0; j < m->n; j++) {
-			for (i = name_hash(m->rows[j].name) & (ns - 1); slot[i];
+			for (i = hash_str(m->rows[j].name) & (ns - 1); slot[i];
 			     i = (i + 1) & (ns - 1))
 				;
 			slot[i] = j + 1;
@@ -174,7 +163,7 @@ static int fn_index(struct fnmap *m, const char *name, size_t *ret)
 		m->slot = slot;
 		m->nslots = ns;
 	}
-	for (i = name_hash(name) & (m->nslots - 1); m->slot[i]; i = (i + 1) & (m->nslots - 1)) {
+	for (i = hash_str(name) & (m->nslots - 1); m->slot[i]; i = (i + 1) & (m->nslots - 1)) {
 		if (!strcmp(m->rows[m->slot[i] - 1].name, name)) {
 			*ret = m->slot[i] - 1;
 			return 0;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/base/atomic_file.h"
 #include "output/calltree.h"
 #include "output/diff.h"
 #include "output/output.h"
@@ -27,6 +28,7 @@ static const char usage[] =
 	"  -n, --top N            rows of the table (default 20, 0 for all)\n"
 	"      --title TEXT       title of the SVG\n"
 	"  -q, --quiet            no table\n"
+	"  -V, --version          print the version and exit\n"
 	"  -h, --help             this help\n"
 	"\n"
 	"Exit status: 0 done, 1 error (unreadable or malformed input, cannot write), 2 bad\n"
@@ -102,6 +104,7 @@ int main(int argc, char **argv)
 		{"title", required_argument, NULL, 'T'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
 		{0},
 	};
 	const char *out = NULL, *title = NULL, *grew = NULL;
@@ -114,7 +117,7 @@ int main(int argc, char **argv)
 	char *end;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":o:t:n:qh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":o:t:n:qhV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			out = optarg;
@@ -140,6 +143,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(usage, stdout);
+			return 0;
+		case 'V':
+			printf("xsprof-diff %s\n", XSPROF_VERSION);
 			return 0;
 		case ':':
 			fprintf(stderr, "xsprof-diff: %s needs a value\n", argv[optind - 1]);
@@ -188,7 +194,7 @@ int main(int argc, char **argv)
 		int err;
 
 		snprintf(subtitle, sizeof(subtitle), "%s -> %s", argv[optind], argv[optind + 1]);
-		err = output__write_file_with(out, write_svg, &a);
+		err = atomic_file__write(out, write_svg, &a);
 		if (err) {
 			fprintf(stderr, "xsprof-diff: writing %s: %s\n", out, strerror(-err));
 			goto out;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/base/hash.h"
 #include "output/calltree.h"
 #include "output/flamegraph.h"
 #include "output/output.h"
@@ -177,14 +178,9 @@ static bool has_suffix(const char *s, const char *suffix)
  */
 static void frame_rgb(const char *name, unsigned int rgb[3])
 {
-	uint32_t h = 2166136261u;
+	uint64_t h = hash_str(name);
 	double v1, v2, v3;
-	const char *p;
 
-	for (p = name; *p; p++) {
-		h ^= (unsigned char)*p;
-		h *= 16777619u;
-	}
 	v1 = (h & 0xff) / 255.0;
 	v2 = ((h >> 8) & 0xff) / 255.0;
 	v3 = ((h >> 16) & 0xff) / 255.0;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "daemon/base/atomic_file.h"
 #include "output/calltree.h"
 #include "output/chrome_trace.h"
 #include "output/flamegraph.h"
@@ -151,113 +152,6 @@ int output__write_profile(const struct profile_data *pd, enum output_format fmt,
 	return err;
 }
 
-/* "dir/.name.XXXXXX": same directory so rename() stays atomic, hidden so nobody picks it up. */
-static char *temp_path_for(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	const char *base = slash ? slash + 1 : path;
-	size_t dirlen = base - path;
-	char *tmp;
-
-	if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
-		errno = EISDIR;
-		return NULL;
-	}
-	tmp = malloc(dirlen + strlen(base) + sizeof(".") + sizeof(".XXXXXX"));
-	if (!tmp)
-		return NULL;
-	sprintf(tmp, "%.*s.%s.XXXXXX", (int)dirlen, path, base);
-	return tmp;
-}
-
-/*
- * Create tmp (its last six characters "XXXXXX" made unique) with mode 0666 less the umask, as
- * any new file: the user's umask decides who may read the profile. The fd, or -errno.
- */
-static int open_temp(char *tmp)
-{
-	static const char chars[] =
-		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-	char *x = tmp + strlen(tmp) - 6;
-	unsigned char rnd[6];
-
-	for (int tries = 0; tries < 100; tries++) {
-		int fd;
-
-		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-			return -EIO;
-		for (int i = 0; i < 6; i++)
-			x[i] = chars[rnd[i] % (sizeof(chars) - 1)];
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
-		if (fd >= 0 || errno != EEXIST)
-			return fd >= 0 ? fd : -errno;
-	}
-	return -EEXIST;
-}
-
-static void sync_dir_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : NULL;
-	int fd;
-
-	if (slash && !dir)
-		return;
-	fd = open(dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	free(dir);
-	if (fd < 0)
-		return;
-	fsync(fd);
-	close(fd);
-}
-
-int output__write_file_with(const char *path, int (*write)(FILE *f, void *ctx), void *ctx)
-{
-	char *tmp;
-	FILE *f;
-	int fd, err;
-
-	if (!path || !*path || !write)
-		return -EINVAL;
-	tmp = temp_path_for(path);
-	if (!tmp)
-		return -errno;
-	fd = open_temp(tmp);
-	if (fd < 0) {
-		err = fd;
-		free(tmp);
-		return err;
-	}
-	f = fdopen(fd, "w");
-	if (!f) {
-		err = -errno;
-		close(fd);
-		goto fail;
-	}
-
-	err = write(f, ctx);
-	if (!err && fflush(f))
-		err = -errno;
-	if (!err && fsync(fd))
-		err = -errno;
-	/* Always close; on a network or FUSE file system close can be where ENOSPC shows up. */
-	if (fclose(f) && !err)
-		err = -errno;
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err)
-		goto fail;
-	/* Durability of the rename only: the new file is already in place, so do not fail here. */
-	sync_dir_of(path);
-	free(tmp);
-	return 0;
-
-fail:
-	unlink(tmp);
-	free(tmp);
-	return err;
-}
-
 struct write_args {
 	const struct calltree *t;
 	const struct profile_data *pd;
@@ -283,7 +177,7 @@ int output__write_file(const struct calltree *t, enum output_format fmt, const c
 	/* Before creating anything, so no temporary file is left to clean up. */
 	if (output__format_needs_timeline(fmt))
 		return -ENOTSUP;
-	return output__write_file_with(path, write_one, &a);
+	return atomic_file__write(path, write_one, &a);
 }
 
 int output__write_profile_file(const struct profile_data *pd, enum output_format fmt,
@@ -293,5 +187,5 @@ int output__write_profile_file(const struct profile_data *pd, enum output_format
 
 	if (!pd || !path || !*path || !output__format_name(fmt))
 		return -EINVAL;
-	return output__write_file_with(path, write_one, &a);
+	return atomic_file__write(path, write_one, &a);
 }

@@ -63,7 +63,4 @@ int output__write_profile(const struct profile_data *pd, enum output_format fmt,
 int output__write_profile_file(const struct profile_data *pd, enum output_format fmt,
 			       const char *path, const struct output_meta *meta);
 
-/* Atomic like output__write_file(), for any writer: write(f, ctx) returns 0 or -errno. */
-int output__write_file_with(const char *path, int (*write)(FILE *f, void *ctx), void *ctx);
-
 #endif

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "daemon/base/hash.h"
 #include "output/calltree.h"
 #include "output/output.h"
 #include "output/pprof.h"
@@ -115,17 +116,6 @@ struct strtab {
 	size_t n, cap, nslots;
 };
 
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
 static int strtab_grow(struct strtab *t)
 {
 	size_t ns = t->nslots ? t->nslots * 2 : 1024, i;
@@ -136,7 +126,7 @@ static int strtab_grow(struct strtab *t)
 	for (i = 0; i < t->n; i++) {
 		size_t j;
 
-		for (j = str_hash(t->s[i]) & (ns - 1); slot[j]; j = (j + 1) & (ns - 1))
+		for (j = hash_str(t->s[i]) & (ns - 1); slot[j]; j = (j + 1) & (ns - 1))
 			;
 		slot[j] = i + 1;
 	}
@@ -156,7 +146,7 @@ static int64_t intern(struct strtab *t, const char *s)
 		s = "";
 	if ((t->n + 1) * 2 > t->nslots && strtab_grow(t))
 		return -ENOMEM;
-	for (j = str_hash(s) & (t->nslots - 1); t->slot[j]; j = (j + 1) & (t->nslots - 1)) {
+	for (j = hash_str(s) & (t->nslots - 1); t->slot[j]; j = (j + 1) & (t->nslots - 1)) {
 		if (!strcmp(t->s[t->slot[j] - 1], s))
 			return t->slot[j] - 1;
 	}

@@ -122,9 +122,11 @@ static int add_stack(const struct profile_data *pd, struct calltree *t, struct f
 	int err;
 
 	resolve(pd, pid, stack_id, &frames, &n);
-	err = frames_reserve(fr, n + 2);
+	err = frames_reserve(fr, n + 3);
 	if (err)
 		return err;
+	if (pd->root)
+		fr->v[k++] = pd->root(pd->root_ctx, pid);
 	fr->v[k++] = comm_of(pd, pid, pidbuf, sizeof(pidbuf));
 	for (i = 0; i < n; i++)
 		fr->v[k++] = frames[i] && frames[i][0] ? frames[i] : "[unknown]";
@@ -240,17 +242,19 @@ int profile__build_tree(const struct profile_data *pd, struct calltree **ret_tre
 		}
 		for (i = 0; i < pd->nr_gpu; i++) {
 			const struct corr_gpu_rec *g = &pd->gpu[i];
-			const char *pair[2] = {"[no launch stack]", leaf};
 			char pidbuf[32];
-			const char *frames[3];
+			const char *frames[4];
+			size_t k = 0;
 
 			if (joined[i] || !corr_gpu_kind__is_activity(g->kind))
 				continue;
 			profile__gpu_leaf(g, leaf, sizeof(leaf));
-			frames[0] = comm_of(pd, g->pid, pidbuf, sizeof(pidbuf));
-			frames[1] = pair[0];
-			frames[2] = pair[1];
-			err = calltree__add(gpu, frames, 3, g->end_ns - g->start_ns);
+			if (pd->root)
+				frames[k++] = pd->root(pd->root_ctx, g->pid);
+			frames[k++] = comm_of(pd, g->pid, pidbuf, sizeof(pidbuf));
+			frames[k++] = "[no launch stack]";
+			frames[k++] = leaf;
+			err = calltree__add(gpu, frames, k, g->end_ns - g->start_ns);
 			if (err)
 				goto out;
 		}

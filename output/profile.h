@@ -41,6 +41,13 @@ struct profile_join {
 	size_t gpu;
 };
 
+/* A CUDA call that waited for the GPU (synchronize, blocking copy), for timelines. */
+struct profile_wait {
+	uint64_t start_ns, end_ns; /* entry and return, CLOCK_MONOTONIC */
+	uint32_t pid, tid;
+	const char *api; /* "cudaStreamSynchronize" */
+};
+
 /*
  * Frames of stack_id of pid, outermost first, without the process name. The array may be
  * reused by the next call; the strings must stay valid until the writer returns (the daemon
@@ -66,10 +73,15 @@ struct profile_data {
 	size_t nr_gpu;
 	const struct profile_join *joins;
 	size_t nr_joins;
+	const struct profile_wait *waits; /* Chrome trace: "[wait gpu] API" slices */
+	size_t nr_waits;
 
 	profile_stack_fn stack; /* required when samples or launches are given */
 	profile_name_fn name;	/* optional */
 	void *ctx;
+	/* A frame above the process name of the stacks made here (--group-by); NULL: none. */
+	const char *(*root)(void *root_ctx, uint32_t pid);
+	void *root_ctx;
 
 	enum gpu_mode mode;
 	enum weight_unit unit;

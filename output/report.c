@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/base/hash.h"
 #include "output/calltree.h"
 #include "output/report.h"
 
@@ -30,15 +31,6 @@ struct walk {
 	size_t path_cap;
 };
 
-static uint64_t hash_name(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
-	return h;
-}
-
 static struct fn *fns__get(struct fns *t, const char *name)
 {
 	size_t i;
@@ -52,7 +44,7 @@ static struct fn *fns__get(struct fns *t, const char *name)
 		for (size_t j = 0; j < t->cap; j++) {
 			if (!t->v[j].name)
 				continue;
-			for (i = hash_name(t->v[j].name) & (ncap - 1); nv[i].name;
+			for (i = hash_str(t->v[j].name) & (ncap - 1); nv[i].name;
 			     i = (i + 1) & (ncap - 1))
 				;
 			nv[i] = t->v[j];
@@ -61,7 +53,7 @@ static struct fn *fns__get(struct fns *t, const char *name)
 		t->v = nv;
 		t->cap = ncap;
 	}
-	for (i = hash_name(name) & (t->cap - 1); t->v[i].name; i = (i + 1) & (t->cap - 1))
+	for (i = hash_str(name) & (t->cap - 1); t->v[i].name; i = (i + 1) & (t->cap - 1))
 		if (!strcmp(t->v[i].name, name))
 			return &t->v[i];
 	t->v[i].name = name;

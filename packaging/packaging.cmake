@@ -63,8 +63,10 @@ xsprof_install_configured(${CMAKE_SOURCE_DIR}/systemd/xsprofd.service.in ${XSPRO
 	NAME xsprofd.service)
 xsprof_install_configured(${XSPROF_PACKAGING_DIR}/man/xsprofd.8 ${CMAKE_INSTALL_MANDIR}/man8 GZIP)
 xsprof_install_configured(${XSPROF_PACKAGING_DIR}/man/xsprofctl.1 ${CMAKE_INSTALL_MANDIR}/man1 GZIP)
+xsprof_install_configured(${XSPROF_PACKAGING_DIR}/man/xsprof-diff.1 ${CMAKE_INSTALL_MANDIR}/man1 GZIP)
 
 install(FILES ${XSPROF_PACKAGING_DIR}/completion/xsprofctl ${XSPROF_PACKAGING_DIR}/completion/xsprofd
+	${XSPROF_PACKAGING_DIR}/completion/xsprof-diff
 	DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
 # Not under LIBDIR: sysusers.d has no multiarch variant.
 install(FILES ${XSPROF_PACKAGING_DIR}/sysusers.d/xsprof.conf DESTINATION lib/sysusers.d)

@@ -33,9 +33,9 @@ target_compile_options(xs_pingpong PRIVATE -O1 -fno-omit-frame-pointer)
 target_link_libraries(xs_pingpong PRIVATE pthread)
 
 # In-kernel filters: --comm, --cgroup, --unit.
-xsprof_unit_test(test_filters SOURCES test_filters.c harness.c LIBS xsprofd_core)
+xsprof_unit_test(test_filters SOURCES test_filters.c harness.c LIBS xsprof_session pthread)
 target_compile_definitions(test_filters PRIVATE XSPROFD_PATH="$<TARGET_FILE:xsprofd>")
 add_dependencies(test_filters xsprofd)
 
 # Sample ownership decided in the kernel (real vs effective uid).
-xsprof_unit_test(test_sample_owner SOURCES test_sample_owner.c LIBS xsprofd_core)
+xsprof_unit_test(test_sample_owner SOURCES test_sample_owner.c LIBS xsprof_session)

@@ -4,7 +4,7 @@
 # a fake driver library (libcuda is not installed without a GPU driver) and a fake injection
 # library that fires the same USDT as libxsprof_cupti.so.
 # The launch store and fold: pure data, no CUDA and no BPF needed.
-xsprof_unit_test(test_launch_store SOURCES test_launch_store.c LIBS xsprofd_core)
+xsprof_unit_test(test_launch_store SOURCES test_launch_store.c LIBS xsprof_cuda)
 
 find_package(CUDAToolkit QUIET)
 if(NOT CUDAToolkit_FOUND OR NOT TARGET CUDA::cudart)
@@ -48,7 +48,7 @@ target_compile_options(xs_usdt PRIVATE ${XS_FRAME_FLAGS})
 target_link_libraries(xs_usdt PRIVATE xs_cupti_fake)
 
 xsprof_unit_test(test_cuda_probes SOURCES test_cuda_probes.c harness.c
-	LIBS xsprofd_core xs_cuda_calls xs_cupti_fake pthread)
+	LIBS xsprof_session xs_cuda_calls xs_cupti_fake pthread)
 target_compile_options(test_cuda_probes PRIVATE ${XS_FRAME_FLAGS})
 target_compile_definitions(test_cuda_probes PRIVATE
 	XSPROFD_PATH="$<TARGET_FILE:xsprofd>"

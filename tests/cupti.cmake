@@ -4,25 +4,18 @@
 # library on a GPU machine. None of these tests needs a GPU. test_cupti_inject runs nm and
 # readelf (binutils) and the real libcupti, which refuses politely on a machine without one.
 
-# The daemon's GPU ingest pieces, compiled on their own so these tests need no BPF skeleton.
-add_library(xsprof_gpu_ingest_for_tests STATIC
-	${PROJECT_SOURCE_DIR}/daemon/cupti_wire.c
-	${PROJECT_SOURCE_DIR}/daemon/cupti_server.c
-	${PROJECT_SOURCE_DIR}/daemon/path_lock.c
-	${PROJECT_SOURCE_DIR}/daemon/gpu_records.c)
-
-xsprof_unit_test(test_gpu_records SOURCES test_gpu_records.c LIBS xsprof_gpu_ingest_for_tests)
-xsprof_unit_test(test_cupti_wire SOURCES test_cupti_wire.c LIBS xsprof_gpu_ingest_for_tests)
-xsprof_unit_test(test_cupti_server SOURCES test_cupti_server.c LIBS xsprof_gpu_ingest_for_tests)
+xsprof_unit_test(test_gpu_records SOURCES test_gpu_records.c LIBS xsprof_gpu)
+xsprof_unit_test(test_cupti_wire SOURCES test_cupti_wire.c LIBS xsprof_gpu)
+xsprof_unit_test(test_cupti_server SOURCES test_cupti_server.c LIBS xsprof_gpu)
 xsprof_unit_test(test_cupti_transport SOURCES test_cupti_transport.c
-	LIBS xsprof_cupti_transport xsprof_gpu_ingest_for_tests)
+	LIBS xsprof_cupti_transport xsprof_gpu)
 
 add_executable(xsprof-cupti-dump cupti_dump.c)
-target_link_libraries(xsprof-cupti-dump PRIVATE xsprof_gpu_ingest_for_tests)
+target_link_libraries(xsprof-cupti-dump PRIVATE xsprof_gpu)
 
 if(TARGET xsprof_cupti)
 	xsprof_unit_test(test_cupti_encode SOURCES test_cupti_encode.c
-		LIBS xsprof_cupti_encode xsprof_gpu_ingest_for_tests)
+		LIBS xsprof_cupti_encode xsprof_gpu)
 
 	# A stand-in libcupti so the library's glue runs end to end without a GPU.
 	add_library(xsprof_fake_cupti SHARED cupti_fixtures/fake_cupti.c)
@@ -36,7 +29,7 @@ if(TARGET xsprof_cupti)
 	target_link_libraries(xs_cudart_smoke PRIVATE CUDA::cudart ${CMAKE_DL_LIBS})
 
 	xsprof_unit_test(test_cupti_inject SOURCES test_cupti_inject.c
-		LIBS xsprof_gpu_ingest_for_tests ${CMAKE_DL_LIBS})
+		LIBS xsprof_gpu ${CMAKE_DL_LIBS})
 	target_compile_definitions(test_cupti_inject PRIVATE
 		XSPROF_CUPTI_LIB="$<TARGET_FILE:xsprof_cupti>"
 		FAKE_CUPTI_LIB="$<TARGET_FILE:xsprof_fake_cupti>"

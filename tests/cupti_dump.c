@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "daemon/cupti_server.h"
+#include "daemon/gpu/cupti_server.h"
 
 static volatile sig_atomic_t stop;
 

@@ -23,3 +23,10 @@ if(TARGET xs_cupti_fake)
 		XS_USDT_GPU_PATH="$<TARGET_FILE:xs_usdt_gpu>")
 	add_dependencies(test_oneshot_outputs xs_usdt_gpu)
 endif()
+
+# A kernel that refuses one optional BPF program still samples (tests/refused_programs.sh).
+if(TARGET xs_cupti_fake)
+	add_test(NAME refused_programs COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/refused_programs.sh
+		${CMAKE_BINARY_DIR})
+	set_tests_properties(refused_programs PROPERTIES TIMEOUT 600)
+endif()

@@ -1,3 +1,3 @@
 # SPDX-License-Identifier: Apache-2.0
 # Unit tests of the service's own modules (the systemd test is tests/service.cmake).
-xsprof_unit_test(test_store SOURCES test_store.c ../daemon/store.c LIBS xsprof_output)
+xsprof_unit_test(test_window SOURCES test_window.c LIBS xsprof_service)

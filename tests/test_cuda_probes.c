@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The GPU path's CPU side, for real: CUDA API uprobes on the real libcudart.so.13 and on a fake
- * driver library, the xsprof:launch USDT of a fake injection library, launch mode, --pid and
+ * driver library, the xsprof:launch USDT of a fake injection library, command mode, --pid and
  * --cuda-lib. The workload xs_cuda makes a known number of calls of every probed API from
  * known functions (tests/workloads/cuda_calls.c); the launches output must hold exactly those
  * stacks with exactly those counts. Needs root and a kernel with BTF; fails without them.
@@ -18,10 +18,11 @@
 #include <unistd.h>
 
 #include "bpf/xsprof_events.h"
-#include "daemon/cuda_probes.h"
-#include "daemon/launch_store.h"
-#include "daemon/sampler.h"
-#include "daemon/usdt_site.h"
+#include "daemon/cuda/cuda_api.h"
+#include "daemon/cuda/cuda_probes.h"
+#include "daemon/cuda/launch_store.h"
+#include "daemon/probes/sampler.h"
+#include "daemon/cuda/usdt_site.h"
 #include "tests/harness.h"
 #include "tests/workloads/cuda_calls.h"
 #include "tests/workloads/fake_cupti.h"

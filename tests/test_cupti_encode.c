@@ -12,7 +12,7 @@
 
 #include "cupti_inject/encode.h"
 #include "cupti_inject/xsprof_wire.h"
-#include "daemon/cupti_wire.h"
+#include "daemon/gpu/cupti_wire.h"
 
 static uint8_t out[XSPROF_WIRE_RECORD_MAX];
 static struct cupti_encoder *enc;

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/cupti_server.h"
+#include "daemon/gpu/cupti_server.h"
 
 static char tmpdir[64];
 static char sock_path[128];

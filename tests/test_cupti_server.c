@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/cupti_server.h"
-#include "daemon/path_lock.h"
+#include "daemon/gpu/cupti_server.h"
+#include "daemon/base/path_lock.h"
 #include "tests/cupti_wire_build.h"
 
 static char tmpdir[64];

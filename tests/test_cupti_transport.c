@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cupti_inject/transport.h"
-#include "daemon/cupti_server.h"
+#include "daemon/gpu/cupti_server.h"
 #include "tests/cupti_wire_build.h"
 
 static char tmpdir[64];

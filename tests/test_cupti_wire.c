@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/cupti_wire.h"
+#include "daemon/gpu/cupti_wire.h"
 #include "tests/cupti_wire_build.h"
 
 static uint8_t buf[XSPROF_WIRE_RECORD_MAX + 64];

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The in-kernel filters of the real xsprofd: --comm (a process name) and --cgroup / --unit (a
- * cgroup v2 directory). Two busy processes run; the profile must hold the chosen one and
- * nothing of the other. Needs root, BTF and a cgroup2 mount.
+ * The in-kernel filters of the real xsprofd: --comm (a process name), --cgroup / --unit (a
+ * cgroup v2 directory) and --tid (threads), and --group-by's root level. Two busy processes
+ * (or threads) run; the profile must hold the chosen one and nothing of the other. Needs root,
+ * BTF and a cgroup2 mount.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sys/syscall.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,7 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/cgroup_path.h"
+#include "daemon/probes/cgroup_path.h"
+#include "daemon/session/group_by.h"
 #include "tests/harness.h"
 
 static pid_t busy(const char *name)
@@ -137,4 +141,107 @@ Test(filters, cgroup_keeps_its_processes_only, .timeout = 120)
 	cr_expect_eq(other, 0, "%llu samples from outside the cgroup", (unsigned long long)other);
 	/* A unit that does not exist is a usage error, said before any sampling. */
 	cr_expect_eq(run(unit, NULL, err), 2);
+}
+
+/* Spinning threads named xs_tid_in and xs_tid_out beside the process's main thread (which
+ * keeps the process's name, and sleeps); xs_tid_in writes its tid to the fd. */
+static int tid_fd;
+
+static void *spin(void *arg)
+{
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+
+	pthread_setname_np(pthread_self(), (const char *)arg);
+	if (!strcmp(arg, "xs_tid_in") && write(tid_fd, &tid, sizeof(tid)) != sizeof(tid))
+		_exit(1);
+	for (;;)
+		;
+	return NULL;
+}
+
+static pid_t two_threads(int fd)
+{
+	pid_t pid = fork();
+	pthread_t a, b;
+
+	cr_assert_geq(pid, 0);
+	if (!pid) {
+		tid_fd = fd;
+		pthread_create(&a, NULL, spin, "xs_tid_out");
+		pthread_create(&b, NULL, spin, "xs_tid_in");
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+Test(filters, tid_keeps_that_thread_only_under_its_group, .timeout = 120)
+{
+	const char *out = test_path("tid", ".folded"), *err = test_path("tid", ".err");
+	char tidbuf[16];
+	char *argv[] = {XSPROFD_PATH,
+			"-f",
+			"-d",
+			"2",
+			"-F",
+			"199",
+			"--tid",
+			tidbuf,
+			"--group-by",
+			"comm",
+			"--cupti-socket",
+			(char *)test_path("tid", ".sock"),
+			"-o",
+			(char *)out,
+			NULL};
+	uint64_t in = 0, other = 0;
+	struct folded f;
+	int p[2];
+	pid_t child, tid;
+
+	cr_assert(!pipe(p));
+	child = two_threads(p[1]);
+	cr_assert_eq(read(p[0], &tid, sizeof(tid)), (ssize_t)sizeof(tid));
+	snprintf(tidbuf, sizeof(tidbuf), "%d", (int)tid);
+	cr_assert_eq(run(argv, NULL, err), 0, "%s", read_file(err));
+	kill(child, SIGKILL);
+	wait_exit(child);
+	folded_load(out, &f);
+	for (size_t i = 0; i < f.n; i++) {
+		/* --group-by comm: the process's name above the thread's. */
+		if (f.lines[i].n > 1 && !strcmp(f.lines[i].frames[1], "xs_tid_in")) {
+			in += f.lines[i].count;
+			cr_expect_str_eq(f.lines[i].frames[0], "test_filters");
+		} else {
+			other += f.lines[i].count;
+		}
+	}
+	folded_free(&f);
+	cr_log_info("--tid %d: %llu samples of it, %llu of others\n", (int)tid,
+		    (unsigned long long)in, (unsigned long long)other);
+	/* A busy machine may give a spinning thread little CPU: some samples, none of others. */
+	cr_expect_gt(in, 5, "the thread was not sampled");
+	cr_expect_eq(other, 0, "%llu samples of other threads got in", (unsigned long long)other);
+}
+
+Test(filters, group_by_names_units_and_containers)
+{
+	char b[96];
+
+	group_by__unit_of("/system.slice/nginx.service", b, sizeof(b));
+	cr_expect_str_eq(b, "nginx.service");
+	group_by__unit_of("/user.slice/user-1000.slice/user@1000.service/app.slice/x.scope", b,
+			  sizeof(b));
+	cr_expect_str_eq(b, "x.scope");
+	group_by__unit_of("/", b, sizeof(b));
+	cr_expect_str_eq(b, "");
+	group_by__container_of("/system.slice/docker-3f2a9c1b7d0e11223344556677889900aabbccddeeff"
+			       "00112233445566778899.scope",
+			       b, sizeof(b));
+	cr_expect_str_eq(b, "container 3f2a9c1b7d0e");
+	group_by__container_of("/kubepods/burstable/pod1234/0123456789abcdef0123456789abcdef0123",
+			       b, sizeof(b));
+	cr_expect_str_eq(b, "container 0123456789ab");
+	group_by__container_of("/system.slice/nginx.service", b, sizeof(b));
+	cr_expect_str_eq(b, "");
 }

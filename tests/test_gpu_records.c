@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon/gpu_records.h"
+#include "daemon/gpu/gpu_records.h"
 
 static struct gpu_activity kernel(uint32_t pid, uint64_t t, const char *name)
 {

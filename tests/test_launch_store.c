@@ -5,9 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon/cuda_probes.h"
-#include "daemon/launch_fold.h"
-#include "daemon/launch_store.h"
+#include "daemon/cuda/cuda_api.h"
+#include "daemon/cuda/cuda_probes.h"
+#include "daemon/cuda/launch_fold.h"
+#include "daemon/cuda/launch_store.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "output/calltree.h"
 #include "output/folded.h"
@@ -190,7 +191,8 @@ Test(cuda_api, names)
 	cr_expect_str_eq(cuda_api__name(XSPROF_CUDA_cudaLaunchKernel), "cudaLaunchKernel");
 	cr_expect_str_eq(cuda_api__name(XSPROF_CUDA_cuMemcpyHtoDAsync_v2), "cuMemcpyHtoDAsync_v2");
 	cr_expect_null(cuda_api__name(XSPROF_CUDA_LIB_MAPPED));
-	cr_expect_null(cuda_api__name(63));
+	cr_expect_str_eq(cuda_api__name(63), "cudaMemcpyToArray");
+	cr_expect_null(cuda_api__name(120));
 	cr_expect_str_eq(cupti_api__name((2u << 16) | 505), "__cudaLaunchKernel");
 	cr_expect_str_eq(cupti_api__name((1u << 16) | 307), "cuLaunchKernel");
 	cr_expect_null(cupti_api__name((2u << 16) | 307));

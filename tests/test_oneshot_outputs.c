@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * One-shot mode writes every format: the real xsprofd profiles xs_split in launch mode, and
+ * One-shot mode writes every format: the real xsprofd profiles xs_split in command mode, and
  * the Chrome trace and the pprof profile are read back by their own tools (python3's json,
  * go tool pprof). Needs root and a kernel with BTF, python3 and go: fails without them.
  */

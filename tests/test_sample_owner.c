@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/sampler.h"
+#include "daemon/probes/sampler.h"
 
 #define NOBODY 65534
 

@@ -18,7 +18,8 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 
-#include "daemon/cupti_lib_path.h"
+#include "daemon/base/atomic_file.h"
+#include "daemon/base/cupti_lib_path.h"
 #include "output/calltree.h"
 #include "output/diff.h"
 #include "output/output.h"
@@ -45,19 +46,23 @@ static const char usage_text[] =
 	"Commands:\n"
 	"  status                         version, uptime, frequency, counters, attachments,\n"
 	"                                 GPU correlation per strategy, memory\n"
-	"  attach PID                     probe PID's CUDA libraries, so its launches reach\n"
-	"                                 the window and recordings (an attachment keeps no\n"
-	"                                 profile of its own yet: use record --pid)\n"
-	"  detach PID                     remove those probes\n"
+	"  attach PID [--freq HZ] [--no-children]\n"
+	"                                 keep profiling PID and its descendants (CPU at HZ,\n"
+	"                                 default 99; CUDA launches joined to GPU work) until\n"
+	"                                 detached; fetch it with flamegraph --pid PID\n"
+	"  detach PID                     end the attachment and free what it held\n"
 	"  record [--pid PID[,PID...]]... [--duration S] [--freq HZ] -o FILE\n"
 	"                                 record now (default 10 s at 99 Hz)\n"
+	"  record [--mode cpu|offcpu|wall] ... -o FILE\n"
+	"                                 off-CPU time, or wall time (on and off the CPU,\n"
+	"                                 GPU waits included), in us, instead of samples\n"
 	"  record [--freq HZ] -o FILE -- CMD [ARGS...]\n"
 	"                                 run CMD with the CUDA injection library preset,\n"
 	"                                 profile it and its descendants until it exits, and\n"
 	"                                 exit with its status (127: not found)\n"
-	"  flamegraph [--since DURATION] -o FILE\n"
+	"  flamegraph [--since DURATION] [--pid PID] -o FILE\n"
 	"                                 the rolling window's last DURATION (90s, 5m, 1h;\n"
-	"                                 default 5m)\n"
+	"                                 default 5m), or with --pid, the attachment of PID's\n"
 	"  top [--since DURATION] [--number N] [--gpu-mode M]\n"
 	"                                 the window's top N functions (default 20) by self\n"
 	"                                 and total share (xsprofd's text report)\n"
@@ -66,7 +71,8 @@ static const char usage_text[] =
 	"  -p, --pid PID[,PID...]  processes to record (repeatable); their descendants too\n"
 	"      --no-children       only the named processes, not their descendants\n"
 	"  -d, --duration S        seconds to record (default 10)\n"
-	"  -F, --freq HZ           samples per second, 1..10000 (default 99)\n"
+	"  -F, --freq HZ           samples per second, 1..10000 (default 99; 999 with\n"
+	"                          --mode wall)\n"
 	"  -o, --output FILE       the format follows FILE's extension: .folded or .txt\n"
 	"                          (folded stacks), .svg (flamegraph), .json (Chrome trace;\n"
 	"                          not for flamegraph), .pb.gz (pprof); - for folded on stdout\n"
@@ -76,6 +82,10 @@ static const char usage_text[] =
 	"      --correlate NAME    how CUDA launches are joined to GPU work: auto, id,\n"
 	"                          timestamp or stream (default auto)\n"
 	"  -S, --since DURATION    flamegraph: how far back (default 5m)\n"
+	"  -m, --mode MODE         record: cpu (samples, the default), offcpu (time off the\n"
+	"                          CPU, in us) or wall (both, in us; GPU waits as [wait gpu])\n"
+	"      --group-by WHAT     record: a root level above each process: unit (systemd\n"
+	"                          unit), container or comm (the process name)\n"
 	"\n"
 	"Options:\n"
 	"  -s, --socket PATH   xsprofd's socket (default " DEFAULT_SOCKET ", or $XSPROF_SOCKET)\n"
@@ -89,6 +99,7 @@ static const char usage_text[] =
 	"Examples:\n"
 	"  xsprofctl status\n"
 	"  xsprofctl record --pid 1234 --duration 30 -o app.svg\n"
+	"  xsprofctl record --mode wall --pid 1234 -d 10 -o wall.svg   # where the time went\n"
 	"  xsprofctl flamegraph --since 10m -o last10m.svg\n"
 	"  xsprofctl record --gpu-mode merged -o train.json -- python3 train.py\n"
 	"  xsprofctl attach 1234; xsprofctl flamegraph --gpu-mode merged -o last5m.pb.gz\n"
@@ -302,7 +313,7 @@ static int write_atomic(const char *path, const char *data, size_t len)
 
 	if (!strcmp(path, "-"))
 		return fwrite(data, 1, len, stdout) == len ? 0 : -EIO;
-	return output__write_file_with(path, write_blob, &b);
+	return atomic_file__write(path, write_blob, &b);
 }
 
 static int save(const char *path, struct buf *b, const char *what)
@@ -407,13 +418,11 @@ static int cmd_attach(int argc, char **argv, bool attach)
 	static const struct option lo[] = {{"freq", required_argument, NULL, 'F'},
 					   {"no-children", no_argument, NULL, 'N'},
 					   {}};
-	static const char *const no_profile =
-		"an attachment keeps no profile of its own yet, so it takes no --freq or "
-		"--no-children; to profile PID now: xsprofctl record --pid PID --freq HZ";
-	struct json_object *req = json_object_new_object();
+	struct json_object *req = json_object_new_object(), *j, *v;
 	const char *pid_arg = NULL;
+	long pid, freq = 0;
+	bool children = true;
 	struct buf b;
-	long pid;
 	int c, st = 0;
 
 	optind = 1;
@@ -428,11 +437,14 @@ static int cmd_attach(int argc, char **argv, bool attach)
 		c = getopt_long(argc, argv, "F:", lo, NULL);
 		if (c == -1)
 			break;
-		if ((c == 'F' || c == 'N') && attach)
-			st = usage_error("%s", no_profile);
-		else
-			st = usage_error("%s", attach ? "attach takes one PID"
-						      : "detach takes exactly one PID");
+		if (c == 'F' && attach && !(freq = parse_freq(optarg)))
+			st = usage_error("--freq '%s': expected 1..10000", optarg);
+		else if (c == 'N' && attach)
+			children = false;
+		else if (c != 'F' || !attach)
+			st = usage_error("%s",
+					 attach ? "attach takes PID, --freq HZ and --no-children"
+						: "detach takes exactly one PID");
 	}
 	if (!st && optind < argc)
 		st = usage_error("unexpected argument '%s'", argv[optind]);
@@ -443,14 +455,28 @@ static int cmd_attach(int argc, char **argv, bool attach)
 	if (st)
 		goto out;
 	json_object_object_add(req, "pid", json_object_new_int64(pid));
+	if (freq)
+		json_object_object_add(req, "freq_hz", json_object_new_int64(freq));
+	if (attach)
+		json_object_object_add(req, "children", json_object_new_boolean(children));
 	st = request("POST", attach ? "/v1/attach" : "/v1/detach", json_object_to_json_string(req),
 		     &b, NULL);
 	if (st)
 		goto out;
-	if (json_out)
+	if (json_out) {
 		fputs(b.data, stdout);
-	else
-		fprintf(stderr, "xsprofctl: %s %ld\n", attach ? "attached" : "detached", pid);
+	} else if (attach) {
+		j = json_tokener_parse(b.data);
+		if (j && json_object_object_get_ex(j, "freq_hz", &v))
+			freq = (long)json_object_get_int64(v);
+		fprintf(stderr,
+			"xsprofctl: attached %ld at %ld Hz%s; fetch with: xsprofctl flamegraph --pid "
+			"%ld -o FILE\n",
+			pid, freq, children ? ", descendants followed" : "", pid);
+		json_object_put(j);
+	} else {
+		fprintf(stderr, "xsprofctl: detached %ld\n", pid);
+	}
 	free(b.data);
 out:
 	json_object_put(req);
@@ -586,6 +612,7 @@ static int cmd_flamegraph(int argc, char **argv)
 					   {}};
 	struct json_object *opts = json_object_new_object(), *v;
 	unsigned long since = 300;
+	long pid = 0;
 	const char *out = NULL;
 	enum output_format fmt;
 	char path[256];
@@ -602,12 +629,13 @@ static int cmd_flamegraph(int argc, char **argv)
 		} else if (c == 'o') {
 			out = optarg;
 		} else if (c == 'p') {
-			st = usage_error("%s", "flamegraph --pid: attachments keep no profile of "
-					       "their own yet; to profile a process now: xsprofctl "
-					       "record --pid PID");
+			if (!parse_pid(optarg, &pid))
+				st = usage_error("--pid '%s': expected one process id (an attached "
+						 "one)",
+						 optarg);
 		} else if (!profile_opt(c, optarg, opts, &st)) {
-			st = usage_error("%s", "flamegraph takes --since DURATION, --gpu-mode, "
-					       "--weight and -o FILE");
+			st = usage_error("%s", "flamegraph takes --since DURATION, --pid PID, "
+					       "--gpu-mode, --weight and -o FILE");
 		}
 	}
 	if (!st && optind < argc)
@@ -618,6 +646,8 @@ static int cmd_flamegraph(int argc, char **argv)
 		goto out;
 	snprintf(path, sizeof(path), "/v1/profile?since_s=%lu&format=%s", since,
 		 output__format_name(fmt));
+	if (pid)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "&pid=%ld", pid);
 	if (json_object_object_get_ex(opts, "gpu_mode", &v))
 		snprintf(path + strlen(path), sizeof(path) - strlen(path), "&gpu_mode=%s",
 			 json_object_get_string(v));
@@ -738,15 +768,38 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 					   {"duration", required_argument, NULL, 'd'},
 					   {"freq", required_argument, NULL, 'F'},
 					   {"output", required_argument, NULL, 'o'},
+					   {"mode", required_argument, NULL, 'm'},
+					   {"group-by", required_argument, NULL, 'G'},
 					   PROFILE_LONG_OPTS,
 					   {}};
-	long freq = 99;
+	long freq = 0;
+	bool wall = false;
 	char *end;
 	int c, st = 0;
 
 	optind = 1;
-	while (!st && (c = getopt_long(argc, argv, "+p:d:F:o:", lo, NULL)) != -1) {
+	while (!st && (c = getopt_long(argc, argv, "+p:d:F:o:m:", lo, NULL)) != -1) {
 		switch (c) {
+		case 'm':
+			if (strcmp(optarg, "cpu") && strcmp(optarg, "offcpu") &&
+			    strcmp(optarg, "wall"))
+				st = usage_error("--mode '%s': expected cpu, offcpu or wall",
+						 optarg);
+			else
+				json_object_object_add(a->req, "mode",
+						       json_object_new_string(optarg));
+			wall = !strcmp(optarg, "wall");
+			break;
+		case 'G':
+			if (strcmp(optarg, "unit") && strcmp(optarg, "container") &&
+			    strcmp(optarg, "comm"))
+				st = usage_error(
+					"--group-by '%s': expected unit, container or comm",
+					optarg);
+			else
+				json_object_object_add(a->req, "group_by",
+						       json_object_new_string(optarg));
+			break;
 		case 'p':
 			st = add_pid_list(optarg, a->pids);
 			break;
@@ -773,8 +826,10 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 		default:
 			if (!profile_opt(c, optarg, a->req, &st))
 				st = usage_error("%s", "record takes --pid, --duration, --freq, "
-						       "--no-children, --gpu-mode, --weight, "
-						       "--correlate, -o FILE [-- CMD ARGS]");
+						       "--mode, --group-by, --no-children, "
+						       "--gpu-mode, "
+						       "--weight, --correlate, -o FILE [-- CMD "
+						       "ARGS]");
 		}
 	}
 	if (!st && optind < argc) {
@@ -787,6 +842,9 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 	}
 	if (!st)
 		st = check_output(a->out, &a->fmt);
+	/* Wall time's on-CPU part is sampled: 999 Hz keeps each share within a point. */
+	if (!freq)
+		freq = wall ? 999 : 99;
 	json_object_object_add(a->req, "freq_hz", json_object_new_int64(freq));
 	return st;
 }

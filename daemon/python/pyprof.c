@@ -12,7 +12,7 @@
 #include "daemon/python/py_detect.h"
 #include "daemon/python/py_offsets.h"
 #include "daemon/python/pyprof.h"
-#include "daemon/symbolize/hashmap.h"
+#include "daemon/base/hashmap.h"
 #include "daemon/symbolize/symbolizer.h"
 
 #define DEFAULT_CODE_BYTES (32u << 20)

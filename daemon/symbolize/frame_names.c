@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "daemon/symbolize/frame_names.h"
-#include "daemon/symbolize/hashmap.h"
+#include "daemon/base/hashmap.h"
 
 struct frame_names {
 	char **names; /* id -> name */

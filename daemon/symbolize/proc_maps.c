@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "daemon/symbolize/arena.h"
-#include "daemon/symbolize/fileio.h"
+#include "daemon/base/fileio.h"
 #include "daemon/symbolize/proc_maps.h"
 
 #define DELETED_SUFFIX	   " (deleted)"

@@ -37,14 +37,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/base/hash.h"
 #include "daemon/symbolize/arena.h"
 #include "daemon/symbolize/debuginfo.h"
 #include "daemon/symbolize/demangle.h"
 #include "daemon/symbolize/dwarf_lines.h"
 #include "daemon/symbolize/elf_symtab.h"
-#include "daemon/symbolize/fileio.h"
+#include "daemon/base/fileio.h"
+#include "daemon/base/hashmap.h"
 #include "daemon/symbolize/frame_names.h"
-#include "daemon/symbolize/hashmap.h"
 #include "daemon/symbolize/kallsyms.h"
 #include "daemon/symbolize/perf_map.h"
 #include "daemon/symbolize/proc_maps.h"
@@ -338,23 +339,11 @@ void symbolizer__free(struct symbolizer *s)
 	free(s);
 }
 
-static uint64_t hash_str(const char *str, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)str[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
 /* One copy of each label, so the name cache can key on its pointer. */
 static const char *intern_label(struct symbolizer *s, const char *label)
 {
 	size_t len = strlen(label);
-	uint64_t h = hash_str(label, len);
+	uint64_t h = hash_bytes(HASH_INIT, label, len);
 	const char *v;
 
 	v = hashmap__get(s->labels, h, len);

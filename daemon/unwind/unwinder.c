@@ -18,7 +18,7 @@
 #include <bpf/bpf.h>
 
 #include "bpf/xsprof_events.h"
-#include "daemon/symbolize/hashmap.h"
+#include "daemon/base/hashmap.h"
 #include "daemon/symbolize/proc_maps.h"
 #include "daemon/unwind/unwind_table.h"
 #include "daemon/unwind/unwinder.h"
@@ -50,8 +50,6 @@ struct extent {
 
 struct unwinder {
 	struct unwinder_opts o;
-	struct xsprof_unwind_row *rows; /* the mmapped BPF array */
-	size_t rows_map_len;
 	struct extent *free;
 	size_t nr_free, free_cap;
 	struct hashmap *tables; /* (dev, ino) ^ ... -> struct table */
@@ -197,6 +195,35 @@ static void read_segments(int fd, struct table *t)
 	elf_end(elf);
 }
 
+/*
+ * rows[0, n) into the BPF array at first, by batched updates: the array is not mapped into
+ * our address space, so its megabytes do not count as ours. 0 or -errno.
+ */
+static int rows__write(const struct unwinder *u, uint32_t first,
+		       const struct xsprof_unwind_row *rows, size_t n)
+{
+	enum { CHUNK = 4096 };
+	LIBBPF_OPTS(bpf_map_batch_opts, bo);
+	uint32_t keys[CHUNK];
+
+	for (size_t off = 0; off < n;) {
+		__u32 count = (__u32)(n - off < CHUNK ? n - off : CHUNK);
+
+		for (__u32 i = 0; i < count; i++)
+			keys[i] = first + (uint32_t)(off + i);
+		if (bpf_map_update_batch(u->o.rows_fd, keys, &rows[off], &count, &bo)) {
+			/* A kernel without batch updates for arrays (before 5.6): one by one. */
+			if (errno != EINVAL && errno != EOPNOTSUPP)
+				return -errno;
+			for (__u32 i = 0; i < count; i++)
+				if (bpf_map_update_elem(u->o.rows_fd, &keys[i], &rows[off + i], 0))
+					return -errno;
+		}
+		off += count;
+	}
+	return 0;
+}
+
 /* Copy a compiled table into the row array, evicting old tables for room. */
 static void table__place(struct unwinder *u, struct table *t, const struct unwind_table *ut)
 {
@@ -211,7 +238,11 @@ static void table__place(struct unwinder *u, struct table *t, const struct unwin
 			u->st.tables_no_room++;
 			return;
 		}
-	memcpy(&u->rows[t->first], unwind_table__rows(ut), n * sizeof(*u->rows));
+	if (rows__write(u, t->first, unwind_table__rows(ut), n)) {
+		rows__release(u, t->first, (uint32_t)n);
+		u->st.tables_no_room++;
+		return;
+	}
 	t->count = (uint32_t)n;
 }
 
@@ -473,19 +504,11 @@ void unwinder__remove_process(struct unwinder *u, pid_t pid)
 struct unwinder *unwinder__new(const struct unwinder_opts *opts)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
-	long page = sysconf(_SC_PAGESIZE);
 	int err;
 
 	if (!u)
 		return NULL;
 	u->o = *opts;
-	u->rows_map_len = ((size_t)opts->max_rows * sizeof(*u->rows) + page - 1) & ~(page - 1);
-	u->rows = mmap(NULL, u->rows_map_len, PROT_READ | PROT_WRITE, MAP_SHARED, opts->rows_fd, 0);
-	if (u->rows == MAP_FAILED) {
-		err = -errno;
-		u->rows = NULL;
-		goto fail;
-	}
 	u->free_cap = 64;
 	u->free = malloc(u->free_cap * sizeof(*u->free));
 	u->tables = hashmap__new();
@@ -533,8 +556,6 @@ void unwinder__free(struct unwinder *u)
 	}
 	free(u->vdso);
 	free(u->free);
-	if (u->rows)
-		munmap(u->rows, u->rows_map_len);
 	free(u);
 }
 

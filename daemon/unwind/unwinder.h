@@ -17,7 +17,7 @@
 struct unwinder;
 
 struct unwinder_opts {
-	int rows_fd;	       /* the unwind_rows array map (BPF_F_MMAPABLE) */
+	int rows_fd;	       /* the unwind_rows array map */
 	uint32_t max_rows;     /* its max_entries */
 	int procs_fd;	       /* the unwind_procs hash map */
 	uint32_t max_procs;    /* its max_entries */

@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-# fuzz_cupti_wire: the CUPTI pipe parser (daemon/cupti_wire.c) and the store it feeds, on bytes
+# fuzz_cupti_wire: the CUPTI pipe parser (daemon/gpu/cupti_wire.c) and the store it feeds, on bytes
 # as a profiled process could send them. Seeds are generated from xsprof_wire.h at build time.
 # Fuzz longer by hand:  build/tests/fuzz/fuzz_cupti_wire -max_total_time=600 corpus_cupti_wire/
 set(XSPROF_CUPTI_FUZZ_FLAGS -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 	-g -O1)
 add_executable(fuzz_cupti_wire fuzz_cupti_wire.c
-	${PROJECT_SOURCE_DIR}/daemon/cupti_wire.c
-	${PROJECT_SOURCE_DIR}/daemon/gpu_records.c)
+	${PROJECT_SOURCE_DIR}/daemon/gpu/cupti_wire.c
+	${PROJECT_SOURCE_DIR}/daemon/gpu/gpu_records.c)
 target_compile_options(fuzz_cupti_wire PRIVATE ${XSPROF_CUPTI_FUZZ_FLAGS})
 target_link_options(fuzz_cupti_wire PRIVATE ${XSPROF_CUPTI_FUZZ_FLAGS})
 

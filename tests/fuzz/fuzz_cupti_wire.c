@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * libFuzzer harness for the CUPTI pipe parser (daemon/cupti_wire.c): the bytes are what one
+ * libFuzzer harness for the CUPTI pipe parser (daemon/gpu/cupti_wire.c): the bytes are what one
  * client sent, framed as the server frames them, and whatever parses goes into a small
  * gpu_store the way the server stores it. Besides ASan/UBSan, it traps on broken invariants:
  * a parser that consumes more than it was given, a record off the 8-byte grid, times backwards.
@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "cupti_inject/xsprof_wire.h"
-#include "daemon/cupti_wire.h"
-#include "daemon/gpu_records.h"
+#include "daemon/gpu/cupti_wire.h"
+#include "daemon/gpu/gpu_records.h"
 
 static int touch(void *ctx, const struct gpu_activity *a)
 {

@@ -123,7 +123,7 @@ versions)
 			py=$bin
 			profile auto nested 3 "$out/split.$v.json" || continue
 			cp "$out/nested.auto.folded" "$out/nested.$v.folded"
-			check "$out/nested.$v.folded" nested --split "$out/split.$v.json" --within 2 \
+			check "$out/nested.$v.folded" nested --split "$out/split.$v.json" --within 3 \
 				--paths "<module>,main,outer,middle_a,leaf_a,spin" \
 				"<module>,main,outer,middle_b,leaf_b,spin" --native-before Py_RunMain
 		done

@@ -13,43 +13,14 @@ set -euo pipefail
 
 [[ $# -eq 1 ]] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
 build=$(cd "$1" && pwd)
-xsprofd=$build/daemon/xsprofd
-ctl=$build/daemon/ctl/xsprofctl
+name=service_sessions
 split=$build/tests/xs_split
 gpu=$build/tests/xs_usdt_gpu
 fakelib=$build/tests/libxsprof_cupti_fake.so
-py=/usr/bin/python3
-failures=0
+# shellcheck source=tests/service/private_daemon.sh
+. "$(dirname "$0")/private_daemon.sh"
+need "$split" "$gpu" "$fakelib"
 
-pass() { printf 'ok   %s\n' "$*"; }
-fail() { printf 'FAIL %s\n' "$*"; failures=$((failures + 1)); }
-step() { printf '\n== %s\n' "$*"; }
-
-[[ $(id -u) == 0 ]] || { echo "FAIL needs root"; exit 1; }
-for f in "$xsprofd" "$ctl" "$split" "$gpu" "$fakelib" "$py"; do
-	[[ -e $f ]] || { echo "FAIL missing $f"; exit 1; }
-done
-
-dir=$(mktemp -d /tmp/xsprof-sessions-XXXXXX)
-chmod 0755 "$dir"
-sock=$dir/api.sock
-cupti=$dir/cupti.sock
-daemon=
-cleanup() {
-	local rc=$?
-	set +e
-	if [[ -n $daemon ]]; then kill "$daemon" 2>/dev/null; wait "$daemon" 2>/dev/null; fi
-	if ((failures)); then echo "--- daemon log (last 30 lines)"; tail -n 30 "$dir/xsprofd.log"; fi
-	rm -rf "$dir"
-	if ((rc == 0 && failures == 0)); then echo; echo "service_sessions: all checks passed"; else
-		echo; echo "service_sessions: $failures check(s) failed"; exit 1; fi
-}
-trap cleanup EXIT
-
-ctl() { "$ctl" --timeout 20 -s "$sock" "$@"; }
-status_get() { ctl --json status | $py -c "import json,sys; j=json.load(sys.stdin); print($1)"; }
-# weight FILE REGEX: the summed weights of the folded lines matching REGEX.
-weight() { { grep -E "$2" "$1" || true; } | awk '{s += $NF} END {print s + 0}'; }
 # gpu_lines FILE: the [gpu] leaves, stack and weight, sorted.
 # The [gpu] leaves with their weights, from main down, summed per stack: the process name and
 # the frames above main may differ between two runs (a first launch can come before the
@@ -61,12 +32,7 @@ gpu_lines() {
 }
 
 step "start xsprofd on private paths (CUDA probes on the fake injection library for the window; 999 Hz so 1 ms kernels weigh a sample)"
-"$xsprofd" --socket "$sock" --cupti-socket "$cupti" --socket-group nogroup --max-record 3600 \
-	--cuda-lib "$fakelib" --freq 999 >"$dir/xsprofd.log" 2>&1 &
-daemon=$!
-for _ in $(seq 150); do [[ -S $sock ]] && break; sleep 0.1; done
-[[ -S $sock ]] || { fail "xsprofd did not create $sock"; exit 1; }
-export XSPROF_CUPTI_SOCKET=$cupti
+start_daemon --max-record 3600 --cuda-lib "$fakelib" --freq 999
 
 step "record -- CMD: descendants followed, CMD's exit status"
 rc=0
@@ -134,6 +100,49 @@ grep -q 'xs_gpu_alpha_site;\[gpu\] xs_kernel_alpha' "$dir/win.folded" ||
 	echo "note: the window's launch frames were not named on this run"
 held=$(status_get 'j["cuda_probes"]["launches_in_slice"]')
 [[ $held == 0 ]] && pass "launch store emptied with the slice" || fail "launch store holds $held after the slice"
+
+step "attach: a lasting profile of a process tree, fetched any time, like one-shot's [gpu] leaves"
+"$split" 1000 1000 30 1 >/dev/null &
+sp=$!
+ctl -q attach "$sp" --freq 499 || fail "attach $sp --freq 499 failed"
+rc=0; ctl attach "$sp" 2>/dev/null || rc=$?
+[[ $rc == 1 ]] && pass "attaching it twice is refused" || fail "attaching twice exited $rc"
+# A process attached before it launches (6 s: loading a sampler takes seconds on a busy VM).
+"$gpu" 1000 6000 >/dev/null &
+gp=$!
+# Attach to the program, not to the shell's fork before its exec (slow on a busy VM).
+for _ in $(seq 100); do [[ $(readlink /proc/$gp/exe) == "$gpu" ]] && break; sleep 0.05; done
+ctl -q attach "$gp" --freq 1000 || fail "attach $gp failed"
+freq=$(status_get '[a["freq_hz"] for a in j["attachments"] if a["pid"] == '"$sp"'][0]')
+[[ $freq == 499 ]] && pass "status lists the attachment at 499 Hz" || fail "status: freq $freq"
+sleep 3
+ctl -q flamegraph --pid "$sp" -o "$dir/att.folded" || fail "flamegraph --pid $sp failed"
+n=$(weight "$dir/att.folded" "^xs_split;")
+others=$(weight "$dir/att.folded" '^(xs_usdt_gpu|sh|python)')
+# ~3 s of one thread at 499 Hz is ~1500 samples; at the window's 999 Hz it would still be
+# ~3000, at 99 Hz ~300: only the attachment's own frequency gives 400..4000 with margin.
+((n >= 400 && others == 0)) && pass "flamegraph --pid: xs_split alone, $n samples at 499 Hz" ||
+	fail "flamegraph --pid: $n xs_split samples, $others of other processes"
+ctl -q flamegraph --pid "$sp" -o "$dir/att.svg" && grep -q '<svg' "$dir/att.svg" &&
+	pass "flamegraph --pid writes an SVG" || fail "flamegraph --pid -o .svg"
+ctl -q flamegraph --pid "$sp" -o "$dir/att.pb.gz" && [[ $(head -c2 "$dir/att.pb.gz" | od -An -tx1) == " 1f 8b" ]] &&
+	pass "flamegraph --pid writes pprof" || fail "flamegraph --pid -o .pb.gz"
+wait "$gp" || true
+ctl -q flamegraph --pid "$gp" --gpu-mode merged --weight us -o "$dir/attgpu.folded" ||
+	fail "flamegraph --pid of the exited CUDA process failed"
+if [[ -n $(gpu_lines "$dir/attgpu.folded") && "$(gpu_lines "$dir/attgpu.folded")" == "$(gpu_lines "$dir/one.folded")" ]]; then
+	pass "the exited attachment's [gpu] lines (--weight us) are xsprofd -f's"
+else
+	fail "attachment [gpu] lines differ: attachment:"$'\n'"$(cat "$dir/attgpu.folded")"$'\n'"one-shot:"$'\n'"$(gpu_lines "$dir/one.folded")"
+fi
+rc=0; ctl flamegraph --pid "$gp" -o "$dir/again.folded" 2>/dev/null || rc=$?
+[[ $rc == 1 ]] && pass "an ended attachment goes once fetched" || fail "second fetch exited $rc"
+ctl -q detach "$sp" || fail "detach failed"
+left=$(status_get 'len(j["attachments"])')
+[[ $left == 0 ]] && pass "detach frees it: no attachment left" || fail "$left attachments left"
+rc=0; ctl flamegraph --pid "$sp" -o "$dir/gone.folded" 2>/dev/null || rc=$?
+[[ $rc == 1 ]] && pass "flamegraph --pid after detach: not attached" || fail "after detach exited $rc"
+kill "$sp" 2>/dev/null; wait "$sp" 2>/dev/null || true
 
 step "xsprofctl top: the window's top functions"
 ctl top --since 5m --number 5 --gpu-mode gpu >"$dir/top.txt" || fail "xsprofctl top failed"

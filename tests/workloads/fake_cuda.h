@@ -57,5 +57,7 @@ CUresult cuStreamSynchronize(CUstream hStream);
 CUresult cuStreamSynchronize_ptsz(CUstream hStream);
 CUresult cuEventSynchronize(CUevent hEvent);
 CUresult cuCtxSynchronize(void);
+/* A blocking copy (the wait tests' fake driver defines it). */
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n);
 
 #endif

@@ -77,11 +77,14 @@ static int send_kernels(void)
 }
 
 /* argv[1]: milliseconds to stay alive after sending, so that a daemon that does not hold
- * the process at its first launch (the window's --cuda-lib probes) reads its mappings. */
+ * the process at its first launch (the window's --cuda-lib probes) reads its mappings;
+ * argv[2]: milliseconds to wait before launching (time to attach to it). */
 int main(int argc, char **argv)
 {
 	int err;
 
+	if (argc > 2)
+		usleep((useconds_t)atoi(argv[2]) * 1000);
 	xs_gpu_alpha_site();
 	xs_gpu_beta_site();
 	printf("fired %lu of %u\n", xs_fake_cupti_fired(), corr);

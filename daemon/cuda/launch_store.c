@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/base/hash.h"
+#include "daemon/cuda/launch_store.h"
+
+#define DEFAULT_MAX_STACKS 100000
+#define DEFAULT_MAX_EVENTS 1000000
+/* Overflow buckets (one per process, thread name and API) come on top of max_stacks, up to
+ * this many; past them a call is refused (-ENOSPC) and the caller counts it. */
+#define MAX_OVERFLOW_BUCKETS 4096
+
+struct entry {
+	uint64_t count;
+	uint64_t hash;
+	uint64_t ips_off; /* into frames[] */
+	uint32_t tgid;
+	uint32_t api;
+	uint16_t kind;
+	uint16_t flags;
+	uint16_t nr_user;
+	int16_t user_err;
+	char comm[XSPROF_COMM_LEN];
+};
+
+struct launch_store {
+	struct entry *entries;
+	size_t nr, cap;
+	uint32_t *slots; /* entry index + 1; 0 is empty */
+	size_t nslots;	 /* power of two, at least twice nr */
+	uint64_t *frames;
+	size_t nframes, cap_frames;
+	struct launch_event *events;
+	size_t nev, cap_ev;
+	struct launch_wait *waits;
+	size_t nwaits, cap_waits;
+	size_t max_stacks, max_events;
+	struct launch_store_stats st;
+};
+
+/* What one record contributes; frames point into the record. */
+struct key {
+	uint32_t tgid, api;
+	uint16_t kind, flags, nr_user;
+	int16_t user_err;
+	const char *comm;
+	const uint64_t *ips;
+};
+
+struct launch_store *launch_store__new(size_t max_stacks, size_t max_events)
+{
+	struct launch_store *ls = calloc(1, sizeof(*ls));
+
+	if (!ls)
+		return NULL;
+	ls->max_stacks = max_stacks ? max_stacks : DEFAULT_MAX_STACKS;
+	ls->max_events = max_events ? max_events : DEFAULT_MAX_EVENTS;
+	return ls;
+}
+
+void launch_store__free(struct launch_store *ls)
+{
+	if (!ls)
+		return;
+	free(ls->entries);
+	free(ls->slots);
+	free(ls->frames);
+	free(ls->events);
+	free(ls->waits);
+	free(ls);
+}
+
+static uint64_t key_hash(const struct key *k)
+{
+	uint64_t h = HASH_INIT;
+
+	h = hash_bytes(h, &k->tgid, sizeof(k->tgid));
+	h = hash_bytes(h, &k->api, sizeof(k->api));
+	h = hash_bytes(h, &k->kind, sizeof(k->kind));
+	h = hash_bytes(h, &k->flags, sizeof(k->flags));
+	h = hash_bytes(h, &k->user_err, sizeof(k->user_err));
+	h = hash_bytes(h, k->comm, XSPROF_COMM_LEN);
+	return hash_bytes(h, k->ips, (size_t)k->nr_user * sizeof(*k->ips));
+}
+
+static bool key_equal(const struct launch_store *ls, const struct entry *e, const struct key *k,
+		      uint64_t h)
+{
+	return e->hash == h && e->tgid == k->tgid && e->api == k->api && e->kind == k->kind &&
+	       e->flags == k->flags && e->nr_user == k->nr_user && e->user_err == k->user_err &&
+	       !memcmp(e->comm, k->comm, XSPROF_COMM_LEN) &&
+	       !memcmp(ls->frames + e->ips_off, k->ips, (size_t)k->nr_user * sizeof(*k->ips));
+}
+
+static int grow_slots(struct launch_store *ls)
+{
+	size_t n = ls->nslots ? ls->nslots * 2 : 1024;
+	uint32_t *slots = calloc(n, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < ls->nr; i++) {
+		size_t j = ls->entries[i].hash & (n - 1);
+
+		while (slots[j])
+			j = (j + 1) & (n - 1);
+		slots[j] = i + 1;
+	}
+	free(ls->slots);
+	ls->slots = slots;
+	ls->nslots = n;
+	return 0;
+}
+
+static int reserve(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t n;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	n = *cap ? *cap * 2 : 256;
+	while (n < need)
+		n *= 2;
+	np = realloc(*p, n * elem);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = n;
+	return 0;
+}
+
+/* The index of k's entry, or -ENOENT. */
+static long lookup(const struct launch_store *ls, const struct key *k, uint64_t h)
+{
+	if (!ls->nslots)
+		return -ENOENT;
+	for (size_t j = h & (ls->nslots - 1); ls->slots[j]; j = (j + 1) & (ls->nslots - 1))
+		if (key_equal(ls, &ls->entries[ls->slots[j] - 1], k, h))
+			return ls->slots[j] - 1;
+	return -ENOENT;
+}
+
+/* A new entry for k (not there yet): its index, -ENOSPC past the caps, or -ENOMEM. */
+static long insert(struct launch_store *ls, const struct key *k, uint64_t h)
+{
+	struct entry *e;
+	size_t j;
+	int err;
+
+	if (ls->nr >= ls->max_stacks + MAX_OVERFLOW_BUCKETS)
+		return -ENOSPC;
+	if ((ls->nr + 1) * 2 > ls->nslots && (err = grow_slots(ls)))
+		return err;
+	if ((err = reserve((void **)&ls->entries, &ls->cap, ls->nr + 1, sizeof(*ls->entries))) ||
+	    (err = reserve((void **)&ls->frames, &ls->cap_frames, ls->nframes + k->nr_user,
+			   sizeof(*ls->frames))))
+		return err;
+	for (j = h & (ls->nslots - 1); ls->slots[j]; j = (j + 1) & (ls->nslots - 1))
+		;
+	e = &ls->entries[ls->nr];
+	memset(e, 0, sizeof(*e));
+	e->hash = h;
+	e->tgid = k->tgid;
+	e->api = k->api;
+	e->kind = k->kind;
+	e->flags = k->flags;
+	e->nr_user = k->nr_user;
+	e->user_err = k->user_err;
+	memcpy(e->comm, k->comm, XSPROF_COMM_LEN);
+	e->ips_off = ls->nframes;
+	memcpy(ls->frames + ls->nframes, k->ips, (size_t)k->nr_user * sizeof(*k->ips));
+	ls->nframes += k->nr_user;
+	ls->slots[j] = ls->nr + 1;
+	ls->st.distinct += !(k->flags & LAUNCH_STACK_F_OVERFLOW);
+	return ls->nr++;
+}
+
+static int add(struct launch_store *ls, const struct key *k, uint64_t time_ns, uint64_t arg,
+	       uint32_t tid, uint16_t rec_flags)
+{
+	uint64_t h = key_hash(k);
+	struct launch_event *ev;
+	long idx = lookup(ls, k, h);
+
+	if (idx < 0 && ls->st.distinct < ls->max_stacks) {
+		idx = insert(ls, k, h);
+	} else if (idx < 0) {
+		/* Full: a stack already kept still counts as itself, a new one in the bucket. */
+		struct key ok = *k;
+
+		ok.flags |= LAUNCH_STACK_F_OVERFLOW;
+		ok.nr_user = 0;
+		ok.user_err = 0;
+		h = key_hash(&ok);
+		idx = lookup(ls, &ok, h);
+		if (idx < 0)
+			idx = insert(ls, &ok, h);
+		ls->st.overflowed += idx >= 0;
+	}
+	if (idx < 0)
+		return (int)idx;
+	ls->entries[idx].count++;
+
+	if (ls->nev >= ls->max_events ||
+	    reserve((void **)&ls->events, &ls->cap_ev, ls->nev + 1, sizeof(*ls->events))) {
+		ls->st.events_dropped++;
+		return 0;
+	}
+	ev = &ls->events[ls->nev++];
+	ev->time_ns = time_ns;
+	ev->arg = arg;
+	ev->tgid = k->tgid;
+	ev->tid = tid;
+	ev->api = k->api;
+	ev->stack = (uint32_t)idx;
+	ev->kind = k->kind;
+	ev->flags = rec_flags;
+	ev->pad = 0;
+	return 0;
+}
+
+int launch_store__add_call(struct launch_store *ls, const struct xsprof_cuda_call *r)
+{
+	struct key k = {
+		.tgid = r->tgid,
+		.api = r->api,
+		.kind = LAUNCH_UPROBE,
+		.nr_user = r->nr_user,
+		.user_err = r->user_err,
+		.comm = r->comm,
+		.ips = (const uint64_t *)r->ips, /* __u64 is unsigned long long */
+	};
+	int err = add(ls, &k, r->time_ns, r->stream, r->tid, r->flags);
+
+	ls->st.calls += !err;
+	return err;
+}
+
+int launch_store__add_usdt(struct launch_store *ls, const struct xsprof_usdt_launch *r,
+			   unsigned int skip)
+{
+	struct key k = {
+		.tgid = r->tgid,
+		.api = r->api,
+		.kind = LAUNCH_USDT,
+		.nr_user = r->nr_user,
+		.user_err = r->user_err,
+		.comm = r->comm,
+		.ips = (const uint64_t *)r->ips, /* __u64 is unsigned long long */
+	};
+
+	if (skip >= k.nr_user)
+		skip = 0;
+	k.ips += skip;
+	k.nr_user -= skip;
+	if (!skip)
+		k.flags = LAUNCH_STACK_F_PC_FIRST;
+	int err = add(ls, &k, r->time_ns, r->corr_id, r->tid, (uint16_t)r->flags);
+
+	ls->st.usdt += !err;
+	return err;
+}
+
+static void fill(const struct launch_store *ls, const struct entry *e, struct launch_stack *s)
+{
+	s->count = e->count;
+	s->tgid = e->tgid;
+	s->api = e->api;
+	s->kind = e->kind;
+	s->flags = e->flags;
+	s->nr_user = e->nr_user;
+	s->user_err = e->user_err;
+	memcpy(s->comm, e->comm, XSPROF_COMM_LEN);
+	s->ips = ls->frames + e->ips_off;
+}
+
+int launch_store__for_each(const struct launch_store *ls,
+			   int (*fn)(void *ctx, const struct launch_stack *s), void *ctx)
+{
+	struct launch_stack s;
+	int ret;
+
+	for (size_t i = 0; i < ls->nr; i++) {
+		fill(ls, &ls->entries[i], &s);
+		ret = fn(ctx, &s);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+size_t launch_store__nr_stacks(const struct launch_store *ls)
+{
+	return ls->nr;
+}
+
+int launch_store__stack(const struct launch_store *ls, size_t i, struct launch_stack *ret)
+{
+	if (i >= ls->nr)
+		return -ERANGE;
+	fill(ls, &ls->entries[i], ret);
+	return 0;
+}
+
+size_t launch_store__nr_events(const struct launch_store *ls)
+{
+	return ls->nev;
+}
+
+const struct launch_event *launch_store__events(const struct launch_store *ls)
+{
+	return ls->events;
+}
+
+void launch_store__stats(const struct launch_store *ls, struct launch_store_stats *ret)
+{
+	*ret = ls->st;
+	ret->bytes = sizeof(*ls) + ls->cap * sizeof(*ls->entries) +
+		     ls->nslots * sizeof(*ls->slots) + ls->cap_frames * sizeof(*ls->frames) +
+		     ls->cap_ev * sizeof(*ls->events) + ls->cap_waits * sizeof(*ls->waits);
+}
+
+int launch_store__add_wait(struct launch_store *ls, const struct xsprof_cuda_wait *w)
+{
+	if (ls->nwaits >= ls->max_events ||
+	    reserve((void **)&ls->waits, &ls->cap_waits, ls->nwaits + 1, sizeof(*ls->waits))) {
+		ls->st.waits_dropped++;
+		return -ENOSPC;
+	}
+	ls->waits[ls->nwaits++] = (struct launch_wait){
+		.entry_ns = w->entry_ns,
+		.return_ns = w->return_ns,
+		.stream = w->stream,
+		.tgid = w->tgid,
+		.tid = w->tid,
+		.api = w->api,
+	};
+	ls->st.waits++;
+	return 0;
+}
+
+size_t launch_store__nr_waits(const struct launch_store *ls)
+{
+	return ls->nwaits;
+}
+
+const struct launch_wait *launch_store__waits(const struct launch_store *ls)
+{
+	return ls->waits;
+}

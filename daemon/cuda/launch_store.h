@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The GPU path's records as they arrive: CUDA API calls caught by uprobes and xsprof:launch
+ * USDT firings. Each distinct (process, thread name, user stack, API) is kept once with its
+ * count, for the launch flamegraph; each call is also kept as a small event (time, thread,
+ * stream or correlation id, stack index) for correlation with the GPU's records. Both are
+ * capped; what the caps turn away is counted.
+ */
+#ifndef XSPROF_DAEMON_LAUNCH_STORE_H
+#define XSPROF_DAEMON_LAUNCH_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include "bpf/xsprof_events.h"
+
+struct launch_store;
+
+enum launch_kind {
+	LAUNCH_UPROBE = 1, /* struct xsprof_cuda_call: api is enum xsprof_cuda_api */
+	LAUNCH_USDT = 2,   /* struct xsprof_usdt_launch: api is CUPTI domain << 16 | cbid */
+};
+
+/* Set on the per-(process, API) bucket that counts calls after the stack table filled up. */
+#define LAUNCH_STACK_F_OVERFLOW 0x1
+/* ips[0] is where the probe fired, not a return address (a USDT site kept as is). */
+#define LAUNCH_STACK_F_PC_FIRST 0x2
+
+/* A distinct stack and the calls that had it. */
+struct launch_stack {
+	uint64_t count;
+	uint32_t tgid;
+	uint32_t api;
+	uint16_t kind;	/* enum launch_kind */
+	uint16_t flags; /* LAUNCH_STACK_F_* */
+	uint16_t nr_user;
+	int16_t user_err;
+	char comm[XSPROF_COMM_LEN];
+	const uint64_t *ips; /* innermost first; see the record types for what ips[0] is */
+};
+
+/* One call. */
+struct launch_event {
+	uint64_t time_ns; /* CLOCK_MONOTONIC */
+	uint64_t arg;	  /* LAUNCH_UPROBE: the stream; LAUNCH_USDT: the correlation id */
+	uint32_t tgid;
+	uint32_t tid;
+	uint32_t api;
+	uint32_t stack; /* index for launch_store__stack */
+	uint16_t kind;
+	uint16_t flags; /* the record's XSPROF_CUDA_F_* */
+	uint32_t pad;
+};
+
+/* A call that waited for the GPU, timed from entry to return (struct xsprof_cuda_wait). Its
+ * stack is the one of the uprobe event of the same tid whose time_ns is entry_ns. */
+struct launch_wait {
+	uint64_t entry_ns, return_ns; /* CLOCK_MONOTONIC */
+	uint64_t stream;	      /* the stream argument (0: none or the legacy stream) */
+	uint32_t tgid, tid;
+	uint32_t api; /* enum xsprof_cuda_api */
+	uint32_t pad;
+};
+
+struct launch_store_stats {
+	uint64_t calls;		 /* uprobe records stored */
+	uint64_t usdt;		 /* USDT records stored */
+	uint64_t distinct;	 /* stacks kept */
+	uint64_t overflowed;	 /* calls counted without their stack: stack table full */
+	uint64_t events_dropped; /* calls not kept as events: event cap reached (still counted) */
+	uint64_t bytes;		 /* memory held */
+	uint64_t waits;		 /* timed waits stored */
+	uint64_t waits_dropped;	 /* timed waits not kept: the event cap reached */
+};
+
+/* Caps: distinct stacks and events kept; 0 picks the defaults (100000 and 1000000). */
+struct launch_store *launch_store__new(size_t max_stacks, size_t max_events);
+void launch_store__free(struct launch_store *ls);
+
+/* Store one record (already validated). 0, or -ENOMEM / -ENOSPC when even its overflow bucket
+ * cannot be made (then nothing is stored). */
+int launch_store__add_call(struct launch_store *ls, const struct xsprof_cuda_call *r);
+/* skip: innermost frames left out (those inside the CUDA and injection libraries). */
+int launch_store__add_usdt(struct launch_store *ls, const struct xsprof_usdt_launch *r,
+			   unsigned int skip);
+
+/* Store one timed wait (already validated); -ENOSPC past the event cap (counted). */
+int launch_store__add_wait(struct launch_store *ls, const struct xsprof_cuda_wait *w);
+size_t launch_store__nr_waits(const struct launch_store *ls);
+/* Waits in arrival order; valid until the next add. */
+const struct launch_wait *launch_store__waits(const struct launch_store *ls);
+
+/* Visit every distinct stack in insertion order; stops at and returns fn's first non-zero. */
+int launch_store__for_each(const struct launch_store *ls,
+			   int (*fn)(void *ctx, const struct launch_stack *s), void *ctx);
+size_t launch_store__nr_stacks(const struct launch_store *ls);
+/* Stack i (0 <= i < nr_stacks) into ret; -ERANGE otherwise. */
+int launch_store__stack(const struct launch_store *ls, size_t i, struct launch_stack *ret);
+
+size_t launch_store__nr_events(const struct launch_store *ls);
+/* Events in arrival order (per CPU in time order); valid until the next add. */
+const struct launch_event *launch_store__events(const struct launch_store *ls);
+
+void launch_store__stats(const struct launch_store *ls, struct launch_store_stats *ret);
+
+#endif

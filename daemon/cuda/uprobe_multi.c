@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+/* uprobe_multi links (Linux 6.6) through the raw bpf() syscall, for a libbpf that predates them. */
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "daemon/cuda/uprobe_multi.h"
+#include "xsprof.skel.h"
+
+/*
+ * union bpf_attr's link_create for BPF_TRACE_UPROBE_MULTI (Linux 6.6), which this libbpf and
+ * these uapi headers predate; the numbers are the kernel's.
+ */
+#define XS_BPF_LINK_CREATE	  28
+#define XS_BPF_TRACE_UPROBE_MULTI 48
+#define XS_UPROBE_MULTI_RETURN	  1u /* BPF_F_UPROBE_MULTI_RETURN */
+
+struct uprobe_multi_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__aligned_u64 path;
+	__aligned_u64 offsets;
+	__aligned_u64 ref_ctr_offsets;
+	__aligned_u64 cookies;
+	__u32 cnt;
+	__u32 multi_flags;
+	__u32 pid; /* 0: every process */
+};
+
+int uprobe_multi__attach(int prog_fd, pid_t pid, const char *path, const unsigned long *offsets,
+			 const __u64 *cookies, uint32_t cnt, bool ret)
+{
+	struct uprobe_multi_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_fd = (__u32)prog_fd;
+	attr.attach_type = XS_BPF_TRACE_UPROBE_MULTI;
+	attr.path = (uintptr_t)path;
+	attr.offsets = (uintptr_t)offsets;
+	attr.cookies = (uintptr_t)cookies;
+	attr.cnt = cnt;
+	attr.multi_flags = ret ? XS_UPROBE_MULTI_RETURN : 0;
+	attr.pid = pid > 0 ? (__u32)pid : 0;
+	fd = (int)syscall(__NR_bpf, XS_BPF_LINK_CREATE, &attr, sizeof(attr));
+	return fd < 0 ? -errno : fd;
+}
+
+/* Make map (of the second instance) the same map as the sampler's instance's. */
+static int share_map(struct xsprof_bpf *main, struct bpf_map *map)
+{
+	struct bpf_map *same = bpf_object__find_map_by_name(main->obj, bpf_map__name(map));
+
+	return same ? bpf_map__reuse_fd(map, bpf_map__fd(same)) : -ENOENT;
+}
+
+/*
+ * The second skeleton instance for uprobe_multi links (see struct cuda_probes); NULL when the
+ * kernel refuses the program for them (before Linux 6.6).
+ */
+struct xsprof_bpf *uprobe_multi__open_skel(struct xsprof_bpf *main)
+{
+	struct xsprof_bpf *m = xsprof_bpf__open();
+	struct bpf_program *p;
+	struct bpf_map *map;
+
+	if (!m)
+		return NULL;
+	for (p = bpf_object__next_program(m->obj, NULL); p; p = bpf_object__next_program(m->obj, p))
+		bpf_program__set_autoload(p, p == m->progs.xsprof_cuda_call ||
+						     p == m->progs.xsprof_cuda_ret);
+	bpf_program__set_expected_attach_type(m->progs.xsprof_cuda_call,
+					      (enum bpf_attach_type)XS_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(m->progs.xsprof_cuda_ret,
+					      (enum bpf_attach_type)XS_BPF_TRACE_UPROBE_MULTI);
+	for (map = bpf_object__next_map(m->obj, NULL); map; map = bpf_object__next_map(m->obj, map))
+		if (share_map(main, map))
+			goto fail;
+	if (xsprof_bpf__load(m))
+		goto fail;
+	return m;
+fail:
+	xsprof_bpf__destroy(m);
+	return NULL;
+}

@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "daemon/gpu/cupti_server.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/gpu/cupti_wire.h"
+#include "daemon/base/path_lock.h"
+
+#define DEFAULT_MAX_CONNS	  256u
+#define DEFAULT_MAX_CONNS_PER_UID 64u
+#define DEFAULT_CONN_BUFFER	  (64u << 10)
+#define EVENTS_PER_CALL		  64
+#define ACCEPTS_PER_CALL	  32
+#define READS_PER_EVENT		  4 /* then yield to other clients; level-triggered brings us back */
+
+struct conn {
+	int fd;
+	unsigned slot; /* index in cupti_server.conns */
+	uint32_t pid;
+	uint32_t uid;
+	bool hello_done;
+	int64_t clock_shift; /* added to a sender's times to make them CLOCK_MONOTONIC */
+	/* The sender's latest cumulative drop counters, to add deltas to the totals. */
+	uint64_t drop_full, drop_cupti, drop_other;
+	size_t fill;
+	uint8_t buf[];
+};
+
+struct cupti_server {
+	int epfd;
+	int lfd;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct sock_file file;
+	int lock_fd;
+	bool (*accept_pid)(void *ctx, pid_t pid);
+	void *accept_ctx;
+	unsigned max_conns;
+	unsigned max_per_uid;
+	size_t conn_buf;
+	struct conn **conns; /* max_conns slots */
+	struct gpu_store *store;
+	struct cupti_server_stats st;
+};
+
+/* mkdir -p, with mode only on the directories we create (an existing one is the admin's). */
+static int make_dirs(const char *path, mode_t mode)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	for (char *p = dir + 1;; p++) {
+		bool last = *p == '\0';
+
+		if (*p == '/' || last) {
+			*p = '\0';
+			if (mkdir(dir, mode) == 0)
+				chmod(dir, mode); /* the umask must not narrow who can connect */
+			else if (errno != EEXIST)
+				return -errno;
+			if (last)
+				return 0;
+			*p = '/';
+		}
+	}
+}
+
+struct cupti_server *cupti_server__new(const struct cupti_server_opts *opts)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	const char *path =
+		opts && opts->socket_path ? opts->socket_path : XSPROF_WIRE_DEFAULT_SOCKET;
+	mode_t mode = opts && opts->socket_mode ? opts->socket_mode : 0666;
+	struct epoll_event ev = {.events = EPOLLIN};
+	struct cupti_server *s;
+	int err;
+
+	if (!path[0] || strlen(path) >= sizeof(addr.sun_path)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->epfd = s->lfd = s->lock_fd = -1;
+	s->accept_pid = opts ? opts->accept_pid : NULL;
+	s->accept_ctx = opts ? opts->accept_ctx : NULL;
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	strcpy(addr.sun_path, path);
+	s->max_conns = opts && opts->max_conns ? opts->max_conns : DEFAULT_MAX_CONNS;
+	s->max_per_uid = opts && opts->max_conns_per_uid ? opts->max_conns_per_uid
+							 : DEFAULT_MAX_CONNS_PER_UID;
+	s->conn_buf = opts && opts->max_conn_buffer ? opts->max_conn_buffer : DEFAULT_CONN_BUFFER;
+	if (s->conn_buf < 2 * XSPROF_WIRE_RECORD_MAX)
+		s->conn_buf = 2 * XSPROF_WIRE_RECORD_MAX;
+	s->conns = calloc(s->max_conns, sizeof(*s->conns));
+	s->store = gpu_store__new(opts ? &opts->store : NULL);
+	if (!s->conns || !s->store) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	err = make_dirs(path, 0755);
+	if (err < 0)
+		goto fail;
+	/* One owner per path: nothing is unlinked or bound before the lock is ours. */
+	err = path_lock__take(path, &s->lock_fd, NULL);
+	if (err < 0)
+		goto fail;
+	err = sock_file__remove_stale(path);
+	if (err < 0)
+		goto fail;
+	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s->lfd < 0 || bind(s->lfd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (sock_file__note(&s->file, path) || chmod(path, mode) < 0 || listen(s->lfd, 128) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	ev.data.ptr = NULL; /* NULL marks the listening socket; clients carry their conn */
+	if (s->epfd < 0 || epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->lfd, &ev) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	return s;
+fail:
+	sock_file__remove_if_ours(&s->file, path);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
+	if (s->lfd >= 0)
+		close(s->lfd);
+	if (s->epfd >= 0)
+		close(s->epfd);
+	gpu_store__free(s->store);
+	free(s->conns);
+	free(s);
+	errno = -err;
+	return NULL;
+}
+
+static void close_conn(struct cupti_server *s, unsigned slot)
+{
+	struct conn *c = s->conns[slot];
+
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	free(c);
+	s->conns[slot] = NULL;
+	s->st.conns--;
+}
+
+void cupti_server__free(struct cupti_server *s)
+{
+	if (!s)
+		return;
+	for (unsigned i = 0; i < s->max_conns; i++) {
+		if (s->conns[i])
+			close_conn(s, i);
+	}
+	close(s->lfd);
+	close(s->epfd);
+	/* Only our own socket file goes; then the lock. */
+	sock_file__remove_if_ours(&s->file, s->path);
+	close(s->lock_fd);
+	gpu_store__free(s->store);
+	free(s->conns);
+	free(s);
+}
+
+int cupti_server__fd(const struct cupti_server *s)
+{
+	return s->epfd;
+}
+
+struct gpu_store *cupti_server__store(struct cupti_server *s)
+{
+	return s->store;
+}
+
+void cupti_server__stats(const struct cupti_server *s, struct cupti_server_stats *ret)
+{
+	*ret = s->st;
+	gpu_store__stats(s->store, &ret->store);
+}
+
+static void accept_some(struct cupti_server *s)
+{
+	for (int i = 0; i < ACCEPTS_PER_CALL; i++) {
+		struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP};
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		unsigned slot = s->max_conns, same_uid = 0;
+		struct conn *c;
+		int fd;
+
+		fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				s->st.accept_errors++; /* EMFILE and friends: retried next call */
+			return;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.pid <= 0) {
+			s->st.accept_errors++;
+			close(fd);
+			continue;
+		}
+		for (unsigned j = 0; j < s->max_conns; j++) {
+			if (!s->conns[j]) {
+				if (slot == s->max_conns)
+					slot = j;
+			} else if (s->conns[j]->uid == cred.uid) {
+				same_uid++;
+			}
+		}
+		/* Only the session's processes may add to its GPU records. */
+		if (s->accept_pid && !s->accept_pid(s->accept_ctx, cred.pid)) {
+			s->st.foreign++;
+			close(fd);
+			continue;
+		}
+		if (slot == s->max_conns || same_uid >= s->max_per_uid) {
+			s->st.rejected++;
+			close(fd);
+			continue;
+		}
+		c = calloc(1, sizeof(*c) + s->conn_buf);
+		if (!c) {
+			s->st.accept_errors++;
+			close(fd);
+			continue;
+		}
+		c->fd = fd;
+		c->slot = slot;
+		c->pid = (uint32_t)cred.pid;
+		c->uid = (uint32_t)cred.uid;
+		ev.data.ptr = c;
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			s->st.accept_errors++;
+			free(c);
+			close(fd);
+			continue;
+		}
+		s->conns[slot] = c;
+		s->st.conns++;
+		s->st.accepted++;
+	}
+}
+
+static int64_t realtime_to_monotonic_shift(void)
+{
+	struct timespec mono, real;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	return ((int64_t)mono.tv_sec - real.tv_sec) * 1000000000ll + (mono.tv_nsec - real.tv_nsec);
+}
+
+static uint64_t shift_time(uint64_t t, int64_t shift)
+{
+	if (!t || !shift)
+		return t; /* 0 = not measured: keep it recognisable */
+	if (shift < 0 && t < (uint64_t)-shift)
+		return 1;
+	return t + (uint64_t)shift;
+}
+
+/* Senders send cumulative counters; a hostile one sends anything: the total saturates. */
+static void add_delta(uint64_t *total, uint64_t *last, uint64_t now)
+{
+	if (now > *last) {
+		uint64_t d = now - *last;
+
+		*total = *total + d < *total ? UINT64_MAX : *total + d;
+	}
+	*last = now;
+}
+
+/* One validated item. Returns 1 when a record was stored. */
+static int take_item(struct cupti_server *s, struct conn *c, struct cupti_wire_item *it)
+{
+	s->st.records[it->type]++;
+	if (it->type == XSPROF_WIRE_STATS) {
+		add_delta(&s->st.sender_dropped_full, &c->drop_full, it->dropped_full);
+		add_delta(&s->st.sender_dropped_cupti, &c->drop_cupti, it->dropped_cupti);
+		add_delta(&s->st.sender_dropped_other, &c->drop_other, it->dropped_other);
+		return 0;
+	}
+	it->act.pid = c->pid;
+	it->act.start_ns = shift_time(it->act.start_ns, c->clock_shift);
+	it->act.end_ns = shift_time(it->act.end_ns, c->clock_shift);
+	if (gpu_store__add(s->store, &it->act) < 0) {
+		s->st.store_rejected++;
+		return 0;
+	}
+	return 1;
+}
+
+/* Parse what is buffered. Returns records stored, or -EBADMSG to close the connection. */
+static int parse_buffered(struct cupti_server *s, struct conn *c)
+{
+	const char *why = "invalid data";
+	size_t off = 0;
+	int stored = 0;
+
+	while (off < c->fill) {
+		long n;
+
+		if (!c->hello_done) {
+			struct cupti_wire_hello h;
+
+			n = cupti_wire__parse_hello(c->buf + off, c->fill - off, &h, &why);
+			if (n > 0) {
+				c->hello_done = true;
+				if (h.clock_id == CLOCK_REALTIME)
+					c->clock_shift = realtime_to_monotonic_shift();
+			}
+		} else {
+			struct cupti_wire_item it;
+
+			n = cupti_wire__parse_record(c->buf + off, c->fill - off, &it, &why);
+			if (n > 0)
+				stored += take_item(s, c, &it);
+		}
+		if (n < 0) {
+			snprintf(s->st.last_malformed, sizeof(s->st.last_malformed), "pid %u: %s",
+				 c->pid, why);
+			return -EBADMSG;
+		}
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	memmove(c->buf, c->buf + off, c->fill - off);
+	c->fill -= off;
+	return stored;
+}
+
+static int conn_readable(struct cupti_server *s, unsigned slot)
+{
+	struct conn *c = s->conns[slot];
+	int stored = 0;
+
+	for (int i = 0; i < READS_PER_EVENT; i++) {
+		/* Whatever is left after parsing is under one record, so there is always room. */
+		ssize_t n = read(c->fd, c->buf + c->fill, s->conn_buf - c->fill);
+		int r;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return stored;
+		if (n <= 0) {
+			if (c->fill > 0)
+				s->st.truncated++;
+			close_conn(s, slot);
+			return stored;
+		}
+		s->st.bytes += (uint64_t)n;
+		c->fill += (size_t)n;
+		r = parse_buffered(s, c);
+		if (r < 0) {
+			s->st.malformed++;
+			close_conn(s, slot);
+			return stored;
+		}
+		stored += r;
+	}
+	return stored;
+}
+
+/* One batch of ready fds: the records stored, or -errno; *ret_ready: how many fds were ready. */
+static int process_batch(struct cupti_server *s, int *ret_ready)
+{
+	struct epoll_event ev[EVENTS_PER_CALL];
+	int n, stored = 0;
+
+	*ret_ready = 0;
+	n = epoll_wait(s->epfd, ev, EVENTS_PER_CALL, 0);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	*ret_ready = n;
+	for (int i = 0; i < n; i++) {
+		const struct conn *c = ev[i].data.ptr;
+
+		/* Each fd appears once per batch, so this conn has not been closed yet. */
+		if (c)
+			stored += conn_readable(s, c->slot);
+		else
+			accept_some(s);
+	}
+	return stored;
+}
+
+int cupti_server__process(struct cupti_server *s)
+{
+	int ready;
+
+	return process_batch(s, &ready);
+}
+
+int cupti_server__drain(struct cupti_server *s, unsigned int max_batches)
+{
+	int ready = 1, stored = 0;
+
+	/* Until nothing is ready: a batch that only accepted a connection stores nothing, yet
+	 * that connection's records are already queued. */
+	for (unsigned int i = 0; s && ready && i < max_batches; i++) {
+		int n = process_batch(s, &ready);
+
+		if (n < 0)
+			return n;
+		stored += n;
+	}
+	return stored;
+}

@@ -1,0 +1,986 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <malloc.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+#include <systemd/sd-event.h>
+
+#include "daemon/probes/bpf_cost.h"
+#include "daemon/probes/cgroup_path.h"
+#include "daemon/cuda/cuda_probes.h"
+#include "daemon/stacks/fold.h"
+#include "daemon/base/command.h"
+#include "daemon/cuda/launch_fold.h"
+#include "daemon/cuda/launch_store.h"
+#include "daemon/log.h"
+#include "daemon/oneshot/oneshot.h"
+#include "daemon/probes/offcpu.h"
+#include "daemon/oneshot/oneshot_gpu.h"
+#include "daemon/options.h"
+#include "daemon/probes/preflight.h"
+#include "daemon/session/gpu_waits.h"
+#include "daemon/session/group_by.h"
+#include "daemon/session/recording.h"
+#include "daemon/session/session_tree.h"
+#include "daemon/probes/sampler.h"
+#include "daemon/session/stack_names.h"
+#include "daemon/stacks/stack_table.h"
+#include "daemon/symbolize/symbolizer.h"
+#include "daemon/unwind/unwinder.h"
+#include "daemon/session/python_report.h"
+#include "xsprof.skel.h"
+#include "cupti_inject/xsprof_wire.h"
+#include "output/calltree.h"
+#include "output/folded.h"
+#include "output/output.h"
+#include "output/profile.h"
+#include "output/report.h"
+
+/* Samples kept for a Chrome trace: 24 bytes each, so 240 MiB at most. */
+#define MAX_TIMELINE_SAMPLES (10u * 1000 * 1000)
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+int xsprof_libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && log_max_level < LOG_DEBUG)
+		return 0;
+	if (level == LIBBPF_INFO && log_max_level < LOG_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static void forward_to_command(struct command *cmd, int sig);
+
+/* ctx: the command, if any, which is sent the signal too. */
+static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, void *ctx)
+{
+	log_info("%s: stopping early, writing what was collected", strsignal(si->ssi_signo));
+	forward_to_command(ctx, si->ssi_signo);
+	return sd_event_exit(sd_event_source_get_event(src), 0);
+}
+
+static int on_end(sd_event_source *src, uint64_t usec, void *ctx)
+{
+	return sd_event_exit(sd_event_source_get_event(src), 0);
+}
+
+/* How user stacks were walked (--unwind): with tables or frame pointers, and why walks ended. */
+static void unwind_report(const struct recording *rec)
+{
+	struct xsprof_unwind_stats b;
+	struct unwinder_stats t;
+
+	if (recording__unwind_stats(rec, &b, &t))
+		return;
+	log_info("user stack walks: %llu with unwind tables, %llu by frame pointers only (%llu "
+		 "of processes without tables yet); %llu frames from tables, %llu from frame "
+		 "pointers",
+		 (unsigned long long)b.walks_cfi, (unsigned long long)b.walks_fp,
+		 (unsigned long long)b.no_process, (unsigned long long)b.frames_cfi,
+		 (unsigned long long)b.frames_fp);
+	log_info(
+		"user stack walk ends: %llu outermost frame, %llu end of frame-pointer chain, %llu no "
+		"table, %llu no rule, %llu unreadable, %llu bad CFA, %llu depth cap; %llu signal "
+		"frames crossed",
+		(unsigned long long)b.end_outermost, (unsigned long long)b.end_fp_chain,
+		(unsigned long long)b.end_no_table, (unsigned long long)b.end_invalid,
+		(unsigned long long)b.end_unreadable, (unsigned long long)b.end_bad_cfa,
+		(unsigned long long)b.end_depth, (unsigned long long)b.signal_frames);
+	log_info("unwind tables: %llu files (%llu without a usable .eh_frame), %llu rows of %llu "
+		 "(%.1f MiB in BPF maps with %llu processes), %.1f ms to build (%.1f ms per MiB "
+		 "of .eh_frame), %llu evicted",
+		 (unsigned long long)t.tables_built, (unsigned long long)t.tables_failed,
+		 (unsigned long long)t.rows, (unsigned long long)t.max_rows,
+		 t.map_bytes / 1048576.0, (unsigned long long)t.processes, t.build_ns / 1e6,
+		 t.eh_frame_bytes ? t.build_ns / 1e6 / (t.eh_frame_bytes / 1048576.0) : 0.0,
+		 (unsigned long long)t.tables_evicted);
+	if (t.tables_no_room || t.procs_full || t.maps_capped)
+		log_warn("unwind tables: %llu did not fit in the table memory, %llu processes and "
+			 "%llu mappings past the caps: frame pointers there",
+			 (unsigned long long)t.tables_no_room, (unsigned long long)t.procs_full,
+			 (unsigned long long)t.maps_capped);
+}
+
+void recording_report(struct recording *rec, const struct xsprofd_opts *o, double name_cpu_s,
+		      const struct fold_stats *fs, struct symbolizer *sym)
+{
+	struct recording_stats rs;
+	struct stack_table_stats ts;
+	struct symbolizer_stats ys;
+	const struct xsprof_cpu_stats *total = &rs.bpf;
+	struct xsprof_cpu_stats *per_cpu;
+	int ncpu = recording__nr_cpus(rec);
+	uint64_t lost;
+
+	recording__stats(rec, &rs);
+	stack_table__stats(recording__stacks(rec), &ts);
+	symbolizer__stats(sym, &ys);
+	lost = total->drop_ringbuf + rs.bad_records;
+
+	log_info("%.1f s on %d CPUs at %u Hz: %llu samples, %llu idle%s, %llu of other processes, "
+		 "%llu kept",
+		 rs.wall_s, recording__nr_attached(rec) ? recording__nr_attached(rec) : ncpu,
+		 o->freq_hz, (unsigned long long)total->samples, (unsigned long long)total->idle,
+		 o->include_idle ? " (kept)" : " (left out; --include-idle keeps them)",
+		 (unsigned long long)total->filtered, (unsigned long long)ts.samples);
+	log_info("lost: %llu (ring buffer full %llu, malformed %llu); stacks unreadable: kernel "
+		 "%llu, user %llu",
+		 (unsigned long long)lost, (unsigned long long)total->drop_ringbuf,
+		 (unsigned long long)rs.bad_records, (unsigned long long)total->kstack_err,
+		 (unsigned long long)total->ustack_err);
+	per_cpu = calloc(ncpu, sizeof(*per_cpu));
+	if ((lost || o->verbose) && per_cpu && !recording__cpu_stats(rec, per_cpu)) {
+		for (int i = 0; i < ncpu; i++) {
+			if (!per_cpu[i].samples)
+				continue;
+			log_info("  cpu %d: %llu samples, %llu sent, %llu lost (ring buffer full), "
+				 "%llu/%llu stacks unreadable (kernel/user)",
+				 i, (unsigned long long)per_cpu[i].samples,
+				 (unsigned long long)per_cpu[i].emitted,
+				 (unsigned long long)per_cpu[i].drop_ringbuf,
+				 (unsigned long long)per_cpu[i].kstack_err,
+				 (unsigned long long)per_cpu[i].ustack_err);
+		}
+	}
+	free(per_cpu);
+	if (total->drop_ringbuf)
+		log_warn("samples were lost because the ring buffer (%u KiB) filled; raise "
+			 "--ring-buffer-size",
+			 recording__ring_bytes(rec) >> 10);
+	log_info("%llu distinct stacks from %zu processes; %llu of %llu frames unnamed",
+		 (unsigned long long)ts.distinct, rs.processes,
+		 (unsigned long long)fs->unnamed_frames, (unsigned long long)fs->frames);
+	log_info("user stacks: %llu samples inside an exec between two images (no user frames), "
+		 "%llu frames past the end of a broken frame-pointer chain dropped",
+		 (unsigned long long)total->in_exec, (unsigned long long)ys.bogus_frames);
+	if (ts.overflowed)
+		log_warn("%llu samples past --max-stacks %u were counted without their stacks",
+			 (unsigned long long)ts.overflowed, o->max_stacks);
+	if (rs.store_failures)
+		log_warn("%llu samples could not be stored (out of memory)",
+			 (unsigned long long)rs.store_failures);
+	log_debug("symbolizer: %llu ELF files read, %llu failed; %llu mapping snapshots failed "
+		  "(process gone)",
+		  (unsigned long long)ys.files_loaded, (unsigned long long)ys.files_failed,
+		  (unsigned long long)rs.snapshot_failed);
+	unwind_report(rec);
+	python_report__log(rec);
+	log_info("xsprofd's own CPU: %.3f s while sampling (%.2f us per sample received), %.3f s "
+		 "naming stacks",
+		 rs.cpu_s, rs.records ? rs.cpu_s * 1e6 / rs.records : 0.0, name_cpu_s);
+}
+
+/* ---- GPU path (cuda_probes): command mode, the launches output, the GPU-path report ---- */
+
+/*
+ * Ctrl-C reaches the command from the terminal already (same process group): SIGINT is not
+ * sent again. SIGTERM and SIGHUP, which usually come to xsprofd alone, are passed on.
+ */
+static void forward_to_command(struct command *cmd, int sig)
+{
+	if (cmd && sig != SIGINT && !command__exited(cmd))
+		command__kill(cmd, sig);
+}
+
+/* Uprobes hold an fd each: let the CUDA probes use what the hard limit allows. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* Fork the command, held before exec; NULL after logging why (ret_status: 126 or 127). */
+static struct command *command_new(const struct xsprofd_opts *o, int *ret_status)
+{
+	const char *lib = command__cupti_lib(), *user = getenv(COMMAND_INJECTION_ENV);
+	struct command *cmd;
+
+	if (user && *user) {
+		log_warn("%s is already set (%s): keeping it, so xsprof's CUPTI library is not "
+			 "loaded and GPU timing comes only from that one",
+			 COMMAND_INJECTION_ENV, user);
+		lib = NULL;
+	} else if (access(lib, R_OK)) {
+		log_warn("%s: %s; running without it, so no GPU timing (install xsprof's CUDA "
+			 "library or point %s at libxsprof_cupti.so)",
+			 lib, strerror(errno), COMMAND_CUPTI_LIB_ENV);
+		lib = NULL;
+	}
+	cmd = command__new(o->command, lib);
+	if (!cmd) {
+		log_err("%s: %s", o->command[0],
+			errno == ENOENT ? "command not found" : strerror(errno));
+		*ret_status = errno == ENOENT ? 127 : 126;
+	}
+	return cmd;
+}
+
+static int on_command_exit(sd_event_source *src, int fd, uint32_t revents, void *ctx)
+{
+	int status;
+
+	if (command__reap(ctx, false, &status) == 1) {
+		log_info("%s exited (status %d): writing the profile", command__path(ctx), status);
+		return sd_event_exit(sd_event_source_get_event(src), 0);
+	}
+	return 0;
+}
+
+/* Whose GPU records a run takes: the --pid processes, or the command and its descendants. */
+struct gpu_scope {
+	const struct xsprofd_opts *o;
+	pid_t cmd;
+};
+
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int ppid = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "pid (comm) state ppid": the name may hold anything, so from its last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return (pid_t)ppid;
+}
+
+static bool gpu_sender_in_scope(void *ctx, pid_t pid)
+{
+	const struct gpu_scope *sc = ctx;
+
+	for (int i = 0; i < sc->o->nr_pids; i++)
+		if (sc->o->pids[i] == pid)
+			return true;
+	/* The command's children are followed, so their GPU work is the command's. */
+	for (int depth = 0; sc->cmd && pid > 1 && depth < 64; depth++) {
+		if (pid == sc->cmd)
+			return true;
+		pid = parent_of(pid);
+	}
+	return false;
+}
+
+/* Profile the command: in the pid filter, probes on it if the runtime is linked in. */
+static int command_add(struct recording *rec, struct command *cmd)
+{
+	int err = recording__add_pid(rec, command__pid(cmd));
+
+	if (!err && recording__cuda(rec) &&
+	    cuda_probes__attach_exe(recording__cuda(rec), command__pid(cmd), command__path(cmd)) <
+		    0)
+		log_warn("%s: no CUDA probes on the executable itself: %s", command__path(cmd),
+			 cuda_probes__last_error(recording__cuda(rec))
+				 ? cuda_probes__last_error(recording__cuda(rec))
+				 : "cannot read it");
+	return err;
+}
+
+static int on_wait_exit(sd_event_source *src, int fd, uint32_t revents, void *ctx)
+{
+	int status;
+
+	if (command__reap(ctx, false, &status) == 1)
+		return sd_event_exit(sd_event_source_get_event(src), 0);
+	return 0;
+}
+
+/* Forward SIGTERM/SIGHUP while the command runs on after the profile was written. */
+static int on_wait_signal(sd_event_source *src, const struct signalfd_siginfo *si, void *ctx)
+{
+	forward_to_command(ctx, si->ssi_signo);
+	return 0;
+}
+
+/*
+ * The exit status of a command-mode run: the command's, once it exits (waited for when the
+ * profile ended first), or 125 when xsprofd itself failed (env(1)'s convention).
+ */
+static int command_end(struct command *cmd, bool released, int status)
+{
+	sd_event *ev = NULL;
+	int st = 125;
+
+	if (!cmd)
+		return status;
+	if (!released) {
+		command__free(cmd); /* never ran: killed */
+		return status ? 125 : 0;
+	}
+	if (!command__exited(cmd)) {
+		log_info("waiting for %s (pid %d) to exit", command__path(cmd),
+			 (int)command__pid(cmd));
+		if (sd_event_new(&ev) >= 0 &&
+		    sd_event_add_signal(ev, NULL, SIGTERM, on_wait_signal, cmd) >= 0 &&
+		    sd_event_add_signal(ev, NULL, SIGHUP, on_wait_signal, cmd) >= 0 &&
+		    sd_event_add_io(ev, NULL, command__fd(cmd), EPOLLIN, on_wait_exit, cmd) >= 0)
+			sd_event_loop(ev);
+		sd_event_unref(ev);
+	}
+	if (command__reap(cmd, true, &st) != 1)
+		st = 125;
+	command__free(cmd);
+	return status ? 125 : st;
+}
+
+static int write_launches(const struct xsprofd_opts *o, struct recording *rec,
+			  struct symbolizer *sym, const struct output_meta *cpu_meta)
+{
+	struct output_meta meta = *cpu_meta;
+	struct launch_fold_stats ls = {};
+	enum output_format fmt = OUTPUT_FOLDED;
+	struct calltree *tree;
+	int err;
+
+	if (!o->launch_output || !recording__cuda(rec))
+		return 0;
+	tree = calltree__new();
+	if (!tree)
+		return -ENOMEM;
+	err = launch_fold(cuda_probes__store(recording__cuda(rec)), sym, tree, &ls);
+	if (err) {
+		log_err("naming the launch stacks failed: %s", strerror(-err));
+		goto out;
+	}
+	meta.unit = "calls";
+	if (!strcmp(o->launch_output, "-")) {
+		err = folded__write(tree, stdout);
+		if (!err && fflush(stdout))
+			err = -errno;
+	} else {
+		output__format_from_path(o->launch_output, &fmt);
+		err = output__write_file(tree, fmt, o->launch_output, &meta);
+	}
+	if (err)
+		log_err("writing %s failed: %s", o->launch_output, strerror(-err));
+	else if (strcmp(o->launch_output, "-"))
+		log_info("wrote %s (%s): %llu CUDA calls, %llu of %llu frames unnamed",
+			 o->launch_output, output__format_name(fmt),
+			 (unsigned long long)ls.launches, (unsigned long long)ls.unnamed_frames,
+			 (unsigned long long)ls.frames);
+out:
+	calltree__free(tree);
+	return err;
+}
+
+/* always: report even when no CUDA was met (command mode: the user asked about a command). */
+static void cuda_report(struct recording *rec, bool always)
+{
+	struct cuda_probes *cp = recording__cuda(rec);
+	struct launch_store_stats ls;
+	struct cuda_probes_stats cs;
+	const char *last;
+
+	if (!cp || cuda_probes__stats(cp, &cs))
+		return;
+	launch_store__stats(cuda_probes__store(cp), &ls);
+	last = cuda_probes__last_error(cp);
+	/* Silent on a run that met no CUDA at all (unless -v). */
+	log_msg(always || ls.calls || ls.usdt || cs.targets ? LOG_INFO : LOG_DEBUG,
+		"CUDA: %llu calls recorded (%llu inside another probed call, counted once), "
+		"%llu xsprof:launch firings; probes on %llu files (%llu uprobes)",
+		(unsigned long long)ls.calls, (unsigned long long)cs.bpf.nested,
+		(unsigned long long)ls.usdt, (unsigned long long)cs.targets,
+		(unsigned long long)cs.links);
+	if (ls.usdt)
+		log_info(
+			"CUDA: xsprof:launch site in %llu processes: %llu on the kernel's optimised "
+			"call, %llu trapped (int3; %llu of them on a 5-byte nop%s), %llu not probed "
+			"yet, %llu gone before it was read; %llu launch uprobes removed where it "
+			"fired (one probe per launch)",
+			(unsigned long long)(cs.usdt_site_call + cs.usdt_site_trap +
+					     cs.usdt_site_nop + cs.usdt_site_unread),
+			(unsigned long long)cs.usdt_site_call,
+			(unsigned long long)cs.usdt_site_trap,
+			(unsigned long long)cs.usdt_site_trap_nop5,
+			cs.usdt_site_trap_nop5 ? ": this kernel does not optimise uprobes" : "",
+			(unsigned long long)cs.usdt_site_nop,
+			(unsigned long long)cs.usdt_site_unread,
+			(unsigned long long)cs.uprobes_trimmed);
+	log_debug("CUDA: %llu libraries mapped by profiled processes (%llu stopped for the "
+		  "attach), %llu children followed, %llu calls of other processes",
+		  (unsigned long long)cs.lib_events, (unsigned long long)cs.stopped,
+		  (unsigned long long)cs.bpf.forks_followed, (unsigned long long)cs.bpf.filtered);
+	if (cs.bpf.drop_ringbuf || cs.bpf.usdt_drop || cs.bpf.lib_map_drop)
+		log_warn("CUDA: %llu calls, %llu xsprof:launch firings and %llu library loads "
+			 "lost (ring buffer full): raise --ring-buffer-size",
+			 (unsigned long long)cs.bpf.drop_ringbuf,
+			 (unsigned long long)cs.bpf.usdt_drop,
+			 (unsigned long long)cs.bpf.lib_map_drop);
+	if (cs.bpf.fork_drop)
+		log_warn("CUDA: %llu children not followed: the pid filter is full",
+			 (unsigned long long)cs.bpf.fork_drop);
+	if (cs.attach_failed || cs.links_capped)
+		log_warn("CUDA: %llu libraries could not be probed%s%s",
+			 (unsigned long long)(cs.attach_failed + cs.links_capped),
+			 last ? "; last: " : "", last ? last : "");
+	if (cs.bad_records || cs.store_failures)
+		log_warn("CUDA: %llu malformed records, %llu not stored (out of memory)",
+			 (unsigned long long)cs.bad_records, (unsigned long long)cs.store_failures);
+	if (ls.overflowed)
+		log_warn("CUDA: %llu calls past the launch stack table's cap were counted without "
+			 "their stacks",
+			 (unsigned long long)ls.overflowed);
+	if (cs.bpf.ustack_err || cs.bpf.stream_err)
+		log_debug("CUDA: %llu callers and %llu stream arguments unreadable",
+			  (unsigned long long)cs.bpf.ustack_err,
+			  (unsigned long long)cs.bpf.stream_err);
+}
+
+static void offcpu_report(struct recording *rec)
+{
+	struct offcpu_stats st;
+
+	if (recording__offcpu_stats(rec, &st))
+		return;
+	log_info("off-CPU: %.3f s in %llu stretches off the CPU (%llu switches of watched "
+		 "threads, %llu shorter than --min-block-us left out), %llu distinct stacks",
+		 st.ns / 1e9, (unsigned long long)(st.blocks - st.below_min),
+		 (unsigned long long)st.switches, (unsigned long long)st.below_min,
+		 (unsigned long long)st.keys);
+	if (st.agg_full || st.drop_ringbuf || st.keys_lost || st.pending_full || st.start_full)
+		log_warn("off-CPU: lost %llu stretches (stack table full: raise --max-stacks), "
+			 "%llu new stacks (ring buffer full: raise --ring-buffer-size), %llu "
+			 "switch-outs not timed; %llu stacks counted without frames",
+			 (unsigned long long)st.agg_full, (unsigned long long)st.drop_ringbuf,
+			 (unsigned long long)st.start_full,
+			 (unsigned long long)(st.keys_lost + st.pending_full));
+	if (st.ustack_err)
+		log_debug("off-CPU: %llu user stacks unreadable",
+			  (unsigned long long)st.ustack_err);
+}
+
+/* --report: the flamegraph's top functions, on stdout. */
+static int print_report(const struct profile_data *pd)
+{
+	struct calltree *t = NULL;
+	int err = profile__build_tree(pd, &t);
+
+	if (!err)
+		err = report__write(t, 20, profile__unit_name(pd->unit), stdout);
+	if (err)
+		log_err("writing the report failed: %s", strerror(-err));
+	calltree__free(t);
+	return err;
+}
+
+static int log_cost(void *ctx, const struct bpf_cost *c)
+{
+	log_debug("BPF cost: %s: %llu runs, %.0f ns each", c->name, (unsigned long long)c->runs,
+		  (double)c->run_ns / (double)c->runs);
+	return 0;
+}
+
+/* With -v, while kernel.bpf_stats_enabled is 1: what each program cost per run. */
+static void bpf_cost_report(struct recording *rec)
+{
+	struct cuda_probes *cp = recording__cuda(rec);
+
+	bpf_cost__for_each(sampler__skel(recording__sampler(rec))->obj, log_cost, NULL);
+	if (cp)
+		bpf_cost__for_each(cuda_probes__multi_obj(cp), log_cost, NULL);
+}
+
+/* Join the launches to the GPU records received, into pd; logs what it did. */
+static int gpu_correlate(const struct xsprofd_opts *o, struct oneshot_gpu *gpu,
+			 const struct launch_store *launches, struct profile_data *pd)
+{
+	struct correlate_stats cs = {};
+	int err = oneshot_gpu__correlate(gpu, launches, o->correlate, pd, &cs);
+
+	if (err) {
+		log_err("correlating GPU work with its launches failed: %s", strerror(-err));
+		return err;
+	}
+	log_msg(pd->nr_gpu || pd->nr_launches ? LOG_INFO : LOG_DEBUG,
+		"GPU: %zu records received, %zu launches; correlation (%s): %llu matched, "
+		"unmatched %llu launches and %llu GPU records, late %llu and %llu",
+		pd->nr_gpu, pd->nr_launches, o->correlate, (unsigned long long)cs.matched,
+		(unsigned long long)cs.unmatched_cpu, (unsigned long long)cs.unmatched_gpu,
+		(unsigned long long)cs.late_cpu, (unsigned long long)cs.late_gpu);
+	return 0;
+}
+
+/* ---- */
+
+static uint64_t clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool wants_timeline(const struct xsprofd_opts *o)
+{
+	for (int i = 0; i < o->nr_outputs; i++)
+		if (o->outputs[i].format == OUTPUT_CHROME_JSON)
+			return true;
+	return false;
+}
+
+static int write_outputs(const struct xsprofd_opts *o, const struct profile_data *pd,
+			 const struct output_meta *meta)
+{
+	int failed = 0;
+
+	for (int i = 0; i < o->nr_outputs; i++) {
+		const struct xsprofd_output *out = &o->outputs[i];
+		int err;
+
+		if (!strcmp(out->path, "-")) {
+			err = output__write_profile(pd, OUTPUT_FOLDED, stdout, meta);
+			if (!err && fflush(stdout))
+				err = -errno;
+		} else {
+			err = output__write_profile_file(pd, out->format, out->path, meta);
+		}
+		if (err) {
+			log_err("writing %s failed: %s%s", out->path, strerror(-err),
+				err == -ENOSPC ? " (disk full: free space or choose another path; "
+						 "the other outputs are still written)"
+					       : "");
+			failed++;
+			continue;
+		}
+		if (strcmp(out->path, "-"))
+			log_info("wrote %s (%s)", out->path, output__format_name(out->format));
+	}
+	return failed ? -EIO : 0;
+}
+
+/* The wall and merged views: time spent in CUDA calls waiting for the GPU, as [wait gpu]. */
+static int add_waits(const struct xsprofd_opts *o, const struct launch_store *launches,
+		     const struct profile_data *pd, struct calltree *tree, struct cuda_probes *cp,
+		     struct group_by *groups)
+{
+	struct gpu_waits_stats ws = {};
+	struct cuda_probes_stats cs = {};
+	int err;
+
+	/* Not in the off-CPU view: the blocked part of a wait is there already, as off-CPU time. */
+	if (!launches || o->mode == XSPROFD_MODE_OFFCPU ||
+	    (o->mode == XSPROFD_MODE_CPU && pd->mode != GPU_MODE_MERGED))
+		return 0;
+	err = gpu_waits__add(launches, pd, tree, pd->sample_period_ns,
+			     groups ? group_by__root : NULL, groups, &ws);
+	if (err) {
+		log_err("adding the GPU waits failed: %s", strerror(-err));
+		return err;
+	}
+	if (cp)
+		cuda_probes__stats(cp, &cs);
+	gpu_waits__report(&ws, launches, &cs.waits);
+	return 0;
+}
+
+/* One one-shot run: what its steps share. */
+struct run {
+	const struct xsprofd_opts *o;
+	struct recording_opts ropts;
+	sd_event *ev;
+	struct command *cmd;
+	bool released;
+	int cgroup_fd;
+	char cgroup_dir[PATH_MAX];
+	struct symbolizer *sym;
+	struct recording *rec;
+	struct oneshot_gpu *gpu;
+	struct gpu_scope scope;
+	struct calltree *tree;
+	struct stack_names *names;
+	struct group_by *groups;    /* --group-by */
+	struct profile_wait *waits; /* the Chrome trace's GPU wait slices */
+	struct profile_data pd;
+};
+
+/* Everything that can be checked before anything starts. 0, or the exit status. */
+static int preflight_all(const struct xsprofd_opts *o)
+{
+	if (preflight__kernel())
+		return 1;
+	for (int i = 0; i < o->nr_pids; i++)
+		if (preflight__pid(o->pids[i]))
+			return 1;
+	for (int i = 0; i < o->nr_tids; i++)
+		if (preflight__tid(o->tids[i]))
+			return 1;
+	for (int i = 0; i < o->nr_outputs; i++)
+		if (preflight__output(o->outputs[i].path))
+			return 1;
+	if (o->launch_output && strcmp(o->launch_output, "-") &&
+	    preflight__output(o->launch_output))
+		return 1;
+	return 0;
+}
+
+static void recording_opts_for(const struct xsprofd_opts *o, struct recording_opts *ret)
+{
+	*ret = (struct recording_opts){
+		.freq_hz = o->freq_hz,
+		.include_idle = o->include_idle,
+		.ring_bytes = o->ring_buffer_bytes,
+		.max_stacks = o->max_stacks,
+		.pids = o->pids,
+		.nr_pids = o->nr_pids,
+		.cuda = !o->no_cuda,
+		.follow_forks = o->nr_command > 0,
+		.cuda_libs = o->cuda_libs,
+		.nr_cuda_libs = o->nr_cuda_libs,
+		.proc_events = true,
+		.max_timeline = wants_timeline(o) ? MAX_TIMELINE_SAMPLES : 0,
+		.unwind_mode = o->unwind,
+		.python = !o->no_python,
+		/* Those two join entry uprobe records; id (and auto's pick of it) the USDT's. */
+		.keep_launch_uprobes = o->correlate && (!strcmp(o->correlate, "timestamp") ||
+							!strcmp(o->correlate, "stream")),
+		.offcpu = o->mode != XSPROFD_MODE_CPU,
+		.offcpu_min_ns = (uint64_t)o->min_block_us * 1000,
+		.comm = o->comm,
+		.cgroup_fd = -1,
+		.tids = o->tids,
+		.nr_tids = o->nr_tids,
+		.gpu_wait_exclusive = o->mode == XSPROFD_MODE_WALL,
+	};
+}
+
+/* Signals, the command's exit and the duration as events on the loop. */
+static int setup_loop(struct run *r)
+{
+	const struct xsprofd_opts *o = r->o;
+	sigset_t mask;
+	int err;
+
+	/* Signals become events on the loop; nothing is done in a handler. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	err = sd_event_new(&r->ev);
+	if (err >= 0)
+		err = sd_event_add_signal(r->ev, NULL, SIGINT, on_signal, r->cmd);
+	if (err >= 0)
+		err = sd_event_add_signal(r->ev, NULL, SIGTERM, on_signal, r->cmd);
+	if (err >= 0)
+		err = sd_event_add_signal(r->ev, NULL, SIGHUP, on_signal, r->cmd);
+	if (err >= 0 && r->cmd)
+		err = sd_event_add_io(r->ev, NULL, command__fd(r->cmd), EPOLLIN, on_command_exit,
+				      r->cmd);
+	if (err >= 0 && o->duration_s > 0)
+		err = sd_event_add_time_relative(r->ev, NULL, CLOCK_MONOTONIC,
+						 (uint64_t)llround(o->duration_s * 1e6), 0, on_end,
+						 NULL);
+	if (err < 0)
+		log_err("setting up the event loop: %s", strerror(-err));
+	return err < 0 ? err : 0;
+}
+
+/* The CUPTI socket, when GPU work may come: a failure only costs the GPU timing. */
+static void setup_gpu(struct run *r)
+{
+	const struct xsprofd_opts *o = r->o;
+
+	if (!o->nr_command && o->no_cuda)
+		return;
+	r->scope = (struct gpu_scope){.o = o, .cmd = r->cmd ? command__pid(r->cmd) : 0};
+	r->gpu = oneshot_gpu__new(r->ev, o->cupti_socket,
+				  o->nr_pids || r->cmd ? gpu_sender_in_scope : NULL, &r->scope);
+	if (!r->gpu && o->nr_command)
+		log_warn("GPU timing is off: cannot listen on %s: %s (choose another path with "
+			 "--cupti-socket)",
+			 o->cupti_socket, strerror(errno));
+	else if (!r->gpu)
+		log_info("no GPU timing: cannot listen on %s: %s", o->cupti_socket,
+			 strerror(errno));
+}
+
+/* --cgroup / --unit into the recording's filter. 0, or the exit status (2: a bad name). */
+static int open_cgroup(struct run *r)
+{
+	const struct xsprofd_opts *o = r->o;
+
+	if (!o->cgroup && !o->unit)
+		return 0;
+	r->cgroup_fd = cgroup_path__open(o->cgroup, o->unit, r->cgroup_dir, sizeof(r->cgroup_dir));
+	if (r->cgroup_fd < 0) {
+		log_err("%s %s: %s", o->cgroup ? "--cgroup" : "--unit",
+			o->cgroup ? o->cgroup : o->unit,
+			r->cgroup_fd == -EMEDIUMTYPE ? "not a cgroup v2 directory (the filter "
+						       "needs cgroup2)"
+			: r->cgroup_fd == -ENOENT    ? "no such cgroup under the cgroup2 mount"
+						     : strerror(-r->cgroup_fd));
+		return 2;
+	}
+	r->ropts.cgroup_fd = r->cgroup_fd;
+	log_debug("cgroup filter: %s", r->cgroup_dir);
+	return 0;
+}
+
+/* Load, attach, start sampling, let the command run. 0, or the exit status. */
+static int start_recording(struct run *r)
+{
+	const struct xsprofd_opts *o = r->o;
+	struct symbolizer_opts yopts = {
+		.no_demangle = o->no_demangle,
+		.debug_dirs = o->nr_debug_dirs ? o->debug_dirs : NULL,
+		.nr_debug_dirs = (size_t)o->nr_debug_dirs,
+		.debuginfod = o->debuginfod,
+		.cache_bytes = (uint64_t)o->symbol_cache_mb << 20,
+		.debug_info = o->debug_info,
+	};
+	const char *what;
+	int err;
+
+	r->sym = symbolizer__new(&yopts);
+	if (!r->sym || (o->group_by && !(r->groups = group_by__new(o->group_by)))) {
+		log_err("out of memory setting up");
+		return 1;
+	}
+	r->ropts.on_new_process = r->groups ? group_by__note : NULL;
+	r->ropts.on_new_process_ctx = r->groups;
+	r->rec = recording__new(r->ev, &r->ropts, r->sym, &what);
+	if (!r->rec) {
+		preflight__explain_bpf_error(what, -errno);
+		return 1;
+	}
+	if (r->cmd && (err = command_add(r->rec, r->cmd))) {
+		log_err("adding %s to the pid filter: %s", o->command[0], strerror(-err));
+		return 1;
+	}
+	/* Loading parsed the kernel's BTF (megabytes), now freed: give it back before sampling. */
+	malloc_trim(0);
+	err = recording__start(r->rec);
+	if (err) {
+		preflight__explain_bpf_error("attaching the sampler to perf events", err);
+		return 1;
+	}
+	if (r->cmd) {
+		r->released = true;
+		err = command__release(r->cmd);
+		if (err) {
+			log_err("%s: %s", command__path(r->cmd), strerror(-err));
+			recording__stop(r->rec);
+			command__reap(r->cmd, true, &(int){0});
+			command__free(r->cmd);
+			r->cmd = NULL;
+			return err == -ENOENT ? 127 : 126;
+		}
+		log_info("profiling %s (pid %d) and its children until it exits%s", o->command[0],
+			 (int)command__pid(r->cmd),
+			 o->duration_s > 0 ? " or the duration ends" : "");
+	} else if (o->duration_s > 0) {
+		log_info("sampling %s at %u Hz for %g s (Ctrl-C ends early)",
+			 o->nr_pids ? "the given processes" : "all CPUs", o->freq_hz,
+			 o->duration_s);
+	} else {
+		log_info("sampling %s at %u Hz until Ctrl-C",
+			 o->nr_pids ? "the given processes" : "all CPUs", o->freq_hz);
+	}
+	return 0;
+}
+
+/* Name what was counted, join the GPU work, report. 0, or the exit status. */
+static int build_profile(struct run *r)
+{
+	const struct xsprofd_opts *o = r->o;
+	const struct launch_store *launches = NULL;
+	struct profile_data *pd = &r->pd;
+	uint64_t timeline_dropped = 0;
+	struct fold_stats fs = {};
+	double cpu1 = cpu_seconds();
+	int err;
+
+	malloc_trim(0); /* the naming below is the run's memory peak: start it lean */
+	r->tree = calltree__new();
+	if (!r->tree) {
+		log_err("out of memory building the profile");
+		return 1;
+	}
+	err = session_tree__build(r->rec, r->sym, o->mode, o->freq_hz,
+				  r->groups ? group_by__root : NULL, r->groups, r->tree, &fs);
+	if (err) {
+		log_err("naming the stacks failed: %s", strerror(-err));
+		return 1;
+	}
+	pd->cpu_tree = r->tree;
+	pd->sample_period_ns = o->freq_hz ? 1000000000ull / o->freq_hz : 0;
+	pd->unit = o->weight;
+	if (o->mode != XSPROFD_MODE_CPU) {
+		/* The tree is in microseconds already: one unit is one microsecond. */
+		pd->sample_period_ns = 1000;
+		pd->unit = WEIGHT_US;
+	}
+	if (recording__cuda(r->rec))
+		launches = cuda_probes__store(recording__cuda(r->rec));
+	if (r->gpu && gpu_correlate(o, r->gpu, launches, pd))
+		return 1;
+	pd->mode = o->gpu_mode_set ? o->gpu_mode : pd->nr_gpu ? GPU_MODE_MERGED : GPU_MODE_CPU;
+	if (r->ropts.max_timeline)
+		pd->samples = recording__timeline(r->rec, &pd->nr_samples, &timeline_dropped);
+	if (r->ropts.max_timeline || pd->nr_launches ||
+	    (launches && launch_store__nr_waits(launches))) {
+		r->names = stack_names__new(recording__stacks(r->rec), launches, r->sym);
+		if (!r->names) {
+			log_err("naming the stacks of the timeline failed: %s", strerror(errno));
+			return 1;
+		}
+		pd->stack = stack_names__resolve;
+		pd->name = stack_names__comm;
+		pd->ctx = r->names;
+	}
+	pd->root = r->groups ? group_by__root : NULL;
+	pd->root_ctx = r->groups;
+	if (add_waits(o, launches, pd, r->tree, recording__cuda(r->rec), r->groups))
+		return 1;
+	if (r->ropts.max_timeline && gpu_waits__timeline(launches, &r->waits, &pd->nr_waits)) {
+		log_err("out of memory building the timeline");
+		return 1;
+	}
+	pd->waits = r->waits;
+	recording_report(r->rec, o, cpu_seconds() - cpu1, &fs, r->sym);
+	if (timeline_dropped)
+		log_warn("%llu samples left off the timeline (the Chrome trace keeps %u at most, "
+			 "or memory ran out); the flamegraph outputs still count them",
+			 (unsigned long long)timeline_dropped, MAX_TIMELINE_SAMPLES);
+	if (!o->no_cuda)
+		cuda_report(r->rec, o->nr_command > 0);
+	offcpu_report(r->rec);
+	bpf_cost_report(r->rec);
+	return 0;
+}
+
+/* "xsprof: CMD, 3.0 s at 99 Hz" and "DATE on HOST". */
+static void titles(const struct run *r, char *title, size_t tsize, char *subtitle, size_t ssize)
+{
+	const struct xsprofd_opts *o = r->o;
+	struct recording_stats rs;
+	char host[64] = "";
+	time_t now = time(NULL);
+
+	recording__stats(r->rec, &rs);
+	gethostname(host, sizeof(host) - 1);
+	snprintf(title, tsize, "xsprof: %s, %.1f s %s",
+		 o->nr_command ? o->command[0]
+		 : o->nr_pids  ? "selected processes"
+			       : "all CPUs",
+		 rs.wall_s,
+		 o->mode == XSPROFD_MODE_OFFCPU ? "off-CPU time"
+		 : o->mode == XSPROFD_MODE_WALL ? "wall time (on and off CPU)"
+						: "");
+	if (o->mode != XSPROFD_MODE_OFFCPU)
+		snprintf(title + strlen(title), tsize - strlen(title), "%sat %u Hz",
+			 o->mode == XSPROFD_MODE_WALL ? ", samples " : "", o->freq_hz);
+	strftime(subtitle, ssize, "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
+	snprintf(subtitle + strlen(subtitle), ssize - strlen(subtitle), " on %s", host);
+}
+
+static int write_all(struct run *r)
+{
+	struct output_meta meta = {.unit = "samples"};
+	char title[256], subtitle[256];
+	int status;
+
+	titles(r, title, sizeof(title), subtitle, sizeof(subtitle));
+	meta.title = title;
+	meta.subtitle = subtitle;
+	status = write_outputs(r->o, &r->pd, &meta) ? 1 : 0;
+	if (r->o->report && print_report(&r->pd))
+		status = 1;
+	if (write_launches(r->o, r->rec, r->sym, &meta))
+		status = 1;
+	return status;
+}
+
+/* Sample until the duration, Ctrl-C or the command's exit. */
+static void sample(struct run *r)
+{
+	uint64_t t_start = clock_ns(CLOCK_MONOTONIC);
+	int err = sd_event_loop(r->ev);
+
+	recording__stop(r->rec);
+	r->pd.end_ns = clock_ns(CLOCK_MONOTONIC);
+	r->pd.start_ns = t_start;
+	r->pd.realtime_offset_ns = (int64_t)(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC));
+	if (err < 0)
+		log_err("sampling stopped on an error: %s; writing what was collected",
+			strerror(-err));
+}
+
+int oneshot__run(const struct xsprofd_opts *o)
+{
+	struct run r = {.o = o, .cgroup_fd = -1};
+	int status;
+
+	libbpf_set_print(xsprof_libbpf_log);
+	status = preflight_all(o);
+	if (status)
+		return status;
+	if (!o->no_cuda)
+		raise_fd_limit();
+	recording_opts_for(o, &r.ropts);
+	/* The command finds a socket other than the default through the environment. */
+	if (o->nr_command && strcmp(o->cupti_socket, XSPROF_WIRE_DEFAULT_SOCKET))
+		setenv(XSPROF_WIRE_SOCKET_ENV, o->cupti_socket, 1);
+	/* Command mode: the command is forked now and runs once the recording is ready. */
+	status = 1;
+	if (o->nr_command && !(r.cmd = command_new(o, &status)))
+		return status;
+	if (setup_loop(&r))
+		goto out;
+	setup_gpu(&r);
+	status = open_cgroup(&r);
+	if (!status)
+		status = start_recording(&r);
+	if (status)
+		goto out;
+	sample(&r);
+	status = build_profile(&r);
+	if (!status)
+		status = write_all(&r);
+out:
+	stack_names__free(r.names);
+	free(r.waits);
+	group_by__free(r.groups);
+	oneshot_gpu__free(r.gpu);
+	calltree__free(r.tree);
+	recording__free(r.rec);
+	symbolizer__free(r.sym);
+	sd_event_unref(r.ev);
+	if (r.cgroup_fd >= 0)
+		close(r.cgroup_fd);
+	return o->nr_command ? command_end(r.cmd, r.released, status) : status;
+}

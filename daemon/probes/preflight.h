@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Checks run before loading BPF, each failing with a message that says what to do. */
+#ifndef XSPROF_DAEMON_PREFLIGHT_H
+#define XSPROF_DAEMON_PREFLIGHT_H
+
+#include <sys/types.h>
+
+/* Privileges and kernel features; 0 or -errno after logging why. */
+int preflight__kernel(void);
+/* The process exists; 0 or -ESRCH/-EPERM after logging. */
+/* --tid: the thread exists (logs why not). 0 or -ESRCH. */
+int preflight__tid(pid_t tid);
+int preflight__pid(pid_t pid);
+/* The file can be created where asked (its directory exists and is writable). */
+int preflight__output(const char *path);
+/* Explain a failure to load or attach BPF. */
+void preflight__explain_bpf_error(const char *what, int err);
+
+#endif

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The BPF CPU sampler: skeleton lifecycle, perf events per CPU, ring buffer, drop counters. */
+#ifndef XSPROF_DAEMON_SAMPLER_H
+#define XSPROF_DAEMON_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "bpf/xsprof_events.h"
+
+struct sampler;
+struct xsprof_bpf;
+
+/*
+ * The optional BPF programs, one switch each: left out of the load when not wanted, and when
+ * the kernel refuses one the rest are loaded without it (sampler__refused says which).
+ */
+enum sampler_prog {
+	SAMPLER_PROG_OFFCPU,	  /* off-CPU time (sched_switch) */
+	SAMPLER_PROG_EXEC_WINDOW, /* samples inside an exec (sched_prepare_exec) */
+	SAMPLER_PROG_PROC_EXEC,	  /* exec events: maps snapshots of short-lived processes */
+	SAMPLER_PROG_PROC_EXIT,	  /* exit events */
+	SAMPLER_PROG_PROC_LIBS,	  /* the loader's library events: unwind tables of dlopen'd code */
+	SAMPLER_PROG_CUDA_CALL,	  /* CUDA API entry uprobes */
+	SAMPLER_PROG_USDT_LAUNCH, /* the xsprof:launch USDT */
+	SAMPLER_PROG_FOLLOW_FORK, /* children join the pid filter at fork */
+	SAMPLER_PROG_UNFOLLOW_EXIT, /* and leave it at exit */
+	SAMPLER_PROG_WATCH_MMAP,    /* CUDA libraries mapped later get their probes */
+	SAMPLER_PROG_CUDA_RET,	    /* CUDA wait return probes: GPU waits timed */
+	SAMPLER_PROG_MAX,
+};
+#define SAMPLER_PROG_BIT(p) (1u << (p))
+
+struct sampler_opts {
+	unsigned int freq_hz;
+	/* SAMPLER_PROG_BITs of the programs not to load (0: every one this kernel has). */
+	uint32_t skip_programs;
+	bool include_idle;
+	uint32_t ring_bytes;   /* power of two; 0: sized from the CPU count */
+	uint32_t max_pids;     /* pid filter capacity; 0: 4096 */
+	uint32_t unwind_mode;  /* enum xsprof_unwind_mode; XSPROF_UNWIND_FP (0) by default */
+	uint32_t unwind_rows;  /* unwind table rows the BPF array holds; 0: the default */
+	uint32_t unwind_procs; /* processes with tables; 0: the default */
+	/* Off-CPU programs (daemon/probes/offcpu.c) loaded too; otherwise left out of the load. */
+	bool offcpu;
+	uint64_t offcpu_min_ns;	    /* blocks shorter than this are ignored */
+	uint32_t offcpu_max_stacks; /* distinct (thread, stack) keys summed in the kernel */
+	/* In-kernel filters besides the pid set: a process name, a cgroup v2 directory (fd). */
+	const char *comm;
+	int cgroup_fd;	   /* -1 or 0: none */
+	const pid_t *tids; /* threads (--tid), at most SAMPLER_MAX_TIDS; NULL/0: every thread */
+	int nr_tids;
+	/* Wall mode: threads inside a timed CUDA wait are left to the wait's frame. */
+	bool gpu_wait_exclusive;
+};
+
+#define SAMPLER_MAX_TIDS 1024
+
+/* Table memory: 16 MiB of rows (12 bytes each) unless told otherwise. */
+#define SAMPLER_DEFAULT_UNWIND_ROWS  ((16u << 20) / 12)
+#define SAMPLER_DEFAULT_UNWIND_PROCS 8192
+
+/* Called for each well-formed sample record. */
+typedef void (*sampler_sample_fn)(void *ctx, const struct xsprof_sample *s);
+/*
+ * Called for each record of another type (enum xsprof_record_type) on the shared ring buffer.
+ * size is what the ring buffer holds; the handler validates it and returns 0, or -EBADMSG for
+ * a malformed record (counted in bad_records).
+ */
+typedef int (*sampler_record_fn)(void *ctx, const void *data, size_t size);
+
+/* User-space side counters (the BPF side ones are in struct xsprof_cpu_stats). */
+struct sampler_stats {
+	uint64_t records;     /* records read from the ring buffer */
+	uint64_t bad_records; /* records of an unknown type or inconsistent length: skipped */
+	bool exec_window;     /* exec samples between two images are told apart (Linux 6.10) */
+};
+
+/* Open, configure and load the BPF programs. NULL with errno set on failure. */
+struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn fn, void *ctx);
+void sampler__free(struct sampler *s);
+
+/*
+ * Called first for every record: returns the record to handle instead (data itself, or a copy
+ * it owns until its next call) and its size in *ret_size. Interpreter frames (daemon/python).
+ */
+typedef const void *(*sampler_rewrite_fn)(void *ctx, const void *data, size_t size,
+					  size_t *ret_size);
+void sampler__set_rewrite(struct sampler *s, sampler_rewrite_fn fn, void *ctx);
+
+/* Interpreter frames (bpf/python.bpf.h): the py_procs map and its size, the walk on or off,
+ * and its per-CPU counters summed. */
+int sampler__python_map(const struct sampler *s, int *ret_procs_fd, uint32_t *ret_max_procs);
+void sampler__set_python(struct sampler *s, bool on);
+int sampler__python_stats(const struct sampler *s, struct xsprof_py_stats *ret_total);
+
+/* Route records of type (not XSPROF_REC_SAMPLE) to fn. -EINVAL for an unknown type. */
+int sampler__set_handler(struct sampler *s, unsigned int type, sampler_record_fn fn, void *ctx);
+
+/*
+ * The loaded skeleton, for modules that attach its other programs (uprobes, USDT, tracepoints)
+ * and share its ring buffer. Owned by the sampler.
+ */
+struct xsprof_bpf *sampler__skel(struct sampler *s);
+/* SAMPLER_PROG_BITs of the wanted programs the kernel refused (loaded without them). */
+uint32_t sampler__refused(const struct sampler *s);
+/* Whether an optional program is loaded (wanted, and accepted by the kernel). */
+bool sampler__has_program(const struct sampler *s, enum sampler_prog p);
+/* "off-CPU time (sched_switch)": what program p gives. */
+const char *sampler__program_feature(enum sampler_prog p);
+
+/* Restrict sampling to these processes (tgids). -ENOSPC when the filter is full. */
+int sampler__add_pid(struct sampler *s, pid_t tgid);
+
+/* Open a cpu-clock perf event on every online CPU and attach the program to it. */
+int sampler__start(struct sampler *s);
+/* Stop sampling (closes the perf events); records already queued can still be drained. */
+void sampler__stop(struct sampler *s);
+
+/* An fd that becomes readable when the ring buffer asks to be drained. */
+int sampler__fd(const struct sampler *s);
+/* Hand every queued record to the callback; number handled or -errno. */
+int sampler__drain(struct sampler *s);
+
+int sampler__nr_cpus(const struct sampler *s);	   /* possible CPUs: size of per-CPU stats */
+int sampler__nr_attached(const struct sampler *s); /* CPUs with a perf event */
+uint32_t sampler__ring_bytes(const struct sampler *s);
+/* Per-CPU counters into ret_per_cpu[nr_cpus] (may be NULL) and their sum into ret_total. */
+int sampler__read_stats(const struct sampler *s, struct xsprof_cpu_stats *ret_per_cpu,
+			struct xsprof_cpu_stats *ret_total);
+void sampler__user_stats(const struct sampler *s, struct sampler_stats *ret_stats);
+/* dst += src, counter by counter. */
+void xsprof_cpu_stats__add(struct xsprof_cpu_stats *dst, const struct xsprof_cpu_stats *src);
+/* The table walk's per-CPU counters summed (bpf/unwind.bpf.h). */
+int sampler__unwind_stats(const struct sampler *s, struct xsprof_unwind_stats *ret_total);
+/* The unwind maps' fds and sizes, for the unwinder that fills them; -ENOENT in fp mode. */
+int sampler__unwind_maps(const struct sampler *s, int *ret_rows_fd, uint32_t *ret_max_rows,
+			 int *ret_procs_fd, uint32_t *ret_max_procs);
+/* Ids of the loaded BPF programs (for cost accounting with bpf_stats). */
+int sampler__prog_id(const struct sampler *s);
+
+/* Parse a CPU list like "0-3,8,10-11" into a bitmap of nbits; -EINVAL on junk. */
+int parse_cpu_list(const char *s, bool *ret_mask, int nbits);
+
+#endif

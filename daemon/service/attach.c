@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Attachments: a lasting profile of one process tree (POST /v1/attach), at its own frequency,
+ * with its CUDA launches joined to their GPU work every slice; fetched any time through
+ * GET /v1/profile?pid=N, ended by POST /v1/detach. One that exits is kept until it is fetched
+ * or its window has aged out.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "daemon/gpu/cupti_server.h"
+#include "daemon/log.h"
+#include "daemon/options.h"
+#include "daemon/service/internal.h"
+#include "daemon/service/window.h"
+#include "daemon/session/recording.h"
+#include "daemon/symbolize/symbolizer.h"
+#include "output/calltree.h"
+
+static struct attachment *find_attachment(struct service *s, pid_t pid)
+{
+	for (int i = 0; i < s->nr_attached; i++)
+		if (s->attached[i]->pid == pid)
+			return s->attached[i];
+	return NULL;
+}
+
+static void attachment_free(struct attachment *a)
+{
+	if (!a)
+		return;
+	sd_event_source_disable_unref(a->exit_watch);
+	if (a->pidfd >= 0)
+		close(a->pidfd);
+	lasting__release(&a->prof);
+	free(a);
+}
+
+static void remove_attachment(struct service *s, struct attachment *a)
+{
+	for (int i = 0; i < s->nr_attached; i++) {
+		if (s->attached[i] != a)
+			continue;
+		s->attached[i] = s->attached[--s->nr_attached];
+		symbolizer__forget_process(s->sym, a->pid);
+		attachment_free(a);
+		return;
+	}
+}
+
+static void close_one(struct service *s, struct attachment *a, uint64_t end)
+{
+	struct gpu_store *gs = s->cupti ? cupti_server__store(s->cupti) : NULL;
+
+	lasting__close_slice(&a->prof, s->sym, gs, NULL, &s->corr[0], end);
+}
+
+/* The last slice, then the sampler goes: what was recorded stays until fetched or aged out. */
+static void end_attachment(struct service *s, struct attachment *a, const char *why)
+{
+	if (a->ended_ns)
+		return;
+	if (s->cupti)
+		cupti_server__drain(s->cupti, CUPTI_DRAIN_BATCHES);
+	close_one(s, a, now_ns());
+	lasting__stop(&a->prof);
+	sd_event_source_disable_unref(a->exit_watch);
+	a->exit_watch = NULL;
+	if (a->pidfd >= 0)
+		close(a->pidfd);
+	a->pidfd = -1;
+	a->ended_ns = now_ns();
+	snprintf(a->note, sizeof(a->note), "%s", why);
+	log_info("%s ended: %s; kept until fetched or %u s old", a->name, why, s->opts->window_s);
+}
+
+static int on_attached_exit(sd_event_source *src, int fd, uint32_t revents, void *ctx)
+{
+	struct attachment *a = ctx;
+
+	end_attachment(a->svc, a, "the process exited");
+	return 0;
+}
+
+void attachments__close_slices(struct service *s, const struct gpu_store *gs, uint64_t end)
+{
+	for (int i = 0; i < s->nr_attached;) {
+		struct attachment *a = s->attached[i];
+
+		lasting__close_slice(&a->prof, s->sym, gs, NULL, &s->corr[0], end);
+		/* Ended and nobody came for it: gone once its window would have forgotten it. */
+		if (a->ended_ns && end - a->ended_ns > s->opts->window_s * 1000000000ull) {
+			log_info("%s: dropped, not fetched within %u s of its end", a->name,
+				 s->opts->window_s);
+			s->refused.attach_dead_pruned++;
+			remove_attachment(s, a);
+			continue;
+		}
+		i++;
+	}
+}
+
+uint64_t attachments__oldest_slice(struct service *s, uint64_t cutoff)
+{
+	for (int i = 0; i < s->nr_attached; i++)
+		if (s->attached[i]->prof.rec && s->attached[i]->prof.slice_start_ns < cutoff)
+			cutoff = s->attached[i]->prof.slice_start_ns;
+	return cutoff;
+}
+
+/* A user's process that is no longer theirs (setuid exec, pid reused): its attachment ends. */
+void attachments__recheck(struct service *s)
+{
+	for (int i = 0; i < s->nr_attached; i++) {
+		struct attachment *a = s->attached[i];
+		uint64_t start;
+		uid_t owner;
+		int err;
+
+		if (a->by_root || a->ended_ns)
+			continue;
+		err = pid_identity(a->pid, &owner, &start);
+		if (err == -ENOENT || err == -ESRCH)
+			continue; /* exited: its exit watch ends it */
+		if (!err && owner == a->by && start == a->start)
+			continue;
+		s->refused.detached_owner_changed++;
+		end_attachment(s, a, "the process changed owner or was replaced");
+	}
+}
+
+struct json_object *attachments__json(struct service *s)
+{
+	struct json_object *arr = json_object_new_array();
+	uint64_t now = now_ns();
+
+	for (int i = 0; i < s->nr_attached; i++) {
+		const struct attachment *a = s->attached[i];
+		struct json_object *o = json_object_new_object();
+		struct window_stats cs, gs;
+
+		window__stats(a->prof.cpu, &cs);
+		window__stats(a->prof.gpu, &gs);
+		add_u64(o, "pid", (uint64_t)a->pid);
+		add_u64(o, "uid", a->by);
+		add_u64(o, "freq_hz", a->prof.freq_hz);
+		json_object_object_add(o, "children", json_object_new_boolean(a->children));
+		json_object_object_add(o, "state",
+				       json_object_new_string(a->ended_ns ? "ended" : "running"));
+		if (a->ended_ns)
+			json_object_object_add(o, "note", json_object_new_string(a->note));
+		add_u64(o, "age_s", (now - a->attached_ns) / 1000000000ull);
+		add_u64(o, "samples", cs.samples);
+		add_u64(o, "slices", cs.slices + gs.slices);
+		add_u64(o, "bytes", cs.bytes + gs.bytes);
+		add_u64(o, "dropped_slices", cs.dropped_slices + gs.dropped_slices);
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+/* {"pid": N, "freq_hz": HZ, "children": bool}: the last two optional. */
+static int parse_attach_body(struct req *q, struct attachment *a, char *msg, size_t size)
+{
+	struct json_object *body = json_tokener_parse(q->body ? q->body : ""), *v;
+	int64_t n;
+	int err = -EINVAL;
+
+	a->prof.freq_hz = XSPROFD_ONESHOT_FREQ;
+	a->children = true;
+	snprintf(msg, size, "expected {\"pid\": N} (optional: \"freq_hz\", \"children\")");
+	if (!body || !json_object_is_type(body, json_type_object) ||
+	    !json_object_object_get_ex(body, "pid", &v) || !json_object_is_type(v, json_type_int))
+		goto out;
+	n = json_object_get_int64(v);
+	if (n <= 0 || n > INT32_MAX)
+		goto out;
+	a->pid = (pid_t)n;
+	if (json_object_object_get_ex(body, "freq_hz", &v)) {
+		n = json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : 0;
+		if (n < 1 || n > 10000) {
+			snprintf(msg, size, "freq_hz must be 1..10000");
+			goto out;
+		}
+		a->prof.freq_hz = (unsigned int)n;
+	}
+	if (json_object_object_get_ex(body, "children", &v))
+		a->children = json_object_get_boolean(v);
+	err = 0;
+out:
+	json_object_put(body);
+	return err;
+}
+
+/* Caps: in all, per user, and slots only root may take. 0, or an error already replied. */
+static bool attach_allowed(struct service *s, struct req *q, struct MHD_Connection *c,
+			   enum MHD_Result *ret)
+{
+	int users = 0, mine = 0;
+	char msg[160];
+
+	for (int j = 0; j < s->nr_attached; j++) {
+		users += !s->attached[j]->by_root;
+		mine += !s->attached[j]->by_root && s->attached[j]->by == q->uid;
+	}
+	if (!q->authed && mine >= ATTACHED_PER_UID) {
+		s->refused.attach_uid++;
+		snprintf(msg, sizeof(msg),
+			 "you already have %d processes attached (at most %d per user)", mine,
+			 ATTACHED_PER_UID);
+		*ret = reply_error(c, 429, msg, "detach some first (xsprofctl status lists them)");
+		return false;
+	}
+	if (s->nr_attached == MAX_ATTACHED ||
+	    (!q->authed && users >= MAX_ATTACHED - ATTACHED_ROOT_SLOTS)) {
+		s->refused.attach_full++;
+		*ret = reply_error(c, 429, "too many attached processes",
+				   "detach some first (xsprofctl status lists them)");
+		return false;
+	}
+	return true;
+}
+
+/* Its own sampler on the process tree, windows like the service's, an exit watch. */
+static int attachment_start(struct service *s, struct attachment *a, const char **ret_what)
+{
+	struct recording_opts ro = {.freq_hz = a->prof.freq_hz,
+				    .max_stacks = s->opts->max_stacks,
+				    .unwind_mode = s->opts->unwind,
+				    .python = !s->opts->no_python,
+				    .pids = &a->pid,
+				    .nr_pids = 1,
+				    .follow_forks = a->children,
+				    .cuda = !s->opts->no_cuda};
+	struct window_opts wo = {.window_s = s->opts->window_s,
+				 .cap_bytes = (size_t)ATTACH_WINDOW_MB << 20};
+	int err;
+
+	snprintf(a->name, sizeof(a->name), "pid %d's attachment", (int)a->pid);
+	a->prof.name = a->name;
+	a->prof.root_pid = a->pid;
+	a->prof.cpu = window__new(&wo);
+	a->prof.gpu = window__new(&wo);
+	*ret_what = "keeping its window";
+	if (!a->prof.cpu || !a->prof.gpu)
+		return -ENOMEM;
+	a->prof.rec = recording__new(s->ev, &ro, s->sym, ret_what);
+	if (!a->prof.rec)
+		return -errno;
+	*ret_what = "watching it for its exit";
+	a->pidfd = (int)syscall(SYS_pidfd_open, a->pid, 0);
+	if (a->pidfd < 0)
+		return -errno;
+	err = sd_event_add_io(s->ev, &a->exit_watch, a->pidfd, EPOLLIN, on_attached_exit, a);
+	if (err)
+		return err;
+	*ret_what = "starting its sampler";
+	err = recording__start(a->prof.rec);
+	if (err)
+		return err;
+	a->prof.slice_start_ns = a->attached_ns = now_ns();
+	/* Map it now: its names survive it exiting. */
+	symbolizer__add_process(s->sym, a->pid);
+	return 0;
+}
+
+static enum MHD_Result attach(struct service *s, struct req *q, struct MHD_Connection *c,
+			      struct attachment *a)
+{
+	struct json_object *out;
+	enum MHD_Result ret;
+	const char *what = "";
+	uid_t owner = 0;
+	char msg[200];
+	int err;
+
+	if (!may_profile(q, c, &a->pid, 1, &ret))
+		return ret;
+	if (pid_identity(a->pid, &owner, &a->start)) {
+		snprintf(msg, sizeof(msg), "no such process: %d", (int)a->pid);
+		return reply_error(c, 404, msg, "check the pid with ps");
+	}
+	if (find_attachment(s, a->pid))
+		return reply_error(c, 409, "that process is already attached",
+				   "detach it first to attach it with other settings");
+	if (!attach_allowed(s, q, c, &ret))
+		return ret;
+	a->svc = s;
+	a->by = q->uid;
+	a->by_root = q->authed;
+	a->pidfd = -1;
+	err = attachment_start(s, a, &what);
+	if (err) {
+		snprintf(msg, sizeof(msg), "attaching pid %d failed while %s: %s", (int)a->pid,
+			 what, strerror(-err));
+		return reply_error(c, 500, msg, "see the daemon's journal");
+	}
+	s->attached[s->nr_attached++] = a;
+	log_info("attached pid %d at %u Hz%s, for uid %u", (int)a->pid, a->prof.freq_hz,
+		 a->children ? " with its descendants" : "", (unsigned int)q->uid);
+	out = json_object_new_object();
+	add_u64(out, "pid", (uint64_t)a->pid);
+	json_object_object_add(out, "attached", json_object_new_boolean(true));
+	add_u64(out, "freq_hz", a->prof.freq_hz);
+	json_object_object_add(out, "children", json_object_new_boolean(a->children));
+	json_object_object_add(out, "cuda",
+			       json_object_new_boolean(recording__cuda(a->prof.rec) != NULL));
+	return reply_json(c, 200, out);
+}
+
+enum MHD_Result api_attach(struct service *s, struct req *q, struct MHD_Connection *c,
+			   bool attaching)
+{
+	struct attachment *a = calloc(1, sizeof(*a)), *old;
+	struct json_object *out;
+	pid_t pid;
+	enum MHD_Result ret;
+	char msg[160];
+
+	if (!a)
+		return reply_error(c, 500, "out of memory", NULL);
+	a->pidfd = -1;
+	if (parse_attach_body(q, a, msg, sizeof(msg))) {
+		free(a);
+		return reply_error(c, 400, msg, NULL);
+	}
+	if (attaching) {
+		ret = attach(s, q, c, a);
+		if (find_attachment(s, a->pid) != a)
+			attachment_free(a);
+		return ret;
+	}
+	old = find_attachment(s, a->pid);
+	free(a);
+	if (!old)
+		return reply_error(c, 404, "that pid is not attached", NULL);
+	if (!q->authed && (old->by_root || old->by != q->uid))
+		return reply_error(c, 403, "another user attached that process", NULL);
+	pid = old->pid;
+	remove_attachment(s, old);
+	log_info("detached pid %d", (int)pid);
+	out = json_object_new_object();
+	add_u64(out, "pid", (uint64_t)pid);
+	json_object_object_add(out, "attached", json_object_new_boolean(false));
+	return reply_json(c, 200, out);
+}
+
+/* GET /v1/profile?pid=N: the attachment's slices since since_ns, in format f. */
+enum MHD_Result api_attachment_profile(struct service *s, struct req *q, struct MHD_Connection *c,
+				       const char *pid_str, uint64_t since_ns, enum gpu_mode mode,
+				       enum weight_unit unit, enum output_format f)
+{
+	struct output_meta meta = {.unit = profile__unit_name(unit)};
+	struct calltree *tree;
+	struct attachment *a;
+	char title[200], *buf = NULL, *end;
+	unsigned long pid;
+	uint64_t from = 0, now = now_ns();
+	size_t len = 0;
+	enum MHD_Result ret;
+	FILE *out;
+	int err;
+
+	errno = 0;
+	pid = strspn(pid_str, "0123456789") == strlen(pid_str) ? strtoul(pid_str, &end, 10) : 0;
+	if (errno || !pid || pid > INT32_MAX)
+		return reply_error(c, 400, "pid must be a process id", NULL);
+	a = find_attachment(s, (pid_t)pid);
+	if (!a)
+		return reply_error(c, 404, "that process is not attached",
+				   "attach it first: xsprofctl attach PID; or record it: "
+				   "xsprofctl record --pid PID");
+	if (!q->authed && (a->by_root || a->by != q->uid))
+		return reply_error(c, 403, "another user attached that process", NULL);
+	/* Include the slice being recorded. */
+	if (a->prof.rec) {
+		if (s->cupti)
+			cupti_server__drain(s->cupti, CUPTI_DRAIN_BATCHES);
+		close_one(s, a, now);
+	}
+	tree = calltree__new();
+	err = tree ? lasting__query(&a->prof, since_ns, mode, unit, true, 0, tree, &from) : -ENOMEM;
+	snprintf(title, sizeof(title), "xsprof: pid %d%s, %.0f s at %u Hz%s", (int)a->pid,
+		 a->children ? " and its descendants" : "", from ? (now - from) / 1e9 : 0.0,
+		 a->prof.freq_hz, a->ended_ns ? " (ended)" : "");
+	meta.title = title;
+	out = err ? NULL : open_memstream(&buf, &len);
+	if (!err && !out)
+		err = -errno;
+	if (!err)
+		err = write_tree(tree, f, out, &meta, a->prof.freq_hz, unit, from, now);
+	if (out && fclose(out) && !err)
+		err = -EIO;
+	calltree__free(tree);
+	if (err) {
+		ret = reply_error(c, 500, "building the profile failed", strerror(-err));
+	} else {
+		ret = reply(c, 200, content_type(f), buf, len);
+		/* Fetched after it ended: nothing more will come, so it goes now. */
+		if (a->ended_ns) {
+			log_info("%s fetched after its end: dropped", a->name);
+			remove_attachment(s, a);
+		}
+	}
+	free(buf);
+	return ret;
+}
+
+void attachments__free(struct service *s)
+{
+	while (s->nr_attached)
+		remove_attachment(s, s->attached[0]);
+}

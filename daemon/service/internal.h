@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What the service's files share: its state, a request's, a recording's, an attachment's, and
+ * the functions one file offers another. Only daemon/service/ includes this.
+ */
+#ifndef XSPROF_DAEMON_SERVICE_INTERNAL_H
+#define XSPROF_DAEMON_SERVICE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+#include <sys/types.h>
+
+#include <microhttpd.h>
+#include <json-c/json.h>
+#include <systemd/sd-event.h>
+
+#include "bpf/xsprof_events.h"
+#include "daemon/service/http.h"
+#include "daemon/service/lasting.h"
+#include "daemon/service/service_gpu.h"
+#include "daemon/session/gpu_join.h"
+#include "output/output.h"
+#include "output/profile.h"
+
+#define SLICE_US	(10 * 1000000ull) /* rolling store granularity */
+#define MAX_BODY	(64 * 1024)
+#define MAX_RECORDINGS	4   /* running at once */
+#define MAX_FINISHED	16  /* kept for fetching */
+#define FINISHED_KEEP_S 300 /* a finished result is kept this long, or until fetched */
+#define MAX_WAITERS	8
+#define MAX_ATTACHED	16 /* attachments, each a lasting profile with its own sampler */
+/* What one user other than root may hold, so that root and other users always find room. */
+#define RECORDINGS_PER_UID    2
+#define RECORDINGS_ROOT_SLOTS 1 /* of MAX_RECORDINGS, only root may take */
+#define FINISHED_PER_UID      4
+#define ATTACHED_PER_UID      4
+#define ATTACHED_ROOT_SLOTS   4
+#define ATTACH_WINDOW_MB      4	 /* each of an attachment's two windows */
+#define WAIT_GRACE_S	      60 /* a client waits for a recording this long past its end */
+#define MAX_SINCE_S	      (7 * 24 * 3600u)
+#define OWNER_CHECK_US	      (1000 * 1000ull)
+#define MAX_REQUEST_PIDS      64
+#define RECORD_MAX_TIMELINE   (2u * 1000 * 1000) /* samples kept for a trace: ~50 MiB */
+
+enum rec_state { REC_RUNNING, REC_DONE, REC_FAILED };
+
+/* The correlation strategies a session may ask for; their counters are kept per name. */
+extern const char *const strategies[];
+#define NR_STRATEGIES 4
+
+static inline int strategy_index(const char *name)
+{
+	for (int i = 0; i < NR_STRATEGIES; i++)
+		if (name && !strcmp(name, strategies[i]))
+			return i;
+	return -1;
+}
+
+/* An attached process, and who attached it (a non-root user only its own, while it is). */
+struct attachment {
+	struct service *svc;
+	pid_t pid;
+	uid_t by;
+	bool by_root;
+	uint64_t start; /* its start time: a reused pid is another process */
+	bool children;	/* its descendants are followed */
+	struct lasting prof;
+	int pidfd;
+	sd_event_source *exit_watch;
+	uint64_t attached_ns, ended_ns; /* ended: exited or changed owner; kept until fetched */
+	char name[40];
+	char note[96]; /* why it ended */
+};
+
+/* A recording asked for through the API. */
+struct svc_rec {
+	unsigned int id;
+	uid_t owner;
+	bool owner_root;
+	enum rec_state state;
+	enum output_format format;
+	unsigned int freq_hz;
+	double duration_s;
+	pid_t pids[MAX_REQUEST_PIDS];
+	uint64_t pid_starts[MAX_REQUEST_PIDS]; /* start times: a reused pid is another process */
+	int nr_pids;
+	bool children;		  /* descendants followed (in the kernel) */
+	struct session_view view; /* --gpu-mode, --weight, --correlate */
+	uint32_t *launch_pids;	  /* at the end: processes that launched, sorted */
+	size_t nr_launch_pids;
+	uint64_t started_ns, finished_ns;
+	struct recording *rec;
+	sd_event_source *end, *exit_watch;
+	int pidfd;
+	char *result;
+	size_t result_len;
+	char error[256];
+	char note[128]; /* why it ended early, if it did */
+	struct MHD_Connection *waiters[MAX_WAITERS];
+	int nr_waiters;
+	struct svc_rec *next;
+};
+
+/* Requests refused at a cap, and recordings ended because their process changed hands. */
+struct refusals {
+	uint64_t recordings_full, recordings_uid, record_seconds_uid;
+	uint64_t attach_full, attach_uid;
+	uint64_t attach_dead_pruned;
+	uint64_t ended_owner_changed, detached_owner_changed;
+};
+
+struct service {
+	struct xsprofd_opts *opts;
+	int argc;
+	char **argv;
+	sd_event *ev;
+	struct symbolizer *sym;
+	/* The rolling window: the whole machine at low frequency, folded every slice. */
+	struct lasting machine;
+	struct correlate_stats corr[NR_STRATEGIES]; /* per strategy, every session together */
+	sd_event_source *slice_timer;
+	struct http_server *unix_http, *tcp_http;
+	struct cupti_server *cupti; /* GPU timing from CUDA processes; NULL when off */
+	sd_event_source *cupti_io;
+	uint64_t cupti_malformed_seen;
+	char *token;
+	gid_t group;
+	uint64_t started_ns;
+	struct svc_rec *recs;
+	unsigned int next_id;
+	struct attachment *attached[MAX_ATTACHED];
+	int nr_attached;
+	struct http_unix_socket unix_sock;
+	sd_event_source *owner_timer;
+	struct refusals refused;
+	bool stopping;
+	struct xsprof_cpu_stats totals; /* BPF counters of always-on recordings already retired */
+	uint64_t totals_bad;
+};
+
+/* Per request: the body read so far and who sent it. */
+struct req {
+	char *body;
+	size_t len;
+	bool too_big;
+	bool tcp;
+	bool authed; /* root, or a valid TCP token */
+	bool member;
+	uid_t uid;
+	struct svc_rec *waiting; /* set while suspended on a recording */
+	bool resumed;
+};
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+const char *content_type(enum output_format f);
+enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *type,
+		      const void *body, size_t len);
+enum MHD_Result reply_json(struct MHD_Connection *c, unsigned int status, struct json_object *j);
+enum MHD_Result reply_error(struct MHD_Connection *c, unsigned int status, const char *error,
+			    const char *hint);
+bool window_format(const char *name, enum output_format *ret);
+int write_tree(const struct calltree *tree, enum output_format fmt, FILE *f,
+	       const struct output_meta *meta, unsigned int freq_hz, enum weight_unit unit,
+	       uint64_t start_ns, uint64_t end_ns);
+int pid_owner(pid_t pid, uid_t *ret);
+int pid_identity(pid_t pid, uid_t *ret_uid, uint64_t *ret_start);
+bool may_profile(struct req *q, struct MHD_Connection *c, const pid_t *pids, int n,
+		 enum MHD_Result *ret);
+void recheck_owners(struct service *s);
+int on_owner_check(sd_event_source *src, uint64_t usec, void *ctx);
+void add_u64(struct json_object *o, const char *k, uint64_t v);
+long rss_bytes(void);
+void always_counters(struct service *s, struct xsprof_cpu_stats *ret, uint64_t *ret_bad);
+void status_unwind(struct service *s, struct json_object *j);
+uint64_t sat_add(uint64_t a, uint64_t b);
+struct json_object *api_json(struct service *s);
+struct json_object *limits_json(struct service *s);
+struct json_object *correlation_json(struct service *s);
+struct json_object *status_json(struct service *s);
+void notify_status(struct service *s);
+int start_always(struct service *s);
+int take_old(void *ctx, const struct gpu_activity *a);
+void close_slice(struct service *s);
+int on_slice(sd_event_source *src, uint64_t usec, void *ctx);
+struct svc_rec *find_rec(struct service *s, unsigned int id);
+void wake_waiters(struct service *s, struct svc_rec *r);
+int cmp_u32(const void *a, const void *b);
+void rec_launch_pids(struct svc_rec *r, const struct launch_store *ls);
+bool rec_accepts(void *ctx, uint32_t pid);
+int rec_render(struct service *s, struct svc_rec *r, uint64_t *ret_samples);
+void finish_rec(struct service *s, struct svc_rec *r);
+void free_rec(struct svc_rec *r);
+void prune_recordings(struct service *s);
+int on_rec_timer(sd_event_source *src, uint64_t usec, void *ctx);
+int on_rec_exit(sd_event_source *src, int fd, uint32_t revents, void *ctx);
+bool recording_allowed(struct service *s, struct req *q, double duration_s,
+		       struct MHD_Connection *c, enum MHD_Result *ret);
+int parse_view(struct json_object *body, struct svc_rec *r, char *msg, size_t size);
+enum MHD_Result api_record_start(struct service *s, struct req *q, struct MHD_Connection *c);
+enum MHD_Result api_record_result(struct service *s, struct req *q, struct MHD_Connection *c,
+				  const char *id_str);
+enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_Connection *c);
+enum MHD_Result api_attach(struct service *s, struct req *q, struct MHD_Connection *c, bool attach);
+
+/* attach.c */
+struct gpu_store;
+void attachments__close_slices(struct service *s, const struct gpu_store *gs, uint64_t end_ns);
+uint64_t attachments__oldest_slice(struct service *s, uint64_t cutoff_ns);
+void attachments__recheck(struct service *s);
+struct json_object *attachments__json(struct service *s);
+enum MHD_Result api_attachment_profile(struct service *s, struct req *q, struct MHD_Connection *c,
+				       const char *pid_str, uint64_t since_ns, enum gpu_mode mode,
+				       enum weight_unit unit, enum output_format f);
+void attachments__free(struct service *s);
+
+#endif

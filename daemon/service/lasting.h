@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A lasting profile: a recording that runs on and is folded, every slice, into a window of
+ * named call trees, CPU samples in one and the GPU work its CUDA launches joined in another.
+ * The service's rolling window (the whole machine) and each attachment (one process tree) are
+ * lasting profiles; a recording on request is the same session, ended once.
+ */
+#ifndef XSPROF_DAEMON_SERVICE_LASTING_H
+#define XSPROF_DAEMON_SERVICE_LASTING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "output/profile.h"
+
+struct calltree;
+struct correlate_stats;
+struct gpu_join_scope;
+struct gpu_store;
+struct recording;
+struct symbolizer;
+struct window;
+
+struct lasting {
+	struct recording *rec; /* NULL once it has stopped for good (the windows stay) */
+	struct window *cpu;    /* samples, under "uid:N" roots */
+	struct window *gpu;    /* GPU work in microseconds, under the same roots */
+	uint64_t slice_start_ns;
+	unsigned int freq_hz;
+	/* > 0: only the GPU work of this process and of those that launched in the slice (an
+	 * attachment's tree); 0: whatever the scope accepts. */
+	pid_t root_pid;
+	const char *name; /* in log lines: "the window", "pid 12's attachment" */
+};
+
+/*
+ * Fold what l->rec counted since the last slice into l->cpu, and join its CUDA launches to the
+ * GPU records of gs (may be NULL) that scope accepts into l->gpu; then expire both windows at
+ * end. Failures are logged and counted by the windows; the slice's samples are then lost.
+ */
+void lasting__close_slice(struct lasting *l, struct symbolizer *sym, const struct gpu_store *gs,
+			  const struct gpu_join_scope *scope, struct correlate_stats *cs,
+			  uint64_t end_ns);
+
+/*
+ * The slices since since_ns into tree, by mode (CPU samples, GPU work, or both), the uid's only
+ * unless all_uids, weighted in unit: samples (GPU time as the samples it would have been worth
+ * at l->freq_hz) or microseconds (a sample as its period). *ret_from: the start of the oldest
+ * slice used (0: none). 0 or -errno.
+ */
+int lasting__query(const struct lasting *l, uint64_t since_ns, enum gpu_mode mode,
+		   enum weight_unit unit, bool all_uids, uid_t uid, struct calltree *tree,
+		   uint64_t *ret_from);
+
+/* Stop and free the recording, keeping the windows (a process that exited). */
+void lasting__stop(struct lasting *l);
+/* Everything, windows included. */
+void lasting__release(struct lasting *l);
+
+#endif

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Who may profile which process, checked at each request and again while it runs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "cupti_inject/xsprof_wire.h"
+#include "daemon/cuda/cuda_probes.h"
+#include "daemon/gpu/cupti_server.h"
+#include "daemon/stacks/fold.h"
+#include "daemon/session/gpu_join.h"
+#include "daemon/cuda/launch_store.h"
+#include "daemon/service/http.h"
+#include "daemon/log.h"
+#include "daemon/oneshot/oneshot.h"
+#include "daemon/options.h"
+#include "daemon/probes/preflight.h"
+#include "daemon/session/recording.h"
+#include "daemon/probes/sampler.h"
+#include "daemon/service/service.h"
+#include "daemon/service/service_gpu.h"
+#include "daemon/stacks/stack_table.h"
+#include "daemon/session/stack_names.h"
+#include "daemon/service/window.h"
+#include "daemon/symbolize/symbolizer.h"
+#include "daemon/unwind/unwinder.h"
+#include "output/calltree.h"
+#include "output/output.h"
+#include "output/profile.h"
+#include "daemon/service/internal.h"
+
+int pid_owner(pid_t pid, uid_t *ret)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st))
+		return -errno;
+	*ret = st.st_uid;
+	return 0;
+}
+
+/* Owner and start time (clock ticks since boot) of pid: who it is now, and which process. */
+int pid_identity(pid_t pid, uid_t *ret_uid, uint64_t *ret_start)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	struct stat st;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = fstat(fd, &st) ? -1 : read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = '\0';
+	/* The command name may hold anything: fields count from its closing parenthesis. */
+	p = strrchr(buf, ')');
+	for (field = 2; p && *p && field < 22; p++)
+		field += *p == ' ';
+	if (!p || sscanf(p, "%llu", &start) != 1)
+		return -EIO;
+	*ret_uid = st.st_uid;
+	*ret_start = start;
+	return 0;
+}
+
+/* 0, or an error already replied through *ret (for the caller to return). */
+bool may_profile(struct req *q, struct MHD_Connection *c, const pid_t *pids, int n,
+		 enum MHD_Result *ret)
+{
+	char msg[160];
+	uid_t owner = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (pid_owner(pids[i], &owner)) {
+			snprintf(msg, sizeof(msg), "no such process: %d", (int)pids[i]);
+			*ret = reply_error(c, 404, msg, "check the pid with ps");
+			return false;
+		}
+		if (!q->authed && owner != q->uid) {
+			snprintf(msg, sizeof(msg), "process %d belongs to another user",
+				 (int)pids[i]);
+			*ret = reply_error(c, 403, msg,
+					   "members of group xsprof may profile only their own "
+					   "processes; ask root for others");
+			return false;
+		}
+	}
+	if (!n && !q->authed) {
+		*ret = reply_error(c, 403, "whole-machine recordings need root",
+				   "name your own processes with pids (xsprofctl record --pid)");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Ownership, again: a user's process that execs a setuid program, or whose pid is reused by
+ * another user's process, is no longer the user's to profile. Recordings of a user that name
+ * such a process end at once (what was recorded before is theirs), and such attachments go.
+ */
+void recheck_owners(struct service *s)
+{
+	for (struct svc_rec *r = s->recs; r; r = r->next) {
+		if (r->state != REC_RUNNING || r->owner_root)
+			continue;
+		for (int i = 0; i < r->nr_pids; i++) {
+			uint64_t start;
+			uid_t owner;
+			int err = pid_identity(r->pids[i], &owner, &start);
+
+			if (err == -ENOENT || err == -ESRCH)
+				continue; /* exited: nothing more is sampled of it */
+			if (!err && owner == r->owner && start == r->pid_starts[i])
+				continue;
+			s->refused.ended_owner_changed++;
+			log_warn(
+				"recording %u: process %d is no longer uid %u's (a setuid exec, or "
+				"its pid reused): recording ended",
+				r->id, (int)r->pids[i], (unsigned int)r->owner);
+			snprintf(r->note, sizeof(r->note),
+				 "ended early: process %d changed owner or was replaced",
+				 (int)r->pids[i]);
+			finish_rec(s, r);
+			break;
+		}
+	}
+	attachments__recheck(s);
+}
+
+int on_owner_check(sd_event_source *src, uint64_t usec, void *ctx)
+{
+	recheck_owners(ctx);
+	sd_event_source_set_time_relative(src, OWNER_CHECK_US);
+	return sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
+}

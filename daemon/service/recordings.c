@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Recordings on request: POST /v1/recordings, GET /v1/recordings/ID. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "cupti_inject/xsprof_wire.h"
+#include "daemon/cuda/cuda_probes.h"
+#include "daemon/gpu/cupti_server.h"
+#include "daemon/stacks/fold.h"
+#include "daemon/session/gpu_join.h"
+#include "daemon/cuda/launch_store.h"
+#include "daemon/service/http.h"
+#include "daemon/log.h"
+#include "daemon/oneshot/oneshot.h"
+#include "daemon/options.h"
+#include "daemon/probes/preflight.h"
+#include "daemon/session/recording.h"
+#include "daemon/probes/sampler.h"
+#include "daemon/service/service.h"
+#include "daemon/service/service_gpu.h"
+#include "daemon/stacks/stack_table.h"
+#include "daemon/session/stack_names.h"
+#include "daemon/service/window.h"
+#include "daemon/symbolize/symbolizer.h"
+#include "daemon/unwind/unwinder.h"
+#include "output/calltree.h"
+#include "output/output.h"
+#include "output/profile.h"
+#include "daemon/service/internal.h"
+#include "daemon/session/group_by.h"
+
+/* The correlation strategies a session may ask for; their counters are kept per name. */
+const char *const strategies[] = {"auto", "id", "timestamp", "stream"};
+
+struct svc_rec *find_rec(struct service *s, unsigned int id)
+{
+	for (struct svc_rec *r = s->recs; r; r = r->next)
+		if (r->id == id)
+			return r;
+	return NULL;
+}
+
+void wake_waiters(struct service *s, struct svc_rec *r)
+{
+	if (!r->nr_waiters)
+		return;
+	for (int i = 0; i < r->nr_waiters; i++)
+		http__resume(r->waiters[i]);
+	r->nr_waiters = 0;
+	/* Resumed connections are only served when MHD runs again: run it now. */
+	http_server__run(s->unix_http);
+	http_server__run(s->tcp_http);
+}
+
+int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The processes of r that launched CUDA work (descendants included), to take their records. */
+void rec_launch_pids(struct svc_rec *r, const struct launch_store *ls)
+{
+	const struct launch_event *ev = ls ? launch_store__events(ls) : NULL;
+	size_t n = ls ? launch_store__nr_events(ls) : 0, k = 0;
+
+	r->launch_pids = malloc((n + r->nr_pids + 1) * sizeof(uint32_t));
+	if (!r->launch_pids)
+		return;
+	for (int i = 0; i < r->nr_pids; i++)
+		r->launch_pids[k++] = (uint32_t)r->pids[i];
+	for (size_t i = 0; i < n; i++)
+		if (!k || r->launch_pids[k - 1] != ev[i].tgid)
+			r->launch_pids[k++] = ev[i].tgid;
+	qsort(r->launch_pids, k, sizeof(uint32_t), cmp_u32);
+	r->nr_launch_pids = k;
+}
+
+bool rec_accepts(void *ctx, uint32_t pid)
+{
+	const struct svc_rec *r = ctx;
+
+	if (!r->nr_pids)
+		return true; /* whole machine */
+	return bsearch(&pid, r->launch_pids, r->nr_launch_pids, sizeof(pid), cmp_u32);
+}
+
+/* A stopped recording's profile in its format, into r->result. */
+int rec_render(struct service *s, struct svc_rec *r, uint64_t *ret_samples)
+{
+	struct output_meta meta = {.unit = profile__unit_name(r->view.cpu_mode != XSPROFD_MODE_CPU
+								      ? WEIGHT_US
+								      : r->view.unit)};
+	struct gpu_join_scope scope = {
+		.accept_pid = rec_accepts, .ctx = r, .since_ns = r->started_ns};
+	struct cuda_probes *cp = recording__cuda(r->rec);
+	struct session_profile sp;
+	struct timespec rt, mt;
+	char title[160];
+	uint64_t dropped = 0;
+	FILE *f;
+	int err, si = strategy_index(r->view.strategy);
+
+	/* What the processes sent before exiting is still queued. */
+	cupti_server__drain(s->cupti, CUPTI_DRAIN_BATCHES);
+	rec_launch_pids(r, cp ? cuda_probes__store(cp) : NULL);
+	err = session_profile__build(&sp, r->rec, s->sym,
+				     s->cupti ? cupti_server__store(s->cupti) : NULL, &scope,
+				     &r->view, &s->corr[si < 0 ? 0 : si]);
+	snprintf(title, sizeof(title), "xsprof recording %u: %.1f s %s at %u Hz", r->id,
+		 (r->finished_ns - r->started_ns) / 1e9,
+		 r->view.cpu_mode == XSPROFD_MODE_OFFCPU ? "off-CPU time"
+		 : r->view.cpu_mode == XSPROFD_MODE_WALL ? "wall time"
+							 : "on-CPU samples",
+		 r->freq_hz);
+	meta.title = title;
+	sp.pd.start_ns = r->started_ns;
+	sp.pd.end_ns = r->finished_ns;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mt);
+	sp.pd.realtime_offset_ns =
+		(int64_t)(rt.tv_sec - mt.tv_sec) * 1000000000 + (rt.tv_nsec - mt.tv_nsec);
+	recording__timeline(r->rec, &(size_t){0}, &dropped);
+	if (dropped)
+		log_warn("recording %u: %llu samples left off its trace (at most %u)", r->id,
+			 (unsigned long long)dropped, RECORD_MAX_TIMELINE);
+	f = err ? NULL : open_memstream(&r->result, &r->result_len);
+	if (!err)
+		err = f ? output__write_profile(&sp.pd, r->format, f, &meta) : -errno;
+	if (f && fclose(f) && !err)
+		err = -EIO;
+	if (sp.tree)
+		*ret_samples = calltree__total(sp.tree);
+	if (sp.pd.nr_launches || sp.pd.nr_gpu)
+		log_info("recording %u: %zu launches, %zu GPU records, %zu joined (%s)", r->id,
+			 sp.pd.nr_launches, sp.pd.nr_gpu, sp.pd.nr_joins, r->view.strategy);
+	session_profile__release(&sp);
+	return err;
+}
+
+void finish_rec(struct service *s, struct svc_rec *r)
+{
+	uint64_t samples = 0;
+	int err;
+
+	if (r->state != REC_RUNNING)
+		return;
+	recording__stop(r->rec);
+	sd_event_source_disable_unref(r->end);
+	sd_event_source_disable_unref(r->exit_watch);
+	r->end = r->exit_watch = NULL;
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	r->pidfd = -1;
+	r->finished_ns = now_ns();
+	err = rec_render(s, r, &samples);
+	if (err) {
+		r->state = REC_FAILED;
+		snprintf(r->error, sizeof(r->error), "building the profile failed: %s",
+			 strerror(-err));
+	} else {
+		r->state = REC_DONE;
+		log_info("recording %u done: %llu samples", r->id, (unsigned long long)samples);
+	}
+	/* Detach its BPF now; only the result is kept. */
+	recording__free(r->rec);
+	r->rec = NULL;
+	free(r->launch_pids);
+	r->launch_pids = NULL;
+	for (int i = 0; i < r->nr_pids; i++)
+		symbolizer__forget_process(s->sym, r->pids[i]);
+	wake_waiters(s, r);
+}
+
+void free_rec(struct svc_rec *r)
+{
+	recording__free(r->rec);
+	group_by__free(r->view.groups);
+	sd_event_source_disable_unref(r->end);
+	sd_event_source_disable_unref(r->exit_watch);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	free(r->result);
+	free(r->launch_pids);
+	free(r);
+}
+
+void prune_recordings(struct service *s)
+{
+	struct svc_rec **pp = &s->recs;
+	uint64_t now = now_ns();
+	int kept = 0;
+
+	/* Newest first: past the caps, older results go, and one user's only push out its own. */
+	while (*pp) {
+		struct svc_rec *r = *pp;
+		int mine = 0;
+		bool old;
+
+		for (struct svc_rec *o = s->recs; o != r; o = o->next)
+			mine += o->state != REC_RUNNING && !o->owner_root && !r->owner_root &&
+				o->owner == r->owner;
+		old = r->state != REC_RUNNING &&
+		      (now - r->finished_ns > FINISHED_KEEP_S * 1000000000ull ||
+		       kept >= MAX_FINISHED || mine >= FINISHED_PER_UID);
+
+		if (old && !r->nr_waiters) {
+			*pp = r->next;
+			free_rec(r);
+			continue;
+		}
+		if (r->state != REC_RUNNING)
+			kept++;
+		pp = &r->next;
+	}
+}
+
+struct rec_ctx {
+	struct service *s;
+	struct svc_rec *r;
+};
+
+int on_rec_timer(sd_event_source *src, uint64_t usec, void *ctx)
+{
+	struct rec_ctx *rc = ctx;
+
+	finish_rec(rc->s, rc->r);
+	return 0;
+}
+
+int on_rec_exit(sd_event_source *src, int fd, uint32_t revents, void *ctx)
+{
+	struct rec_ctx *rc = ctx;
+
+	log_info("recording %u: process %d exited", rc->r->id, (int)rc->r->pids[0]);
+	finish_rec(rc->s, rc->r);
+	return 0;
+}
+
+/* Caps on running recordings: in all, per user, and a user's recorded seconds. */
+bool recording_allowed(struct service *s, struct req *q, double duration_s,
+		       struct MHD_Connection *c, enum MHD_Result *ret)
+{
+	unsigned int all = 0, mine = 0;
+	double seconds = duration_s;
+	char msg[200];
+
+	for (struct svc_rec *r = s->recs; r; r = r->next) {
+		if (r->state != REC_RUNNING)
+			continue;
+		all++;
+		if (!r->owner_root && r->owner == q->uid) {
+			mine++;
+			seconds += r->duration_s;
+		}
+	}
+	if (all >= MAX_RECORDINGS ||
+	    (!q->authed && all >= MAX_RECORDINGS - RECORDINGS_ROOT_SLOTS)) {
+		s->refused.recordings_full++;
+		*ret = reply_error(c, 429, "too many recordings running",
+				   "wait for one to finish (xsprofctl status lists them)");
+		return false;
+	}
+	if (q->authed)
+		return true;
+	if (mine >= RECORDINGS_PER_UID) {
+		s->refused.recordings_uid++;
+		snprintf(msg, sizeof(msg),
+			 "you already have %u recordings running (at most %u per "
+			 "user)",
+			 mine, RECORDINGS_PER_UID);
+		*ret = reply_error(c, 429, msg, "wait for one to finish");
+		return false;
+	}
+	if (seconds > s->opts->max_record_s) {
+		s->refused.record_seconds_uid++;
+		snprintf(msg, sizeof(msg),
+			 "your running recordings would add up to %.0f s, over %u s per user",
+			 seconds, s->opts->max_record_s);
+		*ret = reply_error(c, 429, msg, "record for less time, or wait for one to finish");
+		return false;
+	}
+	return true;
+}
+
+/* children, gpu_mode, weight and correlate of a request (all optional) into r. */
+int parse_view(struct json_object *body, struct svc_rec *r, char *msg, size_t size)
+{
+	struct json_object *v;
+	const char *str;
+
+	r->children = true;
+	r->view.strategy = "auto";
+	r->view.freq_hz = r->freq_hz;
+	if (body && json_object_object_get_ex(body, "children", &v))
+		r->children = json_object_get_boolean(v);
+	if (body && json_object_object_get_ex(body, "gpu_mode", &v)) {
+		str = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+		if (profile__mode_from_name(str, &r->view.mode)) {
+			snprintf(msg, size, "gpu_mode must be cpu, gpu or merged");
+			return -EINVAL;
+		}
+		r->view.mode_set = true;
+	}
+	if (body && json_object_object_get_ex(body, "weight", &v)) {
+		str = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+		if (profile__unit_from_name(str, &r->view.unit)) {
+			snprintf(msg, size, "weight must be samples or us");
+			return -EINVAL;
+		}
+	}
+	if (body && json_object_object_get_ex(body, "correlate", &v)) {
+		int i = strategy_index(
+			json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "");
+
+		if (i < 0) {
+			snprintf(msg, size, "correlate must be auto, id, timestamp or stream");
+			return -EINVAL;
+		}
+		r->view.strategy = strategies[i];
+	}
+	if (body && json_object_object_get_ex(body, "mode", &v)) {
+		str = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+		if (xsprofd_mode__from_name(str, &r->view.cpu_mode)) {
+			snprintf(msg, size, "mode must be cpu, offcpu or wall");
+			return -EINVAL;
+		}
+	}
+	if (body && json_object_object_get_ex(body, "group_by", &v)) {
+		static const char *const groups[] = {"", "unit", "container", "comm"};
+
+		str = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+		for (int g = XSPROFD_GROUP_UNIT; g <= XSPROFD_GROUP_COMM && !r->view.group_by; g++)
+			if (!strcmp(str, groups[g]))
+				r->view.group_by = g;
+		if (!r->view.group_by) {
+			snprintf(msg, size, "group_by must be unit, container or comm");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* "pids": [...] into r. 0, or -EINVAL with msg. */
+static int parse_pids(struct json_object *body, struct svc_rec *r, char *msg, size_t size)
+{
+	struct json_object *v;
+
+	if (!body || !json_object_object_get_ex(body, "pids", &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_array) ||
+	    json_object_array_length(v) > MAX_REQUEST_PIDS) {
+		snprintf(msg, size, "pids must be an array of at most %d process ids",
+			 MAX_REQUEST_PIDS);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < json_object_array_length(v); i++) {
+		struct json_object *p = json_object_array_get_idx(v, i);
+		int64_t pid = json_object_get_int64(p);
+
+		if (!json_object_is_type(p, json_type_int) || pid <= 0 || pid > INT32_MAX) {
+			snprintf(msg, size, "pids must be positive integers");
+			return -EINVAL;
+		}
+		r->pids[r->nr_pids++] = (pid_t)pid;
+	}
+	return 0;
+}
+
+/* A recording request's fields into r, checked. 0, or -EINVAL with msg (and *ret_hint). */
+static int parse_record_body(struct service *s, struct json_object *body, struct svc_rec *r,
+			     bool *ret_until_exit, char *msg, size_t size, const char **ret_hint)
+{
+	const char *fmt = "folded";
+	struct json_object *v;
+	int err;
+
+	r->freq_hz = XSPROFD_ONESHOT_FREQ;
+	r->duration_s = 10;
+	*ret_until_exit = false;
+	if (body && json_object_object_get_ex(body, "duration_s", &v)) {
+		r->duration_s = json_object_get_double(v);
+		if (!json_object_is_type(v, json_type_int) &&
+		    !json_object_is_type(v, json_type_double))
+			r->duration_s = -1;
+	}
+	if (body && json_object_object_get_ex(body, "freq_hz", &v))
+		r->freq_hz = json_object_is_type(v, json_type_int) ? json_object_get_int(v) : 0;
+	if (body && json_object_object_get_ex(body, "format", &v))
+		fmt = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+	if (body && json_object_object_get_ex(body, "until_exit", &v))
+		*ret_until_exit = json_object_get_boolean(v);
+	err = parse_view(body, r, msg, size);
+	if (!err)
+		err = parse_pids(body, r, msg, size);
+	if (err)
+		return err;
+	/* NaN compares false with everything: only a finite number in range passes. */
+	if (!isfinite(r->duration_s) || !(r->duration_s > 0) ||
+	    r->duration_s > s->opts->max_record_s) {
+		snprintf(msg, size, "duration_s must be a finite number of seconds in (0, %u]",
+			 s->opts->max_record_s);
+		*ret_hint = "the daemon's --max-record sets the limit";
+		return -EINVAL;
+	}
+	if (r->freq_hz < 1 || r->freq_hz > 10000) {
+		snprintf(msg, size, "freq_hz must be 1..10000");
+		return -EINVAL;
+	}
+	if (output__format_from_name(fmt, &r->format)) {
+		snprintf(msg, size, "unknown format");
+		*ret_hint = "use folded, svg, json or pprof";
+		return -EINVAL;
+	}
+	if (*ret_until_exit && r->nr_pids != 1) {
+		snprintf(msg, size, "until_exit needs exactly one pid");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Its recording, its end (a timer; the process's exit with until_exit), started. */
+static int start_rec(struct service *s, struct svc_rec *r, struct rec_ctx *rc, bool until_exit,
+		     char *msg, size_t size)
+{
+	struct recording_opts ro = {
+		.max_stacks = s->opts->max_stacks,
+		.unwind_mode = s->opts->unwind,
+		.python = !s->opts->no_python,
+		.freq_hz = r->freq_hz,
+		.pids = r->pids,
+		.nr_pids = r->nr_pids,
+		/* Descendants join the pid filter in the kernel at fork, so none is missed. */
+		.follow_forks = r->children && r->nr_pids,
+		.cuda = !s->opts->no_cuda,
+		.keep_launch_uprobes = !strcmp(r->view.strategy, "timestamp") ||
+				       !strcmp(r->view.strategy, "stream"),
+		.max_timeline = r->format == OUTPUT_CHROME_JSON ? RECORD_MAX_TIMELINE : 0,
+		/* Off-CPU and wall recordings: the sched_switch program too (10 us minimum block). */
+		.offcpu = r->view.cpu_mode != XSPROFD_MODE_CPU,
+		.offcpu_min_ns = 10000,
+		.gpu_wait_exclusive = r->view.cpu_mode == XSPROFD_MODE_WALL,
+	};
+	const char *what;
+	int err;
+
+	/* --group-by: each process's unit or container read while it runs. */
+	if (r->view.group_by && !(r->view.groups = group_by__new(r->view.group_by))) {
+		snprintf(msg, size, "out of memory");
+		return -ENOMEM;
+	}
+	ro.on_new_process = r->view.groups ? group_by__note : NULL;
+	ro.on_new_process_ctx = r->view.groups;
+
+	r->rec = recording__new(s->ev, &ro, s->sym, &what);
+	if (!r->rec) {
+		snprintf(msg, size, "%s failed: %s", what, strerror(errno));
+		return -errno;
+	}
+	rc->s = s;
+	rc->r = r;
+	err = sd_event_add_time_relative(s->ev, &r->end, CLOCK_MONOTONIC,
+					 (uint64_t)(r->duration_s * 1e6), 0, on_rec_timer, rc);
+	if (!err && until_exit) {
+		r->pidfd = (int)syscall(SYS_pidfd_open, r->pids[0], 0);
+		err = r->pidfd < 0 ? -errno
+				   : sd_event_add_io(s->ev, &r->exit_watch, r->pidfd, EPOLLIN,
+						     on_rec_exit, rc);
+	}
+	if (!err)
+		err = recording__start(r->rec);
+	if (err)
+		snprintf(msg, size, "starting the recording failed: %s", strerror(-err));
+	return err;
+}
+
+enum MHD_Result api_record_start(struct service *s, struct req *q, struct MHD_Connection *c)
+{
+	struct json_object *body = NULL, *out;
+	struct svc_rec *r = NULL;
+	struct rec_ctx *rc = NULL;
+	enum MHD_Result ret;
+	const char *hint = NULL;
+	bool until_exit = false;
+	char msg[200];
+
+	if (q->len) {
+		body = json_tokener_parse(q->body);
+		if (!body || !json_object_is_type(body, json_type_object)) {
+			json_object_put(body);
+			return reply_error(c, 400, "the body is not a JSON object",
+					   "send e.g. {\"duration_s\": 10, \"pids\": [1234]}");
+		}
+	}
+	r = calloc(1, sizeof(*r));
+	rc = calloc(1, sizeof(*rc));
+	if (!r || !rc) {
+		ret = reply_error(c, 500, "out of memory", NULL);
+		goto out;
+	}
+	r->pidfd = -1;
+	if (parse_record_body(s, body, r, &until_exit, msg, sizeof(msg), &hint)) {
+		ret = reply_error(c, 400, msg, hint);
+		goto out;
+	}
+	if (!may_profile(q, c, r->pids, r->nr_pids, &ret))
+		goto out;
+	for (int i = 0; i < r->nr_pids; i++) {
+		uid_t owner;
+
+		if (pid_identity(r->pids[i], &owner, &r->pid_starts[i])) {
+			snprintf(msg, sizeof(msg), "no such process: %d", (int)r->pids[i]);
+			ret = reply_error(c, 404, msg, "check the pid with ps");
+			goto out;
+		}
+	}
+	prune_recordings(s);
+	if (!recording_allowed(s, q, r->duration_s, c, &ret))
+		goto out;
+	if (start_rec(s, r, rc, until_exit, msg, sizeof(msg))) {
+		ret = reply_error(c, 500, msg, "see the daemon's journal");
+		goto out;
+	}
+	/* The timer and watch hold rc; it lives as long as r (freed with the daemon). */
+	sd_event_source_set_destroy_callback(r->end, free);
+	rc = NULL;
+	r->id = ++s->next_id;
+	r->owner = q->uid;
+	r->owner_root = q->authed;
+	r->started_ns = now_ns();
+	r->next = s->recs;
+	s->recs = r;
+	log_info("recording %u started: %s, %g s at %u Hz, for uid %u", r->id,
+		 r->nr_pids ? "selected processes" : "whole machine", r->duration_s, r->freq_hz,
+		 (unsigned int)q->uid);
+	out = json_object_new_object();
+	add_u64(out, "id", r->id);
+	json_object_object_add(out, "duration_s", json_object_new_double(r->duration_s));
+	json_object_object_add(out, "until_exit", json_object_new_boolean(until_exit));
+	r = NULL;
+	ret = reply_json(c, 201, out);
+out:
+	if (r) {
+		if (r->end)
+			sd_event_source_set_destroy_callback(r->end, NULL);
+		free_rec(r);
+	}
+	free(rc);
+	json_object_put(body);
+	return ret;
+}
+
+enum MHD_Result api_record_result(struct service *s, struct req *q, struct MHD_Connection *c,
+				  const char *id_str)
+{
+	char *end;
+	unsigned long id = strtoul(id_str, &end, 10);
+	struct svc_rec *r = *end || !*id_str ? NULL : find_rec(s, (unsigned int)id);
+
+	if (!r)
+		return reply_error(c, 404, "no such recording",
+				   "recordings are kept 5 minutes after they end");
+	if (!q->authed && r->owner != q->uid)
+		return reply_error(c, 403, "that recording belongs to another user", NULL);
+	if (r->state == REC_RUNNING) {
+		if (r->nr_waiters == MAX_WAITERS)
+			return reply_error(c, 429, "too many clients waiting on this recording",
+					   NULL);
+		/* Park the request until the recording ends, and not forever. */
+		r->waiters[r->nr_waiters++] = c;
+		q->waiting = r;
+		http__suspend(c, r->started_ns + (uint64_t)(r->duration_s * 1e9) +
+					 WAIT_GRACE_S * 1000000000ull);
+		return MHD_YES;
+	}
+	if (r->state == REC_FAILED)
+		return reply_error(c, 500, r->error, "see the daemon's journal");
+	return reply(c, 200, content_type(r->format), r->result, r->result_len);
+}

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Replies to API requests, and profiles in every format written into them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "cupti_inject/xsprof_wire.h"
+#include "daemon/cuda/cuda_probes.h"
+#include "daemon/gpu/cupti_server.h"
+#include "daemon/stacks/fold.h"
+#include "daemon/session/gpu_join.h"
+#include "daemon/cuda/launch_store.h"
+#include "daemon/service/http.h"
+#include "daemon/log.h"
+#include "daemon/oneshot/oneshot.h"
+#include "daemon/options.h"
+#include "daemon/probes/preflight.h"
+#include "daemon/session/recording.h"
+#include "daemon/probes/sampler.h"
+#include "daemon/service/service.h"
+#include "daemon/service/service_gpu.h"
+#include "daemon/stacks/stack_table.h"
+#include "daemon/session/stack_names.h"
+#include "daemon/service/window.h"
+#include "daemon/symbolize/symbolizer.h"
+#include "daemon/unwind/unwinder.h"
+#include "output/calltree.h"
+#include "output/output.h"
+#include "output/profile.h"
+#include "daemon/service/internal.h"
+
+enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *type,
+		      const void *body, size_t len)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", type);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+enum MHD_Result reply_json(struct MHD_Connection *c, unsigned int status, struct json_object *j)
+{
+	const char *s = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
+								  JSON_C_TO_STRING_NOSLASHESCAPE);
+	enum MHD_Result ret = reply(c, status, "application/json", s, strlen(s));
+
+	json_object_put(j);
+	return ret;
+}
+
+enum MHD_Result reply_error(struct MHD_Connection *c, unsigned int status, const char *error,
+			    const char *hint)
+{
+	struct json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "error", json_object_new_string(error));
+	if (hint)
+		json_object_object_add(j, "hint", json_object_new_string(hint));
+	return reply_json(c, status, j);
+}
+
+const char *content_type(enum output_format f)
+{
+	switch (f) {
+	case OUTPUT_SVG:
+		return "image/svg+xml";
+	case OUTPUT_PPROF:
+		return "application/octet-stream";
+	case OUTPUT_CHROME_JSON:
+		return "application/json";
+	default:
+		return "text/plain; charset=utf-8";
+	}
+}
+
+/*
+ * Formats of the rolling window, which holds aggregated stacks only: no Chrome trace, which
+ * needs a timeline (recordings keep one when asked for it).
+ */
+bool window_format(const char *name, enum output_format *ret)
+{
+	return !output__format_from_name(name, ret) && *ret != OUTPUT_CHROME_JSON;
+}
+
+/* A window's call tree in any format but the Chrome trace (a window keeps no timeline). */
+int write_tree(const struct calltree *tree, enum output_format fmt, FILE *f,
+	       const struct output_meta *meta, unsigned int freq_hz, enum weight_unit unit,
+	       uint64_t start_ns, uint64_t end_ns)
+{
+	struct profile_data pd = {
+		.cpu_tree = tree,
+		.sample_period_ns = 1000000000ull / (freq_hz ? freq_hz : 1),
+		.mode = GPU_MODE_CPU,
+		.unit = unit,
+		.start_ns = start_ns,
+		.end_ns = end_ns,
+	};
+	struct timespec rt, mt;
+
+	/* Outputs that show wall time get one (realtime - monotonic) pair per profile. */
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mt);
+	pd.realtime_offset_ns =
+		(int64_t)(rt.tv_sec - mt.tv_sec) * 1000000000 + (rt.tv_nsec - mt.tv_nsec);
+	if (fmt == OUTPUT_FOLDED || fmt == OUTPUT_SVG)
+		return output__write(tree, fmt, f, meta);
+	return output__write_profile(&pd, fmt, f, meta);
+}

@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The service: an always-on recording folded into the rolling store every slice, recordings on
+ * request, and the control API, all on one sd-event loop.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "cupti_inject/xsprof_wire.h"
+#include "daemon/cuda/cuda_probes.h"
+#include "daemon/gpu/cupti_server.h"
+#include "daemon/stacks/fold.h"
+#include "daemon/session/gpu_join.h"
+#include "daemon/cuda/launch_store.h"
+#include "daemon/service/http.h"
+#include "daemon/log.h"
+#include "daemon/oneshot/oneshot.h"
+#include "daemon/options.h"
+#include "daemon/probes/preflight.h"
+#include "daemon/session/recording.h"
+#include "daemon/probes/sampler.h"
+#include "daemon/service/internal.h"
+#include "daemon/service/service.h"
+#include "daemon/service/service_gpu.h"
+#include "daemon/stacks/stack_table.h"
+#include "daemon/session/stack_names.h"
+#include "daemon/service/window.h"
+#include "daemon/symbolize/symbolizer.h"
+#include "daemon/unwind/unwinder.h"
+#include "output/calltree.h"
+#include "output/output.h"
+#include "output/profile.h"
+
+/* ---- request plumbing ---- */
+
+static bool token_ok(struct service *s, struct MHD_Connection *c)
+{
+	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	size_t n, m;
+	unsigned char diff;
+
+	if (!s->token || !h || strncasecmp(h, "Bearer ", 7))
+		return false;
+	h += 7;
+	n = strlen(s->token);
+	/*
+	 * Time depends on the length sent, never on where it differs or on the token's length:
+	 * the token is compared against every byte sent (wrapping), and a length mismatch counts.
+	 */
+	m = strlen(h);
+	diff = m != n;
+	for (size_t i = 0; i < m; i++)
+		diff |= (unsigned char)(h[i] ^ s->token[i % n]);
+	return !diff;
+}
+
+static enum MHD_Result route(struct service *s, struct req *q, struct MHD_Connection *c,
+			     const char *method, const char *url)
+{
+	bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
+
+	if (s->stopping)
+		return reply_error(c, 503, "the daemon is stopping", NULL);
+	if (!strcmp(url, "/v1/status"))
+		return get ? reply_json(c, 200, status_json(s))
+			   : reply_error(c, 405, "use GET for /v1/status", NULL);
+	if (!strcmp(url, "/v1/profile"))
+		return get ? api_profile(s, q, c)
+			   : reply_error(c, 405, "use GET for /v1/profile", NULL);
+	if (!strcmp(url, "/v1/attach") || !strcmp(url, "/v1/detach"))
+		return post ? api_attach(s, q, c, url[4] == 'a')
+			    : reply_error(c, 405, "use POST", NULL);
+	if (!strcmp(url, "/v1/recordings"))
+		return post ? api_record_start(s, q, c)
+			    : reply_error(c, 405, "use POST to start a recording", NULL);
+	if (!strncmp(url, "/v1/recordings/", 15))
+		return get ? api_record_result(s, q, c, url + 15)
+			   : reply_error(c, 405, "use GET to fetch a recording", NULL);
+	return reply_error(c, 404, "no such endpoint", "see xsprofd's API.md: /v1/status, ...");
+}
+
+static enum MHD_Result on_request(void *ctx, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **con_cls)
+{
+	struct service *s = ctx;
+	struct req *q = *con_cls;
+
+	if (!q) {
+		struct http_peer peer;
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+		q = calloc(1, sizeof(*q));
+		if (!q)
+			return MHD_NO;
+		*con_cls = q;
+		q->tcp = ci && ci->client_addr && ci->client_addr->sa_family != AF_UNIX;
+		if (q->tcp) {
+			q->authed = token_ok(s, c);
+			q->uid = 0;
+		} else if (!http__peer(c, s->group, &peer)) {
+			q->uid = peer.uid;
+			q->authed = peer.uid == 0;
+			q->member = peer.in_group;
+		}
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (!q->too_big && q->len + *upload_size <= MAX_BODY) {
+			char *nb = realloc(q->body, q->len + *upload_size + 1);
+
+			if (!nb)
+				return MHD_NO;
+			q->body = nb;
+			memcpy(q->body + q->len, upload, *upload_size);
+			q->len += *upload_size;
+			q->body[q->len] = '\0';
+		} else {
+			q->too_big = true;
+		}
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (q->waiting) {
+		/* Resumed: the recording it waited on has ended, or the wait did. */
+		struct svc_rec *r = q->waiting;
+
+		if (http__expired(c))
+			return MHD_NO; /* closed; on_completed takes it off the waiter list */
+
+		q->waiting = NULL;
+		return r->state == REC_FAILED ? reply_error(c, 500, r->error, NULL)
+		       : r->state == REC_DONE
+			       ? reply(c, 200, content_type(r->format), r->result, r->result_len)
+			       : reply_error(c, 503, "the daemon is stopping", NULL);
+	}
+	if (q->too_big)
+		return reply_error(c, 413, "request body over 64 KiB", NULL);
+	if (q->tcp && !q->authed)
+		return reply_error(c, 401, "missing or wrong token",
+				   "send Authorization: Bearer TOKEN (the daemon's --token-file)");
+	if (!q->authed && !q->member)
+		return reply_error(c, 403, "permission denied",
+				   "join group xsprof (e.g. adduser USER xsprof) or use root");
+	return route(s, q, c, method, url);
+}
+
+static void on_completed(void *ctx, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode code)
+{
+	struct req *q = *con_cls;
+
+	if (!q)
+		return;
+	/* A client that gave up while parked: take it off the waiter list. */
+	if (q->waiting) {
+		struct svc_rec *r = q->waiting;
+
+		for (int i = 0; i < r->nr_waiters; i++)
+			if (r->waiters[i] == c)
+				r->waiters[i] = r->waiters[--r->nr_waiters];
+	}
+	free(q->body);
+	free(q);
+	*con_cls = NULL;
+}
+
+/* ---- GPU timing ---- */
+
+static int on_cupti(sd_event_source *src, int fd, uint32_t revents, void *ctx)
+{
+	struct service *s = ctx;
+	struct cupti_server_stats cs;
+	int n = cupti_server__process(s->cupti);
+
+	if (n < 0)
+		log_err("CUPTI pipe: %s", strerror(-n));
+	cupti_server__stats(s->cupti, &cs);
+	if (cs.malformed != s->cupti_malformed_seen) {
+		log_warn("dropped a CUPTI connection that sent malformed data (%s); %llu so far",
+			 cs.last_malformed, (unsigned long long)cs.malformed);
+		s->cupti_malformed_seen = cs.malformed;
+	}
+	return 0;
+}
+
+static void start_cupti(struct service *s)
+{
+	struct cupti_server_opts co = {.socket_path = s->opts->cupti_socket};
+	int err;
+
+	s->cupti = cupti_server__new(&co);
+	if (!s->cupti) {
+		log_warn("GPU timing is off: cannot listen on %s: %s", s->opts->cupti_socket,
+			 strerror(errno));
+		return;
+	}
+	err = sd_event_add_io(s->ev, &s->cupti_io, cupti_server__fd(s->cupti), EPOLLIN, on_cupti,
+			      s);
+	if (err < 0) {
+		log_warn("GPU timing is off: %s", strerror(-err));
+		cupti_server__free(s->cupti);
+		s->cupti = NULL;
+	}
+}
+
+/* ---- lifecycle ---- */
+
+static int read_token(const char *path, char **ret)
+{
+	char buf[512];
+	struct stat st;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	/* A secret others can read is no secret: refuse it rather than serve TCP with it. */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (st.st_mode & 0077)) {
+		close(fd);
+		return -EPERM;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	buf[n] = '\0';
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	if (n < 16)
+		return -EINVAL;
+	*ret = strdup(buf);
+	return *ret ? 0 : -ENOMEM;
+}
+
+static int start_http(struct service *s)
+{
+	struct group *g = getgrnam(s->opts->socket_group);
+	int fd, err;
+
+	s->group = g ? g->gr_gid : (gid_t)-1;
+	if (!g)
+		log_warn("group %s does not exist: only root can use %s (create it: addgroup "
+			 "--system %s)",
+			 s->opts->socket_group, s->opts->socket_path, s->opts->socket_group);
+	err = http__unix_listen(s->opts->socket_path, s->group, &s->unix_sock);
+	if (err == -EADDRINUSE) {
+		log_err("another xsprofd (pid %d) serves %s: stop it first, or give this one other "
+			"paths (--socket, --cupti-socket); nothing was changed",
+			(int)s->unix_sock.holder, s->opts->socket_path);
+		return err;
+	}
+	if (err) {
+		log_err("cannot listen on %s: %s", s->opts->socket_path, strerror(-err));
+		return err;
+	}
+	s->unix_http = http_server__new(s->ev, s->unix_sock.fd, on_request, on_completed, s);
+	if (!s->unix_http) {
+		log_err("cannot start the HTTP server on %s", s->opts->socket_path);
+		return -EIO;
+	}
+	if (!s->opts->listen_addr)
+		return 0;
+	err = read_token(s->opts->token_file, &s->token);
+	if (err) {
+		log_err("--token-file %s: %s", s->opts->token_file,
+			err == -EINVAL	? "the token must be at least 16 characters"
+			: err == -EPERM ? "not a regular file, or readable or writable by group or "
+					  "others: chmod 600 it (and keep it owned by root)"
+					: strerror(-err));
+		return err;
+	}
+	err = http__tcp_listen(s->opts->listen_addr, &fd);
+	if (err) {
+		log_err("--listen %s: %s", s->opts->listen_addr, strerror(-err));
+		return err;
+	}
+	s->tcp_http = http_server__new(s->ev, fd, on_request, on_completed, s);
+	if (!s->tcp_http)
+		return -EIO;
+	log_info("also serving the API on TCP %s (token required)", s->opts->listen_addr);
+	return 0;
+}
+
+static int on_term(sd_event_source *src, const struct signalfd_siginfo *si, void *ctx)
+{
+	struct service *s = ctx;
+
+	log_info("%s: stopping", strsignal(si->ssi_signo));
+	sd_notify(0, "STOPPING=1");
+	s->stopping = true;
+	return sd_event_exit(s->ev, 0);
+}
+
+static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, void *ctx)
+{
+	struct service *s = ctx;
+	unsigned int old_freq = s->opts->freq_hz;
+	struct window_opts so;
+	int err;
+
+	sd_notify(0, "RELOADING=1");
+	if (xsprofd_opts__reload(s->opts, s->argc, s->argv)) {
+		log_err("reload: the config has errors (above); keeping the running settings");
+		sd_notify(0, "READY=1");
+		return 0;
+	}
+	so.window_s = s->opts->window_s;
+	so.cap_bytes = (size_t)s->opts->store_mb << 20;
+	window__configure(s->machine.cpu, &so);
+	window__configure(s->machine.gpu, &so);
+	if (s->opts->freq_hz != old_freq && s->machine.rec) {
+		struct recording_stats rs;
+
+		close_slice(s);
+		recording__stop(s->machine.rec);
+		recording__stats(s->machine.rec, &rs);
+		xsprof_cpu_stats__add(&s->totals, &rs.bpf);
+		s->totals_bad += rs.bad_records;
+		recording__free(s->machine.rec);
+		s->machine.rec = NULL;
+		err = start_always(s);
+		if (err)
+			log_err("reload: could not restart sampling at %u Hz; sampling is off until "
+				"the next reload",
+				s->opts->freq_hz);
+	}
+	log_info("reloaded %s: %u Hz, window %u s, store cap %u MiB",
+		 s->opts->config_path ? s->opts->config_path : "(no config file)", s->opts->freq_hz,
+		 s->opts->window_s, s->opts->store_mb);
+	sd_notify(0, "READY=1");
+	notify_status(s);
+	return 0;
+}
+
+int service__run(struct xsprofd_opts *opts, int argc, char **argv)
+{
+	struct service *s = calloc(1, sizeof(*s));
+	struct symbolizer_opts yopts = {
+		.no_demangle = opts->no_demangle,
+		.debug_dirs = opts->nr_debug_dirs ? opts->debug_dirs : NULL,
+		.nr_debug_dirs = (size_t)opts->nr_debug_dirs,
+		.debuginfod = opts->debuginfod,
+		.cache_bytes = (uint64_t)(opts->symbol_cache_mb ? opts->symbol_cache_mb
+								: XSPROFD_SERVICE_SYMBOL_CACHE_MB)
+			       << 20,
+		.debug_info = opts->debug_info,
+	};
+	struct window_opts so = {.window_s = opts->window_s,
+				 .cap_bytes = (size_t)opts->store_mb << 20};
+	sigset_t mask;
+	int err, status = 1;
+
+	if (!s)
+		return 1;
+	s->unix_sock.lock_fd = -1;
+	s->opts = opts;
+	s->argc = argc;
+	s->argv = argv;
+	s->started_ns = now_ns();
+	libbpf_set_print(xsprof_libbpf_log);
+	if (preflight__kernel())
+		goto out;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	err = sd_event_new(&s->ev);
+	if (err >= 0)
+		err = sd_event_add_signal(s->ev, NULL, SIGTERM, on_term, s);
+	if (err >= 0)
+		err = sd_event_add_signal(s->ev, NULL, SIGINT, on_term, s);
+	if (err >= 0)
+		err = sd_event_add_signal(s->ev, NULL, SIGHUP, on_reload, s);
+	/* Keep-alives to systemd from the loop itself: a stuck loop gets us restarted. */
+	if (err >= 0)
+		err = sd_event_set_watchdog(s->ev, true);
+	if (err >= 0)
+		err = sd_event_add_time_relative(s->ev, &s->slice_timer, CLOCK_MONOTONIC, SLICE_US,
+						 0, on_slice, s);
+	if (err >= 0)
+		err = sd_event_add_time_relative(s->ev, &s->owner_timer, CLOCK_MONOTONIC,
+						 OWNER_CHECK_US, 0, on_owner_check, s);
+	if (err < 0) {
+		log_err("setting up the event loop: %s", strerror(-err));
+		goto out;
+	}
+	s->sym = symbolizer__new(&yopts);
+	s->machine.cpu = window__new(&so);
+	s->machine.gpu = window__new(&so);
+	s->machine.name = "the rolling window";
+	s->machine.freq_hz = opts->freq_hz;
+	if (!s->sym || !s->machine.cpu || !s->machine.gpu) {
+		log_err("out of memory setting up");
+		goto out;
+	}
+	if (start_always(s) || start_http(s))
+		goto out;
+	start_cupti(s);
+
+	log_info("xsprofd %s serving %s: sampling all CPUs at %u Hz, keeping %u s (at most %u "
+		 "MiB)",
+		 XSPROF_VERSION, opts->socket_path, opts->freq_hz, opts->window_s, opts->store_mb);
+	sd_notify(0, "READY=1");
+	notify_status(s);
+
+	err = sd_event_loop(s->ev);
+	status = err < 0 ? 1 : 0;
+	if (err < 0)
+		log_err("event loop failed: %s", strerror(-err));
+out:
+	s->stopping = true;
+	/* Parked clients get an answer (503) before the server goes. */
+	for (struct svc_rec *r = s->recs; r; r = r->next)
+		wake_waiters(s, r);
+	http_server__run(s->unix_http);
+	http_server__run(s->tcp_http);
+	http_server__free(s->unix_http);
+	/* Only our own socket file goes; the lock is released last. */
+	http__unix_release(&s->unix_sock, s->opts->socket_path);
+	http_server__free(s->tcp_http);
+	while (s->recs) {
+		struct svc_rec *r = s->recs;
+
+		s->recs = r->next;
+		free_rec(r);
+	}
+	attachments__free(s);
+	recording__free(s->machine.rec);
+	sd_event_source_disable_unref(s->cupti_io);
+	cupti_server__free(s->cupti);
+	sd_event_source_disable_unref(s->slice_timer);
+	sd_event_source_disable_unref(s->owner_timer);
+	window__free(s->machine.cpu);
+	window__free(s->machine.gpu);
+	symbolizer__free(s->sym);
+	free(s->token);
+	sd_event_unref(s->ev);
+	free(s);
+	if (status == 0)
+		log_info("stopped; all BPF programs detached");
+	return status;
+}

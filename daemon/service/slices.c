@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The always-on recording, and the slices it is folded into for the rolling window. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "cupti_inject/xsprof_wire.h"
+#include "daemon/cuda/cuda_probes.h"
+#include "daemon/gpu/cupti_server.h"
+#include "daemon/stacks/fold.h"
+#include "daemon/session/gpu_join.h"
+#include "daemon/cuda/launch_store.h"
+#include "daemon/service/http.h"
+#include "daemon/log.h"
+#include "daemon/oneshot/oneshot.h"
+#include "daemon/options.h"
+#include "daemon/probes/preflight.h"
+#include "daemon/session/recording.h"
+#include "daemon/probes/sampler.h"
+#include "daemon/service/service.h"
+#include "daemon/service/service_gpu.h"
+#include "daemon/stacks/stack_table.h"
+#include "daemon/session/stack_names.h"
+#include "daemon/service/window.h"
+#include "daemon/symbolize/symbolizer.h"
+#include "daemon/unwind/unwinder.h"
+#include "output/calltree.h"
+#include "output/output.h"
+#include "output/profile.h"
+#include "daemon/service/internal.h"
+
+int start_always(struct service *s)
+{
+	struct recording_opts ro = {
+		.freq_hz = s->opts->freq_hz,
+		.include_idle = s->opts->include_idle,
+		.ring_bytes = s->opts->ring_buffer_bytes,
+		.max_stacks = s->opts->max_stacks,
+		.pids = s->opts->pids,
+		.nr_pids = s->opts->nr_pids,
+		.proc_events = true, /* the one recording that feeds exec/exit to s->sym */
+		.unwind_mode = s->opts->unwind,
+		.python = !s->opts->no_python,
+		/* CUDA probes for attached processes (and --cuda-lib files) only: none otherwise. */
+		.cuda = !s->opts->no_cuda,
+		.cuda_libs = s->opts->cuda_libs,
+		.nr_cuda_libs = s->opts->nr_cuda_libs,
+	};
+	const char *what;
+	int err;
+
+	s->machine.rec = recording__new(s->ev, &ro, s->sym, &what);
+	if (!s->machine.rec) {
+		err = -errno;
+		preflight__explain_bpf_error(what, err);
+		return err;
+	}
+	err = recording__start(s->machine.rec);
+	if (err) {
+		preflight__explain_bpf_error("attaching the sampler to perf events", err);
+		recording__free(s->machine.rec);
+		s->machine.rec = NULL;
+		return err;
+	}
+	s->machine.slice_start_ns = now_ns();
+	return 0;
+}
+
+int take_old(void *ctx, const struct gpu_activity *a)
+{
+	return a->end_ns < *(const uint64_t *)ctx ? 0 : 1;
+}
+
+/*
+ * Close the rolling window's slice (and each attachment's): GPU records are let go once no
+ * running recording or open slice may still want them.
+ */
+void close_slice(struct service *s)
+{
+	struct gpu_store *gs = s->cupti ? cupti_server__store(s->cupti) : NULL;
+	uint64_t end = now_ns(), cutoff;
+
+	if (gs)
+		cupti_server__drain(s->cupti, CUPTI_DRAIN_BATCHES);
+	s->machine.freq_hz = s->opts->freq_hz;
+	lasting__close_slice(&s->machine, s->sym, gs, NULL, &s->corr[0], end);
+	attachments__close_slices(s, gs, end);
+	cutoff = end;
+	for (struct svc_rec *r = s->recs; r; r = r->next)
+		if (r->state == REC_RUNNING && r->started_ns < cutoff)
+			cutoff = r->started_ns;
+	cutoff = attachments__oldest_slice(s, cutoff);
+	if (gs)
+		gpu_store__take(gs, 0, take_old, &cutoff);
+}
+
+int on_slice(sd_event_source *src, uint64_t usec, void *ctx)
+{
+	struct service *s = ctx;
+
+	close_slice(s);
+	prune_recordings(s);
+	notify_status(s);
+	/* A time source fires once: re-arm it, or the window is cut only by queries. */
+	sd_event_source_set_time_relative(src, SLICE_US);
+	return sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
+}

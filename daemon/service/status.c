@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: Apache-2.0
+/* GET /v1/status, and the status line systemd shows. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "cupti_inject/xsprof_wire.h"
+#include "daemon/cuda/cuda_probes.h"
+#include "daemon/gpu/cupti_server.h"
+#include "daemon/stacks/fold.h"
+#include "daemon/session/gpu_join.h"
+#include "daemon/cuda/launch_store.h"
+#include "daemon/service/http.h"
+#include "daemon/log.h"
+#include "daemon/oneshot/oneshot.h"
+#include "daemon/options.h"
+#include "daemon/probes/preflight.h"
+#include "daemon/session/recording.h"
+#include "daemon/probes/sampler.h"
+#include "daemon/service/service.h"
+#include "daemon/service/service_gpu.h"
+#include "daemon/stacks/stack_table.h"
+#include "daemon/session/stack_names.h"
+#include "daemon/service/window.h"
+#include "daemon/symbolize/symbolizer.h"
+#include "daemon/session/python_report.h"
+#include "daemon/unwind/unwinder.h"
+#include "output/calltree.h"
+#include "output/output.h"
+#include "output/profile.h"
+#include "daemon/service/internal.h"
+
+void add_u64(struct json_object *o, const char *k, uint64_t v)
+{
+	json_object_object_add(o, k, json_object_new_int64((int64_t)v));
+}
+
+long rss_bytes(void)
+{
+	long pages = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+			rss = 0;
+		fclose(f);
+	}
+	return rss * sysconf(_SC_PAGESIZE);
+}
+
+/* Counters since start: recordings retired by reloads plus the running one, read live. */
+void always_counters(struct service *s, struct xsprof_cpu_stats *ret, uint64_t *ret_bad)
+{
+	struct xsprof_cpu_stats now;
+	struct sampler_stats us;
+
+	*ret = s->totals;
+	*ret_bad = s->totals_bad;
+	if (!s->machine.rec)
+		return;
+	if (!sampler__read_stats(recording__sampler(s->machine.rec), NULL, &now))
+		xsprof_cpu_stats__add(ret, &now);
+	sampler__user_stats(recording__sampler(s->machine.rec), &us);
+	*ret_bad += us.bad_records;
+}
+
+/* How the always-on recording walked user stacks (--unwind), and its tables. */
+void status_unwind(struct service *s, struct json_object *j)
+{
+	struct xsprof_unwind_stats b;
+	struct unwinder_stats t;
+	struct json_object *u;
+
+	if (!s->machine.rec || recording__unwind_stats(s->machine.rec, &b, &t))
+		return;
+	u = json_object_new_object();
+	add_u64(u, "walks_with_tables", b.walks_cfi);
+	add_u64(u, "walks_frame_pointers_only", b.walks_fp);
+	add_u64(u, "frames_from_tables", b.frames_cfi);
+	add_u64(u, "frames_from_frame_pointers", b.frames_fp);
+	add_u64(u, "end_outermost", b.end_outermost);
+	add_u64(u, "end_frame_pointer_chain", b.end_fp_chain);
+	add_u64(u, "end_no_table", b.end_no_table);
+	add_u64(u, "end_no_rule", b.end_invalid);
+	add_u64(u, "end_unreadable", b.end_unreadable);
+	add_u64(u, "end_bad_cfa", b.end_bad_cfa);
+	add_u64(u, "end_depth_cap", b.end_depth);
+	add_u64(u, "tables", t.tables);
+	add_u64(u, "table_rows", t.rows);
+	add_u64(u, "table_rows_cap", t.max_rows);
+	add_u64(u, "tables_evicted", t.tables_evicted);
+	add_u64(u, "bpf_map_bytes", t.map_bytes);
+	json_object_object_add(j, "unwind", u);
+}
+uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* The control API's connections and what its caps refused, both servers together. */
+struct json_object *api_json(struct service *s)
+{
+	struct http_server_stats t = {}, u;
+	struct http_server *servers[] = {s->unix_http, s->tcp_http};
+	struct json_object *o = json_object_new_object();
+
+	for (size_t i = 0; i < 2; i++) {
+		if (!servers[i])
+			continue;
+		http_server__stats(servers[i], &u);
+		t.conns += u.conns;
+		t.accepted += u.accepted;
+		t.refused_full += u.refused_full;
+		t.refused_share += u.refused_share;
+		t.header_timeouts += u.header_timeouts;
+		t.wait_timeouts += u.wait_timeouts;
+		t.waiters_hung_up += u.waiters_hung_up;
+		t.accept_errors += u.accept_errors;
+	}
+	add_u64(o, "connections", t.conns);
+	add_u64(o, "accepted", t.accepted);
+	add_u64(o, "refused_at_limit", t.refused_full);
+	add_u64(o, "refused_over_share", t.refused_share);
+	add_u64(o, "header_timeouts", t.header_timeouts);
+	add_u64(o, "wait_timeouts", t.wait_timeouts);
+	add_u64(o, "waiters_hung_up", t.waiters_hung_up);
+	add_u64(o, "accept_errors", t.accept_errors);
+	add_u64(o, "recordings_refused_full", s->refused.recordings_full);
+	add_u64(o, "recordings_refused_user_cap", s->refused.recordings_uid);
+	add_u64(o, "recordings_refused_user_seconds", s->refused.record_seconds_uid);
+	add_u64(o, "recordings_ended_owner_changed", s->refused.ended_owner_changed);
+	add_u64(o, "attach_refused_full", s->refused.attach_full);
+	add_u64(o, "attach_refused_user_cap", s->refused.attach_uid);
+	add_u64(o, "attach_gone_pruned", s->refused.attach_dead_pruned);
+	add_u64(o, "detached_owner_changed", s->refused.detached_owner_changed);
+	return o;
+}
+
+/* Every cap a client can run into, so a refusal can be explained. */
+struct json_object *limits_json(struct service *s)
+{
+	struct json_object *o = json_object_new_object();
+
+	add_u64(o, "connections", HTTP_MAX_CONNECTIONS);
+	add_u64(o, "connections_root_only", HTTP_ROOT_RESERVE);
+	add_u64(o, "connections_per_user", HTTP_MAX_CONNECTIONS_PER_PEER);
+	add_u64(o, "request_deadline_s", HTTP_HEADER_DEADLINE_S);
+	add_u64(o, "recordings", MAX_RECORDINGS);
+	add_u64(o, "recordings_root_only", RECORDINGS_ROOT_SLOTS);
+	add_u64(o, "recordings_per_user", RECORDINGS_PER_UID);
+	add_u64(o, "recorded_seconds_per_user", s->opts->max_record_s);
+	add_u64(o, "results_kept", MAX_FINISHED);
+	add_u64(o, "results_kept_per_user", FINISHED_PER_UID);
+	add_u64(o, "attached", MAX_ATTACHED);
+	add_u64(o, "attached_root_only", ATTACHED_ROOT_SLOTS);
+	add_u64(o, "attached_per_user", ATTACHED_PER_UID);
+	return o;
+}
+
+/* Launches joined to GPU work, per strategy, over every session so far. */
+struct json_object *correlation_json(struct service *s)
+{
+	struct json_object *o = json_object_new_object();
+
+	for (int i = 0; i < NR_STRATEGIES; i++) {
+		const struct correlate_stats *c = &s->corr[i];
+		struct json_object *k = json_object_new_object();
+
+		add_u64(k, "matched", c->matched);
+		add_u64(k, "unmatched_launches", c->unmatched_cpu);
+		add_u64(k, "unmatched_gpu", c->unmatched_gpu);
+		add_u64(k, "late_launches", c->late_cpu);
+		add_u64(k, "late_gpu", c->late_gpu);
+		json_object_object_add(o, strategies[i], k);
+	}
+	return o;
+}
+
+struct json_object *status_json(struct service *s)
+{
+	struct json_object *j = json_object_new_object(), *a, *recs, *cnt, *st, *mem;
+	struct xsprof_cpu_stats c;
+	struct window_stats ss;
+	uint64_t bad;
+
+	json_object_object_add(j, "version", json_object_new_string(XSPROF_VERSION));
+	add_u64(j, "pid", (uint64_t)getpid());
+	add_u64(j, "uptime_s", (now_ns() - s->started_ns) / 1000000000ull);
+	add_u64(j, "freq_hz", s->opts->freq_hz);
+	add_u64(j, "window_s", s->opts->window_s);
+	add_u64(j, "cpus", s->machine.rec ? (uint64_t)recording__nr_attached(s->machine.rec) : 0);
+	a = json_object_new_array();
+	for (int i = 0; i < s->nr_attached; i++)
+		json_object_array_add(a, json_object_new_int(s->attached[i]->pid));
+	json_object_object_add(j, "attachments", attachments__json(s));
+	json_object_object_add(j, "attached", a);
+	recs = json_object_new_array();
+	for (struct svc_rec *r = s->recs; r; r = r->next) {
+		struct json_object *o = json_object_new_object();
+
+		add_u64(o, "id", r->id);
+		json_object_object_add(o, "state",
+				       json_object_new_string(r->state == REC_RUNNING ? "running"
+							      : r->state == REC_DONE  ? "done"
+										      : "failed"));
+		add_u64(o, "owner_uid", r->owner);
+		if (r->note[0])
+			json_object_object_add(o, "note", json_object_new_string(r->note));
+		json_object_array_add(recs, o);
+	}
+	json_object_object_add(j, "recordings", recs);
+	always_counters(s, &c, &bad);
+	cnt = json_object_new_object();
+	add_u64(cnt, "samples", c.samples);
+	add_u64(cnt, "kept", c.emitted);
+	add_u64(cnt, "idle", c.idle);
+	add_u64(cnt, "lost_ring_buffer_full", c.drop_ringbuf);
+	add_u64(cnt, "malformed_records", bad);
+	add_u64(cnt, "kernel_stack_unreadable", c.kstack_err);
+	add_u64(cnt, "user_stack_unreadable", c.ustack_err);
+	json_object_object_add(j, "counters", cnt);
+	status_unwind(s, j);
+	if (s->machine.rec)
+		python_report__json(s->machine.rec, j);
+	window__stats(s->machine.cpu, &ss);
+	st = json_object_new_object();
+	add_u64(st, "slices", ss.slices);
+	add_u64(st, "samples", ss.samples);
+	add_u64(st, "bytes", ss.bytes);
+	add_u64(st, "cap_bytes", ss.cap_bytes);
+	add_u64(st, "expired_slices", ss.expired_slices);
+	add_u64(st, "dropped_slices", ss.dropped_slices);
+	add_u64(st, "dropped_samples", ss.dropped_samples);
+	add_u64(st, "span_s", ss.newest_ns ? (ss.newest_ns - ss.oldest_ns) / 1000000000ull : 0);
+	json_object_object_add(j, "store", st);
+	mem = json_object_new_object();
+	add_u64(mem, "rss_bytes", (uint64_t)rss_bytes());
+	json_object_object_add(j, "memory", mem);
+	json_object_object_add(j, "correlation", correlation_json(s));
+	json_object_object_add(j, "api", api_json(s));
+	json_object_object_add(j, "limits", limits_json(s));
+	if (s->machine.rec && recording__cuda(s->machine.rec)) {
+		struct cuda_probes_stats ps;
+		struct json_object *g = json_object_new_object();
+
+		cuda_probes__stats(recording__cuda(s->machine.rec), &ps);
+		add_u64(g, "probed_files", ps.targets);
+		add_u64(g, "uprobes", ps.links);
+		add_u64(g, "calls", ps.bpf.calls);
+		add_u64(g, "attach_failed", ps.attach_failed);
+		add_u64(g, "bad_records", ps.bad_records);
+		add_u64(g, "store_failures", ps.store_failures);
+		/* Emptied with each window slice: it never fills. */
+		add_u64(g, "launches_in_slice",
+			launch_store__nr_events(
+				cuda_probes__store(recording__cuda(s->machine.rec))));
+		json_object_object_add(j, "cuda_probes", g);
+	}
+	if (s->cupti) {
+		struct cupti_server_stats cs;
+		struct json_object *g = json_object_new_object();
+
+		cupti_server__stats(s->cupti, &cs);
+		add_u64(g, "connections", cs.conns);
+		add_u64(g, "accepted", cs.accepted);
+		add_u64(g, "malformed_connections", cs.malformed);
+		add_u64(g, "kernels", cs.records[XSPROF_WIRE_KERNEL]);
+		add_u64(g, "memcpys", cs.records[XSPROF_WIRE_MEMCPY]);
+		add_u64(g, "memsets", cs.records[XSPROF_WIRE_MEMSET]);
+		add_u64(g, "api_calls", cs.records[XSPROF_WIRE_API]);
+		add_u64(g, "sender_dropped",
+			sat_add(sat_add(cs.sender_dropped_full, cs.sender_dropped_cupti),
+				cs.sender_dropped_other));
+		add_u64(g, "refused_connections", cs.rejected);
+		add_u64(g, "records_held", cs.store.records);
+		add_u64(g, "records_evicted", cs.store.evicted);
+		json_object_object_add(j, "gpu", g);
+	}
+	return j;
+}
+
+void notify_status(struct service *s)
+{
+	struct xsprof_cpu_stats c;
+	struct window_stats ss;
+	uint64_t bad;
+
+	always_counters(s, &c, &bad);
+	window__stats(s->machine.cpu, &ss);
+	sd_notifyf(0,
+		   "STATUS=%u Hz on %d CPUs; %llu samples (%llu lost); window holds %llu samples "
+		   "in %zu slices, %zu KiB of %zu",
+		   s->opts->freq_hz, s->machine.rec ? recording__nr_attached(s->machine.rec) : 0,
+		   (unsigned long long)c.samples, (unsigned long long)(c.drop_ringbuf + bad),
+		   (unsigned long long)ss.samples, ss.slices, ss.bytes >> 10, ss.cap_bytes >> 10);
+}

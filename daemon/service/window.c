@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpf/xsprof_events.h"
+#include "daemon/service/window.h"
+#include "output/calltree.h"
+
+/*
+ * Per node: the trie node, its slot in the parent's child index and its share of interned
+ * names, measured at about this on 64-bit builds. An estimate, kept deliberately high.
+ */
+#define BYTES_PER_NODE 128
+#define MAX_DEPTH      (4 + 2 * XSPROF_MAX_STACK_DEPTH)
+
+struct slice {
+	uint64_t start_ns, end_ns;
+	struct calltree *tree;
+	size_t bytes;
+};
+
+struct window {
+	struct window_opts opts;
+	struct slice *slices; /* oldest first */
+	size_t n, cap;
+	struct window_stats st;
+};
+
+static size_t tree_bytes(const struct calltree *t)
+{
+	return calltree__node_count(t) * BYTES_PER_NODE + 256;
+}
+
+struct window *window__new(const struct window_opts *opts)
+{
+	struct window *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->opts = *opts;
+	return s;
+}
+
+static void drop_oldest(struct window *s, bool evicted)
+{
+	struct slice *o = &s->slices[0];
+	uint64_t samples = calltree__total(o->tree);
+
+	if (evicted) {
+		s->st.dropped_slices++;
+		s->st.dropped_samples += samples;
+	} else {
+		s->st.expired_slices++;
+	}
+	s->st.bytes -= o->bytes;
+	s->st.samples -= samples;
+	calltree__free(o->tree);
+	memmove(&s->slices[0], &s->slices[1], (s->n - 1) * sizeof(*s->slices));
+	s->n--;
+}
+
+void window__free(struct window *s)
+{
+	if (!s)
+		return;
+	while (s->n)
+		drop_oldest(s, false);
+	free(s->slices);
+	free(s);
+}
+
+void window__configure(struct window *s, const struct window_opts *opts)
+{
+	s->opts = *opts;
+	while (s->n && s->st.bytes > s->opts.cap_bytes)
+		drop_oldest(s, true);
+}
+
+int window__add(struct window *s, uint64_t start_ns, uint64_t end_ns, struct calltree *tree)
+{
+	size_t bytes = tree_bytes(tree);
+	uint64_t samples = calltree__total(tree);
+
+	if (bytes > s->opts.cap_bytes) {
+		s->st.dropped_slices++;
+		s->st.dropped_samples += samples;
+		calltree__free(tree);
+		return -E2BIG;
+	}
+	while (s->n && s->st.bytes + bytes > s->opts.cap_bytes)
+		drop_oldest(s, true);
+	if (s->n == s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 64;
+		struct slice *ns = realloc(s->slices, ncap * sizeof(*ns));
+
+		if (!ns) {
+			s->st.dropped_slices++;
+			s->st.dropped_samples += samples;
+			calltree__free(tree);
+			return -ENOMEM;
+		}
+		s->slices = ns;
+		s->cap = ncap;
+	}
+	s->slices[s->n++] = (struct slice){start_ns, end_ns, tree, bytes};
+	s->st.bytes += bytes;
+	s->st.samples += samples;
+	return 0;
+}
+
+void window__expire(struct window *s, uint64_t now_ns)
+{
+	uint64_t window = (uint64_t)s->opts.window_s * 1000000000ull;
+
+	while (s->n && s->slices[0].end_ns + window < now_ns)
+		drop_oldest(s, false);
+}
+
+struct merge_ctx {
+	struct calltree *out;
+	const char *path[MAX_DEPTH];
+	char want[24];
+	bool all, keep;
+	int err;
+};
+
+static int merge_visit(const struct calltree_frame *f, void *arg)
+{
+	struct merge_ctx *m = arg;
+
+	if (f->depth == 0) {
+		m->keep = m->all || !strcmp(f->name, m->want);
+		return 0;
+	}
+	if (!m->keep || f->depth > MAX_DEPTH)
+		return 0;
+	m->path[f->depth - 1] = f->name;
+	if (f->self) {
+		m->err = calltree__add(m->out, m->path, f->depth, f->self);
+		if (m->err)
+			return m->err;
+	}
+	return 0;
+}
+
+int window__query(const struct window *s, uint64_t since_ns, bool all_uids, uid_t uid,
+		  struct calltree *out, uint64_t *ret_from_ns)
+{
+	struct merge_ctx *m = calloc(1, sizeof(*m));
+	uint64_t from = 0;
+	bool any = false;
+	int err = 0;
+
+	if (!m)
+		return -ENOMEM;
+	m->out = out;
+	m->all = all_uids;
+	snprintf(m->want, sizeof(m->want), "uid:%u", (unsigned int)uid);
+	for (size_t i = 0; i < s->n && !err; i++) {
+		if (s->slices[i].end_ns <= since_ns)
+			continue;
+		if (!any)
+			from = s->slices[i].start_ns;
+		any = true;
+		err = calltree__walk(s->slices[i].tree, merge_visit, m);
+	}
+	free(m);
+	if (!err && ret_from_ns)
+		*ret_from_ns = from;
+	return err;
+}
+
+void window__stats(const struct window *s, struct window_stats *ret)
+{
+	*ret = s->st;
+	ret->slices = s->n;
+	ret->cap_bytes = s->opts.cap_bytes;
+	ret->oldest_ns = s->n ? s->slices[0].start_ns : 0;
+	ret->newest_ns = s->n ? s->slices[s->n - 1].end_ns : 0;
+}

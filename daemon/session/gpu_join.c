@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/cuda/cuda_api.h"
+#include "daemon/cuda/cuda_probes.h"
+#include "daemon/session/gpu_join.h"
+#include "daemon/gpu/gpu_records.h"
+#include "daemon/cuda/launch_store.h"
+#include "daemon/session/stack_names.h"
+#include "output/profile.h"
+
+struct gpu_join {
+	struct corr_cpu_rec *cpu;
+	size_t nr_cpu;
+	struct corr_gpu_rec *gpu;
+	size_t nr_gpu, gpu_cap;
+	struct profile_join *joins;
+	size_t nr_joins, joins_cap;
+	const struct gpu_join_scope *scope; /* while converting */
+	int err;			    /* from a callback */
+};
+
+struct gpu_join *gpu_join__new(void)
+{
+	return calloc(1, sizeof(struct gpu_join));
+}
+
+void gpu_join__free(struct gpu_join *j)
+{
+	if (!j)
+		return;
+	free(j->cpu);
+	free(j->gpu);
+	free(j->joins);
+	free(j);
+}
+
+void correlate_stats__add(struct correlate_stats *a, const struct correlate_stats *b)
+{
+	uint64_t *x = (uint64_t *)a;
+	const uint64_t *y = (const uint64_t *)b;
+
+	_Static_assert(sizeof(*a) % sizeof(uint64_t) == 0, "counters only");
+	for (size_t i = 0; i < sizeof(*a) / sizeof(uint64_t); i++)
+		x[i] += y[i];
+}
+
+/* What an API asks of the GPU, from its symbol. */
+static enum corr_api_kind api_kind(const char *name)
+{
+	if (!name)
+		return CORR_API_OTHER;
+	if (strstr(name, "GraphLaunch"))
+		return CORR_API_GRAPH;
+	if (strstr(name, "LaunchHostFunc"))
+		return CORR_API_OTHER;
+	if (strstr(name, "Launch"))
+		return CORR_API_KERNEL;
+	if (strstr(name, "Memcpy"))
+		return CORR_API_MEMCPY;
+	if (strstr(name, "Memset"))
+		return CORR_API_MEMSET;
+	if (strstr(name, "Synchronize"))
+		return CORR_API_SYNC;
+	return CORR_API_OTHER;
+}
+
+static bool is_ptsz(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	return n > 5 && (!strcmp(name + n - 5, "_ptsz") || !strcmp(name + n - 5, "_ptds"));
+}
+
+static int convert_launches(struct gpu_join *g, const struct launch_store *ls)
+{
+	const struct launch_event *ev = launch_store__events(ls);
+	size_t n = launch_store__nr_events(ls);
+
+	g->cpu = calloc(n ? n : 1, sizeof(*g->cpu));
+	if (!g->cpu)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct launch_event *e = &ev[i];
+		bool usdt = e->kind == LAUNCH_USDT;
+		const char *name = usdt ? cupti_api__name(e->api) : cuda_api__name(e->api);
+
+		g->cpu[g->nr_cpu++] = (struct corr_cpu_rec){
+			.kind = usdt ? CORR_CPU_USDT : CORR_CPU_UPROBE,
+			.api_kind = api_kind(name),
+			.flags = is_ptsz(name) ? CORR_CPU_F_PTSZ : 0,
+			.api_id = e->api,
+			.pid = e->tgid,
+			.tid = e->tid,
+			.time_ns = e->time_ns,
+			.stream = usdt ? 0 : e->arg,
+			.corr_id = usdt ? (uint32_t)e->arg : 0,
+			.stack_id = e->stack == UINT32_MAX ? CORR_NO_STACK
+							   : STACK_NAMES_LAUNCH | e->stack,
+			.api_name = name,
+			.user = g->nr_cpu,
+		};
+	}
+	return 0;
+}
+
+static int convert_gpu(void *ctx, const struct gpu_activity *a)
+{
+	struct gpu_join *g = ctx;
+	static const uint8_t kinds[] = {
+		[GPU_ACT_KERNEL] = CORR_GPU_KERNEL, [GPU_ACT_MEMCPY] = CORR_GPU_MEMCPY,
+		[GPU_ACT_MEMSET] = CORR_GPU_MEMSET, [GPU_ACT_SYNC] = CORR_GPU_SYNC,
+		[GPU_ACT_NVTX] = CORR_GPU_NVTX,	    [GPU_ACT_GRAPH] = CORR_GPU_GRAPH,
+	};
+	uint8_t kind;
+
+	if (g->scope && (a->end_ns < g->scope->since_ns ||
+			 (g->scope->accept_pid && !g->scope->accept_pid(g->scope->ctx, a->pid))))
+		return 0;
+	if (a->kind == GPU_ACT_API)
+		kind = a->api_domain == 1 ? CORR_GPU_DRIVER_API : CORR_GPU_RUNTIME_API;
+	else if (a->kind < sizeof(kinds) && kinds[a->kind])
+		kind = kinds[a->kind];
+	else
+		return 0;
+	if (g->nr_gpu == g->gpu_cap) {
+		size_t ncap = g->gpu_cap ? g->gpu_cap * 2 : 1024;
+		struct corr_gpu_rec *n = realloc(g->gpu, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		g->gpu = n;
+		g->gpu_cap = ncap;
+	}
+	g->gpu[g->nr_gpu] = (struct corr_gpu_rec){
+		.kind = kind,
+		.copy_kind = a->kind == GPU_ACT_MEMCPY ? a->copy_kind : 0,
+		.pid = a->pid,
+		.tid = a->tid,
+		.device = a->device,
+		.context = a->context,
+		.stream_id = a->stream,
+		.corr_id = a->correlation_id,
+		.cbid = a->api_cbid,
+		.graph_id = a->graph_id,
+		.start_ns = a->start_ns,
+		.end_ns = a->end_ns,
+		.bytes = a->bytes,
+		.name = a->name,
+		.user = g->nr_gpu,
+	};
+	g->nr_gpu++;
+	return 0;
+}
+
+static void on_join(void *ctx, const struct corr_cpu_rec *cpu, const struct corr_gpu_rec *gpu)
+{
+	struct gpu_join *g = ctx;
+
+	if (g->nr_joins == g->joins_cap) {
+		size_t ncap = g->joins_cap ? g->joins_cap * 2 : 1024;
+		struct profile_join *n = realloc(g->joins, ncap * sizeof(*n));
+
+		if (!n) {
+			g->err = -ENOMEM;
+			return;
+		}
+		g->joins = n;
+		g->joins_cap = ncap;
+	}
+	g->joins[g->nr_joins++] = (struct profile_join){.launch = cpu->user, .gpu = gpu->user};
+}
+
+static int cmp_cpu(const void *a, const void *b)
+{
+	const struct corr_cpu_rec *x = a, *y = b;
+
+	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
+}
+
+static int cmp_gpu(const void *a, const void *b)
+{
+	const struct corr_gpu_rec *x = a, *y = b;
+
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+int gpu_join__run(struct gpu_join *g, const struct launch_store *ls, const struct gpu_store *gs,
+		  const struct gpu_join_scope *scope, const char *strategy, struct profile_data *pd,
+		  struct correlate_stats *ret_stats)
+{
+	struct correlate_cb cb = {.on_join = on_join, .ctx = g};
+	struct correlate_stats cs = {};
+	struct correlate_config cfg;
+	struct correlator *c;
+	size_t i = 0, j = 0;
+	int err = 0;
+
+	free(g->cpu);
+	g->cpu = NULL;
+	g->nr_cpu = g->nr_gpu = g->nr_joins = 0;
+	g->err = 0;
+	if (ls && (err = convert_launches(g, ls)))
+		return err;
+	g->scope = scope;
+	if (gs && (err = gpu_store__for_each(gs, 0, convert_gpu, g)))
+		return err;
+	g->scope = NULL;
+	/* Offline: feed both sides in time order, so nothing waits longer than it must. */
+	if (g->nr_cpu)
+		qsort(g->cpu, g->nr_cpu, sizeof(*g->cpu), cmp_cpu);
+	if (g->nr_gpu)
+		qsort(g->gpu, g->nr_gpu, sizeof(*g->gpu), cmp_gpu);
+	for (size_t k = 0; k < g->nr_cpu; k++)
+		g->cpu[k].user = k;
+	for (size_t k = 0; k < g->nr_gpu; k++)
+		g->gpu[k].user = k;
+	correlate_config__default(&cfg);
+	c = correlator__new(strategy ? strategy : "auto", &cfg, &cb);
+	if (!c)
+		return -errno;
+	while (!err && (i < g->nr_cpu || j < g->nr_gpu)) {
+		if (j == g->nr_gpu || (i < g->nr_cpu && g->cpu[i].time_ns <= g->gpu[j].start_ns))
+			err = correlator__feed_cpu(c, &g->cpu[i++]);
+		else
+			err = correlator__feed_gpu(c, &g->gpu[j++]);
+		err = err == -EINVAL ? 0 : err; /* malformed: skipped */
+	}
+	if (!err)
+		err = correlator__flush(c, CORR_FLUSH_ALL);
+	correlator__stats(c, &cs);
+	correlator__free(c);
+	correlate_stats__add(ret_stats, &cs);
+	if (!err)
+		err = g->err;
+	if (err)
+		return err;
+	pd->launches = g->cpu;
+	pd->nr_launches = g->nr_cpu;
+	pd->gpu = g->gpu;
+	pd->nr_gpu = g->nr_gpu;
+	pd->joins = g->joins;
+	pd->nr_joins = g->nr_joins;
+	return 0;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * --group-by: a root level above the process in flamegraphs, the process's systemd unit or
+ * container (both read from its cgroup v2 path) or its name. Names are looked up once per
+ * process and kept (at most GROUP_BY_MAX_PROCS; past that, looked up each time).
+ */
+#ifndef XSPROF_DAEMON_GROUP_BY_H
+#define XSPROF_DAEMON_GROUP_BY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GROUP_BY_MAX_PROCS 4096
+
+struct group_by;
+
+/* what: enum xsprofd_group_by (not NONE). NULL with errno set. */
+struct group_by *group_by__new(int what);
+void group_by__free(struct group_by *g);
+
+/* Look tgid's group up now, while it runs (a recording's on_new_process). */
+void group_by__note(void *g, uint32_t tgid);
+
+/* The root frame for process tgid: "nginx.service", "container 3f2a9c1b7d0e", "[no unit]",
+ * "[host]" ... Valid while g lives. Matches the fold_root_fn and gpu_waits root signature. */
+const char *group_by__root(void *g, uint32_t tgid);
+
+/* The unit and the container named in one /proc/PID/cgroup line ("0::/system.slice/x.service"):
+ * written to buf, or an empty string when it names none. For tests. */
+void group_by__unit_of(const char *cgroup_path, char *buf, size_t size);
+void group_by__container_of(const char *cgroup_path, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,659 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <systemd/sd-event.h>
+
+#include "daemon/cuda/cuda_probes.h"
+#include "daemon/stacks/fold.h"
+#include "daemon/log.h"
+#include "daemon/probes/offcpu.h"
+#include "daemon/probes/proc_events.h"
+#include "daemon/python/pyprof.h"
+#include "daemon/session/recording.h"
+#include "daemon/probes/sampler.h"
+#include "daemon/stacks/stack_table.h"
+#include "daemon/symbolize/symbolizer.h"
+#include "daemon/unwind/unwinder.h"
+#include "output/profile.h"
+
+/* How often queued samples are read when the BPF side did not ask earlier. */
+#define DRAIN_INTERVAL_US (100 * 1000)
+#define PID_SET_MAX	  (1u << 20)
+
+/* Processes seen so far, so each one's mappings are snapshotted once, when it first appears. */
+struct pid_set {
+	uint32_t *slots; /* 0 = empty (pid 0 is never stored) */
+	size_t cap, len;
+};
+
+struct recording {
+	sd_event *ev;
+	sd_event_source *io, *drain;
+	struct sampler *sampler;
+	struct proc_events *pe;
+	struct symbolizer *sym;
+	struct stack_table *stacks;
+	struct pid_set seen;
+	void (*on_new_process)(void *ctx, uint32_t tgid);
+	void *on_new_process_ctx;
+	struct cuda_probes *cuda;
+	struct unwinder *unwinder;	   /* NULL in fp mode */
+	struct pyprof *py;		   /* NULL without interpreter frames */
+	struct offcpu *oc;		   /* with opts.offcpu */
+	struct stack_table *offcpu_stacks; /* counts in microseconds, filled at stop */
+	struct profile_sample *timeline;   /* with opts.max_timeline */
+	size_t nr_timeline, timeline_cap, max_timeline;
+	uint64_t timeline_dropped;
+	bool running;
+	unsigned int max_stacks;
+	double t0, cpu0;
+	struct recording_stats st;
+};
+
+static bool pid_set__insert(struct pid_set *s, uint32_t pid)
+{
+	size_t i;
+
+	if ((s->len + 1) * 2 > s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 1024;
+		uint32_t *ns;
+
+		if (ncap > PID_SET_MAX)
+			return false; /* full: treat as seen, the snapshot is only an optimisation */
+		ns = calloc(ncap, sizeof(*ns));
+		if (!ns)
+			return false;
+		for (size_t j = 0; j < s->cap; j++) {
+			if (!s->slots[j])
+				continue;
+			for (i = (s->slots[j] * 2654435761u) & (ncap - 1); ns[i];
+			     i = (i + 1) & (ncap - 1))
+				;
+			ns[i] = s->slots[j];
+		}
+		free(s->slots);
+		s->slots = ns;
+		s->cap = ncap;
+	}
+	for (i = (pid * 2654435761u) & (s->cap - 1); s->slots[i]; i = (i + 1) & (s->cap - 1))
+		if (s->slots[i] == pid)
+			return false;
+	s->slots[i] = pid;
+	s->len++;
+	return true;
+}
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+static double mono_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Count the sample and keep it on the timeline, within max_timeline. */
+static void timeline_add(struct recording *r, const struct xsprof_sample *s, uint32_t gen)
+{
+	uint32_t id;
+
+	if (stack_table__add_id(r->stacks, s, gen, &id)) {
+		r->st.store_failures++;
+		r->timeline_dropped++;
+		return;
+	}
+	if (r->nr_timeline == r->timeline_cap) {
+		size_t ncap = r->timeline_cap ? r->timeline_cap * 2 : 4096;
+		struct profile_sample *nt;
+
+		if (ncap > r->max_timeline)
+			ncap = r->max_timeline;
+		nt = ncap > r->timeline_cap ? realloc(r->timeline, ncap * sizeof(*nt)) : NULL;
+		if (!nt) {
+			r->timeline_dropped++;
+			return;
+		}
+		r->timeline = nt;
+		r->timeline_cap = ncap;
+	}
+	r->timeline[r->nr_timeline++] = (struct profile_sample){
+		.time_ns = s->time_ns,
+		.pid = s->tgid,
+		.tid = s->tid,
+		.stack_id = id,
+		.cpu = s->cpu,
+	};
+}
+
+static void new_process(struct recording *r, uint32_t tgid)
+{
+	if (r->on_new_process)
+		r->on_new_process(r->on_new_process_ctx, tgid);
+}
+
+static void on_sample(void *ctx, const struct xsprof_sample *s)
+{
+	struct recording *r = ctx;
+	uint32_t gen = 0;
+
+	/* The image the sample ran in: the symbolizer snapshots it if it is new. */
+	if (s->tgid && !(s->flags & (XSPROF_SAMPLE_F_KTHREAD | XSPROF_SAMPLE_F_FOREIGN))) {
+		/* A process met first here (running before we started): its tables now, so the
+		 * samples after this one are walked whole. */
+		if (pid_set__insert(&r->seen, s->tgid)) {
+			if (r->unwinder)
+				unwinder__add_process(r->unwinder, (pid_t)s->tgid);
+			if (r->py)
+				pyprof__add_process(r->py, (pid_t)s->tgid);
+			new_process(r, s->tgid);
+		}
+		gen = symbolizer__gen(r->sym, s->tgid);
+	}
+	if (r->max_timeline) {
+		timeline_add(r, s, gen);
+		return;
+	}
+	if (stack_table__add(r->stacks, s, gen))
+		r->st.store_failures++;
+}
+
+/* An off-CPU stack names the image its process has now, as a sample would. */
+static uint32_t offcpu_gen(void *ctx, pid_t tgid)
+{
+	struct recording *r = ctx;
+
+	if (pid_set__insert(&r->seen, (uint32_t)tgid))
+		new_process(r, (uint32_t)tgid);
+	return symbolizer__gen(r->sym, tgid);
+}
+
+static int drain(struct recording *r)
+{
+	int n = sampler__drain(r->sampler);
+
+	if (n < 0)
+		log_err("reading the ring buffer failed: %s", strerror(-n));
+	return n < 0 ? n : 0;
+}
+
+static int on_ring(sd_event_source *src, int fd, uint32_t revents, void *ctx)
+{
+	return drain(ctx);
+}
+
+static int on_drain_timer(sd_event_source *src, uint64_t usec, void *ctx)
+{
+	int err = drain(ctx);
+
+	if (!err)
+		err = sd_event_source_set_time_relative(src, DRAIN_INTERVAL_US);
+	return err;
+}
+
+/* ---- GPU path (cuda_probes) ---- */
+
+/* The process mapped a CUDA library or sent its first launch: its mappings are worth reading
+ * again, whatever the CPU samples saw before. */
+static void on_cuda_process(void *ctx, pid_t pid)
+{
+	struct recording *r = ctx;
+
+	if (pid_set__insert(&r->seen, pid))
+		new_process(r, (uint32_t)pid);
+	if (symbolizer__add_process(r->sym, pid))
+		r->st.snapshot_failed++;
+	if (r->unwinder)
+		unwinder__add_process(r->unwinder, pid);
+	if (r->py)
+		pyprof__add_process(r->py, pid);
+}
+
+static int recording_cuda_setup(struct recording *r, const struct recording_opts *o,
+				const char **ret_what)
+{
+	struct cuda_probes_opts copts = {
+		.follow_forks = o->follow_forks,
+		.by_file = o->follow_forks, /* forked children inherit the libraries */
+		/* Only processes we were asked for: the watch stops them while it attaches. */
+		.watch_maps = o->cuda && (o->nr_pids > 0 || o->follow_forks),
+		.max_stacks = o->max_launch_stacks,
+		.keep_launch_uprobes = o->keep_launch_uprobes,
+		.on_process = on_cuda_process,
+		.ctx = r,
+	};
+	int err;
+
+	if (!o->cuda && !o->follow_forks)
+		return 0;
+	*ret_what = "setting up the CUDA probes";
+	r->cuda = cuda_probes__new(r->sampler, &copts);
+	if (!r->cuda)
+		return -errno;
+	if (!o->cuda)
+		return 0; /* following forks only (--no-cuda in command mode) */
+	for (int i = 0; i < o->nr_cuda_libs; i++) {
+		err = cuda_probes__attach_path(r->cuda, o->cuda_libs[i]);
+		if (err == -ENOENT && !access(o->cuda_libs[i], F_OK)) {
+			log_err("--cuda-lib %s: no CUDA API nor xsprof:launch probe in it (a stripped "
+				"executable cannot be probed: link with -cudart shared)",
+				o->cuda_libs[i]);
+			return err;
+		}
+		if (err) {
+			log_err("--cuda-lib %s: %s", o->cuda_libs[i],
+				cuda_probes__last_error(r->cuda) && err != -ENOENT
+					? cuda_probes__last_error(r->cuda)
+					: strerror(-err));
+			return err;
+		}
+	}
+	for (int i = 0; i < o->nr_pids; i++) {
+		err = cuda_probes__attach_pid(r->cuda, o->pids[i]);
+		if (err < 0 && err != -ESRCH)
+			log_warn("pid %d: CUDA probes not attached: %s", (int)o->pids[i],
+				 cuda_probes__last_error(r->cuda) ? cuda_probes__last_error(r->cuda)
+								  : strerror(-err));
+	}
+	return 0;
+}
+
+struct cuda_probes *recording__cuda(struct recording *r)
+{
+	return r->cuda;
+}
+
+int recording__add_pid(struct recording *r, pid_t pid)
+{
+	int err = sampler__add_pid(r->sampler, pid);
+
+	if (!err && r->cuda) {
+		err = cuda_probes__attach_pid(r->cuda, pid);
+		err = err < 0 ? err : 0;
+	}
+	return err;
+}
+
+/* ---- user stacks without frame pointers (daemon/unwind) ---- */
+
+static int recording_unwind_setup(struct recording *r)
+{
+	struct unwinder_opts uo = {0};
+
+	if (sampler__unwind_maps(r->sampler, &uo.rows_fd, &uo.max_rows, &uo.procs_fd,
+				 &uo.max_procs))
+		return 0; /* fp mode */
+	r->unwinder = unwinder__new(&uo);
+	return r->unwinder ? 0 : -errno;
+}
+
+int recording__unwind_stats(const struct recording *r, struct xsprof_unwind_stats *ret_bpf,
+			    struct unwinder_stats *ret_tables)
+{
+	if (!r->unwinder)
+		return -ENOENT;
+	unwinder__stats(r->unwinder, ret_tables);
+	return sampler__unwind_stats(r->sampler, ret_bpf);
+}
+
+/* ---- interpreter frames (daemon/python) ---- */
+
+static const void *python_rewrite(void *ctx, const void *data, size_t size, size_t *ret_size)
+{
+	return pyprof__rewrite(ctx, data, size, ret_size);
+}
+
+static int recording_python_setup(struct recording *r, struct symbolizer *sym)
+{
+	struct pyprof_opts po = {.sym = sym};
+	int err = sampler__python_map(r->sampler, &po.procs_fd, &po.max_procs);
+
+	if (err)
+		return err;
+	r->py = pyprof__new(&po);
+	if (!r->py)
+		return -errno;
+	sampler__set_rewrite(r->sampler, python_rewrite, r->py);
+	sampler__set_python(r->sampler, true);
+	return 0;
+}
+
+int recording__python_stats(const struct recording *r, struct xsprof_py_stats *ret_bpf,
+			    struct pyprof_stats *ret)
+{
+	if (!r->py)
+		return -ENOENT;
+	pyprof__stats(r->py, ret);
+	return sampler__python_stats(r->sampler, ret_bpf);
+}
+
+/* ---- */
+
+/* The optional BPF programs this recording has no use for: not loaded at all. */
+static uint32_t programs_not_wanted(const struct recording_opts *o)
+{
+	uint32_t skip = 0;
+
+	if (!o->proc_events)
+		skip |= SAMPLER_PROG_BIT(SAMPLER_PROG_PROC_EXEC) |
+			SAMPLER_PROG_BIT(SAMPLER_PROG_PROC_EXIT) |
+			SAMPLER_PROG_BIT(SAMPLER_PROG_PROC_LIBS);
+	if (!o->cuda)
+		skip |= SAMPLER_PROG_BIT(SAMPLER_PROG_CUDA_CALL) |
+			SAMPLER_PROG_BIT(SAMPLER_PROG_USDT_LAUNCH) |
+			SAMPLER_PROG_BIT(SAMPLER_PROG_WATCH_MMAP) |
+			SAMPLER_PROG_BIT(SAMPLER_PROG_CUDA_RET);
+	if (!o->cuda && !o->follow_forks)
+		skip |= SAMPLER_PROG_BIT(SAMPLER_PROG_FOLLOW_FORK) |
+			SAMPLER_PROG_BIT(SAMPLER_PROG_UNFOLLOW_EXIT);
+	return skip;
+}
+
+/* A kernel that refused an optional program still samples: say what is missing (off-CPU
+ * time, when asked for, is an error of its own). */
+static void report_refused(const struct sampler *s)
+{
+	uint32_t refused = sampler__refused(s) & ~SAMPLER_PROG_BIT(SAMPLER_PROG_OFFCPU);
+
+	for (int p = 0; p < SAMPLER_PROG_MAX; p++)
+		if (refused & SAMPLER_PROG_BIT(p))
+			log_warn("this kernel refused a BPF program: sampling goes on without %s",
+				 sampler__program_feature(p));
+}
+
+struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
+				 struct symbolizer *sym, const char **ret_what)
+{
+	struct sampler_opts sopts = {
+		.freq_hz = o->freq_hz,
+		.include_idle = o->include_idle,
+		.ring_bytes = o->ring_bytes,
+		.max_pids = o->nr_pids > 4096 ? (uint32_t)o->nr_pids : 0,
+		.unwind_mode = o->unwind_mode,
+		.offcpu = o->offcpu,
+		.offcpu_min_ns = o->offcpu_min_ns,
+		.offcpu_max_stacks = o->max_stacks,
+		.comm = o->comm,
+		.cgroup_fd = o->cgroup_fd,
+		.skip_programs = programs_not_wanted(o),
+		.tids = o->tids,
+		.nr_tids = o->nr_tids,
+		.gpu_wait_exclusive = o->gpu_wait_exclusive,
+	};
+	struct recording *r;
+	int err;
+
+	*ret_what = "setting up";
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->ev = sd_event_ref(ev);
+	r->sym = sym;
+	r->max_stacks = o->max_stacks;
+	r->max_timeline = o->max_timeline;
+	r->on_new_process = o->on_new_process;
+	r->on_new_process_ctx = o->on_new_process_ctx;
+	r->stacks = stack_table__new(o->max_stacks);
+	if (!r->stacks) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	*ret_what = "loading the BPF sampler";
+	r->sampler = sampler__new(&sopts, on_sample, r);
+	if (!r->sampler) {
+		err = -errno;
+		goto fail;
+	}
+	report_refused(r->sampler);
+	if (o->offcpu && !sampler__has_program(r->sampler, SAMPLER_PROG_OFFCPU)) {
+		*ret_what = "loading the off-CPU program (this kernel refused tp_btf/sched_switch; "
+			    "--mode cpu still works)";
+		err = -EOPNOTSUPP;
+		goto fail;
+	}
+	err = recording_unwind_setup(r);
+	if (err) {
+		*ret_what = "mapping the unwind table array";
+		goto fail;
+	}
+	if (o->python && (err = recording_python_setup(r, sym))) {
+		*ret_what = "setting up the interpreter frames";
+		goto fail;
+	}
+	if (o->offcpu) {
+		*ret_what = "attaching the off-CPU program (sched_switch)";
+		r->offcpu_stacks = stack_table__new(o->max_stacks);
+		r->oc = r->offcpu_stacks ? offcpu__attach(r->sampler, offcpu_gen, r, o->max_stacks)
+					 : NULL;
+		if (!r->oc) {
+			err = r->offcpu_stacks ? -errno : -ENOMEM;
+			goto fail;
+		}
+	}
+	if (o->proc_events && sampler__has_program(r->sampler, SAMPLER_PROG_PROC_EXEC) &&
+	    sampler__has_program(r->sampler, SAMPLER_PROG_PROC_EXIT)) {
+		*ret_what = "attaching the process exec/exit tracepoints";
+		r->pe = proc_events__attach(r->sampler, sym);
+		if (!r->pe) {
+			err = -errno;
+			goto fail;
+		}
+		proc_events__set_unwinder(r->pe, r->unwinder);
+		proc_events__set_python(r->pe, r->py);
+	}
+	*ret_what = "setting the pid filter";
+	for (int i = 0; i < o->nr_pids; i++) {
+		err = sampler__add_pid(r->sampler, o->pids[i]);
+		if (err)
+			goto fail;
+		/* Snapshot now: a process that exits before its first sample still gets names. */
+		if (pid_set__insert(&r->seen, o->pids[i]) &&
+		    symbolizer__add_process(sym, o->pids[i]))
+			r->st.snapshot_failed++;
+		if (r->unwinder)
+			unwinder__add_process(r->unwinder, o->pids[i]);
+		if (r->py)
+			pyprof__add_process(r->py, o->pids[i]);
+	}
+	err = recording_cuda_setup(r, o, ret_what);
+	if (err)
+		goto fail;
+	*ret_what = "adding the ring buffer to the event loop";
+	err = sd_event_add_io(ev, &r->io, sampler__fd(r->sampler), EPOLLIN, on_ring, r);
+	if (err)
+		goto fail;
+	err = sd_event_add_time_relative(ev, &r->drain, CLOCK_MONOTONIC, DRAIN_INTERVAL_US, 0,
+					 on_drain_timer, r);
+	if (err)
+		goto fail;
+	/* Not until started. */
+	sd_event_source_set_enabled(r->drain, SD_EVENT_OFF);
+	return r;
+fail:
+	recording__free(r);
+	errno = -err;
+	return NULL;
+}
+
+int recording__start(struct recording *r)
+{
+	int err = sampler__start(r->sampler);
+
+	if (!err && r->oc)
+		err = offcpu__start(r->oc);
+	if (err) {
+		sampler__stop(r->sampler);
+		return err;
+	}
+	/* Without the watchers, launches right after a library loads may be missed: say so. */
+	if (r->cuda && (err = cuda_probes__start(r->cuda)))
+		log_warn("following forks and CUDA library loads failed (%s): children of the "
+			 "profiled processes, or their first CUDA calls, may be missed",
+			 strerror(-err));
+	r->running = true;
+	r->t0 = mono_seconds();
+	r->cpu0 = cpu_seconds();
+	sd_event_source_set_time_relative(r->drain, DRAIN_INTERVAL_US);
+	sd_event_source_set_enabled(r->drain, SD_EVENT_ON);
+	return 0;
+}
+
+void recording__stop(struct recording *r)
+{
+	struct sampler_stats us;
+
+	if (!r || !r->running)
+		return;
+	cuda_probes__stop(r->cuda);
+	sampler__stop(r->sampler);
+	offcpu__stop(r->oc);
+	r->running = false;
+	/* Samples still queued after the perf events closed. */
+	drain(r);
+	if (r->oc) {
+		int err = offcpu__collect(r->oc, r->offcpu_stacks);
+
+		if (err)
+			log_warn("reading the off-CPU time failed: %s", strerror(-err));
+	}
+	sd_event_source_set_enabled(r->drain, SD_EVENT_OFF);
+	sd_event_source_set_enabled(r->io, SD_EVENT_OFF);
+	r->st.wall_s = mono_seconds() - r->t0;
+	r->st.cpu_s = cpu_seconds() - r->cpu0;
+	sampler__user_stats(r->sampler, &us);
+	r->st.records = us.records;
+	r->st.bad_records = us.bad_records;
+	r->st.processes = r->seen.len;
+	if (sampler__read_stats(r->sampler, NULL, &r->st.bpf))
+		log_warn("could not read the BPF counters");
+	if (r->pe && proc_events__stats(r->pe, &r->st.proc))
+		log_warn("could not read the process event counters");
+}
+
+bool recording__running(const struct recording *r)
+{
+	return r->running;
+}
+
+const struct stack_table *recording__offcpu_stacks(const struct recording *r)
+{
+	return r->offcpu_stacks;
+}
+
+int recording__offcpu_stats(const struct recording *r, struct offcpu_stats *ret)
+{
+	if (!r->oc)
+		return -ENOENT;
+	offcpu__stats(r->oc, ret);
+	return 0;
+}
+
+int recording__fold(struct recording *r, struct calltree *tree, struct fold_stats *ret)
+{
+	return fold_stacks(r->stacks, r->sym, tree, ret);
+}
+
+void recording__stats(const struct recording *r, struct recording_stats *ret)
+{
+	*ret = r->st;
+}
+
+int recording__cpu_stats(const struct recording *r, struct xsprof_cpu_stats *ret)
+{
+	struct xsprof_cpu_stats total;
+
+	return sampler__read_stats(r->sampler, ret, &total);
+}
+
+int recording__nr_cpus(const struct recording *r)
+{
+	return sampler__nr_cpus(r->sampler);
+}
+
+int recording__nr_attached(const struct recording *r)
+{
+	return sampler__nr_attached(r->sampler);
+}
+
+uint32_t recording__ring_bytes(const struct recording *r)
+{
+	return sampler__ring_bytes(r->sampler);
+}
+
+const struct profile_sample *recording__timeline(const struct recording *r, size_t *ret_n,
+						 uint64_t *ret_dropped)
+{
+	*ret_n = r->nr_timeline;
+	*ret_dropped = r->timeline_dropped;
+	return r->timeline;
+}
+
+const struct stack_table *recording__stacks(const struct recording *r)
+{
+	return r->stacks;
+}
+
+struct sampler *recording__sampler(struct recording *r)
+{
+	return r->sampler;
+}
+
+void recording__free(struct recording *r)
+{
+	if (!r)
+		return;
+	recording__stop(r);
+	sd_event_source_disable_unref(r->io);
+	sd_event_source_disable_unref(r->drain);
+	cuda_probes__free(r->cuda); /* its links before the skeleton goes */
+	offcpu__free(r->oc);
+	stack_table__free(r->offcpu_stacks);
+	proc_events__free(r->pe);
+	unwinder__free(r->unwinder); /* unmaps the row array before the skeleton goes */
+	sampler__free(r->sampler);
+	pyprof__free(r->py);
+	stack_table__free(r->stacks);
+	free(r->timeline);
+	free(r->seen.slots);
+	sd_event_unref(r->ev);
+	free(r);
+}
+
+int recording__rotate(struct recording *r, struct stack_table **ret_stacks, uint32_t **ret_pids,
+		      size_t *ret_nr_pids)
+{
+	struct stack_table *fresh = stack_table__new(r->max_stacks);
+	uint32_t *pids = malloc((r->seen.len ? r->seen.len : 1) * sizeof(*pids));
+	size_t n = 0;
+
+	if (!fresh || !pids) {
+		stack_table__free(fresh);
+		free(pids);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < r->seen.cap; i++)
+		if (r->seen.slots[i])
+			pids[n++] = r->seen.slots[i];
+	/* Pick up queued samples first so they land in the slice they belong to. */
+	if (r->running)
+		drain(r);
+	*ret_stacks = r->stacks;
+	*ret_pids = pids;
+	*ret_nr_pids = n;
+	r->stacks = fresh;
+	free(r->seen.slots);
+	memset(&r->seen, 0, sizeof(r->seen));
+	return 0;
+}

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * One recording: its own BPF sampler (frequency, pid filter), the raw stacks it counted, and the
+ * processes it saw, driven by an sd-event loop. One-shot mode runs one; the service runs its
+ * always-on one and one per recording request.
+ */
+#ifndef XSPROF_DAEMON_RECORDING_H
+#define XSPROF_DAEMON_RECORDING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf/xsprof_events.h"
+#include "daemon/probes/proc_events.h"
+
+typedef struct sd_event sd_event;
+struct calltree;
+struct profile_sample;
+struct cuda_probes;
+struct fold_stats;
+struct sampler;
+struct stack_table;
+struct symbolizer;
+
+struct recording_opts {
+	unsigned int freq_hz;
+	bool include_idle;
+	uint32_t ring_bytes; /* 0: sized from the CPU count */
+	unsigned int max_stacks;
+	const pid_t *pids; /* NULL/0: whole machine */
+	int nr_pids;
+	bool proc_events;    /* feed exec/exit to the symbolizer (one recording per symbolizer) */
+	size_t max_timeline; /* keep each sample (time, thread, stack id) up to this many; 0: none */
+	uint32_t unwind_mode; /* enum xsprof_unwind_mode: fp (0) unless asked */
+	bool python;	      /* interpreter frames of CPython processes (daemon/python) */
+
+	/* GPU path (cuda_probes): CUDA API uprobes and the xsprof:launch USDT. */
+	bool cuda;	   /* CUDA probes on the libraries of pids (and of recording__add_pid's) */
+	bool follow_forks; /* children of filtered processes join the filter (launch) */
+	const char *const *cuda_libs; /* system-wide, by path */
+	int nr_cuda_libs;
+	size_t max_launch_stacks; /* distinct launch stacks kept; 0: default */
+	bool keep_launch_uprobes; /* see struct cuda_probes_opts */
+
+	/* Off-CPU time (daemon/probes/offcpu.c) of the same processes, in a stack table of its own. */
+	bool offcpu;
+	uint64_t offcpu_min_ns;
+
+	/* In-kernel filters besides pids: process name, cgroup v2 directory (fd; 0: none). */
+	const char *comm;
+	int cgroup_fd;
+	const pid_t *tids; /* threads only (--tid); NULL/0: all */
+	int nr_tids;
+	/* Wall mode: a thread's time inside a timed CUDA wait goes to the wait alone. */
+	bool gpu_wait_exclusive;
+	/* Called for each process the first time it is seen (a sample, an off-CPU stack, a CUDA
+	 * record), while it still runs; may be NULL. --group-by reads its cgroup then. */
+	void (*on_new_process)(void *ctx, uint32_t tgid);
+	void *on_new_process_ctx;
+};
+
+struct recording_stats {
+	double wall_s;		       /* between start and stop */
+	double cpu_s;		       /* our CPU while sampling */
+	uint64_t records;	       /* read from the ring buffer */
+	uint64_t bad_records;	       /* malformed, skipped */
+	uint64_t store_failures;       /* samples that could not be stored (out of memory) */
+	uint64_t snapshot_failed;      /* processes gone before their mappings were read */
+	struct proc_events_stats proc; /* zero without proc_events */
+	size_t processes;	       /* distinct processes seen */
+	struct xsprof_cpu_stats bpf;   /* BPF counters summed over CPUs */
+};
+
+struct recording;
+struct unwinder_stats;
+struct offcpu_stats;
+
+/*
+ * Load the sampler and hook it to the loop. sym is shared (not owned) and must outlive the
+ * recording. NULL with errno set; *ret_what names the step that failed.
+ */
+struct recording *recording__new(sd_event *ev, const struct recording_opts *opts,
+				 struct symbolizer *sym, const char **ret_what);
+void recording__free(struct recording *r);
+
+int recording__start(struct recording *r);
+/* Stop sampling and read what is still queued. Idempotent. */
+void recording__stop(struct recording *r);
+bool recording__running(const struct recording *r);
+
+/*
+ * The samples kept with opts.max_timeline, in arrival order (per CPU in time order); stack_id
+ * is the stack table entry's id. ret_dropped: samples past the cap or not stored.
+ */
+/*
+ * With opts.offcpu: the off-CPU stacks, counts in microseconds (read from the kernel at
+ * recording__stop), and their counters; NULL / -ENOENT without.
+ */
+const struct stack_table *recording__offcpu_stacks(const struct recording *r);
+int recording__offcpu_stats(const struct recording *r, struct offcpu_stats *ret_stats);
+
+const struct profile_sample *recording__timeline(const struct recording *r, size_t *ret_n,
+						 uint64_t *ret_dropped);
+
+/* Name the counted stacks into tree. */
+int recording__fold(struct recording *r, struct calltree *tree, struct fold_stats *ret_stats);
+
+void recording__stats(const struct recording *r, struct recording_stats *ret);
+/* Per-CPU BPF counters into ret[nr_cpus]; nr_cpus from recording__nr_cpus(). */
+int recording__cpu_stats(const struct recording *r, struct xsprof_cpu_stats *ret);
+int recording__nr_cpus(const struct recording *r);
+int recording__nr_attached(const struct recording *r);
+uint32_t recording__ring_bytes(const struct recording *r);
+const struct stack_table *recording__stacks(const struct recording *r);
+struct sampler *recording__sampler(struct recording *r);
+/* The GPU path's probes and launches; NULL unless opts.cuda. */
+struct cuda_probes *recording__cuda(struct recording *r);
+/*
+ * The table walk's counters: the BPF side (summed over CPUs) and the tables loaded. -ENOENT in
+ * fp mode (nothing was loaded).
+ */
+int recording__unwind_stats(const struct recording *r, struct xsprof_unwind_stats *ret_bpf,
+			    struct unwinder_stats *ret_tables);
+/*
+ * Interpreter frames: the BPF walk's counters (summed over CPUs) and the daemon side's.
+ * -ENOENT without opts.python.
+ */
+struct pyprof_stats;
+int recording__python_stats(const struct recording *r, struct xsprof_py_stats *ret_bpf,
+			    struct pyprof_stats *ret);
+/* Add a process to the pid filter (and the CUDA probes to it) after the recording was made,
+ * e.g. a command before it execs. */
+int recording__add_pid(struct recording *r, pid_t pid);
+
+/*
+ * Start a new slice: hand over the stacks counted so far and the processes seen (to forget
+ * their mappings once named), and count on into a fresh table. The caller frees both
+ * (stack_table__free, free). -ENOMEM leaves the recording as it was.
+ */
+int recording__rotate(struct recording *r, struct stack_table **ret_stacks, uint32_t **ret_pids,
+		      size_t *ret_nr_pids);
+
+#endif

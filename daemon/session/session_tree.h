@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A session's CPU call tree by what it weighs (--mode, or a recording's "mode"): on-CPU samples
+ * (cpu); off-CPU microseconds (offcpu); or both in microseconds (wall), so each thread adds up to
+ * its wall time. The one way one-shot runs and the service's recordings make it.
+ */
+#ifndef XSPROF_DAEMON_SESSION_TREE_H
+#define XSPROF_DAEMON_SESSION_TREE_H
+
+#include "daemon/stacks/fold.h"
+
+struct calltree;
+struct recording;
+struct symbolizer;
+
+/* mode: enum xsprofd_mode; root may be NULL (see fold_stacks_rooted). 0 or -errno. */
+int session_tree__build(struct recording *rec, struct symbolizer *sym, int mode,
+			unsigned int freq_hz, fold_root_fn root, void *root_ctx,
+			struct calltree *tree, struct fold_stats *ret_fs);
+
+#endif

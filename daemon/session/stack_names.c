@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/base/hash.h"
+#include "daemon/stacks/fold.h"
+#include "daemon/cuda/launch_fold.h"
+#include "daemon/cuda/launch_store.h"
+#include "daemon/session/stack_names.h"
+#include "daemon/stacks/stack_table.h"
+#include "daemon/symbolize/symbolizer.h"
+
+#define POOL_CHUNK (256u << 10)
+
+struct pool_chunk {
+	struct pool_chunk *next;
+	size_t used, size;
+	char data[];
+};
+
+/* Where one stack's frames start in the frame array, and how many. */
+struct span {
+	size_t off;
+	size_t n;
+};
+
+struct proc_name {
+	uint32_t pid;
+	const char *comm; /* interned */
+	bool launched;	  /* from a CUDA launch: the image that did the GPU work */
+};
+
+struct stack_names {
+	/* Interned names: open addressing over pool strings. */
+	const char **slots;
+	size_t cap, len;
+	struct pool_chunk *pool;
+	/* Frames of every stack, back to back. */
+	const char **frames;
+	size_t nr_frames, frames_cap;
+	struct span *cpu, *launch;
+	size_t nr_cpu, nr_launch;
+	struct fold_names buf;
+	/* Process names by pid, so GPU work sits under its process's name like its samples. */
+	struct proc_name *procs;
+	size_t nr_procs, procs_cap;
+};
+
+static char *pool_copy(struct stack_names *sn, const char *s)
+{
+	size_t len = strlen(s) + 1;
+	struct pool_chunk *c = sn->pool;
+	char *p;
+
+	if (!c || c->size - c->used < len) {
+		size_t size = len > POOL_CHUNK ? len : POOL_CHUNK;
+
+		c = malloc(sizeof(*c) + size);
+		if (!c)
+			return NULL;
+		c->size = size;
+		c->used = 0;
+		c->next = sn->pool;
+		sn->pool = c;
+	}
+	p = c->data + c->used;
+	memcpy(p, s, len);
+	c->used += len;
+	return p;
+}
+
+static const char *intern(struct stack_names *sn, const char *s)
+{
+	size_t i, mask;
+	uint64_t h;
+
+	if ((sn->len + 1) * 2 > sn->cap) {
+		size_t ncap = sn->cap ? sn->cap * 2 : 4096;
+		const char **ns = calloc(ncap, sizeof(*ns));
+
+		if (!ns)
+			return NULL;
+		for (size_t j = 0; j < sn->cap; j++) {
+			if (!sn->slots[j])
+				continue;
+			for (i = hash_str(sn->slots[j]) & (ncap - 1); ns[i];
+			     i = (i + 1) & (ncap - 1))
+				;
+			ns[i] = sn->slots[j];
+		}
+		free(sn->slots);
+		sn->slots = ns;
+		sn->cap = ncap;
+	}
+	h = hash_str(s);
+	mask = sn->cap - 1;
+	for (i = h & mask; sn->slots[i]; i = (i + 1) & mask)
+		if (!strcmp(sn->slots[i], s))
+			return sn->slots[i];
+	sn->slots[i] = pool_copy(sn, s);
+	if (sn->slots[i])
+		sn->len++;
+	return sn->slots[i];
+}
+
+/* Append a stack's frames; its span into *ret. */
+static int add_frames(struct stack_names *sn, const char *const *frames, size_t n, struct span *ret)
+{
+	if (sn->nr_frames + n > sn->frames_cap) {
+		size_t ncap = sn->frames_cap ? sn->frames_cap * 2 : 16384;
+		const char **nf;
+
+		while (ncap < sn->nr_frames + n)
+			ncap *= 2;
+		nf = realloc(sn->frames, ncap * sizeof(*nf));
+		if (!nf)
+			return -ENOMEM;
+		sn->frames = nf;
+		sn->frames_cap = ncap;
+	}
+	ret->off = sn->nr_frames;
+	ret->n = n;
+	for (size_t i = 0; i < n; i++) {
+		const char *s = intern(sn, frames[i]);
+
+		if (!s)
+			return -ENOMEM;
+		sn->frames[sn->nr_frames++] = s;
+	}
+	return 0;
+}
+
+static int add_proc(struct stack_names *sn, uint32_t pid, const char *comm16, bool launched)
+{
+	char comm[XSPROF_COMM_LEN + 1];
+	const char *name;
+
+	if (sn->nr_procs && sn->procs[sn->nr_procs - 1].pid == pid &&
+	    sn->procs[sn->nr_procs - 1].launched == launched)
+		return 0; /* entries of one process tend to come together */
+	memcpy(comm, comm16, XSPROF_COMM_LEN);
+	comm[XSPROF_COMM_LEN] = '\0';
+	if (!comm[0])
+		return 0;
+	name = intern(sn, comm);
+	if (!name)
+		return -ENOMEM;
+	if (sn->nr_procs == sn->procs_cap) {
+		size_t ncap = sn->procs_cap ? sn->procs_cap * 2 : 256;
+		struct proc_name *np = realloc(sn->procs, ncap * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		sn->procs = np;
+		sn->procs_cap = ncap;
+	}
+	sn->procs[sn->nr_procs++] = (struct proc_name){pid, name, launched};
+	return 0;
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct proc_name *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	/* A process seen before its exec (command mode's fork) has two names: the one its
+	 * launches carry names its GPU work, so it sorts first. */
+	return (int)y->launched - (int)x->launched;
+}
+
+const char *stack_names__comm(void *ctx, uint32_t pid, uint32_t tid)
+{
+	const struct stack_names *sn = ctx;
+	size_t lo = 0, hi = sn->nr_procs;
+
+	/* The first entry of pid (lower bound): its launches' name when it has one. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sn->procs[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < sn->nr_procs && sn->procs[lo].pid == pid ? sn->procs[lo].comm : NULL;
+}
+
+struct walk {
+	struct stack_names *sn;
+	struct symbolizer *sym;
+};
+
+static int name_entry(void *ctx, const struct stack_entry *e)
+{
+	struct walk *w = ctx;
+
+	int err;
+
+	fold__name_stack(w->sym, e, &w->sn->buf, NULL);
+	err = add_frames(w->sn, w->sn->buf.frames, w->sn->buf.n, &w->sn->cpu[e->id]);
+	if (!err && e->tgid)
+		err = add_proc(w->sn, e->tgid, e->comm, false);
+	symbolizer__trim(w->sym); /* copied: the cache may shrink to its cap */
+	return err;
+}
+
+static int name_launch(void *ctx, const struct launch_stack *s)
+{
+	struct walk *w = ctx;
+	const char *frames[LAUNCH_FOLD_MAX_FRAMES];
+	size_t n = launch_fold__name_stack(w->sym, s, frames, NULL);
+	int err;
+
+	if (!n)
+		frames[n++] = "[no frames]";
+	err = add_frames(w->sn, frames, n, &w->sn->launch[w->sn->nr_launch++]);
+	if (!err)
+		err = add_proc(w->sn, s->tgid, s->comm, true);
+	symbolizer__trim(w->sym);
+	return err;
+}
+
+struct stack_names *stack_names__new(const struct stack_table *st, const struct launch_store *ls,
+				     struct symbolizer *sym)
+{
+	struct stack_names *sn = calloc(1, sizeof(*sn));
+	struct walk w = {.sn = sn, .sym = sym};
+	size_t nl = ls ? launch_store__nr_stacks(ls) : 0;
+	int err = 0;
+
+	if (!sn)
+		return NULL;
+	sn->nr_cpu = st ? stack_table__nr_entries(st) : 0;
+	if (sn->nr_cpu >= STACK_NAMES_LAUNCH || nl >= STACK_NAMES_LAUNCH) {
+		err = -EOVERFLOW;
+		goto fail;
+	}
+	sn->cpu = calloc(sn->nr_cpu ? sn->nr_cpu : 1, sizeof(*sn->cpu));
+	sn->launch = calloc(nl ? nl : 1, sizeof(*sn->launch));
+	if (!sn->cpu || !sn->launch) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if (st)
+		err = stack_table__for_each(st, name_entry, &w);
+	/* Launch stacks in index order: for_each visits them in insertion order. */
+	if (!err && ls)
+		err = launch_store__for_each(ls, name_launch, &w);
+	if (err)
+		goto fail;
+	/* By pid for lookups; a pid that exec'd under two names gets one of them. */
+	if (sn->nr_procs)
+		qsort(sn->procs, sn->nr_procs, sizeof(*sn->procs), cmp_proc);
+	return sn;
+fail:
+	stack_names__free(sn);
+	errno = -err;
+	return NULL;
+}
+
+void stack_names__free(struct stack_names *sn)
+{
+	if (!sn)
+		return;
+	while (sn->pool) {
+		struct pool_chunk *next = sn->pool->next;
+
+		free(sn->pool);
+		sn->pool = next;
+	}
+	free(sn->slots);
+	free(sn->frames);
+	free(sn->cpu);
+	free(sn->launch);
+	free(sn->procs);
+	free(sn);
+}
+
+int stack_names__resolve(void *ctx, uint32_t pid, uint32_t stack_id, const char *const **ret_frames,
+			 size_t *ret_n)
+{
+	const struct stack_names *sn = ctx;
+	const struct span *sp;
+
+	if (stack_id & STACK_NAMES_LAUNCH) {
+		if ((stack_id & ~STACK_NAMES_LAUNCH) >= sn->nr_launch)
+			return -ENOENT;
+		sp = &sn->launch[stack_id & ~STACK_NAMES_LAUNCH];
+	} else {
+		if (stack_id >= sn->nr_cpu)
+			return -ENOENT;
+		sp = &sn->cpu[stack_id];
+	}
+	if (!sp->n)
+		return -ENOENT;
+	*ret_frames = sn->frames + sp->off;
+	*ret_n = sp->n;
+	return 0;
+}

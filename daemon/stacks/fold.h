@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Turning counted raw stacks into a named call tree. */
+#ifndef XSPROF_DAEMON_FOLD_H
+#define XSPROF_DAEMON_FOLD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/xsprof_events.h"
+
+struct stack_entry;
+struct stack_table;
+struct symbolizer;
+struct calltree;
+
+struct fold_stats {
+	uint64_t frames;	  /* frames named (user + kernel) */
+	uint64_t unnamed_frames;  /* kept as module+0xOFF or [unknown] */
+	uint64_t missing_ustacks; /* samples whose user stack could not be read */
+};
+
+/* A stack's own frames: user and kernel frames, and up to two placeholders. */
+/* User frames with --debug-info: an address may expand into inlined frames, up to this many. */
+#define FOLD_MAX_USER_FRAMES (2 * XSPROF_MAX_STACK_DEPTH)
+#define FOLD_MAX_FRAMES	     (2 + FOLD_MAX_USER_FRAMES + XSPROF_MAX_STACK_DEPTH)
+
+/* Room for naming one stack: the frames and the kernel names with their suffix. */
+struct fold_names {
+	const char *frames[FOLD_MAX_FRAMES];
+	size_t n;
+	char kbuf[XSPROF_MAX_STACK_DEPTH][160];
+	char ubuf[FOLD_MAX_USER_FRAMES][192]; /* "name (file:line)" with --debug-info */
+};
+
+/*
+ * Name one stack entry's frames into buf, outermost first, without the process name: user
+ * frames, then kernel frames suffixed "_[k]", or a placeholder saying why there are none. The
+ * names stay valid until buf is reused or symbolizer__trim() runs. Adds to stats (may be NULL).
+ */
+void fold__name_stack(struct symbolizer *sym, const struct stack_entry *e, struct fold_names *buf,
+		      struct fold_stats *stats);
+
+/*
+ * Add every stack of the table to the tree as comm;user frames (outermost first);kernel frames
+ * suffixed "_[k]". Frames that cannot be named stay in place under a placeholder, so every
+ * sample is counted. 0 or -errno (-ENOMEM).
+ */
+int fold_stacks(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
+		struct fold_stats *ret_stats);
+
+/* Same, each count weighing scale (wall mode: a CPU sample is its period in us). */
+int fold_stacks_scaled(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
+		       uint64_t scale, struct fold_stats *ret_stats);
+
+/* Same, under a first frame "uid:N" naming the sampled thread's uid (for the service's store). */
+int fold_stacks_by_uid(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
+		       struct fold_stats *ret_stats);
+
+/* A frame above the process of tgid (--group-by); valid until the fold returns. */
+typedef const char *(*fold_root_fn)(void *ctx, uint32_t tgid);
+
+/* Same as fold_stacks_scaled, each stack under root(root_ctx, tgid) first (root may be NULL). */
+int fold_stacks_rooted(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
+		       uint64_t scale, fold_root_fn root, void *root_ctx,
+		       struct fold_stats *ret_stats);
+
+#endif
