@@ -12,6 +12,7 @@
 #include "daemon/python/py_detect.h"
 #include "daemon/python/py_offsets.h"
 #include "daemon/python/pyprof.h"
+#include "daemon/base/hash.h"
 #include "daemon/base/hashmap.h"
 #include "daemon/symbolize/symbolizer.h"
 
@@ -260,7 +261,7 @@ static uint64_t frame_token(struct pyprof *p, struct py_proc *pp, const struct x
 	struct py_code c;
 	char name[2 * PY_CODE_MAX_NAME + 64];
 	/* The instruction and the code's identity in one key word. */
-	uint64_t k2 = ((f->key * 0x9e3779b97f4a7c15ull) & ~0xffffffffull) | f->instr, tok;
+	uint64_t k2 = (hash_u64(f->key) & ~0xffffffffull) | f->instr, tok;
 
 	if (!pp->memo && !(pp->memo = hashmap__new()))
 		return 0;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "daemon/symbolize/frame_names.h"
+#include "daemon/base/hash.h"
 #include "daemon/base/hashmap.h"
 
 struct frame_names {
@@ -13,17 +14,6 @@ struct frame_names {
 	struct hashmap *index; /* (hash, length) -> id + 1 */
 	struct frame_names_stats st;
 };
-
-static uint64_t hash_name(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
 
 struct frame_names *frame_names__new(size_t max_names, size_t max_bytes)
 {
@@ -64,7 +54,7 @@ static uint64_t token_of(size_t id)
 uint64_t frame_names__intern(struct frame_names *fn, const char *name)
 {
 	size_t len = strlen(name);
-	uint64_t h = hash_name(name, len);
+	uint64_t h = hash_bytes(HASH_INIT, name, len);
 	uintptr_t v = (uintptr_t)hashmap__get(fn->index, h, len);
 	size_t need = len + 1 + sizeof(char *);
 	char *copy;
