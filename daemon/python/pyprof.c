@@ -3,7 +3,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 
@@ -128,6 +130,32 @@ static void forget(struct pyprof *p, pid_t pid)
 	proc_free(p, pp);
 }
 
+/*
+ * Whether pid's executable is named like a CPython interpreter (python3.X, python3, python):
+ * a readlink, where reading its mappings costs a file read and a parse, for every process
+ * that execs or is first seen. Programs embedding libpython under another name are not walked.
+ */
+static bool exe_is_python(const struct pyprof *p, pid_t pid)
+{
+	char path[64], exe[PATH_MAX];
+	unsigned int major, minor;
+	const char *base;
+	bool shared, ft;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%d/exe", p->o.proc_root ? p->o.proc_root : "/proc",
+		 (int)pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	if (n > 10 && !strcmp(exe + n - 10, " (deleted)"))
+		exe[n - 10] = '\0';
+	base = strrchr(exe, '/');
+	base = base ? base + 1 : exe;
+	return py_detect__parse_name(base, &major, &minor, &shared, &ft) && !shared;
+}
+
 /* Remember an unsupported process (within the cap) so it is detected and counted once. */
 static void mark_unsupported(struct pyprof *p, pid_t pid)
 {
@@ -157,6 +185,8 @@ int pyprof__add_process(struct pyprof *p, pid_t pid)
 	pp = hashmap__get(p->procs, (uint64_t)pid, 0);
 	if (pp)
 		return pp->unsupported ? -ENOTSUP : 0;
+	if (!exe_is_python(p, pid))
+		return -ENOENT;
 	err = py_detect(p->o.proc_root, pid, &t, &reason);
 	if (err == -ENOTSUP || (!err && py_offsets__get(t.major, t.minor, &o, &reason))) {
 		p->st.detected++;
