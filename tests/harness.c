@@ -148,3 +148,17 @@ char *read_file(const char *path)
 	fclose(f);
 	return buf;
 }
+
+bool wait_for_text(const char *path, const char *needle, double timeout_s)
+{
+	for (double waited = 0; waited < timeout_s; waited += 0.05) {
+		char *text = read_file(path);
+		bool found = text && strstr(text, needle);
+
+		free(text);
+		if (found)
+			return true;
+		usleep(50000);
+	}
+	return false;
+}

@@ -39,5 +39,8 @@ int run(char *const argv[], const char *out_path, const char *err_path);
 const char *test_path(const char *name, const char *suffix);
 /* Whole file as a NUL-terminated string (caller frees); NULL when it cannot be read. */
 char *read_file(const char *path);
+/* Wait until the file holds needle (a daemon's "sampling" line), at most timeout_s: true once
+ * it does. */
+bool wait_for_text(const char *path, const char *needle, double timeout_s);
 
 #endif

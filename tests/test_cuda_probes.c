@@ -246,18 +246,10 @@ static void sleep_ms(int ms)
 }
 
 /* Wait until the file holds text (a process said it is ready); fails after timeout_s. */
-static void wait_for_text(const char *path, const char *text, double timeout_s)
+static void expect_text(const char *path, const char *text, double timeout_s)
 {
-	for (int i = 0; i < timeout_s * 100; i++) {
-		char *s = read_file(path);
-		bool found = s && strstr(s, text);
-
-		free(s);
-		if (found)
-			return;
-		sleep_ms(10);
-	}
-	cr_assert_fail("%s never said '%s': %s", path, text, read_file(path));
+	cr_assert(wait_for_text(path, text, timeout_s), "%s never said '%s': %s", path, text,
+		  read_file(path));
 }
 
 static void run_xsprofd(char *const argv[], int want_status, const char *err)
@@ -307,10 +299,10 @@ Test(cuda_probes, pid_mode_probes_only_that_process, .timeout = 120)
 				    {main_driver, N(main_driver)},
 				    {worker, N(worker)}};
 
-	wait_for_text(out, "ready", 10);
+	expect_text(out, "ready", 10);
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)work);
 	prof = spawn(argv, NULL, err);
-	wait_for_text(err, "sampling the given processes", 20);
+	expect_text(err, "sampling the given processes", 20);
 	kill(work, SIGUSR1);
 	cr_assert_eq(wait_exit(work), 0);
 	cr_assert_eq(wait_exit(prof), 0, "%s", read_file(err));
@@ -337,9 +329,9 @@ Test(cuda_probes, cuda_lib_probes_every_process_using_that_file, .timeout = 120)
 				    {worker, N(worker)},
 				    {children_any, N(children_any)}};
 
-	wait_for_text(out, "ready", 10);
+	expect_text(out, "ready", 10);
 	prof = spawn(argv, NULL, err);
-	wait_for_text(err, "sampling all CPUs", 20);
+	expect_text(err, "sampling all CPUs", 20);
 	kill(work, SIGUSR1);
 	cr_assert_eq(wait_exit(work), 0);
 	cr_assert_eq(wait_exit(prof), 0, "%s", read_file(err));

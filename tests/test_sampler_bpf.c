@@ -236,8 +236,11 @@ Test(sampler_bpf, full_ring_buffer_is_counted_not_silent, .timeout = 120)
 	char *text;
 	struct folded f;
 
-	/* Stop the reader: at 10 kHz on every CPU the 1 MiB ring fills within the second. */
-	sleep_s(0.8);
+	/* Stop the reader once it samples: at 10 kHz on every CPU the 1 MiB ring fills within
+	 * the second. Loading can take seconds on a busy machine; the 3 s count from sampling. */
+	cr_assert(wait_for_text(err, "sampling all CPUs", 60), "xsprofd never started sampling: %s",
+		  read_file(err));
+	sleep_s(0.3);
 	kill(prof, SIGSTOP);
 	sleep_s(1.2);
 	kill(prof, SIGCONT);

@@ -172,7 +172,8 @@ static long insert(struct launch_store *ls, const struct key *k, uint64_t h)
 	e->user_err = k->user_err;
 	memcpy(e->comm, k->comm, XSPROF_COMM_LEN);
 	e->ips_off = ls->nframes;
-	memcpy(ls->frames + ls->nframes, k->ips, (size_t)k->nr_user * sizeof(*k->ips));
+	if (k->nr_user) /* frames is NULL until a stack has any */
+		memcpy(ls->frames + ls->nframes, k->ips, (size_t)k->nr_user * sizeof(*k->ips));
 	ls->nframes += k->nr_user;
 	ls->slots[j] = ls->nr + 1;
 	ls->st.distinct += !(k->flags & LAUNCH_STACK_F_OVERFLOW);

@@ -677,10 +677,9 @@ static void recording_opts_for(const struct xsprofd_opts *o, struct recording_op
 	};
 }
 
-/* Signals, the command's exit and the duration as events on the loop. */
+/* Signals and the command's exit as events on the loop (the duration starts with sampling). */
 static int setup_loop(struct run *r)
 {
-	const struct xsprofd_opts *o = r->o;
 	sigset_t mask;
 	int err;
 
@@ -700,10 +699,6 @@ static int setup_loop(struct run *r)
 	if (err >= 0 && r->cmd)
 		err = sd_event_add_io(r->ev, NULL, command__fd(r->cmd), EPOLLIN, on_command_exit,
 				      r->cmd);
-	if (err >= 0 && o->duration_s > 0)
-		err = sd_event_add_time_relative(r->ev, NULL, CLOCK_MONOTONIC,
-						 (uint64_t)llround(o->duration_s * 1e6), 0, on_end,
-						 NULL);
 	if (err < 0)
 		log_err("setting up the event loop: %s", strerror(-err));
 	return err < 0 ? err : 0;
@@ -925,11 +920,21 @@ static int write_all(struct run *r)
 	return status;
 }
 
-/* Sample until the duration, Ctrl-C or the command's exit. */
+/*
+ * Sample until the duration, Ctrl-C or the command's exit. The duration counts from now, not
+ * from the start: loading the programs can take seconds on a busy machine.
+ */
 static void sample(struct run *r)
 {
 	uint64_t t_start = clock_ns(CLOCK_MONOTONIC);
-	int err = sd_event_loop(r->ev);
+	int err = 0;
+
+	if (r->o->duration_s > 0)
+		err = sd_event_add_time_relative(r->ev, NULL, CLOCK_MONOTONIC,
+						 (uint64_t)llround(r->o->duration_s * 1e6), 0,
+						 on_end, NULL);
+	if (err >= 0)
+		err = sd_event_loop(r->ev);
 
 	recording__stop(r->rec);
 	r->pd.end_ns = clock_ns(CLOCK_MONOTONIC);

@@ -55,7 +55,7 @@ enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_Connect
 	unsigned long since_s = 300;
 	enum output_format f;
 	struct calltree *tree;
-	struct output_meta meta;
+	struct output_meta meta = {0};
 	char title[160], *buf = NULL, *end;
 	size_t len = 0;
 	uint64_t from = 0, now = now_ns(), since_ns;

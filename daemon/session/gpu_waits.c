@@ -48,6 +48,7 @@ struct waits {
 	size_t cap_frames;
 	fold_root_fn root;
 	void *root_ctx;
+	char comm[XSPROF_COMM_LEN + 1]; /* the current wait's process name: frames point at it */
 	struct gpu_waits_stats st;
 };
 
@@ -214,7 +215,9 @@ static int wait_frames(struct waits *w, const struct launch_wait *lw, size_t *re
 	}
 	if (w->root)
 		w->frames[k++] = w->root(w->root_ctx, lw->tgid);
-	w->frames[k++] = ls.comm[0] ? ls.comm : "[unknown]";
+	/* ls is gone when the frames are used: its name is copied. */
+	snprintf(w->comm, sizeof(w->comm), "%.*s", (int)sizeof(ls.comm), ls.comm);
+	w->frames[k++] = w->comm[0] ? w->comm : "[unknown]";
 	for (size_t i = 0; i < n; i++)
 		w->frames[k++] = frames[i] && frames[i][0] ? frames[i] : "[unknown]";
 	w->frames[k++] = api ? api : "[cuda]";

@@ -344,8 +344,7 @@ expect "API: a member recording the whole machine gets 403 (got $CODE)" test "$C
 as "$user_in" POST /v1/recordings "${j[@]}" --data "{\"duration_s\": 1, \"pids\": [$pid_in]}"
 expect "API: a member recording its own process gets 201 (got $CODE)" test "$CODE" = 201
 as "$user_in" GET "/v1/profile?since_s=60&pid=$pid_out"
-expect "API: the window refuses pid= (it keeps no per-process data) with 400 (got $CODE)" \
-	test "$CODE" = 400
+expect "API: pid= of a process nobody attached is 404 (got $CODE)" test "$CODE" = 404
 as "$user_out" GET /v1/status
 expect "API: an outsider cannot connect to the socket (got $CODE)" test "$CODE" = 000
 
@@ -413,7 +412,7 @@ if command -v xmllint >/dev/null; then
 	expect "root: the flamegraph is well-formed XML" ns xmllint --noout "$stage/out/fg.svg"
 fi
 expect_ctl "member: flamegraph" 0 "$user_in" flamegraph --since 1m -o "$stage/out/fg-member.folded"
-expect_ctl "member: flamegraph --pid is a usage error (the window keeps no pids)" 2 "$user_in" \
+expect_ctl "member: flamegraph --pid of a process not attached fails (1)" 1 "$user_in" \
 	flamegraph --since 1m --pid "$pid_out" -o "$stage/out/fg-member-other.folded"
 expect "member: its flamegraph holds its process" has "$stage/out/fg-member.folded" xs_mine
 if ns grep -q xs_theirs "$stage/out/fg-member.folded"; then
