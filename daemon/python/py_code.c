@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* process_vm_readv */
+#endif
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
