@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "daemon/base/hash.h"
+#include "daemon/base/utf8.h"
 #include "output/calltree.h"
 
 #define NONE	    0 /* no node: the root is never anyone's child or sibling */
@@ -301,18 +302,60 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 	return a + b < a ? UINT64_MAX : a + b;
 }
 
+static int add_frames(struct calltree *t, const char *const *frames, size_t n, uint64_t weight);
+
+/*
+ * Frames that are not UTF-8 (a profiled process's bytes) go in repaired, so every writer's
+ * strings are: a copy of the stack with each bad byte made '?'.
+ */
+static int add_repaired(struct calltree *t, const char *const *frames, size_t n, uint64_t weight)
+{
+	const char **fixed = calloc(n, sizeof(*fixed));
+	int err = fixed ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && i < n; i++) {
+		char *f;
+
+		if (utf8_valid(frames[i])) {
+			fixed[i] = frames[i];
+			continue;
+		}
+		f = malloc(strlen(frames[i]) + 1);
+		if (!f) {
+			err = -ENOMEM;
+			break;
+		}
+		utf8_repair(f, frames[i]);
+		fixed[i] = f;
+	}
+	if (!err)
+		err = add_frames(t, fixed, n, weight);
+	for (size_t i = 0; fixed && i < n; i++)
+		if (fixed[i] != frames[i])
+			free((char *)fixed[i]);
+	free(fixed);
+	return err;
+}
+
 int calltree__add(struct calltree *t, const char *const *frames, size_t n, uint64_t weight)
+{
+	bool repair = false;
+
+	if (!t || !frames || n == 0)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (!frames[i] || !frames[i][0])
+			return -EINVAL;
+		repair |= !utf8_valid(frames[i]);
+	}
+	return repair ? add_repaired(t, frames, n, weight) : add_frames(t, frames, n, weight);
+}
+
+static int add_frames(struct calltree *t, const char *const *frames, size_t n, uint64_t weight)
 {
 	uint32_t cur = 0, id;
 	size_t i, missing, bytes = 0;
 	int err;
-
-	if (!t || !frames || n == 0)
-		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		if (!frames[i] || !frames[i][0])
-			return -EINVAL;
-	}
 
 	/* Follow the part of the stack that already exists. */
 	for (i = 0; i < n; i++) {

@@ -183,6 +183,27 @@ Test(calltree, shared_prefixes_merge)
 	calltree__free(t);
 }
 
+/* A profiled process's bytes that are not UTF-8 come out repaired, one node however often. */
+Test(calltree, names_that_are_not_utf8_are_repaired)
+{
+	struct calltree *t = calltree__new();
+	struct recs r;
+
+	add(t, "py;f\xf0\x28x;caf\xc3\xa9", 1); /* a lead byte without its continuation */
+	add(t, "py;f\xf0\x28x;caf\xc3\xa9", 2);
+	add(t, "py;\xed\xa0\x80;\xc0\xaf", 4); /* a surrogate and an overlong '/' */
+	cr_expect_eq(calltree__node_count(t), 5);
+	r = snapshot(t);
+	cr_assert_eq(r.n, 5);
+	expect(&r, 0, "py", 0, 0, 7);
+	expect(&r, 1, "???", 1, 0, 4);
+	expect(&r, 2, "??", 2, 4, 4);
+	expect(&r, 3, "f?(x", 1, 0, 3);
+	expect(&r, 4, "caf\xc3\xa9", 2, 3, 3);
+	free(r.v);
+	calltree__free(t);
+}
+
 Test(calltree, same_name_at_different_places_is_different_nodes)
 {
 	struct calltree *t = calltree__new();
