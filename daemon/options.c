@@ -39,7 +39,9 @@ static const char usage_text[] =
 	"Sampling (also config keys, e.g. 'freq = 49'):\n"
 	"  -F, --freq HZ             samples per second per CPU, at most 10000 (default 99 in\n"
 	"                            one-shot mode, 19 as a service: cheap enough to leave on)\n"
-	"  -p, --pid PID             only these processes (repeat, or a comma list); default: all\n"
+	"  -p, --pid PID             only these processes (repeat, or a comma list) and their\n"
+	"                            descendants, followed in the kernel at fork; default: all\n"
+	"      --no-children         with --pid or a command: not their descendants\n"
 	"      --include-idle        keep samples of idle CPUs (the swapper task)\n"
 	"      --no-demangle         keep C++ symbol names mangled\n"
 	"      --debug-dir DIR       look for separate debug files here (repeat; default\n"
@@ -136,6 +138,7 @@ static const char usage_text[] =
 enum {
 	OPT_FORMAT = 0x100,
 	OPT_INCLUDE_IDLE,
+	OPT_NO_CHILDREN,
 	OPT_NO_DEMANGLE,
 	OPT_RING_SIZE,
 	OPT_MAX_STACKS,
@@ -179,6 +182,7 @@ static const struct option long_opts[] = {
 	{"format", required_argument, NULL, OPT_FORMAT},
 	{"config", required_argument, NULL, 'c'},
 	{"include-idle", no_argument, NULL, OPT_INCLUDE_IDLE},
+	{"no-children", no_argument, NULL, OPT_NO_CHILDREN},
 	{"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
 	{"ring-buffer-size", required_argument, NULL, OPT_RING_SIZE},
 	{"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
@@ -516,6 +520,9 @@ static int sampling_option(struct xsprofd_opts *o, int c, const char *arg)
 		return add_pids(o, arg);
 	case OPT_INCLUDE_IDLE:
 		o->include_idle = true;
+		return 0;
+	case OPT_NO_CHILDREN:
+		o->no_children = true;
 		return 0;
 	case OPT_RING_SIZE:
 		if (!parse_ulong(arg, 1, 1024, &v) || (v & (v - 1)))

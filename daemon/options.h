@@ -59,6 +59,7 @@ struct xsprofd_opts {
 	pid_t pids[XSPROFD_MAX_PIDS];
 	int nr_pids;
 	bool include_idle;
+	bool no_children; /* --pid and a command: their descendants are left out */
 	bool no_demangle;
 	uint32_t ring_buffer_bytes; /* 0: sized from the CPU count */
 	unsigned int

@@ -245,3 +245,45 @@ Test(filters, group_by_names_units_and_containers)
 	group_by__container_of("/system.slice/nginx.service", b, sizeof(b));
 	cr_expect_str_eq(b, "");
 }
+
+/*
+ * --pid follows the process's descendants in the kernel (a child forked after sampling
+ * started, then exec'd), and --no-children keeps the named process alone.
+ */
+Test(filters, pid_follows_descendants_unless_no_children, .timeout = 120)
+{
+	for (int alone = 0; alone < 2; alone++) {
+		const char *out = test_path(alone ? "kids_no" : "kids", ".folded");
+		const char *err = test_path(alone ? "kids_no" : "kids", ".err");
+		char pid_arg[16];
+		char *argv[] = {XSPROFD_PATH,	 "-f", "-d",	"3",  "-F",
+				"199",		 "-p", pid_arg, "-o", (char *)out,
+				"--no-children", NULL};
+		pid_t sh = fork(), prof;
+		uint64_t sha, other;
+
+		cr_assert_geq(sh, 0);
+		if (!sh) {
+			setpgid(0, 0);
+			/* The child comes once xsprofd samples: only the kernel can catch it. */
+			execl("/bin/sh", "sh", "-c", "sleep 1.5; /usr/bin/sha256sum /dev/zero",
+			      NULL);
+			_exit(127);
+		}
+		snprintf(pid_arg, sizeof(pid_arg), "%d", (int)sh);
+		if (!alone)
+			argv[10] = NULL;
+		prof = spawn(argv, NULL, err);
+		cr_assert_eq(wait_exit(prof), 0, "%s", read_file(err));
+		kill(-sh, SIGKILL);
+		wait_exit(sh);
+		count(out, &sha, &other);
+		cr_log_info("--pid %s%s: %llu samples of the child, %llu of others\n", pid_arg,
+			    alone ? " --no-children" : "", (unsigned long long)sha,
+			    (unsigned long long)other);
+		if (alone)
+			cr_expect_eq(sha, 0, "--no-children: the child was sampled");
+		else
+			cr_expect_gt(sha, 50, "the child of the --pid process was not sampled");
+	}
+}

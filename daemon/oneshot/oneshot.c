@@ -282,13 +282,15 @@ static bool gpu_sender_in_scope(void *ctx, pid_t pid)
 {
 	const struct gpu_scope *sc = ctx;
 
-	for (int i = 0; i < sc->o->nr_pids; i++)
-		if (sc->o->pids[i] == pid)
+	/* Descendants are followed (unless --no-children), so their GPU work is their root's. */
+	for (int depth = 0; pid > 1 && depth < 64; depth++) {
+		if (sc->cmd && pid == sc->cmd)
 			return true;
-	/* The command's children are followed, so their GPU work is the command's. */
-	for (int depth = 0; sc->cmd && pid > 1 && depth < 64; depth++) {
-		if (pid == sc->cmd)
-			return true;
+		for (int i = 0; i < sc->o->nr_pids; i++)
+			if (sc->o->pids[i] == pid)
+				return true;
+		if (sc->o->no_children)
+			return false;
 		pid = parent_of(pid);
 	}
 	return false;
@@ -657,7 +659,8 @@ static void recording_opts_for(const struct xsprofd_opts *o, struct recording_op
 		.pids = o->pids,
 		.nr_pids = o->nr_pids,
 		.cuda = !o->no_cuda,
-		.follow_forks = o->nr_command > 0,
+		/* Descendants join the pid filter in the kernel at fork, so none is missed. */
+		.follow_forks = (o->nr_command > 0 || o->nr_pids > 0) && !o->no_children,
 		.cuda_libs = o->cuda_libs,
 		.nr_cuda_libs = o->nr_cuda_libs,
 		.proc_events = true,

@@ -52,6 +52,7 @@ int start_always(struct service *s)
 		.max_stacks = s->opts->max_stacks,
 		.pids = s->opts->pids,
 		.nr_pids = s->opts->nr_pids,
+		.follow_forks = s->opts->nr_pids > 0 && !s->opts->no_children,
 		.proc_events = true, /* the one recording that feeds exec/exit to s->sym */
 		.unwind_mode = s->opts->unwind,
 		.python = !s->opts->no_python,
