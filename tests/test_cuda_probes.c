@@ -286,19 +286,24 @@ Test(cuda_probes, launch_mode_counts_every_call_and_stack_exactly, .timeout = 12
 	free(log);
 }
 
-Test(cuda_probes, pid_mode_probes_only_that_process, .timeout = 120)
+/* --pid's process, and its children (forked, exec'd) unless alone (--no-children). */
+static void pid_mode(bool alone)
 {
 	const char *out = test_path("pid_work", ".out"), *l = test_path("pid", ".folded");
 	const char *err = test_path("pid", ".err");
 	char *wargv[] = {XS_CUDA_PATH, "--wait", NULL};
 	pid_t work = spawn(wargv, out, NULL), prof;
 	char pidbuf[16];
-	char *argv[] = {XSPROFD_PATH,	     "-f",	"-d", "3", "--pid", pidbuf,
-			"--launches-output", (char *)l, NULL};
+	char *argv[] = {
+		XSPROFD_PATH,	 "-f", "-d", "3", "--pid", pidbuf, "--launches-output", (char *)l,
+		"--no-children", NULL};
 	struct expect_set sets[] = {{main_runtime, N(main_runtime)},
 				    {main_driver, N(main_driver)},
-				    {worker, N(worker)}};
+				    {worker, N(worker)},
+				    {children_any, N(children_any)}};
 
+	if (!alone)
+		argv[8] = NULL;
 	expect_text(out, "ready", 10);
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)work);
 	prof = spawn(argv, NULL, err);
@@ -306,8 +311,17 @@ Test(cuda_probes, pid_mode_probes_only_that_process, .timeout = 120)
 	kill(work, SIGUSR1);
 	cr_assert_eq(wait_exit(work), 0);
 	cr_assert_eq(wait_exit(prof), 0, "%s", read_file(err));
-	/* Its children are other processes: --pid does not follow them. */
-	check_launches(l, sets, N(sets), NULL);
+	check_launches(l, sets, N(sets) - alone, NULL);
+}
+
+Test(cuda_probes, pid_mode_probes_that_process_and_its_children, .timeout = 120)
+{
+	pid_mode(false);
+}
+
+Test(cuda_probes, pid_mode_no_children_probes_only_that_process, .timeout = 120)
+{
+	pid_mode(true);
 }
 
 Test(cuda_probes, cuda_lib_probes_every_process_using_that_file, .timeout = 120)
