@@ -20,6 +20,7 @@
 
 #include "daemon/base/atomic_file.h"
 #include "daemon/base/cupti_lib_path.h"
+#include "daemon/ctl/fleet.h"
 #include "output/calltree.h"
 #include "output/diff.h"
 #include "output/output.h"
@@ -961,6 +962,8 @@ int main(int argc, char **argv)
 		st = cmd_flamegraph(argc, argv);
 	else if (!strcmp(cmd, "top"))
 		st = cmd_top(argc, argv);
+	else if (!strcmp(cmd, "fleet"))
+		st = cmd_fleet(argc, argv);
 	else
 		st = usage_error(
 			"unknown command '%s' (status, attach, detach, record, flamegraph, top)",
