@@ -470,8 +470,14 @@ static int write_merged(const struct fleet *f, const struct calltree *t, const c
 		return write_json(f, t, title);
 	if (output__format_from_path(f->out, &fmt))
 		return -EINVAL;
-	if (fmt == OUTPUT_PPROF)
+	if (fmt == OUTPUT_PPROF) {
+		/* The host (or label) and the process are sample labels in pprof, not frames. */
+		const char *keys[2] = {strcmp(f->by, "none") ? f->by : "process", "process"};
+
+		pd.root_labels = keys;
+		pd.nr_root_labels = strcmp(f->by, "none") ? 2 : 1;
 		return output__write_profile_file(&pd, fmt, f->out, &meta);
+	}
 	return output__write_file(t, fmt, f->out, &meta);
 }
 
