@@ -71,7 +71,13 @@ static const char usage_text[] =
 	"      --socket-group NAME   group that may use the socket (default xsprof)\n"
 	"      --listen ADDR:PORT    also serve the API on TCP for fleet collection (off by\n"
 	"                            default; needs --token-file)\n"
-	"      --token-file FILE     bearer token that TCP clients must send\n"
+	"      --token-file FILE     bearer token that TCP clients must send (a root-only file)\n"
+	"      --tls-cert FILE       serve the TCP API over TLS with this PEM certificate\n"
+	"      --tls-key FILE        and this PEM private key (both or neither)\n"
+	"      --tls-client-ca FILE  a client certificate signed by this PEM CA also authenticates\n"
+	"                            (for go tool pprof -tls_cert); needs --tls-cert\n"
+	"      --listen-allow-writes TCP clients may also attach, detach and start recordings\n"
+	"                            (default: only GET, i.e. read profiles and scrape)\n"
 	"      --window SECS         rolling window kept in memory (default 300)\n"
 	"      --store-mb N          memory cap of the rolling window (default 64); the oldest data\n"
 	"                            is dropped, and counted, when it is hit\n"
@@ -146,6 +152,10 @@ enum {
 	OPT_SOCKET_GROUP,
 	OPT_LISTEN,
 	OPT_TOKEN_FILE,
+	OPT_TLS_CERT,
+	OPT_TLS_KEY,
+	OPT_TLS_CLIENT_CA,
+	OPT_LISTEN_ALLOW_WRITES,
 	OPT_WINDOW,
 	OPT_STORE_MB,
 	OPT_MAX_RECORD,
@@ -190,6 +200,10 @@ static const struct option long_opts[] = {
 	{"socket-group", required_argument, NULL, OPT_SOCKET_GROUP},
 	{"listen", required_argument, NULL, OPT_LISTEN},
 	{"token-file", required_argument, NULL, OPT_TOKEN_FILE},
+	{"tls-cert", required_argument, NULL, OPT_TLS_CERT},
+	{"tls-key", required_argument, NULL, OPT_TLS_KEY},
+	{"tls-client-ca", required_argument, NULL, OPT_TLS_CLIENT_CA},
+	{"listen-allow-writes", no_argument, NULL, OPT_LISTEN_ALLOW_WRITES},
 	{"window", required_argument, NULL, OPT_WINDOW},
 	{"store-mb", required_argument, NULL, OPT_STORE_MB},
 	{"max-record", required_argument, NULL, OPT_MAX_RECORD},
@@ -573,6 +587,18 @@ static int service_option(struct xsprofd_opts *o, int c, const char *arg)
 	case OPT_TOKEN_FILE:
 		o->token_file = arg;
 		return 0;
+	case OPT_TLS_CERT:
+		o->tls_cert = arg;
+		return 0;
+	case OPT_TLS_KEY:
+		o->tls_key = arg;
+		return 0;
+	case OPT_TLS_CLIENT_CA:
+		o->tls_client_ca = arg;
+		return 0;
+	case OPT_LISTEN_ALLOW_WRITES:
+		o->listen_allow_writes = true;
+		return 0;
 	case OPT_WINDOW:
 		return unsigned_opt("--window", arg, 10, 7 * 24 * 3600, &o->window_s);
 	case OPT_STORE_MB:
@@ -860,6 +886,13 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 		if (o->listen_addr && !o->token_file)
 			return bad("--listen", o->listen_addr,
 				   "needs --token-file: the TCP API always requires a token");
+		if (!o->tls_cert != !o->tls_key)
+			return bad(o->tls_cert ? "--tls-cert" : "--tls-key",
+				   o->tls_cert ? o->tls_cert : o->tls_key,
+				   "give both --tls-cert and --tls-key");
+		if (o->tls_client_ca && !o->tls_cert)
+			return bad("--tls-client-ca", o->tls_client_ca,
+				   "needs --tls-cert and --tls-key");
 		return 0;
 	}
 	/* GPU path: --launches-output alone; --report alone prints and writes nothing */

@@ -68,12 +68,15 @@ struct xsprofd_opts {
 
 	/* Service mode. */
 	const char *socket_path;
-	const char *socket_group;  /* group allowed on the socket (and to profile its own uid) */
-	const char *listen_addr;   /* "ADDR:PORT" for fleet collection; NULL: off */
-	const char *token_file;	   /* bearer token required on the TCP listener */
-	unsigned int window_s;	   /* rolling window kept in memory */
-	unsigned int store_mb;	   /* memory cap of the rolling store */
-	unsigned int max_record_s; /* longest recording a request may ask for */
+	const char *socket_group; /* group allowed on the socket (and to profile its own uid) */
+	const char *listen_addr;  /* "ADDR:PORT" for fleet collection; NULL: off */
+	const char *token_file;	  /* bearer token required on the TCP listener */
+	const char *tls_cert, *tls_key; /* PEM: the TCP listener speaks TLS */
+	const char *tls_client_ca;	/* PEM: client certificates it signed authenticate */
+	bool listen_allow_writes;	/* TCP clients may also attach, record, detach */
+	unsigned int window_s;		/* rolling window kept in memory */
+	unsigned int store_mb;		/* memory cap of the rolling store */
+	unsigned int max_record_s;	/* longest recording a request may ask for */
 
 	/* GPU path. */
 	const char *cupti_socket;

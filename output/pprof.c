@@ -285,20 +285,31 @@ static void label_num(struct pp *p, const char *key, int64_t val)
 	put_msg(&p->sample, 3, &p->lbl);
 }
 
-/* Starts a sample: frames root first, written leaf first as pprof wants. */
+static void label_str(struct pp *p, const char *key, const char *val);
+
+/*
+ * Starts a sample: frames root first, written leaf first as pprof wants. The outermost ones
+ * (the process name; a fleet's host too) become labels, not frames.
+ */
 static void sample_begin(struct pp *p, const char *const *frames, size_t n, const int64_t *values)
 {
-	size_t i;
+	static const char *const process_only[] = {"process"};
+	const char *const *keys = p->pd->root_labels ? p->pd->root_labels : process_only;
+	size_t i, nl = p->pd->root_labels ? p->pd->nr_root_labels : 1;
 
+	if (nl >= n)
+		nl = n ? n - 1 : 0;
 	p->sample.len = 0;
 	p->scratch.len = 0;
-	for (i = n; i-- > 0;)
+	for (i = n; i-- > nl;)
 		put_varint(&p->scratch, loc(p, frames[i]));
 	put_msg(&p->sample, 1, &p->scratch); /* packed location_id */
 	p->scratch.len = 0;
 	for (i = 0; i < NVALUES; i++)
 		put_varint(&p->scratch, (uint64_t)values[i]);
 	put_msg(&p->sample, 2, &p->scratch); /* packed value */
+	for (i = 0; i < nl; i++)
+		label_str(p, keys[i], frames[i]);
 }
 
 static void sample_end(struct pp *p)

@@ -83,6 +83,14 @@ struct profile_data {
 	const char *(*root)(void *root_ctx, uint32_t pid);
 	void *root_ctx;
 
+	/*
+	 * pprof only: the outermost frames of every stack that are sample labels with these keys
+	 * rather than frames (NULL: the process name is the label "process"). A fleet profile
+	 * has {"host", "process"}. Stacks no deeper than this keep their last frame as a frame.
+	 */
+	const char *const *root_labels;
+	size_t nr_root_labels;
+
 	enum gpu_mode mode;
 	enum weight_unit unit;
 	uint64_t start_ns, end_ns;  /* the profiled window, CLOCK_MONOTONIC */

@@ -191,6 +191,11 @@ Test(pprof, modes_and_the_tree_only_profile)
 	top = pprof("-top -sample_index=samples", path);
 	cr_expect_eq(flat_of(top, "spin"), 42, "%s", top);
 	free(top);
+	/* The process name is a sample label, not a frame. */
+	top = pprof("-raw", path);
+	cr_expect(strstr(top, "process:[app]"), "%s", top);
+	cr_expect(!strstr(top, ": app "), "%s", top);
+	free(top);
 	calltree__free(t);
 }
 

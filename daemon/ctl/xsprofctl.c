@@ -20,6 +20,7 @@
 
 #include "daemon/base/atomic_file.h"
 #include "daemon/base/cupti_lib_path.h"
+#include "daemon/ctl/fleet.h"
 #include "output/calltree.h"
 #include "output/diff.h"
 #include "output/output.h"
@@ -66,6 +67,12 @@ static const char usage_text[] =
 	"  top [--since DURATION] [--number N] [--gpu-mode M]\n"
 	"                                 the window's top N functions (default 20) by self\n"
 	"                                 and total share (xsprofd's text report)\n"
+	"  fleet [OPTIONS] -o FILE [HOST[:PORT]...]\n"
+	"                                 ask many xsprofd hosts (serving TCP) at once, merge\n"
+	"                                 their profiles under a host or label root; see\n"
+	"                                 'xsprofctl fleet --help': --hosts --by --select\n"
+	"                                 --token-file --cacert --cert --key --parallel\n"
+	"                                 --host-timeout --deadline --comm\n"
 	"\n"
 	"Record and flamegraph options:\n"
 	"  -p, --pid PID[,PID...]  processes to record (repeatable); their descendants too\n"
@@ -105,7 +112,8 @@ static const char usage_text[] =
 	"  xsprofctl attach 1234; xsprofctl flamegraph --gpu-mode merged -o last5m.pb.gz\n"
 	"\n"
 	"Exit status: 0 done; 1 the daemon reported an error; 2 usage error; 3 xsprofd is not\n"
-	"running or cannot be reached; 4 permission denied (join group xsprof, or use root);\n"
+	"running or cannot be reached (fleet: no host answered); 4 permission denied (join\n"
+	"group xsprof, or use root); 5 fleet: only some hosts answered (partial profile);\n"
 	"record -- CMD: CMD's own exit status once the profile is written.\n";
 
 static const char *sock_path;
@@ -982,7 +990,7 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("%s", "a command is needed: status, attach, detach, record, "
-					 "flamegraph, top");
+					 "flamegraph, top, fleet");
 	cmd = argv[optind];
 	argc -= optind;
 	argv += optind;
@@ -998,9 +1006,11 @@ int main(int argc, char **argv)
 		st = cmd_flamegraph(argc, argv);
 	else if (!strcmp(cmd, "top"))
 		st = cmd_top(argc, argv);
+	else if (!strcmp(cmd, "fleet"))
+		st = cmd_fleet(argc, argv);
 	else
 		st = usage_error(
-			"unknown command '%s' (status, attach, detach, record, flamegraph, top)",
+			"unknown command '%s' (status, attach, detach, record, flamegraph, top, fleet)",
 			cmd);
 	curl_global_cleanup();
 	return st;

@@ -525,6 +525,16 @@ void http_server__stats(const struct http_server *s, struct http_server_stats *r
 struct http_server *http_server__new(sd_event *ev, int listen_fd, MHD_AccessHandlerCallback handler,
 				     MHD_RequestCompletedCallback completed, void *ctx)
 {
+	return http_server__new_tls(ev, listen_fd, handler, completed, ctx, NULL);
+}
+
+struct http_server *http_server__new_tls(sd_event *ev, int listen_fd,
+					 MHD_AccessHandlerCallback handler,
+					 MHD_RequestCompletedCallback completed, void *ctx,
+					 const struct http_tls *tls)
+{
+	struct MHD_OptionItem tls_opts[4] = {{MHD_OPTION_END, 0, NULL}};
+	int nt = 0;
 	struct http_server *s = calloc(1, sizeof(*s));
 	const union MHD_DaemonInfo *info;
 	struct sockaddr_storage sa;
@@ -544,16 +554,25 @@ struct http_server *http_server__new(sd_event *ev, int listen_fd, MHD_AccessHand
 	 * No thread of MHD's own: it runs when its epoll fd is ready, on our loop. It listens on
 	 * nothing: we accept, so that we can count each peer's share and always answer root.
 	 */
+	if (tls) {
+		tls_opts[nt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, tls->cert};
+		tls_opts[nt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, tls->key};
+		if (tls->ca)
+			tls_opts[nt++] =
+				(struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0, tls->ca};
+		tls_opts[nt] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+	}
 	s->mhd = MHD_start_daemon(
 		MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
-			MHD_USE_NO_LISTEN_SOCKET,
+			MHD_USE_NO_LISTEN_SOCKET | (tls ? MHD_USE_TLS : 0),
 		0, NULL, NULL, on_access, s,
 		/* first, so every message of MHD goes through our log */
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_CONNECTION_LIMIT,
 		(unsigned int)HTTP_MAX_CONNECTIONS + 1, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 		(size_t)CONN_MEMORY_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
 		(unsigned int)CONN_IDLE_TIMEOUT, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-		MHD_OPTION_NOTIFY_CONNECTION, on_notify, s, MHD_OPTION_END);
+		MHD_OPTION_NOTIFY_CONNECTION, on_notify, s, MHD_OPTION_ARRAY, tls_opts,
+		MHD_OPTION_END);
 	if (!s->mhd) {
 		err = -EIO;
 		goto fail;

@@ -51,6 +51,15 @@ int http__tcp_listen(const char *addr_port, int *ret_fd);
 /* Serve requests arriving on listen_fd (taken over) with handler; NULL with errno set. */
 struct http_server *http_server__new(sd_event *ev, int listen_fd, MHD_AccessHandlerCallback handler,
 				     MHD_RequestCompletedCallback completed, void *ctx);
+/* PEM texts for a TLS listener; ca set: client certificates are asked for (not required). */
+struct http_tls {
+	char *cert, *key, *ca;
+};
+/* As http_server__new, over TLS when tls is given. */
+struct http_server *http_server__new_tls(sd_event *ev, int listen_fd,
+					 MHD_AccessHandlerCallback handler,
+					 MHD_RequestCompletedCallback completed, void *ctx,
+					 const struct http_tls *tls);
 void http_server__free(struct http_server *s);
 /* Serve whatever is ready now (e.g. resumed requests before shutting down). NULL is a no-op. */
 void http_server__run(struct http_server *s);

@@ -126,6 +126,7 @@ struct service {
 	sd_event_source *cupti_io;
 	uint64_t cupti_malformed_seen;
 	char *token;
+	struct http_tls tls; /* the TCP listener's PEM material, when TLS */
 	gid_t group;
 	uint64_t started_ns;
 	struct svc_rec *recs;
@@ -205,6 +206,22 @@ int on_rec_exit(sd_event_source *src, int fd, uint32_t revents, void *ctx);
 bool recording_allowed(struct service *s, struct req *q, double duration_s,
 		       struct MHD_Connection *c, enum MHD_Result *ret);
 int parse_view(struct json_object *body, struct svc_rec *r, char *msg, size_t size);
+struct rec_ctx {
+	struct service *s;
+	struct svc_rec *r;
+};
+int start_rec(struct service *s, struct svc_rec *r, struct rec_ctx *rc, bool until_exit, char *msg,
+	      size_t size);
+void rec_register(struct service *s, struct svc_rec *r, struct rec_ctx *rc, struct req *q);
+/* scrape.c: GET /debug/pprof/profile */
+enum MHD_Result api_scrape(struct service *s, struct req *q, struct MHD_Connection *c);
+/* remote.c: the network listener's TLS and policy */
+bool remote_cert_ok(struct service *s, struct MHD_Connection *c);
+bool remote_basic_ok(struct service *s, struct MHD_Connection *c);
+bool remote_may(struct service *s, struct req *q, const char *method, struct MHD_Connection *c,
+		enum MHD_Result *ret);
+int remote_tls(struct service *s, struct http_tls *tls, const struct http_tls **ret);
+void remote_tls_free(struct http_tls *tls);
 enum MHD_Result api_record_start(struct service *s, struct req *q, struct MHD_Connection *c);
 enum MHD_Result api_record_result(struct service *s, struct req *q, struct MHD_Connection *c,
 				  const char *id_str);

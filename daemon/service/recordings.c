@@ -231,11 +231,6 @@ void prune_recordings(struct service *s)
 	}
 }
 
-struct rec_ctx {
-	struct service *s;
-	struct svc_rec *r;
-};
-
 int on_rec_timer(sd_event_source *src, uint64_t usec, void *ctx)
 {
 	struct rec_ctx *rc = ctx;
@@ -436,8 +431,8 @@ static int parse_record_body(struct service *s, struct json_object *body, struct
 }
 
 /* Its recording, its end (a timer; the process's exit with until_exit), started. */
-static int start_rec(struct service *s, struct svc_rec *r, struct rec_ctx *rc, bool until_exit,
-		     char *msg, size_t size)
+int start_rec(struct service *s, struct svc_rec *r, struct rec_ctx *rc, bool until_exit, char *msg,
+	      size_t size)
 {
 	struct recording_opts ro = {
 		.max_stacks = s->opts->max_stacks,
@@ -490,6 +485,20 @@ static int start_rec(struct service *s, struct svc_rec *r, struct rec_ctx *rc, b
 	return err;
 }
 
+/* A started recording into the service's list, owned by the requester; rc now belongs to r. */
+void rec_register(struct service *s, struct svc_rec *r, struct rec_ctx *rc, struct req *q)
+{
+	(void)rc;
+	/* The timer and watch hold rc; it lives as long as r (freed with the daemon). */
+	sd_event_source_set_destroy_callback(r->end, free);
+	r->id = ++s->next_id;
+	r->owner = q->uid;
+	r->owner_root = q->authed;
+	r->started_ns = now_ns();
+	r->next = s->recs;
+	s->recs = r;
+}
+
 enum MHD_Result api_record_start(struct service *s, struct req *q, struct MHD_Connection *c)
 {
 	struct json_object *body = NULL, *out;
@@ -537,15 +546,8 @@ enum MHD_Result api_record_start(struct service *s, struct req *q, struct MHD_Co
 		ret = reply_error(c, 500, msg, "see the daemon's journal");
 		goto out;
 	}
-	/* The timer and watch hold rc; it lives as long as r (freed with the daemon). */
-	sd_event_source_set_destroy_callback(r->end, free);
+	rec_register(s, r, rc, q);
 	rc = NULL;
-	r->id = ++s->next_id;
-	r->owner = q->uid;
-	r->owner_root = q->authed;
-	r->started_ns = now_ns();
-	r->next = s->recs;
-	s->recs = r;
 	log_info("recording %u started: %s, %g s at %u Hz, for uid %u", r->id,
 		 r->nr_pids ? "selected processes" : "whole machine", r->duration_s, r->freq_hz,
 		 (unsigned int)q->uid);

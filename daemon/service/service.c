@@ -73,9 +73,15 @@ static enum MHD_Result route(struct service *s, struct req *q, struct MHD_Connec
 			     const char *method, const char *url)
 {
 	bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
+	enum MHD_Result ret;
 
 	if (s->stopping)
 		return reply_error(c, 503, "the daemon is stopping", NULL);
+	if (!remote_may(s, q, method, c, &ret))
+		return ret;
+	if (!strcmp(url, "/debug/pprof/profile"))
+		return get ? api_scrape(s, q, c)
+			   : reply_error(c, 405, "use GET for /debug/pprof/profile", NULL);
 	if (!strcmp(url, "/v1/status"))
 		return get ? reply_json(c, 200, status_json(s))
 			   : reply_error(c, 405, "use GET for /v1/status", NULL);
@@ -112,7 +118,7 @@ static enum MHD_Result on_request(void *ctx, struct MHD_Connection *c, const cha
 		*con_cls = q;
 		q->tcp = ci && ci->client_addr && ci->client_addr->sa_family != AF_UNIX;
 		if (q->tcp) {
-			q->authed = token_ok(s, c);
+			q->authed = token_ok(s, c) || remote_basic_ok(s, c) || remote_cert_ok(s, c);
 			q->uid = 0;
 		} else if (!http__peer(c, s->group, &peer)) {
 			q->uid = peer.uid;
@@ -252,6 +258,7 @@ static int read_token(const char *path, char **ret)
 static int start_http(struct service *s)
 {
 	struct group *g = getgrnam(s->opts->socket_group);
+	const struct http_tls *tls;
 	int fd, err;
 
 	s->group = g ? g->gr_gid : (gid_t)-1;
@@ -291,10 +298,17 @@ static int start_http(struct service *s)
 		log_err("--listen %s: %s", s->opts->listen_addr, strerror(-err));
 		return err;
 	}
-	s->tcp_http = http_server__new(s->ev, fd, on_request, on_completed, s);
+	err = remote_tls(s, &s->tls, &tls);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	s->tcp_http = http_server__new_tls(s->ev, fd, on_request, on_completed, s, tls);
 	if (!s->tcp_http)
 		return -EIO;
-	log_info("also serving the API on TCP %s (token required)", s->opts->listen_addr);
+	log_info("also serving the API on TCP %s (%s, token%s required; %s)", s->opts->listen_addr,
+		 tls ? "TLS" : "plain HTTP", s->opts->tls_client_ca ? " or client certificate" : "",
+		 s->opts->listen_allow_writes ? "reads and writes" : "read-only");
 	return 0;
 }
 
@@ -455,6 +469,7 @@ out:
 	window__free(s->machine.gpu);
 	symbolizer__free(s->sym);
 	free(s->token);
+	remote_tls_free(&s->tls);
 	sd_event_unref(s->ev);
 	free(s);
 	if (status == 0)

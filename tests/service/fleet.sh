@@ -1,0 +1,187 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Fleet collection against real xsprofd instances, each in its own network namespace with its
+# own workload: two live hosts, one whose address answers nothing (down), one that accepts
+# connections and never answers. Then the remote API of one host over TLS: go tool pprof on the
+# scrape endpoint, tokens refused, writes refused, malformed and oversized requests answered
+# with clear errors while the daemon keeps serving.
+# Usage: tests/service/fleet.sh BUILD_DIR. Needs root, BPF, iproute2, openssl, curl, go.
+set -u
+build=$(cd "$1" && pwd)
+xsprofd=$build/daemon/xsprofd
+ctl=$build/daemon/ctl/xsprofctl
+tag=xf$$
+dir=$(mktemp -d /tmp/xsprof-fleet.XXXXXX)
+failures=0
+pids=()
+netns=()
+
+fail() {
+	echo "FAIL $*"
+	failures=$((failures + 1))
+}
+
+cleanup() {
+	local p n
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	for n in "${netns[@]}"; do ip netns del "$n" 2>/dev/null; done
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+for tool in ip openssl curl go; do
+	command -v $tool >/dev/null || { echo "FAIL $tool is needed (apt-get install)"; exit 1; }
+done
+
+# Test certificates: a CA, the hosts' certificate (their addresses), a client certificate.
+certs() {
+	cd "$dir" || return 1
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key \
+		-out ca.pem -days 2 -subj /CN=xsprof-test-ca &&
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout srv.key \
+			-out srv.csr -subj /CN=xsprofd &&
+		printf 'subjectAltName=IP:10.213.1.2,IP:10.213.2.2,IP:10.213.3.2,IP:10.213.4.2\n' >ext &&
+		openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out srv.pem \
+			-days 2 -extfile ext &&
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout cli.key \
+			-out cli.csr -subj /CN=client &&
+		openssl x509 -req -in cli.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out cli.pem -days 2
+} >"$dir/openssl.log" 2>&1
+certs || { echo "FAIL openssl"; cat "$dir/openssl.log"; exit 1; }
+chmod 600 "$dir"/*.key
+echo "fleet-test-token-$$-0123456789" >"$dir/token"
+chmod 600 "$dir/token"
+token=$(cat "$dir/token")
+
+# Namespace N: veth xfN<pid> (host side 10.213.N.1/30) to the namespace (10.213.N.2).
+mkns() {
+	local n=$1 ns=$tag-$1 v=x$$h$1
+	ip netns add "$ns" || return 1
+	netns+=("$ns")
+	ip link add "$v" type veth peer name eth0 netns "$ns" || return 1
+	ip addr add "10.213.$n.1/30" dev "$v" && ip link set "$v" up &&
+		ip -n "$ns" addr add "10.213.$n.2/30" dev eth0 && ip -n "$ns" link set eth0 up &&
+		ip -n "$ns" link set lo up
+}
+
+# A daemon in namespace N with its own workload, a copy of a busy loop named burn_NAME.
+start_host() {
+	local n=$1 name=$2 ns=$tag-$1
+	ip netns exec "$ns" "$xsprofd" --socket "$dir/ctl$n.sock" --cupti-socket "$dir/cupti$n.sock" \
+		--listen "10.213.$n.2:7717" --token-file "$dir/token" --tls-cert "$dir/srv.pem" \
+		--tls-key "$dir/srv.key" --tls-client-ca "$dir/ca.pem" >"$dir/d$n.log" 2>&1 &
+	pids+=($!)
+	cp /usr/bin/yes "$dir/burn_$name"
+	ip netns exec "$ns" "$dir/burn_$name" >/dev/null &
+	pids+=($!)
+}
+
+for n in 1 2 3 4; do mkns $n || { echo "FAIL creating network namespace $n"; exit 1; }; done
+start_host 1 alpha
+start_host 2 beta
+# 3: accepts and never answers. 4: nothing listens (down).
+ip netns exec "$tag-3" python3 -c '
+import socket
+s = socket.socket(); s.bind(("10.213.3.2", 7717)); s.listen(16); c = []
+while True: c.append(s.accept()[0])' &
+pids+=($!)
+
+auth=(-H "Authorization: Bearer $token")
+url1=https://10.213.1.2:7717
+for _ in $(seq 100); do
+	curl -s --cacert "$dir/ca.pem" "${auth[@]}" "$url1/v1/status" -o /dev/null -m 2 &&
+		curl -s --cacert "$dir/ca.pem" "${auth[@]}" https://10.213.2.2:7717/v1/status \
+			-o /dev/null -m 2 && break
+	sleep 0.2
+done
+for _ in $(seq 50); do
+	ip netns exec "$tag-3" ss -ltn | grep -q 10.213.3.2:7717 && break
+	sleep 0.2
+done
+
+step() { echo "--- $*"; }
+
+step "fleet over two live hosts, one down, one hanging"
+cat >"$dir/hosts" <<EOF
+# host labels
+10.213.1.2:7717 host=alpha job=train
+10.213.2.2:7717 host=beta job=serve
+10.213.3.2:7717 host=hang job=serve
+10.213.4.2:7717 host=down job=train
+EOF
+t0=$(date +%s.%N)
+"$ctl" fleet -f "$dir/hosts" --cacert "$dir/ca.pem" --token-file "$dir/token" -d 3 \
+	--host-timeout 8 --deadline 10 -o "$dir/fleet.folded" 2>"$dir/fleet.err"
+st=$?
+t1=$(date +%s.%N)
+cat "$dir/fleet.err"
+[[ $st == 5 ]] || fail "fleet exit status $st, expected 5 (some hosts answered)"
+grep -q '^alpha;burn_alpha' "$dir/fleet.folded" || fail "alpha's workload is not under alpha"
+grep -q '^beta;burn_beta' "$dir/fleet.folded" || fail "beta's workload is not under beta"
+grep -q '^hang;\|^down;' "$dir/fleet.folded" && fail "a failed host has stacks"
+grep -q '10.213.3.2:7717 *FAILED' "$dir/fleet.err" || fail "the hanging host is not reported"
+grep -q '10.213.4.2:7717 *FAILED' "$dir/fleet.err" || fail "the down host is not reported"
+grep -q 'PARTIAL' "$dir/fleet.err" || fail "the partial result does not say so"
+awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a < 12) }' || fail "fleet took longer than its deadline"
+
+step "fleet by label, selected hosts, pprof and json outputs"
+"$ctl" fleet -f "$dir/hosts" --cacert "$dir/ca.pem" --token-file "$dir/token" --since 60 \
+	--select job=train --by job -o "$dir/train.json" --deadline 10 2>"$dir/train.err"
+st=$?
+[[ $st == 5 ]] || fail "fleet --select job=train exit $st (alpha answers, down does not)"
+grep -q '"job=train"' "$dir/train.json" || fail "no job=train root in the json"
+grep -q '10.213.2.2' "$dir/train.json" && fail "--select kept a host without the label"
+"$ctl" fleet 10.213.1.2:7717 10.213.2.2:7717 --cacert "$dir/ca.pem" --token-file "$dir/token" \
+	--since 60 -o "$dir/both.pb.gz" 2>/dev/null || fail "fleet of two live hosts exit $?"
+HOME=$dir GOCACHE=$dir/gocache go tool pprof -top "$dir/both.pb.gz" >"$dir/both.top" 2>&1 ||
+	fail "go tool pprof cannot read the merged profile: $(tail -3 "$dir/both.top")"
+"$ctl" fleet 10.213.4.2:7717 --token-file "$dir/token" --since 5 --deadline 3 -o "$dir/none.folded" \
+	2>/dev/null
+st=$?
+[[ $st == 3 ]] || fail "fleet with no host answering exit $st, expected 3"
+
+step "go tool pprof reads the scrape endpoint over TLS"
+HOME=$dir GOCACHE=$dir/gocache SSL_CERT_FILE=$dir/ca.pem timeout 60 go tool pprof -raw -seconds 2 \
+	"https://x:$token@10.213.1.2:7717/debug/pprof/profile" >"$dir/raw.txt" 2>&1 ||
+	fail "go tool pprof -raw: $(tail -3 "$dir/raw.txt")"
+grep -q 'burn_alpha\|yes' "$dir/raw.txt" || fail "the scraped profile lacks the workload"
+code=$(curl -s --cacert "$dir/ca.pem" --cert "$dir/cli.pem" --key "$dir/cli.key" \
+	"$url1/debug/pprof/profile?seconds=1" -o "$dir/cert.pb.gz" -w '%{http_code}')
+[[ $code == 200 ]] || fail "scrape with a client certificate: HTTP $code"
+gzip -t "$dir/cert.pb.gz" || fail "the scrape is not gzipped"
+
+step "tokens, writes, malformed and oversized requests"
+expect() { # CODE WHAT CURL-ARGS...
+	local want=$1 what=$2 code
+	shift 2
+	code=$(curl -s --cacert "$dir/ca.pem" -o "$dir/body" -w '%{http_code}' -m 10 "$@")
+	[[ $code == "$want" ]] || fail "$what: HTTP $code, expected $want ($(head -c 200 "$dir/body"))"
+}
+expect 401 "no token" "$url1/v1/status"
+expect 401 "wrong token" -H "Authorization: Bearer fleet-test-token-wrong-0123456789" "$url1/v1/status"
+expect 401 "wrong basic password" -u "x:nope-nope-nope-nope" "$url1/v1/status"
+expect 403 "POST over TCP" "${auth[@]}" -X POST -d '{"duration_s":1}' "$url1/v1/recordings"
+expect 403 "attach over TCP" "${auth[@]}" -X POST -d '{"pid":1}' "$url1/v1/attach"
+expect 400 "bad seconds" "${auth[@]}" "$url1/debug/pprof/profile?seconds=-1"
+expect 400 "bad gpu_mode" "${auth[@]}" "$url1/debug/pprof/profile?gpu_mode=x"
+expect 400 "unknown comm" "${auth[@]}" "$url1/debug/pprof/profile?comm=no_such_proc"
+expect 400 "too long" "${auth[@]}" "$url1/debug/pprof/profile?seconds=99999999999"
+expect 403 "PUT over TCP" "${auth[@]}" -X PUT "$url1/debug/pprof/profile"
+printf 'X-Big: %s\n' "$(head -c 200000 /dev/zero | tr '\0' a)" >"$dir/bighdr"
+expect 431 "200 kB of headers" "${auth[@]}" -H @"$dir/bighdr" "$url1/v1/status"
+expect 401 "a malformed Authorization" -H "Authorization: Basic !!!" "$url1/v1/status"
+expect 401 "an empty bearer" -H "Authorization: Bearer " "$url1/v1/status"
+# Not HTTP, and not even TLS: the connection is dropped, the daemon goes on.
+printf 'GARBAGE\r\n\r\n' | timeout 5 openssl s_client -quiet -connect 10.213.1.2:7717 \
+	-CAfile "$dir/ca.pem" >/dev/null 2>&1
+head -c 4096 /dev/urandom | timeout 5 bash -c 'cat >/dev/tcp/10.213.1.2/7717' 2>/dev/null
+expect 200 "still serving" "${auth[@]}" "$url1/v1/status"
+
+if ((failures)); then
+	echo "$failures failures; daemon logs:"
+	tail -n 5 "$dir"/d*.log
+	exit 1
+fi
+echo "fleet: all passed"
