@@ -8,7 +8,7 @@ pkgs="
 	clang llvm libbpf-dev bpftool
 	libelf-dev zlib1g-dev libsystemd-dev libmicrohttpd-dev libjson-c-dev libcurl4-openssl-dev
 	libcriterion-dev libxml2-utils
-	util-linux binutils systemtap-sdt-dev curl
+	util-linux binutils systemtap-sdt-dev curl iproute2 openssl
 	libdw-dev libdebuginfod1 libclang-rt-14-dev
 	python3 python3.11-dev golang-go linux-perf
 	systemd dbus adduser groff-base dpkg-dev

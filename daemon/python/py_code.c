@@ -208,7 +208,7 @@ int py_code__line(const struct py_code *c, uint32_t instr)
 {
 	const uint8_t *t = c->linetable;
 	uint32_t len = c->linetable_len, i = 0, addr = 0;
-	int line = c->firstlineno;
+	int64_t line = c->firstlineno;
 
 	if (instr == XSPROF_PY_INSTR_NONE || !t)
 		return c->firstlineno;
@@ -244,8 +244,11 @@ int py_code__line(const struct py_code *c, uint32_t instr)
 			break;
 		}
 		line += delta;
+		/* The table is the process's bytes: a line past any file's is not a line. */
+		if (line < -(1 << 30) || line > (1 << 30))
+			return c->firstlineno;
 		if (instr < addr + n)
-			return none ? c->firstlineno : line;
+			return none ? c->firstlineno : (int)line;
 		addr += n;
 	}
 	return c->firstlineno;
