@@ -27,12 +27,16 @@ static char *shell(const char *cmd, int *ret_status)
 }
 
 /* Launch xs_split under xsprofd with the given outputs; asserts xsprofd succeeded. */
-static void profile_split(char *const outputs[], int n)
+static void profile_split_with(char *const outputs[], int n, const char *flag, const char *arg)
 {
 	char *argv[32] = {XSPROFD_PATH, "--foreground", "--freq", "199"};
 	const char *err = test_path("xsprofd", ".err");
 	int argc = 4, st;
 
+	if (flag) {
+		argv[argc++] = (char *)flag;
+		argv[argc++] = (char *)arg;
+	}
 	for (int i = 0; i < n; i++) {
 		argv[argc++] = "--output";
 		argv[argc++] = outputs[i];
@@ -50,6 +54,11 @@ static void profile_split(char *const outputs[], int n)
 
 		cr_assert_fail("xsprofd exited %d:\n%s", st, msg ? msg : "");
 	}
+}
+
+static void profile_split(char *const outputs[], int n)
+{
+	profile_split_with(outputs, n, NULL, NULL);
 }
 
 Test(oneshot_outputs, json_pprof_and_folded_from_one_run)
@@ -164,3 +173,26 @@ Test(oneshot_outputs, gpu_kernels_under_their_launching_frames)
 	free(log);
 }
 #endif
+
+/* --group-by: in pprof the group and the process name are sample labels, not frames. */
+Test(oneshot_outputs, pprof_group_and_process_are_labels)
+{
+	char *pb = (char *)test_path("grouped", ".pb.gz"), *outs[] = {pb}, *cmd, *txt;
+	int st;
+
+	profile_split_with(outs, 1, "--group-by", "comm");
+	cr_assert(asprintf(&cmd, "HOME=${HOME:-/tmp} %s tool pprof -tags %s", XS_GO_PATH, pb) > 0);
+	txt = shell(cmd, &st);
+	free(cmd);
+	cr_assert(!st && txt && strstr(txt, "comm:") && strstr(txt, "process:") &&
+			  strstr(txt, "xs_split"),
+		  "pprof -tags has no comm and process labels:\n%s", txt ? txt : "");
+	free(txt);
+	cr_assert(asprintf(&cmd, "HOME=${HOME:-/tmp} %s tool pprof -top -nodecount=1000 %s",
+			   XS_GO_PATH, pb) > 0);
+	txt = shell(cmd, &st);
+	free(cmd);
+	cr_assert(!st && txt && strstr(txt, "xs_work_beta") && !strstr(txt, " xs_split\n"),
+		  "pprof -top shows the group or process as a frame:\n%s", txt ? txt : "");
+	free(txt);
+}

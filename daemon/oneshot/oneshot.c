@@ -862,6 +862,9 @@ static int build_profile(struct run *r)
 	}
 	pd->root = r->groups ? group_by__root : NULL;
 	pd->root_ctx = r->groups;
+	/* In pprof the group and the process are labels (container, unit), not frames. */
+	if (r->groups)
+		pd->root_labels = group_by__labels(r->groups, &pd->nr_root_labels);
 	if (add_waits(o, launches, pd, r->tree, recording__cuda(r->rec), r->groups))
 		return 1;
 	if (r->ropts.max_timeline && gpu_waits__timeline(launches, &r->waits, &pd->nr_waits)) {

@@ -47,6 +47,9 @@ int session_profile__build(struct session_profile *sp, struct recording *rec,
 	pd->cpu_tree = sp->tree;
 	pd->root = groups ? group_by__root : NULL;
 	pd->root_ctx = groups;
+	/* In pprof the group and the process are labels (container, unit), not frames. */
+	if (groups)
+		pd->root_labels = group_by__labels(groups, &pd->nr_root_labels);
 	pd->sample_period_ns = 1000000000ull / (view->freq_hz ? view->freq_hz : 1);
 	pd->unit = view->unit;
 	if (view->cpu_mode != XSPROFD_MODE_CPU) {

@@ -193,3 +193,20 @@ const char *group_by__root(void *ctx, uint32_t tgid)
 	lookup(g->what, tgid, g->scratch);
 	return g->scratch;
 }
+
+const char *const *group_by__labels(const struct group_by *g, size_t *ret_n)
+{
+	static const char *const unit[] = {"unit", "process"},
+				 *const container[] = {"container", "process"},
+				 *const comm[] = {"comm", "process"};
+
+	*ret_n = 2;
+	switch (g->what) {
+	case XSPROFD_GROUP_UNIT:
+		return unit;
+	case XSPROFD_GROUP_CONTAINER:
+		return container;
+	default:
+		return comm;
+	}
+}

@@ -24,6 +24,8 @@ void group_by__note(void *g, uint32_t tgid);
 /* The root frame for process tgid: "nginx.service", "container 3f2a9c1b7d0e", "[no unit]",
  * "[host]" ... Valid while g lives. Matches the fold_root_fn and gpu_waits root signature. */
 const char *group_by__root(void *g, uint32_t tgid);
+/* pprof's label keys for the outermost frames of a grouped stack: {"unit", "process"} etc. */
+const char *const *group_by__labels(const struct group_by *g, size_t *ret_n);
 
 /* The unit and the container named in one /proc/PID/cgroup line ("0::/system.slice/x.service"):
  * written to buf, or an empty string when it names none. For tests. */
