@@ -11,6 +11,8 @@
 #
 # Usage: sudo bench/cuda_launch.sh [--build DIR] [--calls N] [--reps R] [--no-bpftrace]
 set -eu
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 build=build
 calls=200000
@@ -67,11 +69,7 @@ profiled() {
 	"$xsprofd" --foreground --freq 1 --launches-output "$tmp/launches.folded" -- "$@"
 }
 
-median() {
-	sort -n "$tmp/$1" | awk '{ v[NR] = $1 } END {
-		if (!NR) { print "nan"; exit }
-		print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
+median() { median_of "$tmp/$1"; }
 
 modes="usdt usdt-int3 uprobe both"
 i=0

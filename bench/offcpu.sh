@@ -10,6 +10,8 @@
 #
 # Usage: sudo bench/offcpu.sh [--build DIR] [--rounds N] [--reps R] [--no-bpftrace]
 set -eu
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 build=build
 rounds=100000
@@ -70,10 +72,7 @@ run() {
 	sed -n 's/.*switches_per_s //p' "$tmp/out" >> "$tmp/$name"
 }
 
-median() {
-	sort -n "$tmp/$1" | awk '{ v[NR] = $1 } END {
-		print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
+median() { median_of "$tmp/$1"; }
 
 tools="none xsprofd"
 [ "$bpftrace" = yes ] && tools="$tools bpftrace"

@@ -13,6 +13,8 @@
 #
 # Usage: bench/python.sh [BUILD_DIR] [REPS] [PYTHON]   (root; default build, 3, python3.11)
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -51,17 +53,6 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 sysctl -q -w kernel.bpf_stats_enabled=1
 
-# "NS CNT" of the perf_event programs whose fds process $1 holds.
-bpf_stats() {
-	local owned
-
-	owned=$(cat /proc/"$1"/fdinfo/* 2>/dev/null | sed -nE 's/^prog_id:\s*([0-9]+)/\1/p' || true)
-	bpftool prog show --json | python3 -c '
-import json, sys
-owned = set(int(x) for x in sys.argv[1].split())
-mine = [p for p in json.load(sys.stdin) if p.get("type") == "perf_event" and p["id"] in owned]
-print(sum(p.get("run_time_ns", 0) for p in mine), sum(p.get("run_cnt", 0) for p in mine))' "$owned"
-}
 
 # Profile pid $2 for 3 s at 999 Hz, with (python) or without (native) the interpreter walk;
 # prints "ns_per_sample frames_per_sample".

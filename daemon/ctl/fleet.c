@@ -20,6 +20,7 @@
 #include <json-c/json.h>
 
 #include "daemon/ctl/fleet.h"
+#include "daemon/ctl/reply_buf.h"
 #include "output/calltree.h"
 #include "output/output.h"
 #include "output/profile.h"
@@ -57,9 +58,8 @@ struct fleet_host {
 	char *labels[FLEET_MAX_LABELS]; /* "key=value" */
 	int nr_labels;
 	CURL *h;
-	char *body;
-	size_t len;
-	bool too_big, ok, started, done;
+	struct reply_buf reply;
+	bool ok, started, done;
 	double t0, secs;
 	char why[CURL_ERROR_SIZE + 64];
 };
@@ -180,21 +180,8 @@ static bool selected(const struct fleet *f, const struct fleet_host *h)
 static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 {
 	struct fleet_host *h = ctx;
-	size_t len = size * n;
-	char *nb;
 
-	if (h->len + len > FLEET_MAX_REPLY) {
-		h->too_big = true;
-		return 0;
-	}
-	nb = realloc(h->body, h->len + len + 1);
-	if (!nb)
-		return 0;
-	h->body = nb;
-	memcpy(h->body + h->len, p, len);
-	h->len += len;
-	h->body[h->len] = '\0';
-	return len;
+	return reply_buf__append(&h->reply, p, size * n, FLEET_MAX_REPLY);
 }
 
 /* The URL asked of h: a recording of the next seconds, or the rolling window. */
@@ -258,12 +245,13 @@ static void end_host(CURLM *m, struct fleet_host *h, CURLcode rc)
 	curl_easy_getinfo(h->h, CURLINFO_RESPONSE_CODE, &status);
 	h->secs = fleet_now() - h->t0;
 	h->done = true;
-	if (h->too_big)
+	if (h->reply.overflow)
 		snprintf(h->why, sizeof(h->why), "reply over %u MiB", FLEET_MAX_REPLY >> 20);
 	else if (rc != CURLE_OK && !h->why[0])
 		snprintf(h->why, sizeof(h->why), "%s", curl_easy_strerror(rc));
 	else if (rc == CURLE_OK && status != 200) {
-		struct json_object *j = h->body ? json_tokener_parse(h->body) : NULL, *e;
+		struct json_object *j = h->reply.data ? json_tokener_parse(h->reply.data) : NULL,
+				   *e;
 
 		snprintf(h->why, sizeof(h->why), "HTTP %ld: %s", status,
 			 j && json_object_object_get_ex(j, "error", &e) ? json_object_get_string(e)
@@ -361,7 +349,7 @@ static int merge_host(struct fleet *f, struct fleet_host *h, struct calltree *t)
 	const char *root = root_of(f, h, rootbuf, sizeof(rootbuf));
 	int err = 0;
 
-	for (line = h->body ? strtok_r(h->body, "\n", &save) : NULL; line && !err;
+	for (line = h->reply.data ? strtok_r(h->reply.data, "\n", &save) : NULL; line && !err;
 	     line = strtok_r(NULL, "\n", &save)) {
 		char *sp = strrchr(line, ' '), *end, *fsave = NULL, *fr;
 		unsigned long long w;
@@ -687,7 +675,7 @@ static void fleet_free(struct fleet *f)
 {
 	for (size_t i = 0; i < f->nr; i++) {
 		free(f->hosts[i].addr);
-		free(f->hosts[i].body);
+		free(f->hosts[i].reply.data);
 		for (int k = 0; k < f->hosts[i].nr_labels; k++)
 			free(f->hosts[i].labels[k]);
 	}

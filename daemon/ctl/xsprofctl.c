@@ -21,6 +21,7 @@
 #include "daemon/base/atomic_file.h"
 #include "daemon/base/cupti_lib_path.h"
 #include "daemon/ctl/fleet.h"
+#include "daemon/ctl/reply_buf.h"
 #include "output/calltree.h"
 #include "output/diff.h"
 #include "output/output.h"
@@ -130,30 +131,9 @@ static int usage_error(const char *fmt, const char *arg)
 
 /* ---- HTTP over the Unix socket ---- */
 
-struct buf {
-	char *data;
-	size_t len;
-	bool overflow;
-};
-
 static size_t on_data(char *p, size_t size, size_t n, void *ctx)
 {
-	struct buf *b = ctx;
-	size_t add = size * n;
-	char *nd;
-
-	if (b->len + add > MAX_REPLY) {
-		b->overflow = true;
-		return 0;
-	}
-	nd = realloc(b->data, b->len + add + 1);
-	if (!nd)
-		return 0;
-	memcpy(nd + b->len, p, add);
-	b->data = nd;
-	b->len += add;
-	b->data[b->len] = '\0';
-	return add;
+	return reply_buf__append(ctx, p, size * n, MAX_REPLY);
 }
 
 struct progress {
@@ -218,7 +198,7 @@ static int unreachable(void)
  * One request. Returns an exit status; on HTTP success (2xx) *reply holds the body. Errors
  * from the daemon are printed with their hint.
  */
-static int request(const char *method, const char *path, const char *body, struct buf *reply,
+static int request(const char *method, const char *path, const char *body, struct reply_buf *reply,
 		   struct progress *prog)
 {
 	CURL *h = curl_easy_init();
@@ -324,7 +304,7 @@ static int write_atomic(const char *path, const char *data, size_t len)
 	return atomic_file__write(path, write_blob, &b);
 }
 
-static int save(const char *path, struct buf *b, const char *what)
+static int save(const char *path, struct reply_buf *b, const char *what)
 {
 	int err = write_atomic(path, b->data ? b->data : "", b->len);
 
@@ -343,7 +323,7 @@ static int save(const char *path, struct buf *b, const char *what)
 
 static int cmd_status(void)
 {
-	struct buf b;
+	struct reply_buf b;
 	struct json_object *j, *v, *c, *st, *m;
 	int st_code = request("GET", "/v1/status", NULL, &b, NULL);
 
@@ -430,7 +410,7 @@ static int cmd_attach(int argc, char **argv, bool attach)
 	const char *pid_arg = NULL;
 	long pid, freq = 0;
 	bool children = true;
-	struct buf b;
+	struct reply_buf b;
 	int c, st = 0;
 
 	optind = 1;
@@ -624,7 +604,7 @@ static int cmd_flamegraph(int argc, char **argv)
 	const char *out = NULL;
 	enum output_format fmt;
 	char path[256];
-	struct buf b;
+	struct reply_buf b;
 	int c, st = 0;
 
 	optind = 1;
@@ -684,7 +664,7 @@ static int cmd_top(int argc, char **argv)
 	struct calltree *t = NULL;
 	size_t bad_line = 0;
 	char path[160], *end;
-	struct buf b = {0};
+	struct reply_buf b = {0};
 	int c, st = 0, err;
 	FILE *f;
 
@@ -861,7 +841,7 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 static long record_start(struct record_args *a, int *ret_st)
 {
 	struct json_object *r, *v;
-	struct buf b;
+	struct reply_buf b;
 	long id;
 
 	json_object_object_add(a->req, "duration_s", json_object_new_double(a->duration));
@@ -887,7 +867,7 @@ static int cmd_record(int argc, char **argv)
 	struct record_args a = {
 		.req = json_object_new_object(), .pids = json_object_new_array(), .duration = 10};
 	struct progress prog = {.what = "recording"};
-	struct buf b = {};
+	struct reply_buf b = {};
 	int st, release = -1, wst, cmd_st = -1;
 	pid_t child = 0;
 	char path[64];

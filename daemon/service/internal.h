@@ -222,6 +222,8 @@ bool remote_may(struct service *s, struct req *q, const char *method, struct MHD
 		enum MHD_Result *ret);
 int remote_tls(struct service *s, struct http_tls *tls, const struct http_tls **ret);
 void remote_tls_free(struct http_tls *tls);
+bool rec_admit(struct service *s, struct req *q, struct MHD_Connection *c, struct svc_rec *r,
+	       struct rec_ctx *rc, bool until_exit, enum MHD_Result *ret);
 enum MHD_Result api_record_start(struct service *s, struct req *q, struct MHD_Connection *c);
 enum MHD_Result api_record_result(struct service *s, struct req *q, struct MHD_Connection *c,
 				  const char *id_str);

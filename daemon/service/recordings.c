@@ -499,6 +499,38 @@ void rec_register(struct service *s, struct svc_rec *r, struct rec_ctx *rc, stru
 	s->recs = r;
 }
 
+/*
+ * A parsed request r made a running recording: the caller may profile its processes, they
+ * exist, the caps allow it, it starts and is registered (rc then belongs to it). False with
+ * the error replied through *ret.
+ */
+bool rec_admit(struct service *s, struct req *q, struct MHD_Connection *c, struct svc_rec *r,
+	       struct rec_ctx *rc, bool until_exit, enum MHD_Result *ret)
+{
+	char msg[200];
+
+	if (!may_profile(q, c, r->pids, r->nr_pids, ret))
+		return false;
+	for (int i = 0; i < r->nr_pids; i++) {
+		uid_t owner;
+
+		if (pid_identity(r->pids[i], &owner, &r->pid_starts[i])) {
+			snprintf(msg, sizeof(msg), "no such process: %d", (int)r->pids[i]);
+			*ret = reply_error(c, 404, msg, "check the pid with ps");
+			return false;
+		}
+	}
+	prune_recordings(s);
+	if (!recording_allowed(s, q, r->duration_s, c, ret))
+		return false;
+	if (start_rec(s, r, rc, until_exit, msg, sizeof(msg))) {
+		*ret = reply_error(c, 500, msg, "see the daemon's journal");
+		return false;
+	}
+	rec_register(s, r, rc, q);
+	return true;
+}
+
 enum MHD_Result api_record_start(struct service *s, struct req *q, struct MHD_Connection *c)
 {
 	struct json_object *body = NULL, *out;
@@ -528,25 +560,8 @@ enum MHD_Result api_record_start(struct service *s, struct req *q, struct MHD_Co
 		ret = reply_error(c, 400, msg, hint);
 		goto out;
 	}
-	if (!may_profile(q, c, r->pids, r->nr_pids, &ret))
+	if (!rec_admit(s, q, c, r, rc, until_exit, &ret))
 		goto out;
-	for (int i = 0; i < r->nr_pids; i++) {
-		uid_t owner;
-
-		if (pid_identity(r->pids[i], &owner, &r->pid_starts[i])) {
-			snprintf(msg, sizeof(msg), "no such process: %d", (int)r->pids[i]);
-			ret = reply_error(c, 404, msg, "check the pid with ps");
-			goto out;
-		}
-	}
-	prune_recordings(s);
-	if (!recording_allowed(s, q, r->duration_s, c, &ret))
-		goto out;
-	if (start_rec(s, r, rc, until_exit, msg, sizeof(msg))) {
-		ret = reply_error(c, 500, msg, "see the daemon's journal");
-		goto out;
-	}
-	rec_register(s, r, rc, q);
 	rc = NULL;
 	log_info("recording %u started: %s, %g s at %u Hz, for uid %u", r->id,
 		 r->nr_pids ? "selected processes" : "whole machine", r->duration_s, r->freq_hz,

@@ -172,25 +172,8 @@ enum MHD_Result api_scrape(struct service *s, struct req *q, struct MHD_Connecti
 				  "e.g. /debug/pprof/profile?seconds=10&pid=1234 (or comm=NAME)");
 		goto out;
 	}
-	if (!may_profile(q, c, r->pids, r->nr_pids, &ret))
+	if (!rec_admit(s, q, c, r, rc, false, &ret))
 		goto out;
-	for (int i = 0; i < r->nr_pids; i++) {
-		uid_t owner;
-
-		if (pid_identity(r->pids[i], &owner, &r->pid_starts[i])) {
-			snprintf(msg, sizeof(msg), "no such process: %d", (int)r->pids[i]);
-			ret = reply_error(c, 404, msg, "check the pid with ps");
-			goto out;
-		}
-	}
-	prune_recordings(s);
-	if (!recording_allowed(s, q, r->duration_s, c, &ret))
-		goto out;
-	if (start_rec(s, r, rc, false, msg, sizeof(msg))) {
-		ret = reply_error(c, 500, msg, "see the daemon's journal");
-		goto out;
-	}
-	rec_register(s, r, rc, q);
 	rc = NULL;
 	log_info("scrape: recording %u, %g s at %u Hz", r->id, r->duration_s, r->freq_hz);
 	/* Parked until it ends, as GET /v1/recordings/ID is; the result goes with the fetch. */
