@@ -124,8 +124,12 @@ void lasting__close_slice(struct lasting *l, struct symbolizer *sym, const struc
 		calltree__free(tree);
 	}
 	close_gpu_slice(l, sym, gs, scope, cs, end);
-	/* Named: their mappings can go; a process still running is snapshotted again. */
-	for (size_t i = 0; i < n; i++)
+	/*
+	 * Named: their mappings can go; a process still running is snapshotted again. Not an
+	 * attachment's: its next slice may name launches of a process that has exited by then
+	 * (the tree is bounded; the attachment forgets its root when it goes).
+	 */
+	for (size_t i = 0; !l->root_pid && i < n; i++)
 		symbolizer__forget_process(sym, (pid_t)pids[i]);
 	free(pids);
 	stack_table__free(st);
