@@ -39,6 +39,8 @@
  * MiB with a 70 MiB peak at 16, growing to 80 MiB in 10 min at the one-shot default of 256).
  */
 #define XSPROFD_SERVICE_SYMBOL_CACHE_MB 8
+/* The service's record of where frame names came from (pprof addresses): emptied when full. */
+#define XSPROFD_SERVICE_SITES_BYTES (8ull << 20)
 
 struct xsprofd_output {
 	const char *path; /* "-" is standard output (folded only) */

@@ -16,7 +16,9 @@
 #include "output/calltree.h"
 #include "output/output.h"
 #include "output/pprof.h"
+#include "output/pprof_locations.h"
 #include "output/profile.h"
+#include "output/protobuf.h"
 
 /* Profile fields */
 #define P_SAMPLE_TYPE	      1
@@ -32,150 +34,7 @@
 #define P_COMMENT	      13
 #define P_DEFAULT_SAMPLE_TYPE 14
 
-#define WT_VARINT 0
-#define WT_LEN	  2
-
 #define NVALUES 3 /* samples/count, cpu/nanoseconds, gpu/nanoseconds */
-
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-	int err;
-};
-
-static void buf_need(struct buf *b, size_t n)
-{
-	uint8_t *p;
-	size_t cap;
-
-	if (b->err || b->len + n <= b->cap)
-		return;
-	cap = b->cap ? b->cap : 256;
-	while (cap < b->len + n)
-		cap *= 2;
-	p = realloc(b->p, cap);
-	if (!p) {
-		b->err = -ENOMEM;
-		return;
-	}
-	b->p = p;
-	b->cap = cap;
-}
-
-static void put_varint(struct buf *b, uint64_t v)
-{
-	buf_need(b, 10);
-	if (b->err)
-		return;
-	while (v >= 0x80) {
-		b->p[b->len++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	b->p[b->len++] = (uint8_t)v;
-}
-
-static void put_key(struct buf *b, unsigned int field, unsigned int wt)
-{
-	put_varint(b, (uint64_t)field << 3 | wt);
-}
-
-static void put_uint(struct buf *b, unsigned int field, uint64_t v)
-{
-	/* proto3: zero is the default and is left out. */
-	if (!v)
-		return;
-	put_key(b, field, WT_VARINT);
-	put_varint(b, v);
-}
-
-static void put_bytes(struct buf *b, unsigned int field, const void *p, size_t n)
-{
-	put_key(b, field, WT_LEN);
-	put_varint(b, n);
-	buf_need(b, n);
-	if (b->err)
-		return;
-	memcpy(b->p + b->len, p, n);
-	b->len += n;
-}
-
-/* A nested message, from its own scratch buffer. */
-static void put_msg(struct buf *b, unsigned int field, const struct buf *m)
-{
-	if (m->err) {
-		b->err = m->err;
-		return;
-	}
-	put_bytes(b, field, m->p, m->len);
-}
-
-/* String table: interned, index 0 is "". */
-struct strtab {
-	const char **s; /* by index; copies owned here */
-	uint32_t *slot; /* index + 1, 0 empty */
-	size_t n, cap, nslots;
-};
-
-static int strtab_grow(struct strtab *t)
-{
-	size_t ns = t->nslots ? t->nslots * 2 : 1024, i;
-	uint32_t *slot = calloc(ns, sizeof(*slot));
-
-	if (!slot)
-		return -ENOMEM;
-	for (i = 0; i < t->n; i++) {
-		size_t j;
-
-		for (j = hash_str(t->s[i]) & (ns - 1); slot[j]; j = (j + 1) & (ns - 1))
-			;
-		slot[j] = i + 1;
-	}
-	free(t->slot);
-	t->slot = slot;
-	t->nslots = ns;
-	return 0;
-}
-
-/* Index of s, interned on first use; -ENOMEM. */
-static int64_t intern(struct strtab *t, const char *s)
-{
-	size_t j;
-	char *copy;
-
-	if (!s)
-		s = "";
-	if ((t->n + 1) * 2 > t->nslots && strtab_grow(t))
-		return -ENOMEM;
-	for (j = hash_str(s) & (t->nslots - 1); t->slot[j]; j = (j + 1) & (t->nslots - 1)) {
-		if (!strcmp(t->s[t->slot[j] - 1], s))
-			return t->slot[j] - 1;
-	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		const char **v = realloc(t->s, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->s = v;
-		t->cap = cap;
-	}
-	copy = strdup(s);
-	if (!copy)
-		return -ENOMEM;
-	t->s[t->n] = copy;
-	t->slot[j] = ++t->n;
-	return t->n - 1;
-}
-
-static void strtab_free(struct strtab *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		free((char *)t->s[i]);
-	free(t->s);
-	free(t->slot);
-}
 
 struct pp {
 	const struct profile_data *pd;
@@ -183,10 +42,9 @@ struct pp {
 	z_stream z;
 	uint8_t zout[65536];
 	struct strtab strs;
-	/* One function and one location per frame name: location id = function id = the
-	   name's string index (ids must be non-zero; index 0 is ""). */
-	bool *has_fn;
-	size_t has_fn_cap;
+	struct pprof_locs *locs;
+	uint64_t *ids; /* scratch: one stack's location ids */
+	size_t ids_cap;
 	struct buf scratch, sample, lbl;
 	const char **frames; /* scratch for one stack */
 	size_t frames_cap;
@@ -228,8 +86,8 @@ static void emit(struct pp *p, unsigned int field, const struct buf *m)
 	}
 	hdr.p = small;
 	hdr.cap = sizeof(small);
-	put_key(&hdr, field, WT_LEN);
-	put_varint(&hdr, m->len);
+	pb_key(&hdr, field, WT_LEN);
+	pb_varint(&hdr, m->len);
 	p->err = deflate_out(p, hdr.p, hdr.len, Z_NO_FLUSH);
 	if (!p->err)
 		p->err = deflate_out(p, m->p, m->len, Z_NO_FLUSH);
@@ -237,52 +95,28 @@ static void emit(struct pp *p, unsigned int field, const struct buf *m)
 
 static int64_t str(struct pp *p, const char *s)
 {
-	int64_t i = intern(&p->strs, s);
+	int64_t i = pb_intern(&p->strs, s);
 
 	if (i < 0 && !p->err)
 		p->err = (int)i;
 	return i < 0 ? 0 : i;
 }
 
-/* The location id of a frame name (its string index). */
-static uint64_t loc(struct pp *p, const char *name)
-{
-	int64_t i = str(p, name && name[0] ? name : "[unknown]");
-
-	if ((size_t)i >= p->has_fn_cap) {
-		size_t cap = p->has_fn_cap ? p->has_fn_cap : 256;
-		bool *v;
-
-		while (cap <= (size_t)i)
-			cap *= 2;
-		v = realloc(p->has_fn, cap * sizeof(*v));
-		if (!v) {
-			p->err = -ENOMEM;
-			return 1;
-		}
-		memset(v + p->has_fn_cap, 0, (cap - p->has_fn_cap) * sizeof(*v));
-		p->has_fn = v;
-		p->has_fn_cap = cap;
-	}
-	p->has_fn[i] = true;
-	return (uint64_t)i;
-}
-
 static void label_str(struct pp *p, const char *key, const char *val)
 {
 	p->lbl.len = 0;
-	put_uint(&p->lbl, 1, str(p, key));
-	put_uint(&p->lbl, 2, str(p, val));
-	put_msg(&p->sample, 3, &p->lbl);
+	pb_uint(&p->lbl, 1, str(p, key));
+	pb_uint(&p->lbl, 2, str(p, val));
+	pb_msg(&p->sample, 3, &p->lbl);
 }
 
 static void label_num(struct pp *p, const char *key, int64_t val)
 {
 	p->lbl.len = 0;
-	put_uint(&p->lbl, 1, str(p, key));
-	put_key(&p->lbl, 3, WT_VARINT);
-	put_varint(&p->lbl, (uint64_t)val);
-	put_msg(&p->sample, 3, &p->lbl);
+	pb_uint(&p->lbl, 1, str(p, key));
+	pb_key(&p->lbl, 3, WT_VARINT);
+	pb_varint(&p->lbl, (uint64_t)val);
+	pb_msg(&p->sample, 3, &p->lbl);
 }
 
 static void label_str(struct pp *p, const char *key, const char *val);
@@ -296,18 +130,34 @@ static void sample_begin(struct pp *p, const char *const *frames, size_t n, cons
 	static const char *const process_only[] = {"process"};
 	const char *const *keys = p->pd->root_labels ? p->pd->root_labels : process_only;
 	size_t i, nl = p->pd->root_labels ? p->pd->nr_root_labels : 1;
+	int nids;
 
 	if (nl >= n)
 		nl = n ? n - 1 : 0;
 	p->sample.len = 0;
 	p->scratch.len = 0;
-	for (i = n; i-- > nl;)
-		put_varint(&p->scratch, loc(p, frames[i]));
-	put_msg(&p->sample, 1, &p->scratch); /* packed location_id */
+	if (n > p->ids_cap) {
+		uint64_t *v = realloc(p->ids, n * 2 * sizeof(*v));
+
+		if (!v) {
+			p->err = -ENOMEM;
+			return;
+		}
+		p->ids = v;
+		p->ids_cap = n * 2;
+	}
+	nids = pprof_locs__stack(p->locs, frames + nl, n - nl, p->ids);
+	if (nids < 0) {
+		p->err = nids;
+		return;
+	}
+	for (i = 0; i < (size_t)nids; i++)
+		pb_varint(&p->scratch, p->ids[i]);
+	pb_msg(&p->sample, 1, &p->scratch); /* packed location_id */
 	p->scratch.len = 0;
 	for (i = 0; i < NVALUES; i++)
-		put_varint(&p->scratch, (uint64_t)values[i]);
-	put_msg(&p->sample, 2, &p->scratch); /* packed value */
+		pb_varint(&p->scratch, (uint64_t)values[i]);
+	pb_msg(&p->sample, 2, &p->scratch); /* packed value */
 	for (i = 0; i < nl; i++)
 		label_str(p, keys[i], frames[i]);
 }
@@ -595,6 +445,11 @@ static int write_gpu(struct pp *p)
 	return err ? err : p->err;
 }
 
+static void emit_cb(void *ctx, unsigned int field, const struct buf *m)
+{
+	emit(ctx, field, m);
+}
+
 static void write_tables(struct pp *p, const struct output_meta *meta, bool cpu)
 {
 	const struct profile_data *pd = p->pd;
@@ -606,56 +461,34 @@ static void write_tables(struct pp *p, const struct output_meta *meta, bool cpu)
 
 	for (i = 0; i < NVALUES; i++) {
 		m.len = 0;
-		put_uint(&m, 1, str(p, types[i][0]));
-		put_uint(&m, 2, str(p, types[i][1]));
+		pb_uint(&m, 1, str(p, types[i][0]));
+		pb_uint(&m, 2, str(p, types[i][1]));
 		emit(p, P_SAMPLE_TYPE, &m);
 	}
 	m.len = 0;
-	put_uint(&m, 1, str(p, "cpu"));
-	put_uint(&m, 2, str(p, "nanoseconds"));
+	pb_uint(&m, 1, str(p, "cpu"));
+	pb_uint(&m, 2, str(p, "nanoseconds"));
 	emit(p, P_PERIOD_TYPE, &m);
 	m.len = 0;
-	put_uint(&m, P_PERIOD, pd->sample_period_ns);
-	put_uint(&m, P_TIME_NANOS, (uint64_t)((int64_t)pd->start_ns + pd->realtime_offset_ns));
-	put_uint(&m, P_DURATION_NANOS, pd->end_ns > pd->start_ns ? pd->end_ns - pd->start_ns : 0);
-	put_uint(&m, P_DEFAULT_SAMPLE_TYPE, str(p, cpu ? "cpu" : "gpu"));
+	pb_uint(&m, P_PERIOD, pd->sample_period_ns);
+	pb_uint(&m, P_TIME_NANOS, (uint64_t)((int64_t)pd->start_ns + pd->realtime_offset_ns));
+	pb_uint(&m, P_DURATION_NANOS, pd->end_ns > pd->start_ns ? pd->end_ns - pd->start_ns : 0);
+	pb_uint(&m, P_DEFAULT_SAMPLE_TYPE, str(p, cpu ? "cpu" : "gpu"));
 	if (comment) {
-		put_key(&m, P_COMMENT, WT_VARINT);
-		put_varint(&m, (uint64_t)comment);
+		pb_key(&m, P_COMMENT, WT_VARINT);
+		pb_varint(&m, (uint64_t)comment);
 	}
 	/* Scalars go straight into the stream: they are not length-delimited. */
 	if (!p->err && !m.err)
 		p->err = deflate_out(p, m.p, m.len, Z_NO_FLUSH);
 
-	/* One mapping stands for all: the frames are names, not addresses. */
-	m.len = 0;
-	put_uint(&m, 1, 1);
-	put_uint(&m, 5, str(p, "xsprof"));
-	put_uint(&m, 7, 1); /* has_functions */
-	emit(p, P_MAPPING, &m);
-	for (i = 1; i < p->has_fn_cap && !p->err; i++) {
-		struct buf line = {0};
-
-		if (!p->has_fn[i])
-			continue;
-		m.len = 0;
-		put_uint(&m, 1, i);
-		put_uint(&m, 2, i); /* name */
-		put_uint(&m, 3, i); /* system_name */
-		emit(p, P_FUNCTION, &m);
-		m.len = 0;
-		put_uint(&m, 1, i);
-		put_uint(&m, 2, 1); /* mapping */
-		put_uint(&line, 1, i);
-		put_msg(&m, 4, &line);
-		free(line.p);
-		emit(p, P_LOCATION, &m);
-	}
+	if (!p->err)
+		p->err = pprof_locs__write(p->locs, emit_cb, p);
 	/* The string table last: everything above has interned what it needs. */
 	for (i = 0; i < p->strs.n && !p->err; i++) {
 		m.len = 0;
-		put_key(&m, P_STRING_TABLE, WT_LEN);
-		put_varint(&m, strlen(p->strs.s[i]));
+		pb_key(&m, P_STRING_TABLE, WT_LEN);
+		pb_varint(&m, strlen(p->strs.s[i]));
 		if (!m.err)
 			p->err = deflate_out(p, m.p, m.len, Z_NO_FLUSH);
 		if (!p->err)
@@ -687,6 +520,13 @@ int pprof__write(const struct profile_data *pd, FILE *f, const struct output_met
 		return -ENOMEM;
 	}
 	str(p, ""); /* index 0 must be "" */
+	p->locs = pprof_locs__new(&p->strs, pd->sites);
+	if (!p->locs) {
+		deflateEnd(&p->z);
+		pb_strtab_free(&p->strs);
+		free(p);
+		return -ENOMEM;
+	}
 	cpu = pd->mode != GPU_MODE_GPU && (pd->nr_samples || pd->cpu_tree);
 	gpu = pd->mode != GPU_MODE_CPU;
 	err = 0;
@@ -701,8 +541,9 @@ int pprof__write(const struct profile_data *pd, FILE *f, const struct output_met
 	if (!err)
 		err = deflate_out(p, NULL, 0, Z_FINISH);
 	deflateEnd(&p->z);
-	strtab_free(&p->strs);
-	free(p->has_fn);
+	pb_strtab_free(&p->strs);
+	pprof_locs__free(p->locs);
+	free(p->ids);
 	free(p->scratch.p);
 	free(p->sample.p);
 	free(p->lbl.p);

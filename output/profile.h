@@ -13,6 +13,7 @@
 #include "correlate/correlate.h"
 
 struct calltree;
+struct frame_sites;
 
 /* Which work a flamegraph shows. */
 enum gpu_mode {
@@ -90,6 +91,8 @@ struct profile_data {
 	 */
 	const char *const *root_labels;
 	size_t nr_root_labels;
+	/* pprof only: where frame names came from (addresses, files, lines); NULL: names only. */
+	const struct frame_sites *sites;
 
 	enum gpu_mode mode;
 	enum weight_unit unit;

@@ -33,10 +33,10 @@ static void profile_split_with(char *const outputs[], int n, const char *flag, c
 	const char *err = test_path("xsprofd", ".err");
 	int argc = 4, st;
 
-	if (flag) {
+	if (flag)
 		argv[argc++] = (char *)flag;
+	if (flag && arg)
 		argv[argc++] = (char *)arg;
-	}
 	for (int i = 0; i < n; i++) {
 		argv[argc++] = "--output";
 		argv[argc++] = outputs[i];
@@ -121,6 +121,47 @@ Test(oneshot_outputs, pprof_alone)
 	txt = shell(cmd, &st);
 	free(cmd);
 	cr_assert(!st && txt && strstr(txt, "xs_work_beta"), "pprof:\n%s", txt ? txt : "");
+	free(txt);
+}
+
+/*
+ * With --debug-info the pprof has what stores and `go tool pprof` need to symbolize and merge:
+ * the workload's file as a mapping with its build id, its functions at addresses inside it,
+ * source lines (-list shows xs_work_beta's body), and the kernel as [kernel.kallsyms].
+ */
+Test(oneshot_outputs, pprof_mappings_addresses_and_lines)
+{
+	char *pb = (char *)test_path("lines", ".pb.gz"), *outs[] = {pb}, *cmd, *txt, *bid;
+	char want[256];
+	int st;
+
+	profile_split_with(outs, 1, "--debug-info", NULL);
+	cr_assert(asprintf(&cmd, "readelf -n %s | awk '/Build ID/ {printf \"%%s\", $3}'",
+			   XS_SPLIT_PATH) > 0);
+	bid = shell(cmd, &st);
+	free(cmd);
+	cr_assert(!st && bid && strlen(bid) == 40, "no build id: %s", bid ? bid : "");
+	cr_assert(asprintf(&cmd, "HOME=${HOME:-/tmp} %s tool pprof -raw %s", XS_GO_PATH, pb) > 0);
+	txt = shell(cmd, &st);
+	free(cmd);
+	cr_assert(!st && txt, "pprof -raw:\n%s", txt ? txt : "");
+	snprintf(want, sizeof(want), " %s %s [FN][FL][LN]", XS_SPLIT_PATH, bid);
+	cr_expect(strstr(txt, want), "no mapping '%s' in:\n%s", want, txt);
+	cr_expect(strstr(txt, " [kernel.kallsyms] "), "no kernel mapping in:\n%s", txt);
+	cr_expect(strstr(txt, " xs_work_beta ") && strstr(txt, "split.c:"),
+		  "xs_work_beta has no source line:\n%s", txt);
+	cr_expect(!strstr(txt, "0x0 M=1 xs_work"), "the workload's frames have addresses:\n%s",
+		  txt);
+	free(txt);
+	free(bid);
+
+	/* From /: pprof trims a source path at the name of the directory it runs in. */
+	cr_assert(asprintf(&cmd, "cd / && HOME=${HOME:-/tmp} %s tool pprof -list xs_work_beta %s",
+			   XS_GO_PATH, pb) > 0);
+	txt = shell(cmd, &st);
+	free(cmd);
+	cr_expect(!st && txt && strstr(txt, "ROUTINE") && strstr(txt, "uint64_t used = burn(ns);"),
+		  "pprof -list shows no source:\n%s", txt ? txt : "");
 	free(txt);
 }
 

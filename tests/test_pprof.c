@@ -13,6 +13,7 @@
 #include <criterion/criterion.h>
 
 #include "output/calltree.h"
+#include "output/frame_sites.h"
 #include "output/output.h"
 #include "output/pprof.h"
 #include "output/profile.h"
@@ -212,4 +213,159 @@ Test(pprof, errors)
 	cr_expect_eq(pprof__write(&pd, f, NULL), -EINVAL);
 	cr_expect_eq(pprof__write(NULL, f, NULL), -EINVAL);
 	fclose(f);
+}
+
+/* The lines of text between the line starting with from and the one starting with to. */
+static char *section(char *raw, const char *from, const char *to)
+{
+	char *a = strstr(raw, from), *b;
+
+	cr_assert(a, "no %s in:\n%s", from, raw);
+	b = to ? strstr(a, to) : NULL;
+	if (b)
+		*b = 0;
+	return a;
+}
+
+/*
+ * Frames with sites: a file's mapping (path, build id, segment) and addresses, lines and an
+ * inlined function sharing its caller's location, the kernel's mapping, a [gpu] leaf, and a
+ * frame with no site by name only.
+ */
+Test(pprof, addresses_files_lines_and_inlined_frames)
+{
+	const char *stack1[] = {"app", "main (work.c:20)", "hot (work.c:11)", "inner (work.c:6)",
+				"do_syscall_64_[k]"};
+	const char *stack2[] = {"app", "main (work.c:20)", "[python] step", "[gpu] relu"};
+	struct frame_map exe = {.path = "/opt/app/work",
+				.build_id = "a3cf1444",
+				.start = 0x1000,
+				.limit = 0x2000,
+				.offset = 0x1000};
+	struct frame_map kernel = {.path = FRAME_SITES_KERNEL,
+				   .start = 0xffffffff81000000ull,
+				   .limit = 0xffffffff81000001ull};
+	struct frame_sites *fs = frame_sites__new(0);
+	struct calltree *t = calltree__new();
+	struct profile_data pd = {.cpu_tree = t, .sample_period_ns = 10000000};
+	char src[160], *raw, *locs, *maps, *out;
+	const char *path;
+	FILE *f;
+
+	cr_assert(fs && t);
+	snprintf(src, sizeof(src), "%s/work.c", dir);
+	cr_assert_eq(frame_sites__add(
+			     fs, "main (work.c:20)",
+			     &(struct frame_site){
+				     .addr = 0x1089, .function = "main", .file = src, .line = 20},
+			     &exe),
+		     0);
+	cr_assert_eq(frame_sites__add(fs, "main (work.c:20)", &(struct frame_site){0}, NULL), 0,
+		     "a name recorded again keeps its first site");
+	cr_assert_eq(frame_sites__add(
+			     fs, "hot (work.c:11)",
+			     &(struct frame_site){
+				     .addr = 0x11c0, .function = "hot", .file = src, .line = 11},
+			     &exe),
+		     0);
+	cr_assert_eq(frame_sites__add(fs, "inner (work.c:6)",
+				      &(struct frame_site){.addr = 0x11dc,
+							   .function = "inner",
+							   .file = src,
+							   .line = 6,
+							   .inlined = true},
+				      &exe),
+		     0);
+	cr_assert_eq(frame_sites__add(fs, "do_syscall_64_[k]",
+				      &(struct frame_site){.addr = 0xffffffff81000000ull,
+							   .system_name = "do_syscall_64"},
+				      &kernel),
+		     0);
+	kernel.start = kernel.limit = 0xffffffff81000400ull;
+	kernel.limit++;
+	cr_assert_eq(frame_sites__add(fs, "entry_SYSCALL_64_[k]",
+				      &(struct frame_site){.addr = kernel.start}, &kernel),
+		     0);
+	cr_assert_eq(frame_sites__nr_maps(fs), 2, "one mapping per file");
+	cr_assert_eq(frame_sites__map_at(fs, 2)->limit, 0xffffffff81000401ull,
+		     "the kernel's mapping grows to hold its addresses");
+	cr_assert_eq(calltree__add(t, stack1, 5, 7), 0);
+	cr_assert_eq(calltree__add(t, stack2, 4, 3), 0);
+	pd.sites = fs;
+
+	/* The source -list reads. */
+	f = fopen(src, "w");
+	cr_assert(f);
+	for (int i = 1; i <= 22; i++)
+		fprintf(f, "line_%d_of_work_c\n", i);
+	fclose(f);
+
+	path = write_profile(&pd, "s.pb.gz");
+	raw = pprof("-raw", path);
+	maps = strdup(section(raw, "Mappings", NULL));
+	locs = section(raw, "Locations", "Mappings");
+	cr_expect(strstr(maps, "0x1000/0x2000/0x1000 /opt/app/work a3cf1444 [FN][FL][LN][IN]"),
+		  "%s", maps);
+	cr_expect(strstr(maps, "0xffffffff81000000/0xffffffff81000401/0x0 [kernel.kallsyms]"), "%s",
+		  maps);
+	cr_expect(strstr(maps, "[gpu]"), "%s", maps);
+	/* inner was inlined into hot: one location at inner's address, innermost line first. */
+	snprintf(src, sizeof(src), "0x11dc M=1 inner %s/work.c:6 s=0\n hot %s/work.c:11", dir, dir);
+	cr_expect(strstr(squeeze(locs), src), "%s\nwants\n%s", locs, src);
+	snprintf(src, sizeof(src), "0x1089 M=1 main %s/work.c:20", dir);
+	cr_expect(strstr(locs, src), "%s", locs);
+	/* (pprof numbers the mappings again as it reads them.) */
+	cr_expect(strstr(locs, "0xffffffff81000000 M="), "%s", locs);
+	cr_expect(strstr(locs, " do_syscall_64_[k] :0 s=0(do_syscall_64)"), "%s", locs);
+	cr_expect(strstr(locs, "0x1 M=") && strstr(locs, " [gpu] relu :0"), "%s", locs);
+	cr_expect(strstr(locs, "0x0 [python] step"), "a frame without a site has no address:\n%s",
+		  locs);
+	free(maps);
+	free(raw);
+
+	/* -list reads the lines from the source file; -lines shows them in -top. */
+	out = pprof("-list hot", path);
+	cr_expect(strstr(out, "ROUTINE ======================== hot in"), "%s", out);
+	cr_expect(strstr(squeeze(out), ". 70ms 11:line_11_of_work_c"), "%s", out);
+	free(out);
+	out = pprof("-top -lines", path);
+	cr_expect(strstr(out, "inner ") && strstr(out, "work.c:6 (inline)"), "%s", out);
+	free(out);
+	calltree__free(t);
+	frame_sites__free(fs);
+}
+
+/* The table keeps within its cap by starting over, and counts what it could not keep. */
+Test(pprof, frame_sites_cap)
+{
+	struct frame_sites *fs = frame_sites__new(64 << 10);
+	struct frame_map m = {.path = "/lib/x.so", .build_id = "", .start = 0, .limit = 16};
+	struct frame_sites_stats st;
+	char name[64], big[5000];
+
+	cr_assert(fs);
+	for (int i = 0; i < 2000; i++) {
+		snprintf(name, sizeof(name), "function_%d", i);
+		cr_assert_eq(
+			frame_sites__add(fs, name, &(struct frame_site){.addr = (uint64_t)i}, &m),
+			0);
+		cr_assert(frame_sites__get(fs, name), "the name just added is there");
+		cr_assert_eq(frame_sites__get(fs, name)->addr, (uint64_t)i);
+	}
+	frame_sites__stats(fs, &st);
+	cr_expect_gt(st.resets, 0, "64 KiB holds fewer than 2000 names");
+	cr_expect_leq(st.bytes, 64 << 10);
+	cr_expect_lt(st.names, 2000);
+	cr_expect(!frame_sites__get(fs, "function_0"), "emptied when full");
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	cr_expect_eq(frame_sites__add(fs, big, &(struct frame_site){0}, NULL), -ENAMETOOLONG);
+	frame_sites__stats(fs, &st);
+	cr_expect_eq(st.refused, 1);
+	/* Another segment of the same file is another mapping. */
+	m.offset = 0x5000;
+	cr_assert_eq(frame_sites__add(fs, "data_fn", &(struct frame_site){0}, &m), 0);
+	cr_expect_eq(frame_sites__get(fs, "data_fn")->map, frame_sites__nr_maps(fs));
+	cr_expect_eq(frame_sites__map_at(fs, frame_sites__get(fs, "data_fn")->map)->offset, 0x5000);
+	frame_sites__free(fs);
 }

@@ -9,6 +9,7 @@
 #include "daemon/cuda/cuda_probes.h"
 #include "daemon/cuda/launch_fold.h"
 #include "daemon/cuda/launch_store.h"
+#include "daemon/stacks/fold.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "output/calltree.h"
 
@@ -68,13 +69,15 @@ size_t launch_fold__name_stack(struct symbolizer *sym, const struct launch_stack
 	nu = (int)symbolizer__user_depth(sym, s->tgid, 0, s->ips, s->nr_user);
 	for (int i = nu - 1; i >= 0; i--) {
 		bool is_pc = (s->flags & LAUNCH_STACK_F_PC_FIRST) && i == 0;
-		const char *name = symbolizer__user(sym, s->tgid, s->ips[i] - (is_pc ? 0 : 1));
+		uint64_t addr = s->ips[i] - (is_pc ? 0 : 1);
+		const char *name = symbolizer__user(sym, s->tgid, addr);
 
 		if (stats) {
 			stats->frames++;
 			stats->unnamed_frames += unnamed(name);
 		}
 		frames[n++] = name;
+		fold__note_user(sym, s->tgid, 0, addr, name, NULL);
 	}
 	return n;
 }

@@ -38,6 +38,7 @@
 #include "daemon/stacks/stack_table.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "daemon/unwind/unwinder.h"
+#include "output/frame_sites.h"
 #include "daemon/session/python_report.h"
 #include "xsprof.skel.h"
 #include "cupti_inject/xsprof_wire.h"
@@ -619,6 +620,7 @@ struct run {
 	int cgroup_fd;
 	char cgroup_dir[PATH_MAX];
 	struct symbolizer *sym;
+	struct frame_sites *sites; /* with a pprof output: where frames came from */
 	struct recording *rec;
 	struct oneshot_gpu *gpu;
 	struct gpu_scope scope;
@@ -647,6 +649,15 @@ static int preflight_all(const struct xsprofd_opts *o)
 	    preflight__output(o->launch_output))
 		return 1;
 	return 0;
+}
+
+/* pprof keeps addresses: the stacks' names then record where they came from. */
+static bool wants_pprof(const struct xsprofd_opts *o)
+{
+	for (int i = 0; i < o->nr_outputs; i++)
+		if (o->outputs[i].format == OUTPUT_PPROF)
+			return true;
+	return false;
 }
 
 static void recording_opts_for(const struct xsprofd_opts *o, struct recording_opts *ret)
@@ -764,6 +775,10 @@ static int start_recording(struct run *r)
 	int err;
 
 	r->sym = symbolizer__new(&yopts);
+	if (r->sym && wants_pprof(o) && !(r->sites = frame_sites__new(0)))
+		symbolizer__free(r->sym), r->sym = NULL;
+	if (r->sym)
+		symbolizer__set_sites(r->sym, r->sites);
 	if (!r->sym || (o->group_by && !(r->groups = group_by__new(o->group_by)))) {
 		log_err("out of memory setting up");
 		return 1;
@@ -835,6 +850,7 @@ static int build_profile(struct run *r)
 		return 1;
 	}
 	pd->cpu_tree = r->tree;
+	pd->sites = r->sites;
 	pd->sample_period_ns = o->freq_hz ? 1000000000ull / o->freq_hz : 0;
 	pd->unit = o->weight;
 	if (o->mode != XSPROFD_MODE_CPU) {
@@ -990,6 +1006,7 @@ out:
 	calltree__free(r.tree);
 	recording__free(r.rec);
 	symbolizer__free(r.sym);
+	frame_sites__free(r.sites);
 	sd_event_unref(r.ev);
 	if (r.cgroup_fd >= 0)
 		close(r.cgroup_fd);

@@ -395,7 +395,8 @@ enum MHD_Result api_attachment_profile(struct service *s, struct req *q, struct 
 	if (!err && !out)
 		err = -errno;
 	if (!err)
-		err = write_tree(tree, f, out, &meta, a->prof.freq_hz, unit, from, now);
+		err = write_tree(tree, f, out, &meta, a->prof.freq_hz, unit, from, now,
+				 symbolizer__sites(s->sym));
 	if (out && fclose(out) && !err)
 		err = -EIO;
 	calltree__free(tree);

@@ -117,6 +117,7 @@ struct service {
 	char **argv;
 	sd_event *ev;
 	struct symbolizer *sym;
+	struct frame_sites *sites; /* where the names in pprof replies came from */
 	/* The rolling window: the whole machine at low frequency, folded every slice. */
 	struct lasting machine;
 	struct correlate_stats corr[NR_STRATEGIES]; /* per strategy, every session together */
@@ -169,9 +170,10 @@ enum MHD_Result reply_json(struct MHD_Connection *c, unsigned int status, struct
 enum MHD_Result reply_error(struct MHD_Connection *c, unsigned int status, const char *error,
 			    const char *hint);
 bool window_format(const char *name, enum output_format *ret);
+struct frame_sites;
 int write_tree(const struct calltree *tree, enum output_format fmt, FILE *f,
 	       const struct output_meta *meta, unsigned int freq_hz, enum weight_unit unit,
-	       uint64_t start_ns, uint64_t end_ns);
+	       uint64_t start_ns, uint64_t end_ns, const struct frame_sites *sites);
 int pid_owner(pid_t pid, uid_t *ret);
 int pid_identity(pid_t pid, uid_t *ret_uid, uint64_t *ret_start);
 bool may_profile(struct req *q, struct MHD_Connection *c, const pid_t *pids, int n,

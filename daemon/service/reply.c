@@ -106,10 +106,11 @@ bool window_format(const char *name, enum output_format *ret)
 /* A window's call tree in any format but the Chrome trace (a window keeps no timeline). */
 int write_tree(const struct calltree *tree, enum output_format fmt, FILE *f,
 	       const struct output_meta *meta, unsigned int freq_hz, enum weight_unit unit,
-	       uint64_t start_ns, uint64_t end_ns)
+	       uint64_t start_ns, uint64_t end_ns, const struct frame_sites *sites)
 {
 	struct profile_data pd = {
 		.cpu_tree = tree,
+		.sites = sites,
 		.sample_period_ns = 1000000000ull / (freq_hz ? freq_hz : 1),
 		.mode = GPU_MODE_CPU,
 		.unit = unit,

@@ -43,6 +43,7 @@
 #include "daemon/symbolize/symbolizer.h"
 #include "daemon/unwind/unwinder.h"
 #include "output/calltree.h"
+#include "output/frame_sites.h"
 #include "output/output.h"
 #include "output/profile.h"
 
@@ -420,11 +421,15 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 		goto out;
 	}
 	s->sym = symbolizer__new(&yopts);
+	/* Any reply may be pprof: the names keep where they came from (capped, see status). */
+	s->sites = frame_sites__new(XSPROFD_SERVICE_SITES_BYTES);
+	if (s->sym)
+		symbolizer__set_sites(s->sym, s->sites);
 	s->machine.cpu = window__new(&so);
 	s->machine.gpu = window__new(&so);
 	s->machine.name = "the rolling window";
 	s->machine.freq_hz = opts->freq_hz;
-	if (!s->sym || !s->machine.cpu || !s->machine.gpu) {
+	if (!s->sym || !s->sites || !s->machine.cpu || !s->machine.gpu) {
 		log_err("out of memory setting up");
 		goto out;
 	}
@@ -468,6 +473,7 @@ out:
 	window__free(s->machine.cpu);
 	window__free(s->machine.gpu);
 	symbolizer__free(s->sym);
+	frame_sites__free(s->sites);
 	free(s->token);
 	remote_tls_free(&s->tls);
 	sd_event_unref(s->ev);

@@ -15,6 +15,7 @@
 #include "daemon/session/recording.h"
 #include "daemon/service/service_gpu.h"
 #include "daemon/session/session_tree.h"
+#include "daemon/symbolize/symbolizer.h"
 #include "daemon/session/stack_names.h"
 #include "output/calltree.h"
 #include "output/profile.h"
@@ -45,6 +46,7 @@ int session_profile__build(struct session_profile *sp, struct recording *rec,
 	if (err)
 		return err;
 	pd->cpu_tree = sp->tree;
+	pd->sites = symbolizer__sites(sym);
 	pd->root = groups ? group_by__root : NULL;
 	pd->root_ctx = groups;
 	/* In pprof the group and the process are labels (container, unit), not frames. */

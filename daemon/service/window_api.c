@@ -103,7 +103,8 @@ enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_Connect
 	if (!err && !out)
 		err = -errno;
 	if (!err)
-		err = write_tree(tree, f, out, &meta, s->opts->freq_hz, unit, from, now);
+		err = write_tree(tree, f, out, &meta, s->opts->freq_hz, unit, from, now,
+				 symbolizer__sites(s->sym));
 	if (out && fclose(out) && !err)
 		err = -EIO;
 	calltree__free(tree);

@@ -10,6 +10,7 @@
 #include "daemon/stacks/stack_table.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "output/calltree.h"
+#include "output/frame_sites.h"
 
 /* uid + comm + the stack's own frames. */
 #define MAX_FRAMES (2 + FOLD_MAX_FRAMES)
@@ -30,6 +31,46 @@ static bool unnamed(const char *name)
 {
 	/* "[bpf] prog" is a name: the frame is in a BPF program. */
 	return (name[0] == '[' && strncmp(name, "[bpf] ", 6)) || strstr(name, "+0x");
+}
+
+void fold__note_user(struct symbolizer *sym, uint32_t tgid, uint32_t gen, uint64_t addr,
+		     const char *frame, const struct symbolizer_frame *fr)
+{
+	struct frame_sites *fs = symbolizer__sites(sym);
+	struct symbolizer_site where;
+	struct frame_site site = {0};
+	struct frame_map map = {0};
+	char bid[2 * 64 + 1] = "";
+
+	if (!fs || frame_sites__has(fs, frame) ||
+	    symbolizer__user_site(sym, (pid_t)tgid, gen, addr, &where))
+		return;
+	for (size_t i = 0; i < where.build_id_len && i < 64; i++)
+		snprintf(bid + 2 * i, 3, "%02x", where.build_id[i]);
+	map = (struct frame_map){.path = where.path,
+				 .build_id = bid,
+				 .start = where.seg_start,
+				 .limit = where.seg_end,
+				 .offset = where.seg_off};
+	site.addr = where.vaddr;
+	if (fr && fr->name != frame) {
+		site.function = fr->name;
+		site.file = fr->file;
+		site.line = fr->line;
+		site.inlined = fr->inlined;
+	}
+	frame_sites__add(fs, frame, &site, &map);
+}
+
+/* A kernel frame: addresses of the [kernel.kallsyms] mapping. */
+static void note_kernel(struct symbolizer *sym, uint64_t addr, const char *frame, const char *name)
+{
+	struct frame_sites *fs = symbolizer__sites(sym);
+	struct frame_map map = {.path = FRAME_SITES_KERNEL, .start = addr, .limit = addr + 1};
+	struct frame_site site = {.addr = addr, .system_name = name};
+
+	if (fs && !unnamed(name) && !frame_sites__has(fs, frame))
+		frame_sites__add(fs, frame, &site, &map);
 }
 
 /*
@@ -54,11 +95,13 @@ static size_t name_with_lines(struct symbolizer *sym, const struct stack_entry *
 		st->unnamed_frames += unnamed(fr[j].name);
 		if (!fr[j].file || !fr[j].line) {
 			buf->frames[used++] = fr[j].name;
+			fold__note_user(sym, e->tgid, e->gen, addr, fr[j].name, &fr[j]);
 			continue;
 		}
 		snprintf(buf->ubuf[slot], sizeof(buf->ubuf[slot]), "%s (%s:%u)", fr[j].name,
 			 file ? file + 1 : fr[j].file, fr[j].line);
 		buf->frames[used++] = buf->ubuf[slot];
+		fold__note_user(sym, e->tgid, e->gen, addr, buf->ubuf[slot], &fr[j]);
 	}
 	return used;
 }
@@ -120,6 +163,7 @@ void fold__name_stack(struct symbolizer *sym, const struct stack_entry *e, struc
 		st.frames++;
 		st.unnamed_frames += unnamed(name);
 		buf->frames[n++] = name;
+		fold__note_user(sym, e->tgid, e->gen, addr, name, NULL);
 	}
 	for (int i = e->nr_kernel - 1; i >= 0; i--) {
 		uint64_t addr = e->kernel_ips[i] - (i > 0 ? 1 : 0);
@@ -129,6 +173,7 @@ void fold__name_stack(struct symbolizer *sym, const struct stack_entry *e, struc
 		st.unnamed_frames += unnamed(name);
 		snprintf(buf->kbuf[i], sizeof(buf->kbuf[i]), "%s" KSUFFIX, name);
 		buf->frames[n++] = buf->kbuf[i];
+		note_kernel(sym, addr, buf->kbuf[i], name);
 	}
 	if (!n)
 		buf->frames[n++] = e->kernel_err ? "[kernel stack unreadable]" : "[no frames]";

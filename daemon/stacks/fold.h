@@ -40,6 +40,15 @@ struct fold_names {
 void fold__name_stack(struct symbolizer *sym, const struct stack_entry *e, struct fold_names *buf,
 		      struct fold_stats *stats);
 
+struct symbolizer_frame;
+/*
+ * Records where the user frame named frame lies (the address, its file's mapping; with
+ * fr from symbolizer__user_frames, the function, source line and inlining) in the
+ * symbolizer's frame sites, when it has them and frame has none yet.
+ */
+void fold__note_user(struct symbolizer *sym, uint32_t tgid, uint32_t gen, uint64_t addr,
+		     const char *frame, const struct symbolizer_frame *fr);
+
 /*
  * Add every stack of the table to the tree as comm;user frames (outermost first);kernel frames
  * suffixed "_[k]". Frames that cannot be named stay in place under a placeholder, so every

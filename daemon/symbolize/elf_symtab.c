@@ -746,6 +746,22 @@ int elf_symtab__vaddr_to_offset(const struct elf_symtab *t, uint64_t vaddr, uint
 	return -ENOENT;
 }
 
+int elf_symtab__segment(const struct elf_symtab *t, uint64_t vaddr, uint64_t *ret_start,
+			uint64_t *ret_end, uint64_t *ret_off)
+{
+	for (size_t i = 0; i < t->nr_segs; i++) {
+		const struct elf_segment *s = &t->segs[i];
+
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->memsz) {
+			*ret_start = s->vaddr;
+			*ret_end = s->vaddr + s->memsz;
+			*ret_off = s->offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 int elf_symtab__type(const struct elf_symtab *t)
 {
 	return t->type;

@@ -64,6 +64,10 @@ int elf_symtab__offset_to_vaddr(const struct elf_symtab *t, uint64_t off, uint64
 /* ELF virtual address -> file offset (what uprobes take); -ENOENT when no segment holds it. */
 int elf_symtab__vaddr_to_offset(const struct elf_symtab *t, uint64_t vaddr, uint64_t *ret_off);
 
+/* The PT_LOAD segment holding vaddr: its first address, end and file offset; -ENOENT. */
+int elf_symtab__segment(const struct elf_symtab *t, uint64_t vaddr, uint64_t *ret_start,
+			uint64_t *ret_end, uint64_t *ret_off);
+
 /* e_type: ET_EXEC, ET_DYN (PIE executables and shared libraries), ... */
 int elf_symtab__type(const struct elf_symtab *t);
 /* Length of the GNU build-id (0 when absent); *ret_id points into t. */

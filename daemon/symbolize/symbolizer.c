@@ -164,6 +164,7 @@ struct symbolizer {
 	struct stat root_st;
 	bool root_st_ok;
 	struct frame_names *frame_names; /* interpreter frames' tokens: made on first use */
+	struct frame_sites *sites;	 /* not ours: symbolizer__set_sites */
 	struct symbolizer_stats stats;
 };
 
@@ -1188,6 +1189,38 @@ size_t symbolizer__user_depth(struct symbolizer *s, pid_t pid, uint32_t gen, con
 const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr)
 {
 	return symbolizer__user_gen(s, pid, 0, addr);
+}
+
+int symbolizer__user_site(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t addr,
+			  struct symbolizer_site *ret)
+{
+	uint64_t lookups = s->stats.user_lookups, unresolved = s->stats.user_unresolved;
+	struct resolved r;
+
+	/* The frame was named (and counted) already: this asks again where it lies. */
+	resolve_user(s, pid, gen, addr, &r);
+	s->stats.user_lookups = lookups;
+	s->stats.user_unresolved = unresolved;
+	if (!r.file || !r.file->tab ||
+	    elf_symtab__segment(r.file->tab, r.vaddr, &ret->seg_start, &ret->seg_end,
+				&ret->seg_off))
+		return -ENOENT;
+	ret->path = r.file->path;
+	ret->vaddr = r.vaddr;
+	ret->build_id_len = elf_symtab__build_id(r.file->tab, &ret->build_id);
+	if (!ret->build_id_len)
+		ret->build_id = NULL;
+	return 0;
+}
+
+void symbolizer__set_sites(struct symbolizer *s, struct frame_sites *sites)
+{
+	s->sites = sites;
+}
+
+struct frame_sites *symbolizer__sites(const struct symbolizer *s)
+{
+	return s->sites;
 }
 
 static struct dwarf_lines *file__dwarf(struct symbolizer *s, struct elf_file *f)

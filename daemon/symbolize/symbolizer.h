@@ -121,6 +121,22 @@ size_t symbolizer__user_depth(struct symbolizer *s, pid_t pid, uint32_t gen, con
  */
 int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t addr,
 			    struct symbolizer_frame *ret, int max);
+/* Where a user address lies in its file, for formats that keep addresses (pprof). */
+struct symbolizer_site {
+	const char *path;	 /* the mapped file as the process named it */
+	const uint8_t *build_id; /* NULL when the file has none */
+	size_t build_id_len;
+	uint64_t vaddr;			      /* addr as the file's ELF virtual address */
+	uint64_t seg_start, seg_end, seg_off; /* the PT_LOAD segment holding it, its file offset */
+};
+/*
+ * Fills ret for addr of pid's generation gen when it lies in a mapped ELF file that could be
+ * read (not anonymous memory, JIT code or the vDSO): 0, else -ENOENT. Strings stay valid until
+ * the next symbolizer__trim.
+ */
+int symbolizer__user_site(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t addr,
+			  struct symbolizer_site *ret);
+
 /* Whether it was made with opts.debug_info (callers then ask for user_frames). */
 bool symbolizer__debug_info(const struct symbolizer *s);
 /*
@@ -128,6 +144,14 @@ bool symbolizer__debug_info(const struct symbolizer *s);
  * trampoline, "[unknown kernel]" otherwise. Valid until the next symbolizer__trim.
  */
 const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr);
+
+/*
+ * Where the stages that name stacks record each name's address (output/frame_sites.h): set by
+ * whoever made both, NULL for none (the default). The symbolizer only holds the pointer.
+ */
+struct frame_sites;
+void symbolizer__set_sites(struct symbolizer *s, struct frame_sites *sites);
+struct frame_sites *symbolizer__sites(const struct symbolizer *s);
 
 /*
  * Evicts until memory is under opts.cache_bytes. Every string returned before is invalid
