@@ -228,7 +228,9 @@ static int fold(const struct stack_table *st, struct symbolizer *sym, struct cal
 	c->scale = scale;
 	c->sym = sym;
 	c->tree = tree;
+	symbolizer__batch_begin(sym);
 	err = stack_table__for_each(st, fold_one, c);
+	symbolizer__batch_end(sym);
 	if (!err && ret_stats)
 		*ret_stats = c->stats;
 	free(c);

@@ -165,6 +165,8 @@ struct symbolizer {
 	bool root_st_ok;
 	struct frame_names *frame_names; /* interpreter frames' tokens: made on first use */
 	struct frame_sites *sites;	 /* not ours: symbolizer__set_sites */
+	bool in_batch;			 /* symbolizer__batch_begin: trims keep what it used */
+	uint64_t batch_tick;		 /* s->tick when it began */
 	struct symbolizer_stats stats;
 };
 
@@ -1422,6 +1424,18 @@ static void collect_dead_cb(void *val, void *arg)
 		c->v[c->n++] = (struct victim){.last_used = p->last_used, .proc = p};
 }
 
+void symbolizer__batch_begin(struct symbolizer *s)
+{
+	s->in_batch = true;
+	s->batch_tick = s->tick + 1;
+}
+
+void symbolizer__batch_end(struct symbolizer *s)
+{
+	s->in_batch = false;
+	symbolizer__trim(s);
+}
+
 void symbolizer__trim(struct symbolizer *s)
 {
 	struct collect_ctx c = {};
@@ -1448,6 +1462,9 @@ void symbolizer__trim(struct symbolizer *s)
 		hashmap__for_each(s->procs, collect_dead_cb, &c);
 		qsort(c.v, c.n, sizeof(*c.v), cmp_victim);
 		for (i = 0; i < c.n && total_bytes(s) > s->cache_bytes; i++) {
+			/* Oldest first: the rest of a batch's files are in use. */
+			if (s->in_batch && c.v[i].last_used >= s->batch_tick)
+				break;
 			if (c.v[i].file) {
 				file__drop_tables(s, c.v[i].file);
 			} else {

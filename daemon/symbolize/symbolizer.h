@@ -159,6 +159,14 @@ struct frame_sites *symbolizer__sites(const struct symbolizer *s);
  */
 void symbolizer__trim(struct symbolizer *s);
 
+/*
+ * A batch (naming a whole stack table): until symbolizer__batch_end, trims keep the files and
+ * processes the batch has used, so a file whose tables or DWARF alone exceed the cache is read
+ * once per batch rather than once per stack. batch_end trims to the cache size.
+ */
+void symbolizer__batch_begin(struct symbolizer *s);
+void symbolizer__batch_end(struct symbolizer *s);
+
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret_stats);
 
 /*

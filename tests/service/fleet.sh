@@ -66,20 +66,30 @@ mkns() {
 		ip -n "$ns" link set lo up
 }
 
-# A daemon in namespace N with its own workload, a copy of a busy loop named burn_NAME.
+# A daemon in namespace N with its own workload, a copy of a busy loop named burn_NAME (and
+# more daemon options after the name).
 start_host() {
 	local n=$1 name=$2 ns=$tag-$1
+	shift 2
 	ip netns exec "$ns" "$xsprofd" --socket "$dir/ctl$n.sock" --cupti-socket "$dir/cupti$n.sock" \
 		--listen "10.213.$n.2:7717" --token-file "$dir/token" --tls-cert "$dir/srv.pem" \
-		--tls-key "$dir/srv.key" --tls-client-ca "$dir/ca.pem" >"$dir/d$n.log" 2>&1 &
+		--tls-key "$dir/srv.key" --tls-client-ca "$dir/ca.pem" "$@" >"$dir/d$n.log" 2>&1 &
 	pids+=($!)
 	cp /usr/bin/yes "$dir/burn_$name"
 	ip netns exec "$ns" "$dir/burn_$name" >/dev/null &
 	pids+=($!)
 }
 
+# Namespaces a run killed before its cleanup left behind hold the same addresses.
+for ns in $(ip netns list | awk '/^xf[0-9]+-[0-9]/ {print $1}'); do
+	p=${ns%%-*}
+	kill -0 "${p#xf}" 2>/dev/null || ip netns del "$ns"
+done
 for n in 1 2 3 4; do mkns $n || { echo "FAIL creating network namespace $n"; exit 1; }; done
-start_host 1 alpha
+start_host 1 alpha --debug-info
+# Host 1 also runs a workload built with debug info, whose source lines pprof lists.
+ip netns exec "$tag-1" "$build/tests/xs_split" 2000 2000 300 1 >/dev/null &
+pids+=($!)
 start_host 2 beta
 # 3: accepts and never answers. 4: nothing listens (down).
 ip netns exec "$tag-3" python3 -c '
@@ -101,7 +111,7 @@ for _ in $(seq 50); do
 	sleep 0.2
 done
 
-step() { echo "--- $*"; }
+step() { echo "--- $(date +%T) $*"; }
 
 step "fleet over two live hosts, one down, one hanging"
 cat >"$dir/hosts" <<EOF
@@ -147,6 +157,17 @@ HOME=$dir GOCACHE=$dir/gocache SSL_CERT_FILE=$dir/ca.pem timeout 60 go tool ppro
 	"https://x:$token@10.213.1.2:7717/debug/pprof/profile" >"$dir/raw.txt" 2>&1 ||
 	fail "go tool pprof -raw: $(tail -3 "$dir/raw.txt")"
 grep -q 'burn_alpha\|yes' "$dir/raw.txt" || fail "the scraped profile lacks the workload"
+# Mappings with build ids and addresses; with --debug-info, -list finds the source (from /:
+# pprof trims a source path at the name of the directory it runs in).
+bid=$(readelf -n "$build/tests/xs_split" | awk '/Build ID/ {print $3}')
+grep -q " $build/tests/xs_split $bid \[FN\]\[FL\]\[LN\]" "$dir/raw.txt" ||
+	fail "no mapping of xs_split with its build id $bid: $(grep -A9 ^Mappings "$dir/raw.txt")"
+grep -q ' \[kernel.kallsyms\] ' "$dir/raw.txt" || fail "no [kernel.kallsyms] mapping"
+(cd / && HOME=$dir GOCACHE=$dir/gocache SSL_CERT_FILE=$dir/ca.pem timeout 60 go tool pprof \
+	-list xs_work_beta -seconds 2 "https://x:$token@10.213.1.2:7717/debug/pprof/profile") \
+	>"$dir/list.txt" 2>&1 || fail "go tool pprof -list: $(tail -3 "$dir/list.txt")"
+grep -q 'uint64_t used = burn(ns);' "$dir/list.txt" ||
+	fail "pprof -list shows no source lines: $(head -20 "$dir/list.txt")"
 code=$(curl -s --cacert "$dir/ca.pem" --cert "$dir/cli.pem" --key "$dir/cli.key" \
 	"$url1/debug/pprof/profile?seconds=1" -o "$dir/cert.pb.gz" -w '%{http_code}')
 [[ $code == 200 ]] || fail "scrape with a client certificate: HTTP $code"
