@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pprof: profile.proto (github.com/google/pprof/proto/profile.proto), encoded by hand and
- * gzipped, so `go tool pprof`, Pyroscope and Parca read xsprof's profiles.
+ * gzipped, so `go tool pprof`, Pyroscope and Parca read xsprof's profiles. With pd->sites the
+ * frames are locations at addresses of per-file mappings, with source lines and inlined frames
+ * where they were recorded (output/pprof_locations.h); without, names only.
  */
 #ifndef XSPROF_OUTPUT_PPROF_H
 #define XSPROF_OUTPUT_PPROF_H
