@@ -357,7 +357,12 @@ static int cmd_status(void)
 	       (long long)GET(j, "window_s"), (long long)GET(st, "samples"),
 	       (long long)GET(st, "slices"), (long long)GET(st, "bytes") >> 10,
 	       (long long)GET(st, "cap_bytes") >> 10, (long long)GET(st, "dropped_slices"));
-	printf("memory: %lld KiB resident\n", (long long)GET(m, "rss_bytes") >> 10);
+	printf("memory: %lld KiB resident; pprof frame sites %lld names, %lld of %lld KiB, emptied "
+	       "%lld times at the cap, %lld refused\n",
+	       (long long)GET(m, "rss_bytes") >> 10, (long long)GET(m, "frame_sites_names"),
+	       (long long)GET(m, "frame_sites_bytes") >> 10,
+	       (long long)GET(m, "frame_sites_cap_bytes") >> 10,
+	       (long long)GET(m, "frame_sites_resets"), (long long)GET(m, "frame_sites_refused"));
 	if (json_object_object_get_ex(j, "attached", &v) && json_object_array_length(v)) {
 		printf("attached:");
 		for (size_t i = 0; i < json_object_array_length(v); i++)

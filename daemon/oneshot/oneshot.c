@@ -170,6 +170,15 @@ void recording_report(struct recording *rec, const struct xsprofd_opts *o, doubl
 	log_info("%llu distinct stacks from %zu processes; %llu of %llu frames unnamed",
 		 (unsigned long long)ts.distinct, rs.processes,
 		 (unsigned long long)fs->unnamed_frames, (unsigned long long)fs->frames);
+	if (symbolizer__sites(sym)) {
+		struct frame_sites_stats fss;
+
+		frame_sites__stats(symbolizer__sites(sym), &fss);
+		log_info("pprof frame sites: %llu names, %llu KiB; emptied %llu times at the cap, "
+			 "%llu refused (those frames are written by name, without an address)",
+			 (unsigned long long)fss.names, (unsigned long long)fss.bytes >> 10,
+			 (unsigned long long)fss.resets, (unsigned long long)fss.refused);
+	}
 	log_info("user stacks: %llu samples inside an exec between two images (no user frames), "
 		 "%llu frames past the end of a broken frame-pointer chain dropped",
 		 (unsigned long long)total->in_exec, (unsigned long long)ys.bogus_frames);

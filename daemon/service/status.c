@@ -40,6 +40,7 @@
 #include "daemon/session/python_report.h"
 #include "daemon/unwind/unwinder.h"
 #include "output/calltree.h"
+#include "output/frame_sites.h"
 #include "output/output.h"
 #include "output/profile.h"
 #include "daemon/service/internal.h"
@@ -249,6 +250,17 @@ struct json_object *status_json(struct service *s)
 	json_object_object_add(j, "store", st);
 	mem = json_object_new_object();
 	add_u64(mem, "rss_bytes", (uint64_t)rss_bytes());
+	if (s->sites) {
+		struct frame_sites_stats fss;
+
+		/* Where pprof's frame names came from: emptied when its cap is reached. */
+		frame_sites__stats(s->sites, &fss);
+		add_u64(mem, "frame_sites_names", fss.names);
+		add_u64(mem, "frame_sites_bytes", fss.bytes);
+		add_u64(mem, "frame_sites_cap_bytes", XSPROFD_SERVICE_SITES_BYTES);
+		add_u64(mem, "frame_sites_resets", fss.resets);
+		add_u64(mem, "frame_sites_refused", fss.refused);
+	}
 	json_object_object_add(j, "memory", mem);
 	json_object_object_add(j, "correlation", correlation_json(s));
 	json_object_object_add(j, "api", api_json(s));
