@@ -16,15 +16,10 @@ struct site_ent {
 	char *frame; /* the key; the site's strings follow it in the same block */
 };
 
-struct map_ent {
-	struct frame_map map;
-	uint64_t key1, key2;
-};
-
 struct frame_sites {
 	struct hashmap *names; /* (hash, length) of the frame -> struct site_ent */
 	struct hashmap *maps;  /* (path, build id + offset) hashed -> 1-based index, as a pointer */
-	struct map_ent *map_v;
+	struct frame_map *map_v; /* by index - 1; path and build id owned */
 	size_t nr_maps, maps_cap;
 	uint64_t max_bytes, bytes;
 	struct frame_sites_stats stats;
@@ -59,8 +54,8 @@ static void drop_all(struct frame_sites *fs)
 	hashmap__free(fs->names);
 	hashmap__free(fs->maps);
 	for (size_t i = 0; i < fs->nr_maps; i++) {
-		free((char *)fs->map_v[i].map.path);
-		free((char *)fs->map_v[i].map.build_id);
+		free((char *)fs->map_v[i].path);
+		free((char *)fs->map_v[i].build_id);
 	}
 	free(fs->map_v);
 	fs->map_v = NULL;
@@ -91,25 +86,24 @@ static uint32_t map_index(struct frame_sites *fs, const struct frame_map *m)
 	/* A file's segments are mappings of their own: one per file offset. */
 	uint64_t k1 = hash_str(m->path), k2 = hash_combine(hash_str(bid), m->offset);
 	uintptr_t idx = (uintptr_t)hashmap__get(fs->maps, k1, k2);
-	struct map_ent *e;
+	struct frame_map *e;
 
 	if (idx) {
 		e = &fs->map_v[idx - 1];
-		if (strcmp(e->map.path, m->path) || strcmp(e->map.build_id, bid) ||
-		    e->map.offset != m->offset)
+		if (strcmp(e->path, m->path) || strcmp(e->build_id, bid) || e->offset != m->offset)
 			return 0; /* another file with the same hashes: no mapping for this one */
 		/* Only the kernel's grows: a file's segment is the same wherever it is seen. */
-		if (m->start < e->map.start)
-			e->map.start = m->start;
-		if (m->limit > e->map.limit)
-			e->map.limit = m->limit;
+		if (m->start < e->start)
+			e->start = m->start;
+		if (m->limit > e->limit)
+			e->limit = m->limit;
 		return (uint32_t)idx;
 	}
 	if (fs->nr_maps >= MAX_MAPS)
 		return 0;
 	if (fs->nr_maps == fs->maps_cap) {
 		size_t cap = fs->maps_cap ? fs->maps_cap * 2 : 64;
-		struct map_ent *v = realloc(fs->map_v, cap * sizeof(*v));
+		struct frame_map *v = realloc(fs->map_v, cap * sizeof(*v));
 
 		if (!v)
 			return 0;
@@ -117,13 +111,13 @@ static uint32_t map_index(struct frame_sites *fs, const struct frame_map *m)
 		fs->maps_cap = cap;
 	}
 	e = &fs->map_v[fs->nr_maps];
-	*e = (struct map_ent){.map = *m, .key1 = k1, .key2 = k2};
-	e->map.path = strdup(m->path);
-	e->map.build_id = strdup(bid);
-	if (!e->map.path || !e->map.build_id ||
+	*e = *m;
+	e->path = strdup(m->path);
+	e->build_id = strdup(bid);
+	if (!e->path || !e->build_id ||
 	    hashmap__put(fs->maps, k1, k2, (void *)(uintptr_t)(fs->nr_maps + 1))) {
-		free((char *)e->map.path);
-		free((char *)e->map.build_id);
+		free((char *)e->path);
+		free((char *)e->build_id);
 		return 0;
 	}
 	fs->bytes += sizeof(*e) + strlen(m->path) + strlen(bid) + 2 + ENT_BYTES;
@@ -215,7 +209,7 @@ const struct frame_site *frame_sites__get(const struct frame_sites *fs, const ch
 
 const struct frame_map *frame_sites__map_at(const struct frame_sites *fs, uint32_t idx)
 {
-	return fs && idx >= 1 && idx <= fs->nr_maps ? &fs->map_v[idx - 1].map : NULL;
+	return fs && idx >= 1 && idx <= fs->nr_maps ? &fs->map_v[idx - 1] : NULL;
 }
 
 size_t frame_sites__nr_maps(const struct frame_sites *fs)

@@ -43,8 +43,6 @@ struct pp {
 	uint8_t zout[65536];
 	struct strtab strs;
 	struct pprof_locs *locs;
-	uint64_t *ids; /* scratch: one stack's location ids */
-	size_t ids_cap;
 	struct buf scratch, sample, lbl;
 	const char **frames; /* scratch for one stack */
 	size_t frames_cap;
@@ -130,29 +128,20 @@ static void sample_begin(struct pp *p, const char *const *frames, size_t n, cons
 	static const char *const process_only[] = {"process"};
 	const char *const *keys = p->pd->root_labels ? p->pd->root_labels : process_only;
 	size_t i, nl = p->pd->root_labels ? p->pd->nr_root_labels : 1;
+	const uint64_t *ids;
 	int nids;
 
 	if (nl >= n)
 		nl = n ? n - 1 : 0;
 	p->sample.len = 0;
 	p->scratch.len = 0;
-	if (n > p->ids_cap) {
-		uint64_t *v = realloc(p->ids, n * 2 * sizeof(*v));
-
-		if (!v) {
-			p->err = -ENOMEM;
-			return;
-		}
-		p->ids = v;
-		p->ids_cap = n * 2;
-	}
-	nids = pprof_locs__stack(p->locs, frames + nl, n - nl, p->ids);
+	nids = pprof_locs__stack(p->locs, frames + nl, n - nl, &ids);
 	if (nids < 0) {
 		p->err = nids;
 		return;
 	}
 	for (i = 0; i < (size_t)nids; i++)
-		pb_varint(&p->scratch, p->ids[i]);
+		pb_varint(&p->scratch, ids[i]);
 	pb_msg(&p->sample, 1, &p->scratch); /* packed location_id */
 	p->scratch.len = 0;
 	for (i = 0; i < NVALUES; i++)
@@ -521,16 +510,10 @@ int pprof__write(const struct profile_data *pd, FILE *f, const struct output_met
 	}
 	str(p, ""); /* index 0 must be "" */
 	p->locs = pprof_locs__new(&p->strs, pd->sites);
-	if (!p->locs) {
-		deflateEnd(&p->z);
-		pb_strtab_free(&p->strs);
-		free(p);
-		return -ENOMEM;
-	}
 	cpu = pd->mode != GPU_MODE_GPU && (pd->nr_samples || pd->cpu_tree);
 	gpu = pd->mode != GPU_MODE_CPU;
-	err = 0;
-	if (cpu)
+	err = p->locs ? 0 : -ENOMEM;
+	if (!err && cpu)
 		err = pd->nr_samples ? write_cpu_timeline(p) : write_cpu_tree(p);
 	if (!err && gpu)
 		err = write_gpu(p);
@@ -543,7 +526,6 @@ int pprof__write(const struct profile_data *pd, FILE *f, const struct output_met
 	deflateEnd(&p->z);
 	pb_strtab_free(&p->strs);
 	pprof_locs__free(p->locs);
-	free(p->ids);
 	free(p->scratch.p);
 	free(p->sample.p);
 	free(p->lbl.p);

@@ -63,6 +63,8 @@ struct pprof_locs {
 	struct map_use *maps; /* by pprof mapping id - 1: the sites' mappings, then [gpu] */
 	size_t nr_maps;	      /* frame_sites__nr_maps + 1 */
 	uint64_t gpu_addrs;   /* [gpu] locations made: their addresses are 1, 2, ... */
+	uint64_t *ids;	      /* one stack's location ids (pprof_locs__stack) */
+	size_t ids_cap;
 	uint64_t unplaced;
 };
 
@@ -96,6 +98,7 @@ void pprof_locs__free(struct pprof_locs *l)
 	free(l->lines);
 	free(l->fn_v);
 	free(l->maps);
+	free(l->ids);
 	free(l);
 }
 
@@ -270,11 +273,15 @@ static uint64_t run_loc(struct pprof_locs *l, const uint32_t *strs, size_t n)
 	}
 }
 
-int pprof_locs__stack(struct pprof_locs *l, const char *const *frames, size_t n, uint64_t *ret)
+int pprof_locs__stack(struct pprof_locs *l, const char *const *frames, size_t n,
+		      const uint64_t **ret)
 {
 	uint32_t run[MAX_INLINED];
 	size_t i = n, k = 0, nr = 0;
 
+	if (n && grow((void **)&l->ids, &l->ids_cap, n - 1, sizeof(*l->ids)))
+		return -ENOMEM;
+	*ret = l->ids;
 	/* Leaf first: inlined frames join the next frame out that is not inlined. */
 	while (i-- > 0) {
 		struct frame_info *fi = info_of(l, frames[i], &run[nr]);
@@ -284,8 +291,8 @@ int pprof_locs__stack(struct pprof_locs *l, const char *const *frames, size_t n,
 		nr++;
 		if (fi->site && fi->site->inlined && i > 0 && nr < MAX_INLINED)
 			continue;
-		ret[k] = run_loc(l, run, nr);
-		if (!ret[k])
+		l->ids[k] = run_loc(l, run, nr);
+		if (!l->ids[k])
 			return -ENOMEM;
 		k++;
 		nr = 0;

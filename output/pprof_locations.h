@@ -27,10 +27,12 @@ struct pprof_locs *pprof_locs__new(struct strtab *strs, const struct frame_sites
 void pprof_locs__free(struct pprof_locs *l);
 
 /*
- * The location ids of a stack of n frames given root first, written leaf first into ret (room
- * for n): fewer than n when inlined frames share a location. Returns how many, or -ENOMEM.
+ * The location ids of a stack of n frames given root first, leaf first in *ret (valid until
+ * the next call): fewer than n when inlined frames share a location. Returns how many, or
+ * -ENOMEM.
  */
-int pprof_locs__stack(struct pprof_locs *l, const char *const *frames, size_t n, uint64_t *ret);
+int pprof_locs__stack(struct pprof_locs *l, const char *const *frames, size_t n,
+		      const uint64_t **ret);
 
 /* Calls emit for each Mapping (3), Location (4) and Function (5) message. 0 or -errno. */
 int pprof_locs__write(struct pprof_locs *l,

@@ -784,11 +784,12 @@ static int start_recording(struct run *r)
 	int err;
 
 	r->sym = symbolizer__new(&yopts);
-	if (r->sym && wants_pprof(o) && !(r->sites = frame_sites__new(0)))
-		symbolizer__free(r->sym), r->sym = NULL;
+	if (wants_pprof(o))
+		r->sites = frame_sites__new(0);
 	if (r->sym)
 		symbolizer__set_sites(r->sym, r->sites);
-	if (!r->sym || (o->group_by && !(r->groups = group_by__new(o->group_by)))) {
+	if (!r->sym || (wants_pprof(o) && !r->sites) ||
+	    (o->group_by && !(r->groups = group_by__new(o->group_by)))) {
 		log_err("out of memory setting up");
 		return 1;
 	}

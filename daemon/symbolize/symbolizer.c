@@ -1128,8 +1128,9 @@ static void name_in_mapping(struct symbolizer *s, struct process *p, size_t idx,
 	r->named = true;
 }
 
-static void resolve_user(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t addr,
-			 struct resolved *r)
+/* What addr is, without counting a lookup (resolve_user counts). */
+static void locate_user(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t addr,
+			struct resolved *r)
 {
 	struct process *p;
 	ssize_t idx = -ENOENT;
@@ -1137,17 +1138,16 @@ static void resolve_user(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t
 	memset(r, 0, sizeof(*r));
 	r->name = UNKNOWN;
 	s->tick++;
-	s->stats.user_lookups++;
 	if (frame_token__is(addr)) {
 		const char *name = frame_names__name(s->frame_names, addr);
 
 		r->name = name ? name : UNKNOWN;
 		r->named = name != NULL;
-		goto out;
+		return;
 	}
 	p = process__get(s, pid, gen);
 	if (!p)
-		goto out;
+		return;
 	p->last_used = s->tick;
 	if (p->maps)
 		idx = proc_maps__index(p->maps, addr);
@@ -1157,7 +1157,13 @@ static void resolve_user(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t
 	}
 	if (idx >= 0)
 		name_in_mapping(s, p, (size_t)idx, addr, r);
-out:
+}
+
+static void resolve_user(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t addr,
+			 struct resolved *r)
+{
+	locate_user(s, pid, gen, addr, r);
+	s->stats.user_lookups++;
 	if (!r->named)
 		s->stats.user_unresolved++;
 }
@@ -1196,13 +1202,10 @@ const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr)
 int symbolizer__user_site(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t addr,
 			  struct symbolizer_site *ret)
 {
-	uint64_t lookups = s->stats.user_lookups, unresolved = s->stats.user_unresolved;
 	struct resolved r;
 
 	/* The frame was named (and counted) already: this asks again where it lies. */
-	resolve_user(s, pid, gen, addr, &r);
-	s->stats.user_lookups = lookups;
-	s->stats.user_unresolved = unresolved;
+	locate_user(s, pid, gen, addr, &r);
 	if (!r.file || !r.file->tab ||
 	    elf_symtab__segment(r.file->tab, r.vaddr, &ret->seg_start, &ret->seg_end,
 				&ret->seg_off))
