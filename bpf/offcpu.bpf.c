@@ -21,11 +21,13 @@
 #include "pidns.bpf.h"
 #include "ustack.bpf.h"
 #include "filters.bpf.h"
+#include "unwind.bpf.h"
 
 #define PF_KTHREAD 0x00200000
 
 extern bool pid_filter_on;
 extern const volatile bool gpu_wait_exclusive;
+extern const volatile __u32 unwind_mode;
 
 /* Set between open and load. */
 const volatile __u64 offcpu_min_ns = 10000;
@@ -57,11 +59,17 @@ struct {
 	__type(value, struct xsprof_offcpu_stats);
 } offcpu_stats SEC(".maps");
 
+/* The record, and room past its uips for the table walk's bounded stores. */
+struct offcpu_scratch {
+	struct xsprof_offcpu_stack r;
+	__u64 slack[XSPROF_MAX_STACK_DEPTH];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct xsprof_offcpu_stack);
+	__type(value, struct offcpu_scratch);
 } offcpu_scratch SEC(".maps");
 
 static __always_inline struct xsprof_offcpu_stats *stats(void)
@@ -95,7 +103,10 @@ static __noinline int read_stacks(void *ctx, struct xsprof_offcpu_stack *r,
 				  struct xsprof_offcpu_stats *st)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	const struct xsprof_unwind_proc *proc;
 	struct pt_regs *regs;
+	__u64 ip, sp, bp;
+	__u32 first;
 	long nk;
 
 	/* Skip this program's own three frames and the tracepoint's bpf_trace_run4: the stack
@@ -104,9 +115,24 @@ static __noinline int read_stacks(void *ctx, struct xsprof_offcpu_stack *r,
 	r->kernel_err = nk < 0 ? (__s16)nk : 0;
 	r->nr_kernel = nk < 0 ? 0 : (__u64)nk >> 3; /* no signed division in BPF */
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	r->uips[0] = BPF_CORE_READ(regs, ip);
-	r->nr_user = 1 + ustack__walk_fp_loop(r->uips, 1, BPF_CORE_READ(regs, bp),
-					      BPF_CORE_READ(regs, sp), NULL);
+	ip = BPF_CORE_READ(regs, ip);
+	sp = BPF_CORE_READ(regs, sp);
+	bp = BPF_CORE_READ(regs, bp);
+	r->uips[0] = ip;
+	/* The walk every stack gets: the tables where the daemon loaded the process (so a libc
+	 * wrapper without a frame keeps its caller, the function that blocked), else frame
+	 * pointers. */
+	proc = unwind_mode != XSPROF_UNWIND_FP ? bpf_map_lookup_elem(&unwind_procs, &r->tgid) : NULL;
+	if (proc) {
+		/* Through the record: a range, not a constant, for the verifier (unwind.bpf.h). */
+		r->nr_user = 1;
+		first = *(volatile __u16 *)&r->nr_user & 0xff;
+		r->nr_user = 1 + unwind__walk(r->uips, first, first + XSPROF_MAX_STACK_DEPTH - 2,
+					      proc, r->tgid, unwind_mode, ip, sp, bp, 1, 0, NULL,
+					      NULL);
+	} else {
+		r->nr_user = 1 + ustack__walk_fp_loop(r->uips, 1, bp, sp, NULL);
+	}
 	r->user_err = 0;
 	if (!r->uips[0]) {
 		r->nr_user = 0;
@@ -123,12 +149,14 @@ static __noinline int switch_out(void *ctx, struct task_struct *prev,
 	struct offcpu_start start = {};
 	struct xsprof_offcpu_val zero_val = {};
 	struct xsprof_offcpu_stack *r;
+	struct offcpu_scratch *scr;
 	__u32 zero = 0, tid;
 	__u64 id = xsprof_ids();
 
-	r = bpf_map_lookup_elem(&offcpu_scratch, &zero);
-	if (!r || !id)
+	scr = bpf_map_lookup_elem(&offcpu_scratch, &zero);
+	if (!scr || !id)
 		return 0;
+	r = &scr->r;
 	r->type = XSPROF_REC_OFFCPU;
 	r->tgid = id >> 32;
 	r->tid = (__u32)id;

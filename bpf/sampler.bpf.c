@@ -23,6 +23,8 @@ const volatile bool include_idle = false;
 bool pid_filter_on = false;
 /* Interpreter frames of the processes in py_procs (python.bpf.h); off with --no-python. */
 bool python_on = false;
+/* Samples may be held for the daemon to finish their walk (it handles XSPROF_REC_SAMPLE_HELD). */
+bool hold_on = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -61,10 +63,23 @@ static __always_inline bool interrupted_user_mode(struct bpf_perf_event_data *ct
 #endif
 }
 
+/* Where a walk stopped for the daemon to finish it (struct xsprof_sample_held). */
+struct hold_info {
+	struct unwind_regs regs;
+	__u32 may;    /* in: the walk may be held */
+	__u32 reason; /* enum xsprof_hold_reason; 0: not held */
+	__u32 file;
+	__u32 pad;
+};
+
 #if defined(__TARGET_ARCH_x86)
-/* The table walk of unwind.bpf.h for a process whose tables the daemon loaded; frame pointers
- * (as in fp mode) for one it did not load yet, and nothing more in cfi mode. */
-static __noinline long unwind_user(struct xsprof_sample *s, long nk, __u64 ip, __u64 sp, __u64 fp)
+/*
+ * The table walk of unwind.bpf.h for a process whose mappings the daemon loaded. One it has not
+ * loaded yet is held at its first frame (the daemon loads it and walks the copy), or, past the
+ * hold budget, walked by frame pointers (as in fp mode); in cfi mode nothing more.
+ */
+static __noinline long unwind_user(struct xsprof_sample *s, long nk, __u64 ip, __u64 sp,
+				   struct hold_info *h)
 {
 	const struct xsprof_unwind_proc *proc = bpf_map_lookup_elem(&unwind_procs, &s->tgid);
 	struct xsprof_unwind_stats *ust;
@@ -80,12 +95,25 @@ static __noinline long unwind_user(struct xsprof_sample *s, long nk, __u64 ip, _
 	first = *(volatile __u16 *)&s->nr_kernel + 1;
 	if (first > XSPROF_MAX_STACK_DEPTH)
 		return 0;
-	if (proc)
-		return unwind__walk(s->ips, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc,
-				    unwind_mode, ip, sp, fp, 1);
+	if (proc) {
+		n = unwind__walk(s->ips, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc, s->tgid,
+				 unwind_mode, ip, sp, h->regs.bp, 1, h->may, &h->regs, &h->file);
+		if (h->file)
+			h->reason = XSPROF_HOLD_NO_TABLE;
+		return n;
+	}
 	ust = bpf_map_lookup_elem(&unwind_stats, &zero);
+	if (h->may && unwind_hold_take()) {
+		h->reason = XSPROF_HOLD_NO_PROCESS;
+		h->regs.pc = ip;
+		h->regs.sp = sp;
+		h->regs.exact = 1;
+		return 0;
+	}
+	if (ust && h->may)
+		ust->hold_budget++;
 	if (unwind_mode != XSPROF_UNWIND_CFI)
-		n = ustack__walk_fp(s->ips, nk + 1, 2 * XSPROF_MAX_STACK_DEPTH, fp, sp);
+		n = ustack__walk_fp(s->ips, nk + 1, 2 * XSPROF_MAX_STACK_DEPTH, h->regs.bp, sp);
 	if (ust) {
 		ust->no_process++;
 		ust->walks_fp++;
@@ -127,14 +155,14 @@ static __always_inline bool between_images(struct task_struct *task, __u32 tid)
  * not bpf_get_stack: its fault at the end of every chain was most of a sample's cost).
  */
 static __noinline long user_stack(struct bpf_perf_event_data *ctx, struct task_struct *task,
-				  struct xsprof_sample *s, long nk, bool user_mode)
+				  struct xsprof_sample *s, long nk, struct hold_info *h)
 {
 #if defined(__TARGET_ARCH_x86)
 	const __u64 *uregs = (const __u64 *)&ctx->regs;
 	__u64 ip, fp, sp;
 	long n;
 
-	if (user_mode) {
+	if (interrupted_user_mode(ctx)) {
 		ip = uregs[16]; /* ip, bp, sp: words 16, 4, 19 of the uapi pt_regs */
 		fp = uregs[4];
 		sp = uregs[19];
@@ -155,7 +183,11 @@ static __noinline long user_stack(struct bpf_perf_event_data *ctx, struct task_s
 	s->ips[nk & 127] = ip;
 	if (unwind_mode != XSPROF_UNWIND_FP &&
 	    bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop))
-		return 1 + unwind_user(s, nk, ip, sp, fp);
+	{
+		/* The frame pointer through h: a BPF call takes five arguments. */
+		h->regs.bp = fp;
+		return 1 + unwind_user(s, nk, ip, sp, h);
+	}
 	return 1 + ustack__walk_fp(s->ips, nk + 1, 2 * XSPROF_MAX_STACK_DEPTH, fp, sp);
 #else
 	long n =
@@ -165,17 +197,77 @@ static __noinline long user_stack(struct bpf_perf_event_data *ctx, struct task_s
 #endif
 }
 
+#define HOLD_PAGE 4096
+
+/*
+ * A held sample (struct xsprof_sample_held): the sample as made, the registers where its walk
+ * stopped, and the stack above them, in as large a piece as can be read (the stack's mapping
+ * may end sooner). 0, or -1 when it could not be sent (the caller sends the sample as it is).
+ */
+static __always_inline int emit_held(struct xsprof_sample *s, struct hold_info *h)
+{
+	struct xsprof_unwind_stats *ust;
+	struct xsprof_sample_held *rec;
+	__u32 zero = 0, len = 0, head;
+	void *sp;
+
+	ust = bpf_map_lookup_elem(&unwind_stats, &zero);
+	if (!ust)
+		return -1;
+	rec = bpf_ringbuf_reserve(&samples, sizeof(*rec), 0);
+	if (!rec) {
+		ust->hold_drops++;
+		return -1;
+	}
+	rec->type = XSPROF_REC_SAMPLE_HELD;
+	rec->reason = h->reason;
+	rec->pc = h->regs.pc;
+	rec->sp = h->regs.sp;
+	rec->bp = h->regs.bp;
+	rec->exact = h->regs.exact;
+	rec->file = h->file;
+	rec->pad = 0;
+	bpf_probe_read_kernel(&rec->sample, sizeof(rec->sample), s);
+	/* Up to the end of sp's page, then whole pages while they can be read: the stack's
+	 * mapping may end a few KiB above the outermost frame. */
+	sp = (void *)h->regs.sp;
+	head = HOLD_PAGE - (h->regs.sp & (HOLD_PAGE - 1));
+	if (head > HOLD_PAGE)
+		head = HOLD_PAGE;
+	if (!bpf_probe_read_user(rec->stack, head, sp)) {
+		len = head;
+		for (int k = 0; k < XSPROF_HOLD_STACK_BYTES / HOLD_PAGE - 1; k++) {
+			__u32 at = len;
+
+			/* Checked on the register that is used: clang would otherwise fold the
+			 * check into len and the verifier would not see it. */
+			barrier_var(at);
+			if (at > XSPROF_HOLD_STACK_BYTES - HOLD_PAGE)
+				break;
+			if (bpf_probe_read_user(rec->stack + at, HOLD_PAGE, sp + at))
+				break;
+			len = at + HOLD_PAGE;
+		}
+	}
+	rec->copy_len = len;
+	/* The daemon finishes it with tables it may have to build: it should not wait. */
+	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+	ust->held++;
+	return 0;
+}
+
 /*
  * The record's interpreter frames (py_tid: the thread's id in its own namespace; 0: none) and
- * its trip to the ring buffer. A global function: the verifier checks it once, not in each of
- * the many states the stack walks leave the caller in.
+ * its trip to the ring buffer, held (h->reason) or not. A global function: the verifier checks
+ * it once, not in each of the many states the stack walks leave the caller in.
  */
-__noinline int sample_emit(struct xsprof_sample *s, struct xsprof_cpu_stats *st, __u32 py_tid)
+__noinline int sample_emit(struct xsprof_sample *s, struct xsprof_cpu_stats *st, __u32 py_tid,
+			   struct hold_info *h)
 {
 	long size, npy = 0;
 	__u64 flags;
 
-	if (!s || !st)
+	if (!s || !st || !h)
 		return 0;
 	s->nr_python = 0;
 	s->pad16 = 0;
@@ -184,6 +276,10 @@ __noinline int sample_emit(struct xsprof_sample *s, struct xsprof_cpu_stats *st,
 		npy = python_append_sample(s, py_tid);
 	if (npy < 0 || npy > XSPROF_PY_MAX_FRAMES)
 		npy = 0;
+	if (h->reason && !emit_held(s, h)) {
+		st->emitted++;
+		return 0;
+	}
 	size = XSPROF_SAMPLE_HDR_SIZE + ((long)(s->nr_kernel & 0xff) + (s->nr_user & 0xff)) * 8 +
 	       npy * (long)sizeof(struct xsprof_py_frame);
 	barrier_var(size);
@@ -214,6 +310,7 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid, tid = (__u32)pid_tgid;
 	struct task_struct *task;
+	struct hold_info hold = {};
 	bool in_ns;
 	long nk, nu;
 	bool user_mode;
@@ -281,7 +378,9 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 		s->flags |= XSPROF_SAMPLE_F_EXEC;
 		st->in_exec++;
 	} else {
-		nu = user_stack(ctx, task, s, nk, user_mode);
+		/* Held only where the daemon can read the process: in its pid namespace. */
+		hold.may = hold_on && in_ns;
+		nu = user_stack(ctx, task, s, nk, &hold);
 		if (nu < 0) {
 			st->ustack_err++;
 			s->user_err = nu;
@@ -291,7 +390,7 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	s->nr_kernel = nk;
 	s->nr_user = nu;
 	/* Interpreter frames after the native ones, for a process in our namespace. */
-	return sample_emit(s, st, python_on && nu > 0 && in_ns ? python__own_tid(task) : 0);
+	return sample_emit(s, st, python_on && nu > 0 && in_ns ? python__own_tid(task) : 0, &hold);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,39 +1,77 @@
 // SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
 /*
  * The global functions of the table walk (unwind.bpf.h says why they are global), defined once
- * for every program that walks user stacks: the CPU sampler, the CUDA uprobes, the USDT probe.
+ * for every program that walks user stacks: the CPU sampler, the off-CPU program, the CUDA
+ * uprobes, the USDT probe.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "xsprof_events.h"
+#include "shared_maps.bpf.h"
 #include "unwind.bpf.h"
 
+/* The hold budget of each CPU (set between open and load): one hold costs unwind_hold_ns of
+ * credit, which grows with time up to unwind_hold_burst_ns: 250 a second, and 128 at once,
+ * about what a process's first 150 ms at 999 Hz need while libtorch's table (1.4 M rows) is
+ * built. Each is a 20 KiB record, and memory in the daemon while it waits. */
+const volatile __u64 unwind_hold_ns = 4000000;
+const volatile __u64 unwind_hold_burst_ns = 512000000;
+
+struct hold_budget {
+	__u64 credit_ns;
+	__u64 last_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hold_budget);
+} unwind_hold SEC(".maps");
+
+/* Stack words read for a scan out of code without unwind information (JIT-compiled). */
+#define SCAN_WORDS 128
+
+struct scan_buf {
+	__u64 w[SCAN_WORDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scan_buf);
+} unwind_scan_buf SEC(".maps");
+
 /* One bisection step over [lo, hi) per bpf_loop iteration: a bounded loop would have the
- * verifier follow both halves at every step (2^24 paths). */
+ * verifier follow both halves at every step. */
 struct unwind_search {
-	const struct xsprof_unwind_proc *proc; /* NULL: search the rows */
 	__u64 key;
 	__u32 lo, hi;
+	__u32 maps; /* search unwind_maps by start, else unwind_rows by pc */
+	__u32 pad;
 };
 
 static long unwind__bisect(__u32 i, void *arg)
 {
 	struct unwind_search *q = arg;
-	const struct xsprof_unwind_row *r;
 	__u64 at;
 	__u32 mid;
 
 	if (q->lo >= q->hi)
 		return 1;
 	mid = q->lo + ((q->hi - q->lo) >> 1);
-	if (q->proc) {
-		at = q->proc->maps[mid & (XSPROF_UNWIND_MAX_MAPS - 1)].start;
+	if (q->maps) {
+		const struct xsprof_unwind_map *m = bpf_map_lookup_elem(&unwind_maps, &mid);
+
+		if (!m)
+			goto fail;
+		at = m->start;
 	} else {
-		r = bpf_map_lookup_elem(&unwind_rows, &mid);
-		if (!r) {
-			q->lo = q->hi = 0;
-			return 1;
-		}
+		const struct xsprof_unwind_row *r = bpf_map_lookup_elem(&unwind_rows, &mid);
+
+		if (!r)
+			goto fail;
 		at = r->pc;
 	}
 	if (at <= q->key)
@@ -41,33 +79,287 @@ static long unwind__bisect(__u32 i, void *arg)
 	else
 		q->hi = mid;
 	return 0;
+fail:
+	q->lo = q->hi = 0;
+	return 1;
 }
 
-/* 1 + the index of the mapping of proc holding pc, or 0. */
-__noinline int unwind_map_index(const struct xsprof_unwind_proc *proc, __u64 pc)
+/* 1 + the index in [first, first + count) of the last entry at or below key, or 0. */
+static __always_inline __u32 bisect(__u32 maps, __u32 first, __u32 count, __u64 key, __u32 steps)
 {
-	struct unwind_search q = {.proc = proc, .key = pc};
-	__u32 n;
+	struct unwind_search q = {.key = key, .lo = first, .hi = first + count, .maps = maps};
 
-	if (!proc)
-		return 0;
-	n = proc->nr_maps;
-	q.hi = n > XSPROF_UNWIND_MAX_MAPS ? XSPROF_UNWIND_MAX_MAPS : n;
-	bpf_loop(9, unwind__bisect, &q, 0);
-	if (!q.lo || q.lo > XSPROF_UNWIND_MAX_MAPS ||
-	    pc >= proc->maps[(q.lo - 1) & (XSPROF_UNWIND_MAX_MAPS - 1)].end)
-		return 0;
-	return q.lo;
-}
-
-/* 1 + the index in unwind_rows of the last row of [first, first + count) at or below key,
- * or 0. */
-__noinline __s64 unwind_row_index(__u32 first, __u32 count, __u32 key)
-{
-	struct unwind_search q = {.proc = NULL, .key = key, .lo = first, .hi = first + count};
-
-	bpf_loop(24, unwind__bisect, &q, 0);
+	bpf_loop(steps, unwind__bisect, &q, 0);
 	return q.lo > first ? q.lo : 0;
+}
+
+/* The mapping of the cursor's process holding key, or NULL; remembered in c->last_map. */
+static __always_inline const struct xsprof_unwind_map *find_map(struct unwind_cursor *c,
+								 struct xsprof_unwind_stats *st)
+{
+	const struct xsprof_unwind_map *m;
+	__u32 i;
+
+	if (c->last_map) {
+		i = c->map_first + c->last_map - 1;
+		m = bpf_map_lookup_elem(&unwind_maps, &i);
+		if (m && c->key >= m->start && c->key < m->end) {
+			st->map_hits++;
+			return m;
+		}
+	}
+	if (c->map_count > XSPROF_UNWIND_MAX_MAPS)
+		return NULL;
+	/* 11 steps cover XSPROF_UNWIND_MAX_MAPS (1024). */
+	i = bisect(1, c->map_first, c->map_count, c->key, 11);
+	if (!i)
+		return NULL;
+	i--;
+	m = bpf_map_lookup_elem(&unwind_maps, &i);
+	if (!m || c->key >= m->end)
+		return NULL;
+	c->last_map = i - c->map_first + 1;
+	return m;
+}
+
+/* The file has no table: ask for it once (NONE -> WANTED); whether the caller should hold. */
+static __always_inline int no_table(struct unwind_cursor *c, const struct xsprof_unwind_map *m,
+				    struct xsprof_unwind_file *f, struct xsprof_unwind_stats *st)
+{
+	struct xsprof_unwind_want want = {
+		.type = XSPROF_REC_UNWIND_WANT,
+		.tgid = c->tgid,
+		.file = m->file,
+		.start = m->start,
+	};
+	__u64 state = f->state;
+
+	if (state == XSPROF_FILE_NONE &&
+	    __sync_val_compare_and_swap(&f->state, XSPROF_FILE_NONE, XSPROF_FILE_WANTED) ==
+		    XSPROF_FILE_NONE) {
+		if (bpf_ringbuf_output(&samples, &want, sizeof(want), BPF_RB_FORCE_WAKEUP)) {
+			/* Not asked after all: the next walk here asks again. */
+			f->state = XSPROF_FILE_NONE;
+			st->want_drops++;
+			return UNWIND_NONE;
+		}
+		st->wants++;
+		state = XSPROF_FILE_WANTED;
+	}
+	if (state != XSPROF_FILE_WANTED)
+		return UNWIND_NONE;
+	if (c->hold) {
+		if (unwind_hold_take()) {
+			c->file = m->file;
+			return UNWIND_HOLD;
+		}
+		st->hold_budget++;
+	}
+	st->pending_fp++;
+	return UNWIND_NONE;
+}
+
+/* The process ran outside its known mappings: ask once for them to be read again. */
+static __always_inline void stale_mappings(struct unwind_cursor *c, struct xsprof_unwind_stats *st)
+{
+	struct xsprof_unwind_want want = {
+		.type = XSPROF_REC_UNWIND_WANT,
+		.tgid = c->tgid,
+		.start = c->key,
+	};
+	struct xsprof_unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &c->tgid);
+
+	if (!p || p->stale || __sync_val_compare_and_swap(&p->stale, 0, 1) != 0)
+		return;
+	if (bpf_ringbuf_output(&samples, &want, sizeof(want), BPF_RB_FORCE_WAKEUP)) {
+		p->stale = 0;
+		st->want_drops++;
+		return;
+	}
+	st->stale_maps++;
+}
+
+__noinline int unwind_find(struct unwind_cursor *c, struct xsprof_unwind_stats *st)
+{
+	const struct xsprof_unwind_map *m;
+	const struct xsprof_unwind_row *r;
+	const struct xsprof_unwind_page *pg;
+	struct xsprof_unwind_file *f;
+	__u64 vaddr, page;
+	__u32 i, at;
+
+	if (!c || !st)
+		return UNWIND_NONE;
+	if (c->cached_key && c->cached_key == c->key) {
+		st->row_hits++;
+		return UNWIND_FOUND;
+	}
+	m = find_map(c, st);
+	if (!m) {
+		/* Mapped after the list was read: JIT code, most likely. A pc that a
+		 * frame-pointer step found may just be wrong: that says nothing. */
+		if (!c->trusted)
+			return UNWIND_NONE;
+		stale_mappings(c, st);
+		return UNWIND_ANON;
+	}
+	at = m->file;
+	if (!at)
+		return UNWIND_ANON;
+	f = bpf_map_lookup_elem(&unwind_files, &at);
+	if (!f)
+		return UNWIND_NONE;
+	if (!f->nr_pages || f->state != XSPROF_FILE_READY)
+		return no_table(c, m, f, st);
+	vaddr = c->key - m->bias;
+	page = (vaddr >> XSPROF_UNWIND_PAGE_SHIFT) - f->page0;
+	if (vaddr > 0xffffffffull || page >= f->nr_pages) {
+		/* Outside every FDE of the file: like a gap between two. */
+		c->row.type = XSPROF_CFA_INVALID;
+		c->cached_key = c->key;
+		return UNWIND_FOUND;
+	}
+	at = f->page_first + (__u32)page;
+	pg = bpf_map_lookup_elem(&unwind_pages, &at);
+	if (!pg || !pg->count || pg->count > XSPROF_UNWIND_PAGE_ROWS)
+		return UNWIND_NONE;
+	/* 13 steps cover XSPROF_UNWIND_PAGE_ROWS. */
+	i = bisect(0, pg->first, pg->count, vaddr, 13);
+	if (!i)
+		return UNWIND_NONE;
+	i--;
+	r = bpf_map_lookup_elem(&unwind_rows, &i);
+	if (!r)
+		return UNWIND_NONE;
+	c->row = *r;
+	c->cached_key = c->key;
+	if (!f->used)
+		f->used = 1;
+	return UNWIND_FOUND;
+}
+
+/* Whether the bytes before ra end a call instruction (rel32, or indirect through a register
+ * or memory, with or without a REX prefix): a word on the stack that points there is likely a
+ * return address, not a stale code pointer. */
+static __always_inline bool after_call(__u64 ra)
+{
+	__u8 b[8];
+
+	if (ra < 8 || bpf_probe_read_user(b, sizeof(b), (void *)(ra - 8)))
+		return false;
+	return b[3] == 0xe8 ||					  /* call rel32 */
+	       (b[6] == 0xff && (b[7] & 0xf8) == 0xd0) ||	  /* call reg */
+	       (b[5] == 0x41 && b[6] == 0xff && (b[7] & 0xf8) == 0xd0) ||
+	       (b[5] == 0xff && (b[6] & 0xf8) == 0x50) ||	  /* call [reg + disp8] */
+	       (b[4] == 0xff && b[5] == 0x54) ||		  /* ... with a SIB byte */
+	       (b[2] == 0xff && (b[3] == 0x15 || (b[3] & 0xf8) == 0x90)) || /* disp32 */
+	       (b[6] == 0xff && (b[7] & 0xf8) == 0x10);		  /* call [reg] */
+}
+
+struct scan {
+	const struct scan_buf *buf;
+	struct unwind_cursor *c;
+	struct xsprof_unwind_stats *st;
+	__u64 lo, hi; /* the process's file mappings span [lo, hi) */
+	__u32 found;  /* 1 + the word's index */
+	__u32 checked;
+};
+
+static long unwind__scan_word(__u32 i, void *arg)
+{
+	struct scan *q = arg;
+	const struct xsprof_unwind_map *m;
+	__u64 v;
+	__u32 at;
+
+	__u32 idx = i;
+
+	if (q->checked >= 8)
+		return 1;
+	/* Masked after a barrier: clang would drop the mask (bpf_loop bounds i) and the
+	 * verifier would see an unbounded index. */
+	barrier_var(idx);
+	idx &= SCAN_WORDS - 1;
+	v = q->buf->w[idx];
+	if (v < q->lo || v >= q->hi)
+		return 0;
+	at = bisect(1, q->c->map_first, q->c->map_count, v, 11);
+	if (!at)
+		return 0;
+	at--;
+	m = bpf_map_lookup_elem(&unwind_maps, &at);
+	if (!m || v >= m->end || !m->file)
+		return 0;
+	q->checked++;
+	if (!after_call(v))
+		return 0;
+	q->found = idx + 1;
+	return 1;
+}
+
+/*
+ * The caller of code that has no unwind information and keeps no frame pointer (a JIT
+ * compiler's, in an anonymous mapping: oneDNN's kernels in PyTorch): the first word above sp
+ * that points into a file of the process right after a call instruction is taken for its
+ * return address. 0 with the caller in *w, or 1.
+ */
+__noinline int unwind_scan(struct unwind_cursor *c, struct unwind_regs *w,
+			   struct xsprof_unwind_stats *st)
+{
+	struct scan q = {};
+	__u32 zero = 0, first, last;
+	const struct xsprof_unwind_map *m;
+	struct scan_buf *buf;
+
+	if (!c || !w || !st || !c->map_count || c->map_count > XSPROF_UNWIND_MAX_MAPS)
+		return 1;
+	buf = bpf_map_lookup_elem(&unwind_scan_buf, &zero);
+	if (!buf || bpf_probe_read_user(buf->w, sizeof(buf->w), (void *)w->sp))
+		return 1;
+	first = c->map_first;
+	last = c->map_first + c->map_count - 1;
+	m = bpf_map_lookup_elem(&unwind_maps, &first);
+	if (!m)
+		return 1;
+	q.lo = m->start;
+	m = bpf_map_lookup_elem(&unwind_maps, &last);
+	if (!m)
+		return 1;
+	q.hi = m->end;
+	q.buf = buf;
+	q.c = c;
+	q.st = st;
+	bpf_loop(SCAN_WORDS, unwind__scan_word, &q, 0);
+	if (!q.found || q.found > SCAN_WORDS) {
+		st->scan_failed++;
+		return 1;
+	}
+	w->pc = buf->w[(q.found - 1) & (SCAN_WORDS - 1)];
+	w->sp += (__u64)q.found * 8;
+	w->exact = 0;
+	w->from_fp = 0;
+	st->scanned++;
+	return 0;
+}
+
+__noinline int unwind_hold_take(void)
+{
+	__u32 zero = 0;
+	struct hold_budget *b = bpf_map_lookup_elem(&unwind_hold, &zero);
+	__u64 now = bpf_ktime_get_ns(), credit;
+
+	if (!b)
+		return 0;
+	credit = b->credit_ns + (now - b->last_ns);
+	if (credit > unwind_hold_burst_ns)
+		credit = unwind_hold_burst_ns;
+	b->last_ns = now;
+	if (credit < unwind_hold_ns) {
+		b->credit_ns = credit;
+		return 0;
+	}
+	b->credit_ns = credit - unwind_hold_ns;
+	return 1;
 }
 
 /* One step through the frame-pointer chain: 0, or 1 when the chain ends. */
@@ -95,6 +387,7 @@ __noinline int unwind_fp_step(struct unwind_regs *w, struct xsprof_unwind_stats 
 	w->pc = fr[1];
 	w->bp = fr[0];
 	w->exact = 0;
+	w->from_fp = 1;
 	st->frames_fp++;
 	return 0;
 }
@@ -111,7 +404,7 @@ __noinline int unwind_row_step(const struct xsprof_unwind_row *r, struct unwind_
 	bp = w->bp;
 	off = r->cfa_off;
 	rbp_off = r->rbp_off * 8;
-	switch (r->type) {
+	switch (XSPROF_ROW_TYPE(r->type)) {
 	case XSPROF_CFA_OUTERMOST:
 		st->end_outermost++;
 		return 1;
@@ -127,6 +420,7 @@ __noinline int unwind_row_step(const struct xsprof_unwind_row *r, struct unwind_
 		w->sp = fr[0];
 		w->pc = fr[1];
 		w->exact = 1;
+		w->from_fp = 0;
 		w->used_cfi = 1;
 		return w->pc ? 0 : 1;
 	case XSPROF_CFA_RSP:
@@ -151,7 +445,13 @@ __noinline int unwind_row_step(const struct xsprof_unwind_row *r, struct unwind_
 		st->end_bad_cfa++;
 		return 1;
 	}
-	if (rbp_off == -16) {
+	if (r->type & XSPROF_ROW_RBP_AT_RBP) {
+		if (bpf_probe_read_user(&ra, 8, (void *)(cfa - 8)) ||
+		    bpf_probe_read_user(&bp, 8, (void *)(w->bp + rbp_off))) {
+			st->end_unreadable++;
+			return 1;
+		}
+	} else if (rbp_off == -16) {
 		/* The usual prologue: push rbp right after the call, one read for both. */
 		if (bpf_probe_read_user(fr, 16, (void *)(cfa - 16))) {
 			st->end_unreadable++;
@@ -180,6 +480,7 @@ __noinline int unwind_row_step(const struct xsprof_unwind_row *r, struct unwind_
 	w->pc = ra;
 	w->bp = bp;
 	w->exact = 0;
+	w->from_fp = 0;
 	w->used_cfi = 1;
 	st->frames_cfi++;
 	return 0;

@@ -1,21 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Apache-2.0 */
 /*
  * User stacks through code without frame pointers: a walk driven by the unwind tables that
- * daemon/unwind compiles from each mapped file's .eh_frame (struct xsprof_unwind_row in
- * xsprof_events.h), with the frame-pointer step where a mapping has no table.
+ * daemon/unwind compiles from each file's .eh_frame (the layout is in xsprof_events.h), with
+ * the frame-pointer step where a mapping has no table.
  *
- * Per frame: the process's executable mappings (unwind_procs[tgid], sorted) are binary-searched
- * for pc, then the mapping's rows for the last row at or below pc - bias (pc - 1 for a return
- * address: a call can be a function's last instruction). The row gives the CFA (the caller's
- * stack pointer); the return address is at CFA - 8 and, when the row says so, the caller's rbp
- * at CFA + rbp_off. A row that says "outermost" (_start, clone3: the return address is
- * undefined) ends the walk cleanly. The frames are stepped by bpf_loop (verified once), up to
- * the caller's limit; every way a walk ends is counted in unwind_stats.
+ * Per frame: the mapping holding pc (the one of the frame before, else a bisection of the
+ * process's sorted mappings), its file's entry, the page of the file holding pc - bias (pc - 1
+ * for a return address: a call can be a function's last instruction), and a bisection of that
+ * page's rows for the last one at or below it. A frame at the same address as the one before
+ * (recursion) reuses its row. The row gives the CFA (the caller's stack pointer); the return
+ * address is at CFA - 8 and, when the row says so, the caller's rbp at CFA + rbp_off. A row that
+ * says "outermost" (_start, clone3: the return address is undefined) ends the walk cleanly. The
+ * frames are stepped by bpf_loop (verified once), up to the caller's limit; every way a walk
+ * ends is counted in unwind_stats.
  *
- * Design notes: one big array holds the rows of every table (array lookups are inlined by the
- * verifier, which a map-in-map per file would not give); the daemon allocates each file a range
- * of it. A process's mappings are one hash value (8 KiB, not preallocated): one lookup per
- * sample, none per frame.
+ * A walk that lands in a file without a table asks the daemon for it (the file's state goes
+ * NONE -> WANTED and one XSPROF_REC_UNWIND_WANT is sent); until it is in, the CPU sampler holds
+ * the sample (it stops there and sends the registers and a copy of the stack, within a budget
+ * per CPU) and the other walks take the frame-pointer step.
  */
 #ifndef XSPROF_UNWIND_BPF_H
 #define XSPROF_UNWIND_BPF_H
@@ -28,18 +30,40 @@
 #define XSPROF_UNWIND_LINKAGE __weak
 #endif
 
+/* Every array below is sized by the daemon before load (--unwind-mb). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1); /* sized by the daemon before load; written by batched updates */
+	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct xsprof_unwind_row);
 } unwind_rows SEC(".maps") XSPROF_UNWIND_LINKAGE;
 
 struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xsprof_unwind_page);
+} unwind_pages SEC(".maps") XSPROF_UNWIND_LINKAGE;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xsprof_unwind_file);
+} unwind_files SEC(".maps") XSPROF_UNWIND_LINKAGE;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xsprof_unwind_map);
+} unwind_maps SEC(".maps") XSPROF_UNWIND_LINKAGE;
+
+struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 1); /* sized by the daemon before load */
-	__type(key, __u32);	/* tgid */
+	__uint(max_entries, 1);
+	__type(key, __u32); /* tgid */
 	__type(value, struct xsprof_unwind_proc);
 } unwind_procs SEC(".maps") XSPROF_UNWIND_LINKAGE;
 
@@ -61,119 +85,136 @@ struct unwind_regs {
 	__u64 pc, sp, bp;
 	__u32 exact;	/* pc is not a return address (the first frame, or after a signal frame) */
 	__u32 used_cfi; /* 0 or 1: counters would be exact values the verifier checks one by one */
+	__u32 from_fp;	/* pc came from a frame-pointer step: it may be garbage */
+	__u32 pad;
+};
+
+/* What a row lookup needs and keeps between frames; no pointers, so that a global function can
+ * take it. */
+struct unwind_cursor {
+	__u64 key;	  /* in: the pc to look up (pc - 1 for a return address) */
+	__u32 map_first;  /* the process's mappings: unwind_maps[map_first, + map_count) */
+	__u32 map_count;
+	__u32 last_map;	  /* 1 + the index of the last mapping found, or 0 */
+	__u32 hold;	  /* in: the walk may stop to be held (the CPU sampler) */
+	__u32 mode;	  /* enum xsprof_unwind_mode */
+	__u32 tgid;
+	__u32 trusted;	  /* in: key is where code surely runs (not from a frame-pointer step) */
+	__u32 pad2;
+	__u64 cached_key; /* row below was found for this key (0: none) */
+	struct xsprof_unwind_row row;
+	__u32 file;	  /* out: the file of a hold */
+	__u32 pad;
+};
+
+enum unwind_find_result {
+	UNWIND_FOUND = 0, /* cursor.row is the row at key */
+	UNWIND_NONE = 1,  /* no table for key: the frame-pointer step (auto), or the end (cfi) */
+	UNWIND_HOLD = 2,  /* the table is being built: stop, the sampler holds the sample */
+	UNWIND_ANON = 3,  /* in an anonymous executable mapping (JIT code): scan for the caller */
 };
 
 struct unwind_walk {
 	__u64 *ips;
-	const struct xsprof_unwind_proc *proc; /* NULL: frame pointers only */
 	struct xsprof_unwind_stats *st;
 	struct unwind_regs regs;
-	__u32 idx, end; /* next slot of ips, and the limit (at most 2 * XSPROF_MAX_STACK_DEPTH) */
-	__u32 mode;	/* enum xsprof_unwind_mode */
-	__u32 pad;
+	struct unwind_cursor cur;
+	__u32 first, end; /* the first slot of ips, and the limit (<= 2 * XSPROF_MAX_STACK_DEPTH) */
+	__u32 n;	  /* out: frames stored */
+	__u32 held;	  /* out: the walk stopped at regs for the daemon to finish */
 };
 
 /*
- * The binary searches and the two kinds of step are global functions, defined once in
- * unwind.bpf.c: the verifier checks each on its own with unknown arguments, instead of inside
- * every state of the step callback that calls them (as plain loops it gave up after 1M
- * instructions; as inline code the sampler took 0.8 s to load). Every program file that walks
- * stacks includes this header; the linker joins the calls to the one definition.
+ * The searches and the steps are global functions, defined once in unwind.bpf.c: the verifier
+ * checks each on its own with unknown arguments, instead of inside every state of the step
+ * callback that calls them (as plain loops it gave up after 1M instructions; as inline code the
+ * sampler took 0.8 s to load). Every program file that walks stacks includes this header; the
+ * linker joins the calls to the one definition.
  */
-/* 1 + the index of the mapping of proc holding pc, or 0. */
-__noinline int unwind_map_index(const struct xsprof_unwind_proc *proc, __u64 pc);
-/* 1 + the index in unwind_rows of the last row of [first, first + count) at or below key,
- * or 0. */
-__noinline __s64 unwind_row_index(__u32 first, __u32 count, __u32 key);
+/* Find the row for c->key (enum unwind_find_result). */
+__noinline int unwind_find(struct unwind_cursor *c, struct xsprof_unwind_stats *st);
 /* One step through the frame-pointer chain: 0, or 1 when the chain ends. */
 __noinline int unwind_fp_step(struct unwind_regs *w, struct xsprof_unwind_stats *st);
 /* One step by a table row: 0, 1 when the walk ends, -1 to try the frame-pointer step. */
 __noinline int unwind_row_step(const struct xsprof_unwind_row *r, struct unwind_regs *w,
 			       struct xsprof_unwind_stats *st);
-
-/* The mapping of proc holding pc, or NULL. */
-static __always_inline const struct xsprof_unwind_map *
-unwind__find_map(const struct xsprof_unwind_proc *proc, __u64 pc)
-{
-	int i = unwind_map_index(proc, pc);
-
-	if (i <= 0)
-		return NULL;
-	return &proc->maps[(i - 1) & (XSPROF_UNWIND_MAX_MAPS - 1)];
-}
-
-/* The last row of m's table at or below vaddr, or NULL. */
-static __always_inline const struct xsprof_unwind_row *
-unwind__find_row(const struct xsprof_unwind_map *m, __u64 vaddr)
-{
-	__s64 i;
-	__u32 key;
-
-	if (vaddr > 0xffffffffull)
-		return NULL;
-	i = unwind_row_index(m->row_first, m->row_count, (__u32)vaddr);
-	if (i <= 0)
-		return NULL;
-	key = (__u32)(i - 1);
-	return bpf_map_lookup_elem(&unwind_rows, &key);
-}
+/* Take one hold from this CPU's budget: 1, or 0 when it is spent. */
+__noinline int unwind_hold_take(void);
+/* The caller of JIT code, found by scanning the stack: 0, or 1. */
+__noinline int unwind_scan(struct unwind_cursor *c, struct unwind_regs *w,
+			   struct xsprof_unwind_stats *st);
 
 static long unwind__step(__u32 i, void *arg)
 {
 	struct unwind_walk *w = arg;
-	const struct xsprof_unwind_map *m = NULL;
-	const struct xsprof_unwind_row *r = NULL;
-	/* The mask widens what the verifier knows of idx to [0, 255] at once: a range that
-	 * shifts by one per frame would have it check the step once per frame. */
-	__u32 idx = w->idx & 0xff;
-	__u64 pc = w->regs.pc;
-	int ret = -1;
+	/* Every step but the last stores one frame, so the slot follows from the iteration: a
+	 * slot carried from step to step would be a range growing by one per frame, and the
+	 * verifier would check the step once per frame. */
+	__u32 idx = (w->first + i) & 0xff;
+	int ret = -1, found;
 
 	if (idx >= w->end || idx >= 2 * XSPROF_MAX_STACK_DEPTH) {
 		w->st->end_depth++;
 		return 1;
 	}
-	if (w->proc)
-		m = unwind__find_map(w->proc, pc);
-	if (m && m->row_count) {
-		r = unwind__find_row(m, (w->regs.exact ? pc : pc - 1) - m->bias);
-		ret = unwind_row_step(r, &w->regs, w->st);
-		if (ret > 0)
-			return 1;
-		if (ret < 0 && w->mode == XSPROF_UNWIND_CFI) {
-			w->st->end_invalid++;
+	if (w->cur.map_count) {
+		w->cur.key = w->regs.exact ? w->regs.pc : w->regs.pc - 1;
+		w->cur.trusted = !w->regs.from_fp;
+		found = unwind_find(&w->cur, w->st);
+		if (found == UNWIND_HOLD) {
+			w->held = 1;
 			return 1;
 		}
-	} else if (w->mode == XSPROF_UNWIND_CFI) {
+		if (found == UNWIND_FOUND) {
+			ret = unwind_row_step(&w->cur.row, &w->regs, w->st);
+			if (ret > 0)
+				return 1;
+		} else if (found == UNWIND_ANON && !unwind_scan(&w->cur, &w->regs, w->st)) {
+			ret = 0;
+		}
+		if (ret < 0 && w->cur.mode == XSPROF_UNWIND_CFI) {
+			if (found == UNWIND_FOUND)
+				w->st->end_invalid++;
+			else
+				w->st->end_no_table++;
+			return 1;
+		}
+	} else if (w->cur.mode == XSPROF_UNWIND_CFI) {
 		w->st->end_no_table++;
 		return 1;
 	}
 	if (ret < 0 && unwind_fp_step(&w->regs, w->st))
 		return 1;
 	w->ips[idx] = w->regs.pc;
-	w->idx = idx + 1;
+	w->n = i + 1;
 	return 0;
 }
 
 /*
  * Walk from the interrupted (pc, sp, bp) of a frame already stored at ips[first - 1], storing
  * the callers at ips[first], ... below ips[end] (end <= 2 * XSPROF_MAX_STACK_DEPTH). proc may
- * be NULL (frame pointers only). exact: pc is where the thread is, not a return address. Returns how many were stored; needs bpf_loop (Linux 5.17).
+ * be NULL (frame pointers only). exact: pc is where the thread is, not a return address. hold:
+ * the walk may stop where a table is being built (*ret_held set, w's registers in *ret_regs).
+ * Returns how many were stored; needs bpf_loop (Linux 5.17).
  */
 static __always_inline long unwind__walk(__u64 *ips, __u32 first, __u32 end,
-					 const struct xsprof_unwind_proc *proc, __u32 mode,
-					 __u64 pc, __u64 sp, __u64 bp, __u32 exact)
+					 const struct xsprof_unwind_proc *proc, __u32 tgid,
+					 __u32 mode, __u64 pc, __u64 sp, __u64 bp, __u32 exact,
+					 __u32 hold, struct unwind_regs *ret_regs, __u32 *ret_file)
 {
 	__u32 zero = 0;
 	struct unwind_walk w = {
 		.ips = ips,
-		.proc = proc,
 		.regs = {.pc = pc, .sp = sp, .bp = bp, .exact = exact},
-		.idx = first,
+		.cur = {.mode = mode, .hold = hold, .tgid = tgid},
+		.first = first,
 		.end = end,
-		.mode = mode,
 	};
 
+	if (proc) {
+		w.cur.map_first = proc->first;
+		w.cur.map_count = proc->count;
+	}
 	w.st = bpf_map_lookup_elem(&unwind_stats, &zero);
 	if (!w.st)
 		return 0;
@@ -182,13 +223,18 @@ static __always_inline long unwind__walk(__u64 *ips, __u32 first, __u32 end,
 		w.st->walks_cfi++;
 	else
 		w.st->walks_fp++;
-	return w.idx > first ? w.idx - first : 0;
+	if (w.held && ret_regs && ret_file) {
+		*ret_regs = w.regs;
+		*ret_file = w.cur.file;
+	}
+	return w.n;
 }
 
 /*
  * A probe's user stack (the CUDA uprobes, the USDT probe) from (pc, sp, bp; exact as for
- * unwind__walk), callers stored from ips[*nr] (0 or 1: the slots already filled) up to XSPROF_MAX_STACK_DEPTH slots: the table walk where the daemon loaded tgid's tables and mode is
- * not fp; -1 otherwise (the probe walks frame pointers as before). ips must have room up to
+ * unwind__walk), callers stored from ips[*nr] (0 or 1: the slots already filled) up to
+ * XSPROF_MAX_STACK_DEPTH slots: the table walk where the daemon loaded tgid's mappings and mode
+ * is not fp; -1 otherwise (the probe walks frame pointers as before). ips must have room up to
  * index 2 * XSPROF_MAX_STACK_DEPTH in its map value (the probes' records are followed by
  * their stack window).
  */
@@ -209,8 +255,8 @@ static __always_inline long unwind__probe_walk(__u64 *ips, __u16 *nr, __u32 tgid
 	 * step bounds every store at 2 * XSPROF_MAX_STACK_DEPTH, inside the probes' scratch. */
 	first = *(volatile __u16 *)nr & 0xff;
 	/* The limit from first too (a range as well): ips has XSPROF_MAX_STACK_DEPTH slots. */
-	return unwind__walk(ips, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc, mode, pc, sp, bp,
-			    exact);
+	return unwind__walk(ips, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc, tgid, mode, pc,
+			    sp, bp, exact, 0, NULL, NULL);
 }
 
 #endif

@@ -56,6 +56,8 @@ enum xsprof_record_type {
 	XSPROF_REC_PROC_EXIT = 5,   /* process lifetime: exit */
 	XSPROF_REC_OFFCPU = 6,	    /* off-CPU: a blocked stack seen for the first time */
 	XSPROF_REC_CUDA_WAIT = 7,   /* a CUDA call that waits for the GPU returned (GPU path) */
+	XSPROF_REC_UNWIND_WANT = 8, /* a walk asks for a file's unwind table */
+	XSPROF_REC_SAMPLE_HELD = 9, /* a sample whose walk the daemon finishes */
 	XSPROF_REC_MAX,
 };
 
@@ -486,12 +488,21 @@ _Static_assert(sizeof(struct xsprof_cuda_stats) == 128, "xsprof_cuda_stats layou
 /*
  * ---- User stacks without frame pointers: unwind tables (daemon/unwind -> bpf/unwind.bpf.h) ----
  *
- * The daemon compiles each mapped file's .eh_frame into rows sorted by pc (an ELF virtual
- * address of that file): from row.pc up to the next row's pc, the CFA (the caller's stack pointer
- * after the return) is computed as the row's type says, the return address is at CFA - 8 (the
- * x86-64 ABI; other rules make the row XSPROF_CFA_INVALID), and the caller's rbp is at
- * CFA + 8 * rbp_off when rbp_off is not 0 (0: rbp still holds it). Rows of every table live in one
- * BPF array (unwind_rows); each process's executable mappings point at their file's range.
+ * The daemon compiles a file's .eh_frame into rows sorted by pc (an ELF virtual address of that
+ * file): from row.pc up to the next row's pc, the CFA (the caller's stack pointer after the
+ * return) is computed as the row's type says, the return address is at CFA - 8 (the x86-64 ABI;
+ * other rules make the row XSPROF_CFA_INVALID), and the caller's rbp is at CFA + 8 * rbp_off
+ * when rbp_off is not 0 (0: rbp still holds it).
+ *
+ * Layout in BPF (one array each, shared by every file and process):
+ *   unwind_procs[tgid]     -> the process's executable mappings: unwind_maps[first, first + count)
+ *   unwind_maps[i]         -> [start, end), bias, and the file's id
+ *   unwind_files[id]       -> its state and its pages: unwind_pages[page_first, + nr_pages)
+ *   unwind_pages[j]        -> the rows of one 4 KiB page of the file: unwind_rows[first, + count),
+ *                             the first of them at or below the page's start
+ * so a frame costs one lookup per level and a bisection over the rows of one page. A file gets
+ * its table when a walk first lands in it (XSPROF_FILE_NONE -> WANTED, and a request record),
+ * not when a process maps it.
  */
 enum xsprof_cfa_type {
 	XSPROF_CFA_INVALID = 0,	  /* no rule we can apply here (or outside every FDE) */
@@ -504,36 +515,80 @@ enum xsprof_cfa_type {
 				   * at rsp */
 };
 
-/* 8 bytes: an mmapable BPF array rounds its elements up to 8. Rules that do not fit
- * (a CFA offset past +-32 KiB, an rbp slot not 8-aligned or past +-1 KiB) are INVALID. */
+/* 8 bytes: an array rounds its elements up to 8. Rules that do not fit (a CFA offset past
+ * +-32 KiB, an rbp slot not 8-aligned or past +-1 KiB) are INVALID. */
 struct xsprof_unwind_row {
 	__u32 pc;
 	__s16 cfa_off;
 	__s8 rbp_off; /* in 8-byte words */
-	__u8 type;    /* enum xsprof_cfa_type */
+	__u8 type;    /* enum xsprof_cfa_type, with XSPROF_ROW_RBP_AT_RBP */
 };
+
+/* In type: the caller's rbp is at rbp + 8 * rbp_off, not CFA + 8 * rbp_off (GCC's frames that
+ * realign the stack, where the CFA is read through rbp). */
+#define XSPROF_ROW_RBP_AT_RBP 0x80
+#define XSPROF_ROW_TYPE(t)    ((t)&0x7f)
 
 _Static_assert(sizeof(struct xsprof_unwind_row) == 8, "xsprof_unwind_row layout");
 
-/* One executable mapping of a process, in the unwind_pids map's value. */
+#define XSPROF_UNWIND_PAGE_SHIFT 12
+/* Most rows one page holds (one per byte, and the row carried in from before the page). */
+#define XSPROF_UNWIND_PAGE_ROWS ((1u << XSPROF_UNWIND_PAGE_SHIFT) + 1)
+
+/* The rows of one page of a file: unwind_rows[first, first + count), count >= 1, sorted, the
+ * first one at or below the page's first address (carried in from the page before). */
+struct xsprof_unwind_page {
+	__u32 first;
+	__u32 count;
+};
+
+_Static_assert(sizeof(struct xsprof_unwind_page) == 8, "xsprof_unwind_page layout");
+
+enum xsprof_unwind_file_state {
+	XSPROF_FILE_NONE = 0,	     /* no table, none asked for */
+	XSPROF_FILE_WANTED = 1,	     /* a walk asked for it (XSPROF_REC_UNWIND_WANT): being built */
+	XSPROF_FILE_READY = 2,	     /* nr_pages pages loaded */
+	XSPROF_FILE_UNAVAILABLE = 3, /* no usable .eh_frame, or no room: frame pointers there */
+};
+
+/* unwind_files[id]: one file (id 0 is none). The daemon writes page_first and page0 before it
+ * makes the file READY, and nr_pages 0 before it takes a table away. */
+struct xsprof_unwind_file {
+	__u64 page0;	  /* the first page: ELF vaddr >> XSPROF_UNWIND_PAGE_SHIFT */
+	__u32 page_first; /* unwind_pages[page_first, page_first + nr_pages) */
+	__u32 nr_pages;
+	__u64 state; /* enum xsprof_unwind_file_state; BPF moves NONE -> WANTED (a 64-bit cmpxchg:
+		      * clang's BPF target has no 32-bit one before -mcpu=v3) */
+	__u32 used;  /* set by walks that used the table; the daemon clears it (recent use) */
+	__u32 pad;
+};
+
+_Static_assert(sizeof(struct xsprof_unwind_file) == 32, "xsprof_unwind_file layout");
+
+/* One executable mapping of a process (unwind_maps[]). */
 struct xsprof_unwind_map {
 	__u64 start, end; /* [start, end) in the process */
 	__u64 bias;	  /* process address - bias = ELF virtual address in the file */
-	__u32 row_first;  /* the file's rows: unwind_rows[row_first, row_first + row_count) */
-	__u32 row_count;  /* 0: no table (frame pointers there) */
-};
-
-#define XSPROF_UNWIND_MAX_MAPS 256 /* executable mappings per process (the rest: fp) */
-
-struct xsprof_unwind_proc {
-	__u32 nr_maps; /* sorted by start, not overlapping */
+	__u32 file;	  /* unwind_files[] id; 0: no file (anonymous, or no id left): fp */
 	__u32 pad;
-	struct xsprof_unwind_map maps[XSPROF_UNWIND_MAX_MAPS];
 };
 
 _Static_assert(sizeof(struct xsprof_unwind_map) == 32, "xsprof_unwind_map layout");
-_Static_assert(sizeof(struct xsprof_unwind_proc) == 8 + 32 * XSPROF_UNWIND_MAX_MAPS,
-	       "xsprof_unwind_proc layout");
+
+/* Executable mappings per process with a table walk (the rest: frame pointers, counted). */
+#define XSPROF_UNWIND_MAX_MAPS 1024
+
+/* unwind_procs[tgid]: unwind_maps[first, first + count), sorted by start, not overlapping. */
+struct xsprof_unwind_proc {
+	__u32 first;
+	__u32 count;
+	/* A walk met a pc outside every mapping (code mapped since: JIT) and asked for the list
+	 * to be read again (0 -> 1, and an XSPROF_REC_UNWIND_WANT with file 0); the daemon
+	 * writes the entry anew. */
+	__u64 stale;
+};
+
+_Static_assert(sizeof(struct xsprof_unwind_proc) == 16, "xsprof_unwind_proc layout");
 
 /* The sampler's unwind mode (rodata unwind_mode): --unwind fp|auto|cfi. */
 enum xsprof_unwind_mode {
@@ -541,6 +596,51 @@ enum xsprof_unwind_mode {
 	XSPROF_UNWIND_AUTO = 1, /* tables where present, frame pointers elsewhere */
 	XSPROF_UNWIND_CFI = 2,	/* tables only: a frame without one ends the walk */
 };
+
+/* A walk landed in a file without a table (NONE -> WANTED): build it. With file 0: tgid ran
+ * outside every mapping it was known to have: read its mappings again. Wakes the reader. */
+struct xsprof_unwind_want {
+	__u32 type; /* XSPROF_REC_UNWIND_WANT */
+	__u32 tgid;
+	__u32 file;
+	__u32 pad;
+	__u64 start; /* the mapping of tgid that holds it (the pc, with file 0) */
+};
+
+_Static_assert(sizeof(struct xsprof_unwind_want) == 24, "xsprof_unwind_want layout");
+
+/*
+ * A CPU sample whose walk stopped where a table was missing (a process the daemon had not
+ * loaded yet, or a file whose table is being built): the registers there and a copy of the
+ * stack above them, so the daemon finishes the walk with the tables once they are in, instead
+ * of frame pointers (the first samples of a process). The sample follows as the sampler made
+ * it: its nr_user frames end with the frame at pc; the daemon adds the callers.
+ */
+#define XSPROF_HOLD_STACK_BYTES 16384
+
+enum xsprof_hold_reason {
+	XSPROF_HOLD_NO_PROCESS = 1,  /* the process has no mappings in unwind_procs yet */
+	XSPROF_HOLD_NO_TABLE = 2,    /* pc is in a file whose table is WANTED */
+};
+
+struct xsprof_sample_held {
+	__u32 type; /* XSPROF_REC_SAMPLE_HELD */
+	__u32 reason;
+	__u64 pc, sp, bp;
+	__u32 exact;	/* pc is where the thread is, not a return address */
+	__u32 copy_len; /* stack bytes from sp in stack[] (0 when nothing could be read) */
+	__u32 file;	/* the file waited for (NO_TABLE) */
+	__u32 pad;
+	struct xsprof_sample sample;
+	__u8 stack[XSPROF_HOLD_STACK_BYTES];
+};
+
+#define XSPROF_SAMPLE_HELD_HDR_SIZE 48
+
+_Static_assert(sizeof(struct xsprof_sample_held) == XSPROF_SAMPLE_HELD_HDR_SIZE +
+							    sizeof(struct xsprof_sample) +
+							    XSPROF_HOLD_STACK_BYTES,
+	       "xsprof_sample_held layout");
 
 /* Per-CPU counters of the table walk; index of each field is fixed for user space. */
 struct xsprof_unwind_stats {
@@ -557,10 +657,20 @@ struct xsprof_unwind_stats {
 	__u64 end_bad_cfa;    /* the CFA or return address made no sense (0, below sp) */
 	__u64 end_depth;      /* stopped at XSPROF_MAX_STACK_DEPTH frames */
 	__u64 signal_frames;  /* frames crossed through a signal frame */
-	__u64 pad[3];
+	__u64 wants;	      /* tables asked for (XSPROF_REC_UNWIND_WANT sent) */
+	__u64 want_drops;     /* ... whose record was lost (ring buffer full): asked again later */
+	__u64 pending_fp;     /* frames in a file whose table was not in yet: frame pointers */
+	__u64 held;	      /* samples held for the daemon to finish (struct xsprof_sample_held) */
+	__u64 hold_drops;     /* ... that could not be sent (ring buffer full): sent partial */
+	__u64 hold_budget;    /* walks that would have been held past the budget: fp instead */
+	__u64 map_hits;	      /* frames in the same mapping as the frame before (no search) */
+	__u64 row_hits;	      /* frames at the same address as one before (no search) */
+	__u64 scanned;	      /* callers of JIT code (anonymous mappings) found by a scan */
+	__u64 scan_failed;    /* ... not found: frame pointers from there */
+	__u64 stale_maps;     /* mapping lists asked to be read again (a pc outside them) */
 };
 
-_Static_assert(sizeof(struct xsprof_unwind_stats) == 128, "xsprof_unwind_stats layout");
+_Static_assert(sizeof(struct xsprof_unwind_stats) == 192, "xsprof_unwind_stats layout");
 
 /*
  * ---- Interpreter frames: what the daemon tells BPF of a CPython process (py_procs[tgid]) ----

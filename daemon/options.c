@@ -11,6 +11,7 @@
 
 #include "bpf/xsprof_events.h"
 #include "daemon/options.h"
+#include "daemon/unwind/unwinder.h"
 #include "output/output.h"
 #include "output/profile.h"
 
@@ -58,7 +59,9 @@ static const char usage_text[] =
 	"      --unwind HOW          walk user stacks with unwind tables compiled from each\n"
 	"                            file's .eh_frame (cfi), frame pointers (fp), or tables where\n"
 	"                            present and frame pointers elsewhere (auto, the default);\n"
-	"                            tables take up to 16 MiB of kernel memory\n"
+	"                            a file's table is built when a stack first runs in it\n"
+	"      --unwind-mb N         kernel memory for the unwind tables (default 64, 4..4096):\n"
+	"                            past it the tables used least recently are dropped\n"
 	"      --no-python           leave CPython processes' stacks native: no interpreter\n"
 	"                            frames ('module.qualname (file.py:line)') in place of\n"
 	"                            _PyEval_EvalFrameDefault (walked by default, 3.11-3.13)\n"
@@ -165,6 +168,7 @@ enum {
 	OPT_SYMBOL_CACHE_MB,
 	OPT_DEBUG_INFO,
 	OPT_UNWIND,
+	OPT_UNWIND_MB,
 	OPT_NO_PYTHON,
 	/* GPU path (cuda_probes) */
 	OPT_CUDA_LIB,
@@ -213,6 +217,7 @@ static const struct option long_opts[] = {
 	{"symbol-cache-mb", required_argument, NULL, OPT_SYMBOL_CACHE_MB},
 	{"debug-info", no_argument, NULL, OPT_DEBUG_INFO},
 	{"unwind", required_argument, NULL, OPT_UNWIND},
+	{"unwind-mb", required_argument, NULL, OPT_UNWIND_MB},
 	{"no-python", no_argument, NULL, OPT_NO_PYTHON},
 	/* GPU path (cuda_probes) */
 	{"cuda-lib", required_argument, NULL, OPT_CUDA_LIB},
@@ -556,6 +561,9 @@ static int sampling_option(struct xsprofd_opts *o, int c, const char *arg)
 		else
 			return bad("--unwind", arg, "use auto, fp or cfi");
 		return 0;
+	case OPT_UNWIND_MB:
+		return unsigned_opt("--unwind-mb", arg, UNWINDER_MIN_MB, UNWINDER_MAX_MB,
+				    &o->unwind_mb);
 	case OPT_NO_PYTHON:
 		o->no_python = true;
 		return 0;

@@ -90,6 +90,7 @@ struct xsprofd_opts {
 	unsigned int symbol_cache_mb; /* 0: the symbolizer's default */
 	bool debug_info;	      /* DWARF source lines and inlined frames */
 	unsigned int unwind;	      /* --unwind: enum xsprof_unwind_mode (default auto) */
+	unsigned int unwind_mb;	      /* --unwind-mb: table memory; 0: the default */
 	bool no_python;		      /* --no-python: no interpreter frames */
 
 	/* Strings from the config file, owned here. */

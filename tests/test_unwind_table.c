@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "daemon/unwind/unwind_pages.h"
 #include "daemon/unwind/unwind_table.h"
 
 struct cmp_stats {
@@ -67,6 +68,12 @@ static void expect_row(const struct unwind_table *t, const char *file, unsigned 
 		/* Past what a row holds: marked invalid, never wrong. */
 		if (want_off > INT16_MAX || (want_rbp & 7))
 			ok = r->type == XSPROF_CFA_INVALID;
+		else if (rbp && !strcmp(rbp, "exp"))
+			/* Saved through an expression: at rbp + off (GCC's realigned frames), or
+			 * invalid; never taken as unchanged. */
+			ok = r->type == XSPROF_CFA_INVALID ||
+			     ((r->type & XSPROF_ROW_RBP_AT_RBP) &&
+			      XSPROF_ROW_TYPE(r->type) == want_type && r->cfa_off == want_off);
 		else
 			ok = r->type == want_type && r->cfa_off == want_off &&
 			     r->rbp_off * 8 == want_rbp;
@@ -274,4 +281,130 @@ Test(unwind_table, malformed_sections_never_crash, .timeout = 120)
 	cr_expect_null(unwind_table__from_eh_frame("\0\0\0\0", 4, 0, 0));
 	cr_expect_eq(errno, ENOENT);
 	free(img);
+}
+
+/* ---- pages (daemon/unwind/unwind_pages.c): what the BPF walk looks rows up in ---- */
+
+struct paged {
+	struct xsprof_unwind_row *rows;
+	size_t nr, cap;
+	struct xsprof_unwind_page *pages;
+	size_t nr_pages, cap_pages;
+	uint64_t page0;
+};
+
+static int keep_page(void *ctx, uint64_t page, const struct xsprof_unwind_row *rows, uint32_t n)
+{
+	struct paged *p = ctx;
+
+	if (!p->nr_pages)
+		p->page0 = page;
+	cr_assert_eq(page, p->page0 + p->nr_pages, "pages skipped or out of order");
+	cr_assert(n >= 1 && n <= XSPROF_UNWIND_PAGE_ROWS);
+	/* The first page starts where the first FDE does; every other one at its start. */
+	if (p->nr_pages)
+		cr_assert_leq(rows[0].pc, page << XSPROF_UNWIND_PAGE_SHIFT, "no row at its start");
+	for (uint32_t i = 1; i < n; i++)
+		cr_assert_eq(rows[i].pc >> XSPROF_UNWIND_PAGE_SHIFT, page, "a row outside its page");
+	if (p->nr + n > p->cap) {
+		p->cap = (p->nr + n) * 2;
+		p->rows = reallocarray(p->rows, p->cap, sizeof(*p->rows));
+	}
+	if (p->nr_pages == p->cap_pages) {
+		p->cap_pages = p->cap_pages ? p->cap_pages * 2 : 64;
+		p->pages = reallocarray(p->pages, p->cap_pages, sizeof(*p->pages));
+	}
+	cr_assert(p->rows && p->pages);
+	p->pages[p->nr_pages++] = (struct xsprof_unwind_page){(uint32_t)p->nr, n};
+	memcpy(&p->rows[p->nr], rows, n * sizeof(*rows));
+	p->nr += n;
+	return 0;
+}
+
+/* The row for pc as the BPF walk finds it: its page, then the last row at or below pc. */
+static const struct xsprof_unwind_row *paged_find(const struct paged *p, uint64_t pc)
+{
+	uint64_t page = (pc >> XSPROF_UNWIND_PAGE_SHIFT) - p->page0;
+	const struct xsprof_unwind_page *pg;
+	uint32_t lo, hi;
+
+	if (pc >> XSPROF_UNWIND_PAGE_SHIFT < p->page0 || page >= p->nr_pages)
+		return NULL;
+	pg = &p->pages[page];
+	for (lo = pg->first, hi = pg->first + pg->count; lo < hi;) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (p->rows[mid].pc <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > pg->first ? &p->rows[lo - 1] : NULL;
+}
+
+static bool same_row(const struct xsprof_unwind_row *a, const struct xsprof_unwind_row *b)
+{
+	return a && b && a->type == b->type && a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off;
+}
+
+/* Every row start, the byte before it and the one after, looked up through the pages, gives
+ * the row the whole sorted table gives. */
+static size_t check_pages(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct unwind_table *t = unwind_table__from_elf_fd(fd);
+	struct unwind_build *b;
+	struct unwind_pager *pager = malloc(sizeof(*pager));
+	struct paged p = {0};
+	size_t n, checked = 0;
+	int err;
+
+	cr_assert(t && pager, "%s: no table", path);
+	b = unwind_build__new_fd(fd);
+	cr_assert(b);
+	unwind_pager__init(pager, keep_page, &p);
+	while ((err = unwind_build__step(b, 100, unwind_pager__row, pager)) > 0)
+		;
+	cr_assert_eq(err, 0);
+	cr_assert_eq(unwind_pager__finish(pager), 0);
+	n = unwind_table__count(t);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t pc = unwind_table__rows(t)[i].pc;
+		uint64_t at[3] = {pc, pc + 1, pc ? pc - 1 : pc};
+
+		for (int k = 0; k < 3; k++) {
+			const struct xsprof_unwind_row *want = unwind_table__find(t, at[k]);
+
+			if (!want || (k == 2 && !i))
+				continue;
+			cr_assert(same_row(paged_find(&p, at[k]), want),
+				  "%s: %#llx: the page's row differs from the table's", path,
+				  (unsigned long long)at[k]);
+			checked++;
+		}
+	}
+	cr_log_info("%s: %zu rows in %zu pages (%zu rows there), %zu lookups checked\n", path, n,
+		    p.nr_pages, p.nr, checked);
+	unwind_build__free(b);
+	unwind_table__free(t);
+	free(p.rows);
+	free(p.pages);
+	free(pager);
+	close(fd);
+	return checked;
+}
+
+Test(unwind_table, pages_find_the_same_rows)
+{
+	const char *more[] = {
+		"/lib/x86_64-linux-gnu/libc.so.6",
+		"/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+		"/usr/bin/python3.11",
+		"/usr/lib/x86_64-linux-gnu/libtorch_python.so.1.13",
+	};
+
+	cr_expect_gt(check_pages(XS_NOFP_PATH), 100);
+	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
+		if (!access(more[i], R_OK))
+			cr_expect_gt(check_pages(more[i]), 1000);
 }

@@ -94,31 +94,47 @@ static void unwind_report(const struct recording *rec)
 		return;
 	log_info("user stack walks: %llu with unwind tables, %llu by frame pointers only (%llu "
 		 "of processes without tables yet); %llu frames from tables, %llu from frame "
-		 "pointers",
+		 "pointers (%llu in a file whose table was being built)",
 		 (unsigned long long)b.walks_cfi, (unsigned long long)b.walks_fp,
 		 (unsigned long long)b.no_process, (unsigned long long)b.frames_cfi,
-		 (unsigned long long)b.frames_fp);
+		 (unsigned long long)b.frames_fp, (unsigned long long)b.pending_fp);
 	log_info(
 		"user stack walk ends: %llu outermost frame, %llu end of frame-pointer chain, %llu no "
 		"table, %llu no rule, %llu unreadable, %llu bad CFA, %llu depth cap; %llu signal "
-		"frames crossed",
+		"frames crossed; callers of JIT code: %llu found by a stack scan, %llu not",
 		(unsigned long long)b.end_outermost, (unsigned long long)b.end_fp_chain,
 		(unsigned long long)b.end_no_table, (unsigned long long)b.end_invalid,
 		(unsigned long long)b.end_unreadable, (unsigned long long)b.end_bad_cfa,
-		(unsigned long long)b.end_depth, (unsigned long long)b.signal_frames);
-	log_info("unwind tables: %llu files (%llu without a usable .eh_frame), %llu rows of %llu "
-		 "(%.1f MiB in BPF maps with %llu processes), %.1f ms to build (%.1f ms per MiB "
-		 "of .eh_frame), %llu evicted",
+		(unsigned long long)b.end_depth, (unsigned long long)b.signal_frames,
+		(unsigned long long)b.scanned, (unsigned long long)b.scan_failed);
+	log_info("unwind tables: %llu built when a stack first ran in their file (%llu without a "
+		 "usable .eh_frame), %llu loaded now, %llu files known; %llu rows of %llu (--unwind-mb "
+		 "%u: %.1f MiB of BPF maps), %.1f ms to build (%.1f ms per MiB of .eh_frame; at "
+		 "most %.1f ms from a request to the table in place), %llu evicted, %llu built again",
 		 (unsigned long long)t.tables_built, (unsigned long long)t.tables_failed,
+		 (unsigned long long)t.tables, (unsigned long long)t.files,
 		 (unsigned long long)t.rows, (unsigned long long)t.max_rows,
-		 t.map_bytes / 1048576.0, (unsigned long long)t.processes, t.build_ns / 1e6,
+		 recording__unwind_mb(rec), t.map_bytes / 1048576.0, t.build_ns / 1e6,
 		 t.eh_frame_bytes ? t.build_ns / 1e6 / (t.eh_frame_bytes / 1048576.0) : 0.0,
-		 (unsigned long long)t.tables_evicted);
-	if (t.tables_no_room || t.procs_full || t.maps_capped)
-		log_warn("unwind tables: %llu did not fit in the table memory, %llu processes and "
-			 "%llu mappings past the caps: frame pointers there",
-			 (unsigned long long)t.tables_no_room, (unsigned long long)t.procs_full,
-			 (unsigned long long)t.maps_capped);
+		 t.want_to_ready_max_ns / 1e6, (unsigned long long)t.tables_evicted,
+		 (unsigned long long)t.tables_rebuilt);
+	log_info("first samples: %llu held until their tables were in (%llu whole, %llu partly by "
+		 "frame pointers, %llu past the stack copy, %llu given up waiting); %llu walked by "
+		 "frame pointers past the hold budget",
+		 (unsigned long long)t.held, (unsigned long long)t.held_whole,
+		 (unsigned long long)t.held_fp, (unsigned long long)t.held_cut,
+		 (unsigned long long)t.held_late, (unsigned long long)b.hold_budget);
+	if (t.tables_no_room || t.procs_full || t.maps_capped || t.maps_full || t.files_full)
+		log_warn("unwind tables: %llu did not fit in the table memory (raise --unwind-mb), "
+			 "%llu processes and %llu mappings past the caps, %llu mappings without a "
+			 "file slot: frame pointers there",
+			 (unsigned long long)t.tables_no_room,
+			 (unsigned long long)(t.procs_full + t.maps_full),
+			 (unsigned long long)t.maps_capped, (unsigned long long)t.files_full);
+	if (b.hold_drops || b.want_drops)
+		log_warn("unwind: %llu held samples and %llu table requests lost (ring buffer full; "
+			 "raise --ring-buffer-size)",
+			 (unsigned long long)b.hold_drops, (unsigned long long)b.want_drops);
 }
 
 void recording_report(struct recording *rec, const struct xsprofd_opts *o, double name_cpu_s,
@@ -192,6 +208,10 @@ void recording_report(struct recording *rec, const struct xsprofd_opts *o, doubl
 		  "(process gone)",
 		  (unsigned long long)ys.files_loaded, (unsigned long long)ys.files_failed,
 		  (unsigned long long)rs.snapshot_failed);
+	if (rs.proc.gone)
+		log_warn("%llu of %llu new processes had exited before their mappings could be "
+			 "read: their frames are [unknown]",
+			 (unsigned long long)rs.proc.gone, (unsigned long long)rs.proc.execs);
 	unwind_report(rec);
 	python_report__log(rec);
 	log_info("xsprofd's own CPU: %.3f s while sampling (%.2f us per sample received), %.3f s "
@@ -686,6 +706,7 @@ static void recording_opts_for(const struct xsprofd_opts *o, struct recording_op
 		.proc_events = true,
 		.max_timeline = wants_timeline(o) ? MAX_TIMELINE_SAMPLES : 0,
 		.unwind_mode = o->unwind,
+		.unwind_mb = o->unwind_mb,
 		.python = !o->no_python,
 		/* Those two join entry uprobe records; id (and auto's pick of it) the USDT's. */
 		.keep_launch_uprobes = o->correlate && (!strcmp(o->correlate, "timestamp") ||

@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 
 #include "daemon/probes/sampler.h"
+#include "daemon/unwind/unwinder.h"
 #include "xsprof.skel.h"
 
 /*
@@ -147,41 +148,46 @@ static int handle_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* The table walk's mode and map sizes (bpf/unwind.bpf.h); in fp mode the maps stay minimal. */
+/* The table walk's mode and its maps: the unwinder's (daemon/unwind); in fp mode a minimal
+ * placeholder each. */
 static int set_unwind(struct sampler *s, const struct sampler_opts *opts)
 {
+	const struct unwinder_maps *m = opts->unwind_maps;
 	int err;
 
 	s->unwind_mode = opts->unwind_mode;
 	s->skel->rodata->unwind_mode = opts->unwind_mode;
 	if (opts->unwind_mode == XSPROF_UNWIND_FP)
 		return 0;
-	err = bpf_map__set_max_entries(s->skel->maps.unwind_rows,
-				       opts->unwind_rows ? opts->unwind_rows
-							 : SAMPLER_DEFAULT_UNWIND_ROWS);
+	if (!m)
+		return -EINVAL;
+	err = bpf_map__reuse_fd(s->skel->maps.unwind_rows, m->rows);
 	if (!err)
-		err = bpf_map__set_max_entries(s->skel->maps.unwind_procs,
-					       opts->unwind_procs ? opts->unwind_procs
-								  : SAMPLER_DEFAULT_UNWIND_PROCS);
+		err = bpf_map__reuse_fd(s->skel->maps.unwind_pages, m->pages);
+	if (!err)
+		err = bpf_map__reuse_fd(s->skel->maps.unwind_files, m->files);
+	if (!err)
+		err = bpf_map__reuse_fd(s->skel->maps.unwind_maps, m->maps);
+	if (!err)
+		err = bpf_map__reuse_fd(s->skel->maps.unwind_procs, m->procs);
 	return err;
-}
-
-int sampler__unwind_maps(const struct sampler *s, int *ret_rows_fd, uint32_t *ret_max_rows,
-			 int *ret_procs_fd, uint32_t *ret_max_procs)
-{
-	if (s->unwind_mode == XSPROF_UNWIND_FP)
-		return -ENOENT;
-	*ret_rows_fd = bpf_map__fd(s->skel->maps.unwind_rows);
-	*ret_max_rows = bpf_map__max_entries(s->skel->maps.unwind_rows);
-	*ret_procs_fd = bpf_map__fd(s->skel->maps.unwind_procs);
-	*ret_max_procs = bpf_map__max_entries(s->skel->maps.unwind_procs);
-	return 0;
 }
 
 void sampler__set_rewrite(struct sampler *s, sampler_rewrite_fn fn, void *ctx)
 {
 	s->rewrite = fn;
 	s->rewrite_ctx = ctx;
+}
+
+const void *sampler__rewrite(struct sampler *s, const void *data, size_t size, size_t *ret_size)
+{
+	*ret_size = size;
+	return s->rewrite ? s->rewrite(s->rewrite_ctx, data, size, ret_size) : data;
+}
+
+void sampler__set_hold(struct sampler *s, bool on)
+{
+	s->skel->bss->hold_on = on && s->unwind_mode != XSPROF_UNWIND_FP;
 }
 
 int sampler__python_map(const struct sampler *s, int *ret_procs_fd, uint32_t *ret_max_procs)

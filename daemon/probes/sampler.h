@@ -12,6 +12,7 @@
 #include "bpf/xsprof_events.h"
 
 struct sampler;
+struct unwinder_maps;
 struct xsprof_bpf;
 
 /*
@@ -42,8 +43,8 @@ struct sampler_opts {
 	uint32_t ring_bytes;   /* power of two; 0: sized from the CPU count */
 	uint32_t max_pids;     /* pid filter capacity; 0: 4096 */
 	uint32_t unwind_mode;  /* enum xsprof_unwind_mode; XSPROF_UNWIND_FP (0) by default */
-	uint32_t unwind_rows;  /* unwind table rows the BPF array holds; 0: the default */
-	uint32_t unwind_procs; /* processes with tables; 0: the default */
+	/* Not fp: the unwinder's maps (daemon/unwind), reused by the walks. */
+	const struct unwinder_maps *unwind_maps;
 	/* Off-CPU programs (daemon/probes/offcpu.c) loaded too; otherwise left out of the load. */
 	bool offcpu;
 	uint64_t offcpu_min_ns;	    /* blocks shorter than this are ignored */
@@ -58,10 +59,6 @@ struct sampler_opts {
 };
 
 #define SAMPLER_MAX_TIDS 1024
-
-/* Table memory: 16 MiB of rows (12 bytes each) unless told otherwise. */
-#define SAMPLER_DEFAULT_UNWIND_ROWS  ((16u << 20) / 12)
-#define SAMPLER_DEFAULT_UNWIND_PROCS 8192
 
 /* Called for each well-formed sample record. */
 typedef void (*sampler_sample_fn)(void *ctx, const struct xsprof_sample *s);
@@ -90,6 +87,11 @@ void sampler__free(struct sampler *s);
 typedef const void *(*sampler_rewrite_fn)(void *ctx, const void *data, size_t size,
 					  size_t *ret_size);
 void sampler__set_rewrite(struct sampler *s, sampler_rewrite_fn fn, void *ctx);
+/* The rewrite applied to a record that comes back later (a held sample, finished). */
+const void *sampler__rewrite(struct sampler *s, const void *data, size_t size, size_t *ret_size);
+/* Samples whose walk met a missing table are held for the daemon (XSPROF_REC_SAMPLE_HELD,
+ * which must have a handler) instead of walked by frame pointers from there. */
+void sampler__set_hold(struct sampler *s, bool on);
 
 /* Interpreter frames (bpf/python.bpf.h): the py_procs map and its size, the walk on or off,
  * and its per-CPU counters summed. */
@@ -136,9 +138,6 @@ void sampler__user_stats(const struct sampler *s, struct sampler_stats *ret_stat
 void xsprof_cpu_stats__add(struct xsprof_cpu_stats *dst, const struct xsprof_cpu_stats *src);
 /* The table walk's per-CPU counters summed (bpf/unwind.bpf.h). */
 int sampler__unwind_stats(const struct sampler *s, struct xsprof_unwind_stats *ret_total);
-/* The unwind maps' fds and sizes, for the unwinder that fills them; -ENOENT in fp mode. */
-int sampler__unwind_maps(const struct sampler *s, int *ret_rows_fd, uint32_t *ret_max_rows,
-			 int *ret_procs_fd, uint32_t *ret_max_procs);
 /* Ids of the loaded BPF programs (for cost accounting with bpf_stats). */
 int sampler__prog_id(const struct sampler *s);
 

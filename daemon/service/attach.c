@@ -234,6 +234,7 @@ static int attachment_start(struct service *s, struct attachment *a, const char 
 	struct recording_opts ro = {.freq_hz = a->prof.freq_hz,
 				    .max_stacks = s->opts->max_stacks,
 				    .unwind_mode = s->opts->unwind,
+				    .unwind_mb = s->opts->unwind_mb,
 				    .python = !s->opts->no_python,
 				    .pids = &a->pid,
 				    .nr_pids = 1,

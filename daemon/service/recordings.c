@@ -437,6 +437,7 @@ int start_rec(struct service *s, struct svc_rec *r, struct rec_ctx *rc, bool unt
 	struct recording_opts ro = {
 		.max_stacks = s->opts->max_stacks,
 		.unwind_mode = s->opts->unwind,
+		.unwind_mb = s->opts->unwind_mb,
 		.python = !s->opts->no_python,
 		.freq_hz = r->freq_hz,
 		.pids = r->pids,

@@ -55,6 +55,7 @@ int start_always(struct service *s)
 		.follow_forks = s->opts->nr_pids > 0 && !s->opts->no_children,
 		.proc_events = true, /* the one recording that feeds exec/exit to s->sym */
 		.unwind_mode = s->opts->unwind,
+		.unwind_mb = s->opts->unwind_mb,
 		.python = !s->opts->no_python,
 		/* CUDA probes for attached processes (and --cuda-lib files) only: none otherwise. */
 		.cuda = !s->opts->no_cuda,

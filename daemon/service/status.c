@@ -100,11 +100,21 @@ void status_unwind(struct service *s, struct json_object *j)
 	add_u64(u, "end_unreadable", b.end_unreadable);
 	add_u64(u, "end_bad_cfa", b.end_bad_cfa);
 	add_u64(u, "end_depth_cap", b.end_depth);
+	add_u64(u, "frames_pending_table", b.pending_fp);
 	add_u64(u, "tables", t.tables);
+	add_u64(u, "tables_built", t.tables_built);
+	add_u64(u, "tables_without_eh_frame", t.tables_failed);
+	add_u64(u, "tables_no_room", t.tables_no_room);
 	add_u64(u, "table_rows", t.rows);
 	add_u64(u, "table_rows_cap", t.max_rows);
 	add_u64(u, "tables_evicted", t.tables_evicted);
+	add_u64(u, "tables_rebuilt", t.tables_rebuilt);
+	add_u64(u, "table_mb", recording__unwind_mb(s->machine.rec));
 	add_u64(u, "bpf_map_bytes", t.map_bytes);
+	add_u64(u, "held_samples", t.held);
+	add_u64(u, "held_whole", t.held_whole);
+	add_u64(u, "held_given_up", t.held_late);
+	add_u64(u, "hold_budget_spent", b.hold_budget);
 	json_object_object_add(j, "unwind", u);
 }
 uint64_t sat_add(uint64_t a, uint64_t b)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -33,7 +34,7 @@ struct pid_set {
 
 struct recording {
 	sd_event *ev;
-	sd_event_source *io, *drain;
+	sd_event_source *io, *drain, *unwind_work;
 	struct sampler *sampler;
 	struct proc_events *pe;
 	struct symbolizer *sym;
@@ -144,30 +145,37 @@ static void new_process(struct recording *r, uint32_t tgid)
 		r->on_new_process(r->on_new_process_ctx, tgid);
 }
 
-static void on_sample(void *ctx, const struct xsprof_sample *s)
+/* The image a sample of tgid ran in (the symbolizer snapshots it if it is new); a process met
+ * first here (running before we started) gets its mappings loaded now. */
+static uint32_t sample_gen(struct recording *r, uint32_t tgid, uint32_t flags)
 {
-	struct recording *r = ctx;
-	uint32_t gen = 0;
-
-	/* The image the sample ran in: the symbolizer snapshots it if it is new. */
-	if (s->tgid && !(s->flags & (XSPROF_SAMPLE_F_KTHREAD | XSPROF_SAMPLE_F_FOREIGN))) {
-		/* A process met first here (running before we started): its tables now, so the
-		 * samples after this one are walked whole. */
-		if (pid_set__insert(&r->seen, s->tgid)) {
-			if (r->unwinder)
-				unwinder__add_process(r->unwinder, (pid_t)s->tgid);
-			if (r->py)
-				pyprof__add_process(r->py, (pid_t)s->tgid);
-			new_process(r, s->tgid);
-		}
-		gen = symbolizer__gen(r->sym, s->tgid);
+	if (!tgid || (flags & (XSPROF_SAMPLE_F_KTHREAD | XSPROF_SAMPLE_F_FOREIGN)))
+		return 0;
+	if (pid_set__insert(&r->seen, tgid)) {
+		if (r->unwinder)
+			unwinder__add_process(r->unwinder, (pid_t)tgid);
+		if (r->py)
+			pyprof__add_process(r->py, (pid_t)tgid);
+		new_process(r, tgid);
 	}
+	return symbolizer__gen(r->sym, tgid);
+}
+
+static void record_sample(struct recording *r, const struct xsprof_sample *s, uint32_t gen)
+{
 	if (r->max_timeline) {
 		timeline_add(r, s, gen);
 		return;
 	}
 	if (stack_table__add(r->stacks, s, gen))
 		r->st.store_failures++;
+}
+
+static void on_sample(void *ctx, const struct xsprof_sample *s)
+{
+	struct recording *r = ctx;
+
+	record_sample(r, s, sample_gen(r, s->tgid, s->flags));
 }
 
 /* An off-CPU stack names the image its process has now, as a sample would. */
@@ -288,15 +296,105 @@ int recording__add_pid(struct recording *r, pid_t pid)
 
 /* ---- user stacks without frame pointers (daemon/unwind) ---- */
 
+/* A held sample, finished by the unwinder: on as any other, in the image it arrived in. */
+static void on_held_done(void *ctx, const struct xsprof_sample *s, size_t size, uint64_t gen)
+{
+	struct recording *r = ctx;
+
+	s = sampler__rewrite(r->sampler, s, size, &size);
+	record_sample(r, s, (uint32_t)gen);
+}
+
+static void unwind_kick(struct recording *r)
+{
+	if (r->unwind_work && unwinder__busy(r->unwinder))
+		sd_event_source_set_enabled(r->unwind_work, SD_EVENT_ON);
+}
+
+static int on_held(void *ctx, const void *data, size_t size)
+{
+	struct recording *r = ctx;
+	const struct xsprof_sample_held *h = data;
+	uint32_t gen;
+	int err;
+
+	if (size < sizeof(*h))
+		return -EBADMSG;
+	gen = sample_gen(r, h->sample.tgid, h->sample.flags);
+	err = unwinder__hold(r->unwinder, data, size, gen);
+	unwind_kick(r);
+	return err;
+}
+
+static int on_unwind_want(void *ctx, const void *data, size_t size)
+{
+	struct recording *r = ctx;
+	const struct xsprof_unwind_want *w = data;
+	int err = unwinder__want(r->unwinder, data, size);
+
+	(void)w;
+
+	/* Code mapped since the snapshot (JIT): the names want the new mappings too. */
+	if (err == 1) {
+		symbolizer__refresh(r->sym, (pid_t)w->tgid);
+		err = 0;
+	}
+	unwind_kick(r);
+	return err;
+}
+
+/* Table builds run in slices between reads of the ring buffer (below its priority). */
+static int on_unwind_work(sd_event_source *src, void *ctx)
+{
+	struct recording *r = ctx;
+
+	if (!unwinder__work(r->unwinder, 4 * 1000 * 1000))
+		sd_event_source_set_enabled(src, SD_EVENT_OFF);
+	return 0;
+}
+
+/* The unwinder (and its maps) before the sampler, which reuses them. */
+static int recording_unwind_new(struct recording *r, const struct recording_opts *o,
+				struct unwinder_maps *ret_maps)
+{
+	struct unwinder_opts uo = {
+		.table_mb = o->unwind_mb,
+		.done = on_held_done,
+		.done_ctx = r,
+	};
+
+	if (o->unwind_mode == XSPROF_UNWIND_FP)
+		return 0;
+	r->unwinder = unwinder__new(&uo);
+	if (!r->unwinder)
+		return -errno;
+	unwinder__maps(r->unwinder, ret_maps);
+	return 0;
+}
+
 static int recording_unwind_setup(struct recording *r)
 {
-	struct unwinder_opts uo = {0};
+	int err;
 
-	if (sampler__unwind_maps(r->sampler, &uo.rows_fd, &uo.max_rows, &uo.procs_fd,
-				 &uo.max_procs))
-		return 0; /* fp mode */
-	r->unwinder = unwinder__new(&uo);
-	return r->unwinder ? 0 : -errno;
+	if (!r->unwinder)
+		return 0;
+	err = sampler__set_handler(r->sampler, XSPROF_REC_UNWIND_WANT, on_unwind_want, r);
+	if (!err)
+		err = sampler__set_handler(r->sampler, XSPROF_REC_SAMPLE_HELD, on_held, r);
+	if (!err)
+		err = sd_event_add_defer(r->ev, &r->unwind_work, on_unwind_work, r);
+	if (!err)
+		err = sd_event_source_set_priority(r->unwind_work, SD_EVENT_PRIORITY_IDLE);
+	if (err)
+		return err;
+	sd_event_source_set_enabled(r->unwind_work, SD_EVENT_OFF);
+	sampler__set_hold(r->sampler, true);
+	return 0;
+}
+
+uint32_t recording__unwind_mb(const struct recording *r)
+{
+	return r->unwinder ? unwinder__table_mb(r->unwinder) : 0;
 }
 
 int recording__unwind_stats(const struct recording *r, struct xsprof_unwind_stats *ret_bpf,
@@ -392,6 +490,7 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 		.nr_tids = o->nr_tids,
 		.gpu_wait_exclusive = o->gpu_wait_exclusive,
 	};
+	struct unwinder_maps um;
 	struct recording *r;
 	int err;
 
@@ -410,6 +509,11 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 		err = -ENOMEM;
 		goto fail;
 	}
+	*ret_what = "making the unwind table maps (--unwind-mb)";
+	err = recording_unwind_new(r, o, &um);
+	if (err)
+		goto fail;
+	sopts.unwind_maps = r->unwinder ? &um : NULL;
 	*ret_what = "loading the BPF sampler";
 	r->sampler = sampler__new(&sopts, on_sample, r);
 	if (!r->sampler) {
@@ -425,7 +529,7 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 	}
 	err = recording_unwind_setup(r);
 	if (err) {
-		*ret_what = "mapping the unwind table array";
+		*ret_what = "setting up the unwind tables";
 		goto fail;
 	}
 	if (o->python && (err = recording_python_setup(r, sym))) {
@@ -522,6 +626,11 @@ void recording__stop(struct recording *r)
 	r->running = false;
 	/* Samples still queued after the perf events closed. */
 	drain(r);
+	/* Held samples: the tables they wait for, within a deadline, then as they are. */
+	if (r->unwinder) {
+		unwinder__flush(r->unwinder, (uint64_t)((mono_seconds() + 2.0) * 1e9));
+		sd_event_source_set_enabled(r->unwind_work, SD_EVENT_OFF);
+	}
 	if (r->oc) {
 		int err = offcpu__collect(r->oc, r->offcpu_stacks);
 
@@ -617,12 +726,13 @@ void recording__free(struct recording *r)
 	recording__stop(r);
 	sd_event_source_disable_unref(r->io);
 	sd_event_source_disable_unref(r->drain);
+	sd_event_source_disable_unref(r->unwind_work);
 	cuda_probes__free(r->cuda); /* its links before the skeleton goes */
 	offcpu__free(r->oc);
 	stack_table__free(r->offcpu_stacks);
 	proc_events__free(r->pe);
-	unwinder__free(r->unwinder); /* unmaps the row array before the skeleton goes */
 	sampler__free(r->sampler);
+	unwinder__free(r->unwinder); /* its maps, after the programs that use them */
 	pyprof__free(r->py);
 	stack_table__free(r->stacks);
 	free(r->timeline);

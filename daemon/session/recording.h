@@ -33,6 +33,7 @@ struct recording_opts {
 	bool proc_events;    /* feed exec/exit to the symbolizer (one recording per symbolizer) */
 	size_t max_timeline; /* keep each sample (time, thread, stack id) up to this many; 0: none */
 	uint32_t unwind_mode; /* enum xsprof_unwind_mode: fp (0) unless asked */
+	uint32_t unwind_mb;   /* table memory (--unwind-mb); 0: the unwinder's default */
 	bool python;	      /* interpreter frames of CPython processes (daemon/python) */
 
 	/* GPU path (cuda_probes): CUDA API uprobes and the xsprof:launch USDT. */
@@ -120,6 +121,8 @@ struct cuda_probes *recording__cuda(struct recording *r);
  * The table walk's counters: the BPF side (summed over CPUs) and the tables loaded. -ENOENT in
  * fp mode (nothing was loaded).
  */
+/* The unwind table memory in MiB (--unwind-mb); 0 in fp mode. */
+uint32_t recording__unwind_mb(const struct recording *r);
 int recording__unwind_stats(const struct recording *r, struct xsprof_unwind_stats *ret_bpf,
 			    struct unwinder_stats *ret_tables);
 /*

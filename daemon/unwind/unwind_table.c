@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "daemon/unwind/unwind_table.h"
 
@@ -27,6 +29,12 @@ struct unwind_table {
 	struct xsprof_unwind_row *rows;
 	size_t nr, cap;
 	struct unwind_table_stats st;
+};
+
+/* Where an FDE's rows go, in its own pc order, and what is counted on the way. */
+struct row_out {
+	struct unwind_table_stats *st;
+	int (*fn)(struct row_out *o, const struct xsprof_unwind_row *r);
 };
 
 /* A bounds-checked cursor over the section. */
@@ -177,7 +185,9 @@ struct cie {
 
 /* What the walker needs of one row of the CFA table. */
 enum cfa_kind { CFA_REG, CFA_PLT, CFA_DEREF_RBP, CFA_OTHER };
-enum reg_kind { REG_SAME, REG_OFFSET, REG_UNDEF, REG_OTHER };
+/* REG_AT_RBP: saved at rbp + off (DW_CFA_expression DW_OP_breg6 off: GCC's realigned frames,
+ * where the CFA is not a fixed distance from rbp). */
+enum reg_kind { REG_SAME, REG_OFFSET, REG_UNDEF, REG_AT_RBP, REG_OTHER };
 
 struct cfa_state {
 	enum cfa_kind cfa;
@@ -187,27 +197,7 @@ struct cfa_state {
 	int64_t rbp_off, ra_off;
 };
 
-static int table__push(struct unwind_table *t, const struct xsprof_unwind_row *r)
-{
-	if (t->nr == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 1024;
-		struct xsprof_unwind_row *n;
-
-		if (t->nr >= UNWIND_TABLE_MAX_ROWS)
-			return -E2BIG;
-		if (ncap > UNWIND_TABLE_MAX_ROWS)
-			ncap = UNWIND_TABLE_MAX_ROWS;
-		n = realloc(t->rows, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		t->rows = n;
-		t->cap = ncap;
-	}
-	t->rows[t->nr++] = *r;
-	return 0;
-}
-
-static struct xsprof_unwind_row row_of(struct unwind_table *t, const struct cfa_state *s,
+static struct xsprof_unwind_row row_of(struct row_out *o, const struct cfa_state *s,
 				       uint64_t pc, bool signal)
 {
 	struct xsprof_unwind_row r = {.pc = (uint32_t)pc, .type = XSPROF_CFA_INVALID};
@@ -222,37 +212,40 @@ static struct xsprof_unwind_row row_of(struct unwind_table *t, const struct cfa_
 	}
 	if (s->ra != REG_OFFSET || s->ra_off != -8)
 		goto invalid;
-	if (s->rbp == REG_OFFSET) {
-		if (s->rbp_off == 0 || (s->rbp_off & 7) || s->rbp_off < INT8_MIN * 8 ||
-		    s->rbp_off > INT8_MAX * 8)
+	if (s->rbp == REG_OTHER)
+		goto invalid;
+	if (s->rbp == REG_OFFSET || s->rbp == REG_AT_RBP) {
+		if ((s->rbp == REG_OFFSET && s->rbp_off == 0) || (s->rbp_off & 7) ||
+		    s->rbp_off < INT8_MIN * 8 || s->rbp_off > INT8_MAX * 8)
 			goto invalid;
 		r.rbp_off = (int8_t)(s->rbp_off / 8);
 	}
 	if (s->cfa_off < INT16_MIN || s->cfa_off > INT16_MAX)
 		goto invalid;
 	r.cfa_off = (int16_t)s->cfa_off;
+	r.type = s->rbp == REG_AT_RBP ? XSPROF_ROW_RBP_AT_RBP : 0;
 	switch (s->cfa) {
 	case CFA_REG:
 		if (s->cfa_reg == REG_RSP)
-			r.type = XSPROF_CFA_RSP;
+			r.type |= XSPROF_CFA_RSP;
 		else if (s->cfa_reg == REG_RBP)
-			r.type = XSPROF_CFA_RBP;
+			r.type |= XSPROF_CFA_RBP;
 		else
 			goto invalid;
 		return r;
 	case CFA_PLT:
-		t->st.plt_rows++;
+		o->st->plt_rows++;
 		r.type = XSPROF_CFA_PLT;
 		r.rbp_off = 0;
 		return r;
 	case CFA_DEREF_RBP:
-		r.type = XSPROF_CFA_DEREF_RBP;
+		r.type |= XSPROF_CFA_DEREF_RBP;
 		return r;
 	default:
 		break;
 	}
 invalid:
-	t->st.invalid_rows++;
+	o->st->invalid_rows++;
 	r.type = XSPROF_CFA_INVALID;
 	r.cfa_off = 0;
 	r.rbp_off = 0;
@@ -288,6 +281,21 @@ static void cfa_expression(struct cfa_state *s, const uint8_t *e, size_t len)
 	}
 }
 
+/* DW_OP_breg6 off alone: the register is saved at rbp + off. */
+static bool reg_at_rbp(const uint8_t *e, size_t len, int64_t *ret_off)
+{
+	struct cursor c = {e + 1, e + len, false};
+	int64_t off;
+
+	if (len < 2 || e[0] != 0x76)
+		return false;
+	off = rd_sleb(&c);
+	if (c.bad || c.p != c.end)
+		return false;
+	*ret_off = off;
+	return true;
+}
+
 static void set_reg(struct cfa_state *s, uint64_t reg, enum reg_kind k, int64_t off)
 {
 	if (reg == REG_RBP) {
@@ -311,7 +319,7 @@ static void restore_reg(struct cfa_state *s, const struct cfa_state *init, uint6
 }
 
 struct fde_run {
-	struct unwind_table *t;
+	struct row_out *out;
 	const struct cie *cie;
 	const struct ptr_ctx *pc;
 	uint64_t loc, end;
@@ -330,8 +338,8 @@ static int advance(struct fde_run *r, const struct cfa_state *s, uint64_t nloc)
 	if (!r->emit || nloc <= r->loc)
 		return 0;
 	if (r->loc < r->end) {
-		row = row_of(r->t, s, r->loc, r->cie->signal);
-		err = table__push(r->t, &row);
+		row = row_of(r->out, s, r->loc, r->cie->signal);
+		err = r->out->fn(r->out, &row);
 	}
 	r->loc = nloc < r->end ? nloc : r->end;
 	return err;
@@ -347,6 +355,7 @@ static int run_program(struct fde_run *r, struct cfa_state *s, const uint8_t *p,
 	while (!err && !c.bad && c.p < c.end) {
 		uint8_t op = *c.p++, low = op & 0x3f;
 		uint64_t reg, len;
+		int64_t off;
 
 		switch (op >> 6) {
 		case 1: /* advance_loc */
@@ -429,8 +438,11 @@ static int run_program(struct fde_run *r, struct cfa_state *s, const uint8_t *p,
 			len = rd_uleb(&c);
 			if (c.bad || len > (uint64_t)(c.end - c.p))
 				return -EINVAL;
+			if (op == 0x10 && reg_at_rbp(c.p, len, &off))
+				set_reg(s, reg, REG_AT_RBP, off);
+			else
+				set_reg(s, reg, REG_OTHER, 0);
 			c.p += len;
-			set_reg(s, reg, REG_OTHER, 0);
 			break;
 		case 0x11: /* offset_extended_sf */
 			reg = rd_uleb(&c);
@@ -548,6 +560,7 @@ static int parse_cie(struct cursor *c, const struct ptr_ctx *pc, struct cie *ret
 	return 0;
 }
 
+
 /* Small cache of parsed CIEs: an .eh_frame has few, and every FDE refers to one. */
 #define CIE_CACHE 64
 
@@ -557,15 +570,23 @@ struct cie_cache {
 		struct cie cie;
 		bool ok;
 	} e[CIE_CACHE];
-	size_t n;
+	size_t n, next; /* next: the slot replaced when full (round robin) */
 };
 
-static int cie_at(const uint8_t *sec, size_t size, size_t off, const struct ptr_ctx *pc,
-		  struct cie_cache *cc, struct unwind_table *t, struct cie *ret)
+/* The section being compiled. */
+struct eh_src {
+	const uint8_t *sec;
+	size_t size;
+	struct ptr_ctx pc;
+};
+
+static int cie_at(const struct eh_src *e, size_t off, struct cie_cache *cc,
+		  struct unwind_table_stats *st, struct cie *ret)
 {
-	struct cursor c = {sec + off, sec + size, false};
+	struct cursor c = {e->sec + off, e->sec + e->size, false};
 	uint64_t len;
 	struct cie cie;
+	size_t slot;
 	int err;
 
 	for (size_t i = 0; i < cc->n; i++)
@@ -581,21 +602,61 @@ static int cie_at(const uint8_t *sec, size_t size, size_t off, const struct ptr_
 	c.end = c.p + len;
 	if (rd_u(&c, 4) != 0) /* a CIE's id is 0 in .eh_frame */
 		return -EINVAL;
-	err = parse_cie(&c, pc, &cie);
+	err = parse_cie(&c, &e->pc, &cie);
 	if (!err)
-		t->st.cies++;
-	if (cc->n < CIE_CACHE) {
-		cc->e[cc->n].off = off;
-		cc->e[cc->n].cie = cie;
-		cc->e[cc->n].ok = !err;
-		cc->n++;
-	}
+		st->cies++;
+	slot = cc->n < CIE_CACHE ? cc->n++ : cc->next++ % CIE_CACHE;
+	cc->e[slot].off = off;
+	cc->e[slot].cie = cie;
+	cc->e[slot].ok = !err;
 	if (!err)
 		*ret = cie;
 	return err;
 }
 
-static int do_fde(struct unwind_table *t, const struct cie *cie, struct cursor *c,
+/* One entry of the section at off: its body [body, end), its CIE when it is an FDE. */
+struct entry {
+	size_t next;		     /* offset of the next entry; 0: none can be found */
+	bool fde;		     /* an FDE whose CIE parsed */
+	struct cie cie;		     /* its CIE */
+	const uint8_t *body, *end; /* after the CIE pointer */
+};
+
+/* 0, or -EINVAL when the entry's length breaks the chain (nothing after it can be found). */
+static int entry_at(const struct eh_src *e, size_t off, struct cie_cache *cc,
+		    struct unwind_table_stats *st, struct entry *ret)
+{
+	struct cursor c = {e->sec + off, e->sec + e->size, false};
+	uint64_t len = rd_u(&c, 4), id;
+	const uint8_t *id_at;
+
+	ret->fde = false;
+	ret->next = 0;
+	if (len == 0)
+		return 0; /* the terminator */
+	if (len == 0xffffffff)
+		len = rd_u(&c, 8);
+	if (c.bad || len > (uint64_t)(c.end - c.p) || len < 4)
+		return -EINVAL;
+	ret->next = (size_t)(c.p - e->sec) + len;
+	c.end = c.p + len;
+	id_at = c.p;
+	id = rd_u(&c, 4);
+	if (id == 0)
+		return 0; /* a CIE: parsed when an FDE refers to it */
+	if (id > (uint64_t)(id_at - e->sec) ||
+	    cie_at(e, (size_t)(id_at - e->sec) - id, cc, st, &ret->cie)) {
+		st->bad_entries++;
+		return 0;
+	}
+	ret->fde = true;
+	ret->body = c.p;
+	ret->end = c.end;
+	return 0;
+}
+
+/* Run one FDE: its rows in pc order, then an end marker (an INVALID row at its end). */
+static int do_fde(struct row_out *o, const struct cie *cie, struct cursor *c,
 		  const struct ptr_ctx *pc)
 {
 	struct fde_run *r;
@@ -618,13 +679,13 @@ static int do_fde(struct unwind_table *t, const struct cie *cie, struct cursor *
 	if (!range)
 		return 0; /* an empty FDE (a discarded function): nothing to say */
 	if (start > UINT32_MAX || range > UINT32_MAX || start + range > UINT32_MAX) {
-		t->st.far_fdes++;
+		o->st->far_fdes++;
 		return 0;
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	r->t = t;
+	r->out = o;
 	r->cie = cie;
 	r->pc = pc;
 	r->loc = start;
@@ -638,32 +699,58 @@ static int do_fde(struct unwind_table *t, const struct cie *cie, struct cursor *
 	}
 	if (err == -EINVAL) {
 		/* Keep what was emitted before the bad op; the rest of the FDE is unknown. */
-		t->st.bad_entries++;
+		o->st->bad_entries++;
 		err = 0;
 	} else if (!err) {
 		err = advance(r, &s, r->end);
 	}
 	if (!err && cie->signal)
-		t->st.signal_fdes++;
+		o->st->signal_fdes++;
 	if (!err) {
 		end_row.pc = (uint32_t)r->end;
-		err = table__push(t, &end_row);
+		err = o->fn(o, &end_row);
 	}
 	free(r);
-	t->st.fdes++;
+	o->st->fdes++;
 	return err;
 }
 
-static int cmp_row(const void *a, const void *b)
+/* Where an FDE starts (its pc_begin), without running it: for the sort. False for one that
+ * yields no rows (empty, past 4 GiB, unreadable), counted as do_fde would. */
+static bool fde_start(const struct eh_src *e, const struct entry *en,
+		      struct unwind_table_stats *st, uint32_t *ret)
 {
-	const struct xsprof_unwind_row *x = a, *y = b;
+	struct cursor c = {en->body, en->end, false};
+	uint64_t start = rd_ptr(&c, en->cie.fde_enc, &e->pc, true);
+	uint64_t range = rd_ptr(&c, en->cie.fde_enc & PE_FORMAT, &e->pc, false);
+
+	if (c.bad) {
+		st->bad_entries++;
+		return false;
+	}
+	if (!range)
+		return false;
+	if (start > UINT32_MAX || range > UINT32_MAX || start + range > UINT32_MAX) {
+		st->far_fdes++;
+		return false;
+	}
+	*ret = (uint32_t)start;
+	return true;
+}
+
+/* ---- the build: FDEs in pc order, their rows merged into one sorted stream ---- */
+
+struct fde_ref {
+	uint32_t pc, off;
+};
+
+static int cmp_fde(const void *a, const void *b)
+{
+	const struct fde_ref *x = a, *y = b;
 
 	if (x->pc != y->pc)
 		return x->pc < y->pc ? -1 : 1;
-	/* An FDE's end marker sorts before the next FDE's first row at the same pc. */
-	if ((x->type == XSPROF_CFA_INVALID) != (y->type == XSPROF_CFA_INVALID))
-		return x->type == XSPROF_CFA_INVALID ? -1 : 1;
-	return 0;
+	return x->off < y->off ? -1 : x->off > y->off;
 }
 
 static bool same_rule(const struct xsprof_unwind_row *a, const struct xsprof_unwind_row *b)
@@ -671,112 +758,225 @@ static bool same_rule(const struct xsprof_unwind_row *a, const struct xsprof_unw
 	return a->type == b->type && a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off;
 }
 
-/* Sort; at one pc keep the last row (a real rule over an end marker); merge equal rules. */
-static void table__finish(struct unwind_table *t)
-{
-	size_t out = 0;
+struct unwind_build {
+	struct row_out out; /* first: the FDE runs call back through it */
+	struct unwind_table_stats st;
+	struct eh_src e;
+	struct cie_cache cc;
+	struct fde_ref *fdes;
+	size_t nr_fdes, next;
+	/* The merge: rows already passed on end with last; pending waits for the next row. */
+	struct xsprof_unwind_row last, pending;
+	bool has_last, has_pending;
+	uint64_t rows_out;
+	unwind_row_fn fn;
+	void *ctx;
+	/* Where the section is mapped from a file: given back to the page cache as it is read,
+	 * so a 10 MiB .eh_frame never sits in our RSS whole. */
+	Elf *elf;
+	uint8_t *drop_start;
+	size_t drop_len, since_drop;
+};
 
-	if (!t->nr)
-		return;
-	qsort(t->rows, t->nr, sizeof(*t->rows), cmp_row);
-	for (size_t i = 0; i < t->nr; i++) {
-		if (out && t->rows[out - 1].pc == t->rows[i].pc) {
-			t->rows[out - 1] = t->rows[i];
-			if (out >= 2 && same_rule(&t->rows[out - 2], &t->rows[out - 1]))
-				out--;
-			continue;
-		}
-		if (out && same_rule(&t->rows[out - 1], &t->rows[i]))
-			continue;
-		t->rows[out++] = t->rows[i];
+/* Pass a row downstream (the merge's output). */
+static int build__pass(struct unwind_build *b, const struct xsprof_unwind_row *r)
+{
+	int err = b->fn(b->ctx, r);
+
+	if (!err) {
+		b->last = *r;
+		b->has_last = true;
+		b->rows_out++;
 	}
-	t->nr = out;
+	return err;
 }
 
-struct unwind_table *unwind_table__from_eh_frame(const void *sec, size_t size, uint64_t sec_vaddr,
-						 uint64_t data_vaddr)
+/*
+ * Rows arrive per FDE in pc order, FDEs in pc order. At one pc the later row wins (a real rule
+ * over the end marker of the FDE before); equal rules in a row are one; a row below one passed
+ * on already (overlapping FDEs) is dropped and counted.
+ */
+static int build__row(struct row_out *o, const struct xsprof_unwind_row *r)
 {
-	const uint8_t *base = sec;
-	struct ptr_ctx pc = {base, sec_vaddr, data_vaddr};
-	struct cie_cache *cc;
-	struct unwind_table *t;
-	size_t off = 0;
+	struct unwind_build *b = (struct unwind_build *)o;
+	int err;
+
+	if (b->has_pending && r->pc < b->pending.pc) {
+		b->st.overlaps++;
+		return 0;
+	}
+	if (b->has_pending && r->pc == b->pending.pc) {
+		b->pending = *r;
+		if (b->has_last && same_rule(&b->last, r))
+			b->has_pending = false;
+		return 0;
+	}
+	if (b->has_pending && same_rule(&b->pending, r))
+		return 0;
+	if (!b->has_pending && b->has_last && (r->pc <= b->last.pc || same_rule(&b->last, r))) {
+		if (r->pc <= b->last.pc)
+			b->st.overlaps++;
+		return 0;
+	}
+	if (b->has_pending && (err = build__pass(b, &b->pending)))
+		return err;
+	b->pending = *r;
+	b->has_pending = true;
+	return 0;
+}
+
+static void build__drop_pages(struct unwind_build *b)
+{
+	if (b->drop_len)
+		madvise(b->drop_start, b->drop_len, MADV_DONTNEED);
+	b->since_drop = 0;
+}
+
+/* Every FDE's start and offset, sorted by start. */
+static int build__collect(struct unwind_build *b)
+{
+	size_t off = 0, cap = 0;
 	int err = 0;
+
+	while (off + 4 <= b->e.size) {
+		struct entry en;
+		uint32_t start;
+
+		if (entry_at(&b->e, off, &b->cc, &b->st, &en)) {
+			b->st.bad_entries++;
+			break; /* lengths chain the entries: nothing after this can be found */
+		}
+		if (!en.next)
+			break;
+		if (en.fde && fde_start(&b->e, &en, &b->st, &start)) {
+			if (b->nr_fdes == cap) {
+				size_t ncap = cap ? cap * 2 : 1024;
+				struct fde_ref *n = reallocarray(b->fdes, ncap, sizeof(*n));
+
+				if (!n) {
+					err = -ENOMEM;
+					break;
+				}
+				b->fdes = n;
+				cap = ncap;
+			}
+			b->fdes[b->nr_fdes++] = (struct fde_ref){start, (uint32_t)off};
+		} else if (en.fde) {
+			b->st.fdes++;
+		}
+		if ((b->since_drop += en.next - off) >= (2u << 20))
+			build__drop_pages(b);
+		off = en.next;
+	}
+	if (err)
+		return err;
+	for (size_t i = 1; i < b->nr_fdes; i++)
+		if (cmp_fde(&b->fdes[i - 1], &b->fdes[i]) > 0) {
+			qsort(b->fdes, b->nr_fdes, sizeof(*b->fdes), cmp_fde);
+			break;
+		}
+	return 0;
+}
+
+static struct unwind_build *build__new(const uint8_t *sec, size_t size, uint64_t sec_vaddr,
+				       uint64_t data_vaddr)
+{
+	struct unwind_build *b;
 
 	if (size > UNWIND_TABLE_MAX_SECTION) {
 		errno = E2BIG;
 		return NULL;
 	}
-	t = calloc(1, sizeof(*t));
-	cc = calloc(1, sizeof(*cc));
-	if (!t || !cc) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	t->st.section_bytes = size;
-	while (!err && off + 4 <= size) {
-		struct cursor c = {base + off, base + size, false};
-		uint64_t len = rd_u(&c, 4), id;
-		const uint8_t *id_at;
-		size_t next;
-		struct cie cie;
-
-		if (len == 0)
-			break; /* the terminator */
-		if (len == 0xffffffff)
-			len = rd_u(&c, 8);
-		if (c.bad || len > (uint64_t)(c.end - c.p) || len < 4) {
-			t->st.bad_entries++;
-			break; /* lengths chain the entries: nothing after this can be found */
-		}
-		next = (size_t)(c.p - base) + len;
-		c.end = c.p + len;
-		id_at = c.p;
-		id = rd_u(&c, 4);
-		if (id == 0) {
-			/* A CIE: parsed when an FDE refers to it. */
-		} else if (id > (uint64_t)(id_at - base)) {
-			t->st.bad_entries++;
-		} else if (cie_at(base, size, (size_t)(id_at - base) - id, &pc, cc, t, &cie)) {
-			t->st.bad_entries++;
-		} else {
-			err = do_fde(t, &cie, &c, &pc);
-			if (err == -EINVAL) {
-				t->st.bad_entries++;
-				err = 0;
-			}
-		}
-		off = next;
-	}
-	if (err)
-		goto fail;
-	table__finish(t);
-	if (!t->nr) {
-		err = -ENOENT;
-		goto fail;
-	}
-	free(cc);
-	return t;
-fail:
-	free(cc);
-	unwind_table__free(t);
-	errno = -err;
-	return NULL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->out.st = &b->st;
+	b->out.fn = build__row;
+	b->e = (struct eh_src){sec, size, {sec, sec_vaddr, data_vaddr}};
+	b->st.section_bytes = size;
+	return b;
 }
 
-static struct unwind_table *from_elf(Elf *elf)
+/* The section's FDEs, ready to run; the ELF (if any) and drop range are set by the caller. */
+static int build__start(struct unwind_build *b)
 {
-	uint64_t got = 0, eh_addr = 0;
+	int err = build__collect(b);
+
+	build__drop_pages(b);
+	if (!err && !b->nr_fdes)
+		err = -ENOENT;
+	return err;
+}
+
+int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn, void *ctx)
+{
+	int err = 0;
+
+	b->fn = fn;
+	b->ctx = ctx;
+	for (size_t n = 0; b->next < b->nr_fdes && n < max_fdes; n++) {
+		struct fde_ref *f = &b->fdes[b->next++];
+		struct entry en;
+		struct cursor c;
+
+		if (entry_at(&b->e, f->off, &b->cc, &b->st, &en) || !en.fde)
+			continue; /* read once already: cannot fail now */
+		c = (struct cursor){en.body, en.end, false};
+		err = do_fde(&b->out, &en.cie, &c, &b->e.pc);
+		if (err == -EINVAL) {
+			b->st.bad_entries++;
+			err = 0;
+		}
+		if (err)
+			return err;
+		if ((b->since_drop += (size_t)(en.end - en.body)) >= (2u << 20))
+			build__drop_pages(b);
+	}
+	if (b->next < b->nr_fdes)
+		return 1;
+	build__drop_pages(b);
+	if (b->has_pending) {
+		err = build__pass(b, &b->pending);
+		b->has_pending = false;
+		if (err)
+			return err;
+	}
+	return b->rows_out ? 0 : -ENOENT;
+}
+
+void unwind_build__free(struct unwind_build *b)
+{
+	if (!b)
+		return;
+	free(b->fdes);
+	elf_end(b->elf);
+	free(b);
+}
+
+void unwind_build__stats(const struct unwind_build *b, struct unwind_table_stats *ret)
+{
+	*ret = b->st;
+	ret->rows = b->rows_out;
+}
+
+/* .eh_frame (and .got, for datarel pointers) of an ELF image. */
+struct eh_sections {
+	const uint8_t *data;
+	size_t size;
+	uint64_t addr, got;
+};
+
+static int find_eh_frame(Elf *elf, struct eh_sections *ret)
+{
 	Elf_Data *eh_data = NULL;
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 	GElf_Ehdr eh;
 
+	memset(ret, 0, sizeof(*ret));
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
-	    eh.e_machine != EM_X86_64 || elf_getshdrstrndx(elf, &shstrndx)) {
-		errno = ENOEXEC;
-		return NULL;
-	}
+	    eh.e_machine != EM_X86_64 || elf_getshdrstrndx(elf, &shstrndx))
+		return -ENOEXEC;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		const char *name;
@@ -788,54 +988,152 @@ static struct unwind_table *from_elf(Elf *elf)
 			continue;
 		if (!strcmp(name, ".eh_frame") && sh.sh_type == SHT_PROGBITS) {
 			eh_data = elf_getdata(scn, NULL);
-			eh_addr = sh.sh_addr;
+			ret->addr = sh.sh_addr;
 		} else if (!strcmp(name, ".got")) {
-			got = sh.sh_addr;
+			ret->got = sh.sh_addr;
 		}
 	}
-	if (!eh_data || !eh_data->d_buf || !eh_data->d_size) {
-		errno = ENOENT;
-		return NULL;
-	}
-	return unwind_table__from_eh_frame(eh_data->d_buf, eh_data->d_size, eh_addr, got);
+	if (!eh_data || !eh_data->d_buf || !eh_data->d_size)
+		return -ENOENT;
+	ret->data = eh_data->d_buf;
+	ret->size = eh_data->d_size;
+	return 0;
 }
 
-struct unwind_table *unwind_table__from_elf_fd(int fd)
+struct unwind_build *unwind_build__new_fd(int fd)
 {
-	struct unwind_table *t;
+	struct unwind_build *b = NULL;
+	struct eh_sections es;
+	long page = sysconf(_SC_PAGESIZE);
 	Elf *elf;
 	int err;
 
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf) {
-		errno = ENOEXEC;
+	err = find_eh_frame(elf, &es);
+	if (!err) {
+		b = build__new(es.data, es.size, es.addr, es.got);
+		err = b ? 0 : -errno;
+	}
+	if (err) {
+		elf_end(elf);
+		errno = -err;
 		return NULL;
 	}
-	t = from_elf(elf);
-	err = errno;
-	elf_end(elf);
-	errno = err;
-	return t;
+	b->elf = elf;
+	/* Given back only where libelf mapped the file (not where it had to copy it). */
+	if (page > 0 && elf_rawfile(elf, NULL)) {
+		uintptr_t lo = (uintptr_t)es.data & ~((uintptr_t)page - 1);
+
+		b->drop_start = (uint8_t *)lo;
+		b->drop_len = (uintptr_t)es.data + es.size - lo;
+	}
+	err = build__start(b);
+	if (err) {
+		unwind_build__free(b);
+		errno = -err;
+		return NULL;
+	}
+	return b;
 }
 
-struct unwind_table *unwind_table__from_elf_memory(const void *image, size_t size)
+struct unwind_build *unwind_build__new_eh_frame(const void *sec, size_t size, uint64_t sec_vaddr,
+						uint64_t data_vaddr)
 {
-	struct unwind_table *t;
+	struct unwind_build *b = build__new(sec, size, sec_vaddr, data_vaddr);
+	int err;
+
+	if (!b)
+		return NULL;
+	err = build__start(b);
+	if (err) {
+		unwind_build__free(b);
+		errno = -err;
+		return NULL;
+	}
+	return b;
+}
+
+struct unwind_build *unwind_build__new_elf_memory(const void *image, size_t size)
+{
+	struct unwind_build *b = NULL;
+	struct eh_sections es;
 	Elf *elf;
 	int err;
 
 	elf_version(EV_CURRENT);
 	elf = elf_memory((char *)image, size);
-	if (!elf) {
-		errno = ENOEXEC;
+	err = find_eh_frame(elf, &es);
+	if (!err) {
+		b = unwind_build__new_eh_frame(es.data, es.size, es.addr, es.got);
+		err = b ? 0 : -errno;
+	}
+	if (!b) {
+		elf_end(elf);
+		errno = -err;
 		return NULL;
 	}
-	t = from_elf(elf);
-	err = errno;
-	elf_end(elf);
-	errno = err;
+	b->elf = elf; /* freed with the build */
+	return b;
+}
+
+/* ---- a whole table in memory (tests, the fuzzer) ---- */
+
+static int table__push(void *ctx, const struct xsprof_unwind_row *r)
+{
+	struct unwind_table *t = ctx;
+
+	if (t->nr == t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 1024;
+		struct xsprof_unwind_row *n;
+
+		if (t->nr >= UNWIND_TABLE_MAX_ROWS)
+			return -E2BIG;
+		if (ncap > UNWIND_TABLE_MAX_ROWS)
+			ncap = UNWIND_TABLE_MAX_ROWS;
+		n = reallocarray(t->rows, ncap, sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		t->rows = n;
+		t->cap = ncap;
+	}
+	t->rows[t->nr++] = *r;
+	return 0;
+}
+
+static struct unwind_table *table__from_build(struct unwind_build *b)
+{
+	struct unwind_table *t = b ? calloc(1, sizeof(*t)) : NULL;
+	int err = b ? -ENOMEM : -errno;
+
+	if (t) {
+		while ((err = unwind_build__step(b, SIZE_MAX, table__push, t)) > 0)
+			;
+		unwind_build__stats(b, &t->st);
+	}
+	unwind_build__free(b);
+	if (err) {
+		unwind_table__free(t);
+		errno = -err;
+		return NULL;
+	}
 	return t;
+}
+
+struct unwind_table *unwind_table__from_eh_frame(const void *sec, size_t size, uint64_t sec_vaddr,
+						 uint64_t data_vaddr)
+{
+	return table__from_build(unwind_build__new_eh_frame(sec, size, sec_vaddr, data_vaddr));
+}
+
+struct unwind_table *unwind_table__from_elf_fd(int fd)
+{
+	return table__from_build(unwind_build__new_fd(fd));
+}
+
+struct unwind_table *unwind_table__from_elf_memory(const void *image, size_t size)
+{
+	return table__from_build(unwind_build__new_elf_memory(image, size));
 }
 
 void unwind_table__free(struct unwind_table *t)

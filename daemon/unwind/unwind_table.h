@@ -33,7 +33,34 @@ struct unwind_table_stats {
 	uint64_t plt_rows;	/* the standard PLT expression */
 	uint64_t signal_fdes;	/* signal trampolines ('S' augmentation) */
 	uint64_t section_bytes; /* size of the .eh_frame compiled */
+	uint64_t overlaps;	/* rows of an FDE overlapping one before it: dropped */
+	uint64_t rows;		/* rows passed on */
 };
+
+/*
+ * A build that runs a piece at a time, so a daemon can go on reading its ring buffer while a
+ * 10 MiB .eh_frame compiles: the FDEs are put in pc order first (one pass over the section,
+ * 8 bytes per FDE), then each step runs some of them, passing their rows on sorted by pc with
+ * equal rules merged and FDE gaps marked INVALID. A file's section is read through libelf's
+ * mapping and given back to the page cache as it goes, so it never sits in memory whole.
+ */
+struct unwind_build;
+/* Called with each row, in pc order; non-zero (a negative errno) stops the build. */
+typedef int (*unwind_row_fn)(void *ctx, const struct xsprof_unwind_row *row);
+
+/* NULL with errno set: ENOEXEC (not x86-64 ELF), ENOENT (no .eh_frame, or no FDE), E2BIG,
+ * ENOMEM. The fd is not kept open by the build, but must stay valid until it is freed. */
+struct unwind_build *unwind_build__new_fd(int fd);
+/* The same over a section in memory (see unwind_table__from_eh_frame). */
+struct unwind_build *unwind_build__new_eh_frame(const void *sec, size_t size, uint64_t sec_vaddr,
+						uint64_t data_vaddr);
+/* Pass on the rows of up to max_fdes more FDEs: 1 while more are left, 0 when the table is
+ * complete (its last row passed on), -ENOENT when it had no row at all, or fn's error. */
+/* The same for an ELF image in memory (the daemon's own vDSO); image must outlive the build. */
+struct unwind_build *unwind_build__new_elf_memory(const void *image, size_t size);
+int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn, void *ctx);
+void unwind_build__stats(const struct unwind_build *b, struct unwind_table_stats *ret_stats);
+void unwind_build__free(struct unwind_build *b);
 
 /*
  * Compile an .eh_frame section's bytes; sec_vaddr is its sh_addr (pc-relative pointers are

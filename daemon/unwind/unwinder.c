@@ -20,48 +20,17 @@
 #include "bpf/xsprof_events.h"
 #include "daemon/base/hashmap.h"
 #include "daemon/symbolize/proc_maps.h"
+#include "daemon/unwind/unwind_internal.h"
 #include "daemon/unwind/unwind_table.h"
 #include "daemon/unwind/unwinder.h"
 
-#define MAX_EXEC_SEGS 8
+/* FDEs run per slice of a build: about 1-2 ms of work here. */
+#define SLICE_FDES 2048
+/* A process whose walks run outside its known mappings (JIT code) is read again at most this
+ * often. */
+#define STALE_REREAD_NS (1000000000ull)
 
-/* One file's table: rows [first, first + count) of the BPF array. */
-struct table {
-	uint64_t dev, ino, size, mtime_ns;
-	uint32_t first, count; /* count 0: the file has no usable table (cached as such) */
-	uint32_t refs;	       /* processes mapping it now */
-	uint64_t last_used;
-	struct {
-		uint64_t offset, vaddr, filesz;
-	} segs[MAX_EXEC_SEGS]; /* executable PT_LOADs: where mapped offsets land in vaddrs */
-	int nr_segs;
-};
-
-struct process {
-	pid_t pid;
-	struct table **tables; /* one reference each */
-	size_t nr_tables;
-};
-
-/* Free ranges of the row array, sorted by start, coalesced. */
-struct extent {
-	uint32_t start, len;
-};
-
-struct unwinder {
-	struct unwinder_opts o;
-	struct extent *free;
-	size_t nr_free, free_cap;
-	struct hashmap *tables; /* (dev, ino) ^ ... -> struct table */
-	struct hashmap *procs;	/* pid -> struct process */
-	struct table *vdso;	/* the vDSO's table: one image for every process */
-	uint64_t tick;
-	uint64_t unref_rows; /* rows of tables no process maps */
-	struct xsprof_unwind_proc scratch;
-	struct unwinder_stats st;
-};
-
-static uint64_t now_ns(void)
+uint64_t uw_now_ns(void)
 {
 	struct timespec ts;
 
@@ -69,12 +38,24 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* ---- row allocator: first fit over the free extents ---- */
+/* ---- first-fit ranges of an array ---- */
 
-static int rows__alloc(struct unwinder *u, uint32_t n, uint32_t *ret_first)
+static int extents__init(struct extents *x, uint32_t total)
 {
-	for (size_t i = 0; i < u->nr_free; i++) {
-		struct extent *e = &u->free[i];
+	x->cap = 64;
+	x->v = malloc(x->cap * sizeof(*x->v));
+	if (!x->v)
+		return -ENOMEM;
+	x->v[0] = (struct extent){0, total};
+	x->n = total ? 1 : 0;
+	x->used = 0;
+	return 0;
+}
+
+static int extents__alloc(struct extents *x, uint32_t n, uint32_t *ret_first)
+{
+	for (size_t i = 0; i < x->n; i++) {
+		struct extent *e = &x->v[i];
 
 		if (e->len < n)
 			continue;
@@ -82,141 +63,71 @@ static int rows__alloc(struct unwinder *u, uint32_t n, uint32_t *ret_first)
 		e->start += n;
 		e->len -= n;
 		if (!e->len) {
-			memmove(e, e + 1, (u->nr_free - i - 1) * sizeof(*e));
-			u->nr_free--;
+			memmove(e, e + 1, (x->n - i - 1) * sizeof(*e));
+			x->n--;
 		}
-		u->st.rows += n;
+		x->used += n;
 		return 0;
 	}
 	return -ENOSPC;
 }
 
-static int rows__release(struct unwinder *u, uint32_t first, uint32_t n)
+static void extents__release(struct extents *x, uint32_t first, uint32_t n)
 {
 	size_t i = 0;
 
 	if (!n)
-		return 0;
-	while (i < u->nr_free && u->free[i].start < first)
+		return;
+	while (i < x->n && x->v[i].start < first)
 		i++;
+	x->used -= n;
 	/* Merge with the neighbours where they touch. */
-	if (i > 0 && u->free[i - 1].start + u->free[i - 1].len == first) {
-		u->free[i - 1].len += n;
-		if (i < u->nr_free && first + n == u->free[i].start) {
-			u->free[i - 1].len += u->free[i].len;
-			memmove(&u->free[i], &u->free[i + 1],
-				(u->nr_free - i - 1) * sizeof(*u->free));
-			u->nr_free--;
+	if (i > 0 && x->v[i - 1].start + x->v[i - 1].len == first) {
+		x->v[i - 1].len += n;
+		if (i < x->n && first + n == x->v[i].start) {
+			x->v[i - 1].len += x->v[i].len;
+			memmove(&x->v[i], &x->v[i + 1], (x->n - i - 1) * sizeof(*x->v));
+			x->n--;
 		}
-	} else if (i < u->nr_free && first + n == u->free[i].start) {
-		u->free[i].start = first;
-		u->free[i].len += n;
-	} else {
-		if (u->nr_free == u->free_cap) {
-			size_t ncap = u->free_cap * 2;
-			struct extent *nf = realloc(u->free, ncap * sizeof(*nf));
-
-			if (!nf)
-				return -ENOMEM; /* the rows leak until exit: counted in rows */
-			u->free = nf;
-			u->free_cap = ncap;
-		}
-		memmove(&u->free[i + 1], &u->free[i], (u->nr_free - i) * sizeof(*u->free));
-		u->free[i] = (struct extent){first, n};
-		u->nr_free++;
+		return;
 	}
-	u->st.rows -= n;
-	return 0;
-}
-
-/* ---- tables ---- */
-
-static uint64_t table_key2(const struct stat *st)
-{
-	return ((uint64_t)st->st_size << 1) ^
-	       ((uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec);
-}
-
-static void table__drop(struct unwinder *u, struct table *t)
-{
-	if (t->refs == 0)
-		u->unref_rows -= t->count;
-	rows__release(u, t->first, t->count);
-	free(t);
-}
-
-struct lru_ctx {
-	struct table *oldest;
-};
-
-static void find_lru_cb(void *val, void *ctx)
-{
-	struct table *t = val;
-	struct lru_ctx *c = ctx;
-
-	if (!t->refs && t->count && (!c->oldest || t->last_used < c->oldest->last_used))
-		c->oldest = t;
-}
-
-/* Evict the least recently used table no process maps; false when there is none. */
-static bool evict_one(struct unwinder *u)
-{
-	struct lru_ctx c = {NULL};
-
-	hashmap__for_each(u->tables, find_lru_cb, &c);
-	if (!c.oldest)
-		return false;
-	hashmap__remove(u->tables, c.oldest->dev ^ (c.oldest->ino << 20), c.oldest->ino);
-	u->st.tables--;
-	u->st.tables_evicted++;
-	table__drop(u, c.oldest);
-	return true;
-}
-
-/* Executable PT_LOADs of the file at fd. */
-static void read_segments(int fd, struct table *t)
-{
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	size_t n = 0;
-
-	if (elf && !elf_getphdrnum(elf, &n)) {
-		for (size_t i = 0; i < n && t->nr_segs < MAX_EXEC_SEGS; i++) {
-			GElf_Phdr ph;
-
-			if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD ||
-			    !(ph.p_flags & PF_X))
-				continue;
-			t->segs[t->nr_segs].offset = ph.p_offset;
-			t->segs[t->nr_segs].vaddr = ph.p_vaddr;
-			t->segs[t->nr_segs].filesz = ph.p_filesz;
-			t->nr_segs++;
-		}
+	if (i < x->n && first + n == x->v[i].start) {
+		x->v[i].start = first;
+		x->v[i].len += n;
+		return;
 	}
-	elf_end(elf);
+	if (x->n == x->cap) {
+		struct extent *nv = reallocarray(x->v, x->cap * 2, sizeof(*nv));
+
+		if (!nv)
+			return; /* the range is lost until exit; counted as used */
+		x->v = nv;
+		x->cap *= 2;
+	}
+	memmove(&x->v[i + 1], &x->v[i], (x->n - i) * sizeof(*x->v));
+	x->v[i] = (struct extent){first, n};
+	x->n++;
 }
 
-/*
- * rows[0, n) into the BPF array at first, by batched updates: the array is not mapped into
- * our address space, so its megabytes do not count as ours. 0 or -errno.
- */
-static int rows__write(const struct unwinder *u, uint32_t first,
-		       const struct xsprof_unwind_row *rows, size_t n)
+/* values[0, n) of value_size bytes into the array map fd from index first. 0 or -errno. */
+static int array_write(int fd, uint32_t first, const void *values, size_t n, size_t value_size)
 {
-	enum { CHUNK = 4096 };
+	enum { CHUNK = 1024 };
 	LIBBPF_OPTS(bpf_map_batch_opts, bo);
 	uint32_t keys[CHUNK];
 
 	for (size_t off = 0; off < n;) {
 		__u32 count = (__u32)(n - off < CHUNK ? n - off : CHUNK);
+		const char *v = (const char *)values + off * value_size;
 
 		for (__u32 i = 0; i < count; i++)
 			keys[i] = first + (uint32_t)(off + i);
-		if (bpf_map_update_batch(u->o.rows_fd, keys, &rows[off], &count, &bo)) {
+		if (bpf_map_update_batch(fd, keys, v, &count, &bo)) {
 			/* A kernel without batch updates for arrays (before 5.6): one by one. */
 			if (errno != EINVAL && errno != EOPNOTSUPP)
 				return -errno;
 			for (__u32 i = 0; i < count; i++)
-				if (bpf_map_update_elem(u->o.rows_fd, &keys[i], &rows[off + i], 0))
+				if (bpf_map_update_elem(fd, &keys[i], v + i * value_size, 0))
 					return -errno;
 		}
 		off += count;
@@ -224,158 +135,170 @@ static int rows__write(const struct unwinder *u, uint32_t first,
 	return 0;
 }
 
-/* Copy a compiled table into the row array, evicting old tables for room. */
-static void table__place(struct unwinder *u, struct table *t, const struct unwind_table *ut)
-{
-	size_t n = unwind_table__count(ut);
+/* ---- files ---- */
 
-	if (n > u->o.max_rows) {
-		u->st.tables_no_room++;
-		return;
-	}
-	while (rows__alloc(u, (uint32_t)n, &t->first))
-		if (!evict_one(u)) {
-			u->st.tables_no_room++;
-			return;
-		}
-	if (rows__write(u, t->first, unwind_table__rows(ut), n)) {
-		rows__release(u, t->first, (uint32_t)n);
-		u->st.tables_no_room++;
-		return;
-	}
-	t->count = (uint32_t)n;
+static void file_write(struct unwinder *u, const struct uw_file *f, uint32_t nr_pages)
+{
+	struct xsprof_unwind_file v = {
+		.page0 = f->page0,
+		.page_first = f->page_first,
+		.nr_pages = nr_pages,
+		.state = f->state,
+	};
+
+	bpf_map_update_elem(u->files_fd, &f->id, &v, BPF_ANY);
 }
 
-/* The table of the open file fd (cached, or compiled now); NULL on allocation failure. */
-static struct table *table__get(struct unwinder *u, int fd, const struct stat *st)
+/* Give a table's memory back; the file has none now (state NONE, or as given). */
+static void table_drop(struct unwinder *u, struct uw_file *f, uint32_t state)
 {
-	uint64_t k1 = (uint64_t)st->st_dev ^ ((uint64_t)st->st_ino << 20), t0;
-	struct table *t = hashmap__get(u->tables, k1, st->st_ino);
-	struct unwind_table *ut;
+	f->state = state;
+	file_write(u, f, 0);
+	for (uint32_t i = 0; i < f->nr_blocks; i++)
+		u->free_blocks[u->nr_free_blocks++] = f->blocks[i];
+	u->st.rows -= f->rows;
+	extents__release(&u->page_space, f->page_first, f->nr_pages);
+	u->st.pages -= f->nr_pages;
+	free(f->blocks);
+	free(f->pages);
+	f->blocks = NULL;
+	f->pages = NULL;
+	f->nr_blocks = f->cap_blocks = 0;
+	f->nr_pages = 0;
+	f->rows = 0;
+}
 
-	if (t && t->dev == st->st_dev && t->size == (uint64_t)st->st_size &&
-	    t->mtime_ns == table_key2(st))
-		return t;
-	if (t) {
-		/* The file was replaced in place: the old table is wrong now. */
-		if (t->refs)
-			return t; /* still mapped by someone: keep until they go */
-		hashmap__remove(u->tables, k1, st->st_ino);
+/* Read and clear BPF's marks of use: the tables used since the last time are recent. */
+static void refresh_use(struct unwinder *u)
+{
+	u->tick++;
+	for (uint32_t id = 1; id < u->max_files; id++) {
+		struct uw_file *f = u->by_id[id];
+		struct xsprof_unwind_file v;
+
+		if (!f || f->state != XSPROF_FILE_READY)
+			continue;
+		if (bpf_map_lookup_elem(u->files_fd, &id, &v) || !v.used)
+			continue;
+		f->last_used = u->tick;
+		v.used = 0;
+		bpf_map_update_elem(u->files_fd, &id, &v, BPF_ANY);
+	}
+}
+
+/* Take away the table used least recently (no process mapping it first), except keep's. */
+static bool evict_one(struct unwinder *u, const struct uw_file *keep)
+{
+	struct uw_file *victim = NULL;
+
+	refresh_use(u);
+	for (uint32_t id = 1; id < u->max_files; id++) {
+		struct uw_file *f = u->by_id[id];
+
+		if (!f || f == keep || f == u->vdso || f->state != XSPROF_FILE_READY)
+			continue;
+		if (!victim || (!f->refs && victim->refs) ||
+		    (!f->refs == !victim->refs && f->last_used < victim->last_used))
+			victim = f;
+	}
+	if (!victim)
+		return false;
+	table_drop(u, victim, XSPROF_FILE_NONE);
+	victim->evicted_once = true;
+	u->st.tables--;
+	u->st.tables_evicted++;
+	return true;
+}
+
+static uint64_t mtime_ns(const struct stat *st)
+{
+	return (uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec;
+}
+
+static uint64_t file_key2(const struct stat *st)
+{
+	/* Never 0: that is "not in the map" (unwind_internal.h). */
+	return ((uint64_t)st->st_ino ^ ((uint64_t)st->st_size << 1) ^
+		(mtime_ns(st) * 0x9e3779b97f4a7c15ull)) |
+	       1;
+}
+
+/* Executable PT_LOADs of the file at fd. */
+static void read_segments(int fd, struct uw_file *f)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t n = 0;
+
+	if (elf && !elf_getphdrnum(elf, &n)) {
+		for (size_t i = 0; i < n && f->nr_segs < MAX_EXEC_SEGS; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD ||
+			    !(ph.p_flags & PF_X))
+				continue;
+			f->segs[f->nr_segs].offset = ph.p_offset;
+			f->segs[f->nr_segs].vaddr = ph.p_vaddr;
+			f->segs[f->nr_segs].filesz = ph.p_filesz;
+			f->nr_segs++;
+		}
+	}
+	elf_end(elf);
+}
+
+/* An unreferenced file without waiting work, used least recently: its id is taken back. */
+static bool reclaim_id(struct unwinder *u)
+{
+	struct uw_file *victim = NULL;
+
+	for (uint32_t id = 1; id < u->max_files; id++) {
+		struct uw_file *f = u->by_id[id];
+
+		if (!f || f->refs || f->queued || f->building || f == u->vdso)
+			continue;
+		if (!victim || f->last_used < victim->last_used)
+			victim = f;
+	}
+	if (!victim)
+		return false;
+	if (victim->state == XSPROF_FILE_READY)
 		u->st.tables--;
-		table__drop(u, t);
-	}
-	t = calloc(1, sizeof(*t));
-	if (!t)
+	table_drop(u, victim, XSPROF_FILE_NONE);
+	if (victim->key2)
+		hashmap__remove(u->files, victim->dev ^ (victim->ino << 20), victim->key2);
+	u->by_id[victim->id] = NULL;
+	u->free_ids[u->nr_free_ids++] = victim->id;
+	u->st.files--;
+	if (victim->fd >= 0)
+		close(victim->fd);
+	free(victim);
+	return true;
+}
+
+static struct uw_file *file_new(struct unwinder *u)
+{
+	struct uw_file *f;
+
+	if (!u->nr_free_ids && !reclaim_id(u))
 		return NULL;
-	t->dev = st->st_dev;
-	t->ino = st->st_ino;
-	t->size = st->st_size;
-	t->mtime_ns = table_key2(st);
-	t0 = now_ns();
-	read_segments(fd, t);
-	ut = unwind_table__from_elf_fd(fd);
-	if (ut) {
-		struct unwind_table_stats ts;
-
-		unwind_table__stats(ut, &ts);
-		u->st.eh_frame_bytes += ts.section_bytes;
-		u->st.tables_built++;
-		table__place(u, t, ut);
-		unwind_table__free(ut);
-	} else {
-		u->st.tables_failed++;
-	}
-	u->st.build_ns += now_ns() - t0;
-	if (hashmap__put(u->tables, k1, st->st_ino, t)) {
-		table__drop(u, t);
+	f = calloc(1, sizeof(*f));
+	if (!f)
 		return NULL;
-	}
-	u->st.tables++;
-	u->unref_rows += t->count; /* no references yet */
-	return t;
+	f->id = u->free_ids[--u->nr_free_ids];
+	u->by_id[f->id] = f;
+	f->fd = -1;
+	f->state = XSPROF_FILE_NONE;
+	file_write(u, f, 0);
+	u->st.files++;
+	return f;
 }
 
-static void table__ref(struct unwinder *u, struct table *t)
-{
-	if (t->refs++ == 0)
-		u->unref_rows -= t->count;
-	t->last_used = ++u->tick;
-}
-
-static void table__unref(struct unwinder *u, struct table *t)
-{
-	if (--t->refs == 0)
-		u->unref_rows += t->count;
-}
-
-/* Keep the tables no process maps within a quarter of the array. */
-static void trim_unreferenced(struct unwinder *u)
-{
-	while (u->unref_rows > u->o.max_rows / 4 && evict_one(u))
-		;
-}
-
-/* ---- the vDSO: the same image in every process; ours is read once ---- */
-
-static void load_vdso(struct unwinder *u)
-{
-	uint64_t base = getauxval(AT_SYSINFO_EHDR);
-	struct proc_maps *maps;
-	const struct proc_map *m;
-	struct unwind_table *ut;
-	struct table *t;
-
-	if (!base)
-		return;
-	maps = proc_maps__read(u->o.proc_root, getpid());
-	m = maps ? proc_maps__find(maps, base) : NULL;
-	if (!m) {
-		proc_maps__free(maps);
-		return;
-	}
-	ut = unwind_table__from_elf_memory((const void *)(uintptr_t)m->start, m->end - m->start);
-	proc_maps__free(maps);
-	t = ut ? calloc(1, sizeof(*t)) : NULL;
-	if (t) {
-		table__place(u, t, ut);
-		t->refs = 1;	/* never evicted */
-		t->nr_segs = 1; /* linked at 0, mapped from its start */
-		u->vdso = t;
-	}
-	unwind_table__free(ut);
-}
-
-/* ---- processes ---- */
-
-static void process__release(struct unwinder *u, struct process *p)
-{
-	for (size_t i = 0; i < p->nr_tables; i++)
-		table__unref(u, p->tables[i]);
-	free(p->tables);
-	p->tables = NULL;
-	p->nr_tables = 0;
-}
-
-/* The bias of mapping m of file t: process address - bias = ELF virtual address. */
-static bool mapping_bias(const struct table *t, const struct proc_map *m, uint64_t *ret)
-{
-	for (int i = 0; i < t->nr_segs; i++) {
-		uint64_t seg_start = t->segs[i].offset & ~0xfffull;
-
-		if (m->offset >= seg_start && m->offset < t->segs[i].offset + t->segs[i].filesz) {
-			*ret = m->start - m->offset + t->segs[i].offset - t->segs[i].vaddr;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* The table for one executable mapping of pid, or NULL (no file, no table). */
-static struct table *table_for_mapping(struct unwinder *u, pid_t pid, const struct proc_map *m)
+/* The file behind one executable mapping of pid (known, or registered now), or NULL. */
+static struct uw_file *file_for_mapping(struct unwinder *u, pid_t pid, const struct proc_map *m)
 {
 	char path[PATH_MAX];
-	struct table *t = NULL;
+	struct uw_file *f;
 	struct stat st;
+	uint64_t k1;
 	int fd, n;
 
 	if (m->path && !strcmp(m->path, "[vdso]"))
@@ -384,72 +307,181 @@ static struct table *table_for_mapping(struct unwinder *u, pid_t pid, const stru
 		return NULL;
 	n = snprintf(path, sizeof(path), "%s/%d/map_files/%" PRIx64 "-%" PRIx64,
 		     u->o.proc_root ? u->o.proc_root : "/proc", (int)pid, m->start, m->end);
-	if (n < 0 || (size_t)n >= sizeof(path))
+	if (n < 0 || (size_t)n >= sizeof(path) || stat(path, &st) || !S_ISREG(st.st_mode))
 		return NULL;
+	k1 = (uint64_t)st.st_dev ^ ((uint64_t)st.st_ino << 20);
+	f = hashmap__get(u->files, k1, file_key2(&st));
+	if (f && f->dev == st.st_dev && f->ino == st.st_ino && f->size == (uint64_t)st.st_size &&
+	    f->mtime_ns == mtime_ns(&st)) {
+		if (f->no_file) {
+			/* Mapped again: it can be opened now, through this process. */
+			f->no_file = false;
+			f->state = XSPROF_FILE_NONE;
+			file_write(u, f, 0);
+		}
+		return f;
+	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode))
-		t = table__get(u, fd, &st);
+	f = file_new(u);
+	if (!f) {
+		u->st.files_full++;
+		close(fd);
+		return NULL;
+	}
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	f->size = st.st_size;
+	f->mtime_ns = mtime_ns(&st);
+	f->key2 = file_key2(&st);
+	read_segments(fd, f);
 	close(fd);
-	return t;
+	if (hashmap__put(u->files, k1, f->key2, f)) {
+		u->by_id[f->id] = NULL;
+		u->free_ids[u->nr_free_ids++] = f->id;
+		u->st.files--;
+		free(f);
+		return NULL;
+	}
+	return f;
 }
 
-/* Fill u->scratch from pid's mappings; the tables it uses go to p (referenced). */
-static int process__fill(struct unwinder *u, struct process *p, const struct proc_maps *maps)
+/* The bias of mapping m of file f: process address - bias = ELF virtual address. */
+static bool mapping_bias(const struct uw_file *f, const struct proc_map *m, uint64_t *ret)
 {
-	struct xsprof_unwind_proc *v = &u->scratch;
-	size_t nr = proc_maps__count(maps);
+	for (int i = 0; i < f->nr_segs; i++) {
+		uint64_t seg_start = f->segs[i].offset & ~0xfffull;
 
-	v->nr_maps = 0;
-	p->tables = calloc(nr ? nr : 1, sizeof(*p->tables));
-	if (!p->tables)
+		if (m->offset >= seg_start && m->offset < f->segs[i].offset + f->segs[i].filesz) {
+			*ret = m->start - m->offset + f->segs[i].offset - f->segs[i].vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* ---- processes ---- */
+
+struct uw_proc *uw_proc(struct unwinder *u, pid_t pid)
+{
+	return hashmap__get(u->procs, (uint64_t)pid, 0);
+}
+
+const struct uw_map *uw_proc_find(const struct uw_proc *p, uint64_t pc)
+{
+	uint32_t lo = 0, hi = p->nr_maps;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || pc >= p->maps[lo - 1].end)
+		return NULL;
+	return &p->maps[lo - 1];
+}
+
+static void proc_release(struct unwinder *u, struct uw_map *maps, uint32_t nr, uint32_t ext_first,
+			 uint32_t ext_count)
+{
+	for (uint32_t i = 0; i < nr; i++)
+		if (maps[i].file && maps[i].file != u->vdso)
+			maps[i].file->refs--;
+	free(maps);
+	extents__release(&u->map_space, ext_first, ext_count);
+}
+
+/* pid's executable mappings, each with its file (referenced). */
+static int proc_fill(struct unwinder *u, pid_t pid, const struct proc_maps *pm,
+		     struct uw_map **ret, uint32_t *ret_nr)
+{
+	size_t nr = proc_maps__count(pm);
+	struct uw_map *maps = calloc(nr ? nr : 1, sizeof(*maps));
+	uint32_t n = 0;
+
+	if (!maps)
 		return -ENOMEM;
 	for (size_t i = 0; i < nr; i++) {
-		const struct proc_map *m = proc_maps__at(maps, i);
-		struct xsprof_unwind_map *e;
-		struct table *t;
-		uint64_t bias;
+		const struct proc_map *m = proc_maps__at(pm, i);
+		struct uw_file *f;
+		uint64_t bias = 0;
 
 		if (!(m->perms & PROC_MAP_EXEC))
 			continue;
-		t = table_for_mapping(u, p->pid, m);
-		if (!t || !t->count)
-			continue;
-		if (t == u->vdso)
-			bias = m->start;
-		else if (!mapping_bias(t, m, &bias))
-			continue;
-		if (v->nr_maps == XSPROF_UNWIND_MAX_MAPS) {
+		if (n == XSPROF_UNWIND_MAX_MAPS) {
 			u->st.maps_capped++;
 			continue;
 		}
-		if (t != u->vdso) {
-			table__ref(u, t);
-			p->tables[p->nr_tables++] = t;
+		f = file_for_mapping(u, pid, m);
+		if (f == u->vdso && f)
+			bias = m->start;
+		else if (f && !mapping_bias(f, m, &bias))
+			f = NULL;
+		if (f && f != u->vdso) {
+			f->refs++;
+			if (!f->pid || !uw_proc(u, f->pid) || f->pid == pid) {
+				f->pid = pid;
+				f->start = m->start;
+				f->end = m->end;
+			}
 		}
-		e = &v->maps[v->nr_maps++];
-		e->start = m->start;
-		e->end = m->end;
-		e->bias = bias;
-		e->row_first = t->first;
-		e->row_count = t->count;
+		maps[n++] = (struct uw_map){m->start, m->end, bias, f};
 	}
+	*ret = maps;
+	*ret_nr = n;
+	return 0;
+}
+
+/* Write p's mappings to a new range of unwind_maps and point unwind_procs at it. */
+static int proc_publish(struct unwinder *u, struct uw_proc *p)
+{
+	struct xsprof_unwind_map *v = calloc(p->nr_maps ? p->nr_maps : 1, sizeof(*v));
+	struct xsprof_unwind_proc e = {0, p->nr_maps, 0};
+	__u32 key = (__u32)p->pid;
+	int err = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->nr_maps; i++)
+		v[i] = (struct xsprof_unwind_map){p->maps[i].start, p->maps[i].end, p->maps[i].bias,
+						  p->maps[i].file ? p->maps[i].file->id : 0, 0};
+	if (p->nr_maps && extents__alloc(&u->map_space, p->nr_maps, &e.first)) {
+		u->st.maps_full++;
+		err = -ENOSPC;
+	}
+	if (!err && p->nr_maps)
+		err = array_write(u->maps_fd, e.first, v, p->nr_maps, sizeof(*v));
+	if (!err && bpf_map_update_elem(u->procs_fd, &key, &e, BPF_ANY)) {
+		err = -errno;
+		if (err == -E2BIG || err == -ENOMEM)
+			u->st.procs_full++;
+	}
+	free(v);
+	if (err) {
+		if (p->nr_maps && err != -ENOSPC)
+			extents__release(&u->map_space, e.first, p->nr_maps);
+		return err;
+	}
+	p->ext_first = e.first;
+	p->ext_count = e.count;
+	u->st.loads++;
 	return 0;
 }
 
 int unwinder__add_process(struct unwinder *u, pid_t pid)
 {
-	struct process *p = hashmap__get(u->procs, (uint64_t)pid, 0), old = {0};
-	struct proc_maps *maps;
-	__u32 key = (__u32)pid;
-	bool fresh = !p;
+	struct uw_proc *p = uw_proc(u, pid), old = {0};
+	struct proc_maps *pm;
 	int err;
 
 	if (pid <= 0)
 		return -EINVAL;
-	maps = proc_maps__read(u->o.proc_root, pid);
-	if (!maps) {
+	pm = proc_maps__read(u->o.proc_root, pid);
+	if (!pm) {
 		err = -errno;
 		if (err == -ESRCH || err == -ENOENT) {
 			u->st.gone++;
@@ -457,69 +489,622 @@ int unwinder__add_process(struct unwinder *u, pid_t pid)
 		}
 		return err;
 	}
-	if (fresh) {
+	if (!p) {
 		p = calloc(1, sizeof(*p));
 		if (!p || hashmap__put(u->procs, (uint64_t)pid, 0, p)) {
 			free(p);
-			proc_maps__free(maps);
+			proc_maps__free(pm);
 			return -ENOMEM;
 		}
 		p->pid = pid;
 		u->st.processes++;
 	}
-	/* New references first, then the old ones dropped: tables kept by both stay. */
+	/* New references first, then the old ones dropped: files kept by both stay. */
 	old = *p;
-	p->tables = NULL;
-	p->nr_tables = 0;
-	err = process__fill(u, p, maps);
-	proc_maps__free(maps);
-	process__release(u, &old);
-	if (err)
-		return err;
-	if (bpf_map_update_elem(u->o.procs_fd, &key, &u->scratch, BPF_ANY)) {
-		err = -errno;
-		if (err == -E2BIG || err == -ENOMEM)
-			u->st.procs_full++;
+	err = proc_fill(u, pid, pm, &p->maps, &p->nr_maps);
+	proc_maps__free(pm);
+	if (err) {
+		*p = old;
 		return err;
 	}
-	u->st.loads++;
-	trim_unreferenced(u);
-	return 0;
+	err = proc_publish(u, p);
+	if (err)
+		p->ext_first = p->ext_count = 0;
+	p->read_ns = uw_now_ns();
+	proc_release(u, old.maps, old.nr_maps, old.ext_first, old.ext_count);
+	return err;
+}
+
+void uw_proc_put(struct unwinder *u, struct uw_proc *p)
+{
+	if (--p->holds || !p->dead)
+		return;
+	proc_release(u, p->maps, p->nr_maps, 0, 0);
+	free(p);
 }
 
 void unwinder__remove_process(struct unwinder *u, pid_t pid)
 {
-	struct process *p = hashmap__remove(u->procs, (uint64_t)pid, 0);
+	struct uw_proc *p = hashmap__remove(u->procs, (uint64_t)pid, 0);
 	__u32 key = (__u32)pid;
 
 	if (!p)
 		return;
-	bpf_map_delete_elem(u->o.procs_fd, &key);
-	process__release(u, p);
-	free(p);
+	bpf_map_delete_elem(u->procs_fd, &key);
 	u->st.processes--;
-	trim_unreferenced(u);
+	extents__release(&u->map_space, p->ext_first, p->ext_count);
+	p->ext_count = 0;
+	if (p->holds) {
+		/* Its held samples still walk its mappings: they let it go. */
+		p->dead = true;
+		return;
+	}
+	proc_release(u, p->maps, p->nr_maps, 0, 0);
+	free(p);
+}
+
+/* ---- asking for tables ---- */
+
+static void queue_push(struct unwinder *u, struct uw_file *f)
+{
+	if (f->queued || f->building)
+		return;
+	f->queued = true;
+	f->qnext = NULL;
+	if (u->queue_tail)
+		u->queue_tail->qnext = f;
+	else
+		u->queue = f;
+	u->queue_tail = f;
+}
+
+static struct uw_file *queue_pop(struct unwinder *u)
+{
+	struct uw_file *f = u->queue;
+
+	if (!f)
+		return NULL;
+	u->queue = f->qnext;
+	if (!u->queue)
+		u->queue_tail = NULL;
+	f->queued = false;
+	return f;
+}
+
+/* Where f is mapped by pid at start: remembered to open it from. */
+static void note_mapping(struct unwinder *u, struct uw_file *f, pid_t pid, uint64_t start)
+{
+	struct uw_proc *p = uw_proc(u, pid);
+
+	for (uint32_t i = 0; p && i < p->nr_maps; i++)
+		if (p->maps[i].start == start && p->maps[i].file == f) {
+			f->pid = pid;
+			f->start = start;
+			f->end = p->maps[i].end;
+			return;
+		}
+}
+
+static int open_file(struct unwinder *u, struct uw_file *f)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 u->o.proc_root ? u->o.proc_root : "/proc", (int)f->pid, f->start, f->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &st) || st.st_ino != f->ino || (uint64_t)st.st_dev != f->dev)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Another live process that maps f, to open it from; false when none does. */
+struct find_holder {
+	struct uw_file *f;
+	bool found;
+};
+
+static void find_holder_cb(void *val, void *ctx)
+{
+	struct uw_proc *p = val;
+	struct find_holder *h = ctx;
+
+	for (uint32_t i = 0; !h->found && i < p->nr_maps; i++)
+		if (p->maps[i].file == h->f) {
+			h->f->pid = p->pid;
+			h->f->start = p->maps[i].start;
+			h->f->end = p->maps[i].end;
+			h->found = true;
+		}
+}
+
+/* f open for its build: through the mapping that asked, or any other live one. */
+static int open_for_build(struct unwinder *u, struct uw_file *f)
+{
+	struct find_holder h = {f, false};
+	int fd = f->pid ? open_file(u, f) : -1;
+
+	if (fd >= 0)
+		return fd;
+	f->pid = 0;
+	hashmap__for_each(u->procs, find_holder_cb, &h);
+	return h.found ? open_file(u, f) : -1;
+}
+
+/* Nobody maps f any more: frame pointers there until a process maps it again. */
+static void file_lost(struct unwinder *u, struct uw_file *f)
+{
+	u->st.want_lost++;
+	f->no_file = true;
+	f->state = XSPROF_FILE_UNAVAILABLE;
+	file_write(u, f, 0);
+	uw_held_wake(u, f);
+}
+
+void uw_want_file(struct unwinder *u, struct uw_file *f, pid_t pid, uint64_t start)
+{
+	if (f->state != XSPROF_FILE_NONE && f->state != XSPROF_FILE_WANTED)
+		return;
+	if (f->queued || f->building)
+		return;
+	note_mapping(u, f, pid, start);
+	u->st.wants++;
+	if (f->evicted_once)
+		u->st.tables_rebuilt++;
+	/* Opened now, while the process that runs in it is certainly there. */
+	if (f->fd < 0)
+		f->fd = open_for_build(u, f);
+	if (f->fd < 0) {
+		file_lost(u, f);
+		return;
+	}
+	if (f->state == XSPROF_FILE_NONE) {
+		f->state = XSPROF_FILE_WANTED;
+		file_write(u, f, 0);
+	}
+	f->want_ns = uw_now_ns();
+	queue_push(u, f);
+}
+
+/* A walk of pid ran outside its known mappings: read them again, at most once a second
+ * (otherwise the entry is only written again, so that the next miss asks again). */
+static int stale_process(struct unwinder *u, pid_t pid)
+{
+	struct uw_proc *p = uw_proc(u, pid);
+	uint64_t now = uw_now_ns();
+	struct xsprof_unwind_proc e;
+	__u32 key = (__u32)pid;
+
+	if (!p)
+		return 0;
+	if (now - p->read_ns >= STALE_REREAD_NS) {
+		u->st.rereads++;
+		return unwinder__add_process(u, pid) ? 0 : 1;
+	}
+	e = (struct xsprof_unwind_proc){p->ext_first, p->ext_count, 0};
+	bpf_map_update_elem(u->procs_fd, &key, &e, BPF_EXIST);
+	return 0;
+}
+
+int unwinder__want(struct unwinder *u, const void *rec, size_t size)
+{
+	const struct xsprof_unwind_want *w = rec;
+	struct uw_file *f;
+
+	if (size < sizeof(*w) || w->type != XSPROF_REC_UNWIND_WANT)
+		return -EBADMSG;
+	if (!w->file)
+		return stale_process(u, (pid_t)w->tgid);
+	f = w->file < u->max_files ? u->by_id[w->file] : NULL;
+	if (!f) {
+		u->st.want_lost++;
+		return 0;
+	}
+	/* BPF moved it NONE -> WANTED itself. */
+	if (f->state == XSPROF_FILE_NONE)
+		f->state = XSPROF_FILE_WANTED;
+	uw_want_file(u, f, (pid_t)w->tgid, w->start);
+	return 0;
+}
+
+/* ---- building: a file's rows into blocks, its pages into a range of unwind_pages ---- */
+
+static bool block_take(struct unwinder *u, struct uw_build *b)
+{
+	struct uw_file *f = b->f;
+
+	while (!u->nr_free_blocks)
+		if (!evict_one(u, f))
+			return false;
+	if (f->nr_blocks == f->cap_blocks) {
+		uint32_t ncap = f->cap_blocks ? f->cap_blocks * 2 : 8;
+		uint32_t *nb = reallocarray(f->blocks, ncap, sizeof(*nb));
+
+		if (!nb)
+			return false;
+		f->blocks = nb;
+		f->cap_blocks = ncap;
+	}
+	b->block = u->free_blocks[--u->nr_free_blocks];
+	f->blocks[f->nr_blocks++] = b->block;
+	b->used = 0;
+	b->chunk_first = b->block * BLOCK_ROWS;
+	b->chunk_n = 0;
+	return true;
+}
+
+/*
+ * Rows into the array: through a mapping of the block's own pages, made and dropped around the
+ * copy (1.4 M rows of libtorch cost ~100 ms more as batched updates, and a mapping of the
+ * whole array would count its pages in our RSS once touched).
+ */
+static int rows_write(struct unwinder *u, uint32_t first, const struct xsprof_unwind_row *rows,
+		      uint32_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint64_t from = (uint64_t)first * sizeof(*rows), off = from & ~(uint64_t)(page - 1);
+	size_t len = (size_t)(from - off) + n * sizeof(*rows);
+	void *map;
+
+	if (!u->rows_mmapable)
+		return array_write(u->rows_fd, first, rows, n, sizeof(*rows));
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, u->rows_fd, (off_t)off);
+	if (map == MAP_FAILED)
+		return array_write(u->rows_fd, first, rows, n, sizeof(*rows));
+	memcpy((char *)map + (from - off), rows, n * sizeof(*rows));
+	munmap(map, len);
+	return 0;
+}
+
+static int chunk_flush(struct unwinder *u, struct uw_build *b)
+{
+	int err = 0;
+
+	if (b->chunk_n)
+		err = rows_write(u, b->chunk_first, b->chunk, b->chunk_n);
+	b->chunk_first += b->chunk_n;
+	b->chunk_n = 0;
+	return err;
+}
+
+/* One page of the file: its rows into the current block (or a new one), its index entry. */
+static int on_page(void *ctx, uint64_t page, const struct xsprof_unwind_row *rows, uint32_t n)
+{
+	struct unwinder *u = ctx;
+	struct uw_build *b = u->build;
+	struct xsprof_unwind_page pg = {0, n};
+	int err;
+
+	if (!b->nr_pages)
+		b->page0 = page;
+	if (b->nr_pages == b->cap_pages) {
+		size_t ncap = b->cap_pages ? b->cap_pages * 2 : 64;
+		struct xsprof_unwind_page *np = reallocarray(b->pages, ncap, sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		b->pages = np;
+		b->cap_pages = ncap;
+	}
+	if (n == 1 && b->has_last && !memcmp(&rows[0], &b->last, sizeof(rows[0]))) {
+		/* A page inside one rule (no row of its own): the row already written covers it. */
+		pg.first = b->last_at;
+	} else {
+		if ((b->block == UINT32_MAX || b->used + n > BLOCK_ROWS) &&
+		    ((err = chunk_flush(u, b)) || !block_take(u, b)))
+			return err ? err : -ENOSPC;
+		pg.first = b->chunk_first + b->chunk_n;
+		memcpy(&b->chunk[b->chunk_n], rows, n * sizeof(*rows));
+		b->chunk_n += n;
+		b->used += n;
+		b->f->rows += n;
+		u->st.rows += n;
+		b->last = rows[n - 1];
+		b->last_at = pg.first + n - 1;
+		b->has_last = true;
+	}
+	b->pages[b->nr_pages++] = pg;
+	return 0;
+}
+
+static void build_end(struct unwinder *u, uint32_t state)
+{
+	struct uw_build *b = u->build;
+	struct uw_file *f = b->f;
+
+	u->st.build_ns += uw_now_ns() - b->t0;
+	if (state == XSPROF_FILE_READY && f->want_ns &&
+	    uw_now_ns() - f->want_ns > u->st.want_to_ready_max_ns)
+		u->st.want_to_ready_max_ns = uw_now_ns() - f->want_ns;
+	unwind_build__free(b->b);
+	if (b->fd >= 0)
+		close(b->fd);
+	free(b->pages);
+	f->building = false;
+	u->build = NULL;
+	if (state == XSPROF_FILE_READY)
+		u->st.tables++;
+	if (state != XSPROF_FILE_READY)
+		table_drop(u, f, state);
+	uw_held_wake(u, f);
+	free(b);
+}
+
+/* The rows are in: write the pages, then make the file READY (pages before the flag). */
+static int build_publish(struct unwinder *u)
+{
+	struct uw_build *b = u->build;
+	struct uw_file *f = b->f;
+	int err = chunk_flush(u, b);
+
+	if (err)
+		return err;
+	while (extents__alloc(&u->page_space, (uint32_t)b->nr_pages, &f->page_first))
+		if (!evict_one(u, f))
+			return -ENOSPC;
+	f->nr_pages = (uint32_t)b->nr_pages;
+	u->st.pages += f->nr_pages;
+	err = array_write(u->pages_fd, f->page_first, b->pages, b->nr_pages, sizeof(*b->pages));
+	if (err)
+		return err;
+	f->page0 = b->page0;
+	f->pages = b->pages;
+	b->pages = NULL;
+	file_write(u, f, 0);
+	f->state = XSPROF_FILE_READY;
+	f->last_used = u->tick;
+	file_write(u, f, f->nr_pages);
+	return 0;
+}
+
+static void build_start(struct unwinder *u, struct uw_file *f)
+{
+	struct uw_build *b = malloc(sizeof(*b));
+	int fd = f->fd >= 0 ? f->fd : open_for_build(u, f);
+
+	f->fd = -1;
+	if (!b || fd < 0) {
+		if (fd >= 0)
+			close(fd);
+		free(b);
+		file_lost(u, f);
+		return;
+	}
+	memset(b, 0, offsetof(struct uw_build, chunk));
+	b->f = f;
+	b->fd = fd;
+	b->block = UINT32_MAX;
+	b->t0 = uw_now_ns();
+	f->building = true;
+	u->build = b;
+	unwind_pager__init(&b->pager, on_page, u);
+	b->b = unwind_build__new_fd(fd);
+	if (!b->b) {
+		u->st.tables_failed++;
+		build_end(u, XSPROF_FILE_UNAVAILABLE);
+	}
+}
+
+/* One slice of the build in progress. */
+static void build_slice(struct unwinder *u)
+{
+	struct uw_build *b = u->build;
+	struct unwind_table_stats ts;
+	int err = unwind_build__step(b->b, SLICE_FDES, unwind_pager__row, &b->pager);
+
+	if (err > 0)
+		return;
+	if (!err)
+		err = unwind_pager__finish(&b->pager);
+	if (!err)
+		err = build_publish(u);
+	unwind_build__stats(b->b, &ts);
+	u->st.eh_frame_bytes += ts.section_bytes;
+	if (!err) {
+		u->st.tables_built++;
+		build_end(u, XSPROF_FILE_READY);
+		return;
+	}
+	if (err == -ENOSPC)
+		u->st.tables_no_room++;
+	else
+		u->st.tables_failed++;
+	build_end(u, XSPROF_FILE_UNAVAILABLE);
+}
+
+int unwinder__busy(const struct unwinder *u)
+{
+	return u->build || u->queue || u->ready || u->waiting;
+}
+
+int unwinder__work(struct unwinder *u, uint64_t budget_ns)
+{
+	uint64_t t0 = uw_now_ns();
+
+	do {
+		if (!u->build) {
+			struct uw_file *f = queue_pop(u);
+
+			if (!f)
+				break;
+			build_start(u, f);
+			continue;
+		}
+		build_slice(u);
+	} while (uw_now_ns() - t0 < budget_ns);
+	uw_held_run(u, false);
+	return unwinder__busy(u);
+}
+
+void unwinder__flush(struct unwinder *u, uint64_t deadline_ns)
+{
+	while (u->waiting && (u->build || u->queue) && uw_now_ns() < deadline_ns)
+		unwinder__work(u, 5000000);
+	uw_held_run(u, true);
+}
+
+/* ---- a READY table read back (held samples) ---- */
+
+bool uw_table_row(struct unwinder *u, const struct uw_file *f, uint64_t vaddr,
+		  struct xsprof_unwind_row *ret)
+{
+	uint64_t page = (vaddr >> XSPROF_UNWIND_PAGE_SHIFT) - f->page0;
+	const struct xsprof_unwind_page *pg;
+	uint32_t lo, hi;
+
+	if (vaddr > UINT32_MAX || page >= f->nr_pages || !f->pages) {
+		memset(ret, 0, sizeof(*ret));
+		ret->type = XSPROF_CFA_INVALID;
+		return true;
+	}
+	pg = &f->pages[page];
+	lo = pg->first;
+	hi = pg->first + pg->count;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		struct xsprof_unwind_row r;
+
+		if (bpf_map_lookup_elem(u->rows_fd, &mid, &r))
+			return false;
+		if (r.pc <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo <= pg->first)
+		return false;
+	lo--;
+	return !bpf_map_lookup_elem(u->rows_fd, &lo, ret);
+}
+
+/* ---- the vDSO: the same image in every process; ours is compiled once, at the start ---- */
+
+static void load_vdso(struct unwinder *u)
+{
+	uint64_t base = getauxval(AT_SYSINFO_EHDR);
+	struct proc_maps *maps;
+	const struct proc_map *m;
+	struct unwind_build *ub = NULL;
+	struct uw_build *b = NULL;
+	struct uw_file *f = NULL;
+	int err;
+
+	if (!base)
+		return;
+	maps = proc_maps__read(u->o.proc_root, getpid());
+	m = maps ? proc_maps__find(maps, base) : NULL;
+	if (m)
+		ub = unwind_build__new_elf_memory((const void *)(uintptr_t)m->start,
+						  m->end - m->start);
+	proc_maps__free(maps);
+	if (ub)
+		f = file_new(u);
+	if (f)
+		b = malloc(sizeof(*b));
+	if (!b) {
+		unwind_build__free(ub);
+		return;
+	}
+	memset(b, 0, offsetof(struct uw_build, chunk));
+	b->f = f;
+	b->fd = -1;
+	b->block = UINT32_MAX;
+	b->b = ub;
+	b->t0 = uw_now_ns();
+	f->building = true;
+	f->state = XSPROF_FILE_WANTED;
+	u->build = b;
+	u->vdso = f;
+	unwind_pager__init(&b->pager, on_page, u);
+	while ((err = unwind_build__step(ub, SIZE_MAX, unwind_pager__row, &b->pager)) > 0)
+		;
+	if (!err)
+		err = unwind_pager__finish(&b->pager);
+	if (!err)
+		err = build_publish(u);
+	build_end(u, err ? XSPROF_FILE_UNAVAILABLE : XSPROF_FILE_READY);
+}
+
+/* ---- the maps ---- */
+
+static void sizes_for(struct unwinder *u, uint32_t mb)
+{
+	uint64_t bytes = (uint64_t)mb << 20;
+
+	/* 7/8 rows, 1/16 pages, 1/32 mappings, 1/64 files. */
+	u->max_rows = (uint32_t)((bytes / 8 * 7 / 8) / BLOCK_ROWS * BLOCK_ROWS);
+	u->max_pages = (uint32_t)(bytes / 16 / sizeof(struct xsprof_unwind_page));
+	u->max_maps = (uint32_t)(bytes / 32 / sizeof(struct xsprof_unwind_map));
+	u->max_files = (uint32_t)(bytes / 64 / sizeof(struct xsprof_unwind_file));
+	u->max_procs = u->max_files;
+}
+
+static int create_maps(struct unwinder *u)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, hash_opts, .map_flags = BPF_F_NO_PREALLOC);
+
+	LIBBPF_OPTS(bpf_map_create_opts, mmap_opts, .map_flags = BPF_F_MMAPABLE);
+
+	u->rows_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", 4,
+				    sizeof(struct xsprof_unwind_row), u->max_rows, &mmap_opts);
+	u->rows_mmapable = u->rows_fd >= 0;
+	if (u->rows_fd < 0) /* before Linux 5.5 */
+		u->rows_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", 4,
+					    sizeof(struct xsprof_unwind_row), u->max_rows, NULL);
+	u->pages_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_pages", 4,
+				     sizeof(struct xsprof_unwind_page), u->max_pages, NULL);
+	u->files_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_files", 4,
+				     sizeof(struct xsprof_unwind_file), u->max_files, NULL);
+	u->maps_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_maps", 4,
+				    sizeof(struct xsprof_unwind_map), u->max_maps, NULL);
+	u->procs_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_procs", 4,
+				     sizeof(struct xsprof_unwind_proc), u->max_procs, &hash_opts);
+	if (u->rows_fd < 0 || u->pages_fd < 0 || u->files_fd < 0 || u->maps_fd < 0 ||
+	    u->procs_fd < 0)
+		return -errno;
+	return 0;
 }
 
 struct unwinder *unwinder__new(const struct unwinder_opts *opts)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
-	int err;
+	uint32_t mb = opts->table_mb ? opts->table_mb : UNWINDER_DEFAULT_MB;
+	int err = -ENOMEM;
 
 	if (!u)
 		return NULL;
-	u->o = *opts;
-	u->free_cap = 64;
-	u->free = malloc(u->free_cap * sizeof(*u->free));
-	u->tables = hashmap__new();
-	u->procs = hashmap__new();
-	if (!u->free || !u->tables || !u->procs) {
-		err = -ENOMEM;
+	u->rows_fd = u->pages_fd = u->files_fd = u->maps_fd = u->procs_fd = -1;
+	if (mb < UNWINDER_MIN_MB || mb > UNWINDER_MAX_MB) {
+		err = -EINVAL;
 		goto fail;
 	}
-	u->free[0] = (struct extent){0, opts->max_rows};
-	u->nr_free = 1;
-	u->st.max_rows = opts->max_rows;
+	u->o = *opts;
+	u->table_mb = mb;
+	sizes_for(u, mb);
+	u->nr_blocks = u->max_rows / BLOCK_ROWS;
+	u->free_blocks = malloc(u->nr_blocks * sizeof(*u->free_blocks));
+	u->free_ids = malloc(u->max_files * sizeof(*u->free_ids));
+	u->by_id = calloc(u->max_files, sizeof(*u->by_id));
+	u->files = hashmap__new();
+	u->procs = hashmap__new();
+	if (!u->free_blocks || !u->free_ids || !u->by_id || !u->files || !u->procs ||
+	    extents__init(&u->page_space, u->max_pages) ||
+	    extents__init(&u->map_space, u->max_maps))
+		goto fail;
+	/* Taken from the end, so the first blocks and ids go first. */
+	for (uint32_t i = 0; i < u->nr_blocks; i++)
+		u->free_blocks[i] = u->nr_blocks - 1 - i;
+	u->nr_free_blocks = u->nr_blocks;
+	for (uint32_t i = 1; i < u->max_files; i++)
+		u->free_ids[u->nr_free_ids++] = u->max_files - i; /* id 0 is "none" */
+	err = create_maps(u);
+	if (err)
+		goto fail;
+	u->st.max_rows = u->max_rows;
+	u->st.max_pages = u->max_pages;
 	elf_version(EV_CURRENT);
 	load_vdso(u);
 	return u;
@@ -529,16 +1114,22 @@ fail:
 	return NULL;
 }
 
-static void free_table_cb(void *val, void *ctx)
+static void free_file_cb(void *val, void *ctx)
 {
-	free(val);
+	struct uw_file *f = val;
+
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->blocks);
+	free(f->pages);
+	free(f);
 }
 
-static void free_process_cb(void *val, void *ctx)
+static void free_proc_cb(void *val, void *ctx)
 {
-	struct process *p = val;
+	struct uw_proc *p = val;
 
-	free(p->tables);
+	free(p->maps);
 	free(p);
 }
 
@@ -546,22 +1137,52 @@ void unwinder__free(struct unwinder *u)
 {
 	if (!u)
 		return;
+	uw_held_free_all(u);
+	if (u->build) {
+		unwind_build__free(u->build->b);
+		if (u->build->fd >= 0)
+			close(u->build->fd);
+		free(u->build->pages);
+		free(u->build);
+	}
 	if (u->procs) {
-		hashmap__for_each(u->procs, free_process_cb, NULL);
+		hashmap__for_each(u->procs, free_proc_cb, NULL);
 		hashmap__free(u->procs);
 	}
-	if (u->tables) {
-		hashmap__for_each(u->tables, free_table_cb, NULL);
-		hashmap__free(u->tables);
+	if (u->by_id) {
+		for (uint32_t id = 1; id < u->max_files; id++)
+			if (u->by_id[id])
+				free_file_cb(u->by_id[id], NULL);
 	}
-	free(u->vdso);
-	free(u->free);
+	hashmap__free(u->files);
+	free(u->by_id);
+	free(u->free_ids);
+	free(u->free_blocks);
+	free(u->page_space.v);
+	free(u->map_space.v);
+	for (int *fd = &u->rows_fd; fd <= &u->procs_fd; fd++)
+		if (*fd >= 0)
+			close(*fd);
 	free(u);
+}
+
+void unwinder__maps(const struct unwinder *u, struct unwinder_maps *ret)
+{
+	*ret = (struct unwinder_maps){u->rows_fd, u->pages_fd, u->files_fd, u->maps_fd,
+				      u->procs_fd};
+}
+
+uint32_t unwinder__table_mb(const struct unwinder *u)
+{
+	return u->table_mb;
 }
 
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *ret)
 {
 	*ret = u->st;
-	ret->map_bytes = (uint64_t)u->o.max_rows * sizeof(struct xsprof_unwind_row) +
-			 u->st.processes * sizeof(struct xsprof_unwind_proc);
+	ret->map_bytes = (uint64_t)u->max_rows * sizeof(struct xsprof_unwind_row) +
+			 (uint64_t)u->max_pages * sizeof(struct xsprof_unwind_page) +
+			 (uint64_t)u->max_maps * sizeof(struct xsprof_unwind_map) +
+			 (uint64_t)u->max_files * sizeof(struct xsprof_unwind_file) +
+			 u->st.processes * 64;
 }

@@ -1,55 +1,113 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Keeps the sampler's unwind maps (bpf/unwind.bpf.h) filled: for each process it is told about,
- * the unwind table of every executable file it maps (compiled once per file, keyed by device,
- * inode, size and mtime, and shared by every process mapping it) and the process's mapping
- * list. Tables live in the BPF row array (mmapped here: no syscall per row); the array's size is
- * the cap on table memory. A table no process maps any more stays cached for the next process
- * that does (short-lived children of one program) until its rows are needed or the unreferenced
- * ones pass a quarter of the array; then the least recently used go first (counted).
+ * The unwind tables of every process a sampler walks (layout in bpf/xsprof_events.h): owns the
+ * BPF maps that hold them (the sampler reuses them), each process's executable mappings, and a
+ * file's table, compiled from its .eh_frame when a walk first lands in it (the BPF walk asks
+ * with XSPROF_REC_UNWIND_WANT), not when a process maps it. A table is built a slice at a time
+ * (unwinder__work), so the owner's event loop keeps reading its ring buffer meanwhile; it is
+ * shared by every process that maps the file (keyed by device, inode, size and mtime) and kept
+ * after they exit, until its memory is needed: then the tables used least recently go first
+ * (BPF marks each table it uses; the marks are read and cleared when room is made).
+ *
+ * Samples the BPF sampler held (XSPROF_REC_SAMPLE_HELD: a process not loaded yet, or a file
+ * whose table is being built) are finished here with the same tables over the stack copy they
+ * carry, once the tables they need are in, and handed back through the done callback.
  */
 #ifndef XSPROF_UNWINDER_H
 #define XSPROF_UNWINDER_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 struct unwinder;
+struct xsprof_sample;
+
+/* The table memory when none is asked for: enough for a GPU training process's libraries. */
+#define UNWINDER_DEFAULT_MB 64
+#define UNWINDER_MIN_MB	    4
+#define UNWINDER_MAX_MB	    4096
+
+/* A held sample, finished: its full native stack (and its interpreter frames after it). */
+typedef void (*unwinder_done_fn)(void *ctx, const struct xsprof_sample *s, size_t size,
+				 uint64_t cookie);
 
 struct unwinder_opts {
-	int rows_fd;	       /* the unwind_rows array map */
-	uint32_t max_rows;     /* its max_entries */
-	int procs_fd;	       /* the unwind_procs hash map */
-	uint32_t max_procs;    /* its max_entries */
+	uint32_t table_mb;     /* kernel memory for tables, mappings and files; 0: the default */
 	const char *proc_root; /* "/proc" when NULL */
+	unwinder_done_fn done; /* held samples, finished */
+	void *done_ctx;
+};
+
+/* The BPF maps, for the sampler to reuse (bpf_map__reuse_fd) before it loads. */
+struct unwinder_maps {
+	int rows, pages, files, maps, procs;
 };
 
 struct unwinder_stats {
-	uint64_t tables;	 /* tables held now */
+	uint64_t tables;	 /* tables loaded now */
 	uint64_t tables_built;	 /* files compiled */
 	uint64_t tables_failed;	 /* files without a usable .eh_frame (frame pointers there) */
-	uint64_t tables_evicted; /* tables dropped to make room or past the unreferenced quota */
+	uint64_t tables_evicted; /* tables taken away to make room */
 	uint64_t tables_no_room; /* tables that did not fit even after evicting: fp there */
-	uint64_t rows;		 /* rows in the array now */
+	uint64_t tables_rebuilt; /* tables built again after being evicted */
+	uint64_t wants;		 /* tables asked for by walks */
+	uint64_t want_lost;	 /* ... of a file no process held any more (not built) */
+	uint64_t files;		 /* files known now (mapped, or with a table kept) */
+	uint64_t files_full;	 /* mappings left to frame pointers: no file id left */
+	uint64_t rows;		 /* rows in the row array now */
 	uint64_t max_rows;
+	uint64_t pages, max_pages;
 	uint64_t eh_frame_bytes; /* .eh_frame bytes compiled */
 	uint64_t build_ns;	 /* time spent compiling them */
+	uint64_t want_to_ready_max_ns; /* longest from a walk's request to the table in place */
 	uint64_t processes;	 /* processes with mappings loaded now */
 	uint64_t loads;		 /* process mapping lists written */
+	uint64_t rereads;	 /* ... read again because a walk ran outside them (JIT code) */
 	uint64_t gone;		 /* processes gone before they could be read */
 	uint64_t maps_capped;	 /* mappings past XSPROF_UNWIND_MAX_MAPS left to fp */
-	uint64_t procs_full;	 /* processes not loaded: the BPF map was full */
-	uint64_t map_bytes;	 /* BPF memory: row array + process entries in use */
+	uint64_t maps_full;	 /* processes not loaded: the mapping array was full */
+	uint64_t procs_full;	 /* processes not loaded: the process map was full */
+	uint64_t map_bytes;	 /* BPF memory of all the maps */
+	/* Held samples (the first samples of a process, or in a file being built). */
+	uint64_t held;		 /* received */
+	uint64_t held_whole;	 /* finished with tables to their end */
+	uint64_t held_fp;	 /* finished, some frames by frame pointers (no table to wait for) */
+	uint64_t held_cut;	 /* the walk needed stack past the copy */
+	uint64_t held_late;	 /* finished before their tables: waited past the deadline, or
+				  * past the memory for waiting ones, or at the end */
+	uint64_t held_waiting;	 /* waiting for a table now */
+	uint64_t held_bytes;	 /* memory of those */
 };
 
-/* NULL with errno set. */
+/* NULL with errno set. Creates the BPF maps (sized from opts->table_mb). */
 struct unwinder *unwinder__new(const struct unwinder_opts *opts);
 void unwinder__free(struct unwinder *u);
+void unwinder__maps(const struct unwinder *u, struct unwinder_maps *ret_maps);
+/* The table memory in MiB the maps were sized for. */
+uint32_t unwinder__table_mb(const struct unwinder *u);
 
-/* (Re)read pid's mappings and load tables for them. -ESRCH when it is gone. */
+/* (Re)read pid's mappings into the BPF maps; no table is built. -ESRCH when it is gone. */
 int unwinder__add_process(struct unwinder *u, pid_t pid);
-/* pid exited: its mappings leave the BPF map, its tables lose a reference. */
+/* pid exited: its mappings leave the BPF maps (tables stay, for the next process). */
 void unwinder__remove_process(struct unwinder *u, pid_t pid);
+
+/* A record of type XSPROF_REC_UNWIND_WANT: queue the file's build; or read the process's
+ * mappings again (then 1: the caller's own view of them is stale too). 0, 1 or -EBADMSG. */
+int unwinder__want(struct unwinder *u, const void *rec, size_t size);
+/* A record of type XSPROF_REC_SAMPLE_HELD: finished now or once its tables are in (through
+ * opts->done, with cookie). 0 or -EBADMSG. */
+int unwinder__hold(struct unwinder *u, const void *rec, size_t size, uint64_t cookie);
+
+/* Whether build work or finished held samples are waiting for unwinder__work. */
+int unwinder__busy(const struct unwinder *u);
+/* Build for about budget_ns (at least one slice), finish the held samples that can be; gives
+ * up on held samples past their deadline. Returns unwinder__busy(). */
+int unwinder__work(struct unwinder *u, uint64_t budget_ns);
+/* The end of a recording: finish the builds held samples wait for, until deadline_ns
+ * (CLOCK_MONOTONIC), then every held sample with what is there. */
+void unwinder__flush(struct unwinder *u, uint64_t deadline_ns);
+
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *ret_stats);
 
 #endif

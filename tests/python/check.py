@@ -4,7 +4,8 @@
 
 check.py FOLDED STEM --paths P [P ...] [--min-match 0.99] [--min-full 0.8]
          [--between A,B,NATIVE] [--native-before NAME] [--split TRUTH.json --within 2]
-         [--named 0.99]
+         [--named 0.99] [--native-below N [--min-native-below 0.95]]
+         [--root NAME [--min-root 0.95]] [--max-unknown 0.005]
 
 The Python frames of STEM.py in each stack (format 'STEM.qualname (STEM.py:line)'), root first,
 must be a prefix of one of the paths (comma-separated qualnames) in >= min-match of the samples
@@ -12,6 +13,8 @@ that have any, and the whole path in >= min-full of them. --between: in those st
 B appear, a native frame containing NATIVE lies between them. --native-before: NAME is a native
 frame above the first Python frame (the frames were put in place, not at the root). --split:
 each key's share of the samples (among the keys) is within --within points of the truth's.
+Whole stacks, in those samples: --native-below, at least N native frames below the innermost
+Python frame; --root, the outermost frame is NAME; --max-unknown, the share with an [unknown].
 """
 import argparse
 import json
@@ -46,13 +49,22 @@ def main():
     ap.add_argument("--split")
     ap.add_argument("--within", type=float, default=2.0)
     ap.add_argument("--named", type=float, default=0.99)
+    # Whole native stacks, in the samples with frames of the workload: at least N native
+    # frames below the innermost Python frame, rooted at ROOT, and few [unknown] frames.
+    ap.add_argument("--native-below", type=int)
+    ap.add_argument("--min-native-below", type=float, default=0.95)
+    ap.add_argument("--root")
+    ap.add_argument("--min-root", type=float, default=0.95)
+    ap.add_argument("--max-unknown", type=float)
     a = ap.parse_args()
 
     paths = [p.split(",") for p in a.paths]
     stacks = parse(a.folded)
     total = match = full = named = unnamed = 0
     between_ok = between_n = before_ok = 0
+    below_ok = rooted = unknown = 0
     bad = {}
+    shallow = {}
     for frames, n in stacks:
         mine = []
         first_py = None
@@ -88,6 +100,18 @@ def main():
                     between_ok += n
         if a.native_before and a.native_before in frames[:first_py]:
             before_ok += n
+        user = [fr for fr in frames[1:] if not fr.endswith("_[k]")]
+        py_at = [i for i, fr in enumerate(user) if PYFRAME.match(fr) or fr == "[python] ?"]
+        if a.native_below is not None and py_at:
+            if len(user) - 1 - py_at[-1] >= a.native_below:
+                below_ok += n
+            else:
+                key = ";".join(user[py_at[-1]:])[-160:]
+                shallow[key] = shallow.get(key, 0) + n
+        if a.root and user and user[0] == a.root:
+            rooted += n
+        if "[unknown]" in frames:
+            unknown += n
     ok = True
 
     def need(cond, what):
@@ -112,6 +136,17 @@ def main():
     if a.native_before:
         need(before_ok >= 0.99 * total,
              f"{before_ok}/{total} stacks have native '{a.native_before}' above the Python frames")
+    if a.native_below is not None:
+        need(below_ok >= a.min_native_below * total,
+             f"{below_ok}/{total} = {100.0 * below_ok / total:.2f}% have {a.native_below} or more native frames below the innermost Python frame (need {100 * a.min_native_below:.0f}%)")
+        for k, v in sorted(shallow.items(), key=lambda kv: -kv[1])[:3]:
+            print(f"       shallow: ...{k} ({v})")
+    if a.root:
+        need(rooted >= a.min_root * total,
+             f"{rooted}/{total} = {100.0 * rooted / total:.2f}% reach the root '{a.root}' (need {100 * a.min_root:.0f}%)")
+    if a.max_unknown is not None:
+        need(unknown <= a.max_unknown * total,
+             f"{unknown}/{total} = {100.0 * unknown / total:.2f}% carry an [unknown] frame (at most {100 * a.max_unknown:.1f}%)")
     if a.split:
         truth = json.load(open(a.split))
         counts = {k: 0 for k in truth}

@@ -5,7 +5,7 @@
 # by check.py against what the workload does. Each case runs with the unwind tables (auto) and
 # with frame pointers only (fp): the Python frames must be right with both; the native ones
 # around them are checked with the tables.
-# run.sh BUILD_DIR CASE   (CASE: nested threads callback gen_async short cuda versions subinterp pidns no_python)
+# run.sh BUILD_DIR CASE   (CASE: nested threads callback gen_async short cuda versions subinterp pidns torch no_python)
 set -u
 build=$1
 case=$2
@@ -178,6 +178,36 @@ pidns)
 			--paths "<module>,main,outer,middle_a,leaf_a,spin" \
 			"<module>,main,outer,middle_b,leaf_b,spin" --native-before Py_RunMain
 	fi
+	;;
+torch)
+	# A real PyTorch training loop (Debian's python3-torch, CPU: libtorch, oneDNN's JIT
+	# kernels, OpenBLAS), started by xsprofd, then already running when xsprofd starts:
+	# whole native stacks around the Python frames either way, and the Python split.
+	"$py" -c "import torch" 2>/dev/null ||
+		{ echo "run.sh: $py cannot import torch (apt-get install python3-torch)" >&2; exit 1; }
+	whole=(--native-below 5 --min-native-below 0.95 --root _start --min-root 0.95
+		--max-unknown 0.005)
+	paths=("<module>,main,train,step,forward,Net.forward" "<module>,main,train,step,backward"
+		"<module>,main,train,step,optimizer_step" "<module>,main,train,Net.__init__")
+	profile auto torch_train 8 "$out/split.cmd.json" || exit 1
+	grep -E "unwind tables|first samples|walk ends" "$out/torch_train.auto.log"
+	# Whole paths: all but the import of torch at the start (<module> alone).
+	check "$out/torch_train.auto.folded" torch_train --split "$out/split.cmd.json" --within 3 \
+		--min-full 0.7 --paths "${paths[@]}" "${whole[@]}"
+	echo "== torch_train, running before xsprofd starts (--pid)"
+	"$py" "$here/torch_train.py" 14 "$out/split.pid.json" 2>/dev/null &
+	tpid=$!
+	sleep 4 # its imports done: the profile is of the training loop
+	if ! timeout 120 "$xsprofd" -f -F 999 -d 8 -p $tpid -o "$out/pid.folded" \
+		>"$out/pid.log" 2>&1; then
+		cat "$out/pid.log" >&2
+		fail=1
+	fi
+	wait $tpid
+	grep -E "unwind tables|first samples|walk ends" "$out/pid.log"
+	# The split is of the whole run (the imports are not in it); the profile is of 8 s of it.
+	check "$out/pid.folded" torch_train --split "$out/split.pid.json" --within 3 \
+		--min-full 0.95 --paths "${paths[@]}" "${whole[@]}"
 	;;
 no_python)
 	XS_EXTRA=(--no-python)
