@@ -59,11 +59,17 @@ struct {
 	__type(value, struct xsprof_offcpu_stats);
 } offcpu_stats SEC(".maps");
 
-/* The record, and room past its uips for the table walk's bounded stores. */
+/* The record, and room past its uips for the table walk's bounded stores; where a process
+ * not loaded yet was (its stack is held for the daemon). */
 struct offcpu_scratch {
 	struct xsprof_offcpu_stack r;
 	__u64 slack[XSPROF_MAX_STACK_DEPTH];
+	struct unwind_regs regs; /* where a held walk stopped */
+	__u32 hold;		 /* held (non-zero: the file waited for, or 1) */
+	__u32 pad;
 };
+
+extern bool hold_on;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -99,9 +105,10 @@ static __noinline __u64 stack_hash(const struct xsprof_offcpu_stack *r)
 }
 
 /* The thread leaving the CPU (current): the kernel path it leaves from, its user stack. */
-static __noinline int read_stacks(void *ctx, struct xsprof_offcpu_stack *r,
+static __noinline int read_stacks(void *ctx, struct offcpu_scratch *scr,
 				  struct xsprof_offcpu_stats *st)
 {
+	struct xsprof_offcpu_stack *r = &scr->r;
 	struct task_struct *task = bpf_get_current_task_btf();
 	const struct xsprof_unwind_proc *proc;
 	struct pt_regs *regs;
@@ -128,8 +135,16 @@ static __noinline int read_stacks(void *ctx, struct xsprof_offcpu_stack *r,
 		r->nr_user = 1;
 		first = *(volatile __u16 *)&r->nr_user & 0xff;
 		r->nr_user = 1 + unwind__walk(r->uips, first, first + XSPROF_MAX_STACK_DEPTH - 2,
-					      proc, r->tgid, unwind_mode, ip, sp, bp, 1, 0, NULL,
-					      NULL);
+					      proc, r->tgid, unwind_mode, ip, sp, bp, 1, hold_on,
+					      &scr->regs, &scr->hold);
+	} else if (hold_on && unwind_mode != XSPROF_UNWIND_FP && unwind_hold_take()) {
+		/* Not loaded yet: held, if this stack turns out to be new (switch_out). */
+		r->nr_user = 1;
+		scr->hold = 1;
+		scr->regs.pc = ip;
+		scr->regs.sp = sp;
+		scr->regs.bp = bp;
+		scr->regs.exact = 1;
 	} else {
 		r->nr_user = 1 + ustack__walk_fp_loop(r->uips, 1, bp, sp, NULL);
 	}
@@ -139,6 +154,53 @@ static __noinline int read_stacks(void *ctx, struct xsprof_offcpu_stack *r,
 		r->user_err = -14; /* -EFAULT */
 		st->ustack_err++;
 	}
+	return 0;
+}
+
+/*
+ * A new stack to the daemon: as it is, or held (the registers and a copy of the stack, within
+ * the hold budget the sampler's holds use) when its process was not loaded. 0, or -1 when it
+ * could not be sent.
+ */
+static __noinline int emit_stack(struct offcpu_scratch *scr)
+{
+	struct xsprof_offcpu_held *h;
+	__u32 len = 0, head;
+	void *sp;
+
+	/* The hold was taken from the budget by the walk (read_stacks). */
+	if (!scr->hold)
+		return bpf_ringbuf_output(&samples, &scr->r, sizeof(scr->r), 0) ? -1 : 0;
+	h = bpf_ringbuf_reserve(&samples, sizeof(*h), 0);
+	if (!h)
+		return -1;
+	h->type = XSPROF_REC_OFFCPU_HELD;
+	h->pc = scr->regs.pc;
+	h->sp = scr->regs.sp;
+	h->bp = scr->regs.bp;
+	h->exact = scr->regs.exact;
+	h->pad = 0;
+	bpf_probe_read_kernel(&h->stack, sizeof(h->stack), &scr->r);
+	/* As the sampler's holds: to the end of sp's page, then whole pages while readable. */
+	sp = (void *)scr->regs.sp;
+	head = 4096 - (scr->regs.sp & 4095);
+	if (head > 4096)
+		head = 4096;
+	if (!bpf_probe_read_user(h->copy, head, sp)) {
+		len = head;
+		for (int k = 0; k < 3; k++) {
+			__u32 at = len;
+
+			barrier_var(at);
+			if (at > sizeof(h->copy) - 4096)
+				break;
+			if (bpf_probe_read_user(h->copy + at, 4096, sp + at))
+				break;
+			len = at + 4096;
+		}
+	}
+	h->copy_len = len;
+	bpf_ringbuf_submit(h, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 
@@ -163,7 +225,8 @@ static __noinline int switch_out(void *ctx, struct task_struct *prev,
 	r->uid = visible_uid(bpf_get_current_task_btf());
 	r->flags = 0;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
-	read_stacks(ctx, r, st);
+	scr->hold = 0;
+	read_stacks(ctx, scr, st);
 	r->hash = stack_hash(r);
 	start.key.tgid = r->tgid;
 	start.key.tid = r->tid;
@@ -175,7 +238,7 @@ static __noinline int switch_out(void *ctx, struct task_struct *prev,
 				st->agg_full++;
 				return 0;
 			}
-		} else if (bpf_ringbuf_output(&samples, r, sizeof(*r), 0)) {
+		} else if (emit_stack(scr)) {
 			/* Without its stack the key could not be named: take it back. */
 			bpf_map_delete_elem(&offcpu_agg, &start.key);
 			st->drop_ringbuf++;

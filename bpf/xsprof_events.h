@@ -58,6 +58,7 @@ enum xsprof_record_type {
 	XSPROF_REC_CUDA_WAIT = 7,   /* a CUDA call that waits for the GPU returned (GPU path) */
 	XSPROF_REC_UNWIND_WANT = 8, /* a walk asks for a file's unwind table */
 	XSPROF_REC_SAMPLE_HELD = 9, /* a sample whose walk the daemon finishes */
+	XSPROF_REC_OFFCPU_HELD = 10, /* an off-CPU stack whose walk the daemon finishes */
 	XSPROF_REC_MAX,
 };
 
@@ -186,6 +187,27 @@ struct xsprof_offcpu_stack {
 
 _Static_assert(sizeof(struct xsprof_offcpu_stack) == 56 + 2 * 8 * XSPROF_MAX_STACK_DEPTH,
 	       "xsprof_offcpu_stack layout");
+
+/*
+ * A new off-CPU stack whose walk stopped where a table was missing (a process the daemon had
+ * not loaded yet: the first blocks of a new program's threads; a file whose table is being
+ * built): stack.uips ends with the frame at pc, and the daemon walks the rest over the copy of
+ * the stack at sp, with the tables (as for struct xsprof_sample_held). The key's hash is of
+ * what stack holds.
+ */
+struct xsprof_offcpu_held {
+	__u32 type; /* XSPROF_REC_OFFCPU_HELD */
+	__u32 copy_len;
+	__u64 pc, sp, bp;
+	__u32 exact; /* pc is where the thread is, not a return address */
+	__u32 pad;
+	struct xsprof_offcpu_stack stack;
+	__u8 copy[16384];
+};
+
+_Static_assert(sizeof(struct xsprof_offcpu_held) ==
+		       40 + sizeof(struct xsprof_offcpu_stack) + 16384,
+	       "xsprof_offcpu_held layout");
 
 struct xsprof_offcpu_stats {
 	__u64 switches;	    /* switch-outs of watched threads */

@@ -27,6 +27,16 @@ target_compile_definitions(test_offcpu PRIVATE XSPROFD_PATH="$<TARGET_FILE:xspro
 	XS_WALLSPLIT_PATH="$<TARGET_FILE:xs_wallsplit>")
 add_dependencies(test_offcpu xsprofd xs_wallsplit)
 
+# The function that blocked, in both views: a frame-pointer program calling libc directly.
+add_executable(xs_napwait workloads/napwait.c)
+target_compile_options(xs_napwait PRIVATE -O2 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+	-fno-optimize-sibling-calls)
+target_link_libraries(xs_napwait PRIVATE pthread)
+xsprof_unit_test(test_offcpu_frames SOURCES test_offcpu_frames.c harness.c)
+target_compile_definitions(test_offcpu_frames PRIVATE XSPROFD_PATH="$<TARGET_FILE:xsprofd>"
+	XS_NAPWAIT_PATH="$<TARGET_FILE:xs_napwait>")
+add_dependencies(test_offcpu_frames xsprofd xs_napwait)
+
 # bench/offcpu.sh: a switch-heavy load (two threads ping-ponging through pipes).
 add_executable(xs_pingpong workloads/pingpong.c)
 target_compile_options(xs_pingpong PRIVATE -O1 -fno-omit-frame-pointer)

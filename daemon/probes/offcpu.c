@@ -11,6 +11,7 @@
 #include "daemon/probes/sampler.h"
 #include "daemon/stacks/stack_table.h"
 #include "daemon/base/hashmap.h"
+#include "daemon/unwind/unwinder.h"
 #include "xsprof.skel.h"
 
 /* A key's stack, as the stack table takes it, and the image it blocked in. */
@@ -27,46 +28,107 @@ struct offcpu {
 	size_t max_stacks;
 	offcpu_gen_fn gen;
 	void *ctx;
+	struct unwinder *uw; /* finishes held stacks; NULL in fp mode */
+	struct xsprof_sample_held *buf;
 	struct offcpu_stats st;
 };
+
+/* The stack of a new key, as a sample (kernel frames, then user frames). */
+static void sample_of(const struct xsprof_offcpu_stack *r, struct xsprof_sample *s)
+{
+	s->type = XSPROF_REC_SAMPLE;
+	s->tgid = r->tgid;
+	s->tid = r->tid;
+	s->uid = r->uid;
+	s->flags = r->flags;
+	memcpy(s->comm, r->comm, sizeof(s->comm));
+	s->nr_kernel = r->nr_kernel;
+	s->nr_user = r->nr_user;
+	s->kernel_err = r->kernel_err;
+	s->user_err = r->user_err;
+	memcpy(s->ips, r->kips, r->nr_kernel * sizeof(r->kips[0]));
+	memcpy(s->ips + r->nr_kernel, r->uips, r->nr_user * sizeof(r->uips[0]));
+}
+
+/* Keep s (nr_kernel + nr_user frames, no interpreter frames) for key (tgid, tid, hash). */
+static void keep(struct offcpu *oc, const struct xsprof_sample *s, uint64_t hash)
+{
+	uint64_t k1 = (uint64_t)s->tgid << 32 | s->tid;
+	size_t n = (size_t)s->nr_kernel + s->nr_user;
+	struct pending *p;
+
+	if (hashmap__get(oc->pending, k1, hash))
+		return;
+	if (hashmap__count(oc->pending) >= oc->max_stacks) {
+		oc->st.pending_full++;
+		return;
+	}
+	p = calloc(1, sizeof(*p) - sizeof(p->s.ips) + n * sizeof(p->s.ips[0]));
+	if (!p)
+		return;
+	p->gen = oc->gen ? oc->gen(oc->ctx, (pid_t)s->tgid) : 0;
+	memcpy(&p->s, s, XSPROF_SAMPLE_HDR_SIZE + n * sizeof(s->ips[0]));
+	p->s.nr_python = 0;
+	if (hashmap__put(oc->pending, k1, hash, p))
+		free(p);
+}
+
+static bool stack_ok(const struct xsprof_offcpu_stack *r)
+{
+	return r->nr_kernel <= XSPROF_MAX_STACK_DEPTH && r->nr_user <= XSPROF_MAX_STACK_DEPTH;
+}
 
 static int on_record(void *ctx, const void *data, size_t size)
 {
 	struct offcpu *oc = ctx;
 	const struct xsprof_offcpu_stack *r = data;
-	uint64_t k1 = (uint64_t)r->tgid << 32 | r->tid;
-	struct pending *p;
-	size_t n;
 
-	if (size < sizeof(*r) || r->type != XSPROF_REC_OFFCPU ||
-	    r->nr_kernel > XSPROF_MAX_STACK_DEPTH || r->nr_user > XSPROF_MAX_STACK_DEPTH)
+	if (size < sizeof(*r) || r->type != XSPROF_REC_OFFCPU || !stack_ok(r))
 		return -EBADMSG;
-	if (hashmap__get(oc->pending, k1, r->hash))
+	if (hashmap__get(oc->pending, (uint64_t)r->tgid << 32 | r->tid, r->hash))
 		return 0;
-	if (hashmap__count(oc->pending) >= oc->max_stacks) {
-		oc->st.pending_full++;
-		return 0;
-	}
-	n = (size_t)r->nr_kernel + r->nr_user;
-	p = calloc(1, sizeof(*p) - sizeof(p->s.ips) + n * sizeof(p->s.ips[0]));
-	if (!p)
-		return 0;
-	p->gen = oc->gen ? oc->gen(oc->ctx, (pid_t)r->tgid) : 0;
-	p->s.type = XSPROF_REC_SAMPLE;
-	p->s.tgid = r->tgid;
-	p->s.tid = r->tid;
-	p->s.uid = r->uid;
-	p->s.flags = r->flags;
-	memcpy(p->s.comm, r->comm, sizeof(p->s.comm));
-	p->s.nr_kernel = r->nr_kernel;
-	p->s.nr_user = r->nr_user;
-	p->s.kernel_err = r->kernel_err;
-	p->s.user_err = r->user_err;
-	memcpy(p->s.ips, r->kips, r->nr_kernel * sizeof(r->kips[0]));
-	memcpy(p->s.ips + r->nr_kernel, r->uips, r->nr_user * sizeof(r->uips[0]));
-	if (hashmap__put(oc->pending, k1, r->hash, p))
-		free(p);
+	sample_of(r, &oc->buf->sample);
+	keep(oc, &oc->buf->sample, r->hash);
 	return 0;
+}
+
+static void on_held_done(void *ctx, const struct xsprof_sample *s, size_t size, uint64_t hash)
+{
+	keep(ctx, s, hash);
+}
+
+/* A new stack whose walk stopped at a missing table: finished by the unwinder. */
+static int on_held(void *ctx, const void *data, size_t size)
+{
+	struct offcpu *oc = ctx;
+	const struct xsprof_offcpu_held *h = data;
+	struct xsprof_sample_held *sh = oc->buf;
+
+	if (!oc->uw || size < sizeof(*h) || h->type != XSPROF_REC_OFFCPU_HELD ||
+	    h->stack.type != XSPROF_REC_OFFCPU || !stack_ok(&h->stack) || !h->stack.nr_user ||
+	    h->copy_len > sizeof(h->copy) || sizeof(h->copy) != sizeof(sh->stack))
+		return -EBADMSG;
+	if (hashmap__get(oc->pending, (uint64_t)h->stack.tgid << 32 | h->stack.tid,
+			 h->stack.hash))
+		return 0;
+	oc->st.held++;
+	memset(sh, 0, XSPROF_SAMPLE_HELD_HDR_SIZE);
+	sh->type = XSPROF_REC_SAMPLE_HELD;
+	sh->reason = XSPROF_HOLD_NO_TABLE;
+	sh->pc = h->pc;
+	sh->sp = h->sp;
+	sh->bp = h->bp;
+	sh->exact = h->exact;
+	sh->copy_len = h->copy_len;
+	sample_of(&h->stack, &sh->sample);
+	sh->sample.nr_python = 0;
+	memcpy(sh->stack, h->copy, h->copy_len);
+	return unwinder__hold(oc->uw, sh, sizeof(*sh), on_held_done, oc, h->stack.hash);
+}
+
+void offcpu__set_unwinder(struct offcpu *oc, struct unwinder *uw)
+{
+	oc->uw = uw;
 }
 
 struct offcpu *offcpu__attach(struct sampler *s, offcpu_gen_fn gen, void *ctx, size_t max_stacks)
@@ -82,11 +144,14 @@ struct offcpu *offcpu__attach(struct sampler *s, offcpu_gen_fn gen, void *ctx, s
 	oc->ctx = ctx;
 	oc->max_stacks = max_stacks ? max_stacks : bpf_map__max_entries(oc->skel->maps.offcpu_agg);
 	oc->pending = hashmap__new();
-	if (!oc->pending) {
+	oc->buf = malloc(sizeof(*oc->buf));
+	if (!oc->pending || !oc->buf) {
 		err = -ENOMEM;
 		goto fail;
 	}
 	err = sampler__set_handler(s, XSPROF_REC_OFFCPU, on_record, oc);
+	if (!err)
+		err = sampler__set_handler(s, XSPROF_REC_OFFCPU_HELD, on_held, oc);
 	if (err)
 		goto fail;
 	return oc;
@@ -122,8 +187,11 @@ void offcpu__free(struct offcpu *oc)
 	if (!oc)
 		return;
 	offcpu__stop(oc);
-	if (oc->sampler)
+	if (oc->sampler) {
 		sampler__set_handler(oc->sampler, XSPROF_REC_OFFCPU, NULL, NULL);
+		sampler__set_handler(oc->sampler, XSPROF_REC_OFFCPU_HELD, NULL, NULL);
+	}
+	free(oc->buf);
 	if (oc->pending) {
 		hashmap__for_each(oc->pending, free_pending, NULL);
 		hashmap__free(oc->pending);

@@ -13,6 +13,7 @@
 struct offcpu;
 struct sampler;
 struct stack_table;
+struct unwinder;
 
 /* The symbolizer generation of tgid now (a stack is named in the image it blocked in). */
 typedef uint32_t (*offcpu_gen_fn)(void *ctx, pid_t tgid);
@@ -25,6 +26,7 @@ struct offcpu_stats {
 	uint64_t ns;	       /* off-CPU time read */
 	uint64_t pending_full; /* stacks not kept: max_stacks reached (their time is counted
 				* without the stack) */
+	uint64_t held;	       /* stacks of processes not loaded yet, walked by the unwinder */
 };
 
 /*
@@ -34,6 +36,8 @@ struct offcpu_stats {
 struct offcpu *offcpu__attach(struct sampler *s, offcpu_gen_fn gen, void *ctx, size_t max_stacks);
 void offcpu__free(struct offcpu *oc);
 
+/* Stacks of processes not loaded yet (XSPROF_REC_OFFCPU_HELD) are walked by uw. */
+void offcpu__set_unwinder(struct offcpu *oc, struct unwinder *uw);
 /* Attach the program: once the pid filter is set, so that no other process gets in. */
 int offcpu__start(struct offcpu *oc);
 /* Detach it; stacks already queued can still be read. */

@@ -321,7 +321,7 @@ static int on_held(void *ctx, const void *data, size_t size)
 	if (size < sizeof(*h))
 		return -EBADMSG;
 	gen = sample_gen(r, h->sample.tgid, h->sample.flags);
-	err = unwinder__hold(r->unwinder, data, size, gen);
+	err = unwinder__hold(r->unwinder, data, size, on_held_done, r, gen);
 	unwind_kick(r);
 	return err;
 }
@@ -357,11 +357,7 @@ static int on_unwind_work(sd_event_source *src, void *ctx)
 static int recording_unwind_new(struct recording *r, const struct recording_opts *o,
 				struct unwinder_maps *ret_maps)
 {
-	struct unwinder_opts uo = {
-		.table_mb = o->unwind_mb,
-		.done = on_held_done,
-		.done_ctx = r,
-	};
+	struct unwinder_opts uo = {.table_mb = o->unwind_mb};
 
 	if (o->unwind_mode == XSPROF_UNWIND_FP)
 		return 0;
@@ -541,6 +537,8 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 		r->offcpu_stacks = stack_table__new(o->max_stacks);
 		r->oc = r->offcpu_stacks ? offcpu__attach(r->sampler, offcpu_gen, r, o->max_stacks)
 					 : NULL;
+		if (r->oc)
+			offcpu__set_unwinder(r->oc, r->unwinder);
 		if (!r->oc) {
 			err = r->offcpu_stacks ? -errno : -ENOMEM;
 			goto fail;

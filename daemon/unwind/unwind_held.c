@@ -27,6 +27,8 @@ struct held {
 	struct held *next;
 	const struct uw_file *waiting; /* the table it waits for */
 	struct uw_proc *proc;	       /* a reference (proc->holds) */
+	unwinder_done_fn done;
+	void *ctx;
 	uint64_t cookie, t0;
 	size_t bytes;
 	uint64_t pc, sp, bp;
@@ -192,8 +194,7 @@ static void held_finish(struct unwinder *u, struct held *h, enum step how, bool 
 	s->nr_python = h->nr_python;
 	memcpy(s->ips, h->ips, nips * 8);
 	memcpy(&s->ips[nips], h->data, pyb);
-	if (u->o.done)
-		u->o.done(u->o.done_ctx, s, XSPROF_SAMPLE_HDR_SIZE + nips * 8 + pyb, h->cookie);
+	h->done(h->ctx, s, XSPROF_SAMPLE_HDR_SIZE + nips * 8 + pyb, h->cookie);
 	held_free(u, h);
 }
 
@@ -242,7 +243,8 @@ static struct held *held_new(const struct xsprof_sample_held *rec, size_t size, 
 	return h;
 }
 
-int unwinder__hold(struct unwinder *u, const void *data, size_t size, uint64_t cookie)
+int unwinder__hold(struct unwinder *u, const void *data, size_t size, unwinder_done_fn done,
+		   void *ctx, uint64_t cookie)
 {
 	const struct xsprof_sample_held *rec = data;
 	struct held *h;
@@ -253,6 +255,8 @@ int unwinder__hold(struct unwinder *u, const void *data, size_t size, uint64_t c
 	if (!h)
 		return err;
 	u->st.held++;
+	h->done = done;
+	h->ctx = ctx;
 	h->cookie = cookie;
 	h->t0 = uw_now_ns();
 	if (!uw_proc(u, (pid_t)rec->sample.tgid))

@@ -35,8 +35,6 @@ typedef void (*unwinder_done_fn)(void *ctx, const struct xsprof_sample *s, size_
 struct unwinder_opts {
 	uint32_t table_mb;     /* kernel memory for tables, mappings and files; 0: the default */
 	const char *proc_root; /* "/proc" when NULL */
-	unwinder_done_fn done; /* held samples, finished */
-	void *done_ctx;
 };
 
 /* The BPF maps, for the sampler to reuse (bpf_map__reuse_fd) before it loads. */
@@ -95,9 +93,10 @@ void unwinder__remove_process(struct unwinder *u, pid_t pid);
 /* A record of type XSPROF_REC_UNWIND_WANT: queue the file's build; or read the process's
  * mappings again (then 1: the caller's own view of them is stale too). 0, 1 or -EBADMSG. */
 int unwinder__want(struct unwinder *u, const void *rec, size_t size);
-/* A record of type XSPROF_REC_SAMPLE_HELD: finished now or once its tables are in (through
- * opts->done, with cookie). 0 or -EBADMSG. */
-int unwinder__hold(struct unwinder *u, const void *rec, size_t size, uint64_t cookie);
+/* A record of type XSPROF_REC_SAMPLE_HELD: finished now or once its tables are in, and handed
+ * to done (with ctx and cookie). 0, -EBADMSG or -ENOMEM. */
+int unwinder__hold(struct unwinder *u, const void *rec, size_t size, unwinder_done_fn done,
+		   void *ctx, uint64_t cookie);
 
 /* Whether build work or finished held samples are waiting for unwinder__work. */
 int unwinder__busy(const struct unwinder *u);
