@@ -41,3 +41,7 @@ xsprof_unit_test(test_unwind_leaf SOURCES test_unwind_leaf.c harness.c)
 target_compile_definitions(test_unwind_leaf PRIVATE XSPROFD_PATH="$<TARGET_FILE:xsprofd>"
 	XS_FPLEAF_PATH="$<TARGET_FILE:xs_fpleaf>")
 add_dependencies(test_unwind_leaf xsprofd xs_fpleaf)
+
+# The unwinder on its real BPF maps (root): builds when asked, eviction, held samples.
+xsprof_unit_test(test_unwinder SOURCES test_unwinder.c LIBS xsprof_unwind)
+target_compile_options(test_unwinder PRIVATE -O1 -fno-omit-frame-pointer)

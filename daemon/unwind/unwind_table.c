@@ -944,6 +944,11 @@ int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn
 	return b->rows_out ? 0 : -ENOENT;
 }
 
+size_t unwind_build__nr_fdes(const struct unwind_build *b)
+{
+	return b->nr_fdes;
+}
+
 void unwind_build__free(struct unwind_build *b)
 {
 	if (!b)

@@ -60,6 +60,8 @@ struct unwind_build *unwind_build__new_eh_frame(const void *sec, size_t size, ui
 struct unwind_build *unwind_build__new_elf_memory(const void *image, size_t size);
 int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn, void *ctx);
 void unwind_build__stats(const struct unwind_build *b, struct unwind_table_stats *ret_stats);
+/* The FDEs it will run (known from the start): 3 rows or more each, in every file seen. */
+size_t unwind_build__nr_fdes(const struct unwind_build *b);
 void unwind_build__free(struct unwind_build *b);
 
 /*
