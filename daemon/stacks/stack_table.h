@@ -28,8 +28,9 @@ struct stack_entry {
 	uint16_t nr_user;
 	int16_t kernel_err;
 	int16_t user_err;
-	const uint64_t *kernel_ips; /* innermost first */
-	const uint64_t *user_ips;   /* innermost first */
+	/* Innermost first; valid during stack_table__for_each's call only. */
+	const uint64_t *kernel_ips;
+	const uint64_t *user_ips;
 };
 
 /* Set on the per-process bucket that counts samples after the table filled up. */
@@ -58,7 +59,8 @@ int stack_table__add_weighted(struct stack_table *t, const struct xsprof_sample 
 /* Entries made so far: ids are below this. */
 size_t stack_table__nr_entries(const struct stack_table *t);
 
-/* Visit every entry; stops early and returns fn's value when it is not 0. */
+/* Visit every entry (one at a time: its ips are rebuilt for the call); stops early and
+ * returns fn's value when it is not 0. */
 int stack_table__for_each(const struct stack_table *t,
 			  int (*fn)(void *ctx, const struct stack_entry *e), void *ctx);
 

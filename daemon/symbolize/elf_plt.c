@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon/symbolize/arena.h"
 #include "daemon/symbolize/elf_plt.h"
@@ -74,7 +75,8 @@ static const struct slot *slots__find(const struct slots *s, uint64_t got)
 	return NULL;
 }
 
-static const char *dynsym_name(Elf *elf, size_t symtab_idx, size_t sym_idx)
+static const char *dynsym_name(Elf *elf, size_t symtab_idx, size_t sym_idx,
+			       const struct elf_plt_cb *cb)
 {
 	Elf_Scn *scn = elf_getscn(elf, symtab_idx);
 	GElf_Shdr shdr;
@@ -87,11 +89,56 @@ static const char *dynsym_name(Elf *elf, size_t symtab_idx, size_t sym_idx)
 	data = elf_getdata(scn, NULL);
 	if (!data || sym_idx > INT32_MAX || !gelf_getsym(data, (int)sym_idx, &sym))
 		return NULL;
-	return elf_strptr(elf, shdr.sh_link, sym.st_name);
+	return cb->str(cb->ctx, shdr.sh_link, sym.st_name);
+}
+
+/* One relocation: its GOT slot, if it fills one with a function's address. */
+static int add_slot(Elf *elf, const GElf_Shdr *shdr, const GElf_Rela *r, struct slots *s,
+		    const struct elf_plt_cb *cb)
+{
+	unsigned type = GELF_R_TYPE(r->r_info);
+	const char *name = NULL;
+
+	if (type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT)
+		name = dynsym_name(elf, shdr->sh_link, GELF_R_SYM(r->r_info), cb);
+	else if (type == R_X86_64_IRELATIVE && cb->ifunc)
+		name = cb->ifunc(cb->ctx, (uint64_t)r->r_addend);
+	if (!name || !name[0])
+		return 0;
+	return slots__push(s, r->r_offset, name);
+}
+
+/* A relocation section read from the file 64 KiB at a time (x86-64: native Elf64_Rela). */
+static int read_rela_fd(Elf *elf, int fd, const GElf_Shdr *shdr, struct slots *s,
+			const struct elf_plt_cb *cb)
+{
+	enum { CHUNK = 2730 };
+	Elf64_Rela buf[CHUNK];
+	uint64_t n = shdr->sh_size / sizeof(buf[0]);
+	int err;
+
+	if (shdr->sh_entsize != sizeof(buf[0]))
+		return 0;
+	for (uint64_t i = 0; i < n;) {
+		size_t want = (size_t)(n - i < CHUNK ? n - i : CHUNK) * sizeof(buf[0]);
+		ssize_t got = pread(fd, buf, want, (off_t)(shdr->sh_offset + i * sizeof(buf[0])));
+
+		if (got < (ssize_t)sizeof(buf[0]))
+			return 0; /* cut short: what was read stays */
+		for (size_t k = 0; k < (size_t)got / sizeof(buf[0]); k++) {
+			GElf_Rela r = {buf[k].r_offset, buf[k].r_info, buf[k].r_addend};
+
+			err = add_slot(elf, shdr, &r, s, cb);
+			if (err)
+				return err;
+		}
+		i += (size_t)got / sizeof(buf[0]);
+	}
+	return 0;
 }
 
 /* The GOT slots that dynamic relocations fill with a function's address. */
-static int read_slots(Elf *elf, struct slots *s, elf_plt_ifunc_fn ifunc, void *ctx)
+static int read_slots(Elf *elf, int fd, struct slots *s, const struct elf_plt_cb *cb)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
@@ -105,24 +152,20 @@ static int read_slots(Elf *elf, struct slots *s, elf_plt_ifunc_fn ifunc, void *c
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_RELA ||
 		    !(shdr.sh_flags & SHF_ALLOC) || !shdr.sh_entsize)
 			continue;
+		if (fd >= 0) {
+			err = read_rela_fd(elf, fd, &shdr, s, cb);
+			if (err)
+				return err == -E2BIG ? 0 : err;
+			continue;
+		}
 		data = elf_getdata(scn, NULL);
 		if (!data)
 			continue;
 		n = data->d_size / shdr.sh_entsize;
 		for (size_t i = 0; i < n && i <= INT32_MAX; i++) {
-			const char *name = NULL;
-			unsigned type;
-
 			if (!gelf_getrela(data, (int)i, &r))
 				break;
-			type = GELF_R_TYPE(r.r_info);
-			if (type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT)
-				name = dynsym_name(elf, shdr.sh_link, GELF_R_SYM(r.r_info));
-			else if (type == R_X86_64_IRELATIVE && ifunc)
-				name = ifunc(ctx, (uint64_t)r.r_addend);
-			if (!name || !name[0])
-				continue;
-			err = slots__push(s, r.r_offset, name);
+			err = add_slot(elf, &shdr, &r, s, cb);
 			if (err)
 				return err == -E2BIG ? 0 : err;
 		}
@@ -145,7 +188,7 @@ static uint64_t stub_slot(const unsigned char *bytes, size_t len, uint64_t addr)
 }
 
 static int name_stubs(Elf *elf, size_t shstrndx, const struct slots *s, struct arena *arena,
-		      elf_plt_fn fn, void *ctx)
+		      const struct elf_plt_cb *cb)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
@@ -183,7 +226,7 @@ static int name_stubs(Elf *elf, size_t shstrndx, const struct slots *s, struct a
 			name = arena__strndup(arena, buf, (size_t)len);
 			if (!name)
 				return -ENOMEM;
-			err = fn(ctx, addr, esz, name);
+			err = cb->stub(cb->ctx, addr, esz, name);
 			if (err)
 				return err;
 		}
@@ -191,7 +234,7 @@ static int name_stubs(Elf *elf, size_t shstrndx, const struct slots *s, struct a
 	return 0;
 }
 
-int elf_plt__walk(Elf *elf, struct arena *arena, elf_plt_fn fn, elf_plt_ifunc_fn ifunc, void *ctx)
+int elf_plt__walk(Elf *elf, int fd, struct arena *arena, const struct elf_plt_cb *cb)
 {
 	struct slots s = {0};
 	GElf_Ehdr eh;
@@ -201,10 +244,10 @@ int elf_plt__walk(Elf *elf, struct arena *arena, elf_plt_fn fn, elf_plt_ifunc_fn
 	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
 	    elf_getshdrstrndx(elf, &shstrndx))
 		return 0;
-	err = read_slots(elf, &s, ifunc, ctx);
+	err = read_slots(elf, fd, &s, cb);
 	if (!err && s.n) {
 		qsort(s.v, s.n, sizeof(*s.v), cmp_slot);
-		err = name_stubs(elf, shstrndx, &s, arena, fn, ctx);
+		err = name_stubs(elf, shstrndx, &s, arena, cb);
 	}
 	free(s.v);
 	return err;

@@ -13,17 +13,24 @@
 
 struct arena;
 
-/* Called once per named stub; name lives in the arena. A non-zero return stops the walk. */
-typedef int (*elf_plt_fn)(void *ctx, uint64_t addr, uint64_t size, const char *name);
-/* Resolves an IRELATIVE relocation's addend (the IFUNC resolver) to a name, or NULL. */
-typedef const char *(*elf_plt_ifunc_fn)(void *ctx, uint64_t resolver);
+struct elf_plt_cb {
+	/* Called once per named stub; name lives in the arena. Non-zero stops the walk. */
+	int (*stub)(void *ctx, uint64_t addr, uint64_t size, const char *name);
+	/* Resolves an IRELATIVE relocation's addend (the IFUNC resolver) to a name, or NULL. */
+	const char *(*ifunc)(void *ctx, uint64_t resolver);
+	/* The string at off of string table section shndx, or NULL (a symbol's name). */
+	const char *(*str)(void *ctx, size_t shndx, size_t off);
+	void *ctx;
+};
 
 /*
  * Walks the x86-64 PLT sections of elf (.plt, .plt.sec, .plt.got) and reports a symbol for each
- * stub whose GOT slot has a JUMP_SLOT, GLOB_DAT or IRELATIVE relocation. Returns 0, the
- * callback's non-zero value, -ENOMEM; a section it cannot read is skipped (names are a bonus).
- * Other machines: returns 0 and reports nothing.
+ * stub whose GOT slot has a JUMP_SLOT, GLOB_DAT or IRELATIVE relocation. fd: the file, whose
+ * relocation sections are then read in pieces (libtorch's .rela.dyn is 4 MiB) rather than
+ * whole through libelf; -1 for an image in memory. Returns 0, the callback's non-zero value,
+ * -ENOMEM; a section it cannot read is skipped (names are a bonus). Other machines: returns 0
+ * and reports nothing.
  */
-int elf_plt__walk(Elf *elf, struct arena *arena, elf_plt_fn fn, elf_plt_ifunc_fn ifunc, void *ctx);
+int elf_plt__walk(Elf *elf, int fd, struct arena *arena, const struct elf_plt_cb *cb);
 
 #endif

@@ -14,6 +14,13 @@
 #include "daemon/symbolize/elf_plt.h"
 #include "daemon/symbolize/elf_symtab.h"
 
+/* String tables a file's symbols use: .dynstr, .strtab (and a few spare). */
+#define MAX_STRTABS 4
+/* Largest string table read. */
+#define MAX_STRTAB_BYTES (256u << 20)
+
+struct raw_syms;
+
 struct elf_segment {
 	uint64_t offset;
 	uint64_t vaddr;
@@ -45,9 +52,30 @@ struct elf_symtab {
 	uint64_t *fn_starts;
 	size_t nr_fn_starts;
 	bool keep_fn_starts;
+	/* String tables read from the file (pread): symbol names point into them. */
+	char *strtabs[MAX_STRTABS];
+	size_t nr_strtabs;
 };
 
-/* A symbol while loading: its name still points into libelf's string table. */
+/*
+ * What a load needs besides the table: the file (fd -1 for an image in memory, whose names
+ * libelf gives and build_table copies), and the string tables read so far by section index.
+ */
+struct load_ctx {
+	struct elf_symtab *t;
+	Elf *elf;
+	int fd;
+	uint64_t file_size;
+	struct {
+		size_t shndx;
+		const char *p;
+		size_t n;
+	} str[MAX_STRTABS];
+	size_t nr_str;
+	struct raw_syms *rs;
+};
+
+/* A symbol while loading: its name points into a string table (ours, or libelf's). */
 struct raw_sym {
 	uint64_t addr;
 	uint64_t size;
@@ -110,8 +138,53 @@ static bool is_code_section(Elf *elf, size_t shndx)
 	       (shdr.sh_flags & SHF_EXECINSTR);
 }
 
-static int load_symbol_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, struct raw_syms *rs)
+/*
+ * The string at off of string table shndx, or NULL. From a file, the table is read once with
+ * pread into memory the table owns (names point into it: no copy each, and none of libelf's);
+ * from an image in memory, libelf's (copied later).
+ */
+static const char *str_at(struct load_ctx *lc, size_t shndx, size_t off)
 {
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	char *buf;
+	size_t i;
+
+	if (lc->fd < 0)
+		return elf_strptr(lc->elf, shndx, off);
+	for (i = 0; i < lc->nr_str; i++)
+		if (lc->str[i].shndx == shndx)
+			return off < lc->str[i].n ? lc->str[i].p + off : NULL;
+	scn = elf_getscn(lc->elf, shndx);
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB ||
+	    sh.sh_size > MAX_STRTAB_BYTES || sh.sh_offset > lc->file_size ||
+	    sh.sh_size > lc->file_size - sh.sh_offset || lc->nr_str == MAX_STRTABS)
+		return NULL;
+	buf = malloc(sh.sh_size + 1);
+	if (!buf)
+		return NULL;
+	for (size_t got = 0; got < sh.sh_size;) {
+		ssize_t n = pread(lc->fd, buf + got, sh.sh_size - got, (off_t)(sh.sh_offset + got));
+
+		if (n <= 0) {
+			free(buf);
+			return NULL;
+		}
+		got += (size_t)n;
+	}
+	buf[sh.sh_size] = '\0'; /* a last string left open ends here */
+	lc->t->strtabs[lc->t->nr_strtabs++] = buf;
+	lc->str[lc->nr_str].shndx = shndx;
+	lc->str[lc->nr_str].p = buf;
+	lc->str[lc->nr_str].n = sh.sh_size;
+	lc->nr_str++;
+	return off < sh.sh_size ? buf + off : NULL;
+}
+
+static int load_symbol_section(struct load_ctx *lc, Elf_Scn *scn, const GElf_Shdr *shdr)
+{
+	Elf *elf = lc->elf;
+	struct raw_syms *rs = lc->rs;
 	size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
 	Elf_Data *data;
 	struct raw_sym r;
@@ -140,8 +213,8 @@ static int load_symbol_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, st
 			continue;
 		if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
 			continue;
-		/* elf_strptr checks the index and the string's NUL against the section. */
-		name = elf_strptr(elf, shdr->sh_link, sym.st_name);
+		/* Both ways check the index against the section, and end the string in it. */
+		name = str_at(lc, shdr->sh_link, sym.st_name);
 		if (!name || !name[0])
 			continue;
 		r.addr = sym.st_value;
@@ -315,8 +388,10 @@ static int load_named_section(struct elf_symtab *t, Elf *elf, Elf_Scn *scn, cons
 	return 0;
 }
 
-static int load_sections(struct elf_symtab *t, Elf *elf, struct raw_syms *rs)
+static int load_sections(struct load_ctx *lc)
 {
+	struct elf_symtab *t = lc->t;
+	Elf *elf = lc->elf;
 	Elf_Scn *scn = NULL;
 	Elf_Data *data;
 	GElf_Shdr shdr;
@@ -330,7 +405,7 @@ static int load_sections(struct elf_symtab *t, Elf *elf, struct raw_syms *rs)
 		if (!gelf_getshdr(scn, &shdr))
 			return -EBADMSG;
 		if (shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM) {
-			err = load_symbol_section(elf, scn, &shdr, rs);
+			err = load_symbol_section(lc, scn, &shdr);
 			if (err)
 				return err;
 			if (shdr.sh_type == SHT_SYMTAB && shdr.sh_size)
@@ -379,8 +454,9 @@ static uint64_t segment_end_of(const struct elf_symtab *t, uint64_t vaddr)
 	return 0;
 }
 
-/* Sort, keep one symbol per address, copy names into the arena, size zero-size symbols. */
-static int build_table(struct elf_symtab *t, struct raw_syms *rs)
+/* Sort, keep one symbol per address, size zero-size symbols. Names that libelf holds (an
+ * image in memory: copy_names) are copied into the arena; the others are the table's already. */
+static int build_table(struct elf_symtab *t, struct raw_syms *rs, bool copy_names)
 {
 	size_t i, n = 0;
 	uint64_t end, func_end = 0;
@@ -409,7 +485,7 @@ static int build_table(struct elf_symtab *t, struct raw_syms *rs)
 		s = &t->syms[n++];
 		s->addr = r->addr;
 		s->size = r->size;
-		s->name = arena__strndup(t->arena, r->name, strlen(r->name));
+		s->name = copy_names ? arena__strndup(t->arena, r->name, strlen(r->name)) : r->name;
 		if (!s->name)
 			return -ENOMEM;
 	}
@@ -473,18 +549,23 @@ static struct elf_symtab *elf_symtab__alloc(void)
 	return t;
 }
 
+static const char *plt_str(void *ctx, size_t shndx, size_t off)
+{
+	return str_at(ctx, shndx, off);
+}
+
 static int push_plt(void *ctx, uint64_t addr, uint64_t size, const char *name)
 {
 	/* Below every real symbol of the address: a stub never has one, but be sure. */
 	struct raw_sym r = {.addr = addr, .size = size, .name = name, .rank = 3};
 
-	return raw_syms__push(ctx, &r);
+	return raw_syms__push(((struct load_ctx *)ctx)->rs, &r);
 }
 
 /* An IRELATIVE slot holds what the IFUNC resolver returns: name it after the IFUNC. */
 static const char *ifunc_name(void *ctx, uint64_t resolver)
 {
-	const struct raw_syms *rs = ctx;
+	const struct raw_syms *rs = ((struct load_ctx *)ctx)->rs;
 	const struct raw_sym *best = NULL;
 
 	for (size_t i = 0; i < rs->n; i++)
@@ -494,10 +575,15 @@ static const char *ifunc_name(void *ctx, uint64_t resolver)
 	return best ? best->name : NULL;
 }
 
-/* Reads everything from an open Elf handle; file_size bounds the header tables. */
-static int elf_symtab__load(struct elf_symtab *t, Elf *elf, uint64_t file_size, bool elf_magic)
+/*
+ * Reads everything from an open Elf handle; file_size bounds the header tables. fd: the file
+ * (string tables and relocations are read from it directly), or -1 for an image in memory.
+ */
+static int elf_symtab__load(struct elf_symtab *t, Elf *elf, int fd, uint64_t file_size,
+			    bool elf_magic)
 {
 	struct raw_syms rs = {0};
+	struct load_ctx lc = {.t = t, .elf = elf, .fd = fd, .file_size = file_size, .rs = &rs};
 	GElf_Ehdr ehdr;
 	int err;
 
@@ -508,11 +594,12 @@ static int elf_symtab__load(struct elf_symtab *t, Elf *elf, uint64_t file_size, 
 	t->type = ehdr.e_type;
 	err = load_segments(t, elf);
 	if (!err)
-		err = load_sections(t, elf, &rs);
+		err = load_sections(&lc);
 	if (!err)
-		err = elf_plt__walk(elf, t->arena, push_plt, ifunc_name, &rs);
+		err = elf_plt__walk(elf, fd, t->arena,
+				    &(struct elf_plt_cb){push_plt, ifunc_name, plt_str, &lc});
 	if (!err)
-		err = build_table(t, &rs);
+		err = build_table(t, &rs, fd < 0);
 	free(rs.v);
 	return err;
 }
@@ -542,7 +629,7 @@ struct elf_symtab *elf_symtab__open_fd(int fd)
 		err = -EBADMSG;
 		goto out;
 	}
-	err = elf_symtab__load(t, elf, (uint64_t)st.st_size, has_elf_magic(fd));
+	err = elf_symtab__load(t, elf, fd, (uint64_t)st.st_size, has_elf_magic(fd));
 out:
 	elf_end(elf);
 	if (err) {
@@ -596,7 +683,7 @@ struct elf_symtab *elf_symtab__open_memory(const void *buf, size_t len)
 	if (!elf)
 		err = -EBADMSG;
 	else
-		err = elf_symtab__load(t, elf, len,
+		err = elf_symtab__load(t, elf, -1, len,
 				       len >= SELFMAG && !memcmp(copy, ELFMAG, SELFMAG));
 	elf_end(elf);
 	free(copy);
@@ -613,6 +700,8 @@ void elf_symtab__free(struct elf_symtab *t)
 	if (!t)
 		return;
 	arena__free(t->arena);
+	for (size_t i = 0; i < t->nr_strtabs; i++)
+		free(t->strtabs[i]);
 	free(t->demangled);
 	free(t->syms);
 	free(t->segs);
