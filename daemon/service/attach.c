@@ -235,6 +235,7 @@ static int attachment_start(struct service *s, struct attachment *a, const char 
 				    .max_stacks = s->opts->max_stacks,
 				    .unwind_mode = s->opts->unwind,
 				    .unwind_mb = s->opts->unwind_mb,
+				    .unwinder = s->unwinder,
 				    .python = !s->opts->no_python,
 				    .pids = &a->pid,
 				    .nr_pids = 1,

@@ -117,6 +117,9 @@ struct service {
 	char **argv;
 	sd_event *ev;
 	struct symbolizer *sym;
+	/* The unwind tables of every recording (their samplers share its maps); NULL with
+	 * --unwind fp. */
+	struct unwinder *unwinder;
 	struct frame_sites *sites; /* where the names in pprof replies came from */
 	/* The rolling window: the whole machine at low frequency, folded every slice. */
 	struct lasting machine;

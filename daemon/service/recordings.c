@@ -438,6 +438,7 @@ int start_rec(struct service *s, struct svc_rec *r, struct rec_ctx *rc, bool unt
 		.max_stacks = s->opts->max_stacks,
 		.unwind_mode = s->opts->unwind,
 		.unwind_mb = s->opts->unwind_mb,
+		.unwinder = s->unwinder,
 		.python = !s->opts->no_python,
 		.freq_hz = r->freq_hz,
 		.pids = r->pids,

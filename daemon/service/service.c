@@ -433,6 +433,18 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 		log_err("out of memory setting up");
 		goto out;
 	}
+	/* One set of tables for every recording: a file's table is built once, whoever asks. */
+	if (opts->unwind != XSPROF_UNWIND_FP) {
+		struct unwinder_opts uo = {.table_mb = opts->unwind_mb};
+
+		s->unwinder = unwinder__new(&uo);
+		if (!s->unwinder) {
+			log_err("making the unwind table maps (--unwind-mb %u): %s",
+				opts->unwind_mb ? opts->unwind_mb : UNWINDER_DEFAULT_MB,
+				strerror(errno));
+			goto out;
+		}
+	}
 	if (start_always(s) || start_http(s))
 		goto out;
 	start_cupti(s);
@@ -472,6 +484,7 @@ out:
 	sd_event_source_disable_unref(s->owner_timer);
 	window__free(s->machine.cpu);
 	window__free(s->machine.gpu);
+	unwinder__free(s->unwinder); /* after every recording that used it */
 	symbolizer__free(s->sym);
 	frame_sites__free(s->sites);
 	free(s->token);

@@ -56,6 +56,7 @@ int start_always(struct service *s)
 		.proc_events = true, /* the one recording that feeds exec/exit to s->sym */
 		.unwind_mode = s->opts->unwind,
 		.unwind_mb = s->opts->unwind_mb,
+		.unwinder = s->unwinder,
 		.python = !s->opts->no_python,
 		/* CUDA probes for attached processes (and --cuda-lib files) only: none otherwise. */
 		.cuda = !s->opts->no_cuda,

@@ -44,6 +44,7 @@ struct recording {
 	void *on_new_process_ctx;
 	struct cuda_probes *cuda;
 	struct unwinder *unwinder;	   /* NULL in fp mode */
+	bool own_unwinder;		   /* made here, freed here (not the service's) */
 	struct pyprof *py;		   /* NULL without interpreter frames */
 	struct offcpu *oc;		   /* with opts.offcpu */
 	struct stack_table *offcpu_stacks; /* counts in microseconds, filled at stop */
@@ -361,9 +362,13 @@ static int recording_unwind_new(struct recording *r, const struct recording_opts
 
 	if (o->unwind_mode == XSPROF_UNWIND_FP)
 		return 0;
-	r->unwinder = unwinder__new(&uo);
-	if (!r->unwinder)
-		return -errno;
+	r->unwinder = o->unwinder;
+	if (!r->unwinder) {
+		r->unwinder = unwinder__new(&uo);
+		if (!r->unwinder)
+			return -errno;
+		r->own_unwinder = true;
+	}
 	unwinder__maps(r->unwinder, ret_maps);
 	return 0;
 }
@@ -626,7 +631,12 @@ void recording__stop(struct recording *r)
 	drain(r);
 	/* Held samples: the tables they wait for, within a deadline, then as they are. */
 	if (r->unwinder) {
-		unwinder__flush(r->unwinder, (uint64_t)((mono_seconds() + 2.0) * 1e9));
+		uint64_t deadline = (uint64_t)((mono_seconds() + 2.0) * 1e9);
+
+		/* Ours only: a shared unwinder serves other recordings too. */
+		unwinder__flush(r->unwinder, r, deadline);
+		if (r->oc)
+			unwinder__flush(r->unwinder, r->oc, deadline);
 		sd_event_source_set_enabled(r->unwind_work, SD_EVENT_OFF);
 	}
 	if (r->oc) {
@@ -730,7 +740,8 @@ void recording__free(struct recording *r)
 	stack_table__free(r->offcpu_stacks);
 	proc_events__free(r->pe);
 	sampler__free(r->sampler);
-	unwinder__free(r->unwinder); /* its maps, after the programs that use them */
+	if (r->own_unwinder)
+		unwinder__free(r->unwinder); /* its maps, after the programs that use them */
 	pyprof__free(r->py);
 	stack_table__free(r->stacks);
 	free(r->timeline);

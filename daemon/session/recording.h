@@ -22,6 +22,7 @@ struct fold_stats;
 struct sampler;
 struct stack_table;
 struct symbolizer;
+struct unwinder;
 
 struct recording_opts {
 	unsigned int freq_hz;
@@ -34,6 +35,9 @@ struct recording_opts {
 	size_t max_timeline; /* keep each sample (time, thread, stack id) up to this many; 0: none */
 	uint32_t unwind_mode; /* enum xsprof_unwind_mode: fp (0) unless asked */
 	uint32_t unwind_mb;   /* table memory (--unwind-mb); 0: the unwinder's default */
+	/* Not fp: the unwinder to share (the service's, one for all its recordings), or NULL for
+	 * one of the recording's own. Must outlive the recording. */
+	struct unwinder *unwinder;
 	bool python;	      /* interpreter frames of CPython processes (daemon/python) */
 
 	/* GPU path (cuda_probes): CUDA API uprobes and the xsprof:launch USDT. */

@@ -292,7 +292,15 @@ void uw_held_wake(struct unwinder *u, const struct uw_file *f)
 	}
 }
 
-void uw_held_run(struct unwinder *u, bool force)
+bool uw_held_waiting(const struct unwinder *u, const void *ctx)
+{
+	for (const struct held *h = u->waiting; h; h = h->next)
+		if (!ctx || h->ctx == ctx)
+			return true;
+	return false;
+}
+
+void uw_held_run(struct unwinder *u, bool force, const void *ctx)
 {
 	uint64_t now = uw_now_ns();
 	struct held *list = u->ready, **pp;
@@ -304,7 +312,7 @@ void uw_held_run(struct unwinder *u, bool force)
 
 		list = h->next;
 		u->st.held_waiting--;
-		r = held_walk(u, h, !force);
+		r = held_walk(u, h, !(force && (!ctx || h->ctx == ctx)));
 		if (r == STEP_WAIT) {
 			park(u, h);
 			continue;
@@ -317,7 +325,7 @@ void uw_held_run(struct unwinder *u, bool force)
 	while (*pp) {
 		struct held *h = *pp;
 
-		if (!force && now - h->t0 < HELD_DEADLINE_NS) {
+		if (!(force && (!ctx || h->ctx == ctx)) && now - h->t0 < HELD_DEADLINE_NS) {
 			pp = &h->next;
 			continue;
 		}

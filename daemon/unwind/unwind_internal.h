@@ -129,8 +129,11 @@ void uw_want_file(struct unwinder *u, struct uw_file *f, pid_t pid, uint64_t sta
 /* unwind_held.c */
 /* f's table came in or will not: its waiting samples go on. */
 void uw_held_wake(struct unwinder *u, const struct uw_file *f);
-/* Finish the woken ones, and give up on those past their deadline (or all: force). */
-void uw_held_run(struct unwinder *u, bool force);
+/* Finish the woken ones, and give up on those past their deadline (or all of done context
+ * ctx, NULL: every one: force). */
+void uw_held_run(struct unwinder *u, bool force, const void *ctx);
+/* Whether a held sample of done context ctx (NULL: any) waits for a table. */
+bool uw_held_waiting(const struct unwinder *u, const void *ctx);
 void uw_held_free_all(struct unwinder *u);
 
 #endif

@@ -943,15 +943,15 @@ int unwinder__work(struct unwinder *u, uint64_t budget_ns)
 		}
 		build_slice(u);
 	} while (uw_now_ns() - t0 < budget_ns);
-	uw_held_run(u, false);
+	uw_held_run(u, false, NULL);
 	return unwinder__busy(u);
 }
 
-void unwinder__flush(struct unwinder *u, uint64_t deadline_ns)
+void unwinder__flush(struct unwinder *u, const void *ctx, uint64_t deadline_ns)
 {
-	while (u->waiting && (u->build || u->queue) && uw_now_ns() < deadline_ns)
+	while (uw_held_waiting(u, ctx) && (u->build || u->queue) && uw_now_ns() < deadline_ns)
 		unwinder__work(u, 5000000);
-	uw_held_run(u, true);
+	uw_held_run(u, true, ctx);
 }
 
 /* ---- a READY table read back (held samples) ---- */

@@ -103,9 +103,10 @@ int unwinder__busy(const struct unwinder *u);
 /* Build for about budget_ns (at least one slice), finish the held samples that can be; gives
  * up on held samples past their deadline. Returns unwinder__busy(). */
 int unwinder__work(struct unwinder *u, uint64_t budget_ns);
-/* The end of a recording: finish the builds held samples wait for, until deadline_ns
- * (CLOCK_MONOTONIC), then every held sample with what is there. */
-void unwinder__flush(struct unwinder *u, uint64_t deadline_ns);
+/* The end of a recording: finish the builds its held samples (those of done context ctx;
+ * NULL: all) wait for, until deadline_ns (CLOCK_MONOTONIC), then those samples with what is
+ * there. Several recordings may share one unwinder. */
+void unwinder__flush(struct unwinder *u, const void *ctx, uint64_t deadline_ns);
 
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *ret_stats);
 
