@@ -22,7 +22,7 @@ add_executable(xs_wallsplit workloads/wallsplit.c)
 target_compile_options(xs_wallsplit PRIVATE -O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 	-fno-optimize-sibling-calls)
 target_link_libraries(xs_wallsplit PRIVATE pthread)
-xsprof_unit_test(test_offcpu SOURCES test_offcpu.c harness.c)
+xsprof_unit_test(test_offcpu SOURCES test_offcpu.c harness.c LIBS m)
 target_compile_definitions(test_offcpu PRIVATE XSPROFD_PATH="$<TARGET_FILE:xsprofd>"
 	XS_WALLSPLIT_PATH="$<TARGET_FILE:xs_wallsplit>")
 add_dependencies(test_offcpu xsprofd xs_wallsplit)

@@ -45,3 +45,8 @@ add_dependencies(test_unwind_leaf xsprofd xs_fpleaf)
 # The unwinder on its real BPF maps (root): builds when asked, eviction, held samples.
 xsprof_unit_test(test_unwinder SOURCES test_unwinder.c LIBS xsprof_unwind)
 target_compile_options(test_unwinder PRIVATE -O1 -fno-omit-frame-pointer)
+
+# bench/unwind.sh: a 64-deep recursion with frame pointers, whole in fp and table walks alike.
+add_executable(xs_fpdeep workloads/fpdeep.c)
+target_compile_options(xs_fpdeep PRIVATE -O2 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+	-fno-optimize-sibling-calls)

@@ -84,6 +84,23 @@ static int on_end(sd_event_source *src, uint64_t usec, void *ctx)
 	return sd_event_exit(sd_event_source_get_event(src), 0);
 }
 
+/* Our peak resident memory so far (VmHWM), in KiB; 0 when unknown. */
+static unsigned long peak_rss_kib(void)
+{
+	char buf[4096], *at;
+	unsigned long kib = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	at = strstr(buf, "VmHWM:");
+	if (at)
+		kib = strtoul(at + 6, NULL, 10);
+	return kib;
+}
+
 /* How user stacks were walked (--unwind): with tables or frame pointers, and why walks ended. */
 static void unwind_report(const struct recording *rec)
 {
@@ -215,8 +232,9 @@ void recording_report(struct recording *rec, const struct xsprofd_opts *o, doubl
 	unwind_report(rec);
 	python_report__log(rec);
 	log_info("xsprofd's own CPU: %.3f s while sampling (%.2f us per sample received), %.3f s "
-		 "naming stacks",
-		 rs.cpu_s, rs.records ? rs.cpu_s * 1e6 / rs.records : 0.0, name_cpu_s);
+		 "naming stacks; own peak RSS %.1f MiB",
+		 rs.cpu_s, rs.records ? rs.cpu_s * 1e6 / rs.records : 0.0, name_cpu_s,
+		 peak_rss_kib() / 1024.0);
 }
 
 /* ---- GPU path (cuda_probes): command mode, the launches output, the GPU-path report ---- */

@@ -191,7 +191,13 @@ expect 400 "unknown comm" "${auth[@]}" "$url1/debug/pprof/profile?comm=no_such_p
 expect 400 "too long" "${auth[@]}" "$url1/debug/pprof/profile?seconds=99999999999"
 expect 403 "PUT over TCP" "${auth[@]}" -X PUT "$url1/debug/pprof/profile"
 printf 'X-Big: %s\n' "$(head -c 200000 /dev/zero | tr '\0' a)" >"$dir/bighdr"
-expect 431 "200 kB of headers" "${auth[@]}" -H @"$dir/bighdr" "$url1/v1/status"
+# Refused as soon as the headers pass the limit: 431, or, when the refusal and the close come
+# while curl is still sending (a busy machine), a reset connection (HTTP 000: the kernel
+# drops the unread request and the answer with it). The daemon answers on after either.
+code=$(curl -s --cacert "$dir/ca.pem" -o "$dir/body" -w '%{http_code}' -m 10 "${auth[@]}" \
+	-H @"$dir/bighdr" "$url1/v1/status" || true)
+[[ $code == 431 || $code == 000 ]] || fail "200 kB of headers: HTTP $code, expected 431 or a reset"
+expect 200 "a status after the oversized headers" "${auth[@]}" "$url1/v1/status"
 expect 401 "a malformed Authorization" -H "Authorization: Basic !!!" "$url1/v1/status"
 expect 401 "an empty bearer" -H "Authorization: Bearer " "$url1/v1/status"
 # Not HTTP, and not even TLS: the connection is dropped, the daemon goes on.

@@ -59,9 +59,12 @@ base = total if mode == "wall" else sum(got[p] for p in parts[1:])
 for p in parts:
     g = 100 * got[p] / base if base else 0
     if mode != "wall" and p == "compute_fn":
-        ok = got[p] < 0.5 * t[p]
+        # Off the CPU only while preempted: its wall time less its CPU time, as it measured.
+        pre = t[p] - t["compute_fn_cpu"]
+        ok = abs(got[p] - pre) <= 0.1 * t[p] + 2000
         bad += not ok
-        print("%s %s %-10s %.0f us off the CPU of %.0f" % ("ok  " if ok else "FAIL", mode, p, got[p], t[p]))
+        print("%s %s %-10s %.0f us off the CPU of %.0f (preempted %.0f)" %
+              ("ok  " if ok else "FAIL", mode, p, got[p], t[p], pre))
         continue
     ok = abs(g - want[p]) <= 2
     bad += not ok
