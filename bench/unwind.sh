@@ -55,7 +55,8 @@ prof_pid=
 cleanup() {
 	trap - EXIT INT TERM
 	[[ -z $prof_pid ]] || kill -INT "$prof_pid" 2>/dev/null || true
-	[[ -z $work_pid ]] || kill "$work_pid" 2>/dev/null || true
+	# shellcheck disable=SC2086
+	[[ -z $work_pid ]] || kill $work_pid 2>/dev/null || true
 	wait 2>/dev/null || true
 	sysctl -q -w kernel.bpf_stats_enabled="$old_stats" >/dev/null || true
 	rm -rf "$tmp"
@@ -93,29 +94,42 @@ echo "== BPF cost per sample (ns, median of $reps interleaved runs, 999 Hz) =="
 for w in fpdeep split nofp; do
 	fp=() auto=()
 	for ((r = 0; r < reps; r++)); do
-		case $w in
-		fpdeep) "$fpdeep" 30 >/dev/null & ;;
-		split) "$split" 1000 1000 30 1 >/dev/null & ;;
-		nofp) "$nofp" 30 >/dev/null & ;;
-		esac
-		work_pid=$!
+		# One copy per CPU: the program's run time is averaged over every sample it
+		# takes, and idle CPUs' samples (cheap) would dilute it by chance.
+		pids=()
+		for ((c = 0; c < $(nproc); c++)); do
+			case $w in
+			fpdeep) "$fpdeep" 30 >/dev/null & ;;
+			split) "$split" 1000 1000 30 1 >/dev/null & ;;
+			nofp) "$nofp" 30 >/dev/null & ;;
+			esac
+			pids+=($!)
+		done
+		work_pid="${pids[*]}"
 		sleep 0.3
-		fp+=("$(measure fp "$work_pid")")
-		auto+=("$(measure auto "$work_pid")")
-		kill "$work_pid" 2>/dev/null || true
-		wait "$work_pid" 2>/dev/null || true
+		list=$(IFS=,; echo "${pids[*]}")
+		fp+=("$(measure fp "$list")")
+		auto+=("$(measure auto "$list")")
+		kill "${pids[@]}" 2>/dev/null || true
+		wait "${pids[@]}" 2>/dev/null || true
 		work_pid=
 	done
 	mf=$(median "${fp[@]}")
 	ma=$(median "${auto[@]}")
+	# The ratio of each interleaved pair, then their median: the machine's drift between
+	# rounds cancels within a pair.
+	ratios=()
+	for ((r = 0; r < reps; r++)); do
+		ratios+=("$(python3 -c "print(f'{${auto[r]} / max(${fp[r]}, 1):.3f}')")")
+	done
 	case $w in
 	fpdeep) what="xs_fpdeep (frame pointers, 64 frames deep: both walks find the whole stack; budget 1.5x)" ;;
 	split) what="xs_split (frame pointers; both modes walk the whole ~6-frame stacks)" ;;
 	nofp) what="xs_nofp (no frame pointers; tables walk 70 frames, fp 1-2)" ;;
 	esac
-	printf '%s\n  fp %s ns (runs: %s)   tables %s ns (runs: %s)   ratio tables/fp %s\n' \
+	printf '%s\n  fp %s ns (runs: %s)   tables %s ns (runs: %s)\n  ratio tables/fp: %s (median of the pairs: %s)\n' \
 		"$what" "$mf" "${fp[*]}" "$ma" "${auto[*]}" \
-		"$(python3 -c "print(f'{$ma / max($mf, 1):.2f}')")"
+		"$(printf '%s\n' "${ratios[@]}" | median_of)" "${ratios[*]}"
 done
 
 # whole FOLDED_OR_SCRIPT KIND: "ALL PY BELOW5 ROOT UNKNOWN" over the samples of the training
@@ -144,9 +158,15 @@ def stacks():
                 continue
             if line[0] in " \t":
                 parts = line.split(None, 1)
-                sym = parts[1].split(" (")[0] if len(parts) > 1 else "[unknown]"
-                if "[kernel.kallsyms]" not in line:
-                    cur.append(sym.split("+0x")[0])
+                rest = parts[1] if len(parts) > 1 else "[unknown] ([unknown])"
+                sym, _, dso = rest.partition(" (")
+                if "[kernel.kallsyms]" in dso:
+                    continue
+                # A frame in a file without its symbol is the file's (as ours read
+                # "module+0xOFF"); [unknown] is what is in no known file.
+                if sym == "[unknown]" and not dso.startswith("[unknown]"):
+                    sym = dso.rstrip(")").rsplit("/", 1)[-1]
+                cur.append(sym.split("+0x")[0])
         if cur:
             yield cur[::-1], 1, lambda f: f.startswith("_PyEval_EvalFrameDefault")
 tot = py = below = root = unk = 0
@@ -184,13 +204,13 @@ work_pid=
 echo "  the process has $maps executable files mapped"
 grep -E 'unwind tables|first samples|walk ends|user stack walks|own CPU' "$tmp/xs.log" |
 	sed 's/^xsprofd: /  /'
-read -r t py below root unk < <(whole "$tmp/xs.folded" xs)
+read -r t xpy below root unk < <(whole "$tmp/xs.folded" xs)
 read -r pt ppy pbelow proot punk < <(whole "$tmp/perf.txt" perf)
 printf '  %-26s %8s %14s %12s %10s %10s %12s\n' "" samples "5+ below py" "reach root" "[unknown]" "CPU s" "peak RSS MB"
 read -r _ xu xs xrss <"$tmp/xs.time"
 read -r _ pu ps prss <"$tmp/perf.time"
 read -r _ su ss srss <"$tmp/script.time"
-printf '  %-26s %8s %14s %12s %10s %10s %12s\n' "xsprofd (tables)" "$t" "$(pct "$below" "$py")" \
+printf '  %-26s %8s %14s %12s %10s %10s %12s\n' "xsprofd (tables)" "$t" "$(pct "$below" "$xpy")" \
 	"$(pct "$root" "$t")" "$(pct "$unk" "$t")" "$(python3 -c "print(f'{$xu + $xs:.2f}')")" \
 	"$(python3 -c "print(f'{$xrss / 1024:.1f}')")"
 printf '  %-26s %8s %14s %12s %10s %10s %12s\n' "perf dwarf (record+script)" "$pt" \

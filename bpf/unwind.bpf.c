@@ -103,10 +103,8 @@ static __always_inline const struct xsprof_unwind_map *find_map(struct unwind_cu
 	if (c->last_map) {
 		i = c->map_first + c->last_map - 1;
 		m = bpf_map_lookup_elem(&unwind_maps, &i);
-		if (m && c->key >= m->start && c->key < m->end) {
-			st->map_hits++;
+		if (m && c->key >= m->start && c->key < m->end)
 			return m;
-		}
 	}
 	if (c->map_count > XSPROF_UNWIND_MAX_MAPS)
 		return NULL;
@@ -190,10 +188,6 @@ __noinline int unwind_find(struct unwind_cursor *c, struct xsprof_unwind_stats *
 
 	if (!c || !st)
 		return UNWIND_NONE;
-	if (c->cached_key && c->cached_key == c->key) {
-		st->row_hits++;
-		return UNWIND_FOUND;
-	}
 	m = find_map(c, st);
 	if (!m) {
 		/* Mapped after the list was read: JIT code, most likely. A pc that a
@@ -337,7 +331,7 @@ __noinline int unwind_scan(struct unwind_cursor *c, struct unwind_regs *w,
 	w->pc = buf->w[(q.found - 1) & (SCAN_WORDS - 1)];
 	w->sp += (__u64)q.found * 8;
 	w->exact = 0;
-	w->from_fp = 0;
+	w->flags &= ~UNWIND_F_FROM_FP;
 	st->scanned++;
 	return 0;
 }
@@ -387,7 +381,7 @@ __noinline int unwind_fp_step(struct unwind_regs *w, struct xsprof_unwind_stats 
 	w->pc = fr[1];
 	w->bp = fr[0];
 	w->exact = 0;
-	w->from_fp = 1;
+	w->flags |= UNWIND_F_FROM_FP;
 	st->frames_fp++;
 	return 0;
 }
@@ -415,13 +409,11 @@ __noinline int unwind_row_step(const struct xsprof_unwind_row *r, struct unwind_
 			return 1;
 		}
 		st->signal_frames++;
-		st->frames_cfi++;
 		w->bp = bp;
 		w->sp = fr[0];
 		w->pc = fr[1];
 		w->exact = 1;
-		w->from_fp = 0;
-		w->used_cfi = 1;
+		w->flags = UNWIND_F_USED_CFI;
 		return w->pc ? 0 : 1;
 	case XSPROF_CFA_RSP:
 		cfa = w->sp + off;
@@ -480,9 +472,7 @@ __noinline int unwind_row_step(const struct xsprof_unwind_row *r, struct unwind_
 	w->pc = ra;
 	w->bp = bp;
 	w->exact = 0;
-	w->from_fp = 0;
-	w->used_cfi = 1;
-	st->frames_cfi++;
+	w->flags = UNWIND_F_USED_CFI;
 	return 0;
 }
 

@@ -83,11 +83,14 @@ struct {
 /* The registers a step needs, and what it learnt. */
 struct unwind_regs {
 	__u64 pc, sp, bp;
-	__u32 exact;	/* pc is not a return address (the first frame, or after a signal frame) */
-	__u32 used_cfi; /* 0 or 1: counters would be exact values the verifier checks one by one */
-	__u32 from_fp;	/* pc came from a frame-pointer step: it may be garbage */
-	__u32 pad;
+	__u32 exact; /* pc is not a return address (the first frame, or after a signal frame) */
+	/* UNWIND_F_*: one word, so that a step sets them with one store. Bits, not counters:
+	 * counters would be exact values the verifier checks one by one. */
+	__u32 flags;
 };
+
+#define UNWIND_F_USED_CFI 0x1 /* a frame came from a table */
+#define UNWIND_F_FROM_FP  0x2 /* pc came from a frame-pointer step: it may be garbage */
 
 /* What a row lookup needs and keeps between frames; no pointers, so that a global function can
  * take it. */
@@ -144,6 +147,51 @@ __noinline int unwind_hold_take(void);
 __noinline int unwind_scan(struct unwind_cursor *c, struct unwind_regs *w,
 			   struct xsprof_unwind_stats *st);
 
+/*
+ * The usual row (CFA from rsp or rbp, rbp saved right below the return address or not at all)
+ * stepped here rather than by the global unwind_row_step: a frame costs about what a
+ * frame-pointer step does. 0, 1 when the walk ends, -1 for a row it does not take.
+ */
+static __always_inline int unwind__row_fast(const struct xsprof_unwind_row *r,
+					    struct unwind_regs *w, struct xsprof_unwind_stats *st)
+{
+	__u64 cfa, fr[2];
+	__u8 type = r->type;
+
+	if ((type != XSPROF_CFA_RSP && type != XSPROF_CFA_RBP) ||
+	    (r->rbp_off != -2 && r->rbp_off != 0))
+		return -1;
+	cfa = (type == XSPROF_CFA_RSP ? w->sp : w->bp) + r->cfa_off;
+	if (cfa <= w->sp || (cfa & 7)) {
+		st->end_bad_cfa++;
+		return 1;
+	}
+	if (r->rbp_off) {
+		if (bpf_probe_read_user(fr, 16, (void *)(cfa - 16))) {
+			st->end_unreadable++;
+			return 1;
+		}
+	} else {
+		fr[0] = w->bp;
+		if (bpf_probe_read_user(&fr[1], 8, (void *)(cfa - 8))) {
+			st->end_unreadable++;
+			return 1;
+		}
+	}
+	barrier_var(fr[0]);
+	barrier_var(fr[1]);
+	if (!fr[1]) {
+		st->end_outermost++;
+		return 1;
+	}
+	w->sp = cfa;
+	w->pc = fr[1];
+	w->bp = fr[0];
+	w->exact = 0;
+	w->flags = UNWIND_F_USED_CFI; /* frames_cfi is counted per walk (unwind__walk) */
+	return 0;
+}
+
 static long unwind__step(__u32 i, void *arg)
 {
 	struct unwind_walk *w = arg;
@@ -158,15 +206,24 @@ static long unwind__step(__u32 i, void *arg)
 		return 1;
 	}
 	if (w->cur.map_count) {
-		w->cur.key = w->regs.exact ? w->regs.pc : w->regs.pc - 1;
-		w->cur.trusted = !w->regs.from_fp;
-		found = unwind_find(&w->cur, w->st);
+		__u64 key = w->regs.exact ? w->regs.pc : w->regs.pc - 1;
+
+		/* The same address as a frame before (a recursion): its row, without a search. */
+		if (key == w->cur.cached_key) {
+			found = UNWIND_FOUND;
+		} else {
+			w->cur.key = key;
+			w->cur.trusted = !(w->regs.flags & UNWIND_F_FROM_FP);
+			found = unwind_find(&w->cur, w->st);
+		}
 		if (found == UNWIND_HOLD) {
 			w->held = 1;
 			return 1;
 		}
 		if (found == UNWIND_FOUND) {
-			ret = unwind_row_step(&w->cur.row, &w->regs, w->st);
+			ret = unwind__row_fast(&w->cur.row, &w->regs, w->st);
+			if (ret < 0)
+				ret = unwind_row_step(&w->cur.row, &w->regs, w->st);
 			if (ret > 0)
 				return 1;
 		} else if (found == UNWIND_ANON && !unwind_scan(&w->cur, &w->regs, w->st)) {
@@ -203,6 +260,7 @@ static __always_inline long unwind__walk(__u64 *ips, __u32 first, __u32 end,
 					 __u32 hold, struct unwind_regs *ret_regs, __u32 *ret_file)
 {
 	__u32 zero = 0;
+	__u64 fp0;
 	struct unwind_walk w = {
 		.ips = ips,
 		.regs = {.pc = pc, .sp = sp, .bp = bp, .exact = exact},
@@ -218,8 +276,12 @@ static __always_inline long unwind__walk(__u64 *ips, __u32 first, __u32 end,
 	w.st = bpf_map_lookup_elem(&unwind_stats, &zero);
 	if (!w.st)
 		return 0;
+	fp0 = w.st->frames_fp;
 	bpf_loop(2 * XSPROF_MAX_STACK_DEPTH, unwind__step, &w, 0);
-	if (w.regs.used_cfi)
+	/* Per walk, not per frame: every frame not found by frame pointers came from a table
+	 * (or a scan). */
+	w.st->frames_cfi += w.n - (w.st->frames_fp - fp0);
+	if (w.regs.flags & UNWIND_F_USED_CFI)
 		w.st->walks_cfi++;
 	else
 		w.st->walks_fp++;

@@ -685,8 +685,7 @@ struct xsprof_unwind_stats {
 	__u64 held;	      /* samples held for the daemon to finish (struct xsprof_sample_held) */
 	__u64 hold_drops;     /* ... that could not be sent (ring buffer full): sent partial */
 	__u64 hold_budget;    /* walks that would have been held past the budget: fp instead */
-	__u64 map_hits;	      /* frames in the same mapping as the frame before (no search) */
-	__u64 row_hits;	      /* frames at the same address as one before (no search) */
+	__u64 pad2[2];
 	__u64 scanned;	      /* callers of JIT code (anonymous mappings) found by a scan */
 	__u64 scan_failed;    /* ... not found: frame pointers from there */
 	__u64 stale_maps;     /* mapping lists asked to be read again (a pc outside them) */

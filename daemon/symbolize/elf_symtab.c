@@ -54,7 +54,7 @@ struct elf_symtab {
 	bool keep_fn_starts;
 	/* String tables read from the file (pread): symbol names point into them. */
 	char *strtabs[MAX_STRTABS];
-	size_t nr_strtabs;
+	size_t nr_strtabs, strtab_bytes;
 };
 
 /*
@@ -174,6 +174,7 @@ static const char *str_at(struct load_ctx *lc, size_t shndx, size_t off)
 	}
 	buf[sh.sh_size] = '\0'; /* a last string left open ends here */
 	lc->t->strtabs[lc->t->nr_strtabs++] = buf;
+	lc->t->strtab_bytes += sh.sh_size + 1;
 	lc->str[lc->nr_str].shndx = shndx;
 	lc->str[lc->nr_str].p = buf;
 	lc->str[lc->nr_str].n = sh.sh_size;
@@ -866,7 +867,7 @@ size_t elf_symtab__bytes(const struct elf_symtab *t)
 {
 	return sizeof(*t) + arena__bytes(t->arena) + t->nr_syms * sizeof(*t->syms) +
 	       (t->demangled ? t->nr_syms * sizeof(*t->demangled) : 0) +
-	       t->nr_segs * sizeof(*t->segs);
+	       t->nr_segs * sizeof(*t->segs) + t->strtab_bytes;
 }
 
 bool elf_symtab__has_symtab(const struct elf_symtab *t)

@@ -6,13 +6,29 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/symbolize/arena.h"
 #include "daemon/symbolize/kallsyms.h"
 
+/*
+ * A symbol as kept: 16 bytes, its name an offset into one block of names (each followed, after
+ * its NUL, by the index of its module as two bytes: 0 for vmlinux). 120 k symbols took 7 MiB
+ * as {addr, end, name, module} with names in an arena; 5 MiB this way.
+ */
+struct kent {
+	uint64_t addr;
+	uint32_t name; /* offset in names */
+	uint32_t size; /* end - addr (at most KALLSYMS_MAX_TAIL); while loading, rank and order */
+};
+
+#define MAX_MODULES 65535
+
 struct kallsyms {
-	struct ksym *syms;
+	struct kent *syms;
 	size_t nr_syms;
-	struct arena *arena;
+	char *names;
+	size_t names_len, names_cap;
+	char **modules; /* modules[i - 1] is module index i */
+	size_t nr_modules, cap_modules;
+	struct ksym view; /* what lookups return */
 	bool available;
 };
 
@@ -101,7 +117,7 @@ static bool parse_line(char *p, char *end, struct kline *l)
 
 /*
  * Loading state. The file (~5 MiB, ~120k lines) is streamed: only text symbols are kept, in
- * the final array, with their rank and file position parked in .end until they are sorted.
+ * the final array, with their rank and file position parked in .size until they are sorted.
  * Other symbols only bound the text before them, so just their addresses are kept.
  */
 struct loader {
@@ -109,16 +125,83 @@ struct loader {
 	size_t cap;
 	uint64_t *bounds; /* addresses of non-text symbols */
 	size_t nr_bounds, cap_bounds;
-	const char *last_mod, *mod_copy; /* module lines come in runs: copy each name once */
+	uint16_t last_mod; /* module lines come in runs: look each name up once */
 	char last_mod_buf[64];
 	uint64_t etext;
 	uint32_t seq;
 };
 
+/* Rank (0..15) and file order, sortable as one number, in the 32 bits of .size. */
+#define LOAD_ORDER(rank, seq) ((uint32_t)(rank) << 27 | ((seq) & ((1u << 27) - 1)))
+
+static int names_append(struct kallsyms *k, const char *s, size_t len, uint16_t mod,
+			uint32_t *ret_off)
+{
+	size_t need = len + 3;
+
+	if (k->names_len + need > k->names_cap) {
+		size_t ncap = k->names_cap ? k->names_cap * 2 : 1 << 16;
+		char *n;
+
+		while (ncap < k->names_len + need)
+			ncap *= 2;
+		if (ncap > UINT32_MAX)
+			return -EFBIG;
+		n = realloc(k->names, ncap);
+		if (!n)
+			return -ENOMEM;
+		k->names = n;
+		k->names_cap = ncap;
+	}
+	*ret_off = (uint32_t)k->names_len;
+	memcpy(k->names + k->names_len, s, len);
+	k->names[k->names_len + len] = '\0';
+	memcpy(k->names + k->names_len + len + 1, &mod, sizeof(mod));
+	k->names_len += need;
+	return 0;
+}
+
+/* The index of module name (1-based), added if new. */
+static int module_index(struct loader *ld, const char *name, uint16_t *ret)
+{
+	struct kallsyms *k = ld->k;
+
+	if (ld->last_mod && !strcmp(ld->last_mod_buf, name)) {
+		*ret = ld->last_mod;
+		return 0;
+	}
+	for (size_t i = 0; i < k->nr_modules; i++)
+		if (!strcmp(k->modules[i], name)) {
+			*ret = (uint16_t)(i + 1);
+			goto found;
+		}
+	if (k->nr_modules == MAX_MODULES)
+		return -EFBIG;
+	if (k->nr_modules == k->cap_modules) {
+		size_t ncap = k->cap_modules ? k->cap_modules * 2 : 64;
+		char **n = reallocarray(k->modules, ncap, sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		k->modules = n;
+		k->cap_modules = ncap;
+	}
+	k->modules[k->nr_modules] = strdup(name);
+	if (!k->modules[k->nr_modules])
+		return -ENOMEM;
+	*ret = (uint16_t)++k->nr_modules;
+found:
+	ld->last_mod = *ret;
+	snprintf(ld->last_mod_buf, sizeof(ld->last_mod_buf), "%s", name);
+	return 0;
+}
+
 static int loader__add(struct loader *ld, const struct kline *l)
 {
 	struct kallsyms *k = ld->k;
-	struct ksym *s;
+	uint16_t mod = 0;
+	struct kent *s;
+	int err;
 
 	if (!l->text) {
 		if (ld->nr_bounds == ld->cap_bounds) {
@@ -135,41 +218,33 @@ static int loader__add(struct loader *ld, const struct kline *l)
 	}
 	if (k->nr_syms == ld->cap) {
 		size_t ncap = ld->cap ? ld->cap * 2 : 4096;
-		struct ksym *ns = realloc(k->syms, ncap * sizeof(*ns));
+		struct kent *ns = reallocarray(k->syms, ncap, sizeof(*ns));
 
 		if (!ns)
 			return -ENOMEM;
 		k->syms = ns;
 		ld->cap = ncap;
 	}
+	if (l->module && (err = module_index(ld, l->module, &mod)))
+		return err;
 	s = &k->syms[k->nr_syms];
 	s->addr = l->addr;
-	s->end = (uint64_t)l->rank << 32 | ld->seq++;
-	s->name = arena__strndup(k->arena, l->name, strlen(l->name));
-	s->module = NULL;
-	if (!s->name)
-		return -ENOMEM;
-	if (l->module) {
-		if (!ld->mod_copy || strcmp(ld->last_mod_buf, l->module)) {
-			ld->mod_copy = arena__strndup(k->arena, l->module, strlen(l->module));
-			if (!ld->mod_copy)
-				return -ENOMEM;
-			snprintf(ld->last_mod_buf, sizeof(ld->last_mod_buf), "%s", l->module);
-		}
-		s->module = ld->mod_copy;
-	}
+	s->size = LOAD_ORDER(l->rank, ld->seq++);
+	err = names_append(k, l->name, strlen(l->name), mod, &s->name);
+	if (err)
+		return err;
 	k->nr_syms++;
 	return 0;
 }
 
 static int cmp_loading(const void *a, const void *b)
 {
-	const struct ksym *x = a, *y = b;
+	const struct kent *x = a, *y = b;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	/* Best name first, then file order (.end holds rank << 32 | position). */
-	return x->end < y->end ? -1 : x->end > y->end;
+	/* Best name first, then file order (.size holds LOAD_ORDER(rank, position)). */
+	return x->size < y->size ? -1 : x->size > y->size;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -177,6 +252,15 @@ static int cmp_u64(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+static uint16_t module_of(const struct kallsyms *k, const struct kent *s)
+{
+	uint16_t mod;
+	const char *name = k->names + s->name;
+
+	memcpy(&mod, name + strlen(name) + 1, sizeof(mod));
+	return mod;
 }
 
 /* Sort, keep the best name per address, and bound each symbol by whatever follows it. */
@@ -196,7 +280,7 @@ static void loader__finish(struct loader *ld)
 	}
 	k->nr_syms = out;
 	for (i = 0; i < out; i++) {
-		struct ksym *s = &k->syms[i];
+		struct kent *s = &k->syms[i];
 		uint64_t end = UINT64_MAX - s->addr < KALLSYMS_MAX_TAIL
 				       ? UINT64_MAX
 				       : s->addr + KALLSYMS_MAX_TAIL;
@@ -207,16 +291,24 @@ static void loader__finish(struct loader *ld)
 			b++;
 		if (b < ld->nr_bounds && ld->bounds[b] < end)
 			end = ld->bounds[b];
-		if (!s->module && ld->etext && s->addr < ld->etext && end > ld->etext)
+		if (!module_of(k, s) && ld->etext && s->addr < ld->etext && end > ld->etext)
 			end = ld->etext;
-		s->end = end;
+		s->size = (uint32_t)(end - s->addr);
 	}
-	/* Give back the doubling slack. */
+	/* Give back the slack. */
 	if (out && out < ld->cap) {
-		struct ksym *ns = realloc(k->syms, out * sizeof(*ns));
+		struct kent *ns = reallocarray(k->syms, out, sizeof(*ns));
 
 		if (ns)
 			k->syms = ns;
+	}
+	if (k->names_len && k->names_len < k->names_cap) {
+		char *n = realloc(k->names, k->names_len);
+
+		if (n) {
+			k->names = n;
+			k->names_cap = k->names_len;
+		}
 	}
 }
 
@@ -253,7 +345,7 @@ static int presize(int fd, struct kallsyms *k, size_t *ret_cap, char *buf, size_
 	}
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		return -errno;
-	k->syms = malloc(lines * sizeof(*k->syms));
+	k->syms = reallocarray(NULL, lines, sizeof(*k->syms));
 	if (!k->syms)
 		return -ENOMEM;
 	*ret_cap = lines;
@@ -273,9 +365,8 @@ struct kallsyms *kallsyms__load(const char *path)
 	if (!k)
 		return NULL;
 	ld.k = k;
-	k->arena = arena__new();
 	buf = malloc(CHUNK + 1);
-	if (!k->arena || !buf) {
+	if (!buf) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -346,7 +437,10 @@ void kallsyms__free(struct kallsyms *k)
 {
 	if (!k)
 		return;
-	arena__free(k->arena);
+	for (size_t i = 0; i < k->nr_modules; i++)
+		free(k->modules[i]);
+	free(k->modules);
+	free(k->names);
 	free(k->syms);
 	free(k);
 }
@@ -361,15 +455,34 @@ size_t kallsyms__count(const struct kallsyms *k)
 	return k->nr_syms;
 }
 
+size_t kallsyms__bytes(const struct kallsyms *k)
+{
+	return sizeof(*k) + k->nr_syms * sizeof(*k->syms) + k->names_cap +
+	       k->nr_modules * 32;
+}
+
+/* The view of symbol s that the lookups return (valid until the next one). */
+static const struct ksym *view(const struct kallsyms *k, const struct kent *s)
+{
+	struct kallsyms *w = (struct kallsyms *)k; /* the view is scratch, not the table */
+	uint16_t mod = module_of(k, s);
+
+	w->view.addr = s->addr;
+	w->view.end = s->addr + s->size;
+	w->view.name = k->names + s->name;
+	w->view.module = mod && mod <= k->nr_modules ? k->modules[mod - 1] : NULL;
+	return &w->view;
+}
+
 const struct ksym *kallsyms__at(const struct kallsyms *k, size_t idx)
 {
-	return idx < k->nr_syms ? &k->syms[idx] : NULL;
+	return idx < k->nr_syms ? view(k, &k->syms[idx]) : NULL;
 }
 
 const struct ksym *kallsyms__lookup(const struct kallsyms *k, uint64_t addr)
 {
 	size_t lo = 0, hi = k->nr_syms;
-	const struct ksym *s;
+	const struct kent *s;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -382,16 +495,13 @@ const struct ksym *kallsyms__lookup(const struct kallsyms *k, uint64_t addr)
 	if (!lo)
 		return NULL;
 	s = &k->syms[lo - 1];
-	return addr < s->end ? s : NULL;
+	return addr - s->addr < s->size ? view(k, s) : NULL;
 }
 
 const struct ksym *kallsyms__find(const struct kallsyms *k, const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < k->nr_syms; i++) {
-		if (!strcmp(k->syms[i].name, name))
-			return &k->syms[i];
-	}
+	for (size_t i = 0; i < k->nr_syms; i++)
+		if (!strcmp(k->names + k->syms[i].name, name))
+			return view(k, &k->syms[i]);
 	return NULL;
 }

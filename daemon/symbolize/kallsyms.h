@@ -35,11 +35,17 @@ void kallsyms__free(struct kallsyms *k);
 /* False when no symbol had an address (kptr_restrict, or not root). */
 bool kallsyms__available(const struct kallsyms *k);
 size_t kallsyms__count(const struct kallsyms *k);
+/*
+ * The lookups return a view of the symbol, valid until the next lookup on k (its name and
+ * module strings as long as k): the table keeps its symbols compact.
+ */
 /* The idx-th text symbol in address order, NULL past the end. */
 const struct ksym *kallsyms__at(const struct kallsyms *k, size_t idx);
 /* The text symbol whose [addr, end) holds addr, or NULL. */
 const struct ksym *kallsyms__lookup(const struct kallsyms *k, uint64_t addr);
 /* A text symbol by name (the first in address order), or NULL; linear, not for hot paths. */
 const struct ksym *kallsyms__find(const struct kallsyms *k, const char *name);
+/* Memory held, for the symbolizer's cache accounting. */
+size_t kallsyms__bytes(const struct kallsyms *k);
 
 #endif

@@ -182,7 +182,7 @@ static size_t total_bytes(const struct symbolizer *s)
 {
 	return s->file_bytes + s->proc_bytes + s->jit_bytes + arena__bytes(s->names_arena) +
 	       arena__bytes(s->labels_arena) +
-	       (s->ksyms ? kallsyms__count(s->ksyms) * (sizeof(struct ksym) + 32) : 0);
+	       (s->ksyms ? kallsyms__bytes(s->ksyms) : 0);
 }
 
 static void note_bytes(struct symbolizer *s)
@@ -1347,7 +1347,8 @@ static const char *bpf_name(struct symbolizer *s, const struct ksym *ks)
 	char *name;
 	size_t len;
 
-	name = hashmap__get(s->names, (uintptr_t)ks, KNAME_KEY);
+	/* Keyed by the symbol's address: ks is a view that the next lookup reuses. */
+	name = hashmap__get(s->names, (uintptr_t)ks->addr, KNAME_KEY);
 	if (name)
 		return name;
 	if (!strncmp(n, "bpf_prog_", 9)) {
@@ -1361,7 +1362,7 @@ static const char *bpf_name(struct symbolizer *s, const struct ksym *ks)
 	if (!name)
 		return ks->name;
 	snprintf(name, len, "[bpf] %s", n);
-	hashmap__put(s->names, (uintptr_t)ks, KNAME_KEY, name);
+	hashmap__put(s->names, (uintptr_t)ks->addr, KNAME_KEY, name);
 	return name;
 }
 
