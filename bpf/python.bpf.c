@@ -240,6 +240,38 @@ __noinline int python_walk(struct py_scratch *out, __u32 tgid, __u32 tid)
 	return w.n;
 }
 
+/* Interpreter frames in a launch's key (launch_reuse.bpf.h): the call's own and its two
+ * callers (a layer's forward is told from another's by its caller's line). */
+#define PY_KEY_FRAMES 3
+
+__noinline __u64 python_key(__u32 tgid, __u32 tid)
+{
+	const struct xsprof_py_proc *p = bpf_map_lookup_elem(&py_procs, &tgid);
+	struct xsprof_py_stats *st;
+	struct py_scratch *o;
+	struct py_thread th;
+	__u64 frame, h = 0xcbf29ce484222325ull;
+	__u32 zero = 0, size;
+
+	if (!p)
+		return 0;
+	st = bpf_map_lookup_elem(&py_stats, &zero);
+	o = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!st || !o || !find_tstates(p, tgid, tid, st, &th))
+		return 0;
+	frame = current_frame(p, th.ts[0]);
+	size = p->frame_size;
+	for (int k = 0; k < PY_KEY_FRAMES && frame; k++) {
+		if (size < 8 || size > PY_FRAME_READ ||
+		    bpf_probe_read_user(o->chunk, size, (void *)frame))
+			break;
+		h = (h ^ frame) * 0x100000001b3ull;
+		h = (h ^ chunk_word(o, p->frame_instr)) * 0x100000001b3ull;
+		frame = chunk_word(o, p->frame_previous);
+	}
+	return h | 1;
+}
+
 __noinline int python_append_sample(struct xsprof_sample *s, __u32 tid)
 {
 	__u32 at;

@@ -96,6 +96,13 @@ __noinline int python_append_call(struct xsprof_cuda_call *r, __u32 tid);
 __noinline int python_append_usdt(struct xsprof_usdt_launch *r, __u32 tid);
 
 /*
+ * A fingerprint of thread tid's innermost interpreter frames (addresses and instructions of the
+ * current one and two callers), for a launch's key; 0 when tgid is not a known CPython process
+ * (one map lookup: no more for the others), odd otherwise.
+ */
+__noinline __u64 python_key(__u32 tgid, __u32 tid);
+
+/*
  * Walk and append the frames to a record whose used ips[] end at index at (mask: a constant
  * that bounds at so that at + 2 * XSPROF_PY_MAX_FRAMES stays inside ips[]). Returns how many
  * frames were appended; the caller puts that in the record's nr_python.

@@ -117,14 +117,20 @@ enum unwind_find_result {
 	UNWIND_ANON = 3,  /* in an anonymous executable mapping (JIT code): scan for the caller */
 };
 
+/* Return-address slots a launch probe's walk notes (launch_reuse.bpf.h). */
+#define UNWIND_TRACE_SLOTS 8
+
 struct unwind_walk {
 	__u64 *ips;
+	__u64 *trace; /* NULL, or where the first UNWIND_TRACE_SLOTS callers were read */
 	struct xsprof_unwind_stats *st;
 	struct unwind_regs regs;
 	struct unwind_cursor cur;
 	__u32 first, end; /* the first slot of ips, and the limit (<= 2 * XSPROF_MAX_STACK_DEPTH) */
 	__u32 n;	  /* out: frames stored */
 	__u32 held;	  /* out: the walk stopped at regs for the daemon to finish */
+	__u32 untraced;	  /* out: a traced frame was not read from its slot (signal frame) */
+	__u32 pad3;
 };
 
 /*
@@ -244,6 +250,17 @@ static long unwind__step(__u32 i, void *arg)
 		return 1;
 	w->ips[idx] = w->regs.pc;
 	w->n = i + 1;
+	/* Every step reads the caller's return address at the new sp - 8, but a signal frame's
+	 * (from the ucontext: exact again). */
+	if (w->trace && i < UNWIND_TRACE_SLOTS) {
+		__u64 t = i;
+
+		/* The mask in the register the store uses (the compiler drops a C one as i < 8). */
+		asm volatile("%0 &= 7" : "+r"(t));
+		w->trace[t] = w->regs.sp - 8;
+		if (w->regs.exact)
+			w->untraced = 1;
+	}
 	return 0;
 }
 
@@ -254,15 +271,17 @@ static long unwind__step(__u32 i, void *arg)
  * the walk may stop where a table is being built (*ret_held set, w's registers in *ret_regs).
  * Returns how many were stored; needs bpf_loop (Linux 5.17).
  */
-static __always_inline long unwind__walk(__u64 *ips, __u32 first, __u32 end,
-					 const struct xsprof_unwind_proc *proc, __u32 tgid,
-					 __u32 mode, __u64 pc, __u64 sp, __u64 bp, __u32 exact,
-					 __u32 hold, struct unwind_regs *ret_regs, __u32 *ret_file)
+static __always_inline long
+unwind__walk_traced(__u64 *ips, __u64 *trace, __u32 first, __u32 end,
+		    const struct xsprof_unwind_proc *proc, __u32 tgid, __u32 mode, __u64 pc,
+		    __u64 sp, __u64 bp, __u32 exact, __u32 hold, struct unwind_regs *ret_regs,
+		    __u32 *ret_file, __u32 *ret_untraced)
 {
 	__u32 zero = 0;
 	__u64 fp0;
 	struct unwind_walk w = {
 		.ips = ips,
+		.trace = trace,
 		.regs = {.pc = pc, .sp = sp, .bp = bp, .exact = exact},
 		.cur = {.mode = mode, .hold = hold, .tgid = tgid},
 		.first = first,
@@ -285,6 +304,8 @@ static __always_inline long unwind__walk(__u64 *ips, __u32 first, __u32 end,
 		w.st->walks_cfi++;
 	else
 		w.st->walks_fp++;
+	if (ret_untraced)
+		*ret_untraced = w.untraced;
 	if (w.held && ret_regs && ret_file) {
 		*ret_regs = w.regs;
 		*ret_file = w.cur.file;
@@ -292,16 +313,29 @@ static __always_inline long unwind__walk(__u64 *ips, __u32 first, __u32 end,
 	return w.n;
 }
 
+/* unwind__walk_traced without a trace: the samplers' walk. */
+static __always_inline long unwind__walk(__u64 *ips, __u32 first, __u32 end,
+					 const struct xsprof_unwind_proc *proc, __u32 tgid,
+					 __u32 mode, __u64 pc, __u64 sp, __u64 bp, __u32 exact,
+					 __u32 hold, struct unwind_regs *ret_regs, __u32 *ret_file)
+{
+	return unwind__walk_traced(ips, NULL, first, end, proc, tgid, mode, pc, sp, bp, exact,
+				   hold, ret_regs, ret_file, NULL);
+}
+
 /*
  * A probe's user stack (the CUDA uprobes, the USDT probe) from (pc, sp, bp; exact as for
  * unwind__walk), callers stored from ips[*nr] (0 or 1: the slots already filled) up to
+ * XSPROF_MAX_STACK_DEPTH slots; trace (may be NULL): where the first UNWIND_TRACE_SLOTS
+ * callers were read (*ret_untraced: one was not read from its slot). Up to
  * XSPROF_MAX_STACK_DEPTH slots: the table walk where the daemon loaded tgid's mappings and mode
  * is not fp; -1 otherwise (the probe walks frame pointers as before). ips must have room up to
  * index 2 * XSPROF_MAX_STACK_DEPTH in its map value (the probes' records are followed by
  * their stack window).
  */
 static __always_inline long unwind__probe_walk(__u64 *ips, __u16 *nr, __u32 tgid, __u32 mode,
-					       __u64 pc, __u64 sp, __u64 bp, __u32 exact)
+					       __u64 pc, __u64 sp, __u64 bp, __u32 exact,
+					       __u64 *trace, __u32 *ret_untraced)
 {
 	const struct xsprof_unwind_proc *proc;
 	__u32 first;
@@ -317,8 +351,8 @@ static __always_inline long unwind__probe_walk(__u64 *ips, __u16 *nr, __u32 tgid
 	 * step bounds every store at 2 * XSPROF_MAX_STACK_DEPTH, inside the probes' scratch. */
 	first = *(volatile __u16 *)nr & 0xff;
 	/* The limit from first too (a range as well): ips has XSPROF_MAX_STACK_DEPTH slots. */
-	return unwind__walk(ips, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc, tgid, mode, pc,
-			    sp, bp, exact, 0, NULL, NULL);
+	return unwind__walk_traced(ips, trace, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc,
+				   tgid, mode, pc, sp, bp, exact, 0, NULL, NULL, ret_untraced);
 }
 
 #endif

@@ -20,6 +20,7 @@
 #include "ustack.bpf.h"
 #include "unwind.bpf.h"
 #include "python.bpf.h"
+#include "launch_reuse.bpf.h"
 
 #define SIGSTOP 19
 
@@ -37,6 +38,7 @@ bool cuda_stop_processes = false;
 struct cuda_scratch {
 	struct xsprof_cuda_call rec;
 	__u64 win[USTACK_WINDOW / 8];
+	__u64 trace[UNWIND_TRACE_SLOTS]; /* where the walk read its first callers */
 };
 
 struct {
@@ -186,11 +188,15 @@ int xsprof_cuda_call(struct pt_regs *ctx)
 	__u64 pid_tgid = xsprof_ids();
 	__u32 zero = 0, tgid = pid_tgid >> 32;
 	struct xsprof_cuda_stats *st = bpf_map_lookup_elem(&cuda_stats, &zero);
+	struct xsprof_launch_reuse_stats *rst = bpf_map_lookup_elem(&launch_reuse_stats, &zero);
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct launch_cache *c = NULL;
 	struct xsprof_call_mark *m;
 	struct cuda_scratch *scr;
 	struct xsprof_cuda_call *r;
 	const __u64 *win;
-	__u64 sp, ret = 0, flags;
+	__u64 sp, ret = 0, flags, pykey = 0;
+	__u32 untraced = 1, pytid = 0;
 	__u8 one = 1;
 	long size;
 	bool first;
@@ -221,8 +227,7 @@ int xsprof_cuda_call(struct pt_regs *ctx)
 		r->user_err = -14; /* -EFAULT */
 	}
 
-	m = bpf_task_storage_get(&call_marks, bpf_get_current_task_btf(), 0,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	m = bpf_task_storage_get(&call_marks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!m) {
 		st->mark_err++;
 	} else if (nested_call(m, sp, ret, PT_REGS_FP(ctx), cookie & XSPROF_CUDA_COOKIE_WRAPPER)) {
@@ -245,6 +250,26 @@ int xsprof_cuda_call(struct pt_regs *ctx)
 	if (m)
 		mark_wait(m, cookie, r);
 
+	/* The stack of the thread's last call, if a cheap check proves it unchanged. */
+	if (python_on) {
+		pytid = python__own_tid(task);
+		pykey = python_key(tgid, pytid);
+	}
+	c = rst && m && m->sent && !r->user_err ? launch__cache(XSPROF_LAUNCH_CALL) : NULL;
+	if (c && rst && launch__same(c, ret, sp, PT_REGS_FP(ctx), pykey, r->time_ns, rst)) {
+		flags = BPF_RB_NO_WAKEUP;
+		if ((st->emitted & 15) == 0 &&
+		    bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+			flags = BPF_RB_FORCE_WAKEUP;
+		if (launch__send_reuse(c, tgid, r->tid, XSPROF_LAUNCH_CALL, r->api, r->flags,
+				       r->time_ns, r->stream, flags, rst)) {
+			st->drop_ringbuf++;
+			return 0;
+		}
+		st->emitted++;
+		return 0;
+	}
+
 	/* At entry the callee has not pushed a frame: rbp is still the caller's. */
 	r->nr_user = 0;
 	if (!r->user_err) {
@@ -255,10 +280,11 @@ int xsprof_cuda_call(struct pt_regs *ctx)
 		r->ips[0] = ret;
 		r->nr_user = 1;
 		n = unwind__probe_walk(r->ips, &r->nr_user, tgid, unwind_mode, ret, sp + 8,
-				       PT_REGS_FP(ctx), 0);
+				       PT_REGS_FP(ctx), 0, scr->trace, &untraced);
 		if (n >= 0 && n < XSPROF_MAX_STACK_DEPTH) {
 			r->nr_user = 1 + n;
 		} else {
+			untraced = 1;
 			r->ips[0] = ret;
 			r->nr_user = 1 + ustack__walk_fp_loop(r->ips, 1, PT_REGS_FP(ctx), sp, win);
 		}
@@ -266,8 +292,7 @@ int xsprof_cuda_call(struct pt_regs *ctx)
 
 	/* The Python function and line that made the call (mask: nr_user <= 127). */
 	if (python_on && r->nr_user)
-		r->nr_python = python_append_call(
-			r, python__own_tid((struct task_struct *)bpf_get_current_task_btf()));
+		r->nr_python = python_append_call(r, pytid);
 	size = XSPROF_CUDA_CALL_HDR_SIZE + (long)r->nr_user * 8 +
 	       (long)r->nr_python * sizeof(struct xsprof_py_frame);
 	/* Keep the bound on the register that is passed on (clang may clamp a copy). */
@@ -301,5 +326,13 @@ int xsprof_cuda_call(struct pt_regs *ctx)
 	if (m)
 		m->sent = 1;
 	st->emitted++;
+	/* A thread's first record may be held (above): only the ones after are reused. */
+	c = rst && !r->user_err ? launch__cache(XSPROF_LAUNCH_CALL) : NULL;
+	if (c && rst) {
+		/* Callers from ips[1]: their slots are trace[0, ...). */
+		launch__keep(c, ret, sp, PT_REGS_FP(ctx), pykey, r->time_ns, scr->trace,
+			     &r->ips[1], (long)r->nr_user - 1, untraced);
+		rst->walked++;
+	}
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include "ustack.bpf.h"
 #include "unwind.bpf.h"
 #include "python.bpf.h"
+#include "launch_reuse.bpf.h"
 
 #define SIGSTOP 19
 
@@ -26,10 +27,12 @@ extern bool python_on;
 extern const volatile __u32 unwind_mode;
 extern const volatile __u64 wakeup_bytes;
 
-/* The record, and the top of the stack read at once (ustack.bpf.h says why). */
+/* The record, the top of the stack read at once (ustack.bpf.h says why), and where the walk
+ * read its first callers (launch_reuse.bpf.h). */
 struct usdt_scratch {
 	struct xsprof_usdt_launch rec;
 	__u64 win[USTACK_WINDOW / 8];
+	__u64 trace[UNWIND_TRACE_SLOTS];
 };
 
 struct {
@@ -76,10 +79,15 @@ int xsprof_usdt_launch(struct pt_regs *ctx)
 	__u32 zero = 0, tgid = pid_tgid >> 32, *sent;
 	__u8 one = 1;
 	struct xsprof_cuda_stats *st = bpf_map_lookup_elem(&cuda_stats, &zero);
+	struct xsprof_launch_reuse_stats *rst = bpf_map_lookup_elem(&launch_reuse_stats, &zero);
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 site = PT_REGS_IP(ctx), sp = PT_REGS_SP(ctx), bp = PT_REGS_FP(ctx), pykey = 0, now;
+	struct launch_cache *c = NULL;
 	struct usdt_scratch *scr;
 	struct xsprof_usdt_launch *r;
 	const __u64 *win;
 	long corr = 0, api = 0, size, n;
+	__u32 untraced = 1, pytid = 0;
 	__u64 flags;
 
 	if (!st || !pid_tgid) /* 0: outside the daemon's pid namespace */
@@ -97,22 +105,43 @@ int xsprof_usdt_launch(struct pt_regs *ctx)
 		st->usdt_drop++;
 		return 0;
 	}
+	now = bpf_ktime_get_ns();
+	/* The stack of the thread's last launch, if a cheap check proves it unchanged. */
+	if (python_on) {
+		pytid = python__own_tid(task);
+		pykey = python_key(tgid, pytid);
+	}
+	c = rst ? launch__cache(XSPROF_LAUNCH_USDT) : NULL;
+	if (c && rst && launch__same(c, site, sp, bp, pykey, now, rst)) {
+		flags = BPF_RB_NO_WAKEUP;
+		if ((st->usdt_emitted & 15) == 0 &&
+		    bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+			flags = BPF_RB_FORCE_WAKEUP;
+		if (launch__send_reuse(c, tgid, (__u32)pid_tgid, XSPROF_LAUNCH_USDT, (__u32)api, 0,
+				       now, (__u64)corr, flags, rst)) {
+			st->usdt_drop++;
+			return 0;
+		}
+		st->usdt_emitted++;
+		return 0;
+	}
 	r->type = XSPROF_REC_USDT_LAUNCH;
 	r->tgid = tgid;
 	r->tid = (__u32)pid_tgid;
 	r->api = (__u32)api;
-	r->time_ns = bpf_ktime_get_ns();
+	r->time_ns = now;
 	r->corr_id = (__u64)corr;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	r->user_err = 0;
 	/* Mid-function: the probe site, then the firing function's own frame outward. */
-	r->ips[0] = PT_REGS_IP(ctx);
+	r->ips[0] = site;
 	r->nr_user = 1;
-	n = unwind__probe_walk(r->ips, &r->nr_user, tgid, unwind_mode, PT_REGS_IP(ctx),
-			       PT_REGS_SP(ctx), PT_REGS_FP(ctx), 1);
+	n = unwind__probe_walk(r->ips, &r->nr_user, tgid, unwind_mode, site, sp, bp, 1,
+			       scr->trace, &untraced);
 	if (n >= 0 && n < XSPROF_MAX_STACK_DEPTH) {
 		r->nr_user = 1 + n;
 	} else {
+		untraced = 1;
 		win = bpf_probe_read_user(scr->win, sizeof(scr->win), (void *)PT_REGS_SP(ctx))
 			      ? NULL
 			      : scr->win;
@@ -122,8 +151,7 @@ int xsprof_usdt_launch(struct pt_regs *ctx)
 
 	r->nr_python = 0;
 	if (python_on && r->nr_user)
-		r->nr_python = python_append_usdt(
-			r, python__own_tid((struct task_struct *)bpf_get_current_task_btf()));
+		r->nr_python = python_append_usdt(r, pytid);
 	size = XSPROF_USDT_LAUNCH_HDR_SIZE + (long)r->nr_user * 8 +
 	       (long)r->nr_python * sizeof(struct xsprof_py_frame);
 	/* Keep the bound on the register that is passed on (clang may clamp a copy). */
@@ -131,8 +159,7 @@ int xsprof_usdt_launch(struct pt_regs *ctx)
 	if (size > sizeof(*r))
 		size = sizeof(*r);
 	barrier_var(size);
-	sent = bpf_task_storage_get(&usdt_threads, bpf_get_current_task_btf(), 0,
-				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	sent = bpf_task_storage_get(&usdt_threads, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	r->flags = sent && !*sent ? XSPROF_CUDA_F_FIRST : 0;
 	/* A profiled process's first record (one of its threads' first): held like
 	 * uprobe_cuda.bpf.c's send_held. */
@@ -151,10 +178,18 @@ int xsprof_usdt_launch(struct pt_regs *ctx)
 		flags = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(&samples, r, size, flags)) {
 		st->usdt_drop++;
+		if (c)
+			c->nr = 0;
 		return 0;
 	}
 	if (sent)
 		*sent = 1;
 	st->usdt_emitted++;
+	if (c && rst) {
+		/* Callers from ips[1]: their slots are trace[0, ...). */
+		launch__keep(c, site, sp, bp, pykey, now, scr->trace, &r->ips[1],
+			     (long)r->nr_user - 1, untraced);
+		rst->walked++;
+	}
 	return 0;
 }

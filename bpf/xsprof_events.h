@@ -59,6 +59,7 @@ enum xsprof_record_type {
 	XSPROF_REC_UNWIND_WANT = 8, /* a walk asks for a file's unwind table */
 	XSPROF_REC_SAMPLE_HELD = 9, /* a sample whose walk the daemon finishes */
 	XSPROF_REC_OFFCPU_HELD = 10, /* an off-CPU stack whose walk the daemon finishes */
+	XSPROF_REC_LAUNCH_REUSE = 11, /* a CUDA call with the stack of its thread's last one */
 	XSPROF_REC_MAX,
 };
 
@@ -506,6 +507,44 @@ struct xsprof_cuda_stats {
 };
 
 _Static_assert(sizeof(struct xsprof_cuda_stats) == 128, "xsprof_cuda_stats layout");
+
+/*
+ * A CUDA call or xsprof:launch firing whose stack is the one of the last full record of its
+ * thread and kind (struct xsprof_cuda_call or xsprof_usdt_launch before it on the ring, the
+ * same tid): the probe proved it cheaply instead of walking it again (bpf/launch_reuse.bpf.h
+ * says how, and when the proof can be wrong). Its counts are exact; its stack is that one.
+ */
+enum xsprof_launch_kind {
+	XSPROF_LAUNCH_CALL = 1, /* an entry uprobe: arg is the stream */
+	XSPROF_LAUNCH_USDT = 2, /* xsprof:launch: arg is the correlation id */
+};
+
+struct xsprof_launch_reuse {
+	__u32 type; /* XSPROF_REC_LAUNCH_REUSE */
+	__u32 tgid;
+	__u32 tid;
+	__u16 kind;  /* enum xsprof_launch_kind */
+	__u16 flags; /* the full record's XSPROF_CUDA_F_* (stream ones) */
+	__u64 time_ns;
+	__u64 arg;
+	__u32 api; /* as the full record's api */
+	__u32 pad;
+};
+
+_Static_assert(sizeof(struct xsprof_launch_reuse) == 40, "xsprof_launch_reuse layout");
+
+/* Per-CPU counters of the reuse; index of each field is fixed for user space. */
+struct xsprof_launch_reuse_stats {
+	__u64 walked;	    /* stacks walked (the full record sent) */
+	__u64 reused;	    /* stacks proved unchanged and reused */
+	__u64 miss_key;	    /* walked: another site, stack pointer, rbp or Python frame */
+	__u64 miss_slots;   /* walked: a return address on the stack changed */
+	__u64 miss_age;	    /* walked: the last walk of the thread was too long ago */
+	__u64 reuse_drops;  /* reuse records lost (ring buffer full): the next call walks */
+	__u64 pad[2];
+};
+
+_Static_assert(sizeof(struct xsprof_launch_reuse_stats) == 64, "xsprof_launch_reuse_stats layout");
 
 /*
  * ---- User stacks without frame pointers: unwind tables (daemon/unwind -> bpf/unwind.bpf.h) ----

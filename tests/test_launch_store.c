@@ -64,6 +64,95 @@ Test(launch_store, same_stack_counts_once_and_every_call_is_an_event)
 	launch_store__free(ls);
 }
 
+static struct xsprof_launch_reuse reuse(__u32 tgid, __u32 tid, __u16 kind, __u32 api, __u64 arg)
+{
+	return (struct xsprof_launch_reuse){.type = XSPROF_REC_LAUNCH_REUSE,
+					    .tgid = tgid,
+					    .tid = tid,
+					    .kind = kind,
+					    .time_ns = 5000 + arg,
+					    .arg = arg,
+					    .api = api};
+}
+
+Test(launch_store, reuse_records_count_under_their_threads_last_stack)
+{
+	struct launch_store *ls = launch_store__new(0, 0);
+	struct xsprof_cuda_call a = call(10, XSPROF_CUDA_cudaLaunchKernel, "app", 3, 0x1000);
+	struct xsprof_cuda_call b = call(10, XSPROF_CUDA_cudaLaunchKernel, "app", 4, 0x2000);
+	struct xsprof_launch_reuse r;
+	struct launch_store_stats st;
+	struct launch_stack s;
+	const struct launch_event *ev;
+
+	cr_assert(ls);
+	b.tid = 12; /* another thread of the same process */
+	cr_assert_eq(launch_store__add_call(ls, &a), 0);
+	cr_assert_eq(launch_store__add_call(ls, &b), 0);
+	/* Thread 11 twice, thread 12 once: each under its own last stack. */
+	r = reuse(10, 11, XSPROF_LAUNCH_CALL, XSPROF_CUDA_cudaLaunchKernel, 1);
+	cr_assert_eq(launch_store__add_reuse(ls, &r), 0);
+	cr_assert_eq(launch_store__add_reuse(ls, &r), 0);
+	r = reuse(10, 12, XSPROF_LAUNCH_CALL, XSPROF_CUDA_cudaLaunchKernel, 2);
+	cr_assert_eq(launch_store__add_reuse(ls, &r), 0);
+	cr_assert_eq(launch_store__nr_stacks(ls), 2);
+	cr_assert_eq(launch_store__stack(ls, 0, &s), 0);
+	cr_expect_eq(s.count, 3);
+	cr_assert_eq(launch_store__stack(ls, 1, &s), 0);
+	cr_expect_eq(s.count, 2);
+	/* Every reuse is an event with its own time and argument. */
+	cr_assert_eq(launch_store__nr_events(ls), 5);
+	ev = launch_store__events(ls);
+	cr_expect_eq(ev[4].stack, 1);
+	cr_expect_eq(ev[4].arg, 2);
+	cr_expect_eq(ev[4].tid, 12);
+	cr_expect_eq(ev[4].time_ns, 5002);
+	/* Another API from the same place: the same frames under that API. */
+	r = reuse(10, 11, XSPROF_LAUNCH_CALL, XSPROF_CUDA_cudaMemcpyAsync, 3);
+	cr_assert_eq(launch_store__add_reuse(ls, &r), 0);
+	cr_assert_eq(launch_store__nr_stacks(ls), 3);
+	cr_assert_eq(launch_store__stack(ls, 2, &s), 0);
+	cr_expect_eq(s.api, XSPROF_CUDA_cudaMemcpyAsync);
+	cr_expect_eq(s.nr_user, 3);
+	cr_expect_eq(s.ips[2], 0x1200);
+	/* No stack of that kind (USDT), of that thread, or of that process: refused, counted. */
+	r = reuse(10, 11, XSPROF_LAUNCH_USDT, 2u << 16 | 211, 4);
+	cr_expect_eq(launch_store__add_reuse(ls, &r), -ENOENT);
+	r = reuse(10, 99, XSPROF_LAUNCH_CALL, XSPROF_CUDA_cudaLaunchKernel, 5);
+	cr_expect_eq(launch_store__add_reuse(ls, &r), -ENOENT);
+	r = reuse(77, 11, XSPROF_LAUNCH_CALL, XSPROF_CUDA_cudaLaunchKernel, 6);
+	cr_expect_eq(launch_store__add_reuse(ls, &r), -ENOENT);
+	launch_store__stats(ls, &st);
+	cr_expect_eq(st.reused, 4);
+	cr_expect_eq(st.reuse_orphans, 3);
+	cr_expect_eq(st.calls, 6);
+	launch_store__free(ls);
+}
+
+Test(launch_store, a_new_store_keeps_the_last_stacks_for_reuse_records_in_flight)
+{
+	struct launch_store *old = launch_store__new(0, 0), *fresh = launch_store__new(0, 0);
+	struct xsprof_cuda_call a = call(10, XSPROF_CUDA_cudaLaunchKernel, "app", 3, 0x1000);
+	struct xsprof_launch_reuse r = reuse(10, 11, XSPROF_LAUNCH_CALL,
+					     XSPROF_CUDA_cudaLaunchKernel, 1);
+	struct launch_stack s;
+
+	cr_assert(old && fresh);
+	cr_assert_eq(launch_store__add_call(old, &a), 0);
+	cr_assert_eq(launch_store__carry_last(fresh, old), 0);
+	launch_store__free(old); /* the slice is gone; its threads' last stacks are not */
+	cr_expect_eq(launch_store__nr_stacks(fresh), 0, "carried stacks are not counted stacks");
+	cr_assert_eq(launch_store__add_reuse(fresh, &r), 0);
+	cr_assert_eq(launch_store__add_reuse(fresh, &r), 0);
+	cr_assert_eq(launch_store__nr_stacks(fresh), 1);
+	cr_assert_eq(launch_store__stack(fresh, 0, &s), 0);
+	cr_expect_eq(s.count, 2);
+	cr_expect_eq(s.nr_user, 3);
+	cr_expect_eq(s.ips[1], 0x1100);
+	cr_expect_eq(s.tgid, 10);
+	launch_store__free(fresh);
+}
+
 Test(launch_store, caps_count_what_they_turn_away)
 {
 	struct launch_store *ls = launch_store__new(2, 3);

@@ -81,3 +81,120 @@ Test(unwind_cuda, frame_pointer_mode_loses_the_callers, .timeout = 120)
 	cr_expect_lt(whole * 2, all, "frame pointers found the chain in %llu of %llu",
 		     (unsigned long long)whole, (unsigned long long)all);
 }
+
+/* ---- Reused launch stacks (bpf/launch_reuse.bpf.h) stay exact ---- */
+
+#define SITES_ROUNDS	 600
+#define SITES_ROUNDS_ARG "600"
+/* Launches of one run: the runs, then 6 blocks of a quarter as many. */
+#define SITES_LAUNCHES (SITES_ROUNDS + 6 * (SITES_ROUNDS / 4))
+
+struct sites {
+	uint64_t site_a, site_b, deep_x, deep_y, other;
+};
+
+/* Which of xs_launch_sites's places a launch line is under (see its header). */
+static void classify(const struct folded_line *l, struct sites *s)
+{
+	int at = folded_find(l, "launch_here"), c = at - 1;
+
+	if (at < 2 || at != l->n - 2) {
+		s->other += l->count;
+		return;
+	}
+	if (!strcmp(l->frames[at - 1], "site_a") || !strcmp(l->frames[at - 1], "site_b")) {
+		if (strcmp(l->frames[at - 2], "run_sites"))
+			s->other += l->count;
+		else if (l->frames[at - 1][5] == 'a')
+			s->site_a += l->count;
+		else
+			s->site_b += l->count;
+		return;
+	}
+	while (c > 0 && !strcmp(l->frames[c], "chain"))
+		c--;
+	if (at - 1 - c != 12 || c < 1 || strcmp(l->frames[c - 1], "run_deep"))
+		s->other += l->count;
+	else if (!strcmp(l->frames[c], "deep_x"))
+		s->deep_x += l->count;
+	else if (!strcmp(l->frames[c], "deep_y"))
+		s->deep_y += l->count;
+	else
+		s->other += l->count;
+}
+
+/* One run of xs_launch_sites; copies: how many probes see each launch (2 when the entry
+ * uprobes stay beside xsprof:launch; 1 when they are removed after its first firing). The
+ * launch stacks written are one per launch either way. */
+static void sites_run(const char *correlate, uint64_t copies)
+{
+	const char *out = test_path("sites", ".folded"), *err = test_path("sites", ".err");
+	char *argv[] = {XSPROFD_PATH,
+			"-f",
+			"--freq",
+			"1",
+			"--cupti-socket",
+			(char *)test_path("sites", ".sock"),
+			"--correlate",
+			(char *)correlate,
+			"--launches-output",
+			(char *)out,
+			"--",
+			XS_LAUNCH_SITES_PATH,
+			SITES_ROUNDS_ARG,
+			NULL};
+	const uint64_t want_site = SITES_ROUNDS / 2, want_deep = 3 * (SITES_ROUNDS / 4);
+	unsigned long long walked = 0, reused = 0;
+	struct sites s = {0};
+	struct folded f;
+	const char *at;
+	char *log;
+
+	cr_assert_eq(run(argv, NULL, err), 0, "%s", read_file(err));
+	folded_load(out, &f);
+	for (size_t i = 0; i < f.n; i++)
+		if (!strcmp(f.lines[i].frames[0], "xs_launch_sites") &&
+		    !strcmp(f.lines[i].frames[f.lines[i].n - 1], "[cuda] cudaLaunchKernel"))
+			classify(&f.lines[i], &s);
+	folded_free(&f);
+	log = read_file(err);
+	at = strstr(log, "launch stacks walked ");
+	cr_assert(at && sscanf(at, "launch stacks walked %llu times, reused %llu", &walked,
+			       &reused) == 2,
+		  "no reuse line:\n%s", log);
+	cr_log_info("%s: site_a %llu, site_b %llu, deep_x %llu, deep_y %llu, other %llu; "
+		    "walked %llu, reused %llu\n",
+		    correlate, (unsigned long long)s.site_a, (unsigned long long)s.site_b,
+		    (unsigned long long)s.deep_x, (unsigned long long)s.deep_y,
+		    (unsigned long long)s.other, walked, reused);
+	/* Every launch counted once per record, under its own place: none moved to another
+	 * (each at most its due), none lost; a first walk may end early (other, at most one
+	 * per probe kind and thread). */
+	cr_expect_eq(s.site_a + s.site_b + s.deep_x + s.deep_y + s.other,
+		     2 * want_site + 2 * want_deep, "launches lost or added");
+	cr_expect_leq(s.other, 2, "%llu launches not under their place",
+		      (unsigned long long)s.other);
+	cr_expect(s.site_a <= want_site && s.site_b <= want_site && s.deep_x <= want_deep &&
+			  s.deep_y <= want_deep,
+		  "a launch counted under another place");
+	/* The reuse took part: most launches repeat the stack before them. */
+	cr_expect_geq(reused * 2, copies * SITES_LAUNCHES,
+		      "only %llu of the launches reused their stack", reused);
+	/* Each probe's first record of the process is sent aside (held for the attach); before
+	 * the uprobes are removed both probes see a launch. */
+	cr_expect(walked + reused <= 2 * SITES_LAUNCHES &&
+			  walked + reused + 2 >= copies * SITES_LAUNCHES,
+		  "walked %llu + reused %llu, for %llu launches", walked, reused,
+		  (unsigned long long)SITES_LAUNCHES);
+	free(log);
+}
+
+Test(unwind_cuda, reused_launch_stacks_stay_under_their_place, .timeout = 120)
+{
+	sites_run("auto", 1);
+}
+
+Test(unwind_cuda, reused_stacks_of_both_probes_stay_under_their_place, .timeout = 120)
+{
+	sites_run("timestamp", 2);
+}

@@ -27,10 +27,16 @@ if(TARGET CUDA::cudart)
 	target_compile_options(xs_nofp_cuda PRIVATE -O2 -fomit-frame-pointer
 		-fasynchronous-unwind-tables -fno-optimize-sibling-calls)
 	target_link_libraries(xs_nofp_cuda PRIVATE CUDA::cudart xs_cupti_fake)
+	# Launch stacks that change between calls the ways a reused stack must notice.
+	add_executable(xs_launch_sites workloads/launch_sites.c)
+	target_compile_options(xs_launch_sites PRIVATE -O2 -fomit-frame-pointer
+		-fasynchronous-unwind-tables -fno-optimize-sibling-calls)
+	target_link_libraries(xs_launch_sites PRIVATE CUDA::cudart xs_cupti_fake)
 	xsprof_unit_test(test_unwind_cuda SOURCES test_unwind_cuda.c harness.c)
 	target_compile_definitions(test_unwind_cuda PRIVATE XSPROFD_PATH="$<TARGET_FILE:xsprofd>"
-		XS_NOFP_CUDA_PATH="$<TARGET_FILE:xs_nofp_cuda>")
-	add_dependencies(test_unwind_cuda xsprofd xs_nofp_cuda)
+		XS_NOFP_CUDA_PATH="$<TARGET_FILE:xs_nofp_cuda>"
+		XS_LAUNCH_SITES_PATH="$<TARGET_FILE:xs_launch_sites>")
+	add_dependencies(test_unwind_cuda xsprofd xs_nofp_cuda xs_launch_sites)
 endif()
 
 # Leaves without a frame in frame-pointer code: their caller comes from the tables.

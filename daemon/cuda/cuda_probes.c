@@ -733,6 +733,25 @@ static int on_usdt_record(void *ctx, const void *data, size_t size)
 	return 0;
 }
 
+/* A call whose stack is its thread's last (bpf/launch_reuse.bpf.h). */
+static int on_reuse_record(void *ctx, const void *data, size_t size)
+{
+	struct cuda_probes *cp = ctx;
+	const struct xsprof_launch_reuse *r = data;
+
+	if (size < sizeof(*r) ||
+	    (r->kind != XSPROF_LAUNCH_CALL && r->kind != XSPROF_LAUNCH_USDT) ||
+	    (r->kind == XSPROF_LAUNCH_CALL && r->api >= XSPROF_CUDA_API_MAX)) {
+		cp->st.bad_records++;
+		return -EBADMSG;
+	}
+	if (launch_store__add_reuse(cp->store, r))
+		cp->st.store_failures++;
+	if (r->kind == XSPROF_LAUNCH_USDT)
+		on_usdt_firing(cp, (pid_t)r->tgid);
+	return 0;
+}
+
 /* A waiting call returned: kept beside the calls, in the store of the moment. */
 static int on_wait_record(void *ctx, const void *data, size_t size)
 {
@@ -769,6 +788,8 @@ struct cuda_probes *cuda_probes__new(struct sampler *s, const struct cuda_probes
 		err = sampler__set_handler(s, XSPROF_REC_USDT_LAUNCH, on_usdt_record, cp);
 	if (!err)
 		err = sampler__set_handler(s, XSPROF_REC_CUDA_WAIT, on_wait_record, cp);
+	if (!err)
+		err = sampler__set_handler(s, XSPROF_REC_LAUNCH_REUSE, on_reuse_record, cp);
 	if (err)
 		goto fail;
 	return cp;
@@ -826,6 +847,9 @@ int cuda_probes__rotate_store(struct cuda_probes *cp, struct launch_store **ret_
 
 	if (!fresh)
 		return -ENOMEM;
+	/* Reuse records still on the ring count under stacks the old store received. */
+	if (launch_store__carry_last(fresh, cp->store))
+		cp->st.carry_failures++;
 	*ret_old = cp->store;
 	cp->store = fresh;
 	return 0;
@@ -841,11 +865,39 @@ const struct bpf_object *cuda_probes__multi_obj(const struct cuda_probes *cp)
 	return cp->multi ? cp->multi->obj : NULL;
 }
 
+/* The launch stack reuse's per-CPU counters, summed. */
+static int reuse_stats(const struct cuda_probes *cp, int ncpu,
+		       struct xsprof_launch_reuse_stats *ret)
+{
+	struct xsprof_launch_reuse_stats *vals = calloc(ncpu, sizeof(*vals));
+	__u32 zero = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!vals)
+		return -ENOMEM;
+	if (bpf_map__lookup_elem(cp->skel->maps.launch_reuse_stats, &zero, sizeof(zero), vals,
+				 sizeof(*vals) * ncpu, 0)) {
+		free(vals);
+		return -errno;
+	}
+	for (int i = 0; i < ncpu; i++) {
+		ret->walked += vals[i].walked;
+		ret->reused += vals[i].reused;
+		ret->miss_key += vals[i].miss_key;
+		ret->miss_slots += vals[i].miss_slots;
+		ret->miss_age += vals[i].miss_age;
+		ret->reuse_drops += vals[i].reuse_drops;
+	}
+	free(vals);
+	return 0;
+}
+
 int cuda_probes__stats(const struct cuda_probes *cp, struct cuda_probes_stats *ret)
 {
 	int ncpu = sampler__nr_cpus(cp->sampler);
 	struct xsprof_cuda_stats *vals;
 	__u32 zero = 0;
+	int err;
 
 	vals = calloc(ncpu, sizeof(*vals));
 	if (!vals)
@@ -876,6 +928,9 @@ int cuda_probes__stats(const struct cuda_probes *cp, struct cuda_probes_stats *r
 			dst[j] += src[j];
 	}
 	free(vals);
+	err = reuse_stats(cp, ncpu, &ret->reuse);
+	if (err)
+		return err;
 	return cuda_waits__bpf_stats(cp->skel->maps.wait_stats, ncpu, &ret->waits);
 }
 
@@ -893,6 +948,7 @@ void cuda_probes__free(struct cuda_probes *cp)
 		sampler__set_handler(cp->sampler, XSPROF_REC_CUDA_CALL, NULL, NULL);
 		sampler__set_handler(cp->sampler, XSPROF_REC_USDT_LAUNCH, NULL, NULL);
 		sampler__set_handler(cp->sampler, XSPROF_REC_CUDA_WAIT, NULL, NULL);
+		sampler__set_handler(cp->sampler, XSPROF_REC_LAUNCH_REUSE, NULL, NULL);
 	}
 	while (cp->targets && cp->nr_targets)
 		remove_target(cp, cp->nr_targets - 1);

@@ -74,6 +74,8 @@ struct cuda_probes_stats {
 	uint64_t bad_records;	  /* malformed GPU-path records */
 	uint64_t store_failures;  /* records the launch store could not keep */
 	uint64_t uprobes_trimmed; /* launch uprobes removed where xsprof:launch fired */
+	uint64_t carry_failures;  /* new launch stores that could not keep the threads' last
+				   * stacks (out of memory): their reuse records are orphans */
 	/* Processes whose xsprof:launch site was last seen as the kernel's optimised call, as an
 	 * int3 trap, or intact (read at its 1st, 64th and 4096th firing). */
 	uint64_t usdt_site_call, usdt_site_trap, usdt_site_nop;
@@ -82,6 +84,7 @@ struct cuda_probes_stats {
 	uint64_t usdt_site_unread;	/* processes gone before their site could be read */
 	struct xsprof_cuda_stats bpf;	/* BPF counters summed over CPUs */
 	struct xsprof_wait_stats waits; /* the GPU waits' BPF counters (cuda_waits), summed */
+	struct xsprof_launch_reuse_stats reuse; /* launch stack reuse's BPF counters, summed */
 };
 
 /*

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "daemon/base/hash.h"
+#include "daemon/base/hashmap.h"
 #include "daemon/cuda/launch_store.h"
 
 #define DEFAULT_MAX_STACKS 100000
@@ -12,6 +13,9 @@
 /* Overflow buckets (one per process, thread name and API) come on top of max_stacks, up to
  * this many; past them a call is refused (-ENOSPC) and the caller counts it. */
 #define MAX_OVERFLOW_BUCKETS 4096
+/* Threads whose last stack is remembered for reuse records; past it the memory is emptied
+ * (reuses that then find none are counted). */
+#define MAX_LAST 65536
 
 struct entry {
 	uint64_t count;
@@ -38,6 +42,10 @@ struct launch_store {
 	struct launch_wait *waits;
 	size_t nwaits, cap_waits;
 	size_t max_stacks, max_events;
+	struct hashmap *last; /* (tid, kind) -> last_val(): the thread's last stack */
+	/* The last stacks of the store this one replaced (launch_store__carry_last): reuse
+	 * records read after the change count under them. */
+	struct launch_store *carried;
 	struct launch_store_stats st;
 };
 
@@ -58,6 +66,11 @@ struct launch_store *launch_store__new(size_t max_stacks, size_t max_events)
 		return NULL;
 	ls->max_stacks = max_stacks ? max_stacks : DEFAULT_MAX_STACKS;
 	ls->max_events = max_events ? max_events : DEFAULT_MAX_EVENTS;
+	ls->last = hashmap__new();
+	if (!ls->last) {
+		free(ls);
+		return NULL;
+	}
 	return ls;
 }
 
@@ -70,6 +83,8 @@ void launch_store__free(struct launch_store *ls)
 	free(ls->frames);
 	free(ls->events);
 	free(ls->waits);
+	hashmap__free(ls->last);
+	launch_store__free(ls->carried);
 	free(ls);
 }
 
@@ -180,11 +195,14 @@ static long insert(struct launch_store *ls, const struct key *k, uint64_t h)
 	return ls->nr++;
 }
 
+static void remember_last(struct launch_store *ls, uint32_t tid, uint16_t kind, long idx);
+static int count_call(struct launch_store *ls, long idx, uint64_t time_ns, uint64_t arg,
+		      uint32_t tid, uint16_t rec_flags);
+
 static int add(struct launch_store *ls, const struct key *k, uint64_t time_ns, uint64_t arg,
 	       uint32_t tid, uint16_t rec_flags)
 {
 	uint64_t h = key_hash(k);
-	struct launch_event *ev;
 	long idx = lookup(ls, k, h);
 
 	if (idx < 0 && ls->st.distinct < ls->max_stacks) {
@@ -204,23 +222,165 @@ static int add(struct launch_store *ls, const struct key *k, uint64_t time_ns, u
 	}
 	if (idx < 0)
 		return (int)idx;
-	ls->entries[idx].count++;
+	remember_last(ls, tid, k->kind, idx);
+	return count_call(ls, idx, time_ns, arg, tid, rec_flags);
+}
 
+/* A last map's value: 1 + the stack's index (below 2^32), the kind and the tid above, so that a
+ * walk of the values finds their keys. */
+static void *last_val(uint32_t tid, uint16_t kind, long idx)
+{
+	return (void *)(uintptr_t)((uint64_t)tid << 34 | (uint64_t)(kind & 3) << 32 |
+				   (uint64_t)(idx + 1));
+}
+
+static long last_idx(const void *v)
+{
+	return (long)((uintptr_t)v & 0xffffffffu) - 1;
+}
+
+/* The thread's last stack of this kind: what its reuse records count under. */
+static void remember_last(struct launch_store *ls, uint32_t tid, uint16_t kind, long idx)
+{
+	if (hashmap__count(ls->last) >= MAX_LAST) {
+		struct hashmap *fresh = hashmap__new();
+
+		if (!fresh)
+			return;
+		hashmap__free(ls->last);
+		ls->last = fresh;
+		ls->st.last_emptied++;
+	}
+	hashmap__put(ls->last, tid, kind, last_val(tid, kind, idx));
+}
+
+/* One more call of stack idx, and its event (within the event cap). */
+static int count_call(struct launch_store *ls, long idx, uint64_t time_ns, uint64_t arg,
+		      uint32_t tid, uint16_t rec_flags)
+{
+	const struct entry *e;
+	struct launch_event *ev;
+
+	ls->entries[idx].count++;
 	if (ls->nev >= ls->max_events ||
 	    reserve((void **)&ls->events, &ls->cap_ev, ls->nev + 1, sizeof(*ls->events))) {
 		ls->st.events_dropped++;
 		return 0;
 	}
+	e = &ls->entries[idx];
 	ev = &ls->events[ls->nev++];
 	ev->time_ns = time_ns;
 	ev->arg = arg;
-	ev->tgid = k->tgid;
+	ev->tgid = e->tgid;
 	ev->tid = tid;
-	ev->api = k->api;
+	ev->api = e->api;
 	ev->stack = (uint32_t)idx;
-	ev->kind = k->kind;
+	ev->kind = e->kind;
 	ev->flags = rec_flags;
 	ev->pad = 0;
+	return 0;
+}
+
+/* The key of entry e of ls (its frames copied into ips: the store's may move as it grows). */
+static struct key key_of(const struct launch_store *ls, const struct entry *e, uint64_t *ips)
+{
+	memcpy(ips, ls->frames + e->ips_off, (size_t)e->nr_user * sizeof(*ips));
+	return (struct key){.tgid = e->tgid, .api = e->api, .kind = e->kind, .flags = e->flags,
+			    .nr_user = e->nr_user, .user_err = e->user_err, .comm = e->comm,
+			    .ips = ips};
+}
+
+/* The entry the thread's last record of kind was stored under in ls, or NULL. */
+static const struct entry *last_of(const struct launch_store *ls, uint32_t tid, uint32_t tgid,
+				   uint16_t kind)
+{
+	void *v = ls ? hashmap__get(ls->last, tid, kind) : NULL;
+	long idx = v ? last_idx(v) : -1;
+
+	if (idx < 0 || (size_t)idx >= ls->nr || ls->entries[idx].tgid != tgid)
+		return NULL;
+	return &ls->entries[idx];
+}
+
+int launch_store__add_reuse(struct launch_store *ls, const struct xsprof_launch_reuse *r)
+{
+	uint16_t kind = r->kind == XSPROF_LAUNCH_USDT ? LAUNCH_USDT : LAUNCH_UPROBE;
+	const struct entry *e = last_of(ls, r->tid, r->tgid, kind);
+	const struct launch_store *from = ls;
+	uint64_t ips[XSPROF_MAX_STACK_DEPTH];
+	struct key k;
+	int err;
+
+	if (!e && (e = last_of(ls->carried, r->tid, r->tgid, kind)))
+		from = ls->carried; /* walked before the store was replaced */
+	if (!e) {
+		ls->st.reuse_orphans++;
+		return -ENOENT;
+	}
+	if (from == ls && e->api == r->api) {
+		err = count_call(ls, e - ls->entries, r->time_ns, r->arg, r->tid, r->flags);
+	} else {
+		/* Another API from the same place, or a stack of the replaced store: that
+		 * stack, with this API, entered here. */
+		k = key_of(from, e, ips);
+		k.api = r->api;
+		err = add(ls, &k, r->time_ns, r->arg, r->tid, r->flags);
+	}
+	if (err)
+		return err;
+	ls->st.reused++;
+	ls->st.calls += kind == LAUNCH_UPROBE;
+	ls->st.usdt += kind == LAUNCH_USDT;
+	return 0;
+}
+
+struct carry_ctx {
+	const struct launch_store *old;
+	struct launch_store *fresh;
+	int err;
+};
+
+static void carry_one(void *val, void *ctx)
+{
+	struct carry_ctx *c = ctx;
+	uintptr_t v = (uintptr_t)val;
+	long idx = last_idx(val);
+	uint64_t ips[XSPROF_MAX_STACK_DEPTH];
+	struct key k;
+	uint64_t h;
+	long at;
+
+	if (c->err || idx < 0 || (size_t)idx >= c->old->nr)
+		return;
+	k = key_of(c->old, &c->old->entries[idx], ips);
+	h = key_hash(&k);
+	at = lookup(c->fresh, &k, h);
+	if (at < 0)
+		at = insert(c->fresh, &k, h);
+	if (at < 0) {
+		c->err = (int)at;
+		return;
+	}
+	remember_last(c->fresh, (uint32_t)(v >> 34), (uint16_t)(v >> 32 & 3), at);
+}
+
+int launch_store__carry_last(struct launch_store *fresh, const struct launch_store *old)
+{
+	struct carry_ctx c = {.old = old};
+
+	launch_store__free(fresh->carried);
+	fresh->carried = NULL;
+	if (!old || !hashmap__count(old->last))
+		return 0;
+	c.fresh = launch_store__new(hashmap__count(old->last), 1);
+	if (!c.fresh)
+		return -ENOMEM;
+	hashmap__for_each(old->last, carry_one, &c);
+	if (c.err) {
+		launch_store__free(c.fresh);
+		return c.err;
+	}
+	fresh->carried = c.fresh;
 	return 0;
 }
 
@@ -322,7 +482,14 @@ void launch_store__stats(const struct launch_store *ls, struct launch_store_stat
 	*ret = ls->st;
 	ret->bytes = sizeof(*ls) + ls->cap * sizeof(*ls->entries) +
 		     ls->nslots * sizeof(*ls->slots) + ls->cap_frames * sizeof(*ls->frames) +
-		     ls->cap_ev * sizeof(*ls->events) + ls->cap_waits * sizeof(*ls->waits);
+		     ls->cap_ev * sizeof(*ls->events) + ls->cap_waits * sizeof(*ls->waits) +
+		     hashmap__count(ls->last) * 32; /* about a hash map entry each */
+	if (ls->carried) {
+		struct launch_store_stats c;
+
+		launch_store__stats(ls->carried, &c);
+		ret->bytes += c.bytes;
+	}
 }
 
 int launch_store__add_wait(struct launch_store *ls, const struct xsprof_cuda_wait *w)

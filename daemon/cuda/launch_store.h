@@ -72,6 +72,9 @@ struct launch_store_stats {
 	uint64_t bytes;		 /* memory held */
 	uint64_t waits;		 /* timed waits stored */
 	uint64_t waits_dropped;	 /* timed waits not kept: the event cap reached */
+	uint64_t reused;	 /* calls stored under their thread's last stack (reuse records) */
+	uint64_t reuse_orphans;	 /* reuse records of a thread with no last stack: not stored */
+	uint64_t last_emptied;	 /* times the threads' last stacks were forgotten at the cap */
 };
 
 /* Caps: distinct stacks and events kept; 0 picks the defaults (100000 and 1000000). */
@@ -84,6 +87,14 @@ int launch_store__add_call(struct launch_store *ls, const struct xsprof_cuda_cal
 /* skip: innermost frames left out (those inside the CUDA and injection libraries). */
 int launch_store__add_usdt(struct launch_store *ls, const struct xsprof_usdt_launch *r,
 			   unsigned int skip);
+
+/* A reuse record (bpf/launch_reuse.bpf.h): one more call with the stack of the last record of
+ * the same thread and kind (with r's API). -ENOENT when the thread has none (counted). */
+int launch_store__add_reuse(struct launch_store *ls, const struct xsprof_launch_reuse *r);
+
+/* Keep the last stack of each thread of old (the store fresh replaces) for reuse records read
+ * after the change, whose full record old received. Replaces what fresh carried before. */
+int launch_store__carry_last(struct launch_store *fresh, const struct launch_store *old);
 
 /* Store one timed wait (already validated); -ENOSPC past the event cap (counted). */
 int launch_store__add_wait(struct launch_store *ls, const struct xsprof_cuda_wait *w);

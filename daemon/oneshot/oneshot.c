@@ -480,6 +480,19 @@ static void cuda_report(struct recording *rec, bool always)
 			(unsigned long long)cs.usdt_site_nop,
 			(unsigned long long)cs.usdt_site_unread,
 			(unsigned long long)cs.uprobes_trimmed);
+	if (cs.reuse.walked || cs.reuse.reused)
+		log_info("CUDA: launch stacks walked %llu times, reused %llu times (proved "
+			 "unchanged); walked again: %llu at another place, %llu with a changed "
+			 "caller, %llu after 10 ms",
+			 (unsigned long long)cs.reuse.walked, (unsigned long long)cs.reuse.reused,
+			 (unsigned long long)cs.reuse.miss_key,
+			 (unsigned long long)cs.reuse.miss_slots,
+			 (unsigned long long)cs.reuse.miss_age);
+	if (ls.reuse_orphans || cs.reuse.reuse_drops)
+		log_warn("CUDA: %llu reused launch stacks lost (ring buffer full), %llu found no "
+			 "walked stack of their thread",
+			 (unsigned long long)cs.reuse.reuse_drops,
+			 (unsigned long long)ls.reuse_orphans);
 	log_debug("CUDA: %llu libraries mapped by profiled processes (%llu stopped for the "
 		  "attach), %llu children followed, %llu calls of other processes",
 		  (unsigned long long)cs.lib_events, (unsigned long long)cs.stopped,

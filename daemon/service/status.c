@@ -286,6 +286,11 @@ struct json_object *status_json(struct service *s)
 		add_u64(g, "attach_failed", ps.attach_failed);
 		add_u64(g, "bad_records", ps.bad_records);
 		add_u64(g, "store_failures", ps.store_failures);
+		add_u64(g, "stacks_walked", ps.reuse.walked);
+		add_u64(g, "stacks_reused", ps.reuse.reused);
+		add_u64(g, "reuse_misses",
+			ps.reuse.miss_key + ps.reuse.miss_slots + ps.reuse.miss_age);
+		add_u64(g, "reuse_drops", ps.reuse.reuse_drops);
 		/* Emptied with each window slice: it never fills. */
 		add_u64(g, "launches_in_slice",
 			launch_store__nr_events(

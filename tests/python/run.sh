@@ -111,6 +111,17 @@ cuda)
 			head -3 "$out/launch.$mode.folded"
 			fail=1
 		fi
+		# 100 under each step (n = 200): none counted under the other one's Python frames.
+		for step in step_a step_b; do
+			n=$(grep -F "cuda_launch.$step (cuda_launch.py:" "$out/launch.$mode.folded" |
+				grep -F "cuda_launch.launch_step (cuda_launch.py:$line)" |
+				awk '{n += $NF} END {print n + 0}')
+			echo "$n launches under $step"
+			if [ "$n" != 100 ]; then
+				echo "FAIL $step must have 100"
+				fail=1
+			fi
+		done
 	done
 	;;
 versions)
