@@ -287,3 +287,53 @@ Test(filters, pid_follows_descendants_unless_no_children, .timeout = 120)
 			cr_expect_gt(sha, 50, "the child of the --pid process was not sampled");
 	}
 }
+
+/*
+ * A descendant already running when xsprofd starts (a grandchild, busy before the profile
+ * begins) is profiled too: the fork follower cannot have seen it forked. With --no-children it
+ * is not.
+ */
+Test(filters, pid_takes_in_descendants_already_running, .timeout = 120)
+{
+	for (int alone = 0; alone < 2; alone++) {
+		const char *out = test_path(alone ? "old_kids_no" : "old_kids", ".folded");
+		const char *err = test_path(alone ? "old_kids_no" : "old_kids", ".err");
+		char pid_arg[16];
+		char *argv[] = {XSPROFD_PATH,	 "-f", "-d",	"2",  "-F",
+				"199",		 "-p", pid_arg, "-o", (char *)out,
+				"--no-children", NULL};
+		pid_t sh = fork(), prof;
+		uint64_t sha, other;
+		char *log;
+
+		cr_assert_geq(sh, 0);
+		if (!sh) {
+			setpgid(0, 0);
+			/* sh -> sh -> sha256sum: a grandchild, running before xsprofd starts. */
+			execl("/bin/sh", "sh", "-c", "sh -c '/usr/bin/sha256sum /dev/zero; :'; :",
+			      NULL);
+			_exit(127);
+		}
+		snprintf(pid_arg, sizeof(pid_arg), "%d", (int)sh);
+		usleep(500 * 1000); /* both forks and the exec done (exec is slow here) */
+		if (!alone)
+			argv[10] = NULL;
+		prof = spawn(argv, NULL, err);
+		cr_assert_eq(wait_exit(prof), 0, "%s", read_file(err));
+		kill(-sh, SIGKILL);
+		wait_exit(sh);
+		count(out, &sha, &other);
+		log = read_file(err);
+		cr_log_info("--pid %s%s: %llu samples of the grandchild, %llu of others\n", pid_arg,
+			    alone ? " --no-children" : "", (unsigned long long)sha,
+			    (unsigned long long)other);
+		if (alone) {
+			cr_expect_eq(sha, 0, "--no-children: the grandchild was sampled");
+		} else {
+			cr_expect_gt(sha, 50, "the running grandchild was not sampled");
+			cr_expect(strstr(log, "with 2 of their descendants already running"), "%s",
+				  log);
+		}
+		free(log);
+	}
+}

@@ -574,7 +574,8 @@ static void bpf_cost_report(struct recording *rec)
 
 	bpf_cost__for_each(sampler__skel(recording__sampler(rec))->obj, log_cost, NULL);
 	if (cp)
-		bpf_cost__for_each(cuda_probes__multi_obj(cp), log_cost, NULL);
+		for (int i = 0; cuda_probes__obj(cp, i); i++)
+			bpf_cost__for_each(cuda_probes__obj(cp, i), log_cost, NULL);
 }
 
 /* Join the launches to the GPU records received, into pd; logs what it did. */
@@ -884,6 +885,15 @@ static int start_recording(struct run *r)
 	} else {
 		log_info("sampling %s at %u Hz until Ctrl-C",
 			 o->nr_pids ? "the given processes" : "all CPUs", o->freq_hz);
+	}
+	if (o->nr_pids && !o->no_children) {
+		struct recording_stats rs;
+
+		recording__stats(r->rec, &rs);
+		if (rs.descendants || rs.descendants_capped)
+			log_info("with %llu of their descendants already running%s",
+				 (unsigned long long)rs.descendants,
+				 rs.descendants_capped ? " (more past 4096 left out)" : "");
 	}
 	return 0;
 }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,10 @@ struct recording {
 	uint64_t timeline_dropped;
 	bool running;
 	unsigned int max_stacks;
+	/* With opts.follow_forks: the given pids, whose descendants already running join at
+	 * the start (the fork follower sees only children forked after it). */
+	pid_t *roots;
+	int nr_roots;
 	double t0, cpu0;
 	struct recording_stats st;
 };
@@ -443,17 +448,14 @@ int recording__python_stats(const struct recording *r, struct xsprof_py_stats *r
 /* The optional BPF programs this recording has no use for: not loaded at all. */
 static uint32_t programs_not_wanted(const struct recording_opts *o)
 {
-	uint32_t skip = 0;
+	uint32_t skip = SAMPLER_PROGS_CUDA; /* cuda_probes loads them when it attaches */
 
 	if (!o->proc_events)
 		skip |= SAMPLER_PROG_BIT(SAMPLER_PROG_PROC_EXEC) |
 			SAMPLER_PROG_BIT(SAMPLER_PROG_PROC_EXIT) |
 			SAMPLER_PROG_BIT(SAMPLER_PROG_PROC_LIBS);
 	if (!o->cuda)
-		skip |= SAMPLER_PROG_BIT(SAMPLER_PROG_CUDA_CALL) |
-			SAMPLER_PROG_BIT(SAMPLER_PROG_USDT_LAUNCH) |
-			SAMPLER_PROG_BIT(SAMPLER_PROG_WATCH_MMAP) |
-			SAMPLER_PROG_BIT(SAMPLER_PROG_CUDA_RET);
+		skip |= SAMPLER_PROG_BIT(SAMPLER_PROG_WATCH_MMAP);
 	if (!o->cuda && !o->follow_forks)
 		skip |= SAMPLER_PROG_BIT(SAMPLER_PROG_FOLLOW_FORK) |
 			SAMPLER_PROG_BIT(SAMPLER_PROG_UNFOLLOW_EXIT);
@@ -470,6 +472,86 @@ static void report_refused(const struct sampler *s)
 		if (refused & SAMPLER_PROG_BIT(p))
 			log_warn("this kernel refused a BPF program: sampling goes on without %s",
 				 sampler__program_feature(p));
+}
+
+/* A process joins the pid filter, its names and tables read now: one that exits before its
+ * first sample still gets names. */
+static int watch_pid(struct recording *r, pid_t pid)
+{
+	int err = sampler__add_pid(r->sampler, pid);
+
+	if (err)
+		return err;
+	if (pid_set__insert(&r->seen, (uint32_t)pid) && symbolizer__add_process(r->sym, pid))
+		r->st.snapshot_failed++;
+	if (r->unwinder)
+		unwinder__add_process(r->unwinder, pid);
+	if (r->py)
+		pyprof__add_process(r->py, pid);
+	return 0;
+}
+
+/* How many descendants of the given pids join at the start, at most. */
+#define MAX_DESCENDANTS 4096
+
+/*
+ * The descendants of root running now, breadth first through /proc/PID/task/TID/children
+ * (threads fork too), each watched and, with CUDA, probed; at most *budget of them. Children
+ * forked from here on are the fork follower's.
+ */
+static void add_descendants(struct recording *r, pid_t root, int *budget)
+{
+	pid_t *queue = malloc(MAX_DESCENDANTS * sizeof(*queue));
+	int head = 0, tail = 0;
+
+	if (!queue)
+		return;
+	queue[tail++] = root;
+	while (head < tail) {
+		pid_t pid = queue[head++];
+		char path[64];
+		struct dirent *d;
+		DIR *dir;
+
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+		dir = opendir(path);
+		if (!dir)
+			continue; /* gone */
+		while ((d = readdir(dir))) {
+			char cpath[320], buf[4096], *p, *end;
+			ssize_t n;
+			FILE *f;
+
+			if (d->d_name[0] < '0' || d->d_name[0] > '9')
+				continue;
+			snprintf(cpath, sizeof(cpath), "/proc/%d/task/%s/children", (int)pid,
+				 d->d_name);
+			f = fopen(cpath, "re");
+			if (!f)
+				continue;
+			n = (ssize_t)fread(buf, 1, sizeof(buf) - 1, f);
+			fclose(f);
+			buf[n > 0 ? n : 0] = '\0';
+			for (p = buf;; p = end) {
+				long child = strtol(p, &end, 10);
+
+				if (end == p || child <= 0)
+					break;
+				if (*budget <= 0 || tail == MAX_DESCENDANTS) {
+					r->st.descendants_capped++;
+					continue;
+				}
+				/* A full filter fails here: that child goes unwatched. */
+				if (!watch_pid(r, (pid_t)child) && r->cuda)
+					cuda_probes__attach_pid(r->cuda, (pid_t)child);
+				(*budget)--;
+				r->st.descendants++;
+				queue[tail++] = (pid_t)child;
+			}
+		}
+		closedir(dir);
+	}
+	free(queue);
 }
 
 struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
@@ -562,17 +644,18 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 	}
 	*ret_what = "setting the pid filter";
 	for (int i = 0; i < o->nr_pids; i++) {
-		err = sampler__add_pid(r->sampler, o->pids[i]);
+		err = watch_pid(r, o->pids[i]);
 		if (err)
 			goto fail;
-		/* Snapshot now: a process that exits before its first sample still gets names. */
-		if (pid_set__insert(&r->seen, o->pids[i]) &&
-		    symbolizer__add_process(sym, o->pids[i]))
-			r->st.snapshot_failed++;
-		if (r->unwinder)
-			unwinder__add_process(r->unwinder, o->pids[i]);
-		if (r->py)
-			pyprof__add_process(r->py, o->pids[i]);
+	}
+	if (o->follow_forks && o->nr_pids > 0) {
+		r->roots = malloc(o->nr_pids * sizeof(*r->roots));
+		if (!r->roots) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		memcpy(r->roots, o->pids, o->nr_pids * sizeof(*r->roots));
+		r->nr_roots = o->nr_pids;
 	}
 	err = recording_cuda_setup(r, o, ret_what);
 	if (err)
@@ -609,6 +692,9 @@ int recording__start(struct recording *r)
 		log_warn("following forks and CUDA library loads failed (%s): children of the "
 			 "profiled processes, or their first CUDA calls, may be missed",
 			 strerror(-err));
+	/* Children forked from now on are followed; those running already are read now. */
+	for (int i = 0, budget = MAX_DESCENDANTS; i < r->nr_roots; i++)
+		add_descendants(r, r->roots[i], &budget);
 	r->running = true;
 	r->t0 = mono_seconds();
 	r->cpu0 = cpu_seconds();
@@ -732,6 +818,7 @@ void recording__free(struct recording *r)
 	if (!r)
 		return;
 	recording__stop(r);
+	free(r->roots);
 	sd_event_source_disable_unref(r->io);
 	sd_event_source_disable_unref(r->drain);
 	sd_event_source_disable_unref(r->unwind_work);

@@ -72,6 +72,8 @@ struct recording_stats {
 	uint64_t bad_records;	       /* malformed, skipped */
 	uint64_t store_failures;       /* samples that could not be stored (out of memory) */
 	uint64_t snapshot_failed;      /* processes gone before their mappings were read */
+	uint64_t descendants;	       /* running descendants of the given pids, joined at start */
+	uint64_t descendants_capped;   /* ... left out past 4096 */
 	struct proc_events_stats proc; /* zero without proc_events */
 	size_t processes;	       /* distinct processes seen */
 	struct xsprof_cpu_stats bpf;   /* BPF counters summed over CPUs */
