@@ -10,7 +10,7 @@ pkgs="
 	libcriterion-dev libxml2-utils
 	util-linux binutils systemtap-sdt-dev curl iproute2 openssl
 	libdw-dev libdebuginfod1 libclang-rt-14-dev
-	python3 python3.11-dev golang-go linux-perf
+	python3 python3.11-dev python3-torch golang-go linux-perf bpftrace time
 	systemd dbus adduser groff-base dpkg-dev
 "
 missing=""

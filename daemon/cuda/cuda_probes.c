@@ -26,6 +26,7 @@
 #include "daemon/cuda/launch_store.h"
 #include "daemon/probes/sampler.h"
 #include "daemon/cuda/usdt_site.h"
+#include "daemon/log.h"
 #include "xsprof.skel.h"
 
 #define DEFAULT_MAX_LINKS 16384
@@ -87,13 +88,19 @@ struct cuda_probes {
 	int nr_files, next_file;
 	uint64_t nr_links;
 	/*
-	 * A second instance of the skeleton, sharing every map of the sampler's, in which only
-	 * xsprof_cuda_call is loaded, for uprobe_multi links: a perf-event uprobe takes ~0.1 s to
-	 * detach (the kernel waits for a grace period per probe), so 47 probes on libcudart kept
-	 * xsprofd ~5 s from exiting; a multi link waits once. NULL where the kernel lacks them.
+	 * The CUDA programs, in instances of the skeleton of their own that share every map of
+	 * the sampler's, loaded at the first attach: their verification (~0.1 s) is not paid on
+	 * a machine without CUDA. The first instance has xsprof_cuda_call and xsprof_cuda_ret
+	 * typed for uprobe_multi links (a perf-event uprobe takes ~0.1 s to detach, the kernel
+	 * waiting a grace period per probe, so 47 probes on libcudart kept xsprofd ~5 s from
+	 * exiting; a multi link waits once) and xsprof_usdt_launch. The two are loaded again for
+	 * perf-event uprobes only where a multi link is refused (before Linux 6.6). A program
+	 * the kernel refuses is said once and left out. NULL: not loaded.
 	 */
-	struct xsprof_bpf *multi;
-	bool multi_tried;  /* opened at the first attach: it costs a second BTF load */
+	struct xsprof_bpf *inst[5];
+	int nr_inst;
+	bool progs_tried, plain_tried;
+	struct bpf_program *call_multi, *ret_multi, *call_plain, *ret_plain, *usdt;
 	bool timing_waits; /* while attaching: the file's waits have their return probes */
 	struct bpf_link *watch_links[3];
 	struct lib_ranges *ranges; /* MAX_RANGE_PIDS, reused round robin */
@@ -221,6 +228,77 @@ static bool is_alias(const struct cuda_file *fi, size_t i)
 	return false;
 }
 
+static bool load_plain(struct cuda_probes *cp);
+
+/* Keep instance m (multi: its call and ret programs typed for uprobe_multi links). */
+static void keep_inst(struct cuda_probes *cp, struct xsprof_bpf *m, bool multi)
+{
+	struct bpf_program *call = m->progs.xsprof_cuda_call, *ret = m->progs.xsprof_cuda_ret;
+
+	cp->inst[cp->nr_inst++] = m;
+	if (bpf_program__fd(call) >= 0)
+		*(multi ? &cp->call_multi : &cp->call_plain) = call;
+	if (bpf_program__fd(ret) >= 0)
+		*(multi ? &cp->ret_multi : &cp->ret_plain) = ret;
+	if (bpf_program__fd(m->progs.xsprof_usdt_launch) >= 0)
+		cp->usdt = m->progs.xsprof_usdt_launch;
+}
+
+/* The CUDA programs, at the first attach (see struct cuda_probes). */
+static void load_progs(struct cuda_probes *cp)
+{
+	static const enum sampler_prog each[] = {SAMPLER_PROG_CUDA_CALL, SAMPLER_PROG_CUDA_RET,
+						 SAMPLER_PROG_USDT_LAUNCH};
+	struct xsprof_bpf *m;
+
+	if (cp->progs_tried)
+		return;
+	cp->progs_tried = true;
+	m = cuda_progs__open(cp->skel, SAMPLER_PROGS_CUDA, true);
+	if (m) {
+		keep_inst(cp, m, true);
+		return;
+	}
+	/* Refused together: each alone (for multi links first), so that one refusal costs its
+	 * own feature only. Only a kernel that refuses one pays these loads. */
+	for (size_t i = 0; i < sizeof(each) / sizeof(each[0]); i++) {
+		bool multi = true;
+
+		m = cuda_progs__open(cp->skel, SAMPLER_PROG_BIT(each[i]), true);
+		if (!m && each[i] != SAMPLER_PROG_USDT_LAUNCH) {
+			multi = false;
+			m = cuda_progs__open(cp->skel, SAMPLER_PROG_BIT(each[i]), false);
+		}
+		if (m) {
+			keep_inst(cp, m, multi);
+			continue;
+		}
+		cp->st.programs_refused |= SAMPLER_PROG_BIT(each[i]);
+		log_warn("this kernel refused a BPF program: sampling goes on without %s",
+			 sampler__program_feature(each[i]));
+	}
+	cp->plain_tried = cp->call_plain || cp->ret_plain;
+}
+
+/* The call and ret programs for perf-event uprobes, where a multi link was refused: true when
+ * they were loaded now. */
+static bool load_plain(struct cuda_probes *cp)
+{
+	struct xsprof_bpf *m;
+
+	if (cp->plain_tried)
+		return false;
+	cp->plain_tried = true;
+	m = cuda_progs__open(cp->skel,
+			     SAMPLER_PROG_BIT(SAMPLER_PROG_CUDA_CALL) |
+				     SAMPLER_PROG_BIT(SAMPLER_PROG_CUDA_RET),
+			     false);
+	if (!m)
+		return false;
+	keep_inst(cp, m, false);
+	return true;
+}
+
 /*
  * One uprobe_multi link on the file's APIs that xsprof:launch reports (covered) or on the
  * others: its fd; -1 and *ret_probes 0 when there are none; -1 when the kernel refused it.
@@ -243,8 +321,8 @@ static int attach_multi(struct cuda_probes *cp, pid_t pid, const char *path,
 	}
 	if (!n)
 		return -1;
-	fd = uprobe_multi__attach(bpf_program__fd(cp->multi->progs.xsprof_cuda_call), pid, path,
-				  offs, cookies, n, false);
+	fd = uprobe_multi__attach(bpf_program__fd(cp->call_multi), pid, path, offs, cookies, n,
+				  false);
 	if (fd < 0)
 		return -1;
 	*ret_probes = n;
@@ -283,9 +361,13 @@ static void attach_multi_pair(struct cuda_probes *cp, struct target *t, pid_t pi
 static void attach_waits(struct cuda_probes *cp, struct target *t, pid_t pid, const char *path,
 			 const struct cuda_file *fi, const char *what)
 {
-	int n = cuda_wait_links__attach(cp->multi ? cp->multi->progs.xsprof_cuda_ret : NULL,
-					cp->skel->progs.xsprof_cuda_ret, pid, path, fi->off,
-					&t->waits);
+	int n;
+
+	if (!cp->ret_multi && !cp->ret_plain)
+		return; /* refused: calls are recorded untimed */
+	n = cuda_wait_links__attach(cp->ret_multi, cp->ret_plain, pid, path, fi->off, &t->waits);
+	if (n < 0 && cp->ret_multi && !cp->ret_plain && load_plain(cp) && cp->ret_plain)
+		n = cuda_wait_links__attach(NULL, cp->ret_plain, pid, path, fi->off, &t->waits);
 
 	cp->timing_waits = n > 0;
 	if (n > 0) {
@@ -372,19 +454,18 @@ static int attach_fd(struct cuda_probes *cp, pid_t pid, int fd, const char *what
 		free(t->covered);
 		return -ENOMEM;
 	}
-	if (!cp->multi_tried) {
-		cp->multi_tried = true;
-		cp->multi = uprobe_multi__open_skel(
-			cp->skel); /* best effort: perf-event uprobes otherwise */
-	}
+	load_progs(cp);
 	/* Our own fd names the very file, whatever the process's root or the name's fate. */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	attach_waits(cp, t, pid, path, fi, what);
-	if (cp->multi)
+	if (cp->call_multi)
 		attach_multi_pair(cp, t, pid, path, fi);
-	/* A program this kernel refused is left out (the sampler said so): the others still go. */
-	for (size_t i = 0; bpf_program__fd(cp->skel->progs.xsprof_cuda_call) >= 0 &&
-			   !t->nr_probes && t->multi_fd < 0 && i < cuda_nr_apis && !err;
+	/* Perf-event uprobes where the multi links were refused. */
+	if (!t->nr_probes && t->multi_fd < 0 && fi->nr_apis && !cp->call_plain)
+		load_plain(cp);
+	/* A program this kernel refused is left out (that was said): the others still go. */
+	for (size_t i = 0; cp->call_plain && !t->nr_probes && t->multi_fd < 0 &&
+			   i < cuda_nr_apis && !err;
 	     i++) {
 		const struct cuda_api *a = &cuda_apis[i];
 		LIBBPF_OPTS(bpf_uprobe_opts, uo);
@@ -392,8 +473,8 @@ static int attach_fd(struct cuda_probes *cp, pid_t pid, int fd, const char *what
 		if (!fi->off[a->id] || is_alias(fi, i))
 			continue;
 		uo.bpf_cookie = api_cookie(a, pid, cp->timing_waits);
-		t->links[t->nr_links] = bpf_program__attach_uprobe_opts(
-			cp->skel->progs.xsprof_cuda_call, pid, path, fi->off[a->id], &uo);
+		t->links[t->nr_links] = bpf_program__attach_uprobe_opts(cp->call_plain, pid, path,
+									fi->off[a->id], &uo);
 		if (!t->links[t->nr_links]) {
 			err = -errno;
 		} else {
@@ -402,9 +483,9 @@ static int attach_fd(struct cuda_probes *cp, pid_t pid, int fd, const char *what
 			t->nr_links++, t->nr_probes++;
 		}
 	}
-	if (!err && fi->usdt && bpf_program__fd(cp->skel->progs.xsprof_usdt_launch) >= 0) {
-		t->links[t->nr_links] = bpf_program__attach_usdt(
-			cp->skel->progs.xsprof_usdt_launch, pid, path, "xsprof", "launch", NULL);
+	if (!err && fi->usdt && cp->usdt) {
+		t->links[t->nr_links] =
+			bpf_program__attach_usdt(cp->usdt, pid, path, "xsprof", "launch", NULL);
 		if (!t->links[t->nr_links])
 			err = -errno;
 		else
@@ -860,9 +941,9 @@ const struct launch_store *cuda_probes__store(const struct cuda_probes *cp)
 	return cp->store;
 }
 
-const struct bpf_object *cuda_probes__multi_obj(const struct cuda_probes *cp)
+const struct bpf_object *cuda_probes__obj(const struct cuda_probes *cp, int i)
 {
-	return cp->multi ? cp->multi->obj : NULL;
+	return i >= 0 && i < cp->nr_inst ? cp->inst[i]->obj : NULL;
 }
 
 /* The launch stack reuse's per-CPU counters, summed. */
@@ -953,7 +1034,8 @@ void cuda_probes__free(struct cuda_probes *cp)
 	while (cp->targets && cp->nr_targets)
 		remove_target(cp, cp->nr_targets - 1);
 	free(cp->targets);
-	xsprof_bpf__destroy(cp->multi);
+	for (int i = 0; i < cp->nr_inst; i++)
+		xsprof_bpf__destroy(cp->inst[i]);
 	free(cp->files);
 	free(cp->ranges);
 	free(cp->usdt_pids);

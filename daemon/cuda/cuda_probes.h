@@ -74,6 +74,7 @@ struct cuda_probes_stats {
 	uint64_t bad_records;	  /* malformed GPU-path records */
 	uint64_t store_failures;  /* records the launch store could not keep */
 	uint64_t uprobes_trimmed; /* launch uprobes removed where xsprof:launch fired */
+	uint32_t programs_refused; /* SAMPLER_PROG_BITs of CUDA programs this kernel refused */
 	uint64_t carry_failures;  /* new launch stores that could not keep the threads' last
 				   * stacks (out of memory): their reuse records are orphans */
 	/* Processes whose xsprof:launch site was last seen as the kernel's optimised call, as an
@@ -127,7 +128,9 @@ const struct launch_store *cuda_probes__store(const struct cuda_probes *cp);
 int cuda_probes__rotate_store(struct cuda_probes *cp, struct launch_store **ret_old);
 /* The second skeleton instance the uprobe_multi links run (NULL until the first attach, or
  * where the kernel lacks them), for bpf_cost. */
-const struct bpf_object *cuda_probes__multi_obj(const struct cuda_probes *cp);
+/* The i-th skeleton instance holding the CUDA programs (loaded at the first attach), NULL past
+ * the last: their BPF statistics are reported beside the sampler's. */
+const struct bpf_object *cuda_probes__obj(const struct cuda_probes *cp, int i);
 int cuda_probes__stats(const struct cuda_probes *cp, struct cuda_probes_stats *ret_stats);
 /* What the last failed attach was ("attaching /usr/.../libcudart.so.13 for pid 12: ..."),
  * or NULL; valid until the next call into cp. */

@@ -134,7 +134,9 @@ int cuda_wait_links__attach(const struct bpf_program *multi_prog, const struct b
 	if (multi_prog)
 		wl->multi_fd = uprobe_multi__attach(bpf_program__fd(multi_prog), pid, path, offs,
 						    cookies, n, true);
-	for (uint32_t i = 0; wl->multi_fd < 0 && i < n; i++) {
+	if (wl->multi_fd < 0 && !prog)
+		err = multi_prog ? wl->multi_fd : -EOPNOTSUPP; /* no perf-event program (yet) */
+	for (uint32_t i = 0; !err && wl->multi_fd < 0 && i < n; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = true);
 
 		wl->links[i] = bpf_program__attach_uprobe_opts(prog, pid, path, offs[i], &uo);

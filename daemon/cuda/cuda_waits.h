@@ -31,7 +31,8 @@ int cuda_waits__count(const uint64_t *off);
 /*
  * Return probes on the waiting APIs of the file at path (offsets: off[api], 0 when absent), for
  * pid (-1: every process). multi_prog: the program loaded for uprobe_multi links (one link for
- * all), or NULL; else prog, one perf-event uretprobe each. *ret is NULL when the file has no
+ * all), or NULL; else, or where the multi link is refused, prog: one perf-event uretprobe each
+ * (prog NULL: the multi link's error, or -EOPNOTSUPP). *ret is NULL when the file has no
  * waiting API. Returns how many probes, or -errno (nothing attached).
  */
 int cuda_wait_links__attach(const struct bpf_program *multi_prog, const struct bpf_program *prog,

@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 
 #include "daemon/cuda/uprobe_multi.h"
+#include "daemon/probes/sampler.h"
 #include "xsprof.skel.h"
 
 /*
@@ -61,10 +62,11 @@ static int share_map(struct xsprof_bpf *main, struct bpf_map *map)
 }
 
 /*
- * The second skeleton instance for uprobe_multi links (see struct cuda_probes); NULL when the
- * kernel refuses the program for them (before Linux 6.6).
+ * An instance of the skeleton sharing every map of main's, with only the CUDA programs of want
+ * (SAMPLER_PROG_BITs of CUDA_CALL, CUDA_RET, USDT_LAUNCH) loaded; multi: the first two typed for
+ * uprobe_multi links, else for perf-event uprobes. NULL when the kernel refuses one of them.
  */
-struct xsprof_bpf *uprobe_multi__open_skel(struct xsprof_bpf *main)
+struct xsprof_bpf *cuda_progs__open(struct xsprof_bpf *main, uint32_t want, bool multi)
 {
 	struct xsprof_bpf *m = xsprof_bpf__open();
 	struct bpf_program *p;
@@ -73,12 +75,20 @@ struct xsprof_bpf *uprobe_multi__open_skel(struct xsprof_bpf *main)
 	if (!m)
 		return NULL;
 	for (p = bpf_object__next_program(m->obj, NULL); p; p = bpf_object__next_program(m->obj, p))
-		bpf_program__set_autoload(p, p == m->progs.xsprof_cuda_call ||
-						     p == m->progs.xsprof_cuda_ret);
-	bpf_program__set_expected_attach_type(m->progs.xsprof_cuda_call,
-					      (enum bpf_attach_type)XS_BPF_TRACE_UPROBE_MULTI);
-	bpf_program__set_expected_attach_type(m->progs.xsprof_cuda_ret,
-					      (enum bpf_attach_type)XS_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_autoload(
+			p, (p == m->progs.xsprof_cuda_call &&
+			    (want & SAMPLER_PROG_BIT(SAMPLER_PROG_CUDA_CALL))) ||
+				   (p == m->progs.xsprof_cuda_ret &&
+				    (want & SAMPLER_PROG_BIT(SAMPLER_PROG_CUDA_RET))) ||
+				   (p == m->progs.xsprof_usdt_launch &&
+				    (want & SAMPLER_PROG_BIT(SAMPLER_PROG_USDT_LAUNCH))));
+	if (multi) {
+		bpf_program__set_expected_attach_type(
+			m->progs.xsprof_cuda_call, (enum bpf_attach_type)XS_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(
+			m->progs.xsprof_cuda_ret, (enum bpf_attach_type)XS_BPF_TRACE_UPROBE_MULTI);
+	}
+	sampler__test_refusal(m);
 	for (map = bpf_object__next_map(m->obj, NULL); map; map = bpf_object__next_map(m->obj, map))
 		if (share_map(main, map))
 			goto fail;

@@ -22,9 +22,11 @@ int uprobe_multi__attach(int prog_fd, pid_t pid, const char *path, const unsigne
 			 const __u64 *cookies, uint32_t cnt, bool ret);
 
 /*
- * A second instance of the skeleton sharing every map of main's, in which only xsprof_cuda_call
- * and xsprof_cuda_ret are loaded, as uprobe_multi programs; NULL when the kernel refuses it (before Linux 6.6).
+ * An instance of the skeleton sharing every map of main's, in which only the CUDA programs of
+ * want (SAMPLER_PROG_BITs of CUDA_CALL, CUDA_RET and USDT_LAUNCH) are loaded; with multi the
+ * first two as uprobe_multi programs (Linux 6.6), else for perf-event uprobes. NULL when the
+ * kernel refuses one of them.
  */
-struct xsprof_bpf *uprobe_multi__open_skel(struct xsprof_bpf *main);
+struct xsprof_bpf *cuda_progs__open(struct xsprof_bpf *main, uint32_t want, bool multi);
 
 #endif

@@ -316,7 +316,7 @@ const char *sampler__program_feature(enum sampler_prog p)
  * A program the tests want refused (XSPROF_TEST_REFUSE_PROGRAM=xsprof_watch_mmap): made into a
  * tracing program of a function no kernel has, so the load fails the way a refusal does.
  */
-static void test_refusal(struct xsprof_bpf *skel)
+void sampler__test_refusal(struct xsprof_bpf *skel)
 {
 	const char *name = getenv("XSPROF_TEST_REFUSE_PROGRAM");
 	struct bpf_program *p = name ? bpf_object__find_program_by_name(skel->obj, name) : NULL;
@@ -361,7 +361,7 @@ static int load_skel(struct sampler *s, const struct sampler_opts *opts, uint32_
 	s->skel->rodata->gpu_wait_exclusive = opts->gpu_wait_exclusive;
 	for (int p = 0; p < SAMPLER_PROG_MAX; p++)
 		bpf_program__set_autoload(optional_prog(s->skel, p), !(skip & SAMPLER_PROG_BIT(p)));
-	test_refusal(s->skel);
+	sampler__test_refusal(s->skel);
 	if (!err)
 		err = xsprof_bpf__load(s->skel);
 	if (err) {

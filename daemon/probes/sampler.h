@@ -113,6 +113,17 @@ uint32_t sampler__refused(const struct sampler *s);
 bool sampler__has_program(const struct sampler *s, enum sampler_prog p);
 /* "off-CPU time (sched_switch)": what program p gives. */
 const char *sampler__program_feature(enum sampler_prog p);
+/*
+ * The CUDA programs (CUDA_CALL, USDT_LAUNCH, CUDA_RET) are loaded by cuda_probes in an instance
+ * of their own at its first attach, not with the sampler: a machine without CUDA never pays
+ * for their verification. Recordings leave them out of the sampler's load.
+ */
+#define SAMPLER_PROGS_CUDA                                                                   \
+	(SAMPLER_PROG_BIT(SAMPLER_PROG_CUDA_CALL) | SAMPLER_PROG_BIT(SAMPLER_PROG_USDT_LAUNCH) | \
+	 SAMPLER_PROG_BIT(SAMPLER_PROG_CUDA_RET))
+/* For tests: XSPROF_TEST_REFUSE_PROGRAM=NAME makes that program of skel (not loaded yet) one
+ * this kernel refuses, as a kernel without its feature would. */
+void sampler__test_refusal(struct xsprof_bpf *skel);
 
 /* Restrict sampling to these processes (tgids). -ENOSPC when the filter is full. */
 int sampler__add_pid(struct sampler *s, pid_t tgid);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "daemon/symbolize/kallsyms.h"
@@ -23,7 +24,7 @@ struct kent {
 
 struct kallsyms {
 	struct kent *syms;
-	size_t nr_syms;
+	size_t nr_syms, syms_bytes; /* syms_bytes: the mapping's size */
 	char *names;
 	size_t names_len, names_cap;
 	char **modules; /* modules[i - 1] is module index i */
@@ -31,6 +32,47 @@ struct kallsyms {
 	struct ksym view; /* what lookups return */
 	bool available;
 };
+
+/*
+ * The symbols and the names live in anonymous mappings grown with mremap: a grown table is
+ * not copied, so the peak is what is used (doubling with realloc held the old and the new
+ * array at once), and the file is read once (counting its lines first read it twice: the
+ * kernel's formatting of kallsyms is most of the cost of loading it).
+ */
+static int map_grow(void **p, size_t *cap, size_t need)
+{
+	size_t ncap = *cap ? *cap : 1 << 20;
+	void *np;
+
+	while (ncap < need)
+		ncap *= 2;
+	if (ncap == *cap)
+		return 0;
+	np = *p ? mremap(*p, *cap, ncap, MREMAP_MAYMOVE)
+		: mmap(NULL, ncap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (np == MAP_FAILED)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+/* Give back the pages past used (whole pages only). */
+static void map_trim(void *p, size_t *cap, size_t used)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), keep = (used + page - 1) & ~(page - 1);
+
+	if (!keep)
+		keep = page;
+	if (p && keep < *cap && mremap(p, *cap, keep, 0) != MAP_FAILED)
+		*cap = keep;
+}
+
+static void map_free(void *p, size_t cap)
+{
+	if (p)
+		munmap(p, cap);
+}
 
 /* One parsed line; name and module point into the line (NUL-terminated in place). */
 struct kline {
@@ -122,7 +164,6 @@ static bool parse_line(char *p, char *end, struct kline *l)
  */
 struct loader {
 	struct kallsyms *k;
-	size_t cap;
 	uint64_t *bounds; /* addresses of non-text symbols */
 	size_t nr_bounds, cap_bounds;
 	uint16_t last_mod; /* module lines come in runs: look each name up once */
@@ -140,18 +181,10 @@ static int names_append(struct kallsyms *k, const char *s, size_t len, uint16_t 
 	size_t need = len + 3;
 
 	if (k->names_len + need > k->names_cap) {
-		size_t ncap = k->names_cap ? k->names_cap * 2 : 1 << 16;
-		char *n;
-
-		while (ncap < k->names_len + need)
-			ncap *= 2;
-		if (ncap > UINT32_MAX)
+		if (k->names_len + need > UINT32_MAX)
 			return -EFBIG;
-		n = realloc(k->names, ncap);
-		if (!n)
+		if (map_grow((void **)&k->names, &k->names_cap, k->names_len + need))
 			return -ENOMEM;
-		k->names = n;
-		k->names_cap = ncap;
 	}
 	*ret_off = (uint32_t)k->names_len;
 	memcpy(k->names + k->names_len, s, len);
@@ -216,15 +249,9 @@ static int loader__add(struct loader *ld, const struct kline *l)
 		ld->bounds[ld->nr_bounds++] = l->addr;
 		return 0;
 	}
-	if (k->nr_syms == ld->cap) {
-		size_t ncap = ld->cap ? ld->cap * 2 : 4096;
-		struct kent *ns = reallocarray(k->syms, ncap, sizeof(*ns));
-
-		if (!ns)
-			return -ENOMEM;
-		k->syms = ns;
-		ld->cap = ncap;
-	}
+	if ((k->nr_syms + 1) * sizeof(*k->syms) > k->syms_bytes &&
+	    map_grow((void **)&k->syms, &k->syms_bytes, (k->nr_syms + 1) * sizeof(*k->syms)))
+		return -ENOMEM;
 	if (l->module && (err = module_index(ld, l->module, &mod)))
 		return err;
 	s = &k->syms[k->nr_syms];
@@ -296,20 +323,8 @@ static void loader__finish(struct loader *ld)
 		s->size = (uint32_t)(end - s->addr);
 	}
 	/* Give back the slack. */
-	if (out && out < ld->cap) {
-		struct kent *ns = reallocarray(k->syms, out, sizeof(*ns));
-
-		if (ns)
-			k->syms = ns;
-	}
-	if (k->names_len && k->names_len < k->names_cap) {
-		char *n = realloc(k->names, k->names_len);
-
-		if (n) {
-			k->names = n;
-			k->names_cap = k->names_len;
-		}
-	}
+	map_trim(k->syms, &k->syms_bytes, out * sizeof(*k->syms));
+	map_trim(k->names, &k->names_cap, k->names_len);
 }
 
 static int loader__line(struct loader *ld, char *p, char *eol)
@@ -324,32 +339,6 @@ static int loader__line(struct loader *ld, char *p, char *eol)
 	if (!l.module && !strcmp(l.name, "_etext"))
 		ld->etext = l.addr;
 	return loader__add(ld, &l);
-}
-
-static int presize(int fd, struct kallsyms *k, size_t *ret_cap, char *buf, size_t size)
-{
-	size_t lines = 1, total = 0;
-	ssize_t n;
-
-	while ((n = read(fd, buf, size)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		total += (size_t)n;
-		if (total > KALLSYMS_MAX_SIZE)
-			return -EFBIG;
-		for (char *p = buf; (p = memchr(p, '\n', (size_t)(buf + n - p))); p++)
-			lines++;
-	}
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		return -errno;
-	k->syms = reallocarray(NULL, lines, sizeof(*k->syms));
-	if (!k->syms)
-		return -ENOMEM;
-	*ret_cap = lines;
-	return 0;
 }
 
 struct kallsyms *kallsyms__load(const char *path)
@@ -375,14 +364,6 @@ struct kallsyms *kallsyms__load(const char *path)
 		err = -errno;
 		goto out;
 	}
-	/*
-	 * Count the lines first and size the table once: growing it by doubling held the old and
-	 * the new array at once, ~2 MiB more at the peak (~120k lines here). A file that grew in
-	 * between (a module loaded) still fits: the table grows then.
-	 */
-	err = presize(fd, ld.k, &ld.cap, buf, CHUNK);
-	if (err)
-		goto out;
 	for (;;) {
 		ssize_t n = read(fd, buf + have, CHUNK - have);
 		char *p, *eol, *end;
@@ -440,8 +421,8 @@ void kallsyms__free(struct kallsyms *k)
 	for (size_t i = 0; i < k->nr_modules; i++)
 		free(k->modules[i]);
 	free(k->modules);
-	free(k->names);
-	free(k->syms);
+	map_free(k->names, k->names_cap);
+	map_free(k->syms, k->syms_bytes);
 	free(k);
 }
 
@@ -457,7 +438,7 @@ size_t kallsyms__count(const struct kallsyms *k)
 
 size_t kallsyms__bytes(const struct kallsyms *k)
 {
-	return sizeof(*k) + k->nr_syms * sizeof(*k->syms) + k->names_cap +
+	return sizeof(*k) + k->syms_bytes + k->names_cap +
 	       k->nr_modules * 32;
 }
 
