@@ -296,8 +296,21 @@ static void loader__finish(struct loader *ld)
 	struct kallsyms *k = ld->k;
 	size_t i, out = 0, b = 0;
 
-	if (k->nr_syms)
+	/* The kernel lists its symbols in address order: then only the runs at one address are
+	 * sorted (by rank), not the whole table. */
+	for (i = 1; i < k->nr_syms && k->syms[i - 1].addr <= k->syms[i].addr; i++)
+		;
+	if (i < k->nr_syms) {
 		qsort(k->syms, k->nr_syms, sizeof(*k->syms), cmp_loading);
+	} else {
+		for (i = 0; i < k->nr_syms; i = b) {
+			for (b = i + 1; b < k->nr_syms && k->syms[b].addr == k->syms[i].addr; b++)
+				;
+			if (b - i > 1)
+				qsort(k->syms + i, b - i, sizeof(*k->syms), cmp_loading);
+		}
+		b = 0;
+	}
 	if (ld->nr_bounds)
 		qsort(ld->bounds, ld->nr_bounds, sizeof(*ld->bounds), cmp_u64);
 	for (i = 0; i < k->nr_syms; i++) {
