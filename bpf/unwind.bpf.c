@@ -200,6 +200,7 @@ __noinline int unwind_find(struct unwind_cursor *c, struct xsprof_unwind_stats *
 	at = m->file;
 	if (!at)
 		return UNWIND_ANON;
+	c->row_file = at;
 	f = bpf_map_lookup_elem(&unwind_files, &at);
 	if (!f)
 		return UNWIND_NONE;

@@ -647,9 +647,13 @@ struct xsprof_unwind_proc {
 	 * to be read again (0 -> 1, and an XSPROF_REC_UNWIND_WANT with file 0); the daemon
 	 * writes the entry anew. */
 	__u64 stale;
+	/* Changes whenever the list is written anew (never back to an earlier value while the
+	 * entry lives): rows the sampler cached for this process hold while it is the same. */
+	__u32 gen;
+	__u32 pad;
 };
 
-_Static_assert(sizeof(struct xsprof_unwind_proc) == 16, "xsprof_unwind_proc layout");
+_Static_assert(sizeof(struct xsprof_unwind_proc) == 24, "xsprof_unwind_proc layout");
 
 /* The sampler's unwind mode (rodata unwind_mode): --unwind fp|auto|cfi. */
 enum xsprof_unwind_mode {

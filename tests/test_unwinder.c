@@ -196,6 +196,30 @@ Test(unwinder, tables_are_built_when_asked_and_match_the_file)
 	munmap(m.at, m.len);
 }
 
+/* The sampler's row cache holds while a process's generation does: every list written anew
+ * (a library loaded, the process read again) gets a generation never seen before. */
+Test(unwinder, every_mapping_list_gets_a_new_generation)
+{
+	struct unwinder_maps fds;
+	struct unwinder *u = new_unwinder(16, &fds);
+	struct xsprof_unwind_proc a, b, c;
+	__u32 key = (__u32)getpid();
+	struct mapped m;
+
+	cr_assert_eq(unwinder__add_process(u, getpid()), 0);
+	cr_assert_eq(bpf_map_lookup_elem(fds.procs, &key, &a), 0);
+	cr_expect_neq(a.gen, 0, "generation 0 would match an empty cache entry");
+	cr_assert_eq(unwinder__add_process(u, getpid()), 0);
+	cr_assert_eq(bpf_map_lookup_elem(fds.procs, &key, &b), 0);
+	m = map_exec(LIBC); /* a new mapping, at an address the cache may know */
+	cr_assert_eq(unwinder__add_process(u, getpid()), 0);
+	cr_assert_eq(bpf_map_lookup_elem(fds.procs, &key, &c), 0);
+	cr_expect(a.gen != b.gen && b.gen != c.gen && a.gen != c.gen, "generations %u %u %u",
+		  a.gen, b.gen, c.gen);
+	unwinder__free(u);
+	munmap(m.at, m.len);
+}
+
 Test(unwinder, short_memory_evicts_the_least_recent_and_refuses_what_cannot_fit)
 {
 	struct mapped dnnl = map_exec(DNNL), tpy = map_exec(TORCH_PY), torch = map_exec(TORCH);

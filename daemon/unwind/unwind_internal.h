@@ -68,6 +68,7 @@ struct uw_proc {
 	struct uw_map *maps;
 	uint32_t nr_maps;
 	uint32_t ext_first, ext_count; /* its range of unwind_maps */
+	uint32_t gen;			/* xsprof_unwind_proc.gen of that range */
 	uint64_t read_ns; /* when its mappings were read */
 	uint32_t holds; /* held samples walking it: kept after its exit until they are done */
 	bool dead;	/* exited: out of the BPF maps and of unwinder.procs */
@@ -97,6 +98,7 @@ struct unwinder {
 	struct unwinder_opts o;
 	uint32_t table_mb;
 	int rows_fd, pages_fd, files_fd, maps_fd, procs_fd;
+	uint32_t next_gen; /* the next xsprof_unwind_proc.gen given out */
 	bool rows_mmapable; /* rows written through a mapping of their block (rows_write) */
 	uint32_t max_rows, max_pages, max_files, max_maps, max_procs;
 	uint32_t *free_blocks, nr_free_blocks, nr_blocks;

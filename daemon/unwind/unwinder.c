@@ -442,7 +442,9 @@ static int proc_fill(struct unwinder *u, pid_t pid, const struct proc_maps *pm,
 static int proc_publish(struct unwinder *u, struct uw_proc *p)
 {
 	struct xsprof_unwind_map *v = calloc(p->nr_maps ? p->nr_maps : 1, sizeof(*v));
-	struct xsprof_unwind_proc e = {0, p->nr_maps, 0};
+	/* A new generation per list written, across processes: a row the sampler cached for
+	 * a pid under its old list (or a former process's of that pid) never matches again. */
+	struct xsprof_unwind_proc e = {0, p->nr_maps, 0, ++u->next_gen};
 	__u32 key = (__u32)p->pid;
 	int err = 0;
 
@@ -470,6 +472,7 @@ static int proc_publish(struct unwinder *u, struct uw_proc *p)
 	}
 	p->ext_first = e.first;
 	p->ext_count = e.count;
+	p->gen = e.gen;
 	u->st.loads++;
 	return 0;
 }
@@ -686,7 +689,7 @@ static int stale_process(struct unwinder *u, pid_t pid)
 		u->st.rereads++;
 		return unwinder__add_process(u, pid) ? 0 : 1;
 	}
-	e = (struct xsprof_unwind_proc){p->ext_first, p->ext_count, 0};
+	e = (struct xsprof_unwind_proc){p->ext_first, p->ext_count, 0, p->gen};
 	bpf_map_update_elem(u->procs_fd, &key, &e, BPF_EXIST);
 	return 0;
 }
