@@ -136,7 +136,7 @@ static __noinline int read_stacks(void *ctx, struct offcpu_scratch *scr,
 		first = *(volatile __u16 *)&r->nr_user & 0xff;
 		r->nr_user = 1 + unwind__walk(r->uips, first, first + XSPROF_MAX_STACK_DEPTH - 2,
 					      proc, r->tgid, unwind_mode, ip, sp, bp, 1, hold_on,
-					      &scr->regs, &scr->hold, NULL, 0);
+					      &scr->regs, &scr->hold, 0, 0);
 	} else if (hold_on && unwind_mode != XSPROF_UNWIND_FP && unwind_hold_take()) {
 		/* Not loaded yet: held, if this stack turns out to be new (switch_out). */
 		r->nr_user = 1;

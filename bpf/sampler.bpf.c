@@ -73,15 +73,6 @@ struct hold_info {
 };
 
 #if defined(__TARGET_ARCH_x86)
-/* The stack above sp, copied once per sample: frames inside it cost no read of user memory.
- * The sampler's own (an NMI is not interrupted by another program using it). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64[UNWIND_WINDOW / 8]);
-} sample_window SEC(".maps");
-
 /*
  * The table walk of unwind.bpf.h for a process whose mappings the daemon loaded. One it has not
  * loaded yet is held at its first frame (the daemon loads it and walks the copy), or, past the
@@ -105,14 +96,16 @@ static __noinline long unwind_user(struct xsprof_sample *s, long nk, __u64 ip, _
 	if (first > XSPROF_MAX_STACK_DEPTH)
 		return 0;
 	if (proc) {
-		const __u64 *win = bpf_map_lookup_elem(&sample_window, &zero);
+		struct unwind_win *win = bpf_map_lookup_elem(&sample_window, &zero);
 
-		/* Near the top of the stack the window may not be readable: no window then. */
-		if (win && bpf_probe_read_user((void *)win, UNWIND_WINDOW, (void *)sp))
-			win = NULL;
+		/* The stack above sp, copied once per sample: frames inside it cost no read of
+		 * user memory. Near the top of the stack it may not be readable: an empty window
+		 * then (no address is at or above ~0). */
+		if (win)
+			win->lo = bpf_probe_read_user(win->w, UNWIND_WINDOW, (void *)sp) ? ~0ull : sp;
 		n = unwind__walk(s->ips, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc, s->tgid,
 				 unwind_mode, ip, sp, h->regs.bp, 1, h->may, &h->regs, &h->file,
-				 win, 1);
+				 win != NULL, 1);
 		if (h->file)
 			h->reason = XSPROF_HOLD_NO_TABLE;
 		return n;

@@ -177,6 +177,55 @@ static __always_inline void stale_mappings(struct unwind_cursor *c, struct xspro
 	st->stale_maps++;
 }
 
+static __always_inline __u32 unwind__cache_slot(const struct unwind_cursor *c)
+{
+	__u64 h = (c->key ^ ((__u64)c->tgid << 32)) * 0x9e3779b97f4a7c15ull;
+
+	return (__u32)(h >> 56) & (UNWIND_ROW_CACHE - 1);
+}
+
+/* The row for c->key from the cache: UNWIND_FOUND, or -1 on a miss. */
+__noinline int unwind_cache_find(struct unwind_cursor *c)
+{
+	struct unwind_cached_row *e;
+	struct xsprof_unwind_file *f;
+	__u32 slot;
+
+	if (!c)
+		return -1;
+	slot = unwind__cache_slot(c);
+	e = bpf_map_lookup_elem(&unwind_row_cache, &slot);
+	if (!e || e->key != c->key || e->tgid != c->tgid || e->gen != c->gen)
+		return -1;
+	c->row = e->row;
+	c->cached_key = c->key;
+	c->row_file = e->file;
+	/* Still in use, for the daemon's eviction (as unwind_find marks it). */
+	f = bpf_map_lookup_elem(&unwind_files, &e->file);
+	if (f && !f->used)
+		f->used = 1;
+	return UNWIND_FOUND;
+}
+
+__noinline int unwind_cache_put(struct unwind_cursor *c)
+{
+	struct unwind_cached_row *e;
+	__u32 slot;
+
+	if (!c || !c->gen)
+		return 0;
+	slot = unwind__cache_slot(c);
+	e = bpf_map_lookup_elem(&unwind_row_cache, &slot);
+	if (!e)
+		return 0;
+	e->key = c->key;
+	e->tgid = c->tgid;
+	e->gen = c->gen;
+	e->row = c->row;
+	e->file = c->row_file;
+	return 0;
+}
+
 __noinline int unwind_find(struct unwind_cursor *c, struct xsprof_unwind_stats *st)
 {
 	const struct xsprof_unwind_map *m;

@@ -123,13 +123,25 @@ enum unwind_find_result {
 /* The bytes above the first sp a walk may copy at once (as ustack.bpf.h's window). */
 #define UNWIND_WINDOW 1024
 
+/* A copy of the stack at [lo, lo + UNWIND_WINDOW), read once per sample by the CPU sampler
+ * (its own: nothing of ours runs nested inside it on its CPU). */
+struct unwind_win {
+	__u64 lo;
+	__u64 w[UNWIND_WINDOW / 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_win);
+} sample_window SEC(".maps") XSPROF_UNWIND_LINKAGE;
+
 struct unwind_walk {
 	__u64 *ips;
 	__u64 *trace; /* NULL, or where the first UNWIND_TRACE_SLOTS callers were read */
-	const __u64 *win; /* NULL, or the UNWIND_WINDOW bytes at win_lo, read at the start */
-	__u64 win_lo;
+	__u32 win;	  /* frames in sample_window (the CPU sampler's copy) are read there */
 	__u32 cache;	  /* rows from and into unwind_row_cache (the CPU sampler only) */
-	__u32 pad4;
 	struct xsprof_unwind_stats *st;
 	struct unwind_regs regs;
 	struct unwind_cursor cur;
@@ -174,45 +186,12 @@ struct {
 	__type(value, struct unwind_cached_row);
 } unwind_row_cache SEC(".maps") XSPROF_UNWIND_LINKAGE;
 
-static __always_inline __u32 unwind__cache_slot(const struct unwind_cursor *c)
-{
-	__u64 h = (c->key ^ ((__u64)c->tgid << 32)) * 0x9e3779b97f4a7c15ull;
+/* The row for c->key from the cache: UNWIND_FOUND, or -1 on a miss (global functions, as the
+ * searches: checked once, not in every state of the step). */
+__noinline int unwind_cache_find(struct unwind_cursor *c);
+/* Keep c's row (just found) in the cache. */
+__noinline int unwind_cache_put(struct unwind_cursor *c);
 
-	return (__u32)(h >> 56) & (UNWIND_ROW_CACHE - 1);
-}
-
-/* The row for c->key from the cache: UNWIND_FOUND, or -1 on a miss. */
-static __always_inline int unwind__cache_find(struct unwind_cursor *c)
-{
-	__u32 slot = unwind__cache_slot(c);
-	struct unwind_cached_row *e = bpf_map_lookup_elem(&unwind_row_cache, &slot);
-	struct xsprof_unwind_file *f;
-
-	if (!e || e->key != c->key || e->tgid != c->tgid || e->gen != c->gen)
-		return -1;
-	c->row = e->row;
-	c->cached_key = c->key;
-	c->row_file = e->file;
-	/* Still in use, for the daemon's eviction (as unwind_find marks it). */
-	f = bpf_map_lookup_elem(&unwind_files, &e->file);
-	if (f && !f->used)
-		f->used = 1;
-	return UNWIND_FOUND;
-}
-
-static __always_inline void unwind__cache_put(const struct unwind_cursor *c)
-{
-	__u32 slot = unwind__cache_slot(c);
-	struct unwind_cached_row *e = bpf_map_lookup_elem(&unwind_row_cache, &slot);
-
-	if (!e || !c->gen)
-		return;
-	e->key = c->key;
-	e->tgid = c->tgid;
-	e->gen = c->gen;
-	e->row = c->row;
-	e->file = c->row_file;
-}
 /* One step through the frame-pointer chain: 0, or 1 when the chain ends. */
 __noinline int unwind_fp_step(struct unwind_regs *w, struct xsprof_unwind_stats *st);
 /* One step by a table row: 0, 1 when the walk ends, -1 to try the frame-pointer step. */
@@ -227,13 +206,16 @@ __noinline int unwind_scan(struct unwind_cursor *c, struct unwind_regs *w,
 /*
  * The usual row (CFA from rsp or rbp, rbp saved right below the return address or not at all)
  * stepped here rather than by the global unwind_row_step: a frame costs about what a
- * frame-pointer step does. 0, 1 when the walk ends, -1 for a row it does not take.
+ * frame-pointer step does. With win, the frame is read from the sampler's window where it lies
+ * inside (sample_window). 0, 1 when the walk ends, -1 for a row it does not take.
  */
 static __always_inline int unwind__row_fast(const struct xsprof_unwind_row *r,
 					    struct unwind_regs *w, struct xsprof_unwind_stats *st,
-					    const __u64 *win, __u64 win_lo)
+					    __u32 win)
 {
+	const struct unwind_win *ww;
 	__u64 cfa, fr[2], k;
+	__u32 zero = 0;
 	__u8 type = r->type;
 
 	if ((type != XSPROF_CFA_RSP && type != XSPROF_CFA_RBP) ||
@@ -244,12 +226,13 @@ static __always_inline int unwind__row_fast(const struct xsprof_unwind_row *r,
 		st->end_bad_cfa++;
 		return 1;
 	}
-	/* Inside the window: two words of a copy instead of a read of user memory. */
-	k = (cfa - 16 - win_lo) >> 3;
-	if (win && cfa - 16 >= win_lo && !((cfa - win_lo) & 7) && k < UNWIND_WINDOW / 8 - 1) {
+	ww = win ? bpf_map_lookup_elem(&sample_window, &zero) : NULL;
+	k = ww && cfa - 16 >= ww->lo ? (cfa - 16 - ww->lo) >> 3 : ~0ull;
+	if (ww && k < UNWIND_WINDOW / 8 - 1 && !((cfa - ww->lo) & 7)) {
+		/* Inside the window: two words of the copy instead of a read of user memory. */
 		asm volatile("%0 &= 127" : "+r"(k)); /* UNWIND_WINDOW / 8 - 1, for the verifier */
-		fr[0] = r->rbp_off ? win[k] : w->bp;
-		fr[1] = win[k + 1];
+		fr[0] = r->rbp_off ? ww->w[k] : w->bp;
+		fr[1] = ww->w[k + 1];
 	} else if (r->rbp_off) {
 		if (bpf_probe_read_user(fr, 16, (void *)(cfa - 16))) {
 			st->end_unreadable++;
@@ -298,11 +281,11 @@ static long unwind__step(__u32 i, void *arg)
 		} else {
 			w->cur.key = key;
 			w->cur.trusted = !(w->regs.flags & UNWIND_F_FROM_FP);
-			found = w->cache ? unwind__cache_find(&w->cur) : -1;
+			found = w->cache ? unwind_cache_find(&w->cur) : -1;
 			if (found < 0) {
 				found = unwind_find(&w->cur, w->st);
 				if (found == UNWIND_FOUND && w->cache)
-					unwind__cache_put(&w->cur);
+					unwind_cache_put(&w->cur);
 			}
 		}
 		if (found == UNWIND_HOLD) {
@@ -310,8 +293,7 @@ static long unwind__step(__u32 i, void *arg)
 			return 1;
 		}
 		if (found == UNWIND_FOUND) {
-			ret = unwind__row_fast(&w->cur.row, &w->regs, w->st, w->win,
-					       w->win_lo);
+			ret = unwind__row_fast(&w->cur.row, &w->regs, w->st, w->win);
 			if (ret < 0)
 				ret = unwind_row_step(&w->cur.row, &w->regs, w->st);
 			if (ret > 0)
@@ -359,7 +341,7 @@ static __always_inline long
 unwind__walk_traced(__u64 *ips, __u64 *trace, __u32 first, __u32 end,
 		    const struct xsprof_unwind_proc *proc, __u32 tgid, __u32 mode, __u64 pc,
 		    __u64 sp, __u64 bp, __u32 exact, __u32 hold, struct unwind_regs *ret_regs,
-		    __u32 *ret_file, __u32 *ret_untraced, const __u64 *win, __u32 cache)
+		    __u32 *ret_file, __u32 *ret_untraced, __u32 win, __u32 cache)
 {
 	__u32 zero = 0;
 	__u64 fp0;
@@ -367,7 +349,6 @@ unwind__walk_traced(__u64 *ips, __u64 *trace, __u32 first, __u32 end,
 		.ips = ips,
 		.trace = trace,
 		.win = win,
-		.win_lo = sp,
 		.cache = cache,
 		.regs = {.pc = pc, .sp = sp, .bp = bp, .exact = exact},
 		.cur = {.mode = mode, .hold = hold, .tgid = tgid},
@@ -401,14 +382,14 @@ unwind__walk_traced(__u64 *ips, __u64 *trace, __u32 first, __u32 end,
 	return w.n;
 }
 
-/* unwind__walk_traced without a trace: the samplers' walk. win: NULL, or a copy of the
- * UNWIND_WINDOW bytes at sp (frames inside it are read from the copy); cache: rows through
+/* unwind__walk_traced without a trace: the samplers' walk. win: sample_window holds a copy of
+ * the stack above sp (frames inside it are read from the copy); cache: rows through
  * unwind_row_cache (the CPU sampler only, see there). */
 static __always_inline long unwind__walk(__u64 *ips, __u32 first, __u32 end,
 					 const struct xsprof_unwind_proc *proc, __u32 tgid,
 					 __u32 mode, __u64 pc, __u64 sp, __u64 bp, __u32 exact,
 					 __u32 hold, struct unwind_regs *ret_regs, __u32 *ret_file,
-					 const __u64 *win, __u32 cache)
+					 __u32 win, __u32 cache)
 {
 	return unwind__walk_traced(ips, NULL, first, end, proc, tgid, mode, pc, sp, bp, exact,
 				   hold, ret_regs, ret_file, NULL, win, cache);
@@ -443,7 +424,7 @@ static __always_inline long unwind__probe_walk(__u64 *ips, __u16 *nr, __u32 tgid
 	first = *(volatile __u16 *)nr & 0xff;
 	/* The limit from first too (a range as well): ips has XSPROF_MAX_STACK_DEPTH slots. */
 	return unwind__walk_traced(ips, trace, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc,
-				   tgid, mode, pc, sp, bp, exact, 0, NULL, NULL, ret_untraced, NULL,
+				   tgid, mode, pc, sp, bp, exact, 0, NULL, NULL, ret_untraced, 0,
 				   0);
 }
 
