@@ -309,11 +309,10 @@ __noinline int sample_emit(struct xsprof_sample *s, struct xsprof_cpu_stats *st,
 	return 0;
 }
 
-SEC("perf_event")
-int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
+static __always_inline int sample_cpu(struct bpf_perf_event_data *ctx,
+				      struct xsprof_cpu_stats *st)
 {
 	__u32 zero = 0;
-	struct xsprof_cpu_stats *st = bpf_map_lookup_elem(&cpu_stats, &zero);
 	struct xsprof_sample *s;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid, tid = (__u32)pid_tgid;
@@ -322,10 +321,6 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	bool in_ns;
 	long nk, nu;
 	bool user_mode;
-
-	if (!st)
-		return 0;
-	st->samples++;
 
 	if (tid == 0) {
 		st->idle++;
@@ -399,6 +394,29 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	s->nr_user = nu;
 	/* Interpreter frames after the native ones, for a process in our namespace. */
 	return sample_emit(s, st, python_on && nu > 0 && in_ns ? python__own_tid(task) : 0, &hold);
+}
+
+/* One sample in XSPROF_TIMED_EVERY is timed, so that the daemon can say what a sample costs
+ * without the kernel's BPF statistics (which tax every program on the machine). */
+SEC("perf_event")
+int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
+{
+	__u32 zero = 0;
+	struct xsprof_cpu_stats *st = bpf_map_lookup_elem(&cpu_stats, &zero);
+	bool timed;
+	__u64 t0 = 0;
+
+	if (!st)
+		return 0;
+	timed = !(st->samples++ & (XSPROF_TIMED_EVERY - 1));
+	if (timed)
+		t0 = bpf_ktime_get_ns();
+	sample_cpu(ctx, st);
+	if (timed) {
+		st->timed++;
+		st->timed_ns += bpf_ktime_get_ns() - t0;
+	}
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

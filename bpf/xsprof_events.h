@@ -109,9 +109,15 @@ struct xsprof_cpu_stats {
 	__u64 kstack_err;   /* kernel stack could not be read (sample kept without it) */
 	__u64 ustack_err;   /* user stack could not be read (sample kept without it) */
 	__u64 in_exec;	    /* samples inside an exec, between images (no user stack) */
+	__u64 timed;	    /* samples timed (one in XSPROF_TIMED_EVERY) */
+	__u64 timed_ns;	    /* ... and the program's run time over them */
 };
 
-_Static_assert(sizeof(struct xsprof_cpu_stats) == 64, "xsprof_cpu_stats layout");
+_Static_assert(sizeof(struct xsprof_cpu_stats) == 80, "xsprof_cpu_stats layout");
+
+/* The probes time one run in this many (a power of two): what profiling costs, said by the
+ * daemon, for two clock reads per 16 runs. */
+#define XSPROF_TIMED_EVERY 16
 
 /*
  * Process lifetime (bpf/proc.bpf.c -> daemon/probes/proc_events.c). The daemon snapshots a process's
@@ -541,7 +547,8 @@ struct xsprof_launch_reuse_stats {
 	__u64 miss_slots;   /* walked: a return address on the stack changed */
 	__u64 miss_age;	    /* walked: the last walk of the thread was too long ago */
 	__u64 reuse_drops;  /* reuse records lost (ring buffer full): the next call walks */
-	__u64 pad[2];
+	__u64 timed;	    /* launch probe runs timed (one in XSPROF_TIMED_EVERY) */
+	__u64 timed_ns;	    /* ... and their run time */
 };
 
 _Static_assert(sizeof(struct xsprof_launch_reuse_stats) == 64, "xsprof_launch_reuse_stats layout");

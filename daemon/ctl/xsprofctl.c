@@ -324,7 +324,7 @@ static int save(const char *path, struct reply_buf *b, const char *what)
 static int cmd_status(void)
 {
 	struct reply_buf b;
-	struct json_object *j, *v, *c, *st, *m;
+	struct json_object *j, *v, *c, *st, *m, *k;
 	int st_code = request("GET", "/v1/status", NULL, &b, NULL);
 
 	if (st_code)
@@ -341,6 +341,7 @@ static int cmd_status(void)
 		return EXIT_DAEMON_ERROR;
 	}
 #define GET(o, k) (json_object_object_get_ex((o), (k), &v) ? json_object_get_int64(v) : 0)
+#define NUM(o, k) (json_object_object_get_ex((o), (k), &v) ? json_object_get_double(v) : 0.0)
 	json_object_object_get_ex(j, "counters", &c);
 	json_object_object_get_ex(j, "store", &st);
 	json_object_object_get_ex(j, "memory", &m);
@@ -352,6 +353,11 @@ static int cmd_status(void)
 	       (long long)GET(j, "freq_hz"), (long long)GET(j, "cpus"),
 	       (long long)GET(c, "samples"), (long long)GET(c, "kept"),
 	       (long long)GET(c, "lost_ring_buffer_full"), (long long)GET(c, "malformed_records"));
+	if (json_object_object_get_ex(j, "cost", &k))
+		printf("cost: xsprofd %.2f%% of one CPU (%.1f s since it started); BPF %.2f us per "
+		       "sample (%.3f%% of one CPU), %.2f us per CUDA launch\n",
+		       NUM(k, "own_cpu_pct"), NUM(k, "own_cpu_s"), NUM(k, "bpf_ns_per_sample") / 1e3,
+		       NUM(k, "bpf_cpu_pct"), NUM(k, "bpf_ns_per_launch") / 1e3);
 	printf("window: %lld s kept; %lld samples in %lld slices, %lld of %lld KiB; %lld slices "
 	       "dropped at the cap\n",
 	       (long long)GET(j, "window_s"), (long long)GET(st, "samples"),
@@ -381,6 +387,7 @@ static int cmd_status(void)
 									 : "?");
 		}
 #undef GET
+#undef NUM
 	json_object_put(j);
 	return EXIT_OK;
 }

@@ -968,6 +968,8 @@ static int reuse_stats(const struct cuda_probes *cp, int ncpu,
 		ret->miss_slots += vals[i].miss_slots;
 		ret->miss_age += vals[i].miss_age;
 		ret->reuse_drops += vals[i].reuse_drops;
+		ret->timed += vals[i].timed;
+		ret->timed_ns += vals[i].timed_ns;
 	}
 	free(vals);
 	return 0;

@@ -231,10 +231,20 @@ void recording_report(struct recording *rec, const struct xsprofd_opts *o, doubl
 			 (unsigned long long)rs.proc.gone, (unsigned long long)rs.proc.execs);
 	unwind_report(rec);
 	python_report__log(rec);
-	log_info("xsprofd's own CPU: %.3f s while sampling (%.2f us per sample received), %.3f s "
-		 "naming stacks; own peak RSS %.1f MiB",
-		 rs.cpu_s, rs.records ? rs.cpu_s * 1e6 / rs.records : 0.0, name_cpu_s,
+	log_info("xsprofd's own CPU: %.3f s while sampling (%.2f%% of one CPU; %.2f us per sample "
+		 "received), %.3f s naming stacks; own peak RSS %.1f MiB",
+		 rs.cpu_s, rs.wall_s > 0 ? 100.0 * rs.cpu_s / rs.wall_s : 0.0,
+		 rs.records ? rs.cpu_s * 1e6 / rs.records : 0.0, name_cpu_s,
 		 peak_rss_kib() / 1024.0);
+	if (total->timed) {
+		double per = (double)total->timed_ns / (double)total->timed;
+
+		log_info("BPF cost: %.2f us per sample (1 in %d timed), %.3f%% of one CPU in the "
+			 "kernel at this rate",
+			 per / 1e3, XSPROF_TIMED_EVERY,
+			 rs.wall_s > 0 ? 100.0 * per * (double)total->samples / (rs.wall_s * 1e9)
+				       : 0.0);
+	}
 }
 
 /* ---- GPU path (cuda_probes): command mode, the launches output, the GPU-path report ---- */
@@ -488,6 +498,9 @@ static void cuda_report(struct recording *rec, bool always)
 			 (unsigned long long)cs.reuse.miss_key,
 			 (unsigned long long)cs.reuse.miss_slots,
 			 (unsigned long long)cs.reuse.miss_age);
+	if (cs.reuse.timed)
+		log_info("CUDA: BPF cost %.2f us per launch probe run (1 in %d timed)",
+			 (double)cs.reuse.timed_ns / (double)cs.reuse.timed / 1e3, XSPROF_TIMED_EVERY);
 	if (ls.reuse_orphans || cs.reuse.reuse_drops)
 		log_warn("CUDA: %llu reused launch stacks lost (ring buffer full), %llu found no "
 			 "walked stack of their thread",

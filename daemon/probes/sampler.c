@@ -617,6 +617,8 @@ void xsprof_cpu_stats__add(struct xsprof_cpu_stats *dst, const struct xsprof_cpu
 	dst->kstack_err += src->kstack_err;
 	dst->ustack_err += src->ustack_err;
 	dst->in_exec += src->in_exec;
+	dst->timed += src->timed;
+	dst->timed_ns += src->timed_ns;
 }
 
 int sampler__read_stats(const struct sampler *s, struct xsprof_cpu_stats *per_cpu,

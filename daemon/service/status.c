@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -201,6 +202,43 @@ struct json_object *correlation_json(struct service *s)
 	return o;
 }
 
+static void add_num(struct json_object *o, const char *k, double v)
+{
+	/* Three decimals are enough for a share or a cost; NaN and infinities are not JSON. */
+	json_object_object_add(o, k, json_object_new_double(isfinite(v) ? round(v * 1e3) / 1e3 : 0));
+}
+
+/*
+ * What profiling costs here: xsprofd's own CPU since it started (a share of one CPU), and the
+ * BPF programs' time per sample and per CUDA launch, from the one run in XSPROF_TIMED_EVERY
+ * that they time themselves (the kernel's BPF statistics would tax every program).
+ */
+static struct json_object *cost_json(struct service *s, const struct xsprof_cpu_stats *c)
+{
+	struct json_object *o = json_object_new_object();
+	double up = (double)(now_ns() - s->started_ns) / 1e9, cpu = 0, per = 0;
+	struct rusage ru;
+
+	if (!getrusage(RUSAGE_SELF, &ru))
+		cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		      (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	add_num(o, "own_cpu_s", cpu);
+	add_num(o, "own_cpu_pct", up > 0 ? 100.0 * cpu / up : 0);
+	if (c->timed)
+		per = (double)c->timed_ns / (double)c->timed;
+	add_num(o, "bpf_ns_per_sample", per);
+	add_num(o, "bpf_cpu_pct", up > 0 ? 100.0 * per * (double)c->samples / (up * 1e9) : 0);
+	per = 0;
+	if (s->machine.rec && recording__cuda(s->machine.rec)) {
+		struct cuda_probes_stats ps;
+
+		if (!cuda_probes__stats(recording__cuda(s->machine.rec), &ps) && ps.reuse.timed)
+			per = (double)ps.reuse.timed_ns / (double)ps.reuse.timed;
+	}
+	add_num(o, "bpf_ns_per_launch", per);
+	return o;
+}
+
 struct json_object *status_json(struct service *s)
 {
 	struct json_object *j = json_object_new_object(), *a, *recs, *cnt, *st, *mem;
@@ -244,6 +282,7 @@ struct json_object *status_json(struct service *s)
 	add_u64(cnt, "kernel_stack_unreadable", c.kstack_err);
 	add_u64(cnt, "user_stack_unreadable", c.ustack_err);
 	json_object_object_add(j, "counters", cnt);
+	json_object_object_add(j, "cost", cost_json(s, &c));
 	status_unwind(s, j);
 	if (s->machine.rec)
 		python_report__json(s->machine.rec, j);

@@ -290,6 +290,16 @@ step "xsprofctl as root"
 expect_ctl "root: status" 0 root status
 ctl root --json status
 expect "root: --json status shows freq_hz 49 from the config" test "$(json_num freq_hz <<<"$OUT")" = 49
+cost_ok() { # the cost a user sees: xsprofd's share of one CPU, the sampler's time per sample
+	python3 -c 'import json, sys
+c = json.loads(sys.argv[1])["cost"]
+sys.exit(0 if 0 < c["own_cpu_pct"] < 100 and 0 < c["bpf_ns_per_sample"] < 1e6 and
+         0 < c["bpf_cpu_pct"] < 100 else 1)' "$OUT"
+}
+expect "root: status says what profiling costs (own CPU share, BPF time per sample)" cost_ok
+ctl root status
+cost_line() { grep -q "^cost: xsprofd .* of one CPU" <<<"$OUT"; }
+expect "root: status prints the cost line" cost_line
 expect_ctl "root: record another user's process" 0 root record --pid "$pid_in" --duration 2 \
 	-o "$stage/out/root-pid.folded"
 expect "root: the recording names the process's frames (xs_work_alpha)" \
