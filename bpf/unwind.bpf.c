@@ -437,6 +437,58 @@ __noinline int unwind_fp_step(struct unwind_regs *w, struct xsprof_unwind_stats 
 }
 
 /* One step by a table row: 0, 1 when the walk ends, -1 to try the frame-pointer step. */
+__noinline int unwind_row_fast(const struct xsprof_unwind_row *r, struct unwind_regs *w,
+			       struct xsprof_unwind_stats *st, __u32 win)
+{
+	const struct unwind_win *ww;
+	__u64 cfa, fr[2], k;
+	__u32 zero = 0;
+	__u8 type;
+
+	if (!r || !w || !st)
+		return 1;
+	type = r->type;
+	if ((type != XSPROF_CFA_RSP && type != XSPROF_CFA_RBP) ||
+	    (r->rbp_off != -2 && r->rbp_off != 0))
+		return -1;
+	cfa = (type == XSPROF_CFA_RSP ? w->sp : w->bp) + r->cfa_off;
+	if (cfa <= w->sp || (cfa & 7)) {
+		st->end_bad_cfa++;
+		return 1;
+	}
+	ww = win ? bpf_map_lookup_elem(&sample_window, &zero) : NULL;
+	k = ww && cfa - 16 >= ww->lo ? (cfa - 16 - ww->lo) >> 3 : ~0ull;
+	if (ww && k < UNWIND_WINDOW / 8 - 1 && !((cfa - ww->lo) & 7)) {
+		/* Inside the window: two words of the copy instead of a read of user memory. */
+		asm volatile("%0 &= 127" : "+r"(k)); /* UNWIND_WINDOW / 8 - 1, for the verifier */
+		fr[0] = r->rbp_off ? ww->w[k] : w->bp;
+		fr[1] = ww->w[k + 1];
+	} else if (r->rbp_off) {
+		if (bpf_probe_read_user(fr, 16, (void *)(cfa - 16))) {
+			st->end_unreadable++;
+			return 1;
+		}
+	} else {
+		fr[0] = w->bp;
+		if (bpf_probe_read_user(&fr[1], 8, (void *)(cfa - 8))) {
+			st->end_unreadable++;
+			return 1;
+		}
+	}
+	barrier_var(fr[0]);
+	barrier_var(fr[1]);
+	if (!fr[1]) {
+		st->end_outermost++;
+		return 1;
+	}
+	w->sp = cfa;
+	w->pc = fr[1];
+	w->bp = fr[0];
+	w->exact = 0;
+	w->flags = UNWIND_F_USED_CFI; /* frames_cfi is counted per walk (unwind__walk) */
+	return 0;
+}
+
 __noinline int unwind_row_step(const struct xsprof_unwind_row *r, struct unwind_regs *w,
 			       struct xsprof_unwind_stats *st)
 {
