@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daemon/symbolize/kallsyms.h"
@@ -179,6 +180,65 @@ Test(kallsyms, real_proc_kallsyms)
 	cr_assert_str_eq(s->name, "vfs_read");
 	cr_assert_eq(kallsyms__find(k, "vfs_read")->addr, vfs_read);
 	kallsyms__free(k);
+}
+
+/* The cache of the static symbols: written on a miss, read on a hit, the same lookups either way;
+ * a stale key (another boot or module list) or a file others may write is not trusted. */
+Test(kallsyms, cache_of_the_static_symbols)
+{
+	char dir[] = "/tmp/xs_ksyms.XXXXXX", path[64], line[256];
+	struct kallsyms *fresh, *cached, *again;
+	uint64_t vfs_read = proc_addr_of("vfs_read", NULL);
+	bool hit = true;
+	FILE *f;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/kallsyms", dir);
+	fresh = kallsyms__load_cached(path, &hit);
+	cr_assert_not_null(fresh);
+	cr_expect(!hit, "no cache yet, but it said it read one");
+	cr_assert_eq(access(path, R_OK), 0, "the cache was not written");
+	cached = kallsyms__load_cached(path, &hit);
+	cr_assert_not_null(cached);
+	cr_expect(hit, "the cache was written but not read");
+	cr_assert_str_eq(kallsyms__lookup(cached, vfs_read + 1)->name, "vfs_read");
+	/* Every static symbol (BPF programs and trampolines are left out) is the same. */
+	for (size_t i = 0; i < kallsyms__count(fresh); i += 37) {
+		struct ksym a = *kallsyms__at(fresh, i);
+		const struct ksym *b;
+
+		if (a.module && (!strcmp(a.module, "bpf") || !strncmp(a.module, "__builtin__", 11)))
+			continue;
+		b = kallsyms__lookup(cached, a.addr);
+		cr_assert(b && b->addr == a.addr && !strcmp(a.name, b->name) &&
+				  (a.module ? b->module && !strcmp(a.module, b->module) : !b->module),
+			  "%s at %#llx differs in the cache (%s)", a.name,
+			  (unsigned long long)a.addr, b ? b->name : "missing");
+		if (!a.module)
+			cr_assert_eq(a.end, b->end, "%s", a.name);
+	}
+	cr_expect_leq(kallsyms__count(cached), kallsyms__count(fresh));
+	/* Another key: read again from /proc (and written anew). */
+	f = fopen(path, "r+");
+	cr_assert(f && fgets(line, sizeof(line), f));
+	rewind(f);
+	fputs("xsprof-kallsyms 1 not-this-boot", f);
+	fclose(f);
+	again = kallsyms__load_cached(path, &hit);
+	cr_expect(!hit, "a cache of another boot was trusted");
+	kallsyms__free(again);
+	/* Writable by others: not trusted. */
+	again = kallsyms__load_cached(path, &hit);
+	cr_expect(hit);
+	kallsyms__free(again);
+	chmod(path, 0666);
+	again = kallsyms__load_cached(path, &hit);
+	cr_expect(!hit, "a cache others may write was trusted");
+	kallsyms__free(again);
+	kallsyms__free(fresh);
+	kallsyms__free(cached);
+	unlink(path);
+	rmdir(dir);
 }
 
 Test(kallsyms, symbolizer_kernel, .fini = remove_tmp)

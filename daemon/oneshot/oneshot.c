@@ -845,6 +845,7 @@ static int start_recording(struct run *r)
 		.debuginfod = o->debuginfod,
 		.cache_bytes = (uint64_t)o->symbol_cache_mb << 20,
 		.debug_info = o->debug_info,
+		.kallsyms_cache = XSPROF_KALLSYMS_CACHE,
 	};
 	const char *what;
 	int err;

@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daemon/symbolize/kallsyms.h"
@@ -354,14 +356,24 @@ static int loader__line(struct loader *ld, char *p, char *eol)
 	return loader__add(ld, &l);
 }
 
-struct kallsyms *kallsyms__load(const char *path)
+/* A kernel line whose symbol moves while the kernel runs: BPF programs, ftrace and kprobe
+ * trampolines. Left out of the cache (read fresh from /proc/kallsyms when a frame needs one). */
+static bool dynamic_line(const char *p, const char *eol)
+{
+	const char *m = memchr(p, '[', (size_t)(eol - p));
+
+	return m && (!strncmp(m, "[bpf]", 5) || !strncmp(m, "[__builtin__", 12));
+}
+
+/* Load from fd; each static line is also written to tee (NULL: none). */
+static struct kallsyms *load_fd(int fd, FILE *tee)
 {
 	enum { CHUNK = 64 << 10 };
 	struct loader ld = {};
 	struct kallsyms *k;
 	char *buf = NULL;
 	size_t have = 0, total = 0;
-	int fd = -1, err = 0;
+	int err = 0;
 
 	k = calloc(1, sizeof(*k));
 	if (!k)
@@ -370,11 +382,6 @@ struct kallsyms *kallsyms__load(const char *path)
 	buf = malloc(CHUNK + 1);
 	if (!buf) {
 		err = -ENOMEM;
-		goto out;
-	}
-	fd = open(path ? path : "/proc/kallsyms", O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
 		goto out;
 	}
 	for (;;) {
@@ -395,6 +402,8 @@ struct kallsyms *kallsyms__load(const char *path)
 		have += (size_t)n;
 		end = buf + have;
 		for (p = buf; (eol = memchr(p, '\n', (size_t)(end - p))); p = eol + 1) {
+			if (tee && !dynamic_line(p, eol))
+				fwrite(p, 1, (size_t)(eol - p) + 1, tee);
 			err = loader__line(&ld, p, eol);
 			if (err)
 				goto out;
@@ -415,14 +424,112 @@ struct kallsyms *kallsyms__load(const char *path)
 	k->available = k->nr_syms > 0 || ld.nr_bounds > 0;
 	loader__finish(&ld);
 out:
-	if (fd >= 0)
-		close(fd);
 	free(buf);
 	free(ld.bounds);
 	if (err) {
 		kallsyms__free(k);
 		errno = -err;
 		return NULL;
+	}
+	return k;
+}
+
+struct kallsyms *kallsyms__load(const char *path)
+{
+	int fd = open(path ? path : "/proc/kallsyms", O_RDONLY | O_CLOEXEC), saved;
+	struct kallsyms *k;
+
+	if (fd < 0)
+		return NULL;
+	k = load_fd(fd, NULL);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return k;
+}
+
+/*
+ * The key of this boot's static kernel symbols: the boot id, and a hash of /proc/modules (its
+ * names, sizes and load addresses: a module loaded, unloaded or moved changes it).
+ */
+static int cache_key(char *out, size_t n)
+{
+	char boot[64] = "", buf[4096];
+	uint64_t h = 0xcbf29ce484222325ull;
+	ssize_t r;
+	int fd;
+
+	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = read(fd, boot, sizeof(boot) - 1);
+	close(fd);
+	if (r <= 0)
+		return -EIO;
+	boot[strcspn(boot, "\n")] = '\0';
+	fd = open("/proc/modules", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) { /* a kernel without modules has none */
+		while ((r = read(fd, buf, sizeof(buf))) > 0)
+			for (ssize_t i = 0; i < r; i++)
+				h = (h ^ (uint8_t)buf[i]) * 0x100000001b3ull;
+		close(fd);
+	}
+	snprintf(out, n, "xsprof-kallsyms 1 %s %016llx\n", boot, (unsigned long long)h);
+	return 0;
+}
+
+struct kallsyms *kallsyms__load_cached(const char *cache, bool *ret_cached)
+{
+	char key[160], head[160], tmp[PATH_MAX];
+	struct kallsyms *k;
+	FILE *tee = NULL;
+	ssize_t n;
+	int fd, tfd;
+
+	*ret_cached = false;
+	if (!cache || cache_key(key, sizeof(key)))
+		return kallsyms__load(NULL);
+	fd = open(cache, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0) {
+		struct stat st;
+
+		n = pread(fd, head, sizeof(head) - 1, 0);
+		head[n > 0 ? n : 0] = '\0';
+		/* Ours (root's, not writable by others) and of this boot: the header line is
+		 * not a symbol, so the loader skips it. */
+		if (!fstat(fd, &st) && st.st_uid == 0 && !(st.st_mode & 022) &&
+		    !strncmp(head, key, strlen(key))) {
+			k = load_fd(fd, NULL);
+			close(fd);
+			if (k && kallsyms__available(k)) {
+				*ret_cached = true;
+				return k;
+			}
+			kallsyms__free(k);
+		} else {
+			close(fd);
+		}
+	}
+	/* Read /proc/kallsyms, and keep its static lines for the next run (best effort). */
+	fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", cache) < sizeof(tmp) &&
+	    (tfd = mkostemp(tmp, O_CLOEXEC)) >= 0) {
+		tee = fdopen(tfd, "w");
+		if (!tee) {
+			close(tfd);
+			unlink(tmp);
+		} else {
+			fputs(key, tee);
+		}
+	}
+	k = load_fd(fd, tee);
+	close(fd);
+	if (tee) {
+		/* Only a table with addresses is worth keeping (not one kptr_restrict hid). */
+		if (fclose(tee) || !k || !kallsyms__available(k) || rename(tmp, cache))
+			unlink(tmp);
 	}
 	return k;
 }

@@ -31,6 +31,15 @@ struct kallsyms;
 /* Reads path ("/proc/kallsyms" when NULL). NULL with errno set (open's errno, EFBIG, ENOMEM). */
 struct kallsyms *kallsyms__load(const char *path);
 void kallsyms__free(struct kallsyms *k);
+/*
+ * /proc/kallsyms through a cache file (root's, mode 0600, e.g. under /run): the kernel's
+ * formatting of 120k lines is most of what reading kallsyms costs, and its static symbols do
+ * not change within a boot while the modules stay. The file holds the static lines (not BPF
+ * programs' or trampolines', which come and go) under a key of the boot id and /proc/modules;
+ * read when the key matches (*ret_cached), else written anew from /proc/kallsyms. NULL cache:
+ * kallsyms__load(NULL).
+ */
+struct kallsyms *kallsyms__load_cached(const char *cache, bool *ret_cached);
 
 /* False when no symbol had an address (kptr_restrict, or not root). */
 bool kallsyms__available(const struct kallsyms *k);

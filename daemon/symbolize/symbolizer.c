@@ -135,6 +135,7 @@ struct process {
 struct symbolizer {
 	char *proc_root;
 	char *kallsyms_path;
+	char *kallsyms_cache; /* NULL: none */
 	bool demangle;
 	bool debug_info;
 	bool perf_maps;
@@ -203,6 +204,8 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	s->proc_root = strdup(opts && opts->proc_root ? opts->proc_root : "/proc");
 	s->kallsyms_path =
 		strdup(opts && opts->kallsyms_path ? opts->kallsyms_path : "/proc/kallsyms");
+	if (opts && opts->kallsyms_cache && !opts->kallsyms_path)
+		s->kallsyms_cache = strdup(opts->kallsyms_cache);
 	s->demangle = !(opts && opts->no_demangle);
 	s->debug_info = opts && opts->debug_info;
 	s->perf_maps = !(opts && opts->no_perf_maps);
@@ -339,6 +342,7 @@ void symbolizer__free(struct symbolizer *s)
 	debuginfo__free(s->dbg);
 	free(s->proc_root);
 	free(s->kallsyms_path);
+	free(s->kallsyms_cache);
 	free(s);
 }
 
@@ -1375,8 +1379,17 @@ const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr)
 	if (!s->ksyms_tried) {
 		/* Read once: a failure (no permission, kptr_restrict) will not change later. */
 		s->ksyms_tried = true;
-		s->ksyms = kallsyms__load(s->kallsyms_path);
-		s->ksyms_ns = now_ns();
+		if (s->kallsyms_cache) {
+			bool cached;
+
+			s->ksyms = kallsyms__load_cached(s->kallsyms_cache, &cached);
+			/* The cache lacks BPF programs and trampolines: the first frame it cannot
+			 * name reads /proc/kallsyms at once, not 10 s later. */
+			s->ksyms_ns = cached ? 0 : now_ns();
+		} else {
+			s->ksyms = kallsyms__load(s->kallsyms_path);
+			s->ksyms_ns = now_ns();
+		}
 	}
 	if (s->ksyms)
 		ks = kallsyms__lookup(s->ksyms, addr);
