@@ -142,6 +142,7 @@ static __always_inline int no_table(struct unwind_cursor *c, const struct xsprof
 			return UNWIND_NONE;
 		}
 		st->wants++;
+		c->asked = 1;
 		state = XSPROF_FILE_WANTED;
 	}
 	if (state != XSPROF_FILE_WANTED)
@@ -154,6 +155,7 @@ static __always_inline int no_table(struct unwind_cursor *c, const struct xsprof
 		st->hold_budget++;
 	}
 	st->pending_fp++;
+	c->pending = 1;
 	return UNWIND_NONE;
 }
 

@@ -108,6 +108,8 @@ struct unwind_cursor {
 	struct xsprof_unwind_row row;
 	__u32 file;	  /* out: the file of a hold */
 	__u32 row_file;	  /* out: the file whose table gave row */
+	__u32 pending;	  /* out: a frame took the fp step where a table is being built */
+	__u32 asked;	  /* out: this walk asked for a table (NONE -> WANTED) */
 };
 
 enum unwind_find_result {
@@ -116,6 +118,12 @@ enum unwind_find_result {
 	UNWIND_HOLD = 2,  /* the table is being built: stop, the sampler holds the sample */
 	UNWIND_ANON = 3,  /* in an anonymous executable mapping (JIT code): scan for the caller */
 };
+
+/* What a probe's walk says besides its frames (*ret_untraced of unwind__walk_traced): a bit
+ * set, any of them means the stack must not be reused (launch_reuse.bpf.h). */
+#define UNWIND_OUT_UNTRACED 1 /* a traced frame was not read from its slot (signal frame) */
+#define UNWIND_OUT_PENDING  2 /* a frame met a table being built: fp there, maybe cut short */
+#define UNWIND_OUT_ASKED    4 /* ... and this walk is the one that asked for it */
 
 /* Return-address slots a launch probe's walk notes (launch_reuse.bpf.h). */
 #define UNWIND_TRACE_SLOTS 8
@@ -328,7 +336,9 @@ unwind__walk_traced(__u64 *ips, __u64 *trace, __u32 first, __u32 end,
 	else
 		w.st->walks_fp++;
 	if (ret_untraced)
-		*ret_untraced = w.untraced;
+		*ret_untraced = (w.untraced ? UNWIND_OUT_UNTRACED : 0) |
+				(w.cur.pending ? UNWIND_OUT_PENDING : 0) |
+				(w.cur.asked ? UNWIND_OUT_ASKED : 0);
 	if (w.held && ret_regs && ret_file) {
 		*ret_regs = w.regs;
 		*ret_file = w.cur.file;

@@ -158,8 +158,9 @@ static __always_inline void mark_wait(struct xsprof_call_mark *m, __u64 cookie,
 /*
  * A profiled process's first call: it is stopped (SIGSTOP, on its way back to user space) until
  * the daemon has read its mappings and sent SIGCONT, so that a process that makes a few calls
- * and exits still has its stacks named. Reserved first: only a process the daemon is sure to
- * hear of is stopped.
+ * and exits still has its stacks named; the same for a call whose walk asked for a table
+ * (XSPROF_CUDA_F_TABLES). Reserved first: only a process the daemon is sure to hear of is
+ * stopped.
  */
 static __noinline int send_held(struct xsprof_cuda_call *r, struct xsprof_cuda_stats *st)
 {
@@ -304,10 +305,15 @@ static __always_inline int cuda_call(struct pt_regs *ctx)
 	first = m && !m->sent;
 	if (first)
 		r->flags |= XSPROF_CUDA_F_FIRST;
+	/* The walk asked for a file's table: a profiled process waits while it is built, so
+	 * that its next launches are walked whole (once per file: only the asking walk). */
+	if ((untraced & UNWIND_OUT_ASKED) && cuda_stop_processes && pid_filter_on)
+		r->flags |= XSPROF_CUDA_F_TABLES;
 	/* A process's first record is one of its threads' first: only those look. */
-	if (first && cuda_stop_processes && pid_filter_on &&
-	    !bpf_map_lookup_elem(&cuda_seen, &tgid) &&
-	    !bpf_map_update_elem(&cuda_seen, &tgid, &one, BPF_NOEXIST)) {
+	if ((first && cuda_stop_processes && pid_filter_on &&
+	     !bpf_map_lookup_elem(&cuda_seen, &tgid) &&
+	     !bpf_map_update_elem(&cuda_seen, &tgid, &one, BPF_NOEXIST)) ||
+	    (r->flags & XSPROF_CUDA_F_TABLES)) {
 		if (m)
 			m->sent = 1;
 		return send_held(r, st);

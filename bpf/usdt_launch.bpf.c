@@ -162,9 +162,13 @@ static __always_inline int usdt_launch(struct pt_regs *ctx)
 	r->flags = sent && !*sent ? XSPROF_CUDA_F_FIRST : 0;
 	/* A profiled process's first record (one of its threads' first): held like
 	 * uprobe_cuda.bpf.c's send_held. */
-	if (r->flags && cuda_stop_processes && pid_filter_on &&
-	    !bpf_map_lookup_elem(&cuda_seen, &tgid) &&
-	    !bpf_map_update_elem(&cuda_seen, &tgid, &one, BPF_NOEXIST)) {
+	if ((r->flags && cuda_stop_processes && pid_filter_on &&
+	     !bpf_map_lookup_elem(&cuda_seen, &tgid) &&
+	     !bpf_map_update_elem(&cuda_seen, &tgid, &one, BPF_NOEXIST)) ||
+	    ((untraced & UNWIND_OUT_ASKED) && cuda_stop_processes && pid_filter_on)) {
+		/* ... and a launch whose walk asked for a table (uprobe_cuda.bpf.c says why). */
+		if (untraced & UNWIND_OUT_ASKED)
+			r->flags |= XSPROF_CUDA_F_TABLES;
 		if (sent)
 			*sent = 1;
 		return send_held(r, st);

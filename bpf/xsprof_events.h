@@ -405,6 +405,10 @@ struct xsprof_cuda_call {
 #define XSPROF_CUDA_F_FIRST 0x8
 /* XSPROF_CUDA_F_STOPPED (0x4, below) on a call or USDT record: the profiled process's first
  * record; the process waits (SIGSTOP) for the daemon to read its mappings and send SIGCONT. */
+/* With XSPROF_CUDA_F_STOPPED: the record's walk asked for a file's unwind table (and took the
+ * frame-pointer step there); the process waits for the daemon to build the tables asked for
+ * (within a deadline) before SIGCONT, so that its next launches are walked whole. */
+#define XSPROF_CUDA_F_TABLES 0x10
 
 _Static_assert(sizeof(struct xsprof_cuda_call) ==
 		       XSPROF_CUDA_CALL_HDR_SIZE +

@@ -639,9 +639,21 @@ int cuda_probes__attach_pid(struct cuda_probes *cp, pid_t pid)
 static void continue_held(struct cuda_probes *cp, pid_t pid, uint32_t flags)
 {
 	if (flags & XSPROF_CUDA_F_STOPPED) {
+		if ((flags & XSPROF_CUDA_F_TABLES) && cp->opts.on_tables) {
+			cp->opts.on_tables(cp->opts.ctx, pid);
+			cp->st.table_waits++;
+		}
 		kill(pid, SIGCONT);
 		cp->st.stopped++;
 	}
+}
+
+/* A thread's first record, or the process's first (stopped for it; a stop for a table only
+ * is not): the process's mappings are worth reading. */
+static bool wants_mappings(uint32_t flags)
+{
+	return (flags & XSPROF_CUDA_F_FIRST) ||
+	       (flags & (XSPROF_CUDA_F_STOPPED | XSPROF_CUDA_F_TABLES)) == XSPROF_CUDA_F_STOPPED;
 }
 
 static void on_lib_event(struct cuda_probes *cp, const struct xsprof_cuda_lib_event *e)
@@ -687,7 +699,7 @@ static int on_cuda_record(void *ctx, const void *data, size_t size)
 		cp->st.bad_records++;
 		return -EBADMSG;
 	}
-	if ((r->flags & (XSPROF_CUDA_F_FIRST | XSPROF_CUDA_F_STOPPED)) && cp->opts.on_process)
+	if (wants_mappings(r->flags) && cp->opts.on_process)
 		cp->opts.on_process(cp->opts.ctx, (pid_t)r->tgid);
 	if (launch_store__add_call(cp->store, r))
 		cp->st.store_failures++;
@@ -805,7 +817,7 @@ static int on_usdt_record(void *ctx, const void *data, size_t size)
 		cp->st.bad_records++;
 		return -EBADMSG;
 	}
-	if ((r->flags & (XSPROF_CUDA_F_FIRST | XSPROF_CUDA_F_STOPPED)) && cp->opts.on_process)
+	if (wants_mappings(r->flags) && cp->opts.on_process)
 		cp->opts.on_process(cp->opts.ctx, (pid_t)r->tgid);
 	if (launch_store__add_usdt(cp->store, r, frames_inside(cp, r)))
 		cp->st.store_failures++;

@@ -15,8 +15,10 @@
  * daemon's SIGCONT) twice at most: on its way out of the mmap() that maps a CUDA library, until
  * the probes are attached, so no call made right after the library loads goes uncounted; and at
  * its first recorded call, until its mappings are read, so a process that makes a few calls and
- * exits still has named stacks. Its parent may see the stops (waitpid WUNTRACED). If xsprofd is
- * killed in between (SIGKILL), the process stays stopped until sent SIGCONT.
+ * exits still has named stacks; and, once per file, at a launch whose walk asked for the file's
+ * unwind table, until it is built (within a deadline), so its next launches are walked whole.
+ * Its parent may see the stops (waitpid WUNTRACED). If xsprofd is killed in between (SIGKILL),
+ * the process stays stopped until sent SIGCONT.
  *
  * Probes are uprobe_multi links where the kernel has them (6.6): a perf-event uprobe takes
  * ~0.1 s to detach, one multi link for all of a file's APIs the same.
@@ -61,6 +63,9 @@ struct cuda_probes_opts {
 	/* Called when pid's mappings are worth reading (it mapped a CUDA library, or a thread
 	 * of it sent its first record); may be NULL. */
 	void (*on_process)(void *ctx, pid_t pid);
+	/* Called while pid waits (stopped) because a launch walk asked for a file's unwind table
+	 * (XSPROF_CUDA_F_TABLES): build the tables asked for, within a deadline; may be NULL. */
+	void (*on_tables)(void *ctx, pid_t pid);
 	void *ctx;
 };
 
@@ -70,7 +75,8 @@ struct cuda_probes_stats {
 	uint64_t attach_failed;	  /* files that could not be attached */
 	uint64_t links_capped;	  /* files refused because max_links was reached */
 	uint64_t lib_events;	  /* CUDA libraries mapped by filtered processes, handled */
-	uint64_t stopped;	  /* ... of which the process waited for the attach */
+	uint64_t stopped;	  /* processes that waited (stopped) for the daemon */
+	uint64_t table_waits;	  /* ... of which for a table a launch walk asked for */
 	uint64_t bad_records;	  /* malformed GPU-path records */
 	uint64_t store_failures;  /* records the launch store could not keep */
 	uint64_t uprobes_trimmed; /* launch uprobes removed where xsprof:launch fired */

@@ -137,10 +137,12 @@ static void unwind_report(const struct recording *rec)
 		 (unsigned long long)t.tables_rebuilt);
 	log_info("first samples: %llu held until their tables were in (%llu whole, %llu partly by "
 		 "frame pointers, %llu past the stack copy, %llu given up waiting); %llu walked by "
-		 "frame pointers past the hold budget",
+		 "frame pointers past the hold budget; %llu processes let go before the tables "
+		 "their launches asked for were in (250 ms)",
 		 (unsigned long long)t.held, (unsigned long long)t.held_whole,
 		 (unsigned long long)t.held_fp, (unsigned long long)t.held_cut,
-		 (unsigned long long)t.held_late, (unsigned long long)b.hold_budget);
+		 (unsigned long long)t.held_late, (unsigned long long)b.hold_budget,
+		 (unsigned long long)t.table_waits_late);
 	if (t.tables_no_room || t.procs_full || t.maps_capped || t.maps_full || t.files_full)
 		log_warn("unwind tables: %llu did not fit in the table memory (raise --unwind-mb), "
 			 "%llu processes and %llu mappings past the caps, %llu mappings without a "
@@ -506,8 +508,12 @@ static void cuda_report(struct recording *rec, bool always)
 			 "walked stack of their thread",
 			 (unsigned long long)cs.reuse.reuse_drops,
 			 (unsigned long long)ls.reuse_orphans);
-	log_debug("CUDA: %llu libraries mapped by profiled processes (%llu stopped for the "
-		  "attach), %llu children followed, %llu calls of other processes",
+	if (cs.table_waits)
+		log_info("CUDA: %llu launches paused their process until the unwind tables their walk "
+			 "asked for were built (the launches after them walked whole)",
+			 (unsigned long long)cs.table_waits);
+	log_debug("CUDA: %llu libraries mapped by profiled processes, %llu stops of a process "
+		  "for the daemon, %llu children followed, %llu calls of other processes",
 		  (unsigned long long)cs.lib_events, (unsigned long long)cs.stopped,
 		  (unsigned long long)cs.bpf.forks_followed, (unsigned long long)cs.bpf.filtered);
 	if (cs.bpf.drop_ringbuf || cs.bpf.usdt_drop || cs.bpf.lib_map_drop)

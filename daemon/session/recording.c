@@ -235,6 +235,23 @@ static void on_cuda_process(void *ctx, pid_t pid)
 		pyprof__add_process(r->py, pid);
 }
 
+/* A launch walk asked for a table and its process waits: build what is queued (the tables
+ * are shared; a training job's libraries take tens of ms each), then let it run on. */
+#define TABLE_WAIT_NS (250ull * 1000 * 1000)
+
+static void unwind_kick(struct recording *r);
+
+static void on_cuda_tables(void *ctx, pid_t pid)
+{
+	struct recording *r = ctx;
+
+	(void)pid;
+	if (!r->unwinder)
+		return;
+	unwinder__build_queued(r->unwinder, (uint64_t)(mono_seconds() * 1e9) + TABLE_WAIT_NS);
+	unwind_kick(r);
+}
+
 static int recording_cuda_setup(struct recording *r, const struct recording_opts *o,
 				const char **ret_what)
 {
@@ -246,6 +263,7 @@ static int recording_cuda_setup(struct recording *r, const struct recording_opts
 		.max_stacks = o->max_launch_stacks,
 		.keep_launch_uprobes = o->keep_launch_uprobes,
 		.on_process = on_cuda_process,
+		.on_tables = on_cuda_tables,
 		.ctx = r,
 	};
 	int err;

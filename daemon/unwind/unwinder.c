@@ -957,6 +957,17 @@ void unwinder__flush(struct unwinder *u, const void *ctx, uint64_t deadline_ns)
 	uw_held_run(u, true, ctx);
 }
 
+bool unwinder__build_queued(struct unwinder *u, uint64_t deadline_ns)
+{
+	while ((u->build || u->queue) && uw_now_ns() < deadline_ns)
+		unwinder__work(u, 5000000);
+	if (u->build || u->queue) {
+		u->st.table_waits_late++;
+		return false;
+	}
+	return true;
+}
+
 /* ---- a READY table read back (held samples) ---- */
 
 bool uw_table_row(struct unwinder *u, const struct uw_file *f, uint64_t vaddr,

@@ -16,6 +16,7 @@
 #ifndef XSPROF_UNWINDER_H
 #define XSPROF_UNWINDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -59,6 +60,7 @@ struct unwinder_stats {
 	uint64_t eh_frame_bytes; /* .eh_frame bytes compiled */
 	uint64_t build_ns;	 /* time spent compiling them */
 	uint64_t want_to_ready_max_ns; /* longest from a walk's request to the table in place */
+	uint64_t table_waits_late; /* processes that waited for tables, let go before all were in */
 	uint64_t processes;	 /* processes with mappings loaded now */
 	uint64_t loads;		 /* process mapping lists written */
 	uint64_t rereads;	 /* ... read again because a walk ran outside them (JIT code) */
@@ -107,6 +109,9 @@ int unwinder__work(struct unwinder *u, uint64_t budget_ns);
  * NULL: all) wait for, until deadline_ns (CLOCK_MONOTONIC), then those samples with what is
  * there. Several recordings may share one unwinder. */
 void unwinder__flush(struct unwinder *u, const void *ctx, uint64_t deadline_ns);
+/* A process waits for the tables its walks asked for: build every one queued now, until
+ * deadline_ns (CLOCK_MONOTONIC); what is left goes on in unwinder__work. Whether all are in. */
+bool unwinder__build_queued(struct unwinder *u, uint64_t deadline_ns);
 
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *ret_stats);
 
