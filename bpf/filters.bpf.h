@@ -14,12 +14,16 @@ const volatile bool filter_comm_on = false;
 const volatile char filter_comm[XSPROF_COMM_LEN] = {};
 const volatile bool filter_cgroup_on = false;
 const volatile bool filter_tid_on = false;
+const volatile bool filter_uid_on = false;
+const volatile __u32 filter_uid = 0;
 #define XSPROF_FILTERS_LINKAGE
 #else
 extern const volatile bool filter_comm_on;
 extern const volatile char filter_comm[XSPROF_COMM_LEN];
 extern const volatile bool filter_cgroup_on;
 extern const volatile bool filter_tid_on;
+extern const volatile bool filter_uid_on;
+extern const volatile __u32 filter_uid;
 #define XSPROF_FILTERS_LINKAGE __weak
 #endif
 
@@ -77,6 +81,33 @@ static __always_inline __u32 visible_uid(struct task_struct *task)
 	__u32 ruid = BPF_CORE_READ(c, uid.val), euid = BPF_CORE_READ(c, euid.val);
 
 	return ruid == euid ? ruid : 0;
+}
+
+/* Records left out because their thread was another user's (filter_uid), per program kind. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xsprof_owner_stats);
+} owner_stats SEC(".maps") XSPROF_FILTERS_LINKAGE;
+
+/*
+ * A user's recording sees only that user's threads (filter_uid: visible_uid, so a setuid
+ * program its processes run is root's, not theirs), whatever the pid set says: descendants are
+ * in it by following forks. Whether task passes; what (enum xsprof_owner_kind) is counted when
+ * it does not.
+ */
+static __always_inline bool xsprof_owner_pass(struct task_struct *task, __u32 what)
+{
+	struct xsprof_owner_stats *st;
+	__u32 zero = 0;
+
+	if (!filter_uid_on || visible_uid(task) == filter_uid)
+		return true;
+	st = bpf_map_lookup_elem(&owner_stats, &zero);
+	if (st && what < XSPROF_OWNER_KINDS)
+		st->dropped[what]++;
+	return false;
 }
 
 #endif

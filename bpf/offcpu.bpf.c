@@ -293,7 +293,7 @@ int BPF_PROG(xsprof_offcpu, bool preempt, struct task_struct *prev, struct task_
 	if (!tgid || !BPF_CORE_READ(prev, pid) || (BPF_CORE_READ(prev, flags) & PF_KTHREAD))
 		return 0;
 	if ((pid_filter_on && !bpf_map_lookup_elem(&pid_filter, &tgid)) ||
-	    !xsprof_filters_pass(prev))
+	    !xsprof_filters_pass(prev) || !xsprof_owner_pass(prev, XSPROF_OWNER_OFFCPU))
 		return 0;
 	if (gpu_wait_exclusive && xsprof_in_gpu_wait(prev)) {
 		struct xsprof_wait_stats *ws;

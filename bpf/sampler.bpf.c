@@ -336,6 +336,8 @@ static __always_inline int sample_cpu(struct bpf_perf_event_data *ctx,
 		st->filtered++;
 		return 0;
 	}
+	if (!xsprof_owner_pass(task, XSPROF_OWNER_SAMPLE))
+		return 0;
 
 	if (gpu_wait_exclusive && xsprof_in_gpu_wait(task)) {
 		struct xsprof_wait_stats *ws = bpf_map_lookup_elem(&wait_stats, &zero);

@@ -17,6 +17,7 @@
 #define XSPROF_CUDA_MAPS_OWNER
 #include "cuda_maps.bpf.h"
 #include "pidns.bpf.h"
+#include "filters.bpf.h"
 #include "ustack.bpf.h"
 #include "unwind.bpf.h"
 #include "python.bpf.h"
@@ -209,6 +210,8 @@ static __always_inline int cuda_call(struct pt_regs *ctx)
 		st->filtered++;
 		return 0;
 	}
+	if (!xsprof_owner_pass(task, XSPROF_OWNER_CUDA_CALL))
+		return 0;
 	scr = bpf_map_lookup_elem(&cuda_scratch, &zero);
 	if (!scr)
 		return 0;

@@ -15,6 +15,7 @@
 #include "shared_maps.bpf.h"
 #include "cuda_maps.bpf.h"
 #include "pidns.bpf.h"
+#include "filters.bpf.h"
 #include "ustack.bpf.h"
 #include "unwind.bpf.h"
 #include "python.bpf.h"
@@ -96,6 +97,8 @@ static __always_inline int usdt_launch(struct pt_regs *ctx)
 		st->filtered++;
 		return 0;
 	}
+	if (!xsprof_owner_pass(task, XSPROF_OWNER_USDT))
+		return 0;
 	scr = bpf_map_lookup_elem(&usdt_scratch, &zero);
 	if (!scr)
 		return 0;

@@ -115,6 +115,21 @@ struct xsprof_cpu_stats {
 
 _Static_assert(sizeof(struct xsprof_cpu_stats) == 80, "xsprof_cpu_stats layout");
 
+/* Records a user's recording left out: their thread was another user's (bpf/filters.bpf.h). */
+enum xsprof_owner_kind {
+	XSPROF_OWNER_SAMPLE = 0, /* CPU samples */
+	XSPROF_OWNER_OFFCPU,	 /* off-CPU stretches */
+	XSPROF_OWNER_CUDA_CALL,	 /* CUDA API calls (launches, copies, waits) */
+	XSPROF_OWNER_USDT,	 /* xsprof:launch firings */
+	XSPROF_OWNER_KINDS,
+};
+
+struct xsprof_owner_stats {
+	__u64 dropped[XSPROF_OWNER_KINDS];
+};
+
+_Static_assert(sizeof(struct xsprof_owner_stats) == 32, "xsprof_owner_stats layout");
+
 /* The probes time one run in this many (a power of two): what profiling costs, said by the
  * daemon, for two clock reads per 16 runs. */
 #define XSPROF_TIMED_EVERY 16

@@ -477,6 +477,38 @@ Test(cupti_server, connection_caps)
 	cupti_server__free(s);
 }
 
+/* Slots are not held by silent clients: no hello within hello_ms, or nothing for idle_ms,
+ * closes the connection; one that keeps sending stays. */
+Test(cupti_server, silent_connections_are_closed)
+{
+	struct cupti_server_opts o = {.idle_ms = 1500, .hello_ms = 500};
+	struct cupti_server *s = start(&o);
+	struct cupti_server_stats st;
+	int mute = client(), quiet = client(), busy = client();
+	uint64_t end;
+
+	cr_assert(pump_until(s, accepted_at_least, 3));
+	send_hello(s, quiet, 0);
+	send_hello(s, busy, 0);
+	end = mono_ns() + 3500000000ull;
+	for (uint64_t t = 1; mono_ns() < end; t++) {
+		send_kernel(s, busy, "k", t * 100);
+		for (int i = 0; i < 10; i++)
+			pump_once(s, 20);
+	}
+	cupti_server__stats(s, &st);
+	cr_assert_eq(st.idle_closed, 2, "closed for silence: %llu",
+		     (unsigned long long)st.idle_closed);
+	cr_assert_eq(st.conns, 1, "the sending client stays");
+	cr_assert(peer_closed(mute), "no hello: closed");
+	cr_assert(peer_closed(quiet), "hello, then nothing: closed");
+	cr_assert_gt(st.store.added, 5, "the sending client's records kept");
+	close(mute);
+	close(quiet);
+	close(busy);
+	cupti_server__free(s);
+}
+
 Test(cupti_server, record_flood_stays_within_caps)
 {
 	struct cupti_server_opts o = {.store = {.max_records = 100}, .max_conn_buffer = 1};

@@ -9,6 +9,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +23,9 @@
 #define EVENTS_PER_CALL		  64
 #define ACCEPTS_PER_CALL	  32
 #define READS_PER_EVENT		  4 /* then yield to other clients; level-triggered brings us back */
+#define DEFAULT_IDLE_MS		  60000u
+#define DEFAULT_HELLO_MS	  5000u
+#define SWEEP_MS		  1000 /* how often idle connections are looked for */
 
 struct conn {
 	int fd;
@@ -29,6 +33,7 @@ struct conn {
 	uint32_t pid;
 	uint32_t uid;
 	bool hello_done;
+	uint64_t accepted_ns, last_ns; /* CLOCK_MONOTONIC: when accepted, when it last sent */
 	int64_t clock_shift; /* added to a sender's times to make them CLOCK_MONOTONIC */
 	/* The sender's latest cumulative drop counters, to add deltas to the totals. */
 	uint64_t drop_full, drop_cupti, drop_other;
@@ -39,6 +44,8 @@ struct conn {
 struct cupti_server {
 	int epfd;
 	int lfd;
+	int tfd; /* the idle sweep's timer, in epfd */
+	uint64_t idle_ns, hello_ns;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct sock_file file;
 	int lock_fd;
@@ -96,7 +103,10 @@ struct cupti_server *cupti_server__new(const struct cupti_server_opts *opts)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->epfd = s->lfd = s->lock_fd = -1;
+	s->epfd = s->lfd = s->lock_fd = s->tfd = -1;
+	s->idle_ns = (uint64_t)(opts && opts->idle_ms ? opts->idle_ms : DEFAULT_IDLE_MS) * 1000000;
+	s->hello_ns =
+		(uint64_t)(opts && opts->hello_ms ? opts->hello_ms : DEFAULT_HELLO_MS) * 1000000;
 	s->accept_pid = opts ? opts->accept_pid : NULL;
 	s->accept_ctx = opts ? opts->accept_ctx : NULL;
 	snprintf(s->path, sizeof(s->path), "%s", path);
@@ -138,6 +148,19 @@ struct cupti_server *cupti_server__new(const struct cupti_server_opts *opts)
 		err = -errno;
 		goto fail;
 	}
+	/* The sweep's timer marks itself with the server (conns are never at its address). */
+	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	ev.data.ptr = s;
+	if (s->tfd < 0 || epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->tfd, &ev) < 0 ||
+	    timerfd_settime(s->tfd, 0,
+			    &(struct itimerspec){.it_interval = {SWEEP_MS / 1000,
+								 SWEEP_MS % 1000 * 1000000L},
+						 .it_value = {SWEEP_MS / 1000,
+							      SWEEP_MS % 1000 * 1000000L}},
+			    NULL) < 0) {
+		err = -errno;
+		goto fail;
+	}
 	return s;
 fail:
 	sock_file__remove_if_ours(&s->file, path);
@@ -147,6 +170,8 @@ fail:
 		close(s->lfd);
 	if (s->epfd >= 0)
 		close(s->epfd);
+	if (s->tfd >= 0)
+		close(s->tfd);
 	gpu_store__free(s->store);
 	free(s->conns);
 	free(s);
@@ -175,6 +200,7 @@ void cupti_server__free(struct cupti_server *s)
 	}
 	close(s->lfd);
 	close(s->epfd);
+	close(s->tfd);
 	/* Only our own socket file goes; then the lock. */
 	sock_file__remove_if_ours(&s->file, s->path);
 	close(s->lock_fd);
@@ -197,6 +223,32 @@ void cupti_server__stats(const struct cupti_server *s, struct cupti_server_stats
 {
 	*ret = s->st;
 	gpu_store__stats(s->store, &ret->store);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Close the connections that sent nothing for idle_ns, or no hello within hello_ns. */
+static void sweep_idle(struct cupti_server *s)
+{
+	uint64_t now = mono_ns(), ticks;
+
+	if (read(s->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		s->st.accept_errors++;
+	for (unsigned i = 0; i < s->max_conns; i++) {
+		const struct conn *c = s->conns[i];
+
+		if (c && (now - c->last_ns > s->idle_ns ||
+			  (!c->hello_done && now - c->accepted_ns > s->hello_ns))) {
+			s->st.idle_closed++;
+			close_conn(s, i);
+		}
+	}
 }
 
 static void accept_some(struct cupti_server *s)
@@ -249,6 +301,7 @@ static void accept_some(struct cupti_server *s)
 		}
 		c->fd = fd;
 		c->slot = slot;
+		c->accepted_ns = c->last_ns = mono_ns();
 		c->pid = (uint32_t)cred.pid;
 		c->uid = (uint32_t)cred.uid;
 		ev.data.ptr = c;
@@ -375,6 +428,7 @@ static int conn_readable(struct cupti_server *s, unsigned slot)
 		}
 		s->st.bytes += (uint64_t)n;
 		c->fill += (size_t)n;
+		c->last_ns = mono_ns();
 		r = parse_buffered(s, c);
 		if (r < 0) {
 			s->st.malformed++;
@@ -391,6 +445,7 @@ static int process_batch(struct cupti_server *s, int *ret_ready)
 {
 	struct epoll_event ev[EVENTS_PER_CALL];
 	int n, stored = 0;
+	bool sweep = false;
 
 	*ret_ready = 0;
 	n = epoll_wait(s->epfd, ev, EVENTS_PER_CALL, 0);
@@ -400,12 +455,17 @@ static int process_batch(struct cupti_server *s, int *ret_ready)
 	for (int i = 0; i < n; i++) {
 		const struct conn *c = ev[i].data.ptr;
 
-		/* Each fd appears once per batch, so this conn has not been closed yet. */
-		if (c)
+		/* Each fd appears once per batch; the sweep comes last, so every conn of this
+		 * batch is still open when its turn comes. */
+		if (ev[i].data.ptr == s)
+			sweep = true;
+		else if (c)
 			stored += conn_readable(s, c->slot);
 		else
 			accept_some(s);
 	}
+	if (sweep)
+		sweep_idle(s);
 	return stored;
 }
 

@@ -36,6 +36,12 @@ struct cupti_server_opts {
 	bool (*accept_pid)(void *ctx, pid_t pid);
 	void *accept_ctx;
 	struct gpu_store_opts store;
+	/* A connection that sends nothing for idle_ms (0 = 60 s), or no hello within hello_ms
+	 * (0 = 5 s), is closed and counted: a slot is not held by a silent client. The injection
+	 * library connects again when it next has records (nothing is lost: a send to a closed
+	 * connection fails before it is taken). */
+	unsigned idle_ms;
+	unsigned hello_ms;
 };
 
 struct cupti_server_stats {
@@ -45,6 +51,7 @@ struct cupti_server_stats {
 	uint64_t malformed;	/* connections closed for sending something invalid */
 	uint64_t truncated;	/* connections that ended in the middle of a record */
 	uint64_t accept_errors; /* accept() or SO_PEERCRED failures (fd limits, ...) */
+	uint64_t idle_closed;	/* connections closed for sending nothing (idle_ms, hello_ms) */
 	uint64_t bytes;		/* bytes read from clients */
 	uint64_t records[XSPROF_WIRE_TYPE_END]; /* valid records by enum xsprof_wire_type */
 	uint64_t store_rejected; /* valid records the store could not take (no memory) */

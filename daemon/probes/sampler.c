@@ -226,6 +226,11 @@ int sampler__python_stats(const struct sampler *s, struct xsprof_py_stats *ret)
 	return sum_percpu(s, s->skel->maps.py_stats, ret, sizeof(*ret));
 }
 
+int sampler__owner_stats(const struct sampler *s, struct xsprof_owner_stats *ret)
+{
+	return sum_percpu(s, s->skel->maps.owner_stats, ret, sizeof(*ret));
+}
+
 int sampler__unwind_stats(const struct sampler *s, struct xsprof_unwind_stats *ret)
 {
 	struct xsprof_unwind_stats *vals;
@@ -358,6 +363,8 @@ static int load_skel(struct sampler *s, const struct sampler_opts *opts, uint32_
 	}
 	s->skel->rodata->filter_cgroup_on = opts->cgroup_fd > 0;
 	s->skel->rodata->filter_tid_on = opts->nr_tids > 0;
+	s->skel->rodata->filter_uid_on = opts->only_uid;
+	s->skel->rodata->filter_uid = opts->uid;
 	s->skel->rodata->gpu_wait_exclusive = opts->gpu_wait_exclusive;
 	for (int p = 0; p < SAMPLER_PROG_MAX; p++)
 		bpf_program__set_autoload(optional_prog(s->skel, p), !(skip & SAMPLER_PROG_BIT(p)));

@@ -56,6 +56,10 @@ struct sampler_opts {
 	int nr_tids;
 	/* Wall mode: threads inside a timed CUDA wait are left to the wait's frame. */
 	bool gpu_wait_exclusive;
+	/* Only threads whose visible uid (bpf/filters.bpf.h) is uid: a user's recording. The
+	 * records left out are counted (sampler__owner_stats). */
+	bool only_uid;
+	uint32_t uid;
 };
 
 #define SAMPLER_MAX_TIDS 1024
@@ -148,6 +152,7 @@ void sampler__user_stats(const struct sampler *s, struct sampler_stats *ret_stat
 /* dst += src, counter by counter. */
 void xsprof_cpu_stats__add(struct xsprof_cpu_stats *dst, const struct xsprof_cpu_stats *src);
 /* The table walk's per-CPU counters summed (bpf/unwind.bpf.h). */
+int sampler__owner_stats(const struct sampler *s, struct xsprof_owner_stats *ret);
 int sampler__unwind_stats(const struct sampler *s, struct xsprof_unwind_stats *ret_total);
 /* Ids of the loaded BPF programs (for cost accounting with bpf_stats). */
 int sampler__prog_id(const struct sampler *s);

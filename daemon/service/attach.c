@@ -145,6 +145,7 @@ struct json_object *attachments__json(struct service *s)
 		const struct attachment *a = s->attached[i];
 		struct json_object *o = json_object_new_object();
 		struct window_stats cs, gs;
+		struct xsprof_owner_stats lo;
 
 		window__stats(a->prof.cpu, &cs);
 		window__stats(a->prof.gpu, &gs);
@@ -161,6 +162,8 @@ struct json_object *attachments__json(struct service *s)
 		add_u64(o, "slices", cs.slices + gs.slices);
 		add_u64(o, "bytes", cs.bytes + gs.bytes);
 		add_u64(o, "dropped_slices", cs.dropped_slices + gs.dropped_slices);
+		lasting__left_out(&a->prof, &lo);
+		add_left_out(o, &lo);
 		json_object_array_add(arr, o);
 	}
 	return arr;
@@ -225,7 +228,7 @@ static bool attach_allowed(struct service *s, struct req *q, struct MHD_Connecti
 				   "detach some first (xsprofctl status lists them)");
 		return false;
 	}
-	return true;
+	return start_allowed(s, q, c, ret);
 }
 
 /* Its own sampler on the process tree, windows like the service's, an exit watch. */
@@ -240,7 +243,10 @@ static int attachment_start(struct service *s, struct attachment *a, const char 
 				    .pids = &a->pid,
 				    .nr_pids = 1,
 				    .follow_forks = a->children,
-				    .cuda = !s->opts->no_cuda};
+				    .cuda = !s->opts->no_cuda,
+				    /* A member's: only their own threads (as recordings). */
+				    .only_uid = !a->by_root,
+				    .uid = (uint32_t)a->by};
 	struct window_opts wo = {.window_s = s->opts->window_s,
 				 .cap_bytes = (size_t)ATTACH_WINDOW_MB << 20};
 	int err;

@@ -98,6 +98,7 @@ struct svc_rec {
 	size_t result_len;
 	char error[256];
 	char note[128]; /* why it ended early, if it did */
+	struct xsprof_owner_stats left_out; /* another user's threads left out, as of its end */
 	struct MHD_Connection *waiters[MAX_WAITERS];
 	int nr_waiters;
 	struct svc_rec *next;
@@ -107,8 +108,21 @@ struct svc_rec {
 struct refusals {
 	uint64_t recordings_full, recordings_uid, record_seconds_uid;
 	uint64_t attach_full, attach_uid;
+	uint64_t start_rate; /* attachments and recordings of a member past its start budget */
 	uint64_t attach_dead_pruned;
 	uint64_t ended_owner_changed, detached_owner_changed;
+};
+
+/* Each start of a sampler (an attachment, a recording) loads BPF on the event loop: a member
+ * may start START_BURST at once, then one per START_REFILL_NS. */
+#define START_BURST	 6
+#define START_REFILL_NS	 (10ull * 1000000000)
+#define MAX_START_USERS	 64
+
+struct start_budget {
+	uid_t uid;
+	uint32_t tokens;
+	uint64_t at_ns; /* tokens were counted up to here */
 };
 
 struct service {
@@ -140,6 +154,7 @@ struct service {
 	struct http_unix_socket unix_sock;
 	sd_event_source *owner_timer;
 	struct refusals refused;
+	struct start_budget starts[MAX_START_USERS];
 	bool stopping;
 	struct xsprof_cpu_stats totals; /* BPF counters of always-on recordings already retired */
 	uint64_t totals_bad;
@@ -184,6 +199,8 @@ bool may_profile(struct req *q, struct MHD_Connection *c, const pid_t *pids, int
 void recheck_owners(struct service *s);
 int on_owner_check(sd_event_source *src, uint64_t usec, void *ctx);
 void add_u64(struct json_object *o, const char *k, uint64_t v);
+/* "left_out_other_users": {samples, offcpu, cuda_calls, launches} into o, when any. */
+void add_left_out(struct json_object *o, const struct xsprof_owner_stats *st);
 long rss_bytes(void);
 void always_counters(struct service *s, struct xsprof_cpu_stats *ret, uint64_t *ret_bad);
 void status_unwind(struct service *s, struct json_object *j);
@@ -208,6 +225,9 @@ void free_rec(struct svc_rec *r);
 void prune_recordings(struct service *s);
 int on_rec_timer(sd_event_source *src, uint64_t usec, void *ctx);
 int on_rec_exit(sd_event_source *src, int fd, uint32_t revents, void *ctx);
+/* Whether a member may start another sampler now (root always); refused: 429 in *ret. */
+bool start_allowed(struct service *s, struct req *q, struct MHD_Connection *c,
+		   enum MHD_Result *ret);
 bool recording_allowed(struct service *s, struct req *q, double duration_s,
 		       struct MHD_Connection *c, enum MHD_Result *ret);
 int parse_view(struct json_object *body, struct svc_rec *r, char *msg, size_t size);

@@ -170,8 +170,22 @@ int lasting__query(const struct lasting *l, uint64_t since_ns, enum gpu_mode mod
 	return err;
 }
 
+void lasting__left_out(const struct lasting *l, struct xsprof_owner_stats *ret)
+{
+	struct recording_stats rs;
+
+	if (!l->rec) {
+		*ret = l->left_out;
+		return;
+	}
+	recording__stats(l->rec, &rs);
+	*ret = rs.owner;
+}
+
 void lasting__stop(struct lasting *l)
 {
+	if (l->rec)
+		lasting__left_out(l, &l->left_out);
 	recording__free(l->rec);
 	l->rec = NULL;
 }

@@ -32,7 +32,12 @@ struct lasting {
 	 * attachment's tree); 0: whatever the scope accepts. */
 	pid_t root_pid;
 	const char *name; /* in log lines: "the window", "pid 12's attachment" */
+	/* Another user's threads left out of a user's lasting profile, as of its stop. */
+	struct xsprof_owner_stats left_out;
 };
+
+/* What l left out as another user's (live while it runs). */
+void lasting__left_out(const struct lasting *l, struct xsprof_owner_stats *ret);
 
 /*
  * Fold what l->rec counted since the last slice into l->cpu, and join its CUDA launches to the

@@ -114,6 +114,54 @@ bool may_profile(struct req *q, struct MHD_Connection *c, const pid_t *pids, int
 	return true;
 }
 
+/* The member's budget, refilled up to now; the one used longest ago goes for a new member. */
+static struct start_budget *start_budget_of(struct service *s, uid_t uid, uint64_t now)
+{
+	struct start_budget *b = NULL, *oldest = &s->starts[0];
+
+	for (int i = 0; i < MAX_START_USERS && !b; i++) {
+		if (s->starts[i].at_ns && s->starts[i].uid == uid)
+			b = &s->starts[i];
+		else if (s->starts[i].at_ns < oldest->at_ns)
+			oldest = &s->starts[i];
+	}
+	if (!b) {
+		b = oldest;
+		*b = (struct start_budget){.uid = uid, .tokens = START_BURST, .at_ns = now};
+	}
+	while (b->tokens < START_BURST && now - b->at_ns >= START_REFILL_NS) {
+		b->tokens++;
+		b->at_ns += START_REFILL_NS;
+	}
+	if (b->tokens == START_BURST)
+		b->at_ns = now;
+	return b;
+}
+
+bool start_allowed(struct service *s, struct req *q, struct MHD_Connection *c,
+		   enum MHD_Result *ret)
+{
+	uint64_t now = now_ns();
+	struct start_budget *b;
+	char msg[160];
+
+	if (q->authed)
+		return true;
+	b = start_budget_of(s, q->uid, now);
+	if (b->tokens) {
+		b->tokens--;
+		return true;
+	}
+	s->refused.start_rate++;
+	snprintf(msg, sizeof(msg),
+		 "too many attachments and recordings started: %d at once, then one per %llu s "
+		 "per user; the next in %.1f s",
+		 START_BURST, START_REFILL_NS / 1000000000ull,
+		 (double)(b->at_ns + START_REFILL_NS - now) / 1e9);
+	*ret = reply_error(c, 429, msg, "wait, then try again");
+	return false;
+}
+
 /*
  * Ownership, again: a user's process that execs a setuid program, or whose pid is reused by
  * another user's process, is no longer the user's to profile. Recordings of a user that name

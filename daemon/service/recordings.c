@@ -178,6 +178,23 @@ void finish_rec(struct service *s, struct svc_rec *r)
 		r->state = REC_DONE;
 		log_info("recording %u done: %llu samples", r->id, (unsigned long long)samples);
 	}
+	{
+		struct recording_stats rs;
+		const __u64 *d = rs.owner.dropped;
+
+		recording__stats(r->rec, &rs);
+		r->left_out = rs.owner;
+		if (d[XSPROF_OWNER_SAMPLE] || d[XSPROF_OWNER_OFFCPU] || d[XSPROF_OWNER_CUDA_CALL] ||
+		    d[XSPROF_OWNER_USDT])
+			log_info("recording %u: left out as not uid %u's: %llu samples, %llu off-CPU "
+				 "stretches, %llu CUDA calls, %llu launches (setuid programs its "
+				 "processes ran)",
+				 r->id, (unsigned int)r->owner,
+				 (unsigned long long)d[XSPROF_OWNER_SAMPLE],
+				 (unsigned long long)d[XSPROF_OWNER_OFFCPU],
+				 (unsigned long long)d[XSPROF_OWNER_CUDA_CALL],
+				 (unsigned long long)d[XSPROF_OWNER_USDT]);
+	}
 	/* Detach its BPF now; only the result is kept. */
 	recording__free(r->rec);
 	r->rec = NULL;
@@ -291,7 +308,7 @@ bool recording_allowed(struct service *s, struct req *q, double duration_s,
 		*ret = reply_error(c, 429, msg, "record for less time, or wait for one to finish");
 		return false;
 	}
-	return true;
+	return start_allowed(s, q, c, ret);
 }
 
 /* children, gpu_mode, weight and correlate of a request (all optional) into r. */
@@ -453,6 +470,9 @@ int start_rec(struct service *s, struct svc_rec *r, struct rec_ctx *rc, bool unt
 		.offcpu = r->view.cpu_mode != XSPROFD_MODE_CPU,
 		.offcpu_min_ns = 10000,
 		.gpu_wait_exclusive = r->view.cpu_mode == XSPROFD_MODE_WALL,
+		/* A member's recording: only their own threads, whatever its processes run. */
+		.only_uid = !r->owner_root,
+		.uid = (uint32_t)r->owner,
 	};
 	const char *what;
 	int err;
@@ -525,6 +545,9 @@ bool rec_admit(struct service *s, struct req *q, struct MHD_Connection *c, struc
 	prune_recordings(s);
 	if (!recording_allowed(s, q, r->duration_s, c, ret))
 		return false;
+	/* Whose it is, before it starts: a member's samples only that member's threads. */
+	r->owner = q->uid;
+	r->owner_root = q->authed;
 	if (start_rec(s, r, rc, until_exit, msg, sizeof(msg))) {
 		*ret = reply_error(c, 500, msg, "see the daemon's journal");
 		return false;

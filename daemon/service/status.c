@@ -46,6 +46,21 @@
 #include "output/profile.h"
 #include "daemon/service/internal.h"
 
+void add_left_out(struct json_object *o, const struct xsprof_owner_stats *st)
+{
+	struct json_object *l;
+
+	if (!st->dropped[XSPROF_OWNER_SAMPLE] && !st->dropped[XSPROF_OWNER_OFFCPU] &&
+	    !st->dropped[XSPROF_OWNER_CUDA_CALL] && !st->dropped[XSPROF_OWNER_USDT])
+		return;
+	l = json_object_new_object();
+	add_u64(l, "samples", st->dropped[XSPROF_OWNER_SAMPLE]);
+	add_u64(l, "offcpu", st->dropped[XSPROF_OWNER_OFFCPU]);
+	add_u64(l, "cuda_calls", st->dropped[XSPROF_OWNER_CUDA_CALL]);
+	add_u64(l, "launches", st->dropped[XSPROF_OWNER_USDT]);
+	json_object_object_add(o, "left_out_other_users", l);
+}
+
 void add_u64(struct json_object *o, const char *k, uint64_t v)
 {
 	json_object_object_add(o, k, json_object_new_int64((int64_t)v));
@@ -157,6 +172,7 @@ struct json_object *api_json(struct service *s)
 	add_u64(o, "recordings_ended_owner_changed", s->refused.ended_owner_changed);
 	add_u64(o, "attach_refused_full", s->refused.attach_full);
 	add_u64(o, "attach_refused_user_cap", s->refused.attach_uid);
+	add_u64(o, "starts_refused_user_rate", s->refused.start_rate);
 	add_u64(o, "attach_gone_pruned", s->refused.attach_dead_pruned);
 	add_u64(o, "detached_owner_changed", s->refused.detached_owner_changed);
 	return o;
@@ -180,6 +196,8 @@ struct json_object *limits_json(struct service *s)
 	add_u64(o, "attached", MAX_ATTACHED);
 	add_u64(o, "attached_root_only", ATTACHED_ROOT_SLOTS);
 	add_u64(o, "attached_per_user", ATTACHED_PER_UID);
+	add_u64(o, "starts_at_once_per_user", START_BURST);
+	add_u64(o, "start_every_s_per_user", START_REFILL_NS / 1000000000ull);
 	return o;
 }
 
@@ -267,6 +285,14 @@ struct json_object *status_json(struct service *s)
 							      : r->state == REC_DONE  ? "done"
 										      : "failed"));
 		add_u64(o, "owner_uid", r->owner);
+		if (r->rec) {
+			struct recording_stats rs;
+
+			recording__stats(r->rec, &rs);
+			add_left_out(o, &rs.owner);
+		} else {
+			add_left_out(o, &r->left_out);
+		}
 		if (r->note[0])
 			json_object_object_add(o, "note", json_object_new_string(r->note));
 		json_object_array_add(recs, o);
@@ -352,6 +378,7 @@ struct json_object *status_json(struct service *s)
 			sat_add(sat_add(cs.sender_dropped_full, cs.sender_dropped_cupti),
 				cs.sender_dropped_other));
 		add_u64(g, "refused_connections", cs.rejected);
+		add_u64(g, "idle_connections_closed", cs.idle_closed);
 		add_u64(g, "records_held", cs.store.records);
 		add_u64(g, "records_evicted", cs.store.evicted);
 		json_object_object_add(j, "gpu", g);

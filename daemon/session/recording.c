@@ -590,6 +590,8 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 		.tids = o->tids,
 		.nr_tids = o->nr_tids,
 		.gpu_wait_exclusive = o->gpu_wait_exclusive,
+		.only_uid = o->only_uid,
+		.uid = o->uid,
 	};
 	struct unwinder_maps um;
 	struct recording *r;
@@ -789,6 +791,8 @@ int recording__fold(struct recording *r, struct calltree *tree, struct fold_stat
 void recording__stats(const struct recording *r, struct recording_stats *ret)
 {
 	*ret = r->st;
+	if (r->sampler && sampler__owner_stats(r->sampler, &ret->owner))
+		memset(&ret->owner, 0, sizeof(ret->owner));
 }
 
 int recording__cpu_stats(const struct recording *r, struct xsprof_cpu_stats *ret)

@@ -59,6 +59,10 @@ struct recording_opts {
 	int nr_tids;
 	/* Wall mode: a thread's time inside a timed CUDA wait goes to the wait alone. */
 	bool gpu_wait_exclusive;
+	/* A user's recording: only threads whose visible uid is uid (a setuid program that its
+	 * processes run is root's), samples, waits and launches alike; the rest are counted. */
+	bool only_uid;
+	uint32_t uid;
 	/* Called for each process the first time it is seen (a sample, an off-CPU stack, a CUDA
 	 * record), while it still runs; may be NULL. --group-by reads its cgroup then. */
 	void (*on_new_process)(void *ctx, uint32_t tgid);
@@ -77,6 +81,7 @@ struct recording_stats {
 	struct proc_events_stats proc; /* zero without proc_events */
 	size_t processes;	       /* distinct processes seen */
 	struct xsprof_cpu_stats bpf;   /* BPF counters summed over CPUs */
+	struct xsprof_owner_stats owner; /* left out with only_uid: another user's threads */
 };
 
 struct recording;

@@ -215,6 +215,71 @@ v=$(status_field "j['store']['slices']")
 ((v >= 2)) && pass "the window holds $v slices after 30 s without queries" ||
 	fail "the window holds $v slices after 30 s: the slice timer fired once at most"
 
+step "a member's recorded process runs a setuid-root program"
+# The same CPU work twice: the member's own copy, and a setuid-root one (its real uid is the
+# member's, its effective uid root's: root's to see, not the member's).
+findmnt -no OPTIONS --target "$dir" | grep -qw nosuid && fail "$dir is mounted nosuid: no setuid test"
+cp "$build/tests/xs_fixedwork" "$dir/xs_mywork"
+cp "$build/tests/xs_fixedwork" "$dir/xs_rootwork"
+chown root:root "$dir/xs_rootwork"
+chmod 4755 "$dir/xs_rootwork"
+# The steps before may still hold the member's two recording slots.
+for _ in $(seq 60); do
+	v=$(status_field "sum(1 for r in j['recordings'] if r['owner_uid'] == $member and r['state'] == 'running')")
+	((v < 2)) && break
+	sleep 0.5
+done
+setpriv --reuid=$member --regid="$(getent group $group | cut -d: -f3)" --clear-groups -- \
+	sh -c "sleep 1; for i in 1 2; do $dir/xs_mywork 250000 1; $dir/xs_rootwork 250000 1; done" \
+	>/dev/null 2>&1 &
+work=$!
+pids+=("$work")
+mkdir -p "$dir/member"
+chown $member "$dir/member"
+if as_member "$ctl" -s "$sock" record --pid $work --duration 8 -o "$dir/member/suid.folded" \
+	2>"$dir/suid.err"; then
+	mine_n=$(grep -c '^xs_mywork' "$dir/member/suid.folded" || true)
+	root_n=$(grep -c '^xs_rootwork' "$dir/member/suid.folded" || true)
+	((mine_n > 0)) && pass "the member's own program is in its recording ($mine_n stacks)" ||
+		fail "the member's own program is missing: $(head -c 300 "$dir/member/suid.folded")"
+	((root_n == 0)) && pass "the setuid-root program is not" ||
+		fail "$root_n stacks of the setuid-root program in the member's recording"
+	v=$(status_field "sum(r.get('left_out_other_users', {}).get('samples', 0) for r in j['recordings'] if r['owner_uid'] == $member)")
+	((v > 0)) && pass "its samples are counted as left out in status ($v)" ||
+		fail "no samples counted as left out ($v)"
+else
+	fail "the member's recording failed: $(cat "$dir/suid.err")"
+fi
+wait "$work" 2>/dev/null || true
+root_answers "after the setuid recording"
+
+step "a member attaches and detaches in a loop"
+# Each attach loads a sampler on the daemon's event loop: a member gets a few at once, then one
+# per 10 s (the earlier steps may have used some of them).
+codes=()
+for i in $(seq 10); do
+	codes+=("$(member_api -X POST -d '{"pid": '$mine'}' /v1/attach)")
+	member_api -X POST -d '{"pid": '$mine'}' /v1/detach >/dev/null
+done
+ok_n=0 refused_n=0
+for c in "${codes[@]}"; do
+	[[ $c == 200 ]] && ok_n=$((ok_n + 1))
+	[[ $c == 429 ]] && refused_n=$((refused_n + 1))
+done
+((ok_n >= 1 && ok_n <= 8 && ok_n + refused_n == 10)) &&
+	pass "$ok_n attaches taken, $refused_n refused with 429 (${codes[*]})" ||
+	fail "attach loop answered ${codes[*]}"
+as_member curl -s -m 10 --unix-socket "$sock" -X POST -d '{"pid": '$mine'}' http://x/v1/attach \
+	>"$dir/rate.json" 2>/dev/null || true
+grep -q 'next in' "$dir/rate.json" && pass "the refusal says when the next may start" ||
+	fail "the refusal does not say when: $(cat "$dir/rate.json")"
+v=$(status_field "j['api']['starts_refused_user_rate']")
+((v >= refused_n)) && pass "refusals counted in status ($v)" || fail "refusals not counted ($v)"
+code=$(api -X POST -d '{"pid": '$mine'}' /v1/attach)
+[[ $code == 200 ]] && pass "root may still attach" || fail "root's attach got '$code'"
+api -X POST -d '{"pid": '$mine'}' /v1/detach >/dev/null
+root_answers "after the attach loop"
+
 step "a token file others can read"
 tok=$dir/token
 echo "0123456789abcdef0123456789abcdef" >"$tok"
