@@ -131,6 +131,7 @@ static __noinline int read_stacks(void *ctx, struct offcpu_scratch *scr,
 	 * pointers. */
 	proc = unwind_mode != XSPROF_UNWIND_FP ? bpf_map_lookup_elem(&unwind_procs, &r->tgid) : NULL;
 	if (proc) {
+		unwind__proc_used(proc);
 		/* Through the record: a range, not a constant, for the verifier (unwind.bpf.h). */
 		r->nr_user = 1;
 		first = *(volatile __u16 *)&r->nr_user & 0xff;

@@ -98,6 +98,7 @@ static __noinline long unwind_user(struct xsprof_sample *s, long nk, __u64 ip, _
 	if (proc) {
 		struct unwind_win *win = bpf_map_lookup_elem(&sample_window, &zero);
 
+		unwind__proc_used(proc);
 		/* The stack above sp, copied once per sample: frames inside it cost no read of
 		 * user memory. Near the top of the stack it may not be readable: an empty window
 		 * then (no address is at or above ~0). */

@@ -359,6 +359,14 @@ static __always_inline long unwind__walk(__u64 *ips, __u32 first, __u32 end,
 				   hold, ret_regs, ret_file, NULL, win, cache);
 }
 
+/* A walk uses proc: marked for the daemon (which clears it when it looks for an entry to evict);
+ * written only when clear, so the line is not dirtied per sample. */
+static __always_inline void unwind__proc_used(const struct xsprof_unwind_proc *proc)
+{
+	if (!proc->used)
+		((struct xsprof_unwind_proc *)proc)->used = 1;
+}
+
 /*
  * A probe's user stack (the CUDA uprobes, the USDT probe) from (pc, sp, bp; exact as for
  * unwind__walk), callers stored from ips[*nr] (0 or 1: the slots already filled) up to
@@ -381,6 +389,7 @@ static __always_inline long unwind__probe_walk(__u64 *ips, __u16 *nr, __u32 tgid
 	proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	if (!proc)
 		return -1;
+	unwind__proc_used(proc);
 	/* The first slot comes through the record (*nr, in the map value): the verifier then
 	 * knows a range, not a constant, and checks the step a few times, not once per frame. */
 	/* Masked, not compared: a range as wide as the step's own mask converges at once. The

@@ -676,7 +676,10 @@ struct xsprof_unwind_proc {
 	/* Changes whenever the list is written anew (never back to an earlier value while the
 	 * entry lives): rows the sampler cached for this process hold while it is the same. */
 	__u32 gen;
-	__u32 pad;
+	/* Set by walks that used the entry; cleared by the daemon as it looks for one to evict
+	 * (a process not walked since is evicted first when its user's share or the table is
+	 * full). */
+	__u32 used;
 };
 
 _Static_assert(sizeof(struct xsprof_unwind_proc) == 24, "xsprof_unwind_proc layout");

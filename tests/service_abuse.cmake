@@ -4,3 +4,8 @@
 # a readable token file. Root must be answered within a second after each. Needs root and BPF.
 add_test(NAME service_abuse COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/service/abuse.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(service_abuse PROPERTIES TIMEOUT 300)
+
+# The TLS listener under clients without the token (tests/service/tcp_attacks.sh): silent
+# connections from many loopback addresses, an address over its share, wrong tokens in a row.
+add_test(NAME service_tcp COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/service/tcp_attacks.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(service_tcp PROPERTIES TIMEOUT 180)

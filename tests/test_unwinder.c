@@ -17,8 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -218,6 +220,87 @@ Test(unwinder, every_mapping_list_gets_a_new_generation)
 		  a.gen, b.gen, c.gen);
 	unwinder__free(u);
 	munmap(m.at, m.len);
+}
+
+/* A child that waits, as uid (its entry in the process table is what counts). */
+static pid_t waiting_child(uid_t uid)
+{
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (!pid) {
+		if (uid && setresuid(uid, uid, uid))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	return pid;
+}
+
+/* Whether pid's mappings are in the BPF process table; used: mark it walked, as BPF does. */
+static bool proc_loaded(const struct unwinder_maps *fds, pid_t pid, bool used)
+{
+	struct xsprof_unwind_proc e;
+	__u32 key = (__u32)pid;
+
+	if (bpf_map_lookup_elem(fds->procs, &key, &e))
+		return false;
+	if (used) {
+		e.used = 1;
+		cr_assert_eq(bpf_map_update_elem(fds->procs, &key, &e, BPF_EXIST), 0);
+	}
+	return true;
+}
+
+/* One user's processes cannot take the process table: past its share (a quarter), its own
+ * process not walked for longest goes; one walked since gets another round; another user's
+ * processes still load, and evicted ones load again. */
+Test(unwinder, one_users_processes_keep_to_their_share)
+{
+	struct unwinder_opts o = {.table_mb = UNWINDER_MIN_MB, .max_procs = 8};
+	struct unwinder *u = unwinder__new(&o);
+	struct unwinder_maps fds;
+	struct unwinder_stats st;
+	pid_t nobody[4], root[3];
+
+	cr_assert(u, "unwinder__new: %s (needs root)", strerror(errno));
+	unwinder__maps(u, &fds);
+	for (int i = 0; i < 4; i++)
+		nobody[i] = waiting_child(65534);
+	for (int i = 0; i < 3; i++)
+		root[i] = waiting_child(0);
+	usleep(100 * 1000); /* the children's setresuid */
+	unwinder__stats(u, &st);
+	cr_assert_eq(st.share_procs, 2, "a quarter of 8");
+	cr_assert_eq(unwinder__add_process(u, nobody[0]), 0);
+	cr_assert_eq(unwinder__add_process(u, nobody[1]), 0);
+	cr_assert(proc_loaded(&fds, nobody[1], true), "walked since");
+	/* Full share: the oldest not walked (nobody[0]) goes. */
+	cr_assert_eq(unwinder__add_process(u, nobody[2]), 0);
+	cr_expect_not(proc_loaded(&fds, nobody[0], false), "the oldest unwalked stayed");
+	cr_expect(proc_loaded(&fds, nobody[1], false), "the walked one was evicted");
+	cr_expect(proc_loaded(&fds, nobody[2], false));
+	/* Again: nobody[1] had its round (its mark cleared), nobody[2] was not walked. */
+	cr_assert_eq(unwinder__add_process(u, nobody[3]), 0);
+	cr_expect_not(proc_loaded(&fds, nobody[2], false));
+	cr_expect(proc_loaded(&fds, nobody[1], false));
+	/* Root's are not in that user's share. */
+	for (int i = 0; i < 2; i++)
+		cr_expect_eq(unwinder__add_process(u, root[i]), 0);
+	cr_expect(proc_loaded(&fds, root[0], false) && proc_loaded(&fds, root[1], false));
+	/* An evicted process is loaded again when a walk needs it (its user's oldest goes). */
+	cr_assert_eq(unwinder__add_process(u, nobody[0]), 0);
+	cr_expect(proc_loaded(&fds, nobody[0], false));
+	unwinder__stats(u, &st);
+	cr_expect_eq(st.procs_evicted, 3, "evicted %llu", (unsigned long long)st.procs_evicted);
+	cr_expect_eq(st.processes, 4, "loaded %llu", (unsigned long long)st.processes);
+	for (int i = 0; i < 4; i++)
+		kill(nobody[i], SIGKILL);
+	for (int i = 0; i < 3; i++)
+		kill(root[i], SIGKILL);
+	while (wait(NULL) > 0)
+		;
+	unwinder__free(u);
 }
 
 Test(unwinder, short_memory_evicts_the_least_recent_and_refuses_what_cannot_fit)

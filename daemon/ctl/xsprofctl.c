@@ -369,6 +369,36 @@ static int cmd_status(void)
 	       (long long)GET(m, "frame_sites_bytes") >> 10,
 	       (long long)GET(m, "frame_sites_cap_bytes") >> 10,
 	       (long long)GET(m, "frame_sites_resets"), (long long)GET(m, "frame_sites_refused"));
+	if (json_object_object_get_ex(j, "unwind", &k)) {
+		printf("unwind: %lld walks with tables, %lld by frame pointers only; %lld tables "
+		       "(%lld of %lld rows, %lld MiB), %lld without an .eh_frame, %lld did not fit, "
+		       "%lld evicted\n",
+		       (long long)GET(k, "walks_with_tables"),
+		       (long long)GET(k, "walks_frame_pointers_only"), (long long)GET(k, "tables"),
+		       (long long)GET(k, "table_rows"), (long long)GET(k, "table_rows_cap"),
+		       (long long)GET(k, "table_mb"), (long long)GET(k, "tables_without_eh_frame"),
+		       (long long)GET(k, "tables_no_room"), (long long)GET(k, "tables_evicted"));
+		printf("unwind processes: %lld of %lld (at most %lld per user), %lld evicted, %lld "
+		       "refused over a user's share, %lld and %lld mappings refused at the table "
+		       "caps; held samples %lld (%lld whole, %lld given up, %lld past the hold "
+		       "budget, %lld lost)\n",
+		       (long long)GET(k, "processes"), (long long)GET(k, "processes_cap"),
+		       (long long)GET(k, "processes_share_per_user"),
+		       (long long)GET(k, "processes_evicted"),
+		       (long long)GET(k, "processes_over_user_share"),
+		       (long long)GET(k, "processes_table_full"),
+		       (long long)GET(k, "mappings_table_full"), (long long)GET(k, "held_samples"),
+		       (long long)GET(k, "held_whole"), (long long)GET(k, "held_given_up"),
+		       (long long)GET(k, "hold_budget_spent"),
+		       (long long)GET(k, "held_lost_ring_buffer_full"));
+	}
+	if (json_object_object_get_ex(j, "gpu", &k))
+		printf("gpu socket: %lld connections, %lld refused at the caps, %lld closed idle, "
+		       "%lld malformed; %lld records held, %lld evicted, %lld dropped by senders\n",
+		       (long long)GET(k, "connections"), (long long)GET(k, "refused_connections"),
+		       (long long)GET(k, "idle_connections_closed"),
+		       (long long)GET(k, "malformed_connections"), (long long)GET(k, "records_held"),
+		       (long long)GET(k, "records_evicted"), (long long)GET(k, "sender_dropped"));
 	if (json_object_object_get_ex(j, "attached", &v) && json_object_array_length(v)) {
 		printf("attached:");
 		for (size_t i = 0; i < json_object_array_length(v); i++)
@@ -379,12 +409,18 @@ static int cmd_status(void)
 		for (size_t i = 0; i < json_object_array_length(v); i++) {
 			struct json_object *r = json_object_array_get_idx(v, i), *x;
 
-			printf("recording %lld: %s\n",
+			printf("recording %lld: %s",
 			       (long long)(json_object_object_get_ex(r, "id", &x)
 						   ? json_object_get_int64(x)
 						   : 0),
 			       json_object_object_get_ex(r, "state", &x) ? json_object_get_string(x)
 									 : "?");
+			if (json_object_object_get_ex(r, "left_out_other_users", &x))
+				printf("; left out as another user's: %lld samples, %lld off-CPU, "
+				       "%lld CUDA calls, %lld launches",
+				       (long long)GET(x, "samples"), (long long)GET(x, "offcpu"),
+				       (long long)GET(x, "cuda_calls"), (long long)GET(x, "launches"));
+			putchar('\n');
 		}
 #undef GET
 #undef NUM

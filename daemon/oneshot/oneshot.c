@@ -143,13 +143,21 @@ static void unwind_report(const struct recording *rec)
 		 (unsigned long long)t.held_fp, (unsigned long long)t.held_cut,
 		 (unsigned long long)t.held_late, (unsigned long long)b.hold_budget,
 		 (unsigned long long)t.table_waits_late);
-	if (t.tables_no_room || t.procs_full || t.maps_capped || t.maps_full || t.files_full)
+	if (t.tables_no_room || t.procs_full || t.maps_capped || t.maps_full || t.files_full ||
+	    t.procs_over_share)
 		log_warn("unwind tables: %llu did not fit in the table memory (raise --unwind-mb), "
-			 "%llu processes and %llu mappings past the caps, %llu mappings without a "
-			 "file slot: frame pointers there",
+			 "%llu processes and %llu mappings past the caps, %llu processes past their "
+			 "user's share (%llu of %llu), %llu mappings without a file slot: frame "
+			 "pointers there",
 			 (unsigned long long)t.tables_no_room,
 			 (unsigned long long)(t.procs_full + t.maps_full),
-			 (unsigned long long)t.maps_capped, (unsigned long long)t.files_full);
+			 (unsigned long long)t.maps_capped, (unsigned long long)t.procs_over_share,
+			 (unsigned long long)t.share_procs, (unsigned long long)t.max_procs,
+			 (unsigned long long)t.files_full);
+	if (t.procs_evicted)
+		log_info("unwind tables: %llu processes not walked lately taken out to make room "
+			 "(loaded again at their next sample)",
+			 (unsigned long long)t.procs_evicted);
 	if (b.hold_drops || b.want_drops)
 		log_warn("unwind: %llu held samples and %llu table requests lost (ring buffer full; "
 			 "raise --ring-buffer-size)",

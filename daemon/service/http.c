@@ -147,10 +147,12 @@ static void mhd_log(void *ctx, const char *fmt, va_list ap)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	msg[strcspn(msg, "\n")] = '\0';
 	/* Connections we hand over may be Unix sockets, where TCP options do not apply. */
-	/* Nor does a client that went away, or one we cut off, deserve a warning each. */
+	/* Nor does a client that went away, one we cut off or one that does not speak TLS deserve
+	 * a warning each (a flood would fill the journal). */
 	if (strstr(msg, "TCP_NODELAY") || strstr(msg, "TCP_CORK") ||
 	    strstr(msg, "push the data from buffers") || strstr(msg, "connection closure") ||
-	    strstr(msg, "Application reported internal error"))
+	    strstr(msg, "Application reported internal error") || strstr(msg, "handshake") ||
+	    strstr(msg, "TLS"))
 		log_debug("http: %s", msg);
 	else
 		log_warn("http: %s", msg);
@@ -173,9 +175,22 @@ struct http_conn {
 	uint64_t since_ns; /* start of the current header phase */
 	uint64_t wait_deadline_ns;
 	bool expired;	/* resumed by us (deadline or hang-up), not by the service */
-	bool timed_out; /* shut down for the header deadline */
+	bool timed_out; /* shut down for the header deadline (or evicted) */
+	bool authed;	/* TCP: a request on it showed a valid token */
+	const char *refusing; /* TLS: over a cap; its first request is answered 503 with this */
 	struct http_conn *prev, *next;
 };
+
+/* TCP addresses that sent wrong tokens lately. */
+#define TOKEN_PEERS 64
+struct token_peer {
+	uint64_t key;
+	uint32_t fails;
+	uint64_t first_ns, until_ns; /* the minute the fails count in; refused until then */
+};
+
+/* TLS connections handed to MHD only to be told 503 (in TLS), each for a second or two. */
+#define MAX_REFUSING 8
 
 struct http_server {
 	struct MHD_Daemon *mhd;
@@ -186,6 +201,8 @@ struct http_server {
 	MHD_RequestCompletedCallback completed;
 	void *ctx;
 	struct http_conn *conns, *adding;
+	bool tls;
+	struct token_peer bad[TOKEN_PEERS];
 	struct http_server_stats st;
 };
 
@@ -228,16 +245,111 @@ static int on_timer(sd_event_source *src, uint64_t usec, void *ctx)
 	return run_mhd(ctx);
 }
 
-static unsigned int share_used(const struct http_server *s, uint64_t key, unsigned int *ret_total)
+static struct http_conn *conn_of(struct MHD_Connection *mc)
 {
-	unsigned int n = 0, total = 0;
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/* Connections that hold a slot (not closing, not being refused), key's, and unauthenticated
+ * ones (TCP). */
+static unsigned int share_used(const struct http_server *s, uint64_t key, unsigned int *ret_total,
+			       unsigned int *ret_unauth)
+{
+	unsigned int n = 0, total = 0, unauth = 0;
 
 	for (const struct http_conn *c = s->conns; c; c = c->next) {
+		if (c->timed_out || c->refusing)
+			continue;
 		total++;
 		n += c->key == key;
+		unauth += !c->authed;
 	}
 	*ret_total = total;
+	*ret_unauth = unauth;
 	return n;
+}
+
+/* Unauthenticated connections that are in line for eviction, of key. */
+static unsigned int unauth_of(const struct http_server *s, uint64_t key)
+{
+	unsigned int n = 0;
+
+	for (const struct http_conn *c = s->conns; c; c = c->next)
+		n += c->key == key && !c->authed && !c->timed_out && !c->refusing &&
+		     c->phase == PHASE_HEADERS;
+	return n;
+}
+
+/*
+ * TCP, all slots taken: close one connection that has not shown a token and waits for its
+ * request, for a newcomer. The address holding most of them gives up its oldest: a flood
+ * from a few addresses makes room from itself, and a client with the token, which has one
+ * connection at most in that state for a moment, keeps it.
+ */
+static bool evict_unauth(struct http_server *s)
+{
+	struct http_conn *best = NULL;
+	unsigned int best_n = 0;
+
+	for (struct http_conn *c = s->conns; c; c = c->next) {
+		unsigned int n;
+
+		if (c->authed || c->timed_out || c->refusing || c->phase != PHASE_HEADERS)
+			continue;
+		n = unauth_of(s, c->key);
+		if (n > best_n || (n == best_n && c->since_ns < best->since_ns)) {
+			best = c;
+			best_n = n;
+		}
+	}
+	if (!best)
+		return false;
+	best->timed_out = true;
+	shutdown(best->fd, SHUT_RDWR);
+	s->st.evicted_unauth++;
+	return true;
+}
+
+static struct token_peer *token_peer(struct http_server *s, uint64_t key, bool add)
+{
+	struct token_peer *old = &s->bad[0];
+
+	for (int i = 0; i < TOKEN_PEERS; i++) {
+		if (s->bad[i].key == key && s->bad[i].first_ns)
+			return &s->bad[i];
+		if (s->bad[i].first_ns < old->first_ns)
+			old = &s->bad[i];
+	}
+	if (!add)
+		return NULL;
+	*old = (struct token_peer){.key = key};
+	return old;
+}
+
+void http__authenticated(struct MHD_Connection *mc, bool ok)
+{
+	struct http_conn *c = conn_of(mc);
+	struct http_server *s = c ? c->srv : NULL;
+	struct token_peer *p;
+	uint64_t now = mono_ns();
+
+	if (!c || !s->tcp)
+		return;
+	if (ok) {
+		c->authed = true;
+		return;
+	}
+	s->st.token_failures++;
+	p = token_peer(s, c->key, true);
+	if (now - p->first_ns > 60000000000ull) {
+		p->first_ns = now;
+		p->fails = 0;
+	}
+	if (++p->fails >= HTTP_TOKEN_FAILS_MAX)
+		p->until_ns = now + HTTP_TOKEN_BACKOFF_S * 1000000000ull;
 }
 
 /* Refuse on the spot, with an answer a client can show, and never wait for the peer. */
@@ -287,31 +399,66 @@ static int peer_key(struct http_server *s, int fd, const struct sockaddr_storage
 	return 0;
 }
 
+static unsigned int refusing_now(const struct http_server *s)
+{
+	unsigned int n = 0;
+
+	for (const struct http_conn *c = s->conns; c; c = c->next)
+		n += c->refusing != NULL;
+	return n;
+}
+
+/* Why a newcomer cannot have a slot (NULL: it can), after making room where allowed. */
+static const char *admit(struct http_server *s, uint64_t key, bool privileged, uint64_t now)
+{
+	unsigned int total, mine, unauth;
+	struct token_peer *p = s->tcp ? token_peer(s, key, false) : NULL;
+
+	if (p && p->until_ns > now) {
+		s->st.refused_backoff++;
+		return "too many wrong tokens from your address: try again in 30 s";
+	}
+	mine = share_used(s, key, &total, &unauth);
+	/* TCP: room for a newcomer is taken from connections idle without a token. */
+	if (s->tcp && mine < HTTP_MAX_CONNECTIONS_PER_PEER &&
+	    (total >= HTTP_MAX_CONNECTIONS - HTTP_ROOT_RESERVE || unauth >= HTTP_TCP_UNAUTH_MAX) &&
+	    evict_unauth(s)) {
+		total--;
+		unauth--;
+	}
+	/* Root always finds a slot that no one else can take; nobody else more than a share. */
+	if (total >= HTTP_MAX_CONNECTIONS ||
+	    (!privileged && total >= HTTP_MAX_CONNECTIONS - HTTP_ROOT_RESERVE) ||
+	    (s->tcp && unauth >= HTTP_TCP_UNAUTH_MAX)) {
+		s->st.refused_full++;
+		return "the daemon is at its connection limit";
+	}
+	if (!privileged && mine >= HTTP_MAX_CONNECTIONS_PER_PEER) {
+		s->st.refused_share++;
+		return s->tcp ? "too many connections from your address"
+			      : "too many connections from your user";
+	}
+	return NULL;
+}
+
 static void accept_one(struct http_server *s, int fd, const struct sockaddr_storage *sa,
 		       socklen_t salen)
 {
-	unsigned int total, mine;
 	struct http_conn *c;
 	bool privileged = false;
-	uint64_t key = 0;
+	uint64_t key = 0, now = mono_ns();
+	const char *why;
 
 	if (peer_key(s, fd, sa, &key, &privileged)) {
 		s->st.refused_full++;
 		close(fd);
 		return;
 	}
-	mine = share_used(s, key, &total);
-	/* Root always finds a slot that no one else can take; nobody else more than a share. */
-	if (total >= HTTP_MAX_CONNECTIONS ||
-	    (!privileged && total >= HTTP_MAX_CONNECTIONS - HTTP_ROOT_RESERVE)) {
-		s->st.refused_full++;
-		refuse(fd, "the daemon is at its connection limit");
-		return;
-	}
-	if (!privileged && mine >= HTTP_MAX_CONNECTIONS_PER_PEER) {
-		s->st.refused_share++;
-		refuse(fd, s->tcp ? "too many connections from your address"
-				  : "too many connections from your user");
+	why = admit(s, key, privileged, now);
+	/* Said in the listener's own language: in TLS on a TLS port (MHD does the handshake, a
+	 * few at a time, with the short deadline); plain HTTP otherwise. */
+	if (why && (!s->tls || refusing_now(s) >= MAX_REFUSING)) {
+		refuse(fd, why);
 		return;
 	}
 	c = calloc(1, sizeof(*c));
@@ -324,8 +471,9 @@ static void accept_one(struct http_server *s, int fd, const struct sockaddr_stor
 	c->fd = fd;
 	c->key = key;
 	c->privileged = privileged;
+	c->refusing = why;
 	c->phase = PHASE_HEADERS;
-	c->since_ns = mono_ns();
+	c->since_ns = now;
 	s->adding = c;
 	/* MHD takes fd (closing it on failure) and reports the start through on_notify. */
 	if (MHD_add_connection(s->mhd, fd, (const struct sockaddr *)sa, salen) != MHD_YES)
@@ -397,7 +545,9 @@ static int on_sweep(sd_event_source *src, uint64_t usec, void *ctx)
 			c->phase = PHASE_ANSWERING;
 			MHD_resume_connection(c->mhd);
 		} else if (c->phase == PHASE_HEADERS && !c->timed_out &&
-			   now - c->since_ns >= HTTP_HEADER_DEADLINE_S * 1000000000ull) {
+			   now - c->since_ns >= (s->tcp && !c->authed ? HTTP_TCP_HANDSHAKE_S
+								      : HTTP_HEADER_DEADLINE_S) *
+							1000000000ull) {
 			/* Trickling a byte now and then does not reset this one. */
 			s->st.header_timeouts++;
 			c->timed_out = true;
@@ -412,13 +562,6 @@ static int on_sweep(sd_event_source *src, uint64_t usec, void *ctx)
 	return 0;
 }
 
-static struct http_conn *conn_of(struct MHD_Connection *mc)
-{
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-
-	return ci ? ci->socket_context : NULL;
-}
 
 static void on_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
 		      enum MHD_ConnectionNotificationCode toe)
@@ -460,8 +603,31 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *mc, const cha
 	struct http_conn *c = conn_of(mc);
 	/* The last call of a request: headers and body are in, the service answers (or parks). */
 	bool last = *con_cls && !*upload_size;
-	enum MHD_Result ret =
-		s->handler(s->ctx, mc, url, method, version, upload, upload_size, con_cls);
+	enum MHD_Result ret;
+
+	if (c && c->refusing) {
+		static char json[256];
+		struct MHD_Response *r;
+		int n = snprintf(json, sizeof(json),
+				 "{\"error\": \"%s\", \"hint\": \"close idle connections or try "
+				 "again later\"}\n",
+				 c->refusing);
+
+		if (!*con_cls) {
+			*con_cls = c; /* headers in; answer once the body is */
+			return MHD_YES;
+		}
+		*upload_size = 0;
+		r = MHD_create_response_from_buffer((size_t)n, json, MHD_RESPMEM_MUST_COPY);
+		if (!r)
+			return MHD_NO;
+		MHD_add_response_header(r, "Content-Type", "application/json");
+		MHD_add_response_header(r, "Connection", "close");
+		ret = MHD_queue_response(mc, 503, r);
+		MHD_destroy_response(r);
+		return ret;
+	}
+	ret = s->handler(s->ctx, mc, url, method, version, upload, upload_size, con_cls);
 
 	if (c && last && c->phase == PHASE_HEADERS)
 		c->phase = PHASE_ANSWERING;
@@ -474,6 +640,10 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
 	struct http_server *s = cls;
 	struct http_conn *c = conn_of(mc);
 
+	if (c && c->refusing) {
+		*con_cls = NULL; /* ours, not the service's */
+		return;
+	}
 	if (c) {
 		/* Keep-alive: the next request has the same deadline to arrive. */
 		c->phase = PHASE_HEADERS;
@@ -550,6 +720,7 @@ struct http_server *http_server__new_tls(sd_event *ev, int listen_fd,
 	s->completed = completed;
 	s->ctx = ctx;
 	s->tcp = !getsockname(listen_fd, (struct sockaddr *)&sa, &salen) && sa.ss_family != AF_UNIX;
+	s->tls = tls != NULL;
 	/*
 	 * No thread of MHD's own: it runs when its epoll fd is ready, on our loop. It listens on
 	 * nothing: we accept, so that we can count each peer's share and always answer root.
@@ -568,7 +739,8 @@ struct http_server *http_server__new_tls(sd_event *ev, int listen_fd,
 		0, NULL, NULL, on_access, s,
 		/* first, so every message of MHD goes through our log */
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned int)HTTP_MAX_CONNECTIONS + 1, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		(unsigned int)HTTP_MAX_CONNECTIONS + MAX_REFUSING + 1,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 		(size_t)CONN_MEMORY_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
 		(unsigned int)CONN_IDLE_TIMEOUT, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
 		MHD_OPTION_NOTIFY_CONNECTION, on_notify, s, MHD_OPTION_ARRAY, tls_opts,

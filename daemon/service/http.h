@@ -27,6 +27,15 @@ struct http_server;
 #define HTTP_ROOT_RESERVE	      8 /* slots only root (on the Unix socket) may take */
 #define HTTP_MAX_CONNECTIONS_PER_PEER 8 /* per uid (Unix) or per address (TCP) */
 #define HTTP_HEADER_DEADLINE_S	      10
+/* TCP: connections that have not shown a valid token yet may hold at most this many slots;
+ * the rest are for clients that have. Past it, one of them idle for a second or more is
+ * closed for a newcomer; such a connection has HTTP_TCP_HANDSHAKE_S for its TLS handshake and
+ * first request. */
+#define HTTP_TCP_UNAUTH_MAX	      40
+#define HTTP_TCP_HANDSHAKE_S	      3
+/* TCP: an address that sent this many wrong tokens within a minute is refused for 30 s. */
+#define HTTP_TOKEN_FAILS_MAX	      5
+#define HTTP_TOKEN_BACKOFF_S	      30
 
 #include "daemon/base/path_lock.h"
 
@@ -72,9 +81,15 @@ struct http_server_stats {
 	uint64_t wait_timeouts;	  /* parked requests ended by their deadline */
 	uint64_t waiters_hung_up; /* parked requests whose client went away */
 	uint64_t accept_errors;	  /* accept() failed (out of fds): retried after 100 ms */
+	uint64_t evicted_unauth;  /* TCP: closed for a newcomer, no valid token after 1 s */
+	uint64_t token_failures;  /* TCP: requests with a missing or wrong token */
+	uint64_t refused_backoff; /* TCP: refused, the address sent too many wrong tokens */
 	unsigned int conns;	  /* open now */
 };
 void http_server__stats(const struct http_server *s, struct http_server_stats *ret);
+/* What the service found of a TCP request's credentials: a connection that showed a valid
+ * one keeps its slot; wrong ones are counted per address (HTTP_TOKEN_FAILS_MAX). */
+void http__authenticated(struct MHD_Connection *mc, bool ok);
 
 /*
  * Park a request (MHD_suspend_connection) until http__resume, deadline_ns (CLOCK_MONOTONIC) or

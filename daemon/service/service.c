@@ -121,6 +121,7 @@ static enum MHD_Result on_request(void *ctx, struct MHD_Connection *c, const cha
 		if (q->tcp) {
 			q->authed = token_ok(s, c) || remote_basic_ok(s, c) || remote_cert_ok(s, c);
 			q->uid = 0;
+			http__authenticated(c, q->authed);
 		} else if (!http__peer(c, s->group, &peer)) {
 			q->uid = peer.uid;
 			q->authed = peer.uid == 0;

@@ -131,6 +131,19 @@ void status_unwind(struct service *s, struct json_object *j)
 	add_u64(u, "held_whole", t.held_whole);
 	add_u64(u, "held_given_up", t.held_late);
 	add_u64(u, "hold_budget_spent", b.hold_budget);
+	add_u64(u, "held_partly_frame_pointers", t.held_fp);
+	add_u64(u, "held_past_stack_copy", t.held_cut);
+	add_u64(u, "held_lost_ring_buffer_full", b.hold_drops);
+	add_u64(u, "table_requests_lost", b.want_drops);
+	add_u64(u, "processes", t.processes);
+	add_u64(u, "processes_cap", t.max_procs);
+	add_u64(u, "processes_share_per_user", t.share_procs);
+	add_u64(u, "processes_evicted", t.procs_evicted);
+	add_u64(u, "processes_over_user_share", t.procs_over_share);
+	add_u64(u, "processes_table_full", t.procs_full);
+	add_u64(u, "mappings_table_full", t.maps_full);
+	add_u64(u, "mappings_past_per_process_cap", t.maps_capped);
+	add_u64(u, "mappings_without_file_slot", t.files_full);
 	json_object_object_add(j, "unwind", u);
 }
 uint64_t sat_add(uint64_t a, uint64_t b)
@@ -157,6 +170,9 @@ struct json_object *api_json(struct service *s)
 		t.wait_timeouts += u.wait_timeouts;
 		t.waiters_hung_up += u.waiters_hung_up;
 		t.accept_errors += u.accept_errors;
+		t.evicted_unauth += u.evicted_unauth;
+		t.token_failures += u.token_failures;
+		t.refused_backoff += u.refused_backoff;
 	}
 	add_u64(o, "connections", t.conns);
 	add_u64(o, "accepted", t.accepted);
@@ -166,6 +182,9 @@ struct json_object *api_json(struct service *s)
 	add_u64(o, "wait_timeouts", t.wait_timeouts);
 	add_u64(o, "waiters_hung_up", t.waiters_hung_up);
 	add_u64(o, "accept_errors", t.accept_errors);
+	add_u64(o, "tcp_evicted_without_token", t.evicted_unauth);
+	add_u64(o, "tcp_wrong_tokens", t.token_failures);
+	add_u64(o, "tcp_refused_after_wrong_tokens", t.refused_backoff);
 	add_u64(o, "recordings_refused_full", s->refused.recordings_full);
 	add_u64(o, "recordings_refused_user_cap", s->refused.recordings_uid);
 	add_u64(o, "recordings_refused_user_seconds", s->refused.record_seconds_uid);
@@ -187,6 +206,10 @@ struct json_object *limits_json(struct service *s)
 	add_u64(o, "connections_root_only", HTTP_ROOT_RESERVE);
 	add_u64(o, "connections_per_user", HTTP_MAX_CONNECTIONS_PER_PEER);
 	add_u64(o, "request_deadline_s", HTTP_HEADER_DEADLINE_S);
+	add_u64(o, "tcp_without_token", HTTP_TCP_UNAUTH_MAX);
+	add_u64(o, "tcp_handshake_deadline_s", HTTP_TCP_HANDSHAKE_S);
+	add_u64(o, "tcp_wrong_tokens_per_minute", HTTP_TOKEN_FAILS_MAX);
+	add_u64(o, "tcp_wrong_token_backoff_s", HTTP_TOKEN_BACKOFF_S);
 	add_u64(o, "recordings", MAX_RECORDINGS);
 	add_u64(o, "recordings_root_only", RECORDINGS_ROOT_SLOTS);
 	add_u64(o, "recordings_per_user", RECORDINGS_PER_UID);

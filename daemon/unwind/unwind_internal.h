@@ -72,6 +72,13 @@ struct uw_proc {
 	uint64_t read_ns; /* when its mappings were read */
 	uint32_t holds; /* held samples walking it: kept after its exit until they are done */
 	bool dead;	/* exited: out of the BPF maps and of unwinder.procs */
+	uint32_t uid;	/* its owner when loaded: whose share it counts in */
+	struct uw_proc *older, *newer; /* the loaded ones, in order of load (or of a use seen) */
+};
+
+/* A user's part of the process and mapping tables (a share caps each). */
+struct uw_user {
+	uint32_t procs, maps;
 };
 
 /* The build in progress: a file's rows, paged, into blocks of the row array. */
@@ -107,6 +114,9 @@ struct unwinder {
 	struct uw_file **by_id; /* [max_files] */
 	struct hashmap *files;	/* (dev, ino, mtime) -> struct uw_file */
 	struct hashmap *procs;	/* pid -> struct uw_proc */
+	struct uw_proc *oldest, *newest; /* eviction order (see evict_candidate) */
+	struct hashmap *users;		 /* uid -> struct uw_user */
+	uint32_t share_procs, share_maps; /* at most this much per user */
 	struct uw_file *vdso;
 	struct uw_file *queue, *queue_tail;
 	struct uw_build *build; /* non-NULL while one runs */

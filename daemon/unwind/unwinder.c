@@ -477,14 +477,164 @@ static int proc_publish(struct unwinder *u, struct uw_proc *p)
 	return 0;
 }
 
+/* ---- room: a share per user, and eviction of processes not walked lately ---- */
+
+#define ANY_UID	   UINT32_MAX
+#define EVICT_SCAN 256 /* entries looked at per eviction */
+
+static void lru_unlink(struct unwinder *u, struct uw_proc *p)
+{
+	if (p->older)
+		p->older->newer = p->newer;
+	else if (u->oldest == p)
+		u->oldest = p->newer;
+	if (p->newer)
+		p->newer->older = p->older;
+	else if (u->newest == p)
+		u->newest = p->older;
+	p->older = p->newer = NULL;
+}
+
+static void lru_push(struct unwinder *u, struct uw_proc *p)
+{
+	p->older = u->newest;
+	p->newer = NULL;
+	if (u->newest)
+		u->newest->newer = p;
+	else
+		u->oldest = p;
+	u->newest = p;
+}
+
+static struct uw_user *user_of(struct unwinder *u, uint32_t uid)
+{
+	struct uw_user *us = hashmap__get(u->users, uid, 0);
+
+	if (!us && (us = calloc(1, sizeof(*us))) && hashmap__put(u->users, uid, 0, us)) {
+		free(us);
+		us = NULL;
+	}
+	return us;
+}
+
+static uint32_t proc_uid(const struct unwinder *u, pid_t pid)
+{
+	char path[128];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%d", u->o.proc_root ? u->o.proc_root : "/proc", (int)pid);
+	return stat(path, &st) ? 0 : (uint32_t)st.st_uid;
+}
+
+/* Whether a walk used p since the last look; the mark is cleared. */
+static bool proc_used(struct unwinder *u, const struct uw_proc *p)
+{
+	struct xsprof_unwind_proc e;
+	__u32 key = (__u32)p->pid;
+
+	if (bpf_map_lookup_elem(u->procs_fd, &key, &e) || !e.used)
+		return false;
+	e.used = 0;
+	bpf_map_update_elem(u->procs_fd, &key, &e, BPF_EXIST);
+	return true;
+}
+
+/*
+ * A loaded process of uid (ANY_UID: of anyone) to take out: the oldest not walked since it was
+ * last looked at. One walked meanwhile gets another round (to the newest end). NULL when the
+ * first EVICT_SCAN looked at were all in use.
+ */
+static struct uw_proc *evict_candidate(struct unwinder *u, uint32_t uid, const struct uw_proc *self)
+{
+	struct uw_proc *p = u->oldest, *next;
+
+	for (int n = 0; p && n < EVICT_SCAN; p = next, n++) {
+		next = p->newer;
+		if (p == self || (uid != ANY_UID && p->uid != uid))
+			continue;
+		if (proc_used(u, p)) {
+			lru_unlink(u, p);
+			lru_push(u, p);
+			continue;
+		}
+		return p;
+	}
+	return NULL;
+}
+
+/* Take out one process of uid (ANY_UID: anyone's) for room; false when none may go. */
+static bool evict_proc(struct unwinder *u, uint32_t uid, const struct uw_proc *self)
+{
+	struct uw_proc *v = evict_candidate(u, uid, self);
+
+	if (!v)
+		return false;
+	u->st.procs_evicted++;
+	unwinder__remove_process(u, v->pid);
+	return true;
+}
+
+/* Room for one more process of uid: within its share, and in the table. */
+static int room_for_process(struct unwinder *u, uint32_t uid)
+{
+	struct uw_user *us = user_of(u, uid);
+
+	if (!us)
+		return -ENOMEM;
+	while (us->procs >= u->share_procs) {
+		if (!evict_proc(u, uid, NULL)) {
+			u->st.procs_over_share++;
+			return -ENOSPC;
+		}
+	}
+	while (u->st.processes >= u->max_procs) {
+		if (!evict_proc(u, ANY_UID, NULL)) {
+			u->st.procs_full++;
+			return -ENOSPC;
+		}
+	}
+	return 0;
+}
+
+/* Publish p's mappings within its user's share of the mapping array, evicting to make room
+ * (its user's first, anyone's when the array itself is full). */
+static int publish_with_room(struct unwinder *u, struct uw_proc *p, uint32_t old_count)
+{
+	struct uw_user *us = user_of(u, p->uid);
+	int err;
+
+	if (!us)
+		return -ENOMEM;
+	while (us->maps - old_count + p->nr_maps > u->share_maps) {
+		if (!evict_proc(u, p->uid, p)) {
+			u->st.procs_over_share++;
+			return -ENOSPC;
+		}
+	}
+	for (int tries = 0;; tries++) {
+		err = proc_publish(u, p);
+		if (!err || tries == 8 || (err != -ENOSPC && err != -E2BIG && err != -ENOMEM))
+			break;
+		if (!evict_proc(u, ANY_UID, p))
+			break;
+	}
+	if (!err)
+		us->maps = us->maps - old_count + p->ext_count;
+	return err;
+}
+
 int unwinder__add_process(struct unwinder *u, pid_t pid)
 {
 	struct uw_proc *p = uw_proc(u, pid), old = {0};
 	struct proc_maps *pm;
+	uint32_t uid;
 	int err;
 
 	if (pid <= 0)
 		return -EINVAL;
+	uid = p ? p->uid : proc_uid(u, pid);
+	if (!p && (err = room_for_process(u, uid)))
+		return err;
 	pm = proc_maps__read(u->o.proc_root, pid);
 	if (!pm) {
 		err = -errno;
@@ -495,13 +645,18 @@ int unwinder__add_process(struct unwinder *u, pid_t pid)
 		return err;
 	}
 	if (!p) {
+		struct uw_user *us = user_of(u, uid);
+
 		p = calloc(1, sizeof(*p));
-		if (!p || hashmap__put(u->procs, (uint64_t)pid, 0, p)) {
+		if (!us || !p || hashmap__put(u->procs, (uint64_t)pid, 0, p)) {
 			free(p);
 			proc_maps__free(pm);
 			return -ENOMEM;
 		}
 		p->pid = pid;
+		p->uid = uid;
+		us->procs++;
+		lru_push(u, p);
 		u->st.processes++;
 	}
 	/* New references first, then the old ones dropped: files kept by both stay. */
@@ -509,12 +664,18 @@ int unwinder__add_process(struct unwinder *u, pid_t pid)
 	err = proc_fill(u, pid, pm, &p->maps, &p->nr_maps);
 	proc_maps__free(pm);
 	if (err) {
-		*p = old;
+		p->maps = old.maps;
+		p->nr_maps = old.nr_maps;
 		return err;
 	}
-	err = proc_publish(u, p);
-	if (err)
+	err = publish_with_room(u, p, old.ext_count);
+	if (err) {
+		struct uw_user *us = user_of(u, p->uid);
+
+		if (us)
+			us->maps -= old.ext_count;
 		p->ext_first = p->ext_count = 0;
+	}
 	p->read_ns = uw_now_ns();
 	proc_release(u, old.maps, old.nr_maps, old.ext_first, old.ext_count);
 	return err;
@@ -537,6 +698,15 @@ void unwinder__remove_process(struct unwinder *u, pid_t pid)
 		return;
 	bpf_map_delete_elem(u->procs_fd, &key);
 	u->st.processes--;
+	lru_unlink(u, p);
+	{
+		struct uw_user *us = hashmap__get(u->users, p->uid, 0);
+
+		if (us) {
+			us->procs--;
+			us->maps -= p->ext_count;
+		}
+	}
 	extents__release(&u->map_space, p->ext_first, p->ext_count);
 	p->ext_count = 0;
 	if (p->holds) {
@@ -1061,7 +1231,12 @@ static void sizes_for(struct unwinder *u, uint32_t mb)
 	u->max_pages = (uint32_t)(bytes / 16 / sizeof(struct xsprof_unwind_page));
 	u->max_maps = (uint32_t)(bytes / 32 / sizeof(struct xsprof_unwind_map));
 	u->max_files = (uint32_t)(bytes / 64 / sizeof(struct xsprof_unwind_file));
-	u->max_procs = u->max_files;
+	u->max_procs = u->o.max_procs && u->o.max_procs < u->max_files ? u->o.max_procs
+									   : u->max_files;
+	/* No user may take more than a quarter of the processes or of the mappings. */
+	u->share_procs = u->max_procs / 4 ? u->max_procs / 4 : 1;
+	u->share_maps = u->max_maps / 4 > XSPROF_UNWIND_MAX_MAPS ? u->max_maps / 4
+								 : XSPROF_UNWIND_MAX_MAPS;
 }
 
 static int create_maps(struct unwinder *u)
@@ -1112,7 +1287,8 @@ struct unwinder *unwinder__new(const struct unwinder_opts *opts)
 	u->by_id = calloc(u->max_files, sizeof(*u->by_id));
 	u->files = hashmap__new();
 	u->procs = hashmap__new();
-	if (!u->free_blocks || !u->free_ids || !u->by_id || !u->files || !u->procs ||
+	u->users = hashmap__new();
+	if (!u->free_blocks || !u->free_ids || !u->by_id || !u->files || !u->procs || !u->users ||
 	    extents__init(&u->page_space, u->max_pages) ||
 	    extents__init(&u->map_space, u->max_maps))
 		goto fail;
@@ -1147,6 +1323,12 @@ static void free_file_cb(void *val, void *ctx)
 	free(f);
 }
 
+static void free_user_cb(void *val, void *ctx)
+{
+	(void)ctx;
+	free(val);
+}
+
 static void free_proc_cb(void *val, void *ctx)
 {
 	struct uw_proc *p = val;
@@ -1170,6 +1352,10 @@ void unwinder__free(struct unwinder *u)
 	if (u->procs) {
 		hashmap__for_each(u->procs, free_proc_cb, NULL);
 		hashmap__free(u->procs);
+	}
+	if (u->users) {
+		hashmap__for_each(u->users, free_user_cb, NULL);
+		hashmap__free(u->users);
 	}
 	if (u->by_id) {
 		for (uint32_t id = 1; id < u->max_files; id++)
@@ -1207,4 +1393,6 @@ void unwinder__stats(const struct unwinder *u, struct unwinder_stats *ret)
 			 (uint64_t)u->max_maps * sizeof(struct xsprof_unwind_map) +
 			 (uint64_t)u->max_files * sizeof(struct xsprof_unwind_file) +
 			 u->st.processes * 64;
+	ret->max_procs = u->max_procs;
+	ret->share_procs = u->share_procs;
 }

@@ -36,6 +36,7 @@ typedef void (*unwinder_done_fn)(void *ctx, const struct xsprof_sample *s, size_
 struct unwinder_opts {
 	uint32_t table_mb;     /* kernel memory for tables, mappings and files; 0: the default */
 	const char *proc_root; /* "/proc" when NULL */
+	uint32_t max_procs;    /* processes loaded at once; 0: as many as the files table_mb has */
 };
 
 /* The BPF maps, for the sampler to reuse (bpf_map__reuse_fd) before it loads. */
@@ -68,6 +69,12 @@ struct unwinder_stats {
 	uint64_t maps_capped;	 /* mappings past XSPROF_UNWIND_MAX_MAPS left to fp */
 	uint64_t maps_full;	 /* processes not loaded: the mapping array was full */
 	uint64_t procs_full;	 /* processes not loaded: the process map was full */
+	uint64_t procs_evicted;	 /* loaded processes taken out to make room (not walked lately,
+				  * of the user over its share, or of any when a table was full) */
+	uint64_t procs_over_share; /* processes not loaded: their user's share was full of
+				    * processes walked lately */
+	uint64_t max_procs;	 /* the process table's size */
+	uint64_t share_procs;	 /* at most this many of one user's processes loaded */
 	uint64_t map_bytes;	 /* BPF memory of all the maps */
 	/* Held samples (the first samples of a process, or in a file being built). */
 	uint64_t held;		 /* received */
