@@ -329,7 +329,7 @@ static struct token_peer *token_peer(struct http_server *s, uint64_t key, bool a
 	return old;
 }
 
-void http__authenticated(struct MHD_Connection *mc, bool ok)
+void http__authenticated(struct MHD_Connection *mc, bool ok, bool sent)
 {
 	struct http_conn *c = conn_of(mc);
 	struct http_server *s = c ? c->srv : NULL;
@@ -342,6 +342,8 @@ void http__authenticated(struct MHD_Connection *mc, bool ok)
 		c->authed = true;
 		return;
 	}
+	if (!sent)
+		return;
 	s->st.token_failures++;
 	p = token_peer(s, c->key, true);
 	if (now - p->first_ns > 60000000000ull) {

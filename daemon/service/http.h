@@ -88,8 +88,9 @@ struct http_server_stats {
 };
 void http_server__stats(const struct http_server *s, struct http_server_stats *ret);
 /* What the service found of a TCP request's credentials: a connection that showed a valid
- * one keeps its slot; wrong ones are counted per address (HTTP_TOKEN_FAILS_MAX). */
-void http__authenticated(struct MHD_Connection *mc, bool ok);
+ * one keeps its slot; wrong ones (sent: credentials were there) are counted per address
+ * (HTTP_TOKEN_FAILS_MAX). */
+void http__authenticated(struct MHD_Connection *mc, bool ok, bool sent);
 
 /*
  * Park a request (MHD_suspend_connection) until http__resume, deadline_ns (CLOCK_MONOTONIC) or

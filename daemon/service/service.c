@@ -121,7 +121,10 @@ static enum MHD_Result on_request(void *ctx, struct MHD_Connection *c, const cha
 		if (q->tcp) {
 			q->authed = token_ok(s, c) || remote_basic_ok(s, c) || remote_cert_ok(s, c);
 			q->uid = 0;
-			http__authenticated(c, q->authed);
+			/* Only credentials that were sent and wrong count against the address. */
+			http__authenticated(c, q->authed,
+					    MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+									"Authorization") != NULL);
 		} else if (!http__peer(c, s->group, &peer)) {
 			q->uid = peer.uid;
 			q->authed = peer.uid == 0;
