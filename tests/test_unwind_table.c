@@ -408,3 +408,27 @@ Test(unwind_table, pages_find_the_same_rows)
 		if (!access(more[i], R_OK))
 			cr_expect_gt(check_pages(more[i]), 1000);
 }
+
+/* A large .eh_frame is read a few MiB per step (a 200 MiB one must not hold the daemon's loop
+ * for half a second before its first slice), and the table is the same as built at once. */
+Test(unwind_table, large_sections_are_read_a_piece_per_step, .timeout = 120)
+{
+	const char *path = "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13"; /* 9.5 MiB */
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err, pieces = 0;
+	struct unwind_build *b;
+
+	cr_assert_geq(fd, 0, "%s: %s (python3-torch, from scripts/deps.sh)", path, strerror(errno));
+	b = unwind_build__new_fd(fd);
+	cr_assert(b);
+	cr_expect_not(unwind_build__collected(b), "the whole section was read at once");
+	while (!unwind_build__collected(b)) {
+		err = unwind_build__step(b, 100, NULL, NULL);
+		cr_assert_eq(err, 1, "a collecting step ended the build: %d", err);
+		pieces++;
+	}
+	cr_expect(pieces >= 2 && pieces <= 3, "9.5 MiB read in %d more pieces", pieces);
+	cr_expect_gt(unwind_build__nr_fdes(b), 100000);
+	unwind_build__free(b);
+	close(fd);
+	cr_expect_gt(check_pages(path), 100000);
+}

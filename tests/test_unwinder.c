@@ -19,6 +19,7 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -301,6 +302,122 @@ Test(unwinder, one_users_processes_keep_to_their_share)
 	while (wait(NULL) > 0)
 		;
 	unwinder__free(u);
+}
+
+/* The file id of the mapping holding addr in pid's list. */
+static uint32_t file_id_of(const struct unwinder_maps *fds, pid_t pid, uint64_t addr)
+{
+	struct xsprof_unwind_proc p;
+	__u32 key = (__u32)pid;
+
+	cr_assert_eq(bpf_map_lookup_elem(fds->procs, &key, &p), 0, "%d is not loaded", (int)pid);
+	for (uint32_t i = 0; i < p.count; i++) {
+		struct xsprof_unwind_map m;
+		__u32 k = p.first + i;
+
+		cr_assert_eq(bpf_map_lookup_elem(fds->maps, &k, &m), 0);
+		if (addr >= m.start && addr < m.end)
+			return m.file;
+	}
+	return 0;
+}
+
+static void work_a_while(struct unwinder *u)
+{
+	for (int i = 0; i < 100000 && unwinder__busy(u); i++)
+		unwinder__work(u, 50 * 1000 * 1000);
+}
+
+/* Building costs the user whose process asked: once its budget is spent, its builds wait
+ * (another user's go first) until the budget refills. */
+Test(unwinder, a_user_whose_build_budget_is_spent_waits)
+{
+	struct mapped big = map_exec(TORCH_PY), other = map_exec(DNNL), mine = map_exec(LIBC);
+	struct unwinder_opts o = {.table_mb = 64, .build_burst_ms = 1};
+	struct unwinder *u = unwinder__new(&o);
+	struct unwinder_maps fds;
+	struct unwinder_stats st;
+	pid_t child = waiting_child(65534);
+	struct xsprof_unwind_want w = {.type = XSPROF_REC_UNWIND_WANT, .tgid = (uint32_t)child};
+	uint32_t big_id, other_id, mine_id;
+
+	cr_assert(u, "unwinder__new: %s (needs root)", strerror(errno));
+	unwinder__maps(u, &fds);
+	usleep(100 * 1000); /* the child's setresuid */
+	cr_assert_eq(unwinder__add_process(u, child), 0);
+	cr_assert_eq(unwinder__add_process(u, getpid()), 0);
+	big_id = file_id_of(&fds, child, (uint64_t)(uintptr_t)big.at);
+	other_id = file_id_of(&fds, child, (uint64_t)(uintptr_t)other.at);
+	mine_id = file_id_of(&fds, getpid(), (uint64_t)(uintptr_t)mine.at);
+	cr_assert(big_id && other_id && mine_id);
+	/* The first build goes (the budget was not spent) and spends it, many times over. */
+	w.file = big_id;
+	w.start = (uint64_t)(uintptr_t)big.at;
+	cr_assert_eq(unwinder__want(u, &w, sizeof(w)), 0);
+	work_a_while(u);
+	cr_assert_eq(file_entry(&fds, big_id).state, XSPROF_FILE_READY);
+	/* The same user's next one waits; root's, asked after it, is built. */
+	w.file = other_id;
+	w.start = (uint64_t)(uintptr_t)other.at;
+	cr_assert_eq(unwinder__want(u, &w, sizeof(w)), 0);
+	want_and_build(u, mine_id, (uint64_t)(uintptr_t)mine.at);
+	cr_expect_eq(file_entry(&fds, mine_id).state, XSPROF_FILE_READY, "root's build waited");
+	cr_expect_neq(file_entry(&fds, other_id).state, XSPROF_FILE_READY,
+		      "a user past its budget had its build");
+	unwinder__stats(u, &st);
+	cr_expect_gt(st.builds_deferred, 0);
+	/* Refilled at a fifth of the time passed: built later. */
+	for (int i = 0; i < 100 && file_entry(&fds, other_id).state != XSPROF_FILE_READY; i++) {
+		usleep(100 * 1000);
+		unwinder__work(u, 50 * 1000 * 1000);
+		work_a_while(u);
+	}
+	cr_expect_eq(file_entry(&fds, other_id).state, XSPROF_FILE_READY,
+		     "the build never came once the budget refilled");
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	unwinder__free(u);
+	munmap(big.at, big.len);
+	munmap(other.at, other.len);
+	munmap(mine.at, mine.len);
+}
+
+/* A file touched (its mtime changed, its build id not) keeps its table: an outsider who
+ * touches a large file and runs it again does not make the daemon build it again. */
+Test(unwinder, a_touched_file_keeps_its_table)
+{
+	char path[] = "/tmp/xsprof-touch-XXXXXX", cmd[160];
+	int fd = mkstemp(path);
+	struct unwinder_maps fds;
+	struct unwinder *u = new_unwinder(16, &fds);
+	struct unwinder_stats st;
+	struct timespec later[2] = {{0, UTIME_OMIT}, {0, 0}};
+	struct mapped a, b;
+	uint32_t id_a, id_b;
+
+	cr_assert_geq(fd, 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", LIBC, path);
+	cr_assert_eq(system(cmd), 0);
+	a = map_exec(path);
+	cr_assert_eq(unwinder__add_process(u, getpid()), 0);
+	id_a = file_id(&fds, (uint64_t)(uintptr_t)a.at);
+	want_and_build(u, id_a, (uint64_t)(uintptr_t)a.at);
+	cr_assert_eq(file_entry(&fds, id_a).state, XSPROF_FILE_READY);
+	later[1].tv_sec = time(NULL) + 3600;
+	cr_assert_eq(utimensat(AT_FDCWD, path, later, 0), 0);
+	b = map_exec(path);
+	cr_assert_eq(unwinder__add_process(u, getpid()), 0);
+	id_b = file_id(&fds, (uint64_t)(uintptr_t)b.at);
+	cr_expect_eq(id_b, id_a, "the touched file got another entry");
+	cr_expect_eq(file_entry(&fds, id_b).state, XSPROF_FILE_READY, "its table was dropped");
+	unwinder__stats(u, &st);
+	cr_expect_eq(st.tables_kept_touched, 1);
+	cr_expect_eq(st.tables_built, 1, "built again: %llu", (unsigned long long)st.tables_built);
+	unwinder__free(u);
+	munmap(a.at, a.len);
+	munmap(b.at, b.len);
+	unlink(path);
 }
 
 Test(unwinder, short_memory_evicts_the_least_recent_and_refuses_what_cannot_fit)

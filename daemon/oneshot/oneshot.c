@@ -154,6 +154,11 @@ static void unwind_report(const struct recording *rec)
 			 (unsigned long long)t.maps_capped, (unsigned long long)t.procs_over_share,
 			 (unsigned long long)t.share_procs, (unsigned long long)t.max_procs,
 			 (unsigned long long)t.files_full);
+	if (t.builds_deferred || t.tables_kept_touched)
+		log_info("unwind tables: %llu builds waited for their user's build budget (%d s at once, "
+			 "then %.0f%% of a CPU), %llu files touched kept their tables (same build id)",
+			 (unsigned long long)t.builds_deferred, UW_BUILD_BURST_S, UW_BUILD_SHARE * 100,
+			 (unsigned long long)t.tables_kept_touched);
 	if (t.procs_evicted)
 		log_info("unwind tables: %llu processes not walked lately taken out to make room "
 			 "(loaded again at their next sample)",

@@ -144,6 +144,8 @@ void status_unwind(struct service *s, struct json_object *j)
 	add_u64(u, "mappings_table_full", t.maps_full);
 	add_u64(u, "mappings_past_per_process_cap", t.maps_capped);
 	add_u64(u, "mappings_without_file_slot", t.files_full);
+	add_u64(u, "builds_deferred_user_budget", t.builds_deferred);
+	add_u64(u, "tables_kept_touched", t.tables_kept_touched);
 	json_object_object_add(j, "unwind", u);
 }
 uint64_t sat_add(uint64_t a, uint64_t b)

@@ -208,10 +208,14 @@ static int on_ring(sd_event_source *src, int fd, uint32_t revents, void *ctx)
 	return drain(ctx);
 }
 
+static void unwind_kick(struct recording *r);
+
 static int on_drain_timer(sd_event_source *src, uint64_t usec, void *ctx)
 {
 	int err = drain(ctx);
 
+	/* Builds that waited for their user's budget, and held samples' deadlines. */
+	unwind_kick(ctx);
 	if (!err)
 		err = sd_event_source_set_time_relative(src, DRAIN_INTERVAL_US);
 	return err;
@@ -238,8 +242,6 @@ static void on_cuda_process(void *ctx, pid_t pid)
 /* A launch walk asked for a table and its process waits: build what is queued (the tables
  * are shared; a training job's libraries take tens of ms each), then let it run on. */
 #define TABLE_WAIT_NS (250ull * 1000 * 1000)
-
-static void unwind_kick(struct recording *r);
 
 static void on_cuda_tables(void *ctx, pid_t pid)
 {

@@ -38,6 +38,8 @@ struct uw_file {
 		uint64_t offset, vaddr, filesz;
 	} segs[MAX_EXEC_SEGS]; /* executable PT_LOADs: where mapped offsets land in vaddrs */
 	int nr_segs;
+	uint8_t build_id[20]; /* the GNU build id, when the file has one (build_id_len) */
+	uint8_t build_id_len;
 	uint32_t refs;	/* mappings of loaded processes */
 	uint32_t state; /* enum xsprof_unwind_file_state: what BPF was told */
 	bool queued, building, evicted_once;
@@ -55,6 +57,7 @@ struct uw_file {
 	uint64_t rows;
 	uint64_t last_used;
 	uint64_t want_ns;
+	uint32_t want_uid; /* the owner of the process whose walk asked: its budget pays */
 	struct uw_file *qnext;
 };
 
@@ -76,9 +79,12 @@ struct uw_proc {
 	struct uw_proc *older, *newer; /* the loaded ones, in order of load (or of a use seen) */
 };
 
-/* A user's part of the process and mapping tables (a share caps each). */
+/* A user's part of the process and mapping tables (a share caps each), and of the time spent
+ * building tables its processes asked for (a budget refilled over time). */
 struct uw_user {
 	uint32_t procs, maps;
+	int64_t build_ns;     /* left to spend; builds of its files wait while it is <= 0 */
+	uint64_t build_at_ns; /* refilled up to here */
 };
 
 /* The build in progress: a file's rows, paged, into blocks of the row array. */
@@ -87,6 +93,7 @@ struct uw_build {
 	int fd;
 	struct unwind_build *b;
 	uint64_t t0;
+	bool sized;	 /* its FDEs were counted against the row memory */
 	uint32_t block;	 /* the block being filled, or UINT32_MAX */
 	uint32_t used;	 /* its rows in use (written or in chunk) */
 	uint32_t chunk_first, chunk_n; /* rows of the block not written yet: chunk[0, chunk_n) */

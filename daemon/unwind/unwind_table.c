@@ -763,6 +763,9 @@ struct unwind_build {
 	struct cie_cache cc;
 	struct fde_ref *fdes;
 	size_t nr_fdes, next;
+	/* The collection, a piece per step: the next entry's offset, the array's room. */
+	size_t collect_off, collect_cap;
+	bool collected;
 	/* The merge: rows already passed on end with last; pending waits for the next row. */
 	struct xsprof_unwind_row last, pending;
 	bool has_last, has_pending;
@@ -867,13 +870,24 @@ static int sort_fdes(struct fde_ref *f, size_t n)
 	return 0;
 }
 
-/* Every FDE's start and offset, sorted by start. */
-static int build__collect(struct unwind_build *b)
+/* The section bytes one step of the collection reads (about 10 ms): a 200 MiB .eh_frame
+ * does not hold the caller's loop for half a second. */
+#define COLLECT_STEP_BYTES (4u << 20)
+
+/* Every FDE's start and offset, sorted by start, max_bytes of the section per call: 1 while
+ * more is left, 0 when done (b->collected), or -errno. */
+static int build__collect(struct unwind_build *b, size_t max_bytes)
 {
-	size_t off = 0, cap = 0;
+	size_t off = b->collect_off, cap = b->collect_cap, stop;
 	int err = 0;
 
+	stop = max_bytes < b->e.size - off ? off + max_bytes : b->e.size;
 	while (off + 4 <= b->e.size) {
+		if (off >= stop) {
+			b->collect_off = off;
+			b->collect_cap = cap;
+			return 1;
+		}
 		struct entry en;
 		uint32_t start;
 
@@ -903,8 +917,11 @@ static int build__collect(struct unwind_build *b)
 			build__drop_pages(b);
 		off = en.next;
 	}
+	b->collect_off = off;
+	b->collect_cap = cap;
 	if (err)
 		return err;
+	b->collected = true;
 	for (size_t i = 1; i < b->nr_fdes; i++)
 		if (cmp_fde(&b->fdes[i - 1], &b->fdes[i]) > 0)
 			return sort_fdes(b->fdes, b->nr_fdes);
@@ -930,15 +947,16 @@ static struct unwind_build *build__new(const uint8_t *sec, size_t size, uint64_t
 	return b;
 }
 
-/* The section's FDEs, ready to run; the ELF (if any) and drop range are set by the caller. */
+/* The first piece of the section's FDEs; the ELF (if any) and drop range are set by the
+ * caller. The rest come in unwind_build__step. */
 static int build__start(struct unwind_build *b)
 {
-	int err = build__collect(b);
+	int err = build__collect(b, COLLECT_STEP_BYTES);
 
 	build__drop_pages(b);
 	if (!err && !b->nr_fdes)
 		err = -ENOENT;
-	return err;
+	return err < 0 ? err : 0;
 }
 
 int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn, void *ctx)
@@ -947,6 +965,13 @@ int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn
 
 	b->fn = fn;
 	b->ctx = ctx;
+	if (!b->collected) {
+		err = build__collect(b, COLLECT_STEP_BYTES);
+		build__drop_pages(b);
+		if (err)
+			return err;
+		return b->nr_fdes ? 1 : -ENOENT;
+	}
 	for (size_t n = 0; b->next < b->nr_fdes && n < max_fdes; n++) {
 		struct fde_ref *f = &b->fdes[b->next++];
 		struct entry en;
@@ -980,6 +1005,11 @@ int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn
 size_t unwind_build__nr_fdes(const struct unwind_build *b)
 {
 	return b->nr_fdes;
+}
+
+bool unwind_build__collected(const struct unwind_build *b)
+{
+	return b->collected;
 }
 
 void unwind_build__free(struct unwind_build *b)

@@ -12,6 +12,7 @@
 #ifndef XSPROF_UNWIND_TABLE_H
 #define XSPROF_UNWIND_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
@@ -40,7 +41,7 @@ struct unwind_table_stats {
 /*
  * A build that runs a piece at a time, so a daemon can go on reading its ring buffer while a
  * 10 MiB .eh_frame compiles: the FDEs are put in pc order first (one pass over the section,
- * 8 bytes per FDE), then each step runs some of them, passing their rows on sorted by pc with
+ * 8 bytes per FDE, a few MiB per step, then a sort), then each step runs some of them, passing their rows on sorted by pc with
  * equal rules merged and FDE gaps marked INVALID. A file's section is read through libelf's
  * mapping and given back to the page cache as it goes, so it never sits in memory whole.
  */
@@ -60,8 +61,10 @@ struct unwind_build *unwind_build__new_eh_frame(const void *sec, size_t size, ui
 struct unwind_build *unwind_build__new_elf_memory(const void *image, size_t size);
 int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn, void *ctx);
 void unwind_build__stats(const struct unwind_build *b, struct unwind_table_stats *ret_stats);
-/* The FDEs it will run (known from the start): 3 rows or more each, in every file seen. */
+/* The FDEs it will run (all of them once unwind_build__collected: the section is read for
+ * them a few MiB per step first): 3 rows or more each, in every file seen. */
 size_t unwind_build__nr_fdes(const struct unwind_build *b);
+bool unwind_build__collected(const struct unwind_build *b);
 void unwind_build__free(struct unwind_build *b);
 
 /*

@@ -217,15 +217,38 @@ static uint64_t mtime_ns(const struct stat *st)
 	return (uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec;
 }
 
+/* The key beside (dev, ino): the size, not the mtime (a file touched but with the same build
+ * id keeps its table: file_for_mapping). Never 0: that is "not in the map". */
 static uint64_t file_key2(const struct stat *st)
 {
-	/* Never 0: that is "not in the map" (unwind_internal.h). */
-	return ((uint64_t)st->st_ino ^ ((uint64_t)st->st_size << 1) ^
-		(mtime_ns(st) * 0x9e3779b97f4a7c15ull)) |
-	       1;
+	return ((uint64_t)st->st_ino ^ ((uint64_t)st->st_size << 1)) | 1;
 }
 
-/* Executable PT_LOADs of the file at fd. */
+/* The GNU build id of elf into id (up to 20 bytes); its length, 0 without one. */
+static uint8_t read_build_id(Elf *elf, size_t nr_phdrs, uint8_t *id)
+{
+	for (size_t i = 0; i < nr_phdrs; i++) {
+		GElf_Phdr ph;
+		Elf_Data *d;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_NOTE || ph.p_filesz > 65536)
+			continue;
+		d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+		while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((const char *)d->d_buf + name_off, "GNU", 4) && nh.n_descsz &&
+			    nh.n_descsz <= 20) {
+				memcpy(id, (const char *)d->d_buf + desc_off, nh.n_descsz);
+				return (uint8_t)nh.n_descsz;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Executable PT_LOADs of the file at fd, and its build id. */
 static void read_segments(int fd, struct uw_file *f)
 {
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -243,8 +266,23 @@ static void read_segments(int fd, struct uw_file *f)
 			f->segs[f->nr_segs].filesz = ph.p_filesz;
 			f->nr_segs++;
 		}
+		f->build_id_len = read_build_id(elf, n, f->build_id);
 	}
 	elf_end(elf);
+}
+
+/* Whether the file at path has f's build id (f has one): the same code, touched or not. */
+static bool same_build_id(const struct uw_file *f, const char *path)
+{
+	int fd = f->build_id_len ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	struct uw_file now = {0};
+
+	if (fd < 0)
+		return false;
+	read_segments(fd, &now);
+	close(fd);
+	return now.build_id_len == f->build_id_len &&
+	       !memcmp(now.build_id, f->build_id, f->build_id_len);
 }
 
 /* An unreferenced file without waiting work, used least recently: its id is taken back. */
@@ -313,6 +351,19 @@ static struct uw_file *file_for_mapping(struct unwinder *u, pid_t pid, const str
 		return NULL;
 	k1 = (uint64_t)st.st_dev ^ ((uint64_t)st.st_ino << 20);
 	f = hashmap__get(u->files, k1, file_key2(&st));
+	if (f && f->dev == st.st_dev && f->ino == st.st_ino && f->size == (uint64_t)st.st_size &&
+	    f->mtime_ns != mtime_ns(&st)) {
+		/* Touched (the same build id: the same code), or changed in place: then a new
+		 * entry takes the key, the old one stays for the mappings that hold it. */
+		if (same_build_id(f, path)) {
+			f->mtime_ns = mtime_ns(&st);
+			u->st.tables_kept_touched++;
+		} else {
+			hashmap__remove(u->files, k1, f->key2);
+			f->key2 = 0;
+			f = NULL;
+		}
+	}
 	if (f && f->dev == st.st_dev && f->ino == st.st_ino && f->size == (uint64_t)st.st_size &&
 	    f->mtime_ns == mtime_ns(&st)) {
 		if (f->no_file) {
@@ -506,15 +557,48 @@ static void lru_push(struct unwinder *u, struct uw_proc *p)
 	u->newest = p;
 }
 
+static int64_t build_burst_ns(const struct unwinder *u)
+{
+	return u->o.build_burst_ms ? u->o.build_burst_ms * 1000000ll
+				   : UW_BUILD_BURST_S * 1000000000ll;
+}
+
 static struct uw_user *user_of(struct unwinder *u, uint32_t uid)
 {
 	struct uw_user *us = hashmap__get(u->users, uid, 0);
 
-	if (!us && (us = calloc(1, sizeof(*us))) && hashmap__put(u->users, uid, 0, us)) {
-		free(us);
-		us = NULL;
+	if (!us && (us = calloc(1, sizeof(*us)))) {
+		us->build_ns = build_burst_ns(u);
+		us->build_at_ns = uw_now_ns();
+		if (hashmap__put(u->users, uid, 0, us)) {
+			free(us);
+			us = NULL;
+		}
 	}
 	return us;
+}
+
+/* Whether uid may build now: its budget, refilled up to now, is not spent. */
+static bool build_allowed(struct unwinder *u, uint32_t uid)
+{
+	struct uw_user *us = user_of(u, uid);
+	uint64_t now = uw_now_ns();
+
+	if (!us)
+		return true;
+	us->build_ns += (int64_t)((double)(now - us->build_at_ns) * UW_BUILD_SHARE);
+	if (us->build_ns > build_burst_ns(u))
+		us->build_ns = build_burst_ns(u);
+	us->build_at_ns = now;
+	return us->build_ns > 0;
+}
+
+static void build_charge(struct unwinder *u, uint32_t uid, uint64_t ns)
+{
+	struct uw_user *us = user_of(u, uid);
+
+	if (us)
+		us->build_ns -= (int64_t)ns;
 }
 
 static uint32_t proc_uid(const struct unwinder *u, pid_t pid)
@@ -733,17 +817,36 @@ static void queue_push(struct unwinder *u, struct uw_file *f)
 	u->queue_tail = f;
 }
 
+/* The first queued file whose user may build now (the others keep their places). */
 static struct uw_file *queue_pop(struct unwinder *u)
 {
-	struct uw_file *f = u->queue;
+	struct uw_file *f, *prev = NULL;
 
-	if (!f)
+	for (f = u->queue; f; prev = f, f = f->qnext)
+		if (build_allowed(u, f->want_uid))
+			break;
+	if (!f) {
+		if (u->queue)
+			u->st.builds_deferred++;
 		return NULL;
-	u->queue = f->qnext;
-	if (!u->queue)
-		u->queue_tail = NULL;
+	}
+	if (prev)
+		prev->qnext = f->qnext;
+	else
+		u->queue = f->qnext;
+	if (u->queue_tail == f)
+		u->queue_tail = prev;
 	f->queued = false;
 	return f;
+}
+
+/* Whether a queued file may be built now. */
+static bool queue_ready(struct unwinder *u)
+{
+	for (struct uw_file *f = u->queue; f; f = f->qnext)
+		if (build_allowed(u, f->want_uid))
+			return true;
+	return false;
 }
 
 /* Where f is mapped by pid at start: remembered to open it from. */
@@ -881,6 +984,11 @@ int unwinder__want(struct unwinder *u, const void *rec, size_t size)
 	/* BPF moved it NONE -> WANTED itself. */
 	if (f->state == XSPROF_FILE_NONE)
 		f->state = XSPROF_FILE_WANTED;
+	if (!f->queued && !f->building) {
+		struct uw_proc *p = uw_proc(u, (pid_t)w->tgid);
+
+		f->want_uid = p ? p->uid : proc_uid(u, (pid_t)w->tgid);
+	}
 	uw_want_file(u, f, (pid_t)w->tgid, w->start);
 	return 0;
 }
@@ -1062,11 +1170,20 @@ static void build_start(struct unwinder *u, struct uw_file *f)
 		build_end(u, XSPROF_FILE_UNAVAILABLE);
 		return;
 	}
-	/* A table surely larger than all the memory: refused before it evicts everything. */
-	if (unwind_build__nr_fdes(b->b) * ROWS_PER_FDE_MIN > u->max_rows) {
-		u->st.tables_no_room++;
-		build_end(u, XSPROF_FILE_UNAVAILABLE);
-	}
+}
+
+/* A table surely larger than all the memory: refused before it evicts everything (known once
+ * its FDEs are collected). True when refused. */
+static bool build_too_big(struct unwinder *u, struct uw_build *b)
+{
+	if (b->sized || !unwind_build__collected(b->b))
+		return false;
+	b->sized = true;
+	if (unwind_build__nr_fdes(b->b) * ROWS_PER_FDE_MIN <= u->max_rows)
+		return false;
+	u->st.tables_no_room++;
+	build_end(u, XSPROF_FILE_UNAVAILABLE);
+	return true;
 }
 
 /* One slice of the build in progress. */
@@ -1074,8 +1191,14 @@ static void build_slice(struct unwinder *u)
 {
 	struct uw_build *b = u->build;
 	struct unwind_table_stats ts;
-	int err = unwind_build__step(b->b, SLICE_FDES, unwind_pager__row, &b->pager);
+	int err;
 
+	uint64_t t0 = uw_now_ns();
+
+	if (build_too_big(u, b))
+		return;
+	err = unwind_build__step(b->b, SLICE_FDES, unwind_pager__row, &b->pager);
+	build_charge(u, b->f->want_uid, uw_now_ns() - t0);
 	if (err > 0)
 		return;
 	if (!err)
@@ -1098,7 +1221,10 @@ static void build_slice(struct unwinder *u)
 
 int unwinder__busy(const struct unwinder *u)
 {
-	return u->build || u->queue || u->ready || u->waiting;
+	/* Queued builds whose users' budgets are spent are not work now (the owner looks
+	 * again from time to time); held samples waiting for them give up at their deadline. */
+	return u->build || queue_ready((struct unwinder *)u) || u->ready ||
+	       (u->waiting && !u->queue);
 }
 
 int unwinder__work(struct unwinder *u, uint64_t budget_ns)
@@ -1122,14 +1248,14 @@ int unwinder__work(struct unwinder *u, uint64_t budget_ns)
 
 void unwinder__flush(struct unwinder *u, const void *ctx, uint64_t deadline_ns)
 {
-	while (uw_held_waiting(u, ctx) && (u->build || u->queue) && uw_now_ns() < deadline_ns)
+	while (uw_held_waiting(u, ctx) && (u->build || queue_ready(u)) && uw_now_ns() < deadline_ns)
 		unwinder__work(u, 5000000);
 	uw_held_run(u, true, ctx);
 }
 
 bool unwinder__build_queued(struct unwinder *u, uint64_t deadline_ns)
 {
-	while ((u->build || u->queue) && uw_now_ns() < deadline_ns)
+	while ((u->build || queue_ready(u)) && uw_now_ns() < deadline_ns)
 		unwinder__work(u, 5000000);
 	if (u->build || u->queue) {
 		u->st.table_waits_late++;

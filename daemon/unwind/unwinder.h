@@ -8,6 +8,9 @@
  * shared by every process that maps the file (keyed by device, inode, size and mtime) and kept
  * after they exit, until its memory is needed: then the tables used least recently go first
  * (BPF marks each table it uses; the marks are read and cleared when room is made).
+ * The time spent building is charged to the user whose process asked: past UW_BUILD_BURST_S
+ * of it, that user's builds wait for the budget to refill (UW_BUILD_SHARE of one CPU), so one
+ * user churning large files cannot keep the daemon building.
  *
  * Samples the BPF sampler held (XSPROF_REC_SAMPLE_HELD: a process not loaded yet, or a file
  * whose table is being built) are finished here with the same tables over the stack copy they
@@ -24,6 +27,10 @@
 struct unwinder;
 struct xsprof_sample;
 
+/* Per user: build time that may be spent at once, and the share of a CPU it refills at. */
+#define UW_BUILD_BURST_S 5
+#define UW_BUILD_SHARE	 0.2
+
 /* The table memory when none is asked for: enough for a GPU training process's libraries. */
 #define UNWINDER_DEFAULT_MB 64
 #define UNWINDER_MIN_MB	    4
@@ -37,6 +44,7 @@ struct unwinder_opts {
 	uint32_t table_mb;     /* kernel memory for tables, mappings and files; 0: the default */
 	const char *proc_root; /* "/proc" when NULL */
 	uint32_t max_procs;    /* processes loaded at once; 0: as many as the files table_mb has */
+	uint32_t build_burst_ms; /* per user, build time spent at once; 0: UW_BUILD_BURST_S */
 };
 
 /* The BPF maps, for the sampler to reuse (bpf_map__reuse_fd) before it loads. */
@@ -73,6 +81,9 @@ struct unwinder_stats {
 				  * of the user over its share, or of any when a table was full) */
 	uint64_t procs_over_share; /* processes not loaded: their user's share was full of
 				    * processes walked lately */
+	uint64_t builds_deferred; /* times a build waited: its user's build budget was spent */
+	uint64_t tables_kept_touched; /* files whose mtime changed with the same build id: their
+				       * table kept, not built again */
 	uint64_t max_procs;	 /* the process table's size */
 	uint64_t share_procs;	 /* at most this many of one user's processes loaded */
 	uint64_t map_bytes;	 /* BPF memory of all the maps */
