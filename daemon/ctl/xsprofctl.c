@@ -415,11 +415,22 @@ static int cmd_status(void)
 						   : 0),
 			       json_object_object_get_ex(r, "state", &x) ? json_object_get_string(x)
 									 : "?");
-			if (json_object_object_get_ex(r, "left_out_other_users", &x))
+			/* Not GET: it would overwrite v, the list being walked. */
+			if (json_object_object_get_ex(r, "left_out_other_users", &x)) {
+				struct json_object *f[4] = {NULL};
+				const char *keys[4] = {"samples", "offcpu", "cuda_calls", "launches"};
+
+				for (int n = 0; n < 4; n++)
+					json_object_object_get_ex(x, keys[n], &f[n]);
 				printf("; left out as another user's: %lld samples, %lld off-CPU, "
 				       "%lld CUDA calls, %lld launches",
-				       (long long)GET(x, "samples"), (long long)GET(x, "offcpu"),
-				       (long long)GET(x, "cuda_calls"), (long long)GET(x, "launches"));
+				       (long long)json_object_get_int64(f[0]),
+				       (long long)json_object_get_int64(f[1]),
+				       (long long)json_object_get_int64(f[2]),
+				       (long long)json_object_get_int64(f[3]));
+			}
+			if (json_object_object_get_ex(r, "note", &x))
+				printf("; %s", json_object_get_string(x));
 			putchar('\n');
 		}
 #undef GET

@@ -196,6 +196,10 @@ void recording_report(struct recording *rec, const struct xsprofd_opts *o, doubl
 		 (unsigned long long)lost, (unsigned long long)total->drop_ringbuf,
 		 (unsigned long long)rs.bad_records, (unsigned long long)total->kstack_err,
 		 (unsigned long long)total->ustack_err);
+	if (rs.stalls)
+		log_warn("xsprofd did not run for %.1f s in %llu stretches (stopped, or starved of "
+			 "CPU): what did not fit in the ring buffer meanwhile was lost",
+			 rs.stalled_ns / 1e9, (unsigned long long)rs.stalls);
 	per_cpu = calloc(ncpu, sizeof(*per_cpu));
 	if ((lost || o->verbose) && per_cpu && !recording__cpu_stats(rec, per_cpu)) {
 		for (int i = 0; i < ncpu; i++) {

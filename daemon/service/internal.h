@@ -99,6 +99,8 @@ struct svc_rec {
 	char error[256];
 	char note[128]; /* why it ended early, if it did */
 	struct xsprof_owner_stats left_out; /* another user's threads left out, as of its end */
+	uint64_t lost;	     /* samples lost: its ring buffer was full */
+	uint64_t stalled_ns; /* how long the daemon's loop did not run while it recorded */
 	struct MHD_Connection *waiters[MAX_WAITERS];
 	int nr_waiters;
 	struct svc_rec *next;

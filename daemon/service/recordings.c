@@ -184,6 +184,18 @@ void finish_rec(struct service *s, struct svc_rec *r)
 
 		recording__stats(r->rec, &rs);
 		r->left_out = rs.owner;
+		r->lost = rs.bpf.drop_ringbuf;
+		r->stalled_ns = rs.stalled_ns;
+		if (r->lost || rs.stalls) {
+			log_warn("recording %u: %llu samples lost (ring buffer full); xsprofd did not "
+				 "run for %.1f s of it (%llu stalls: stopped, or starved)",
+				 r->id, (unsigned long long)r->lost, rs.stalled_ns / 1e9,
+				 (unsigned long long)rs.stalls);
+			if (!r->note[0])
+				snprintf(r->note, sizeof(r->note),
+					 "%llu samples lost; xsprofd did not run for %.1f s of it",
+					 (unsigned long long)r->lost, rs.stalled_ns / 1e9);
+		}
 		if (d[XSPROF_OWNER_SAMPLE] || d[XSPROF_OWNER_OFFCPU] || d[XSPROF_OWNER_CUDA_CALL] ||
 		    d[XSPROF_OWNER_USDT])
 			log_info("recording %u: left out as not uid %u's: %llu samples, %llu off-CPU "

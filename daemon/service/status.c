@@ -317,6 +317,9 @@ struct json_object *status_json(struct service *s)
 			add_left_out(o, &rs.owner);
 		} else {
 			add_left_out(o, &r->left_out);
+			add_u64(o, "lost_ring_buffer_full", r->lost);
+			json_object_object_add(o, "daemon_stalled_s",
+					       json_object_new_double(r->stalled_ns / 1e9));
 		}
 		if (r->note[0])
 			json_object_object_add(o, "note", json_object_new_string(r->note));

@@ -36,6 +36,7 @@ struct pid_set {
 struct recording {
 	sd_event *ev;
 	sd_event_source *io, *drain, *unwind_work;
+	uint64_t last_drain_ns; /* the drain timer's last run: a long gap is a stall */
 	struct sampler *sampler;
 	struct proc_events *pe;
 	struct symbolizer *sym;
@@ -210,9 +211,27 @@ static int on_ring(sd_event_source *src, int fd, uint32_t revents, void *ctx)
 
 static void unwind_kick(struct recording *r);
 
+/* The loop did not run for this long (the daemon stopped, or starved): said, since what the
+ * ring buffer could not hold meanwhile is lost. */
+#define STALL_NS (1000ull * 1000 * 1000)
+
+static void note_stall(struct recording *r)
+{
+	uint64_t now = (uint64_t)(mono_seconds() * 1e9);
+
+	if (r->last_drain_ns && now - r->last_drain_ns > STALL_NS) {
+		r->st.stalls++;
+		r->st.stalled_ns += now - r->last_drain_ns - DRAIN_INTERVAL_US * 1000;
+	}
+	r->last_drain_ns = now;
+}
+
 static int on_drain_timer(sd_event_source *src, uint64_t usec, void *ctx)
 {
-	int err = drain(ctx);
+	int err;
+
+	note_stall(ctx);
+	err = drain(ctx);
 
 	/* Builds that waited for their user's budget, and held samples' deadlines. */
 	unwind_kick(ctx);
@@ -731,6 +750,8 @@ void recording__stop(struct recording *r)
 
 	if (!r || !r->running)
 		return;
+	/* Its end may come first after a stall (its timer was due meanwhile). */
+	note_stall(r);
 	cuda_probes__stop(r->cuda);
 	sampler__stop(r->sampler);
 	offcpu__stop(r->oc);

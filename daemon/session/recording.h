@@ -82,6 +82,8 @@ struct recording_stats {
 	size_t processes;	       /* distinct processes seen */
 	struct xsprof_cpu_stats bpf;   /* BPF counters summed over CPUs */
 	struct xsprof_owner_stats owner; /* left out with only_uid: another user's threads */
+	uint64_t stalls;	 /* times the daemon's loop did not run for over a second */
+	uint64_t stalled_ns;	 /* ... and how long in all (samples past the ring buffer lost) */
 };
 
 struct recording;
