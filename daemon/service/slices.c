@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <malloc.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -117,6 +118,9 @@ int on_slice(sd_event_source *src, uint64_t usec, void *ctx)
 
 	close_slice(s);
 	prune_recordings(s);
+	/* What a slice, or a storm of exits, freed goes back to the system: malloc keeps freed
+	 * heap otherwise (8400 short processes: 48 MiB of it, resident until the next peak). */
+	malloc_trim(0);
 	notify_status(s);
 	/* A time source fires once: re-arm it, or the window is cut only by queries. */
 	sd_event_source_set_time_relative(src, SLICE_US);

@@ -114,6 +114,8 @@ struct process {
 	pid_t pid;
 	uint32_t gen;
 	bool dead;	/* exited or exec'd: never re-read */
+	bool used;	/* a sample (or a caller) took its generation: kept after its end until
+			 * trimmed; unused, it goes at its end (nothing will ever name it) */
 	bool counted;	/* in stats.processes (a snapshot was read) */
 	bool probed;	/* root, namespace pid and perf map looked at */
 	bool host_root; /* its / is ours: host paths reach its files */
@@ -855,17 +857,33 @@ int symbolizer__add_process(struct symbolizer *s, pid_t pid)
 	if (pid <= 0)
 		return -EINVAL;
 	p = process__current(s, pid);
-	if (p && !p->dead)
+	if (p && !p->dead) {
+		p->used = true;
 		return process__read(s, p);
+	}
 	p = process__new(s, pid);
 	if (!p)
 		return -ENOMEM;
+	p->used = true;
 	err = process__read(s, p);
 	if (err) {
 		process__unlink(s, p);
 		process__free(s, p);
 	}
 	return err;
+}
+
+/* pid's current image ended (exit, exec): kept to name what it ran, if anything will. */
+static void process__end(struct symbolizer *s, struct process *p)
+{
+	if (p->used) {
+		p->dead = true;
+		return;
+	}
+	/* Never sampled: a process table flood must not grow our memory until the trim. */
+	s->stats.ended_unused++;
+	process__unlink(s, p);
+	process__free(s, p);
 }
 
 void symbolizer__forget_process(struct symbolizer *s, pid_t pid)
@@ -886,8 +904,8 @@ int symbolizer__exec(struct symbolizer *s, pid_t pid)
 	if (pid <= 0)
 		return -EINVAL;
 	p = process__current(s, pid);
-	if (p)
-		p->dead = true; /* that image is gone; its snapshot names what ran before */
+	if (p && !p->dead)
+		process__end(s, p); /* that image is gone; its snapshot names what ran before */
 	p = process__new(s, pid);
 	if (!p)
 		return -ENOMEM;
@@ -904,8 +922,8 @@ void symbolizer__exit(struct symbolizer *s, pid_t pid)
 	struct process *p = process__current(s, pid);
 
 	if (p && !p->dead) {
-		p->dead = true;
 		s->stats.exits++;
+		process__end(s, p);
 	}
 }
 
@@ -925,11 +943,14 @@ uint32_t symbolizer__gen(struct symbolizer *s, pid_t pid)
 	if (pid <= 0)
 		return 0;
 	p = process__current(s, pid);
-	if (p && !p->dead)
+	if (p && !p->dead) {
+		p->used = true;
 		return p->gen;
+	}
 	q = process__new(s, pid);
 	if (!q)
 		return p ? p->gen : 0;
+	q->used = true;
 	if (!process__read(s, q) && proc_maps__count(q->maps))
 		return q->gen;
 	if (p) {
@@ -939,6 +960,7 @@ uint32_t symbolizer__gen(struct symbolizer *s, pid_t pid)
 		 */
 		process__unlink(s, q);
 		process__free(s, q);
+		p->used = true;
 		return p->gen;
 	}
 	/* Kept without mappings so it is retried at the refresh rate, not on every lookup. */
