@@ -17,7 +17,8 @@ window and memory cap, under a CPU workload on every CPU and a stream of short-l
 asks it for a flamegraph of its window every interval, and prints its resident memory (RSS),
 the rolling store's size and cap, and its counters. Unless --no-hostile, every interval also
 brings: 70 connections that trickle a header and hang, malformed and oversized requests, a
-CUPTI sender that sends junk, a 1 s recording, and an attachment of the workload; each
+CUPTI sender that sends junk, a 1 s recording, an attachment of the workload, and, as a
+group member, 300 idle processes (alive 30 s) and three attach/detach cycles; each
 interval's status query as root must answer within a second (slow or failed ones are counted
 in the table and fail the run). At the end: peak RSS, RSS growth over the
 second half of the run, and the store's peak against its cap. Must run as root.
@@ -204,6 +205,16 @@ for c in held:
     c.close()
 PY
 	"$xsprofctl" -s "$sock" -q record --duration 1 -o "$tmp/rec.folded" >/dev/null 2>&1 &
+	# This round's attackers, as the same member: idle processes by the hundred (the unwind
+	# process table, the symbolizer), an attach and detach loop of its own process (the
+	# loop's BPF loads), both bounded.
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- bash -c \
+		'for i in $(seq 300); do setsid sleep 30 & done' >/dev/null 2>&1
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- bash -c '
+		sleep 20 & p=$!
+		for i in 1 2 3; do
+			"$0" -s "$1" -q attach $p; "$0" -s "$1" -q detach $p
+		done' "$xsprofctl" "$sock" >/dev/null 2>&1 &
 }
 answered=0
 slow=0
@@ -271,6 +282,11 @@ if ((over_cap)); then
 fi
 if ((slow)); then
 	echo "FAIL: $slow status queries took over a second"
+	exit 1
+fi
+# The service's memory budget: 64 MiB for the whole process, attackers or not.
+if ((hwm > 64 * 1024)); then
+	echo "FAIL: peak RSS $((hwm / 1024)) MiB, over the service's 64 MiB budget"
 	exit 1
 fi
 echo "ok: the rolling store stayed within its cap"

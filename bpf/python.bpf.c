@@ -259,6 +259,12 @@ __noinline __u64 python_key(__u32 tgid, __u32 tid)
 	o = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!st || !o || !find_tstates(p, tgid, tid, st, &th))
 		return 0;
+	/* Its scratch in use by the program this one interrupted: no key (the launch walks). */
+	if (o->busy) {
+		st->nested++;
+		return 0;
+	}
+	o->busy = 1;
 	frame = current_frame(p, th.ts[0]);
 	size = p->frame_size;
 	for (int k = 0; k < PY_KEY_FRAMES && frame; k++) {
@@ -269,6 +275,7 @@ __noinline __u64 python_key(__u32 tgid, __u32 tid)
 		h = (h ^ chunk_word(o, p->frame_instr)) * 0x100000001b3ull;
 		frame = chunk_word(o, p->frame_previous);
 	}
+	o->busy = 0;
 	return h | 1;
 }
 

@@ -28,6 +28,11 @@ struct py_scratch {
 	struct xsprof_py_frame f[XSPROF_PY_MAX_FRAMES];
 	__u8 chunk[PY_FRAME_READ];
 	__u64 key_words[XSPROF_PY_KEY_BYTES / 8];
+	/* A walk is using this CPU's scratch: a program that runs inside another (the CPU
+	 * sampler's timer interrupt during a launch probe, which does not stop it) or on this
+	 * CPU while the other is preempted (launch probes can be) leaves it alone. */
+	__u32 busy;
+	__u32 pad;
 	__u64 last_wake_ns; /* this CPU last woke the reader for interpreter frames */
 };
 
@@ -118,9 +123,18 @@ static __always_inline int python__append(__u64 *ips, __u32 at, __u32 mask, __u3
 	ps = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!ps)
 		return 0;
-	n = python_walk(ps, tgid, tid);
-	if (n <= 0)
+	if (ps->busy) {
+		st = bpf_map_lookup_elem(&py_stats, &zero);
+		if (st)
+			st->nested++;
 		return 0;
+	}
+	ps->busy = 1;
+	n = python_walk(ps, tgid, tid);
+	if (n <= 0) {
+		ps->busy = 0;
+		return 0;
+	}
 	if (n > XSPROF_PY_MAX_FRAMES)
 		n = XSPROF_PY_MAX_FRAMES;
 	size = (long)n * sizeof(struct xsprof_py_frame);
@@ -130,11 +144,13 @@ static __always_inline int python__append(__u64 *ips, __u32 at, __u32 mask, __u3
 		size = XSPROF_PY_MAX_FRAMES * sizeof(struct xsprof_py_frame);
 	barrier_var(size);
 	if (size <= 0 || bpf_probe_read_kernel(&ips[at & mask], size, ps->f)) {
+		ps->busy = 0;
 		st = bpf_map_lookup_elem(&py_stats, &zero);
 		if (st)
 			st->copy_err += n;
 		return 0;
 	}
+	ps->busy = 0;
 	return n;
 }
 

@@ -807,8 +807,10 @@ struct xsprof_py_stats {
 	__u64 truncated;    /* walks that stopped at XSPROF_PY_MAX_FRAMES */
 	__u64 no_frame;	    /* the thread runs no Python code right now */
 	__u64 copy_err;	    /* frames that did not fit the record */
+	__u64 nested;	    /* walks not made: another walk on this CPU was using the scratch
+			     * space (a sample taken inside a launch probe): native stack only */
 };
 
-_Static_assert(sizeof(struct xsprof_py_stats) == 64, "xsprof_py_stats layout");
+_Static_assert(sizeof(struct xsprof_py_stats) == 72, "xsprof_py_stats layout");
 
 #endif

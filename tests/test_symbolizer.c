@@ -414,3 +414,45 @@ Test(symbolizer, fake_proc_root, .init = fake_init, .fini = fake_fini)
 	symbolizer__free(s);
 	elf_symtab__free(t);
 }
+
+/* One user's processes that no sample has used are snapshotted at exec up to a cap: past it
+ * they are read at their first sample, and another user's still are at exec. */
+Test(symbolizer, idle_processes_of_one_user_are_snapshotted_up_to_a_cap, .init = fake_init,
+     .fini = fake_fini)
+{
+	struct symbolizer_opts opts = {.proc_root = fake_root};
+	const int n = SYMBOLIZER_IDLE_PER_USER + 10;
+	struct symbolizer_stats st;
+	struct symbolizer *s;
+	char path[PATH_MAX];
+
+	for (int i = 0; i < n + 2; i++) {
+		fake_maps(10000 + i, "7f0000000000-7f0000001000 r-xp 00000000 00:00 0 [vdso]\n");
+		snprintf(path, sizeof(path), "%s/%d", fake_root, 10000 + i);
+		cr_assert_eq(chown(path, i < n ? 65534 : 0, 0), 0);
+	}
+	s = new_ok(&opts);
+	for (int i = 0; i < n; i++)
+		cr_assert_eq(symbolizer__exec(s, 10000 + i), 0);
+	symbolizer__stats(s, &st);
+	cr_expect_eq(st.exec_deferred, 10, "deferred %llu", (unsigned long long)st.exec_deferred);
+	/* Another user's: snapshotted. */
+	cr_assert_eq(symbolizer__exec(s, 10000 + n), 0);
+	symbolizer__stats(s, &st);
+	cr_expect_eq(st.exec_deferred, 10);
+	/* A deferred one is read at its first sample. */
+	cr_expect_neq(symbolizer__gen(s, 10000 + n - 1), 0);
+	cr_expect_str_eq(symbolizer__user(s, 10000 + n - 1, 0x7f0000000010ULL), "[vdso]+0x10");
+	/* A sampled one leaves the idle count: the next exec of that user is snapshotted. */
+	cr_expect_neq(symbolizer__gen(s, 10000), 0);
+	cr_assert_eq(symbolizer__exec(s, 10000 + n + 1), 0); /* root's dir: chown'd to 0 */
+	symbolizer__exit(s, 10001); /* never sampled: freed, its slot too */
+	fake_maps(20000, "7f0000000000-7f0000001000 r-xp 00000000 00:00 0 [vdso]\n");
+	snprintf(path, sizeof(path), "%s/%d", fake_root, 20000);
+	cr_assert_eq(chown(path, 65534, 0), 0);
+	cr_assert_eq(symbolizer__exec(s, 20000), 0);
+	symbolizer__stats(s, &st);
+	cr_expect_eq(st.exec_deferred, 10, "a freed slot was not given back");
+	cr_expect_eq(st.ended_unused, 1);
+	symbolizer__free(s);
+}

@@ -35,6 +35,10 @@ void python_report__log(const struct recording *rec)
 		log_warn("python: %llu processes keep native stacks only; the latest (pid %d): %s",
 			 (unsigned long long)u.unsupported, (int)u.last_reason_pid,
 			 u.last_reason ? u.last_reason : "?");
+	if (b.nested)
+		log_info("python: %llu stacks kept native only: a sample inside a launch probe on "
+			 "the same CPU (their walks would share its scratch space)",
+			 (unsigned long long)b.nested);
 	if (u.procs_full || u.names_full || u.truncated || u.unknown_process || b.copy_err ||
 	    u.bad_records)
 		log_warn(
@@ -76,6 +80,7 @@ void python_report__json(const struct recording *rec, struct json_object *j)
 	add_u64(o, "no_frame", b.no_frame);
 	add_u64(o, "unreadable", b.unreadable);
 	add_u64(o, "truncated", b.truncated + u.truncated);
+	add_u64(o, "nested_native_only", b.nested);
 	add_u64(o, "interleaved", u.interleaved);
 	add_u64(o, "appended", u.appended);
 	add_u64(o, "code_reads", u.code_reads);

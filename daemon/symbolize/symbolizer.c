@@ -116,6 +116,8 @@ struct process {
 	bool dead;	/* exited or exec'd: never re-read */
 	bool used;	/* a sample (or a caller) took its generation: kept after its end until
 			 * trimmed; unused, it goes at its end (nothing will ever name it) */
+	bool idle;	/* snapshotted at exec and not used yet: counted in its user's idle */
+	uid_t idle_uid;
 	bool counted;	/* in stats.processes (a snapshot was read) */
 	bool probed;	/* root, namespace pid and perf map looked at */
 	bool host_root; /* its / is ours: host paths reach its files */
@@ -147,6 +149,7 @@ struct symbolizer {
 	struct debuginfo *dbg;
 	struct hashmap *procs;	/* (pid, gen) -> struct process */
 	struct hashmap *cur;	/* (pid, 0) -> its latest generation */
+	struct hashmap *idle;	/* (uid, 0) -> 1 + its processes snapshotted at exec, unused */
 	struct hashmap *files;	/* (dev, ino) -> struct elf_file (not detached) */
 	struct hashmap *names;	/* (owner pointer, offset) -> formatted name */
 	struct hashmap *labels; /* (hash, length) -> interned label */
@@ -230,13 +233,14 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	}
 	s->procs = hashmap__new();
 	s->cur = hashmap__new();
+	s->idle = hashmap__new();
 	s->files = hashmap__new();
 	s->names = hashmap__new();
 	s->labels = hashmap__new();
 	s->lines = hashmap__new();
 	s->names_arena = arena__new();
 	s->labels_arena = arena__new();
-	if (!s->proc_root || !s->kallsyms_path || !s->dbg || !s->procs || !s->cur || !s->files ||
+	if (!s->proc_root || !s->kallsyms_path || !s->dbg || !s->procs || !s->cur || !s->idle || !s->files ||
 	    !s->names || !s->labels || !s->lines || !s->names_arena || !s->labels_arena) {
 		symbolizer__free(s);
 		errno = ENOMEM;
@@ -291,10 +295,41 @@ static void process__free_maps(struct symbolizer *s, struct process *p)
 	p->bytes = 0;
 }
 
+/* A process snapshotted at exec that no sample has used: its user's count, +1 or -1. */
+static uint32_t idle_count(const struct symbolizer *s, uid_t uid)
+{
+	uintptr_t v = (uintptr_t)hashmap__get(s->idle, uid, 0);
+
+	return v ? (uint32_t)(v - 1) : 0;
+}
+
+static void idle_add(struct symbolizer *s, uid_t uid, int delta)
+{
+	uint32_t n = idle_count(s, uid) + (uint32_t)delta;
+
+	/* A failed put (no memory) leaves the count one off; the cap is a bound, not a ledger. */
+	if (!n)
+		hashmap__remove(s->idle, uid, 0);
+	else
+		(void)hashmap__put(s->idle, uid, 0, (void *)(uintptr_t)(n + 1));
+}
+
+/* A sample (or a caller) takes p's generation: no longer idle. */
+static void process__use(struct symbolizer *s, struct process *p)
+{
+	p->used = true;
+	if (p->idle) {
+		p->idle = false;
+		idle_add(s, p->idle_uid, -1);
+	}
+}
+
 static void process__free(struct symbolizer *s, struct process *p)
 {
 	if (!p)
 		return;
+	if (p->idle)
+		idle_add(s, p->idle_uid, -1);
 	process__free_maps(s, p);
 	if (p->jit) {
 		s->jit_bytes -= perf_map__bytes(p->jit);
@@ -332,6 +367,7 @@ void symbolizer__free(struct symbolizer *s)
 	}
 	hashmap__free(s->procs);
 	hashmap__free(s->cur);
+	hashmap__free(s->idle);
 	hashmap__free(s->files);
 	hashmap__free(s->names);
 	hashmap__free(s->labels);
@@ -858,13 +894,13 @@ int symbolizer__add_process(struct symbolizer *s, pid_t pid)
 		return -EINVAL;
 	p = process__current(s, pid);
 	if (p && !p->dead) {
-		p->used = true;
+		process__use(s, p);
 		return process__read(s, p);
 	}
 	p = process__new(s, pid);
 	if (!p)
 		return -ENOMEM;
-	p->used = true;
+	process__use(s, p);
 	err = process__read(s, p);
 	if (err) {
 		process__unlink(s, p);
@@ -898,7 +934,9 @@ void symbolizer__forget_process(struct symbolizer *s, pid_t pid)
 
 int symbolizer__exec(struct symbolizer *s, pid_t pid)
 {
+	char path[PATH_MAX];
 	struct process *p;
+	struct stat st;
 	int err;
 
 	if (pid <= 0)
@@ -906,10 +944,22 @@ int symbolizer__exec(struct symbolizer *s, pid_t pid)
 	p = process__current(s, pid);
 	if (p && !p->dead)
 		process__end(s, p); /* that image is gone; its snapshot names what ran before */
+	/* A user's processes not sampled yet are snapshotted up to a cap: past it, a new one
+	 * is read at its first sample instead (a flood of idle processes costs us nothing). */
+	snprintf(path, sizeof(path), "%s/%d", s->proc_root, (int)pid);
+	if (stat(path, &st))
+		return -ESRCH;
+	s->stats.execs++;
+	if (idle_count(s, st.st_uid) >= SYMBOLIZER_IDLE_PER_USER) {
+		s->stats.exec_deferred++;
+		return 0;
+	}
 	p = process__new(s, pid);
 	if (!p)
 		return -ENOMEM;
-	s->stats.execs++;
+	p->idle = true;
+	p->idle_uid = st.st_uid;
+	idle_add(s, st.st_uid, 1);
 	err = process__read(s, p);
 	/* Gone already: nothing will ever be readable under this generation. */
 	if (err == -ESRCH)
@@ -944,13 +994,13 @@ uint32_t symbolizer__gen(struct symbolizer *s, pid_t pid)
 		return 0;
 	p = process__current(s, pid);
 	if (p && !p->dead) {
-		p->used = true;
+		process__use(s, p);
 		return p->gen;
 	}
 	q = process__new(s, pid);
 	if (!q)
 		return p ? p->gen : 0;
-	q->used = true;
+	process__use(s, q);
 	if (!process__read(s, q) && proc_maps__count(q->maps))
 		return q->gen;
 	if (p) {
@@ -960,7 +1010,7 @@ uint32_t symbolizer__gen(struct symbolizer *s, pid_t pid)
 		 */
 		process__unlink(s, q);
 		process__free(s, q);
-		p->used = true;
+		process__use(s, p);
 		return p->gen;
 	}
 	/* Kept without mappings so it is retried at the refresh rate, not on every lookup. */

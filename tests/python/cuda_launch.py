@@ -29,10 +29,11 @@ def step_b(one):
 def train(n):
     one = Dim3(1, 1, 1)
     # One of each, then a pause: a code object first met just before the process exits may go
-    # unnamed (the short case), which is not what this checks.
+    # unnamed (the short case), which is not what this checks. Half a second: on a busy
+    # 2-core machine the daemon may not run for tens of ms (0.05 s failed about 1 run in 20).
     step_a(one)
     step_b(one)
-    time.sleep(0.05)
+    time.sleep(0.5)
     for i in range(n - 2):
         (step_b if (i // 3) % 2 else step_a)(one)
 
