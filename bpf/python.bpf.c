@@ -260,11 +260,10 @@ __noinline __u64 python_key(__u32 tgid, __u32 tid)
 	if (!st || !o || !find_tstates(p, tgid, tid, st, &th))
 		return 0;
 	/* Its scratch in use by the program this one interrupted: no key (the launch walks). */
-	if (o->busy) {
+	if (__sync_val_compare_and_swap(&o->busy, 0, 1) != 0) {
 		st->nested++;
 		return 0;
 	}
-	o->busy = 1;
 	frame = current_frame(p, th.ts[0]);
 	size = p->frame_size;
 	for (int k = 0; k < PY_KEY_FRAMES && frame; k++) {

@@ -31,8 +31,7 @@ struct py_scratch {
 	/* A walk is using this CPU's scratch: a program that runs inside another (the CPU
 	 * sampler's timer interrupt during a launch probe, which does not stop it) or on this
 	 * CPU while the other is preempted (launch probes can be) leaves it alone. */
-	__u32 busy;
-	__u32 pad;
+	__u64 busy; /* taken with a compare-and-swap: a preempted program may be between */
 	__u64 last_wake_ns; /* this CPU last woke the reader for interpreter frames */
 };
 
@@ -123,13 +122,12 @@ static __always_inline int python__append(__u64 *ips, __u32 at, __u32 mask, __u3
 	ps = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!ps)
 		return 0;
-	if (ps->busy) {
+	if (__sync_val_compare_and_swap(&ps->busy, 0, 1) != 0) {
 		st = bpf_map_lookup_elem(&py_stats, &zero);
 		if (st)
 			st->nested++;
 		return 0;
 	}
-	ps->busy = 1;
 	n = python_walk(ps, tgid, tid);
 	if (n <= 0) {
 		ps->busy = 0;

@@ -40,14 +40,29 @@ struct cuda_scratch {
 	struct xsprof_cuda_call rec;
 	__u64 win[USTACK_WINDOW / 8];
 	__u64 trace[UNWIND_TRACE_SLOTS]; /* where the walk read its first callers */
+	__u64 busy;			 /* held by a run (compare-and-swap) */
 };
 
+/* Two slots per CPU: a launch probe can be preempted (it runs with migration, not preemption,
+ * disabled), and another thread's probe then runs on the same CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, struct cuda_scratch);
 } cuda_scratch SEC(".maps");
+
+static __always_inline struct cuda_scratch *scratch_take(void)
+{
+	for (__u32 i = 0; i < 2; i++) {
+		__u32 k = i;
+		struct cuda_scratch *s = bpf_map_lookup_elem(&cuda_scratch, &k);
+
+		if (s && __sync_val_compare_and_swap(&s->busy, 0, 1) == 0)
+			return s;
+	}
+	return NULL;
+}
 
 static __always_inline __u64 arg_reg(struct pt_regs *ctx, __u32 idx)
 {
@@ -183,7 +198,7 @@ static __noinline int send_held(struct xsprof_cuda_call *r, struct xsprof_cuda_s
 	return 0;
 }
 
-static __always_inline int cuda_call(struct pt_regs *ctx)
+static __always_inline int cuda_call(struct pt_regs *ctx, struct cuda_scratch *scr)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u64 pid_tgid = xsprof_ids();
@@ -193,7 +208,6 @@ static __always_inline int cuda_call(struct pt_regs *ctx)
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct launch_cache *c = NULL;
 	struct xsprof_call_mark *m;
-	struct cuda_scratch *scr;
 	struct xsprof_cuda_call *r;
 	const __u64 *win;
 	__u64 sp, ret = 0, flags, pykey = 0;
@@ -212,9 +226,10 @@ static __always_inline int cuda_call(struct pt_regs *ctx)
 	}
 	if (!xsprof_owner_pass(task, XSPROF_OWNER_CUDA_CALL))
 		return 0;
-	scr = bpf_map_lookup_elem(&cuda_scratch, &zero);
-	if (!scr)
+	if (!scr) {
+		st->scratch_busy++;
 		return 0;
+	}
 	r = &scr->rec;
 	r->user_err = 0;
 	sp = PT_REGS_SP(ctx);
@@ -354,8 +369,11 @@ int xsprof_cuda_call(struct pt_regs *ctx)
 	struct xsprof_launch_reuse_stats *rst = bpf_map_lookup_elem(&launch_reuse_stats, &zero);
 	bool timed = st && rst && !(st->calls & (XSPROF_TIMED_EVERY - 1));
 	__u64 t0 = timed ? bpf_ktime_get_ns() : 0;
+	struct cuda_scratch *scr = scratch_take();
 
-	cuda_call(ctx);
+	cuda_call(ctx, scr);
+	if (scr)
+		scr->busy = 0;
 	if (timed && rst) {
 		rst->timed++;
 		rst->timed_ns += bpf_ktime_get_ns() - t0;

@@ -34,14 +34,27 @@ struct usdt_scratch {
 	struct xsprof_usdt_launch rec;
 	__u64 win[USTACK_WINDOW / 8];
 	__u64 trace[UNWIND_TRACE_SLOTS];
+	__u64 busy; /* held by a run (compare-and-swap) */
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2); /* as uprobe_cuda.bpf.c's cuda_scratch */
 	__type(key, __u32);
 	__type(value, struct usdt_scratch);
 } usdt_scratch SEC(".maps");
+
+static __always_inline struct usdt_scratch *scratch_take(void)
+{
+	for (__u32 i = 0; i < 2; i++) {
+		__u32 k = i;
+		struct usdt_scratch *s = bpf_map_lookup_elem(&usdt_scratch, &k);
+
+		if (s && __sync_val_compare_and_swap(&s->busy, 0, 1) == 0)
+			return s;
+	}
+	return NULL;
+}
 
 extern bool cuda_stop_processes;
 
@@ -73,7 +86,7 @@ static __noinline int send_held(struct xsprof_usdt_launch *r, struct xsprof_cuda
 	return 0;
 }
 
-static __always_inline int usdt_launch(struct pt_regs *ctx)
+static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch *scr)
 {
 	__u64 pid_tgid = xsprof_ids();
 	__u32 zero = 0, tgid = pid_tgid >> 32, *sent;
@@ -83,7 +96,6 @@ static __always_inline int usdt_launch(struct pt_regs *ctx)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 site = PT_REGS_IP(ctx), sp = PT_REGS_SP(ctx), bp = PT_REGS_FP(ctx), pykey = 0, now;
 	struct launch_cache *c = NULL;
-	struct usdt_scratch *scr;
 	struct xsprof_usdt_launch *r;
 	const __u64 *win;
 	long corr = 0, api = 0, size, n;
@@ -99,9 +111,10 @@ static __always_inline int usdt_launch(struct pt_regs *ctx)
 	}
 	if (!xsprof_owner_pass(task, XSPROF_OWNER_USDT))
 		return 0;
-	scr = bpf_map_lookup_elem(&usdt_scratch, &zero);
-	if (!scr)
+	if (!scr) {
+		st->scratch_busy++;
 		return 0;
+	}
 	r = &scr->rec;
 	if (bpf_usdt_arg(ctx, 0, &corr) || bpf_usdt_arg(ctx, 1, &api)) {
 		st->usdt_drop++;
@@ -208,8 +221,11 @@ int xsprof_usdt_launch(struct pt_regs *ctx)
 	struct xsprof_launch_reuse_stats *rst = bpf_map_lookup_elem(&launch_reuse_stats, &zero);
 	bool timed = st && rst && !(st->usdt_fired & (XSPROF_TIMED_EVERY - 1));
 	__u64 t0 = timed ? bpf_ktime_get_ns() : 0;
+	struct usdt_scratch *scr = scratch_take();
 
-	usdt_launch(ctx);
+	usdt_launch(ctx, scr);
+	if (scr)
+		scr->busy = 0;
 	if (timed && rst) {
 		rst->timed++;
 		rst->timed_ns += bpf_ktime_get_ns() - t0;

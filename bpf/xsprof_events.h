@@ -529,9 +529,11 @@ struct xsprof_cuda_stats {
 	__u64 lib_maps;		/* CUDA libraries mapped by filtered processes, reported */
 	__u64 lib_map_drop;	/* such mappings not reported (ring buffer full, signal failed) */
 	__u64 exits_unfollowed; /* followed children removed from the pid filter at exit */
+	__u64 scratch_busy;	/* calls and firings lost: both of the CPU's scratch slots were
+				 * held by probes preempted on it (launch probes can be) */
 };
 
-_Static_assert(sizeof(struct xsprof_cuda_stats) == 128, "xsprof_cuda_stats layout");
+_Static_assert(sizeof(struct xsprof_cuda_stats) == 136, "xsprof_cuda_stats layout");
 
 /*
  * A CUDA call or xsprof:launch firing whose stack is the one of the last full record of its
