@@ -539,6 +539,10 @@ static void cuda_report(struct recording *rec, bool always)
 			 (unsigned long long)cs.bpf.drop_ringbuf,
 			 (unsigned long long)cs.bpf.usdt_drop,
 			 (unsigned long long)cs.bpf.lib_map_drop);
+	if (cs.bpf.scratch_busy)
+		log_warn("CUDA: %llu calls lost: both of a CPU's scratch slots were held by launch "
+			 "probes preempted on it",
+			 (unsigned long long)cs.bpf.scratch_busy);
 	if (cs.bpf.fork_drop)
 		log_warn("CUDA: %llu children not followed: the pid filter is full",
 			 (unsigned long long)cs.bpf.fork_drop);

@@ -384,6 +384,9 @@ struct json_object *status_json(struct service *s)
 		add_u64(g, "reuse_misses",
 			ps.reuse.miss_key + ps.reuse.miss_slots + ps.reuse.miss_age);
 		add_u64(g, "reuse_drops", ps.reuse.reuse_drops);
+		add_u64(g, "lost_ring_buffer_full", ps.bpf.drop_ringbuf + ps.bpf.usdt_drop);
+		add_u64(g, "lost_scratch_busy", ps.bpf.scratch_busy);
+		add_u64(g, "links_capped", ps.links_capped);
 		/* Emptied with each window slice: it never fills. */
 		add_u64(g, "launches_in_slice",
 			launch_store__nr_events(
