@@ -932,11 +932,42 @@ void symbolizer__forget_process(struct symbolizer *s, pid_t pid)
 	}
 }
 
-int symbolizer__exec(struct symbolizer *s, pid_t pid)
+/*
+ * A snapshot of pid taken before any sample needs it (at exec, at the loader's events), not
+ * used yet. A user's such processes are snapshotted up to a cap: past it, a new one is read at
+ * its first sample instead (a flood of idle processes costs us nothing). NULL with *ret_err:
+ * 0 when deferred so, -ESRCH when gone, -ENOMEM.
+ */
+static struct process *process__new_idle(struct symbolizer *s, pid_t pid, int *ret_err)
 {
 	char path[PATH_MAX];
 	struct process *p;
 	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%d", s->proc_root, (int)pid);
+	if (stat(path, &st)) {
+		*ret_err = -ESRCH;
+		return NULL;
+	}
+	if (idle_count(s, st.st_uid) >= SYMBOLIZER_IDLE_PER_USER) {
+		s->stats.exec_deferred++;
+		*ret_err = 0;
+		return NULL;
+	}
+	p = process__new(s, pid);
+	if (!p) {
+		*ret_err = -ENOMEM;
+		return NULL;
+	}
+	p->idle = true;
+	p->idle_uid = st.st_uid;
+	idle_add(s, st.st_uid, 1);
+	return p;
+}
+
+int symbolizer__exec(struct symbolizer *s, pid_t pid)
+{
+	struct process *p;
 	int err;
 
 	if (pid <= 0)
@@ -944,26 +975,14 @@ int symbolizer__exec(struct symbolizer *s, pid_t pid)
 	p = process__current(s, pid);
 	if (p && !p->dead)
 		process__end(s, p); /* that image is gone; its snapshot names what ran before */
-	/* A user's processes not sampled yet are snapshotted up to a cap: past it, a new one
-	 * is read at its first sample instead (a flood of idle processes costs us nothing). */
-	snprintf(path, sizeof(path), "%s/%d", s->proc_root, (int)pid);
-	if (stat(path, &st))
-		return -ESRCH;
 	s->stats.execs++;
-	if (idle_count(s, st.st_uid) >= SYMBOLIZER_IDLE_PER_USER) {
-		s->stats.exec_deferred++;
-		return 0;
-	}
-	p = process__new(s, pid);
+	p = process__new_idle(s, pid, &err);
 	if (!p)
-		return -ENOMEM;
-	p->idle = true;
-	p->idle_uid = st.st_uid;
-	idle_add(s, st.st_uid, 1);
+		return err;
 	err = process__read(s, p);
 	/* Gone already: nothing will ever be readable under this generation. */
 	if (err == -ESRCH)
-		p->dead = true;
+		process__end(s, p);
 	return err;
 }
 
@@ -980,9 +999,21 @@ void symbolizer__exit(struct symbolizer *s, pid_t pid)
 int symbolizer__refresh(struct symbolizer *s, pid_t pid)
 {
 	struct process *p = process__current(s, pid);
+	int err;
 
-	if (!p || p->dead)
+	if (p && p->dead)
 		return symbolizer__gen(s, pid) ? 0 : -ESRCH;
+	/* Not snapshotted at its exec (its user's idle ones were at the cap, or it ran before
+	 * we started): the same rule now, not a sample's. */
+	if (!p) {
+		p = process__new_idle(s, pid, &err);
+		if (!p)
+			return err;
+		err = process__read(s, p);
+		if (err == -ESRCH)
+			process__end(s, p);
+		return err;
+	}
 	return process__read(s, p);
 }
 

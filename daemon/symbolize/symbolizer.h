@@ -56,8 +56,9 @@ struct symbolizer_stats {
 	uint64_t execs;		    /* generations started by an exec */
 	uint64_t exits;		    /* generations ended by an exit */
 	uint64_t ended_unused;	    /* ... (or an exec) never sampled: freed at once */
-	uint64_t exec_deferred;	    /* execs not snapshotted: the user had SYMBOLIZER_IDLE_PER_USER
-				     * processes not sampled yet (read at their first sample) */
+	uint64_t exec_deferred;	    /* snapshots not taken at exec or at the loader's events: the
+				     * user had SYMBOLIZER_IDLE_PER_USER processes not sampled yet
+				     * (read at their first sample) */
 	uint64_t snapshot_failures; /* maps that could not be read (process already gone) */
 	uint64_t debug_files;	/* separate debug files found (build-id, debuglink, debuginfod) */
 	uint64_t perf_map_hits; /* frames named by a /tmp/perf-PID.map */
