@@ -426,7 +426,9 @@ Test(unwind_table, large_sections_are_read_a_piece_per_step, .timeout = 120)
 		cr_assert_eq(err, 1, "a collecting step ended the build: %d", err);
 		pieces++;
 	}
-	cr_expect(pieces >= 2 && pieces <= 3, "9.5 MiB read in %d more pieces", pieces);
+	/* 4 MiB a step: 2 more; then, when the file's FDEs are out of pc order (libtorch's are),
+	 * the sort's 3 passes of counting and placing, a step each at this size. */
+	cr_expect(pieces >= 2 && pieces <= 2 + 6, "9.5 MiB read in %d more pieces", pieces);
 	cr_expect_gt(unwind_build__nr_fdes(b), 100000);
 	unwind_build__free(b);
 	close(fd);

@@ -756,6 +756,8 @@ static bool same_rule(const struct xsprof_unwind_row *a, const struct xsprof_unw
 	return a->type == b->type && a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off;
 }
 
+struct fde_sort;
+
 struct unwind_build {
 	struct row_out out; /* first: the FDE runs call back through it */
 	struct unwind_table_stats st;
@@ -763,9 +765,11 @@ struct unwind_build {
 	struct cie_cache cc;
 	struct fde_ref *fdes;
 	size_t nr_fdes, next;
-	/* The collection, a piece per step: the next entry's offset, the array's room. */
+	/* The collection, a piece per step: the next entry's offset, the array's room; then the
+	 * sort, a piece per step too (sort: NULL when the file had them in order). */
 	size_t collect_off, collect_cap;
-	bool collected;
+	bool scanned, collected;
+	struct fde_sort *sort;
 	/* The merge: rows already passed on end with last; pending waits for the next row. */
 	struct xsprof_unwind_row last, pending;
 	bool has_last, has_pending;
@@ -836,37 +840,77 @@ static void build__drop_pages(struct unwind_build *b)
 /*
  * Sort by (pc, off): the FDEs were collected in file order, so off already rises, and a stable
  * sort by pc alone is enough: three passes of 11 bits (a comparison sort was a third of the
- * build of libtorch's 300k FDEs).
+ * build of libtorch's 300k FDEs), each counting then placing SORT_STEP entries per step (10M
+ * FDEs of a 200 MiB section take ~250 ms in all: not at once on the caller's loop).
  */
-static int sort_fdes(struct fde_ref *f, size_t n)
+#define SORT_BITS    11
+#define SORT_BUCKETS (1 << SORT_BITS)
+#define SORT_STEP    (1u << 20)
+
+struct fde_sort {
+	struct fde_ref *tmp, *src, *dst;
+	size_t i;
+	int shift;    /* of the pass running */
+	bool placing; /* counted: placing */
+	size_t count[SORT_BUCKETS];
+};
+
+/* Start the sort of b's FDEs; 0, or -ENOMEM (then sorted at once, without the copy). */
+static int sort_start(struct unwind_build *b)
 {
-	enum { BITS = 11, BUCKETS = 1 << BITS };
-	struct fde_ref *tmp = malloc(n * sizeof(*tmp)), *src = f, *dst = tmp, *sw;
-	size_t count[BUCKETS];
+	struct fde_sort *s = calloc(1, sizeof(*s));
 
-	if (!tmp) {
-		qsort(f, n, sizeof(*f), cmp_fde); /* no room for the copy */
-		return 0;
+	if (s)
+		s->tmp = malloc(b->nr_fdes * sizeof(*s->tmp));
+	if (!s || !s->tmp) {
+		free(s);
+		qsort(b->fdes, b->nr_fdes, sizeof(*b->fdes), cmp_fde);
+		return -ENOMEM;
 	}
-	for (int shift = 0; shift < 32; shift += BITS) {
-		size_t sum = 0;
+	s->src = b->fdes;
+	s->dst = s->tmp;
+	b->sort = s;
+	return 0;
+}
 
-		memset(count, 0, sizeof(count));
-		for (size_t i = 0; i < n; i++)
-			count[(src[i].pc >> shift) & (BUCKETS - 1)]++;
-		for (size_t d = 0; d < BUCKETS; d++) {
-			size_t c = count[d];
+/* One piece of the sort: 1 while more is left, 0 when the FDEs are in order. */
+static int sort_step(struct unwind_build *b)
+{
+	struct fde_sort *s = b->sort;
+	size_t n = b->nr_fdes, end = n - s->i > SORT_STEP ? s->i + SORT_STEP : n, sum = 0;
+	struct fde_ref *sw;
 
-			count[d] = sum;
+	if (!s->placing) {
+		for (; s->i < end; s->i++)
+			s->count[(s->src[s->i].pc >> s->shift) & (SORT_BUCKETS - 1)]++;
+		if (s->i < n)
+			return 1;
+		for (size_t d = 0; d < SORT_BUCKETS; d++) {
+			size_t c = s->count[d];
+
+			s->count[d] = sum;
 			sum += c;
 		}
-		for (size_t i = 0; i < n; i++)
-			dst[count[(src[i].pc >> shift) & (BUCKETS - 1)]++] = src[i];
-		sw = src, src = dst, dst = sw;
+		s->placing = true;
+		s->i = 0;
+		return 1;
 	}
-	if (src != f)
-		memcpy(f, src, n * sizeof(*f));
-	free(tmp);
+	for (; s->i < end; s->i++)
+		s->dst[s->count[(s->src[s->i].pc >> s->shift) & (SORT_BUCKETS - 1)]++] = s->src[s->i];
+	if (s->i < n)
+		return 1;
+	sw = s->src, s->src = s->dst, s->dst = sw;
+	s->shift += SORT_BITS;
+	s->i = 0;
+	s->placing = false;
+	memset(s->count, 0, sizeof(s->count));
+	if (s->shift < 32)
+		return 1;
+	if (s->src != b->fdes)
+		memcpy(b->fdes, s->src, n * sizeof(*b->fdes));
+	free(s->tmp);
+	free(s);
+	b->sort = NULL;
 	return 0;
 }
 
@@ -921,10 +965,14 @@ static int build__collect(struct unwind_build *b, size_t max_bytes)
 	b->collect_cap = cap;
 	if (err)
 		return err;
-	b->collected = true;
+	b->scanned = true;
 	for (size_t i = 1; i < b->nr_fdes; i++)
-		if (cmp_fde(&b->fdes[i - 1], &b->fdes[i]) > 0)
-			return sort_fdes(b->fdes, b->nr_fdes);
+		if (cmp_fde(&b->fdes[i - 1], &b->fdes[i]) > 0) {
+			if (!sort_start(b))
+				return 1; /* sorted a piece per step */
+			break;
+		}
+	b->collected = true;
 	return 0;
 }
 
@@ -966,10 +1014,14 @@ int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn
 	b->fn = fn;
 	b->ctx = ctx;
 	if (!b->collected) {
-		err = build__collect(b, COLLECT_STEP_BYTES);
-		build__drop_pages(b);
-		if (err)
-			return err;
+		if (!b->scanned) {
+			err = build__collect(b, COLLECT_STEP_BYTES);
+			build__drop_pages(b);
+			if (err < 0)
+				return err;
+		} else if (!sort_step(b)) {
+			b->collected = true;
+		}
 		return b->nr_fdes ? 1 : -ENOENT;
 	}
 	for (size_t n = 0; b->next < b->nr_fdes && n < max_fdes; n++) {
@@ -1016,6 +1068,9 @@ void unwind_build__free(struct unwind_build *b)
 {
 	if (!b)
 		return;
+	if (b->sort)
+		free(b->sort->tmp);
+	free(b->sort);
 	free(b->fdes);
 	elf_end(b->elf);
 	free(b);
