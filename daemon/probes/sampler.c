@@ -490,6 +490,12 @@ fail:
 	return NULL;
 }
 
+void sampler__set_sample_fn(struct sampler *s, sampler_sample_fn fn, void *ctx)
+{
+	s->fn = fn;
+	s->ctx = ctx;
+}
+
 uint32_t sampler__refused(const struct sampler *s)
 {
 	return s->refused;

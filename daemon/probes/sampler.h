@@ -153,6 +153,9 @@ void sampler__user_stats(const struct sampler *s, struct sampler_stats *ret_stat
 void xsprof_cpu_stats__add(struct xsprof_cpu_stats *dst, const struct xsprof_cpu_stats *src);
 /* The table walk's per-CPU counters summed (bpf/unwind.bpf.h). */
 int sampler__owner_stats(const struct sampler *s, struct xsprof_owner_stats *ret);
+/* Who gets the samples of a sampler made without (sampler__new with fn NULL: loaded on another
+ * thread, then taken over on the loop's). */
+void sampler__set_sample_fn(struct sampler *s, sampler_sample_fn fn, void *ctx);
 int sampler__unwind_stats(const struct sampler *s, struct xsprof_unwind_stats *ret_total);
 /* Ids of the loaded BPF programs (for cost accounting with bpf_stats). */
 int sampler__prog_id(const struct sampler *s);

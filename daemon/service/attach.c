@@ -6,10 +6,12 @@
  * or its window has aged out.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -18,11 +20,61 @@
 #include "daemon/gpu/cupti_server.h"
 #include "daemon/log.h"
 #include "daemon/options.h"
+#include "daemon/probes/sampler.h"
 #include "daemon/service/internal.h"
 #include "daemon/service/window.h"
 #include "daemon/session/recording.h"
 #include "daemon/symbolize/symbolizer.h"
+#include "daemon/unwind/unwinder.h"
 #include "output/calltree.h"
+
+/*
+ * An attach loads its BPF sampler (~0.1 s of verification) on a thread of its own, so the
+ * loop goes on answering (root's status among others) meanwhile; the request waits, parked,
+ * and is answered when the load is done. The attachment holds its slot from the start.
+ */
+struct attach_job {
+	struct service *s;
+	struct attachment *a; /* NULL once it went (detached, or the daemon stopping) */
+	struct req *q;	      /* the waiting request; NULL once it went */
+	struct MHD_Connection *conn;
+	struct recording_opts ro;
+	struct unwinder_maps um;
+	struct sampler_opts sopts;
+	struct sampler *sampler; /* the thread's result */
+	int err;
+	pthread_t thread;
+	bool joined;
+	int efd;
+	sd_event_source *done_src;
+};
+
+/* Start deadline for the parked request: the load takes well under a second. */
+#define ATTACH_WAIT_NS (30ull * 1000000000)
+
+static void *attach_load(void *arg)
+{
+	struct attach_job *j = arg;
+	uint64_t one = 1;
+
+	j->sampler = sampler__new(&j->sopts, NULL, NULL);
+	j->err = j->sampler ? 0 : -errno;
+	if (write(j->efd, &one, sizeof(one)) < 0)
+		j->err = j->err ? j->err : -errno;
+	return NULL;
+}
+
+static void job_free(struct attach_job *j)
+{
+	if (!j)
+		return;
+	if (!j->joined)
+		pthread_join(j->thread, NULL);
+	sampler__free(j->sampler);
+	sd_event_source_disable_unref(j->done_src);
+	close(j->efd);
+	free(j);
+}
 
 static struct attachment *find_attachment(struct service *s, pid_t pid)
 {
@@ -48,6 +100,18 @@ static void remove_attachment(struct service *s, struct attachment *a)
 	for (int i = 0; i < s->nr_attached; i++) {
 		if (s->attached[i] != a)
 			continue;
+		if (a->job) {
+			/* Still loading (the daemon is stopping): wait for the thread. */
+			struct attach_job *j = a->job;
+
+			if (j->q) {
+				j->q->attach = NULL;
+				j->q->attach_done = true;
+				j->q->attach_status = 503;
+			}
+			job_free(j);
+			a->job = NULL;
+		}
 		s->attached[i] = s->attached[--s->nr_attached];
 		symbolizer__forget_process(s->sym, a->pid);
 		attachment_free(a);
@@ -154,7 +218,7 @@ struct json_object *attachments__json(struct service *s)
 		add_u64(o, "freq_hz", a->prof.freq_hz);
 		json_object_object_add(o, "children", json_object_new_boolean(a->children));
 		json_object_object_add(o, "state",
-				       json_object_new_string(a->ended_ns ? "ended" : "running"));
+				       json_object_new_string(a->job ? "starting" : a->ended_ns ? "ended" : "running"));
 		if (a->ended_ns)
 			json_object_object_add(o, "note", json_object_new_string(a->note));
 		add_u64(o, "age_s", (now - a->attached_ns) / 1000000000ull);
@@ -231,34 +295,48 @@ static bool attach_allowed(struct service *s, struct req *q, struct MHD_Connecti
 	return start_allowed(s, q, c, ret);
 }
 
-/* Its own sampler on the process tree, windows like the service's, an exit watch. */
-static int attachment_start(struct service *s, struct attachment *a, const char **ret_what)
+/* The recording an attachment runs: its own sampler on the process tree. */
+static void attachment_opts(struct service *s, const struct attachment *a,
+			    struct recording_opts *ret)
 {
-	struct recording_opts ro = {.freq_hz = a->prof.freq_hz,
-				    .max_stacks = s->opts->max_stacks,
-				    .unwind_mode = s->opts->unwind,
-				    .unwind_mb = s->opts->unwind_mb,
-				    .unwinder = s->unwinder,
-				    .python = !s->opts->no_python,
-				    .pids = &a->pid,
-				    .nr_pids = 1,
-				    .follow_forks = a->children,
-				    .cuda = !s->opts->no_cuda,
-				    /* A member's: only their own threads (as recordings). */
-				    .only_uid = !a->by_root,
-				    .uid = (uint32_t)a->by};
+	*ret = (struct recording_opts){.freq_hz = a->prof.freq_hz,
+				       .max_stacks = s->opts->max_stacks,
+				       .unwind_mode = s->opts->unwind,
+				       .unwind_mb = s->opts->unwind_mb,
+				       .unwinder = s->unwinder,
+				       .python = !s->opts->no_python,
+				       .pids = &a->pid,
+				       .nr_pids = 1,
+				       .follow_forks = a->children,
+				       .cuda = !s->opts->no_cuda,
+				       /* A member's: only their own threads (as recordings). */
+				       .only_uid = !a->by_root,
+				       .uid = (uint32_t)a->by};
+}
+
+/* Windows like the service's (before the sampler: the attachment is listed meanwhile). */
+static int attachment_windows(struct attachment *a, struct service *s)
+{
 	struct window_opts wo = {.window_s = s->opts->window_s,
 				 .cap_bytes = (size_t)ATTACH_WINDOW_MB << 20};
-	int err;
 
 	snprintf(a->name, sizeof(a->name), "pid %d's attachment", (int)a->pid);
 	a->prof.name = a->name;
 	a->prof.root_pid = a->pid;
 	a->prof.cpu = window__new(&wo);
 	a->prof.gpu = window__new(&wo);
-	*ret_what = "keeping its window";
-	if (!a->prof.cpu || !a->prof.gpu)
-		return -ENOMEM;
+	return a->prof.cpu && a->prof.gpu ? 0 : -ENOMEM;
+}
+
+/* Its recording on the sampler loaded (taken over), an exit watch, started. */
+static int attachment_start(struct service *s, struct attachment *a, struct sampler *sampler,
+			    const char **ret_what)
+{
+	struct recording_opts ro;
+	int err;
+
+	attachment_opts(s, a, &ro);
+	ro.sampler = sampler;
 	a->prof.rec = recording__new(s->ev, &ro, s->sym, ret_what);
 	if (!a->prof.rec)
 		return -errno;
@@ -277,6 +355,128 @@ static int attachment_start(struct service *s, struct attachment *a, const char 
 	/* Map it now: its names survive it exiting. */
 	symbolizer__add_process(s->sym, a->pid);
 	return 0;
+}
+
+/* The sampler loaded: the attachment starts, the waiting request gets its answer. */
+static int on_job_done(sd_event_source *src, int fd, uint32_t revents, void *ctx)
+{
+	struct attach_job *j = ctx;
+	struct attachment *a = j->a;
+	struct service *s = j->s;
+	struct json_object *out = NULL;
+	const char *what = "loading its BPF sampler";
+	unsigned int status = 200;
+	char msg[240];
+	int err = j->err;
+
+	pthread_join(j->thread, NULL);
+	j->joined = true;
+	if (a) {
+		a->job = NULL;
+		if (!err) {
+			err = attachment_start(s, a, j->sampler, &what);
+			j->sampler = NULL; /* taken over */
+		}
+		if (err) {
+			status = 500;
+			snprintf(msg, sizeof(msg), "attaching pid %d failed while %s: %s",
+				 (int)a->pid, what, strerror(-err));
+			log_warn("%s", msg);
+			remove_attachment(s, a);
+			out = json_object_new_object();
+			json_object_object_add(out, "error", json_object_new_string(msg));
+			json_object_object_add(out, "hint",
+					       json_object_new_string("see the daemon's journal"));
+		} else {
+			log_info("attached pid %d at %u Hz%s, for uid %u", (int)a->pid,
+				 a->prof.freq_hz, a->children ? " with its descendants" : "",
+				 (unsigned int)a->by);
+			out = json_object_new_object();
+			add_u64(out, "pid", (uint64_t)a->pid);
+			json_object_object_add(out, "attached", json_object_new_boolean(true));
+			add_u64(out, "freq_hz", a->prof.freq_hz);
+			json_object_object_add(out, "children",
+					       json_object_new_boolean(a->children));
+			json_object_object_add(
+				out, "cuda",
+				json_object_new_boolean(recording__cuda(a->prof.rec) != NULL));
+		}
+	}
+	if (j->q) {
+		j->q->attach = NULL;
+		j->q->attach_done = true;
+		j->q->attach_status = out ? status : 503;
+		j->q->attach_body = out ? strdup(json_object_to_json_string_ext(
+						  out, JSON_C_TO_STRING_PRETTY))
+					: NULL;
+		http__resume(j->conn);
+		/* Resumed connections are only served when MHD runs again: run it now. */
+		http_server__run(s->unix_http);
+		http_server__run(s->tcp_http);
+	}
+	json_object_put(out);
+	job_free(j);
+	return 0;
+}
+
+/* Load a's sampler on a thread; q waits for it. */
+static int attach_begin(struct service *s, struct req *q, struct MHD_Connection *c,
+			struct attachment *a)
+{
+	struct attach_job *j = calloc(1, sizeof(*j));
+	int err;
+
+	if (!j)
+		return -ENOMEM;
+	j->s = s;
+	j->a = a;
+	j->q = q;
+	j->conn = c;
+	j->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (j->efd < 0) {
+		err = -errno;
+		free(j);
+		return err;
+	}
+	attachment_opts(s, a, &j->ro);
+	if (s->unwinder)
+		unwinder__maps(s->unwinder, &j->um);
+	recording__sampler_opts(&j->ro, s->unwinder ? &j->um : NULL, &j->sopts);
+	j->joined = true; /* until the thread exists */
+	err = sd_event_add_io(s->ev, &j->done_src, j->efd, EPOLLIN, on_job_done, j);
+	if (!err)
+		err = -pthread_create(&j->thread, NULL, attach_load, j);
+	if (!err)
+		j->joined = false;
+	if (err) {
+		sd_event_source_disable_unref(j->done_src);
+		close(j->efd);
+		free(j);
+		return err;
+	}
+	a->job = j;
+	q->attach = j;
+	return 0;
+}
+
+enum MHD_Result attach_reply(struct req *q, struct MHD_Connection *c)
+{
+	if (q->attach) /* the wait's deadline came first */
+		return reply_error(c, 503, "the attach did not finish in time",
+				   "xsprofctl status shows whether it started");
+	q->attach_done = false;
+	if (!q->attach_body)
+		return reply_error(c, 503, "the daemon is stopping", NULL);
+	return reply(c, q->attach_status, "application/json", q->attach_body,
+		     strlen(q->attach_body));
+}
+
+void attach_forget(struct req *q)
+{
+	if (q->attach) {
+		q->attach->q = NULL;
+		q->attach = NULL;
+	}
 }
 
 static enum MHD_Result attach(struct service *s, struct req *q, struct MHD_Connection *c,
@@ -304,23 +504,21 @@ static enum MHD_Result attach(struct service *s, struct req *q, struct MHD_Conne
 	a->by = q->uid;
 	a->by_root = q->authed;
 	a->pidfd = -1;
-	err = attachment_start(s, a, &what);
+	err = attachment_windows(a, s);
+	if (!err)
+		err = attach_begin(s, q, c, a);
 	if (err) {
 		snprintf(msg, sizeof(msg), "attaching pid %d failed while %s: %s", (int)a->pid,
-			 what, strerror(-err));
+			 err == -ENOMEM ? "keeping its window" : "starting its sampler's load",
+			 strerror(-err));
 		return reply_error(c, 500, msg, "see the daemon's journal");
 	}
+	/* Listed (its slot held) while its sampler loads; the request waits for it. */
 	s->attached[s->nr_attached++] = a;
-	log_info("attached pid %d at %u Hz%s, for uid %u", (int)a->pid, a->prof.freq_hz,
-		 a->children ? " with its descendants" : "", (unsigned int)q->uid);
-	out = json_object_new_object();
-	add_u64(out, "pid", (uint64_t)a->pid);
-	json_object_object_add(out, "attached", json_object_new_boolean(true));
-	add_u64(out, "freq_hz", a->prof.freq_hz);
-	json_object_object_add(out, "children", json_object_new_boolean(a->children));
-	json_object_object_add(out, "cuda",
-			       json_object_new_boolean(recording__cuda(a->prof.rec) != NULL));
-	return reply_json(c, 200, out);
+	http__suspend(c, now_ns() + ATTACH_WAIT_NS);
+	(void)out;
+	(void)what;
+	return MHD_YES;
 }
 
 enum MHD_Result api_attach(struct service *s, struct req *q, struct MHD_Connection *c,
@@ -351,6 +549,9 @@ enum MHD_Result api_attach(struct service *s, struct req *q, struct MHD_Connecti
 		return reply_error(c, 404, "that pid is not attached", NULL);
 	if (!q->authed && (old->by_root || old->by != q->uid))
 		return reply_error(c, 403, "another user attached that process", NULL);
+	if (old->job)
+		return reply_error(c, 409, "that process is being attached",
+				   "try again in a moment");
 	pid = old->pid;
 	remove_attachment(s, old);
 	log_info("detached pid %d", (int)pid);

@@ -59,8 +59,11 @@ static inline int strategy_index(const char *name)
 }
 
 /* An attached process, and who attached it (a non-root user only its own, while it is). */
+struct attach_job;
+
 struct attachment {
 	struct service *svc;
+	struct attach_job *job; /* its sampler is loading on another thread (rec NULL till then) */
 	pid_t pid;
 	uid_t by;
 	bool by_root;
@@ -172,6 +175,10 @@ struct req {
 	bool member;
 	uid_t uid;
 	struct svc_rec *waiting; /* set while suspended on a recording */
+	struct attach_job *attach; /* set while suspended on an attach's sampler load */
+	bool attach_done;	   /* ... which ended: the answer is below */
+	unsigned int attach_status;
+	char *attach_body;	   /* JSON */
 	bool resumed;
 };
 
@@ -263,6 +270,10 @@ void attachments__close_slices(struct service *s, const struct gpu_store *gs, ui
 uint64_t attachments__oldest_slice(struct service *s, uint64_t cutoff_ns);
 void attachments__recheck(struct service *s);
 struct json_object *attachments__json(struct service *s);
+/* The answer of an attach whose request waited for its sampler's load. */
+enum MHD_Result attach_reply(struct req *q, struct MHD_Connection *c);
+/* The request q goes away: an attach it waits for goes on without it. */
+void attach_forget(struct req *q);
 enum MHD_Result api_attachment_profile(struct service *s, struct req *q, struct MHD_Connection *c,
 				       const char *pid_str, uint64_t since_ns, enum gpu_mode mode,
 				       enum weight_unit unit, enum output_format f);

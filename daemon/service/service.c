@@ -148,6 +148,12 @@ static enum MHD_Result on_request(void *ctx, struct MHD_Connection *c, const cha
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	if (q->attach || q->attach_done) {
+		/* Resumed: the attach's sampler is loaded (or the wait ended). */
+		if (http__expired(c))
+			return MHD_NO; /* closed; on_completed lets the load go on alone */
+		return attach_reply(q, c);
+	}
 	if (q->waiting) {
 		/* Resumed: the recording it waited on has ended, or the wait did. */
 		struct svc_rec *r = q->waiting;
@@ -187,6 +193,8 @@ static void on_completed(void *ctx, struct MHD_Connection *c, void **con_cls,
 			if (r->waiters[i] == c)
 				r->waiters[i] = r->waiters[--r->nr_waiters];
 	}
+	attach_forget(q);
+	free(q->attach_body);
 	free(q->body);
 	free(q);
 	*con_cls = NULL;

@@ -593,15 +593,16 @@ static void add_descendants(struct recording *r, pid_t root, int *budget)
 	free(queue);
 }
 
-struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
-				 struct symbolizer *sym, const char **ret_what)
+void recording__sampler_opts(const struct recording_opts *o, const struct unwinder_maps *um,
+			     struct sampler_opts *ret)
 {
-	struct sampler_opts sopts = {
+	*ret = (struct sampler_opts){
 		.freq_hz = o->freq_hz,
 		.include_idle = o->include_idle,
 		.ring_bytes = o->ring_bytes,
 		.max_pids = o->nr_pids > 4096 ? (uint32_t)o->nr_pids : 0,
 		.unwind_mode = o->unwind_mode,
+		.unwind_maps = o->unwind_mode == XSPROF_UNWIND_FP ? NULL : um,
 		.offcpu = o->offcpu,
 		.offcpu_min_ns = o->offcpu_min_ns,
 		.offcpu_max_stacks = o->max_stacks,
@@ -614,14 +615,22 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 		.only_uid = o->only_uid,
 		.uid = o->uid,
 	};
+}
+
+struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
+				 struct symbolizer *sym, const char **ret_what)
+{
+	struct sampler_opts sopts;
 	struct unwinder_maps um;
 	struct recording *r;
 	int err;
 
 	*ret_what = "setting up";
 	r = calloc(1, sizeof(*r));
-	if (!r)
+	if (!r) {
+		sampler__free(o->sampler); /* taken over, whatever happens */
 		return NULL;
+	}
 	r->ev = sd_event_ref(ev);
 	r->sym = sym;
 	r->max_stacks = o->max_stacks;
@@ -637,9 +646,15 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 	err = recording_unwind_new(r, o, &um);
 	if (err)
 		goto fail;
+	recording__sampler_opts(o, &um, &sopts);
 	sopts.unwind_maps = r->unwinder ? &um : NULL;
 	*ret_what = "loading the BPF sampler";
-	r->sampler = sampler__new(&sopts, on_sample, r);
+	if (o->sampler) {
+		r->sampler = o->sampler;
+		sampler__set_sample_fn(r->sampler, on_sample, r);
+	} else {
+		r->sampler = sampler__new(&sopts, on_sample, r);
+	}
 	if (!r->sampler) {
 		err = -errno;
 		goto fail;
@@ -713,6 +728,8 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 	sd_event_source_set_enabled(r->drain, SD_EVENT_OFF);
 	return r;
 fail:
+	if (o->sampler && r->sampler != o->sampler)
+		sampler__free(o->sampler);
 	recording__free(r);
 	errno = -err;
 	return NULL;

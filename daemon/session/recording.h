@@ -38,6 +38,9 @@ struct recording_opts {
 	/* Not fp: the unwinder to share (the service's, one for all its recordings), or NULL for
 	 * one of the recording's own. Must outlive the recording. */
 	struct unwinder *unwinder;
+	/* Loaded already (sampler__new on another thread, with recording__sampler_opts of these
+	 * opts): taken over, not loaded again. NULL: loaded here. */
+	struct sampler *sampler;
 	bool python;	      /* interpreter frames of CPython processes (daemon/python) */
 
 	/* GPU path (cuda_probes): CUDA API uprobes and the xsprof:launch USDT. */
@@ -96,6 +99,12 @@ struct offcpu_stats;
  */
 struct recording *recording__new(sd_event *ev, const struct recording_opts *opts,
 				 struct symbolizer *sym, const char **ret_what);
+/* The sampler recording__new would load for opts (um: opts->unwinder's maps, or NULL), so that
+ * it can be loaded elsewhere first (opts.sampler). */
+struct sampler_opts;
+struct unwinder_maps;
+void recording__sampler_opts(const struct recording_opts *opts, const struct unwinder_maps *um,
+			     struct sampler_opts *ret);
 void recording__free(struct recording *r);
 
 int recording__start(struct recording *r);
