@@ -392,6 +392,26 @@ static int cmd_status(void)
 		       (long long)GET(k, "hold_budget_spent"),
 		       (long long)GET(k, "held_lost_ring_buffer_full"));
 	}
+	if (json_object_object_get_ex(j, "python", &k))
+		printf("python: %lld processes (%lld past the cap), %lld stacks walked, %lld cut at the "
+		       "frame cap, %lld ended on unreadable memory, %lld kept native (nested walk); "
+		       "code objects %lld read, %lld unreadable; %lld frames unnamed (name table "
+		       "full)\n",
+		       (long long)GET(k, "processes"), (long long)GET(k, "procs_full"),
+		       (long long)GET(k, "walks"), (long long)GET(k, "truncated"),
+		       (long long)GET(k, "unreadable"), (long long)GET(k, "nested_native_only"),
+		       (long long)GET(k, "code_reads"), (long long)GET(k, "code_unreadable"),
+		       (long long)GET(k, "names_full"));
+	if (json_object_object_get_ex(j, "cuda_probes", &k))
+		printf("cuda: %lld calls, %lld files probed (%lld refused at the uprobe cap, %lld "
+		       "failed); launch stacks %lld walked, %lld reused; lost: %lld ring buffer full, "
+		       "%lld scratch busy, %lld reuse records; %lld not stored\n",
+		       (long long)GET(k, "calls"), (long long)GET(k, "probed_files"),
+		       (long long)GET(k, "links_capped"), (long long)GET(k, "attach_failed"),
+		       (long long)GET(k, "stacks_walked"), (long long)GET(k, "stacks_reused"),
+		       (long long)GET(k, "lost_ring_buffer_full"),
+		       (long long)GET(k, "lost_scratch_busy"), (long long)GET(k, "reuse_drops"),
+		       (long long)GET(k, "store_failures"));
 	if (json_object_object_get_ex(j, "gpu", &k))
 		printf("gpu socket: %lld connections, %lld refused at the caps, %lld closed idle, "
 		       "%lld malformed; %lld records held, %lld evicted, %lld dropped by senders\n",

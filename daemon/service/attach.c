@@ -113,7 +113,7 @@ static void remove_attachment(struct service *s, struct attachment *a)
 			a->job = NULL;
 		}
 		s->attached[i] = s->attached[--s->nr_attached];
-		symbolizer__forget_process(s->sym, a->pid);
+		/* Its root's snapshot stays: the window may still name it in its open slice. */
 		attachment_free(a);
 		return;
 	}

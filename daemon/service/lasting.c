@@ -129,7 +129,7 @@ void lasting__close_slice(struct lasting *l, struct symbolizer *sym, const struc
 	 * attachment's: its next slice may name launches of a process that has exited by then
 	 * (the tree is bounded; the attachment forgets its root when it goes).
 	 */
-	for (size_t i = 0; !l->root_pid && i < n; i++)
+	for (size_t i = 0; !l->root_pid && !l->keep_names && i < n; i++)
 		symbolizer__forget_process(sym, (pid_t)pids[i]);
 	free(pids);
 	stack_table__free(st);

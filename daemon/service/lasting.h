@@ -32,6 +32,9 @@ struct lasting {
 	 * attachment's tree); 0: whatever the scope accepts. */
 	pid_t root_pid;
 	const char *name; /* in log lines: "the window", "pid 12's attachment" */
+	/* The processes named in a slice are forgotten after it (the window's), unless this is
+	 * set: a recording still running may name them later (by the image it sampled). */
+	bool keep_names;
 	/* Another user's threads left out of a user's lasting profile, as of its stop. */
 	struct xsprof_owner_stats left_out;
 };

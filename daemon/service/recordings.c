@@ -212,8 +212,8 @@ void finish_rec(struct service *s, struct svc_rec *r)
 	r->rec = NULL;
 	free(r->launch_pids);
 	r->launch_pids = NULL;
-	for (int i = 0; i < r->nr_pids; i++)
-		symbolizer__forget_process(s->sym, r->pids[i]);
+	/* Its processes' snapshots stay: the window may still name them in its open slice (it
+	 * forgets what it named; exited ones go at the symbolizer's trim). */
 	wake_waiters(s, r);
 }
 

@@ -101,12 +101,15 @@ void close_slice(struct service *s)
 	if (gs)
 		cupti_server__drain(s->cupti, CUPTI_DRAIN_BATCHES);
 	s->machine.freq_hz = s->opts->freq_hz;
-	lasting__close_slice(&s->machine, s->sym, gs, NULL, &s->corr[0], end);
+	/* Attachments first: the window forgets the processes it named, and theirs share the
+	 * symbolizer; none while a recording runs (it names what it sampled at its end). */
 	attachments__close_slices(s, gs, end);
 	cutoff = end;
 	for (struct svc_rec *r = s->recs; r; r = r->next)
 		if (r->state == REC_RUNNING && r->started_ns < cutoff)
 			cutoff = r->started_ns;
+	s->machine.keep_names = cutoff < end;
+	lasting__close_slice(&s->machine, s->sym, gs, NULL, &s->corr[0], end);
 	cutoff = attachments__oldest_slice(s, cutoff);
 	if (gs)
 		gpu_store__take(gs, 0, take_old, &cutoff);

@@ -51,6 +51,15 @@ rc=0
 ctl -q record -o "$dir/none.folded" -- "$dir/no-such-command" 2>/dev/null || rc=$?
 [[ $rc == 127 ]] && pass "a command not found exits 127" || fail "command not found exited $rc"
 
+step "a recording across the window's slice: its frames keep their names"
+# The window names and forgets the processes of each 10 s slice; a recording still running names
+# its own at its end, by the images it sampled: 12 s cross one slice boundary at least.
+ctl -q record -o "$dir/long.folded" -- "$split" 1000 1000 12 1 >/dev/null || fail "record -- xs_split 12 s failed"
+n=$(weight "$dir/long.folded" '^xs_split;')
+u=$(weight "$dir/long.folded" '^xs_split;.*\[unknown\]')
+((n >= 100 && u * 20 <= n)) && pass "$((n - u)) of $n samples named across the slice" ||
+	fail "$u of $n samples of xs_split carry [unknown] frames after a slice boundary"
+
 step "refused before anything starts"
 before=$(status_get 'len(j["recordings"])')
 rc=0; ctl record -p 1,,2 -o "$dir/x.folded" 2>"$dir/err" || rc=$?
