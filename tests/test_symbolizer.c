@@ -456,3 +456,44 @@ Test(symbolizer, idle_processes_of_one_user_are_snapshotted_up_to_a_cap, .init =
 	cr_expect_eq(st.ended_unused, 1);
 	symbolizer__free(s);
 }
+
+static void fake_stat(int pid, unsigned long long start)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", fake_root, pid);
+	f = fopen(path, "we");
+	cr_assert_not_null(f);
+	/* Fields 1-21, then the start time (22): a name with a space and a parenthesis. */
+	fprintf(f, "%d (a b) c) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %llu 0 0\n", pid, start);
+	fclose(f);
+}
+
+/* A pid reused while its exit and the new exec went unseen: the snapshot's start time tells
+ * the new process from the old, and the old image ends. */
+Test(symbolizer, a_reused_pid_is_told_by_its_start_time, .init = fake_init, .fini = fake_fini)
+{
+	struct symbolizer_opts opts = {.proc_root = fake_root};
+	struct symbolizer_stats st;
+	struct symbolizer *s;
+	uint32_t gen;
+
+	fake_maps(30000, "7f0000000000-7f0000001000 r-xp 00000000 00:00 0 [vdso]\n");
+	fake_stat(30000, 1000);
+	s = new_ok(&opts);
+	gen = symbolizer__gen(s, 30000);
+	cr_assert_neq(gen, 0);
+	cr_expect_eq(symbolizer__verify(s, 30000), 0, "the same process");
+	/* Another process now has the pid: other mappings, another start time. */
+	fake_maps(30000, "7f1000000000-7f1000001000 r-xp 00000000 00:00 0 [vdso]\n");
+	fake_stat(30000, 2000);
+	cr_expect_eq(symbolizer__verify(s, 30000), 1, "the reused pid was not seen");
+	cr_expect_neq(symbolizer__gen(s, 30000), gen, "still the old image");
+	cr_expect_str_eq(symbolizer__user(s, 30000, 0x7f1000000010ULL), "[vdso]+0x10");
+	/* The old image still names what was sampled in it. */
+	cr_expect_str_eq(symbolizer__user_gen(s, 30000, gen, 0x7f0000000010ULL), "[vdso]+0x10");
+	symbolizer__stats(s, &st);
+	cr_expect_eq(st.pid_reused, 1);
+	symbolizer__free(s);
+}

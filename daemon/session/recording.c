@@ -159,6 +159,9 @@ static uint32_t sample_gen(struct recording *r, uint32_t tgid, uint32_t flags)
 	if (!tgid || (flags & (XSPROF_SAMPLE_F_KTHREAD | XSPROF_SAMPLE_F_FOREIGN)))
 		return 0;
 	if (pid_set__insert(&r->seen, tgid)) {
+		/* First met here: the snapshot may be of an earlier process with this pid (its
+		 * exit and this one's exec lost with a full ring buffer). */
+		symbolizer__verify(r->sym, (pid_t)tgid);
 		if (r->unwinder)
 			unwinder__add_process(r->unwinder, (pid_t)tgid);
 		if (r->py)

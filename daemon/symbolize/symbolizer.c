@@ -117,6 +117,7 @@ struct process {
 	bool used;	/* a sample (or a caller) took its generation: kept after its end until
 			 * trimmed; unused, it goes at its end (nothing will ever name it) */
 	bool idle;	/* snapshotted at exec and not used yet: counted in its user's idle */
+	uint64_t start_ticks; /* its start time (/proc/PID/stat), 0: unknown: which process */
 	uid_t idle_uid;
 	bool counted;	/* in stats.processes (a snapshot was read) */
 	bool probed;	/* root, namespace pid and perf map looked at */
@@ -795,6 +796,32 @@ static void process__open_jit(struct symbolizer *s, struct process *p)
  * Reads p's maps. An empty result (a zombie, or a pid that is gone) does not replace a snapshot
  * that has mappings, since those still name the addresses it sampled before it exited.
  */
+/* The start time of pid (clock ticks since boot, /proc/PID/stat field 22); 0 when unreadable. */
+static uint64_t start_ticks_of(const struct symbolizer *s, pid_t pid)
+{
+	char path[PATH_MAX], buf[1024], *p;
+	unsigned long long start = 0;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", s->proc_root, (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* The command name may hold anything: fields count from its closing parenthesis. */
+	p = strrchr(buf, ')');
+	for (field = 2; p && *p && field < 22; p++)
+		field += *p == ' ';
+	if (!p || sscanf(p, "%llu", &start) != 1)
+		return 0;
+	return start;
+}
+
 static int process__read(struct symbolizer *s, struct process *p)
 {
 	struct map_slot *slots;
@@ -804,6 +831,8 @@ static int process__read(struct symbolizer *s, struct process *p)
 	if (p->dead)
 		return -ESRCH;
 	p->read_ns = now_ns();
+	if (!p->start_ticks)
+		p->start_ticks = start_ticks_of(s, p->pid);
 	m = proc_maps__read(s->proc_root, p->pid);
 	if (!m) {
 		s->stats.snapshot_failures++;
@@ -994,6 +1023,23 @@ void symbolizer__exit(struct symbolizer *s, pid_t pid)
 		s->stats.exits++;
 		process__end(s, p);
 	}
+}
+
+int symbolizer__verify(struct symbolizer *s, pid_t pid)
+{
+	struct process *p = process__current(s, pid);
+	uint64_t start;
+
+	if (!p || p->dead || !p->start_ticks)
+		return 0;
+	start = start_ticks_of(s, pid);
+	if (!start || start == p->start_ticks)
+		return 0;
+	/* Its exit and the new one's exec were not seen (lost, or not watched): that image is
+	 * another process's; the next lookup snapshots this one. */
+	s->stats.pid_reused++;
+	process__end(s, p);
+	return 1;
 }
 
 int symbolizer__refresh(struct symbolizer *s, pid_t pid)

@@ -56,6 +56,7 @@ struct symbolizer_stats {
 	uint64_t execs;		    /* generations started by an exec */
 	uint64_t exits;		    /* generations ended by an exit */
 	uint64_t ended_unused;	    /* ... (or an exec) never sampled: freed at once */
+	uint64_t pid_reused;	    /* snapshots found to be of another process with the same pid */
 	uint64_t exec_deferred;	    /* snapshots not taken at exec or at the loader's events: the
 				     * user had SYMBOLIZER_IDLE_PER_USER processes not sampled yet
 				     * (read at their first sample) */
@@ -103,6 +104,10 @@ int symbolizer__exec(struct symbolizer *s, pid_t pid);
 void symbolizer__exit(struct symbolizer *s, pid_t pid);
 /* pid mapped more code (the loader's libraries, dlopen): re-read its current snapshot. */
 int symbolizer__refresh(struct symbolizer *s, pid_t pid);
+/* Whether pid's current snapshot is still of this process (its start time): when not (the pid
+ * was reused while its exit and the new exec went unseen), that image ends and 1 is returned;
+ * the next lookup snapshots the process now there. 0 otherwise. One read of /proc/PID/stat. */
+int symbolizer__verify(struct symbolizer *s, pid_t pid);
 /*
  * The generation of pid's current image, to keep with a sample taken now; snapshots pid when it
  * is new, or reuses the pid of an exited process. 0 for pid <= 0.
