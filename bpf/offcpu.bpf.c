@@ -129,7 +129,8 @@ static __noinline int read_stacks(void *ctx, struct offcpu_scratch *scr,
 	/* The walk every stack gets: the tables where the daemon loaded the process (so a libc
 	 * wrapper without a frame keeps its caller, the function that blocked), else frame
 	 * pointers. */
-	proc = unwind_mode != XSPROF_UNWIND_FP ? bpf_map_lookup_elem(&unwind_procs, &r->tgid) : NULL;
+	proc = unwind_mode != XSPROF_UNWIND_FP ? bpf_map_lookup_elem(&unwind_procs, &r->tgid)
+					       : NULL;
 	if (proc) {
 		unwind__proc_used(proc);
 		/* Through the record: a range, not a constant, for the verifier (unwind.bpf.h). */

@@ -31,7 +31,7 @@ struct py_scratch {
 	/* A walk is using this CPU's scratch: a program that runs inside another (the CPU
 	 * sampler's timer interrupt during a launch probe, which does not stop it) or on this
 	 * CPU while the other is preempted (launch probes can be) leaves it alone. */
-	__u64 busy; /* taken with a compare-and-swap: a preempted program may be between */
+	__u64 busy;	    /* taken with a compare-and-swap: a preempted program may be between */
 	__u64 last_wake_ns; /* this CPU last woke the reader for interpreter frames */
 };
 

@@ -103,7 +103,8 @@ static __noinline long unwind_user(struct xsprof_sample *s, long nk, __u64 ip, _
 		 * user memory. Near the top of the stack it may not be readable: an empty window
 		 * then (no address is at or above ~0). */
 		if (win)
-			win->lo = bpf_probe_read_user(win->w, UNWIND_WINDOW, (void *)sp) ? ~0ull : sp;
+			win->lo =
+				bpf_probe_read_user(win->w, UNWIND_WINDOW, (void *)sp) ? ~0ull : sp;
 		n = unwind__walk(s->ips, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc, s->tgid,
 				 unwind_mode, ip, sp, h->regs.bp, 1, h->may, &h->regs, &h->file,
 				 win != NULL, 1);
@@ -191,8 +192,7 @@ static __noinline long user_stack(struct bpf_perf_event_data *ctx, struct task_s
 	ip = pc_of_probed(task, ip);
 	s->ips[nk & 127] = ip;
 	if (unwind_mode != XSPROF_UNWIND_FP &&
-	    bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop))
-	{
+	    bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop)) {
 		/* The frame pointer through h: a BPF call takes five arguments. */
 		h->regs.bp = fp;
 		return 1 + unwind_user(s, nk, ip, sp, h);
@@ -310,8 +310,7 @@ __noinline int sample_emit(struct xsprof_sample *s, struct xsprof_cpu_stats *st,
 	return 0;
 }
 
-static __always_inline int sample_cpu(struct bpf_perf_event_data *ctx,
-				      struct xsprof_cpu_stats *st)
+static __always_inline int sample_cpu(struct bpf_perf_event_data *ctx, struct xsprof_cpu_stats *st)
 {
 	__u32 zero = 0;
 	struct xsprof_sample *s;

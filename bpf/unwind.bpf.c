@@ -95,7 +95,7 @@ static __always_inline __u32 bisect(__u32 maps, __u32 first, __u32 count, __u64 
 
 /* The mapping of the cursor's process holding key, or NULL; remembered in c->last_map. */
 static __always_inline const struct xsprof_unwind_map *find_map(struct unwind_cursor *c,
-								 struct xsprof_unwind_stats *st)
+								struct xsprof_unwind_stats *st)
 {
 	const struct xsprof_unwind_map *m;
 	__u32 i;
@@ -293,13 +293,13 @@ static __always_inline bool after_call(__u64 ra)
 
 	if (ra < 8 || bpf_probe_read_user(b, sizeof(b), (void *)(ra - 8)))
 		return false;
-	return b[3] == 0xe8 ||					  /* call rel32 */
-	       (b[6] == 0xff && (b[7] & 0xf8) == 0xd0) ||	  /* call reg */
+	return b[3] == 0xe8 ||				  /* call rel32 */
+	       (b[6] == 0xff && (b[7] & 0xf8) == 0xd0) || /* call reg */
 	       (b[5] == 0x41 && b[6] == 0xff && (b[7] & 0xf8) == 0xd0) ||
-	       (b[5] == 0xff && (b[6] & 0xf8) == 0x50) ||	  /* call [reg + disp8] */
-	       (b[4] == 0xff && b[5] == 0x54) ||		  /* ... with a SIB byte */
+	       (b[5] == 0xff && (b[6] & 0xf8) == 0x50) || /* call [reg + disp8] */
+	       (b[4] == 0xff && b[5] == 0x54) ||	  /* ... with a SIB byte */
 	       (b[2] == 0xff && (b[3] == 0x15 || (b[3] & 0xf8) == 0x90)) || /* disp32 */
-	       (b[6] == 0xff && (b[7] & 0xf8) == 0x10);		  /* call [reg] */
+	       (b[6] == 0xff && (b[7] & 0xf8) == 0x10);			    /* call [reg] */
 }
 
 struct scan {

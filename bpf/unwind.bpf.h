@@ -95,21 +95,21 @@ struct unwind_regs {
 /* What a row lookup needs and keeps between frames; no pointers, so that a global function can
  * take it. */
 struct unwind_cursor {
-	__u64 key;	  /* in: the pc to look up (pc - 1 for a return address) */
-	__u32 map_first;  /* the process's mappings: unwind_maps[map_first, + map_count) */
+	__u64 key;	 /* in: the pc to look up (pc - 1 for a return address) */
+	__u32 map_first; /* the process's mappings: unwind_maps[map_first, + map_count) */
 	__u32 map_count;
-	__u32 last_map;	  /* 1 + the index of the last mapping found, or 0 */
-	__u32 hold;	  /* in: the walk may stop to be held (the CPU sampler) */
-	__u32 mode;	  /* enum xsprof_unwind_mode */
+	__u32 last_map; /* 1 + the index of the last mapping found, or 0 */
+	__u32 hold;	/* in: the walk may stop to be held (the CPU sampler) */
+	__u32 mode;	/* enum xsprof_unwind_mode */
 	__u32 tgid;
 	__u32 trusted;	  /* in: key is where code surely runs (not from a frame-pointer step) */
 	__u32 gen;	  /* the process's xsprof_unwind_proc.gen */
 	__u64 cached_key; /* row below was found for this key (0: none) */
 	struct xsprof_unwind_row row;
-	__u32 file;	  /* out: the file of a hold */
-	__u32 row_file;	  /* out: the file whose table gave row */
-	__u32 pending;	  /* out: a frame took the fp step where a table is being built */
-	__u32 asked;	  /* out: this walk asked for a table (NONE -> WANTED) */
+	__u32 file;	/* out: the file of a hold */
+	__u32 row_file; /* out: the file whose table gave row */
+	__u32 pending;	/* out: a frame took the fp step where a table is being built */
+	__u32 asked;	/* out: this walk asked for a table (NONE -> WANTED) */
 };
 
 enum unwind_find_result {
@@ -148,8 +148,8 @@ struct {
 struct unwind_walk {
 	__u64 *ips;
 	__u64 *trace; /* NULL, or where the first UNWIND_TRACE_SLOTS callers were read */
-	__u32 win;	  /* frames in sample_window (the CPU sampler's copy) are read there */
-	__u32 cache;	  /* rows from and into unwind_row_cache (the CPU sampler only) */
+	__u32 win;    /* frames in sample_window (the CPU sampler's copy) are read there */
+	__u32 cache;  /* rows from and into unwind_row_cache (the CPU sampler only) */
 	struct xsprof_unwind_stats *st;
 	struct unwind_regs regs;
 	struct unwind_cursor cur;
@@ -299,11 +299,12 @@ static long unwind__step(__u32 i, void *arg)
  * the walk may stop where a table is being built (*ret_held set, w's registers in *ret_regs).
  * Returns how many were stored; needs bpf_loop (Linux 5.17).
  */
-static __always_inline long
-unwind__walk_traced(__u64 *ips, __u64 *trace, __u32 first, __u32 end,
-		    const struct xsprof_unwind_proc *proc, __u32 tgid, __u32 mode, __u64 pc,
-		    __u64 sp, __u64 bp, __u32 exact, __u32 hold, struct unwind_regs *ret_regs,
-		    __u32 *ret_file, __u32 *ret_untraced, __u32 win, __u32 cache)
+static __always_inline long unwind__walk_traced(__u64 *ips, __u64 *trace, __u32 first, __u32 end,
+						const struct xsprof_unwind_proc *proc, __u32 tgid,
+						__u32 mode, __u64 pc, __u64 sp, __u64 bp,
+						__u32 exact, __u32 hold,
+						struct unwind_regs *ret_regs, __u32 *ret_file,
+						__u32 *ret_untraced, __u32 win, __u32 cache)
 {
 	__u32 zero = 0;
 	__u64 fp0;
@@ -355,8 +356,8 @@ static __always_inline long unwind__walk(__u64 *ips, __u32 first, __u32 end,
 					 __u32 hold, struct unwind_regs *ret_regs, __u32 *ret_file,
 					 __u32 win, __u32 cache)
 {
-	return unwind__walk_traced(ips, NULL, first, end, proc, tgid, mode, pc, sp, bp, exact,
-				   hold, ret_regs, ret_file, NULL, win, cache);
+	return unwind__walk_traced(ips, NULL, first, end, proc, tgid, mode, pc, sp, bp, exact, hold,
+				   ret_regs, ret_file, NULL, win, cache);
 }
 
 /* A walk uses proc: marked for the daemon (which clears it when it looks for an entry to evict);

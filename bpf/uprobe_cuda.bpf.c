@@ -353,8 +353,8 @@ static __always_inline int cuda_call(struct pt_regs *ctx, struct cuda_scratch *s
 	c = rst && !r->user_err ? launch__cache(XSPROF_LAUNCH_CALL) : NULL;
 	if (c && rst) {
 		/* Callers from ips[1]: their slots are trace[0, ...). */
-		launch__keep(c, ret, sp, PT_REGS_FP(ctx), pykey, r->time_ns, scr->trace,
-			     &r->ips[1], (long)r->nr_user - 1, untraced);
+		launch__keep(c, ret, sp, PT_REGS_FP(ctx), pykey, r->time_ns, scr->trace, &r->ips[1],
+			     (long)r->nr_user - 1, untraced);
 		rst->walked++;
 	}
 	return 0;

@@ -151,8 +151,8 @@ static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch 
 	/* Mid-function: the probe site, then the firing function's own frame outward. */
 	r->ips[0] = site;
 	r->nr_user = 1;
-	n = unwind__probe_walk(r->ips, &r->nr_user, tgid, unwind_mode, site, sp, bp, 1,
-			       scr->trace, &untraced);
+	n = unwind__probe_walk(r->ips, &r->nr_user, tgid, unwind_mode, site, sp, bp, 1, scr->trace,
+			       &untraced);
 	if (n >= 0 && n < XSPROF_MAX_STACK_DEPTH) {
 		r->nr_user = 1 + n;
 	} else {
@@ -232,4 +232,3 @@ int xsprof_usdt_launch(struct pt_regs *ctx)
 	}
 	return 0;
 }
-

@@ -49,16 +49,16 @@ _Static_assert(sizeof(struct xsprof_py_frame) == 24, "xsprof_py_frame layout");
  * in this file, next to its enumerator's owner's section below.
  */
 enum xsprof_record_type {
-	XSPROF_REC_SAMPLE = 1,	    /* struct xsprof_sample: CPU sampler */
-	XSPROF_REC_CUDA_CALL = 2,   /* CUDA API entry caught by a uprobe (GPU path) */
-	XSPROF_REC_USDT_LAUNCH = 3, /* xsprof:launch USDT from libxsprof_cupti.so (GPU path) */
-	XSPROF_REC_PROC_EXEC = 4,   /* process lifetime: exec */
-	XSPROF_REC_PROC_EXIT = 5,   /* process lifetime: exit */
-	XSPROF_REC_OFFCPU = 6,	    /* off-CPU: a blocked stack seen for the first time */
-	XSPROF_REC_CUDA_WAIT = 7,   /* a CUDA call that waits for the GPU returned (GPU path) */
-	XSPROF_REC_UNWIND_WANT = 8, /* a walk asks for a file's unwind table */
-	XSPROF_REC_SAMPLE_HELD = 9, /* a sample whose walk the daemon finishes */
-	XSPROF_REC_OFFCPU_HELD = 10, /* an off-CPU stack whose walk the daemon finishes */
+	XSPROF_REC_SAMPLE = 1,	      /* struct xsprof_sample: CPU sampler */
+	XSPROF_REC_CUDA_CALL = 2,     /* CUDA API entry caught by a uprobe (GPU path) */
+	XSPROF_REC_USDT_LAUNCH = 3,   /* xsprof:launch USDT from libxsprof_cupti.so (GPU path) */
+	XSPROF_REC_PROC_EXEC = 4,     /* process lifetime: exec */
+	XSPROF_REC_PROC_EXIT = 5,     /* process lifetime: exit */
+	XSPROF_REC_OFFCPU = 6,	      /* off-CPU: a blocked stack seen for the first time */
+	XSPROF_REC_CUDA_WAIT = 7,     /* a CUDA call that waits for the GPU returned (GPU path) */
+	XSPROF_REC_UNWIND_WANT = 8,   /* a walk asks for a file's unwind table */
+	XSPROF_REC_SAMPLE_HELD = 9,   /* a sample whose walk the daemon finishes */
+	XSPROF_REC_OFFCPU_HELD = 10,  /* an off-CPU stack whose walk the daemon finishes */
 	XSPROF_REC_LAUNCH_REUSE = 11, /* a CUDA call with the stack of its thread's last one */
 	XSPROF_REC_MAX,
 };
@@ -227,8 +227,7 @@ struct xsprof_offcpu_held {
 	__u8 copy[16384];
 };
 
-_Static_assert(sizeof(struct xsprof_offcpu_held) ==
-		       40 + sizeof(struct xsprof_offcpu_stack) + 16384,
+_Static_assert(sizeof(struct xsprof_offcpu_held) == 40 + sizeof(struct xsprof_offcpu_stack) + 16384,
 	       "xsprof_offcpu_held layout");
 
 struct xsprof_offcpu_stats {
@@ -562,14 +561,14 @@ _Static_assert(sizeof(struct xsprof_launch_reuse) == 40, "xsprof_launch_reuse la
 
 /* Per-CPU counters of the reuse; index of each field is fixed for user space. */
 struct xsprof_launch_reuse_stats {
-	__u64 walked;	    /* stacks walked (the full record sent) */
-	__u64 reused;	    /* stacks proved unchanged and reused */
-	__u64 miss_key;	    /* walked: another site, stack pointer, rbp or Python frame */
-	__u64 miss_slots;   /* walked: a return address on the stack changed */
-	__u64 miss_age;	    /* walked: the last walk of the thread was too long ago */
-	__u64 reuse_drops;  /* reuse records lost (ring buffer full): the next call walks */
-	__u64 timed;	    /* launch probe runs timed (one in XSPROF_TIMED_EVERY) */
-	__u64 timed_ns;	    /* ... and their run time */
+	__u64 walked;	   /* stacks walked (the full record sent) */
+	__u64 reused;	   /* stacks proved unchanged and reused */
+	__u64 miss_key;	   /* walked: another site, stack pointer, rbp or Python frame */
+	__u64 miss_slots;  /* walked: a return address on the stack changed */
+	__u64 miss_age;	   /* walked: the last walk of the thread was too long ago */
+	__u64 reuse_drops; /* reuse records lost (ring buffer full): the next call walks */
+	__u64 timed;	   /* launch probe runs timed (one in XSPROF_TIMED_EVERY) */
+	__u64 timed_ns;	   /* ... and their run time */
 };
 
 _Static_assert(sizeof(struct xsprof_launch_reuse_stats) == 64, "xsprof_launch_reuse_stats layout");
@@ -715,8 +714,8 @@ _Static_assert(sizeof(struct xsprof_unwind_want) == 24, "xsprof_unwind_want layo
 #define XSPROF_HOLD_STACK_BYTES 16384
 
 enum xsprof_hold_reason {
-	XSPROF_HOLD_NO_PROCESS = 1,  /* the process has no mappings in unwind_procs yet */
-	XSPROF_HOLD_NO_TABLE = 2,    /* pc is in a file whose table is WANTED */
+	XSPROF_HOLD_NO_PROCESS = 1, /* the process has no mappings in unwind_procs yet */
+	XSPROF_HOLD_NO_TABLE = 2,   /* pc is in a file whose table is WANTED */
 };
 
 struct xsprof_sample_held {
@@ -756,13 +755,13 @@ struct xsprof_unwind_stats {
 	__u64 wants;	      /* tables asked for (XSPROF_REC_UNWIND_WANT sent) */
 	__u64 want_drops;     /* ... whose record was lost (ring buffer full): asked again later */
 	__u64 pending_fp;     /* frames in a file whose table was not in yet: frame pointers */
-	__u64 held;	      /* samples held for the daemon to finish (struct xsprof_sample_held) */
-	__u64 hold_drops;     /* ... that could not be sent (ring buffer full): sent partial */
-	__u64 hold_budget;    /* walks that would have been held past the budget: fp instead */
+	__u64 held;	   /* samples held for the daemon to finish (struct xsprof_sample_held) */
+	__u64 hold_drops;  /* ... that could not be sent (ring buffer full): sent partial */
+	__u64 hold_budget; /* walks that would have been held past the budget: fp instead */
 	__u64 pad2[2];
-	__u64 scanned;	      /* callers of JIT code (anonymous mappings) found by a scan */
-	__u64 scan_failed;    /* ... not found: frame pointers from there */
-	__u64 stale_maps;     /* mapping lists asked to be read again (a pc outside them) */
+	__u64 scanned;	   /* callers of JIT code (anonymous mappings) found by a scan */
+	__u64 scan_failed; /* ... not found: frame pointers from there */
+	__u64 stale_maps;  /* mapping lists asked to be read again (a pc outside them) */
 };
 
 _Static_assert(sizeof(struct xsprof_unwind_stats) == 192, "xsprof_unwind_stats layout");

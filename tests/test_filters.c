@@ -310,8 +310,8 @@ Test(filters, pid_takes_in_descendants_already_running, .timeout = 120)
 		if (!sh) {
 			setpgid(0, 0);
 			/* sh -> sh -> sha256sum: a grandchild, running before xsprofd starts. */
-			execl("/bin/sh", "sh", "-c", "sh -c '/usr/bin/sha256sum /dev/zero; :'; :",
-			      NULL);
+			execl("/bin/sh", "sh", "-c",
+			      "sh -c '/usr/bin/sha256sum /dev/zero; :'; :", NULL);
 			_exit(127);
 		}
 		snprintf(pid_arg, sizeof(pid_arg), "%d", (int)sh);

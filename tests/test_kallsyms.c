@@ -210,10 +210,11 @@ Test(kallsyms, cache_of_the_static_symbols)
 		if (a.module && (!strcmp(a.module, "bpf") || !strncmp(a.module, "__builtin__", 11)))
 			continue;
 		b = kallsyms__lookup(cached, a.addr);
-		cr_assert(b && b->addr == a.addr && !strcmp(a.name, b->name) &&
-				  (a.module ? b->module && !strcmp(a.module, b->module) : !b->module),
-			  "%s at %#llx differs in the cache (%s)", a.name,
-			  (unsigned long long)a.addr, b ? b->name : "missing");
+		cr_assert(
+			b && b->addr == a.addr && !strcmp(a.name, b->name) &&
+				(a.module ? b->module && !strcmp(a.module, b->module) : !b->module),
+			"%s at %#llx differs in the cache (%s)", a.name, (unsigned long long)a.addr,
+			b ? b->name : "missing");
 		if (!a.module)
 			cr_assert_eq(a.end, b->end, "%s", a.name);
 	}

@@ -133,8 +133,8 @@ Test(launch_store, a_new_store_keeps_the_last_stacks_for_reuse_records_in_flight
 {
 	struct launch_store *old = launch_store__new(0, 0), *fresh = launch_store__new(0, 0);
 	struct xsprof_cuda_call a = call(10, XSPROF_CUDA_cudaLaunchKernel, "app", 3, 0x1000);
-	struct xsprof_launch_reuse r = reuse(10, 11, XSPROF_LAUNCH_CALL,
-					     XSPROF_CUDA_cudaLaunchKernel, 1);
+	struct xsprof_launch_reuse r =
+		reuse(10, 11, XSPROF_LAUNCH_CALL, XSPROF_CUDA_cudaLaunchKernel, 1);
 	struct launch_stack s;
 
 	cr_assert(old && fresh);

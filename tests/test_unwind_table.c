@@ -305,7 +305,8 @@ static int keep_page(void *ctx, uint64_t page, const struct xsprof_unwind_row *r
 	if (p->nr_pages)
 		cr_assert_leq(rows[0].pc, page << XSPROF_UNWIND_PAGE_SHIFT, "no row at its start");
 	for (uint32_t i = 1; i < n; i++)
-		cr_assert_eq(rows[i].pc >> XSPROF_UNWIND_PAGE_SHIFT, page, "a row outside its page");
+		cr_assert_eq(rows[i].pc >> XSPROF_UNWIND_PAGE_SHIFT, page,
+			     "a row outside its page");
 	if (p->nr + n > p->cap) {
 		p->cap = (p->nr + n) * 2;
 		p->rows = reallocarray(p->rows, p->cap, sizeof(*p->rows));

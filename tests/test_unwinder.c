@@ -217,8 +217,8 @@ Test(unwinder, every_mapping_list_gets_a_new_generation)
 	m = map_exec(LIBC); /* a new mapping, at an address the cache may know */
 	cr_assert_eq(unwinder__add_process(u, getpid()), 0);
 	cr_assert_eq(bpf_map_lookup_elem(fds.procs, &key, &c), 0);
-	cr_expect(a.gen != b.gen && b.gen != c.gen && a.gen != c.gen, "generations %u %u %u",
-		  a.gen, b.gen, c.gen);
+	cr_expect(a.gen != b.gen && b.gen != c.gen && a.gen != c.gen, "generations %u %u %u", a.gen,
+		  b.gen, c.gen);
 	unwinder__free(u);
 	munmap(m.at, m.len);
 }
@@ -516,7 +516,7 @@ __attribute__((noinline)) static void capture(void)
 	uint64_t sp, bp;
 
 	__asm__ volatile("mov %%rsp, %0; mov %%rbp, %1" : "=r"(sp), "=r"(bp));
-	rec->pc = (uint64_t)(uintptr_t)&&here;
+	rec->pc = (uint64_t)(uintptr_t) && here;
 here:
 	rec->sp = sp;
 	rec->bp = bp;

@@ -356,8 +356,9 @@ static int cmd_status(void)
 	if (json_object_object_get_ex(j, "cost", &k))
 		printf("cost: xsprofd %.2f%% of one CPU (%.1f s since it started); BPF %.2f us per "
 		       "sample (%.3f%% of one CPU), %.2f us per CUDA launch\n",
-		       NUM(k, "own_cpu_pct"), NUM(k, "own_cpu_s"), NUM(k, "bpf_ns_per_sample") / 1e3,
-		       NUM(k, "bpf_cpu_pct"), NUM(k, "bpf_ns_per_launch") / 1e3);
+		       NUM(k, "own_cpu_pct"), NUM(k, "own_cpu_s"),
+		       NUM(k, "bpf_ns_per_sample") / 1e3, NUM(k, "bpf_cpu_pct"),
+		       NUM(k, "bpf_ns_per_launch") / 1e3);
 	printf("window: %lld s kept; %lld samples in %lld slices, %lld of %lld KiB; %lld slices "
 	       "dropped at the cap\n",
 	       (long long)GET(j, "window_s"), (long long)GET(st, "samples"),
@@ -417,8 +418,9 @@ static int cmd_status(void)
 		       "%lld malformed; %lld records held, %lld evicted, %lld dropped by senders\n",
 		       (long long)GET(k, "connections"), (long long)GET(k, "refused_connections"),
 		       (long long)GET(k, "idle_connections_closed"),
-		       (long long)GET(k, "malformed_connections"), (long long)GET(k, "records_held"),
-		       (long long)GET(k, "records_evicted"), (long long)GET(k, "sender_dropped"));
+		       (long long)GET(k, "malformed_connections"),
+		       (long long)GET(k, "records_held"), (long long)GET(k, "records_evicted"),
+		       (long long)GET(k, "sender_dropped"));
 	if (json_object_object_get_ex(j, "attached", &v) && json_object_array_length(v)) {
 		printf("attached:");
 		for (size_t i = 0; i < json_object_array_length(v); i++)
@@ -438,7 +440,8 @@ static int cmd_status(void)
 			/* Not GET: it would overwrite v, the list being walked. */
 			if (json_object_object_get_ex(r, "left_out_other_users", &x)) {
 				struct json_object *f[4] = {NULL};
-				const char *keys[4] = {"samples", "offcpu", "cuda_calls", "launches"};
+				const char *keys[4] = {"samples", "offcpu", "cuda_calls",
+						       "launches"};
 
 				for (int n = 0; n < 4; n++)
 					json_object_object_get_ex(x, keys[n], &f[n]);

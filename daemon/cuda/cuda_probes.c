@@ -464,9 +464,8 @@ static int attach_fd(struct cuda_probes *cp, pid_t pid, int fd, const char *what
 	if (!t->nr_probes && t->multi_fd < 0 && fi->nr_apis && !cp->call_plain)
 		load_plain(cp);
 	/* A program this kernel refused is left out (that was said): the others still go. */
-	for (size_t i = 0; cp->call_plain && !t->nr_probes && t->multi_fd < 0 &&
-			   i < cuda_nr_apis && !err;
-	     i++) {
+	for (size_t i = 0;
+	     cp->call_plain && !t->nr_probes && t->multi_fd < 0 && i < cuda_nr_apis && !err; i++) {
 		const struct cuda_api *a = &cuda_apis[i];
 		LIBBPF_OPTS(bpf_uprobe_opts, uo);
 
@@ -832,8 +831,7 @@ static int on_reuse_record(void *ctx, const void *data, size_t size)
 	struct cuda_probes *cp = ctx;
 	const struct xsprof_launch_reuse *r = data;
 
-	if (size < sizeof(*r) ||
-	    (r->kind != XSPROF_LAUNCH_CALL && r->kind != XSPROF_LAUNCH_USDT) ||
+	if (size < sizeof(*r) || (r->kind != XSPROF_LAUNCH_CALL && r->kind != XSPROF_LAUNCH_USDT) ||
 	    (r->kind == XSPROF_LAUNCH_CALL && r->api >= XSPROF_CUDA_API_MAX)) {
 		cp->st.bad_records++;
 		return -EBADMSG;

@@ -70,18 +70,18 @@ struct cuda_probes_opts {
 };
 
 struct cuda_probes_stats {
-	uint64_t targets;	  /* (process or system-wide, file) pairs attached now */
-	uint64_t links;		  /* uprobes attached now (USDT sites included) */
-	uint64_t attach_failed;	  /* files that could not be attached */
-	uint64_t links_capped;	  /* files refused because max_links was reached */
-	uint64_t lib_events;	  /* CUDA libraries mapped by filtered processes, handled */
-	uint64_t stopped;	  /* processes that waited (stopped) for the daemon */
-	uint64_t table_waits;	  /* ... of which for a table a launch walk asked for */
-	uint64_t bad_records;	  /* malformed GPU-path records */
-	uint64_t store_failures;  /* records the launch store could not keep */
-	uint64_t uprobes_trimmed; /* launch uprobes removed where xsprof:launch fired */
+	uint64_t targets;	   /* (process or system-wide, file) pairs attached now */
+	uint64_t links;		   /* uprobes attached now (USDT sites included) */
+	uint64_t attach_failed;	   /* files that could not be attached */
+	uint64_t links_capped;	   /* files refused because max_links was reached */
+	uint64_t lib_events;	   /* CUDA libraries mapped by filtered processes, handled */
+	uint64_t stopped;	   /* processes that waited (stopped) for the daemon */
+	uint64_t table_waits;	   /* ... of which for a table a launch walk asked for */
+	uint64_t bad_records;	   /* malformed GPU-path records */
+	uint64_t store_failures;   /* records the launch store could not keep */
+	uint64_t uprobes_trimmed;  /* launch uprobes removed where xsprof:launch fired */
 	uint32_t programs_refused; /* SAMPLER_PROG_BITs of CUDA programs this kernel refused */
-	uint64_t carry_failures;  /* new launch stores that could not keep the threads' last
+	uint64_t carry_failures;   /* new launch stores that could not keep the threads' last
 				   * stacks (out of memory): their reuse records are orphans */
 	/* Processes whose xsprof:launch site was last seen as the kernel's optimised call, as an
 	 * int3 trap, or intact (read at its 1st, 64th and 4096th firing). */

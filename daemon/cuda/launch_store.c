@@ -285,8 +285,13 @@ static int count_call(struct launch_store *ls, long idx, uint64_t time_ns, uint6
 static struct key key_of(const struct launch_store *ls, const struct entry *e, uint64_t *ips)
 {
 	memcpy(ips, ls->frames + e->ips_off, (size_t)e->nr_user * sizeof(*ips));
-	return (struct key){.tgid = e->tgid, .api = e->api, .kind = e->kind, .flags = e->flags,
-			    .nr_user = e->nr_user, .user_err = e->user_err, .comm = e->comm,
+	return (struct key){.tgid = e->tgid,
+			    .api = e->api,
+			    .kind = e->kind,
+			    .flags = e->flags,
+			    .nr_user = e->nr_user,
+			    .user_err = e->user_err,
+			    .comm = e->comm,
 			    .ips = ips};
 }
 

@@ -34,7 +34,7 @@ struct conn {
 	uint32_t uid;
 	bool hello_done;
 	uint64_t accepted_ns, last_ns; /* CLOCK_MONOTONIC: when accepted, when it last sent */
-	int64_t clock_shift; /* added to a sender's times to make them CLOCK_MONOTONIC */
+	int64_t clock_shift;	       /* added to a sender's times to make them CLOCK_MONOTONIC */
 	/* The sender's latest cumulative drop counters, to add deltas to the totals. */
 	uint64_t drop_full, drop_cupti, drop_other;
 	size_t fill;
@@ -153,10 +153,9 @@ struct cupti_server *cupti_server__new(const struct cupti_server_opts *opts)
 	ev.data.ptr = s;
 	if (s->tfd < 0 || epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->tfd, &ev) < 0 ||
 	    timerfd_settime(s->tfd, 0,
-			    &(struct itimerspec){.it_interval = {SWEEP_MS / 1000,
-								 SWEEP_MS % 1000 * 1000000L},
-						 .it_value = {SWEEP_MS / 1000,
-							      SWEEP_MS % 1000 * 1000000L}},
+			    &(struct itimerspec){
+				    .it_interval = {SWEEP_MS / 1000, SWEEP_MS % 1000 * 1000000L},
+				    .it_value = {SWEEP_MS / 1000, SWEEP_MS % 1000 * 1000000L}},
 			    NULL) < 0) {
 		err = -errno;
 		goto fail;

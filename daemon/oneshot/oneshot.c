@@ -124,17 +124,18 @@ static void unwind_report(const struct recording *rec)
 		(unsigned long long)b.end_unreadable, (unsigned long long)b.end_bad_cfa,
 		(unsigned long long)b.end_depth, (unsigned long long)b.signal_frames,
 		(unsigned long long)b.scanned, (unsigned long long)b.scan_failed);
-	log_info("unwind tables: %llu built when a stack first ran in their file (%llu without a "
-		 "usable .eh_frame), %llu loaded now, %llu files known; %llu rows of %llu (--unwind-mb "
-		 "%u: %.1f MiB of BPF maps), %.1f ms to build (%.1f ms per MiB of .eh_frame; at "
-		 "most %.1f ms from a request to the table in place), %llu evicted, %llu built again",
-		 (unsigned long long)t.tables_built, (unsigned long long)t.tables_failed,
-		 (unsigned long long)t.tables, (unsigned long long)t.files,
-		 (unsigned long long)t.rows, (unsigned long long)t.max_rows,
-		 recording__unwind_mb(rec), t.map_bytes / 1048576.0, t.build_ns / 1e6,
-		 t.eh_frame_bytes ? t.build_ns / 1e6 / (t.eh_frame_bytes / 1048576.0) : 0.0,
-		 t.want_to_ready_max_ns / 1e6, (unsigned long long)t.tables_evicted,
-		 (unsigned long long)t.tables_rebuilt);
+	log_info(
+		"unwind tables: %llu built when a stack first ran in their file (%llu without a "
+		"usable .eh_frame), %llu loaded now, %llu files known; %llu rows of %llu (--unwind-mb "
+		"%u: %.1f MiB of BPF maps), %.1f ms to build (%.1f ms per MiB of .eh_frame; at "
+		"most %.1f ms from a request to the table in place), %llu evicted, %llu built again",
+		(unsigned long long)t.tables_built, (unsigned long long)t.tables_failed,
+		(unsigned long long)t.tables, (unsigned long long)t.files,
+		(unsigned long long)t.rows, (unsigned long long)t.max_rows,
+		recording__unwind_mb(rec), t.map_bytes / 1048576.0, t.build_ns / 1e6,
+		t.eh_frame_bytes ? t.build_ns / 1e6 / (t.eh_frame_bytes / 1048576.0) : 0.0,
+		t.want_to_ready_max_ns / 1e6, (unsigned long long)t.tables_evicted,
+		(unsigned long long)t.tables_rebuilt);
 	log_info("first samples: %llu held until their tables were in (%llu whole, %llu partly by "
 		 "frame pointers, %llu past the stack copy, %llu given up waiting); %llu walked by "
 		 "frame pointers past the hold budget; %llu processes let go before the tables "
@@ -145,28 +146,31 @@ static void unwind_report(const struct recording *rec)
 		 (unsigned long long)t.table_waits_late);
 	if (t.tables_no_room || t.procs_full || t.maps_capped || t.maps_full || t.files_full ||
 	    t.procs_over_share)
-		log_warn("unwind tables: %llu did not fit in the table memory (raise --unwind-mb), "
-			 "%llu processes and %llu mappings past the caps, %llu processes past their "
-			 "user's share (%llu of %llu), %llu mappings without a file slot: frame "
-			 "pointers there",
-			 (unsigned long long)t.tables_no_room,
-			 (unsigned long long)(t.procs_full + t.maps_full),
-			 (unsigned long long)t.maps_capped, (unsigned long long)t.procs_over_share,
-			 (unsigned long long)t.share_procs, (unsigned long long)t.max_procs,
-			 (unsigned long long)t.files_full);
+		log_warn(
+			"unwind tables: %llu did not fit in the table memory (raise --unwind-mb), "
+			"%llu processes and %llu mappings past the caps, %llu processes past their "
+			"user's share (%llu of %llu), %llu mappings without a file slot: frame "
+			"pointers there",
+			(unsigned long long)t.tables_no_room,
+			(unsigned long long)(t.procs_full + t.maps_full),
+			(unsigned long long)t.maps_capped, (unsigned long long)t.procs_over_share,
+			(unsigned long long)t.share_procs, (unsigned long long)t.max_procs,
+			(unsigned long long)t.files_full);
 	if (t.builds_deferred || t.tables_kept_touched)
-		log_info("unwind tables: %llu builds waited for their user's build budget (%d s at once, "
-			 "then %.0f%% of a CPU), %llu files touched kept their tables (same build id)",
-			 (unsigned long long)t.builds_deferred, UW_BUILD_BURST_S, UW_BUILD_SHARE * 100,
-			 (unsigned long long)t.tables_kept_touched);
+		log_info(
+			"unwind tables: %llu builds waited for their user's build budget (%d s at once, "
+			"then %.0f%% of a CPU), %llu files touched kept their tables (same build id)",
+			(unsigned long long)t.builds_deferred, UW_BUILD_BURST_S,
+			UW_BUILD_SHARE * 100, (unsigned long long)t.tables_kept_touched);
 	if (t.procs_evicted)
 		log_info("unwind tables: %llu processes not walked lately taken out to make room "
 			 "(loaded again at their next sample)",
 			 (unsigned long long)t.procs_evicted);
 	if (b.hold_drops || b.want_drops)
-		log_warn("unwind: %llu held samples and %llu table requests lost (ring buffer full; "
-			 "raise --ring-buffer-size)",
-			 (unsigned long long)b.hold_drops, (unsigned long long)b.want_drops);
+		log_warn(
+			"unwind: %llu held samples and %llu table requests lost (ring buffer full; "
+			"raise --ring-buffer-size)",
+			(unsigned long long)b.hold_drops, (unsigned long long)b.want_drops);
 }
 
 void recording_report(struct recording *rec, const struct xsprofd_opts *o, double name_cpu_s,
@@ -519,16 +523,18 @@ static void cuda_report(struct recording *rec, bool always)
 			 (unsigned long long)cs.reuse.miss_age);
 	if (cs.reuse.timed)
 		log_info("CUDA: BPF cost %.2f us per launch probe run (1 in %d timed)",
-			 (double)cs.reuse.timed_ns / (double)cs.reuse.timed / 1e3, XSPROF_TIMED_EVERY);
+			 (double)cs.reuse.timed_ns / (double)cs.reuse.timed / 1e3,
+			 XSPROF_TIMED_EVERY);
 	if (ls.reuse_orphans || cs.reuse.reuse_drops)
 		log_warn("CUDA: %llu reused launch stacks lost (ring buffer full), %llu found no "
 			 "walked stack of their thread",
 			 (unsigned long long)cs.reuse.reuse_drops,
 			 (unsigned long long)ls.reuse_orphans);
 	if (cs.table_waits)
-		log_info("CUDA: %llu launches paused their process until the unwind tables their walk "
-			 "asked for were built (the launches after them walked whole)",
-			 (unsigned long long)cs.table_waits);
+		log_info(
+			"CUDA: %llu launches paused their process until the unwind tables their walk "
+			"asked for were built (the launches after them walked whole)",
+			(unsigned long long)cs.table_waits);
 	log_debug("CUDA: %llu libraries mapped by profiled processes, %llu stops of a process "
 		  "for the daemon, %llu children followed, %llu calls of other processes",
 		  (unsigned long long)cs.lib_events, (unsigned long long)cs.stopped,

@@ -40,9 +40,9 @@ struct sampler_opts {
 	/* SAMPLER_PROG_BITs of the programs not to load (0: every one this kernel has). */
 	uint32_t skip_programs;
 	bool include_idle;
-	uint32_t ring_bytes;   /* power of two; 0: sized from the CPU count */
-	uint32_t max_pids;     /* pid filter capacity; 0: 4096 */
-	uint32_t unwind_mode;  /* enum xsprof_unwind_mode; XSPROF_UNWIND_FP (0) by default */
+	uint32_t ring_bytes;  /* power of two; 0: sized from the CPU count */
+	uint32_t max_pids;    /* pid filter capacity; 0: 4096 */
+	uint32_t unwind_mode; /* enum xsprof_unwind_mode; XSPROF_UNWIND_FP (0) by default */
 	/* Not fp: the unwinder's maps (daemon/unwind), reused by the walks. */
 	const struct unwinder_maps *unwind_maps;
 	/* Off-CPU programs (daemon/probes/offcpu.c) loaded too; otherwise left out of the load. */
@@ -122,7 +122,7 @@ const char *sampler__program_feature(enum sampler_prog p);
  * of their own at its first attach, not with the sampler: a machine without CUDA never pays
  * for their verification. Recordings leave them out of the sampler's load.
  */
-#define SAMPLER_PROGS_CUDA                                                                   \
+#define SAMPLER_PROGS_CUDA                                                                       \
 	(SAMPLER_PROG_BIT(SAMPLER_PROG_CUDA_CALL) | SAMPLER_PROG_BIT(SAMPLER_PROG_USDT_LAUNCH) | \
 	 SAMPLER_PROG_BIT(SAMPLER_PROG_CUDA_RET))
 /* For tests: XSPROF_TEST_REFUSE_PROGRAM=NAME makes that program of skel (not loaded yet) one

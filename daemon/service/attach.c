@@ -218,7 +218,9 @@ struct json_object *attachments__json(struct service *s)
 		add_u64(o, "freq_hz", a->prof.freq_hz);
 		json_object_object_add(o, "children", json_object_new_boolean(a->children));
 		json_object_object_add(o, "state",
-				       json_object_new_string(a->job ? "starting" : a->ended_ns ? "ended" : "running"));
+				       json_object_new_string(a->job	    ? "starting"
+							      : a->ended_ns ? "ended"
+									    : "running"));
 		if (a->ended_ns)
 			json_object_object_add(o, "note", json_object_new_string(a->note));
 		add_u64(o, "age_s", (now - a->attached_ns) / 1000000000ull);
@@ -406,9 +408,9 @@ static int on_job_done(sd_event_source *src, int fd, uint32_t revents, void *ctx
 		j->q->attach = NULL;
 		j->q->attach_done = true;
 		j->q->attach_status = out ? status : 503;
-		j->q->attach_body = out ? strdup(json_object_to_json_string_ext(
-						  out, JSON_C_TO_STRING_PRETTY))
-					: NULL;
+		j->q->attach_body =
+			out ? strdup(json_object_to_json_string_ext(out, JSON_C_TO_STRING_PRETTY))
+			    : NULL;
 		http__resume(j->conn);
 		/* Resumed connections are only served when MHD runs again: run it now. */
 		http_server__run(s->unix_http);

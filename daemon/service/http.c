@@ -174,9 +174,9 @@ struct http_conn {
 	enum conn_phase phase;
 	uint64_t since_ns; /* start of the current header phase */
 	uint64_t wait_deadline_ns;
-	bool expired;	/* resumed by us (deadline or hang-up), not by the service */
-	bool timed_out; /* shut down for the header deadline (or evicted) */
-	bool authed;	/* TCP: a request on it showed a valid token */
+	bool expired;	      /* resumed by us (deadline or hang-up), not by the service */
+	bool timed_out;	      /* shut down for the header deadline (or evicted) */
+	bool authed;	      /* TCP: a request on it showed a valid token */
 	const char *refusing; /* TLS: over a cap; its first request is answered 503 with this */
 	struct http_conn *prev, *next;
 };
@@ -564,7 +564,6 @@ static int on_sweep(sd_event_source *src, uint64_t usec, void *ctx)
 	return 0;
 }
 
-
 static void on_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
 		      enum MHD_ConnectionNotificationCode toe)
 {
@@ -742,11 +741,10 @@ struct http_server *http_server__new_tls(sd_event *ev, int listen_fd,
 		/* first, so every message of MHD goes through our log */
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_CONNECTION_LIMIT,
 		(unsigned int)HTTP_MAX_CONNECTIONS + MAX_REFUSING + 1,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-		(size_t)CONN_MEMORY_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned int)CONN_IDLE_TIMEOUT, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-		MHD_OPTION_NOTIFY_CONNECTION, on_notify, s, MHD_OPTION_ARRAY, tls_opts,
-		MHD_OPTION_END);
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY_LIMIT,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONN_IDLE_TIMEOUT,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+		on_notify, s, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
 	if (!s->mhd) {
 		err = -EIO;
 		goto fail;

@@ -31,11 +31,11 @@ struct http_server;
  * the rest are for clients that have. Past it, one of them idle for a second or more is
  * closed for a newcomer; such a connection has HTTP_TCP_HANDSHAKE_S for its TLS handshake and
  * first request. */
-#define HTTP_TCP_UNAUTH_MAX	      40
-#define HTTP_TCP_HANDSHAKE_S	      3
+#define HTTP_TCP_UNAUTH_MAX  40
+#define HTTP_TCP_HANDSHAKE_S 3
 /* TCP: an address that sent this many wrong tokens within a minute is refused for 30 s. */
-#define HTTP_TOKEN_FAILS_MAX	      5
-#define HTTP_TOKEN_BACKOFF_S	      30
+#define HTTP_TOKEN_FAILS_MAX 5
+#define HTTP_TOKEN_BACKOFF_S 30
 
 #include "daemon/base/path_lock.h"
 

@@ -100,9 +100,9 @@ struct svc_rec {
 	char *result;
 	size_t result_len;
 	char error[256];
-	char note[128]; /* why it ended early, if it did */
+	char note[128];			    /* why it ended early, if it did */
 	struct xsprof_owner_stats left_out; /* another user's threads left out, as of its end */
-	uint64_t lost;	     /* samples lost: its ring buffer was full */
+	uint64_t lost;			    /* samples lost: its ring buffer was full */
 	uint64_t stalled_ns; /* how long the daemon's loop did not run while it recorded */
 	struct MHD_Connection *waiters[MAX_WAITERS];
 	int nr_waiters;
@@ -120,9 +120,9 @@ struct refusals {
 
 /* Each start of a sampler (an attachment, a recording) loads BPF on the event loop: a member
  * may start START_BURST at once, then one per START_REFILL_NS. */
-#define START_BURST	 6
-#define START_REFILL_NS	 (10ull * 1000000000)
-#define MAX_START_USERS	 64
+#define START_BURST	6
+#define START_REFILL_NS (10ull * 1000000000)
+#define MAX_START_USERS 64
 
 struct start_budget {
 	uid_t uid;
@@ -174,11 +174,11 @@ struct req {
 	bool authed; /* root, or a valid TCP token */
 	bool member;
 	uid_t uid;
-	struct svc_rec *waiting; /* set while suspended on a recording */
+	struct svc_rec *waiting;   /* set while suspended on a recording */
 	struct attach_job *attach; /* set while suspended on an attach's sampler load */
 	bool attach_done;	   /* ... which ended: the answer is below */
 	unsigned int attach_status;
-	char *attach_body;	   /* JSON */
+	char *attach_body; /* JSON */
 	bool resumed;
 };
 

@@ -138,8 +138,7 @@ static struct start_budget *start_budget_of(struct service *s, uid_t uid, uint64
 	return b;
 }
 
-bool start_allowed(struct service *s, struct req *q, struct MHD_Connection *c,
-		   enum MHD_Result *ret)
+bool start_allowed(struct service *s, struct req *q, struct MHD_Connection *c, enum MHD_Result *ret)
 {
 	uint64_t now = now_ns();
 	struct start_budget *b;

@@ -187,10 +187,11 @@ void finish_rec(struct service *s, struct svc_rec *r)
 		r->lost = rs.bpf.drop_ringbuf;
 		r->stalled_ns = rs.stalled_ns;
 		if (r->lost || rs.stalls) {
-			log_warn("recording %u: %llu samples lost (ring buffer full); xsprofd did not "
-				 "run for %.1f s of it (%llu stalls: stopped, or starved)",
-				 r->id, (unsigned long long)r->lost, rs.stalled_ns / 1e9,
-				 (unsigned long long)rs.stalls);
+			log_warn(
+				"recording %u: %llu samples lost (ring buffer full); xsprofd did not "
+				"run for %.1f s of it (%llu stalls: stopped, or starved)",
+				r->id, (unsigned long long)r->lost, rs.stalled_ns / 1e9,
+				(unsigned long long)rs.stalls);
 			if (!r->note[0])
 				snprintf(r->note, sizeof(r->note),
 					 "%llu samples lost; xsprofd did not run for %.1f s of it",
@@ -198,14 +199,15 @@ void finish_rec(struct service *s, struct svc_rec *r)
 		}
 		if (d[XSPROF_OWNER_SAMPLE] || d[XSPROF_OWNER_OFFCPU] || d[XSPROF_OWNER_CUDA_CALL] ||
 		    d[XSPROF_OWNER_USDT])
-			log_info("recording %u: left out as not uid %u's: %llu samples, %llu off-CPU "
-				 "stretches, %llu CUDA calls, %llu launches (setuid programs its "
-				 "processes ran)",
-				 r->id, (unsigned int)r->owner,
-				 (unsigned long long)d[XSPROF_OWNER_SAMPLE],
-				 (unsigned long long)d[XSPROF_OWNER_OFFCPU],
-				 (unsigned long long)d[XSPROF_OWNER_CUDA_CALL],
-				 (unsigned long long)d[XSPROF_OWNER_USDT]);
+			log_info(
+				"recording %u: left out as not uid %u's: %llu samples, %llu off-CPU "
+				"stretches, %llu CUDA calls, %llu launches (setuid programs its "
+				"processes ran)",
+				r->id, (unsigned int)r->owner,
+				(unsigned long long)d[XSPROF_OWNER_SAMPLE],
+				(unsigned long long)d[XSPROF_OWNER_OFFCPU],
+				(unsigned long long)d[XSPROF_OWNER_CUDA_CALL],
+				(unsigned long long)d[XSPROF_OWNER_USDT]);
 	}
 	/* Detach its BPF now; only the result is kept. */
 	recording__free(r->rec);

@@ -248,7 +248,8 @@ struct json_object *correlation_json(struct service *s)
 static void add_num(struct json_object *o, const char *k, double v)
 {
 	/* Three decimals are enough for a share or a cost; NaN and infinities are not JSON. */
-	json_object_object_add(o, k, json_object_new_double(isfinite(v) ? round(v * 1e3) / 1e3 : 0));
+	json_object_object_add(o, k,
+			       json_object_new_double(isfinite(v) ? round(v * 1e3) / 1e3 : 0));
 }
 
 /*

@@ -41,7 +41,7 @@ struct recording_opts {
 	/* Loaded already (sampler__new on another thread, with recording__sampler_opts of these
 	 * opts): taken over, not loaded again. NULL: loaded here. */
 	struct sampler *sampler;
-	bool python;	      /* interpreter frames of CPython processes (daemon/python) */
+	bool python; /* interpreter frames of CPython processes (daemon/python) */
 
 	/* GPU path (cuda_probes): CUDA API uprobes and the xsprof:launch USDT. */
 	bool cuda;	   /* CUDA probes on the libraries of pids (and of recording__add_pid's) */
@@ -85,8 +85,8 @@ struct recording_stats {
 	size_t processes;	       /* distinct processes seen */
 	struct xsprof_cpu_stats bpf;   /* BPF counters summed over CPUs */
 	struct xsprof_owner_stats owner; /* left out with only_uid: another user's threads */
-	uint64_t stalls;	 /* times the daemon's loop did not run for over a second */
-	uint64_t stalled_ns;	 /* ... and how long in all (samples past the ring buffer lost) */
+	uint64_t stalls;		 /* times the daemon's loop did not run for over a second */
+	uint64_t stalled_ns; /* ... and how long in all (samples past the ring buffer lost) */
 };
 
 struct recording;

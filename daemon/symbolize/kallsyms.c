@@ -558,8 +558,7 @@ size_t kallsyms__count(const struct kallsyms *k)
 
 size_t kallsyms__bytes(const struct kallsyms *k)
 {
-	return sizeof(*k) + k->syms_bytes + k->names_cap +
-	       k->nr_modules * 32;
+	return sizeof(*k) + k->syms_bytes + k->names_cap + k->nr_modules * 32;
 }
 
 /* The view of symbol s that the lookups return (valid until the next one). */

@@ -113,10 +113,10 @@ struct map_slot {
 struct process {
 	pid_t pid;
 	uint32_t gen;
-	bool dead;	/* exited or exec'd: never re-read */
-	bool used;	/* a sample (or a caller) took its generation: kept after its end until
+	bool dead; /* exited or exec'd: never re-read */
+	bool used; /* a sample (or a caller) took its generation: kept after its end until
 			 * trimmed; unused, it goes at its end (nothing will ever name it) */
-	bool idle;	/* snapshotted at exec and not used yet: counted in its user's idle */
+	bool idle; /* snapshotted at exec and not used yet: counted in its user's idle */
 	uint64_t start_ticks; /* its start time (/proc/PID/stat), 0: unknown: which process */
 	uid_t idle_uid;
 	bool counted;	/* in stats.processes (a snapshot was read) */
@@ -188,8 +188,7 @@ static uint64_t now_ns(void)
 static size_t total_bytes(const struct symbolizer *s)
 {
 	return s->file_bytes + s->proc_bytes + s->jit_bytes + arena__bytes(s->names_arena) +
-	       arena__bytes(s->labels_arena) +
-	       (s->ksyms ? kallsyms__bytes(s->ksyms) : 0);
+	       arena__bytes(s->labels_arena) + (s->ksyms ? kallsyms__bytes(s->ksyms) : 0);
 }
 
 static void note_bytes(struct symbolizer *s)
@@ -241,8 +240,9 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	s->lines = hashmap__new();
 	s->names_arena = arena__new();
 	s->labels_arena = arena__new();
-	if (!s->proc_root || !s->kallsyms_path || !s->dbg || !s->procs || !s->cur || !s->idle || !s->files ||
-	    !s->names || !s->labels || !s->lines || !s->names_arena || !s->labels_arena) {
+	if (!s->proc_root || !s->kallsyms_path || !s->dbg || !s->procs || !s->cur || !s->idle ||
+	    !s->files || !s->names || !s->labels || !s->lines || !s->names_arena ||
+	    !s->labels_arena) {
 		symbolizer__free(s);
 		errno = ENOMEM;
 		return NULL;

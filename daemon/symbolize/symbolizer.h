@@ -25,15 +25,15 @@ struct symbolizer;
 
 #define SYMBOLIZER_DEFAULT_CACHE_BYTES (256ull << 20)
 /* Where xsprofd keeps this boot's static kernel symbols between runs (tmpfs: gone at boot). */
-#define XSPROF_KALLSYMS_CACHE "/run/xsprof.kallsyms"
-#define SYMBOLIZER_DEFAULT_OPEN_FILES  256
+#define XSPROF_KALLSYMS_CACHE	      "/run/xsprof.kallsyms"
+#define SYMBOLIZER_DEFAULT_OPEN_FILES 256
 
 struct symbolizer_opts {
 	const char *proc_root;	   /* "/proc" when NULL (tests point it elsewhere) */
 	const char *kallsyms_path; /* "/proc/kallsyms" when NULL */
 	/* With /proc/kallsyms: a cache of its static lines (kallsyms__load_cached), or NULL. */
 	const char *kallsyms_cache;
-	bool no_demangle;	   /* keep C++ names mangled */
+	bool no_demangle; /* keep C++ names mangled */
 	/* Where separate debug files are looked for; NULL: { "/usr/lib/debug" }. At most 16. */
 	const char *const *debug_dirs;
 	size_t nr_debug_dirs;

@@ -46,8 +46,8 @@ struct uw_file {
 	/* A mapping of a live process that holds it: where it is opened to be built. */
 	pid_t pid;
 	uint64_t start, end;
-	int fd;		/* opened when asked for (the process may be gone by its build); -1 */
-	bool no_file;	/* could not be opened: UNAVAILABLE until a process maps it again */
+	int fd;	      /* opened when asked for (the process may be gone by its build); -1 */
+	bool no_file; /* could not be opened: UNAVAILABLE until a process maps it again */
 	/* The table, when READY. */
 	uint64_t page0;
 	uint32_t page_first, nr_pages;
@@ -71,8 +71,8 @@ struct uw_proc {
 	struct uw_map *maps;
 	uint32_t nr_maps;
 	uint32_t ext_first, ext_count; /* its range of unwind_maps */
-	uint32_t gen;			/* xsprof_unwind_proc.gen of that range */
-	uint64_t read_ns; /* when its mappings were read */
+	uint32_t gen;		       /* xsprof_unwind_proc.gen of that range */
+	uint64_t read_ns;	       /* when its mappings were read */
 	uint32_t holds; /* held samples walking it: kept after its exit until they are done */
 	bool dead;	/* exited: out of the BPF maps and of unwinder.procs */
 	uint32_t uid;	/* its owner when loaded: whose share it counts in */
@@ -93,11 +93,11 @@ struct uw_build {
 	int fd;
 	struct unwind_build *b;
 	uint64_t t0;
-	bool sized;	 /* its FDEs were counted against the row memory */
-	uint32_t block;	 /* the block being filled, or UINT32_MAX */
-	uint32_t used;	 /* its rows in use (written or in chunk) */
+	bool sized;		       /* its FDEs were counted against the row memory */
+	uint32_t block;		       /* the block being filled, or UINT32_MAX */
+	uint32_t used;		       /* its rows in use (written or in chunk) */
 	uint32_t chunk_first, chunk_n; /* rows of the block not written yet: chunk[0, chunk_n) */
-	struct xsprof_unwind_row last;	/* the last row written, and where */
+	struct xsprof_unwind_row last; /* the last row written, and where */
 	uint32_t last_at;
 	bool has_last;
 	struct xsprof_unwind_page *pages;
@@ -112,17 +112,17 @@ struct unwinder {
 	struct unwinder_opts o;
 	uint32_t table_mb;
 	int rows_fd, pages_fd, files_fd, maps_fd, procs_fd;
-	uint32_t next_gen; /* the next xsprof_unwind_proc.gen given out */
+	uint32_t next_gen;  /* the next xsprof_unwind_proc.gen given out */
 	bool rows_mmapable; /* rows written through a mapping of their block (rows_write) */
 	uint32_t max_rows, max_pages, max_files, max_maps, max_procs;
 	uint32_t *free_blocks, nr_free_blocks, nr_blocks;
 	struct extents page_space, map_space;
 	uint32_t *free_ids, nr_free_ids;
-	struct uw_file **by_id; /* [max_files] */
-	struct hashmap *files;	/* (dev, ino, mtime) -> struct uw_file */
-	struct hashmap *procs;	/* pid -> struct uw_proc */
-	struct uw_proc *oldest, *newest; /* eviction order (see evict_candidate) */
-	struct hashmap *users;		 /* uid -> struct uw_user */
+	struct uw_file **by_id;		  /* [max_files] */
+	struct hashmap *files;		  /* (dev, ino, mtime) -> struct uw_file */
+	struct hashmap *procs;		  /* pid -> struct uw_proc */
+	struct uw_proc *oldest, *newest;  /* eviction order (see evict_candidate) */
+	struct hashmap *users;		  /* uid -> struct uw_user */
 	uint32_t share_procs, share_maps; /* at most this much per user */
 	struct uw_file *vdso;
 	struct uw_file *queue, *queue_tail;

@@ -197,8 +197,8 @@ struct cfa_state {
 	int64_t rbp_off, ra_off;
 };
 
-static struct xsprof_unwind_row row_of(struct row_out *o, const struct cfa_state *s,
-				       uint64_t pc, bool signal)
+static struct xsprof_unwind_row row_of(struct row_out *o, const struct cfa_state *s, uint64_t pc,
+				       bool signal)
 {
 	struct xsprof_unwind_row r = {.pc = (uint32_t)pc, .type = XSPROF_CFA_INVALID};
 
@@ -560,7 +560,6 @@ static int parse_cie(struct cursor *c, const struct ptr_ctx *pc, struct cie *ret
 	return 0;
 }
 
-
 /* Small cache of parsed CIEs: an .eh_frame has few, and every FDE refers to one. */
 #define CIE_CACHE 64
 
@@ -616,9 +615,9 @@ static int cie_at(const struct eh_src *e, size_t off, struct cie_cache *cc,
 
 /* One entry of the section at off: its body [body, end), its CIE when it is an FDE. */
 struct entry {
-	size_t next;		     /* offset of the next entry; 0: none can be found */
-	bool fde;		     /* an FDE whose CIE parsed */
-	struct cie cie;		     /* its CIE */
+	size_t next;		   /* offset of the next entry; 0: none can be found */
+	bool fde;		   /* an FDE whose CIE parsed */
+	struct cie cie;		   /* its CIE */
 	const uint8_t *body, *end; /* after the CIE pointer */
 };
 
@@ -715,8 +714,8 @@ static int do_fde(struct row_out *o, const struct cie *cie, struct cursor *c,
 
 /* Where an FDE starts (its pc_begin), without running it: for the sort. False for one that
  * yields no rows (empty, past 4 GiB, unreadable), counted as do_fde would. */
-static bool fde_start(const struct eh_src *e, const struct entry *en,
-		      struct unwind_table_stats *st, uint32_t *ret)
+static bool fde_start(const struct eh_src *e, const struct entry *en, struct unwind_table_stats *st,
+		      uint32_t *ret)
 {
 	struct cursor c = {en->body, en->end, false};
 	uint64_t start = rd_ptr(&c, en->cie.fde_enc, &e->pc, true);
@@ -896,7 +895,8 @@ static int sort_step(struct unwind_build *b)
 		return 1;
 	}
 	for (; s->i < end; s->i++)
-		s->dst[s->count[(s->src[s->i].pc >> s->shift) & (SORT_BUCKETS - 1)]++] = s->src[s->i];
+		s->dst[s->count[(s->src[s->i].pc >> s->shift) & (SORT_BUCKETS - 1)]++] =
+			s->src[s->i];
 	if (s->i < n)
 		return 1;
 	sw = s->src, s->src = s->dst, s->dst = sw;

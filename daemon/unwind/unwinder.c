@@ -449,8 +449,8 @@ static void proc_release(struct unwinder *u, struct uw_map *maps, uint32_t nr, u
 }
 
 /* pid's executable mappings, each with its file (referenced). */
-static int proc_fill(struct unwinder *u, pid_t pid, const struct proc_maps *pm,
-		     struct uw_map **ret, uint32_t *ret_nr)
+static int proc_fill(struct unwinder *u, pid_t pid, const struct proc_maps *pm, struct uw_map **ret,
+		     uint32_t *ret_nr)
 {
 	size_t nr = proc_maps__count(pm);
 	struct uw_map *maps = calloc(nr ? nr : 1, sizeof(*maps));
@@ -1357,12 +1357,12 @@ static void sizes_for(struct unwinder *u, uint32_t mb)
 	u->max_pages = (uint32_t)(bytes / 16 / sizeof(struct xsprof_unwind_page));
 	u->max_maps = (uint32_t)(bytes / 32 / sizeof(struct xsprof_unwind_map));
 	u->max_files = (uint32_t)(bytes / 64 / sizeof(struct xsprof_unwind_file));
-	u->max_procs = u->o.max_procs && u->o.max_procs < u->max_files ? u->o.max_procs
-									   : u->max_files;
+	u->max_procs =
+		u->o.max_procs && u->o.max_procs < u->max_files ? u->o.max_procs : u->max_files;
 	/* No user may take more than a quarter of the processes or of the mappings. */
 	u->share_procs = u->max_procs / 4 ? u->max_procs / 4 : 1;
-	u->share_maps = u->max_maps / 4 > XSPROF_UNWIND_MAX_MAPS ? u->max_maps / 4
-								 : XSPROF_UNWIND_MAX_MAPS;
+	u->share_maps =
+		u->max_maps / 4 > XSPROF_UNWIND_MAX_MAPS ? u->max_maps / 4 : XSPROF_UNWIND_MAX_MAPS;
 }
 
 static int create_maps(struct unwinder *u)

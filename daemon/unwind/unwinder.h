@@ -66,36 +66,36 @@ struct unwinder_stats {
 	uint64_t rows;		 /* rows in the row array now */
 	uint64_t max_rows;
 	uint64_t pages, max_pages;
-	uint64_t eh_frame_bytes; /* .eh_frame bytes compiled */
-	uint64_t build_ns;	 /* time spent compiling them */
+	uint64_t eh_frame_bytes;       /* .eh_frame bytes compiled */
+	uint64_t build_ns;	       /* time spent compiling them */
 	uint64_t want_to_ready_max_ns; /* longest from a walk's request to the table in place */
 	uint64_t table_waits_late; /* processes that waited for tables, let go before all were in */
-	uint64_t processes;	 /* processes with mappings loaded now */
-	uint64_t loads;		 /* process mapping lists written */
-	uint64_t rereads;	 /* ... read again because a walk ran outside them (JIT code) */
-	uint64_t gone;		 /* processes gone before they could be read */
-	uint64_t maps_capped;	 /* mappings past XSPROF_UNWIND_MAX_MAPS left to fp */
-	uint64_t maps_full;	 /* processes not loaded: the mapping array was full */
-	uint64_t procs_full;	 /* processes not loaded: the process map was full */
-	uint64_t procs_evicted;	 /* loaded processes taken out to make room (not walked lately,
+	uint64_t processes;	   /* processes with mappings loaded now */
+	uint64_t loads;		   /* process mapping lists written */
+	uint64_t rereads;	   /* ... read again because a walk ran outside them (JIT code) */
+	uint64_t gone;		   /* processes gone before they could be read */
+	uint64_t maps_capped;	   /* mappings past XSPROF_UNWIND_MAX_MAPS left to fp */
+	uint64_t maps_full;	   /* processes not loaded: the mapping array was full */
+	uint64_t procs_full;	   /* processes not loaded: the process map was full */
+	uint64_t procs_evicted;	   /* loaded processes taken out to make room (not walked lately,
 				  * of the user over its share, or of any when a table was full) */
 	uint64_t procs_over_share; /* processes not loaded: their user's share was full of
 				    * processes walked lately */
-	uint64_t builds_deferred; /* times a build waited: its user's build budget was spent */
+	uint64_t builds_deferred;  /* times a build waited: its user's build budget was spent */
 	uint64_t tables_kept_touched; /* files whose mtime changed with the same build id: their
 				       * table kept, not built again */
-	uint64_t max_procs;	 /* the process table's size */
-	uint64_t share_procs;	 /* at most this many of one user's processes loaded */
-	uint64_t map_bytes;	 /* BPF memory of all the maps */
+	uint64_t max_procs;	      /* the process table's size */
+	uint64_t share_procs;	      /* at most this many of one user's processes loaded */
+	uint64_t map_bytes;	      /* BPF memory of all the maps */
 	/* Held samples (the first samples of a process, or in a file being built). */
-	uint64_t held;		 /* received */
-	uint64_t held_whole;	 /* finished with tables to their end */
-	uint64_t held_fp;	 /* finished, some frames by frame pointers (no table to wait for) */
-	uint64_t held_cut;	 /* the walk needed stack past the copy */
-	uint64_t held_late;	 /* finished before their tables: waited past the deadline, or
+	uint64_t held;	       /* received */
+	uint64_t held_whole;   /* finished with tables to their end */
+	uint64_t held_fp;      /* finished, some frames by frame pointers (no table to wait for) */
+	uint64_t held_cut;     /* the walk needed stack past the copy */
+	uint64_t held_late;    /* finished before their tables: waited past the deadline, or
 				  * past the memory for waiting ones, or at the end */
-	uint64_t held_waiting;	 /* waiting for a table now */
-	uint64_t held_bytes;	 /* memory of those */
+	uint64_t held_waiting; /* waiting for a table now */
+	uint64_t held_bytes;   /* memory of those */
 };
 
 /* NULL with errno set. Creates the BPF maps (sized from opts->table_mb). */
