@@ -72,13 +72,13 @@ static struct mapped map_exec(const char *path)
 	return m;
 }
 
-/* The file id BPF knows the mapping holding addr by (through unwind_procs and unwind_maps). */
-static uint32_t file_id(const struct unwinder_maps *fds, uint64_t addr)
+/* The file id of the mapping holding addr in pid's list. */
+static uint32_t file_id_of(const struct unwinder_maps *fds, pid_t pid, uint64_t addr)
 {
 	struct xsprof_unwind_proc p;
-	__u32 key = (__u32)getpid();
+	__u32 key = (__u32)pid;
 
-	cr_assert_eq(bpf_map_lookup_elem(fds->procs, &key, &p), 0, "we are not loaded");
+	cr_assert_eq(bpf_map_lookup_elem(fds->procs, &key, &p), 0, "%d is not loaded", (int)pid);
 	for (uint32_t i = 0; i < p.count; i++) {
 		struct xsprof_unwind_map m;
 		__u32 k = p.first + i;
@@ -88,6 +88,12 @@ static uint32_t file_id(const struct unwinder_maps *fds, uint64_t addr)
 			return m.file;
 	}
 	return 0;
+}
+
+/* The file id BPF knows the mapping holding addr by (through unwind_procs and unwind_maps). */
+static uint32_t file_id(const struct unwinder_maps *fds, uint64_t addr)
+{
+	return file_id_of(fds, getpid(), addr);
 }
 
 static struct xsprof_unwind_file file_entry(const struct unwinder_maps *fds, uint32_t id)
@@ -302,24 +308,6 @@ Test(unwinder, one_users_processes_keep_to_their_share)
 	while (wait(NULL) > 0)
 		;
 	unwinder__free(u);
-}
-
-/* The file id of the mapping holding addr in pid's list. */
-static uint32_t file_id_of(const struct unwinder_maps *fds, pid_t pid, uint64_t addr)
-{
-	struct xsprof_unwind_proc p;
-	__u32 key = (__u32)pid;
-
-	cr_assert_eq(bpf_map_lookup_elem(fds->procs, &key, &p), 0, "%d is not loaded", (int)pid);
-	for (uint32_t i = 0; i < p.count; i++) {
-		struct xsprof_unwind_map m;
-		__u32 k = p.first + i;
-
-		cr_assert_eq(bpf_map_lookup_elem(fds->maps, &k, &m), 0);
-		if (addr >= m.start && addr < m.end)
-			return m.file;
-	}
-	return 0;
 }
 
 static void work_a_while(struct unwinder *u)

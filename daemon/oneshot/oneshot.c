@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include <systemd/sd-event.h>
 
+#include "daemon/base/proc_stat.h"
 #include "daemon/probes/bpf_cost.h"
 #include "daemon/probes/cgroup_path.h"
 #include "daemon/cuda/cuda_probes.h"
@@ -338,25 +339,9 @@ struct gpu_scope {
 
 static pid_t parent_of(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	int ppid = 0;
-	ssize_t n;
-	int fd;
+	struct proc_stat ps;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* "pid (comm) state ppid": the name may hold anything, so from its last ')'. */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
-		return 0;
-	return (pid_t)ppid;
+	return proc_stat__read(NULL, pid, &ps) ? 0 : ps.ppid;
 }
 
 static bool gpu_sender_in_scope(void *ctx, pid_t pid)

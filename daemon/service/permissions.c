@@ -19,6 +19,7 @@
 #include <systemd/sd-event.h>
 
 #include "cupti_inject/xsprof_wire.h"
+#include "daemon/base/proc_stat.h"
 #include "daemon/cuda/cuda_probes.h"
 #include "daemon/gpu/cupti_server.h"
 #include "daemon/stacks/fold.h"
@@ -58,29 +59,13 @@ int pid_owner(pid_t pid, uid_t *ret)
 /* Owner and start time (clock ticks since boot) of pid: who it is now, and which process. */
 int pid_identity(pid_t pid, uid_t *ret_uid, uint64_t *ret_start)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long start = 0;
-	struct stat st;
-	ssize_t n;
-	int fd, field;
+	struct proc_stat ps;
+	int err = proc_stat__read(NULL, pid, &ps);
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = fstat(fd, &st) ? -1 : read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -ESRCH;
-	buf[n] = '\0';
-	/* The command name may hold anything: fields count from its closing parenthesis. */
-	p = strrchr(buf, ')');
-	for (field = 2; p && *p && field < 22; p++)
-		field += *p == ' ';
-	if (!p || sscanf(p, "%llu", &start) != 1)
-		return -EIO;
-	*ret_uid = st.st_uid;
-	*ret_start = start;
+	if (err)
+		return err;
+	*ret_uid = ps.uid;
+	*ret_start = ps.start_ticks;
 	return 0;
 }
 

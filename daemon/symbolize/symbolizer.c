@@ -45,6 +45,7 @@
 #include "daemon/symbolize/elf_symtab.h"
 #include "daemon/base/fileio.h"
 #include "daemon/base/hashmap.h"
+#include "daemon/base/proc_stat.h"
 #include "daemon/symbolize/frame_names.h"
 #include "daemon/symbolize/kallsyms.h"
 #include "daemon/symbolize/perf_map.h"
@@ -796,30 +797,12 @@ static void process__open_jit(struct symbolizer *s, struct process *p)
  * Reads p's maps. An empty result (a zombie, or a pid that is gone) does not replace a snapshot
  * that has mappings, since those still name the addresses it sampled before it exited.
  */
-/* The start time of pid (clock ticks since boot, /proc/PID/stat field 22); 0 when unreadable. */
+/* The start time of pid (clock ticks since boot); 0 when unreadable. */
 static uint64_t start_ticks_of(const struct symbolizer *s, pid_t pid)
 {
-	char path[PATH_MAX], buf[1024], *p;
-	unsigned long long start = 0;
-	ssize_t n;
-	int fd, field;
+	struct proc_stat ps;
 
-	snprintf(path, sizeof(path), "%s/%d/stat", s->proc_root, (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* The command name may hold anything: fields count from its closing parenthesis. */
-	p = strrchr(buf, ')');
-	for (field = 2; p && *p && field < 22; p++)
-		field += *p == ' ';
-	if (!p || sscanf(p, "%llu", &start) != 1)
-		return 0;
-	return start;
+	return proc_stat__read(s->proc_root, pid, &ps) ? 0 : ps.start_ticks;
 }
 
 static int process__read(struct symbolizer *s, struct process *p)
@@ -994,17 +977,12 @@ static struct process *process__new_idle(struct symbolizer *s, pid_t pid, int *r
 	return p;
 }
 
-int symbolizer__exec(struct symbolizer *s, pid_t pid)
+/* A new idle snapshot of pid, read now (process__new_idle's cap applies). */
+static int snapshot_idle(struct symbolizer *s, pid_t pid)
 {
 	struct process *p;
 	int err;
 
-	if (pid <= 0)
-		return -EINVAL;
-	p = process__current(s, pid);
-	if (p && !p->dead)
-		process__end(s, p); /* that image is gone; its snapshot names what ran before */
-	s->stats.execs++;
 	p = process__new_idle(s, pid, &err);
 	if (!p)
 		return err;
@@ -1013,6 +991,19 @@ int symbolizer__exec(struct symbolizer *s, pid_t pid)
 	if (err == -ESRCH)
 		process__end(s, p);
 	return err;
+}
+
+int symbolizer__exec(struct symbolizer *s, pid_t pid)
+{
+	struct process *p;
+
+	if (pid <= 0)
+		return -EINVAL;
+	p = process__current(s, pid);
+	if (p && !p->dead)
+		process__end(s, p); /* that image is gone; its snapshot names what ran before */
+	s->stats.execs++;
+	return snapshot_idle(s, pid);
 }
 
 void symbolizer__exit(struct symbolizer *s, pid_t pid)
@@ -1045,21 +1036,13 @@ int symbolizer__verify(struct symbolizer *s, pid_t pid)
 int symbolizer__refresh(struct symbolizer *s, pid_t pid)
 {
 	struct process *p = process__current(s, pid);
-	int err;
 
 	if (p && p->dead)
 		return symbolizer__gen(s, pid) ? 0 : -ESRCH;
 	/* Not snapshotted at its exec (its user's idle ones were at the cap, or it ran before
 	 * we started): the same rule now, not a sample's. */
-	if (!p) {
-		p = process__new_idle(s, pid, &err);
-		if (!p)
-			return err;
-		err = process__read(s, p);
-		if (err == -ESRCH)
-			process__end(s, p);
-		return err;
-	}
+	if (!p)
+		return snapshot_idle(s, pid);
 	return process__read(s, p);
 }
 
