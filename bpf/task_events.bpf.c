@@ -22,6 +22,13 @@ struct {
 	__type(value, struct xsprof_proc_stats);
 } proc_stats SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XSPROF_PROC_BUDGET_USERS);
+	__type(key, __u32);
+	__type(value, struct xsprof_proc_budget);
+} proc_budget SEC(".maps");
+
 /* Set by the daemon (mmapped .bss): records are only sent while it listens. */
 bool proc_events_on = false;
 
@@ -32,6 +39,28 @@ static __always_inline struct xsprof_proc_stats *stats(void)
 	return bpf_map_lookup_elem(&proc_stats, &zero);
 }
 
+/* Whether the current user may send one more exec or library record this second. */
+static __always_inline bool budget_take(void)
+{
+	__u32 uid = (__u32)bpf_get_current_uid_gid();
+	__u64 now = bpf_ktime_get_ns();
+	struct xsprof_proc_budget *b, fresh = {.window_ns = now, .sent = 1};
+
+	if (!uid)
+		return true;
+	b = bpf_map_lookup_elem(&proc_budget, &uid);
+	if (!b) {
+		bpf_map_update_elem(&proc_budget, &uid, &fresh, BPF_ANY);
+		return true;
+	}
+	/* Two CPUs may both start a new second: a few records more, never fewer. */
+	if (now - b->window_ns >= 1000000000ull) {
+		b->window_ns = now;
+		b->sent = 0;
+	}
+	return __sync_fetch_and_add(&b->sent, 1) < XSPROF_PROC_RECORDS_PER_USER_S;
+}
+
 static __always_inline void send_exec(__u32 flags)
 {
 	struct xsprof_proc_stats *st = stats();
@@ -40,6 +69,10 @@ static __always_inline void send_exec(__u32 flags)
 
 	if (!st || !id)
 		return;
+	if (!budget_take()) {
+		st->over_budget++;
+		return;
+	}
 	e = bpf_ringbuf_reserve(&samples, sizeof(*e), 0);
 	if (!e) {
 		st->drop_ringbuf++;

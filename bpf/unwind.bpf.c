@@ -16,6 +16,9 @@
  * built. Each is a 20 KiB record, and memory in the daemon while it waits. */
 const volatile __u64 unwind_hold_ns = 4000000;
 const volatile __u64 unwind_hold_burst_ns = 512000000;
+/* No hold while the ring buffer has this much unread (the daemon sets half of it): a storm of
+ * new processes must not fill it with 20 KiB holds and cost everyone's samples their place. */
+const volatile __u64 unwind_hold_ring_limit = 512 << 10;
 
 struct hold_budget {
 	__u64 credit_ns;
@@ -394,7 +397,7 @@ __noinline int unwind_hold_take(void)
 	struct hold_budget *b = bpf_map_lookup_elem(&unwind_hold, &zero);
 	__u64 now = bpf_ktime_get_ns(), credit;
 
-	if (!b)
+	if (!b || bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= unwind_hold_ring_limit)
 		return 0;
 	credit = b->credit_ns + (now - b->last_ns);
 	if (credit > unwind_hold_burst_ns)

@@ -168,9 +168,25 @@ struct xsprof_proc_stats {
 	__u64 exits;
 	__u64 libs;	    /* loader library events reported */
 	__u64 drop_ringbuf; /* records lost: ring buffer full */
+	__u64 over_budget;  /* exec and library records not sent: their user's budget was spent */
 };
 
-_Static_assert(sizeof(struct xsprof_proc_stats) == 32, "xsprof_proc_stats layout");
+_Static_assert(sizeof(struct xsprof_proc_stats) == 40, "xsprof_proc_stats layout");
+
+/*
+ * Exec and library records each user (real uid) but root may send in a second: past it, that
+ * user's new processes are read at their first sample instead, so one user's exec storm can
+ * neither fill the ring buffer everyone's samples share nor the daemon's loop. Exit records
+ * are always sent (they free what an exec took).
+ */
+#define XSPROF_PROC_RECORDS_PER_USER_S 500
+/* Users whose budget is tracked at once (least recently seen forgotten). */
+#define XSPROF_PROC_BUDGET_USERS 4096
+
+struct xsprof_proc_budget {
+	__u64 window_ns; /* start of the current second */
+	__u64 sent;	 /* records taken in it */
+};
 
 /*
  * ---- Off-CPU (bpf/offcpu.bpf.c -> daemon/probes/offcpu.c) ----
@@ -757,7 +773,8 @@ struct xsprof_unwind_stats {
 	__u64 pending_fp;     /* frames in a file whose table was not in yet: frame pointers */
 	__u64 held;	   /* samples held for the daemon to finish (struct xsprof_sample_held) */
 	__u64 hold_drops;  /* ... that could not be sent (ring buffer full): sent partial */
-	__u64 hold_budget; /* walks that would have been held past the budget: fp instead */
+	__u64 hold_budget; /* walks that would have been held past the budget (or with the ring
+			    * buffer half full): fp instead */
 	__u64 pad2[2];
 	__u64 scanned;	   /* callers of JIT code (anonymous mappings) found by a scan */
 	__u64 scan_failed; /* ... not found: frame pointers from there */

@@ -497,3 +497,54 @@ Test(symbolizer, a_reused_pid_is_told_by_its_start_time, .init = fake_init, .fin
 	cr_expect_eq(st.pid_reused, 1);
 	symbolizer__free(s);
 }
+
+/*
+ * One user's idle processes fill the cache while a sampled process of another has exited with
+ * its samples not named yet: trim drops the idle snapshots (read again at a sample), not the
+ * ended image (the issue's exec flood: the victim's frames were all [unknown]).
+ */
+Test(symbolizer, trim_drops_idle_snapshots_before_images_still_to_be_named, .init = fake_init,
+     .fini = fake_fini)
+{
+	struct symbolizer_opts opts = {.proc_root = fake_root, .cache_bytes = 64 << 10};
+	const int n = 1000;
+	struct symbolizer_stats st;
+	struct symbolizer *s;
+	char path[PATH_MAX];
+	uint32_t gen;
+
+	fake_maps(30000, "7f0000000000-7f0000001000 r-xp 00000000 00:00 0 [vdso]\n");
+	for (int i = 0; i < n; i++) {
+		fake_maps(10000 + i, "7f0000000000-7f0000001000 r-xp 00000000 00:00 0 [vdso]\n");
+		snprintf(path, sizeof(path), "%s/%d", fake_root, 10000 + i);
+		cr_assert_eq(chown(path, 65534, 0), 0);
+	}
+	s = new_ok(&opts);
+	gen = symbolizer__gen(s, 30000); /* a sample, named later */
+	cr_assert_neq(gen, 0);
+	symbolizer__exit(s, 30000);
+	for (int i = 0; i < n; i++)
+		cr_assert_eq(symbolizer__exec(s, 10000 + i), 0);
+	symbolizer__stats(s, &st);
+	cr_assert_gt(st.bytes, 64 << 10, "the flood does not fill the cache: %llu bytes",
+		     (unsigned long long)st.bytes);
+	symbolizer__trim(s);
+	symbolizer__stats(s, &st);
+	/* The cache, and the image still to be named beside it. */
+	cr_expect_leq(st.bytes, (64 << 10) + 4096, "%llu bytes after trim",
+		      (unsigned long long)st.bytes);
+	cr_expect_gt(st.idle_dropped, 0);
+	cr_expect_eq(st.pinned_dropped, 0);
+	cr_expect_str_eq(symbolizer__user_gen(s, 30000, gen, 0x7f0000000010ULL), "[vdso]+0x10");
+	/* A dropped idle process is read again at its first sample. */
+	cr_expect_str_eq(symbolizer__user(s, 10000, 0x7f0000000010ULL), "[vdso]+0x10");
+	/* Once its samples are named (keep_since past its use) the ended image may go. */
+	symbolizer__keep_since(s, UINT64_MAX);
+	for (int i = 1; i < n; i++)
+		symbolizer__gen(s, 10000 + i); /* used and live: not trimmed, so over the cache */
+	symbolizer__trim(s);
+	symbolizer__stats(s, &st);
+	cr_expect_eq(st.pinned_dropped, 0, "an image past keep_since is not pinned");
+	cr_expect_str_eq(symbolizer__user_gen(s, 30000, gen, 0x7f0000000010ULL), "[unknown]");
+	symbolizer__free(s);
+}

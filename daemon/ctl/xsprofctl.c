@@ -393,6 +393,24 @@ static int cmd_status(void)
 		       (long long)GET(k, "hold_budget_spent"),
 		       (long long)GET(k, "held_lost_ring_buffer_full"));
 	}
+	if (json_object_object_get_ex(j, "processes", &k))
+		printf("processes: %lld execs, %lld exits, %lld gone before read; %lld exec records "
+		       "past a user's budget, %lld lost (ring buffer full)\n",
+		       (long long)GET(k, "execs"), (long long)GET(k, "exits"),
+		       (long long)GET(k, "gone_before_read"),
+		       (long long)GET(k, "records_over_user_budget"),
+		       (long long)GET(k, "lost_ring_buffer_full"));
+	if (json_object_object_get_ex(j, "symbolizer", &k))
+		printf("symbolizer: %lld snapshots (%lld deferred past a user's share, %lld failed), "
+		       "%lld of %lld KiB; %lld evictions (%lld unsampled snapshots, %lld images not "
+		       "named yet); %lld of %lld user frames unnamed\n",
+		       (long long)GET(k, "snapshots"),
+		       (long long)GET(k, "snapshots_deferred_user_share"),
+		       (long long)GET(k, "snapshots_failed_gone"), (long long)GET(k, "bytes") >> 10,
+		       (long long)GET(k, "cache_bytes") >> 10, (long long)GET(k, "evictions"),
+		       (long long)GET(k, "unsampled_snapshots_dropped"),
+		       (long long)GET(k, "unnamed_images_dropped"),
+		       (long long)GET(k, "user_unnamed"), (long long)GET(k, "user_lookups"));
 	if (json_object_object_get_ex(j, "python", &k))
 		printf("python: %lld processes (%lld past the cap), %lld stacks walked, %lld cut at the "
 		       "frame cap, %lld ended on unreadable memory, %lld kept native (nested walk); "

@@ -253,6 +253,18 @@ void recording_report(struct recording *rec, const struct xsprofd_opts *o, doubl
 		log_warn("%llu of %llu new processes had exited before their mappings could be "
 			 "read: their frames are [unknown]",
 			 (unsigned long long)rs.proc.gone, (unsigned long long)rs.proc.execs);
+	if (rs.proc.over_budget || rs.proc.bpf_drop_ringbuf)
+		log_info(
+			"process events: %llu exec records not sent past a user's budget (%u a "
+			"second; read at their first sample instead), %llu lost (ring buffer full)",
+			(unsigned long long)rs.proc.over_budget, XSPROF_PROC_RECORDS_PER_USER_S,
+			(unsigned long long)rs.proc.bpf_drop_ringbuf);
+	if (ys.idle_dropped || ys.pinned_dropped)
+		log_info(
+			"symbolizer: %llu snapshots of processes not sampled yet dropped at the cache "
+			"cap, %llu images whose samples were still to be named dropped past twice "
+			"the cap (their frames are [unknown])",
+			(unsigned long long)ys.idle_dropped, (unsigned long long)ys.pinned_dropped);
 	unwind_report(rec);
 	python_report__log(rec);
 	log_info("xsprofd's own CPU: %.3f s while sampling (%.2f%% of one CPU; %.2f us per sample "

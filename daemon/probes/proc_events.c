@@ -174,8 +174,10 @@ int proc_events__stats(const struct proc_events *pe, struct proc_events_stats *r
 	if (bpf_map__lookup_elem(pe->skel->maps.proc_stats, &zero, sizeof(zero), v,
 				 sizeof(*v) * (size_t)ncpu, 0))
 		err = -errno;
-	for (int i = 0; !err && i < ncpu; i++)
+	for (int i = 0; !err && i < ncpu; i++) {
 		ret->bpf_drop_ringbuf += v[i].drop_ringbuf;
+		ret->over_budget += v[i].over_budget;
+	}
 	free(v);
 	return err;
 }

@@ -23,6 +23,9 @@ struct proc_events_stats {
 	uint64_t libs;		   /* loader library records handled */
 	uint64_t exits;		   /* exit records handled */
 	uint64_t gone;		   /* records of a process already gone when read */
+	uint64_t over_budget;	   /* exec and library records the BPF side did not send: their user
+			       * had sent XSPROF_PROC_RECORDS_PER_USER_S this second (read at
+			       * the process's first sample instead) */
 	uint64_t bpf_drop_ringbuf; /* records the BPF side could not send (ring buffer full) */
 	bool libs_attached; /* false: no uprobe on the loader; libraries are read at first sample */
 };

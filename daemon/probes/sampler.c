@@ -344,6 +344,7 @@ static int load_skel(struct sampler *s, const struct sampler_opts *opts, uint32_
 	s->skel->rodata->include_idle = opts->include_idle;
 	/* Wake the reader at a quarter full: it has three quarters of headroom to catch up. */
 	s->skel->rodata->wakeup_bytes = s->ring_bytes / 4;
+	s->skel->rodata->unwind_hold_ring_limit = s->ring_bytes / 2;
 	err = bpf_map__set_max_entries(s->skel->maps.samples, s->ring_bytes);
 	if (!err)
 		err = bpf_map__set_max_entries(s->skel->maps.pid_filter,

@@ -109,8 +109,14 @@ void close_slice(struct service *s)
 		if (r->state == REC_RUNNING && r->started_ns < cutoff)
 			cutoff = r->started_ns;
 	s->machine.keep_names = cutoff < end;
+	/* Ended images sampled since the oldest sample still to be named stay while it names. */
+	symbolizer__keep_since(s->sym,
+			       attachments__oldest_slice(s, cutoff < s->machine.slice_start_ns
+								    ? cutoff
+								    : s->machine.slice_start_ns));
 	lasting__close_slice(&s->machine, s->sym, gs, NULL, &s->corr[0], end);
 	cutoff = attachments__oldest_slice(s, cutoff);
+	symbolizer__keep_since(s->sym, cutoff);
 	if (gs)
 		gpu_store__take(gs, 0, take_old, &cutoff);
 }

@@ -148,6 +148,49 @@ void status_unwind(struct service *s, struct json_object *j)
 	add_u64(u, "tables_kept_touched", t.tables_kept_touched);
 	json_object_object_add(j, "unwind", u);
 }
+/* Process lifetimes the always-on recording followed, and how its symbolizer named them. */
+static void status_processes(struct service *s, struct json_object *j)
+{
+	struct symbolizer_stats ys;
+	struct recording_stats rs;
+	struct json_object *p = json_object_new_object(), *y = json_object_new_object();
+
+	if (s->machine.rec) {
+		recording__stats(s->machine.rec, &rs);
+		add_u64(p, "execs", rs.proc.execs);
+		add_u64(p, "libraries_loaded", rs.proc.libs);
+		add_u64(p, "exits", rs.proc.exits);
+		add_u64(p, "gone_before_read", rs.proc.gone);
+		add_u64(p, "records_over_user_budget", rs.proc.over_budget);
+		add_u64(p, "lost_ring_buffer_full", rs.proc.bpf_drop_ringbuf);
+		add_u64(p, "seen", rs.processes);
+		json_object_object_add(j, "processes", p);
+	} else {
+		json_object_put(p);
+	}
+	symbolizer__stats(s->sym, &ys);
+	add_u64(y, "snapshots", ys.processes);
+	add_u64(y, "snapshots_failed_gone", ys.snapshot_failures);
+	add_u64(y, "snapshots_deferred_user_share", ys.exec_deferred);
+	add_u64(y, "ended_unsampled", ys.ended_unused);
+	add_u64(y, "pids_reused", ys.pid_reused);
+	add_u64(y, "files_loaded", ys.files_loaded);
+	add_u64(y, "files_failed", ys.files_failed);
+	add_u64(y, "user_lookups", ys.user_lookups);
+	add_u64(y, "user_unnamed", ys.user_unresolved);
+	add_u64(y, "kernel_lookups", ys.kernel_lookups);
+	add_u64(y, "kernel_unnamed", ys.kernel_unresolved);
+	add_u64(y, "bytes", ys.bytes);
+	add_u64(y, "cache_bytes", symbolizer__cache_bytes(s->sym));
+	add_u64(y, "peak_bytes", ys.peak_bytes);
+	add_u64(y, "evictions", ys.evictions);
+	add_u64(y, "unsampled_snapshots_dropped", ys.idle_dropped);
+	add_u64(y, "unnamed_images_dropped", ys.pinned_dropped);
+	add_u64(y, "perf_maps_capped", ys.perf_maps_capped);
+	add_u64(y, "frame_names_refused", ys.frame_names_full);
+	json_object_object_add(j, "symbolizer", y);
+}
+
 uint64_t sat_add(uint64_t a, uint64_t b)
 {
 	return a + b < a ? UINT64_MAX : a + b;
@@ -339,6 +382,7 @@ struct json_object *status_json(struct service *s)
 	json_object_object_add(j, "counters", cnt);
 	json_object_object_add(j, "cost", cost_json(s, &c));
 	status_unwind(s, j);
+	status_processes(s, j);
 	if (s->machine.rec)
 		python_report__json(s->machine.rec, j);
 	window__stats(s->machine.cpu, &ss);

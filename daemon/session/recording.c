@@ -836,6 +836,12 @@ void recording__stats(const struct recording *r, struct recording_stats *ret)
 	*ret = r->st;
 	if (r->sampler && sampler__owner_stats(r->sampler, &ret->owner))
 		memset(&ret->owner, 0, sizeof(ret->owner));
+	/* A running recording's process counters, read now (stop keeps the last reading). */
+	if (r->running) {
+		ret->processes = r->seen.len;
+		if (r->pe && proc_events__stats(r->pe, &ret->proc))
+			memset(&ret->proc, 0, sizeof(ret->proc));
+	}
 }
 
 int recording__cpu_stats(const struct recording *r, struct xsprof_cpu_stats *ret)

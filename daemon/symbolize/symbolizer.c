@@ -131,6 +131,7 @@ struct process {
 	struct map_slot *slots; /* parallel to maps */
 	uint64_t read_ns;	/* last read of maps, successful or not */
 	uint64_t last_used;
+	uint64_t used_ns; /* when a sample last took its generation (pins it: keep_since) */
 	size_t bytes;
 	struct perf_map *jit;
 	bool jit_capped; /* counted once in perf_maps_capped */
@@ -146,6 +147,7 @@ struct symbolizer {
 	bool debug_info;
 	bool perf_maps;
 	uint64_t cache_bytes;
+	uint64_t keep_since_ns; /* ended images used since are still to be named: kept */
 	unsigned int max_fds;
 	unsigned int nr_fds;
 	struct debuginfo *dbg;
@@ -320,6 +322,7 @@ static void idle_add(struct symbolizer *s, uid_t uid, int delta)
 static void process__use(struct symbolizer *s, struct process *p)
 {
 	p->used = true;
+	p->used_ns = now_ns();
 	if (p->idle) {
 		p->idle = false;
 		idle_add(s, p->idle_uid, -1);
@@ -1546,7 +1549,15 @@ const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr)
 }
 
 /* Something trim may drop, ordered by when it was last used. */
+/* What trim may drop, cheapest to lose first, then least recently used. */
+enum victim_class {
+	VICTIM_IDLE,   /* a live process's snapshot no sample took yet: read again at its first */
+	VICTIM_CACHE,  /* a file's tables (read again), an ended image nothing is to name */
+	VICTIM_PINNED, /* an ended image samples not named yet refer to: its names are lost */
+};
+
 struct victim {
+	enum victim_class cls;
 	uint64_t last_used;
 	struct elf_file *file;
 	struct process *proc;
@@ -1556,21 +1567,42 @@ static int cmp_victim(const void *a, const void *b)
 {
 	const struct victim *x = a, *y = b;
 
+	if (x->cls != y->cls)
+		return x->cls < y->cls ? -1 : 1;
 	return x->last_used < y->last_used ? -1 : x->last_used > y->last_used;
 }
 
 struct collect_ctx {
 	struct victim *v;
 	size_t n, cap;
+	uint64_t keep_since_ns;
+	uint64_t pinned_bytes; /* of the VICTIM_PINNED images */
 };
 
-static void collect_dead_cb(void *val, void *arg)
+static void collect_procs_cb(void *val, void *arg)
 {
 	struct collect_ctx *c = arg;
 	struct process *p = val;
+	enum victim_class cls;
 
-	if (p->dead && c->n < c->cap)
-		c->v[c->n++] = (struct victim){.last_used = p->last_used, .proc = p};
+	if (c->n >= c->cap)
+		return;
+	if (p->dead)
+		cls = p->used_ns >= c->keep_since_ns ? VICTIM_PINNED : VICTIM_CACHE;
+	else if (p->idle)
+		cls = VICTIM_IDLE;
+	else
+		return;
+	c->v[c->n++] = (struct victim){.cls = cls, .last_used = p->gen, .proc = p};
+	if (cls == VICTIM_PINNED)
+		c->pinned_bytes += p->bytes;
+	if (cls != VICTIM_IDLE)
+		c->v[c->n - 1].last_used = p->last_used;
+}
+
+void symbolizer__keep_since(struct symbolizer *s, uint64_t ns)
+{
+	s->keep_since_ns = ns;
 }
 
 void symbolizer__batch_begin(struct symbolizer *s)
@@ -1606,23 +1638,42 @@ void symbolizer__trim(struct symbolizer *s)
 	if (c.v) {
 		for (f = s->all_files; f; f = f->next) {
 			if (f->bytes)
-				c.v[c.n++] = (struct victim){.last_used = f->last_used, .file = f};
+				c.v[c.n++] = (struct victim){
+					.cls = VICTIM_CACHE, .last_used = f->last_used, .file = f};
 		}
-		hashmap__for_each(s->procs, collect_dead_cb, &c);
+		c.keep_since_ns = s->keep_since_ns;
+		hashmap__for_each(s->procs, collect_procs_cb, &c);
 		qsort(c.v, c.n, sizeof(*c.v), cmp_victim);
-		for (i = 0; i < c.n && total_bytes(s) > s->cache_bytes; i++) {
-			/* Oldest first: the rest of a batch's files are in use. */
-			if (s->in_batch && c.v[i].last_used >= s->batch_tick)
+		/* Images still to be named are outside the cache until it is twice over: the
+		 * files' tables are not given up for them (each stack would read them again). */
+		for (i = 0; i < c.n && total_bytes(s) - c.pinned_bytes > s->cache_bytes; i++) {
+			if (c.v[i].cls == VICTIM_PINNED)
 				break;
+			/* Oldest first: the rest of a batch's files are in use. */
+			if (c.v[i].cls != VICTIM_IDLE && s->in_batch &&
+			    c.v[i].last_used >= s->batch_tick)
+				continue;
 			if (c.v[i].file) {
 				file__drop_tables(s, c.v[i].file);
 			} else {
+				if (c.v[i].cls == VICTIM_IDLE)
+					s->stats.idle_dropped++;
 				process__unlink(s, c.v[i].proc);
 				process__free(s, c.v[i].proc);
 			}
 			/* Memoised DWARF answers point into what was dropped. */
 			freed = true;
 			s->stats.evictions++;
+		}
+		/* Past twice the cache, the least recently used of them go too (counted). */
+		for (; i < c.n && total_bytes(s) > 2 * s->cache_bytes; i++) {
+			if (c.v[i].cls != VICTIM_PINNED)
+				continue;
+			s->stats.pinned_dropped++;
+			s->stats.evictions++;
+			process__unlink(s, c.v[i].proc);
+			process__free(s, c.v[i].proc);
+			freed = true;
 		}
 		free(c.v);
 	}
@@ -1656,6 +1707,11 @@ void symbolizer__trim(struct symbolizer *s)
 			arena__free(a);
 		}
 	}
+}
+
+uint64_t symbolizer__cache_bytes(const struct symbolizer *s)
+{
+	return s->cache_bytes;
 }
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret_stats)

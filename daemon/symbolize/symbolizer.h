@@ -65,6 +65,10 @@ struct symbolizer_stats {
 	uint64_t perf_map_hits; /* frames named by a /tmp/perf-PID.map */
 	uint64_t perf_maps_capped; /* maps read only up to PERF_MAP_MAX_BYTES / _ENTRIES */
 	uint64_t evictions;	   /* symbol tables, DWARF or snapshots dropped by trim */
+	uint64_t idle_dropped;	   /* ... of them, snapshots no sample had taken yet (read again
+				    * at their first sample) */
+	uint64_t pinned_dropped;   /* ... ended images whose samples were not named yet, dropped
+				    * past twice the cache (those frames are [unknown]) */
 	uint64_t open_files;	   /* handles held now */
 	uint64_t bytes;		   /* memory held now (estimate) */
 	uint64_t peak_bytes;	   /* largest bytes seen */
@@ -170,10 +174,16 @@ void symbolizer__set_sites(struct symbolizer *s, struct frame_sites *sites);
 struct frame_sites *symbolizer__sites(const struct symbolizer *s);
 
 /*
- * Evicts until memory is under opts.cache_bytes. Every string returned before is invalid
- * after it: call it between batches (e.g. after each stack was copied into a call tree).
+ * Evicts until memory is under opts.cache_bytes: first snapshots of live processes no sample
+ * has taken yet (read again at their first sample), then the least recently used files'
+ * tables and ended images, and an ended image taken by a sample at or after the
+ * symbolizer__keep_since time (samples of it may not be named yet) only past twice the cache
+ * (counted: pinned_dropped). Every string returned before is invalid after it: call it between
+ * batches (e.g. after each stack was copied into a call tree).
  */
 void symbolizer__trim(struct symbolizer *s);
+/* The oldest CLOCK_MONOTONIC time whose samples may still be named (0, the default: any). */
+void symbolizer__keep_since(struct symbolizer *s, uint64_t ns);
 
 /*
  * A batch (naming a whole stack table): until symbolizer__batch_end, trims keep the files and
@@ -184,6 +194,8 @@ void symbolizer__batch_begin(struct symbolizer *s);
 void symbolizer__batch_end(struct symbolizer *s);
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret_stats);
+/* opts.cache_bytes, or the default taken in its place. */
+uint64_t symbolizer__cache_bytes(const struct symbolizer *s);
 
 /*
  * A frame that is not native code (an interpreter frame, daemon/python) as a value to put in a

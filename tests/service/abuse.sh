@@ -43,6 +43,7 @@ cleanup() {
 	set +e
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	pkill -u $member -x sleep 2>/dev/null
 	if ((failures)); then
 		echo "--- daemon log (last 30 lines)"
 		tail -n 30 "$dir/xsprofd.log"
@@ -284,6 +285,51 @@ code=$(api -X POST -d '{"pid": '$mine'}' /v1/attach)
 [[ $code == 200 ]] && pass "root may still attach" || fail "root's attach got '$code'"
 api -X POST -d '{"pid": '$mine'}' /v1/detach >/dev/null
 root_answers "after the attach loop"
+
+step "an outsider fills the process table: a root victim keeps whole, named stacks"
+# 8400 idle processes of one user (more than the unwind process table holds) started as fast as
+# bash can, then a root program built without frame pointers, recorded through the service. The
+# user's exec records past its budget are not sent, holds give way when the ring buffer is half
+# full, and the symbolizer drops the idle snapshots first: the victim's stacks stay whole and named.
+as_member bash -c 'for i in $(seq 8400); do setsid sleep 300 </dev/null >/dev/null 2>&1 & done'
+flood_n=$(pgrep -c -u $member -x sleep || true)
+((flood_n >= 8000)) && pass "$flood_n idle processes of the member" || fail "only $flood_n idle processes started"
+timeout 60 "$build/tests/xs_nofp" >/dev/null 2>&1 &
+victim=$!
+pids+=("$victim")
+sleep 1
+if "$ctl" -s "$sock" record --pid $victim --duration 4 -o "$dir/victim.folded" 2>"$dir/victim.err"; then
+	read -r total named whole < <($py - "$dir/victim.folded" <<'PY'
+import sys
+total = named = whole = 0
+roots = ("_start", "__GI___clone3", "__clone3", "clone3", "__clone", "clone")
+for line in open(sys.argv[1]):
+    stack, _, n = line.rstrip("\n").rpartition(" ")
+    frames = stack.split(";")
+    total += int(n)
+    if "[unknown]" not in frames:
+        named += int(n)
+        if len(frames) > 2 and frames[1] in roots:
+            whole += int(n)
+print(total, named, whole)
+PY
+)
+	((total >= 50)) && pass "$total samples of the victim" || fail "only $total samples of the victim"
+	((named * 10 >= total * 9)) && pass "$named of $total named" ||
+		fail "$named of $total named: $(head -c 300 "$dir/victim.folded")"
+	((whole * 10 >= total * 8)) && pass "$whole of $total whole (from _start or the thread's clone)" ||
+		fail "$whole of $total whole: $(head -c 300 "$dir/victim.folded")"
+else
+	fail "the victim's recording failed: $(cat "$dir/victim.err")"
+fi
+v=$(status_field "j['processes']['records_over_user_budget']")
+((v > 0)) && pass "the member's exec records past its budget were not sent ($v)" ||
+	fail "no exec records counted over the member's budget"
+v=$(status_field "j['memory']['rss_bytes'] >> 20")
+((v <= 64)) && pass "xsprofd's RSS $v MiB (budget 64)" || fail "xsprofd's RSS $v MiB, over 64"
+root_answers "during the process flood"
+kill "$victim" 2>/dev/null || true
+pkill -u $member -x sleep || true
 
 step "the daemon is stopped during a recording"
 # What did not fit in the ring buffer while xsprofd did not run is lost: the recording says so.
