@@ -11,7 +11,7 @@ pkgs="
 	util-linux binutils systemtap-sdt-dev curl iproute2 openssl
 	libdw-dev libdebuginfod1 libclang-rt-14-dev
 	python3 python3.11-dev python3-torch golang-go linux-perf bpftrace time
-	systemd dbus adduser groff-base dpkg-dev
+	systemd dbus adduser groff-base dpkg-dev prometheus
 "
 missing=""
 for p in $pkgs; do

@@ -9,3 +9,8 @@ set_tests_properties(service_abuse PROPERTIES TIMEOUT 300)
 # connections from many loopback addresses, an address over its share, wrong tokens in a row.
 add_test(NAME service_tcp COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/service/tcp_attacks.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(service_tcp PROPERTIES TIMEOUT 180)
+
+# GET /metrics: promtool's format check, the TCP listener's rules, and a real Prometheus
+# scraping it (tests/service/metrics.sh). Needs root, BPF and Debian's prometheus.
+add_test(NAME service_metrics COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/service/metrics.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(service_metrics PROPERTIES TIMEOUT 180)

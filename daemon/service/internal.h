@@ -196,6 +196,10 @@ enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char 
 enum MHD_Result reply_json(struct MHD_Connection *c, unsigned int status, struct json_object *j);
 enum MHD_Result reply_error(struct MHD_Connection *c, unsigned int status, const char *error,
 			    const char *hint);
+/* Responses sent since start, indexed by HTTP status (*ret_n entries). */
+void reply__counts(const uint64_t **ret, size_t *ret_n);
+/* GET /metrics (metrics.c). */
+enum MHD_Result api_metrics(struct service *s, struct MHD_Connection *c);
 bool window_format(const char *name, enum output_format *ret);
 struct frame_sites;
 int write_tree(const struct calltree *tree, enum output_format fmt, FILE *f,
@@ -220,6 +224,7 @@ struct json_object *correlation_json(struct service *s);
 struct json_object *status_json(struct service *s);
 void notify_status(struct service *s);
 int start_always(struct service *s);
+struct gpu_activity;
 int take_old(void *ctx, const struct gpu_activity *a);
 void close_slice(struct service *s);
 int on_slice(sd_event_source *src, uint64_t usec, void *ctx);

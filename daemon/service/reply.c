@@ -43,6 +43,15 @@
 #include "output/profile.h"
 #include "daemon/service/internal.h"
 
+/* One daemon per process: its responses by status, for /metrics. */
+static uint64_t replies_by_status[600];
+
+void reply__counts(const uint64_t **ret, size_t *ret_n)
+{
+	*ret = replies_by_status;
+	*ret_n = sizeof(replies_by_status) / sizeof(replies_by_status[0]);
+}
+
 enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *type,
 		      const void *body, size_t len)
 {
@@ -56,6 +65,8 @@ enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char 
 	MHD_add_response_header(r, "Cache-Control", "no-store");
 	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
+	if (ret == MHD_YES && status < sizeof(replies_by_status) / sizeof(replies_by_status[0]))
+		replies_by_status[status]++;
 	return ret;
 }
 

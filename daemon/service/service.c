@@ -83,6 +83,8 @@ static enum MHD_Result route(struct service *s, struct req *q, struct MHD_Connec
 	if (!strcmp(url, "/debug/pprof/profile"))
 		return get ? api_scrape(s, q, c)
 			   : reply_error(c, 405, "use GET for /debug/pprof/profile", NULL);
+	if (!strcmp(url, "/metrics"))
+		return get ? api_metrics(s, c) : reply_error(c, 405, "use GET for /metrics", NULL);
 	if (!strcmp(url, "/v1/status"))
 		return get ? reply_json(c, 200, status_json(s))
 			   : reply_error(c, 405, "use GET for /v1/status", NULL);
@@ -98,7 +100,8 @@ static enum MHD_Result route(struct service *s, struct req *q, struct MHD_Connec
 	if (!strncmp(url, "/v1/recordings/", 15))
 		return get ? api_record_result(s, q, c, url + 15)
 			   : reply_error(c, 405, "use GET to fetch a recording", NULL);
-	return reply_error(c, 404, "no such endpoint", "see xsprofd's API.md: /v1/status, ...");
+	return reply_error(c, 404, "no such endpoint",
+			   "see xsprofd's API.md: /v1/status, /metrics, ...");
 }
 
 static enum MHD_Result on_request(void *ctx, struct MHD_Connection *c, const char *url,
