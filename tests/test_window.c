@@ -83,7 +83,9 @@ Test(store, cap_evicts_oldest_first_and_counts_samples)
 	calltree__free(probe);
 	s = window__new(&o);
 	for (int i = 0; i < 5; i++)
-		cr_assert_eq(window__add(s, S(i), S(i + 1), slice(0, i < 2 ? "old" : "new", 7)), 0);
+		cr_assert_eq(window__add(s, S(10 * i), S(10 * i + 10),
+					 slice(0, i < 2 ? "old" : "new", 7)),
+			     0);
 	window__stats(s, &st);
 	cr_expect_eq(st.slices, 3);
 	cr_expect_eq(st.dropped_slices, 2);
@@ -147,11 +149,37 @@ Test(store, reconfigure_shrinks_to_the_new_cap)
 	struct window_stats st;
 
 	for (int i = 0; i < 8; i++)
-		cr_assert_eq(window__add(s, S(i), S(i + 1), slice(0, "f", 1)), 0);
+		cr_assert_eq(window__add(s, S(10 * i), S(10 * i + 10), slice(0, "f", 1)), 0);
 	o.cap_bytes = 1;
 	window__configure(s, &o);
 	window__stats(s, &st);
 	cr_expect_eq(st.slices, 0);
 	cr_expect_eq(st.dropped_slices, 8);
+	window__free(s);
+}
+
+/* A client asking every second closes a slice each time: the short ones join while they fit
+ * in one slice's time, so the slice count (and memory) stays that of the timer's slices. */
+Test(store, slices_cut_short_by_queries_join_the_one_before)
+{
+	struct window_opts o = {.window_s = 600, .cap_bytes = 1 << 20};
+	struct window *s = window__new(&o);
+	struct calltree *out = calltree__new();
+	struct window_stats st;
+
+	for (int i = 0; i < 10; i++)
+		cr_assert_eq(window__add(s, S(i), S(i + 1), slice(0, i % 2 ? "a" : "b", 3)), 0);
+	cr_assert_eq(window__add(s, S(10), S(20), slice(0, "c", 5)), 0);
+	window__stats(s, &st);
+	cr_expect_eq(st.slices, 2);
+	cr_expect_eq(st.merged_slices, 9);
+	cr_expect_eq(st.samples, 35);
+	cr_expect_eq(st.oldest_ns, S(0));
+	cr_expect_eq(st.newest_ns, S(20));
+	cr_assert_eq(window__query(s, 0, true, 0, out, NULL), 0);
+	cr_expect_eq(total_of(out, "a", NULL), 15);
+	cr_expect_eq(total_of(out, "b", NULL), 15);
+	cr_expect_eq(total_of(out, "c", NULL), 5);
+	calltree__free(out);
 	window__free(s);
 }

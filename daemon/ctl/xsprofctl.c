@@ -10,8 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,9 +68,13 @@ static const char usage_text[] =
 	"  flamegraph [--since DURATION] [--pid PID] -o FILE\n"
 	"                                 the rolling window's last DURATION (90s, 5m, 1h;\n"
 	"                                 default 5m), or with --pid, the attachment of PID's\n"
-	"  top [--since DURATION] [--number N] [--gpu-mode M]\n"
-	"                                 the window's top N functions (default 20) by self\n"
-	"                                 and total share (xsprofd's text report)\n"
+	"  top [--since DURATION] [--number N] [--pid PID] [--gpu-mode M] [--interval S]\n"
+	"      [--once]                   the hottest N functions (default 20) by self and\n"
+	"                                 total share, of the window or of PID's attachment;\n"
+	"                                 on a terminal live: the last 10 s (or DURATION),\n"
+	"                                 redrawn every S seconds (default 1) with samples/s,\n"
+	"                                 xsprofd's cost and GPU busy, q quits; once (default\n"
+	"                                 the last 5m) with --once or when stdout is not one\n"
 	"  fleet [OPTIONS] -o FILE [HOST[:PORT]...]\n"
 	"                                 ask many xsprofd hosts (serving TCP) at once, merge\n"
 	"                                 their profiles under a host or label root; see\n"
@@ -752,57 +759,27 @@ out:
 	return st;
 }
 
-/* top: the window's top functions, as xsprofd --report prints them. */
-static int cmd_top(int argc, char **argv)
+/* The report of one profile request (folded) into f: the top n functions by self and total. */
+static int top_report(const char *path, size_t n, FILE *f, uint64_t *ret_total)
 {
-	static const struct option lo[] = {{"since", required_argument, NULL, 'S'},
-					   {"number", required_argument, NULL, 'n'},
-					   {"gpu-mode", required_argument, NULL, 'M'},
-					   {}};
-	unsigned long since = 300, n = 20;
-	struct json_object *opts = json_object_new_object(), *v;
 	struct calltree *t = NULL;
-	size_t bad_line = 0;
-	char path[160], *end;
 	struct reply_buf b = {0};
-	int c, st = 0, err;
-	FILE *f;
+	size_t bad_line = 0;
+	int st, err;
+	FILE *in;
 
-	optind = 1;
-	while (!st && (c = getopt_long(argc, argv, "+S:n:", lo, NULL)) != -1) {
-		if (c == 'S') {
-			since = parse_duration(optarg);
-			if (!since)
-				st = usage_error("--since '%s': expected e.g. 90s, 5m or 1h",
-						 optarg);
-		} else if (c == 'n') {
-			n = strtoul(optarg, &end, 10);
-			if (!*optarg || *end || !n || n > 1000)
-				st = usage_error("--number '%s': expected 1..1000", optarg);
-		} else if (c != 'M' || !profile_opt(c, optarg, opts, &st)) {
-			st = usage_error("%s", "top takes --since DURATION, --number N and "
-					       "--gpu-mode cpu|gpu|merged");
-		}
-	}
-	if (!st && optind < argc)
-		st = usage_error("unexpected argument '%s'", argv[optind]);
-	if (!st) {
-		snprintf(path, sizeof(path), "/v1/profile?since_s=%lu&format=folded", since);
-		if (json_object_object_get_ex(opts, "gpu_mode", &v))
-			snprintf(path + strlen(path), sizeof(path) - strlen(path), "&gpu_mode=%s",
-				 json_object_get_string(v));
-		st = request("GET", path, NULL, &b, NULL);
-	}
-	json_object_put(opts);
+	st = request("GET", path, NULL, &b, NULL);
 	if (st)
 		return st;
 	t = calltree__new();
-	f = fmemopen(b.data, b.len, "r");
-	err = t && f ? diff__read_folded(f, t, &bad_line) : -ENOMEM;
-	if (f)
-		fclose(f);
-	if (!err)
-		err = report__write(t, n, "samples", stdout);
+	in = fmemopen(b.data, b.len ? b.len : 1, "r");
+	err = t && in ? diff__read_folded(in, t, &bad_line) : -ENOMEM;
+	if (in)
+		fclose(in);
+	if (ret_total)
+		*ret_total = t ? calltree__total(t) : 0;
+	if (!err && f)
+		err = report__write(t, n, strstr(path, "weight=us") ? "us" : "samples", f);
 	if (err) {
 		fprintf(stderr, "xsprofctl: top: %s%s\n", strerror(-err),
 			bad_line ? " (xsprofd sent a malformed profile)" : "");
@@ -811,6 +788,238 @@ static int cmd_top(int argc, char **argv)
 	calltree__free(t);
 	free(b.data);
 	return st;
+}
+
+struct top_status {
+	uint64_t samples, lost, kernels;
+	double cpu_pct;
+	int64_t rss_kib;
+	bool gpu;
+};
+
+static int top_status(struct top_status *ret)
+{
+	struct json_object *j, *o, *v;
+	struct reply_buf b;
+	int st = request("GET", "/v1/status", NULL, &b, NULL);
+
+	memset(ret, 0, sizeof(*ret));
+	if (st)
+		return st;
+	j = json_tokener_parse(b.data);
+	free(b.data);
+	if (!j)
+		return EXIT_DAEMON_ERROR;
+	if (json_object_object_get_ex(j, "counters", &o)) {
+		if (json_object_object_get_ex(o, "samples", &v))
+			ret->samples = (uint64_t)json_object_get_int64(v);
+		if (json_object_object_get_ex(o, "lost_ring_buffer_full", &v))
+			ret->lost = (uint64_t)json_object_get_int64(v);
+	}
+	if (json_object_object_get_ex(j, "cost", &o) &&
+	    json_object_object_get_ex(o, "own_cpu_pct", &v))
+		ret->cpu_pct = json_object_get_double(v);
+	if (json_object_object_get_ex(j, "memory", &o) &&
+	    json_object_object_get_ex(o, "rss_bytes", &v))
+		ret->rss_kib = json_object_get_int64(v) >> 10;
+	if (json_object_object_get_ex(j, "gpu", &o) &&
+	    json_object_object_get_ex(o, "kernels", &v)) {
+		ret->kernels = (uint64_t)json_object_get_int64(v);
+		ret->gpu = ret->kernels > 0;
+	}
+	json_object_put(j);
+	return EXIT_OK;
+}
+
+static volatile sig_atomic_t top_stop;
+
+static void top_on_signal(int sig)
+{
+	(void)sig;
+	top_stop = 1;
+}
+
+/* Seconds until a key; true when it was q (or the input ended). */
+static bool top_wait_key(double interval_s, bool tty_in)
+{
+	struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+	char c;
+
+	if (!tty_in) {
+		struct timespec ts = {(time_t)interval_s,
+				      (long)((interval_s - (double)(time_t)interval_s) * 1e9)};
+
+		nanosleep(&ts, NULL);
+		return false;
+	}
+	if (poll(&p, 1, (int)(interval_s * 1000)) <= 0)
+		return false;
+	if (read(STDIN_FILENO, &c, 1) != 1)
+		return true;
+	return c == 'q' || c == 'Q' || c == 3 /* ^C in raw mode */;
+}
+
+/* One screen: a status line, then the report; n shrinks to the terminal's height. */
+static int top_screen(const char *path, const char *gpu_path, size_t n, unsigned long since,
+		      const struct top_status *prev, struct top_status *cur, double dt)
+{
+	struct winsize ws;
+	char *buf = NULL, now_s[32];
+	size_t len = 0, rows_n = n;
+	uint64_t gpu_us = 0;
+	time_t now = time(NULL);
+	FILE *m;
+	int st;
+
+	if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_row > 12)
+		rows_n = (size_t)(ws.ws_row - 10) / 2 < n ? (size_t)(ws.ws_row - 10) / 2 : n;
+	st = top_status(cur);
+	if (st)
+		return st;
+	if (cur->gpu && gpu_path && (st = top_report(gpu_path, 0, NULL, &gpu_us)))
+		return st;
+	m = open_memstream(&buf, &len);
+	if (!m)
+		return EXIT_DAEMON_ERROR;
+	st = top_report(path, rows_n, m, NULL);
+	if (fclose(m) || st) {
+		free(buf);
+		return st ? st : EXIT_DAEMON_ERROR;
+	}
+	strftime(now_s, sizeof(now_s), "%H:%M:%S", localtime(&now));
+	printf("\033[H\033[2Jxsprof top %s: the last %lu s; q quits\n", now_s, since);
+	printf("%.0f samples/s, %llu lost; xsprofd %.2f%% of a CPU, %lld KiB",
+	       dt > 0 && cur->samples >= prev->samples ? (double)(cur->samples - prev->samples) / dt
+						       : 0.0,
+	       (unsigned long long)cur->lost, cur->cpu_pct, (long long)cur->rss_kib);
+	if (cur->gpu)
+		printf("; GPU busy %.1f%% (kernel time over %lu s), %.0f kernels/s",
+		       100.0 * (double)gpu_us / ((double)since * 1e6), since,
+		       dt > 0 && cur->kernels >= prev->kernels
+			       ? (double)(cur->kernels - prev->kernels) / dt
+			       : 0.0);
+	printf("\n\n");
+	fwrite(buf, 1, len, stdout);
+	fflush(stdout);
+	free(buf);
+	return EXIT_OK;
+}
+
+/* Refresh every interval until q, a signal or an error; the terminal is given back as found. */
+static int top_live(const char *path, const char *gpu_path, size_t n, unsigned long since,
+		    double interval_s)
+{
+	struct sigaction sa = {.sa_handler = top_on_signal}, old_int, old_term, old_hup;
+	struct top_status prev, cur;
+	struct termios old_tio, raw;
+	bool tty_in = isatty(STDIN_FILENO) && !tcgetattr(STDIN_FILENO, &old_tio);
+	struct timespec t0, t1;
+	int st = EXIT_OK;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	if (tty_in) {
+		raw = old_tio;
+		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+		raw.c_cc[VMIN] = 1;
+		raw.c_cc[VTIME] = 0;
+		tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+	}
+	fputs("\033[?1049h\033[?25l", stdout); /* the alternate screen, no cursor */
+	top_status(&prev);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!top_stop && !st) {
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		st = top_screen(path, gpu_path, n, since, &prev, &cur,
+				(double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+		prev = cur;
+		t0 = t1;
+		if (!st && top_wait_key(interval_s, tty_in))
+			break;
+	}
+	fputs("\033[?25h\033[?1049l", stdout);
+	fflush(stdout);
+	if (tty_in)
+		tcsetattr(STDIN_FILENO, TCSANOW, &old_tio);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	return st;
+}
+
+/*
+ * top: the hottest functions of the window (or of an attachment), as xsprofd --report prints
+ * them; live on a terminal, refreshing every second until q; once when stdout is not one.
+ */
+static int cmd_top(int argc, char **argv)
+{
+	static const struct option lo[] = {{"since", required_argument, NULL, 'S'},
+					   {"number", required_argument, NULL, 'n'},
+					   {"gpu-mode", required_argument, NULL, 'M'},
+					   {"pid", required_argument, NULL, 'p'},
+					   {"interval", required_argument, NULL, 'i'},
+					   {"once", no_argument, NULL, '1'},
+					   {}};
+	bool live = isatty(STDOUT_FILENO), since_set = false;
+	unsigned long since = 300, n = 20;
+	struct json_object *opts = json_object_new_object(), *v;
+	char path[200], gpu_path[200], *end;
+	double interval_s = 1.0;
+	long pid = 0;
+	int c, st = 0;
+
+	optind = 1;
+	while (!st && (c = getopt_long(argc, argv, "+S:n:p:", lo, NULL)) != -1) {
+		if (c == 'S') {
+			since = parse_duration(optarg);
+			since_set = true;
+			if (!since)
+				st = usage_error("--since '%s': expected e.g. 90s, 5m or 1h",
+						 optarg);
+		} else if (c == 'n') {
+			n = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || !n || n > 1000)
+				st = usage_error("--number '%s': expected 1..1000", optarg);
+		} else if (c == 'p') {
+			if (!parse_pid(optarg, &pid))
+				st = usage_error("--pid '%s': expected one process id (an attached "
+						 "one)",
+						 optarg);
+		} else if (c == 'i') {
+			interval_s = strtod(optarg, &end);
+			if (!*optarg || *end || !(interval_s >= 0.2 && interval_s <= 3600))
+				st = usage_error("--interval '%s': expected 0.2..3600 seconds",
+						 optarg);
+		} else if (c == '1') {
+			live = false;
+		} else if (c != 'M' || !profile_opt(c, optarg, opts, &st)) {
+			st = usage_error("%s",
+					 "top takes --since DURATION, --number N, --pid PID, "
+					 "--gpu-mode cpu|gpu|merged, --interval S and --once");
+		}
+	}
+	if (!st && optind < argc)
+		st = usage_error("unexpected argument '%s'", argv[optind]);
+	if (st) {
+		json_object_put(opts);
+		return st;
+	}
+	/* Live, the last 10 s by default: what is hot now. */
+	if (live && !since_set)
+		since = 10;
+	snprintf(path, sizeof(path), "/v1/profile?since_s=%lu&format=folded", since);
+	if (pid)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "&pid=%ld", pid);
+	snprintf(gpu_path, sizeof(gpu_path), "%s&gpu_mode=gpu&weight=us", path);
+	if (json_object_object_get_ex(opts, "gpu_mode", &v))
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "&gpu_mode=%s",
+			 json_object_get_string(v));
+	json_object_put(opts);
+	if (live)
+		return top_live(path, gpu_path, n, since, interval_s);
+	return top_report(path, n, stdout, NULL);
 }
 
 /* Start CMD stopped at a pipe, so the recording is running before it does anything. */

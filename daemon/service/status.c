@@ -392,6 +392,7 @@ struct json_object *status_json(struct service *s)
 	add_u64(st, "bytes", ss.bytes);
 	add_u64(st, "cap_bytes", ss.cap_bytes);
 	add_u64(st, "expired_slices", ss.expired_slices);
+	add_u64(st, "merged_slices", ss.merged_slices);
 	add_u64(st, "dropped_slices", ss.dropped_slices);
 	add_u64(st, "dropped_samples", ss.dropped_samples);
 	add_u64(st, "span_s", ss.newest_ns ? (ss.newest_ns - ss.oldest_ns) / 1000000000ull : 0);

@@ -89,6 +89,25 @@ int window__add(struct window *s, uint64_t start_ns, uint64_t end_ns, struct cal
 		calltree__free(tree);
 		return -E2BIG;
 	}
+	/* A slice cut short (a query closes the open one) joins the one before while both fit
+	 * in one slice's time: a client asking every second does not multiply the slices. */
+	if (s->n && end_ns - s->slices[s->n - 1].start_ns <= WINDOW_MERGE_NS) {
+		struct slice *last = &s->slices[s->n - 1];
+
+		if (!calltree__add_scaled(last->tree, tree, 1, 1)) {
+			size_t nb = tree_bytes(last->tree);
+
+			s->st.bytes = s->st.bytes - last->bytes + nb;
+			last->bytes = nb;
+			last->end_ns = end_ns;
+			s->st.samples += samples;
+			s->st.merged_slices++;
+			calltree__free(tree);
+			while (s->n > 1 && s->st.bytes > s->opts.cap_bytes)
+				drop_oldest(s, true);
+			return 0;
+		}
+	}
 	while (s->n && s->st.bytes + bytes > s->opts.cap_bytes)
 		drop_oldest(s, true);
 	if (s->n == s->cap) {

@@ -15,6 +15,9 @@
 struct calltree;
 struct window;
 
+/* Slices whose span together is at most this are kept as one (the service's slice time). */
+#define WINDOW_MERGE_NS (10ull * 1000000000ull)
+
 struct window_opts {
 	unsigned int window_s;
 	size_t cap_bytes;
@@ -26,6 +29,7 @@ struct window_stats {
 	size_t cap_bytes;
 	uint64_t samples;	       /* samples held now */
 	uint64_t expired_slices;       /* fell out of the window */
+	uint64_t merged_slices;	       /* cut short by a query and joined to the one before */
 	uint64_t dropped_slices;       /* evicted early to stay under the cap */
 	uint64_t dropped_samples;      /* samples in those */
 	uint64_t oldest_ns, newest_ns; /* CLOCK_MONOTONIC span held (0 when empty) */

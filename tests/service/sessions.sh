@@ -165,4 +165,25 @@ fi
 st=0
 ctl top --number 0 >/dev/null 2>&1 || st=$?
 [[ $st == 2 ]] && pass "top --number 0 is a usage error" || fail "top --number 0 exited $st"
+
+step "xsprofctl top, live under a pseudo-terminal: redrawn every second, q quits"
+"$split" 3000 3000 300 1 >/dev/null 2>&1 &
+live_split=$!
+# script gives top a terminal; q arrives after about three refreshes.
+st=0
+(sleep 3.5; printf q) | TERM=xterm timeout 30 script -qfec \
+	"stty rows 40 cols 100; $ctl --timeout 20 -s $sock top --interval 0.5" /dev/null \
+	>"$dir/live.txt" 2>&1 || st=$?
+kill "$live_split" 2>/dev/null; wait "$live_split" 2>/dev/null || true
+frames=$(grep -o 'xsprof top [0-9:]*: the last 10 s; q quits' "$dir/live.txt" | wc -l)
+[[ $st == 0 ]] && pass "q quit it (exit 0)" || fail "live top exited $st"
+((frames >= 3)) && pass "$frames screens drawn" || fail "$frames screens: $(head -c 400 "$dir/live.txt")"
+grep -q 'samples/s' "$dir/live.txt" && grep -q 'burn' "$dir/live.txt" &&
+	pass "each with the sampling rate and the workload's hottest function" ||
+	fail "live top lacks the rate or the workload: $(tail -c 600 "$dir/live.txt")"
+grep -q $'\e\[?1049l' "$dir/live.txt" && pass "the terminal's own screen given back" ||
+	fail "the alternate screen was not left"
+v=$(status_get 'j["store"]["merged_slices"]')
+((v >= 2)) && pass "its queries did not multiply the window's slices ($v joined)" ||
+	fail "only $v slices joined"
 exit 0
