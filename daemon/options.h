@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "cupti_inject/xsprof_wire.h"
+#include "daemon/base/api_socket.h"
 
 #define XSPROFD_MAX_PIDS    1024
 #define XSPROFD_MAX_TIDS    1024
@@ -19,8 +21,8 @@
 #define XSPROFD_MAX_CUDA_LIBS 8
 
 #define XSPROFD_DEFAULT_CONFIG	     "/etc/xsprof/xsprofd.conf"
-#define XSPROFD_DEFAULT_SOCKET	     "/run/xsprof/xsprofd.sock"
-#define XSPROFD_DEFAULT_CUPTI_SOCKET "/run/xsprof/cupti.sock"
+#define XSPROFD_DEFAULT_SOCKET	     XSPROF_API_SOCKET
+#define XSPROFD_DEFAULT_CUPTI_SOCKET XSPROF_WIRE_DEFAULT_SOCKET
 /* One-shot default: off 100 Hz so sampling does not run in lockstep with timer ticks. */
 #define XSPROFD_ONESHOT_FREQ 99
 /* Wall mode's default: its on-CPU part is sampled, its off-CPU part exact; at 999 Hz a part

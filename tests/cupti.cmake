@@ -16,6 +16,11 @@ target_link_libraries(xsprof-cupti-dump PRIVATE xsprof_gpu)
 if(TARGET xsprof_cupti)
 	xsprof_unit_test(test_cupti_encode SOURCES test_cupti_encode.c
 		LIBS xsprof_cupti_encode xsprof_gpu)
+	# The daemon's hand-typed CUPTI callback ids, checked by the real libcupti (no GPU needed).
+	xsprof_unit_test(test_cupti_ids SOURCES test_cupti_ids.c
+		LIBS xsprof_cuda ${XSPROF_CUPTI_LIBRARY})
+	target_include_directories(test_cupti_ids SYSTEM PRIVATE
+		${XSPROF_CUPTI_INCLUDE_DIR} ${CUDAToolkit_INCLUDE_DIRS})
 
 	# A stand-in libcupti so the library's glue runs end to end without a GPU.
 	add_library(xsprof_fake_cupti SHARED cupti_fixtures/fake_cupti.c)

@@ -13,7 +13,6 @@
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,7 +20,9 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 
+#include "daemon/base/api_socket.h"
 #include "daemon/base/atomic_file.h"
+#include "daemon/base/command.h"
 #include "daemon/base/cupti_lib_path.h"
 #include "daemon/ctl/fleet.h"
 #include "daemon/ctl/reply_buf.h"
@@ -38,7 +39,7 @@ enum {
 	EXIT_DENIED = 4,
 };
 
-#define DEFAULT_SOCKET	"/run/xsprof/xsprofd.sock"
+#define DEFAULT_SOCKET	XSPROF_API_SOCKET
 #define DEFAULT_TIMEOUT 30 /* seconds: connecting, and any answer but a recording's */
 #define MAX_DURATION_S	(7 * 24 * 3600.0) /* the daemon's own limit is lower */
 #define MAX_REPLY	(512u << 20)	  /* a profile can be large; not unbounded */
@@ -1022,33 +1023,20 @@ static int cmd_top(int argc, char **argv)
 	return top_report(path, n, stdout, NULL);
 }
 
-/* Start CMD stopped at a pipe, so the recording is running before it does anything. */
-static pid_t spawn_held(char **cmd, int *ret_release)
+/* CMD forked and held before its exec (base/command), with the CUDA injection library preset
+ * unless the user set one; NULL with the exit status of a shell's "not found" in *ret_st. */
+static struct command *spawn_held(char **cmd, int *ret_st)
 {
-	int p[2];
-	pid_t pid;
-	char c;
+	const char *lib = xsprof_cupti_lib_path(), *user = getenv(COMMAND_INJECTION_ENV);
+	struct command *l;
 
-	if (pipe2(p, O_CLOEXEC))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		const char *lib = xsprof_cupti_lib_path();
-
-		close(p[1]);
-		if (read(p[0], &c, 1) != 1)
-			_exit(127); /* the recording did not start */
-		if (!access(lib, R_OK))
-			setenv("CUDA_INJECTION64_PATH", lib, 0);
-		execvp(cmd[0], cmd);
-		fprintf(stderr, "xsprofctl: cannot run %s: %s\n", cmd[0], strerror(errno));
-		_exit(127);
+	l = command__new(cmd, (user && *user) || access(lib, R_OK) ? NULL : lib);
+	if (!l) {
+		fprintf(stderr, "xsprofctl: cannot run %s: %s\n", cmd[0],
+			errno == ENOENT ? "command not found" : strerror(errno));
+		*ret_st = errno == ENOENT ? 127 : 126;
 	}
-	close(p[0]);
-	*ret_release = p[1];
-	return pid;
+	return l;
 }
 
 struct record_args {
@@ -1177,8 +1165,9 @@ static int cmd_record(int argc, char **argv)
 		.req = json_object_new_object(), .pids = json_object_new_array(), .duration = 10};
 	struct progress prog = {.what = "recording"};
 	struct reply_buf b = {};
-	int st, release = -1, wst, cmd_st = -1;
-	pid_t child = 0;
+	struct command *child = NULL;
+	int st, cmd_st = -1, err;
+	bool released = false;
 	char path[64];
 	long id;
 
@@ -1186,14 +1175,10 @@ static int cmd_record(int argc, char **argv)
 	if (st)
 		goto out;
 	if (a.cmd) {
-		child = spawn_held(a.cmd, &release);
-		if (child < 0) {
-			fprintf(stderr, "xsprofctl: cannot start %s: %s\n", a.cmd[0],
-				strerror(errno));
-			st = EXIT_DAEMON_ERROR;
+		child = spawn_held(a.cmd, &st);
+		if (!child)
 			goto out;
-		}
-		json_object_array_add(a.pids, json_object_new_int64(child));
+		json_object_array_add(a.pids, json_object_new_int64(command__pid(child)));
 		json_object_object_add(a.req, "until_exit", json_object_new_boolean(true));
 		a.duration = 3600; /* until it exits, within the daemon's --max-record */
 		prog.what = a.cmd[0];
@@ -1201,12 +1186,12 @@ static int cmd_record(int argc, char **argv)
 	id = record_start(&a, &st);
 	if (!id)
 		goto out;
-	if (release >= 0) {
+	if (child) {
 		/* Recording: let the command run. */
-		if (write(release, "g", 1) != 1)
-			perror("xsprofctl: releasing the command");
-		close(release);
-		release = -1;
+		err = command__release(child);
+		released = true;
+		if (err)
+			fprintf(stderr, "xsprofctl: cannot run %s: %s\n", a.cmd[0], strerror(-err));
 	}
 	prog.total_s = a.cmd ? 0 : a.duration;
 	prog.wait_s = a.duration;
@@ -1217,13 +1202,10 @@ static int cmd_record(int argc, char **argv)
 		st = save(a.out, &b, output__format_name(a.fmt));
 	free(b.data);
 out:
-	if (release >= 0)
-		close(release); /* the child sees EOF and exits 127 without running CMD */
-	if (child > 0 && waitpid(child, &wst, 0) == child) {
-		cmd_st = WIFEXITED(wst) ? WEXITSTATUS(wst) : 128 + WTERMSIG(wst);
-		if (!json_out && !quiet)
-			fprintf(stderr, "xsprofctl: %s exited with status %d\n", a.cmd[0], cmd_st);
-	}
+	/* Never released (the recording did not start): killed and reaped by command__free. */
+	if (child && released && command__reap(child, true, &cmd_st) == 1 && !json_out && !quiet)
+		fprintf(stderr, "xsprofctl: %s exited with status %d\n", a.cmd[0], cmd_st);
+	command__free(child);
 	json_object_put(a.pids);
 	json_object_put(a.req);
 	/* Like env(1) and xsprofd: the command's status once the profile is saved. */

@@ -130,10 +130,7 @@ const size_t cuda_nr_apis = sizeof(cuda_apis) / sizeof(cuda_apis[0]);
 
 /* The launch APIs libxsprof_cupti fires xsprof:launch for (cupti_runtime_cbid.h and
  * cupti_driver_cbid.h of CUDA 13; the numbers are stable across releases). */
-static const struct {
-	uint16_t domain, cbid; /* CUPTI_CB_DOMAIN_DRIVER_API 1, _RUNTIME_API 2 */
-	const char *name;
-} cupti_apis[] = {
+const struct cupti_api cupti_apis[] = {
 	{2, 211, "cudaLaunchKernel"},
 	{2, 214, "cudaLaunchKernel_ptsz"},
 	{2, 430, "cudaLaunchKernelExC"},
@@ -229,9 +226,11 @@ const char *cuda_api__name(unsigned int api)
 	return NULL;
 }
 
+const size_t cupti_nr_apis = sizeof(cupti_apis) / sizeof(cupti_apis[0]);
+
 const char *cupti_api__name(uint32_t api)
 {
-	for (size_t i = 0; i < sizeof(cupti_apis) / sizeof(cupti_apis[0]); i++)
+	for (size_t i = 0; i < cupti_nr_apis; i++)
 		if (cupti_apis[i].domain == api >> 16 && cupti_apis[i].cbid == (api & 0xffff))
 			return cupti_apis[i].name;
 	return NULL;
@@ -243,7 +242,7 @@ bool cuda_api__usdt_covers(unsigned int api)
 
 	if (!name)
 		return false;
-	for (size_t i = 0; i < sizeof(cupti_apis) / sizeof(cupti_apis[0]); i++)
+	for (size_t i = 0; i < cupti_nr_apis; i++)
 		if (!strcmp(cupti_apis[i].name, name))
 			return true;
 	return false;

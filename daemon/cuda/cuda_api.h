@@ -27,6 +27,17 @@ const struct cuda_api *cuda_api__by_name(const char *name);
 const char *cuda_api__name(unsigned int api);
 /* Whether xsprof:launch reports calls of this API (its entry uprobe is then redundant). */
 bool cuda_api__usdt_covers(unsigned int api);
+/* The launch APIs libxsprof_cupti fires xsprof:launch for, by CUPTI callback id (numbers of
+ * cupti_runtime_cbid.h and cupti_driver_cbid.h; tests/test_cupti_ids.c asks the real libcupti
+ * for each one's name). */
+struct cupti_api {
+	uint16_t domain, cbid; /* CUPTI_CB_DOMAIN_DRIVER_API 1, _RUNTIME_API 2 */
+	const char *name;
+};
+
+extern const struct cupti_api cupti_apis[];
+extern const size_t cupti_nr_apis;
+
 /* A CUPTI (domain << 16 | cbid)'s function name, or NULL. */
 const char *cupti_api__name(uint32_t api);
 
