@@ -22,8 +22,17 @@ static const char *const parts[NPARTS] = {"compute_fn", "sleep_fn", "pipe_fn", "
 struct truth {
 	double us[NPARTS];
 	double total;
-	double compute_cpu; /* compute_fn's time on a CPU: the rest it was preempted */
+	double compute_cpu;    /* compute_fn's time on a CPU: the rest it was preempted */
+	double compute_waited; /* ... of the rest, on a run queue (the rest of it: VM steal) */
 };
+
+/* compute_fn's time taken by the hypervisor (neither on a CPU nor switched out), in us. */
+static double stolen_us(const struct truth *t)
+{
+	double s = t->us[0] - t->compute_cpu - t->compute_waited;
+
+	return s > 0 ? s : 0;
+}
 
 static void read_truth(const char *path, struct truth *t)
 {
@@ -44,9 +53,11 @@ static void read_truth(const char *path, struct truth *t)
 			t->total = v, got++;
 		if (!strcmp(name, "compute_fn_cpu"))
 			t->compute_cpu = v, got++;
+		if (!strcmp(name, "compute_fn_waited"))
+			t->compute_waited = v, got++;
 	}
 	free(text);
-	cr_assert_eq(got, NPARTS + 2, "workload output incomplete");
+	cr_assert_eq(got, NPARTS + 3, "workload output incomplete");
 }
 
 /* Weights of the main thread's stacks (not the helper's) under each part, and in all. */
@@ -96,7 +107,7 @@ Test(offcpu, wall_view_gives_each_part_its_measured_share, .timeout = 120)
 {
 	const char *out = test_path("wall", ".folded"), *err = test_path("wall", ".err");
 	const char *wout = test_path("wall", ".out");
-	double us[NPARTS], total;
+	double us[NPARTS], total, stolen;
 	struct truth t = {0};
 
 	run_mode("wall", out, wout, err);
@@ -106,12 +117,18 @@ Test(offcpu, wall_view_gives_each_part_its_measured_share, .timeout = 120)
 	/* The loop is most of the thread's life; start-up and exit come on top. */
 	cr_expect(total > 0.9 * t.total && total < 1.2 * t.total,
 		  "the main thread adds up to %.0f us, its loop took %.0f us", total, t.total);
+	/* Time the hypervisor stole from the VM during compute_fn is seen by no profiler: the
+	 * computing's share may be short of it, the waits' long by it. */
+	stolen = 100.0 * stolen_us(&t) / t.total;
+	if (stolen > 0.5)
+		cr_log_info("compute_fn lost %.1f%% of the loop to the hypervisor (steal)\n",
+			    stolen);
 	for (int k = 0; k < NPARTS; k++) {
 		double want = 100.0 * t.us[k] / t.total, got = 100.0 * us[k] / total;
 
 		cr_log_info("%-10s measured %5.1f%%, profiled %5.1f%%\n", parts[k], want, got);
-		cr_expect(got > want - 2 && got < want + 2, "%s: %.1f%% profiled, %.1f%% measured",
-			  parts[k], got, want);
+		cr_expect(got > want - 2 - (k ? 0 : stolen) && got < want + 2 + (k ? stolen : 0),
+			  "%s: %.1f%% profiled, %.1f%% measured", parts[k], got, want);
 	}
 }
 
@@ -134,10 +151,12 @@ Test(offcpu, offcpu_view_holds_the_waits_not_the_computing, .timeout = 120)
 	for (int k = 1; k < NPARTS; k++)
 		cr_expect(us[k] > 0.85 * t.us[k] && us[k] < 1.1 * t.us[k],
 			  "%s: %.0f us off the CPU, %.0f us measured", parts[k], us[k], t.us[k]);
-	/* Computing is off the CPU only when preempted (a busy machine does): as it measured. */
-	cr_expect(fabs(us[0] - (t.us[0] - t.compute_cpu)) <= 0.1 * t.us[0] + 2000,
-		  "compute_fn: %.0f us off the CPU of %.0f, preempted %.0f", us[0], t.us[0],
-		  t.us[0] - t.compute_cpu);
+	/* Computing is off the CPU only when preempted (a busy machine does): as long as it
+	 * waited on a run queue (time the hypervisor stole is not a switch). */
+	cr_expect(fabs(us[0] - t.compute_waited) <= 0.1 * t.us[0] + 2000,
+		  "compute_fn: %.0f us off the CPU of %.0f, waited %.0f on a run queue (%.0f "
+		  "stolen)",
+		  us[0], t.us[0], t.compute_waited, stolen_us(&t));
 	/* Each wait's share of the waits' off-CPU time, as measured, within 2 points (the
 	 * computing is off the CPU only when preempted, which a busy machine does). */
 	for (int k = 1; k < NPARTS; k++) {
