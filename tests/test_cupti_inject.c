@@ -146,13 +146,26 @@ static void expect_one_line(const struct child_run *r, const char *part)
 	cr_assert(strstr(r->err, part), "want \"%s\" in:\n%s", part, r->err);
 }
 
-Test(cupti_inject, real_cupti_without_a_gpu)
+/* Whether this machine has an NVIDIA GPU with its driver loaded. */
+static bool have_gpu(void)
+{
+	return !access("/dev/nvidiactl", F_OK) && !access("/proc/driver/nvidia/version", F_OK);
+}
+
+Test(cupti_inject, real_cupti_with_or_without_a_gpu)
 {
 	struct child_run r;
 
-	/* No GPU, no driver here: CUPTI refuses, and the library says so once and steps aside. */
 	run_host("init3", false, &r);
-	expect_one_line(&r, "GPU activity is not recorded");
+	if (!have_gpu()) {
+		/* No GPU, no driver: CUPTI refuses, and the library says so once, steps aside. */
+		expect_one_line(&r, "GPU activity is not recorded");
+		return;
+	}
+	/* With one, CUPTI takes the subscription: the process runs on and nothing is refused. */
+	expect_ok(&r);
+	cr_expect(!strstr(r.err, "GPU activity is not recorded"), "%s", r.err);
+	cr_expect(!strstr(r.err, "cannot load libcupti"), "%s", r.err);
 }
 
 Test(cupti_inject, libcupti_missing)

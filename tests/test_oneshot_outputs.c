@@ -213,6 +213,13 @@ Test(oneshot_outputs, gpu_kernels_under_their_launching_frames)
 	free(txt);
 	free(log);
 }
+#else
+/* Never compiled away quietly: without the CUDA toolkit at configure time the test is missing. */
+Test(oneshot_outputs, gpu_join_end_to_end_was_built)
+{
+	cr_assert_fail("xs_usdt_gpu was not built (no CUDA toolkit at configure time; set "
+		       "CUDAToolkit_ROOT): the end-to-end GPU join is not tested");
+}
 #endif
 
 /* --group-by: in pprof the group and the process name are sample labels, not frames. */
