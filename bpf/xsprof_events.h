@@ -135,7 +135,7 @@ _Static_assert(sizeof(struct xsprof_owner_stats) == 32, "xsprof_owner_stats layo
 #define XSPROF_TIMED_EVERY 16
 
 /*
- * Process lifetime (bpf/proc.bpf.c -> daemon/probes/proc_events.c). The daemon snapshots a process's
+ * Process lifetime (bpf/task_events.bpf.c -> daemon/probes/proc_events.c). The daemon snapshots a process's
  * mappings when these arrive, before a short-lived process is gone: exec and the loader's
  * library events wake the reader at once; exit does not need to (ring buffer order keeps it after
  * the process's samples and before those of a later process with the same pid).
@@ -162,7 +162,7 @@ struct xsprof_proc_exit {
 
 _Static_assert(sizeof(struct xsprof_proc_exit) == 16, "xsprof_proc_exit layout");
 
-/* Per-CPU counters of bpf/proc.bpf.c. */
+/* Per-CPU counters of bpf/task_events.bpf.c. */
 struct xsprof_proc_stats {
 	__u64 execs;
 	__u64 exits;

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "daemon/base/clock.h"
 #include "cupti_inject/transport.h"
 
 #include <errno.h>
@@ -31,14 +32,6 @@ struct cupti_transport {
 	uint64_t dropped_other;
 	bool stats_dirty; /* counters changed since the daemon last heard them */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 struct cupti_transport *cupti_transport__new(const struct cupti_transport_opts *opts)
 {
@@ -139,12 +132,12 @@ static void drop_connection(struct cupti_transport *t)
 		t->head_sent = 0;
 	}
 	t->stats_dirty = true;
-	t->next_attempt_ns = now_ns() + (uint64_t)t->reconnect_ms * 1000000ull;
+	t->next_attempt_ns = clock__mono_ns() + (uint64_t)t->reconnect_ms * 1000000ull;
 }
 
 static int try_connect(struct cupti_transport *t)
 {
-	uint64_t now = now_ns();
+	uint64_t now = clock__mono_ns();
 	ssize_t n;
 	int fd;
 
@@ -235,7 +228,7 @@ static int send_some(struct cupti_transport *t)
 
 int cupti_transport__flush(struct cupti_transport *t, int wait_ms)
 {
-	uint64_t deadline = now_ns() + (uint64_t)(wait_ms > 0 ? wait_ms : 0) * 1000000ull;
+	uint64_t deadline = clock__mono_ns() + (uint64_t)(wait_ms > 0 ? wait_ms : 0) * 1000000ull;
 	int err;
 
 	for (;;) {
@@ -248,7 +241,7 @@ int cupti_transport__flush(struct cupti_transport *t, int wait_ms)
 		err = send_some(t);
 		if (err != -EAGAIN)
 			return err;
-		uint64_t now = now_ns();
+		uint64_t now = clock__mono_ns();
 		if (wait_ms <= 0 || now >= deadline)
 			return -EAGAIN;
 		struct pollfd p = {.fd = t->fd, .events = POLLOUT};

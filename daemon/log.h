@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Daemon logging: stderr, with syslog priorities so journald can tell levels apart later. */
+/* Daemon logging: stderr, with a "<N>" syslog priority prefix under systemd (JOURNAL_STREAM) so
+ * the journal keeps each line's level. */
 #ifndef XSPROF_DAEMON_LOG_H
 #define XSPROF_DAEMON_LOG_H
 

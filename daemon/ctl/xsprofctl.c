@@ -20,6 +20,7 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 
+#include "daemon/base/clock.h"
 #include "daemon/base/api_socket.h"
 #include "daemon/base/atomic_file.h"
 #include "daemon/base/command.h"
@@ -152,18 +153,10 @@ struct progress {
 	double last;
 };
 
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int on_progress(void *ctx, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
 {
 	struct progress *p = ctx;
-	double now = mono(), el = now - p->start;
+	double now = clock__mono_s(), el = now - p->start;
 
 	if (now - p->last < 0.25)
 		return 0;
@@ -1195,7 +1188,7 @@ static int cmd_record(int argc, char **argv)
 	}
 	prog.total_s = a.cmd ? 0 : a.duration;
 	prog.wait_s = a.duration;
-	prog.start = mono();
+	prog.start = clock__mono_s();
 	snprintf(path, sizeof(path), "/v1/recordings/%ld", id);
 	st = request("GET", path, NULL, &b, &prog);
 	if (!st)

@@ -21,6 +21,7 @@
 #include "daemon/cuda/cuda_api.h"
 #include "daemon/cuda/cuda_elf.h"
 #include "daemon/cuda/cuda_probes.h"
+#include "daemon/symbolize/proc_maps.h"
 #include "daemon/cuda/cuda_waits.h"
 #include "daemon/cuda/uprobe_multi.h"
 #include "daemon/cuda/launch_store.h"
@@ -583,52 +584,43 @@ static int open_mapped(pid_t pid, unsigned long start, unsigned long end, unsign
 
 int cuda_probes__attach_pid(struct cuda_probes *cp, pid_t pid)
 {
-	char buf[64], *line = NULL;
+	struct proc_maps *maps;
 	struct stat exe;
-	size_t cap = 0;
+	char buf[64];
 	int n = 0, err = 0;
 	bool have_exe;
-	FILE *f;
 
 	snprintf(buf, sizeof(buf), "/proc/%d/exe", (int)pid);
 	have_exe = !stat(buf, &exe);
-	snprintf(buf, sizeof(buf), "/proc/%d/maps", (int)pid);
-	f = fopen(buf, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (getline(&line, &cap, f) > 0) {
-		unsigned long start, end, off, ino;
-		unsigned int maj, mnr;
-		char perms[5], *path, *nl;
-		int pos = 0, fd, ret;
+	maps = proc_maps__read(NULL, pid);
+	if (!maps)
+		return -errno;
+	for (size_t i = 0; i < proc_maps__count(maps); i++) {
+		const struct proc_map *m = proc_maps__at(maps, i);
+		int fd, ret;
 
-		if (sscanf(line, "%lx-%lx %4s %lx %x:%x %lu %n", &start, &end, perms, &off, &maj,
-			   &mnr, &ino, &pos) < 7 ||
-		    !pos || perms[2] != 'x' || !ino)
+		if (!(m->perms & PROC_MAP_EXEC) || !m->inode || !m->path)
 			continue;
-		path = line + pos;
-		if ((nl = strchr(path, '\n')))
-			*nl = '\0';
 		/* The executable, for a runtime linked in statically. */
-		if (!is_gpu_library(path) &&
-		    !(have_exe && exe.st_ino == ino && major(exe.st_dev) == maj &&
-		      minor(exe.st_dev) == mnr))
+		if (!is_gpu_library(m->path) &&
+		    !(have_exe && exe.st_ino == m->inode && major(exe.st_dev) == m->dev_major &&
+		      minor(exe.st_dev) == m->dev_minor))
 			continue;
-		fd = open_mapped(pid, start, end, maj, mnr, ino, path);
+		fd = open_mapped(pid, m->start, m->end, m->dev_major, m->dev_minor, m->inode,
+				 m->path);
 		if (fd < 0) {
 			err = fd;
-			set_error(cp, err, "opening %s of pid %d", path, (int)pid);
+			set_error(cp, err, "opening %s of pid %d", m->path, (int)pid);
 			continue;
 		}
-		ret = attach_fd(cp, probe_pid(cp, pid), fd, path);
+		ret = attach_fd(cp, probe_pid(cp, pid), fd, m->path);
 		close(fd);
 		if (ret < 0)
 			err = ret;
 		else
 			n += ret;
 	}
-	free(line);
-	fclose(f);
+	proc_maps__free(maps);
 	return n ? n : err;
 }
 
@@ -710,9 +702,7 @@ static int on_cuda_record(void *ctx, const void *data, size_t size)
 static const struct lib_ranges *ranges_of(struct cuda_probes *cp, pid_t pid)
 {
 	struct lib_ranges *lr;
-	char path[64], *line = NULL;
-	size_t cap = 0;
-	FILE *f;
+	struct proc_maps *maps;
 
 	for (int i = 0; i < MAX_RANGE_PIDS; i++)
 		if (cp->ranges[i].pid == pid)
@@ -721,28 +711,21 @@ static const struct lib_ranges *ranges_of(struct cuda_probes *cp, pid_t pid)
 	cp->next_range = (cp->next_range + 1) % MAX_RANGE_PIDS;
 	memset(lr, 0, sizeof(*lr));
 	lr->pid = pid;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	maps = proc_maps__read(NULL, pid);
+	if (!maps)
 		return lr; /* gone: nothing trimmed */
-	while (getline(&line, &cap, f) > 0 && lr->n < MAX_RANGES) {
-		unsigned long start, end;
-		char perms[5], *nl;
-		int pos = 0;
+	for (size_t i = 0; i < proc_maps__count(maps) && lr->n < MAX_RANGES; i++) {
+		const struct proc_map *m = proc_maps__at(maps, i);
 
-		if (sscanf(line, "%lx-%lx %4s %*x %*x:%*x %*u %n", &start, &end, perms, &pos) < 3 ||
-		    !pos || perms[2] != 'x')
+		if (!(m->perms & PROC_MAP_EXEC) || !m->path)
 			continue;
-		if ((nl = strchr(line + pos, '\n')))
-			*nl = '\0';
-		if (is_gpu_library(line + pos) || !strncmp(base_name(line + pos), "libcupti", 8)) {
-			lr->r[lr->n].start = start;
-			lr->r[lr->n].end = end;
+		if (is_gpu_library(m->path) || !strncmp(base_name(m->path), "libcupti", 8)) {
+			lr->r[lr->n].start = m->start;
+			lr->r[lr->n].end = m->end;
 			lr->n++;
 		}
 	}
-	free(line);
-	fclose(f);
+	proc_maps__free(maps);
 	return lr;
 }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "daemon/cuda/usdt_site.h"
+#include "daemon/symbolize/proc_maps.h"
 
 const char *usdt_site_mode__name(enum usdt_site_mode mode)
 {
@@ -39,44 +40,35 @@ enum usdt_site_mode usdt_site__decode(const uint8_t *insn, size_t len)
 	return USDT_SITE_UNKNOWN;
 }
 
-/* The address at which pid maps file offset off of (dev, ino) executable, or 0. */
-static uint64_t site_address(FILE *maps, dev_t dev, ino_t ino, uint64_t off)
+/* The address at which maps has file offset off of (dev, ino) executable, or 0. */
+static uint64_t site_address(const struct proc_maps *maps, dev_t dev, ino_t ino, uint64_t off)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	uint64_t addr = 0;
+	for (size_t i = 0; i < proc_maps__count(maps); i++) {
+		const struct proc_map *m = proc_maps__at(maps, i);
 
-	while (!addr && getline(&line, &cap, maps) > 0) {
-		unsigned long start, end, moff, inode;
-		unsigned int maj, mnr;
-		char perms[5];
-
-		if (sscanf(line, "%lx-%lx %4s %lx %x:%x %lu", &start, &end, perms, &moff, &maj,
-			   &mnr, &inode) != 7 ||
-		    perms[2] != 'x' || inode != ino || major(dev) != maj || minor(dev) != mnr)
+		if (!(m->perms & PROC_MAP_EXEC) || m->inode != ino || m->dev_major != major(dev) ||
+		    m->dev_minor != minor(dev))
 			continue;
-		if (off >= moff && off - moff < end - start)
-			addr = start + (off - moff);
+		if (off >= m->offset && off - m->offset < m->end - m->start)
+			return m->start + (off - m->offset);
 	}
-	free(line);
-	return addr;
+	return 0;
 }
 
 int usdt_site__read(pid_t pid, dev_t dev, ino_t ino, uint64_t off, enum usdt_site_mode *ret_mode)
 {
 	char path[64];
 	uint8_t insn[5];
+	struct proc_maps *maps;
 	uint64_t addr;
 	ssize_t n;
-	FILE *maps;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	maps = fopen(path, "re");
+	maps = proc_maps__read(NULL, pid);
 	if (!maps)
-		return errno == ENOENT ? -ESRCH : -errno;
+		return -errno;
 	addr = site_address(maps, dev, ino, off);
-	fclose(maps);
+	proc_maps__free(maps);
 	if (!addr)
 		return -ENOENT;
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);

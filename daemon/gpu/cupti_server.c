@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "daemon/base/clock.h"
 #include "daemon/gpu/cupti_server.h"
 
 #include <errno.h>
@@ -224,18 +225,10 @@ void cupti_server__stats(const struct cupti_server *s, struct cupti_server_stats
 	gpu_store__stats(s->store, &ret->store);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Close the connections that sent nothing for idle_ns, or no hello within hello_ns. */
 static void sweep_idle(struct cupti_server *s)
 {
-	uint64_t now = mono_ns(), ticks;
+	uint64_t now = clock__mono_ns(), ticks;
 
 	if (read(s->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		s->st.accept_errors++;
@@ -300,7 +293,7 @@ static void accept_some(struct cupti_server *s)
 		}
 		c->fd = fd;
 		c->slot = slot;
-		c->accepted_ns = c->last_ns = mono_ns();
+		c->accepted_ns = c->last_ns = clock__mono_ns();
 		c->pid = (uint32_t)cred.pid;
 		c->uid = (uint32_t)cred.uid;
 		ev.data.ptr = c;
@@ -427,7 +420,7 @@ static int conn_readable(struct cupti_server *s, unsigned slot)
 		}
 		s->st.bytes += (uint64_t)n;
 		c->fill += (size_t)n;
-		c->last_ns = mono_ns();
+		c->last_ns = clock__mono_ns();
 		r = parse_buffered(s, c);
 		if (r < 0) {
 			s->st.malformed++;

@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include <systemd/sd-event.h>
 
+#include "daemon/base/clock.h"
 #include "daemon/base/proc_stat.h"
 #include "daemon/probes/bpf_cost.h"
 #include "daemon/probes/cgroup_path.h"
@@ -51,15 +52,6 @@
 
 /* Samples kept for a Chrome trace: 24 bytes each, so 240 MiB at most. */
 #define MAX_TIMELINE_SAMPLES (10u * 1000 * 1000)
-
-static double cpu_seconds(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
 
 int xsprof_libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -950,7 +942,7 @@ static int build_profile(struct run *r)
 	struct profile_data *pd = &r->pd;
 	uint64_t timeline_dropped = 0;
 	struct fold_stats fs = {};
-	double cpu1 = cpu_seconds();
+	double cpu1 = clock__cpu_s();
 	int err;
 
 	malloc_trim(0); /* the naming below is the run's memory peak: start it lean */
@@ -1004,7 +996,7 @@ static int build_profile(struct run *r)
 		return 1;
 	}
 	pd->waits = r->waits;
-	recording_report(r->rec, o, cpu_seconds() - cpu1, &fs, r->sym);
+	recording_report(r->rec, o, clock__cpu_s() - cpu1, &fs, r->sym);
 	if (timeline_dropped)
 		log_warn("%llu samples left off the timeline (the Chrome trace keeps %u at most, "
 			 "or memory ran out); the flamegraph outputs still count them",

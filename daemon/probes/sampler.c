@@ -665,16 +665,6 @@ void sampler__user_stats(const struct sampler *s, struct sampler_stats *ret)
 	*ret = s->ustats;
 }
 
-int sampler__prog_id(const struct sampler *s)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.xsprof_sample_cpu), &info, &len))
-		return -errno;
-	return info.id;
-}
-
 void sampler__free(struct sampler *s)
 {
 	if (!s)

@@ -157,8 +157,6 @@ int sampler__owner_stats(const struct sampler *s, struct xsprof_owner_stats *ret
  * thread, then taken over on the loop's). */
 void sampler__set_sample_fn(struct sampler *s, sampler_sample_fn fn, void *ctx);
 int sampler__unwind_stats(const struct sampler *s, struct xsprof_unwind_stats *ret_total);
-/* Ids of the loaded BPF programs (for cost accounting with bpf_stats). */
-int sampler__prog_id(const struct sampler *s);
 
 /* Parse a CPU list like "0-3,8,10-11" into a bitmap of nbits; -EINVAL on junk. */
 int parse_cpu_list(const char *s, bool *ret_mask, int nbits);

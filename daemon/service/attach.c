@@ -133,14 +133,14 @@ static void end_attachment(struct service *s, struct attachment *a, const char *
 		return;
 	if (s->cupti)
 		cupti_server__drain(s->cupti, CUPTI_DRAIN_BATCHES);
-	close_one(s, a, now_ns());
+	close_one(s, a, clock__mono_ns());
 	lasting__stop(&a->prof);
 	sd_event_source_disable_unref(a->exit_watch);
 	a->exit_watch = NULL;
 	if (a->pidfd >= 0)
 		close(a->pidfd);
 	a->pidfd = -1;
-	a->ended_ns = now_ns();
+	a->ended_ns = clock__mono_ns();
 	snprintf(a->note, sizeof(a->note), "%s", why);
 	log_info("%s ended: %s; kept until fetched or %u s old", a->name, why, s->opts->window_s);
 }
@@ -203,7 +203,7 @@ void attachments__recheck(struct service *s)
 struct json_object *attachments__json(struct service *s)
 {
 	struct json_object *arr = json_object_new_array();
-	uint64_t now = now_ns();
+	uint64_t now = clock__mono_ns();
 
 	for (int i = 0; i < s->nr_attached; i++) {
 		const struct attachment *a = s->attached[i];
@@ -353,7 +353,7 @@ static int attachment_start(struct service *s, struct attachment *a, struct samp
 	err = recording__start(a->prof.rec);
 	if (err)
 		return err;
-	a->prof.slice_start_ns = a->attached_ns = now_ns();
+	a->prof.slice_start_ns = a->attached_ns = clock__mono_ns();
 	/* Map it now: its names survive it exiting. */
 	symbolizer__add_process(s->sym, a->pid);
 	return 0;
@@ -517,7 +517,7 @@ static enum MHD_Result attach(struct service *s, struct req *q, struct MHD_Conne
 	}
 	/* Listed (its slot held) while its sampler loads; the request waits for it. */
 	s->attached[s->nr_attached++] = a;
-	http__suspend(c, now_ns() + ATTACH_WAIT_NS);
+	http__suspend(c, clock__mono_ns() + ATTACH_WAIT_NS);
 	(void)out;
 	(void)what;
 	return MHD_YES;
@@ -573,7 +573,7 @@ enum MHD_Result api_attachment_profile(struct service *s, struct req *q, struct 
 	struct attachment *a;
 	char title[200], *buf = NULL, *end;
 	unsigned long pid;
-	uint64_t from = 0, now = now_ns();
+	uint64_t from = 0, now = clock__mono_ns();
 	size_t len = 0;
 	enum MHD_Result ret;
 	FILE *out;

@@ -17,6 +17,7 @@
 
 #include <systemd/sd-event.h>
 
+#include "daemon/base/clock.h"
 #include "daemon/service/http.h"
 #include "daemon/log.h"
 #include "daemon/base/path_lock.h"
@@ -206,14 +207,6 @@ struct http_server {
 	struct http_server_stats st;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static int run_mhd(struct http_server *s)
 {
 	MHD_UNSIGNED_LONG_LONG ms;
@@ -334,7 +327,7 @@ void http__authenticated(struct MHD_Connection *mc, bool ok, bool sent)
 	struct http_conn *c = conn_of(mc);
 	struct http_server *s = c ? c->srv : NULL;
 	struct token_peer *p;
-	uint64_t now = mono_ns();
+	uint64_t now = clock__mono_ns();
 
 	if (!c || !s->tcp)
 		return;
@@ -448,7 +441,7 @@ static void accept_one(struct http_server *s, int fd, const struct sockaddr_stor
 {
 	struct http_conn *c;
 	bool privileged = false;
-	uint64_t key = 0, now = mono_ns();
+	uint64_t key = 0, now = clock__mono_ns();
 	const char *why;
 
 	if (peer_key(s, fd, sa, &key, &privileged)) {
@@ -534,7 +527,7 @@ static bool peer_hung_up(int fd)
 static int on_sweep(sd_event_source *src, uint64_t usec, void *ctx)
 {
 	struct http_server *s = ctx;
-	uint64_t now = mono_ns();
+	uint64_t now = clock__mono_ns();
 
 	for (struct http_conn *c = s->conns; c; c = c->next) {
 		if (c->phase == PHASE_WAITING) {
@@ -648,7 +641,7 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
 	if (c) {
 		/* Keep-alive: the next request has the same deadline to arrive. */
 		c->phase = PHASE_HEADERS;
-		c->since_ns = mono_ns();
+		c->since_ns = clock__mono_ns();
 		c->expired = false;
 	}
 	if (s->completed)

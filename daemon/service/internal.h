@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 #include <systemd/sd-event.h>
 
+#include "daemon/base/clock.h"
 #include "bpf/xsprof_events.h"
 #include "daemon/service/http.h"
 #include "daemon/service/lasting.h"
@@ -181,14 +182,6 @@ struct req {
 	char *attach_body; /* JSON */
 	bool resumed;
 };
-
-static inline uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 const char *content_type(enum output_format f);
 enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *type,

@@ -125,7 +125,7 @@ static struct start_budget *start_budget_of(struct service *s, uid_t uid, uint64
 
 bool start_allowed(struct service *s, struct req *q, struct MHD_Connection *c, enum MHD_Result *ret)
 {
-	uint64_t now = now_ns();
+	uint64_t now = clock__mono_ns();
 	struct start_budget *b;
 	char msg[160];
 

@@ -168,7 +168,7 @@ void finish_rec(struct service *s, struct svc_rec *r)
 	if (r->pidfd >= 0)
 		close(r->pidfd);
 	r->pidfd = -1;
-	r->finished_ns = now_ns();
+	r->finished_ns = clock__mono_ns();
 	err = rec_render(s, r, &samples);
 	if (err) {
 		r->state = REC_FAILED;
@@ -235,7 +235,7 @@ void free_rec(struct svc_rec *r)
 void prune_recordings(struct service *s)
 {
 	struct svc_rec **pp = &s->recs;
-	uint64_t now = now_ns();
+	uint64_t now = clock__mono_ns();
 	int kept = 0;
 
 	/* Newest first: past the caps, older results go, and one user's only push out its own. */
@@ -530,7 +530,7 @@ void rec_register(struct service *s, struct svc_rec *r, struct rec_ctx *rc, stru
 	r->id = ++s->next_id;
 	r->owner = q->uid;
 	r->owner_root = q->authed;
-	r->started_ns = now_ns();
+	r->started_ns = clock__mono_ns();
 	r->next = s->recs;
 	s->recs = r;
 }

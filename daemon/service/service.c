@@ -403,7 +403,7 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 	s->opts = opts;
 	s->argc = argc;
 	s->argv = argv;
-	s->started_ns = now_ns();
+	s->started_ns = clock__mono_ns();
 	libbpf_set_print(xsprof_libbpf_log);
 	if (preflight__kernel())
 		goto out;

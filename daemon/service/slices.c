@@ -80,7 +80,7 @@ int start_always(struct service *s)
 		s->machine.rec = NULL;
 		return err;
 	}
-	s->machine.slice_start_ns = now_ns();
+	s->machine.slice_start_ns = clock__mono_ns();
 	return 0;
 }
 
@@ -96,7 +96,7 @@ int take_old(void *ctx, const struct gpu_activity *a)
 void close_slice(struct service *s)
 {
 	struct gpu_store *gs = s->cupti ? cupti_server__store(s->cupti) : NULL;
-	uint64_t end = now_ns(), cutoff;
+	uint64_t end = clock__mono_ns(), cutoff;
 
 	if (gs)
 		cupti_server__drain(s->cupti, CUPTI_DRAIN_BATCHES);

@@ -303,12 +303,7 @@ static void add_num(struct json_object *o, const char *k, double v)
 static struct json_object *cost_json(struct service *s, const struct xsprof_cpu_stats *c)
 {
 	struct json_object *o = json_object_new_object();
-	double up = (double)(now_ns() - s->started_ns) / 1e9, cpu = 0, per = 0;
-	struct rusage ru;
-
-	if (!getrusage(RUSAGE_SELF, &ru))
-		cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-		      (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	double up = (double)(clock__mono_ns() - s->started_ns) / 1e9, cpu = clock__cpu_s(), per = 0;
 	add_num(o, "own_cpu_s", cpu);
 	add_num(o, "own_cpu_pct", up > 0 ? 100.0 * cpu / up : 0);
 	if (c->timed)
@@ -335,7 +330,7 @@ struct json_object *status_json(struct service *s)
 
 	json_object_object_add(j, "version", json_object_new_string(XSPROF_VERSION));
 	add_u64(j, "pid", (uint64_t)getpid());
-	add_u64(j, "uptime_s", (now_ns() - s->started_ns) / 1000000000ull);
+	add_u64(j, "uptime_s", (clock__mono_ns() - s->started_ns) / 1000000000ull);
 	add_u64(j, "freq_hz", s->opts->freq_hz);
 	add_u64(j, "window_s", s->opts->window_s);
 	add_u64(j, "cpus", s->machine.rec ? (uint64_t)recording__nr_attached(s->machine.rec) : 0);

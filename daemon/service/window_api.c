@@ -58,7 +58,7 @@ enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_Connect
 	struct output_meta meta = {0};
 	char title[160], *buf = NULL, *end;
 	size_t len = 0;
-	uint64_t from = 0, now = now_ns(), since_ns;
+	uint64_t from = 0, now = clock__mono_ns(), since_ns;
 	enum MHD_Result ret;
 	FILE *out;
 	int err;

@@ -10,6 +10,7 @@
 
 #include <systemd/sd-event.h>
 
+#include "daemon/base/clock.h"
 #include "daemon/cuda/cuda_probes.h"
 #include "daemon/stacks/fold.h"
 #include "daemon/log.h"
@@ -94,23 +95,6 @@ static bool pid_set__insert(struct pid_set *s, uint32_t pid)
 	s->slots[i] = pid;
 	s->len++;
 	return true;
-}
-
-static double cpu_seconds(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-static double mono_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* Count the sample and keep it on the timeline, within max_timeline. */
@@ -220,7 +204,7 @@ static void unwind_kick(struct recording *r);
 
 static void note_stall(struct recording *r)
 {
-	uint64_t now = (uint64_t)(mono_seconds() * 1e9);
+	uint64_t now = clock__mono_ns();
 
 	if (r->last_drain_ns && now - r->last_drain_ns > STALL_NS) {
 		r->st.stalls++;
@@ -272,7 +256,7 @@ static void on_cuda_tables(void *ctx, pid_t pid)
 	(void)pid;
 	if (!r->unwinder)
 		return;
-	unwinder__build_queued(r->unwinder, (uint64_t)(mono_seconds() * 1e9) + TABLE_WAIT_NS);
+	unwinder__build_queued(r->unwinder, clock__mono_ns() + TABLE_WAIT_NS);
 	unwind_kick(r);
 }
 
@@ -757,8 +741,8 @@ int recording__start(struct recording *r)
 	for (int i = 0, budget = MAX_DESCENDANTS; i < r->nr_roots; i++)
 		add_descendants(r, r->roots[i], &budget);
 	r->running = true;
-	r->t0 = mono_seconds();
-	r->cpu0 = cpu_seconds();
+	r->t0 = clock__mono_s();
+	r->cpu0 = clock__cpu_s();
 	sd_event_source_set_time_relative(r->drain, DRAIN_INTERVAL_US);
 	sd_event_source_set_enabled(r->drain, SD_EVENT_ON);
 	return 0;
@@ -780,7 +764,7 @@ void recording__stop(struct recording *r)
 	drain(r);
 	/* Held samples: the tables they wait for, within a deadline, then as they are. */
 	if (r->unwinder) {
-		uint64_t deadline = (uint64_t)((mono_seconds() + 2.0) * 1e9);
+		uint64_t deadline = clock__mono_ns() + 2000000000ull;
 
 		/* Ours only: a shared unwinder serves other recordings too. */
 		unwinder__flush(r->unwinder, r, deadline);
@@ -796,8 +780,8 @@ void recording__stop(struct recording *r)
 	}
 	sd_event_source_set_enabled(r->drain, SD_EVENT_OFF);
 	sd_event_source_set_enabled(r->io, SD_EVENT_OFF);
-	r->st.wall_s = mono_seconds() - r->t0;
-	r->st.cpu_s = cpu_seconds() - r->cpu0;
+	r->st.wall_s = clock__mono_s() - r->t0;
+	r->st.cpu_s = clock__cpu_s() - r->cpu0;
 	sampler__user_stats(r->sampler, &us);
 	r->st.records = us.records;
 	r->st.bad_records = us.bad_records;
@@ -806,11 +790,6 @@ void recording__stop(struct recording *r)
 		log_warn("could not read the BPF counters");
 	if (r->pe && proc_events__stats(r->pe, &r->st.proc))
 		log_warn("could not read the process event counters");
-}
-
-bool recording__running(const struct recording *r)
-{
-	return r->running;
 }
 
 const struct stack_table *recording__offcpu_stacks(const struct recording *r)
@@ -824,11 +803,6 @@ int recording__offcpu_stats(const struct recording *r, struct offcpu_stats *ret)
 		return -ENOENT;
 	offcpu__stats(r->oc, ret);
 	return 0;
-}
-
-int recording__fold(struct recording *r, struct calltree *tree, struct fold_stats *ret)
-{
-	return fold_stacks(r->stacks, r->sym, tree, ret);
 }
 
 void recording__stats(const struct recording *r, struct recording_stats *ret)

@@ -110,7 +110,6 @@ void recording__free(struct recording *r);
 int recording__start(struct recording *r);
 /* Stop sampling and read what is still queued. Idempotent. */
 void recording__stop(struct recording *r);
-bool recording__running(const struct recording *r);
 
 /*
  * The samples kept with opts.max_timeline, in arrival order (per CPU in time order); stack_id
@@ -125,9 +124,6 @@ int recording__offcpu_stats(const struct recording *r, struct offcpu_stats *ret_
 
 const struct profile_sample *recording__timeline(const struct recording *r, size_t *ret_n,
 						 uint64_t *ret_dropped);
-
-/* Name the counted stacks into tree. */
-int recording__fold(struct recording *r, struct calltree *tree, struct fold_stats *ret_stats);
 
 void recording__stats(const struct recording *r, struct recording_stats *ret);
 /* Per-CPU BPF counters into ret[nr_cpus]; nr_cpus from recording__nr_cpus(). */

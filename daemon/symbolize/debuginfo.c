@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/base/clock.h"
 #include "daemon/symbolize/debuginfo.h"
 #include "daemon/symbolize/elf_symtab.h"
 
@@ -257,14 +258,6 @@ static struct elf_symtab *by_debuglink(struct debuginfo *d, const struct elf_sym
 	return NULL;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * The request in flight, for the progress callback (libdebuginfod before 0.180 has no user
  * data). Symbolizers are used from one thread, so one slot is enough.
@@ -274,7 +267,7 @@ static struct debuginfo *progress_owner;
 /* Called by libdebuginfod while it waits; non-zero cancels the transfer: our timeout. */
 static int debuginfod_progress_deadline(debuginfod_client *c, long a, long b)
 {
-	return progress_owner && now_ns() > progress_owner->deadline_ns;
+	return progress_owner && clock__mono_ns() > progress_owner->deadline_ns;
 }
 
 static bool debuginfod_load(struct debuginfo *d)
@@ -314,7 +307,7 @@ static struct elf_symtab *by_debuginfod(struct debuginfo *d, const struct elf_sy
 
 	if (!d->debuginfod || !len || !urls || !*urls || !debuginfod_load(d))
 		return NULL;
-	d->deadline_ns = now_ns() + (uint64_t)d->timeout_ms * 1000000ULL;
+	d->deadline_ns = clock__mono_ns() + (uint64_t)d->timeout_ms * 1000000ULL;
 	progress_owner = d;
 	fd = d->api.find_debuginfo(d->client, id, (int)len, &path);
 	progress_owner = NULL;

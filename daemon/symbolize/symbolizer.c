@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/base/clock.h"
 #include "daemon/base/hash.h"
 #include "daemon/symbolize/arena.h"
 #include "daemon/symbolize/debuginfo.h"
@@ -180,14 +181,6 @@ struct symbolizer {
 	struct symbolizer_stats stats;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static size_t total_bytes(const struct symbolizer *s)
 {
 	return s->file_bytes + s->proc_bytes + s->jit_bytes + arena__bytes(s->names_arena) +
@@ -322,7 +315,7 @@ static void idle_add(struct symbolizer *s, uid_t uid, int delta)
 static void process__use(struct symbolizer *s, struct process *p)
 {
 	p->used = true;
-	p->used_ns = now_ns();
+	p->used_ns = clock__mono_ns();
 	if (p->idle) {
 		p->idle = false;
 		idle_add(s, p->idle_uid, -1);
@@ -816,7 +809,7 @@ static int process__read(struct symbolizer *s, struct process *p)
 
 	if (p->dead)
 		return -ESRCH;
-	p->read_ns = now_ns();
+	p->read_ns = clock__mono_ns();
 	if (!p->start_ticks)
 		p->start_ticks = start_ticks_of(s, p->pid);
 	m = proc_maps__read(s->proc_root, p->pid);
@@ -1161,7 +1154,7 @@ static const char *jit_name(struct symbolizer *s, struct process *p, uint64_t ad
 
 	if (!s->perf_maps)
 		return NULL;
-	now = now_ns();
+	now = clock__mono_ns();
 	if (p->jit_fd < 0 &&
 	    (!p->jit_checked_ns || now - p->jit_checked_ns >= PERF_MAP_RECHECK_NS)) {
 		/* Written after our snapshot, maybe: look again, not on every lookup. */
@@ -1290,7 +1283,7 @@ static void locate_user(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t 
 	p->last_used = s->tick;
 	if (p->maps)
 		idx = proc_maps__index(p->maps, addr);
-	if (idx < 0 && !p->dead && now_ns() - p->read_ns >= REFRESH_INTERVAL_NS) {
+	if (idx < 0 && !p->dead && clock__mono_ns() - p->read_ns >= REFRESH_INTERVAL_NS) {
 		if (!process__read(s, p) && p->maps)
 			idx = proc_maps__index(p->maps, addr);
 	}
@@ -1520,19 +1513,20 @@ const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr)
 			s->ksyms = kallsyms__load_cached(s->kallsyms_cache, &cached);
 			/* The cache lacks BPF programs and trampolines: the first frame it cannot
 			 * name reads /proc/kallsyms at once, not 10 s later. */
-			s->ksyms_ns = cached ? 0 : now_ns();
+			s->ksyms_ns = cached ? 0 : clock__mono_ns();
 		} else {
 			s->ksyms = kallsyms__load(s->kallsyms_path);
-			s->ksyms_ns = now_ns();
+			s->ksyms_ns = clock__mono_ns();
 		}
 	}
 	if (s->ksyms)
 		ks = kallsyms__lookup(s->ksyms, addr);
-	if (!ks && s->ksyms && !s->old_ksyms && now_ns() - s->ksyms_ns >= KALLSYMS_RELOAD_NS) {
+	if (!ks && s->ksyms && !s->old_ksyms &&
+	    clock__mono_ns() - s->ksyms_ns >= KALLSYMS_RELOAD_NS) {
 		/* A BPF program or module loaded since the last read. The old table's strings
 		 * stay valid until the next trim. */
 		k = kallsyms__load(s->kallsyms_path);
-		s->ksyms_ns = now_ns();
+		s->ksyms_ns = clock__mono_ns();
 		if (k) {
 			s->old_ksyms = s->ksyms;
 			s->ksyms = k;

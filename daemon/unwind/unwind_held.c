@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/base/clock.h"
 #include "daemon/base/hashmap.h"
 #include "daemon/unwind/unwind_internal.h"
 
@@ -258,7 +259,7 @@ int unwinder__hold(struct unwinder *u, const void *data, size_t size, unwinder_d
 	h->done = done;
 	h->ctx = ctx;
 	h->cookie = cookie;
-	h->t0 = uw_now_ns();
+	h->t0 = clock__mono_ns();
 	if (!uw_proc(u, (pid_t)rec->sample.tgid))
 		unwinder__add_process(u, (pid_t)rec->sample.tgid);
 	h->proc = uw_proc(u, (pid_t)rec->sample.tgid);
@@ -302,7 +303,7 @@ bool uw_held_waiting(const struct unwinder *u, const void *ctx)
 
 void uw_held_run(struct unwinder *u, bool force, const void *ctx)
 {
-	uint64_t now = uw_now_ns();
+	uint64_t now = clock__mono_ns();
 	struct held *list = u->ready, **pp;
 
 	u->ready = NULL;

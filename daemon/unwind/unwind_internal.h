@@ -134,7 +134,6 @@ struct unwinder {
 	struct xsprof_sample out; /* a finished held sample */
 };
 
-uint64_t uw_now_ns(void);
 struct uw_proc *uw_proc(struct unwinder *u, pid_t pid);
 const struct uw_map *uw_proc_find(const struct uw_proc *p, uint64_t pc);
 /* A held sample is done with p (p->holds was taken): an exited p goes now. */

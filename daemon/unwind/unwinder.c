@@ -17,6 +17,7 @@
 
 #include <bpf/bpf.h>
 
+#include "daemon/base/clock.h"
 #include "bpf/xsprof_events.h"
 #include "daemon/base/hashmap.h"
 #include "daemon/symbolize/proc_maps.h"
@@ -31,14 +32,6 @@
 /* A process whose walks run outside its known mappings (JIT code) is read again at most this
  * often. */
 #define STALE_REREAD_NS (1000000000ull)
-
-uint64_t uw_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- first-fit ranges of an array ---- */
 
@@ -569,7 +562,7 @@ static struct uw_user *user_of(struct unwinder *u, uint32_t uid)
 
 	if (!us && (us = calloc(1, sizeof(*us)))) {
 		us->build_ns = build_burst_ns(u);
-		us->build_at_ns = uw_now_ns();
+		us->build_at_ns = clock__mono_ns();
 		if (hashmap__put(u->users, uid, 0, us)) {
 			free(us);
 			us = NULL;
@@ -582,7 +575,7 @@ static struct uw_user *user_of(struct unwinder *u, uint32_t uid)
 static bool build_allowed(struct unwinder *u, uint32_t uid)
 {
 	struct uw_user *us = user_of(u, uid);
-	uint64_t now = uw_now_ns();
+	uint64_t now = clock__mono_ns();
 
 	if (!us)
 		return true;
@@ -760,7 +753,7 @@ int unwinder__add_process(struct unwinder *u, pid_t pid)
 			us->maps -= old.ext_count;
 		p->ext_first = p->ext_count = 0;
 	}
-	p->read_ns = uw_now_ns();
+	p->read_ns = clock__mono_ns();
 	proc_release(u, old.maps, old.nr_maps, old.ext_first, old.ext_count);
 	return err;
 }
@@ -943,7 +936,7 @@ void uw_want_file(struct unwinder *u, struct uw_file *f, pid_t pid, uint64_t sta
 		f->state = XSPROF_FILE_WANTED;
 		file_write(u, f, 0);
 	}
-	f->want_ns = uw_now_ns();
+	f->want_ns = clock__mono_ns();
 	queue_push(u, f);
 }
 
@@ -952,7 +945,7 @@ void uw_want_file(struct unwinder *u, struct uw_file *f, pid_t pid, uint64_t sta
 static int stale_process(struct unwinder *u, pid_t pid)
 {
 	struct uw_proc *p = uw_proc(u, pid);
-	uint64_t now = uw_now_ns();
+	uint64_t now = clock__mono_ns();
 	struct xsprof_unwind_proc e;
 	__u32 key = (__u32)pid;
 
@@ -1098,10 +1091,10 @@ static void build_end(struct unwinder *u, uint32_t state)
 	struct uw_build *b = u->build;
 	struct uw_file *f = b->f;
 
-	u->st.build_ns += uw_now_ns() - b->t0;
+	u->st.build_ns += clock__mono_ns() - b->t0;
 	if (state == XSPROF_FILE_READY && f->want_ns &&
-	    uw_now_ns() - f->want_ns > u->st.want_to_ready_max_ns)
-		u->st.want_to_ready_max_ns = uw_now_ns() - f->want_ns;
+	    clock__mono_ns() - f->want_ns > u->st.want_to_ready_max_ns)
+		u->st.want_to_ready_max_ns = clock__mono_ns() - f->want_ns;
 	unwind_build__free(b->b);
 	if (b->fd >= 0)
 		close(b->fd);
@@ -1160,7 +1153,7 @@ static void build_start(struct unwinder *u, struct uw_file *f)
 	b->f = f;
 	b->fd = fd;
 	b->block = UINT32_MAX;
-	b->t0 = uw_now_ns();
+	b->t0 = clock__mono_ns();
 	f->building = true;
 	u->build = b;
 	unwind_pager__init(&b->pager, on_page, u);
@@ -1193,12 +1186,12 @@ static void build_slice(struct unwinder *u)
 	struct unwind_table_stats ts;
 	int err;
 
-	uint64_t t0 = uw_now_ns();
+	uint64_t t0 = clock__mono_ns();
 
 	if (build_too_big(u, b))
 		return;
 	err = unwind_build__step(b->b, SLICE_FDES, unwind_pager__row, &b->pager);
-	build_charge(u, b->f->want_uid, uw_now_ns() - t0);
+	build_charge(u, b->f->want_uid, clock__mono_ns() - t0);
 	if (err > 0)
 		return;
 	if (!err)
@@ -1229,7 +1222,7 @@ int unwinder__busy(const struct unwinder *u)
 
 int unwinder__work(struct unwinder *u, uint64_t budget_ns)
 {
-	uint64_t t0 = uw_now_ns();
+	uint64_t t0 = clock__mono_ns();
 
 	do {
 		if (!u->build) {
@@ -1241,21 +1234,22 @@ int unwinder__work(struct unwinder *u, uint64_t budget_ns)
 			continue;
 		}
 		build_slice(u);
-	} while (uw_now_ns() - t0 < budget_ns);
+	} while (clock__mono_ns() - t0 < budget_ns);
 	uw_held_run(u, false, NULL);
 	return unwinder__busy(u);
 }
 
 void unwinder__flush(struct unwinder *u, const void *ctx, uint64_t deadline_ns)
 {
-	while (uw_held_waiting(u, ctx) && (u->build || queue_ready(u)) && uw_now_ns() < deadline_ns)
+	while (uw_held_waiting(u, ctx) && (u->build || queue_ready(u)) &&
+	       clock__mono_ns() < deadline_ns)
 		unwinder__work(u, 5000000);
 	uw_held_run(u, true, ctx);
 }
 
 bool unwinder__build_queued(struct unwinder *u, uint64_t deadline_ns)
 {
-	while ((u->build || queue_ready(u)) && uw_now_ns() < deadline_ns)
+	while ((u->build || queue_ready(u)) && clock__mono_ns() < deadline_ns)
 		unwinder__work(u, 5000000);
 	if (u->build || u->queue) {
 		u->st.table_waits_late++;
@@ -1331,7 +1325,7 @@ static void load_vdso(struct unwinder *u)
 	b->fd = -1;
 	b->block = UINT32_MAX;
 	b->b = ub;
-	b->t0 = uw_now_ns();
+	b->t0 = clock__mono_ns();
 	f->building = true;
 	f->state = XSPROF_FILE_WANTED;
 	u->build = b;

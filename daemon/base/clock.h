@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The clocks, once: CLOCK_MONOTONIC (what bpf_ktime_get_ns reads, so BPF records and the
+ * daemon's own times compare) and this process's CPU time. Header-only, so the injection
+ * library uses it without linking the daemon's base.
+ */
+#ifndef XSPROF_BASE_CLOCK_H
+#define XSPROF_BASE_CLOCK_H
+
+#include <stdint.h>
+#include <sys/resource.h>
+#include <time.h>
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+static inline uint64_t clock__mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* CLOCK_MONOTONIC in seconds. */
+static inline double clock__mono_s(void)
+{
+	return (double)clock__mono_ns() / 1e9;
+}
+
+/* The CPU this process used so far, user and system, in seconds. */
+static inline double clock__cpu_s(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+#endif
