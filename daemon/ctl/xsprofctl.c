@@ -959,7 +959,7 @@ static int cmd_top(int argc, char **argv)
 	bool live = isatty(STDOUT_FILENO), since_set = false;
 	unsigned long since = 300, n = 20;
 	struct json_object *opts = json_object_new_object(), *v;
-	char path[200], gpu_path[200], *end;
+	char path[200], gpu_path[256], *end;
 	double interval_s = 1.0;
 	long pid = 0;
 	int c, st = 0;

@@ -87,12 +87,19 @@ for m in xsprof_samples_total xsprof_samples_lost_total xsprof_cpu_seconds_total
 	xsprof_window_bytes xsprof_recordings xsprof_api_responses_total xsprof_build_info; do
 	grep -q "^$m[ {]" "$dir/m.txt" && pass "$m" || fail "no $m"
 done
-# The numbers are the status document's.
+# The numbers are the status document's (ones that do not move between two requests).
 st=$(curl -s -m 10 --unix-socket "$dir/api.sock" http://x/v1/status)
-rss_status=$(echo "$st" | $py -c 'import json,sys; print(json.load(sys.stdin)["memory"]["rss_bytes"] >> 20)')
-rss_metric=$(awk '/^xsprof_resident_memory_bytes / {printf "%d", $2 / 1048576}' "$dir/m.txt")
-((rss_metric > 0 && rss_metric - rss_status <= 2 && rss_status - rss_metric <= 2)) &&
-	pass "RSS as status says ($rss_metric MiB)" || fail "RSS $rss_metric MiB, status $rss_status MiB"
+for pair in "store cap_bytes xsprof_window_cap_bytes" "unwind table_rows_cap xsprof_unwind_table_rows_cap" \
+	"symbolizer cache_bytes xsprof_symbolizer_cache_bytes"; do
+	read -r obj key metric <<<"$pair"
+	want=$(echo "$st" | $py -c "import json,sys; print(json.load(sys.stdin)['$obj']['$key'])")
+	got=$(awk -v m="$metric" '$1 == m {printf "%.0f", $2}' "$dir/m.txt")
+	[[ -n $got && $got == "$want" ]] && pass "$metric = status $obj.$key ($got)" ||
+		fail "$metric '$got', status $obj.$key '$want'"
+done
+freq=$(echo "$st" | $py -c 'import json,sys; print(json.load(sys.stdin)["freq_hz"])')
+grep -q "^xsprof_sample_frequency_hertz $freq\$" "$dir/m.txt" && pass "frequency $freq Hz as status says" ||
+	fail "frequency: $(grep frequency_hertz "$dir/m.txt")"
 
 step "GET /metrics on TCP: with the token, and refused without"
 code=$(curl -s -m 10 -H "Authorization: Bearer $token" -o "$dir/t.txt" -w '%{http_code}' \
