@@ -53,15 +53,6 @@
 /* Samples kept for a Chrome trace: 24 bytes each, so 240 MiB at most. */
 #define MAX_TIMELINE_SAMPLES (10u * 1000 * 1000)
 
-int xsprof_libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_DEBUG && log_max_level < LOG_DEBUG)
-		return 0;
-	if (level == LIBBPF_INFO && log_max_level < LOG_DEBUG)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
 static void forward_to_command(struct command *cmd, int sig);
 
 /* ctx: the command, if any, which is sent the signal too. */
@@ -1080,7 +1071,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 	struct run r = {.o = o, .cgroup_fd = -1};
 	int status;
 
-	libbpf_set_print(xsprof_libbpf_log);
+	libbpf_set_print(preflight__libbpf_log);
 	status = preflight_all(o);
 	if (status)
 		return status;

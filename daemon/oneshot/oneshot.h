@@ -18,8 +18,6 @@ struct symbolizer;
  */
 int oneshot__run(const struct xsprofd_opts *opts);
 
-/* libbpf's messages through our log levels (debug ones only with -v). */
-int xsprof_libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap);
 /* Log what a finished recording took, kept, lost and cost. */
 void recording_report(struct recording *rec, const struct xsprofd_opts *o, double name_cpu_s,
 		      const struct fold_stats *fs, struct symbolizer *sym);

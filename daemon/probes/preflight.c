@@ -141,3 +141,10 @@ void preflight__explain_bpf_error(const char *what, int err)
 		log_err("%s failed: %s (run with -v for details)", what, strerror(-err));
 	}
 }
+
+int preflight__libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if ((level == LIBBPF_DEBUG || level == LIBBPF_INFO) && log_max_level < LOG_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}

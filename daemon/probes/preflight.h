@@ -3,7 +3,10 @@
 #ifndef XSPROF_DAEMON_PREFLIGHT_H
 #define XSPROF_DAEMON_PREFLIGHT_H
 
+#include <stdarg.h>
 #include <sys/types.h>
+
+#include <bpf/libbpf.h>
 
 /* Privileges and kernel features; 0 or -errno after logging why. */
 int preflight__kernel(void);
@@ -15,5 +18,9 @@ int preflight__pid(pid_t pid);
 int preflight__output(const char *path);
 /* Explain a failure to load or attach BPF. */
 void preflight__explain_bpf_error(const char *what, int err);
+
+/* libbpf's messages through our log levels (info and debug ones only with -v): the print hook
+ * every mode gives libbpf_set_print. */
+int preflight__libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap);
 
 #endif

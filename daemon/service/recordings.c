@@ -26,7 +26,6 @@
 #include "daemon/cuda/launch_store.h"
 #include "daemon/service/http.h"
 #include "daemon/log.h"
-#include "daemon/oneshot/oneshot.h"
 #include "daemon/options.h"
 #include "daemon/probes/preflight.h"
 #include "daemon/session/recording.h"

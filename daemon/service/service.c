@@ -29,7 +29,6 @@
 #include "daemon/cuda/launch_store.h"
 #include "daemon/service/http.h"
 #include "daemon/log.h"
-#include "daemon/oneshot/oneshot.h"
 #include "daemon/options.h"
 #include "daemon/probes/preflight.h"
 #include "daemon/session/recording.h"
@@ -404,7 +403,7 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 	s->argc = argc;
 	s->argv = argv;
 	s->started_ns = clock__mono_ns();
-	libbpf_set_print(xsprof_libbpf_log);
+	libbpf_set_print(preflight__libbpf_log);
 	if (preflight__kernel())
 		goto out;
 

@@ -12,7 +12,6 @@
 #include "daemon/session/gpu_waits.h"
 #include "daemon/cuda/launch_store.h"
 #include "daemon/log.h"
-#include "daemon/service/service_gpu.h"
 #include "daemon/session/stack_names.h"
 #include "output/calltree.h"
 #include "output/profile.h"
