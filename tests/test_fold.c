@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Folding (daemon/stacks/fold.c): counted raw stacks named into a call tree, outermost first:
+ * the process name, user frames, kernel frames suffixed "_[k]"; the uid above them for the
+ * service; placeholders that keep every sample counted when frames cannot be had. Names come
+ * from a fake /proc (one [vdso] mapping) and a fake kallsyms, so the expected text is exact.
+ */
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "daemon/stacks/fold.h"
+#include "daemon/stacks/stack_table.h"
+#include "daemon/symbolize/symbolizer.h"
+#include "output/calltree.h"
+#include "output/folded.h"
+
+#define VDSO  0x7f0000000000ull
+#define KBASE 0xffffffff81000000ull
+
+static char root[] = "/tmp/xsprof-fold-XXXXXX";
+static char ksyms[PATH_MAX];
+static struct symbolizer *sym;
+
+static void setup(void)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	cr_assert_not_null(mkdtemp(root));
+	snprintf(path, sizeof(path), "%s/4242", root);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/4242/maps", root);
+	f = fopen(path, "we");
+	cr_assert_not_null(f);
+	fputs("7f0000000000-7f0000001000 r-xp 00000000 00:00 0 [vdso]\n", f);
+	fclose(f);
+	snprintf(ksyms, sizeof(ksyms), "%s/kallsyms", root);
+	f = fopen(ksyms, "we");
+	cr_assert_not_null(f);
+	fputs("ffffffff81000000 T k_outer\nffffffff81000100 T k_inner\n"
+	      "ffffffff81000200 T k_end\n",
+	      f);
+	fclose(f);
+	sym = symbolizer__new(&(struct symbolizer_opts){.proc_root = root, .kallsyms_path = ksyms});
+	cr_assert_not_null(sym);
+}
+
+static void teardown(void)
+{
+	char cmd[PATH_MAX + 16];
+
+	symbolizer__free(sym);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	cr_assert_eq(system(cmd), 0);
+}
+
+/* A sample of pid 4242: user pcs innermost first (return addresses after the first), kernel
+ * pcs innermost first. */
+static struct xsprof_sample sample(const uint64_t *user, int nu, const uint64_t *kernel, int nk)
+{
+	struct xsprof_sample s;
+
+	memset(&s, 0, sizeof(s));
+	s.type = XSPROF_REC_SAMPLE;
+	s.tgid = s.tid = 4242;
+	s.uid = 1000;
+	strcpy(s.comm, "app");
+	s.nr_kernel = (uint16_t)nk;
+	s.nr_user = (uint16_t)nu;
+	for (int i = 0; i < nk; i++)
+		s.ips[i] = kernel[i];
+	for (int i = 0; i < nu; i++)
+		s.ips[nk + i] = user[i];
+	return s;
+}
+
+static char *folded(const struct calltree *t)
+{
+	static char buf[4096];
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+
+	cr_assert_not_null(f);
+	cr_assert_eq(folded__write(t, f), 0);
+	fclose(f);
+	return buf;
+}
+
+Test(fold, outermost_first_user_then_kernel_with_the_process_on_top, .init = setup,
+     .fini = teardown)
+{
+	/* Interrupted at vdso+0x10 in a call from vdso+0x21 (returns to 0x21: the call is 0x20),
+	 * in the kernel at k_inner+4 called from k_outer (return address k_outer+8). */
+	const uint64_t user[] = {VDSO + 0x10, VDSO + 0x21};
+	const uint64_t kernel[] = {KBASE + 0x104, KBASE + 0x9};
+	struct xsprof_sample s = sample(user, 2, kernel, 2);
+	struct stack_table *st = stack_table__new(100);
+	struct calltree *t = calltree__new();
+	struct fold_stats fs = {0};
+
+	cr_assert_eq(stack_table__add(st, &s, symbolizer__gen(sym, 4242)), 0);
+	cr_assert_eq(stack_table__add(st, &s, symbolizer__gen(sym, 4242)), 0);
+	cr_assert_eq(fold_stacks(st, sym, t, &fs), 0);
+	cr_expect_str_eq(folded(t), "app;[vdso]+0x20;[vdso]+0x10;k_outer_[k];k_inner_[k] 2\n");
+	cr_expect_eq(fs.frames, 4);
+	cr_expect_eq(fs.unnamed_frames, 2, "module+0xOFF names count as unnamed");
+	calltree__free(t);
+	/* The service's fold: the uid above each stack; scaled: each sample weighs its period. */
+	t = calltree__new();
+	cr_assert_eq(fold_stacks_by_uid(st, sym, t, NULL), 0);
+	cr_expect_str_eq(folded(t),
+			 "uid:1000;app;[vdso]+0x20;[vdso]+0x10;k_outer_[k];k_inner_[k] 2\n");
+	calltree__free(t);
+	t = calltree__new();
+	cr_assert_eq(fold_stacks_scaled(st, sym, t, 10101, NULL), 0);
+	cr_expect_eq(calltree__total(t), 20202);
+	calltree__free(t);
+	stack_table__free(st);
+}
+
+static const char *group_root(void *ctx, uint32_t tgid)
+{
+	(void)ctx;
+	return tgid == 4242 ? "unit:app.service" : "unit:-";
+}
+
+Test(fold, a_root_above_the_process, .init = setup, .fini = teardown)
+{
+	const uint64_t user[] = {VDSO + 0x10};
+	struct xsprof_sample s = sample(user, 1, NULL, 0);
+	struct stack_table *st = stack_table__new(100);
+	struct calltree *t = calltree__new();
+
+	cr_assert_eq(stack_table__add(st, &s, symbolizer__gen(sym, 4242)), 0);
+	cr_assert_eq(fold_stacks_rooted(st, sym, t, 1, group_root, NULL, NULL), 0);
+	cr_expect_str_eq(folded(t), "unit:app.service;app;[vdso]+0x10 1\n");
+	calltree__free(t);
+	stack_table__free(st);
+}
+
+Test(fold, placeholders_keep_every_sample_counted, .init = setup, .fini = teardown)
+{
+	const uint64_t kernel[] = {KBASE + 0x104};
+	struct xsprof_sample nouser = sample(NULL, 0, kernel, 1), none = sample(NULL, 0, NULL, 0);
+	struct stack_table *st = stack_table__new(1);
+	struct calltree *t = calltree__new();
+	struct fold_stats fs = {0};
+	const char *text;
+
+	nouser.user_err = -14; /* -EFAULT: the user stack could not be read */
+	none.kernel_err = -14;
+	none.comm[0] = '\0';
+	cr_assert_eq(stack_table__add(st, &nouser, 0), 0);
+	cr_assert_eq(stack_table__add(st, &none, 0), 0); /* over the cap of 1: overflow bucket */
+	cr_assert_eq(fold_stacks(st, sym, t, &fs), 0);
+	text = folded(t);
+	cr_expect(strstr(text, "app;[user stack unreadable];k_inner_[k] 1\n"), "%s", text);
+	cr_expect(strstr(text, ";[stack table full: raise --max-stacks] 1\n"), "%s", text);
+	cr_expect_eq(calltree__total(t), 2, "every sample counted");
+	cr_expect_eq(fs.missing_ustacks, 1);
+	calltree__free(t);
+	stack_table__free(st);
+}
