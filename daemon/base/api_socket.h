@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Where xsprofd serves its control API by default: xsprofd and xsprofctl both name it here. */
+/* What xsprofd and xsprofctl both name of the control API: its default socket, and the header
+ * of a window profile saying the seconds its data covers (whole slices: at times more than the
+ * since_s asked for). */
 #ifndef XSPROF_BASE_API_SOCKET_H
 #define XSPROF_BASE_API_SOCKET_H
 
-#define XSPROF_API_SOCKET "/run/xsprof/xsprofd.sock"
+#define XSPROF_API_SOCKET  "/run/xsprof/xsprofd.sock"
+#define XSPROF_SPAN_HEADER "X-Xsprof-Span-Seconds"
 
 #endif

@@ -11,6 +11,7 @@ struct reply_buf {
 	char *data; /* NUL-terminated */
 	size_t len;
 	bool overflow; /* the reply passed the cap: cut there */
+	double span_s; /* a window profile's XSPROF_SPAN_HEADER; 0 when absent */
 };
 
 /* For CURLOPT_WRITEFUNCTION: add bytes, up to max in all; a short count stops the transfer. */

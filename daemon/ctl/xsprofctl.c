@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -145,6 +146,23 @@ static size_t on_data(char *p, size_t size, size_t n, void *ctx)
 	return reply_buf__append(ctx, p, size * n, MAX_REPLY);
 }
 
+/* The one response header read: how many seconds a window profile covers. */
+static size_t on_header(char *p, size_t size, size_t n, void *ctx)
+{
+	static const char name[] = XSPROF_SPAN_HEADER ":";
+	struct reply_buf *b = ctx;
+	size_t len = size * n;
+	char v[32];
+
+	if (len > sizeof(name) - 1 && len - (sizeof(name) - 1) < sizeof(v) &&
+	    !strncasecmp(p, name, sizeof(name) - 1)) {
+		memcpy(v, p + sizeof(name) - 1, len - (sizeof(name) - 1));
+		v[len - (sizeof(name) - 1)] = '\0';
+		b->span_s = strtod(v, NULL);
+	}
+	return len;
+}
+
 struct progress {
 	const char *what;
 	double total_s; /* 0: unknown (until the command exits) */
@@ -218,6 +236,8 @@ static int request(const char *method, const char *path, const char *body, struc
 	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, reply);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, reply);
 	/* Every wait is bounded: connecting, and the whole exchange (a recording's on top). */
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout_s * 1000));
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
@@ -754,7 +774,7 @@ out:
 }
 
 /* The report of one profile request (folded) into f: the top n functions by self and total. */
-static int top_report(const char *path, size_t n, FILE *f, uint64_t *ret_total)
+static int top_report(const char *path, size_t n, FILE *f, uint64_t *ret_total, double *ret_span_s)
 {
 	struct calltree *t = NULL;
 	struct reply_buf b = {0};
@@ -772,6 +792,8 @@ static int top_report(const char *path, size_t n, FILE *f, uint64_t *ret_total)
 		fclose(in);
 	if (ret_total)
 		*ret_total = t ? calltree__total(t) : 0;
+	if (ret_span_s)
+		*ret_span_s = b.span_s;
 	if (!err && f)
 		err = report__write(t, n, strstr(path, "weight=us") ? "us" : "samples", f);
 	if (err) {
@@ -861,6 +883,7 @@ static int top_screen(const char *path, const char *gpu_path, size_t n, unsigned
 	char *buf = NULL, now_s[32];
 	size_t len = 0, rows_n = n;
 	uint64_t gpu_us = 0;
+	double gpu_span_s = 0;
 	time_t now = time(NULL);
 	FILE *m;
 	int st;
@@ -870,12 +893,12 @@ static int top_screen(const char *path, const char *gpu_path, size_t n, unsigned
 	st = top_status(cur);
 	if (st)
 		return st;
-	if (cur->gpu && gpu_path && (st = top_report(gpu_path, 0, NULL, &gpu_us)))
+	if (cur->gpu && gpu_path && (st = top_report(gpu_path, 0, NULL, &gpu_us, &gpu_span_s)))
 		return st;
 	m = open_memstream(&buf, &len);
 	if (!m)
 		return EXIT_DAEMON_ERROR;
-	st = top_report(path, rows_n, m, NULL);
+	st = top_report(path, rows_n, m, NULL, NULL);
 	if (fclose(m) || st) {
 		free(buf);
 		return st ? st : EXIT_DAEMON_ERROR;
@@ -886,9 +909,10 @@ static int top_screen(const char *path, const char *gpu_path, size_t n, unsigned
 	       dt > 0 && cur->samples >= prev->samples ? (double)(cur->samples - prev->samples) / dt
 						       : 0.0,
 	       (unsigned long long)cur->lost, cur->cpu_pct, (long long)cur->rss_kib);
-	if (cur->gpu)
-		printf("; GPU busy %.1f%% (kernel time over %lu s), %.0f kernels/s",
-		       100.0 * (double)gpu_us / ((double)since * 1e6), since,
+	/* Over the seconds the window's data covers: whole slices, at times more than asked. */
+	if (cur->gpu && gpu_span_s > 0)
+		printf("; GPU busy %.1f%% (kernel time over %.0f s), %.0f kernels/s",
+		       100.0 * (double)gpu_us / (gpu_span_s * 1e6), gpu_span_s,
 		       dt > 0 && cur->kernels >= prev->kernels
 			       ? (double)(cur->kernels - prev->kernels) / dt
 			       : 0.0);
@@ -1013,7 +1037,7 @@ static int cmd_top(int argc, char **argv)
 	json_object_put(opts);
 	if (live)
 		return top_live(path, gpu_path, n, since, interval_s);
-	return top_report(path, n, stdout, NULL);
+	return top_report(path, n, stdout, NULL, NULL);
 }
 
 /* CMD forked and held before its exec (base/command), with the CUDA injection library preset

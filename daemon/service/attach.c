@@ -614,7 +614,8 @@ enum MHD_Result api_attachment_profile(struct service *s, struct req *q, struct 
 	if (err) {
 		ret = reply_error(c, 500, "building the profile failed", strerror(-err));
 	} else {
-		ret = reply(c, 200, content_type(f), buf, len);
+		ret = reply_span(c, content_type(f), buf, len, from,
+				 a->ended_ns ? a->ended_ns : now);
 		/* Fetched after it ended: nothing more will come, so it goes now. */
 		if (a->ended_ns) {
 			log_info("%s fetched after its end: dropped", a->name);

@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 #include <systemd/sd-event.h>
 
+#include "daemon/base/api_socket.h"
 #include "daemon/base/clock.h"
 #include "bpf/xsprof_events.h"
 #include "daemon/service/http.h"
@@ -189,6 +190,10 @@ enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char 
 enum MHD_Result reply_json(struct MHD_Connection *c, unsigned int status, struct json_object *j);
 enum MHD_Result reply_error(struct MHD_Connection *c, unsigned int status, const char *error,
 			    const char *hint);
+/* A window profile (200): its data covers the window's slices from from_ns to to_ns, said in
+ * XSPROF_SPAN_HEADER (seconds), which can be more than the since_s asked for (whole slices). */
+enum MHD_Result reply_span(struct MHD_Connection *c, const char *type, const void *body, size_t len,
+			   uint64_t from_ns, uint64_t to_ns);
 /* Responses sent since start, indexed by HTTP status (*ret_n entries). */
 void reply__counts(const uint64_t **ret, size_t *ret_n);
 /* GET /metrics (metrics.c). */

@@ -51,8 +51,8 @@ void reply__counts(const uint64_t **ret, size_t *ret_n)
 	*ret_n = sizeof(replies_by_status) / sizeof(replies_by_status[0]);
 }
 
-enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *type,
-		      const void *body, size_t len)
+static enum MHD_Result reply_with(struct MHD_Connection *c, unsigned int status, const char *type,
+				  const void *body, size_t len, const char *name, const char *value)
 {
 	struct MHD_Response *r =
 		MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
@@ -61,12 +61,30 @@ enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char 
 	if (!r)
 		return MHD_NO;
 	MHD_add_response_header(r, "Content-Type", type);
+	if (name)
+		MHD_add_response_header(r, name, value);
 	MHD_add_response_header(r, "Cache-Control", "no-store");
 	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	if (ret == MHD_YES && status < sizeof(replies_by_status) / sizeof(replies_by_status[0]))
 		replies_by_status[status]++;
 	return ret;
+}
+
+enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *type,
+		      const void *body, size_t len)
+{
+	return reply_with(c, status, type, body, len, NULL, NULL);
+}
+
+enum MHD_Result reply_span(struct MHD_Connection *c, const char *type, const void *body, size_t len,
+			   uint64_t from_ns, uint64_t to_ns)
+{
+	char span[32];
+
+	snprintf(span, sizeof(span), "%.3f",
+		 from_ns && to_ns > from_ns ? (to_ns - from_ns) / 1e9 : 0.0);
+	return reply_with(c, 200, type, body, len, XSPROF_SPAN_HEADER, span);
 }
 
 enum MHD_Result reply_json(struct MHD_Connection *c, unsigned int status, struct json_object *j)

@@ -110,7 +110,7 @@ enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_Connect
 	if (err)
 		ret = reply_error(c, 500, "building the profile failed", strerror(-err));
 	else
-		ret = reply(c, 200, content_type(f), buf, len);
+		ret = reply_span(c, content_type(f), buf, len, from, now);
 	free(buf);
 	return ret;
 }

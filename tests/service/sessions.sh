@@ -183,6 +183,13 @@ grep -q 'samples/s' "$dir/live.txt" && grep -q 'burn' "$dir/live.txt" &&
 	fail "live top lacks the rate or the workload: $(tail -c 600 "$dir/live.txt")"
 grep -q $'\e\[?1049l' "$dir/live.txt" && pass "the terminal's own screen given back" ||
 	fail "the alternate screen was not left"
+# A window profile says the seconds its data covers (whole slices: at least what was asked,
+# at most a slice more), which top's GPU busy share is taken over.
+span=$(curl -s -m 20 -D - -o /dev/null --unix-socket "$sock" "http://x/v1/profile?since_s=10&format=folded" |
+	tr -d '\r' | awk -F': ' 'tolower($1) == "x-xsprof-span-seconds" {print $2}')
+$py -c "import sys; sys.exit(0 if 0 < float('${span:-0}') <= 21 else 1)" &&
+	pass "a window profile covers $span s, said in X-Xsprof-Span-Seconds" ||
+	fail "X-Xsprof-Span-Seconds: '${span}'"
 v=$(status_get 'j["store"]["merged_slices"]')
 ((v >= 2)) && pass "its queries did not multiply the window's slices ($v joined)" ||
 	fail "only $v slices joined"
