@@ -9,46 +9,15 @@
 # Usage: tests/service/metrics.sh BUILD_DIR     (ctest runs it as the test service_metrics)
 set -euo pipefail
 
-[[ $# -eq 1 ]] || {
-	echo "usage: $0 BUILD_DIR" >&2
-	exit 2
-}
+[[ $# -eq 1 ]] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
 build=$(cd "$1" && pwd)
-xsprofd=$build/daemon/xsprofd
-py=/usr/bin/python3
-failures=0
-
-pass() { printf 'ok   %s\n' "$*"; }
-fail() {
-	printf 'FAIL %s\n' "$*"
-	failures=$((failures + 1))
-}
-step() { printf '\n== %s\n' "$*"; }
-
-[[ $(id -u) == 0 ]] || { echo "FAIL needs root"; exit 1; }
+name=service_metrics
+. "$(dirname "$0")/private_daemon.sh"
+need
 for tool in curl prometheus promtool; do
 	command -v $tool >/dev/null || { echo "FAIL needs $tool (apt-get install prometheus curl)"; exit 1; }
 done
-[[ -x $xsprofd && -x $py ]] || { echo "FAIL missing $xsprofd or $py"; exit 1; }
-
-dir=$(mktemp -d /tmp/xsprof-metrics-XXXXXX)
-pids=()
-cleanup() {
-	local rc=$? p
-	set +e
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	if ((failures)); then
-		echo "--- daemon log (last 20 lines)"
-		tail -n 20 "$dir/xsprofd.log"
-		echo "--- prometheus log (last 20 lines)"
-		tail -n 20 "$dir/prometheus.log" 2>/dev/null
-	fi
-	rm -rf "$dir"
-	if ((rc == 0 && failures == 0)); then echo; echo "service_metrics: all checks passed"; else
-		echo; echo "service_metrics: $failures check(s) failed"; exit 1; fi
-}
-trap cleanup EXIT
+on_failure() { echo "--- prometheus log (last 20 lines)"; tail -n 20 "$dir/prometheus.log" 2>/dev/null; }
 
 # Free loopback ports, picked by the kernel.
 read -r port pport < <($py -c '
@@ -61,18 +30,14 @@ chmod 600 "$dir/token"
 token=$(cat "$dir/token")
 
 step "start xsprofd with a TCP listener on 127.0.0.1:$port"
-"$xsprofd" --socket "$dir/api.sock" --cupti-socket "$dir/cupti.sock" \
-	--listen "127.0.0.1:$port" --token-file "$dir/token" >"$dir/xsprofd.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do [[ -S $dir/api.sock ]] && break; sleep 0.1; done
-[[ -S $dir/api.sock ]] || { fail "xsprofd did not start"; exit 1; }
+start_daemon --listen "127.0.0.1:$port" --token-file "$dir/token"
 # Something to sample.
 timeout 60 "$build/tests/xs_fixedwork" 400000000 1 >/dev/null 2>&1 &
 pids+=($!)
 sleep 1
 
 step "GET /metrics on the Unix socket"
-code=$(curl -s -m 10 --unix-socket "$dir/api.sock" -o "$dir/m.txt" -D "$dir/h.txt" \
+code=$(curl -s -m 10 --unix-socket "$sock" -o "$dir/m.txt" -D "$dir/h.txt" \
 	-w '%{http_code}' http://x/metrics || true)
 [[ $code == 200 ]] && pass "200" || fail "GET /metrics: HTTP $code"
 grep -qi '^content-type: text/plain; version=0.0.4' "$dir/h.txt" &&
@@ -88,16 +53,15 @@ for m in xsprof_samples_total xsprof_samples_lost_total xsprof_cpu_seconds_total
 	grep -q "^$m[ {]" "$dir/m.txt" && pass "$m" || fail "no $m"
 done
 # The numbers are the status document's (ones that do not move between two requests).
-st=$(curl -s -m 10 --unix-socket "$dir/api.sock" http://x/v1/status)
 for pair in "store cap_bytes xsprof_window_cap_bytes" "unwind table_rows_cap xsprof_unwind_table_rows_cap" \
 	"symbolizer cache_bytes xsprof_symbolizer_cache_bytes"; do
 	read -r obj key metric <<<"$pair"
-	want=$(echo "$st" | $py -c "import json,sys; print(json.load(sys.stdin)['$obj']['$key'])")
+	want=$(status_get "j['$obj']['$key']")
 	got=$(awk -v m="$metric" '$1 == m {printf "%.0f", $2}' "$dir/m.txt")
 	[[ -n $got && $got == "$want" ]] && pass "$metric = status $obj.$key ($got)" ||
 		fail "$metric '$got', status $obj.$key '$want'"
 done
-freq=$(echo "$st" | $py -c 'import json,sys; print(json.load(sys.stdin)["freq_hz"])')
+freq=$(status_get 'j["freq_hz"]')
 grep -q "^xsprof_sample_frequency_hertz $freq\$" "$dir/m.txt" && pass "frequency $freq Hz as status says" ||
 	fail "frequency: $(grep frequency_hertz "$dir/m.txt")"
 

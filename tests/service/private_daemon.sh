@@ -3,7 +3,7 @@
 # (sessions.sh, modes.sh): checks that print "ok"/"FAIL", a private directory removed at exit
 # with the daemon's log shown on failure, and helpers to start and ask the daemon.
 # The caller sets `name` (the ctest name) and `build` before sourcing, and may define
-# on_failure() to print more when a check failed.
+# on_failure() to print more when a check failed; pids it adds to `pids` are stopped at exit.
 xsprofd=$build/daemon/xsprofd
 ctl=$build/daemon/ctl/xsprofctl
 py=/usr/bin/python3
@@ -26,9 +26,12 @@ chmod 0755 "$dir"
 sock=$dir/api.sock
 cupti=$dir/cupti.sock
 daemon=
+pids=()
 cleanup() {
-	local rc=$?
+	local rc=$? p
 	set +e
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
 	if [[ -n $daemon ]]; then kill "$daemon" 2>/dev/null; wait "$daemon" 2>/dev/null; fi
 	if ((failures)); then
 		echo "--- daemon log (last 30 lines)"; tail -n 30 "$dir/xsprofd.log"
