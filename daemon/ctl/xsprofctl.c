@@ -786,8 +786,9 @@ static int top_report(const char *path, size_t n, FILE *f, uint64_t *ret_total, 
 	if (st)
 		return st;
 	t = calltree__new();
-	in = fmemopen(b.data, b.len ? b.len : 1, "r");
-	err = t && in ? diff__read_folded(in, t, &bad_line) : -ENOMEM;
+	/* An empty window answers an empty body: an empty tree, nothing to read. */
+	in = b.len ? fmemopen(b.data, b.len, "r") : NULL;
+	err = !t || (b.len && !in) ? -ENOMEM : in ? diff__read_folded(in, t, &bad_line) : 0;
 	if (in)
 		fclose(in);
 	if (ret_total)

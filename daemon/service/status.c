@@ -152,9 +152,10 @@ static void status_processes(struct service *s, struct json_object *j)
 {
 	struct symbolizer_stats ys;
 	struct recording_stats rs;
-	struct json_object *p = json_object_new_object(), *y = json_object_new_object();
+	struct json_object *p, *y = json_object_new_object();
 
 	if (s->machine.rec) {
+		p = json_object_new_object();
 		recording__stats(s->machine.rec, &rs);
 		add_u64(p, "execs", rs.proc.execs);
 		add_u64(p, "libraries_loaded", rs.proc.libs);
@@ -164,8 +165,6 @@ static void status_processes(struct service *s, struct json_object *j)
 		add_u64(p, "lost_ring_buffer_full", rs.proc.bpf_drop_ringbuf);
 		add_u64(p, "seen", rs.processes);
 		json_object_object_add(j, "processes", p);
-	} else {
-		json_object_put(p);
 	}
 	symbolizer__stats(s->sym, &ys);
 	add_u64(y, "snapshots", ys.processes);

@@ -1542,7 +1542,6 @@ const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr)
 	return ks->name;
 }
 
-/* Something trim may drop, ordered by when it was last used. */
 /* What trim may drop, cheapest to lose first, then least recently used. */
 enum victim_class {
 	VICTIM_IDLE,   /* a live process's snapshot no sample took yet: read again at its first */
@@ -1587,11 +1586,11 @@ static void collect_procs_cb(void *val, void *arg)
 		cls = VICTIM_IDLE;
 	else
 		return;
-	c->v[c->n++] = (struct victim){.cls = cls, .last_used = p->gen, .proc = p};
+	/* Idle snapshots are never looked up: the oldest generation goes first. */
+	c->v[c->n++] = (struct victim){
+		.cls = cls, .last_used = cls == VICTIM_IDLE ? p->gen : p->last_used, .proc = p};
 	if (cls == VICTIM_PINNED)
 		c->pinned_bytes += p->bytes;
-	if (cls != VICTIM_IDLE)
-		c->v[c->n - 1].last_used = p->last_used;
 }
 
 void symbolizer__keep_since(struct symbolizer *s, uint64_t ns)
@@ -1643,7 +1642,7 @@ void symbolizer__trim(struct symbolizer *s)
 		for (i = 0; i < c.n && total_bytes(s) - c.pinned_bytes > s->cache_bytes; i++) {
 			if (c.v[i].cls == VICTIM_PINNED)
 				break;
-			/* Oldest first: the rest of a batch's files are in use. */
+			/* What the batch being named has used stays until it ends. */
 			if (c.v[i].cls != VICTIM_IDLE && s->in_batch &&
 			    c.v[i].last_used >= s->batch_tick)
 				continue;
