@@ -13,6 +13,7 @@
 #include "output/chrome_trace.h"
 #include "output/flamegraph.h"
 #include "output/folded.h"
+#include "output/gpu_timeline.h"
 #include "output/output.h"
 #include "output/pprof.h"
 #include "output/profile.h"
@@ -22,15 +23,20 @@ static const struct {
 	enum output_format fmt;
 } formats[] = {
 	{"folded", OUTPUT_FOLDED},	{"svg", OUTPUT_SVG},	 {"json", OUTPUT_CHROME_JSON},
-	{"chrome", OUTPUT_CHROME_JSON}, {"pprof", OUTPUT_PPROF},
+	{"chrome", OUTPUT_CHROME_JSON}, {"pprof", OUTPUT_PPROF}, {"timeline", OUTPUT_TIMELINE},
 };
 
 static const struct {
 	const char *ext;
 	enum output_format fmt;
 } extensions[] = {
-	{".folded", OUTPUT_FOLDED},    {".txt", OUTPUT_FOLDED},	 {".svg", OUTPUT_SVG},
-	{".json", OUTPUT_CHROME_JSON}, {".pb.gz", OUTPUT_PPROF},
+	{".folded", OUTPUT_FOLDED},
+	{".txt", OUTPUT_FOLDED},
+	{".svg", OUTPUT_SVG},
+	/* Before ".json": the first suffix that matches wins. */
+	{".timeline.json", OUTPUT_TIMELINE},
+	{".json", OUTPUT_CHROME_JSON},
+	{".pb.gz", OUTPUT_PPROF},
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -89,7 +95,7 @@ const char *output__format_name(enum output_format fmt)
 
 bool output__format_needs_timeline(enum output_format fmt)
 {
-	return fmt == OUTPUT_CHROME_JSON || fmt == OUTPUT_PPROF;
+	return fmt == OUTPUT_CHROME_JSON || fmt == OUTPUT_PPROF || fmt == OUTPUT_TIMELINE;
 }
 
 int output__write(const struct calltree *t, enum output_format fmt, FILE *f,
@@ -102,6 +108,7 @@ int output__write(const struct calltree *t, enum output_format fmt, FILE *f,
 		return flamegraph__write_svg(t, f, meta);
 	case OUTPUT_CHROME_JSON:
 	case OUTPUT_PPROF:
+	case OUTPUT_TIMELINE:
 		return -ENOTSUP;
 	}
 	return -EINVAL;
@@ -121,6 +128,8 @@ int output__write_profile(const struct profile_data *pd, enum output_format fmt,
 		return chrome_trace__write_profile(pd, f, meta);
 	case OUTPUT_PPROF:
 		return pprof__write(pd, f, meta);
+	case OUTPUT_TIMELINE:
+		return gpu_timeline__write(pd, f);
 	case OUTPUT_FOLDED:
 	case OUTPUT_SVG:
 		break;

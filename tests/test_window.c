@@ -92,7 +92,7 @@ Test(store, cap_evicts_oldest_first_and_counts_samples)
 	cr_expect_eq(st.dropped_samples, 14);
 	cr_expect(st.bytes <= st.cap_bytes, "%zu > %zu", st.bytes, st.cap_bytes);
 	out = calltree__new();
-	cr_assert_eq(window__query(s, 0, true, 0, out, NULL), 0);
+	cr_assert_eq(window__query(s, 0, UINT64_MAX, true, 0, out, NULL), 0);
 	cr_expect_eq(total_of(out, "old", NULL), 0, "evicted data still served");
 	cr_expect_eq(total_of(out, "new", NULL), 21);
 	calltree__free(out);
@@ -125,7 +125,7 @@ Test(store, query_keeps_one_uid_and_strips_the_uid_frame)
 	cr_assert_eq(window__add(s, S(20), S(30), slice(1000, "mine", 2)), 0);
 	cr_assert_eq(window__add(s, S(20), S(30), slice(1001, "theirs", 6)), 0);
 
-	cr_assert_eq(window__query(s, 0, false, 1000, mine, &from), 0);
+	cr_assert_eq(window__query(s, 0, UINT64_MAX, false, 1000, mine, &from), 0);
 	cr_expect_eq(calltree__total(mine), 5);
 	cr_expect_eq(total_of(mine, "roots", NULL) + total_of(mine, "theirs", NULL), 0);
 	cr_expect_eq(total_of(mine, "app", &depth), 5);
@@ -134,7 +134,7 @@ Test(store, query_keeps_one_uid_and_strips_the_uid_frame)
 	cr_expect_eq(from, S(0));
 
 	/* Since 15 s: the slices ending after it, so [10, 20) too. */
-	cr_assert_eq(window__query(s, S(15), true, 0, all, &from), 0);
+	cr_assert_eq(window__query(s, S(15), UINT64_MAX, true, 0, all, &from), 0);
 	cr_expect_eq(calltree__total(all), 12);
 	cr_expect_eq(from, S(10));
 	calltree__free(mine);
@@ -176,10 +176,61 @@ Test(store, slices_cut_short_by_queries_join_the_one_before)
 	cr_expect_eq(st.samples, 35);
 	cr_expect_eq(st.oldest_ns, S(0));
 	cr_expect_eq(st.newest_ns, S(20));
-	cr_assert_eq(window__query(s, 0, true, 0, out, NULL), 0);
+	cr_assert_eq(window__query(s, 0, UINT64_MAX, true, 0, out, NULL), 0);
 	cr_expect_eq(total_of(out, "a", NULL), 15);
 	cr_expect_eq(total_of(out, "b", NULL), 15);
 	cr_expect_eq(total_of(out, "c", NULL), 5);
+	calltree__free(out);
+	window__free(s);
+}
+
+struct seen_slices {
+	uint64_t start[8], end[8], weight[8];
+	size_t n;
+};
+
+static int note_slice(void *ctx, uint64_t start_ns, uint64_t end_ns, uint64_t weight)
+{
+	struct seen_slices *v = ctx;
+
+	v->start[v->n] = start_ns;
+	v->end[v->n] = end_ns;
+	v->weight[v->n++] = weight;
+	return v->n == 8;
+}
+
+/* The web view's strip and brush: each slice's weight for one user, and a query bounded on
+ * both sides (slices that overlap [since, until)). */
+Test(store, slices_listed_with_their_weight_and_a_range_queried)
+{
+	struct window_opts o = {.window_s = 600, .cap_bytes = 1 << 20};
+	struct window *s = window__new(&o);
+	struct calltree *out = calltree__new();
+	struct seen_slices v = {0};
+	uint64_t from = 0;
+
+	cr_assert_eq(window__add(s, S(0), S(10), slice(1000, "first", 3)), 0);
+	cr_assert_eq(window__add(s, S(10), S(20), slice(0, "second", 4)), 0);
+	cr_assert_eq(window__add(s, S(20), S(30), slice(1000, "third", 2)), 0);
+
+	cr_assert_eq(window__for_each_slice(s, 0, false, 1000, note_slice, &v), 0);
+	cr_assert_eq(v.n, 3);
+	cr_expect_eq(v.weight[0], 3);
+	cr_expect_eq(v.weight[1], 0, "another uid's samples counted for 1000");
+	cr_expect_eq(v.weight[2], 2);
+	cr_expect_eq(v.start[1], S(10));
+	cr_expect_eq(v.end[1], S(20));
+	v.n = 0;
+	cr_assert_eq(window__for_each_slice(s, S(15), true, 0, note_slice, &v), 0);
+	cr_assert_eq(v.n, 2);
+	cr_expect_eq(v.weight[0], 4);
+	cr_expect_eq(v.weight[1], 2);
+
+	/* [10 s, 20 s): the middle slice only; its neighbours touch the bounds but are outside. */
+	cr_assert_eq(window__query(s, S(10), S(20), true, 0, out, &from), 0);
+	cr_expect_eq(calltree__total(out), 4);
+	cr_expect_eq(total_of(out, "second", NULL), 4);
+	cr_expect_eq(from, S(10));
 	calltree__free(out);
 	window__free(s);
 }

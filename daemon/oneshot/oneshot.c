@@ -637,7 +637,8 @@ static uint64_t clock_ns(clockid_t clk)
 static bool wants_timeline(const struct xsprofd_opts *o)
 {
 	for (int i = 0; i < o->nr_outputs; i++)
-		if (o->outputs[i].format == OUTPUT_CHROME_JSON)
+		if (o->outputs[i].format == OUTPUT_CHROME_JSON ||
+		    o->outputs[i].format == OUTPUT_TIMELINE)
 			return true;
 	return false;
 }

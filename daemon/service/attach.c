@@ -563,41 +563,62 @@ enum MHD_Result api_attach(struct service *s, struct req *q, struct MHD_Connecti
 	return reply_json(c, 200, out);
 }
 
-/* GET /v1/profile?pid=N: the attachment's slices since since_ns, in format f. */
+struct attachment *attachment_to_read(struct service *s, struct req *q, struct MHD_Connection *c,
+				      const char *pid_str, enum MHD_Result *ret)
+{
+	struct attachment *a;
+	unsigned long pid;
+	char *end;
+
+	errno = 0;
+	pid = strspn(pid_str, "0123456789") == strlen(pid_str) ? strtoul(pid_str, &end, 10) : 0;
+	if (errno || !pid || pid > INT32_MAX) {
+		*ret = reply_error(c, 400, "pid must be a process id", NULL);
+		return NULL;
+	}
+	a = find_attachment(s, (pid_t)pid);
+	if (!a) {
+		*ret = reply_error(c, 404, "that process is not attached",
+				   "attach it first: xsprofctl attach PID; or record it: "
+				   "xsprofctl record --pid PID");
+		return NULL;
+	}
+	if (!q->authed && (a->by_root || a->by != q->uid)) {
+		*ret = reply_error(c, 403, "another user attached that process", NULL);
+		return NULL;
+	}
+	/* Include the slice being recorded. */
+	if (a->prof.rec) {
+		if (s->cupti)
+			cupti_server__drain(s->cupti, CUPTI_DRAIN_BATCHES);
+		close_one(s, a, clock__mono_ns());
+	}
+	return a;
+}
+
+/* GET /v1/profile?pid=N: the attachment's slices in [since_ns, until_ns), in format f. */
 enum MHD_Result api_attachment_profile(struct service *s, struct req *q, struct MHD_Connection *c,
-				       const char *pid_str, uint64_t since_ns, enum gpu_mode mode,
-				       enum weight_unit unit, enum output_format f)
+				       const char *pid_str, uint64_t since_ns, uint64_t until_ns,
+				       enum gpu_mode mode, enum weight_unit unit,
+				       enum output_format f)
 {
 	struct output_meta meta = {.unit = profile__unit_name(unit)};
 	struct calltree *tree;
 	struct attachment *a;
-	char title[200], *buf = NULL, *end;
-	unsigned long pid;
-	uint64_t from = 0, now = clock__mono_ns();
+	char title[200], *buf = NULL;
+	uint64_t from = 0, now;
 	size_t len = 0;
 	enum MHD_Result ret;
 	FILE *out;
 	int err;
 
-	errno = 0;
-	pid = strspn(pid_str, "0123456789") == strlen(pid_str) ? strtoul(pid_str, &end, 10) : 0;
-	if (errno || !pid || pid > INT32_MAX)
-		return reply_error(c, 400, "pid must be a process id", NULL);
-	a = find_attachment(s, (pid_t)pid);
+	a = attachment_to_read(s, q, c, pid_str, &ret);
 	if (!a)
-		return reply_error(c, 404, "that process is not attached",
-				   "attach it first: xsprofctl attach PID; or record it: "
-				   "xsprofctl record --pid PID");
-	if (!q->authed && (a->by_root || a->by != q->uid))
-		return reply_error(c, 403, "another user attached that process", NULL);
-	/* Include the slice being recorded. */
-	if (a->prof.rec) {
-		if (s->cupti)
-			cupti_server__drain(s->cupti, CUPTI_DRAIN_BATCHES);
-		close_one(s, a, now);
-	}
+		return ret;
+	now = clock__mono_ns();
 	tree = calltree__new();
-	err = tree ? lasting__query(&a->prof, since_ns, mode, unit, true, 0, tree, &from) : -ENOMEM;
+	err = tree ? lasting__query(&a->prof, since_ns, until_ns, mode, unit, true, 0, tree, &from)
+		   : -ENOMEM;
 	snprintf(title, sizeof(title), "xsprof: pid %d%s, %.0f s at %u Hz%s", (int)a->pid,
 		 a->children ? " and its descendants" : "", from ? (now - from) / 1e9 : 0.0,
 		 a->prof.freq_hz, a->ended_ns ? " (ended)" : "");

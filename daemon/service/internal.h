@@ -185,6 +185,13 @@ struct req {
 };
 
 const char *content_type(enum output_format f);
+/*
+ * An answer with n/2 more headers (kv: name, value, ...; Cache-Control: no-store unless one is
+ * given); body copied unless copy is false (it then lives as long as the process).
+ */
+enum MHD_Result reply_headers(struct MHD_Connection *c, unsigned int status, const char *type,
+			      const void *body, size_t len, bool copy, const char *const *kv,
+			      size_t n);
 enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *type,
 		      const void *body, size_t len);
 enum MHD_Result reply_json(struct MHD_Connection *c, unsigned int status, struct json_object *j);
@@ -265,6 +272,10 @@ enum MHD_Result api_record_start(struct service *s, struct req *q, struct MHD_Co
 enum MHD_Result api_record_result(struct service *s, struct req *q, struct MHD_Connection *c,
 				  const char *id_str);
 enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_Connection *c);
+/* ui.c: the web view's files (no data: served before any credential check). */
+bool ui_path(const char *url);
+enum MHD_Result api_ui(struct MHD_Connection *c, const char *method, const char *url);
+enum MHD_Result api_timeline(struct service *s, struct req *q, struct MHD_Connection *c);
 enum MHD_Result api_attach(struct service *s, struct req *q, struct MHD_Connection *c, bool attach);
 
 /* attach.c */
@@ -277,9 +288,16 @@ struct json_object *attachments__json(struct service *s);
 enum MHD_Result attach_reply(struct req *q, struct MHD_Connection *c);
 /* The request q goes away: an attach it waits for goes on without it. */
 void attach_forget(struct req *q);
+/*
+ * The attachment of pid_str that q may read, with the slice being recorded closed; NULL with
+ * *ret the error answer (400, 404, 403).
+ */
+struct attachment *attachment_to_read(struct service *s, struct req *q, struct MHD_Connection *c,
+				      const char *pid_str, enum MHD_Result *ret);
 enum MHD_Result api_attachment_profile(struct service *s, struct req *q, struct MHD_Connection *c,
-				       const char *pid_str, uint64_t since_ns, enum gpu_mode mode,
-				       enum weight_unit unit, enum output_format f);
+				       const char *pid_str, uint64_t since_ns, uint64_t until_ns,
+				       enum gpu_mode mode, enum weight_unit unit,
+				       enum output_format f);
 void attachments__free(struct service *s);
 
 #endif

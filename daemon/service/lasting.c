@@ -138,9 +138,9 @@ void lasting__close_slice(struct lasting *l, struct symbolizer *sym, const struc
 	l->slice_start_ns = end;
 }
 
-int lasting__query(const struct lasting *l, uint64_t since_ns, enum gpu_mode mode,
-		   enum weight_unit unit, bool all_uids, uid_t uid, struct calltree *tree,
-		   uint64_t *ret_from)
+int lasting__query(const struct lasting *l, uint64_t since_ns, uint64_t until_ns,
+		   enum gpu_mode mode, enum weight_unit unit, bool all_uids, uid_t uid,
+		   struct calltree *tree, uint64_t *ret_from)
 {
 	uint64_t from = 0, gfrom = 0, hz = l->freq_hz ? l->freq_hz : 1;
 	struct calltree *part = calltree__new();
@@ -148,7 +148,7 @@ int lasting__query(const struct lasting *l, uint64_t since_ns, enum gpu_mode mod
 
 	/* The CPU window counts samples, the GPU window microseconds: one unit for both. */
 	if (!err && mode != GPU_MODE_GPU) {
-		err = window__query(l->cpu, since_ns, all_uids, uid, part, &from);
+		err = window__query(l->cpu, since_ns, until_ns, all_uids, uid, part, &from);
 		if (!err)
 			err = unit == WEIGHT_US ? calltree__add_scaled(tree, part, 1000000, hz)
 						: calltree__add_scaled(tree, part, 1, 1);
@@ -158,7 +158,7 @@ int lasting__query(const struct lasting *l, uint64_t since_ns, enum gpu_mode mod
 	if (!err && !part)
 		err = -ENOMEM;
 	if (!err && mode != GPU_MODE_CPU) {
-		err = window__query(l->gpu, since_ns, all_uids, uid, part, &gfrom);
+		err = window__query(l->gpu, since_ns, until_ns, all_uids, uid, part, &gfrom);
 		if (!err)
 			err = unit == WEIGHT_US ? calltree__add_scaled(tree, part, 1, 1)
 						: calltree__add_scaled(tree, part, hz, 1000000);

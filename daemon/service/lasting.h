@@ -52,14 +52,14 @@ void lasting__close_slice(struct lasting *l, struct symbolizer *sym, const struc
 			  uint64_t end_ns);
 
 /*
- * The slices since since_ns into tree, by mode (CPU samples, GPU work, or both), the uid's only
+ * The slices since since_ns (and before until_ns, UINT64_MAX: no bound) into tree, by mode (CPU samples, GPU work, or both), the uid's only
  * unless all_uids, weighted in unit: samples (GPU time as the samples it would have been worth
  * at l->freq_hz) or microseconds (a sample as its period). *ret_from: the start of the oldest
  * slice used (0: none). 0 or -errno.
  */
-int lasting__query(const struct lasting *l, uint64_t since_ns, enum gpu_mode mode,
-		   enum weight_unit unit, bool all_uids, uid_t uid, struct calltree *tree,
-		   uint64_t *ret_from);
+int lasting__query(const struct lasting *l, uint64_t since_ns, uint64_t until_ns,
+		   enum gpu_mode mode, enum weight_unit unit, bool all_uids, uid_t uid,
+		   struct calltree *tree, uint64_t *ret_from);
 
 /* Stop and free the recording, keeping the windows (a process that exited). */
 void lasting__stop(struct lasting *l);

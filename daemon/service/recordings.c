@@ -476,9 +476,15 @@ int start_rec(struct service *s, struct svc_rec *r, struct rec_ctx *rc, bool unt
 		/* Descendants join the pid filter in the kernel at fork, so none is missed. */
 		.follow_forks = r->children && r->nr_pids,
 		.cuda = !s->opts->no_cuda,
+		/* The whole machine: the CUDA libraries the window probes (--cuda-lib) too. */
+		.cuda_libs = r->nr_pids ? NULL : s->opts->cuda_libs,
+		.nr_cuda_libs = r->nr_pids ? 0 : s->opts->nr_cuda_libs,
 		.keep_launch_uprobes = !strcmp(r->view.strategy, "timestamp") ||
 				       !strcmp(r->view.strategy, "stream"),
-		.max_timeline = r->format == OUTPUT_CHROME_JSON ? RECORD_MAX_TIMELINE : 0,
+		.max_timeline =
+			output__format_needs_timeline(r->format) && r->format != OUTPUT_PPROF
+				? RECORD_MAX_TIMELINE
+				: 0,
 		/* Off-CPU and wall recordings: the sched_switch program too (10 us minimum block). */
 		.offcpu = r->view.cpu_mode != XSPROFD_MODE_CPU,
 		.offcpu_min_ns = 10000,

@@ -51,24 +51,38 @@ void reply__counts(const uint64_t **ret, size_t *ret_n)
 	*ret_n = sizeof(replies_by_status) / sizeof(replies_by_status[0]);
 }
 
-static enum MHD_Result reply_with(struct MHD_Connection *c, unsigned int status, const char *type,
-				  const void *body, size_t len, const char *name, const char *value)
+enum MHD_Result reply_headers(struct MHD_Connection *c, unsigned int status, const char *type,
+			      const void *body, size_t len, bool copy, const char *const *kv,
+			      size_t n)
 {
-	struct MHD_Response *r =
-		MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+		len, (void *)body, copy ? MHD_RESPMEM_MUST_COPY : MHD_RESPMEM_PERSISTENT);
 	enum MHD_Result ret;
+	bool cache_set = false;
 
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, "Content-Type", type);
-	if (name)
-		MHD_add_response_header(r, name, value);
-	MHD_add_response_header(r, "Cache-Control", "no-store");
+	if (type)
+		MHD_add_response_header(r, "Content-Type", type);
+	for (size_t i = 0; i + 1 < n; i += 2) {
+		MHD_add_response_header(r, kv[i], kv[i + 1]);
+		cache_set |= !strcasecmp(kv[i], "Cache-Control");
+	}
+	if (!cache_set)
+		MHD_add_response_header(r, "Cache-Control", "no-store");
 	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	if (ret == MHD_YES && status < sizeof(replies_by_status) / sizeof(replies_by_status[0]))
 		replies_by_status[status]++;
 	return ret;
+}
+
+static enum MHD_Result reply_with(struct MHD_Connection *c, unsigned int status, const char *type,
+				  const void *body, size_t len, const char *name, const char *value)
+{
+	const char *kv[] = {name, value};
+
+	return reply_headers(c, status, type, body, len, true, kv, name ? 2 : 0);
 }
 
 enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *type,
@@ -116,6 +130,7 @@ const char *content_type(enum output_format f)
 	case OUTPUT_PPROF:
 		return "application/octet-stream";
 	case OUTPUT_CHROME_JSON:
+	case OUTPUT_TIMELINE:
 		return "application/json";
 	default:
 		return "text/plain; charset=utf-8";
@@ -128,7 +143,8 @@ const char *content_type(enum output_format f)
  */
 bool window_format(const char *name, enum output_format *ret)
 {
-	return !output__format_from_name(name, ret) && *ret != OUTPUT_CHROME_JSON;
+	return !output__format_from_name(name, ret) && *ret != OUTPUT_CHROME_JSON &&
+	       *ret != OUTPUT_TIMELINE;
 }
 
 /* A window's call tree in any format but the Chrome trace (a window keeps no timeline). */

@@ -135,7 +135,7 @@ static int parse_scrape(struct service *s, struct MHD_Connection *c, struct svc_
 		return -EINVAL;
 	}
 	if (fmt && (output__format_from_name(fmt, &r->format) || r->format == OUTPUT_CHROME_JSON)) {
-		snprintf(msg, size, "format must be pprof, folded or svg");
+		snprintf(msg, size, "format must be pprof, folded, svg or timeline");
 		return -EINVAL;
 	}
 	if (pid && comm) {

@@ -90,6 +90,9 @@ static enum MHD_Result route(struct service *s, struct req *q, struct MHD_Connec
 	if (!strcmp(url, "/v1/profile"))
 		return get ? api_profile(s, q, c)
 			   : reply_error(c, 405, "use GET for /v1/profile", NULL);
+	if (!strcmp(url, "/v1/timeline"))
+		return get ? api_timeline(s, q, c)
+			   : reply_error(c, 405, "use GET for /v1/timeline", NULL);
 	if (!strcmp(url, "/v1/attach") || !strcmp(url, "/v1/detach"))
 		return post ? api_attach(s, q, c, url[4] == 'a')
 			    : reply_error(c, 405, "use POST", NULL);
@@ -100,7 +103,7 @@ static enum MHD_Result route(struct service *s, struct req *q, struct MHD_Connec
 		return get ? api_record_result(s, q, c, url + 15)
 			   : reply_error(c, 405, "use GET to fetch a recording", NULL);
 	return reply_error(c, 404, "no such endpoint",
-			   "see xsprofd's API.md: /v1/status, /metrics, ...");
+			   "see xsprofd's API.md: /v1/status, /metrics, /ui/, ...");
 }
 
 static enum MHD_Result on_request(void *ctx, struct MHD_Connection *c, const char *url,
@@ -171,6 +174,8 @@ static enum MHD_Result on_request(void *ctx, struct MHD_Connection *c, const cha
 	}
 	if (q->too_big)
 		return reply_error(c, 413, "request body over 64 KiB", NULL);
+	if (ui_path(url))
+		return api_ui(c, method, url);
 	if (q->tcp && !q->authed)
 		return reply_error(c, 401, "missing or wrong token",
 				   "send Authorization: Bearer TOKEN (the daemon's --token-file)");

@@ -164,8 +164,8 @@ static int merge_visit(const struct calltree_frame *f, void *arg)
 	return 0;
 }
 
-int window__query(const struct window *s, uint64_t since_ns, bool all_uids, uid_t uid,
-		  struct calltree *out, uint64_t *ret_from_ns)
+int window__query(const struct window *s, uint64_t since_ns, uint64_t until_ns, bool all_uids,
+		  uid_t uid, struct calltree *out, uint64_t *ret_from_ns)
 {
 	struct merge_ctx *m = calloc(1, sizeof(*m));
 	uint64_t from = 0;
@@ -178,7 +178,7 @@ int window__query(const struct window *s, uint64_t since_ns, bool all_uids, uid_
 	m->all = all_uids;
 	snprintf(m->want, sizeof(m->want), "uid:%u", (unsigned int)uid);
 	for (size_t i = 0; i < s->n && !err; i++) {
-		if (s->slices[i].end_ns <= since_ns)
+		if (s->slices[i].end_ns <= since_ns || s->slices[i].start_ns >= until_ns)
 			continue;
 		if (!any)
 			from = s->slices[i].start_ns;
@@ -188,6 +188,46 @@ int window__query(const struct window *s, uint64_t since_ns, bool all_uids, uid_
 	free(m);
 	if (!err && ret_from_ns)
 		*ret_from_ns = from;
+	return err;
+}
+
+struct weigh_ctx {
+	char want[24];
+	bool keep;
+	uint64_t weight;
+};
+
+static int weigh_visit(const struct calltree_frame *f, void *arg)
+{
+	struct weigh_ctx *w = arg;
+
+	if (f->depth == 0)
+		w->keep = !strcmp(f->name, w->want);
+	else if (w->keep)
+		w->weight += f->self;
+	return 0;
+}
+
+int window__for_each_slice(const struct window *s, uint64_t since_ns, bool all_uids, uid_t uid,
+			   window_slice_fn fn, void *ctx)
+{
+	struct weigh_ctx w;
+	int err = 0;
+
+	snprintf(w.want, sizeof(w.want), "uid:%u", (unsigned int)uid);
+	for (size_t i = 0; i < s->n && !err; i++) {
+		const struct slice *sl = &s->slices[i];
+
+		if (sl->end_ns <= since_ns)
+			continue;
+		w.keep = false;
+		w.weight = 0;
+		if (all_uids)
+			w.weight = calltree__total(sl->tree);
+		else
+			calltree__walk(sl->tree, weigh_visit, &w);
+		err = fn(ctx, sl->start_ns, sl->end_ns, w.weight);
+	}
 	return err;
 }
 

@@ -49,11 +49,22 @@ int window__add(struct window *s, uint64_t start_ns, uint64_t end_ns, struct cal
 void window__expire(struct window *s, uint64_t now_ns);
 
 /*
- * Merge the slices that end after since_ns into out, without their "uid:N" frame; only uid's
- * stacks unless all_uids. *ret_from_ns: start of the oldest slice merged (0 if none).
+ * Merge the slices that end after since_ns and start before until_ns (UINT64_MAX: no bound)
+ * into out, without their "uid:N" frame; only uid's stacks unless all_uids. *ret_from_ns:
+ * start of the oldest slice merged (0 if none).
  */
-int window__query(const struct window *s, uint64_t since_ns, bool all_uids, uid_t uid,
-		  struct calltree *out, uint64_t *ret_from_ns);
+int window__query(const struct window *s, uint64_t since_ns, uint64_t until_ns, bool all_uids,
+		  uid_t uid, struct calltree *out, uint64_t *ret_from_ns);
+
+/* One slice as the timeline shows it: its span and the weight uid's stacks hold in it. */
+typedef int (*window_slice_fn)(void *ctx, uint64_t start_ns, uint64_t end_ns, uint64_t weight);
+
+/*
+ * For each slice that ends after since_ns, oldest first, fn with the weight of uid's stacks
+ * (all of them when all_uids). Stops at fn's first non-zero return, which it returns.
+ */
+int window__for_each_slice(const struct window *s, uint64_t since_ns, bool all_uids, uid_t uid,
+			   window_slice_fn fn, void *ctx);
 
 void window__stats(const struct window *s, struct window_stats *ret);
 

@@ -42,39 +42,90 @@
 #include "output/profile.h"
 #include "daemon/service/internal.h"
 
-enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_Connection *c)
+/*
+ * A time in the daemon's CLOCK_MONOTONIC milliseconds (what GET /v1/timeline gives) into *ns:
+ * digits only, not past now. false when it is not one.
+ */
+static bool parse_ms(const char *str, uint64_t now_ns, uint64_t *ns)
 {
-	const char *since = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "since_s");
-	const char *fmt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
-	const char *mode_s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "gpu_mode");
-	const char *weight = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "weight");
-	const char *pid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "pid");
-	enum gpu_mode mode = GPU_MODE_MERGED;
-	enum weight_unit unit = WEIGHT_SAMPLES;
-	unsigned long since_s = 300;
-	enum output_format f;
-	struct calltree *tree;
-	struct output_meta meta = {0};
-	char title[160], *buf = NULL, *end;
-	size_t len = 0;
-	uint64_t from = 0, now = clock__mono_ns(), since_ns;
-	enum MHD_Result ret;
-	FILE *out;
-	int err;
+	unsigned long long v;
+	char *end;
 
+	if (!*str || strspn(str, "0123456789") != strlen(str))
+		return false;
+	errno = 0;
+	v = strtoull(str, &end, 10);
+	if (errno || v > now_ns / 1000000 + 1)
+		return false;
+	*ns = v * 1000000ull;
+	return true;
+}
+
+/* since_s, or from_ms and to_ms, into [*since_ns, *until_ns); false with *ret the answer. */
+static bool parse_range(struct MHD_Connection *c, uint64_t now, uint64_t *since_ns,
+			uint64_t *until_ns, enum MHD_Result *ret)
+{
+#define ARG(k) MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, k)
+	const char *since = ARG("since_s"), *from_ms = ARG("from_ms"), *to_ms = ARG("to_ms");
+#undef ARG
+	unsigned long since_s = 300;
+	char msg[160], *end;
+
+	*until_ns = UINT64_MAX;
+	if (since && (from_ms || to_ms)) {
+		*ret = reply_error(c, 400, "give since_s, or from_ms and to_ms, not both", NULL);
+		return false;
+	}
+	if ((from_ms && !parse_ms(from_ms, now, since_ns)) ||
+	    (to_ms && !parse_ms(to_ms, now, until_ns)) ||
+	    (from_ms && to_ms && *until_ns <= *since_ns)) {
+		*ret = reply_error(
+			c, 400,
+			"from_ms and to_ms must be times of the daemon's monotonic clock "
+			"in milliseconds, from before to, not in the future",
+			"take them from GET /v1/timeline (now_ms, each slice's start and "
+			"end)");
+		return false;
+	}
+	if (from_ms)
+		return true;
 	if (since) {
 		/* Digits only: strtoul would take "-1" as "everything". */
 		errno = 0;
 		since_s =
 			strspn(since, "0123456789") == strlen(since) ? strtoul(since, &end, 10) : 0;
 		if (errno || !*since || !since_s || since_s > MAX_SINCE_S) {
-			snprintf(title, sizeof(title),
+			snprintf(msg, sizeof(msg),
 				 "since_s must be a whole number of seconds in [1, %u]",
 				 MAX_SINCE_S);
-			return reply_error(c, 400, title,
-					   "e.g. since_s=300 for the last 5 minutes");
+			*ret = reply_error(c, 400, msg, "e.g. since_s=300 for the last 5 minutes");
+			return false;
 		}
 	}
+	*since_ns = since_s * 1000000000ull < now ? now - since_s * 1000000000ull : 0;
+	return true;
+}
+
+enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_Connection *c)
+{
+	const char *fmt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
+	const char *mode_s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "gpu_mode");
+	const char *weight = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "weight");
+	const char *pid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "pid");
+	enum gpu_mode mode = GPU_MODE_MERGED;
+	enum weight_unit unit = WEIGHT_SAMPLES;
+	enum output_format f;
+	struct calltree *tree;
+	struct output_meta meta = {0};
+	char title[160], *buf = NULL;
+	size_t len = 0;
+	uint64_t from = 0, now = clock__mono_ns(), since_ns = 0, until_ns;
+	enum MHD_Result ret;
+	FILE *out;
+	int err;
+
+	if (!parse_range(c, now, &since_ns, &until_ns, &ret))
+		return ret;
 	if (mode_s && profile__mode_from_name(mode_s, &mode))
 		return reply_error(c, 400, "gpu_mode must be cpu, gpu or merged", NULL);
 	if (weight && profile__unit_from_name(weight, &unit))
@@ -83,18 +134,18 @@ enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_Connect
 		return reply_error(
 			c, 400, "the rolling window has no timeline for a Chrome trace",
 			"use folded, svg or pprof, or record: xsprofctl record -o x.json");
-	since_ns = since_s * 1000000000ull < now ? now - since_s * 1000000000ull : 0;
 	if (pid)
-		return api_attachment_profile(s, q, c, pid, since_ns, mode, unit, f);
+		return api_attachment_profile(s, q, c, pid, since_ns, until_ns, mode, unit, f);
 	/* Include the slice being recorded: close it now. */
 	close_slice(s);
 	tree = calltree__new();
 	if (!tree)
 		return reply_error(c, 500, "out of memory", NULL);
 	/* CPU samples and the GPU work they launched, by gpu_mode (default: both). */
-	err = lasting__query(&s->machine, since_ns, mode, unit, q->authed, q->uid, tree, &from);
-	snprintf(title, sizeof(title), "xsprof: last %.0f s at %u Hz%s",
-		 from ? (now - from) / 1e9 : 0.0, s->opts->freq_hz,
+	err = lasting__query(&s->machine, since_ns, until_ns, mode, unit, q->authed, q->uid, tree,
+			     &from);
+	snprintf(title, sizeof(title), "xsprof: %.0f s at %u Hz%s",
+		 from ? ((until_ns < now ? until_ns : now) - from) / 1e9 : 0.0, s->opts->freq_hz,
 		 q->authed ? "" : " (your processes)");
 	meta.title = title;
 	meta.unit = profile__unit_name(unit);
@@ -110,7 +161,68 @@ enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_Connect
 	if (err)
 		ret = reply_error(c, 500, "building the profile failed", strerror(-err));
 	else
-		ret = reply_span(c, content_type(f), buf, len, from, now);
+		ret = reply_span(c, content_type(f), buf, len, from,
+				 until_ns < now ? until_ns : now);
 	free(buf);
 	return ret;
+}
+
+static int timeline_row(void *ctx, uint64_t start_ns, uint64_t end_ns, uint64_t weight)
+{
+	struct json_object *row = json_object_new_array_ext(3);
+
+	if (!row)
+		return -ENOMEM;
+	json_object_array_add(row, json_object_new_int64((int64_t)(start_ns / 1000000)));
+	json_object_array_add(row, json_object_new_int64((int64_t)(end_ns / 1000000)));
+	json_object_array_add(row, json_object_new_int64((int64_t)weight));
+	return json_object_array_add(ctx, row) ? -ENOMEM : 0;
+}
+
+/*
+ * GET /v1/timeline[?since_s=S][&pid=N]: each slice of the window (or of N's attachment) with
+ * its CPU samples and its GPU microseconds, what the web view's strip draws and brushes.
+ */
+enum MHD_Result api_timeline(struct service *s, struct req *q, struct MHD_Connection *c)
+{
+	const char *pid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "pid");
+	struct json_object *out, *cpu, *gpu;
+	const struct lasting *l = &s->machine;
+	uint64_t now = clock__mono_ns(), since_ns = 0, until_ns;
+	bool all = q->authed;
+	enum MHD_Result ret;
+	int err;
+
+	if (!parse_range(c, now, &since_ns, &until_ns, &ret))
+		return ret;
+	if (pid) {
+		struct attachment *a = attachment_to_read(s, q, c, pid, &ret);
+
+		if (!a)
+			return ret;
+		l = &a->prof;
+		all = true;
+	} else {
+		close_slice(s);
+	}
+	out = json_object_new_object();
+	cpu = json_object_new_array();
+	gpu = json_object_new_array();
+	err = out && cpu && gpu ? 0 : -ENOMEM;
+	if (!err)
+		err = window__for_each_slice(l->cpu, since_ns, all, q->uid, timeline_row, cpu);
+	if (!err)
+		err = window__for_each_slice(l->gpu, since_ns, all, q->uid, timeline_row, gpu);
+	if (err) {
+		json_object_put(out);
+		json_object_put(cpu);
+		json_object_put(gpu);
+		return reply_error(c, 500, "out of memory", NULL);
+	}
+	add_u64(out, "now_ms", clock__mono_ns() / 1000000);
+	add_u64(out, "freq_hz", l->freq_hz);
+	add_u64(out, "window_s", s->opts->window_s);
+	json_object_object_add(out, "cpu", cpu);
+	json_object_object_add(out, "gpu", gpu);
+	return reply_json(c, 200, out);
 }
