@@ -14,3 +14,8 @@ set_tests_properties(service_tcp PROPERTIES TIMEOUT 180)
 # scraping it (tests/service/metrics.sh). Needs root, BPF and Debian's prometheus.
 add_test(NAME service_metrics COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/service/metrics.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(service_metrics PROPERTIES TIMEOUT 180)
+
+# xsprofctl ui, the loopback proxy to the web view (tests/service/ui_proxy.sh): the key, the
+# Host and method guards, the query forwarded, 502 without the daemon, SIGTERM. Needs root, BPF.
+add_test(NAME service_ui_proxy COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/service/ui_proxy.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(service_ui_proxy PROPERTIES TIMEOUT 180)

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MAX_REPLY (512u << 20) /* one answer of xsprofd's: a profile can be large; not unbounded */
+
 struct reply_buf {
 	char *data; /* NUL-terminated */
 	size_t len;

@@ -28,6 +28,7 @@
 #include "daemon/base/cupti_lib_path.h"
 #include "daemon/ctl/fleet.h"
 #include "daemon/ctl/reply_buf.h"
+#include "daemon/ctl/ui.h"
 #include "output/calltree.h"
 #include "output/diff.h"
 #include "output/output.h"
@@ -44,7 +45,6 @@ enum {
 #define DEFAULT_SOCKET	XSPROF_API_SOCKET
 #define DEFAULT_TIMEOUT 30 /* seconds: connecting, and any answer but a recording's */
 #define MAX_DURATION_S	(7 * 24 * 3600.0) /* the daemon's own limit is lower */
-#define MAX_REPLY	(512u << 20)	  /* a profile can be large; not unbounded */
 
 static const char usage_text[] =
 	"Usage: xsprofctl [--socket PATH] [--json] [--quiet] [--timeout S] COMMAND [ARGS]\n"
@@ -84,6 +84,10 @@ static const char usage_text[] =
 	"                                 'xsprofctl fleet --help': --hosts --by --select\n"
 	"                                 --token-file --cacert --cert --key --parallel\n"
 	"                                 --host-timeout --deadline --comm\n"
+	"  ui [--port N]                  serve xsprofd's read-only web view to a browser on\n"
+	"                                 this machine: a proxy on 127.0.0.1 (port N, default\n"
+	"                                 a free one) that prints the address to open, with\n"
+	"                                 its key; Ctrl-C stops; see 'xsprofctl ui --help'\n"
 	"\n"
 	"Record and flamegraph options:\n"
 	"  -p, --pid PID[,PID...]  processes to record (repeatable); their descendants too\n"
@@ -121,11 +125,13 @@ static const char usage_text[] =
 	"  xsprofctl flamegraph --since 10m -o last10m.svg\n"
 	"  xsprofctl record --gpu-mode merged -o train.json -- python3 train.py\n"
 	"  xsprofctl attach 1234; xsprofctl flamegraph --gpu-mode merged -o last5m.pb.gz\n"
+	"  xsprofctl ui --port 8080     # then open the address it prints in a browser\n"
 	"\n"
 	"Exit status: 0 done; 1 the daemon reported an error; 2 usage error; 3 xsprofd is not\n"
 	"running or cannot be reached (fleet: no host answered); 4 permission denied (join\n"
 	"group xsprof, or use root); 5 fleet: only some hosts answered (partial profile);\n"
-	"record -- CMD: CMD's own exit status once the profile is written.\n";
+	"record -- CMD: CMD's own exit status once the profile is written; ui: 0 once stopped\n"
+	"by Ctrl-C or SIGTERM, 1 when its port cannot be had.\n";
 
 static const char *sock_path;
 static bool json_out, quiet;
@@ -341,6 +347,17 @@ static int save(const char *path, struct reply_buf *b, const char *what)
 }
 
 /* ---- commands ---- */
+
+/* Before ui listens: xsprofd answers, and answers this user. */
+static int check_daemon(void)
+{
+	struct reply_buf b;
+	int st = request("GET", "/v1/status", NULL, &b, NULL);
+
+	if (!st)
+		free(b.data);
+	return st;
+}
 
 static int cmd_status(void)
 {
@@ -1279,7 +1296,7 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("%s", "a command is needed: status, attach, detach, record, "
-					 "flamegraph, top, fleet");
+					 "flamegraph, top, fleet, ui");
 	cmd = argv[optind];
 	argc -= optind;
 	argv += optind;
@@ -1297,9 +1314,12 @@ int main(int argc, char **argv)
 		st = cmd_top(argc, argv);
 	else if (!strcmp(cmd, "fleet"))
 		st = cmd_fleet(argc, argv);
+	else if (!strcmp(cmd, "ui"))
+		st = ctl_ui(argc, argv, sock_path, timeout_s, quiet, check_daemon);
 	else
 		st = usage_error(
-			"unknown command '%s' (status, attach, detach, record, flamegraph, top, fleet)",
+			"unknown command '%s' (status, attach, detach, record, flamegraph, "
+			"top, fleet, ui)",
 			cmd);
 	curl_global_cleanup();
 	return st;
