@@ -11,6 +11,7 @@ pkgs="
 	util-linux binutils systemtap-sdt-dev curl iproute2 openssl
 	libdw-dev libdebuginfod1 libclang-rt-14-dev
 	python3 python3.11-dev python3-torch golang-go linux-perf bpftrace time
+	chromium python3-websocket
 	systemd dbus adduser groff-base dpkg-dev prometheus
 "
 missing=""

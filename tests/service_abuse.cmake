@@ -19,3 +19,9 @@ set_tests_properties(service_metrics PROPERTIES TIMEOUT 180)
 # Host and method guards, the query forwarded, 502 without the daemon, SIGTERM. Needs root, BPF.
 add_test(NAME service_ui_proxy COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/service/ui_proxy.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(service_ui_proxy PROPERTIES TIMEOUT 180)
+
+# The web view in headless Chromium, through xsprofctl ui (tests/service/ui.sh, ui_browser.py):
+# flamegraph, search, range brush and comparison, the GPU timeline with launching stacks, no
+# request outside the host; screenshots in tests/ui-artefacts. Needs root, BPF, chromium.
+add_test(NAME service_ui COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/service/ui.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(service_ui PROPERTIES TIMEOUT 480)

@@ -495,6 +495,21 @@ function renderGpu() {
 	if (!tl)
 		return;
 	const span = tl.span_us || 1;
+	// The axis fits the GPU work and waits (a few ms of kernels in a 5 s recording stay visible).
+	let a0 = Infinity, a1 = 0;
+	for (const w of tl.work) {
+		a0 = Math.min(a0, w[4]);
+		a1 = Math.max(a1, w[4] + w[5]);
+	}
+	for (const w of tl.waits) {
+		a0 = Math.min(a0, w[2]);
+		a1 = Math.max(a1, w[2] + w[3]);
+	}
+	const pad = Math.max((a1 - a0) * 0.02, 50);
+	a0 = Math.max(0, a0 - pad);
+	a1 = a1 + pad;
+	const axis = a1 > a0 ? a1 - a0 : 1;
+	const pos = (t) => (100 * (t - a0)) / axis + '%';
 	const lanes = new Map(), devices = new Map();
 	for (const w of tl.work) {
 		const key = `GPU ${w[0]} stream ${w[1]} (pid ${w[2]})`;
@@ -523,15 +538,19 @@ function renderGpu() {
 		line.className = 'gpu-facts';
 		line.textContent = `GPU ${dev}: busy ${(f.busy / 1000).toFixed(1)} ms (${pct(f.busy, span)} of the recording); ` +
 			`${f.gaps.length} idle gaps between its work, ${(idle / 1000).toFixed(1)} ms in all, longest ${(longest / 1000).toFixed(2)} ms`;
+		const ax = document.createElement('div');
+		ax.className = 'muted';
+		ax.textContent = `axis: ${(a0 / 1000).toFixed(1)} ms to ${(a1 / 1000).toFixed(1)} ms of the recording`;
 		sum.appendChild(line);
+		line.after(ax);
 		const lane = newLane(`GPU ${dev} idle`);
 		for (const [s, e] of f.gaps) {
-			if ((e - s) / span < 0.001)
+			if ((e - s) / axis < 0.001)
 				continue;
 			const g = document.createElement('div');
 			g.className = 'gpu-gap';
-			g.style.left = (100 * s) / span + '%';
-			g.style.width = (100 * (e - s)) / span + '%';
+			g.style.left = pos(s);
+			g.style.width = (100 * (e - s)) / axis + '%';
 			g.title = `idle ${((e - s) / 1000).toFixed(2)} ms`;
 			lane.body.appendChild(g);
 		}
@@ -547,8 +566,8 @@ function renderGpu() {
 			const d = document.createElement('div');
 			const kind = what === 'work' ? KIND[w[3]] || 'kernel' : 'wait';
 			d.className = 'gpu-item ' + kind;
-			d.style.left = (100 * start) / span + '%';
-			d.style.width = (100 * Math.max(dur, span / 2000)) / span + '%';
+			d.style.left = pos(start);
+			d.style.width = (100 * Math.max(dur, axis / 2000)) / axis + '%';
 			d.dataset.name = tl.names[what === 'work' ? w[6] : w[4]] || '';
 			d.title = d.dataset.name;
 			d.addEventListener('click', () => showGpuItem(d, what, w));

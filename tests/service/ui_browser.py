@@ -1,0 +1,279 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""Drives xsprofd's web view in Debian's headless Chromium over the DevTools protocol.
+
+Usage: ui_browser.py URL ARTEFACT_DIR GPU_CMD...
+URL is the page (with #token=...); GPU_CMD is run while the page records its GPU timeline.
+A workload must be running under the daemon: xs_split (xs_work_alpha 70%, xs_work_beta 30%).
+Prints "ok ..." / "FAIL ..." lines; exit status 1 on any FAIL. Every wait has a deadline.
+"""
+import base64
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+import websocket  # Debian: python3-websocket
+
+failures = 0
+
+
+def ok(msg):
+    print("ok   " + msg, flush=True)
+
+
+def fail(msg):
+    global failures
+    failures += 1
+    print("FAIL " + msg, flush=True)
+
+
+def check(cond, good, bad):
+    ok(good) if cond else fail(bad)
+    return cond
+
+
+class Browser:
+    def __init__(self, artefacts):
+        self.profile = tempfile.mkdtemp(prefix="xsprof-ui-")
+        self.artefacts = artefacts
+        args = [
+            shutil.which("chromium") or "chromium", "--headless=new", "--no-sandbox",
+            "--disable-gpu", "--remote-debugging-port=0", "--user-data-dir=" + self.profile,
+            "--window-size=1400,1100", "--no-first-run", "--no-default-browser-check",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--disable-default-apps", "--disable-extensions", "--metrics-recording-only",
+            "--disable-features=Translate,MediaRouter,OptimizationHints", "about:blank",
+        ]
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL,
+                                     stderr=open(os.path.join(artefacts, "chromium.log"), "w"))
+        port_file = os.path.join(self.profile, "DevToolsActivePort")
+        deadline = time.time() + 60
+        while not (os.path.exists(port_file) and os.path.getsize(port_file) > 0):
+            if time.time() > deadline or self.proc.poll() is not None:
+                raise RuntimeError("chromium did not start its DevTools endpoint")
+            time.sleep(0.2)
+        port = open(port_file).read().split()[0]
+        with urllib.request.urlopen("http://127.0.0.1:%s/json" % port, timeout=30) as r:
+            pages = [t for t in json.load(r) if t["type"] == "page"]
+        self.ws = websocket.create_connection(pages[0]["webSocketDebuggerUrl"], timeout=120,
+                                              suppress_origin=True)
+        self.next_id = 0
+        self.events = []
+
+    def call(self, method, **params):
+        self.next_id += 1
+        mid = self.next_id
+        self.ws.send(json.dumps({"id": mid, "method": method, "params": params}))
+        while True:
+            msg = json.loads(self.ws.recv())
+            if msg.get("id") == mid:
+                if "error" in msg:
+                    raise RuntimeError("%s: %s" % (method, msg["error"]))
+                return msg.get("result", {})
+            self.events.append(msg)
+
+    def js(self, expr):
+        r = self.call("Runtime.evaluate", expression=expr, returnByValue=True,
+                      awaitPromise=True)
+        if "exceptionDetails" in r:
+            raise RuntimeError("%s: %s" % (expr, r["exceptionDetails"]))
+        return r["result"].get("value")
+
+    def wait(self, expr, seconds, what):
+        """Polls expr until it is truthy; its value, or None after the deadline."""
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            v = self.js(expr)
+            if v:
+                return v
+            time.sleep(0.25)
+        fail("%s: not within %d s" % (what, seconds))
+        return None
+
+    def mouse(self, kind, x, y):
+        self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left",
+                  buttons=1 if kind != "mouseReleased" else 0, clickCount=1)
+
+    def drag(self, x0, x1, y):
+        self.mouse("mousePressed", x0, y)
+        for i in range(1, 6):
+            self.call("Input.dispatchMouseEvent", type="mouseMoved", x=x0 + (x1 - x0) * i / 5,
+                      y=y, button="left", buttons=1)
+        self.mouse("mouseReleased", x1, y)
+
+    def click(self, selector):
+        box = self.js("(() => { const e = document.querySelector(%s);"
+                      " e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect();"
+                      " return [r.left + r.width / 2, r.top + r.height / 2]; })()"
+                      % json.dumps(selector))
+        self.mouse("mousePressed", box[0], box[1])
+        self.mouse("mouseReleased", box[0], box[1])
+
+    def screenshot(self, name):
+        data = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)
+        path = os.path.join(self.artefacts, name)
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(data["data"]))
+        return path
+
+    def close(self):
+        try:
+            self.ws.close()
+        except Exception:
+            pass
+        self.proc.terminate()
+        try:
+            self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+def main():
+    url, artefacts, gpu_cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
+    os.makedirs(artefacts, exist_ok=True)
+    origin = "{0.scheme}://{0.netloc}/".format(urllib.parse.urlsplit(url))
+    b = Browser(artefacts)
+    try:
+        run(b, url, origin, gpu_cmd)
+    finally:
+        b.close()
+    return 1 if failures else 0
+
+
+def run(b, url, origin, gpu_cmd):
+    for domain in ("Page", "Runtime", "Network", "Log"):
+        b.call(domain + ".enable")
+    b.call("Page.navigate", url=url)
+
+    print("\n== the page loads and draws the window's flamegraph", flush=True)
+    if not b.wait("document.querySelectorAll('#flame .frame').length > 3", 90,
+                  "the flamegraph has frames"):
+        b.screenshot("ui-failed.png")
+        print(b.js("document.querySelector('#error').textContent"))
+        return
+    b.screenshot("ui-loaded.png")
+    check(b.js("location.hash") == "", "the token is out of the address bar",
+          "the token is still in the address bar")
+    # The known split: xs_work_alpha gets 70% of the worker's CPU, xs_work_beta 30%.
+    w = b.wait("""(() => {
+        const v = (n) => [...document.querySelectorAll('#flame .frame')]
+            .filter((d) => d.dataset.name === n).reduce((s, d) => s + Number(d.dataset.value), 0);
+        const a = v('xs_work_alpha'), b = v('xs_work_beta');
+        return a > 0 && b > 0 && a + b >= 40 ? [a, b] : null; })()""", 90,
+               "xs_work_alpha and xs_work_beta in the flamegraph")
+    if w:
+        check(w[0] > w[1], "the hottest function of the workload is the widest: xs_work_alpha "
+              "%d vs xs_work_beta %d samples" % (w[0], w[1]),
+              "xs_work_alpha %d is not wider than xs_work_beta %d" % (w[0], w[1]))
+    top = b.js("[...document.querySelectorAll('#top tbody tr')].map((r) => r.dataset.name)")
+    check(top and "burn" in top[:3], "the top functions table has the workload's leaf (burn) "
+          "in its first rows: %s" % top[:3], "top functions: %s" % (top or [])[:5])
+    status = b.js("document.querySelector('#status-bar').textContent")
+    check("attached" in status and "own cost" in status and "samples" in status,
+          "the status bar says what is attached, samples, caps and xsprofd's cost: %s"
+          % status[:150], "status bar: %r" % status)
+
+    print("\n== search highlights the function", flush=True)
+    b.call("Runtime.evaluate", expression="""(() => { const s = document.querySelector('#search');
+        s.value = 'xs_work_alpha'; s.dispatchEvent(new Event('input')); })()""")
+    m = b.js("""[document.querySelectorAll('#flame .frame.match').length,
+        [...document.querySelectorAll('#flame .frame.match')].every((d) => d.dataset.name === 'xs_work_alpha'),
+        Number(document.querySelector('#search-result').dataset.value),
+        Number(document.querySelector('#total').dataset.value),
+        document.querySelector('#search-result').textContent]""")
+    check(m[0] >= 1 and m[1] and 0 < m[2] < m[3],
+          "%d frame(s) highlighted, all xs_work_alpha: %s" % (m[0], m[4]),
+          "search: %s" % m)
+    b.screenshot("ui-search.png")
+    b.call("Runtime.evaluate", expression="""(() => { const s = document.querySelector('#search');
+        s.value = ''; s.dispatchEvent(new Event('input')); })()""")
+
+    print("\n== a range chosen on the strip changes the counts", flush=True)
+    if b.wait("document.querySelectorAll('#strip .bar').length >= 3", 90,
+              "three slices in the strip"):
+        before = b.js("Number(document.querySelector('#total').dataset.value)")
+        # The oldest slice alone: from its left edge to its right one.
+        bar = b.js("""(() => { const r = document.querySelector('#strip .bar').getBoundingClientRect();
+            return [r.left + 1, r.right - 1, r.top + r.height / 2]; })()""")
+        y = b.js("(() => { const r = document.querySelector('#strip').getBoundingClientRect();"
+                 " return r.top + r.height / 2; })()")
+        b.drag(bar[0], bar[1], y)
+        after = b.wait("""(() => { const t = Number(document.querySelector('#total').dataset.value);
+            return document.querySelector('#range').textContent && t !== %d ? t : null; })()"""
+                       % before, 30, "the counts change after a range selection")
+        if after is not None:
+            check(0 < after < before, "the range holds %d of %d samples; the range reads '%s'"
+                  % (after, before, b.js("document.querySelector('#range').textContent")),
+                  "range total %s vs %s before" % (after, before))
+        b.screenshot("ui-range.png")
+        # The differential view: the oldest slice as baseline, the newest as the range.
+        b.js("(() => { const c = document.querySelector('#compare'); c.checked = true;"
+             " c.dispatchEvent(new Event('change')); })()")
+        bars = b.js("""[...document.querySelectorAll('#strip .bar')].map((e) => {
+            const r = e.getBoundingClientRect(); return [r.left + 1, r.right - 1]; })""")
+        b.drag(bars[0][0], bars[0][1], y)
+        b.drag(bars[-1][0], bars[-1][1], y)
+        # Frames whose share changed are red (grew) or blue (shrank), the rest white.
+        d = b.wait("""(() => { if (!document.querySelector('#range').textContent.startsWith('baseline'))
+            return null;
+            const c = [...document.querySelectorAll('#flame .frame')].map((f) => f.style.background);
+            const red = c.filter((x) => /^rgb\(255, \d+, \d+\)$/.test(x) && x !== 'rgb(255, 255, 255)').length;
+            const blue = c.filter((x) => /^rgb\(\d+, \d+, 255\)$/.test(x) && x !== 'rgb(255, 255, 255)').length;
+            return red + blue > 0 ? [red, blue, c.length] : null; })()""", 30,
+                   "the differential view")
+        if d:
+            ok("the differential view colours frames by their change between the two ranges "
+               "(%d grew, %d shrank, of %d)" % tuple(d))
+        b.screenshot("ui-compare.png")
+        b.js("(() => { const c = document.querySelector('#compare'); c.checked = false;"
+             " c.dispatchEvent(new Event('change')); })()")
+        b.js("document.querySelector('#strip').dispatchEvent(new MouseEvent('dblclick'))")
+
+    print("\n== the GPU timeline shows the test double's kernels and their launching stack",
+          flush=True)
+    b.js("document.querySelector('#gpu-seconds').value = 5")
+    b.click("#gpu-record")
+    time.sleep(1.5)
+    gpu = subprocess.run(gpu_cmd, stdout=subprocess.DEVNULL, timeout=60)
+    check(gpu.returncode == 0, "the GPU test double ran", "the GPU test double failed")
+    n = b.wait("document.querySelectorAll('#gpu .gpu-item.kernel').length", 60,
+               "kernels on the GPU timeline")
+    check(n == 12, "%s kernels drawn (the double ran 12)" % n, "%s kernels drawn, not 12" % n)
+    if n:
+        b.click("#gpu .gpu-item.kernel:last-child")
+        detail = b.wait("document.querySelector('#gpu-detail').textContent", 10,
+                        "a kernel's details on click")
+        check(detail and "xs_kernel_beta" in detail and "xs_gpu_beta_site" in detail,
+              "a click on the last kernel shows xs_kernel_beta launched from xs_gpu_beta_site",
+              "kernel details: %r" % detail)
+        summary = b.js("document.querySelector('#gpu-summary').textContent")
+        check("busy 17.0 ms" in summary, "GPU busy time from the records: %s" % summary[:120],
+              "GPU summary: %r (want busy 17.0 ms: 7 x 1 + 5 x 2)" % summary)
+    b.screenshot("ui-gpu.png")
+
+    print("\n== nothing left the host", flush=True)
+    urls = [e["params"]["request"]["url"] for e in b.events
+            if e.get("method") == "Network.requestWillBeSent"]
+    outside = [u for u in urls if not (u.startswith(origin) or u.startswith("data:"))]
+    check(urls and not outside, "%d requests, all to %s" % (len(urls), origin),
+          "requests outside the host: %s" % outside[:5])
+    errors = [e["params"] for e in b.events
+              if e.get("method") == "Runtime.exceptionThrown" or
+              (e.get("method") == "Log.entryAdded" and
+               e["params"]["entry"]["level"] == "error" and
+               # a range the daemon refuses is shown on the page, not a script error
+               "status of 4" not in e["params"]["entry"].get("text", ""))]
+    check(not errors, "no script errors nor CSP violations", "page errors: %s" % errors[:3])
+    print("screenshots in %s" % b.artefacts, flush=True)
+    print("browser: every step ran", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
