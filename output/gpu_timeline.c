@@ -87,7 +87,8 @@ static int put_stack(FILE *f, const struct profile_data *pd, const struct corr_c
 			fprintf(m, ";%s", frames[i]);
 	else
 		fputs(";[unknown]", m);
-	if (l->api_name)
+	/* The call that launched, unless the stack already ends in it. */
+	if (l->api_name && (!n || strcmp(frames[n - 1], l->api_name)))
 		fprintf(m, ";%s", l->api_name);
 	err = fclose(m) ? -errno : 0;
 	if (!err)

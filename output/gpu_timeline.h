@@ -9,7 +9,8 @@
  *    "work": [[device, stream, pid, kind, start_us, dur_us, name, stack]...],
  *    "waits": [[pid, tid, start_us, dur_us, name]...],
  *    "cpu": {"bin_us": 10000, "samples": [N...]}}
- * kind: 1 kernel, 2 copy, 3 memset, 5 graph (enum corr_gpu_kind); name indexes names, stack
+ * kind: 1 kernel, 2 copy, 3 memset, 4 sync (the host waited on the stream: not GPU work), 5
+ * graph (enum corr_gpu_kind); name indexes names, stack
  * indexes stacks (-1: no launch was joined to it). Work is sorted by device, stream, start.
  */
 #ifndef XSPROF_OUTPUT_GPU_TIMELINE_H

@@ -8,6 +8,7 @@
 #ifndef XSPROF_TESTS_GPU_FIXTURE_H
 #define XSPROF_TESTS_GPU_FIXTURE_H
 
+#include <errno.h>
 #include <string.h>
 
 #include "correlate/correlate.h"

@@ -18,6 +18,7 @@
 #include "daemon/log.h"
 #include "daemon/gpu/gpu_records.h"
 #include "daemon/options.h"
+#include "daemon/base/secret.h"
 #include "daemon/service/internal.h"
 
 #define MAX_PEM (256 * 1024)
@@ -167,18 +168,12 @@ bool remote_basic_ok(struct service *s, struct MHD_Connection *c)
 {
 	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
 	char dec[600], *pw;
-	size_t n, m;
-	unsigned char diff;
+	bool ok;
 
 	if (!s->token || !h || strncasecmp(h, "Basic ", 6) || strlen(h + 6) > 780 ||
 	    b64_decode(h + 6, dec, sizeof(dec)) < 0 || !(pw = strchr(dec, ':')))
 		return false;
-	pw++;
-	n = strlen(s->token);
-	m = strlen(pw);
-	diff = m != n;
-	for (size_t i = 0; i < m; i++)
-		diff |= (unsigned char)(pw[i] ^ s->token[i % n]);
+	ok = secret__equal(pw + 1, s->token);
 	explicit_bzero(dec, sizeof(dec));
-	return !diff;
+	return ok;
 }

@@ -30,6 +30,7 @@
 #include "daemon/service/http.h"
 #include "daemon/log.h"
 #include "daemon/options.h"
+#include "daemon/base/secret.h"
 #include "daemon/probes/preflight.h"
 #include "daemon/session/recording.h"
 #include "daemon/probes/sampler.h"
@@ -51,22 +52,8 @@
 static bool token_ok(struct service *s, struct MHD_Connection *c)
 {
 	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-	size_t n, m;
-	unsigned char diff;
 
-	if (!s->token || !h || strncasecmp(h, "Bearer ", 7))
-		return false;
-	h += 7;
-	n = strlen(s->token);
-	/*
-	 * Time depends on the length sent, never on where it differs or on the token's length:
-	 * the token is compared against every byte sent (wrapping), and a length mismatch counts.
-	 */
-	m = strlen(h);
-	diff = m != n;
-	for (size_t i = 0; i < m; i++)
-		diff |= (unsigned char)(h[i] ^ s->token[i % n]);
-	return !diff;
+	return s->token && h && !strncasecmp(h, "Bearer ", 7) && secret__equal(h + 7, s->token);
 }
 
 static enum MHD_Result route(struct service *s, struct req *q, struct MHD_Connection *c,

@@ -8,7 +8,8 @@ const REFRESH_MS = 2000;
 const ROW = 18;
 const MAX_FRAMES = 8000; // drawn per flamegraph; narrower frames are not drawn
 const MAX_GPU_ITEMS = 6000;
-const KIND = { 1: 'kernel', 2: 'copy', 3: 'memset', 5: 'graph' };
+const KIND = { 1: 'kernel', 2: 'copy', 3: 'memset', 4: 'sync', 5: 'graph' };
+const SYNC = 4; // the host waited on a stream: drawn, not counted as GPU work
 
 const S = {
 	token: '',
@@ -468,7 +469,7 @@ async function recordGpu() {
 
 // Busy intervals of one device (streams overlapping counted once) and the gaps between them.
 function deviceFacts(items, span) {
-	const iv = items.map((w) => [w[4], w[4] + w[5]]).sort((a, b) => a[0] - b[0]);
+	const iv = items.filter((w) => w[3] !== SYNC).map((w) => [w[4], w[4] + w[5]]).sort((a, b) => a[0] - b[0]);
 	const merged = [];
 	for (const [s, e] of iv) {
 		const last = merged[merged.length - 1];
