@@ -34,8 +34,10 @@ static const char usage_text[] =
 	"  -o, --output FILE         write the profile here; repeat for several files. The format\n"
 	"                            follows the extension: .folded (or .txt) folded stacks, .svg an\n"
 	"                            interactive flamegraph, .json a Chrome trace (Perfetto), .pb.gz\n"
-	"                            pprof; '-' writes folded stacks to stdout\n"
-	"      --format FMT          force the format of every output: folded | svg | json | pprof\n"
+	"                            pprof, .timeline.json the GPU timeline (JSON: each kernel with\n"
+	"                            its launching stack); '-' writes folded stacks to stdout\n"
+	"      --format FMT          force the format of every output: folded | svg | json | pprof |\n"
+	"                            timeline\n"
 	"\n"
 	"Sampling (also config keys, e.g. 'freq = 49'):\n"
 	"  -F, --freq HZ             samples per second per CPU, at most 10000 (default 99 in\n"
@@ -472,11 +474,12 @@ static int gpu_finish(struct xsprofd_opts *o)
 			   "running a command needs --foreground (one-shot mode)");
 	if (o->launch_output && !o->foreground)
 		return bad("--launches-output", o->launch_output, "only with --foreground");
+	/* A call tree of launches: no timeline for a Chrome trace, pprof or the GPU timeline. */
 	if (o->launch_output && strcmp(o->launch_output, "-") &&
-	    output__format_from_path(o->launch_output, &fmt))
+	    (output__format_from_path(o->launch_output, &fmt) ||
+	     output__format_needs_timeline(fmt)))
 		return bad("--launches-output", o->launch_output,
-			   "cannot tell the format from the extension; name it .folded, "
-			   ".txt, .svg, .json or .pb.gz");
+			   "the launches are a call tree: name it .folded, .txt or .svg");
 	if (o->no_cuda && (o->launch_output || o->nr_cuda_libs))
 		return bad("--no-cuda", "",
 			   o->launch_output ? "conflicts with --launches-output"
@@ -517,7 +520,8 @@ static int oneshot_option(struct xsprofd_opts *o, int c, char *arg, const char *
 		return 0;
 	case OPT_FORMAT:
 		if (output__format_from_name(arg, &fmt))
-			return bad("--format", arg, "expected folded, svg, json or pprof");
+			return bad("--format", arg,
+				   "expected folded, svg, json, pprof or timeline");
 		*force_format = arg;
 		return 0;
 	}
@@ -923,7 +927,7 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 		if (err)
 			return bad("--output", out->path,
 				   "cannot tell the format from the extension; name it .folded, "
-				   ".txt, .svg, .json or .pb.gz, or pass --format");
+				   ".txt, .svg, .json, .pb.gz or .timeline.json, or pass --format");
 		if (!strcmp(out->path, "-") && fmt != OUTPUT_FOLDED)
 			return bad("--output", out->path, "only folded stacks go to stdout");
 		out->format = fmt;
