@@ -324,8 +324,8 @@ static long encode_graph(struct cupti_encoder *e, const CUpti_ActivityGraphTrace
 	return len;
 }
 
-static long put_nvtx(void *out, size_t cap, uint64_t start, uint64_t end, uint32_t id, uint32_t tid,
-		     const char *name, const char *domain, uint16_t flags)
+long cupti_encode__nvtx(void *out, size_t cap, uint64_t start, uint64_t end, uint32_t id,
+			uint32_t tid, const char *name, const char *domain, uint16_t flags)
 {
 	struct xsprof_wire_nvtx *w;
 	bool trunc = false;
@@ -400,8 +400,8 @@ static long encode_marker(struct cupti_encoder *e, const CUpti_ActivityMarker2 *
 	    m->objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS)
 		tid = m->objectId.pt.threadId;
 	if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS)
-		return put_nvtx(out, cap, m->timestamp, m->timestamp, m->id, tid, m->name,
-				m->domain, XSPROF_WIRE_F_INSTANT);
+		return cupti_encode__nvtx(out, cap, m->timestamp, m->timestamp, m->id, tid, m->name,
+					  m->domain, XSPROF_WIRE_F_INSTANT);
 	if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
 		size_t i;
 
@@ -432,8 +432,8 @@ static long encode_marker(struct cupti_encoder *e, const CUpti_ActivityMarker2 *
 		remove_range(e, r);
 		return 0;
 	}
-	n = put_nvtx(out, cap, r->start, m->timestamp, m->id, r->tid, r->name,
-		     r->domain ? r->domain : m->domain, 0);
+	n = cupti_encode__nvtx(out, cap, r->start, m->timestamp, m->id, r->tid, r->name,
+			       r->domain ? r->domain : m->domain, 0);
 	if (n < 0)
 		return n; /* keep the range: the caller may retry with room */
 	remove_range(e, r);

@@ -18,6 +18,7 @@
 
 #include "cupti_inject/cupti_api.h"
 #include "cupti_inject/encode.h"
+#include "cupti_inject/inject.h"
 #include "cupti_inject/transport.h"
 #define XSPROF_USDT_DEFINE_SEMAPHORE
 #include "cupti_inject/usdt.h"
@@ -132,8 +133,11 @@ static struct {
 	CUpti_SubscriberHandle sub;
 	struct cupti_transport *tr;
 	struct cupti_encoder *enc;
-	bool active;
+	bool active; /* CUPTI records */
 	bool verbose;
+	bool hooks;	   /* atfork and atexit registered */
+	uint32_t clock_id; /* of the connection's hello */
+	atomic_ulong nvtx_drops;
 	bool graph_level;
 	unsigned linger_ms;
 	uint64_t dropped_cupti;
@@ -147,8 +151,7 @@ static struct {
 /* Launch APIs this thread is inside: only the outermost fires the probe. */
 static __thread unsigned launch_depth;
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
+void inject__say(const char *fmt, ...)
 {
 	char line[512];
 	va_list ap;
@@ -157,6 +160,28 @@ static void say(const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "xsprof-cupti[%d]: %s\n", (int)getpid(), line);
+}
+
+#define say inject__say
+
+bool inject__verbose(void)
+{
+	return g.verbose;
+}
+
+void inject__lock(void)
+{
+	pthread_mutex_lock(&g.lock);
+}
+
+void inject__unlock(void)
+{
+	pthread_mutex_unlock(&g.lock);
+}
+
+void inject__count_nvtx_drops(uint64_t n)
+{
+	atomic_fetch_add(&g.nvtx_drops, n);
 }
 
 static unsigned env_uint(const char *name, unsigned def, unsigned min, unsigned max)
@@ -226,14 +251,16 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 /* Called with g.lock held. */
 static void report_drops(void)
 {
-	struct cupti_encoder_stats es;
+	struct cupti_encoder_stats es = {0};
 	size_t dropped = 0;
 
-	if (g.api.cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS)
+	if (g.active && g.api.cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS)
 		g.dropped_cupti += dropped;
-	cupti_encoder__stats(g.enc, &es);
+	if (g.enc)
+		cupti_encoder__stats(g.enc, &es);
 	cupti_transport__set_drops(g.tr, g.dropped_cupti,
-				   es.bad_time + es.nvtx_unpaired + es.nvtx_overflow);
+				   es.bad_time + es.nvtx_unpaired + es.nvtx_overflow +
+					   atomic_load(&g.nvtx_drops));
 }
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
@@ -260,18 +287,21 @@ static void at_exit(void)
 {
 	struct cupti_transport_stats ts;
 
-	if (!g.active)
-		return;
 	/* Hands every pending buffer to buffer_completed on this thread. */
-	g.api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	if (g.active)
+		g.api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	pthread_mutex_lock(&g.lock);
+	if (!g.tr) {
+		pthread_mutex_unlock(&g.lock);
+		return;
+	}
 	report_drops();
 	cupti_transport__flush(g.tr, (int)g.linger_ms);
 	cupti_transport__stats(g.tr, &ts);
 	pthread_mutex_unlock(&g.lock);
 	/* A daemon that never ran is a choice, not a fault: only a lossy session is reported. */
 	if (g.verbose || (ts.connects && (ts.dropped_full || g.dropped_cupti)))
-		say("sent %llu GPU records, dropped %llu (daemon absent or slow) and %llu (CUPTI "
+		say("sent %llu records, dropped %llu (daemon absent or slow) and %llu (CUPTI "
 		    "buffers), %zu bytes unsent",
 		    (unsigned long long)ts.sent, (unsigned long long)ts.dropped_full,
 		    (unsigned long long)g.dropped_cupti, ts.buffered);
@@ -384,12 +414,49 @@ static int enable_activities(void)
 	return 0;
 }
 
-static void init_once(void)
+/* With g.lock held: the connection, its at-fork and at-exit hooks registered once. */
+static struct cupti_transport *make_transport(uint32_t clock_id, uint32_t cupti_version)
 {
 	const char *sock = getenv(XSPROF_WIRE_SOCKET_ENV);
+	struct cupti_transport_opts topts = {
+		.socket_path = sock && *sock ? sock : XSPROF_WIRE_DEFAULT_SOCKET,
+		.max_buffered = (size_t)env_uint("XSPROF_CUPTI_BUFFER_KB", 4096, 64, 1u << 20)
+				<< 10,
+		.reconnect_ms = env_uint("XSPROF_CUPTI_RECONNECT_MS", 1000, 0, 600000),
+		.clock_id = clock_id,
+		.cupti_version = cupti_version,
+	};
+
+	g.tr = cupti_transport__new(&topts);
+	if (!g.tr) {
+		say("cannot set up (%s, socket %s); nothing is sent to xsprofd",
+		    strerror(errno ? errno : ENOMEM), topts.socket_path);
+		return NULL;
+	}
+	g.clock_id = clock_id;
+	if (!g.hooks) {
+		pthread_atfork(fork_prepare, fork_parent, fork_child);
+		atexit(at_exit);
+		g.hooks = true;
+	}
+	return g.tr;
+}
+
+struct cupti_transport *inject__transport_locked(void)
+{
+	if (g.tr)
+		return g.tr;
+	if (env_true("XSPROF_CUPTI_DISABLE"))
+		return NULL;
+	g.verbose = env_true("XSPROF_CUPTI_VERBOSE");
+	g.linger_ms = env_uint("XSPROF_CUPTI_EXIT_LINGER_MS", 200, 0, 10000);
+	return make_transport(CLOCK_MONOTONIC, 0);
+}
+
+static void init_once(void)
+{
 	const char *graphs = getenv("XSPROF_CUPTI_GRAPHS");
-	struct cupti_transport_opts topts = {0};
-	uint32_t version = 0;
+	uint32_t version = 0, clock_id;
 	char err[256] = "";
 	CUptiResult res;
 	int r;
@@ -421,20 +488,26 @@ static void init_once(void)
 	/* gettid() thread ids and CLOCK_MONOTONIC times: what BPF records, so the two join. */
 	g.api.cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 	res = g.api.cuptiActivityRegisterTimestampCallback(monotonic_ns);
-	topts.clock_id = res == CUPTI_SUCCESS ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+	clock_id = res == CUPTI_SUCCESS ? CLOCK_MONOTONIC : CLOCK_REALTIME;
 	if (res != CUPTI_SUCCESS)
 		say("CUPTI keeps its own clock (%s); the daemon converts, with less precision",
 		    cupti_api__strerror(&g.api, res));
 
-	topts.socket_path = sock && *sock ? sock : XSPROF_WIRE_DEFAULT_SOCKET;
-	topts.max_buffered = (size_t)env_uint("XSPROF_CUPTI_BUFFER_KB", 4096, 64, 1u << 20) << 10;
-	topts.reconnect_ms = env_uint("XSPROF_CUPTI_RECONNECT_MS", 1000, 0, 600000);
-	topts.cupti_version = version;
-	g.tr = cupti_transport__new(&topts);
+	pthread_mutex_lock(&g.lock);
+	/* NVTX may have connected first, on the monotonic clock: CUPTI's times must match it. */
+	if (g.tr && g.clock_id != clock_id) {
+		pthread_mutex_unlock(&g.lock);
+		say("NVTX ranges go to xsprofd with monotonic times, CUPTI's clock is another; GPU "
+		    "activity is not recorded");
+		goto fail;
+	}
+	if (!g.tr)
+		make_transport(clock_id, version);
 	g.enc = cupti_encoder__new(0);
+	pthread_mutex_unlock(&g.lock);
 	if (!g.tr || !g.enc) {
-		say("cannot set up (%s, socket %s); GPU activity is not recorded",
-		    strerror(errno ? errno : ENOMEM), topts.socket_path);
+		say("cannot set up (%s); GPU activity is not recorded",
+		    strerror(errno ? errno : ENOMEM));
 		goto fail;
 	}
 	res = g.api.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
@@ -448,24 +521,23 @@ static void init_once(void)
 	enable_launch_callbacks();
 	g.api.cuptiActivityFlushPeriod(env_uint("XSPROF_CUPTI_FLUSH_MS", 250, 10, 60000));
 
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
-	atexit(at_exit);
 	g.active = true;
 	/* Connect now so a daemon sees the process before its first kernel completes. */
 	pthread_mutex_lock(&g.lock);
 	cupti_transport__flush(g.tr, 0);
 	pthread_mutex_unlock(&g.lock);
 	if (g.verbose)
-		say("recording GPU activity to %s (%s clock)", topts.socket_path,
-		    topts.clock_id == CLOCK_MONOTONIC ? "monotonic" : "realtime");
+		say("recording GPU activity (%s clock)",
+		    clock_id == CLOCK_MONOTONIC ? "monotonic" : "realtime");
 	return;
 
 fail:
+	/* The connection stays for NVTX's ranges, if it made one. */
 	stop_cupti();
-	cupti_transport__free(g.tr);
+	pthread_mutex_lock(&g.lock);
 	cupti_encoder__free(g.enc);
-	g.tr = NULL;
 	g.enc = NULL;
+	pthread_mutex_unlock(&g.lock);
 }
 
 __attribute__((visibility("default"))) int InitializeInjection(void)

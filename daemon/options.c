@@ -128,7 +128,10 @@ static const char usage_text[] =
 	"      --unit NAME           only the processes of this systemd unit (nginx.service)\n"
 	"      --tid TID             only these threads (repeat, or a comma list)\n"
 	"      --group-by WHAT       a root level above the process in the flamegraph and\n"
-	"                            folded outputs: unit (systemd unit), container or comm\n"
+	"                            folded outputs: unit (systemd unit), container or comm;\n"
+	"                            range or outer-range: the innermost or outermost NVTX range\n"
+	"                            each sample and launch was made in (--mode cpu; command\n"
+	"                            mode loads the NVTX injection; pprof: the label range)\n"
 	"\n"
 	"  -v, --verbose             more detail on stderr\n"
 	"  -h, --help                this text\n"
@@ -412,7 +415,8 @@ static int mode_option(struct xsprofd_opts *o, int c, const char *arg)
 {
 	static const char *const names[] = {"--mode",	"--min-block-us", "--report", "--comm",
 					    "--cgroup", "--unit",	  "--tid",    "--group-by"};
-	static const char *const groups[] = {"", "unit", "container", "comm"};
+	static const char *const groups[] = {"",     "unit",  "container",
+					     "comm", "range", "outer-range"};
 	const char *flag = names[c - OPT_MODE];
 
 	if (origin)
@@ -445,10 +449,10 @@ static int mode_option(struct xsprofd_opts *o, int c, const char *arg)
 	case OPT_TID:
 		return add_ids(flag, arg, o->tids, &o->nr_tids);
 	case OPT_GROUP_BY:
-		for (int g = XSPROFD_GROUP_UNIT; g <= XSPROFD_GROUP_COMM; g++)
+		for (int g = XSPROFD_GROUP_UNIT; g <= XSPROFD_GROUP_OUTER_RANGE; g++)
 			if (!strcmp(arg, groups[g]))
 				return o->group_by = g, 0;
-		return bad(flag, arg, "use unit, container or comm");
+		return bad(flag, arg, "use unit, container, comm, range or outer-range");
 	}
 	return 0;
 }
@@ -908,6 +912,15 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 				   "needs --tls-cert and --tls-key");
 		return 0;
 	}
+	/* The ranges come as NVTX records over the CUPTI socket, and are matched sample by sample. */
+	if (xsprofd_group_by__is_range(o->group_by) && o->mode != XSPROFD_MODE_CPU)
+		return bad("--group-by",
+			   o->group_by == XSPROFD_GROUP_RANGE ? "range" : "outer-range",
+			   "works with --mode cpu (samples)");
+	if (xsprofd_group_by__is_range(o->group_by) && o->no_cuda)
+		return bad("--group-by",
+			   o->group_by == XSPROFD_GROUP_RANGE ? "range" : "outer-range",
+			   "needs the CUPTI socket the NVTX ranges come on: not with --no-cuda");
 	/* GPU path: --launches-output alone; --report alone prints and writes nothing */
 	if (!o->nr_outputs && !o->launch_output && !o->report) {
 		fprintf(stderr,

@@ -126,10 +126,17 @@ struct xsprofd_opts {
 
 enum xsprofd_group_by {
 	XSPROFD_GROUP_NONE = 0,
-	XSPROFD_GROUP_UNIT,	 /* the systemd unit (from the cgroup) */
-	XSPROFD_GROUP_CONTAINER, /* the container (from the cgroup) */
-	XSPROFD_GROUP_COMM,	 /* the process's name */
+	XSPROFD_GROUP_UNIT,	   /* the systemd unit (from the cgroup) */
+	XSPROFD_GROUP_CONTAINER,   /* the container (from the cgroup) */
+	XSPROFD_GROUP_COMM,	   /* the process's name */
+	XSPROFD_GROUP_RANGE,	   /* the innermost NVTX range the thread was in */
+	XSPROFD_GROUP_OUTER_RANGE, /* the outermost one */
 };
+
+static inline int xsprofd_group_by__is_range(int g)
+{
+	return g == XSPROFD_GROUP_RANGE || g == XSPROFD_GROUP_OUTER_RANGE;
+}
 
 enum xsprofd_mode {
 	XSPROFD_MODE_CPU = 0, /* samples of running threads */

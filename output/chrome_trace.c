@@ -910,6 +910,16 @@ static int write_gpu_tracks(struct writer *w)
 		if (g->graph_id)
 			args[na++] = (struct chrome_arg){
 				.key = "graph_id", .type = CHROME_ARG_UINT, .u = g->graph_id};
+		/* The range its launch was made in, projected onto the GPU (--group-by range). */
+		if (pd->root_at && w->first_join[idx[i]] != NONE32) {
+			const struct corr_cpu_rec *l =
+				&pd->launches[pd->joins[w->first_join[idx[i]]].launch];
+
+			args[na++] = (struct chrome_arg){
+				.key = "range",
+				.type = CHROME_ARG_STR,
+				.s = pd->root_at(pd->root_at_ctx, l->pid, l->tid, l->time_ns)};
+		}
 		if (g->kind == CORR_GPU_KERNEL)
 			snprintf(buf, sizeof(buf), "%s",
 				 g->name && g->name[0] ? g->name : "kernel");

@@ -160,8 +160,10 @@ static void sample_end(struct pp *p)
 
 /* ---- aggregation: one sample per distinct key */
 
+#define AGG_KEY 5
+
 struct agg_ent {
-	uint64_t k[4];
+	uint64_t k[AGG_KEY];
 	uint64_t value;
 	const void *ref; /* a record that has the key, for its labels */
 	bool used;
@@ -172,17 +174,18 @@ struct agg {
 	size_t n, cap;
 };
 
-static uint64_t agg_hash(const uint64_t k[4])
+static uint64_t agg_hash(const uint64_t k[AGG_KEY])
 {
 	uint64_t h = k[0] * 0x9e3779b97f4a7c15ull;
 
 	h = (h ^ k[1]) * 0xbf58476d1ce4e5b9ull;
 	h = (h ^ k[2]) * 0x94d049bb133111ebull;
 	h = (h ^ k[3]) * 0x9e3779b97f4a7c15ull;
+	h = (h ^ k[4]) * 0xbf58476d1ce4e5b9ull;
 	return h ^ (h >> 29);
 }
 
-static int agg_add(struct agg *a, const uint64_t k[4], uint64_t value, const void *ref)
+static int agg_add(struct agg *a, const uint64_t k[AGG_KEY], uint64_t value, const void *ref)
 {
 	size_t i;
 
@@ -276,6 +279,12 @@ static void write_stack_sample(struct pp *p, uint32_t pid, uint32_t stack_id, co
 	sample_begin(p, v, k, values);
 }
 
+/* --group-by range: the range's name (interned: its address is its key), else 0. */
+static uint64_t range_key(const struct profile_data *pd, uint32_t pid, uint32_t tid, uint64_t t)
+{
+	return pd->root_at ? (uint64_t)(uintptr_t)pd->root_at(pd->root_at_ctx, pid, tid, t) : 0;
+}
+
 static int write_cpu_timeline(struct pp *p)
 {
 	const struct profile_data *pd = p->pd;
@@ -287,7 +296,8 @@ static int write_cpu_timeline(struct pp *p)
 
 	for (i = 0; i < pd->nr_samples && !err; i++) {
 		const struct profile_sample *s = &pd->samples[i];
-		uint64_t k[4] = {s->pid, s->tid, s->stack_id, 0};
+		uint64_t k[AGG_KEY] = {s->pid, s->tid, s->stack_id,
+				       range_key(pd, s->pid, s->tid, s->time_ns)};
 
 		err = agg_add(&a, k, 1, s);
 	}
@@ -302,6 +312,8 @@ static int write_cpu_timeline(struct pp *p)
 		label_num(p, "pid", s->pid);
 		label_num(p, "tid", s->tid);
 		label_str(p, "thread", name_or(pd, s->pid, s->tid, tname, sizeof(tname)));
+		if (e->k[3])
+			label_str(p, "range", (const char *)(uintptr_t)e->k[3]);
 		sample_end(p);
 	}
 	free(a.e);
@@ -385,10 +397,12 @@ static int write_gpu(struct pp *p)
 			continue;
 		joined[j->gpu] = true;
 		{
-			uint64_t k[4] = {(uint64_t)l->pid << 32 | l->tid,
-					 (uint64_t)l->stack_id << 32 | g->device,
-					 (uint64_t)g->stream_id << 16 | g->kind << 8 | g->copy_kind,
-					 (uint64_t)(uintptr_t)g->name};
+			uint64_t k[AGG_KEY] = {(uint64_t)l->pid << 32 | l->tid,
+					       (uint64_t)l->stack_id << 32 | g->device,
+					       (uint64_t)g->stream_id << 16 | g->kind << 8 |
+						       g->copy_kind,
+					       (uint64_t)(uintptr_t)g->name,
+					       range_key(pd, l->pid, l->tid, l->time_ns)};
 
 			err = agg_add(&a, k, g->end_ns - g->start_ns, j);
 		}
@@ -410,6 +424,8 @@ static int write_gpu(struct pp *p)
 		label_num(p, "tid", l->tid);
 		label_str(p, "thread", name_or(pd, l->pid, l->tid, tname, sizeof(tname)));
 		gpu_labels(p, g, leaf);
+		if (e->k[4])
+			label_str(p, "range", (const char *)(uintptr_t)e->k[4]);
 		sample_end(p);
 	}
 	free(a.e);

@@ -114,7 +114,8 @@ static int frames_reserve(struct frames *f, size_t n)
 
 /* comm;stack...;extra (extra may be NULL). */
 static int add_stack(const struct profile_data *pd, struct calltree *t, struct frames *fr,
-		     uint32_t pid, uint32_t stack_id, const char *extra, uint64_t weight)
+		     uint32_t pid, uint32_t tid, uint64_t time_ns, uint32_t stack_id,
+		     const char *extra, uint64_t weight)
 {
 	const char *const *frames;
 	char pidbuf[32];
@@ -125,7 +126,9 @@ static int add_stack(const struct profile_data *pd, struct calltree *t, struct f
 	err = frames_reserve(fr, n + 3);
 	if (err)
 		return err;
-	if (pd->root)
+	if (pd->root_at)
+		fr->v[k++] = pd->root_at(pd->root_at_ctx, pid, tid, time_ns);
+	else if (pd->root)
 		fr->v[k++] = pd->root(pd->root_ctx, pid);
 	fr->v[k++] = comm_of(pd, pid, pidbuf, sizeof(pidbuf));
 	for (i = 0; i < n; i++)
@@ -198,7 +201,8 @@ int profile__build_tree(const struct profile_data *pd, struct calltree **ret_tre
 			for (i = 0; i < pd->nr_samples; i++) {
 				const struct profile_sample *s = &pd->samples[i];
 
-				err = add_stack(pd, cpu, &fr, s->pid, s->stack_id, NULL, 1);
+				err = add_stack(pd, cpu, &fr, s->pid, s->tid, s->time_ns,
+						s->stack_id, NULL, 1);
 				if (err)
 					goto out;
 			}
@@ -234,7 +238,8 @@ int profile__build_tree(const struct profile_data *pd, struct calltree **ret_tre
 			if (!corr_gpu_kind__is_activity(g->kind) || joined[j->gpu])
 				continue;
 			joined[j->gpu] = true;
-			err = add_stack(pd, gpu, &fr, l->pid, l->stack_id,
+			/* Under the range the launch was made in (--group-by range). */
+			err = add_stack(pd, gpu, &fr, l->pid, l->tid, l->time_ns, l->stack_id,
 					profile__gpu_leaf(g, leaf, sizeof(leaf)),
 					g->end_ns - g->start_ns);
 			if (err)
@@ -249,7 +254,10 @@ int profile__build_tree(const struct profile_data *pd, struct calltree **ret_tre
 			if (joined[i] || !corr_gpu_kind__is_activity(g->kind))
 				continue;
 			profile__gpu_leaf(g, leaf, sizeof(leaf));
-			if (pd->root)
+			if (pd->root_at)
+				frames[k++] =
+					pd->root_at(pd->root_at_ctx, g->pid, g->tid, g->start_ns);
+			else if (pd->root)
 				frames[k++] = pd->root(pd->root_ctx, g->pid);
 			frames[k++] = comm_of(pd, g->pid, pidbuf, sizeof(pidbuf));
 			frames[k++] = "[no launch stack]";

@@ -83,6 +83,13 @@ struct profile_data {
 	/* A frame above the process name of the stacks made here (--group-by); NULL: none. */
 	const char *(*root)(void *root_ctx, uint32_t pid);
 	void *root_ctx;
+	/*
+	 * Instead of root, a frame chosen by thread and time (--group-by range: the NVTX range a
+	 * sample or a launch was made in): used for the samples of the timeline (cpu_tree must
+	 * then be NULL), the launches GPU work is joined to, and in pprof as the label "range".
+	 */
+	const char *(*root_at)(void *ctx, uint32_t pid, uint32_t tid, uint64_t time_ns);
+	void *root_at_ctx;
 
 	/*
 	 * pprof only: the outermost frames of every stack that are sample labels with these keys

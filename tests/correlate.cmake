@@ -4,6 +4,8 @@ xsprof_unit_test(test_correlate SOURCES test_correlate.c LIBS xsprof_correlate)
 xsprof_unit_test(test_profile SOURCES test_profile.c LIBS xsprof_output)
 # Needs python3 (its json module parses the trace back for the structural check).
 xsprof_unit_test(test_chrome_trace SOURCES test_chrome_trace.c LIBS xsprof_output)
+# --group-by range: the NVTX range a thread was in at a time.
+xsprof_unit_test(test_ranges SOURCES test_ranges.c LIBS xsprof_session)
 # The web view's GPU timeline, read back with json-c.
 xsprof_unit_test(test_gpu_timeline SOURCES test_gpu_timeline.c LIBS xsprof_output PkgConfig::JSONC)
 # Reads the profile back with `go tool pprof` (Debian: golang-go).

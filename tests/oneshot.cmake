@@ -30,3 +30,26 @@ if(TARGET xs_cupti_fake)
 		${CMAKE_BINARY_DIR})
 	set_tests_properties(refused_programs PROPERTIES TIMEOUT 600)
 endif()
+
+# NVTX phases of known CPU time (tests/nvtx.sh): the nvtx3 headers, the NVTX injection of
+# libxsprof_cupti.so, launches of the fake injection library inside a range.
+if(TARGET xs_cupti_fake AND TARGET xsprof_cupti)
+	add_executable(xs_nvtx_phases workloads/nvtx_phases.c)
+	target_compile_options(xs_nvtx_phases PRIVATE -O1 -fno-omit-frame-pointer
+		-mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls)
+	target_include_directories(xs_nvtx_phases PRIVATE ${PROJECT_SOURCE_DIR})
+	target_include_directories(xs_nvtx_phases SYSTEM PRIVATE
+		$<TARGET_PROPERTY:xsprof_cupti_encode,INTERFACE_INCLUDE_DIRECTORIES>)
+	target_link_libraries(xs_nvtx_phases PRIVATE xs_cupti_fake ${CMAKE_DL_LIBS} Threads::Threads)
+endif()
+# It fails, saying why, where the injection library or the workload could not be built.
+add_test(NAME nvtx_ranges COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/nvtx.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(nvtx_ranges PROPERTIES TIMEOUT 300)
+
+# bench/nvtx.sh: the cost of an NVTX push/pop with and without the injection and a daemon.
+if(TARGET xsprof_cupti)
+	add_executable(xs_nvtx_cost ${PROJECT_SOURCE_DIR}/bench/nvtx_cost.c)
+	target_include_directories(xs_nvtx_cost SYSTEM PRIVATE
+		$<TARGET_PROPERTY:xsprof_cupti_encode,INTERFACE_INCLUDE_DIRECTORIES>)
+	target_link_libraries(xs_nvtx_cost PRIVATE ${CMAKE_DL_LIBS})
+endif()

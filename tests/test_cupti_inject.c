@@ -3,7 +3,8 @@
  * libxsprof_cupti.so as CUDA would load it: its exported surface and USDT note, InitializeInjection
  * against the real libcupti on a machine without a GPU (one clear line, the process carries on),
  * a real libcudart program with CUDA_INJECTION64_PATH set, and, through a fake libcupti, the
- * whole path from activity buffers to the daemon's socket, at run time and at exit.
+ * whole path from activity buffers to the daemon's socket, at run time and at exit; and the NVTX
+ * injection through a stand-in of the NVTX loader's export table.
  */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -13,11 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "daemon/gpu/cupti_server.h"
+#include "daemon/gpu/gpu_records.h"
 
 static char tmpdir[64];
 static char sock_path[128];
@@ -69,7 +72,7 @@ static int count_lines(const char *s)
 	return n;
 }
 
-Test(cupti_inject, exports_only_the_entry_point)
+Test(cupti_inject, exports_only_the_entry_points)
 {
 	char out[4096];
 	FILE *f = popen("nm -D --defined-only '" XSPROF_CUPTI_LIB "'", "r");
@@ -77,8 +80,9 @@ Test(cupti_inject, exports_only_the_entry_point)
 	cr_assert_not_null(f);
 	read_all(f, out, sizeof(out));
 	cr_assert_eq(pclose(f), 0, "nm failed (binutils installed?)");
-	cr_assert_eq(count_lines(out), 1, "exported:\n%s", out);
+	cr_assert_eq(count_lines(out), 2, "exported:\n%s", out);
 	cr_assert(strstr(out, " T InitializeInjection\n"), "exported:\n%s", out);
+	cr_assert(strstr(out, " T InitializeInjectionNvtx2\n"), "exported:\n%s", out);
 }
 
 Test(cupti_inject, usdt_note_carries_the_semaphore)
@@ -409,4 +413,149 @@ Test(cupti_inject, cudart_program_with_injection_runs_normally)
 	cr_assert_eq(WEXITSTATUS(r.status), 0, "%s", r.err);
 	run_smoke(REAL_CUPTI_LIB, &r);
 	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+}
+
+/* ---- the NVTX injection, as the NVTX loader calls it (its ABI, from nvtx3's headers) ---- */
+
+typedef void (*nvtx_fn)(void);
+enum { NVTX_CORE = 1, NVTX_CORE2 = 5, NVTX_SLOTS = 16 };
+static nvtx_fn core_slot[NVTX_SLOTS], core2_slot[NVTX_SLOTS];
+static nvtx_fn *core_table[NVTX_SLOTS], *core2_table[NVTX_SLOTS];
+
+static int get_module(int module, nvtx_fn ***ret_table, unsigned int *ret_size)
+{
+	if (module != NVTX_CORE && module != NVTX_CORE2)
+		return 0;
+	*ret_table = module == NVTX_CORE ? core_table : core2_table;
+	*ret_size = NVTX_SLOTS;
+	return 1;
+}
+
+static const struct {
+	size_t struct_size;
+	int (*get)(int, nvtx_fn ***, unsigned int *);
+} nvtx_callbacks = {sizeof(nvtx_callbacks), get_module};
+
+static const void *get_export_table(uint32_t id)
+{
+	return id == 1 ? &nvtx_callbacks : NULL; /* NVTX_ETID_CALLBACKS */
+}
+
+/* nvtxEventAttributes_v2 with an ASCII message: 48 bytes, the message last. */
+struct nvtx_attr {
+	uint16_t version, size;
+	uint32_t category;
+	int32_t color_type;
+	uint32_t color;
+	int32_t payload_type, reserved0;
+	uint64_t payload;
+	int32_t message_type;
+	const char *message;
+};
+_Static_assert(sizeof(struct nvtx_attr) == 48, "nvtxEventAttributes_t");
+
+struct nvtx_seen {
+	int n;
+	struct gpu_activity a[16];
+	char names[16][64], domains[16][64];
+};
+
+static int note_nvtx(void *ctx, const struct gpu_activity *a)
+{
+	struct nvtx_seen *s = ctx;
+
+	if (a->kind != GPU_ACT_NVTX || s->n >= 16)
+		return 0;
+	s->a[s->n] = *a;
+	snprintf(s->names[s->n], 64, "%s", a->name ? a->name : "");
+	snprintf(s->domains[s->n], 64, "%s", a->domain ? a->domain : "");
+	s->n++;
+	return 0;
+}
+
+static const struct gpu_activity *nvtx_named(const struct nvtx_seen *s, const char *name,
+					     const char **ret_domain)
+{
+	for (int i = 0; i < s->n; i++)
+		if (!strcmp(s->names[i], name)) {
+			if (ret_domain)
+				*ret_domain = s->domains[i];
+			return &s->a[i];
+		}
+	cr_assert_fail("no NVTX record named %s (%d records)", name, s->n);
+	return NULL;
+}
+
+Test(cupti_inject, nvtx_ranges_reach_the_daemon_without_cuda)
+{
+	struct cupti_server *s = start_server();
+	void *h = dlopen(XSPROF_CUPTI_LIB, RTLD_NOW | RTLD_LOCAL);
+	int (*init)(const void *(*)(uint32_t));
+	int (*push)(const char *), (*pop)(void), (*dom_push)(void *, const struct nvtx_attr *);
+	int (*dom_pop)(void *);
+	void *(*dom_create)(const char *);
+	void (*mark)(const char *), (*end)(uint64_t);
+	uint64_t (*start)(const char *), id;
+	struct nvtx_attr attr = {
+		.version = 3, .size = 48, .message_type = 1, .message = "in the domain"};
+	const struct gpu_activity *outer, *inner, *m;
+	const char *domain = NULL;
+	struct nvtx_seen seen = {0};
+	void *d;
+
+	for (int i = 0; i < NVTX_SLOTS; i++) {
+		core_table[i] = &core_slot[i];
+		core2_table[i] = &core2_slot[i];
+	}
+	cr_assert_not_null(h, "%s", dlerror());
+	*(void **)&init = dlsym(h, "InitializeInjectionNvtx2");
+	cr_assert_not_null(init);
+	cr_assert_eq(init(get_export_table), 1);
+	*(void **)&push = (void *)core_slot[9]; /* NVTX_CBID_CORE_RangePushA */
+	*(void **)&pop = (void *)core_slot[11];
+	*(void **)&mark = (void *)core_slot[2];
+	*(void **)&start = (void *)core_slot[5];
+	*(void **)&end = (void *)core_slot[7];
+	*(void **)&dom_create = (void *)core2_slot[12];
+	*(void **)&dom_push = (void *)core2_slot[4];
+	*(void **)&dom_pop = (void *)core2_slot[5];
+	cr_assert(push && pop && mark && start && end && dom_create && dom_push && dom_pop);
+
+	/* NVTX's return values: the level pushed, the level popped, -1 for a pop too many. */
+	cr_expect_eq(push("outer"), 0);
+	cr_expect_eq(push("inner"), 1);
+	cr_expect_eq(pop(), 1);
+	cr_expect_eq(pop(), 0);
+	cr_expect_eq(pop(), -1);
+	/* A domain keeps its own stack: its pop takes its range, under another one. */
+	d = dom_create("xs_domain");
+	cr_assert_eq(dom_create("xs_domain"), d, "one handle per domain name");
+	cr_expect_eq(dom_push(d, &attr), 0);
+	cr_expect_eq(push("plain"), 1);
+	cr_expect_eq(dom_pop(d), 1);
+	cr_expect_eq(pop(), 0);
+	id = start("across");
+	end(id);
+	mark("a mark");
+	/* Past the 50 ms flush period, the next call hands what is queued to the socket (the
+	 * mark it sends itself waits for the next flush, or the exit). */
+	usleep(120 * 1000);
+	mark("flush");
+	cr_assert(pump_until_stored(s, 6));
+	gpu_store__for_each(cupti_server__store(s), 0, note_nvtx, &seen);
+	cr_assert_eq(seen.n, 6);
+	outer = nvtx_named(&seen, "outer", NULL);
+	inner = nvtx_named(&seen, "inner", NULL);
+	cr_expect(outer->start_ns <= inner->start_ns && inner->end_ns <= outer->end_ns &&
+		  inner->start_ns < inner->end_ns);
+	cr_expect_eq(outer->tid, (uint32_t)syscall(SYS_gettid));
+	cr_expect_eq(outer->pid, (uint32_t)getpid());
+	nvtx_named(&seen, "in the domain", &domain);
+	cr_expect_str_eq(domain, "xs_domain");
+	nvtx_named(&seen, "plain", &domain);
+	cr_expect_str_eq(domain, "");
+	nvtx_named(&seen, "across", NULL);
+	m = nvtx_named(&seen, "a mark", NULL);
+	cr_expect_eq(m->start_ns, m->end_ns, "a mark has no length");
+	cupti_server__free(s);
 }

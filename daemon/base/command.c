@@ -67,36 +67,51 @@ static int resolve(const char *cmd, char *ret_path, size_t size)
 	return err;
 }
 
-/* environ with name=value in place of any name= entry; the strings are environ's but the
- * new one, returned in *ret_entry. Both are the caller's to free. */
-static char **env_with(const char *name, const char *value, char **ret_entry)
+/* environ with NAME=value for each of names, in place of any NAME= entry already there; the
+ * strings are environ's but the new ones, returned in ret_entries. All the caller's to free. */
+static char **env_with(const char *const *names, size_t nr_names, const char *value,
+		       char **ret_entries)
 {
-	size_t n = 0, len = strlen(name), j = 0;
-	char **env, *entry;
+	size_t n = 0, j = 0;
+	char **env;
 
 	while (environ[n])
 		n++;
-	env = calloc(n + 2, sizeof(*env));
-	entry = malloc(len + strlen(value) + 2);
-	if (!env || !entry) {
-		free(env);
-		free(entry);
+	env = calloc(n + nr_names + 1, sizeof(*env));
+	if (!env)
 		return NULL;
+	for (size_t k = 0; k < nr_names; k++) {
+		ret_entries[k] = malloc(strlen(names[k]) + strlen(value) + 2);
+		if (!ret_entries[k]) {
+			while (k-- > 0)
+				free(ret_entries[k]);
+			free(env);
+			return NULL;
+		}
+		sprintf(ret_entries[k], "%s=%s", names[k], value);
 	}
-	sprintf(entry, "%s=%s", name, value);
-	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], name, len) || environ[i][len] != '=')
+	for (size_t i = 0; i < n; i++) {
+		bool replaced = false;
+
+		for (size_t k = 0; k < nr_names && !replaced; k++) {
+			size_t len = strlen(names[k]);
+
+			replaced = !strncmp(environ[i], names[k], len) && environ[i][len] == '=';
+		}
+		if (!replaced)
 			env[j++] = environ[i];
-	env[j++] = entry;
+	}
+	for (size_t k = 0; k < nr_names; k++)
+		env[j++] = ret_entries[k];
 	env[j] = NULL;
-	*ret_entry = entry;
 	return env;
 }
 
 struct command *command__new(char *const argv[], const char *inject_lib)
 {
+	static const char *const inject_env[] = {COMMAND_INJECTION_ENV, COMMAND_NVTX_INJECTION_ENV};
 	int go[2] = {-1, -1}, er[2] = {-1, -1}, err;
-	char **env = environ, *entry = NULL;
+	char **env = environ, *entries[2] = {NULL, NULL};
 	struct command *l;
 
 	l = calloc(1, sizeof(*l));
@@ -108,7 +123,7 @@ struct command *command__new(char *const argv[], const char *inject_lib)
 	if (err)
 		goto fail;
 	if (inject_lib) {
-		env = env_with(COMMAND_INJECTION_ENV, inject_lib, &entry);
+		env = env_with(inject_env, 2, inject_lib, entries);
 		if (!env) {
 			env = environ;
 			err = -ENOMEM;
@@ -158,7 +173,8 @@ struct command *command__new(char *const argv[], const char *inject_lib)
 	}
 	/* The child has its own copy. */
 	if (env != environ) {
-		free(entry);
+		free(entries[0]);
+		free(entries[1]);
 		free(env);
 	}
 	return l;
@@ -170,7 +186,8 @@ fail:
 			close(er[i]);
 	}
 	if (env != environ) {
-		free(entry);
+		free(entries[0]);
+		free(entries[1]);
 		free(env);
 	}
 	command__free(l);

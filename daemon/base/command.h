@@ -2,8 +2,9 @@
 /*
  * Command mode: run a command under the profiler (xsprofd --foreground ... -- CMD ARGS). The
  * child is forked at once and held before its exec until the recording is ready, so nothing it
- * does goes unseen; it runs with CUDA_INJECTION64_PATH set to libxsprof_cupti.so, so CUDA
- * loads the injection library into it (and its children, which inherit the environment).
+ * does goes unseen; it runs with CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH set to
+ * libxsprof_cupti.so, so CUDA and NVTX load the injection library into it (and its children,
+ * which inherit the environment): GPU records, and the program's NVTX ranges.
  */
 #ifndef XSPROF_BASE_COMMAND_H
 #define XSPROF_BASE_COMMAND_H
@@ -13,16 +14,17 @@
 
 struct command;
 
-/* The environment variable CUDA reads, and the one that overrides our library's path. */
-#define COMMAND_INJECTION_ENV "CUDA_INJECTION64_PATH"
-#define COMMAND_CUPTI_LIB_ENV "XSPROF_CUPTI_LIB"
+/* The environment variables CUDA and NVTX read, and the one that overrides our library's path. */
+#define COMMAND_INJECTION_ENV	   "CUDA_INJECTION64_PATH"
+#define COMMAND_NVTX_INJECTION_ENV "NVTX_INJECTION64_PATH"
+#define COMMAND_CUPTI_LIB_ENV	   "XSPROF_CUPTI_LIB"
 
 /* Where libxsprof_cupti.so is: $XSPROF_CUPTI_LIB if set, else where it is installed. */
 const char *command__cupti_lib(void);
 
 /*
  * Fork argv (argv[0] searched in PATH like a shell does), held before exec. inject_lib, when
- * not NULL, becomes the child's CUDA_INJECTION64_PATH. NULL with errno set: ENOENT when the
+ * not NULL, becomes the child's CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH. NULL with errno set: ENOENT when the
  * command is not found, EACCES when it cannot be executed (nothing was forked then).
  */
 struct command *command__new(char *const argv[], const char *inject_lib);

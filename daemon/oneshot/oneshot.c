@@ -33,6 +33,7 @@
 #include "daemon/probes/preflight.h"
 #include "daemon/session/gpu_waits.h"
 #include "daemon/session/group_by.h"
+#include "daemon/session/ranges.h"
 #include "daemon/session/recording.h"
 #include "daemon/session/session_tree.h"
 #include "daemon/probes/sampler.h"
@@ -640,7 +641,8 @@ static bool wants_timeline(const struct xsprofd_opts *o)
 		if (o->outputs[i].format == OUTPUT_CHROME_JSON ||
 		    o->outputs[i].format == OUTPUT_TIMELINE)
 			return true;
-	return false;
+	/* Each sample is matched to the range its thread was in at its time. */
+	return xsprofd_group_by__is_range(o->group_by);
 }
 
 static int write_outputs(const struct xsprofd_opts *o, const struct profile_data *pd,
@@ -715,6 +717,7 @@ struct run {
 	struct calltree *tree;
 	struct stack_names *names;
 	struct group_by *groups;    /* --group-by */
+	struct ranges *ranges;	    /* --group-by range */
 	struct profile_wait *waits; /* the Chrome trace's GPU wait slices */
 	struct profile_data pd;
 };
@@ -870,7 +873,8 @@ static int start_recording(struct run *r)
 	if (r->sym)
 		symbolizer__set_sites(r->sym, r->sites);
 	if (!r->sym || (wants_pprof(o) && !r->sites) ||
-	    (o->group_by && !(r->groups = group_by__new(o->group_by)))) {
+	    (o->group_by && !xsprofd_group_by__is_range(o->group_by) &&
+	     !(r->groups = group_by__new(o->group_by)))) {
 		log_err("out of memory setting up");
 		return 1;
 	}
@@ -927,6 +931,38 @@ static int start_recording(struct run *r)
 }
 
 /* Name what was counted, join the GPU work, report. 0, or the exit status. */
+/*
+ * --group-by range: the flamegraph folded again from the samples, each under the NVTX range its
+ * thread was in, and the GPU work under its launch's (the waits of the merged view are left to
+ * the Chrome trace).
+ */
+static int by_range(struct run *r)
+{
+	struct profile_data *pd = &r->pd;
+	size_t n;
+
+	r->ranges = ranges__new(pd->gpu, pd->nr_gpu, r->o->group_by == XSPROFD_GROUP_OUTER_RANGE);
+	if (!r->ranges) {
+		log_err("out of memory matching samples to NVTX ranges");
+		return 1;
+	}
+	n = ranges__count(r->ranges);
+	if (!n)
+		log_warn("--group-by %s: no NVTX range arrived, so every sample is under %s (the "
+			 "program calls no NVTX, or it does not load the injection: command mode "
+			 "sets NVTX_INJECTION64_PATH; started elsewhere, give it "
+			 "NVTX_INJECTION64_PATH=%s)",
+			 r->o->group_by == XSPROFD_GROUP_RANGE ? "range" : "outer-range",
+			 RANGES_NONE, command__cupti_lib());
+	else
+		log_info("--group-by range: %zu NVTX ranges", n);
+	if (pd->nr_samples)
+		pd->cpu_tree = NULL;
+	pd->root_at = ranges__root_at;
+	pd->root_at_ctx = r->ranges;
+	return 0;
+}
+
 static int build_profile(struct run *r)
 {
 	const struct xsprofd_opts *o = r->o;
@@ -981,6 +1017,8 @@ static int build_profile(struct run *r)
 	/* In pprof the group and the process are labels (container, unit), not frames. */
 	if (r->groups)
 		pd->root_labels = group_by__labels(r->groups, &pd->nr_root_labels);
+	if (xsprofd_group_by__is_range(o->group_by) && by_range(r))
+		return 1;
 	if (add_waits(o, launches, pd, r->tree, recording__cuda(r->rec), r->groups))
 		return 1;
 	if (r->ropts.max_timeline && gpu_waits__timeline(launches, &r->waits, &pd->nr_waits)) {
@@ -1102,6 +1140,7 @@ out:
 	stack_names__free(r.names);
 	free(r.waits);
 	group_by__free(r.groups);
+	ranges__free(r.ranges);
 	oneshot_gpu__free(r.gpu);
 	calltree__free(r.tree);
 	recording__free(r.rec);

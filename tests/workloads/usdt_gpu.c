@@ -8,13 +8,11 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "tests/cupti_wire_build.h"
 #include "tests/workloads/fake_cupti.h"
+#include "tests/workloads/fake_gpu_send.h"
 
 #define NOINLINE __attribute__((noinline))
 
@@ -42,38 +40,17 @@ static uint64_t mono_ns(void)
 
 static int send_kernels(void)
 {
-	const char *path = getenv(XSPROF_WIRE_SOCKET_ENV);
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	static uint8_t buf[64 * XSPROF_WIRE_RECORD_MAX];
+	struct xs_fake_kernel k[12];
 	uint64_t t = mono_ns();
-	size_t n = 0;
-	int fd;
 
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path ? path : XSPROF_WIRE_DEFAULT_SOCKET);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a))) {
-		perror(a.sun_path);
-		return 1;
-	}
-	n += wb_hello(buf + n, (uint32_t)getpid());
 	for (uint32_t id = 1; id <= 12; id++) {
 		uint64_t dur = id <= 7 ? 1000000 : 2000000;
 
-		n += wb_kernel(buf + n, id <= 7 ? "xs_kernel_alpha" : "xs_kernel_beta", t, t + dur,
-			       id);
+		k[id - 1] = (struct xs_fake_kernel){id <= 7 ? "xs_kernel_alpha" : "xs_kernel_beta",
+						    t, t + dur, id};
 		t += dur;
 	}
-	for (size_t off = 0; off < n;) {
-		ssize_t w = write(fd, buf + off, n - off);
-
-		if (w <= 0) {
-			perror("write");
-			return 1;
-		}
-		off += (size_t)w;
-	}
-	close(fd);
-	return 0;
+	return xs_fake_send_kernels(k, 12);
 }
 
 /* argv[1]: milliseconds to stay alive after sending, so that a daemon that does not hold

@@ -4,7 +4,8 @@
 'use strict';
 
 const $ = (sel) => document.querySelector(sel);
-const REFRESH_MS = 2000;
+const REFRESH_MS = 2000; // status and the strip
+const PROFILE_MS = 10000; // the live flamegraph: the window changes by 10 s slices
 const ROW = 18;
 const MAX_FRAMES = 8000; // drawn per flamegraph; narrower frames are not drawn
 const MAX_GPU_ITEMS = 6000;
@@ -19,6 +20,7 @@ const S = {
 	stacks: [], // [[frames], weight]
 	baseStacks: null,
 	query: '', // what S.stacks answered
+	profileAt: 0, // when (Date.now()) it was fetched
 	zoom: [], // frame names from the root down to the zoomed frame
 	timeline: null,
 	gpu: null,
@@ -430,11 +432,12 @@ async function refresh() {
 		const q = `format=folded&gpu_mode=${$('#mode').value}&weight=${$('#weight').value}${pid}`;
 		const main = q + (S.range ? `&from_ms=${S.range.from}&to_ms=${S.range.to}` : `&since_s=${$('#since').value}`);
 		const base = S.base && S.range ? q + `&from_ms=${S.base.from}&to_ms=${S.base.to}` : '';
-		// A chosen range is fetched once; the live view each time.
-		if (!S.range || main + base !== S.query) {
+		// A chosen range is fetched once; the live view every PROFILE_MS (it can be large).
+		if (main + base !== S.query || (!S.range && Date.now() - S.profileAt >= PROFILE_MS)) {
 			S.stacks = parseFolded(await (await api('/v1/profile?' + main)).text());
 			S.baseStacks = base ? parseFolded(await (await api('/v1/profile?' + base)).text()) : null;
 			S.query = main + base;
+			S.profileAt = Date.now();
 			updateProcesses();
 			redraw();
 		}

@@ -1,0 +1,31 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# What an NVTX push/pop pair costs the program: NVTX's own no-op (no injection), with
+# libxsprof_cupti.so as the NVTX injection and no daemon listening (unattached: the target is
+# under 50 ns), and under xsprofd -f (attached: each range timed and sent). Interleaved,
+# ROUNDS rounds (default 3), the median of each printed. See bench/README.md.
+# Usage: sudo bench/nvtx.sh [BUILD_DIR] [ROUNDS]
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$repo/build}" && pwd)
+rounds=${2:-3}
+bin=$build/tests/xs_nvtx_cost
+lib=$build/cupti_inject/libxsprof_cupti.so
+[[ -x $bin && -f $lib ]] || { echo "build xs_nvtx_cost and xsprof_cupti first (CUDA toolkit)" >&2; exit 1; }
+dir=$(mktemp -d /tmp/xsprof-nvtx-bench-XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+pair() { awk '/^pair_ns/ {print $2}'; }
+declare -a plain=() unattached=() attached=()
+for ((i = 0; i < rounds; i++)); do
+	plain+=("$("$bin" 5000000 | pair)")
+	unattached+=("$(NVTX_INJECTION64_PATH=$lib XSPROF_CUPTI_SOCKET=$dir/nobody.sock "$bin" 5000000 | pair)")
+	rm -f "$dir/cupti.sock"
+	attached+=("$(XSPROF_CUPTI_LIB=$lib "$build/daemon/xsprofd" -f --cupti-socket "$dir/cupti.sock" \
+		-o "$dir/p.folded" -- env XSPROF_CUPTI_SOCKET="$dir/cupti.sock" "$bin" 200000 2>/dev/null | pair)")
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+echo "NVTX push/pop pair, ns (median of $rounds; $(nproc) CPUs, $(uname -r), $(date -u +%F)):"
+printf '  %-46s %8s\n' "NVTX alone (no injection)" "$(median "${plain[@]}")"
+printf '  %-46s %8s   (target < 50)\n' "libxsprof_cupti.so injected, no daemon" "$(median "${unattached[@]}")"
+printf '  %-46s %8s\n' "injected, xsprofd -f receiving the ranges" "$(median "${attached[@]}")"
+echo "  (a CUDA launch probe adds about 1000 ns: bench/budgets launch_vs_bare)"

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The NVTX ranges of a session, by thread: which range a sample, a launch or a wait happened
+ * in (--group-by range, innermost; outer-range, outermost), from the NVTX records among a
+ * profile's GPU records (CORR_GPU_NVTX with start < end; marks are not ranges). Push/pop ranges
+ * nest on their thread; a start/end range counts for the thread that started it.
+ */
+#ifndef XSPROF_DAEMON_SESSION_RANGES_H
+#define XSPROF_DAEMON_SESSION_RANGES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct corr_gpu_rec;
+struct ranges;
+
+/* The root frame of what happened in no range. */
+#define RANGES_NONE "[no range]"
+
+/* From n records (others than NVTX ranges are skipped). NULL with errno set (ENOMEM). */
+struct ranges *ranges__new(const struct corr_gpu_rec *gpu, size_t n, bool outermost);
+void ranges__free(struct ranges *r);
+
+/* How many ranges it holds. */
+size_t ranges__count(const struct ranges *r);
+
+/*
+ * The name of the range thread tid of process pid was in at t (innermost or outermost, as
+ * made), or RANGES_NONE. Valid while the records' names are.
+ */
+const char *ranges__at(const struct ranges *r, uint32_t pid, uint32_t tid, uint64_t t);
+
+/* The same as a profile_data.root_at / fold callback (ctx: a struct ranges). */
+const char *ranges__root_at(void *ctx, uint32_t pid, uint32_t tid, uint64_t t);
+
+#endif
