@@ -3,90 +3,39 @@
  * Folding (daemon/stacks/fold.c): counted raw stacks named into a call tree, outermost first:
  * the process name, user frames, kernel frames suffixed "_[k]"; the uid above them for the
  * service; placeholders that keep every sample counted when frames cannot be had. Names come
- * from a fake /proc (one [vdso] mapping) and a fake kallsyms, so the expected text is exact.
+ * from a fake /proc (one [vdso] mapping) and a fake kallsyms (tests/fake_proc.h), so the
+ * expected text is exact.
  */
 #include <criterion/criterion.h>
-#include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "daemon/stacks/fold.h"
 #include "daemon/stacks/stack_table.h"
-#include "daemon/symbolize/symbolizer.h"
+#include "fake_proc.h"
 #include "output/calltree.h"
-#include "output/folded.h"
 
-#define VDSO  0x7f0000000000ull
-#define KBASE 0xffffffff81000000ull
+#define VDSO 0x7f0000000000ull
 
-static char root[] = "/tmp/xsprof-fold-XXXXXX";
-static char ksyms[PATH_MAX];
+static struct fake_proc fp;
 static struct symbolizer *sym;
 
 static void setup(void)
 {
-	char path[PATH_MAX];
-	FILE *f;
-
-	cr_assert_not_null(mkdtemp(root));
-	snprintf(path, sizeof(path), "%s/4242", root);
-	cr_assert_eq(mkdir(path, 0755), 0);
-	snprintf(path, sizeof(path), "%s/4242/maps", root);
-	f = fopen(path, "we");
-	cr_assert_not_null(f);
-	fputs("7f0000000000-7f0000001000 r-xp 00000000 00:00 0 [vdso]\n", f);
-	fclose(f);
-	snprintf(ksyms, sizeof(ksyms), "%s/kallsyms", root);
-	f = fopen(ksyms, "we");
-	cr_assert_not_null(f);
-	fputs("ffffffff81000000 T k_outer\nffffffff81000100 T k_inner\n"
-	      "ffffffff81000200 T k_end\n",
-	      f);
-	fclose(f);
-	sym = symbolizer__new(&(struct symbolizer_opts){.proc_root = root, .kallsyms_path = ksyms});
-	cr_assert_not_null(sym);
+	fake_proc__init(&fp);
+	fake_proc__add(&fp, 4242, "7f0000000000-7f0000001000 r-xp 00000000 00:00 0 [vdso]\n", NULL);
+	sym = fake_proc__symbolizer(&fp);
 }
 
 static void teardown(void)
 {
-	char cmd[PATH_MAX + 16];
-
-	symbolizer__free(sym);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	cr_assert_eq(system(cmd), 0);
+	fake_proc__remove(&fp);
 }
 
-/* A sample of pid 4242: user pcs innermost first (return addresses after the first), kernel
- * pcs innermost first. */
+/* A sample of pid 4242 ("app"): user pcs innermost first (return addresses after the first),
+ * kernel pcs innermost first. */
 static struct xsprof_sample sample(const uint64_t *user, int nu, const uint64_t *kernel, int nk)
 {
-	struct xsprof_sample s;
-
-	memset(&s, 0, sizeof(s));
-	s.type = XSPROF_REC_SAMPLE;
-	s.tgid = s.tid = 4242;
-	s.uid = 1000;
-	strcpy(s.comm, "app");
-	s.nr_kernel = (uint16_t)nk;
-	s.nr_user = (uint16_t)nu;
-	for (int i = 0; i < nk; i++)
-		s.ips[i] = kernel[i];
-	for (int i = 0; i < nu; i++)
-		s.ips[nk + i] = user[i];
-	return s;
-}
-
-static char *folded(const struct calltree *t)
-{
-	static char buf[4096];
-	FILE *f = fmemopen(buf, sizeof(buf), "w");
-
-	cr_assert_not_null(f);
-	cr_assert_eq(folded__write(t, f), 0);
-	fclose(f);
-	return buf;
+	return fake_proc__sample(4242, "app", user, nu, kernel, nk);
 }
 
 Test(fold, outermost_first_user_then_kernel_with_the_process_on_top, .init = setup,
@@ -95,7 +44,7 @@ Test(fold, outermost_first_user_then_kernel_with_the_process_on_top, .init = set
 	/* Interrupted at vdso+0x10 in a call from vdso+0x21 (returns to 0x21: the call is 0x20),
 	 * in the kernel at k_inner+4 called from k_outer (return address k_outer+8). */
 	const uint64_t user[] = {VDSO + 0x10, VDSO + 0x21};
-	const uint64_t kernel[] = {KBASE + 0x104, KBASE + 0x9};
+	const uint64_t kernel[] = {FAKE_KBASE + 0x104, FAKE_KBASE + 0x9};
 	struct xsprof_sample s = sample(user, 2, kernel, 2);
 	struct stack_table *st = stack_table__new(100);
 	struct calltree *t = calltree__new();
@@ -104,14 +53,15 @@ Test(fold, outermost_first_user_then_kernel_with_the_process_on_top, .init = set
 	cr_assert_eq(stack_table__add(st, &s, symbolizer__gen(sym, 4242)), 0);
 	cr_assert_eq(stack_table__add(st, &s, symbolizer__gen(sym, 4242)), 0);
 	cr_assert_eq(fold_stacks(st, sym, t, &fs), 0);
-	cr_expect_str_eq(folded(t), "app;[vdso]+0x20;[vdso]+0x10;k_outer_[k];k_inner_[k] 2\n");
+	cr_expect_str_eq(fake_proc__folded(t),
+			 "app;[vdso]+0x20;[vdso]+0x10;k_outer_[k];k_inner_[k] 2\n");
 	cr_expect_eq(fs.frames, 4);
 	cr_expect_eq(fs.unnamed_frames, 2, "module+0xOFF names count as unnamed");
 	calltree__free(t);
 	/* The service's fold: the uid above each stack; scaled: each sample weighs its period. */
 	t = calltree__new();
 	cr_assert_eq(fold_stacks_by_uid(st, sym, t, NULL), 0);
-	cr_expect_str_eq(folded(t),
+	cr_expect_str_eq(fake_proc__folded(t),
 			 "uid:1000;app;[vdso]+0x20;[vdso]+0x10;k_outer_[k];k_inner_[k] 2\n");
 	calltree__free(t);
 	t = calltree__new();
@@ -136,14 +86,14 @@ Test(fold, a_root_above_the_process, .init = setup, .fini = teardown)
 
 	cr_assert_eq(stack_table__add(st, &s, symbolizer__gen(sym, 4242)), 0);
 	cr_assert_eq(fold_stacks_rooted(st, sym, t, 1, group_root, NULL, NULL), 0);
-	cr_expect_str_eq(folded(t), "unit:app.service;app;[vdso]+0x10 1\n");
+	cr_expect_str_eq(fake_proc__folded(t), "unit:app.service;app;[vdso]+0x10 1\n");
 	calltree__free(t);
 	stack_table__free(st);
 }
 
 Test(fold, placeholders_keep_every_sample_counted, .init = setup, .fini = teardown)
 {
-	const uint64_t kernel[] = {KBASE + 0x104};
+	const uint64_t kernel[] = {FAKE_KBASE + 0x104};
 	struct xsprof_sample nouser = sample(NULL, 0, kernel, 1), none = sample(NULL, 0, NULL, 0);
 	struct stack_table *st = stack_table__new(1);
 	struct calltree *t = calltree__new();
@@ -156,7 +106,7 @@ Test(fold, placeholders_keep_every_sample_counted, .init = setup, .fini = teardo
 	cr_assert_eq(stack_table__add(st, &nouser, 0), 0);
 	cr_assert_eq(stack_table__add(st, &none, 0), 0); /* over the cap of 1: overflow bucket */
 	cr_assert_eq(fold_stacks(st, sym, t, &fs), 0);
-	text = folded(t);
+	text = fake_proc__folded(t);
 	cr_expect(strstr(text, "app;[user stack unreadable];k_inner_[k] 1\n"), "%s", text);
 	cr_expect(strstr(text, ";[stack table full: raise --max-stacks] 1\n"), "%s", text);
 	cr_expect_eq(calltree__total(t), 2, "every sample counted");

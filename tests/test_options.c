@@ -6,12 +6,15 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "bpf/xsprof_events.h"
 #include "daemon/options.h"
+#include "output/profile.h"
 
 /* xsprofd_opts__parse over a NULL-terminated list of arguments. */
 #define PARSE(o, ...)                                                                         \
@@ -110,6 +113,7 @@ Test(options, bad_config_lines_are_refused, .fini = cleanup)
 
 	write_config("freq = 49\nthis line has no equals sign\n");
 	cr_expect_eq(PARSE(&o, "-c", cfg), 2);
+	xsprofd_opts__free(&o); /* the strings of the lines read before */
 	write_config("no-such-key = 1\n");
 	cr_expect_eq(PARSE(&o, "-c", cfg), 2);
 	write_config("no-python = perhaps\n");
@@ -144,4 +148,226 @@ Test(options, modes_by_name)
 	cr_expect_eq(m, XSPROFD_MODE_OFFCPU);
 	cr_expect_str_eq(xsprofd_mode__name(XSPROFD_MODE_WALL), "wall");
 	cr_expect_eq(xsprofd_mode__from_name("Wall ", &m), -EINVAL);
+}
+
+/* ---- the config file, key by key ---- */
+
+static char said[4096]; /* what the last parse_said() wrote on stderr */
+
+/* xsprofd_opts__parse (or __reload) with its stderr kept in said. */
+static int parse_said(struct xsprofd_opts *o, int argc, char **argv, bool reload)
+{
+	FILE *tmp = tmpfile();
+	int saved, rc;
+	size_t n;
+
+	cr_assert_not_null(tmp);
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	cr_assert_geq(saved, 0);
+	cr_assert_geq(dup2(fileno(tmp), STDERR_FILENO), 0);
+	rc = reload ? xsprofd_opts__reload(o, argc, argv) : xsprofd_opts__parse(o, argc, argv);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(tmp);
+	n = fread(said, 1, sizeof(said) - 1, tmp);
+	said[n] = '\0';
+	fclose(tmp);
+	return rc;
+}
+
+#define PARSE_SAID(o, ...)                                                                  \
+	({                                                                                  \
+		char *argv_[] = {"xsprofd", __VA_ARGS__, NULL};                             \
+		parse_said((o), (int)(sizeof(argv_) / sizeof(argv_[0])) - 1, argv_, false); \
+	})
+
+Test(config, every_kind_of_value_with_comments_and_blank_lines, .fini = cleanup)
+{
+	struct xsprofd_opts o;
+
+	write_config("# xsprofd.conf\n"
+		     "\n"
+		     "freq=49\n"
+		     "   window   =   120     # spaces, tabs and a comment around it\n"
+		     "\tstore-mb\t=\t16\t\n"
+		     "max-record = 600\n"
+		     "max-stacks = 5000\n"
+		     "ring-buffer-size = 8\n"
+		     "symbol-cache-mb = 32\n"
+		     "unwind-mb = 128\n"
+		     "unwind = fp\n"
+		     "pid = 10,20\n"
+		     "pid = 30\n"
+		     "socket = /run/test/x.sock\n"
+		     "cupti-socket = /run/test/cupti.sock\n"
+		     "socket-group = wheel\n"
+		     "listen = 127.0.0.1:7717\n"
+		     "token-file = /etc/xsprof/token\n"
+		     "tls-cert = /etc/xsprof/cert.pem\n"
+		     "tls-key = /etc/xsprof/key.pem\n"
+		     "tls-client-ca = /etc/xsprof/ca.pem\n"
+		     "debug-dir = /usr/lib/debug\n"
+		     "debug-dir = /opt/debug\n"
+		     "cuda-lib = /usr/lib/libcudart.so.13\n"
+		     "correlate = stream\n"
+		     "gpu-mode = merged\n"
+		     "weight = us\n"
+		     "# yes/no keys: yes, true, on, 1 and no, false, off, 0, any case\n"
+		     "include-idle = yes\n"
+		     "no-children = TRUE\n"
+		     "no-demangle = On\n"
+		     "listen-allow-writes = 1\n"
+		     "debuginfod = Yes\n"
+		     "debug-info = true\n"
+		     "verbose = on\n"
+		     "no-python = no\n"
+		     "no-cuda = FALSE\n"
+		     "\n"
+		     "# the end\n");
+	cr_assert_eq(PARSE_SAID(&o, "-c", cfg), 0, "%s", said);
+	cr_expect_str_eq(said, "");
+	cr_expect_eq(o.freq_hz, 49);
+	cr_expect(o.freq_set);
+	cr_expect_eq(o.window_s, 120);
+	cr_expect_eq(o.store_mb, 16);
+	cr_expect_eq(o.max_record_s, 600);
+	cr_expect_eq(o.max_stacks, 5000);
+	cr_expect_eq(o.ring_buffer_bytes, 8u << 20);
+	cr_expect_eq(o.symbol_cache_mb, 32);
+	cr_expect_eq(o.unwind_mb, 128);
+	cr_expect_eq(o.unwind, XSPROF_UNWIND_FP);
+	cr_assert_eq(o.nr_pids, 3, "a list key repeated adds to the list");
+	cr_expect_eq(o.pids[0], 10);
+	cr_expect_eq(o.pids[2], 30);
+	cr_expect_str_eq(o.socket_path, "/run/test/x.sock");
+	cr_expect_str_eq(o.cupti_socket, "/run/test/cupti.sock");
+	cr_expect_str_eq(o.socket_group, "wheel");
+	cr_expect_str_eq(o.listen_addr, "127.0.0.1:7717");
+	cr_expect_str_eq(o.token_file, "/etc/xsprof/token");
+	cr_expect_str_eq(o.tls_cert, "/etc/xsprof/cert.pem");
+	cr_expect_str_eq(o.tls_key, "/etc/xsprof/key.pem");
+	cr_expect_str_eq(o.tls_client_ca, "/etc/xsprof/ca.pem");
+	cr_assert_eq(o.nr_debug_dirs, 2);
+	cr_expect_str_eq(o.debug_dirs[1], "/opt/debug");
+	cr_assert_eq(o.nr_cuda_libs, 1);
+	cr_expect_str_eq(o.cuda_libs[0], "/usr/lib/libcudart.so.13");
+	cr_expect_str_eq(o.correlate, "stream");
+	cr_expect(o.gpu_mode_set);
+	cr_expect_eq(o.gpu_mode, GPU_MODE_MERGED);
+	cr_expect_eq(o.weight, WEIGHT_US);
+	cr_expect(o.include_idle && o.no_children && o.no_demangle && o.listen_allow_writes);
+	cr_expect(o.debuginfod && o.debug_info);
+	cr_expect_eq(o.verbose, 1);
+	cr_expect(!o.no_python && !o.no_cuda, "'no' leaves a yes/no key off");
+	cr_expect_str_eq(o.config_path, cfg);
+	xsprofd_opts__free(&o);
+}
+
+Test(config, flags_win_over_the_file, .fini = cleanup)
+{
+	struct xsprofd_opts o;
+
+	write_config("freq = 49\nwindow = 120\nsocket-group = wheel\nunwind = fp\n"
+		     "correlate = stream\n");
+	cr_assert_eq(PARSE(&o, "-c", cfg, "-F", "7", "--socket-group", "adm", "--unwind=cfi",
+			   "--correlate", "id"),
+		     0);
+	cr_expect_eq(o.freq_hz, 7);
+	cr_expect_str_eq(o.socket_group, "adm");
+	cr_expect_eq(o.unwind, XSPROF_UNWIND_CFI);
+	cr_expect_str_eq(o.correlate, "id");
+	cr_expect_eq(o.window_s, 120, "what no flag names comes from the file");
+	xsprofd_opts__free(&o);
+}
+
+/* The file refused, with its path, the line number, the key and what is wrong. */
+static void expect_refused(const char *text, int line, const char *key, const char *why)
+{
+	struct xsprofd_opts o;
+	char where[sizeof(cfg) + 32];
+
+	write_config(text);
+	cr_expect_eq(PARSE_SAID(&o, "-c", cfg), 2, "accepted:\n%s", text);
+	snprintf(where, sizeof(where), "xsprofd: %s:%d: %s:", cfg, line, key);
+	cr_expect(!strncmp(said, where, strlen(where)), "expected '%s...', said: %s", where, said);
+	cr_expect(strstr(said, why), "expected '%s', said: %s", why, said);
+	cr_expect_eq(strchr(said, '\n'), said + strlen(said) - 1, "one line: %s", said);
+	xsprofd_opts__free(&o);
+}
+
+Test(config, a_bad_line_is_named_by_its_number, .fini = cleanup)
+{
+	char longline[1200];
+
+	unsetenv("JOURNAL_STREAM");
+	expect_refused("# comment\n\nno-such-key = 1\n", 3, "no-such-key '1'", "unknown key");
+	expect_refused("freq = 49\nwindow = 5\n", 2, "window '5'",
+		       "expected a whole number in 10..604800");
+	expect_refused("freq = 49\n\n\n\nfreq = 0\n", 5, "freq '0'", "expected 1..10000");
+	expect_refused("include-idle = perhaps\n", 1, "include-idle 'perhaps'", "yes or no");
+	expect_refused("ring-buffer-size = 3\n", 1, "ring-buffer-size '3'", "power of two");
+	expect_refused("unwind = dwarf\n", 1, "unwind 'dwarf'", "use auto, fp or cfi");
+	expect_refused("correlate = telepathy\n", 1, "correlate 'telepathy'",
+		       "id, timestamp, stream or auto");
+	expect_refused("pid = 1,,2\n", 1, "pid '1,,2'", "an empty item");
+	expect_refused("socket = relative.sock\n", 1, "socket 'relative.sock'", "absolute path");
+	expect_refused("# one-shot flags are no keys\nduration = 10\n", 2, "duration '10'",
+		       "only a command-line flag");
+	expect_refused("mode = wall\n", 1, "mode 'wall'", "only a command-line flag");
+	expect_refused("config = /etc/other.conf\n", 1, "config '/etc/other.conf'",
+		       "only a command-line flag");
+	memset(longline, 'x', sizeof(longline) - 2);
+	memcpy(longline, "socket-group = ", 15);
+	longline[sizeof(longline) - 2] = '\n';
+	longline[sizeof(longline) - 1] = '\0';
+	expect_refused(longline, 1, "line '...'", "longer than 1023 bytes");
+}
+
+Test(config, under_systemd_a_refused_line_is_logged_as_an_error, .fini = cleanup)
+{
+	struct xsprofd_opts o;
+	char want[sizeof(cfg) + 64];
+
+	/* The journal reads "<3>" as the error priority: a reload's bad file must show as one. */
+	setenv("JOURNAL_STREAM", "8:12345", 1);
+	write_config("freq = 49\nno-such-key = 1\n");
+	cr_expect_eq(PARSE_SAID(&o, "-c", cfg), 2);
+	snprintf(want, sizeof(want), "<3>xsprofd: %s:2: no-such-key '1': unknown key", cfg);
+	cr_expect(!strncmp(said, want, strlen(want)), "said: %s", said);
+	xsprofd_opts__free(&o);
+	unsetenv("JOURNAL_STREAM");
+}
+
+Test(config, a_reload_reads_the_file_afresh_and_flags_still_win, .fini = cleanup)
+{
+	char *argv[] = {"xsprofd", "-c", cfg, "--window", "60", NULL};
+	struct xsprofd_opts o;
+
+	write_config("freq = 49\nwindow = 120\nsocket-group = wheel\ndebug-dir = /opt/debug\n");
+	cr_assert_eq(xsprofd_opts__parse(&o, 5, argv), 0);
+	cr_expect_eq(o.window_s, 60);
+	write_config("window = 240\nstore-mb = 16\n");
+	cr_assert_eq(xsprofd_opts__reload(&o, 5, argv), 0);
+	cr_expect_eq(o.window_s, 60, "after a reload the flag still wins: %u", o.window_s);
+	cr_expect_eq(o.store_mb, 16);
+	/* A key taken out of the file goes back to its default. */
+	cr_expect_eq(o.freq_hz, XSPROFD_SERVICE_FREQ);
+	cr_expect_str_eq(o.socket_group, "xsprof");
+	cr_expect_eq(o.nr_debug_dirs, 0, "the old file's debug-dir is still there");
+	write_config("socket-group = adm\n");
+	cr_assert_eq(xsprofd_opts__reload(&o, 5, argv), 0);
+	cr_expect_str_eq(o.socket_group, "adm");
+	/* Refused reloads (the file gone, then a bad line) keep what runs, strings and all. */
+	cr_assert_eq(unlink(cfg), 0);
+	cr_expect_eq(parse_said(&o, 5, argv, true), 2);
+	cr_expect(strstr(said, "cannot read config"), "said: %s", said);
+	cr_expect_str_eq(o.socket_group, "adm");
+	write_config("socket-group = wheel\nwindow = 1\n");
+	cr_expect_eq(parse_said(&o, 5, argv, true), 2);
+	cr_expect(strstr(said, ":2: window '1'"), "said: %s", said);
+	cr_expect_str_eq(o.socket_group, "adm");
+	cr_expect_eq(o.window_s, 60);
+	xsprofd_opts__free(&o);
 }
