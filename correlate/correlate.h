@@ -84,9 +84,10 @@ struct corr_gpu_rec {
 	uint32_t cbid;	   /* API records: CUPTI callback id */
 	uint64_t graph_id; /* non-zero for graph records and the kernels a graph ran */
 	uint64_t start_ns, end_ns;
-	uint64_t bytes;	  /* memcpy, memset */
-	const char *name; /* kernel, API or NVTX name; owned by the caller (interned) */
-	uint64_t user;	  /* the caller's own cookie, passed back untouched */
+	uint64_t bytes;	    /* memcpy, memset */
+	const char *name;   /* kernel, API or NVTX name; owned by the caller (interned) */
+	const char *domain; /* NVTX: its domain's name, NULL for the default domain */
+	uint64_t user;	    /* the caller's own cookie, passed back untouched */
 };
 
 /* Why a record is given up on (on_unmatched_*). */

@@ -132,6 +132,8 @@ static const char usage_text[] =
 	"                            range or outer-range: the innermost or outermost NVTX range\n"
 	"                            each sample and launch was made in (--mode cpu; command\n"
 	"                            mode loads the NVTX injection; pprof: the label range)\n"
+	"      --range-domain NAME   with --group-by range: only this NVTX domain's ranges\n"
+	"                            (default: NVTX's default domain without a name)\n"
 	"\n"
 	"  -v, --verbose             more detail on stderr\n"
 	"  -h, --help                this text\n"
@@ -191,6 +193,7 @@ enum {
 	OPT_UNIT,
 	OPT_TID,
 	OPT_GROUP_BY,
+	OPT_RANGE_DOMAIN,
 };
 
 static const struct option long_opts[] = {
@@ -240,6 +243,7 @@ static const struct option long_opts[] = {
 	{"unit", required_argument, NULL, OPT_UNIT},
 	{"tid", required_argument, NULL, OPT_TID},
 	{"group-by", required_argument, NULL, OPT_GROUP_BY},
+	{"range-domain", required_argument, NULL, OPT_RANGE_DOMAIN},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -254,6 +258,19 @@ static const char *errp(void)
 
 /* Where the option being parsed came from: NULL for the command line, else "FILE:LINE". */
 static const char *origin;
+
+/* The lists (pid, tid, cuda-lib, debug-dir) the command line has started: a flag wins over the
+ * config file, so its first one replaces what the file listed. */
+enum { LIST_PIDS = 1, LIST_TIDS = 2, LIST_CUDA_LIBS = 4, LIST_DEBUG_DIRS = 8 };
+static unsigned lists_from_flags;
+
+static void list_entry(unsigned list, int *n)
+{
+	if (origin || (lists_from_flags & list))
+		return;
+	lists_from_flags |= list;
+	*n = 0;
+}
 
 static int bad(const char *flag, const char *arg, const char *why)
 {
@@ -311,6 +328,7 @@ static int add_ids(const char *flag, const char *arg, pid_t *ids, int *n)
 
 static int add_pids(struct xsprofd_opts *o, const char *arg)
 {
+	list_entry(LIST_PIDS, &o->nr_pids);
 	return add_ids("--pid", arg, o->pids, &o->nr_pids);
 }
 
@@ -350,6 +368,7 @@ static int gpu_option(struct xsprofd_opts *o, int c, const char *arg)
 
 	switch (c) {
 	case OPT_CUDA_LIB:
+		list_entry(LIST_CUDA_LIBS, &o->nr_cuda_libs);
 		if (o->nr_cuda_libs == XSPROFD_MAX_CUDA_LIBS)
 			return bad("--cuda-lib", arg, "too many libraries (at most 8)");
 		if (!*arg)
@@ -413,8 +432,9 @@ int xsprofd_mode__from_name(const char *name, int *ret_mode)
 /* --mode, --min-block-us, --report: one-shot flags only. */
 static int mode_option(struct xsprofd_opts *o, int c, const char *arg)
 {
-	static const char *const names[] = {"--mode",	"--min-block-us", "--report", "--comm",
-					    "--cgroup", "--unit",	  "--tid",    "--group-by"};
+	static const char *const names[] = {"--mode", "--min-block-us", "--report",
+					    "--comm", "--cgroup",	"--unit",
+					    "--tid",  "--group-by",	"--range-domain"};
 	static const char *const groups[] = {"",     "unit",  "container",
 					     "comm", "range", "outer-range"};
 	const char *flag = names[c - OPT_MODE];
@@ -447,12 +467,19 @@ static int mode_option(struct xsprofd_opts *o, int c, const char *arg)
 		*(c == OPT_CGROUP ? &o->cgroup : &o->unit) = arg;
 		return 0;
 	case OPT_TID:
+		list_entry(LIST_TIDS, &o->nr_tids);
 		return add_ids(flag, arg, o->tids, &o->nr_tids);
 	case OPT_GROUP_BY:
 		for (int g = XSPROFD_GROUP_UNIT; g <= XSPROFD_GROUP_OUTER_RANGE; g++)
 			if (!strcmp(arg, groups[g]))
 				return o->group_by = g, 0;
 		return bad(flag, arg, "use unit, container, comm, range or outer-range");
+	case OPT_RANGE_DOMAIN:
+		if (!*arg)
+			return bad(flag, arg,
+				   "a domain's name, or default for NVTX's default domain");
+		o->range_domain = arg;
+		return 0;
 	}
 	return 0;
 }
@@ -634,6 +661,7 @@ static int symbol_option(struct xsprofd_opts *o, int c, const char *arg)
 		o->no_demangle = true;
 		return 0;
 	case OPT_DEBUG_DIR:
+		list_entry(LIST_DEBUG_DIRS, &o->nr_debug_dirs);
 		if (o->nr_debug_dirs == 16)
 			return bad("--debug-dir", arg, "at most 16 debug directories");
 		if (arg[0] != '/')
@@ -687,7 +715,7 @@ static bool is_gpu_option(int c)
 
 static bool is_mode_option(int c)
 {
-	return c >= OPT_MODE && c <= OPT_GROUP_BY;
+	return c >= OPT_MODE && c <= OPT_RANGE_DOMAIN;
 }
 
 /*
@@ -772,6 +800,8 @@ static int load_config(struct xsprofd_opts *o, const char *path, bool required)
 			*e = '\0';
 		while (isspace((unsigned char)*p))
 			p++;
+		for (e = p + strlen(p); e > p && isspace((unsigned char)e[-1]); e--)
+			e[-1] = '\0'; /* the newline too: a message quotes the line on one line */
 		if (!*p)
 			continue;
 		eq = strchr(p, '=');
@@ -872,6 +902,10 @@ static const char *oneshot_only_flag(const struct xsprofd_opts *o, const char **
 		return "--tid";
 	if (o->group_by)
 		return "--group-by";
+	if (o->range_domain) {
+		*ret_arg = o->range_domain;
+		return "--range-domain";
+	}
 	*ret_arg = o->comm ? o->comm : o->cgroup ? o->cgroup : o->unit;
 	return o->comm ? "--comm" : o->cgroup ? "--cgroup" : o->unit ? "--unit" : NULL;
 }
@@ -917,6 +951,9 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 		return bad("--group-by",
 			   o->group_by == XSPROFD_GROUP_RANGE ? "range" : "outer-range",
 			   "works with --mode cpu (samples)");
+	if (o->range_domain && !xsprofd_group_by__is_range(o->group_by))
+		return bad("--range-domain", o->range_domain,
+			   "only with --group-by range or outer-range");
 	if (xsprofd_group_by__is_range(o->group_by) && o->no_cuda)
 		return bad("--group-by",
 			   o->group_by == XSPROFD_GROUP_RANGE ? "range" : "outer-range",
@@ -962,6 +999,7 @@ int xsprofd_opts__parse(struct xsprofd_opts *o, int argc, char **argv)
 			return err;
 		o->config_path = config ? config : XSPROFD_DEFAULT_CONFIG;
 	}
+	lists_from_flags = 0;
 	err = apply(o, argc, argv, &force_format);
 	if (err)
 		return err;

@@ -122,6 +122,7 @@ struct xsprofd_opts {
 	pid_t tids[XSPROFD_MAX_TIDS]; /* --tid: only these threads */
 	int nr_tids;
 	int group_by; /* --group-by: enum xsprofd_group_by, a root level above the process */
+	const char *range_domain; /* --range-domain: only this NVTX domain's ranges */
 };
 
 enum xsprofd_group_by {

@@ -33,12 +33,13 @@ trap 'rm -rf "$dir"' EXIT
 export XSPROF_CUPTI_LIB=$lib
 
 # run NAME GROUP CMD...: xsprofd -f at 999 Hz, folded + Chrome trace + pprof, the program's
-# stdout in NAME.out.
+# stdout in NAME.out. GROUP may carry more flags ("range --range-domain D").
 run() {
 	local name=$1 group=$2
 	shift 2
 	rm -f "$dir/cupti.sock"
-	if ! timeout 120 "$xsprofd" -f -F 999 --group-by "$group" --cupti-socket "$dir/cupti.sock" \
+	# shellcheck disable=SC2086
+	if ! timeout 120 "$xsprofd" -f -F 999 --group-by $group --cupti-socket "$dir/cupti.sock" \
 		-o "$dir/$name.folded" -o "$dir/$name.json" -o "$dir/$name.pb.gz" -- \
 		env XSPROF_CUPTI_SOCKET="$dir/cupti.sock" "$@" >"$dir/$name.out" 2>"$dir/$name.err"; then
 		fail "xsprofd -f --group-by $group -- $* failed:"$'\n'"$(tail -5 "$dir/$name.err")"
@@ -145,6 +146,12 @@ echo
 echo "== C: --group-by outer-range"
 if run outer outer-range "$phases" 3; then
 	shares outer data=data step=step+forward+backward io=io || failures=$((failures + 1))
+fi
+
+echo
+echo "== C: --range-domain xs_domain (the one range of that domain; the rest outside any)"
+if run dom "range --range-domain xs_domain" "$phases" 2; then
+	shares dom io=io "[no range]=data+step+forward+backward" || failures=$((failures + 1))
 fi
 
 echo

@@ -407,3 +407,43 @@ Test(gpu_slice, each_kernel_under_its_uid_process_and_launching_stack, .init = s
 	cr_expect_null(tree);
 	fake_proc__remove(&fp);
 }
+
+Test(gpu_join, launches_without_gpu_records_are_handed_over, .init = setup, .fini = teardown)
+{
+	usdt(APP, 1, 1 * MS, 0xa0);
+	uprobe(APP, XSPROF_CUDA_cudaLaunchKernel, 2 * MS, 0, 0xb0);
+	cr_assert_eq(gpu_join__run(j, ls, gs, NULL, "auto", &pd, &cs), 0);
+	cr_expect_eq(cs.cpu_in, 2);
+	cr_expect_eq(cs.unmatched_cpu, 2);
+	cr_expect_eq(pd.nr_launches, 2, "the launches are not in the profile");
+	memset(&pd, 0, sizeof(pd));
+	cr_assert_eq(gpu_join__run(j, ls, NULL, NULL, "auto", &pd, &cs), 0);
+	cr_expect_eq(pd.nr_launches, 2, "the launches are not in the profile (no GPU store)");
+}
+
+Test(gpu_join, copies_keep_their_direction, .init = setup, .fini = teardown)
+{
+	/* CUPTI's (the wire's) copy kinds: HtoD 1, DtoH 2, HtoA 3 (an array is device memory), DtoD 8,
+	 * HtoH 9, PtoP 10. */
+	static const struct {
+		uint8_t wire;
+		const char *leaf;
+	} copies[] = {
+		{1, "[gpu] memcpy HtoD"}, {2, "[gpu] memcpy DtoH"},  {8, "[gpu] memcpy DtoD"},
+		{9, "[gpu] memcpy HtoH"}, {10, "[gpu] memcpy PtoP"}, {3, "[gpu] memcpy HtoD"},
+	};
+	char leaf[64];
+
+	for (size_t i = 0; i < sizeof(copies) / sizeof(copies[0]); i++)
+		cr_assert_eq(gpu_store__add(gs, &(struct gpu_activity){.kind = GPU_ACT_MEMCPY,
+								       .copy_kind = copies[i].wire,
+								       .pid = APP,
+								       .start_ns = (i + 1) * MS,
+								       .end_ns = (i + 1) * MS + 1}),
+			     0);
+	cr_assert_eq(gpu_join__run(j, ls, gs, NULL, "auto", &pd, &cs), 0);
+	cr_assert_eq(pd.nr_gpu, sizeof(copies) / sizeof(copies[0]));
+	for (size_t i = 0; i < pd.nr_gpu; i++)
+		cr_expect_str_eq(profile__gpu_leaf(&pd.gpu[i], leaf, sizeof(leaf)), copies[i].leaf,
+				 "CUPTI copy kind %u", copies[i].wire);
+}

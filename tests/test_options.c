@@ -323,6 +323,26 @@ Test(config, a_bad_line_is_named_by_its_number, .fini = cleanup)
 	longline[sizeof(longline) - 2] = '\n';
 	longline[sizeof(longline) - 1] = '\0';
 	expect_refused(longline, 1, "line '...'", "longer than 1023 bytes");
+	/* The line quoted on one line: its newline is not part of it. */
+	expect_refused("freq = 49\nthis line has no equals sign\n", 2,
+		       "line 'this line has no equals sign'", "expected 'key = value'");
+}
+
+/* A list key's flag replaces the file's list, as any flag wins over its key. */
+Test(config, a_list_flag_wins_over_the_files_list, .fini = cleanup)
+{
+	struct xsprofd_opts o;
+
+	write_config("pid = 10\ndebug-dir = /opt/debug\ncuda-lib = /opt/libcudart.so\n");
+	cr_assert_eq(PARSE(&o, "-c", cfg, "-p", "40", "-p", "41", "--debug-dir", "/srv/debug"), 0);
+	cr_expect_eq(o.nr_pids, 2, "the file's pid 10 is profiled too");
+	cr_expect_eq(o.pids[0], 40);
+	cr_expect_eq(o.pids[1], 41);
+	cr_expect_eq(o.nr_debug_dirs, 1);
+	cr_expect_str_eq(o.debug_dirs[0], "/srv/debug");
+	/* A list the flags do not name stays the file's. */
+	cr_expect_eq(o.nr_cuda_libs, 1);
+	xsprofd_opts__free(&o);
 }
 
 Test(config, under_systemd_a_refused_line_is_logged_as_an_error, .fini = cleanup)

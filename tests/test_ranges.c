@@ -26,7 +26,7 @@ static const struct corr_gpu_rec recs[] = {
 
 Test(ranges, innermost_range_at_each_time)
 {
-	struct ranges *r = ranges__new(recs, NR, false);
+	struct ranges *r = ranges__new(recs, NR, false, NULL);
 
 	cr_assert(r);
 	cr_expect_eq(ranges__count(r), 6, "marks and kernels are not ranges");
@@ -50,7 +50,7 @@ Test(ranges, innermost_range_at_each_time)
 
 Test(ranges, outermost_range_at_each_time)
 {
-	struct ranges *r = ranges__new(recs, NR, true);
+	struct ranges *r = ranges__new(recs, NR, true, NULL);
 
 	cr_assert(r);
 	cr_expect_str_eq(ranges__at(r, 1, 10, 150), "step");
@@ -68,7 +68,8 @@ Test(ranges, overlapping_ranges_that_do_not_nest)
 		NV(1, 10, 0, 100, "a"),
 		NV(1, 10, 50, 200, "b"),
 	};
-	struct ranges *inner = ranges__new(v, 2, false), *outer = ranges__new(v, 2, true);
+	struct ranges *inner = ranges__new(v, 2, false, NULL),
+		      *outer = ranges__new(v, 2, true, NULL);
 
 	cr_expect_str_eq(ranges__at(inner, 1, 10, 60), "b");
 	cr_expect_str_eq(ranges__at(inner, 1, 10, 150), "b");
@@ -81,7 +82,8 @@ Test(ranges, overlapping_ranges_that_do_not_nest)
 Test(ranges, none_and_unnamed)
 {
 	static const struct corr_gpu_rec v[] = {NV(1, 10, 0, 100, NULL)};
-	struct ranges *r = ranges__new(v, 1, false), *empty = ranges__new(NULL, 0, false);
+	struct ranges *r = ranges__new(v, 1, false, NULL),
+		      *empty = ranges__new(NULL, 0, false, NULL);
 
 	cr_expect_str_eq(ranges__at(r, 1, 10, 1), "[unnamed range]");
 	cr_expect_eq(ranges__count(empty), 0);
@@ -89,4 +91,22 @@ Test(ranges, none_and_unnamed)
 	cr_expect_str_eq(ranges__at(NULL, 1, 10, 1), RANGES_NONE);
 	ranges__free(r);
 	ranges__free(empty);
+}
+
+Test(ranges, one_domain_or_the_default_one)
+{
+	struct corr_gpu_rec v[] = {
+		NV(1, 10, 0, 100, "default outer"),
+		NV(1, 10, 10, 50, "io read"),
+	};
+	struct ranges *io, *def;
+
+	v[1].domain = "io";
+	io = ranges__new(v, 2, false, "io");
+	def = ranges__new(v, 2, false, RANGES_DEFAULT_DOMAIN);
+	cr_expect_str_eq(ranges__at(io, 1, 10, 20), "io read");
+	cr_expect_str_eq(ranges__at(io, 1, 10, 70), RANGES_NONE, "another domain's range");
+	cr_expect_str_eq(ranges__at(def, 1, 10, 20), "default outer");
+	ranges__free(io);
+	ranges__free(def);
 }

@@ -605,6 +605,31 @@ static void bpf_cost_report(struct recording *rec)
 			bpf_cost__for_each(cuda_probes__obj(cp, i), log_cost, NULL);
 }
 
+/* The program's NVTX ranges and marks, when there are any (what a cap refused is in the
+ * sender's drops, which the CUPTI server reports). */
+static void nvtx_report(const struct profile_data *pd)
+{
+	size_t ranges = 0, marks = 0, domains = 0;
+	const char *seen[8];
+
+	for (size_t i = 0; i < pd->nr_gpu; i++) {
+		const struct corr_gpu_rec *g = &pd->gpu[i];
+		size_t k;
+
+		if (g->kind != CORR_GPU_NVTX)
+			continue;
+		g->end_ns > g->start_ns ? ranges++ : marks++;
+		for (k = 0; k < domains && g->domain && strcmp(seen[k], g->domain); k++)
+			;
+		if (g->domain && k == domains && domains < 8)
+			seen[domains++] = g->domain;
+	}
+	if (ranges || marks)
+		log_info("NVTX: %zu ranges and %zu marks%s%s%s%s", ranges, marks,
+			 domains ? " (domains: " : "", domains ? seen[0] : "",
+			 domains > 1 ? ", ..." : "", domains ? ")" : "");
+}
+
 /* Join the launches to the GPU records received, into pd; logs what it did. */
 static int gpu_correlate(const struct xsprofd_opts *o, struct oneshot_gpu *gpu,
 			 const struct launch_store *launches, struct profile_data *pd)
@@ -622,6 +647,7 @@ static int gpu_correlate(const struct xsprofd_opts *o, struct oneshot_gpu *gpu,
 		pd->nr_gpu, pd->nr_launches, o->correlate, (unsigned long long)cs.matched,
 		(unsigned long long)cs.unmatched_cpu, (unsigned long long)cs.unmatched_gpu,
 		(unsigned long long)cs.late_cpu, (unsigned long long)cs.late_gpu);
+	nvtx_report(pd);
 	return 0;
 }
 
@@ -941,7 +967,8 @@ static int by_range(struct run *r)
 	struct profile_data *pd = &r->pd;
 	size_t n;
 
-	r->ranges = ranges__new(pd->gpu, pd->nr_gpu, r->o->group_by == XSPROFD_GROUP_OUTER_RANGE);
+	r->ranges = ranges__new(pd->gpu, pd->nr_gpu, r->o->group_by == XSPROFD_GROUP_OUTER_RANGE,
+				r->o->range_domain);
 	if (!r->ranges) {
 		log_err("out of memory matching samples to NVTX ranges");
 		return 1;

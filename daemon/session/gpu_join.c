@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cupti_inject/xsprof_wire.h"
 #include "daemon/cuda/cuda_api.h"
 #include "daemon/cuda/cuda_probes.h"
 #include "daemon/session/gpu_join.h"
@@ -106,6 +107,30 @@ static int convert_launches(struct gpu_join *g, const struct launch_store *ls)
 	return 0;
 }
 
+/* CUPTI's ten directions (the wire's) as the correlator's five: arrays are device memory. */
+static uint8_t copy_kind_of(uint8_t wire)
+{
+	switch (wire) {
+	case XSPROF_COPY_HTOD:
+	case XSPROF_COPY_HTOA:
+		return CORR_COPY_HTOD;
+	case XSPROF_COPY_DTOH:
+	case XSPROF_COPY_ATOH:
+		return CORR_COPY_DTOH;
+	case XSPROF_COPY_DTOD:
+	case XSPROF_COPY_ATOA:
+	case XSPROF_COPY_ATOD:
+	case XSPROF_COPY_DTOA:
+		return CORR_COPY_DTOD;
+	case XSPROF_COPY_HTOH:
+		return CORR_COPY_HTOH;
+	case XSPROF_COPY_PTOP:
+		return CORR_COPY_PTOP;
+	default:
+		return CORR_COPY_UNKNOWN;
+	}
+}
+
 static int convert_gpu(void *ctx, const struct gpu_activity *a)
 {
 	struct gpu_join *g = ctx;
@@ -136,7 +161,7 @@ static int convert_gpu(void *ctx, const struct gpu_activity *a)
 	}
 	g->gpu[g->nr_gpu] = (struct corr_gpu_rec){
 		.kind = kind,
-		.copy_kind = a->kind == GPU_ACT_MEMCPY ? a->copy_kind : 0,
+		.copy_kind = a->kind == GPU_ACT_MEMCPY ? copy_kind_of(a->copy_kind) : 0,
 		.pid = a->pid,
 		.tid = a->tid,
 		.device = a->device,
@@ -149,6 +174,7 @@ static int convert_gpu(void *ctx, const struct gpu_activity *a)
 		.end_ns = a->end_ns,
 		.bytes = a->bytes,
 		.name = a->name,
+		.domain = a->kind == GPU_ACT_NVTX ? a->domain : NULL,
 		.user = g->nr_gpu,
 	};
 	g->nr_gpu++;
@@ -187,6 +213,17 @@ static int cmp_gpu(const void *a, const void *b)
 	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
 }
 
+/* What the join made, into the profile (g keeps owning it). */
+static void publish(const struct gpu_join *g, struct profile_data *pd)
+{
+	pd->launches = g->cpu;
+	pd->nr_launches = g->nr_cpu;
+	pd->gpu = g->gpu;
+	pd->nr_gpu = g->nr_gpu;
+	pd->joins = g->joins;
+	pd->nr_joins = g->nr_joins;
+}
+
 int gpu_join__run(struct gpu_join *g, const struct launch_store *ls, const struct gpu_store *gs,
 		  const struct gpu_join_scope *scope, const char *strategy, struct profile_data *pd,
 		  struct correlate_stats *ret_stats)
@@ -219,10 +256,14 @@ int gpu_join__run(struct gpu_join *g, const struct launch_store *ls, const struc
 		g->gpu[k].user = k;
 	if (!g->nr_gpu) {
 		/* No GPU record to join: every launch stays unmatched, without the strategy's
-		 * tables (for a million launches, tens of MiB of them). */
+		 * tables (for a million launches, tens of MiB of them); the launches still go in
+		 * the profile (the Chrome trace's cuda_launch slices). */
 		cs.cpu_in = cs.unmatched_cpu = g->nr_cpu;
 		correlate_stats__add(ret_stats, &cs);
-		return g->err;
+		if (g->err)
+			return g->err;
+		publish(g, pd);
+		return 0;
 	}
 	correlate_config__default(&cfg);
 	c = correlator__new(strategy ? strategy : "auto", &cfg, &cb);
@@ -244,11 +285,6 @@ int gpu_join__run(struct gpu_join *g, const struct launch_store *ls, const struc
 		err = g->err;
 	if (err)
 		return err;
-	pd->launches = g->cpu;
-	pd->nr_launches = g->nr_cpu;
-	pd->gpu = g->gpu;
-	pd->nr_gpu = g->nr_gpu;
-	pd->joins = g->joins;
-	pd->nr_joins = g->nr_joins;
+	publish(g, pd);
 	return 0;
 }

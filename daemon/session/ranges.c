@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "correlate/correlate.h"
 #include "daemon/session/ranges.h"
@@ -61,7 +62,17 @@ static void link_parents(struct ranges *r)
 	free(stack);
 }
 
-struct ranges *ranges__new(const struct corr_gpu_rec *gpu, size_t n, bool outermost)
+static bool in_domain(const struct corr_gpu_rec *g, const char *domain)
+{
+	if (!domain)
+		return true;
+	if (!g->domain || !g->domain[0])
+		return !strcmp(domain, RANGES_DEFAULT_DOMAIN);
+	return !strcmp(domain, g->domain);
+}
+
+struct ranges *ranges__new(const struct corr_gpu_rec *gpu, size_t n, bool outermost,
+			   const char *domain)
 {
 	struct ranges *r = calloc(1, sizeof(*r));
 
@@ -77,7 +88,8 @@ struct ranges *ranges__new(const struct corr_gpu_rec *gpu, size_t n, bool outerm
 	for (size_t i = 0; i < n; i++) {
 		const struct corr_gpu_rec *g = &gpu[i];
 
-		if (g->kind != CORR_GPU_NVTX || g->end_ns <= g->start_ns || !g->tid)
+		if (g->kind != CORR_GPU_NVTX || g->end_ns <= g->start_ns || !g->tid ||
+		    !in_domain(g, domain))
 			continue;
 		r->v[r->n++] = (struct range){g->pid,
 					      g->tid,

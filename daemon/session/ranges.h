@@ -18,8 +18,15 @@ struct ranges;
 /* The root frame of what happened in no range. */
 #define RANGES_NONE "[no range]"
 
-/* From n records (others than NVTX ranges are skipped). NULL with errno set (ENOMEM). */
-struct ranges *ranges__new(const struct corr_gpu_rec *gpu, size_t n, bool outermost);
+/* The --range-domain that keeps the ranges of NVTX's default domain (which has no name). */
+#define RANGES_DEFAULT_DOMAIN "default"
+
+/*
+ * From n records (others than NVTX ranges are skipped), of one domain unless domain is NULL
+ * (RANGES_DEFAULT_DOMAIN: the default one). NULL with errno set (ENOMEM).
+ */
+struct ranges *ranges__new(const struct corr_gpu_rec *gpu, size_t n, bool outermost,
+			   const char *domain);
 void ranges__free(struct ranges *r);
 
 /* How many ranges it holds. */
