@@ -16,17 +16,24 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
+#include <microhttpd.h>
+#include <systemd/sd-event.h>
 
+#include "daemon/base/clock.h"
 #include "daemon/gpu/cupti_server.h"
 #include "daemon/log.h"
 #include "daemon/options.h"
 #include "daemon/probes/sampler.h"
+#include "daemon/service/http.h"
 #include "daemon/service/internal.h"
+#include "daemon/service/lasting.h"
 #include "daemon/service/window.h"
 #include "daemon/session/recording.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "daemon/unwind/unwinder.h"
 #include "output/calltree.h"
+#include "output/output.h"
+#include "output/profile.h"
 
 /*
  * An attach loads its BPF sampler (~0.1 s of verification) on a thread of its own, so the
@@ -190,7 +197,7 @@ void attachments__recheck(struct service *s)
 
 		if (a->by_root || a->ended_ns)
 			continue;
-		err = pid_identity(a->pid, &owner, &start);
+		err = permissions__pid_identity(a->pid, &owner, &start);
 		if (err == -ENOENT || err == -ESRCH)
 			continue; /* exited: its exit watch ends it */
 		if (!err && owner == a->by && start == a->start)
@@ -213,9 +220,9 @@ struct json_object *attachments__json(struct service *s)
 
 		window__stats(a->prof.cpu, &cs);
 		window__stats(a->prof.gpu, &gs);
-		add_u64(o, "pid", (uint64_t)a->pid);
-		add_u64(o, "uid", a->by);
-		add_u64(o, "freq_hz", a->prof.freq_hz);
+		status__add_u64(o, "pid", (uint64_t)a->pid);
+		status__add_u64(o, "uid", a->by);
+		status__add_u64(o, "freq_hz", a->prof.freq_hz);
 		json_object_object_add(o, "children", json_object_new_boolean(a->children));
 		json_object_object_add(o, "state",
 				       json_object_new_string(a->job	    ? "starting"
@@ -223,13 +230,13 @@ struct json_object *attachments__json(struct service *s)
 									    : "running"));
 		if (a->ended_ns)
 			json_object_object_add(o, "note", json_object_new_string(a->note));
-		add_u64(o, "age_s", (now - a->attached_ns) / 1000000000ull);
-		add_u64(o, "samples", cs.samples);
-		add_u64(o, "slices", cs.slices + gs.slices);
-		add_u64(o, "bytes", cs.bytes + gs.bytes);
-		add_u64(o, "dropped_slices", cs.dropped_slices + gs.dropped_slices);
+		status__add_u64(o, "age_s", (now - a->attached_ns) / 1000000000ull);
+		status__add_u64(o, "samples", cs.samples);
+		status__add_u64(o, "slices", cs.slices + gs.slices);
+		status__add_u64(o, "bytes", cs.bytes + gs.bytes);
+		status__add_u64(o, "dropped_slices", cs.dropped_slices + gs.dropped_slices);
 		lasting__left_out(&a->prof, &lo);
-		add_left_out(o, &lo);
+		status__add_left_out(o, &lo);
 		json_object_array_add(arr, o);
 	}
 	return arr;
@@ -284,17 +291,17 @@ static bool attach_allowed(struct service *s, struct req *q, struct MHD_Connecti
 		snprintf(msg, sizeof(msg),
 			 "you already have %d processes attached (at most %d per user)", mine,
 			 ATTACHED_PER_UID);
-		*ret = reply_error(c, 429, msg, "detach some first (xsprofctl status lists them)");
+		*ret = reply__error(c, 429, msg, "detach some first (xsprofctl status lists them)");
 		return false;
 	}
 	if (s->nr_attached == MAX_ATTACHED ||
 	    (!q->authed && users >= MAX_ATTACHED - ATTACHED_ROOT_SLOTS)) {
 		s->refused.attach_full++;
-		*ret = reply_error(c, 429, "too many attached processes",
-				   "detach some first (xsprofctl status lists them)");
+		*ret = reply__error(c, 429, "too many attached processes",
+				    "detach some first (xsprofctl status lists them)");
 		return false;
 	}
-	return start_allowed(s, q, c, ret);
+	return permissions__start_allowed(s, q, c, ret);
 }
 
 /* The recording an attachment runs: its own sampler on the process tree. */
@@ -394,9 +401,9 @@ static int on_job_done(sd_event_source *src, int fd, uint32_t revents, void *ctx
 				 a->prof.freq_hz, a->children ? " with its descendants" : "",
 				 (unsigned int)a->by);
 			out = json_object_new_object();
-			add_u64(out, "pid", (uint64_t)a->pid);
+			status__add_u64(out, "pid", (uint64_t)a->pid);
 			json_object_object_add(out, "attached", json_object_new_boolean(true));
-			add_u64(out, "freq_hz", a->prof.freq_hz);
+			status__add_u64(out, "freq_hz", a->prof.freq_hz);
 			json_object_object_add(out, "children",
 					       json_object_new_boolean(a->children));
 			json_object_object_add(
@@ -461,19 +468,19 @@ static int attach_begin(struct service *s, struct req *q, struct MHD_Connection 
 	return 0;
 }
 
-enum MHD_Result attach_reply(struct req *q, struct MHD_Connection *c)
+enum MHD_Result attachments__reply(struct req *q, struct MHD_Connection *c)
 {
 	if (q->attach) /* the wait's deadline came first */
-		return reply_error(c, 503, "the attach did not finish in time",
-				   "xsprofctl status shows whether it started");
+		return reply__error(c, 503, "the attach did not finish in time",
+				    "xsprofctl status shows whether it started");
 	q->attach_done = false;
 	if (!q->attach_body)
-		return reply_error(c, 503, "the daemon is stopping", NULL);
-	return reply(c, q->attach_status, "application/json", q->attach_body,
-		     strlen(q->attach_body));
+		return reply__error(c, 503, "the daemon is stopping", NULL);
+	return reply__send(c, q->attach_status, "application/json", q->attach_body,
+			   strlen(q->attach_body));
 }
 
-void attach_forget(struct req *q)
+void attachments__forget(struct req *q)
 {
 	if (q->attach) {
 		q->attach->q = NULL;
@@ -491,15 +498,15 @@ static enum MHD_Result attach(struct service *s, struct req *q, struct MHD_Conne
 	char msg[200];
 	int err;
 
-	if (!may_profile(q, c, &a->pid, 1, &ret))
+	if (!permissions__may_profile(q, c, &a->pid, 1, &ret))
 		return ret;
-	if (pid_identity(a->pid, &owner, &a->start)) {
+	if (permissions__pid_identity(a->pid, &owner, &a->start)) {
 		snprintf(msg, sizeof(msg), "no such process: %d", (int)a->pid);
-		return reply_error(c, 404, msg, "check the pid with ps");
+		return reply__error(c, 404, msg, "check the pid with ps");
 	}
 	if (find_attachment(s, a->pid))
-		return reply_error(c, 409, "that process is already attached",
-				   "detach it first to attach it with other settings");
+		return reply__error(c, 409, "that process is already attached",
+				    "detach it first to attach it with other settings");
 	if (!attach_allowed(s, q, c, &ret))
 		return ret;
 	a->svc = s;
@@ -513,7 +520,7 @@ static enum MHD_Result attach(struct service *s, struct req *q, struct MHD_Conne
 		snprintf(msg, sizeof(msg), "attaching pid %d failed while %s: %s", (int)a->pid,
 			 err == -ENOMEM ? "keeping its window" : "starting its sampler's load",
 			 strerror(-err));
-		return reply_error(c, 500, msg, "see the daemon's journal");
+		return reply__error(c, 500, msg, "see the daemon's journal");
 	}
 	/* Listed (its slot held) while its sampler loads; the request waits for it. */
 	s->attached[s->nr_attached++] = a;
@@ -523,8 +530,8 @@ static enum MHD_Result attach(struct service *s, struct req *q, struct MHD_Conne
 	return MHD_YES;
 }
 
-enum MHD_Result api_attach(struct service *s, struct req *q, struct MHD_Connection *c,
-			   bool attaching)
+enum MHD_Result attachments__api_attach(struct service *s, struct req *q, struct MHD_Connection *c,
+					bool attaching)
 {
 	struct attachment *a = calloc(1, sizeof(*a)), *old;
 	struct json_object *out;
@@ -533,11 +540,11 @@ enum MHD_Result api_attach(struct service *s, struct req *q, struct MHD_Connecti
 	char msg[160];
 
 	if (!a)
-		return reply_error(c, 500, "out of memory", NULL);
+		return reply__error(c, 500, "out of memory", NULL);
 	a->pidfd = -1;
 	if (parse_attach_body(q, a, msg, sizeof(msg))) {
 		free(a);
-		return reply_error(c, 400, msg, NULL);
+		return reply__error(c, 400, msg, NULL);
 	}
 	if (attaching) {
 		ret = attach(s, q, c, a);
@@ -548,23 +555,23 @@ enum MHD_Result api_attach(struct service *s, struct req *q, struct MHD_Connecti
 	old = find_attachment(s, a->pid);
 	free(a);
 	if (!old)
-		return reply_error(c, 404, "that pid is not attached", NULL);
+		return reply__error(c, 404, "that pid is not attached", NULL);
 	if (!q->authed && (old->by_root || old->by != q->uid))
-		return reply_error(c, 403, "another user attached that process", NULL);
+		return reply__error(c, 403, "another user attached that process", NULL);
 	if (old->job)
-		return reply_error(c, 409, "that process is being attached",
-				   "try again in a moment");
+		return reply__error(c, 409, "that process is being attached",
+				    "try again in a moment");
 	pid = old->pid;
 	remove_attachment(s, old);
 	log_info("detached pid %d", (int)pid);
 	out = json_object_new_object();
-	add_u64(out, "pid", (uint64_t)pid);
+	status__add_u64(out, "pid", (uint64_t)pid);
 	json_object_object_add(out, "attached", json_object_new_boolean(false));
-	return reply_json(c, 200, out);
+	return reply__json(c, 200, out);
 }
 
-struct attachment *attachment_to_read(struct service *s, struct req *q, struct MHD_Connection *c,
-				      const char *pid_str, enum MHD_Result *ret)
+struct attachment *attachments__to_read(struct service *s, struct req *q, struct MHD_Connection *c,
+					const char *pid_str, enum MHD_Result *ret)
 {
 	struct attachment *a;
 	unsigned long pid;
@@ -573,18 +580,18 @@ struct attachment *attachment_to_read(struct service *s, struct req *q, struct M
 	errno = 0;
 	pid = strspn(pid_str, "0123456789") == strlen(pid_str) ? strtoul(pid_str, &end, 10) : 0;
 	if (errno || !pid || pid > INT32_MAX) {
-		*ret = reply_error(c, 400, "pid must be a process id", NULL);
+		*ret = reply__error(c, 400, "pid must be a process id", NULL);
 		return NULL;
 	}
 	a = find_attachment(s, (pid_t)pid);
 	if (!a) {
-		*ret = reply_error(c, 404, "that process is not attached",
-				   "attach it first: xsprofctl attach PID; or record it: "
-				   "xsprofctl record --pid PID");
+		*ret = reply__error(c, 404, "that process is not attached",
+				    "attach it first: xsprofctl attach PID; or record it: "
+				    "xsprofctl record --pid PID");
 		return NULL;
 	}
 	if (!q->authed && (a->by_root || a->by != q->uid)) {
-		*ret = reply_error(c, 403, "another user attached that process", NULL);
+		*ret = reply__error(c, 403, "another user attached that process", NULL);
 		return NULL;
 	}
 	/* Include the slice being recorded. */
@@ -597,10 +604,10 @@ struct attachment *attachment_to_read(struct service *s, struct req *q, struct M
 }
 
 /* GET /v1/profile?pid=N: the attachment's slices in [since_ns, until_ns), in format f. */
-enum MHD_Result api_attachment_profile(struct service *s, struct req *q, struct MHD_Connection *c,
-				       const char *pid_str, uint64_t since_ns, uint64_t until_ns,
-				       enum gpu_mode mode, enum weight_unit unit,
-				       enum output_format f)
+enum MHD_Result attachments__api_profile(struct service *s, struct req *q, struct MHD_Connection *c,
+					 const char *pid_str, uint64_t since_ns, uint64_t until_ns,
+					 enum gpu_mode mode, enum weight_unit unit,
+					 enum output_format f)
 {
 	struct output_meta meta = {.unit = profile__unit_name(unit)};
 	struct calltree *tree;
@@ -612,7 +619,7 @@ enum MHD_Result api_attachment_profile(struct service *s, struct req *q, struct 
 	FILE *out;
 	int err;
 
-	a = attachment_to_read(s, q, c, pid_str, &ret);
+	a = attachments__to_read(s, q, c, pid_str, &ret);
 	if (!a)
 		return ret;
 	now = clock__mono_ns();
@@ -627,16 +634,16 @@ enum MHD_Result api_attachment_profile(struct service *s, struct req *q, struct 
 	if (!err && !out)
 		err = -errno;
 	if (!err)
-		err = write_tree(tree, f, out, &meta, a->prof.freq_hz, unit, from, now,
-				 symbolizer__sites(s->sym));
+		err = reply__write_tree(tree, f, out, &meta, a->prof.freq_hz, unit, from, now,
+					symbolizer__sites(s->sym));
 	if (out && fclose(out) && !err)
 		err = -EIO;
 	calltree__free(tree);
 	if (err) {
-		ret = reply_error(c, 500, "building the profile failed", strerror(-err));
+		ret = reply__error(c, 500, "building the profile failed", strerror(-err));
 	} else {
-		ret = reply_span(c, content_type(f), buf, len, from,
-				 a->ended_ns ? a->ended_ns : now);
+		ret = reply__span(c, reply__content_type(f), buf, len, from,
+				  a->ended_ns ? a->ended_ns : now);
 		/* Fetched after it ended: nothing more will come, so it goes now. */
 		if (a->ended_ns) {
 			log_info("%s fetched after its end: dropped", a->name);

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <arpa/inet.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -15,12 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <microhttpd.h>
 #include <systemd/sd-event.h>
 
 #include "daemon/base/clock.h"
-#include "daemon/service/http.h"
-#include "daemon/log.h"
 #include "daemon/base/path_lock.h"
+#include "daemon/log.h"
+#include "daemon/service/http.h"
 
 /* Bounds on what a client can make us hold (the connection caps are in http.h). */
 #define CONN_MEMORY_LIMIT  (128 * 1024)

@@ -2,29 +2,44 @@
 /*
  * What the service's files share: its state, a request's, a recording's, an attachment's, and
  * the functions one file offers another. Only daemon/service/ includes this.
+ *
+ * Names: a function here is module__verb, the module being the file that offers it (reply.c:
+ * reply__, status.c: status__, recordings.c: recordings__, attach.c: attachments__, ...); a
+ * request handler is module__api, or module__api_what where a file has several (window_api.c's
+ * are window_api__what). What a file keeps to itself is static and unprefixed.
  */
 #ifndef XSPROF_DAEMON_SERVICE_INTERNAL_H
 #define XSPROF_DAEMON_SERVICE_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <time.h>
 #include <sys/types.h>
 
 #include <microhttpd.h>
-#include <json-c/json.h>
-#include <systemd/sd-event.h>
 
-#include "daemon/base/api_socket.h"
-#include "daemon/base/clock.h"
 #include "bpf/xsprof_events.h"
+#include "correlate/correlate.h"
 #include "daemon/service/http.h"
 #include "daemon/service/lasting.h"
 #include "daemon/service/service_gpu.h"
-#include "daemon/session/gpu_join.h"
 #include "output/output.h"
 #include "output/profile.h"
+
+typedef struct sd_event sd_event;
+typedef struct sd_event_source sd_event_source;
+struct calltree;
+struct cupti_server;
+struct frame_sites;
+struct gpu_activity;
+struct gpu_store;
+struct json_object;
+struct launch_store;
+struct recording;
+struct symbolizer;
+struct unwinder;
+struct xsprofd_opts;
 
 #define SLICE_US	(10 * 1000000ull) /* rolling store granularity */
 #define MAX_BODY	(64 * 1024)
@@ -49,16 +64,8 @@
 enum rec_state { REC_RUNNING, REC_DONE, REC_FAILED };
 
 /* The correlation strategies a session may ask for; their counters are kept per name. */
-extern const char *const strategies[];
+extern const char *const recordings__strategies[];
 #define NR_STRATEGIES 4
-
-static inline int strategy_index(const char *name)
-{
-	for (int i = 0; i < NR_STRATEGIES; i++)
-		if (name && !strcmp(name, strategies[i]))
-			return i;
-	return -1;
-}
 
 /* An attached process, and who attached it (a non-root user only its own, while it is). */
 struct attach_job;
@@ -184,120 +191,134 @@ struct req {
 	bool resumed;
 };
 
-const char *content_type(enum output_format f);
+/* reply.c: answers, and the profile formats a window gives. */
+const char *reply__content_type(enum output_format f);
 /*
  * An answer with n/2 more headers (kv: name, value, ...; Cache-Control: no-store unless one is
  * given); body copied unless copy is false (it then lives as long as the process).
  */
-enum MHD_Result reply_headers(struct MHD_Connection *c, unsigned int status, const char *type,
-			      const void *body, size_t len, bool copy, const char *const *kv,
-			      size_t n);
-enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *type,
-		      const void *body, size_t len);
-enum MHD_Result reply_json(struct MHD_Connection *c, unsigned int status, struct json_object *j);
-enum MHD_Result reply_error(struct MHD_Connection *c, unsigned int status, const char *error,
-			    const char *hint);
+enum MHD_Result reply__headers(struct MHD_Connection *c, unsigned int status, const char *type,
+			       const void *body, size_t len, bool copy, const char *const *kv,
+			       size_t n);
+enum MHD_Result reply__send(struct MHD_Connection *c, unsigned int status, const char *type,
+			    const void *body, size_t len);
+enum MHD_Result reply__json(struct MHD_Connection *c, unsigned int status, struct json_object *j);
+enum MHD_Result reply__error(struct MHD_Connection *c, unsigned int status, const char *error,
+			     const char *hint);
 /* A window profile (200): its data covers the window's slices from from_ns to to_ns, said in
  * XSPROF_SPAN_HEADER (seconds), which can be more than the since_s asked for (whole slices). */
-enum MHD_Result reply_span(struct MHD_Connection *c, const char *type, const void *body, size_t len,
-			   uint64_t from_ns, uint64_t to_ns);
+enum MHD_Result reply__span(struct MHD_Connection *c, const char *type, const void *body,
+			    size_t len, uint64_t from_ns, uint64_t to_ns);
 /* Responses sent since start, indexed by HTTP status (*ret_n entries). */
 void reply__counts(const uint64_t **ret, size_t *ret_n);
-/* GET /metrics (metrics.c). */
-enum MHD_Result api_metrics(struct service *s, struct MHD_Connection *c);
-bool window_format(const char *name, enum output_format *ret);
-struct frame_sites;
-int write_tree(const struct calltree *tree, enum output_format fmt, FILE *f,
-	       const struct output_meta *meta, unsigned int freq_hz, enum weight_unit unit,
-	       uint64_t start_ns, uint64_t end_ns, const struct frame_sites *sites);
-int pid_owner(pid_t pid, uid_t *ret);
-int pid_identity(pid_t pid, uid_t *ret_uid, uint64_t *ret_start);
-bool may_profile(struct req *q, struct MHD_Connection *c, const pid_t *pids, int n,
-		 enum MHD_Result *ret);
-void recheck_owners(struct service *s);
-int on_owner_check(sd_event_source *src, uint64_t usec, void *ctx);
-void add_u64(struct json_object *o, const char *k, uint64_t v);
-/* "left_out_other_users": {samples, offcpu, cuda_calls, launches} into o, when any. */
-void add_left_out(struct json_object *o, const struct xsprof_owner_stats *st);
-long rss_bytes(void);
-void always_counters(struct service *s, struct xsprof_cpu_stats *ret, uint64_t *ret_bad);
-void status_unwind(struct service *s, struct json_object *j);
-uint64_t sat_add(uint64_t a, uint64_t b);
-struct json_object *api_json(struct service *s);
-struct json_object *limits_json(struct service *s);
-struct json_object *correlation_json(struct service *s);
-struct json_object *status_json(struct service *s);
-void notify_status(struct service *s);
-int start_always(struct service *s);
-struct gpu_activity;
-int take_old(void *ctx, const struct gpu_activity *a);
-void close_slice(struct service *s);
-int on_slice(sd_event_source *src, uint64_t usec, void *ctx);
-struct svc_rec *find_rec(struct service *s, unsigned int id);
-void wake_waiters(struct service *s, struct svc_rec *r);
-int cmp_u32(const void *a, const void *b);
-void rec_launch_pids(struct svc_rec *r, const struct launch_store *ls);
-bool rec_accepts(void *ctx, uint32_t pid);
-int rec_render(struct service *s, struct svc_rec *r, uint64_t *ret_samples);
-void finish_rec(struct service *s, struct svc_rec *r);
-void free_rec(struct svc_rec *r);
-void prune_recordings(struct service *s);
-int on_rec_timer(sd_event_source *src, uint64_t usec, void *ctx);
-int on_rec_exit(sd_event_source *src, int fd, uint32_t revents, void *ctx);
+bool reply__window_format(const char *name, enum output_format *ret);
+int reply__write_tree(const struct calltree *tree, enum output_format fmt, FILE *f,
+		      const struct output_meta *meta, unsigned int freq_hz, enum weight_unit unit,
+		      uint64_t start_ns, uint64_t end_ns, const struct frame_sites *sites);
+
+/* permissions.c: who may profile what, and who may start a sampler now. */
+int permissions__pid_owner(pid_t pid, uid_t *ret);
+int permissions__pid_identity(pid_t pid, uid_t *ret_uid, uint64_t *ret_start);
+bool permissions__may_profile(struct req *q, struct MHD_Connection *c, const pid_t *pids, int n,
+			      enum MHD_Result *ret);
 /* Whether a member may start another sampler now (root always); refused: 429 in *ret. */
-bool start_allowed(struct service *s, struct req *q, struct MHD_Connection *c,
-		   enum MHD_Result *ret);
-bool recording_allowed(struct service *s, struct req *q, double duration_s,
-		       struct MHD_Connection *c, enum MHD_Result *ret);
-int parse_view(struct json_object *body, struct svc_rec *r, char *msg, size_t size);
+bool permissions__start_allowed(struct service *s, struct req *q, struct MHD_Connection *c,
+				enum MHD_Result *ret);
+void permissions__recheck_owners(struct service *s);
+int permissions__on_owner_check(sd_event_source *src, uint64_t usec, void *ctx);
+
+/* status.c: GET /v1/status, and the sd_notify status line. */
+void status__add_u64(struct json_object *o, const char *k, uint64_t v);
+/* "left_out_other_users": {samples, offcpu, cuda_calls, launches} into o, when any. */
+void status__add_left_out(struct json_object *o, const struct xsprof_owner_stats *st);
+long status__rss_bytes(void);
+void status__always_counters(struct service *s, struct xsprof_cpu_stats *ret, uint64_t *ret_bad);
+void status__add_unwind(struct service *s, struct json_object *j);
+uint64_t status__sat_add(uint64_t a, uint64_t b);
+struct json_object *status__api_json(struct service *s);
+struct json_object *status__limits_json(struct service *s);
+struct json_object *status__correlation_json(struct service *s);
+struct json_object *status__json(struct service *s);
+void status__notify(struct service *s);
+
+/* metrics.c: GET /metrics. */
+enum MHD_Result metrics__api(struct service *s, struct MHD_Connection *c);
+
+/* slices.c: the always-on recording and its slices. */
+int slices__start(struct service *s);
+int slices__take_old(void *ctx, const struct gpu_activity *a);
+void slices__close(struct service *s);
+int slices__on_timer(sd_event_source *src, uint64_t usec, void *ctx);
+
+/* recordings.c: POST /v1/recordings, GET /v1/recordings/ID. */
 struct rec_ctx {
 	struct service *s;
 	struct svc_rec *r;
 };
-int start_rec(struct service *s, struct svc_rec *r, struct rec_ctx *rc, bool until_exit, char *msg,
-	      size_t size);
-void rec_register(struct service *s, struct svc_rec *r, struct rec_ctx *rc, struct req *q);
-/* scrape.c: GET /debug/pprof/profile */
-enum MHD_Result api_scrape(struct service *s, struct req *q, struct MHD_Connection *c);
-/* remote.c: the network listener's TLS and policy */
-bool remote_cert_ok(struct service *s, struct MHD_Connection *c);
-bool remote_basic_ok(struct service *s, struct MHD_Connection *c);
-bool remote_may(struct service *s, struct req *q, const char *method, struct MHD_Connection *c,
-		enum MHD_Result *ret);
-int remote_tls(struct service *s, struct http_tls *tls, const struct http_tls **ret);
-void remote_tls_free(struct http_tls *tls);
-bool rec_admit(struct service *s, struct req *q, struct MHD_Connection *c, struct svc_rec *r,
-	       struct rec_ctx *rc, bool until_exit, enum MHD_Result *ret);
-enum MHD_Result api_record_start(struct service *s, struct req *q, struct MHD_Connection *c);
-enum MHD_Result api_record_result(struct service *s, struct req *q, struct MHD_Connection *c,
-				  const char *id_str);
-enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_Connection *c);
-/* ui.c: the web view's files (no data: served before any credential check). */
-bool ui_path(const char *url);
-enum MHD_Result api_ui(struct MHD_Connection *c, const char *method, const char *url);
-enum MHD_Result api_timeline(struct service *s, struct req *q, struct MHD_Connection *c);
-enum MHD_Result api_attach(struct service *s, struct req *q, struct MHD_Connection *c, bool attach);
+struct svc_rec *recordings__find(struct service *s, unsigned int id);
+void recordings__wake_waiters(struct service *s, struct svc_rec *r);
+int recordings__cmp_u32(const void *a, const void *b);
+void recordings__launch_pids(struct svc_rec *r, const struct launch_store *ls);
+bool recordings__accepts(void *ctx, uint32_t pid);
+int recordings__render(struct service *s, struct svc_rec *r, uint64_t *ret_samples);
+void recordings__finish(struct service *s, struct svc_rec *r);
+void recordings__free(struct svc_rec *r);
+void recordings__prune(struct service *s);
+int recordings__on_timer(sd_event_source *src, uint64_t usec, void *ctx);
+int recordings__on_exit(sd_event_source *src, int fd, uint32_t revents, void *ctx);
+bool recordings__allowed(struct service *s, struct req *q, double duration_s,
+			 struct MHD_Connection *c, enum MHD_Result *ret);
+int recordings__parse_view(struct json_object *body, struct svc_rec *r, char *msg, size_t size);
+int recordings__start(struct service *s, struct svc_rec *r, struct rec_ctx *rc, bool until_exit,
+		      char *msg, size_t size);
+void recordings__register(struct service *s, struct svc_rec *r, struct rec_ctx *rc, struct req *q);
+bool recordings__admit(struct service *s, struct req *q, struct MHD_Connection *c,
+		       struct svc_rec *r, struct rec_ctx *rc, bool until_exit,
+		       enum MHD_Result *ret);
+enum MHD_Result recordings__api_start(struct service *s, struct req *q, struct MHD_Connection *c);
+enum MHD_Result recordings__api_result(struct service *s, struct req *q, struct MHD_Connection *c,
+				       const char *id_str);
 
-/* attach.c */
-struct gpu_store;
+/* scrape.c: GET /debug/pprof/profile. */
+enum MHD_Result scrape__api(struct service *s, struct req *q, struct MHD_Connection *c);
+
+/* remote.c: the network listener's TLS and policy. */
+bool remote__cert_ok(struct service *s, struct MHD_Connection *c);
+bool remote__basic_ok(struct service *s, struct MHD_Connection *c);
+bool remote__may(struct service *s, struct req *q, const char *method, struct MHD_Connection *c,
+		 enum MHD_Result *ret);
+int remote__tls(struct service *s, struct http_tls *tls, const struct http_tls **ret);
+void remote__tls_free(struct http_tls *tls);
+
+/* ui.c: the web view's files (no data: served before any credential check). */
+bool ui__path(const char *url);
+enum MHD_Result ui__api(struct MHD_Connection *c, const char *method, const char *url);
+
+/* window_api.c: GET /v1/profile, GET /v1/timeline. */
+enum MHD_Result window_api__profile(struct service *s, struct req *q, struct MHD_Connection *c);
+enum MHD_Result window_api__timeline(struct service *s, struct req *q, struct MHD_Connection *c);
+
+/* attach.c: POST /v1/attach and /v1/detach, and the attachments' lasting profiles. */
 void attachments__close_slices(struct service *s, const struct gpu_store *gs, uint64_t end_ns);
 uint64_t attachments__oldest_slice(struct service *s, uint64_t cutoff_ns);
 void attachments__recheck(struct service *s);
 struct json_object *attachments__json(struct service *s);
+enum MHD_Result attachments__api_attach(struct service *s, struct req *q, struct MHD_Connection *c,
+					bool attach);
 /* The answer of an attach whose request waited for its sampler's load. */
-enum MHD_Result attach_reply(struct req *q, struct MHD_Connection *c);
+enum MHD_Result attachments__reply(struct req *q, struct MHD_Connection *c);
 /* The request q goes away: an attach it waits for goes on without it. */
-void attach_forget(struct req *q);
+void attachments__forget(struct req *q);
 /*
  * The attachment of pid_str that q may read, with the slice being recorded closed; NULL with
  * *ret the error answer (400, 404, 403).
  */
-struct attachment *attachment_to_read(struct service *s, struct req *q, struct MHD_Connection *c,
-				      const char *pid_str, enum MHD_Result *ret);
-enum MHD_Result api_attachment_profile(struct service *s, struct req *q, struct MHD_Connection *c,
-				       const char *pid_str, uint64_t since_ns, uint64_t until_ns,
-				       enum gpu_mode mode, enum weight_unit unit,
-				       enum output_format f);
+struct attachment *attachments__to_read(struct service *s, struct req *q, struct MHD_Connection *c,
+					const char *pid_str, enum MHD_Result *ret);
+enum MHD_Result attachments__api_profile(struct service *s, struct req *q, struct MHD_Connection *c,
+					 const char *pid_str, uint64_t since_ns, uint64_t until_ns,
+					 enum gpu_mode mode, enum weight_unit unit,
+					 enum output_format f);
 void attachments__free(struct service *s);
 
 #endif

@@ -15,6 +15,7 @@
 #include "daemon/stacks/stack_table.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "output/calltree.h"
+#include "output/profile.h"
 
 struct launchers {
 	uint32_t *pids;

@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * GET /metrics: the status document in Prometheus' text exposition format (version 0.0.4).
- * One table maps each number of status_json to a metric, so the two never disagree: counters
+ * One table maps each number of status__json to a metric, so the two never disagree: counters
  * end in _total, sizes are bytes and times seconds, a family's members differ by labels.
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
-#include <microhttpd.h>
 
 #include "daemon/service/internal.h"
 
@@ -300,11 +298,11 @@ static void response_metrics(FILE *f)
 	}
 }
 
-enum MHD_Result api_metrics(struct service *s, struct MHD_Connection *c)
+enum MHD_Result metrics__api(struct service *s, struct MHD_Connection *c)
 {
 	static const char *const rec_states[] = {"running", "done", "failed"};
 	static const char *const att_states[] = {"starting", "running", "ended"};
-	struct json_object *st = status_json(s), *arr = NULL, *v;
+	struct json_object *st = status__json(s), *arr = NULL, *v;
 	const char *last = NULL;
 	enum MHD_Result ret;
 	char *buf = NULL;
@@ -313,7 +311,7 @@ enum MHD_Result api_metrics(struct service *s, struct MHD_Connection *c)
 
 	if (!f) {
 		json_object_put(st);
-		return reply_error(c, 500, "out of memory", NULL);
+		return reply__error(c, 500, "out of memory", NULL);
 	}
 	family(f, "xsprof_build_info", GAUGE, "xsprofd's version, as a label; always 1.", &last);
 	fprintf(f, "xsprof_build_info{version=\"%s\"} 1\n",
@@ -329,9 +327,9 @@ enum MHD_Result api_metrics(struct service *s, struct MHD_Connection *c)
 	json_object_put(st);
 	if (fclose(f)) {
 		free(buf);
-		return reply_error(c, 500, "out of memory", NULL);
+		return reply__error(c, 500, "out of memory", NULL);
 	}
-	ret = reply(c, 200, "text/plain; version=0.0.4; charset=utf-8", buf, len);
+	ret = reply__send(c, 200, "text/plain; version=0.0.4; charset=utf-8", buf, len);
 	free(buf);
 	return ret;
 }

@@ -1,49 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Who may profile which process, checked at each request and again while it runs. */
 #include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
-#include <math.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <json-c/json.h>
-#include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
-#include "cupti_inject/xsprof_wire.h"
+#include "daemon/base/clock.h"
 #include "daemon/base/proc_stat.h"
-#include "daemon/cuda/cuda_probes.h"
-#include "daemon/gpu/cupti_server.h"
-#include "daemon/stacks/fold.h"
-#include "daemon/session/gpu_join.h"
-#include "daemon/cuda/launch_store.h"
-#include "daemon/service/http.h"
 #include "daemon/log.h"
-#include "daemon/options.h"
-#include "daemon/probes/preflight.h"
-#include "daemon/session/recording.h"
-#include "daemon/probes/sampler.h"
-#include "daemon/service/service.h"
-#include "daemon/service/service_gpu.h"
-#include "daemon/stacks/stack_table.h"
-#include "daemon/session/stack_names.h"
-#include "daemon/service/window.h"
-#include "daemon/symbolize/symbolizer.h"
-#include "daemon/unwind/unwinder.h"
-#include "output/calltree.h"
-#include "output/output.h"
-#include "output/profile.h"
 #include "daemon/service/internal.h"
 
-int pid_owner(pid_t pid, uid_t *ret)
+int permissions__pid_owner(pid_t pid, uid_t *ret)
 {
 	char path[64];
 	struct stat st;
@@ -56,7 +24,7 @@ int pid_owner(pid_t pid, uid_t *ret)
 }
 
 /* Owner and start time (clock ticks since boot) of pid: who it is now, and which process. */
-int pid_identity(pid_t pid, uid_t *ret_uid, uint64_t *ret_start)
+int permissions__pid_identity(pid_t pid, uid_t *ret_uid, uint64_t *ret_start)
 {
 	struct proc_stat ps;
 	int err = proc_stat__read(NULL, pid, &ps);
@@ -69,30 +37,30 @@ int pid_identity(pid_t pid, uid_t *ret_uid, uint64_t *ret_start)
 }
 
 /* 0, or an error already replied through *ret (for the caller to return). */
-bool may_profile(struct req *q, struct MHD_Connection *c, const pid_t *pids, int n,
-		 enum MHD_Result *ret)
+bool permissions__may_profile(struct req *q, struct MHD_Connection *c, const pid_t *pids, int n,
+			      enum MHD_Result *ret)
 {
 	char msg[160];
 	uid_t owner = 0;
 
 	for (int i = 0; i < n; i++) {
-		if (pid_owner(pids[i], &owner)) {
+		if (permissions__pid_owner(pids[i], &owner)) {
 			snprintf(msg, sizeof(msg), "no such process: %d", (int)pids[i]);
-			*ret = reply_error(c, 404, msg, "check the pid with ps");
+			*ret = reply__error(c, 404, msg, "check the pid with ps");
 			return false;
 		}
 		if (!q->authed && owner != q->uid) {
 			snprintf(msg, sizeof(msg), "process %d belongs to another user",
 				 (int)pids[i]);
-			*ret = reply_error(c, 403, msg,
-					   "members of group xsprof may profile only their own "
-					   "processes; ask root for others");
+			*ret = reply__error(c, 403, msg,
+					    "members of group xsprof may profile only their own "
+					    "processes; ask root for others");
 			return false;
 		}
 	}
 	if (!n && !q->authed) {
-		*ret = reply_error(c, 403, "whole-machine recordings need root",
-				   "name your own processes with pids (xsprofctl record --pid)");
+		*ret = reply__error(c, 403, "whole-machine recordings need root",
+				    "name your own processes with pids (xsprofctl record --pid)");
 		return false;
 	}
 	return true;
@@ -122,7 +90,8 @@ static struct start_budget *start_budget_of(struct service *s, uid_t uid, uint64
 	return b;
 }
 
-bool start_allowed(struct service *s, struct req *q, struct MHD_Connection *c, enum MHD_Result *ret)
+bool permissions__start_allowed(struct service *s, struct req *q, struct MHD_Connection *c,
+				enum MHD_Result *ret)
 {
 	uint64_t now = clock__mono_ns();
 	struct start_budget *b;
@@ -141,7 +110,7 @@ bool start_allowed(struct service *s, struct req *q, struct MHD_Connection *c, e
 		 "per user; the next in %.1f s",
 		 START_BURST, START_REFILL_NS / 1000000000ull,
 		 (double)(b->at_ns + START_REFILL_NS - now) / 1e9);
-	*ret = reply_error(c, 429, msg, "wait, then try again");
+	*ret = reply__error(c, 429, msg, "wait, then try again");
 	return false;
 }
 
@@ -150,7 +119,7 @@ bool start_allowed(struct service *s, struct req *q, struct MHD_Connection *c, e
  * another user's process, is no longer the user's to profile. Recordings of a user that name
  * such a process end at once (what was recorded before is theirs), and such attachments go.
  */
-void recheck_owners(struct service *s)
+void permissions__recheck_owners(struct service *s)
 {
 	for (struct svc_rec *r = s->recs; r; r = r->next) {
 		if (r->state != REC_RUNNING || r->owner_root)
@@ -158,7 +127,7 @@ void recheck_owners(struct service *s)
 		for (int i = 0; i < r->nr_pids; i++) {
 			uint64_t start;
 			uid_t owner;
-			int err = pid_identity(r->pids[i], &owner, &start);
+			int err = permissions__pid_identity(r->pids[i], &owner, &start);
 
 			if (err == -ENOENT || err == -ESRCH)
 				continue; /* exited: nothing more is sampled of it */
@@ -172,16 +141,16 @@ void recheck_owners(struct service *s)
 			snprintf(r->note, sizeof(r->note),
 				 "ended early: process %d changed owner or was replaced",
 				 (int)r->pids[i]);
-			finish_rec(s, r);
+			recordings__finish(s, r);
 			break;
 		}
 	}
 	attachments__recheck(s);
 }
 
-int on_owner_check(sd_event_source *src, uint64_t usec, void *ctx)
+int permissions__on_owner_check(sd_event_source *src, uint64_t usec, void *ctx)
 {
-	recheck_owners(ctx);
+	permissions__recheck_owners(ctx);
 	sd_event_source_set_time_relative(src, OWNER_CHECK_US);
 	return sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
 }

@@ -1,52 +1,48 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Recordings on request: POST /v1/recordings, GET /v1/recordings/ID. */
 #include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
-#include <systemd/sd-daemon.h>
+#include <microhttpd.h>
 #include <systemd/sd-event.h>
 
-#include "cupti_inject/xsprof_wire.h"
+#include "bpf/xsprof_events.h"
+#include "daemon/base/clock.h"
 #include "daemon/cuda/cuda_probes.h"
-#include "daemon/gpu/cupti_server.h"
-#include "daemon/stacks/fold.h"
-#include "daemon/session/gpu_join.h"
 #include "daemon/cuda/launch_store.h"
-#include "daemon/service/http.h"
+#include "daemon/gpu/cupti_server.h"
 #include "daemon/log.h"
 #include "daemon/options.h"
-#include "daemon/probes/preflight.h"
-#include "daemon/session/recording.h"
-#include "daemon/probes/sampler.h"
-#include "daemon/service/service.h"
+#include "daemon/service/http.h"
+#include "daemon/service/internal.h"
 #include "daemon/service/service_gpu.h"
-#include "daemon/stacks/stack_table.h"
-#include "daemon/session/stack_names.h"
-#include "daemon/service/window.h"
-#include "daemon/symbolize/symbolizer.h"
-#include "daemon/unwind/unwinder.h"
+#include "daemon/session/gpu_join.h"
+#include "daemon/session/group_by.h"
+#include "daemon/session/recording.h"
 #include "output/calltree.h"
 #include "output/output.h"
 #include "output/profile.h"
-#include "daemon/service/internal.h"
-#include "daemon/session/group_by.h"
 
 /* The correlation strategies a session may ask for; their counters are kept per name. */
-const char *const strategies[] = {"auto", "id", "timestamp", "stream"};
+const char *const recordings__strategies[] = {"auto", "id", "timestamp", "stream"};
 
-struct svc_rec *find_rec(struct service *s, unsigned int id)
+static int strategy_index(const char *name)
+{
+	for (int i = 0; i < NR_STRATEGIES; i++)
+		if (name && !strcmp(name, recordings__strategies[i]))
+			return i;
+	return -1;
+}
+
+struct svc_rec *recordings__find(struct service *s, unsigned int id)
 {
 	for (struct svc_rec *r = s->recs; r; r = r->next)
 		if (r->id == id)
@@ -54,7 +50,7 @@ struct svc_rec *find_rec(struct service *s, unsigned int id)
 	return NULL;
 }
 
-void wake_waiters(struct service *s, struct svc_rec *r)
+void recordings__wake_waiters(struct service *s, struct svc_rec *r)
 {
 	if (!r->nr_waiters)
 		return;
@@ -66,7 +62,7 @@ void wake_waiters(struct service *s, struct svc_rec *r)
 	http_server__run(s->tcp_http);
 }
 
-int cmp_u32(const void *a, const void *b)
+int recordings__cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
@@ -74,7 +70,7 @@ int cmp_u32(const void *a, const void *b)
 }
 
 /* The processes of r that launched CUDA work (descendants included), to take their records. */
-void rec_launch_pids(struct svc_rec *r, const struct launch_store *ls)
+void recordings__launch_pids(struct svc_rec *r, const struct launch_store *ls)
 {
 	const struct launch_event *ev = ls ? launch_store__events(ls) : NULL;
 	size_t n = ls ? launch_store__nr_events(ls) : 0, k = 0;
@@ -87,27 +83,27 @@ void rec_launch_pids(struct svc_rec *r, const struct launch_store *ls)
 	for (size_t i = 0; i < n; i++)
 		if (!k || r->launch_pids[k - 1] != ev[i].tgid)
 			r->launch_pids[k++] = ev[i].tgid;
-	qsort(r->launch_pids, k, sizeof(uint32_t), cmp_u32);
+	qsort(r->launch_pids, k, sizeof(uint32_t), recordings__cmp_u32);
 	r->nr_launch_pids = k;
 }
 
-bool rec_accepts(void *ctx, uint32_t pid)
+bool recordings__accepts(void *ctx, uint32_t pid)
 {
 	const struct svc_rec *r = ctx;
 
 	if (!r->nr_pids)
 		return true; /* whole machine */
-	return bsearch(&pid, r->launch_pids, r->nr_launch_pids, sizeof(pid), cmp_u32);
+	return bsearch(&pid, r->launch_pids, r->nr_launch_pids, sizeof(pid), recordings__cmp_u32);
 }
 
 /* A stopped recording's profile in its format, into r->result. */
-int rec_render(struct service *s, struct svc_rec *r, uint64_t *ret_samples)
+int recordings__render(struct service *s, struct svc_rec *r, uint64_t *ret_samples)
 {
 	struct output_meta meta = {.unit = profile__unit_name(r->view.cpu_mode != XSPROFD_MODE_CPU
 								      ? WEIGHT_US
 								      : r->view.unit)};
 	struct gpu_join_scope scope = {
-		.accept_pid = rec_accepts, .ctx = r, .since_ns = r->started_ns};
+		.accept_pid = recordings__accepts, .ctx = r, .since_ns = r->started_ns};
 	struct cuda_probes *cp = recording__cuda(r->rec);
 	struct session_profile sp;
 	struct timespec rt, mt;
@@ -118,7 +114,7 @@ int rec_render(struct service *s, struct svc_rec *r, uint64_t *ret_samples)
 
 	/* What the processes sent before exiting is still queued. */
 	cupti_server__drain(s->cupti, CUPTI_DRAIN_BATCHES);
-	rec_launch_pids(r, cp ? cuda_probes__store(cp) : NULL);
+	recordings__launch_pids(r, cp ? cuda_probes__store(cp) : NULL);
 	err = session_profile__build(&sp, r->rec, s->sym,
 				     s->cupti ? cupti_server__store(s->cupti) : NULL, &scope,
 				     &r->view, &s->corr[si < 0 ? 0 : si]);
@@ -153,7 +149,7 @@ int rec_render(struct service *s, struct svc_rec *r, uint64_t *ret_samples)
 	return err;
 }
 
-void finish_rec(struct service *s, struct svc_rec *r)
+void recordings__finish(struct service *s, struct svc_rec *r)
 {
 	uint64_t samples = 0;
 	int err;
@@ -168,7 +164,7 @@ void finish_rec(struct service *s, struct svc_rec *r)
 		close(r->pidfd);
 	r->pidfd = -1;
 	r->finished_ns = clock__mono_ns();
-	err = rec_render(s, r, &samples);
+	err = recordings__render(s, r, &samples);
 	if (err) {
 		r->state = REC_FAILED;
 		snprintf(r->error, sizeof(r->error), "building the profile failed: %s",
@@ -215,10 +211,10 @@ void finish_rec(struct service *s, struct svc_rec *r)
 	r->launch_pids = NULL;
 	/* Its processes' snapshots stay: the window may still name them in its open slice (it
 	 * forgets what it named; exited ones go at the symbolizer's trim). */
-	wake_waiters(s, r);
+	recordings__wake_waiters(s, r);
 }
 
-void free_rec(struct svc_rec *r)
+void recordings__free(struct svc_rec *r)
 {
 	recording__free(r->rec);
 	group_by__free(r->view.groups);
@@ -231,7 +227,7 @@ void free_rec(struct svc_rec *r)
 	free(r);
 }
 
-void prune_recordings(struct service *s)
+void recordings__prune(struct service *s)
 {
 	struct svc_rec **pp = &s->recs;
 	uint64_t now = clock__mono_ns();
@@ -252,7 +248,7 @@ void prune_recordings(struct service *s)
 
 		if (old && !r->nr_waiters) {
 			*pp = r->next;
-			free_rec(r);
+			recordings__free(r);
 			continue;
 		}
 		if (r->state != REC_RUNNING)
@@ -261,26 +257,26 @@ void prune_recordings(struct service *s)
 	}
 }
 
-int on_rec_timer(sd_event_source *src, uint64_t usec, void *ctx)
+int recordings__on_timer(sd_event_source *src, uint64_t usec, void *ctx)
 {
 	struct rec_ctx *rc = ctx;
 
-	finish_rec(rc->s, rc->r);
+	recordings__finish(rc->s, rc->r);
 	return 0;
 }
 
-int on_rec_exit(sd_event_source *src, int fd, uint32_t revents, void *ctx)
+int recordings__on_exit(sd_event_source *src, int fd, uint32_t revents, void *ctx)
 {
 	struct rec_ctx *rc = ctx;
 
 	log_info("recording %u: process %d exited", rc->r->id, (int)rc->r->pids[0]);
-	finish_rec(rc->s, rc->r);
+	recordings__finish(rc->s, rc->r);
 	return 0;
 }
 
 /* Caps on running recordings: in all, per user, and a user's recorded seconds. */
-bool recording_allowed(struct service *s, struct req *q, double duration_s,
-		       struct MHD_Connection *c, enum MHD_Result *ret)
+bool recordings__allowed(struct service *s, struct req *q, double duration_s,
+			 struct MHD_Connection *c, enum MHD_Result *ret)
 {
 	unsigned int all = 0, mine = 0;
 	double seconds = duration_s;
@@ -298,8 +294,8 @@ bool recording_allowed(struct service *s, struct req *q, double duration_s,
 	if (all >= MAX_RECORDINGS ||
 	    (!q->authed && all >= MAX_RECORDINGS - RECORDINGS_ROOT_SLOTS)) {
 		s->refused.recordings_full++;
-		*ret = reply_error(c, 429, "too many recordings running",
-				   "wait for one to finish (xsprofctl status lists them)");
+		*ret = reply__error(c, 429, "too many recordings running",
+				    "wait for one to finish (xsprofctl status lists them)");
 		return false;
 	}
 	if (q->authed)
@@ -310,7 +306,7 @@ bool recording_allowed(struct service *s, struct req *q, double duration_s,
 			 "you already have %u recordings running (at most %u per "
 			 "user)",
 			 mine, RECORDINGS_PER_UID);
-		*ret = reply_error(c, 429, msg, "wait for one to finish");
+		*ret = reply__error(c, 429, msg, "wait for one to finish");
 		return false;
 	}
 	if (seconds > s->opts->max_record_s) {
@@ -318,14 +314,14 @@ bool recording_allowed(struct service *s, struct req *q, double duration_s,
 		snprintf(msg, sizeof(msg),
 			 "your running recordings would add up to %.0f s, over %u s per user",
 			 seconds, s->opts->max_record_s);
-		*ret = reply_error(c, 429, msg, "record for less time, or wait for one to finish");
+		*ret = reply__error(c, 429, msg, "record for less time, or wait for one to finish");
 		return false;
 	}
-	return start_allowed(s, q, c, ret);
+	return permissions__start_allowed(s, q, c, ret);
 }
 
 /* children, gpu_mode, weight and correlate of a request (all optional) into r. */
-int parse_view(struct json_object *body, struct svc_rec *r, char *msg, size_t size)
+int recordings__parse_view(struct json_object *body, struct svc_rec *r, char *msg, size_t size)
 {
 	struct json_object *v;
 	const char *str;
@@ -358,7 +354,7 @@ int parse_view(struct json_object *body, struct svc_rec *r, char *msg, size_t si
 			snprintf(msg, size, "correlate must be auto, id, timestamp or stream");
 			return -EINVAL;
 		}
-		r->view.strategy = strategies[i];
+		r->view.strategy = recordings__strategies[i];
 	}
 	if (body && json_object_object_get_ex(body, "mode", &v)) {
 		str = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
@@ -431,7 +427,7 @@ static int parse_record_body(struct service *s, struct json_object *body, struct
 		fmt = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
 	if (body && json_object_object_get_ex(body, "until_exit", &v))
 		*ret_until_exit = json_object_get_boolean(v);
-	err = parse_view(body, r, msg, size);
+	err = recordings__parse_view(body, r, msg, size);
 	if (!err)
 		err = parse_pids(body, r, msg, size);
 	if (err)
@@ -461,8 +457,8 @@ static int parse_record_body(struct service *s, struct json_object *body, struct
 }
 
 /* Its recording, its end (a timer; the process's exit with until_exit), started. */
-int start_rec(struct service *s, struct svc_rec *r, struct rec_ctx *rc, bool until_exit, char *msg,
-	      size_t size)
+int recordings__start(struct service *s, struct svc_rec *r, struct rec_ctx *rc, bool until_exit,
+		      char *msg, size_t size)
 {
 	struct recording_opts ro = {
 		.max_stacks = s->opts->max_stacks,
@@ -512,12 +508,13 @@ int start_rec(struct service *s, struct svc_rec *r, struct rec_ctx *rc, bool unt
 	rc->s = s;
 	rc->r = r;
 	err = sd_event_add_time_relative(s->ev, &r->end, CLOCK_MONOTONIC,
-					 (uint64_t)(r->duration_s * 1e6), 0, on_rec_timer, rc);
+					 (uint64_t)(r->duration_s * 1e6), 0, recordings__on_timer,
+					 rc);
 	if (!err && until_exit) {
 		r->pidfd = (int)syscall(SYS_pidfd_open, r->pids[0], 0);
 		err = r->pidfd < 0 ? -errno
 				   : sd_event_add_io(s->ev, &r->exit_watch, r->pidfd, EPOLLIN,
-						     on_rec_exit, rc);
+						     recordings__on_exit, rc);
 	}
 	if (!err)
 		err = recording__start(r->rec);
@@ -527,7 +524,7 @@ int start_rec(struct service *s, struct svc_rec *r, struct rec_ctx *rc, bool unt
 }
 
 /* A started recording into the service's list, owned by the requester; rc now belongs to r. */
-void rec_register(struct service *s, struct svc_rec *r, struct rec_ctx *rc, struct req *q)
+void recordings__register(struct service *s, struct svc_rec *r, struct rec_ctx *rc, struct req *q)
 {
 	(void)rc;
 	/* The timer and watch hold rc; it lives as long as r (freed with the daemon). */
@@ -545,37 +542,37 @@ void rec_register(struct service *s, struct svc_rec *r, struct rec_ctx *rc, stru
  * exist, the caps allow it, it starts and is registered (rc then belongs to it). False with
  * the error replied through *ret.
  */
-bool rec_admit(struct service *s, struct req *q, struct MHD_Connection *c, struct svc_rec *r,
-	       struct rec_ctx *rc, bool until_exit, enum MHD_Result *ret)
+bool recordings__admit(struct service *s, struct req *q, struct MHD_Connection *c,
+		       struct svc_rec *r, struct rec_ctx *rc, bool until_exit, enum MHD_Result *ret)
 {
 	char msg[200];
 
-	if (!may_profile(q, c, r->pids, r->nr_pids, ret))
+	if (!permissions__may_profile(q, c, r->pids, r->nr_pids, ret))
 		return false;
 	for (int i = 0; i < r->nr_pids; i++) {
 		uid_t owner;
 
-		if (pid_identity(r->pids[i], &owner, &r->pid_starts[i])) {
+		if (permissions__pid_identity(r->pids[i], &owner, &r->pid_starts[i])) {
 			snprintf(msg, sizeof(msg), "no such process: %d", (int)r->pids[i]);
-			*ret = reply_error(c, 404, msg, "check the pid with ps");
+			*ret = reply__error(c, 404, msg, "check the pid with ps");
 			return false;
 		}
 	}
-	prune_recordings(s);
-	if (!recording_allowed(s, q, r->duration_s, c, ret))
+	recordings__prune(s);
+	if (!recordings__allowed(s, q, r->duration_s, c, ret))
 		return false;
 	/* Whose it is, before it starts: a member's samples only that member's threads. */
 	r->owner = q->uid;
 	r->owner_root = q->authed;
-	if (start_rec(s, r, rc, until_exit, msg, sizeof(msg))) {
-		*ret = reply_error(c, 500, msg, "see the daemon's journal");
+	if (recordings__start(s, r, rc, until_exit, msg, sizeof(msg))) {
+		*ret = reply__error(c, 500, msg, "see the daemon's journal");
 		return false;
 	}
-	rec_register(s, r, rc, q);
+	recordings__register(s, r, rc, q);
 	return true;
 }
 
-enum MHD_Result api_record_start(struct service *s, struct req *q, struct MHD_Connection *c)
+enum MHD_Result recordings__api_start(struct service *s, struct req *q, struct MHD_Connection *c)
 {
 	struct json_object *body = NULL, *out;
 	struct svc_rec *r = NULL;
@@ -589,60 +586,60 @@ enum MHD_Result api_record_start(struct service *s, struct req *q, struct MHD_Co
 		body = json_tokener_parse(q->body);
 		if (!body || !json_object_is_type(body, json_type_object)) {
 			json_object_put(body);
-			return reply_error(c, 400, "the body is not a JSON object",
-					   "send e.g. {\"duration_s\": 10, \"pids\": [1234]}");
+			return reply__error(c, 400, "the body is not a JSON object",
+					    "send e.g. {\"duration_s\": 10, \"pids\": [1234]}");
 		}
 	}
 	r = calloc(1, sizeof(*r));
 	rc = calloc(1, sizeof(*rc));
 	if (!r || !rc) {
-		ret = reply_error(c, 500, "out of memory", NULL);
+		ret = reply__error(c, 500, "out of memory", NULL);
 		goto out;
 	}
 	r->pidfd = -1;
 	if (parse_record_body(s, body, r, &until_exit, msg, sizeof(msg), &hint)) {
-		ret = reply_error(c, 400, msg, hint);
+		ret = reply__error(c, 400, msg, hint);
 		goto out;
 	}
-	if (!rec_admit(s, q, c, r, rc, until_exit, &ret))
+	if (!recordings__admit(s, q, c, r, rc, until_exit, &ret))
 		goto out;
 	rc = NULL;
 	log_info("recording %u started: %s, %g s at %u Hz, for uid %u", r->id,
 		 r->nr_pids ? "selected processes" : "whole machine", r->duration_s, r->freq_hz,
 		 (unsigned int)q->uid);
 	out = json_object_new_object();
-	add_u64(out, "id", r->id);
+	status__add_u64(out, "id", r->id);
 	json_object_object_add(out, "duration_s", json_object_new_double(r->duration_s));
 	json_object_object_add(out, "until_exit", json_object_new_boolean(until_exit));
 	r = NULL;
-	ret = reply_json(c, 201, out);
+	ret = reply__json(c, 201, out);
 out:
 	if (r) {
 		if (r->end)
 			sd_event_source_set_destroy_callback(r->end, NULL);
-		free_rec(r);
+		recordings__free(r);
 	}
 	free(rc);
 	json_object_put(body);
 	return ret;
 }
 
-enum MHD_Result api_record_result(struct service *s, struct req *q, struct MHD_Connection *c,
-				  const char *id_str)
+enum MHD_Result recordings__api_result(struct service *s, struct req *q, struct MHD_Connection *c,
+				       const char *id_str)
 {
 	char *end;
 	unsigned long id = strtoul(id_str, &end, 10);
-	struct svc_rec *r = *end || !*id_str ? NULL : find_rec(s, (unsigned int)id);
+	struct svc_rec *r = *end || !*id_str ? NULL : recordings__find(s, (unsigned int)id);
 
 	if (!r)
-		return reply_error(c, 404, "no such recording",
-				   "recordings are kept 5 minutes after they end");
+		return reply__error(c, 404, "no such recording",
+				    "recordings are kept 5 minutes after they end");
 	if (!q->authed && r->owner != q->uid)
-		return reply_error(c, 403, "that recording belongs to another user", NULL);
+		return reply__error(c, 403, "that recording belongs to another user", NULL);
 	if (r->state == REC_RUNNING) {
 		if (r->nr_waiters == MAX_WAITERS)
-			return reply_error(c, 429, "too many clients waiting on this recording",
-					   NULL);
+			return reply__error(c, 429, "too many clients waiting on this recording",
+					    NULL);
 		/* Park the request until the recording ends, and not forever. */
 		r->waiters[r->nr_waiters++] = c;
 		q->waiting = r;
@@ -651,6 +648,6 @@ enum MHD_Result api_record_result(struct service *s, struct req *q, struct MHD_C
 		return MHD_YES;
 	}
 	if (r->state == REC_FAILED)
-		return reply_error(c, 500, r->error, "see the daemon's journal");
-	return reply(c, 200, content_type(r->format), r->result, r->result_len);
+		return reply__error(c, 500, r->error, "see the daemon's journal");
+	return reply__send(c, 200, reply__content_type(r->format), r->result, r->result_len);
 }

@@ -10,15 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <gnutls/gnutls.h>
+#include <microhttpd.h>
 
-#include "daemon/log.h"
-#include "daemon/gpu/gpu_records.h"
-#include "daemon/options.h"
 #include "daemon/base/secret.h"
+#include "daemon/log.h"
+#include "daemon/options.h"
+#include "daemon/service/http.h"
 #include "daemon/service/internal.h"
 
 #define MAX_PEM (256 * 1024)
@@ -65,7 +66,7 @@ static int load_one(const char *flag, const char *path, bool secret, char **ret)
 }
 
 /* The TLS material of the network listener, or *ret NULL for plain HTTP. 0 or -errno. */
-int remote_tls(struct service *s, struct http_tls *tls, const struct http_tls **ret)
+int remote__tls(struct service *s, struct http_tls *tls, const struct http_tls **ret)
 {
 	const struct xsprofd_opts *o = s->opts;
 	int err;
@@ -83,7 +84,7 @@ int remote_tls(struct service *s, struct http_tls *tls, const struct http_tls **
 	return err;
 }
 
-void remote_tls_free(struct http_tls *tls)
+void remote__tls_free(struct http_tls *tls)
 {
 	if (tls->key)
 		explicit_bzero(tls->key, strlen(tls->key));
@@ -94,7 +95,7 @@ void remote_tls_free(struct http_tls *tls)
 }
 
 /* A client certificate that --tls-client-ca signed, checked by the TLS library. */
-bool remote_cert_ok(struct service *s, struct MHD_Connection *c)
+bool remote__cert_ok(struct service *s, struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci;
 	unsigned int status = ~0u, n = 0;
@@ -111,15 +112,15 @@ bool remote_cert_ok(struct service *s, struct MHD_Connection *c)
 }
 
 /* Network clients read (GET) unless --listen-allow-writes; false with the reply made. */
-bool remote_may(struct service *s, struct req *q, const char *method, struct MHD_Connection *c,
-		enum MHD_Result *ret)
+bool remote__may(struct service *s, struct req *q, const char *method, struct MHD_Connection *c,
+		 enum MHD_Result *ret)
 {
 	if (!q->tcp || s->opts->listen_allow_writes || !strcmp(method, "GET") ||
 	    !strcmp(method, "HEAD"))
 		return true;
-	*ret = reply_error(c, 403, "the network API is read-only",
-			   "GET profiles and /debug/pprof/profile; the daemon's "
-			   "--listen-allow-writes lets network clients attach and record");
+	*ret = reply__error(c, 403, "the network API is read-only",
+			    "GET profiles and /debug/pprof/profile; the daemon's "
+			    "--listen-allow-writes lets network clients attach and record");
 	return false;
 }
 
@@ -164,7 +165,7 @@ static int b64_decode(const char *in, char *out, size_t size)
  * clients that cannot send a bearer header (go tool pprof https://x:TOKEN@host:port/).
  * Compared in time that depends only on the length sent.
  */
-bool remote_basic_ok(struct service *s, struct MHD_Connection *c)
+bool remote__basic_ok(struct service *s, struct MHD_Connection *c)
 {
 	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
 	char dec[600], *pw;

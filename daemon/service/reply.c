@@ -1,46 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Replies to API requests, and profiles in every format written into them. */
-#include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
-#include <math.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
-#include <systemd/sd-daemon.h>
-#include <systemd/sd-event.h>
+#include <microhttpd.h>
 
-#include "cupti_inject/xsprof_wire.h"
-#include "daemon/cuda/cuda_probes.h"
-#include "daemon/gpu/cupti_server.h"
-#include "daemon/stacks/fold.h"
-#include "daemon/session/gpu_join.h"
-#include "daemon/cuda/launch_store.h"
-#include "daemon/service/http.h"
-#include "daemon/log.h"
-#include "daemon/options.h"
-#include "daemon/probes/preflight.h"
-#include "daemon/session/recording.h"
-#include "daemon/probes/sampler.h"
-#include "daemon/service/service.h"
-#include "daemon/service/service_gpu.h"
-#include "daemon/stacks/stack_table.h"
-#include "daemon/session/stack_names.h"
-#include "daemon/service/window.h"
-#include "daemon/symbolize/symbolizer.h"
-#include "daemon/unwind/unwinder.h"
-#include "output/calltree.h"
+#include "daemon/base/api_socket.h"
+#include "daemon/service/internal.h"
 #include "output/output.h"
 #include "output/profile.h"
-#include "daemon/service/internal.h"
 
 /* One daemon per process: its responses by status, for /metrics. */
 static uint64_t replies_by_status[600];
@@ -51,9 +22,9 @@ void reply__counts(const uint64_t **ret, size_t *ret_n)
 	*ret_n = sizeof(replies_by_status) / sizeof(replies_by_status[0]);
 }
 
-enum MHD_Result reply_headers(struct MHD_Connection *c, unsigned int status, const char *type,
-			      const void *body, size_t len, bool copy, const char *const *kv,
-			      size_t n)
+enum MHD_Result reply__headers(struct MHD_Connection *c, unsigned int status, const char *type,
+			       const void *body, size_t len, bool copy, const char *const *kv,
+			       size_t n)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(
 		len, (void *)body, copy ? MHD_RESPMEM_MUST_COPY : MHD_RESPMEM_PERSISTENT);
@@ -82,17 +53,17 @@ static enum MHD_Result reply_with(struct MHD_Connection *c, unsigned int status,
 {
 	const char *kv[] = {name, value};
 
-	return reply_headers(c, status, type, body, len, true, kv, name ? 2 : 0);
+	return reply__headers(c, status, type, body, len, true, kv, name ? 2 : 0);
 }
 
-enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *type,
-		      const void *body, size_t len)
+enum MHD_Result reply__send(struct MHD_Connection *c, unsigned int status, const char *type,
+			    const void *body, size_t len)
 {
 	return reply_with(c, status, type, body, len, NULL, NULL);
 }
 
-enum MHD_Result reply_span(struct MHD_Connection *c, const char *type, const void *body, size_t len,
-			   uint64_t from_ns, uint64_t to_ns)
+enum MHD_Result reply__span(struct MHD_Connection *c, const char *type, const void *body,
+			    size_t len, uint64_t from_ns, uint64_t to_ns)
 {
 	char span[32];
 
@@ -101,28 +72,28 @@ enum MHD_Result reply_span(struct MHD_Connection *c, const char *type, const voi
 	return reply_with(c, 200, type, body, len, XSPROF_SPAN_HEADER, span);
 }
 
-enum MHD_Result reply_json(struct MHD_Connection *c, unsigned int status, struct json_object *j)
+enum MHD_Result reply__json(struct MHD_Connection *c, unsigned int status, struct json_object *j)
 {
 	const char *s = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
 								  JSON_C_TO_STRING_NOSLASHESCAPE);
-	enum MHD_Result ret = reply(c, status, "application/json", s, strlen(s));
+	enum MHD_Result ret = reply__send(c, status, "application/json", s, strlen(s));
 
 	json_object_put(j);
 	return ret;
 }
 
-enum MHD_Result reply_error(struct MHD_Connection *c, unsigned int status, const char *error,
-			    const char *hint)
+enum MHD_Result reply__error(struct MHD_Connection *c, unsigned int status, const char *error,
+			     const char *hint)
 {
 	struct json_object *j = json_object_new_object();
 
 	json_object_object_add(j, "error", json_object_new_string(error));
 	if (hint)
 		json_object_object_add(j, "hint", json_object_new_string(hint));
-	return reply_json(c, status, j);
+	return reply__json(c, status, j);
 }
 
-const char *content_type(enum output_format f)
+const char *reply__content_type(enum output_format f)
 {
 	switch (f) {
 	case OUTPUT_SVG:
@@ -141,16 +112,16 @@ const char *content_type(enum output_format f)
  * Formats of the rolling window, which holds aggregated stacks only: no Chrome trace, which
  * needs a timeline (recordings keep one when asked for it).
  */
-bool window_format(const char *name, enum output_format *ret)
+bool reply__window_format(const char *name, enum output_format *ret)
 {
 	return !output__format_from_name(name, ret) && *ret != OUTPUT_CHROME_JSON &&
 	       *ret != OUTPUT_TIMELINE;
 }
 
 /* A window's call tree in any format but the Chrome trace (a window keeps no timeline). */
-int write_tree(const struct calltree *tree, enum output_format fmt, FILE *f,
-	       const struct output_meta *meta, unsigned int freq_hz, enum weight_unit unit,
-	       uint64_t start_ns, uint64_t end_ns, const struct frame_sites *sites)
+int reply__write_tree(const struct calltree *tree, enum output_format fmt, FILE *f,
+		      const struct output_meta *meta, unsigned int freq_hz, enum weight_unit unit,
+		      uint64_t start_ns, uint64_t end_ns, const struct frame_sites *sites)
 {
 	struct profile_data pd = {
 		.cpu_tree = tree,

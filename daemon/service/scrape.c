@@ -10,12 +10,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
+#include <microhttpd.h>
+#include <systemd/sd-event.h>
 
 #include "daemon/log.h"
-#include "daemon/gpu/gpu_records.h"
 #include "daemon/options.h"
+#include "daemon/service/http.h"
 #include "daemon/service/internal.h"
+#include "daemon/service/service_gpu.h"
+#include "output/output.h"
+#include "output/profile.h"
 
 #define SCRAPE_DEFAULT_S 30 /* what Go's net/http/pprof records when not told */
 
@@ -156,7 +161,7 @@ static int parse_scrape(struct service *s, struct MHD_Connection *c, struct svc_
 	return 0;
 }
 
-enum MHD_Result api_scrape(struct service *s, struct req *q, struct MHD_Connection *c)
+enum MHD_Result scrape__api(struct service *s, struct req *q, struct MHD_Connection *c)
 {
 	struct svc_rec *r = calloc(1, sizeof(*r));
 	struct rec_ctx *rc = calloc(1, sizeof(*rc));
@@ -164,15 +169,15 @@ enum MHD_Result api_scrape(struct service *s, struct req *q, struct MHD_Connecti
 	char msg[200];
 
 	if (!r || !rc) {
-		ret = reply_error(c, 500, "out of memory", NULL);
+		ret = reply__error(c, 500, "out of memory", NULL);
 		goto out;
 	}
 	if (parse_scrape(s, c, r, msg, sizeof(msg))) {
-		ret = reply_error(c, 400, msg,
-				  "e.g. /debug/pprof/profile?seconds=10&pid=1234 (or comm=NAME)");
+		ret = reply__error(c, 400, msg,
+				   "e.g. /debug/pprof/profile?seconds=10&pid=1234 (or comm=NAME)");
 		goto out;
 	}
-	if (!rec_admit(s, q, c, r, rc, false, &ret))
+	if (!recordings__admit(s, q, c, r, rc, false, &ret))
 		goto out;
 	rc = NULL;
 	log_info("scrape: recording %u, %g s at %u Hz", r->id, r->duration_s, r->freq_hz);
@@ -186,7 +191,7 @@ out:
 	if (r) {
 		if (r->end)
 			sd_event_source_set_destroy_callback(r->end, NULL);
-		free_rec(r);
+		recordings__free(r);
 	}
 	free(rc);
 	return ret;

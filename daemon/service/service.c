@@ -6,46 +6,39 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <math.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
+#include <bpf/libbpf.h>
+#include <microhttpd.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
-#include "cupti_inject/xsprof_wire.h"
-#include "daemon/cuda/cuda_probes.h"
+#include "bpf/xsprof_events.h"
+#include "daemon/base/clock.h"
+#include "daemon/base/secret.h"
 #include "daemon/gpu/cupti_server.h"
-#include "daemon/stacks/fold.h"
-#include "daemon/session/gpu_join.h"
-#include "daemon/cuda/launch_store.h"
-#include "daemon/service/http.h"
 #include "daemon/log.h"
 #include "daemon/options.h"
-#include "daemon/base/secret.h"
 #include "daemon/probes/preflight.h"
-#include "daemon/session/recording.h"
 #include "daemon/probes/sampler.h"
+#include "daemon/service/http.h"
 #include "daemon/service/internal.h"
+#include "daemon/service/lasting.h"
 #include "daemon/service/service.h"
-#include "daemon/service/service_gpu.h"
-#include "daemon/stacks/stack_table.h"
-#include "daemon/session/stack_names.h"
 #include "daemon/service/window.h"
+#include "daemon/session/recording.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "daemon/unwind/unwinder.h"
-#include "output/calltree.h"
 #include "output/frame_sites.h"
-#include "output/output.h"
-#include "output/profile.h"
 
 /* ---- request plumbing ---- */
 
@@ -63,34 +56,35 @@ static enum MHD_Result route(struct service *s, struct req *q, struct MHD_Connec
 	enum MHD_Result ret;
 
 	if (s->stopping)
-		return reply_error(c, 503, "the daemon is stopping", NULL);
-	if (!remote_may(s, q, method, c, &ret))
+		return reply__error(c, 503, "the daemon is stopping", NULL);
+	if (!remote__may(s, q, method, c, &ret))
 		return ret;
 	if (!strcmp(url, "/debug/pprof/profile"))
-		return get ? api_scrape(s, q, c)
-			   : reply_error(c, 405, "use GET for /debug/pprof/profile", NULL);
+		return get ? scrape__api(s, q, c)
+			   : reply__error(c, 405, "use GET for /debug/pprof/profile", NULL);
 	if (!strcmp(url, "/metrics"))
-		return get ? api_metrics(s, c) : reply_error(c, 405, "use GET for /metrics", NULL);
+		return get ? metrics__api(s, c)
+			   : reply__error(c, 405, "use GET for /metrics", NULL);
 	if (!strcmp(url, "/v1/status"))
-		return get ? reply_json(c, 200, status_json(s))
-			   : reply_error(c, 405, "use GET for /v1/status", NULL);
+		return get ? reply__json(c, 200, status__json(s))
+			   : reply__error(c, 405, "use GET for /v1/status", NULL);
 	if (!strcmp(url, "/v1/profile"))
-		return get ? api_profile(s, q, c)
-			   : reply_error(c, 405, "use GET for /v1/profile", NULL);
+		return get ? window_api__profile(s, q, c)
+			   : reply__error(c, 405, "use GET for /v1/profile", NULL);
 	if (!strcmp(url, "/v1/timeline"))
-		return get ? api_timeline(s, q, c)
-			   : reply_error(c, 405, "use GET for /v1/timeline", NULL);
+		return get ? window_api__timeline(s, q, c)
+			   : reply__error(c, 405, "use GET for /v1/timeline", NULL);
 	if (!strcmp(url, "/v1/attach") || !strcmp(url, "/v1/detach"))
-		return post ? api_attach(s, q, c, url[4] == 'a')
-			    : reply_error(c, 405, "use POST", NULL);
+		return post ? attachments__api_attach(s, q, c, url[4] == 'a')
+			    : reply__error(c, 405, "use POST", NULL);
 	if (!strcmp(url, "/v1/recordings"))
-		return post ? api_record_start(s, q, c)
-			    : reply_error(c, 405, "use POST to start a recording", NULL);
+		return post ? recordings__api_start(s, q, c)
+			    : reply__error(c, 405, "use POST to start a recording", NULL);
 	if (!strncmp(url, "/v1/recordings/", 15))
-		return get ? api_record_result(s, q, c, url + 15)
-			   : reply_error(c, 405, "use GET to fetch a recording", NULL);
-	return reply_error(c, 404, "no such endpoint",
-			   "see xsprofd's API.md: /v1/status, /metrics, /ui/, ...");
+		return get ? recordings__api_result(s, q, c, url + 15)
+			   : reply__error(c, 405, "use GET to fetch a recording", NULL);
+	return reply__error(c, 404, "no such endpoint",
+			    "see xsprofd's API.md: /v1/status, /metrics, /ui/, ...");
 }
 
 static enum MHD_Result on_request(void *ctx, struct MHD_Connection *c, const char *url,
@@ -111,7 +105,8 @@ static enum MHD_Result on_request(void *ctx, struct MHD_Connection *c, const cha
 		*con_cls = q;
 		q->tcp = ci && ci->client_addr && ci->client_addr->sa_family != AF_UNIX;
 		if (q->tcp) {
-			q->authed = token_ok(s, c) || remote_basic_ok(s, c) || remote_cert_ok(s, c);
+			q->authed =
+				token_ok(s, c) || remote__basic_ok(s, c) || remote__cert_ok(s, c);
 			q->uid = 0;
 			/* Only credentials that were sent and wrong count against the address. */
 			http__authenticated(c, q->authed,
@@ -144,7 +139,7 @@ static enum MHD_Result on_request(void *ctx, struct MHD_Connection *c, const cha
 		/* Resumed: the attach's sampler is loaded (or the wait ended). */
 		if (http__expired(c))
 			return MHD_NO; /* closed; on_completed lets the load go on alone */
-		return attach_reply(q, c);
+		return attachments__reply(q, c);
 	}
 	if (q->waiting) {
 		/* Resumed: the recording it waited on has ended, or the wait did. */
@@ -154,21 +149,22 @@ static enum MHD_Result on_request(void *ctx, struct MHD_Connection *c, const cha
 			return MHD_NO; /* closed; on_completed takes it off the waiter list */
 
 		q->waiting = NULL;
-		return r->state == REC_FAILED ? reply_error(c, 500, r->error, NULL)
+		return r->state == REC_FAILED ? reply__error(c, 500, r->error, NULL)
 		       : r->state == REC_DONE
-			       ? reply(c, 200, content_type(r->format), r->result, r->result_len)
-			       : reply_error(c, 503, "the daemon is stopping", NULL);
+			       ? reply__send(c, 200, reply__content_type(r->format), r->result,
+					     r->result_len)
+			       : reply__error(c, 503, "the daemon is stopping", NULL);
 	}
 	if (q->too_big)
-		return reply_error(c, 413, "request body over 64 KiB", NULL);
-	if (ui_path(url))
-		return api_ui(c, method, url);
+		return reply__error(c, 413, "request body over 64 KiB", NULL);
+	if (ui__path(url))
+		return ui__api(c, method, url);
 	if (q->tcp && !q->authed)
-		return reply_error(c, 401, "missing or wrong token",
-				   "send Authorization: Bearer TOKEN (the daemon's --token-file)");
+		return reply__error(c, 401, "missing or wrong token",
+				    "send Authorization: Bearer TOKEN (the daemon's --token-file)");
 	if (!q->authed && !q->member)
-		return reply_error(c, 403, "permission denied",
-				   "join group xsprof (e.g. adduser USER xsprof) or use root");
+		return reply__error(c, 403, "permission denied",
+				    "join group xsprof (e.g. adduser USER xsprof) or use root");
 	return route(s, q, c, method, url);
 }
 
@@ -187,7 +183,7 @@ static void on_completed(void *ctx, struct MHD_Connection *c, void **con_cls,
 			if (r->waiters[i] == c)
 				r->waiters[i] = r->waiters[--r->nr_waiters];
 	}
-	attach_forget(q);
+	attachments__forget(q);
 	free(q->attach_body);
 	free(q->body);
 	free(q);
@@ -305,7 +301,7 @@ static int start_http(struct service *s)
 		log_err("--listen %s: %s", s->opts->listen_addr, strerror(-err));
 		return err;
 	}
-	err = remote_tls(s, &s->tls, &tls);
+	err = remote__tls(s, &s->tls, &tls);
 	if (err) {
 		close(fd);
 		return err;
@@ -349,14 +345,14 @@ static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, vo
 	if (s->opts->freq_hz != old_freq && s->machine.rec) {
 		struct recording_stats rs;
 
-		close_slice(s);
+		slices__close(s);
 		recording__stop(s->machine.rec);
 		recording__stats(s->machine.rec, &rs);
 		xsprof_cpu_stats__add(&s->totals, &rs.bpf);
 		s->totals_bad += rs.bad_records;
 		recording__free(s->machine.rec);
 		s->machine.rec = NULL;
-		err = start_always(s);
+		err = slices__start(s);
 		if (err)
 			log_err("reload: could not restart sampling at %u Hz; sampling is off until "
 				"the next reload",
@@ -366,7 +362,7 @@ static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, vo
 		 s->opts->config_path ? s->opts->config_path : "(no config file)", s->opts->freq_hz,
 		 s->opts->window_s, s->opts->store_mb);
 	sd_notify(0, "READY=1");
-	notify_status(s);
+	status__notify(s);
 	return 0;
 }
 
@@ -418,10 +414,10 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 		err = sd_event_set_watchdog(s->ev, true);
 	if (err >= 0)
 		err = sd_event_add_time_relative(s->ev, &s->slice_timer, CLOCK_MONOTONIC, SLICE_US,
-						 0, on_slice, s);
+						 0, slices__on_timer, s);
 	if (err >= 0)
 		err = sd_event_add_time_relative(s->ev, &s->owner_timer, CLOCK_MONOTONIC,
-						 OWNER_CHECK_US, 0, on_owner_check, s);
+						 OWNER_CHECK_US, 0, permissions__on_owner_check, s);
 	if (err < 0) {
 		log_err("setting up the event loop: %s", strerror(-err));
 		goto out;
@@ -451,7 +447,7 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 			goto out;
 		}
 	}
-	if (start_always(s) || start_http(s))
+	if (slices__start(s) || start_http(s))
 		goto out;
 	start_cupti(s);
 
@@ -459,7 +455,7 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 		 "MiB)",
 		 XSPROF_VERSION, opts->socket_path, opts->freq_hz, opts->window_s, opts->store_mb);
 	sd_notify(0, "READY=1");
-	notify_status(s);
+	status__notify(s);
 
 	err = sd_event_loop(s->ev);
 	status = err < 0 ? 1 : 0;
@@ -469,7 +465,7 @@ out:
 	s->stopping = true;
 	/* Parked clients get an answer (503) before the server goes. */
 	for (struct svc_rec *r = s->recs; r; r = r->next)
-		wake_waiters(s, r);
+		recordings__wake_waiters(s, r);
 	http_server__run(s->unix_http);
 	http_server__run(s->tcp_http);
 	http_server__free(s->unix_http);
@@ -480,7 +476,7 @@ out:
 		struct svc_rec *r = s->recs;
 
 		s->recs = r->next;
-		free_rec(r);
+		recordings__free(r);
 	}
 	attachments__free(s);
 	recording__free(s->machine.rec);
@@ -494,7 +490,7 @@ out:
 	symbolizer__free(s->sym);
 	frame_sites__free(s->sites);
 	free(s->token);
-	remote_tls_free(&s->tls);
+	remote__tls_free(&s->tls);
 	sd_event_unref(s->ev);
 	free(s);
 	if (status == 0)

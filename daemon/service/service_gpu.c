@@ -6,17 +6,17 @@
 #include <sys/stat.h>
 
 #include "daemon/cuda/cuda_probes.h"
-#include "daemon/stacks/fold.h"
+#include "daemon/cuda/launch_store.h"
+#include "daemon/options.h"
+#include "daemon/service/service_gpu.h"
 #include "daemon/session/gpu_join.h"
 #include "daemon/session/gpu_waits.h"
 #include "daemon/session/group_by.h"
-#include "daemon/cuda/launch_store.h"
-#include "daemon/options.h"
 #include "daemon/session/recording.h"
-#include "daemon/service/service_gpu.h"
 #include "daemon/session/session_tree.h"
-#include "daemon/symbolize/symbolizer.h"
 #include "daemon/session/stack_names.h"
+#include "daemon/stacks/fold.h"
+#include "daemon/symbolize/symbolizer.h"
 #include "output/calltree.h"
 #include "output/profile.h"
 

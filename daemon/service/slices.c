@@ -1,49 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The always-on recording, and the slices it is folded into for the rolling window. */
 #include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
 #include <malloc.h>
-#include <math.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <json-c/json.h>
-#include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
-#include "cupti_inject/xsprof_wire.h"
-#include "daemon/cuda/cuda_probes.h"
+#include "daemon/base/clock.h"
 #include "daemon/gpu/cupti_server.h"
-#include "daemon/stacks/fold.h"
-#include "daemon/session/gpu_join.h"
-#include "daemon/cuda/launch_store.h"
-#include "daemon/service/http.h"
-#include "daemon/log.h"
+#include "daemon/gpu/gpu_records.h"
 #include "daemon/options.h"
 #include "daemon/probes/preflight.h"
-#include "daemon/session/recording.h"
-#include "daemon/probes/sampler.h"
-#include "daemon/service/service.h"
-#include "daemon/service/service_gpu.h"
-#include "daemon/stacks/stack_table.h"
-#include "daemon/session/stack_names.h"
-#include "daemon/service/window.h"
-#include "daemon/symbolize/symbolizer.h"
-#include "daemon/unwind/unwinder.h"
-#include "output/calltree.h"
-#include "output/output.h"
-#include "output/profile.h"
 #include "daemon/service/internal.h"
+#include "daemon/service/lasting.h"
+#include "daemon/session/recording.h"
+#include "daemon/symbolize/symbolizer.h"
 
-int start_always(struct service *s)
+int slices__start(struct service *s)
 {
 	struct recording_opts ro = {
 		.freq_hz = s->opts->freq_hz,
@@ -83,7 +55,7 @@ int start_always(struct service *s)
 	return 0;
 }
 
-int take_old(void *ctx, const struct gpu_activity *a)
+int slices__take_old(void *ctx, const struct gpu_activity *a)
 {
 	return a->end_ns < *(const uint64_t *)ctx ? 0 : 1;
 }
@@ -92,7 +64,7 @@ int take_old(void *ctx, const struct gpu_activity *a)
  * Close the rolling window's slice (and each attachment's): GPU records are let go once no
  * running recording or open slice may still want them.
  */
-void close_slice(struct service *s)
+void slices__close(struct service *s)
 {
 	struct gpu_store *gs = s->cupti ? cupti_server__store(s->cupti) : NULL;
 	uint64_t end = clock__mono_ns(), cutoff;
@@ -117,19 +89,19 @@ void close_slice(struct service *s)
 	cutoff = attachments__oldest_slice(s, cutoff);
 	symbolizer__keep_since(s->sym, cutoff);
 	if (gs)
-		gpu_store__take(gs, 0, take_old, &cutoff);
+		gpu_store__take(gs, 0, slices__take_old, &cutoff);
 }
 
-int on_slice(sd_event_source *src, uint64_t usec, void *ctx)
+int slices__on_timer(sd_event_source *src, uint64_t usec, void *ctx)
 {
 	struct service *s = ctx;
 
-	close_slice(s);
-	prune_recordings(s);
+	slices__close(s);
+	recordings__prune(s);
 	/* What a slice, or a storm of exits, freed goes back to the system: malloc keeps freed
 	 * heap otherwise (8400 short processes: 48 MiB of it, resident until the next peak). */
 	malloc_trim(0);
-	notify_status(s);
+	status__notify(s);
 	/* A time source fires once: re-arm it, or the window is cut only by queries. */
 	sd_event_source_set_time_relative(src, SLICE_US);
 	return sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);

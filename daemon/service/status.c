@@ -1,51 +1,34 @@
 // SPDX-License-Identifier: Apache-2.0
 /* GET /v1/status, and the status line systemd shows. */
-#include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <strings.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 #include <systemd/sd-daemon.h>
-#include <systemd/sd-event.h>
 
+#include "bpf/xsprof_events.h"
+#include "correlate/correlate.h"
 #include "cupti_inject/xsprof_wire.h"
+#include "daemon/base/clock.h"
 #include "daemon/cuda/cuda_probes.h"
-#include "daemon/gpu/cupti_server.h"
-#include "daemon/stacks/fold.h"
-#include "daemon/session/gpu_join.h"
 #include "daemon/cuda/launch_store.h"
-#include "daemon/service/http.h"
-#include "daemon/log.h"
+#include "daemon/gpu/cupti_server.h"
+#include "daemon/gpu/gpu_records.h"
 #include "daemon/options.h"
-#include "daemon/probes/preflight.h"
-#include "daemon/session/recording.h"
+#include "daemon/probes/proc_events.h"
 #include "daemon/probes/sampler.h"
-#include "daemon/service/service.h"
-#include "daemon/service/service_gpu.h"
-#include "daemon/stacks/stack_table.h"
-#include "daemon/session/stack_names.h"
-#include "daemon/service/window.h"
-#include "daemon/symbolize/symbolizer.h"
-#include "daemon/session/python_report.h"
-#include "daemon/unwind/unwinder.h"
-#include "output/calltree.h"
-#include "output/frame_sites.h"
-#include "output/output.h"
-#include "output/profile.h"
+#include "daemon/service/http.h"
 #include "daemon/service/internal.h"
+#include "daemon/service/lasting.h"
+#include "daemon/service/window.h"
+#include "daemon/session/python_report.h"
+#include "daemon/session/recording.h"
+#include "daemon/symbolize/symbolizer.h"
+#include "daemon/unwind/unwinder.h"
+#include "output/frame_sites.h"
 
-void add_left_out(struct json_object *o, const struct xsprof_owner_stats *st)
+void status__add_left_out(struct json_object *o, const struct xsprof_owner_stats *st)
 {
 	struct json_object *l;
 
@@ -53,19 +36,19 @@ void add_left_out(struct json_object *o, const struct xsprof_owner_stats *st)
 	    !st->dropped[XSPROF_OWNER_CUDA_CALL] && !st->dropped[XSPROF_OWNER_USDT])
 		return;
 	l = json_object_new_object();
-	add_u64(l, "samples", st->dropped[XSPROF_OWNER_SAMPLE]);
-	add_u64(l, "offcpu", st->dropped[XSPROF_OWNER_OFFCPU]);
-	add_u64(l, "cuda_calls", st->dropped[XSPROF_OWNER_CUDA_CALL]);
-	add_u64(l, "launches", st->dropped[XSPROF_OWNER_USDT]);
+	status__add_u64(l, "samples", st->dropped[XSPROF_OWNER_SAMPLE]);
+	status__add_u64(l, "offcpu", st->dropped[XSPROF_OWNER_OFFCPU]);
+	status__add_u64(l, "cuda_calls", st->dropped[XSPROF_OWNER_CUDA_CALL]);
+	status__add_u64(l, "launches", st->dropped[XSPROF_OWNER_USDT]);
 	json_object_object_add(o, "left_out_other_users", l);
 }
 
-void add_u64(struct json_object *o, const char *k, uint64_t v)
+void status__add_u64(struct json_object *o, const char *k, uint64_t v)
 {
 	json_object_object_add(o, k, json_object_new_int64((int64_t)v));
 }
 
-long rss_bytes(void)
+long status__rss_bytes(void)
 {
 	long pages = 0, rss = 0;
 	FILE *f = fopen("/proc/self/statm", "re");
@@ -79,7 +62,7 @@ long rss_bytes(void)
 }
 
 /* Counters since start: recordings retired by reloads plus the running one, read live. */
-void always_counters(struct service *s, struct xsprof_cpu_stats *ret, uint64_t *ret_bad)
+void status__always_counters(struct service *s, struct xsprof_cpu_stats *ret, uint64_t *ret_bad)
 {
 	struct xsprof_cpu_stats now;
 	struct sampler_stats us;
@@ -95,7 +78,7 @@ void always_counters(struct service *s, struct xsprof_cpu_stats *ret, uint64_t *
 }
 
 /* How the always-on recording walked user stacks (--unwind), and its tables. */
-void status_unwind(struct service *s, struct json_object *j)
+void status__add_unwind(struct service *s, struct json_object *j)
 {
 	struct xsprof_unwind_stats b;
 	struct unwinder_stats t;
@@ -104,47 +87,47 @@ void status_unwind(struct service *s, struct json_object *j)
 	if (!s->machine.rec || recording__unwind_stats(s->machine.rec, &b, &t))
 		return;
 	u = json_object_new_object();
-	add_u64(u, "walks_with_tables", b.walks_cfi);
-	add_u64(u, "walks_frame_pointers_only", b.walks_fp);
-	add_u64(u, "frames_from_tables", b.frames_cfi);
-	add_u64(u, "frames_from_frame_pointers", b.frames_fp);
-	add_u64(u, "end_outermost", b.end_outermost);
-	add_u64(u, "end_frame_pointer_chain", b.end_fp_chain);
-	add_u64(u, "end_no_table", b.end_no_table);
-	add_u64(u, "end_no_rule", b.end_invalid);
-	add_u64(u, "end_unreadable", b.end_unreadable);
-	add_u64(u, "end_bad_cfa", b.end_bad_cfa);
-	add_u64(u, "end_depth_cap", b.end_depth);
-	add_u64(u, "frames_pending_table", b.pending_fp);
-	add_u64(u, "tables", t.tables);
-	add_u64(u, "tables_built", t.tables_built);
-	add_u64(u, "tables_without_eh_frame", t.tables_failed);
-	add_u64(u, "tables_no_room", t.tables_no_room);
-	add_u64(u, "table_rows", t.rows);
-	add_u64(u, "table_rows_cap", t.max_rows);
-	add_u64(u, "tables_evicted", t.tables_evicted);
-	add_u64(u, "tables_rebuilt", t.tables_rebuilt);
-	add_u64(u, "table_mb", recording__unwind_mb(s->machine.rec));
-	add_u64(u, "bpf_map_bytes", t.map_bytes);
-	add_u64(u, "held_samples", t.held);
-	add_u64(u, "held_whole", t.held_whole);
-	add_u64(u, "held_given_up", t.held_late);
-	add_u64(u, "hold_budget_spent", b.hold_budget);
-	add_u64(u, "held_partly_frame_pointers", t.held_fp);
-	add_u64(u, "held_past_stack_copy", t.held_cut);
-	add_u64(u, "held_lost_ring_buffer_full", b.hold_drops);
-	add_u64(u, "table_requests_lost", b.want_drops);
-	add_u64(u, "processes", t.processes);
-	add_u64(u, "processes_cap", t.max_procs);
-	add_u64(u, "processes_share_per_user", t.share_procs);
-	add_u64(u, "processes_evicted", t.procs_evicted);
-	add_u64(u, "processes_over_user_share", t.procs_over_share);
-	add_u64(u, "processes_table_full", t.procs_full);
-	add_u64(u, "mappings_table_full", t.maps_full);
-	add_u64(u, "mappings_past_per_process_cap", t.maps_capped);
-	add_u64(u, "mappings_without_file_slot", t.files_full);
-	add_u64(u, "builds_deferred_user_budget", t.builds_deferred);
-	add_u64(u, "tables_kept_touched", t.tables_kept_touched);
+	status__add_u64(u, "walks_with_tables", b.walks_cfi);
+	status__add_u64(u, "walks_frame_pointers_only", b.walks_fp);
+	status__add_u64(u, "frames_from_tables", b.frames_cfi);
+	status__add_u64(u, "frames_from_frame_pointers", b.frames_fp);
+	status__add_u64(u, "end_outermost", b.end_outermost);
+	status__add_u64(u, "end_frame_pointer_chain", b.end_fp_chain);
+	status__add_u64(u, "end_no_table", b.end_no_table);
+	status__add_u64(u, "end_no_rule", b.end_invalid);
+	status__add_u64(u, "end_unreadable", b.end_unreadable);
+	status__add_u64(u, "end_bad_cfa", b.end_bad_cfa);
+	status__add_u64(u, "end_depth_cap", b.end_depth);
+	status__add_u64(u, "frames_pending_table", b.pending_fp);
+	status__add_u64(u, "tables", t.tables);
+	status__add_u64(u, "tables_built", t.tables_built);
+	status__add_u64(u, "tables_without_eh_frame", t.tables_failed);
+	status__add_u64(u, "tables_no_room", t.tables_no_room);
+	status__add_u64(u, "table_rows", t.rows);
+	status__add_u64(u, "table_rows_cap", t.max_rows);
+	status__add_u64(u, "tables_evicted", t.tables_evicted);
+	status__add_u64(u, "tables_rebuilt", t.tables_rebuilt);
+	status__add_u64(u, "table_mb", recording__unwind_mb(s->machine.rec));
+	status__add_u64(u, "bpf_map_bytes", t.map_bytes);
+	status__add_u64(u, "held_samples", t.held);
+	status__add_u64(u, "held_whole", t.held_whole);
+	status__add_u64(u, "held_given_up", t.held_late);
+	status__add_u64(u, "hold_budget_spent", b.hold_budget);
+	status__add_u64(u, "held_partly_frame_pointers", t.held_fp);
+	status__add_u64(u, "held_past_stack_copy", t.held_cut);
+	status__add_u64(u, "held_lost_ring_buffer_full", b.hold_drops);
+	status__add_u64(u, "table_requests_lost", b.want_drops);
+	status__add_u64(u, "processes", t.processes);
+	status__add_u64(u, "processes_cap", t.max_procs);
+	status__add_u64(u, "processes_share_per_user", t.share_procs);
+	status__add_u64(u, "processes_evicted", t.procs_evicted);
+	status__add_u64(u, "processes_over_user_share", t.procs_over_share);
+	status__add_u64(u, "processes_table_full", t.procs_full);
+	status__add_u64(u, "mappings_table_full", t.maps_full);
+	status__add_u64(u, "mappings_past_per_process_cap", t.maps_capped);
+	status__add_u64(u, "mappings_without_file_slot", t.files_full);
+	status__add_u64(u, "builds_deferred_user_budget", t.builds_deferred);
+	status__add_u64(u, "tables_kept_touched", t.tables_kept_touched);
 	json_object_object_add(j, "unwind", u);
 }
 /* Process lifetimes the always-on recording followed, and how its symbolizer named them. */
@@ -157,45 +140,45 @@ static void status_processes(struct service *s, struct json_object *j)
 	if (s->machine.rec) {
 		p = json_object_new_object();
 		recording__stats(s->machine.rec, &rs);
-		add_u64(p, "execs", rs.proc.execs);
-		add_u64(p, "libraries_loaded", rs.proc.libs);
-		add_u64(p, "exits", rs.proc.exits);
-		add_u64(p, "gone_before_read", rs.proc.gone);
-		add_u64(p, "records_over_user_budget", rs.proc.over_budget);
-		add_u64(p, "lost_ring_buffer_full", rs.proc.bpf_drop_ringbuf);
-		add_u64(p, "seen", rs.processes);
+		status__add_u64(p, "execs", rs.proc.execs);
+		status__add_u64(p, "libraries_loaded", rs.proc.libs);
+		status__add_u64(p, "exits", rs.proc.exits);
+		status__add_u64(p, "gone_before_read", rs.proc.gone);
+		status__add_u64(p, "records_over_user_budget", rs.proc.over_budget);
+		status__add_u64(p, "lost_ring_buffer_full", rs.proc.bpf_drop_ringbuf);
+		status__add_u64(p, "seen", rs.processes);
 		json_object_object_add(j, "processes", p);
 	}
 	symbolizer__stats(s->sym, &ys);
-	add_u64(y, "snapshots", ys.processes);
-	add_u64(y, "snapshots_failed_gone", ys.snapshot_failures);
-	add_u64(y, "snapshots_deferred_user_share", ys.exec_deferred);
-	add_u64(y, "ended_unsampled", ys.ended_unused);
-	add_u64(y, "pids_reused", ys.pid_reused);
-	add_u64(y, "files_loaded", ys.files_loaded);
-	add_u64(y, "files_failed", ys.files_failed);
-	add_u64(y, "user_lookups", ys.user_lookups);
-	add_u64(y, "user_unnamed", ys.user_unresolved);
-	add_u64(y, "kernel_lookups", ys.kernel_lookups);
-	add_u64(y, "kernel_unnamed", ys.kernel_unresolved);
-	add_u64(y, "bytes", ys.bytes);
-	add_u64(y, "cache_bytes", symbolizer__cache_bytes(s->sym));
-	add_u64(y, "peak_bytes", ys.peak_bytes);
-	add_u64(y, "evictions", ys.evictions);
-	add_u64(y, "unsampled_snapshots_dropped", ys.idle_dropped);
-	add_u64(y, "unnamed_images_dropped", ys.pinned_dropped);
-	add_u64(y, "perf_maps_capped", ys.perf_maps_capped);
-	add_u64(y, "frame_names_refused", ys.frame_names_full);
+	status__add_u64(y, "snapshots", ys.processes);
+	status__add_u64(y, "snapshots_failed_gone", ys.snapshot_failures);
+	status__add_u64(y, "snapshots_deferred_user_share", ys.exec_deferred);
+	status__add_u64(y, "ended_unsampled", ys.ended_unused);
+	status__add_u64(y, "pids_reused", ys.pid_reused);
+	status__add_u64(y, "files_loaded", ys.files_loaded);
+	status__add_u64(y, "files_failed", ys.files_failed);
+	status__add_u64(y, "user_lookups", ys.user_lookups);
+	status__add_u64(y, "user_unnamed", ys.user_unresolved);
+	status__add_u64(y, "kernel_lookups", ys.kernel_lookups);
+	status__add_u64(y, "kernel_unnamed", ys.kernel_unresolved);
+	status__add_u64(y, "bytes", ys.bytes);
+	status__add_u64(y, "cache_bytes", symbolizer__cache_bytes(s->sym));
+	status__add_u64(y, "peak_bytes", ys.peak_bytes);
+	status__add_u64(y, "evictions", ys.evictions);
+	status__add_u64(y, "unsampled_snapshots_dropped", ys.idle_dropped);
+	status__add_u64(y, "unnamed_images_dropped", ys.pinned_dropped);
+	status__add_u64(y, "perf_maps_capped", ys.perf_maps_capped);
+	status__add_u64(y, "frame_names_refused", ys.frame_names_full);
 	json_object_object_add(j, "symbolizer", y);
 }
 
-uint64_t sat_add(uint64_t a, uint64_t b)
+uint64_t status__sat_add(uint64_t a, uint64_t b)
 {
 	return a + b < a ? UINT64_MAX : a + b;
 }
 
 /* The control API's connections and what its caps refused, both servers together. */
-struct json_object *api_json(struct service *s)
+struct json_object *status__api_json(struct service *s)
 {
 	struct http_server_stats t = {}, u;
 	struct http_server *servers[] = {s->unix_http, s->tcp_http};
@@ -217,58 +200,58 @@ struct json_object *api_json(struct service *s)
 		t.token_failures += u.token_failures;
 		t.refused_backoff += u.refused_backoff;
 	}
-	add_u64(o, "connections", t.conns);
-	add_u64(o, "accepted", t.accepted);
-	add_u64(o, "refused_at_limit", t.refused_full);
-	add_u64(o, "refused_over_share", t.refused_share);
-	add_u64(o, "header_timeouts", t.header_timeouts);
-	add_u64(o, "wait_timeouts", t.wait_timeouts);
-	add_u64(o, "waiters_hung_up", t.waiters_hung_up);
-	add_u64(o, "accept_errors", t.accept_errors);
-	add_u64(o, "tcp_evicted_without_token", t.evicted_unauth);
-	add_u64(o, "tcp_wrong_tokens", t.token_failures);
-	add_u64(o, "tcp_refused_after_wrong_tokens", t.refused_backoff);
-	add_u64(o, "recordings_refused_full", s->refused.recordings_full);
-	add_u64(o, "recordings_refused_user_cap", s->refused.recordings_uid);
-	add_u64(o, "recordings_refused_user_seconds", s->refused.record_seconds_uid);
-	add_u64(o, "recordings_ended_owner_changed", s->refused.ended_owner_changed);
-	add_u64(o, "attach_refused_full", s->refused.attach_full);
-	add_u64(o, "attach_refused_user_cap", s->refused.attach_uid);
-	add_u64(o, "starts_refused_user_rate", s->refused.start_rate);
-	add_u64(o, "attach_gone_pruned", s->refused.attach_dead_pruned);
-	add_u64(o, "detached_owner_changed", s->refused.detached_owner_changed);
+	status__add_u64(o, "connections", t.conns);
+	status__add_u64(o, "accepted", t.accepted);
+	status__add_u64(o, "refused_at_limit", t.refused_full);
+	status__add_u64(o, "refused_over_share", t.refused_share);
+	status__add_u64(o, "header_timeouts", t.header_timeouts);
+	status__add_u64(o, "wait_timeouts", t.wait_timeouts);
+	status__add_u64(o, "waiters_hung_up", t.waiters_hung_up);
+	status__add_u64(o, "accept_errors", t.accept_errors);
+	status__add_u64(o, "tcp_evicted_without_token", t.evicted_unauth);
+	status__add_u64(o, "tcp_wrong_tokens", t.token_failures);
+	status__add_u64(o, "tcp_refused_after_wrong_tokens", t.refused_backoff);
+	status__add_u64(o, "recordings_refused_full", s->refused.recordings_full);
+	status__add_u64(o, "recordings_refused_user_cap", s->refused.recordings_uid);
+	status__add_u64(o, "recordings_refused_user_seconds", s->refused.record_seconds_uid);
+	status__add_u64(o, "recordings_ended_owner_changed", s->refused.ended_owner_changed);
+	status__add_u64(o, "attach_refused_full", s->refused.attach_full);
+	status__add_u64(o, "attach_refused_user_cap", s->refused.attach_uid);
+	status__add_u64(o, "starts_refused_user_rate", s->refused.start_rate);
+	status__add_u64(o, "attach_gone_pruned", s->refused.attach_dead_pruned);
+	status__add_u64(o, "detached_owner_changed", s->refused.detached_owner_changed);
 	return o;
 }
 
 /* Every cap a client can run into, so a refusal can be explained. */
-struct json_object *limits_json(struct service *s)
+struct json_object *status__limits_json(struct service *s)
 {
 	struct json_object *o = json_object_new_object();
 
-	add_u64(o, "connections", HTTP_MAX_CONNECTIONS);
-	add_u64(o, "connections_root_only", HTTP_ROOT_RESERVE);
-	add_u64(o, "connections_per_user", HTTP_MAX_CONNECTIONS_PER_PEER);
-	add_u64(o, "request_deadline_s", HTTP_HEADER_DEADLINE_S);
-	add_u64(o, "tcp_without_token", HTTP_TCP_UNAUTH_MAX);
-	add_u64(o, "tcp_handshake_deadline_s", HTTP_TCP_HANDSHAKE_S);
-	add_u64(o, "tcp_wrong_tokens_per_minute", HTTP_TOKEN_FAILS_MAX);
-	add_u64(o, "tcp_wrong_token_backoff_s", HTTP_TOKEN_BACKOFF_S);
-	add_u64(o, "recordings", MAX_RECORDINGS);
-	add_u64(o, "recordings_root_only", RECORDINGS_ROOT_SLOTS);
-	add_u64(o, "recordings_per_user", RECORDINGS_PER_UID);
-	add_u64(o, "recorded_seconds_per_user", s->opts->max_record_s);
-	add_u64(o, "results_kept", MAX_FINISHED);
-	add_u64(o, "results_kept_per_user", FINISHED_PER_UID);
-	add_u64(o, "attached", MAX_ATTACHED);
-	add_u64(o, "attached_root_only", ATTACHED_ROOT_SLOTS);
-	add_u64(o, "attached_per_user", ATTACHED_PER_UID);
-	add_u64(o, "starts_at_once_per_user", START_BURST);
-	add_u64(o, "start_every_s_per_user", START_REFILL_NS / 1000000000ull);
+	status__add_u64(o, "connections", HTTP_MAX_CONNECTIONS);
+	status__add_u64(o, "connections_root_only", HTTP_ROOT_RESERVE);
+	status__add_u64(o, "connections_per_user", HTTP_MAX_CONNECTIONS_PER_PEER);
+	status__add_u64(o, "request_deadline_s", HTTP_HEADER_DEADLINE_S);
+	status__add_u64(o, "tcp_without_token", HTTP_TCP_UNAUTH_MAX);
+	status__add_u64(o, "tcp_handshake_deadline_s", HTTP_TCP_HANDSHAKE_S);
+	status__add_u64(o, "tcp_wrong_tokens_per_minute", HTTP_TOKEN_FAILS_MAX);
+	status__add_u64(o, "tcp_wrong_token_backoff_s", HTTP_TOKEN_BACKOFF_S);
+	status__add_u64(o, "recordings", MAX_RECORDINGS);
+	status__add_u64(o, "recordings_root_only", RECORDINGS_ROOT_SLOTS);
+	status__add_u64(o, "recordings_per_user", RECORDINGS_PER_UID);
+	status__add_u64(o, "recorded_seconds_per_user", s->opts->max_record_s);
+	status__add_u64(o, "results_kept", MAX_FINISHED);
+	status__add_u64(o, "results_kept_per_user", FINISHED_PER_UID);
+	status__add_u64(o, "attached", MAX_ATTACHED);
+	status__add_u64(o, "attached_root_only", ATTACHED_ROOT_SLOTS);
+	status__add_u64(o, "attached_per_user", ATTACHED_PER_UID);
+	status__add_u64(o, "starts_at_once_per_user", START_BURST);
+	status__add_u64(o, "start_every_s_per_user", START_REFILL_NS / 1000000000ull);
 	return o;
 }
 
 /* Launches joined to GPU work, per strategy, over every session so far. */
-struct json_object *correlation_json(struct service *s)
+struct json_object *status__correlation_json(struct service *s)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -276,12 +259,12 @@ struct json_object *correlation_json(struct service *s)
 		const struct correlate_stats *c = &s->corr[i];
 		struct json_object *k = json_object_new_object();
 
-		add_u64(k, "matched", c->matched);
-		add_u64(k, "unmatched_launches", c->unmatched_cpu);
-		add_u64(k, "unmatched_gpu", c->unmatched_gpu);
-		add_u64(k, "late_launches", c->late_cpu);
-		add_u64(k, "late_gpu", c->late_gpu);
-		json_object_object_add(o, strategies[i], k);
+		status__add_u64(k, "matched", c->matched);
+		status__add_u64(k, "unmatched_launches", c->unmatched_cpu);
+		status__add_u64(k, "unmatched_gpu", c->unmatched_gpu);
+		status__add_u64(k, "late_launches", c->late_cpu);
+		status__add_u64(k, "late_gpu", c->late_gpu);
+		json_object_object_add(o, recordings__strategies[i], k);
 	}
 	return o;
 }
@@ -319,7 +302,7 @@ static struct json_object *cost_json(struct service *s, const struct xsprof_cpu_
 	return o;
 }
 
-struct json_object *status_json(struct service *s)
+struct json_object *status__json(struct service *s)
 {
 	struct json_object *j = json_object_new_object(), *a, *recs, *cnt, *st, *mem;
 	struct xsprof_cpu_stats c;
@@ -327,11 +310,12 @@ struct json_object *status_json(struct service *s)
 	uint64_t bad;
 
 	json_object_object_add(j, "version", json_object_new_string(XSPROF_VERSION));
-	add_u64(j, "pid", (uint64_t)getpid());
-	add_u64(j, "uptime_s", (clock__mono_ns() - s->started_ns) / 1000000000ull);
-	add_u64(j, "freq_hz", s->opts->freq_hz);
-	add_u64(j, "window_s", s->opts->window_s);
-	add_u64(j, "cpus", s->machine.rec ? (uint64_t)recording__nr_attached(s->machine.rec) : 0);
+	status__add_u64(j, "pid", (uint64_t)getpid());
+	status__add_u64(j, "uptime_s", (clock__mono_ns() - s->started_ns) / 1000000000ull);
+	status__add_u64(j, "freq_hz", s->opts->freq_hz);
+	status__add_u64(j, "window_s", s->opts->window_s);
+	status__add_u64(j, "cpus",
+			s->machine.rec ? (uint64_t)recording__nr_attached(s->machine.rec) : 0);
 	a = json_object_new_array();
 	for (int i = 0; i < s->nr_attached; i++)
 		json_object_array_add(a, json_object_new_int(s->attached[i]->pid));
@@ -341,20 +325,20 @@ struct json_object *status_json(struct service *s)
 	for (struct svc_rec *r = s->recs; r; r = r->next) {
 		struct json_object *o = json_object_new_object();
 
-		add_u64(o, "id", r->id);
+		status__add_u64(o, "id", r->id);
 		json_object_object_add(o, "state",
 				       json_object_new_string(r->state == REC_RUNNING ? "running"
 							      : r->state == REC_DONE  ? "done"
 										      : "failed"));
-		add_u64(o, "owner_uid", r->owner);
+		status__add_u64(o, "owner_uid", r->owner);
 		if (r->rec) {
 			struct recording_stats rs;
 
 			recording__stats(r->rec, &rs);
-			add_left_out(o, &rs.owner);
+			status__add_left_out(o, &rs.owner);
 		} else {
-			add_left_out(o, &r->left_out);
-			add_u64(o, "lost_ring_buffer_full", r->lost);
+			status__add_left_out(o, &r->left_out);
+			status__add_u64(o, "lost_ring_buffer_full", r->lost);
 			json_object_object_add(o, "daemon_stalled_s",
 					       json_object_new_double(r->stalled_ns / 1e9));
 		}
@@ -363,73 +347,74 @@ struct json_object *status_json(struct service *s)
 		json_object_array_add(recs, o);
 	}
 	json_object_object_add(j, "recordings", recs);
-	always_counters(s, &c, &bad);
+	status__always_counters(s, &c, &bad);
 	cnt = json_object_new_object();
-	add_u64(cnt, "samples", c.samples);
-	add_u64(cnt, "kept", c.emitted);
-	add_u64(cnt, "idle", c.idle);
-	add_u64(cnt, "lost_ring_buffer_full", c.drop_ringbuf);
-	add_u64(cnt, "malformed_records", bad);
-	add_u64(cnt, "kernel_stack_unreadable", c.kstack_err);
-	add_u64(cnt, "user_stack_unreadable", c.ustack_err);
+	status__add_u64(cnt, "samples", c.samples);
+	status__add_u64(cnt, "kept", c.emitted);
+	status__add_u64(cnt, "idle", c.idle);
+	status__add_u64(cnt, "lost_ring_buffer_full", c.drop_ringbuf);
+	status__add_u64(cnt, "malformed_records", bad);
+	status__add_u64(cnt, "kernel_stack_unreadable", c.kstack_err);
+	status__add_u64(cnt, "user_stack_unreadable", c.ustack_err);
 	json_object_object_add(j, "counters", cnt);
 	json_object_object_add(j, "cost", cost_json(s, &c));
-	status_unwind(s, j);
+	status__add_unwind(s, j);
 	status_processes(s, j);
 	if (s->machine.rec)
 		python_report__json(s->machine.rec, j);
 	window__stats(s->machine.cpu, &ss);
 	st = json_object_new_object();
-	add_u64(st, "slices", ss.slices);
-	add_u64(st, "samples", ss.samples);
-	add_u64(st, "bytes", ss.bytes);
-	add_u64(st, "cap_bytes", ss.cap_bytes);
-	add_u64(st, "expired_slices", ss.expired_slices);
-	add_u64(st, "merged_slices", ss.merged_slices);
-	add_u64(st, "dropped_slices", ss.dropped_slices);
-	add_u64(st, "dropped_samples", ss.dropped_samples);
-	add_u64(st, "span_s", ss.newest_ns ? (ss.newest_ns - ss.oldest_ns) / 1000000000ull : 0);
+	status__add_u64(st, "slices", ss.slices);
+	status__add_u64(st, "samples", ss.samples);
+	status__add_u64(st, "bytes", ss.bytes);
+	status__add_u64(st, "cap_bytes", ss.cap_bytes);
+	status__add_u64(st, "expired_slices", ss.expired_slices);
+	status__add_u64(st, "merged_slices", ss.merged_slices);
+	status__add_u64(st, "dropped_slices", ss.dropped_slices);
+	status__add_u64(st, "dropped_samples", ss.dropped_samples);
+	status__add_u64(st, "span_s",
+			ss.newest_ns ? (ss.newest_ns - ss.oldest_ns) / 1000000000ull : 0);
 	json_object_object_add(j, "store", st);
 	mem = json_object_new_object();
-	add_u64(mem, "rss_bytes", (uint64_t)rss_bytes());
+	status__add_u64(mem, "rss_bytes", (uint64_t)status__rss_bytes());
 	if (s->sites) {
 		struct frame_sites_stats fss;
 
 		/* Where pprof's frame names came from: emptied when its cap is reached. */
 		frame_sites__stats(s->sites, &fss);
-		add_u64(mem, "frame_sites_names", fss.names);
-		add_u64(mem, "frame_sites_bytes", fss.bytes);
-		add_u64(mem, "frame_sites_cap_bytes", XSPROFD_SERVICE_SITES_BYTES);
-		add_u64(mem, "frame_sites_resets", fss.resets);
-		add_u64(mem, "frame_sites_refused", fss.refused);
+		status__add_u64(mem, "frame_sites_names", fss.names);
+		status__add_u64(mem, "frame_sites_bytes", fss.bytes);
+		status__add_u64(mem, "frame_sites_cap_bytes", XSPROFD_SERVICE_SITES_BYTES);
+		status__add_u64(mem, "frame_sites_resets", fss.resets);
+		status__add_u64(mem, "frame_sites_refused", fss.refused);
 	}
 	json_object_object_add(j, "memory", mem);
-	json_object_object_add(j, "correlation", correlation_json(s));
-	json_object_object_add(j, "api", api_json(s));
-	json_object_object_add(j, "limits", limits_json(s));
+	json_object_object_add(j, "correlation", status__correlation_json(s));
+	json_object_object_add(j, "api", status__api_json(s));
+	json_object_object_add(j, "limits", status__limits_json(s));
 	if (s->machine.rec && recording__cuda(s->machine.rec)) {
 		struct cuda_probes_stats ps;
 		struct json_object *g = json_object_new_object();
 
 		cuda_probes__stats(recording__cuda(s->machine.rec), &ps);
-		add_u64(g, "probed_files", ps.targets);
-		add_u64(g, "uprobes", ps.links);
-		add_u64(g, "calls", ps.bpf.calls);
-		add_u64(g, "attach_failed", ps.attach_failed);
-		add_u64(g, "bad_records", ps.bad_records);
-		add_u64(g, "store_failures", ps.store_failures);
-		add_u64(g, "stacks_walked", ps.reuse.walked);
-		add_u64(g, "stacks_reused", ps.reuse.reused);
-		add_u64(g, "reuse_misses",
-			ps.reuse.miss_key + ps.reuse.miss_slots + ps.reuse.miss_age);
-		add_u64(g, "reuse_drops", ps.reuse.reuse_drops);
-		add_u64(g, "lost_ring_buffer_full", ps.bpf.drop_ringbuf + ps.bpf.usdt_drop);
-		add_u64(g, "lost_scratch_busy", ps.bpf.scratch_busy);
-		add_u64(g, "links_capped", ps.links_capped);
+		status__add_u64(g, "probed_files", ps.targets);
+		status__add_u64(g, "uprobes", ps.links);
+		status__add_u64(g, "calls", ps.bpf.calls);
+		status__add_u64(g, "attach_failed", ps.attach_failed);
+		status__add_u64(g, "bad_records", ps.bad_records);
+		status__add_u64(g, "store_failures", ps.store_failures);
+		status__add_u64(g, "stacks_walked", ps.reuse.walked);
+		status__add_u64(g, "stacks_reused", ps.reuse.reused);
+		status__add_u64(g, "reuse_misses",
+				ps.reuse.miss_key + ps.reuse.miss_slots + ps.reuse.miss_age);
+		status__add_u64(g, "reuse_drops", ps.reuse.reuse_drops);
+		status__add_u64(g, "lost_ring_buffer_full", ps.bpf.drop_ringbuf + ps.bpf.usdt_drop);
+		status__add_u64(g, "lost_scratch_busy", ps.bpf.scratch_busy);
+		status__add_u64(g, "links_capped", ps.links_capped);
 		/* Emptied with each window slice: it never fills. */
-		add_u64(g, "launches_in_slice",
-			launch_store__nr_events(
-				cuda_probes__store(recording__cuda(s->machine.rec))));
+		status__add_u64(g, "launches_in_slice",
+				launch_store__nr_events(
+					cuda_probes__store(recording__cuda(s->machine.rec))));
 		json_object_object_add(j, "cuda_probes", g);
 	}
 	if (s->cupti) {
@@ -437,32 +422,33 @@ struct json_object *status_json(struct service *s)
 		struct json_object *g = json_object_new_object();
 
 		cupti_server__stats(s->cupti, &cs);
-		add_u64(g, "connections", cs.conns);
-		add_u64(g, "accepted", cs.accepted);
-		add_u64(g, "malformed_connections", cs.malformed);
-		add_u64(g, "kernels", cs.records[XSPROF_WIRE_KERNEL]);
-		add_u64(g, "memcpys", cs.records[XSPROF_WIRE_MEMCPY]);
-		add_u64(g, "memsets", cs.records[XSPROF_WIRE_MEMSET]);
-		add_u64(g, "api_calls", cs.records[XSPROF_WIRE_API]);
-		add_u64(g, "sender_dropped",
-			sat_add(sat_add(cs.sender_dropped_full, cs.sender_dropped_cupti),
-				cs.sender_dropped_other));
-		add_u64(g, "refused_connections", cs.rejected);
-		add_u64(g, "idle_connections_closed", cs.idle_closed);
-		add_u64(g, "records_held", cs.store.records);
-		add_u64(g, "records_evicted", cs.store.evicted);
+		status__add_u64(g, "connections", cs.conns);
+		status__add_u64(g, "accepted", cs.accepted);
+		status__add_u64(g, "malformed_connections", cs.malformed);
+		status__add_u64(g, "kernels", cs.records[XSPROF_WIRE_KERNEL]);
+		status__add_u64(g, "memcpys", cs.records[XSPROF_WIRE_MEMCPY]);
+		status__add_u64(g, "memsets", cs.records[XSPROF_WIRE_MEMSET]);
+		status__add_u64(g, "api_calls", cs.records[XSPROF_WIRE_API]);
+		status__add_u64(g, "sender_dropped",
+				status__sat_add(status__sat_add(cs.sender_dropped_full,
+								cs.sender_dropped_cupti),
+						cs.sender_dropped_other));
+		status__add_u64(g, "refused_connections", cs.rejected);
+		status__add_u64(g, "idle_connections_closed", cs.idle_closed);
+		status__add_u64(g, "records_held", cs.store.records);
+		status__add_u64(g, "records_evicted", cs.store.evicted);
 		json_object_object_add(j, "gpu", g);
 	}
 	return j;
 }
 
-void notify_status(struct service *s)
+void status__notify(struct service *s)
 {
 	struct xsprof_cpu_stats c;
 	struct window_stats ss;
 	uint64_t bad;
 
-	always_counters(s, &c, &bad);
+	status__always_counters(s, &c, &bad);
 	window__stats(s->machine.cpu, &ss);
 	sd_notifyf(0,
 		   "STATUS=%u Hz on %d CPUs; %llu samples (%llu lost); window holds %llu samples "

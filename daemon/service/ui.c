@@ -7,8 +7,6 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include <microhttpd.h>
-
 #include "daemon/service/internal.h"
 #include "daemon/service/ui_assets.h"
 
@@ -17,12 +15,12 @@
 	"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " \
 	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-bool ui_path(const char *url)
+bool ui__path(const char *url)
 {
 	return !strcmp(url, "/") || !strcmp(url, "/ui") || !strncmp(url, "/ui/", 4);
 }
 
-enum MHD_Result api_ui(struct MHD_Connection *c, const char *method, const char *url)
+enum MHD_Result ui__api(struct MHD_Connection *c, const char *method, const char *url)
 {
 	static const char *const moved[] = {"Location", "/ui/"};
 	static const char *const page[] = {
@@ -33,13 +31,13 @@ enum MHD_Result api_ui(struct MHD_Connection *c, const char *method, const char 
 	const char *want = !strcmp(url, "/ui/") ? "/ui/index.html" : url;
 
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-		return reply_error(c, 405, "use GET for the web view", NULL);
+		return reply__error(c, 405, "use GET for the web view", NULL);
 	if (!strcmp(url, "/") || !strcmp(url, "/ui"))
-		return reply_headers(c, 302, "text/plain", "", 0, false, moved, 2);
+		return reply__headers(c, 302, "text/plain", "", 0, false, moved, 2);
 	for (size_t i = 0; i < ui_nr_assets; i++)
 		if (!strcmp(ui_assets[i].path, want))
-			return reply_headers(c, 200, ui_assets[i].type, ui_assets[i].data,
-					     ui_assets[i].len, false, page,
-					     sizeof(page) / sizeof(page[0]));
-	return reply_error(c, 404, "no such file of the web view", "open /ui/");
+			return reply__headers(c, 200, ui_assets[i].type, ui_assets[i].data,
+					      ui_assets[i].len, false, page,
+					      sizeof(page) / sizeof(page[0]));
+	return reply__error(c, 404, "no such file of the web view", "open /ui/");
 }

@@ -1,46 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 /* GET /v1/profile (the rolling window) and attach / detach. */
 #include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
-#include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
-#include <systemd/sd-daemon.h>
-#include <systemd/sd-event.h>
+#include <microhttpd.h>
 
-#include "cupti_inject/xsprof_wire.h"
-#include "daemon/cuda/cuda_probes.h"
-#include "daemon/gpu/cupti_server.h"
-#include "daemon/stacks/fold.h"
-#include "daemon/session/gpu_join.h"
-#include "daemon/cuda/launch_store.h"
-#include "daemon/service/http.h"
-#include "daemon/log.h"
+#include "daemon/base/clock.h"
 #include "daemon/options.h"
-#include "daemon/probes/preflight.h"
-#include "daemon/session/recording.h"
-#include "daemon/probes/sampler.h"
-#include "daemon/service/service.h"
-#include "daemon/service/service_gpu.h"
-#include "daemon/stacks/stack_table.h"
-#include "daemon/session/stack_names.h"
+#include "daemon/service/internal.h"
+#include "daemon/service/lasting.h"
 #include "daemon/service/window.h"
 #include "daemon/symbolize/symbolizer.h"
-#include "daemon/unwind/unwinder.h"
 #include "output/calltree.h"
 #include "output/output.h"
 #include "output/profile.h"
-#include "daemon/service/internal.h"
 
 /*
  * A time in the daemon's CLOCK_MONOTONIC milliseconds (what GET /v1/timeline gives) into *ns:
@@ -73,13 +49,13 @@ static bool parse_range(struct MHD_Connection *c, uint64_t now, uint64_t *since_
 
 	*until_ns = UINT64_MAX;
 	if (since && (from_ms || to_ms)) {
-		*ret = reply_error(c, 400, "give since_s, or from_ms and to_ms, not both", NULL);
+		*ret = reply__error(c, 400, "give since_s, or from_ms and to_ms, not both", NULL);
 		return false;
 	}
 	if ((from_ms && !parse_ms(from_ms, now, since_ns)) ||
 	    (to_ms && !parse_ms(to_ms, now, until_ns)) ||
 	    (from_ms && to_ms && *until_ns <= *since_ns)) {
-		*ret = reply_error(
+		*ret = reply__error(
 			c, 400,
 			"from_ms and to_ms must be times of the daemon's monotonic clock "
 			"in milliseconds, from before to, not in the future",
@@ -98,7 +74,7 @@ static bool parse_range(struct MHD_Connection *c, uint64_t now, uint64_t *since_
 			snprintf(msg, sizeof(msg),
 				 "since_s must be a whole number of seconds in [1, %u]",
 				 MAX_SINCE_S);
-			*ret = reply_error(c, 400, msg, "e.g. since_s=300 for the last 5 minutes");
+			*ret = reply__error(c, 400, msg, "e.g. since_s=300 for the last 5 minutes");
 			return false;
 		}
 	}
@@ -106,7 +82,7 @@ static bool parse_range(struct MHD_Connection *c, uint64_t now, uint64_t *since_
 	return true;
 }
 
-enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_Connection *c)
+enum MHD_Result window_api__profile(struct service *s, struct req *q, struct MHD_Connection *c)
 {
 	const char *fmt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
 	const char *mode_s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "gpu_mode");
@@ -127,20 +103,20 @@ enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_Connect
 	if (!parse_range(c, now, &since_ns, &until_ns, &ret))
 		return ret;
 	if (mode_s && profile__mode_from_name(mode_s, &mode))
-		return reply_error(c, 400, "gpu_mode must be cpu, gpu or merged", NULL);
+		return reply__error(c, 400, "gpu_mode must be cpu, gpu or merged", NULL);
 	if (weight && profile__unit_from_name(weight, &unit))
-		return reply_error(c, 400, "weight must be samples or us", NULL);
-	if (!window_format(fmt ? fmt : "folded", &f))
-		return reply_error(
+		return reply__error(c, 400, "weight must be samples or us", NULL);
+	if (!reply__window_format(fmt ? fmt : "folded", &f))
+		return reply__error(
 			c, 400, "the rolling window has no timeline for a Chrome trace",
 			"use folded, svg or pprof, or record: xsprofctl record -o x.json");
 	if (pid)
-		return api_attachment_profile(s, q, c, pid, since_ns, until_ns, mode, unit, f);
+		return attachments__api_profile(s, q, c, pid, since_ns, until_ns, mode, unit, f);
 	/* Include the slice being recorded: close it now. */
-	close_slice(s);
+	slices__close(s);
 	tree = calltree__new();
 	if (!tree)
-		return reply_error(c, 500, "out of memory", NULL);
+		return reply__error(c, 500, "out of memory", NULL);
 	/* CPU samples and the GPU work they launched, by gpu_mode (default: both). */
 	err = lasting__query(&s->machine, since_ns, until_ns, mode, unit, q->authed, q->uid, tree,
 			     &from);
@@ -153,16 +129,16 @@ enum MHD_Result api_profile(struct service *s, struct req *q, struct MHD_Connect
 	if (!err && !out)
 		err = -errno;
 	if (!err)
-		err = write_tree(tree, f, out, &meta, s->opts->freq_hz, unit, from, now,
-				 symbolizer__sites(s->sym));
+		err = reply__write_tree(tree, f, out, &meta, s->opts->freq_hz, unit, from, now,
+					symbolizer__sites(s->sym));
 	if (out && fclose(out) && !err)
 		err = -EIO;
 	calltree__free(tree);
 	if (err)
-		ret = reply_error(c, 500, "building the profile failed", strerror(-err));
+		ret = reply__error(c, 500, "building the profile failed", strerror(-err));
 	else
-		ret = reply_span(c, content_type(f), buf, len, from,
-				 until_ns < now ? until_ns : now);
+		ret = reply__span(c, reply__content_type(f), buf, len, from,
+				  until_ns < now ? until_ns : now);
 	free(buf);
 	return ret;
 }
@@ -183,7 +159,7 @@ static int timeline_row(void *ctx, uint64_t start_ns, uint64_t end_ns, uint64_t 
  * GET /v1/timeline[?since_s=S][&pid=N]: each slice of the window (or of N's attachment) with
  * its CPU samples and its GPU microseconds, what the web view's strip draws and brushes.
  */
-enum MHD_Result api_timeline(struct service *s, struct req *q, struct MHD_Connection *c)
+enum MHD_Result window_api__timeline(struct service *s, struct req *q, struct MHD_Connection *c)
 {
 	const char *pid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "pid");
 	struct json_object *out, *cpu, *gpu;
@@ -196,14 +172,14 @@ enum MHD_Result api_timeline(struct service *s, struct req *q, struct MHD_Connec
 	if (!parse_range(c, now, &since_ns, &until_ns, &ret))
 		return ret;
 	if (pid) {
-		struct attachment *a = attachment_to_read(s, q, c, pid, &ret);
+		struct attachment *a = attachments__to_read(s, q, c, pid, &ret);
 
 		if (!a)
 			return ret;
 		l = &a->prof;
 		all = true;
 	} else {
-		close_slice(s);
+		slices__close(s);
 	}
 	out = json_object_new_object();
 	cpu = json_object_new_array();
@@ -217,12 +193,12 @@ enum MHD_Result api_timeline(struct service *s, struct req *q, struct MHD_Connec
 		json_object_put(out);
 		json_object_put(cpu);
 		json_object_put(gpu);
-		return reply_error(c, 500, "out of memory", NULL);
+		return reply__error(c, 500, "out of memory", NULL);
 	}
-	add_u64(out, "now_ms", clock__mono_ns() / 1000000);
-	add_u64(out, "freq_hz", l->freq_hz);
-	add_u64(out, "window_s", s->opts->window_s);
+	status__add_u64(out, "now_ms", clock__mono_ns() / 1000000);
+	status__add_u64(out, "freq_hz", l->freq_hz);
+	status__add_u64(out, "window_s", s->opts->window_s);
 	json_object_object_add(out, "cpu", cpu);
 	json_object_object_add(out, "gpu", gpu);
-	return reply_json(c, 200, out);
+	return reply__json(c, 200, out);
 }
