@@ -107,7 +107,10 @@ static const char usage_text[] =
 	"  -m, --mode MODE         record: cpu (samples, the default), offcpu (time off the\n"
 	"                          CPU, in us) or wall (both, in us; GPU waits as [wait gpu])\n"
 	"      --group-by WHAT     record: a root level above each process: unit (systemd\n"
-	"                          unit), container or comm (the process name)\n"
+	"                          unit), container or comm (the process name); range or\n"
+	"                          outer-range: the innermost or outermost NVTX range each\n"
+	"                          sample and launch was made in (-- CMD loads the NVTX\n"
+	"                          injection; --mode cpu)\n"
 	"\n"
 	"Options:\n"
 	"  -s, --socket PATH   xsprofd's socket (default " DEFAULT_SOCKET ", or $XSPROF_SOCKET)\n"
@@ -1112,10 +1115,11 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 			break;
 		case 'G':
 			if (strcmp(optarg, "unit") && strcmp(optarg, "container") &&
-			    strcmp(optarg, "comm"))
-				st = usage_error(
-					"--group-by '%s': expected unit, container or comm",
-					optarg);
+			    strcmp(optarg, "comm") && strcmp(optarg, "range") &&
+			    strcmp(optarg, "outer-range"))
+				st = usage_error("--group-by '%s': expected unit, container, comm, "
+						 "range or outer-range",
+						 optarg);
 			else
 				json_object_object_add(a->req, "group_by",
 						       json_object_new_string(optarg));

@@ -364,14 +364,23 @@ int recordings__parse_view(struct json_object *body, struct svc_rec *r, char *ms
 		}
 	}
 	if (body && json_object_object_get_ex(body, "group_by", &v)) {
-		static const char *const groups[] = {"", "unit", "container", "comm"};
+		static const char *const groups[] = {"",     "unit",  "container",
+						     "comm", "range", "outer-range"};
 
 		str = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
-		for (int g = XSPROFD_GROUP_UNIT; g <= XSPROFD_GROUP_COMM && !r->view.group_by; g++)
+		for (int g = XSPROFD_GROUP_UNIT;
+		     g <= XSPROFD_GROUP_OUTER_RANGE && !r->view.group_by; g++)
 			if (!strcmp(str, groups[g]))
 				r->view.group_by = g;
 		if (!r->view.group_by) {
-			snprintf(msg, size, "group_by must be unit, container or comm");
+			snprintf(msg, size,
+				 "group_by must be unit, container, comm, range or outer-range");
+			return -EINVAL;
+		}
+		/* Ranges are matched sample by sample; off-CPU stretches are not kept so. */
+		if (xsprofd_group_by__is_range(r->view.group_by) &&
+		    r->view.cpu_mode != XSPROFD_MODE_CPU) {
+			snprintf(msg, size, "group_by %s works with mode cpu", str);
 			return -EINVAL;
 		}
 	}
@@ -477,8 +486,10 @@ int recordings__start(struct service *s, struct svc_rec *r, struct rec_ctx *rc, 
 		.nr_cuda_libs = r->nr_pids ? 0 : s->opts->nr_cuda_libs,
 		.keep_launch_uprobes = !strcmp(r->view.strategy, "timestamp") ||
 				       !strcmp(r->view.strategy, "stream"),
+		/* The samples one by one: for a trace, or to match them to NVTX ranges. */
 		.max_timeline =
-			output__format_needs_timeline(r->format) && r->format != OUTPUT_PPROF
+			(output__format_needs_timeline(r->format) && r->format != OUTPUT_PPROF) ||
+					xsprofd_group_by__is_range(r->view.group_by)
 				? RECORD_MAX_TIMELINE
 				: 0,
 		/* Off-CPU and wall recordings: the sched_switch program too (10 us minimum block). */
@@ -493,7 +504,8 @@ int recordings__start(struct service *s, struct svc_rec *r, struct rec_ctx *rc, 
 	int err;
 
 	/* --group-by: each process's unit or container read while it runs. */
-	if (r->view.group_by && !(r->view.groups = group_by__new(r->view.group_by))) {
+	if (r->view.group_by && !xsprofd_group_by__is_range(r->view.group_by) &&
+	    !(r->view.groups = group_by__new(r->view.group_by))) {
 		snprintf(msg, size, "out of memory");
 		return -ENOMEM;
 	}

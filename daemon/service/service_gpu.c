@@ -12,6 +12,7 @@
 #include "daemon/session/gpu_join.h"
 #include "daemon/session/gpu_waits.h"
 #include "daemon/session/group_by.h"
+#include "daemon/session/ranges.h"
 #include "daemon/session/recording.h"
 #include "daemon/session/session_tree.h"
 #include "daemon/session/stack_names.h"
@@ -38,7 +39,8 @@ int session_profile__build(struct session_profile *sp, struct recording *rec,
 	sp->join = gpu_join__new();
 	if (!sp->tree || !sp->join)
 		return -ENOMEM;
-	if (view->group_by && !view->groups && !(sp->groups = group_by__new(view->group_by)))
+	if (view->group_by && !xsprofd_group_by__is_range(view->group_by) && !view->groups &&
+	    !(sp->groups = group_by__new(view->group_by)))
 		return -ENOMEM;
 	groups = view->groups ? view->groups : sp->groups;
 	err = session_tree__build(rec, sym, view->cpu_mode, view->freq_hz,
@@ -82,6 +84,18 @@ int session_profile__build(struct session_profile *sp, struct recording *rec,
 	if (!err && pd->nr_samples)
 		err = gpu_waits__timeline(ls, &sp->waits_timeline, &pd->nr_waits);
 	pd->waits = sp->waits_timeline;
+	/* group_by range: the samples again, each under the NVTX range its thread was in, and the
+	 * GPU work under its launch's (the merged view's waits are left to the trace). */
+	if (!err && xsprofd_group_by__is_range(view->group_by)) {
+		sp->ranges = ranges__new(pd->gpu, pd->nr_gpu,
+					 view->group_by == XSPROFD_GROUP_OUTER_RANGE, NULL);
+		if (!sp->ranges)
+			return -ENOMEM;
+		if (pd->nr_samples)
+			pd->cpu_tree = NULL;
+		pd->root_at = ranges__root_at;
+		pd->root_at_ctx = sp->ranges;
+	}
 	return err;
 }
 
@@ -89,6 +103,7 @@ void session_profile__release(struct session_profile *sp)
 {
 	stack_names__free(sp->names);
 	group_by__free(sp->groups);
+	ranges__free(sp->ranges);
 	free(sp->waits_timeline);
 	gpu_join__free(sp->join);
 	calltree__free(sp->tree);

@@ -44,6 +44,7 @@ struct session_profile {
 	struct gpu_join *join;
 	struct gpu_waits_stats waits;	     /* what the GPU waits came to */
 	struct group_by *groups;	     /* view->group_by's names */
+	struct ranges *ranges;		     /* view->group_by range's NVTX ranges */
 	struct profile_wait *waits_timeline; /* pd.waits */
 };
 

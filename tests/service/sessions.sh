@@ -193,4 +193,43 @@ $py -c "import sys; sys.exit(0 if 0 < float('${span:-0}') <= 21 else 1)" &&
 v=$(status_get 'j["store"]["merged_slices"]')
 ((v >= 2)) && pass "its queries did not multiply the window's slices ($v joined)" ||
 	fail "only $v slices joined"
+
+step "a recording grouped by NVTX range: record -- CMD loads the NVTX injection"
+phases=$build/tests/xs_nvtx_phases
+if [[ -x $phases && -f $build/cupti_inject/libxsprof_cupti.so ]]; then
+	XSPROF_CUPTI_LIB=$build/cupti_inject/libxsprof_cupti.so ctl -q record --freq 999 \
+		--group-by range -o "$dir/ranges.folded" -- "$phases" 2 >"$dir/ranges.out" ||
+		fail "record --group-by range -- xs_nvtx_phases failed"
+	# Each phase's share of the samples against its own CPU time (the program prints both).
+	if $py - "$dir/ranges.folded" "$dir/ranges.out" <<'EOF'; then
+import sys
+roots, total, truth, cpu = {}, 0, {}, 1
+for line in open(sys.argv[1]):
+    if line.startswith("#") or ";[gpu] " in line:
+        continue
+    stack, w = line.rsplit(" ", 1)
+    root = stack.split(";", 1)[0]
+    roots[root] = roots.get(root, 0) + int(w)
+    total += int(w)
+for l in open(sys.argv[2]):
+    f = l.split()
+    if f and f[0] == "phase":
+        truth[f[1]] = int(f[2])
+    elif f and f[0] == "total":
+        cpu = int(f[1])
+got = {k: 100.0 * roots.get(k, 0) / max(total, 1) for k in ("data", "forward", "backward")}
+want = {k: 100.0 * truth[k] / cpu for k in got}
+print(" ".join("%s %.1f%% (its CPU time %.1f%%)" % (k, got[k], want[k]) for k in got))
+sys.exit(1 if total < 500 or any(abs(got[k] - want[k]) > 3 for k in got) else 0)
+EOF
+		pass "each phase's share within 3 points of its CPU time"
+	else
+		fail "phase shares off: $(head -c 600 "$dir/ranges.folded")"
+	fi
+	grep -qE '^forward;xs_nvtx_phases;.*xs_forward;\[gpu\] ' "$dir/ranges.folded" &&
+		pass "the GPU work launched in forward is under it" ||
+		fail "no [gpu] leaf under forward: $(grep '\[gpu\]' "$dir/ranges.folded" | head -3)"
+else
+	fail "xs_nvtx_phases or libxsprof_cupti.so was not built (CUDA toolkit)"
+fi
 exit 0
