@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# GPU path, CPU side: CUDA API uprobes, the xsprof:launch USDT, launch mode, the launches output.
+# GPU path, CPU side: CUDA API uprobes, the xsprof:launch USDT, command mode, the launches output.
 # The workloads call the real libcudart.so.13 (no GPU needed: the calls fail, the uprobes fire),
 # a fake driver library (libcuda is not installed without a GPU driver) and a fake injection
 # library that fires the same USDT as libxsprof_cupti.so.

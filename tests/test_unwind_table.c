@@ -411,7 +411,7 @@ Test(unwind_table, pages_find_the_same_rows)
 }
 
 /* A large .eh_frame is read a few MiB per step (a 200 MiB one must not hold the daemon's loop
- * for half a second before its first slice), and the table is the same as built at once. */
+ * for half a second before its first step), and the table is the same as built at once. */
 Test(unwind_table, large_sections_are_read_a_piece_per_step, .timeout = 120)
 {
 	const char *path = "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13"; /* 9.5 MiB */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The service's rolling store: window, memory cap, per-uid queries, counted drops. */
+/* The service's windows: length, memory cap, per-uid queries, counted drops. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdio.h>

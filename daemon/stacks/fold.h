@@ -61,7 +61,7 @@ int fold_stacks(const struct stack_table *st, struct symbolizer *sym, struct cal
 int fold_stacks_scaled(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
 		       uint64_t scale, struct fold_stats *ret_stats);
 
-/* Same, under a first frame "uid:N" naming the sampled thread's uid (for the service's store). */
+/* Same, under a first frame "uid:N" naming the sampled thread's uid (for the service's windows). */
 int fold_stacks_by_uid(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
 		       struct fold_stats *ret_stats);
 

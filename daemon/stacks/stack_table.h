@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Raw (unsymbolized) stacks counted as they arrive: one entry per distinct (process, thread
- * name, kernel stack, user stack). Naming is deferred to the end of a run, where each distinct
- * stack is symbolized once however many samples hit it.
+ * name, kernel stack, user stack). Naming is deferred to the end of a run or of a window slice,
+ * where each distinct stack is symbolized once however many samples hit it.
  */
 #ifndef XSPROF_DAEMON_STACK_TABLE_H
 #define XSPROF_DAEMON_STACK_TABLE_H

@@ -25,7 +25,7 @@
 #include "daemon/unwind/unwind_table.h"
 #include "daemon/unwind/unwinder.h"
 
-/* FDEs run per slice of a build: about 1-2 ms of work here. */
+/* FDEs run per step of a build: about 1-2 ms of work here. */
 #define SLICE_FDES 2048
 /* Rows per FDE, at the least, in the files measured (libtorch 6.4, libc 7.6, libblas 14). */
 #define ROWS_PER_FDE_MIN 3
@@ -1179,7 +1179,7 @@ static bool build_too_big(struct unwinder *u, struct uw_build *b)
 	return true;
 }
 
-/* One slice of the build in progress. */
+/* One step of the build in progress. */
 static void build_slice(struct unwinder *u)
 {
 	struct uw_build *b = u->build;

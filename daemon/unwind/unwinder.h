@@ -3,7 +3,7 @@
  * The unwind tables of every process a sampler walks (layout in bpf/xsprof_events.h): owns the
  * BPF maps that hold them (the sampler reuses them), each process's executable mappings, and a
  * file's table, compiled from its .eh_frame when a walk first lands in it (the BPF walk asks
- * with XSPROF_REC_UNWIND_WANT), not when a process maps it. A table is built a slice at a time
+ * with XSPROF_REC_UNWIND_WANT), not when a process maps it. A table is built a step at a time
  * (unwinder__work), so the owner's event loop keeps reading its ring buffer meanwhile; it is
  * shared by every process that maps the file (keyed by device, inode, size and mtime) and kept
  * after they exit, until its memory is needed: then the tables used least recently go first
@@ -120,7 +120,7 @@ int unwinder__hold(struct unwinder *u, const void *rec, size_t size, unwinder_do
 
 /* Whether build work or finished held samples are waiting for unwinder__work. */
 int unwinder__busy(const struct unwinder *u);
-/* Build for about budget_ns (at least one slice), finish the held samples that can be; gives
+/* Build for about budget_ns (at least one step), finish the held samples that can be; gives
  * up on held samples past their deadline. Returns unwinder__busy(). */
 int unwinder__work(struct unwinder *u, uint64_t budget_ns);
 /* The end of a recording: finish the builds its held samples (those of done context ctx;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # Python frames end to end (ctest python_*): a tests/python workload run under the real xsprofd
-# (one-shot launch mode, real BPF) with Debian's /usr/bin/python3.11, its folded profile checked
+# (one-shot command mode, real BPF) with Debian's /usr/bin/python3.11, its folded profile checked
 # by check.py against what the workload does. Each case runs with the unwind tables (auto) and
 # with frame pointers only (fp): the Python frames must be right with both; the native ones
 # around them are checked with the tables.

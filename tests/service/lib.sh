@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 #
 # A real systemd, as PID 1 of a fresh PID namespace, for testing xsprofd's unit without booting a
-# machine. Sourced by run.sh and hardening.sh.
+# machine. Sourced by run.sh and ablate.sh.
 #
 # systemd started like this shares the host's file systems and kernel, and a stock boot would
 # change the host: systemd-tmpfiles empties /tmp, udev re-triggers devices, journald puts
