@@ -1,7 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # The core stages' own tests, no BPF needed: xsprofd's command line and config file, the
-# command run under the profiler, the stack table and folding.
+# command run under the profiler, the stack table and folding; the base's containers.
 xsprof_unit_test(test_options SOURCES test_options.c LIBS xsprofd_cli)
 xsprof_unit_test(test_command SOURCES test_command.c LIBS xsprof_base)
 xsprof_unit_test(test_stack_table SOURCES test_stack_table.c LIBS xsprof_stacks)
 xsprof_unit_test(test_fold SOURCES test_fold.c LIBS xsprof_stacks)
+# The base's containers; alloc_fail.c makes any allocation of theirs fail, for the error paths.
+set(ALLOC_FAIL_LINK -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc)
+xsprof_unit_test(test_vec SOURCES test_vec.c alloc_fail.c LIBS xsprof_base ${ALLOC_FAIL_LINK})
+xsprof_unit_test(test_arena SOURCES test_arena.c alloc_fail.c LIBS xsprof_base ${ALLOC_FAIL_LINK})
+xsprof_unit_test(test_strset SOURCES test_strset.c alloc_fail.c LIBS xsprof_base ${ALLOC_FAIL_LINK})
+xsprof_unit_test(test_keymap SOURCES test_keymap.c alloc_fail.c LIBS xsprof_base ${ALLOC_FAIL_LINK})

@@ -4,6 +4,7 @@
 
 #include "daemon/base/hash.h"
 #include "daemon/base/hashmap.h"
+#include "daemon/base/vec.h"
 
 #define HASHMAP_MIN_CAP 16
 
@@ -80,14 +81,11 @@ static int hashmap__grow(struct hashmap *h)
 	struct hashmap_slot *old = h->slots;
 	size_t old_cap = h->cap, i;
 
-	if (old_cap > SIZE_MAX / 2 / sizeof(*old))
-		return -ENOMEM;
-	h->slots = calloc(old_cap * 2, sizeof(*old));
+	h->slots = vec__new_doubled(old_cap, sizeof(*old), &h->cap);
 	if (!h->slots) {
 		h->slots = old;
 		return -ENOMEM;
 	}
-	h->cap = old_cap * 2;
 	h->count = 0;
 	for (i = 0; i < old_cap; i++) {
 		if (old[i].val)

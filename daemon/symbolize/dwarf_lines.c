@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/symbolize/arena.h"
+#include "daemon/base/arena.h"
 #include "daemon/symbolize/dwarf_lines.h"
 
 struct dwarf_lines {

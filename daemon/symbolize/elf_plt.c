@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/symbolize/arena.h"
+#include "daemon/base/arena.h"
 #include "daemon/symbolize/elf_plt.h"
 
 #ifndef R_X86_64_IRELATIVE

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/symbolize/arena.h"
+#include "daemon/base/arena.h"
 #include "daemon/symbolize/demangle.h"
 #include "daemon/symbolize/elf_plt.h"
 #include "daemon/symbolize/elf_symtab.h"

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/symbolize/arena.h"
+#include "daemon/base/arena.h"
 #include "daemon/symbolize/perf_map.h"
 
 #define READ_CHUNK (64u << 10)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/symbolize/arena.h"
+#include "daemon/base/arena.h"
 #include "daemon/base/fileio.h"
 #include "daemon/symbolize/proc_maps.h"
 

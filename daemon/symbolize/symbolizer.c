@@ -37,9 +37,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/base/arena.h"
 #include "daemon/base/clock.h"
 #include "daemon/base/hash.h"
-#include "daemon/symbolize/arena.h"
 #include "daemon/symbolize/debuginfo.h"
 #include "daemon/symbolize/demangle.h"
 #include "daemon/symbolize/dwarf_lines.h"

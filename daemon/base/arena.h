@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Bump allocator for strings that live as long as their owner: a symbol table, a snapshot,
- * a symbolizer. Pointers it hands out never move, so they can be returned to callers.
+ * a symbolizer, an intern set, a keyed map's keys. Pointers it hands out never move, so they can
+ * be returned to callers.
  */
-#ifndef XSPROF_SYMBOLIZE_ARENA_H
-#define XSPROF_SYMBOLIZE_ARENA_H
+#ifndef XSPROF_BASE_ARENA_H
+#define XSPROF_BASE_ARENA_H
 
 #include <stddef.h>
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/symbolize/arena.h"
+#include "daemon/base/arena.h"
 
 #define ARENA_MIN_BLOCK (4 * 1024) /* small: most tables are small, and the cache counts blocks */
 #define ARENA_MAX_BLOCK (1024 * 1024)
