@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # What an NVTX push/pop pair costs the program: NVTX's own no-op (no injection), with
 # libxsprof_cupti.so as the NVTX injection and no daemon listening (unattached: the target is
-# under 50 ns), and under xsprofd -f (attached: each range timed and sent). Interleaved,
+# under 50 ns), and under xsprofd -f (attached: each range timed and sent); and an
+# XSPROF_SCOPE block of xsprof/scope.h, with nothing attached and under xsprofd -f. Interleaved,
 # ROUNDS rounds (default 3), the median of each printed. See bench/README.md.
 # Usage: sudo bench/nvtx.sh [BUILD_DIR] [ROUNDS]
 set -euo pipefail
@@ -15,8 +16,12 @@ lib=$build/cupti_inject/libxsprof_cupti.so
 dir=$(mktemp -d /tmp/xsprof-nvtx-bench-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 pair() { awk '/^pair_ns/ {print $2}'; }
-declare -a plain=() unattached=() attached=()
+declare -a plain=() unattached=() attached=() scope=() scope_attached=()
 for ((i = 0; i < rounds; i++)); do
+	scope+=("$("$bin" 20000000 scope | pair)")
+	rm -f "$dir/cupti.sock"
+	scope_attached+=("$("$build/daemon/xsprofd" -f --cupti-socket "$dir/cupti.sock" \
+		-o "$dir/s.folded" -- "$bin" 200000 scope 2>/dev/null | pair)")
 	plain+=("$("$bin" 5000000 | pair)")
 	unattached+=("$(NVTX_INJECTION64_PATH=$lib XSPROF_CUPTI_SOCKET=$dir/nobody.sock "$bin" 5000000 | pair)")
 	rm -f "$dir/cupti.sock"
@@ -28,4 +33,7 @@ echo "NVTX push/pop pair, ns (median of $rounds; $(nproc) CPUs, $(uname -r), $(d
 printf '  %-46s %8s\n' "NVTX alone (no injection)" "$(median "${plain[@]}")"
 printf '  %-46s %8s   (target < 50)\n' "libxsprof_cupti.so injected, no daemon" "$(median "${unattached[@]}")"
 printf '  %-46s %8s\n' "injected, xsprofd -f receiving the ranges" "$(median "${attached[@]}")"
+echo "XSPROF_SCOPE block (xsprof/scope.h: two USDT sites), ns:"
+printf '  %-46s %8s   (target < 50)\n' "nothing attached" "$(median "${scope[@]}")"
+printf '  %-46s %8s\n' "under xsprofd -f (uprobes on both sites)" "$(median "${scope_attached[@]}")"
 echo "  (a CUDA launch probe adds about 1000 ns: bench/budgets launch_vs_bare)"

@@ -60,6 +60,7 @@ enum xsprof_record_type {
 	XSPROF_REC_SAMPLE_HELD = 9,   /* a sample whose walk the daemon finishes */
 	XSPROF_REC_OFFCPU_HELD = 10,  /* an off-CPU stack whose walk the daemon finishes */
 	XSPROF_REC_LAUNCH_REUSE = 11, /* a CUDA call with the stack of its thread's last one */
+	XSPROF_REC_SCOPE = 12,	      /* xsprof:scope_begin / scope_end (xsprof/scope.h) */
 	XSPROF_REC_MAX,
 };
 
@@ -546,9 +547,27 @@ struct xsprof_cuda_stats {
 	__u64 exits_unfollowed; /* followed children removed from the pid filter at exit */
 	__u64 scratch_busy;	/* calls and firings lost: both of the CPU's scratch slots were
 				 * held by probes preempted on it (launch probes can be) */
+	__u64 scope_fired;	/* xsprof:scope_begin and scope_end hits */
+	__u64 scope_drop;	/* of them, not sent: ring buffer full or argument unreadable */
 };
 
-_Static_assert(sizeof(struct xsprof_cuda_stats) == 136, "xsprof_cuda_stats layout");
+_Static_assert(sizeof(struct xsprof_cuda_stats) == 152, "xsprof_cuda_stats layout");
+
+/*
+ * xsprof:scope_begin(name) or xsprof:scope_end(name) fired (cupti_inject/include/xsprof/
+ * scope.h): the thread, the time and the name's address in the process; the daemon reads the
+ * name once per address and pairs begins with ends per thread into ranges.
+ */
+struct xsprof_scope {
+	__u32 type; /* XSPROF_REC_SCOPE */
+	__u32 tgid;
+	__u32 tid;
+	__u32 end;     /* 0: scope_begin, 1: scope_end */
+	__u64 time_ns; /* CLOCK_MONOTONIC */
+	__u64 name;    /* the name's address in tgid */
+};
+
+_Static_assert(sizeof(struct xsprof_scope) == 32, "xsprof_scope layout");
 
 /*
  * A CUDA call or xsprof:launch firing whose stack is the one of the last full record of its

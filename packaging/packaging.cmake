@@ -45,6 +45,7 @@ function(xsprof_install_configured template destination)
 	set(code "
 		set(XSPROF_BINDIR \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}\")
 		set(XSPROF_LIBDIR \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}\")
+		set(XSPROF_INCLUDEDIR \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_INCLUDEDIR}\")
 		set(XSPROF_VERSION \"${PROJECT_VERSION}\")
 		configure_file(\"${template}\" \"${out}\" @ONLY)")
 	if(A_GZIP)
@@ -64,6 +65,12 @@ xsprof_install_configured(${CMAKE_SOURCE_DIR}/systemd/xsprofd.service.in ${XSPRO
 xsprof_install_configured(${XSPROF_PACKAGING_DIR}/man/xsprofd.8 ${CMAKE_INSTALL_MANDIR}/man8 GZIP)
 xsprof_install_configured(${XSPROF_PACKAGING_DIR}/man/xsprofctl.1 ${CMAKE_INSTALL_MANDIR}/man1 GZIP)
 xsprof_install_configured(${XSPROF_PACKAGING_DIR}/man/xsprof-diff.1 ${CMAKE_INSTALL_MANDIR}/man1 GZIP)
+
+# xsprof/scope.h for programs to name their phases (header only), and its pkg-config file.
+install(FILES ${CMAKE_SOURCE_DIR}/cupti_inject/include/xsprof/scope.h
+	DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/xsprof)
+xsprof_install_configured(${XSPROF_PACKAGING_DIR}/xsprof.pc.in ${CMAKE_INSTALL_LIBDIR}/pkgconfig
+	NAME xsprof.pc)
 
 install(FILES ${XSPROF_PACKAGING_DIR}/completion/xsprofctl ${XSPROF_PACKAGING_DIR}/completion/xsprofd
 	${XSPROF_PACKAGING_DIR}/completion/xsprof-diff

@@ -5,6 +5,8 @@
 # library that fires the same USDT as libxsprof_cupti.so.
 # The launch store and fold: pure data, no CUDA and no BPF needed.
 xsprof_unit_test(test_launch_store SOURCES test_launch_store.c LIBS xsprof_cuda)
+# xsprof scopes: probe records paired into ranges, names read once.
+xsprof_unit_test(test_cuda_scopes SOURCES test_cuda_scopes.c LIBS xsprof_cuda)
 
 find_package(CUDAToolkit QUIET)
 if(NOT CUDAToolkit_FOUND OR NOT TARGET CUDA::cudart)

@@ -8,7 +8,8 @@
 # each range as a slice at the program's own times (within 50 us at the median and for three
 # ends in four, none past 2 ms: this VM's clock reads are syscalls that it sometimes stalls for
 # 100 us or more, between the call and the program's own read), the GPU work launched in a range carries
-# it (trace arg, flamegraph root), pprof has the label range. Needs root, BTF, the CUDA
+# it (trace arg, flamegraph root), pprof has the label range; and the same with xsprof/scope.h's
+# USDT scopes (xs_scope_phases), which need no library at all. Needs root, BTF, the CUDA
 # toolkit's nvtx3 and libnvtx3interop (no GPU). Prints "ok"/"FAIL"; any FAIL fails.
 #
 # Usage: tests/nvtx.sh BUILD_DIR      (ctest runs it as nvtx_ranges)
@@ -31,6 +32,9 @@ done
 dir=$(mktemp -d /tmp/xsprof-nvtx-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 export XSPROF_CUPTI_LIB=$lib
+# The commands inherit it (run directly: xsprof scopes are probed in the command's own
+# executable, not in one a wrapper like env execs later).
+export XSPROF_CUPTI_SOCKET=$dir/cupti.sock
 
 # run NAME GROUP CMD...: xsprofd -f at 999 Hz, folded + Chrome trace + pprof, the program's
 # stdout in NAME.out. GROUP may carry more flags ("range --range-domain D").
@@ -41,7 +45,7 @@ run() {
 	# shellcheck disable=SC2086
 	if ! timeout 120 "$xsprofd" -f -F 999 --group-by $group --cupti-socket "$dir/cupti.sock" \
 		-o "$dir/$name.folded" -o "$dir/$name.json" -o "$dir/$name.pb.gz" -- \
-		env XSPROF_CUPTI_SOCKET="$dir/cupti.sock" "$@" >"$dir/$name.out" 2>"$dir/$name.err"; then
+		"$@" >"$dir/$name.out" 2>"$dir/$name.err"; then
 		fail "xsprofd -f --group-by $group -- $* failed:"$'\n'"$(tail -5 "$dir/$name.err")"
 		return 1
 	fi
@@ -161,6 +165,52 @@ if run py range "$py" "$here/workloads/nvtx_phases.py" 3 "$interop"; then
 	grep -qE '^forward;python3;.*nvtx_phases\.phase \(nvtx_phases\.py:[0-9]+\)' "$dir/py.folded" &&
 		pass "Python frames (file and line) under the range" ||
 		fail "no Python frames under forward: $(grep '^forward' "$dir/py.folded" | head -c 400)"
+fi
+
+
+echo
+echo "== C, xsprof/scope.h (USDT scopes, no library): --group-by range"
+scopes=$build/tests/xs_scope_phases
+if [[ ! -x $scopes ]]; then
+	fail "missing $scopes"
+elif run scope range "$scopes" 3; then
+	shares scope data=data step=step forward=forward backward=backward || failures=$((failures + 1))
+	$py - "$dir/scope" <<'EOF' || failures=$((failures + 1))
+import json, sys
+base = sys.argv[1]
+doc = json.load(open(base + ".json"))
+ev = doc["traceEvents"] if isinstance(doc, dict) else doc
+open_, spans = {}, []
+for e in ev:
+    if e.get("cat") == "nvtx" and e["ph"] == "b":
+        open_[e["id"]] = e
+    elif e.get("cat") == "nvtx" and e["ph"] == "e":
+        b = open_.pop(e["id"])
+        spans.append((b["name"], b["ts"], e["ts"]))
+truth = [l.split() for l in open(base + ".out") if l.startswith("range ")]
+diffs = []
+for _, name, t0, t1 in truth:
+    t0, t1 = int(t0) / 1000, int(t1) / 1000
+    best = min((s for s in spans if s[0] == name), key=lambda s: abs(s[1] - t0) + abs(s[2] - t1))
+    diffs += [abs(best[1] - t0), abs(best[2] - t1)]
+diffs.sort()
+names = sorted({s[0] for s in spans})
+bad = names != ["backward", "data", "forward", "step"] or diffs[len(diffs) // 2] > 50
+print("%s scopes as Chrome trace slices %s; step's ends within %.1f us (median) of the "
+      "program's times" % ("FAIL" if bad else "ok  ", names, diffs[len(diffs) // 2]))
+sys.exit(1 if bad else 0)
+EOF
+fi
+if run scopedom "range --range-domain xsprof" "$scopes" 2; then
+	shares scopedom data=data step=step forward=forward backward=backward ||
+		failures=$((failures + 1))
+fi
+# The header in C++ too (a class scope), with every warning on.
+if printf '#include <xsprof/scope.h>\nint main() { XSPROF_SCOPE("a"); XSPROF_FUNCTION(); return 0; }\n' |
+	c++ -std=c++11 -Wall -Wextra -Werror -I"$here/../cupti_inject/include" -x c++ - -o "$dir/cxx"; then
+	pass "xsprof/scope.h compiles as C++ (-Wall -Wextra -Werror)"
+else
+	fail "xsprof/scope.h does not compile as C++"
 fi
 
 echo

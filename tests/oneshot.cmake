@@ -42,6 +42,10 @@ if(TARGET xs_cupti_fake AND TARGET xsprof_cupti)
 		$<TARGET_PROPERTY:xsprof_cupti_encode,INTERFACE_INCLUDE_DIRECTORIES>)
 	target_link_libraries(xs_nvtx_phases PRIVATE xs_cupti_fake ${CMAKE_DL_LIBS} Threads::Threads)
 endif()
+# The same phases through xsprof/scope.h's USDT scopes (no library, no CUDA).
+add_executable(xs_scope_phases workloads/scope_phases.c)
+target_compile_options(xs_scope_phases PRIVATE -O1 -fno-omit-frame-pointer)
+target_include_directories(xs_scope_phases PRIVATE ${PROJECT_SOURCE_DIR}/cupti_inject/include)
 # It fails, saying why, where the injection library or the workload could not be built.
 add_test(NAME nvtx_ranges COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/nvtx.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(nvtx_ranges PROPERTIES TIMEOUT 300)
@@ -50,6 +54,7 @@ set_tests_properties(nvtx_ranges PROPERTIES TIMEOUT 300)
 if(TARGET xsprof_cupti)
 	add_executable(xs_nvtx_cost ${PROJECT_SOURCE_DIR}/bench/nvtx_cost.c)
 	target_include_directories(xs_nvtx_cost SYSTEM PRIVATE
-		$<TARGET_PROPERTY:xsprof_cupti_encode,INTERFACE_INCLUDE_DIRECTORIES>)
+		$<TARGET_PROPERTY:xsprof_cupti_encode,INTERFACE_INCLUDE_DIRECTORIES>
+		${PROJECT_SOURCE_DIR}/cupti_inject/include)
 	target_link_libraries(xs_nvtx_cost PRIVATE ${CMAKE_DL_LIBS})
 endif()

@@ -38,6 +38,7 @@ xsprof_usdt_launch|the xsprof:launch USDT
 xsprof_follow_fork|following children at fork
 xsprof_unfollow_exit|letting children go at exit
 xsprof_watch_mmap|probing CUDA libraries mapped later
+xsprof_usdt_scope|xsprof scopes (xsprof:scope_begin / scope_end)
 LIST
 
 rc=0

@@ -11,20 +11,21 @@
 #include "daemon/cuda/cuda_elf.h"
 #include "daemon/cuda/usdt_site.h"
 
-static bool usdt_note_is_ours(const char *desc, size_t len)
+/* The probe's name when the note is one of provider xsprof's, else NULL. */
+static const char *usdt_note_xsprof(const char *desc, size_t len)
 {
 	const char *end = desc + len, *prov = desc + 3 * 8, *name;
 
 	/* pc, base, semaphore addresses, then "provider\0name\0args\0". */
 	if (len <= 3 * 8)
-		return false;
+		return NULL;
 	name = memchr(prov, '\0', end - prov);
 	if (!name)
-		return false;
+		return NULL;
 	name++;
 	if (!memchr(name, '\0', end - name))
-		return false;
-	return !strcmp(prov, "xsprof") && !strcmp(name, "launch");
+		return NULL;
+	return strcmp(prov, "xsprof") ? NULL : name;
 }
 
 /* The note's pc (its first word) as a file offset, through the executable segment holding it. */
@@ -84,12 +85,21 @@ int cuda_file__read(int fd, struct cuda_file *fi)
 
 			data = elf_getdata(scn, NULL);
 			while (data && (off = gelf_getnote(data, off, &nh, &noff, &doff)) > 0) {
-				if (nh.n_type == 3 && nh.n_namesz == 8 &&
-				    !memcmp((char *)data->d_buf + noff, "stapsdt", 8) &&
-				    usdt_note_is_ours((char *)data->d_buf + doff, nh.n_descsz)) {
+				const char *probe =
+					nh.n_type == 3 && nh.n_namesz == 8 &&
+							!memcmp((char *)data->d_buf + noff,
+								"stapsdt", 8)
+						? usdt_note_xsprof((char *)data->d_buf + doff,
+								   nh.n_descsz)
+						: NULL;
+
+				if (probe && !strcmp(probe, "launch")) {
 					fi->usdt = true;
 					usdt_site_offset(fi, (char *)data->d_buf + doff, loads,
 							 nloads);
+				} else if (probe && (!strcmp(probe, "scope_begin") ||
+						     !strcmp(probe, "scope_end"))) {
+					fi->scopes = true;
 				}
 			}
 			continue;

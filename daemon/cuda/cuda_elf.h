@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Reading a file's CUDA API entry points and its xsprof:launch site (file offsets, for uprobes). */
+/* Reading a file's CUDA API entry points, its xsprof:launch site (file offsets, for uprobes) and
+ * whether it has xsprof scopes. */
 #ifndef XSPROF_DAEMON_CUDA_ELF_H
 #define XSPROF_DAEMON_CUDA_ELF_H
 
@@ -18,6 +19,7 @@ struct cuda_file {
 	bool usdt;
 	uint64_t usdt_off; /* file offset of the xsprof:launch site */
 	bool usdt_nop5;	   /* the site is the 5-byte nop the kernel can optimise */
+	bool scopes;	   /* xsprof:scope_begin and scope_end sites (xsprof/scope.h) */
 };
 
 /* Fill fi (zeroed by the caller) from the ELF file open at fd. -ENOEXEC for a file that is not

@@ -26,6 +26,7 @@
 #include "daemon/cuda/uprobe_multi.h"
 #include "daemon/cuda/launch_store.h"
 #include "daemon/probes/sampler.h"
+#include "daemon/cuda/cuda_scopes.h"
 #include "daemon/cuda/usdt_site.h"
 #include "daemon/log.h"
 #include "xsprof.skel.h"
@@ -101,8 +102,9 @@ struct cuda_probes {
 	struct xsprof_bpf *inst[5];
 	int nr_inst;
 	bool progs_tried, plain_tried;
-	struct bpf_program *call_multi, *ret_multi, *call_plain, *ret_plain, *usdt;
-	bool timing_waits; /* while attaching: the file's waits have their return probes */
+	struct bpf_program *call_multi, *ret_multi, *call_plain, *ret_plain, *usdt, *scope;
+	struct cuda_scopes *scopes; /* xsprof scopes open, their names */
+	bool timing_waits;	    /* while attaching: the file's waits have their return probes */
 	struct bpf_link *watch_links[3];
 	struct lib_ranges *ranges; /* MAX_RANGE_PIDS, reused round robin */
 	int next_range;
@@ -243,13 +245,15 @@ static void keep_inst(struct cuda_probes *cp, struct xsprof_bpf *m, bool multi)
 		*(multi ? &cp->ret_multi : &cp->ret_plain) = ret;
 	if (bpf_program__fd(m->progs.xsprof_usdt_launch) >= 0)
 		cp->usdt = m->progs.xsprof_usdt_launch;
+	if (bpf_program__fd(m->progs.xsprof_usdt_scope) >= 0)
+		cp->scope = m->progs.xsprof_usdt_scope;
 }
 
 /* The CUDA programs, at the first attach (see struct cuda_probes). */
 static void load_progs(struct cuda_probes *cp)
 {
 	static const enum sampler_prog each[] = {SAMPLER_PROG_CUDA_CALL, SAMPLER_PROG_CUDA_RET,
-						 SAMPLER_PROG_USDT_LAUNCH};
+						 SAMPLER_PROG_USDT_LAUNCH, SAMPLER_PROG_USDT_SCOPE};
 	struct xsprof_bpf *m;
 
 	if (cp->progs_tried)
@@ -266,7 +270,8 @@ static void load_progs(struct cuda_probes *cp)
 		bool multi = true;
 
 		m = cuda_progs__open(cp->skel, SAMPLER_PROG_BIT(each[i]), true);
-		if (!m && each[i] != SAMPLER_PROG_USDT_LAUNCH) {
+		if (!m && each[i] != SAMPLER_PROG_USDT_LAUNCH &&
+		    each[i] != SAMPLER_PROG_USDT_SCOPE) {
 			multi = false;
 			m = cuda_progs__open(cp->skel, SAMPLER_PROG_BIT(each[i]), false);
 		}
@@ -428,10 +433,10 @@ static int attach_fd(struct cuda_probes *cp, pid_t pid, int fd, const char *what
 		/* Not an x86-64 ELF file: nothing of ours in it. */
 		return err == -ENOEXEC ? 0 : err;
 	}
-	if (!fi->nr_apis && !fi->usdt)
+	if (!fi->nr_apis && !fi->usdt && !fi->scopes)
 		return 0;
 	collect_exited(cp);
-	need = fi->nr_apis + fi->usdt;
+	need = fi->nr_apis + fi->usdt + 2 * fi->scopes;
 	if (cp->nr_targets == MAX_TARGETS ||
 	    cp->nr_links + need + cuda_waits__count(fi->off) > cp->opts.max_links ||
 	    (pid > 0 && pid_targets(cp, pid) >= MAX_FILES_PER_PID)) {
@@ -486,6 +491,17 @@ static int attach_fd(struct cuda_probes *cp, pid_t pid, int fd, const char *what
 	if (!err && fi->usdt && cp->usdt) {
 		t->links[t->nr_links] =
 			bpf_program__attach_usdt(cp->usdt, pid, path, "xsprof", "launch", NULL);
+		if (!t->links[t->nr_links])
+			err = -errno;
+		else
+			t->nr_links++, t->nr_probes++;
+	}
+	/* xsprof scopes: one program on both probes, the cookie telling an end from a begin. */
+	for (int end = 0; !err && fi->scopes && cp->scope && end < 2; end++) {
+		LIBBPF_OPTS(bpf_usdt_opts, so, .usdt_cookie = (__u64)end);
+
+		t->links[t->nr_links] = bpf_program__attach_usdt(
+			cp->scope, pid, path, "xsprof", end ? "scope_end" : "scope_begin", &so);
 		if (!t->links[t->nr_links])
 			err = -errno;
 		else
@@ -836,6 +852,16 @@ static int on_wait_record(void *ctx, const void *data, size_t size)
 	return err;
 }
 
+/* An xsprof scope began or ended: an end's range goes to the store of the moment. */
+static int on_scope_record(void *ctx, const void *data, size_t size)
+{
+	struct cuda_probes *cp = ctx;
+	int err = cuda_scopes__add(cp->scopes, cp->store, data, size);
+
+	cp->st.bad_records += err == -EBADMSG;
+	return err == -EBADMSG ? err : 0;
+}
+
 /* ---- Lifecycle ---- */
 
 struct cuda_probes *cuda_probes__new(struct sampler *s, const struct cuda_probes_opts *opts)
@@ -855,7 +881,9 @@ struct cuda_probes *cuda_probes__new(struct sampler *s, const struct cuda_probes
 	cp->files = calloc(MAX_FILES, sizeof(*cp->files));
 	cp->ranges = calloc(MAX_RANGE_PIDS, sizeof(*cp->ranges));
 	cp->usdt_pids = calloc(MAX_USDT_PIDS, sizeof(*cp->usdt_pids));
-	if (!cp->store || !cp->targets || !cp->files || !cp->ranges || !cp->usdt_pids)
+	cp->scopes = cuda_scopes__new();
+	if (!cp->store || !cp->targets || !cp->files || !cp->ranges || !cp->usdt_pids ||
+	    !cp->scopes)
 		goto fail;
 	err = sampler__set_handler(s, XSPROF_REC_CUDA_CALL, on_cuda_record, cp);
 	if (!err)
@@ -864,6 +892,8 @@ struct cuda_probes *cuda_probes__new(struct sampler *s, const struct cuda_probes
 		err = sampler__set_handler(s, XSPROF_REC_CUDA_WAIT, on_wait_record, cp);
 	if (!err)
 		err = sampler__set_handler(s, XSPROF_REC_LAUNCH_REUSE, on_reuse_record, cp);
+	if (!err)
+		err = sampler__set_handler(s, XSPROF_REC_SCOPE, on_scope_record, cp);
 	if (err)
 		goto fail;
 	return cp;
@@ -984,6 +1014,7 @@ int cuda_probes__stats(const struct cuda_probes *cp, struct cuda_probes_stats *r
 		return -errno;
 	}
 	*ret = cp->st;
+	cuda_scopes__stats(cp->scopes, &ret->scopes);
 	ret->targets = cp->nr_targets;
 	ret->links = cp->nr_links;
 	for (int i = 0; i < MAX_USDT_PIDS; i++) {
@@ -1025,6 +1056,7 @@ void cuda_probes__free(struct cuda_probes *cp)
 		sampler__set_handler(cp->sampler, XSPROF_REC_USDT_LAUNCH, NULL, NULL);
 		sampler__set_handler(cp->sampler, XSPROF_REC_CUDA_WAIT, NULL, NULL);
 		sampler__set_handler(cp->sampler, XSPROF_REC_LAUNCH_REUSE, NULL, NULL);
+		sampler__set_handler(cp->sampler, XSPROF_REC_SCOPE, NULL, NULL);
 	}
 	while (cp->targets && cp->nr_targets)
 		remove_target(cp, cp->nr_targets - 1);
@@ -1035,5 +1067,6 @@ void cuda_probes__free(struct cuda_probes *cp)
 	free(cp->ranges);
 	free(cp->usdt_pids);
 	launch_store__free(cp->store);
+	cuda_scopes__free(cp->scopes);
 	free(cp);
 }

@@ -35,6 +35,7 @@
 #include <linux/types.h>
 
 #include "bpf/xsprof_events.h"
+#include "daemon/cuda/cuda_scopes.h"
 
 struct cuda_probes;
 struct launch_store;
@@ -92,6 +93,7 @@ struct cuda_probes_stats {
 	struct xsprof_cuda_stats bpf;	/* BPF counters summed over CPUs */
 	struct xsprof_wait_stats waits; /* the GPU waits' BPF counters (cuda_waits), summed */
 	struct xsprof_launch_reuse_stats reuse; /* launch stack reuse's BPF counters, summed */
+	struct cuda_scopes_stats scopes;	/* xsprof scopes paired into ranges */
 };
 
 /*

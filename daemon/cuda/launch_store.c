@@ -41,6 +41,8 @@ struct launch_store {
 	size_t nev, cap_ev;
 	struct launch_wait *waits;
 	size_t nwaits, cap_waits;
+	struct launch_range *ranges;
+	size_t nranges, cap_ranges;
 	size_t max_stacks, max_events;
 	struct hashmap *last; /* (tid, kind) -> last_val(): the thread's last stack */
 	/* The last stacks of the store this one replaced (launch_store__carry_last): reuse
@@ -83,6 +85,7 @@ void launch_store__free(struct launch_store *ls)
 	free(ls->frames);
 	free(ls->events);
 	free(ls->waits);
+	free(ls->ranges);
 	hashmap__free(ls->last);
 	launch_store__free(ls->carried);
 	free(ls);
@@ -514,6 +517,28 @@ int launch_store__add_wait(struct launch_store *ls, const struct xsprof_cuda_wai
 	};
 	ls->st.waits++;
 	return 0;
+}
+
+int launch_store__add_range(struct launch_store *ls, const struct launch_range *r)
+{
+	if (ls->nranges >= ls->max_events ||
+	    reserve((void **)&ls->ranges, &ls->cap_ranges, ls->nranges + 1, sizeof(*ls->ranges))) {
+		ls->st.ranges_dropped++;
+		return -ENOSPC;
+	}
+	ls->ranges[ls->nranges++] = *r;
+	ls->st.ranges++;
+	return 0;
+}
+
+size_t launch_store__nr_ranges(const struct launch_store *ls)
+{
+	return ls->nranges;
+}
+
+const struct launch_range *launch_store__ranges(const struct launch_store *ls)
+{
+	return ls->ranges;
 }
 
 size_t launch_store__nr_waits(const struct launch_store *ls)

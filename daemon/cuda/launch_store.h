@@ -63,6 +63,13 @@ struct launch_wait {
 	uint32_t pad;
 };
 
+/* An xsprof scope (xsprof/scope.h) a thread opened and closed: a range, as NVTX ones are. */
+struct launch_range {
+	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
+	uint32_t tgid, tid;
+	const char *name; /* owned by the cuda_probes that read it (cuda_scopes) */
+};
+
 struct launch_store_stats {
 	uint64_t calls;		 /* uprobe records stored */
 	uint64_t usdt;		 /* USDT records stored */
@@ -75,6 +82,8 @@ struct launch_store_stats {
 	uint64_t reused;	 /* calls stored under their thread's last stack (reuse records) */
 	uint64_t reuse_orphans;	 /* reuse records of a thread with no last stack: not stored */
 	uint64_t last_emptied;	 /* times the threads' last stacks were forgotten at the cap */
+	uint64_t ranges;	 /* scopes stored */
+	uint64_t ranges_dropped; /* scopes not kept: the event cap reached */
 };
 
 /* Caps: distinct stacks and events kept; 0 picks the defaults (100000 and 1000000). */
@@ -99,6 +108,10 @@ int launch_store__carry_last(struct launch_store *fresh, const struct launch_sto
 /* Store one timed wait (already validated); -ENOSPC past the event cap (counted). */
 int launch_store__add_wait(struct launch_store *ls, const struct xsprof_cuda_wait *w);
 size_t launch_store__nr_waits(const struct launch_store *ls);
+/* A closed scope, kept up to the event cap (-ENOSPC past it, counted). */
+int launch_store__add_range(struct launch_store *ls, const struct launch_range *r);
+size_t launch_store__nr_ranges(const struct launch_store *ls);
+const struct launch_range *launch_store__ranges(const struct launch_store *ls);
 /* Waits in arrival order; valid until the next add. */
 const struct launch_wait *launch_store__waits(const struct launch_store *ls);
 

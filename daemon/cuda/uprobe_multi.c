@@ -63,7 +63,7 @@ static int share_map(struct xsprof_bpf *main, struct bpf_map *map)
 
 /*
  * An instance of the skeleton sharing every map of main's, with only the CUDA programs of want
- * (SAMPLER_PROG_BITs of CUDA_CALL, CUDA_RET, USDT_LAUNCH) loaded; multi: the first two typed for
+ * (SAMPLER_PROG_BITs of CUDA_CALL, CUDA_RET, USDT_LAUNCH, USDT_SCOPE) loaded; multi: the first two typed for
  * uprobe_multi links, else for perf-event uprobes. NULL when the kernel refuses one of them.
  */
 struct xsprof_bpf *cuda_progs__open(struct xsprof_bpf *main, uint32_t want, bool multi)
@@ -81,7 +81,9 @@ struct xsprof_bpf *cuda_progs__open(struct xsprof_bpf *main, uint32_t want, bool
 				   (p == m->progs.xsprof_cuda_ret &&
 				    (want & SAMPLER_PROG_BIT(SAMPLER_PROG_CUDA_RET))) ||
 				   (p == m->progs.xsprof_usdt_launch &&
-				    (want & SAMPLER_PROG_BIT(SAMPLER_PROG_USDT_LAUNCH))));
+				    (want & SAMPLER_PROG_BIT(SAMPLER_PROG_USDT_LAUNCH))) ||
+				   (p == m->progs.xsprof_usdt_scope &&
+				    (want & SAMPLER_PROG_BIT(SAMPLER_PROG_USDT_SCOPE))));
 	if (multi) {
 		bpf_program__set_expected_attach_type(
 			m->progs.xsprof_cuda_call, (enum bpf_attach_type)XS_BPF_TRACE_UPROBE_MULTI);

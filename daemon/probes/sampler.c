@@ -293,6 +293,8 @@ static struct bpf_program *optional_prog(struct xsprof_bpf *skel, enum sampler_p
 		return skel->progs.xsprof_watch_mmap;
 	case SAMPLER_PROG_CUDA_RET:
 		return skel->progs.xsprof_cuda_ret;
+	case SAMPLER_PROG_USDT_SCOPE:
+		return skel->progs.xsprof_usdt_scope;
 	default:
 		return NULL;
 	}
@@ -312,6 +314,7 @@ const char *sampler__program_feature(enum sampler_prog p)
 		[SAMPLER_PROG_UNFOLLOW_EXIT] = "letting children go at exit",
 		[SAMPLER_PROG_WATCH_MMAP] = "probing CUDA libraries mapped later",
 		[SAMPLER_PROG_CUDA_RET] = "timing CUDA synchronisation (GPU waits)",
+		[SAMPLER_PROG_USDT_SCOPE] = "xsprof scopes (xsprof:scope_begin / scope_end)",
 	};
 
 	return p < SAMPLER_PROG_MAX ? what[p] : "?";

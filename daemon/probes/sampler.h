@@ -31,6 +31,7 @@ enum sampler_prog {
 	SAMPLER_PROG_UNFOLLOW_EXIT, /* and leave it at exit */
 	SAMPLER_PROG_WATCH_MMAP,    /* CUDA libraries mapped later get their probes */
 	SAMPLER_PROG_CUDA_RET,	    /* CUDA wait return probes: GPU waits timed */
+	SAMPLER_PROG_USDT_SCOPE,    /* xsprof:scope_begin / scope_end (xsprof/scope.h) */
 	SAMPLER_PROG_MAX,
 };
 #define SAMPLER_PROG_BIT(p) (1u << (p))
@@ -124,7 +125,7 @@ const char *sampler__program_feature(enum sampler_prog p);
  */
 #define SAMPLER_PROGS_CUDA                                                                       \
 	(SAMPLER_PROG_BIT(SAMPLER_PROG_CUDA_CALL) | SAMPLER_PROG_BIT(SAMPLER_PROG_USDT_LAUNCH) | \
-	 SAMPLER_PROG_BIT(SAMPLER_PROG_CUDA_RET))
+	 SAMPLER_PROG_BIT(SAMPLER_PROG_CUDA_RET) | SAMPLER_PROG_BIT(SAMPLER_PROG_USDT_SCOPE))
 /* For tests: XSPROF_TEST_REFUSE_PROGRAM=NAME makes that program of skel (not loaded yet) one
  * this kernel refuses, as a kernel without its feature would. */
 void sampler__test_refusal(struct xsprof_bpf *skel);

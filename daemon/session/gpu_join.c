@@ -181,6 +181,30 @@ static int convert_gpu(void *ctx, const struct gpu_activity *a)
 	return 0;
 }
 
+/* The xsprof scopes its processes closed, as NVTX ranges of domain "xsprof" (never joined). */
+static int convert_scopes(struct gpu_join *g, const struct launch_store *ls)
+{
+	const struct launch_range *r = launch_store__ranges(ls);
+	size_t n = launch_store__nr_ranges(ls);
+
+	for (size_t i = 0; i < n; i++) {
+		struct gpu_activity a = {
+			.kind = GPU_ACT_NVTX,
+			.pid = r[i].tgid,
+			.tid = r[i].tid,
+			.start_ns = r[i].start_ns,
+			.end_ns = r[i].end_ns,
+			.name = r[i].name,
+			.domain = GPU_JOIN_SCOPE_DOMAIN,
+		};
+		int err = convert_gpu(g, &a);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static void on_join(void *ctx, const struct corr_cpu_rec *cpu, const struct corr_gpu_rec *gpu)
 {
 	struct gpu_join *g = ctx;
@@ -243,6 +267,8 @@ int gpu_join__run(struct gpu_join *g, const struct launch_store *ls, const struc
 		return err;
 	g->scope = scope;
 	if (gs && (err = gpu_store__for_each(gs, 0, convert_gpu, g)))
+		return err;
+	if (ls && (err = convert_scopes(g, ls)))
 		return err;
 	g->scope = NULL;
 	/* Offline: feed both sides in time order, so nothing waits longer than it must. */

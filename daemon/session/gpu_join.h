@@ -13,6 +13,9 @@
 
 #include "correlate/correlate.h"
 
+/* The NVTX domain xsprof scopes (xsprof/scope.h) show under: --range-domain xsprof. */
+#define GPU_JOIN_SCOPE_DOMAIN "xsprof"
+
 struct gpu_store;
 struct launch_store;
 struct profile_data;
