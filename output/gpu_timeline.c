@@ -134,6 +134,17 @@ static int write_tables(FILE *f, const struct profile_data *pd, const size_t *wo
 						       leaf + (strncmp(leaf, "[gpu] ", 6) ? 0 : 6));
 		}
 	}
+	for (size_t i = 0; i < pd->nr_gpu && !err; i++) {
+		const struct corr_gpu_rec *g = &pd->gpu[i];
+
+		if (g->kind != CORR_GPU_NVTX)
+			continue;
+		err = index_of(names, (uintptr_t)g->name, 0xfffe, &k, &is_new);
+		if (!err && is_new) {
+			fputs(names->n > 1 ? "," : "", f);
+			err = chrome_trace__put_string(f, g->name ? g->name : "[unnamed range]");
+		}
+	}
 	for (size_t i = 0; i < pd->nr_waits && !err; i++) {
 		err = index_of(names, (uintptr_t)pd->waits[i].api, 0xffff, &k, &is_new);
 		if (!err && is_new) {
@@ -181,6 +192,17 @@ static int write_rows(FILE *f, const struct profile_data *pd, const size_t *work
 		fprintf(f, "%s[%u,%u,%u,%u,%" PRIu64 ",%" PRIu64 ",%zu,%lld]", i ? "," : "",
 			g->device, g->stream_id, g->pid, g->kind, rel_us(pd, g->start_ns),
 			g->end_ns > g->start_ns ? (g->end_ns - g->start_ns) / 1000 : 0, k, stack);
+	}
+	fputs("],\"ranges\":[", f);
+	for (size_t i = 0, out = 0; i < pd->nr_gpu && !err; i++) {
+		const struct corr_gpu_rec *g = &pd->gpu[i];
+
+		if (g->kind != CORR_GPU_NVTX)
+			continue;
+		err = index_of(names, (uintptr_t)g->name, 0xfffe, &k, &is_new);
+		fprintf(f, "%s[%u,%u,%" PRIu64 ",%" PRIu64 ",%zu]", out++ ? "," : "", g->pid,
+			g->tid, rel_us(pd, g->start_ns),
+			g->end_ns > g->start_ns ? (g->end_ns - g->start_ns) / 1000 : 0, k);
 	}
 	fputs("],\"waits\":[", f);
 	for (size_t i = 0; i < pd->nr_waits && !err; i++) {

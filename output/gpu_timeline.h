@@ -2,11 +2,13 @@
 /*
  * The GPU timeline as the web view draws it (format "timeline"): compact JSON with each GPU
  * activity on its device and stream, the CPU stack that launched it, the calls that waited for
- * the GPU, and CPU samples per 10 ms. Times are microseconds from the profile's start; names
+ * the GPU, the NVTX ranges and xsprof scopes of its threads (a mark: dur 0), and CPU samples
+ * per 10 ms. Times are microseconds from the profile's start; names
  * and stacks are given once and referred to by index. Schema (version 1):
  *   {"xsprof_timeline": 1, "span_us": N, "unit": "us",
  *    "names": [STR...], "stacks": ["comm;outer;...;inner"...],
  *    "work": [[device, stream, pid, kind, start_us, dur_us, name, stack]...],
+ *    "ranges": [[pid, tid, start_us, dur_us, name]...],
  *    "waits": [[pid, tid, start_us, dur_us, name]...],
  *    "cpu": {"bin_us": 10000, "samples": [N...]}}
  * kind: 1 kernel, 2 copy, 3 memset, 4 sync (the host waited on the stream: not GPU work), 5

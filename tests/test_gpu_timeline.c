@@ -111,6 +111,26 @@ Test(gpu_timeline, activities_with_their_launching_stacks)
 	json_object_put(j);
 }
 
+/* The fixture's two NVTX ranges on their thread, with their names (escaped where they must). */
+Test(gpu_timeline, nvtx_ranges_on_their_threads)
+{
+	struct profile_data pd;
+	struct json_object *j, *ranges, *names, *r;
+
+	fx_profile(&pd, GPU_MODE_MERGED, WEIGHT_US);
+	j = written(&pd);
+	ranges = get(j, "ranges");
+	names = get(j, "names");
+	cr_assert_eq(json_object_array_length(ranges), 2);
+	r = json_object_array_get_idx(ranges, 0);
+	cr_expect_eq(cell(r, 0), 100);
+	cr_expect_eq(cell(r, 1), 101);
+	cr_expect_eq(cell(r, 2), 500);
+	cr_expect_eq(cell(r, 3), 7500);
+	cr_expect_str_eq(str_at(names, cell(r, 4)), "epoch 1");
+	json_object_put(j);
+}
+
 Test(gpu_timeline, sorted_by_device_stream_process_and_time)
 {
 	struct profile_data pd;

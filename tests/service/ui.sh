@@ -61,8 +61,12 @@ size=$(curl -s -m 30 "$tcp/ui/" "$tcp/ui/app.js" "$tcp/ui/app.css" | wc -c)
 pass "the page weighs $((size / 1024)) KiB (HTML, script and style; nothing else is loaded)"
 
 step "the browser, through xsprofctl ui"
+# While the page records: the GPU double's kernels, and NVTX ranges from xs_nvtx_phases with
+# the injection library as its NVTX injection.
+# (The double stays alive past the recording's end, so its stacks are named while it runs.)
+gpu_cmd="\"$gpu\" 9000 & NVTX_INJECTION64_PATH=\"$build/cupti_inject/libxsprof_cupti.so\" \"$build/tests/xs_nvtx_phases\" 1 >/dev/null; wait"
 XSPROF_CUPTI_SOCKET=$cupti timeout 400 $py "$(dirname "$0")/ui_browser.py" "$url" "$artefacts" \
-	"$gpu" 1500 >"$dir/browser.out" 2>&1 || true
+	bash -c "$gpu_cmd" >"$dir/browser.out" 2>&1 || true
 cat "$dir/browser.out"
 n=$(grep -c '^FAIL' "$dir/browser.out" || true)
 failures=$((failures + n))

@@ -460,7 +460,7 @@ async function recordGpu() {
 	try {
 		const pid = S.source ? '&pid=' + S.source : '';
 		S.gpu = await (await api(`/debug/pprof/profile?seconds=${secs}&format=timeline${pid}`)).json();
-		$('#gpu-state').textContent = `${S.gpu.work.length} GPU activities, ${S.gpu.waits.length} waits over ${(S.gpu.span_us / 1e6).toFixed(1)} s`;
+		$('#gpu-state').textContent = `${S.gpu.work.length} GPU activities, ${S.gpu.waits.length} waits, ${(S.gpu.ranges || []).length} ranges over ${(S.gpu.span_us / 1e6).toFixed(1)} s`;
 		renderGpu();
 	} catch (e) {
 		$('#gpu-state').textContent = '';
@@ -505,7 +505,7 @@ function renderGpu() {
 		a0 = Math.min(a0, w[4]);
 		a1 = Math.max(a1, w[4] + w[5]);
 	}
-	for (const w of tl.waits) {
+	for (const w of tl.waits.concat(tl.ranges || [])) {
 		a0 = Math.min(a0, w[2]);
 		a1 = Math.max(a1, w[2] + w[3]);
 	}
@@ -530,7 +530,14 @@ function renderGpu() {
 			lanes.set(key, []);
 		lanes.get(key).push(['wait', w]);
 	}
-	if (!lanes.size) {
+	const ranges = new Map();
+	for (const r of tl.ranges || []) {
+		const key = `ranges pid ${r[0]} tid ${r[1]}`;
+		if (!ranges.has(key))
+			ranges.set(key, []);
+		ranges.get(key).push(r);
+	}
+	if (!lanes.size && !ranges.size) {
 		sum.textContent = 'No GPU work in this recording (is the CUDA injection library loaded? see xsprofctl record -- CMD).';
 		return;
 	}
@@ -561,6 +568,36 @@ function renderGpu() {
 		el.appendChild(lane.div);
 	}
 	let drawn = 0;
+	// NVTX ranges and xsprof scopes, nested rows per thread (as Nsight draws them).
+	for (const [key, items] of ranges) {
+		const lane = newLane(key), open = [];
+		let deepest = 0;
+		items.sort((a, b) => a[2] - b[2] || b[3] - a[3]);
+		for (const r of items) {
+			while (open.length && open[open.length - 1] <= r[2])
+				open.pop();
+			const depth = open.length;
+			open.push(r[2] + r[3]);
+			deepest = Math.max(deepest, depth);
+			if (drawn >= MAX_GPU_ITEMS)
+				continue;
+			const d = document.createElement('div');
+			d.className = 'gpu-item range';
+			d.style.left = pos(r[2]);
+			d.style.width = (100 * Math.max(r[3], axis / 2000)) / axis + '%';
+			d.style.top = depth * 16 + 1 + 'px';
+			d.style.height = '14px';
+			d.style.bottom = 'auto';
+			d.dataset.name = tl.names[r[4]] || '';
+			d.title = d.dataset.name;
+			d.textContent = d.dataset.name;
+			d.addEventListener('click', () => showGpuItem(d, 'range', r));
+			lane.body.appendChild(d);
+			drawn++;
+		}
+		lane.div.style.height = (deepest + 1) * 16 + 2 + 'px';
+		el.appendChild(lane.div);
+	}
 	for (const [key, items] of lanes) {
 		const lane = newLane(key);
 		for (const [what, w] of items) {
@@ -614,6 +651,8 @@ function showGpuItem(div, what, w) {
 		text += w[7] >= 0
 			? 'launched from (innermost first):\n  ' + tl.stacks[w[7]].split(';').reverse().join('\n  ')
 			: 'no launch was joined to it';
+	} else if (what === 'range') {
+		text = `range ${tl.names[w[4]]}: pid ${w[0]} tid ${w[1]}, at ${(w[2] / 1000).toFixed(3)} ms for ${w[3]} us`;
 	} else {
 		text = `${tl.names[w[4]]}: pid ${w[0]} tid ${w[1]} waited for the GPU at ${(w[2] / 1000).toFixed(3)} ms for ${w[3]} us`;
 	}
