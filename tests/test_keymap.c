@@ -85,6 +85,18 @@ Test(keymap, a_null_value_is_refused)
 	keymap__free(m);
 }
 
+Test(keymap, a_key_past_the_longest_is_refused_unread)
+{
+	struct keymap *m = keymap__new();
+	char k = 'k';
+
+	/* Refused on its length alone: the 4 GiB behind &k are never read. */
+	cr_assert_eq(keymap__put(m, &k, (size_t)KEYMAP_MAX_KEY + 1, val_of(1), NULL), -E2BIG);
+	cr_assert_null(keymap__get(m, &k, (size_t)KEYMAP_MAX_KEY + 1));
+	cr_assert_eq(keymap__count(m), 0);
+	keymap__free(m);
+}
+
 static void count_entry(const void *key, size_t len, void *val, void *ctx)
 {
 	size_t *seen = ctx, i = (uintptr_t)val - 1;

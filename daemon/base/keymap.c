@@ -11,11 +11,12 @@
 
 #define KEYMAP_MIN_SLOTS 16
 
+/* 24 bytes: a 32-bit length and the hash folded to 32 bits are enough for any table here. */
 struct keymap_slot {
 	const char *key; /* the arena's copy; NULL marks an empty slot */
-	size_t len;
-	uint64_t hash;
 	void *val;
+	uint32_t len;
+	uint32_t hash;
 };
 
 struct keymap {
@@ -53,7 +54,7 @@ void keymap__free(struct keymap *m)
 
 /* The slot holding the key, or the empty slot where it belongs. */
 static struct keymap_slot *slot_of(const struct keymap *m, const void *key, size_t len,
-				   uint64_t hash)
+				   uint32_t hash)
 {
 	size_t mask = m->nr_slots - 1, i;
 
@@ -66,13 +67,17 @@ static struct keymap_slot *slot_of(const struct keymap *m, const void *key, size
 	return &m->slots[i];
 }
 
-static uint64_t key_hash(const void *key, size_t len)
+static uint32_t key_hash(const void *key, size_t len)
 {
-	return hash_bytes(HASH_INIT, key, len);
+	uint64_t h = hash_bytes(HASH_INIT, key, len);
+
+	return (uint32_t)(h ^ (h >> 32));
 }
 
 void *keymap__get(const struct keymap *m, const void *key, size_t len)
 {
+	if (len > KEYMAP_MAX_KEY)
+		return NULL;
 	return slot_of(m, key, len, key_hash(key, len))->val;
 }
 
@@ -97,13 +102,15 @@ static int grow(struct keymap *m)
 
 int keymap__put(struct keymap *m, const void *key, size_t len, void *val, const void **ret_key)
 {
-	uint64_t hash;
+	uint32_t hash;
 	struct keymap_slot *s;
 	const char *copy;
 	int err;
 
 	if (!val)
 		return -EINVAL;
+	if (len > KEYMAP_MAX_KEY)
+		return -E2BIG;
 	hash = key_hash(key, len);
 	s = slot_of(m, key, len, hash);
 	if (!s->key) {
@@ -116,7 +123,7 @@ int keymap__put(struct keymap *m, const void *key, size_t len, void *val, const 
 		copy = arena__strndup(m->keys, len ? key : "", len);
 		if (!copy)
 			return -ENOMEM;
-		*s = (struct keymap_slot){.key = copy, .len = len, .hash = hash};
+		*s = (struct keymap_slot){.key = copy, .len = (uint32_t)len, .hash = hash};
 		m->count++;
 	}
 	s->val = val;

@@ -11,6 +11,10 @@
 #define XSPROF_BASE_KEYMAP_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+/* The longest key: 4 GiB - 1. */
+#define KEYMAP_MAX_KEY UINT32_MAX
 
 struct keymap;
 
@@ -19,11 +23,12 @@ struct keymap *keymap__new(void);
 /* Values are not freed: walk them with keymap__for_each first when they own memory. */
 void keymap__free(struct keymap *m);
 
-/* The value stored under the len bytes at key, or NULL. */
+/* The value stored under the len bytes at key, or NULL (always for a key past KEYMAP_MAX_KEY). */
 void *keymap__get(const struct keymap *m, const void *key, size_t len);
 /*
  * Inserts the key (a copy) with val, or replaces the value of an equal key. ret_key, when not
- * NULL: the map's copy of the key. -EINVAL for a NULL value, -ENOMEM; the map is unchanged then.
+ * NULL: the map's copy of the key. -EINVAL for a NULL value, -E2BIG for a key longer than
+ * KEYMAP_MAX_KEY, -ENOMEM; the map is unchanged then.
  */
 int keymap__put(struct keymap *m, const void *key, size_t len, void *val, const void **ret_key);
 size_t keymap__count(const struct keymap *m);
