@@ -5,6 +5,8 @@
  *  - one open-addressing hash table for all edges, keyed by (parent, name id), holding the child
  *    index, so finding a child is O(1) whatever the fan-out (a comm node can have 1e4 children).
  *  - names are interned in their own hash table; their bytes live in an arena.
+ * Both tables stay hand-written, not base/keymap: 4-byte slots keyed through nodes[] and names[]
+ * (a keymap slot is 32 bytes plus a copy of the key), reserved before a stack goes in.
  * Children are also chained per parent, unordered; the walk sorts each sibling set by name, which
  * keeps insertion cheap and the output deterministic.
  *
@@ -18,6 +20,7 @@
 
 #include "daemon/base/hash.h"
 #include "daemon/base/utf8.h"
+#include "daemon/base/vec.h"
 #include "output/calltree.h"
 
 #define NONE	    0 /* no node: the root is never anyone's child or sibling */
@@ -152,19 +155,7 @@ static uint32_t find_child(const struct calltree *t, uint32_t parent, uint32_t n
 
 static int reserve_nodes(struct calltree *t, size_t want)
 {
-	struct node *n;
-	size_t cap = t->cap_nodes;
-
-	if (want <= cap)
-		return 0;
-	while (cap < want)
-		cap *= 2;
-	n = realloc(t->nodes, cap * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	t->nodes = n;
-	t->cap_nodes = cap;
-	return 0;
+	return vec_reserve(&t->nodes, &t->cap_nodes, want);
 }
 
 /* Keeps the edge table at most half full for short probe runs. */
@@ -202,18 +193,8 @@ static int reserve_names(struct calltree *t, size_t want)
 	size_t cap, i, mask;
 	uint32_t *slots;
 
-	if (want > t->cap_names) {
-		struct name *n;
-
-		cap = t->cap_names ? t->cap_names : 16;
-		while (cap < want)
-			cap *= 2;
-		n = realloc(t->names, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		t->names = n;
-		t->cap_names = cap;
-	}
+	if (vec_reserve(&t->names, &t->cap_names, want))
+		return -ENOMEM;
 	if (want * 2 <= t->cap_name_slots)
 		return 0;
 	cap = round_pow2(want * 2);
@@ -441,22 +422,17 @@ static int push_children(const struct calltree *t, uint32_t node, uint32_t depth
 	uint32_t c;
 
 	for (c = t->nodes[node].first_child; c != NONE; c = t->nodes[c].next_sibling) {
-		if (*len == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 64;
-			struct walk_item *s = realloc(*stack, ncap * sizeof(*s));
-
-			if (!s)
-				return -ENOMEM;
-			*stack = s;
-			*cap = ncap;
-		}
+		if (vec_reserve(stack, cap, *len + 1))
+			return -ENOMEM;
 		(*stack)[(*len)++] = (struct walk_item){
 			.name = t->names[t->nodes[c].name].str,
 			.node = c,
 			.depth = depth,
 		};
 	}
-	qsort(*stack + start, *len - start, sizeof(**stack), cmp_item_desc);
+	/* A leaf has no children, and an empty tree no array to sort. */
+	if (*len - start > 1)
+		qsort(*stack + start, *len - start, sizeof(**stack), cmp_item_desc);
 	return 0;
 }
 

@@ -27,7 +27,8 @@ uint64_t calltree__total(const struct calltree *t);
 /*
  * Traversal. The walk is depth first, pre-order, children in byte order of their names
  * (strcmp), so every writer produces the same output for the same tree. depth is 0 for a
- * frames[0] node; name stays valid until the tree is freed.
+ * frames[0] node; name stays valid until the tree is freed, and equal names are one pointer
+ * (interned).
  */
 struct calltree_frame {
 	const char *name;

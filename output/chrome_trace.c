@@ -3,10 +3,12 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/base/hash.h"
+#include "daemon/base/hashmap.h"
+#include "daemon/base/vec.h"
 #include "output/chrome_trace.h"
 #include "output/output.h"
 #include "output/profile.h"
@@ -411,38 +413,31 @@ int chrome_trace__async_end(struct chrome_trace *t, uint64_t id, int64_t pid, in
 
 /* A set of u64 keys (threads as pid << 32 | tid), for the metadata. */
 struct keyset {
-	uint64_t *v; /* 0 is the empty slot, so keys are stored + 1 */
+	struct hashmap *index; /* key -> index in v + 1 */
+	uint64_t *v;	       /* the keys, in the order first met */
 	size_t n, cap;
 };
 
 static int keyset_add(struct keyset *s, uint64_t key)
 {
-	size_t i;
+	int err;
 
-	if ((s->n + 1) * 2 > s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 64, j;
-		uint64_t *nv = calloc(ncap, sizeof(*nv));
+	if (!s->index && !(s->index = hashmap__new()))
+		return -ENOMEM;
+	if (hashmap__get(s->index, key, 0))
+		return 0;
+	err = vec_reserve(&s->v, &s->cap, s->n + 1);
+	if (!err)
+		err = hashmap__put(s->index, key, 0, (void *)(uintptr_t)(s->n + 1));
+	if (!err)
+		s->v[s->n++] = key;
+	return err;
+}
 
-		if (!nv)
-			return -ENOMEM;
-		for (j = 0; j < s->cap; j++) {
-			if (!s->v[j])
-				continue;
-			for (i = hash_u64(s->v[j]) & (ncap - 1); nv[i]; i = (i + 1) & (ncap - 1))
-				;
-			nv[i] = s->v[j];
-		}
-		free(s->v);
-		s->v = nv;
-		s->cap = ncap;
-	}
-	for (i = hash_u64(key + 1) & (s->cap - 1); s->v[i]; i = (i + 1) & (s->cap - 1)) {
-		if (s->v[i] == key + 1)
-			return 0;
-	}
-	s->v[i] = key + 1;
-	s->n++;
-	return 0;
+static void keyset_free(struct keyset *s)
+{
+	hashmap__free(s->index);
+	free(s->v);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -452,16 +447,10 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The set's keys, sorted, in place of the table. */
+/* The set's keys, sorted. */
 static void keyset_sort(struct keyset *s)
 {
-	size_t i, n = 0;
-
-	for (i = 0; i < s->cap; i++) {
-		if (s->v[i])
-			s->v[n++] = s->v[i] - 1;
-	}
-	qsort(s->v, n, sizeof(*s->v), cmp_u64);
+	qsort(s->v, s->n, sizeof(*s->v), cmp_u64);
 }
 
 static bool is_api(const struct corr_gpu_rec *g)
@@ -605,10 +594,8 @@ static int write_names(struct writer *w)
 		if (is_api(g) || g->kind == CORR_GPU_NVTX)
 			err = keyset_add(&threads, (uint64_t)g->pid << 32 | g->tid);
 	}
-	for (i = 0; i < threads.cap && !err; i++) {
-		if (threads.v[i])
-			err = keyset_add(&procs, (threads.v[i] - 1) >> 32);
-	}
+	for (i = 0; i < threads.n && !err; i++)
+		err = keyset_add(&procs, threads.v[i] >> 32);
 	if (err)
 		goto out;
 	keyset_sort(&procs);
@@ -639,9 +626,9 @@ static int write_names(struct writer *w)
 	}
 	err = chrome_trace__error(w->t);
 out:
-	free(procs.v);
-	free(threads.v);
-	free(sampled.v);
+	keyset_free(&procs);
+	keyset_free(&threads);
+	keyset_free(&sampled);
 	return err;
 }
 
@@ -802,16 +789,9 @@ static int write_samples(struct writer *w)
 		for (; depth > k; depth--)
 			chrome_trace__slice_end(w->t, s->pid, chrome_trace__samples_tid(s->tid),
 						open[depth - 1], s->time_ns);
-		if (nf > cap) {
-			const char **no = realloc(open, nf * 2 * sizeof(*open));
-
-			if (!no) {
-				err = -ENOMEM;
-				break;
-			}
-			open = no;
-			cap = nf * 2;
-		}
+		err = vec_reserve(&open, &cap, nf);
+		if (err)
+			break;
 		for (; depth < nf; depth++) {
 			open[depth] =
 				frames[depth] && frames[depth][0] ? frames[depth] : "[unknown]";

@@ -7,6 +7,9 @@
 #include <string.h>
 
 #include "daemon/base/hash.h"
+#include "daemon/base/hashmap.h"
+#include "daemon/base/keymap.h"
+#include "daemon/base/vec.h"
 #include "output/calltree.h"
 #include "output/diff.h"
 #include "output/flamegraph.h"
@@ -72,136 +75,80 @@ int diff__read_folded(FILE *f, struct calltree *t, size_t *ret_bad_line)
 /* ---- per-stack totals of `before`, by a hash of the path from the root */
 
 struct pathmap {
-	uint64_t *key; /* 0: empty */
+	struct hashmap *index; /* path hash -> index in val + 1 */
 	uint64_t *val;
 	size_t n, cap;
 };
 
 static uint64_t path_step(uint64_t parent, const char *name)
 {
-	uint64_t h = hash_combine(parent, hash_str(name));
-
-	return h ? h : 1;
+	return hash_combine(parent, hash_str(name));
 }
 
 static int pathmap_put(struct pathmap *m, uint64_t key, uint64_t val)
 {
-	size_t i;
+	uintptr_t at;
+	int err;
 
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 1024, j;
-		uint64_t *k = calloc(cap, sizeof(*k)), *v = calloc(cap, sizeof(*v));
-
-		if (!k || !v) {
-			free(k);
-			free(v);
-			return -ENOMEM;
-		}
-		for (j = 0; j < m->cap; j++) {
-			if (!m->key[j])
-				continue;
-			for (i = m->key[j] & (cap - 1); k[i]; i = (i + 1) & (cap - 1))
-				;
-			k[i] = m->key[j];
-			v[i] = m->val[j];
-		}
-		free(m->key);
-		free(m->val);
-		m->key = k;
-		m->val = v;
-		m->cap = cap;
+	if (!m->index && !(m->index = hashmap__new()))
+		return -ENOMEM;
+	at = (uintptr_t)hashmap__get(m->index, key, 0);
+	if (!at) {
+		err = vec_reserve(&m->val, &m->cap, m->n + 1);
+		if (!err)
+			err = hashmap__put(m->index, key, 0, (void *)(uintptr_t)(m->n + 1));
+		if (err)
+			return err;
+		m->val[m->n] = 0;
+		at = ++m->n;
 	}
-	for (i = key & (m->cap - 1); m->key[i] && m->key[i] != key; i = (i + 1) & (m->cap - 1))
-		;
-	if (!m->key[i])
-		m->n++;
-	m->key[i] = key;
-	m->val[i] += val;
+	m->val[at - 1] += val;
 	return 0;
 }
 
 static uint64_t pathmap_get(const struct pathmap *m, uint64_t key)
 {
-	size_t i;
+	uintptr_t at = m->index ? (uintptr_t)hashmap__get(m->index, key, 0) : 0;
 
-	if (!m->cap)
-		return 0;
-	for (i = key & (m->cap - 1); m->key[i]; i = (i + 1) & (m->cap - 1)) {
-		if (m->key[i] == key)
-			return m->val[i];
-	}
-	return 0;
+	return at ? m->val[at - 1] : 0;
 }
 
 /* ---- per-function shares */
 
+/* Raw weights of one function; seen: the last stack counted in its total. */
+struct fn_weights {
+	uint64_t self[2], total[2], seen;
+};
+
 struct fnmap {
 	struct diff_row *rows;
-	uint64_t *self[2], *total[2], *seen; /* raw weights; seen: last stack counted in total */
-	size_t n, cap;
-	uint32_t *slot; /* row + 1 */
-	size_t nslots;
+	struct fn_weights *w; /* by row, until the rows are sorted */
+	size_t n, rows_cap, w_cap;
+	struct keymap *index; /* name -> row + 1 */
 };
 
 static int fn_index(struct fnmap *m, const char *name, size_t *ret)
 {
-	size_t i;
+	size_t len = strlen(name);
+	uintptr_t at;
+	int err;
 
-	if ((m->n + 1) * 2 > m->nslots) {
-		size_t ns = m->nslots ? m->nslots * 2 : 1024, j;
-		uint32_t *slot = calloc(ns, sizeof(*slot));
-
-		if (!slot)
-			return -ENOMEM;
-		for (j = 0; j < m->n; j++) {
-			for (i = hash_str(m->rows[j].name) & (ns - 1); slot[i];
-			     i = (i + 1) & (ns - 1))
-				;
-			slot[i] = j + 1;
-		}
-		free(m->slot);
-		m->slot = slot;
-		m->nslots = ns;
+	if (!m->index && !(m->index = keymap__new()))
+		return -ENOMEM;
+	at = (uintptr_t)keymap__get(m->index, name, len);
+	if (!at) {
+		err = vec_reserve(&m->rows, &m->rows_cap, m->n + 1);
+		if (!err)
+			err = vec_reserve(&m->w, &m->w_cap, m->n + 1);
+		if (!err)
+			err = keymap__put(m->index, name, len, (void *)(uintptr_t)(m->n + 1), NULL);
+		if (err)
+			return err;
+		m->rows[m->n] = (struct diff_row){.name = name};
+		m->w[m->n] = (struct fn_weights){0};
+		at = ++m->n;
 	}
-	for (i = hash_str(name) & (m->nslots - 1); m->slot[i]; i = (i + 1) & (m->nslots - 1)) {
-		if (!strcmp(m->rows[m->slot[i] - 1].name, name)) {
-			*ret = m->slot[i] - 1;
-			return 0;
-		}
-	}
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 256, k;
-		struct diff_row *r = realloc(m->rows, cap * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		m->rows = r;
-		for (k = 0; k < 2; k++) {
-			uint64_t *s = realloc(m->self[k], cap * sizeof(*s));
-
-			if (!s)
-				return -ENOMEM;
-			m->self[k] = s;
-			s = realloc(m->total[k], cap * sizeof(*s));
-			if (!s)
-				return -ENOMEM;
-			m->total[k] = s;
-		}
-		{
-			uint64_t *s = realloc(m->seen, cap * sizeof(*s));
-
-			if (!s)
-				return -ENOMEM;
-			m->seen = s;
-		}
-		m->cap = cap;
-	}
-	m->rows[m->n] = (struct diff_row){.name = name};
-	m->self[0][m->n] = m->self[1][m->n] = 0;
-	m->total[0][m->n] = m->total[1][m->n] = 0;
-	m->seen[m->n] = 0;
-	m->slot[i] = ++m->n;
-	*ret = m->n - 1;
+	*ret = at - 1;
 	return 0;
 }
 
@@ -255,10 +202,10 @@ static int scan_visit(const struct calltree_frame *fr, void *data)
 		if (err)
 			return err;
 		if (i == fr->depth)
-			m->self[s->side][idx] += fr->self;
-		if (m->seen[idx] != s->node) {
-			m->seen[idx] = s->node;
-			m->total[s->side][idx] += fr->self;
+			m->w[idx].self[s->side] += fr->self;
+		if (m->w[idx].seen != s->node) {
+			m->w[idx].seen = s->node;
+			m->w[idx].total[s->side] += fr->self;
 		}
 	}
 	return 0;
@@ -302,19 +249,13 @@ static int cmp_rows(const void *a, const void *b)
 
 void diff__free(struct diff *d)
 {
-	int k;
-
 	if (!d)
 		return;
-	free(d->before_paths.key);
+	hashmap__free(d->before_paths.index);
 	free(d->before_paths.val);
 	free(d->fns.rows);
-	for (k = 0; k < 2; k++) {
-		free(d->fns.self[k]);
-		free(d->fns.total[k]);
-	}
-	free(d->fns.seen);
-	free(d->fns.slot);
+	free(d->fns.w);
+	keymap__free(d->fns.index);
 	free(d);
 }
 
@@ -349,12 +290,12 @@ struct diff *diff__new(const struct calltree *before, const struct calltree *aft
 		double t0 = d->tot[0] ? 100.0 / d->tot[0] : 0,
 		       t1 = d->tot[1] ? 100.0 / d->tot[1] : 0;
 
-		r->self_before = d->fns.self[0][i] * t0;
-		r->self_after = d->fns.self[1][i] * t1;
-		r->total_before = d->fns.total[0][i] * t0;
-		r->total_after = d->fns.total[1][i] * t1;
+		r->self_before = d->fns.w[i].self[0] * t0;
+		r->self_after = d->fns.w[i].self[1] * t1;
+		r->total_before = d->fns.w[i].total[0] * t0;
+		r->total_after = d->fns.w[i].total[1] * t1;
 	}
-	/* Rows are sorted once; the slot table (by index) is not used after this. */
+	/* Rows are sorted once; the index and the weights (by row) are not used after this. */
 	qsort(d->fns.rows, d->fns.n, sizeof(*d->fns.rows), cmp_rows);
 	return d;
 }

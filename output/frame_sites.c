@@ -5,6 +5,7 @@
 
 #include "daemon/base/hash.h"
 #include "daemon/base/hashmap.h"
+#include "daemon/base/vec.h"
 #include "output/frame_sites.h"
 
 #define MAX_NAME  4096 /* longer frame names are not recorded (written by name only) */
@@ -101,15 +102,8 @@ static uint32_t map_index(struct frame_sites *fs, const struct frame_map *m)
 	}
 	if (fs->nr_maps >= MAX_MAPS)
 		return 0;
-	if (fs->nr_maps == fs->maps_cap) {
-		size_t cap = fs->maps_cap ? fs->maps_cap * 2 : 64;
-		struct frame_map *v = realloc(fs->map_v, cap * sizeof(*v));
-
-		if (!v)
-			return 0;
-		fs->map_v = v;
-		fs->maps_cap = cap;
-	}
+	if (vec_reserve(&fs->map_v, &fs->maps_cap, fs->nr_maps + 1))
+		return 0;
 	e = &fs->map_v[fs->nr_maps];
 	*e = *m;
 	e->path = strdup(m->path);

@@ -8,11 +8,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
-#include "daemon/base/hash.h"
+#include "daemon/base/keymap.h"
+#include "daemon/base/vec.h"
 #include "output/calltree.h"
 #include "output/output.h"
 #include "output/pprof.h"
@@ -166,57 +168,43 @@ struct agg_ent {
 	uint64_t k[AGG_KEY];
 	uint64_t value;
 	const void *ref; /* a record that has the key, for its labels */
-	bool used;
 };
 
+/* Distinct keys in the order first met, so samples are written in the order of the records. */
 struct agg {
+	struct keymap *index; /* key -> entry + 1 */
 	struct agg_ent *e;
 	size_t n, cap;
 };
 
-static uint64_t agg_hash(const uint64_t k[AGG_KEY])
-{
-	uint64_t h = k[0] * 0x9e3779b97f4a7c15ull;
-
-	h = (h ^ k[1]) * 0xbf58476d1ce4e5b9ull;
-	h = (h ^ k[2]) * 0x94d049bb133111ebull;
-	h = (h ^ k[3]) * 0x9e3779b97f4a7c15ull;
-	h = (h ^ k[4]) * 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 29);
-}
-
 static int agg_add(struct agg *a, const uint64_t k[AGG_KEY], uint64_t value, const void *ref)
 {
-	size_t i;
+	const size_t klen = AGG_KEY * sizeof(*k);
+	uintptr_t at;
+	int err;
 
-	if ((a->n + 1) * 2 > a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 1024, j;
-		struct agg_ent *e = calloc(cap, sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		for (j = 0; j < a->cap; j++) {
-			if (!a->e[j].used)
-				continue;
-			for (i = agg_hash(a->e[j].k) & (cap - 1); e[i].used;
-			     i = (i + 1) & (cap - 1))
-				;
-			e[i] = a->e[j];
-		}
-		free(a->e);
-		a->e = e;
-		a->cap = cap;
+	if (!a->index && !(a->index = keymap__new()))
+		return -ENOMEM;
+	at = (uintptr_t)keymap__get(a->index, k, klen);
+	if (at) {
+		a->e[at - 1].value += value;
+		return 0;
 	}
-	for (i = agg_hash(k) & (a->cap - 1); a->e[i].used; i = (i + 1) & (a->cap - 1)) {
-		if (!memcmp(a->e[i].k, k, sizeof(a->e[i].k))) {
-			a->e[i].value += value;
-			return 0;
-		}
-	}
-	a->e[i] = (struct agg_ent){.value = value, .ref = ref, .used = true};
-	memcpy(a->e[i].k, k, sizeof(a->e[i].k));
+	err = vec_reserve(&a->e, &a->cap, a->n + 1);
+	if (!err)
+		err = keymap__put(a->index, k, klen, (void *)(uintptr_t)(a->n + 1), NULL);
+	if (err)
+		return err;
+	a->e[a->n] = (struct agg_ent){.value = value, .ref = ref};
+	memcpy(a->e[a->n].k, k, klen);
 	a->n++;
 	return 0;
+}
+
+static void agg_free(struct agg *a)
+{
+	keymap__free(a->index);
+	free(a->e);
 }
 
 static void stack_of(const struct profile_data *pd, uint32_t pid, uint32_t stack_id,
@@ -244,15 +232,7 @@ static const char *name_or(const struct profile_data *pd, uint32_t pid, uint32_t
 
 static const char **frame_list(struct pp *p, size_t n)
 {
-	if (n > p->frames_cap) {
-		const char **v = realloc(p->frames, n * 2 * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		p->frames = v;
-		p->frames_cap = n * 2;
-	}
-	return p->frames;
+	return vec_reserve(&p->frames, &p->frames_cap, n) ? NULL : p->frames;
 }
 
 /* A sample of comm;stack[;leaf]. */
@@ -301,13 +281,11 @@ static int write_cpu_timeline(struct pp *p)
 
 		err = agg_add(&a, k, 1, s);
 	}
-	for (i = 0; i < a.cap && !err && !p->err; i++) {
+	for (i = 0; i < a.n && !err && !p->err; i++) {
 		const struct agg_ent *e = &a.e[i];
 		const struct profile_sample *s = e->ref;
 		int64_t values[NVALUES] = {(int64_t)e->value, (int64_t)(e->value * period), 0};
 
-		if (!e->used)
-			continue;
 		write_stack_sample(p, s->pid, s->stack_id, NULL, values);
 		label_num(p, "pid", s->pid);
 		label_num(p, "tid", s->tid);
@@ -316,7 +294,7 @@ static int write_cpu_timeline(struct pp *p)
 			label_str(p, "range", (const char *)(uintptr_t)e->k[3]);
 		sample_end(p);
 	}
-	free(a.e);
+	agg_free(&a);
 	return err ? err : p->err;
 }
 
@@ -407,15 +385,13 @@ static int write_gpu(struct pp *p)
 			err = agg_add(&a, k, g->end_ns - g->start_ns, j);
 		}
 	}
-	for (i = 0; i < a.cap && !err && !p->err; i++) {
+	for (i = 0; i < a.n && !err && !p->err; i++) {
 		const struct agg_ent *e = &a.e[i];
 		const struct profile_join *j = e->ref;
 		const struct corr_cpu_rec *l;
 		const struct corr_gpu_rec *g;
 		int64_t values[NVALUES] = {0, 0, (int64_t)e->value};
 
-		if (!e->used)
-			continue;
 		l = &pd->launches[j->launch];
 		g = &pd->gpu[j->gpu];
 		write_stack_sample(p, l->pid, l->stack_id, profile__gpu_leaf(g, leaf, sizeof(leaf)),
@@ -428,7 +404,7 @@ static int write_gpu(struct pp *p)
 			label_str(p, "range", (const char *)(uintptr_t)e->k[4]);
 		sample_end(p);
 	}
-	free(a.e);
+	agg_free(&a);
 	/* Work nothing was joined to: under the process, with its own labels. */
 	for (i = 0; i < pd->nr_gpu && !err && !p->err; i++) {
 		const struct corr_gpu_rec *g = &pd->gpu[i];

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "daemon/base/hash.h"
 #include "daemon/base/hashmap.h"
+#include "daemon/base/vec.h"
 #include "output/frame_sites.h"
 #include "output/pprof_locations.h"
 #include "output/protobuf.h"
@@ -102,23 +104,15 @@ void pprof_locs__free(struct pprof_locs *l)
 	free(l);
 }
 
-/* Grows *v (of *cap elements of size) to hold one more than n. */
+/* Grows *v (of *cap elements of size) to hold one more than n, the new elements zeroed. */
 static int grow(void **v, size_t *cap, size_t n, size_t size)
 {
-	size_t c = *cap ? *cap * 2 : 256;
-	void *p;
+	size_t old = *cap;
+	int err = n < SIZE_MAX ? vec__reserve(v, cap, n + 1, size) : -ENOMEM;
 
-	if (n < *cap)
-		return 0;
-	while (c <= n)
-		c *= 2;
-	p = realloc(*v, c * size);
-	if (!p)
-		return -ENOMEM;
-	memset((char *)p + *cap * size, 0, (c - *cap) * size);
-	*v = p;
-	*cap = c;
-	return 0;
+	if (!err)
+		memset((char *)*v + old * size, 0, (*cap - old) * size);
+	return err;
 }
 
 /* The string index of frame and what is known of it; NULL on failure. */

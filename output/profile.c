@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/base/vec.h"
 #include "output/calltree.h"
 #include "output/profile.h"
 
@@ -100,16 +101,7 @@ struct frames {
 
 static int frames_reserve(struct frames *f, size_t n)
 {
-	const char **v;
-
-	if (n <= f->cap)
-		return 0;
-	v = realloc(f->v, n * 2 * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	f->v = v;
-	f->cap = n * 2;
-	return 0;
+	return vec_reserve(&f->v, &f->cap, n);
 }
 
 /* comm;stack...;extra (extra may be NULL). */

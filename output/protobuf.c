@@ -1,28 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/base/hash.h"
+#include "daemon/base/keymap.h"
+#include "daemon/base/vec.h"
 #include "output/protobuf.h"
+
+/* Most messages fit in the first 256 bytes: one allocation each. */
+#define BUF_MIN 256
 
 void pb_need(struct buf *b, size_t n)
 {
-	uint8_t *p;
-	size_t cap;
-
-	if (b->err || b->len + n <= b->cap)
+	if (b->err)
 		return;
-	cap = b->cap ? b->cap : 256;
-	while (cap < b->len + n)
-		cap *= 2;
-	p = realloc(b->p, cap);
-	if (!p) {
+	if (n > SIZE_MAX - b->len)
 		b->err = -ENOMEM;
-		return;
-	}
-	b->p = p;
-	b->cap = cap;
+	else if (b->len + n > b->cap)
+		b->err = vec_reserve(&b->p, &b->cap, b->len + n > BUF_MIN ? b->len + n : BUF_MIN);
 }
 
 void pb_varint(struct buf *b, uint64_t v)
@@ -72,63 +68,33 @@ void pb_msg(struct buf *b, unsigned int field, const struct buf *m)
 	pb_bytes(b, field, m->p, m->len);
 }
 
-static int pb_strtab_grow(struct strtab *t)
-{
-	size_t ns = t->nslots ? t->nslots * 2 : 1024, i;
-	uint32_t *slot = calloc(ns, sizeof(*slot));
-
-	if (!slot)
-		return -ENOMEM;
-	for (i = 0; i < t->n; i++) {
-		size_t j;
-
-		for (j = hash_str(t->s[i]) & (ns - 1); slot[j]; j = (j + 1) & (ns - 1))
-			;
-		slot[j] = i + 1;
-	}
-	free(t->slot);
-	t->slot = slot;
-	t->nslots = ns;
-	return 0;
-}
-
 /* Index of s, interned on first use; -ENOMEM. */
 int64_t pb_intern(struct strtab *t, const char *s)
 {
-	size_t j;
-	char *copy;
+	size_t len;
+	uintptr_t id;
+	const void *copy;
+	int err;
 
 	if (!s)
 		s = "";
-	if ((t->n + 1) * 2 > t->nslots && pb_strtab_grow(t))
+	if (!t->index && !(t->index = keymap__new()))
 		return -ENOMEM;
-	for (j = hash_str(s) & (t->nslots - 1); t->slot[j]; j = (j + 1) & (t->nslots - 1)) {
-		if (!strcmp(t->s[t->slot[j] - 1], s))
-			return t->slot[j] - 1;
-	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		const char **v = realloc(t->s, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->s = v;
-		t->cap = cap;
-	}
-	copy = strdup(s);
-	if (!copy)
-		return -ENOMEM;
+	len = strlen(s);
+	id = (uintptr_t)keymap__get(t->index, s, len);
+	if (id)
+		return id - 1;
+	err = vec_reserve(&t->s, &t->cap, t->n + 1);
+	if (!err)
+		err = keymap__put(t->index, s, len, (void *)(uintptr_t)(t->n + 1), &copy);
+	if (err)
+		return err;
 	t->s[t->n] = copy;
-	t->slot[j] = ++t->n;
-	return t->n - 1;
+	return t->n++;
 }
 
 void pb_strtab_free(struct strtab *t)
 {
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		free((char *)t->s[i]);
+	keymap__free(t->index);
 	free(t->s);
-	free(t->slot);
 }

@@ -29,11 +29,13 @@ void pb_bytes(struct buf *b, unsigned int field, const void *p, size_t n);
 /* A nested message, from its own scratch buffer. */
 void pb_msg(struct buf *b, unsigned int field, const struct buf *m);
 
-/* String table: interned, index 0 is "". */
+struct keymap;
+
+/* String table: interned, index 0 is "". Zero-initialised is empty. */
 struct strtab {
-	const char **s; /* by index; copies owned here */
-	uint32_t *slot; /* index + 1, 0 empty */
-	size_t n, cap, nslots;
+	const char **s;	      /* by index: the index's copies */
+	size_t n, cap;	      /* strings, and room in s */
+	struct keymap *index; /* string -> index + 1 */
 };
 
 /* Index of s (NULL: ""), interned on first use; -ENOMEM. */

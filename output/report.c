@@ -2,7 +2,7 @@
 /*
  * Per function: self is the sum of the nodes of that name; total is the sum of the totals of
  * the outermost nodes of that name on each path (a node whose ancestors include the same name
- * is already inside an ancestor's total). Names are counted in a small open-addressing table.
+ * is already inside an ancestor's total). Names are counted in the order first met.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/base/hash.h"
+#include "daemon/base/hashmap.h"
+#include "daemon/base/vec.h"
 #include "output/calltree.h"
 #include "output/report.h"
 
@@ -19,9 +20,11 @@ struct fn {
 	uint64_t self, total;
 };
 
+/* Functions in the order first met, found by name: the tree's interned copy, so its address. */
 struct fns {
 	struct fn *v;
-	size_t cap, len;
+	size_t len, cap;
+	struct hashmap *index; /* name's address -> index in v + 1 */
 };
 
 /* The path from the root to the node being visited: names by depth. */
@@ -33,32 +36,15 @@ struct walk {
 
 static struct fn *fns__get(struct fns *t, const char *name)
 {
-	size_t i;
+	uintptr_t at = (uintptr_t)hashmap__get(t->index, (uintptr_t)name, 0);
 
-	if ((t->len + 1) * 2 > t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 1024;
-		struct fn *nv = calloc(ncap, sizeof(*nv));
-
-		if (!nv)
-			return NULL;
-		for (size_t j = 0; j < t->cap; j++) {
-			if (!t->v[j].name)
-				continue;
-			for (i = hash_str(t->v[j].name) & (ncap - 1); nv[i].name;
-			     i = (i + 1) & (ncap - 1))
-				;
-			nv[i] = t->v[j];
-		}
-		free(t->v);
-		t->v = nv;
-		t->cap = ncap;
-	}
-	for (i = hash_str(name) & (t->cap - 1); t->v[i].name; i = (i + 1) & (t->cap - 1))
-		if (!strcmp(t->v[i].name, name))
-			return &t->v[i];
-	t->v[i].name = name;
-	t->len++;
-	return &t->v[i];
+	if (at)
+		return &t->v[at - 1];
+	if (vec_reserve(&t->v, &t->cap, t->len + 1) ||
+	    hashmap__put(t->index, (uintptr_t)name, 0, (void *)(uintptr_t)(t->len + 1)))
+		return NULL;
+	t->v[t->len] = (struct fn){.name = name};
+	return &t->v[t->len++];
 }
 
 static int visit(const struct calltree_frame *fr, void *ctx)
@@ -67,18 +53,8 @@ static int visit(const struct calltree_frame *fr, void *ctx)
 	bool outermost = true;
 	struct fn *f;
 
-	if (fr->depth >= w->path_cap) {
-		size_t ncap = w->path_cap ? w->path_cap * 2 : 256;
-		const char **np;
-
-		while (ncap <= fr->depth)
-			ncap *= 2;
-		np = realloc(w->path, ncap * sizeof(*np));
-		if (!np)
-			return -ENOMEM;
-		w->path = np;
-		w->path_cap = ncap;
-	}
+	if (fr->depth == SIZE_MAX || vec_reserve(&w->path, &w->path_cap, fr->depth + 1))
+		return -ENOMEM;
 	w->path[fr->depth] = fr->name;
 	for (size_t d = 0; d < fr->depth && outermost; d++)
 		outermost = strcmp(w->path[d], fr->name) != 0;
@@ -126,32 +102,25 @@ static void print_top(const struct fn *v, size_t len, size_t n, uint64_t all, bo
 
 int report__write(const struct calltree *t, size_t n, const char *unit, FILE *f)
 {
-	struct walk w = {0};
+	struct walk w = {.fns.index = hashmap__new()};
 	uint64_t all = calltree__total(t);
-	struct fn *flat = NULL;
-	size_t len = 0;
-	int err;
+	const char *u = unit ? unit : "samples";
+	int err = w.fns.index ? calltree__walk(t, visit, &w) : -ENOMEM;
 
-	err = calltree__walk(t, visit, &w);
-	if (!err && w.fns.len && !(flat = malloc(w.fns.len * sizeof(*flat))))
-		err = -ENOMEM;
-	for (size_t i = 0; !err && i < w.fns.cap; i++)
-		if (w.fns.v[i].name)
-			flat[len++] = w.fns.v[i];
 	if (!err) {
 		fprintf(f, "%llu %s in all\n\nTop %zu by self (where the time was spent):\n",
-			(unsigned long long)all, unit ? unit : "samples", n);
+			(unsigned long long)all, u, n);
 		if (all) {
-			qsort(flat, len, sizeof(*flat), by_self);
-			print_top(flat, len, n, all, true, unit ? unit : "samples", f);
+			qsort(w.fns.v, w.fns.len, sizeof(*w.fns.v), by_self);
+			print_top(w.fns.v, w.fns.len, n, all, true, u, f);
 			fprintf(f, "\nTop %zu by total (what it was spent under):\n", n);
-			qsort(flat, len, sizeof(*flat), by_total);
-			print_top(flat, len, n, all, false, unit ? unit : "samples", f);
+			qsort(w.fns.v, w.fns.len, sizeof(*w.fns.v), by_total);
+			print_top(w.fns.v, w.fns.len, n, all, false, u, f);
 		}
 		if (fflush(f) || ferror(f))
 			err = -EIO;
 	}
-	free(flat);
+	hashmap__free(w.fns.index);
 	free(w.fns.v);
 	free(w.path);
 	return err;

@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 
 #include "output/calltree.h"
+#include "tests/tree_add.h"
 
 /*
  * Allocation failure injection: while armed, the countdown-th allocation and every one after
@@ -98,19 +99,6 @@ static struct recs snapshot(const struct calltree *t)
 	return r;
 }
 
-static void add(struct calltree *t, const char *stack, uint64_t weight)
-{
-	char *copy = strdup(stack), *save = NULL, *tok;
-	const char *frames[256];
-	size_t n = 0;
-
-	cr_assert(copy);
-	for (tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save))
-		frames[n++] = tok;
-	cr_assert_eq(calltree__add(t, frames, n, weight), 0, "adding %s", stack);
-	free(copy);
-}
-
 static void expect(const struct recs *r, size_t i, const char *name, size_t depth, uint64_t self,
 		   uint64_t total)
 {
@@ -142,10 +130,10 @@ Test(calltree, self_and_total_weights)
 	struct calltree *t = calltree__new();
 	struct recs r;
 
-	add(t, "main;foo;bar", 3);
-	add(t, "main;foo", 2);
-	add(t, "main;baz", 1);
-	add(t, "idle", 4);
+	tree_add(t, "main;foo;bar", 3);
+	tree_add(t, "main;foo", 2);
+	tree_add(t, "main;baz", 1);
+	tree_add(t, "idle", 4);
 	cr_expect_eq(calltree__total(t), 10);
 	cr_expect_eq(calltree__max_depth(t), 3);
 	cr_expect_eq(calltree__node_count(t), 5);
@@ -166,10 +154,10 @@ Test(calltree, shared_prefixes_merge)
 	struct calltree *t = calltree__new();
 	struct recs r;
 
-	add(t, "a;b;c", 1);
-	add(t, "a;b;c", 5);
-	add(t, "a;b;d", 2);
-	add(t, "a;b", 0); /* creates nothing new, weighs nothing */
+	tree_add(t, "a;b;c", 1);
+	tree_add(t, "a;b;c", 5);
+	tree_add(t, "a;b;d", 2);
+	tree_add(t, "a;b", 0); /* creates nothing new, weighs nothing */
 	cr_expect_eq(calltree__node_count(t), 4);
 	cr_expect_eq(calltree__total(t), 8);
 
@@ -189,9 +177,9 @@ Test(calltree, names_that_are_not_utf8_are_repaired)
 	struct calltree *t = calltree__new();
 	struct recs r;
 
-	add(t, "py;f\xf0\x28x;caf\xc3\xa9", 1); /* a lead byte without its continuation */
-	add(t, "py;f\xf0\x28x;caf\xc3\xa9", 2);
-	add(t, "py;\xed\xa0\x80;\xc0\xaf", 4); /* a surrogate and an overlong '/' */
+	tree_add(t, "py;f\xf0\x28x;caf\xc3\xa9", 1); /* a lead byte without its continuation */
+	tree_add(t, "py;f\xf0\x28x;caf\xc3\xa9", 2);
+	tree_add(t, "py;\xed\xa0\x80;\xc0\xaf", 4); /* a surrogate and an overlong '/' */
 	cr_expect_eq(calltree__node_count(t), 5);
 	r = snapshot(t);
 	cr_assert_eq(r.n, 5);
@@ -209,8 +197,8 @@ Test(calltree, same_name_at_different_places_is_different_nodes)
 	struct calltree *t = calltree__new();
 	struct recs r;
 
-	add(t, "f;f;f", 1); /* recursion */
-	add(t, "g;f", 2);
+	tree_add(t, "f;f;f", 1); /* recursion */
+	tree_add(t, "g;f", 2);
 	cr_expect_eq(calltree__node_count(t), 5);
 
 	r = snapshot(t);
@@ -275,7 +263,7 @@ Test(calltree, bad_input_is_rejected_and_changes_nothing)
 	const char *empty_first[] = {""};
 	struct recs before, after;
 
-	add(t, "a;b", 7);
+	tree_add(t, "a;b", 7);
 	before = snapshot(t);
 
 	cr_expect_eq(calltree__add(t, ok, 0, 1), -EINVAL);
@@ -309,7 +297,7 @@ Test(calltree, visitor_can_stop_the_walk)
 	struct calltree *t = calltree__new();
 	int seen = 0;
 
-	add(t, "a;b;c;d;e", 1);
+	tree_add(t, "a;b;c;d;e", 1);
 	cr_expect_eq(calltree__walk(t, stop_at_third, &seen), -ECANCELED);
 	cr_expect_eq(seen, 3);
 	calltree__free(t);
@@ -319,8 +307,8 @@ Test(calltree, weights_saturate_instead_of_wrapping)
 {
 	struct calltree *t = calltree__new();
 
-	add(t, "a;b", UINT64_MAX - 1);
-	add(t, "a;c", 5);
+	tree_add(t, "a;b", UINT64_MAX - 1);
+	tree_add(t, "a;c", 5);
 	cr_expect_eq(calltree__total(t), UINT64_MAX);
 	calltree__free(t);
 }
@@ -343,7 +331,7 @@ Test(calltree, enomem_leaves_tree_untouched)
 		char s[64];
 
 		snprintf(s, sizeof(s), "root;mid%d;leaf%d", i % 17, i);
-		add(t, s, 1);
+		tree_add(t, s, 1);
 	}
 	for (i = 0; i < 400; i++) {
 		snprintf(names[i], sizeof(names[i]), "new%d", i);

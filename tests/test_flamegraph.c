@@ -12,19 +12,7 @@
 #include "output/calltree.h"
 #include "output/flamegraph.h"
 #include "output/output.h"
-
-static void add(struct calltree *t, const char *stack, uint64_t weight)
-{
-	char *copy = strdup(stack), *save = NULL, *tok;
-	const char *frames[256];
-	size_t n = 0;
-
-	cr_assert(copy);
-	for (tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save))
-		frames[n++] = tok;
-	cr_assert_eq(calltree__add(t, frames, n, weight), 0, "adding %s", stack);
-	free(copy);
-}
+#include "tests/tree_add.h"
 
 static char *svg(const struct calltree *t, const struct output_meta *meta)
 {
@@ -111,30 +99,31 @@ static struct calltree *realistic_tree(void)
 {
 	struct calltree *t = calltree__new();
 
-	add(t, "python3;_start;__libc_start_main;main;Py_RunMain;run_mod;PyEval_EvalCode", 120);
-	add(t,
-	    "python3;_start;__libc_start_main;main;Py_RunMain;run_mod;PyEval_EvalCode;"
-	    "_PyEval_EvalFrameDefault;cudaLaunchKernel;[cuda] cuLaunchKernel",
-	    80);
-	add(t,
-	    "python3;_start;__libc_start_main;main;Py_RunMain;run_mod;PyEval_EvalCode;"
-	    "_PyEval_EvalFrameDefault;cudaLaunchKernel;[gpu] ampere_sgemm_128x64_tn",
-	    300);
-	add(t,
-	    "python3;_start;__libc_start_main;main;Py_RunMain;run_mod;PyEval_EvalCode;"
-	    "_PyEval_EvalFrameDefault;std::vector<float, std::allocator<float> >::resize",
-	    60);
-	add(t,
-	    "python3;_start;__libc_start_main;main;Py_RunMain;run_mod;read;"
-	    "entry_SYSCALL_64_[k];do_syscall_64_[k];ksys_read_[k];vfs_read_[k]",
-	    90);
-	add(t, "python3;_start;__libc_start_main;main;Py_RunMain;run_mod;memcpy", 45);
-	add(t, "python3;[unknown];__GI___clone3;start_thread;worker&co;pthread_cond_wait", 70);
-	add(t,
-	    "swapper;secondary_startup_64_[k];cpu_startup_entry_[k];do_idle_[k];"
-	    "default_idle_call_[k]",
-	    200);
-	add(t, "sshd;__poll;entry_SYSCALL_64_[k]", 3);
+	tree_add(t, "python3;_start;__libc_start_main;main;Py_RunMain;run_mod;PyEval_EvalCode",
+		 120);
+	tree_add(t,
+		 "python3;_start;__libc_start_main;main;Py_RunMain;run_mod;PyEval_EvalCode;"
+		 "_PyEval_EvalFrameDefault;cudaLaunchKernel;[cuda] cuLaunchKernel",
+		 80);
+	tree_add(t,
+		 "python3;_start;__libc_start_main;main;Py_RunMain;run_mod;PyEval_EvalCode;"
+		 "_PyEval_EvalFrameDefault;cudaLaunchKernel;[gpu] ampere_sgemm_128x64_tn",
+		 300);
+	tree_add(t,
+		 "python3;_start;__libc_start_main;main;Py_RunMain;run_mod;PyEval_EvalCode;"
+		 "_PyEval_EvalFrameDefault;std::vector<float, std::allocator<float> >::resize",
+		 60);
+	tree_add(t,
+		 "python3;_start;__libc_start_main;main;Py_RunMain;run_mod;read;"
+		 "entry_SYSCALL_64_[k];do_syscall_64_[k];ksys_read_[k];vfs_read_[k]",
+		 90);
+	tree_add(t, "python3;_start;__libc_start_main;main;Py_RunMain;run_mod;memcpy", 45);
+	tree_add(t, "python3;[unknown];__GI___clone3;start_thread;worker&co;pthread_cond_wait", 70);
+	tree_add(t,
+		 "swapper;secondary_startup_64_[k];cpu_startup_entry_[k];do_idle_[k];"
+		 "default_idle_call_[k]",
+		 200);
+	tree_add(t, "sshd;__poll;entry_SYSCALL_64_[k]", 3);
 	return t;
 }
 
@@ -167,7 +156,7 @@ Test(flamegraph, defaults_without_meta)
 	struct calltree *t = calltree__new();
 	char *doc;
 
-	add(t, "a;b", 1);
+	tree_add(t, "a;b", 1);
 	doc = svg(t, NULL);
 	assert_well_formed(doc);
 	cr_expect(strstr(doc, ">Flame Graph</text>"));
@@ -209,8 +198,8 @@ Test(flamegraph, tooltips_and_widths_follow_the_weights)
 	struct output_meta meta = {.unit = "us"};
 	char *doc;
 
-	add(t, "a;b", 3);
-	add(t, "a;c", 1);
+	tree_add(t, "a;b", 3);
+	tree_add(t, "a;c", 1);
 	doc = svg(t, &meta);
 	assert_well_formed(doc);
 	cr_expect(strstr(doc, "<title>all (4 us, 100.00%)</title>"));
@@ -261,8 +250,8 @@ Test(flamegraph, narrow_frames_are_left_out_and_counted)
 	struct calltree *t = calltree__new();
 	char *doc;
 
-	add(t, "main;hot", 100000);
-	add(t, "main;cold;colder;coldest", 1);
+	tree_add(t, "main;hot", 100000);
+	tree_add(t, "main;cold;colder;coldest", 1);
 	doc = svg(t, NULL);
 	assert_well_formed(doc);
 	cr_expect(strstr(doc, "<title>hot (100000 samples, "));
@@ -273,7 +262,7 @@ Test(flamegraph, narrow_frames_are_left_out_and_counted)
 	cr_expect_eq(svg_height(doc), 56 + 3 * 16 + 44);
 	free(doc);
 
-	add(t, "main;cold;colder;coldest", 200);
+	tree_add(t, "main;cold;colder;coldest", 200);
 	doc = svg(t, NULL);
 	cr_expect(strstr(doc, "<title>coldest (201 samples, 0.20%)</title>"));
 	cr_expect_null(strstr(doc, "id=\"note\""));
@@ -317,7 +306,7 @@ Test(flamegraph, empty_tree_says_no_samples)
 	free(doc);
 
 	/* Stacks that weigh nothing are no samples either. */
-	add(t, "a;b", 0);
+	tree_add(t, "a;b", 0);
 	doc = svg(t, NULL);
 	assert_well_formed(doc);
 	cr_expect(strstr(doc, ">No samples</text>"));

@@ -10,19 +10,7 @@
 
 #include "output/calltree.h"
 #include "output/folded.h"
-
-static void add(struct calltree *t, const char *stack, uint64_t weight)
-{
-	char *copy = strdup(stack), *save = NULL, *tok;
-	const char *frames[256];
-	size_t n = 0;
-
-	cr_assert(copy);
-	for (tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save))
-		frames[n++] = tok;
-	cr_assert_eq(calltree__add(t, frames, n, weight), 0, "adding %s", stack);
-	free(copy);
-}
+#include "tests/tree_add.h"
 
 /* Runs the writer into memory; the caller frees the text. */
 static char *folded(const struct calltree *t)
@@ -42,11 +30,11 @@ Test(folded, exact_text_of_a_small_tree)
 	struct calltree *t = calltree__new();
 	char *text;
 
-	add(t, "main;foo;bar", 3);
-	add(t, "main;foo", 2);
-	add(t, "main;baz", 1);
-	add(t, "idle", 4);
-	add(t, "main;zero", 0);
+	tree_add(t, "main;foo;bar", 3);
+	tree_add(t, "main;foo", 2);
+	tree_add(t, "main;baz", 1);
+	tree_add(t, "idle", 4);
+	tree_add(t, "main;zero", 0);
 	text = folded(t);
 	cr_expect_str_eq(text, "idle 4\n"
 			       "main;baz 1\n"
@@ -95,7 +83,7 @@ Test(folded, write_errors_are_returned)
 
 	cr_assert(f);
 	setvbuf(f, NULL, _IONBF, 0);
-	add(t, "a;b;c", 1);
+	tree_add(t, "a;b;c", 1);
 	cr_expect_eq(folded__write(t, f), -ENOSPC);
 	fclose(f);
 	calltree__free(t);
@@ -205,8 +193,8 @@ Test(folded, output_is_deterministic)
 	size_t i;
 
 	for (i = 0; i < 6; i++) {
-		add(a, stacks[i], i + 1);
-		add(b, stacks[5 - i], 6 - i);
+		tree_add(a, stacks[i], i + 1);
+		tree_add(b, stacks[5 - i], 6 - i);
 	}
 	ta = folded(a);
 	tb = folded(b);
