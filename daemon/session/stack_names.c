@@ -4,21 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/base/hash.h"
+#include "daemon/base/strset.h"
+#include "daemon/base/vec.h"
 #include "daemon/stacks/fold.h"
 #include "daemon/cuda/launch_fold.h"
 #include "daemon/cuda/launch_store.h"
 #include "daemon/session/stack_names.h"
 #include "daemon/stacks/stack_table.h"
 #include "daemon/symbolize/symbolizer.h"
-
-#define POOL_CHUNK (256u << 10)
-
-struct pool_chunk {
-	struct pool_chunk *next;
-	size_t used, size;
-	char data[];
-};
 
 /* Where one stack's frames start in the frame array, and how many. */
 struct span {
@@ -33,10 +26,7 @@ struct proc_name {
 };
 
 struct stack_names {
-	/* Interned names: open addressing over pool strings. */
-	const char **slots;
-	size_t cap, len;
-	struct pool_chunk *pool;
+	struct strset *names; /* each frame and process name once */
 	/* Frames of every stack, back to back. */
 	const char **frames;
 	size_t nr_frames, frames_cap;
@@ -48,82 +38,15 @@ struct stack_names {
 	size_t nr_procs, procs_cap;
 };
 
-static char *pool_copy(struct stack_names *sn, const char *s)
-{
-	size_t len = strlen(s) + 1;
-	struct pool_chunk *c = sn->pool;
-	char *p;
-
-	if (!c || c->size - c->used < len) {
-		size_t size = len > POOL_CHUNK ? len : POOL_CHUNK;
-
-		c = malloc(sizeof(*c) + size);
-		if (!c)
-			return NULL;
-		c->size = size;
-		c->used = 0;
-		c->next = sn->pool;
-		sn->pool = c;
-	}
-	p = c->data + c->used;
-	memcpy(p, s, len);
-	c->used += len;
-	return p;
-}
-
-static const char *intern(struct stack_names *sn, const char *s)
-{
-	size_t i, mask;
-	uint64_t h;
-
-	if ((sn->len + 1) * 2 > sn->cap) {
-		size_t ncap = sn->cap ? sn->cap * 2 : 4096;
-		const char **ns = calloc(ncap, sizeof(*ns));
-
-		if (!ns)
-			return NULL;
-		for (size_t j = 0; j < sn->cap; j++) {
-			if (!sn->slots[j])
-				continue;
-			for (i = hash_str(sn->slots[j]) & (ncap - 1); ns[i];
-			     i = (i + 1) & (ncap - 1))
-				;
-			ns[i] = sn->slots[j];
-		}
-		free(sn->slots);
-		sn->slots = ns;
-		sn->cap = ncap;
-	}
-	h = hash_str(s);
-	mask = sn->cap - 1;
-	for (i = h & mask; sn->slots[i]; i = (i + 1) & mask)
-		if (!strcmp(sn->slots[i], s))
-			return sn->slots[i];
-	sn->slots[i] = pool_copy(sn, s);
-	if (sn->slots[i])
-		sn->len++;
-	return sn->slots[i];
-}
-
 /* Append a stack's frames; its span into *ret. */
 static int add_frames(struct stack_names *sn, const char *const *frames, size_t n, struct span *ret)
 {
-	if (sn->nr_frames + n > sn->frames_cap) {
-		size_t ncap = sn->frames_cap ? sn->frames_cap * 2 : 16384;
-		const char **nf;
-
-		while (ncap < sn->nr_frames + n)
-			ncap *= 2;
-		nf = realloc(sn->frames, ncap * sizeof(*nf));
-		if (!nf)
-			return -ENOMEM;
-		sn->frames = nf;
-		sn->frames_cap = ncap;
-	}
+	if (vec_reserve(&sn->frames, &sn->frames_cap, sn->nr_frames + n))
+		return -ENOMEM;
 	ret->off = sn->nr_frames;
 	ret->n = n;
 	for (size_t i = 0; i < n; i++) {
-		const char *s = intern(sn, frames[i]);
+		const char *s = strset__intern(sn->names, frames[i]);
 
 		if (!s)
 			return -ENOMEM;
@@ -144,18 +67,9 @@ static int add_proc(struct stack_names *sn, uint32_t pid, const char *comm16, bo
 	comm[XSPROF_COMM_LEN] = '\0';
 	if (!comm[0])
 		return 0;
-	name = intern(sn, comm);
-	if (!name)
+	name = strset__intern(sn->names, comm);
+	if (!name || vec_reserve(&sn->procs, &sn->procs_cap, sn->nr_procs + 1))
 		return -ENOMEM;
-	if (sn->nr_procs == sn->procs_cap) {
-		size_t ncap = sn->procs_cap ? sn->procs_cap * 2 : 256;
-		struct proc_name *np = realloc(sn->procs, ncap * sizeof(*np));
-
-		if (!np)
-			return -ENOMEM;
-		sn->procs = np;
-		sn->procs_cap = ncap;
-	}
 	sn->procs[sn->nr_procs++] = (struct proc_name){pid, name, launched};
 	return 0;
 }
@@ -238,9 +152,10 @@ struct stack_names *stack_names__new(const struct stack_table *st, const struct 
 		err = -EOVERFLOW;
 		goto fail;
 	}
+	sn->names = strset__new(0);
 	sn->cpu = calloc(sn->nr_cpu ? sn->nr_cpu : 1, sizeof(*sn->cpu));
 	sn->launch = calloc(nl ? nl : 1, sizeof(*sn->launch));
-	if (!sn->cpu || !sn->launch) {
+	if (!sn->names || !sn->cpu || !sn->launch) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -265,13 +180,7 @@ void stack_names__free(struct stack_names *sn)
 {
 	if (!sn)
 		return;
-	while (sn->pool) {
-		struct pool_chunk *next = sn->pool->next;
-
-		free(sn->pool);
-		sn->pool = next;
-	}
-	free(sn->slots);
+	strset__free(sn->names);
 	free(sn->frames);
 	free(sn->cpu);
 	free(sn->launch);
