@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "daemon/base/arena.h"
+#include "daemon/base/vec.h"
 #include "daemon/symbolize/elf_plt.h"
 
 #ifndef R_X86_64_IRELATIVE
@@ -34,19 +35,10 @@ struct slots {
 
 static int slots__push(struct slots *s, uint64_t got, const char *name)
 {
-	struct slot *v;
-	size_t cap;
-
-	if (s->n == s->cap) {
-		if (s->cap >= MAX_SLOTS)
-			return -E2BIG;
-		cap = s->cap ? s->cap * 2 : 64;
-		v = realloc(s->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (s->n >= MAX_SLOTS)
+		return -E2BIG;
+	if (vec_reserve(&s->v, &s->cap, s->n + 1))
+		return -ENOMEM;
 	s->v[s->n++] = (struct slot){.got = got, .name = name};
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "daemon/base/arena.h"
+#include "daemon/base/vec.h"
 #include "daemon/symbolize/demangle.h"
 #include "daemon/symbolize/elf_plt.h"
 #include "daemon/symbolize/elf_symtab.h"
@@ -107,19 +108,10 @@ static int bind_rank(unsigned char bind)
 
 static int raw_syms__push(struct raw_syms *rs, const struct raw_sym *s)
 {
-	struct raw_sym *n;
-	size_t cap;
-
-	if (rs->n == rs->cap) {
-		if (rs->cap >= ELF_SYMTAB_MAX_SYMS)
-			return -EFBIG;
-		cap = rs->cap ? rs->cap * 2 : 256;
-		n = realloc(rs->v, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		rs->v = n;
-		rs->cap = cap;
-	}
+	if (rs->n >= ELF_SYMTAB_MAX_SYMS)
+		return -EFBIG;
+	if (vec_reserve(&rs->v, &rs->cap, rs->n + 1))
+		return -ENOMEM;
 	rs->v[rs->n++] = *s;
 	return 0;
 }

@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/base/keymap.h"
+#include "daemon/base/vec.h"
 #include "daemon/symbolize/frame_names.h"
-#include "daemon/base/hash.h"
-#include "daemon/base/hashmap.h"
 
 struct frame_names {
-	char **names; /* id -> name */
+	const char **names; /* id -> name: the index's copy */
 	size_t nr, cap;
 	size_t max_names, max_bytes;
-	struct hashmap *index; /* (hash, length) -> id + 1 */
+	struct keymap *index; /* name -> id + 1 */
 	struct frame_names_stats st;
 };
 
@@ -26,7 +27,7 @@ struct frame_names *frame_names__new(size_t max_names, size_t max_bytes)
 	/* Ids must fit the token's 44 bits between the tag and the ignored low bits. */
 	if (fn->max_names > (1ull << 40))
 		fn->max_names = 1ull << 40;
-	fn->index = hashmap__new();
+	fn->index = keymap__new();
 	if (!fn->index) {
 		free(fn);
 		errno = ENOMEM;
@@ -39,10 +40,8 @@ void frame_names__free(struct frame_names *fn)
 {
 	if (!fn)
 		return;
-	for (size_t i = 0; i < fn->nr; i++)
-		free(fn->names[i]);
 	free(fn->names);
-	hashmap__free(fn->index);
+	keymap__free(fn->index);
 	free(fn);
 }
 
@@ -53,35 +52,19 @@ static uint64_t token_of(size_t id)
 
 uint64_t frame_names__intern(struct frame_names *fn, const char *name)
 {
-	size_t len = strlen(name);
-	uint64_t h = hash_bytes(HASH_INIT, name, len);
-	uintptr_t v = (uintptr_t)hashmap__get(fn->index, h, len);
-	size_t need = len + 1 + sizeof(char *);
-	char *copy;
+	size_t len = strlen(name), need = len + 1 + sizeof(char *);
+	uintptr_t v = (uintptr_t)keymap__get(fn->index, name, len);
+	const void *copy;
 
-	if (v && !strcmp(fn->names[v - 1], name))
+	if (v)
 		return token_of(v - 1);
 	if (fn->nr >= fn->max_names || fn->st.bytes + need > fn->max_bytes) {
 		fn->st.full++;
 		return 0;
 	}
-	if (fn->nr == fn->cap) {
-		size_t ncap = fn->cap ? fn->cap * 2 : 1024;
-		char **nn = realloc(fn->names, ncap * sizeof(*nn));
-
-		if (!nn)
-			return 0;
-		fn->names = nn;
-		fn->cap = ncap;
-	}
-	copy = strdup(name);
-	if (!copy)
+	if (vec_reserve(&fn->names, &fn->cap, fn->nr + 1) ||
+	    keymap__put(fn->index, name, len, (void *)(uintptr_t)(fn->nr + 1), &copy))
 		return 0;
-	/* A (hash, length) taken by another name: the new one is kept, just not indexed. */
-	if (!v && hashmap__put(fn->index, h, len, (void *)(uintptr_t)(fn->nr + 1))) {
-		free(copy);
-		return 0;
-	}
 	fn->names[fn->nr] = copy;
 	fn->st.bytes += need;
 	fn->st.names = ++fn->nr;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <limits.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "daemon/base/vec.h"
 #include "daemon/symbolize/kallsyms.h"
 
 /*
@@ -46,8 +48,12 @@ static int map_grow(void **p, size_t *cap, size_t need)
 	size_t ncap = *cap ? *cap : 1 << 20;
 	void *np;
 
-	while (ncap < need)
+	/* Doubled by hand, not vec_reserve: mremap, not realloc, is what keeps the peak down. */
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return -ENOMEM;
 		ncap *= 2;
+	}
 	if (ncap == *cap)
 		return 0;
 	np = *p ? mremap(*p, *cap, ncap, MREMAP_MAYMOVE)
@@ -212,15 +218,8 @@ static int module_index(struct loader *ld, const char *name, uint16_t *ret)
 		}
 	if (k->nr_modules == MAX_MODULES)
 		return -EFBIG;
-	if (k->nr_modules == k->cap_modules) {
-		size_t ncap = k->cap_modules ? k->cap_modules * 2 : 64;
-		char **n = reallocarray(k->modules, ncap, sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		k->modules = n;
-		k->cap_modules = ncap;
-	}
+	if (vec_reserve(&k->modules, &k->cap_modules, k->nr_modules + 1))
+		return -ENOMEM;
 	k->modules[k->nr_modules] = strdup(name);
 	if (!k->modules[k->nr_modules])
 		return -ENOMEM;
@@ -239,15 +238,8 @@ static int loader__add(struct loader *ld, const struct kline *l)
 	int err;
 
 	if (!l->text) {
-		if (ld->nr_bounds == ld->cap_bounds) {
-			size_t ncap = ld->cap_bounds ? ld->cap_bounds * 2 : 256;
-			uint64_t *nb = realloc(ld->bounds, ncap * sizeof(*nb));
-
-			if (!nb)
-				return -ENOMEM;
-			ld->bounds = nb;
-			ld->cap_bounds = ncap;
-		}
+		if (vec_reserve(&ld->bounds, &ld->cap_bounds, ld->nr_bounds + 1))
+			return -ENOMEM;
 		ld->bounds[ld->nr_bounds++] = l->addr;
 		return 0;
 	}

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "daemon/base/arena.h"
+#include "daemon/base/vec.h"
 #include "daemon/symbolize/perf_map.h"
 
 #define READ_CHUNK (64u << 10)
@@ -98,18 +99,10 @@ static int add_line(struct perf_map *m, const char *p, const char *end)
 		return -EINVAL;
 	if (len > PERF_MAP_MAX_NAME)
 		len = PERF_MAP_MAX_NAME;
-	if (m->n == m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 256;
-		struct entry *nv;
-
-		if (m->cap >= PERF_MAP_MAX_ENTRIES)
-			return -E2BIG;
-		nv = realloc(m->v, ncap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		m->v = nv;
-		m->cap = ncap;
-	}
+	if (m->n >= PERF_MAP_MAX_ENTRIES)
+		return -E2BIG;
+	if (vec_reserve(&m->v, &m->cap, m->n + 1))
+		return -ENOMEM;
 	/* A NUL inside the name ends it: the name is text for a flamegraph. */
 	len = strnlen(name, len);
 	e = &m->v[m->n];

@@ -7,6 +7,7 @@
 
 #include "daemon/base/arena.h"
 #include "daemon/base/fileio.h"
+#include "daemon/base/vec.h"
 #include "daemon/symbolize/proc_maps.h"
 
 #define DELETED_SUFFIX	   " (deleted)"
@@ -138,17 +139,8 @@ static bool parse_line(struct cursor *c, struct proc_map *m, const char **ret_pa
 
 static int proc_maps__append(struct proc_maps *pm, const struct proc_map *m)
 {
-	struct proc_map *n;
-	size_t cap;
-
-	if (pm->count == pm->cap) {
-		cap = pm->cap ? pm->cap * 2 : 64;
-		n = realloc(pm->maps, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		pm->maps = n;
-		pm->cap = cap;
-	}
+	if (vec_reserve(&pm->maps, &pm->cap, pm->count + 1))
+		return -ENOMEM;
 	pm->maps[pm->count++] = *m;
 	return 0;
 }
