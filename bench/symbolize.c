@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "daemon/base/vec.h"
 #include "daemon/symbolize/elf_symtab.h"
 #include "daemon/symbolize/proc_maps.h"
 #include "daemon/symbolize/symbolizer.h"
@@ -45,12 +46,8 @@ static uint64_t *read_addrs(const char *path, size_t *ret_n)
 		a = strtoull(line, &end, 16);
 		if (end == line || !a)
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 4096;
-			v = realloc(v, cap * sizeof(*v));
-			if (!v)
-				exit(1);
-		}
+		if (vec_reserve(&v, &cap, n + 1))
+			exit(1);
 		v[n++] = a;
 	}
 	fclose(f);

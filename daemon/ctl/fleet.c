@@ -19,6 +19,7 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 
+#include "daemon/base/vec.h"
 #include "daemon/ctl/fleet.h"
 #include "daemon/ctl/reply_buf.h"
 #include "output/calltree.h"
@@ -101,15 +102,8 @@ static int add_host_line(struct fleet *f, char *line)
 		return 1;
 	if (f->nr == FLEET_MAX_HOSTS)
 		return -E2BIG;
-	if (f->nr == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 64;
-		struct fleet_host *n = realloc(f->hosts, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		f->hosts = n;
-		f->cap = cap;
-	}
+	if (vec_reserve(&f->hosts, &f->cap, f->nr + 1))
+		return -ENOMEM;
 	h = &f->hosts[f->nr];
 	memset(h, 0, sizeof(*h));
 	h->addr = strdup(tok);
