@@ -40,6 +40,7 @@ struct kq {
 	uint32_t *gens;
 	uint32_t nr, alloc, cap, fresh; /* in use, allocated, allowed, never used yet from here */
 	uint32_t free_head;
+	/* Key -> chain by hand, not base/hashmap: probed per record, the chain inline. */
 	struct kq_slot *slots;
 	uint32_t *cursors;  /* per slot, if asked for: the caller's bookmark in the chain, kept
 			      valid on removal (apart, so queues without them pay no cache miss) */

@@ -87,6 +87,7 @@ struct idj_block {
 struct idjoin {
 	struct corr_base *b;
 	struct kq cpu; /* struct idjoin_cpu, found through blocks */
+	/* Open addressing by hand, not base/hashmap: probed per record, entries inline. */
 	struct idj_block *blocks;
 	uint32_t block_mask, nblocks;
 	struct kq gpu; /* struct corr_gpu_rec */
@@ -120,7 +121,8 @@ int kq_alloc_evict(struct kq *q, uint32_t *ret_idx, kq_evict_fn evict, void *ctx
 /* Evicts entries whose arrival stamp is before horizon, oldest first; evict must remove. */
 void kq_age(struct kq *q, uint64_t horizon, enum corr_why why, kq_evict_fn evict, void *ctx);
 
-/* A capped map from a 128-bit key to a 64-bit value, stamped for purging. */
+/* A capped map from a 128-bit key to a 64-bit value, stamped for purging. By hand, not
+   base/hashmap: probed per record, sized once from the cap, purged in place by stamp. */
 struct idmap_ent {
 	uint64_t a, b;
 	uint64_t stamp;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,8 @@ struct gpu_store {
 	struct node *ghead, *gtail;
 	struct pid_q **pids;
 	size_t nr_pid_buckets; /* power of two */
+	/* Names chained and counted by hand, not base/strset: looked up per record, and a name
+	 * leaves with its last record (a strset keeps every string until it is freed). */
 	struct gstr **strs;
 	size_t nr_str_buckets; /* power of two, grows with the names held */
 	struct gpu_store_stats st;
@@ -110,9 +113,14 @@ static uint32_t str_hash(const char *s, size_t len)
 
 static void grow_strs(struct gpu_store *st)
 {
-	size_t n = st->nr_str_buckets * 2;
-	struct gstr **b = calloc(n, sizeof(*b));
+	size_t n = st->nr_str_buckets;
+	struct gstr **b;
 
+	/* Checked by hand, not vec__new_doubled: the CUPTI fuzzer builds this file alone. */
+	if (n > SIZE_MAX / 2 / sizeof(*b))
+		return;
+	n *= 2;
+	b = calloc(n, sizeof(*b));
 	if (!b)
 		return; /* longer chains, still correct */
 	for (size_t i = 0; i < st->nr_str_buckets; i++) {

@@ -16,6 +16,8 @@ static const uint64_t no_ips[1];
  * and a new stack costs the frames that differ (a leaf address, mostly), not its whole depth:
  * a PyTorch process at 499 Hz made a new 1 KiB stack with nearly every sample (its leaves
  * differ), 5 MiB in 10 s, where its chains take a tenth of that. Chain 0 is the empty one.
+ * Both tables stay hand-written, not base/keymap or hashmap: probed per sample, in 4- and 8-byte
+ * slots over keys already in the frames and nodes (a keymap slot is 24 bytes plus a key copy).
  */
 struct frame {
 	uint64_t ip;
