@@ -5,8 +5,7 @@ xsprof_unit_test(test_options SOURCES test_options.c LIBS xsprofd_cli)
 xsprof_unit_test(test_command SOURCES test_command.c LIBS xsprof_base)
 xsprof_unit_test(test_stack_table SOURCES test_stack_table.c LIBS xsprof_stacks)
 xsprof_unit_test(test_fold SOURCES test_fold.c LIBS xsprof_stacks)
-# The base's containers; alloc_fail.c makes any allocation of theirs fail, for the error paths.
-set(ALLOC_FAIL_LINK -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc)
+# The base's containers, with their allocations failed in turn (tests/alloc_fail.h).
 xsprof_unit_test(test_vec SOURCES test_vec.c alloc_fail.c LIBS xsprof_base ${ALLOC_FAIL_LINK})
 xsprof_unit_test(test_arena SOURCES test_arena.c alloc_fail.c LIBS xsprof_base ${ALLOC_FAIL_LINK})
 xsprof_unit_test(test_strset SOURCES test_strset.c alloc_fail.c LIBS xsprof_base ${ALLOC_FAIL_LINK})

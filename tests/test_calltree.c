@@ -9,54 +9,8 @@
 #include <criterion/criterion.h>
 
 #include "output/calltree.h"
+#include "tests/alloc_fail.h"
 #include "tests/tree_add.h"
-
-/*
- * Allocation failure injection: while armed, the countdown-th allocation and every one after
- * it fail. Only calltree__add runs armed, so Criterion's own allocations are never affected.
- */
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t n);
-
-static long fail_countdown = -1;
-
-static bool alloc_fails(void)
-{
-	if (fail_countdown < 0)
-		return false;
-	if (fail_countdown == 0)
-		return true;
-	fail_countdown--;
-	return false;
-}
-
-void *malloc(size_t n)
-{
-	if (alloc_fails()) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return __libc_malloc(n);
-}
-
-void *calloc(size_t n, size_t size)
-{
-	if (alloc_fails()) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return __libc_calloc(n, size);
-}
-
-void *realloc(void *p, size_t n)
-{
-	if (alloc_fails()) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return __libc_realloc(p, n);
-}
 
 /* A flat record of a walk, to compare trees and check the order. */
 struct rec {
@@ -342,9 +296,9 @@ Test(calltree, enomem_leaves_tree_untouched)
 	before = snapshot(t);
 
 	for (k = 0; err == -ENOMEM; k++) {
-		fail_countdown = k;
+		alloc_fail__nth(k + 1);
 		err = calltree__add(t, frames, 400, 9);
-		fail_countdown = -1;
+		alloc_fail__nth(0);
 		if (err != -ENOMEM)
 			break;
 		failures++;
