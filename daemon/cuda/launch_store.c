@@ -6,6 +6,7 @@
 
 #include "daemon/base/hash.h"
 #include "daemon/base/hashmap.h"
+#include "daemon/base/vec.h"
 #include "daemon/cuda/launch_store.h"
 
 #define DEFAULT_MAX_STACKS 100000
@@ -133,22 +134,10 @@ static int grow_slots(struct launch_store *ls)
 	return 0;
 }
 
-static int reserve(void **p, size_t *cap, size_t need, size_t elem)
+/* Per launch: the common case (room left) stays inline; growth is base's, overflow-checked. */
+static inline int reserve(void **p, size_t *cap, size_t need, size_t elem)
 {
-	size_t n;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	n = *cap ? *cap * 2 : 256;
-	while (n < need)
-		n *= 2;
-	np = realloc(*p, n * elem);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = n;
-	return 0;
+	return need <= *cap ? 0 : vec__reserve(p, cap, need, elem);
 }
 
 /* The index of k's entry, or -ENOENT. */

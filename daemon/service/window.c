@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bpf/xsprof_events.h"
+#include "daemon/base/vec.h"
 #include "daemon/service/window.h"
 #include "output/calltree.h"
 
@@ -110,18 +111,11 @@ int window__add(struct window *s, uint64_t start_ns, uint64_t end_ns, struct cal
 	}
 	while (s->n && s->st.bytes + bytes > s->opts.cap_bytes)
 		drop_oldest(s, true);
-	if (s->n == s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 64;
-		struct slice *ns = realloc(s->slices, ncap * sizeof(*ns));
-
-		if (!ns) {
-			s->st.dropped_slices++;
-			s->st.dropped_samples += samples;
-			calltree__free(tree);
-			return -ENOMEM;
-		}
-		s->slices = ns;
-		s->cap = ncap;
+	if (vec_reserve(&s->slices, &s->cap, s->n + 1)) {
+		s->st.dropped_slices++;
+		s->st.dropped_samples += samples;
+		calltree__free(tree);
+		return -ENOMEM;
 	}
 	s->slices[s->n++] = (struct slice){start_ns, end_ns, tree, bytes};
 	s->st.bytes += bytes;
