@@ -406,44 +406,19 @@ static int gpu_option(struct xsprofd_opts *o, int c, const char *arg)
 	return 0;
 }
 
-const char *xsprofd_mode__name(int mode)
-{
-	switch (mode) {
-	case XSPROFD_MODE_OFFCPU:
-		return "offcpu";
-	case XSPROFD_MODE_WALL:
-		return "wall";
-	default:
-		return "cpu";
-	}
-}
-
-int xsprofd_mode__from_name(const char *name, int *ret_mode)
-{
-	for (int m = XSPROFD_MODE_CPU; m <= XSPROFD_MODE_WALL; m++) {
-		if (!strcmp(name, xsprofd_mode__name(m))) {
-			*ret_mode = m;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 /* --mode, --min-block-us, --report: one-shot flags only. */
 static int mode_option(struct xsprofd_opts *o, int c, const char *arg)
 {
 	static const char *const names[] = {"--mode", "--min-block-us", "--report",
 					    "--comm", "--cgroup",	"--unit",
 					    "--tid",  "--group-by",	"--range-domain"};
-	static const char *const groups[] = {"",     "unit",  "container",
-					     "comm", "range", "outer-range"};
 	const char *flag = names[c - OPT_MODE];
 
 	if (origin)
 		return bad(flag, arg ? arg : "", "only a command-line flag, not a config key");
 	switch (c) {
 	case OPT_MODE:
-		if (xsprofd_mode__from_name(arg, &o->mode))
+		if (session_mode__from_name(arg, &o->mode))
 			return bad(flag, arg, "use cpu, offcpu or wall");
 		return 0;
 	case OPT_MIN_BLOCK_US:
@@ -470,10 +445,9 @@ static int mode_option(struct xsprofd_opts *o, int c, const char *arg)
 		list_entry(LIST_TIDS, &o->nr_tids);
 		return add_ids(flag, arg, o->tids, &o->nr_tids);
 	case OPT_GROUP_BY:
-		for (int g = XSPROFD_GROUP_UNIT; g <= XSPROFD_GROUP_OUTER_RANGE; g++)
-			if (!strcmp(arg, groups[g]))
-				return o->group_by = g, 0;
-		return bad(flag, arg, "use unit, container, comm, range or outer-range");
+		if (session_group__from_name(arg, &o->group_by))
+			return bad(flag, arg, "use unit, container, comm, range or outer-range");
+		return 0;
 	case OPT_RANGE_DOMAIN:
 		if (!*arg)
 			return bad(flag, arg,
@@ -892,8 +866,8 @@ static const char *find_config_flag(int argc, char **argv)
 static const char *oneshot_only_flag(const struct xsprofd_opts *o, const char **ret_arg)
 {
 	*ret_arg = "";
-	if (o->mode != XSPROFD_MODE_CPU) {
-		*ret_arg = xsprofd_mode__name(o->mode);
+	if (o->mode != SESSION_MODE_CPU) {
+		*ret_arg = session_mode__name(o->mode);
 		return "--mode";
 	}
 	if (o->report)
@@ -919,7 +893,7 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 
 	if (!o->freq_set)
 		o->freq_hz = !o->foreground		    ? XSPROFD_SERVICE_FREQ
-			     : o->mode == XSPROFD_MODE_WALL ? XSPROFD_WALL_FREQ
+			     : o->mode == SESSION_MODE_WALL ? XSPROFD_WALL_FREQ
 							    : XSPROFD_ONESHOT_FREQ;
 	err = gpu_finish(o); /* GPU path (cuda_probes) */
 	if (err)
@@ -947,16 +921,14 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 		return 0;
 	}
 	/* The ranges come as NVTX records over the CUPTI socket, and are matched sample by sample. */
-	if (xsprofd_group_by__is_range(o->group_by) && o->mode != XSPROFD_MODE_CPU)
-		return bad("--group-by",
-			   o->group_by == XSPROFD_GROUP_RANGE ? "range" : "outer-range",
+	if (session_group__is_range(o->group_by) && o->mode != SESSION_MODE_CPU)
+		return bad("--group-by", session_group__name(o->group_by),
 			   "works with --mode cpu (samples)");
-	if (o->range_domain && !xsprofd_group_by__is_range(o->group_by))
+	if (o->range_domain && !session_group__is_range(o->group_by))
 		return bad("--range-domain", o->range_domain,
 			   "only with --group-by range or outer-range");
-	if (xsprofd_group_by__is_range(o->group_by) && o->no_cuda)
-		return bad("--group-by",
-			   o->group_by == XSPROFD_GROUP_RANGE ? "range" : "outer-range",
+	if (session_group__is_range(o->group_by) && o->no_cuda)
+		return bad("--group-by", session_group__name(o->group_by),
 			   "needs the CUPTI socket the NVTX ranges come on: not with --no-cuda");
 	/* GPU path: --launches-output alone; --report alone prints and writes nothing */
 	if (!o->nr_outputs && !o->launch_output && !o->report) {

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include "cupti_inject/xsprof_wire.h"
 #include "daemon/base/api_socket.h"
+#include "daemon/session/session_mode.h"
 
 #define XSPROFD_MAX_PIDS    1024
 #define XSPROFD_MAX_TIDS    1024
@@ -112,7 +113,7 @@ struct xsprofd_opts {
 	int weight; /* --weight: enum weight_unit */
 
 	/* What the profile weighs (one-shot): on-CPU samples, off-CPU time, or both. */
-	int mode;		   /* enum xsprofd_mode */
+	enum session_mode mode;	   /* --mode */
 	unsigned int min_block_us; /* --min-block-us: shorter off-CPU blocks are ignored */
 	bool report;		   /* --report: the top functions, on stdout */
 	/* In-kernel filters (one-shot): process name, cgroup v2 directory, systemd unit. */
@@ -121,33 +122,9 @@ struct xsprofd_opts {
 	const char *unit;
 	pid_t tids[XSPROFD_MAX_TIDS]; /* --tid: only these threads */
 	int nr_tids;
-	int group_by; /* --group-by: enum xsprofd_group_by, a root level above the process */
-	const char *range_domain; /* --range-domain: only this NVTX domain's ranges */
+	enum session_group group_by; /* --group-by: a root level above the process, or none */
+	const char *range_domain;    /* --range-domain: only this NVTX domain's ranges */
 };
-
-enum xsprofd_group_by {
-	XSPROFD_GROUP_NONE = 0,
-	XSPROFD_GROUP_UNIT,	   /* the systemd unit (from the cgroup) */
-	XSPROFD_GROUP_CONTAINER,   /* the container (from the cgroup) */
-	XSPROFD_GROUP_COMM,	   /* the process's name */
-	XSPROFD_GROUP_RANGE,	   /* the innermost NVTX range the thread was in */
-	XSPROFD_GROUP_OUTER_RANGE, /* the outermost one */
-};
-
-static inline int xsprofd_group_by__is_range(int g)
-{
-	return g == XSPROFD_GROUP_RANGE || g == XSPROFD_GROUP_OUTER_RANGE;
-}
-
-enum xsprofd_mode {
-	XSPROFD_MODE_CPU = 0, /* samples of running threads */
-	XSPROFD_MODE_OFFCPU,  /* time threads spent off the CPU (blocked, or runnable) */
-	XSPROFD_MODE_WALL,    /* both, in microseconds: each thread's wall time */
-};
-
-/* "cpu", "offcpu", "wall"; and back: 0 or -EINVAL. */
-const char *xsprofd_mode__name(int mode);
-int xsprofd_mode__from_name(const char *name, int *ret_mode);
 
 /*
  * Parse argv (and the config file it names, or the default one when it exists). Returns 0 to

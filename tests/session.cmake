@@ -1,8 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-# The session stage's own tests, no BPF needed: naming a session's stacks (from a fake /proc,
-# tests/fake_proc.h) and joining its launches to GPU records.
+# The session stage's own tests: naming a session's stacks (from a fake /proc,
+# tests/fake_proc.h) and joining its launches to GPU records need no BPF; the profile builder
+# runs on a real recording of the test itself (root and BPF).
 xsprof_unit_test(test_stack_names SOURCES test_stack_names.c LIBS xsprof_session)
 # gpu_slice__tree, the window's user of the join, lives in the service: its one file is
 # compiled in rather than the whole service (HTTP, TLS, the web view) linked.
 xsprof_unit_test(test_gpu_join SOURCES test_gpu_join.c
 	${PROJECT_SOURCE_DIR}/daemon/service/service_gpu.c LIBS xsprof_session xsprofd_cli)
+# alloc_fail.c and ALLOC_FAIL_LINK fail the builder's first allocation, for its error path.
+xsprof_unit_test(test_session_profile SOURCES test_session_profile.c alloc_fail.c
+	LIBS xsprof_session ${ALLOC_FAIL_LINK})

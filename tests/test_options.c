@@ -58,7 +58,7 @@ Test(options, one_shot_defaults, .fini = cleanup)
 	cr_expect_eq(o.nr_outputs, 1);
 	cr_expect_str_eq(o.outputs[0].path, "x.folded");
 	cr_expect_eq(o.freq_hz, XSPROFD_ONESHOT_FREQ);
-	cr_expect_eq(o.mode, XSPROFD_MODE_CPU);
+	cr_expect_eq(o.mode, SESSION_MODE_CPU);
 	xsprofd_opts__free(&o);
 }
 
@@ -68,7 +68,7 @@ Test(options, wall_mode_samples_faster_unless_told, .fini = cleanup)
 
 	write_config("");
 	cr_assert_eq(PARSE(&o, "-c", cfg, "-f", "-d", "1", "--mode", "wall", "-o", "w.folded"), 0);
-	cr_expect_eq(o.mode, XSPROFD_MODE_WALL);
+	cr_expect_eq(o.mode, SESSION_MODE_WALL);
 	cr_expect_eq(o.freq_hz, XSPROFD_WALL_FREQ);
 	xsprofd_opts__free(&o);
 	cr_assert_eq(PARSE(&o, "-c", cfg, "-f", "-d", "1", "--mode", "wall", "-F", "49", "-o",
@@ -142,12 +142,27 @@ Test(options, a_reload_with_a_bad_file_keeps_the_running_settings, .fini = clean
 
 Test(options, modes_by_name)
 {
-	int m = -1;
+	enum session_mode m = SESSION_MODE_CPU;
 
-	cr_expect_eq(xsprofd_mode__from_name("offcpu", &m), 0);
-	cr_expect_eq(m, XSPROFD_MODE_OFFCPU);
-	cr_expect_str_eq(xsprofd_mode__name(XSPROFD_MODE_WALL), "wall");
-	cr_expect_eq(xsprofd_mode__from_name("Wall ", &m), -EINVAL);
+	cr_expect_eq(session_mode__from_name("offcpu", &m), 0);
+	cr_expect_eq(m, SESSION_MODE_OFFCPU);
+	cr_expect_str_eq(session_mode__name(SESSION_MODE_WALL), "wall");
+	cr_expect_eq(session_mode__from_name("Wall ", &m), -EINVAL);
+	cr_expect_eq(m, SESSION_MODE_OFFCPU);
+}
+
+Test(options, groups_by_name)
+{
+	enum session_group g = SESSION_GROUP_NONE;
+
+	cr_expect_eq(session_group__from_name("outer-range", &g), 0);
+	cr_expect_eq(g, SESSION_GROUP_OUTER_RANGE);
+	cr_expect(session_group__is_range(g));
+	cr_expect_str_eq(session_group__name(SESSION_GROUP_CONTAINER), "container");
+	/* No group is not a name a user may give. */
+	cr_expect_eq(session_group__from_name("", &g), -EINVAL);
+	cr_expect_eq(session_group__from_name("Unit", &g), -EINVAL);
+	cr_expect_eq(g, SESSION_GROUP_OUTER_RANGE);
 }
 
 /* ---- the config file, key by key ---- */

@@ -33,11 +33,10 @@
 #include "daemon/probes/preflight.h"
 #include "daemon/session/gpu_waits.h"
 #include "daemon/session/group_by.h"
+#include "daemon/session/profile.h"
 #include "daemon/session/ranges.h"
 #include "daemon/session/recording.h"
-#include "daemon/session/session_tree.h"
 #include "daemon/probes/sampler.h"
-#include "daemon/session/stack_names.h"
 #include "daemon/stacks/stack_table.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "daemon/unwind/unwinder.h"
@@ -630,25 +629,43 @@ static void nvtx_report(const struct profile_data *pd)
 			 domains > 1 ? ", ..." : "", domains ? ")" : "");
 }
 
-/* Join the launches to the GPU records received, into pd; logs what it did. */
-static int gpu_correlate(const struct xsprofd_opts *o, struct oneshot_gpu *gpu,
-			 const struct launch_store *launches, struct profile_data *pd)
+/* What joining the launches to the GPU records received came to. */
+static void gpu_report(const struct xsprofd_opts *o, const struct profile_data *pd,
+		       const struct correlate_stats *cs)
 {
-	struct correlate_stats cs = {};
-	int err = oneshot_gpu__correlate(gpu, launches, o->correlate, pd, &cs);
-
-	if (err) {
-		log_err("correlating GPU work with its launches failed: %s", strerror(-err));
-		return err;
-	}
 	log_msg(pd->nr_gpu || pd->nr_launches ? LOG_INFO : LOG_DEBUG,
 		"GPU: %zu records received, %zu launches; correlation (%s): %llu matched, "
 		"unmatched %llu launches and %llu GPU records, late %llu and %llu",
-		pd->nr_gpu, pd->nr_launches, o->correlate, (unsigned long long)cs.matched,
-		(unsigned long long)cs.unmatched_cpu, (unsigned long long)cs.unmatched_gpu,
-		(unsigned long long)cs.late_cpu, (unsigned long long)cs.late_gpu);
+		pd->nr_gpu, pd->nr_launches, o->correlate, (unsigned long long)cs->matched,
+		(unsigned long long)cs->unmatched_cpu, (unsigned long long)cs->unmatched_gpu,
+		(unsigned long long)cs->late_cpu, (unsigned long long)cs->late_gpu);
 	nvtx_report(pd);
-	return 0;
+}
+
+/* --group-by range: how many NVTX ranges the samples were matched to. */
+static void ranges_report(const struct xsprofd_opts *o, const struct ranges *ranges)
+{
+	size_t n = ranges__count(ranges);
+
+	if (!n)
+		log_warn("--group-by %s: no NVTX range arrived, so every sample is under %s (the "
+			 "program calls no NVTX, or it does not load the injection: command mode "
+			 "sets NVTX_INJECTION64_PATH; started elsewhere, give it "
+			 "NVTX_INJECTION64_PATH=%s)",
+			 session_group__name(o->group_by), RANGES_NONE, command__cupti_lib());
+	else
+		log_info("--group-by range: %zu NVTX ranges", n);
+}
+
+/* The wall and merged views: what the time in CUDA calls waiting for the GPU came to. */
+static void waits_report(struct recording *rec, const struct gpu_waits_stats *ws)
+{
+	struct cuda_probes *cp = recording__cuda(rec);
+	struct cuda_probes_stats cs = {};
+
+	if (cp)
+		cuda_probes__stats(cp, &cs);
+	gpu_waits__report(ws, cp ? cuda_probes__store(cp) : NULL, &cs.waits);
 }
 
 /* ---- */
@@ -668,7 +685,7 @@ static bool wants_timeline(const struct xsprofd_opts *o)
 		    o->outputs[i].format == OUTPUT_TIMELINE)
 			return true;
 	/* Each sample is matched to the range its thread was in at its time. */
-	return xsprofd_group_by__is_range(o->group_by);
+	return session_group__is_range(o->group_by);
 }
 
 static int write_outputs(const struct xsprofd_opts *o, const struct profile_data *pd,
@@ -701,31 +718,6 @@ static int write_outputs(const struct xsprofd_opts *o, const struct profile_data
 	return failed ? -EIO : 0;
 }
 
-/* The wall and merged views: time spent in CUDA calls waiting for the GPU, as [wait gpu]. */
-static int add_waits(const struct xsprofd_opts *o, const struct launch_store *launches,
-		     const struct profile_data *pd, struct calltree *tree, struct cuda_probes *cp,
-		     struct group_by *groups)
-{
-	struct gpu_waits_stats ws = {};
-	struct cuda_probes_stats cs = {};
-	int err;
-
-	/* Not in the off-CPU view: the blocked part of a wait is there already, as off-CPU time. */
-	if (!launches || o->mode == XSPROFD_MODE_OFFCPU ||
-	    (o->mode == XSPROFD_MODE_CPU && pd->mode != GPU_MODE_MERGED))
-		return 0;
-	err = gpu_waits__add(launches, pd, tree, pd->sample_period_ns,
-			     groups ? group_by__root : NULL, groups, &ws);
-	if (err) {
-		log_err("adding the GPU waits failed: %s", strerror(-err));
-		return err;
-	}
-	if (cp)
-		cuda_probes__stats(cp, &cs);
-	gpu_waits__report(&ws, launches, &cs.waits);
-	return 0;
-}
-
 /* One one-shot run: what its steps share. */
 struct run {
 	const struct xsprofd_opts *o;
@@ -740,12 +732,10 @@ struct run {
 	struct recording *rec;
 	struct oneshot_gpu *gpu;
 	struct gpu_scope scope;
-	struct calltree *tree;
-	struct stack_names *names;
-	struct group_by *groups;    /* --group-by */
-	struct ranges *ranges;	    /* --group-by range */
-	struct profile_wait *waits; /* the Chrome trace's GPU wait slices */
-	struct profile_data pd;
+	struct group_by *groups; /* --group-by */
+	uint64_t start_ns, end_ns;
+	int64_t realtime_offset_ns;
+	struct session_profile sp;
 };
 
 /* Everything that can be checked before anything starts. 0, or the exit status. */
@@ -799,13 +789,13 @@ static void recording_opts_for(const struct xsprofd_opts *o, struct recording_op
 		/* Those two join entry uprobe records; id (and auto's pick of it) the USDT's. */
 		.keep_launch_uprobes = o->correlate && (!strcmp(o->correlate, "timestamp") ||
 							!strcmp(o->correlate, "stream")),
-		.offcpu = o->mode != XSPROFD_MODE_CPU,
+		.offcpu = o->mode != SESSION_MODE_CPU,
 		.offcpu_min_ns = (uint64_t)o->min_block_us * 1000,
 		.comm = o->comm,
 		.cgroup_fd = -1,
 		.tids = o->tids,
 		.nr_tids = o->nr_tids,
-		.gpu_wait_exclusive = o->mode == XSPROFD_MODE_WALL,
+		.gpu_wait_exclusive = o->mode == SESSION_MODE_WALL,
 	};
 }
 
@@ -899,7 +889,7 @@ static int start_recording(struct run *r)
 	if (r->sym)
 		symbolizer__set_sites(r->sym, r->sites);
 	if (!r->sym || (wants_pprof(o) && !r->sites) ||
-	    (o->group_by && !xsprofd_group_by__is_range(o->group_by) &&
+	    (o->group_by && !session_group__is_range(o->group_by) &&
 	     !(r->groups = group_by__new(o->group_by)))) {
 		log_err("out of memory setting up");
 		return 1;
@@ -956,108 +946,51 @@ static int start_recording(struct run *r)
 	return 0;
 }
 
-/* Name what was counted, join the GPU work, report. 0, or the exit status. */
 /*
- * --group-by range: the flamegraph folded again from the samples, each under the NVTX range its
- * thread was in, and the GPU work under its launch's (the waits of the merged view are left to
- * the Chrome trace).
+ * The profile (daemon/session/profile.c: named, the GPU work joined, grouped), then what it
+ * took and came to in the log. 0, or the exit status.
  */
-static int by_range(struct run *r)
-{
-	struct profile_data *pd = &r->pd;
-	size_t n;
-
-	r->ranges = ranges__new(pd->gpu, pd->nr_gpu, r->o->group_by == XSPROFD_GROUP_OUTER_RANGE,
-				r->o->range_domain);
-	if (!r->ranges) {
-		log_err("out of memory matching samples to NVTX ranges");
-		return 1;
-	}
-	n = ranges__count(r->ranges);
-	if (!n)
-		log_warn("--group-by %s: no NVTX range arrived, so every sample is under %s (the "
-			 "program calls no NVTX, or it does not load the injection: command mode "
-			 "sets NVTX_INJECTION64_PATH; started elsewhere, give it "
-			 "NVTX_INJECTION64_PATH=%s)",
-			 r->o->group_by == XSPROFD_GROUP_RANGE ? "range" : "outer-range",
-			 RANGES_NONE, command__cupti_lib());
-	else
-		log_info("--group-by range: %zu NVTX ranges", n);
-	if (pd->nr_samples)
-		pd->cpu_tree = NULL;
-	pd->root_at = ranges__root_at;
-	pd->root_at_ctx = r->ranges;
-	return 0;
-}
-
 static int build_profile(struct run *r)
 {
 	const struct xsprofd_opts *o = r->o;
-	const struct launch_store *launches = NULL;
-	struct profile_data *pd = &r->pd;
-	uint64_t timeline_dropped = 0;
-	struct fold_stats fs = {};
+	const struct session_view view = {
+		.mode = o->gpu_mode,
+		.mode_set = o->gpu_mode_set,
+		.unit = o->weight,
+		.freq_hz = o->freq_hz,
+		.strategy = o->correlate,
+		.cpu_mode = o->mode,
+		.group_by = o->group_by,
+		.groups = r->groups,
+		.range_domain = o->range_domain,
+		.timeline = r->ropts.max_timeline > 0,
+	};
+	struct session_profile *sp = &r->sp;
+	struct correlate_stats cs = {};
 	double cpu1 = clock__cpu_s();
 	int err;
 
 	malloc_trim(0); /* the naming below is the run's memory peak: start it lean */
-	r->tree = calltree__new();
-	if (!r->tree) {
-		log_err("out of memory building the profile");
-		return 1;
-	}
-	err = session_tree__build(r->rec, r->sym, o->mode, o->freq_hz,
-				  r->groups ? group_by__root : NULL, r->groups, r->tree, &fs);
+	err = session_profile__build(sp, r->rec, r->sym, r->gpu ? oneshot_gpu__store(r->gpu) : NULL,
+				     NULL, &view, &cs);
 	if (err) {
-		log_err("naming the stacks failed: %s", strerror(-err));
+		log_err("%s failed: %s", sp->failed, strerror(-err));
 		return 1;
 	}
-	pd->cpu_tree = r->tree;
-	pd->sites = r->sites;
-	pd->sample_period_ns = o->freq_hz ? 1000000000ull / o->freq_hz : 0;
-	pd->unit = o->weight;
-	if (o->mode != XSPROFD_MODE_CPU) {
-		/* The tree is in microseconds already: one unit is one microsecond. */
-		pd->sample_period_ns = 1000;
-		pd->unit = WEIGHT_US;
-	}
-	if (recording__cuda(r->rec))
-		launches = cuda_probes__store(recording__cuda(r->rec));
-	if (r->gpu && gpu_correlate(o, r->gpu, launches, pd))
-		return 1;
-	pd->mode = o->gpu_mode_set ? o->gpu_mode : pd->nr_gpu ? GPU_MODE_MERGED : GPU_MODE_CPU;
-	if (r->ropts.max_timeline)
-		pd->samples = recording__timeline(r->rec, &pd->nr_samples, &timeline_dropped);
-	if (r->ropts.max_timeline || pd->nr_launches ||
-	    (launches && launch_store__nr_waits(launches))) {
-		r->names = stack_names__new(recording__stacks(r->rec), launches, r->sym);
-		if (!r->names) {
-			log_err("naming the stacks of the timeline failed: %s", strerror(errno));
-			return 1;
-		}
-		pd->stack = stack_names__resolve;
-		pd->name = stack_names__comm;
-		pd->ctx = r->names;
-	}
-	pd->root = r->groups ? group_by__root : NULL;
-	pd->root_ctx = r->groups;
-	/* In pprof the group and the process are labels (container, unit), not frames. */
-	if (r->groups)
-		pd->root_labels = group_by__labels(r->groups, &pd->nr_root_labels);
-	if (xsprofd_group_by__is_range(o->group_by) && by_range(r))
-		return 1;
-	if (add_waits(o, launches, pd, r->tree, recording__cuda(r->rec), r->groups))
-		return 1;
-	if (r->ropts.max_timeline && gpu_waits__timeline(launches, &r->waits, &pd->nr_waits)) {
-		log_err("out of memory building the timeline");
-		return 1;
-	}
-	pd->waits = r->waits;
-	recording_report(r->rec, o, clock__cpu_s() - cpu1, &fs, r->sym);
-	if (timeline_dropped)
+	sp->pd.start_ns = r->start_ns;
+	sp->pd.end_ns = r->end_ns;
+	sp->pd.realtime_offset_ns = r->realtime_offset_ns;
+	if (r->gpu)
+		gpu_report(o, &sp->pd, &cs);
+	if (sp->ranges)
+		ranges_report(o, sp->ranges);
+	if (sp->waits_added)
+		waits_report(r->rec, &sp->waits);
+	recording_report(r->rec, o, clock__cpu_s() - cpu1, &sp->fold, r->sym);
+	if (sp->timeline_dropped)
 		log_warn("%llu samples left off the timeline (the Chrome trace keeps %u at most, "
 			 "or memory ran out); the flamegraph outputs still count them",
-			 (unsigned long long)timeline_dropped, MAX_TIMELINE_SAMPLES);
+			 (unsigned long long)sp->timeline_dropped, MAX_TIMELINE_SAMPLES);
 	if (!o->no_cuda)
 		cuda_report(r->rec, o->nr_command > 0);
 	offcpu_report(r->rec);
@@ -1080,12 +1013,12 @@ static void titles(const struct run *r, char *title, size_t tsize, char *subtitl
 		 : o->nr_pids  ? "selected processes"
 			       : "all CPUs",
 		 rs.wall_s,
-		 o->mode == XSPROFD_MODE_OFFCPU ? "off-CPU time"
-		 : o->mode == XSPROFD_MODE_WALL ? "wall time (on and off CPU)"
+		 o->mode == SESSION_MODE_OFFCPU ? "off-CPU time"
+		 : o->mode == SESSION_MODE_WALL ? "wall time (on and off CPU)"
 						: "");
-	if (o->mode != XSPROFD_MODE_OFFCPU)
+	if (o->mode != SESSION_MODE_OFFCPU)
 		snprintf(title + strlen(title), tsize - strlen(title), "%sat %u Hz",
-			 o->mode == XSPROFD_MODE_WALL ? ", samples " : "", o->freq_hz);
+			 o->mode == SESSION_MODE_WALL ? ", samples " : "", o->freq_hz);
 	strftime(subtitle, ssize, "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
 	snprintf(subtitle + strlen(subtitle), ssize - strlen(subtitle), " on %s", host);
 }
@@ -1099,8 +1032,8 @@ static int write_all(struct run *r)
 	titles(r, title, sizeof(title), subtitle, sizeof(subtitle));
 	meta.title = title;
 	meta.subtitle = subtitle;
-	status = write_outputs(r->o, &r->pd, &meta) ? 1 : 0;
-	if (r->o->report && print_report(&r->pd))
+	status = write_outputs(r->o, &r->sp.pd, &meta) ? 1 : 0;
+	if (r->o->report && print_report(&r->sp.pd))
 		status = 1;
 	if (write_launches(r->o, r->rec, r->sym, &meta))
 		status = 1;
@@ -1124,9 +1057,9 @@ static void sample(struct run *r)
 		err = sd_event_loop(r->ev);
 
 	recording__stop(r->rec);
-	r->pd.end_ns = clock_ns(CLOCK_MONOTONIC);
-	r->pd.start_ns = t_start;
-	r->pd.realtime_offset_ns = (int64_t)(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC));
+	r->end_ns = clock_ns(CLOCK_MONOTONIC);
+	r->start_ns = t_start;
+	r->realtime_offset_ns = (int64_t)(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC));
 	if (err < 0)
 		log_err("sampling stopped on an error: %s; writing what was collected",
 			strerror(-err));
@@ -1164,12 +1097,9 @@ int oneshot__run(const struct xsprofd_opts *o)
 	if (!status)
 		status = write_all(&r);
 out:
-	stack_names__free(r.names);
-	free(r.waits);
+	session_profile__release(&r.sp);
 	group_by__free(r.groups);
-	ranges__free(r.ranges);
 	oneshot_gpu__free(r.gpu);
-	calltree__free(r.tree);
 	recording__free(r.rec);
 	symbolizer__free(r.sym);
 	frame_sites__free(r.sites);

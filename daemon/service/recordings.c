@@ -23,9 +23,9 @@
 #include "daemon/options.h"
 #include "daemon/service/http.h"
 #include "daemon/service/internal.h"
-#include "daemon/service/service_gpu.h"
 #include "daemon/session/gpu_join.h"
 #include "daemon/session/group_by.h"
+#include "daemon/session/profile.h"
 #include "daemon/session/recording.h"
 #include "output/calltree.h"
 #include "output/output.h"
@@ -99,7 +99,7 @@ bool recordings__accepts(void *ctx, uint32_t pid)
 /* A stopped recording's profile in its format, into r->result. */
 int recordings__render(struct service *s, struct svc_rec *r, uint64_t *ret_samples)
 {
-	struct output_meta meta = {.unit = profile__unit_name(r->view.cpu_mode != XSPROFD_MODE_CPU
+	struct output_meta meta = {.unit = profile__unit_name(r->view.cpu_mode != SESSION_MODE_CPU
 								      ? WEIGHT_US
 								      : r->view.unit)};
 	struct gpu_join_scope scope = {
@@ -108,7 +108,6 @@ int recordings__render(struct service *s, struct svc_rec *r, uint64_t *ret_sampl
 	struct session_profile sp;
 	struct timespec rt, mt;
 	char title[160];
-	uint64_t dropped = 0;
 	FILE *f;
 	int err, si = strategy_index(r->view.strategy);
 
@@ -120,8 +119,8 @@ int recordings__render(struct service *s, struct svc_rec *r, uint64_t *ret_sampl
 				     &r->view, &s->corr[si < 0 ? 0 : si]);
 	snprintf(title, sizeof(title), "xsprof recording %u: %.1f s %s at %u Hz", r->id,
 		 (r->finished_ns - r->started_ns) / 1e9,
-		 r->view.cpu_mode == XSPROFD_MODE_OFFCPU ? "off-CPU time"
-		 : r->view.cpu_mode == XSPROFD_MODE_WALL ? "wall time"
+		 r->view.cpu_mode == SESSION_MODE_OFFCPU ? "off-CPU time"
+		 : r->view.cpu_mode == SESSION_MODE_WALL ? "wall time"
 							 : "on-CPU samples",
 		 r->freq_hz);
 	meta.title = title;
@@ -131,10 +130,9 @@ int recordings__render(struct service *s, struct svc_rec *r, uint64_t *ret_sampl
 	clock_gettime(CLOCK_MONOTONIC, &mt);
 	sp.pd.realtime_offset_ns =
 		(int64_t)(rt.tv_sec - mt.tv_sec) * 1000000000 + (rt.tv_nsec - mt.tv_nsec);
-	recording__timeline(r->rec, &(size_t){0}, &dropped);
-	if (dropped)
+	if (sp.timeline_dropped)
 		log_warn("recording %u: %llu samples left off its trace (at most %u)", r->id,
-			 (unsigned long long)dropped, RECORD_MAX_TIMELINE);
+			 (unsigned long long)sp.timeline_dropped, RECORD_MAX_TIMELINE);
 	f = err ? NULL : open_memstream(&r->result, &r->result_len);
 	if (!err)
 		err = f ? output__write_profile(&sp.pd, r->format, f, &meta) : -errno;
@@ -358,28 +356,21 @@ int recordings__parse_view(struct json_object *body, struct svc_rec *r, char *ms
 	}
 	if (body && json_object_object_get_ex(body, "mode", &v)) {
 		str = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
-		if (xsprofd_mode__from_name(str, &r->view.cpu_mode)) {
+		if (session_mode__from_name(str, &r->view.cpu_mode)) {
 			snprintf(msg, size, "mode must be cpu, offcpu or wall");
 			return -EINVAL;
 		}
 	}
 	if (body && json_object_object_get_ex(body, "group_by", &v)) {
-		static const char *const groups[] = {"",     "unit",  "container",
-						     "comm", "range", "outer-range"};
-
 		str = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
-		for (int g = XSPROFD_GROUP_UNIT;
-		     g <= XSPROFD_GROUP_OUTER_RANGE && !r->view.group_by; g++)
-			if (!strcmp(str, groups[g]))
-				r->view.group_by = g;
-		if (!r->view.group_by) {
+		if (session_group__from_name(str, &r->view.group_by)) {
 			snprintf(msg, size,
 				 "group_by must be unit, container, comm, range or outer-range");
 			return -EINVAL;
 		}
 		/* Ranges are matched sample by sample; off-CPU stretches are not kept so. */
-		if (xsprofd_group_by__is_range(r->view.group_by) &&
-		    r->view.cpu_mode != XSPROFD_MODE_CPU) {
+		if (session_group__is_range(r->view.group_by) &&
+		    r->view.cpu_mode != SESSION_MODE_CPU) {
 			snprintf(msg, size, "group_by %s works with mode cpu", str);
 			return -EINVAL;
 		}
@@ -489,13 +480,13 @@ int recordings__start(struct service *s, struct svc_rec *r, struct rec_ctx *rc, 
 		/* The samples one by one: for a trace, or to match them to NVTX ranges. */
 		.max_timeline =
 			(output__format_needs_timeline(r->format) && r->format != OUTPUT_PPROF) ||
-					xsprofd_group_by__is_range(r->view.group_by)
+					session_group__is_range(r->view.group_by)
 				? RECORD_MAX_TIMELINE
 				: 0,
 		/* Off-CPU and wall recordings: the sched_switch program too (10 us minimum block). */
-		.offcpu = r->view.cpu_mode != XSPROFD_MODE_CPU,
+		.offcpu = r->view.cpu_mode != SESSION_MODE_CPU,
 		.offcpu_min_ns = 10000,
-		.gpu_wait_exclusive = r->view.cpu_mode == XSPROFD_MODE_WALL,
+		.gpu_wait_exclusive = r->view.cpu_mode == SESSION_MODE_WALL,
 		/* A member's recording: only their own threads, whatever its processes run. */
 		.only_uid = !r->owner_root,
 		.uid = (uint32_t)r->owner,
@@ -504,7 +495,7 @@ int recordings__start(struct service *s, struct svc_rec *r, struct rec_ctx *rc, 
 	int err;
 
 	/* --group-by: each process's unit or container read while it runs. */
-	if (r->view.group_by && !xsprofd_group_by__is_range(r->view.group_by) &&
+	if (r->view.group_by && !session_group__is_range(r->view.group_by) &&
 	    !(r->view.groups = group_by__new(r->view.group_by))) {
 		snprintf(msg, size, "out of memory");
 		return -ENOMEM;

@@ -35,6 +35,7 @@
 #include "daemon/service/lasting.h"
 #include "daemon/service/service.h"
 #include "daemon/service/window.h"
+#include "daemon/session/gpu_socket.h"
 #include "daemon/session/recording.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "daemon/unwind/unwinder.h"
@@ -195,17 +196,9 @@ static void on_completed(void *ctx, struct MHD_Connection *c, void **con_cls,
 static int on_cupti(sd_event_source *src, int fd, uint32_t revents, void *ctx)
 {
 	struct service *s = ctx;
-	struct cupti_server_stats cs;
-	int n = cupti_server__process(s->cupti);
 
-	if (n < 0)
-		log_err("CUPTI pipe: %s", strerror(-n));
-	cupti_server__stats(s->cupti, &cs);
-	if (cs.malformed != s->cupti_malformed_seen) {
-		log_warn("dropped a CUPTI connection that sent malformed data (%s); %llu so far",
-			 cs.last_malformed, (unsigned long long)cs.malformed);
-		s->cupti_malformed_seen = cs.malformed;
-	}
+	/* Every process may send: none is refused as foreign. */
+	gpu_socket__serve(s->cupti, &s->cupti_malformed_seen, NULL);
 	return 0;
 }
 

@@ -5,112 +5,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "daemon/cuda/cuda_probes.h"
-#include "daemon/cuda/launch_store.h"
-#include "daemon/options.h"
 #include "daemon/service/service_gpu.h"
 #include "daemon/session/gpu_join.h"
-#include "daemon/session/gpu_waits.h"
-#include "daemon/session/group_by.h"
-#include "daemon/session/ranges.h"
-#include "daemon/session/recording.h"
-#include "daemon/session/session_tree.h"
 #include "daemon/session/stack_names.h"
-#include "daemon/stacks/fold.h"
-#include "daemon/symbolize/symbolizer.h"
 #include "output/calltree.h"
 #include "output/profile.h"
-
-int session_profile__build(struct session_profile *sp, struct recording *rec,
-			   struct symbolizer *sym, const struct gpu_store *gs,
-			   const struct gpu_join_scope *scope, const struct session_view *view,
-			   struct correlate_stats *cs)
-{
-	const struct launch_store *ls =
-		recording__cuda(rec) ? cuda_probes__store(recording__cuda(rec)) : NULL;
-	struct profile_data *pd = &sp->pd;
-	struct group_by *groups;
-	struct fold_stats fs;
-	uint64_t dropped = 0;
-	int err;
-
-	memset(sp, 0, sizeof(*sp));
-	sp->tree = calltree__new();
-	sp->join = gpu_join__new();
-	if (!sp->tree || !sp->join)
-		return -ENOMEM;
-	if (view->group_by && !xsprofd_group_by__is_range(view->group_by) && !view->groups &&
-	    !(sp->groups = group_by__new(view->group_by)))
-		return -ENOMEM;
-	groups = view->groups ? view->groups : sp->groups;
-	err = session_tree__build(rec, sym, view->cpu_mode, view->freq_hz,
-				  groups ? group_by__root : NULL, groups, sp->tree, &fs);
-	if (err)
-		return err;
-	pd->cpu_tree = sp->tree;
-	pd->sites = symbolizer__sites(sym);
-	pd->root = groups ? group_by__root : NULL;
-	pd->root_ctx = groups;
-	/* In pprof the group and the process are labels (container, unit), not frames. */
-	if (groups)
-		pd->root_labels = group_by__labels(groups, &pd->nr_root_labels);
-	pd->sample_period_ns = 1000000000ull / (view->freq_hz ? view->freq_hz : 1);
-	pd->unit = view->unit;
-	if (view->cpu_mode != XSPROFD_MODE_CPU) {
-		/* Off-CPU and wall trees are in microseconds already. */
-		pd->sample_period_ns = 1000;
-		pd->unit = WEIGHT_US;
-	}
-	if (ls || gs) {
-		err = gpu_join__run(sp->join, ls, gs, scope, view->strategy, pd, cs);
-		if (err)
-			return err;
-	}
-	pd->mode = view->mode_set ? view->mode : pd->nr_gpu ? GPU_MODE_MERGED : GPU_MODE_CPU;
-	pd->samples = recording__timeline(rec, &pd->nr_samples, &dropped);
-	if (pd->nr_samples || pd->nr_launches || (ls && launch_store__nr_waits(ls))) {
-		sp->names = stack_names__new(recording__stacks(rec), ls, sym);
-		if (!sp->names)
-			return -errno;
-		pd->stack = stack_names__resolve;
-		pd->name = stack_names__comm;
-		pd->ctx = sp->names;
-	}
-	/* The wall and merged views: the time spent waiting for the GPU. */
-	if (ls && (view->cpu_mode == XSPROFD_MODE_WALL ||
-		   (view->cpu_mode == XSPROFD_MODE_CPU && pd->mode == GPU_MODE_MERGED)))
-		err = gpu_waits__add(ls, pd, sp->tree, pd->sample_period_ns,
-				     groups ? group_by__root : NULL, groups, &sp->waits);
-	if (!err && pd->nr_samples)
-		err = gpu_waits__timeline(ls, &sp->waits_timeline, &pd->nr_waits);
-	pd->waits = sp->waits_timeline;
-	/* group_by range: the samples again, each under the NVTX range its thread was in, and the
-	 * GPU work under its launch's (the merged view's waits are left to the trace). */
-	if (!err && xsprofd_group_by__is_range(view->group_by)) {
-		sp->ranges = ranges__new(pd->gpu, pd->nr_gpu,
-					 view->group_by == XSPROFD_GROUP_OUTER_RANGE, NULL);
-		if (!sp->ranges)
-			return -ENOMEM;
-		if (pd->nr_samples)
-			pd->cpu_tree = NULL;
-		pd->root_at = ranges__root_at;
-		pd->root_at_ctx = sp->ranges;
-	}
-	return err;
-}
-
-void session_profile__release(struct session_profile *sp)
-{
-	stack_names__free(sp->names);
-	group_by__free(sp->groups);
-	ranges__free(sp->ranges);
-	free(sp->waits_timeline);
-	gpu_join__free(sp->join);
-	calltree__free(sp->tree);
-	memset(sp, 0, sizeof(*sp));
-}
-
-/* ---- window slices ---- */
 
 /* A GPU tree's roots as "uid:N\x1fcomm", split in two frames when re-rooted. */
 struct slice_names {

@@ -8,13 +8,12 @@
 #include <unistd.h>
 
 #include "daemon/session/group_by.h"
-#include "daemon/options.h"
 #include "daemon/base/hashmap.h"
 
 #define NAME_LEN 96
 
 struct group_by {
-	int what;
+	enum session_group what;
 	struct {
 		uint32_t tgid;
 		char name[NAME_LEN];
@@ -24,7 +23,7 @@ struct group_by {
 	char scratch[NAME_LEN]; /* past the cap */
 };
 
-struct group_by *group_by__new(int what)
+struct group_by *group_by__new(enum session_group what)
 {
 	struct group_by *g = calloc(1, sizeof(*g));
 
@@ -125,13 +124,13 @@ static void cgroup_of(uint32_t pid, char *buf, size_t size)
 	fclose(f);
 }
 
-static void lookup(int what, uint32_t pid, char *name)
+static void lookup(enum session_group what, uint32_t pid, char *name)
 {
 	char cg[1024], path[64];
 	ssize_t n;
 	int fd;
 
-	if (what == XSPROFD_GROUP_COMM) {
+	if (what == SESSION_GROUP_COMM) {
 		snprintf(path, sizeof(path), "/proc/%u/comm", pid);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		n = fd < 0 ? -1 : read(fd, name, NAME_LEN - 1);
@@ -144,14 +143,14 @@ static void lookup(int what, uint32_t pid, char *name)
 		return;
 	}
 	cgroup_of(pid, cg, sizeof(cg));
-	if (what == XSPROFD_GROUP_UNIT)
+	if (what == SESSION_GROUP_UNIT)
 		group_by__unit_of(cg, name, NAME_LEN);
 	else
 		group_by__container_of(cg, name, NAME_LEN);
 	if (!name[0])
 		snprintf(name, NAME_LEN, "%s",
 			 !cg[0]			      ? "[gone]"
-			 : what == XSPROFD_GROUP_UNIT ? "[no unit]"
+			 : what == SESSION_GROUP_UNIT ? "[no unit]"
 						      : "[host]");
 }
 
@@ -180,7 +179,7 @@ const char *group_by__root(void *ctx, uint32_t tgid)
 	char *name = cached(g, tgid);
 
 	/* A name may change at exec: the one now, while the process runs. */
-	if (name && g->what == XSPROFD_GROUP_COMM) {
+	if (name && g->what == SESSION_GROUP_COMM) {
 		lookup(g->what, tgid, g->scratch);
 		if (strcmp(g->scratch, "[gone]"))
 			memcpy(name, g->scratch, NAME_LEN);
@@ -202,9 +201,9 @@ const char *const *group_by__labels(const struct group_by *g, size_t *ret_n)
 
 	*ret_n = 2;
 	switch (g->what) {
-	case XSPROFD_GROUP_UNIT:
+	case SESSION_GROUP_UNIT:
 		return unit;
-	case XSPROFD_GROUP_CONTAINER:
+	case SESSION_GROUP_CONTAINER:
 		return container;
 	default:
 		return comm;

@@ -10,12 +10,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/session/session_mode.h"
+
 #define GROUP_BY_MAX_PROCS 4096
 
 struct group_by;
 
-/* what: enum xsprofd_group_by (not NONE). NULL with errno set. */
-struct group_by *group_by__new(int what);
+/* what: not SESSION_GROUP_NONE nor a range. NULL with errno set. */
+struct group_by *group_by__new(enum session_group what);
 void group_by__free(struct group_by *g);
 
 /* Look tgid's group up now, while it runs (a recording's on_new_process). */

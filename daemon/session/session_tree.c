@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "daemon/options.h"
 #include "daemon/session/recording.h"
 #include "daemon/session/session_tree.h"
 
-int session_tree__build(struct recording *rec, struct symbolizer *sym, int mode,
+int session_tree__build(struct recording *rec, struct symbolizer *sym, enum session_mode mode,
 			unsigned int freq_hz, fold_root_fn root, void *root_ctx,
 			struct calltree *tree, struct fold_stats *ret_fs)
 {
@@ -11,11 +10,11 @@ int session_tree__build(struct recording *rec, struct symbolizer *sym, int mode,
 	struct fold_stats a = {}, b = {};
 	int err = 0;
 
-	if (mode == XSPROFD_MODE_CPU)
+	if (mode == SESSION_MODE_CPU)
 		return fold_stacks_rooted(recording__stacks(rec), sym, tree, 1, root, root_ctx,
 					  ret_fs);
 	/* Wall: a sample stands for its period, in microseconds. */
-	if (mode == XSPROFD_MODE_WALL)
+	if (mode == SESSION_MODE_WALL)
 		err = fold_stacks_rooted(recording__stacks(rec), sym, tree,
 					 (1000000 + freq_hz / 2) / (freq_hz ? freq_hz : 1), root,
 					 root_ctx, &a);

@@ -7,14 +7,15 @@
 #ifndef XSPROF_DAEMON_SESSION_TREE_H
 #define XSPROF_DAEMON_SESSION_TREE_H
 
+#include "daemon/session/session_mode.h"
 #include "daemon/stacks/fold.h"
 
 struct calltree;
 struct recording;
 struct symbolizer;
 
-/* mode: enum xsprofd_mode; root may be NULL (see fold_stacks_rooted). 0 or -errno. */
-int session_tree__build(struct recording *rec, struct symbolizer *sym, int mode,
+/* root may be NULL (see fold_stacks_rooted). 0 or -errno. */
+int session_tree__build(struct recording *rec, struct symbolizer *sym, enum session_mode mode,
 			unsigned int freq_hz, fold_root_fn root, void *root_ctx,
 			struct calltree *tree, struct fold_stats *ret_fs);
 

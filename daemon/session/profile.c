@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/cuda/cuda_probes.h"
+#include "daemon/cuda/launch_store.h"
+#include "daemon/session/gpu_join.h"
+#include "daemon/session/gpu_waits.h"
+#include "daemon/session/group_by.h"
+#include "daemon/session/profile.h"
+#include "daemon/session/ranges.h"
+#include "daemon/session/recording.h"
+#include "daemon/session/session_tree.h"
+#include "daemon/session/stack_names.h"
+#include "daemon/symbolize/symbolizer.h"
+#include "output/calltree.h"
+
+/* The CPU call tree the view weighs, under its group's roots, and the weights' unit. */
+static int fold_cpu(struct session_profile *sp, struct recording *rec, struct symbolizer *sym,
+		    const struct session_view *view, struct group_by **ret_groups)
+{
+	struct profile_data *pd = &sp->pd;
+	struct group_by *groups;
+	int err;
+
+	sp->failed = "naming the stacks";
+	sp->tree = calltree__new();
+	if (!sp->tree)
+		return -ENOMEM;
+	if (view->group_by && !session_group__is_range(view->group_by) && !view->groups &&
+	    !(sp->groups = group_by__new(view->group_by)))
+		return -ENOMEM;
+	groups = view->groups ? view->groups : sp->groups;
+	err = session_tree__build(rec, sym, view->cpu_mode, view->freq_hz,
+				  groups ? group_by__root : NULL, groups, sp->tree, &sp->fold);
+	if (err)
+		return err;
+	pd->cpu_tree = sp->tree;
+	pd->sites = symbolizer__sites(sym);
+	pd->root = groups ? group_by__root : NULL;
+	pd->root_ctx = groups;
+	/* In pprof the group and the process are labels (container, unit), not frames. */
+	if (groups)
+		pd->root_labels = group_by__labels(groups, &pd->nr_root_labels);
+	pd->sample_period_ns = 1000000000ull / (view->freq_hz ? view->freq_hz : 1);
+	pd->unit = view->unit;
+	if (view->cpu_mode != SESSION_MODE_CPU) {
+		/* Off-CPU and wall trees are in microseconds already. */
+		pd->sample_period_ns = 1000;
+		pd->unit = WEIGHT_US;
+	}
+	*ret_groups = groups;
+	return 0;
+}
+
+/* The stacks named once for the writers that resolve them one by one. */
+static int name_stacks(struct session_profile *sp, struct recording *rec,
+		       const struct launch_store *ls, struct symbolizer *sym,
+		       const struct session_view *view)
+{
+	struct profile_data *pd = &sp->pd;
+
+	if (!view->timeline && !pd->nr_samples && !pd->nr_launches &&
+	    !(ls && launch_store__nr_waits(ls)))
+		return 0;
+	sp->failed = "naming the stacks of the timeline";
+	sp->names = stack_names__new(recording__stacks(rec), ls, sym);
+	if (!sp->names)
+		return -errno;
+	pd->stack = stack_names__resolve;
+	pd->name = stack_names__comm;
+	pd->ctx = sp->names;
+	return 0;
+}
+
+/*
+ * The time spent in CUDA calls waiting for the GPU: as [wait gpu] frames in the wall and
+ * merged views (not off-CPU: a wait's blocked part is there already), as slices on a timeline.
+ */
+static int add_waits(struct session_profile *sp, const struct launch_store *ls,
+		     const struct session_view *view, struct group_by *groups)
+{
+	struct profile_data *pd = &sp->pd;
+	int err;
+
+	if (ls && (view->cpu_mode == SESSION_MODE_WALL ||
+		   (view->cpu_mode == SESSION_MODE_CPU && pd->mode == GPU_MODE_MERGED))) {
+		sp->failed = "adding the GPU waits";
+		err = gpu_waits__add(ls, pd, sp->tree, pd->sample_period_ns,
+				     groups ? group_by__root : NULL, groups, &sp->waits);
+		if (err)
+			return err;
+		sp->waits_added = true;
+	}
+	if (view->timeline || pd->nr_samples) {
+		sp->failed = "building the timeline";
+		err = gpu_waits__timeline(ls, &sp->waits_timeline, &pd->nr_waits);
+		if (err)
+			return err;
+		pd->waits = sp->waits_timeline;
+	}
+	return 0;
+}
+
+/*
+ * group_by range: the samples again, each under the NVTX range its thread was in, and the GPU
+ * work under its launch's (the merged view's waits are left to the trace).
+ */
+static int by_range(struct session_profile *sp, const struct session_view *view)
+{
+	struct profile_data *pd = &sp->pd;
+
+	sp->failed = "matching samples to NVTX ranges";
+	sp->ranges = ranges__new(pd->gpu, pd->nr_gpu, view->group_by == SESSION_GROUP_OUTER_RANGE,
+				 view->range_domain);
+	if (!sp->ranges)
+		return -ENOMEM;
+	if (pd->nr_samples)
+		pd->cpu_tree = NULL;
+	pd->root_at = ranges__root_at;
+	pd->root_at_ctx = sp->ranges;
+	return 0;
+}
+
+int session_profile__build(struct session_profile *sp, struct recording *rec,
+			   struct symbolizer *sym, const struct gpu_store *gs,
+			   const struct gpu_join_scope *scope, const struct session_view *view,
+			   struct correlate_stats *cs)
+{
+	const struct launch_store *ls =
+		recording__cuda(rec) ? cuda_probes__store(recording__cuda(rec)) : NULL;
+	struct profile_data *pd = &sp->pd;
+	struct group_by *groups = NULL;
+	int err;
+
+	memset(sp, 0, sizeof(*sp));
+	pd->samples = recording__timeline(rec, &pd->nr_samples, &sp->timeline_dropped);
+	err = fold_cpu(sp, rec, sym, view, &groups);
+	if (!err && (ls || gs)) {
+		sp->failed = "correlating GPU work with its launches";
+		sp->join = gpu_join__new();
+		err = sp->join ? gpu_join__run(sp->join, ls, gs, scope, view->strategy, pd, cs)
+			       : -ENOMEM;
+	}
+	if (err)
+		return err;
+	pd->mode = view->mode_set ? view->mode : pd->nr_gpu ? GPU_MODE_MERGED : GPU_MODE_CPU;
+	err = name_stacks(sp, rec, ls, sym, view);
+	if (!err)
+		err = add_waits(sp, ls, view, groups);
+	if (!err && session_group__is_range(view->group_by))
+		err = by_range(sp, view);
+	if (!err)
+		sp->failed = NULL;
+	return err;
+}
+
+void session_profile__release(struct session_profile *sp)
+{
+	stack_names__free(sp->names);
+	group_by__free(sp->groups);
+	ranges__free(sp->ranges);
+	free(sp->waits_timeline);
+	gpu_join__free(sp->join);
+	calltree__free(sp->tree);
+	memset(sp, 0, sizeof(*sp));
+}

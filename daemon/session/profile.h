@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The end of a session: a stopped recording's CPU stacks, its timeline, its CUDA launches and
+ * the GPU records of its processes joined (gpu_join) into one profile_data for every writer,
+ * shown as a view asks (weights, GPU mode, group, waits, NVTX ranges). One-shot runs and the
+ * service's recordings both make their profile here; what they log about it is their own.
+ */
+#ifndef XSPROF_DAEMON_SESSION_PROFILE_H
+#define XSPROF_DAEMON_SESSION_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "correlate/correlate.h"
+#include "daemon/session/gpu_waits.h"
+#include "daemon/session/session_mode.h"
+#include "daemon/stacks/fold.h"
+#include "output/profile.h"
+
+struct calltree;
+struct gpu_join;
+struct gpu_join_scope;
+struct gpu_store;
+struct group_by;
+struct ranges;
+struct recording;
+struct stack_names;
+struct symbolizer;
+
+/* How a session's profile is shown. */
+struct session_view {
+	enum gpu_mode mode;
+	bool mode_set; /* else merged when GPU work was joined, cpu otherwise */
+	enum weight_unit unit;
+	unsigned int freq_hz;
+	const char *strategy;	     /* correlation strategy name */
+	enum session_mode cpu_mode;  /* on-CPU samples, off-CPU time or wall time */
+	enum session_group group_by; /* a root level above the process, or none */
+	struct group_by *groups;     /* its names, noted while the processes ran (may be NULL) */
+	const char *range_domain; /* group_by range: this NVTX domain's ranges only (NULL: all) */
+	/* The recording kept its samples for a trace: the trace's stack names and GPU wait
+	 * slices are made even when no sample came (one-shot; a recording makes them with
+	 * samples only). */
+	bool timeline;
+};
+
+/* A profile and what it points at. */
+struct session_profile {
+	struct profile_data pd;
+	struct calltree *tree;
+	struct stack_names *names;
+	struct gpu_join *join;
+	struct fold_stats fold;		     /* what naming the CPU stacks came to */
+	uint64_t timeline_dropped;	     /* samples the recording left off its timeline */
+	bool waits_added;		     /* the view's waits are in tree (wall, merged) */
+	struct gpu_waits_stats waits;	     /* what the GPU waits came to */
+	struct group_by *groups;	     /* view->group_by's names, when the view had none */
+	struct ranges *ranges;		     /* view->group_by range's NVTX ranges */
+	struct profile_wait *waits_timeline; /* pd.waits */
+	const char *failed;		     /* on failure, the step: "naming the stacks", ... */
+};
+
+/*
+ * Fill sp from the stopped recording rec: its stacks, its timeline if it kept one, its launches
+ * joined to gs's records in scope (gs and scope may be NULL). Adds the join's counters to *cs.
+ * 0 or -errno (sp->failed says at which step); session_profile__release in any case.
+ */
+int session_profile__build(struct session_profile *sp, struct recording *rec,
+			   struct symbolizer *sym, const struct gpu_store *gs,
+			   const struct gpu_join_scope *scope, const struct session_view *view,
+			   struct correlate_stats *cs);
+void session_profile__release(struct session_profile *sp);
+
+#endif

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The one profile builder (daemon/session/profile.c) on a real recording of this process: a
+ * thread burns CPU in burn_loop while the main thread sleeps in the event loop, and each view
+ * must give the profile a person would read from it: on-CPU samples with burn_loop in them;
+ * wall time in microseconds that counts the burn at its CPU time; the process's name as a root
+ * (--group-by comm) with pprof's labels; every sample under "[no range]" when no NVTX range
+ * came (--group-by range); and a failure that names its step and leaves nothing behind.
+ * Needs root and BPF, as the recording does.
+ */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <systemd/sd-event.h>
+
+#include "daemon/session/profile.h"
+#include "daemon/session/recording.h"
+#include "daemon/symbolize/symbolizer.h"
+#include "output/calltree.h"
+#include "tests/alloc_fail.h"
+
+#define FREQ_HZ 999
+#define BURN_MS 400
+
+static sd_event *ev;
+static struct symbolizer *sym;
+static struct recording *rec;
+static atomic_bool stop;
+
+__attribute__((noinline)) void burn_loop(void)
+{
+	volatile uint64_t x = 0;
+
+	while (!atomic_load_explicit(&stop, memory_order_relaxed))
+		x = x * 31 + 7;
+}
+
+static void *burner(void *arg)
+{
+	burn_loop();
+	return NULL;
+}
+
+static int on_end(sd_event_source *src, uint64_t usec, void *ctx)
+{
+	return sd_event_exit(sd_event_source_get_event(src), 0);
+}
+
+/* BURN_MS of this process recorded: samples one by one, and its off-CPU time. */
+static void record(void)
+{
+	pid_t self = getpid();
+	struct recording_opts ro = {
+		.freq_hz = FREQ_HZ,
+		.max_stacks = 65536,
+		.pids = &self,
+		.nr_pids = 1,
+		.proc_events = true,
+		.max_timeline = 100000,
+		.offcpu = true,
+		.offcpu_min_ns = 10000,
+		.cgroup_fd = -1,
+	};
+	struct symbolizer_opts so = {};
+	const char *what = "";
+	pthread_t t;
+
+	cr_assert_geq(sd_event_new(&ev), 0);
+	sym = symbolizer__new(&so);
+	cr_assert(sym);
+	rec = recording__new(ev, &ro, sym, &what);
+	cr_assert(rec, "%s failed: %s (run as root, on a kernel with BPF)", what, strerror(errno));
+	cr_assert_eq(recording__start(rec), 0);
+	atomic_store(&stop, false);
+	cr_assert_eq(pthread_create(&t, NULL, burner, NULL), 0);
+	cr_assert_geq(sd_event_add_time_relative(ev, NULL, CLOCK_MONOTONIC, BURN_MS * 1000ull, 0,
+						 on_end, NULL),
+		      0);
+	cr_assert_geq(sd_event_loop(ev), 0);
+	atomic_store(&stop, true);
+	pthread_join(t, NULL);
+	recording__stop(rec);
+}
+
+static void unrecord(void)
+{
+	recording__free(rec);
+	symbolizer__free(sym);
+	sd_event_unref(ev);
+}
+
+static const struct session_view cpu_view = {
+	.unit = WEIGHT_SAMPLES,
+	.freq_hz = FREQ_HZ,
+	.strategy = "auto",
+	.cpu_mode = SESSION_MODE_CPU,
+};
+
+/* What a flamegraph shows: the weight of the stacks with frame name in them (of total), and
+ * the frame at the root of the heaviest stack. */
+struct look {
+	const char *name;
+	const char *path[512];
+	uint64_t weight, total, top;
+	char root[64];
+};
+
+static int look_visit(const struct calltree_frame *f, void *ctx)
+{
+	struct look *l = ctx;
+
+	if (f->depth >= 512)
+		return 0;
+	l->path[f->depth] = f->name;
+	l->total += f->self;
+	for (size_t i = 0; f->self && i <= f->depth; i++) {
+		if (!strcmp(l->path[i], l->name)) {
+			l->weight += f->self;
+			break;
+		}
+	}
+	if (f->self > l->top) {
+		l->top = f->self;
+		snprintf(l->root, sizeof(l->root), "%s", l->path[0]);
+	}
+	return 0;
+}
+
+static struct look look_for(const struct profile_data *pd, const char *name)
+{
+	struct look l = {.name = name};
+	struct calltree *t = NULL;
+
+	cr_assert_eq(profile__build_tree(pd, &t), 0);
+	cr_assert_eq(calltree__walk(t, look_visit, &l), 0);
+	calltree__free(t);
+	return l;
+}
+
+TestSuite(session_profile, .init = record, .fini = unrecord, .timeout = 60);
+
+Test(session_profile, cpu_samples)
+{
+	struct correlate_stats cs = {};
+	struct session_profile sp;
+	struct look l;
+
+	cr_assert_eq(session_profile__build(&sp, rec, sym, NULL, NULL, &cpu_view, &cs), 0);
+	cr_expect_eq(sp.pd.unit, WEIGHT_SAMPLES);
+	cr_expect_eq(sp.pd.sample_period_ns, 1000000000ull / FREQ_HZ);
+	cr_expect_eq(sp.pd.mode, GPU_MODE_CPU, "no GPU work joined: the CPU view");
+	cr_expect_gt(sp.pd.nr_samples, 0, "the recording kept its samples: they are the timeline");
+	cr_expect(sp.pd.stack && sp.pd.name, "the timeline's stacks are named");
+	cr_expect_null(sp.join, "nothing to join without launches or GPU records");
+	l = look_for(&sp.pd, "burn_loop");
+	/* The other thread sleeps: most of what ran on a CPU is the burn, however busy the host. */
+	cr_expect_gt(l.weight * 2, l.total, "burn_loop in %llu of %llu samples",
+		     (unsigned long long)l.weight, (unsigned long long)l.total);
+	session_profile__release(&sp);
+}
+
+Test(session_profile, wall_microseconds)
+{
+	struct session_view v = cpu_view;
+	struct correlate_stats cs = {};
+	struct session_profile sp;
+	struct look l;
+
+	v.cpu_mode = SESSION_MODE_WALL;
+	cr_assert_eq(session_profile__build(&sp, rec, sym, NULL, NULL, &v, &cs), 0);
+	cr_expect_eq(sp.pd.unit, WEIGHT_US,
+		     "wall time is in microseconds, whatever the view's unit");
+	cr_expect_eq(sp.pd.sample_period_ns, 1000);
+	l = look_for(&sp.pd, "burn_loop");
+	/* The burning thread's wall time, on the CPU (samples of 1001 us) or waiting for one:
+	 * BURN_MS, and more when the loop woke late on a busy host. */
+	cr_expect_gt(l.weight, BURN_MS * 750ull, "burn_loop: %llu us",
+		     (unsigned long long)l.weight);
+	cr_expect_lt(l.weight, BURN_MS * 2000ull, "burn_loop: %llu us",
+		     (unsigned long long)l.weight);
+	session_profile__release(&sp);
+}
+
+Test(session_profile, grouped_by_process_name)
+{
+	struct correlate_stats cs = {};
+	struct session_view v = cpu_view;
+	struct session_profile sp;
+	char comm[32] = "";
+	FILE *f = fopen("/proc/self/comm", "re");
+	struct look l;
+
+	cr_assert(f && fgets(comm, sizeof(comm), f));
+	fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+	v.group_by = SESSION_GROUP_COMM; /* no names noted while it ran: the builder looks */
+	cr_assert_eq(session_profile__build(&sp, rec, sym, NULL, NULL, &v, &cs), 0);
+	cr_assert(sp.groups, "the builder keeps the group names it made");
+	cr_assert_eq(sp.pd.nr_root_labels, 2);
+	cr_expect_str_eq(sp.pd.root_labels[0], "comm");
+	cr_expect_str_eq(sp.pd.root_labels[1], "process");
+	l = look_for(&sp.pd, "burn_loop");
+	cr_expect_str_eq(l.root, comm, "the heaviest stack is under the process's name");
+	cr_expect_gt(l.weight * 2, l.total);
+	session_profile__release(&sp);
+}
+
+Test(session_profile, grouped_by_range_without_ranges)
+{
+	struct correlate_stats cs = {};
+	struct session_view v = cpu_view;
+	struct session_profile sp;
+	struct look l;
+
+	v.group_by = SESSION_GROUP_RANGE;
+	cr_assert_eq(session_profile__build(&sp, rec, sym, NULL, NULL, &v, &cs), 0);
+	cr_assert(sp.ranges);
+	cr_expect_null(sp.pd.cpu_tree, "the samples are folded again, each under its range");
+	cr_expect(sp.pd.root_at);
+	l = look_for(&sp.pd, "burn_loop");
+	cr_expect_str_eq(l.root, "[no range]");
+	cr_expect_gt(l.weight * 2, l.total);
+	session_profile__release(&sp);
+}
+
+Test(session_profile, failure_names_its_step)
+{
+	struct correlate_stats cs = {};
+	struct session_profile sp;
+	int err;
+
+	/* The builder's first allocation is the CPU tree's. */
+	alloc_fail__nth(1);
+	err = session_profile__build(&sp, rec, sym, NULL, NULL, &cpu_view, &cs);
+	alloc_fail__nth(0);
+	cr_expect_eq(err, -ENOMEM);
+	cr_expect_str_eq(sp.failed, "naming the stacks");
+	session_profile__release(&sp);
+	cr_expect_null(sp.tree);
+	/* Nothing was lost: the same recording builds afterwards. */
+	cr_assert_eq(session_profile__build(&sp, rec, sym, NULL, NULL, &cpu_view, &cs), 0);
+	cr_expect_gt(look_for(&sp.pd, "burn_loop").weight, 0);
+	session_profile__release(&sp);
+}
