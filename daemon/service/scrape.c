@@ -19,6 +19,7 @@
 #include "daemon/service/http.h"
 #include "daemon/service/internal.h"
 #include "daemon/service/service_gpu.h"
+#include "daemon/session/session_mode.h"
 #include "output/output.h"
 #include "output/profile.h"
 
@@ -100,7 +101,7 @@ static int parse_scrape(struct service *s, struct MHD_Connection *c, struct svc_
 #define ARG(k) MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, k)
 	const char *secs = ARG("seconds"), *pid = ARG("pid"), *comm = ARG("comm");
 	const char *mode = ARG("gpu_mode"), *weight = ARG("weight"), *hz = ARG("hz");
-	const char *fmt = ARG("format");
+	const char *fmt = ARG("format"), *group = ARG("group_by");
 #undef ARG
 	unsigned long v;
 	int err;
@@ -141,6 +142,10 @@ static int parse_scrape(struct service *s, struct MHD_Connection *c, struct svc_
 	}
 	if (fmt && (output__format_from_name(fmt, &r->format) || r->format == OUTPUT_CHROME_JSON)) {
 		snprintf(msg, size, "format must be pprof, folded, svg or timeline");
+		return -EINVAL;
+	}
+	if (group && session_group__from_name(group, &r->view.group_by)) {
+		snprintf(msg, size, "group_by must be unit, container, comm, range or outer-range");
 		return -EINVAL;
 	}
 	if (pid && comm) {
