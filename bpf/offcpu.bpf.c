@@ -309,4 +309,5 @@ int BPF_PROG(xsprof_offcpu, bool preempt, struct task_struct *prev, struct task_
 	return switch_out(ctx, prev, st);
 }
 
-char LICENSE[] SEC("license") = "Dual BSD/GPL";
+/* The kernel wants a GPL-compatible licence for the GPL-only helpers: the SPDX line's GPL-2.0. */
+char LICENSE[] SEC("license") = "GPL";

@@ -306,4 +306,5 @@ __noinline int python_append_usdt(struct xsprof_usdt_launch *r, __u32 tid)
 	return r->nr_python;
 }
 
-char LICENSE[] SEC("license") = "Dual BSD/GPL";
+/* The kernel wants a GPL-compatible licence for the GPL-only helpers: the SPDX line's GPL-2.0. */
+char LICENSE[] SEC("license") = "GPL";

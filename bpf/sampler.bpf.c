@@ -421,4 +421,5 @@ int xsprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-char LICENSE[] SEC("license") = "Dual BSD/GPL";
+/* The kernel wants a GPL-compatible licence for the GPL-only helpers: the SPDX line's GPL-2.0. */
+char LICENSE[] SEC("license") = "GPL";

@@ -163,4 +163,5 @@ int BPF_PROG(xsprof_proc_exit, struct task_struct *p)
 	return 0;
 }
 
-char LICENSE[] SEC("license") = "Dual BSD/GPL";
+/* The kernel wants a GPL-compatible licence for the GPL-only helpers: the SPDX line's GPL-2.0. */
+char LICENSE[] SEC("license") = "GPL";

@@ -583,4 +583,5 @@ __noinline int unwind_row_step(const struct xsprof_unwind_row *r, struct unwind_
 	return 0;
 }
 
-char LICENSE[] SEC("license") = "Dual BSD/GPL";
+/* The kernel wants a GPL-compatible licence for the GPL-only helpers: the SPDX line's GPL-2.0. */
+char LICENSE[] SEC("license") = "GPL";

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR Apache-2.0 */
 /*
  * Records that cross the BPF -> daemon boundary. Included by BPF programs (after vmlinux.h) and by
  * the daemon (after <linux/types.h>); the one definition both sides compile against.
