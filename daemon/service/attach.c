@@ -191,16 +191,9 @@ void attachments__recheck(struct service *s)
 {
 	for (int i = 0; i < s->nr_attached; i++) {
 		struct attachment *a = s->attached[i];
-		uint64_t start;
-		uid_t owner;
-		int err;
 
-		if (a->by_root || a->ended_ns)
-			continue;
-		err = permissions__pid_identity(a->pid, &owner, &start);
-		if (err == -ENOENT || err == -ESRCH)
-			continue; /* exited: its exit watch ends it */
-		if (!err && owner == a->by && start == a->start)
+		/* (An exited process's exit watch ends its attachment.) */
+		if (a->by_root || a->ended_ns || permissions__still_owns(a->by, a->pid, a->start))
 			continue;
 		s->refused.detached_owner_changed++;
 		end_attachment(s, a, "the process changed owner or was replaced");

@@ -224,8 +224,7 @@ bool permissions__may_profile(struct req *q, struct MHD_Connection *c, const pid
 /* Whether a member may start another sampler now (root always); refused: 429 in *ret. */
 bool permissions__start_allowed(struct service *s, struct req *q, struct MHD_Connection *c,
 				enum MHD_Result *ret);
-void permissions__recheck_owners(struct service *s);
-int permissions__on_owner_check(sd_event_source *src, uint64_t usec, void *ctx);
+bool permissions__still_owns(uid_t uid, pid_t pid, uint64_t start);
 
 /* status.c: GET /v1/status, and the sd_notify status line. */
 void status__add_u64(struct json_object *o, const char *k, uint64_t v);
@@ -262,6 +261,8 @@ void recordings__launch_pids(struct svc_rec *r, const struct launch_store *ls);
 bool recordings__accepts(void *ctx, uint32_t pid);
 int recordings__render(struct service *s, struct svc_rec *r, uint64_t *ret_samples);
 void recordings__finish(struct service *s, struct svc_rec *r);
+/* A user's recording whose process is no longer the user's ends (checked every second). */
+void recordings__recheck_owners(struct service *s);
 void recordings__free(struct svc_rec *r);
 void recordings__prune(struct service *s);
 int recordings__on_timer(sd_event_source *src, uint64_t usec, void *ctx);

@@ -4,11 +4,8 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include <systemd/sd-event.h>
-
 #include "daemon/base/clock.h"
 #include "daemon/base/proc_stat.h"
-#include "daemon/log.h"
 #include "daemon/service/internal.h"
 
 int permissions__pid_owner(pid_t pid, uid_t *ret)
@@ -115,42 +112,18 @@ bool permissions__start_allowed(struct service *s, struct req *q, struct MHD_Con
 }
 
 /*
- * Ownership, again: a user's process that execs a setuid program, or whose pid is reused by
- * another user's process, is no longer the user's to profile. Recordings of a user that name
- * such a process end at once (what was recorded before is theirs), and such attachments go.
+ * Ownership, again: whether pid is still the process of uid that started at start (what a
+ * recording or attachment took it as). A process that execs a setuid program, or a pid reused
+ * by another user's process, is no longer uid's; an exited one still counts as its (nothing
+ * more is sampled of it). Only decides: the recordings and attachments act on it.
  */
-void permissions__recheck_owners(struct service *s)
+bool permissions__still_owns(uid_t uid, pid_t pid, uint64_t start)
 {
-	for (struct svc_rec *r = s->recs; r; r = r->next) {
-		if (r->state != REC_RUNNING || r->owner_root)
-			continue;
-		for (int i = 0; i < r->nr_pids; i++) {
-			uint64_t start;
-			uid_t owner;
-			int err = permissions__pid_identity(r->pids[i], &owner, &start);
+	uint64_t now_start;
+	uid_t owner;
+	int err = permissions__pid_identity(pid, &owner, &now_start);
 
-			if (err == -ENOENT || err == -ESRCH)
-				continue; /* exited: nothing more is sampled of it */
-			if (!err && owner == r->owner && start == r->pid_starts[i])
-				continue;
-			s->refused.ended_owner_changed++;
-			log_warn(
-				"recording %u: process %d is no longer uid %u's (a setuid exec, or "
-				"its pid reused): recording ended",
-				r->id, (int)r->pids[i], (unsigned int)r->owner);
-			snprintf(r->note, sizeof(r->note),
-				 "ended early: process %d changed owner or was replaced",
-				 (int)r->pids[i]);
-			recordings__finish(s, r);
-			break;
-		}
-	}
-	attachments__recheck(s);
-}
-
-int permissions__on_owner_check(sd_event_source *src, uint64_t usec, void *ctx)
-{
-	permissions__recheck_owners(ctx);
-	sd_event_source_set_time_relative(src, OWNER_CHECK_US);
-	return sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
+	if (err == -ENOENT || err == -ESRCH)
+		return true;
+	return !err && owner == uid && now_start == start;
 }

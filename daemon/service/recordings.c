@@ -456,6 +456,32 @@ static int parse_record_body(struct service *s, struct json_object *body, struct
 	return 0;
 }
 
+/*
+ * A user's recording that names a process no longer the user's (permissions__still_owns) ends
+ * at once: what was recorded before is theirs, the note says why.
+ */
+void recordings__recheck_owners(struct service *s)
+{
+	for (struct svc_rec *r = s->recs; r; r = r->next) {
+		if (r->state != REC_RUNNING || r->owner_root)
+			continue;
+		for (int i = 0; i < r->nr_pids; i++) {
+			if (permissions__still_owns(r->owner, r->pids[i], r->pid_starts[i]))
+				continue;
+			s->refused.ended_owner_changed++;
+			log_warn(
+				"recording %u: process %d is no longer uid %u's (a setuid exec, or "
+				"its pid reused): recording ended",
+				r->id, (int)r->pids[i], (unsigned int)r->owner);
+			snprintf(r->note, sizeof(r->note),
+				 "ended early: process %d changed owner or was replaced",
+				 (int)r->pids[i]);
+			recordings__finish(s, r);
+			break;
+		}
+	}
+}
+
 /* Its recording, its end (a timer; the process's exit with until_exit), started. */
 int recordings__start(struct service *s, struct svc_rec *r, struct rec_ctx *rc, bool until_exit,
 		      char *msg, size_t size)

@@ -308,6 +308,18 @@ static int start_http(struct service *s)
 	return 0;
 }
 
+/* Every second: who still owns what each user profiles (permissions decide, the owners act). */
+static int on_owner_check(sd_event_source *src, uint64_t usec, void *ctx)
+{
+	struct service *s = ctx;
+
+	(void)usec;
+	recordings__recheck_owners(s);
+	attachments__recheck(s);
+	sd_event_source_set_time_relative(src, OWNER_CHECK_US);
+	return sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
+}
+
 static int on_term(sd_event_source *src, const struct signalfd_siginfo *si, void *ctx)
 {
 	struct service *s = ctx;
@@ -410,7 +422,7 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 						 0, slices__on_timer, s);
 	if (err >= 0)
 		err = sd_event_add_time_relative(s->ev, &s->owner_timer, CLOCK_MONOTONIC,
-						 OWNER_CHECK_US, 0, permissions__on_owner_check, s);
+						 OWNER_CHECK_US, 0, on_owner_check, s);
 	if (err < 0) {
 		log_err("setting up the event loop: %s", strerror(-err));
 		goto out;

@@ -254,6 +254,42 @@ fi
 wait "$work" 2>/dev/null || true
 root_answers "after the setuid recording"
 
+step "the member's recorded process itself execs a setuid-root program: its recording ends"
+# Ownership is checked again every second: the named process is root's once it runs the setuid
+# copy, so the member's recording of it ends early, saying why (what came before is kept).
+for _ in $(seq 60); do
+	v=$(status_field "sum(1 for r in j['recordings'] if r['owner_uid'] == $member and r['state'] == 'running')")
+	((v < 2)) && break
+	sleep 0.5
+done
+before=$(status_field "j['api']['recordings_ended_owner_changed']")
+setpriv --reuid=$member --regid="$(getent group $group | cut -d: -f3)" --clear-groups -- \
+	sh -c "$dir/xs_mywork 250000 1; exec $dir/xs_rootwork 4000000 1" >/dev/null 2>&1 &
+work=$!
+pids+=("$work")
+t0=$(date +%s)
+if as_member "$ctl" -s "$sock" record --pid $work --duration 20 -o "$dir/member/owner.folded" \
+	2>"$dir/owner.err"; then
+	took=$(($(date +%s) - t0))
+	((took < 18)) && pass "the recording ended early (after $took s of 20)" ||
+		fail "the recording ran its 20 s although its process became root's"
+	v=$(status_field "j['api']['recordings_ended_owner_changed']")
+	((v > before)) && pass "counted in status (recordings_ended_owner_changed $v)" ||
+		fail "recordings_ended_owner_changed stayed $v"
+	grep -q "process $work is no longer uid $member's" "$dir/xsprofd.log" &&
+		pass "the daemon says why: $(grep -o "process $work is no longer[^:]*" "$dir/xsprofd.log" | head -1)" ||
+		fail "no log line about process $work's owner: $(tail -3 "$dir/xsprofd.log")"
+	grep -q '^xs_mywork' "$dir/member/owner.folded" &&
+		pass "what was recorded before is the member's profile" ||
+		fail "the member's own program is missing: $(head -c 300 "$dir/member/owner.folded")"
+else
+	fail "the member's recording failed: $(cat "$dir/owner.err")"
+fi
+kill "$work" 2>/dev/null || true
+pkill -x xs_rootwork 2>/dev/null || true
+wait "$work" 2>/dev/null || true
+root_answers "after the owner change"
+
 step "a member attaches and detaches in a loop"
 # Each attach loads a sampler on the daemon's event loop: a member gets a few at once, then one
 # per 10 s (the earlier steps may have used some of them).
