@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cupti_inject/xsprof_wire.h"
+#include "daemon/base/vec.h"
 #include "daemon/cuda/cuda_api.h"
 #include "daemon/cuda/cuda_probes.h"
 #include "daemon/session/gpu_join.h"
@@ -150,15 +151,8 @@ static int convert_gpu(void *ctx, const struct gpu_activity *a)
 		kind = kinds[a->kind];
 	else
 		return 0;
-	if (g->nr_gpu == g->gpu_cap) {
-		size_t ncap = g->gpu_cap ? g->gpu_cap * 2 : 1024;
-		struct corr_gpu_rec *n = realloc(g->gpu, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		g->gpu = n;
-		g->gpu_cap = ncap;
-	}
+	if (vec_reserve(&g->gpu, &g->gpu_cap, g->nr_gpu + 1))
+		return -ENOMEM;
 	g->gpu[g->nr_gpu] = (struct corr_gpu_rec){
 		.kind = kind,
 		.copy_kind = a->kind == GPU_ACT_MEMCPY ? copy_kind_of(a->copy_kind) : 0,
@@ -209,16 +203,9 @@ static void on_join(void *ctx, const struct corr_cpu_rec *cpu, const struct corr
 {
 	struct gpu_join *g = ctx;
 
-	if (g->nr_joins == g->joins_cap) {
-		size_t ncap = g->joins_cap ? g->joins_cap * 2 : 1024;
-		struct profile_join *n = realloc(g->joins, ncap * sizeof(*n));
-
-		if (!n) {
-			g->err = -ENOMEM;
-			return;
-		}
-		g->joins = n;
-		g->joins_cap = ncap;
+	if (vec_reserve(&g->joins, &g->joins_cap, g->nr_joins + 1)) {
+		g->err = -ENOMEM;
+		return;
 	}
 	g->joins[g->nr_joins++] = (struct profile_join){.launch = cpu->user, .gpu = gpu->user};
 }
