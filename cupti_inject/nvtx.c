@@ -207,9 +207,12 @@ static void free_thread(void *p)
 	free(p);
 }
 
+/* This thread's ranges: made at its first push; a pop or the exit only looks. */
+static __thread struct thread_ranges *tls_ranges;
+
 static struct thread_ranges *thread_ranges(void)
 {
-	static __thread struct thread_ranges *t;
+	struct thread_ranges *t = tls_ranges;
 
 	if (!t) {
 		t = calloc(1, sizeof(*t));
@@ -217,6 +220,7 @@ static struct thread_ranges *thread_ranges(void)
 			return NULL;
 		t->tid = gettid32();
 		pthread_setspecific(n.key, t);
+		tls_ranges = t;
 	}
 	return t;
 }
@@ -258,7 +262,7 @@ static int push(const char *domain, const char *ascii, const nvtxEventAttributes
 
 static int pop(const char *domain)
 {
-	struct thread_ranges *t = thread_ranges();
+	struct thread_ranges *t = tls_ranges;
 	int i;
 
 	if (!t || !t->depth) {
@@ -503,7 +507,7 @@ static void set(NvtxFunctionTable table, unsigned size, unsigned id, fnptr f)
  * lost (other threads' stacks are theirs alone and end unsent). */
 static void close_at_exit(void)
 {
-	struct thread_ranges *t = thread_ranges();
+	struct thread_ranges *t = tls_ranges;
 	uint64_t now = now_ns();
 
 	for (unsigned i = t ? (t->depth < MAX_DEPTH ? t->depth : MAX_DEPTH) : 0; i-- > 0;)

@@ -45,7 +45,8 @@ endif()
 # The same phases through xsprof/scope.h's USDT scopes (no library, no CUDA).
 add_executable(xs_scope_phases workloads/scope_phases.c)
 target_compile_options(xs_scope_phases PRIVATE -O1 -fno-omit-frame-pointer)
-target_include_directories(xs_scope_phases PRIVATE ${PROJECT_SOURCE_DIR}/cupti_inject/include)
+target_include_directories(xs_scope_phases PRIVATE ${PROJECT_SOURCE_DIR}
+	${PROJECT_SOURCE_DIR}/cupti_inject/include)
 # It fails, saying why, where the injection library or the workload could not be built.
 add_test(NAME nvtx_ranges COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/nvtx.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(nvtx_ranges PROPERTIES TIMEOUT 300)

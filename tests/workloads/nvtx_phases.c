@@ -13,37 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <sys/resource.h>
 
 #include <nvtx3/nvToolsExt.h>
 
 #include "tests/workloads/fake_cupti.h"
 #include "tests/workloads/fake_gpu_send.h"
-
-#define NOINLINE __attribute__((noinline))
-#define MS	 1000000ull
-
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static volatile uint64_t sink;
-
-/* Spin until this thread has had ns of CPU. */
-static NOINLINE void xs_burn(uint64_t ns)
-{
-	uint64_t end = clock_ns(CLOCK_THREAD_CPUTIME_ID) + ns, x = sink;
-
-	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end)
-		for (int i = 0; i < 2000; i++)
-			x = x * 6364136223846793005ull + 1442695040888963407ull;
-	sink = x;
-}
+#include "tests/workloads/phases.h"
 
 enum { DATA, STEP, FORWARD, BACKWARD, DOMAIN_IO, NR_PHASES };
 static const char *const phase_name[] = {"data", "step", "forward", "backward", "io"};
@@ -139,7 +114,6 @@ int main(int argc, char **argv)
 		.messageType = NVTX_MESSAGE_TYPE_ASCII,
 		.message.ascii = "io",
 	};
-	struct rusage ru;
 	nvtxRangeId_t cross;
 	pthread_t th;
 	uint64_t t0, t1, c0;
@@ -161,12 +135,7 @@ int main(int argc, char **argv)
 		return 1;
 	nvtxMarkA("done");
 	nvtxRangePop(); /* one too many: counted, harmless */
-	for (int i = 0; i < NR_PHASES; i++)
-		printf("phase %s %llu\n", phase_name[i], (unsigned long long)phase_cpu[i]);
-	getrusage(RUSAGE_SELF, &ru);
-	printf("total %llu\n",
-	       (unsigned long long)((ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
-				    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull));
+	phases_print(phase_name, phase_cpu, NR_PHASES);
 	printf("fired %lu of %u\n", xs_fake_cupti_fired(), corr);
 	fflush(stdout);
 	if (xs_fake_send_kernels(kernels, nr_kernels))

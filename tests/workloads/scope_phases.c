@@ -9,33 +9,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
-#include <sys/resource.h>
 
+#include "tests/workloads/phases.h"
 #include "xsprof/scope.h"
-
-#define NOINLINE __attribute__((noinline))
-#define MS	 1000000ull
-
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static volatile uint64_t sink;
-
-static NOINLINE void xs_spin(uint64_t ns)
-{
-	uint64_t end = clock_ns(CLOCK_THREAD_CPUTIME_ID) + ns, x = sink;
-
-	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end)
-		for (int i = 0; i < 2000; i++)
-			x = x * 6364136223846793005ull + 1442695040888963407ull;
-	sink = x;
-}
 
 enum { DATA, STEP, FORWARD, BACKWARD, NR_PHASES };
 static const char *const phase_name[] = {"data", "step", "forward", "backward"};
@@ -46,7 +22,7 @@ static void timed(int phase, uint64_t ns)
 {
 	uint64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 
-	xs_spin(ns);
+	xs_burn(ns);
 	phase_cpu[phase] += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 }
 
@@ -82,18 +58,12 @@ static NOINLINE void xs_data(void)
 int main(int argc, char **argv)
 {
 	int iterations = argc > 1 ? atoi(argv[1]) : 3;
-	struct rusage ru;
 
 	for (int i = 0; i < iterations; i++) {
 		xs_data();
 		xs_step();
 	}
 	xsprof_scope_end("never begun"); /* an end without its begin: counted, harmless */
-	for (int i = 0; i < NR_PHASES; i++)
-		printf("phase %s %llu\n", phase_name[i], (unsigned long long)phase_cpu[i]);
-	getrusage(RUSAGE_SELF, &ru);
-	printf("total %llu\n",
-	       (unsigned long long)((ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
-				    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull));
+	phases_print(phase_name, phase_cpu, NR_PHASES);
 	return 0;
 }
