@@ -176,6 +176,10 @@ if [[ ! -x $scopes ]]; then
 	fail "missing $scopes"
 elif run scope range "$scopes" 3; then
 	shares scope data=data step=step forward=forward backward=backward || failures=$((failures + 1))
+	# 12 scopes paired; the program's one end without its begin is counted and said.
+	grep -q 'xsprof scopes: 12 ranges; 1 ends without their begin' "$dir/scope.err" &&
+		pass "the report counts 12 scopes and the 1 end without its begin" ||
+		fail "scope report: $(grep 'xsprof scopes' "$dir/scope.err")"
 	$py - "$dir/scope" <<'EOF' || failures=$((failures + 1))
 import json, sys
 base = sys.argv[1]

@@ -493,6 +493,21 @@ static void cuda_report(struct recording *rec, bool always)
 			(unsigned long long)cs.usdt_site_nop,
 			(unsigned long long)cs.usdt_site_unread,
 			(unsigned long long)cs.uprobes_trimmed);
+	if (cs.scopes.begins || cs.scopes.ends)
+		log_msg(cs.scopes.unpaired_ends || cs.scopes.too_deep || cs.scopes.threads_capped ||
+					cs.scopes.names_capped || cs.scopes.names_unread ||
+					cs.bpf.scope_drop
+				? LOG_WARNING
+				: LOG_INFO,
+			"xsprof scopes: %llu ranges; %llu ends without their begin, %llu begins past "
+			"the caps (64 deep, 4096 threads), %llu names past 4096, %llu names "
+			"unreadable, %llu probe firings lost",
+			(unsigned long long)cs.scopes.ranges,
+			(unsigned long long)cs.scopes.unpaired_ends,
+			(unsigned long long)(cs.scopes.too_deep + cs.scopes.threads_capped),
+			(unsigned long long)cs.scopes.names_capped,
+			(unsigned long long)cs.scopes.names_unread,
+			(unsigned long long)cs.bpf.scope_drop);
 	if (cs.reuse.walked || cs.reuse.reused)
 		log_info("CUDA: launch stacks walked %llu times, reused %llu times (proved "
 			 "unchanged); walked again: %llu at another place, %llu with a changed "

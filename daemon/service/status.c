@@ -411,6 +411,14 @@ struct json_object *status__json(struct service *s)
 		status__add_u64(g, "lost_ring_buffer_full", ps.bpf.drop_ringbuf + ps.bpf.usdt_drop);
 		status__add_u64(g, "lost_scratch_busy", ps.bpf.scratch_busy);
 		status__add_u64(g, "links_capped", ps.links_capped);
+		/* xsprof scopes (xsprof/scope.h): paired into ranges, and what their caps refused. */
+		status__add_u64(g, "scope_ranges", ps.scopes.ranges);
+		status__add_u64(g, "scope_unpaired_ends", ps.scopes.unpaired_ends);
+		status__add_u64(g, "scope_capped",
+				ps.scopes.too_deep + ps.scopes.threads_capped +
+					ps.scopes.names_capped);
+		status__add_u64(g, "scope_names_unread", ps.scopes.names_unread);
+		status__add_u64(g, "scope_lost", ps.bpf.scope_drop);
 		/* Emptied with each window slice: it never fills. */
 		status__add_u64(g, "launches_in_slice",
 				launch_store__nr_events(
