@@ -6,7 +6,7 @@
  * Names: a function here is module__verb, the module being the file that offers it (reply.c:
  * reply__, status.c: status__, recordings.c: recordings__, attach.c: attachments__, ...); a
  * request handler is module__api, or module__api_what where a file has several (window_api.c's
- * are window_api__what). What a file keeps to itself is static and unprefixed.
+ * are window_api__what). What only one file uses is static in it and not declared here.
  */
 #ifndef XSPROF_DAEMON_SERVICE_INTERNAL_H
 #define XSPROF_DAEMON_SERVICE_INTERNAL_H
@@ -32,10 +32,8 @@ typedef struct sd_event_source sd_event_source;
 struct calltree;
 struct cupti_server;
 struct frame_sites;
-struct gpu_activity;
 struct gpu_store;
 struct json_object;
-struct launch_store;
 struct recording;
 struct symbolizer;
 struct unwinder;
@@ -217,7 +215,6 @@ int reply__write_tree(const struct calltree *tree, enum output_format fmt, FILE 
 		      uint64_t start_ns, uint64_t end_ns, const struct frame_sites *sites);
 
 /* permissions.c: who may profile what, and who may start a sampler now. */
-int permissions__pid_owner(pid_t pid, uid_t *ret);
 int permissions__pid_identity(pid_t pid, uid_t *ret_uid, uint64_t *ret_start);
 bool permissions__may_profile(struct req *q, struct MHD_Connection *c, const pid_t *pids, int n,
 			      enum MHD_Result *ret);
@@ -230,13 +227,6 @@ bool permissions__still_owns(uid_t uid, pid_t pid, uint64_t start);
 void status__add_u64(struct json_object *o, const char *k, uint64_t v);
 /* "left_out_other_users": {samples, offcpu, cuda_calls, launches} into o, when any. */
 void status__add_left_out(struct json_object *o, const struct xsprof_owner_stats *st);
-long status__rss_bytes(void);
-void status__always_counters(struct service *s, struct xsprof_cpu_stats *ret, uint64_t *ret_bad);
-void status__add_unwind(struct service *s, struct json_object *j);
-uint64_t status__sat_add(uint64_t a, uint64_t b);
-struct json_object *status__api_json(struct service *s);
-struct json_object *status__limits_json(struct service *s);
-struct json_object *status__correlation_json(struct service *s);
 struct json_object *status__json(struct service *s);
 void status__notify(struct service *s);
 
@@ -245,7 +235,6 @@ enum MHD_Result metrics__api(struct service *s, struct MHD_Connection *c);
 
 /* slices.c: the always-on recording and its slices. */
 int slices__start(struct service *s);
-int slices__take_old(void *ctx, const struct gpu_activity *a);
 void slices__close(struct service *s);
 int slices__on_timer(sd_event_source *src, uint64_t usec, void *ctx);
 
@@ -254,25 +243,11 @@ struct rec_ctx {
 	struct service *s;
 	struct svc_rec *r;
 };
-struct svc_rec *recordings__find(struct service *s, unsigned int id);
 void recordings__wake_waiters(struct service *s, struct svc_rec *r);
-int recordings__cmp_u32(const void *a, const void *b);
-void recordings__launch_pids(struct svc_rec *r, const struct launch_store *ls);
-bool recordings__accepts(void *ctx, uint32_t pid);
-int recordings__render(struct service *s, struct svc_rec *r, uint64_t *ret_samples);
-void recordings__finish(struct service *s, struct svc_rec *r);
 /* A user's recording whose process is no longer the user's ends (checked every second). */
 void recordings__recheck_owners(struct service *s);
 void recordings__free(struct svc_rec *r);
 void recordings__prune(struct service *s);
-int recordings__on_timer(sd_event_source *src, uint64_t usec, void *ctx);
-int recordings__on_exit(sd_event_source *src, int fd, uint32_t revents, void *ctx);
-bool recordings__allowed(struct service *s, struct req *q, double duration_s,
-			 struct MHD_Connection *c, enum MHD_Result *ret);
-int recordings__parse_view(struct json_object *body, struct svc_rec *r, char *msg, size_t size);
-int recordings__start(struct service *s, struct svc_rec *r, struct rec_ctx *rc, bool until_exit,
-		      char *msg, size_t size);
-void recordings__register(struct service *s, struct svc_rec *r, struct rec_ctx *rc, struct req *q);
 bool recordings__admit(struct service *s, struct req *q, struct MHD_Connection *c,
 		       struct svc_rec *r, struct rec_ctx *rc, bool until_exit,
 		       enum MHD_Result *ret);

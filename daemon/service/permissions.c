@@ -8,7 +8,7 @@
 #include "daemon/base/proc_stat.h"
 #include "daemon/service/internal.h"
 
-int permissions__pid_owner(pid_t pid, uid_t *ret)
+static int permissions__pid_owner(pid_t pid, uid_t *ret)
 {
 	char path[64];
 	struct stat st;

@@ -42,7 +42,7 @@ static int strategy_index(const char *name)
 	return -1;
 }
 
-struct svc_rec *recordings__find(struct service *s, unsigned int id)
+static struct svc_rec *recordings__find(struct service *s, unsigned int id)
 {
 	for (struct svc_rec *r = s->recs; r; r = r->next)
 		if (r->id == id)
@@ -62,7 +62,7 @@ void recordings__wake_waiters(struct service *s, struct svc_rec *r)
 	http_server__run(s->tcp_http);
 }
 
-int recordings__cmp_u32(const void *a, const void *b)
+static int recordings__cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
@@ -70,7 +70,7 @@ int recordings__cmp_u32(const void *a, const void *b)
 }
 
 /* The processes of r that launched CUDA work (descendants included), to take their records. */
-void recordings__launch_pids(struct svc_rec *r, const struct launch_store *ls)
+static void recordings__launch_pids(struct svc_rec *r, const struct launch_store *ls)
 {
 	const struct launch_event *ev = ls ? launch_store__events(ls) : NULL;
 	size_t n = ls ? launch_store__nr_events(ls) : 0, k = 0;
@@ -87,7 +87,7 @@ void recordings__launch_pids(struct svc_rec *r, const struct launch_store *ls)
 	r->nr_launch_pids = k;
 }
 
-bool recordings__accepts(void *ctx, uint32_t pid)
+static bool recordings__accepts(void *ctx, uint32_t pid)
 {
 	const struct svc_rec *r = ctx;
 
@@ -97,7 +97,7 @@ bool recordings__accepts(void *ctx, uint32_t pid)
 }
 
 /* A stopped recording's profile in its format, into r->result. */
-int recordings__render(struct service *s, struct svc_rec *r, uint64_t *ret_samples)
+static int recordings__render(struct service *s, struct svc_rec *r, uint64_t *ret_samples)
 {
 	struct output_meta meta = {.unit = profile__unit_name(r->view.cpu_mode != SESSION_MODE_CPU
 								      ? WEIGHT_US
@@ -147,7 +147,7 @@ int recordings__render(struct service *s, struct svc_rec *r, uint64_t *ret_sampl
 	return err;
 }
 
-void recordings__finish(struct service *s, struct svc_rec *r)
+static void recordings__finish(struct service *s, struct svc_rec *r)
 {
 	uint64_t samples = 0;
 	int err;
@@ -255,7 +255,7 @@ void recordings__prune(struct service *s)
 	}
 }
 
-int recordings__on_timer(sd_event_source *src, uint64_t usec, void *ctx)
+static int recordings__on_timer(sd_event_source *src, uint64_t usec, void *ctx)
 {
 	struct rec_ctx *rc = ctx;
 
@@ -263,7 +263,7 @@ int recordings__on_timer(sd_event_source *src, uint64_t usec, void *ctx)
 	return 0;
 }
 
-int recordings__on_exit(sd_event_source *src, int fd, uint32_t revents, void *ctx)
+static int recordings__on_exit(sd_event_source *src, int fd, uint32_t revents, void *ctx)
 {
 	struct rec_ctx *rc = ctx;
 
@@ -273,8 +273,8 @@ int recordings__on_exit(sd_event_source *src, int fd, uint32_t revents, void *ct
 }
 
 /* Caps on running recordings: in all, per user, and a user's recorded seconds. */
-bool recordings__allowed(struct service *s, struct req *q, double duration_s,
-			 struct MHD_Connection *c, enum MHD_Result *ret)
+static bool recordings__allowed(struct service *s, struct req *q, double duration_s,
+				struct MHD_Connection *c, enum MHD_Result *ret)
 {
 	unsigned int all = 0, mine = 0;
 	double seconds = duration_s;
@@ -319,7 +319,8 @@ bool recordings__allowed(struct service *s, struct req *q, double duration_s,
 }
 
 /* children, gpu_mode, weight and correlate of a request (all optional) into r. */
-int recordings__parse_view(struct json_object *body, struct svc_rec *r, char *msg, size_t size)
+static int recordings__parse_view(struct json_object *body, struct svc_rec *r, char *msg,
+				  size_t size)
 {
 	struct json_object *v;
 	const char *str;
@@ -483,8 +484,8 @@ void recordings__recheck_owners(struct service *s)
 }
 
 /* Its recording, its end (a timer; the process's exit with until_exit), started. */
-int recordings__start(struct service *s, struct svc_rec *r, struct rec_ctx *rc, bool until_exit,
-		      char *msg, size_t size)
+static int recordings__start(struct service *s, struct svc_rec *r, struct rec_ctx *rc,
+			     bool until_exit, char *msg, size_t size)
 {
 	struct recording_opts ro = {
 		.max_stacks = s->opts->max_stacks,
@@ -553,7 +554,8 @@ int recordings__start(struct service *s, struct svc_rec *r, struct rec_ctx *rc, 
 }
 
 /* A started recording into the service's list, owned by the requester; rc now belongs to r. */
-void recordings__register(struct service *s, struct svc_rec *r, struct rec_ctx *rc, struct req *q)
+static void recordings__register(struct service *s, struct svc_rec *r, struct rec_ctx *rc,
+				 struct req *q)
 {
 	(void)rc;
 	/* The timer and watch hold rc; it lives as long as r (freed with the daemon). */

@@ -55,7 +55,7 @@ int slices__start(struct service *s)
 	return 0;
 }
 
-int slices__take_old(void *ctx, const struct gpu_activity *a)
+static int slices__take_old(void *ctx, const struct gpu_activity *a)
 {
 	return a->end_ns < *(const uint64_t *)ctx ? 0 : 1;
 }

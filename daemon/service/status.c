@@ -48,7 +48,7 @@ void status__add_u64(struct json_object *o, const char *k, uint64_t v)
 	json_object_object_add(o, k, json_object_new_int64((int64_t)v));
 }
 
-long status__rss_bytes(void)
+static long status__rss_bytes(void)
 {
 	long pages = 0, rss = 0;
 	FILE *f = fopen("/proc/self/statm", "re");
@@ -62,7 +62,8 @@ long status__rss_bytes(void)
 }
 
 /* Counters since start: recordings retired by reloads plus the running one, read live. */
-void status__always_counters(struct service *s, struct xsprof_cpu_stats *ret, uint64_t *ret_bad)
+static void status__always_counters(struct service *s, struct xsprof_cpu_stats *ret,
+				    uint64_t *ret_bad)
 {
 	struct xsprof_cpu_stats now;
 	struct sampler_stats us;
@@ -78,7 +79,7 @@ void status__always_counters(struct service *s, struct xsprof_cpu_stats *ret, ui
 }
 
 /* How the always-on recording walked user stacks (--unwind), and its tables. */
-void status__add_unwind(struct service *s, struct json_object *j)
+static void status__add_unwind(struct service *s, struct json_object *j)
 {
 	struct xsprof_unwind_stats b;
 	struct unwinder_stats t;
@@ -172,13 +173,13 @@ static void status_processes(struct service *s, struct json_object *j)
 	json_object_object_add(j, "symbolizer", y);
 }
 
-uint64_t status__sat_add(uint64_t a, uint64_t b)
+static uint64_t status__sat_add(uint64_t a, uint64_t b)
 {
 	return a + b < a ? UINT64_MAX : a + b;
 }
 
 /* The control API's connections and what its caps refused, both servers together. */
-struct json_object *status__api_json(struct service *s)
+static struct json_object *status__api_json(struct service *s)
 {
 	struct http_server_stats t = {}, u;
 	struct http_server *servers[] = {s->unix_http, s->tcp_http};
@@ -224,7 +225,7 @@ struct json_object *status__api_json(struct service *s)
 }
 
 /* Every cap a client can run into, so a refusal can be explained. */
-struct json_object *status__limits_json(struct service *s)
+static struct json_object *status__limits_json(struct service *s)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -251,7 +252,7 @@ struct json_object *status__limits_json(struct service *s)
 }
 
 /* Launches joined to GPU work, per strategy, over every session so far. */
-struct json_object *status__correlation_json(struct service *s)
+static struct json_object *status__correlation_json(struct service *s)
 {
 	struct json_object *o = json_object_new_object();
 
