@@ -181,7 +181,7 @@ void attachments__close_slices(struct service *s, const struct gpu_store *gs, ui
 uint64_t attachments__oldest_slice(struct service *s, uint64_t cutoff)
 {
 	for (int i = 0; i < s->nr_attached; i++)
-		if (s->attached[i]->prof.rec && s->attached[i]->prof.slice_start_ns < cutoff)
+		if (s->attached[i]->prof.recording && s->attached[i]->prof.slice_start_ns < cutoff)
 			cutoff = s->attached[i]->prof.slice_start_ns;
 	return cutoff;
 }
@@ -339,8 +339,8 @@ static int attachment_start(struct service *s, struct attachment *a, struct samp
 
 	attachment_opts(s, a, &ro);
 	ro.sampler = sampler;
-	a->prof.rec = recording__new(s->ev, &ro, s->sym, ret_what);
-	if (!a->prof.rec)
+	a->prof.recording = recording__new(s->ev, &ro, s->sym, ret_what);
+	if (!a->prof.recording)
 		return -errno;
 	*ret_what = "watching it for its exit";
 	a->pidfd = (int)syscall(SYS_pidfd_open, a->pid, 0);
@@ -350,7 +350,7 @@ static int attachment_start(struct service *s, struct attachment *a, struct samp
 	if (err)
 		return err;
 	*ret_what = "starting its sampler";
-	err = recording__start(a->prof.rec);
+	err = recording__start(a->prof.recording);
 	if (err)
 		return err;
 	a->prof.slice_start_ns = a->attached_ns = clock__mono_ns();
@@ -399,9 +399,9 @@ static int on_job_done(sd_event_source *src, int fd, uint32_t revents, void *ctx
 			status__add_u64(out, "freq_hz", a->prof.freq_hz);
 			json_object_object_add(out, "children",
 					       json_object_new_boolean(a->children));
-			json_object_object_add(
-				out, "cuda",
-				json_object_new_boolean(recording__cuda(a->prof.rec) != NULL));
+			json_object_object_add(out, "cuda",
+					       json_object_new_boolean(
+						       recording__cuda(a->prof.recording) != NULL));
 		}
 	}
 	if (j->q) {
@@ -588,7 +588,7 @@ struct attachment *attachments__to_read(struct service *s, struct req *q, struct
 		return NULL;
 	}
 	/* Include the slice being recorded. */
-	if (a->prof.rec) {
+	if (a->prof.recording) {
 		if (s->cupti)
 			cupti_server__drain(s->cupti, CUPTI_DRAIN_BATCHES);
 		close_one(s, a, clock__mono_ns());

@@ -59,7 +59,7 @@ struct xsprofd_opts;
 #define MAX_REQUEST_PIDS      64
 #define RECORD_MAX_TIMELINE   (2u * 1000 * 1000) /* samples kept for a trace: ~50 MiB */
 
-enum rec_state { REC_RUNNING, REC_DONE, REC_FAILED };
+enum recording_state { RECORDING_RUNNING, RECORDING_DONE, RECORDING_FAILED };
 
 /* The correlation strategies a session may ask for; their counters are kept per name. */
 extern const char *const recordings__strategies[];
@@ -70,7 +70,8 @@ struct attach_job;
 
 struct attachment {
 	struct service *svc;
-	struct attach_job *job; /* its sampler is loading on another thread (rec NULL till then) */
+	struct attach_job
+		*job; /* its sampler is loading on another thread (recording NULL till then) */
 	pid_t pid;
 	uid_t by;
 	bool by_root;
@@ -85,11 +86,11 @@ struct attachment {
 };
 
 /* A recording asked for through the API. */
-struct svc_rec {
+struct svc_recording {
 	unsigned int id;
 	uid_t owner;
 	bool owner_root;
-	enum rec_state state;
+	enum recording_state state;
 	enum output_format format;
 	unsigned int freq_hz;
 	double duration_s;
@@ -101,7 +102,7 @@ struct svc_rec {
 	uint32_t *launch_pids;	  /* at the end: processes that launched, sorted */
 	size_t nr_launch_pids;
 	uint64_t started_ns, finished_ns;
-	struct recording *rec;
+	struct recording *recording;
 	sd_event_source *end, *exit_watch;
 	int pidfd;
 	char *result;
@@ -113,7 +114,7 @@ struct svc_rec {
 	uint64_t stalled_ns; /* how long the daemon's loop did not run while it recorded */
 	struct MHD_Connection *waiters[MAX_WAITERS];
 	int nr_waiters;
-	struct svc_rec *next;
+	struct svc_recording *next;
 };
 
 /* Requests refused at a cap, and recordings ended because their process changed hands. */
@@ -159,7 +160,7 @@ struct service {
 	struct http_tls tls; /* the TCP listener's PEM material, when TLS */
 	gid_t group;
 	uint64_t started_ns;
-	struct svc_rec *recs;
+	struct svc_recording *recordings;
 	unsigned int next_id;
 	struct attachment *attached[MAX_ATTACHED];
 	int nr_attached;
@@ -181,9 +182,9 @@ struct req {
 	bool authed; /* root, or a valid TCP token */
 	bool member;
 	uid_t uid;
-	struct svc_rec *waiting;   /* set while suspended on a recording */
-	struct attach_job *attach; /* set while suspended on an attach's sampler load */
-	bool attach_done;	   /* ... which ended: the answer is below */
+	struct svc_recording *waiting; /* set while suspended on a recording */
+	struct attach_job *attach;     /* set while suspended on an attach's sampler load */
+	bool attach_done;	       /* ... which ended: the answer is below */
 	unsigned int attach_status;
 	char *attach_body; /* JSON */
 	bool resumed;
@@ -239,17 +240,17 @@ void slices__close(struct service *s);
 int slices__on_timer(sd_event_source *src, uint64_t usec, void *ctx);
 
 /* recordings.c: POST /v1/recordings, GET /v1/recordings/ID. */
-struct rec_ctx {
+struct recording_ctx {
 	struct service *s;
-	struct svc_rec *r;
+	struct svc_recording *r;
 };
-void recordings__wake_waiters(struct service *s, struct svc_rec *r);
+void recordings__wake_waiters(struct service *s, struct svc_recording *r);
 /* A user's recording whose process is no longer the user's ends (checked every second). */
 void recordings__recheck_owners(struct service *s);
-void recordings__free(struct svc_rec *r);
+void recordings__free(struct svc_recording *r);
 void recordings__prune(struct service *s);
 bool recordings__admit(struct service *s, struct req *q, struct MHD_Connection *c,
-		       struct svc_rec *r, struct rec_ctx *rc, bool until_exit,
+		       struct svc_recording *r, struct recording_ctx *rc, bool until_exit,
 		       enum MHD_Result *ret);
 enum MHD_Result recordings__api_start(struct service *s, struct req *q, struct MHD_Connection *c);
 enum MHD_Result recordings__api_result(struct service *s, struct req *q, struct MHD_Connection *c,

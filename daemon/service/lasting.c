@@ -60,7 +60,7 @@ static void close_gpu_slice(struct lasting *l, struct symbolizer *sym, const str
 			    const struct gpu_join_scope *scope, struct correlate_stats *cs,
 			    uint64_t end)
 {
-	struct cuda_probes *cp = l->rec ? recording__cuda(l->rec) : NULL;
+	struct cuda_probes *cp = l->recording ? recording__cuda(l->recording) : NULL;
 	struct gpu_join_scope sc = scope ? *scope : (struct gpu_join_scope){0};
 	struct launchers who = {0};
 	struct launch_store *ls = NULL;
@@ -100,12 +100,12 @@ void lasting__close_slice(struct lasting *l, struct symbolizer *sym, const struc
 	size_t n = 0;
 	int err;
 
-	if (!l->rec) {
+	if (!l->recording) {
 		window__expire(l->cpu, end);
 		window__expire(l->gpu, end);
 		return;
 	}
-	if (recording__rotate(l->rec, &st, &pids, &n)) {
+	if (recording__rotate(l->recording, &st, &pids, &n)) {
 		log_warn("%s: could not start a new slice (out of memory); the current one goes on",
 			 l->name);
 		return;
@@ -175,20 +175,20 @@ void lasting__left_out(const struct lasting *l, struct xsprof_owner_stats *ret)
 {
 	struct recording_stats rs;
 
-	if (!l->rec) {
+	if (!l->recording) {
 		*ret = l->left_out;
 		return;
 	}
-	recording__stats(l->rec, &rs);
+	recording__stats(l->recording, &rs);
 	*ret = rs.owner;
 }
 
 void lasting__stop(struct lasting *l)
 {
-	if (l->rec)
+	if (l->recording)
 		lasting__left_out(l, &l->left_out);
-	recording__free(l->rec);
-	l->rec = NULL;
+	recording__free(l->recording);
+	l->recording = NULL;
 }
 
 void lasting__release(struct lasting *l)

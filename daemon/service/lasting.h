@@ -23,9 +23,9 @@ struct symbolizer;
 struct window;
 
 struct lasting {
-	struct recording *rec; /* NULL once it has stopped for good (the windows stay) */
-	struct window *cpu;    /* samples, under "uid:N" roots */
-	struct window *gpu;    /* GPU work in microseconds, under the same roots */
+	struct recording *recording; /* NULL once it has stopped for good (the windows stay) */
+	struct window *cpu;	     /* samples, under "uid:N" roots */
+	struct window *gpu;	     /* GPU work in microseconds, under the same roots */
 	uint64_t slice_start_ns;
 	unsigned int freq_hz;
 	/* > 0: only the GPU work of this process and of those that launched in the slice (an
@@ -43,7 +43,7 @@ struct lasting {
 void lasting__left_out(const struct lasting *l, struct xsprof_owner_stats *ret);
 
 /*
- * Fold what l->rec counted since the last slice into l->cpu, and join its CUDA launches to the
+ * Fold what l->recording counted since the last slice into l->cpu, and join its CUDA launches to the
  * GPU records of gs (may be NULL) that scope accepts into l->gpu; then expire both windows at
  * end. Failures are logged and counted by the windows; the slice's samples are then lost.
  */

@@ -300,7 +300,7 @@ static void response_metrics(FILE *f)
 
 enum MHD_Result metrics__api(struct service *s, struct MHD_Connection *c)
 {
-	static const char *const rec_states[] = {"running", "done", "failed"};
+	static const char *const recording_states[] = {"running", "done", "failed"};
 	static const char *const att_states[] = {"starting", "running", "ended"};
 	struct json_object *st = status__json(s), *arr = NULL, *v;
 	const char *last = NULL;
@@ -318,7 +318,7 @@ enum MHD_Result metrics__api(struct service *s, struct MHD_Connection *c)
 		(v = at_path(st, "version")) ? json_object_get_string(v) : "");
 	table_metrics(f, st);
 	json_object_object_get_ex(st, "recordings", &arr);
-	by_state(f, arr, "xsprof_recordings", "Recordings held, by state.", rec_states, 3);
+	by_state(f, arr, "xsprof_recordings", "Recordings held, by state.", recording_states, 3);
 	arr = NULL;
 	json_object_object_get_ex(st, "attachments", &arr);
 	by_state(f, arr, "xsprof_attachments", "Attachments, by state.", att_states, 3);

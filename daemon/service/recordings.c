@@ -42,15 +42,15 @@ static int strategy_index(const char *name)
 	return -1;
 }
 
-static struct svc_rec *recordings__find(struct service *s, unsigned int id)
+static struct svc_recording *recordings__find(struct service *s, unsigned int id)
 {
-	for (struct svc_rec *r = s->recs; r; r = r->next)
+	for (struct svc_recording *r = s->recordings; r; r = r->next)
 		if (r->id == id)
 			return r;
 	return NULL;
 }
 
-void recordings__wake_waiters(struct service *s, struct svc_rec *r)
+void recordings__wake_waiters(struct service *s, struct svc_recording *r)
 {
 	if (!r->nr_waiters)
 		return;
@@ -70,7 +70,7 @@ static int recordings__cmp_u32(const void *a, const void *b)
 }
 
 /* The processes of r that launched CUDA work (descendants included), to take their records. */
-static void recordings__launch_pids(struct svc_rec *r, const struct launch_store *ls)
+static void recordings__launch_pids(struct svc_recording *r, const struct launch_store *ls)
 {
 	const struct launch_event *ev = ls ? launch_store__events(ls) : NULL;
 	size_t n = ls ? launch_store__nr_events(ls) : 0, k = 0;
@@ -89,7 +89,7 @@ static void recordings__launch_pids(struct svc_rec *r, const struct launch_store
 
 static bool recordings__accepts(void *ctx, uint32_t pid)
 {
-	const struct svc_rec *r = ctx;
+	const struct svc_recording *r = ctx;
 
 	if (!r->nr_pids)
 		return true; /* whole machine */
@@ -97,14 +97,14 @@ static bool recordings__accepts(void *ctx, uint32_t pid)
 }
 
 /* A stopped recording's profile in its format, into r->result. */
-static int recordings__render(struct service *s, struct svc_rec *r, uint64_t *ret_samples)
+static int recordings__render(struct service *s, struct svc_recording *r, uint64_t *ret_samples)
 {
 	struct output_meta meta = {.unit = profile__unit_name(r->view.cpu_mode != SESSION_MODE_CPU
 								      ? WEIGHT_US
 								      : r->view.unit)};
 	struct gpu_join_scope scope = {
 		.accept_pid = recordings__accepts, .ctx = r, .since_ns = r->started_ns};
-	struct cuda_probes *cp = recording__cuda(r->rec);
+	struct cuda_probes *cp = recording__cuda(r->recording);
 	struct session_profile sp;
 	struct timespec rt, mt;
 	char title[160];
@@ -114,7 +114,7 @@ static int recordings__render(struct service *s, struct svc_rec *r, uint64_t *re
 	/* What the processes sent before exiting is still queued. */
 	cupti_server__drain(s->cupti, CUPTI_DRAIN_BATCHES);
 	recordings__launch_pids(r, cp ? cuda_probes__store(cp) : NULL);
-	err = session_profile__build(&sp, r->rec, s->sym,
+	err = session_profile__build(&sp, r->recording, s->sym,
 				     s->cupti ? cupti_server__store(s->cupti) : NULL, &scope,
 				     &r->view, &s->corr[si < 0 ? 0 : si]);
 	snprintf(title, sizeof(title), "xsprof recording %u: %.1f s %s at %u Hz", r->id,
@@ -147,14 +147,14 @@ static int recordings__render(struct service *s, struct svc_rec *r, uint64_t *re
 	return err;
 }
 
-static void recordings__finish(struct service *s, struct svc_rec *r)
+static void recordings__finish(struct service *s, struct svc_recording *r)
 {
 	uint64_t samples = 0;
 	int err;
 
-	if (r->state != REC_RUNNING)
+	if (r->state != RECORDING_RUNNING)
 		return;
-	recording__stop(r->rec);
+	recording__stop(r->recording);
 	sd_event_source_disable_unref(r->end);
 	sd_event_source_disable_unref(r->exit_watch);
 	r->end = r->exit_watch = NULL;
@@ -164,18 +164,18 @@ static void recordings__finish(struct service *s, struct svc_rec *r)
 	r->finished_ns = clock__mono_ns();
 	err = recordings__render(s, r, &samples);
 	if (err) {
-		r->state = REC_FAILED;
+		r->state = RECORDING_FAILED;
 		snprintf(r->error, sizeof(r->error), "building the profile failed: %s",
 			 strerror(-err));
 	} else {
-		r->state = REC_DONE;
+		r->state = RECORDING_DONE;
 		log_info("recording %u done: %llu samples", r->id, (unsigned long long)samples);
 	}
 	{
 		struct recording_stats rs;
 		const __u64 *d = rs.owner.dropped;
 
-		recording__stats(r->rec, &rs);
+		recording__stats(r->recording, &rs);
 		r->left_out = rs.owner;
 		r->lost = rs.bpf.drop_ringbuf;
 		r->stalled_ns = rs.stalled_ns;
@@ -203,8 +203,8 @@ static void recordings__finish(struct service *s, struct svc_rec *r)
 				(unsigned long long)d[XSPROF_OWNER_USDT]);
 	}
 	/* Detach its BPF now; only the result is kept. */
-	recording__free(r->rec);
-	r->rec = NULL;
+	recording__free(r->recording);
+	r->recording = NULL;
 	free(r->launch_pids);
 	r->launch_pids = NULL;
 	/* Its processes' snapshots stay: the window may still name them in its open slice (it
@@ -212,9 +212,9 @@ static void recordings__finish(struct service *s, struct svc_rec *r)
 	recordings__wake_waiters(s, r);
 }
 
-void recordings__free(struct svc_rec *r)
+void recordings__free(struct svc_recording *r)
 {
-	recording__free(r->rec);
+	recording__free(r->recording);
 	group_by__free(r->view.groups);
 	sd_event_source_disable_unref(r->end);
 	sd_event_source_disable_unref(r->exit_watch);
@@ -227,20 +227,20 @@ void recordings__free(struct svc_rec *r)
 
 void recordings__prune(struct service *s)
 {
-	struct svc_rec **pp = &s->recs;
+	struct svc_recording **pp = &s->recordings;
 	uint64_t now = clock__mono_ns();
 	int kept = 0;
 
 	/* Newest first: past the caps, older results go, and one user's only push out its own. */
 	while (*pp) {
-		struct svc_rec *r = *pp;
+		struct svc_recording *r = *pp;
 		int mine = 0;
 		bool old;
 
-		for (struct svc_rec *o = s->recs; o != r; o = o->next)
-			mine += o->state != REC_RUNNING && !o->owner_root && !r->owner_root &&
+		for (struct svc_recording *o = s->recordings; o != r; o = o->next)
+			mine += o->state != RECORDING_RUNNING && !o->owner_root && !r->owner_root &&
 				o->owner == r->owner;
-		old = r->state != REC_RUNNING &&
+		old = r->state != RECORDING_RUNNING &&
 		      (now - r->finished_ns > FINISHED_KEEP_S * 1000000000ull ||
 		       kept >= MAX_FINISHED || mine >= FINISHED_PER_UID);
 
@@ -249,7 +249,7 @@ void recordings__prune(struct service *s)
 			recordings__free(r);
 			continue;
 		}
-		if (r->state != REC_RUNNING)
+		if (r->state != RECORDING_RUNNING)
 			kept++;
 		pp = &r->next;
 	}
@@ -257,7 +257,7 @@ void recordings__prune(struct service *s)
 
 static int recordings__on_timer(sd_event_source *src, uint64_t usec, void *ctx)
 {
-	struct rec_ctx *rc = ctx;
+	struct recording_ctx *rc = ctx;
 
 	recordings__finish(rc->s, rc->r);
 	return 0;
@@ -265,7 +265,7 @@ static int recordings__on_timer(sd_event_source *src, uint64_t usec, void *ctx)
 
 static int recordings__on_exit(sd_event_source *src, int fd, uint32_t revents, void *ctx)
 {
-	struct rec_ctx *rc = ctx;
+	struct recording_ctx *rc = ctx;
 
 	log_info("recording %u: process %d exited", rc->r->id, (int)rc->r->pids[0]);
 	recordings__finish(rc->s, rc->r);
@@ -280,8 +280,8 @@ static bool recordings__allowed(struct service *s, struct req *q, double duratio
 	double seconds = duration_s;
 	char msg[200];
 
-	for (struct svc_rec *r = s->recs; r; r = r->next) {
-		if (r->state != REC_RUNNING)
+	for (struct svc_recording *r = s->recordings; r; r = r->next) {
+		if (r->state != RECORDING_RUNNING)
 			continue;
 		all++;
 		if (!r->owner_root && r->owner == q->uid) {
@@ -319,7 +319,7 @@ static bool recordings__allowed(struct service *s, struct req *q, double duratio
 }
 
 /* children, gpu_mode, weight and correlate of a request (all optional) into r. */
-static int recordings__parse_view(struct json_object *body, struct svc_rec *r, char *msg,
+static int recordings__parse_view(struct json_object *body, struct svc_recording *r, char *msg,
 				  size_t size)
 {
 	struct json_object *v;
@@ -380,7 +380,7 @@ static int recordings__parse_view(struct json_object *body, struct svc_rec *r, c
 }
 
 /* "pids": [...] into r. 0, or -EINVAL with msg. */
-static int parse_pids(struct json_object *body, struct svc_rec *r, char *msg, size_t size)
+static int parse_pids(struct json_object *body, struct svc_recording *r, char *msg, size_t size)
 {
 	struct json_object *v;
 
@@ -406,7 +406,7 @@ static int parse_pids(struct json_object *body, struct svc_rec *r, char *msg, si
 }
 
 /* A recording request's fields into r, checked. 0, or -EINVAL with msg (and *ret_hint). */
-static int parse_record_body(struct service *s, struct json_object *body, struct svc_rec *r,
+static int parse_record_body(struct service *s, struct json_object *body, struct svc_recording *r,
 			     bool *ret_until_exit, char *msg, size_t size, const char **ret_hint)
 {
 	const char *fmt = "folded";
@@ -463,8 +463,8 @@ static int parse_record_body(struct service *s, struct json_object *body, struct
  */
 void recordings__recheck_owners(struct service *s)
 {
-	for (struct svc_rec *r = s->recs; r; r = r->next) {
-		if (r->state != REC_RUNNING || r->owner_root)
+	for (struct svc_recording *r = s->recordings; r; r = r->next) {
+		if (r->state != RECORDING_RUNNING || r->owner_root)
 			continue;
 		for (int i = 0; i < r->nr_pids; i++) {
 			if (permissions__still_owns(r->owner, r->pids[i], r->pid_starts[i]))
@@ -484,7 +484,7 @@ void recordings__recheck_owners(struct service *s)
 }
 
 /* Its recording, its end (a timer; the process's exit with until_exit), started. */
-static int recordings__start(struct service *s, struct svc_rec *r, struct rec_ctx *rc,
+static int recordings__start(struct service *s, struct svc_recording *r, struct recording_ctx *rc,
 			     bool until_exit, char *msg, size_t size)
 {
 	struct recording_opts ro = {
@@ -530,8 +530,8 @@ static int recordings__start(struct service *s, struct svc_rec *r, struct rec_ct
 	ro.on_new_process = r->view.groups ? group_by__note : NULL;
 	ro.on_new_process_ctx = r->view.groups;
 
-	r->rec = recording__new(s->ev, &ro, s->sym, &what);
-	if (!r->rec) {
+	r->recording = recording__new(s->ev, &ro, s->sym, &what);
+	if (!r->recording) {
 		snprintf(msg, size, "%s failed: %s", what, strerror(errno));
 		return -errno;
 	}
@@ -547,15 +547,15 @@ static int recordings__start(struct service *s, struct svc_rec *r, struct rec_ct
 						     recordings__on_exit, rc);
 	}
 	if (!err)
-		err = recording__start(r->rec);
+		err = recording__start(r->recording);
 	if (err)
 		snprintf(msg, size, "starting the recording failed: %s", strerror(-err));
 	return err;
 }
 
 /* A started recording into the service's list, owned by the requester; rc now belongs to r. */
-static void recordings__register(struct service *s, struct svc_rec *r, struct rec_ctx *rc,
-				 struct req *q)
+static void recordings__register(struct service *s, struct svc_recording *r,
+				 struct recording_ctx *rc, struct req *q)
 {
 	(void)rc;
 	/* The timer and watch hold rc; it lives as long as r (freed with the daemon). */
@@ -564,8 +564,8 @@ static void recordings__register(struct service *s, struct svc_rec *r, struct re
 	r->owner = q->uid;
 	r->owner_root = q->authed;
 	r->started_ns = clock__mono_ns();
-	r->next = s->recs;
-	s->recs = r;
+	r->next = s->recordings;
+	s->recordings = r;
 }
 
 /*
@@ -574,7 +574,8 @@ static void recordings__register(struct service *s, struct svc_rec *r, struct re
  * the error replied through *ret.
  */
 bool recordings__admit(struct service *s, struct req *q, struct MHD_Connection *c,
-		       struct svc_rec *r, struct rec_ctx *rc, bool until_exit, enum MHD_Result *ret)
+		       struct svc_recording *r, struct recording_ctx *rc, bool until_exit,
+		       enum MHD_Result *ret)
 {
 	char msg[200];
 
@@ -606,8 +607,8 @@ bool recordings__admit(struct service *s, struct req *q, struct MHD_Connection *
 enum MHD_Result recordings__api_start(struct service *s, struct req *q, struct MHD_Connection *c)
 {
 	struct json_object *body = NULL, *out;
-	struct svc_rec *r = NULL;
-	struct rec_ctx *rc = NULL;
+	struct svc_recording *r = NULL;
+	struct recording_ctx *rc = NULL;
 	enum MHD_Result ret;
 	const char *hint = NULL;
 	bool until_exit = false;
@@ -660,14 +661,14 @@ enum MHD_Result recordings__api_result(struct service *s, struct req *q, struct 
 {
 	char *end;
 	unsigned long id = strtoul(id_str, &end, 10);
-	struct svc_rec *r = *end || !*id_str ? NULL : recordings__find(s, (unsigned int)id);
+	struct svc_recording *r = *end || !*id_str ? NULL : recordings__find(s, (unsigned int)id);
 
 	if (!r)
 		return reply__error(c, 404, "no such recording",
 				    "recordings are kept 5 minutes after they end");
 	if (!q->authed && r->owner != q->uid)
 		return reply__error(c, 403, "that recording belongs to another user", NULL);
-	if (r->state == REC_RUNNING) {
+	if (r->state == RECORDING_RUNNING) {
 		if (r->nr_waiters == MAX_WAITERS)
 			return reply__error(c, 429, "too many clients waiting on this recording",
 					    NULL);
@@ -678,7 +679,7 @@ enum MHD_Result recordings__api_result(struct service *s, struct req *q, struct 
 					 WAIT_GRACE_S * 1000000000ull);
 		return MHD_YES;
 	}
-	if (r->state == REC_FAILED)
+	if (r->state == RECORDING_FAILED)
 		return reply__error(c, 500, r->error, "see the daemon's journal");
 	return reply__send(c, 200, reply__content_type(r->format), r->result, r->result_len);
 }

@@ -37,7 +37,7 @@ static bool parse_uint(const char *str, unsigned long lo, unsigned long hi, unsi
 }
 
 /* pid=N[,N...] into r. 0, or -EINVAL with msg. */
-static int scrape_pids(const char *arg, struct svc_rec *r, char *msg, size_t size)
+static int scrape_pids(const char *arg, struct svc_recording *r, char *msg, size_t size)
 {
 	char buf[MAX_REQUEST_PIDS * 12], *save = NULL, *tok;
 	unsigned long pid;
@@ -59,7 +59,7 @@ static int scrape_pids(const char *arg, struct svc_rec *r, char *msg, size_t siz
 }
 
 /* comm=NAME: the processes of that name now, into r. 0, -ENOENT for none, -E2BIG past the cap. */
-static int scrape_comm(const char *comm, struct svc_rec *r)
+static int scrape_comm(const char *comm, struct svc_recording *r)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
@@ -95,8 +95,8 @@ static int scrape_comm(const char *comm, struct svc_rec *r)
 }
 
 /* The query into r: seconds, pid or comm, gpu_mode, weight, hz, format. 0 or -EINVAL. */
-static int parse_scrape(struct service *s, struct MHD_Connection *c, struct svc_rec *r, char *msg,
-			size_t size)
+static int parse_scrape(struct service *s, struct MHD_Connection *c, struct svc_recording *r,
+			char *msg, size_t size)
 {
 #define ARG(k) MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, k)
 	const char *secs = ARG("seconds"), *pid = ARG("pid"), *comm = ARG("comm");
@@ -168,8 +168,8 @@ static int parse_scrape(struct service *s, struct MHD_Connection *c, struct svc_
 
 enum MHD_Result scrape__api(struct service *s, struct req *q, struct MHD_Connection *c)
 {
-	struct svc_rec *r = calloc(1, sizeof(*r));
-	struct rec_ctx *rc = calloc(1, sizeof(*rc));
+	struct svc_recording *r = calloc(1, sizeof(*r));
+	struct recording_ctx *rc = calloc(1, sizeof(*rc));
 	enum MHD_Result ret;
 	char msg[200];
 

@@ -144,14 +144,14 @@ static enum MHD_Result on_request(void *ctx, struct MHD_Connection *c, const cha
 	}
 	if (q->waiting) {
 		/* Resumed: the recording it waited on has ended, or the wait did. */
-		struct svc_rec *r = q->waiting;
+		struct svc_recording *r = q->waiting;
 
 		if (http__expired(c))
 			return MHD_NO; /* closed; on_completed takes it off the waiter list */
 
 		q->waiting = NULL;
-		return r->state == REC_FAILED ? reply__error(c, 500, r->error, NULL)
-		       : r->state == REC_DONE
+		return r->state == RECORDING_FAILED ? reply__error(c, 500, r->error, NULL)
+		       : r->state == RECORDING_DONE
 			       ? reply__send(c, 200, reply__content_type(r->format), r->result,
 					     r->result_len)
 			       : reply__error(c, 503, "the daemon is stopping", NULL);
@@ -178,7 +178,7 @@ static void on_completed(void *ctx, struct MHD_Connection *c, void **con_cls,
 		return;
 	/* A client that gave up while parked: take it off the waiter list. */
 	if (q->waiting) {
-		struct svc_rec *r = q->waiting;
+		struct svc_recording *r = q->waiting;
 
 		for (int i = 0; i < r->nr_waiters; i++)
 			if (r->waiters[i] == c)
@@ -347,16 +347,16 @@ static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, vo
 	so.cap_bytes = (size_t)s->opts->store_mb << 20;
 	window__configure(s->machine.cpu, &so);
 	window__configure(s->machine.gpu, &so);
-	if (s->opts->freq_hz != old_freq && s->machine.rec) {
+	if (s->opts->freq_hz != old_freq && s->machine.recording) {
 		struct recording_stats rs;
 
 		slices__close(s);
-		recording__stop(s->machine.rec);
-		recording__stats(s->machine.rec, &rs);
+		recording__stop(s->machine.recording);
+		recording__stats(s->machine.recording, &rs);
 		xsprof_cpu_stats__add(&s->totals, &rs.bpf);
 		s->totals_bad += rs.bad_records;
-		recording__free(s->machine.rec);
-		s->machine.rec = NULL;
+		recording__free(s->machine.recording);
+		s->machine.recording = NULL;
 		err = slices__start(s);
 		if (err)
 			log_err("reload: could not restart sampling at %u Hz; sampling is off until "
@@ -469,7 +469,7 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 out:
 	s->stopping = true;
 	/* Parked clients get an answer (503) before the server goes. */
-	for (struct svc_rec *r = s->recs; r; r = r->next)
+	for (struct svc_recording *r = s->recordings; r; r = r->next)
 		recordings__wake_waiters(s, r);
 	http_server__run(s->unix_http);
 	http_server__run(s->tcp_http);
@@ -477,14 +477,14 @@ out:
 	/* Only our own socket file goes; the lock is released last. */
 	http__unix_release(&s->unix_sock, s->opts->socket_path);
 	http_server__free(s->tcp_http);
-	while (s->recs) {
-		struct svc_rec *r = s->recs;
+	while (s->recordings) {
+		struct svc_recording *r = s->recordings;
 
-		s->recs = r->next;
+		s->recordings = r->next;
 		recordings__free(r);
 	}
 	attachments__free(s);
-	recording__free(s->machine.rec);
+	recording__free(s->machine.recording);
 	sd_event_source_disable_unref(s->cupti_io);
 	cupti_server__free(s->cupti);
 	sd_event_source_disable_unref(s->slice_timer);

@@ -38,17 +38,17 @@ int slices__start(struct service *s)
 	const char *what;
 	int err;
 
-	s->machine.rec = recording__new(s->ev, &ro, s->sym, &what);
-	if (!s->machine.rec) {
+	s->machine.recording = recording__new(s->ev, &ro, s->sym, &what);
+	if (!s->machine.recording) {
 		err = -errno;
 		preflight__explain_bpf_error(what, err);
 		return err;
 	}
-	err = recording__start(s->machine.rec);
+	err = recording__start(s->machine.recording);
 	if (err) {
 		preflight__explain_bpf_error("attaching the sampler to perf events", err);
-		recording__free(s->machine.rec);
-		s->machine.rec = NULL;
+		recording__free(s->machine.recording);
+		s->machine.recording = NULL;
 		return err;
 	}
 	s->machine.slice_start_ns = clock__mono_ns();
@@ -76,8 +76,8 @@ void slices__close(struct service *s)
 	 * symbolizer; none while a recording runs (it names what it sampled at its end). */
 	attachments__close_slices(s, gs, end);
 	cutoff = end;
-	for (struct svc_rec *r = s->recs; r; r = r->next)
-		if (r->state == REC_RUNNING && r->started_ns < cutoff)
+	for (struct svc_recording *r = s->recordings; r; r = r->next)
+		if (r->state == RECORDING_RUNNING && r->started_ns < cutoff)
 			cutoff = r->started_ns;
 	s->machine.keep_names = cutoff < end;
 	/* Ended images sampled since the oldest sample still to be named stay while it names. */

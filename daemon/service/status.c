@@ -70,11 +70,11 @@ static void status__always_counters(struct service *s, struct xsprof_cpu_stats *
 
 	*ret = s->totals;
 	*ret_bad = s->totals_bad;
-	if (!s->machine.rec)
+	if (!s->machine.recording)
 		return;
-	if (!sampler__read_stats(recording__sampler(s->machine.rec), NULL, &now))
+	if (!sampler__read_stats(recording__sampler(s->machine.recording), NULL, &now))
 		xsprof_cpu_stats__add(ret, &now);
-	sampler__user_stats(recording__sampler(s->machine.rec), &us);
+	sampler__user_stats(recording__sampler(s->machine.recording), &us);
 	*ret_bad += us.bad_records;
 }
 
@@ -85,7 +85,7 @@ static void status__add_unwind(struct service *s, struct json_object *j)
 	struct unwinder_stats t;
 	struct json_object *u;
 
-	if (!s->machine.rec || recording__unwind_stats(s->machine.rec, &b, &t))
+	if (!s->machine.recording || recording__unwind_stats(s->machine.recording, &b, &t))
 		return;
 	u = json_object_new_object();
 	status__add_u64(u, "walks_with_tables", b.walks_cfi);
@@ -108,7 +108,7 @@ static void status__add_unwind(struct service *s, struct json_object *j)
 	status__add_u64(u, "table_rows_cap", t.max_rows);
 	status__add_u64(u, "tables_evicted", t.tables_evicted);
 	status__add_u64(u, "tables_rebuilt", t.tables_rebuilt);
-	status__add_u64(u, "table_mb", recording__unwind_mb(s->machine.rec));
+	status__add_u64(u, "table_mb", recording__unwind_mb(s->machine.recording));
 	status__add_u64(u, "bpf_map_bytes", t.map_bytes);
 	status__add_u64(u, "held_samples", t.held);
 	status__add_u64(u, "held_whole", t.held_whole);
@@ -138,9 +138,9 @@ static void status_processes(struct service *s, struct json_object *j)
 	struct recording_stats rs;
 	struct json_object *p, *y = json_object_new_object();
 
-	if (s->machine.rec) {
+	if (s->machine.recording) {
 		p = json_object_new_object();
-		recording__stats(s->machine.rec, &rs);
+		recording__stats(s->machine.recording, &rs);
 		status__add_u64(p, "execs", rs.proc.execs);
 		status__add_u64(p, "libraries_loaded", rs.proc.libs);
 		status__add_u64(p, "exits", rs.proc.exits);
@@ -293,10 +293,11 @@ static struct json_object *cost_json(struct service *s, const struct xsprof_cpu_
 	add_num(o, "bpf_ns_per_sample", per);
 	add_num(o, "bpf_cpu_pct", up > 0 ? 100.0 * per * (double)c->samples / (up * 1e9) : 0);
 	per = 0;
-	if (s->machine.rec && recording__cuda(s->machine.rec)) {
+	if (s->machine.recording && recording__cuda(s->machine.recording)) {
 		struct cuda_probes_stats ps;
 
-		if (!cuda_probes__stats(recording__cuda(s->machine.rec), &ps) && ps.reuse.timed)
+		if (!cuda_probes__stats(recording__cuda(s->machine.recording), &ps) &&
+		    ps.reuse.timed)
 			per = (double)ps.reuse.timed_ns / (double)ps.reuse.timed;
 	}
 	add_num(o, "bpf_ns_per_launch", per);
@@ -305,7 +306,7 @@ static struct json_object *cost_json(struct service *s, const struct xsprof_cpu_
 
 struct json_object *status__json(struct service *s)
 {
-	struct json_object *j = json_object_new_object(), *a, *recs, *cnt, *st, *mem;
+	struct json_object *j = json_object_new_object(), *a, *recordings, *cnt, *st, *mem;
 	struct xsprof_cpu_stats c;
 	struct window_stats ss;
 	uint64_t bad;
@@ -315,27 +316,29 @@ struct json_object *status__json(struct service *s)
 	status__add_u64(j, "uptime_s", (clock__mono_ns() - s->started_ns) / 1000000000ull);
 	status__add_u64(j, "freq_hz", s->opts->freq_hz);
 	status__add_u64(j, "window_s", s->opts->window_s);
-	status__add_u64(j, "cpus",
-			s->machine.rec ? (uint64_t)recording__nr_attached(s->machine.rec) : 0);
+	status__add_u64(
+		j, "cpus",
+		s->machine.recording ? (uint64_t)recording__nr_attached(s->machine.recording) : 0);
 	a = json_object_new_array();
 	for (int i = 0; i < s->nr_attached; i++)
 		json_object_array_add(a, json_object_new_int(s->attached[i]->pid));
 	json_object_object_add(j, "attachments", attachments__json(s));
 	json_object_object_add(j, "attached", a);
-	recs = json_object_new_array();
-	for (struct svc_rec *r = s->recs; r; r = r->next) {
+	recordings = json_object_new_array();
+	for (struct svc_recording *r = s->recordings; r; r = r->next) {
 		struct json_object *o = json_object_new_object();
 
 		status__add_u64(o, "id", r->id);
-		json_object_object_add(o, "state",
-				       json_object_new_string(r->state == REC_RUNNING ? "running"
-							      : r->state == REC_DONE  ? "done"
-										      : "failed"));
+		json_object_object_add(
+			o, "state",
+			json_object_new_string(r->state == RECORDING_RUNNING ? "running"
+					       : r->state == RECORDING_DONE  ? "done"
+									     : "failed"));
 		status__add_u64(o, "owner_uid", r->owner);
-		if (r->rec) {
+		if (r->recording) {
 			struct recording_stats rs;
 
-			recording__stats(r->rec, &rs);
+			recording__stats(r->recording, &rs);
 			status__add_left_out(o, &rs.owner);
 		} else {
 			status__add_left_out(o, &r->left_out);
@@ -345,9 +348,9 @@ struct json_object *status__json(struct service *s)
 		}
 		if (r->note[0])
 			json_object_object_add(o, "note", json_object_new_string(r->note));
-		json_object_array_add(recs, o);
+		json_object_array_add(recordings, o);
 	}
-	json_object_object_add(j, "recordings", recs);
+	json_object_object_add(j, "recordings", recordings);
 	status__always_counters(s, &c, &bad);
 	cnt = json_object_new_object();
 	status__add_u64(cnt, "samples", c.samples);
@@ -361,8 +364,8 @@ struct json_object *status__json(struct service *s)
 	json_object_object_add(j, "cost", cost_json(s, &c));
 	status__add_unwind(s, j);
 	status_processes(s, j);
-	if (s->machine.rec)
-		python_report__json(s->machine.rec, j);
+	if (s->machine.recording)
+		python_report__json(s->machine.recording, j);
 	window__stats(s->machine.cpu, &ss);
 	st = json_object_new_object();
 	status__add_u64(st, "slices", ss.slices);
@@ -393,11 +396,11 @@ struct json_object *status__json(struct service *s)
 	json_object_object_add(j, "correlation", status__correlation_json(s));
 	json_object_object_add(j, "api", status__api_json(s));
 	json_object_object_add(j, "limits", status__limits_json(s));
-	if (s->machine.rec && recording__cuda(s->machine.rec)) {
+	if (s->machine.recording && recording__cuda(s->machine.recording)) {
 		struct cuda_probes_stats ps;
 		struct json_object *g = json_object_new_object();
 
-		cuda_probes__stats(recording__cuda(s->machine.rec), &ps);
+		cuda_probes__stats(recording__cuda(s->machine.recording), &ps);
 		status__add_u64(g, "probed_files", ps.targets);
 		status__add_u64(g, "uprobes", ps.links);
 		status__add_u64(g, "calls", ps.bpf.calls);
@@ -423,7 +426,7 @@ struct json_object *status__json(struct service *s)
 		/* Emptied with each window slice: it never fills. */
 		status__add_u64(g, "launches_in_slice",
 				launch_store__nr_events(
-					cuda_probes__store(recording__cuda(s->machine.rec))));
+					cuda_probes__store(recording__cuda(s->machine.recording))));
 		json_object_object_add(j, "cuda_probes", g);
 	}
 	if (s->cupti) {
@@ -462,7 +465,8 @@ void status__notify(struct service *s)
 	sd_notifyf(0,
 		   "STATUS=%u Hz on %d CPUs; %llu samples (%llu lost); window holds %llu samples "
 		   "in %zu slices, %zu KiB of %zu",
-		   s->opts->freq_hz, s->machine.rec ? recording__nr_attached(s->machine.rec) : 0,
+		   s->opts->freq_hz,
+		   s->machine.recording ? recording__nr_attached(s->machine.recording) : 0,
 		   (unsigned long long)c.samples, (unsigned long long)(c.drop_ringbuf + bad),
 		   (unsigned long long)ss.samples, ss.slices, ss.bytes >> 10, ss.cap_bytes >> 10);
 }
