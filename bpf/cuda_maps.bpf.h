@@ -4,8 +4,8 @@
  * uprobe_cuda.bpf.c defines them (XSPROF_CUDA_MAPS_OWNER); usdt_launch.bpf.c and watch.bpf.c
  * include them __weak and sort after it (see shared_maps.bpf.h for why order matters).
  */
-#ifndef XSPROF_CUDA_MAPS_BPF_H
-#define XSPROF_CUDA_MAPS_BPF_H
+#ifndef XSPROF_BPF_CUDA_MAPS_BPF_H
+#define XSPROF_BPF_CUDA_MAPS_BPF_H
 
 #ifdef XSPROF_CUDA_MAPS_OWNER
 #define XSPROF_CUDA_LINKAGE

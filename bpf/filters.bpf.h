@@ -5,8 +5,8 @@
  * container, a systemd unit). Both are for the current task; sampler.bpf.c defines them
  * (XSPROF_FILTERS_OWNER), the other programs use the same (extern / __weak).
  */
-#ifndef XSPROF_FILTERS_BPF_H
-#define XSPROF_FILTERS_BPF_H
+#ifndef XSPROF_BPF_FILTERS_BPF_H
+#define XSPROF_BPF_FILTERS_BPF_H
 
 #ifdef XSPROF_FILTERS_OWNER
 /* Set between open and load. */

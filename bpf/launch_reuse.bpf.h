@@ -20,8 +20,8 @@
  * thread bounds how long such a change goes unseen. Walks, reuses and each kind of miss are
  * counted (struct xsprof_launch_reuse_stats).
  */
-#ifndef XSPROF_LAUNCH_REUSE_BPF_H
-#define XSPROF_LAUNCH_REUSE_BPF_H
+#ifndef XSPROF_BPF_LAUNCH_REUSE_BPF_H
+#define XSPROF_BPF_LAUNCH_REUSE_BPF_H
 
 #include "xsprof_events.h"
 #include "unwind.bpf.h"

@@ -8,8 +8,8 @@
  *
  * sampler.bpf.c defines the map (XSPROF_PIDNS_OWNER); the other programs share it (__weak).
  */
-#ifndef XSPROF_PIDNS_BPF_H
-#define XSPROF_PIDNS_BPF_H
+#ifndef XSPROF_BPF_PIDNS_BPF_H
+#define XSPROF_BPF_PIDNS_BPF_H
 
 struct xsprof_pidns {
 	__u64 dev;

@@ -9,8 +9,8 @@
  * files and lines are read by the daemon from the code objects. Every early stop is counted
  * in py_stats; a process whose interpreter cannot be read keeps its native stack.
  */
-#ifndef XSPROF_PYTHON_BPF_H
-#define XSPROF_PYTHON_BPF_H
+#ifndef XSPROF_BPF_PYTHON_BPF_H
+#define XSPROF_BPF_PYTHON_BPF_H
 
 #include <bpf/bpf_core_read.h>
 #include "xsprof_events.h"

@@ -6,8 +6,8 @@
  * libbpf 1.1's linker mis-relocates a __weak map it meets before the strong one ("map relo
  * failed"), so bpf/CMakeLists.txt links sampler.bpf.c first.
  */
-#ifndef XSPROF_SHARED_MAPS_BPF_H
-#define XSPROF_SHARED_MAPS_BPF_H
+#ifndef XSPROF_BPF_SHARED_MAPS_BPF_H
+#define XSPROF_BPF_SHARED_MAPS_BPF_H
 
 #ifdef XSPROF_SAMPLER_MAPS_OWNER
 #define XSPROF_SAMPLER_LINKAGE

@@ -19,8 +19,8 @@
  * the sample (it stops there and sends the registers and a copy of the stack, within a budget
  * per CPU) and the other walks take the frame-pointer step.
  */
-#ifndef XSPROF_UNWIND_BPF_H
-#define XSPROF_UNWIND_BPF_H
+#ifndef XSPROF_BPF_UNWIND_BPF_H
+#define XSPROF_BPF_UNWIND_BPF_H
 
 #include "xsprof_events.h"
 

@@ -6,8 +6,8 @@
  * (bpf_get_stack with BPF_F_USER_STACK) ends every stack with a read of address 0 and a page
  * fault, about 1 us per stack here.
  */
-#ifndef XSPROF_USTACK_BPF_H
-#define XSPROF_USTACK_BPF_H
+#ifndef XSPROF_BPF_USTACK_BPF_H
+#define XSPROF_BPF_USTACK_BPF_H
 
 /*
  * Store the return addresses along the frame-pointer chain that starts at fp into ips[first],

@@ -3,8 +3,8 @@
  * Records that cross the BPF -> daemon boundary. Included by BPF programs (after vmlinux.h) and by
  * the daemon (after <linux/types.h>); the one definition both sides compile against.
  */
-#ifndef XSPROF_EVENTS_H
-#define XSPROF_EVENTS_H
+#ifndef XSPROF_BPF_XSPROF_EVENTS_H
+#define XSPROF_BPF_XSPROF_EVENTS_H
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>

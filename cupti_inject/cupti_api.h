@@ -3,8 +3,8 @@
  * libcupti, opened at run time. Linking it would make a missing or mismatched libcupti stop
  * CUDA from loading the injection library at all; opened by hand, its absence is one message.
  */
-#ifndef XSPROF_CUPTI_API_H
-#define XSPROF_CUPTI_API_H
+#ifndef XSPROF_CUPTI_INJECT_CUPTI_API_H
+#define XSPROF_CUPTI_INJECT_CUPTI_API_H
 
 #include <stddef.h>
 #include <cupti.h>

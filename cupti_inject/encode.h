@@ -5,8 +5,8 @@
  * Written against the CUDA 13 record versions (CUpti_ActivityKernel10, Memcpy6, ...).
  * Not thread-safe (NVTX pairing state): the injection library calls it under its lock.
  */
-#ifndef XSPROF_CUPTI_ENCODE_H
-#define XSPROF_CUPTI_ENCODE_H
+#ifndef XSPROF_CUPTI_INJECT_ENCODE_H
+#define XSPROF_CUPTI_INJECT_ENCODE_H
 
 #include <stddef.h>
 #include <stdint.h>

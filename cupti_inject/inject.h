@@ -3,8 +3,8 @@
  * What the two halves of libxsprof_cupti.so share: CUPTI's (inject.c, loaded by CUDA) and
  * NVTX's (nvtx.c, loaded by the NVTX library): one connection to xsprofd and its lock.
  */
-#ifndef XSPROF_CUPTI_INJECT_H
-#define XSPROF_CUPTI_INJECT_H
+#ifndef XSPROF_CUPTI_INJECT_INJECT_H
+#define XSPROF_CUPTI_INJECT_INJECT_H
 
 #include <stdbool.h>
 #include <stdint.h>

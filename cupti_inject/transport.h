@@ -5,8 +5,8 @@
  * nothing here ever waits unless the caller asks for a bounded linger (process exit).
  * Not thread-safe: the injection library calls it under its own lock.
  */
-#ifndef XSPROF_CUPTI_TRANSPORT_H
-#define XSPROF_CUPTI_TRANSPORT_H
+#ifndef XSPROF_CUPTI_INJECT_TRANSPORT_H
+#define XSPROF_CUPTI_INJECT_TRANSPORT_H
 
 #include <stddef.h>
 #include <stdint.h>

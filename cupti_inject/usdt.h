@@ -12,8 +12,8 @@
  *
  * XSPROF_USDT_INT3 keeps sdt.h's 1-byte nop (the benchmark measures both sites).
  */
-#ifndef XSPROF_CUPTI_USDT_H
-#define XSPROF_CUPTI_USDT_H
+#ifndef XSPROF_CUPTI_INJECT_USDT_H
+#define XSPROF_CUPTI_INJECT_USDT_H
 
 #define _SDT_HAS_SEMAPHORES 1
 #include <sys/sdt.h>

@@ -13,8 +13,8 @@
  * Compatibility: a change to any struct bumps its record version; a change a v1 reader cannot
  * skip (new framing, new mandatory type) bumps XSPROF_WIRE_VERSION in the hello.
  */
-#ifndef XSPROF_WIRE_H
-#define XSPROF_WIRE_H
+#ifndef XSPROF_CUPTI_INJECT_XSPROF_WIRE_H
+#define XSPROF_CUPTI_INJECT_XSPROF_WIRE_H
 
 #include <stdint.h>
 

@@ -5,8 +5,8 @@
  * was joined to, NVTX ranges, and names that JSON and XML must escape. Sampling period 100 us,
  * so GPU times of hundreds of microseconds are whole samples.
  */
-#ifndef XSPROF_TESTS_GPU_FIXTURE_H
-#define XSPROF_TESTS_GPU_FIXTURE_H
+#ifndef XSPROF_TESTS_TEST_GPU_FIXTURE_H
+#define XSPROF_TESTS_TEST_GPU_FIXTURE_H
 
 #include <errno.h>
 #include <string.h>

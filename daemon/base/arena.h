@@ -4,8 +4,8 @@
  * a symbolizer, an intern set, a keyed map's keys. Pointers it hands out never move, so they can
  * be returned to callers.
  */
-#ifndef XSPROF_BASE_ARENA_H
-#define XSPROF_BASE_ARENA_H
+#ifndef XSPROF_DAEMON_BASE_ARENA_H
+#define XSPROF_DAEMON_BASE_ARENA_H
 
 #include <stddef.h>
 

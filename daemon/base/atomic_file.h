@@ -4,8 +4,8 @@
  * written, flushed and fsynced, then renamed over the path, so a reader sees the old file or the
  * whole new one, never a part.
  */
-#ifndef XSPROF_BASE_ATOMIC_FILE_H
-#define XSPROF_BASE_ATOMIC_FILE_H
+#ifndef XSPROF_DAEMON_BASE_ATOMIC_FILE_H
+#define XSPROF_DAEMON_BASE_ATOMIC_FILE_H
 
 #include <stdio.h>
 

@@ -4,8 +4,8 @@
  * daemon's own times compare) and this process's CPU time. Header-only, so the injection
  * library uses it without linking the daemon's base.
  */
-#ifndef XSPROF_BASE_CLOCK_H
-#define XSPROF_BASE_CLOCK_H
+#ifndef XSPROF_DAEMON_BASE_CLOCK_H
+#define XSPROF_DAEMON_BASE_CLOCK_H
 
 #include <stdint.h>
 #include <sys/resource.h>

@@ -6,8 +6,8 @@
  * libxsprof_cupti.so, so CUDA and NVTX load the injection library into it (and its children,
  * which inherit the environment): GPU records, and the program's NVTX ranges.
  */
-#ifndef XSPROF_BASE_COMMAND_H
-#define XSPROF_BASE_COMMAND_H
+#ifndef XSPROF_DAEMON_BASE_COMMAND_H
+#define XSPROF_DAEMON_BASE_COMMAND_H
 
 #include <stdbool.h>
 #include <sys/types.h>

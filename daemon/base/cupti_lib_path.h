@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Where this installation's CUDA injection library is. */
-#ifndef XSPROF_BASE_CUPTI_LIB_PATH_H
-#define XSPROF_BASE_CUPTI_LIB_PATH_H
+#ifndef XSPROF_DAEMON_BASE_CUPTI_LIB_PATH_H
+#define XSPROF_DAEMON_BASE_CUPTI_LIB_PATH_H
 
 /*
  * $XSPROF_CUPTI_LIB if set; else BINDIR/../LIBDIR/xsprof/libxsprof_cupti.so relative to our own

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Whole-file reads for procfs text files, whose st_size is 0 and must be read to EOF. */
-#ifndef XSPROF_BASE_FILEIO_H
-#define XSPROF_BASE_FILEIO_H
+#ifndef XSPROF_DAEMON_BASE_FILEIO_H
+#define XSPROF_DAEMON_BASE_FILEIO_H
 
 #include <stddef.h>
 

@@ -4,8 +4,8 @@
  * stacks), and splitmix64's finalizer for integer keys (pids, ids, addresses), whose low bits a
  * power-of-two table masks off. None of these tables is keyed by anything a network peer picks.
  */
-#ifndef XSPROF_BASE_HASH_H
-#define XSPROF_BASE_HASH_H
+#ifndef XSPROF_DAEMON_BASE_HASH_H
+#define XSPROF_DAEMON_BASE_HASH_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -3,8 +3,8 @@
  * Open-addressing hash map from a pair of u64 keys to a non-NULL pointer. Enough for the
  * symbolizer's caches (pid, (dev, inode), (owner, address)) without a dependency.
  */
-#ifndef XSPROF_BASE_HASHMAP_H
-#define XSPROF_BASE_HASHMAP_H
+#ifndef XSPROF_DAEMON_BASE_HASHMAP_H
+#define XSPROF_DAEMON_BASE_HASHMAP_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -7,8 +7,8 @@
  * struct key must have no padding. hashmap.h stays the map for keys that are one or two u64s.
  * Entries are never removed: the tables this serves only grow, and their keys share one arena.
  */
-#ifndef XSPROF_BASE_KEYMAP_H
-#define XSPROF_BASE_KEYMAP_H
+#ifndef XSPROF_DAEMON_BASE_KEYMAP_H
+#define XSPROF_DAEMON_BASE_KEYMAP_H
 
 #include <stddef.h>
 #include <stdint.h>

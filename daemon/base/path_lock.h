@@ -5,8 +5,8 @@
  * same path fails without unlinking anything; the lock file itself is never removed (removing it
  * would let two daemons lock two different files of the same name).
  */
-#ifndef XSPROF_BASE_PATH_LOCK_H
-#define XSPROF_BASE_PATH_LOCK_H
+#ifndef XSPROF_DAEMON_BASE_PATH_LOCK_H
+#define XSPROF_DAEMON_BASE_PATH_LOCK_H
 
 #include <stdbool.h>
 #include <sys/types.h>

@@ -3,8 +3,8 @@
  * /proc/PID/stat, the fields the daemon uses: who a process is (its owner and start time: a
  * reused pid is another process) and its parent.
  */
-#ifndef XSPROF_BASE_PROC_STAT_H
-#define XSPROF_BASE_PROC_STAT_H
+#ifndef XSPROF_DAEMON_BASE_PROC_STAT_H
+#define XSPROF_DAEMON_BASE_PROC_STAT_H
 
 #include <stdint.h>
 #include <sys/types.h>

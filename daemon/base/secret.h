@@ -4,8 +4,8 @@
  * depends only on the length sent: never on where they differ, nor on the secret's length.
  * Header-only.
  */
-#ifndef XSPROF_BASE_SECRET_H
-#define XSPROF_BASE_SECRET_H
+#ifndef XSPROF_DAEMON_BASE_SECRET_H
+#define XSPROF_DAEMON_BASE_SECRET_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,8 +3,8 @@
  * A string-intern set: one copy of each distinct string, at an address that stays valid until
  * the set is freed, so interned strings compare by pointer and live as long as the set.
  */
-#ifndef XSPROF_BASE_STRSET_H
-#define XSPROF_BASE_STRSET_H
+#ifndef XSPROF_DAEMON_BASE_STRSET_H
+#define XSPROF_DAEMON_BASE_STRSET_H
 
 #include <stddef.h>
 

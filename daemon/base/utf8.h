@@ -3,8 +3,8 @@
  * Names come from profiled processes (symbols, Python strings, process names) and go into
  * JSON, SVG and protobuf strings, which must be UTF-8: what is not is repaired, byte by byte.
  */
-#ifndef XSPROF_BASE_UTF8_H
-#define XSPROF_BASE_UTF8_H
+#ifndef XSPROF_DAEMON_BASE_UTF8_H
+#define XSPROF_DAEMON_BASE_UTF8_H
 
 #include <stdbool.h>
 #include <stddef.h>

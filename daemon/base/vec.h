@@ -3,8 +3,8 @@
  * Growable arrays: the one place that doubles a capacity and checks the arithmetic, instead of
  * a `cap = cap ? cap * 2 : N; realloc(p, cap * size)` at every array.
  */
-#ifndef XSPROF_BASE_VEC_H
-#define XSPROF_BASE_VEC_H
+#ifndef XSPROF_DAEMON_BASE_VEC_H
+#define XSPROF_DAEMON_BASE_VEC_H
 
 #include <stddef.h>
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A reply body growing as libcurl hands it over, capped: xsprofctl's requests and fleet's. */
-#ifndef XSPROF_CTL_REPLY_BUF_H
-#define XSPROF_CTL_REPLY_BUF_H
+#ifndef XSPROF_DAEMON_CTL_REPLY_BUF_H
+#define XSPROF_DAEMON_CTL_REPLY_BUF_H
 
 #include <stdbool.h>
 #include <stdlib.h>

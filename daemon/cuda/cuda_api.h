@@ -4,8 +4,8 @@
  * the call's stream argument is at entry), and the CUPTI callback ids libxsprof_cupti reports
  * through the xsprof:launch USDT.
  */
-#ifndef XSPROF_DAEMON_CUDA_API_H
-#define XSPROF_DAEMON_CUDA_API_H
+#ifndef XSPROF_DAEMON_CUDA_CUDA_API_H
+#define XSPROF_DAEMON_CUDA_CUDA_API_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Reading a file's CUDA API entry points, its xsprof:launch site (file offsets, for uprobes) and
  * whether it has xsprof scopes. */
-#ifndef XSPROF_DAEMON_CUDA_ELF_H
-#define XSPROF_DAEMON_CUDA_ELF_H
+#ifndef XSPROF_DAEMON_CUDA_CUDA_ELF_H
+#define XSPROF_DAEMON_CUDA_CUDA_ELF_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -25,8 +25,8 @@
  *
  * The records arrive on the sampler's ring buffer and are kept in a launch store.
  */
-#ifndef XSPROF_DAEMON_CUDA_PROBES_H
-#define XSPROF_DAEMON_CUDA_PROBES_H
+#ifndef XSPROF_DAEMON_CUDA_CUDA_PROBES_H
+#define XSPROF_DAEMON_CUDA_CUDA_PROBES_H
 
 #include <stdbool.h>
 #include <stddef.h>

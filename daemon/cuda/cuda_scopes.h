@@ -6,8 +6,8 @@
  * read from the process once per address. Bounded: 64 open scopes per thread, 4096 threads
  * with scopes open, 4096 names; what a cap refuses is counted.
  */
-#ifndef XSPROF_DAEMON_CUDA_SCOPES_H
-#define XSPROF_DAEMON_CUDA_SCOPES_H
+#ifndef XSPROF_DAEMON_CUDA_CUDA_SCOPES_H
+#define XSPROF_DAEMON_CUDA_CUDA_SCOPES_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -5,8 +5,8 @@
  * here are the return probes that time them (bpf/uprobe_cuda_ret.bpf.c), attached on the same
  * files, and their records, kept in the launch store beside the calls.
  */
-#ifndef XSPROF_DAEMON_CUDA_WAITS_H
-#define XSPROF_DAEMON_CUDA_WAITS_H
+#ifndef XSPROF_DAEMON_CUDA_CUDA_WAITS_H
+#define XSPROF_DAEMON_CUDA_CUDA_WAITS_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The GPU-only profile: the CPU stacks that called CUDA, one count per call. */
-#ifndef XSPROF_DAEMON_LAUNCH_FOLD_H
-#define XSPROF_DAEMON_LAUNCH_FOLD_H
+#ifndef XSPROF_DAEMON_CUDA_LAUNCH_FOLD_H
+#define XSPROF_DAEMON_CUDA_LAUNCH_FOLD_H
 
 #include <stddef.h>
 #include <stdint.h>

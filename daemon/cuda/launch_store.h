@@ -6,8 +6,8 @@
  * stream or correlation id, stack index) for correlation with the GPU's records. Both are
  * capped; what the caps turn away is counted.
  */
-#ifndef XSPROF_DAEMON_LAUNCH_STORE_H
-#define XSPROF_DAEMON_LAUNCH_STORE_H
+#ifndef XSPROF_DAEMON_CUDA_LAUNCH_STORE_H
+#define XSPROF_DAEMON_CUDA_LAUNCH_STORE_H
 
 #include <stddef.h>
 #include <stdint.h>

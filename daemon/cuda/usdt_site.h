@@ -4,8 +4,8 @@
  * 5-byte nop xsprof's sites are (cupti_inject/usdt.h) is turned into a call to the uprobe
  * trampoline on kernels that optimise uprobes (Linux 6.18), and into an int3 trap elsewhere.
  */
-#ifndef XSPROF_DAEMON_USDT_SITE_H
-#define XSPROF_DAEMON_USDT_SITE_H
+#ifndef XSPROF_DAEMON_CUDA_USDT_SITE_H
+#define XSPROF_DAEMON_CUDA_USDT_SITE_H
 
 #include <stdint.h>
 #include <sys/types.h>

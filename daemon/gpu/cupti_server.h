@@ -9,8 +9,8 @@
  * anything malformed is closed and counted; others are unaffected. Records that passed
  * validation go to a gpu_store (per pid, bounded) for correlation to pick up.
  */
-#ifndef XSPROF_DAEMON_CUPTI_SERVER_H
-#define XSPROF_DAEMON_CUPTI_SERVER_H
+#ifndef XSPROF_DAEMON_GPU_CUPTI_SERVER_H
+#define XSPROF_DAEMON_GPU_CUPTI_SERVER_H
 
 #include <stdbool.h>
 #include <stddef.h>

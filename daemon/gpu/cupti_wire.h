@@ -4,8 +4,8 @@
  * no allocation: what a profiled process sends is untrusted, so every length, enum, string
  * and time is checked here, and this is what the fuzzer exercises.
  */
-#ifndef XSPROF_DAEMON_CUPTI_WIRE_H
-#define XSPROF_DAEMON_CUPTI_WIRE_H
+#ifndef XSPROF_DAEMON_GPU_CUPTI_WIRE_H
+#define XSPROF_DAEMON_GPU_CUPTI_WIRE_H
 
 #include <stddef.h>
 #include <stdint.h>

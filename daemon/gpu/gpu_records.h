@@ -8,8 +8,8 @@
  * GPU-side times of 0/0 mean CUPTI could not measure them. Fields that do not apply to a
  * kind are 0 unless stated.
  */
-#ifndef XSPROF_DAEMON_GPU_RECORDS_H
-#define XSPROF_DAEMON_GPU_RECORDS_H
+#ifndef XSPROF_DAEMON_GPU_GPU_RECORDS_H
+#define XSPROF_DAEMON_GPU_GPU_RECORDS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* One-shot mode: sample for a while, then name the stacks and write the outputs. */
-#ifndef XSPROF_DAEMON_ONESHOT_H
-#define XSPROF_DAEMON_ONESHOT_H
+#ifndef XSPROF_DAEMON_ONESHOT_ONESHOT_H
+#define XSPROF_DAEMON_ONESHOT_ONESHOT_H
 
 #include <stdarg.h>
 #include <bpf/libbpf.h>

@@ -3,8 +3,8 @@
  * The CUPTI pipe of a one-shot run, served on its event loop; at the end, the GPU records it
  * received for the session's profile (daemon/session/profile.c joins them to the launches).
  */
-#ifndef XSPROF_DAEMON_ONESHOT_GPU_H
-#define XSPROF_DAEMON_ONESHOT_GPU_H
+#ifndef XSPROF_DAEMON_ONESHOT_ONESHOT_GPU_H
+#define XSPROF_DAEMON_ONESHOT_ONESHOT_GPU_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -3,8 +3,8 @@
  * What each loaded BPF program cost: the kernel's run count and run time, kept while
  * kernel.bpf_stats_enabled is 1 (or a BPF_ENABLE_STATS fd is held). Read for the report.
  */
-#ifndef XSPROF_DAEMON_BPF_COST_H
-#define XSPROF_DAEMON_BPF_COST_H
+#ifndef XSPROF_DAEMON_PROBES_BPF_COST_H
+#define XSPROF_DAEMON_PROBES_BPF_COST_H
 
 #include <stdint.h>
 

@@ -4,8 +4,8 @@
  * the cgroup2 mount), or a systemd unit looked up under the mount (system.slice/NAME,
  * user.slice/..., wherever systemd put it).
  */
-#ifndef XSPROF_DAEMON_CGROUP_PATH_H
-#define XSPROF_DAEMON_CGROUP_PATH_H
+#ifndef XSPROF_DAEMON_PROBES_CGROUP_PATH_H
+#define XSPROF_DAEMON_PROBES_CGROUP_PATH_H
 
 #include <stddef.h>
 

@@ -4,8 +4,8 @@
  * sampler_opts.offcpu, keeps the stack of each (thread, stack) key as it arrives, and at the end
  * reads the time the kernel summed per key into a stack table whose counts are microseconds.
  */
-#ifndef XSPROF_DAEMON_OFFCPU_H
-#define XSPROF_DAEMON_OFFCPU_H
+#ifndef XSPROF_DAEMON_PROBES_OFFCPU_H
+#define XSPROF_DAEMON_PROBES_OFFCPU_H
 
 #include <stdint.h>
 #include <sys/types.h>

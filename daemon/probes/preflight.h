@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Checks run before loading BPF, each failing with a message that says what to do. */
-#ifndef XSPROF_DAEMON_PREFLIGHT_H
-#define XSPROF_DAEMON_PREFLIGHT_H
+#ifndef XSPROF_DAEMON_PROBES_PREFLIGHT_H
+#define XSPROF_DAEMON_PROBES_PREFLIGHT_H
 
 #include <stdarg.h>
 #include <sys/types.h>

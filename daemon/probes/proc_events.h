@@ -6,8 +6,8 @@
  * ring buffer; exec and library events wake the reader immediately, so a process that lives 20 ms is read
  * while it runs.
  */
-#ifndef XSPROF_DAEMON_PROC_EVENTS_H
-#define XSPROF_DAEMON_PROC_EVENTS_H
+#ifndef XSPROF_DAEMON_PROBES_PROC_EVENTS_H
+#define XSPROF_DAEMON_PROBES_PROC_EVENTS_H
 
 #include <stdbool.h>
 #include <stdint.h>

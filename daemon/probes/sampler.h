@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The BPF CPU sampler: skeleton lifecycle, perf events per CPU, ring buffer, drop counters. */
-#ifndef XSPROF_DAEMON_SAMPLER_H
-#define XSPROF_DAEMON_SAMPLER_H
+#ifndef XSPROF_DAEMON_PROBES_SAMPLER_H
+#define XSPROF_DAEMON_PROBES_SAMPLER_H
 
 #include <stdbool.h>
 #include <stddef.h>

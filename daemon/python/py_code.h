@@ -4,8 +4,8 @@
  * qualified name, file, first line and location table, and the line of an instruction offset
  * (the 3.11+ location table format, Objects/locations.md in CPython).
  */
-#ifndef XSPROF_PYTHON_PY_CODE_H
-#define XSPROF_PYTHON_PY_CODE_H
+#ifndef XSPROF_DAEMON_PYTHON_PY_CODE_H
+#define XSPROF_DAEMON_PYTHON_PY_CODE_H
 
 #include <stddef.h>
 #include <stdint.h>

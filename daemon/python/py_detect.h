@@ -5,8 +5,8 @@
  * _PyRuntime symbol. Its version comes from Py_Version (3.11 on) read from the process, else
  * from the file's name.
  */
-#ifndef XSPROF_PYTHON_PY_DETECT_H
-#define XSPROF_PYTHON_PY_DETECT_H
+#ifndef XSPROF_DAEMON_PYTHON_PY_DETECT_H
+#define XSPROF_DAEMON_PYTHON_PY_DETECT_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -5,8 +5,8 @@
  * column was read and how to check it again); 3.13's _Py_DebugOffsets holds the same values
  * for the build, and the table's 3.13 column matches it for the release checked.
  */
-#ifndef XSPROF_PYTHON_PY_OFFSETS_H
-#define XSPROF_PYTHON_PY_OFFSETS_H
+#ifndef XSPROF_DAEMON_PYTHON_PY_OFFSETS_H
+#define XSPROF_DAEMON_PYTHON_PY_OFFSETS_H
 
 #include <stdint.h>
 #include <linux/types.h>

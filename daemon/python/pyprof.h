@@ -8,8 +8,8 @@
  * record arrives (the process still runs), cached per process by address, capped, and
  * dropped at exec and exit. A process whose interpreter cannot be read keeps its native stack.
  */
-#ifndef XSPROF_PYTHON_PYPROF_H
-#define XSPROF_PYTHON_PYPROF_H
+#ifndef XSPROF_DAEMON_PYTHON_PYPROF_H
+#define XSPROF_DAEMON_PYTHON_PYPROF_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -10,8 +10,8 @@
  * however slowly it trickles; a parked request (http__suspend) ends at its own deadline or when
  * its client hangs up.
  */
-#ifndef XSPROF_DAEMON_HTTP_H
-#define XSPROF_DAEMON_HTTP_H
+#ifndef XSPROF_DAEMON_SERVICE_HTTP_H
+#define XSPROF_DAEMON_SERVICE_HTTP_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The always-on service: rolling profile store, control API, systemd integration. */
-#ifndef XSPROF_DAEMON_SERVICE_H
-#define XSPROF_DAEMON_SERVICE_H
+#ifndef XSPROF_DAEMON_SERVICE_SERVICE_H
+#define XSPROF_DAEMON_SERVICE_SERVICE_H
 
 struct xsprofd_opts;
 

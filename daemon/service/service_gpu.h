@@ -4,8 +4,8 @@
  * recording's profile is made by daemon/session/profile.c, whose session_view the service's
  * recordings embed.)
  */
-#ifndef XSPROF_DAEMON_SERVICE_GPU_H
-#define XSPROF_DAEMON_SERVICE_GPU_H
+#ifndef XSPROF_DAEMON_SERVICE_SERVICE_GPU_H
+#define XSPROF_DAEMON_SERVICE_SERVICE_GPU_H
 
 #include "correlate/correlate.h"
 #include "daemon/session/profile.h"

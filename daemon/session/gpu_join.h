@@ -5,8 +5,8 @@
  * store), converted to the correlator's records, fed in time order to the chosen strategy,
  * and handed to the writers as a profile_data's launches, gpu and joins.
  */
-#ifndef XSPROF_DAEMON_GPU_JOIN_H
-#define XSPROF_DAEMON_GPU_JOIN_H
+#ifndef XSPROF_DAEMON_SESSION_GPU_JOIN_H
+#define XSPROF_DAEMON_SESSION_GPU_JOIN_H
 
 #include <stdbool.h>
 #include <stdint.h>

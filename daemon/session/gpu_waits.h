@@ -8,8 +8,8 @@
  * by how long each overlapped the wait. The children never add up to more than the wait: when
  * streams ran side by side, each child gets its share.
  */
-#ifndef XSPROF_DAEMON_GPU_WAITS_H
-#define XSPROF_DAEMON_GPU_WAITS_H
+#ifndef XSPROF_DAEMON_SESSION_GPU_WAITS_H
+#define XSPROF_DAEMON_SESSION_GPU_WAITS_H
 
 #include <stddef.h>
 #include <stdint.h>

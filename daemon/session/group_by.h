@@ -4,8 +4,8 @@
  * container (both read from its cgroup v2 path) or its name. Names are looked up once per
  * process and kept (at most GROUP_BY_MAX_PROCS; past that, looked up each time).
  */
-#ifndef XSPROF_DAEMON_GROUP_BY_H
-#define XSPROF_DAEMON_GROUP_BY_H
+#ifndef XSPROF_DAEMON_SESSION_GROUP_BY_H
+#define XSPROF_DAEMON_SESSION_GROUP_BY_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What the interpreter frames (daemon/python) did in a recording: one-shot log lines and the
  * service's status object. */
-#ifndef XSPROF_DAEMON_PYTHON_REPORT_H
-#define XSPROF_DAEMON_PYTHON_REPORT_H
+#ifndef XSPROF_DAEMON_SESSION_PYTHON_REPORT_H
+#define XSPROF_DAEMON_SESSION_PYTHON_REPORT_H
 
 struct recording;
 struct json_object;

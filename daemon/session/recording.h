@@ -4,8 +4,8 @@
  * processes it saw, driven by an sd-event loop. One-shot mode runs one; the service runs its
  * always-on one and one per recording request.
  */
-#ifndef XSPROF_DAEMON_RECORDING_H
-#define XSPROF_DAEMON_RECORDING_H
+#ifndef XSPROF_DAEMON_SESSION_RECORDING_H
+#define XSPROF_DAEMON_SESSION_RECORDING_H
 
 #include <stdbool.h>
 #include <stdint.h>

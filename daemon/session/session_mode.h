@@ -4,8 +4,8 @@
  * grouped by (--group-by, "group_by"), with the names the command line and the API share.
  * Inline, so the option parser uses them without linking the session stage.
  */
-#ifndef XSPROF_DAEMON_SESSION_MODE_H
-#define XSPROF_DAEMON_SESSION_MODE_H
+#ifndef XSPROF_DAEMON_SESSION_SESSION_MODE_H
+#define XSPROF_DAEMON_SESSION_SESSION_MODE_H
 
 #include <errno.h>
 #include <stdbool.h>

@@ -4,8 +4,8 @@
  * (cpu); off-CPU microseconds (offcpu); or both in microseconds (wall), so each thread adds up to
  * its wall time. The one way one-shot runs and the service's recordings make it.
  */
-#ifndef XSPROF_DAEMON_SESSION_TREE_H
-#define XSPROF_DAEMON_SESSION_TREE_H
+#ifndef XSPROF_DAEMON_SESSION_SESSION_TREE_H
+#define XSPROF_DAEMON_SESSION_SESSION_TREE_H
 
 #include "daemon/session/session_mode.h"
 #include "daemon/stacks/fold.h"

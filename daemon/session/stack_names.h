@@ -5,8 +5,8 @@
  * id, launch stacks by STACK_NAMES_LAUNCH | index. Names are interned here, so the symbolizer
  * may trim its caches afterwards.
  */
-#ifndef XSPROF_DAEMON_STACK_NAMES_H
-#define XSPROF_DAEMON_STACK_NAMES_H
+#ifndef XSPROF_DAEMON_SESSION_STACK_NAMES_H
+#define XSPROF_DAEMON_SESSION_STACK_NAMES_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Turning counted raw stacks into a named call tree. */
-#ifndef XSPROF_DAEMON_FOLD_H
-#define XSPROF_DAEMON_FOLD_H
+#ifndef XSPROF_DAEMON_STACKS_FOLD_H
+#define XSPROF_DAEMON_STACKS_FOLD_H
 
 #include <stddef.h>
 #include <stdint.h>

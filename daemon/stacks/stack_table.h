@@ -4,8 +4,8 @@
  * name, kernel stack, user stack). Naming is deferred to the end of a run or of a window slice,
  * where each distinct stack is symbolized once however many samples hit it.
  */
-#ifndef XSPROF_DAEMON_STACK_TABLE_H
-#define XSPROF_DAEMON_STACK_TABLE_H
+#ifndef XSPROF_DAEMON_STACKS_STACK_TABLE_H
+#define XSPROF_DAEMON_STACKS_STACK_TABLE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -7,8 +7,8 @@
  * only when its build-id equals the binary's or, for a debuglink without build-ids to compare,
  * when its CRC-32 matches the link's.
  */
-#ifndef XSPROF_SYMBOLIZE_DEBUGINFO_H
-#define XSPROF_SYMBOLIZE_DEBUGINFO_H
+#ifndef XSPROF_DAEMON_SYMBOLIZE_DEBUGINFO_H
+#define XSPROF_DAEMON_SYMBOLIZE_DEBUGINFO_H
 
 #include <stdbool.h>
 #include <stddef.h>

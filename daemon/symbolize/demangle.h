@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* C++ (Itanium ABI) demangling through libstdc++'s __cxa_demangle. */
-#ifndef XSPROF_SYMBOLIZE_DEMANGLE_H
-#define XSPROF_SYMBOLIZE_DEMANGLE_H
+#ifndef XSPROF_DAEMON_SYMBOLIZE_DEMANGLE_H
+#define XSPROF_DAEMON_SYMBOLIZE_DEMANGLE_H
 
 #include <stdbool.h>
 

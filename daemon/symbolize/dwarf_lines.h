@@ -5,8 +5,8 @@
  * The files come from profiled processes; libdw checks offsets against the file, and the file
  * is read with pread (not mapped), so a file truncated under us fails instead of faulting.
  */
-#ifndef XSPROF_SYMBOLIZE_DWARF_LINES_H
-#define XSPROF_SYMBOLIZE_DWARF_LINES_H
+#ifndef XSPROF_DAEMON_SYMBOLIZE_DWARF_LINES_H
+#define XSPROF_DAEMON_SYMBOLIZE_DWARF_LINES_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,8 +5,8 @@
  * "libc.so.6+0x262c0". Each stub jumps through one GOT slot, and the dynamic relocation of that
  * slot says which function it is for: the stub is named "FUNC@plt", as perf and objdump do.
  */
-#ifndef XSPROF_SYMBOLIZE_ELF_PLT_H
-#define XSPROF_SYMBOLIZE_ELF_PLT_H
+#ifndef XSPROF_DAEMON_SYMBOLIZE_ELF_PLT_H
+#define XSPROF_DAEMON_SYMBOLIZE_ELF_PLT_H
 
 #include <gelf.h>
 #include <stdint.h>

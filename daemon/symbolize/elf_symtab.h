@@ -5,8 +5,8 @@
  * the ELF type, and the GNU build-id. Files come from profiled processes: anything malformed
  * gives an error, never a crash or a read outside the file.
  */
-#ifndef XSPROF_SYMBOLIZE_ELF_SYMTAB_H
-#define XSPROF_SYMBOLIZE_ELF_SYMTAB_H
+#ifndef XSPROF_DAEMON_SYMBOLIZE_ELF_SYMTAB_H
+#define XSPROF_DAEMON_SYMBOLIZE_ELF_SYMTAB_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -7,8 +7,8 @@
  * The low 4 bits of a token are ignored, so a token minus one (what stack naming does to return
  * addresses) names the same frame.
  */
-#ifndef XSPROF_SYMBOLIZE_FRAME_NAMES_H
-#define XSPROF_SYMBOLIZE_FRAME_NAMES_H
+#ifndef XSPROF_DAEMON_SYMBOLIZE_FRAME_NAMES_H
+#define XSPROF_DAEMON_SYMBOLIZE_FRAME_NAMES_H
 
 #include <stdbool.h>
 #include <stddef.h>

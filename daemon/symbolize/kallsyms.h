@@ -4,8 +4,8 @@
  * When kptr_restrict hides addresses (all read as 0) the table is "unavailable" and every
  * lookup misses.
  */
-#ifndef XSPROF_SYMBOLIZE_KALLSYMS_H
-#define XSPROF_SYMBOLIZE_KALLSYMS_H
+#ifndef XSPROF_DAEMON_SYMBOLIZE_KALLSYMS_H
+#define XSPROF_DAEMON_SYMBOLIZE_KALLSYMS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,8 +5,8 @@
  * -X perf, the JVM and Node with their perf flags). The file is written by the profiled process:
  * every line is checked against the buffer's end, and sizes and counts are capped.
  */
-#ifndef XSPROF_SYMBOLIZE_PERF_MAP_H
-#define XSPROF_SYMBOLIZE_PERF_MAP_H
+#ifndef XSPROF_DAEMON_SYMBOLIZE_PERF_MAP_H
+#define XSPROF_DAEMON_SYMBOLIZE_PERF_MAP_H
 
 #include <stddef.h>
 #include <stdint.h>

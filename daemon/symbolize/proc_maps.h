@@ -4,8 +4,8 @@
  * The text comes from the kernel but its paths come from the profiled process, so the parser
  * checks every byte against the buffer's end and skips (and counts) lines it cannot read.
  */
-#ifndef XSPROF_SYMBOLIZE_PROC_MAPS_H
-#define XSPROF_SYMBOLIZE_PROC_MAPS_H
+#ifndef XSPROF_DAEMON_SYMBOLIZE_PROC_MAPS_H
+#define XSPROF_DAEMON_SYMBOLIZE_PROC_MAPS_H
 
 #include <stdbool.h>
 #include <stddef.h>

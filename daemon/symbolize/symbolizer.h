@@ -13,8 +13,8 @@
  * and formatted names are evicted (least recently used first) in symbolizer__trim, and only
  * there, so every string returned stays valid until the next symbolizer__trim (or free).
  */
-#ifndef XSPROF_SYMBOLIZER_H
-#define XSPROF_SYMBOLIZER_H
+#ifndef XSPROF_DAEMON_SYMBOLIZE_SYMBOLIZER_H
+#define XSPROF_DAEMON_SYMBOLIZE_SYMBOLIZER_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What unwinder.c (files, processes, builds) and unwind_held.c (held samples) share. */
-#ifndef XSPROF_UNWIND_INTERNAL_H
-#define XSPROF_UNWIND_INTERNAL_H
+#ifndef XSPROF_DAEMON_UNWIND_UNWIND_INTERNAL_H
+#define XSPROF_DAEMON_UNWIND_UNWIND_INTERNAL_H
 
 #include <stdbool.h>
 #include <stdint.h>

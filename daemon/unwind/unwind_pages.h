@@ -6,8 +6,8 @@
  * at or below the page's start (carried in from the page before when no row starts there), so
  * a lookup is one index plus a bisection of one page's rows.
  */
-#ifndef XSPROF_UNWIND_PAGES_H
-#define XSPROF_UNWIND_PAGES_H
+#ifndef XSPROF_DAEMON_UNWIND_UNWIND_PAGES_H
+#define XSPROF_DAEMON_UNWIND_UNWIND_PAGES_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -9,8 +9,8 @@
  * The section comes from a profiled process's files, so every read is bounds-checked; a
  * malformed CIE or FDE is skipped and counted, never trusted.
  */
-#ifndef XSPROF_UNWIND_TABLE_H
-#define XSPROF_UNWIND_TABLE_H
+#ifndef XSPROF_DAEMON_UNWIND_UNWIND_TABLE_H
+#define XSPROF_DAEMON_UNWIND_UNWIND_TABLE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -16,8 +16,8 @@
  * whose table is being built) are finished here with the same tables over the stack copy they
  * carry, once the tables they need are in, and handed back through the done callback.
  */
-#ifndef XSPROF_UNWINDER_H
-#define XSPROF_UNWINDER_H
+#ifndef XSPROF_DAEMON_UNWIND_UNWINDER_H
+#define XSPROF_DAEMON_UNWIND_UNWINDER_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Functions the symbolizer tests look up by name, in the fixture binaries and library. */
-#ifndef XSPROF_SYMFIX_H
-#define XSPROF_SYMFIX_H
+#ifndef XSPROF_TESTS_SYMBOLIZE_FIXTURES_FIXTURE_H
+#define XSPROF_TESTS_SYMBOLIZE_FIXTURES_FIXTURE_H
 
 /* noipa: keep each function a real, separate symbol (no inlining, cloning or folding). */
 #define SYMFIX_FN __attribute__((noipa, used))

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#ifndef XSPROF_SYMFIX_CXX_H
-#define XSPROF_SYMFIX_CXX_H
+#ifndef XSPROF_TESTS_SYMBOLIZE_FIXTURES_FIXTURE_CXX_H
+#define XSPROF_TESTS_SYMBOLIZE_FIXTURES_FIXTURE_CXX_H
 
 #ifdef __cplusplus
 namespace symfix

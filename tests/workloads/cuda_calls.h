@@ -7,8 +7,8 @@
  * each API's stream argument from the right place. Without a GPU every call fails at once:
  * the uprobes fire at entry all the same.
  */
-#ifndef XSPROF_TESTS_CUDA_CALLS_H
-#define XSPROF_TESTS_CUDA_CALLS_H
+#ifndef XSPROF_TESTS_WORKLOADS_CUDA_CALLS_H
+#define XSPROF_TESTS_WORKLOADS_CUDA_CALLS_H
 
 #include <stdint.h>
 

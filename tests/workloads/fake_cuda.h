@@ -4,8 +4,8 @@
  * fake driver (libcuda_xsfake.so) defines them: there is no driver (libcuda) on machines
  * without a GPU, and the real one cannot be loaded next to this one.
  */
-#ifndef XSPROF_TESTS_FAKE_CUDA_H
-#define XSPROF_TESTS_FAKE_CUDA_H
+#ifndef XSPROF_TESTS_WORKLOADS_FAKE_CUDA_H
+#define XSPROF_TESTS_WORKLOADS_FAKE_CUDA_H
 
 #include <stddef.h>
 

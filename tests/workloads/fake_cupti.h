@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The fake injection library's entry points (fake_cupti.c). */
-#ifndef XSPROF_TESTS_FAKE_CUPTI_H
-#define XSPROF_TESTS_FAKE_CUPTI_H
+#ifndef XSPROF_TESTS_WORKLOADS_FAKE_CUPTI_H
+#define XSPROF_TESTS_WORKLOADS_FAKE_CUPTI_H
 
 #include <stdint.h>
 

@@ -4,8 +4,8 @@
  * socket ($XSPROF_CUPTI_SOCKET or the default) on a connection of their own, as the injection
  * library sends them after the GPU ran them.
  */
-#ifndef XSPROF_TESTS_FAKE_GPU_SEND_H
-#define XSPROF_TESTS_FAKE_GPU_SEND_H
+#ifndef XSPROF_TESTS_WORKLOADS_FAKE_GPU_SEND_H
+#define XSPROF_TESTS_WORKLOADS_FAKE_GPU_SEND_H
 
 #include <stdio.h>
 #include <stdlib.h>

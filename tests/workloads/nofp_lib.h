@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A shared library built without frame pointers, for tests/workloads/nofp.c. */
-#ifndef XS_NOFP_LIB_H
-#define XS_NOFP_LIB_H
+#ifndef XSPROF_TESTS_WORKLOADS_NOFP_LIB_H
+#define XSPROF_TESTS_WORKLOADS_NOFP_LIB_H
 
 unsigned long xs_nofp_lib_spin(unsigned long x);
 

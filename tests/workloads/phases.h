@@ -3,8 +3,8 @@
  * What the phase workloads (nvtx_phases.c, scope_phases.c) share: a clock, a CPU spin of a
  * known length, and the truth they print, each phase's CPU time and the process's.
  */
-#ifndef XSPROF_TESTS_PHASES_H
-#define XSPROF_TESTS_PHASES_H
+#ifndef XSPROF_TESTS_WORKLOADS_PHASES_H
+#define XSPROF_TESTS_WORKLOADS_PHASES_H
 
 #include <stdint.h>
 #include <stdio.h>
