@@ -86,12 +86,12 @@ static unsigned long peak_rss_kib(void)
 }
 
 /* How user stacks were walked (--unwind): with tables or frame pointers, and why walks ended. */
-static void unwind_report(const struct recording *rec)
+static void unwind_report(const struct recording *recording)
 {
 	struct xsprof_unwind_stats b;
 	struct unwinder_stats t;
 
-	if (recording__unwind_stats(rec, &b, &t))
+	if (recording__unwind_stats(recording, &b, &t))
 		return;
 	log_info("user stack walks: %llu with unwind tables, %llu by frame pointers only (%llu "
 		 "of processes without tables yet); %llu frames from tables, %llu from frame "
@@ -116,7 +116,7 @@ static void unwind_report(const struct recording *rec)
 		(unsigned long long)t.tables_built, (unsigned long long)t.tables_failed,
 		(unsigned long long)t.tables, (unsigned long long)t.files,
 		(unsigned long long)t.rows, (unsigned long long)t.max_rows,
-		recording__unwind_mb(rec), t.map_bytes / 1048576.0, t.build_ns / 1e6,
+		recording__unwind_mb(recording), t.map_bytes / 1048576.0, t.build_ns / 1e6,
 		t.eh_frame_bytes ? t.build_ns / 1e6 / (t.eh_frame_bytes / 1048576.0) : 0.0,
 		t.want_to_ready_max_ns / 1e6, (unsigned long long)t.tables_evicted,
 		(unsigned long long)t.tables_rebuilt);
@@ -157,7 +157,7 @@ static void unwind_report(const struct recording *rec)
 			(unsigned long long)b.hold_drops, (unsigned long long)b.want_drops);
 }
 
-void recording_report(struct recording *rec, const struct xsprofd_opts *o, double name_cpu_s,
+void recording_report(struct recording *recording, const struct xsprofd_opts *o, double name_cpu_s,
 		      const struct fold_stats *fs, struct symbolizer *sym)
 {
 	struct recording_stats rs;
@@ -165,17 +165,18 @@ void recording_report(struct recording *rec, const struct xsprofd_opts *o, doubl
 	struct symbolizer_stats ys;
 	const struct xsprof_cpu_stats *total = &rs.bpf;
 	struct xsprof_cpu_stats *per_cpu;
-	int ncpu = recording__nr_cpus(rec);
+	int ncpu = recording__nr_cpus(recording);
 	uint64_t lost;
 
-	recording__stats(rec, &rs);
-	stack_table__stats(recording__stacks(rec), &ts);
+	recording__stats(recording, &rs);
+	stack_table__stats(recording__stacks(recording), &ts);
 	symbolizer__stats(sym, &ys);
 	lost = total->drop_ringbuf + rs.bad_records;
 
 	log_info("%.1f s on %d CPUs at %u Hz: %llu samples, %llu idle%s, %llu of other processes, "
 		 "%llu kept",
-		 rs.wall_s, recording__nr_attached(rec) ? recording__nr_attached(rec) : ncpu,
+		 rs.wall_s,
+		 recording__nr_attached(recording) ? recording__nr_attached(recording) : ncpu,
 		 o->freq_hz, (unsigned long long)total->samples, (unsigned long long)total->idle,
 		 o->include_idle ? " (kept)" : " (left out; --include-idle keeps them)",
 		 (unsigned long long)total->filtered, (unsigned long long)ts.samples);
@@ -189,7 +190,7 @@ void recording_report(struct recording *rec, const struct xsprofd_opts *o, doubl
 			 "CPU): what did not fit in the ring buffer meanwhile was lost",
 			 rs.stalled_ns / 1e9, (unsigned long long)rs.stalls);
 	per_cpu = calloc(ncpu, sizeof(*per_cpu));
-	if ((lost || o->verbose) && per_cpu && !recording__cpu_stats(rec, per_cpu)) {
+	if ((lost || o->verbose) && per_cpu && !recording__cpu_stats(recording, per_cpu)) {
 		for (int i = 0; i < ncpu; i++) {
 			if (!per_cpu[i].samples)
 				continue;
@@ -206,7 +207,7 @@ void recording_report(struct recording *rec, const struct xsprofd_opts *o, doubl
 	if (total->drop_ringbuf)
 		log_warn("samples were lost because the ring buffer (%u KiB) filled; raise "
 			 "--ring-buffer-size",
-			 recording__ring_bytes(rec) >> 10);
+			 recording__ring_bytes(recording) >> 10);
 	log_info("%llu distinct stacks from %zu processes; %llu of %llu frames unnamed",
 		 (unsigned long long)ts.distinct, rs.processes,
 		 (unsigned long long)fs->unnamed_frames, (unsigned long long)fs->frames);
@@ -248,8 +249,8 @@ void recording_report(struct recording *rec, const struct xsprofd_opts *o, doubl
 			"cap, %llu images whose samples were still to be named dropped past twice "
 			"the cap (their frames are [unknown])",
 			(unsigned long long)ys.idle_dropped, (unsigned long long)ys.pinned_dropped);
-	unwind_report(rec);
-	python_report__log(rec);
+	unwind_report(recording);
+	python_report__log(recording);
 	log_info("xsprofd's own CPU: %.3f s while sampling (%.2f%% of one CPU; %.2f us per sample "
 		 "received), %.3f s naming stacks; own peak RSS %.1f MiB",
 		 rs.cpu_s, rs.wall_s > 0 ? 100.0 * rs.cpu_s / rs.wall_s : 0.0,
@@ -358,16 +359,16 @@ static bool gpu_sender_in_scope(void *ctx, pid_t pid)
 }
 
 /* Profile the command: in the pid filter, probes on it if the runtime is linked in. */
-static int command_add(struct recording *rec, struct command *cmd)
+static int command_add(struct recording *recording, struct command *cmd)
 {
-	int err = recording__add_pid(rec, command__pid(cmd));
+	int err = recording__add_pid(recording, command__pid(cmd));
 
-	if (!err && recording__cuda(rec) &&
-	    cuda_probes__attach_exe(recording__cuda(rec), command__pid(cmd), command__path(cmd)) <
-		    0)
+	if (!err && recording__cuda(recording) &&
+	    cuda_probes__attach_exe(recording__cuda(recording), command__pid(cmd),
+				    command__path(cmd)) < 0)
 		log_warn("%s: no CUDA probes on the executable itself: %s", command__path(cmd),
-			 cuda_probes__last_error(recording__cuda(rec))
-				 ? cuda_probes__last_error(recording__cuda(rec))
+			 cuda_probes__last_error(recording__cuda(recording))
+				 ? cuda_probes__last_error(recording__cuda(recording))
 				 : "cannot read it");
 	return err;
 }
@@ -419,7 +420,7 @@ static int command_end(struct command *cmd, bool released, int status)
 	return status ? 125 : st;
 }
 
-static int write_launches(const struct xsprofd_opts *o, struct recording *rec,
+static int write_launches(const struct xsprofd_opts *o, struct recording *recording,
 			  struct symbolizer *sym, const struct output_meta *cpu_meta)
 {
 	struct output_meta meta = *cpu_meta;
@@ -428,12 +429,12 @@ static int write_launches(const struct xsprofd_opts *o, struct recording *rec,
 	struct calltree *tree;
 	int err;
 
-	if (!o->launch_output || !recording__cuda(rec))
+	if (!o->launch_output || !recording__cuda(recording))
 		return 0;
 	tree = calltree__new();
 	if (!tree)
 		return -ENOMEM;
-	err = launch_fold(cuda_probes__store(recording__cuda(rec)), sym, tree, &ls);
+	err = launch_fold(cuda_probes__store(recording__cuda(recording)), sym, tree, &ls);
 	if (err) {
 		log_err("naming the launch stacks failed: %s", strerror(-err));
 		goto out;
@@ -460,9 +461,9 @@ out:
 }
 
 /* always: report even when no CUDA was met (command mode: the user asked about a command). */
-static void cuda_report(struct recording *rec, bool always)
+static void cuda_report(struct recording *recording, bool always)
 {
-	struct cuda_probes *cp = recording__cuda(rec);
+	struct cuda_probes *cp = recording__cuda(recording);
 	struct launch_store_stats ls;
 	struct cuda_probes_stats cs;
 	const char *last;
@@ -564,11 +565,11 @@ static void cuda_report(struct recording *rec, bool always)
 			  (unsigned long long)cs.bpf.stream_err);
 }
 
-static void offcpu_report(struct recording *rec)
+static void offcpu_report(struct recording *recording)
 {
 	struct offcpu_stats st;
 
-	if (recording__offcpu_stats(rec, &st))
+	if (recording__offcpu_stats(recording, &st))
 		return;
 	log_info("off-CPU: %.3f s in %llu stretches off the CPU (%llu switches of watched "
 		 "threads, %llu shorter than --min-block-us left out), %llu distinct stacks",
@@ -609,11 +610,11 @@ static int log_cost(void *ctx, const struct bpf_cost *c)
 }
 
 /* With -v, while kernel.bpf_stats_enabled is 1: what each program cost per run. */
-static void bpf_cost_report(struct recording *rec)
+static void bpf_cost_report(struct recording *recording)
 {
-	struct cuda_probes *cp = recording__cuda(rec);
+	struct cuda_probes *cp = recording__cuda(recording);
 
-	bpf_cost__for_each(sampler__skel(recording__sampler(rec))->obj, log_cost, NULL);
+	bpf_cost__for_each(sampler__skel(recording__sampler(recording))->obj, log_cost, NULL);
 	if (cp)
 		for (int i = 0; cuda_probes__obj(cp, i); i++)
 			bpf_cost__for_each(cuda_probes__obj(cp, i), log_cost, NULL);
@@ -673,9 +674,9 @@ static void ranges_report(const struct xsprofd_opts *o, const struct ranges *ran
 }
 
 /* The wall and merged views: what the time in CUDA calls waiting for the GPU came to. */
-static void waits_report(struct recording *rec, const struct gpu_waits_stats *ws)
+static void waits_report(struct recording *recording, const struct gpu_waits_stats *ws)
 {
-	struct cuda_probes *cp = recording__cuda(rec);
+	struct cuda_probes *cp = recording__cuda(recording);
 	struct cuda_probes_stats cs = {};
 
 	if (cp)
@@ -744,7 +745,7 @@ struct run {
 	char cgroup_dir[PATH_MAX];
 	struct symbolizer *sym;
 	struct frame_sites *sites; /* with a pprof output: where frames came from */
-	struct recording *rec;
+	struct recording *recording;
 	struct oneshot_gpu *gpu;
 	struct gpu_scope scope;
 	struct group_by *groups; /* --group-by */
@@ -911,18 +912,18 @@ static int start_recording(struct run *r)
 	}
 	r->ropts.on_new_process = r->groups ? group_by__note : NULL;
 	r->ropts.on_new_process_ctx = r->groups;
-	r->rec = recording__new(r->ev, &r->ropts, r->sym, &what);
-	if (!r->rec) {
+	r->recording = recording__new(r->ev, &r->ropts, r->sym, &what);
+	if (!r->recording) {
 		preflight__explain_bpf_error(what, -errno);
 		return 1;
 	}
-	if (r->cmd && (err = command_add(r->rec, r->cmd))) {
+	if (r->cmd && (err = command_add(r->recording, r->cmd))) {
 		log_err("adding %s to the pid filter: %s", o->command[0], strerror(-err));
 		return 1;
 	}
 	/* Loading parsed the kernel's BTF (megabytes), now freed: give it back before sampling. */
 	malloc_trim(0);
-	err = recording__start(r->rec);
+	err = recording__start(r->recording);
 	if (err) {
 		preflight__explain_bpf_error("attaching the sampler to perf events", err);
 		return 1;
@@ -932,7 +933,7 @@ static int start_recording(struct run *r)
 		err = command__release(r->cmd);
 		if (err) {
 			log_err("%s: %s", command__path(r->cmd), strerror(-err));
-			recording__stop(r->rec);
+			recording__stop(r->recording);
 			command__reap(r->cmd, true, &(int){0});
 			command__free(r->cmd);
 			r->cmd = NULL;
@@ -952,7 +953,7 @@ static int start_recording(struct run *r)
 	if (o->nr_pids && !o->no_children) {
 		struct recording_stats rs;
 
-		recording__stats(r->rec, &rs);
+		recording__stats(r->recording, &rs);
 		if (rs.descendants || rs.descendants_capped)
 			log_info("with %llu of their descendants already running%s",
 				 (unsigned long long)rs.descendants,
@@ -986,8 +987,8 @@ static int build_profile(struct run *r)
 	int err;
 
 	malloc_trim(0); /* the naming below is the run's memory peak: start it lean */
-	err = session_profile__build(sp, r->rec, r->sym, r->gpu ? oneshot_gpu__store(r->gpu) : NULL,
-				     NULL, &view, &cs);
+	err = session_profile__build(sp, r->recording, r->sym,
+				     r->gpu ? oneshot_gpu__store(r->gpu) : NULL, NULL, &view, &cs);
 	if (err) {
 		log_err("%s failed: %s", sp->failed, strerror(-err));
 		return 1;
@@ -1000,16 +1001,16 @@ static int build_profile(struct run *r)
 	if (sp->ranges)
 		ranges_report(o, sp->ranges);
 	if (sp->waits_added)
-		waits_report(r->rec, &sp->waits);
-	recording_report(r->rec, o, clock__cpu_s() - cpu1, &sp->fold, r->sym);
+		waits_report(r->recording, &sp->waits);
+	recording_report(r->recording, o, clock__cpu_s() - cpu1, &sp->fold, r->sym);
 	if (sp->timeline_dropped)
 		log_warn("%llu samples left off the timeline (the Chrome trace keeps %u at most, "
 			 "or memory ran out); the flamegraph outputs still count them",
 			 (unsigned long long)sp->timeline_dropped, MAX_TIMELINE_SAMPLES);
 	if (!o->no_cuda)
-		cuda_report(r->rec, o->nr_command > 0);
-	offcpu_report(r->rec);
-	bpf_cost_report(r->rec);
+		cuda_report(r->recording, o->nr_command > 0);
+	offcpu_report(r->recording);
+	bpf_cost_report(r->recording);
 	return 0;
 }
 
@@ -1021,7 +1022,7 @@ static void titles(const struct run *r, char *title, size_t tsize, char *subtitl
 	char host[64] = "";
 	time_t now = time(NULL);
 
-	recording__stats(r->rec, &rs);
+	recording__stats(r->recording, &rs);
 	gethostname(host, sizeof(host) - 1);
 	snprintf(title, tsize, "xsprof: %s, %.1f s %s",
 		 o->nr_command ? o->command[0]
@@ -1050,7 +1051,7 @@ static int write_all(struct run *r)
 	status = write_outputs(r->o, &r->sp.pd, &meta) ? 1 : 0;
 	if (r->o->report && print_report(&r->sp.pd))
 		status = 1;
-	if (write_launches(r->o, r->rec, r->sym, &meta))
+	if (write_launches(r->o, r->recording, r->sym, &meta))
 		status = 1;
 	return status;
 }
@@ -1071,7 +1072,7 @@ static void sample(struct run *r)
 	if (err >= 0)
 		err = sd_event_loop(r->ev);
 
-	recording__stop(r->rec);
+	recording__stop(r->recording);
 	r->end_ns = clock_ns(CLOCK_MONOTONIC);
 	r->start_ns = t_start;
 	r->realtime_offset_ns = (int64_t)(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC));
@@ -1115,7 +1116,7 @@ out:
 	session_profile__release(&r.sp);
 	group_by__free(r.groups);
 	oneshot_gpu__free(r.gpu);
-	recording__free(r.rec);
+	recording__free(r.recording);
 	symbolizer__free(r.sym);
 	frame_sites__free(r.sites);
 	sd_event_unref(r.ev);

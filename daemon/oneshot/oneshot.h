@@ -19,7 +19,7 @@ struct symbolizer;
 int oneshot__run(const struct xsprofd_opts *opts);
 
 /* Log what a finished recording took, kept, lost and cost. */
-void recording_report(struct recording *rec, const struct xsprofd_opts *o, double name_cpu_s,
+void recording_report(struct recording *recording, const struct xsprofd_opts *o, double name_cpu_s,
 		      const struct fold_stats *fs, struct symbolizer *sym);
 
 #endif

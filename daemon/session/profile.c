@@ -17,7 +17,7 @@
 #include "output/calltree.h"
 
 /* The CPU call tree the view weighs, under its group's roots, and the weights' unit. */
-static int fold_cpu(struct session_profile *sp, struct recording *rec, struct symbolizer *sym,
+static int fold_cpu(struct session_profile *sp, struct recording *recording, struct symbolizer *sym,
 		    const struct session_view *view, struct group_by **ret_groups)
 {
 	struct profile_data *pd = &sp->pd;
@@ -32,7 +32,7 @@ static int fold_cpu(struct session_profile *sp, struct recording *rec, struct sy
 	    !(sp->groups = group_by__new(view->group_by)))
 		return -ENOMEM;
 	groups = view->groups ? view->groups : sp->groups;
-	err = session_tree__build(rec, sym, view->cpu_mode, view->freq_hz,
+	err = session_tree__build(recording, sym, view->cpu_mode, view->freq_hz,
 				  groups ? group_by__root : NULL, groups, sp->tree, &sp->fold);
 	if (err)
 		return err;
@@ -55,7 +55,7 @@ static int fold_cpu(struct session_profile *sp, struct recording *rec, struct sy
 }
 
 /* The stacks named once for the writers that resolve them one by one. */
-static int name_stacks(struct session_profile *sp, struct recording *rec,
+static int name_stacks(struct session_profile *sp, struct recording *recording,
 		       const struct launch_store *ls, struct symbolizer *sym,
 		       const struct session_view *view)
 {
@@ -65,7 +65,7 @@ static int name_stacks(struct session_profile *sp, struct recording *rec,
 	    !(ls && launch_store__nr_waits(ls)))
 		return 0;
 	sp->failed = "naming the stacks of the timeline";
-	sp->names = stack_names__new(recording__stacks(rec), ls, sym);
+	sp->names = stack_names__new(recording__stacks(recording), ls, sym);
 	if (!sp->names)
 		return -errno;
 	pd->stack = stack_names__resolve;
@@ -123,20 +123,20 @@ static int by_range(struct session_profile *sp, const struct session_view *view)
 	return 0;
 }
 
-int session_profile__build(struct session_profile *sp, struct recording *rec,
+int session_profile__build(struct session_profile *sp, struct recording *recording,
 			   struct symbolizer *sym, const struct gpu_store *gs,
 			   const struct gpu_join_scope *scope, const struct session_view *view,
 			   struct correlate_stats *cs)
 {
 	const struct launch_store *ls =
-		recording__cuda(rec) ? cuda_probes__store(recording__cuda(rec)) : NULL;
+		recording__cuda(recording) ? cuda_probes__store(recording__cuda(recording)) : NULL;
 	struct profile_data *pd = &sp->pd;
 	struct group_by *groups = NULL;
 	int err;
 
 	memset(sp, 0, sizeof(*sp));
-	pd->samples = recording__timeline(rec, &pd->nr_samples, &sp->timeline_dropped);
-	err = fold_cpu(sp, rec, sym, view, &groups);
+	pd->samples = recording__timeline(recording, &pd->nr_samples, &sp->timeline_dropped);
+	err = fold_cpu(sp, recording, sym, view, &groups);
 	if (!err && (ls || gs)) {
 		sp->failed = "correlating GPU work with its launches";
 		sp->join = gpu_join__new();
@@ -146,7 +146,7 @@ int session_profile__build(struct session_profile *sp, struct recording *rec,
 	if (err)
 		return err;
 	pd->mode = view->mode_set ? view->mode : pd->nr_gpu ? GPU_MODE_MERGED : GPU_MODE_CPU;
-	err = name_stacks(sp, rec, ls, sym, view);
+	err = name_stacks(sp, recording, ls, sym, view);
 	if (!err)
 		err = add_waits(sp, ls, view, groups);
 	if (!err && session_group__is_range(view->group_by))

@@ -61,11 +61,11 @@ struct session_profile {
 };
 
 /*
- * Fill sp from the stopped recording rec: its stacks, its timeline if it kept one, its launches
+ * Fill sp from the stopped recording: its stacks, its timeline if it kept one, its launches
  * joined to gs's records in scope (gs and scope may be NULL). Adds the join's counters to *cs.
  * 0 or -errno (sp->failed says at which step); session_profile__release in any case.
  */
-int session_profile__build(struct session_profile *sp, struct recording *rec,
+int session_profile__build(struct session_profile *sp, struct recording *recording,
 			   struct symbolizer *sym, const struct gpu_store *gs,
 			   const struct gpu_join_scope *scope, const struct session_view *view,
 			   struct correlate_stats *cs);

@@ -7,12 +7,12 @@
 #include "daemon/session/python_report.h"
 #include "daemon/session/recording.h"
 
-void python_report__log(const struct recording *rec)
+void python_report__log(const struct recording *recording)
 {
 	struct xsprof_py_stats b;
 	struct pyprof_stats u;
 
-	if (recording__python_stats(rec, &b, &u))
+	if (recording__python_stats(recording, &b, &u))
 		return;
 	if (!u.detected && !b.walks)
 		return;
@@ -56,13 +56,13 @@ static void add_u64(struct json_object *o, const char *key, uint64_t v)
 	json_object_object_add(o, key, json_object_new_uint64(v));
 }
 
-void python_report__json(const struct recording *rec, struct json_object *j)
+void python_report__json(const struct recording *recording, struct json_object *j)
 {
 	struct xsprof_py_stats b;
 	struct pyprof_stats u;
 	struct json_object *o;
 
-	if (recording__python_stats(rec, &b, &u))
+	if (recording__python_stats(recording, &b, &u))
 		return;
 	o = json_object_new_object();
 	if (!o)

@@ -8,8 +8,8 @@ struct recording;
 struct json_object;
 
 /* Log it (nothing without interpreter frames). */
-void python_report__log(const struct recording *rec);
+void python_report__log(const struct recording *recording);
 /* Add it to j as "python" (nothing without interpreter frames). */
-void python_report__json(const struct recording *rec, struct json_object *j);
+void python_report__json(const struct recording *recording, struct json_object *j);
 
 #endif

@@ -15,7 +15,7 @@ struct recording;
 struct symbolizer;
 
 /* root may be NULL (see fold_stacks_rooted). 0 or -errno. */
-int session_tree__build(struct recording *rec, struct symbolizer *sym, enum session_mode mode,
+int session_tree__build(struct recording *recording, struct symbolizer *sym, enum session_mode mode,
 			unsigned int freq_hz, fold_root_fn root, void *root_ctx,
 			struct calltree *tree, struct fold_stats *ret_fs);
 
