@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
 /*
  * What the GPU path watches besides the API calls: children of profiled processes joining the
- * pid filter (command mode), and profiled processes mapping a CUDA library, which the daemon
- * must attach to before the first call. Sorts after sampler.bpf.c and uprobe_cuda.bpf.c,
+ * pid filter (command mode), and profiled processes mapping a CUDA library or exec'ing a new
+ * executable, which the daemon must attach to before the first call or scope. Sorts after sampler.bpf.c and uprobe_cuda.bpf.c,
  * whose maps it shares (see uprobe_cuda.bpf.c why).
  */
 #include "vmlinux.h"
@@ -164,5 +164,45 @@ int BPF_PROG(xsprof_watch_mmap, struct mm_struct *mm, bool write)
 		e->flags |= XSPROF_CUDA_F_STOPPED;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	st->lib_maps++;
+	return 0;
+}
+
+/*
+ * A profiled process exec'd: its new executable may hold xsprof scopes, xsprof:launch or a
+ * CUDA runtime linked in statically, whose probes are per file. Stopped before the new image
+ * runs, as a library mapping is; the daemon attaches to /proc/TGID/exe and sends SIGCONT.
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(xsprof_watch_exec, struct task_struct *p, pid_t old_pid)
+{
+	__u64 pid_tgid = xsprof_ids();
+	__u32 tgid = pid_tgid >> 32;
+	struct xsprof_cuda_lib_event *e;
+	struct xsprof_cuda_stats *st;
+
+	if (!pid_tgid || !pid_filter_on || !bpf_map_lookup_elem(&pid_filter, &tgid))
+		return 0;
+	st = stats();
+	if (!st)
+		return 0;
+	e = bpf_ringbuf_reserve(&samples, sizeof(*e), 0);
+	if (!e) {
+		st->exec_drop++;
+		return 0;
+	}
+	e->type = XSPROF_REC_CUDA_CALL;
+	e->tgid = tgid;
+	e->tid = (__u32)pid_tgid;
+	e->api = XSPROF_CUDA_LIB_MAPPED;
+	e->flags = XSPROF_CUDA_F_EXEC;
+	e->time_ns = bpf_ktime_get_ns();
+	e->fd = -1;
+	e->prot = 0;
+	__builtin_memset(e->name, 0, sizeof(e->name));
+	bpf_get_current_comm(e->name, sizeof(e->name) < 16 ? sizeof(e->name) : 16);
+	if (cuda_stop_processes && !bpf_send_signal(SIGSTOP))
+		e->flags |= XSPROF_CUDA_F_STOPPED;
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	st->execs_watched++;
 	return 0;
 }

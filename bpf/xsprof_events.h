@@ -478,17 +478,19 @@ struct xsprof_wait_stats {
 _Static_assert(sizeof(struct xsprof_wait_stats) == 64, "xsprof_wait_stats layout");
 
 /*
- * A process in the pid filter mapped a CUDA library (or libxsprof_cupti) executable: sent with
+ * A process in the pid filter mapped a CUDA library (or libxsprof_cupti) executable, or
+ * exec'd a new executable (XSPROF_CUDA_F_EXEC, fd -1: /proc/TGID/exe is the file): sent with
  * type XSPROF_REC_CUDA_CALL and api XSPROF_CUDA_LIB_MAPPED so the daemon attaches its probes
- * to that process before it runs on. With XSPROF_CUDA_F_STOPPED the process was sent SIGSTOP
- * on its way out of mmap() and waits for the daemon's SIGCONT.
+ * (CUDA APIs, xsprof:launch, xsprof scopes) to that process before it runs on. With
+ * XSPROF_CUDA_F_STOPPED the process was sent SIGSTOP on its way out of mmap() or exec() and
+ * waits for the daemon's SIGCONT.
  */
 struct xsprof_cuda_lib_event {
 	__u32 type; /* XSPROF_REC_CUDA_CALL */
 	__u32 tgid;
 	__u32 tid;
 	__u16 api;   /* XSPROF_CUDA_LIB_MAPPED */
-	__u16 flags; /* XSPROF_CUDA_F_STOPPED */
+	__u16 flags; /* XSPROF_CUDA_F_STOPPED, XSPROF_CUDA_F_EXEC */
 	__u64 time_ns;
 	__s32 fd;      /* the mmap() fd: /proc/TGID/fd/FD is the library while it is stopped */
 	__u32 prot;    /* PROT_* of the mapping */
@@ -496,6 +498,8 @@ struct xsprof_cuda_lib_event {
 };
 
 #define XSPROF_CUDA_F_STOPPED 0x4
+/* Not a library: the process exec'd; its executable is /proc/TGID/exe (name: its comm). */
+#define XSPROF_CUDA_F_EXEC 0x20
 
 _Static_assert(sizeof(struct xsprof_cuda_lib_event) == 64, "xsprof_cuda_lib_event layout");
 
@@ -549,9 +553,11 @@ struct xsprof_cuda_stats {
 				 * held by probes preempted on it (launch probes can be) */
 	__u64 scope_fired;	/* xsprof:scope_begin and scope_end hits */
 	__u64 scope_drop;	/* of them, not sent: ring buffer full or argument unreadable */
+	__u64 execs_watched;	/* execs of filtered processes reported (their new executable) */
+	__u64 exec_drop;	/* such execs not reported (ring buffer full) */
 };
 
-_Static_assert(sizeof(struct xsprof_cuda_stats) == 152, "xsprof_cuda_stats layout");
+_Static_assert(sizeof(struct xsprof_cuda_stats) == 168, "xsprof_cuda_stats layout");
 
 /*
  * xsprof:scope_begin(name) or xsprof:scope_end(name) fired (cupti_inject/include/xsprof/

@@ -33,8 +33,7 @@ done
 dir=$(mktemp -d /tmp/xsprof-nvtx-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 export XSPROF_CUPTI_LIB=$lib
-# The commands inherit it (run directly: xsprof scopes are probed in the command's own
-# executable, not in one a wrapper like env execs later).
+# The commands inherit it.
 export XSPROF_CUPTI_SOCKET=$dir/cupti.sock
 
 # run NAME GROUP CMD...: xsprofd -f at 999 Hz, folded + Chrome trace + pprof, the program's
@@ -175,10 +174,13 @@ scopes=$build/tests/xs_scope_phases
 if [[ ! -x $scopes ]]; then
 	fail "missing $scopes"
 elif run scope range "$scopes" 3; then
-	shares scope data=data step=step forward=forward backward=backward || failures=$((failures + 1))
-	# 12 scopes paired; the program's one end without its begin is counted and said.
-	grep -q 'xsprof scopes: 12 ranges; 1 ends without their begin' "$dir/scope.err" &&
-		pass "the report counts 12 scopes and the 1 end without its begin" ||
+	# tail: still open when the program exits, it ends at the exit (its samples under it).
+	shares scope data=data step=step forward=forward backward=backward tail=tail ||
+		failures=$((failures + 1))
+	# 12 scopes paired and tail ended at the exit; the program's one end without its begin
+	# is counted and said.
+	grep -q 'xsprof scopes: 13 ranges; 1 ends without their begin' "$dir/scope.err" &&
+		pass "the report counts 13 scopes and the 1 end without its begin" ||
 		fail "scope report: $(grep 'xsprof scopes' "$dir/scope.err")"
 	$py - "$dir/scope" <<'EOF' || failures=$((failures + 1))
 import json, sys
@@ -200,14 +202,24 @@ for _, name, t0, t1 in truth:
     diffs += [abs(best[1] - t0), abs(best[2] - t1)]
 diffs.sort()
 names = sorted({s[0] for s in spans})
-bad = names != ["backward", "data", "forward", "step"] or diffs[len(diffs) // 2] > 50
+bad = names != ["backward", "data", "forward", "step", "tail"] or diffs[len(diffs) // 2] > 50
 print("%s scopes as Chrome trace slices %s; step's ends within %.1f us (median) of the "
       "program's times" % ("FAIL" if bad else "ok  ", names, diffs[len(diffs) // 2]))
 sys.exit(1 if bad else 0)
 EOF
 fi
 if run scopedom "range --range-domain xsprof" "$scopes" 2; then
-	shares scopedom data=data step=step forward=forward backward=backward ||
+	shares scopedom data=data step=step forward=forward backward=backward tail=tail ||
+		failures=$((failures + 1))
+fi
+# Scopes in programs the command execs later: probed at their exec, before they run (env
+# execs it in place; sh forks it first).
+if run scopeexec range /usr/bin/env XS_EXEC=1 "$scopes" 2; then
+	shares scopeexec data=data step=step forward=forward backward=backward tail=tail ||
+		failures=$((failures + 1))
+fi
+if run scopefork range /bin/sh -c "\"$scopes\" 2; exit 0"; then
+	shares scopefork data=data step=step forward=forward backward=backward tail=tail ||
 		failures=$((failures + 1))
 fi
 # The header in C++ too (a class scope), with every warning on.

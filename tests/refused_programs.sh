@@ -39,6 +39,7 @@ xsprof_follow_fork|following children at fork
 xsprof_unfollow_exit|letting children go at exit
 xsprof_watch_mmap|probing CUDA libraries mapped later
 xsprof_usdt_scope|xsprof scopes (xsprof:scope_begin / scope_end)
+xsprof_watch_exec|probing executables exec'd later
 LIST
 
 rc=0

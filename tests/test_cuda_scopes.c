@@ -135,3 +135,52 @@ Test(cuda_scopes, malformed_records_are_refused)
 	r.type = XSPROF_REC_SAMPLE;
 	cr_expect_eq(cuda_scopes__add(sc, ls, &r, sizeof(r)), -EBADMSG);
 }
+
+static void rec_of(uint32_t tgid, uint32_t tid, int end, uint64_t t, uint64_t name)
+{
+	struct xsprof_scope r = {.type = XSPROF_REC_SCOPE,
+				 .tgid = tgid,
+				 .tid = tid,
+				 .end = end,
+				 .time_ns = t,
+				 .name = name};
+
+	cr_assert_eq(cuda_scopes__add(sc, ls, &r, sizeof(r)), 0);
+}
+
+Test(cuda_scopes, open_scopes_end_at_their_exit_then_at_the_end)
+{
+	struct cuda_scopes_stats st;
+
+	rec_of(7, 1, 0, 100, 0x1001);
+	rec_of(7, 1, 0, 110, 0x1002);
+	rec_of(7, 2, 0, 120, 0x1003);
+	rec_of(8, 8, 0, 130, 0x1004);
+	/* Process 7 exits at 300 inside three scopes of two threads; 8 runs on. */
+	cuda_scopes__end_open(sc, ls, 7, 300);
+	cr_assert_eq(launch_store__nr_ranges(ls), 3);
+	for (size_t i = 0; i < 3; i++) {
+		cr_expect_eq(range(i)->tgid, 7);
+		cr_expect_eq(range(i)->end_ns, 300);
+	}
+	/* Innermost first on a thread, as their ends would have come. */
+	for (size_t i = 0; i < 2; i++)
+		if (range(i)->tid == 1 && range(i + 1)->tid == 1) {
+			cr_expect_str_eq(range(i)->name, "scope 2");
+			cr_expect_str_eq(range(i + 1)->name, "scope 1");
+		}
+	/* An end of 7's after its exit pairs with nothing. */
+	rec_of(7, 1, 1, 310, 0x1001);
+	cuda_scopes__end_open(sc, ls, 0, 400);
+	cr_assert_eq(launch_store__nr_ranges(ls), 4);
+	cr_expect_eq(range(3)->tgid, 8);
+	cr_expect_eq(range(3)->start_ns, 130);
+	cr_expect_eq(range(3)->end_ns, 400);
+	cr_expect_str_eq(range(3)->name, "scope 4");
+	cuda_scopes__stats(sc, &st);
+	cr_expect_eq(st.ended_at_exit, 3);
+	cr_expect_eq(st.ended_at_end, 1);
+	cr_expect_eq(st.ranges, 4);
+	cr_expect_eq(st.open, 0);
+	cr_expect_eq(st.unpaired_ends, 1);
+}

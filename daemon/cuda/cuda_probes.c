@@ -105,7 +105,7 @@ struct cuda_probes {
 	struct bpf_program *call_multi, *ret_multi, *call_plain, *ret_plain, *usdt, *scope;
 	struct cuda_scopes *scopes; /* xsprof scopes open, their names */
 	bool timing_waits;	    /* while attaching: the file's waits have their return probes */
-	struct bpf_link *watch_links[3];
+	struct bpf_link *watch_links[4];
 	struct lib_ranges *ranges; /* MAX_RANGE_PIDS, reused round robin */
 	int next_range;
 	struct usdt_pid *usdt_pids; /* MAX_USDT_PIDS, reused round robin */
@@ -668,10 +668,15 @@ static void on_lib_event(struct cuda_probes *cp, const struct xsprof_cuda_lib_ev
 	char path[64], name[sizeof(e->name) + 1];
 	int fd;
 
-	cp->st.lib_events++;
 	memcpy(name, e->name, sizeof(e->name));
 	name[sizeof(e->name)] = '\0';
-	snprintf(path, sizeof(path), "/proc/%u/fd/%d", e->tgid, e->fd);
+	if (e->flags & XSPROF_CUDA_F_EXEC) {
+		cp->st.execs++;
+		snprintf(path, sizeof(path), "/proc/%u/exe", e->tgid);
+	} else {
+		cp->st.lib_events++;
+		snprintf(path, sizeof(path), "/proc/%u/fd/%d", e->tgid, e->fd);
+	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		/* A failure is counted and kept in last_error; the process runs on regardless. */
@@ -682,8 +687,9 @@ static void on_lib_event(struct cuda_probes *cp, const struct xsprof_cuda_lib_ev
 		cp->st.attach_failed++;
 		set_error(cp, -errno, "opening %s (%s) of pid %u", path, name, e->tgid);
 	}
-	/* Read its mappings while it waits: they hold the library now. */
-	if (cp->opts.on_process)
+	/* Read its mappings while it waits: they hold the library now (a new image's are read
+	 * at its exec event and as its loader maps them). */
+	if (cp->opts.on_process && !(e->flags & XSPROF_CUDA_F_EXEC))
 		cp->opts.on_process(cp->opts.ctx, (pid_t)e->tgid);
 	continue_held(cp, (pid_t)e->tgid, e->flags);
 }
@@ -927,6 +933,12 @@ int cuda_probes__start(struct cuda_probes *cp)
 		else
 			skel->bss->cuda_stop_processes = true;
 	}
+	/* An exec'd executable's scopes and launches, probed before it runs (as a library). */
+	if (!err && cp->opts.watch_maps && bpf_program__fd(skel->progs.xsprof_watch_exec) >= 0) {
+		cp->watch_links[3] = bpf_program__attach_trace(skel->progs.xsprof_watch_exec);
+		if (!cp->watch_links[3])
+			err = -errno;
+	}
 	if (err)
 		cuda_probes__stop(cp);
 	return err;
@@ -939,10 +951,22 @@ void cuda_probes__stop(struct cuda_probes *cp)
 	/* No new stops from here; those already queued are continued as they are read. */
 	if (cp->skel && cp->skel->bss)
 		cp->skel->bss->cuda_stop_processes = false;
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		bpf_link__destroy(cp->watch_links[i]);
 		cp->watch_links[i] = NULL;
 	}
+}
+
+void cuda_probes__process_exited(struct cuda_probes *cp, uint32_t tgid, uint64_t time_ns)
+{
+	if (cp && tgid)
+		cuda_scopes__end_open(cp->scopes, cp->store, tgid, time_ns);
+}
+
+void cuda_probes__end_scopes(struct cuda_probes *cp, uint64_t time_ns)
+{
+	if (cp)
+		cuda_scopes__end_open(cp->scopes, cp->store, 0, time_ns);
 }
 
 int cuda_probes__rotate_store(struct cuda_probes *cp, struct launch_store **ret_old)

@@ -76,6 +76,7 @@ struct cuda_probes_stats {
 	uint64_t attach_failed;	   /* files that could not be attached */
 	uint64_t links_capped;	   /* files refused because max_links was reached */
 	uint64_t lib_events;	   /* CUDA libraries mapped by filtered processes, handled */
+	uint64_t execs;		   /* execs of filtered processes: their executables probed */
 	uint64_t stopped;	   /* processes that waited (stopped) for the daemon */
 	uint64_t table_waits;	   /* ... of which for a table a launch walk asked for */
 	uint64_t bad_records;	   /* malformed GPU-path records */
@@ -122,6 +123,12 @@ int cuda_probes__attach_pid(struct cuda_probes *cp, pid_t pid);
  * has no CUDA API, -errno.
  */
 int cuda_probes__attach_exe(struct cuda_probes *cp, pid_t pid, const char *path);
+
+/* Process tgid exited at time_ns: its xsprof scopes still open end then. */
+void cuda_probes__process_exited(struct cuda_probes *cp, uint32_t tgid, uint64_t time_ns);
+/* The recording ended at time_ns: every xsprof scope still open ends then (after the last
+ * records were read). */
+void cuda_probes__end_scopes(struct cuda_probes *cp, uint64_t time_ns);
 
 /* Start following forks and watching mappings as opts ask. 0 or -errno (nothing started). */
 int cuda_probes__start(struct cuda_probes *cp);

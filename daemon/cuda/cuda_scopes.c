@@ -17,9 +17,11 @@
 struct open_scope {
 	uint64_t name; /* its address in the process */
 	uint64_t start_ns;
+	const char *named; /* read at its begin, while the process surely runs */
 };
 
 struct thread_scopes {
+	uint32_t tgid, tid;
 	unsigned int depth; /* may pass MAX_DEPTH: those levels are counted only */
 	struct open_scope s[MAX_DEPTH];
 };
@@ -135,13 +137,15 @@ static int begin(struct cuda_scopes *s, const struct xsprof_scope *r)
 			free(t);
 			return -ENOMEM;
 		}
+		t->tgid = r->tgid;
+		t->tid = r->tid;
 	}
 	if (t->depth >= MAX_DEPTH) {
 		s->st.too_deep++;
 		t->depth++;
 		return 0;
 	}
-	t->s[t->depth++] = (struct open_scope){r->name, r->time_ns};
+	t->s[t->depth++] = (struct open_scope){r->name, r->time_ns, name_of(s, r->tgid, r->name)};
 	s->st.open++;
 	return 0;
 }
@@ -168,7 +172,7 @@ static int end(struct cuda_scopes *s, struct launch_store *ls, const struct xspr
 		.end_ns = r->time_ns > t->s[i].start_ns ? r->time_ns : t->s[i].start_ns,
 		.tgid = r->tgid,
 		.tid = r->tid,
-		.name = name_of(s, r->tgid, r->name),
+		.name = t->s[i].named,
 	};
 	memmove(&t->s[i], &t->s[i + 1], (t->depth - 1 - (unsigned int)i) * sizeof(t->s[0]));
 	t->depth--;
@@ -178,6 +182,60 @@ static int end(struct cuda_scopes *s, struct launch_store *ls, const struct xspr
 	if (ls && !launch_store__add_range(ls, &range))
 		s->st.ranges++;
 	return 0;
+}
+
+struct ending {
+	uint32_t tgid; /* 0: every process */
+	struct thread_scopes **v;
+	size_t n;
+};
+
+static void collect_ending(void *val, void *ctx)
+{
+	struct thread_scopes *t = val;
+	struct ending *e = ctx;
+
+	if (!e->tgid || t->tgid == e->tgid)
+		e->v[e->n++] = t;
+}
+
+void cuda_scopes__end_open(struct cuda_scopes *s, struct launch_store *ls, uint32_t tgid,
+			   uint64_t time_ns)
+{
+	struct ending e = {.tgid = tgid};
+	size_t nr = hashmap__count(s->threads);
+
+	if (!nr)
+		return;
+	e.v = malloc(nr * sizeof(*e.v));
+	if (!e.v)
+		return; /* they stay open, as they were */
+	hashmap__for_each(s->threads, collect_ending, &e);
+	for (size_t i = 0; i < e.n; i++) {
+		struct thread_scopes *t = e.v[i];
+		unsigned int kept = t->depth < MAX_DEPTH ? t->depth : MAX_DEPTH;
+
+		/* Innermost first, as their ends would have come. */
+		for (unsigned int k = kept; k-- > 0;) {
+			struct launch_range range = {
+				.start_ns = t->s[k].start_ns,
+				.end_ns = time_ns > t->s[k].start_ns ? time_ns : t->s[k].start_ns,
+				.tgid = t->tgid,
+				.tid = t->tid,
+				.name = t->s[k].named,
+			};
+
+			if (tgid)
+				s->st.ended_at_exit++;
+			else
+				s->st.ended_at_end++;
+			s->st.open--;
+			if (ls && !launch_store__add_range(ls, &range))
+				s->st.ranges++;
+		}
+		free(hashmap__remove(s->threads, t->tgid, t->tid));
+	}
+	free(e.v);
 }
 
 int cuda_scopes__add(struct cuda_scopes *s, struct launch_store *ls, const void *data, size_t size)

@@ -25,6 +25,8 @@ struct proc_events {
 	struct pyprof *py;   /* NULL: no interpreter frames */
 	struct xsprof_bpf *skel;
 	struct bpf_link *exec_link, *libs_link, *exit_link;
+	proc_exit_fn on_exit;
+	void *on_exit_ctx;
 	struct proc_events_stats st;
 };
 
@@ -73,7 +75,15 @@ static int on_proc_exit(void *ctx, const void *data, size_t size)
 		unwinder__remove_process(pe->uw, (pid_t)e->tgid);
 	if (pe->py)
 		pyprof__exit(pe->py, (pid_t)e->tgid);
+	if (pe->on_exit)
+		pe->on_exit(pe->on_exit_ctx, e->tgid, e->time_ns);
 	return 0;
+}
+
+void proc_events__set_on_exit(struct proc_events *pe, proc_exit_fn fn, void *ctx)
+{
+	pe->on_exit = fn;
+	pe->on_exit_ctx = ctx;
 }
 
 /*

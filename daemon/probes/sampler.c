@@ -295,6 +295,8 @@ static struct bpf_program *optional_prog(struct xsprof_bpf *skel, enum sampler_p
 		return skel->progs.xsprof_cuda_ret;
 	case SAMPLER_PROG_USDT_SCOPE:
 		return skel->progs.xsprof_usdt_scope;
+	case SAMPLER_PROG_WATCH_EXEC:
+		return skel->progs.xsprof_watch_exec;
 	default:
 		return NULL;
 	}
@@ -315,6 +317,7 @@ const char *sampler__program_feature(enum sampler_prog p)
 		[SAMPLER_PROG_WATCH_MMAP] = "probing CUDA libraries mapped later",
 		[SAMPLER_PROG_CUDA_RET] = "timing CUDA synchronisation (GPU waits)",
 		[SAMPLER_PROG_USDT_SCOPE] = "xsprof scopes (xsprof:scope_begin / scope_end)",
+		[SAMPLER_PROG_WATCH_EXEC] = "probing executables exec'd later",
 	};
 
 	return p < SAMPLER_PROG_MAX ? what[p] : "?";

@@ -32,6 +32,7 @@ enum sampler_prog {
 	SAMPLER_PROG_WATCH_MMAP,    /* CUDA libraries mapped later get their probes */
 	SAMPLER_PROG_CUDA_RET,	    /* CUDA wait return probes: GPU waits timed */
 	SAMPLER_PROG_USDT_SCOPE,    /* xsprof:scope_begin / scope_end (xsprof/scope.h) */
+	SAMPLER_PROG_WATCH_EXEC,    /* executables exec'd later get their probes */
 	SAMPLER_PROG_MAX,
 };
 #define SAMPLER_PROG_BIT(p) (1u << (p))

@@ -262,6 +262,13 @@ static void on_cuda_tables(void *ctx, pid_t pid)
 	unwind_kick(r);
 }
 
+static void on_process_exit(void *ctx, uint32_t tgid, uint64_t time_ns)
+{
+	struct recording *r = ctx;
+
+	cuda_probes__process_exited(r->cuda, tgid, time_ns);
+}
+
 static int recording_cuda_setup(struct recording *r, const struct recording_opts *o,
 				const char **ret_what)
 {
@@ -483,7 +490,8 @@ static uint32_t programs_not_wanted(const struct recording_opts *o)
 			SAMPLER_PROG_BIT(SAMPLER_PROG_PROC_EXIT) |
 			SAMPLER_PROG_BIT(SAMPLER_PROG_PROC_LIBS);
 	if (!o->cuda)
-		skip |= SAMPLER_PROG_BIT(SAMPLER_PROG_WATCH_MMAP);
+		skip |= SAMPLER_PROG_BIT(SAMPLER_PROG_WATCH_MMAP) |
+			SAMPLER_PROG_BIT(SAMPLER_PROG_WATCH_EXEC);
 	if (!o->cuda && !o->follow_forks)
 		skip |= SAMPLER_PROG_BIT(SAMPLER_PROG_FOLLOW_FORK) |
 			SAMPLER_PROG_BIT(SAMPLER_PROG_UNFOLLOW_EXIT);
@@ -705,6 +713,9 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 	err = recording_cuda_setup(r, o, ret_what);
 	if (err)
 		goto fail;
+	/* xsprof scopes still open in a process that exits end at its exit. */
+	if (r->pe && r->cuda)
+		proc_events__set_on_exit(r->pe, on_process_exit, r);
 	*ret_what = "adding the ring buffer to the event loop";
 	err = sd_event_add_io(ev, &r->io, sampler__fd(r->sampler), EPOLLIN, on_ring, r);
 	if (err)
@@ -753,6 +764,7 @@ int recording__start(struct recording *r)
 void recording__stop(struct recording *r)
 {
 	struct sampler_stats us;
+	uint64_t end_ns = clock__mono_ns();
 
 	if (!r || !r->running)
 		return;
@@ -764,6 +776,8 @@ void recording__stop(struct recording *r)
 	r->running = false;
 	/* Samples still queued after the perf events closed. */
 	drain(r);
+	/* The xsprof scopes still open end with the recording (counted). */
+	cuda_probes__end_scopes(r->cuda, end_ns);
 	/* Held samples: the tables they wait for, within a deadline, then as they are. */
 	if (r->unwinder) {
 		uint64_t deadline = clock__mono_ns() + 2000000000ull;

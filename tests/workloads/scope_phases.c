@@ -3,8 +3,9 @@
  * xs_scope_phases ITERATIONS: the phases of xs_nvtx_phases marked with xsprof/scope.h's USDT
  * scopes instead of NVTX. Each iteration:
  *   data 100 ms | step { forward 200 ms | backward 400 ms | 100 ms of its own }
- * Prints the truth: each phase's CPU time on the thread ("phase NAME NS", innermost) and the
- * process's ("total NS"), and each scope's own times ("range NAME START END").
+ * then, once, a scope "tail" (150 ms) still open when the program exits. Prints the truth: each
+ * phase's CPU time on the thread ("phase NAME NS", innermost) and the process's ("total NS"),
+ * and each scope's own times ("range NAME START END").
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,8 +14,8 @@
 #include "tests/workloads/phases.h"
 #include "xsprof/scope.h"
 
-enum { DATA, STEP, FORWARD, BACKWARD, NR_PHASES };
-static const char *const phase_name[] = {"data", "step", "forward", "backward"};
+enum { DATA, STEP, FORWARD, BACKWARD, TAIL, NR_PHASES };
+static const char *const phase_name[] = {"data", "step", "forward", "backward", "tail"};
 static uint64_t phase_cpu[NR_PHASES];
 
 /* A phase's own CPU time, and its scope's times as the program saw them (just inside). */
@@ -64,6 +65,8 @@ int main(int argc, char **argv)
 		xs_step();
 	}
 	xsprof_scope_end("never begun"); /* an end without its begin: counted, harmless */
+	xsprof_scope_begin("tail");	 /* never ended: it ends with the process */
+	timed(TAIL, 150 * MS);
 	phases_print(phase_name, phase_cpu, NR_PHASES);
 	return 0;
 }
