@@ -12,22 +12,22 @@
 #include "tests/alloc_fail.h"
 #include "tests/tree_add.h"
 
-/* A flat record of a walk, to compare trees and check the order. */
-struct rec {
+/* A walk's frames, a row each in walk order, to compare trees and check the order. */
+struct walk_row {
 	char name[64];
 	const char *name_ptr;
 	uint64_t self, total;
 	size_t depth;
 };
 
-struct recs {
-	struct rec *v;
+struct walk {
+	struct walk_row *v;
 	size_t n, cap;
 };
 
-static int record(const struct calltree_frame *f, void *data)
+static int add_row(const struct calltree_frame *f, void *data)
 {
-	struct recs *r = data;
+	struct walk *r = data;
 
 	if (r->n == r->cap) {
 		r->cap = r->cap ? r->cap * 2 : 64;
@@ -45,15 +45,15 @@ static int record(const struct calltree_frame *f, void *data)
 	return 0;
 }
 
-static struct recs snapshot(const struct calltree *t)
+static struct walk snapshot(const struct calltree *t)
 {
-	struct recs r = {0};
+	struct walk r = {0};
 
-	cr_assert_eq(calltree__walk(t, record, &r), 0);
+	cr_assert_eq(calltree__walk(t, add_row, &r), 0);
 	return r;
 }
 
-static void expect(const struct recs *r, size_t i, const char *name, size_t depth, uint64_t self,
+static void expect(const struct walk *r, size_t i, const char *name, size_t depth, uint64_t self,
 		   uint64_t total)
 {
 	cr_assert_lt(i, r->n);
@@ -66,7 +66,7 @@ static void expect(const struct recs *r, size_t i, const char *name, size_t dept
 Test(calltree, empty_tree)
 {
 	struct calltree *t = calltree__new();
-	struct recs r;
+	struct walk r;
 
 	cr_assert(t);
 	cr_expect_eq(calltree__total(t), 0);
@@ -82,7 +82,7 @@ Test(calltree, empty_tree)
 Test(calltree, self_and_total_weights)
 {
 	struct calltree *t = calltree__new();
-	struct recs r;
+	struct walk r;
 
 	tree_add(t, "main;foo;bar", 3);
 	tree_add(t, "main;foo", 2);
@@ -106,7 +106,7 @@ Test(calltree, self_and_total_weights)
 Test(calltree, shared_prefixes_merge)
 {
 	struct calltree *t = calltree__new();
-	struct recs r;
+	struct walk r;
 
 	tree_add(t, "a;b;c", 1);
 	tree_add(t, "a;b;c", 5);
@@ -129,7 +129,7 @@ Test(calltree, shared_prefixes_merge)
 Test(calltree, names_that_are_not_utf8_are_repaired)
 {
 	struct calltree *t = calltree__new();
-	struct recs r;
+	struct walk r;
 
 	tree_add(t, "py;f\xf0\x28x;caf\xc3\xa9", 1); /* a lead byte without its continuation */
 	tree_add(t, "py;f\xf0\x28x;caf\xc3\xa9", 2);
@@ -149,7 +149,7 @@ Test(calltree, names_that_are_not_utf8_are_repaired)
 Test(calltree, same_name_at_different_places_is_different_nodes)
 {
 	struct calltree *t = calltree__new();
-	struct recs r;
+	struct walk r;
 
 	tree_add(t, "f;f;f", 1); /* recursion */
 	tree_add(t, "g;f", 2);
@@ -174,7 +174,7 @@ Test(calltree, children_walk_in_name_order)
 	struct calltree *t = calltree__new();
 	const char *names[] = {"zeta", "alpha", "Mid", "beta", "alpha2", "_x"};
 	const char *sorted[] = {"Mid", "_x", "alpha", "alpha2", "beta", "zeta"};
-	struct recs r;
+	struct walk r;
 	size_t i;
 
 	for (i = 0; i < 6; i++) {
@@ -195,7 +195,7 @@ Test(calltree, frames_are_copied)
 	struct calltree *t = calltree__new();
 	char a[] = "outer", b[] = "inner";
 	const char *frames[] = {a, b};
-	struct recs r;
+	struct walk r;
 
 	cr_assert_eq(calltree__add(t, frames, 2, 1), 0);
 	strcpy(a, "XXXXX");
@@ -215,7 +215,7 @@ Test(calltree, bad_input_is_rejected_and_changes_nothing)
 	const char *null_mid[] = {"a", "new", NULL, "c"};
 	const char *empty_mid[] = {"a", "new", "", "c"};
 	const char *empty_first[] = {""};
-	struct recs before, after;
+	struct walk before, after;
 
 	tree_add(t, "a;b", 7);
 	before = snapshot(t);
@@ -276,7 +276,7 @@ Test(calltree, enomem_leaves_tree_untouched)
 	struct calltree *t = calltree__new();
 	char names[400][16];
 	const char *frames[400];
-	struct recs before, after;
+	struct walk before, after;
 	long k;
 	int i, err = -ENOMEM, failures = 0;
 
