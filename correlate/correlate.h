@@ -71,10 +71,20 @@ enum corr_copy_kind {
 	CORR_COPY_PTOP,
 };
 
+/* The host side of a copy. */
+enum corr_host_mem {
+	CORR_HOST_MEM_UNKNOWN = 0, /* or no host side */
+	CORR_HOST_MEM_PAGEABLE,
+	CORR_HOST_MEM_PINNED,
+};
+
+#define CORR_GPU_F_ASYNC 0x1 /* memcpy, memset: made by the async variant of the API */
+
 struct corr_gpu_rec {
 	uint8_t kind;	   /* enum corr_gpu_kind */
 	uint8_t copy_kind; /* enum corr_copy_kind, memcpy only */
-	uint16_t pad;
+	uint8_t host_mem;  /* enum corr_host_mem, memcpy only */
+	uint8_t flags;	   /* CORR_GPU_F_* */
 	uint32_t pid;
 	uint32_t tid; /* API, sync and NVTX records: the host thread; else 0 */
 	uint32_t device;

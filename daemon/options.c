@@ -120,7 +120,11 @@ static const char usage_text[] =
 	"                            that wait for the GPU shows as [wait gpu] (and with\n"
 	"                            --gpu-mode merged)\n"
 	"      --min-block-us N      off-CPU stretches shorter than N us are ignored (default 10)\n"
-	"      --report              print the top functions by self and total share on stdout\n"
+	"      --report [cpu|gpu]    print a report on stdout: cpu (the default), the top\n"
+	"                            functions by self and total share; gpu, why the GPU\n"
+	"                            waits: busy and idle time per device, each idle stretch\n"
+	"                            explained with the CPU stack to blame, kernels, copies\n"
+	"                            and findings (-o FILE.gpu.json writes it as JSON)\n"
 	"      --comm NAME           only processes of this name (as ps -o comm shows it, at\n"
 	"                            most 15 characters)\n"
 	"      --cgroup PATH         only processes in this cgroup v2 directory and below (a\n"
@@ -237,7 +241,7 @@ static const struct option long_opts[] = {
 	{"weight", required_argument, NULL, OPT_WEIGHT},
 	{"mode", required_argument, NULL, OPT_MODE},
 	{"min-block-us", required_argument, NULL, OPT_MIN_BLOCK_US},
-	{"report", no_argument, NULL, OPT_REPORT},
+	{"report", optional_argument, NULL, OPT_REPORT},
 	{"comm", required_argument, NULL, OPT_COMM},
 	{"cgroup", required_argument, NULL, OPT_CGROUP},
 	{"unit", required_argument, NULL, OPT_UNIT},
@@ -424,7 +428,12 @@ static int mode_option(struct xsprofd_opts *o, int c, const char *arg)
 	case OPT_MIN_BLOCK_US:
 		return unsigned_opt(flag, arg, 1, 60 * 1000 * 1000, &o->min_block_us);
 	case OPT_REPORT:
-		o->report = true;
+		if (arg && !strcmp(arg, "gpu"))
+			o->report_gpu = true;
+		else if (!arg || !strcmp(arg, "cpu"))
+			o->report = true;
+		else
+			return bad(flag, arg, "use cpu (the default) or gpu");
 		return 0;
 	case OPT_COMM:
 		if (!*arg || strlen(arg) > 15)
@@ -709,6 +718,10 @@ static int apply(struct xsprofd_opts *o, int argc, char **argv, const char **for
 		if (origin && c == OPT_FORMAT)
 			return bad("--format", optarg,
 				   "only a command-line flag, not a config key");
+		/* "--report gpu" as well as "--report=gpu": its value is optional. */
+		if (c == OPT_REPORT && !optarg && optind < argc &&
+		    (!strcmp(argv[optind], "gpu") || !strcmp(argv[optind], "cpu")))
+			optarg = argv[optind++];
 		if (is_gpu_option(c))
 			err = gpu_option(o, c, optarg);
 		else if (is_mode_option(c))
@@ -870,8 +883,10 @@ static const char *oneshot_only_flag(const struct xsprofd_opts *o, const char **
 		*ret_arg = session_mode__name(o->mode);
 		return "--mode";
 	}
-	if (o->report)
+	if (o->report || o->report_gpu) {
+		*ret_arg = o->report_gpu ? "gpu" : "";
 		return "--report";
+	}
 	if (o->nr_tids)
 		return "--tid";
 	if (o->group_by)
@@ -930,8 +945,11 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 	if (session_group__is_range(o->group_by) && o->no_cuda)
 		return bad("--group-by", session_group__name(o->group_by),
 			   "needs the CUPTI socket the NVTX ranges come on: not with --no-cuda");
+	if (o->report_gpu && o->no_cuda)
+		return bad("--report", "gpu",
+			   "needs the GPU records of the CUPTI socket: not with --no-cuda");
 	/* GPU path: --launches-output alone; --report alone prints and writes nothing */
-	if (!o->nr_outputs && !o->launch_output && !o->report) {
+	if (!o->nr_outputs && !o->launch_output && !o->report && !o->report_gpu) {
 		fprintf(stderr,
 			"xsprofd: --foreground needs --output FILE (.folded or .svg; '-' for "
 			"folded stacks on stdout)\n");

@@ -115,7 +115,8 @@ struct xsprofd_opts {
 	/* What the profile weighs (one-shot): on-CPU samples, off-CPU time, or both. */
 	enum session_mode mode;	   /* --mode */
 	unsigned int min_block_us; /* --min-block-us: shorter off-CPU blocks are ignored */
-	bool report;		   /* --report: the top functions, on stdout */
+	bool report;		   /* --report (cpu): the top functions, on stdout */
+	bool report_gpu;	   /* --report gpu: why the GPU waits, on stdout */
 	/* In-kernel filters (one-shot): process name, cgroup v2 directory, systemd unit. */
 	const char *comm;
 	const char *cgroup;

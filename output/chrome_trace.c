@@ -10,6 +10,7 @@
 #include "daemon/base/hashmap.h"
 #include "daemon/base/vec.h"
 #include "output/chrome_trace.h"
+#include "output/gpu_report.h"
 #include "output/output.h"
 #include "output/profile.h"
 
@@ -987,6 +988,8 @@ int chrome_trace__write_profile(const struct profile_data *pd, FILE *f,
 		err = write_gpu_tracks(&w);
 	if (!err)
 		err = write_nvtx(&w);
+	if (!err)
+		err = gpu_report__counters(pd, w.t);
 	free(w.api);
 	free(w.launch);
 	free(w.flow_ts);

@@ -13,6 +13,7 @@
 #include "output/chrome_trace.h"
 #include "output/flamegraph.h"
 #include "output/folded.h"
+#include "output/gpu_report.h"
 #include "output/gpu_timeline.h"
 #include "output/output.h"
 #include "output/pprof.h"
@@ -22,8 +23,9 @@ static const struct {
 	const char *name;
 	enum output_format fmt;
 } formats[] = {
-	{"folded", OUTPUT_FOLDED},	{"svg", OUTPUT_SVG},	 {"json", OUTPUT_CHROME_JSON},
-	{"chrome", OUTPUT_CHROME_JSON}, {"pprof", OUTPUT_PPROF}, {"timeline", OUTPUT_TIMELINE},
+	{"folded", OUTPUT_FOLDED},	   {"svg", OUTPUT_SVG},	    {"json", OUTPUT_CHROME_JSON},
+	{"chrome", OUTPUT_CHROME_JSON},	   {"pprof", OUTPUT_PPROF}, {"timeline", OUTPUT_TIMELINE},
+	{"gpu-report", OUTPUT_GPU_REPORT},
 };
 
 static const struct {
@@ -35,6 +37,7 @@ static const struct {
 	{".svg", OUTPUT_SVG},
 	/* Before ".json": the first suffix that matches wins. */
 	{".timeline.json", OUTPUT_TIMELINE},
+	{".gpu.json", OUTPUT_GPU_REPORT},
 	{".json", OUTPUT_CHROME_JSON},
 	{".pb.gz", OUTPUT_PPROF},
 };
@@ -95,7 +98,8 @@ const char *output__format_name(enum output_format fmt)
 
 bool output__format_needs_timeline(enum output_format fmt)
 {
-	return fmt == OUTPUT_CHROME_JSON || fmt == OUTPUT_PPROF || fmt == OUTPUT_TIMELINE;
+	return fmt == OUTPUT_CHROME_JSON || fmt == OUTPUT_PPROF || fmt == OUTPUT_TIMELINE ||
+	       fmt == OUTPUT_GPU_REPORT;
 }
 
 int output__write(const struct calltree *t, enum output_format fmt, FILE *f,
@@ -109,9 +113,22 @@ int output__write(const struct calltree *t, enum output_format fmt, FILE *f,
 	case OUTPUT_CHROME_JSON:
 	case OUTPUT_PPROF:
 	case OUTPUT_TIMELINE:
+	case OUTPUT_GPU_REPORT:
 		return -ENOTSUP;
 	}
 	return -EINVAL;
+}
+
+static int write_gpu_report(const struct profile_data *pd, FILE *f)
+{
+	struct gpu_report *r;
+	int err = gpu_report__build(pd, &r);
+
+	if (err)
+		return err;
+	err = gpu_report__write_json(r, f);
+	gpu_report__free(r);
+	return err;
 }
 
 int output__write_profile(const struct profile_data *pd, enum output_format fmt, FILE *f,
@@ -130,6 +147,8 @@ int output__write_profile(const struct profile_data *pd, enum output_format fmt,
 		return pprof__write(pd, f, meta);
 	case OUTPUT_TIMELINE:
 		return gpu_timeline__write(pd, f);
+	case OUTPUT_GPU_REPORT:
+		return write_gpu_report(pd, f);
 	case OUTPUT_FOLDED:
 	case OUTPUT_SVG:
 		break;

@@ -46,7 +46,8 @@ struct profile_join {
 struct profile_wait {
 	uint64_t start_ns, end_ns; /* entry and return, CLOCK_MONOTONIC */
 	uint32_t pid, tid;
-	const char *api; /* "cudaStreamSynchronize" */
+	uint32_t stack_id; /* the call's stack (profile_data.stack), or CORR_NO_STACK */
+	const char *api;   /* "cudaStreamSynchronize" */
 };
 
 /*

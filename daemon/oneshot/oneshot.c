@@ -48,6 +48,7 @@
 #include "output/folded.h"
 #include "output/output.h"
 #include "output/profile.h"
+#include "output/gpu_report.h"
 #include "output/report.h"
 
 /* Samples kept for a Chrome trace: 24 bytes each, so 240 MiB at most. */
@@ -610,6 +611,23 @@ static int log_cost(void *ctx, const struct bpf_cost *c)
 }
 
 /* With -v, while kernel.bpf_stats_enabled is 1: what each program cost per run. */
+/* --report gpu: why the GPU waits, on stdout. */
+static int print_gpu_report(const struct profile_data *pd)
+{
+	struct gpu_report *gr;
+	int err = gpu_report__build(pd, &gr);
+
+	if (!err) {
+		err = gpu_report__write_text(gr, stdout);
+		gpu_report__free(gr);
+	}
+	if (!err && fflush(stdout))
+		err = -errno;
+	if (err)
+		log_err("writing the GPU report failed: %s", strerror(-err));
+	return err;
+}
+
 static void bpf_cost_report(struct recording *recording)
 {
 	struct cuda_probes *cp = recording__cuda(recording);
@@ -698,8 +716,12 @@ static bool wants_timeline(const struct xsprofd_opts *o)
 {
 	for (int i = 0; i < o->nr_outputs; i++)
 		if (o->outputs[i].format == OUTPUT_CHROME_JSON ||
-		    o->outputs[i].format == OUTPUT_TIMELINE)
+		    o->outputs[i].format == OUTPUT_TIMELINE ||
+		    o->outputs[i].format == OUTPUT_GPU_REPORT)
 			return true;
+	/* The GPU report blames idle time on what the launching threads were sampled doing. */
+	if (o->report_gpu)
+		return true;
 	/* Each sample is matched to the range its thread was in at its time. */
 	return session_group__is_range(o->group_by);
 }
@@ -1050,6 +1072,8 @@ static int write_all(struct run *r)
 	meta.subtitle = subtitle;
 	status = write_outputs(r->o, &r->sp.pd, &meta) ? 1 : 0;
 	if (r->o->report && print_report(&r->sp.pd))
+		status = 1;
+	if (r->o->report_gpu && print_gpu_report(&r->sp.pd))
 		status = 1;
 	if (write_launches(r->o, r->recording, r->sym, &meta))
 		status = 1;

@@ -102,6 +102,7 @@ const char *reply__content_type(enum output_format f)
 		return "application/octet-stream";
 	case OUTPUT_CHROME_JSON:
 	case OUTPUT_TIMELINE:
+	case OUTPUT_GPU_REPORT:
 		return "application/json";
 	default:
 		return "text/plain; charset=utf-8";
@@ -109,13 +110,13 @@ const char *reply__content_type(enum output_format f)
 }
 
 /*
- * Formats of the rolling window, which holds aggregated stacks only: no Chrome trace, which
- * needs a timeline (recordings keep one when asked for it).
+ * Formats of the rolling window, which holds aggregated stacks only: no Chrome trace, GPU
+ * timeline or GPU report, which need a timeline and the GPU records (recordings keep them).
  */
 bool reply__window_format(const char *name, enum output_format *ret)
 {
 	return !output__format_from_name(name, ret) && *ret != OUTPUT_CHROME_JSON &&
-	       *ret != OUTPUT_TIMELINE;
+	       *ret != OUTPUT_TIMELINE && *ret != OUTPUT_GPU_REPORT;
 }
 
 /* A window's call tree in any format but the Chrome trace (a window keeps no timeline). */

@@ -132,6 +132,17 @@ static uint8_t copy_kind_of(uint8_t wire)
 	}
 }
 
+/* The host side of a copy: its source for HtoD, its destination for DtoH. */
+static uint8_t host_mem_of(const struct gpu_activity *a)
+{
+	uint8_t dir = copy_kind_of(a->copy_kind);
+	uint8_t m = dir == CORR_COPY_HTOD ? a->src_kind : dir == CORR_COPY_DTOH ? a->dst_kind : 0;
+
+	return m == XSPROF_MEM_PAGEABLE ? CORR_HOST_MEM_PAGEABLE
+	       : m == XSPROF_MEM_PINNED ? CORR_HOST_MEM_PINNED
+					: CORR_HOST_MEM_UNKNOWN;
+}
+
 static int convert_gpu(void *ctx, const struct gpu_activity *a)
 {
 	struct gpu_join *g = ctx;
@@ -156,6 +167,8 @@ static int convert_gpu(void *ctx, const struct gpu_activity *a)
 	g->gpu[g->nr_gpu] = (struct corr_gpu_rec){
 		.kind = kind,
 		.copy_kind = a->kind == GPU_ACT_MEMCPY ? copy_kind_of(a->copy_kind) : 0,
+		.host_mem = a->kind == GPU_ACT_MEMCPY ? host_mem_of(a) : 0,
+		.flags = a->flags & XSPROF_WIRE_F_ASYNC ? CORR_GPU_F_ASYNC : 0,
 		.pid = a->pid,
 		.tid = a->tid,
 		.device = a->device,
@@ -167,7 +180,10 @@ static int convert_gpu(void *ctx, const struct gpu_activity *a)
 		.start_ns = a->start_ns,
 		.end_ns = a->end_ns,
 		.bytes = a->bytes,
-		.name = a->name,
+		/* API records: named when a launch API (the GPU report's time in launch calls) */
+		.name = a->kind == GPU_ACT_API && !a->name
+				? cupti_api__name((uint32_t)a->api_domain << 16 | a->api_cbid)
+				: a->name,
 		.domain = a->kind == GPU_ACT_NVTX ? a->domain : NULL,
 		.user = g->nr_gpu,
 	};

@@ -324,6 +324,7 @@ int gpu_waits__timeline(const struct launch_store *ls, struct profile_wait **ret
 {
 	const struct launch_wait *lw = ls ? launch_store__waits(ls) : NULL;
 	size_t n = ls ? launch_store__nr_waits(ls) : 0;
+	struct waits w = {.ls = ls};
 	struct profile_wait *v;
 
 	*ret = NULL;
@@ -331,14 +332,23 @@ int gpu_waits__timeline(const struct launch_store *ls, struct profile_wait **ret
 	if (!n)
 		return 0;
 	v = calloc(n, sizeof(*v));
-	if (!v)
+	if (!v || index_calls(&w)) {
+		free(v);
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct launch_event *e = call_of(&w, &lw[i]);
+
 		v[i] = (struct profile_wait){.start_ns = lw[i].entry_ns,
 					     .end_ns = lw[i].return_ns,
 					     .pid = lw[i].tgid,
 					     .tid = lw[i].tid,
+					     .stack_id = e && e->stack != UINT32_MAX
+								 ? STACK_NAMES_LAUNCH | e->stack
+								 : CORR_NO_STACK,
 					     .api = cuda_api__name(lw[i].api)};
+	}
+	free(w.calls);
 	*ret = v;
 	*ret_n = n;
 	return 0;

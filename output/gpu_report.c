@@ -1,0 +1,1748 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "daemon/base/keymap.h"
+#include "daemon/base/vec.h"
+#include "output/chrome_trace.h"
+#include "output/gpu_report.h"
+#include "output/profile.h"
+
+#define MS		 1000000ull
+#define S		 1000000000ull
+#define MAX_BINS	 3600 /* the utilisation series: 1 s bins, wider past an hour */
+#define TOP		 10   /* kernels, idle causes, syncs listed */
+#define TEXT_FRAMES	 8    /* innermost frames a text report shows of a stack */
+#define NR_GAP_BUCKETS	 6
+#define COUNTER_BIN_NS	 (10 * MS)
+#define MAX_COUNTER_EVTS 200000 /* queue-depth changes per device in a trace */
+
+/* Upper bounds of the gap histogram's buckets (the last is open). */
+static const uint64_t gap_le_ns[NR_GAP_BUCKETS - 1] = {10000, 100000, MS, 10 * MS, 100 * MS};
+static const char *const gap_label[NR_GAP_BUCKETS] = {"<10us", "<100us", "<1ms",
+						      "<10ms", "<100ms", ">=100ms"};
+static const char *const cause_names[GPU_IDLE_NR] = {"host", "launch", "sync", "dependency",
+						     "unknown"};
+
+/* One piece of GPU work: an index into pd->gpu and its time. */
+struct work {
+	uint64_t s, e;
+	size_t gpu;
+};
+
+/* Time blamed on one stack for one cause: summed over gaps. */
+struct blame {
+	uint32_t cause, device, pid, stack_id; /* key: no padding (keymap compares bytes) */
+	const char *api;		       /* sync: the call that waited */
+	uint32_t tid;
+	uint64_t ns;
+	uint64_t gaps;
+	const char **frames; /* outermost first; NULL: none known */
+	size_t nr_frames;
+};
+
+struct stream_stat {
+	uint32_t device, stream;
+	uint64_t work, n;
+	uint64_t *delay; /* launch -> start of each joined piece of work */
+	size_t cap;
+	uint64_t mean, p50, p99, max;
+};
+
+struct device {
+	uint32_t device;
+	uint64_t first, last, busy;
+	uint64_t kernels, copies, memsets;
+	uint64_t nr_gaps, idle, longest_gap;
+	uint64_t hist[NR_GAP_BUCKETS];
+	uint64_t idle_by[GPU_IDLE_NR];
+	uint64_t comm_ns, comm_overlap_ns;
+	uint64_t bin_ns;
+	uint64_t *bins; /* busy ns per bin */
+	size_t nr_bins;
+};
+
+struct kernel_stat {
+	const char *name;
+	uint64_t count, total, max;
+	uint32_t pid, stack_id; /* the stack that launched most of its time */
+	uint64_t stack_ns;
+	const char **frames;
+	size_t nr_frames;
+};
+
+struct copy_stat {
+	uint8_t dir, host_mem;
+	bool async;
+	uint64_t count, bytes, ns;
+};
+
+struct figure {
+	const char *key;
+	bool is_ratio;
+	uint64_t u;
+	double d;
+};
+
+struct finding {
+	const char *kind, *severity, *advice;
+	uint32_t device;
+	char summary[160];
+	struct figure fig[6];
+	size_t nr_fig;
+	const struct blame *blame; /* the stack it points at, or NULL */
+	const struct kernel_stat *kernel;
+};
+
+struct launch_facts {
+	uint64_t kernels, intervals, shorter;
+	uint64_t median_kernel_ns, median_interval_ns;
+	uint64_t api_ns; /* time in launch calls (API records), on the busiest thread */
+	uint32_t api_tid;
+	double rate_per_s;
+};
+
+struct gpu_report {
+	const struct profile_data *pd;
+	struct device *dev;
+	size_t nr_dev, cap_dev;
+	struct stream_stat *streams;
+	size_t nr_streams, cap_streams;
+	struct blame *blames;
+	size_t nr_blames, cap_blames;
+	struct keymap *blame_ix;
+	struct kernel_stat *kernels;
+	size_t nr_kernels, cap_kernels;
+	struct copy_stat copies[8 * 3 * 2];
+	struct blame copy_blame[2]; /* the stack of most pageable async / blocking copy time */
+	struct launch_facts launch;
+	struct finding findings[12];
+	size_t nr_findings;
+	size_t *launch_of; /* pd->gpu index -> pd->launches index + 1 (0: none) */
+	size_t *samples;   /* pd->samples indexes by (tid, time) */
+	size_t *waits;	   /* pd->waits indexes by (pid, end) */
+	uint64_t sync_calls, sync_ns;
+};
+
+const char *gpu_report__cause_name(enum gpu_idle_cause c)
+{
+	return c < GPU_IDLE_NR ? cause_names[c] : "?";
+}
+
+static bool is_work(const struct corr_gpu_rec *g)
+{
+	return g->kind == CORR_GPU_KERNEL || g->kind == CORR_GPU_MEMCPY ||
+	       g->kind == CORR_GPU_MEMSET;
+}
+
+static bool is_comm(const struct corr_gpu_rec *g)
+{
+	return g->kind == CORR_GPU_KERNEL && g->name && strcasestr(g->name, "nccl");
+}
+
+static void free_val(const void *key, size_t len, void *val, void *ctx)
+{
+	(void)key;
+	(void)len;
+	(void)ctx;
+	free(val);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_work(const void *a, const void *b)
+{
+	const struct work *x = a, *y = b;
+
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	return x->e < y->e ? -1 : x->e > y->e;
+}
+
+static const struct profile_data *sort_pd; /* qsort has no context argument in C11 */
+
+static int cmp_sample(const void *a, const void *b)
+{
+	const struct profile_sample *x = &sort_pd->samples[*(const size_t *)a];
+	const struct profile_sample *y = &sort_pd->samples[*(const size_t *)b];
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
+}
+
+static int cmp_wait(const void *a, const void *b)
+{
+	const struct profile_wait *x = &sort_pd->waits[*(const size_t *)a];
+	const struct profile_wait *y = &sort_pd->waits[*(const size_t *)b];
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->end_ns < y->end_ns ? -1 : x->end_ns > y->end_ns;
+}
+
+static size_t *sorted_index(size_t n, int (*cmp)(const void *, const void *),
+			    const struct profile_data *pd)
+{
+	size_t *v = malloc((n ? n : 1) * sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		v[i] = i;
+	sort_pd = pd;
+	qsort(v, n, sizeof(*v), cmp);
+	return v;
+}
+
+static uint64_t percentile(const uint64_t *sorted, size_t n, unsigned int pct)
+{
+	return n ? sorted[(n - 1) * pct / 100] : 0;
+}
+
+static struct device *device_of(struct gpu_report *r, uint32_t device)
+{
+	for (size_t i = 0; i < r->nr_dev; i++)
+		if (r->dev[i].device == device)
+			return &r->dev[i];
+	if (vec_reserve(&r->dev, &r->cap_dev, r->nr_dev + 1))
+		return NULL;
+	r->dev[r->nr_dev] = (struct device){.device = device, .first = UINT64_MAX};
+	return &r->dev[r->nr_dev++];
+}
+
+static struct stream_stat *stream_of(struct gpu_report *r, uint32_t device, uint32_t stream)
+{
+	for (size_t i = 0; i < r->nr_streams; i++)
+		if (r->streams[i].device == device && r->streams[i].stream == stream)
+			return &r->streams[i];
+	if (vec_reserve(&r->streams, &r->cap_streams, r->nr_streams + 1))
+		return NULL;
+	r->streams[r->nr_streams] = (struct stream_stat){.device = device, .stream = stream};
+	return &r->streams[r->nr_streams++];
+}
+
+/* The frames of a stack, copied (the resolver reuses its array). */
+static int frames_of(const struct profile_data *pd, uint32_t pid, uint32_t stack_id,
+		     const char ***ret, size_t *ret_n)
+{
+	const char *const *frames;
+	size_t n;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (stack_id == CORR_NO_STACK || !pd->stack ||
+	    pd->stack(pd->ctx, pid, stack_id, &frames, &n) || !n)
+		return 0;
+	*ret = malloc(n * sizeof(**ret));
+	if (!*ret)
+		return -ENOMEM;
+	memcpy(*ret, frames, n * sizeof(**ret));
+	*ret_n = n;
+	return 0;
+}
+
+static int blame(struct gpu_report *r, enum gpu_idle_cause cause, uint32_t device, uint32_t pid,
+		 uint32_t tid, uint32_t stack_id, const char *api, uint64_t ns, bool new_gap)
+{
+	struct {
+		uint32_t cause, device, pid, stack_id;
+		const char *api;
+	} key = {cause, device, pid, stack_id, api};
+	void *v = keymap__get(r->blame_ix, &key, sizeof(key));
+	struct blame *b;
+
+	if (!v) {
+		if (vec_reserve(&r->blames, &r->cap_blames, r->nr_blames + 1) ||
+		    keymap__put(r->blame_ix, &key, sizeof(key), (void *)(r->nr_blames + 1), NULL))
+			return -ENOMEM;
+		r->blames[r->nr_blames] = (struct blame){.cause = cause,
+							 .device = device,
+							 .pid = pid,
+							 .stack_id = stack_id,
+							 .api = api,
+							 .tid = tid};
+		v = (void *)(++r->nr_blames);
+	}
+	b = &r->blames[(size_t)v - 1];
+	b->ns += ns;
+	b->gaps += new_gap;
+	return 0;
+}
+
+/* Samples of tid in [from, to], through the (tid, time) index: the first one's position. */
+static size_t first_sample(const struct gpu_report *r, uint32_t tid, uint64_t from)
+{
+	const struct profile_data *pd = r->pd;
+	size_t lo = 0, hi = pd->nr_samples;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct profile_sample *s = &pd->samples[r->samples[mid]];
+
+		if (s->tid < tid || (s->tid == tid && s->time_ns < from))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The host was elsewhere: blame what its launching thread was sampled doing in the gap. */
+static int blame_host(struct gpu_report *r, uint32_t device, const struct corr_cpu_rec *l,
+		      uint64_t from, uint64_t ns)
+{
+	const struct profile_data *pd = r->pd;
+	size_t i = first_sample(r, l->tid, from), k = 0;
+	int err = 0;
+
+	for (size_t j = i; j < pd->nr_samples; j++, k++) {
+		const struct profile_sample *s = &pd->samples[r->samples[j]];
+
+		if (s->tid != l->tid || s->time_ns > l->time_ns)
+			break;
+	}
+	if (!k) /* no sample in the gap: the launch's own stack is where the thread was */
+		return blame(r, GPU_IDLE_HOST, device, l->pid, l->tid, l->stack_id, NULL, ns, true);
+	for (size_t j = 0; j < k && !err; j++) {
+		const struct profile_sample *s = &pd->samples[r->samples[i + j]];
+		uint64_t part = ns / k + (j < ns % k);
+
+		err = blame(r, GPU_IDLE_HOST, device, s->pid, s->tid, s->stack_id, NULL, part,
+			    j == 0);
+	}
+	return err;
+}
+
+/* The latest wait of pid that returned within [from - slack, to], or NULL. */
+static const struct profile_wait *sync_before(const struct gpu_report *r, uint32_t pid,
+					      uint64_t from, uint64_t to)
+{
+	const struct profile_data *pd = r->pd;
+	const struct profile_wait *best = NULL;
+	uint64_t lo_t = from > GPU_REPORT_SYNC_SLACK_NS ? from - GPU_REPORT_SYNC_SLACK_NS : 0;
+	size_t lo = 0, hi = pd->nr_waits;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct profile_wait *w = &pd->waits[r->waits[mid]];
+
+		if (w->pid < pid || (w->pid == pid && w->end_ns < lo_t))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < pd->nr_waits; lo++) {
+		const struct profile_wait *w = &pd->waits[r->waits[lo]];
+
+		if (w->pid != pid || w->end_ns > to)
+			break;
+		best = w;
+	}
+	return best;
+}
+
+/* One idle stretch [s, e) of a device, ended by the work pd->gpu[next]. */
+static int explain_gap(struct gpu_report *r, struct device *d, uint64_t s, uint64_t e, size_t next)
+{
+	const struct profile_data *pd = r->pd;
+	const struct corr_gpu_rec *g = &pd->gpu[next];
+	const struct corr_cpu_rec *l =
+		r->launch_of[next] ? &pd->launches[r->launch_of[next] - 1] : NULL;
+	const struct profile_wait *w;
+	uint64_t ns = e - s;
+	size_t b = 0;
+
+	d->nr_gaps++;
+	d->idle += ns;
+	if (ns > d->longest_gap)
+		d->longest_gap = ns;
+	while (b < NR_GAP_BUCKETS - 1 && ns >= gap_le_ns[b])
+		b++;
+	d->hist[b]++;
+	if (!l) {
+		d->idle_by[GPU_IDLE_UNKNOWN] += ns;
+		return blame(r, GPU_IDLE_UNKNOWN, d->device, g->pid, 0, CORR_NO_STACK, NULL, ns,
+			     true);
+	}
+	/* Launched before the gap: it started as soon as a launch can (latency), or it waited. */
+	if (l->time_ns <= s && e - l->time_ns > GPU_REPORT_LAUNCH_GAP_NS) {
+		d->idle_by[GPU_IDLE_DEPENDENCY] += ns;
+		return blame(r, GPU_IDLE_DEPENDENCY, d->device, l->pid, l->tid, l->stack_id, NULL,
+			     ns, true);
+	}
+	w = sync_before(r, l->pid, s, l->time_ns);
+	if (w) {
+		d->idle_by[GPU_IDLE_SYNC] += ns;
+		return blame(r, GPU_IDLE_SYNC, d->device, w->pid, w->tid, w->stack_id, w->api, ns,
+			     true);
+	}
+	if (ns < GPU_REPORT_LAUNCH_GAP_NS || l->time_ns <= s) {
+		d->idle_by[GPU_IDLE_LAUNCH] += ns;
+		return blame(r, GPU_IDLE_LAUNCH, d->device, l->pid, l->tid, l->stack_id, NULL, ns,
+			     true);
+	}
+	d->idle_by[GPU_IDLE_HOST] += ns;
+	return blame_host(r, d->device, l, s, ns);
+}
+
+/* Busy ns of [s, e) into the device's bins. */
+static void add_busy(struct device *d, uint64_t s, uint64_t e)
+{
+	d->busy += e - s;
+	while (s < e && d->nr_bins) {
+		size_t i = (size_t)((s - d->first) / d->bin_ns);
+		uint64_t bin_end = d->first + (i + 1) * d->bin_ns, to = e < bin_end ? e : bin_end;
+
+		if (i >= d->nr_bins)
+			i = d->nr_bins - 1;
+		d->bins[i] += to - s;
+		s = to;
+	}
+}
+
+/* Length of the intersection of two sorted, merged interval lists. */
+static uint64_t overlap(const struct work *a, size_t na, const struct work *b, size_t nb)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0, j = 0; i < na && j < nb;) {
+		uint64_t s = a[i].s > b[j].s ? a[i].s : b[j].s,
+			 e = a[i].e < b[j].e ? a[i].e : b[j].e;
+
+		if (e > s)
+			sum += e - s;
+		if (a[i].e < b[j].e)
+			i++;
+		else
+			j++;
+	}
+	return sum;
+}
+
+/* Merge sorted intervals in place; returns the count left. */
+static size_t merge(struct work *w, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (k && w[i].s <= w[k - 1].e) {
+			if (w[i].e > w[k - 1].e)
+				w[k - 1].e = w[i].e;
+			continue;
+		}
+		w[k++] = w[i];
+	}
+	return k;
+}
+
+static int communication(struct device *d, const struct profile_data *pd, const struct work *w,
+			 size_t n)
+{
+	struct work *comm = malloc((n ? n : 1) * sizeof(*comm));
+	struct work *comp = malloc((n ? n : 1) * sizeof(*comp));
+	size_t nc = 0, np = 0;
+
+	if (!comm || !comp) {
+		free(comm);
+		free(comp);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (is_comm(&pd->gpu[w[i].gpu]))
+			comm[nc++] = w[i];
+		else
+			comp[np++] = w[i];
+	}
+	if (nc) {
+		nc = merge(comm, nc);
+		np = merge(comp, np);
+		for (size_t i = 0; i < nc; i++)
+			d->comm_ns += comm[i].e - comm[i].s;
+		d->comm_overlap_ns = overlap(comm, nc, comp, np);
+	}
+	free(comm);
+	free(comp);
+	return 0;
+}
+
+/* A device's work (sorted by start): busy, gaps explained, utilisation, communication. */
+static int device_facts(struct gpu_report *r, struct device *d, struct work *w, size_t n)
+{
+	const struct profile_data *pd = r->pd;
+	uint64_t end = 0;
+	int err;
+
+	d->first = w[0].s;
+	for (size_t i = 0; i < n; i++)
+		if (w[i].e > d->last)
+			d->last = w[i].e;
+	d->bin_ns = S;
+	if ((d->last - d->first) / S >= MAX_BINS)
+		d->bin_ns = (d->last - d->first) / MAX_BINS + 1;
+	d->nr_bins = (size_t)((d->last - d->first + d->bin_ns - 1) / d->bin_ns);
+	if (!d->nr_bins)
+		d->nr_bins = 1;
+	d->bins = calloc(d->nr_bins, sizeof(*d->bins));
+	if (!d->bins)
+		return -ENOMEM;
+	err = communication(d, pd, w, n);
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct corr_gpu_rec *g = &pd->gpu[w[i].gpu];
+
+		d->kernels += g->kind == CORR_GPU_KERNEL;
+		d->copies += g->kind == CORR_GPU_MEMCPY;
+		d->memsets += g->kind == CORR_GPU_MEMSET;
+		if (i && w[i].s > end)
+			err = explain_gap(r, d, end, w[i].s, w[i].gpu);
+		if (w[i].e > end) {
+			add_busy(d, w[i].s > end ? w[i].s : end, w[i].e);
+			end = w[i].e;
+		}
+	}
+	return err;
+}
+
+static int devices(struct gpu_report *r)
+{
+	const struct profile_data *pd = r->pd;
+	struct work *w = malloc((pd->nr_gpu ? pd->nr_gpu : 1) * sizeof(*w));
+	int err = 0;
+
+	if (!w)
+		return -ENOMEM;
+	for (size_t i = 0; i < pd->nr_gpu && !err; i++)
+		if (is_work(&pd->gpu[i]) && pd->gpu[i].end_ns > pd->gpu[i].start_ns &&
+		    !device_of(r, pd->gpu[i].device))
+			err = -ENOMEM;
+	for (size_t k = 0; k < r->nr_dev && !err; k++) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < pd->nr_gpu; i++) {
+			const struct corr_gpu_rec *g = &pd->gpu[i];
+
+			if (is_work(g) && g->end_ns > g->start_ns && g->device == r->dev[k].device)
+				w[n++] = (struct work){g->start_ns, g->end_ns, i};
+		}
+		qsort(w, n, sizeof(*w), cmp_work);
+		err = device_facts(r, &r->dev[k], w, n);
+	}
+	free(w);
+	return err;
+}
+
+/* Launch-to-start delay per stream, and the kernels by name with their heaviest stack. */
+static int joined_facts(struct gpu_report *r)
+{
+	const struct profile_data *pd = r->pd;
+	struct keymap *names = keymap__new(), *stacks = keymap__new();
+	int err = names && stacks ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < pd->nr_gpu && !err; i++) {
+		const struct corr_gpu_rec *g = &pd->gpu[i];
+		const struct corr_cpu_rec *l =
+			r->launch_of[i] ? &pd->launches[r->launch_of[i] - 1] : NULL;
+		struct stream_stat *st;
+		uint64_t dur = g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0;
+
+		if (!is_work(g))
+			continue;
+		st = stream_of(r, g->device, g->stream_id);
+		if (!st)
+			return -ENOMEM;
+		st->work++;
+		if (l) {
+			if (vec_reserve(&st->delay, &st->cap, st->n + 1))
+				err = -ENOMEM;
+			else
+				st->delay[st->n++] =
+					g->start_ns > l->time_ns ? g->start_ns - l->time_ns : 0;
+		}
+		if (g->kind == CORR_GPU_KERNEL && !err) {
+			const char *name = g->name ? g->name : "[kernel]";
+			void *v = keymap__get(names, name, strlen(name));
+			struct kernel_stat *k;
+			struct {
+				uint64_t kernel;
+				uint32_t pid, stack_id;
+			} key;
+			uint64_t *acc;
+
+			if (!v) {
+				const void *copy;
+
+				if (vec_reserve(&r->kernels, &r->cap_kernels, r->nr_kernels + 1) ||
+				    keymap__put(names, name, strlen(name),
+						(void *)(r->nr_kernels + 1), &copy)) {
+					err = -ENOMEM;
+					break;
+				}
+				r->kernels[r->nr_kernels] = (struct kernel_stat){.name = name};
+				v = (void *)(++r->nr_kernels);
+			}
+			k = &r->kernels[(size_t)v - 1];
+			k->count++;
+			k->total += dur;
+			if (dur > k->max)
+				k->max = dur;
+			if (!l)
+				continue;
+			key.kernel = (size_t)v;
+			key.pid = l->pid;
+			key.stack_id = l->stack_id;
+			acc = keymap__get(stacks, &key, sizeof(key));
+			if (!acc) {
+				acc = calloc(1, sizeof(*acc));
+				if (!acc || keymap__put(stacks, &key, sizeof(key), acc, NULL)) {
+					free(acc);
+					err = -ENOMEM;
+					break;
+				}
+			}
+			*acc += dur;
+			if (*acc > k->stack_ns) {
+				k->stack_ns = *acc;
+				k->pid = l->pid;
+				k->stack_id = l->stack_id;
+			}
+		}
+	}
+	if (stacks)
+		keymap__for_each(stacks, free_val, NULL);
+	keymap__free(stacks);
+	keymap__free(names);
+	return err;
+}
+
+static int cmp_stream(const void *a, const void *b)
+{
+	const struct stream_stat *x = a, *y = b;
+
+	if (x->device != y->device)
+		return x->device < y->device ? -1 : 1;
+	return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+static void stream_delays(struct gpu_report *r)
+{
+	for (size_t i = 0; i < r->nr_streams; i++) {
+		struct stream_stat *st = &r->streams[i];
+		uint64_t sum = 0;
+
+		qsort(st->delay, st->n, sizeof(*st->delay), cmp_u64);
+		for (size_t k = 0; k < st->n; k++)
+			sum += st->delay[k];
+		st->mean = st->n ? sum / st->n : 0;
+		st->p50 = percentile(st->delay, st->n, 50);
+		st->p99 = percentile(st->delay, st->n, 99);
+		st->max = st->n ? st->delay[st->n - 1] : 0;
+	}
+	qsort(r->streams, r->nr_streams, sizeof(*r->streams), cmp_stream);
+}
+
+struct klaunch {
+	uint32_t tid;
+	uint64_t t, dur;
+};
+
+static int cmp_klaunch(const void *a, const void *b)
+{
+	const struct klaunch *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* Kernels against their launch interval, the launch rate, the time in launch calls. */
+static int launch_facts(struct gpu_report *r)
+{
+	const struct profile_data *pd = r->pd;
+	struct launch_facts *lf = &r->launch;
+	struct klaunch *k = malloc((pd->nr_gpu ? pd->nr_gpu : 1) * sizeof(*k));
+	uint64_t *iv = malloc((pd->nr_gpu ? pd->nr_gpu : 1) * sizeof(*iv));
+	uint64_t *dur = malloc((pd->nr_gpu ? pd->nr_gpu : 1) * sizeof(*dur));
+	struct keymap *api = keymap__new();
+	uint64_t first = UINT64_MAX, last = 0;
+	size_t n = 0, ni = 0;
+	int err = 0;
+
+	if (!k || !iv || !dur || !api) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < pd->nr_gpu; i++) {
+		const struct corr_gpu_rec *g = &pd->gpu[i];
+		const struct corr_cpu_rec *l;
+
+		if (g->kind != CORR_GPU_KERNEL || !r->launch_of[i])
+			continue;
+		l = &pd->launches[r->launch_of[i] - 1];
+		k[n] = (struct klaunch){l->tid, l->time_ns,
+					g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0};
+		dur[n] = k[n].dur;
+		n++;
+		first = l->time_ns < first ? l->time_ns : first;
+		last = l->time_ns > last ? l->time_ns : last;
+	}
+	qsort(k, n, sizeof(*k), cmp_klaunch);
+	for (size_t i = 0; i + 1 < n; i++) {
+		if (k[i].tid != k[i + 1].tid)
+			continue;
+		iv[ni++] = k[i + 1].t - k[i].t;
+		lf->shorter += k[i].dur < k[i + 1].t - k[i].t;
+	}
+	qsort(iv, ni, sizeof(*iv), cmp_u64);
+	qsort(dur, n, sizeof(*dur), cmp_u64);
+	lf->kernels = n;
+	lf->intervals = ni;
+	lf->median_kernel_ns = percentile(dur, n, 50);
+	lf->median_interval_ns = percentile(iv, ni, 50);
+	lf->rate_per_s = n > 1 && last > first ? (double)(n - 1) * 1e9 / (double)(last - first) : 0;
+	/* Time in launch calls: API records the report can name are launch APIs. */
+	for (size_t i = 0; i < pd->nr_gpu && !err; i++) {
+		const struct corr_gpu_rec *g = &pd->gpu[i];
+		uint64_t *acc;
+
+		if ((g->kind != CORR_GPU_RUNTIME_API && g->kind != CORR_GPU_DRIVER_API) ||
+		    !g->name || g->end_ns <= g->start_ns)
+			continue;
+		acc = keymap__get(api, &g->tid, sizeof(g->tid));
+		if (!acc) {
+			acc = calloc(1, sizeof(*acc));
+			if (!acc || keymap__put(api, &g->tid, sizeof(g->tid), acc, NULL)) {
+				free(acc);
+				err = -ENOMEM;
+				break;
+			}
+		}
+		*acc += g->end_ns - g->start_ns;
+		if (*acc > lf->api_ns) {
+			lf->api_ns = *acc;
+			lf->api_tid = g->tid;
+		}
+	}
+out:
+	if (api)
+		keymap__for_each(api, free_val, NULL);
+	keymap__free(api);
+	free(k);
+	free(iv);
+	free(dur);
+	return err;
+}
+
+/* Which copy finding a copy counts for: 0 pageable async, 1 blocking, -1 neither. */
+static int copy_class(const struct corr_gpu_rec *g)
+{
+	if (!(g->flags & CORR_GPU_F_ASYNC))
+		return 1;
+	if (g->host_mem == CORR_HOST_MEM_PAGEABLE &&
+	    (g->copy_kind == CORR_COPY_HTOD || g->copy_kind == CORR_COPY_DTOH))
+		return 0;
+	return -1;
+}
+
+/* The launching stack of most copy time, per copy finding. */
+static int copy_stacks(struct gpu_report *r)
+{
+	const struct profile_data *pd = r->pd;
+	struct keymap *m = keymap__new();
+	int err = m ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < pd->nr_gpu && !err; i++) {
+		const struct corr_gpu_rec *g = &pd->gpu[i];
+		const struct corr_cpu_rec *l;
+		struct {
+			uint32_t cls, pid, stack_id;
+		} key;
+		struct blame *b;
+		uint64_t *acc;
+
+		if (g->kind != CORR_GPU_MEMCPY || !r->launch_of[i] || copy_class(g) < 0)
+			continue;
+		l = &pd->launches[r->launch_of[i] - 1];
+		key.cls = (uint32_t)copy_class(g);
+		key.pid = l->pid;
+		key.stack_id = l->stack_id;
+		acc = keymap__get(m, &key, sizeof(key));
+		if (!acc) {
+			acc = calloc(1, sizeof(*acc));
+			if (!acc || keymap__put(m, &key, sizeof(key), acc, NULL)) {
+				free(acc);
+				err = -ENOMEM;
+				break;
+			}
+		}
+		*acc += g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 1;
+		b = &r->copy_blame[key.cls];
+		if (*acc > b->ns)
+			*b = (struct blame){.cause = GPU_IDLE_NR,
+					    .device = g->device,
+					    .pid = l->pid,
+					    .tid = l->tid,
+					    .stack_id = l->stack_id,
+					    .ns = *acc};
+	}
+	if (m)
+		keymap__for_each(m, free_val, NULL);
+	keymap__free(m);
+	return err;
+}
+
+static void copy_facts(struct gpu_report *r)
+{
+	const struct profile_data *pd = r->pd;
+
+	for (size_t i = 0; i < pd->nr_gpu; i++) {
+		const struct corr_gpu_rec *g = &pd->gpu[i];
+		struct copy_stat *c;
+		bool async = g->flags & CORR_GPU_F_ASYNC;
+
+		if (g->kind != CORR_GPU_MEMCPY || g->copy_kind > CORR_COPY_PTOP ||
+		    g->host_mem > CORR_HOST_MEM_PINNED)
+			continue;
+		c = &r->copies[(g->copy_kind * 3 + g->host_mem) * 2 + async];
+		c->dir = g->copy_kind;
+		c->host_mem = g->host_mem;
+		c->async = async;
+		c->count++;
+		c->bytes += g->bytes;
+		c->ns += g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0;
+	}
+}
+
+static int cmp_blame(const void *a, const void *b)
+{
+	const struct blame *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return x->cause < y->cause ? -1 : x->cause > y->cause;
+}
+
+static int cmp_kernel(const void *a, const void *b)
+{
+	const struct kernel_stat *x = a, *y = b;
+
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* The heaviest blame of a cause on a device (blames are sorted), or NULL. */
+static const struct blame *top_blame(const struct gpu_report *r, enum gpu_idle_cause c,
+				     uint32_t device)
+{
+	for (size_t i = 0; i < r->nr_blames; i++)
+		if (r->blames[i].cause == c && r->blames[i].device == device)
+			return &r->blames[i];
+	return NULL;
+}
+
+static struct finding *finding(struct gpu_report *r, const char *kind, double share,
+			       uint32_t device, const char *advice)
+{
+	struct finding *f;
+
+	if (r->nr_findings >= sizeof(r->findings) / sizeof(r->findings[0]))
+		return NULL;
+	f = &r->findings[r->nr_findings++];
+	*f = (struct finding){.kind = kind,
+			      .severity = share >= 0.4	  ? "high"
+					  : share >= 0.15 ? "medium"
+							  : "low",
+			      .advice = advice,
+			      .device = device};
+	return f;
+}
+
+static void fig_ns(struct finding *f, const char *key, uint64_t ns)
+{
+	if (f->nr_fig < sizeof(f->fig) / sizeof(f->fig[0]))
+		f->fig[f->nr_fig++] = (struct figure){.key = key, .u = ns};
+}
+
+static void fig_ratio(struct finding *f, const char *key, double v)
+{
+	if (f->nr_fig < sizeof(f->fig) / sizeof(f->fig[0]))
+		f->fig[f->nr_fig++] = (struct figure){.key = key, .is_ratio = true, .d = v};
+}
+
+static double share_of(uint64_t part, uint64_t whole)
+{
+	return whole ? (double)part / (double)whole : 0;
+}
+
+static void device_findings(struct gpu_report *r, const struct device *d)
+{
+	uint64_t active = d->last - d->first;
+	const struct launch_facts *lf = &r->launch;
+	double util = share_of(d->busy, active);
+	struct finding *f;
+
+	if (active < 10 * MS)
+		return; /* too little to judge */
+	if (share_of(d->idle_by[GPU_IDLE_HOST], active) >= 0.2 &&
+	    (f = finding(r, "host_bound", share_of(d->idle_by[GPU_IDLE_HOST], active), d->device,
+			 "The GPU waited while the thread that feeds it did other work (the stack "
+			 "below). Prepare the next batch ahead of time (a DataLoader with "
+			 "num_workers > 0 and prefetching), move this work to another thread or "
+			 "process, or onto the GPU."))) {
+		f->blame = top_blame(r, GPU_IDLE_HOST, d->device);
+		snprintf(f->summary, sizeof(f->summary),
+			 "device %u idled %.1f%% of its active time while the host was not "
+			 "submitting work",
+			 d->device, 100 * share_of(d->idle_by[GPU_IDLE_HOST], active));
+		fig_ns(f, "idle_ns", d->idle_by[GPU_IDLE_HOST]);
+		fig_ns(f, "active_ns", active);
+		fig_ratio(f, "share", share_of(d->idle_by[GPU_IDLE_HOST], active));
+	}
+	if (lf->kernels >= 200 && lf->median_kernel_ns < lf->median_interval_ns &&
+	    share_of(lf->shorter, lf->intervals) >= 0.5 &&
+	    share_of(d->idle_by[GPU_IDLE_LAUNCH] + d->idle_by[GPU_IDLE_HOST], active) >= 0.2 &&
+	    (f = finding(
+		     r, "launch_bound", 1 - util, d->device,
+		     "Kernels finish faster than the host launches them: the GPU waits on "
+		     "launch overhead. Fuse small kernels (torch.compile), capture the loop in "
+		     "a CUDA graph (torch.cuda.CUDAGraph, cudaGraphLaunch), or give each kernel "
+		     "more work (larger batches)."))) {
+		f->blame = top_blame(r, GPU_IDLE_LAUNCH, d->device);
+		if (!f->blame)
+			f->blame = top_blame(r, GPU_IDLE_HOST, d->device);
+		snprintf(f->summary, sizeof(f->summary),
+			 "%.0f%% of %" PRIu64 " kernels ran shorter than the time between "
+			 "their launches (median %.1f us vs %.1f us)",
+			 100 * share_of(lf->shorter, lf->intervals), lf->kernels,
+			 lf->median_kernel_ns / 1e3, lf->median_interval_ns / 1e3);
+		fig_ns(f, "median_kernel_ns", lf->median_kernel_ns);
+		fig_ns(f, "median_launch_interval_ns", lf->median_interval_ns);
+		fig_ns(f, "kernels", lf->kernels);
+		fig_ratio(f, "launches_per_s", lf->rate_per_s);
+		fig_ratio(f, "utilisation", util);
+	}
+	if (share_of(d->idle_by[GPU_IDLE_SYNC], active) >= 0.1 &&
+	    (f = finding(r, "sync_bound", share_of(d->idle_by[GPU_IDLE_SYNC], active), d->device,
+			 "The host waits for the GPU to finish, then the GPU waits for the host's "
+			 "next launch. Remove the synchronisation from the loop or make it rarer: "
+			 ".item(), .cpu(), printing a tensor, torch.cuda.synchronize(), blocking "
+			 "copies; use non_blocking=True copies and CUDA events."))) {
+		f->blame = top_blame(r, GPU_IDLE_SYNC, d->device);
+		snprintf(f->summary, sizeof(f->summary),
+			 "device %u idled %.1f%% of its active time after synchronising calls",
+			 d->device, 100 * share_of(d->idle_by[GPU_IDLE_SYNC], active));
+		fig_ns(f, "idle_ns", d->idle_by[GPU_IDLE_SYNC]);
+		fig_ns(f, "active_ns", active);
+		fig_ratio(f, "share", share_of(d->idle_by[GPU_IDLE_SYNC], active));
+	}
+	if (share_of(d->idle_by[GPU_IDLE_DEPENDENCY], active) >= 0.1 &&
+	    (f = finding(r, "dependency_bound", share_of(d->idle_by[GPU_IDLE_DEPENDENCY], active),
+			 d->device,
+			 "Work was launched but waited for other work (an event, another stream or "
+			 "device) while the device idled. Check cross-stream waits and the order "
+			 "work is queued in."))) {
+		f->blame = top_blame(r, GPU_IDLE_DEPENDENCY, d->device);
+		snprintf(f->summary, sizeof(f->summary),
+			 "device %u idled %.1f%% of its active time with work queued behind a "
+			 "dependency",
+			 d->device, 100 * share_of(d->idle_by[GPU_IDLE_DEPENDENCY], active));
+		fig_ns(f, "idle_ns", d->idle_by[GPU_IDLE_DEPENDENCY]);
+		fig_ratio(f, "share", share_of(d->idle_by[GPU_IDLE_DEPENDENCY], active));
+	}
+	if (d->comm_ns >= active / 20 && share_of(d->comm_overlap_ns, d->comm_ns) < 0.5 &&
+	    (f = finding(r, "communication_exposed",
+			 share_of(d->comm_ns - d->comm_overlap_ns, active), d->device,
+			 "Communication kernels (NCCL) mostly ran alone: overlap them with "
+			 "computation (DDP bucketing, async collectives)."))) {
+		snprintf(f->summary, sizeof(f->summary),
+			 "device %u: %.0f%% of its communication time overlapped computation",
+			 d->device, 100 * share_of(d->comm_overlap_ns, d->comm_ns));
+		fig_ns(f, "communication_ns", d->comm_ns);
+		fig_ns(f, "overlap_ns", d->comm_overlap_ns);
+	}
+	if (util < 0.5 && (f = finding(r, "low_utilisation", 1 - util, d->device,
+				       "The device was busy less than half of the time between its "
+				       "first and last work: see its idle time by cause."))) {
+		snprintf(f->summary, sizeof(f->summary), "device %u was busy %.1f%% of %.3f s",
+			 d->device, 100 * util, active / 1e9);
+		fig_ns(f, "busy_ns", d->busy);
+		fig_ns(f, "active_ns", active);
+		fig_ratio(f, "utilisation", util);
+	}
+}
+
+/* Copies: pageable host memory behind an async copy, and blocking copies. */
+static void copy_findings(struct gpu_report *r, uint64_t active)
+{
+	uint64_t pg_n = 0, pg_bytes = 0, pg_ns = 0, sync_n = 0, sync_ns = 0;
+	struct finding *f;
+
+	for (size_t i = 0; i < sizeof(r->copies) / sizeof(r->copies[0]); i++) {
+		const struct copy_stat *c = &r->copies[i];
+
+		if (c->async && c->host_mem == CORR_HOST_MEM_PAGEABLE &&
+		    (c->dir == CORR_COPY_HTOD || c->dir == CORR_COPY_DTOH)) {
+			pg_n += c->count;
+			pg_bytes += c->bytes;
+			pg_ns += c->ns;
+		}
+		if (!c->async && c->count) {
+			sync_n += c->count;
+			sync_ns += c->ns;
+		}
+	}
+	if (pg_n && (pg_bytes >= (1u << 20) || pg_ns >= active / 100) &&
+	    (f = finding(r, "pageable_copy", share_of(pg_ns, active), 0,
+			 "Asynchronous copies from or to pageable host memory are staged through "
+			 "a pinned buffer and do not overlap: pin the host memory (pin_memory=True "
+			 "in the DataLoader, tensor.pin_memory(), cudaHostAlloc)."))) {
+		f->blame = r->copy_blame[0].ns ? &r->copy_blame[0] : NULL;
+		snprintf(f->summary, sizeof(f->summary),
+			 "%" PRIu64 " asynchronous copies (%.1f MiB) used pageable host memory",
+			 pg_n, pg_bytes / 1048576.0);
+		fig_ns(f, "copies", pg_n);
+		fig_ns(f, "bytes", pg_bytes);
+		fig_ns(f, "copy_ns", pg_ns);
+		fig_ratio(f, "gb_per_s", pg_ns ? (double)pg_bytes / (double)pg_ns : 0);
+	}
+	if (sync_n >= 10 &&
+	    (f = finding(r, "synchronous_copy", share_of(sync_ns, active), 0,
+			 "Blocking copies hold the host until the GPU is done: use "
+			 "cudaMemcpyAsync (non_blocking=True) from pinned memory."))) {
+		f->blame = r->copy_blame[1].ns ? &r->copy_blame[1] : NULL;
+		snprintf(f->summary, sizeof(f->summary),
+			 "%" PRIu64 " blocking copies took %.1f ms of GPU time", sync_n,
+			 sync_ns / 1e6);
+		fig_ns(f, "copies", sync_n);
+		fig_ns(f, "copy_ns", sync_ns);
+	}
+}
+
+/*
+ * Blames whose stacks read the same (a stack kept twice: walked, then reused; one stack in
+ * two recordings' tables) made one, so each line of the report is a different place.
+ */
+static int merge_blames(struct gpu_report *r)
+{
+	struct keymap *m = keymap__new();
+	char *key = NULL;
+	size_t cap = 0, k = 0, i;
+	int err = m ? 0 : -ENOMEM;
+
+	for (i = 0; i < r->nr_blames && !err; i++) {
+		struct blame *b = &r->blames[i];
+		size_t len = 0, need = 64 + (b->api ? strlen(b->api) : 0);
+		void *v;
+
+		for (size_t f = 0; f < b->nr_frames; f++)
+			need += strlen(b->frames[f]) + 1;
+		if (vec_reserve(&key, &cap, need)) {
+			err = -ENOMEM;
+			break; /* b is not moved: freed below */
+		}
+		len = (size_t)snprintf(key, cap, "%u|%u|%u|%s|", b->cause, b->device, b->pid,
+				       b->api ? b->api : "");
+		for (size_t f = 0; f < b->nr_frames; f++)
+			len += (size_t)snprintf(key + len, cap - len, "%s;", b->frames[f]);
+		v = keymap__get(m, key, len);
+		if (v) {
+			r->blames[(size_t)v - 1].ns += b->ns;
+			r->blames[(size_t)v - 1].gaps += b->gaps;
+			free(b->frames);
+			continue;
+		}
+		if (keymap__put(m, key, len, (void *)(k + 1), NULL)) {
+			err = -ENOMEM;
+			break;
+		}
+		r->blames[k++] = *b;
+	}
+	for (; err && i < r->nr_blames; i++) /* not moved: their frames go now */
+		free(r->blames[i].frames);
+	r->nr_blames = k;
+	free(key);
+	keymap__free(m);
+	qsort(r->blames, r->nr_blames, sizeof(*r->blames), cmp_blame);
+	return err;
+}
+
+static int resolve_frames(struct gpu_report *r)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < r->nr_blames && !err; i++)
+		err = frames_of(r->pd, r->blames[i].pid, r->blames[i].stack_id,
+				&r->blames[i].frames, &r->blames[i].nr_frames);
+	if (!err)
+		err = merge_blames(r);
+	for (size_t i = 0; i < 2 && !err; i++)
+		if (r->copy_blame[i].ns)
+			err = frames_of(r->pd, r->copy_blame[i].pid, r->copy_blame[i].stack_id,
+					&r->copy_blame[i].frames, &r->copy_blame[i].nr_frames);
+	for (size_t i = 0; i < r->nr_kernels && !err; i++)
+		if (r->kernels[i].stack_ns)
+			err = frames_of(r->pd, r->kernels[i].pid, r->kernels[i].stack_id,
+					&r->kernels[i].frames, &r->kernels[i].nr_frames);
+	return err;
+}
+
+static int index_inputs(struct gpu_report *r)
+{
+	const struct profile_data *pd = r->pd;
+
+	r->launch_of = calloc(pd->nr_gpu ? pd->nr_gpu : 1, sizeof(*r->launch_of));
+	r->samples = sorted_index(pd->nr_samples, cmp_sample, pd);
+	r->waits = sorted_index(pd->nr_waits, cmp_wait, pd);
+	r->blame_ix = keymap__new();
+	if (!r->launch_of || !r->samples || !r->waits || !r->blame_ix)
+		return -ENOMEM;
+	for (size_t i = 0; i < pd->nr_joins; i++)
+		if (pd->joins[i].gpu < pd->nr_gpu && pd->joins[i].launch < pd->nr_launches)
+			r->launch_of[pd->joins[i].gpu] = pd->joins[i].launch + 1;
+	return 0;
+}
+
+int gpu_report__build(const struct profile_data *pd, struct gpu_report **ret)
+{
+	struct gpu_report *r = calloc(1, sizeof(*r));
+	uint64_t longest = 0;
+	int err;
+
+	*ret = NULL;
+	if (!r)
+		return -ENOMEM;
+	r->pd = pd;
+	err = index_inputs(r);
+	if (!err)
+		err = devices(r);
+	if (!err)
+		err = joined_facts(r);
+	if (!err)
+		err = launch_facts(r);
+	if (!err)
+		err = copy_stacks(r);
+	if (err) {
+		gpu_report__free(r);
+		return err;
+	}
+	stream_delays(r);
+	copy_facts(r);
+	qsort(r->kernels, r->nr_kernels, sizeof(*r->kernels), cmp_kernel);
+	err = resolve_frames(r); /* blames merged by their frames, heaviest first */
+	if (err) {
+		gpu_report__free(r);
+		return err;
+	}
+	for (size_t i = 0; i < r->nr_dev; i++) {
+		device_findings(r, &r->dev[i]);
+		if (r->dev[i].last - r->dev[i].first > longest)
+			longest = r->dev[i].last - r->dev[i].first;
+	}
+	copy_findings(r, longest);
+	*ret = r;
+	return 0;
+}
+
+void gpu_report__free(struct gpu_report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nr_dev; i++)
+		free(r->dev[i].bins);
+	for (size_t i = 0; i < r->nr_streams; i++)
+		free(r->streams[i].delay);
+	for (size_t i = 0; i < r->nr_blames; i++)
+		free(r->blames[i].frames);
+	for (size_t i = 0; i < r->nr_kernels; i++)
+		free(r->kernels[i].frames);
+	free(r->copy_blame[0].frames);
+	free(r->copy_blame[1].frames);
+	keymap__free(r->blame_ix);
+	free(r->dev);
+	free(r->streams);
+	free(r->blames);
+	free(r->kernels);
+	free(r->launch_of);
+	free(r->samples);
+	free(r->waits);
+	free(r);
+}
+
+size_t gpu_report__nr_devices(const struct gpu_report *r)
+{
+	return r->nr_dev;
+}
+
+size_t gpu_report__nr_findings(const struct gpu_report *r)
+{
+	return r->nr_findings;
+}
+
+/* ---- text ---- */
+
+static const char *fmt_ns(char *buf, size_t size, uint64_t ns)
+{
+	if (ns < 1000)
+		snprintf(buf, size, "%" PRIu64 " ns", ns);
+	else if (ns < MS)
+		snprintf(buf, size, "%.1f us", ns / 1e3);
+	else if (ns < S)
+		snprintf(buf, size, "%.1f ms", ns / 1e6);
+	else
+		snprintf(buf, size, "%.3f s", ns / 1e9);
+	return buf;
+}
+
+#define NS(x) fmt_ns((char[24]){0}, 24, (x))
+
+/* A line of at most 80 columns: longer ones are cut (at a UTF-8 character's start). */
+__attribute__((format(printf, 2, 3))) static void line(FILE *f, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	n = strlen(buf);
+	if (n > 80) {
+		n = 80;
+		while (n && ((unsigned char)buf[n] & 0xC0) == 0x80)
+			n--;
+		buf[n] = 0;
+	}
+	fprintf(f, "%s\n", buf);
+}
+
+/* Words of text wrapped at 80 columns: the first line after lead, the others indented as far. */
+static void wrap(FILE *f, const char *lead, const char *text)
+{
+	char buf[81], indent[41];
+	size_t len = 0, ind = strlen(lead) < 40 ? strlen(lead) : 40;
+	const char *p = text;
+
+	memset(indent, ' ', ind);
+	indent[ind] = 0;
+	while (*p) {
+		const char *w = p;
+		size_t wl;
+
+		while (*p && *p != ' ')
+			p++;
+		wl = (size_t)(p - w);
+		while (*p == ' ')
+			p++;
+		if (len && len + 1 + wl > 80) {
+			fprintf(f, "%.*s\n", (int)len, buf);
+			len = 0;
+		}
+		if (!len) {
+			len = ind;
+			memcpy(buf, lead ? lead : indent, len);
+			lead = indent;
+		} else {
+			buf[len++] = ' ';
+		}
+		if (wl > 80 - len)
+			wl = 80 - len;
+		memcpy(buf + len, w, wl);
+		len += wl;
+	}
+	if (len)
+		fprintf(f, "%.*s\n", (int)len, buf);
+}
+
+/* "f3 < f2 < f1": innermost first, on one line of at most 80 columns. */
+static void stack_line(FILE *f, const char *lead, const char *const *frames, size_t n)
+{
+	char buf[1024];
+	size_t len = (size_t)snprintf(buf, sizeof(buf), "%s", lead);
+
+	if (!n)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "[no stack]");
+	for (size_t i = n; i-- > 0 && len < sizeof(buf) - 1;)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", frames[i],
+					i ? " < " : "");
+	line(f, "%s", buf);
+}
+
+/* A stack, one frame a line, innermost first, at most TEXT_FRAMES. */
+static void stack_lines(FILE *f, const char *indent, const char *const *frames, size_t n)
+{
+	if (!n)
+		line(f, "%s[no stack known]", indent);
+	for (size_t i = n, k = 0; i-- > 0 && k < TEXT_FRAMES; k++)
+		line(f, "%s%s", indent, frames[i]);
+	if (n > TEXT_FRAMES)
+		line(f, "%s... %zu outer frames", indent, n - TEXT_FRAMES);
+}
+
+static const char *dir_name(uint8_t dir)
+{
+	static const char *const names[] = {"copy", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP"};
+
+	return dir < sizeof(names) / sizeof(names[0]) ? names[dir] : "copy";
+}
+
+static const char *host_mem_name(uint8_t m)
+{
+	return m == CORR_HOST_MEM_PAGEABLE ? "pageable"
+	       : m == CORR_HOST_MEM_PINNED ? "pinned"
+					   : "-";
+}
+
+static void text_device(const struct gpu_report *r, const struct device *d, FILE *f)
+{
+	uint64_t active = d->last - d->first;
+	char buf[128];
+	size_t len = 0;
+
+	line(f, "Device %u: busy %s of %s active (%.1f%%)", d->device, NS(d->busy), NS(active),
+	     100 * share_of(d->busy, active));
+	line(f, "  work: %" PRIu64 " kernels, %" PRIu64 " copies, %" PRIu64 " memsets", d->kernels,
+	     d->copies, d->memsets);
+	line(f, "  idle: %s in %" PRIu64 " gaps, longest %s", NS(d->idle), d->nr_gaps,
+	     NS(d->longest_gap));
+	line(f, "    host %s (%.1f%%), launch %s (%.1f%%), sync %s (%.1f%%)",
+	     NS(d->idle_by[GPU_IDLE_HOST]), 100 * share_of(d->idle_by[GPU_IDLE_HOST], active),
+	     NS(d->idle_by[GPU_IDLE_LAUNCH]), 100 * share_of(d->idle_by[GPU_IDLE_LAUNCH], active),
+	     NS(d->idle_by[GPU_IDLE_SYNC]), 100 * share_of(d->idle_by[GPU_IDLE_SYNC], active));
+	line(f, "    dependency %s (%.1f%%), unknown %s (%.1f%%)",
+	     NS(d->idle_by[GPU_IDLE_DEPENDENCY]),
+	     100 * share_of(d->idle_by[GPU_IDLE_DEPENDENCY], active),
+	     NS(d->idle_by[GPU_IDLE_UNKNOWN]),
+	     100 * share_of(d->idle_by[GPU_IDLE_UNKNOWN], active));
+	line(f,
+	     "  gaps: %s %" PRIu64 ", %s %" PRIu64 ", %s %" PRIu64 ", %s %" PRIu64 ", %s %" PRIu64
+	     ", %s %" PRIu64,
+	     gap_label[0], d->hist[0], gap_label[1], d->hist[1], gap_label[2], d->hist[2],
+	     gap_label[3], d->hist[3], gap_label[4], d->hist[4], gap_label[5], d->hist[5]);
+	len = (size_t)snprintf(buf, sizeof(buf), "  busy per %s:", NS(d->bin_ns));
+	for (size_t i = 0; i < d->nr_bins; i++) {
+		uint64_t width =
+			i + 1 < d->nr_bins ? d->bin_ns : d->last - d->first - i * d->bin_ns;
+
+		if (len + 5 > 80) {
+			line(f, "%s", buf);
+			len = (size_t)snprintf(buf, sizeof(buf), "   ");
+		}
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, " %.0f%%",
+					100 * share_of(d->bins[i], width));
+	}
+	line(f, "%s", buf);
+	if (d->comm_ns)
+		line(f, "  communication (NCCL): %s, %.1f%% of it overlapped computation",
+		     NS(d->comm_ns), 100 * share_of(d->comm_overlap_ns, d->comm_ns));
+	for (size_t i = 0; i < r->nr_streams; i++) {
+		const struct stream_stat *st = &r->streams[i];
+
+		if (st->device != d->device)
+			continue;
+		line(f, "  stream %u: %" PRIu64 " pieces of work; launch to start p50 %s,",
+		     st->stream, st->work, NS(st->p50));
+		line(f, "    p99 %s, max %s (%" PRIu64 " joined)", NS(st->p99), NS(st->max), st->n);
+	}
+}
+
+static void text_finding(const struct finding *x, size_t i, FILE *f)
+{
+	char buf[1024];
+	size_t len = 0;
+
+	line(f, "%2zu. [%s] %s", i + 1, x->severity, x->kind);
+	wrap(f, "    ", x->summary);
+	for (size_t k = 0; k < x->nr_fig; k++) {
+		const struct figure *g = &x->fig[k];
+
+		if (g->is_ratio)
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s %s=%.3g",
+						k ? "," : "", g->key, g->d);
+		else if (strstr(g->key, "_ns"))
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s %.*s=%s",
+						k ? "," : "", (int)(strlen(g->key) - 3), g->key,
+						NS(g->u));
+		else
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s %s=%" PRIu64,
+						k ? "," : "", g->key, g->u);
+	}
+	if (len)
+		wrap(f, "    ", buf + 1);
+	if (x->blame) {
+		const char *thread = NULL;
+
+		line(f, "    where (pid %u%s%s), innermost first:", x->blame->pid,
+		     x->blame->api ? ", in " : "", x->blame->api ? x->blame->api : "");
+		(void)thread;
+		stack_lines(f, "      ", (const char *const *)x->blame->frames,
+			    x->blame->nr_frames);
+	}
+	wrap(f, "    fix: ", x->advice);
+}
+
+int gpu_report__write_text(const struct gpu_report *r, FILE *f)
+{
+	const struct launch_facts *lf = &r->launch;
+	size_t shown = 0;
+
+	line(f, "xsprof GPU report: %zu device%s, %zu finding%s", r->nr_dev,
+	     r->nr_dev == 1 ? "" : "s", r->nr_findings, r->nr_findings == 1 ? "" : "s");
+	if (!r->nr_dev)
+		line(f, "No GPU work was recorded (is libxsprof_cupti.so loaded? see xsprofd(8)).");
+	for (size_t i = 0; i < r->nr_dev; i++) {
+		line(f, "%s", "");
+		text_device(r, &r->dev[i], f);
+	}
+	if (r->nr_findings) {
+		line(f, "%s", "");
+		line(f, "Findings");
+	}
+	for (size_t i = 0; i < r->nr_findings; i++)
+		text_finding(&r->findings[i], i, f);
+	if (r->nr_blames) {
+		line(f, "%s", "");
+		line(f, "Idle time by cause and stack (top %d)", TOP);
+	}
+	for (size_t i = 0; i < r->nr_blames && shown < TOP; i++, shown++) {
+		const struct blame *b = &r->blames[i];
+		char lead[96];
+
+		snprintf(lead, sizeof(lead), "%9s %-10s dev %u pid %u: %s%s", NS(b->ns),
+			 cause_names[b->cause], b->device, b->pid, b->api ? b->api : "",
+			 b->api ? " < " : "");
+		stack_line(f, lead, (const char *const *)b->frames, b->nr_frames);
+	}
+	if (r->nr_kernels) {
+		line(f, "%s", "");
+		line(f, "Kernels by total time (top %d)", TOP);
+		line(f, "%8s %10s %10s %10s  %s", "count", "total", "mean", "max", "name");
+	}
+	for (size_t i = 0; i < r->nr_kernels && i < TOP; i++) {
+		const struct kernel_stat *k = &r->kernels[i];
+
+		line(f, "%8" PRIu64 " %10s %10s %10s  %s", k->count, NS(k->total),
+		     NS(k->count ? k->total / k->count : 0), NS(k->max), k->name);
+		if (k->nr_frames)
+			stack_line(f, "         from ", (const char *const *)k->frames,
+				   k->nr_frames);
+	}
+	line(f, "%s", "");
+	line(f, "Launches: %" PRIu64 " kernels joined to their launch, %.0f a second", lf->kernels,
+	     lf->rate_per_s);
+	line(f, "  median kernel %s, median time between launches %s", NS(lf->median_kernel_ns),
+	     NS(lf->median_interval_ns));
+	line(f, "  %.1f%% of kernels ran shorter than the time to their thread's next launch",
+	     100 * share_of(lf->shorter, lf->intervals));
+	if (lf->api_ns)
+		line(f, "  %s in launch calls on the busiest thread (tid %u)", NS(lf->api_ns),
+		     lf->api_tid);
+	for (size_t i = 0, first = 1; i < sizeof(r->copies) / sizeof(r->copies[0]); i++) {
+		const struct copy_stat *c = &r->copies[i];
+
+		if (!c->count)
+			continue;
+		if (first) {
+			line(f, "%s", "");
+			line(f, "Copies");
+			first = 0;
+		}
+		line(f, "  %s %-8s %-5s %6" PRIu64 " copies %10.1f MiB %10s %7.2f GB/s",
+		     dir_name(c->dir), host_mem_name(c->host_mem), c->async ? "async" : "sync",
+		     c->count, c->bytes / 1048576.0, NS(c->ns),
+		     c->ns ? (double)c->bytes / (double)c->ns : 0);
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+/* ---- JSON ---- */
+
+static void json_frames(FILE *f, const char *const *frames, size_t n)
+{
+	fputc('[', f);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc(',', f);
+		chrome_trace__put_string(f, frames[i]);
+	}
+	fputc(']', f);
+}
+
+static void json_device(const struct gpu_report *r, const struct device *d, FILE *f)
+{
+	uint64_t active = d->last - d->first;
+	bool first = true;
+
+	fprintf(f,
+		"{\"device\":%u,\"first_ns\":%" PRIu64 ",\"last_ns\":%" PRIu64
+		",\"active_ns\":%" PRIu64 ",\"busy_ns\":%" PRIu64 ",\"idle_ns\":%" PRIu64
+		",\"utilisation\":%.6f,\"kernels\":%" PRIu64 ",\"copies\":%" PRIu64
+		",\"memsets\":%" PRIu64 ",",
+		d->device, d->first, d->last, active, d->busy, d->idle, share_of(d->busy, active),
+		d->kernels, d->copies, d->memsets);
+	fprintf(f, "\"idle_by_cause\":{");
+	for (int c = 0; c < GPU_IDLE_NR; c++)
+		fprintf(f, "%s\"%s_ns\":%" PRIu64, c ? "," : "", cause_names[c], d->idle_by[c]);
+	fprintf(f,
+		"},\"gaps\":{\"count\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"longest_ns\":%" PRIu64
+		",\"histogram\":[",
+		d->nr_gaps, d->idle, d->longest_gap);
+	for (int b = 0; b < NR_GAP_BUCKETS; b++) {
+		if (b < NR_GAP_BUCKETS - 1)
+			fprintf(f, "%s{\"below_ns\":%" PRIu64 ",\"count\":%" PRIu64 "}",
+				b ? "," : "", gap_le_ns[b], d->hist[b]);
+		else
+			fprintf(f, ",{\"below_ns\":null,\"count\":%" PRIu64 "}", d->hist[b]);
+	}
+	fprintf(f, "]},\"utilisation_series\":{\"bin_ns\":%" PRIu64 ",\"busy\":[", d->bin_ns);
+	for (size_t i = 0; i < d->nr_bins; i++) {
+		uint64_t width = i + 1 < d->nr_bins ? d->bin_ns : active - i * d->bin_ns;
+
+		fprintf(f, "%s%.4f", i ? "," : "", share_of(d->bins[i], width));
+	}
+	fprintf(f,
+		"]},\"communication\":{\"busy_ns\":%" PRIu64 ",\"overlap_ns\":%" PRIu64
+		"},\"streams\":[",
+		d->comm_ns, d->comm_overlap_ns);
+	for (size_t i = 0; i < r->nr_streams; i++) {
+		const struct stream_stat *st = &r->streams[i];
+
+		if (st->device != d->device)
+			continue;
+		fprintf(f,
+			"%s{\"stream\":%u,\"work\":%" PRIu64 ",\"joined\":%" PRIu64
+			",\"launch_to_start\":{\"mean_ns\":%" PRIu64 ",\"p50_ns\":%" PRIu64
+			",\"p99_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64 "}}",
+			first ? "" : ",", st->stream, st->work, st->n, st->mean, st->p50, st->p99,
+			st->max);
+		first = false;
+	}
+	fprintf(f, "]}");
+}
+
+static void json_finding(const struct finding *x, FILE *f)
+{
+	fprintf(f, "{\"kind\":\"%s\",\"severity\":\"%s\",\"device\":%u,\"summary\":", x->kind,
+		x->severity, x->device);
+	chrome_trace__put_string(f, x->summary);
+	fprintf(f, ",\"figures\":{");
+	for (size_t k = 0; k < x->nr_fig; k++) {
+		if (x->fig[k].is_ratio)
+			fprintf(f, "%s\"%s\":%.6g", k ? "," : "", x->fig[k].key, x->fig[k].d);
+		else
+			fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", x->fig[k].key, x->fig[k].u);
+	}
+	fprintf(f, "},\"pid\":%u,\"api\":", x->blame ? x->blame->pid : 0);
+	if (x->blame && x->blame->api)
+		chrome_trace__put_string(f, x->blame->api);
+	else
+		fputs("null", f);
+	fprintf(f, ",\"stack\":");
+	if (x->blame)
+		json_frames(f, (const char *const *)x->blame->frames, x->blame->nr_frames);
+	else
+		fputs("[]", f);
+	fprintf(f, ",\"advice\":");
+	chrome_trace__put_string(f, x->advice);
+	fputc('}', f);
+}
+
+int gpu_report__write_json(const struct gpu_report *r, FILE *f)
+{
+	const struct profile_data *pd = r->pd;
+	const struct launch_facts *lf = &r->launch;
+	bool first = true;
+
+	fprintf(f,
+		"{\"schema\":\"%s\",\"version\":%d,\"window\":{\"start_ns\":%" PRIu64
+		",\"end_ns\":%" PRIu64 "},\"thresholds\":{\"launch_gap_ns\":%llu,"
+		"\"sync_slack_ns\":%llu},\"devices\":[",
+		GPU_REPORT_SCHEMA, GPU_REPORT_VERSION, pd->start_ns, pd->end_ns,
+		GPU_REPORT_LAUNCH_GAP_NS, GPU_REPORT_SYNC_SLACK_NS);
+	for (size_t i = 0; i < r->nr_dev; i++) {
+		if (i)
+			fputc(',', f);
+		json_device(r, &r->dev[i], f);
+	}
+	fprintf(f, "],\"findings\":[");
+	for (size_t i = 0; i < r->nr_findings; i++) {
+		if (i)
+			fputc(',', f);
+		json_finding(&r->findings[i], f);
+	}
+	fprintf(f, "],\"idle_causes\":[");
+	for (size_t i = 0; i < r->nr_blames; i++) {
+		const struct blame *b = &r->blames[i];
+
+		fprintf(f,
+			"%s{\"cause\":\"%s\",\"device\":%u,\"pid\":%u,\"tid\":%u,\"ns\":%" PRIu64
+			",\"gaps\":%" PRIu64 ",\"api\":",
+			i ? "," : "", cause_names[b->cause], b->device, b->pid, b->tid, b->ns,
+			b->gaps);
+		if (b->api)
+			chrome_trace__put_string(f, b->api);
+		else
+			fputs("null", f);
+		fprintf(f, ",\"stack\":");
+		json_frames(f, (const char *const *)b->frames, b->nr_frames);
+		fputc('}', f);
+	}
+	fprintf(f, "],\"kernels\":[");
+	for (size_t i = 0; i < r->nr_kernels; i++) {
+		const struct kernel_stat *k = &r->kernels[i];
+
+		fprintf(f, "%s{\"name\":", i ? "," : "");
+		chrome_trace__put_string(f, k->name);
+		fprintf(f,
+			",\"count\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
+			",\"pid\":%u,\"stack\":",
+			k->count, k->total, k->max, k->pid);
+		json_frames(f, (const char *const *)k->frames, k->nr_frames);
+		fputc('}', f);
+	}
+	fprintf(f,
+		"],\"launches\":{\"kernels\":%" PRIu64 ",\"intervals\":%" PRIu64
+		",\"shorter_than_interval\":%" PRIu64 ",\"median_kernel_ns\":%" PRIu64
+		",\"median_interval_ns\":%" PRIu64 ",\"per_s\":%.3f,\"api_ns\":%" PRIu64
+		",\"api_tid\":%u},\"copies\":[",
+		lf->kernels, lf->intervals, lf->shorter, lf->median_kernel_ns,
+		lf->median_interval_ns, lf->rate_per_s, lf->api_ns, lf->api_tid);
+	for (size_t i = 0; i < sizeof(r->copies) / sizeof(r->copies[0]); i++) {
+		const struct copy_stat *c = &r->copies[i];
+
+		if (!c->count)
+			continue;
+		fprintf(f,
+			"%s{\"direction\":\"%s\",\"host_memory\":\"%s\",\"async\":%s,\"count\":%" PRIu64
+			",\"bytes\":%" PRIu64 ",\"ns\":%" PRIu64 ",\"gb_per_s\":%.4f}",
+			first ? "" : ",", dir_name(c->dir),
+			c->host_mem == CORR_HOST_MEM_UNKNOWN ? "unknown"
+							     : host_mem_name(c->host_mem),
+			c->async ? "true" : "false", c->count, c->bytes, c->ns,
+			c->ns ? (double)c->bytes / (double)c->ns : 0);
+		first = false;
+	}
+	fprintf(f, "]}\n");
+	return ferror(f) ? -EIO : 0;
+}
+
+/* ---- Chrome trace counters ---- */
+
+struct qev {
+	uint64_t t;
+	int64_t d;
+};
+
+static int cmp_qev(const void *a, const void *b)
+{
+	const struct qev *x = a, *y = b;
+
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static int device_counters(const struct profile_data *pd, const size_t *launch_of, uint32_t device,
+			   struct chrome_trace *t, struct work *w, struct qev *q)
+{
+	int64_t pid = chrome_trace__gpu_pid(device);
+	size_t n = 0, nq = 0, emitted = 0;
+	uint64_t first, last, bin;
+	int64_t depth = 0;
+
+	for (size_t i = 0; i < pd->nr_gpu; i++) {
+		const struct corr_gpu_rec *g = &pd->gpu[i];
+
+		if (!is_work(g) || g->end_ns <= g->start_ns || g->device != device)
+			continue;
+		w[n++] = (struct work){g->start_ns, g->end_ns, i};
+		if (launch_of[i]) {
+			q[nq++] = (struct qev){pd->launches[launch_of[i] - 1].time_ns, 1};
+			q[nq++] = (struct qev){g->end_ns, -1};
+		}
+	}
+	if (!n)
+		return 0;
+	qsort(w, n, sizeof(*w), cmp_work);
+	n = merge(w, n);
+	first = w[0].s;
+	last = w[n - 1].e;
+	bin = COUNTER_BIN_NS;
+	if ((last - first) / bin > MAX_COUNTER_EVTS)
+		bin = (last - first) / MAX_COUNTER_EVTS + 1;
+	for (uint64_t b = first, k = 0; b < last; b += bin) {
+		uint64_t e = b + bin < last ? b + bin : last, busy = 0;
+
+		while (k < n && w[k].e <= b)
+			k++;
+		for (size_t j = k; j < n && w[j].s < e; j++) {
+			uint64_t s0 = w[j].s > b ? w[j].s : b, e0 = w[j].e < e ? w[j].e : e;
+
+			busy += e0 > s0 ? e0 - s0 : 0;
+		}
+		chrome_trace__counter(
+			t, pid, "busy %", b,
+			&(struct chrome_arg){.key = "busy",
+					     .type = CHROME_ARG_DOUBLE,
+					     .d = 100.0 * (double)busy / (double)(e - b)},
+			1);
+	}
+	chrome_trace__counter(t, pid, "busy %", last,
+			      &(struct chrome_arg){.key = "busy", .type = CHROME_ARG_DOUBLE}, 1);
+	qsort(q, nq, sizeof(*q), cmp_qev);
+	for (size_t i = 0; i < nq && emitted < MAX_COUNTER_EVTS; i++) {
+		depth += q[i].d;
+		if (i + 1 < nq && q[i + 1].t == q[i].t)
+			continue;
+		chrome_trace__counter(t, pid, "queue depth", q[i].t,
+				      &(struct chrome_arg){.key = "work",
+							   .type = CHROME_ARG_INT,
+							   .i = depth < 0 ? 0 : depth},
+				      1);
+		emitted++;
+	}
+	return chrome_trace__error(t);
+}
+
+int gpu_report__counters(const struct profile_data *pd, struct chrome_trace *t)
+{
+	size_t *launch_of = calloc(pd->nr_gpu ? pd->nr_gpu : 1, sizeof(*launch_of));
+	struct work *w = malloc((pd->nr_gpu ? pd->nr_gpu : 1) * sizeof(*w));
+	struct qev *q = malloc((pd->nr_gpu ? pd->nr_gpu : 1) * 2 * sizeof(*q));
+	uint32_t *devs = malloc((pd->nr_gpu ? pd->nr_gpu : 1) * sizeof(*devs));
+	size_t nd = 0;
+	int err = 0;
+
+	if (!launch_of || !w || !q || !devs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < pd->nr_joins; i++)
+		if (pd->joins[i].gpu < pd->nr_gpu && pd->joins[i].launch < pd->nr_launches)
+			launch_of[pd->joins[i].gpu] = pd->joins[i].launch + 1;
+	for (size_t i = 0; i < pd->nr_gpu; i++) {
+		size_t k = 0;
+
+		if (!is_work(&pd->gpu[i]))
+			continue;
+		while (k < nd && devs[k] != pd->gpu[i].device)
+			k++;
+		if (k == nd)
+			devs[nd++] = pd->gpu[i].device;
+	}
+	for (size_t k = 0; k < nd && !err; k++)
+		err = device_counters(pd, launch_of, devs[k], t, w, q);
+out:
+	free(launch_of);
+	free(w);
+	free(q);
+	free(devs);
+	return err;
+}

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The GPU report on workloads held back in known ways (tests/workloads/gpu_bound.c), through
+# the real xsprofd and the GPU test doubles: launches fired on the fake injection library's
+# xsprof:launch, a synchronize that returns when the "GPU" is done, and the GPU work the
+# workload reports itself at the times it chose, so the truth is exact. Each is diagnosed with
+# the stack to blame: input-bound (the host computes a batch in xs_make_batch), launch-bound
+# (thousands of 5 us kernels from xs_launch_many), sync-bound (a cuStreamSynchronize after every
+# kernel, in xs_sync_step) and pageable copies (xs_copy_inputs); busy and idle time within 2%
+# of the workload's own figures; the text report (--report gpu) within 80 columns; the Chrome
+# trace with its counter tracks. Needs root and BTF (no GPU). Prints "ok"/"FAIL"; any FAIL fails.
+#
+# Usage: tests/gpu_report.sh BUILD_DIR      (ctest runs it as gpu_report)
+set -uo pipefail
+
+build=$(cd "$1" && pwd)
+xsprofd=$build/daemon/xsprofd
+work=$build/tests/xs_gpu_bound
+py=/usr/bin/python3
+failures=0
+pass() { printf 'ok   %s\n' "$*"; }
+fail() { printf 'FAIL %s\n' "$*"; failures=$((failures + 1)); }
+for f in "$xsprofd" "$work" "$py"; do
+	[[ -e $f ]] || { echo "FAIL missing $f"; exit 1; }
+done
+[[ $(id -u) == 0 ]] || { echo "FAIL needs root"; exit 1; }
+dir=$(mktemp -d /tmp/xsprof-gpureport-XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+
+# run MODE N: xsprofd -f at 999 Hz with --report gpu, the JSON report and a Chrome trace; the
+# workload's truth and the text report both on stdout (MODE.out).
+run() {
+	local mode=$1 n=$2
+	rm -f "$dir/cupti.sock"
+	if ! timeout 120 "$xsprofd" -f -F 999 --cupti-socket "$dir/cupti.sock" --report gpu \
+		-o "$dir/$mode.gpu.json" -o "$dir/$mode.json" -- "$work" "$mode" "$n" \
+		>"$dir/$mode.out" 2>"$dir/$mode.err"; then
+		fail "$mode: xsprofd -f --report gpu -- xs_gpu_bound $mode $n failed:"$'\n'"$(tail -5 "$dir/$mode.err")"
+		return 1
+	fi
+}
+
+# check MODE FINDING CAUSE FRAME [API]: the figures against the truth, the finding with FRAME
+# in its stack (and API as its call), CAUSE the largest share of the idle time.
+check() {
+	$py - "$dir" "$@" <<'PYEOF'
+import json, sys
+d, mode, kind, cause, frame = sys.argv[1:6]
+api = sys.argv[6] if len(sys.argv) > 6 else None
+truth = {}
+text = []
+for l in open(f"{d}/{mode}.out"):
+    f = l.split()
+    if len(f) == 2 and f[0] in ("busy_ns", "idle_ns", "active_ns", "kernels", "copies", "copy_bytes"):
+        truth[f[0]] = int(f[1])
+    else:
+        text.append(l.rstrip("\n"))
+r = json.load(open(f"{d}/{mode}.gpu.json"))
+bad = []
+if r.get("schema") != "xsprof.gpu_report" or r.get("version") != 1:
+    bad.append(f"schema {r.get('schema')} {r.get('version')}")
+if len(r["devices"]) != 1:
+    bad.append(f"{len(r['devices'])} devices")
+else:
+    dev = r["devices"][0]
+    for k in ("busy_ns", "idle_ns", "active_ns"):
+        if abs(dev[k] - truth[k]) > 0.02 * truth[k]:
+            bad.append(f"{k} {dev[k]} vs the workload's {truth[k]}")
+    if dev["kernels"] != truth["kernels"] or dev["copies"] != truth["copies"]:
+        bad.append(f"work {dev['kernels']}+{dev['copies']} vs {truth['kernels']}+{truth['copies']}")
+    split = dev["idle_by_cause"]
+    top = max(split, key=split.get)
+    if top != cause + "_ns" and truth["idle_ns"] > 0.05 * truth["active_ns"]:
+        bad.append(f"largest idle cause {top}, not {cause}: {split}")
+    print(f"     busy {dev['busy_ns']/1e6:.1f} ms idle {dev['idle_ns']/1e6:.1f} ms of {dev['active_ns']/1e6:.1f} ms; idle by cause (ms) "
+          + " ".join(f"{k[:-3]}={v/1e6:.1f}" for k, v in split.items() if v))
+fs = [f for f in r["findings"] if f["kind"] == kind]
+if not fs:
+    bad.append(f"no {kind} finding: {[f['kind'] for f in r['findings']]}")
+else:
+    f = fs[0]
+    if not any(frame in fr for fr in f["stack"]):
+        bad.append(f"{kind}'s stack lacks {frame}: {f['stack']}")
+    if api and f.get("api") != api:
+        bad.append(f"{kind}'s call {f.get('api')}, not {api}")
+    if not f["advice"] or not f["figures"]:
+        bad.append(f"{kind} without figures or advice")
+    print(f"     {f['severity']} {kind}: {f['summary']}")
+if kind == "pageable_copy" and fs:
+    fig = fs[0]["figures"]
+    if fig["bytes"] != truth["copy_bytes"] or fig["copies"] != truth["copies"]:
+        bad.append(f"pageable copies {fig['copies']} / {fig['bytes']} B vs {truth['copies']} / {truth['copy_bytes']}")
+long = [l for l in text if len(l) > 80]
+if long:
+    bad.append(f"text report lines over 80 columns: {long[:2]}")
+if not any(l.startswith("xsprof GPU report") for l in text):
+    bad.append("no text report on stdout")
+t = json.load(open(f"{d}/{mode}.json"))
+names = {e.get("name") for e in t["traceEvents"] if e.get("ph") == "C"}
+if not {"busy %", "queue depth"} <= names:
+    bad.append(f"trace counters: {names}")
+for b in bad:
+    print("     " + b)
+sys.exit(1 if bad else 0)
+PYEOF
+}
+
+if run input 30 && check input host_bound host xs_make_batch; then
+	pass "input-bound: host_bound blames xs_make_batch; busy and idle within 2%"
+else
+	fail "input-bound"
+fi
+if run launch 3000 && check launch launch_bound launch xs_launch_many; then
+	pass "launch-bound: launch_bound blames xs_launch_many"
+else
+	fail "launch-bound"
+fi
+if run sync 40 && check sync sync_bound sync xs_sync_step cuStreamSynchronize; then
+	pass "sync-bound: sync_bound blames cuStreamSynchronize in xs_sync_step"
+else
+	fail "sync-bound"
+fi
+if run pageable 15 && check pageable pageable_copy host xs_copy_inputs; then
+	pass "pageable copies: pageable_copy with the copies' count and bytes"
+else
+	fail "pageable copies"
+fi
+# A bad --report value is refused before anything runs.
+if "$xsprofd" -f --report=bogus -o "$dir/x.folded" -d 1 >"$dir/bad.out" 2>&1; then
+	fail "--report=bogus was accepted"
+elif grep -q "use cpu (the default) or gpu" "$dir/bad.out"; then
+	pass "--report=bogus refused: $(head -1 "$dir/bad.out")"
+else
+	fail "--report=bogus: $(head -2 "$dir/bad.out")"
+fi
+exit $((failures > 0))

@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The GPU report on hand-made profiles whose every gap has a known cause: busy and idle time,
+ * the idle split by cause and the stack each is blamed on, communication overlap, copies,
+ * launch-to-start delay and the findings; the JSON read back with json-c, the text within
+ * 80 columns, and the Chrome trace's counter tracks.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <json-c/json.h>
+
+#include "output/gpu_report.h"
+#include "output/output.h"
+#include "output/profile.h"
+
+#define US  1000ull
+#define PID 100
+
+static const char *const st_train[] = {"main", "train_step"};
+static const char *const st_batch[] = {"main", "make_batch"};
+static const char *const st_other[] = {"main", "other"};
+static const char *const st_queue[] = {"main", "queue_more"};
+static const char *const st_sync[] = {"main", "sync_site"};
+static const char *const st_main[] = {"main"};
+
+static int stack_of(void *ctx, uint32_t pid, uint32_t id, const char *const **ret, size_t *ret_n)
+{
+	(void)ctx;
+	(void)pid;
+	switch (id) {
+	case 1:
+		*ret = st_train, *ret_n = 2;
+		return 0;
+	case 2:
+		*ret = st_batch, *ret_n = 2;
+		return 0;
+	case 3:
+		*ret = st_other, *ret_n = 2;
+		return 0;
+	case 4:
+		*ret = st_queue, *ret_n = 2;
+		return 0;
+	case 5:
+		*ret = st_sync, *ret_n = 2;
+		return 0;
+	case 6:
+		*ret = st_main, *ret_n = 1;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static struct corr_cpu_rec launches[16];
+static struct corr_gpu_rec gpu[16];
+static struct profile_join joins[16];
+static struct profile_sample samples[8];
+static struct profile_wait waits[2];
+
+static void kernel(size_t i, const char *name, uint32_t stream, uint64_t s, uint64_t e)
+{
+	gpu[i] = (struct corr_gpu_rec){.kind = CORR_GPU_KERNEL,
+				       .pid = PID,
+				       .stream_id = stream,
+				       .start_ns = s * US,
+				       .end_ns = e * US,
+				       .name = name};
+}
+
+static void launched(struct profile_data *pd, size_t g, uint64_t t, uint32_t stack)
+{
+	size_t l = pd->nr_launches++;
+
+	launches[l] = (struct corr_cpu_rec){.kind = CORR_CPU_USDT,
+					    .pid = PID,
+					    .tid = PID,
+					    .time_ns = t * US,
+					    .stack_id = stack};
+	joins[pd->nr_joins++] = (struct profile_join){.launch = l, .gpu = g};
+}
+
+/*
+ * Gaps with known causes, on device 0 (times in us):
+ *   K0 [10, 1010]; host 4 ms (sampled in make_batch at 2000, 3000, 4000) until K1 [5010, 6010]
+ *   launched at 5000; dependency 1 ms until K2 [7010, 8010], launched at 5500; sync 500 us
+ *   (cudaStreamSynchronize returned at 8020) until K3 [8510, 9510]; launch 20 us until K4
+ *   [9530, 9540]; unknown 60 us until K5 [9600, 9700] (no launch); nccl [9700, 9800] beside
+ *   K6 [9750, 9850]; launch 50 us until an 8 MiB pageable async HtoD copy [9900, 10900].
+ * Busy 5260 us of 10890 active; idle 4000 host, 1000 dependency, 500 sync, 70 launch, 60
+ * unknown.
+ */
+static void mixed(struct profile_data *pd)
+{
+	memset(pd, 0, sizeof(*pd));
+	memset(launches, 0, sizeof(launches));
+	kernel(0, "k_fwd", 7, 10, 1010);
+	launched(pd, 0, 0, 1);
+	kernel(1, "k_fwd", 7, 5010, 6010);
+	launched(pd, 1, 5000, 1);
+	kernel(2, "k_bwd", 7, 7010, 8010);
+	launched(pd, 2, 5500, 4);
+	kernel(3, "k_bwd", 7, 8510, 9510);
+	launched(pd, 3, 8500, 1);
+	kernel(4, "k_small", 7, 9530, 9540);
+	launched(pd, 4, 9520, 1);
+	kernel(5, "k_orphan", 7, 9600, 9700);
+	kernel(6, "ncclKernel_AllReduce", 9, 9700, 9800);
+	launched(pd, 6, 9650, 6);
+	kernel(7, "k_small", 7, 9750, 9850);
+	launched(pd, 7, 9700, 1);
+	gpu[8] = (struct corr_gpu_rec){.kind = CORR_GPU_MEMCPY,
+				       .copy_kind = CORR_COPY_HTOD,
+				       .host_mem = CORR_HOST_MEM_PAGEABLE,
+				       .flags = CORR_GPU_F_ASYNC,
+				       .pid = PID,
+				       .stream_id = 7,
+				       .start_ns = 9900 * US,
+				       .end_ns = 10900 * US,
+				       .bytes = 8 << 20};
+	launched(pd, 8, 9860, 1);
+	pd->gpu = gpu;
+	pd->nr_gpu = 9;
+	pd->launches = launches;
+	pd->joins = joins;
+	samples[0] =
+		(struct profile_sample){.time_ns = 500 * US, .pid = PID, .tid = PID, .stack_id = 3};
+	for (int i = 0; i < 3; i++)
+		samples[1 + i] = (struct profile_sample){
+			.time_ns = (2000 + 1000 * i) * US, .pid = PID, .tid = PID, .stack_id = 2};
+	pd->samples = samples;
+	pd->nr_samples = 4;
+	waits[0] = (struct profile_wait){.start_ns = 7100 * US,
+					 .end_ns = 8020 * US,
+					 .pid = PID,
+					 .tid = PID,
+					 .stack_id = 5,
+					 .api = "cudaStreamSynchronize"};
+	pd->waits = waits;
+	pd->nr_waits = 1;
+	pd->stack = stack_of;
+	pd->start_ns = 0;
+	pd->end_ns = 11000 * US;
+}
+
+static struct json_object *report_json(const struct profile_data *pd)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct json_object *j;
+
+	cr_assert(f);
+	cr_assert_eq(output__write_profile(pd, OUTPUT_GPU_REPORT, f, NULL), 0);
+	cr_assert_eq(fclose(f), 0);
+	j = json_tokener_parse(buf);
+	cr_assert(j, "not JSON: %.300s", buf);
+	free(buf);
+	return j;
+}
+
+static struct json_object *get(struct json_object *o, const char *k)
+{
+	struct json_object *v = NULL;
+
+	cr_assert(json_object_object_get_ex(o, k, &v), "no %s in %s", k,
+		  json_object_to_json_string(o));
+	return v;
+}
+
+static int64_t num(struct json_object *o, const char *k)
+{
+	return json_object_get_int64(get(o, k));
+}
+
+/* The finding of this kind, or NULL. */
+static struct json_object *finding(struct json_object *j, const char *kind)
+{
+	struct json_object *fs = get(j, "findings");
+
+	for (size_t i = 0; i < json_object_array_length(fs); i++) {
+		struct json_object *f = json_object_array_get_idx(fs, i);
+
+		if (!strcmp(json_object_get_string(get(f, "kind")), kind))
+			return f;
+	}
+	return NULL;
+}
+
+static const char *innermost(struct json_object *o)
+{
+	struct json_object *st = get(o, "stack");
+	size_t n = json_object_array_length(st);
+
+	return n ? json_object_get_string(json_object_array_get_idx(st, n - 1)) : "";
+}
+
+Test(gpu_report, every_gap_explained)
+{
+	struct profile_data pd;
+	struct json_object *j, *d, *idle, *causes;
+
+	mixed(&pd);
+	j = report_json(&pd);
+	cr_assert_str_eq(json_object_get_string(get(j, "schema")), GPU_REPORT_SCHEMA);
+	cr_assert_eq(num(j, "version"), GPU_REPORT_VERSION);
+	cr_assert_eq(json_object_array_length(get(j, "devices")), 1);
+	d = json_object_array_get_idx(get(j, "devices"), 0);
+	cr_assert_eq(num(d, "busy_ns"), 5260 * US);
+	cr_assert_eq(num(d, "active_ns"), 10890 * US);
+	cr_assert_eq(num(d, "idle_ns"), 5630 * US);
+	idle = get(d, "idle_by_cause");
+	cr_assert_eq(num(idle, "host_ns"), 4000 * US);
+	cr_assert_eq(num(idle, "dependency_ns"), 1000 * US);
+	cr_assert_eq(num(idle, "sync_ns"), 500 * US);
+	cr_assert_eq(num(idle, "launch_ns"), 70 * US);
+	cr_assert_eq(num(idle, "unknown_ns"), 60 * US);
+	cr_assert_eq(num(get(d, "gaps"), "count"), 6);
+	cr_assert_eq(num(get(d, "gaps"), "longest_ns"), 4000 * US);
+	cr_assert_eq(num(get(d, "communication"), "busy_ns"), 100 * US);
+	cr_assert_eq(num(get(d, "communication"), "overlap_ns"), 50 * US);
+	cr_assert_eq(num(d, "kernels"), 8);
+	cr_assert_eq(num(d, "copies"), 1);
+
+	/* The heaviest cause first: the host, in make_batch (its samples in the gap, not the
+	 * one before it); the sync blamed on the call and its caller. */
+	causes = get(j, "idle_causes");
+	cr_assert_str_eq(json_object_get_string(get(json_object_array_get_idx(causes, 0), "cause")),
+			 "host");
+	cr_assert_eq(num(json_object_array_get_idx(causes, 0), "ns"), 4000 * US);
+	cr_assert_str_eq(innermost(json_object_array_get_idx(causes, 0)), "make_batch");
+	for (size_t i = 0; i < json_object_array_length(causes); i++) {
+		struct json_object *c = json_object_array_get_idx(causes, i);
+		const char *cause = json_object_get_string(get(c, "cause"));
+
+		cr_assert_str_neq(innermost(c), "other", "a sample outside every gap was blamed");
+		if (!strcmp(cause, "sync")) {
+			cr_assert_str_eq(innermost(c), "sync_site");
+			cr_assert_str_eq(json_object_get_string(get(c, "api")),
+					 "cudaStreamSynchronize");
+		}
+		if (!strcmp(cause, "dependency"))
+			cr_assert_str_eq(innermost(c), "queue_more");
+	}
+
+	cr_assert(finding(j, "host_bound"));
+	cr_assert_str_eq(innermost(finding(j, "host_bound")), "make_batch");
+	cr_assert_str_eq(json_object_get_string(get(finding(j, "host_bound"), "severity")),
+			 "medium");
+	cr_assert(finding(j, "low_utilisation"));
+	cr_assert(finding(j, "pageable_copy"));
+	cr_assert_eq(num(get(finding(j, "pageable_copy"), "figures"), "bytes"), 8 << 20);
+	cr_assert_null(finding(j, "sync_bound"), "4.6%% of idle after a sync is under 10%%");
+	cr_assert_null(finding(j, "launch_bound"), "8 kernels are too few to judge");
+	json_object_put(j);
+}
+
+Test(gpu_report, kernels_streams_and_copies)
+{
+	struct profile_data pd;
+	struct json_object *j, *k0, *st, *cp;
+
+	mixed(&pd);
+	j = report_json(&pd);
+	/* By total time: k_fwd and k_bwd (2 ms each, names tie-broken), then the rest. */
+	k0 = json_object_array_get_idx(get(j, "kernels"), 0);
+	cr_assert_str_eq(json_object_get_string(get(k0, "name")), "k_bwd");
+	cr_assert_eq(num(k0, "count"), 2);
+	cr_assert_eq(num(k0, "total_ns"), 2000 * US);
+	/* k_bwd: 1 ms from queue_more, 1 ms from train_step: the first one met with the most. */
+	cr_assert_eq(json_object_array_length(get(j, "kernels")), 5);
+	st = json_object_array_get_idx(
+		get(json_object_array_get_idx(get(j, "devices"), 0), "streams"), 0);
+	cr_assert_eq(num(st, "stream"), 7);
+	cr_assert_eq(num(st, "work"), 8);   /* 7 kernels and the copy */
+	cr_assert_eq(num(st, "joined"), 7); /* k_orphan has no launch */
+	cr_assert_eq(num(get(st, "launch_to_start"), "max_ns"), 1510 * US);
+	cr_assert_eq(num(get(st, "launch_to_start"), "p50_ns"), 10 * US);
+	cp = json_object_array_get_idx(get(j, "copies"), 0);
+	cr_assert_str_eq(json_object_get_string(get(cp, "direction")), "HtoD");
+	cr_assert_str_eq(json_object_get_string(get(cp, "host_memory")), "pageable");
+	cr_assert(json_object_get_boolean(get(cp, "async")));
+	cr_assert_eq(num(cp, "bytes"), 8 << 20);
+	json_object_put(j);
+}
+
+/* 500 kernels of 5 us launched every 25 us from one stack: launch-bound, blamed on it. */
+Test(gpu_report, launch_bound)
+{
+	static struct corr_cpu_rec l[500];
+	static struct corr_gpu_rec g[500];
+	static struct profile_join jn[500];
+	struct profile_data pd = {.launches = l, .gpu = g, .joins = jn, .stack = stack_of};
+	struct json_object *j, *f, *d;
+
+	for (size_t i = 0; i < 500; i++) {
+		l[i] = (struct corr_cpu_rec){
+			.pid = PID, .tid = PID, .time_ns = i * 25 * US, .stack_id = 1};
+		g[i] = (struct corr_gpu_rec){.kind = CORR_GPU_KERNEL,
+					     .pid = PID,
+					     .stream_id = 7,
+					     .start_ns = (i * 25 + 2) * US,
+					     .end_ns = (i * 25 + 7) * US,
+					     .name = "k_tiny"};
+		jn[i] = (struct profile_join){i, i};
+	}
+	pd.nr_launches = pd.nr_gpu = pd.nr_joins = 500;
+	j = report_json(&pd);
+	f = finding(j, "launch_bound");
+	cr_assert(f);
+	cr_assert_str_eq(innermost(f), "train_step");
+	cr_assert_eq(num(get(f, "figures"), "median_kernel_ns"), 5 * US);
+	cr_assert_eq(num(get(f, "figures"), "median_launch_interval_ns"), 25 * US);
+	d = json_object_array_get_idx(get(j, "devices"), 0);
+	cr_assert_eq(num(get(d, "idle_by_cause"), "launch_ns"), 499 * 20 * US);
+	cr_assert_null(finding(j, "host_bound"), "short gaps are launch overhead, not the host");
+	json_object_put(j);
+}
+
+Test(gpu_report, text_fits_80_columns)
+{
+	struct profile_data pd;
+	struct gpu_report *r;
+	char *buf = NULL, *line, *save = NULL;
+	size_t len = 0, lines = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	mixed(&pd);
+	cr_assert_eq(gpu_report__build(&pd, &r), 0);
+	cr_assert_eq(gpu_report__nr_devices(r), 1);
+	cr_assert_eq(gpu_report__write_text(r, f), 0);
+	gpu_report__free(r);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert(strstr(buf, "host_bound"), "%s", buf);
+	cr_assert(strstr(buf, "make_batch"), "%s", buf);
+	cr_assert(strstr(buf, "fix: "), "%s", buf);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save), lines++)
+		cr_assert_leq(strlen(line), 80, "over 80 columns: %s", line);
+	cr_assert_gt(lines, 20);
+	free(buf);
+}
+
+Test(gpu_report, no_gpu_work)
+{
+	struct profile_data pd = {.stack = stack_of};
+	struct json_object *j = report_json(&pd);
+
+	cr_assert_eq(json_object_array_length(get(j, "devices")), 0);
+	cr_assert_eq(json_object_array_length(get(j, "findings")), 0);
+	json_object_put(j);
+}
+
+/* The Chrome trace carries each GPU's busy share and queue depth as counters. */
+Test(gpu_report, trace_counters)
+{
+	struct profile_data pd;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct json_object *j, *ev;
+	size_t busy = 0, depth = 0;
+	int64_t max_depth = 0;
+
+	mixed(&pd);
+	cr_assert_eq(output__write_profile(&pd, OUTPUT_CHROME_JSON, f, NULL), 0);
+	cr_assert_eq(fclose(f), 0);
+	j = json_tokener_parse(buf);
+	cr_assert(j);
+	ev = get(j, "traceEvents");
+	for (size_t i = 0; i < json_object_array_length(ev); i++) {
+		struct json_object *e = json_object_array_get_idx(ev, i), *ph, *name;
+
+		if (!json_object_object_get_ex(e, "ph", &ph) ||
+		    strcmp(json_object_get_string(ph), "C") ||
+		    !json_object_object_get_ex(e, "name", &name))
+			continue;
+		if (!strcmp(json_object_get_string(name), "busy %"))
+			busy++;
+		if (!strcmp(json_object_get_string(name), "queue depth")) {
+			int64_t v = num(get(e, "args"), "work");
+
+			depth++;
+			max_depth = v > max_depth ? v : max_depth;
+		}
+	}
+	cr_assert_eq(busy, 3, "two 10 ms bins and the end: %zu", busy);
+	cr_assert_gt(depth, 8);
+	cr_assert_eq(max_depth, 2, "K1 and K2 were queued together");
+	json_object_put(j);
+	free(buf);
+}
