@@ -35,9 +35,10 @@ static const char usage_text[] =
 	"                            follows the extension: .folded (or .txt) folded stacks, .svg an\n"
 	"                            interactive flamegraph, .json a Chrome trace (Perfetto), .pb.gz\n"
 	"                            pprof, .timeline.json the GPU timeline (JSON: each kernel with\n"
-	"                            its launching stack); '-' writes folded stacks to stdout\n"
+	"                            its launching stack), .gpu.json the GPU report (--report gpu,\n"
+	"                            as JSON); '-' writes folded stacks to stdout\n"
 	"      --format FMT          force the format of every output: folded | svg | json | pprof |\n"
-	"                            timeline\n"
+	"                            timeline | gpu-report\n"
 	"\n"
 	"Sampling (also config keys, e.g. 'freq = 49'):\n"
 	"  -F, --freq HZ             samples per second per CPU, at most 10000 (default 99 in\n"
@@ -535,7 +536,7 @@ static int oneshot_option(struct xsprofd_opts *o, int c, char *arg, const char *
 	case OPT_FORMAT:
 		if (output__format_from_name(arg, &fmt))
 			return bad("--format", arg,
-				   "expected folded, svg, json, pprof or timeline");
+				   "expected folded, svg, json, pprof, timeline or gpu-report");
 		*force_format = arg;
 		return 0;
 	}
@@ -967,7 +968,8 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 		if (err)
 			return bad("--output", out->path,
 				   "cannot tell the format from the extension; name it .folded, "
-				   ".txt, .svg, .json, .pb.gz or .timeline.json, or pass --format");
+				   ".txt, .svg, .json, .pb.gz, .timeline.json or .gpu.json, or pass "
+				   "--format");
 		if (!strcmp(out->path, "-") && fmt != OUTPUT_FOLDED)
 			return bad("--output", out->path, "only folded stacks go to stdout");
 		out->format = fmt;

@@ -25,7 +25,7 @@ for f in "$xsprofd" "$work" "$py"; do
 done
 [[ $(id -u) == 0 ]] || { echo "FAIL needs root"; exit 1; }
 dir=$(mktemp -d /tmp/xsprof-gpureport-XXXXXX)
-trap 'rm -rf "$dir"' EXIT
+trap 'kill "${svc:-0}" 2>/dev/null; rm -rf "$dir"' EXIT
 
 # run MODE N: xsprofd -f at 999 Hz with --report gpu, the JSON report and a Chrome trace; the
 # workload's truth and the text report both on stdout (MODE.out).
@@ -125,6 +125,35 @@ if run pageable 15 && check pageable pageable_copy host xs_copy_inputs; then
 else
 	fail "pageable copies"
 fi
+# The service: a recording on request in format gpu-report (xsprofctl record -o X.gpu.json)
+# diagnoses the same; the rolling window, which keeps no GPU records, refuses the format.
+ctl=$build/daemon/ctl/xsprofctl
+"$xsprofd" --socket "$dir/api.sock" --cupti-socket "$dir/svc-cupti.sock" >"$dir/svc.log" 2>&1 &
+svc=$!
+for _ in $(seq 100); do [[ -S $dir/api.sock ]] && break; sleep 0.1; done
+if XSPROF_CUPTI_SOCKET=$dir/svc-cupti.sock timeout 120 "$ctl" --socket "$dir/api.sock" record \
+	-F 999 -o "$dir/svc.gpu.json" -- "$work" input 20 >"$dir/svc.out" 2>"$dir/svc.err" &&
+	$py - "$dir/svc.gpu.json" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+f = [f for f in r["findings"] if f["kind"] == "host_bound"]
+sys.exit(0 if f and "xs_make_batch" in f[0]["stack"] else 1)
+PYEOF
+then
+	pass "service: xsprofctl record -o X.gpu.json finds host_bound in xs_make_batch"
+else
+	fail "service recording: $(tail -3 "$dir/svc.err") $(tail -3 "$dir/svc.log")"
+fi
+code=$(curl -s -o "$dir/win.out" -w '%{http_code}' --unix-socket "$dir/api.sock" \
+	"http://x/v1/profile?format=gpu-report")
+if [[ $code == 400 ]]; then
+	pass "the window refuses format gpu-report (400)"
+else
+	fail "GET /v1/profile?format=gpu-report answered $code: $(head -c 200 "$dir/win.out")"
+fi
+kill "$svc" 2>/dev/null
+wait "$svc" 2>/dev/null
+
 # A bad --report value is refused before anything runs.
 if "$xsprofd" -f --report=bogus -o "$dir/x.folded" -d 1 >"$dir/bad.out" 2>&1; then
 	fail "--report=bogus was accepted"
