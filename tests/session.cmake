@@ -10,3 +10,7 @@ xsprof_unit_test(test_gpu_join SOURCES test_gpu_join.c
 # alloc_fail.c and ALLOC_FAIL_LINK fail the builder's first allocation, for its error path.
 xsprof_unit_test(test_session_profile SOURCES test_session_profile.c alloc_fail.c
 	LIBS xsprof_session ${ALLOC_FAIL_LINK})
+# One recording of the test itself (root and BPF): its pid filter, timeline, rotation, and
+# allocation failures through alloc_fail.c.
+xsprof_unit_test(test_recording SOURCES test_recording.c alloc_fail.c
+	LIBS xsprof_session ${ALLOC_FAIL_LINK})
