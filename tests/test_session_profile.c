@@ -28,7 +28,7 @@
 
 static sd_event *ev;
 static struct symbolizer *sym;
-static struct recording *rec;
+static struct recording *recording;
 static atomic_bool stop;
 
 __attribute__((noinline)) void burn_loop(void)
@@ -72,9 +72,10 @@ static void record(void)
 	cr_assert_geq(sd_event_new(&ev), 0);
 	sym = symbolizer__new(&so);
 	cr_assert(sym);
-	rec = recording__new(ev, &ro, sym, &what);
-	cr_assert(rec, "%s failed: %s (run as root, on a kernel with BPF)", what, strerror(errno));
-	cr_assert_eq(recording__start(rec), 0);
+	recording = recording__new(ev, &ro, sym, &what);
+	cr_assert(recording, "%s failed: %s (run as root, on a kernel with BPF)", what,
+		  strerror(errno));
+	cr_assert_eq(recording__start(recording), 0);
 	atomic_store(&stop, false);
 	cr_assert_eq(pthread_create(&t, NULL, burner, NULL), 0);
 	cr_assert_geq(sd_event_add_time_relative(ev, NULL, CLOCK_MONOTONIC, BURN_MS * 1000ull, 0,
@@ -83,12 +84,12 @@ static void record(void)
 	cr_assert_geq(sd_event_loop(ev), 0);
 	atomic_store(&stop, true);
 	pthread_join(t, NULL);
-	recording__stop(rec);
+	recording__stop(recording);
 }
 
 static void unrecord(void)
 {
-	recording__free(rec);
+	recording__free(recording);
 	symbolizer__free(sym);
 	sd_event_unref(ev);
 }
@@ -149,7 +150,7 @@ Test(session_profile, cpu_samples)
 	struct session_profile sp;
 	struct look l;
 
-	cr_assert_eq(session_profile__build(&sp, rec, sym, NULL, NULL, &cpu_view, &cs), 0);
+	cr_assert_eq(session_profile__build(&sp, recording, sym, NULL, NULL, &cpu_view, &cs), 0);
 	cr_expect_eq(sp.pd.unit, WEIGHT_SAMPLES);
 	cr_expect_eq(sp.pd.sample_period_ns, 1000000000ull / FREQ_HZ);
 	cr_expect_eq(sp.pd.mode, GPU_MODE_CPU, "no GPU work joined: the CPU view");
@@ -171,7 +172,7 @@ Test(session_profile, wall_microseconds)
 	struct look l;
 
 	v.cpu_mode = SESSION_MODE_WALL;
-	cr_assert_eq(session_profile__build(&sp, rec, sym, NULL, NULL, &v, &cs), 0);
+	cr_assert_eq(session_profile__build(&sp, recording, sym, NULL, NULL, &v, &cs), 0);
 	cr_expect_eq(sp.pd.unit, WEIGHT_US,
 		     "wall time is in microseconds, whatever the view's unit");
 	cr_expect_eq(sp.pd.sample_period_ns, 1000);
@@ -198,7 +199,7 @@ Test(session_profile, grouped_by_process_name)
 	fclose(f);
 	comm[strcspn(comm, "\n")] = '\0';
 	v.group_by = SESSION_GROUP_COMM; /* no names noted while it ran: the builder looks */
-	cr_assert_eq(session_profile__build(&sp, rec, sym, NULL, NULL, &v, &cs), 0);
+	cr_assert_eq(session_profile__build(&sp, recording, sym, NULL, NULL, &v, &cs), 0);
 	cr_assert(sp.groups, "the builder keeps the group names it made");
 	cr_assert_eq(sp.pd.nr_root_labels, 2);
 	cr_expect_str_eq(sp.pd.root_labels[0], "comm");
@@ -217,7 +218,7 @@ Test(session_profile, grouped_by_range_without_ranges)
 	struct look l;
 
 	v.group_by = SESSION_GROUP_RANGE;
-	cr_assert_eq(session_profile__build(&sp, rec, sym, NULL, NULL, &v, &cs), 0);
+	cr_assert_eq(session_profile__build(&sp, recording, sym, NULL, NULL, &v, &cs), 0);
 	cr_assert(sp.ranges);
 	cr_expect_null(sp.pd.cpu_tree, "the samples are folded again, each under its range");
 	cr_expect(sp.pd.root_at);
@@ -235,14 +236,14 @@ Test(session_profile, failure_names_its_step)
 
 	/* The builder's first allocation is the CPU tree's. */
 	alloc_fail__nth(1);
-	err = session_profile__build(&sp, rec, sym, NULL, NULL, &cpu_view, &cs);
+	err = session_profile__build(&sp, recording, sym, NULL, NULL, &cpu_view, &cs);
 	alloc_fail__nth(0);
 	cr_expect_eq(err, -ENOMEM);
 	cr_expect_str_eq(sp.failed, "naming the stacks");
 	session_profile__release(&sp);
 	cr_expect_null(sp.tree);
 	/* Nothing was lost: the same recording builds afterwards. */
-	cr_assert_eq(session_profile__build(&sp, rec, sym, NULL, NULL, &cpu_view, &cs), 0);
+	cr_assert_eq(session_profile__build(&sp, recording, sym, NULL, NULL, &cpu_view, &cs), 0);
 	cr_expect_gt(look_for(&sp.pd, "burn_loop").weight, 0);
 	session_profile__release(&sp);
 }
