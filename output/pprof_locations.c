@@ -67,7 +67,6 @@ struct pprof_locs {
 	uint64_t gpu_addrs;   /* [gpu] locations made: their addresses are 1, 2, ... */
 	uint64_t *ids;	      /* one stack's location ids (pprof_locs__stack) */
 	size_t ids_cap;
-	uint64_t unplaced;
 };
 
 struct pprof_locs *pprof_locs__new(struct strtab *strs, const struct frame_sites *sites)
@@ -183,8 +182,6 @@ static void place(struct pprof_locs *l, const struct frame_site *site, const cha
 	} else if (!strncmp(frame, GPU_PREFIX, strlen(GPU_PREFIX))) {
 		loc->addr = ++l->gpu_addrs;
 		loc->map = (uint32_t)l->nr_maps;
-	} else {
-		l->unplaced++;
 	}
 	if (loc->map)
 		l->maps[loc->map - 1].used = true;
@@ -356,9 +353,4 @@ int pprof_locs__write(struct pprof_locs *l,
 	free(m.p);
 	free(ln.p);
 	return err;
-}
-
-uint64_t pprof_locs__unplaced(const struct pprof_locs *l)
-{
-	return l->unplaced;
 }

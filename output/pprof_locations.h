@@ -38,7 +38,4 @@ int pprof_locs__stack(struct pprof_locs *l, const char *const *frames, size_t n,
 int pprof_locs__write(struct pprof_locs *l,
 		      void (*emit)(void *ctx, unsigned int field, const struct buf *m), void *ctx);
 
-/* Distinct frames written by name only, without an address (no site was recorded). */
-uint64_t pprof_locs__unplaced(const struct pprof_locs *l);
-
 #endif

@@ -38,7 +38,6 @@ struct debuginfo {
 	struct debuginfod_api api;
 	debuginfod_client *client;
 	uint64_t deadline_ns;
-	struct debuginfo_stats stats;
 };
 
 static uint32_t crc_table[256];
@@ -143,11 +142,6 @@ void debuginfo__free(struct debuginfo *d)
 	free(d);
 }
 
-void debuginfo__stats(const struct debuginfo *d, struct debuginfo_stats *ret)
-{
-	*ret = d->stats;
-}
-
 static bool same_build_id(const struct elf_symtab *a, const struct elf_symtab *b)
 {
 	const uint8_t *ia, *ib;
@@ -170,7 +164,7 @@ static struct elf_symtab *try_candidate(struct debuginfo *d, const struct elf_sy
 		return NULL;
 	t = elf_symtab__open_fd(fd);
 	if (!t)
-		goto reject_quiet;
+		goto reject;
 	/* The binary itself (a debuglink naming its own file) holds nothing new. */
 	if (!elf_symtab__has_symtab(t) && !elf_symtab__has_dwarf(t))
 		goto reject;
@@ -184,8 +178,6 @@ static struct elf_symtab *try_candidate(struct debuginfo *d, const struct elf_sy
 	close(fd);
 	return t;
 reject:
-	d->stats.rejected++;
-reject_quiet:
 	elf_symtab__free(t);
 	close(fd);
 	return NULL;
@@ -213,7 +205,6 @@ static struct elf_symtab *by_build_id(struct debuginfo *d, const struct elf_symt
 		t = try_candidate(d, bin, path, false, 0);
 		if (t) {
 			*ret_path = strdup(path);
-			d->stats.found_build_id++;
 			return t;
 		}
 	}
@@ -251,7 +242,6 @@ static struct elf_symtab *by_debuglink(struct debuginfo *d, const struct elf_sym
 		t = try_candidate(d, bin, path, true, crc);
 		if (t) {
 			*ret_path = strdup(path);
-			d->stats.found_debuglink++;
 			return t;
 		}
 	}
@@ -312,14 +302,12 @@ static struct elf_symtab *by_debuginfod(struct debuginfo *d, const struct elf_sy
 	fd = d->api.find_debuginfo(d->client, id, (int)len, &path);
 	progress_owner = NULL;
 	if (fd < 0) {
-		d->stats.debuginfod_failed++;
 		free(path);
 		return NULL;
 	}
 	/* libdebuginfod keeps its own cache (DEBUGINFOD_CACHE_PATH); the file is checked here. */
 	t = elf_symtab__open_fd(fd);
 	if (t && !same_build_id(bin, t)) {
-		d->stats.rejected++;
 		elf_symtab__free(t);
 		t = NULL;
 	}
@@ -329,7 +317,6 @@ static struct elf_symtab *by_debuginfod(struct debuginfo *d, const struct elf_sy
 		return NULL;
 	}
 	*ret_path = path;
-	d->stats.found_debuginfod++;
 	return t;
 }
 

@@ -29,14 +29,6 @@ struct debuginfo_opts {
 	unsigned int debuginfod_timeout_ms; /* per request; 0: 5000 */
 };
 
-struct debuginfo_stats {
-	uint64_t found_build_id;
-	uint64_t found_debuglink;
-	uint64_t found_debuginfod;
-	uint64_t rejected; /* a candidate whose build-id or CRC did not match */
-	uint64_t debuginfod_failed;
-};
-
 /* NULL with errno set. opts may be NULL. */
 struct debuginfo *debuginfo__new(const struct debuginfo_opts *opts);
 void debuginfo__free(struct debuginfo *d);
@@ -49,8 +41,6 @@ void debuginfo__free(struct debuginfo *d);
  */
 struct elf_symtab *debuginfo__find(struct debuginfo *d, const struct elf_symtab *bin,
 				   const char *root, const char *bin_path, char **ret_path);
-
-void debuginfo__stats(const struct debuginfo *d, struct debuginfo_stats *ret);
 
 /* CRC-32 (the zlib/gdb polynomial) of fd's whole contents; -EFBIG past DEBUGINFO_MAX_CRC_BYTES. */
 int debuginfo__crc32(int fd, uint32_t *ret_crc);
