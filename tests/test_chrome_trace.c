@@ -15,7 +15,6 @@
 #include <criterion/criterion.h>
 
 #include "output/chrome_trace.h"
-#include "output/output.h"
 #include "output/profile.h"
 #include "test_gpu_fixture.h"
 

@@ -11,7 +11,6 @@
 
 #include "output/calltree.h"
 #include "output/diff.h"
-#include "output/output.h"
 
 static char dir[] = "/tmp/xsprof-diff-XXXXXX";
 

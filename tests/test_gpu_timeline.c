@@ -8,7 +8,6 @@
 #include <criterion/criterion.h>
 #include <json-c/json.h>
 
-#include "output/gpu_timeline.h"
 #include "output/output.h"
 #include "test_gpu_fixture.h"
 

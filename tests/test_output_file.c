@@ -12,7 +12,6 @@
 #include <criterion/criterion.h>
 
 #include "output/calltree.h"
-#include "output/folded.h"
 #include "output/output.h"
 
 static void add(struct calltree *t, const char *stack, uint64_t weight)

@@ -9,7 +9,6 @@
 #include <criterion/criterion.h>
 
 #include "output/calltree.h"
-#include "output/folded.h"
 #include "output/output.h"
 #include "output/profile.h"
 #include "test_gpu_fixture.h"

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon/cuda/cuda_api.h"
 #include "daemon/cuda/launch_store.h"
 #include "daemon/session/stack_names.h"
 #include "daemon/stacks/stack_table.h"

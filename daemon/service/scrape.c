@@ -18,7 +18,7 @@
 #include "daemon/options.h"
 #include "daemon/service/http.h"
 #include "daemon/service/internal.h"
-#include "daemon/service/service_gpu.h"
+#include "daemon/session/profile.h"
 #include "daemon/session/session_mode.h"
 #include "output/output.h"
 #include "output/profile.h"

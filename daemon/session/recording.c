@@ -12,7 +12,6 @@
 
 #include "daemon/base/clock.h"
 #include "daemon/cuda/cuda_probes.h"
-#include "daemon/stacks/fold.h"
 #include "daemon/log.h"
 #include "daemon/probes/offcpu.h"
 #include "daemon/probes/proc_events.h"
