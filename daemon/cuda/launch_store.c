@@ -34,6 +34,8 @@ struct entry {
 struct launch_store {
 	struct entry *entries;
 	size_t nr, cap;
+	/* Open addressing by hand, not base/hashmap: probed per CUDA call, in 4-byte slots over the
+	 * entries' own hashes (a hashmap slot is 24 bytes). */
 	uint32_t *slots; /* entry index + 1; 0 is empty */
 	size_t nslots;	 /* power of two, at least twice nr */
 	uint64_t *frames;
