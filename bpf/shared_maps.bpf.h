@@ -55,7 +55,9 @@ struct xsprof_call_mark {
 	__u64 wait_ns; /* entry time of the waiting call in progress, 0 when none */
 	__u64 wait_stream;
 	__u32 wait_api;
-	__u32 pad;
+	__u32 alloc_api;
+	__u64 alloc_ns;	 /* entry time of the allocating call in progress, 0 when none */
+	__u64 alloc_out; /* where it writes the address (its first argument) */
 };
 
 struct {

@@ -153,14 +153,22 @@ static __always_inline bool nested_call(struct xsprof_call_mark *m, __u64 sp, __
 	return false;
 }
 
-/* The outermost call begins: a waiting one is timed until the return probe sees it end. */
-static __always_inline void mark_wait(struct xsprof_call_mark *m, __u64 cookie,
+/* The outermost call begins: a waiting one is timed until the return probe sees it end, an
+ * allocating one until it reads the address the call wrote. */
+static __always_inline void mark_wait(struct pt_regs *ctx, struct xsprof_call_mark *m, __u64 cookie,
 				      const struct xsprof_cuda_call *r)
 {
 	struct xsprof_wait_stats *ws;
 	__u32 zero = 0;
 
 	m->wait_ns = 0;
+	m->alloc_ns = 0;
+	if (cookie & XSPROF_CUDA_COOKIE_ALLOC) {
+		m->alloc_ns = r->time_ns;
+		m->alloc_out = arg_reg(ctx, 0);
+		m->alloc_api = r->api;
+		return;
+	}
 	if (!(cookie & XSPROF_CUDA_COOKIE_WAIT))
 		return;
 	m->wait_ns = r->time_ns;
@@ -266,7 +274,7 @@ static __always_inline int cuda_call(struct pt_regs *ctx, struct cuda_scratch *s
 	if (r->flags & XSPROF_CUDA_F_STREAM_ERR)
 		st->stream_err++;
 	if (m)
-		mark_wait(m, cookie, r);
+		mark_wait(ctx, m, cookie, r);
 
 	/* The stack of the thread's last call, if a cheap check proves it unchanged. */
 	if (python_on) {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
 /*
  * The return of a CUDA call that waits for the GPU (stream, event and device synchronize,
- * blocking copies): attached with the entry probe (uprobe_cuda.bpf.c) on the waiting APIs
- * only. The entry left the call's stack pointer and time in the thread's call mark; the return
+ * blocking copies) or allocates GPU memory: attached with the entry probe (uprobe_cuda.bpf.c)
+ * on those APIs only; an allocation's record carries the address the call wrote. The entry left the call's stack pointer and time in the thread's call mark; the return
  * of that very call is the one that comes back with the stack pointer just above its return
  * address (entry sp + 8), so the return of a call nested in it (runtime -> driver) is told
  * apart. One small record per wait: the daemon finds the stack in the entry's record.
@@ -32,8 +32,29 @@ int xsprof_cuda_ret(struct pt_regs *ctx)
 	if (!ws || !pid_tgid)
 		return 0;
 	m = bpf_task_storage_get(&call_marks, bpf_get_current_task_btf(), 0, 0);
-	if (!m || !m->wait_ns || PT_REGS_SP(ctx) != m->sp + 8) {
+	if (!m || !(m->wait_ns || m->alloc_ns) || PT_REGS_SP(ctx) != m->sp + 8) {
 		ws->stray_returns++;
+		return 0;
+	}
+	if (m->alloc_ns) {
+		w.type = XSPROF_REC_CUDA_ALLOC;
+		w.tgid = pid_tgid >> 32;
+		w.tid = (__u32)pid_tgid;
+		w.api = m->alloc_api;
+		w.entry_ns = m->alloc_ns;
+		w.return_ns = bpf_ktime_get_ns();
+		/* CUresult and cudaError_t are ints: 0 is success. */
+		if ((int)PT_REGS_RC(ctx))
+			w.flags |= XSPROF_CUDA_F_FAILED;
+		else if (bpf_probe_read_user(&w.stream, sizeof(w.stream), (void *)m->alloc_out))
+			w.flags |= XSPROF_CUDA_F_READ_ERR;
+		m->alloc_ns = 0;
+		m->sp = 0;
+		if (bpf_ringbuf_output(&samples, &w, sizeof(w), BPF_RB_NO_WAKEUP)) {
+			ws->drop_ringbuf++;
+			return 0;
+		}
+		ws->returns++;
 		return 0;
 	}
 	w.type = XSPROF_REC_CUDA_WAIT;

@@ -61,6 +61,7 @@ enum xsprof_record_type {
 	XSPROF_REC_OFFCPU_HELD = 10,  /* an off-CPU stack whose walk the daemon finishes */
 	XSPROF_REC_LAUNCH_REUSE = 11, /* a CUDA call with the stack of its thread's last one */
 	XSPROF_REC_SCOPE = 12,	      /* xsprof:scope_begin / scope_end (xsprof/scope.h) */
+	XSPROF_REC_CUDA_ALLOC = 13,   /* a CUDA call that allocates GPU memory returned */
 	XSPROF_REC_MAX,
 };
 
@@ -379,6 +380,29 @@ enum xsprof_cuda_api {
 	XSPROF_CUDA_cuMemcpy2D_v2 = 99,
 	XSPROF_CUDA_cuMemcpy3D_v2 = 100,
 
+	/* GPU memory (uprobe_cuda_ret.bpf.c times the allocations and reads what they return).
+	 * At entry an allocation's record carries the size, a free's the address or handle. */
+	XSPROF_CUDA_cudaMalloc = 101,
+	XSPROF_CUDA_cudaMallocAsync = 102,
+	XSPROF_CUDA_cudaMallocAsync_ptsz = 103,
+	XSPROF_CUDA_cudaMallocManaged = 104,
+	XSPROF_CUDA_cudaMallocFromPoolAsync = 105,
+	XSPROF_CUDA_cudaMallocFromPoolAsync_ptsz = 106,
+	XSPROF_CUDA_cudaFree = 107,
+	XSPROF_CUDA_cudaFreeAsync = 108,
+	XSPROF_CUDA_cudaFreeAsync_ptsz = 109,
+	XSPROF_CUDA_cuMemAlloc_v2 = 110,
+	XSPROF_CUDA_cuMemAllocAsync = 111,
+	XSPROF_CUDA_cuMemAllocAsync_ptsz = 112,
+	XSPROF_CUDA_cuMemAllocManaged = 113,
+	XSPROF_CUDA_cuMemAllocFromPoolAsync = 114,
+	XSPROF_CUDA_cuMemAllocFromPoolAsync_ptsz = 115,
+	XSPROF_CUDA_cuMemFree_v2 = 116,
+	XSPROF_CUDA_cuMemFreeAsync = 117,
+	XSPROF_CUDA_cuMemFreeAsync_ptsz = 118,
+	XSPROF_CUDA_cuMemCreate = 119,  /* VMM: physical memory, by handle */
+	XSPROF_CUDA_cuMemRelease = 120,
+
 	XSPROF_CUDA_API_MAX = 128,
 };
 
@@ -407,6 +431,9 @@ enum xsprof_cuda_stream_loc {
 /* The API waits for the GPU (synchronize, blocking copy) and a return probe times it: the
  * entry marks the thread as waiting until that probe sees the call return. */
 #define XSPROF_CUDA_COOKIE_WAIT (1ull << 50)
+/* The API allocates GPU memory (a pointer or handle written through its first argument, the
+ * size in its second) and its return probe is attached: the entry marks it for the return. */
+#define XSPROF_CUDA_COOKIE_ALLOC (1ull << 51)
 
 /*
  * One CUDA API call, caught at its entry. Variable length on the wire: only nr_user frames of
@@ -463,6 +490,14 @@ struct xsprof_cuda_wait {
 };
 
 _Static_assert(sizeof(struct xsprof_cuda_wait) == 40, "xsprof_cuda_wait layout");
+
+/*
+ * An allocating call (XSPROF_CUDA_COOKIE_ALLOC) returned: the same layout as a wait, type
+ * XSPROF_REC_CUDA_ALLOC; stream is the address (or handle) the call wrote through its first
+ * argument, and the size is in the stream field of its entry's struct xsprof_cuda_call.
+ */
+#define XSPROF_CUDA_F_FAILED   0x10 /* the call returned an error: nothing was allocated */
+#define XSPROF_CUDA_F_READ_ERR 0x20 /* the address could not be read back */
 
 /* Per-CPU counters of the GPU waits; index of each field is fixed for user space. */
 struct xsprof_wait_stats {

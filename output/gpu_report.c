@@ -10,6 +10,7 @@
 #include "daemon/base/keymap.h"
 #include "daemon/base/vec.h"
 #include "output/chrome_trace.h"
+#include "output/gpu_memory.h"
 #include "output/gpu_report.h"
 #include "output/profile.h"
 
@@ -95,8 +96,11 @@ struct finding {
 	char summary[160];
 	struct figure fig[6];
 	size_t nr_fig;
-	const struct blame *blame; /* the stack it points at, or NULL */
-	const struct kernel_stat *kernel;
+	/* The stack it points at (nr_frames 0: none) and, for a call, the call. */
+	uint32_t pid;
+	const char *api;
+	const char *const *frames;
+	size_t nr_frames;
 };
 
 struct launch_facts {
@@ -121,7 +125,8 @@ struct gpu_report {
 	struct copy_stat copies[8 * 3 * 2];
 	struct blame copy_blame[2]; /* the stack of most pageable async / blocking copy time */
 	struct launch_facts launch;
-	struct finding findings[12];
+	struct gpu_memory *mem; /* NULL: no memory calls */
+	struct finding findings[16];
 	size_t nr_findings;
 	size_t *launch_of; /* pd->gpu index -> pd->launches index + 1 (0: none) */
 	size_t *samples;   /* pd->samples indexes by (tid, time) */
@@ -867,6 +872,17 @@ static struct finding *finding(struct gpu_report *r, const char *kind, double sh
 	return f;
 }
 
+/* The finding points at a blame's stack (NULL: at none). */
+static void point_at(struct finding *f, const struct blame *b)
+{
+	if (!b)
+		return;
+	f->pid = b->pid;
+	f->api = b->api;
+	f->frames = (const char *const *)b->frames;
+	f->nr_frames = b->nr_frames;
+}
+
 static void fig_ns(struct finding *f, const char *key, uint64_t ns)
 {
 	if (f->nr_fig < sizeof(f->fig) / sizeof(f->fig[0]))
@@ -899,7 +915,7 @@ static void device_findings(struct gpu_report *r, const struct device *d)
 			 "below). Prepare the next batch ahead of time (a DataLoader with "
 			 "num_workers > 0 and prefetching), move this work to another thread or "
 			 "process, or onto the GPU."))) {
-		f->blame = top_blame(r, GPU_IDLE_HOST, d->device);
+		point_at(f, top_blame(r, GPU_IDLE_HOST, d->device));
 		snprintf(f->summary, sizeof(f->summary),
 			 "device %u idled %.1f%% of its active time while the host was not "
 			 "submitting work",
@@ -917,9 +933,9 @@ static void device_findings(struct gpu_report *r, const struct device *d)
 		     "launch overhead. Fuse small kernels (torch.compile), capture the loop in "
 		     "a CUDA graph (torch.cuda.CUDAGraph, cudaGraphLaunch), or give each kernel "
 		     "more work (larger batches)."))) {
-		f->blame = top_blame(r, GPU_IDLE_LAUNCH, d->device);
-		if (!f->blame)
-			f->blame = top_blame(r, GPU_IDLE_HOST, d->device);
+		point_at(f, top_blame(r, GPU_IDLE_LAUNCH, d->device)
+				    ? top_blame(r, GPU_IDLE_LAUNCH, d->device)
+				    : top_blame(r, GPU_IDLE_HOST, d->device));
 		snprintf(f->summary, sizeof(f->summary),
 			 "%.0f%% of %" PRIu64 " kernels ran shorter than the time between "
 			 "their launches (median %.1f us vs %.1f us)",
@@ -937,7 +953,7 @@ static void device_findings(struct gpu_report *r, const struct device *d)
 			 "next launch. Remove the synchronisation from the loop or make it rarer: "
 			 ".item(), .cpu(), printing a tensor, torch.cuda.synchronize(), blocking "
 			 "copies; use non_blocking=True copies and CUDA events."))) {
-		f->blame = top_blame(r, GPU_IDLE_SYNC, d->device);
+		point_at(f, top_blame(r, GPU_IDLE_SYNC, d->device));
 		snprintf(f->summary, sizeof(f->summary),
 			 "device %u idled %.1f%% of its active time after synchronising calls",
 			 d->device, 100 * share_of(d->idle_by[GPU_IDLE_SYNC], active));
@@ -951,7 +967,7 @@ static void device_findings(struct gpu_report *r, const struct device *d)
 			 "Work was launched but waited for other work (an event, another stream or "
 			 "device) while the device idled. Check cross-stream waits and the order "
 			 "work is queued in."))) {
-		f->blame = top_blame(r, GPU_IDLE_DEPENDENCY, d->device);
+		point_at(f, top_blame(r, GPU_IDLE_DEPENDENCY, d->device));
 		snprintf(f->summary, sizeof(f->summary),
 			 "device %u idled %.1f%% of its active time with work queued behind a "
 			 "dependency",
@@ -1006,7 +1022,7 @@ static void copy_findings(struct gpu_report *r, uint64_t active)
 			 "Asynchronous copies from or to pageable host memory are staged through "
 			 "a pinned buffer and do not overlap: pin the host memory (pin_memory=True "
 			 "in the DataLoader, tensor.pin_memory(), cudaHostAlloc)."))) {
-		f->blame = r->copy_blame[0].ns ? &r->copy_blame[0] : NULL;
+		point_at(f, r->copy_blame[0].ns ? &r->copy_blame[0] : NULL);
 		snprintf(f->summary, sizeof(f->summary),
 			 "%" PRIu64 " asynchronous copies (%.1f MiB) used pageable host memory",
 			 pg_n, pg_bytes / 1048576.0);
@@ -1019,7 +1035,7 @@ static void copy_findings(struct gpu_report *r, uint64_t active)
 	    (f = finding(r, "synchronous_copy", share_of(sync_ns, active), 0,
 			 "Blocking copies hold the host until the GPU is done: use "
 			 "cudaMemcpyAsync (non_blocking=True) from pinned memory."))) {
-		f->blame = r->copy_blame[1].ns ? &r->copy_blame[1] : NULL;
+		point_at(f, r->copy_blame[1].ns ? &r->copy_blame[1] : NULL);
 		snprintf(f->summary, sizeof(f->summary),
 			 "%" PRIu64 " blocking copies took %.1f ms of GPU time", sync_n,
 			 sync_ns / 1e6);
@@ -1074,6 +1090,56 @@ static int merge_blames(struct gpu_report *r)
 	keymap__free(m);
 	qsort(r->blames, r->nr_blames, sizeof(*r->blames), cmp_blame);
 	return err;
+}
+
+static void point_at_place(struct finding *f, const struct gpu_mem_stack *s)
+{
+	f->pid = s->pid;
+	f->api = s->api;
+	f->frames = s->frames;
+	f->nr_frames = s->nr_frames;
+}
+
+/* GPU memory still allocated at the end, and allocations that failed. */
+static void memory_findings(struct gpu_report *r)
+{
+	for (size_t i = 0; r->mem && i < r->mem->nr_procs; i++) {
+		const struct gpu_mem_proc *p = &r->mem->procs[i];
+		struct finding *f;
+
+		if (p->failed &&
+		    (f = finding(
+			     r, "allocation_failed", 1, 0,
+			     "A GPU allocation failed: usually out of memory. See what was live "
+			     "at the peak; free caches (torch.cuda.empty_cache()), lower the batch "
+			     "size, or let PyTorch's allocator grow in place "
+			     "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)."))) {
+			snprintf(f->summary, sizeof(f->summary),
+				 "%" PRIu64 " GPU allocation%s of process %u failed", p->failed,
+				 p->failed == 1 ? "" : "s", p->pid);
+			fig_ns(f, "failed", p->failed);
+			fig_ns(f, "peak_bytes", p->peak);
+			if (p->failed_at)
+				point_at_place(f, p->failed_at);
+		}
+		if (p->end >= (1u << 20) && p->nr_at_end &&
+		    (f = finding(
+			     r, "memory_unfreed", share_of(p->end, p->peak), 0,
+			     "GPU memory allocated here was still allocated when the profile ended: "
+			     "at the process's exit, a leak (or memory the driver frees for it); "
+			     "while it runs, memory held on purpose (weights, caches) or growth to "
+			     "check."))) {
+			snprintf(f->summary, sizeof(f->summary),
+				 "%.1f MiB of process %u's GPU memory (%" PRIu64
+				 " allocations) was never freed, %.1f MiB from the place below",
+				 p->end / 1048576.0, p->pid, p->end_allocs,
+				 p->at_end[0]->live / 1048576.0);
+			fig_ns(f, "bytes", p->end);
+			fig_ns(f, "allocations", p->end_allocs);
+			fig_ns(f, "peak_bytes", p->peak);
+			point_at_place(f, p->at_end[0]);
+		}
+	}
 }
 
 static int resolve_frames(struct gpu_report *r)
@@ -1149,6 +1215,12 @@ int gpu_report__build(const struct profile_data *pd, struct gpu_report **ret)
 			longest = r->dev[i].last - r->dev[i].first;
 	}
 	copy_findings(r, longest);
+	err = gpu_memory__build(pd, &r->mem);
+	if (err) {
+		gpu_report__free(r);
+		return err;
+	}
+	memory_findings(r);
 	*ret = r;
 	return 0;
 }
@@ -1168,6 +1240,7 @@ void gpu_report__free(struct gpu_report *r)
 	free(r->copy_blame[0].frames);
 	free(r->copy_blame[1].frames);
 	keymap__free(r->blame_ix);
+	gpu_memory__free(r->mem);
 	free(r->dev);
 	free(r->streams);
 	free(r->blames);
@@ -1378,16 +1451,56 @@ static void text_finding(const struct finding *x, size_t i, FILE *f)
 	}
 	if (len)
 		wrap(f, "    ", buf + 1);
-	if (x->blame) {
-		const char *thread = NULL;
-
-		line(f, "    where (pid %u%s%s), innermost first:", x->blame->pid,
-		     x->blame->api ? ", in " : "", x->blame->api ? x->blame->api : "");
-		(void)thread;
-		stack_lines(f, "      ", (const char *const *)x->blame->frames,
-			    x->blame->nr_frames);
+	if (x->pid) {
+		line(f, "    where (pid %u%s%s), innermost first:", x->pid, x->api ? ", in " : "",
+		     x->api ? x->api : "");
+		stack_lines(f, "      ", x->frames, x->nr_frames);
 	}
 	wrap(f, "    fix: ", x->advice);
+}
+
+/* GPU memory per process: the peak and what was live then, what was left at the end. */
+static void text_memory(const struct gpu_report *r, FILE *f)
+{
+	for (size_t i = 0; r->mem && i < r->mem->nr_procs; i++) {
+		const struct gpu_mem_proc *p = &r->mem->procs[i];
+
+		line(f, "%s", "");
+		line(f,
+		     "GPU memory of process %u: %" PRIu64 " allocations (%.1f MiB), %" PRIu64
+		     " frees, %" PRIu64 " failed",
+		     p->pid, p->allocs, p->allocated / 1048576.0, p->frees, p->failed);
+		line(f,
+		     "  peak %.1f MiB at %s; %.1f MiB in %" PRIu64 " allocations left at the end",
+		     p->peak / 1048576.0, NS(p->peak_ns - r->pd->start_ns), p->end / 1048576.0,
+		     p->end_allocs);
+		if (p->unknown_frees)
+			line(f, "  %" PRIu64 " frees of memory allocated before the profile",
+			     p->unknown_frees);
+		if (p->nr_at_peak)
+			line(f, "  live at the peak, by allocating stack:");
+		for (size_t k = 0; k < p->nr_at_peak && k < TOP; k++) {
+			char lead[64];
+
+			snprintf(lead, sizeof(lead), "%11.1f MiB %s < ",
+				 p->at_peak[k]->at_peak / 1048576.0,
+				 p->at_peak[k]->api ? p->at_peak[k]->api : "?");
+			stack_line(f, lead, p->at_peak[k]->frames, p->at_peak[k]->nr_frames);
+		}
+		if (p->nr_at_end)
+			line(f, "  still allocated at the end, by allocating stack:");
+		for (size_t k = 0; k < p->nr_at_end && k < TOP; k++) {
+			char lead[64];
+
+			snprintf(lead, sizeof(lead), "%11.1f MiB %s < ",
+				 p->at_end[k]->live / 1048576.0,
+				 p->at_end[k]->api ? p->at_end[k]->api : "?");
+			stack_line(f, lead, p->at_end[k]->frames, p->at_end[k]->nr_frames);
+		}
+	}
+	if (r->mem && r->mem->untracked)
+		line(f, "  %" PRIu64 " allocations not tracked (%d live at once at most)",
+		     r->mem->untracked, GPU_MEMORY_MAX_LIVE);
 }
 
 int gpu_report__write_text(const struct gpu_report *r, FILE *f)
@@ -1397,7 +1510,7 @@ int gpu_report__write_text(const struct gpu_report *r, FILE *f)
 
 	line(f, "xsprof GPU report: %zu device%s, %zu finding%s", r->nr_dev,
 	     r->nr_dev == 1 ? "" : "s", r->nr_findings, r->nr_findings == 1 ? "" : "s");
-	if (!r->nr_dev)
+	if (!r->nr_dev && !r->mem)
 		line(f, "No GPU work was recorded (is libxsprof_cupti.so loaded? see xsprofd(8)).");
 	for (size_t i = 0; i < r->nr_dev; i++) {
 		line(f, "%s", "");
@@ -1436,16 +1549,19 @@ int gpu_report__write_text(const struct gpu_report *r, FILE *f)
 			stack_line(f, "         from ", (const char *const *)k->frames,
 				   k->nr_frames);
 	}
-	line(f, "%s", "");
-	line(f, "Launches: %" PRIu64 " kernels joined to their launch, %.0f a second", lf->kernels,
-	     lf->rate_per_s);
-	line(f, "  median kernel %s, median time between launches %s", NS(lf->median_kernel_ns),
-	     NS(lf->median_interval_ns));
-	line(f, "  %.1f%% of kernels ran shorter than the time to their thread's next launch",
-	     100 * share_of(lf->shorter, lf->intervals));
-	if (lf->api_ns)
-		line(f, "  %s in launch calls on the busiest thread (tid %u)", NS(lf->api_ns),
-		     lf->api_tid);
+	if (lf->kernels) {
+		line(f, "%s", "");
+		line(f, "Launches: %" PRIu64 " kernels joined to their launch, %.0f a second",
+		     lf->kernels, lf->rate_per_s);
+		line(f, "  median kernel %s, median time between launches %s",
+		     NS(lf->median_kernel_ns), NS(lf->median_interval_ns));
+		line(f,
+		     "  %.1f%% of kernels ran shorter than the time to their thread's next launch",
+		     100 * share_of(lf->shorter, lf->intervals));
+		if (lf->api_ns)
+			line(f, "  %s in launch calls on the busiest thread (tid %u)",
+			     NS(lf->api_ns), lf->api_tid);
+	}
 	for (size_t i = 0, first = 1; i < sizeof(r->copies) / sizeof(r->copies[0]); i++) {
 		const struct copy_stat *c = &r->copies[i];
 
@@ -1461,6 +1577,7 @@ int gpu_report__write_text(const struct gpu_report *r, FILE *f)
 		     c->count, c->bytes / 1048576.0, NS(c->ns),
 		     c->ns ? (double)c->bytes / (double)c->ns : 0);
 	}
+	text_memory(r, f);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -1541,19 +1658,55 @@ static void json_finding(const struct finding *x, FILE *f)
 		else
 			fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", x->fig[k].key, x->fig[k].u);
 	}
-	fprintf(f, "},\"pid\":%u,\"api\":", x->blame ? x->blame->pid : 0);
-	if (x->blame && x->blame->api)
-		chrome_trace__put_string(f, x->blame->api);
+	fprintf(f, "},\"pid\":%u,\"api\":", x->pid);
+	if (x->api)
+		chrome_trace__put_string(f, x->api);
 	else
 		fputs("null", f);
 	fprintf(f, ",\"stack\":");
-	if (x->blame)
-		json_frames(f, (const char *const *)x->blame->frames, x->blame->nr_frames);
-	else
-		fputs("[]", f);
+	json_frames(f, x->frames, x->nr_frames);
 	fprintf(f, ",\"advice\":");
 	chrome_trace__put_string(f, x->advice);
 	fputc('}', f);
+}
+
+static void json_places(FILE *f, const struct gpu_mem_stack *const *v, size_t n, bool at_peak)
+{
+	fputc('[', f);
+	for (size_t k = 0; k < n; k++) {
+		fprintf(f, "%s{\"bytes\":%" PRIu64 ",\"allocations\":%" PRIu64 ",\"api\":",
+			k ? "," : "", at_peak ? v[k]->at_peak : v[k]->live, v[k]->allocs);
+		chrome_trace__put_string(f, v[k]->api ? v[k]->api : "");
+		fprintf(f, ",\"stack\":");
+		json_frames(f, v[k]->frames, v[k]->nr_frames);
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
+static void json_memory(const struct gpu_report *r, FILE *f)
+{
+	for (size_t i = 0; r->mem && i < r->mem->nr_procs; i++) {
+		const struct gpu_mem_proc *p = &r->mem->procs[i];
+
+		fprintf(f,
+			"%s{\"pid\":%u,\"allocations\":%" PRIu64 ",\"frees\":%" PRIu64
+			",\"failed\":%" PRIu64 ",\"unknown_frees\":%" PRIu64
+			",\"allocated_bytes\":%" PRIu64 ",\"peak_bytes\":%" PRIu64
+			",\"peak_ns\":%" PRIu64 ",\"end_bytes\":%" PRIu64
+			",\"end_allocations\":%" PRIu64 ",\"at_peak\":",
+			i ? "," : "", p->pid, p->allocs, p->frees, p->failed, p->unknown_frees,
+			p->allocated, p->peak, p->peak_ns, p->end, p->end_allocs);
+		json_places(f, p->at_peak, p->nr_at_peak, true);
+		fprintf(f, ",\"at_end\":");
+		json_places(f, p->at_end, p->nr_at_end, false);
+		fprintf(f, ",\"failed_at\":");
+		if (p->failed_at)
+			json_places(f, &p->failed_at, 1, false);
+		else
+			fputs("[]", f);
+		fprintf(f, ",\"untracked\":%" PRIu64 "}", r->mem->untracked);
+	}
 }
 
 int gpu_report__write_json(const struct gpu_report *r, FILE *f)
@@ -1631,6 +1784,8 @@ int gpu_report__write_json(const struct gpu_report *r, FILE *f)
 			c->ns ? (double)c->bytes / (double)c->ns : 0);
 		first = false;
 	}
+	fprintf(f, "],\"memory\":[");
+	json_memory(r, f);
 	fprintf(f, "]}\n");
 	return ferror(f) ? -EIO : 0;
 }
@@ -1739,6 +1894,8 @@ int gpu_report__counters(const struct profile_data *pd, struct chrome_trace *t)
 	}
 	for (size_t k = 0; k < nd && !err; k++)
 		err = device_counters(pd, launch_of, devs[k], t, w, q);
+	if (!err)
+		err = gpu_memory__counters(pd, t);
 out:
 	free(launch_of);
 	free(w);

@@ -50,6 +50,19 @@ struct profile_wait {
 	const char *api;   /* "cudaStreamSynchronize" */
 };
 
+/* A GPU memory allocation (at its return) or free (at its entry), for the GPU report. */
+struct profile_mem {
+	uint64_t time_ns; /* CLOCK_MONOTONIC */
+	uint64_t addr;	  /* the address (a VMM handle for cuMemCreate/Release); 0: not known */
+	uint64_t bytes;	  /* an allocation's size; 0 for a free */
+	uint32_t pid, tid;
+	uint32_t stack_id; /* the call's stack (profile_data.stack), or CORR_NO_STACK */
+	uint8_t is_free;
+	uint8_t failed; /* an allocation that returned an error: nothing was allocated */
+	uint16_t pad;
+	const char *api; /* "cudaMalloc" */
+};
+
 /*
  * Frames of stack_id of pid, outermost first, without the process name. The array may be
  * reused by the next call; the strings must stay valid until the writer returns (the daemon
@@ -77,6 +90,8 @@ struct profile_data {
 	size_t nr_joins;
 	const struct profile_wait *waits; /* Chrome trace: "[wait gpu] API" slices */
 	size_t nr_waits;
+	const struct profile_mem *mem; /* GPU memory calls, in time order (the GPU report) */
+	size_t nr_mem;
 
 	profile_stack_fn stack; /* required when samples or launches are given */
 	profile_name_fn name;	/* optional */

@@ -391,3 +391,64 @@ Test(gpu_report, trace_counters)
 	json_object_put(j);
 	free(buf);
 }
+
+/*
+ * GPU memory (MiB): train_step allocates 100 then 50, make_batch 200 (freed) and later 100;
+ * the peak is 350 (train_step 150, make_batch 200), 250 is left (train_step 150, make_batch
+ * 100); a free of memory allocated before the profile and a failed allocation in queue_more.
+ */
+Test(gpu_report, memory_by_stack)
+{
+	static const uint64_t mib = 1 << 20;
+	static const struct profile_mem mem[] = {
+		{.time_ns = 1, .addr = 0x1000, .bytes = 100 * mib, .pid = PID, .stack_id = 1,
+		 .api = "cudaMalloc"},
+		{.time_ns = 2, .addr = 0x2000, .bytes = 200 * mib, .pid = PID, .stack_id = 2,
+		 .api = "cudaMalloc"},
+		{.time_ns = 3, .addr = 0x3000, .bytes = 50 * mib, .pid = PID, .stack_id = 1,
+		 .api = "cudaMalloc"},
+		{.time_ns = 4, .addr = 0x2000, .pid = PID, .stack_id = 3, .is_free = 1,
+		 .api = "cudaFree"},
+		{.time_ns = 5, .addr = 0x9999, .pid = PID, .stack_id = 3, .is_free = 1,
+		 .api = "cudaFree"},
+		{.time_ns = 6, .bytes = 900 * mib, .pid = PID, .stack_id = 4, .failed = 1,
+		 .api = "cudaMalloc"},
+		{.time_ns = 7, .addr = 0x4000, .bytes = 100 * mib, .pid = PID, .stack_id = 2,
+		 .api = "cudaMalloc"},
+	};
+	struct profile_data pd = {.mem = mem, .nr_mem = 7, .stack = stack_of};
+	struct json_object *j = report_json(&pd), *m, *peak, *end, *f;
+
+	cr_assert_eq(json_object_array_length(get(j, "memory")), 1);
+	m = json_object_array_get_idx(get(j, "memory"), 0);
+	cr_assert_eq(num(m, "pid"), PID);
+	cr_assert_eq(num(m, "allocations"), 4);
+	cr_assert_eq(num(m, "frees"), 2);
+	cr_assert_eq(num(m, "unknown_frees"), 1);
+	cr_assert_eq(num(m, "failed"), 1);
+	cr_assert_eq(num(m, "allocated_bytes"), 450 * mib);
+	cr_assert_eq(num(m, "peak_bytes"), 350 * mib);
+	cr_assert_eq(num(m, "peak_ns"), 3);
+	cr_assert_eq(num(m, "end_bytes"), 250 * mib);
+	cr_assert_eq(num(m, "end_allocations"), 3);
+	peak = get(m, "at_peak");
+	cr_assert_eq(json_object_array_length(peak), 2);
+	cr_assert_str_eq(innermost(json_object_array_get_idx(peak, 0)), "make_batch");
+	cr_assert_eq(num(json_object_array_get_idx(peak, 0), "bytes"), 200 * mib);
+	cr_assert_str_eq(innermost(json_object_array_get_idx(peak, 1)), "train_step");
+	cr_assert_eq(num(json_object_array_get_idx(peak, 1), "bytes"), 150 * mib);
+	end = get(m, "at_end");
+	cr_assert_str_eq(innermost(json_object_array_get_idx(end, 0)), "train_step");
+	cr_assert_eq(num(json_object_array_get_idx(end, 0), "bytes"), 150 * mib);
+	cr_assert_eq(num(json_object_array_get_idx(end, 1), "bytes"), 100 * mib);
+	cr_assert_str_eq(innermost(json_object_array_get_idx(get(m, "failed_at"), 0)),
+			 "queue_more");
+	f = finding(j, "memory_unfreed");
+	cr_assert(f);
+	cr_assert_str_eq(innermost(f), "train_step");
+	cr_assert_eq(num(get(f, "figures"), "bytes"), 250 * mib);
+	f = finding(j, "allocation_failed");
+	cr_assert(f);
+	cr_assert_str_eq(innermost(f), "queue_more");
+	json_object_put(j);
+}

@@ -280,7 +280,8 @@ Test(cuda_api, names)
 	cr_expect_str_eq(cuda_api__name(XSPROF_CUDA_cuMemcpyHtoDAsync_v2), "cuMemcpyHtoDAsync_v2");
 	cr_expect_null(cuda_api__name(XSPROF_CUDA_LIB_MAPPED));
 	cr_expect_str_eq(cuda_api__name(63), "cudaMemcpyToArray");
-	cr_expect_null(cuda_api__name(120));
+	cr_expect_null(cuda_api__name(127));
+	cr_expect_str_eq(cuda_api__name(120), "cuMemRelease");
 	cr_expect_str_eq(cupti_api__name((2u << 16) | 505), "__cudaLaunchKernel");
 	cr_expect_str_eq(cupti_api__name((1u << 16) | 307), "cuLaunchKernel");
 	cr_expect_null(cupti_api__name((2u << 16) | 307));

@@ -124,7 +124,68 @@ const struct cuda_api cuda_apis[] = {
 	API(cuMemcpyPeer, NONE),
 	API(cuMemcpy2D_v2, NONE),
 	API(cuMemcpy3D_v2, NONE),
+
+	/* GPU memory: the "stream" read at entry is an allocation's size (its second argument)
+	 * or a free's address or handle (its first). */
+	API(cudaMalloc, REG(1)),
+	API(cudaMallocAsync, REG(1)),
+	API(cudaMallocAsync_ptsz, REG(1)),
+	API(cudaMallocManaged, REG(1)),
+	API(cudaMallocFromPoolAsync, REG(1)),
+	API(cudaMallocFromPoolAsync_ptsz, REG(1)),
+	API(cudaFree, REG(0)),
+	API(cudaFreeAsync, REG(0)),
+	API(cudaFreeAsync_ptsz, REG(0)),
+	API(cuMemAlloc_v2, REG(1)),
+	API(cuMemAllocAsync, REG(1)),
+	API(cuMemAllocAsync_ptsz, REG(1)),
+	API(cuMemAllocManaged, REG(1)),
+	API(cuMemAllocFromPoolAsync, REG(1)),
+	API(cuMemAllocFromPoolAsync_ptsz, REG(1)),
+	API(cuMemFree_v2, REG(0)),
+	API(cuMemFreeAsync, REG(0)),
+	API(cuMemFreeAsync_ptsz, REG(0)),
+	API(cuMemCreate, REG(1)),
+	API(cuMemRelease, REG(0)),
 };
+
+bool cuda_api__allocates(unsigned int api)
+{
+	switch (api) {
+	case XSPROF_CUDA_cudaMalloc:
+	case XSPROF_CUDA_cudaMallocAsync:
+	case XSPROF_CUDA_cudaMallocAsync_ptsz:
+	case XSPROF_CUDA_cudaMallocManaged:
+	case XSPROF_CUDA_cudaMallocFromPoolAsync:
+	case XSPROF_CUDA_cudaMallocFromPoolAsync_ptsz:
+	case XSPROF_CUDA_cuMemAlloc_v2:
+	case XSPROF_CUDA_cuMemAllocAsync:
+	case XSPROF_CUDA_cuMemAllocAsync_ptsz:
+	case XSPROF_CUDA_cuMemAllocManaged:
+	case XSPROF_CUDA_cuMemAllocFromPoolAsync:
+	case XSPROF_CUDA_cuMemAllocFromPoolAsync_ptsz:
+	case XSPROF_CUDA_cuMemCreate:
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool cuda_api__frees(unsigned int api)
+{
+	switch (api) {
+	case XSPROF_CUDA_cudaFree:
+	case XSPROF_CUDA_cudaFreeAsync:
+	case XSPROF_CUDA_cudaFreeAsync_ptsz:
+	case XSPROF_CUDA_cuMemFree_v2:
+	case XSPROF_CUDA_cuMemFreeAsync:
+	case XSPROF_CUDA_cuMemFreeAsync_ptsz:
+	case XSPROF_CUDA_cuMemRelease:
+		return true;
+	default:
+		return false;
+	}
+}
 
 const size_t cuda_nr_apis = sizeof(cuda_apis) / sizeof(cuda_apis[0]);
 

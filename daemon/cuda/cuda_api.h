@@ -25,6 +25,10 @@ extern const size_t cuda_nr_apis;
 const struct cuda_api *cuda_api__by_name(const char *name);
 /* An XSPROF_CUDA_* id's function name, or NULL. */
 const char *cuda_api__name(unsigned int api);
+/* Whether the API allocates GPU memory (the size at entry, the address at return), or frees
+ * it (the address at entry); cuMemCreate and cuMemRelease by handle. */
+bool cuda_api__allocates(unsigned int api);
+bool cuda_api__frees(unsigned int api);
 /* Whether xsprof:launch reports calls of this API (its entry uprobe is then redundant). */
 bool cuda_api__usdt_covers(unsigned int api);
 /* The launch APIs libxsprof_cupti fires xsprof:launch for, by CUPTI callback id (numbers of

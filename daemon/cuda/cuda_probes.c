@@ -219,7 +219,8 @@ static __u64 api_cookie(const struct cuda_api *a, pid_t pid, bool waits)
 	return XSPROF_CUDA_COOKIE(a->id, a->loc, a->idx, a->off) |
 	       (a->wrapper ? XSPROF_CUDA_COOKIE_WRAPPER : 0) |
 	       (pid > 0 ? XSPROF_CUDA_COOKIE_ONE_PROCESS : 0) |
-	       (waits && cuda_api__waits(a->id) ? XSPROF_CUDA_COOKIE_WAIT : 0);
+	       (waits && cuda_api__waits(a->id) ? XSPROF_CUDA_COOKIE_WAIT : 0) |
+	       (waits && cuda_api__allocates(a->id) ? XSPROF_CUDA_COOKIE_ALLOC : 0);
 }
 
 /* Two names for one entry (an alias): one probe, or each call would count twice. */
@@ -858,6 +859,15 @@ static int on_wait_record(void *ctx, const void *data, size_t size)
 	return err;
 }
 
+static int on_alloc_record(void *ctx, const void *data, size_t size)
+{
+	struct cuda_probes *cp = ctx;
+	int err = cuda_waits__add_alloc_record(cp->store, data, size);
+
+	cp->st.bad_records += err == -EBADMSG;
+	return err;
+}
+
 /* An xsprof scope began or ended: an end's range goes to the store of the moment. */
 static int on_scope_record(void *ctx, const void *data, size_t size)
 {
@@ -896,6 +906,8 @@ struct cuda_probes *cuda_probes__new(struct sampler *s, const struct cuda_probes
 		err = sampler__set_handler(s, XSPROF_REC_USDT_LAUNCH, on_usdt_record, cp);
 	if (!err)
 		err = sampler__set_handler(s, XSPROF_REC_CUDA_WAIT, on_wait_record, cp);
+	if (!err)
+		err = sampler__set_handler(s, XSPROF_REC_CUDA_ALLOC, on_alloc_record, cp);
 	if (!err)
 		err = sampler__set_handler(s, XSPROF_REC_LAUNCH_REUSE, on_reuse_record, cp);
 	if (!err)
@@ -1079,6 +1091,7 @@ void cuda_probes__free(struct cuda_probes *cp)
 		sampler__set_handler(cp->sampler, XSPROF_REC_CUDA_CALL, NULL, NULL);
 		sampler__set_handler(cp->sampler, XSPROF_REC_USDT_LAUNCH, NULL, NULL);
 		sampler__set_handler(cp->sampler, XSPROF_REC_CUDA_WAIT, NULL, NULL);
+		sampler__set_handler(cp->sampler, XSPROF_REC_CUDA_ALLOC, NULL, NULL);
 		sampler__set_handler(cp->sampler, XSPROF_REC_LAUNCH_REUSE, NULL, NULL);
 		sampler__set_handler(cp->sampler, XSPROF_REC_SCOPE, NULL, NULL);
 	}

@@ -6,6 +6,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "daemon/cuda/cuda_api.h"
 #include "daemon/cuda/cuda_waits.h"
 #include "daemon/cuda/launch_store.h"
 #include "daemon/cuda/uprobe_multi.h"
@@ -56,12 +57,28 @@ static const struct {
 };
 
 #define NR_WAITS (sizeof(waits) / sizeof(waits[0]))
+/* Return probes also time the allocating APIs (cuda_api__allocates): at most this many. */
+#define NR_ALLOCS 16
+#define NR_RET	  (NR_WAITS + NR_ALLOCS)
 
 struct cuda_wait_links {
 	int multi_fd; /* one uprobe_multi link, or -1 */
-	struct bpf_link *links[NR_WAITS];
+	struct bpf_link *links[NR_RET];
 	int nr_links;
 };
+
+/* The APIs with a return probe: the waiting ones, then the allocating ones (0 past them). */
+static unsigned int ret_api(size_t i)
+{
+	size_t k = 0;
+
+	if (i < NR_WAITS)
+		return waits[i].api;
+	for (unsigned int api = 1; api < XSPROF_CUDA_API_MAX; api++)
+		if (cuda_api__allocates(api) && k++ == i - NR_WAITS)
+			return api;
+	return 0;
+}
 
 bool cuda_api__waits(unsigned int api)
 {
@@ -90,13 +107,14 @@ void cuda_wait_links__free(struct cuda_wait_links *wl)
 	free(wl);
 }
 
-/* The distinct offsets of the file's waiting APIs (two names on one entry probe once). */
+/* The distinct offsets of the file's timed APIs (two names on one entry probe once). */
 static uint32_t wait_offsets(const uint64_t *off, unsigned long *offs)
 {
 	uint32_t n = 0;
 
-	for (size_t i = 0; i < NR_WAITS; i++) {
-		uint64_t o = off[waits[i].api];
+	for (size_t i = 0; i < NR_RET; i++) {
+		unsigned int api = ret_api(i);
+		uint64_t o = api ? off[api] : 0;
 		bool dup = false;
 
 		for (uint32_t j = 0; j < n && !dup; j++)
@@ -109,7 +127,7 @@ static uint32_t wait_offsets(const uint64_t *off, unsigned long *offs)
 
 int cuda_waits__count(const uint64_t *off)
 {
-	unsigned long offs[NR_WAITS];
+	unsigned long offs[NR_RET];
 
 	return (int)wait_offsets(off, offs);
 }
@@ -118,8 +136,8 @@ int cuda_wait_links__attach(const struct bpf_program *multi_prog, const struct b
 			    pid_t pid, const char *path, const uint64_t *off,
 			    struct cuda_wait_links **ret)
 {
-	unsigned long offs[NR_WAITS];
-	__u64 cookies[NR_WAITS] = {0};
+	unsigned long offs[NR_RET];
+	__u64 cookies[NR_RET] = {0};
 	struct cuda_wait_links *wl;
 	uint32_t n = wait_offsets(off, offs);
 	int err = 0;
@@ -184,5 +202,15 @@ int cuda_waits__add_record(struct launch_store *ls, const void *data, size_t siz
 	if (size < sizeof(*w) || !cuda_api__waits(w->api) || w->return_ns < w->entry_ns)
 		return -EBADMSG;
 	launch_store__add_wait(ls, w); /* a full store counts it */
+	return 0;
+}
+
+int cuda_waits__add_alloc_record(struct launch_store *ls, const void *data, size_t size)
+{
+	const struct xsprof_cuda_wait *w = data;
+
+	if (size < sizeof(*w) || !cuda_api__allocates(w->api) || w->return_ns < w->entry_ns)
+		return -EBADMSG;
+	launch_store__add_alloc(ls, w); /* a full store counts it */
 	return 0;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * CUDA calls that wait for the GPU: stream, event and device (context) synchronize and the
- * blocking copies, runtime and driver. Their entry is probed like every CUDA API (cuda_probes);
- * here are the return probes that time them (bpf/uprobe_cuda_ret.bpf.c), attached on the same
- * files, and their records, kept in the launch store beside the calls.
+ * blocking copies, runtime and driver; and the calls that allocate GPU memory, whose return
+ * says the address. Their entry is probed like every CUDA API (cuda_probes); here are the
+ * return probes that time them (bpf/uprobe_cuda_ret.bpf.c), attached on the same files, and
+ * their records, kept in the launch store beside the calls.
  */
 #ifndef XSPROF_DAEMON_CUDA_CUDA_WAITS_H
 #define XSPROF_DAEMON_CUDA_CUDA_WAITS_H
@@ -45,5 +46,8 @@ int cuda_waits__bpf_stats(const struct bpf_map *map, int ncpu, struct xsprof_wai
 
 /* One XSPROF_REC_CUDA_WAIT record into ls; -EBADMSG when malformed. */
 int cuda_waits__add_record(struct launch_store *ls, const void *data, size_t size);
+/* One XSPROF_REC_CUDA_ALLOC record (an allocating call returned) into ls; -EBADMSG when
+ * malformed. */
+int cuda_waits__add_alloc_record(struct launch_store *ls, const void *data, size_t size);
 
 #endif

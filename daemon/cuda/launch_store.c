@@ -44,6 +44,8 @@ struct launch_store {
 	size_t nev, cap_ev;
 	struct launch_wait *waits;
 	size_t nwaits, cap_waits;
+	struct launch_wait *allocs;
+	size_t nallocs, cap_allocs;
 	struct launch_range *ranges;
 	size_t nranges, cap_ranges;
 	size_t max_stacks, max_events;
@@ -88,6 +90,7 @@ void launch_store__free(struct launch_store *ls)
 	free(ls->frames);
 	free(ls->events);
 	free(ls->waits);
+	free(ls->allocs);
 	free(ls->ranges);
 	hashmap__free(ls->last);
 	launch_store__free(ls->carried);
@@ -482,6 +485,7 @@ void launch_store__stats(const struct launch_store *ls, struct launch_store_stat
 	ret->bytes = sizeof(*ls) + ls->cap * sizeof(*ls->entries) +
 		     ls->nslots * sizeof(*ls->slots) + ls->cap_frames * sizeof(*ls->frames) +
 		     ls->cap_ev * sizeof(*ls->events) + ls->cap_waits * sizeof(*ls->waits) +
+		     ls->cap_allocs * sizeof(*ls->allocs) + ls->cap_ranges * sizeof(*ls->ranges) +
 		     hashmap__count(ls->last) * 32; /* about a hash map entry each */
 	if (ls->carried) {
 		struct launch_store_stats c;
@@ -508,6 +512,36 @@ int launch_store__add_wait(struct launch_store *ls, const struct xsprof_cuda_wai
 	};
 	ls->st.waits++;
 	return 0;
+}
+
+int launch_store__add_alloc(struct launch_store *ls, const struct xsprof_cuda_wait *w)
+{
+	if (ls->nallocs >= ls->max_events ||
+	    reserve((void **)&ls->allocs, &ls->cap_allocs, ls->nallocs + 1, sizeof(*ls->allocs))) {
+		ls->st.allocs_dropped++;
+		return -ENOSPC;
+	}
+	ls->allocs[ls->nallocs++] = (struct launch_wait){
+		.entry_ns = w->entry_ns,
+		.return_ns = w->return_ns,
+		.stream = w->stream,
+		.tgid = w->tgid,
+		.tid = w->tid,
+		.api = w->api,
+		.flags = w->flags,
+	};
+	ls->st.allocs++;
+	return 0;
+}
+
+size_t launch_store__nr_allocs(const struct launch_store *ls)
+{
+	return ls->nallocs;
+}
+
+const struct launch_wait *launch_store__allocs(const struct launch_store *ls)
+{
+	return ls->allocs;
 }
 
 int launch_store__add_range(struct launch_store *ls, const struct launch_range *r)

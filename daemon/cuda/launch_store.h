@@ -43,7 +43,8 @@ struct launch_stack {
 /* One call. */
 struct launch_event {
 	uint64_t time_ns; /* CLOCK_MONOTONIC */
-	uint64_t arg;	  /* LAUNCH_UPROBE: the stream; LAUNCH_USDT: the correlation id */
+	uint64_t arg;	  /* LAUNCH_UPROBE: the stream (an allocation's size, a free's address);
+			 LAUNCH_USDT: the correlation id */
 	uint32_t tgid;
 	uint32_t tid;
 	uint32_t api;
@@ -53,14 +54,16 @@ struct launch_event {
 	uint32_t pad;
 };
 
-/* A call that waited for the GPU, timed from entry to return (struct xsprof_cuda_wait). Its
- * stack is the one of the uprobe event of the same tid whose time_ns is entry_ns. */
+/* A call that waited for the GPU, or allocated GPU memory, timed from entry to return (struct
+ * xsprof_cuda_wait). Its stack is the one of the uprobe event of the same tid whose time_ns is
+ * entry_ns (that event's arg is an allocation's size). */
 struct launch_wait {
 	uint64_t entry_ns, return_ns; /* CLOCK_MONOTONIC */
-	uint64_t stream;	      /* the stream argument (0: none or the legacy stream) */
+	uint64_t stream; /* the stream argument (0: none or the legacy stream); an allocation's
+			    address or handle */
 	uint32_t tgid, tid;
-	uint32_t api; /* enum xsprof_cuda_api */
-	uint32_t pad;
+	uint32_t api;	/* enum xsprof_cuda_api */
+	uint32_t flags; /* the record's XSPROF_CUDA_F_* (an allocation: FAILED, READ_ERR) */
 };
 
 /* An xsprof scope (xsprof/scope.h) a thread opened and closed: a range, as NVTX ones are. */
@@ -84,6 +87,8 @@ struct launch_store_stats {
 	uint64_t last_emptied;	 /* times the threads' last stacks were forgotten at the cap */
 	uint64_t ranges;	 /* scopes stored */
 	uint64_t ranges_dropped; /* scopes not kept: the event cap reached */
+	uint64_t allocs;	 /* allocations' returns stored */
+	uint64_t allocs_dropped; /* allocations' returns not kept: the event cap reached */
 };
 
 /* Caps: distinct stacks and events kept; 0 picks the defaults (100000 and 1000000). */
@@ -114,6 +119,10 @@ size_t launch_store__nr_ranges(const struct launch_store *ls);
 const struct launch_range *launch_store__ranges(const struct launch_store *ls);
 /* Waits in arrival order; valid until the next add. */
 const struct launch_wait *launch_store__waits(const struct launch_store *ls);
+/* The same for the returns of allocating calls (XSPROF_REC_CUDA_ALLOC, already validated). */
+int launch_store__add_alloc(struct launch_store *ls, const struct xsprof_cuda_wait *w);
+size_t launch_store__nr_allocs(const struct launch_store *ls);
+const struct launch_wait *launch_store__allocs(const struct launch_store *ls);
 
 /* Visit every distinct stack in insertion order; stops at and returns fn's first non-zero. */
 int launch_store__for_each(const struct launch_store *ls,

@@ -89,6 +89,9 @@ static int convert_launches(struct gpu_join *g, const struct launch_store *ls)
 		bool usdt = e->kind == LAUNCH_USDT;
 		const char *name = usdt ? cupti_api__name(e->api) : cuda_api__name(e->api);
 
+		/* Memory calls put no work on a GPU: nothing to join (the GPU report has them). */
+		if (!usdt && (cuda_api__allocates(e->api) || cuda_api__frees(e->api)))
+			continue;
 		g->cpu[g->nr_cpu++] = (struct corr_cpu_rec){
 			.kind = usdt ? CORR_CPU_USDT : CORR_CPU_UPROBE,
 			.api_kind = api_kind(name),

@@ -7,6 +7,7 @@
 
 #include "daemon/cuda/cuda_api.h"
 #include "daemon/cuda/cuda_probes.h"
+#include "daemon/base/vec.h"
 #include "daemon/cuda/cuda_waits.h"
 #include "daemon/gpu/gpu_records.h"
 #include "daemon/session/gpu_waits.h"
@@ -78,7 +79,8 @@ static int index_calls(struct waits *w)
 	if (!w->calls)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
-		if (ev[i].kind == LAUNCH_UPROBE && cuda_api__waits(ev[i].api))
+		if (ev[i].kind == LAUNCH_UPROBE &&
+		    (cuda_api__waits(ev[i].api) || cuda_api__allocates(ev[i].api)))
 			w->calls[w->nr_calls++] = (struct call_ix){
 				.tid = ev[i].tid, .event = (uint32_t)i, .time_ns = ev[i].time_ns};
 	qsort(w->calls, w->nr_calls, sizeof(*w->calls), cmp_call);
@@ -349,6 +351,77 @@ int gpu_waits__timeline(const struct launch_store *ls, struct profile_wait **ret
 					     .api = cuda_api__name(lw[i].api)};
 	}
 	free(w.calls);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+static int cmp_mem(const void *a, const void *b)
+{
+	const struct profile_mem *x = a, *y = b;
+
+	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
+}
+
+int gpu_waits__memory(const struct launch_store *ls, struct profile_mem **ret, size_t *ret_n)
+{
+	const struct launch_wait *al = ls ? launch_store__allocs(ls) : NULL;
+	const struct launch_event *ev = ls ? launch_store__events(ls) : NULL;
+	size_t na = ls ? launch_store__nr_allocs(ls) : 0, ne = ls ? launch_store__nr_events(ls) : 0;
+	struct waits w = {.ls = ls};
+	struct profile_mem *v = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (!na && !ne)
+		return 0;
+	if (index_calls(&w))
+		return -ENOMEM;
+	for (size_t i = 0; i < na && !err; i++) {
+		const struct launch_event *e = call_of(&w, &al[i]);
+
+		if (vec_reserve(&v, &cap, n + 1)) {
+			err = -ENOMEM;
+			break;
+		}
+		v[n++] = (struct profile_mem){
+			.time_ns = al[i].return_ns,
+			.addr = al[i].flags & (XSPROF_CUDA_F_FAILED | XSPROF_CUDA_F_READ_ERR)
+					? 0
+					: al[i].stream,
+			.bytes = e ? e->arg : 0,
+			.pid = al[i].tgid,
+			.tid = al[i].tid,
+			.stack_id = e && e->stack != UINT32_MAX ? STACK_NAMES_LAUNCH | e->stack
+								: CORR_NO_STACK,
+			.failed = !!(al[i].flags & XSPROF_CUDA_F_FAILED),
+			.api = cuda_api__name(al[i].api)};
+	}
+	for (size_t i = 0; i < ne && !err; i++) {
+		if (ev[i].kind != LAUNCH_UPROBE || !cuda_api__frees(ev[i].api) || !ev[i].arg)
+			continue; /* cudaFree(0) only makes the context */
+		if (vec_reserve(&v, &cap, n + 1)) {
+			err = -ENOMEM;
+			break;
+		}
+		v[n++] = (struct profile_mem){.time_ns = ev[i].time_ns,
+					      .addr = ev[i].arg,
+					      .pid = ev[i].tgid,
+					      .tid = ev[i].tid,
+					      .stack_id = ev[i].stack != UINT32_MAX
+								  ? STACK_NAMES_LAUNCH | ev[i].stack
+								  : CORR_NO_STACK,
+					      .is_free = 1,
+					      .api = cuda_api__name(ev[i].api)};
+	}
+	free(w.calls);
+	if (err) {
+		free(v);
+		return err;
+	}
+	qsort(v, n, sizeof(*v), cmp_mem);
 	*ret = v;
 	*ret_n = n;
 	return 0;

@@ -20,6 +20,7 @@ struct calltree;
 struct xsprof_wait_stats;
 struct launch_store;
 struct profile_data;
+struct profile_mem;
 struct profile_wait;
 
 struct gpu_waits_stats {
@@ -46,6 +47,10 @@ int gpu_waits__add(const struct launch_store *ls, const struct profile_data *pd,
 /* ls's waits as timeline slices into a new array (*ret, free() it; NULL when none). 0 or
  * -ENOMEM. */
 int gpu_waits__timeline(const struct launch_store *ls, struct profile_wait **ret, size_t *ret_n);
+
+/* The GPU memory calls of ls (allocations at their return, frees at their entry), in time
+ * order, into a new array (*ret, free() it; NULL when none), for the GPU report. 0 or -ENOMEM. */
+int gpu_waits__memory(const struct launch_store *ls, struct profile_mem **ret, size_t *ret_n);
 
 /* Log what the waits came to (a line when there were any; losses as warnings). */
 void gpu_waits__report(const struct gpu_waits_stats *st, const struct launch_store *ls,

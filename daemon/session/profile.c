@@ -99,6 +99,10 @@ static int add_waits(struct session_profile *sp, const struct launch_store *ls,
 		if (err)
 			return err;
 		pd->waits = sp->waits_timeline;
+		err = gpu_waits__memory(ls, &sp->mem_timeline, &pd->nr_mem);
+		if (err)
+			return err;
+		pd->mem = sp->mem_timeline;
 	}
 	return 0;
 }
@@ -162,6 +166,7 @@ void session_profile__release(struct session_profile *sp)
 	group_by__free(sp->groups);
 	ranges__free(sp->ranges);
 	free(sp->waits_timeline);
+	free(sp->mem_timeline);
 	gpu_join__free(sp->join);
 	calltree__free(sp->tree);
 	memset(sp, 0, sizeof(*sp));

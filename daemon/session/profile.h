@@ -57,6 +57,7 @@ struct session_profile {
 	struct group_by *groups;	     /* view->group_by's names, when the view had none */
 	struct ranges *ranges;		     /* view->group_by range's NVTX ranges */
 	struct profile_wait *waits_timeline; /* pd.waits */
+	struct profile_mem *mem_timeline;    /* pd.mem */
 	const char *failed;		     /* on failure, the step: "naming the stacks", ... */
 };
 

@@ -13,6 +13,11 @@
  *            then xs_read_result spends 2 ms of CPU: the GPU idles after every sync
  *   pageable xs_copy_inputs copies 64 MiB from pageable memory (async, 10 ms), then a 5 ms
  *            kernel runs while the host sleeps 20 ms
+ *   memory   (N ignored) GPU memory through cuMemAlloc_v2/cuMemFree_v2: xs_load_weights
+ *            keeps 4 x 32 MiB, xs_grow_cache allocates 8 x 16 MiB, xs_temp_buffer 64 MiB
+ *            and frees it (the peak: 320 MiB), xs_trim_cache frees 6 of the cache's blocks,
+ *            xs_too_big asks for 8 GiB and fails; 160 MiB is left at exit (128 weights, 32
+ *            cache). It prints "mem_peak B", "mem_end B", "mem_failed N".
  * It prints the truth over its GPU work: "busy_ns B", "idle_ns I", "active_ns A",
  * "kernels K", "copies C", "copy_bytes Y".
  */
@@ -35,6 +40,8 @@
 #define XS_CBID_cudaMemcpyAsync 41
 
 void xs_bound_gpu_until(uint64_t mono_ns);
+CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);
+CUresult cuMemFree_v2(CUdeviceptr dptr);
 
 struct work {
 	bool copy;
@@ -100,6 +107,56 @@ NOINLINE void xs_sync_step(void)
 NOINLINE void xs_copy_inputs(void)
 {
 	launch("copy", 10 * MS, true, 64ull << 20);
+}
+
+#define MIB (1ull << 20)
+
+static CUdeviceptr cache[8];
+
+NOINLINE void xs_load_weights(void)
+{
+	CUdeviceptr p;
+
+	for (int i = 0; i < 4; i++)
+		cuMemAlloc_v2(&p, 32 * MIB);
+}
+
+NOINLINE void xs_grow_cache(void)
+{
+	for (int i = 0; i < 8; i++)
+		cuMemAlloc_v2(&cache[i], 16 * MIB);
+}
+
+NOINLINE void xs_temp_buffer(void)
+{
+	CUdeviceptr p = 0;
+
+	if (!cuMemAlloc_v2(&p, 64 * MIB))
+		cuMemFree_v2(p);
+}
+
+NOINLINE void xs_trim_cache(void)
+{
+	for (int i = 0; i < 6; i++)
+		cuMemFree_v2(cache[i]);
+}
+
+NOINLINE int xs_too_big(void)
+{
+	CUdeviceptr p;
+
+	return cuMemAlloc_v2(&p, 8192 * MIB);
+}
+
+static void memory(void)
+{
+	xs_load_weights();
+	xs_grow_cache();
+	xs_temp_buffer();
+	xs_trim_cache();
+	printf("mem_peak %llu\nmem_end %llu\nmem_failed %d\n", 320 * MIB, 160 * MIB,
+	       xs_too_big() != 0);
+	fflush(stdout);
 }
 
 static int send_work(void)
@@ -174,7 +231,7 @@ int main(int argc, char **argv)
 	int n = argc > 2 ? atoi(argv[2]) : 0;
 
 	if (n <= 0 || n > MAX_WORK / 4) {
-		fprintf(stderr, "usage: xs_gpu_bound input|launch|sync|pageable N (1..%d)\n",
+		fprintf(stderr, "usage: xs_gpu_bound input|launch|sync|pageable|memory N (1..%d)\n",
 			MAX_WORK / 4);
 		return 2;
 	}
@@ -188,6 +245,9 @@ int main(int argc, char **argv)
 		} else if (!strcmp(mode, "sync")) {
 			xs_sync_step();
 			xs_read_result();
+		} else if (!strcmp(mode, "memory")) {
+			memory();
+			return 0;
 		} else if (!strcmp(mode, "pageable")) {
 			xs_copy_inputs();
 			launch("xs_k_train", 5 * MS, false, 0);

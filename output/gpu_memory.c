@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/base/hashmap.h"
+#include "daemon/base/keymap.h"
+#include "daemon/base/vec.h"
+#include "output/chrome_trace.h"
+#include "output/gpu_memory.h"
+#include "output/profile.h"
+
+#define MAX_COUNTER_EVTS 200000
+
+/* The building state: where each live allocation came from, and the place of each stack. */
+struct walk {
+	const struct profile_data *pd;
+	struct gpu_memory *m;
+	struct hashmap *live;	/* (pid, addr) -> pd->mem index + 1 */
+	struct hashmap *by_id;	/* (pid, stack_id) -> stacks index + 1 */
+	struct keymap *by_name; /* pid, api, frames -> stacks index + 1 */
+	size_t *place;		/* pd->mem index -> stacks index (allocations) */
+	char *key;
+	size_t cap_key;
+};
+
+static struct gpu_mem_proc *proc_of(struct gpu_memory *m, uint32_t pid)
+{
+	for (size_t i = 0; i < m->nr_procs; i++)
+		if (m->procs[i].pid == pid)
+			return &m->procs[i];
+	if (vec_reserve(&m->procs, &m->cap_procs, m->nr_procs + 1))
+		return NULL;
+	m->procs[m->nr_procs] = (struct gpu_mem_proc){.pid = pid};
+	return &m->procs[m->nr_procs++];
+}
+
+/* The place of an allocation: its stack as named (stacks that read the same are one). */
+static int place_of(struct walk *w, const struct profile_mem *e, size_t *ret)
+{
+	const struct profile_data *pd = w->pd;
+	struct gpu_memory *m = w->m;
+	void *v = hashmap__get(w->by_id, e->pid, e->stack_id);
+	const char *const *frames = NULL;
+	size_t n = 0, len, need;
+
+	if (v) {
+		*ret = (size_t)v - 1;
+		return 0;
+	}
+	if (e->stack_id == CORR_NO_STACK || !pd->stack ||
+	    pd->stack(pd->ctx, e->pid, e->stack_id, &frames, &n))
+		n = 0;
+	need = 64 + (e->api ? strlen(e->api) : 0);
+	for (size_t i = 0; i < n; i++)
+		need += strlen(frames[i]) + 1;
+	if (vec_reserve(&w->key, &w->cap_key, need))
+		return -ENOMEM;
+	len = (size_t)snprintf(w->key, w->cap_key, "%u|%s|", e->pid, e->api ? e->api : "");
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(w->key + len, w->cap_key - len, "%s;", frames[i]);
+	v = keymap__get(w->by_name, w->key, len);
+	if (!v) {
+		struct gpu_mem_stack *s;
+
+		if (vec_reserve(&m->stacks, &m->cap_stacks, m->nr_stacks + 1) ||
+		    keymap__put(w->by_name, w->key, len, (void *)(m->nr_stacks + 1), NULL))
+			return -ENOMEM;
+		s = &m->stacks[m->nr_stacks];
+		*s = (struct gpu_mem_stack){.pid = e->pid, .api = e->api};
+		if (n) {
+			s->frames = malloc(n * sizeof(*s->frames));
+			if (!s->frames)
+				return -ENOMEM;
+			memcpy(s->frames, frames, n * sizeof(*s->frames));
+			s->nr_frames = n;
+		}
+		v = (void *)(++m->nr_stacks);
+	}
+	if (hashmap__put(w->by_id, e->pid, e->stack_id, v))
+		return -ENOMEM;
+	*ret = (size_t)v - 1;
+	return 0;
+}
+
+/*
+ * One pass over the calls in time order. peak_at (NULL on the first pass): per process, the
+ * index of the call at which it peaked, where each place's live bytes are noted as at_peak.
+ */
+static int replay(struct walk *w, const size_t *peak_at)
+{
+	const struct profile_data *pd = w->pd;
+	struct gpu_memory *m = w->m;
+	int err = 0;
+
+	for (size_t i = 0; i < pd->nr_mem && !err; i++) {
+		const struct profile_mem *e = &pd->mem[i];
+		struct gpu_mem_proc *p = proc_of(m, e->pid);
+		size_t pi;
+
+		if (!p)
+			return -ENOMEM;
+		pi = (size_t)(p - m->procs);
+		if (e->is_free) {
+			void *v = hashmap__remove(w->live, e->pid, e->addr);
+
+			if (!peak_at)
+				p->frees++;
+			if (!v) {
+				p->unknown_frees += !peak_at;
+				continue;
+			}
+			p->end -= pd->mem[(size_t)v - 1].bytes;
+			m->stacks[w->place[(size_t)v - 1]].live -= pd->mem[(size_t)v - 1].bytes;
+		} else {
+			size_t s;
+
+			err = place_of(w, e, &s);
+			if (err)
+				break;
+			w->place[i] = s;
+			if (e->failed) {
+				if (!peak_at && !p->failed++)
+					p->failed_ix = s + 1;
+				continue;
+			}
+			if (!e->addr || hashmap__get(w->live, e->pid, e->addr))
+				continue; /* not readable, or a double report: counted once */
+			if (hashmap__count(w->live) >= GPU_MEMORY_MAX_LIVE) {
+				m->untracked += !peak_at;
+				continue;
+			}
+			if (hashmap__put(w->live, e->pid, e->addr, (void *)(i + 1)))
+				return -ENOMEM;
+			p->end += e->bytes;
+			m->stacks[s].live += e->bytes;
+			if (!peak_at) {
+				p->allocs++;
+				p->allocated += e->bytes;
+				m->stacks[s].allocs++;
+				m->stacks[s].bytes += e->bytes;
+			}
+		}
+		if (!peak_at && p->end > p->peak) {
+			p->peak = p->end;
+			p->peak_ns = e->time_ns;
+			p->nr_at_peak = i; /* the first pass keeps the index here */
+		}
+		if (peak_at && peak_at[pi] == i)
+			for (size_t k = 0; k < m->nr_stacks; k++)
+				if (m->stacks[k].pid == e->pid)
+					m->stacks[k].at_peak = m->stacks[k].live;
+	}
+	return err;
+}
+
+static int cmp_peak(const void *a, const void *b)
+{
+	const struct gpu_mem_stack *x = *(const struct gpu_mem_stack *const *)a;
+	const struct gpu_mem_stack *y = *(const struct gpu_mem_stack *const *)b;
+
+	return x->at_peak < y->at_peak ? 1 : x->at_peak > y->at_peak ? -1 : 0;
+}
+
+static int cmp_end(const void *a, const void *b)
+{
+	const struct gpu_mem_stack *x = *(const struct gpu_mem_stack *const *)a;
+	const struct gpu_mem_stack *y = *(const struct gpu_mem_stack *const *)b;
+
+	return x->live < y->live ? 1 : x->live > y->live ? -1 : 0;
+}
+
+/* Each process's places by bytes at the peak and at the end (those with some). */
+static int rank(struct gpu_memory *m)
+{
+	for (size_t i = 0; i < m->nr_procs; i++) {
+		struct gpu_mem_proc *p = &m->procs[i];
+		size_t n = 0;
+
+		for (size_t k = 0; k < m->nr_stacks; k++)
+			n += m->stacks[k].pid == p->pid;
+		p->at_peak = calloc(n ? n : 1, sizeof(*p->at_peak));
+		p->at_end = calloc(n ? n : 1, sizeof(*p->at_end));
+		if (!p->at_peak || !p->at_end)
+			return -ENOMEM;
+		for (size_t k = 0; k < m->nr_stacks; k++) {
+			const struct gpu_mem_stack *s = &m->stacks[k];
+
+			if (s->pid != p->pid)
+				continue;
+			if (s->at_peak)
+				p->at_peak[p->nr_at_peak++] = s;
+			if (s->live)
+				p->at_end[p->nr_at_end++] = s;
+		}
+		qsort(p->at_peak, p->nr_at_peak, sizeof(*p->at_peak), cmp_peak);
+		qsort(p->at_end, p->nr_at_end, sizeof(*p->at_end), cmp_end);
+		if (p->failed_ix)
+			p->failed_at = &m->stacks[p->failed_ix - 1];
+	}
+	return 0;
+}
+
+static void count_live(void *val, void *ctx)
+{
+	struct walk *w = ctx;
+	const struct profile_mem *e = &w->pd->mem[(size_t)val - 1];
+	struct gpu_mem_proc *p = proc_of(w->m, e->pid);
+
+	if (p)
+		p->end_allocs++;
+}
+
+static int build(struct walk *w)
+{
+	struct gpu_memory *m = w->m;
+	size_t *peak_at;
+	int err = replay(w, NULL);
+
+	if (err)
+		return err;
+	peak_at = calloc(m->nr_procs ? m->nr_procs : 1, sizeof(*peak_at));
+	if (!peak_at)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nr_procs; i++) {
+		m->procs[i].end = 0;
+		/* No peak (nothing live ever): an index no call has. */
+		peak_at[i] = m->procs[i].peak ? m->procs[i].nr_at_peak : SIZE_MAX;
+		m->procs[i].nr_at_peak = 0;
+	}
+	for (size_t k = 0; k < m->nr_stacks; k++)
+		m->stacks[k].live = 0;
+	hashmap__free(w->live);
+	w->live = hashmap__new();
+	err = w->live ? replay(w, peak_at) : -ENOMEM;
+	free(peak_at);
+	if (!err)
+		hashmap__for_each(w->live, count_live, w);
+	return err ? err : rank(m);
+}
+
+int gpu_memory__build(const struct profile_data *pd, struct gpu_memory **ret)
+{
+	struct walk w = {.pd = pd};
+	int err;
+
+	*ret = NULL;
+	if (!pd->nr_mem)
+		return 0;
+	w.m = calloc(1, sizeof(*w.m));
+	w.live = hashmap__new();
+	w.by_id = hashmap__new();
+	w.by_name = keymap__new();
+	w.place = calloc(pd->nr_mem, sizeof(*w.place));
+	err = w.m && w.live && w.by_id && w.by_name && w.place ? build(&w) : -ENOMEM;
+	hashmap__free(w.live);
+	hashmap__free(w.by_id);
+	keymap__free(w.by_name);
+	free(w.place);
+	free(w.key);
+	if (err) {
+		gpu_memory__free(w.m);
+		return err;
+	}
+	*ret = w.m;
+	return 0;
+}
+
+void gpu_memory__free(struct gpu_memory *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nr_procs; i++) {
+		free(m->procs[i].at_peak);
+		free(m->procs[i].at_end);
+	}
+	for (size_t i = 0; i < m->nr_stacks; i++)
+		free(m->stacks[i].frames);
+	free(m->procs);
+	free(m->stacks);
+	free(m);
+}
+
+int gpu_memory__counters(const struct profile_data *pd, struct chrome_trace *t)
+{
+	struct hashmap *live, *per_pid;
+	size_t emitted = 0;
+	int err = 0;
+
+	if (!pd->nr_mem)
+		return 0;
+	live = hashmap__new();
+	per_pid = hashmap__new(); /* pid -> live bytes + 1 (a value is never NULL) */
+	if (!live || !per_pid) {
+		hashmap__free(live);
+		hashmap__free(per_pid);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < pd->nr_mem && !err && emitted < MAX_COUNTER_EVTS; i++) {
+		const struct profile_mem *e = &pd->mem[i];
+		uint64_t cur = (uint64_t)(uintptr_t)hashmap__get(per_pid, e->pid, 0);
+
+		cur = cur ? cur - 1 : 0;
+		if (e->is_free) {
+			void *v = hashmap__remove(live, e->pid, e->addr);
+
+			if (!v)
+				continue;
+			cur -= pd->mem[(size_t)v - 1].bytes;
+		} else {
+			if (e->failed || !e->addr || hashmap__get(live, e->pid, e->addr) ||
+			    hashmap__count(live) >= GPU_MEMORY_MAX_LIVE)
+				continue;
+			if (hashmap__put(live, e->pid, e->addr, (void *)(i + 1))) {
+				err = -ENOMEM;
+				break;
+			}
+			cur += e->bytes;
+		}
+		if (hashmap__put(per_pid, e->pid, 0, (void *)(uintptr_t)(cur + 1))) {
+			err = -ENOMEM;
+			break;
+		}
+		chrome_trace__counter(t, e->pid, "GPU memory MiB", e->time_ns,
+				      &(struct chrome_arg){.key = "allocated",
+							   .type = CHROME_ARG_DOUBLE,
+							   .d = (double)cur / 1048576.0},
+				      1);
+		emitted++;
+	}
+	hashmap__free(live);
+	hashmap__free(per_pid);
+	return err ? err : chrome_trace__error(t);
+}
