@@ -10,3 +10,4 @@ xsprof_unit_test(test_vec SOURCES test_vec.c alloc_fail.c LIBS xsprof_base ${ALL
 xsprof_unit_test(test_arena SOURCES test_arena.c alloc_fail.c LIBS xsprof_base ${ALLOC_FAIL_LINK})
 xsprof_unit_test(test_strset SOURCES test_strset.c alloc_fail.c LIBS xsprof_base ${ALLOC_FAIL_LINK})
 xsprof_unit_test(test_keymap SOURCES test_keymap.c alloc_fail.c LIBS xsprof_base ${ALLOC_FAIL_LINK})
+xsprof_unit_test(test_hashmap SOURCES test_hashmap.c alloc_fail.c LIBS xsprof_base ${ALLOC_FAIL_LINK})
