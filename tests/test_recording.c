@@ -27,34 +27,13 @@
 #include "daemon/symbolize/symbolizer.h"
 #include "output/profile.h"
 #include "tests/alloc_fail.h"
+#include "tests/burn.h"
 
 #define FREQ_HZ 999
 #define BURN_MS 300
 
 static sd_event *ev;
 static struct symbolizer *sym;
-static atomic_bool stop;
-
-/* burn_loop alone in its section: the linker's __start_/__stop_ symbols bound its code. */
-__attribute__((noinline, section("xs_burn"))) void burn_loop(void)
-{
-	volatile uint64_t x = 0;
-
-	while (!atomic_load_explicit(&stop, memory_order_relaxed))
-		x = x * 31 + 7;
-}
-extern const char __start_xs_burn[], __stop_xs_burn[];
-
-static void *burner(void *arg)
-{
-	burn_loop();
-	return NULL;
-}
-
-static int on_end(sd_event_source *src, uint64_t usec, void *ctx)
-{
-	return sd_event_exit(sd_event_source_get_event(src), 0);
-}
 
 static void setup(void)
 {
@@ -104,13 +83,13 @@ static void burn_while_recording(struct recording *r)
 	pthread_t t;
 
 	cr_assert_eq(recording__start(r), 0);
-	atomic_store(&stop, false);
+	atomic_store(&burn_stop, false);
 	cr_assert_eq(pthread_create(&t, NULL, burner, NULL), 0);
 	cr_assert_geq(sd_event_add_time_relative(ev, NULL, CLOCK_MONOTONIC, BURN_MS * 1000ull, 0,
-						 on_end, NULL),
+						 burn_end, NULL),
 		      0);
 	cr_assert_geq(sd_event_loop(ev), 0);
-	atomic_store(&stop, true);
+	atomic_store(&burn_stop, true);
 	pthread_join(t, NULL);
 }
 

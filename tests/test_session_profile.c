@@ -22,6 +22,7 @@
 #include "daemon/symbolize/symbolizer.h"
 #include "output/calltree.h"
 #include "tests/alloc_fail.h"
+#include "tests/burn.h"
 
 #define FREQ_HZ 999
 #define BURN_MS 400
@@ -29,26 +30,6 @@
 static sd_event *ev;
 static struct symbolizer *sym;
 static struct recording *recording;
-static atomic_bool stop;
-
-__attribute__((noinline)) void burn_loop(void)
-{
-	volatile uint64_t x = 0;
-
-	while (!atomic_load_explicit(&stop, memory_order_relaxed))
-		x = x * 31 + 7;
-}
-
-static void *burner(void *arg)
-{
-	burn_loop();
-	return NULL;
-}
-
-static int on_end(sd_event_source *src, uint64_t usec, void *ctx)
-{
-	return sd_event_exit(sd_event_source_get_event(src), 0);
-}
 
 /* BURN_MS of this process recorded: samples one by one, and its off-CPU time. */
 static void record(void)
@@ -76,13 +57,13 @@ static void record(void)
 	cr_assert(recording, "%s failed: %s (run as root, on a kernel with BPF)", what,
 		  strerror(errno));
 	cr_assert_eq(recording__start(recording), 0);
-	atomic_store(&stop, false);
+	atomic_store(&burn_stop, false);
 	cr_assert_eq(pthread_create(&t, NULL, burner, NULL), 0);
 	cr_assert_geq(sd_event_add_time_relative(ev, NULL, CLOCK_MONOTONIC, BURN_MS * 1000ull, 0,
-						 on_end, NULL),
+						 burn_end, NULL),
 		      0);
 	cr_assert_geq(sd_event_loop(ev), 0);
-	atomic_store(&stop, true);
+	atomic_store(&burn_stop, true);
 	pthread_join(t, NULL);
 	recording__stop(recording);
 }
