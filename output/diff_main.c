@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * xsprof-diff: compare two folded profiles. A differential flamegraph (SVG), a table of the
- * functions whose share changed most, and an exit status for CI.
+ * xsprof-diff: compare two folded profiles (a differential flamegraph (SVG), a table of the
+ * functions whose share changed most) or two sets of GPU reports (output/gpu_report_diff.h),
+ * with an exit status for CI.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -12,6 +13,7 @@
 #include "daemon/base/atomic_file.h"
 #include "output/calltree.h"
 #include "output/diff.h"
+#include "output/gpu_report_diff.h"
 #include "output/output.h"
 
 #define EXIT_USAGE     2
@@ -19,12 +21,19 @@
 
 static const char usage[] =
 	"Usage: xsprof-diff [OPTIONS] BEFORE.folded AFTER.folded\n"
-	"Compare two profiles by share of all samples (so their lengths may differ).\n"
+	"       xsprof-diff [OPTIONS] BEFORE.gpu.json[,...] AFTER.gpu.json[,...]\n"
+	"Compare two profiles by share of all samples (so their lengths may differ), or two\n"
+	"sets of GPU reports (xsprofd --report gpu -o X.gpu.json) by their figures: each\n"
+	"device's active, busy and idle time by cause, each kernel's total time, the idle time\n"
+	"blamed on each stack, the GPU memory peak. Several runs a side (a comma list): each\n"
+	"figure is their median, and it regresses only past the runs' own spread.\n"
 	"\n"
 	"  -o, --output FILE      write a differential flamegraph (SVG): the shape of AFTER,\n"
 	"                         red where a stack's share grew, blue where it shrank\n"
 	"  -t, --threshold PCT    exit 3 when a function's share (self or total) grew by more\n"
-	"                         than PCT percentage points\n"
+	"                         than PCT percentage points; for GPU reports, when a figure\n"
+	"                         grew by more than PCT percent (and 1 ms or 1 MiB), its best\n"
+	"                         AFTER run worse than its worst BEFORE run by PCT percent\n"
 	"  -n, --top N            rows of the table (default 20, 0 for all)\n"
 	"      --title TEXT       title of the SVG\n"
 	"  -q, --quiet            no table\n"
@@ -36,7 +45,8 @@ static const char usage[] =
 	"\n"
 	"Examples:\n"
 	"  xsprof-diff base.folded new.folded -o diff.svg\n"
-	"  xsprof-diff --threshold 2 --top 10 main.folded branch.folded || echo regression\n";
+	"  xsprof-diff --threshold 2 --top 10 main.folded branch.folded || echo regression\n"
+	"  xsprof-diff -t 5 base1.gpu.json,base2.gpu.json new1.gpu.json,new2.gpu.json\n";
 
 static int bad(const char *opt, const char *arg, const char *why)
 {
@@ -93,6 +103,62 @@ static int write_svg(FILE *f, void *ctx)
 	const struct svg_args *a = ctx;
 
 	return diff__write_svg(a->d, f, a->meta);
+}
+
+/* "a,b,c" into its parts (in place); how many, at most max. */
+static size_t split(char *list, const char **v, size_t max)
+{
+	size_t n = 0;
+
+	for (char *save = NULL, *t = strtok_r(list, ",", &save); t && n < max;
+	     t = strtok_r(NULL, ",", &save))
+		v[n++] = t;
+	return n;
+}
+
+/* BEFORE and AFTER as GPU reports: the table, and exit 3 past the threshold. */
+static int gpu_reports(const char *before, const char *after, unsigned long top, double threshold,
+		       int quiet)
+{
+	enum { MAX_RUNS = 64 };
+	const char *b[MAX_RUNS], *a[MAX_RUNS];
+	char *bl = strdup(before), *al = strdup(after);
+	size_t nb = bl ? split(bl, b, MAX_RUNS) : 0, na = al ? split(al, a, MAX_RUNS) : 0;
+	struct gpu_report_diff *d = NULL;
+	int status = 1, n;
+	FILE *sink;
+
+	if (!bl || !al) {
+		fprintf(stderr, "xsprof-diff: out of memory\n");
+		goto out;
+	}
+	if (!nb || !na) {
+		fprintf(stderr, "xsprof-diff: no GPU report to compare\n");
+		status = EXIT_USAGE;
+		goto out;
+	}
+	d = gpu_report_diff__new(b, nb, a, na, stderr);
+	if (!d)
+		goto out;
+	sink = quiet ? fopen("/dev/null", "we") : stdout;
+	n = sink ? gpu_report_diff__write(d, sink, top, threshold) : -errno;
+	if (sink && sink != stdout)
+		fclose(sink);
+	if (n < 0) {
+		fprintf(stderr, "xsprof-diff: writing the table: %s\n", strerror(-n));
+		goto out;
+	}
+	status = 0;
+	if (n > 0) {
+		fprintf(stderr, "xsprof-diff: %d figure%s regressed by more than %.2f%%\n", n,
+			n == 1 ? "" : "s", threshold);
+		status = EXIT_THRESHOLD;
+	}
+out:
+	gpu_report_diff__free(d);
+	free(bl);
+	free(al);
+	return status;
 }
 
 int main(int argc, char **argv)
@@ -162,6 +228,16 @@ int main(int argc, char **argv)
 			argc - optind);
 		fprintf(stderr, "Try 'xsprof-diff --help' for more information.\n");
 		return EXIT_USAGE;
+	}
+	if (gpu_report_diff__is_report(argv[optind]) ||
+	    gpu_report_diff__is_report(argv[optind + 1])) {
+		if (!gpu_report_diff__is_report(argv[optind]) ||
+		    !gpu_report_diff__is_report(argv[optind + 1]))
+			return bad("argument", argv[optind],
+				   "GPU reports (.gpu.json) compare with GPU reports only");
+		if (out)
+			return bad("--output", out, "GPU reports compare as a table, not an SVG");
+		return gpu_reports(argv[optind], argv[optind + 1], top, threshold, quiet);
 	}
 	if (out) {
 		enum output_format fmt;

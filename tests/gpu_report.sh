@@ -173,6 +173,40 @@ else
 	fail "GPU memory"
 fi
 
+# Regression gates: xsprof-diff on GPU reports. Two runs of 10 steps against one of 40: the
+# device's active time regressed (exit 3); against another run of 10 steps, nothing past 100%
+# (the runs' own noise on a busy machine stays under it).
+diff=$build/output/xsprof-diff
+for i in 1 2 3; do
+	rm -f "$dir/cupti.sock"
+	timeout 120 "$xsprofd" -f -F 999 --cupti-socket "$dir/cupti.sock" -o "$dir/base$i.gpu.json" \
+		-- "$work" input 10 >/dev/null 2>&1
+done
+rm -f "$dir/cupti.sock"
+timeout 120 "$xsprofd" -f -F 999 --cupti-socket "$dir/cupti.sock" -o "$dir/slow.gpu.json" \
+	-- "$work" input 40 >/dev/null 2>&1
+"$diff" -t 100 "$dir/base1.gpu.json,$dir/base2.gpu.json" "$dir/slow.gpu.json" >"$dir/diff.out" 2>&1
+rc=$?
+if [[ $rc == 3 ]] && grep -q "device 0 active  REGRESSED" "$dir/diff.out"; then
+	pass "xsprof-diff: 4x the steps regress the device's active time (exit 3)"
+else
+	fail "xsprof-diff on a slower run: exit $rc"$'\n'"$(head -12 "$dir/diff.out")"
+fi
+"$diff" -t 100 "$dir/base1.gpu.json,$dir/base2.gpu.json" "$dir/base3.gpu.json" >"$dir/same.out" 2>&1
+rc=$?
+if [[ $rc == 0 ]] && ! grep -q REGRESSED "$dir/same.out"; then
+	pass "xsprof-diff: the same workload again does not regress (exit 0)"
+else
+	fail "xsprof-diff on the same workload: exit $rc"$'\n'"$(head -12 "$dir/same.out")"
+fi
+if "$diff" "$dir/base1.gpu.json" "$dir/input.json" >"$dir/mixed.out" 2>&1; then
+	fail "xsprof-diff took a Chrome trace for a GPU report"
+elif grep -q "compare with GPU reports only" "$dir/mixed.out"; then
+	pass "xsprof-diff refuses to compare a GPU report with another kind of file"
+else
+	fail "xsprof-diff on mixed inputs: $(head -2 "$dir/mixed.out")"
+fi
+
 # The service: a recording on request in format gpu-report (xsprofctl record -o X.gpu.json)
 # diagnoses the same; the rolling window, which keeps no GPU records, refuses the format.
 ctl=$build/daemon/ctl/xsprofctl
