@@ -150,6 +150,13 @@ static bool is_comm(const struct corr_gpu_rec *g)
 	return g->kind == CORR_GPU_KERNEL && g->name && strcasestr(g->name, "nccl");
 }
 
+/* qsort, for arrays that may be empty (and NULL): qsort must not be given NULL. */
+static void sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 static void free_val(const void *key, size_t len, void *val, void *ctx)
 {
 	(void)key;
@@ -206,7 +213,7 @@ static size_t *sorted_index(size_t n, int (*cmp)(const void *, const void *),
 	for (size_t i = 0; i < n; i++)
 		v[i] = i;
 	sort_pd = pd;
-	qsort(v, n, sizeof(*v), cmp);
+	sort(v, n, sizeof(*v), cmp);
 	return v;
 }
 
@@ -539,7 +546,7 @@ static int devices(struct gpu_report *r)
 			if (is_work(g) && g->end_ns > g->start_ns && g->device == r->dev[k].device)
 				w[n++] = (struct work){g->start_ns, g->end_ns, i};
 		}
-		qsort(w, n, sizeof(*w), cmp_work);
+		sort(w, n, sizeof(*w), cmp_work);
 		err = device_facts(r, &r->dev[k], w, n);
 	}
 	free(w);
@@ -644,7 +651,7 @@ static void stream_delays(struct gpu_report *r)
 		struct stream_stat *st = &r->streams[i];
 		uint64_t sum = 0;
 
-		qsort(st->delay, st->n, sizeof(*st->delay), cmp_u64);
+		sort(st->delay, st->n, sizeof(*st->delay), cmp_u64);
 		for (size_t k = 0; k < st->n; k++)
 			sum += st->delay[k];
 		st->mean = st->n ? sum / st->n : 0;
@@ -652,7 +659,7 @@ static void stream_delays(struct gpu_report *r)
 		st->p99 = percentile(st->delay, st->n, 99);
 		st->max = st->n ? st->delay[st->n - 1] : 0;
 	}
-	qsort(r->streams, r->nr_streams, sizeof(*r->streams), cmp_stream);
+	sort(r->streams, r->nr_streams, sizeof(*r->streams), cmp_stream);
 }
 
 struct klaunch {
@@ -700,15 +707,15 @@ static int launch_facts(struct gpu_report *r)
 		first = l->time_ns < first ? l->time_ns : first;
 		last = l->time_ns > last ? l->time_ns : last;
 	}
-	qsort(k, n, sizeof(*k), cmp_klaunch);
+	sort(k, n, sizeof(*k), cmp_klaunch);
 	for (size_t i = 0; i + 1 < n; i++) {
 		if (k[i].tid != k[i + 1].tid)
 			continue;
 		iv[ni++] = k[i + 1].t - k[i].t;
 		lf->shorter += k[i].dur < k[i + 1].t - k[i].t;
 	}
-	qsort(iv, ni, sizeof(*iv), cmp_u64);
-	qsort(dur, n, sizeof(*dur), cmp_u64);
+	sort(iv, ni, sizeof(*iv), cmp_u64);
+	sort(dur, n, sizeof(*dur), cmp_u64);
 	lf->kernels = n;
 	lf->intervals = ni;
 	lf->median_kernel_ns = percentile(dur, n, 50);
@@ -1088,7 +1095,7 @@ static int merge_blames(struct gpu_report *r)
 	r->nr_blames = k;
 	free(key);
 	keymap__free(m);
-	qsort(r->blames, r->nr_blames, sizeof(*r->blames), cmp_blame);
+	sort(r->blames, r->nr_blames, sizeof(*r->blames), cmp_blame);
 	return err;
 }
 
@@ -1203,7 +1210,7 @@ int gpu_report__build(const struct profile_data *pd, struct gpu_report **ret)
 	}
 	stream_delays(r);
 	copy_facts(r);
-	qsort(r->kernels, r->nr_kernels, sizeof(*r->kernels), cmp_kernel);
+	sort(r->kernels, r->nr_kernels, sizeof(*r->kernels), cmp_kernel);
 	err = resolve_frames(r); /* blames merged by their frames, heaviest first */
 	if (err) {
 		gpu_report__free(r);
@@ -1825,7 +1832,7 @@ static int device_counters(const struct profile_data *pd, const size_t *launch_o
 	}
 	if (!n)
 		return 0;
-	qsort(w, n, sizeof(*w), cmp_work);
+	sort(w, n, sizeof(*w), cmp_work);
 	n = merge(w, n);
 	first = w[0].s;
 	last = w[n - 1].e;
@@ -1851,7 +1858,7 @@ static int device_counters(const struct profile_data *pd, const size_t *launch_o
 	}
 	chrome_trace__counter(t, pid, "busy %", last,
 			      &(struct chrome_arg){.key = "busy", .type = CHROME_ARG_DOUBLE}, 1);
-	qsort(q, nq, sizeof(*q), cmp_qev);
+	sort(q, nq, sizeof(*q), cmp_qev);
 	for (size_t i = 0; i < nq && emitted < MAX_COUNTER_EVTS; i++) {
 		depth += q[i].d;
 		if (i + 1 < nq && q[i + 1].t == q[i].t)
