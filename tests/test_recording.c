@@ -11,9 +11,7 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -80,17 +78,8 @@ static struct recording *make(const struct recording_opts *ro)
 /* Start r and keep the loop (and so r) running while a thread burns BURN_MS; r runs on. */
 static void burn_while_recording(struct recording *r)
 {
-	pthread_t t;
-
 	cr_assert_eq(recording__start(r), 0);
-	atomic_store(&burn_stop, false);
-	cr_assert_eq(pthread_create(&t, NULL, burner, NULL), 0);
-	cr_assert_geq(sd_event_add_time_relative(ev, NULL, CLOCK_MONOTONIC, BURN_MS * 1000ull, 0,
-						 burn_end, NULL),
-		      0);
-	cr_assert_geq(sd_event_loop(ev), 0);
-	atomic_store(&burn_stop, true);
-	pthread_join(t, NULL);
+	cr_assert_eq(burn_while_looping(ev, BURN_MS), 0);
 }
 
 /* What a stack table holds: all its samples, this process's, and those whose leaf (the

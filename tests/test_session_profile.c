@@ -9,8 +9,6 @@
  * Needs root and BPF, as the recording does.
  */
 #include <criterion/criterion.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,7 +46,6 @@ static void record(void)
 	};
 	struct symbolizer_opts so = {};
 	const char *what = "";
-	pthread_t t;
 
 	cr_assert_geq(sd_event_new(&ev), 0);
 	sym = symbolizer__new(&so);
@@ -57,14 +54,7 @@ static void record(void)
 	cr_assert(recording, "%s failed: %s (run as root, on a kernel with BPF)", what,
 		  strerror(errno));
 	cr_assert_eq(recording__start(recording), 0);
-	atomic_store(&burn_stop, false);
-	cr_assert_eq(pthread_create(&t, NULL, burner, NULL), 0);
-	cr_assert_geq(sd_event_add_time_relative(ev, NULL, CLOCK_MONOTONIC, BURN_MS * 1000ull, 0,
-						 burn_end, NULL),
-		      0);
-	cr_assert_geq(sd_event_loop(ev), 0);
-	atomic_store(&burn_stop, true);
-	pthread_join(t, NULL);
+	cr_assert_eq(burn_while_looping(ev, BURN_MS), 0);
 	recording__stop(recording);
 }
 
