@@ -1382,14 +1382,21 @@ static const char *host_mem_name(uint8_t m)
 					   : "-";
 }
 
+/* The profiled window, when known (else 0: shares of it are 0). */
+static uint64_t profile_span(const struct gpu_report *r)
+{
+	return r->pd->end_ns > r->pd->start_ns ? r->pd->end_ns - r->pd->start_ns : 0;
+}
+
 static void text_device(const struct gpu_report *r, const struct device *d, FILE *f)
 {
 	uint64_t active = d->last - d->first;
 	char buf[128];
 	size_t len = 0;
 
-	line(f, "Device %u: busy %s of %s active (%.1f%%)", d->device, NS(d->busy), NS(active),
-	     100 * share_of(d->busy, active));
+	line(f, "Device %u: busy %s of %s active (%.1f%%; %.1f%% of the profile)", d->device,
+	     NS(d->busy), NS(active), 100 * share_of(d->busy, active),
+	     100 * share_of(d->busy, profile_span(r)));
 	line(f, "  work: %" PRIu64 " kernels, %" PRIu64 " copies, %" PRIu64 " memsets", d->kernels,
 	     d->copies, d->memsets);
 	line(f, "  idle: %s in %" PRIu64 " gaps, longest %s", NS(d->idle), d->nr_gaps,
@@ -1609,10 +1616,10 @@ static void json_device(const struct gpu_report *r, const struct device *d, FILE
 	fprintf(f,
 		"{\"device\":%u,\"first_ns\":%" PRIu64 ",\"last_ns\":%" PRIu64
 		",\"active_ns\":%" PRIu64 ",\"busy_ns\":%" PRIu64 ",\"idle_ns\":%" PRIu64
-		",\"utilisation\":%.6f,\"kernels\":%" PRIu64 ",\"copies\":%" PRIu64
-		",\"memsets\":%" PRIu64 ",",
+		",\"utilisation\":%.6f,\"profile_utilisation\":%.6f,\"kernels\":%" PRIu64
+		",\"copies\":%" PRIu64 ",\"memsets\":%" PRIu64 ",",
 		d->device, d->first, d->last, active, d->busy, d->idle, share_of(d->busy, active),
-		d->kernels, d->copies, d->memsets);
+		share_of(d->busy, profile_span(r)), d->kernels, d->copies, d->memsets);
 	fprintf(f, "\"idle_by_cause\":{");
 	for (int c = 0; c < GPU_IDLE_NR; c++)
 		fprintf(f, "%s\"%s_ns\":%" PRIu64, c ? "," : "", cause_names[c], d->idle_by[c]);
