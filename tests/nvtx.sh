@@ -10,8 +10,9 @@
 # 100 us or more, and a loaded machine may preempt the thread for milliseconds between the call
 # and the program's own read), the GPU work launched in a range carries
 # it (trace arg, flamegraph root), pprof has the label range; and the same with xsprof/scope.h's
-# USDT scopes (xs_scope_phases), which need no library at all. Needs root, BTF, the CUDA
-# toolkit's nvtx3 and libnvtx3interop (no GPU). Prints "ok"/"FAIL"; any FAIL fails.
+# USDT scopes (xs_scope_phases), which need no library at all, a scope still open at the exit
+# included, in the command itself and in a program it execs (env) or forks and execs (sh -c).
+# Needs root, BTF, the CUDA toolkit's nvtx3 and libnvtx3interop (no GPU). Prints "ok"/"FAIL"; any FAIL fails.
 #
 # Usage: tests/nvtx.sh BUILD_DIR      (ctest runs it as nvtx_ranges)
 set -uo pipefail
@@ -179,8 +180,8 @@ elif run scope range "$scopes" 3; then
 		failures=$((failures + 1))
 	# 12 scopes paired and tail ended at the exit; the program's one end without its begin
 	# is counted and said.
-	grep -q 'xsprof scopes: 13 ranges; 1 ends without their begin' "$dir/scope.err" &&
-		pass "the report counts 13 scopes and the 1 end without its begin" ||
+	grep -q "xsprof scopes: 13 ranges (1 ended at their process's exit, 0 at the recording's end); 1 ends without their begin" "$dir/scope.err" &&
+		pass "the report counts 13 scopes, 1 ended at the exit, and the 1 end without its begin" ||
 		fail "scope report: $(grep 'xsprof scopes' "$dir/scope.err")"
 	$py - "$dir/scope" <<'EOF' || failures=$((failures + 1))
 import json, sys

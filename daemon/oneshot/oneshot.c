@@ -501,10 +501,13 @@ static void cuda_report(struct recording *recording, bool always)
 					cs.bpf.scope_drop
 				? LOG_WARNING
 				: LOG_INFO,
-			"xsprof scopes: %llu ranges; %llu ends without their begin, %llu begins past "
-			"the caps (64 deep, 4096 threads), %llu names past 4096, %llu names "
-			"unreadable, %llu probe firings lost",
+			"xsprof scopes: %llu ranges (%llu ended at their process's exit, %llu at the "
+			"recording's end); %llu ends without their begin, %llu begins past the caps "
+			"(64 deep, 4096 threads), %llu names past 4096, %llu names unreadable, %llu "
+			"probe firings lost",
 			(unsigned long long)cs.scopes.ranges,
+			(unsigned long long)cs.scopes.ended_at_exit,
+			(unsigned long long)cs.scopes.ended_at_end,
 			(unsigned long long)cs.scopes.unpaired_ends,
 			(unsigned long long)(cs.scopes.too_deep + cs.scopes.threads_capped),
 			(unsigned long long)cs.scopes.names_capped,

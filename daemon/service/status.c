@@ -417,6 +417,7 @@ struct json_object *status__json(struct service *s)
 		status__add_u64(g, "links_capped", ps.links_capped);
 		/* xsprof scopes (xsprof/scope.h): paired into ranges, and what their caps refused. */
 		status__add_u64(g, "scope_ranges", ps.scopes.ranges);
+		status__add_u64(g, "scope_ended_at_exit", ps.scopes.ended_at_exit);
 		status__add_u64(g, "scope_unpaired_ends", ps.scopes.unpaired_ends);
 		status__add_u64(g, "scope_capped",
 				ps.scopes.too_deep + ps.scopes.threads_capped +

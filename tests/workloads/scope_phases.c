@@ -3,9 +3,11 @@
  * xs_scope_phases ITERATIONS: the phases of xs_nvtx_phases marked with xsprof/scope.h's USDT
  * scopes instead of NVTX. Each iteration:
  *   data 100 ms | step { forward 200 ms | backward 400 ms | 100 ms of its own }
- * then, once, a scope "tail" (150 ms) still open when the program exits. Prints the truth: each
- * phase's CPU time on the thread ("phase NAME NS", innermost) and the process's ("total NS"),
- * and each scope's own times ("range NAME START END").
+ * and around it all a scope "tail", begun first (its name is read while the program surely
+ * runs, however late the daemon reads the record) and still open when the program exits; its
+ * own time is 150 ms at the end. Prints the truth: each phase's CPU time on the thread
+ * ("phase NAME NS", innermost) and the process's ("total NS"), and each scope's own times
+ * ("range NAME START END").
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -60,12 +62,12 @@ int main(int argc, char **argv)
 {
 	int iterations = argc > 1 ? atoi(argv[1]) : 3;
 
+	xsprof_scope_begin("tail"); /* never ended: it ends with the process */
 	for (int i = 0; i < iterations; i++) {
 		xs_data();
 		xs_step();
 	}
 	xsprof_scope_end("never begun"); /* an end without its begin: counted, harmless */
-	xsprof_scope_begin("tail");	 /* never ended: it ends with the process */
 	timed(TAIL, 150 * MS);
 	phases_print(phase_name, phase_cpu, NR_PHASES);
 	return 0;
