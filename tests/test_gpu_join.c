@@ -18,6 +18,7 @@
 #include "daemon/gpu/gpu_records.h"
 #include "daemon/service/service_gpu.h"
 #include "daemon/session/gpu_join.h"
+#include "daemon/session/ranges.h"
 #include "daemon/session/stack_names.h"
 #include "fake_proc.h"
 #include "output/calltree.h"
@@ -371,6 +372,8 @@ Test(gpu_slice, each_kernel_under_its_uid_process_and_launching_stack, .init = s
 	struct symbolizer *sym;
 	struct calltree *tree = NULL;
 	struct xsprof_usdt_launch u;
+	struct corr_gpu_rec nv;
+	struct ranges *rg;
 	char want[512];
 
 	fake_proc__init(&fp);
@@ -392,7 +395,7 @@ Test(gpu_slice, each_kernel_under_its_uid_process_and_launching_stack, .init = s
 	cr_assert_eq(launch_store__add_usdt(ls, &u, 0), 0);
 	gpu(GPU_ACT_KERNEL, (uint32_t)me, 7, 1, 1100 * US, 1600 * US, "gemm");
 	gpu(GPU_ACT_KERNEL, (uint32_t)me, 7, 9, 1700 * US, 1900 * US, "orphan");
-	cr_assert_eq(gpu_slice__tree(ls, gs, NULL, sym, "auto", 19, &tree, &cs), 0);
+	cr_assert_eq(gpu_slice__tree(ls, gs, NULL, sym, "auto", 19, NULL, &tree, &cs), 0);
 	cr_assert_not_null(tree);
 	snprintf(want, sizeof(want),
 		 "uid:%u;python3;[no launch stack];[gpu] orphan 200\n"
@@ -401,9 +404,27 @@ Test(gpu_slice, each_kernel_under_its_uid_process_and_launching_stack, .init = s
 	cr_expect_str_eq(fake_proc__folded(tree), want);
 	cr_expect_eq(cs.matched, 1);
 	calltree__free(tree);
+	/* Grouped by range: the launch was made in "forward" (its thread, 0.5-1.5 ms); nothing
+	 * launched the orphan, in no range. */
+	nv = (struct corr_gpu_rec){.kind = CORR_GPU_NVTX,
+				   .pid = (uint32_t)me,
+				   .tid = (uint32_t)me,
+				   .start_ns = MS / 2,
+				   .end_ns = 3 * MS / 2,
+				   .name = "forward"};
+	rg = ranges__new(&nv, 1, false, NULL);
+	cr_assert_not_null(rg);
+	cr_assert_eq(gpu_slice__tree(ls, gs, NULL, sym, "auto", 19, rg, &tree, &cs), 0);
+	snprintf(want, sizeof(want),
+		 "uid:%u;[no range];python3;[no launch stack];[gpu] orphan 200\n"
+		 "uid:%u;forward;python3;main;train_step;[gpu] gemm 500\n",
+		 getuid(), getuid());
+	cr_expect_str_eq(fake_proc__folded(tree), want);
+	calltree__free(tree);
+	ranges__free(rg);
 	/* No GPU work: no tree. */
 	gpu_store__forget(gs, (uint32_t)me);
-	cr_assert_eq(gpu_slice__tree(ls, gs, NULL, sym, "auto", 19, &tree, &cs), 0);
+	cr_assert_eq(gpu_slice__tree(ls, gs, NULL, sym, "auto", 19, NULL, &tree, &cs), 0);
 	cr_expect_null(tree);
 	fake_proc__remove(&fp);
 }

@@ -43,6 +43,8 @@ const char fleet_usage[] =
 	"  -d, --duration SECS    record this long on every host (default 10)\n"
 	"      --since SECS       instead, each host's rolling window of the last SECS\n"
 	"      --pid N / --comm NAME / --gpu-mode MODE   passed to every host\n"
+	"      --group-by WHAT    each host's recording: unit, container, comm, range or\n"
+	"                         outer-range (NVTX), under the host root (not with --since)\n"
 	"      --by host|KEY|none root frame: the host (default), a label's value, or none\n"
 	"      --select KEY=VALUE only hosts with this label (repeatable: all must match)\n"
 	"      --token-file FILE  bearer token for the hosts' --token-file\n"
@@ -68,7 +70,7 @@ struct fleet_host {
 struct fleet {
 	struct fleet_host *hosts;
 	size_t nr, cap;
-	const char *out, *by, *token_file, *cacert, *cert, *key, *pid, *comm, *gpu_mode;
+	const char *out, *by, *token_file, *cacert, *cert, *key, *pid, *comm, *gpu_mode, *group_by;
 	const char *select[FLEET_MAX_LABELS];
 	int nr_select;
 	double duration, since, host_timeout, deadline;
@@ -196,7 +198,9 @@ static void host_url(const struct fleet *f, const struct fleet_host *h, char *ur
 	if (f->comm)
 		n += snprintf(url + n, size - n, "&comm=%s", f->comm);
 	if (f->gpu_mode)
-		snprintf(url + n, size - n, "&gpu_mode=%s", f->gpu_mode);
+		n += snprintf(url + n, size - n, "&gpu_mode=%s", f->gpu_mode);
+	if (f->group_by)
+		snprintf(url + n, size - n, "&group_by=%s", f->group_by);
 }
 
 static int start_host(struct fleet *f, CURLM *m, struct fleet_host *h, struct curl_slist *hdrs,
@@ -526,6 +530,7 @@ enum {
 	FO_PARALLEL,
 	FO_HOST_TIMEOUT,
 	FO_DEADLINE,
+	FO_GROUP_BY,
 };
 
 static int fleet_opt(struct fleet *f, int c, const char *arg)
@@ -586,6 +591,14 @@ static int fleet_opt(struct fleet *f, int c, const char *arg)
 	case FO_BY:
 		f->by = arg;
 		return 0;
+	case FO_GROUP_BY:
+		if (strcmp(arg, "unit") && strcmp(arg, "container") && strcmp(arg, "comm") &&
+		    strcmp(arg, "range") && strcmp(arg, "outer-range"))
+			return fleet_usage_error(
+				"--group-by: expected unit, container, comm, range or outer-range",
+				arg);
+		f->group_by = arg;
+		return 0;
 	case FO_TOKEN:
 		f->token_file = arg;
 		return 0;
@@ -616,6 +629,7 @@ static int fleet_parse(struct fleet *f, int argc, char **argv)
 		{"pid", required_argument, NULL, FO_PID},
 		{"comm", required_argument, NULL, FO_COMM},
 		{"gpu-mode", required_argument, NULL, FO_GPU_MODE},
+		{"group-by", required_argument, NULL, FO_GROUP_BY},
 		{"by", required_argument, NULL, FO_BY},
 		{"select", required_argument, NULL, FO_SELECT},
 		{"token-file", required_argument, NULL, FO_TOKEN},
@@ -654,6 +668,10 @@ static int fleet_parse(struct fleet *f, int argc, char **argv)
 		return fleet_usage_error("--cert and --key go together", NULL);
 	if (f->since > 0 && f->pid)
 		return fleet_usage_error("--since reads the machine's window: no --pid", NULL);
+	if (f->since > 0 && f->group_by)
+		return fleet_usage_error("--group-by groups a recording (--duration): the "
+					 "machine's window (--since) is not grouped",
+					 NULL);
 	if (f->token_file) {
 		st = read_token(f);
 		if (st) {

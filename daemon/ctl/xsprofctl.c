@@ -58,6 +58,10 @@ static const char usage_text[] =
 	"                                 keep profiling PID and its descendants (CPU at HZ,\n"
 	"                                 default 99; CUDA launches joined to GPU work) until\n"
 	"                                 detached; fetch it with flamegraph --pid PID\n"
+	"  attach PID --group-by range|outer-range [--range-domain DOMAIN] ...\n"
+	"                                 the same, each sample and launch under the NVTX\n"
+	"                                 range or xsprof scope it was made in (one slice,\n"
+	"                                 10 s, late: a range is known once it ends)\n"
 	"  detach PID                     end the attachment and free what it held\n"
 	"  record [--pid PID[,PID...]]... [--duration S] [--freq HZ] -o FILE\n"
 	"                                 record now (default 10 s at 99 Hz)\n"
@@ -68,9 +72,10 @@ static const char usage_text[] =
 	"                                 run CMD with the CUDA injection library preset,\n"
 	"                                 profile it and its descendants until it exits, and\n"
 	"                                 exit with its status (127: not found)\n"
-	"  flamegraph [--since DURATION] [--pid PID] -o FILE\n"
+	"  flamegraph [--since DURATION] [--pid PID [--group-by G]] -o FILE\n"
 	"                                 the rolling window's last DURATION (90s, 5m, 1h;\n"
 	"                                 default 5m), or with --pid, the attachment of PID's\n"
+	"                                 (--group-by: as it was attached; without, ungrouped)\n"
 	"  top [--since DURATION] [--number N] [--pid PID] [--gpu-mode M] [--interval S]\n"
 	"      [--once]                   the hottest N functions (default 20) by self and\n"
 	"                                 total share, of the window or of PID's attachment;\n"
@@ -110,7 +115,9 @@ static const char usage_text[] =
 	"                          unit), container or comm (the process name); range or\n"
 	"                          outer-range: the innermost or outermost NVTX range each\n"
 	"                          sample and launch was made in (-- CMD loads the NVTX\n"
-	"                          injection; --mode cpu)\n"
+	"                          injection; --mode cpu); attach, flamegraph --pid: range\n"
+	"                          or outer-range (the rolling window is not grouped)\n"
+	"      --range-domain D    attach: only NVTX domain D's ranges (xsprof: the scopes)\n"
 	"\n"
 	"Options:\n"
 	"  -s, --socket PATH   xsprofd's socket (default " DEFAULT_SOCKET ", or $XSPROF_SOCKET)\n"
@@ -546,9 +553,11 @@ static int cmd_attach(int argc, char **argv, bool attach)
 {
 	static const struct option lo[] = {{"freq", required_argument, NULL, 'F'},
 					   {"no-children", no_argument, NULL, 'N'},
+					   {"group-by", required_argument, NULL, 'G'},
+					   {"range-domain", required_argument, NULL, 'D'},
 					   {}};
 	struct json_object *req = json_object_new_object(), *j, *v;
-	const char *pid_arg = NULL;
+	const char *pid_arg = NULL, *group = NULL, *domain = NULL;
 	long pid, freq = 0;
 	bool children = true;
 	struct reply_buf b;
@@ -570,11 +579,24 @@ static int cmd_attach(int argc, char **argv, bool attach)
 			st = usage_error("--freq '%s': expected 1..10000", optarg);
 		else if (c == 'N' && attach)
 			children = false;
-		else if (c != 'F' || !attach)
+		else if (c == 'G' && attach && strcmp(optarg, "range") &&
+			 strcmp(optarg, "outer-range"))
+			st = usage_error("--group-by '%s': an attachment groups by range or "
+					 "outer-range (unit, container, comm: record --group-by)",
+					 optarg);
+		else if (c == 'G' && attach)
+			group = optarg;
+		else if (c == 'D' && attach)
+			domain = optarg;
+		else if ((c != 'F' && c != 'D' && c != 'G') || !attach)
 			st = usage_error("%s",
-					 attach ? "attach takes PID, --freq HZ and --no-children"
+					 attach ? "attach takes PID, --freq HZ, --no-children, "
+						  "--group-by range|outer-range and "
+						  "--range-domain DOMAIN"
 						: "detach takes exactly one PID");
 	}
+	if (!st && domain && !group)
+		st = usage_error("%s", "--range-domain goes with --group-by range or outer-range");
 	if (!st && optind < argc)
 		st = usage_error("unexpected argument '%s'", argv[optind]);
 	if (!st && !pid_arg)
@@ -588,6 +610,10 @@ static int cmd_attach(int argc, char **argv, bool attach)
 		json_object_object_add(req, "freq_hz", json_object_new_int64(freq));
 	if (attach)
 		json_object_object_add(req, "children", json_object_new_boolean(children));
+	if (group)
+		json_object_object_add(req, "group_by", json_object_new_string(group));
+	if (domain)
+		json_object_object_add(req, "range_domain", json_object_new_string(domain));
 	st = request("POST", attach ? "/v1/attach" : "/v1/detach", json_object_to_json_string(req),
 		     &b, NULL);
 	if (st)
@@ -599,9 +625,11 @@ static int cmd_attach(int argc, char **argv, bool attach)
 		if (j && json_object_object_get_ex(j, "freq_hz", &v))
 			freq = (long)json_object_get_int64(v);
 		fprintf(stderr,
-			"xsprofctl: attached %ld at %ld Hz%s; fetch with: xsprofctl flamegraph --pid "
-			"%ld -o FILE\n",
-			pid, freq, children ? ", descendants followed" : "", pid);
+			"xsprofctl: attached %ld at %ld Hz%s%s%s; fetch with: xsprofctl flamegraph "
+			"--pid %ld%s%s -o FILE\n",
+			pid, freq, children ? ", descendants followed" : "",
+			group ? ", grouped by " : "", group ? group : "", pid,
+			group ? " --group-by " : "", group ? group : "");
 		json_object_put(j);
 	} else {
 		fprintf(stderr, "xsprofctl: detached %ld\n", pid);
@@ -737,12 +765,13 @@ static int cmd_flamegraph(int argc, char **argv)
 	static const struct option lo[] = {{"since", required_argument, NULL, 'S'},
 					   {"output", required_argument, NULL, 'o'},
 					   {"pid", required_argument, NULL, 'p'},
+					   {"group-by", required_argument, NULL, 'G'},
 					   PROFILE_LONG_OPTS,
 					   {}};
 	struct json_object *opts = json_object_new_object(), *v;
 	unsigned long since = 300;
 	long pid = 0;
-	const char *out = NULL;
+	const char *out = NULL, *group = NULL;
 	enum output_format fmt;
 	char path[256];
 	struct reply_buf b;
@@ -762,13 +791,25 @@ static int cmd_flamegraph(int argc, char **argv)
 				st = usage_error("--pid '%s': expected one process id (an attached "
 						 "one)",
 						 optarg);
+		} else if (c == 'G') {
+			group = optarg;
+			if (strcmp(optarg, "range") && strcmp(optarg, "outer-range"))
+				st = usage_error(
+					"--group-by '%s': expected range or outer-range (an "
+					"attachment's; record --group-by has the others)",
+					optarg);
 		} else if (!profile_opt(c, optarg, opts, &st)) {
 			st = usage_error("%s", "flamegraph takes --since DURATION, --pid PID, "
-					       "--gpu-mode, --weight and -o FILE");
+					       "--group-by range|outer-range, --gpu-mode, "
+					       "--weight and -o FILE");
 		}
 	}
 	if (!st && optind < argc)
 		st = usage_error("unexpected argument '%s'", argv[optind]);
+	/* The window folds its slices under no range: only an attachment made so has them. */
+	if (!st && group && !pid)
+		st = usage_error("%s", "--group-by needs --pid PID, an attachment made with "
+				       "attach --group-by (the rolling window is not grouped)");
 	if (!st)
 		st = check_output(out, &fmt);
 	if (st)
@@ -777,6 +818,8 @@ static int cmd_flamegraph(int argc, char **argv)
 		 output__format_name(fmt));
 	if (pid)
 		snprintf(path + strlen(path), sizeof(path) - strlen(path), "&pid=%ld", pid);
+	if (group)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "&group_by=%s", group);
 	if (json_object_object_get_ex(opts, "gpu_mode", &v))
 		snprintf(path + strlen(path), sizeof(path) - strlen(path), "&gpu_mode=%s",
 			 json_object_get_string(v));

@@ -6,6 +6,7 @@
  * or its window has aged out.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
 #include "daemon/service/lasting.h"
 #include "daemon/service/window.h"
 #include "daemon/session/recording.h"
+#include "daemon/session/session_mode.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "daemon/unwind/unwinder.h"
 #include "output/calltree.h"
@@ -136,11 +138,15 @@ static void close_one(struct service *s, struct attachment *a, uint64_t end)
 /* The last slice, then the sampler goes: what was recorded stays until fetched or aged out. */
 static void end_attachment(struct service *s, struct attachment *a, const char *why)
 {
+	struct gpu_store *gs = s->cupti ? cupti_server__store(s->cupti) : NULL;
+
 	if (a->ended_ns)
 		return;
+	/* Sampling stops first: what is queued is read and the scopes still open end now. */
+	recording__stop(a->prof.recording);
 	if (s->cupti)
 		cupti_server__drain(s->cupti, CUPTI_DRAIN_BATCHES);
-	close_one(s, a, clock__mono_ns());
+	lasting__close_last(&a->prof, s->sym, gs, NULL, &s->corr[0], clock__mono_ns());
 	lasting__stop(&a->prof);
 	sd_event_source_disable_unref(a->exit_watch);
 	a->exit_watch = NULL;
@@ -180,9 +186,13 @@ void attachments__close_slices(struct service *s, const struct gpu_store *gs, ui
 
 uint64_t attachments__oldest_slice(struct service *s, uint64_t cutoff)
 {
-	for (int i = 0; i < s->nr_attached; i++)
-		if (s->attached[i]->prof.recording && s->attached[i]->prof.slice_start_ns < cutoff)
-			cutoff = s->attached[i]->prof.slice_start_ns;
+	for (int i = 0; i < s->nr_attached; i++) {
+		const struct lasting *l = &s->attached[i]->prof;
+		uint64_t oldest = lasting__oldest_ns(l);
+
+		if (l->recording && oldest < cutoff)
+			cutoff = oldest;
+	}
 	return cutoff;
 }
 
@@ -228,6 +238,16 @@ struct json_object *attachments__json(struct service *s)
 		status__add_u64(o, "slices", cs.slices + gs.slices);
 		status__add_u64(o, "bytes", cs.bytes + gs.bytes);
 		status__add_u64(o, "dropped_slices", cs.dropped_slices + gs.dropped_slices);
+		if (a->prof.group_by) {
+			json_object_object_add(
+				o, "group_by",
+				json_object_new_string(session_group__name(a->prof.group_by)));
+			if (a->prof.range_domain[0])
+				json_object_object_add(
+					o, "range_domain",
+					json_object_new_string(a->prof.range_domain));
+			status__add_u64(o, "range_dropped", a->prof.range_dropped);
+		}
 		lasting__left_out(&a->prof, &lo);
 		status__add_left_out(o, &lo);
 		json_object_array_add(arr, o);
@@ -235,7 +255,40 @@ struct json_object *attachments__json(struct service *s)
 	return arr;
 }
 
-/* {"pid": N, "freq_hz": HZ, "children": bool}: the last two optional. */
+/* "group_by": "range" or "outer-range", and "range_domain": what the windows are grouped by. */
+static int parse_group(struct json_object *body, struct attachment *a, char *msg, size_t size)
+{
+	struct json_object *v;
+	const char *str;
+
+	if (json_object_object_get_ex(body, "group_by", &v)) {
+		str = json_object_get_string(v);
+		if (session_group__from_name(str ? str : "", &a->prof.group_by) ||
+		    !session_group__is_range(a->prof.group_by)) {
+			snprintf(
+				msg, size,
+				"an attachment's group_by is range or outer-range (unit, container "
+				"and comm: a recording's)");
+			return -EINVAL;
+		}
+	}
+	if (json_object_object_get_ex(body, "range_domain", &v)) {
+		str = json_object_get_string(v);
+		if (!a->prof.group_by || !str || !*str ||
+		    strlen(str) >= sizeof(a->prof.range_domain)) {
+			snprintf(msg, size,
+				 "range_domain goes with group_by range or outer-range: an NVTX "
+				 "domain's name, at most %zu bytes",
+				 sizeof(a->prof.range_domain) - 1);
+			return -EINVAL;
+		}
+		snprintf(a->prof.range_domain, sizeof(a->prof.range_domain), "%s", str);
+	}
+	return 0;
+}
+
+/* {"pid": N, "freq_hz": HZ, "children": bool, "group_by": G, "range_domain": D}: all but pid
+ * optional. */
 static int parse_attach_body(struct req *q, struct attachment *a, char *msg, size_t size)
 {
 	struct json_object *body = json_tokener_parse(q->body ? q->body : ""), *v;
@@ -244,7 +297,9 @@ static int parse_attach_body(struct req *q, struct attachment *a, char *msg, siz
 
 	a->prof.freq_hz = XSPROFD_ONESHOT_FREQ;
 	a->children = true;
-	snprintf(msg, size, "expected {\"pid\": N} (optional: \"freq_hz\", \"children\")");
+	snprintf(msg, size,
+		 "expected {\"pid\": N} (optional: \"freq_hz\", \"children\", \"group_by\", "
+		 "\"range_domain\")");
 	if (!body || !json_object_is_type(body, json_type_object) ||
 	    !json_object_object_get_ex(body, "pid", &v) || !json_object_is_type(v, json_type_int))
 		goto out;
@@ -262,6 +317,8 @@ static int parse_attach_body(struct req *q, struct attachment *a, char *msg, siz
 	}
 	if (json_object_object_get_ex(body, "children", &v))
 		a->children = json_object_get_boolean(v);
+	if (parse_group(body, a, msg, size))
+		goto out;
 	err = 0;
 out:
 	json_object_put(body);
@@ -313,7 +370,11 @@ static void attachment_opts(struct service *s, const struct attachment *a,
 				       .cuda = !s->opts->no_cuda,
 				       /* A member's: only their own threads (as recordings). */
 				       .only_uid = !a->by_root,
-				       .uid = (uint32_t)a->by};
+				       .uid = (uint32_t)a->by,
+				       /* Grouped by range: samples one by one, for the ranges. */
+				       .max_timeline = session_group__is_range(a->prof.group_by)
+							       ? ATTACH_MAX_TIMELINE
+							       : 0};
 }
 
 /* Windows like the service's (before the sampler: the attachment is listed meanwhile). */
@@ -390,15 +451,20 @@ static int on_job_done(sd_event_source *src, int fd, uint32_t revents, void *ctx
 			json_object_object_add(out, "hint",
 					       json_object_new_string("see the daemon's journal"));
 		} else {
-			log_info("attached pid %d at %u Hz%s, for uid %u", (int)a->pid,
+			log_info("attached pid %d at %u Hz%s%s%s, for uid %u", (int)a->pid,
 				 a->prof.freq_hz, a->children ? " with its descendants" : "",
-				 (unsigned int)a->by);
+				 a->prof.group_by ? ", grouped by " : "",
+				 session_group__name(a->prof.group_by), (unsigned int)a->by);
 			out = json_object_new_object();
 			status__add_u64(out, "pid", (uint64_t)a->pid);
 			json_object_object_add(out, "attached", json_object_new_boolean(true));
 			status__add_u64(out, "freq_hz", a->prof.freq_hz);
 			json_object_object_add(out, "children",
 					       json_object_new_boolean(a->children));
+			if (a->prof.group_by)
+				json_object_object_add(out, "group_by",
+						       json_object_new_string(session_group__name(
+							       a->prof.group_by)));
 			json_object_object_add(out, "cuda",
 					       json_object_new_boolean(
 						       recording__cuda(a->prof.recording) != NULL));
@@ -587,6 +653,9 @@ struct attachment *attachments__to_read(struct service *s, struct req *q, struct
 		*ret = reply__error(c, 403, "another user attached that process", NULL);
 		return NULL;
 	}
+	/* Exited, its exit not read yet: ended now, its last slices whole. */
+	if (a->pidfd >= 0 && poll(&(struct pollfd){.fd = a->pidfd, .events = POLLIN}, 1, 0) > 0)
+		end_attachment(s, a, "the process exited");
 	/* Include the slice being recorded. */
 	if (a->prof.recording) {
 		if (s->cupti)
@@ -597,10 +666,31 @@ struct attachment *attachments__to_read(struct service *s, struct req *q, struct
 }
 
 /* GET /v1/profile?pid=N: the attachment's slices in [since_ns, until_ns), in format f. */
+/* Whether the attachment's windows answer group (none: the plain view of any). */
+static bool group_answered(const struct attachment *a, enum session_group group,
+			   struct MHD_Connection *c, enum MHD_Result *ret)
+{
+	char msg[200];
+
+	if (!group || group == a->prof.group_by)
+		return true;
+	if (!a->prof.group_by)
+		snprintf(msg, sizeof(msg), "pid %d's attachment is not grouped by %s", (int)a->pid,
+			 session_group__name(group));
+	else
+		snprintf(msg, sizeof(msg), "pid %d's attachment is grouped by %s, not %s",
+			 (int)a->pid, session_group__name(a->prof.group_by),
+			 session_group__name(group));
+	*ret = reply__error(c, 400, msg,
+			    "an attachment groups as it was attached: detach it and attach it "
+			    "again with --group-by range or outer-range");
+	return false;
+}
+
 enum MHD_Result attachments__api_profile(struct service *s, struct req *q, struct MHD_Connection *c,
 					 const char *pid_str, uint64_t since_ns, uint64_t until_ns,
 					 enum gpu_mode mode, enum weight_unit unit,
-					 enum output_format f)
+					 enum session_group group, enum output_format f)
 {
 	struct output_meta meta = {.unit = profile__unit_name(unit)};
 	struct calltree *tree;
@@ -613,12 +703,15 @@ enum MHD_Result attachments__api_profile(struct service *s, struct req *q, struc
 	int err;
 
 	a = attachments__to_read(s, q, c, pid_str, &ret);
-	if (!a)
+	if (!a || !group_answered(a, group, c, &ret))
 		return ret;
 	now = clock__mono_ns();
 	tree = calltree__new();
 	err = tree ? lasting__query(&a->prof, since_ns, until_ns, mode, unit, true, 0, tree, &from)
 		   : -ENOMEM;
+	/* Asked without its group: the plain view, the range level gone. */
+	if (!err && a->prof.group_by && !group)
+		err = lasting__drop_root(&tree);
 	snprintf(title, sizeof(title), "xsprof: pid %d%s, %.0f s at %u Hz%s", (int)a->pid,
 		 a->children ? " and its descendants" : "", from ? (now - from) / 1e9 : 0.0,
 		 a->prof.freq_hz, a->ended_ns ? " (ended)" : "");

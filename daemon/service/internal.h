@@ -58,6 +58,8 @@ struct xsprofd_opts;
 #define OWNER_CHECK_US	      (1000 * 1000ull)
 #define MAX_REQUEST_PIDS      64
 #define RECORD_MAX_TIMELINE   (2u * 1000 * 1000) /* samples kept for a trace: ~50 MiB */
+/* An attachment grouped by range keeps a slice's samples one by one, two slices at a time. */
+#define ATTACH_MAX_TIMELINE (128u * 1024) /* per slice: ~3 MiB */
 
 enum recording_state { RECORDING_RUNNING, RECORDING_DONE, RECORDING_FAILED };
 
@@ -295,7 +297,7 @@ struct attachment *attachments__to_read(struct service *s, struct req *q, struct
 enum MHD_Result attachments__api_profile(struct service *s, struct req *q, struct MHD_Connection *c,
 					 const char *pid_str, uint64_t since_ns, uint64_t until_ns,
 					 enum gpu_mode mode, enum weight_unit unit,
-					 enum output_format f);
+					 enum session_group group, enum output_format f);
 void attachments__free(struct service *s);
 
 #endif

@@ -3,13 +3,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/base/vec.h"
 #include "daemon/cuda/cuda_probes.h"
 #include "daemon/cuda/launch_store.h"
+#include "daemon/gpu/gpu_records.h"
 #include "daemon/log.h"
 #include "daemon/service/lasting.h"
 #include "daemon/service/service_gpu.h"
 #include "daemon/service/window.h"
 #include "daemon/session/gpu_join.h"
+#include "daemon/session/ranges.h"
 #include "daemon/session/recording.h"
 #include "daemon/stacks/fold.h"
 #include "daemon/stacks/stack_table.h"
@@ -54,17 +57,108 @@ static int launchers_of(const struct launch_store *ls, pid_t root, struct launch
 	return 0;
 }
 
+struct lasting_late {
+	struct stack_table *st;
+	struct profile_sample *samples;
+	size_t n;
+	struct launch_store *ls; /* its xsprof scopes (its launches were joined already) */
+	uint64_t start_ns, end_ns;
+};
+
+static void late_free(struct lasting_late *late)
+{
+	if (!late)
+		return;
+	stack_table__free(late->st);
+	free(late->samples);
+	launch_store__free(late->ls);
+	free(late);
+}
+
+/* The ranges a slice's samples or launches may have been made in. */
+struct range_recs {
+	struct corr_gpu_rec *v;
+	size_t n, cap;
+	uint64_t since_ns; /* ranges that ended before are of no use */
+};
+
+static int add_range(struct range_recs *rr, uint32_t pid, uint32_t tid, uint64_t start,
+		     uint64_t end, const char *name, const char *domain)
+{
+	if (end < rr->since_ns)
+		return 0;
+	if (vec_reserve(&rr->v, &rr->cap, rr->n + 1))
+		return -ENOMEM;
+	rr->v[rr->n++] = (struct corr_gpu_rec){.kind = CORR_GPU_NVTX,
+					       .pid = pid,
+					       .tid = tid,
+					       .start_ns = start,
+					       .end_ns = end,
+					       .name = name,
+					       .domain = domain};
+	return 0;
+}
+
+static int add_nvtx(void *ctx, const struct gpu_activity *a)
+{
+	return a->kind == GPU_ACT_NVTX
+		       ? add_range(ctx, a->pid, a->tid, a->start_ns, a->end_ns, a->name, a->domain)
+		       : 0;
+}
+
+static int add_scopes(struct range_recs *rr, const struct launch_store *ls)
+{
+	const struct launch_range *r = ls ? launch_store__ranges(ls) : NULL;
+	size_t n = ls ? launch_store__nr_ranges(ls) : 0;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < n; i++)
+		err = add_range(rr, r[i].tgid, r[i].tid, r[i].start_ns, r[i].end_ns, r[i].name,
+				GPU_JOIN_SCOPE_DOMAIN);
+	return err;
+}
+
+/*
+ * The ranges known now that ended since since_ns: the NVTX ranges of pids (n of them, sorted;
+ * pids NULL: every process) in gs, and the xsprof scopes of two launch stores (may be NULL).
+ */
+static struct ranges *ranges_known(const struct lasting *l, const struct gpu_store *gs,
+				   const uint32_t *pids, size_t n, uint64_t since_ns,
+				   const struct launch_store *a, const struct launch_store *b)
+{
+	struct range_recs rr = {.since_ns = since_ns};
+	struct ranges *r = NULL;
+	int err = 0;
+
+	for (size_t i = 0; gs && !err && i < (pids ? n : 1); i++)
+		if (!pids || !i || pids[i] != pids[i - 1])
+			err = gpu_store__for_each(gs, pids ? pids[i] : 0, add_nvtx, &rr);
+	if (!err)
+		err = add_scopes(&rr, a);
+	if (!err)
+		err = add_scopes(&rr, b);
+	if (!err)
+		r = ranges__new(rr.v, rr.n, l->group_by == SESSION_GROUP_OUTER_RANGE,
+				l->range_domain[0] ? l->range_domain : NULL);
+	free(rr.v);
+	if (!r)
+		errno = err ? -err : ENOMEM;
+	return r;
+}
+
 /* The slice's GPU work: its launches (which go with the slice, so their store never fills)
- * joined to the GPU records that scope accepts. */
+ * joined to the GPU records that scope accepts; grouped by range, under the ranges known now.
+ * The launches go to *ret_ls when asked (their scopes are wanted later), else are freed. */
 static void close_gpu_slice(struct lasting *l, struct symbolizer *sym, const struct gpu_store *gs,
 			    const struct gpu_join_scope *scope, struct correlate_stats *cs,
-			    uint64_t end)
+			    uint64_t end, struct launch_store **ret_ls)
 {
 	struct cuda_probes *cp = l->recording ? recording__cuda(l->recording) : NULL;
 	struct gpu_join_scope sc = scope ? *scope : (struct gpu_join_scope){0};
 	struct launchers who = {0};
 	struct launch_store *ls = NULL;
 	struct calltree *tree = NULL;
+	struct ranges *ranges = NULL;
 	int err = 0;
 
 	if (cp && cuda_probes__rotate_store(cp, &ls))
@@ -77,17 +171,101 @@ static void close_gpu_slice(struct lasting *l, struct symbolizer *sym, const str
 		sc.accept_pid = is_launcher;
 		sc.ctx = &who;
 	}
+	if (!err && session_group__is_range(l->group_by) &&
+	    !(ranges = ranges_known(l, gs, who.pids, who.n, l->slice_start_ns,
+				    l->late ? l->late->ls : NULL, ls)))
+		err = -errno;
 	if (!err && (ls || gs))
-		err = gpu_slice__tree(ls, gs, &sc, sym, "auto", l->freq_hz, &tree, cs);
+		err = gpu_slice__tree(ls, gs, &sc, sym, "auto", l->freq_hz, ranges, &tree, cs);
 	if (!err && tree) {
 		err = window__add(l->gpu, l->slice_start_ns, end, tree);
 		tree = NULL;
 	}
 	if (err && err != -E2BIG)
 		log_warn("%s: joining the slice's GPU work failed: %s", l->name, strerror(-err));
+	ranges__free(ranges);
 	calltree__free(tree);
-	launch_store__free(ls);
+	if (ret_ls)
+		*ret_ls = ls;
+	else
+		launch_store__free(ls);
 	free(who.pids);
+}
+
+static int cmp_sample_pid(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The late slice's samples under the ranges known now (those of the slice after it, in ls,
+ * included), into the CPU window. */
+static void fold_late(struct lasting *l, struct symbolizer *sym, const struct gpu_store *gs,
+		      const struct launch_store *ls)
+{
+	struct lasting_late *late = l->late;
+	uint32_t *pids = malloc((late->n ? late->n : 1) * sizeof(*pids));
+	struct calltree *tree = NULL;
+	struct ranges *ranges = NULL;
+	int err = pids ? 0 : -ENOMEM;
+
+	for (size_t i = 0; pids && i < late->n; i++)
+		pids[i] = late->samples[i].pid;
+	if (pids)
+		qsort(pids, late->n, sizeof(*pids), cmp_sample_pid);
+	if (!err && late->n &&
+	    !(ranges = ranges_known(l, gs, pids, late->n, late->start_ns, late->ls, ls)))
+		err = -errno;
+	if (!err && late->n)
+		err = cpu_slice__tree_by_range(late->st, late->samples, late->n, sym, ranges,
+					       &tree);
+	if (!err && tree) {
+		err = window__add(l->cpu, late->start_ns, late->end_ns, tree);
+		tree = NULL;
+		if (err == -E2BIG)
+			log_warn("%s: a slice is larger than its memory cap on its own: dropped",
+				 l->name);
+	} else if (err) {
+		log_err("%s: naming a slice by range failed: %s; its samples are lost", l->name,
+			strerror(-err));
+	}
+	calltree__free(tree);
+	ranges__free(ranges);
+	free(pids);
+	late_free(late);
+	l->late = NULL;
+}
+
+/* Grouped by range: the slice waits (late) while the one before it folds. */
+static void close_ranged_slice(struct lasting *l, struct symbolizer *sym,
+			       const struct gpu_store *gs, const struct gpu_join_scope *scope,
+			       struct correlate_stats *cs, struct stack_table *st, uint64_t end)
+{
+	struct lasting_late *late = calloc(1, sizeof(*late));
+	uint64_t dropped = 0;
+
+	if (late) {
+		late->st = st;
+		late->start_ns = l->slice_start_ns;
+		late->end_ns = end;
+		recording__take_timeline(l->recording, &late->samples, &late->n, &dropped);
+		l->range_dropped += dropped;
+	} else {
+		struct profile_sample *samples;
+		size_t n;
+
+		log_err("%s: keeping a slice failed (out of memory): its samples are lost",
+			l->name);
+		recording__take_timeline(l->recording, &samples, &n, &dropped);
+		l->range_dropped += dropped + n;
+		free(samples);
+		stack_table__free(st);
+	}
+	close_gpu_slice(l, sym, gs, scope, cs, end, late ? &late->ls : NULL);
+	if (l->late)
+		fold_late(l, sym, gs, late ? late->ls : NULL);
+	l->late = late;
 }
 
 void lasting__close_slice(struct lasting *l, struct symbolizer *sym, const struct gpu_store *gs,
@@ -110,6 +288,11 @@ void lasting__close_slice(struct lasting *l, struct symbolizer *sym, const struc
 			 l->name);
 		return;
 	}
+	if (session_group__is_range(l->group_by)) {
+		close_ranged_slice(l, sym, gs, scope, cs, st, end);
+		st = NULL;
+		goto expire;
+	}
 	tree = calltree__new();
 	err = tree ? fold_stacks_by_uid(st, sym, tree, NULL) : -ENOMEM;
 	if (!err) {
@@ -124,7 +307,7 @@ void lasting__close_slice(struct lasting *l, struct symbolizer *sym, const struc
 			strerror(-err));
 		calltree__free(tree);
 	}
-	close_gpu_slice(l, sym, gs, scope, cs, end);
+	close_gpu_slice(l, sym, gs, scope, cs, end, NULL);
 	/*
 	 * Named: their mappings can go; a process still running is snapshotted again. Not an
 	 * attachment's: its next slice may name launches of a process that has exited by then
@@ -132,11 +315,27 @@ void lasting__close_slice(struct lasting *l, struct symbolizer *sym, const struc
 	 */
 	for (size_t i = 0; !l->root_pid && !l->keep_names && i < n; i++)
 		symbolizer__forget_process(sym, (pid_t)pids[i]);
+expire:
 	free(pids);
 	stack_table__free(st);
 	window__expire(l->cpu, end);
 	window__expire(l->gpu, end);
 	l->slice_start_ns = end;
+}
+
+uint64_t lasting__oldest_ns(const struct lasting *l)
+{
+	return l->late && l->late->start_ns < l->slice_start_ns ? l->late->start_ns
+								: l->slice_start_ns;
+}
+
+void lasting__close_last(struct lasting *l, struct symbolizer *sym, const struct gpu_store *gs,
+			 const struct gpu_join_scope *scope, struct correlate_stats *cs,
+			 uint64_t end)
+{
+	lasting__close_slice(l, sym, gs, scope, cs, end);
+	if (l->late)
+		fold_late(l, sym, gs, NULL);
 }
 
 int lasting__query(const struct lasting *l, uint64_t since_ns, uint64_t until_ns,
@@ -183,10 +382,47 @@ void lasting__left_out(const struct lasting *l, struct xsprof_owner_stats *ret)
 	*ret = rs.owner;
 }
 
+struct drop_root {
+	struct calltree *out;
+	const char *path[512];
+	int err;
+};
+
+static int drop_root_visit(const struct calltree_frame *f, void *ctx)
+{
+	struct drop_root *d = ctx;
+
+	if (f->depth >= 512)
+		return 0;
+	d->path[f->depth] = f->name;
+	if (!f->self || !f->depth)
+		return 0;
+	d->err = calltree__add(d->out, d->path + 1, f->depth, f->self);
+	return d->err;
+}
+
+int lasting__drop_root(struct calltree **tree)
+{
+	struct drop_root d = {.out = calltree__new()};
+	int err = d.out ? calltree__walk(*tree, drop_root_visit, &d) : -ENOMEM;
+
+	if (err) {
+		calltree__free(d.out);
+		return err;
+	}
+	calltree__free(*tree);
+	*tree = d.out;
+	return 0;
+}
+
 void lasting__stop(struct lasting *l)
 {
 	if (l->recording)
 		lasting__left_out(l, &l->left_out);
+	/* A late slice still waiting (lasting__close_last was not called) names with the
+	 * recording's scopes: it goes first. */
+	late_free(l->late);
+	l->late = NULL;
 	recording__free(l->recording);
 	l->recording = NULL;
 }

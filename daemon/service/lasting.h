@@ -12,12 +12,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "daemon/session/session_mode.h"
 #include "output/profile.h"
 
 struct calltree;
 struct correlate_stats;
 struct gpu_join_scope;
 struct gpu_store;
+struct lasting_late;
 struct recording;
 struct symbolizer;
 struct window;
@@ -37,6 +39,16 @@ struct lasting {
 	bool keep_names;
 	/* Another user's threads left out of a user's lasting profile, as of its stop. */
 	struct xsprof_owner_stats left_out;
+	/*
+	 * Grouped by NVTX range (an attachment made with group_by range or outer-range; its
+	 * recording keeps a timeline): both windows' stacks are "uid:N;range;comm;...". A range
+	 * is known once it ends, so a slice's samples wait one slice (late) for the ranges they
+	 * were in, then fold; GPU work folds at its slice's close under the ranges known then.
+	 */
+	enum session_group group_by;
+	char range_domain[64]; /* only this NVTX domain's ranges; "": all */
+	struct lasting_late *late;
+	uint64_t range_dropped; /* samples that missed the timeline (its cap): not in the window */
 };
 
 /* What l left out as another user's (live while it runs). */
@@ -60,6 +72,22 @@ void lasting__close_slice(struct lasting *l, struct symbolizer *sym, const struc
 int lasting__query(const struct lasting *l, uint64_t since_ns, uint64_t until_ns,
 		   enum gpu_mode mode, enum weight_unit unit, bool all_uids, uid_t uid,
 		   struct calltree *tree, uint64_t *ret_from);
+
+/* tree's stacks without their outermost frame (a range: the plain view of a grouped profile).
+ * 0 or -errno. */
+int lasting__drop_root(struct calltree **tree);
+
+/*
+ * The last slice of a recording that has stopped (recording__stop: every range it will see has
+ * ended): closed at end, and a late slice folded now.
+ */
+void lasting__close_last(struct lasting *l, struct symbolizer *sym, const struct gpu_store *gs,
+			 const struct gpu_join_scope *scope, struct correlate_stats *cs,
+			 uint64_t end_ns);
+
+/* The start of the oldest slice l has not folded yet (its late one, or the open one): GPU
+ * records and ended images it may still want are kept from then on. */
+uint64_t lasting__oldest_ns(const struct lasting *l);
 
 /* Stop and free the recording, keeping the windows (a process that exited). */
 void lasting__stop(struct lasting *l);

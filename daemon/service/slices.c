@@ -79,6 +79,8 @@ void slices__close(struct service *s)
 	for (struct svc_recording *r = s->recordings; r; r = r->next)
 		if (r->state == RECORDING_RUNNING && r->started_ns < cutoff)
 			cutoff = r->started_ns;
+	/* An attachment grouped by range names its slice a slice late. */
+	cutoff = attachments__oldest_slice(s, cutoff);
 	s->machine.keep_names = cutoff < end;
 	/* Ended images sampled since the oldest sample still to be named stay while it names. */
 	symbolizer__keep_since(s->sym,

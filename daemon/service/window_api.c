@@ -88,6 +88,8 @@ enum MHD_Result window_api__profile(struct service *s, struct req *q, struct MHD
 	const char *mode_s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "gpu_mode");
 	const char *weight = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "weight");
 	const char *pid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "pid");
+	const char *group_s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "group_by");
+	enum session_group group = SESSION_GROUP_NONE;
 	enum gpu_mode mode = GPU_MODE_MERGED;
 	enum weight_unit unit = WEIGHT_SAMPLES;
 	enum output_format f;
@@ -110,8 +112,20 @@ enum MHD_Result window_api__profile(struct service *s, struct req *q, struct MHD
 		return reply__error(
 			c, 400, "the rolling window has no timeline for a Chrome trace",
 			"use folded, svg or pprof, or record: xsprofctl record -o x.json");
+	if (group_s && session_group__from_name(group_s, &group))
+		return reply__error(c, 400, "group_by must be range or outer-range", NULL);
+	/* The window folds each slice under its uid only: a group needs an attachment made so. */
+	if (group && (!pid || !session_group__is_range(group)))
+		return reply__error(
+			c, 400,
+			pid ? "an attachment is grouped by range or outer-range only"
+			    : "the rolling window is not grouped (by range or otherwise)",
+			"attach the process grouped by range (xsprofctl attach --group-by range PID, "
+			"then flamegraph --pid PID --group-by range), or record it (xsprofctl record "
+			"--group-by ...)");
 	if (pid)
-		return attachments__api_profile(s, q, c, pid, since_ns, until_ns, mode, unit, f);
+		return attachments__api_profile(s, q, c, pid, since_ns, until_ns, mode, unit, group,
+						f);
 	/* Include the slice being recorded: close it now. */
 	slices__close(s);
 	tree = calltree__new();

@@ -923,3 +923,14 @@ int recording__rotate(struct recording *r, struct stack_table **ret_stacks, uint
 	memset(&r->seen, 0, sizeof(r->seen));
 	return 0;
 }
+
+void recording__take_timeline(struct recording *r, struct profile_sample **ret_samples,
+			      size_t *ret_n, uint64_t *ret_dropped)
+{
+	*ret_samples = r->timeline;
+	*ret_n = r->nr_timeline;
+	*ret_dropped = r->timeline_dropped;
+	r->timeline = NULL;
+	r->nr_timeline = r->timeline_cap = 0;
+	r->timeline_dropped = 0;
+}

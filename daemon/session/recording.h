@@ -161,5 +161,12 @@ int recording__add_pid(struct recording *r, pid_t pid);
  */
 int recording__rotate(struct recording *r, struct stack_table **ret_stacks, uint32_t **ret_pids,
 		      size_t *ret_nr_pids);
+/*
+ * Right after recording__rotate: hand over the samples kept on the timeline since the last
+ * rotation (their stack ids are the handed-over table's; the caller frees them) and how many
+ * missed it (past opts.max_timeline), and start an empty one.
+ */
+void recording__take_timeline(struct recording *r, struct profile_sample **ret_samples,
+			      size_t *ret_n, uint64_t *ret_dropped);
 
 #endif

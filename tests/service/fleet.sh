@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Fleet collection against real xsprofd instances, each in its own network namespace with its
 # own workload: two live hosts, one whose address answers nothing (down), one that accepts
-# connections and never answers. Then the remote API of one host over TLS: go tool pprof on the
+# connections and never answers; a host's recordings grouped by NVTX range under the host
+# (--group-by). Then the remote API of one host over TLS: go tool pprof on the
 # scrape endpoint, tokens refused, writes refused, malformed and oversized requests answered
 # with clear errors while the daemon keeps serving.
 # Usage: tests/service/fleet.sh BUILD_DIR. Needs root, BPF, iproute2, openssl, curl, go.
@@ -151,6 +152,29 @@ HOME=$dir GOCACHE=$dir/gocache go tool pprof -top "$dir/both.pb.gz" >"$dir/both.
 	2>/dev/null
 st=$?
 [[ $st == 3 ]] || fail "fleet with no host answering exit $st, expected 3"
+
+step "fleet --group-by range: each host's recording grouped by NVTX range, under the host"
+# Host 1 runs NVTX phases sending to its CUPTI socket; its recording groups them by range. A
+# range is known once it ends (the injection sends it then): on this busy machine a phase
+# takes seconds, so 4 s recordings hold a few ends, whichever they are.
+NVTX_INJECTION64_PATH=$build/cupti_inject/libxsprof_cupti.so XSPROF_CUPTI_SOCKET=$dir/cupti1.sock \
+	ip netns exec "$tag-1" "$build/tests/xs_nvtx_phases" 30 >/dev/null &
+pids+=($!)
+"$ctl" fleet 10.213.1.2:7717 --cacert "$dir/ca.pem" --token-file "$dir/token" -d 4 \
+	--comm xs_nvtx_phases --group-by range -o "$dir/ranges.folded" --deadline 20 2>"$dir/ranges.err" ||
+	fail "fleet --group-by range exit $?: $(tail -3 "$dir/ranges.err")"
+grep -qE "^10\.213\.1\.2:7717;(data|step|forward|backward);xs_nvtx_phases;" "$dir/ranges.folded" ||
+	fail "no range under the host: $(head -c 400 "$dir/ranges.folded")"
+"$ctl" fleet 10.213.1.2:7717 --cacert "$dir/ca.pem" --token-file "$dir/token" -d 4 --by none \
+	--comm xs_nvtx_phases --group-by outer-range -o "$dir/outer.folded" --deadline 20 2>/dev/null ||
+	fail "fleet --by none --group-by outer-range exit $?"
+# (An inner range whose outer one is still open when the recording ends is the outermost
+# known: only ended ranges are.)
+grep -qE '^(data|step);xs_nvtx_phases;' "$dir/outer.folded" && ! grep -q '^10\.213' "$dir/outer.folded" ||
+	fail "--by none, outer-range: no outermost range at the root: $(head -c 400 "$dir/outer.folded")"
+"$ctl" fleet 10.213.1.2:7717 --since 60 --group-by range -o "$dir/x.folded" 2>"$dir/x.err"
+st=$?
+[[ $st == 2 ]] && grep -q 'not grouped' "$dir/x.err" || fail "--since with --group-by: exit $st: $(cat "$dir/x.err")"
 
 step "go tool pprof reads the scrape endpoint over TLS"
 HOME=$dir GOCACHE=$dir/gocache SSL_CERT_FILE=$dir/ca.pem timeout 60 go tool pprof -raw -seconds 2 \

@@ -232,4 +232,94 @@ EOF
 else
 	fail "xs_nvtx_phases or libxsprof_cupti.so was not built (CUDA toolkit)"
 fi
+step "an attachment grouped by NVTX range: attach --group-by range, flamegraph --pid --group-by range"
+# shares FOLDED OUT SPECS...: each root's share against its phases' CPU share (2 points).
+shares() {
+	$py - "$@" <<'EOF'
+import sys
+roots, total, truth, cpu = {}, 0, {}, 1
+for line in open(sys.argv[1]):
+    if line.startswith("#") or ";[gpu] " in line:
+        continue
+    stack, w = line.rsplit(" ", 1)
+    root = stack.split(";", 1)[0]
+    roots[root] = roots.get(root, 0) + int(w)
+    total += int(w)
+for l in open(sys.argv[2]):
+    f = l.split()
+    if f and f[0] == "phase":
+        truth[f[1]] = int(f[2])
+    elif f and f[0] == "total":
+        cpu = int(f[1])
+bad = 0
+for spec in sys.argv[3:]:
+    root, phases = spec.split("=")
+    want = 100.0 * sum(truth[p] for p in phases.split("+")) / cpu
+    got = 100.0 * roots.get(root, 0) / max(total, 1)
+    bad += abs(got - want) > 2.0
+    print("%s %s %.1f%% of %d samples (its CPU time %.1f%%)" %
+          ("ok  " if abs(got - want) <= 2.0 else "FAIL", root, got, total, want))
+sys.exit(1 if bad or total < 1000 else 0)
+EOF
+}
+lib=$build/cupti_inject/libxsprof_cupti.so
+if [[ -x $phases && -f $lib ]]; then
+	# The shell waits on a fifo while it is attached, then execs the phases in its place (the
+	# exec is watched: the program is probed before it runs). NVTX goes to our CUPTI socket.
+	mkfifo "$dir/go" "$dir/go2"
+	NVTX_INJECTION64_PATH=$lib sh -c 'read x <"$0"; exec "$1" 3' "$dir/go" "$phases" \
+		>"$dir/att_ranges.out" &
+	rp=$!
+	rc=0; ctl -q attach "$rp" --range-domain xs_domain 2>"$dir/x.err" || rc=$?
+	[[ $rc == 2 ]] && pass "attach --range-domain without --group-by: usage error" ||
+		fail "attach --range-domain alone: exit $rc"
+	ctl -q attach "$rp" --freq 999 --group-by range || fail "attach --group-by range failed"
+	g=$(status_get '[a.get("group_by") for a in j["attachments"] if a["pid"] == '"$rp"'][0]')
+	[[ $g == range ]] && pass "status lists the attachment grouped by range" || fail "status: group_by $g"
+	rc=0; ctl flamegraph --pid "$rp" --group-by outer-range -o "$dir/x.folded" 2>"$dir/x.err" || rc=$?
+	[[ $rc == 1 ]] && grep -q 'grouped by range, not outer-range' "$dir/x.err" &&
+		pass "flamegraph --group-by outer-range of a range attachment: refused, said why" ||
+		fail "other group: exit $rc: $(cat "$dir/x.err")"
+	echo go >"$dir/go"
+	# A fetch of the window while it runs closes every slice there, the attachment's too (as
+	# the service's own slice ends do, every 10 s, anywhere): its samples wait a slice for
+	# their ranges to end, and the GPU records they need are kept meanwhile.
+	sleep 1.2
+	ctl -q flamegraph --since 60 -o "$dir/att_mid.folded" || fail "flamegraph of the window failed"
+	wait "$rp" || fail "xs_nvtx_phases failed under the attachment"
+	# It exited: its last slices are folded once its ranges have all ended.
+	ctl -q flamegraph --pid "$rp" --group-by range -o "$dir/att_ranges.folded" ||
+		fail "flamegraph --pid --group-by range failed"
+	shares "$dir/att_ranges.folded" "$dir/att_ranges.out" data=data step=step \
+		forward=forward backward=backward io=io &&
+		pass "each phase's share within 2 points of its CPU time, through the attachment's window" ||
+		fail "attachment phase shares off: $(head -c 600 "$dir/att_ranges.folded")"
+	# Named a slice late, after the process had gone: its frames are still its own.
+	f=$(weight "$dir/att_ranges.folded" '^forward;')
+	fb=$(weight "$dir/att_ranges.folded" '^forward;xs_nvtx_phases;.*;xs_forward;xs_burn ')
+	((f > 0 && fb * 10 >= f * 9)) && pass "forward's samples are in xs_forward;xs_burn ($fb of $f)" ||
+		fail "forward's frames: $fb of $f in xs_forward;xs_burn: $(grep '^forward;' "$dir/att_ranges.folded" | head -3)"
+	# Without --group-by, the same kind of attachment's plain view: no range level.
+	NVTX_INJECTION64_PATH=$lib sh -c 'read x <"$0"; exec "$1" 1' "$dir/go2" "$phases" >/dev/null &
+	rp=$!
+	ctl -q attach "$rp" --freq 999 --group-by range || fail "attach --group-by range failed"
+	echo go >"$dir/go2"
+	wait "$rp" || true
+	ctl -q flamegraph --pid "$rp" -o "$dir/att_plain.folded" || fail "flamegraph --pid (plain) failed"
+	n=$(weight "$dir/att_plain.folded" '^xs_nvtx_phases;')
+	r=$(weight "$dir/att_plain.folded" '^(forward|backward|data|step|io|\[no range\]);')
+	((n >= 500 && r == 0)) && pass "without --group-by: the plain view ($n samples, no range level)" ||
+		fail "plain view of a range attachment: $n under the program, $r under a range"
+else
+	fail "xs_nvtx_phases or libxsprof_cupti.so was not built (CUDA toolkit)"
+fi
+
+step "the rolling window is not grouped: asked so, a clear refusal"
+rc=0; ctl flamegraph --group-by range -o "$dir/w.folded" 2>"$dir/w.err" || rc=$?
+[[ $rc == 2 ]] && grep -q 'needs --pid' "$dir/w.err" && pass "flamegraph --group-by without --pid: usage error" ||
+	fail "flamegraph --group-by without --pid: exit $rc: $(cat "$dir/w.err")"
+code=$(curl -s -m 20 -o "$dir/w.json" -w '%{http_code}' --unix-socket "$sock" \
+	"http://x/v1/profile?since_s=60&group_by=range")
+[[ $code == 400 ]] && grep -q 'not grouped' "$dir/w.json" && pass "GET /v1/profile?group_by=range: 400, said why" ||
+	fail "window group_by: HTTP $code: $(cat "$dir/w.json")"
 exit 0
