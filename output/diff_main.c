@@ -23,7 +23,7 @@ static const char usage[] =
 	"Usage: xsprof-diff [OPTIONS] BEFORE.folded AFTER.folded\n"
 	"       xsprof-diff [OPTIONS] BEFORE.gpu.json[,...] AFTER.gpu.json[,...]\n"
 	"Compare two profiles by share of all samples (so their lengths may differ), or two\n"
-	"sets of GPU reports (xsprofd --report gpu -o X.gpu.json) by their figures: each\n"
+	"sets of GPU reports (xsprofd -f -o X.gpu.json) by their figures: each\n"
 	"device's active, busy and idle time by cause, each kernel's total time, the idle time\n"
 	"blamed on each stack, the GPU memory peak. Several runs a side (a comma list): each\n"
 	"figure is their median, and it regresses only past the runs' own spread.\n"

@@ -6,6 +6,7 @@
  * reported with the reason; a profile with some hosts missing is still written and says so.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdbool.h>
@@ -19,6 +20,7 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 
+#include "daemon/base/atomic_file.h"
 #include "daemon/base/vec.h"
 #include "daemon/ctl/fleet.h"
 #include "daemon/ctl/reply_buf.h"
@@ -53,6 +55,9 @@ const char fleet_usage[] =
 	"      --parallel N       hosts asked at once (default 64)\n"
 	"      --host-timeout SECS   per host (default: duration + 15)\n"
 	"      --deadline SECS    the whole collection (default: duration + 30)\n"
+	"      --report gpu       each host's GPU report of the recording instead (why its\n"
+	"                         GPUs wait): a summary per host and merged on stdout, and\n"
+	"                         with -o FILE.gpu.json every host's report and the merge\n"
 	"Exit status: 0 every host answered; 5 some did (the profile is partial); 3 none did;\n"
 	"2 usage error.\n";
 
@@ -71,6 +76,7 @@ struct fleet {
 	struct fleet_host *hosts;
 	size_t nr, cap;
 	const char *out, *by, *token_file, *cacert, *cert, *key, *pid, *comm, *gpu_mode, *group_by;
+	bool gpu_report; /* --report gpu */
 	const char *select[FLEET_MAX_LABELS];
 	int nr_select;
 	double duration, since, host_timeout, deadline;
@@ -191,8 +197,8 @@ static void host_url(const struct fleet *f, const struct fleet_host *h, char *ur
 		n = snprintf(url, size, "%s%s/v1/profile?format=folded&since_s=%.0f", scheme,
 			     h->addr, f->since);
 	else
-		n = snprintf(url, size, "%s%s/debug/pprof/profile?format=folded&seconds=%.0f",
-			     scheme, h->addr, f->duration);
+		n = snprintf(url, size, "%s%s/debug/pprof/profile?format=%s&seconds=%.0f", scheme,
+			     h->addr, f->gpu_report ? "gpu-report" : "folded", f->duration);
 	if (f->pid)
 		n += snprintf(url + n, size - n, "&pid=%s", f->pid);
 	if (f->comm)
@@ -467,6 +473,200 @@ static int write_merged(const struct fleet *f, const struct calltree *t, const c
 	return output__write_file(t, fmt, f->out, &meta);
 }
 
+/* ---- --report gpu: every host's GPU report, side by side and merged ---- */
+
+static struct json_object *jget(struct json_object *o, const char *k)
+{
+	struct json_object *v = NULL;
+
+	return json_object_object_get_ex(o, k, &v) ? v : NULL;
+}
+
+static int64_t jint(struct json_object *o, const char *k)
+{
+	return json_object_get_int64(jget(o, k));
+}
+
+static size_t jlen(struct json_object *o, const char *k)
+{
+	struct json_object *a = jget(o, k);
+
+	return json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+}
+
+static int severity_rank(const char *s)
+{
+	return !strcmp(s, "high") ? 3 : !strcmp(s, "medium") ? 2 : 1;
+}
+
+/* One host's report into the merge: device times summed, findings by kind with their hosts. */
+static void merge_gpu_report(struct json_object *merged, struct json_object *r, const char *host)
+{
+	static const char *const causes[] = {"host_ns", "launch_ns", "sync_ns", "dependency_ns",
+					     "unknown_ns"};
+	struct json_object *idle = jget(merged, "idle_by_cause"), *kinds = jget(merged, "findings");
+
+	for (size_t i = 0; i < jlen(r, "devices"); i++) {
+		struct json_object *d = json_object_array_get_idx(jget(r, "devices"), i);
+
+		json_object_object_add(merged, "devices",
+				       json_object_new_int64(jint(merged, "devices") + 1));
+		json_object_object_add(
+			merged, "active_ns",
+			json_object_new_int64(jint(merged, "active_ns") + jint(d, "active_ns")));
+		json_object_object_add(
+			merged, "busy_ns",
+			json_object_new_int64(jint(merged, "busy_ns") + jint(d, "busy_ns")));
+		for (size_t c = 0; c < sizeof(causes) / sizeof(causes[0]); c++)
+			json_object_object_add(
+				idle, causes[c],
+				json_object_new_int64(jint(idle, causes[c]) +
+						      jint(jget(d, "idle_by_cause"), causes[c])));
+	}
+	for (size_t i = 0; i < jlen(r, "memory"); i++)
+		json_object_object_add(
+			merged, "memory_peak_bytes",
+			json_object_new_int64(jint(merged, "memory_peak_bytes") +
+					      jint(json_object_array_get_idx(jget(r, "memory"), i),
+						   "peak_bytes")));
+	for (size_t i = 0; i < jlen(r, "findings"); i++) {
+		struct json_object *fnd = json_object_array_get_idx(jget(r, "findings"), i);
+		const char *kind = json_object_get_string(jget(fnd, "kind"));
+		const char *sev = json_object_get_string(jget(fnd, "severity"));
+		struct json_object *k = jget(kinds, kind);
+
+		if (!kind || !sev)
+			continue;
+		if (!k) {
+			k = json_object_new_object();
+			json_object_object_add(k, "severity", json_object_new_string(sev));
+			json_object_object_add(k, "hosts", json_object_new_array());
+			json_object_object_add(k, "example", json_object_get(jget(fnd, "summary")));
+			json_object_object_add(kinds, kind, k);
+		}
+		if (severity_rank(sev) > severity_rank(json_object_get_string(jget(k, "severity"))))
+			json_object_object_add(k, "severity", json_object_new_string(sev));
+		json_object_array_add(jget(k, "hosts"), json_object_new_string(host));
+	}
+}
+
+/* A line per host and the merged findings, on stdout. */
+static void print_gpu_summary(const struct fleet *f, struct json_object *hosts,
+			      struct json_object *merged)
+{
+	struct json_object *idle = jget(merged, "idle_by_cause");
+	int64_t active = jint(merged, "active_ns");
+
+	printf("%-28s %7s %8s %s\n", "host", "devices", "busy", "findings");
+	for (size_t i = 0; i < json_object_array_length(hosts); i++) {
+		struct json_object *h = json_object_array_get_idx(hosts, i), *r = jget(h, "report");
+		int64_t busy = 0, act = 0;
+		char kinds[256] = "";
+		size_t l = 0;
+
+		if (!r) {
+			printf("%-28s %s\n", json_object_get_string(jget(h, "host")),
+			       json_object_get_string(jget(h, "error")));
+			continue;
+		}
+		for (size_t k = 0; k < jlen(r, "devices"); k++) {
+			struct json_object *d = json_object_array_get_idx(jget(r, "devices"), k);
+
+			busy += jint(d, "busy_ns");
+			act += jint(d, "active_ns");
+		}
+		for (size_t k = 0; k < jlen(r, "findings") && l < sizeof(kinds) - 1; k++)
+			l += (size_t)snprintf(
+				kinds + l, sizeof(kinds) - l, "%s%s", k ? ", " : "",
+				json_object_get_string(
+					jget(json_object_array_get_idx(jget(r, "findings"), k),
+					     "kind")));
+		printf("%-28s %7zu %7.1f%% %s\n", json_object_get_string(jget(h, "host")),
+		       jlen(r, "devices"), act ? 100.0 * (double)busy / (double)act : 0.0,
+		       l ? kinds : "-");
+	}
+	printf("\nmerged: %" PRId64 " devices busy %.1f%% of their active time; idle: host %.1f%%, "
+	       "launch %.1f%%, sync %.1f%%, dependency %.1f%%\n",
+	       jint(merged, "devices"),
+	       active ? 100.0 * (double)jint(merged, "busy_ns") / (double)active : 0.0,
+	       active ? 100.0 * (double)jint(idle, "host_ns") / (double)active : 0.0,
+	       active ? 100.0 * (double)jint(idle, "launch_ns") / (double)active : 0.0,
+	       active ? 100.0 * (double)jint(idle, "sync_ns") / (double)active : 0.0,
+	       active ? 100.0 * (double)jint(idle, "dependency_ns") / (double)active : 0.0);
+	json_object_object_foreach(jget(merged, "findings"), kind, k)
+	{
+		printf("  [%s] %s on %zu of %zu hosts, e.g. %s\n",
+		       json_object_get_string(jget(k, "severity")), kind, jlen(k, "hosts"), f->nr,
+		       json_object_get_string(jget(k, "example")));
+	}
+}
+
+static int write_doc(FILE *out, void *ctx)
+{
+	return fputs(json_object_to_json_string_ext(ctx, JSON_C_TO_STRING_PLAIN), out) < 0 ||
+			       fputc('\n', out) == EOF
+		       ? -EIO
+		       : 0;
+}
+
+/* Every host's report (or why none) and their merge: stdout, and -o FILE.gpu.json. */
+static int gpu_reports(const struct fleet *f, size_t ok)
+{
+	struct json_object *doc = json_object_new_object(), *hosts = json_object_new_array();
+	struct json_object *merged = json_object_new_object();
+	int err = 0;
+
+	if (!doc || !hosts || !merged) {
+		json_object_put(doc);
+		json_object_put(hosts);
+		json_object_put(merged);
+		return -ENOMEM;
+	}
+	json_object_object_add(merged, "idle_by_cause", json_object_new_object());
+	json_object_object_add(merged, "findings", json_object_new_object());
+	for (size_t i = 0; i < f->nr; i++) {
+		const struct fleet_host *h = &f->hosts[i];
+		struct json_object *o = json_object_new_object(), *lab = json_object_new_object();
+		struct json_object *r = h->ok ? json_tokener_parse(h->reply.data) : NULL;
+
+		json_object_object_add(o, "host", json_object_new_string(h->addr));
+		for (int k = 0; k < h->nr_labels; k++) {
+			const char *eq = strchr(h->labels[k], '=');
+			char key[128];
+
+			snprintf(key, sizeof(key), "%.*s", (int)(eq - h->labels[k]), h->labels[k]);
+			json_object_object_add(lab, key, json_object_new_string(eq + 1));
+		}
+		json_object_object_add(o, "labels", lab);
+		if (r && json_object_get_string(jget(r, "schema")) &&
+		    !strcmp(json_object_get_string(jget(r, "schema")), "xsprof.gpu_report")) {
+			merge_gpu_report(merged, r, h->addr);
+			json_object_object_add(o, "report", r);
+		} else {
+			json_object_put(r);
+			json_object_object_add(
+				o, "error",
+				json_object_new_string(h->ok ? "not a GPU report" : h->why));
+		}
+		json_object_array_add(hosts, o);
+	}
+	json_object_object_add(doc, "schema", json_object_new_string("xsprof.gpu_report_fleet"));
+	json_object_object_add(doc, "version", json_object_new_int(1));
+	json_object_object_add(doc, "hosts_answered", json_object_new_int64((int64_t)ok));
+	json_object_object_add(doc, "hosts", hosts);
+	json_object_object_add(doc, "merged", merged);
+	print_gpu_summary(f, hosts, merged);
+	if (f->out && ok) {
+		err = atomic_file__write(f->out, write_doc, doc);
+		if (!err)
+			fprintf(stderr,
+				"xsprofctl fleet: GPU reports of %zu of %zu hosts: wrote %s\n", ok,
+				f->nr, f->out);
+	}
+	json_object_put(doc);
+	return err;
+}
+
 /* Which hosts answered and which did not (stderr), and the exit status. */
 static int report(const struct fleet *f, size_t *ret_ok)
 {
@@ -531,6 +731,7 @@ enum {
 	FO_HOST_TIMEOUT,
 	FO_DEADLINE,
 	FO_GROUP_BY,
+	FO_REPORT,
 };
 
 static int fleet_opt(struct fleet *f, int c, const char *arg)
@@ -599,6 +800,11 @@ static int fleet_opt(struct fleet *f, int c, const char *arg)
 				arg);
 		f->group_by = arg;
 		return 0;
+	case FO_REPORT:
+		if (strcmp(arg, "gpu"))
+			return fleet_usage_error("--report: expected gpu", arg);
+		f->gpu_report = true;
+		return 0;
 	case FO_TOKEN:
 		f->token_file = arg;
 		return 0;
@@ -617,6 +823,23 @@ static int fleet_opt(struct fleet *f, int c, const char *arg)
 	default:
 		return fleet_usage_error("unknown option or missing value", NULL);
 	}
+}
+
+/* --report gpu: a recording on every host (the window keeps no GPU records), no grouping. */
+static int gpu_report_checks(struct fleet *f)
+{
+	enum output_format fmt;
+
+	if (f->out && (output__format_from_path(f->out, &fmt) || fmt != OUTPUT_GPU_REPORT))
+		return fleet_usage_error("--report gpu writes its hosts' reports to FILE.gpu.json",
+					 f->out);
+	if (f->since > 0)
+		return fleet_usage_error("--report gpu needs a recording (--duration): the "
+					 "machine's window (--since) keeps no GPU records",
+					 NULL);
+	if (f->group_by || f->gpu_mode)
+		return fleet_usage_error("--report gpu takes no --group-by or --gpu-mode", NULL);
+	return 0;
 }
 
 static int fleet_parse(struct fleet *f, int argc, char **argv)
@@ -639,6 +862,7 @@ static int fleet_parse(struct fleet *f, int argc, char **argv)
 		{"parallel", required_argument, NULL, FO_PARALLEL},
 		{"host-timeout", required_argument, NULL, FO_HOST_TIMEOUT},
 		{"deadline", required_argument, NULL, FO_DEADLINE},
+		{"report", required_argument, NULL, FO_REPORT},
 		{"help", no_argument, NULL, 'h'},
 		{}};
 	enum output_format fmt;
@@ -658,9 +882,11 @@ static int fleet_parse(struct fleet *f, int argc, char **argv)
 	if (!f->nr)
 		return fleet_usage_error("no hosts: give HOST[:PORT] arguments or --hosts FILE",
 					 NULL);
-	if (!f->out)
+	if (f->gpu_report && (st = gpu_report_checks(f)))
+		return st;
+	if (!f->out && !f->gpu_report)
 		return fleet_usage_error("--output FILE is needed", NULL);
-	if (output__format_from_path(f->out, &fmt) &&
+	if (!f->gpu_report && output__format_from_path(f->out, &fmt) &&
 	    !(strlen(f->out) > 5 && !strcmp(f->out + strlen(f->out) - 5, ".json")))
 		return fleet_usage_error("--output: use .folded, .txt, .svg, .json or .pb.gz",
 					 f->out);
@@ -735,6 +961,14 @@ int cmd_fleet(int argc, char **argv)
 		f.deadline = (f.since > 0 ? 0 : f.duration) + 30;
 	collect(&f);
 	st = report(&f, &ok);
+	if (f.gpu_report) {
+		err = gpu_reports(&f, ok);
+		if (err) {
+			fprintf(stderr, "xsprofctl fleet: the GPU reports: %s\n", strerror(-err));
+			st = FLEET_NONE;
+		}
+		goto out;
+	}
 	t = calltree__new();
 	for (size_t i = 0; t && !err && i < f.nr; i++)
 		if (f.hosts[i].ok)

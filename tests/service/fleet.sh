@@ -3,7 +3,7 @@
 # Fleet collection against real xsprofd instances, each in its own network namespace with its
 # own workload: two live hosts, one whose address answers nothing (down), one that accepts
 # connections and never answers; a host's recordings grouped by NVTX range under the host
-# (--group-by). Then the remote API of one host over TLS: go tool pprof on the
+# (--group-by); every host's GPU report and their merge (--report gpu). Then the remote API of one host over TLS: go tool pprof on the
 # scrape endpoint, tokens refused, writes refused, malformed and oversized requests answered
 # with clear errors while the daemon keeps serving.
 # Usage: tests/service/fleet.sh BUILD_DIR. Needs root, BPF, iproute2, openssl, curl, go.
@@ -175,6 +175,36 @@ grep -qE '^(data|step);xs_nvtx_phases;' "$dir/outer.folded" && ! grep -q '^10\.2
 "$ctl" fleet 10.213.1.2:7717 --since 60 --group-by range -o "$dir/x.folded" 2>"$dir/x.err"
 st=$?
 [[ $st == 2 ]] && grep -q 'not grouped' "$dir/x.err" || fail "--since with --group-by: exit $st: $(cat "$dir/x.err")"
+
+step "fleet --report gpu: every host's GPU report and their merge"
+# Host 2 receives GPU records during its recording (xs_gpu_bound plays CUPTI: 20 steps of 4
+# kernels of 2 ms, sent to its CUPTI socket; no launch is probed there, so every gap's cause is
+# unknown); host 1 has none. The summary names the finding and on how many hosts.
+"$ctl" fleet 10.213.1.2:7717 10.213.2.2:7717 --cacert "$dir/ca.pem" --token-file "$dir/token" \
+	-d 6 --report gpu -o "$dir/fleet.gpu.json" --deadline 30 >"$dir/gpu.out" 2>"$dir/gpu.err" &
+fleet_pid=$!
+sleep 1.5
+XSPROF_CUPTI_SOCKET=$dir/cupti2.sock ip netns exec "$tag-2" "$build/tests/xs_gpu_bound" input 20 \
+	>"$dir/gpu_work.out" 2>&1 || fail "xs_gpu_bound on host 2: $(tail -2 "$dir/gpu_work.out")"
+wait "$fleet_pid"
+st=$?
+[[ $st == 0 ]] || fail "fleet --report gpu exit $st: $(tail -3 "$dir/gpu.err")"
+python3 - "$dir/fleet.gpu.json" <<'PYEOF' || fail "fleet GPU reports: $(cat "$dir/gpu.out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "xsprof.gpu_report_fleet" and d["version"] == 1, d.get("schema")
+hosts = {h["host"]: h for h in d["hosts"]}
+beta = hosts["10.213.2.2:7717"]["report"]
+assert [x["busy_ns"] for x in beta["devices"]] == [160000000], beta["devices"]
+assert hosts["10.213.1.2:7717"]["report"]["devices"] == [], "alpha has no GPU work"
+assert d["merged"]["devices"] == 1 and d["merged"]["busy_ns"] == 160000000, d["merged"]
+assert d["merged"]["findings"]["low_utilisation"]["hosts"] == ["10.213.2.2:7717"], d["merged"]
+PYEOF
+grep -q 'low_utilisation on 1 of 2 hosts' "$dir/gpu.out" || fail "fleet GPU summary: $(cat "$dir/gpu.out")"
+"$ctl" fleet 10.213.1.2:7717 --since 60 --report gpu 2>"$dir/x.err"
+st=$?
+[[ $st == 2 ]] && grep -q 'keeps no GPU records' "$dir/x.err" ||
+	fail "--since with --report gpu: exit $st: $(cat "$dir/x.err")"
 
 step "go tool pprof reads the scrape endpoint over TLS"
 HOME=$dir GOCACHE=$dir/gocache SSL_CERT_FILE=$dir/ca.pem timeout 60 go tool pprof -raw -seconds 2 \
