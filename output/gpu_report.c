@@ -127,6 +127,8 @@ struct gpu_report {
 	struct launch_facts launch;
 	struct gpu_memory *mem; /* NULL: no memory calls */
 	struct finding findings[16];
+	const char **paths[16]; /* the findings' dominant paths (dominant_path), freed with it */
+	size_t nr_paths;
 	size_t nr_findings;
 	size_t *launch_of; /* pd->gpu index -> pd->launches index + 1 (0: none) */
 	size_t *samples;   /* pd->samples indexes by (tid, time) */
@@ -879,6 +881,101 @@ static struct finding *finding(struct gpu_report *r, const char *kind, double sh
 	return f;
 }
 
+static void point_at(struct finding *f, const struct blame *b);
+
+/* At least this share of a cause's time must run through a frame for its path to go on. */
+#define DOMINANT_SHARE 0.8
+
+/*
+ * The frames most of a cause's time on a device runs through, outermost first: from the root,
+ * each next frame is the one DOMINANT_SHARE of the cause's time was blamed under, so the path
+ * stops where the time splits (the loop in the user's function, the line that calls it) rather
+ * than at one sample's leaf, which may be any syscall the loop makes. 0 or -ENOMEM; *ret_n 0
+ * when the blames share no root.
+ */
+static int dominant_path(struct gpu_report *r, enum gpu_idle_cause c, uint32_t device, uint32_t pid,
+			 const char ***ret, size_t *ret_n)
+{
+	size_t *in = malloc((r->nr_blames ? r->nr_blames : 1) * sizeof(*in)), n = 0, depth = 0;
+	const char **path = NULL;
+	size_t cap = 0;
+	uint64_t total = 0;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (!in)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nr_blames; i++)
+		if (r->blames[i].cause == c && r->blames[i].device == device &&
+		    r->blames[i].pid == pid) {
+			in[n++] = i;
+			total += r->blames[i].ns;
+		}
+	while (n && total) {
+		const char *best = NULL;
+		uint64_t best_ns = 0;
+		size_t k = 0;
+
+		/* The heaviest frame at this depth (a few candidates: blames sorted, heavy first). */
+		for (size_t i = 0; i < n; i++) {
+			const struct blame *b = &r->blames[in[i]];
+			uint64_t sum = 0;
+
+			if (b->nr_frames <= depth || (best && !strcmp(best, b->frames[depth])))
+				continue;
+			for (size_t j = 0; j < n; j++) {
+				const struct blame *o = &r->blames[in[j]];
+
+				if (o->nr_frames > depth &&
+				    !strcmp(o->frames[depth], b->frames[depth]))
+					sum += o->ns;
+			}
+			if (sum > best_ns) {
+				best_ns = sum;
+				best = b->frames[depth];
+			}
+			if (best_ns * 2 > total)
+				break; /* a majority: no other frame can beat it */
+		}
+		if (!best || (double)best_ns < DOMINANT_SHARE * (double)total)
+			break;
+		if (vec_reserve(&path, &cap, depth + 1)) {
+			free(in);
+			free(path);
+			return -ENOMEM;
+		}
+		path[depth++] = best;
+		for (size_t i = 0; i < n; i++)
+			if (r->blames[in[i]].nr_frames > depth - 1 &&
+			    !strcmp(r->blames[in[i]].frames[depth - 1], best))
+				in[k++] = in[i];
+		n = k;
+	}
+	free(in);
+	*ret = path;
+	*ret_n = depth;
+	return 0;
+}
+
+/* The finding points at the dominant path of the top blame's process (its stack when none). */
+static void point_at_path(struct gpu_report *r, struct finding *f, enum gpu_idle_cause c,
+			  uint32_t device)
+{
+	const struct blame *b = top_blame(r, c, device);
+	const char **path;
+	size_t n;
+
+	if (!b)
+		return;
+	point_at(f, b);
+	if (r->nr_paths >= sizeof(r->paths) / sizeof(r->paths[0]) ||
+	    dominant_path(r, c, device, b->pid, &path, &n) || !n)
+		return;
+	r->paths[r->nr_paths++] = path;
+	f->frames = path;
+	f->nr_frames = n;
+}
+
 /* The finding points at a blame's stack (NULL: at none). */
 static void point_at(struct finding *f, const struct blame *b)
 {
@@ -922,7 +1019,7 @@ static void device_findings(struct gpu_report *r, const struct device *d)
 			 "below). Prepare the next batch ahead of time (a DataLoader with "
 			 "num_workers > 0 and prefetching), move this work to another thread or "
 			 "process, or onto the GPU."))) {
-		point_at(f, top_blame(r, GPU_IDLE_HOST, d->device));
+		point_at_path(r, f, GPU_IDLE_HOST, d->device);
 		snprintf(f->summary, sizeof(f->summary),
 			 "device %u idled %.1f%% of its active time while the host was not "
 			 "submitting work",
@@ -940,9 +1037,10 @@ static void device_findings(struct gpu_report *r, const struct device *d)
 		     "launch overhead. Fuse small kernels (torch.compile), capture the loop in "
 		     "a CUDA graph (torch.cuda.CUDAGraph, cudaGraphLaunch), or give each kernel "
 		     "more work (larger batches)."))) {
-		point_at(f, top_blame(r, GPU_IDLE_LAUNCH, d->device)
-				    ? top_blame(r, GPU_IDLE_LAUNCH, d->device)
-				    : top_blame(r, GPU_IDLE_HOST, d->device));
+		point_at_path(r, f,
+			      top_blame(r, GPU_IDLE_LAUNCH, d->device) ? GPU_IDLE_LAUNCH
+								       : GPU_IDLE_HOST,
+			      d->device);
 		snprintf(f->summary, sizeof(f->summary),
 			 "%.0f%% of %" PRIu64 " kernels ran shorter than the time between "
 			 "their launches (median %.1f us vs %.1f us)",
@@ -960,7 +1058,7 @@ static void device_findings(struct gpu_report *r, const struct device *d)
 			 "next launch. Remove the synchronisation from the loop or make it rarer: "
 			 ".item(), .cpu(), printing a tensor, torch.cuda.synchronize(), blocking "
 			 "copies; use non_blocking=True copies and CUDA events."))) {
-		point_at(f, top_blame(r, GPU_IDLE_SYNC, d->device));
+		point_at_path(r, f, GPU_IDLE_SYNC, d->device);
 		snprintf(f->summary, sizeof(f->summary),
 			 "device %u idled %.1f%% of its active time after synchronising calls",
 			 d->device, 100 * share_of(d->idle_by[GPU_IDLE_SYNC], active));
@@ -974,7 +1072,7 @@ static void device_findings(struct gpu_report *r, const struct device *d)
 			 "Work was launched but waited for other work (an event, another stream or "
 			 "device) while the device idled. Check cross-stream waits and the order "
 			 "work is queued in."))) {
-		point_at(f, top_blame(r, GPU_IDLE_DEPENDENCY, d->device));
+		point_at_path(r, f, GPU_IDLE_DEPENDENCY, d->device);
 		snprintf(f->summary, sizeof(f->summary),
 			 "device %u idled %.1f%% of its active time with work queued behind a "
 			 "dependency",
@@ -1246,6 +1344,8 @@ void gpu_report__free(struct gpu_report *r)
 		free(r->kernels[i].frames);
 	free(r->copy_blame[0].frames);
 	free(r->copy_blame[1].frames);
+	for (size_t i = 0; i < r->nr_paths; i++)
+		free(r->paths[i]);
 	keymap__free(r->blame_ix);
 	gpu_memory__free(r->mem);
 	free(r->dev);

@@ -16,10 +16,16 @@ set_target_properties(xs_cuda_bound PROPERTIES OUTPUT_NAME cuda_xsbound)
 target_compile_options(xs_cuda_bound PRIVATE ${XS_FRAME_FLAGS})
 target_include_directories(xs_cuda_bound PRIVATE ${PROJECT_SOURCE_DIR})
 
+# The GPU double: launches on the fake injection library's USDT, work sent as CUPTI would.
+add_library(xs_gpu_double SHARED workloads/gpu_double.c)
+target_compile_options(xs_gpu_double PRIVATE ${XS_FRAME_FLAGS})
+target_include_directories(xs_gpu_double PRIVATE ${PROJECT_SOURCE_DIR})
+target_link_libraries(xs_gpu_double PRIVATE xs_cupti_fake)
+
 add_executable(xs_gpu_bound workloads/gpu_bound.c)
 target_compile_options(xs_gpu_bound PRIVATE ${XS_FRAME_FLAGS})
 target_include_directories(xs_gpu_bound PRIVATE ${PROJECT_SOURCE_DIR})
-target_link_libraries(xs_gpu_bound PRIVATE xs_cupti_fake xs_cuda_bound)
+target_link_libraries(xs_gpu_bound PRIVATE xs_gpu_double xs_cuda_bound)
 
 add_test(NAME gpu_report COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu_report.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(gpu_report PROPERTIES TIMEOUT 300)

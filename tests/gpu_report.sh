@@ -6,7 +6,8 @@
 # workload reports itself at the times it chose, so the truth is exact. Each is diagnosed with
 # the stack to blame: input-bound (the host computes a batch in xs_make_batch), launch-bound
 # (thousands of 5 us kernels from xs_launch_many), sync-bound (a cuStreamSynchronize after every
-# kernel, in xs_sync_step) and pageable copies (xs_copy_inputs); busy and idle time within 2%
+# kernel, in xs_sync_step) and pageable copies (xs_copy_inputs), the input-bound loop in Python
+# (blamed at the line of its loop); busy and idle time within 2%
 # of the workload's own figures; the text report (--report gpu) within 80 columns; the Chrome
 # trace with its counter tracks. Needs root and BTF (no GPU). Prints "ok"/"FAIL"; any FAIL fails.
 #
@@ -17,10 +18,11 @@ build=$(cd "$1" && pwd)
 xsprofd=$build/daemon/xsprofd
 work=$build/tests/xs_gpu_bound
 py=/usr/bin/python3
+here=$(cd "$(dirname "$0")" && pwd)
 failures=0
 pass() { printf 'ok   %s\n' "$*"; }
 fail() { printf 'FAIL %s\n' "$*"; failures=$((failures + 1)); }
-for f in "$xsprofd" "$work" "$py"; do
+for f in "$xsprofd" "$work" "$py" "$build/tests/libxs_gpu_double.so"; do
 	[[ -e $f ]] || { echo "FAIL missing $f"; exit 1; }
 done
 [[ $(id -u) == 0 ]] || { echo "FAIL needs root"; exit 1; }
@@ -126,6 +128,19 @@ if run pageable 15 && check pageable pageable_copy host xs_copy_inputs; then
 else
 	fail "pageable copies"
 fi
+# The same input-bound loop in Python (tests/workloads/gpu_bound.py, the GPU double through
+# ctypes): the idle time is blamed on make_batch at the line of its loop.
+pyline=$(grep -n "# BATCH" "$here/workloads/gpu_bound.py" | cut -d: -f1)
+rm -f "$dir/cupti.sock"
+if timeout 120 "$xsprofd" -f -F 999 --cupti-socket "$dir/cupti.sock" --report gpu \
+	-o "$dir/python.gpu.json" -o "$dir/python.json" -- "$py" "$here/workloads/gpu_bound.py" \
+	"$build/tests/libxs_gpu_double.so" 30 >"$dir/python.out" 2>"$dir/python.err" &&
+	check python host_bound host "gpu_bound.make_batch (gpu_bound.py:$pyline)"; then
+	pass "Python: host_bound blames gpu_bound.make_batch (gpu_bound.py:$pyline)"
+else
+	fail "Python input-bound: $(tail -3 "$dir/python.err")"
+fi
+
 # GPU memory by allocating stack: the peak and what is left at exit, by function, exact; the
 # failed allocation with its stack; the trace's memory counter.
 if run memory 1 && $py - "$dir" <<'PYEOF'

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "tests/cupti_wire_build.h"
+#include "tests/workloads/fake_cupti.h"
+#include "tests/workloads/fake_gpu_send.h"
+#include "tests/workloads/gpu_double.h"
+#include <time.h>
+
+#define US 1000ull
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+#define LATENCY			(30 * US) /* launch to start, when the GPU is free */
+#define MAX_WORK		20000
+#define XS_CBID_cudaMemcpyAsync 41
+
+struct work {
+	bool copy;
+	const char *name;
+	uint64_t start, end, bytes;
+	uint32_t corr;
+};
+
+static struct work work[MAX_WORK];
+static size_t nr_work;
+static uint32_t corr;
+static uint64_t gpu_free; /* when the one stream is done with what it was given */
+
+/* Work of dur ns: it starts when launched and the stream is free. */
+static uint64_t launch(const char *name, uint64_t dur, bool copy, uint64_t bytes)
+{
+	uint64_t t = clock_ns(CLOCK_MONOTONIC), start;
+
+	xs_fake_cuda_launch(++corr, XS_CUPTI_RUNTIME(copy ? XS_CBID_cudaMemcpyAsync
+							  : XS_CBID_cudaLaunchKernel));
+	start = t + LATENCY > gpu_free ? t + LATENCY : gpu_free;
+	if (nr_work < MAX_WORK)
+		work[nr_work++] = (struct work){copy, name, start, start + dur, bytes, corr};
+	gpu_free = start + dur;
+	return gpu_free;
+}
+
+uint64_t xs_double_kernel(const char *name, uint64_t dur_ns)
+{
+	return launch(name, dur_ns, false, 0);
+}
+
+uint64_t xs_double_copy(uint64_t bytes, uint64_t dur_ns)
+{
+	return launch("copy", dur_ns, true, bytes);
+}
+
+void xs_double_wait(void)
+{
+	while (clock_ns(CLOCK_MONOTONIC) < gpu_free)
+		usleep(1000);
+}
+
+int xs_double_send(void)
+{
+	static uint8_t buf[1 << 20];
+	const char *path = getenv(XSPROF_WIRE_SOCKET_ENV);
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	size_t i = 0;
+	int fd;
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path ? path : XSPROF_WIRE_DEFAULT_SOCKET);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		perror(a.sun_path);
+		return 1;
+	}
+	while (i < nr_work || i == 0) {
+		size_t n = i == 0 ? wb_hello(buf, (uint32_t)getpid()) : 0;
+
+		for (; i < nr_work && n + XSPROF_WIRE_RECORD_MAX <= sizeof(buf); i++) {
+			const struct work *w = &work[i];
+
+			if (w->copy) {
+				n += wb_memcpy(buf + n, XSPROF_COPY_HTOD, w->bytes, w->start,
+					       w->end, w->corr);
+				((struct xsprof_wire_memcpy *)(buf + n -
+							       sizeof(struct xsprof_wire_memcpy)))
+					->src_kind = XSPROF_MEM_PAGEABLE;
+			} else {
+				n += wb_kernel(buf + n, w->name, w->start, w->end, w->corr);
+			}
+		}
+		for (size_t off = 0; off < n;) {
+			ssize_t k = write(fd, buf + off, n - off);
+
+			if (k <= 0) {
+				perror("write");
+				close(fd);
+				return 1;
+			}
+			off += (size_t)k;
+		}
+		if (!nr_work)
+			break;
+	}
+	close(fd);
+	return 0;
+}
+
+void xs_double_truth(void)
+{
+	uint64_t busy = 0, copies = 0, bytes = 0, kernels = 0;
+
+	for (size_t i = 0; i < nr_work; i++) {
+		busy += work[i].end - work[i].start; /* one stream: nothing overlaps */
+		copies += work[i].copy;
+		kernels += !work[i].copy;
+		bytes += work[i].bytes;
+	}
+	printf("busy_ns %llu\nidle_ns %llu\nactive_ns %llu\nkernels %llu\ncopies %llu\n"
+	       "copy_bytes %llu\n",
+	       (unsigned long long)busy,
+	       (unsigned long long)(work[nr_work - 1].end - work[0].start - busy),
+	       (unsigned long long)(work[nr_work - 1].end - work[0].start),
+	       (unsigned long long)kernels, (unsigned long long)copies, (unsigned long long)bytes);
+	fflush(stdout);
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * libxs_gpu_double.so: a GPU that runs what a program launches at times it chooses, for the
+ * GPU report's workloads (C, and Python through ctypes). A launch fires the fake injection
+ * library's xsprof:launch (a correlation id) and the work "runs" on one stream from 30 us after
+ * its launch or when the stream is free; xs_double_send then plays CUPTI and sends every kernel
+ * and copy to the daemon's CUPTI socket ($XSPROF_CUPTI_SOCKET or the default), and
+ * xs_double_truth prints the figures the report must find.
+ */
+#ifndef XSPROF_TESTS_WORKLOADS_GPU_DOUBLE_H
+#define XSPROF_TESTS_WORKLOADS_GPU_DOUBLE_H
+
+#include <stdint.h>
+
+/* A kernel of dur_ns; returns when it will end (CLOCK_MONOTONIC ns). name must outlive it. */
+uint64_t xs_double_kernel(const char *name, uint64_t dur_ns);
+/* An async HtoD copy of bytes from pageable memory, taking dur_ns. */
+uint64_t xs_double_copy(uint64_t bytes, uint64_t dur_ns);
+/* Wait until the last work is over (a real GPU reports work after it ran). */
+void xs_double_wait(void);
+/* "busy_ns B", "idle_ns I", "active_ns A", "kernels K", "copies C", "copy_bytes Y" on stdout. */
+void xs_double_truth(void);
+/* Send it all to the daemon: 0, or 1 after saying why on stderr. */
+int xs_double_send(void);
+
+#endif
