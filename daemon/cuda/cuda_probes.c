@@ -651,7 +651,14 @@ static void continue_held(struct cuda_probes *cp, pid_t pid, uint32_t flags)
 			cp->opts.on_tables(cp->opts.ctx, pid);
 			cp->st.table_waits++;
 		}
-		kill(pid, SIGCONT);
+		/* Another user's process needs CAP_KILL: without it, it would wait for ever. */
+		if (kill(pid, SIGCONT) && errno != ESRCH) {
+			cp->st.attach_failed++;
+			set_error(cp, -errno,
+				  "continuing pid %d, stopped for its probes (another user's "
+				  "process needs CAP_KILL)",
+				  (int)pid);
+		}
 		cp->st.stopped++;
 	}
 }

@@ -39,6 +39,13 @@ else
 	fail kallsyms "/proc/kallsyms shows '${addr:-nothing}' for _stext: needs CAP_SYSLOG and no ProtectKernelTunables="
 fi
 
+# A running process: SIGCONT does nothing to it, but is checked as any signal is.
+if kill -CONT "$pid" 2>/dev/null; then
+	ok "sigcont (continue another user's process the BPF side stopped for the daemon)"
+else
+	fail sigcont "cannot send SIGCONT to pid $pid: needs CAP_KILL"
+fi
+
 f=${RUNTIME_DIRECTORY:-/run/xsprof}/probe.$$
 if : >"$f" && chown "0:$group" "$f" 2>/dev/null; then
 	ok "chown (give a file in /run/xsprof to group $group)"
