@@ -535,16 +535,19 @@ static void cuda_report(struct recording *recording, bool always)
 			"CUDA: %llu launches paused their process until the unwind tables their walk "
 			"asked for were built (the launches after them walked whole)",
 			(unsigned long long)cs.table_waits);
-	log_debug("CUDA: %llu libraries mapped by profiled processes, %llu stops of a process "
-		  "for the daemon, %llu children followed, %llu calls of other processes",
-		  (unsigned long long)cs.lib_events, (unsigned long long)cs.stopped,
-		  (unsigned long long)cs.bpf.forks_followed, (unsigned long long)cs.bpf.filtered);
-	if (cs.bpf.drop_ringbuf || cs.bpf.usdt_drop || cs.bpf.lib_map_drop)
-		log_warn("CUDA: %llu calls, %llu xsprof:launch firings and %llu library loads "
-			 "lost (ring buffer full): raise --ring-buffer-size",
+	log_debug("CUDA: %llu libraries mapped and %llu executables exec'd by profiled processes "
+		  "probed, %llu stops of a process for the daemon, %llu children followed, %llu "
+		  "calls of other processes",
+		  (unsigned long long)cs.lib_events, (unsigned long long)cs.execs,
+		  (unsigned long long)cs.stopped, (unsigned long long)cs.bpf.forks_followed,
+		  (unsigned long long)cs.bpf.filtered);
+	if (cs.bpf.drop_ringbuf || cs.bpf.usdt_drop || cs.bpf.lib_map_drop || cs.bpf.exec_drop)
+		log_warn("CUDA: %llu calls, %llu xsprof:launch firings, %llu library loads and "
+			 "%llu execs lost (ring buffer full): raise --ring-buffer-size",
 			 (unsigned long long)cs.bpf.drop_ringbuf,
 			 (unsigned long long)cs.bpf.usdt_drop,
-			 (unsigned long long)cs.bpf.lib_map_drop);
+			 (unsigned long long)cs.bpf.lib_map_drop,
+			 (unsigned long long)cs.bpf.exec_drop);
 	if (cs.bpf.scratch_busy)
 		log_warn("CUDA: %llu calls lost: both of a CPU's scratch slots were held by launch "
 			 "probes preempted on it",
