@@ -295,8 +295,8 @@ if [[ -x $phases && -f $lib ]]; then
 		pass "each phase's share within 2 points of its CPU time, through the attachment's window" ||
 		fail "attachment phase shares off: $(head -c 600 "$dir/att_ranges.folded")"
 	# Named a slice late, after the process had gone: its frames are still its own.
-	f=$(weight "$dir/att_ranges.folded" '^forward;')
-	fb=$(weight "$dir/att_ranges.folded" '^forward;xs_nvtx_phases;.*;xs_forward;xs_burn ')
+	f=$(grep -v ';\[gpu\] ' "$dir/att_ranges.folded" | weight - '^forward;')
+	fb=$(weight "$dir/att_ranges.folded" '^forward;xs_nvtx_phases;.*;xs_forward;xs_burn[; ]')
 	((f > 0 && fb * 10 >= f * 9)) && pass "forward's samples are in xs_forward;xs_burn ($fb of $f)" ||
 		fail "forward's frames: $fb of $f in xs_forward;xs_burn: $(grep '^forward;' "$dir/att_ranges.folded" | head -3)"
 	# Without --group-by, the same kind of attachment's plain view: no range level.
