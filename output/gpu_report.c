@@ -136,11 +136,6 @@ struct gpu_report {
 	uint64_t sync_calls, sync_ns;
 };
 
-const char *gpu_report__cause_name(enum gpu_idle_cause c)
-{
-	return c < GPU_IDLE_NR ? cause_names[c] : "?";
-}
-
 static bool is_work(const struct corr_gpu_rec *g)
 {
 	return g->kind == CORR_GPU_KERNEL || g->kind == CORR_GPU_MEMCPY ||
@@ -1363,11 +1358,6 @@ size_t gpu_report__nr_devices(const struct gpu_report *r)
 	return r->nr_dev;
 }
 
-size_t gpu_report__nr_findings(const struct gpu_report *r)
-{
-	return r->nr_findings;
-}
-
 /* ---- text ---- */
 
 static const char *fmt_ns(char *buf, size_t size, uint64_t ns)
@@ -1984,7 +1974,7 @@ int gpu_report__counters(const struct profile_data *pd, struct chrome_trace *t)
 {
 	size_t *launch_of = calloc(pd->nr_gpu ? pd->nr_gpu : 1, sizeof(*launch_of));
 	struct work *w = malloc((pd->nr_gpu ? pd->nr_gpu : 1) * sizeof(*w));
-	struct qev *q = malloc((pd->nr_gpu ? pd->nr_gpu : 1) * 2 * sizeof(*q));
+	struct qev *q = calloc(pd->nr_gpu ? pd->nr_gpu : 1, 2 * sizeof(*q));
 	uint32_t *devs = malloc((pd->nr_gpu ? pd->nr_gpu : 1) * sizeof(*devs));
 	size_t nd = 0;
 	int err = 0;

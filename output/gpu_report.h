@@ -39,9 +39,6 @@ enum gpu_idle_cause {
 /* A synchronising call that returned this long before a gap began still caused it (clocks). */
 #define GPU_REPORT_SYNC_SLACK_NS 50000ull
 
-/* "host", "launch", "sync", "dependency", "unknown". */
-const char *gpu_report__cause_name(enum gpu_idle_cause c);
-
 /*
  * The report of pd (its GPU work, launches, joins, waits and, for the host's stacks, its
  * sample timeline; stacks resolved through pd->stack). The report points at pd's strings: use
@@ -50,9 +47,8 @@ const char *gpu_report__cause_name(enum gpu_idle_cause c);
 int gpu_report__build(const struct profile_data *pd, struct gpu_report **ret);
 void gpu_report__free(struct gpu_report *r);
 
-/* Devices with GPU work, and findings, in the report. */
+/* Devices with GPU work in the report. */
 size_t gpu_report__nr_devices(const struct gpu_report *r);
-size_t gpu_report__nr_findings(const struct gpu_report *r);
 
 /* Text for a person, at most 80 columns a line. 0 or -EIO. */
 int gpu_report__write_text(const struct gpu_report *r, FILE *f);

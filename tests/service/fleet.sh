@@ -179,9 +179,11 @@ st=$?
 step "fleet --report gpu: every host's GPU report and their merge"
 # Host 2 receives GPU records during its recording (xs_gpu_bound plays CUPTI: 20 steps of 4
 # kernels of 2 ms, sent to its CUPTI socket; no launch is probed there, so every gap's cause is
-# unknown); host 1 has none. The summary names the finding and on how many hosts.
+# unknown); host 1 has none. The summary names the finding and on how many hosts. (Host 1 runs
+# with --debug-info: naming a whole machine's timeline there costs it seconds of reading DWARF.)
 "$ctl" fleet 10.213.1.2:7717 10.213.2.2:7717 --cacert "$dir/ca.pem" --token-file "$dir/token" \
-	-d 6 --report gpu -o "$dir/fleet.gpu.json" --deadline 30 >"$dir/gpu.out" 2>"$dir/gpu.err" &
+	-d 6 --report gpu -o "$dir/fleet.gpu.json" --host-timeout 60 --deadline 70 >"$dir/gpu.out" \
+	2>"$dir/gpu.err" &
 fleet_pid=$!
 sleep 1.5
 XSPROF_CUPTI_SOCKET=$dir/cupti2.sock ip netns exec "$tag-2" "$build/tests/xs_gpu_bound" input 20 \
