@@ -111,8 +111,26 @@ struct launch_facts {
 	double rate_per_s;
 };
 
+/* An NVTX range (or xsprof scope) on a thread, and what the GPU did inside the ranges. */
+struct nvtx_range {
+	uint32_t pid, tid;
+	uint64_t s, e;
+	size_t stat; /* its range_stat */
+};
+
+struct range_stat {
+	const char *domain, *name;
+	uint64_t gpu_ns;	    /* GPU work launched inside it */
+	uint64_t idle[GPU_IDLE_NR]; /* idle gaps that began while the launching thread was in it */
+	uint64_t allocated;	    /* GPU memory allocated inside it */
+};
+
 struct gpu_report {
 	const struct profile_data *pd;
+	struct nvtx_range *nvtx; /* by (pid, tid, start) */
+	size_t nr_nvtx;
+	struct range_stat *ranges;
+	size_t nr_ranges, cap_ranges;
 	struct device *dev;
 	size_t nr_dev, cap_dev;
 	struct stream_stat *streams;
@@ -361,6 +379,149 @@ static const struct profile_wait *sync_before(const struct gpu_report *r, uint32
 	return best;
 }
 
+static int cmp_nvtx(const void *a, const void *b)
+{
+	const struct nvtx_range *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+/* The NVTX ranges (and xsprof scopes) of the profile, by thread, each with its statistics'
+ * entry (ranges of one domain and name share one). Marks (no duration) are left out. */
+static int index_ranges(struct gpu_report *r)
+{
+	const struct profile_data *pd = r->pd;
+	struct keymap *names = keymap__new();
+	size_t n = 0;
+	int err = names ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < pd->nr_gpu; i++)
+		n += pd->gpu[i].kind == CORR_GPU_NVTX && pd->gpu[i].end_ns > pd->gpu[i].start_ns;
+	r->nvtx = calloc(n ? n : 1, sizeof(*r->nvtx));
+	if (!r->nvtx)
+		err = -ENOMEM;
+	for (size_t i = 0; i < pd->nr_gpu && !err; i++) {
+		const struct corr_gpu_rec *g = &pd->gpu[i];
+		const char *dom = g->domain ? g->domain : "", *name = g->name ? g->name : "?";
+		char key[512];
+		size_t len;
+		void *v;
+
+		if (g->kind != CORR_GPU_NVTX || g->end_ns <= g->start_ns)
+			continue;
+		len = (size_t)snprintf(key, sizeof(key), "%s%c%s", dom, 0, name);
+		len = len < sizeof(key) ? len : sizeof(key) - 1;
+		v = keymap__get(names, key, len);
+		if (!v) {
+			if (vec_reserve(&r->ranges, &r->cap_ranges, r->nr_ranges + 1) ||
+			    keymap__put(names, key, len, (void *)(r->nr_ranges + 1), NULL)) {
+				err = -ENOMEM;
+				break;
+			}
+			r->ranges[r->nr_ranges] =
+				(struct range_stat){.domain = g->domain, .name = name};
+			v = (void *)(++r->nr_ranges);
+		}
+		r->nvtx[r->nr_nvtx++] =
+			(struct nvtx_range){g->pid, g->tid, g->start_ns, g->end_ns, (size_t)v - 1};
+	}
+	keymap__free(names);
+	sort(r->nvtx, r->nr_nvtx, sizeof(*r->nvtx), cmp_nvtx);
+	return err;
+}
+
+/* The innermost range thread tid of pid was in at t (the latest begun that has not ended), or
+ * NULL. */
+static struct range_stat *range_at(struct gpu_report *r, uint32_t pid, uint32_t tid, uint64_t t)
+{
+	size_t lo = 0, hi = r->nr_nvtx;
+
+	/* The first range of the thread that began after t. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct nvtx_range *x = &r->nvtx[mid];
+
+		if (x->pid < pid ||
+		    (x->pid == pid && (x->tid < tid || (x->tid == tid && x->s <= t))))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo-- > 0) {
+		const struct nvtx_range *x = &r->nvtx[lo];
+
+		if (x->pid != pid || x->tid != tid)
+			break;
+		if (x->e > t)
+			return &r->ranges[x->stat];
+	}
+	return NULL;
+}
+
+/* The gap's idle time to the range its launching thread was in when the gap began. */
+static void idle_in_range(struct gpu_report *r, const struct corr_cpu_rec *l, uint64_t s,
+			  enum gpu_idle_cause c, uint64_t ns)
+{
+	struct range_stat *rs = l && r->nr_nvtx ? range_at(r, l->pid, l->tid, s) : NULL;
+
+	if (rs)
+		rs->idle[c] += ns;
+}
+
+/* GPU work by the range its launch was made in; GPU memory by the range it was allocated in. */
+static void work_in_ranges(struct gpu_report *r)
+{
+	const struct profile_data *pd = r->pd;
+
+	if (!r->nr_nvtx)
+		return;
+	for (size_t i = 0; i < pd->nr_gpu; i++) {
+		const struct corr_gpu_rec *g = &pd->gpu[i];
+		const struct corr_cpu_rec *l;
+		struct range_stat *rs;
+
+		if (!is_work(g) || !r->launch_of[i] || g->end_ns <= g->start_ns)
+			continue;
+		l = &pd->launches[r->launch_of[i] - 1];
+		rs = range_at(r, l->pid, l->tid, l->time_ns);
+		if (rs)
+			rs->gpu_ns += g->end_ns - g->start_ns;
+	}
+	for (size_t i = 0; i < pd->nr_mem; i++) {
+		const struct profile_mem *m = &pd->mem[i];
+		struct range_stat *rs;
+
+		if (m->is_free || m->failed)
+			continue;
+		rs = range_at(r, m->pid, m->tid, m->time_ns);
+		if (rs)
+			rs->allocated += m->bytes;
+	}
+}
+
+static uint64_t range_idle(const struct range_stat *x)
+{
+	uint64_t sum = 0;
+
+	for (int c = 0; c < GPU_IDLE_NR; c++)
+		sum += x->idle[c];
+	return sum;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct range_stat *x = a, *y = b;
+	uint64_t ix = range_idle(x) + x->gpu_ns, iy = range_idle(y) + y->gpu_ns;
+
+	if (ix != iy)
+		return ix > iy ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
 /* One idle stretch [s, e) of a device, ended by the work pd->gpu[next]. */
 static int explain_gap(struct gpu_report *r, struct device *d, uint64_t s, uint64_t e, size_t next)
 {
@@ -387,21 +548,25 @@ static int explain_gap(struct gpu_report *r, struct device *d, uint64_t s, uint6
 	/* Launched before the gap: it started as soon as a launch can (latency), or it waited. */
 	if (l->time_ns <= s && e - l->time_ns > GPU_REPORT_LAUNCH_GAP_NS) {
 		d->idle_by[GPU_IDLE_DEPENDENCY] += ns;
+		idle_in_range(r, l, s, GPU_IDLE_DEPENDENCY, ns);
 		return blame(r, GPU_IDLE_DEPENDENCY, d->device, l->pid, l->tid, l->stack_id, NULL,
 			     ns, true);
 	}
 	w = sync_before(r, l->pid, s, l->time_ns);
 	if (w) {
 		d->idle_by[GPU_IDLE_SYNC] += ns;
+		idle_in_range(r, l, s, GPU_IDLE_SYNC, ns);
 		return blame(r, GPU_IDLE_SYNC, d->device, w->pid, w->tid, w->stack_id, w->api, ns,
 			     true);
 	}
 	if (ns < GPU_REPORT_LAUNCH_GAP_NS || l->time_ns <= s) {
 		d->idle_by[GPU_IDLE_LAUNCH] += ns;
+		idle_in_range(r, l, s, GPU_IDLE_LAUNCH, ns);
 		return blame(r, GPU_IDLE_LAUNCH, d->device, l->pid, l->tid, l->stack_id, NULL, ns,
 			     true);
 	}
 	d->idle_by[GPU_IDLE_HOST] += ns;
+	idle_in_range(r, l, s, GPU_IDLE_HOST, ns);
 	return blame_host(r, d->device, l, s, ns);
 }
 
@@ -1290,6 +1455,8 @@ int gpu_report__build(const struct profile_data *pd, struct gpu_report **ret)
 	r->pd = pd;
 	err = index_inputs(r);
 	if (!err)
+		err = index_ranges(r);
+	if (!err)
 		err = devices(r);
 	if (!err)
 		err = joined_facts(r);
@@ -1303,6 +1470,8 @@ int gpu_report__build(const struct profile_data *pd, struct gpu_report **ret)
 	}
 	stream_delays(r);
 	copy_facts(r);
+	work_in_ranges(r);
+	sort(r->ranges, r->nr_ranges, sizeof(*r->ranges), cmp_range);
 	sort(r->kernels, r->nr_kernels, sizeof(*r->kernels), cmp_kernel);
 	err = resolve_frames(r); /* blames merged by their frames, heaviest first */
 	if (err) {
@@ -1343,6 +1512,8 @@ void gpu_report__free(struct gpu_report *r)
 		free(r->paths[i]);
 	keymap__free(r->blame_ix);
 	gpu_memory__free(r->mem);
+	free(r->nvtx);
+	free(r->ranges);
 	free(r->dev);
 	free(r->streams);
 	free(r->blames);
@@ -1563,6 +1734,28 @@ static void text_finding(const struct finding *x, size_t i, FILE *f)
 	wrap(f, "    fix: ", x->advice);
 }
 
+/* The NVTX ranges (and xsprof scopes) the GPU's idle and busy time fell in. */
+static void text_ranges(const struct gpu_report *r, FILE *f)
+{
+	size_t shown = 0;
+
+	for (size_t i = 0; i < r->nr_ranges && shown < TOP; i++) {
+		const struct range_stat *x = &r->ranges[i];
+
+		if (!range_idle(x) && !x->gpu_ns && !x->allocated)
+			continue;
+		if (!shown++) {
+			line(f, "%s", "");
+			line(f, "By NVTX range (innermost, on the launching thread)");
+			line(f, "%10s %10s %10s %10s  %s", "idle", "of it host", "GPU work",
+			     "allocated", "range");
+		}
+		line(f, "%10s %10s %10s %6.1f MiB  %s%s%s", NS(range_idle(x)),
+		     NS(x->idle[GPU_IDLE_HOST]), NS(x->gpu_ns), x->allocated / 1048576.0,
+		     x->domain ? x->domain : "", x->domain ? ": " : "", x->name);
+	}
+}
+
 /* GPU memory per process: the peak and what was live then, what was left at the end. */
 static void text_memory(const struct gpu_report *r, FILE *f)
 {
@@ -1681,6 +1874,7 @@ int gpu_report__write_text(const struct gpu_report *r, FILE *f)
 		     c->count, c->bytes / 1048576.0, NS(c->ns),
 		     c->ns ? (double)c->bytes / (double)c->ns : 0);
 	}
+	text_ranges(r, f);
 	text_memory(r, f);
 	return ferror(f) ? -EIO : 0;
 }
@@ -1788,6 +1982,27 @@ static void json_places(FILE *f, const struct gpu_mem_stack *const *v, size_t n,
 	fputc(']', f);
 }
 
+static void json_ranges(const struct gpu_report *r, FILE *f)
+{
+	for (size_t i = 0; i < r->nr_ranges; i++) {
+		const struct range_stat *x = &r->ranges[i];
+
+		fprintf(f, "%s{\"domain\":", i ? "," : "");
+		if (x->domain)
+			chrome_trace__put_string(f, x->domain);
+		else
+			fputs("null", f);
+		fprintf(f, ",\"name\":");
+		chrome_trace__put_string(f, x->name);
+		fprintf(f, ",\"gpu_ns\":%" PRIu64 ",\"idle_ns\":%" PRIu64 ",\"idle_by_cause\":{",
+			x->gpu_ns, range_idle(x));
+		for (int c = 0; c < GPU_IDLE_NR; c++)
+			fprintf(f, "%s\"%s_ns\":%" PRIu64, c ? "," : "", cause_names[c],
+				x->idle[c]);
+		fprintf(f, "},\"allocated_bytes\":%" PRIu64 "}", x->allocated);
+	}
+}
+
 static void json_memory(const struct gpu_report *r, FILE *f)
 {
 	for (size_t i = 0; r->mem && i < r->mem->nr_procs; i++) {
@@ -1888,6 +2103,8 @@ int gpu_report__write_json(const struct gpu_report *r, FILE *f)
 			c->ns ? (double)c->bytes / (double)c->ns : 0);
 		first = false;
 	}
+	fprintf(f, "],\"ranges\":[");
+	json_ranges(r, f);
 	fprintf(f, "],\"memory\":[");
 	json_memory(r, f);
 	fprintf(f, "]}\n");

@@ -24,7 +24,8 @@ target_link_libraries(xs_gpu_double PRIVATE xs_cupti_fake)
 
 add_executable(xs_gpu_bound workloads/gpu_bound.c)
 target_compile_options(xs_gpu_bound PRIVATE ${XS_FRAME_FLAGS})
-target_include_directories(xs_gpu_bound PRIVATE ${PROJECT_SOURCE_DIR})
+target_include_directories(xs_gpu_bound PRIVATE ${PROJECT_SOURCE_DIR}
+	${PROJECT_SOURCE_DIR}/cupti_inject/include)
 target_link_libraries(xs_gpu_bound PRIVATE xs_gpu_double xs_cuda_bound)
 
 add_test(NAME gpu_report COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu_report.sh ${CMAKE_BINARY_DIR})

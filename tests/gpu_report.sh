@@ -113,6 +113,24 @@ if run input 30 && check input host_bound host xs_make_batch; then
 else
 	fail "input-bound"
 fi
+# By range: its xsprof scopes hold the host's idle time ("data") and the GPU's work ("step").
+if $py - "$dir/input.gpu.json" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+dev = r["devices"][0]
+rs = {x["name"]: x for x in r["ranges"]}
+ok = ("data" in rs and "step" in rs
+      and rs["data"]["idle_by_cause"]["host_ns"] >= 0.9 * dev["idle_by_cause"]["host_ns"]
+      and rs["step"]["gpu_ns"] == dev["busy_ns"])
+print(f"     data: idle {rs.get('data', {}).get('idle_ns', 0) / 1e6:.1f} ms of {dev['idle_ns'] / 1e6:.1f};"
+      f" step: GPU {rs.get('step', {}).get('gpu_ns', 0) / 1e6:.1f} ms of {dev['busy_ns'] / 1e6:.1f}")
+sys.exit(0 if ok else 1)
+PYEOF
+then
+	pass "input-bound by scope: the idle time in \"data\", the GPU work in \"step\""
+else
+	fail "input-bound by scope: $($py -c 'import json,sys; print(json.load(open(sys.argv[1]))["ranges"])' "$dir/input.gpu.json")"
+fi
 if run launch 3000 && check launch launch_bound launch xs_launch_many; then
 	pass "launch-bound: launch_bound blames xs_launch_many"
 else

@@ -401,19 +401,47 @@ Test(gpu_report, memory_by_stack)
 {
 	static const uint64_t mib = 1 << 20;
 	static const struct profile_mem mem[] = {
-		{.time_ns = 1, .addr = 0x1000, .bytes = 100 * mib, .pid = PID, .stack_id = 1,
+		{.time_ns = 1,
+		 .addr = 0x1000,
+		 .bytes = 100 * mib,
+		 .pid = PID,
+		 .stack_id = 1,
 		 .api = "cudaMalloc"},
-		{.time_ns = 2, .addr = 0x2000, .bytes = 200 * mib, .pid = PID, .stack_id = 2,
+		{.time_ns = 2,
+		 .addr = 0x2000,
+		 .bytes = 200 * mib,
+		 .pid = PID,
+		 .stack_id = 2,
 		 .api = "cudaMalloc"},
-		{.time_ns = 3, .addr = 0x3000, .bytes = 50 * mib, .pid = PID, .stack_id = 1,
+		{.time_ns = 3,
+		 .addr = 0x3000,
+		 .bytes = 50 * mib,
+		 .pid = PID,
+		 .stack_id = 1,
 		 .api = "cudaMalloc"},
-		{.time_ns = 4, .addr = 0x2000, .pid = PID, .stack_id = 3, .is_free = 1,
+		{.time_ns = 4,
+		 .addr = 0x2000,
+		 .pid = PID,
+		 .stack_id = 3,
+		 .is_free = 1,
 		 .api = "cudaFree"},
-		{.time_ns = 5, .addr = 0x9999, .pid = PID, .stack_id = 3, .is_free = 1,
+		{.time_ns = 5,
+		 .addr = 0x9999,
+		 .pid = PID,
+		 .stack_id = 3,
+		 .is_free = 1,
 		 .api = "cudaFree"},
-		{.time_ns = 6, .bytes = 900 * mib, .pid = PID, .stack_id = 4, .failed = 1,
+		{.time_ns = 6,
+		 .bytes = 900 * mib,
+		 .pid = PID,
+		 .stack_id = 4,
+		 .failed = 1,
 		 .api = "cudaMalloc"},
-		{.time_ns = 7, .addr = 0x4000, .bytes = 100 * mib, .pid = PID, .stack_id = 2,
+		{.time_ns = 7,
+		 .addr = 0x4000,
+		 .bytes = 100 * mib,
+		 .pid = PID,
+		 .stack_id = 2,
 		 .api = "cudaMalloc"},
 	};
 	struct profile_data pd = {.mem = mem, .nr_mem = 7, .stack = stack_of};
@@ -450,5 +478,53 @@ Test(gpu_report, memory_by_stack)
 	f = finding(j, "allocation_failed");
 	cr_assert(f);
 	cr_assert_str_eq(innermost(f), "queue_more");
+	json_object_put(j);
+}
+
+/* NVTX ranges on the launching thread: the host gap began inside "data", the kernels K0, K1
+ * and K2 were launched inside the two "step" ranges (one statistic for both). */
+Test(gpu_report, by_range)
+{
+	struct profile_data pd;
+	struct json_object *j, *ranges, *data = NULL, *step = NULL;
+
+	mixed(&pd);
+	gpu[9] = (struct corr_gpu_rec){.kind = CORR_GPU_NVTX,
+				       .pid = PID,
+				       .tid = PID,
+				       .start_ns = 0,
+				       .end_ns = 1000 * US,
+				       .name = "step"};
+	gpu[10] = (struct corr_gpu_rec){.kind = CORR_GPU_NVTX,
+					.pid = PID,
+					.tid = PID,
+					.start_ns = 1000 * US,
+					.end_ns = 4999 * US,
+					.name = "data"};
+	gpu[11] = (struct corr_gpu_rec){.kind = CORR_GPU_NVTX,
+					.pid = PID,
+					.tid = PID,
+					.start_ns = 5000 * US,
+					.end_ns = 6000 * US,
+					.name = "step"};
+	pd.nr_gpu = 12;
+	j = report_json(&pd);
+	ranges = get(j, "ranges");
+	cr_assert_eq(json_object_array_length(ranges), 2);
+	for (size_t i = 0; i < 2; i++) {
+		struct json_object *x = json_object_array_get_idx(ranges, i);
+		const char *name = json_object_get_string(get(x, "name"));
+
+		if (!strcmp(name, "data"))
+			data = x;
+		else if (!strcmp(name, "step"))
+			step = x;
+	}
+	cr_assert(data && step);
+	cr_assert_eq(num(get(data, "idle_by_cause"), "host_ns"), 4000 * US);
+	cr_assert_eq(num(data, "idle_ns"), 4000 * US);
+	cr_assert_eq(num(data, "gpu_ns"), 0);
+	cr_assert_eq(num(step, "gpu_ns"), 3000 * US);
+	cr_assert_eq(num(step, "idle_ns"), 0);
 	json_object_put(j);
 }

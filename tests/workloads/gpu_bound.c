@@ -5,7 +5,9 @@
  * GPU ran" are sent at times chosen from the program's own launch times, so the truth is
  * exact. Modes, N steps each:
  *   input    xs_train_step launches 4 kernels of 2 ms, then xs_make_batch computes the next
- *            batch for 25 ms of CPU: the GPU idles while the host is busy elsewhere
+ *            batch for 25 ms of CPU: the GPU idles while the host is busy elsewhere (each in
+ *            an xsprof scope, "step" and "data": the idle time is in "data", the GPU's in
+ *            "step")
  *   launch   xs_launch_many launches N kernels of 5 us, preparing each one's arguments for
  *            20 us of CPU (xs_prepare_args): kernels shorter than their launch interval
  *   sync     xs_sync_step launches a 3 ms kernel and waits for it (cuStreamSynchronize),
@@ -27,6 +29,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <xsprof/scope.h>
+
 #include "tests/workloads/fake_cuda.h"
 #include "tests/workloads/gpu_double.h"
 #include "tests/workloads/phases.h"
@@ -41,11 +45,15 @@ CUresult cuMemFree_v2(CUdeviceptr dptr);
 
 NOINLINE void xs_make_batch(void)
 {
+	XSPROF_SCOPE("data");
+
 	xs_burn(25 * MS);
 }
 
 NOINLINE void xs_train_step(void)
 {
+	XSPROF_SCOPE("step");
+
 	for (int k = 0; k < 4; k++)
 		xs_double_kernel("xs_k_forward", 2 * MS);
 }
