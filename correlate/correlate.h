@@ -79,6 +79,7 @@ enum corr_host_mem {
 };
 
 #define CORR_GPU_F_ASYNC 0x1 /* memcpy, memset: made by the async variant of the API */
+#define CORR_GPU_F_OPEN	 0x2 /* NVTX: a range still open at the session's end, ended there */
 
 struct corr_gpu_rec {
 	uint8_t kind;	   /* enum corr_gpu_kind */

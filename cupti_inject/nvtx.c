@@ -5,10 +5,12 @@
  * for its handlers. Ranges (push/pop per thread and domain, start/end across threads) and
  * marks are timed on CLOCK_MONOTONIC, on the calling thread, and sent to xsprofd as
  * XSPROF_WIRE_NVTX records over the connection CUPTI's records use; no CUDA, CUPTI or GPU is
- * needed. While no daemon listens, a push only counts its depth and takes no time stamp, a pop
- * sends nothing, and a connection is tried again once a second; records are handed to the
- * socket within 50 ms of a later call, and at exit (when the exiting thread's ranges still open
- * are closed and sent).
+ * needed. While a daemon listens, a push or a start also sends the range's opening
+ * (XSPROF_WIRE_F_OPEN), so a range that has not ended by the end of a recording is known. While
+ * no daemon listens, a push only counts its depth and takes no time stamp, a pop sends nothing,
+ * and a connection is tried again once a second; records are handed to the socket within 50 ms
+ * of a later call, and at exit (when the exiting thread's ranges still open are closed and
+ * sent).
  *
  * Bounded: 64 open push/pop ranges per thread (deeper ones are counted, not sent), names cut
  * at 120 bytes, 128 domains, 4096 registered strings, 4096 open start/end ranges; whatever a
@@ -254,8 +256,9 @@ static int push(const char *domain, const char *ascii, const nvtxEventAttributes
 			copy_wide(r->name, wide);
 		else
 			copy_name(r->name, ascii);
-		/* Last: the range starts when the call returns, whatever a flush above took. */
+		/* The range starts when the call returns, whatever a flush above took. */
 		r->start = now_ns();
+		send_range(r->start, r->start, 0, t->tid, r->name, domain, XSPROF_WIRE_F_OPEN);
 	}
 	return (int)t->depth++;
 }
@@ -325,7 +328,7 @@ static nvtxRangeId_t start(const char *domain, const char *ascii, const nvtxEven
 			   const wchar_t *wide)
 {
 	uint64_t id = atomic_fetch_add(&n.next_id, 1);
-	struct started *s = NULL;
+	struct started *s = NULL, opened;
 
 	if (!connection_check(coarse_ns()))
 		return id;
@@ -347,10 +350,14 @@ static nvtxRangeId_t start(const char *domain, const char *ascii, const nvtxEven
 			copy_wide(s->name, wide);
 		else
 			copy_name(s->name, ascii);
+		opened = *s; /* an end on another thread may free the slot once unlocked */
 	}
 	pthread_mutex_unlock(&n.lock);
 	if (!s)
 		inject__count_nvtx_drops(1);
+	else
+		send_range(opened.start, opened.start, (uint32_t)id, opened.tid, opened.name,
+			   domain, XSPROF_WIRE_F_OPEN);
 	return id;
 }
 

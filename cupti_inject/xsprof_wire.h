@@ -11,7 +11,10 @@
  * padding are zero. A receiver drops a connection that breaks any of these rules.
  *
  * Compatibility: a change to any struct bumps its record version; a change a v1 reader cannot
- * skip (new framing, new mandatory type) bumps XSPROF_WIRE_VERSION in the hello.
+ * skip (new framing, new mandatory type) bumps XSPROF_WIRE_VERSION in the hello. A new flag
+ * value (XSPROF_WIRE_F_OPEN) is an addition: xsprofd reads senders with or without it; an
+ * xsprofd older than the flag closes the connection at its first open record (the library and
+ * xsprofd ship together).
  */
 #ifndef XSPROF_CUPTI_INJECT_XSPROF_WIRE_H
 #define XSPROF_CUPTI_INJECT_XSPROF_WIRE_H
@@ -69,6 +72,9 @@ _Static_assert(sizeof(struct xsprof_wire_hdr) == 8, "hdr layout");
 #define XSPROF_WIRE_F_NAME_TRUNC    0x2 /* kernel/nvtx: the name was cut at XSPROF_WIRE_NAME_MAX */
 #define XSPROF_WIRE_F_INSTANT	    0x4 /* nvtx: a mark, not a range (start == end) */
 #define XSPROF_WIRE_F_DEVICE_LAUNCH 0x8 /* kernel/memcpy/memset: launched from the device */
+/* nvtx: a range opened (push or start) and not ended yet, sent while a daemon listens:
+ * end == start. When it ends, the range itself follows with the same tid, id and start. */
+#define XSPROF_WIRE_F_OPEN 0x10
 
 /* GPU timestamps of 0 mean CUPTI could not collect them; otherwise start <= end. */
 struct xsprof_wire_kernel {
@@ -206,7 +212,8 @@ struct xsprof_wire_sync {
 };
 _Static_assert(sizeof(struct xsprof_wire_sync) == 48, "sync layout");
 
-/* An NVTX range (push/pop or start/end) paired by the sender, or a mark (F_INSTANT). */
+/* An NVTX range (push/pop or start/end) paired by the sender, a mark (F_INSTANT), or a range's
+ * opening (F_OPEN), so that a range still open when a recording ends is known. */
 struct xsprof_wire_nvtx {
 	struct xsprof_wire_hdr hdr;
 	uint64_t start;

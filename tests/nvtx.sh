@@ -11,7 +11,8 @@
 # and the program's own read), the GPU work launched in a range carries
 # it (trace arg, flamegraph root), pprof has the label range; and the same with xsprof/scope.h's
 # USDT scopes (xs_scope_phases), which need no library at all, a scope still open at the exit
-# included, in the command itself and in a program it execs (env) or forks and execs (sh -c).
+# included, in the command itself and in a program it execs (env) or forks and execs (sh -c);
+# and an NVTX range still open when the recording ends (sent at its push) groups its samples.
 # Needs root, BTF, the CUDA toolkit's nvtx3 and libnvtx3interop (no GPU). Prints "ok"/"FAIL"; any FAIL fails.
 #
 # Usage: tests/nvtx.sh BUILD_DIR      (ctest runs it as nvtx_ranges)
@@ -157,6 +158,63 @@ echo
 echo "== C: --range-domain xs_domain (the one range of that domain; the rest outside any)"
 if run dom "range --range-domain xs_domain" "$phases" 2; then
 	shares dom io=io "[no range]=data+step+forward+backward" || failures=$((failures + 1))
+fi
+
+echo
+echo "== C: a range still open when the recording ends (Ctrl-C while the program waits in it)"
+# open_run NAME GROUP: xs_nvtx_phases does its phases inside "run", prints "ready" and waits in
+# it; then xsprofd gets SIGINT (its profile written, it waits for its command) and SIGTERM
+# (passed on: the program is killed, "run" never ends). No time limit is asserted: each wait
+# is for a line.
+open_run() {
+	local name=$1 group=$2 pid i
+	rm -f "$dir/cupti.sock"
+	: >"$dir/$name.out"
+	: >"$dir/$name.err"
+	set -m # its own process group, so SIGINT is not ignored in the background
+	"$xsprofd" -f -F 999 --group-by "$group" --cupti-socket "$dir/cupti.sock" \
+		-o "$dir/$name.folded" -o "$dir/$name.json" -- "$phases" 2 open \
+		>"$dir/$name.out" 2>"$dir/$name.err" &
+	pid=$!
+	set +m
+	for ((i = 0; i < 1200; i++)); do
+		grep -q '^ready' "$dir/$name.out" && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -INT "$pid" 2>/dev/null
+	for ((i = 0; i < 1200; i++)); do
+		grep -q 'waiting for' "$dir/$name.err" && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -TERM "$pid" 2>/dev/null
+	wait "$pid"
+	if ! grep -q '^ready' "$dir/$name.out" || [[ ! -s $dir/$name.folded ]]; then
+		fail "xsprofd -f --group-by $group -- $phases 2 open: no profile:"$'\n'"$(tail -5 "$dir/$name.err")"
+		return 1
+	fi
+}
+if open_run openouter outer-range; then
+	# Everything the program did was inside "run", still open at the end.
+	shares openouter run=data+step+forward+backward+io+run || failures=$((failures + 1))
+	grep -q "NVTX: .* ranges (1 still open at the recording's end, ended there)" "$dir/openouter.err" &&
+		pass "the report counts the one range still open at the end" ||
+		fail "open range report: $(grep 'NVTX:' "$dir/openouter.err")"
+	$py - "$dir/openouter.json" <<'EOF' || failures=$((failures + 1))
+import json, sys
+doc = json.load(open(sys.argv[1]))
+ev = doc["traceEvents"] if isinstance(doc, dict) else doc
+names = {e["name"] for e in ev if e.get("cat") == "nvtx" and e["ph"] == "b"}
+ok = "run" in names
+print("%s the open range is a Chrome trace slice too%s" % ("ok  " if ok else "FAIL", "" if ok else ": %s" % names))
+sys.exit(0 if ok else 1)
+EOF
+fi
+if open_run openinner range; then
+	# Its own time, in no inner range, is under it rather than [no range].
+	shares openinner data=data step=step forward=forward backward=backward io=io run=run ||
+		failures=$((failures + 1))
 fi
 
 echo

@@ -501,6 +501,8 @@ Test(cupti_inject, nvtx_ranges_reach_the_daemon_without_cuda)
 	const struct gpu_activity *outer, *inner, *m;
 	const char *domain = NULL;
 	struct nvtx_seen seen = {0};
+	struct cupti_server_stats st;
+	uint64_t open_start;
 	void *d;
 
 	for (int i = 0; i < NVTX_SLOTS; i++) {
@@ -557,5 +559,30 @@ Test(cupti_inject, nvtx_ranges_reach_the_daemon_without_cuda)
 	nvtx_named(&seen, "across", NULL);
 	m = nvtx_named(&seen, "a mark", NULL);
 	cr_expect_eq(m->start_ns, m->end_ns, "a mark has no length");
+	/* Each push and start sent its opening too, and each range's end took it away. */
+	cupti_server__stats(s, &st);
+	cr_expect_eq(st.store.open, 0);
+	cr_expect_eq(st.store.open_ended, 5);
+
+	/* A range that has not ended is known by its opening, the ranges inside it by their end. */
+	cr_expect_eq(push("still open"), 0);
+	cr_expect_eq(push("inside"), 1);
+	cr_expect_eq(pop(), 1);
+	usleep(120 * 1000);
+	mark("flush again");
+	cr_assert(pump_until_stored(s, 8), "the first flush mark and inside");
+	memset(&seen, 0, sizeof(seen));
+	gpu_store__for_each_open(cupti_server__store(s), 0, note_nvtx, &seen);
+	cr_assert_eq(seen.n, 1);
+	cr_expect_str_eq(seen.names[0], "still open");
+	cr_expect(seen.a[0].flags & XSPROF_WIRE_F_OPEN);
+	cr_expect_eq(seen.a[0].tid, (uint32_t)syscall(SYS_gettid));
+	open_start = seen.a[0].start_ns;
+	memset(&seen, 0, sizeof(seen));
+	gpu_store__for_each(cupti_server__store(s), 0, note_nvtx, &seen);
+	inner = nvtx_named(&seen, "inside", NULL);
+	cr_expect(inner->start_ns > open_start);
+	cupti_server__stats(s, &st);
+	cr_expect_eq(st.store.open_ended, 6);
 	cupti_server__free(s);
 }

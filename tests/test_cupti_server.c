@@ -562,6 +562,34 @@ Test(cupti_server, pid_comes_from_peercred)
 	cupti_server__free(s);
 }
 
+/* A sender whose connection closes (it exited or was killed) can no longer end the ranges it
+ * opened: they end then, as ranges; those it ended are not doubled. */
+Test(cupti_server, a_closed_connection_ends_its_open_ranges)
+{
+	struct cupti_server *s = start(NULL);
+	struct cupti_server_stats st;
+	struct kinds k = {0};
+	uint64_t t0 = mono_ns();
+	int fd = client();
+	size_t n = wb_hello(rec, 0);
+
+	n += wb_nvtx(rec + n, "epoch", NULL, t0, t0, XSPROF_WIRE_F_OPEN);
+	n += wb_nvtx(rec + n, "step", NULL, t0 + 10, t0 + 10, XSPROF_WIRE_F_OPEN);
+	n += wb_nvtx(rec + n, "step", NULL, t0 + 10, t0 + 20, 0);
+	send_pumping(s, fd, rec, n);
+	cr_assert(pump_until(s, stored_at_least, 1));
+	cupti_server__stats(s, &st);
+	cr_expect_eq(st.store.open, 1, "epoch is open, step ended");
+	close(fd);
+	cr_assert(pump_until(s, conns_closed, 0));
+	cupti_server__stats(s, &st);
+	cr_expect_eq(st.store.open, 0);
+	cr_expect_eq(st.store.open_ended_at_exit, 1);
+	gpu_store__for_each(cupti_server__store(s), 0, count_kinds, &k);
+	cr_expect_eq(k.n[GPU_ACT_NVTX], 2, "step, and epoch ended at the close");
+	cupti_server__free(s);
+}
+
 static int first_start(void *ctx, const struct gpu_activity *a)
 {
 	*(uint64_t *)ctx = a->start_ns;

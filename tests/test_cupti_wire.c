@@ -127,6 +127,14 @@ Test(cupti_wire, every_type_round_trips)
 	cr_assert_eq(parse(n, &it, &why), (long)n);
 	cr_assert_null(it.act.domain);
 
+	/* A range's opening: its start only, flagged. */
+	n = wb_nvtx(buf, "epoch", "train", 4, 4, XSPROF_WIRE_F_OPEN);
+	cr_assert_eq(parse(n, &it, &why), (long)n);
+	cr_assert_eq(it.act.kind, GPU_ACT_NVTX);
+	cr_assert_eq(it.act.flags, XSPROF_WIRE_F_OPEN);
+	cr_assert_eq(it.act.start_ns, 4);
+	cr_assert_str_eq(it.act.name, "epoch");
+
 	n = wb_graph(buf, 9, 1, 2);
 	cr_assert_eq(parse(n, &it, &why), (long)n);
 	cr_assert_eq(it.act.kind, GPU_ACT_GRAPH);
@@ -236,6 +244,10 @@ Test(cupti_wire, bad_fields)
 	expect_bad(n, -EBADMSG, "mark");
 	n = wb_nvtx(buf, "m", NULL, 1, 2, 0x100);
 	expect_bad(n, -EBADMSG, "flags");
+	n = wb_nvtx(buf, "o", NULL, 1, 2, XSPROF_WIRE_F_OPEN);
+	expect_bad(n, -EBADMSG, "opening with a length");
+	n = wb_nvtx(buf, "o", NULL, 1, 1, XSPROF_WIRE_F_OPEN | XSPROF_WIRE_F_INSTANT);
+	expect_bad(n, -EBADMSG, "mark cannot be open");
 	n = wb_graph(buf, 1, 9, 8);
 	expect_bad(n, -EBADMSG, "end before start");
 

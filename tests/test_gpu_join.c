@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cupti_inject/xsprof_wire.h"
 #include "daemon/cuda/launch_store.h"
 #include "daemon/gpu/gpu_records.h"
 #include "daemon/service/service_gpu.h"
@@ -277,6 +278,59 @@ Test(gpu_join, a_scope_takes_its_processes_work_ending_since_its_start, .init = 
 	memset(&pd, 0, sizeof(pd));
 	cr_assert_eq(gpu_join__run(j, ls, gs, NULL, "id", &pd, &cs), 0);
 	cr_expect_str_eq(joins(), "ended_before<-s0 ends_at_start<-s1 other_process<-none ");
+}
+
+static void nvtx_rec(uint32_t pid, uint32_t tid, uint64_t start, uint64_t end, const char *name,
+		     uint16_t flags)
+{
+	struct gpu_activity a = {.kind = GPU_ACT_NVTX,
+				 .pid = pid,
+				 .tid = tid,
+				 .start_ns = start,
+				 .end_ns = end,
+				 .name = name,
+				 .flags = flags};
+
+	cr_assert_eq(gpu_store__add(gs, &a), 0);
+}
+
+/* An NVTX range still open at the session's end (its opening arrived, its end not) is a range
+ * ending there, flagged, with until_ns; without it, left out. The grouping then finds it. */
+Test(gpu_join, open_ranges_end_at_the_sessions_end, .init = setup, .fini = teardown)
+{
+	struct gpu_join_scope scope = {.until_ns = 10 * MS};
+	struct ranges *rg;
+	size_t open = 0;
+
+	nvtx_rec(APP, 7, 1 * MS, 1 * MS, "epoch", XSPROF_WIRE_F_OPEN);
+	nvtx_rec(APP, 7, 2 * MS, 2 * MS, "step", XSPROF_WIRE_F_OPEN);
+	nvtx_rec(APP, 7, 2 * MS, 3 * MS, "step", 0);
+	nvtx_rec(APP, 7, 11 * MS, 11 * MS, "after the end", XSPROF_WIRE_F_OPEN);
+	cr_assert_eq(gpu_join__run(j, NULL, gs, NULL, "id", &pd, &cs), 0);
+	cr_expect_eq(pd.nr_gpu, 1, "no until_ns: the open range is not known");
+	memset(&pd, 0, sizeof(pd));
+	cr_assert_eq(gpu_join__run(j, NULL, gs, &scope, "id", &pd, &cs), 0);
+	cr_assert_eq(pd.nr_gpu, 2);
+	for (size_t i = 0; i < pd.nr_gpu; i++) {
+		if (!(pd.gpu[i].flags & CORR_GPU_F_OPEN))
+			continue;
+		open++;
+		cr_expect_str_eq(pd.gpu[i].name, "epoch");
+		cr_expect_eq(pd.gpu[i].end_ns, 10 * MS);
+	}
+	cr_expect_eq(open, 1);
+	rg = ranges__new(pd.gpu, pd.nr_gpu, false, NULL);
+	cr_assert_not_null(rg);
+	cr_expect_str_eq(ranges__at(rg, APP, 7, 2500 * US), "step");
+	cr_expect_str_eq(ranges__at(rg, APP, 7, 5 * MS), "epoch",
+			 "in no inner range: the open one");
+	cr_expect_str_eq(ranges__at(rg, APP, 7, 500 * US), RANGES_NONE);
+	ranges__free(rg);
+	rg = ranges__new(pd.gpu, pd.nr_gpu, true, NULL);
+	cr_assert_not_null(rg);
+	cr_expect_str_eq(ranges__at(rg, APP, 7, 2500 * US), "epoch",
+			 "the outermost is the open one");
+	ranges__free(rg);
 }
 
 Test(gpu_join, records_without_a_partner_are_counted_unmatched, .init = setup, .fini = teardown)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cupti_inject/xsprof_wire.h"
 #include "daemon/gpu/gpu_records.h"
 
 static struct gpu_activity kernel(uint32_t pid, uint64_t t, const char *name)
@@ -186,4 +187,83 @@ Test(gpu_records, pid_cap_evicts_oldest_process)
 Test(gpu_records, free_accepts_null)
 {
 	gpu_store__free(NULL);
+}
+
+static int add_nvtx(struct gpu_store *st, uint32_t pid, uint32_t tid, uint64_t start, uint64_t end,
+		    const char *name, uint16_t flags)
+{
+	struct gpu_activity a = {.kind = GPU_ACT_NVTX,
+				 .pid = pid,
+				 .tid = tid,
+				 .start_ns = start,
+				 .end_ns = end,
+				 .name = name,
+				 .flags = flags};
+
+	return gpu_store__add(st, &a);
+}
+
+static int collect_open(void *ctx, const struct gpu_activity *a)
+{
+	cr_expect(a->flags & XSPROF_WIRE_F_OPEN);
+	cr_expect_eq(a->start_ns, a->end_ns);
+	return collect_fn(ctx, a);
+}
+
+/* Openings are kept apart from the records; the range that ends one removes it; a process that
+ * never ends its ranges holds at most its cap (the rest counted); a sender gone ends them. */
+Test(gpu_records, open_ranges)
+{
+	struct gpu_store *st = gpu_store__new(&(struct gpu_store_opts){.max_open_per_pid = 3});
+	struct gpu_store_stats ss;
+	struct collect c = {0};
+
+	cr_assert_not_null(st);
+	cr_assert_eq(add_nvtx(st, 1, 10, 100, 100, "epoch", XSPROF_WIRE_F_OPEN), 0);
+	cr_assert_eq(add_nvtx(st, 1, 10, 110, 110, "step", XSPROF_WIRE_F_OPEN), 0);
+	cr_assert_eq(add_nvtx(st, 1, 11, 110, 110, "load", XSPROF_WIRE_F_OPEN), 0);
+	gpu_store__stats(st, &ss);
+	cr_expect_eq(ss.records, 0, "an opening is no record");
+	cr_expect_eq(ss.open, 3);
+	/* step ends on thread 10: only its opening goes (load started at the same time). */
+	cr_assert_eq(add_nvtx(st, 1, 10, 110, 150, "step", 0), 0);
+	gpu_store__stats(st, &ss);
+	cr_expect_eq(ss.records, 1);
+	cr_expect_eq(ss.open, 2);
+	cr_expect_eq(ss.open_ended, 1);
+	cr_assert_eq(gpu_store__for_each_open(st, 1, collect_open, &c), 0);
+	cr_assert_eq(c.n, 2);
+
+	/* The cap: a fourth and fifth opening of pid 1 are refused, counted; pid 2 still fits. */
+	add_nvtx(st, 1, 12, 200, 200, "a", XSPROF_WIRE_F_OPEN);
+	add_nvtx(st, 1, 12, 210, 210, "b", XSPROF_WIRE_F_OPEN);
+	add_nvtx(st, 1, 12, 220, 220, "c", XSPROF_WIRE_F_OPEN);
+	add_nvtx(st, 2, 20, 300, 300, "other", XSPROF_WIRE_F_OPEN);
+	gpu_store__stats(st, &ss);
+	cr_expect_eq(ss.open, 4);
+	cr_expect_eq(ss.open_refused, 2);
+	/* A range whose opening was refused ends nothing. */
+	add_nvtx(st, 1, 12, 220, 230, "c", 0);
+	gpu_store__stats(st, &ss);
+	cr_expect_eq(ss.open, 4);
+
+	/* pid 1's sender went away: its three open ranges end there, as ranges. */
+	gpu_store__end_open(st, 1, 1000);
+	gpu_store__stats(st, &ss);
+	cr_expect_eq(ss.open, 1);
+	cr_expect_eq(ss.open_ended_at_exit, 3);
+	memset(&c, 0, sizeof(c));
+	gpu_store__for_each(st, 1, collect_fn, &c);
+	cr_expect_eq(c.n, 5, "step, c, and the three ended at the exit");
+	memset(&c, 0, sizeof(c));
+	gpu_store__for_each_open(st, 0, collect_open, &c);
+	cr_expect_eq(c.n, 1);
+	cr_expect_eq(c.pid[0], 2);
+	gpu_store__forget(st, 2);
+	gpu_store__stats(st, &ss);
+	cr_expect_eq(ss.open, 0);
+	cr_expect_eq(ss.open_bytes, 0);
+	/* Freed with an opening still held: nothing leaks (ASan builds). */
+	add_nvtx(st, 3, 30, 1, 1, "left", XSPROF_WIRE_F_OPEN);
+	gpu_store__free(st);
 }

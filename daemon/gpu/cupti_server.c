@@ -398,6 +398,21 @@ static int parse_buffered(struct cupti_server *s, struct conn *c)
 	return stored;
 }
 
+/*
+ * The sender closed its end: it exited (or exec'd), so the NVTX ranges it left open end now,
+ * unless another of its connections is still open.
+ */
+static void sender_gone(struct cupti_server *s, unsigned slot)
+{
+	uint32_t pid = s->conns[slot]->pid;
+
+	for (unsigned i = 0; i < s->max_conns; i++) {
+		if (i != slot && s->conns[i] && s->conns[i]->pid == pid)
+			return;
+	}
+	gpu_store__end_open(s->store, pid, clock__mono_ns());
+}
+
 static int conn_readable(struct cupti_server *s, unsigned slot)
 {
 	struct conn *c = s->conns[slot];
@@ -415,6 +430,7 @@ static int conn_readable(struct cupti_server *s, unsigned slot)
 		if (n <= 0) {
 			if (c->fill > 0)
 				s->st.truncated++;
+			sender_gone(s, slot);
 			close_conn(s, slot);
 			return stored;
 		}

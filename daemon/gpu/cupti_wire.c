@@ -243,9 +243,12 @@ static long parse_nvtx(const uint8_t *p, uint32_t length, struct gpu_activity *a
 	CHECK(string_ok(p + sizeof(m), m.name_len), "nvtx: name not terminated");
 	CHECK(string_ok(p + sizeof(m) + m.name_len, m.domain_len), "nvtx: domain not terminated");
 	CHECK(m.start <= m.end, "nvtx: end before start");
-	CHECK(!(m.flags & ~(XSPROF_WIRE_F_INSTANT | XSPROF_WIRE_F_NAME_TRUNC)),
+	CHECK(!(m.flags & ~(XSPROF_WIRE_F_INSTANT | XSPROF_WIRE_F_NAME_TRUNC | XSPROF_WIRE_F_OPEN)),
 	      "nvtx: unknown flags");
 	CHECK(!(m.flags & XSPROF_WIRE_F_INSTANT) || m.start == m.end, "nvtx: mark with a length");
+	CHECK(!(m.flags & XSPROF_WIRE_F_OPEN) || m.start == m.end, "nvtx: opening with a length");
+	CHECK(!(m.flags & XSPROF_WIRE_F_OPEN) || !(m.flags & XSPROF_WIRE_F_INSTANT),
+	      "nvtx: a mark cannot be open");
 	CHECK(!m.reserved, "nvtx: reserved field set");
 	a->kind = GPU_ACT_NVTX;
 	a->flags = m.flags;

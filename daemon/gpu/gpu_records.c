@@ -8,9 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEFAULT_MAX_RECORDS (256u * 1024)
-#define DEFAULT_MAX_BYTES   (64u << 20)
-#define DEFAULT_MAX_PIDS    4096u
+#include "cupti_inject/xsprof_wire.h"
+
+#define DEFAULT_MAX_RECORDS	 (256u * 1024)
+#define DEFAULT_MAX_BYTES	 (64u << 20)
+#define DEFAULT_MAX_PIDS	 4096u
+#define DEFAULT_MAX_OPEN_PER_PID 1024u
+#define DEFAULT_MAX_OPEN_BYTES	 (4u << 20)
 
 /* Interned string: kernel names repeat by the million, so each is stored once. */
 struct gstr {
@@ -38,10 +42,28 @@ struct pid_q {
 	struct node *head, *tail;
 };
 
+/* An open NVTX range, its strings copied after it (not interned: they outlive no record). */
+struct open_node {
+	struct open_node *next; /* this process's, newest first */
+	size_t cost;
+	struct gpu_activity a;
+	char s[];
+};
+
+struct open_q {
+	struct open_q *next; /* hash chain */
+	uint32_t pid;
+	size_t n;
+	struct open_node *head;
+};
+
 struct gpu_store {
 	size_t max_records;
 	size_t max_bytes;
 	size_t max_pids;
+	size_t max_open_per_pid;
+	size_t max_open_bytes;
+	struct open_q **opens; /* nr_pid_buckets chains */
 	struct node *ghead, *gtail;
 	struct pid_q **pids;
 	size_t nr_pid_buckets; /* power of two */
@@ -66,13 +88,18 @@ struct gpu_store *gpu_store__new(const struct gpu_store_opts *opts)
 	st->max_records = opts && opts->max_records ? opts->max_records : DEFAULT_MAX_RECORDS;
 	st->max_bytes = opts && opts->max_bytes ? opts->max_bytes : DEFAULT_MAX_BYTES;
 	st->max_pids = opts && opts->max_pids ? opts->max_pids : DEFAULT_MAX_PIDS;
+	st->max_open_per_pid =
+		opts && opts->max_open_per_pid ? opts->max_open_per_pid : DEFAULT_MAX_OPEN_PER_PID;
+	st->max_open_bytes =
+		opts && opts->max_open_bytes ? opts->max_open_bytes : DEFAULT_MAX_OPEN_BYTES;
 	st->nr_pid_buckets = 64;
 	while (st->nr_pid_buckets < st->max_pids)
 		st->nr_pid_buckets <<= 1;
 	st->nr_str_buckets = 256;
 	st->pids = calloc(st->nr_pid_buckets, sizeof(*st->pids));
+	st->opens = calloc(st->nr_pid_buckets, sizeof(*st->opens));
 	st->strs = calloc(st->nr_str_buckets, sizeof(*st->strs));
-	if (!st->pids || !st->strs) {
+	if (!st->pids || !st->opens || !st->strs) {
 		gpu_store__free(st);
 		return NULL;
 	}
@@ -93,6 +120,16 @@ void gpu_store__free(struct gpu_store *st)
 			free(q);
 		}
 	}
+	for (size_t i = 0; st->opens && i < st->nr_pid_buckets; i++) {
+		for (struct open_q *q = st->opens[i], *next; q; q = next) {
+			next = q->next;
+			for (struct open_node *o = q->head, *onext; o; o = onext) {
+				onext = o->next;
+				free(o);
+			}
+			free(q);
+		}
+	}
 	for (size_t i = 0; st->strs && i < st->nr_str_buckets; i++) {
 		for (struct gstr *s = st->strs[i], *next; s; s = next) {
 			next = s->next;
@@ -100,6 +137,7 @@ void gpu_store__free(struct gpu_store *st)
 		}
 	}
 	free(st->pids);
+	free(st->opens);
 	free(st->strs);
 	free(st);
 }
@@ -229,6 +267,137 @@ static bool over_caps(const struct gpu_store *st, uint32_t pid, size_t need)
 	return st->st.pids + 1 > st->max_pids && !*pid_slot(st, pid);
 }
 
+/* ---- open NVTX ranges ---- */
+
+static struct open_q **open_slot(const struct gpu_store *st, uint32_t pid)
+{
+	struct open_q **p = &st->opens[(pid * 2654435761u) & (st->nr_pid_buckets - 1)];
+
+	while (*p && (*p)->pid != pid)
+		p = &(*p)->next;
+	return p;
+}
+
+static void open_unlink(struct gpu_store *st, struct open_q **slot, struct open_node **link)
+{
+	struct open_q *q = *slot;
+	struct open_node *o = *link;
+
+	*link = o->next;
+	st->st.open--;
+	st->st.open_bytes -= o->cost;
+	free(o);
+	if (!--q->n) {
+		*slot = q->next;
+		st->st.open_bytes -= sizeof(*q);
+		free(q);
+	}
+}
+
+static void open_add(struct gpu_store *st, const struct gpu_activity *a)
+{
+	size_t nl = a->name ? strlen(a->name) + 1 : 0, dl = a->domain ? strlen(a->domain) + 1 : 0;
+	size_t cost = sizeof(struct open_node) + nl + dl;
+	struct open_q **slot = open_slot(st, a->pid), *q = *slot;
+	struct open_node *o;
+
+	/* A process that never ends its ranges (or is killed) holds at most its share. */
+	if ((q && q->n >= st->max_open_per_pid) ||
+	    st->st.open_bytes + cost + sizeof(*q) > st->max_open_bytes)
+		goto refuse;
+	if (!q) {
+		q = calloc(1, sizeof(*q));
+		if (!q)
+			goto refuse;
+		q->pid = a->pid;
+		*slot = q;
+		st->st.open_bytes += sizeof(*q);
+	}
+	o = malloc(cost);
+	if (!o) {
+		if (!q->n) {
+			*slot = q->next;
+			st->st.open_bytes -= sizeof(*q);
+			free(q);
+		}
+		goto refuse;
+	}
+	o->cost = cost;
+	o->a = *a;
+	memcpy(o->s, a->name ? a->name : "", nl);
+	memcpy(o->s + nl, a->domain ? a->domain : "", dl);
+	o->a.name = nl ? o->s : NULL;
+	o->a.domain = dl ? o->s + nl : NULL;
+	o->next = q->head;
+	q->head = o;
+	q->n++;
+	st->st.open++;
+	st->st.open_bytes += cost;
+	return;
+refuse:
+	st->st.open_refused++;
+}
+
+/* A range arrived: the opening it ends, if one is held, goes (the newest first: pops are). */
+static void open_end(struct gpu_store *st, const struct gpu_activity *a)
+{
+	struct open_q **slot = open_slot(st, a->pid);
+
+	if (!*slot)
+		return;
+	for (struct open_node **p = &(*slot)->head; *p; p = &(*p)->next) {
+		const struct gpu_activity *o = &(*p)->a;
+
+		if (o->tid == a->tid && o->nvtx_id == a->nvtx_id && o->start_ns == a->start_ns) {
+			open_unlink(st, slot, p);
+			st->st.open_ended++;
+			return;
+		}
+	}
+}
+
+int gpu_store__for_each_open(const struct gpu_store *st, uint32_t pid, gpu_activity_fn fn,
+			     void *ctx)
+{
+	for (size_t i = 0; i < st->nr_pid_buckets; i++) {
+		for (const struct open_q *q = st->opens[i]; q; q = q->next) {
+			if (pid && q->pid != pid)
+				continue;
+			for (const struct open_node *o = q->head; o; o = o->next) {
+				int r = fn(ctx, &o->a);
+
+				if (r)
+					return r;
+			}
+		}
+	}
+	return 0;
+}
+
+void gpu_store__end_open(struct gpu_store *st, uint32_t pid, uint64_t end_ns)
+{
+	struct open_q **slot = open_slot(st, pid), *q = *slot;
+
+	if (!q)
+		return;
+	/* Taken off first, so that storing them as ranges does not look for them. */
+	*slot = q->next;
+	for (struct open_node *o = q->head, *next; o; o = next) {
+		struct gpu_activity a = o->a;
+
+		next = o->next;
+		a.flags &= (uint16_t)~XSPROF_WIRE_F_OPEN;
+		a.end_ns = end_ns > a.start_ns ? end_ns : a.start_ns + 1;
+		st->st.open_ended_at_exit++;
+		st->st.open--;
+		st->st.open_bytes -= o->cost;
+		gpu_store__add(st, &a); /* its strings are copied before o goes */
+		free(o);
+	}
+	st->st.open_bytes -= sizeof(*q);
+	free(q);
+}
+
 int gpu_store__add(struct gpu_store *st, const struct gpu_activity *a)
 {
 	/* Worst case: both strings new and a new process entry. */
@@ -238,6 +407,12 @@ int gpu_store__add(struct gpu_store *st, const struct gpu_activity *a)
 	struct pid_q **slot, *q;
 	struct node *n;
 
+	if (a->kind == GPU_ACT_NVTX && (a->flags & XSPROF_WIRE_F_OPEN)) {
+		open_add(st, a);
+		return 0;
+	}
+	if (a->kind == GPU_ACT_NVTX && a->end_ns > a->start_ns)
+		open_end(st, a);
 	while (st->ghead && over_caps(st, a->pid, need)) {
 		remove_node(st, st->ghead);
 		st->st.evicted++;
@@ -340,6 +515,7 @@ int gpu_store__take(struct gpu_store *st, uint32_t pid, gpu_activity_fn fn, void
 
 void gpu_store__forget(struct gpu_store *st, uint32_t pid)
 {
+	struct open_q **oslot;
 	struct pid_q *q;
 
 	if (!pid)
@@ -347,6 +523,9 @@ void gpu_store__forget(struct gpu_store *st, uint32_t pid)
 	/* remove_node frees q along with the last record: re-read it each time. */
 	while ((q = *pid_slot(st, pid)))
 		remove_node(st, q->head);
+	oslot = open_slot(st, pid);
+	while (*oslot)
+		open_unlink(st, oslot, &(*oslot)->head);
 }
 
 void gpu_store__stats(const struct gpu_store *st, struct gpu_store_stats *ret)

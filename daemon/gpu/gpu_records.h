@@ -4,6 +4,10 @@
  * CUDA API call, NVTX range or graph launch, whatever produced it (today the CUPTI pipe), and
  * a store that holds them per process, oldest first, within a record count and a memory bound.
  *
+ * The store also keeps each process's NVTX ranges that are open (their opening arrived,
+ * XSPROF_WIRE_F_OPEN, their end not yet), apart from the records, so that a session can end
+ * them at its own end; capped per process and in bytes, refusals counted.
+ *
  * All times are CLOCK_MONOTONIC ns (the CUPTI pipe converts a sender on another clock).
  * GPU-side times of 0/0 mean CUPTI could not measure them. Fields that do not apply to a
  * kind are 0 unless stated.
@@ -57,9 +61,11 @@ struct gpu_activity {
 struct gpu_store;
 
 struct gpu_store_opts {
-	size_t max_records; /* 0 = 262144 */
-	size_t max_bytes;   /* records + interned names; 0 = 64 MiB */
-	size_t max_pids;    /* processes with records; 0 = 4096 */
+	size_t max_records;	 /* 0 = 262144 */
+	size_t max_bytes;	 /* records + interned names; 0 = 64 MiB */
+	size_t max_pids;	 /* processes with records; 0 = 4096 */
+	size_t max_open_per_pid; /* open NVTX ranges per process; 0 = 1024 */
+	size_t max_open_bytes;	 /* open NVTX ranges of all processes, names included; 0 = 4 MiB */
 };
 
 struct gpu_store_stats {
@@ -70,6 +76,11 @@ struct gpu_store_stats {
 	size_t bytes;	   /* held now, names included */
 	size_t pids;	   /* processes with records now */
 	size_t names;	   /* distinct interned strings now */
+	size_t open;	   /* open NVTX ranges held now */
+	size_t open_bytes;
+	uint64_t open_refused;	     /* openings past max_open_per_pid or max_open_bytes */
+	uint64_t open_ended;	     /* open ranges whose range arrived (the usual end) */
+	uint64_t open_ended_at_exit; /* ended by gpu_store__end_open (the sender went away) */
 };
 
 struct gpu_store *gpu_store__new(const struct gpu_store_opts *opts);
@@ -78,6 +89,9 @@ void gpu_store__free(struct gpu_store *st);
 /*
  * Copy one record in; name and domain are interned (shared between records). Evicts the
  * oldest records, of any process, to stay within the caps. 0, or -ENOMEM (counted).
+ * An NVTX opening (XSPROF_WIRE_F_OPEN) is kept among the open ranges instead (one past the
+ * caps is refused and counted, and still returns 0); an NVTX range ends the open range it
+ * matches (pid, tid, nvtx_id and start).
  */
 int gpu_store__add(struct gpu_store *st, const struct gpu_activity *a);
 
@@ -95,7 +109,20 @@ int gpu_store__for_each(const struct gpu_store *st, uint32_t pid, gpu_activity_f
  */
 int gpu_store__take(struct gpu_store *st, uint32_t pid, gpu_activity_fn fn, void *ctx);
 
-/* Drop every record of pid (the process exited and was reported). */
+/*
+ * The open NVTX ranges of pid (0: all), oldest first per process, as NVTX records with
+ * XSPROF_WIRE_F_OPEN and end == start; names valid until the range ends or is forgotten.
+ */
+int gpu_store__for_each_open(const struct gpu_store *st, uint32_t pid, gpu_activity_fn fn,
+			     void *ctx);
+
+/*
+ * pid's sender went away (its connection closed: the process exited, or exec'd): its open
+ * ranges can no longer end, so they end at end_ns and are stored as ranges (counted).
+ */
+void gpu_store__end_open(struct gpu_store *st, uint32_t pid, uint64_t end_ns);
+
+/* Drop every record and open range of pid (the process exited and was reported). */
 void gpu_store__forget(struct gpu_store *st, uint32_t pid);
 
 void gpu_store__stats(const struct gpu_store *st, struct gpu_store_stats *ret);

@@ -25,6 +25,7 @@
 #include "daemon/base/command.h"
 #include "daemon/cuda/launch_fold.h"
 #include "daemon/cuda/launch_store.h"
+#include "daemon/gpu/gpu_records.h"
 #include "daemon/log.h"
 #include "daemon/oneshot/oneshot.h"
 #include "daemon/probes/offcpu.h"
@@ -648,7 +649,7 @@ static void bpf_cost_report(struct recording *recording)
  * sender's drops, which the CUPTI server reports). */
 static void nvtx_report(const struct profile_data *pd)
 {
-	size_t ranges = 0, marks = 0, domains = 0;
+	size_t ranges = 0, open = 0, marks = 0, domains = 0;
 	const char *seen[8];
 
 	for (size_t i = 0; i < pd->nr_gpu; i++) {
@@ -658,15 +659,18 @@ static void nvtx_report(const struct profile_data *pd)
 		if (g->kind != CORR_GPU_NVTX)
 			continue;
 		g->end_ns > g->start_ns ? ranges++ : marks++;
+		open += !!(g->flags & CORR_GPU_F_OPEN);
 		for (k = 0; k < domains && g->domain && strcmp(seen[k], g->domain); k++)
 			;
 		if (g->domain && k == domains && domains < 8)
 			seen[domains++] = g->domain;
 	}
 	if (ranges || marks)
-		log_info("NVTX: %zu ranges and %zu marks%s%s%s%s", ranges, marks,
-			 domains ? " (domains: " : "", domains ? seen[0] : "",
-			 domains > 1 ? ", ..." : "", domains ? ")" : "");
+		log_info(
+			"NVTX: %zu ranges (%zu still open at the recording's end, ended there) and "
+			"%zu marks%s%s%s%s",
+			ranges, open, marks, domains ? " (domains: " : "", domains ? seen[0] : "",
+			domains > 1 ? ", ..." : "", domains ? ")" : "");
 }
 
 /* What joining the launches to the GPU records received came to. */
@@ -1024,8 +1028,17 @@ static int build_profile(struct run *r)
 	sp->pd.start_ns = r->start_ns;
 	sp->pd.end_ns = r->end_ns;
 	sp->pd.realtime_offset_ns = r->realtime_offset_ns;
-	if (r->gpu)
+	if (r->gpu) {
+		struct gpu_store_stats gs;
+
 		gpu_report(o, &sp->pd, &cs);
+		gpu_store__stats(oneshot_gpu__store(r->gpu), &gs);
+		if (gs.open_refused)
+			log_warn(
+				"NVTX: %llu ranges' openings refused (at most 1024 open per process, "
+				"4 MiB in all): if they had not ended by the end, they are missing",
+				(unsigned long long)gs.open_refused);
+	}
 	if (sp->ranges)
 		ranges_report(o, sp->ranges);
 	if (sp->waits_added)

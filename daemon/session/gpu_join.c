@@ -171,7 +171,8 @@ static int convert_gpu(void *ctx, const struct gpu_activity *a)
 		.kind = kind,
 		.copy_kind = a->kind == GPU_ACT_MEMCPY ? copy_kind_of(a->copy_kind) : 0,
 		.host_mem = a->kind == GPU_ACT_MEMCPY ? host_mem_of(a) : 0,
-		.flags = a->flags & XSPROF_WIRE_F_ASYNC ? CORR_GPU_F_ASYNC : 0,
+		.flags = (a->flags & XSPROF_WIRE_F_ASYNC ? CORR_GPU_F_ASYNC : 0) |
+			 (a->flags & XSPROF_WIRE_F_OPEN ? CORR_GPU_F_OPEN : 0),
 		.pid = a->pid,
 		.tid = a->tid,
 		.device = a->device,
@@ -192,6 +193,18 @@ static int convert_gpu(void *ctx, const struct gpu_activity *a)
 	};
 	g->nr_gpu++;
 	return 0;
+}
+
+/* An NVTX range still open at the session's end: a range ending there. */
+static int convert_open(void *ctx, const struct gpu_activity *a)
+{
+	struct gpu_join *g = ctx;
+	struct gpu_activity r = *a;
+
+	if (a->start_ns >= g->scope->until_ns)
+		return 0;
+	r.end_ns = g->scope->until_ns;
+	return convert_gpu(g, &r);
 }
 
 /* The xsprof scopes its processes closed, as NVTX ranges of domain "xsprof" (never joined). */
@@ -273,6 +286,9 @@ int gpu_join__run(struct gpu_join *g, const struct launch_store *ls, const struc
 		return err;
 	g->scope = scope;
 	if (gs && (err = gpu_store__for_each(gs, 0, convert_gpu, g)))
+		return err;
+	if (gs && scope && scope->until_ns &&
+	    (err = gpu_store__for_each_open(gs, 0, convert_open, g)))
 		return err;
 	if (ls && (err = convert_scopes(g, ls)))
 		return err;

@@ -22,11 +22,13 @@ struct profile_data;
 struct gpu_join;
 
 /* Which GPU records belong to the session: of the processes accept_pid takes (NULL: all),
- * ending at or after since_ns. */
+ * ending at or after since_ns. With until_ns (the session's end), the NVTX ranges still open
+ * that started before it are ranges ending there (CORR_GPU_F_OPEN); without, they are left out. */
 struct gpu_join_scope {
 	bool (*accept_pid)(void *ctx, uint32_t pid);
 	void *ctx;
 	uint64_t since_ns;
+	uint64_t until_ns;
 };
 
 struct gpu_join *gpu_join__new(void);

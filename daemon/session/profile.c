@@ -135,16 +135,20 @@ int session_profile__build(struct session_profile *sp, struct recording *recordi
 	const struct launch_store *ls =
 		recording__cuda(recording) ? cuda_probes__store(recording__cuda(recording)) : NULL;
 	struct profile_data *pd = &sp->pd;
+	struct gpu_join_scope sc = scope ? *scope : (struct gpu_join_scope){0};
 	struct group_by *groups = NULL;
 	int err;
 
+	/* NVTX ranges still open when the recording stopped end there. */
+	if (!sc.until_ns)
+		sc.until_ns = recording__end_ns(recording);
 	memset(sp, 0, sizeof(*sp));
 	pd->samples = recording__timeline(recording, &pd->nr_samples, &sp->timeline_dropped);
 	err = fold_cpu(sp, recording, sym, view, &groups);
 	if (!err && (ls || gs)) {
 		sp->failed = "correlating GPU work with its launches";
 		sp->join = gpu_join__new();
-		err = sp->join ? gpu_join__run(sp->join, ls, gs, scope, view->strategy, pd, cs)
+		err = sp->join ? gpu_join__run(sp->join, ls, gs, &sc, view->strategy, pd, cs)
 			       : -ENOMEM;
 	}
 	if (err)

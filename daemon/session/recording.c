@@ -61,6 +61,7 @@ struct recording {
 	pid_t *roots;
 	int nr_roots;
 	double t0, cpu0;
+	uint64_t end_ns; /* when it stopped */
 	struct recording_stats st;
 };
 
@@ -760,6 +761,11 @@ int recording__start(struct recording *r)
 	return 0;
 }
 
+uint64_t recording__end_ns(const struct recording *r)
+{
+	return r && !r->running ? r->end_ns : 0;
+}
+
 void recording__stop(struct recording *r)
 {
 	struct sampler_stats us;
@@ -773,6 +779,7 @@ void recording__stop(struct recording *r)
 	sampler__stop(r->sampler);
 	offcpu__stop(r->oc);
 	r->running = false;
+	r->end_ns = end_ns;
 	/* Samples still queued after the perf events closed. */
 	drain(r);
 	/* The xsprof scopes still open end with the recording (counted). */

@@ -122,6 +122,9 @@ void recording__stop(struct recording *r);
 const struct stack_table *recording__offcpu_stacks(const struct recording *r);
 int recording__offcpu_stats(const struct recording *r, struct offcpu_stats *ret_stats);
 
+/* When recording__stop stopped it (CLOCK_MONOTONIC ns); 0 while it runs or never ran. */
+uint64_t recording__end_ns(const struct recording *r);
+
 const struct profile_sample *recording__timeline(const struct recording *r, size_t *ret_n,
 						 uint64_t *ret_dropped);
 

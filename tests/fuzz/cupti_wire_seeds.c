@@ -57,6 +57,12 @@ int main(int argc, char **argv)
 	n = start(0);
 	n += wb_nvtx(buf + n, "epoch", "train", 1, 9, 0);
 	put(argv[1], "nvtx", n);
+	/* A range's opening, then the range itself (what the open ranges pair). */
+	n = start(0);
+	n += wb_nvtx(buf + n, "epoch", "train", 1, 1, XSPROF_WIRE_F_OPEN);
+	n += wb_nvtx(buf + n, "step", NULL, 2, 2, XSPROF_WIRE_F_OPEN);
+	n += wb_nvtx(buf + n, "epoch", "train", 1, 9, 0);
+	put(argv[1], "nvtx_open", n);
 	n = start(0);
 	n += wb_graph(buf + n, 3, 1, 9);
 	put(argv[1], "graph", n);

@@ -69,6 +69,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		off += (size_t)n;
 	}
 	gpu_store__for_each(store, 0, touch, &sum);
+	gpu_store__for_each_open(store, 0, touch, &sum);
 	gpu_store__take(store, (uint32_t)(size % 7) + 1, touch, &sum);
+	/* A sender gone: its open ranges end as ranges. */
+	gpu_store__end_open(store, (uint32_t)(size % 5) + 1, size);
 	return 0;
 }

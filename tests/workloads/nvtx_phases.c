@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * xs_nvtx_phases ITERATIONS: nested NVTX phases of known CPU time, through the nvtx3 headers (the
- * NVTX loader opens $NVTX_INJECTION64_PATH at the first call). Each iteration:
+ * xs_nvtx_phases ITERATIONS [open]: nested NVTX phases of known CPU time, through the nvtx3
+ * headers (the NVTX loader opens $NVTX_INJECTION64_PATH at the first call). Each iteration:
  *   data 100 ms | step { forward 200 ms (3 launches) | backward 400 ms | 100 ms of its own }
  * then, once: a range of domain "xs_domain" (50 ms), a start/end range ended on another thread,
- * a mark, a pop too many, and a range still open at exit. Prints the truth: each phase's CPU
+ * a mark, a pop too many, and a range still open at exit. With "open", all of it runs inside a
+ * range "run" that never ends (with 200 ms of its own, and no pop too many), and the program
+ * prints "ready" and waits to be killed inside it. Prints the truth: each phase's CPU
  * time on the thread ("phase NAME NS"), the process's ("total NS"), and each range's own
  * times ("range NAME START END", CLOCK_MONOTONIC ns). The launches fire xsprof:launch (fake
  * injection library) and their kernels ("xs_kernel_fwd", 1 ms each) go to the CUPTI socket.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -20,8 +24,8 @@
 #include "tests/workloads/fake_gpu_send.h"
 #include "tests/workloads/phases.h"
 
-enum { DATA, STEP, FORWARD, BACKWARD, DOMAIN_IO, NR_PHASES };
-static const char *const phase_name[] = {"data", "step", "forward", "backward", "io"};
+enum { DATA, STEP, FORWARD, BACKWARD, DOMAIN_IO, RUN, NR_PHASES };
+static const char *const phase_name[] = {"data", "step", "forward", "backward", "io", "run"};
 static uint64_t phase_cpu[NR_PHASES]; /* time innermost in each */
 
 /* A phase's own CPU time, and the range's times as the program saw them. */
@@ -114,10 +118,13 @@ int main(int argc, char **argv)
 		.messageType = NVTX_MESSAGE_TYPE_ASCII,
 		.message.ascii = "io",
 	};
+	bool open = argc > 2 && !strcmp(argv[2], "open");
 	nvtxRangeId_t cross;
 	pthread_t th;
 	uint64_t t0, t1, c0;
 
+	if (open)
+		nvtxRangePushA("run");
 	for (int i = 0; i < iterations; i++) {
 		xs_data();
 		xs_step();
@@ -134,12 +141,27 @@ int main(int argc, char **argv)
 	if (pthread_create(&th, NULL, end_elsewhere, &cross) || pthread_join(th, NULL))
 		return 1;
 	nvtxMarkA("done");
-	nvtxRangePop(); /* one too many: counted, harmless */
+	if (open) {
+		c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		xs_burn(200 * MS);
+		phase_cpu[RUN] += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+	} else {
+		nvtxRangePop(); /* one too many: counted, harmless */
+	}
 	phases_print(phase_name, phase_cpu, NR_PHASES);
 	printf("fired %lu of %u\n", xs_fake_cupti_fired(), corr);
 	fflush(stdout);
 	if (xs_fake_send_kernels(kernels, nr_kernels))
 		return 1;
+	if (open) {
+		/* The library hands what it queued to the socket at a later call past 50 ms. */
+		usleep(100 * 1000);
+		nvtxMarkA("idle");
+		printf("ready\n");
+		fflush(stdout);
+		for (;;)
+			pause(); /* "run" ends with the process, killed */
+	}
 	nvtxRangePushA("open at exit");
 	return 0;
 }
