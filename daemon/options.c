@@ -89,6 +89,12 @@ static const char usage_text[] =
 	"      --store-mb N          memory cap of the rolling window (default 64); the oldest data\n"
 	"                            is dropped, and counted, when it is hit\n"
 	"      --max-record SECS     longest recording a request may ask for (default 3600)\n"
+	"      --window-group-by G   group the rolling window by NVTX range or xsprof scope:\n"
+	"                            range (innermost) or outer-range (off by default). Costs\n"
+	"                            memory: each slice's samples are kept one by one (24 bytes\n"
+	"                            each, at most 512 Ki a slice, the rest counted) while they\n"
+	"                            wait ~10 s for their ranges to end, with the GPU records\n"
+	"                            they need; set at start (a reload keeps it)\n"
 	"      --cupti-socket PATH   where CUDA processes send GPU timing (default\n"
 	"                            " XSPROFD_DEFAULT_CUPTI_SOCKET ")\n"
 	"\n"
@@ -175,6 +181,7 @@ enum {
 	OPT_WINDOW,
 	OPT_STORE_MB,
 	OPT_MAX_RECORD,
+	OPT_WINDOW_GROUP_BY,
 	OPT_CUPTI_SOCKET,
 	OPT_DEBUG_DIR,
 	OPT_DEBUGINFOD,
@@ -225,6 +232,7 @@ static const struct option long_opts[] = {
 	{"window", required_argument, NULL, OPT_WINDOW},
 	{"store-mb", required_argument, NULL, OPT_STORE_MB},
 	{"max-record", required_argument, NULL, OPT_MAX_RECORD},
+	{"window-group-by", required_argument, NULL, OPT_WINDOW_GROUP_BY},
 	{"cupti-socket", required_argument, NULL, OPT_CUPTI_SOCKET},
 	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
 	{"debuginfod", no_argument, NULL, OPT_DEBUGINFOD},
@@ -633,6 +641,11 @@ static int service_option(struct xsprofd_opts *o, int c, const char *arg)
 		return unsigned_opt("--store-mb", arg, 1, 1 << 20, &o->store_mb);
 	case OPT_MAX_RECORD:
 		return unsigned_opt("--max-record", arg, 1, 7 * 24 * 3600, &o->max_record_s);
+	case OPT_WINDOW_GROUP_BY:
+		if (session_group__from_name(arg, &o->window_group_by) ||
+		    !session_group__is_range(o->window_group_by))
+			return bad("--window-group-by", arg, "use range or outer-range");
+		return 0;
 	}
 	return NOT_MINE;
 }
@@ -934,6 +947,10 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 		if (o->tls_client_ca && !o->tls_cert)
 			return bad("--tls-client-ca", o->tls_client_ca,
 				   "needs --tls-cert and --tls-key");
+		if (o->window_group_by && o->no_cuda)
+			return bad("--window-group-by", session_group__name(o->window_group_by),
+				   "needs the CUPTI socket the NVTX ranges come on (and the CUDA "
+				   "probes for scopes): not with --no-cuda");
 		return 0;
 	}
 	/* The ranges come as NVTX records over the CUPTI socket, and are matched sample by sample. */

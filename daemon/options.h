@@ -82,6 +82,8 @@ struct xsprofd_opts {
 	unsigned int window_s;		/* rolling window kept in memory */
 	unsigned int store_mb;		/* memory cap of the rolling store */
 	unsigned int max_record_s;	/* longest recording a request may ask for */
+	/* --window-group-by: the rolling window grouped by range or outer-range (none: off) */
+	enum session_group window_group_by;
 
 	/* GPU path. */
 	const char *cupti_socket;

@@ -168,6 +168,27 @@ Test(options, groups_by_name)
 	cr_expect_eq(g, SESSION_GROUP_OUTER_RANGE);
 }
 
+Test(options, the_window_groups_by_range_when_asked, .fini = cleanup)
+{
+	struct xsprofd_opts o;
+
+	write_config("window-group-by = outer-range\n");
+	cr_assert_eq(PARSE(&o, "-c", cfg), 0);
+	cr_expect_eq(o.window_group_by, SESSION_GROUP_OUTER_RANGE, "the config key");
+	xsprofd_opts__free(&o);
+	write_config("");
+	cr_assert_eq(PARSE(&o, "-c", cfg, "--window-group-by", "range"), 0);
+	cr_expect_eq(o.window_group_by, SESSION_GROUP_RANGE);
+	xsprofd_opts__free(&o);
+	cr_assert_eq(PARSE(&o, "-c", cfg), 0);
+	cr_expect_eq(o.window_group_by, SESSION_GROUP_NONE, "off by default");
+	xsprofd_opts__free(&o);
+	/* The window keeps names by process only: unit, container and comm are a recording's. */
+	cr_expect_eq(PARSE(&o, "-c", cfg, "--window-group-by", "unit"), 2);
+	cr_expect_eq(PARSE(&o, "-c", cfg, "--window-group-by", "range", "--no-cuda"), 2,
+		     "the NVTX ranges come on the CUPTI socket");
+}
+
 /* ---- the config file, key by key ---- */
 
 static char said[4096]; /* what the last parse_said() wrote on stderr */

@@ -46,7 +46,11 @@ const char fleet_usage[] =
 	"      --since SECS       instead, each host's rolling window of the last SECS\n"
 	"      --pid N / --comm NAME / --gpu-mode MODE   passed to every host\n"
 	"      --group-by WHAT    each host's recording: unit, container, comm, range or\n"
-	"                         outer-range (NVTX), under the host root (not with --since)\n"
+	"                         outer-range (NVTX), under the host root; with --since,\n"
+	"                         range or outer-range of hosts started with\n"
+	"                         --window-group-by\n"
+	"      --range-domain D   with --group-by range or outer-range: only NVTX domain D's\n"
+	"                         ranges (xsprof: the scopes) on every host's recording\n"
 	"      --by host|KEY|none root frame: the host (default), a label's value, or none\n"
 	"      --select KEY=VALUE only hosts with this label (repeatable: all must match)\n"
 	"      --token-file FILE  bearer token for the hosts' --token-file\n"
@@ -76,7 +80,8 @@ struct fleet {
 	struct fleet_host *hosts;
 	size_t nr, cap;
 	const char *out, *by, *token_file, *cacert, *cert, *key, *pid, *comm, *gpu_mode, *group_by;
-	bool gpu_report; /* --report gpu */
+	const char *range_domain; /* --range-domain: URL-safe (checked) */
+	bool gpu_report;	  /* --report gpu */
 	const char *select[FLEET_MAX_LABELS];
 	int nr_select;
 	double duration, since, host_timeout, deadline;
@@ -206,7 +211,9 @@ static void host_url(const struct fleet *f, const struct fleet_host *h, char *ur
 	if (f->gpu_mode)
 		n += snprintf(url + n, size - n, "&gpu_mode=%s", f->gpu_mode);
 	if (f->group_by)
-		snprintf(url + n, size - n, "&group_by=%s", f->group_by);
+		n += snprintf(url + n, size - n, "&group_by=%s", f->group_by);
+	if (f->range_domain)
+		snprintf(url + n, size - n, "&range_domain=%s", f->range_domain);
 }
 
 static int start_host(struct fleet *f, CURLM *m, struct fleet_host *h, struct curl_slist *hdrs,
@@ -731,6 +738,7 @@ enum {
 	FO_HOST_TIMEOUT,
 	FO_DEADLINE,
 	FO_GROUP_BY,
+	FO_RANGE_DOMAIN,
 	FO_REPORT,
 };
 
@@ -800,6 +808,17 @@ static int fleet_opt(struct fleet *f, int c, const char *arg)
 				arg);
 		f->group_by = arg;
 		return 0;
+	case FO_RANGE_DOMAIN:
+		/* Into a URL as it is: what a domain name needs, nothing to escape. */
+		if (!*arg || strlen(arg) > 63 ||
+		    strspn(arg,
+			   "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-:") !=
+			    strlen(arg))
+			return fleet_usage_error("--range-domain: expected an NVTX domain's name "
+						 "(letters, digits, . _ - :; at most 63)",
+						 arg);
+		f->range_domain = arg;
+		return 0;
 	case FO_REPORT:
 		if (strcmp(arg, "gpu"))
 			return fleet_usage_error("--report: expected gpu", arg);
@@ -853,6 +872,7 @@ static int fleet_parse(struct fleet *f, int argc, char **argv)
 		{"comm", required_argument, NULL, FO_COMM},
 		{"gpu-mode", required_argument, NULL, FO_GPU_MODE},
 		{"group-by", required_argument, NULL, FO_GROUP_BY},
+		{"range-domain", required_argument, NULL, FO_RANGE_DOMAIN},
 		{"by", required_argument, NULL, FO_BY},
 		{"select", required_argument, NULL, FO_SELECT},
 		{"token-file", required_argument, NULL, FO_TOKEN},
@@ -894,9 +914,20 @@ static int fleet_parse(struct fleet *f, int argc, char **argv)
 		return fleet_usage_error("--cert and --key go together", NULL);
 	if (f->since > 0 && f->pid)
 		return fleet_usage_error("--since reads the machine's window: no --pid", NULL);
-	if (f->since > 0 && f->group_by)
-		return fleet_usage_error("--group-by groups a recording (--duration): the "
-					 "machine's window (--since) is not grouped",
+	/* A window groups by range only (xsprofd --window-group-by), all domains. */
+	if (f->since > 0 && f->group_by && strcmp(f->group_by, "range") &&
+	    strcmp(f->group_by, "outer-range"))
+		return fleet_usage_error("--group-by unit, container or comm groups a recording "
+					 "(--duration): the machine's window (--since) groups by "
+					 "range or outer-range only",
+					 NULL);
+	if (f->range_domain &&
+	    (!f->group_by || (strcmp(f->group_by, "range") && strcmp(f->group_by, "outer-range"))))
+		return fleet_usage_error("--range-domain goes with --group-by range or outer-range",
+					 NULL);
+	if (f->range_domain && f->since > 0)
+		return fleet_usage_error("--range-domain keeps one domain of a recording "
+					 "(--duration): a window groups by all of them",
 					 NULL);
 	if (f->token_file) {
 		st = read_token(f);

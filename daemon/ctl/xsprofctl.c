@@ -72,10 +72,12 @@ static const char usage_text[] =
 	"                                 run CMD with the CUDA injection library preset,\n"
 	"                                 profile it and its descendants until it exits, and\n"
 	"                                 exit with its status (127: not found)\n"
-	"  flamegraph [--since DURATION] [--pid PID [--group-by G]] -o FILE\n"
+	"  flamegraph [--since DURATION] [--pid PID] [--group-by G] -o FILE\n"
 	"                                 the rolling window's last DURATION (90s, 5m, 1h;\n"
 	"                                 default 5m), or with --pid, the attachment of PID's\n"
-	"                                 (--group-by: as it was attached; without, ungrouped)\n"
+	"                                 (--group-by: as it was attached, or as xsprofd\n"
+	"                                 groups the window, see xsprofd(8); without it,\n"
+	"                                 ungrouped)\n"
 	"  top [--since DURATION] [--number N] [--pid PID] [--gpu-mode M] [--interval S]\n"
 	"      [--once]                   the hottest N functions (default 20) by self and\n"
 	"                                 total share, of the window or of PID's attachment;\n"
@@ -115,9 +117,10 @@ static const char usage_text[] =
 	"                          unit), container or comm (the process name); range or\n"
 	"                          outer-range: the innermost or outermost NVTX range each\n"
 	"                          sample and launch was made in (-- CMD loads the NVTX\n"
-	"                          injection; --mode cpu); attach, flamegraph --pid: range\n"
-	"                          or outer-range (the rolling window is not grouped)\n"
-	"      --range-domain D    attach: only NVTX domain D's ranges (xsprof: the scopes)\n"
+	"                          injection; --mode cpu); attach, flamegraph: range or\n"
+	"                          outer-range (the window: if xsprofd groups it)\n"
+	"      --range-domain D    record, attach: only NVTX domain D's ranges (xsprof: the\n"
+	"                          scopes)\n"
 	"\n"
 	"Options:\n"
 	"  -s, --socket PATH   xsprofd's socket (default " DEFAULT_SOCKET ", or $XSPROF_SOCKET)\n"
@@ -796,7 +799,8 @@ static int cmd_flamegraph(int argc, char **argv)
 			if (strcmp(optarg, "range") && strcmp(optarg, "outer-range"))
 				st = usage_error(
 					"--group-by '%s': expected range or outer-range (an "
-					"attachment's; record --group-by has the others)",
+					"attachment's, or the window's with xsprofd "
+					"--window-group-by; record --group-by has the others)",
 					optarg);
 		} else if (!profile_opt(c, optarg, opts, &st)) {
 			st = usage_error("%s", "flamegraph takes --since DURATION, --pid PID, "
@@ -806,10 +810,6 @@ static int cmd_flamegraph(int argc, char **argv)
 	}
 	if (!st && optind < argc)
 		st = usage_error("unexpected argument '%s'", argv[optind]);
-	/* The window folds its slices under no range: only an attachment made so has them. */
-	if (!st && group && !pid)
-		st = usage_error("%s", "--group-by needs --pid PID, an attachment made with "
-				       "attach --group-by (the rolling window is not grouped)");
 	if (!st)
 		st = check_output(out, &fmt);
 	if (st)
@@ -1136,8 +1136,10 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 					   {"output", required_argument, NULL, 'o'},
 					   {"mode", required_argument, NULL, 'm'},
 					   {"group-by", required_argument, NULL, 'G'},
+					   {"range-domain", required_argument, NULL, 'D'},
 					   PROFILE_LONG_OPTS,
 					   {}};
+	const char *group = NULL, *domain = NULL;
 	long freq = 0;
 	bool wall = false;
 	char *end;
@@ -1166,6 +1168,17 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 			else
 				json_object_object_add(a->req, "group_by",
 						       json_object_new_string(optarg));
+			group = optarg;
+			break;
+		case 'D':
+			domain = optarg;
+			if (!*optarg)
+				st = usage_error("%s",
+						 "--range-domain: a domain's name, or default "
+						 "for NVTX's default domain");
+			else
+				json_object_object_add(a->req, "range_domain",
+						       json_object_new_string(optarg));
 			break;
 		case 'p':
 			st = add_pid_list(optarg, a->pids);
@@ -1193,12 +1206,15 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 		default:
 			if (!profile_opt(c, optarg, a->req, &st))
 				st = usage_error("%s", "record takes --pid, --duration, --freq, "
-						       "--mode, --group-by, --no-children, "
+						       "--mode, --group-by, --range-domain, "
+						       "--no-children, "
 						       "--gpu-mode, "
 						       "--weight, --correlate, -o FILE [-- CMD "
 						       "ARGS]");
 		}
 	}
+	if (!st && domain && (!group || (strcmp(group, "range") && strcmp(group, "outer-range"))))
+		st = usage_error("%s", "--range-domain goes with --group-by range or outer-range");
 	if (!st && optind < argc) {
 		if (strcmp(argv[optind - 1], "--"))
 			return usage_error("unexpected argument '%s' (put a command after --)",

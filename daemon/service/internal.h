@@ -60,6 +60,11 @@ struct xsprofd_opts;
 #define RECORD_MAX_TIMELINE   (2u * 1000 * 1000) /* samples kept for a trace: ~50 MiB */
 /* An attachment grouped by range keeps a slice's samples one by one, two slices at a time. */
 #define ATTACH_MAX_TIMELINE (128u * 1024) /* per slice: ~3 MiB */
+/* The window grouped by range (--window-group-by) likewise, for the whole machine. */
+#define WINDOW_MAX_TIMELINE (512u * 1024) /* per slice: ~12 MiB */
+/* A slice of the grouped window waits this long past its end for its ranges to end (a
+ * query that cuts the slice short does not shorten it). */
+#define WINDOW_LATE_NS (9 * 1000000000ull)
 
 enum recording_state { RECORDING_RUNNING, RECORDING_DONE, RECORDING_FAILED };
 
@@ -101,6 +106,7 @@ struct svc_recording {
 	int nr_pids;
 	bool children;		  /* descendants followed (in the kernel) */
 	struct session_view view; /* --gpu-mode, --weight, --correlate */
+	char range_domain[64];	  /* view.range_domain's text (group_by range: one domain) */
 	uint32_t *launch_pids;	  /* at the end: processes that launched, sorted */
 	size_t nr_launch_pids;
 	uint64_t started_ns, finished_ns;
@@ -250,6 +256,12 @@ void recordings__wake_waiters(struct service *s, struct svc_recording *r);
 /* A user's recording whose process is no longer the user's ends (checked every second). */
 void recordings__recheck_owners(struct service *s);
 void recordings__free(struct svc_recording *r);
+/*
+ * A recording's range_domain (request body or scrape query) into r: only with a range
+ * group_by. 0, or -EINVAL with msg.
+ */
+int recordings__set_range_domain(struct svc_recording *r, const char *domain, char *msg,
+				 size_t size);
 void recordings__prune(struct service *s);
 bool recordings__admit(struct service *s, struct req *q, struct MHD_Connection *c,
 		       struct svc_recording *r, struct recording_ctx *rc, bool until_exit,

@@ -57,12 +57,16 @@ static int launchers_of(const struct launch_store *ls, pid_t root, struct launch
 	return 0;
 }
 
+/* A slice waiting for its ranges to end; l->late is the oldest, each next a later one. */
 struct lasting_late {
 	struct stack_table *st;
 	struct profile_sample *samples;
 	size_t n;
 	struct launch_store *ls; /* its xsprof scopes (its launches were joined already) */
 	uint64_t start_ns, end_ns;
+	uint32_t *pids; /* the processes it named, sorted (forgotten once no slice waits on them) */
+	size_t nr_pids;
+	struct lasting_late *next;
 };
 
 static void late_free(struct lasting_late *late)
@@ -72,6 +76,7 @@ static void late_free(struct lasting_late *late)
 	stack_table__free(late->st);
 	free(late->samples);
 	launch_store__free(late->ls);
+	free(late->pids);
 	free(late);
 }
 
@@ -120,11 +125,12 @@ static int add_scopes(struct range_recs *rr, const struct launch_store *ls)
 
 /*
  * The ranges known now that ended since since_ns: the NVTX ranges of pids (n of them, sorted;
- * pids NULL: every process) in gs, and the xsprof scopes of two launch stores (may be NULL).
+ * pids NULL: every process) in gs, and the xsprof scopes of the waiting slices from late on
+ * and of ls (both may be NULL).
  */
 static struct ranges *ranges_known(const struct lasting *l, const struct gpu_store *gs,
 				   const uint32_t *pids, size_t n, uint64_t since_ns,
-				   const struct launch_store *a, const struct launch_store *b)
+				   const struct lasting_late *late, const struct launch_store *ls)
 {
 	struct range_recs rr = {.since_ns = since_ns};
 	struct ranges *r = NULL;
@@ -133,10 +139,10 @@ static struct ranges *ranges_known(const struct lasting *l, const struct gpu_sto
 	for (size_t i = 0; gs && !err && i < (pids ? n : 1); i++)
 		if (!pids || !i || pids[i] != pids[i - 1])
 			err = gpu_store__for_each(gs, pids ? pids[i] : 0, add_nvtx, &rr);
+	for (; !err && late; late = late->next)
+		err = add_scopes(&rr, late->ls);
 	if (!err)
-		err = add_scopes(&rr, a);
-	if (!err)
-		err = add_scopes(&rr, b);
+		err = add_scopes(&rr, ls);
 	if (!err)
 		r = ranges__new(rr.v, rr.n, l->group_by == SESSION_GROUP_OUTER_RANGE,
 				l->range_domain[0] ? l->range_domain : NULL);
@@ -172,8 +178,7 @@ static void close_gpu_slice(struct lasting *l, struct symbolizer *sym, const str
 		sc.ctx = &who;
 	}
 	if (!err && session_group__is_range(l->group_by) &&
-	    !(ranges = ranges_known(l, gs, who.pids, who.n, l->slice_start_ns,
-				    l->late ? l->late->ls : NULL, ls)))
+	    !(ranges = ranges_known(l, gs, who.pids, who.n, l->slice_start_ns, l->late, ls)))
 		err = -errno;
 	if (!err && (ls || gs))
 		err = gpu_slice__tree(ls, gs, &sc, sym, "auto", l->freq_hz, ranges, &tree, cs);
@@ -199,10 +204,30 @@ static int cmp_sample_pid(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The late slice's samples under the ranges known now (those of the slice after it, in ls,
- * included), into the CPU window. */
-static void fold_late(struct lasting *l, struct symbolizer *sym, const struct gpu_store *gs,
-		      const struct launch_store *ls)
+/*
+ * The rolling window's: the processes the oldest waiting slice named go from the symbolizer
+ * (their mappings; one still running is snapshotted again), but those a later one still waits on.
+ */
+static void forget_late(struct lasting *l, struct symbolizer *sym)
+{
+	const struct lasting_late *late = l->late;
+
+	if (l->root_pid || l->keep_names)
+		return;
+	for (size_t i = 0; i < late->nr_pids; i++) {
+		bool wanted = false;
+
+		for (const struct lasting_late *o = late->next; o && !wanted; o = o->next)
+			wanted = bsearch(&late->pids[i], o->pids, o->nr_pids, sizeof(uint32_t),
+					 cmp_u32);
+		if (!wanted)
+			symbolizer__forget_process(sym, (pid_t)late->pids[i]);
+	}
+}
+
+/* The oldest waiting slice's samples under the ranges known now (those of the slices after
+ * it included), into the CPU window. */
+static void fold_late(struct lasting *l, struct symbolizer *sym, const struct gpu_store *gs)
 {
 	struct lasting_late *late = l->late;
 	uint32_t *pids = malloc((late->n ? late->n : 1) * sizeof(*pids));
@@ -215,7 +240,7 @@ static void fold_late(struct lasting *l, struct symbolizer *sym, const struct gp
 	if (pids)
 		qsort(pids, late->n, sizeof(*pids), cmp_sample_pid);
 	if (!err && late->n &&
-	    !(ranges = ranges_known(l, gs, pids, late->n, late->start_ns, late->ls, ls)))
+	    !(ranges = ranges_known(l, gs, pids, late->n, late->start_ns, late, NULL)))
 		err = -errno;
 	if (!err && late->n)
 		err = cpu_slice__tree_by_range(late->st, late->samples, late->n, sym, ranges,
@@ -233,22 +258,28 @@ static void fold_late(struct lasting *l, struct symbolizer *sym, const struct gp
 	calltree__free(tree);
 	ranges__free(ranges);
 	free(pids);
+	forget_late(l, sym);
+	l->late = late->next;
 	late_free(late);
-	l->late = NULL;
 }
 
-/* Grouped by range: the slice waits (late) while the one before it folds. */
+/* Grouped by range: the slice waits (late) for the ranges its samples were in to end; the
+ * waiting ones that have waited long enough fold, the newest always waits. */
 static void close_ranged_slice(struct lasting *l, struct symbolizer *sym,
 			       const struct gpu_store *gs, const struct gpu_join_scope *scope,
-			       struct correlate_stats *cs, struct stack_table *st, uint64_t end)
+			       struct correlate_stats *cs, struct stack_table *st, uint32_t *pids,
+			       size_t nr_pids, uint64_t end)
 {
-	struct lasting_late *late = calloc(1, sizeof(*late));
+	struct lasting_late *late = calloc(1, sizeof(*late)), **tail = &l->late;
 	uint64_t dropped = 0;
 
 	if (late) {
 		late->st = st;
 		late->start_ns = l->slice_start_ns;
 		late->end_ns = end;
+		qsort(pids, nr_pids, sizeof(*pids), cmp_u32);
+		late->pids = pids;
+		late->nr_pids = nr_pids;
 		recording__take_timeline(l->recording, &late->samples, &late->n, &dropped);
 		l->range_dropped += dropped;
 	} else {
@@ -260,12 +291,15 @@ static void close_ranged_slice(struct lasting *l, struct symbolizer *sym,
 		recording__take_timeline(l->recording, &samples, &n, &dropped);
 		l->range_dropped += dropped + n;
 		free(samples);
+		free(pids);
 		stack_table__free(st);
 	}
 	close_gpu_slice(l, sym, gs, scope, cs, end, late ? &late->ls : NULL);
-	if (l->late)
-		fold_late(l, sym, gs, late ? late->ls : NULL);
-	l->late = late;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = late;
+	while (l->late && l->late->next && end - l->late->end_ns >= l->late_ns)
+		fold_late(l, sym, gs);
 }
 
 void lasting__close_slice(struct lasting *l, struct symbolizer *sym, const struct gpu_store *gs,
@@ -289,8 +323,9 @@ void lasting__close_slice(struct lasting *l, struct symbolizer *sym, const struc
 		return;
 	}
 	if (session_group__is_range(l->group_by)) {
-		close_ranged_slice(l, sym, gs, scope, cs, st, end);
+		close_ranged_slice(l, sym, gs, scope, cs, st, pids, n, end);
 		st = NULL;
+		pids = NULL;
 		goto expire;
 	}
 	tree = calltree__new();
@@ -329,13 +364,23 @@ uint64_t lasting__oldest_ns(const struct lasting *l)
 								: l->slice_start_ns;
 }
 
+void lasting__waiting(const struct lasting *l, size_t *ret_slices, uint64_t *ret_samples)
+{
+	*ret_slices = 0;
+	*ret_samples = 0;
+	for (const struct lasting_late *late = l->late; late; late = late->next) {
+		(*ret_slices)++;
+		*ret_samples += late->n;
+	}
+}
+
 void lasting__close_last(struct lasting *l, struct symbolizer *sym, const struct gpu_store *gs,
 			 const struct gpu_join_scope *scope, struct correlate_stats *cs,
 			 uint64_t end)
 {
 	lasting__close_slice(l, sym, gs, scope, cs, end);
-	if (l->late)
-		fold_late(l, sym, gs, NULL);
+	while (l->late)
+		fold_late(l, sym, gs);
 }
 
 int lasting__query(const struct lasting *l, uint64_t since_ns, uint64_t until_ns,
@@ -421,8 +466,12 @@ void lasting__stop(struct lasting *l)
 		lasting__left_out(l, &l->left_out);
 	/* A late slice still waiting (lasting__close_last was not called) names with the
 	 * recording's scopes: it goes first. */
-	late_free(l->late);
-	l->late = NULL;
+	while (l->late) {
+		struct lasting_late *next = l->late->next;
+
+		late_free(l->late);
+		l->late = next;
+	}
 	recording__free(l->recording);
 	l->recording = NULL;
 }

@@ -40,14 +40,18 @@ struct lasting {
 	/* Another user's threads left out of a user's lasting profile, as of its stop. */
 	struct xsprof_owner_stats left_out;
 	/*
-	 * Grouped by NVTX range (an attachment made with group_by range or outer-range; its
-	 * recording keeps a timeline): both windows' stacks are "uid:N;range;comm;...". A range
-	 * is known once it ends, so a slice's samples wait one slice (late) for the ranges they
-	 * were in, then fold; GPU work folds at its slice's close under the ranges known then.
+	 * Grouped by NVTX range (an attachment made with group_by range or outer-range, or the
+	 * window with --window-group-by; its recording keeps a timeline): both windows' stacks
+	 * are "uid:N;range;comm;...". A range is known once it ends, so a slice's samples wait
+	 * (late) for the ranges they were in, then fold; GPU work folds at its slice's close
+	 * under the ranges known then.
 	 */
 	enum session_group group_by;
-	char range_domain[64]; /* only this NVTX domain's ranges; "": all */
-	struct lasting_late *late;
+	char range_domain[64];	   /* only this NVTX domain's ranges; "": all */
+	struct lasting_late *late; /* the slices waiting, oldest first */
+	/* A waiting slice folds at the first slice close this long after its end (0: the next);
+	 * the newest always waits for the next close. */
+	uint64_t late_ns;
 	uint64_t range_dropped; /* samples that missed the timeline (its cap): not in the window */
 };
 
@@ -88,6 +92,8 @@ void lasting__close_last(struct lasting *l, struct symbolizer *sym, const struct
 /* The start of the oldest slice l has not folded yet (its late one, or the open one): GPU
  * records and ended images it may still want are kept from then on. */
 uint64_t lasting__oldest_ns(const struct lasting *l);
+/* The slices waiting for their ranges, and the samples they hold. */
+void lasting__waiting(const struct lasting *l, size_t *ret_slices, uint64_t *ret_samples);
 
 /* Stop and free the recording, keeping the windows (a process that exited). */
 void lasting__stop(struct lasting *l);

@@ -376,6 +376,28 @@ static int recordings__parse_view(struct json_object *body, struct svc_recording
 			return -EINVAL;
 		}
 	}
+	if (body && json_object_object_get_ex(body, "range_domain", &v))
+		return recordings__set_range_domain(
+			r,
+			json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "",
+			msg, size);
+	return 0;
+}
+
+int recordings__set_range_domain(struct svc_recording *r, const char *domain, char *msg,
+				 size_t size)
+{
+	if (!session_group__is_range(r->view.group_by) || !*domain ||
+	    strlen(domain) >= sizeof(r->range_domain)) {
+		snprintf(msg, size,
+			 "range_domain goes with group_by range or outer-range: an NVTX domain's "
+			 "name (default: NVTX's default domain; xsprof: the scopes), at most %zu "
+			 "bytes",
+			 sizeof(r->range_domain) - 1);
+		return -EINVAL;
+	}
+	snprintf(r->range_domain, sizeof(r->range_domain), "%s", domain);
+	r->view.range_domain = r->range_domain;
 	return 0;
 }
 

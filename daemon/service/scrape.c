@@ -101,7 +101,7 @@ static int parse_scrape(struct service *s, struct MHD_Connection *c, struct svc_
 #define ARG(k) MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, k)
 	const char *secs = ARG("seconds"), *pid = ARG("pid"), *comm = ARG("comm");
 	const char *mode = ARG("gpu_mode"), *weight = ARG("weight"), *hz = ARG("hz");
-	const char *fmt = ARG("format"), *group = ARG("group_by");
+	const char *fmt = ARG("format"), *group = ARG("group_by"), *domain = ARG("range_domain");
 #undef ARG
 	unsigned long v;
 	int err;
@@ -148,6 +148,8 @@ static int parse_scrape(struct service *s, struct MHD_Connection *c, struct svc_
 		snprintf(msg, size, "group_by must be unit, container, comm, range or outer-range");
 		return -EINVAL;
 	}
+	if (domain && recordings__set_range_domain(r, domain, msg, size))
+		return -EINVAL;
 	if (pid && comm) {
 		snprintf(msg, size, "give pid or comm, not both");
 		return -EINVAL;

@@ -334,6 +334,7 @@ static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, vo
 {
 	struct service *s = ctx;
 	unsigned int old_freq = s->opts->freq_hz;
+	enum session_group old_group = s->opts->window_group_by;
 	struct window_opts so;
 	int err;
 
@@ -342,6 +343,12 @@ static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, vo
 		log_err("reload: the config has errors (above); keeping the running settings");
 		sd_notify(0, "READY=1");
 		return 0;
+	}
+	/* The window's slices are kept (or not) grouped as it started: a restart changes that. */
+	if (s->opts->window_group_by != old_group) {
+		log_warn("reload: window-group-by changes at the next start; the window stays %s",
+			 old_group ? session_group__name(old_group) : "ungrouped");
+		s->opts->window_group_by = old_group;
 	}
 	so.window_s = s->opts->window_s;
 	so.cap_bytes = (size_t)s->opts->store_mb << 20;
@@ -436,6 +443,8 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 	s->machine.gpu = window__new(&so);
 	s->machine.name = "the rolling window";
 	s->machine.freq_hz = opts->freq_hz;
+	s->machine.group_by = opts->window_group_by;
+	s->machine.late_ns = WINDOW_LATE_NS;
 	if (!s->sym || !s->sites || !s->machine.cpu || !s->machine.gpu) {
 		log_err("out of memory setting up");
 		goto out;
@@ -484,7 +493,7 @@ out:
 		recordings__free(r);
 	}
 	attachments__free(s);
-	recording__free(s->machine.recording);
+	lasting__stop(&s->machine); /* the slices waiting for their ranges too */
 	sd_event_source_disable_unref(s->cupti_io);
 	cupti_server__free(s->cupti);
 	sd_event_source_disable_unref(s->slice_timer);

@@ -34,6 +34,9 @@ int slices__start(struct service *s)
 		.cuda = !s->opts->no_cuda,
 		.cuda_libs = s->opts->cuda_libs,
 		.nr_cuda_libs = s->opts->nr_cuda_libs,
+		/* --window-group-by: samples one by one, for the ranges. */
+		.max_timeline =
+			session_group__is_range(s->machine.group_by) ? WINDOW_MAX_TIMELINE : 0,
 	};
 	const char *what;
 	int err;
@@ -67,7 +70,7 @@ static int slices__take_old(void *ctx, const struct gpu_activity *a)
 void slices__close(struct service *s)
 {
 	struct gpu_store *gs = s->cupti ? cupti_server__store(s->cupti) : NULL;
-	uint64_t end = clock__mono_ns(), cutoff;
+	uint64_t end = clock__mono_ns(), cutoff, oldest;
 
 	if (gs)
 		cupti_server__drain(s->cupti, CUPTI_DRAIN_BATCHES);
@@ -83,12 +86,13 @@ void slices__close(struct service *s)
 	cutoff = attachments__oldest_slice(s, cutoff);
 	s->machine.keep_names = cutoff < end;
 	/* Ended images sampled since the oldest sample still to be named stay while it names. */
+	oldest = lasting__oldest_ns(&s->machine);
 	symbolizer__keep_since(s->sym,
-			       attachments__oldest_slice(s, cutoff < s->machine.slice_start_ns
-								    ? cutoff
-								    : s->machine.slice_start_ns));
+			       attachments__oldest_slice(s, cutoff < oldest ? cutoff : oldest));
 	lasting__close_slice(&s->machine, s->sym, gs, NULL, &s->corr[0], end);
-	cutoff = attachments__oldest_slice(s, cutoff);
+	/* The window grouped by range names its waiting slices later. */
+	oldest = lasting__oldest_ns(&s->machine);
+	cutoff = attachments__oldest_slice(s, cutoff < oldest ? cutoff : oldest);
 	symbolizer__keep_since(s->sym, cutoff);
 	if (gs)
 		gpu_store__take(gs, 0, slices__take_old, &cutoff);

@@ -378,6 +378,21 @@ struct json_object *status__json(struct service *s)
 	status__add_u64(st, "dropped_samples", ss.dropped_samples);
 	status__add_u64(st, "span_s",
 			ss.newest_ns ? (ss.newest_ns - ss.oldest_ns) / 1000000000ull : 0);
+	if (s->machine.group_by) {
+		size_t waiting;
+		uint64_t waiting_samples;
+
+		/* --window-group-by: the slices waiting for their ranges to end, and the cap. */
+		lasting__waiting(&s->machine, &waiting, &waiting_samples);
+		json_object_object_add(
+			st, "group_by",
+			json_object_new_string(session_group__name(s->machine.group_by)));
+		status__add_u64(st, "waiting_slices", waiting);
+		status__add_u64(st, "waiting_samples", waiting_samples);
+		/* The CPU samples before this (daemon monotonic ms) are in the window. */
+		status__add_u64(st, "named_to_ms", lasting__oldest_ns(&s->machine) / 1000000);
+		status__add_u64(st, "range_dropped", s->machine.range_dropped);
+	}
 	json_object_object_add(j, "store", st);
 	mem = json_object_new_object();
 	status__add_u64(mem, "rss_bytes", (uint64_t)status__rss_bytes());

@@ -82,6 +82,29 @@ static bool parse_range(struct MHD_Connection *c, uint64_t now, uint64_t *since_
 	return true;
 }
 
+/* Whether the window answers group (none: the plain view, grouped or not). */
+static bool window_answers(struct service *s, enum session_group group, struct MHD_Connection *c,
+			   enum MHD_Result *ret)
+{
+	char msg[160];
+
+	if (!group || group == s->machine.group_by)
+		return true;
+	if (!s->machine.group_by) {
+		*ret = reply__error(c, 400, "the rolling window is not grouped by range",
+				    "start xsprofd with --window-group-by range or outer-range "
+				    "(config key window-group-by), or attach the process grouped "
+				    "(xsprofctl attach PID --group-by range), or record it");
+		return false;
+	}
+	snprintf(msg, sizeof(msg), "the rolling window is grouped by %s, not %s",
+		 session_group__name(s->machine.group_by), session_group__name(group));
+	*ret = reply__error(c, 400, msg,
+			    "xsprofd's --window-group-by sets it at start; or attach the process "
+			    "grouped as you want it (xsprofctl attach PID --group-by G)");
+	return false;
+}
+
 enum MHD_Result window_api__profile(struct service *s, struct req *q, struct MHD_Connection *c)
 {
 	const char *fmt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
@@ -112,20 +135,16 @@ enum MHD_Result window_api__profile(struct service *s, struct req *q, struct MHD
 		return reply__error(
 			c, 400, "the rolling window has no timeline for a Chrome trace",
 			"use folded, svg or pprof, or record: xsprofctl record -o x.json");
-	if (group_s && session_group__from_name(group_s, &group))
-		return reply__error(c, 400, "group_by must be range or outer-range", NULL);
-	/* The window folds each slice under its uid only: a group needs an attachment made so. */
-	if (group && (!pid || !session_group__is_range(group)))
+	if (group_s && (session_group__from_name(group_s, &group) ||
+			(group && !session_group__is_range(group))))
 		return reply__error(
-			c, 400,
-			pid ? "an attachment is grouped by range or outer-range only"
-			    : "the rolling window is not grouped (by range or otherwise)",
-			"attach the process grouped by range (xsprofctl attach --group-by range PID, "
-			"then flamegraph --pid PID --group-by range), or record it (xsprofctl record "
-			"--group-by ...)");
+			c, 400, "group_by must be range or outer-range",
+			"unit, container or comm: record it (xsprofctl record --group-by ...)");
 	if (pid)
 		return attachments__api_profile(s, q, c, pid, since_ns, until_ns, mode, unit, group,
 						f);
+	if (!window_answers(s, group, c, &ret))
+		return ret;
 	/* Include the slice being recorded: close it now. */
 	slices__close(s);
 	tree = calltree__new();
@@ -134,6 +153,9 @@ enum MHD_Result window_api__profile(struct service *s, struct req *q, struct MHD
 	/* CPU samples and the GPU work they launched, by gpu_mode (default: both). */
 	err = lasting__query(&s->machine, since_ns, until_ns, mode, unit, q->authed, q->uid, tree,
 			     &from);
+	/* Asked without its group: the plain view, the range level gone. */
+	if (!err && s->machine.group_by && !group)
+		err = lasting__drop_root(&tree);
 	snprintf(title, sizeof(title), "xsprof: %.0f s at %u Hz%s",
 		 from ? ((until_ns < now ? until_ns : now) - from) / 1e9 : 0.0, s->opts->freq_hz,
 		 q->authed ? "" : " (your processes)");

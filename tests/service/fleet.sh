@@ -172,9 +172,27 @@ grep -qE "^10\.213\.1\.2:7717;(data|step|forward|backward);xs_nvtx_phases;" "$di
 # known: only ended ranges are.)
 grep -qE '^(data|step);xs_nvtx_phases;' "$dir/outer.folded" && ! grep -q '^10\.213' "$dir/outer.folded" ||
 	fail "--by none, outer-range: no outermost range at the root: $(head -c 400 "$dir/outer.folded")"
-"$ctl" fleet 10.213.1.2:7717 --since 60 --group-by range -o "$dir/x.folded" 2>"$dir/x.err"
+# --range-domain goes to every host's recording: xs_domain's one range (io) comes only at the
+# program's end, so none is known here and every sample is outside the domain's ranges.
+"$ctl" fleet 10.213.1.2:7717 --cacert "$dir/ca.pem" --token-file "$dir/token" -d 4 \
+	--comm xs_nvtx_phases --group-by range --range-domain xs_domain -o "$dir/dom.folded" \
+	--deadline 20 2>"$dir/dom.err" || fail "fleet --range-domain exit $?: $(tail -3 "$dir/dom.err")"
+grep -qE '^10\.213\.1\.2:7717;\[no range\];xs_nvtx_phases;' "$dir/dom.folded" &&
+	! grep -qE '^10\.213\.1\.2:7717;(data|step|forward|backward);' "$dir/dom.folded" ||
+	fail "--range-domain xs_domain: another domain's range under the host: $(head -c 400 "$dir/dom.folded")"
+"$ctl" fleet 10.213.1.2:7717 --since 60 --group-by unit -o "$dir/x.folded" 2>"$dir/x.err"
 st=$?
-[[ $st == 2 ]] && grep -q 'not grouped' "$dir/x.err" || fail "--since with --group-by: exit $st: $(cat "$dir/x.err")"
+[[ $st == 2 ]] && grep -q 'range or outer-range only' "$dir/x.err" ||
+	fail "--since with --group-by unit: exit $st: $(cat "$dir/x.err")"
+"$ctl" fleet 10.213.1.2:7717 -d 4 --range-domain xs_domain -o "$dir/x.folded" 2>"$dir/x.err"
+st=$?
+[[ $st == 2 ]] || fail "--range-domain without --group-by: exit $st: $(cat "$dir/x.err")"
+# A host whose xsprofd was not started with --window-group-by says so.
+"$ctl" fleet 10.213.1.2:7717 --cacert "$dir/ca.pem" --token-file "$dir/token" --since 60 \
+	--group-by range -o "$dir/x.folded" --deadline 20 2>"$dir/x.err"
+st=$?
+[[ $st == 3 ]] && grep -q 'not grouped by range' "$dir/x.err" ||
+	fail "--since --group-by range of an ungrouped window: exit $st: $(cat "$dir/x.err")"
 
 step "fleet --report gpu: every host's GPU report and their merge"
 # Host 2 receives GPU records during its recording (xs_gpu_bound plays CUPTI: 20 steps of 4

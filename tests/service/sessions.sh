@@ -294,10 +294,16 @@ if [[ -x $phases && -f $lib ]]; then
 		forward=forward backward=backward io=io &&
 		pass "each phase's share within 2 points of its CPU time, through the attachment's window" ||
 		fail "attachment phase shares off: $(head -c 600 "$dir/att_ranges.folded")"
-	# Named a slice late, after the process had gone: its frames are still its own.
+	# Named a slice late, after the process had gone: its frames are still its own. What is
+	# checked is naming: a sample whose user stack was not walked at all (kernel frames right
+	# under the process: on this VM up to a tenth of an attachment's, in clock_gettime) has
+	# nothing to name, and is counted apart.
+	k=$(weight "$dir/att_ranges.folded" '^forward;xs_nvtx_phases;[^;]*_\[k\]( |;)')
 	f=$(grep -v ';\[gpu\] ' "$dir/att_ranges.folded" | weight - '^forward;')
+	f=$((f - k))
 	fb=$(weight "$dir/att_ranges.folded" '^forward;xs_nvtx_phases;.*;xs_forward;xs_burn[; ]')
-	((f > 0 && fb * 10 >= f * 9)) && pass "forward's samples are in xs_forward;xs_burn ($fb of $f)" ||
+	((f > 0 && fb * 10 >= f * 9)) &&
+		pass "forward's samples are in xs_forward;xs_burn ($fb of $f with a user stack; $k without)" ||
 		fail "forward's frames: $fb of $f in xs_forward;xs_burn: $(grep '^forward;' "$dir/att_ranges.folded" | head -3)"
 	# Without --group-by, the same kind of attachment's plain view: no range level.
 	NVTX_INJECTION64_PATH=$lib sh -c 'read x <"$0"; exec "$1" 1' "$dir/go2" "$phases" >/dev/null &
@@ -314,12 +320,111 @@ else
 	fail "xs_nvtx_phases or libxsprof_cupti.so was not built (CUDA toolkit)"
 fi
 
-step "the rolling window is not grouped: asked so, a clear refusal"
+step "the rolling window without --window-group-by: asked grouped, a clear refusal that says how"
 rc=0; ctl flamegraph --group-by range -o "$dir/w.folded" 2>"$dir/w.err" || rc=$?
-[[ $rc == 2 ]] && grep -q 'needs --pid' "$dir/w.err" && pass "flamegraph --group-by without --pid: usage error" ||
+[[ $rc == 1 ]] && grep -q 'window-group-by' "$dir/w.err" &&
+	pass "flamegraph --group-by without --pid: refused, naming xsprofd --window-group-by" ||
 	fail "flamegraph --group-by without --pid: exit $rc: $(cat "$dir/w.err")"
 code=$(curl -s -m 20 -o "$dir/w.json" -w '%{http_code}' --unix-socket "$sock" \
 	"http://x/v1/profile?since_s=60&group_by=range")
-[[ $code == 400 ]] && grep -q 'not grouped' "$dir/w.json" && pass "GET /v1/profile?group_by=range: 400, said why" ||
+[[ $code == 400 ]] && grep -q 'not grouped' "$dir/w.json" && grep -q 'window-group-by' "$dir/w.json" &&
+	pass "GET /v1/profile?group_by=range: 400, said why and how" ||
 	fail "window group_by: HTTP $code: $(cat "$dir/w.json")"
+
+step "range_domain for recordings on request and the scrape endpoint"
+rc=0; ctl record --range-domain xs_domain -o "$dir/x.folded" -- true 2>"$dir/x.err" || rc=$?
+[[ $rc == 2 ]] && pass "record --range-domain without --group-by: usage error" ||
+	fail "record --range-domain alone: exit $rc: $(cat "$dir/x.err")"
+code=$(curl -s -m 20 -o "$dir/x.json" -w '%{http_code}' --unix-socket "$sock" \
+	"http://x/debug/pprof/profile?seconds=1&pid=$$&range_domain=xs_domain")
+[[ $code == 400 ]] && grep -q 'range_domain goes with group_by' "$dir/x.json" &&
+	pass "scrape range_domain without group_by: 400, said why" ||
+	fail "scrape range_domain alone: HTTP $code: $(cat "$dir/x.json")"
+if [[ -x $phases && -f $lib ]]; then
+	# xs_domain holds one range, io: the rest of the program is outside any of its ranges.
+	XSPROF_CUPTI_LIB=$lib ctl -q record --freq 999 --group-by range --range-domain xs_domain \
+		-o "$dir/dom.folded" -- "$phases" 2 >"$dir/dom.out" ||
+		fail "record --group-by range --range-domain xs_domain -- xs_nvtx_phases failed"
+	shares "$dir/dom.folded" "$dir/dom.out" io=io "[no range]=data+step+forward+backward" &&
+		pass "record --range-domain: io alone is a range, each share within 2 points" ||
+		fail "record --range-domain shares off: $(head -c 600 "$dir/dom.folded")"
+	# The scrape records the next seconds: the program waits on a fifo until it runs.
+	mkfifo "$dir/go3"
+	NVTX_INJECTION64_PATH=$lib sh -c 'read x <"$0"; exec "$1" 2' "$dir/go3" "$phases" \
+		>"$dir/scr.out" &
+	rp=$!
+	curl -s -m 60 -o "$dir/scr.folded" -w '%{http_code}' --unix-socket "$sock" \
+		"http://x/debug/pprof/profile?seconds=15&hz=999&pid=$rp&format=folded&group_by=range&range_domain=xs_domain" \
+		>"$dir/scr.code" &
+	cp=$!
+	for _ in $(seq 100); do
+		n=$(status_get 'sum(r["state"] == "running" for r in j["recordings"])')
+		((n > 0)) && break
+		sleep 0.2
+	done
+	echo go >"$dir/go3"
+	wait "$rp" || fail "xs_nvtx_phases failed under the scrape"
+	wait "$cp" || true
+	[[ $(cat "$dir/scr.code") == 200 ]] && shares "$dir/scr.folded" "$dir/scr.out" io=io \
+		"[no range]=data+step+forward+backward" &&
+		pass "scrape ...&group_by=range&range_domain=xs_domain: each share within 2 points" ||
+		fail "scrape range_domain: HTTP $(cat "$dir/scr.code"): $(head -c 600 "$dir/scr.folded")"
+fi
+
+step "the rolling window grouped by range: xsprofd --window-group-by range"
+# A daemon of its own: the window is grouped (or not) as it starts.
+kill "$daemon"; wait "$daemon" || true; daemon=
+start_daemon --window-group-by range --freq 999
+g=$(status_get 'j["store"].get("group_by")')
+[[ $g == range ]] && pass "status: the window grouped by range" || fail "status: store group_by $g"
+if [[ -x $phases && -f $lib ]]; then
+	# The window holds the whole machine, where other runs of xs_nvtx_phases may be: this one
+	# under a name of its own (its comm).
+	cp "$phases" "$dir/xs_winphases"
+	NVTX_INJECTION64_PATH=$lib "$dir/xs_winphases" 3 >"$dir/win.out" &
+	rp=$!
+	# A query while it runs cuts the window's slice short: the samples still wait for their
+	# ranges (~10 s past the slice's end), not for the next query.
+	sleep 1.2
+	ctl -q flamegraph --since 60 -o "$dir/win_mid.folded" || fail "flamegraph of the window failed"
+	wait "$rp" || fail "xs_nvtx_phases failed"
+	# Its samples are in the window once the slices they are in have been named (status says
+	# up to when, on the daemon's clock): at most two slice ends away.
+	ended=$(curl -s -m 20 --unix-socket "$sock" http://x/v1/timeline | $py -c 'import json,sys; print(json.load(sys.stdin)["now_ms"])')
+	for _ in $(seq 120); do
+		t=$(status_get 'j["store"]["named_to_ms"]')
+		((t >= ended)) && break
+		sleep 0.5
+	done
+	((t >= ended)) || fail "the window named up to $t ms, not past the program's end at $ended ms"
+	ctl -q flamegraph --since 120 --group-by range -o "$dir/win_all.folded" ||
+		fail "flamegraph --group-by range of the window failed"
+	# The whole machine is in it: the program's own lines (its process under the range).
+	grep -E '^[^;]+;xs_winphases;' "$dir/win_all.folded" >"$dir/win.folded" || true
+	shares "$dir/win.folded" "$dir/win.out" data=data step=step forward=forward \
+		backward=backward io=io &&
+		pass "each phase's share within 2 points of its CPU time, through the machine's window" ||
+		fail "window phase shares off: $(head -c 600 "$dir/win.folded")"
+	k=$(weight "$dir/win.folded" '^forward;xs_winphases;[^;]*_\[k\]( |;)')
+	f=$(grep -v ';\[gpu\] ' "$dir/win.folded" | weight - '^forward;')
+	f=$((f - k))
+	fb=$(weight "$dir/win.folded" '^forward;xs_winphases;.*;xs_forward;xs_burn[; ]')
+	((f > 0 && fb * 10 >= f * 9)) &&
+		pass "forward's samples are in xs_forward;xs_burn ($fb of $f with a user stack; $k without)" ||
+		fail "forward's frames: $fb of $f in xs_forward;xs_burn: $(grep '^forward;' "$dir/win.folded" | head -3)"
+	ctl -q flamegraph --since 120 -o "$dir/win_plain.folded" || fail "flamegraph (plain) failed"
+	n=$(weight "$dir/win_plain.folded" '^xs_winphases;')
+	r=$(weight "$dir/win_plain.folded" '^(forward|backward|data|step|io|\[no range\]);xs_winphases;')
+	((n >= 1000 && r == 0)) && pass "without --group-by: the plain view ($n samples of the program, no range level)" ||
+		fail "plain view of the grouped window: $n under the program, $r under a range"
+	d=$(status_get 'j["store"]["range_dropped"]')
+	[[ $d == 0 ]] && pass "status: no sample past the per-slice cap (range_dropped 0)" ||
+		fail "status: range_dropped $d"
+else
+	fail "xs_nvtx_phases or libxsprof_cupti.so was not built (CUDA toolkit)"
+fi
+rc=0; ctl flamegraph --group-by outer-range -o "$dir/w.folded" 2>"$dir/w.err" || rc=$?
+[[ $rc == 1 ]] && grep -q 'grouped by range, not outer-range' "$dir/w.err" &&
+	pass "flamegraph --group-by outer-range of a window grouped by range: refused, said why" ||
+	fail "window, other group: exit $rc: $(cat "$dir/w.err")"
 exit 0
