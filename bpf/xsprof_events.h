@@ -400,7 +400,7 @@ enum xsprof_cuda_api {
 	XSPROF_CUDA_cuMemFree_v2 = 116,
 	XSPROF_CUDA_cuMemFreeAsync = 117,
 	XSPROF_CUDA_cuMemFreeAsync_ptsz = 118,
-	XSPROF_CUDA_cuMemCreate = 119,  /* VMM: physical memory, by handle */
+	XSPROF_CUDA_cuMemCreate = 119, /* VMM: physical memory, by handle */
 	XSPROF_CUDA_cuMemRelease = 120,
 
 	XSPROF_CUDA_API_MAX = 128,

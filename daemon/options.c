@@ -983,10 +983,11 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 		else
 			err = output__format_from_path(out->path, &fmt);
 		if (err)
-			return bad("--output", out->path,
-				   "cannot tell the format from the extension; name it .folded, "
-				   ".txt, .svg, .json, .pb.gz, .timeline.json or .gpu.json, or pass "
-				   "--format");
+			return bad(
+				"--output", out->path,
+				"cannot tell the format from the extension; name it .folded, "
+				".txt, .svg, .json, .pb.gz, .timeline.json or .gpu.json, or pass "
+				"--format");
 		if (!strcmp(out->path, "-") && fmt != OUTPUT_FOLDED)
 			return bad("--output", out->path, "only folded stacks go to stdout");
 		out->format = fmt;
