@@ -36,35 +36,26 @@ int xsprof_cuda_ret(struct pt_regs *ctx)
 		ws->stray_returns++;
 		return 0;
 	}
+	w.tgid = pid_tgid >> 32;
+	w.tid = (__u32)pid_tgid;
+	w.return_ns = bpf_ktime_get_ns();
 	if (m->alloc_ns) {
 		w.type = XSPROF_REC_CUDA_ALLOC;
-		w.tgid = pid_tgid >> 32;
-		w.tid = (__u32)pid_tgid;
 		w.api = m->alloc_api;
 		w.entry_ns = m->alloc_ns;
-		w.return_ns = bpf_ktime_get_ns();
 		/* CUresult and cudaError_t are ints: 0 is success. */
 		if ((int)PT_REGS_RC(ctx))
 			w.flags |= XSPROF_CUDA_F_FAILED;
 		else if (bpf_probe_read_user(&w.stream, sizeof(w.stream), (void *)m->alloc_out))
 			w.flags |= XSPROF_CUDA_F_READ_ERR;
 		m->alloc_ns = 0;
-		m->sp = 0;
-		if (bpf_ringbuf_output(&samples, &w, sizeof(w), BPF_RB_NO_WAKEUP)) {
-			ws->drop_ringbuf++;
-			return 0;
-		}
-		ws->returns++;
-		return 0;
+	} else {
+		w.type = XSPROF_REC_CUDA_WAIT;
+		w.api = m->wait_api;
+		w.entry_ns = m->wait_ns;
+		w.stream = m->wait_stream;
+		m->wait_ns = 0;
 	}
-	w.type = XSPROF_REC_CUDA_WAIT;
-	w.tgid = pid_tgid >> 32;
-	w.tid = (__u32)pid_tgid;
-	w.api = m->wait_api;
-	w.entry_ns = m->wait_ns;
-	w.return_ns = bpf_ktime_get_ns();
-	w.stream = m->wait_stream;
-	m->wait_ns = 0;
 	/* The call is over: a new one at the same sp is not the tail of this one. */
 	m->sp = 0;
 	if (bpf_ringbuf_output(&samples, &w, sizeof(w), BPF_RB_NO_WAKEUP)) {

@@ -86,10 +86,11 @@ static int place_of(struct walk *w, const struct profile_mem *e, size_t *ret)
 }
 
 /*
- * One pass over the calls in time order. peak_at (NULL on the first pass): per process, the
- * index of the call at which it peaked, where each place's live bytes are noted as at_peak.
+ * One pass over the calls in time order. The first counts and finds each process's peak (the
+ * call at which its live bytes peaked: peak_ix); the second (again) notes each place's live
+ * bytes at that call as at_peak.
  */
-static int replay(struct walk *w, const size_t *peak_at)
+static int replay(struct walk *w, bool again)
 {
 	const struct profile_data *pd = w->pd;
 	struct gpu_memory *m = w->m;
@@ -98,18 +99,16 @@ static int replay(struct walk *w, const size_t *peak_at)
 	for (size_t i = 0; i < pd->nr_mem && !err; i++) {
 		const struct profile_mem *e = &pd->mem[i];
 		struct gpu_mem_proc *p = proc_of(m, e->pid);
-		size_t pi;
 
 		if (!p)
 			return -ENOMEM;
-		pi = (size_t)(p - m->procs);
 		if (e->is_free) {
 			void *v = hashmap__remove(w->live, e->pid, e->addr);
 
-			if (!peak_at)
+			if (!again)
 				p->frees++;
 			if (!v) {
-				p->unknown_frees += !peak_at;
+				p->unknown_frees += !again;
 				continue;
 			}
 			p->end -= pd->mem[(size_t)v - 1].bytes;
@@ -122,33 +121,33 @@ static int replay(struct walk *w, const size_t *peak_at)
 				break;
 			w->place[i] = s;
 			if (e->failed) {
-				if (!peak_at && !p->failed++)
+				if (!again && !p->failed++)
 					p->failed_ix = s + 1;
 				continue;
 			}
 			if (!e->addr || hashmap__get(w->live, e->pid, e->addr))
 				continue; /* not readable, or a double report: counted once */
 			if (hashmap__count(w->live) >= GPU_MEMORY_MAX_LIVE) {
-				m->untracked += !peak_at;
+				m->untracked += !again;
 				continue;
 			}
 			if (hashmap__put(w->live, e->pid, e->addr, (void *)(i + 1)))
 				return -ENOMEM;
 			p->end += e->bytes;
 			m->stacks[s].live += e->bytes;
-			if (!peak_at) {
+			if (!again) {
 				p->allocs++;
 				p->allocated += e->bytes;
 				m->stacks[s].allocs++;
 				m->stacks[s].bytes += e->bytes;
 			}
 		}
-		if (!peak_at && p->end > p->peak) {
+		if (!again && p->end > p->peak) {
 			p->peak = p->end;
 			p->peak_ns = e->time_ns;
-			p->nr_at_peak = i; /* the first pass keeps the index here */
+			p->peak_ix = i + 1;
 		}
-		if (peak_at && peak_at[pi] == i)
+		if (again && p->peak_ix == i + 1)
 			for (size_t k = 0; k < m->nr_stacks; k++)
 				if (m->stacks[k].pid == e->pid)
 					m->stacks[k].at_peak = m->stacks[k].live;
@@ -216,26 +215,17 @@ static void count_live(void *val, void *ctx)
 static int build(struct walk *w)
 {
 	struct gpu_memory *m = w->m;
-	size_t *peak_at;
-	int err = replay(w, NULL);
+	int err = replay(w, false);
 
 	if (err)
 		return err;
-	peak_at = calloc(m->nr_procs ? m->nr_procs : 1, sizeof(*peak_at));
-	if (!peak_at)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->nr_procs; i++) {
+	for (size_t i = 0; i < m->nr_procs; i++)
 		m->procs[i].end = 0;
-		/* No peak (nothing live ever): an index no call has. */
-		peak_at[i] = m->procs[i].peak ? m->procs[i].nr_at_peak : SIZE_MAX;
-		m->procs[i].nr_at_peak = 0;
-	}
 	for (size_t k = 0; k < m->nr_stacks; k++)
 		m->stacks[k].live = 0;
 	hashmap__free(w->live);
 	w->live = hashmap__new();
-	err = w->live ? replay(w, peak_at) : -ENOMEM;
-	free(peak_at);
+	err = w->live ? replay(w, true) : -ENOMEM;
 	if (!err)
 		hashmap__for_each(w->live, count_live, w);
 	return err ? err : rank(m);

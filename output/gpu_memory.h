@@ -41,7 +41,9 @@ struct gpu_mem_proc {
 	/* Places, most bytes first: live at the peak, and still live at the end (none: 0). */
 	const struct gpu_mem_stack **at_peak, **at_end;
 	size_t nr_at_peak, nr_at_end;
-	size_t failed_ix; /* private: failed_at's index + 1 while building */
+	/* private, while building: failed_at's place index + 1; the call at the peak, index + 1
+	 * (0: nothing was ever live) */
+	size_t failed_ix, peak_ix;
 };
 
 struct gpu_memory {

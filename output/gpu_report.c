@@ -151,7 +151,6 @@ struct gpu_report {
 	size_t *launch_of; /* pd->gpu index -> pd->launches index + 1 (0: none) */
 	size_t *samples;   /* pd->samples indexes by (tid, time) */
 	size_t *waits;	   /* pd->waits indexes by (pid, end) */
-	uint64_t sync_calls, sync_ns;
 };
 
 static bool is_work(const struct corr_gpu_rec *g)
@@ -178,6 +177,21 @@ static void free_val(const void *key, size_t len, void *val, void *ctx)
 	(void)len;
 	(void)ctx;
 	free(val);
+}
+
+/* The counter under key in m, a new one at 0, or NULL without memory (free_val frees them). */
+static uint64_t *counter_of(struct keymap *m, const void *key, size_t len)
+{
+	uint64_t *c = keymap__get(m, key, len);
+
+	if (c)
+		return c;
+	c = calloc(1, sizeof(*c));
+	if (c && keymap__put(m, key, len, c, NULL)) {
+		free(c);
+		c = NULL;
+	}
+	return c;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -774,14 +788,10 @@ static int joined_facts(struct gpu_report *r)
 			key.kernel = (size_t)v;
 			key.pid = l->pid;
 			key.stack_id = l->stack_id;
-			acc = keymap__get(stacks, &key, sizeof(key));
+			acc = counter_of(stacks, &key, sizeof(key));
 			if (!acc) {
-				acc = calloc(1, sizeof(*acc));
-				if (!acc || keymap__put(stacks, &key, sizeof(key), acc, NULL)) {
-					free(acc);
-					err = -ENOMEM;
-					break;
-				}
+				err = -ENOMEM;
+				break;
 			}
 			*acc += dur;
 			if (*acc > k->stack_ns) {
@@ -891,14 +901,10 @@ static int launch_facts(struct gpu_report *r)
 		if ((g->kind != CORR_GPU_RUNTIME_API && g->kind != CORR_GPU_DRIVER_API) ||
 		    !g->name || g->end_ns <= g->start_ns)
 			continue;
-		acc = keymap__get(api, &g->tid, sizeof(g->tid));
+		acc = counter_of(api, &g->tid, sizeof(g->tid));
 		if (!acc) {
-			acc = calloc(1, sizeof(*acc));
-			if (!acc || keymap__put(api, &g->tid, sizeof(g->tid), acc, NULL)) {
-				free(acc);
-				err = -ENOMEM;
-				break;
-			}
+			err = -ENOMEM;
+			break;
 		}
 		*acc += g->end_ns - g->start_ns;
 		if (*acc > lf->api_ns) {
@@ -949,14 +955,10 @@ static int copy_stacks(struct gpu_report *r)
 		key.cls = (uint32_t)copy_class(g);
 		key.pid = l->pid;
 		key.stack_id = l->stack_id;
-		acc = keymap__get(m, &key, sizeof(key));
+		acc = counter_of(m, &key, sizeof(key));
 		if (!acc) {
-			acc = calloc(1, sizeof(*acc));
-			if (!acc || keymap__put(m, &key, sizeof(key), acc, NULL)) {
-				free(acc);
-				err = -ENOMEM;
-				break;
-			}
+			err = -ENOMEM;
+			break;
 		}
 		*acc += g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 1;
 		b = &r->copy_blame[key.cls];

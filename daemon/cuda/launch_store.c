@@ -495,33 +495,15 @@ void launch_store__stats(const struct launch_store *ls, struct launch_store_stat
 	}
 }
 
-int launch_store__add_wait(struct launch_store *ls, const struct xsprof_cuda_wait *w)
+/* A timed call (a wait or an allocation) into *v, up to the event cap: kept or dropped counted. */
+static int add_timed(struct launch_store *ls, struct launch_wait **v, size_t *n, size_t *cap,
+		     const struct xsprof_cuda_wait *w, uint64_t *kept, uint64_t *dropped)
 {
-	if (ls->nwaits >= ls->max_events ||
-	    reserve((void **)&ls->waits, &ls->cap_waits, ls->nwaits + 1, sizeof(*ls->waits))) {
-		ls->st.waits_dropped++;
+	if (*n >= ls->max_events || reserve((void **)v, cap, *n + 1, sizeof(**v))) {
+		(*dropped)++;
 		return -ENOSPC;
 	}
-	ls->waits[ls->nwaits++] = (struct launch_wait){
-		.entry_ns = w->entry_ns,
-		.return_ns = w->return_ns,
-		.stream = w->stream,
-		.tgid = w->tgid,
-		.tid = w->tid,
-		.api = w->api,
-	};
-	ls->st.waits++;
-	return 0;
-}
-
-int launch_store__add_alloc(struct launch_store *ls, const struct xsprof_cuda_wait *w)
-{
-	if (ls->nallocs >= ls->max_events ||
-	    reserve((void **)&ls->allocs, &ls->cap_allocs, ls->nallocs + 1, sizeof(*ls->allocs))) {
-		ls->st.allocs_dropped++;
-		return -ENOSPC;
-	}
-	ls->allocs[ls->nallocs++] = (struct launch_wait){
+	(*v)[(*n)++] = (struct launch_wait){
 		.entry_ns = w->entry_ns,
 		.return_ns = w->return_ns,
 		.stream = w->stream,
@@ -530,8 +512,20 @@ int launch_store__add_alloc(struct launch_store *ls, const struct xsprof_cuda_wa
 		.api = w->api,
 		.flags = w->flags,
 	};
-	ls->st.allocs++;
+	(*kept)++;
 	return 0;
+}
+
+int launch_store__add_wait(struct launch_store *ls, const struct xsprof_cuda_wait *w)
+{
+	return add_timed(ls, &ls->waits, &ls->nwaits, &ls->cap_waits, w, &ls->st.waits,
+			 &ls->st.waits_dropped);
+}
+
+int launch_store__add_alloc(struct launch_store *ls, const struct xsprof_cuda_wait *w)
+{
+	return add_timed(ls, &ls->allocs, &ls->nallocs, &ls->cap_allocs, w, &ls->st.allocs,
+			 &ls->st.allocs_dropped);
 }
 
 size_t launch_store__nr_allocs(const struct launch_store *ls)

@@ -21,13 +21,11 @@ struct xs_fake_kernel {
 	uint32_t corr_id;
 };
 
-/* 0, or 1 after saying why on stderr. At most 64 kernels. */
-static inline int xs_fake_send_kernels(const struct xs_fake_kernel *k, size_t nk)
+/* A connection to the daemon's CUPTI socket, or -1 after saying why on stderr. */
+static inline int xs_fake_connect(void)
 {
 	const char *path = getenv(XSPROF_WIRE_SOCKET_ENV);
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	static uint8_t buf[65 * XSPROF_WIRE_RECORD_MAX];
-	size_t n = 0;
 	int fd;
 
 	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path ? path : XSPROF_WIRE_DEFAULT_SOCKET);
@@ -36,23 +34,41 @@ static inline int xs_fake_send_kernels(const struct xs_fake_kernel *k, size_t nk
 		perror(a.sun_path);
 		if (fd >= 0)
 			close(fd);
-		return 1;
+		return -1;
 	}
-	n += wb_hello(buf + n, (uint32_t)getpid());
-	for (size_t i = 0; i < nk && i < 64; i++)
-		n += wb_kernel(buf + n, k[i].name, k[i].start_ns, k[i].end_ns, k[i].corr_id);
+	return fd;
+}
+
+/* All n bytes to fd: 0, or 1 after saying why on stderr. */
+static inline int xs_fake_write_all(int fd, const uint8_t *buf, size_t n)
+{
 	for (size_t off = 0; off < n;) {
 		ssize_t w = write(fd, buf + off, n - off);
 
 		if (w <= 0) {
 			perror("write");
-			close(fd);
 			return 1;
 		}
 		off += (size_t)w;
 	}
-	close(fd);
 	return 0;
+}
+
+/* 0, or 1 after saying why on stderr. At most 64 kernels. */
+static inline int xs_fake_send_kernels(const struct xs_fake_kernel *k, size_t nk)
+{
+	static uint8_t buf[65 * XSPROF_WIRE_RECORD_MAX];
+	size_t n = 0;
+	int fd = xs_fake_connect(), err;
+
+	if (fd < 0)
+		return 1;
+	n += wb_hello(buf + n, (uint32_t)getpid());
+	for (size_t i = 0; i < nk && i < 64; i++)
+		n += wb_kernel(buf + n, k[i].name, k[i].start_ns, k[i].end_ns, k[i].corr_id);
+	err = xs_fake_write_all(fd, buf, n);
+	close(fd);
+	return err;
 }
 
 #endif
