@@ -11,6 +11,8 @@
 #ifndef XSPROF_OUTPUT_GPU_REPORT_H
 #define XSPROF_OUTPUT_GPU_REPORT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -47,10 +49,31 @@ enum gpu_idle_cause {
 int gpu_report__build(const struct profile_data *pd, struct gpu_report **ret);
 void gpu_report__free(struct gpu_report *r);
 
+/*
+ * Reports kept and merged (the service keeps one per window slice and user, and merges those a
+ * query asks for): collect makes a report's facts without its findings, every string it names
+ * copied into it (so it outlives pd), of the processes accept takes (NULL: all of pd's); merge
+ * adds a collected report into another (an empty one from gpu_report__new, or a collected
+ * one), from left as it was; finish makes the findings of a collected or merged report, which
+ * the writers then take. build is collect (pointing at pd's strings) and finish in one.
+ * A device idle between into's last work and from's first is an idle gap of cause unknown
+ * (slices are merged oldest first). 0 or -ENOMEM; on failure *ret is NULL / into is unchanged
+ * in its figures only as far as it got (free it).
+ */
+struct gpu_report *gpu_report__new(void);
+int gpu_report__collect(const struct profile_data *pd, bool (*accept)(void *ctx, uint32_t pid),
+			void *ctx, struct gpu_report **ret);
+int gpu_report__merge(struct gpu_report *into, const struct gpu_report *from);
+int gpu_report__finish(struct gpu_report *r);
+/* No GPU work, no memory call: nothing worth keeping. */
+bool gpu_report__empty(const struct gpu_report *r);
+/* The memory it holds, about (the window's cap). */
+size_t gpu_report__bytes(const struct gpu_report *r);
+
 /* Devices with GPU work in the report. */
 size_t gpu_report__nr_devices(const struct gpu_report *r);
 
-/* Text for a person, at most 80 columns a line. 0 or -EIO. */
+/* Text for a person, at most 80 columns a line (a finished report). 0 or -EIO. */
 int gpu_report__write_text(const struct gpu_report *r, FILE *f);
 /* The JSON document (GPU_REPORT_SCHEMA, GPU_REPORT_VERSION). 0 or -EIO. */
 int gpu_report__write_json(const struct gpu_report *r, FILE *f);
