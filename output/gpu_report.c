@@ -8,18 +8,16 @@
 #include <strings.h>
 
 #include "daemon/base/keymap.h"
+#include "daemon/base/strset.h"
 #include "daemon/base/vec.h"
 #include "output/chrome_trace.h"
 #include "output/gpu_memory.h"
 #include "output/gpu_report.h"
+#include "output/gpu_report_internal.h"
 #include "output/profile.h"
 
-#define MS		 1000000ull
-#define S		 1000000000ull
-#define MAX_BINS	 3600 /* the utilisation series: 1 s bins, wider past an hour */
-#define TOP		 10   /* kernels, idle causes, syncs listed */
-#define TEXT_FRAMES	 8    /* innermost frames a text report shows of a stack */
-#define NR_GAP_BUCKETS	 6
+#define TOP		 10 /* kernels, idle causes, syncs listed */
+#define TEXT_FRAMES	 8  /* innermost frames a text report shows of a stack */
 #define COUNTER_BIN_NS	 (10 * MS)
 #define MAX_COUNTER_EVTS 200000 /* queue-depth changes per device in a trace */
 
@@ -29,129 +27,6 @@ static const char *const gap_label[NR_GAP_BUCKETS] = {"<10us", "<100us", "<1ms",
 						      "<10ms", "<100ms", ">=100ms"};
 static const char *const cause_names[GPU_IDLE_NR] = {"host", "launch", "sync", "dependency",
 						     "unknown"};
-
-/* One piece of GPU work: an index into pd->gpu and its time. */
-struct work {
-	uint64_t s, e;
-	size_t gpu;
-};
-
-/* Time blamed on one stack for one cause: summed over gaps. */
-struct blame {
-	uint32_t cause, device, pid, stack_id; /* key: no padding (keymap compares bytes) */
-	const char *api;		       /* sync: the call that waited */
-	uint32_t tid;
-	uint64_t ns;
-	uint64_t gaps;
-	const char **frames; /* outermost first; NULL: none known */
-	size_t nr_frames;
-};
-
-struct stream_stat {
-	uint32_t device, stream;
-	uint64_t work, n;
-	uint64_t *delay; /* launch -> start of each joined piece of work */
-	size_t cap;
-	uint64_t mean, p50, p99, max;
-};
-
-struct device {
-	uint32_t device;
-	uint64_t first, last, busy;
-	uint64_t kernels, copies, memsets;
-	uint64_t nr_gaps, idle, longest_gap;
-	uint64_t hist[NR_GAP_BUCKETS];
-	uint64_t idle_by[GPU_IDLE_NR];
-	uint64_t comm_ns, comm_overlap_ns;
-	uint64_t bin_ns;
-	uint64_t *bins; /* busy ns per bin */
-	size_t nr_bins;
-};
-
-struct kernel_stat {
-	const char *name;
-	uint64_t count, total, max;
-	uint32_t pid, stack_id; /* the stack that launched most of its time */
-	uint64_t stack_ns;
-	const char **frames;
-	size_t nr_frames;
-};
-
-struct copy_stat {
-	uint8_t dir, host_mem;
-	bool async;
-	uint64_t count, bytes, ns;
-};
-
-struct figure {
-	const char *key;
-	bool is_ratio;
-	uint64_t u;
-	double d;
-};
-
-struct finding {
-	const char *kind, *severity, *advice;
-	uint32_t device;
-	char summary[160];
-	struct figure fig[6];
-	size_t nr_fig;
-	/* The stack it points at (nr_frames 0: none) and, for a call, the call. */
-	uint32_t pid;
-	const char *api;
-	const char *const *frames;
-	size_t nr_frames;
-};
-
-struct launch_facts {
-	uint64_t kernels, intervals, shorter;
-	uint64_t median_kernel_ns, median_interval_ns;
-	uint64_t api_ns; /* time in launch calls (API records), on the busiest thread */
-	uint32_t api_tid;
-	double rate_per_s;
-};
-
-/* An NVTX range (or xsprof scope) on a thread, and what the GPU did inside the ranges. */
-struct nvtx_range {
-	uint32_t pid, tid;
-	uint64_t s, e;
-	size_t stat; /* its range_stat */
-};
-
-struct range_stat {
-	const char *domain, *name;
-	uint64_t gpu_ns;	    /* GPU work launched inside it */
-	uint64_t idle[GPU_IDLE_NR]; /* idle gaps that began while the launching thread was in it */
-	uint64_t allocated;	    /* GPU memory allocated inside it */
-};
-
-struct gpu_report {
-	const struct profile_data *pd;
-	struct nvtx_range *nvtx; /* by (pid, tid, start) */
-	size_t nr_nvtx;
-	struct range_stat *ranges;
-	size_t nr_ranges, cap_ranges;
-	struct device *dev;
-	size_t nr_dev, cap_dev;
-	struct stream_stat *streams;
-	size_t nr_streams, cap_streams;
-	struct blame *blames;
-	size_t nr_blames, cap_blames;
-	struct keymap *blame_ix;
-	struct kernel_stat *kernels;
-	size_t nr_kernels, cap_kernels;
-	struct copy_stat copies[8 * 3 * 2];
-	struct blame copy_blame[2]; /* the stack of most pageable async / blocking copy time */
-	struct launch_facts launch;
-	struct gpu_memory *mem; /* NULL: no memory calls */
-	struct finding findings[16];
-	const char **paths[16]; /* the findings' dominant paths (dominant_path), freed with it */
-	size_t nr_paths;
-	size_t nr_findings;
-	size_t *launch_of; /* pd->gpu index -> pd->launches index + 1 (0: none) */
-	size_t *samples;   /* pd->samples indexes by (tid, time) */
-	size_t *waits;	   /* pd->waits indexes by (pid, end) */
-};
 
 static bool is_work(const struct corr_gpu_rec *g)
 {
@@ -536,6 +411,15 @@ static int cmp_range(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+size_t gpu_report__gap_bucket(uint64_t ns)
+{
+	size_t b = 0;
+
+	while (b < NR_GAP_BUCKETS - 1 && ns >= gap_le_ns[b])
+		b++;
+	return b;
+}
+
 /* One idle stretch [s, e) of a device, ended by the work pd->gpu[next]. */
 static int explain_gap(struct gpu_report *r, struct device *d, uint64_t s, uint64_t e, size_t next)
 {
@@ -545,15 +429,12 @@ static int explain_gap(struct gpu_report *r, struct device *d, uint64_t s, uint6
 		r->launch_of[next] ? &pd->launches[r->launch_of[next] - 1] : NULL;
 	const struct profile_wait *w;
 	uint64_t ns = e - s;
-	size_t b = 0;
 
 	d->nr_gaps++;
 	d->idle += ns;
 	if (ns > d->longest_gap)
 		d->longest_gap = ns;
-	while (b < NR_GAP_BUCKETS - 1 && ns >= gap_le_ns[b])
-		b++;
-	d->hist[b]++;
+	d->hist[gpu_report__gap_bucket(ns)]++;
 	if (!l) {
 		d->idle_by[GPU_IDLE_UNKNOWN] += ns;
 		return blame(r, GPU_IDLE_UNKNOWN, d->device, g->pid, 0, CORR_NO_STACK, NULL, ns,
@@ -817,21 +698,33 @@ static int cmp_stream(const void *a, const void *b)
 	return x->stream < y->stream ? -1 : x->stream > y->stream;
 }
 
-static void stream_delays(struct gpu_report *r)
+/* Each stream's delays: mean, p50, p99, max (and, for a kept report, their histogram). */
+static int stream_delays(struct gpu_report *r, bool keep)
 {
 	for (size_t i = 0; i < r->nr_streams; i++) {
 		struct stream_stat *st = &r->streams[i];
-		uint64_t sum = 0;
 
 		sort(st->delay, st->n, sizeof(*st->delay), cmp_u64);
+		st->sum = 0;
 		for (size_t k = 0; k < st->n; k++)
-			sum += st->delay[k];
-		st->mean = st->n ? sum / st->n : 0;
+			st->sum += st->delay[k];
+		st->mean = st->n ? st->sum / st->n : 0;
 		st->p50 = percentile(st->delay, st->n, 50);
 		st->p99 = percentile(st->delay, st->n, 99);
 		st->max = st->n ? st->delay[st->n - 1] : 0;
+		if (!keep)
+			continue;
+		st->hist = calloc(HIST_BUCKETS, sizeof(*st->hist));
+		if (!st->hist)
+			return -ENOMEM;
+		for (size_t k = 0; k < st->n; k++)
+			gpu_hist__add(st->hist, st->delay[k]);
+		free(st->delay); /* the histogram stands for them now */
+		st->delay = NULL;
+		st->cap = 0;
 	}
 	sort(r->streams, r->nr_streams, sizeof(*r->streams), cmp_stream);
+	return 0;
 }
 
 struct klaunch {
@@ -848,8 +741,9 @@ static int cmp_klaunch(const void *a, const void *b)
 	return x->t < y->t ? -1 : x->t > y->t;
 }
 
-/* Kernels against their launch interval, the launch rate, the time in launch calls. */
-static int launch_facts(struct gpu_report *r)
+/* Kernels against their launch interval, the launch rate, the time in launch calls (and, for
+ * a kept report, the histograms of kernel durations and launch intervals). */
+static int launch_facts(struct gpu_report *r, bool keep)
 {
 	const struct profile_data *pd = r->pd;
 	struct launch_facts *lf = &r->launch;
@@ -893,6 +787,20 @@ static int launch_facts(struct gpu_report *r)
 	lf->median_kernel_ns = percentile(dur, n, 50);
 	lf->median_interval_ns = percentile(iv, ni, 50);
 	lf->rate_per_s = n > 1 && last > first ? (double)(n - 1) * 1e9 / (double)(last - first) : 0;
+	lf->first_ns = n ? first : 0;
+	lf->last_ns = last;
+	if (keep) {
+		lf->kernel_hist = calloc(HIST_BUCKETS, sizeof(*lf->kernel_hist));
+		lf->interval_hist = calloc(HIST_BUCKETS, sizeof(*lf->interval_hist));
+		if (!lf->kernel_hist || !lf->interval_hist) {
+			err = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < n; i++)
+			gpu_hist__add(lf->kernel_hist, dur[i]);
+		for (size_t i = 0; i < ni; i++)
+			gpu_hist__add(lf->interval_hist, iv[i]);
+	}
 	/* Time in launch calls: API records the report can name are launch APIs. */
 	for (size_t i = 0; i < pd->nr_gpu && !err; i++) {
 		const struct corr_gpu_rec *g = &pd->gpu[i];
@@ -1315,7 +1223,7 @@ static void copy_findings(struct gpu_report *r, uint64_t active)
  * Blames whose stacks read the same (a stack kept twice: walked, then reused; one stack in
  * two recordings' tables) made one, so each line of the report is a different place.
  */
-static int merge_blames(struct gpu_report *r)
+int gpu_report__merge_blames(struct gpu_report *r)
 {
 	struct keymap *m = keymap__new();
 	char *key = NULL;
@@ -1417,7 +1325,7 @@ static int resolve_frames(struct gpu_report *r)
 		err = frames_of(r->pd, r->blames[i].pid, r->blames[i].stack_id,
 				&r->blames[i].frames, &r->blames[i].nr_frames);
 	if (!err)
-		err = merge_blames(r);
+		err = gpu_report__merge_blames(r);
 	for (size_t i = 0; i < 2 && !err; i++)
 		if (r->copy_blame[i].ns)
 			err = frames_of(r->pd, r->copy_blame[i].pid, r->copy_blame[i].stack_id,
@@ -1445,16 +1353,13 @@ static int index_inputs(struct gpu_report *r)
 	return 0;
 }
 
-int gpu_report__build(const struct profile_data *pd, struct gpu_report **ret)
+int gpu_report__facts(struct gpu_report *r, const struct profile_data *pd, bool keep)
 {
-	struct gpu_report *r = calloc(1, sizeof(*r));
-	uint64_t longest = 0;
 	int err;
 
-	*ret = NULL;
-	if (!r)
-		return -ENOMEM;
 	r->pd = pd;
+	r->start_ns = pd->start_ns;
+	r->end_ns = pd->end_ns;
 	err = index_inputs(r);
 	if (!err)
 		err = index_ranges(r);
@@ -1463,35 +1368,103 @@ int gpu_report__build(const struct profile_data *pd, struct gpu_report **ret)
 	if (!err)
 		err = joined_facts(r);
 	if (!err)
-		err = launch_facts(r);
+		err = launch_facts(r, keep);
 	if (!err)
 		err = copy_stacks(r);
-	if (err) {
-		gpu_report__free(r);
+	if (!err)
+		err = stream_delays(r, keep);
+	if (err)
 		return err;
-	}
-	stream_delays(r);
 	copy_facts(r);
 	work_in_ranges(r);
+	err = resolve_frames(r); /* blames merged by their frames, heaviest first */
+	/* The indexes into pd are of no more use. */
+	free(r->launch_of);
+	free(r->samples);
+	free(r->waits);
+	free(r->nvtx);
+	keymap__free(r->blame_ix);
+	r->launch_of = r->samples = r->waits = NULL;
+	r->nvtx = NULL;
+	r->nr_nvtx = 0;
+	r->blame_ix = NULL;
+	return err;
+}
+
+/* A merged report's percentiles, medians and rate, from its histograms. */
+static void approximate(struct gpu_report *r)
+{
+	struct launch_facts *lf = &r->launch;
+
+	for (size_t i = 0; i < r->nr_streams; i++) {
+		struct stream_stat *st = &r->streams[i];
+
+		if (!st->approx || !st->hist)
+			continue;
+		st->mean = st->n ? st->sum / st->n : 0;
+		st->p50 = st->n ? gpu_hist__at(st->hist, st->n, (st->n - 1) * 50 / 100) : 0;
+		st->p99 = st->n ? gpu_hist__at(st->hist, st->n, (st->n - 1) * 99 / 100) : 0;
+		if (st->p50 > st->max)
+			st->p50 = st->max;
+		if (st->p99 > st->max)
+			st->p99 = st->max;
+	}
+	if (!lf->approx || !lf->kernel_hist || !lf->interval_hist)
+		return;
+	lf->median_kernel_ns =
+		lf->kernels ? gpu_hist__at(lf->kernel_hist, lf->kernels, (lf->kernels - 1) / 2) : 0;
+	lf->median_interval_ns = lf->intervals ? gpu_hist__at(lf->interval_hist, lf->intervals,
+							      (lf->intervals - 1) / 2)
+					       : 0;
+	lf->rate_per_s =
+		lf->kernels > 1 && lf->last_ns > lf->first_ns
+			? (double)(lf->kernels - 1) * 1e9 / (double)(lf->last_ns - lf->first_ns)
+			: 0;
+}
+
+int gpu_report__finish(struct gpu_report *r)
+{
+	uint64_t longest = 0;
+	int err;
+
+	if (r->finished)
+		return 0;
+	r->finished = true;
+	approximate(r);
+	sort(r->streams, r->nr_streams, sizeof(*r->streams), cmp_stream);
 	sort(r->ranges, r->nr_ranges, sizeof(*r->ranges), cmp_range);
 	sort(r->kernels, r->nr_kernels, sizeof(*r->kernels), cmp_kernel);
-	err = resolve_frames(r); /* blames merged by their frames, heaviest first */
-	if (err) {
-		gpu_report__free(r);
+	err = gpu_report__merge_blames(r); /* merged reports: the same stacks from each slice */
+	if (err)
 		return err;
-	}
 	for (size_t i = 0; i < r->nr_dev; i++) {
 		device_findings(r, &r->dev[i]);
 		if (r->dev[i].last - r->dev[i].first > longest)
 			longest = r->dev[i].last - r->dev[i].first;
 	}
 	copy_findings(r, longest);
-	err = gpu_memory__build(pd, &r->mem);
+	err = r->strs ? gpu_report__calls_memory(r) : gpu_memory__build(r->pd, &r->mem);
+	if (err)
+		return err;
+	memory_findings(r);
+	return 0;
+}
+
+int gpu_report__build(const struct profile_data *pd, struct gpu_report **ret)
+{
+	struct gpu_report *r = calloc(1, sizeof(*r));
+	int err;
+
+	*ret = NULL;
+	if (!r)
+		return -ENOMEM;
+	err = gpu_report__facts(r, pd, false);
+	if (!err)
+		err = gpu_report__finish(r);
 	if (err) {
 		gpu_report__free(r);
 		return err;
 	}
-	memory_findings(r);
 	*ret = r;
 	return 0;
 }
@@ -1502,8 +1475,16 @@ void gpu_report__free(struct gpu_report *r)
 		return;
 	for (size_t i = 0; i < r->nr_dev; i++)
 		free(r->dev[i].bins);
-	for (size_t i = 0; i < r->nr_streams; i++)
+	for (size_t i = 0; i < r->nr_streams; i++) {
 		free(r->streams[i].delay);
+		free(r->streams[i].hist);
+	}
+	free(r->launch.kernel_hist);
+	free(r->launch.interval_hist);
+	for (size_t i = 0; i < r->nr_calls; i++)
+		free(r->calls[i].frames);
+	free(r->calls);
+	strset__free(r->strs);
 	for (size_t i = 0; i < r->nr_blames; i++)
 		free(r->blames[i].frames);
 	for (size_t i = 0; i < r->nr_kernels; i++)
@@ -1648,7 +1629,7 @@ static const char *host_mem_name(uint8_t m)
 /* The profiled window, when known (else 0: shares of it are 0). */
 static uint64_t profile_span(const struct gpu_report *r)
 {
-	return r->pd->end_ns > r->pd->start_ns ? r->pd->end_ns - r->pd->start_ns : 0;
+	return r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
 }
 
 static void text_device(const struct gpu_report *r, const struct device *d, FILE *f)
@@ -1771,8 +1752,9 @@ static void text_memory(const struct gpu_report *r, FILE *f)
 		     p->pid, p->allocs, p->allocated / 1048576.0, p->frees, p->failed);
 		line(f,
 		     "  peak %.1f MiB at %s; %.1f MiB in %" PRIu64 " allocations left at the end",
-		     p->peak / 1048576.0, NS(p->peak_ns - r->pd->start_ns), p->end / 1048576.0,
-		     p->end_allocs);
+		     p->peak / 1048576.0,
+		     NS(p->peak_ns > r->start_ns ? p->peak_ns - r->start_ns : 0),
+		     p->end / 1048576.0, p->end_allocs);
 		if (p->unknown_frees)
 			line(f, "  %" PRIu64 " frees of memory allocated before the profile",
 			     p->unknown_frees);
@@ -2032,7 +2014,6 @@ static void json_memory(const struct gpu_report *r, FILE *f)
 
 int gpu_report__write_json(const struct gpu_report *r, FILE *f)
 {
-	const struct profile_data *pd = r->pd;
 	const struct launch_facts *lf = &r->launch;
 	bool first = true;
 
@@ -2040,7 +2021,7 @@ int gpu_report__write_json(const struct gpu_report *r, FILE *f)
 		"{\"schema\":\"%s\",\"version\":%d,\"window\":{\"start_ns\":%" PRIu64
 		",\"end_ns\":%" PRIu64 "},\"thresholds\":{\"launch_gap_ns\":%llu,"
 		"\"sync_slack_ns\":%llu},\"devices\":[",
-		GPU_REPORT_SCHEMA, GPU_REPORT_VERSION, pd->start_ns, pd->end_ns,
+		GPU_REPORT_SCHEMA, GPU_REPORT_VERSION, r->start_ns, r->end_ns,
 		GPU_REPORT_LAUNCH_GAP_NS, GPU_REPORT_SYNC_SLACK_NS);
 	for (size_t i = 0; i < r->nr_dev; i++) {
 		if (i)

@@ -25,7 +25,7 @@ static const struct {
 } formats[] = {
 	{"folded", OUTPUT_FOLDED},	   {"svg", OUTPUT_SVG},	    {"json", OUTPUT_CHROME_JSON},
 	{"chrome", OUTPUT_CHROME_JSON},	   {"pprof", OUTPUT_PPROF}, {"timeline", OUTPUT_TIMELINE},
-	{"gpu-report", OUTPUT_GPU_REPORT},
+	{"gpu-report", OUTPUT_GPU_REPORT}, {"gpu-text", OUTPUT_GPU_TEXT},
 };
 
 static const struct {
@@ -33,6 +33,8 @@ static const struct {
 	enum output_format fmt;
 } extensions[] = {
 	{".folded", OUTPUT_FOLDED},
+	/* Before ".txt". */
+	{".gpu.txt", OUTPUT_GPU_TEXT},
 	{".txt", OUTPUT_FOLDED},
 	{".svg", OUTPUT_SVG},
 	/* Before ".json": the first suffix that matches wins. */
@@ -99,7 +101,7 @@ const char *output__format_name(enum output_format fmt)
 bool output__format_needs_timeline(enum output_format fmt)
 {
 	return fmt == OUTPUT_CHROME_JSON || fmt == OUTPUT_PPROF || fmt == OUTPUT_TIMELINE ||
-	       fmt == OUTPUT_GPU_REPORT;
+	       fmt == OUTPUT_GPU_REPORT || fmt == OUTPUT_GPU_TEXT;
 }
 
 int output__write(const struct calltree *t, enum output_format fmt, FILE *f,
@@ -114,19 +116,20 @@ int output__write(const struct calltree *t, enum output_format fmt, FILE *f,
 	case OUTPUT_PPROF:
 	case OUTPUT_TIMELINE:
 	case OUTPUT_GPU_REPORT:
+	case OUTPUT_GPU_TEXT:
 		return -ENOTSUP;
 	}
 	return -EINVAL;
 }
 
-static int write_gpu_report(const struct profile_data *pd, FILE *f)
+static int write_gpu_report(const struct profile_data *pd, bool text, FILE *f)
 {
 	struct gpu_report *r;
 	int err = gpu_report__build(pd, &r);
 
 	if (err)
 		return err;
-	err = gpu_report__write_json(r, f);
+	err = text ? gpu_report__write_text(r, f) : gpu_report__write_json(r, f);
 	gpu_report__free(r);
 	return err;
 }
@@ -148,7 +151,8 @@ int output__write_profile(const struct profile_data *pd, enum output_format fmt,
 	case OUTPUT_TIMELINE:
 		return gpu_timeline__write(pd, f);
 	case OUTPUT_GPU_REPORT:
-		return write_gpu_report(pd, f);
+	case OUTPUT_GPU_TEXT:
+		return write_gpu_report(pd, fmt == OUTPUT_GPU_TEXT, f);
 	case OUTPUT_FOLDED:
 	case OUTPUT_SVG:
 		break;

@@ -17,6 +17,7 @@ enum output_format {
 	OUTPUT_PPROF,	    /* profile.proto, gzipped */
 	OUTPUT_TIMELINE,    /* the GPU timeline the web view draws (output/gpu_timeline.h) */
 	OUTPUT_GPU_REPORT,  /* why the GPU waits, as JSON (output/gpu_report.h, GPU_REPORT.md) */
+	OUTPUT_GPU_TEXT,    /* the same report as text for a person (80 columns) */
 };
 
 /* What the writers print besides the stacks (title, units). */
@@ -28,11 +29,12 @@ struct output_meta {
 
 /*
  * By extension: ".folded"/".txt" -> folded, ".svg" -> svg, ".timeline.json" -> timeline,
- * ".gpu.json" -> GPU report, ".json" -> Chrome trace, ".pb.gz" -> pprof. -EINVAL when unknown.
+ * ".gpu.json" -> GPU report, ".gpu.txt" -> GPU report as text, ".json" -> Chrome trace,
+ * ".pb.gz" -> pprof. -EINVAL when unknown.
  */
 int output__format_from_path(const char *path, enum output_format *ret_fmt);
-/* By name: "folded", "svg", "json" or "chrome", "pprof", "timeline", "gpu-report". -EINVAL
- * when unknown. */
+/* By name: "folded", "svg", "json" or "chrome", "pprof", "timeline", "gpu-report",
+ * "gpu-text". -EINVAL when unknown. */
 int output__format_from_name(const char *name, enum output_format *ret_fmt);
 const char *output__format_name(enum output_format fmt);
 /* True for the formats that need more than a call tree (output__write_profile()). */

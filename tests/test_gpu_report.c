@@ -528,3 +528,328 @@ Test(gpu_report, by_range)
 	cr_assert_eq(num(step, "idle_ns"), 0);
 	json_object_put(j);
 }
+
+/* ---- reports kept and merged (the service's window and attachments) ---- */
+
+/* Strings a kept report must have copied: freed (and so poisoned under ASan) once collected. */
+static char *heap[64];
+static size_t nr_heap;
+
+static const char *heap_str(const char *s)
+{
+	cr_assert_lt(nr_heap, sizeof(heap) / sizeof(heap[0]));
+	heap[nr_heap] = strdup(s);
+	cr_assert(heap[nr_heap]);
+	return heap[nr_heap++];
+}
+
+static void heap_free(void)
+{
+	for (size_t i = 0; i < nr_heap; i++) {
+		memset(heap[i], 'X', strlen(heap[i]));
+		free(heap[i]);
+	}
+	nr_heap = 0;
+}
+
+/* stack_of's frames as strings of the heap, made at each call. */
+static int heap_stack(void *ctx, uint32_t pid, uint32_t id, const char *const **ret, size_t *ret_n)
+{
+	static const char *v[4];
+	const char *const *frames;
+	int err = stack_of(ctx, pid, id, &frames, ret_n);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < *ret_n; i++)
+		v[i] = heap_str(frames[i]);
+	*ret = v;
+	return 0;
+}
+
+/* The part of pd whose GPU work started in [from, to) (us), with the launches joined to it,
+ * and the samples, waits and memory calls of that time: what a window slice holds. */
+struct part {
+	struct profile_data pd;
+	struct corr_cpu_rec launches[16];
+	struct corr_gpu_rec gpu[16];
+	struct profile_join joins[16];
+	struct profile_sample samples[8];
+	struct profile_wait waits[2];
+	struct profile_mem mem[8];
+};
+
+static bool in(uint64_t t, uint64_t from, uint64_t to)
+{
+	return t >= from * US && t < to * US;
+}
+
+static void part_of(const struct profile_data *pd, uint64_t from, uint64_t to, struct part *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->pd = (struct profile_data){.launches = p->launches,
+				      .gpu = p->gpu,
+				      .joins = p->joins,
+				      .samples = p->samples,
+				      .waits = p->waits,
+				      .mem = p->mem,
+				      .stack = heap_stack,
+				      .start_ns = from * US,
+				      .end_ns = to * US};
+	for (size_t i = 0; i < pd->nr_gpu; i++) {
+		if (!in(pd->gpu[i].start_ns, from, to))
+			continue;
+		p->gpu[p->pd.nr_gpu] = pd->gpu[i];
+		if (pd->gpu[i].name)
+			p->gpu[p->pd.nr_gpu].name = heap_str(pd->gpu[i].name);
+		for (size_t k = 0; k < pd->nr_joins; k++)
+			if (pd->joins[k].gpu == i) {
+				p->launches[p->pd.nr_launches] = pd->launches[pd->joins[k].launch];
+				p->joins[p->pd.nr_joins++] =
+					(struct profile_join){p->pd.nr_launches++, p->pd.nr_gpu};
+			}
+		p->pd.nr_gpu++;
+	}
+	for (size_t i = 0; i < pd->nr_samples; i++)
+		if (in(pd->samples[i].time_ns, from, to))
+			p->samples[p->pd.nr_samples++] = pd->samples[i];
+	for (size_t i = 0; i < pd->nr_waits; i++)
+		if (in(pd->waits[i].end_ns, from, to)) {
+			p->waits[p->pd.nr_waits] = pd->waits[i];
+			p->waits[p->pd.nr_waits++].api = heap_str(pd->waits[i].api);
+		}
+	for (size_t i = 0; i < pd->nr_mem; i++)
+		if (in(pd->mem[i].time_ns, from, to)) {
+			p->mem[p->pd.nr_mem] = pd->mem[i];
+			p->mem[p->pd.nr_mem++].api = heap_str(pd->mem[i].api);
+		}
+}
+
+/* The parts [0, cut) and [cut, end) of pd collected, their strings freed, merged, finished. */
+static struct json_object *merged_json(const struct profile_data *pd, const uint64_t *cuts,
+				       size_t nr_cuts)
+{
+	struct gpu_report *r = gpu_report__new(), *kept[4];
+	static struct part p;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	struct json_object *j;
+
+	cr_assert(r);
+	cr_assert_leq(nr_cuts, 3);
+	for (size_t i = 0; i <= nr_cuts; i++) {
+		part_of(pd, i ? cuts[i - 1] : 0, i < nr_cuts ? cuts[i] : pd->end_ns / US, &p);
+		cr_assert_eq(gpu_report__collect(&p.pd, NULL, NULL, &kept[i]), 0);
+		heap_free(); /* a kept report names none of its profile's strings */
+	}
+	for (size_t i = 0; i <= nr_cuts; i++) {
+		cr_assert_eq(gpu_report__merge(r, kept[i]), 0);
+		gpu_report__free(kept[i]);
+	}
+	cr_assert_eq(gpu_report__finish(r), 0);
+	cr_assert_eq(gpu_report__merge(r, r), -EINVAL, "merged into after its findings");
+	f = open_memstream(&buf, &len);
+	cr_assert(f);
+	cr_assert_eq(gpu_report__write_json(r, f), 0);
+	cr_assert_eq(fclose(f), 0);
+	gpu_report__free(r);
+	j = json_tokener_parse(buf);
+	cr_assert(j, "not JSON: %.300s", buf);
+	free(buf);
+	return j;
+}
+
+/* One report kept and merged alone reads as the report built at once, to the nanosecond. */
+Test(gpu_report, kept_alone_is_exact)
+{
+	struct profile_data pd;
+	struct json_object *whole, *kept;
+
+	mixed(&pd);
+	whole = report_json(&pd);
+	kept = merged_json(&pd, NULL, 0);
+	cr_assert_str_eq(json_object_to_json_string(kept), json_object_to_json_string(whole));
+	json_object_put(whole);
+	json_object_put(kept);
+}
+
+/*
+ * mixed() in three slices cut at 6500 and 9560 us: sums stay exact; the gaps the cuts fall in
+ * (K1 -> K2, a 1 ms dependency; K4 -> K5, 60 us unknown) are idle of cause unknown; the host
+ * gap and its stack, kernels, copies and findings read as in the whole.
+ */
+Test(gpu_report, merged_slices)
+{
+	static const uint64_t cuts[] = {6500, 9560};
+	struct profile_data pd;
+	struct json_object *j, *d, *idle, *k0, *st;
+
+	mixed(&pd);
+	j = merged_json(&pd, cuts, 2);
+	d = json_object_array_get_idx(get(j, "devices"), 0);
+	cr_assert_eq(num(d, "busy_ns"), 5260 * US);
+	cr_assert_eq(num(d, "active_ns"), 10890 * US);
+	cr_assert_eq(num(d, "idle_ns"), 5630 * US);
+	cr_assert_eq(num(d, "kernels"), 8);
+	cr_assert_eq(num(get(d, "gaps"), "count"), 6);
+	idle = get(d, "idle_by_cause");
+	cr_assert_eq(num(idle, "host_ns"), 4000 * US);
+	cr_assert_eq(num(idle, "dependency_ns"), 0);
+	cr_assert_eq(num(idle, "sync_ns"), 500 * US);
+	cr_assert_eq(num(idle, "launch_ns"), 70 * US);
+	cr_assert_eq(num(idle, "unknown_ns"), 1060 * US);
+	cr_assert_eq(num(get(d, "communication"), "overlap_ns"), 50 * US);
+	/* The busy series: 10.89 s in one bin of 1 s (all of it), split over no cut. */
+	cr_assert_eq(json_object_array_length(get(get(d, "utilisation_series"), "busy")), 1);
+	cr_assert_str_eq(innermost(finding(j, "host_bound")), "make_batch");
+	cr_assert(finding(j, "pageable_copy"));
+	cr_assert_eq(num(get(j, "window"), "start_ns"), 0);
+	k0 = json_object_array_get_idx(get(j, "kernels"), 0);
+	cr_assert_str_eq(json_object_get_string(get(k0, "name")), "k_bwd");
+	cr_assert_eq(num(k0, "count"), 2);
+	cr_assert_eq(num(k0, "total_ns"), 2000 * US);
+	cr_assert_eq(json_object_array_length(get(j, "kernels")), 5);
+	/* Delays merged: counts and max exact, p50 from the histogram (10 us within 1/16). */
+	st = json_object_array_get_idx(get(d, "streams"), 0);
+	cr_assert_eq(num(st, "work"), 8);
+	cr_assert_eq(num(st, "joined"), 7);
+	cr_assert_eq(num(get(st, "launch_to_start"), "max_ns"), 1510 * US);
+	cr_assert_geq(num(get(st, "launch_to_start"), "p50_ns"), 10 * US * 15 / 16);
+	cr_assert_leq(num(get(st, "launch_to_start"), "p50_ns"), 10 * US * 17 / 16);
+	json_object_put(j);
+}
+
+/* 3 s of 1 ms kernels every 2 ms, in slices of 1 s: the per-second series holds 50%. */
+Test(gpu_report, merged_series)
+{
+	static struct corr_cpu_rec l[1500];
+	static struct corr_gpu_rec g[1500];
+	static struct profile_join jn[1500];
+	struct profile_data pd = {.launches = l, .gpu = g, .joins = jn, .stack = stack_of};
+	struct gpu_report *r = gpu_report__new(), *part;
+	struct json_object *j, *series, *lf;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	cr_assert(r);
+	for (size_t i = 0; i < 1500; i++) {
+		l[i] = (struct corr_cpu_rec){
+			.pid = PID, .tid = PID, .time_ns = i * 2000 * US, .stack_id = 1};
+		g[i] = (struct corr_gpu_rec){.kind = CORR_GPU_KERNEL,
+					     .pid = PID,
+					     .start_ns = (i * 2000 + 5) * US,
+					     .end_ns = (i * 2000 + 1005) * US,
+					     .name = "k_ms"};
+		jn[i] = (struct profile_join){i, i};
+	}
+	for (size_t s = 0; s < 3; s++) {
+		struct profile_data p = pd;
+
+		p.launches = l + s * 500;
+		p.gpu = g + s * 500;
+		p.nr_launches = p.nr_gpu = p.nr_joins = 500;
+		p.start_ns = s * 1000000 * US;
+		p.end_ns = (s + 1) * 1000000 * US;
+		cr_assert_eq(gpu_report__collect(&p, NULL, NULL, &part), 0);
+		cr_assert(!gpu_report__empty(part));
+		cr_assert_gt(gpu_report__bytes(part), sizeof(uint64_t) * 3);
+		cr_assert_eq(gpu_report__merge(r, part), 0);
+		gpu_report__free(part);
+	}
+	cr_assert_eq(gpu_report__finish(r), 0);
+	f = open_memstream(&buf, &len);
+	cr_assert_eq(gpu_report__write_json(r, f), 0);
+	cr_assert_eq(fclose(f), 0);
+	gpu_report__free(r);
+	j = json_tokener_parse(buf);
+	free(buf);
+	series = get(get(json_object_array_get_idx(get(j, "devices"), 0), "utilisation_series"),
+		     "busy");
+	cr_assert_eq(json_object_array_length(series), 3);
+	for (size_t i = 0; i < 3; i++) {
+		double v = json_object_get_double(json_object_array_get_idx(series, i));
+
+		cr_assert(v > 0.49 && v < 0.51, "second %zu busy %.4f", i, v);
+	}
+	lf = get(j, "launches");
+	cr_assert_eq(num(lf, "kernels"), 1500);
+	cr_assert_eq(num(lf, "intervals"), 1497, "no interval across a cut");
+	cr_assert_geq(num(lf, "median_kernel_ns"), 1000 * US * 15 / 16);
+	cr_assert_leq(num(lf, "median_kernel_ns"), 1000 * US * 17 / 16);
+	cr_assert_geq(num(lf, "median_interval_ns"), 2000 * US * 15 / 16);
+	cr_assert_leq(num(lf, "median_interval_ns"), 2000 * US * 17 / 16);
+	cr_assert(json_object_get_double(get(lf, "per_s")) > 499 &&
+		  json_object_get_double(get(lf, "per_s")) < 501);
+	json_object_put(j);
+}
+
+/* Memory allocated in one slice and freed in the next: live across them, freed at the end. */
+Test(gpu_report, merged_memory)
+{
+	static const uint64_t mib = 1 << 20;
+	static const uint64_t cuts[] = {5};
+	static const struct profile_mem mem[] = {
+		{.time_ns = 1 * US,
+		 .addr = 0x1000,
+		 .bytes = 100 * mib,
+		 .pid = PID,
+		 .stack_id = 1,
+		 .api = "cudaMalloc"},
+		{.time_ns = 2 * US,
+		 .addr = 0x2000,
+		 .bytes = 200 * mib,
+		 .pid = PID,
+		 .stack_id = 2,
+		 .api = "cudaMalloc"},
+		{.time_ns = 7 * US,
+		 .addr = 0x2000,
+		 .pid = PID,
+		 .stack_id = 3,
+		 .is_free = 1,
+		 .api = "cudaFree"},
+		{.time_ns = 8 * US,
+		 .addr = 0x3000,
+		 .bytes = 50 * mib,
+		 .pid = PID,
+		 .stack_id = 2,
+		 .api = "cudaMalloc"},
+	};
+	struct profile_data pd = {.mem = mem, .nr_mem = 4, .stack = stack_of, .end_ns = 10 * US};
+	struct json_object *j = merged_json(&pd, cuts, 1), *m;
+
+	m = json_object_array_get_idx(get(j, "memory"), 0);
+	cr_assert_eq(num(m, "allocations"), 3);
+	cr_assert_eq(num(m, "frees"), 1);
+	cr_assert_eq(num(m, "unknown_frees"), 0, "the free found its allocation a slice before");
+	cr_assert_eq(num(m, "peak_bytes"), 300 * mib);
+	cr_assert_eq(num(m, "end_bytes"), 150 * mib);
+	cr_assert_str_eq(innermost(json_object_array_get_idx(get(m, "at_peak"), 0)), "make_batch");
+	cr_assert_str_eq(innermost(json_object_array_get_idx(get(m, "at_end"), 0)), "train_step");
+	json_object_put(j);
+}
+
+static bool only_pid(void *ctx, uint32_t pid)
+{
+	return pid == *(const uint32_t *)ctx;
+}
+
+/* Collected for one process: another's GPU work, launches and samples are left out. */
+Test(gpu_report, collect_one_process)
+{
+	struct profile_data pd;
+	struct gpu_report *r;
+	uint32_t other = PID + 1;
+
+	mixed(&pd);
+	cr_assert_eq(gpu_report__collect(&pd, only_pid, &other, &r), 0);
+	cr_assert(gpu_report__empty(r));
+	gpu_report__free(r);
+	other = PID;
+	cr_assert_eq(gpu_report__collect(&pd, only_pid, &other, &r), 0);
+	cr_assert(!gpu_report__empty(r));
+	cr_assert_eq(gpu_report__finish(r), 0);
+	cr_assert_eq(gpu_report__nr_devices(r), 1);
+	gpu_report__free(r);
+}
