@@ -1430,6 +1430,8 @@ int gpu_report__finish(struct gpu_report *r)
 	if (r->finished)
 		return 0;
 	r->finished = true;
+	if (r->start_ns > r->end_ns) /* nothing merged into a new one */
+		r->start_ns = r->end_ns = 0;
 	approximate(r);
 	sort(r->streams, r->nr_streams, sizeof(*r->streams), cmp_stream);
 	sort(r->ranges, r->nr_ranges, sizeof(*r->ranges), cmp_range);

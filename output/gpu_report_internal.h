@@ -141,7 +141,6 @@ struct gpu_report {
 	struct strset *strs;	       /* kept reports: every string they name */
 	struct mem_call *calls;	       /* kept reports: the memory calls, in time order */
 	size_t nr_calls, cap_calls;
-	unsigned int merged;	 /* reports merged into it (gpu_report__merge) */
 	bool finished;		 /* findings made: merged into no more */
 	struct nvtx_range *nvtx; /* by (pid, tid, start) */
 	size_t nr_nvtx;

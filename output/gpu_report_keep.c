@@ -241,6 +241,8 @@ struct gpu_report *gpu_report__new(void)
 		free(r);
 		return NULL;
 	}
+	if (r)
+		r->start_ns = UINT64_MAX; /* no span until a report is merged in */
 	return r;
 }
 
@@ -616,9 +618,9 @@ int gpu_report__merge(struct gpu_report *into, const struct gpu_report *from)
 
 	if (!into->strs || into->finished || !from->strs)
 		return -EINVAL; /* only kept reports, before their findings */
-	if (!into->merged || from->start_ns < into->start_ns)
+	if (from->start_ns < into->start_ns)
 		into->start_ns = from->start_ns;
-	if (!into->merged || from->end_ns > into->end_ns)
+	if (from->end_ns > into->end_ns)
 		into->end_ns = from->end_ns;
 	err = merge_devices(into, from);
 	if (!err)
@@ -635,7 +637,6 @@ int gpu_report__merge(struct gpu_report *into, const struct gpu_report *from)
 		err = merge_launches(into, from);
 	if (!err)
 		err = merge_calls(into, from);
-	into->merged++;
 	return err;
 }
 

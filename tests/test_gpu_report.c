@@ -853,3 +853,39 @@ Test(gpu_report, collect_one_process)
 	cr_assert_eq(gpu_report__nr_devices(r), 1);
 	gpu_report__free(r);
 }
+
+/* A slice merged into the kept report of the one before (a slice cut short by a query). */
+Test(gpu_report, merged_into_kept)
+{
+	static struct part p;
+	struct profile_data pd;
+	struct gpu_report *a, *b;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	struct json_object *j, *d;
+
+	mixed(&pd);
+	part_of(&pd, 0, 6500, &p);
+	cr_assert_eq(gpu_report__collect(&p.pd, NULL, NULL, &a), 0);
+	heap_free();
+	part_of(&pd, 6500, 11000, &p);
+	cr_assert_eq(gpu_report__collect(&p.pd, NULL, NULL, &b), 0);
+	heap_free();
+	cr_assert_eq(gpu_report__merge(a, b), 0);
+	gpu_report__free(b);
+	cr_assert_eq(gpu_report__finish(a), 0);
+	f = open_memstream(&buf, &len);
+	cr_assert_eq(gpu_report__write_json(a, f), 0);
+	cr_assert_eq(fclose(f), 0);
+	gpu_report__free(a);
+	j = json_tokener_parse(buf);
+	free(buf);
+	cr_assert_eq(num(get(j, "window"), "start_ns"), 0);
+	cr_assert_eq(num(get(j, "window"), "end_ns"), 11000 * US);
+	d = json_object_array_get_idx(get(j, "devices"), 0);
+	cr_assert_eq(num(d, "busy_ns"), 5260 * US);
+	cr_assert_eq(num(d, "idle_ns"), 5630 * US);
+	cr_assert_str_eq(innermost(finding(j, "host_bound")), "make_batch");
+	json_object_put(j);
+}
