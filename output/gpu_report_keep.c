@@ -160,9 +160,20 @@ static void taken__free(struct taken *t)
 		t->pd.field = t->field;                                       \
 	} while (0)
 
+static bool all(void *ctx, uint32_t pid)
+{
+	(void)ctx;
+	(void)pid;
+	return true;
+}
+
+/* pd's records of the processes accept takes; its GPU records only those that ended before
+ * pd->end_ns (when it is set): one that ends later is the next slice's. */
 static int take(const struct profile_data *pd, bool (*accept)(void *ctx, uint32_t pid), void *ctx,
 		struct taken *t)
 {
+	uint64_t end = pd->end_ns > pd->start_ns ? pd->end_ns : UINT64_MAX;
+
 	t->pd = *pd;
 	t->pd.nr_samples = t->pd.nr_launches = t->pd.nr_gpu = t->pd.nr_joins = 0;
 	t->pd.nr_waits = t->pd.nr_mem = 0;
@@ -175,7 +186,9 @@ static int take(const struct profile_data *pd, bool (*accept)(void *ctx, uint32_
 	TAKE(mem, nr_mem, accept(ctx, pd->mem[i].pid));
 	TAKE(launches, nr_launches,
 	     accept(ctx, pd->launches[i].pid) && (t->launch_ix[i] = t->pd.nr_launches + 1));
-	TAKE(gpu, nr_gpu, accept(ctx, pd->gpu[i].pid) && (t->gpu_ix[i] = t->pd.nr_gpu + 1));
+	TAKE(gpu, nr_gpu,
+	     accept(ctx, pd->gpu[i].pid) && pd->gpu[i].end_ns < end &&
+		     (t->gpu_ix[i] = t->pd.nr_gpu + 1));
 	t->joins = malloc((pd->nr_joins ? pd->nr_joins : 1) * sizeof(*t->joins));
 	if (!t->joins)
 		return -ENOMEM;
@@ -254,8 +267,8 @@ int gpu_report__collect(const struct profile_data *pd, bool (*accept)(void *ctx,
 	int err = r ? 0 : -ENOMEM;
 
 	*ret = NULL;
-	if (!err && accept) {
-		err = take(pd, accept, ctx, &t);
+	if (!err) {
+		err = take(pd, accept ? accept : all, ctx, &t);
 		pd = &t.pd;
 	}
 	if (!err)

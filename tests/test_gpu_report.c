@@ -567,8 +567,9 @@ static int heap_stack(void *ctx, uint32_t pid, uint32_t id, const char *const **
 	return 0;
 }
 
-/* The part of pd whose GPU work started in [from, to) (us), with the launches joined to it,
- * and the samples, waits and memory calls of that time: what a window slice holds. */
+/* What a window slice [from, to) (us) holds of pd: as its join, the GPU work that ended at
+ * from or later (collect keeps what ended before to), with the launches joined to it; the
+ * samples, waits and memory calls of that time. */
 struct part {
 	struct profile_data pd;
 	struct corr_cpu_rec launches[16];
@@ -597,7 +598,7 @@ static void part_of(const struct profile_data *pd, uint64_t from, uint64_t to, s
 				      .start_ns = from * US,
 				      .end_ns = to * US};
 	for (size_t i = 0; i < pd->nr_gpu; i++) {
-		if (!in(pd->gpu[i].start_ns, from, to))
+		if (pd->gpu[i].end_ns < from * US)
 			continue;
 		p->gpu[p->pd.nr_gpu] = pd->gpu[i];
 		if (pd->gpu[i].name)
@@ -675,18 +676,19 @@ Test(gpu_report, kept_alone_is_exact)
 }
 
 /*
- * mixed() in three slices cut at 6500 and 9560 us: sums stay exact; the gaps the cuts fall in
- * (K1 -> K2, a 1 ms dependency; K4 -> K5, 60 us unknown) are idle of cause unknown; the host
- * gap and its stack, kernels, copies and findings read as in the whole.
+ * mixed() in four slices cut at 6500, 8000 (K2 runs over it: the next slice's) and 9560 us:
+ * sums stay exact; the gaps the cuts fall in (K1 -> K2, a 1 ms dependency; K4 -> K5, 60 us
+ * unknown) are idle of cause unknown; the host gap and its stack, kernels, copies and
+ * findings read as in the whole.
  */
 Test(gpu_report, merged_slices)
 {
-	static const uint64_t cuts[] = {6500, 9560};
+	static const uint64_t cuts[] = {6500, 8000, 9560};
 	struct profile_data pd;
 	struct json_object *j, *d, *idle, *k0, *st;
 
 	mixed(&pd);
-	j = merged_json(&pd, cuts, 2);
+	j = merged_json(&pd, cuts, 3);
 	d = json_object_array_get_idx(get(j, "devices"), 0);
 	cr_assert_eq(num(d, "busy_ns"), 5260 * US);
 	cr_assert_eq(num(d, "active_ns"), 10890 * US);
