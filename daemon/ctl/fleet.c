@@ -59,9 +59,10 @@ const char fleet_usage[] =
 	"      --parallel N       hosts asked at once (default 64)\n"
 	"      --host-timeout SECS   per host (default: duration + 15)\n"
 	"      --deadline SECS    the whole collection (default: duration + 30)\n"
-	"      --report gpu       each host's GPU report of the recording instead (why its\n"
-	"                         GPUs wait): a summary per host and merged on stdout, and\n"
-	"                         with -o FILE.gpu.json every host's report and the merge\n"
+	"      --report gpu       each host's GPU report of the recording (with --since, of\n"
+	"                         its window) instead (why its GPUs wait): a summary per\n"
+	"                         host and merged on stdout, and with -o FILE.gpu.json\n"
+	"                         every host's report and the merge\n"
 	"Exit status: 0 every host answered; 5 some did (the profile is partial); 3 none did;\n"
 	"2 usage error.\n";
 
@@ -199,8 +200,8 @@ static void host_url(const struct fleet *f, const struct fleet_host *h, char *ur
 	int n;
 
 	if (f->since > 0)
-		n = snprintf(url, size, "%s%s/v1/profile?format=folded&since_s=%.0f", scheme,
-			     h->addr, f->since);
+		n = snprintf(url, size, "%s%s/v1/profile?format=%s&since_s=%.0f", scheme, h->addr,
+			     f->gpu_report ? "gpu-report" : "folded", f->since);
 	else
 		n = snprintf(url, size, "%s%s/debug/pprof/profile?format=%s&seconds=%.0f", scheme,
 			     h->addr, f->gpu_report ? "gpu-report" : "folded", f->duration);
@@ -844,7 +845,7 @@ static int fleet_opt(struct fleet *f, int c, const char *arg)
 	}
 }
 
-/* --report gpu: a recording on every host (the window keeps no GPU records), no grouping. */
+/* --report gpu: every host's recording, or with --since its window's reports; no grouping. */
 static int gpu_report_checks(struct fleet *f)
 {
 	enum output_format fmt;
@@ -852,10 +853,6 @@ static int gpu_report_checks(struct fleet *f)
 	if (f->out && (output__format_from_path(f->out, &fmt) || fmt != OUTPUT_GPU_REPORT))
 		return fleet_usage_error("--report gpu writes its hosts' reports to FILE.gpu.json",
 					 f->out);
-	if (f->since > 0)
-		return fleet_usage_error("--report gpu needs a recording (--duration): the "
-					 "machine's window (--since) keeps no GPU records",
-					 NULL);
 	if (f->group_by || f->gpu_mode)
 		return fleet_usage_error("--report gpu takes no --group-by or --gpu-mode", NULL);
 	return 0;

@@ -194,7 +194,7 @@ st=$?
 [[ $st == 3 ]] && grep -q 'not grouped by range' "$dir/x.err" ||
 	fail "--since --group-by range of an ungrouped window: exit $st: $(cat "$dir/x.err")"
 
-step "fleet --report gpu: every host's GPU report and their merge"
+step "fleet --report gpu: every host's GPU report and their merge, of a recording and of the windows"
 # Host 2 receives GPU records during its recording (xs_gpu_bound plays CUPTI: 20 steps of 4
 # kernels of 2 ms, sent to its CUPTI socket; no launch is probed there, so every gap's cause is
 # unknown); host 1 has none. The summary names the finding and on how many hosts. (Host 1 runs
@@ -221,10 +221,21 @@ assert d["merged"]["devices"] == 1 and d["merged"]["busy_ns"] == 160000000, d["m
 assert d["merged"]["findings"]["low_utilisation"]["hosts"] == ["10.213.2.2:7717"], d["merged"]
 PYEOF
 grep -q 'low_utilisation on 1 of 2 hosts' "$dir/gpu.out" || fail "fleet GPU summary: $(cat "$dir/gpu.out")"
-"$ctl" fleet 10.213.1.2:7717 --since 60 --report gpu 2>"$dir/x.err"
+# The same work in the hosts' windows (--since): merged from their slices' kept reports.
+"$ctl" fleet 10.213.1.2:7717 10.213.2.2:7717 --cacert "$dir/ca.pem" --token-file "$dir/token" \
+	--since 120 --report gpu -o "$dir/fleet-win.gpu.json" --deadline 60 >"$dir/gpu-win.out" \
+	2>"$dir/gpu-win.err"
 st=$?
-[[ $st == 2 ]] && grep -q 'keeps no GPU records' "$dir/x.err" ||
-	fail "--since with --report gpu: exit $st: $(cat "$dir/x.err")"
+[[ $st == 0 ]] || fail "fleet --since --report gpu exit $st: $(tail -3 "$dir/gpu-win.err")"
+python3 - "$dir/fleet-win.gpu.json" <<'PYEOF' || fail "fleet window GPU reports: $(cat "$dir/gpu-win.out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+hosts = {h["host"]: h for h in d["hosts"]}
+beta = hosts["10.213.2.2:7717"]["report"]
+assert [x["busy_ns"] for x in beta["devices"]] == [160000000], beta["devices"]
+assert hosts["10.213.1.2:7717"]["report"]["devices"] == [], "alpha has no GPU work"
+assert d["merged"]["findings"]["low_utilisation"]["hosts"] == ["10.213.2.2:7717"], d["merged"]
+PYEOF
 
 step "go tool pprof reads the scrape endpoint over TLS"
 HOME=$dir GOCACHE=$dir/gocache SSL_CERT_FILE=$dir/ca.pem timeout 60 go tool pprof -raw -seconds 2 \
