@@ -36,9 +36,10 @@ static const char usage_text[] =
 	"                            interactive flamegraph, .json a Chrome trace (Perfetto), .pb.gz\n"
 	"                            pprof, .timeline.json the GPU timeline (JSON: each kernel with\n"
 	"                            its launching stack), .gpu.json the GPU report (--report gpu,\n"
-	"                            as JSON); '-' writes folded stacks to stdout\n"
+	"                            as JSON), .gpu.txt the same as text; '-' writes folded stacks\n"
+	"                            to stdout\n"
 	"      --format FMT          force the format of every output: folded | svg | json | pprof |\n"
-	"                            timeline | gpu-report\n"
+	"                            timeline | gpu-report | gpu-text\n"
 	"\n"
 	"Sampling (also config keys, e.g. 'freq = 49'):\n"
 	"  -F, --freq HZ             samples per second per CPU, at most 10000 (default 99 in\n"
@@ -544,7 +545,8 @@ static int oneshot_option(struct xsprofd_opts *o, int c, char *arg, const char *
 	case OPT_FORMAT:
 		if (output__format_from_name(arg, &fmt))
 			return bad("--format", arg,
-				   "expected folded, svg, json, pprof, timeline or gpu-report");
+				   "expected folded, svg, json, pprof, timeline, gpu-report or "
+				   "gpu-text");
 		*force_format = arg;
 		return 0;
 	}
@@ -986,8 +988,8 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 			return bad(
 				"--output", out->path,
 				"cannot tell the format from the extension; name it .folded, "
-				".txt, .svg, .json, .pb.gz, .timeline.json or .gpu.json, or pass "
-				"--format");
+				".txt, .svg, .json, .pb.gz, .timeline.json, .gpu.json or .gpu.txt, "
+				"or pass --format");
 		if (!strcmp(out->path, "-") && fmt != OUTPUT_FOLDED)
 			return bad("--output", out->path, "only folded stacks go to stdout");
 		out->format = fmt;

@@ -469,7 +469,7 @@ static int parse_record_body(struct service *s, struct json_object *body, struct
 	}
 	if (output__format_from_name(fmt, &r->format)) {
 		snprintf(msg, size, "unknown format");
-		*ret_hint = "use folded, svg, json, pprof, timeline or gpu-report";
+		*ret_hint = "use folded, svg, json, pprof, timeline, gpu-report or gpu-text";
 		return -EINVAL;
 	}
 	if (*ret_until_exit && r->nr_pids != 1) {

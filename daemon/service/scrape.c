@@ -141,7 +141,8 @@ static int parse_scrape(struct service *s, struct MHD_Connection *c, struct svc_
 		return -EINVAL;
 	}
 	if (fmt && (output__format_from_name(fmt, &r->format) || r->format == OUTPUT_CHROME_JSON)) {
-		snprintf(msg, size, "format must be pprof, folded, svg or timeline");
+		snprintf(msg, size,
+			 "format must be pprof, folded, svg, timeline, gpu-report or gpu-text");
 		return -EINVAL;
 	}
 	if (group && session_group__from_name(group, &r->view.group_by)) {
