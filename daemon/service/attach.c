@@ -28,6 +28,7 @@
 #include "daemon/service/http.h"
 #include "daemon/service/internal.h"
 #include "daemon/service/lasting.h"
+#include "daemon/service/report_window.h"
 #include "daemon/service/window.h"
 #include "daemon/session/recording.h"
 #include "daemon/session/session_mode.h"
@@ -219,10 +220,12 @@ struct json_object *attachments__json(struct service *s)
 		const struct attachment *a = s->attached[i];
 		struct json_object *o = json_object_new_object();
 		struct window_stats cs, gs;
+		struct report_window_stats rs;
 		struct xsprof_owner_stats lo;
 
 		window__stats(a->prof.cpu, &cs);
 		window__stats(a->prof.gpu, &gs);
+		report_window__stats(a->prof.reports, &rs);
 		status__add_u64(o, "pid", (uint64_t)a->pid);
 		status__add_u64(o, "uid", a->by);
 		status__add_u64(o, "freq_hz", a->prof.freq_hz);
@@ -236,7 +239,8 @@ struct json_object *attachments__json(struct service *s)
 		status__add_u64(o, "age_s", (now - a->attached_ns) / 1000000000ull);
 		status__add_u64(o, "samples", cs.samples);
 		status__add_u64(o, "slices", cs.slices + gs.slices);
-		status__add_u64(o, "bytes", cs.bytes + gs.bytes);
+		status__add_u64(o, "bytes", cs.bytes + gs.bytes + rs.bytes);
+		status__add_u64(o, "gpu_reports", rs.reports);
 		status__add_u64(o, "dropped_slices", cs.dropped_slices + gs.dropped_slices);
 		if (a->prof.group_by) {
 			json_object_object_add(
@@ -371,10 +375,9 @@ static void attachment_opts(struct service *s, const struct attachment *a,
 				       /* A member's: only their own threads (as recordings). */
 				       .only_uid = !a->by_root,
 				       .uid = (uint32_t)a->by,
-				       /* Grouped by range: samples one by one, for the ranges. */
-				       .max_timeline = session_group__is_range(a->prof.group_by)
-							       ? ATTACH_MAX_TIMELINE
-							       : 0};
+				       /* Samples one by one: for the GPU reports and, grouped by
+					* range, the ranges. */
+				       .max_timeline = ATTACH_MAX_TIMELINE};
 }
 
 /* Windows like the service's (before the sampler: the attachment is listed meanwhile). */
@@ -388,7 +391,9 @@ static int attachment_windows(struct attachment *a, struct service *s)
 	a->prof.root_pid = a->pid;
 	a->prof.cpu = window__new(&wo);
 	a->prof.gpu = window__new(&wo);
-	return a->prof.cpu && a->prof.gpu ? 0 : -ENOMEM;
+	wo.cap_bytes = REPORT_WINDOW_BYTES(wo.cap_bytes);
+	a->prof.reports = report_window__new(&wo);
+	return a->prof.cpu && a->prof.gpu && a->prof.reports ? 0 : -ENOMEM;
 }
 
 /* Its recording on the sampler loaded (taken over), an exit watch, started. */
@@ -706,6 +711,12 @@ enum MHD_Result attachments__api_profile(struct service *s, struct req *q, struc
 	if (!a || !group_answered(a, group, c, &ret))
 		return ret;
 	now = clock__mono_ns();
+	if (reply__is_report(f)) {
+		/* Whoever may read the attachment reads all of it (a member's has only theirs). */
+		ret = reply__gpu_report(c, &a->prof, since_ns, until_ns, true, 0, f,
+					a->ended_ns ? a->ended_ns : now);
+		goto fetched;
+	}
 	tree = calltree__new();
 	err = tree ? lasting__query(&a->prof, since_ns, until_ns, mode, unit, true, 0, tree, &from)
 		   : -ENOMEM;
@@ -726,17 +737,18 @@ enum MHD_Result attachments__api_profile(struct service *s, struct req *q, struc
 		err = -EIO;
 	calltree__free(tree);
 	if (err) {
-		ret = reply__error(c, 500, "building the profile failed", strerror(-err));
-	} else {
-		ret = reply__span(c, reply__content_type(f), buf, len, from,
-				  a->ended_ns ? a->ended_ns : now);
-		/* Fetched after it ended: nothing more will come, so it goes now. */
-		if (a->ended_ns) {
-			log_info("%s fetched after its end: dropped", a->name);
-			remove_attachment(s, a);
-		}
+		free(buf);
+		return reply__error(c, 500, "building the profile failed", strerror(-err));
 	}
+	ret = reply__span(c, reply__content_type(f), buf, len, from,
+			  a->ended_ns ? a->ended_ns : now);
 	free(buf);
+fetched:
+	/* Fetched after it ended: nothing more will come, so it goes now. */
+	if (a->ended_ns && ret == MHD_YES) {
+		log_info("%s fetched after its end: dropped", a->name);
+		remove_attachment(s, a);
+	}
 	return ret;
 }
 

@@ -62,6 +62,10 @@ struct xsprofd_opts;
 #define ATTACH_MAX_TIMELINE (128u * 1024) /* per slice: ~3 MiB */
 /* The window grouped by range (--window-group-by) likewise, for the whole machine. */
 #define WINDOW_MAX_TIMELINE (512u * 1024) /* per slice: ~12 MiB */
+/* The window and each attachment keep their slices' samples one by one for the GPU reports
+ * (dropped at the slice's close) within these caps too. The GPU reports of a lasting profile
+ * are capped at a quarter of each of its two windows' cap (--store-mb), 1 MiB at least. */
+#define REPORT_WINDOW_BYTES(cap) ((cap) / 4 > (1u << 20) ? (cap) / 4 : (size_t)1 << 20)
 /* A slice of the grouped window waits this long past its end for its ranges to end (a
  * query that cuts the slice short does not shorten it). */
 #define WINDOW_LATE_NS (9 * 1000000000ull)
@@ -219,6 +223,15 @@ enum MHD_Result reply__span(struct MHD_Connection *c, const char *type, const vo
 /* Responses sent since start, indexed by HTTP status (*ret_n entries). */
 void reply__counts(const uint64_t **ret, size_t *ret_n);
 bool reply__window_format(const char *name, enum output_format *ret);
+/* gpu-report (JSON) or gpu-text: what a window answers from its GPU reports. */
+bool reply__is_report(enum output_format f);
+/*
+ * The GPU report of l's slices in [since_ns, until_ns) (the uid's processes only unless
+ * all_uids) in f (200, the span up to end_ns or until_ns; no GPU work: a report that says so).
+ */
+enum MHD_Result reply__gpu_report(struct MHD_Connection *c, const struct lasting *l,
+				  uint64_t since_ns, uint64_t until_ns, bool all_uids, uid_t uid,
+				  enum output_format f, uint64_t end_ns);
 int reply__write_tree(const struct calltree *tree, enum output_format fmt, FILE *f,
 		      const struct output_meta *meta, unsigned int freq_hz, enum weight_unit unit,
 		      uint64_t start_ns, uint64_t end_ns, const struct frame_sites *sites);

@@ -9,6 +9,7 @@
 #include "daemon/gpu/gpu_records.h"
 #include "daemon/log.h"
 #include "daemon/service/lasting.h"
+#include "daemon/service/report_window.h"
 #include "daemon/service/service_gpu.h"
 #include "daemon/service/window.h"
 #include "daemon/session/gpu_join.h"
@@ -18,6 +19,7 @@
 #include "daemon/stacks/stack_table.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "output/calltree.h"
+#include "output/gpu_report.h"
 #include "output/profile.h"
 
 struct launchers {
@@ -152,12 +154,37 @@ static struct ranges *ranges_known(const struct lasting *l, const struct gpu_sto
 	return r;
 }
 
+/* The slice's samples one by one (st's stack ids), for its GPU reports. */
+struct slice_samples {
+	const struct stack_table *st;
+	const struct profile_sample *v;
+	size_t n;
+};
+
+/* The slice's reports into l->reports, one per user with GPU work. */
+static void keep_reports(struct lasting *l, uint64_t end, struct uid_report *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int err = report_window__add(l->reports, l->slice_start_ns, end, v[i].uid,
+					     v[i].report);
+
+		v[i].report = NULL;
+		if (err == -E2BIG)
+			log_warn("%s: a slice's GPU report is larger than its memory cap on its "
+				 "own: dropped",
+				 l->name);
+	}
+	uid_reports__free(v, n);
+}
+
 /* The slice's GPU work: its launches (which go with the slice, so their store never fills)
- * joined to the GPU records that scope accepts; grouped by range, under the ranges known now.
- * The launches go to *ret_ls when asked (their scopes are wanted later), else are freed. */
+ * joined to the GPU records that scope accepts; grouped by range, under the ranges known now;
+ * and its GPU reports, with the samples of ss. The launches go to *ret_ls when asked (their
+ * scopes are wanted later), else are freed. */
 static void close_gpu_slice(struct lasting *l, struct symbolizer *sym, const struct gpu_store *gs,
 			    const struct gpu_join_scope *scope, struct correlate_stats *cs,
-			    uint64_t end, struct launch_store **ret_ls)
+			    uint64_t end, const struct slice_samples *ss,
+			    struct launch_store **ret_ls)
 {
 	struct cuda_probes *cp = l->recording ? recording__cuda(l->recording) : NULL;
 	struct gpu_join_scope sc = scope ? *scope : (struct gpu_join_scope){0};
@@ -165,6 +192,8 @@ static void close_gpu_slice(struct lasting *l, struct symbolizer *sym, const str
 	struct launch_store *ls = NULL;
 	struct calltree *tree = NULL;
 	struct ranges *ranges = NULL;
+	struct uid_report *reports = NULL;
+	size_t nr_reports = 0;
 	int err = 0;
 
 	if (cp && cuda_probes__rotate_store(cp, &ls))
@@ -180,14 +209,29 @@ static void close_gpu_slice(struct lasting *l, struct symbolizer *sym, const str
 	if (!err && session_group__is_range(l->group_by) &&
 	    !(ranges = ranges_known(l, gs, who.pids, who.n, l->slice_start_ns, l->late, ls)))
 		err = -errno;
-	if (!err && (ls || gs))
-		err = gpu_slice__tree(ls, gs, &sc, sym, "auto", l->freq_hz, ranges, &tree, cs);
+	if (!err && (ls || gs)) {
+		struct gpu_slice in = {.ls = ls,
+				       .gs = gs,
+				       .scope = &sc,
+				       .sym = sym,
+				       .strategy = "auto",
+				       .freq_hz = l->freq_hz,
+				       .ranges = ranges,
+				       .start_ns = l->slice_start_ns,
+				       .end_ns = end,
+				       .st = ss->st,
+				       .samples = ss->v,
+				       .nr_samples = ss->n};
+
+		err = gpu_slice__build(&in, &tree, l->reports ? &reports : NULL, &nr_reports, cs);
+	}
 	if (!err && tree) {
 		err = window__add(l->gpu, l->slice_start_ns, end, tree);
 		tree = NULL;
 	}
 	if (err && err != -E2BIG)
 		log_warn("%s: joining the slice's GPU work failed: %s", l->name, strerror(-err));
+	keep_reports(l, end, reports, nr_reports);
 	ranges__free(ranges);
 	calltree__free(tree);
 	if (ret_ls)
@@ -294,7 +338,13 @@ static void close_ranged_slice(struct lasting *l, struct symbolizer *sym,
 		free(pids);
 		stack_table__free(st);
 	}
-	close_gpu_slice(l, sym, gs, scope, cs, end, late ? &late->ls : NULL);
+	if (late) {
+		struct slice_samples ss = {late->st, late->samples, late->n};
+
+		close_gpu_slice(l, sym, gs, scope, cs, end, &ss, &late->ls);
+	} else {
+		close_gpu_slice(l, sym, gs, scope, cs, end, &(struct slice_samples){0}, NULL);
+	}
 	while (*tail)
 		tail = &(*tail)->next;
 	*tail = late;
@@ -307,14 +357,18 @@ void lasting__close_slice(struct lasting *l, struct symbolizer *sym, const struc
 			  uint64_t end)
 {
 	struct stack_table *st = NULL;
+	struct profile_sample *samples = NULL;
 	struct calltree *tree;
 	uint32_t *pids = NULL;
-	size_t n = 0;
+	size_t n = 0, nr_samples = 0;
+	uint64_t dropped = 0;
 	int err;
 
 	if (!l->recording) {
 		window__expire(l->cpu, end);
 		window__expire(l->gpu, end);
+		if (l->reports)
+			report_window__expire(l->reports, end);
 		return;
 	}
 	if (recording__rotate(l->recording, &st, &pids, &n)) {
@@ -328,6 +382,9 @@ void lasting__close_slice(struct lasting *l, struct symbolizer *sym, const struc
 		pids = NULL;
 		goto expire;
 	}
+	/* The samples one by one, for the GPU reports only: they go with the slice. */
+	recording__take_timeline(l->recording, &samples, &nr_samples, &dropped);
+	l->report_samples_dropped += dropped;
 	tree = calltree__new();
 	err = tree ? fold_stacks_by_uid(st, sym, tree, NULL) : -ENOMEM;
 	if (!err) {
@@ -342,7 +399,9 @@ void lasting__close_slice(struct lasting *l, struct symbolizer *sym, const struc
 			strerror(-err));
 		calltree__free(tree);
 	}
-	close_gpu_slice(l, sym, gs, scope, cs, end, NULL);
+	close_gpu_slice(l, sym, gs, scope, cs, end,
+			&(struct slice_samples){st, samples, nr_samples}, NULL);
+	free(samples);
 	/*
 	 * Named: their mappings can go; a process still running is snapshotted again. Not an
 	 * attachment's: its next slice may name launches of a process that has exited by then
@@ -355,6 +414,8 @@ expire:
 	stack_table__free(st);
 	window__expire(l->cpu, end);
 	window__expire(l->gpu, end);
+	if (l->reports)
+		report_window__expire(l->reports, end);
 	l->slice_start_ns = end;
 }
 
@@ -413,6 +474,26 @@ int lasting__query(const struct lasting *l, uint64_t since_ns, uint64_t until_ns
 	calltree__free(part);
 	*ret_from = from;
 	return err;
+}
+
+int lasting__report(const struct lasting *l, uint64_t since_ns, uint64_t until_ns, bool all_uids,
+		    uid_t uid, struct gpu_report **ret, uint64_t *ret_from)
+{
+	struct gpu_report *r = gpu_report__new();
+	uint64_t from = 0;
+	int err = r ? 0 : -ENOMEM;
+
+	if (!err && l->reports)
+		err = report_window__query(l->reports, since_ns, until_ns, all_uids, uid, r, &from);
+	if (!err)
+		err = gpu_report__finish(r);
+	if (err) {
+		gpu_report__free(r);
+		return err;
+	}
+	*ret = r;
+	*ret_from = from;
+	return 0;
 }
 
 void lasting__left_out(const struct lasting *l, struct xsprof_owner_stats *ret)
@@ -481,5 +562,7 @@ void lasting__release(struct lasting *l)
 	lasting__stop(l);
 	window__free(l->cpu);
 	window__free(l->gpu);
+	report_window__free(l->reports);
 	l->cpu = l->gpu = NULL;
+	l->reports = NULL;
 }

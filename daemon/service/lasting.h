@@ -20,7 +20,9 @@ struct correlate_stats;
 struct gpu_join_scope;
 struct gpu_store;
 struct lasting_late;
+struct gpu_report;
 struct recording;
+struct report_window;
 struct symbolizer;
 struct window;
 
@@ -28,6 +30,10 @@ struct lasting {
 	struct recording *recording; /* NULL once it has stopped for good (the windows stay) */
 	struct window *cpu;	     /* samples, under "uid:N" roots */
 	struct window *gpu;	     /* GPU work in microseconds, under the same roots */
+	/* A GPU report per slice and user (its recording keeps a sample timeline for the
+	 * host's stacks in the GPU's idle gaps); NULL: none kept. */
+	struct report_window *reports;
+	uint64_t report_samples_dropped; /* missed the timeline (its cap): not in the reports */
 	uint64_t slice_start_ns;
 	unsigned int freq_hz;
 	/* > 0: only the GPU work of this process and of those that launched in the slice (an
@@ -76,6 +82,15 @@ void lasting__close_slice(struct lasting *l, struct symbolizer *sym, const struc
 int lasting__query(const struct lasting *l, uint64_t since_ns, uint64_t until_ns,
 		   enum gpu_mode mode, enum weight_unit unit, bool all_uids, uid_t uid,
 		   struct calltree *tree, uint64_t *ret_from);
+
+/*
+ * The GPU reports of the slices since since_ns (and before until_ns, UINT64_MAX: no bound),
+ * the uid's only unless all_uids, merged oldest first into a new report, finished (findings
+ * made): *ret (free it), with no GPU work when none was kept. *ret_from: the start of the
+ * oldest slice used (0: none). 0 or -errno.
+ */
+int lasting__report(const struct lasting *l, uint64_t since_ns, uint64_t until_ns, bool all_uids,
+		    uid_t uid, struct gpu_report **ret, uint64_t *ret_from);
 
 /* tree's stacks without their outermost frame (a range: the plain view of a grouped profile).
  * 0 or -errno. */

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Replies to API requests, and profiles in every format written into them. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -10,6 +12,8 @@
 
 #include "daemon/base/api_socket.h"
 #include "daemon/service/internal.h"
+#include "daemon/service/lasting.h"
+#include "output/gpu_report.h"
 #include "output/output.h"
 #include "output/profile.h"
 
@@ -110,13 +114,47 @@ const char *reply__content_type(enum output_format f)
 }
 
 /*
- * Formats of the rolling window, which holds aggregated stacks only: no Chrome trace, GPU
- * timeline or GPU report, which need a timeline and the GPU records (recordings keep them).
+ * Formats of a window, which holds aggregated stacks and GPU reports: no Chrome trace or GPU
+ * timeline, which need every sample and GPU record (recordings keep them).
  */
 bool reply__window_format(const char *name, enum output_format *ret)
 {
 	return !output__format_from_name(name, ret) && *ret != OUTPUT_CHROME_JSON &&
-	       *ret != OUTPUT_TIMELINE && *ret != OUTPUT_GPU_REPORT;
+	       *ret != OUTPUT_TIMELINE;
+}
+
+bool reply__is_report(enum output_format f)
+{
+	return f == OUTPUT_GPU_REPORT || f == OUTPUT_GPU_TEXT;
+}
+
+enum MHD_Result reply__gpu_report(struct MHD_Connection *c, const struct lasting *l,
+				  uint64_t since_ns, uint64_t until_ns, bool all_uids, uid_t uid,
+				  enum output_format f, uint64_t end_ns)
+{
+	struct gpu_report *r = NULL;
+	uint64_t from = 0;
+	char *buf = NULL;
+	size_t len = 0;
+	enum MHD_Result ret;
+	FILE *out = NULL;
+	int err = lasting__report(l, since_ns, until_ns, all_uids, uid, &r, &from);
+
+	if (!err && !(out = open_memstream(&buf, &len)))
+		err = -errno;
+	if (!err)
+		err = f == OUTPUT_GPU_TEXT ? gpu_report__write_text(r, out)
+					   : gpu_report__write_json(r, out);
+	if (out && fclose(out) && !err)
+		err = -EIO;
+	gpu_report__free(r);
+	if (err)
+		ret = reply__error(c, 500, "building the GPU report failed", strerror(-err));
+	else
+		ret = reply__span(c, reply__content_type(f), buf, len, from,
+				  until_ns < end_ns ? until_ns : end_ns);
+	free(buf);
+	return ret;
 }
 
 /* A window's call tree in any format but the Chrome trace (a window keeps no timeline). */

@@ -33,6 +33,7 @@
 #include "daemon/service/http.h"
 #include "daemon/service/internal.h"
 #include "daemon/service/lasting.h"
+#include "daemon/service/report_window.h"
 #include "daemon/service/service.h"
 #include "daemon/service/window.h"
 #include "daemon/session/gpu_socket.h"
@@ -354,6 +355,8 @@ static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, vo
 	so.cap_bytes = (size_t)s->opts->store_mb << 20;
 	window__configure(s->machine.cpu, &so);
 	window__configure(s->machine.gpu, &so);
+	so.cap_bytes = REPORT_WINDOW_BYTES(so.cap_bytes);
+	report_window__configure(s->machine.reports, &so);
 	if (s->opts->freq_hz != old_freq && s->machine.recording) {
 		struct recording_stats rs;
 
@@ -441,11 +444,13 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 		symbolizer__set_sites(s->sym, s->sites);
 	s->machine.cpu = window__new(&so);
 	s->machine.gpu = window__new(&so);
+	so.cap_bytes = REPORT_WINDOW_BYTES(so.cap_bytes);
+	s->machine.reports = report_window__new(&so);
 	s->machine.name = "the rolling window";
 	s->machine.freq_hz = opts->freq_hz;
 	s->machine.group_by = opts->window_group_by;
 	s->machine.late_ns = WINDOW_LATE_NS;
-	if (!s->sym || !s->sites || !s->machine.cpu || !s->machine.gpu) {
+	if (!s->sym || !s->sites || !s->machine.cpu || !s->machine.gpu || !s->machine.reports) {
 		log_err("out of memory setting up");
 		goto out;
 	}
@@ -500,6 +505,7 @@ out:
 	sd_event_source_disable_unref(s->owner_timer);
 	window__free(s->machine.cpu);
 	window__free(s->machine.gpu);
+	report_window__free(s->machine.reports);
 	unwinder__free(s->unwinder); /* after every recording that used it */
 	symbolizer__free(s->sym);
 	frame_sites__free(s->sites);

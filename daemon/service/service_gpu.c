@@ -5,12 +5,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "daemon/base/vec.h"
 #include "daemon/service/service_gpu.h"
 #include "daemon/session/gpu_join.h"
+#include "daemon/session/gpu_waits.h"
 #include "daemon/session/ranges.h"
 #include "daemon/session/stack_names.h"
 #include "daemon/stacks/stack_table.h"
 #include "output/calltree.h"
+#include "output/gpu_report.h"
 #include "output/profile.h"
 
 /* A GPU tree's roots as "uid:N\x1fcomm", split in two frames when re-rooted. */
@@ -102,56 +105,9 @@ static int build_rerooted(const struct profile_data *pd, struct calltree **ret_t
 	return err;
 }
 
-int gpu_slice__tree(const struct launch_store *ls, const struct gpu_store *gs,
-		    const struct gpu_join_scope *scope, struct symbolizer *sym,
-		    const char *strategy, unsigned int freq_hz, const struct ranges *ranges,
-		    struct calltree **ret_tree, struct correlate_stats *cs)
-{
-	struct slice_names sn = {};
-	struct profile_data pd = {
-		.mode = GPU_MODE_GPU,
-		.unit = WEIGHT_US, /* short kernels add up over the window before rounding */
-		.sample_period_ns = 1000000000ull / (freq_hz ? freq_hz : 1),
-	};
-	struct gpu_join *j = gpu_join__new();
-	int err;
-
-	*ret_tree = NULL;
-	if (!j)
-		return -ENOMEM;
-	err = gpu_join__run(j, ls, gs, scope, strategy, &pd, cs);
-	if (err || !pd.nr_gpu)
-		goto out;
-	sn.names = stack_names__new(NULL, ls, sym);
-	if (!sn.names) {
-		err = -errno;
-		goto out;
-	}
-	pd.stack = slice_stack;
-	pd.name = uid_comm;
-	pd.ctx = &sn;
-	if (ranges) {
-		pd.root_at = ranges__root_at;
-		pd.root_at_ctx = (void *)ranges;
-	}
-	err = build_rerooted(&pd, ret_tree);
-out:
-	stack_names__free(sn.names);
-	gpu_join__free(j);
-	return err;
-}
-
 /* A process's uid, as its samples' stack table entries say. */
 struct pid_uid {
 	uint32_t pid, uid;
-};
-
-struct sample_names {
-	struct stack_names *names;
-	struct pid_uid *uids; /* by pid */
-	size_t nr_uids;
-	char buf[4][96];
-	unsigned int next;
 };
 
 static int cmp_pid_uid(const void *a, const void *b)
@@ -160,6 +116,236 @@ static int cmp_pid_uid(const void *a, const void *b)
 
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
+
+/* The uids of the processes in a slice's GPU report, by pid. */
+struct report_uids {
+	struct pid_uid *v; /* sorted by pid, one each */
+	size_t n, cap;
+	uint32_t want; /* accept_uid's */
+};
+
+static int note_entry_uid(void *ctx, const struct stack_entry *e)
+{
+	struct report_uids *u = ctx;
+
+	u->v[u->n++] = (struct pid_uid){e->tgid, e->uid};
+	return 0;
+}
+
+static int add_pid(struct report_uids *u, uint32_t pid)
+{
+	if (u->n && u->v[u->n - 1].pid == pid)
+		return 0;
+	if (vec_reserve(&u->v, &u->cap, u->n + 1))
+		return -ENOMEM;
+	u->v[u->n++] = (struct pid_uid){pid, 0};
+	return 0;
+}
+
+static void unique_pids(struct report_uids *u)
+{
+	size_t k = 0;
+
+	qsort(u->v, u->n, sizeof(*u->v), cmp_pid_uid);
+	for (size_t i = 0; i < u->n; i++)
+		if (!k || u->v[k - 1].pid != u->v[i].pid)
+			u->v[k++] = u->v[i];
+	u->n = k;
+}
+
+/* The processes with GPU work or memory calls in pd, each with the uid its samples in st
+ * had, else its uid now, else 0 (gone: root's alone to see, as in the GPU window). */
+static int report_uids(const struct profile_data *pd, const struct stack_table *st,
+		       struct report_uids *u)
+{
+	struct report_uids sampled = {0};
+	int err = 0;
+
+	for (size_t i = 0; !err && i < pd->nr_launches; i++)
+		err = add_pid(u, pd->launches[i].pid);
+	for (size_t i = 0; !err && i < pd->nr_gpu; i++)
+		err = add_pid(u, pd->gpu[i].pid);
+	for (size_t i = 0; !err && i < pd->nr_mem; i++)
+		err = add_pid(u, pd->mem[i].pid);
+	if (err)
+		return err;
+	unique_pids(u);
+	if (st && stack_table__nr_entries(st)) {
+		sampled.v = malloc(stack_table__nr_entries(st) * sizeof(*sampled.v));
+		if (!sampled.v)
+			return -ENOMEM;
+		stack_table__for_each(st, note_entry_uid, &sampled);
+		unique_pids(&sampled);
+	}
+	for (size_t i = 0; i < u->n; i++) {
+		const struct pid_uid *p = sampled.n ? bsearch(&u->v[i], sampled.v, sampled.n,
+							      sizeof(*sampled.v), cmp_pid_uid)
+						    : NULL;
+		char path[32];
+		struct stat sb;
+
+		snprintf(path, sizeof(path), "/proc/%u", u->v[i].pid);
+		u->v[i].uid = p ? p->uid : stat(path, &sb) ? 0u : (uint32_t)sb.st_uid;
+	}
+	free(sampled.v);
+	return 0;
+}
+
+static bool accept_uid(void *ctx, uint32_t pid)
+{
+	const struct report_uids *u = ctx;
+	struct pid_uid key = {.pid = pid};
+	const struct pid_uid *p = bsearch(&key, u->v, u->n, sizeof(key), cmp_pid_uid);
+
+	return p && p->uid == u->want;
+}
+
+void uid_reports__free(struct uid_report *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		gpu_report__free(v[i].report);
+	free(v);
+}
+
+/* pd's GPU reports, one per uid of its processes, empty ones left out. */
+static int slice_reports(const struct profile_data *pd, const struct stack_table *st,
+			 struct uid_report **ret, size_t *ret_nr)
+{
+	struct report_uids u = {0};
+	struct uid_report *v = NULL;
+	size_t n = 0, cap = 0;
+	int err = report_uids(pd, st, &u);
+
+	for (size_t i = 0; !err && i < u.n; i++) {
+		struct gpu_report *r = NULL;
+		bool seen = false;
+
+		/* A user's processes are few, users fewer: once per user. */
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = u.v[j].uid == u.v[i].uid;
+		if (seen)
+			continue;
+		u.want = u.v[i].uid;
+		err = gpu_report__collect(pd, accept_uid, &u, &r);
+		if (!err && gpu_report__empty(r)) {
+			gpu_report__free(r);
+			continue;
+		}
+		if (!err && vec_reserve(&v, &cap, n + 1))
+			err = -ENOMEM;
+		if (err) {
+			gpu_report__free(r);
+			break;
+		}
+		v[n++] = (struct uid_report){u.want, r};
+	}
+	free(u.v);
+	if (err) {
+		uid_reports__free(v, n);
+		return err;
+	}
+	*ret = v;
+	*ret_nr = n;
+	return 0;
+}
+
+/* The slice's waits and memory calls, for the reports. */
+struct slice_calls {
+	struct profile_wait *waits;
+	struct profile_mem *mem;
+};
+
+int gpu_slice__build(const struct gpu_slice *in, struct calltree **ret_tree,
+		     struct uid_report **ret_reports, size_t *ret_nr, struct correlate_stats *cs)
+{
+	struct slice_names sn = {};
+	struct slice_calls calls = {};
+	struct profile_data pd = {
+		.mode = GPU_MODE_GPU,
+		.unit = WEIGHT_US, /* short kernels add up over the window before rounding */
+		.sample_period_ns = 1000000000ull / (in->freq_hz ? in->freq_hz : 1),
+		.start_ns = in->start_ns,
+		.end_ns = in->end_ns,
+	};
+	struct gpu_join *j = gpu_join__new();
+	bool reports = ret_reports != NULL;
+	int err;
+
+	*ret_tree = NULL;
+	if (reports) {
+		*ret_reports = NULL;
+		*ret_nr = 0;
+	}
+	if (!j)
+		return -ENOMEM;
+	err = gpu_join__run(j, in->ls, in->gs, in->scope, in->strategy, &pd, cs);
+	if (!err && reports && in->ls) {
+		err = gpu_waits__timeline(in->ls, &calls.waits, &pd.nr_waits);
+		if (!err)
+			err = gpu_waits__memory(in->ls, &calls.mem, &pd.nr_mem);
+		pd.waits = calls.waits;
+		pd.mem = calls.mem;
+	}
+	if (err || !(pd.nr_gpu || pd.nr_mem))
+		goto out;
+	/* The reports name the samples' stacks too: only when there was GPU work to report. */
+	sn.names = stack_names__new(reports ? in->st : NULL, in->ls, in->sym);
+	if (!sn.names) {
+		err = -errno;
+		goto out;
+	}
+	pd.stack = slice_stack;
+	pd.name = uid_comm;
+	pd.ctx = &sn;
+	if (reports) {
+		pd.samples = in->samples;
+		pd.nr_samples = in->nr_samples;
+		err = slice_reports(&pd, in->st, ret_reports, ret_nr);
+		pd.samples = NULL;
+		pd.nr_samples = 0;
+	}
+	if (!err && in->ranges) {
+		pd.root_at = ranges__root_at;
+		pd.root_at_ctx = (void *)in->ranges;
+	}
+	if (!err && pd.nr_gpu)
+		err = build_rerooted(&pd, ret_tree);
+	if (err && reports) {
+		uid_reports__free(*ret_reports, *ret_nr);
+		*ret_reports = NULL;
+		*ret_nr = 0;
+	}
+out:
+	stack_names__free(sn.names);
+	free(calls.waits);
+	free(calls.mem);
+	gpu_join__free(j);
+	return err;
+}
+
+int gpu_slice__tree(const struct launch_store *ls, const struct gpu_store *gs,
+		    const struct gpu_join_scope *scope, struct symbolizer *sym,
+		    const char *strategy, unsigned int freq_hz, const struct ranges *ranges,
+		    struct calltree **ret_tree, struct correlate_stats *cs)
+{
+	struct gpu_slice in = {.ls = ls,
+			       .gs = gs,
+			       .scope = scope,
+			       .sym = sym,
+			       .strategy = strategy,
+			       .freq_hz = freq_hz,
+			       .ranges = ranges};
+
+	return gpu_slice__build(&in, ret_tree, NULL, NULL, cs);
+}
+
+struct sample_names {
+	struct stack_names *names;
+	struct pid_uid *uids; /* by pid */
+	size_t nr_uids;
+	char buf[4][96];
+	unsigned int next;
+};
 
 static int note_uid(void *ctx, const struct stack_entry *e)
 {

@@ -12,12 +12,47 @@
 
 struct calltree;
 struct gpu_join_scope;
+struct gpu_report;
 struct gpu_store;
 struct launch_store;
 struct profile_sample;
 struct ranges;
 struct stack_table;
 struct symbolizer;
+
+/* One user's GPU report of a slice: the facts of the processes of uid (no findings). */
+struct uid_report {
+	uint32_t uid;
+	struct gpu_report *report;
+};
+
+void uid_reports__free(struct uid_report *v, size_t n);
+
+/* What a window slice's GPU work is made from. */
+struct gpu_slice {
+	const struct launch_store *ls; /* the slice's launches, waits and memory calls */
+	const struct gpu_store *gs;
+	const struct gpu_join_scope *scope;
+	struct symbolizer *sym;
+	const char *strategy;
+	unsigned int freq_hz;
+	const struct ranges *ranges; /* the tree's, grouped by range; NULL: none */
+	uint64_t start_ns, end_ns;
+	/* For the reports: the slice's samples one by one (stack ids of st; both may be none),
+	 * for the host's stacks in its idle gaps. */
+	const struct stack_table *st;
+	const struct profile_sample *samples;
+	size_t nr_samples;
+};
+
+/*
+ * The slice's GPU tree (as gpu_slice__tree) into *ret_tree (NULL when there was no GPU work)
+ * and, when ret_reports is given, a collected GPU report per user whose processes had GPU
+ * work or memory calls in it (*ret_reports, *ret_nr; none: NULL, 0; the uid a process has
+ * in the slice's samples, else now, else 0 for one gone). 0 or -errno (nothing returned).
+ */
+int gpu_slice__build(const struct gpu_slice *in, struct calltree **ret_tree,
+		     struct uid_report **ret_reports, size_t *ret_nr, struct correlate_stats *cs);
 
 /*
  * The GPU work of one window slice: ls's launches joined to gs's records in scope, each as a

@@ -34,9 +34,9 @@ int slices__start(struct service *s)
 		.cuda = !s->opts->no_cuda,
 		.cuda_libs = s->opts->cuda_libs,
 		.nr_cuda_libs = s->opts->nr_cuda_libs,
-		/* --window-group-by: samples one by one, for the ranges. */
-		.max_timeline =
-			session_group__is_range(s->machine.group_by) ? WINDOW_MAX_TIMELINE : 0,
+		/* Samples one by one: for the GPU reports (the host's stacks while a GPU
+		 * idles) and, with --window-group-by, the ranges. */
+		.max_timeline = WINDOW_MAX_TIMELINE,
 	};
 	const char *what;
 	int err;

@@ -21,6 +21,7 @@
 #include "daemon/service/http.h"
 #include "daemon/service/internal.h"
 #include "daemon/service/lasting.h"
+#include "daemon/service/report_window.h"
 #include "daemon/service/window.h"
 #include "daemon/session/python_report.h"
 #include "daemon/session/recording.h"
@@ -378,6 +379,22 @@ struct json_object *status__json(struct service *s)
 	status__add_u64(st, "dropped_samples", ss.dropped_samples);
 	status__add_u64(st, "span_s",
 			ss.newest_ns ? (ss.newest_ns - ss.oldest_ns) / 1000000000ull : 0);
+	if (s->machine.reports) {
+		struct report_window_stats rs;
+
+		/* The GPU reports, one per slice and user, capped apart (a quarter of the cap). */
+		report_window__stats(s->machine.reports, &rs);
+		status__add_u64(st, "gpu_reports", rs.reports);
+		status__add_u64(st, "gpu_reports_bytes", rs.bytes);
+		status__add_u64(st, "gpu_reports_cap_bytes", rs.cap_bytes);
+		status__add_u64(st, "gpu_reports_expired", rs.expired);
+		status__add_u64(st, "gpu_reports_merged", rs.merged);
+		status__add_u64(st, "gpu_reports_dropped", rs.dropped);
+		status__add_u64(st, "gpu_reports_dropped_bytes", rs.dropped_bytes);
+		/* Samples past the slice's timeline cap: not on the reports' host stacks. */
+		status__add_u64(st, "gpu_reports_samples_dropped",
+				s->machine.report_samples_dropped);
+	}
 	if (s->machine.group_by) {
 		size_t waiting;
 		uint64_t waiting_samples;

@@ -134,7 +134,11 @@ enum MHD_Result window_api__profile(struct service *s, struct req *q, struct MHD
 	if (!reply__window_format(fmt ? fmt : "folded", &f))
 		return reply__error(
 			c, 400, "the rolling window has no timeline for a Chrome trace",
-			"use folded, svg or pprof, or record: xsprofctl record -o x.json");
+			"use folded, svg, pprof, gpu-report or gpu-text, or record: xsprofctl "
+			"record -o x.json");
+	if (reply__is_report(f) && group_s)
+		return reply__error(c, 400, "a GPU report is not grouped",
+				    "ask without group_by (the report has its own ranges)");
 	if (group_s && (session_group__from_name(group_s, &group) ||
 			(group && !session_group__is_range(group))))
 		return reply__error(
@@ -147,6 +151,9 @@ enum MHD_Result window_api__profile(struct service *s, struct req *q, struct MHD
 		return ret;
 	/* Include the slice being recorded: close it now. */
 	slices__close(s);
+	if (reply__is_report(f))
+		return reply__gpu_report(c, &s->machine, since_ns, until_ns, q->authed, q->uid, f,
+					 now);
 	tree = calltree__new();
 	if (!tree)
 		return reply__error(c, 500, "out of memory", NULL);
