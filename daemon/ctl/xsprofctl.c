@@ -78,6 +78,12 @@ static const char usage_text[] =
 	"                                 (--group-by: as it was attached, or as xsprofd\n"
 	"                                 groups the window, see xsprofd(8); without it,\n"
 	"                                 ungrouped)\n"
+	"  report [--since DURATION] [--pid PID] [-o FILE]\n"
+	"                                 why the GPUs waited in the rolling window's last\n"
+	"                                 DURATION (default 5m), or in PID's attachment: busy\n"
+	"                                 and idle time, each idle stretch with its cause and\n"
+	"                                 CPU stack, findings; as text on stdout, or into FILE\n"
+	"                                 (.gpu.json: JSON, .gpu.txt: text)\n"
 	"  top [--since DURATION] [--number N] [--pid PID] [--gpu-mode M] [--interval S]\n"
 	"      [--once]                   the hottest N functions (default 20) by self and\n"
 	"                                 total share, of the window or of PID's attachment;\n"
@@ -110,7 +116,7 @@ static const char usage_text[] =
 	"      --weight UNIT       samples or us (default samples)\n"
 	"      --correlate NAME    how CUDA launches are joined to GPU work: auto, id,\n"
 	"                          timestamp or stream (default auto)\n"
-	"  -S, --since DURATION    flamegraph: how far back (default 5m)\n"
+	"  -S, --since DURATION    flamegraph, report: how far back (default 5m)\n"
 	"  -m, --mode MODE         record: cpu (samples, the default), offcpu (time off the\n"
 	"                          CPU, in us) or wall (both, in us; GPU waits as [wait gpu])\n"
 	"      --group-by WHAT     record: a root level above each process: unit (systemd\n"
@@ -138,6 +144,7 @@ static const char usage_text[] =
 	"  xsprofctl flamegraph --since 10m -o last10m.svg\n"
 	"  xsprofctl record --gpu-mode merged -o train.json -- python3 train.py\n"
 	"  xsprofctl attach 1234; xsprofctl flamegraph --gpu-mode merged -o last5m.pb.gz\n"
+	"  xsprofctl report --since 10m        # why the GPUs waited, the last 10 minutes\n"
 	"  xsprofctl ui --port 8080     # then open the address it prints in a browser\n"
 	"\n"
 	"Exit status: 0 done; 1 the daemon reported an error; 2 usage error; 3 xsprofd is not\n"
@@ -836,6 +843,77 @@ out:
 	return st;
 }
 
+/* A GPU report's file: .gpu.json (JSON) or .txt / .gpu.txt (text); NULL for another. */
+static const char *report_format(const char *out)
+{
+	size_t n = strlen(out);
+
+	if (n > 9 && !strcasecmp(out + n - 9, ".gpu.json"))
+		return "gpu-report";
+	if (n > 4 && !strcasecmp(out + n - 4, ".txt"))
+		return "gpu-text";
+	return NULL;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+	static const struct option lo[] = {{"since", required_argument, NULL, 'S'},
+					   {"output", required_argument, NULL, 'o'},
+					   {"pid", required_argument, NULL, 'p'},
+					   {}};
+	const char *out = NULL, *fmt = "gpu-text";
+	unsigned long since = 300;
+	long pid = 0;
+	char path[160];
+	struct reply_buf b;
+	int c, st = 0;
+
+	optind = 1;
+	while (!st && (c = getopt_long(argc, argv, "+S:o:p:", lo, NULL)) != -1) {
+		if (c == 'S') {
+			since = parse_duration(optarg);
+			if (!since)
+				st = usage_error("--since '%s': expected e.g. 90s, 5m or 1h",
+						 optarg);
+		} else if (c == 'o') {
+			out = optarg;
+		} else if (c == 'p') {
+			if (!parse_pid(optarg, &pid))
+				st = usage_error("--pid '%s': expected one process id (an attached "
+						 "one)",
+						 optarg);
+		} else {
+			st = usage_error("%s", "report takes --since DURATION, --pid PID and "
+					       "-o FILE");
+		}
+	}
+	if (!st && optind < argc)
+		st = usage_error("unexpected argument '%s'", argv[optind]);
+	if (!st && out && strcmp(out, "-") && !(fmt = report_format(out)))
+		st = usage_error("cannot tell the format of '%s' from its extension; name it "
+				 ".gpu.json (JSON) or .gpu.txt (text), or leave -o out for text "
+				 "on stdout",
+				 out);
+	if (!st && out && strcmp(out, "-"))
+		st = check_writable(out);
+	if (st)
+		return st;
+	snprintf(path, sizeof(path), "/v1/profile?since_s=%lu&format=%s", since, fmt);
+	if (pid)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "&pid=%ld", pid);
+	st = request("GET", path, NULL, &b, NULL);
+	if (st)
+		return st;
+	if (out && strcmp(out, "-")) {
+		st = save(out, &b, strcmp(fmt, "gpu-text") ? "GPU report, JSON" : "GPU report");
+	} else if (b.len && fwrite(b.data, 1, b.len, stdout) != b.len) {
+		fprintf(stderr, "xsprofctl: writing the report failed: %s\n", strerror(errno));
+		st = EXIT_DAEMON_ERROR;
+	}
+	free(b.data);
+	return st;
+}
+
 /* The report of one profile request (folded) into f: the top n functions by self and total. */
 static int top_report(const char *path, size_t n, FILE *f, uint64_t *ret_total, double *ret_span_s)
 {
@@ -1359,7 +1437,7 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("%s", "a command is needed: status, attach, detach, record, "
-					 "flamegraph, top, fleet, ui");
+					 "flamegraph, report, top, fleet, ui");
 	cmd = argv[optind];
 	argc -= optind;
 	argv += optind;
@@ -1373,6 +1451,8 @@ int main(int argc, char **argv)
 		st = cmd_record(argc, argv);
 	else if (!strcmp(cmd, "flamegraph"))
 		st = cmd_flamegraph(argc, argv);
+	else if (!strcmp(cmd, "report"))
+		st = cmd_report(argc, argv);
 	else if (!strcmp(cmd, "top"))
 		st = cmd_top(argc, argv);
 	else if (!strcmp(cmd, "fleet"))
@@ -1382,7 +1462,7 @@ int main(int argc, char **argv)
 	else
 		st = usage_error(
 			"unknown command '%s' (status, attach, detach, record, flamegraph, "
-			"top, fleet, ui)",
+			"report, top, fleet, ui)",
 			cmd);
 	curl_global_cleanup();
 	return st;
