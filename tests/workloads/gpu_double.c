@@ -35,12 +35,63 @@ static struct work work[MAX_WORK];
 static size_t nr_work;
 static uint32_t corr;
 static uint64_t gpu_free; /* when the one stream is done with what it was given */
+static int conn = -1;	  /* to the daemon, once anything was sent */
+static size_t nr_sent;
+
+/* Work up to upto (exclusive, in the order it ran) on the connection, the hello first. */
+static int send_work(size_t upto)
+{
+	static uint8_t buf[1 << 20];
+	bool first = conn < 0;
+	int err = 0;
+
+	if (conn < 0 && (conn = xs_fake_connect()) < 0)
+		return 1;
+	/* The hello, then the work in bufferfuls (one write of a few records with no work). */
+	while (!err && (nr_sent < upto || first)) {
+		size_t n = first ? wb_hello(buf, (uint32_t)getpid()) : 0;
+
+		first = false;
+		for (; nr_sent < upto && n + XSPROF_WIRE_RECORD_MAX <= sizeof(buf); nr_sent++) {
+			const struct work *w = &work[nr_sent];
+
+			if (w->copy) {
+				n += wb_memcpy(buf + n, XSPROF_COPY_HTOD, w->bytes, w->start,
+					       w->end, w->corr);
+				((struct xsprof_wire_memcpy *)(buf + n -
+							       sizeof(struct xsprof_wire_memcpy)))
+					->src_kind = XSPROF_MEM_PAGEABLE;
+			} else {
+				n += wb_kernel(buf + n, w->name, w->start, w->end, w->corr);
+			}
+		}
+		err = xs_fake_write_all(conn, buf, n);
+	}
+	return err;
+}
+
+/* With $XS_GPU_DOUBLE_STREAM set, the work that has ended goes to the daemon at each launch,
+ * as CUPTI flushes its buffers while a program runs (the service's window joins each slice's
+ * launches to the GPU records in by its end); else all of it at xs_double_send. */
+static void stream_ended(uint64_t now)
+{
+	static int on = -1;
+	size_t upto = nr_sent;
+
+	if (on < 0)
+		on = getenv("XS_GPU_DOUBLE_STREAM") != NULL;
+	while (on && upto < nr_work && work[upto].end <= now)
+		upto++;
+	if (upto > nr_sent && send_work(upto))
+		on = 0;
+}
 
 /* Work of dur ns: it starts when launched and the stream is free. */
 static uint64_t launch(const char *name, uint64_t dur, bool copy, uint64_t bytes)
 {
 	uint64_t t = clock_ns(CLOCK_MONOTONIC), start;
 
+	stream_ended(t);
 	xs_fake_cuda_launch(++corr, XS_CUPTI_RUNTIME(copy ? XS_CBID_cudaMemcpyAsync
 							  : XS_CBID_cudaLaunchKernel));
 	start = t + LATENCY > gpu_free ? t + LATENCY : gpu_free;
@@ -68,33 +119,11 @@ void xs_double_wait(void)
 
 int xs_double_send(void)
 {
-	static uint8_t buf[1 << 20];
-	size_t i = 0;
-	int fd = xs_fake_connect(), err = fd < 0;
+	int err = send_work(nr_work);
 
-	/* The hello, then the work in bufferfuls (one write of a few records with no work). */
-	while (!err && (i < nr_work || i == 0)) {
-		size_t n = i == 0 ? wb_hello(buf, (uint32_t)getpid()) : 0;
-
-		for (; i < nr_work && n + XSPROF_WIRE_RECORD_MAX <= sizeof(buf); i++) {
-			const struct work *w = &work[i];
-
-			if (w->copy) {
-				n += wb_memcpy(buf + n, XSPROF_COPY_HTOD, w->bytes, w->start,
-					       w->end, w->corr);
-				((struct xsprof_wire_memcpy *)(buf + n -
-							       sizeof(struct xsprof_wire_memcpy)))
-					->src_kind = XSPROF_MEM_PAGEABLE;
-			} else {
-				n += wb_kernel(buf + n, w->name, w->start, w->end, w->corr);
-			}
-		}
-		err = xs_fake_write_all(fd, buf, n);
-		if (!nr_work)
-			break;
-	}
-	if (fd >= 0)
-		close(fd);
+	if (conn >= 0)
+		close(conn);
+	conn = -1;
 	return err;
 }
 

@@ -4,7 +4,8 @@
  * GPU report's workloads (C, and Python through ctypes). A launch fires the fake injection
  * library's xsprof:launch (a correlation id) and the work "runs" on one stream from 30 us after
  * its launch or when the stream is free; xs_double_send then plays CUPTI and sends every kernel
- * and copy to the daemon's CUPTI socket ($XSPROF_CUPTI_SOCKET or the default), and
+ * and copy to the daemon's CUPTI socket ($XSPROF_CUPTI_SOCKET or the default; with
+ * $XS_GPU_DOUBLE_STREAM set, what has ended is sent at each launch already), and
  * xs_double_truth prints the figures the report must find.
  */
 #ifndef XSPROF_TESTS_WORKLOADS_GPU_DOUBLE_H
@@ -20,7 +21,7 @@ uint64_t xs_double_copy(uint64_t bytes, uint64_t dur_ns);
 void xs_double_wait(void);
 /* "busy_ns B", "idle_ns I", "active_ns A", "kernels K", "copies C", "copy_bytes Y" on stdout. */
 void xs_double_truth(void);
-/* Send it all to the daemon: 0, or 1 after saying why on stderr. */
+/* Send it all (what is left) to the daemon: 0, or 1 after saying why on stderr. */
 int xs_double_send(void);
 
 #endif
