@@ -240,12 +240,123 @@ else
 	fail "xsprof-diff on mixed inputs: $(head -2 "$dir/mixed.out")"
 fi
 
-# The service: a recording on request in format gpu-report (xsprofctl record -o X.gpu.json)
-# diagnoses the same; the rolling window, which keeps no GPU records, refuses the format.
+# The service. The rolling window (CUDA launches probed in the fake injection library with
+# --cuda-lib, 999 Hz so the host's stacks fill 25 ms gaps) keeps a GPU report per 10 s slice and
+# user: xsprofctl report merges them. An input-bound run of ~14 s, its work sent as it ends
+# (XS_GPU_DOUBLE_STREAM, as CUPTI flushes), attached too once it runs: the window's report
+# spans two slices at least, finds host_bound at xs_make_batch, busy and idle within 2% of the
+# workload's own figures (a kernel that ends in one slice and is sent in the next is lost: a
+# step's 4 per slice at most); the attachment's report, asked while it runs (a query cutting its open
+# slice), finds the same. A member of the socket's group (nobody, group nogroup) sees no GPU
+# work in the window: none of it was theirs. Then a recording on request in format gpu-report
+# (xsprofctl record -o X.gpu.json), and the text forms.
 ctl=$build/daemon/ctl/xsprofctl
-"$xsprofd" --socket "$dir/api.sock" --cupti-socket "$dir/svc-cupti.sock" >"$dir/svc.log" 2>&1 &
+member=65534
+as_member() { setpriv --reuid=$member --regid="$(getent group nogroup | cut -d: -f3)" --clear-groups -- "$@"; }
+chmod 0755 "$dir"
+"$xsprofd" --socket "$dir/api.sock" --cupti-socket "$dir/svc-cupti.sock" --socket-group nogroup \
+	--cuda-lib "$build/tests/libxsprof_cupti_fake.so" --freq 999 >"$dir/svc.log" 2>&1 &
 svc=$!
 for _ in $(seq 100); do [[ -S $dir/api.sock ]] && break; sleep 0.1; done
+sctl() { timeout 60 "$ctl" --socket "$dir/api.sock" "$@"; }
+t0=$(date +%s%N)
+XS_GPU_DOUBLE_STREAM=1 XSPROF_CUPTI_SOCKET=$dir/svc-cupti.sock timeout 120 "$work" input 600 \
+	>"$dir/win.out" 2>"$dir/win.err" &
+wpid=$!
+sleep 0.5
+sctl -q attach "$wpid" >/dev/null 2>"$dir/attach.err" || fail "attach $wpid: $(cat "$dir/attach.err")"
+# 600 steps take 15 s or more: asked at 11.5 s, the attachment still runs.
+ms=$((11500 - ($(date +%s%N) - t0) / 1000000))
+((ms > 0)) && sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
+kill -0 "$wpid" 2>/dev/null || fail "xs_gpu_bound input 600 ended before 11.5 s"
+sctl report --pid "$wpid" -o "$dir/att.gpu.json" 2>"$dir/att.err" ||
+	fail "report --pid $wpid: $(cat "$dir/att.err")"
+sctl report --pid "$wpid" >"$dir/att.txt" 2>>"$dir/att.err" ||
+	fail "report --pid $wpid (text): $(cat "$dir/att.err")"
+wait "$wpid" || fail "xs_gpu_bound input under the service: $(tail -3 "$dir/win.err")"
+sleep 0.5
+sctl report --since 1m -o "$dir/win.gpu.json" 2>"$dir/winr.err" ||
+	fail "report -o win.gpu.json: $(cat "$dir/winr.err")"
+sctl report --since 1m -o "$dir/win.gpu.txt" 2>>"$dir/winr.err" ||
+	fail "report -o win.gpu.txt: $(cat "$dir/winr.err")"
+sctl report --since 1m >"$dir/win.txt" 2>>"$dir/winr.err" || fail "report on stdout"
+# (The member cannot write in $dir: the body and the status on its stdout.)
+as_member curl -s -m 10 --unix-socket "$dir/api.sock" -w '\n%{http_code}' \
+	"http://x/v1/profile?since_s=60&format=gpu-report" >"$dir/member.out" 2>&1
+sctl --json status >"$dir/status.json" 2>&1
+if $py - "$dir" <<'PYEOF'
+import json, sys
+d = sys.argv[1]
+truth = {l.split()[0]: int(l.split()[1]) for l in open(f"{d}/win.out") if len(l.split()) == 2}
+bad = []
+def host_bound(r, what):
+    f = [f for f in r["findings"] if f["kind"] == "host_bound"]
+    if not f or "xs_make_batch" not in f[0]["stack"]:
+        bad.append(f"{what}: no host_bound at xs_make_batch: {[(f['kind'], f['stack'][-3:]) for f in r['findings']]}")
+w = json.load(open(f"{d}/win.gpu.json"))
+host_bound(w, "window")
+if len(w["devices"]) != 1:
+    bad.append(f"window: {len(w['devices'])} devices")
+else:
+    dev = w["devices"][0]
+    for k in ("busy_ns", "idle_ns", "active_ns"):
+        if abs(dev[k] - truth[k]) > 0.02 * truth[k]:
+            bad.append(f"window: {k} {dev[k]} vs the workload's {truth[k]}")
+    if dev["active_ns"] < 10e9:
+        bad.append(f"window: {dev['active_ns']/1e9:.1f} s active, not more than a slice")
+    if abs(dev["kernels"] - truth["kernels"]) > 0.01 * truth["kernels"]:
+        bad.append(f"window: {dev['kernels']} kernels vs {truth['kernels']}")
+    print(f"     window: busy {dev['busy_ns']/1e6:.1f} ms idle {dev['idle_ns']/1e6:.1f} ms of {dev['active_ns']/1e6:.1f} ms"
+          f" ({dev['kernels']} kernels; the workload's {truth['busy_ns']/1e6:.1f} / {truth['idle_ns']/1e6:.1f} / {truth['active_ns']/1e6:.1f} ms, {truth['kernels']})")
+st = json.load(open(f"{d}/status.json"))["store"]
+if st.get("gpu_reports", 0) < 2 or "gpu_reports_dropped" not in st or "gpu_reports_cap_bytes" not in st:
+    bad.append(f"status store: {st.get('gpu_reports')} reports, {sorted(k for k in st if k.startswith('gpu_reports'))}")
+else:
+    print(f"     status store: {st['gpu_reports']} GPU reports, {st['gpu_reports_bytes']} of {st['gpu_reports_cap_bytes']} bytes, {st['gpu_reports_dropped']} dropped")
+a = json.load(open(f"{d}/att.gpu.json"))
+host_bound(a, "attachment")
+if len(a["devices"]) == 1:
+    dev = a["devices"][0]
+    # Asked while it ran: its share of busy time is the workload's (~24%) within 2 points.
+    share, want = dev["busy_ns"] / dev["active_ns"], truth["busy_ns"] / truth["active_ns"]
+    if abs(share - want) > 0.02 or dev["active_ns"] < 10e9:
+        bad.append(f"attachment: busy {share:.3f} of {dev['active_ns']/1e9:.1f} s vs the workload's {want:.3f}")
+    print(f"     attachment: busy {share:.3f} of {dev['active_ns']/1e9:.1f} s (the workload's {want:.3f})")
+else:
+    bad.append(f"attachment: {len(a['devices'])} devices")
+for f in ("win.gpu.txt", "win.txt", "att.txt"):
+    t = open(f"{d}/{f}").read().splitlines()
+    if not t or not t[0].startswith("xsprof GPU report") or "host_bound" not in "\n".join(t):
+        bad.append(f"{f}: {t[:2]}")
+    if any(len(l) > 80 for l in t):
+        bad.append(f"{f}: lines over 80 columns")
+body, _, code = open(f"{d}/member.out").read().rpartition("\n")
+m = json.loads(body) if code == "200" else None
+if not m or m.get("schema") != "xsprof.gpu_report" or m["devices"] or m["findings"]:
+    bad.append(f"member: {code} {body[:200]}")
+for b in bad:
+    print("     " + b)
+sys.exit(1 if bad else 0)
+PYEOF
+then
+	pass "service: xsprofctl report (window, two slices and more; attachment while it runs) finds host_bound at xs_make_batch, busy and idle within 2%; a member sees none of root's GPU work; status counts the reports"
+else
+	fail "service window and attachment reports: $(tail -3 "$dir/svc.log")"
+fi
+code=$(curl -s -o "$dir/trace.out" -w '%{http_code}' --unix-socket "$dir/api.sock" \
+	"http://x/v1/profile?format=json")
+if [[ $code == 400 ]]; then
+	pass "the window still refuses a Chrome trace (400)"
+else
+	fail "GET /v1/profile?format=json answered $code: $(head -c 200 "$dir/trace.out")"
+fi
+if sctl report -o "$dir/win.svg" 2>"$dir/ext.err"; then
+	fail "report -o win.svg was accepted"
+elif [[ $? == 2 ]] && grep -q ".gpu.json (JSON) or .gpu.txt" "$dir/ext.err"; then
+	pass "report -o win.svg refused (exit 2): $(head -1 "$dir/ext.err")"
+else
+	fail "report -o win.svg: $(head -2 "$dir/ext.err")"
+fi
 if XSPROF_CUPTI_SOCKET=$dir/svc-cupti.sock timeout 120 "$ctl" --socket "$dir/api.sock" record \
 	-F 999 -o "$dir/svc.gpu.json" -- "$work" input 20 >"$dir/svc.out" 2>"$dir/svc.err" &&
 	$py - "$dir/svc.gpu.json" <<'PYEOF'
@@ -259,12 +370,12 @@ then
 else
 	fail "service recording: $(tail -3 "$dir/svc.err") $(tail -3 "$dir/svc.log")"
 fi
-code=$(curl -s -o "$dir/win.out" -w '%{http_code}' --unix-socket "$dir/api.sock" \
-	"http://x/v1/profile?format=gpu-report")
-if [[ $code == 400 ]]; then
-	pass "the window refuses format gpu-report (400)"
+if XSPROF_CUPTI_SOCKET=$dir/svc-cupti.sock timeout 120 "$ctl" --socket "$dir/api.sock" record \
+	-F 999 -o "$dir/svc.gpu.txt" -- "$work" input 10 >/dev/null 2>"$dir/svct.err" &&
+	head -1 "$dir/svc.gpu.txt" | grep -q "^xsprof GPU report" && grep -q host_bound "$dir/svc.gpu.txt"; then
+	pass "service: xsprofctl record -o X.gpu.txt writes the text report"
 else
-	fail "GET /v1/profile?format=gpu-report answered $code: $(head -c 200 "$dir/win.out")"
+	fail "service recording as text: $(tail -3 "$dir/svct.err") $(head -3 "$dir/svc.gpu.txt" 2>/dev/null)"
 fi
 kill "$svc" 2>/dev/null
 wait "$svc" 2>/dev/null
