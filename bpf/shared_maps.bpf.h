@@ -45,7 +45,8 @@ struct {
  * The outermost probed CUDA call in progress on a thread (uprobe_cuda.bpf.c), to tell nested
  * calls from new ones; and, while that call waits for the GPU, since when: the return probe
  * (uprobe_cuda_ret.bpf.c) times it, and in wall mode the sampler and the off-CPU program leave
- * the thread's time to the wait.
+ * the thread's time to the wait. Also the thread's current device, as the CUDA runtime keeps
+ * it: the one its last cudaSetDevice named (an allocation's record carries it).
  */
 struct xsprof_call_mark {
 	__u64 sp;      /* stack pointer at its entry */
@@ -58,6 +59,8 @@ struct xsprof_call_mark {
 	__u32 alloc_api;
 	__u64 alloc_ns;	 /* entry time of the allocating call in progress, 0 when none */
 	__u64 alloc_out; /* where it writes the address (its first argument) */
+	__s32 device;	 /* the device of the thread's last cudaSetDevice, if device_set */
+	__u32 device_set;
 };
 
 struct {

@@ -206,9 +206,8 @@ static __noinline int send_held(struct xsprof_cuda_call *r, struct xsprof_cuda_s
 	return 0;
 }
 
-static __always_inline int cuda_call(struct pt_regs *ctx, struct cuda_scratch *scr)
+static __always_inline int cuda_call(struct pt_regs *ctx, __u64 cookie, struct cuda_scratch *scr)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u64 pid_tgid = xsprof_ids();
 	__u32 zero = 0, tgid = pid_tgid >> 32;
 	struct xsprof_cuda_stats *st = bpf_map_lookup_elem(&cuda_stats, &zero);
@@ -368,18 +367,51 @@ static __always_inline int cuda_call(struct pt_regs *ctx, struct cuda_scratch *s
 	return 0;
 }
 
+/*
+ * cudaSetDevice(device): the thread's current device, kept for its allocations (the CUDA
+ * runtime keeps one per thread). PyTorch's device guards call it often: no record, no stack,
+ * no scratch; not counted in calls (nothing is sent).
+ */
+static __noinline int set_device(struct pt_regs *ctx, __u64 cookie)
+{
+	struct xsprof_call_mark *m;
+	__u32 tgid;
+
+	/* The pid filter holds tgids of the daemon's namespace: looked up only where needed. */
+	if (pid_filter_on && !(cookie & XSPROF_CUDA_COOKIE_ONE_PROCESS)) {
+		tgid = xsprof_ids() >> 32;
+		if (!tgid || !bpf_map_lookup_elem(&pid_filter, &tgid))
+			return 0;
+	}
+	m = bpf_task_storage_get(&call_marks, bpf_get_current_task_btf(), 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (m) {
+		m->device = (__s32)PT_REGS_PARM1(ctx);
+		m->device_set = 1;
+	}
+	return 0;
+}
+
 /* One run in XSPROF_TIMED_EVERY is timed: what a launch costs, said by the daemon. */
 SEC("uprobe")
 int xsprof_cuda_call(struct pt_regs *ctx)
 {
+	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 zero = 0;
-	struct xsprof_cuda_stats *st = bpf_map_lookup_elem(&cuda_stats, &zero);
-	struct xsprof_launch_reuse_stats *rst = bpf_map_lookup_elem(&launch_reuse_stats, &zero);
-	bool timed = st && rst && !(st->calls & (XSPROF_TIMED_EVERY - 1));
-	__u64 t0 = timed ? bpf_ktime_get_ns() : 0;
-	struct cuda_scratch *scr = scratch_take();
+	struct xsprof_cuda_stats *st;
+	struct xsprof_launch_reuse_stats *rst;
+	struct cuda_scratch *scr;
+	bool timed;
+	__u64 t0;
 
-	cuda_call(ctx, scr);
+	if (cookie & XSPROF_CUDA_COOKIE_SET_DEVICE)
+		return set_device(ctx, cookie);
+	st = bpf_map_lookup_elem(&cuda_stats, &zero);
+	rst = bpf_map_lookup_elem(&launch_reuse_stats, &zero);
+	timed = st && rst && !(st->calls & (XSPROF_TIMED_EVERY - 1));
+	t0 = timed ? bpf_ktime_get_ns() : 0;
+	scr = scratch_take();
+	cuda_call(ctx, cookie, scr);
 	if (scr)
 		scr->busy = 0;
 	if (timed && rst) {

@@ -39,6 +39,7 @@ int xsprof_cuda_ret(struct pt_regs *ctx)
 	w.tgid = pid_tgid >> 32;
 	w.tid = (__u32)pid_tgid;
 	w.return_ns = bpf_ktime_get_ns();
+	w.device = m->device_set ? m->device : XSPROF_CUDA_DEVICE_UNSET;
 	if (m->alloc_ns) {
 		w.type = XSPROF_REC_CUDA_ALLOC;
 		w.api = m->alloc_api;

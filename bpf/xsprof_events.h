@@ -402,6 +402,8 @@ enum xsprof_cuda_api {
 	XSPROF_CUDA_cuMemFreeAsync_ptsz = 118,
 	XSPROF_CUDA_cuMemCreate = 119, /* VMM: physical memory, by handle */
 	XSPROF_CUDA_cuMemRelease = 120,
+	/* The thread's current device (uprobe_cuda.bpf.c keeps it; it sends no record). */
+	XSPROF_CUDA_cudaSetDevice = 121,
 
 	XSPROF_CUDA_API_MAX = 128,
 };
@@ -434,6 +436,9 @@ enum xsprof_cuda_stream_loc {
 /* The API allocates GPU memory (a pointer or handle written through its first argument, the
  * size in its second) and its return probe is attached: the entry marks it for the return. */
 #define XSPROF_CUDA_COOKIE_ALLOC (1ull << 51)
+/* cudaSetDevice(int device): the entry keeps the device (its first argument) in the thread's
+ * call mark for the allocations that follow, and returns; no record. */
+#define XSPROF_CUDA_COOKIE_SET_DEVICE (1ull << 52)
 
 /*
  * One CUDA API call, caught at its entry. Variable length on the wire: only nr_user frames of
@@ -487,9 +492,11 @@ struct xsprof_cuda_wait {
 	__u64 entry_ns;	 /* CLOCK_MONOTONIC at entry */
 	__u64 return_ns; /* CLOCK_MONOTONIC at return */
 	__u64 stream;	 /* the stream argument (0: none, or the legacy default stream) */
+	__s32 device;	 /* the thread's current device (below) */
+	__u32 pad;
 };
 
-_Static_assert(sizeof(struct xsprof_cuda_wait) == 40, "xsprof_cuda_wait layout");
+_Static_assert(sizeof(struct xsprof_cuda_wait) == 48, "xsprof_cuda_wait layout");
 
 /*
  * An allocating call (XSPROF_CUDA_COOKIE_ALLOC) returned: the same layout as a wait, type
@@ -498,6 +505,16 @@ _Static_assert(sizeof(struct xsprof_cuda_wait) == 40, "xsprof_cuda_wait layout")
  */
 #define XSPROF_CUDA_F_FAILED   0x10 /* the call returned an error: nothing was allocated */
 #define XSPROF_CUDA_F_READ_ERR 0x20 /* the address could not be read back */
+
+/*
+ * device of a wait or an allocation: the device the thread's last cudaSetDevice named (the
+ * CUDA runtime's current device; since CUDA 12 it also makes that device's primary context
+ * current, so driver allocations follow it), or XSPROF_CUDA_DEVICE_UNSET when the probe saw
+ * none on the thread. CUDA puts such a thread's work on device 0, unless it made another
+ * context current through the driver (cuCtxSetCurrent, not probed) or set its device before
+ * the probe was attached: the daemon takes device 0 (GPU_REPORT.md says so).
+ */
+#define XSPROF_CUDA_DEVICE_UNSET (-1)
 
 /* Per-CPU counters of the GPU waits; index of each field is fixed for user space. */
 struct xsprof_wait_stats {

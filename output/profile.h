@@ -50,7 +50,11 @@ struct profile_wait {
 	const char *api;   /* "cudaStreamSynchronize" */
 };
 
-/* A GPU memory allocation (at its return) or free (at its entry), for the GPU report. */
+/*
+ * A GPU memory allocation (at its return) or free (at its entry), for the GPU report. device:
+ * an allocation's (the device its thread's last cudaSetDevice named, 0 when it made none);
+ * -1 for a free (it frees on its allocation's device).
+ */
 struct profile_mem {
 	uint64_t time_ns; /* CLOCK_MONOTONIC */
 	uint64_t addr;	  /* the address (a VMM handle for cuMemCreate/Release); 0: not known */
@@ -59,7 +63,7 @@ struct profile_mem {
 	uint32_t stack_id; /* the call's stack (profile_data.stack), or CORR_NO_STACK */
 	uint8_t is_free;
 	uint8_t failed; /* an allocation that returned an error: nothing was allocated */
-	uint16_t pad;
+	int16_t device;
 	const char *api; /* "cudaMalloc" */
 };
 

@@ -147,6 +147,8 @@ const struct cuda_api cuda_apis[] = {
 	API(cuMemFreeAsync_ptsz, REG(0)),
 	API(cuMemCreate, REG(1)),
 	API(cuMemRelease, REG(0)),
+	/* The thread's current device, for the allocations after it (no record of its own). */
+	API(cudaSetDevice, NONE),
 };
 
 bool cuda_api__allocates(unsigned int api)

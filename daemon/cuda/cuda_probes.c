@@ -220,7 +220,8 @@ static __u64 api_cookie(const struct cuda_api *a, pid_t pid, bool waits)
 	       (a->wrapper ? XSPROF_CUDA_COOKIE_WRAPPER : 0) |
 	       (pid > 0 ? XSPROF_CUDA_COOKIE_ONE_PROCESS : 0) |
 	       (waits && cuda_api__waits(a->id) ? XSPROF_CUDA_COOKIE_WAIT : 0) |
-	       (waits && cuda_api__allocates(a->id) ? XSPROF_CUDA_COOKIE_ALLOC : 0);
+	       (waits && cuda_api__allocates(a->id) ? XSPROF_CUDA_COOKIE_ALLOC : 0) |
+	       (a->id == XSPROF_CUDA_cudaSetDevice ? XSPROF_CUDA_COOKIE_SET_DEVICE : 0);
 }
 
 /* Two names for one entry (an alias): one probe, or each call would count twice. */

@@ -511,6 +511,7 @@ static int add_timed(struct launch_store *ls, struct launch_wait **v, size_t *n,
 		.tid = w->tid,
 		.api = w->api,
 		.flags = w->flags,
+		.device = w->device,
 	};
 	(*kept)++;
 	return 0;

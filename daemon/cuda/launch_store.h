@@ -64,6 +64,8 @@ struct launch_wait {
 	uint32_t tgid, tid;
 	uint32_t api;	/* enum xsprof_cuda_api */
 	uint32_t flags; /* the record's XSPROF_CUDA_F_* (an allocation: FAILED, READ_ERR) */
+	int32_t device; /* the thread's device, or XSPROF_CUDA_DEVICE_UNSET (xsprof_events.h) */
+	uint32_t pad;
 };
 
 /* An xsprof scope (xsprof/scope.h) a thread opened and closed: a range, as NVTX ones are. */

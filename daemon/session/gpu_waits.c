@@ -397,6 +397,10 @@ int gpu_waits__memory(const struct launch_store *ls, struct profile_mem **ret, s
 			.stack_id = e && e->stack != UINT32_MAX ? STACK_NAMES_LAUNCH | e->stack
 								: CORR_NO_STACK,
 			.failed = !!(al[i].flags & XSPROF_CUDA_F_FAILED),
+			/* A thread that set no device is on CUDA's default, device 0. */
+			.device = al[i].device >= 0 && al[i].device <= INT16_MAX
+					  ? (int16_t)al[i].device
+					  : 0,
 			.api = cuda_api__name(al[i].api)};
 	}
 	for (size_t i = 0; i < ne && !err; i++) {
@@ -414,6 +418,7 @@ int gpu_waits__memory(const struct launch_store *ls, struct profile_mem **ret, s
 								  ? STACK_NAMES_LAUNCH | ev[i].stack
 								  : CORR_NO_STACK,
 					      .is_free = 1,
+					      .device = -1,
 					      .api = cuda_api__name(ev[i].api)};
 	}
 	free(w.calls);
