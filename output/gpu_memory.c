@@ -19,22 +19,28 @@ struct walk {
 	const struct profile_data *pd;
 	struct gpu_memory *m;
 	struct hashmap *live;	/* (pid, addr) -> pd->mem index + 1 */
-	struct hashmap *by_id;	/* (pid, stack_id) -> stacks index + 1 */
-	struct keymap *by_name; /* pid, api, frames -> stacks index + 1 */
+	struct hashmap *by_id;	/* (pid, device and stack_id) -> stacks index + 1 */
+	struct keymap *by_name; /* pid, device, api, frames -> stacks index + 1 */
 	size_t *place;		/* pd->mem index -> stacks index (allocations) */
 	char *key;
 	size_t cap_key;
 };
 
-static struct gpu_mem_proc *proc_of(struct gpu_memory *m, uint32_t pid)
+static struct gpu_mem_proc *proc_of(struct gpu_memory *m, uint32_t pid, int32_t device)
 {
 	for (size_t i = 0; i < m->nr_procs; i++)
-		if (m->procs[i].pid == pid)
+		if (m->procs[i].pid == pid && m->procs[i].device == device)
 			return &m->procs[i];
 	if (vec_reserve(&m->procs, &m->cap_procs, m->nr_procs + 1))
 		return NULL;
-	m->procs[m->nr_procs] = (struct gpu_mem_proc){.pid = pid};
+	m->procs[m->nr_procs] = (struct gpu_mem_proc){.pid = pid, .device = device};
 	return &m->procs[m->nr_procs++];
+}
+
+/* The hash key of a stack on a device: one stack may allocate on several. */
+static uint64_t id_key(const struct profile_mem *e)
+{
+	return (uint64_t)(uint32_t)e->device << 32 | e->stack_id;
 }
 
 /* The place of an allocation: its stack as named (stacks that read the same are one). */
@@ -42,7 +48,7 @@ static int place_of(struct walk *w, const struct profile_mem *e, size_t *ret)
 {
 	const struct profile_data *pd = w->pd;
 	struct gpu_memory *m = w->m;
-	void *v = hashmap__get(w->by_id, e->pid, e->stack_id);
+	void *v = hashmap__get(w->by_id, e->pid, id_key(e));
 	const char *const *frames = NULL;
 	size_t n = 0, len, need;
 
@@ -58,7 +64,8 @@ static int place_of(struct walk *w, const struct profile_mem *e, size_t *ret)
 		need += strlen(frames[i]) + 1;
 	if (vec_reserve(&w->key, &w->cap_key, need))
 		return -ENOMEM;
-	len = (size_t)snprintf(w->key, w->cap_key, "%u|%s|", e->pid, e->api ? e->api : "");
+	len = (size_t)snprintf(w->key, w->cap_key, "%u|%d|%s|", e->pid, e->device,
+			       e->api ? e->api : "");
 	for (size_t i = 0; i < n; i++)
 		len += (size_t)snprintf(w->key + len, w->cap_key - len, "%s;", frames[i]);
 	v = keymap__get(w->by_name, w->key, len);
@@ -69,7 +76,7 @@ static int place_of(struct walk *w, const struct profile_mem *e, size_t *ret)
 		    keymap__put(w->by_name, w->key, len, (void *)(m->nr_stacks + 1), NULL))
 			return -ENOMEM;
 		s = &m->stacks[m->nr_stacks];
-		*s = (struct gpu_mem_stack){.pid = e->pid, .api = e->api};
+		*s = (struct gpu_mem_stack){.pid = e->pid, .device = e->device, .api = e->api};
 		if (n) {
 			s->frames = malloc(n * sizeof(*s->frames));
 			if (!s->frames)
@@ -79,7 +86,7 @@ static int place_of(struct walk *w, const struct profile_mem *e, size_t *ret)
 		}
 		v = (void *)(++m->nr_stacks);
 	}
-	if (hashmap__put(w->by_id, e->pid, e->stack_id, v))
+	if (hashmap__put(w->by_id, e->pid, id_key(e), v))
 		return -ENOMEM;
 	*ret = (size_t)v - 1;
 	return 0;
@@ -98,24 +105,30 @@ static int replay(struct walk *w, bool again)
 
 	for (size_t i = 0; i < pd->nr_mem && !err; i++) {
 		const struct profile_mem *e = &pd->mem[i];
-		struct gpu_mem_proc *p = proc_of(m, e->pid);
+		struct gpu_mem_proc *p;
 
-		if (!p)
-			return -ENOMEM;
 		if (e->is_free) {
 			void *v = hashmap__remove(w->live, e->pid, e->addr);
+			const struct profile_mem *a = v ? &pd->mem[(size_t)v - 1] : NULL;
 
+			/* On its allocation's device; not known: device -1 until fold_unknown. */
+			p = proc_of(m, e->pid, a ? a->device : -1);
+			if (!p)
+				return -ENOMEM;
 			if (!again)
 				p->frees++;
-			if (!v) {
+			if (!a) {
 				p->unknown_frees += !again;
 				continue;
 			}
-			p->end -= pd->mem[(size_t)v - 1].bytes;
-			m->stacks[w->place[(size_t)v - 1]].live -= pd->mem[(size_t)v - 1].bytes;
+			p->end -= a->bytes;
+			m->stacks[w->place[(size_t)v - 1]].live -= a->bytes;
 		} else {
 			size_t s;
 
+			p = proc_of(m, e->pid, e->device);
+			if (!p)
+				return -ENOMEM;
 			err = place_of(w, e, &s);
 			if (err)
 				break;
@@ -149,7 +162,7 @@ static int replay(struct walk *w, bool again)
 		}
 		if (again && p->peak_ix == i + 1)
 			for (size_t k = 0; k < m->nr_stacks; k++)
-				if (m->stacks[k].pid == e->pid)
+				if (m->stacks[k].pid == p->pid && m->stacks[k].device == p->device)
 					m->stacks[k].at_peak = m->stacks[k].live;
 	}
 	return err;
@@ -179,7 +192,7 @@ static int rank(struct gpu_memory *m)
 		size_t n = 0;
 
 		for (size_t k = 0; k < m->nr_stacks; k++)
-			n += m->stacks[k].pid == p->pid;
+			n += m->stacks[k].pid == p->pid && m->stacks[k].device == p->device;
 		p->at_peak = calloc(n ? n : 1, sizeof(*p->at_peak));
 		p->at_end = calloc(n ? n : 1, sizeof(*p->at_end));
 		if (!p->at_peak || !p->at_end)
@@ -187,7 +200,7 @@ static int rank(struct gpu_memory *m)
 		for (size_t k = 0; k < m->nr_stacks; k++) {
 			const struct gpu_mem_stack *s = &m->stacks[k];
 
-			if (s->pid != p->pid)
+			if (s->pid != p->pid || s->device != p->device)
 				continue;
 			if (s->at_peak)
 				p->at_peak[p->nr_at_peak++] = s;
@@ -206,10 +219,65 @@ static void count_live(void *val, void *ctx)
 {
 	struct walk *w = ctx;
 	const struct profile_mem *e = &w->pd->mem[(size_t)val - 1];
-	struct gpu_mem_proc *p = proc_of(w->m, e->pid);
+	struct gpu_mem_proc *p = proc_of(w->m, e->pid, e->device);
 
 	if (p)
 		p->end_allocs++;
+}
+
+/*
+ * The frees of memory allocated before the profile (device not known, counted on device -1)
+ * move to their process's first device, where it has one.
+ */
+static void fold_unknown(struct gpu_memory *m)
+{
+	for (size_t i = 0; i < m->nr_procs;) {
+		struct gpu_mem_proc *u = &m->procs[i], *to = NULL;
+
+		if (u->device != -1 || u->allocs || u->failed) {
+			i++;
+			continue;
+		}
+		for (size_t k = 0; k < m->nr_procs; k++)
+			if (k != i && m->procs[k].pid == u->pid &&
+			    (!to || m->procs[k].device < to->device))
+				to = &m->procs[k];
+		if (!to) {
+			i++;
+			continue;
+		}
+		to->frees += u->frees;
+		to->unknown_frees += u->unknown_frees;
+		memmove(u, u + 1, (m->nr_procs - i - 1) * sizeof(*u));
+		m->nr_procs--;
+	}
+}
+
+/* Processes in the order they came, each one's devices in order (insertion: a few entries). */
+static int order(struct gpu_memory *m)
+{
+	size_t *first = calloc(m->nr_procs ? m->nr_procs : 1, sizeof(*first));
+
+	if (!first)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nr_procs; i++)
+		for (first[i] = 0; m->procs[first[i]].pid != m->procs[i].pid; first[i]++)
+			;
+	for (size_t i = 1; i < m->nr_procs; i++) {
+		struct gpu_mem_proc p = m->procs[i];
+		size_t f = first[i], k = i;
+
+		for (; k > 0 && (first[k - 1] > f ||
+				 (first[k - 1] == f && m->procs[k - 1].device > p.device));
+		     k--) {
+			m->procs[k] = m->procs[k - 1];
+			first[k] = first[k - 1];
+		}
+		m->procs[k] = p;
+		first[k] = f;
+	}
+	free(first);
+	return 0;
 }
 
 static int build(struct walk *w)
@@ -228,6 +296,10 @@ static int build(struct walk *w)
 	err = w->live ? replay(w, true) : -ENOMEM;
 	if (!err)
 		hashmap__for_each(w->live, count_live, w);
+	if (!err) {
+		fold_unknown(m);
+		err = order(m);
+	}
 	return err ? err : rank(m);
 }
 

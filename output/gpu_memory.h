@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * GPU memory by the CPU stack that allocated it, per process, from a profile's memory calls
+ * GPU memory by the CPU stack that allocated it, per process and device, from a profile's memory
+ * calls
  * (profile_data.mem: cudaMalloc/cudaFree, the async and managed forms, cuMemAlloc/cuMemFree,
  * cuMemCreate/cuMemRelease): bytes live at the process's peak by allocating stack, bytes still
  * allocated when the profile ended, failed allocations. Part of the GPU report
@@ -18,9 +19,11 @@ struct profile_data;
 /* At most this many allocations tracked live at once (all processes); past it, counted. */
 #define GPU_MEMORY_MAX_LIVE 1000000
 
-/* The allocations of one process from one place (stacks that read the same are one). */
+/* The allocations of one process on one device from one place (stacks that read the same are
+ * one). */
 struct gpu_mem_stack {
 	uint32_t pid;
+	int32_t device;
 	const char *api; /* the allocating call */
 	const char **frames;
 	size_t nr_frames;
@@ -29,8 +32,14 @@ struct gpu_mem_stack {
 	uint64_t at_peak;	/* ... at the moment the process's live bytes peaked */
 };
 
+/*
+ * The memory of one process on one device (profile_mem.device). A free counts on its
+ * allocation's device; a free of memory allocated before the profile, whose device is not
+ * known, on the process's first device (device -1 when the process allocated nothing).
+ */
 struct gpu_mem_proc {
 	uint32_t pid;
+	int32_t device;
 	uint64_t allocs, frees, failed;
 	uint64_t unknown_frees; /* frees of addresses allocated before the profile */
 	uint64_t allocated;	/* bytes allocated in all */
@@ -47,7 +56,7 @@ struct gpu_mem_proc {
 };
 
 struct gpu_memory {
-	struct gpu_mem_proc *procs; /* by pid */
+	struct gpu_mem_proc *procs; /* by pid (in the order they came), then device */
 	size_t nr_procs;
 	uint64_t untracked; /* allocations not tracked: GPU_MEMORY_MAX_LIVE live already */
 	/* private */

@@ -1284,14 +1284,14 @@ static void memory_findings(struct gpu_report *r)
 
 		if (p->failed &&
 		    (f = finding(
-			     r, "allocation_failed", 1, 0,
+			     r, "allocation_failed", 1, p->device > 0 ? (uint32_t)p->device : 0,
 			     "A GPU allocation failed: usually out of memory. See what was live "
 			     "at the peak; free caches (torch.cuda.empty_cache()), lower the batch "
 			     "size, or let PyTorch's allocator grow in place "
 			     "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)."))) {
 			snprintf(f->summary, sizeof(f->summary),
-				 "%" PRIu64 " GPU allocation%s of process %u failed", p->failed,
-				 p->failed == 1 ? "" : "s", p->pid);
+				 "%" PRIu64 " GPU allocation%s of process %u on device %d failed",
+				 p->failed, p->failed == 1 ? "" : "s", p->pid, p->device);
 			fig_ns(f, "failed", p->failed);
 			fig_ns(f, "peak_bytes", p->peak);
 			if (p->failed_at)
@@ -1299,15 +1299,16 @@ static void memory_findings(struct gpu_report *r)
 		}
 		if (p->end >= (1u << 20) && p->nr_at_end &&
 		    (f = finding(
-			     r, "memory_unfreed", share_of(p->end, p->peak), 0,
+			     r, "memory_unfreed", share_of(p->end, p->peak),
+			     p->device > 0 ? (uint32_t)p->device : 0,
 			     "GPU memory allocated here was still allocated when the profile ended: "
 			     "at the process's exit, a leak (or memory the driver frees for it); "
 			     "while it runs, memory held on purpose (weights, caches) or growth to "
 			     "check."))) {
 			snprintf(f->summary, sizeof(f->summary),
-				 "%.1f MiB of process %u's GPU memory (%" PRIu64
+				 "%.1f MiB of process %u's memory on device %d (%" PRIu64
 				 " allocations) was never freed, %.1f MiB from the place below",
-				 p->end / 1048576.0, p->pid, p->end_allocs,
+				 p->end / 1048576.0, p->pid, p->device, p->end_allocs,
 				 p->at_end[0]->live / 1048576.0);
 			fig_ns(f, "bytes", p->end);
 			fig_ns(f, "allocations", p->end_allocs);
@@ -1741,17 +1742,21 @@ static void text_ranges(const struct gpu_report *r, FILE *f)
 	}
 }
 
-/* GPU memory per process: the peak and what was live then, what was left at the end. */
+/* GPU memory per process and device: the peak and what was live then, what was left at the
+ * end. */
 static void text_memory(const struct gpu_report *r, FILE *f)
 {
 	for (size_t i = 0; r->mem && i < r->mem->nr_procs; i++) {
 		const struct gpu_mem_proc *p = &r->mem->procs[i];
+		char dev[32] = "an unknown device";
 
+		if (p->device >= 0)
+			snprintf(dev, sizeof(dev), "device %d", p->device);
 		line(f, "%s", "");
+		line(f, "GPU memory of process %u on %s:", p->pid, dev);
 		line(f,
-		     "GPU memory of process %u: %" PRIu64 " allocations (%.1f MiB), %" PRIu64
-		     " frees, %" PRIu64 " failed",
-		     p->pid, p->allocs, p->allocated / 1048576.0, p->frees, p->failed);
+		     "  %" PRIu64 " allocations (%.1f MiB), %" PRIu64 " frees, %" PRIu64 " failed",
+		     p->allocs, p->allocated / 1048576.0, p->frees, p->failed);
 		line(f,
 		     "  peak %.1f MiB at %s; %.1f MiB in %" PRIu64 " allocations left at the end",
 		     p->peak / 1048576.0,
@@ -1994,14 +1999,18 @@ static void json_memory(const struct gpu_report *r, FILE *f)
 	for (size_t i = 0; r->mem && i < r->mem->nr_procs; i++) {
 		const struct gpu_mem_proc *p = &r->mem->procs[i];
 
+		fprintf(f, "%s{\"pid\":%u,\"device\":", i ? "," : "", p->pid);
+		if (p->device >= 0)
+			fprintf(f, "%d", p->device);
+		else
+			fputs("null", f);
 		fprintf(f,
-			"%s{\"pid\":%u,\"allocations\":%" PRIu64 ",\"frees\":%" PRIu64
-			",\"failed\":%" PRIu64 ",\"unknown_frees\":%" PRIu64
-			",\"allocated_bytes\":%" PRIu64 ",\"peak_bytes\":%" PRIu64
-			",\"peak_ns\":%" PRIu64 ",\"end_bytes\":%" PRIu64
+			",\"allocations\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"failed\":%" PRIu64
+			",\"unknown_frees\":%" PRIu64 ",\"allocated_bytes\":%" PRIu64
+			",\"peak_bytes\":%" PRIu64 ",\"peak_ns\":%" PRIu64 ",\"end_bytes\":%" PRIu64
 			",\"end_allocations\":%" PRIu64 ",\"at_peak\":",
-			i ? "," : "", p->pid, p->allocs, p->frees, p->failed, p->unknown_frees,
-			p->allocated, p->peak, p->peak_ns, p->end, p->end_allocs);
+			p->allocs, p->frees, p->failed, p->unknown_frees, p->allocated, p->peak,
+			p->peak_ns, p->end, p->end_allocs);
 		json_places(f, p->at_peak, p->nr_at_peak, true);
 		fprintf(f, ",\"at_end\":");
 		json_places(f, p->at_end, p->nr_at_end, false);

@@ -891,3 +891,153 @@ Test(gpu_report, merged_into_kept)
 	cr_assert_str_eq(innermost(finding(j, "host_bound")), "make_batch");
 	json_object_put(j);
 }
+
+/*
+ * GPU memory per process and device (profile_mem.device; a free is -1, as the daemon gives it:
+ * it frees on its allocation's device). train_step allocates 100 MiB on device 0 and 200 on
+ * device 1 (the same stack, two places), make_batch 50 on device 1; the 200 is freed; a free
+ * of memory allocated before the profile counts on the process's first device; a failed
+ * allocation on device 1; another process only frees memory of before the profile: its
+ * device is not known.
+ */
+static const struct profile_mem by_device_mem[] = {
+	{.time_ns = 1 * US,
+	 .addr = 0x1000,
+	 .bytes = 100 << 20,
+	 .pid = PID,
+	 .stack_id = 1,
+	 .api = "cudaMalloc"},
+	{.time_ns = 2 * US,
+	 .addr = 0x2000,
+	 .bytes = 200 << 20,
+	 .pid = PID,
+	 .stack_id = 1,
+	 .device = 1,
+	 .api = "cudaMalloc"},
+	{.time_ns = 3 * US,
+	 .addr = 0x3000,
+	 .bytes = 50 << 20,
+	 .pid = PID,
+	 .stack_id = 2,
+	 .device = 1,
+	 .api = "cuMemAlloc_v2"},
+	{.time_ns = 4 * US,
+	 .addr = 0x2000,
+	 .pid = PID,
+	 .stack_id = 3,
+	 .is_free = 1,
+	 .device = -1,
+	 .api = "cudaFree"},
+	{.time_ns = 5 * US,
+	 .addr = 0x9999,
+	 .pid = PID,
+	 .stack_id = 3,
+	 .is_free = 1,
+	 .device = -1,
+	 .api = "cudaFree"},
+	{.time_ns = 6 * US,
+	 .bytes = 900u << 20,
+	 .pid = PID,
+	 .stack_id = 4,
+	 .failed = 1,
+	 .device = 1,
+	 .api = "cudaMalloc"},
+	{.time_ns = 7 * US,
+	 .addr = 0x7777,
+	 .pid = PID + 1,
+	 .stack_id = 3,
+	 .is_free = 1,
+	 .device = -1,
+	 .api = "cudaFree"},
+};
+
+static void check_by_device(struct json_object *j)
+{
+	static const uint64_t mib = 1 << 20;
+	struct json_object *mem = get(j, "memory"), *d0, *d1, *other, *peak, *fs;
+	bool unfreed[2] = {false, false};
+
+	cr_assert_eq(json_object_array_length(mem), 3, "%s", json_object_to_json_string(mem));
+	d0 = json_object_array_get_idx(mem, 0);
+	d1 = json_object_array_get_idx(mem, 1);
+	other = json_object_array_get_idx(mem, 2);
+	cr_assert_eq(num(d0, "pid"), PID);
+	cr_assert_eq(num(d0, "device"), 0);
+	cr_assert_eq(num(d0, "allocations"), 1);
+	cr_assert_eq(num(d0, "peak_bytes"), 100 * mib);
+	cr_assert_eq(num(d0, "peak_ns"), 1 * US);
+	cr_assert_eq(num(d0, "end_bytes"), 100 * mib);
+	cr_assert_eq(num(d0, "frees"), 1, "the unknown free, on the first device");
+	cr_assert_eq(num(d0, "unknown_frees"), 1);
+	cr_assert_eq(num(d0, "failed"), 0);
+	cr_assert_eq(json_object_array_length(get(d0, "at_peak")), 1);
+	cr_assert_str_eq(innermost(json_object_array_get_idx(get(d0, "at_peak"), 0)), "train_step");
+
+	cr_assert_eq(num(d1, "pid"), PID);
+	cr_assert_eq(num(d1, "device"), 1);
+	cr_assert_eq(num(d1, "allocations"), 2);
+	cr_assert_eq(num(d1, "allocated_bytes"), 250 * mib);
+	cr_assert_eq(num(d1, "peak_bytes"), 250 * mib);
+	cr_assert_eq(num(d1, "peak_ns"), 3 * US);
+	cr_assert_eq(num(d1, "end_bytes"), 50 * mib);
+	cr_assert_eq(num(d1, "end_allocations"), 1);
+	cr_assert_eq(num(d1, "frees"), 1);
+	cr_assert_eq(num(d1, "unknown_frees"), 0);
+	cr_assert_eq(num(d1, "failed"), 1);
+	peak = get(d1, "at_peak");
+	cr_assert_eq(json_object_array_length(peak), 2);
+	cr_assert_str_eq(innermost(json_object_array_get_idx(peak, 0)), "train_step");
+	cr_assert_eq(num(json_object_array_get_idx(peak, 0), "bytes"), 200 * mib);
+	cr_assert_str_eq(innermost(json_object_array_get_idx(peak, 1)), "make_batch");
+	cr_assert_str_eq(innermost(json_object_array_get_idx(get(d1, "at_end"), 0)), "make_batch");
+	cr_assert_str_eq(innermost(json_object_array_get_idx(get(d1, "failed_at"), 0)),
+			 "queue_more");
+
+	cr_assert_eq(num(other, "pid"), PID + 1);
+	cr_assert(json_object_is_type(get(other, "device"), json_type_null));
+	cr_assert_eq(num(other, "unknown_frees"), 1);
+	cr_assert_eq(num(other, "allocations"), 0);
+
+	cr_assert_eq(num(finding(j, "allocation_failed"), "device"), 1);
+	fs = get(j, "findings");
+	for (size_t i = 0; i < json_object_array_length(fs); i++) {
+		struct json_object *f = json_object_array_get_idx(fs, i);
+
+		if (!strcmp(json_object_get_string(get(f, "kind")), "memory_unfreed") &&
+		    num(f, "device") < 2)
+			unfreed[num(f, "device")] = true;
+	}
+	cr_assert(unfreed[0] && unfreed[1], "memory_unfreed on each device");
+}
+
+Test(gpu_report, memory_by_device)
+{
+	struct profile_data pd = {.mem = by_device_mem,
+				  .nr_mem = sizeof(by_device_mem) / sizeof(by_device_mem[0]),
+				  .stack = stack_of,
+				  .end_ns = 10 * US};
+	struct json_object *j = report_json(&pd);
+	struct gpu_report *r;
+	char *buf = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	check_by_device(j);
+	json_object_put(j);
+	/* Kept in two slices and merged: the devices stay. */
+	j = merged_json(&pd, (const uint64_t[]){4}, 1);
+	check_by_device(j);
+	json_object_put(j);
+
+	cr_assert(f);
+	cr_assert_eq(gpu_report__build(&pd, &r), 0);
+	cr_assert_eq(gpu_report__write_text(r, f), 0);
+	gpu_report__free(r);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert(strstr(buf, "GPU memory of process 100 on device 0:"), "%s", buf);
+	cr_assert(strstr(buf, "GPU memory of process 100 on device 1:"), "%s", buf);
+	cr_assert(strstr(buf, "GPU memory of process 101 on an unknown device:"), "%s", buf);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		cr_assert_leq(strlen(line), 80, "over 80 columns: %s", line);
+	free(buf);
+}
