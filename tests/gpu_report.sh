@@ -159,15 +159,17 @@ else
 	fail "Python input-bound: $(tail -3 "$dir/python.err")"
 fi
 
-# GPU memory by allocating stack: the peak and what is left at exit, by function, exact; the
-# failed allocation with its stack; the trace's memory counter.
+# GPU memory by allocating stack, per device (the device each thread set with cudaSetDevice,
+# 0 before it did; driver and runtime allocations alike): the peak and what is left at exit, by
+# function, exact; the failed allocation with its stack and device; the text report names each
+# device; the trace's memory counter.
 if run memory 1 && $py - "$dir" <<'PYEOF'
 import json, sys
 d = sys.argv[1]
 truth = {l.split()[0]: int(l.split()[1]) for l in open(f"{d}/memory.out") if l.startswith("mem_")}
 r = json.load(open(f"{d}/memory.gpu.json"))
 bad = []
-m = r["memory"][0] if len(r["memory"]) == 1 else None
+mem = {m["device"]: m for m in r["memory"]}
 def by_fn(places):
     out = {}
     for p in places:
@@ -175,33 +177,44 @@ def by_fn(places):
         out[fn] = out.get(fn, 0) + p["bytes"]
     return out
 MIB = 1 << 20
-if not m:
-    bad.append(f"memory: {r['memory']}")
-else:
-    if m["peak_bytes"] != truth["mem_peak"] or m["end_bytes"] != truth["mem_end"]:
-        bad.append(f"peak {m['peak_bytes']} end {m['end_bytes']} vs {truth}")
-    if by_fn(m["at_peak"]) != {"xs_load_weights": 128 * MIB, "xs_grow_cache": 128 * MIB, "xs_temp_buffer": 64 * MIB}:
-        bad.append(f"at the peak: {by_fn(m['at_peak'])}")
-    if by_fn(m["at_end"]) != {"xs_load_weights": 128 * MIB, "xs_grow_cache": 32 * MIB}:
-        bad.append(f"at the end: {by_fn(m['at_end'])}")
-    if m["failed"] != truth["mem_failed"]:
-        bad.append(f"failed {m['failed']}")
+want = {
+    0: ({"xs_load_weights": 128 * MIB}, {"xs_load_weights": 128 * MIB}),
+    1: ({"xs_grow_cache": 128 * MIB, "xs_temp_buffer": 64 * MIB}, {"xs_grow_cache": 32 * MIB}),
+}
+if len(r["memory"]) != 2 or sorted(mem) != [0, 1] or len({m["pid"] for m in r["memory"]}) != 1:
+    bad.append(f"memory: {[(m['pid'], m['device']) for m in r['memory']]}, want one process on devices 0 and 1")
+for dev, (peak, end) in want.items():
+    m = mem.get(dev)
+    if not m:
+        continue
+    if m["peak_bytes"] != truth[f"mem_peak_dev{dev}"] or m["end_bytes"] != truth[f"mem_end_dev{dev}"]:
+        bad.append(f"device {dev}: peak {m['peak_bytes']} end {m['end_bytes']} vs {truth}")
+    if by_fn(m["at_peak"]) != peak:
+        bad.append(f"device {dev} at the peak: {by_fn(m['at_peak'])}")
+    if by_fn(m["at_end"]) != end:
+        bad.append(f"device {dev} at the end: {by_fn(m['at_end'])}")
+    if m["failed"] != truth[f"mem_failed_dev{dev}"]:
+        bad.append(f"device {dev}: failed {m['failed']}")
+    print(f"     device {dev}: peak {m['peak_bytes'] / MIB:.0f} MiB ({by_fn(m['at_peak'])}), end {m['end_bytes'] / MIB:.0f} MiB")
 kinds = {f["kind"]: f for f in r["findings"]}
-if "allocation_failed" not in kinds or "xs_too_big" not in kinds["allocation_failed"]["stack"]:
+if "allocation_failed" not in kinds or "xs_too_big" not in kinds["allocation_failed"]["stack"] \
+        or kinds["allocation_failed"]["device"] != 0:
     bad.append(f"allocation_failed: {kinds.get('allocation_failed')}")
-if "memory_unfreed" not in kinds:
-    bad.append("no memory_unfreed")
+if {f["device"] for f in r["findings"] if f["kind"] == "memory_unfreed"} != {0, 1}:
+    bad.append(f"memory_unfreed: {[f for f in r['findings'] if f['kind'] == 'memory_unfreed']}")
+text = open(f"{d}/memory.out").read()
+for dev in (0, 1):
+    if f" on device {dev}:" not in text:
+        bad.append(f"the text report names no device {dev}")
 t = json.load(open(f"{d}/memory.json"))
 if not any(e.get("ph") == "C" and e.get("name") == "GPU memory MiB" for e in t["traceEvents"]):
     bad.append("no GPU memory counter in the trace")
 for b in bad:
     print("     " + b)
-if m:
-    print(f"     peak {m['peak_bytes'] / MIB:.0f} MiB ({by_fn(m['at_peak'])}), end {m['end_bytes'] / MIB:.0f} MiB")
 sys.exit(1 if bad else 0)
 PYEOF
 then
-	pass "GPU memory: peak and exit by allocating function exact, the failed allocation's stack"
+	pass "GPU memory: peak and exit by device and allocating function exact, the failed allocation's stack"
 else
 	fail "GPU memory"
 fi

@@ -18,7 +18,13 @@ target_compile_options(xs_gpu_wait PRIVATE ${XS_FRAME_FLAGS})
 target_include_directories(xs_gpu_wait PRIVATE ${PROJECT_SOURCE_DIR})
 target_link_libraries(xs_gpu_wait PRIVATE xs_cuda_wait)
 
+# Allocations through the real libcudart from threads that set known devices (cudaSetDevice).
+add_executable(xs_cuda_devices workloads/cuda_devices.c)
+target_compile_options(xs_cuda_devices PRIVATE ${XS_FRAME_FLAGS})
+target_link_libraries(xs_cuda_devices PRIVATE CUDA::cudart pthread)
+
 xsprof_unit_test(test_gpu_waits SOURCES test_gpu_waits.c harness.c LIBS xsprof_session)
 target_compile_definitions(test_gpu_waits PRIVATE XSPROFD_PATH="$<TARGET_FILE:xsprofd>"
-	XS_GPU_WAIT_PATH="$<TARGET_FILE:xs_gpu_wait>" XS_CUDA_PATH="$<TARGET_FILE:xs_cuda>")
-add_dependencies(test_gpu_waits xsprofd xs_gpu_wait xs_cuda)
+	XS_GPU_WAIT_PATH="$<TARGET_FILE:xs_gpu_wait>" XS_CUDA_PATH="$<TARGET_FILE:xs_cuda>"
+	XS_CUDA_DEVICES_PATH="$<TARGET_FILE:xs_cuda_devices>")
+add_dependencies(test_gpu_waits xsprofd xs_gpu_wait xs_cuda xs_cuda_devices)

@@ -425,3 +425,55 @@ Test(gpu_waits, chrome_trace_has_a_slice_per_wait, .timeout = 120)
 	}
 	free(txt);
 }
+
+/* The failed allocations the text report counts on device dev ("GPU memory of process P on
+ * device D:", then "  A allocations (M MiB), F frees, N failed"); -1 when it has no such part. */
+static long failed_on(const char *text, int dev)
+{
+	char head[64];
+	const char *p = text, *nl;
+	long n;
+
+	snprintf(head, sizeof(head), " on device %d:\n", dev);
+	while ((p = strstr(p, "GPU memory of process "))) {
+		nl = strchr(p, '\n');
+		if (nl && !strncmp(nl - strlen(head) + 1, head, strlen(head)) &&
+		    sscanf(nl + 1, "%*s allocations (%*s MiB), %*s frees, %ld failed", &n) == 1)
+			return n;
+		p++;
+	}
+	return -1;
+}
+
+/*
+ * The device each thread set with cudaSetDevice, through the real probes on the real
+ * libcudart.so.13 (no GPU: the calls fail, the uprobes fire): xs_cuda_devices allocates once on
+ * device 0 (before any cudaSetDevice), twice after cudaSetDevice(1), three times in a thread
+ * on device 2, once in a thread that set none (device 0 again: the device is per thread).
+ */
+Test(gpu_waits, allocations_on_the_device_each_thread_set, .timeout = 120)
+{
+	const char *out = test_path("devices", ".gpu.json"), *err = test_path("devices", ".err");
+	const char *txt = test_path("devices", ".out");
+	char *argv[] = {XSPROFD_PATH,
+			"-f",
+			"--report",
+			"gpu",
+			"--cupti-socket",
+			(char *)test_path("devices", ".sock"),
+			"-o",
+			(char *)out,
+			"--",
+			XS_CUDA_DEVICES_PATH,
+			NULL};
+	char *text;
+
+	cr_assert_eq(run(argv, txt, err), 0, "%s", read_file(err));
+	text = read_file(txt);
+	cr_assert(text);
+	cr_expect_eq(failed_on(text, 0), 2, "%s", text);
+	cr_expect_eq(failed_on(text, 1), 2, "%s", text);
+	cr_expect_eq(failed_on(text, 2), 3, "%s", text);
+	cr_expect_eq(failed_on(text, 3), -1, "%s", text);
+	free(text);
+}

@@ -2,9 +2,11 @@
 /*
  * libcuda_xsbound.so: a driver whose cuStreamSynchronize returns when the "GPU" is done: at
  * the time the workload said its last kernel ends (xs_bound_gpu_until), as a real
- * synchronize does (the GPU report's sync-bound workload, workloads/gpu_bound.c); and whose
- * cuMemAlloc_v2 hands out addresses from a 4 GiB "device" (CUDA_ERROR_OUT_OF_MEMORY past it)
- * and cuMemFree_v2 takes them back (its memory workload).
+ * synchronize does (the GPU report's sync-bound workload, workloads/gpu_bound.c); and GPU
+ * memory for its memory workload on two 4 GiB "devices" (CUDA_ERROR_OUT_OF_MEMORY past one's
+ * size), as CUDA places it: the runtime's cudaSetDevice sets the thread's device (0 until it
+ * does) and makes that device's context current, cudaMalloc and the driver's cuMemAlloc_v2
+ * take from the thread's device, cudaFree and cuMemFree_v2 give back.
  */
 #include <stdint.h>
 #include <time.h>
@@ -32,21 +34,59 @@ CUresult cuStreamSynchronize(CUstream hStream)
 }
 
 #define DEVICE_BYTES (4ull << 30)
-#define ERROR_OOM    2 /* CUDA_ERROR_OUT_OF_MEMORY */
+#define NR_DEVICES   2
+#define ERROR_OOM    2	 /* CUDA_ERROR_OUT_OF_MEMORY, cudaErrorMemoryAllocation */
+#define ERROR_DEVICE 101 /* cudaErrorInvalidDevice */
 
-static CUdeviceptr next_addr = 0x7f0000000000ull;
-static uint64_t in_use;
+/* One address space (unified addressing): each device's addresses in a range of their own. */
+static CUdeviceptr next_addr[NR_DEVICES] = {0x7f0000000000ull, 0x7f8000000000ull};
+static uint64_t in_use[NR_DEVICES];
+static __thread int current_device;
 
 CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);
 CUresult cuMemFree_v2(CUdeviceptr dptr);
+int cudaSetDevice(int device);
+int cudaMalloc(void **devPtr, size_t size);
+int cudaFree(void *devPtr);
+
+static int take(CUdeviceptr *dptr, size_t bytesize)
+{
+	int d = current_device;
+
+	if (!bytesize || in_use[d] + bytesize > DEVICE_BYTES)
+		return ERROR_OOM;
+	*dptr = next_addr[d];
+	next_addr[d] += (bytesize + 0xfffff) & ~0xfffffull;
+	in_use[d] += bytesize;
+	return 0;
+}
 
 CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
-	if (!bytesize || in_use + bytesize > DEVICE_BYTES)
-		return ERROR_OOM;
-	*dptr = next_addr;
-	next_addr += (bytesize + 0xfffff) & ~0xfffffull;
-	in_use += bytesize;
+	return take(dptr, bytesize);
+}
+
+int cudaSetDevice(int device)
+{
+	if (device < 0 || device >= NR_DEVICES)
+		return ERROR_DEVICE;
+	current_device = device;
+	return 0;
+}
+
+int cudaMalloc(void **devPtr, size_t size)
+{
+	CUdeviceptr p = 0;
+	int err = take(&p, size);
+
+	if (!err)
+		*devPtr = (void *)(uintptr_t)p;
+	return err;
+}
+
+int cudaFree(void *devPtr)
+{
+	(void)devPtr;
 	return 0;
 }
 

@@ -14,11 +14,14 @@
  *            then xs_read_result spends 2 ms of CPU: the GPU idles after every sync
  *   pageable xs_copy_inputs copies 64 MiB from pageable memory (async, 10 ms), then a 5 ms
  *            kernel runs while the host sleeps 20 ms
- *   memory   (N ignored) GPU memory through cuMemAlloc_v2/cuMemFree_v2: xs_load_weights
- *            keeps 4 x 32 MiB, xs_grow_cache allocates 8 x 16 MiB, xs_temp_buffer 64 MiB
- *            and frees it (the peak: 320 MiB), xs_trim_cache frees 6 of the cache's blocks,
- *            xs_too_big asks for 8 GiB and fails; 160 MiB is left at exit (128 weights, 32
- *            cache). It prints "mem_peak B", "mem_end B", "mem_failed N".
+ *   memory   (N ignored) GPU memory on two devices: xs_load_weights keeps 4 x 32 MiB
+ *            (cuMemAlloc_v2, device 0: no cudaSetDevice yet); cudaSetDevice(1), then
+ *            xs_grow_cache allocates 8 x 16 MiB (cudaMalloc), xs_temp_buffer 64 MiB
+ *            (cuMemAlloc_v2: the thread's device is 1) and frees it, xs_trim_cache frees 6 of
+ *            the cache's blocks (cudaFree); cudaSetDevice(0), xs_too_big asks for 8 GiB and
+ *            fails. Device 0: peak and exit 128 MiB (weights), one failure; device 1: peak
+ *            192 MiB (cache 128, temp 64), 32 MiB of cache left at exit. It prints
+ *            "mem_peak_dev0 B", "mem_end_dev0 B", "mem_failed_dev0 N" and the same for dev1.
  * It prints the truth over its GPU work: "busy_ns B", "idle_ns I", "active_ns A",
  * "kernels K", "copies C", "copy_bytes Y".
  */
@@ -42,6 +45,10 @@
 void xs_bound_gpu_until(uint64_t mono_ns);
 CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);
 CUresult cuMemFree_v2(CUdeviceptr dptr);
+/* The fake driver's runtime calls (fake_cuda_bound.c), as cuda_runtime_api.h declares them. */
+int cudaSetDevice(int device);
+int cudaMalloc(void **devPtr, size_t size);
+int cudaFree(void *devPtr);
 
 NOINLINE void xs_make_batch(void)
 {
@@ -87,7 +94,7 @@ NOINLINE void xs_copy_inputs(void)
 	xs_double_copy(64ull << 20, 10 * MS);
 }
 
-static CUdeviceptr cache[8];
+static void *cache[8];
 
 NOINLINE void xs_load_weights(void)
 {
@@ -100,7 +107,7 @@ NOINLINE void xs_load_weights(void)
 NOINLINE void xs_grow_cache(void)
 {
 	for (int i = 0; i < 8; i++)
-		cuMemAlloc_v2(&cache[i], 16 * MIB);
+		cudaMalloc(&cache[i], 16 * MIB);
 }
 
 NOINLINE void xs_temp_buffer(void)
@@ -114,7 +121,7 @@ NOINLINE void xs_temp_buffer(void)
 NOINLINE void xs_trim_cache(void)
 {
 	for (int i = 0; i < 6; i++)
-		cuMemFree_v2(cache[i]);
+		cudaFree(cache[i]);
 }
 
 NOINLINE int xs_too_big(void)
@@ -126,12 +133,19 @@ NOINLINE int xs_too_big(void)
 
 static void memory(void)
 {
+	int failed;
+
 	xs_load_weights();
+	cudaSetDevice(1);
 	xs_grow_cache();
 	xs_temp_buffer();
 	xs_trim_cache();
-	printf("mem_peak %llu\nmem_end %llu\nmem_failed %d\n", 320 * MIB, 160 * MIB,
-	       xs_too_big() != 0);
+	cudaSetDevice(0);
+	failed = xs_too_big() != 0;
+	printf("mem_peak_dev0 %llu\nmem_end_dev0 %llu\nmem_failed_dev0 %d\n", 128 * MIB, 128 * MIB,
+	       failed);
+	printf("mem_peak_dev1 %llu\nmem_end_dev1 %llu\nmem_failed_dev1 %d\n", 192 * MIB, 32 * MIB,
+	       0);
 	fflush(stdout);
 }
 
