@@ -133,7 +133,8 @@ enum MHD_Result window_api__profile(struct service *s, struct req *q, struct MHD
 		return reply__error(c, 400, "weight must be samples or us", NULL);
 	if (!reply__window_format(fmt ? fmt : "folded", &f))
 		return reply__error(
-			c, 400, "the rolling window has no timeline for a Chrome trace",
+			c, 400,
+			"the rolling window has no timeline for a Chrome trace or the GPU timeline",
 			"use folded, svg, pprof, gpu-report or gpu-text, or record: xsprofctl "
 			"record -o x.json");
 	if (reply__is_report(f) && group_s)
