@@ -161,12 +161,14 @@ struct slice_samples {
 	size_t n;
 };
 
-/* The slice's reports into l->reports, one per user with GPU work. */
+_Static_assert(UID_REPORT_ALL == REPORT_WINDOW_ALL, "one uid for every user's report");
+
+/* The slice's reports into l->reports, one per user with GPU work (and all of them). */
 static void keep_reports(struct lasting *l, uint64_t end, struct uid_report *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		int err = report_window__add(l->reports, l->slice_start_ns, end, v[i].uid,
-					     v[i].report);
+					     v[i].sole, v[i].report);
 
 		v[i].report = NULL;
 		if (err == -E2BIG)

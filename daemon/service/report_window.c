@@ -11,6 +11,7 @@
 struct kept_report {
 	uint64_t start_ns, end_ns;
 	uint32_t uid;
+	bool sole;
 	struct gpu_report *report;
 	size_t bytes;
 };
@@ -72,14 +73,15 @@ void report_window__configure(struct report_window *w, const struct window_opts 
 
 /* A slice cut short (a query closes the open one) joins the user's report before it while
  * both fit in one slice's time: a client asking every second does not multiply them. */
-static bool merged_into_last(struct report_window *w, uint64_t end_ns, uint32_t uid,
+static bool merged_into_last(struct report_window *w, uint64_t end_ns, uint32_t uid, bool sole,
 			     struct gpu_report *r)
 {
 	for (size_t i = w->n; i-- > 0;) {
 		struct kept_report *k = &w->v[i];
 		size_t nb;
 
-		if (k->uid != uid)
+		/* A sole report stands for every user's: only with another sole one. */
+		if (k->uid != uid || k->sole != sole)
 			continue;
 		if (end_ns - k->start_ns > WINDOW_MERGE_NS)
 			return false;
@@ -102,7 +104,7 @@ static bool merged_into_last(struct report_window *w, uint64_t end_ns, uint32_t 
 }
 
 int report_window__add(struct report_window *w, uint64_t start_ns, uint64_t end_ns, uint32_t uid,
-		       struct gpu_report *r)
+		       bool sole, struct gpu_report *r)
 {
 	size_t bytes = gpu_report__bytes(r);
 
@@ -112,7 +114,7 @@ int report_window__add(struct report_window *w, uint64_t start_ns, uint64_t end_
 		gpu_report__free(r);
 		return -E2BIG;
 	}
-	if (merged_into_last(w, end_ns, uid, r))
+	if (merged_into_last(w, end_ns, uid, sole, r))
 		return 0;
 	while (w->n && w->st.bytes + bytes > w->opts.cap_bytes)
 		drop_oldest(w, true);
@@ -122,7 +124,7 @@ int report_window__add(struct report_window *w, uint64_t start_ns, uint64_t end_
 		gpu_report__free(r);
 		return -ENOMEM;
 	}
-	w->v[w->n++] = (struct kept_report){start_ns, end_ns, uid, r, bytes};
+	w->v[w->n++] = (struct kept_report){start_ns, end_ns, uid, sole, r, bytes};
 	w->st.bytes += bytes;
 	return 0;
 }
@@ -145,7 +147,7 @@ int report_window__query(const struct report_window *w, uint64_t since_ns, uint6
 		const struct kept_report *k = &w->v[i];
 
 		if (k->end_ns <= since_ns || k->start_ns >= until_ns ||
-		    (!all_uids && k->uid != (uint32_t)uid))
+		    (all_uids ? !k->sole && k->uid != REPORT_WINDOW_ALL : k->uid != (uint32_t)uid))
 			continue;
 		if (!from)
 			from = k->start_ns;

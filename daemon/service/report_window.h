@@ -32,19 +32,25 @@ void report_window__free(struct report_window *w);
 /* New bounds (reload); applied at once. */
 void report_window__configure(struct report_window *w, const struct window_opts *opts);
 
+/* The uid of a report of every user's processes. */
+#define REPORT_WINDOW_ALL UINT32_MAX
+
 /*
- * Take r (now owned by w) as uid's report of the slice [start_ns, end_ns). Evicts the oldest
- * reports while over the cap; one bigger than the whole cap is dropped (-E2BIG), counted.
+ * Take r (now owned by w) as uid's report of the slice [start_ns, end_ns) (REPORT_WINDOW_ALL:
+ * every user's), sole when it is the slice's only one (it stands for every user's too).
+ * Evicts the oldest reports while over the cap; one bigger than the whole cap is dropped
+ * (-E2BIG), counted.
  */
 int report_window__add(struct report_window *w, uint64_t start_ns, uint64_t end_ns, uint32_t uid,
-		       struct gpu_report *r);
+		       bool sole, struct gpu_report *r);
 /* Drop the reports of slices that ended before now_ns - window. */
 void report_window__expire(struct report_window *w, uint64_t now_ns);
 
 /*
  * Merge into the reports of the slices that end after since_ns and start before until_ns
- * (UINT64_MAX: no bound), oldest first; only uid's unless all_uids. *ret_from_ns: the start of
- * the oldest slice merged (0: none). 0 or -ENOMEM.
+ * (UINT64_MAX: no bound), oldest first: uid's, or with all_uids every user's (the slices'
+ * REPORT_WINDOW_ALL or sole ones). *ret_from_ns: the start of the oldest slice merged (0:
+ * none). 0 or -ENOMEM.
  */
 int report_window__query(const struct report_window *w, uint64_t since_ns, uint64_t until_ns,
 			 bool all_uids, uid_t uid, struct gpu_report *into, uint64_t *ret_from_ns);

@@ -207,7 +207,30 @@ void uid_reports__free(struct uid_report *v, size_t n)
 	free(v);
 }
 
-/* pd's GPU reports, one per uid of its processes, empty ones left out. */
+/* One report of pd's processes that accept takes (NULL: all) into v, unless empty. */
+static int add_report(const struct profile_data *pd, bool (*accept)(void *ctx, uint32_t pid),
+		      struct report_uids *u, uint32_t uid, struct uid_report **v, size_t *n,
+		      size_t *cap)
+{
+	struct gpu_report *r = NULL;
+	int err = gpu_report__collect(pd, accept, u, &r);
+
+	if (!err && gpu_report__empty(r)) {
+		gpu_report__free(r);
+		return 0;
+	}
+	if (!err && vec_reserve(v, cap, *n + 1))
+		err = -ENOMEM;
+	if (err) {
+		gpu_report__free(r);
+		return err;
+	}
+	(*v)[(*n)++] = (struct uid_report){.uid = uid, .report = r};
+	return 0;
+}
+
+/* pd's GPU reports, one per uid of its processes, empty ones left out; of them all too when
+ * there are several, else the one is sole. */
 static int slice_reports(const struct profile_data *pd, const struct stack_table *st,
 			 struct uid_report **ret, size_t *ret_nr)
 {
@@ -217,7 +240,6 @@ static int slice_reports(const struct profile_data *pd, const struct stack_table
 	int err = report_uids(pd, st, &u);
 
 	for (size_t i = 0; !err && i < u.n; i++) {
-		struct gpu_report *r = NULL;
 		bool seen = false;
 
 		/* A user's processes are few, users fewer: once per user. */
@@ -226,19 +248,12 @@ static int slice_reports(const struct profile_data *pd, const struct stack_table
 		if (seen)
 			continue;
 		u.want = u.v[i].uid;
-		err = gpu_report__collect(pd, accept_uid, &u, &r);
-		if (!err && gpu_report__empty(r)) {
-			gpu_report__free(r);
-			continue;
-		}
-		if (!err && vec_reserve(&v, &cap, n + 1))
-			err = -ENOMEM;
-		if (err) {
-			gpu_report__free(r);
-			break;
-		}
-		v[n++] = (struct uid_report){u.want, r};
+		err = add_report(pd, accept_uid, &u, u.want, &v, &n, &cap);
 	}
+	if (!err && n > 1)
+		err = add_report(pd, NULL, &u, UID_REPORT_ALL, &v, &n, &cap);
+	else if (n == 1)
+		v[0].sole = true;
 	free(u.v);
 	if (err) {
 		uid_reports__free(v, n);

@@ -7,6 +7,9 @@
 #ifndef XSPROF_DAEMON_SERVICE_SERVICE_GPU_H
 #define XSPROF_DAEMON_SERVICE_SERVICE_GPU_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "correlate/correlate.h"
 #include "daemon/session/profile.h"
 
@@ -20,9 +23,18 @@ struct ranges;
 struct stack_table;
 struct symbolizer;
 
-/* One user's GPU report of a slice: the facts of the processes of uid (no findings). */
+/* uid_report.uid of a report of every user's processes. */
+#define UID_REPORT_ALL UINT32_MAX
+
+/*
+ * One user's GPU report of a slice: the facts of the processes of uid (no findings). Two
+ * users' reports of one device cannot be merged into the device's (their work overlaps in
+ * time): a slice with GPU work of several users has a report of them all too (UID_REPORT_ALL);
+ * one with a single user's has only theirs, sole (it stands for all).
+ */
 struct uid_report {
 	uint32_t uid;
+	bool sole;
 	struct gpu_report *report;
 };
 
@@ -48,8 +60,9 @@ struct gpu_slice {
 /*
  * The slice's GPU tree (as gpu_slice__tree) into *ret_tree (NULL when there was no GPU work)
  * and, when ret_reports is given, a collected GPU report per user whose processes had GPU
- * work or memory calls in it (*ret_reports, *ret_nr; none: NULL, 0; the uid a process has
- * in the slice's samples, else now, else 0 for one gone). 0 or -errno (nothing returned).
+ * work or memory calls in it, and one of all of them when there are several (*ret_reports,
+ * *ret_nr; none: NULL, 0; the uid a process has in the slice's samples, else now, else 0 for
+ * one gone). 0 or -errno (nothing returned).
  */
 int gpu_slice__build(const struct gpu_slice *in, struct calltree **ret_tree,
 		     struct uid_report **ret_reports, size_t *ret_nr, struct correlate_stats *cs);
