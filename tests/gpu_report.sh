@@ -261,7 +261,7 @@ fi
 # workload's own figures (a kernel that ends in one slice and is sent in the next is lost: a
 # step's 4 per slice at most); the attachment's report, asked while it runs (a query cutting its open
 # slice), finds the same. A member of the socket's group (nobody, group nogroup) sees no GPU
-# work in the window: none of it was theirs. Then a recording on request in format gpu-report
+# work in the window: none of it was theirs; then their own only. Then a recording on request in format gpu-report
 # (xsprofctl record -o X.gpu.json), and the text forms.
 ctl=$build/daemon/ctl/xsprofctl
 member=65534
@@ -355,6 +355,51 @@ then
 	pass "service: xsprofctl report (window, two slices and more; attachment while it runs) finds host_bound at xs_make_batch, busy and idle within 2%; a member sees none of root's GPU work; status counts the reports"
 else
 	fail "service window and attachment reports: $(tail -3 "$dir/svc.log")"
+fi
+# Two users on one device at once: root's run and the member's. The member's query of the
+# window is their own process's report (busy and idle within 2%, every kernel, host_bound at
+# xs_make_batch); root's has both runs' kernels (a report of all users, not two added).
+XS_GPU_DOUBLE_STREAM=1 XSPROF_CUPTI_SOCKET=$dir/svc-cupti.sock timeout 60 "$work" input 200 \
+	>"$dir/both_root.out" 2>&1 &
+rpid=$!
+as_member env XS_GPU_DOUBLE_STREAM=1 XSPROF_CUPTI_SOCKET=$dir/svc-cupti.sock timeout 60 \
+	"$work" input 200 >"$dir/both_member.out" 2>&1
+wait "$rpid"
+as_member curl -s -m 10 --unix-socket "$dir/api.sock" -w '\n%{http_code}' \
+	"http://x/v1/profile?since_s=8&format=gpu-report" >"$dir/member2.out" 2>&1
+sctl report --since 8s -o "$dir/both.gpu.json" 2>>"$dir/winr.err"
+if $py - "$dir" <<'PYEOF'
+import json, sys
+d = sys.argv[1]
+truth = {l.split()[0]: int(l.split()[1]) for l in open(f"{d}/both_member.out") if len(l.split()) == 2}
+body, _, code = open(f"{d}/member2.out").read().rpartition("\n")
+bad = []
+m = json.loads(body) if code == "200" else None
+if not m or len(m["devices"]) != 1:
+    bad.append(f"member: {code} {body[:200]}")
+else:
+    dev = m["devices"][0]
+    for k in ("busy_ns", "idle_ns", "active_ns"):
+        if abs(dev[k] - truth[k]) > 0.02 * truth[k]:
+            bad.append(f"member: {k} {dev[k]} vs their workload's {truth[k]}")
+    if dev["kernels"] != truth["kernels"]:
+        bad.append(f"member: {dev['kernels']} kernels vs {truth['kernels']}")
+    f = [f for f in m["findings"] if f["kind"] == "host_bound"]
+    if not f or "xs_make_batch" not in f[0]["stack"]:
+        bad.append(f"member: no host_bound at xs_make_batch: {[x['kind'] for x in m['findings']]}")
+    print(f"     member: busy {dev['busy_ns']/1e6:.1f} ms idle {dev['idle_ns']/1e6:.1f} ms, {dev['kernels']} kernels (theirs: {truth['busy_ns']/1e6:.1f} / {truth['idle_ns']/1e6:.1f} ms, {truth['kernels']})")
+a = json.load(open(f"{d}/both.gpu.json"))
+if len(a["devices"]) != 1 or a["devices"][0]["kernels"] < 2 * truth["kernels"] \
+        or a["devices"][0]["busy_ns"] > a["devices"][0]["active_ns"]:
+    bad.append(f"root: {[(x['kernels'], x['busy_ns'], x['active_ns']) for x in a['devices']]}")
+for b in bad:
+    print("     " + b)
+sys.exit(1 if bad else 0)
+PYEOF
+then
+	pass "service: a member's report of the window is their own process's, root's has both users' work"
+else
+	fail "two users' GPU reports"
 fi
 code=$(curl -s -o "$dir/trace.out" -w '%{http_code}' --unix-socket "$dir/api.sock" \
 	"http://x/v1/profile?format=json")
