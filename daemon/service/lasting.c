@@ -328,6 +328,7 @@ static void close_ranged_slice(struct lasting *l, struct symbolizer *sym,
 		late->nr_pids = nr_pids;
 		recording__take_timeline(l->recording, &late->samples, &late->n, &dropped);
 		l->range_dropped += dropped;
+		l->report_samples_dropped += dropped;
 	} else {
 		struct profile_sample *samples;
 		size_t n;
