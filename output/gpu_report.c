@@ -228,8 +228,13 @@ static int blame_host(struct gpu_report *r, uint32_t device, const struct corr_c
 		if (s->tid != l->tid || s->time_ns > l->time_ns)
 			break;
 	}
-	if (!k) /* no sample in the gap: the launch's own stack is where the thread was */
-		return blame(r, GPU_IDLE_HOST, device, l->pid, l->tid, l->stack_id, NULL, ns, true);
+	if (!k) { /* no sample in the gap: spread as the thread's sampled gaps (unsampled()) */
+		if (vec_reserve(&r->unsampled, &r->cap_unsampled, r->nr_unsampled + 1))
+			return -ENOMEM;
+		r->unsampled[r->nr_unsampled++] =
+			(struct unsampled){device, l->pid, l->tid, l->stack_id, ns};
+		return 0;
+	}
 	for (size_t j = 0; j < k && !err; j++) {
 		const struct profile_sample *s = &pd->samples[r->samples[i + j]];
 		uint64_t part = ns / k + (j < ns % k);
@@ -237,6 +242,54 @@ static int blame_host(struct gpu_report *r, uint32_t device, const struct corr_c
 		err = blame(r, GPU_IDLE_HOST, device, s->pid, s->tid, s->stack_id, NULL, part,
 			    j == 0);
 	}
+	return err;
+}
+
+/*
+ * Host gaps no sample fell in (short gaps at a low frequency: at 19 Hz most 25 ms gaps) are
+ * where the process's sampled host gaps on that device were, in the same shares: sampling is a
+ * random draw of where the thread spends such gaps, so the time goes to the stacks the draw
+ * found rather than to the launch that ended the gap. A process with no sampled host gap on
+ * the device: the launch's own stack, where the thread was last seen.
+ */
+static int unsampled(struct gpu_report *r)
+{
+	size_t n = r->nr_blames;
+	uint64_t *was = malloc((n ? n : 1) * sizeof(*was));
+	int err = was ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < n && !err; i++)
+		was[i] = r->blames[i].cause == GPU_IDLE_HOST ? r->blames[i].ns : 0;
+	for (size_t u = 0; u < r->nr_unsampled && !err; u++) {
+		const struct unsampled *x = &r->unsampled[u];
+		uint64_t total = 0, given = 0;
+		size_t last = n;
+
+		for (size_t i = 0; i < n; i++)
+			if (was[i] && r->blames[i].device == x->device &&
+			    r->blames[i].pid == x->pid) {
+				total += was[i];
+				last = i;
+			}
+		if (!total) {
+			err = blame(r, GPU_IDLE_HOST, x->device, x->pid, x->tid, x->stack_id, NULL,
+				    x->ns, true);
+			continue;
+		}
+		for (size_t i = 0; i < n; i++) {
+			uint64_t part;
+
+			if (!was[i] || r->blames[i].device != x->device ||
+			    r->blames[i].pid != x->pid)
+				continue;
+			part = i == last
+				       ? x->ns - given
+				       : (uint64_t)((double)x->ns * (double)was[i] / (double)total);
+			r->blames[i].ns += part;
+			given += part;
+		}
+	}
+	free(was);
 	return err;
 }
 
@@ -1367,6 +1420,8 @@ int gpu_report__facts(struct gpu_report *r, const struct profile_data *pd, bool 
 	if (!err)
 		err = devices(r);
 	if (!err)
+		err = unsampled(r);
+	if (!err)
 		err = joined_facts(r);
 	if (!err)
 		err = launch_facts(r, keep);
@@ -1385,6 +1440,9 @@ int gpu_report__facts(struct gpu_report *r, const struct profile_data *pd, bool 
 	free(r->waits);
 	free(r->nvtx);
 	keymap__free(r->blame_ix);
+	free(r->unsampled);
+	r->unsampled = NULL;
+	r->nr_unsampled = r->cap_unsampled = 0;
 	r->launch_of = r->samples = r->waits = NULL;
 	r->nvtx = NULL;
 	r->nr_nvtx = 0;
@@ -1507,6 +1565,7 @@ void gpu_report__free(struct gpu_report *r)
 	free(r->launch_of);
 	free(r->samples);
 	free(r->waits);
+	free(r->unsampled);
 	free(r);
 }
 

@@ -135,6 +135,12 @@ struct mem_call {
 	size_t nr_frames;
 };
 
+/* A host gap no sample of its thread fell in (while collecting). */
+struct unsampled {
+	uint32_t device, pid, tid, stack_id; /* the launch that ended it */
+	uint64_t ns;
+};
+
 struct gpu_report {
 	const struct profile_data *pd; /* while collecting (build: until freed) */
 	uint64_t start_ns, end_ns;     /* the span profiled (merged: from the first to the last) */
@@ -166,6 +172,8 @@ struct gpu_report {
 	size_t *launch_of; /* pd->gpu index -> pd->launches index + 1 (0: none) */
 	size_t *samples;   /* pd->samples indexes by (tid, time) */
 	size_t *waits;	   /* pd->waits indexes by (pid, end) */
+	struct unsampled *unsampled;
+	size_t nr_unsampled, cap_unsampled;
 };
 
 /* pd's facts into r (all but the findings and the GPU memory), for a kept report (keep: the

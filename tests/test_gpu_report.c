@@ -6,6 +6,7 @@
  * 80 columns, and the Chrome trace's counter tracks.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1040,4 +1041,60 @@ Test(gpu_report, memory_by_device)
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		cr_assert_leq(strlen(line), 80, "over 80 columns: %s", line);
 	free(buf);
+}
+
+/*
+ * 10 steps of a 1 ms kernel then 25 ms of host work in make_batch, sampled in every other gap
+ * only (a low frequency): the unsampled gaps' time goes where the sampled ones' went, not to
+ * the launch that ended them (train_step).
+ */
+Test(gpu_report, unsampled_gaps_spread)
+{
+	static struct corr_cpu_rec l[10];
+	static struct corr_gpu_rec g[10];
+	static struct profile_join jn[10];
+	static struct profile_sample sm[5];
+	struct profile_data pd = {.launches = l,
+				  .gpu = g,
+				  .joins = jn,
+				  .samples = sm,
+				  .nr_samples = 5,
+				  .stack = stack_of};
+	struct json_object *j, *causes, *f;
+	uint64_t host = 0, batch = 0;
+
+	for (size_t i = 0; i < 10; i++) {
+		uint64_t t = i * 26000;
+
+		l[i] = (struct corr_cpu_rec){
+			.pid = PID, .tid = PID, .time_ns = t * US, .stack_id = 1};
+		g[i] = (struct corr_gpu_rec){.kind = CORR_GPU_KERNEL,
+					     .pid = PID,
+					     .start_ns = (t + 5) * US,
+					     .end_ns = (t + 1005) * US,
+					     .name = "k_step"};
+		jn[i] = (struct profile_join){i, i};
+		if (i % 2 == 0 && i < 9)
+			sm[i / 2] = (struct profile_sample){
+				.time_ns = (t + 13000) * US, .pid = PID, .tid = PID, .stack_id = 2};
+	}
+	pd.nr_launches = pd.nr_gpu = pd.nr_joins = 10;
+	j = report_json(&pd);
+	causes = get(j, "idle_causes");
+	for (size_t i = 0; i < json_object_array_length(causes); i++) {
+		struct json_object *c = json_object_array_get_idx(causes, i);
+
+		if (strcmp(json_object_get_string(get(c, "cause")), "host"))
+			continue;
+		host += (uint64_t)num(c, "ns");
+		if (!strcmp(innermost(c), "make_batch"))
+			batch += (uint64_t)num(c, "ns");
+	}
+	cr_assert_eq(host, 9 * 25000 * US, "host idle %" PRIu64, host);
+	cr_assert_eq(batch, host, "all host idle in make_batch: %" PRIu64 " of %" PRIu64, batch,
+		     host);
+	f = finding(j, "host_bound");
+	cr_assert(f);
+	cr_assert_str_eq(innermost(f), "make_batch");
+	json_object_put(j);
 }
