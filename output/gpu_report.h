@@ -59,7 +59,8 @@ void gpu_report__free(struct gpu_report *r);
  * one), from left as it was; finish makes the findings of a collected or merged report, which
  * the writers then take. build is collect (pointing at pd's strings) and finish in one.
  * A device idle between into's last work and from's first is an idle gap of cause unknown
- * (slices are merged oldest first). 0 or -ENOMEM; on failure *ret is NULL / into is unchanged
+ * (slices are merged oldest first). Reports merged must not hold one device's work of the same
+ * time twice (two users' reports of one slice: their busy and idle time would add up). 0 or -ENOMEM; on failure *ret is NULL / into is unchanged
  * in its figures only as far as it got (free it).
  */
 struct gpu_report *gpu_report__new(void);
