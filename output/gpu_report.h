@@ -52,9 +52,7 @@ void gpu_report__free(struct gpu_report *r);
 /*
  * Reports kept and merged (the service keeps one per window slice and user, and merges those a
  * query asks for): collect makes a report's facts without its findings, every string it names
- * copied into it (so it outlives pd), of the processes accept takes (NULL: all of pd's) and of
- * the GPU work that ended before pd->end_ns (when set: work that ends later is the next
- * slice's, so merged slices count each piece once); merge
+ * copied into it (so it outlives pd), of the processes accept takes (NULL: all of pd's); merge
  * adds a collected report into another (an empty one from gpu_report__new, or a collected
  * one), from left as it was; finish makes the findings of a collected or merged report, which
  * the writers then take. build is collect (pointing at pd's strings) and finish in one.

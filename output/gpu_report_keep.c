@@ -167,12 +167,10 @@ static bool all(void *ctx, uint32_t pid)
 	return true;
 }
 
-/* pd's records of the processes accept takes; its GPU records only those that ended before
- * pd->end_ns (when it is set): one that ends later is the next slice's. */
+/* pd's records of the processes accept takes. */
 static int take(const struct profile_data *pd, bool (*accept)(void *ctx, uint32_t pid), void *ctx,
 		struct taken *t)
 {
-	uint64_t end = pd->end_ns > pd->start_ns ? pd->end_ns : UINT64_MAX;
 
 	t->pd = *pd;
 	t->pd.nr_samples = t->pd.nr_launches = t->pd.nr_gpu = t->pd.nr_joins = 0;
@@ -186,9 +184,7 @@ static int take(const struct profile_data *pd, bool (*accept)(void *ctx, uint32_
 	TAKE(mem, nr_mem, accept(ctx, pd->mem[i].pid));
 	TAKE(launches, nr_launches,
 	     accept(ctx, pd->launches[i].pid) && (t->launch_ix[i] = t->pd.nr_launches + 1));
-	TAKE(gpu, nr_gpu,
-	     accept(ctx, pd->gpu[i].pid) && pd->gpu[i].end_ns < end &&
-		     (t->gpu_ix[i] = t->pd.nr_gpu + 1));
+	TAKE(gpu, nr_gpu, accept(ctx, pd->gpu[i].pid) && (t->gpu_ix[i] = t->pd.nr_gpu + 1));
 	t->joins = malloc((pd->nr_joins ? pd->nr_joins : 1) * sizeof(*t->joins));
 	if (!t->joins)
 		return -ENOMEM;

@@ -280,6 +280,31 @@ Test(gpu_join, a_scope_takes_its_processes_work_ending_since_its_start, .init = 
 	cr_expect_str_eq(joins(), "ended_before<-s0 ends_at_start<-s1 other_process<-none ");
 }
 
+/* A lasting profile's slices take records by arrival: one that ended long before the slice
+ * but arrived after the last slice's join is this slice's; one seen already is not. */
+Test(gpu_join, by_arrival_a_slice_takes_each_record_once_however_late, .init = setup,
+     .fini = teardown)
+{
+	struct gpu_join_scope scope = {.by_arrival = true, .since_ns = 10 * MS};
+	uint64_t seen;
+
+	cr_assert_eq(gpu_store__last_seq(gs), 0);
+	usdt(APP, 1, 1 * MS, 0xa0);
+	usdt(APP, 2, 1500 * US, 0xb0);
+	gpu(GPU_ACT_KERNEL, APP, 7, 1, 1100 * US, 1200 * US, "seen_before");
+	seen = gpu_store__last_seq(gs);
+	cr_assert_eq(seen, 1);
+	gpu(GPU_ACT_KERNEL, APP, 7, 2, 1600 * US, 1700 * US, "arrived_late");
+	cr_assert_eq(gpu_store__last_seq(gs), 2);
+	scope.after_seq = seen;
+	cr_assert_eq(gpu_join__run(j, ls, gs, &scope, "id", &pd, &cs), 0);
+	cr_expect_str_eq(joins(), "arrived_late<-s1 ", "ended before since_ns, taken by arrival");
+	scope.after_seq = gpu_store__last_seq(gs);
+	memset(&pd, 0, sizeof(pd));
+	cr_assert_eq(gpu_join__run(j, ls, gs, &scope, "id", &pd, &cs), 0);
+	cr_expect_str_eq(joins(), "", "every record was taken by a join before");
+}
+
 static void nvtx_rec(uint32_t pid, uint32_t tid, uint64_t start, uint64_t end, const char *name,
 		     uint16_t flags)
 {

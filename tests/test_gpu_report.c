@@ -568,8 +568,8 @@ static int heap_stack(void *ctx, uint32_t pid, uint32_t id, const char *const **
 	return 0;
 }
 
-/* What a window slice [from, to) (us) holds of pd: as its join, the GPU work that ended at
- * from or later (collect keeps what ended before to), with the launches joined to it; the
+/* What a window slice [from, to) (us) holds of pd: as its join, the GPU work that arrived in
+ * it (work is sent once it ends: that ended in it), with the launches joined to it; the
  * samples, waits and memory calls of that time. */
 struct part {
 	struct profile_data pd;
@@ -599,7 +599,7 @@ static void part_of(const struct profile_data *pd, uint64_t from, uint64_t to, s
 				      .start_ns = from * US,
 				      .end_ns = to * US};
 	for (size_t i = 0; i < pd->nr_gpu; i++) {
-		if (pd->gpu[i].end_ns < from * US)
+		if (!in(pd->gpu[i].end_ns, from, to))
 			continue;
 		p->gpu[p->pd.nr_gpu] = pd->gpu[i];
 		if (pd->gpu[i].name)

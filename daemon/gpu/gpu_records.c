@@ -465,6 +465,7 @@ int gpu_store__add(struct gpu_store *st, const struct gpu_activity *a)
 	st->st.records++;
 	st->st.bytes += sizeof(*n);
 	st->st.added++;
+	n->a.seq = st->st.added;
 	return 0;
 
 reject:
@@ -526,6 +527,11 @@ void gpu_store__forget(struct gpu_store *st, uint32_t pid)
 	oslot = open_slot(st, pid);
 	while (*oslot)
 		open_unlink(st, oslot, &(*oslot)->head);
+}
+
+uint64_t gpu_store__last_seq(const struct gpu_store *st)
+{
+	return st->st.added;
 }
 
 void gpu_store__stats(const struct gpu_store *st, struct gpu_store_stats *ret)

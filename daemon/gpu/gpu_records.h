@@ -56,6 +56,7 @@ struct gpu_activity {
 	int32_t block[3];
 	const char *name;   /* kernel: mangled name; nvtx: message; else NULL. See lifetime below */
 	const char *domain; /* nvtx: domain name, NULL for the default domain */
+	uint64_t seq;	    /* set by gpu_store__add: the order records arrived in, from 1 */
 };
 
 struct gpu_store;
@@ -124,6 +125,10 @@ void gpu_store__end_open(struct gpu_store *st, uint32_t pid, uint64_t end_ns);
 
 /* Drop every record and open range of pid (the process exited and was reported). */
 void gpu_store__forget(struct gpu_store *st, uint32_t pid);
+
+/* The seq of the latest record stored (0: none yet): a reader that has seen up to it asks
+ * for those after it next time, each record once however late it came. */
+uint64_t gpu_store__last_seq(const struct gpu_store *st);
 
 void gpu_store__stats(const struct gpu_store *st, struct gpu_store_stats *ret);
 

@@ -22,6 +22,7 @@
 
 #include "daemon/base/clock.h"
 #include "daemon/gpu/cupti_server.h"
+#include "daemon/gpu/gpu_records.h"
 #include "daemon/log.h"
 #include "daemon/options.h"
 #include "daemon/probes/sampler.h"
@@ -420,6 +421,7 @@ static int attachment_start(struct service *s, struct attachment *a, struct samp
 	if (err)
 		return err;
 	a->prof.slice_start_ns = a->attached_ns = clock__mono_ns();
+	a->prof.seen_seq = s->cupti ? gpu_store__last_seq(cupti_server__store(s->cupti)) : 0;
 	/* Map it now: its names survive it exiting. */
 	symbolizer__add_process(s->sym, a->pid);
 	return 0;

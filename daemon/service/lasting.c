@@ -202,7 +202,11 @@ static void close_gpu_slice(struct lasting *l, struct symbolizer *sym, const str
 		log_warn("%s: could not start a new launch slice (out of memory); launches go on "
 			 "into the current one",
 			 l->name);
-	sc.since_ns = l->slice_start_ns;
+	/* The records that arrived since the last slice's join, each once however late. */
+	sc.by_arrival = true;
+	sc.after_seq = l->seen_seq;
+	if (gs)
+		l->seen_seq = gpu_store__last_seq(gs);
 	if (l->root_pid > 0) {
 		err = launchers_of(ls, l->root_pid, &who);
 		sc.accept_pid = is_launcher;

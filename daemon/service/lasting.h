@@ -35,6 +35,9 @@ struct lasting {
 	struct report_window *reports;
 	uint64_t report_samples_dropped; /* missed the timeline (its cap): not in the reports */
 	uint64_t slice_start_ns;
+	/* The GPU records taken so far: a slice joins those that arrived after (gpu_store's
+	 * seq), so one that arrives a slice late still counts, once. Set at the start. */
+	uint64_t seen_seq;
 	unsigned int freq_hz;
 	/* > 0: only the GPU work of this process and of those that launched in the slice (an
 	 * attachment's tree); 0: whatever the scope accepts. */

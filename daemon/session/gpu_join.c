@@ -156,7 +156,8 @@ static int convert_gpu(void *ctx, const struct gpu_activity *a)
 	};
 	uint8_t kind;
 
-	if (g->scope && (a->end_ns < g->scope->since_ns ||
+	if (g->scope && ((g->scope->by_arrival ? a->seq <= g->scope->after_seq
+					       : a->end_ns < g->scope->since_ns) ||
 			 (g->scope->accept_pid && !g->scope->accept_pid(g->scope->ctx, a->pid))))
 		return 0;
 	if (a->kind == GPU_ACT_API)

@@ -22,13 +22,18 @@ struct profile_data;
 struct gpu_join;
 
 /* Which GPU records belong to the session: of the processes accept_pid takes (NULL: all),
- * ending at or after since_ns. With until_ns (the session's end), the NVTX ranges still open
- * that started before it are ranges ending there (CORR_GPU_F_OPEN); without, they are left out. */
+ * ending at or after since_ns, or with by_arrival those that arrived after the record numbered
+ * after_seq (gpu_store__last_seq: a lasting profile's slices take each record once, in the
+ * slice it arrived in, however late). With until_ns (the session's end), the NVTX ranges still
+ * open that started before it are ranges ending there (CORR_GPU_F_OPEN); without, they are
+ * left out. */
 struct gpu_join_scope {
 	bool (*accept_pid)(void *ctx, uint32_t pid);
 	void *ctx;
 	uint64_t since_ns;
 	uint64_t until_ns;
+	bool by_arrival;
+	uint64_t after_seq;
 };
 
 struct gpu_join *gpu_join__new(void);
