@@ -264,6 +264,43 @@ static int slice_reports(const struct profile_data *pd, const struct stack_table
 	return 0;
 }
 
+/* GPU work (not only NVTX ranges or API records) or memory calls: something to report. */
+static bool slice_has_work(const struct profile_data *pd)
+{
+	for (size_t i = 0; i < pd->nr_gpu; i++)
+		if (pd->gpu[i].kind == CORR_GPU_KERNEL || pd->gpu[i].kind == CORR_GPU_MEMCPY ||
+		    pd->gpu[i].kind == CORR_GPU_MEMSET)
+			return true;
+	return pd->nr_mem > 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The processes that launched in pd (sorted, once each): whose samples a report blames. */
+static int launching_pids(const struct profile_data *pd, uint32_t **ret, size_t *ret_n)
+{
+	uint32_t *v = malloc((pd->nr_launches ? pd->nr_launches : 1) * sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < pd->nr_launches; i++)
+		if (!n || v[n - 1] != pd->launches[i].pid)
+			v[n++] = pd->launches[i].pid;
+	qsort(v, n, sizeof(*v), cmp_u32);
+	*ret_n = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!*ret_n || v[*ret_n - 1] != v[i])
+			v[(*ret_n)++] = v[i];
+	*ret = v;
+	return 0;
+}
+
 /* The slice's waits and memory calls, for the reports. */
 struct slice_calls {
 	struct profile_wait *waits;
@@ -284,6 +321,8 @@ int gpu_slice__build(const struct gpu_slice *in, struct calltree **ret_tree,
 	};
 	struct gpu_join *j = gpu_join__new();
 	bool reports = ret_reports != NULL;
+	uint32_t *pids = NULL;
+	size_t nr_pids = 0;
 	int err;
 
 	*ret_tree = NULL;
@@ -303,10 +342,16 @@ int gpu_slice__build(const struct gpu_slice *in, struct calltree **ret_tree,
 	}
 	if (err || !(pd.nr_gpu || pd.nr_mem))
 		goto out;
-	/* The reports name the samples' stacks too: only when there was GPU work to report. */
-	sn.names = stack_names__new(reports ? in->st : NULL, in->ls, in->sym);
+	/* The reports name the samples of the launching processes too (the host's stacks in the
+	 * GPU's idle gaps), and only theirs: a whole machine's table is costly to name. */
+	reports = reports && slice_has_work(&pd);
+	if (reports)
+		err = launching_pids(&pd, &pids, &nr_pids);
+	sn.names =
+		err ? NULL
+		    : stack_names__new_of(nr_pids ? in->st : NULL, in->ls, in->sym, pids, nr_pids);
 	if (!sn.names) {
-		err = -errno;
+		err = err ? err : -errno;
 		goto out;
 	}
 	pd.stack = slice_stack;
@@ -332,6 +377,7 @@ int gpu_slice__build(const struct gpu_slice *in, struct calltree **ret_tree,
 	}
 out:
 	stack_names__free(sn.names);
+	free(pids);
 	free(calls.waits);
 	free(calls.mem);
 	gpu_join__free(j);

@@ -105,7 +105,16 @@ const char *stack_names__comm(void *ctx, uint32_t pid, uint32_t tid)
 struct walk {
 	struct stack_names *sn;
 	struct symbolizer *sym;
+	const uint32_t *pids; /* NULL: every process's */
+	size_t nr_pids;
 };
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
 
 static int name_entry(void *ctx, const struct stack_entry *e)
 {
@@ -113,6 +122,8 @@ static int name_entry(void *ctx, const struct stack_entry *e)
 
 	int err;
 
+	if (w->pids && !bsearch(&e->tgid, w->pids, w->nr_pids, sizeof(*w->pids), cmp_u32))
+		return 0; /* not asked for: its span stays empty (-ENOENT) */
 	fold__name_stack(w->sym, e, &w->sn->buf, NULL);
 	err = add_frames(w->sn, w->sn->buf.frames, w->sn->buf.n, &w->sn->cpu[e->id]);
 	if (!err && e->tgid)
@@ -140,8 +151,15 @@ static int name_launch(void *ctx, const struct launch_stack *s)
 struct stack_names *stack_names__new(const struct stack_table *st, const struct launch_store *ls,
 				     struct symbolizer *sym)
 {
+	return stack_names__new_of(st, ls, sym, NULL, 0);
+}
+
+struct stack_names *stack_names__new_of(const struct stack_table *st, const struct launch_store *ls,
+					struct symbolizer *sym, const uint32_t *pids,
+					size_t nr_pids)
+{
 	struct stack_names *sn = calloc(1, sizeof(*sn));
-	struct walk w = {.sn = sn, .sym = sym};
+	struct walk w = {.sn = sn, .sym = sym, .pids = pids, .nr_pids = nr_pids};
 	size_t nl = ls ? launch_store__nr_stacks(ls) : 0;
 	int err = 0;
 

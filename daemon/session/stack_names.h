@@ -22,6 +22,11 @@ struct stack_names;
 /* st and ls may be NULL. NULL with errno set (ENOMEM, EOVERFLOW past 2^31 stacks). */
 struct stack_names *stack_names__new(const struct stack_table *st, const struct launch_store *ls,
 				     struct symbolizer *sym);
+/* The same, naming only the CPU stacks of the nr_pids processes of pids (sorted): the others
+ * resolve to -ENOENT. A whole machine's table is costly to name (debug info, every slice). */
+struct stack_names *stack_names__new_of(const struct stack_table *st, const struct launch_store *ls,
+					struct symbolizer *sym, const uint32_t *pids,
+					size_t nr_pids);
 void stack_names__free(struct stack_names *sn);
 
 /* A profile_stack_fn over a struct stack_names (ctx): 0, or -ENOENT for an unknown id. */
