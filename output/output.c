@@ -23,8 +23,9 @@ static const struct {
 	const char *name;
 	enum output_format fmt;
 } formats[] = {
-	{"folded", OUTPUT_FOLDED},	   {"svg", OUTPUT_SVG},	    {"json", OUTPUT_CHROME_JSON},
-	{"chrome", OUTPUT_CHROME_JSON},	   {"pprof", OUTPUT_PPROF}, {"timeline", OUTPUT_TIMELINE},
+	{"folded", OUTPUT_FOLDED},	   {"svg", OUTPUT_SVG},
+	{"json", OUTPUT_CHROME_JSON},	   {"chrome", OUTPUT_CHROME_JSON},
+	{"pprof", OUTPUT_PPROF},	   {"timeline", OUTPUT_TIMELINE},
 	{"gpu-report", OUTPUT_GPU_REPORT}, {"gpu-text", OUTPUT_GPU_TEXT},
 };
 
