@@ -259,9 +259,10 @@ fi
 # (XS_GPU_DOUBLE_STREAM, as CUPTI flushes), attached too once it runs: the window's report
 # spans two slices at least, finds host_bound at xs_make_batch, busy and idle within 2% of the
 # workload's own figures, every kernel (one that ends in one slice and arrives in the next is
-# the next's: slices take the GPU records by arrival); the attachment's report, asked while it runs (a query cutting its open
-# slice), finds the same. A member of the socket's group (nobody, group nogroup) sees no GPU
-# work in the window: none of it was theirs; then their own only. Then a recording on request in format gpu-report
+# the next's: slices take the GPU records by arrival); the attachment's report, asked while it
+# runs (a query cutting its open slice), finds the same, its busy time its kernels' time. A
+# member of the socket's group (nobody, group nogroup) sees no GPU work in the window: none of
+# it was theirs; then their own only. Then a recording on request in format gpu-report
 # (xsprofctl record -o X.gpu.json), and the text forms.
 ctl=$build/daemon/ctl/xsprofctl
 member=65534
@@ -330,11 +331,14 @@ a = json.load(open(f"{d}/att.gpu.json"))
 host_bound(a, "attachment")
 if len(a["devices"]) == 1:
     dev = a["devices"][0]
-    # Asked while it ran: its share of busy time is the workload's (~24%) within 2 points.
-    share, want = dev["busy_ns"] / dev["active_ns"], truth["busy_ns"] / truth["active_ns"]
-    if abs(share - want) > 0.02 or dev["active_ns"] < 10e9:
-        bad.append(f"attachment: busy {share:.3f} of {dev['active_ns']/1e9:.1f} s vs the workload's {want:.3f}")
-    print(f"     attachment: busy {share:.3f} of {dev['active_ns']/1e9:.1f} s (the workload's {want:.3f})")
+    # Asked while it ran (the part of the run it saw: its share of busy time varies with the
+    # machine's load): busy is its kernels' time (the workload's per kernel) within 2%, busy and
+    # idle make up its active time, more than a slice of it.
+    per_kernel = truth["busy_ns"] / truth["kernels"]
+    if abs(dev["busy_ns"] - dev["kernels"] * per_kernel) > 0.02 * dev["busy_ns"] \
+            or dev["busy_ns"] + dev["idle_ns"] != dev["active_ns"] or dev["active_ns"] < 10e9:
+        bad.append(f"attachment: busy {dev['busy_ns']} idle {dev['idle_ns']} of {dev['active_ns']} ns, {dev['kernels']} kernels of {per_kernel:.0f} ns")
+    print(f"     attachment: busy {dev['busy_ns']/1e6:.1f} ms in {dev['kernels']} kernels of {per_kernel/1e6:.1f} ms, {dev['active_ns']/1e9:.1f} s active")
 else:
     bad.append(f"attachment: {len(a['devices'])} devices")
 for f in ("win.gpu.txt", "win.txt", "att.txt"):

@@ -770,6 +770,26 @@ static int profile_opt(int c, const char *arg, struct json_object *req, int *ret
 		"no-children", no_argument, NULL, 'N'                                         \
 	}
 
+/* --since, -o and --pid, as flamegraph and report read them: true when c was one of them. */
+static bool window_opt(int c, const char *arg, unsigned long *since, const char **out, long *pid,
+		       int *st)
+{
+	if (c == 'S') {
+		*since = parse_duration(arg);
+		if (!*since)
+			*st = usage_error("--since '%s': expected e.g. 90s, 5m or 1h", arg);
+	} else if (c == 'o') {
+		*out = arg;
+	} else if (c == 'p') {
+		if (!parse_pid(arg, pid))
+			*st = usage_error("--pid '%s': expected one process id (an attached one)",
+					  arg);
+	} else {
+		return false;
+	}
+	return true;
+}
+
 static int cmd_flamegraph(int argc, char **argv)
 {
 	static const struct option lo[] = {{"since", required_argument, NULL, 'S'},
@@ -789,19 +809,9 @@ static int cmd_flamegraph(int argc, char **argv)
 
 	optind = 1;
 	while (!st && (c = getopt_long(argc, argv, "+S:o:p:", lo, NULL)) != -1) {
-		if (c == 'S') {
-			since = parse_duration(optarg);
-			if (!since)
-				st = usage_error("--since '%s': expected e.g. 90s, 5m or 1h",
-						 optarg);
-		} else if (c == 'o') {
-			out = optarg;
-		} else if (c == 'p') {
-			if (!parse_pid(optarg, &pid))
-				st = usage_error("--pid '%s': expected one process id (an attached "
-						 "one)",
-						 optarg);
-		} else if (c == 'G') {
+		if (window_opt(c, optarg, &since, &out, &pid, &st))
+			continue;
+		if (c == 'G') {
 			group = optarg;
 			if (strcmp(optarg, "range") && strcmp(optarg, "outer-range"))
 				st = usage_error(
@@ -870,22 +880,9 @@ static int cmd_report(int argc, char **argv)
 
 	optind = 1;
 	while (!st && (c = getopt_long(argc, argv, "+S:o:p:", lo, NULL)) != -1) {
-		if (c == 'S') {
-			since = parse_duration(optarg);
-			if (!since)
-				st = usage_error("--since '%s': expected e.g. 90s, 5m or 1h",
-						 optarg);
-		} else if (c == 'o') {
-			out = optarg;
-		} else if (c == 'p') {
-			if (!parse_pid(optarg, &pid))
-				st = usage_error("--pid '%s': expected one process id (an attached "
-						 "one)",
-						 optarg);
-		} else {
+		if (!window_opt(c, optarg, &since, &out, &pid, &st))
 			st = usage_error("%s", "report takes --since DURATION, --pid PID and "
 					       "-o FILE");
-		}
 	}
 	if (!st && optind < argc)
 		st = usage_error("unexpected argument '%s'", argv[optind]);
