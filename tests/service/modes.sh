@@ -59,12 +59,15 @@ base = total if mode == "wall" else sum(got[p] for p in parts[1:])
 for p in parts:
     g = 100 * got[p] / base if base else 0
     if mode != "wall" and p == "compute_fn":
-        # Off the CPU only while preempted: its wall time less its CPU time, as it measured.
-        pre = t[p] - t["compute_fn_cpu"]
+        # Off the CPU only while preempted: as long as it waited on a run queue, as it measured
+        # (its wall time less its CPU time also holds what the hypervisor stole from the
+        # whole VM, which is no switch: 52 ms of 406 once on a busy VM).
+        pre = t["compute_fn_waited"]
         ok = abs(got[p] - pre) <= 0.1 * t[p] + 2000
         bad += not ok
-        print("%s %s %-10s %.0f us off the CPU of %.0f (preempted %.0f)" %
-              ("ok  " if ok else "FAIL", mode, p, got[p], t[p], pre))
+        print("%s %s %-10s %.0f us off the CPU of %.0f (waited on a run queue %.0f, stolen %.0f)" %
+              ("ok  " if ok else "FAIL", mode, p, got[p], t[p], pre,
+               max(0, t[p] - t["compute_fn_cpu"] - pre)))
         continue
     ok = abs(g - want[p]) <= 2
     bad += not ok
