@@ -214,6 +214,36 @@ Test(stack_names, names_outlive_the_symbolizer_and_the_stores, .init = setup, .f
 	stack_names__free(sn);
 }
 
+/*
+ * A process that exec'd (a shell's exec, sampled a few times before it) has stacks under two
+ * names: the latest one names it, whichever order the table is walked in (its hash order,
+ * not the order the stacks came in). 40 stacks of "sh" then one of "xs_new", in each of 8
+ * tables made one slot bigger each time (other walk orders).
+ */
+Test(stack_names, an_execd_process_is_named_by_its_latest_name, .init = setup, .fini = teardown)
+{
+	for (size_t size = 100; size < 108; size++) {
+		struct stack_table *st = stack_table__new(size);
+		struct stack_names *sn;
+
+		cr_assert_not_null(st);
+		for (uint64_t i = 0; i < 40; i++) {
+			uint64_t pc = JIT + 0x100 + i;
+			struct xsprof_sample old = fake_proc__sample(PID, "sh", &pc, 1, NULL, 0);
+
+			cr_assert_eq(stack_table__add(st, &old, symbolizer__gen(sym, PID)), 0);
+		}
+		struct xsprof_sample now = fake_proc__sample(PID, "xs_new", user_fwd, 3, NULL, 0);
+
+		cr_assert_eq(stack_table__add(st, &now, symbolizer__gen(sym, PID)), 0);
+		sn = stack_names__new(st, NULL, sym);
+		cr_assert_not_null(sn);
+		cr_expect_str_eq(stack_names__comm(sn, PID, PID), "xs_new", "table of %zu", size);
+		stack_names__free(sn);
+		stack_table__free(st);
+	}
+}
+
 Test(stack_names, an_empty_session_names_nothing, .init = setup, .fini = teardown)
 {
 	struct stack_names *sn = stack_names__new(NULL, NULL, sym);

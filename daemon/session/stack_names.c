@@ -23,6 +23,7 @@ struct proc_name {
 	uint32_t pid;
 	const char *comm; /* interned */
 	bool launched;	  /* from a CUDA launch: the image that did the GPU work */
+	uint32_t seq;	  /* a CPU stack's id: the higher, the later the name was seen */
 };
 
 struct stack_names {
@@ -55,22 +56,29 @@ static int add_frames(struct stack_names *sn, const char *const *frames, size_t 
 	return 0;
 }
 
-static int add_proc(struct stack_names *sn, uint32_t pid, const char *comm16, bool launched)
+static int add_proc(struct stack_names *sn, uint32_t pid, const char *comm16, bool launched,
+		    uint32_t seq)
 {
 	char comm[XSPROF_COMM_LEN + 1];
 	const char *name;
+	struct proc_name *last = sn->nr_procs ? &sn->procs[sn->nr_procs - 1] : NULL;
 
-	if (sn->nr_procs && sn->procs[sn->nr_procs - 1].pid == pid &&
-	    sn->procs[sn->nr_procs - 1].launched == launched)
-		return 0; /* entries of one process tend to come together */
 	memcpy(comm, comm16, XSPROF_COMM_LEN);
 	comm[XSPROF_COMM_LEN] = '\0';
 	if (!comm[0])
 		return 0;
 	name = strset__intern(sn->names, comm);
-	if (!name || vec_reserve(&sn->procs, &sn->procs_cap, sn->nr_procs + 1))
+	if (!name)
 		return -ENOMEM;
-	sn->procs[sn->nr_procs++] = (struct proc_name){pid, name, launched};
+	/* Entries of one process tend to come together: one per name (interned: by address). */
+	if (last && last->pid == pid && last->launched == launched && last->comm == name) {
+		if (seq > last->seq)
+			last->seq = seq;
+		return 0;
+	}
+	if (vec_reserve(&sn->procs, &sn->procs_cap, sn->nr_procs + 1))
+		return -ENOMEM;
+	sn->procs[sn->nr_procs++] = (struct proc_name){pid, name, launched, seq};
 	return 0;
 }
 
@@ -80,9 +88,12 @@ static int cmp_proc(const void *a, const void *b)
 
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
-	/* A process seen before its exec (command mode's fork) has two names: the one its
-	 * launches carry names its GPU work, so it sorts first. */
-	return (int)y->launched - (int)x->launched;
+	/* A process seen before its exec (command mode's fork, a shell's exec) has two names:
+	 * the one its launches carry names its GPU work, so it sorts first; else the latest its
+	 * stacks carry (the image it runs now), whichever order the table is walked in. */
+	if (x->launched != y->launched)
+		return (int)y->launched - (int)x->launched;
+	return x->seq < y->seq ? 1 : x->seq > y->seq ? -1 : 0;
 }
 
 const char *stack_names__comm(void *ctx, uint32_t pid, uint32_t tid)
@@ -127,7 +138,7 @@ static int name_entry(void *ctx, const struct stack_entry *e)
 	fold__name_stack(w->sym, e, &w->sn->buf, NULL);
 	err = add_frames(w->sn, w->sn->buf.frames, w->sn->buf.n, &w->sn->cpu[e->id]);
 	if (!err && e->tgid)
-		err = add_proc(w->sn, e->tgid, e->comm, false);
+		err = add_proc(w->sn, e->tgid, e->comm, false, e->id);
 	symbolizer__trim(w->sym); /* copied: the cache may shrink to its cap */
 	return err;
 }
@@ -143,7 +154,7 @@ static int name_launch(void *ctx, const struct launch_stack *s)
 		frames[n++] = "[no frames]";
 	err = add_frames(w->sn, frames, n, &w->sn->launch[w->sn->nr_launch++]);
 	if (!err)
-		err = add_proc(w->sn, s->tgid, s->comm, true);
+		err = add_proc(w->sn, s->tgid, s->comm, true, 0);
 	symbolizer__trim(w->sym);
 	return err;
 }
