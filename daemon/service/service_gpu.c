@@ -290,14 +290,13 @@ static int launching_pids(const struct profile_data *pd, uint32_t **ret, size_t 
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < pd->nr_launches; i++)
-		if (!n || v[n - 1] != pd->launches[i].pid)
-			v[n++] = pd->launches[i].pid;
-	qsort(v, n, sizeof(*v), cmp_u32);
-	*ret_n = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!*ret_n || v[*ret_n - 1] != v[i])
-			v[(*ret_n)++] = v[i];
+		v[i] = pd->launches[i].pid;
+	qsort(v, pd->nr_launches, sizeof(*v), cmp_u32);
+	for (size_t i = 0; i < pd->nr_launches; i++)
+		if (!n || v[n - 1] != v[i])
+			v[n++] = v[i];
 	*ret = v;
+	*ret_n = n;
 	return 0;
 }
 
