@@ -268,13 +268,19 @@ ctl=$build/daemon/ctl/xsprofctl
 member=65534
 as_member() { setpriv --reuid=$member --regid="$(getent group nogroup | cut -d: -f3)" --clear-groups -- "$@"; }
 chmod 0755 "$dir"
+# The member runs the workload too: the service's runs use copies in $dir, which it can reach
+# (the build may sit under a directory only root may enter, as a `mktemp -d` clone's does), and
+# the service probes the copy of the fake injection library they load.
+mkdir "$dir/bin" && cp "$work" "$build"/tests/{libxs_gpu_double,libcuda_xsbound,libxsprof_cupti_fake}.so \
+	"$dir/bin/" && chmod -R a+rX "$dir/bin" || fail "copying the workload for the member"
 "$xsprofd" --socket "$dir/api.sock" --cupti-socket "$dir/svc-cupti.sock" --socket-group nogroup \
-	--cuda-lib "$build/tests/libxsprof_cupti_fake.so" --freq 999 >"$dir/svc.log" 2>&1 &
+	--cuda-lib "$dir/bin/libxsprof_cupti_fake.so" --freq 999 >"$dir/svc.log" 2>&1 &
 svc=$!
 for _ in $(seq 100); do [[ -S $dir/api.sock ]] && break; sleep 0.1; done
 sctl() { timeout 60 "$ctl" --socket "$dir/api.sock" "$@"; }
 t0=$(date +%s%N)
-XS_GPU_DOUBLE_STREAM=1 XSPROF_CUPTI_SOCKET=$dir/svc-cupti.sock timeout 120 "$work" input 600 \
+XS_GPU_DOUBLE_STREAM=1 XSPROF_CUPTI_SOCKET=$dir/svc-cupti.sock LD_LIBRARY_PATH=$dir/bin \
+	timeout 120 "$dir/bin/xs_gpu_bound" input 600 \
 	>"$dir/win.out" 2>"$dir/win.err" &
 wpid=$!
 sleep 0.5
@@ -363,11 +369,12 @@ fi
 # Two users on one device at once: root's run and the member's. The member's query of the
 # window is their own process's report (busy and idle within 2%, its kernels, host_bound at
 # xs_make_batch); root's has both runs' kernels (a report of all users, not two added).
-XS_GPU_DOUBLE_STREAM=1 XSPROF_CUPTI_SOCKET=$dir/svc-cupti.sock timeout 60 "$work" input 200 \
+XS_GPU_DOUBLE_STREAM=1 XSPROF_CUPTI_SOCKET=$dir/svc-cupti.sock LD_LIBRARY_PATH=$dir/bin \
+	timeout 60 "$dir/bin/xs_gpu_bound" input 200 \
 	>"$dir/both_root.out" 2>&1 &
 rpid=$!
-as_member env XS_GPU_DOUBLE_STREAM=1 XSPROF_CUPTI_SOCKET=$dir/svc-cupti.sock timeout 60 \
-	"$work" input 200 >"$dir/both_member.out" 2>&1
+as_member env XS_GPU_DOUBLE_STREAM=1 XSPROF_CUPTI_SOCKET=$dir/svc-cupti.sock \
+	LD_LIBRARY_PATH="$dir/bin" timeout 60 "$dir/bin/xs_gpu_bound" input 200 >"$dir/both_member.out" 2>&1
 wait "$rpid"
 as_member curl -s -m 10 --unix-socket "$dir/api.sock" -w '\n%{http_code}' \
 	"http://x/v1/profile?since_s=8&format=gpu-report" >"$dir/member2.out" 2>&1
