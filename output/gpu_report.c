@@ -134,6 +134,7 @@ static struct device *device_of(struct gpu_report *r, uint32_t device)
 	if (vec_reserve(&r->dev, &r->cap_dev, r->nr_dev + 1))
 		return NULL;
 	r->dev[r->nr_dev] = (struct device){.device = device, .first = UINT64_MAX};
+	gpu_clock__init(&r->dev[r->nr_dev].clock);
 	return &r->dev[r->nr_dev++];
 }
 
@@ -658,6 +659,9 @@ static int devices(struct gpu_report *r)
 		}
 		sort(w, n, sizeof(*w), cmp_work);
 		err = device_facts(r, &r->dev[k], w, n);
+		if (!err)
+			err = gpu_clock__measure(pd, r->launch_of, r->dev[k].device,
+						 &r->dev[k].clock);
 	}
 	free(w);
 	return err;
@@ -1127,6 +1131,37 @@ static double share_of(uint64_t part, uint64_t whole)
 	return whole ? (double)part / (double)whole : 0;
 }
 
+/* The GPU's times are off the CPU's by more than GPU_REPORT_CLOCK_SKEW_NS: work that starts
+ * before its launch, or a device-wide synchronize that returns before its work ended. */
+static void clock_finding(struct gpu_report *r, const struct device *d)
+{
+	const struct gpu_clock *c = &d->clock;
+	const int64_t skew = (int64_t)GPU_REPORT_CLOCK_SKEW_NS;
+	bool early = c->leads && c->lead_min_ns < -skew;
+	bool late = c->drains && c->drain_min_ns < -skew;
+	struct finding *f;
+
+	if ((!early && !late) ||
+	    !(f = finding(r, "clock_skew", 1, d->device,
+			  "The GPU's times (CUPTI's conversion of the device clock) and the CPU's "
+			  "(BPF, CLOCK_MONOTONIC) disagree, so gaps and launch delays are off by as "
+			  "much. Check that the injection library set CUPTI's timestamp callback "
+			  "(XSPROF_CUPTI_VERBOSE=1 says which clock it records), and that the "
+			  "machine's clocksource is stable (dmesg: clocksource).")))
+		return;
+	snprintf(f->summary, sizeof(f->summary),
+		 "device %u: its times read at least %.1f us %s the CPU's (%s)", d->device,
+		 (early ? -c->lead_min_ns : -c->drain_min_ns) / 1e3, early ? "early" : "late",
+		 early ? "work started before the call that launched it"
+		       : "a device synchronize returned before its work ended");
+	fig_ns(f, "launches", c->leads);
+	if (c->leads)
+		fig_ratio(f, "launch_to_start_min_ns", (double)c->lead_min_ns);
+	fig_ns(f, "syncs", c->drains);
+	if (c->drains)
+		fig_ratio(f, "sync_return_after_end_min_ns", (double)c->drain_min_ns);
+}
+
 static void device_findings(struct gpu_report *r, const struct device *d)
 {
 	uint64_t active = d->last - d->first;
@@ -1214,6 +1249,7 @@ static void device_findings(struct gpu_report *r, const struct device *d)
 		fig_ns(f, "communication_ns", d->comm_ns);
 		fig_ns(f, "overlap_ns", d->comm_overlap_ns);
 	}
+	clock_finding(r, d);
 	if (util < 0.5 && (f = finding(r, "low_utilisation", 1 - util, d->device,
 				       "The device was busy less than half of the time between its "
 				       "first and last work: see its idle time by cause."))) {
@@ -1694,6 +1730,21 @@ static uint64_t profile_span(const struct gpu_report *r)
 	return r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
 }
 
+/* How far the device's times may be from the CPU's (output/gpu_clock.h). */
+static void text_clock(const struct gpu_clock *c, FILE *f)
+{
+	int64_t lo, hi;
+
+	if (gpu_clock__bound(c, &lo, &hi))
+		line(f, "  clock: GPU times within %+.1f..%+.1f us of the CPU's (%" PRIu64
+			" launches, %" PRIu64 " device syncs)",
+		     lo / 1e3, hi / 1e3, c->leads, c->drains);
+	else if (c->leads)
+		line(f, "  clock: GPU times at most %+.1f us late (%" PRIu64 " launches; no "
+			"device-wide sync for the other bound)",
+		     c->lead_min_ns / 1e3, c->leads);
+}
+
 static void text_device(const struct gpu_report *r, const struct device *d, FILE *f)
 {
 	uint64_t active = d->last - d->first;
@@ -1734,6 +1785,7 @@ static void text_device(const struct gpu_report *r, const struct device *d, FILE
 					100 * share_of(d->bins[i], width));
 	}
 	line(f, "%s", buf);
+	text_clock(&d->clock, f);
 	if (d->comm_ns)
 		line(f, "  communication (NCCL): %s, %.1f%% of it overlapped computation",
 		     NS(d->comm_ns), 100 * share_of(d->comm_overlap_ns, d->comm_ns));
@@ -1942,6 +1994,30 @@ static void json_frames(FILE *f, const char *const *frames, size_t n)
 	fputc(']', f);
 }
 
+static void json_i64_or_null(FILE *f, bool known, int64_t v)
+{
+	if (known)
+		fprintf(f, "%" PRId64, v);
+	else
+		fputs("null", f);
+}
+
+static void json_clock(const struct gpu_clock *c, FILE *f)
+{
+	int64_t lo, hi;
+	bool bound = gpu_clock__bound(c, &lo, &hi);
+
+	fprintf(f, "\"clock\":{\"launch_to_start_min_ns\":");
+	json_i64_or_null(f, c->leads, c->lead_min_ns);
+	fprintf(f, ",\"launches\":%" PRIu64 ",\"sync_return_after_end_min_ns\":", c->leads);
+	json_i64_or_null(f, c->drains, c->drain_min_ns);
+	fprintf(f, ",\"syncs\":%" PRIu64 ",\"offset_bound_ns\":", c->drains);
+	if (bound)
+		fprintf(f, "[%" PRId64 ",%" PRId64 "]}", lo, hi);
+	else
+		fputs("null}", f);
+}
+
 static void json_device(const struct gpu_report *r, const struct device *d, FILE *f)
 {
 	uint64_t active = d->last - d->first;
@@ -1974,10 +2050,10 @@ static void json_device(const struct gpu_report *r, const struct device *d, FILE
 
 		fprintf(f, "%s%.4f", i ? "," : "", share_of(d->bins[i], width));
 	}
-	fprintf(f,
-		"]},\"communication\":{\"busy_ns\":%" PRIu64 ",\"overlap_ns\":%" PRIu64
-		"},\"streams\":[",
+	fprintf(f, "]},\"communication\":{\"busy_ns\":%" PRIu64 ",\"overlap_ns\":%" PRIu64 "},",
 		d->comm_ns, d->comm_overlap_ns);
+	json_clock(&d->clock, f);
+	fprintf(f, ",\"streams\":[");
 	for (size_t i = 0; i < r->nr_streams; i++) {
 		const struct stream_stat *st = &r->streams[i];
 

@@ -40,6 +40,9 @@ enum gpu_idle_cause {
 #define GPU_REPORT_LAUNCH_GAP_NS 100000ull
 /* A synchronising call that returned this long before a gap began still caused it (clocks). */
 #define GPU_REPORT_SYNC_SLACK_NS 50000ull
+/* GPU times off the CPU's by more than this, as causality shows (output/gpu_clock.h): the
+ * finding clock_skew. */
+#define GPU_REPORT_CLOCK_SKEW_NS 10000ull
 
 /*
  * The report of pd (its GPU work, launches, joins, waits and, for the host's stacks, its

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "output/gpu_clock.h"
 #include "output/gpu_report.h"
 #include "output/profile.h"
 
@@ -66,6 +67,7 @@ struct device {
 	uint64_t bin_ns;
 	uint64_t *bins; /* busy ns per bin */
 	size_t nr_bins;
+	struct gpu_clock clock; /* how far its times may be from the CPU's */
 };
 
 struct kernel_stat {

@@ -361,6 +361,7 @@ static int merge_device(struct device *d, const struct device *e)
 		d->idle_by[c] += e->idle_by[c];
 	d->comm_ns += e->comm_ns;
 	d->comm_overlap_ns += e->comm_overlap_ns;
+	gpu_clock__merge(&d->clock, &e->clock);
 	return 0;
 }
 
@@ -377,6 +378,7 @@ static int merge_devices(struct gpu_report *into, const struct gpu_report *from)
 				return -ENOMEM;
 			d = &into->dev[into->nr_dev++];
 			*d = (struct device){.device = from->dev[i].device, .first = UINT64_MAX};
+			gpu_clock__init(&d->clock);
 		}
 		if (merge_device(d, &from->dev[i]))
 			return -ENOMEM;

@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 #include <json-c/json.h>
 
+#include "output/gpu_clock.h"
 #include "output/gpu_report.h"
 #include "output/output.h"
 #include "output/profile.h"
@@ -1097,4 +1098,87 @@ Test(gpu_report, unsampled_gaps_spread)
 	cr_assert(f);
 	cr_assert_str_eq(innermost(f), "make_batch");
 	json_object_put(j);
+}
+
+/* The clock's bounds (output/gpu_clock.h): from mixed()'s joins every piece of work starts at
+ * least 10 us after its launch, and a device-wide synchronize at 8015 us returns 10 us after
+ * the last work its thread launched before it (K2, ending at 8010) ended: the GPU times lie
+ * within -10..+10 us. Shifted 30 us either way, one bound breaks and clock_skew says which. */
+static struct json_object *clock_report(struct profile_data *pd, int64_t shift_us)
+{
+	mixed(pd);
+	waits[0].api = "cudaDeviceSynchronize";
+	waits[0].start_ns = 8015 * US;
+	/* GPU times early: the CPU's later instead (the first kernel starts at 10 us). */
+	for (size_t i = 0; shift_us < 0 && i < pd->nr_launches; i++)
+		launches[i].time_ns += (uint64_t)-shift_us * US;
+	waits[0].start_ns += shift_us < 0 ? (uint64_t)-shift_us * US : 0;
+	waits[0].end_ns += shift_us < 0 ? (uint64_t)-shift_us * US : 0;
+	for (size_t i = 0; shift_us > 0 && i < pd->nr_gpu; i++) {
+		gpu[i].start_ns += (uint64_t)shift_us * US;
+		gpu[i].end_ns += (uint64_t)shift_us * US;
+	}
+	return report_json(pd);
+}
+
+Test(gpu_report, clock_bounds)
+{
+	struct profile_data pd;
+	struct json_object *j = clock_report(&pd, 0), *c, *b, *f;
+
+	c = get(json_object_array_get_idx(get(j, "devices"), 0), "clock");
+	cr_assert_eq(num(c, "launch_to_start_min_ns"), 10 * US);
+	cr_assert_eq(num(c, "launches"), 8);
+	cr_assert_eq(num(c, "sync_return_after_end_min_ns"), 10 * US);
+	cr_assert_eq(num(c, "syncs"), 1);
+	b = get(c, "offset_bound_ns");
+	cr_assert_eq(json_object_get_int64(json_object_array_get_idx(b, 0)), -10 * (int64_t)US);
+	cr_assert_eq(json_object_get_int64(json_object_array_get_idx(b, 1)), 10 * (int64_t)US);
+	cr_assert_null(finding(j, "clock_skew"));
+	json_object_put(j);
+
+	j = clock_report(&pd, -30);
+	c = get(json_object_array_get_idx(get(j, "devices"), 0), "clock");
+	cr_assert_eq(num(c, "launch_to_start_min_ns"), -20 * (int64_t)US);
+	f = finding(j, "clock_skew");
+	cr_assert(f, "work that starts before its launch is a clock off by 20 us");
+	cr_assert(strstr(json_object_get_string(get(f, "summary")), "early"));
+	json_object_put(j);
+
+	j = clock_report(&pd, 30);
+	c = get(json_object_array_get_idx(get(j, "devices"), 0), "clock");
+	cr_assert_eq(num(c, "sync_return_after_end_min_ns"), -20 * (int64_t)US);
+	f = finding(j, "clock_skew");
+	cr_assert(f, "a sync that returns before its work ended is a clock off by 20 us");
+	cr_assert(strstr(json_object_get_string(get(f, "summary")), "late"));
+	json_object_put(j);
+
+	/* A stream's synchronize bounds nothing: another stream's work may outlast it. */
+	mixed(&pd);
+	j = report_json(&pd);
+	c = get(json_object_array_get_idx(get(j, "devices"), 0), "clock");
+	cr_assert_eq(num(c, "syncs"), 0);
+	cr_assert(json_object_is_type(get(c, "offset_bound_ns"), json_type_null));
+	json_object_put(j);
+}
+
+Test(gpu_report, clock_merge)
+{
+	struct gpu_clock a, b;
+	int64_t lo, hi;
+
+	gpu_clock__init(&a);
+	gpu_clock__init(&b);
+	cr_assert_not(gpu_clock__bound(&a, &lo, &hi), "nothing measured bounds nothing");
+	b.lead_min_ns = 5000;
+	b.leads = 2;
+	a.drain_min_ns = 3000;
+	a.drains = 1;
+	cr_assert_not(gpu_clock__bound(&a, &lo, &hi), "one side alone is no bound");
+	gpu_clock__merge(&a, &b);
+	cr_assert_eq(a.leads, 2);
+	cr_assert_eq(a.drains, 1);
+	cr_assert(gpu_clock__bound(&a, &lo, &hi));
+	cr_assert_eq(lo, -3000);
+	cr_assert_eq(hi, 5000);
 }
