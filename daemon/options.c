@@ -115,6 +115,9 @@ static const char usage_text[] =
 	"                            or .svg, '-' for folded on stdout (one-shot only)\n"
 	"      --correlate HOW       join GPU work to launches by id, timestamp, stream or auto\n"
 	"                            (default auto: the most exact the data allows)\n"
+	"      --correlate-check     also join the same run with each of id, timestamp and\n"
+	"                            stream and report how far they agree (keeps the launch\n"
+	"                            uprobes beside xsprof:launch: two probes a launch)\n"
 	"      --gpu-mode MODE       what the flamegraphs show: cpu, gpu or merged (default merged\n"
 	"                            when GPU records arrived, else cpu)\n"
 	"      --weight UNIT         weights in samples or us (default samples)\n"
@@ -196,6 +199,7 @@ enum {
 	OPT_NO_CUDA,
 	OPT_LAUNCHES_OUTPUT,
 	OPT_CORRELATE,
+	OPT_CORRELATE_CHECK,
 	OPT_GPU_MODE,
 	OPT_WEIGHT,
 	OPT_MODE,
@@ -247,6 +251,7 @@ static const struct option long_opts[] = {
 	{"no-cuda", no_argument, NULL, OPT_NO_CUDA},
 	{"launches-output", required_argument, NULL, OPT_LAUNCHES_OUTPUT},
 	{"correlate", required_argument, NULL, OPT_CORRELATE},
+	{"correlate-check", no_argument, NULL, OPT_CORRELATE_CHECK},
 	{"gpu-mode", required_argument, NULL, OPT_GPU_MODE},
 	{"weight", required_argument, NULL, OPT_WEIGHT},
 	{"mode", required_argument, NULL, OPT_MODE},
@@ -405,6 +410,11 @@ static int gpu_option(struct xsprofd_opts *o, int c, const char *arg)
 			return bad("--correlate", arg, "use id, timestamp, stream or auto");
 		o->correlate = arg;
 		return 0;
+	case OPT_CORRELATE_CHECK:
+		if (origin)
+			return bad("--correlate-check", "", "only a command-line flag, not a config key");
+		o->correlate_check = true;
+		return 0;
 	case OPT_GPU_MODE:
 		if (profile__mode_from_name(arg, &mode))
 			return bad("--gpu-mode", arg, "use cpu, gpu or merged");
@@ -498,6 +508,9 @@ static int gpu_finish(struct xsprofd_opts *o)
 			   "running a command needs --foreground (one-shot mode)");
 	if (o->launch_output && !o->foreground)
 		return bad("--launches-output", o->launch_output, "only with --foreground");
+	if (o->correlate_check && (!o->foreground || o->no_cuda))
+		return bad("--correlate-check", "",
+			   o->no_cuda ? "conflicts with --no-cuda" : "only with --foreground");
 	/* A call tree of launches: no timeline for a Chrome trace, pprof or the GPU timeline. */
 	if (o->launch_output && strcmp(o->launch_output, "-") &&
 	    (output__format_from_path(o->launch_output, &fmt) ||
@@ -709,7 +722,8 @@ static int meta_option(struct xsprofd_opts *o, int c, char **argv)
 static bool is_gpu_option(int c)
 {
 	return c == OPT_CUDA_LIB || c == OPT_NO_CUDA || c == OPT_LAUNCHES_OUTPUT ||
-	       c == OPT_CORRELATE || c == OPT_GPU_MODE || c == OPT_WEIGHT;
+	       c == OPT_CORRELATE || c == OPT_CORRELATE_CHECK || c == OPT_GPU_MODE ||
+	       c == OPT_WEIGHT;
 }
 
 static bool is_mode_option(int c)

@@ -110,6 +110,7 @@ struct xsprofd_opts {
 	bool no_cuda;		   /* --no-cuda: no CUDA probes at all */
 	const char *launch_output; /* --launches-output: GPU-only folded launch stacks */
 	const char *correlate;	   /* --correlate: strategy name (default "auto") */
+	bool correlate_check;	   /* --correlate-check: every strategy on the run, compared */
 	int gpu_mode;		   /* --gpu-mode: enum gpu_mode, when gpu_mode_set */
 	bool gpu_mode_set;
 	int weight; /* --weight: enum weight_unit */

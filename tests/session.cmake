@@ -14,3 +14,5 @@ xsprof_unit_test(test_session_profile SOURCES test_session_profile.c alloc_fail.
 # allocation failures through alloc_fail.c.
 xsprof_unit_test(test_recording SOURCES test_recording.c alloc_fail.c
 	LIBS xsprof_session ${ALLOC_FAIL_LINK})
+# --correlate-check: the three strategies on one run's launches, seen by uprobe and USDT.
+xsprof_unit_test(test_join_check SOURCES test_join_check.c LIBS xsprof_session)

@@ -34,6 +34,7 @@
 #include "daemon/probes/preflight.h"
 #include "daemon/session/gpu_waits.h"
 #include "daemon/session/group_by.h"
+#include "daemon/session/join_check.h"
 #include "daemon/session/profile.h"
 #include "daemon/session/ranges.h"
 #include "daemon/session/recording.h"
@@ -686,6 +687,32 @@ static void gpu_report(const struct xsprofd_opts *o, const struct profile_data *
 	nvtx_report(pd);
 }
 
+/* --correlate-check: the strategies side by side on this run's data. */
+static void join_check_report(const struct profile_data *pd)
+{
+	struct join_check jc;
+	int err = join_check__run(pd, &jc);
+
+	if (err) {
+		log_err("--correlate-check failed: %s", strerror(-err));
+		return;
+	}
+	log_info("correlation check: %llu pieces of GPU work; id joined %llu; timestamp joined "
+		 "%llu (%llu to id's call, %llu elsewhere); stream joined %llu (%llu to id's call, "
+		 "%llu elsewhere); %llu of %llu launch uprobes paired with the xsprof:launch of "
+		 "their call (%llu xsprof:launch records)",
+		 (unsigned long long)jc.work, (unsigned long long)jc.id.joined,
+		 (unsigned long long)jc.timestamp.joined, (unsigned long long)jc.timestamp.agree,
+		 (unsigned long long)jc.timestamp.differ, (unsigned long long)jc.stream.joined,
+		 (unsigned long long)jc.stream.agree, (unsigned long long)jc.stream.differ,
+		 (unsigned long long)jc.paired, (unsigned long long)jc.uprobes,
+		 (unsigned long long)jc.usdt);
+	if (jc.work && !jc.usdt)
+		log_warn("correlation check: no xsprof:launch record, so no id join to compare "
+			 "with (the command did not load the injection library, or its probe was "
+			 "not attached)");
+}
+
 /* --group-by range: how many NVTX ranges the samples were matched to. */
 static void ranges_report(const struct xsprofd_opts *o, const struct ranges *ranges)
 {
@@ -836,8 +863,9 @@ static void recording_opts_for(const struct xsprofd_opts *o, struct recording_op
 		.unwind_mb = o->unwind_mb,
 		.python = !o->no_python,
 		/* Those two join entry uprobe records; id (and auto's pick of it) the USDT's. */
-		.keep_launch_uprobes = o->correlate && (!strcmp(o->correlate, "timestamp") ||
-							!strcmp(o->correlate, "stream")),
+		.keep_launch_uprobes = o->correlate_check ||
+				       (o->correlate && (!strcmp(o->correlate, "timestamp") ||
+							 !strcmp(o->correlate, "stream"))),
 		.offcpu = o->mode != SESSION_MODE_CPU,
 		.offcpu_min_ns = (uint64_t)o->min_block_us * 1000,
 		.comm = o->comm,
@@ -1033,6 +1061,8 @@ static int build_profile(struct run *r)
 		struct gpu_store_stats gs;
 
 		gpu_report(o, &sp->pd, &cs);
+		if (o->correlate_check)
+			join_check_report(&sp->pd);
 		gpu_store__stats(oneshot_gpu__store(r->gpu), &gs);
 		if (gs.open_refused)
 			log_warn(

@@ -268,6 +268,23 @@ static void publish(const struct gpu_join *g, struct profile_data *pd)
 	pd->nr_joins = g->nr_joins;
 }
 
+int gpu_join__feed(struct correlator *c, const struct corr_cpu_rec *cpu, size_t nr_cpu,
+		   const struct corr_gpu_rec *gpu, size_t nr_gpu)
+{
+	size_t i = 0, j = 0;
+	int err = 0;
+
+	/* Offline: both sides in time order, so nothing waits longer than it must. */
+	while (!err && (i < nr_cpu || j < nr_gpu)) {
+		if (j == nr_gpu || (i < nr_cpu && cpu[i].time_ns <= gpu[j].start_ns))
+			err = correlator__feed_cpu(c, &cpu[i++]);
+		else
+			err = correlator__feed_gpu(c, &gpu[j++]);
+		err = err == -EINVAL ? 0 : err; /* malformed: skipped */
+	}
+	return err ? err : correlator__flush(c, CORR_FLUSH_ALL);
+}
+
 int gpu_join__run(struct gpu_join *g, const struct launch_store *ls, const struct gpu_store *gs,
 		  const struct gpu_join_scope *scope, const char *strategy, struct profile_data *pd,
 		  struct correlate_stats *ret_stats)
@@ -276,7 +293,6 @@ int gpu_join__run(struct gpu_join *g, const struct launch_store *ls, const struc
 	struct correlate_stats cs = {};
 	struct correlate_config cfg;
 	struct correlator *c;
-	size_t i = 0, j = 0;
 	int err = 0;
 
 	free(g->cpu);
@@ -294,7 +310,7 @@ int gpu_join__run(struct gpu_join *g, const struct launch_store *ls, const struc
 	if (ls && (err = convert_scopes(g, ls)))
 		return err;
 	g->scope = NULL;
-	/* Offline: feed both sides in time order, so nothing waits longer than it must. */
+	/* Sorted for gpu_join__feed. */
 	if (g->nr_cpu)
 		qsort(g->cpu, g->nr_cpu, sizeof(*g->cpu), cmp_cpu);
 	if (g->nr_gpu)
@@ -318,15 +334,7 @@ int gpu_join__run(struct gpu_join *g, const struct launch_store *ls, const struc
 	c = correlator__new(strategy ? strategy : "auto", &cfg, &cb);
 	if (!c)
 		return -errno;
-	while (!err && (i < g->nr_cpu || j < g->nr_gpu)) {
-		if (j == g->nr_gpu || (i < g->nr_cpu && g->cpu[i].time_ns <= g->gpu[j].start_ns))
-			err = correlator__feed_cpu(c, &g->cpu[i++]);
-		else
-			err = correlator__feed_gpu(c, &g->gpu[j++]);
-		err = err == -EINVAL ? 0 : err; /* malformed: skipped */
-	}
-	if (!err)
-		err = correlator__flush(c, CORR_FLUSH_ALL);
+	err = gpu_join__feed(c, g->cpu, g->nr_cpu, g->gpu, g->nr_gpu);
 	correlator__stats(c, &cs);
 	correlator__free(c);
 	correlate_stats__add(ret_stats, &cs);

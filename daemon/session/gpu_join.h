@@ -20,6 +20,7 @@ struct gpu_store;
 struct launch_store;
 struct profile_data;
 struct gpu_join;
+struct correlator;
 
 /* Which GPU records belong to the session: of the processes accept_pid takes (NULL: all),
  * ending at or after since_ns, or with by_arrival those that arrived after the record numbered
@@ -49,6 +50,11 @@ void gpu_join__free(struct gpu_join *j);
 int gpu_join__run(struct gpu_join *j, const struct launch_store *ls, const struct gpu_store *gs,
 		  const struct gpu_join_scope *scope, const char *strategy, struct profile_data *pd,
 		  struct correlate_stats *ret_stats);
+
+/* Feeds cpu and gpu (each sorted by time: launch time, start) to c in time order, then flushes
+ * it whole. Malformed records are skipped. 0 or -errno. */
+int gpu_join__feed(struct correlator *c, const struct corr_cpu_rec *cpu, size_t nr_cpu,
+		   const struct corr_gpu_rec *gpu, size_t nr_gpu);
 
 /* a += b, counter by counter (the "held now" ones too). */
 void correlate_stats__add(struct correlate_stats *a, const struct correlate_stats *b);
