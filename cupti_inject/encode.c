@@ -448,15 +448,19 @@ long cupti_encoder__encode(struct cupti_encoder *e, const CUpti_Activity *rec, v
 	switch (rec->kind) {
 	case CUPTI_ACTIVITY_KIND_KERNEL:
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+		e->st.kernels++;
 		n = encode_kernel(e, (const CUpti_ActivityKernel10 *)rec, out, cap);
 		break;
 	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		e->st.copies++;
 		n = encode_memcpy(e, (const CUpti_ActivityMemcpy6 *)rec, out, cap);
 		break;
 	case CUPTI_ACTIVITY_KIND_MEMCPY2:
+		e->st.copies++;
 		n = encode_p2p(e, (const CUpti_ActivityMemcpyPtoP4 *)rec, out, cap);
 		break;
 	case CUPTI_ACTIVITY_KIND_MEMSET:
+		e->st.memsets++;
 		n = encode_memset(e, (const CUpti_ActivityMemset4 *)rec, out, cap);
 		break;
 	case CUPTI_ACTIVITY_KIND_DRIVER:

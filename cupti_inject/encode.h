@@ -21,6 +21,9 @@ struct cupti_encoder_stats {
 	uint64_t nvtx_unpaired; /* range ends whose start we never saw */
 	uint64_t nvtx_overflow; /* range starts refused: too many ranges open at once */
 	uint64_t open_ranges;	/* NVTX ranges open now */
+	uint64_t kernels;	/* activity records CUPTI handed over, by kind: kernels, */
+	uint64_t copies;	/* memcpy (peer copies too) */
+	uint64_t memsets;	/* and memset records, forwarded or not */
 };
 
 /* max_open_ranges caps NVTX ranges held for pairing (0 = 1024). */

@@ -285,6 +285,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 
 static void at_exit(void)
 {
+	struct cupti_encoder_stats es = {0};
 	struct cupti_transport_stats ts;
 
 	/* Hands every pending buffer to buffer_completed on this thread. */
@@ -298,6 +299,8 @@ static void at_exit(void)
 	report_drops();
 	cupti_transport__flush(g.tr, (int)g.linger_ms);
 	cupti_transport__stats(g.tr, &ts);
+	if (g.enc)
+		cupti_encoder__stats(g.enc, &es);
 	pthread_mutex_unlock(&g.lock);
 	/* A daemon that never ran is a choice, not a fault: only a lossy session is reported. */
 	if (g.verbose || (ts.connects && (ts.dropped_full || g.dropped_cupti)))
@@ -305,6 +308,10 @@ static void at_exit(void)
 		    "buffers), %zu bytes unsent",
 		    (unsigned long long)ts.sent, (unsigned long long)ts.dropped_full,
 		    (unsigned long long)g.dropped_cupti, ts.buffered);
+	if (g.verbose && g.active)
+		say("CUPTI handed over %llu kernels, %llu copies and %llu memsets",
+		    (unsigned long long)es.kernels, (unsigned long long)es.copies,
+		    (unsigned long long)es.memsets);
 }
 
 static void fork_prepare(void)
