@@ -1,0 +1,358 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Checks the outputs of tests/gpu/run.sh and prints every figure.
+
+Usage: check.py OUT_DIR      writes OUT_DIR/summary.json; exit 1 when a check failed
+
+Each stage's directory holds xsprofd's outputs (profile.gpu.json, profile.timeline.json,
+profile.folded), its log (xsprofd.log, with the injection library's counts) and the
+workload's own truth (truth.json or step.json). What each check means: tests/gpu/README.md.
+"""
+import json
+import os
+import re
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+results = []  # (stage, check, ok, detail)
+figures = {}
+
+
+def check(stage, name, ok, detail=""):
+    results.append((stage, name, bool(ok), detail))
+
+
+def fig(stage, name, value):
+    figures.setdefault(stage, {})[name] = value
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def text(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def base_name(name):
+    """A kernel's name without its parameters, demangled or not (_Z12xs_k_runtimePfi)."""
+    m = re.match(r"_Z(\d+)", name)
+    if m:
+        n = int(m.group(1))
+        return name[len(m.group(0)):len(m.group(0)) + n]
+    return name.split("(")[0].strip()
+
+
+def frames(stack):
+    return stack.split(";")
+
+
+def has_frame(stack, func):
+    return any(base_name(f) == func or f.startswith(func + " (") for f in frames(stack))
+
+
+def timeline_kernels(tl):
+    """[(name, stack or None, dur_us)] of every kernel in a timeline."""
+    out = []
+    for w in tl.get("work", []):
+        device, stream, pid, kind, start, dur, name, stack = w[:8]
+        if kind != 1:
+            continue
+        out.append((tl["names"][name], tl["stacks"][stack] if stack >= 0 else None, dur))
+    return out
+
+
+def cupti_counts(log):
+    """What CUPTI handed the injection library, summed over processes."""
+    k = c = m = 0
+    for mt in re.finditer(r"CUPTI handed over (\d+) kernels, (\d+) copies and (\d+) memsets", log):
+        k, c, m = k + int(mt.group(1)), c + int(mt.group(2)), m + int(mt.group(3))
+    return k, c, m
+
+
+def join_check(stage, log, must_agree=True):
+    m = re.search(r"correlation check: (\d+) pieces of GPU work; id joined (\d+); timestamp "
+                  r"joined (\d+) \((\d+) to id's call, (\d+) elsewhere\); stream joined (\d+) "
+                  r"\((\d+) to id's call, (\d+) elsewhere\); (\d+) of (\d+) launch uprobes "
+                  r"paired with the xsprof:launch of their call \((\d+) xsprof:launch", log)
+    if not m:
+        check(stage, "correlation check ran", False, "no 'correlation check' line in the log")
+        return
+    (work, idj, tsj, tsa, tsd, stj, sta, std, paired, ups, usdt) = map(int, m.groups())
+    fig(stage, "join", {"work": work, "id_joined": idj, "timestamp_joined": tsj,
+                        "timestamp_agree": tsa, "timestamp_differ": tsd, "stream_joined": stj,
+                        "stream_agree": sta, "stream_differ": std, "uprobes": ups,
+                        "uprobes_paired": paired, "usdt": usdt})
+    check(stage, "id joins every piece of GPU work", work and idj == work, f"{idj} of {work}")
+    if must_agree:
+        check(stage, "timestamp agrees with id", tsa == idj and tsd == 0,
+              f"{tsa} agree, {tsd} elsewhere, of {idj}")
+        check(stage, "stream agrees with id", sta >= 0.999 * idj and std <= 0.001 * idj,
+              f"{sta} agree, {std} elsewhere, of {idj}")
+
+
+def clock(stage, rep, must_bound=True):
+    for d in (rep or {}).get("devices", []):
+        c = d.get("clock") or {}
+        fig(stage, f"clock_device{d['device']}", c)
+        b = c.get("offset_bound_ns")
+        if b is None:
+            if must_bound:
+                check(stage, "clock offset bounded", False, f"no bound: {c}")
+            continue
+        lo, hi = b
+        check(stage, "clock offset under 10 us", lo <= hi and max(abs(lo), abs(hi)) < 10000,
+              f"GPU times within {lo / 1e3:+.1f}..{hi / 1e3:+.1f} us of the CPU's")
+        for f in rep.get("findings", []):
+            if f["kind"] == "clock_skew":
+                check(stage, "no clock_skew finding", False, f["summary"])
+
+
+def counts(stage, rep, tl, log):
+    kernels = timeline_kernels(tl or {})
+    k_cupti, _, _ = cupti_counts(log)
+    k_report = sum(d.get("kernels", 0) for d in (rep or {}).get("devices", []))
+    fig(stage, "kernels", {"cupti": k_cupti, "report": k_report, "timeline": len(kernels)})
+    check(stage, "kernels received equal CUPTI's", k_cupti and k_cupti == k_report == len(kernels),
+          f"CUPTI {k_cupti}, report {k_report}, timeline {len(kernels)}")
+    return kernels
+
+
+def stage_sites(out):
+    stage, d = "sites", os.path.join(out, "sites")
+    truth, rep = load(f"{d}/truth.json"), load(f"{d}/profile.gpu.json")
+    tl, log = load(f"{d}/profile.timeline.json"), text(f"{d}/xsprofd.log")
+    if not truth or not rep or not tl:
+        check(stage, "outputs written", False, f"truth {bool(truth)}, report {bool(rep)}, "
+              f"timeline {bool(tl)}: see {d}/xsprofd.log")
+        return
+    kernels = counts(stage, rep, tl, log)
+    by_name = {}
+    for name, stack, dur in kernels:
+        b = by_name.setdefault(base_name(name), {"n": 0, "site": 0, "wrong": 0, "none": 0})
+        b["n"] += 1
+        site = truth["sites"].get(base_name(name))
+        if stack is None:
+            b["none"] += 1
+        elif site and has_frame(stack, site):
+            b["site"] += 1
+        elif any(has_frame(stack, s) for s in truth["sites"].values()):
+            b["wrong"] += 1
+    fig(stage, "kernels_by_name", by_name)
+    for k, n in truth["kernels"].items():
+        got = by_name.get(k, {"n": 0, "site": 0, "wrong": 0, "none": 0})
+        check(stage, f"{k}: {n} kernels", got["n"] == n, f"{got['n']} in the timeline")
+        check(stage, f"{k}: each under {truth['sites'][k]}", got["site"] == n,
+              f"{got['site']} under it, {got['wrong']} under another site, {got['none']} unjoined")
+    join_check(stage, log)
+    clock(stage, rep)
+    copies = {(c["direction"], c["host_memory"]): c["count"] for c in rep.get("copies", [])}
+    fig(stage, "copies", {f"{a} {b}": n for (a, b), n in copies.items()})
+    rounds = truth["kernels"]["xs_k_sync"] // 10
+    check(stage, "copies by direction and host memory",
+          copies.get(("HtoD", "pageable")) == rounds and copies.get(("HtoD", "pinned")) == rounds
+          and copies.get(("DtoH", "pinned")) == rounds, str(copies))
+    # GPU memory: the 48 MiB never freed, under site_alloc.
+    left = 0
+    for m in rep.get("memory", []):
+        for p in m.get("at_end", []):
+            if any(base_name(f) == truth["alloc"]["site"] for f in p["stack"]):
+                left += p["bytes"]
+    fig(stage, "memory", [{k: m[k] for k in ("pid", "device", "allocations", "frees",
+                                             "peak_bytes", "end_bytes")}
+                          for m in rep.get("memory", [])])
+    check(stage, "memory left allocated under site_alloc", left == truth["alloc"]["left"],
+          f"{left} bytes (truth {truth['alloc']['left']})")
+
+
+def site_lines(path):
+    lines = {}
+    for i, line in enumerate(open(path), 1):
+        m = re.search(r"# SITE (\w+)", line)
+        if m:
+            lines[i] = m.group(1)
+    return lines
+
+
+def py_frames(stack, module):
+    """The workload's own Python frames of a stack, outermost first, as (function, line)."""
+    out = []
+    for f in frames(stack):
+        m = re.match(rf"{module}\.(\w+) \({module}\.py:(\d+)\)$", f)
+        if m:
+            out.append((m.group(1), int(m.group(2))))
+    return out
+
+
+def stage_torch(out, name):
+    stage, d = name, os.path.join(out, name)
+    step, rep = load(f"{d}/step.json"), load(f"{d}/profile.gpu.json")
+    tl, log = load(f"{d}/profile.timeline.json"), text(f"{d}/xsprofd.log")
+    if not step or not rep or not tl:
+        check(stage, "outputs written", False, f"step {bool(step)}, report {bool(rep)}, "
+              f"timeline {bool(tl)}: see {d}/xsprofd.log")
+        return
+    fig(stage, "workload", {k: step[k] for k in ("steps", "step_s", "device", "torch", "cuda",
+                                                 "python")})
+    kernels = counts(stage, rep, tl, log)
+    sites = site_lines(os.path.join(HERE, "torch_step.py"))
+    n = len(kernels)
+    py = at_site = engine = unjoined = 0
+    t_all = t_py = 0.0
+    where = {}
+    for kname, stack, dur in kernels:
+        t_all += dur
+        if stack is None:
+            unjoined += 1
+            continue
+        pf = py_frames(stack, "torch_step")
+        if "Engine::thread_main" in stack and not pf:
+            engine += 1
+        if pf:
+            py += 1
+            t_py += dur
+            inner = pf[-1]
+            if inner[1] in sites:
+                at_site += 1
+                where[sites[inner[1]]] = where.get(sites[inner[1]], 0) + 1
+    fig(stage, "launch_stacks", {"kernels": n, "with_python_line": py, "at_site_line": at_site,
+                                 "autograd_engine_thread": engine, "unjoined": unjoined,
+                                 "gpu_time_share_with_python": t_py / t_all if t_all else 0,
+                                 "by_site": where})
+    check(stage, "every kernel joined to its launch", n and unjoined == 0, f"{unjoined} of {n}")
+    check(stage, "launch stacks reach the Python line (all but autograd's thread)",
+          n and py + engine == n - unjoined and at_site == py,
+          f"{py} of {n} at a line of torch_step.py ({at_site} at a # SITE line), {engine} "
+          f"from the autograd engine's thread")
+    join_check(stage, log)
+    clock(stage, rep)
+    # GPU memory against PyTorch's caching allocator.
+    mem = [m for m in rep.get("memory", []) if m.get("device") in (0, None)]
+    if mem:
+        m = max(mem, key=lambda x: x["peak_bytes"])
+        fig(stage, "memory", {"report_peak": m["peak_bytes"], "report_end": m["end_bytes"],
+                              "allocations": m["allocations"], "frees": m["frees"],
+                              "torch_reserved_peak": step["reserved_peak"],
+                              "torch_reserved_end": step["reserved_current"],
+                              "torch_segments": step["segments"]})
+        check(stage, "GPU memory peak equals torch's reserved peak",
+              m["peak_bytes"] == step["reserved_peak"],
+              f"{m['peak_bytes']} vs {step['reserved_peak']}")
+    else:
+        check(stage, "GPU memory calls seen", False, "no memory entry in the report")
+    ranges = {r["name"]: r for r in rep.get("ranges", [])}
+    if ranges:
+        gpu = {k: ranges[k]["gpu_ns"] for k in ("forward", "backward", "optimizer", "step")
+               if k in ranges}
+        busy = sum(dev["busy_ns"] for dev in rep.get("devices", []))
+        fig(stage, "ranges_gpu_ns", gpu)
+        check(stage, "NVTX ranges project onto kernels",
+              gpu.get("forward", 0) > 0 and gpu.get("optimizer", 0) > 0,
+              f"{gpu}, busy {busy}")
+
+
+def finding_of(rep, kind):
+    for f in (rep or {}).get("findings", []):
+        if f["kind"] == kind:
+            return f
+    return None
+
+
+def stage_bound(out, name, kind, func):
+    stage, d = name, os.path.join(out, name)
+    rep = load(f"{d}/profile.gpu.json")
+    if not rep:
+        check(stage, "report written", False, f"see {d}/xsprofd.log")
+        return
+    dev = rep["devices"][0] if rep.get("devices") else {}
+    fig(stage, "device", {k: dev.get(k) for k in ("active_ns", "busy_ns", "idle_ns",
+                                                   "idle_by_cause")})
+    f = finding_of(rep, kind)
+    check(stage, f"finding {kind}", f, ", ".join(x["kind"] for x in rep.get("findings", [])))
+    if f:
+        fig(stage, "finding", {"severity": f["severity"], "summary": f["summary"],
+                               "api": f["api"], "stack": f["stack"][-6:]})
+        check(stage, f"{kind} points at bound.{func}",
+              any(x.startswith(f"bound.{func} (") for x in f["stack"]), " ; ".join(f["stack"][-4:]))
+    clock(stage, rep, must_bound=False)
+
+
+def stage_launch(out):
+    stage = "launch"
+    rows = {}
+    for line in text(os.path.join(out, "launch", "figures.txt")).splitlines():
+        m = re.match(r"(\w+) ns_per_call cpu (\d+) wall (\d+)", line)
+        if m:
+            rows.setdefault(m.group(1), []).append((int(m.group(2)), int(m.group(3))))
+    if "none" not in rows:
+        check(stage, "launch cost measured", False, "no figures")
+        return
+    base = statistics.median(c for c, _ in rows["none"])
+    for mode, v in rows.items():
+        cpu = statistics.median(c for c, _ in v)
+        fig(stage, mode, {"cpu_ns_per_call": cpu, "wall_ns": statistics.median(w for _, w in v),
+                          "added_cpu_ns": cpu - base, "runs": len(v)})
+    check(stage, "launch cost measured", len(rows) == 4, str(sorted(rows)))
+
+
+def stage_cost(out):
+    stage, d = "cost", os.path.join(out, "cost")
+    steps = {}
+    for f in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        m = re.match(r"(none|service|service_gpu|oneshot)\.(\d+)\.json$", f)
+        j = load(os.path.join(d, f)) if m else None
+        if j:
+            steps.setdefault(m.group(1), {})[m.group(2)] = j["step_s"]
+    if "none" not in steps:
+        check(stage, "step times measured", False, "no unprofiled run")
+        return
+    for cond, by_round in steps.items():
+        ratios = [by_round[r] / steps["none"][r] - 1 for r in by_round if r in steps["none"]]
+        fig(stage, cond, {"step_ms": {r: round(v * 1e3, 4) for r, v in by_round.items()},
+                          "overhead_median": statistics.median(ratios) if ratios else None})
+    for cond, limit in (("service", 0.03), ("service_gpu", 0.03)):
+        o = figures[stage].get(cond, {}).get("overhead_median")
+        check(stage, f"{cond}: under {limit:.0%} of step time", o is not None and o < limit,
+              f"{o:+.2%}" if o is not None else "not measured")
+    win = load(os.path.join(d, "window.gpu.json"))
+    check(stage, "the service's window has a GPU report with kernels",
+          win and any(x.get("kernels") for x in win.get("devices", [])),
+          f"{[x.get('kernels') for x in (win or {}).get('devices', [])]}")
+
+
+def main():
+    out = sys.argv[1]
+    stages = [("sites", lambda: stage_sites(out))]
+    for t in ("mlp_eager", "conv_eager", "mlp_graph"):
+        stages.append((t, lambda t=t: stage_torch(out, t)))
+    stages += [("input_bound", lambda: stage_bound(out, "input_bound", "host_bound", "make_batch")),
+               ("sync_bound", lambda: stage_bound(out, "sync_bound", "sync_bound", "log_loss")),
+               ("launch", lambda: stage_launch(out)), ("cost", lambda: stage_cost(out))]
+    for name, run in stages:
+        if not os.path.isdir(os.path.join(out, name)):
+            continue
+        try:
+            run()
+        except Exception as e:  # a broken output is a failed check, not a crash
+            check(name, "outputs readable", False, f"{type(e).__name__}: {e}")
+    failed = [r for r in results if not r[2]]
+    for stage, name, ok, detail in results:
+        print(f"{'ok  ' if ok else 'FAIL'} {stage}: {name}{': ' + detail if detail else ''}")
+    print(json.dumps(figures, indent=1, default=str))
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump({"checks": [{"stage": s, "check": n, "ok": o, "detail": d}
+                              for s, n, o, d in results], "figures": figures}, f, indent=1)
+    print(f"\n{len(results) - len(failed)} of {len(results)} checks passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,209 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The real-GPU suite (issue 41): xsprofd on a machine with an NVIDIA GPU, CUDA 13 and PyTorch,
+# as root, with a kernel that has BTF. Everything it runs and checks is in tests/gpu/README.md;
+# the figures of a run are in tests/gpu/RESULTS.md.
+#
+#   sites    a CUDA C program with known kernels per call site (runtime, cudaLaunchKernelEx,
+#            driver, cuLaunchKernelEx, a graph), copies, allocations and device synchronizes,
+#            under xsprofd -f at 999 Hz with --correlate-check and --report gpu
+#   torch    a PyTorch training step: an MLP eager (with --group-by range: NVTX ranges), a
+#            convolution net eager, the MLP with CUDA graphs
+#   bound    an input-bound and a sync-bound loop, built to be so
+#   launch   the CPU time of one real kernel launch: unprofiled, under xsprofd (xsprof:launch in
+#            the injection library), with the entry uprobe alone, with CUPTI alone
+#   cost     the MLP step's time unprofiled, with the service running in its default settings
+#            (19 Hz; the job without and with the injection library), and under a one-shot
+#            999 Hz profile: interleaved, ROUNDS rounds
+# then tests/gpu/check.py checks the outputs and prints every figure (summary.json).
+#
+# Usage: tests/gpu/run.sh [--kit DIR] [--out DIR] [--rounds N] [--only STAGE,...]
+#   --kit DIR   what tests/gpu/kit.sh packed (default .devkit): xsprofd, the injection
+#               library, the suite's CUDA programs and the libraries they need
+#   --out DIR   where the outputs go (default $OUT, else /tmp/xsprof-gpu)
+# Exit status: 0 when every check passed, 1 when one failed, 2 on bad arguments.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+kit=.devkit
+out=${OUT:-/tmp/xsprof-gpu}
+rounds=3
+only=sites,torch,bound,launch,cost
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kit) kit=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--rounds) rounds=$2; shift 2 ;;
+	--only) only=$2; shift 2 ;;
+	-h | --help) sed -n '3,25p' "$0"; exit 0 ;;
+	*) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+	esac
+done
+kit=$(cd "$kit" 2>/dev/null && pwd) || { echo "run.sh: no kit at $kit (tests/gpu/kit.sh)" >&2; exit 2; }
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+xsprofd=$kit/bin/xsprofd
+ctl=$kit/bin/xsprofctl
+inject=$kit/lib/xsprof/libxsprof_cupti.so
+work=$kit/work
+py=${PYTHON:-python3}
+export XSPROF_CUPTI_LIB=$inject
+exec > >(tee "$out/run.log") 2>&1
+
+step() { printf '\n== %s (%s)\n' "$*" "$(date +%T)"; }
+want() { case ",$only," in *",$1,"*) return 0 ;; esac; return 1; }
+
+step machine
+{
+	echo "kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print int($2/1048576)}' /proc/meminfo) GiB"
+	nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
+	$py -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__,
+	        "cuda", torch.version.cuda, "gpu", torch.cuda.is_available())' 2>&1
+	echo "python binary $(readlink -f "$(command -v "$py")")"
+	echo "btf $(ls -la /sys/kernel/btf/vmlinux 2>&1)"
+	echo "perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid)"
+} | tee "$out/machine.txt"
+# What BPF needs mounted; a bare machine may lack them.
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+"$xsprofd" --version || { echo "FAIL xsprofd does not start here"; exit 1; }
+
+# The CUDA runtime and CUPTI the C programs use: the toolkit's, else PyTorch's wheels'.
+find_lib() { # NAME: the first directory that has it
+	local d
+	for d in /usr/local/cuda/lib64 /usr/local/cuda/extras/CUPTI/lib64 /usr/local/cuda/lib \
+		$($py -c 'import nvidia, sys; print(" ".join(nvidia.__path__))' 2>/dev/null); do
+		[ -e "$d/$1" ] && { echo "$d"; return; }
+		local f
+		f=$(find "$d" -maxdepth 4 -name "$1" 2>/dev/null | head -1)
+		[ -n "$f" ] && { dirname "$f"; return; }
+	done
+}
+cudart_dir=$(find_lib libcudart.so.13)
+cupti_dir=$(find_lib libcupti.so.13)
+echo "libcudart.so.13 in ${cudart_dir:-?}, libcupti.so.13 in ${cupti_dir:-?}" | tee -a "$out/machine.txt"
+cenv=(env "LD_LIBRARY_PATH=$cudart_dir")
+[ -n "$cupti_dir" ] && cenv+=("XSPROF_CUPTI_LIBRARY=$cupti_dir/libcupti.so.13")
+
+# profile NAME ARGS... -- CMD...: xsprofd -f at 999 Hz with the check of the join and the GPU
+# report, its outputs in $out/NAME/; the command's stderr (the injection's counts) in its log.
+profile() {
+	local name=$1 d=$out/$1
+	shift
+	local args=()
+	while [ "$1" != -- ]; do args+=("$1"); shift; done
+	shift
+	mkdir -p "$d"
+	echo "xsprofd -f -F 999 --correlate-check --report gpu ${args[*]} -- $*" > "$d/command"
+	timeout 240 "$xsprofd" -f -F 999 --correlate-check --report gpu --weight us \
+		--cupti-socket "$d/cupti.sock" -o "$d/profile.folded" -o "$d/profile.gpu.json" \
+		-o "$d/profile.timeline.json" "${args[@]}" -- env XSPROF_CUPTI_VERBOSE=1 "$@" \
+		> "$d/report.txt" 2> "$d/xsprofd.log"
+	local rc=$?
+	echo "$name: exit $rc, $(grep -c . "$d/report.txt") lines of report"
+	grep -E "correlation check|^xsprofd: GPU:|xsprof-cupti.*handed|Python|unwind|lost" "$d/xsprofd.log" | head -12
+	return $rc
+}
+
+if want sites; then
+	step sites
+	profile sites -o "$out/sites/profile.json" --launches-output "$out/sites/launches.folded" \
+		-- "${cenv[@]}" "$work/xs_gpu_sites" 20 "$out/sites/truth.json"
+fi
+
+if want torch; then
+	step torch
+	profile mlp_eager --group-by range -- "$py" "$here/torch_step.py" mlp eager 3 "$out/mlp_eager/step.json"
+	profile conv_eager -- "$py" "$here/torch_step.py" conv eager 3 "$out/conv_eager/step.json"
+	profile mlp_graph -- "$py" "$here/torch_step.py" mlp graph 3 "$out/mlp_graph/step.json"
+fi
+
+if want bound; then
+	step bound
+	profile input_bound -- "$py" "$here/bound.py" input 150 "$out/input_bound/truth.json"
+	profile sync_bound -- "$py" "$here/bound.py" sync 1000 "$out/sync_bound/truth.json"
+fi
+
+if want launch; then
+	step "launch cost"
+	d=$out/launch
+	mkdir -p "$d"
+	: > "$d/figures.txt"
+	for r in $(seq "$rounds"); do
+		for mode in none cupti uprobe usdt; do
+			case $mode in
+			none) cmd=("${cenv[@]}" "$work/xs_gpu_launch_cost" 200000) ;;
+			cupti) cmd=("${cenv[@]}" "CUDA_INJECTION64_PATH=$inject"
+				"XSPROF_CUPTI_SOCKET=$d/none.sock" "$work/xs_gpu_launch_cost" 200000) ;;
+			uprobe) cmd=(timeout 120 "$xsprofd" -f -F 1 --cupti-socket "$d/cupti.sock"
+				-o "$d/x.folded" -- "${cenv[@]}" XSPROF_CUPTI_DISABLE=1
+				"$work/xs_gpu_launch_cost" 200000) ;;
+			usdt) cmd=(timeout 120 "$xsprofd" -f -F 1 --cupti-socket "$d/cupti.sock"
+				-o "$d/x.folded" -- "${cenv[@]}" "$work/xs_gpu_launch_cost" 200000) ;;
+			esac
+			line=$("${cmd[@]}" 2> "$d/$mode.log" | grep ns_per_call)
+			echo "$mode $line" | tee -a "$d/figures.txt"
+		done
+	done
+fi
+
+if want cost; then
+	step "step cost"
+	d=$out/cost
+	mkdir -p "$d"
+	svc=
+	start_service() {
+		rm -f "$d/api.sock" "$d/cupti.sock"
+		"$xsprofd" --socket "$d/api.sock" --cupti-socket "$d/cupti.sock" --socket-group root \
+			--cuda-lib "$inject" >> "$d/service.log" 2>&1 &
+		svc=$!
+		for _ in $(seq 300); do [ -S "$d/api.sock" ] && break; sleep 0.1; done
+		[ -S "$d/api.sock" ] || echo "FAIL the service did not start (service.log)"
+	}
+	stop_service() {
+		[ -n "$svc" ] && kill "$svc" && wait "$svc"
+		svc=
+	}
+	step_run() { # COND ROUND
+		local f=$d/$1.$2.json
+		case $1 in
+		none) "$py" "$here/torch_step.py" mlp eager 4 "$f" ;;
+		service) XSPROF_CUPTI_SOCKET=$d/cupti.sock "$py" "$here/torch_step.py" mlp eager 4 "$f" ;;
+		service_gpu) CUDA_INJECTION64_PATH=$inject NVTX_INJECTION64_PATH=$inject \
+			XSPROF_CUPTI_SOCKET=$d/cupti.sock "$py" "$here/torch_step.py" mlp eager 4 "$f" ;;
+		oneshot) timeout 240 "$xsprofd" -f -F 999 --cupti-socket "$d/oneshot.sock" \
+			-o "$d/oneshot.$2.folded" -- "$py" "$here/torch_step.py" mlp eager 4 "$f" \
+			2> "$d/oneshot.$2.log" ;;
+		esac > /dev/null 2>> "$d/workload.log"
+		printf '%s round %s: step %s ms\n' "$1" "$2" \
+			"$($py -c "import json; print(round(json.load(open('$f'))['step_s'] * 1e3, 4))" 2>/dev/null)"
+	}
+	for r in $(seq "$rounds"); do
+		if [ $((r % 2)) = 1 ]; then
+			step_run none "$r"
+			start_service
+			step_run service "$r"
+			step_run service_gpu "$r"
+			stop_service
+			step_run oneshot "$r"
+		else
+			step_run oneshot "$r"
+			start_service
+			step_run service_gpu "$r"
+			step_run service "$r"
+			[ "$r" = "$rounds" ] || stop_service
+		fi
+	done
+	# The last service is still up when ROUNDS is even; else one more service_gpu run for it.
+	[ -n "$svc" ] || { start_service; step_run service_gpu extra; }
+	"$ctl" -s "$d/api.sock" --timeout 60 report --since 120 -o "$d/window.gpu.json"
+	"$ctl" -s "$d/api.sock" --timeout 60 report --since 120 > "$d/window.gpu.txt"
+	"$ctl" -s "$d/api.sock" --timeout 60 --json status > "$d/status.json"
+	stop_service
+fi
+
+step check
+"$py" "$here/check.py" "$out" | tee "$out/summary.txt"
+rc=${PIPESTATUS[0]}
+exit "$rc"
