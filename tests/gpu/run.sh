@@ -59,7 +59,8 @@ step machine
 	nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
 	$py -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__,
 	        "cuda", torch.version.cuda, "gpu", torch.cuda.is_available())' 2>&1
-	echo "python binary $(readlink -f "$(command -v "$py")")"
+	echo "python binary $(readlink -f "$(command -v "$py")") ($(command -v "$py"))"
+	ldd "$(readlink -f "$(command -v "$py")")" 2>&1 | grep -E "python|not found"
 	echo "btf $(ls -la /sys/kernel/btf/vmlinux 2>&1)"
 	echo "perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid)"
 } | tee "$out/machine.txt"
@@ -114,7 +115,7 @@ fi
 
 if want torch; then
 	step torch
-	profile mlp_eager --group-by range -- "$py" "$here/torch_step.py" mlp eager 3 "$out/mlp_eager/step.json"
+	profile mlp_eager -v --group-by range -- "$py" "$here/torch_step.py" mlp eager 3 "$out/mlp_eager/step.json"
 	profile conv_eager -- "$py" "$here/torch_step.py" conv eager 3 "$out/conv_eager/step.json"
 	profile mlp_graph -- "$py" "$here/torch_step.py" mlp graph 3 "$out/mlp_graph/step.json"
 fi
@@ -197,8 +198,8 @@ if want cost; then
 	done
 	# The last service is still up when ROUNDS is even; else one more service_gpu run for it.
 	[ -n "$svc" ] || { start_service; step_run service_gpu extra; }
-	"$ctl" -s "$d/api.sock" --timeout 60 report --since 120 -o "$d/window.gpu.json"
-	"$ctl" -s "$d/api.sock" --timeout 60 report --since 120 > "$d/window.gpu.txt"
+	"$ctl" -s "$d/api.sock" --timeout 60 report --since 2m -o "$d/window.gpu.json"
+	"$ctl" -s "$d/api.sock" --timeout 60 report --since 2m > "$d/window.gpu.txt"
 	"$ctl" -s "$d/api.sock" --timeout 60 --json status > "$d/status.json"
 	stop_service
 fi
