@@ -66,6 +66,10 @@ int cupti_api__open(struct cupti_api *api, const char *override, const char *fal
 	RESOLVE(cuptiActivityGetNumDroppedRecords);
 	RESOLVE(cuptiActivityFlushAll);
 	RESOLVE(cuptiActivityFlushPeriod);
+	*(void **)&api->cuptiActivityEnableRuntimeApi =
+		dlsym(api->handle, "cuptiActivityEnableRuntimeApi");
+	*(void **)&api->cuptiActivityEnableDriverApi =
+		dlsym(api->handle, "cuptiActivityEnableDriverApi");
 #undef RESOLVE
 	return 0;
 

@@ -31,6 +31,9 @@ struct cupti_api {
 	CUPTI_API_FN(cuptiActivityGetNumDroppedRecords);
 	CUPTI_API_FN(cuptiActivityFlushAll);
 	CUPTI_API_FN(cuptiActivityFlushPeriod);
+	/* Optional (NULL where this libcupti lacks them): API records of chosen calls only. */
+	CUPTI_API_FN(cuptiActivityEnableRuntimeApi);
+	CUPTI_API_FN(cuptiActivityEnableDriverApi);
 };
 
 /*

@@ -121,10 +121,8 @@ static const CUpti_CallbackId driver_launch_cbids[] = {
 
 /* Kernel records are the point; the rest are enabled when this CUPTI can. */
 static const CUpti_ActivityKind optional_kinds[] = {
-	CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
-	CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
-	CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-	CUPTI_ACTIVITY_KIND_MARKER,
+	CUPTI_ACTIVITY_KIND_MEMCPY,	     CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
+	CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_MARKER,
 };
 
 static struct {
@@ -139,6 +137,8 @@ static struct {
 	uint32_t clock_id; /* of the connection's hello */
 	atomic_ulong nvtx_drops;
 	bool graph_level;
+	bool all_apis;	 /* API records of every call (XSPROF_CUPTI_APIS=all) */
+	bool api_filter; /* API records of the launch calls only, per call id */
 	unsigned linger_ms;
 	uint64_t dropped_cupti;
 	atomic_uint buffers_out;
@@ -333,11 +333,16 @@ static void fork_child(void)
 	pthread_mutex_unlock(&g.lock);
 }
 
+static CUptiResult api_records(uint8_t enable);
+
 static void stop_cupti(void)
 {
 	for (unsigned i = 0; i < g.nr_enabled; i++)
 		g.api.cuptiActivityDisable(g.enabled[i]);
 	g.nr_enabled = 0;
+	if (g.api_filter)
+		api_records(0);
+	g.api_filter = false;
 	if (g.sub)
 		g.api.cuptiUnsubscribe(g.sub);
 	g.sub = NULL;
@@ -394,6 +399,51 @@ static void enable_launch_callbacks(void)
 					  driver_launch_cbids[i]);
 }
 
+/* Turns the per-call API records of the launch calls on (enable 1) or off. */
+static CUptiResult api_records(uint8_t enable)
+{
+	CUptiResult res = CUPTI_SUCCESS;
+
+	for (size_t i = 0; i < sizeof(runtime_launch_cbids) / sizeof(runtime_launch_cbids[0]) &&
+			   res == CUPTI_SUCCESS;
+	     i++)
+		res = g.api.cuptiActivityEnableRuntimeApi(runtime_launch_cbids[i], enable);
+	for (size_t i = 0; i < sizeof(driver_launch_cbids) / sizeof(driver_launch_cbids[0]) &&
+			   res == CUPTI_SUCCESS;
+	     i++)
+		res = g.api.cuptiActivityEnableDriverApi(driver_launch_cbids[i], enable);
+	return res;
+}
+
+/*
+ * API records (thread, [start, end], correlation id: what the timestamp strategy and the GPU
+ * report's time in launch calls need) of the launch calls only. The activity kinds RUNTIME
+ * and DRIVER record every call, and PyTorch makes several cheap ones per kernel
+ * (cudaGetDevice, cudaGetLastError, ...): on an H100 they made 15 records per kernel and
+ * cost a small model 75% of its step time (tests/gpu/RESULTS.md). Every call is recorded
+ * with XSPROF_CUPTI_APIS=all, or where this libcupti cannot choose calls.
+ */
+static void enable_api_records(void)
+{
+	CUptiResult res = CUPTI_ERROR_NOT_SUPPORTED;
+
+	if (!g.all_apis && g.api.cuptiActivityEnableRuntimeApi &&
+	    g.api.cuptiActivityEnableDriverApi) {
+		res = api_records(1);
+		g.api_filter = res == CUPTI_SUCCESS;
+		if (res != CUPTI_SUCCESS)
+			api_records(0);
+	}
+	if (g.api_filter)
+		return;
+	if (!g.all_apis && g.verbose)
+		say("this libcupti cannot record chosen calls (%s): recording every runtime and "
+		    "driver call",
+		    cupti_api__strerror(&g.api, res));
+	enable_kind(CUPTI_ACTIVITY_KIND_RUNTIME);
+	enable_kind(CUPTI_ACTIVITY_KIND_DRIVER);
+}
+
 static int enable_activities(void)
 {
 	CUptiResult res;
@@ -418,6 +468,7 @@ static int enable_activities(void)
 			say("activity kind %d not recorded: %s", (int)optional_kinds[i],
 			    cupti_api__strerror(&g.api, res));
 	}
+	enable_api_records();
 	return 0;
 }
 
@@ -462,7 +513,7 @@ struct cupti_transport *inject__transport_locked(void)
 
 static void init_once(void)
 {
-	const char *graphs = getenv("XSPROF_CUPTI_GRAPHS");
+	const char *graphs = getenv("XSPROF_CUPTI_GRAPHS"), *apis;
 	uint32_t version = 0, clock_id;
 	char err[256] = "";
 	CUptiResult res;
@@ -472,6 +523,7 @@ static void init_once(void)
 		return;
 	g.verbose = env_true("XSPROF_CUPTI_VERBOSE");
 	g.graph_level = graphs && strcmp(graphs, "graph") == 0;
+	g.all_apis = (apis = getenv("XSPROF_CUPTI_APIS")) && strcmp(apis, "all") == 0;
 	g.linger_ms = env_uint("XSPROF_CUPTI_EXIT_LINGER_MS", 200, 0, 10000);
 
 	r = cupti_api__open(&g.api, getenv("XSPROF_CUPTI_LIBRARY"), XSPROF_CUPTI_FALLBACK_PATH, err,
@@ -534,8 +586,9 @@ static void init_once(void)
 	cupti_transport__flush(g.tr, 0);
 	pthread_mutex_unlock(&g.lock);
 	if (g.verbose)
-		say("recording GPU activity (%s clock)",
-		    clock_id == CLOCK_MONOTONIC ? "monotonic" : "realtime");
+		say("recording GPU activity (%s clock; API records of %s)",
+		    clock_id == CLOCK_MONOTONIC ? "monotonic" : "realtime",
+		    g.api_filter ? "the launch calls" : "every call");
 	return;
 
 fail:

@@ -209,6 +209,26 @@ Test(cupti_inject, kernel_tracing_refused_undoes_everything)
 	expect_one_line(&r, "cannot record kernels");
 }
 
+/* API records of the launch calls only; every call where asked, or where libcupti cannot
+ * choose (then the whole-API activity kinds, as before). */
+Test(cupti_inject, api_records_of_launch_calls_only)
+{
+	struct child_run r;
+
+	run_host("apis", true, &r);
+	cr_assert_eq(WEXITSTATUS(r.status), 16 | 4, "per-call records only: %d (%s)", r.status, r.err);
+	setenv("XSPROF_CUPTI_APIS", "all", 1);
+	run_host("apis", true, &r);
+	cr_assert_eq(WEXITSTATUS(r.status), 16 | 1 | 2, "every call: %d (%s)", r.status, r.err);
+	unsetenv("XSPROF_CUPTI_APIS");
+	setenv("FAKE_CUPTI_NO_API_FILTER", "1", 1);
+	setenv("XSPROF_CUPTI_VERBOSE", "1", 1);
+	run_host("apis", true, &r);
+	cr_assert_eq(WEXITSTATUS(r.status), 16 | 1 | 2, "libcupti cannot choose: %d (%s)", r.status,
+		     r.err);
+	cr_assert(strstr(r.err, "cannot record chosen calls"), "%s", r.err);
+}
+
 Test(cupti_inject, mismatched_cupti_major_is_refused)
 {
 	struct child_run r;
@@ -223,6 +243,7 @@ typedef int (*init_fn)(void);
 static int (*fake_state)(void);
 static unsigned (*fake_kinds)(void);
 static unsigned (*fake_callbacks)(int);
+static int (*fake_api_records)(int);
 static int (*fake_add_kernel)(const char *, uint32_t);
 static int (*fake_add_api)(int, uint32_t, uint32_t, uint32_t);
 static void (*fake_complete)(void);
@@ -244,6 +265,7 @@ static void load_fake(void)
 	*(void **)&fake_state = dlsym(h, "fake_cupti_state");
 	*(void **)&fake_kinds = dlsym(h, "fake_cupti_enabled_kinds");
 	*(void **)&fake_callbacks = dlsym(h, "fake_cupti_enabled_callbacks");
+	*(void **)&fake_api_records = dlsym(h, "fake_cupti_api_records");
 	*(void **)&fake_add_kernel = dlsym(h, "fake_cupti_add_kernel");
 	*(void **)&fake_add_api = dlsym(h, "fake_cupti_add_api");
 	*(void **)&fake_complete = dlsym(h, "fake_cupti_complete");
@@ -320,6 +342,10 @@ Test(cupti_inject, fake_cupti_end_to_end)
 	cr_assert_eq(fake_state(), 1 | 2 | 4, "subscribed, clock registered, kernels on");
 	cr_assert_gt(fake_callbacks(2), 8, "runtime launch callbacks");
 	cr_assert_gt(fake_callbacks(1), 8, "driver launch callbacks");
+	/* API records of the launch calls only, not every runtime and driver call. */
+	cr_assert_eq(fake_api_records(2), (int)fake_callbacks(2));
+	cr_assert_eq(fake_api_records(1), (int)fake_callbacks(1));
+	cr_assert_not(fake_kinds() & (1u << 5 | 1u << 4), "the whole-API kinds (RUNTIME, DRIVER) stay off");
 
 	/* A runtime launch with its driver call nested inside, as the driver reports them. */
 	fake_api_callback(2, 211, 41, 0);

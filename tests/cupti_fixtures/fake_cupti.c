@@ -17,6 +17,7 @@ static CUpti_BuffersCallbackRequestFunc buf_req;
 static CUpti_BuffersCallbackCompleteFunc buf_done;
 static unsigned enabled_kinds;	/* bit per CUpti_ActivityKind below 32 */
 static unsigned enabled_cbs[3]; /* per domain (driver 1, runtime 2) */
+static int api_records[3];	/* calls whose API records are on, per domain */
 static int subscribed, unsubscribed;
 static uint8_t *pending;
 static size_t pending_size, pending_used;
@@ -121,6 +122,31 @@ EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 	if (kind < 32)
 		enabled_kinds |= 1u << kind;
 	return CUPTI_SUCCESS;
+}
+
+/* Per-call API records; FAKE_CUPTI_NO_API_FILTER=1 plays a libcupti that cannot choose. */
+static CUptiResult api_record(int domain, uint8_t enable)
+{
+	if (*env("FAKE_CUPTI_NO_API_FILTER"))
+		return CUPTI_ERROR_NOT_SUPPORTED;
+	api_records[domain] += enable ? 1 : -1;
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+	return api_record(2, enable);
+}
+
+EXPORT CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+	return api_record(1, enable);
+}
+
+/* How many calls of domain (driver 1, runtime 2) have their API records on. */
+EXPORT int fake_cupti_api_records(int domain)
+{
+	return domain == 1 || domain == 2 ? api_records[domain] : 0;
 }
 
 EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)

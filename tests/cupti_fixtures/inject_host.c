@@ -81,5 +81,18 @@ int main(int argc, char **argv)
 		/* Nobody listens: completing a buffer must not wait for anyone. */
 		return mono_ns() - t0 < 1000000000ull ? 0 : 3;
 	}
+	if (!strcmp(argv[1], "apis")) {
+		/* Which API records are on: 16 + 1 the runtime kind, 2 the driver kind, 4 per call. */
+		int (*records)(int) = NULL;
+		void *fake = dlopen(argv[3], RTLD_NOW | RTLD_NOLOAD);
+
+		if (fake)
+			*(void **)&records = dlsym(fake, "fake_cupti_api_records");
+		if (!records)
+			return 69;
+		return 16 | (fake_kinds() & (1u << 5 /* CUPTI_ACTIVITY_KIND_RUNTIME */) ? 1 : 0) |
+		       (fake_kinds() & (1u << 4 /* CUPTI_ACTIVITY_KIND_DRIVER */) ? 2 : 0) |
+		       (records(1) > 0 && records(2) > 0 ? 4 : 0);
+	}
 	return 64;
 }
