@@ -208,6 +208,29 @@ static __noinline long user_stack(struct bpf_perf_event_data *ctx, struct task_s
 
 #define HOLD_PAGE 4096
 
+/* The copy as the walk would read it: each return address a pending return probe swapped for
+ * its trampoline (uret.bpf.h) put back, so the daemon's walk over it goes on past that call. */
+static __always_inline void uret_patch_copy(struct xsprof_sample_held *rec, __u64 sp, __u32 len)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 tramp = uret__tramp(task), at;
+	struct return_instance *ri;
+
+	if (!tramp)
+		return;
+	ri = BPF_CORE_READ(task, utask, return_instances);
+	for (int i = 0; i < URET_MAX && ri; i++) {
+		at = BPF_CORE_READ(ri, stack) - sp;
+		if (at < len && at < XSPROF_HOLD_STACK_BYTES - 8 && !(at & 7)) {
+			__u64 k = at >> 3;
+
+			asm volatile("%0 &= %1" : "+r"(k) : "i"(XSPROF_HOLD_STACK_BYTES / 8 - 1));
+			((__u64 *)rec->stack)[k] = BPF_CORE_READ(ri, orig_ret_vaddr);
+		}
+		ri = BPF_CORE_READ(ri, next);
+	}
+}
+
 /*
  * A held sample (struct xsprof_sample_held): the sample as made, the registers where its walk
  * stopped, and the stack above them, in as large a piece as can be read (the stack's mapping
@@ -259,6 +282,7 @@ static __always_inline int emit_held(struct xsprof_sample *s, struct hold_info *
 		}
 	}
 	rec->copy_len = len;
+	uret_patch_copy(rec, h->regs.sp, len);
 	/* The daemon finishes it with tables it may have to build: it should not wait. */
 	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
 	ust->held++;

@@ -6,6 +6,7 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include "xsprof_events.h"
 #include "shared_maps.bpf.h"
 #include "unwind.bpf.h"
@@ -581,6 +582,19 @@ __noinline int unwind_row_step(const struct xsprof_unwind_row *r, struct unwind_
 	w->exact = 0;
 	w->flags = UNWIND_F_USED_CFI;
 	return 0;
+}
+
+__noinline __u64 unwind_uret_orig(__u64 slot, __u64 tramp)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct return_instance *ri = BPF_CORE_READ(task, utask, return_instances);
+
+	for (int i = 0; i < URET_MAX && ri; i++) {
+		if (BPF_CORE_READ(ri, stack) == slot)
+			return BPF_CORE_READ(ri, orig_ret_vaddr);
+		ri = BPF_CORE_READ(ri, next);
+	}
+	return tramp;
 }
 
 /* The kernel wants a GPL-compatible licence for the GPL-only helpers: the SPDX line's GPL-2.0. */

@@ -23,6 +23,7 @@
 #define XSPROF_BPF_UNWIND_BPF_H
 
 #include "xsprof_events.h"
+#include "uret.bpf.h"
 
 #ifdef XSPROF_SAMPLER_MAPS_OWNER
 #define XSPROF_UNWIND_LINKAGE
@@ -158,6 +159,7 @@ struct unwind_walk {
 	__u32 held;	  /* out: the walk stopped at regs for the daemon to finish */
 	__u32 untraced;	  /* out: a traced frame was not read from its slot (signal frame) */
 	__u32 pad3;
+	__u64 tramp; /* the uretprobe trampoline while one is pending on the thread (uret.bpf.h) */
 };
 
 /*
@@ -276,6 +278,9 @@ static long unwind__step(__u32 i, void *arg)
 	}
 	if (ret < 0 && unwind_fp_step(&w->regs, w->st))
 		return 1;
+	/* Every step read the return address at the new sp - 8 (a signal frame's is exact). */
+	if (w->tramp && w->regs.pc == w->tramp && !w->regs.exact)
+		w->regs.pc = unwind_uret_orig(w->regs.sp - 8, w->tramp);
 	w->ips[idx] = w->regs.pc;
 	w->n = i + 1;
 	/* Every step reads the caller's return address at the new sp - 8, but a signal frame's
@@ -317,6 +322,7 @@ static __always_inline long unwind__walk_traced(__u64 *ips, __u64 *trace, __u32 
 		.cur = {.mode = mode, .hold = hold, .tgid = tgid},
 		.first = first,
 		.end = end,
+		.tramp = uret__tramp(bpf_get_current_task_btf()),
 	};
 
 	if (proc) {

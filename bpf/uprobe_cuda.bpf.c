@@ -134,18 +134,20 @@ static __always_inline bool inside_frame(__u64 fp, __u64 outer_sp)
  * becomes the outermost one.
  */
 static __always_inline bool nested_call(struct xsprof_call_mark *m, __u64 sp, __u64 ret, __u64 fp,
-					bool wrapper)
+					bool wrapper, __u64 tramp)
 {
 	__u64 outer_ret;
 
 	if (m->pending) {
 		m->pending = 0;
-		if (sp == m->sp && ret == m->ret)
+		if (sp == m->sp && (ret == m->ret || (tramp && ret == tramp)))
 			return true;
 	}
+	/* The outer call's slot holds the trampoline instead while its return probe is pending
+	 * (the calls that wait or allocate have one: uret.bpf.h). */
 	if (m->sp && sp < m->sp &&
 	    !bpf_probe_read_user(&outer_ret, sizeof(outer_ret), (void *)m->sp) &&
-	    outer_ret == m->ret && inside_frame(fp, m->sp))
+	    (outer_ret == m->ret || (tramp && outer_ret == tramp)) && inside_frame(fp, m->sp))
 		return true;
 	m->sp = sp;
 	m->ret = ret;
@@ -255,7 +257,8 @@ static __always_inline int cuda_call(struct pt_regs *ctx, __u64 cookie, struct c
 	m = bpf_task_storage_get(&call_marks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!m) {
 		st->mark_err++;
-	} else if (nested_call(m, sp, ret, PT_REGS_FP(ctx), cookie & XSPROF_CUDA_COOKIE_WRAPPER)) {
+	} else if (nested_call(m, sp, ret, PT_REGS_FP(ctx), cookie & XSPROF_CUDA_COOKIE_WRAPPER,
+			       uret__tramp(task))) {
 		st->nested++;
 		return 0;
 	}

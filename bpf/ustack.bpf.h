@@ -9,6 +9,8 @@
 #ifndef XSPROF_BPF_USTACK_BPF_H
 #define XSPROF_BPF_USTACK_BPF_H
 
+#include "uret.bpf.h"
+
 /*
  * Store the return addresses along the frame-pointer chain that starts at fp into ips[first],
  * ips[first + 1], ... while the index stays below end (a constant once inlined, which bounds
@@ -17,6 +19,7 @@
  */
 static __always_inline long ustack__walk_fp(__u64 *ips, long first, long end, __u64 fp, __u64 sp)
 {
+	__u64 tramp = uret__tramp(bpf_get_current_task_btf());
 	long n = 0;
 
 	for (int i = 0; i < XSPROF_MAX_STACK_DEPTH - 1; i++) {
@@ -31,6 +34,8 @@ static __always_inline long ustack__walk_fp(__u64 *ips, long first, long end, __
 			break;
 		if (!fr.ret)
 			break;
+		if (tramp && fr.ret == tramp)
+			fr.ret = unwind_uret_orig(fp + 8, tramp);
 		ips[idx] = fr.ret;
 		n++;
 		if (fr.next <= fp)
@@ -56,6 +61,7 @@ struct ustack_walk {
 	__u64 *ips;
 	const __u64 *win;
 	__u64 fp, sp;
+	__u64 tramp; /* uret.bpf.h */
 	__u32 idx, n;
 };
 
@@ -82,6 +88,8 @@ static long ustack__step(__u32 i, void *arg)
 	barrier_var(ret);
 	if (!ret)
 		return 1;
+	if (w->tramp && ret == w->tramp)
+		ret = unwind_uret_orig(w->fp + 8, w->tramp);
 	w->ips[idx] = ret;
 	w->idx = idx + 1;
 	w->n++;
@@ -94,7 +102,12 @@ static long ustack__step(__u32 i, void *arg)
 static __always_inline long ustack__walk_fp_loop(__u64 *ips, __u32 first, __u64 fp, __u64 sp,
 						 const __u64 *win)
 {
-	struct ustack_walk w = {.ips = ips, .win = win, .fp = fp, .sp = sp, .idx = first};
+	struct ustack_walk w = {.ips = ips,
+				.win = win,
+				.fp = fp,
+				.sp = sp,
+				.tramp = uret__tramp(bpf_get_current_task_btf()),
+				.idx = first};
 
 	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop))
 		return ustack__walk_fp(ips, first, XSPROF_MAX_STACK_DEPTH, fp, sp);

@@ -477,3 +477,55 @@ Test(gpu_waits, allocations_on_the_device_each_thread_set, .timeout = 120)
 	cr_expect_eq(failed_on(text, 3), -1, "%s", text);
 	free(text);
 }
+
+/*
+ * A probed call inside a probed call that has a return probe (the runtime's
+ * cudaStreamSynchronize calling the driver's cuStreamSynchronize, as libcudart does): while the
+ * outer call runs, the kernel keeps its return address swapped for the uretprobe trampoline.
+ * The inner call must still count as inside the outer one (one wait, the runtime's, as on a real
+ * GPU every .item() and cudaMalloc is), and every stack taken inside it must walk past the
+ * swapped slot to the caller (bpf/uret.bpf.h).
+ */
+Test(gpu_waits, a_call_inside_a_return_probed_call_is_one_wait_under_its_caller, .timeout = 120)
+{
+	const char *out = test_path("nested", ".folded"), *err = test_path("nested", ".err");
+	const char *wout = test_path("nested", ".out"), *lout = test_path("nested_l", ".folded");
+	char iters[16];
+	char *argv[] = {XSPROFD_PATH, "-f", "--mode", "wall", "--cupti-socket",
+			(char *)test_path("nested", ".sock"), "-o", (char *)out,
+			"--launches-output", (char *)lout, "--", XS_GPU_WAIT_PATH, iters, "nested",
+			NULL};
+	double nested_us = 0;
+	struct folded f, l;
+	uint64_t calls = 0, inner = 0, lost = 0;
+	char *text;
+
+	snprintf(iters, sizeof(iters), "%d", ITERS);
+	cr_assert_eq(run(argv, wout, err), 0, "%s", read_file(err));
+	text = read_file(wout);
+	cr_assert(text && sscanf(text, "xs_wait_nested %lf", &nested_us) == 1, "%s", text);
+	free(text);
+	folded_load(out, &f);
+	expect_near((double)wait_weight(&f, "xs_wait_nested", "cudaStreamSynchronize", "*"),
+		    nested_us, 0.05, "the runtime's waits, whole");
+	cr_expect_eq(wait_weight(&f, "xs_wait_nested", "cuStreamSynchronize", "*"), 0,
+		     "the driver call inside counted as a wait of its own");
+	folded_load(lout, &l);
+	for (size_t i = 0; i < l.n; i++) {
+		const struct folded_line *x = &l.lines[i];
+
+		if (!strcmp(x->frames[x->n - 1], "[cuda] cudaStreamSynchronize") &&
+		    folded_find(x, "xs_wait_nested") >= 0 && folded_find(x, "main") >= 0)
+			calls += x->count;
+		else if (!strcmp(x->frames[x->n - 1], "[cuda] cuStreamSynchronize"))
+			inner += x->count;
+		else if (strstr(x->frames[x->n - 1], "StreamSynchronize"))
+			lost += x->count;
+	}
+	cr_expect_eq(calls, ITERS, "%llu calls under main;xs_wait_nested",
+		     (unsigned long long)calls);
+	cr_expect_eq(inner, 0, "%llu inner calls recorded as calls", (unsigned long long)inner);
+	cr_expect_eq(lost, 0, "%llu calls under another stack", (unsigned long long)lost);
+	folded_free(&f);
+	folded_free(&l);
+}

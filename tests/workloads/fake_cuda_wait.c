@@ -2,7 +2,10 @@
 /*
  * libcuda_xswait.so: driver calls that wait a known time, as a synchronize or a blocking copy
  * does while the GPU works: cuStreamSynchronize 30 ms, cuCtxSynchronize 20 ms,
- * cuMemcpyDtoH_v2 10 ms (the GPU-wait tests, workloads/gpu_wait.c).
+ * cuMemcpyDtoH_v2 10 ms (the GPU-wait tests, workloads/gpu_wait.c); and cudaStreamSynchronize,
+ * which calls cuStreamSynchronize inside as libcudart does: both are probed at entry and return,
+ * so the inner call runs while the outer one's return address is swapped for the uretprobe
+ * trampoline.
  */
 #include <time.h>
 
@@ -16,10 +19,19 @@ static void wait_ms(long ms)
 		;
 }
 
-CUresult cuStreamSynchronize(CUstream hStream)
+__attribute__((noinline)) CUresult cuStreamSynchronize(CUstream hStream)
 {
 	wait_ms(30);
 	return 0;
+}
+
+int cudaStreamSynchronize(void *stream)
+{
+	/* Not a tail call: the runtime does more after the driver returns. */
+	int err = cuStreamSynchronize(stream);
+
+	__asm__ volatile("" ::: "memory");
+	return err ? 1 : 0;
 }
 
 CUresult cuCtxSynchronize(void)

@@ -8,10 +8,13 @@
  * for, 10 ms, named by a stream synchronization record) and "xs_k_other" on stream 9 (20 ms,
  * not waited for); during each device wait "xs_k_dev_a" on stream 7 (8 ms) and "xs_k_dev_b"
  * on stream 9 (8 ms); during each copy a DtoH copy of 8 ms. It prints each function's
- * measured time in microseconds ("xs_wait_stream 912345").
+ * measured time in microseconds ("xs_wait_stream 912345"). xs_gpu_wait N nested: only
+ * xs_wait_nested, N calls of the fake runtime's cudaStreamSynchronize (30 ms each, through the
+ * driver's cuStreamSynchronize inside), and no GPU work sent.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -24,7 +27,9 @@
 #define MS	 1000000ull
 #define MAX_N	 64
 
-static uint64_t t_stream[MAX_N][2], t_dev[MAX_N][2], t_copy[MAX_N][2];
+static uint64_t t_stream[MAX_N][2], t_dev[MAX_N][2], t_copy[MAX_N][2], t_nested[MAX_N][2];
+
+int cudaStreamSynchronize(void *stream); /* the fake runtime's, in libcuda_xswait.so */
 
 static uint64_t mono_ns(void)
 {
@@ -49,6 +54,15 @@ NOINLINE void xs_wait_device(int n)
 		t_dev[i][0] = mono_ns();
 		cuCtxSynchronize();
 		t_dev[i][1] = mono_ns();
+	}
+}
+
+NOINLINE void xs_wait_nested(int n)
+{
+	for (int i = 0; i < n; i++) {
+		t_nested[i][0] = mono_ns();
+		cudaStreamSynchronize((void *)0x5000);
+		t_nested[i][1] = mono_ns();
 	}
 }
 
@@ -121,6 +135,13 @@ int main(int argc, char **argv)
 
 	if (n <= 0 || n > MAX_N)
 		return 2;
+	if (argc > 2 && !strcmp(argv[2], "nested")) {
+		xs_wait_nested(n);
+		for (int i = 0; i < n; i++)
+			sum[0] += t_nested[i][1] - t_nested[i][0];
+		printf("xs_wait_nested %llu\n", (unsigned long long)sum[0] / 1000);
+		return 0;
+	}
 	xs_wait_stream(n);
 	xs_wait_device(n);
 	xs_wait_copy(n);
