@@ -115,6 +115,9 @@ static const char usage_text[] =
 	"                            or .svg, '-' for folded on stdout (one-shot only)\n"
 	"      --correlate HOW       join GPU work to launches by id, timestamp, stream or auto\n"
 	"                            (default auto: the most exact the data allows)\n"
+	"      --gpu-store-mb N      memory for the GPU records received (kernels, copies, API\n"
+	"                            calls, NVTX ranges): default 1024 in one-shot mode, 64 as\n"
+	"                            a service; past it the oldest are dropped and counted\n"
 	"      --correlate-check     also join the same run with each of id, timestamp and\n"
 	"                            stream and report how far they agree (keeps the launch\n"
 	"                            uprobes beside xsprof:launch: two probes a launch)\n"
@@ -200,6 +203,7 @@ enum {
 	OPT_LAUNCHES_OUTPUT,
 	OPT_CORRELATE,
 	OPT_CORRELATE_CHECK,
+	OPT_GPU_STORE_MB,
 	OPT_GPU_MODE,
 	OPT_WEIGHT,
 	OPT_MODE,
@@ -252,6 +256,7 @@ static const struct option long_opts[] = {
 	{"launches-output", required_argument, NULL, OPT_LAUNCHES_OUTPUT},
 	{"correlate", required_argument, NULL, OPT_CORRELATE},
 	{"correlate-check", no_argument, NULL, OPT_CORRELATE_CHECK},
+	{"gpu-store-mb", required_argument, NULL, OPT_GPU_STORE_MB},
 	{"gpu-mode", required_argument, NULL, OPT_GPU_MODE},
 	{"weight", required_argument, NULL, OPT_WEIGHT},
 	{"mode", required_argument, NULL, OPT_MODE},
@@ -410,6 +415,8 @@ static int gpu_option(struct xsprofd_opts *o, int c, const char *arg)
 			return bad("--correlate", arg, "use id, timestamp, stream or auto");
 		o->correlate = arg;
 		return 0;
+	case OPT_GPU_STORE_MB:
+		return unsigned_opt("--gpu-store-mb", arg, 16, 65536, &o->gpu_store_mb);
 	case OPT_CORRELATE_CHECK:
 		if (origin)
 			return bad("--correlate-check", "", "only a command-line flag, not a config key");
@@ -722,8 +729,8 @@ static int meta_option(struct xsprofd_opts *o, int c, char **argv)
 static bool is_gpu_option(int c)
 {
 	return c == OPT_CUDA_LIB || c == OPT_NO_CUDA || c == OPT_LAUNCHES_OUTPUT ||
-	       c == OPT_CORRELATE || c == OPT_CORRELATE_CHECK || c == OPT_GPU_MODE ||
-	       c == OPT_WEIGHT;
+	       c == OPT_CORRELATE || c == OPT_CORRELATE_CHECK || c == OPT_GPU_STORE_MB ||
+	       c == OPT_GPU_MODE || c == OPT_WEIGHT;
 }
 
 static bool is_mode_option(int c)

@@ -111,6 +111,7 @@ struct xsprofd_opts {
 	const char *launch_output; /* --launches-output: GPU-only folded launch stacks */
 	const char *correlate;	   /* --correlate: strategy name (default "auto") */
 	bool correlate_check;	   /* --correlate-check: every strategy on the run, compared */
+	unsigned int gpu_store_mb; /* --gpu-store-mb: 0 for the mode's default */
 	int gpu_mode;		   /* --gpu-mode: enum gpu_mode, when gpu_mode_set */
 	bool gpu_mode_set;
 	int weight; /* --weight: enum weight_unit */

@@ -74,6 +74,12 @@ struct gpu_store {
 	struct gpu_store_stats st;
 };
 
+void gpu_store_opts__sized(struct gpu_store_opts *opts, unsigned int mb)
+{
+	opts->max_bytes = (size_t)mb << 20;
+	opts->max_records = opts->max_bytes / GPU_STORE_RECORD_COST;
+}
+
 static size_t str_cost(size_t len)
 {
 	return sizeof(struct gstr) + len + 1;

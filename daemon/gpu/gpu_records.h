@@ -84,6 +84,10 @@ struct gpu_store_stats {
 	uint64_t open_ended_at_exit; /* ended by gpu_store__end_open (the sender went away) */
 };
 
+/* Caps for mb MiB: the bytes, and records at GPU_STORE_RECORD_COST each. */
+#define GPU_STORE_RECORD_COST 256
+void gpu_store_opts__sized(struct gpu_store_opts *opts, unsigned int mb);
+
 struct gpu_store *gpu_store__new(const struct gpu_store_opts *opts);
 void gpu_store__free(struct gpu_store *st);
 

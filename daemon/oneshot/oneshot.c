@@ -903,6 +903,10 @@ static int setup_loop(struct run *r)
 	return err < 0 ? err : 0;
 }
 
+/* GPU records kept until the end of a one-shot run: about 4 M records (a minute of a small
+ * PyTorch model's kernels with their launch calls' API records). */
+#define ONESHOT_GPU_STORE_MB 1024
+
 /* The CUPTI socket, when GPU work may come: a failure only costs the GPU timing. */
 static void setup_gpu(struct run *r)
 {
@@ -912,6 +916,7 @@ static void setup_gpu(struct run *r)
 		return;
 	r->scope = (struct gpu_scope){.o = o, .cmd = r->cmd ? command__pid(r->cmd) : 0};
 	r->gpu = oneshot_gpu__new(r->ev, o->cupti_socket,
+				  o->gpu_store_mb ? o->gpu_store_mb : ONESHOT_GPU_STORE_MB,
 				  o->nr_pids || r->cmd ? gpu_sender_in_scope : NULL, &r->scope);
 	if (!r->gpu && o->nr_command)
 		log_warn("GPU timing is off: cannot listen on %s: %s (choose another path with "
@@ -1064,6 +1069,12 @@ static int build_profile(struct run *r)
 		if (o->correlate_check)
 			join_check_report(&sp->pd);
 		gpu_store__stats(oneshot_gpu__store(r->gpu), &gs);
+		if (gs.evicted)
+			log_warn("GPU: %llu records dropped, the oldest first, at the GPU record "
+				 "store's cap (%u MiB): the profile misses that GPU work; raise "
+				 "--gpu-store-mb",
+				 (unsigned long long)gs.evicted,
+				 o->gpu_store_mb ? o->gpu_store_mb : ONESHOT_GPU_STORE_MB);
 		if (gs.open_refused)
 			log_warn(
 				"NVTX: %llu ranges' openings refused (at most 1024 open per process, "

@@ -5,6 +5,7 @@
 #include <systemd/sd-event.h>
 
 #include "daemon/gpu/cupti_server.h"
+#include "daemon/gpu/gpu_records.h"
 #include "daemon/oneshot/oneshot_gpu.h"
 #include "daemon/session/gpu_socket.h"
 
@@ -22,7 +23,7 @@ static int on_cupti(sd_event_source *src, int fd, uint32_t revents, void *ctx)
 	return 0;
 }
 
-struct oneshot_gpu *oneshot_gpu__new(sd_event *ev, const char *socket_path,
+struct oneshot_gpu *oneshot_gpu__new(sd_event *ev, const char *socket_path, unsigned int store_mb,
 				     bool (*accept_pid)(void *ctx, pid_t pid), void *ctx)
 {
 	struct cupti_server_opts co = {
@@ -32,6 +33,7 @@ struct oneshot_gpu *oneshot_gpu__new(sd_event *ev, const char *socket_path,
 
 	if (!g)
 		return NULL;
+	gpu_store_opts__sized(&co.store, store_mb);
 	g->srv = cupti_server__new(&co);
 	if (!g->srv) {
 		free(g);

@@ -16,9 +16,10 @@ struct oneshot_gpu;
 
 /*
  * Listen on socket_path (NULL: the default) from ev, taking records only from senders whose pid
- * accept_pid accepts (NULL: all; refused ones are counted). NULL with errno set.
+ * accept_pid accepts (NULL: all; refused ones are counted), keeping store_mb MiB of them. NULL
+ * with errno set.
  */
-struct oneshot_gpu *oneshot_gpu__new(sd_event *ev, const char *socket_path,
+struct oneshot_gpu *oneshot_gpu__new(sd_event *ev, const char *socket_path, unsigned int store_mb,
 				     bool (*accept_pid)(void *ctx, pid_t pid), void *ctx);
 void oneshot_gpu__free(struct oneshot_gpu *g);
 

@@ -26,6 +26,7 @@
 #include "daemon/base/clock.h"
 #include "daemon/base/secret.h"
 #include "daemon/gpu/cupti_server.h"
+#include "daemon/gpu/gpu_records.h"
 #include "daemon/log.h"
 #include "daemon/options.h"
 #include "daemon/probes/preflight.h"
@@ -208,6 +209,8 @@ static void start_cupti(struct service *s)
 	struct cupti_server_opts co = {.socket_path = s->opts->cupti_socket};
 	int err;
 
+	if (s->opts->gpu_store_mb)
+		gpu_store_opts__sized(&co.store, s->opts->gpu_store_mb);
 	s->cupti = cupti_server__new(&co);
 	if (!s->cupti) {
 		log_warn("GPU timing is off: cannot listen on %s: %s", s->opts->cupti_socket,
