@@ -11,7 +11,9 @@
  * thread's backlog left by dropped API records is not rescanned for every new API record.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "correlate/strategy.h"
 
@@ -154,11 +156,54 @@ static bool has_api(const struct ts_state *s, uint32_t pid)
 	return idmap_get(&s->apipid, pid, 0) || s->apipid.n >= s->apipid.cap;
 }
 
-/* The outermost API record of the thread whose (slack-widened) window holds t. */
-static const struct corr_gpu_rec *find_api(struct ts_state *s, uint64_t key, uint64_t t)
+/* name without what only tells a call's variants apart: a leading "__" (the wrapper nvcc's
+ * <<<>>> calls), "_ptsz"/"_ptds" (per-thread default stream) and "_vN" (a versioned symbol).
+ * Its start in *ret_base; the length is returned. */
+static size_t call_base(const char *name, const char **ret_base)
+{
+	size_t n, k;
+
+	while (*name == '_')
+		name++;
+	n = strlen(name);
+	for (;;) {
+		if (n > 5 && (!memcmp(name + n - 5, "_ptsz", 5) || !memcmp(name + n - 5, "_ptds", 5))) {
+			n -= 5;
+			continue;
+		}
+		for (k = n; k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9'; k--)
+			;
+		if (k < n && k > 2 && name[k - 1] == 'v' && name[k - 2] == '_') {
+			n = k - 2;
+			continue;
+		}
+		break;
+	}
+	*ret_base = name;
+	return n;
+}
+
+/* Whether an uprobe on api and an API record of name are the same function (true when either
+ * name is unknown: then only the time can say). */
+static bool same_call(const char *api, const char *name)
+{
+	const char *a, *b;
+	size_t na, nb;
+
+	if (!api || !name)
+		return true;
+	na = call_base(api, &a);
+	nb = call_base(name, &b);
+	return na == nb && !memcmp(a, b, na);
+}
+
+/* The outermost API record of the thread, of the uprobe's call, whose (slack-widened) window
+ * holds t. */
+static const struct corr_gpu_rec *find_api(struct ts_state *s, uint64_t key,
+					   const struct corr_cpu_rec *up)
 {
 	const struct corr_gpu_rec *best = NULL;
-	uint64_t slack = s->b.cfg.api_slack_ns;
+	uint64_t slack = s->b.cfg.api_slack_ns, t = up->time_ns;
 	uint32_t i;
 
 	for (i = kq_last(&s->api, key); i != KQ_NONE; i = kq_hdr(&s->api, i)->kprev) {
@@ -168,10 +213,37 @@ static const struct corr_gpu_rec *find_api(struct ts_state *s, uint64_t key, uin
 			continue;
 		if (g->end_ns < t)
 			break; /* returned before t; calls further back began earlier still */
-		if (!best || g->start_ns < best->start_ns)
+		if (same_call(up->api_name, g->name) && (!best || g->start_ns < best->start_ns))
 			best = g;
 	}
 	return best;
+}
+
+/*
+ * The uprobe an API record of a known call belongs to: the thread's latest waiting uprobe on
+ * the same function at or before the record's start (plus the slack, within its end). Not a
+ * window of a few microseconds: the probe's own stack walk runs between the uprobe's clock
+ * read and the call's (CUPTI's), 5 to 10 us with the deep stacks of PyTorch on a real GPU, and
+ * a process held for its unwind tables takes far longer. Calls of a thread follow one another,
+ * so the latest uprobe on that function is this call's; a driver call made inside a runtime
+ * call is another function. KQ_NONE when none waits.
+ */
+static uint32_t uprobe_of(struct ts_state *s, uint64_t key, const struct corr_gpu_rec *rec)
+{
+	uint64_t hi = rec->start_ns + s->b.cfg.api_slack_ns;
+	uint32_t i;
+
+	if (hi > rec->end_ns)
+		hi = rec->end_ns;
+	for (i = kq_last(&s->up, key); i != KQ_NONE; i = kq_hdr(&s->up, i)->kprev) {
+		const struct ts_up *u = kq_data(&s->up, i);
+
+		if (u->rec.time_ns > hi)
+			continue;
+		if (same_call(u->rec.api_name, rec->name))
+			return i;
+	}
+	return KQ_NONE;
 }
 
 static int ts_feed_cpu(void *state, const struct corr_cpu_rec *rec)
@@ -193,7 +265,7 @@ static int ts_feed_cpu(void *state, const struct corr_cpu_rec *rec)
 		idjoin_cpu(&s->j, rec, rec->corr_id, 0, true);
 		return 0;
 	}
-	api = find_api(s, key, rec->time_ns);
+	api = find_api(s, key, rec);
 	if (api) {
 		idjoin_cpu(&s->j, rec, api->corr_id, 0, false);
 		return 0;
@@ -243,6 +315,16 @@ static void on_api(struct ts_state *s, const struct corr_gpu_rec *rec)
 	int bound = 0;
 
 	saw_api(s, rec->pid);
+	if (rec->name) {
+		i = uprobe_of(s, key, rec);
+		if (i != KQ_NONE) {
+			idjoin_cpu(&s->j, &((struct ts_up *)kq_data(&s->up, i))->rec, rec->corr_id, 0,
+				   false);
+			kq_remove(&s->up, i);
+			return;
+		}
+		goto keep;
+	}
 	for (i = seek(&s->up, key, lo); i != KQ_NONE && up_time(&s->up, i) <= rec->end_ns;
 	     i = next) {
 		next = kq_hdr(&s->up, i)->knext;
@@ -254,6 +336,7 @@ static void on_api(struct ts_state *s, const struct corr_gpu_rec *rec)
 	set_cursor(&s->up, key, i);
 	if (bound)
 		return;
+keep:
 	/* For an uprobe still to come (it is normally here first), within max age. */
 	if (rec->end_ns < corr_horizon(&s->b) || kq_alloc_evict(&s->api, &idx, evict, s))
 		return;

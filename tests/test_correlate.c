@@ -543,13 +543,16 @@ Test(correlate, timestamp_runtime_nesting_driver_same_id)
 {
 	struct correlator *c = make("timestamp", NULL);
 	struct corr_cpu_rec drv = uprobe(30, 31, 121 * US, 0, CORR_API_KERNEL, 2);
+	struct corr_gpu_rec inner;
 
 	/* cudaLaunchKernel probed at 99 us, the cuLaunchKernel it calls at 121 us. */
 	cpu(c, uprobe(30, 31, 99 * US, 0, CORR_API_KERNEL, 1));
 	drv.api_name = "cuLaunchKernel";
 	cpu(c, drv);
 	/* CUPTI completes the inner call first; both records carry correlation id 7. */
-	gpu(c, api(CORR_GPU_DRIVER_API, 30, 31, 7, 120 * US, 140 * US));
+	inner = api(CORR_GPU_DRIVER_API, 30, 31, 7, 120 * US, 140 * US);
+	inner.name = "cuLaunchKernel";
+	gpu(c, inner);
 	gpu(c, api(CORR_GPU_RUNTIME_API, 30, 31, 7, 100 * US, 150 * US));
 	gpu(c, kernel(30, 7, 7, 200 * US, 70));
 	/* One join, to the outer (runtime) call's stack; the driver probe is a duplicate. */
@@ -558,6 +561,36 @@ Test(correlate, timestamp_runtime_nesting_driver_same_id)
 	cr_expect_eq(stats(c).duplicates, 1);
 	cr_expect_eq(correlator__flush(c, CORR_FLUSH_ALL), 0);
 	cr_expect_str_eq(lg.unmatched, "uc2:dup ");
+	correlator__free(c);
+}
+
+/*
+ * A probe that walks a deep stack (PyTorch's, on a real GPU) takes longer than the slack
+ * between its clock read and CUPTI's: the API record of the same function, the thread's next,
+ * is still its call's. A call of another function in between (cudaGetDevice, recorded with
+ * XSPROF_CUPTI_APIS=all) binds nothing, and a second launch binds its own uprobe.
+ */
+Test(correlate, timestamp_binds_its_call_after_a_slow_probe)
+{
+	struct correlator *c = make("timestamp", NULL);
+	struct corr_gpu_rec other = api(CORR_GPU_RUNTIME_API, 60, 61, 50, 102 * US, 103 * US);
+	struct corr_gpu_rec ptsz = api(CORR_GPU_RUNTIME_API, 60, 61, 52, 160 * US, 170 * US);
+	struct corr_cpu_rec second = uprobe(60, 61, 150 * US, 0, CORR_API_KERNEL, 2);
+
+	other.name = "cudaGetDevice";
+	cpu(c, uprobe(60, 61, 100 * US, 0, CORR_API_KERNEL, 1));
+	gpu(c, other);
+	gpu(c, api(CORR_GPU_RUNTIME_API, 60, 61, 51, 112 * US, 120 * US)); /* 12 us after */
+	/* nvcc's wrapper probed, the per-thread-stream call recorded: one function. */
+	second.api_name = "__cudaLaunchKernel";
+	ptsz.name = "cudaLaunchKernel_ptsz";
+	cpu(c, second);
+	gpu(c, ptsz);
+	gpu(c, kernel(60, 7, 51, 200 * US, 1));
+	gpu(c, kernel(60, 7, 52, 210 * US, 2));
+	cr_expect_str_eq(lg.joins, "c1-g1 c2-g2 ");
+	cr_expect_eq(correlator__flush(c, CORR_FLUSH_ALL), 0);
+	cr_expect_str_eq(lg.unmatched, "");
 	correlator__free(c);
 }
 
