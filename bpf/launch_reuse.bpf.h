@@ -9,10 +9,14 @@
  * The check. After a walk the thread keeps (per probe kind): the probe's site (the USDT's pc,
  * or the uprobe's return address), its stack pointer and rbp, a fingerprint of its innermost
  * Python frames (python_key: their addresses and instructions), and where the walk read its
- * first UNWIND_TRACE_SLOTS return addresses, with their values. A later call reuses the stack
- * when the site, sp, rbp and Python frames are the same and those slots, read again (one read
- * each instead of a walk), still hold the same return addresses: the same innermost frames at
- * the same places, so a walk would have found the same ones.
+ * first return addresses (LAUNCH_SLOTS_UPROBE of them for an entry uprobe, LAUNCH_SLOTS_USDT
+ * for xsprof:launch), with their values. A later call reuses the stack when the site, sp, rbp
+ * and Python frames are the same and those slots, read again (one read each instead of a
+ * walk), still hold the same return addresses: the same innermost frames at the same places,
+ * so a walk would have found the same ones. xsprof:launch fires inside CUPTI's callback, a
+ * dozen frames of libcupti, libcuda and libcudart below the application's call that are the
+ * same for every launch: with 8 slots a real GPU showed the launches of one function reusing the
+ * stack of another called at the same depth (tests/gpu/RESULTS.md), so it checks 32.
  *
  * When it can be wrong: when a caller further out than those frames changed while all of them
  * stayed the same (one function called at the same depth, through the same innermost callers
@@ -33,6 +37,10 @@
 #endif
 
 #define REUSE_MAX_NS (10 * 1000 * 1000)
+/* Slots kept: an entry uprobe's first callers are the application's; xsprof:launch's first
+ * are CUDA's own (see above). At most UNWIND_TRACE_SLOTS. */
+#define LAUNCH_SLOTS_UPROBE 8
+#define LAUNCH_SLOTS_USDT   XSPROF_LAUNCH_SLOTS_USDT
 
 struct launch_cache {
 	__u64 site, sp, bp, pykey;
@@ -106,11 +114,13 @@ static __always_inline bool launch__same(struct launch_cache *c, __u64 site, __u
  * where they were read (trace). untraced: one was not read from a slot: nothing to reuse. */
 static __always_inline void launch__keep(struct launch_cache *c, __u64 site, __u64 sp, __u64 bp,
 					 __u64 pykey, __u64 now, const __u64 *trace,
-					 const __u64 *callers, long n, __u32 untraced)
+					 const __u64 *callers, long n, __u32 untraced, long slots)
 {
 	c->nr = 0;
 	if (untraced || !trace || n <= 0)
 		return;
+	if (n > slots)
+		n = slots;
 	if (n > UNWIND_TRACE_SLOTS)
 		n = UNWIND_TRACE_SLOTS;
 	for (int j = 0; j < UNWIND_TRACE_SLOTS; j++) {

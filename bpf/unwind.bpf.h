@@ -126,8 +126,8 @@ enum unwind_find_result {
 #define UNWIND_OUT_PENDING  2 /* a frame met a table being built: fp there, maybe cut short */
 #define UNWIND_OUT_ASKED    4 /* ... and this walk is the one that asked for it */
 
-/* Return-address slots a launch probe's walk notes (launch_reuse.bpf.h). */
-#define UNWIND_TRACE_SLOTS 8
+/* Return-address slots a launch probe's walk notes, at most (launch_reuse.bpf.h). */
+#define UNWIND_TRACE_SLOTS 32
 
 /* The bytes above the first sp a walk may copy at once (as ustack.bpf.h's window). */
 #define UNWIND_WINDOW 1024
@@ -288,8 +288,8 @@ static long unwind__step(__u32 i, void *arg)
 	if (w->trace && i < UNWIND_TRACE_SLOTS) {
 		__u64 t = i;
 
-		/* The mask in the register the store uses (the compiler drops a C one as i < 8). */
-		asm volatile("%0 &= 7" : "+r"(t));
+		/* The mask in the register the store uses (the compiler drops a C one as i < 32). */
+		asm volatile("%0 &= 31" : "+r"(t));
 		w->trace[t] = w->regs.sp - 8;
 		if (w->regs.exact)
 			w->untraced = 1;

@@ -364,7 +364,7 @@ static __always_inline int cuda_call(struct pt_regs *ctx, __u64 cookie, struct c
 	if (c && rst) {
 		/* Callers from ips[1]: their slots are trace[0, ...). */
 		launch__keep(c, ret, sp, PT_REGS_FP(ctx), pykey, r->time_ns, scr->trace, &r->ips[1],
-			     (long)r->nr_user - 1, untraced);
+			     (long)r->nr_user - 1, untraced, LAUNCH_SLOTS_UPROBE);
 		rst->walked++;
 	}
 	return 0;

@@ -207,7 +207,7 @@ static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch 
 	if (c && rst) {
 		/* Callers from ips[1]: their slots are trace[0, ...). */
 		launch__keep(c, site, sp, bp, pykey, now, scr->trace, &r->ips[1],
-			     (long)r->nr_user - 1, untraced);
+			     (long)r->nr_user - 1, untraced, LAUNCH_SLOTS_USDT);
 		rst->walked++;
 	}
 	return 0;

@@ -136,6 +136,10 @@ _Static_assert(sizeof(struct xsprof_owner_stats) == 32, "xsprof_owner_stats layo
  * daemon, for two clock reads per 16 runs. */
 #define XSPROF_TIMED_EVERY 16
 
+/* Return-address slots a reuse of xsprof:launch's stack checks (bpf/launch_reuse.bpf.h); the
+ * daemon says when the CUDA libraries' own frames above the application's call are that many. */
+#define XSPROF_LAUNCH_SLOTS_USDT 32
+
 /*
  * Process lifetime (bpf/task_events.bpf.c -> daemon/probes/proc_events.c). The daemon snapshots a process's
  * mappings when these arrive, before a short-lived process is gone: exec and the loader's

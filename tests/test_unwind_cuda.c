@@ -87,17 +87,40 @@ Test(unwind_cuda, frame_pointer_mode_loses_the_callers, .timeout = 120)
 #define SITES_ROUNDS	 600
 #define SITES_ROUNDS_ARG "600"
 /* Launches of one run: the runs, then 6 blocks of a quarter as many. */
-#define SITES_LAUNCHES (SITES_ROUNDS + 6 * (SITES_ROUNDS / 4))
+#define SITES_LAUNCHES (2 * SITES_ROUNDS + 6 * (SITES_ROUNDS / 4))
 
 struct sites {
-	uint64_t site_a, site_b, deep_x, deep_y, other;
+	uint64_t site_a, site_b, deep_x, deep_y, site_c, site_d, other;
 };
+
+/* A launch of run_inner: under site_c or site_d, through launch_deep (and, for the
+ * xsprof:launch copy, inner_chain below it). */
+static void classify_inner(const struct folded_line *l, int at, struct sites *s)
+{
+	int k = at + 1;
+
+	while (k < l->n - 1 && !strcmp(l->frames[k], "inner_chain"))
+		k++;
+	if (at < 2 || k != l->n - 1 || (k != at + 1 && k != at + 13) ||
+	    strcmp(l->frames[at - 2], "run_inner"))
+		s->other += l->count;
+	else if (!strcmp(l->frames[at - 1], "site_c"))
+		s->site_c += l->count;
+	else if (!strcmp(l->frames[at - 1], "site_d"))
+		s->site_d += l->count;
+	else
+		s->other += l->count;
+}
 
 /* Which of xs_launch_sites's places a launch line is under (see its header). */
 static void classify(const struct folded_line *l, struct sites *s)
 {
 	int at = folded_find(l, "launch_here"), c = at - 1;
 
+	if (at < 0 && (at = folded_find(l, "launch_deep")) >= 0) {
+		classify_inner(l, at, s);
+		return;
+	}
 	if (at < 2 || at != l->n - 2) {
 		s->other += l->count;
 		return;
@@ -162,21 +185,26 @@ static void sites_run(const char *correlate, uint64_t copies)
 	cr_assert(at && sscanf(at, "launch stacks walked %llu times, reused %llu", &walked,
 			       &reused) == 2,
 		  "no reuse line:\n%s", log);
-	cr_log_info("%s: site_a %llu, site_b %llu, deep_x %llu, deep_y %llu, other %llu; "
-		    "walked %llu, reused %llu\n",
+	cr_log_info("%s: site_a %llu, site_b %llu, deep_x %llu, deep_y %llu, site_c %llu, site_d "
+		    "%llu, other %llu; walked %llu, reused %llu\n",
 		    correlate, (unsigned long long)s.site_a, (unsigned long long)s.site_b,
 		    (unsigned long long)s.deep_x, (unsigned long long)s.deep_y,
+		    (unsigned long long)s.site_c, (unsigned long long)s.site_d,
 		    (unsigned long long)s.other, walked, reused);
 	/* Every launch counted once per record, under its own place: none moved to another
 	 * (each at most its due), none lost; a first walk may end early (other, at most one
 	 * per probe kind and thread). */
-	cr_expect_eq(s.site_a + s.site_b + s.deep_x + s.deep_y + s.other,
-		     2 * want_site + 2 * want_deep, "launches lost or added");
+	cr_expect_eq(s.site_a + s.site_b + s.deep_x + s.deep_y + s.site_c + s.site_d + s.other,
+		     4 * want_site + 2 * want_deep, "launches lost or added");
 	cr_expect_leq(s.other, 2, "%llu launches not under their place",
 		      (unsigned long long)s.other);
 	cr_expect(s.site_a <= want_site && s.site_b <= want_site && s.deep_x <= want_deep &&
 			  s.deep_y <= want_deep,
 		  "a launch counted under another place");
+	/* xsprof:launch under a dozen frames of the CUDA libraries' own: the frames a reuse reads
+	 * first are the same from either site, yet no launch moves to the other. */
+	cr_expect(s.site_c <= want_site && s.site_d <= want_site,
+		  "a launch made under the CUDA libraries' frames counted under another site");
 	/* The reuse took part: most launches repeat the stack before them. */
 	cr_expect_geq(reused * 2, copies * SITES_LAUNCHES,
 		      "only %llu of the launches reused their stack", reused);

@@ -824,6 +824,7 @@ static int on_usdt_record(void *ctx, const void *data, size_t size)
 {
 	struct cuda_probes *cp = ctx;
 	const struct xsprof_usdt_launch *r = data;
+	unsigned int inner;
 
 	if (size < XSPROF_USDT_LAUNCH_HDR_SIZE || r->nr_user > XSPROF_MAX_STACK_DEPTH ||
 	    size < XSPROF_USDT_LAUNCH_HDR_SIZE + 8u * r->nr_user) {
@@ -832,7 +833,11 @@ static int on_usdt_record(void *ctx, const void *data, size_t size)
 	}
 	if (wants_mappings(r->flags) && cp->opts.on_process)
 		cp->opts.on_process(cp->opts.ctx, (pid_t)r->tgid);
-	if (launch_store__add_usdt(cp->store, r, frames_inside(cp, r)))
+	inner = frames_inside(cp, r);
+	if (inner > cp->st.usdt_inner_max)
+		cp->st.usdt_inner_max = inner;
+	cp->st.usdt_inner_deep += inner >= XSPROF_LAUNCH_SLOTS_USDT;
+	if (launch_store__add_usdt(cp->store, r, inner))
 		cp->st.store_failures++;
 	on_usdt_firing(cp, (pid_t)r->tgid);
 	continue_held(cp, (pid_t)r->tgid, r->flags);

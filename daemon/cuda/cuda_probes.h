@@ -91,6 +91,9 @@ struct cuda_probes_stats {
 	uint64_t usdt_site_trap_nop5;	/* trapped although the site is a 5-byte nop: the kernel
 				       * does not optimise uprobes */
 	uint64_t usdt_site_unread;	/* processes gone before their site could be read */
+	uint64_t usdt_inner_max;	/* most frames of the CUDA libraries above the application's
+					 * call in an xsprof:launch stack */
+	uint64_t usdt_inner_deep;	/* ... records with XSPROF_LAUNCH_SLOTS_USDT or more */
 	struct xsprof_cuda_stats bpf;	/* BPF counters summed over CPUs */
 	struct xsprof_wait_stats waits; /* the GPU waits' BPF counters (cuda_waits), summed */
 	struct xsprof_launch_reuse_stats reuse; /* launch stack reuse's BPF counters, summed */

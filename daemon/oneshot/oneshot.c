@@ -515,6 +515,16 @@ static void cuda_report(struct recording *recording, bool always)
 			(unsigned long long)cs.scopes.names_capped,
 			(unsigned long long)cs.scopes.names_unread,
 			(unsigned long long)cs.bpf.scope_drop);
+	if (cs.usdt_inner_deep)
+		log_warn("CUDA: %llu xsprof:launch stacks had %d or more frames of the CUDA "
+			 "libraries above the application's call (at most %llu): a reused stack is "
+			 "checked that deep only, so launches of one place may count under another "
+			 "called at the same depth",
+			 (unsigned long long)cs.usdt_inner_deep, XSPROF_LAUNCH_SLOTS_USDT,
+			 (unsigned long long)cs.usdt_inner_max);
+	else if (ls.usdt)
+		log_debug("CUDA: xsprof:launch fired under %llu frames of the CUDA libraries at most",
+			  (unsigned long long)cs.usdt_inner_max);
 	if (cs.reuse.walked || cs.reuse.reused)
 		log_info("CUDA: launch stacks walked %llu times, reused %llu times (proved "
 			 "unchanged); walked again: %llu at another place, %llu with a changed "

@@ -10,8 +10,13 @@
  *   deep:  6 blocks of ROUNDS / 4 launches from run_deep -> deep_x or deep_y (alternate blocks,
  *          through one call site) -> chain x 12 -> launch_here: the two differ only in a caller
  *          further out than the reuse reads, so blocks are 25 ms apart (more than its 10 ms).
+ *   inner: ROUNDS launches from run_inner -> site_c or site_d -> launch_deep, in runs of three
+ *          as above, where xsprof:launch fires under 12 more frames (inner_chain), as a real
+ *          CUDA runtime fires it inside CUPTI's callback, a dozen frames of libcupti, libcuda and
+ *          libcudart below the application: the frames a reuse reads first are the same for
+ *          every launch, and no pause separates the two sites.
  * Expected: ROUNDS / 2 launches under each site (ROUNDS a multiple of 6), 3 * (ROUNDS / 4)
- * under each deep_*.
+ * under each deep_*, ROUNDS / 2 under each of site_c and site_d.
  */
 #include <cuda_runtime_api.h>
 #include <stdint.h>
@@ -67,6 +72,42 @@ NOINLINE void deep_y(int i)
 	sink += 2;
 }
 
+NOINLINE void inner_chain(int depth, int i)
+{
+	if (depth > 1)
+		inner_chain(depth - 1, i);
+	else
+		xs_fake_cuda_launch((uint32_t)i, XS_CUPTI_RUNTIME(XS_CBID_cudaLaunchKernel));
+	sink ^= depth;
+}
+
+NOINLINE void launch_deep(int i)
+{
+	dim3 g = {1, 1, 1}, b = {32, 1, 1};
+
+	cudaLaunchKernel((const void *)launch_deep, g, b, NULL, 0, NULL);
+	inner_chain(DEPTH, i);
+	sink += i;
+}
+
+NOINLINE void site_c(int i)
+{
+	launch_deep(i);
+	sink -= i;
+}
+
+NOINLINE void site_d(int i)
+{
+	launch_deep(i);
+	sink -= i;
+}
+
+NOINLINE void run_inner(int rounds)
+{
+	for (int i = 0; i < rounds; i++)
+		((i / 3) & 1 ? site_d : site_c)(i);
+}
+
 NOINLINE void run_sites(int rounds)
 {
 	for (int i = 0; i < rounds; i++)
@@ -92,5 +133,6 @@ int main(int argc, char **argv)
 
 	run_sites(rounds);
 	run_deep(rounds / 4);
+	run_inner(rounds);
 	return 0;
 }
