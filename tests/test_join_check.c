@@ -135,6 +135,9 @@ Test(join_check, a_wrong_pick_differs)
 	cr_assert_eq(jc.stream.joined, 2);
 	cr_assert_eq(jc.stream.differ, 2);
 	cr_assert_eq(jc.stream.agree, 0);
+	cr_assert_str_eq(jc.stream.miss[0].api, "cudaLaunchKernel");
+	cr_assert_eq(jc.stream.miss[0].n, 2);
+	cr_assert_null(jc.timestamp.miss[0].api, "timestamp missed nothing");
 }
 
 Test(join_check, no_gpu_work)

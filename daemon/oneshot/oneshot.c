@@ -697,6 +697,23 @@ static void gpu_report(const struct xsprofd_opts *o, const struct profile_data *
 	nvtx_report(pd);
 }
 
+/* Where a strategy did not join id's work to id's call, by the launching API. */
+static void join_check_misses(const char *name, const struct join_check_counts *c)
+{
+	char line[512];
+	size_t len = 0;
+
+	for (size_t k = 0; k <= JOIN_CHECK_APIS && len < sizeof(line); k++)
+		if (c->miss[k].n)
+			len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s %llu",
+						len ? ", " : "",
+						c->miss[k].api ? c->miss[k].api : "other",
+						(unsigned long long)c->miss[k].n);
+	if (len)
+		log_info("correlation check: %s missed id's call for work launched by %s", name,
+			 line);
+}
+
 /* --correlate-check: the strategies side by side on this run's data. */
 static void join_check_report(const struct profile_data *pd)
 {
@@ -717,6 +734,8 @@ static void join_check_report(const struct profile_data *pd)
 		 (unsigned long long)jc.stream.agree, (unsigned long long)jc.stream.differ,
 		 (unsigned long long)jc.paired, (unsigned long long)jc.uprobes,
 		 (unsigned long long)jc.usdt);
+	join_check_misses("timestamp", &jc.timestamp);
+	join_check_misses("stream", &jc.stream);
 	if (jc.work && !jc.usdt)
 		log_warn("correlation check: no xsprof:launch record, so no id join to compare "
 			 "with (the command did not load the injection library, or its probe was "

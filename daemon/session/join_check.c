@@ -117,14 +117,32 @@ static int pair_calls(const struct profile_data *pd, size_t *pair, struct join_c
 	return 0;
 }
 
+static void count_miss(struct join_check_counts *c, const char *api)
+{
+	size_t k;
+
+	for (k = 0; k < JOIN_CHECK_APIS && c->miss[k].api; k++)
+		if (api && !strcmp(c->miss[k].api, api))
+			break;
+	if (k < JOIN_CHECK_APIS && !c->miss[k].api)
+		c->miss[k].api = api;
+	c->miss[k < JOIN_CHECK_APIS && api ? k : JOIN_CHECK_APIS].n++;
+}
+
 static void compare(const struct profile_data *pd, const size_t *id, const size_t *other,
 		    const size_t *pair, struct join_check_counts *ret)
 {
 	for (size_t i = 0; i < pd->nr_gpu; i++) {
-		if (!is_work(&pd->gpu[i]) || !other[i])
+		bool same = id[i] && other[i] && pair[other[i] - 1] == id[i];
+
+		if (!is_work(&pd->gpu[i]))
+			continue;
+		if (id[i] && !same)
+			count_miss(ret, pd->launches[id[i] - 1].api_name);
+		if (!other[i])
 			continue;
 		ret->joined++;
-		if (id[i] && pair[other[i] - 1] == id[i])
+		if (same)
 			ret->agree++;
 		else
 			ret->differ++;

@@ -16,10 +16,18 @@
 
 struct profile_data;
 
+#define JOIN_CHECK_APIS 8
+
 struct join_check_counts {
 	uint64_t joined; /* GPU work this strategy joined */
 	uint64_t agree;	 /* ... to the same call as id */
 	uint64_t differ; /* ... to another call, or where id joined nothing */
+	/* The work id joined that this strategy did not join to the same call, by the API of
+	 * id's launch (the first JOIN_CHECK_APIS names met; the rest under NULL). */
+	struct {
+		const char *api;
+		uint64_t n;
+	} miss[JOIN_CHECK_APIS + 1];
 };
 
 struct join_check {

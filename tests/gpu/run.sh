@@ -103,13 +103,13 @@ profile() {
 		> "$d/report.txt" 2> "$d/xsprofd.log"
 	local rc=$?
 	echo "$name: exit $rc, $(grep -c . "$d/report.txt") lines of report"
-	grep -E "correlation check|^xsprofd: GPU:|xsprof-cupti.*handed|Python|unwind|lost" "$d/xsprofd.log" | head -12
+	grep -E "correlation check|^xsprofd: GPU|xsprof-cupti.*(handed|recording)|fired under|warning" "$d/xsprofd.log" | head -14
 	return $rc
 }
 
 if want sites; then
 	step sites
-	profile sites -o "$out/sites/profile.json" --launches-output "$out/sites/launches.folded" \
+	profile sites -v -o "$out/sites/profile.json" --launches-output "$out/sites/launches.folded" \
 		-- "${cenv[@]}" "$work/xs_gpu_sites" 20 "$out/sites/truth.json"
 fi
 
