@@ -19,7 +19,6 @@
  */
 static __always_inline long ustack__walk_fp(__u64 *ips, long first, long end, __u64 fp, __u64 sp)
 {
-	__u64 tramp = uret__tramp(bpf_get_current_task_btf());
 	long n = 0;
 
 	for (int i = 0; i < XSPROF_MAX_STACK_DEPTH - 1; i++) {
@@ -34,8 +33,6 @@ static __always_inline long ustack__walk_fp(__u64 *ips, long first, long end, __
 			break;
 		if (!fr.ret)
 			break;
-		if (tramp && fr.ret == tramp)
-			fr.ret = unwind_uret_orig(fp + 8, tramp);
 		ips[idx] = fr.ret;
 		n++;
 		if (fr.next <= fp)
