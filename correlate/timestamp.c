@@ -197,12 +197,23 @@ static bool same_call(const char *api, const char *name)
 	return na == nb && !memcmp(a, b, na);
 }
 
-/* The outermost API record of the thread, of the uprobe's call, whose (slack-widened) window
- * holds t. */
+/* A driver API (cuLaunchKernel, ...), by its name. */
+static bool is_driver_api(const char *name)
+{
+	return name && name[0] == 'c' && name[1] == 'u' && strncmp(name, "cuda", 4) != 0;
+}
+
+/*
+ * The outermost API record of the thread, of the uprobe's call, whose (slack-widened) window
+ * holds t. An uprobe on a driver launch inside a runtime launch record of another name takes
+ * that record when none of its own name holds it: a CUDA runtime linked statically into a
+ * library (cuBLASLt, cuDNN) calls the public driver API, where the uprobe is, from inside a
+ * runtime call CUPTI records, and the GPU work carries the runtime call's correlation id.
+ */
 static const struct corr_gpu_rec *find_api(struct ts_state *s, uint64_t key,
 					   const struct corr_cpu_rec *up)
 {
-	const struct corr_gpu_rec *best = NULL;
+	const struct corr_gpu_rec *best = NULL, *outer = NULL;
 	uint64_t slack = s->b.cfg.api_slack_ns, t = up->time_ns;
 	uint32_t i;
 
@@ -215,7 +226,12 @@ static const struct corr_gpu_rec *find_api(struct ts_state *s, uint64_t key,
 			break; /* returned before t; calls further back began earlier still */
 		if (same_call(up->api_name, g->name) && (!best || g->start_ns < best->start_ns))
 			best = g;
+		if (g->kind == CORR_GPU_RUNTIME_API && g->name && g->start_ns <= t &&
+		    (!outer || g->start_ns < outer->start_ns))
+			outer = g;
 	}
+	if (!best && outer && is_driver_api(up->api_name))
+		return outer;
 	return best;
 }
 

@@ -594,6 +594,30 @@ Test(correlate, timestamp_binds_its_call_after_a_slow_probe)
 	correlator__free(c);
 }
 
+/*
+ * A library with the CUDA runtime linked in (cuBLASLt, cuDNN): CUPTI records the runtime call
+ * (cudaLaunchKernelExC, correlation id 70) that the kernel carries, and the only uprobe is on
+ * the public driver call it makes inside (cuLaunchKernelEx), whose own driver record has
+ * another id. The uprobe joins the kernel through the runtime record around it.
+ */
+Test(correlate, timestamp_driver_uprobe_inside_a_static_runtime_call)
+{
+	struct correlator *c = make("timestamp", NULL);
+	struct corr_gpu_rec rt = api(CORR_GPU_RUNTIME_API, 80, 81, 70, 100 * US, 130 * US);
+	struct corr_gpu_rec drv = api(CORR_GPU_DRIVER_API, 80, 81, 71, 112 * US, 120 * US);
+	struct corr_cpu_rec up = uprobe(80, 81, 110 * US, 0, CORR_API_KERNEL, 1);
+
+	rt.name = "cudaLaunchKernelExC";
+	drv.name = "cuLaunchKernelEx";
+	up.api_name = "cuLaunchKernelEx";
+	gpu(c, rt);
+	cpu(c, up);
+	gpu(c, drv);
+	gpu(c, kernel(80, 7, 70, 200 * US, 1));
+	cr_expect_str_eq(lg.joins, "c1-g1 ");
+	correlator__free(c);
+}
+
 Test(correlate, timestamp_processes_graphs_and_drops)
 {
 	struct correlate_config cfg;

@@ -149,3 +149,54 @@ Test(join_check, no_gpu_work)
 	cr_assert_eq(jc.work, 0);
 	cr_assert_eq(jc.id.joined + jc.timestamp.joined + jc.stream.joined, 0);
 }
+
+/* A library's own CUDA runtime (cuBLASLt): xsprof:launch fires at the runtime call, and the only
+ * uprobe is on the driver call inside it, after. They are one call; timestamp joins the
+ * kernel through the runtime record around the uprobe, stream by the order on its stream. */
+Test(join_check, a_driver_uprobe_inside_a_static_runtime_call)
+{
+	struct profile_data pd;
+	struct join_check jc;
+
+	nl = ng = 0;
+	for (int i = 0; i < 3; i++) {
+		uint64_t t = 1000 + 100 * i;
+
+		launches[nl++] = (struct corr_cpu_rec){.kind = CORR_CPU_USDT,
+						       .api_kind = CORR_API_KERNEL,
+						       .pid = PID,
+						       .tid = 101,
+						       .time_ns = t * US,
+						       .corr_id = 30 + i,
+						       .stack_id = 2,
+						       .api_name = "cudaLaunchKernelExC"};
+		launches[nl++] = (struct corr_cpu_rec){.kind = CORR_CPU_UPROBE,
+						       .api_kind = CORR_API_KERNEL,
+						       .pid = PID,
+						       .tid = 101,
+						       .time_ns = (t + 3) * US,
+						       .stream = 0x3000,
+						       .stack_id = 1,
+						       .api_name = "cuLaunchKernelEx"};
+		gpu[ng++] = (struct corr_gpu_rec){.kind = CORR_GPU_RUNTIME_API,
+						  .pid = PID,
+						  .tid = 101,
+						  .corr_id = 30 + i,
+						  .start_ns = (t - 1) * US,
+						  .end_ns = (t + 8) * US,
+						  .name = "cudaLaunchKernelExC"};
+		gpu[ng++] = (struct corr_gpu_rec){.kind = CORR_GPU_KERNEL,
+						  .pid = PID,
+						  .stream_id = 11,
+						  .corr_id = 30 + i,
+						  .start_ns = (t + 20) * US,
+						  .end_ns = (t + 30) * US,
+						  .name = "gemm"};
+	}
+	profile(&pd);
+	cr_assert_eq(join_check__run(&pd, &jc), 0);
+	cr_assert_eq(jc.paired, 3);
+	cr_assert_eq(jc.id.joined, 3);
+	cr_assert_eq(jc.timestamp.agree, 3, "timestamp: %llu", (unsigned long long)jc.timestamp.joined);
+	cr_assert_eq(jc.stream.agree, 3);
+}

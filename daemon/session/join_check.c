@@ -85,7 +85,7 @@ static int cmp_call(const void *a, const void *b)
 static int pair_calls(const struct profile_data *pd, size_t *pair, struct join_check *ret)
 {
 	size_t *ix = malloc((pd->nr_launches ? pd->nr_launches : 1) * sizeof(*ix));
-	size_t n = 0, open[CORR_API_SYNC + 1];
+	size_t n = 0, open[CORR_API_SYNC + 1], waiting[CORR_API_SYNC + 1];
 	const struct corr_cpu_rec *prev = NULL;
 
 	if (!ix)
@@ -98,18 +98,32 @@ static int pair_calls(const struct profile_data *pd, size_t *pair, struct join_c
 	for (size_t k = 0; k < n; k++) {
 		const struct corr_cpu_rec *l = &pd->launches[ix[k]];
 
-		if (!prev || prev->pid != l->pid || prev->tid != l->tid)
+		if (!prev || prev->pid != l->pid || prev->tid != l->tid) {
 			memset(open, 0, sizeof(open));
+			memset(waiting, 0, sizeof(waiting));
+		}
 		prev = l;
 		if (l->kind == CORR_CPU_UPROBE) {
 			ret->uprobes++;
-			open[l->api_kind] = ix[k] + 1; /* an older one unpaired stays so */
+			if (waiting[l->api_kind]) {
+				/* Inside a call whose xsprof:launch came first: the driver call that a
+				 * CUDA runtime linked into a library (cuBLASLt) makes, the only probed
+				 * function on its way. */
+				pair[ix[k]] = waiting[l->api_kind];
+				waiting[l->api_kind] = 0;
+				ret->paired++;
+			} else {
+				open[l->api_kind] = ix[k] + 1; /* an older one unpaired stays so */
+			}
 		} else if (l->kind == CORR_CPU_USDT) {
 			ret->usdt++;
+			waiting[l->api_kind] = 0;
 			if (open[l->api_kind]) {
 				pair[open[l->api_kind] - 1] = ix[k] + 1;
 				open[l->api_kind] = 0;
 				ret->paired++;
+			} else {
+				waiting[l->api_kind] = ix[k] + 1;
 			}
 		}
 	}

@@ -6,8 +6,10 @@
  * the GPU work to the USDT records; timestamp and stream join it to the uprobes alone, as they
  * would in a process without the injection library's probe. A uprobe and the USDT record of
  * one call are paired (same thread, the USDT fires inside the call: the latest unpaired uprobe
- * of the same kind before it), and a strategy agrees with id on a piece of work when it chose
- * the uprobe paired with id's launch.
+ * of the same kind before it; or, where none came before, the first after it and before the
+ * thread's next USDT record: a CUDA runtime linked into a library calls the probed public
+ * driver function from inside the call CUPTI reports), and a strategy agrees with id on a
+ * piece of work when it chose the uprobe paired with id's launch.
  */
 #ifndef XSPROF_DAEMON_SESSION_JOIN_CHECK_H
 #define XSPROF_DAEMON_SESSION_JOIN_CHECK_H
