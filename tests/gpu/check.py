@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Checks the outputs of tests/gpu/run.sh and prints every figure.
 
-Usage: check.py OUT_DIR      writes OUT_DIR/summary.json; exit 1 when a check failed
+Usage: check.py OUT_DIR [--summary FILE]
+  writes every check and figure as JSON to FILE (default OUT_DIR/summary.json); exit 1 when a
+  check failed
 
 Each stage's directory holds xsprofd's outputs (profile.gpu.json, profile.timeline.json,
 profile.folded), its log (xsprofd.log, with the injection library's counts) and the
@@ -92,11 +94,16 @@ def join_check(stage, log, must_agree=True):
                         "stream_agree": sta, "stream_differ": std, "uprobes": ups,
                         "uprobes_paired": paired, "usdt": usdt})
     check(stage, "id joins every piece of GPU work", work and idj == work, f"{idj} of {work}")
+    misses = {}
+    for mt in re.finditer(r"correlation check: (\w+) missed id's call for work launched by (.*)", log):
+        misses[mt.group(1)] = mt.group(2)
+    fig(stage, "join_misses_by_api", misses)
     if must_agree:
-        check(stage, "timestamp agrees with id", tsa == idj and tsd == 0,
-              f"{tsa} agree, {tsd} elsewhere, of {idj}")
-        check(stage, "stream agrees with id", sta >= 0.999 * idj and std <= 0.001 * idj,
-              f"{sta} agree, {std} elsewhere, of {idj}")
+        for name, agree, differ in (("timestamp", tsa, tsd), ("stream", sta, std)):
+            check(stage, f"{name} joins to id's call all that id joins", agree == idj,
+                  f"{agree} of {idj}; missed: {misses.get(name, '-')}")
+            check(stage, f"{name} joins nothing to another call than id's", differ == 0,
+                  f"{differ} elsewhere")
 
 
 def clock(stage, rep, tight=False):
@@ -252,10 +259,16 @@ def stage_torch(out, name):
                                  "gpu_time_share_with_python": t_py / t_all if t_all else 0,
                                  "by_site": where})
     check(stage, "every kernel joined to its launch", n and unjoined == 0, f"{unjoined} of {n}")
-    check(stage, "launch stacks reach the Python line (all but autograd's thread)",
-          n and py + engine == n - unjoined and at_site == py,
-          f"{py} of {n} at a line of torch_step.py ({at_site} at a # SITE line), {engine} "
-          f"from the autograd engine's thread")
+    check(stage, "launch stacks of the Python thread reach the line of torch_step.py",
+          n and py + engine == n - unjoined,
+          f"{py} of {n} at a line of torch_step.py ({at_site} at a # SITE line); the rest, "
+          f"{engine}, from the autograd engine's thread")
+    # What the issue asks and a real GPU shows missing: backward's kernels run on the autograd
+    # engine's own thread, which has no Python frames, so their stacks stop at
+    # Engine::thread_main instead of reaching loss.backward() (tests/gpu/RESULTS.md).
+    check(stage, "backward's kernels reach the line of loss.backward()", engine == 0,
+          f"{engine} of {n} kernels launched by the autograd engine's thread stop at "
+          f"torch::autograd::Engine::thread_main")
     join_check(stage, log)
     clock(stage, rep)
     # GPU memory against PyTorch's caching allocator.
@@ -348,7 +361,7 @@ def stage_cost(out):
     stage, d = "cost", os.path.join(out, "cost")
     steps = {}
     for f in sorted(os.listdir(d)) if os.path.isdir(d) else []:
-        m = re.match(r"(none|service|service_gpu|oneshot)\.(\d+)\.json$", f)
+        m = re.match(r"(none|service|service_cupti|service_gpu|oneshot)\.(\d+)\.json$", f)
         j = load(os.path.join(d, f)) if m else None
         if j:
             steps.setdefault(m.group(1), {})[m.group(2)] = j["step_s"]
@@ -359,7 +372,7 @@ def stage_cost(out):
         ratios = [by_round[r] / steps["none"][r] - 1 for r in by_round if r in steps["none"]]
         fig(stage, cond, {"step_ms": {r: round(v * 1e3, 4) for r, v in by_round.items()},
                           "overhead_median": statistics.median(ratios) if ratios else None})
-    for cond, limit in (("service", 0.03), ("service_gpu", 0.03)):
+    for cond, limit in (("service", 0.03), ("service_cupti", 0.03)):
         o = figures[stage].get(cond, {}).get("overhead_median")
         check(stage, f"{cond}: under {limit:.0%} of step time", o is not None and o < limit,
               f"{o:+.2%}" if o is not None else "not measured")
@@ -370,7 +383,11 @@ def stage_cost(out):
 
 
 def main():
+    if len(sys.argv) not in (2, 4) or (len(sys.argv) == 4 and sys.argv[2] != "--summary"):
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
     out = sys.argv[1]
+    summary = sys.argv[3] if len(sys.argv) == 4 else os.path.join(out, "summary.json")
     stages = [("sites", lambda: stage_sites(out))]
     for t in ("mlp_eager", "conv_eager", "mlp_graph"):
         stages.append((t, lambda t=t: stage_torch(out, t)))
@@ -388,7 +405,7 @@ def main():
     for stage, name, ok, detail in results:
         print(f"{'ok  ' if ok else 'FAIL'} {stage}: {name}{': ' + detail if detail else ''}")
     print(json.dumps(figures, indent=1, default=str))
-    with open(os.path.join(out, "summary.json"), "w") as f:
+    with open(summary, "w") as f:
         json.dump({"checks": [{"stage": s, "check": n, "ok": o, "detail": d}
                               for s, n, o, d in results], "figures": figures}, f, indent=1)
     print(f"\n{len(results) - len(failed)} of {len(results)} checks passed")

@@ -13,8 +13,9 @@
 #   launch   the CPU time of one real kernel launch: unprofiled, under xsprofd (xsprof:launch in
 #            the injection library), with the entry uprobe alone, with CUPTI alone
 #   cost     the MLP step's time unprofiled, with the service running in its default settings
-#            (19 Hz; the job without and with the injection library), and under a one-shot
-#            999 Hz profile: interleaved, ROUNDS rounds
+#            (19 Hz; the job without and with the injection library), with the service also
+#            probing the injection library's launches (--cuda-lib), and under a one-shot 999 Hz
+#            profile: interleaved, ROUNDS rounds
 # then tests/gpu/check.py checks the outputs and prints every figure (summary.json).
 #
 # Usage: tests/gpu/run.sh [--kit DIR] [--out DIR] [--rounds N] [--only STAGE,...]
@@ -154,10 +155,10 @@ if want cost; then
 	d=$out/cost
 	mkdir -p "$d"
 	svc=
-	start_service() {
+	start_service() { # [--cuda-lib FILE]
 		rm -f "$d/api.sock" "$d/cupti.sock"
 		"$xsprofd" --socket "$d/api.sock" --cupti-socket "$d/cupti.sock" --socket-group root \
-			--cuda-lib "$inject" >> "$d/service.log" 2>&1 &
+			"$@" >> "$d/service.log" 2>&1 &
 		svc=$!
 		for _ in $(seq 300); do [ -S "$d/api.sock" ] && break; sleep 0.1; done
 		[ -S "$d/api.sock" ] || echo "FAIL the service did not start (service.log)"
@@ -166,16 +167,20 @@ if want cost; then
 		[ -n "$svc" ] && kill "$svc" && wait "$svc"
 		svc=
 	}
+	# none: no profiler; service: xsprofd's defaults (19 Hz, the window), the job as it is;
+	# service_cupti: the same, the job with the injection library (GPU timing to the window);
+	# service_gpu: the service also probing the injection library's launches (--cuda-lib: the
+	# window's launch stacks and GPU reports); oneshot: xsprofd -f -F 999 -- the job.
 	step_run() { # COND ROUND
 		local f=$d/$1.$2.json
+		local job=("$py" "$here/torch_step.py" mlp eager 4 "$f")
+		local inj=(env "CUDA_INJECTION64_PATH=$inject" "NVTX_INJECTION64_PATH=$inject"
+			"XSPROF_CUPTI_SOCKET=$d/cupti.sock")
 		case $1 in
-		none) "$py" "$here/torch_step.py" mlp eager 4 "$f" ;;
-		service) XSPROF_CUPTI_SOCKET=$d/cupti.sock "$py" "$here/torch_step.py" mlp eager 4 "$f" ;;
-		service_gpu) CUDA_INJECTION64_PATH=$inject NVTX_INJECTION64_PATH=$inject \
-			XSPROF_CUPTI_SOCKET=$d/cupti.sock "$py" "$here/torch_step.py" mlp eager 4 "$f" ;;
+		none | service) "${job[@]}" ;;
+		service_cupti | service_gpu) "${inj[@]}" "${job[@]}" ;;
 		oneshot) timeout 240 "$xsprofd" -f -F 999 --cupti-socket "$d/oneshot.sock" \
-			-o "$d/oneshot.$2.folded" -- "$py" "$here/torch_step.py" mlp eager 4 "$f" \
-			2> "$d/oneshot.$2.log" ;;
+			-o "$d/oneshot.$2.folded" -- "${job[@]}" 2> "$d/oneshot.$2.log" ;;
 		esac > /dev/null 2>> "$d/workload.log"
 		printf '%s round %s: step %s ms\n' "$1" "$2" \
 			"$($py -c "import json; print(round(json.load(open('$f'))['step_s'] * 1e3, 4))" 2>/dev/null)"
@@ -185,19 +190,27 @@ if want cost; then
 			step_run none "$r"
 			start_service
 			step_run service "$r"
+			step_run service_cupti "$r"
+			stop_service
+			start_service --cuda-lib "$inject"
 			step_run service_gpu "$r"
 			stop_service
 			step_run oneshot "$r"
 		else
 			step_run oneshot "$r"
-			start_service
+			start_service --cuda-lib "$inject"
 			step_run service_gpu "$r"
+			stop_service
+			start_service
+			step_run service_cupti "$r"
 			step_run service "$r"
-			[ "$r" = "$rounds" ] || stop_service
+			stop_service
+			step_run none "$r"
 		fi
 	done
-	# The last service is still up when ROUNDS is even; else one more service_gpu run for it.
-	[ -n "$svc" ] || { start_service; step_run service_gpu extra; }
+	# The window's GPU report of a job the service probed, asked as a user would.
+	start_service --cuda-lib "$inject"
+	step_run service_gpu extra
 	"$ctl" -s "$d/api.sock" --timeout 60 report --since 2m -o "$d/window.gpu.json"
 	"$ctl" -s "$d/api.sock" --timeout 60 report --since 2m > "$d/window.gpu.txt"
 	"$ctl" -s "$d/api.sock" --timeout 60 --json status > "$d/status.json"
