@@ -139,14 +139,24 @@ def counts(stage, rep, tl, log):
     return kernels
 
 
+def stage_outputs(stage, d, workload):
+    """The workload's own JSON, xsprofd's report, timeline and log; None (a failed check) when
+    one is missing."""
+    own, rep = load(f"{d}/{workload}"), load(f"{d}/profile.gpu.json")
+    tl, log = load(f"{d}/profile.timeline.json"), text(f"{d}/xsprofd.log")
+    if not own or not rep or not tl:
+        check(stage, "outputs written", False, f"{workload} {bool(own)}, report {bool(rep)}, "
+              f"timeline {bool(tl)}: see {d}/xsprofd.log")
+        return None
+    return own, rep, tl, log
+
+
 def stage_sites(out):
     stage, d = "sites", os.path.join(out, "sites")
-    truth, rep = load(f"{d}/truth.json"), load(f"{d}/profile.gpu.json")
-    tl, log = load(f"{d}/profile.timeline.json"), text(f"{d}/xsprofd.log")
-    if not truth or not rep or not tl:
-        check(stage, "outputs written", False, f"truth {bool(truth)}, report {bool(rep)}, "
-              f"timeline {bool(tl)}: see {d}/xsprofd.log")
+    got = stage_outputs(stage, d, "truth.json")
+    if not got:
         return
+    truth, rep, tl, log = got
     kernels = counts(stage, rep, tl, log)
     by_name = {}
     for name, stack, dur in kernels:
@@ -225,12 +235,10 @@ def py_frames(stack, module):
 
 def stage_torch(out, name):
     stage, d = name, os.path.join(out, name)
-    step, rep = load(f"{d}/step.json"), load(f"{d}/profile.gpu.json")
-    tl, log = load(f"{d}/profile.timeline.json"), text(f"{d}/xsprofd.log")
-    if not step or not rep or not tl:
-        check(stage, "outputs written", False, f"step {bool(step)}, report {bool(rep)}, "
-              f"timeline {bool(tl)}: see {d}/xsprofd.log")
+    got = stage_outputs(stage, d, "step.json")
+    if not got:
         return
+    step, rep, tl, log = got
     fig(stage, "workload", {k: step[k] for k in ("steps", "step_s", "device", "torch", "cuda",
                                                  "python")})
     kernels = counts(stage, rep, tl, log)
