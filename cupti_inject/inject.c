@@ -26,6 +26,8 @@
 
 #define ACT_BUF_SIZE (256u << 10)
 #define ACT_BUF_MAX  32 /* CUPTI buffers in flight: 8 MiB at most; past it CUPTI drops, counted */
+/* Encoded records copied into the transport at a time: lock is held for that copy only. */
+#define ENC_BATCH_BYTES (16u << 10)
 
 static const CUpti_CallbackId runtime_launch_cbids[] = {
 	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
@@ -145,8 +147,13 @@ static struct {
 	atomic_ulong buffers_refused;
 	CUpti_ActivityKind enabled[16];
 	unsigned nr_enabled;
-	uint8_t scratch[XSPROF_WIRE_RECORD_MAX];
-} g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	/* The encoder and a batch of encoded records, under enc_lock (taken before lock): a
+	 * CUPTI buffer is encoded without holding lock, which the application's threads take for
+	 * each NVTX range; only each batch's copy into the transport is under it. */
+	pthread_mutex_t enc_lock;
+	size_t batch_len;
+	uint8_t batch[ENC_BATCH_BYTES + XSPROF_WIRE_RECORD_MAX];
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER, .enc_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Launch APIs this thread is inside: only the outermost fires the probe. */
 static __thread unsigned launch_depth;
@@ -263,22 +270,48 @@ static void report_drops(void)
 					   atomic_load(&g.nvtx_drops));
 }
 
+/* With enc_lock held: the batch into the transport, under lock for the copy. */
+static void send_batch(bool last)
+{
+	pthread_mutex_lock(&g.lock);
+	for (size_t off = 0; off + sizeof(struct xsprof_wire_hdr) <= g.batch_len;) {
+		struct xsprof_wire_hdr h;
+
+		memcpy(&h, g.batch + off, sizeof(h));
+		cupti_transport__append(g.tr, g.batch + off, h.length);
+		off += h.length;
+	}
+	g.batch_len = 0;
+	if (last) {
+		report_drops();
+		cupti_transport__flush(g.tr, 0);
+	}
+	pthread_mutex_unlock(&g.lock);
+}
+
+/*
+ * A buffer of CUPTI's, encoded in batches. The application's threads take lock for every NVTX
+ * range they send: held over a whole buffer (thousands of records, milliseconds), it stalled
+ * them behind it.
+ */
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
 				      size_t valid)
 {
 	CUpti_Activity *rec = NULL;
 
-	pthread_mutex_lock(&g.lock);
+	pthread_mutex_lock(&g.enc_lock);
 	while (valid > 0 &&
 	       g.api.cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
-		long n = cupti_encoder__encode(g.enc, rec, g.scratch, sizeof(g.scratch));
+		long n = cupti_encoder__encode(g.enc, rec, g.batch + g.batch_len,
+					       sizeof(g.batch) - g.batch_len);
 
 		if (n > 0)
-			cupti_transport__append(g.tr, g.scratch, (size_t)n);
+			g.batch_len += (size_t)n;
+		if (g.batch_len >= ENC_BATCH_BYTES)
+			send_batch(false);
 	}
-	report_drops();
-	cupti_transport__flush(g.tr, 0);
-	pthread_mutex_unlock(&g.lock);
+	send_batch(true);
+	pthread_mutex_unlock(&g.enc_lock);
 	free(buffer);
 	atomic_fetch_sub(&g.buffers_out, 1);
 }
@@ -291,9 +324,11 @@ static void at_exit(void)
 	/* Hands every pending buffer to buffer_completed on this thread. */
 	if (g.active)
 		g.api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	pthread_mutex_lock(&g.enc_lock); /* the encoder's counts: no buffer half done */
 	pthread_mutex_lock(&g.lock);
 	if (!g.tr) {
 		pthread_mutex_unlock(&g.lock);
+		pthread_mutex_unlock(&g.enc_lock);
 		return;
 	}
 	report_drops();
@@ -302,6 +337,7 @@ static void at_exit(void)
 	if (g.enc)
 		cupti_encoder__stats(g.enc, &es);
 	pthread_mutex_unlock(&g.lock);
+	pthread_mutex_unlock(&g.enc_lock);
 	/* A daemon that never ran is a choice, not a fault: only a lossy session is reported. */
 	if (g.verbose || (ts.connects && (ts.dropped_full || g.dropped_cupti)))
 		say("sent %llu records, dropped %llu (daemon absent or slow) and %llu (CUPTI "
@@ -316,12 +352,14 @@ static void at_exit(void)
 
 static void fork_prepare(void)
 {
+	pthread_mutex_lock(&g.enc_lock);
 	pthread_mutex_lock(&g.lock);
 }
 
 static void fork_parent(void)
 {
 	pthread_mutex_unlock(&g.lock);
+	pthread_mutex_unlock(&g.enc_lock);
 }
 
 static void fork_child(void)
@@ -330,7 +368,9 @@ static void fork_child(void)
 	if (g.tr)
 		cupti_transport__after_fork(g.tr, (uint32_t)getpid());
 	g.dropped_cupti = 0;
+	g.batch_len = 0;
 	pthread_mutex_unlock(&g.lock);
+	pthread_mutex_unlock(&g.enc_lock);
 }
 
 static CUptiResult api_records(uint8_t enable);

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -611,4 +612,91 @@ Test(cupti_inject, nvtx_ranges_reach_the_daemon_without_cuda)
 	cupti_server__stats(s, &st);
 	cr_expect_eq(st.store.open_ended, 6);
 	cupti_server__free(s);
+}
+
+/* While the injection library works through a buffer of CUPTI's, another thread's NVTX range. */
+struct nvtx_during {
+	int (*push)(const char *), (*pop)(void);
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+	bool done, in_time;
+};
+
+static void *nvtx_thread(void *arg)
+{
+	struct nvtx_during *d = arg;
+
+	d->push("during a buffer");
+	d->pop();
+	pthread_mutex_lock(&d->lock);
+	d->done = true;
+	pthread_cond_signal(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+	return NULL;
+}
+
+/* In the middle of the buffer: the range must get through before the buffer is done. */
+static void nvtx_while_encoding(void *arg)
+{
+	struct nvtx_during *d = arg;
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	cr_assert_eq(pthread_create(&d->thread, NULL, nvtx_thread, d), 0);
+	pthread_mutex_lock(&d->lock);
+	while (!d->done && pthread_cond_timedwait(&d->cond, &d->lock, &until) == 0)
+		;
+	d->in_time = d->done;
+	pthread_mutex_unlock(&d->lock);
+	/* Joined once the buffer is done: a range held behind it finishes only then. */
+}
+
+/*
+ * The application's threads send NVTX ranges through the lock that guards the connection; a
+ * CUPTI buffer (thousands of records on a real GPU) is encoded without holding it, so a range
+ * sent meanwhile is not held up behind the whole buffer (on an H100 that stall is the likely
+ * part of a PyTorch step's cost with the library loaded: tests/gpu/RESULTS.md).
+ */
+Test(cupti_inject, nvtx_ranges_are_not_held_behind_a_cupti_buffer)
+{
+	struct cupti_server *s = start_server();
+	struct nvtx_during d = {.lock = PTHREAD_MUTEX_INITIALIZER,
+				.cond = PTHREAD_COND_INITIALIZER};
+	void (*set_hook)(int, void (*)(void *), void *);
+	int (*init_nvtx)(const void *(*)(uint32_t));
+	void (*mark)(const char *);
+	init_fn init;
+	void *h;
+
+	load_fake();
+	init = load_entry();
+	cr_assert_not_null(init);
+	cr_assert_eq(init(), 1);
+	for (int i = 0; i < NVTX_SLOTS; i++) {
+		core_table[i] = &core_slot[i];
+		core2_table[i] = &core2_slot[i];
+	}
+	h = dlopen(XSPROF_CUPTI_LIB, RTLD_NOW | RTLD_LOCAL);
+	*(void **)&init_nvtx = dlsym(h, "InitializeInjectionNvtx2");
+	cr_assert(init_nvtx && init_nvtx(get_export_table) == 1);
+	*(void **)&d.push = (void *)core_slot[9]; /* NVTX_CBID_CORE_RangePushA */
+	*(void **)&d.pop = (void *)core_slot[11];
+	*(void **)&mark = (void *)core_slot[2];
+	/* Connected first: the ranges then go out through the lock. */
+	d.push("first");
+	d.pop();
+	usleep(120 * 1000);
+	mark("flush");
+	cr_assert(pump_until_stored(s, 1));
+	set_hook = dlsym(RTLD_DEFAULT, "fake_cupti_set_record_hook");
+	cr_assert_not_null(set_hook);
+	for (int i = 0; i < 600; i++)
+		cr_assert_eq(fake_add_kernel("_Z4busyv", (uint32_t)i), 0);
+	set_hook(300, nvtx_while_encoding, &d);
+	fake_complete();
+	pthread_join(d.thread, NULL);
+	cr_expect(d.in_time, "an NVTX range waited for the CUPTI buffer being encoded");
+	cr_assert(pump_until_stored(s, 1 + 600));
 }

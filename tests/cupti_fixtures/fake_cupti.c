@@ -169,6 +169,19 @@ static size_t record_size(const CUpti_Activity *r)
 	}
 }
 
+static void (*record_hook)(void *);
+static void *record_hook_arg;
+static int record_hook_at, records_handed;
+
+/* Call fn(arg) as the at-th record is handed over (while the client is inside a buffer). */
+EXPORT void fake_cupti_set_record_hook(int at, void (*fn)(void *), void *arg)
+{
+	record_hook_at = at;
+	record_hook_arg = arg;
+	records_handed = 0;
+	record_hook = fn;
+}
+
 EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid,
 					      CUpti_Activity **record)
 {
@@ -177,6 +190,8 @@ EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid,
 	if (next >= buffer + valid)
 		return CUPTI_ERROR_MAX_LIMIT_REACHED;
 	*record = (CUpti_Activity *)next;
+	if (record_hook && ++records_handed == record_hook_at)
+		record_hook(record_hook_arg);
 	return CUPTI_SUCCESS;
 }
 
