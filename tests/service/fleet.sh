@@ -203,7 +203,14 @@ step "fleet --report gpu: every host's GPU report and their merge, of a recordin
 	-d 6 --report gpu -o "$dir/fleet.gpu.json" --host-timeout 60 --deadline 70 >"$dir/gpu.out" \
 	2>"$dir/gpu.err" &
 fleet_pid=$!
-sleep 1.5
+# The workload starts once host 2's recording runs (its start, under load, may take seconds):
+# GPU work that ended before the recording began is not the recording's.
+for _ in $(seq 300); do
+	curl -s --cacert "$dir/ca.pem" "${auth[@]}" -m 2 https://10.213.2.2:7717/v1/status |
+		python3 -c 'import json, sys; sys.exit(not any(r["state"] == "running" for r in json.load(sys.stdin)["recordings"]))' \
+		2>/dev/null && break
+	sleep 0.1
+done
 XSPROF_CUPTI_SOCKET=$dir/cupti2.sock ip netns exec "$tag-2" "$build/tests/xs_gpu_bound" input 20 \
 	>"$dir/gpu_work.out" 2>&1 || fail "xs_gpu_bound on host 2: $(tail -2 "$dir/gpu_work.out")"
 wait "$fleet_pid"
