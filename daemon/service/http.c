@@ -324,7 +324,7 @@ static struct token_peer *token_peer(struct http_server *s, uint64_t key, bool a
 	return old;
 }
 
-void http__authenticated(struct MHD_Connection *mc, bool ok, bool sent)
+bool http__authenticated(struct MHD_Connection *mc, bool ok, bool sent)
 {
 	struct http_conn *c = conn_of(mc);
 	struct http_server *s = c ? c->srv : NULL;
@@ -332,21 +332,26 @@ void http__authenticated(struct MHD_Connection *mc, bool ok, bool sent)
 	uint64_t now = clock__mono_ns();
 
 	if (!c || !s->tcp)
-		return;
+		return false;
 	if (ok) {
 		c->authed = true;
-		return;
+		return false;
 	}
 	if (!sent)
-		return;
-	s->st.token_failures++;
+		return false;
 	p = token_peer(s, c->key, true);
+	if (p->until_ns > now) {
+		s->st.refused_backoff++;
+		return true;
+	}
+	s->st.token_failures++;
 	if (now - p->first_ns > 60000000000ull) {
 		p->first_ns = now;
 		p->fails = 0;
 	}
 	if (++p->fails >= HTTP_TOKEN_FAILS_MAX)
 		p->until_ns = now + HTTP_TOKEN_BACKOFF_S * 1000000000ull;
+	return false;
 }
 
 /* Refuse on the spot, with an answer a client can show, and never wait for the peer. */
@@ -409,12 +414,10 @@ static unsigned int refusing_now(const struct http_server *s)
 static const char *admit(struct http_server *s, uint64_t key, bool privileged, uint64_t now)
 {
 	unsigned int total, mine, unauth;
-	struct token_peer *p = s->tcp ? token_peer(s, key, false) : NULL;
 
-	if (p && p->until_ns > now) {
-		s->st.refused_backoff++;
-		return "too many wrong tokens from your address: try again in 30 s";
-	}
+	/* Wrong tokens are refused once their request shows them (http__authenticated): a
+	 * refusal here, before any request, would refuse the right token from the same
+	 * address (the same host, a NAT) too. */
 	mine = share_used(s, key, &total, &unauth);
 	/* TCP: room for a newcomer is taken from connections idle without a token. */
 	if (s->tcp && mine < HTTP_MAX_CONNECTIONS_PER_PEER &&

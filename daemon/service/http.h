@@ -33,7 +33,8 @@ struct http_server;
  * first request. */
 #define HTTP_TCP_UNAUTH_MAX  40
 #define HTTP_TCP_HANDSHAKE_S 3
-/* TCP: an address that sent this many wrong tokens within a minute is refused for 30 s. */
+/* TCP: an address that sent this many wrong tokens within a minute has its wrong tokens refused
+ * (503) for 30 s; the right token from it is served all the while. */
 #define HTTP_TOKEN_FAILS_MAX 5
 #define HTTP_TOKEN_BACKOFF_S 30
 
@@ -89,8 +90,9 @@ struct http_server_stats {
 void http_server__stats(const struct http_server *s, struct http_server_stats *ret);
 /* What the service found of a TCP request's credentials: a connection that showed a valid
  * one keeps its slot; wrong ones (sent: credentials were there) are counted per address
- * (HTTP_TOKEN_FAILS_MAX). */
-void http__authenticated(struct MHD_Connection *mc, bool ok, bool sent);
+ * (HTTP_TOKEN_FAILS_MAX). true: wrong, from an address in its backoff: answer 503. A right
+ * one is never refused. */
+bool http__authenticated(struct MHD_Connection *mc, bool ok, bool sent);
 
 /*
  * Park a request (MHD_suspend_connection) until http__resume, deadline_ns (CLOCK_MONOTONIC) or

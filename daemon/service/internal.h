@@ -192,6 +192,7 @@ struct req {
 	bool too_big;
 	bool tcp;
 	bool authed; /* root, or a valid TCP token */
+	bool backoff; /* TCP: a wrong token from an address refused for a while (503) */
 	bool member;
 	uid_t uid;
 	struct svc_recording *waiting; /* set while suspended on a recording */

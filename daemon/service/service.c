@@ -112,9 +112,10 @@ static enum MHD_Result on_request(void *ctx, struct MHD_Connection *c, const cha
 				token_ok(s, c) || remote__basic_ok(s, c) || remote__cert_ok(s, c);
 			q->uid = 0;
 			/* Only credentials that were sent and wrong count against the address. */
-			http__authenticated(c, q->authed,
-					    MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-									"Authorization") != NULL);
+			q->backoff = http__authenticated(
+				c, q->authed,
+				MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization") !=
+					NULL);
 		} else if (!http__peer(c, s->group, &peer)) {
 			q->uid = peer.uid;
 			q->authed = peer.uid == 0;
@@ -162,6 +163,9 @@ static enum MHD_Result on_request(void *ctx, struct MHD_Connection *c, const cha
 		return reply__error(c, 413, "request body over 64 KiB", NULL);
 	if (ui__path(url))
 		return ui__api(c, method, url);
+	if (q->tcp && q->backoff)
+		return reply__error(c, 503, "too many wrong tokens from your address: try again in 30 s",
+				    "the right token is served meanwhile");
 	if (q->tcp && !q->authed)
 		return reply__error(c, 401, "missing or wrong token",
 				    "send Authorization: Bearer TOKEN (the daemon's --token-file)");

@@ -188,3 +188,22 @@ read -r code _ <<<"$(authed_status)"
 	fail "the client with the token got '$code' after the wrong tokens"
 v=$(api_field tcp_wrong_tokens)
 ((v >= 5)) && pass "wrong tokens counted ($v)" || fail "wrong tokens not counted ($v)"
+# The backoff slows wrong tokens only: the right one from the very address that sent 60 wrong
+# ones (the same host, or a NAT in front of a collector) is served.
+for i in $(seq 54); do
+	curl -s -m 10 --cacert "$dir/srv.pem" --interface 127.0.0.30 \
+		-H "Authorization: Bearer wrong-token-0123456789abcdef" -o /dev/null \
+		"https://127.0.0.1:$port/v1/status" 2>/dev/null || true
+done
+code=$(curl -s -m 10 --cacert "$dir/srv.pem" --interface 127.0.0.30 -H "Authorization: Bearer $token" \
+	-o /dev/null -w '%{http_code}' "https://127.0.0.1:$port/v1/status" 2>/dev/null || true)
+[[ $code == 200 ]] && pass "after 60 wrong tokens from an address, the right token from it gets 200" ||
+	fail "the right token from the address of 60 wrong ones got '$code'"
+code=$(curl -s -m 10 --cacert "$dir/srv.pem" --interface 127.0.0.30 \
+	-H "Authorization: Bearer wrong-token-0123456789abcdef" -o /dev/null -w '%{http_code}' \
+	"https://127.0.0.1:$port/v1/status" 2>/dev/null || true)
+[[ $code == 503 ]] && pass "its wrong tokens are still refused (503)" ||
+	fail "a wrong token from that address got '$code' during its backoff"
+v=$(api_field tcp_refused_after_wrong_tokens)
+((v >= 55)) && pass "refusals after wrong tokens counted ($v)" ||
+	fail "refusals after wrong tokens not counted ($v)"
