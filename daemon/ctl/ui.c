@@ -24,6 +24,7 @@
 #include <strings.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -35,7 +36,12 @@
 #include "daemon/ctl/reply_buf.h"
 #include "daemon/ctl/ui.h"
 
-#define UI_MAX_CONNECTIONS 32	/* a thread each */
+#define UI_MAX_CONNECTIONS 64	/* a thread each */
+/* Connections that have not shown the key yet: at most this many (a newcomer past it closes
+ * the oldest), each closed this long after it opened. Any local user can connect to the
+ * loopback port: half-sent requests held open must not take the slots of the page. */
+#define UI_UNKEYED_MAX 16
+#define UI_UNKEYED_S   3
 #define UI_IDLE_S	   30	/* an idle connection is closed (not one waiting on xsprofd) */
 #define UI_MAX_TARGET	   8192 /* the path and query sent on */
 #define UI_MAX_HEADER	   4096 /* a header value passed back */
@@ -61,6 +67,15 @@ static const char *const ui_passed[UI_NR_PASSED] = {
 	[UI_CACHE_CONTROL] = "Cache-Control",
 };
 
+/* A browser's connection, from its start to its close. */
+struct ui_conn {
+	int fd;
+	uint64_t since_ns;
+	bool keyed; /* a request on it carried the key */
+	bool cut;   /* shut down for a newcomer or at its deadline */
+	struct ui_conn *prev, *next;
+};
+
 struct ui {
 	const char *sock_path;
 	double timeout_s;
@@ -68,6 +83,9 @@ struct ui {
 	char host_ip[32], host_name[32]; /* the Host headers a browser sends here */
 	char key[2 * UI_KEY_BYTES + 1];
 	atomic_bool stopping;
+	pthread_mutex_t lock; /* conns, unkeyed */
+	struct ui_conn *conns;
+	unsigned int unkeyed;
 };
 
 /* One request forwarded to xsprofd. */
@@ -407,6 +425,98 @@ static enum MHD_Result ui_forward(struct ui *ui, struct MHD_Connection *c, const
 	return ret;
 }
 
+static uint64_t ui_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* With ui->lock held: close x (its thread sees the end of the stream and lets it go). */
+static void ui_cut(struct ui *ui, struct ui_conn *x)
+{
+	x->cut = true;
+	shutdown(x->fd, SHUT_RDWR);
+}
+
+/* Connections in order of arrival; a newcomer past UI_UNKEYED_MAX closes the oldest unkeyed. */
+static void ui_on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
+			     enum MHD_ConnectionNotificationCode code)
+{
+	struct ui *ui = cls;
+	struct ui_conn *x = *socket_ctx, *old = NULL;
+	const union MHD_ConnectionInfo *ci;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		x = calloc(1, sizeof(*x));
+		if (!x || !ci) {
+			free(x);
+			return;
+		}
+		x->fd = ci->connect_fd;
+		x->since_ns = ui_now_ns();
+		pthread_mutex_lock(&ui->lock);
+		for (struct ui_conn *y = ui->conns; y && ui->unkeyed >= UI_UNKEYED_MAX; y = y->next)
+			if (!y->keyed && !y->cut)
+				old = y; /* the list is newest first: the last one found is the oldest */
+		if (old)
+			ui_cut(ui, old);
+		x->next = ui->conns;
+		if (ui->conns)
+			ui->conns->prev = x;
+		ui->conns = x;
+		ui->unkeyed++;
+		pthread_mutex_unlock(&ui->lock);
+		*socket_ctx = x;
+		return;
+	}
+	if (code != MHD_CONNECTION_NOTIFY_CLOSED || !x)
+		return;
+	pthread_mutex_lock(&ui->lock);
+	if (x->prev)
+		x->prev->next = x->next;
+	else
+		ui->conns = x->next;
+	if (x->next)
+		x->next->prev = x->prev;
+	if (!x->keyed)
+		ui->unkeyed--;
+	pthread_mutex_unlock(&ui->lock);
+	*socket_ctx = NULL;
+	free(x);
+}
+
+/* The connection showed the key: its slot is kept. */
+static void ui_keyed(struct ui *ui, struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct ui_conn *x = ci ? ci->socket_context : NULL;
+
+	if (!x)
+		return;
+	pthread_mutex_lock(&ui->lock);
+	if (!x->keyed) {
+		x->keyed = true;
+		ui->unkeyed--;
+	}
+	pthread_mutex_unlock(&ui->lock);
+}
+
+/* Unkeyed connections past their UI_UNKEYED_S are closed (every half second). */
+static void ui_sweep(struct ui *ui)
+{
+	uint64_t now = ui_now_ns();
+
+	pthread_mutex_lock(&ui->lock);
+	for (struct ui_conn *x = ui->conns; x; x = x->next)
+		if (!x->keyed && !x->cut && now - x->since_ns > UI_UNKEYED_S * 1000000000ull)
+			ui_cut(ui, x);
+	pthread_mutex_unlock(&ui->lock);
+}
+
 static enum MHD_Result ui_on_request(void *cls, struct MHD_Connection *c, const char *url,
 				     const char *method, const char *version,
 				     const char *upload_data, size_t *upload_data_size,
@@ -435,7 +545,9 @@ static enum MHD_Result ui_on_request(void *cls, struct MHD_Connection *c, const 
 	if (url[0] != '/' || ui_dot_segment(url))
 		return ui_error(c, 400, "the path must start with / and have no . or .. segments",
 				NULL, NULL, NULL);
-	if (!ui_is_page(url) && !ui_key_ok(ui, c))
+	if (ui_key_ok(ui, c))
+		ui_keyed(ui, c);
+	else if (!ui_is_page(url))
 		return ui_error(c, 401, "the key is missing or wrong",
 				"open the address xsprofctl ui printed (http://127.0.0.1:PORT/ui/"
 				"#token=...): the page sends its key",
@@ -511,7 +623,9 @@ static bool ui_make_key(struct ui *ui)
 int ctl_ui(int argc, char **argv, const char *sock_path, double timeout_s, bool quiet,
 	   int (*check_daemon)(void))
 {
-	struct ui ui = {.sock_path = sock_path, .timeout_s = timeout_s};
+	struct ui ui = {.sock_path = sock_path,
+			.timeout_s = timeout_s,
+			.lock = PTHREAD_MUTEX_INITIALIZER};
 	struct MHD_Daemon *d;
 	sigset_t stop, old;
 	unsigned int port;
@@ -548,7 +662,8 @@ int ctl_ui(int argc, char **argv, const char *sock_path, double timeout_s, bool 
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_AUTO, 0,
 		NULL, NULL, ui_on_request, &ui, MHD_OPTION_LISTEN_SOCKET, fd,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)UI_MAX_CONNECTIONS,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)UI_IDLE_S, MHD_OPTION_END);
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)UI_IDLE_S,
+		MHD_OPTION_NOTIFY_CONNECTION, ui_on_connection, &ui, MHD_OPTION_END);
 	if (!d) {
 		fprintf(stderr, "xsprofctl ui: cannot serve 127.0.0.1:%u\n", ui.port);
 		close(fd);
@@ -565,7 +680,11 @@ int ctl_ui(int argc, char **argv, const char *sock_path, double timeout_s, bool 
 				"xsprofctl: serving xsprofd's web view on 127.0.0.1:%u: open the "
 				"address above in a browser on this machine; Ctrl-C stops\n",
 				ui.port);
-		sigwait(&stop, &sig);
+		const struct timespec tick = {0, 500 * 1000 * 1000};
+
+		while ((sig = sigtimedwait(&stop, NULL, &tick)) < 0 &&
+		       (errno == EAGAIN || errno == EINTR))
+			ui_sweep(&ui);
 	}
 	/* Transfers under way end at their next progress call, within a second. */
 	atomic_store(&ui.stopping, true);

@@ -99,6 +99,40 @@ code=$(get '/debug/pprof/profile?seconds=7&format=folded' -H "$auth")
 [[ $code == 200 ]] && pass "a 7 s scrape through --timeout 5: 200 (its seconds are waited for)" ||
 	fail "scrape seconds=7: HTTP $code: $(head -c 300 "$dir/body")"
 
+step "another user holds 40 half-sent requests"
+# Any local user can connect to the loopback port: 40 connections that send their headers a
+# line at a time and never finish. The page's requests with the key still get in, at once.
+cat >"$dir/flood.py" <<'PYEOF'
+import socket, sys, time
+port = int(sys.argv[1])
+conns = []
+for _ in range(40):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % port)
+    conns.append(s)
+end = time.monotonic() + 8
+while time.monotonic() < end:
+    for s in conns:
+        try:
+            s.sendall(b"X-Slow: 1\r\n")
+        except OSError:
+            pass
+    time.sleep(0.5)
+PYEOF
+setpriv --reuid=nobody --regid=nogroup --clear-groups -- $py "$dir/flood.py" "$port" 2>/dev/null &
+flood=$!
+pids+=("$flood")
+sleep 1.5
+read -r code took <<<"$(curl -s -m 10 -o /dev/null -w '%{http_code} %{time_total}' -H "$auth" \
+	"$base/v1/status" || true)"
+[[ $code == 200 ]] && $py -c "import sys; sys.exit(float('$took') >= 1)" &&
+	pass "the key's request answered 200 in ${took} s beside them" ||
+	fail "the key's request beside 40 half-sent ones: HTTP $code in $took s"
+read -r code took <<<"$(curl -s -m 10 -o /dev/null -w '%{http_code} %{time_total}' -H "$auth" \
+	"$base/v1/status" || true)"
+[[ $code == 200 ]] && pass "and again ($took s)" || fail "the key's second request: HTTP $code in $took s"
+wait "$flood" 2>/dev/null || true
+
 step "the daemon gone"
 kill "$daemon"
 wait "$daemon" 2>/dev/null || true
