@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -720,4 +721,52 @@ Test(cupti_server, locked_path_is_left_alone)
 	close(lock_fd);
 	s = start(NULL);
 	cupti_server__free(s);
+}
+
+/*
+ * The socket appears at its path with its mode already set: bound in a directory of the
+ * daemon's own, then renamed into place (one IN_MOVED_TO, never an IN_CREATE of it there), so
+ * no chmod by a path that another user could swap for a link (issue 39). The same helper binds
+ * the API socket with its group.
+ */
+Test(cupti_server, socket_appears_with_its_mode)
+{
+	char dir[160], buf[4096] __attribute__((aligned(8)));
+	bool created = false, moved = false;
+	struct cupti_server *s;
+	struct stat st;
+	int in;
+	ssize_t n;
+
+	snprintf(dir, sizeof(dir), "%s/run", tmpdir);
+	cr_assert_eq(mkdir(dir, 0755), 0);
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	cr_assert_geq(in, 0);
+	cr_assert_geq(inotify_add_watch(in, dir, IN_CREATE | IN_MOVED_TO), 0);
+	s = start(&(struct cupti_server_opts){.socket_mode = 0666});
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *e = (const struct inotify_event *)p;
+
+			if (e->len && !strcmp(e->name, "cupti.sock")) {
+				created |= !!(e->mask & IN_CREATE);
+				moved |= !!(e->mask & IN_MOVED_TO);
+			}
+			p += sizeof(*e) + e->len;
+		}
+	}
+	close(in);
+	cr_expect(moved && !created, "cupti.sock %s", created ? "was created in place" : "never moved");
+	cr_assert_eq(lstat(sock_path, &st), 0);
+	cr_expect(S_ISSOCK(st.st_mode));
+	cr_expect_eq(st.st_mode & 07777, 0666, "mode %o", st.st_mode & 07777);
+	cupti_server__free(s);
+	/* Nothing left of the private directory beside it (the lock file stays, by design). */
+	{
+		char cmd[256];
+
+		snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A '%s' | grep -v '^cupti.sock.lock$')\"",
+			 dir);
+		cr_expect_eq(system(cmd), 0, "files left in %s", dir);
+	}
 }

@@ -97,3 +97,28 @@ int sock_file__remove_stale(const char *path)
 	}
 	return unlink(path) && errno != ENOENT ? -errno : 0;
 }
+
+int sock_file__bind(int fd, const char *path, mode_t mode, gid_t gid, struct sock_file *ret)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char dir[sizeof(sa.sun_path)];
+	const char *slash = strrchr(path, '/');
+	int n, err = 0;
+
+	/* A directory of our own beside path (0700: nobody else can touch what is in it). */
+	n = slash ? snprintf(dir, sizeof(dir), "%.*s/.xsprof-XXXXXX", (int)(slash - path), path)
+		  : snprintf(dir, sizeof(dir), ".xsprof-XXXXXX");
+	if (n < 0 || (size_t)n + 2 >= sizeof(dir) || strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	if (!mkdtemp(dir))
+		return -errno;
+	memcpy(sa.sun_path, dir, (size_t)n);
+	memcpy(sa.sun_path + n, "/s", 3); /* fits: checked above */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(sa.sun_path, mode) ||
+	    (gid != (gid_t)-1 && chown(sa.sun_path, geteuid(), gid)) || rename(sa.sun_path, path))
+		err = -errno;
+	if (err)
+		unlink(sa.sun_path);
+	rmdir(dir);
+	return err ? err : sock_file__note(ret, path);
+}

@@ -34,5 +34,13 @@ void sock_file__remove_if_ours(const struct sock_file *f, const char *path);
  * socket someone still listens on (-EADDRINUSE) or any other kind of file (-EEXIST) is not ours.
  */
 int sock_file__remove_stale(const char *path);
+/*
+ * Bind the Unix socket fd to path with mode, and group gid unless it is (gid_t)-1, noted in
+ * *ret: bound in a directory of our own beside path, its mode and owner set there, then renamed
+ * into place, so path never holds it with another mode or owner, and no chmod or chown by a
+ * path that others could swap for a link. 0 or -errno (-ENAMETOOLONG when the temporary name
+ * does not fit a socket address).
+ */
+int sock_file__bind(int fd, const char *path, mode_t mode, gid_t gid, struct sock_file *ret);
 
 #endif

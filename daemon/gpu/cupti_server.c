@@ -3,6 +3,7 @@
 #include "daemon/gpu/cupti_server.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,10 +77,18 @@ static int make_dirs(const char *path, mode_t mode)
 
 		if (*p == '/' || last) {
 			*p = '\0';
-			if (mkdir(dir, mode) == 0)
-				chmod(dir, mode); /* the umask must not narrow who can connect */
-			else if (errno != EEXIST)
+			if (mkdir(dir, mode) == 0) {
+				/* The umask must not narrow who can connect; by its fd, not a
+				 * path another could swap for a link meanwhile. */
+				int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+				if (dfd >= 0) {
+					fchmod(dfd, mode);
+					close(dfd);
+				}
+			} else if (errno != EEXIST) {
 				return -errno;
+			}
 			if (last)
 				return 0;
 			*p = '/';
@@ -111,7 +120,6 @@ struct cupti_server *cupti_server__new(const struct cupti_server_opts *opts)
 	s->accept_pid = opts ? opts->accept_pid : NULL;
 	s->accept_ctx = opts ? opts->accept_ctx : NULL;
 	snprintf(s->path, sizeof(s->path), "%s", path);
-	strcpy(addr.sun_path, path);
 	s->max_conns = opts && opts->max_conns ? opts->max_conns : DEFAULT_MAX_CONNS;
 	s->max_per_uid = opts && opts->max_conns_per_uid ? opts->max_conns_per_uid
 							 : DEFAULT_MAX_CONNS_PER_UID;
@@ -135,11 +143,14 @@ struct cupti_server *cupti_server__new(const struct cupti_server_opts *opts)
 	if (err < 0)
 		goto fail;
 	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (s->lfd < 0 || bind(s->lfd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+	if (s->lfd < 0) {
 		err = -errno;
 		goto fail;
 	}
-	if (sock_file__note(&s->file, path) || chmod(path, mode) < 0 || listen(s->lfd, 128) < 0) {
+	err = sock_file__bind(s->lfd, path, mode, (gid_t)-1, &s->file);
+	if (err < 0)
+		goto fail;
+	if (listen(s->lfd, 128) < 0) {
 		err = -errno;
 		goto fail;
 	}

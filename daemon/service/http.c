@@ -88,10 +88,10 @@ int http__unix_listen(const char *path, gid_t gid, struct http_unix_socket *ret)
 		return err;
 	}
 	ret->file = (struct sock_file){};
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || sock_file__note(&ret->file, path) ||
-	    chmod(path, gid != (gid_t)-1 ? 0660 : 0600) ||
-	    (gid != (gid_t)-1 && chown(path, 0, gid)) || listen(fd, 64)) {
+	err = sock_file__bind(fd, path, gid != (gid_t)-1 ? 0660 : 0600, gid, &ret->file);
+	if (!err && listen(fd, 64))
 		err = -errno;
+	if (err) {
 		close(fd);
 		sock_file__remove_if_ours(&ret->file, path);
 		close(lock_fd);
