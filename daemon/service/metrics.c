@@ -158,6 +158,9 @@ static const struct metric metrics[] = {
 	 "GPU records lost, by cause."},
 	{"gpu.records_evicted", "xsprof_gpu_records_lost_total", COUNTER, "cause=\"evicted\"", 0,
 	 NULL},
+	{"gpu.nvtx_open_refused", "xsprof_gpu_nvtx_open_refused_total", COUNTER, NULL, 0,
+	 "NVTX ranges' openings refused at the caps (1024 open per process, 4 MiB in all): a range "
+	 "refused so that has not ended when a slice closes is missing from it."},
 	{"gpu.refused_connections", "xsprof_gpu_connections_refused_total", COUNTER, NULL, 0,
 	 "CUPTI connections refused at the caps."},
 	{"api.connections", "xsprof_api_connections", GAUGE, NULL, 0,

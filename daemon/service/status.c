@@ -482,6 +482,7 @@ struct json_object *status__json(struct service *s)
 		status__add_u64(g, "idle_connections_closed", cs.idle_closed);
 		status__add_u64(g, "records_held", cs.store.records);
 		status__add_u64(g, "records_evicted", cs.store.evicted);
+		status__add_u64(g, "nvtx_open_refused", cs.store.open_refused);
 		json_object_object_add(j, "gpu", g);
 	}
 	return j;

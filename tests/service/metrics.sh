@@ -54,7 +54,8 @@ for m in xsprof_samples_total xsprof_samples_lost_total xsprof_cpu_seconds_total
 done
 # The numbers are the status document's (ones that do not move between two requests).
 for pair in "store cap_bytes xsprof_window_cap_bytes" "unwind table_rows_cap xsprof_unwind_table_rows_cap" \
-	"symbolizer cache_bytes xsprof_symbolizer_cache_bytes"; do
+	"symbolizer cache_bytes xsprof_symbolizer_cache_bytes" \
+	"gpu nvtx_open_refused xsprof_gpu_nvtx_open_refused_total"; do
 	read -r obj key metric <<<"$pair"
 	want=$(status_get "j['$obj']['$key']")
 	got=$(awk -v m="$metric" '$1 == m {printf "%.0f", $2}' "$dir/m.txt")
