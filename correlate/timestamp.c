@@ -167,7 +167,8 @@ static size_t call_base(const char *name, const char **ret_base)
 		name++;
 	n = strlen(name);
 	for (;;) {
-		if (n > 5 && (!memcmp(name + n - 5, "_ptsz", 5) || !memcmp(name + n - 5, "_ptds", 5))) {
+		if (n > 5 &&
+		    (!memcmp(name + n - 5, "_ptsz", 5) || !memcmp(name + n - 5, "_ptds", 5))) {
 			n -= 5;
 			continue;
 		}
@@ -334,8 +335,8 @@ static void on_api(struct ts_state *s, const struct corr_gpu_rec *rec)
 	if (rec->name) {
 		i = uprobe_of(s, key, rec);
 		if (i != KQ_NONE) {
-			idjoin_cpu(&s->j, &((struct ts_up *)kq_data(&s->up, i))->rec, rec->corr_id, 0,
-				   false);
+			idjoin_cpu(&s->j, &((struct ts_up *)kq_data(&s->up, i))->rec, rec->corr_id,
+				   0, false);
 			kq_remove(&s->up, i);
 			return;
 		}

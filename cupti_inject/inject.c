@@ -123,8 +123,9 @@ static const CUpti_CallbackId driver_launch_cbids[] = {
 
 /* Kernel records are the point; the rest are enabled when this CUPTI can. */
 static const CUpti_ActivityKind optional_kinds[] = {
-	CUPTI_ACTIVITY_KIND_MEMCPY,	     CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
-	CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_MARKER,
+	CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+	CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+	CUPTI_ACTIVITY_KIND_MARKER,
 };
 
 static struct {

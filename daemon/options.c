@@ -419,7 +419,8 @@ static int gpu_option(struct xsprofd_opts *o, int c, const char *arg)
 		return unsigned_opt("--gpu-store-mb", arg, 16, 65536, &o->gpu_store_mb);
 	case OPT_CORRELATE_CHECK:
 		if (origin)
-			return bad("--correlate-check", "", "only a command-line flag, not a config key");
+			return bad("--correlate-check", "",
+				   "only a command-line flag, not a config key");
 		o->correlate_check = true;
 		return 0;
 	case OPT_GPU_MODE:

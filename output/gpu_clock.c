@@ -49,8 +49,8 @@ static const struct launched *last_before(const struct launched *v, size_t n, ui
 		size_t mid = lo + (hi - lo) / 2;
 		const struct launched *m = &v[mid];
 
-		if (m->pid < pid || (m->pid == pid && (m->tid < tid ||
-						       (m->tid == tid && m->launch_ns < t))))
+		if (m->pid < pid ||
+		    (m->pid == pid && (m->tid < tid || (m->tid == tid && m->launch_ns < t))))
 			lo = mid + 1;
 		else
 			hi = mid;

@@ -1142,12 +1142,13 @@ static void clock_finding(struct gpu_report *r, const struct device *d)
 	struct finding *f;
 
 	if ((!early && !late) ||
-	    !(f = finding(r, "clock_skew", 1, d->device,
-			  "The GPU's times (CUPTI's conversion of the device clock) and the CPU's "
-			  "(BPF, CLOCK_MONOTONIC) disagree, so gaps and launch delays are off by as "
-			  "much. Check that the injection library set CUPTI's timestamp callback "
-			  "(XSPROF_CUPTI_VERBOSE=1 says which clock it records), and that the "
-			  "machine's clocksource is stable (dmesg: clocksource).")))
+	    !(f = finding(
+		      r, "clock_skew", 1, d->device,
+		      "The GPU's times (CUPTI's conversion of the device clock) and the CPU's "
+		      "(BPF, CLOCK_MONOTONIC) disagree, so gaps and launch delays are off by as "
+		      "much. Check that the injection library set CUPTI's timestamp callback "
+		      "(XSPROF_CUPTI_VERBOSE=1 says which clock it records), and that the "
+		      "machine's clocksource is stable (dmesg: clocksource).")))
 		return;
 	snprintf(f->summary, sizeof(f->summary),
 		 "device %u: its times read at least %.1f us %s the CPU's (%s)", d->device,
@@ -1736,12 +1737,14 @@ static void text_clock(const struct gpu_clock *c, FILE *f)
 	int64_t lo, hi;
 
 	if (gpu_clock__bound(c, &lo, &hi))
-		line(f, "  clock: GPU times within %+.1f..%+.1f us of the CPU's (%" PRIu64
-			" launches, %" PRIu64 " device syncs)",
+		line(f,
+		     "  clock: GPU times within %+.1f..%+.1f us of the CPU's (%" PRIu64
+		     " launches, %" PRIu64 " device syncs)",
 		     lo / 1e3, hi / 1e3, c->leads, c->drains);
 	else if (c->leads)
-		line(f, "  clock: GPU times at most %+.1f us late (%" PRIu64 " launches; no "
-			"device-wide sync for the other bound)",
+		line(f,
+		     "  clock: GPU times at most %+.1f us late (%" PRIu64 " launches; no "
+		     "device-wide sync for the other bound)",
 		     c->lead_min_ns / 1e3, c->leads);
 }
 

@@ -217,7 +217,8 @@ Test(cupti_inject, api_records_of_launch_calls_only)
 	struct child_run r;
 
 	run_host("apis", true, &r);
-	cr_assert_eq(WEXITSTATUS(r.status), 16 | 4, "per-call records only: %d (%s)", r.status, r.err);
+	cr_assert_eq(WEXITSTATUS(r.status), 16 | 4, "per-call records only: %d (%s)", r.status,
+		     r.err);
 	setenv("XSPROF_CUPTI_APIS", "all", 1);
 	run_host("apis", true, &r);
 	cr_assert_eq(WEXITSTATUS(r.status), 16 | 1 | 2, "every call: %d (%s)", r.status, r.err);
@@ -346,7 +347,8 @@ Test(cupti_inject, fake_cupti_end_to_end)
 	/* API records of the launch calls only, not every runtime and driver call. */
 	cr_assert_eq(fake_api_records(2), (int)fake_callbacks(2));
 	cr_assert_eq(fake_api_records(1), (int)fake_callbacks(1));
-	cr_assert_not(fake_kinds() & (1u << 5 | 1u << 4), "the whole-API kinds (RUNTIME, DRIVER) stay off");
+	cr_assert_not(fake_kinds() & (1u << 5 | 1u << 4),
+		      "the whole-API kinds (RUNTIME, DRIVER) stay off");
 
 	/* A runtime launch with its driver call nested inside, as the driver reports them. */
 	fake_api_callback(2, 211, 41, 0);

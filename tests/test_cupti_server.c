@@ -756,7 +756,8 @@ Test(cupti_server, socket_appears_with_its_mode)
 		}
 	}
 	close(in);
-	cr_expect(moved && !created, "cupti.sock %s", created ? "was created in place" : "never moved");
+	cr_expect(moved && !created, "cupti.sock %s",
+		  created ? "was created in place" : "never moved");
 	cr_assert_eq(lstat(sock_path, &st), 0);
 	cr_expect(S_ISSOCK(st.st_mode));
 	cr_expect_eq(st.st_mode & 07777, 0666, "mode %o", st.st_mode & 07777);
@@ -765,8 +766,8 @@ Test(cupti_server, socket_appears_with_its_mode)
 	{
 		char cmd[256];
 
-		snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A '%s' | grep -v '^cupti.sock.lock$')\"",
-			 dir);
+		snprintf(cmd, sizeof(cmd),
+			 "test -z \"$(ls -A '%s' | grep -v '^cupti.sock.lock$')\"", dir);
 		cr_expect_eq(system(cmd), 0, "files left in %s", dir);
 	}
 }

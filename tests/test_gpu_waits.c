@@ -491,9 +491,20 @@ Test(gpu_waits, a_call_inside_a_return_probed_call_is_one_wait_under_its_caller,
 	const char *out = test_path("nested", ".folded"), *err = test_path("nested", ".err");
 	const char *wout = test_path("nested", ".out"), *lout = test_path("nested_l", ".folded");
 	char iters[16];
-	char *argv[] = {XSPROFD_PATH, "-f", "--mode", "wall", "--cupti-socket",
-			(char *)test_path("nested", ".sock"), "-o", (char *)out,
-			"--launches-output", (char *)lout, "--", XS_GPU_WAIT_PATH, iters, "nested",
+	char *argv[] = {XSPROFD_PATH,
+			"-f",
+			"--mode",
+			"wall",
+			"--cupti-socket",
+			(char *)test_path("nested", ".sock"),
+			"-o",
+			(char *)out,
+			"--launches-output",
+			(char *)lout,
+			"--",
+			XS_GPU_WAIT_PATH,
+			iters,
+			"nested",
 			NULL};
 	double nested_us = 0;
 	struct folded f, l;

@@ -82,10 +82,8 @@ static void profile(struct profile_data *pd)
 		launches[i].user = i;
 	for (size_t i = 0; i < ng; i++)
 		gpu[i].user = i;
-	*pd = (struct profile_data){.launches = launches,
-				    .nr_launches = nl,
-				    .gpu = gpu,
-				    .nr_gpu = ng};
+	*pd = (struct profile_data){
+		.launches = launches, .nr_launches = nl, .gpu = gpu, .nr_gpu = ng};
 }
 
 Test(join_check, strategies_agree_on_each_call)
@@ -197,6 +195,7 @@ Test(join_check, a_driver_uprobe_inside_a_static_runtime_call)
 	cr_assert_eq(join_check__run(&pd, &jc), 0);
 	cr_assert_eq(jc.paired, 3);
 	cr_assert_eq(jc.id.joined, 3);
-	cr_assert_eq(jc.timestamp.agree, 3, "timestamp: %llu", (unsigned long long)jc.timestamp.joined);
+	cr_assert_eq(jc.timestamp.agree, 3, "timestamp: %llu",
+		     (unsigned long long)jc.timestamp.joined);
 	cr_assert_eq(jc.stream.agree, 3);
 }

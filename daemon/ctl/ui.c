@@ -36,17 +36,17 @@
 #include "daemon/ctl/reply_buf.h"
 #include "daemon/ctl/ui.h"
 
-#define UI_MAX_CONNECTIONS 64	/* a thread each */
+#define UI_MAX_CONNECTIONS 64 /* a thread each */
 /* Connections that have not shown the key yet: at most this many (a newcomer past it closes
  * the oldest), each closed this long after it opened. Any local user can connect to the
  * loopback port: half-sent requests held open must not take the slots of the page. */
 #define UI_UNKEYED_MAX 16
 #define UI_UNKEYED_S   3
-#define UI_IDLE_S	   30	/* an idle connection is closed (not one waiting on xsprofd) */
-#define UI_MAX_TARGET	   8192 /* the path and query sent on */
-#define UI_MAX_HEADER	   4096 /* a header value passed back */
-#define UI_MAX_SECONDS	   (7 * 24 * 3600.0) /* a scrape's own wait; xsprofd's limit is lower */
-#define UI_KEY_BYTES	   16
+#define UI_IDLE_S      30   /* an idle connection is closed (not one waiting on xsprofd) */
+#define UI_MAX_TARGET  8192 /* the path and query sent on */
+#define UI_MAX_HEADER  4096 /* a header value passed back */
+#define UI_MAX_SECONDS (7 * 24 * 3600.0) /* a scrape's own wait; xsprofd's limit is lower */
+#define UI_KEY_BYTES   16
 
 static const char ui_usage[] =
 	"Usage: xsprofctl [--socket PATH] [--timeout S] ui [--port N]\n"
@@ -623,9 +623,8 @@ static bool ui_make_key(struct ui *ui)
 int ctl_ui(int argc, char **argv, const char *sock_path, double timeout_s, bool quiet,
 	   int (*check_daemon)(void))
 {
-	struct ui ui = {.sock_path = sock_path,
-			.timeout_s = timeout_s,
-			.lock = PTHREAD_MUTEX_INITIALIZER};
+	struct ui ui = {
+		.sock_path = sock_path, .timeout_s = timeout_s, .lock = PTHREAD_MUTEX_INITIALIZER};
 	struct MHD_Daemon *d;
 	sigset_t stop, old;
 	unsigned int port;
@@ -658,12 +657,12 @@ int ctl_ui(int argc, char **argv, const char *sock_path, double timeout_s, bool 
 	sigaddset(&stop, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &stop, &old);
 	signal(SIGPIPE, SIG_IGN); /* a browser gone mid-answer is an error return, not an exit */
-	d = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_AUTO, 0,
-		NULL, NULL, ui_on_request, &ui, MHD_OPTION_LISTEN_SOCKET, fd,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)UI_MAX_CONNECTIONS,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)UI_IDLE_S,
-		MHD_OPTION_NOTIFY_CONNECTION, ui_on_connection, &ui, MHD_OPTION_END);
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+				     MHD_USE_AUTO,
+			     0, NULL, NULL, ui_on_request, &ui, MHD_OPTION_LISTEN_SOCKET, fd,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)UI_MAX_CONNECTIONS,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)UI_IDLE_S,
+			     MHD_OPTION_NOTIFY_CONNECTION, ui_on_connection, &ui, MHD_OPTION_END);
 	if (!d) {
 		fprintf(stderr, "xsprofctl ui: cannot serve 127.0.0.1:%u\n", ui.port);
 		close(fd);

@@ -80,7 +80,8 @@ static int make_dirs(const char *path, mode_t mode)
 			if (mkdir(dir, mode) == 0) {
 				/* The umask must not narrow who can connect; by its fd, not a
 				 * path another could swap for a link meanwhile. */
-				int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				int dfd =
+					open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 				if (dfd >= 0) {
 					fchmod(dfd, mode);

@@ -523,8 +523,9 @@ static void cuda_report(struct recording *recording, bool always)
 			 (unsigned long long)cs.usdt_inner_deep, XSPROF_LAUNCH_SLOTS_USDT,
 			 (unsigned long long)cs.usdt_inner_max);
 	else if (ls.usdt)
-		log_debug("CUDA: xsprof:launch fired under %llu frames of the CUDA libraries at most",
-			  (unsigned long long)cs.usdt_inner_max);
+		log_debug(
+			"CUDA: xsprof:launch fired under %llu frames of the CUDA libraries at most",
+			(unsigned long long)cs.usdt_inner_max);
 	if (cs.reuse.walked || cs.reuse.reused)
 		log_info("CUDA: launch stacks walked %llu times, reused %llu times (proved "
 			 "unchanged); walked again: %llu at another place, %llu with a changed "

@@ -191,7 +191,7 @@ struct req {
 	size_t len;
 	bool too_big;
 	bool tcp;
-	bool authed; /* root, or a valid TCP token */
+	bool authed;  /* root, or a valid TCP token */
 	bool backoff; /* TCP: a wrong token from an address refused for a while (503) */
 	bool member;
 	uid_t uid;

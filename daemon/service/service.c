@@ -164,7 +164,8 @@ static enum MHD_Result on_request(void *ctx, struct MHD_Connection *c, const cha
 	if (ui__path(url))
 		return ui__api(c, method, url);
 	if (q->tcp && q->backoff)
-		return reply__error(c, 503, "too many wrong tokens from your address: try again in 30 s",
+		return reply__error(c, 503,
+				    "too many wrong tokens from your address: try again in 30 s",
 				    "the right token is served meanwhile");
 	if (q->tcp && !q->authed)
 		return reply__error(c, 401, "missing or wrong token",

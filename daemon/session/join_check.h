@@ -33,10 +33,10 @@ struct join_check_counts {
 };
 
 struct join_check {
-	uint64_t work;	    /* kernels, copies, memsets, graphs received */
-	uint64_t usdt;	    /* launch records from xsprof:launch */
-	uint64_t uprobes;   /* launch records from entry uprobes (kernel, graph, copy, memset) */
-	uint64_t paired;    /* uprobes paired with the xsprof:launch of the same call */
+	uint64_t work;	  /* kernels, copies, memsets, graphs received */
+	uint64_t usdt;	  /* launch records from xsprof:launch */
+	uint64_t uprobes; /* launch records from entry uprobes (kernel, graph, copy, memset) */
+	uint64_t paired;  /* uprobes paired with the xsprof:launch of the same call */
 	struct join_check_counts id, timestamp, stream;
 };
 
