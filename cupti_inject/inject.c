@@ -374,7 +374,21 @@ static void fork_child(void)
 	pthread_mutex_unlock(&g.enc_lock);
 }
 
-static CUptiResult api_records(uint8_t enable);
+/* Turns the per-call API records of the launch calls on (enable 1) or off. */
+static CUptiResult api_records(uint8_t enable)
+{
+	CUptiResult res = CUPTI_SUCCESS;
+
+	for (size_t i = 0; i < sizeof(runtime_launch_cbids) / sizeof(runtime_launch_cbids[0]) &&
+			   res == CUPTI_SUCCESS;
+	     i++)
+		res = g.api.cuptiActivityEnableRuntimeApi(runtime_launch_cbids[i], enable);
+	for (size_t i = 0; i < sizeof(driver_launch_cbids) / sizeof(driver_launch_cbids[0]) &&
+			   res == CUPTI_SUCCESS;
+	     i++)
+		res = g.api.cuptiActivityEnableDriverApi(driver_launch_cbids[i], enable);
+	return res;
+}
 
 static void stop_cupti(void)
 {
@@ -440,28 +454,12 @@ static void enable_launch_callbacks(void)
 					  driver_launch_cbids[i]);
 }
 
-/* Turns the per-call API records of the launch calls on (enable 1) or off. */
-static CUptiResult api_records(uint8_t enable)
-{
-	CUptiResult res = CUPTI_SUCCESS;
-
-	for (size_t i = 0; i < sizeof(runtime_launch_cbids) / sizeof(runtime_launch_cbids[0]) &&
-			   res == CUPTI_SUCCESS;
-	     i++)
-		res = g.api.cuptiActivityEnableRuntimeApi(runtime_launch_cbids[i], enable);
-	for (size_t i = 0; i < sizeof(driver_launch_cbids) / sizeof(driver_launch_cbids[0]) &&
-			   res == CUPTI_SUCCESS;
-	     i++)
-		res = g.api.cuptiActivityEnableDriverApi(driver_launch_cbids[i], enable);
-	return res;
-}
-
 /*
  * API records (thread, [start, end], correlation id: what the timestamp strategy and the GPU
  * report's time in launch calls need) of the launch calls only. The activity kinds RUNTIME
  * and DRIVER record every call, and PyTorch makes several cheap ones per kernel
  * (cudaGetDevice, cudaGetLastError, ...): on an H100 they made 15 records per kernel and
- * cost a small model 75% of its step time (tests/gpu/RESULTS.md). Every call is recorded
+ * cost a small model 78% of its step time (tests/gpu/RESULTS.md). Every call is recorded
  * with XSPROF_CUPTI_APIS=all, or where this libcupti cannot choose calls.
  */
 static void enable_api_records(void)

@@ -8,8 +8,10 @@
 
 /* A joined piece of work, by the thread that launched it. */
 struct launched {
-	uint32_t pid, tid;
-	uint64_t launch_ns, end_ns; /* end_ns: after sorting, the latest end up to this launch */
+	uint32_t pid, tid, device;
+	/* end_ns: after sorting, the latest end over the thread's run of launches on this
+	 * device up to this one (a synchronize of the device waits for all of them) */
+	uint64_t launch_ns, end_ns;
 };
 
 static int cmp_launched(const void *a, const void *b)
@@ -74,19 +76,21 @@ int gpu_clock__measure(const struct profile_data *pd, const size_t *launch_of, u
 		const struct corr_cpu_rec *l;
 		int64_t lead;
 
-		if (!launch_of[i] || !is_work(g->kind) || g->device != device)
+		if (!launch_of[i] || !is_work(g->kind))
 			continue;
 		l = &pd->launches[launch_of[i] - 1];
+		v[n++] = (struct launched){l->pid, l->tid, g->device, l->time_ns, g->end_ns};
+		if (g->device != device)
+			continue;
 		lead = (int64_t)(g->start_ns - l->time_ns);
 		if (lead < ret->lead_min_ns)
 			ret->lead_min_ns = lead;
 		ret->leads++;
-		v[n++] = (struct launched){l->pid, l->tid, l->time_ns, g->end_ns};
 	}
 	qsort(v, n, sizeof(*v), cmp_launched);
 	for (size_t i = 1; i < n; i++)
 		if (v[i].pid == v[i - 1].pid && v[i].tid == v[i - 1].tid &&
-		    v[i - 1].end_ns > v[i].end_ns)
+		    v[i].device == v[i - 1].device && v[i - 1].end_ns > v[i].end_ns)
 			v[i].end_ns = v[i - 1].end_ns;
 	for (size_t i = 0; i < pd->nr_waits; i++) {
 		const struct profile_wait *w = &pd->waits[i];
@@ -95,8 +99,10 @@ int gpu_clock__measure(const struct profile_data *pd, const size_t *launch_of, u
 
 		if (!device_wide(w->api))
 			continue;
+		/* The thread's last launch before the synchronize was made on its current
+		 * device, the one it waits for: work it left on another device may run on. */
 		last = last_before(v, n, w->pid, w->tid, w->start_ns);
-		if (!last)
+		if (!last || last->device != device)
 			continue;
 		drain = (int64_t)(w->end_ns - last->end_ns);
 		if (drain < ret->drain_min_ns)

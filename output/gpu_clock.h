@@ -4,7 +4,8 @@
  * come through CUPTI (its conversion of the device's clock to the host's), the CPU's from BPF
  * (CLOCK_MONOTONIC): if the GPU times read o nanoseconds late, then
  *   - work starts after the call that launched it:  o <= start - launch call  (the "lead"),
- *   - a device-wide synchronize returns after the work its thread launched before it ended:
+ *   - a device-wide synchronize returns after the work its thread launched before it on the
+ *     device it waits for (that of its last launch) ended:
  *     o >= -(return - end)  (the "drain"),
  * so o lies in [-min drain, +min lead]. On an idle GPU both minima are a few microseconds (the
  * launch latency, the wake-up), which bounds the offset that tightly; a negative minimum
@@ -22,8 +23,9 @@ struct profile_data;
 struct gpu_clock {
 	int64_t lead_min_ns;  /* min over joined work of its start - its launch call's time */
 	uint64_t leads;	      /* joined pieces of work measured */
-	int64_t drain_min_ns; /* min over device-wide syncs of return - end of the latest work the
-				 syncing thread launched before the sync began */
+	int64_t drain_min_ns; /* min over device-wide syncs of this device (the syncing
+				 thread's last launch was on it) of return - end of the latest
+				 work the thread launched on it before the sync began */
 	uint64_t drains;      /* syncs measured */
 };
 

@@ -1153,6 +1153,22 @@ Test(gpu_report, clock_bounds)
 	cr_assert(strstr(json_object_get_string(get(f, "summary")), "late"));
 	json_object_put(j);
 
+	/* A second device's work, launched before the thread's last launch (K2, device 0) and
+	 * running past the device synchronize: that synchronize waited for device 0 only, and
+	 * bounds nothing of device 1's clock. */
+	json_object_put(clock_report(&pd, 0));
+	kernel(9, "k_other_device", 3, 5300, 9000);
+	gpu[9].device = 1;
+	launched(&pd, 9, 5200, 1);
+	pd.nr_gpu = 10;
+	j = report_json(&pd);
+	cr_assert_null(finding(j, "clock_skew"), "a synchronize of device 0 bounds device 1");
+	c = get(json_object_array_get_idx(get(j, "devices"), 1), "clock");
+	cr_assert_eq(num(c, "syncs"), 0);
+	cr_assert_eq(num(get(json_object_array_get_idx(get(j, "devices"), 0), "clock"), "syncs"),
+		     1);
+	json_object_put(j);
+
 	/* A stream's synchronize bounds nothing: another stream's work may outlast it. */
 	mixed(&pd);
 	j = report_json(&pd);

@@ -24,7 +24,6 @@
 #include <strings.h>
 #include <sys/random.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -32,6 +31,7 @@
 #include <microhttpd.h>
 
 #include "daemon/base/api_socket.h"
+#include "daemon/base/clock.h"
 #include "daemon/base/secret.h"
 #include "daemon/ctl/reply_buf.h"
 #include "daemon/ctl/ui.h"
@@ -425,16 +425,8 @@ static enum MHD_Result ui_forward(struct ui *ui, struct MHD_Connection *c, const
 	return ret;
 }
 
-static uint64_t ui_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* With ui->lock held: close x (its thread sees the end of the stream and lets it go). */
-static void ui_cut(struct ui *ui, struct ui_conn *x)
+static void ui_cut(struct ui_conn *x)
 {
 	x->cut = true;
 	shutdown(x->fd, SHUT_RDWR);
@@ -456,13 +448,13 @@ static void ui_on_connection(void *cls, struct MHD_Connection *c, void **socket_
 			return;
 		}
 		x->fd = ci->connect_fd;
-		x->since_ns = ui_now_ns();
+		x->since_ns = clock__mono_ns();
 		pthread_mutex_lock(&ui->lock);
 		for (struct ui_conn *y = ui->conns; y && ui->unkeyed >= UI_UNKEYED_MAX; y = y->next)
 			if (!y->keyed && !y->cut)
 				old = y; /* the list is newest first: the last one found is the oldest */
 		if (old)
-			ui_cut(ui, old);
+			ui_cut(old);
 		x->next = ui->conns;
 		if (ui->conns)
 			ui->conns->prev = x;
@@ -508,12 +500,12 @@ static void ui_keyed(struct ui *ui, struct MHD_Connection *c)
 /* Unkeyed connections past their UI_UNKEYED_S are closed (every half second). */
 static void ui_sweep(struct ui *ui)
 {
-	uint64_t now = ui_now_ns();
+	uint64_t now = clock__mono_ns();
 
 	pthread_mutex_lock(&ui->lock);
 	for (struct ui_conn *x = ui->conns; x; x = x->next)
 		if (!x->keyed && !x->cut && now - x->since_ns > UI_UNKEYED_S * 1000000000ull)
-			ui_cut(ui, x);
+			ui_cut(x);
 	pthread_mutex_unlock(&ui->lock);
 }
 

@@ -937,6 +937,11 @@ static int setup_loop(struct run *r)
  * PyTorch model's kernels with their launch calls' API records). */
 #define ONESHOT_GPU_STORE_MB 1024
 
+static unsigned int gpu_store_mb(const struct xsprofd_opts *o)
+{
+	return o->gpu_store_mb ? o->gpu_store_mb : ONESHOT_GPU_STORE_MB;
+}
+
 /* The CUPTI socket, when GPU work may come: a failure only costs the GPU timing. */
 static void setup_gpu(struct run *r)
 {
@@ -945,8 +950,7 @@ static void setup_gpu(struct run *r)
 	if (!o->nr_command && o->no_cuda)
 		return;
 	r->scope = (struct gpu_scope){.o = o, .cmd = r->cmd ? command__pid(r->cmd) : 0};
-	r->gpu = oneshot_gpu__new(r->ev, o->cupti_socket,
-				  o->gpu_store_mb ? o->gpu_store_mb : ONESHOT_GPU_STORE_MB,
+	r->gpu = oneshot_gpu__new(r->ev, o->cupti_socket, gpu_store_mb(o),
 				  o->nr_pids || r->cmd ? gpu_sender_in_scope : NULL, &r->scope);
 	if (!r->gpu && o->nr_command)
 		log_warn("GPU timing is off: cannot listen on %s: %s (choose another path with "
@@ -1103,8 +1107,7 @@ static int build_profile(struct run *r)
 			log_warn("GPU: %llu records dropped, the oldest first, at the GPU record "
 				 "store's cap (%u MiB): the profile misses that GPU work; raise "
 				 "--gpu-store-mb",
-				 (unsigned long long)gs.evicted,
-				 o->gpu_store_mb ? o->gpu_store_mb : ONESHOT_GPU_STORE_MB);
+				 (unsigned long long)gs.evicted, gpu_store_mb(o));
 		if (gs.open_refused)
 			log_warn(
 				"NVTX: %llu ranges' openings refused (at most 1024 open per process, "
