@@ -3,10 +3,11 @@
 # tests/fake_proc.h) and joining its launches to GPU records need no BPF; the profile builder
 # runs on a real recording of the test itself (root and BPF).
 xsprof_unit_test(test_stack_names SOURCES test_stack_names.c LIBS xsprof_session)
-# gpu_slice__tree, the window's user of the join, lives in the service: its one file is
-# compiled in rather than the whole service (HTTP, TLS, the web view) linked.
-xsprof_unit_test(test_gpu_join SOURCES test_gpu_join.c
-	${PROJECT_SOURCE_DIR}/daemon/service/service_gpu.c LIBS xsprof_session xsprofd_cli)
+# The join, and a window slice's GPU work (gpu_slice__tree) made through it.
+xsprof_unit_test(test_gpu_join SOURCES test_gpu_join.c LIBS xsprof_session)
+# The windows a lasting profile folds its slices into.
+xsprof_unit_test(test_window SOURCES test_window.c LIBS xsprof_session)
+xsprof_unit_test(test_report_window SOURCES test_report_window.c LIBS xsprof_session)
 # alloc_fail.c and ALLOC_FAIL_LINK fail the builder's first allocation, for its error path.
 xsprof_unit_test(test_session_profile SOURCES test_session_profile.c alloc_fail.c
 	LIBS xsprof_session ${ALLOC_FAIL_LINK})

@@ -17,7 +17,9 @@
 #include "cupti_inject/xsprof_wire.h"
 #include "daemon/cuda/launch_store.h"
 #include "daemon/gpu/gpu_records.h"
-#include "daemon/service/service_gpu.h"
+#include "daemon/session/profile.h"
+#include "daemon/session/slice.h"
+#include "daemon/session/source.h"
 #include "daemon/session/gpu_join.h"
 #include "daemon/session/ranges.h"
 #include "daemon/session/stack_names.h"
@@ -483,6 +485,26 @@ Test(gpu_slice, each_kernel_under_its_uid_process_and_launching_stack, .init = s
 	cr_expect_str_eq(fake_proc__folded(tree), want);
 	cr_expect_eq(cs.matched, 1);
 	calltree__free(tree);
+	/* A recording of the same launches and records makes the same GPU profile (the same
+	 * builder), only without the window's uid roots. */
+	{
+		struct session_source src = {.ls = ls, .gs = gs};
+		struct session_view v = {.mode = GPU_MODE_GPU,
+					 .mode_set = true,
+					 .unit = WEIGHT_US,
+					 .freq_hz = 19,
+					 .strategy = "auto",
+					 .cpu_mode = SESSION_MODE_CPU};
+		struct session_profile sp;
+
+		cr_assert_eq(session_profile__build(&sp, &src, sym, NULL, &v, &cs), 0);
+		cr_assert_eq(profile__build_tree(&sp.pd, &tree), 0);
+		cr_expect_str_eq(fake_proc__folded(tree),
+				 "python3;[no launch stack];[gpu] orphan 200\n"
+				 "python3;main;train_step;[gpu] gemm 500\n");
+		calltree__free(tree);
+		session_profile__release(&sp);
+	}
 	/* Grouped by range: the launch was made in "forward" (its thread, 0.5-1.5 ms); nothing
 	 * launched the orphan, in no range. */
 	nv = (struct corr_gpu_rec){.kind = CORR_GPU_NVTX,

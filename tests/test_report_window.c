@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "daemon/service/report_window.h"
-#include "daemon/service/window.h"
+#include "daemon/session/report_window.h"
+#include "daemon/session/window.h"
 #include "output/gpu_report.h"
 #include "output/profile.h"
 

@@ -5,7 +5,9 @@
  * must give the profile a person would read from it: on-CPU samples with burn_loop in them;
  * wall time in microseconds that counts the burn at its CPU time; the process's name as a root
  * (--group-by comm) with pprof's labels; every sample under "[no range]" when no NVTX range
- * came (--group-by range); and a failure that names its step and leaves nothing behind.
+ * came (--group-by range); a failure that names its step and leaves nothing behind; and the
+ * same profile when the recording's samples go through a lasting profile's slice instead (the
+ * window's and attachments' path), grouped or not.
  * Needs root and BPF, as the recording does.
  */
 #include <criterion/criterion.h>
@@ -16,9 +18,13 @@
 #include <systemd/sd-event.h>
 
 #include "daemon/session/profile.h"
+#include "daemon/session/lasting.h"
 #include "daemon/session/recording.h"
+#include "daemon/session/source.h"
+#include "daemon/session/window.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "output/calltree.h"
+#include "output/folded.h"
 #include "tests/alloc_fail.h"
 #include "tests/burn.h"
 
@@ -28,6 +34,7 @@
 static sd_event *ev;
 static struct symbolizer *sym;
 static struct recording *recording;
+static struct session_source src;
 
 /* BURN_MS of this process recorded: samples one by one, and its off-CPU time. */
 static void record(void)
@@ -56,6 +63,7 @@ static void record(void)
 	cr_assert_eq(recording__start(recording), 0);
 	cr_assert_eq(burn_while_looping(ev, BURN_MS), 0);
 	recording__stop(recording);
+	session_source__of_recording(&src, recording, NULL);
 }
 
 static void unrecord(void)
@@ -121,7 +129,7 @@ Test(session_profile, cpu_samples)
 	struct session_profile sp;
 	struct look l;
 
-	cr_assert_eq(session_profile__build(&sp, recording, sym, NULL, NULL, &cpu_view, &cs), 0);
+	cr_assert_eq(session_profile__build(&sp, &src, sym, NULL, &cpu_view, &cs), 0);
 	cr_expect_eq(sp.pd.unit, WEIGHT_SAMPLES);
 	cr_expect_eq(sp.pd.sample_period_ns, 1000000000ull / FREQ_HZ);
 	cr_expect_eq(sp.pd.mode, GPU_MODE_CPU, "no GPU work joined: the CPU view");
@@ -143,7 +151,7 @@ Test(session_profile, wall_microseconds)
 	struct look l;
 
 	v.cpu_mode = SESSION_MODE_WALL;
-	cr_assert_eq(session_profile__build(&sp, recording, sym, NULL, NULL, &v, &cs), 0);
+	cr_assert_eq(session_profile__build(&sp, &src, sym, NULL, &v, &cs), 0);
 	cr_expect_eq(sp.pd.unit, WEIGHT_US,
 		     "wall time is in microseconds, whatever the view's unit");
 	cr_expect_eq(sp.pd.sample_period_ns, 1000);
@@ -170,7 +178,7 @@ Test(session_profile, grouped_by_process_name)
 	fclose(f);
 	comm[strcspn(comm, "\n")] = '\0';
 	v.group_by = SESSION_GROUP_COMM; /* no names noted while it ran: the builder looks */
-	cr_assert_eq(session_profile__build(&sp, recording, sym, NULL, NULL, &v, &cs), 0);
+	cr_assert_eq(session_profile__build(&sp, &src, sym, NULL, &v, &cs), 0);
 	cr_assert(sp.groups, "the builder keeps the group names it made");
 	cr_assert_eq(sp.pd.nr_root_labels, 2);
 	cr_expect_str_eq(sp.pd.root_labels[0], "comm");
@@ -189,7 +197,7 @@ Test(session_profile, grouped_by_range_without_ranges)
 	struct look l;
 
 	v.group_by = SESSION_GROUP_RANGE;
-	cr_assert_eq(session_profile__build(&sp, recording, sym, NULL, NULL, &v, &cs), 0);
+	cr_assert_eq(session_profile__build(&sp, &src, sym, NULL, &v, &cs), 0);
 	cr_assert(sp.ranges);
 	cr_expect_null(sp.pd.cpu_tree, "the samples are folded again, each under its range");
 	cr_expect(sp.pd.root_at);
@@ -207,14 +215,81 @@ Test(session_profile, failure_names_its_step)
 
 	/* The builder's first allocation is the CPU tree's. */
 	alloc_fail__nth(1);
-	err = session_profile__build(&sp, recording, sym, NULL, NULL, &cpu_view, &cs);
+	err = session_profile__build(&sp, &src, sym, NULL, &cpu_view, &cs);
 	alloc_fail__nth(0);
 	cr_expect_eq(err, -ENOMEM);
 	cr_expect_str_eq(sp.failed, "naming the stacks");
 	session_profile__release(&sp);
 	cr_expect_null(sp.tree);
 	/* Nothing was lost: the same recording builds afterwards. */
-	cr_assert_eq(session_profile__build(&sp, recording, sym, NULL, NULL, &cpu_view, &cs), 0);
+	cr_assert_eq(session_profile__build(&sp, &src, sym, NULL, &cpu_view, &cs), 0);
 	cr_expect_gt(look_for(&sp.pd, "burn_loop").weight, 0);
 	session_profile__release(&sp);
+}
+
+/* A tree as folded text. */
+static char *folded_text(const struct calltree *t)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	cr_assert_not_null(f);
+	cr_assert_eq(folded__write(t, f), 0);
+	cr_assert_eq(fclose(f), 0);
+	return buf;
+}
+
+/*
+ * The recording's samples as a lasting profile keeps them: one slice rotated out of the
+ * recording, made by the slice path and queried back from the window (without its uid
+ * roots), against the recording's own profile of the same samples, made first.
+ */
+static void lasting_agrees(enum session_group group_by)
+{
+	struct window_opts wo = {.window_s = 3600, .cap_bytes = 64u << 20};
+	struct session_view v = cpu_view;
+	struct correlate_stats cs = {};
+	struct session_profile sp;
+	struct calltree *direct = NULL, *slice = calltree__new();
+	struct lasting l = {
+		.recording = recording,
+		.freq_hz = FREQ_HZ,
+		.name = "the test's window",
+		.keep_names = true,
+		.group_by = group_by,
+	};
+	uint64_t from = 0;
+	char *want, *got;
+
+	v.group_by = group_by;
+	cr_assert_eq(session_profile__build(&sp, &src, sym, NULL, &v, &cs), 0);
+	cr_assert_eq(profile__build_tree(&sp.pd, &direct), 0);
+	session_profile__release(&sp);
+	l.cpu = window__new(&wo);
+	l.gpu = window__new(&wo);
+	cr_assert(l.cpu && l.gpu && slice);
+	lasting__close_last(&l, sym, NULL, NULL, &cs, recording__end_ns(recording) + 1);
+	cr_assert_eq(window__query(l.cpu, 0, UINT64_MAX, true, 0, slice, &from), 0);
+	want = folded_text(direct);
+	got = folded_text(slice);
+	cr_expect_gt(calltree__total(direct), 0);
+	cr_expect_str_eq(got, want, "the window's slice:\n%s\nthe recording's profile:\n%s", got,
+			 want);
+	free(want);
+	free(got);
+	calltree__free(direct);
+	calltree__free(slice);
+	l.recording = NULL; /* the suite's, freed by unrecord */
+	lasting__release(&l);
+}
+
+Test(session_profile, lasting_slice_is_the_recordings_profile)
+{
+	lasting_agrees(SESSION_GROUP_NONE);
+}
+
+Test(session_profile, lasting_slice_by_range_is_the_recordings_profile)
+{
+	lasting_agrees(SESSION_GROUP_RANGE);
 }

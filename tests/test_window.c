@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon/service/window.h"
+#include "daemon/session/window.h"
 #include "output/calltree.h"
 
 #define S(n) ((uint64_t)(n)*1000000000ull)

@@ -36,6 +36,7 @@
 #include "daemon/session/group_by.h"
 #include "daemon/session/join_check.h"
 #include "daemon/session/profile.h"
+#include "daemon/session/source.h"
 #include "daemon/session/ranges.h"
 #include "daemon/session/recording.h"
 #include "daemon/probes/sampler.h"
@@ -434,10 +435,8 @@ static int write_launches(const struct xsprofd_opts *o, struct recording *record
 
 	if (!o->launch_output || !recording__cuda(recording))
 		return 0;
-	tree = calltree__new();
-	if (!tree)
-		return -ENOMEM;
-	err = launch_fold(cuda_probes__store(recording__cuda(recording)), sym, tree, &ls);
+	err = session_profile__launches(cuda_probes__store(recording__cuda(recording)), sym, &tree,
+					&ls);
 	if (err) {
 		log_err("naming the launch stacks failed: %s", strerror(-err));
 		goto out;
@@ -1082,13 +1081,15 @@ static int build_profile(struct run *r)
 		.timeline = r->ropts.max_timeline > 0,
 	};
 	struct session_profile *sp = &r->sp;
+	struct session_source src;
 	struct correlate_stats cs = {};
 	double cpu1 = clock__cpu_s();
 	int err;
 
 	malloc_trim(0); /* the naming below is the run's memory peak: start it lean */
-	err = session_profile__build(sp, r->recording, r->sym,
-				     r->gpu ? oneshot_gpu__store(r->gpu) : NULL, NULL, &view, &cs);
+	session_source__of_recording(&src, r->recording,
+				     r->gpu ? oneshot_gpu__store(r->gpu) : NULL);
+	err = session_profile__build(sp, &src, r->sym, NULL, &view, &cs);
 	if (err) {
 		log_err("%s failed: %s", sp->failed, strerror(-err));
 		return 1;

@@ -22,8 +22,8 @@
 #include "bpf/xsprof_events.h"
 #include "correlate/correlate.h"
 #include "daemon/service/http.h"
-#include "daemon/service/lasting.h"
-#include "daemon/service/service_gpu.h"
+#include "daemon/session/lasting.h"
+#include "daemon/session/slice.h"
 #include "output/output.h"
 #include "output/profile.h"
 

@@ -26,6 +26,7 @@
 #include "daemon/session/gpu_join.h"
 #include "daemon/session/group_by.h"
 #include "daemon/session/profile.h"
+#include "daemon/session/source.h"
 #include "daemon/session/recording.h"
 #include "output/calltree.h"
 #include "output/output.h"
@@ -106,6 +107,7 @@ static int recordings__render(struct service *s, struct svc_recording *r, uint64
 		.accept_pid = recordings__accepts, .ctx = r, .since_ns = r->started_ns};
 	struct cuda_probes *cp = recording__cuda(r->recording);
 	struct session_profile sp;
+	struct session_source src;
 	struct timespec rt, mt;
 	char title[160];
 	FILE *f;
@@ -114,9 +116,10 @@ static int recordings__render(struct service *s, struct svc_recording *r, uint64
 	/* What the processes sent before exiting is still queued. */
 	cupti_server__drain(s->cupti, CUPTI_DRAIN_BATCHES);
 	recordings__launch_pids(r, cp ? cuda_probes__store(cp) : NULL);
-	err = session_profile__build(&sp, r->recording, s->sym,
-				     s->cupti ? cupti_server__store(s->cupti) : NULL, &scope,
-				     &r->view, &s->corr[si < 0 ? 0 : si]);
+	session_source__of_recording(&src, r->recording,
+				     s->cupti ? cupti_server__store(s->cupti) : NULL);
+	err = session_profile__build(&sp, &src, s->sym, &scope, &r->view,
+				     &s->corr[si < 0 ? 0 : si]);
 	snprintf(title, sizeof(title), "xsprof recording %u: %.1f s %s at %u Hz", r->id,
 		 (r->finished_ns - r->started_ns) / 1e9,
 		 r->view.cpu_mode == SESSION_MODE_OFFCPU ? "off-CPU time"

@@ -12,7 +12,7 @@
 
 #include "daemon/base/api_socket.h"
 #include "daemon/service/internal.h"
-#include "daemon/service/lasting.h"
+#include "daemon/session/lasting.h"
 #include "output/gpu_report.h"
 #include "output/output.h"
 #include "output/profile.h"

@@ -11,7 +11,7 @@
 #include "daemon/options.h"
 #include "daemon/probes/preflight.h"
 #include "daemon/service/internal.h"
-#include "daemon/service/lasting.h"
+#include "daemon/session/lasting.h"
 #include "daemon/session/recording.h"
 #include "daemon/symbolize/symbolizer.h"
 

@@ -8,17 +8,19 @@
 #include "daemon/session/gpu_join.h"
 #include "daemon/session/gpu_waits.h"
 #include "daemon/session/group_by.h"
+#include "daemon/session/pid_uids.h"
 #include "daemon/session/profile.h"
 #include "daemon/session/ranges.h"
-#include "daemon/session/recording.h"
 #include "daemon/session/session_tree.h"
+#include "daemon/session/source.h"
 #include "daemon/session/stack_names.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "output/calltree.h"
 
 /* The CPU call tree the view weighs, under its group's roots, and the weights' unit. */
-static int fold_cpu(struct session_profile *sp, struct recording *recording, struct symbolizer *sym,
-		    const struct session_view *view, struct group_by **ret_groups)
+static int fold_cpu(struct session_profile *sp, const struct session_source *src,
+		    struct symbolizer *sym, const struct session_view *view,
+		    struct group_by **ret_groups)
 {
 	struct profile_data *pd = &sp->pd;
 	struct group_by *groups;
@@ -32,8 +34,10 @@ static int fold_cpu(struct session_profile *sp, struct recording *recording, str
 	    !(sp->groups = group_by__new(view->group_by)))
 		return -ENOMEM;
 	groups = view->groups ? view->groups : sp->groups;
-	err = session_tree__build(recording, sym, view->cpu_mode, view->freq_hz,
-				  groups ? group_by__root : NULL, groups, sp->tree, &sp->fold);
+	err = view->skip_fold ? 0
+			      : session_tree__build(src, sym, view->cpu_mode, view->freq_hz,
+						    view->uid_root, groups ? group_by__root : NULL,
+						    groups, sp->tree, &sp->fold);
 	if (err)
 		return err;
 	pd->cpu_tree = sp->tree;
@@ -54,23 +58,68 @@ static int fold_cpu(struct session_profile *sp, struct recording *recording, str
 	return 0;
 }
 
-/* The stacks named once for the writers that resolve them one by one. */
-static int name_stacks(struct session_profile *sp, struct recording *recording,
-		       const struct launch_store *ls, struct symbolizer *sym,
-		       const struct session_view *view)
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The processes that launched in pd (sorted, once each). */
+static int launching_pids(const struct profile_data *pd, uint32_t **ret, size_t *ret_n)
+{
+	uint32_t *v = malloc((pd->nr_launches ? pd->nr_launches : 1) * sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < pd->nr_launches; i++)
+		v[i] = pd->launches[i].pid;
+	qsort(v, pd->nr_launches, sizeof(*v), cmp_u32);
+	for (size_t i = 0; i < pd->nr_launches; i++)
+		if (!n || v[n - 1] != v[i])
+			v[n++] = v[i];
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+/* The stacks named once for the writers that resolve them one by one: all of them, or (the
+ * view's launchers_only) the launches' and the launching processes' samples'. */
+static int name_stacks(struct session_profile *sp, const struct session_source *src,
+		       struct symbolizer *sym, const struct session_view *view)
 {
 	struct profile_data *pd = &sp->pd;
+	const struct launch_store *ls = src->ls;
+	uint32_t *pids = NULL;
+	size_t nr_pids = 0;
+	int err;
 
-	if (!view->timeline && !pd->nr_samples && !pd->nr_launches &&
+	if (!view->timeline && !pd->nr_samples && !pd->nr_launches && !pd->nr_gpu &&
 	    !(ls && launch_store__nr_waits(ls)))
 		return 0;
 	sp->failed = "naming the stacks of the timeline";
-	sp->names = stack_names__new(recording__stacks(recording), ls, sym);
+	if (view->launchers_only) {
+		err = launching_pids(pd, &pids, &nr_pids);
+		if (err)
+			return err;
+		sp->names =
+			stack_names__new_of(nr_pids ? src->stacks : NULL, ls, sym, pids, nr_pids);
+		free(pids);
+	} else {
+		sp->names = stack_names__new(src->stacks, ls, sym);
+	}
 	if (!sp->names)
 		return -errno;
 	pd->stack = stack_names__resolve;
 	pd->name = stack_names__comm;
 	pd->ctx = sp->names;
+	if (view->uid_root) {
+		pid_uids__set_names(sp->uids, sp->names);
+		pd->name = pid_uids__comm;
+		pd->ctx = sp->uids;
+		pd->stack = pid_uids__resolve;
+	}
 	return 0;
 }
 
@@ -116,35 +165,47 @@ static int by_range(struct session_profile *sp, const struct session_view *view)
 	struct profile_data *pd = &sp->pd;
 
 	sp->failed = "matching samples to NVTX ranges";
-	sp->ranges = ranges__new(pd->gpu, pd->nr_gpu, view->group_by == SESSION_GROUP_OUTER_RANGE,
-				 view->range_domain);
-	if (!sp->ranges)
-		return -ENOMEM;
+	if (!view->ranges) {
+		sp->ranges = ranges__new(pd->gpu, pd->nr_gpu,
+					 view->group_by == SESSION_GROUP_OUTER_RANGE,
+					 view->range_domain);
+		if (!sp->ranges)
+			return -ENOMEM;
+	}
 	if (pd->nr_samples)
 		pd->cpu_tree = NULL;
 	pd->root_at = ranges__root_at;
-	pd->root_at_ctx = sp->ranges;
+	pd->root_at_ctx = view->ranges ? (void *)view->ranges : sp->ranges;
 	return 0;
 }
 
-int session_profile__build(struct session_profile *sp, struct recording *recording,
-			   struct symbolizer *sym, const struct gpu_store *gs,
-			   const struct gpu_join_scope *scope, const struct session_view *view,
-			   struct correlate_stats *cs)
+int session_profile__build(struct session_profile *sp, const struct session_source *src,
+			   struct symbolizer *sym, const struct gpu_join_scope *scope,
+			   const struct session_view *view, struct correlate_stats *cs)
 {
-	const struct launch_store *ls =
-		recording__cuda(recording) ? cuda_probes__store(recording__cuda(recording)) : NULL;
+	const struct launch_store *ls = src->ls;
+	const struct gpu_store *gs = src->gs;
 	struct profile_data *pd = &sp->pd;
 	struct gpu_join_scope sc = scope ? *scope : (struct gpu_join_scope){0};
 	struct group_by *groups = NULL;
-	int err;
+	int err = 0;
 
 	/* NVTX ranges still open when the recording stopped end there. */
 	if (!sc.until_ns)
-		sc.until_ns = recording__end_ns(recording);
+		sc.until_ns = src->end_ns;
 	memset(sp, 0, sizeof(*sp));
-	pd->samples = recording__timeline(recording, &pd->nr_samples, &sp->timeline_dropped);
-	err = fold_cpu(sp, recording, sym, view, &groups);
+	pd->samples = src->samples;
+	pd->nr_samples = src->nr_samples;
+	pd->start_ns = src->start_ns;
+	pd->end_ns = src->end_ns;
+	sp->timeline_dropped = src->timeline_dropped;
+	if (view->uid_root) {
+		sp->failed = "naming the stacks";
+		sp->uids = pid_uids__new(src->stacks);
+		if (!sp->uids)
+			return -errno;
+	}
+	err = fold_cpu(sp, src, sym, view, &groups);
 	if (!err && (ls || gs)) {
 		sp->failed = "correlating GPU work with its launches";
 		sp->join = gpu_join__new();
@@ -154,7 +215,7 @@ int session_profile__build(struct session_profile *sp, struct recording *recordi
 	if (err)
 		return err;
 	pd->mode = view->mode_set ? view->mode : pd->nr_gpu ? GPU_MODE_MERGED : GPU_MODE_CPU;
-	err = name_stacks(sp, recording, ls, sym, view);
+	err = name_stacks(sp, src, sym, view);
 	if (!err)
 		err = add_waits(sp, ls, view, groups);
 	if (!err && session_group__is_range(view->group_by))
@@ -173,5 +234,20 @@ void session_profile__release(struct session_profile *sp)
 	free(sp->mem_timeline);
 	gpu_join__free(sp->join);
 	calltree__free(sp->tree);
+	pid_uids__free(sp->uids);
 	memset(sp, 0, sizeof(*sp));
+}
+
+int session_profile__launches(const struct launch_store *ls, struct symbolizer *sym,
+			      struct calltree **ret_tree, struct launch_fold_stats *ret_stats)
+{
+	struct calltree *tree = calltree__new();
+	int err = tree ? launch_fold(ls, sym, tree, ret_stats) : -ENOMEM;
+
+	if (err) {
+		calltree__free(tree);
+		tree = NULL;
+	}
+	*ret_tree = tree;
+	return err;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The end of a session: a stopped recording's CPU stacks, its timeline, its CUDA launches and
- * the GPU records of its processes joined (gpu_join) into one profile_data for every writer,
- * shown as a view asks (weights, GPU mode, group, waits, NVTX ranges). One-shot runs and the
- * service's recordings both make their profile here; what they log about it is their own.
+ * The end of every session: a source's CPU stacks, its timeline, its CUDA launches and the GPU
+ * records of its processes joined (gpu_join) into one profile_data for every writer, shown as a
+ * view asks (weights, GPU mode, group, waits, NVTX ranges). One-shot runs, the service's
+ * recordings and each slice of a lasting profile (the window, an attachment: slice.h) make their
+ * profile here, and only here; what they log about it is their own.
  */
 #ifndef XSPROF_DAEMON_SESSION_PROFILE_H
 #define XSPROF_DAEMON_SESSION_PROFILE_H
@@ -12,6 +13,7 @@
 #include <stdint.h>
 
 #include "correlate/correlate.h"
+#include "daemon/cuda/launch_fold.h"
 #include "daemon/session/gpu_waits.h"
 #include "daemon/session/session_mode.h"
 #include "daemon/stacks/fold.h"
@@ -23,7 +25,8 @@ struct gpu_join_scope;
 struct gpu_store;
 struct group_by;
 struct ranges;
-struct recording;
+struct pid_uids;
+struct session_source;
 struct stack_names;
 struct symbolizer;
 
@@ -42,6 +45,21 @@ struct session_view {
 	 * slices are made even when no sample came (one-shot; a recording makes them with
 	 * samples only). */
 	bool timeline;
+	/*
+	 * A window slice's: every stack under a "uid:N" frame (the uid the process's samples had,
+	 * else its uid now, else 0), the CPU tree's first and, for the stacks of the timeline,
+	 * launches and GPU work, the process name as "uid:N\x1fcomm" (slice.c re-roots them).
+	 */
+	bool uid_root;
+	/* No CPU tree folded from the counted stacks: the samples one by one make it (grouped by
+	 * range), or none is wanted (a slice whose samples wait for their ranges). */
+	bool skip_fold;
+	/* Name only the stacks of the processes that launched (and the launches'): a whole
+	 * machine's table is costly to name, and a slice's GPU report wants no more. */
+	bool launchers_only;
+	/* group_by range under these ranges (a slice's: those known when it closes), not the
+	 * NVTX records the join took. */
+	const struct ranges *ranges;
 };
 
 /* A profile and what it points at. */
@@ -58,18 +76,26 @@ struct session_profile {
 	struct ranges *ranges;		     /* view->group_by range's NVTX ranges */
 	struct profile_wait *waits_timeline; /* pd.waits */
 	struct profile_mem *mem_timeline;    /* pd.mem */
+	struct pid_uids *uids;		     /* view->uid_root's */
 	const char *failed;		     /* on failure, the step: "naming the stacks", ... */
 };
 
 /*
- * Fill sp from the stopped recording: its stacks, its timeline if it kept one, its launches
- * joined to gs's records in scope (gs and scope may be NULL). Adds the join's counters to *cs.
- * 0 or -errno (sp->failed says at which step); session_profile__release in any case.
+ * Fill sp from src: its stacks, its timeline if it has one, its launches joined to its GPU
+ * records in scope (scope may be NULL; NVTX ranges still open end at src->end_ns). Adds the
+ * join's counters to *cs. 0 or -errno (sp->failed says at which step);
+ * session_profile__release in any case.
  */
-int session_profile__build(struct session_profile *sp, struct recording *recording,
-			   struct symbolizer *sym, const struct gpu_store *gs,
-			   const struct gpu_join_scope *scope, const struct session_view *view,
-			   struct correlate_stats *cs);
+int session_profile__build(struct session_profile *sp, const struct session_source *src,
+			   struct symbolizer *sym, const struct gpu_join_scope *scope,
+			   const struct session_view *view, struct correlate_stats *cs);
 void session_profile__release(struct session_profile *sp);
+
+/*
+ * The launches of ls as a tree (--launch-output): comm;launch stack;[cuda] API, weighted by
+ * calls (launch_fold). *ret_tree is the caller's; 0 or -errno (*ret_tree NULL).
+ */
+int session_profile__launches(const struct launch_store *ls, struct symbolizer *sym,
+			      struct calltree **ret_tree, struct launch_fold_stats *ret_stats);
 
 #endif

@@ -3,6 +3,7 @@
 #ifndef XSPROF_DAEMON_STACKS_FOLD_H
 #define XSPROF_DAEMON_STACKS_FOLD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,5 +73,10 @@ typedef const char *(*fold_root_fn)(void *ctx, uint32_t tgid);
 int fold_stacks_rooted(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
 		       uint64_t scale, fold_root_fn root, void *root_ctx,
 		       struct fold_stats *ret_stats);
+
+/* Same as fold_stacks_rooted, under a "uid:N" frame first (the window's) when uid_root. */
+int fold_stacks_under(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
+		      uint64_t scale, bool uid_root, fold_root_fn root, void *root_ctx,
+		      struct fold_stats *ret_stats);
 
 #endif

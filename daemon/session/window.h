@@ -4,8 +4,8 @@
  * with a "uid:N" frame so a query can keep one user's processes. Bounded by a window length
  * and a memory cap; whatever falls out is counted.
  */
-#ifndef XSPROF_DAEMON_SERVICE_WINDOW_H
-#define XSPROF_DAEMON_SERVICE_WINDOW_H
+#ifndef XSPROF_DAEMON_SESSION_WINDOW_H
+#define XSPROF_DAEMON_SESSION_WINDOW_H
 
 #include <stdbool.h>
 #include <stddef.h>

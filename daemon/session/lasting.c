@@ -8,10 +8,10 @@
 #include "daemon/cuda/launch_store.h"
 #include "daemon/gpu/gpu_records.h"
 #include "daemon/log.h"
-#include "daemon/service/lasting.h"
-#include "daemon/service/report_window.h"
-#include "daemon/service/service_gpu.h"
-#include "daemon/service/window.h"
+#include "daemon/session/lasting.h"
+#include "daemon/session/report_window.h"
+#include "daemon/session/slice.h"
+#include "daemon/session/window.h"
 #include "daemon/session/gpu_join.h"
 #include "daemon/session/ranges.h"
 #include "daemon/session/recording.h"
@@ -154,13 +154,6 @@ static struct ranges *ranges_known(const struct lasting *l, const struct gpu_sto
 	return r;
 }
 
-/* The slice's samples one by one (st's stack ids), for its GPU reports. */
-struct slice_samples {
-	const struct stack_table *st;
-	const struct profile_sample *v;
-	size_t n;
-};
-
 _Static_assert(UID_REPORT_ALL == REPORT_WINDOW_ALL, "one uid for every user's report");
 
 /* The slice's reports into l->reports, one per user with GPU work (and all of them). */
@@ -179,23 +172,22 @@ static void keep_reports(struct lasting *l, uint64_t end, struct uid_report *v, 
 	uid_reports__free(v, n);
 }
 
-/* The slice's GPU work: its launches (which go with the slice, so their store never fills)
- * joined to the GPU records that scope accepts; grouped by range, under the ranges known now;
- * and its GPU reports, with the samples of ss. The launches go to *ret_ls when asked (their
- * scopes are wanted later), else are freed. */
-static void close_gpu_slice(struct lasting *l, struct symbolizer *sym, const struct gpu_store *gs,
-			    const struct gpu_join_scope *scope, struct correlate_stats *cs,
-			    uint64_t end, const struct slice_samples *ss,
-			    struct launch_store **ret_ls)
+/*
+ * The slice's session made into its windows' parts: its launches (which go with the slice, so
+ * their store never fills) joined to the GPU records that scope accepts, grouped by range under
+ * the ranges known now; its GPU reports, with the samples of in; and, when in->cpu, its CPU
+ * tree. The launches go to *ret_ls when asked (their scopes are wanted later), else are freed.
+ */
+static void close_session_slice(struct lasting *l, const struct gpu_store *gs,
+				const struct gpu_join_scope *scope, struct correlate_stats *cs,
+				struct session_slice *in, struct launch_store **ret_ls)
 {
 	struct cuda_probes *cp = l->recording ? recording__cuda(l->recording) : NULL;
 	struct gpu_join_scope sc = scope ? *scope : (struct gpu_join_scope){0};
 	struct launchers who = {0};
 	struct launch_store *ls = NULL;
-	struct calltree *tree = NULL;
 	struct ranges *ranges = NULL;
-	struct uid_report *reports = NULL;
-	size_t nr_reports = 0;
+	struct slice_out out = {0};
 	int err = 0;
 
 	if (cp && cuda_probes__rotate_store(cp, &ls))
@@ -215,31 +207,40 @@ static void close_gpu_slice(struct lasting *l, struct symbolizer *sym, const str
 	if (!err && session_group__is_range(l->group_by) &&
 	    !(ranges = ranges_known(l, gs, who.pids, who.n, l->slice_start_ns, l->late, ls)))
 		err = -errno;
-	if (!err && (ls || gs)) {
-		struct gpu_slice in = {.ls = ls,
-				       .gs = gs,
-				       .scope = &sc,
-				       .sym = sym,
-				       .strategy = "auto",
-				       .freq_hz = l->freq_hz,
-				       .ranges = ranges,
-				       .start_ns = l->slice_start_ns,
-				       .end_ns = end,
-				       .st = ss->st,
-				       .samples = ss->v,
-				       .nr_samples = ss->n};
-
-		err = gpu_slice__build(&in, &tree, l->reports ? &reports : NULL, &nr_reports, cs);
+	in->ls = ls;
+	in->gs = gs;
+	in->scope = &sc;
+	in->strategy = "auto";
+	in->freq_hz = l->freq_hz;
+	in->ranges = ranges;
+	in->start_ns = l->slice_start_ns;
+	in->gpu = ls || gs;
+	in->reports = in->gpu && l->reports;
+	if (!err && (in->gpu || in->cpu))
+		err = session_slice__build(in, &out, cs);
+	if (!err && out.cpu) {
+		err = window__add(l->cpu, l->slice_start_ns, in->end_ns, out.cpu);
+		out.cpu = NULL;
+		if (err == -E2BIG)
+			log_warn("%s: a %llu s slice is larger than its memory cap on its own: "
+				 "dropped",
+				 l->name,
+				 (unsigned long long)((in->end_ns - l->slice_start_ns) /
+						      1000000000ull));
+		err = err == -E2BIG ? 0 : err;
 	}
-	if (!err && tree) {
-		err = window__add(l->gpu, l->slice_start_ns, end, tree);
-		tree = NULL;
+	if (!err && out.gpu) {
+		err = window__add(l->gpu, l->slice_start_ns, in->end_ns, out.gpu);
+		out.gpu = NULL;
 	}
 	if (err && err != -E2BIG)
-		log_warn("%s: joining the slice's GPU work failed: %s", l->name, strerror(-err));
-	keep_reports(l, end, reports, nr_reports);
+		log_warn("%s: making the slice failed: %s; its samples and GPU work are lost",
+			 l->name, strerror(-err));
+	keep_reports(l, in->end_ns, out.reports, out.nr_reports);
+	out.reports = NULL;
+	out.nr_reports = 0;
+	slice_out__release(&out);
 	ranges__free(ranges);
-	calltree__free(tree);
 	if (ret_ls)
 		*ret_ls = ls;
 	else
@@ -292,9 +293,23 @@ static void fold_late(struct lasting *l, struct symbolizer *sym, const struct gp
 	if (!err && late->n &&
 	    !(ranges = ranges_known(l, gs, pids, late->n, late->start_ns, late, NULL)))
 		err = -errno;
-	if (!err && late->n)
-		err = cpu_slice__tree_by_range(late->st, late->samples, late->n, sym, ranges,
-					       &tree);
+	if (!err && late->n) {
+		struct session_slice in = {.st = late->st,
+					   .samples = late->samples,
+					   .nr_samples = late->n,
+					   .sym = sym,
+					   .freq_hz = l->freq_hz,
+					   .ranges = ranges,
+					   .start_ns = late->start_ns,
+					   .end_ns = late->end_ns,
+					   .cpu = true};
+		struct slice_out out;
+
+		err = session_slice__build(&in, &out, NULL);
+		tree = out.cpu;
+		out.cpu = NULL;
+		slice_out__release(&out);
+	}
 	if (!err && tree) {
 		err = window__add(l->cpu, late->start_ns, late->end_ns, tree);
 		tree = NULL;
@@ -346,11 +361,17 @@ static void close_ranged_slice(struct lasting *l, struct symbolizer *sym,
 		stack_table__free(st);
 	}
 	if (late) {
-		struct slice_samples ss = {late->st, late->samples, late->n};
+		struct session_slice in = {.st = late->st,
+					   .samples = late->samples,
+					   .nr_samples = late->n,
+					   .sym = sym,
+					   .end_ns = end};
 
-		close_gpu_slice(l, sym, gs, scope, cs, end, &ss, &late->ls);
+		close_session_slice(l, gs, scope, cs, &in, &late->ls);
 	} else {
-		close_gpu_slice(l, sym, gs, scope, cs, end, &(struct slice_samples){0}, NULL);
+		struct session_slice in = {.sym = sym, .end_ns = end};
+
+		close_session_slice(l, gs, scope, cs, &in, NULL);
 	}
 	while (*tail)
 		tail = &(*tail)->next;
@@ -365,11 +386,9 @@ void lasting__close_slice(struct lasting *l, struct symbolizer *sym, const struc
 {
 	struct stack_table *st = NULL;
 	struct profile_sample *samples = NULL;
-	struct calltree *tree;
 	uint32_t *pids = NULL;
 	size_t n = 0, nr_samples = 0;
 	uint64_t dropped = 0;
-	int err;
 
 	if (!l->recording) {
 		window__expire(l->cpu, end);
@@ -392,22 +411,14 @@ void lasting__close_slice(struct lasting *l, struct symbolizer *sym, const struc
 	/* The samples one by one, for the GPU reports only: they go with the slice. */
 	recording__take_timeline(l->recording, &samples, &nr_samples, &dropped);
 	l->report_samples_dropped += dropped;
-	tree = calltree__new();
-	err = tree ? fold_stacks_by_uid(st, sym, tree, NULL) : -ENOMEM;
-	if (!err) {
-		err = window__add(l->cpu, l->slice_start_ns, end, tree);
-		if (err == -E2BIG)
-			log_warn("%s: a %llu s slice is larger than its memory cap on its own: "
-				 "dropped",
-				 l->name,
-				 (unsigned long long)((end - l->slice_start_ns) / 1000000000ull));
-	} else {
-		log_err("%s: naming a slice failed: %s; its samples are lost", l->name,
-			strerror(-err));
-		calltree__free(tree);
-	}
-	close_gpu_slice(l, sym, gs, scope, cs, end,
-			&(struct slice_samples){st, samples, nr_samples}, NULL);
+	close_session_slice(l, gs, scope, cs,
+			    &(struct session_slice){.st = st,
+						    .samples = samples,
+						    .nr_samples = nr_samples,
+						    .sym = sym,
+						    .end_ns = end,
+						    .cpu = true},
+			    NULL);
 	free(samples);
 	/*
 	 * Named: their mappings can go; a process still running is snapshotted again. Not an

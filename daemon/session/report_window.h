@@ -5,8 +5,8 @@
  * window's length, within a memory cap, whatever falls out counted. A query merges the
  * reports of a time range, oldest first, for one user or all.
  */
-#ifndef XSPROF_DAEMON_SERVICE_REPORT_WINDOW_H
-#define XSPROF_DAEMON_SERVICE_REPORT_WINDOW_H
+#ifndef XSPROF_DAEMON_SESSION_REPORT_WINDOW_H
+#define XSPROF_DAEMON_SESSION_REPORT_WINDOW_H
 
 #include <stdbool.h>
 #include <stddef.h>

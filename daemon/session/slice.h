@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A window slice's GPU work (and, grouped by range, its CPU samples) as a call tree under
- * "uid:N" roots, for the window. (A recording's profile is made by daemon/session/profile.c,
- * whose session_view the service's recordings embed.)
+ * A slice of a lasting profile (lasting.h: the service's window, an attachment) made into what
+ * its windows keep: its CPU samples and its GPU work as call trees under "uid:N" roots, and a
+ * GPU report per user. Each is a session profile (profile.h) of the slice's source, built there
+ * as a recording's is, then re-rooted under its uid.
  */
-#ifndef XSPROF_DAEMON_SERVICE_SERVICE_GPU_H
-#define XSPROF_DAEMON_SERVICE_SERVICE_GPU_H
+#ifndef XSPROF_DAEMON_SESSION_SLICE_H
+#define XSPROF_DAEMON_SESSION_SLICE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -40,32 +41,41 @@ struct uid_report {
 
 void uid_reports__free(struct uid_report *v, size_t n);
 
-/* What a window slice's GPU work is made from. */
-struct gpu_slice {
+/* What a slice is made from, and what of it is wanted. */
+struct session_slice {
+	const struct stack_table *st; /* the slice's samples, counted (may be NULL) */
+	/* The samples one by one (stack ids of st; may be none): for the reports (the host's
+	 * stacks in the GPU's idle gaps) and for the CPU tree grouped by range. */
+	const struct profile_sample *samples;
+	size_t nr_samples;
 	const struct launch_store *ls; /* the slice's launches, waits and memory calls */
 	const struct gpu_store *gs;
 	const struct gpu_join_scope *scope;
 	struct symbolizer *sym;
 	const char *strategy;
 	unsigned int freq_hz;
-	const struct ranges *ranges; /* the tree's, grouped by range; NULL: none */
+	const struct ranges *ranges; /* grouped by range: the ranges known; NULL: not grouped */
 	uint64_t start_ns, end_ns;
-	/* For the reports: the slice's samples one by one (stack ids of st; both may be none),
-	 * for the host's stacks in its idle gaps. */
-	const struct stack_table *st;
-	const struct profile_sample *samples;
-	size_t nr_samples;
+	bool cpu;     /* fold st into out->cpu (grouped by range: the samples, under ranges) */
+	bool gpu;     /* join ls to gs into out->gpu */
+	bool reports; /* and the GPU reports into out->reports */
+};
+
+struct slice_out {
+	struct calltree *cpu; /* "uid:N;comm;stack", or "uid:N;range;comm;stack"; NULL: none */
+	struct calltree *gpu; /* "uid:N;comm;launch stack;[gpu] name" in us; NULL: none */
+	struct uid_report *reports; /* one per user with GPU work or memory calls, and of all */
+	size_t nr_reports;
 };
 
 /*
- * The slice's GPU tree (as gpu_slice__tree) into *ret_tree (NULL when there was no GPU work)
- * and, when ret_reports is given, a collected GPU report per user whose processes had GPU
- * work or memory calls in it, and one of all of them when there are several (*ret_reports,
- * *ret_nr; none: NULL, 0; the uid a process has in the slice's samples, else now, else 0 for
- * one gone). 0 or -errno (nothing returned).
+ * Make what in asks for into *out (all NULL when there was nothing of it). The GPU reports'
+ * uid is the one a process's samples had in st, else its uid now, else 0 (gone). 0 or -errno
+ * (nothing returned).
  */
-int gpu_slice__build(const struct gpu_slice *in, struct calltree **ret_tree,
-		     struct uid_report **ret_reports, size_t *ret_nr, struct correlate_stats *cs);
+int session_slice__build(const struct session_slice *in, struct slice_out *out,
+			 struct correlate_stats *cs);
+void slice_out__release(struct slice_out *out);
 
 /*
  * The GPU work of one window slice: ls's launches joined to gs's records in scope, each as a
@@ -77,13 +87,5 @@ int gpu_slice__tree(const struct launch_store *ls, const struct gpu_store *gs,
 		    const struct gpu_join_scope *scope, struct symbolizer *sym,
 		    const char *strategy, unsigned int freq_hz, const struct ranges *ranges,
 		    struct calltree **ret_tree, struct correlate_stats *cs);
-
-/*
- * A slice's CPU samples one by one (n of them, stack ids of st) as "uid:N;range;comm;stack"
- * stacks, each under the range its thread was in. *ret_tree is NULL when there was none.
- */
-int cpu_slice__tree_by_range(const struct stack_table *st, const struct profile_sample *samples,
-			     size_t n, struct symbolizer *sym, const struct ranges *ranges,
-			     struct calltree **ret_tree);
 
 #endif

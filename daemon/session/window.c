@@ -6,7 +6,7 @@
 
 #include "bpf/xsprof_events.h"
 #include "daemon/base/vec.h"
-#include "daemon/service/window.h"
+#include "daemon/session/window.h"
 #include "output/calltree.h"
 
 /*

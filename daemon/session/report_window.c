@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "daemon/base/vec.h"
-#include "daemon/service/report_window.h"
-#include "daemon/service/window.h"
+#include "daemon/session/report_window.h"
+#include "daemon/session/window.h"
 #include "output/gpu_report.h"
 
 struct kept_report {

@@ -5,8 +5,8 @@
  * The service's rolling window (the whole machine) and each attachment (one process tree) are
  * lasting profiles; a recording on request is the same session, ended once.
  */
-#ifndef XSPROF_DAEMON_SERVICE_LASTING_H
-#define XSPROF_DAEMON_SERVICE_LASTING_H
+#ifndef XSPROF_DAEMON_SESSION_LASTING_H
+#define XSPROF_DAEMON_SESSION_LASTING_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "daemon/session/pid_uids.h"
+#include "daemon/session/stack_names.h"
+#include "daemon/stacks/stack_table.h"
+
+struct pid_uid {
+	uint32_t pid, uid;
+};
+
+struct pid_uids {
+	struct pid_uid *v; /* sorted by pid, one each */
+	size_t n;
+	const struct stack_names *names;
+	char buf[4][96]; /* pid_uids__comm's last four answers */
+	unsigned int next;
+};
+
+static int cmp_pid(const void *a, const void *b)
+{
+	const struct pid_uid *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int note_entry(void *ctx, const struct stack_entry *e)
+{
+	struct pid_uids *u = ctx;
+
+	u->v[u->n++] = (struct pid_uid){e->tgid, e->uid};
+	return 0;
+}
+
+struct pid_uids *pid_uids__new(const struct stack_table *st)
+{
+	struct pid_uids *u = calloc(1, sizeof(*u));
+	size_t n = st ? stack_table__nr_entries(st) : 0, k = 0;
+
+	if (!u)
+		return NULL;
+	u->v = malloc((n ? n : 1) * sizeof(*u->v));
+	if (!u->v) {
+		free(u);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (n)
+		stack_table__for_each(st, note_entry, u);
+	qsort(u->v, u->n, sizeof(*u->v), cmp_pid);
+	for (size_t i = 0; i < u->n; i++)
+		if (!k || u->v[k - 1].pid != u->v[i].pid)
+			u->v[k++] = u->v[i];
+	u->n = k;
+	return u;
+}
+
+void pid_uids__free(struct pid_uids *u)
+{
+	if (!u)
+		return;
+	free(u->v);
+	free(u);
+}
+
+uint32_t pid_uids__get(const struct pid_uids *u, uint32_t pid)
+{
+	struct pid_uid key = {.pid = pid};
+	const struct pid_uid *p = u->n ? bsearch(&key, u->v, u->n, sizeof(key), cmp_pid) : NULL;
+	char path[32];
+	struct stat sb;
+
+	if (p)
+		return p->uid;
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	return stat(path, &sb) ? 0u : (uint32_t)sb.st_uid;
+}
+
+void pid_uids__set_names(struct pid_uids *u, const struct stack_names *names)
+{
+	u->names = names;
+}
+
+const char *pid_uids__comm(void *ctx, uint32_t pid, uint32_t tid)
+{
+	struct pid_uids *u = ctx;
+	const char *comm = u->names ? stack_names__comm((void *)u->names, pid, tid) : NULL;
+	char *b = u->buf[u->next++ & 3];
+	unsigned int uid = pid_uids__get(u, pid);
+
+	if (comm)
+		snprintf(b, sizeof(u->buf[0]), "uid:%u\x1f%s", uid, comm);
+	else
+		snprintf(b, sizeof(u->buf[0]), "uid:%u\x1fpid %u", uid, pid);
+	return b;
+}
+
+int pid_uids__resolve(void *ctx, uint32_t pid, uint32_t stack_id, const char *const **ret_frames,
+		      size_t *ret_n)
+{
+	struct pid_uids *u = ctx;
+
+	return stack_names__resolve((void *)u->names, pid, stack_id, ret_frames, ret_n);
+}
