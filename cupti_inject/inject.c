@@ -23,6 +23,7 @@
 #define XSPROF_USDT_DEFINE_SEMAPHORE
 #include "cupti_inject/usdt.h"
 #include "cupti_inject/xsprof_wire.h"
+#include "daemon/base/clock.h"
 
 #define ACT_BUF_SIZE (256u << 10)
 #define ACT_BUF_MAX  32 /* CUPTI buffers in flight: 8 MiB at most; past it CUPTI drops, counted */
@@ -214,12 +215,10 @@ static bool env_true(const char *name)
 	return s && *s && strcmp(s, "0") != 0;
 }
 
+/* CUPTI's timestamp callback: the daemon's clock (daemon/base/clock.h). */
 static uint64_t CUPTIAPI monotonic_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return clock__mono_ns();
 }
 
 static void CUPTIAPI on_api(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,

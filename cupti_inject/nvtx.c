@@ -31,6 +31,7 @@
 
 #include <nvtx3/nvToolsExt.h>
 
+#include "daemon/base/clock.h"
 #include "cupti_inject/encode.h"
 #include "cupti_inject/inject.h"
 #include "cupti_inject/transport.h"
@@ -83,23 +84,6 @@ static struct {
 
 /* The default domain (NULL handle) and one for names past the cap. */
 static const char overflow_domain[] = "[xsprof: too many domains]";
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* For deadlines only (flush, reconnect): a few ms coarse, and cheaper. */
-static uint64_t coarse_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static uint32_t gettid32(void)
 {
@@ -249,7 +233,7 @@ static int push(const char *domain, const char *ascii, const nvtxEventAttributes
 	r = &t->r[t->depth];
 	r->start = 0;
 	r->domain = domain;
-	if (connection_check(coarse_ns())) {
+	if (connection_check(clock__coarse_ns())) {
 		if (a)
 			attr_name(r->name, a);
 		else if (wide)
@@ -257,7 +241,7 @@ static int push(const char *domain, const char *ascii, const nvtxEventAttributes
 		else
 			copy_name(r->name, ascii);
 		/* The range starts when the call returns, whatever a flush above took. */
-		r->start = now_ns();
+		r->start = clock__mono_ns();
 		send_range(r->start, r->start, 0, t->tid, r->name, domain, XSPROF_WIRE_F_OPEN);
 	}
 	return (int)t->depth++;
@@ -283,7 +267,7 @@ static int pop(const char *domain)
 	}
 	if (t->r[i].start) {
 		/* First: the range ends when the call is made; sending and flushing come after. */
-		uint64_t t_end = now_ns();
+		uint64_t t_end = clock__mono_ns();
 
 		send_range(t->r[i].start, t_end, 0, t->tid, t->r[i].name, domain, 0);
 		connection_check(t_end);
@@ -330,7 +314,7 @@ static nvtxRangeId_t start(const char *domain, const char *ascii, const nvtxEven
 	uint64_t id = atomic_fetch_add(&n.next_id, 1);
 	struct started *s = NULL, opened;
 
-	if (!connection_check(coarse_ns()))
+	if (!connection_check(clock__coarse_ns()))
 		return id;
 	pthread_mutex_lock(&n.lock);
 	for (unsigned k = 0; k < MAX_STARTED && !s; k++) {
@@ -341,7 +325,7 @@ static nvtxRangeId_t start(const char *domain, const char *ascii, const nvtxEven
 	}
 	if (s) {
 		s->id = id;
-		s->start = now_ns();
+		s->start = clock__mono_ns();
 		s->tid = gettid32();
 		s->domain = domain;
 		if (a)
@@ -378,7 +362,7 @@ static void end(nvtxRangeId_t id)
 	pthread_mutex_unlock(&n.lock);
 	/* Not found: started while nothing listened, or never started (counted by neither). */
 	if (s.id)
-		send_range(s.start, now_ns(), (uint32_t)id, s.tid, s.name, s.domain, 0);
+		send_range(s.start, clock__mono_ns(), (uint32_t)id, s.tid, s.name, s.domain, 0);
 }
 
 static nvtxRangeId_t start_a(const char *m)
@@ -412,10 +396,10 @@ static void domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id)
 static void mark(const char *domain, const char *ascii, const nvtxEventAttributes_t *a,
 		 const wchar_t *wide)
 {
-	uint64_t now = now_ns();
+	uint64_t now = clock__mono_ns();
 	char name[NAME_MAX_BYTES];
 
-	if (!connection_check(coarse_ns()))
+	if (!connection_check(clock__coarse_ns()))
 		return;
 	if (a)
 		attr_name(name, a);
@@ -515,7 +499,7 @@ static void set(NvtxFunctionTable table, unsigned size, unsigned id, fnptr f)
 static void close_at_exit(void)
 {
 	struct thread_ranges *t = tls_ranges;
-	uint64_t now = now_ns();
+	uint64_t now = clock__mono_ns();
 
 	for (unsigned i = t ? (t->depth < MAX_DEPTH ? t->depth : MAX_DEPTH) : 0; i-- > 0;)
 		if (t->r[i].start)
@@ -569,7 +553,7 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExpor
 	set(core2, core2_n, NVTX_CBID_CORE2_DomainCreateW, (fnptr)domain_create_w);
 	/* Connect now, so a daemon already listening gets the first range whole; registered after
 	 * the connection's own at-exit flush, close_at_exit runs before it. */
-	connection_check(coarse_ns());
+	connection_check(clock__coarse_ns());
 	atexit(close_at_exit);
 	if (inject__verbose())
 		inject__say("NVTX ranges go to xsprofd (%s)",

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/base/sort.h"
 #include "daemon/base/hashmap.h"
 #include "daemon/base/vec.h"
 #include "output/chrome_trace.h"
@@ -441,13 +442,6 @@ static void keyset_free(struct keyset *s)
 	free(s->v);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The set's keys, sorted. */
 static void keyset_sort(struct keyset *s)
 {
@@ -561,17 +555,6 @@ static bool want_work(const struct profile_data *pd, size_t i)
 	return corr_gpu_kind__is_activity(pd->gpu[i].kind);
 }
 
-static const char *name_or(const struct profile_data *pd, uint32_t pid, uint32_t tid, char *buf,
-			   size_t size)
-{
-	const char *n = pd->name ? pd->name(pd->ctx, pid, tid) : NULL;
-
-	if (n && n[0])
-		return n;
-	snprintf(buf, size, tid ? "tid %u" : "pid %u", tid ? tid : pid);
-	return buf;
-}
-
 static int write_names(struct writer *w)
 {
 	const struct profile_data *pd = w->pd;
@@ -604,11 +587,12 @@ static int write_names(struct writer *w)
 	for (i = 0; i < procs.n; i++) {
 		uint32_t pid = (uint32_t)procs.v[i];
 
-		chrome_trace__process_name(w->t, pid, name_or(pd, pid, 0, nbuf, sizeof(nbuf)));
+		chrome_trace__process_name(w->t, pid,
+					   profile__name_or(pd, pid, 0, nbuf, sizeof(nbuf)));
 	}
 	for (i = 0; i < threads.n; i++) {
 		uint32_t pid = threads.v[i] >> 32, tid = (uint32_t)threads.v[i];
-		const char *n = name_or(pd, pid, tid, nbuf, sizeof(nbuf));
+		const char *n = profile__name_or(pd, pid, tid, nbuf, sizeof(nbuf));
 
 		snprintf(buf, sizeof(buf), "%s (%u)", n, tid);
 		chrome_trace__thread_name(w->t, pid, tid, buf);
@@ -620,7 +604,7 @@ static int write_names(struct writer *w)
 		uint32_t pid = sampled.v[i] >> 32, tid = (uint32_t)sampled.v[i];
 
 		snprintf(buf, sizeof(buf), "%s (%u) samples",
-			 name_or(pd, pid, tid, nbuf, sizeof(nbuf)), tid);
+			 profile__name_or(pd, pid, tid, nbuf, sizeof(nbuf)), tid);
 		chrome_trace__thread_name(w->t, pid, chrome_trace__samples_tid(tid), buf);
 		chrome_trace__thread_sort_index(w->t, pid, chrome_trace__samples_tid(tid),
 						(int64_t)tid * 2 + 1);
@@ -866,8 +850,8 @@ static int write_gpu_tracks(struct writer *w)
 		    prev->stream_id != g->stream_id || lane_of(prev) != lane_of(g)) {
 			tid++;
 			snprintf(buf, sizeof(buf), "stream %u%s (%s %u)", g->stream_id,
-				 lane_name(lane_of(g)), name_or(pd, g->pid, 0, nbuf, sizeof(nbuf)),
-				 g->pid);
+				 lane_name(lane_of(g)),
+				 profile__name_or(pd, g->pid, 0, nbuf, sizeof(nbuf)), g->pid);
 			chrome_trace__thread_name(w->t, gpid, tid, buf);
 			chrome_trace__thread_sort_index(w->t, gpid, tid, tid);
 		}

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "daemon/base/sort.h"
 #include "daemon/base/keymap.h"
 #include "daemon/base/strset.h"
 #include "daemon/base/vec.h"
@@ -67,13 +68,6 @@ static uint64_t *counter_of(struct keymap *m, const void *key, size_t len)
 		c = NULL;
 	}
 	return c;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static int cmp_work(const void *a, const void *b)

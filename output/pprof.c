@@ -219,17 +219,6 @@ static void stack_of(const struct profile_data *pd, uint32_t pid, uint32_t stack
 	}
 }
 
-static const char *name_or(const struct profile_data *pd, uint32_t pid, uint32_t tid, char *buf,
-			   size_t size)
-{
-	const char *n = pd->name ? pd->name(pd->ctx, pid, tid) : NULL;
-
-	if (n && n[0])
-		return n;
-	snprintf(buf, size, tid ? "tid %u" : "pid %u", tid ? tid : pid);
-	return buf;
-}
-
 static const char **frame_list(struct pp *p, size_t n)
 {
 	return vec_reserve(&p->frames, &p->frames_cap, n) ? NULL : p->frames;
@@ -251,7 +240,7 @@ static void write_stack_sample(struct pp *p, uint32_t pid, uint32_t stack_id, co
 		p->err = -ENOMEM;
 		return;
 	}
-	v[k++] = name_or(pd, pid, 0, comm, sizeof(comm));
+	v[k++] = profile__name_or(pd, pid, 0, comm, sizeof(comm));
 	for (i = 0; i < n; i++)
 		v[k++] = frames[i];
 	if (leaf)
@@ -289,7 +278,7 @@ static int write_cpu_timeline(struct pp *p)
 		write_stack_sample(p, s->pid, s->stack_id, NULL, values);
 		label_num(p, "pid", s->pid);
 		label_num(p, "tid", s->tid);
-		label_str(p, "thread", name_or(pd, s->pid, s->tid, tname, sizeof(tname)));
+		label_str(p, "thread", profile__name_or(pd, s->pid, s->tid, tname, sizeof(tname)));
 		if (e->k[3])
 			label_str(p, "range", (const char *)(uintptr_t)e->k[3]);
 		sample_end(p);
@@ -398,7 +387,7 @@ static int write_gpu(struct pp *p)
 				   values);
 		label_num(p, "pid", l->pid);
 		label_num(p, "tid", l->tid);
-		label_str(p, "thread", name_or(pd, l->pid, l->tid, tname, sizeof(tname)));
+		label_str(p, "thread", profile__name_or(pd, l->pid, l->tid, tname, sizeof(tname)));
 		gpu_labels(p, g, leaf);
 		if (e->k[4])
 			label_str(p, "range", (const char *)(uintptr_t)e->k[4]);
@@ -414,7 +403,7 @@ static int write_gpu(struct pp *p)
 
 		if (joined[i] || !corr_gpu_kind__is_activity(g->kind))
 			continue;
-		v[0] = name_or(pd, g->pid, 0, comm, sizeof(comm));
+		v[0] = profile__name_or(pd, g->pid, 0, comm, sizeof(comm));
 		v[1] = "[no launch stack]";
 		v[2] = profile__gpu_leaf(g, leaf, sizeof(leaf));
 		sample_begin(p, v, 3, values);

@@ -84,14 +84,20 @@ static void resolve(const struct profile_data *pd, uint32_t pid, uint32_t stack_
 	}
 }
 
-static const char *comm_of(const struct profile_data *pd, uint32_t pid, char *buf, size_t size)
+const char *profile__name_or(const struct profile_data *pd, uint32_t pid, uint32_t tid, char *buf,
+			     size_t size)
 {
-	const char *n = pd->name ? pd->name(pd->ctx, pid, 0) : NULL;
+	const char *n = pd->name ? pd->name(pd->ctx, pid, tid) : NULL;
 
 	if (n && n[0])
 		return n;
-	snprintf(buf, size, "pid %u", pid);
+	snprintf(buf, size, tid ? "tid %u" : "pid %u", tid ? tid : pid);
 	return buf;
+}
+
+static const char *comm_of(const struct profile_data *pd, uint32_t pid, char *buf, size_t size)
+{
+	return profile__name_or(pd, pid, 0, buf, size);
 }
 
 struct frames {

@@ -127,6 +127,10 @@ struct profile_data {
 	int64_t realtime_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC, for wall times */
 };
 
+/* pd->name's name of the thread tid of pid (tid 0: the process), else "tid N" / "pid N" in buf. */
+const char *profile__name_or(const struct profile_data *pd, uint32_t pid, uint32_t tid, char *buf,
+			     size_t size);
+
 /* "samples" or "us". */
 const char *profile__unit_name(enum weight_unit unit);
 /* "cpu", "gpu", "merged"; and back: 0 or -EINVAL. */

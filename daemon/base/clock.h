@@ -20,6 +20,25 @@ static inline uint64_t clock__mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* CLOCK_MONOTONIC_COARSE in nanoseconds: a few ms coarse, cheaper (deadlines only). */
+static inline uint64_t clock__coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* CLOCK_REALTIME - CLOCK_MONOTONIC now, in nanoseconds: a monotonic time plus this is wall time. */
+static inline int64_t clock__realtime_offset_ns(void)
+{
+	struct timespec mono, real;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	return ((int64_t)real.tv_sec - mono.tv_sec) * 1000000000ll + (real.tv_nsec - mono.tv_nsec);
+}
+
 /* CLOCK_MONOTONIC in seconds. */
 static inline double clock__mono_s(void)
 {

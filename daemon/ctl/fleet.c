@@ -20,6 +20,7 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 
+#include "daemon/base/clock.h"
 #include "daemon/base/atomic_file.h"
 #include "daemon/base/vec.h"
 #include "daemon/ctl/fleet.h"
@@ -90,14 +91,6 @@ struct fleet {
 	char *auth;
 	uint64_t lines_bad, frames_cut;
 };
-
-static double fleet_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static int fleet_usage_error(const char *msg, const char *arg)
 {
@@ -245,7 +238,7 @@ static int start_host(struct fleet *f, CURLM *m, struct fleet_host *h, struct cu
 	}
 	h->why[0] = '\0';
 	h->started = true;
-	h->t0 = fleet_now();
+	h->t0 = clock__mono_s();
 	return curl_multi_add_handle(m, h->h) ? -EIO : 0;
 }
 
@@ -255,7 +248,7 @@ static void end_host(CURLM *m, struct fleet_host *h, CURLcode rc)
 	long status = 0;
 
 	curl_easy_getinfo(h->h, CURLINFO_RESPONSE_CODE, &status);
-	h->secs = fleet_now() - h->t0;
+	h->secs = clock__mono_s() - h->t0;
 	h->done = true;
 	if (h->reply.overflow)
 		snprintf(h->why, sizeof(h->why), "reply over %u MiB", FLEET_MAX_REPLY >> 20);
@@ -281,13 +274,13 @@ static int collect(struct fleet *f)
 {
 	CURLM *m = curl_multi_init();
 	struct curl_slist *hdrs = f->auth ? curl_slist_append(NULL, f->auth) : NULL;
-	double end = fleet_now() + f->deadline;
+	double end = clock__mono_s() + f->deadline;
 	size_t next = 0, running = 0;
 
 	if (!m)
 		return -ENOMEM;
 	for (;;) {
-		double left = end - fleet_now();
+		double left = end - clock__mono_s();
 		int still, queued;
 		CURLMsg *msg;
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/base/sort.h"
 #include "daemon/cuda/cuda_api.h"
 #include "daemon/cuda/cuda_probes.h"
 #include "daemon/cuda/launch_fold.h"
@@ -23,13 +24,6 @@ struct fold_ctx {
 	size_t nr_tgids;
 	struct launch_fold_stats stats;
 };
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static int collect_tgid(void *arg, const struct launch_stack *s)
 {

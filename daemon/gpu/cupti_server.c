@@ -323,11 +323,7 @@ static void accept_some(struct cupti_server *s)
 
 static int64_t realtime_to_monotonic_shift(void)
 {
-	struct timespec mono, real;
-
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &real);
-	return ((int64_t)mono.tv_sec - real.tv_sec) * 1000000000ll + (mono.tv_nsec - real.tv_nsec);
+	return -clock__realtime_offset_ns();
 }
 
 static uint64_t shift_time(uint64_t t, int64_t shift)

@@ -770,14 +770,6 @@ static void waits_report(struct recording *recording, const struct gpu_waits_sta
 
 /* ---- */
 
-static uint64_t clock_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static bool wants_timeline(const struct xsprofd_opts *o)
 {
 	for (int i = 0; i < o->nr_outputs; i++)
@@ -1181,7 +1173,7 @@ static int write_all(struct run *r)
  */
 static void sample(struct run *r)
 {
-	uint64_t t_start = clock_ns(CLOCK_MONOTONIC);
+	uint64_t t_start = clock__mono_ns();
 	int err = 0;
 
 	if (r->o->duration_s > 0)
@@ -1192,9 +1184,9 @@ static void sample(struct run *r)
 		err = sd_event_loop(r->ev);
 
 	recording__stop(r->recording);
-	r->end_ns = clock_ns(CLOCK_MONOTONIC);
+	r->end_ns = clock__mono_ns();
 	r->start_ns = t_start;
-	r->realtime_offset_ns = (int64_t)(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC));
+	r->realtime_offset_ns = clock__realtime_offset_ns();
 	if (err < 0)
 		log_err("sampling stopped on an error: %s; writing what was collected",
 			strerror(-err));

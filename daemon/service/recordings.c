@@ -108,7 +108,6 @@ static int recordings__render(struct service *s, struct svc_recording *r, uint64
 	struct cuda_probes *cp = recording__cuda(r->recording);
 	struct session_profile sp;
 	struct session_source src;
-	struct timespec rt, mt;
 	char title[160];
 	FILE *f;
 	int err, si = strategy_index(r->view.strategy);
@@ -129,10 +128,7 @@ static int recordings__render(struct service *s, struct svc_recording *r, uint64
 	meta.title = title;
 	sp.pd.start_ns = r->started_ns;
 	sp.pd.end_ns = r->finished_ns;
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mt);
-	sp.pd.realtime_offset_ns =
-		(int64_t)(rt.tv_sec - mt.tv_sec) * 1000000000 + (rt.tv_nsec - mt.tv_nsec);
+	sp.pd.realtime_offset_ns = clock__realtime_offset_ns();
 	if (sp.timeline_dropped)
 		log_warn("recording %u: %llu samples left off its trace (at most %u)", r->id,
 			 (unsigned long long)sp.timeline_dropped, RECORD_MAX_TIMELINE);

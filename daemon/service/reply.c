@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 #include <microhttpd.h>
 
+#include "daemon/base/clock.h"
 #include "daemon/base/api_socket.h"
 #include "daemon/service/internal.h"
 #include "daemon/session/lasting.h"
@@ -171,13 +172,9 @@ int reply__write_tree(const struct calltree *tree, enum output_format fmt, FILE 
 		.start_ns = start_ns,
 		.end_ns = end_ns,
 	};
-	struct timespec rt, mt;
 
 	/* Outputs that show wall time get one (realtime - monotonic) pair per profile. */
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mt);
-	pd.realtime_offset_ns =
-		(int64_t)(rt.tv_sec - mt.tv_sec) * 1000000000 + (rt.tv_nsec - mt.tv_nsec);
+	pd.realtime_offset_ns = clock__realtime_offset_ns();
 	if (fmt == OUTPUT_FOLDED || fmt == OUTPUT_SVG)
 		return output__write(tree, fmt, f, meta);
 	return output__write_profile(&pd, fmt, f, meta);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/base/sort.h"
 #include "daemon/base/vec.h"
 #include "daemon/cuda/cuda_probes.h"
 #include "daemon/cuda/launch_store.h"
@@ -26,13 +27,6 @@ struct launchers {
 	uint32_t *pids;
 	size_t n;
 };
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static bool is_launcher(void *ctx, uint32_t pid)
 {
@@ -248,13 +242,6 @@ static void close_session_slice(struct lasting *l, const struct gpu_store *gs,
 	free(who.pids);
 }
 
-static int cmp_sample_pid(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * The rolling window's: the processes the oldest waiting slice named go from the symbolizer
  * (their mappings; one still running is snapshotted again), but those a later one still waits on.
@@ -289,7 +276,7 @@ static void fold_late(struct lasting *l, struct symbolizer *sym, const struct gp
 	for (size_t i = 0; pids && i < late->n; i++)
 		pids[i] = late->samples[i].pid;
 	if (pids)
-		qsort(pids, late->n, sizeof(*pids), cmp_sample_pid);
+		qsort(pids, late->n, sizeof(*pids), cmp_u32);
 	if (!err && late->n &&
 	    !(ranges = ranges_known(l, gs, pids, late->n, late->start_ns, late, NULL)))
 		err = -errno;

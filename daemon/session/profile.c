@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/base/sort.h"
 #include "daemon/cuda/cuda_probes.h"
 #include "daemon/cuda/launch_store.h"
 #include "daemon/session/gpu_join.h"
@@ -56,13 +57,6 @@ static int fold_cpu(struct session_profile *sp, const struct session_source *src
 	}
 	*ret_groups = groups;
 	return 0;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* The processes that launched in pd (sorted, once each). */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/base/sort.h"
 #include "daemon/base/vec.h"
 #include "daemon/session/pid_uids.h"
 #include "daemon/session/slice.h"
@@ -76,13 +77,6 @@ struct report_uids {
 	const struct pid_uids *uids;
 	uint32_t want; /* accept_uid's */
 };
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static int add_pid(struct report_uids *u, uint32_t pid)
 {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/base/sort.h"
 #include "daemon/base/strset.h"
 #include "daemon/base/vec.h"
 #include "daemon/stacks/fold.h"
@@ -119,13 +120,6 @@ struct walk {
 	const uint32_t *pids; /* NULL: every process's */
 	size_t nr_pids;
 };
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static int name_entry(void *ctx, const struct stack_entry *e)
 {

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "daemon/base/sort.h"
 #include "daemon/base/vec.h"
 #include "daemon/symbolize/kallsyms.h"
 
@@ -266,13 +267,6 @@ static int cmp_loading(const void *a, const void *b)
 		return x->addr < y->addr ? -1 : 1;
 	/* Best name first, then file order (.size holds LOAD_ORDER(rank, position)). */
 	return x->size < y->size ? -1 : x->size > y->size;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static uint16_t module_of(const struct kallsyms *k, const struct kent *s)
