@@ -1109,7 +1109,10 @@ static int find_eh_frame(Elf *elf, struct eh_sections *ret)
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (!name)
 			continue;
-		if (!strcmp(name, ".eh_frame") && sh.sh_type == SHT_PROGBITS) {
+		/* LLVM's assembler types it SHT_X86_64_UNWIND (the x86-64 psABI's), GNU as
+		 * PROGBITS: clang-built files (libLLVM, clang) have the former. */
+		if (!strcmp(name, ".eh_frame") &&
+		    (sh.sh_type == SHT_PROGBITS || sh.sh_type == SHT_X86_64_UNWIND)) {
 			eh_data = elf_getdata(scn, NULL);
 			ret->addr = sh.sh_addr;
 		} else if (!strcmp(name, ".got")) {
