@@ -396,6 +396,97 @@ Test(unwind_table, malformed_sections_never_crash, .timeout = 120)
 	free(img);
 }
 
+static int drop_row(void *ctx, const struct xsprof_unwind_row *r)
+{
+	(void)ctx, (void)r;
+	return 0;
+}
+
+/* A file that can have no table says why, in words the daemon's report shows. */
+static const char *why_refused(struct unwind_build *b, int want_err)
+{
+	int err;
+
+	cr_assert(b, "a build was refused outright: %s", strerror(errno));
+	while ((err = unwind_build__step(b, 100, drop_row, NULL)) > 0)
+		;
+	cr_expect_eq(err, want_err, "step: %d", err);
+	cr_expect_eq(unwind_build__step(b, 100, drop_row, NULL), want_err, "a refusal is final");
+	cr_assert(unwind_build__why(b));
+	return unwind_build__why(b);
+}
+
+/* One CIE and one FDE at pc 0x2000..0x2100: the CIE says CFA = reg cfa_reg + 8 (sec at 0x1000). */
+static void one_fde(uint8_t sec[48], uint8_t cfa_reg)
+{
+	static const uint8_t tmpl[48] = {20,   0, 0, 0,	   0,  0, 0,	0, 1,	 'z',
+					 'R',  0, 1, 0x78, 16, 1, 0x1b, /* CIE "zR" */
+					 0x0c, 7, 8, 0x90, 1,  0, 0,	/* def_cfa */
+					 16,   0, 0, 0,	   28, 0, 0,	0, 0xe0, 0x0f,
+					 0,    0, 0, 1,	   0,  0, 0,	0, 0,	 0, /* FDE */
+					 0,    0, 0, 0};
+	memcpy(sec, tmpl, sizeof(tmpl));
+	sec[18] = cfa_reg;
+}
+
+Test(unwind_table, a_file_without_a_table_says_why)
+{
+	size_t size, off = 0;
+	uint8_t *img = slurp("/lib/x86_64-linux-gnu/libc.so.6", &size), sec[48];
+	struct unwind_build *b;
+	struct unwind_table *t;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	int fd;
+
+	/* Not ELF. */
+	fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+	b = unwind_build__new_fd(fd);
+	cr_expect_str_eq(why_refused(b, -ENOEXEC), "not an x86-64 ELF file");
+	cr_expect_eq(unwind_build__nr_fdes(b), 0);
+	cr_expect(unwind_build__collected(b));
+	unwind_build__free(b);
+	close(fd);
+	/* No FDE; then an FDE whose only rule (CFA from rbx) the walker cannot apply, which
+	 * frame pointers serve better than a table saying "no rule"; then the same from rsp. */
+	b = unwind_build__new_eh_frame("\0\0\0\0", 4, 0x1000, 0);
+	cr_expect_str_eq(why_refused(b, -ENOENT), "no FDE in .eh_frame");
+	unwind_build__free(b);
+	one_fde(sec, 3);
+	b = unwind_build__new_eh_frame(sec, sizeof(sec), 0x1000, 0);
+	cr_expect_str_eq(why_refused(b, -ENOENT),
+			 "no rule the walker can apply (1 FDEs, 0 cut short)");
+	unwind_build__free(b);
+	one_fde(sec, 7);
+	t = unwind_table__from_eh_frame(sec, sizeof(sec), 0x1000, 0);
+	cr_assert(t, "%s", strerror(errno));
+	cr_expect_eq(unwind_table__count(t), 2);
+	cr_expect_eq(unwind_table__find(t, 0x2080)->type, XSPROF_CFA_RSP);
+	cr_expect_eq(unwind_table__find(t, 0x2100)->type, XSPROF_CFA_INVALID);
+	unwind_table__free(t);
+	/* An ELF file whose .eh_frame is renamed away. */
+	elf_version(EV_CURRENT);
+	elf = elf_memory((char *)img, size);
+	cr_assert(elf && !elf_getshdrstrndx(elf, &shstrndx));
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh, strs;
+
+		if (gelf_getshdr(scn, &sh) &&
+		    !strcmp(elf_strptr(elf, shstrndx, sh.sh_name) ?: "", ".eh_frame")) {
+			cr_assert(gelf_getshdr(elf_getscn(elf, shstrndx), &strs));
+			off = strs.sh_offset + sh.sh_name;
+		}
+	}
+	elf_end(elf);
+	cr_assert(off && off + 1 < size && img[off + 1] == 'e');
+	img[off + 1] = 'x';
+	b = unwind_build__new_elf_memory(img, size);
+	cr_expect_str_eq(why_refused(b, -ENOENT), "no .eh_frame section");
+	unwind_build__free(b);
+	free(img);
+}
+
 /* ---- pages (daemon/unwind/unwind_pages.c): what the BPF walk looks rows up in ---- */
 
 struct paged {
