@@ -5,7 +5,7 @@ set -eu
 export DEBIAN_FRONTEND=noninteractive
 pkgs="
 	build-essential g++ cmake pkg-config git
-	clang llvm libbpf-dev bpftool
+	clang clang-14 llvm libbpf-dev bpftool
 	libelf-dev zlib1g-dev libsystemd-dev libmicrohttpd-dev libjson-c-dev libcurl4-openssl-dev
 	libcriterion-dev libxml2-utils
 	util-linux binutils systemtap-sdt-dev curl iproute2 openssl

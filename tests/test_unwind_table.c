@@ -172,6 +172,119 @@ Test(unwind_table, system_libraries_match_readelf, .timeout = 120)
 			compare_with_readelf(libs[i]);
 }
 
+/* Files clang built (Debian's clang-14, from scripts/deps.sh): LLVM's assembler types their
+ * .eh_frame SHT_X86_64_UNWIND, not PROGBITS (once a reason to refuse them whole), and the
+ * libraries hold 5 MiB of it each. */
+static const struct {
+	const char *path;
+	size_t min_rows, min_functions;
+} clang_built[] = {
+	{"/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1", 500000, 20000},
+	{"/usr/lib/x86_64-linux-gnu/libclang-cpp.so.14", 500000, 10000},
+	{"/usr/lib/llvm-14/bin/clang", 500, 10},
+};
+
+static Elf *elf_of(int fd, const char *path)
+{
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	cr_assert(elf && elf_kind(elf) == ELF_K_ELF, "%s: not ELF", path);
+	return elf;
+}
+
+static GElf_Word eh_frame_type(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	cr_assert(!elf_getshdrstrndx(elf, &shstrndx));
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) &&
+		    !strcmp(elf_strptr(elf, shstrndx, sh.sh_name) ?: "", ".eh_frame"))
+			return sh.sh_type;
+	return SHT_NULL;
+}
+
+/* The exported functions (.dynsym) whose entry has the rule a call leaves (CFA rsp+8, rbp
+ * unchanged), or _start's (the outermost frame): every one a compiler emitted CFI for. */
+static size_t entries_with_call_rule(Elf *elf, const struct unwind_table *t, size_t *ret_funcs)
+{
+	Elf_Scn *scn = NULL;
+	size_t funcs = 0, ok = 0;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		cr_assert(d);
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			const struct xsprof_unwind_row *r;
+			GElf_Sym s;
+
+			if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+			    s.st_shndx == SHN_UNDEF || !s.st_value)
+				continue;
+			funcs++;
+			r = unwind_table__find(t, s.st_value);
+			ok += r && ((r->type == XSPROF_CFA_RSP && r->cfa_off == 8 && !r->rbp_off) ||
+				    r->type == XSPROF_CFA_OUTERMOST);
+		}
+	}
+	*ret_funcs = funcs;
+	return ok;
+}
+
+Test(unwind_table, clang_built_files_have_whole_tables, .timeout = 300)
+{
+	for (size_t i = 0; i < sizeof(clang_built) / sizeof(clang_built[0]); i++) {
+		const char *path = clang_built[i].path;
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		struct unwind_table_stats st;
+		struct unwind_table *t;
+		size_t funcs, ok;
+		Elf *elf;
+
+		cr_assert_geq(fd, 0, "%s: %s (clang-14, from scripts/deps.sh)", path,
+			      strerror(errno));
+		elf = elf_of(fd, path);
+		cr_expect_eq(eh_frame_type(elf), SHT_X86_64_UNWIND,
+			     "%s: the .eh_frame this test is for is LLVM's SHT_X86_64_UNWIND",
+			     path);
+		t = unwind_table__from_elf_fd(fd);
+		cr_assert(t, "%s: no table: %s", path, strerror(errno));
+		unwind_table__stats(t, &st);
+		/* Every FDE run to its end, and hardly a row the walker cannot apply (a frame
+		 * past the 32 KiB a row's CFA offset holds). */
+		cr_expect(st.fdes > 50 && st.bad_entries == 0 && st.far_fdes == 0,
+			  "%s: %llu FDEs, %llu cut short, %llu past 4 GiB", path,
+			  (unsigned long long)st.fdes, (unsigned long long)st.bad_entries,
+			  (unsigned long long)st.far_fdes);
+		cr_expect_gt(unwind_table__count(t), clang_built[i].min_rows, "%s: %zu rows", path,
+			     unwind_table__count(t));
+		cr_expect_lt(st.invalid_rows * 1000, st.rows, "%s: %llu of %llu rows invalid", path,
+			     (unsigned long long)st.invalid_rows, (unsigned long long)st.rows);
+		ok = entries_with_call_rule(elf, t, &funcs);
+		cr_expect_geq(funcs, clang_built[i].min_functions, "%s: %zu functions", path,
+			      funcs);
+		cr_expect_geq(ok * 100, funcs * 99, "%s: %zu of %zu functions without a rule", path,
+			      funcs - ok, funcs);
+		cr_log_info("%s: %zu rows from %llu FDEs; %zu of %zu exported functions' entries "
+			    "have the call's rule\n",
+			    path, unwind_table__count(t), (unsigned long long)st.fdes, ok, funcs);
+		unwind_table__free(t);
+		elf_end(elf);
+		close(fd);
+		/* And every row readelf prints for it (1.1 million for libLLVM). */
+		cr_expect_gt(compare_with_readelf(path), clang_built[i].min_rows);
+	}
+}
+
 /* Functions of the workload, as the tests and the walker rely on them. */
 Test(unwind_table, rules_of_known_functions)
 {
@@ -280,6 +393,97 @@ Test(unwind_table, malformed_sections_never_crash, .timeout = 120)
 	cr_expect_eq(errno, ENOEXEC);
 	cr_expect_null(unwind_table__from_eh_frame("\0\0\0\0", 4, 0, 0));
 	cr_expect_eq(errno, ENOENT);
+	free(img);
+}
+
+static int drop_row(void *ctx, const struct xsprof_unwind_row *r)
+{
+	(void)ctx, (void)r;
+	return 0;
+}
+
+/* A file that can have no table says why, in words the daemon's report shows. */
+static const char *why_refused(struct unwind_build *b, int want_err)
+{
+	int err;
+
+	cr_assert(b, "a build was refused outright: %s", strerror(errno));
+	while ((err = unwind_build__step(b, 100, drop_row, NULL)) > 0)
+		;
+	cr_expect_eq(err, want_err, "step: %d", err);
+	cr_expect_eq(unwind_build__step(b, 100, drop_row, NULL), want_err, "a refusal is final");
+	cr_assert(unwind_build__why(b));
+	return unwind_build__why(b);
+}
+
+/* One CIE and one FDE at pc 0x2000..0x2100: the CIE says CFA = reg cfa_reg + 8 (sec at 0x1000). */
+static void one_fde(uint8_t sec[48], uint8_t cfa_reg)
+{
+	static const uint8_t tmpl[48] = {20,   0, 0, 0,	   0,  0, 0,	0, 1,	 'z',
+					 'R',  0, 1, 0x78, 16, 1, 0x1b, /* CIE "zR" */
+					 0x0c, 7, 8, 0x90, 1,  0, 0,	/* def_cfa */
+					 16,   0, 0, 0,	   28, 0, 0,	0, 0xe0, 0x0f,
+					 0,    0, 0, 1,	   0,  0, 0,	0, 0,	 0, /* FDE */
+					 0,    0, 0, 0};
+	memcpy(sec, tmpl, sizeof(tmpl));
+	sec[18] = cfa_reg;
+}
+
+Test(unwind_table, a_file_without_a_table_says_why)
+{
+	size_t size, off = 0;
+	uint8_t *img = slurp("/lib/x86_64-linux-gnu/libc.so.6", &size), sec[48];
+	struct unwind_build *b;
+	struct unwind_table *t;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	int fd;
+
+	/* Not ELF. */
+	fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+	b = unwind_build__new_fd(fd);
+	cr_expect_str_eq(why_refused(b, -ENOEXEC), "not an x86-64 ELF file");
+	cr_expect_eq(unwind_build__nr_fdes(b), 0);
+	cr_expect(unwind_build__collected(b));
+	unwind_build__free(b);
+	close(fd);
+	/* No FDE; then an FDE whose only rule (CFA from rbx) the walker cannot apply, which
+	 * frame pointers serve better than a table saying "no rule"; then the same from rsp. */
+	b = unwind_build__new_eh_frame("\0\0\0\0", 4, 0x1000, 0);
+	cr_expect_str_eq(why_refused(b, -ENOENT), "no FDE in .eh_frame");
+	unwind_build__free(b);
+	one_fde(sec, 3);
+	b = unwind_build__new_eh_frame(sec, sizeof(sec), 0x1000, 0);
+	cr_expect_str_eq(why_refused(b, -ENOENT),
+			 "no rule the walker can apply (1 FDEs, 0 cut short)");
+	unwind_build__free(b);
+	one_fde(sec, 7);
+	t = unwind_table__from_eh_frame(sec, sizeof(sec), 0x1000, 0);
+	cr_assert(t, "%s", strerror(errno));
+	cr_expect_eq(unwind_table__count(t), 2);
+	cr_expect_eq(unwind_table__find(t, 0x2080)->type, XSPROF_CFA_RSP);
+	cr_expect_eq(unwind_table__find(t, 0x2100)->type, XSPROF_CFA_INVALID);
+	unwind_table__free(t);
+	/* An ELF file whose .eh_frame is renamed away. */
+	elf_version(EV_CURRENT);
+	elf = elf_memory((char *)img, size);
+	cr_assert(elf && !elf_getshdrstrndx(elf, &shstrndx));
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh, strs;
+
+		if (gelf_getshdr(scn, &sh) &&
+		    !strcmp(elf_strptr(elf, shstrndx, sh.sh_name) ?: "", ".eh_frame")) {
+			cr_assert(gelf_getshdr(elf_getscn(elf, shstrndx), &strs));
+			off = strs.sh_offset + sh.sh_name;
+		}
+	}
+	elf_end(elf);
+	cr_assert(off && off + 1 < size && img[off + 1] == 'e');
+	img[off + 1] = 'x';
+	b = unwind_build__new_elf_memory(img, size);
+	cr_expect_str_eq(why_refused(b, -ENOENT), "no .eh_frame section");
+	unwind_build__free(b);
 	free(img);
 }
 

@@ -35,6 +35,7 @@
 #define DNNL	 "/usr/lib/x86_64-linux-gnu/libdnnl.so.2"
 #define TORCH_PY "/usr/lib/x86_64-linux-gnu/libtorch_python.so.1.13"
 #define TORCH	 "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13"
+#define LLVM	 "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1"
 
 /* The file's executable segment mapped here, as the loader would (not run). */
 struct mapped {
@@ -455,6 +456,76 @@ Test(unwinder, short_memory_evicts_the_least_recent_and_refuses_what_cannot_fit)
 	munmap(dnnl.at, dnnl.len);
 	munmap(tpy.at, tpy.len);
 	munmap(torch.at, torch.len);
+}
+
+/* A copy of /bin/true whose .eh_frame is renamed away, in a file of its own: its path. */
+static void write_without_eh_frame(char *path)
+{
+	int fd = open("/bin/true", O_RDONLY | O_CLOEXEC), out;
+	struct stat st;
+	size_t shstrndx, name_at = 0;
+	Elf_Scn *scn = NULL;
+	uint8_t *img;
+	Elf *elf;
+
+	cr_assert(fd >= 0 && !fstat(fd, &st));
+	img = malloc(st.st_size);
+	cr_assert(img && read(fd, img, st.st_size) == st.st_size);
+	close(fd);
+	elf_version(EV_CURRENT);
+	elf = elf_memory((char *)img, st.st_size);
+	cr_assert(elf && !elf_getshdrstrndx(elf, &shstrndx));
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh, strs;
+
+		if (gelf_getshdr(scn, &sh) &&
+		    !strcmp(elf_strptr(elf, shstrndx, sh.sh_name) ?: "", ".eh_frame") &&
+		    gelf_getshdr(elf_getscn(elf, shstrndx), &strs))
+			name_at = strs.sh_offset + sh.sh_name;
+	}
+	elf_end(elf);
+	cr_assert(name_at && img[name_at + 1] == 'e', "/bin/true has no .eh_frame");
+	img[name_at + 1] = 'x';
+	out = mkstemp(path);
+	cr_assert(out >= 0 && write(out, img, st.st_size) == st.st_size);
+	close(out);
+	free(img);
+}
+
+/* A clang-built library (its .eh_frame typed SHT_X86_64_UNWIND) gets its table; a file with
+ * none is named, with why, in the stats the daemon's report prints. */
+Test(unwinder, clang_built_library_is_built_and_a_file_without_a_table_is_named, .timeout = 60)
+{
+	char path[] = "/tmp/xs_no_eh_frame.XXXXXX";
+	struct mapped llvm = map_exec(LLVM), bare;
+	struct unwinder_maps fds;
+	struct unwinder *u = new_unwinder(64, &fds);
+	struct unwinder_stats st;
+	uint32_t id_llvm, id_bare;
+
+	write_without_eh_frame(path);
+	bare = map_exec(path);
+	cr_assert_eq(unwinder__add_process(u, getpid()), 0);
+	id_llvm = file_id(&fds, (uint64_t)(uintptr_t)llvm.at);
+	id_bare = file_id(&fds, (uint64_t)(uintptr_t)bare.at);
+	cr_assert(id_llvm && id_bare);
+
+	want_and_build(u, id_llvm, (uint64_t)(uintptr_t)llvm.at);
+	cr_expect_eq(file_entry(&fds, id_llvm).state, XSPROF_FILE_READY, "libLLVM: no table");
+	want_and_build(u, id_bare, (uint64_t)(uintptr_t)bare.at);
+	cr_expect_eq(file_entry(&fds, id_bare).state, XSPROF_FILE_UNAVAILABLE);
+	unwinder__stats(u, &st);
+	cr_expect_eq(st.tables_built, 1);
+	cr_expect_gt(st.rows, 900000, "libLLVM's rows: %llu", (unsigned long long)st.rows);
+	cr_expect_eq(st.tables_failed, 1);
+	cr_expect_eq(st.refused_files, 1);
+	cr_assert_eq(st.nr_refused, 1);
+	cr_expect_str_eq(st.refused[0].path ?: "(none)", path);
+	cr_expect_str_eq(st.refused[0].why, "no .eh_frame section");
+	unwinder__free(u);
+	munmap(llvm.at, llvm.len);
+	munmap(bare.at, bare.len);
+	unlink(path);
 }
 
 /* ---- a held sample of this thread, finished as backtrace() sees the stack ---- */

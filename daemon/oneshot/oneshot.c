@@ -124,6 +124,13 @@ static void unwind_report(const struct recording *recording)
 		t.eh_frame_bytes ? t.build_ns / 1e6 / (t.eh_frame_bytes / 1048576.0) : 0.0,
 		t.want_to_ready_max_ns / 1e6, (unsigned long long)t.tables_evicted,
 		(unsigned long long)t.tables_rebuilt);
+	for (uint32_t i = 0; i < t.nr_refused; i++)
+		log_info("unwind tables: none for %s (%s): frame pointers there",
+			 t.refused[i].path ? t.refused[i].path : "a file no longer named",
+			 t.refused[i].why);
+	if (t.refused_files > t.nr_refused)
+		log_info("unwind tables: and %llu more files without one",
+			 (unsigned long long)(t.refused_files - t.nr_refused));
 	log_info("first samples: %llu held until their tables were in (%llu whole, %llu partly by "
 		 "frame pointers, %llu past the stack copy, %llu given up waiting); %llu walked by "
 		 "frame pointers past the hold budget; %llu processes let go before the tables "

@@ -43,6 +43,7 @@ struct uw_file {
 	uint32_t refs;	/* mappings of loaded processes */
 	uint32_t state; /* enum xsprof_unwind_file_state: what BPF was told */
 	bool queued, building, evicted_once;
+	bool refused; /* its build failed: counted in refused_files */
 	/* A mapping of a live process that holds it: where it is opened to be built. */
 	pid_t pid;
 	uint64_t start, end;

@@ -11,6 +11,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -780,6 +781,11 @@ struct unwind_build {
 	Elf *elf;
 	uint8_t *drop_start;
 	size_t drop_len, since_drop;
+	/* A file that can have no table: every step returns err; why says it in words. */
+	int err;
+	const char *why;
+	uint64_t usable_rows; /* rows passed on with a rule the walker can apply */
+	char why_buf[96];
 };
 
 /* Pass a row downstream (the merge's output). */
@@ -791,7 +797,19 @@ static int build__pass(struct unwind_build *b, const struct xsprof_unwind_row *r
 		b->last = *r;
 		b->has_last = true;
 		b->rows_out++;
+		if (r->type != XSPROF_CFA_INVALID)
+			b->usable_rows++;
 	}
+	return err;
+}
+
+/* No table can come of b's file: its steps return err from now on. */
+static int build__refuse(struct unwind_build *b, int err, const char *why)
+{
+	b->err = err;
+	b->why = why;
+	b->nr_fdes = b->next = 0;
+	b->scanned = b->collected = true;
 	return err;
 }
 
@@ -979,32 +997,56 @@ static int build__collect(struct unwind_build *b, size_t max_bytes)
 static struct unwind_build *build__new(const uint8_t *sec, size_t size, uint64_t sec_vaddr,
 				       uint64_t data_vaddr)
 {
-	struct unwind_build *b;
+	struct unwind_build *b = calloc(1, sizeof(*b));
 
-	if (size > UNWIND_TABLE_MAX_SECTION) {
-		errno = E2BIG;
-		return NULL;
-	}
-	b = calloc(1, sizeof(*b));
 	if (!b)
 		return NULL;
 	b->out.st = &b->st;
 	b->out.fn = build__row;
+	if (size > UNWIND_TABLE_MAX_SECTION) {
+		build__refuse(b, -E2BIG, ".eh_frame over the 256 MiB cap");
+		return b;
+	}
 	b->e = (struct eh_src){sec, size, {sec, sec_vaddr, data_vaddr}};
 	b->st.section_bytes = size;
 	return b;
 }
 
+/* Why no FDE of the section was kept (collected, none with rows): in words, into b. */
+static int build__refuse_no_fde(struct unwind_build *b)
+{
+	const char *why = "no FDE in .eh_frame";
+
+	if (b->st.bad_entries) {
+		snprintf(b->why_buf, sizeof(b->why_buf), "no FDE could be parsed (%llu malformed)",
+			 (unsigned long long)b->st.bad_entries);
+		why = b->why_buf;
+	} else if (b->st.far_fdes) {
+		snprintf(b->why_buf, sizeof(b->why_buf),
+			 "all %llu FDEs past 4 GiB of address space",
+			 (unsigned long long)b->st.far_fdes);
+		why = b->why_buf;
+	} else if (b->st.fdes) {
+		why = "every FDE is empty";
+	}
+	return build__refuse(b, -ENOENT, why);
+}
+
 /* The first piece of the section's FDEs; the ELF (if any) and drop range are set by the
- * caller. The rest come in unwind_build__step. */
+ * caller. The rest come in unwind_build__step. 0, or -ENOMEM (a refusal is no error here). */
 static int build__start(struct unwind_build *b)
 {
-	int err = build__collect(b, COLLECT_STEP_BYTES);
+	int err;
 
+	if (b->err)
+		return 0;
+	err = build__collect(b, COLLECT_STEP_BYTES);
 	build__drop_pages(b);
-	if (!err && !b->nr_fdes)
-		err = -ENOENT;
-	return err < 0 ? err : 0;
+	if (err < 0)
+		return err;
+	if (b->scanned && !b->nr_fdes)
+		build__refuse_no_fde(b);
+	return 0;
 }
 
 int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn, void *ctx)
@@ -1013,6 +1055,8 @@ int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn
 
 	b->fn = fn;
 	b->ctx = ctx;
+	if (b->err)
+		return b->err;
 	if (!b->collected) {
 		if (!b->scanned) {
 			err = build__collect(b, COLLECT_STEP_BYTES);
@@ -1022,7 +1066,9 @@ int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn
 		} else if (!sort_step(b)) {
 			b->collected = true;
 		}
-		return b->nr_fdes ? 1 : -ENOENT;
+		if (b->scanned && !b->nr_fdes)
+			return build__refuse_no_fde(b);
+		return 1;
 	}
 	for (size_t n = 0; b->next < b->nr_fdes && n < max_fdes; n++) {
 		struct fde_ref *f = &b->fdes[b->next++];
@@ -1051,7 +1097,18 @@ int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn
 		if (err)
 			return err;
 	}
-	return b->rows_out ? 0 : -ENOENT;
+	if (!b->usable_rows) {
+		snprintf(b->why_buf, sizeof(b->why_buf),
+			 "no rule the walker can apply (%llu FDEs, %llu cut short)",
+			 (unsigned long long)b->st.fdes, (unsigned long long)b->st.bad_entries);
+		return build__refuse(b, -ENOENT, b->why_buf);
+	}
+	return 0;
+}
+
+const char *unwind_build__why(const struct unwind_build *b)
+{
+	return b->why;
 }
 
 size_t unwind_build__nr_fdes(const struct unwind_build *b)
@@ -1109,7 +1166,10 @@ static int find_eh_frame(Elf *elf, struct eh_sections *ret)
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (!name)
 			continue;
-		if (!strcmp(name, ".eh_frame") && sh.sh_type == SHT_PROGBITS) {
+		/* LLVM's assembler types it SHT_X86_64_UNWIND (the x86-64 psABI's), GNU as
+		 * PROGBITS: clang-built files (libLLVM, clang) have the former. */
+		if (!strcmp(name, ".eh_frame") &&
+		    (sh.sh_type == SHT_PROGBITS || sh.sh_type == SHT_X86_64_UNWIND)) {
 			eh_data = elf_getdata(scn, NULL);
 			ret->addr = sh.sh_addr;
 		} else if (!strcmp(name, ".got")) {
@@ -1123,6 +1183,17 @@ static int find_eh_frame(Elf *elf, struct eh_sections *ret)
 	return 0;
 }
 
+/* A build that only says why the image has no table (find_eh_frame's err); NULL: ENOMEM. */
+static struct unwind_build *build__refused_image(int err)
+{
+	struct unwind_build *b = build__new(NULL, 0, 0, 0);
+
+	if (b)
+		build__refuse(b, err,
+			      err == -ENOEXEC ? "not an x86-64 ELF file" : "no .eh_frame section");
+	return b;
+}
+
 struct unwind_build *unwind_build__new_fd(int fd)
 {
 	struct unwind_build *b = NULL;
@@ -1134,13 +1205,13 @@ struct unwind_build *unwind_build__new_fd(int fd)
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	err = find_eh_frame(elf, &es);
-	if (!err) {
-		b = build__new(es.data, es.size, es.addr, es.got);
-		err = b ? 0 : -errno;
-	}
 	if (err) {
 		elf_end(elf);
-		errno = -err;
+		return build__refused_image(err);
+	}
+	b = build__new(es.data, es.size, es.addr, es.got);
+	if (!b) {
+		elf_end(elf);
 		return NULL;
 	}
 	b->elf = elf;
@@ -1187,13 +1258,13 @@ struct unwind_build *unwind_build__new_elf_memory(const void *image, size_t size
 	elf_version(EV_CURRENT);
 	elf = elf_memory((char *)image, size);
 	err = find_eh_frame(elf, &es);
-	if (!err) {
-		b = unwind_build__new_eh_frame(es.data, es.size, es.addr, es.got);
-		err = b ? 0 : -errno;
+	if (err) {
+		elf_end(elf);
+		return build__refused_image(err);
 	}
+	b = unwind_build__new_eh_frame(es.data, es.size, es.addr, es.got);
 	if (!b) {
 		elf_end(elf);
-		errno = -err;
 		return NULL;
 	}
 	b->elf = elf; /* freed with the build */

@@ -49,17 +49,24 @@ struct unwind_build;
 /* Called with each row, in pc order; non-zero (a negative errno) stops the build. */
 typedef int (*unwind_row_fn)(void *ctx, const struct xsprof_unwind_row *row);
 
-/* NULL with errno set: ENOEXEC (not x86-64 ELF), ENOENT (no .eh_frame, or no FDE), E2BIG,
- * ENOMEM. The fd is not kept open by the build, but must stay valid until it is freed. */
+/* NULL with errno set: ENOMEM. A file that can have no table still gives a build, whose steps
+ * fail (-ENOEXEC: not x86-64 ELF; -ENOENT: no .eh_frame, no FDE, no usable row; -E2BIG: over
+ * UNWIND_TABLE_MAX_SECTION) and whose unwind_build__why says so. The fd is not kept open by
+ * the build, but must stay valid until it is freed. */
 struct unwind_build *unwind_build__new_fd(int fd);
 /* The same over a section in memory (see unwind_table__from_eh_frame). */
 struct unwind_build *unwind_build__new_eh_frame(const void *sec, size_t size, uint64_t sec_vaddr,
 						uint64_t data_vaddr);
-/* Pass on the rows of up to max_fdes more FDEs: 1 while more are left, 0 when the table is
- * complete (its last row passed on), -ENOENT when it had no row at all, or fn's error. */
 /* The same for an ELF image in memory (the daemon's own vDSO); image must outlive the build. */
 struct unwind_build *unwind_build__new_elf_memory(const void *image, size_t size);
+/* Pass on the rows of up to max_fdes more FDEs: 1 while more are left, 0 when the table is
+ * complete (its last row passed on), -ENOENT/-ENOEXEC/-E2BIG when the file can have no table
+ * (unwind_build__why), or fn's error. */
 int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn, void *ctx);
+/* Why the file can have no table, in a few words ("no .eh_frame section", "no rule the
+ * walker can apply (3 FDEs, 0 cut short)"), once a step failed for that (or from the start);
+ * NULL otherwise, fn's errors included. Valid until b is freed. */
+const char *unwind_build__why(const struct unwind_build *b);
 void unwind_build__stats(const struct unwind_build *b, struct unwind_table_stats *ret_stats);
 /* The FDEs it will run (all of them once unwind_build__collected: the section is read for
  * them a few MiB per step first): 3 rows or more each, in every file seen. */

@@ -1086,6 +1086,52 @@ static int on_page(void *ctx, uint64_t page, const struct xsprof_unwind_row *row
 	return 0;
 }
 
+/* Why b's file (at b->fd) has no table, after err: the builder's words when it has them. */
+static const char *refusal(const struct uw_build *b, int err)
+{
+	const char *why = b->b ? unwind_build__why(b->b) : NULL;
+
+	if (why)
+		return why;
+	switch (err) {
+	case -ENOMEM:
+		return "out of memory";
+	case -E2BIG:
+		return "table spans more pages than a file may";
+	default:
+		return strerror(-err);
+	}
+}
+
+/* b's file has no table (err): counted, and among the first ones named with why. */
+static void build_refused(struct unwinder *u, const struct uw_build *b, int err)
+{
+	struct unwinder_refused *r;
+	char link[64], path[PATH_MAX];
+	ssize_t n;
+
+	u->st.tables_failed++;
+	if (b->f->refused)
+		return;
+	b->f->refused = true;
+	u->st.refused_files++;
+	if (u->st.nr_refused >= UW_REFUSED_NAMED)
+		return;
+	r = &u->st.refused[u->st.nr_refused];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", b->fd);
+	n = b->fd >= 0 ? readlink(link, path, sizeof(path) - 1) : -1;
+	if (n >= 0)
+		path[n] = '\0';
+	r->path = n >= 0 ? strdup(path) : NULL;
+	r->why = strdup(refusal(b, err));
+	if (!r->why) {
+		free((char *)r->path);
+		r->path = NULL;
+		return; /* not named: counted only */
+	}
+	u->st.nr_refused++;
+}
+
 static void build_end(struct unwinder *u, uint32_t state)
 {
 	struct uw_build *b = u->build;
@@ -1159,7 +1205,7 @@ static void build_start(struct unwinder *u, struct uw_file *f)
 	unwind_pager__init(&b->pager, on_page, u);
 	b->b = unwind_build__new_fd(fd);
 	if (!b->b) {
-		u->st.tables_failed++;
+		build_refused(u, b, -ENOMEM);
 		build_end(u, XSPROF_FILE_UNAVAILABLE);
 		return;
 	}
@@ -1208,7 +1254,7 @@ static void build_slice(struct unwinder *u)
 	if (err == -ENOSPC)
 		u->st.tables_no_room++;
 	else
-		u->st.tables_failed++;
+		build_refused(u, b, err);
 	build_end(u, XSPROF_FILE_UNAVAILABLE);
 }
 
@@ -1312,6 +1358,11 @@ static void load_vdso(struct unwinder *u)
 		ub = unwind_build__new_elf_memory((const void *)(uintptr_t)m->start,
 						  m->end - m->start);
 	proc_maps__free(maps);
+	if (ub && unwind_build__why(ub)) {
+		/* Refused outright (no .eh_frame): no file for it, frame pointers there. */
+		unwind_build__free(ub);
+		ub = NULL;
+	}
 	if (ub)
 		f = file_new(u);
 	if (f)
@@ -1488,6 +1539,10 @@ void unwinder__free(struct unwinder *u)
 	free(u->free_blocks);
 	free(u->page_space.v);
 	free(u->map_space.v);
+	for (uint32_t i = 0; i < u->st.nr_refused; i++) {
+		free((char *)u->st.refused[i].path);
+		free((char *)u->st.refused[i].why);
+	}
 	for (int *fd = &u->rows_fd; fd <= &u->procs_fd; fd++)
 		if (*fd >= 0)
 			close(*fd);

@@ -47,6 +47,15 @@ struct unwinder_opts {
 	uint32_t build_burst_ms; /* per user, build time spent at once; 0: UW_BUILD_BURST_S */
 };
 
+/* Files refused a table (tables_failed) named in the stats, the first ones met. */
+#define UW_REFUSED_NAMED 10
+
+/* A file left to frame pointers for want of a table. */
+struct unwinder_refused {
+	const char *path; /* as the daemon opened it; NULL when that could not be read */
+	const char *why;  /* "no .eh_frame section", "not an x86-64 ELF file", ... */
+};
+
 /* The BPF maps, for the sampler to reuse (bpf_map__reuse_fd) before it loads. */
 struct unwinder_maps {
 	int rows, pages, files, maps, procs;
@@ -96,6 +105,11 @@ struct unwinder_stats {
 				  * past the memory for waiting ones, or at the end */
 	uint64_t held_waiting; /* waiting for a table now */
 	uint64_t held_bytes;   /* memory of those */
+	/* Files refused a table, each counted once while known (tables_failed counts tries);
+	 * the first UW_REFUSED_NAMED named, strings owned by the unwinder (valid until freed). */
+	uint64_t refused_files;
+	uint32_t nr_refused;
+	struct unwinder_refused refused[UW_REFUSED_NAMED];
 };
 
 /* NULL with errno set. Creates the BPF maps (sized from opts->table_mb). */
