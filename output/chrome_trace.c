@@ -11,7 +11,7 @@
 #include "daemon/base/hashmap.h"
 #include "daemon/base/vec.h"
 #include "output/chrome_trace.h"
-#include "output/gpu_report.h"
+#include "output/json_string.h"
 #include "output/output.h"
 #include "output/profile.h"
 
@@ -43,86 +43,10 @@ static void out(struct chrome_trace *t, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Length of a valid UTF-8 sequence at p, 0 when it is not one (JSON must be valid UTF-8). */
-static size_t utf8_len(const unsigned char *p)
-{
-	uint32_t cp, min;
-	size_t len, i;
-
-	if ((p[0] & 0xe0) == 0xc0)
-		len = 2, cp = p[0] & 0x1f, min = 0x80;
-	else if ((p[0] & 0xf0) == 0xe0)
-		len = 3, cp = p[0] & 0x0f, min = 0x800;
-	else if ((p[0] & 0xf8) == 0xf0)
-		len = 4, cp = p[0] & 0x07, min = 0x10000;
-	else
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80) /* also stops at the terminating NUL */
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
-int chrome_trace__put_string(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)(s ? s : ""), *run = p;
-
-	errno = 0;
-	if (putc('"', f) == EOF)
-		return write_error();
-	while (*p) {
-		const char *esc = NULL;
-		char ubuf[8];
-		size_t len = 1;
-
-		if (*p >= 0x80) {
-			len = utf8_len(p);
-			if (len) {
-				p += len;
-				continue;
-			}
-			esc = "\\ufffd";
-			len = 1;
-		} else if (*p == '"') {
-			esc = "\\\"";
-		} else if (*p == '\\') {
-			esc = "\\\\";
-		} else if (*p == '\n') {
-			esc = "\\n";
-		} else if (*p == '\t') {
-			esc = "\\t";
-		} else if (*p == '\r') {
-			esc = "\\r";
-		} else if (*p < 0x20) {
-			snprintf(ubuf, sizeof(ubuf), "\\u%04x", *p);
-			esc = ubuf;
-		} else {
-			p++;
-			continue;
-		}
-		/* Plain runs go out in one call. */
-		if (p > run && fwrite(run, 1, p - run, f) != (size_t)(p - run))
-			return write_error();
-		if (fputs(esc, f) == EOF)
-			return write_error();
-		p += len;
-		run = p;
-	}
-	if (p > run && fwrite(run, 1, p - run, f) != (size_t)(p - run))
-		return write_error();
-	if (putc('"', f) == EOF)
-		return write_error();
-	return 0;
-}
-
 static void put_str(struct chrome_trace *t, const char *s)
 {
 	if (!t->err)
-		t->err = chrome_trace__put_string(t->f, s);
+		t->err = json__put_string(t->f, s);
 }
 
 struct chrome_trace *chrome_trace__begin(FILE *f)
@@ -973,7 +897,7 @@ int chrome_trace__write_profile(const struct profile_data *pd, FILE *f,
 	if (!err)
 		err = write_nvtx(&w);
 	if (!err)
-		err = gpu_report__counters(pd, w.t);
+		err = chrome_trace__gpu_counters(pd, w.t);
 	free(w.api);
 	free(w.launch);
 	free(w.flow_ts);

@@ -117,9 +117,6 @@ int chrome_trace__async_begin(struct chrome_trace *t, uint64_t id, int64_t pid, 
 int chrome_trace__async_end(struct chrome_trace *t, uint64_t id, int64_t pid, int64_t tid,
 			    const char *name, const char *cat, uint64_t ts_ns);
 
-/* s as a JSON string (quotes included): control characters and invalid UTF-8 escaped. */
-int chrome_trace__put_string(FILE *f, const char *s);
-
 /*
  * A whole profile:
  *  - each thread: a track with its CUDA API calls (CUPTI API records, entry to return) and,
@@ -136,5 +133,12 @@ int chrome_trace__put_string(FILE *f, const char *s);
  */
 int chrome_trace__write_profile(const struct profile_data *pd, FILE *f,
 				const struct output_meta *meta);
+
+/*
+ * Counter tracks on each GPU's process of a trace, from the GPU report's facts of its work
+ * (trace_counters.c): "busy %" per 10 ms and "queue depth" (work launched and not yet
+ * finished, from the joins); and GPU memory in use (gpu_memory.c). 0 or -errno.
+ */
+int chrome_trace__gpu_counters(const struct profile_data *pd, struct chrome_trace *t);
 
 #endif

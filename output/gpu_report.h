@@ -82,10 +82,4 @@ int gpu_report__write_text(const struct gpu_report *r, FILE *f);
 /* The JSON document (GPU_REPORT_SCHEMA, GPU_REPORT_VERSION). 0 or -EIO. */
 int gpu_report__write_json(const struct gpu_report *r, FILE *f);
 
-/*
- * Counter tracks on each GPU's process of a Chrome trace: "busy %" per 10 ms and "queue depth"
- * (work launched and not yet finished, from the joins). 0 or -errno.
- */
-int gpu_report__counters(const struct profile_data *pd, struct chrome_trace *t);
-
 #endif

@@ -193,4 +193,35 @@ void gpu_hist__add(uint32_t *h, uint64_t ns);
 /* The value of rank (0-based) of n counted, about (its bucket's middle). */
 uint64_t gpu_hist__at(const uint32_t *h, uint64_t n, uint64_t rank);
 
+/* ---- shared by the report's parts (gpu_report*.c) and the trace's counters ---- */
+
+/* Upper bounds of the gap histogram's buckets (the last is open), the buckets' labels, and
+ * the idle causes' names. */
+extern const uint64_t gr_gap_le_ns[NR_GAP_BUCKETS - 1];
+extern const char *const gr_gap_label[NR_GAP_BUCKETS];
+extern const char *const gr_cause_names[GPU_IDLE_NR];
+
+bool gr_is_work(const struct corr_gpu_rec *g);
+void gr_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+int gr_cmp_work(const void *a, const void *b);
+size_t gr_merge(struct work *w, size_t n);
+int gr_blame(struct gpu_report *r, enum gpu_idle_cause cause, uint32_t device, uint32_t pid,
+	     uint32_t tid, uint32_t stack_id, const char *api, uint64_t ns, bool new_gap);
+int gr_unsampled(struct gpu_report *r);
+int gr_index_ranges(struct gpu_report *r);
+void gr_work_in_ranges(struct gpu_report *r);
+uint64_t gr_range_idle(const struct range_stat *x);
+int gr_cmp_range(const void *a, const void *b);
+int gr_explain_gap(struct gpu_report *r, struct device *d, uint64_t s, uint64_t e, size_t next);
+int gr_cmp_kernel(const void *a, const void *b);
+struct finding *gr_finding(struct gpu_report *r, const char *kind, double share, uint32_t device,
+			   const char *advice);
+double gr_share_of(uint64_t part, uint64_t whole);
+void gr_device_findings(struct gpu_report *r, const struct device *d);
+void gr_copy_findings(struct gpu_report *r, uint64_t active);
+void gr_memory_findings(struct gpu_report *r);
+const char *gr_dir_name(uint8_t dir);
+const char *gr_host_mem_name(uint8_t m);
+uint64_t gr_profile_span(const struct gpu_report *r);
+
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/json_string.h"
 #include "daemon/base/hashmap.h"
 #include "output/chrome_trace.h"
 #include "output/gpu_timeline.h"
@@ -92,7 +93,7 @@ static int put_stack(FILE *f, const struct profile_data *pd, const struct corr_c
 		fprintf(m, ";%s", l->api_name);
 	err = fclose(m) ? -errno : 0;
 	if (!err)
-		err = chrome_trace__put_string(f, buf);
+		err = json__put_string(f, buf);
 	free(buf);
 	return err;
 }
@@ -130,8 +131,7 @@ static int write_tables(FILE *f, const struct profile_data *pd, const size_t *wo
 		if (!err && is_new) {
 			fputs(names->n > 1 ? "," : "", f);
 			/* "[gpu] " is the flamegraph's marker, not part of the name. */
-			err = chrome_trace__put_string(f,
-						       leaf + (strncmp(leaf, "[gpu] ", 6) ? 0 : 6));
+			err = json__put_string(f, leaf + (strncmp(leaf, "[gpu] ", 6) ? 0 : 6));
 		}
 	}
 	for (size_t i = 0; i < pd->nr_gpu && !err; i++) {
@@ -142,15 +142,14 @@ static int write_tables(FILE *f, const struct profile_data *pd, const size_t *wo
 		err = index_of(names, (uintptr_t)g->name, 0xfffe, &k, &is_new);
 		if (!err && is_new) {
 			fputs(names->n > 1 ? "," : "", f);
-			err = chrome_trace__put_string(f, g->name ? g->name : "[unnamed range]");
+			err = json__put_string(f, g->name ? g->name : "[unnamed range]");
 		}
 	}
 	for (size_t i = 0; i < pd->nr_waits && !err; i++) {
 		err = index_of(names, (uintptr_t)pd->waits[i].api, 0xffff, &k, &is_new);
 		if (!err && is_new) {
 			fputs(names->n > 1 ? "," : "", f);
-			err = chrome_trace__put_string(f, pd->waits[i].api ? pd->waits[i].api
-									   : "wait");
+			err = json__put_string(f, pd->waits[i].api ? pd->waits[i].api : "wait");
 		}
 	}
 	fputs("],\"stacks\":[", f);

@@ -14,6 +14,7 @@
 
 #include <criterion/criterion.h>
 
+#include "output/json_string.h"
 #include "output/chrome_trace.h"
 #include "output/profile.h"
 #include "test_gpu_fixture.h"
@@ -200,7 +201,7 @@ static char *to_string(int (*fn)(FILE *f, void *ctx), void *ctx)
 
 static int put(FILE *f, void *ctx)
 {
-	return chrome_trace__put_string(f, ctx);
+	return json__put_string(f, ctx);
 }
 
 Test(chrome_trace, string_escaping)
