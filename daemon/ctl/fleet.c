@@ -24,6 +24,7 @@
 #include "daemon/base/atomic_file.h"
 #include "daemon/base/vec.h"
 #include "daemon/ctl/fleet.h"
+#include "daemon/ctl/json_get.h"
 #include "daemon/ctl/reply_buf.h"
 #include "output/calltree.h"
 #include "output/output.h"
@@ -476,25 +477,6 @@ static int write_merged(const struct fleet *f, const struct calltree *t, const c
 
 /* ---- --report gpu: every host's GPU report, side by side and merged ---- */
 
-static struct json_object *jget(struct json_object *o, const char *k)
-{
-	struct json_object *v = NULL;
-
-	return json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
-static int64_t jint(struct json_object *o, const char *k)
-{
-	return json_object_get_int64(jget(o, k));
-}
-
-static size_t jlen(struct json_object *o, const char *k)
-{
-	struct json_object *a = jget(o, k);
-
-	return json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
-}
-
 static int severity_rank(const char *s)
 {
 	return !strcmp(s, "high") ? 3 : !strcmp(s, "medium") ? 2 : 1;
@@ -586,7 +568,7 @@ static void print_gpu_summary(const struct fleet *f, struct json_object *hosts,
 		       jlen(r, "devices"), act ? 100.0 * (double)busy / (double)act : 0.0,
 		       l ? kinds : "-");
 	}
-	printf("\nmerged: %" PRId64 " devices busy %.1f%% of their active time; idle: host %.1f%%, "
+	printf("\nmerged: %lld devices busy %.1f%% of their active time; idle: host %.1f%%, "
 	       "launch %.1f%%, sync %.1f%%, dependency %.1f%%\n",
 	       jint(merged, "devices"),
 	       active ? 100.0 * (double)jint(merged, "busy_ns") / (double)active : 0.0,

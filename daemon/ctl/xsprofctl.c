@@ -27,6 +27,7 @@
 #include "daemon/base/command.h"
 #include "daemon/base/cupti_lib_path.h"
 #include "daemon/ctl/fleet.h"
+#include "daemon/ctl/json_get.h"
 #include "daemon/ctl/reply_buf.h"
 #include "daemon/ctl/ui.h"
 #include "output/calltree.h"
@@ -379,10 +380,141 @@ static int check_daemon(void)
 	return st;
 }
 
+/* `xsprofctl status`'s lines, one function per part of the status document. */
+static void status_print_head(struct json_object *j)
+{
+	struct json_object *c = jget(j, "counters"), *st = jget(j, "store"), *m = jget(j, "memory"),
+			   *k;
+
+	printf("xsprofd %s, pid %lld, up %lld s\n", jstr(j, "version", "?"), jint(j, "pid"),
+	       jint(j, "uptime_s"));
+	printf("sampling: %lld Hz on %lld CPUs; %lld samples, %lld kept, %lld lost (ring buffer "
+	       "full), %lld malformed\n",
+	       jint(j, "freq_hz"), jint(j, "cpus"), jint(c, "samples"), jint(c, "kept"),
+	       jint(c, "lost_ring_buffer_full"), jint(c, "malformed_records"));
+	if ((k = jget(j, "cost")))
+		printf("cost: xsprofd %.2f%% of one CPU (%.1f s since it started); BPF %.2f us per "
+		       "sample (%.3f%% of one CPU), %.2f us per CUDA launch\n",
+		       jnum(k, "own_cpu_pct"), jnum(k, "own_cpu_s"),
+		       jnum(k, "bpf_ns_per_sample") / 1e3, jnum(k, "bpf_cpu_pct"),
+		       jnum(k, "bpf_ns_per_launch") / 1e3);
+	printf("window: %lld s kept; %lld samples in %lld slices, %lld of %lld KiB; %lld slices "
+	       "dropped at the cap\n",
+	       jint(j, "window_s"), jint(st, "samples"), jint(st, "slices"),
+	       jint(st, "bytes") >> 10, jint(st, "cap_bytes") >> 10, jint(st, "dropped_slices"));
+	printf("memory: %lld KiB resident; pprof frame sites %lld names, %lld of %lld KiB, emptied "
+	       "%lld times at the cap, %lld refused\n",
+	       jint(m, "rss_bytes") >> 10, jint(m, "frame_sites_names"),
+	       jint(m, "frame_sites_bytes") >> 10, jint(m, "frame_sites_cap_bytes") >> 10,
+	       jint(m, "frame_sites_resets"), jint(m, "frame_sites_refused"));
+}
+
+static void status_print_unwind(struct json_object *k)
+{
+	struct json_object *files = jget(k, "files_without_table_named");
+
+	printf("unwind: %lld walks with tables, %lld by frame pointers only; %lld tables "
+	       "(%lld of %lld rows, %lld MiB), %lld without an .eh_frame, %lld did not fit, "
+	       "%lld evicted\n",
+	       jint(k, "walks_with_tables"), jint(k, "walks_frame_pointers_only"),
+	       jint(k, "tables"), jint(k, "table_rows"), jint(k, "table_rows_cap"),
+	       jint(k, "table_mb"), jint(k, "tables_without_eh_frame"), jint(k, "tables_no_room"),
+	       jint(k, "tables_evicted"));
+	for (size_t i = 0; files && i < json_object_array_length(files); i++) {
+		struct json_object *f = json_object_array_get_idx(files, i);
+
+		printf("unwind: no table for %s (%s): frame pointers there\n", jstr(f, "path", "?"),
+		       jstr(f, "why", "?"));
+	}
+	if (jint(k, "files_without_table") >
+	    (long long)(files ? json_object_array_length(files) : 0))
+		printf("unwind: and %lld more files without a table\n",
+		       jint(k, "files_without_table") -
+			       (long long)(files ? json_object_array_length(files) : 0));
+	printf("unwind processes: %lld of %lld (at most %lld per user), %lld evicted, %lld "
+	       "refused over a user's share, %lld and %lld mappings refused at the table "
+	       "caps; held samples %lld (%lld whole, %lld given up, %lld past the hold "
+	       "budget, %lld lost)\n",
+	       jint(k, "processes"), jint(k, "processes_cap"), jint(k, "processes_share_per_user"),
+	       jint(k, "processes_evicted"), jint(k, "processes_over_user_share"),
+	       jint(k, "processes_table_full"), jint(k, "mappings_table_full"),
+	       jint(k, "held_samples"), jint(k, "held_whole"), jint(k, "held_given_up"),
+	       jint(k, "hold_budget_spent"), jint(k, "held_lost_ring_buffer_full"));
+}
+
+static void status_print_parts(struct json_object *j)
+{
+	struct json_object *k;
+
+	if ((k = jget(j, "processes")))
+		printf("processes: %lld execs, %lld exits, %lld gone before read; %lld exec records "
+		       "past a user's budget, %lld lost (ring buffer full)\n",
+		       jint(k, "execs"), jint(k, "exits"), jint(k, "gone_before_read"),
+		       jint(k, "records_over_user_budget"), jint(k, "lost_ring_buffer_full"));
+	if ((k = jget(j, "symbolizer")))
+		printf("symbolizer: %lld snapshots (%lld deferred past a user's share, %lld failed), "
+		       "%lld of %lld KiB; %lld evictions (%lld unsampled snapshots, %lld images not "
+		       "named yet); %lld of %lld user frames unnamed\n",
+		       jint(k, "snapshots"), jint(k, "snapshots_deferred_user_share"),
+		       jint(k, "snapshots_failed_gone"), jint(k, "bytes") >> 10,
+		       jint(k, "cache_bytes") >> 10, jint(k, "evictions"),
+		       jint(k, "unsampled_snapshots_dropped"), jint(k, "unnamed_images_dropped"),
+		       jint(k, "user_unnamed"), jint(k, "user_lookups"));
+	if ((k = jget(j, "python")))
+		printf("python: %lld processes (%lld past the cap), %lld stacks walked, %lld cut at the "
+		       "frame cap, %lld ended on unreadable memory, %lld kept native (nested walk); "
+		       "code objects %lld read, %lld unreadable; %lld frames unnamed (name table "
+		       "full)\n",
+		       jint(k, "processes"), jint(k, "procs_full"), jint(k, "walks"),
+		       jint(k, "truncated"), jint(k, "unreadable"), jint(k, "nested_native_only"),
+		       jint(k, "code_reads"), jint(k, "code_unreadable"), jint(k, "names_full"));
+	if ((k = jget(j, "cuda_probes")))
+		printf("cuda: %lld calls, %lld files probed (%lld refused at the uprobe cap, %lld "
+		       "failed); launch stacks %lld walked, %lld reused; lost: %lld ring buffer full, "
+		       "%lld scratch busy, %lld reuse records; %lld not stored\n",
+		       jint(k, "calls"), jint(k, "probed_files"), jint(k, "links_capped"),
+		       jint(k, "attach_failed"), jint(k, "stacks_walked"), jint(k, "stacks_reused"),
+		       jint(k, "lost_ring_buffer_full"), jint(k, "lost_scratch_busy"),
+		       jint(k, "reuse_drops"), jint(k, "store_failures"));
+	if ((k = jget(j, "gpu")))
+		printf("gpu socket: %lld connections, %lld refused at the caps, %lld closed idle, "
+		       "%lld malformed; %lld records held, %lld evicted, %lld dropped by senders\n",
+		       jint(k, "connections"), jint(k, "refused_connections"),
+		       jint(k, "idle_connections_closed"), jint(k, "malformed_connections"),
+		       jint(k, "records_held"), jint(k, "records_evicted"),
+		       jint(k, "sender_dropped"));
+}
+
+static void status_print_recordings(struct json_object *j)
+{
+	struct json_object *v = jget(j, "attached");
+
+	if (v && json_object_array_length(v)) {
+		printf("attached:");
+		for (size_t i = 0; i < json_object_array_length(v); i++)
+			printf(" %s", json_object_get_string(json_object_array_get_idx(v, i)));
+		putchar('\n');
+	}
+	v = jget(j, "recordings");
+	for (size_t i = 0; v && i < json_object_array_length(v); i++) {
+		struct json_object *r = json_object_array_get_idx(v, i), *x;
+
+		printf("recording %lld: %s", jint(r, "id"), jstr(r, "state", "?"));
+		if ((x = jget(r, "left_out_other_users")))
+			printf("; left out as another user's: %lld samples, %lld off-CPU, %lld CUDA "
+			       "calls, %lld launches",
+			       jint(x, "samples"), jint(x, "offcpu"), jint(x, "cuda_calls"),
+			       jint(x, "launches"));
+		if ((x = jget(r, "note")))
+			printf("; %s", json_object_get_string(x));
+		putchar('\n');
+	}
+}
+
 static int cmd_status(void)
 {
 	struct reply_buf b;
-	struct json_object *j, *v, *c, *st, *m, *k;
+	struct json_object *j, *k;
 	int st_code = request("GET", "/v1/status", NULL, &b, NULL);
 
 	if (st_code)
@@ -398,142 +530,11 @@ static int cmd_status(void)
 		fprintf(stderr, "xsprofctl: xsprofd sent a status that is not JSON\n");
 		return EXIT_DAEMON_ERROR;
 	}
-#define GET(o, k) (json_object_object_get_ex((o), (k), &v) ? json_object_get_int64(v) : 0)
-#define NUM(o, k) (json_object_object_get_ex((o), (k), &v) ? json_object_get_double(v) : 0.0)
-	json_object_object_get_ex(j, "counters", &c);
-	json_object_object_get_ex(j, "store", &st);
-	json_object_object_get_ex(j, "memory", &m);
-	printf("xsprofd %s, pid %lld, up %lld s\n",
-	       json_object_object_get_ex(j, "version", &v) ? json_object_get_string(v) : "?",
-	       (long long)GET(j, "pid"), (long long)GET(j, "uptime_s"));
-	printf("sampling: %lld Hz on %lld CPUs; %lld samples, %lld kept, %lld lost (ring buffer "
-	       "full), %lld malformed\n",
-	       (long long)GET(j, "freq_hz"), (long long)GET(j, "cpus"),
-	       (long long)GET(c, "samples"), (long long)GET(c, "kept"),
-	       (long long)GET(c, "lost_ring_buffer_full"), (long long)GET(c, "malformed_records"));
-	if (json_object_object_get_ex(j, "cost", &k))
-		printf("cost: xsprofd %.2f%% of one CPU (%.1f s since it started); BPF %.2f us per "
-		       "sample (%.3f%% of one CPU), %.2f us per CUDA launch\n",
-		       NUM(k, "own_cpu_pct"), NUM(k, "own_cpu_s"),
-		       NUM(k, "bpf_ns_per_sample") / 1e3, NUM(k, "bpf_cpu_pct"),
-		       NUM(k, "bpf_ns_per_launch") / 1e3);
-	printf("window: %lld s kept; %lld samples in %lld slices, %lld of %lld KiB; %lld slices "
-	       "dropped at the cap\n",
-	       (long long)GET(j, "window_s"), (long long)GET(st, "samples"),
-	       (long long)GET(st, "slices"), (long long)GET(st, "bytes") >> 10,
-	       (long long)GET(st, "cap_bytes") >> 10, (long long)GET(st, "dropped_slices"));
-	printf("memory: %lld KiB resident; pprof frame sites %lld names, %lld of %lld KiB, emptied "
-	       "%lld times at the cap, %lld refused\n",
-	       (long long)GET(m, "rss_bytes") >> 10, (long long)GET(m, "frame_sites_names"),
-	       (long long)GET(m, "frame_sites_bytes") >> 10,
-	       (long long)GET(m, "frame_sites_cap_bytes") >> 10,
-	       (long long)GET(m, "frame_sites_resets"), (long long)GET(m, "frame_sites_refused"));
-	if (json_object_object_get_ex(j, "unwind", &k)) {
-		printf("unwind: %lld walks with tables, %lld by frame pointers only; %lld tables "
-		       "(%lld of %lld rows, %lld MiB), %lld without an .eh_frame, %lld did not fit, "
-		       "%lld evicted\n",
-		       (long long)GET(k, "walks_with_tables"),
-		       (long long)GET(k, "walks_frame_pointers_only"), (long long)GET(k, "tables"),
-		       (long long)GET(k, "table_rows"), (long long)GET(k, "table_rows_cap"),
-		       (long long)GET(k, "table_mb"), (long long)GET(k, "tables_without_eh_frame"),
-		       (long long)GET(k, "tables_no_room"), (long long)GET(k, "tables_evicted"));
-		printf("unwind processes: %lld of %lld (at most %lld per user), %lld evicted, %lld "
-		       "refused over a user's share, %lld and %lld mappings refused at the table "
-		       "caps; held samples %lld (%lld whole, %lld given up, %lld past the hold "
-		       "budget, %lld lost)\n",
-		       (long long)GET(k, "processes"), (long long)GET(k, "processes_cap"),
-		       (long long)GET(k, "processes_share_per_user"),
-		       (long long)GET(k, "processes_evicted"),
-		       (long long)GET(k, "processes_over_user_share"),
-		       (long long)GET(k, "processes_table_full"),
-		       (long long)GET(k, "mappings_table_full"), (long long)GET(k, "held_samples"),
-		       (long long)GET(k, "held_whole"), (long long)GET(k, "held_given_up"),
-		       (long long)GET(k, "hold_budget_spent"),
-		       (long long)GET(k, "held_lost_ring_buffer_full"));
-	}
-	if (json_object_object_get_ex(j, "processes", &k))
-		printf("processes: %lld execs, %lld exits, %lld gone before read; %lld exec records "
-		       "past a user's budget, %lld lost (ring buffer full)\n",
-		       (long long)GET(k, "execs"), (long long)GET(k, "exits"),
-		       (long long)GET(k, "gone_before_read"),
-		       (long long)GET(k, "records_over_user_budget"),
-		       (long long)GET(k, "lost_ring_buffer_full"));
-	if (json_object_object_get_ex(j, "symbolizer", &k))
-		printf("symbolizer: %lld snapshots (%lld deferred past a user's share, %lld failed), "
-		       "%lld of %lld KiB; %lld evictions (%lld unsampled snapshots, %lld images not "
-		       "named yet); %lld of %lld user frames unnamed\n",
-		       (long long)GET(k, "snapshots"),
-		       (long long)GET(k, "snapshots_deferred_user_share"),
-		       (long long)GET(k, "snapshots_failed_gone"), (long long)GET(k, "bytes") >> 10,
-		       (long long)GET(k, "cache_bytes") >> 10, (long long)GET(k, "evictions"),
-		       (long long)GET(k, "unsampled_snapshots_dropped"),
-		       (long long)GET(k, "unnamed_images_dropped"),
-		       (long long)GET(k, "user_unnamed"), (long long)GET(k, "user_lookups"));
-	if (json_object_object_get_ex(j, "python", &k))
-		printf("python: %lld processes (%lld past the cap), %lld stacks walked, %lld cut at the "
-		       "frame cap, %lld ended on unreadable memory, %lld kept native (nested walk); "
-		       "code objects %lld read, %lld unreadable; %lld frames unnamed (name table "
-		       "full)\n",
-		       (long long)GET(k, "processes"), (long long)GET(k, "procs_full"),
-		       (long long)GET(k, "walks"), (long long)GET(k, "truncated"),
-		       (long long)GET(k, "unreadable"), (long long)GET(k, "nested_native_only"),
-		       (long long)GET(k, "code_reads"), (long long)GET(k, "code_unreadable"),
-		       (long long)GET(k, "names_full"));
-	if (json_object_object_get_ex(j, "cuda_probes", &k))
-		printf("cuda: %lld calls, %lld files probed (%lld refused at the uprobe cap, %lld "
-		       "failed); launch stacks %lld walked, %lld reused; lost: %lld ring buffer full, "
-		       "%lld scratch busy, %lld reuse records; %lld not stored\n",
-		       (long long)GET(k, "calls"), (long long)GET(k, "probed_files"),
-		       (long long)GET(k, "links_capped"), (long long)GET(k, "attach_failed"),
-		       (long long)GET(k, "stacks_walked"), (long long)GET(k, "stacks_reused"),
-		       (long long)GET(k, "lost_ring_buffer_full"),
-		       (long long)GET(k, "lost_scratch_busy"), (long long)GET(k, "reuse_drops"),
-		       (long long)GET(k, "store_failures"));
-	if (json_object_object_get_ex(j, "gpu", &k))
-		printf("gpu socket: %lld connections, %lld refused at the caps, %lld closed idle, "
-		       "%lld malformed; %lld records held, %lld evicted, %lld dropped by senders\n",
-		       (long long)GET(k, "connections"), (long long)GET(k, "refused_connections"),
-		       (long long)GET(k, "idle_connections_closed"),
-		       (long long)GET(k, "malformed_connections"),
-		       (long long)GET(k, "records_held"), (long long)GET(k, "records_evicted"),
-		       (long long)GET(k, "sender_dropped"));
-	if (json_object_object_get_ex(j, "attached", &v) && json_object_array_length(v)) {
-		printf("attached:");
-		for (size_t i = 0; i < json_object_array_length(v); i++)
-			printf(" %s", json_object_get_string(json_object_array_get_idx(v, i)));
-		putchar('\n');
-	}
-	if (json_object_object_get_ex(j, "recordings", &v))
-		for (size_t i = 0; i < json_object_array_length(v); i++) {
-			struct json_object *r = json_object_array_get_idx(v, i), *x;
-
-			printf("recording %lld: %s",
-			       (long long)(json_object_object_get_ex(r, "id", &x)
-						   ? json_object_get_int64(x)
-						   : 0),
-			       json_object_object_get_ex(r, "state", &x) ? json_object_get_string(x)
-									 : "?");
-			/* Not GET: it would overwrite v, the list being walked. */
-			if (json_object_object_get_ex(r, "left_out_other_users", &x)) {
-				struct json_object *f[4] = {NULL};
-				const char *keys[4] = {"samples", "offcpu", "cuda_calls",
-						       "launches"};
-
-				for (int n = 0; n < 4; n++)
-					json_object_object_get_ex(x, keys[n], &f[n]);
-				printf("; left out as another user's: %lld samples, %lld off-CPU, "
-				       "%lld CUDA calls, %lld launches",
-				       (long long)json_object_get_int64(f[0]),
-				       (long long)json_object_get_int64(f[1]),
-				       (long long)json_object_get_int64(f[2]),
-				       (long long)json_object_get_int64(f[3]));
-			}
-			if (json_object_object_get_ex(r, "note", &x))
-				printf("; %s", json_object_get_string(x));
-			putchar('\n');
-		}
-#undef GET
-#undef NUM
+	status_print_head(j);
+	if ((k = jget(j, "unwind")))
+		status_print_unwind(k);
+	status_print_parts(j);
+	status_print_recordings(j);
 	json_object_put(j);
 	return EXIT_OK;
 }

@@ -105,6 +105,23 @@ static void status__add_unwind(struct service *s, struct json_object *j)
 	status__add_u64(u, "tables_built", t.tables_built);
 	status__add_u64(u, "tables_without_eh_frame", t.tables_failed);
 	status__add_u64(u, "tables_no_room", t.tables_no_room);
+	/* The files walked by frame pointers for want of a table, and why: the first met. */
+	status__add_u64(u, "files_without_table", t.refused_files);
+	if (t.nr_refused) {
+		struct json_object *files = json_object_new_array();
+
+		for (uint32_t i = 0; i < t.nr_refused && i < UW_REFUSED_NAMED; i++) {
+			struct json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "path",
+					       json_object_new_string(t.refused[i].path
+									      ? t.refused[i].path
+									      : "?"));
+			json_object_object_add(o, "why", json_object_new_string(t.refused[i].why));
+			json_object_array_add(files, o);
+		}
+		json_object_object_add(u, "files_without_table_named", files);
+	}
 	status__add_u64(u, "table_rows", t.rows);
 	status__add_u64(u, "table_rows_cap", t.max_rows);
 	status__add_u64(u, "tables_evicted", t.tables_evicted);
@@ -305,27 +322,11 @@ static struct json_object *cost_json(struct service *s, const struct xsprof_cpu_
 	return o;
 }
 
-struct json_object *status__json(struct service *s)
+/* The recordings on request, each with its state and what it lost. */
+static struct json_object *recordings_json(struct service *s)
 {
-	struct json_object *j = json_object_new_object(), *a, *recordings, *cnt, *st, *mem;
-	struct xsprof_cpu_stats c;
-	struct window_stats ss;
-	uint64_t bad;
+	struct json_object *recordings = json_object_new_array();
 
-	json_object_object_add(j, "version", json_object_new_string(XSPROF_VERSION));
-	status__add_u64(j, "pid", (uint64_t)getpid());
-	status__add_u64(j, "uptime_s", (clock__mono_ns() - s->started_ns) / 1000000000ull);
-	status__add_u64(j, "freq_hz", s->opts->freq_hz);
-	status__add_u64(j, "window_s", s->opts->window_s);
-	status__add_u64(
-		j, "cpus",
-		s->machine.recording ? (uint64_t)recording__nr_attached(s->machine.recording) : 0);
-	a = json_object_new_array();
-	for (int i = 0; i < s->nr_attached; i++)
-		json_object_array_add(a, json_object_new_int(s->attached[i]->pid));
-	json_object_object_add(j, "attachments", attachments__json(s));
-	json_object_object_add(j, "attached", a);
-	recordings = json_object_new_array();
 	for (struct svc_recording *r = s->recordings; r; r = r->next) {
 		struct json_object *o = json_object_new_object();
 
@@ -351,24 +352,30 @@ struct json_object *status__json(struct service *s)
 			json_object_object_add(o, "note", json_object_new_string(r->note));
 		json_object_array_add(recordings, o);
 	}
-	json_object_object_add(j, "recordings", recordings);
-	status__always_counters(s, &c, &bad);
-	cnt = json_object_new_object();
-	status__add_u64(cnt, "samples", c.samples);
-	status__add_u64(cnt, "kept", c.emitted);
-	status__add_u64(cnt, "idle", c.idle);
-	status__add_u64(cnt, "lost_ring_buffer_full", c.drop_ringbuf);
+	return recordings;
+}
+
+static struct json_object *counters_json(const struct xsprof_cpu_stats *c, uint64_t bad)
+{
+	struct json_object *cnt = json_object_new_object();
+
+	status__add_u64(cnt, "samples", c->samples);
+	status__add_u64(cnt, "kept", c->emitted);
+	status__add_u64(cnt, "idle", c->idle);
+	status__add_u64(cnt, "lost_ring_buffer_full", c->drop_ringbuf);
 	status__add_u64(cnt, "malformed_records", bad);
-	status__add_u64(cnt, "kernel_stack_unreadable", c.kstack_err);
-	status__add_u64(cnt, "user_stack_unreadable", c.ustack_err);
-	json_object_object_add(j, "counters", cnt);
-	json_object_object_add(j, "cost", cost_json(s, &c));
-	status__add_unwind(s, j);
-	status_processes(s, j);
-	if (s->machine.recording)
-		python_report__json(s->machine.recording, j);
+	status__add_u64(cnt, "kernel_stack_unreadable", c->kstack_err);
+	status__add_u64(cnt, "user_stack_unreadable", c->ustack_err);
+	return cnt;
+}
+
+/* The rolling window: its slices, their GPU reports, and the slices waiting for ranges. */
+static struct json_object *store_json(struct service *s)
+{
+	struct json_object *st = json_object_new_object();
+	struct window_stats ss;
+
 	window__stats(s->machine.cpu, &ss);
-	st = json_object_new_object();
 	status__add_u64(st, "slices", ss.slices);
 	status__add_u64(st, "samples", ss.samples);
 	status__add_u64(st, "bytes", ss.bytes);
@@ -410,8 +417,13 @@ struct json_object *status__json(struct service *s)
 		status__add_u64(st, "named_to_ms", lasting__oldest_ns(&s->machine) / 1000000);
 		status__add_u64(st, "range_dropped", s->machine.range_dropped);
 	}
-	json_object_object_add(j, "store", st);
-	mem = json_object_new_object();
+	return st;
+}
+
+static struct json_object *memory_json(struct service *s)
+{
+	struct json_object *mem = json_object_new_object();
+
 	status__add_u64(mem, "rss_bytes", (uint64_t)status__rss_bytes());
 	if (s->sites) {
 		struct frame_sites_stats fss;
@@ -424,67 +436,107 @@ struct json_object *status__json(struct service *s)
 		status__add_u64(mem, "frame_sites_resets", fss.resets);
 		status__add_u64(mem, "frame_sites_refused", fss.refused);
 	}
-	json_object_object_add(j, "memory", mem);
+	return mem;
+}
+
+/* The CUDA probes of the always-on recording. */
+static struct json_object *cuda_probes_json(struct service *s)
+{
+	struct cuda_probes_stats ps;
+	struct json_object *g = json_object_new_object();
+
+	cuda_probes__stats(recording__cuda(s->machine.recording), &ps);
+	status__add_u64(g, "probed_files", ps.targets);
+	status__add_u64(g, "uprobes", ps.links);
+	status__add_u64(g, "calls", ps.bpf.calls);
+	status__add_u64(g, "attach_failed", ps.attach_failed);
+	status__add_u64(g, "bad_records", ps.bad_records);
+	status__add_u64(g, "store_failures", ps.store_failures);
+	status__add_u64(g, "stacks_walked", ps.reuse.walked);
+	status__add_u64(g, "stacks_reused", ps.reuse.reused);
+	status__add_u64(g, "reuse_misses",
+			ps.reuse.miss_key + ps.reuse.miss_slots + ps.reuse.miss_age);
+	status__add_u64(g, "reuse_drops", ps.reuse.reuse_drops);
+	status__add_u64(g, "lost_ring_buffer_full", ps.bpf.drop_ringbuf + ps.bpf.usdt_drop);
+	status__add_u64(g, "lost_scratch_busy", ps.bpf.scratch_busy);
+	status__add_u64(g, "links_capped", ps.links_capped);
+	/* xsprof scopes (xsprof/scope.h): paired into ranges, and what their caps refused. */
+	status__add_u64(g, "scope_ranges", ps.scopes.ranges);
+	status__add_u64(g, "scope_ended_at_exit", ps.scopes.ended_at_exit);
+	status__add_u64(g, "scope_unpaired_ends", ps.scopes.unpaired_ends);
+	status__add_u64(g, "scope_capped",
+			ps.scopes.too_deep + ps.scopes.threads_capped + ps.scopes.names_capped);
+	status__add_u64(g, "scope_names_unread", ps.scopes.names_unread);
+	status__add_u64(g, "scope_lost", ps.bpf.scope_drop);
+	/* Emptied with each window slice: it never fills. */
+	status__add_u64(
+		g, "launches_in_slice",
+		launch_store__nr_events(cuda_probes__store(recording__cuda(s->machine.recording))));
+	return g;
+}
+
+/* The CUPTI pipe and the GPU record store. */
+static struct json_object *gpu_json(struct service *s)
+{
+	struct cupti_server_stats cs;
+	struct json_object *g = json_object_new_object();
+
+	cupti_server__stats(s->cupti, &cs);
+	status__add_u64(g, "connections", cs.conns);
+	status__add_u64(g, "accepted", cs.accepted);
+	status__add_u64(g, "malformed_connections", cs.malformed);
+	status__add_u64(g, "kernels", cs.records[XSPROF_WIRE_KERNEL]);
+	status__add_u64(g, "memcpys", cs.records[XSPROF_WIRE_MEMCPY]);
+	status__add_u64(g, "memsets", cs.records[XSPROF_WIRE_MEMSET]);
+	status__add_u64(g, "api_calls", cs.records[XSPROF_WIRE_API]);
+	status__add_u64(
+		g, "sender_dropped",
+		status__sat_add(status__sat_add(cs.sender_dropped_full, cs.sender_dropped_cupti),
+				cs.sender_dropped_other));
+	status__add_u64(g, "refused_connections", cs.rejected);
+	status__add_u64(g, "idle_connections_closed", cs.idle_closed);
+	status__add_u64(g, "records_held", cs.store.records);
+	status__add_u64(g, "records_evicted", cs.store.evicted);
+	status__add_u64(g, "nvtx_open_refused", cs.store.open_refused);
+	return g;
+}
+
+struct json_object *status__json(struct service *s)
+{
+	struct json_object *j = json_object_new_object(), *a;
+	struct xsprof_cpu_stats c;
+	uint64_t bad;
+
+	json_object_object_add(j, "version", json_object_new_string(XSPROF_VERSION));
+	status__add_u64(j, "pid", (uint64_t)getpid());
+	status__add_u64(j, "uptime_s", (clock__mono_ns() - s->started_ns) / 1000000000ull);
+	status__add_u64(j, "freq_hz", s->opts->freq_hz);
+	status__add_u64(j, "window_s", s->opts->window_s);
+	status__add_u64(
+		j, "cpus",
+		s->machine.recording ? (uint64_t)recording__nr_attached(s->machine.recording) : 0);
+	a = json_object_new_array();
+	for (int i = 0; i < s->nr_attached; i++)
+		json_object_array_add(a, json_object_new_int(s->attached[i]->pid));
+	json_object_object_add(j, "attachments", attachments__json(s));
+	json_object_object_add(j, "attached", a);
+	json_object_object_add(j, "recordings", recordings_json(s));
+	status__always_counters(s, &c, &bad);
+	json_object_object_add(j, "counters", counters_json(&c, bad));
+	json_object_object_add(j, "cost", cost_json(s, &c));
+	status__add_unwind(s, j);
+	status_processes(s, j);
+	if (s->machine.recording)
+		python_report__json(s->machine.recording, j);
+	json_object_object_add(j, "store", store_json(s));
+	json_object_object_add(j, "memory", memory_json(s));
 	json_object_object_add(j, "correlation", status__correlation_json(s));
 	json_object_object_add(j, "api", status__api_json(s));
 	json_object_object_add(j, "limits", status__limits_json(s));
-	if (s->machine.recording && recording__cuda(s->machine.recording)) {
-		struct cuda_probes_stats ps;
-		struct json_object *g = json_object_new_object();
-
-		cuda_probes__stats(recording__cuda(s->machine.recording), &ps);
-		status__add_u64(g, "probed_files", ps.targets);
-		status__add_u64(g, "uprobes", ps.links);
-		status__add_u64(g, "calls", ps.bpf.calls);
-		status__add_u64(g, "attach_failed", ps.attach_failed);
-		status__add_u64(g, "bad_records", ps.bad_records);
-		status__add_u64(g, "store_failures", ps.store_failures);
-		status__add_u64(g, "stacks_walked", ps.reuse.walked);
-		status__add_u64(g, "stacks_reused", ps.reuse.reused);
-		status__add_u64(g, "reuse_misses",
-				ps.reuse.miss_key + ps.reuse.miss_slots + ps.reuse.miss_age);
-		status__add_u64(g, "reuse_drops", ps.reuse.reuse_drops);
-		status__add_u64(g, "lost_ring_buffer_full", ps.bpf.drop_ringbuf + ps.bpf.usdt_drop);
-		status__add_u64(g, "lost_scratch_busy", ps.bpf.scratch_busy);
-		status__add_u64(g, "links_capped", ps.links_capped);
-		/* xsprof scopes (xsprof/scope.h): paired into ranges, and what their caps refused. */
-		status__add_u64(g, "scope_ranges", ps.scopes.ranges);
-		status__add_u64(g, "scope_ended_at_exit", ps.scopes.ended_at_exit);
-		status__add_u64(g, "scope_unpaired_ends", ps.scopes.unpaired_ends);
-		status__add_u64(g, "scope_capped",
-				ps.scopes.too_deep + ps.scopes.threads_capped +
-					ps.scopes.names_capped);
-		status__add_u64(g, "scope_names_unread", ps.scopes.names_unread);
-		status__add_u64(g, "scope_lost", ps.bpf.scope_drop);
-		/* Emptied with each window slice: it never fills. */
-		status__add_u64(g, "launches_in_slice",
-				launch_store__nr_events(
-					cuda_probes__store(recording__cuda(s->machine.recording))));
-		json_object_object_add(j, "cuda_probes", g);
-	}
-	if (s->cupti) {
-		struct cupti_server_stats cs;
-		struct json_object *g = json_object_new_object();
-
-		cupti_server__stats(s->cupti, &cs);
-		status__add_u64(g, "connections", cs.conns);
-		status__add_u64(g, "accepted", cs.accepted);
-		status__add_u64(g, "malformed_connections", cs.malformed);
-		status__add_u64(g, "kernels", cs.records[XSPROF_WIRE_KERNEL]);
-		status__add_u64(g, "memcpys", cs.records[XSPROF_WIRE_MEMCPY]);
-		status__add_u64(g, "memsets", cs.records[XSPROF_WIRE_MEMSET]);
-		status__add_u64(g, "api_calls", cs.records[XSPROF_WIRE_API]);
-		status__add_u64(g, "sender_dropped",
-				status__sat_add(status__sat_add(cs.sender_dropped_full,
-								cs.sender_dropped_cupti),
-						cs.sender_dropped_other));
-		status__add_u64(g, "refused_connections", cs.rejected);
-		status__add_u64(g, "idle_connections_closed", cs.idle_closed);
-		status__add_u64(g, "records_held", cs.store.records);
-		status__add_u64(g, "records_evicted", cs.store.evicted);
-		status__add_u64(g, "nvtx_open_refused", cs.store.open_refused);
-		json_object_object_add(j, "gpu", g);
-	}
+	if (s->machine.recording && recording__cuda(s->machine.recording))
+		json_object_object_add(j, "cuda_probes", cuda_probes_json(s));
+	if (s->cupti)
+		json_object_object_add(j, "gpu", gpu_json(s));
 	return j;
 }
 
