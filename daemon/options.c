@@ -20,7 +20,7 @@
 #define DEFAULT_STORE_MB     64
 #define DEFAULT_MAX_RECORD_S 3600
 
-static const char usage_text[] =
+static const char usage_head[] =
 	"Usage: xsprofd [OPTIONS]                 run as the always-on profiling service\n"
 	"       xsprofd --foreground --output FILE [--duration SECS] [OPTIONS]   profile once\n"
 	"\n"
@@ -31,16 +31,50 @@ static const char usage_text[] =
 	"One-shot mode:\n"
 	"  -f, --foreground          profile once and exit\n"
 	"  -d, --duration SECS       how long to sample (decimals allowed); default: until Ctrl-C\n"
-	"  -o, --output FILE         write the profile here; repeat for several files. The format\n"
-	"                            follows the extension: .folded (or .txt) folded stacks, .svg an\n"
-	"                            interactive flamegraph, .json a Chrome trace (Perfetto), .pb.gz\n"
-	"                            pprof, .timeline.json the GPU timeline (JSON: each kernel with\n"
-	"                            its launching stack), .gpu.json the GPU report (--report gpu,\n"
-	"                            as JSON), .gpu.txt the same as text; '-' writes folded stacks\n"
-	"                            to stdout\n"
-	"      --format FMT          force the format of every output: folded | svg | json | pprof |\n"
-	"                            timeline | gpu-report | gpu-text\n"
-	"\n"
+	"  -o, --output FILE         write the profile here; repeat for several files; '-' writes\n"
+	"                            folded stacks to stdout. The format follows the extension\n"
+	"                            (the formats below)\n"
+	"      --format FMT          force the format of every output (by name, below)\n"
+	"      --list-formats        print the formats (name, file extensions, where each may be\n"
+	"                            asked for: oneshot, recording, window, scrape, fleet) and exit\n";
+
+/* The formats, from output.c's table: "  folded    .folded .txt   folded stacks ...". */
+static void print_formats(FILE *f)
+{
+	const struct output_format_info *fi;
+	size_t n;
+
+	fi = output__formats(&n);
+	fputs("Formats (--format NAME, or -o FILE by its extension):\n", f);
+	for (size_t i = 0; i < n; i++) {
+		char ext[40];
+
+		snprintf(ext, sizeof(ext), "%s%s%s", fi[i].ext[0], fi[i].ext[1] ? " " : "",
+			 fi[i].ext[1] ? fi[i].ext[1] : "");
+		fprintf(f, "  %-12s %-16s %s\n", fi[i].name, ext, fi[i].summary);
+	}
+	fputs("\n", f);
+}
+
+/* --list-formats: one line a format, tab-separated: name, extensions, where allowed. */
+static void list_formats(FILE *f)
+{
+	static const char *const where[] = {"oneshot", "recording", "window", "scrape", "fleet"};
+	const struct output_format_info *fi;
+	size_t n;
+
+	fi = output__formats(&n);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s\t%s%s%s\t", fi[i].name, fi[i].ext[0], fi[i].ext[1] ? "," : "",
+			fi[i].ext[1] ? fi[i].ext[1] : "");
+		for (size_t k = 0, any = 0; k < sizeof(where) / sizeof(where[0]); k++)
+			if (fi[i].where & (1u << k))
+				fprintf(f, "%s%s", any++ ? "," : "", where[k]);
+		fprintf(f, "\t%s\n", fi[i].summary);
+	}
+}
+
+static const char usage_tail[] =
 	"Sampling (also config keys, e.g. 'freq = 49'):\n"
 	"  -F, --freq HZ             samples per second per CPU, at most 10000 (default 99 in\n"
 	"                            one-shot mode, 19 as a service: cheap enough to leave on)\n"
@@ -172,6 +206,7 @@ static const char usage_text[] =
 
 enum {
 	OPT_FORMAT = 0x100,
+	OPT_LIST_FORMATS,
 	OPT_INCLUDE_IDLE,
 	OPT_NO_CHILDREN,
 	OPT_NO_DEMANGLE,
@@ -224,6 +259,7 @@ static const struct option long_opts[] = {
 	{"pid", required_argument, NULL, 'p'},
 	{"output", required_argument, NULL, 'o'},
 	{"format", required_argument, NULL, OPT_FORMAT},
+	{"list-formats", no_argument, NULL, OPT_LIST_FORMATS},
 	{"config", required_argument, NULL, 'c'},
 	{"include-idle", no_argument, NULL, OPT_INCLUDE_IDLE},
 	{"no-children", no_argument, NULL, OPT_NO_CHILDREN},
@@ -564,10 +600,14 @@ static int oneshot_option(struct xsprofd_opts *o, int c, char *arg, const char *
 		o->config_path = arg; /* read before this pass */
 		return 0;
 	case OPT_FORMAT:
-		if (output__format_from_name(arg, &fmt))
-			return bad("--format", arg,
-				   "expected folded, svg, json, pprof, timeline, gpu-report or "
-				   "gpu-text");
+		if (output__format_from_name(arg, &fmt) ||
+		    !output__format_allowed(fmt, OUTPUT_IN_ONESHOT)) {
+			char list[256], msg[300];
+
+			snprintf(msg, sizeof(msg), "expected %s",
+				 output__format_list(OUTPUT_IN_ONESHOT, false, list, sizeof(list)));
+			return bad("--format", arg, msg);
+		}
 		*force_format = arg;
 		return 0;
 	}
@@ -708,7 +748,13 @@ static int meta_option(struct xsprofd_opts *o, int c, char **argv)
 		o->verbose++;
 		return 0;
 	case 'h':
-		fputs(usage_text, stdout);
+		fputs(usage_head, stdout);
+		fputs("\n", stdout);
+		print_formats(stdout);
+		fputs(usage_tail, stdout);
+		return 1;
+	case OPT_LIST_FORMATS:
+		list_formats(stdout);
 		return 1;
 	case 'V':
 		printf("xsprofd %s\n", XSPROF_VERSION);
@@ -753,8 +799,9 @@ static int apply(struct xsprofd_opts *o, int argc, char **argv, const char **for
 		if (origin && c > 0 && c < 256 && strchr("fdochV", c))
 			return bad(argv[optind - (optarg ? 2 : 1)], optarg ? optarg : "",
 				   "only a command-line flag, not a config key");
-		if (origin && c == OPT_FORMAT)
-			return bad("--format", optarg,
+		if (origin && (c == OPT_FORMAT || c == OPT_LIST_FORMATS))
+			return bad(c == OPT_FORMAT ? "--format" : "--list-formats",
+				   optarg ? optarg : "",
 				   "only a command-line flag, not a config key");
 		/* "--report gpu" as well as "--report=gpu": its value is optional. */
 		if (c == OPT_REPORT && !optarg && optind < argc &&
@@ -1006,12 +1053,15 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 			err = output__format_from_name("folded", &fmt);
 		else
 			err = output__format_from_path(out->path, &fmt);
-		if (err)
-			return bad(
-				"--output", out->path,
-				"cannot tell the format from the extension; name it .folded, "
-				".txt, .svg, .json, .pb.gz, .timeline.json, .gpu.json or .gpu.txt, "
-				"or pass --format");
+		if (err) {
+			char list[256], msg[400];
+
+			snprintf(msg, sizeof(msg),
+				 "cannot tell the format from the extension; name it %s, or pass "
+				 "--format",
+				 output__format_list(OUTPUT_IN_ONESHOT, true, list, sizeof(list)));
+			return bad("--output", out->path, msg);
+		}
 		if (!strcmp(out->path, "-") && fmt != OUTPUT_FOLDED)
 			return bad("--output", out->path, "only folded stacks go to stdout");
 		out->format = fmt;

@@ -19,38 +19,186 @@
 #include "output/pprof.h"
 #include "output/profile.h"
 
-static const struct {
-	const char *name;
-	enum output_format fmt;
-} formats[] = {
-	{"folded", OUTPUT_FOLDED},	   {"svg", OUTPUT_SVG},
-	{"json", OUTPUT_CHROME_JSON},	   {"chrome", OUTPUT_CHROME_JSON},
-	{"pprof", OUTPUT_PPROF},	   {"timeline", OUTPUT_TIMELINE},
-	{"gpu-report", OUTPUT_GPU_REPORT}, {"gpu-text", OUTPUT_GPU_TEXT},
-};
+/* The profile's call tree (pd->mode, pd->unit) in a tree format. */
+static int write_tree_of(const struct profile_data *pd, FILE *f, const struct output_meta *meta,
+			 int (*write)(const struct calltree *t, FILE *f,
+				      const struct output_meta *meta),
+			 bool unit_line)
+{
+	struct output_meta m = {0};
+	struct calltree *t = NULL;
+	int err = profile__build_tree(pd, &t);
 
-static const struct {
-	const char *ext;
-	enum output_format fmt;
-} extensions[] = {
-	{".folded", OUTPUT_FOLDED},
-	/* Before ".txt". */
-	{".gpu.txt", OUTPUT_GPU_TEXT},
-	{".txt", OUTPUT_FOLDED},
-	{".svg", OUTPUT_SVG},
-	/* Before ".json": the first suffix that matches wins. */
-	{".timeline.json", OUTPUT_TIMELINE},
-	{".gpu.json", OUTPUT_GPU_REPORT},
-	{".json", OUTPUT_CHROME_JSON},
-	{".pb.gz", OUTPUT_PPROF},
+	if (err)
+		return err;
+	if (meta)
+		m = *meta;
+	m.unit = profile__unit_name(pd->unit);
+	/* Units must not be mixed up once GPU time is in: say which, on a comment line. */
+	errno = 0;
+	if (unit_line && (pd->mode != GPU_MODE_CPU || pd->unit != WEIGHT_SAMPLES) &&
+	    fprintf(f, "# xsprof folded stacks: mode %s, weights in %s%s\n",
+		    profile__mode_name(pd->mode), m.unit,
+		    pd->unit == WEIGHT_SAMPLES ? " (GPU time as samples at the CPU sampling rate)"
+					       : "") < 0)
+		err = errno ? -errno : -EIO;
+	if (!err)
+		err = write(t, f, &m);
+	calltree__free(t);
+	return err;
+}
+
+static int folded_tree(const struct calltree *t, FILE *f, const struct output_meta *meta)
+{
+	(void)meta;
+	return folded__write(t, f);
+}
+
+static int folded_profile(const struct profile_data *pd, FILE *f, const struct output_meta *meta)
+{
+	return write_tree_of(pd, f, meta, folded_tree, true);
+}
+
+static int svg_profile(const struct profile_data *pd, FILE *f, const struct output_meta *meta)
+{
+	return write_tree_of(pd, f, meta, flamegraph__write_svg, false);
+}
+
+static int timeline_profile(const struct profile_data *pd, FILE *f, const struct output_meta *meta)
+{
+	(void)meta;
+	return gpu_timeline__write(pd, f);
+}
+
+static int report_profile(const struct profile_data *pd, FILE *f, enum output_format fmt)
+{
+	const struct output_format_info *fi = output__format_info(fmt);
+	struct gpu_report *r;
+	int err = gpu_report__build(pd, &r);
+
+	if (err)
+		return err;
+	err = fi->write_report(r, f);
+	gpu_report__free(r);
+	return err;
+}
+
+static int gpu_json_profile(const struct profile_data *pd, FILE *f, const struct output_meta *meta)
+{
+	(void)meta;
+	return report_profile(pd, f, OUTPUT_GPU_REPORT);
+}
+
+static int gpu_text_profile(const struct profile_data *pd, FILE *f, const struct output_meta *meta)
+{
+	(void)meta;
+	return report_profile(pd, f, OUTPUT_GPU_TEXT);
+}
+
+#define EVERYWHERE                                                                       \
+	(OUTPUT_IN_ONESHOT | OUTPUT_IN_RECORDING | OUTPUT_IN_WINDOW | OUTPUT_IN_SCRAPE | \
+	 OUTPUT_IN_FLEET)
+
+/* The formats: a new one is a row here, its writer and its test. */
+static const struct output_format_info formats[] = {
+	{
+		.fmt = OUTPUT_FOLDED,
+		.name = "folded",
+		.ext = {".folded", ".txt"},
+		.content_type = "text/plain; charset=utf-8",
+		.where = EVERYWHERE,
+		.summary = "folded stacks (flamegraph.pl, inferno, speedscope)",
+		.write_tree = folded_tree,
+		.write_profile = folded_profile,
+	},
+	{
+		.fmt = OUTPUT_SVG,
+		.name = "svg",
+		.ext = {".svg"},
+		.content_type = "image/svg+xml",
+		.where = EVERYWHERE,
+		.summary = "an interactive flamegraph",
+		.write_tree = flamegraph__write_svg,
+		.write_profile = svg_profile,
+	},
+	{
+		.fmt = OUTPUT_CHROME_JSON,
+		.name = "json",
+		.alias = "chrome",
+		.ext = {".json"},
+		.content_type = "application/json",
+		.needs = OUTPUT_NEEDS_SAMPLES,
+		.where = OUTPUT_IN_ONESHOT | OUTPUT_IN_RECORDING,
+		.summary = "a Chrome trace (Perfetto): samples, launches, GPU work, flows",
+		.write_profile = chrome_trace__write_profile,
+	},
+	{
+		.fmt = OUTPUT_PPROF,
+		.name = "pprof",
+		.ext = {".pb.gz"},
+		.content_type = "application/octet-stream",
+		.needs = OUTPUT_NEEDS_PROFILE,
+		.where = EVERYWHERE,
+		.summary = "pprof (profile.proto, gzipped)",
+		.write_profile = pprof__write,
+	},
+	{
+		.fmt = OUTPUT_TIMELINE,
+		.name = "timeline",
+		.ext = {".timeline.json"},
+		.content_type = "application/json",
+		.needs = OUTPUT_NEEDS_SAMPLES,
+		.where = OUTPUT_IN_ONESHOT | OUTPUT_IN_RECORDING | OUTPUT_IN_SCRAPE,
+		.summary = "the GPU timeline (JSON: each kernel with its launching stack)",
+		.write_profile = timeline_profile,
+	},
+	{
+		.fmt = OUTPUT_GPU_REPORT,
+		.name = "gpu-report",
+		.ext = {".gpu.json"},
+		.content_type = "application/json",
+		.needs = OUTPUT_NEEDS_SAMPLES | OUTPUT_NEEDS_GPU_REPORT,
+		/* xsprofctl fleet --report gpu -o FILE.gpu.json merges the hosts' reports. */
+		.where = OUTPUT_IN_ONESHOT | OUTPUT_IN_RECORDING | OUTPUT_IN_WINDOW |
+			 OUTPUT_IN_SCRAPE,
+		.summary = "the GPU report: why the GPU waits (JSON, output/GPU_REPORT.md)",
+		.write_profile = gpu_json_profile,
+		.write_report = gpu_report__write_json,
+	},
+	{
+		.fmt = OUTPUT_GPU_TEXT,
+		.name = "gpu-text",
+		.ext = {".gpu.txt"},
+		.content_type = "text/plain; charset=utf-8",
+		.needs = OUTPUT_NEEDS_SAMPLES | OUTPUT_NEEDS_GPU_REPORT,
+		.where = OUTPUT_IN_ONESHOT | OUTPUT_IN_RECORDING | OUTPUT_IN_WINDOW |
+			 OUTPUT_IN_SCRAPE,
+		.summary = "the GPU report as text for a person (80 columns)",
+		.write_profile = gpu_text_profile,
+		.write_report = gpu_report__write_text,
+	},
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+const struct output_format_info *output__formats(size_t *ret_n)
+{
+	*ret_n = ARRAY_SIZE(formats);
+	return formats;
+}
+
+const struct output_format_info *output__format_info(enum output_format fmt)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++)
+		if (formats[i].fmt == fmt)
+			return &formats[i];
+	return NULL;
+}
+
 int output__format_from_path(const char *path, enum output_format *ret_fmt)
 {
 	const char *base, *dot;
-	size_t i;
+	size_t best = 0, blen;
 
 	if (!path || !ret_fmt)
 		return -EINVAL;
@@ -60,26 +208,29 @@ int output__format_from_path(const char *path, enum output_format *ret_fmt)
 	/* "dir/.svg" is a hidden file without an extension, not an SVG. */
 	if (!dot || dot == base)
 		return -EINVAL;
-	for (i = 0; i < ARRAY_SIZE(extensions); i++) {
-		size_t blen = strlen(base), elen = strlen(extensions[i].ext);
+	blen = strlen(base);
+	/* The longest suffix that matches wins (".gpu.json" over ".json"), not the last dot:
+	 * ".pb.gz" has two; the name must have more than it. */
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++)
+		for (size_t k = 0; k < ARRAY_SIZE(formats[i].ext) && formats[i].ext[k]; k++) {
+			size_t elen = strlen(formats[i].ext[k]);
 
-		/* Suffix, not last dot: ".pb.gz" has two; the name must have more than it. */
-		if (blen > elen && !strcasecmp(base + blen - elen, extensions[i].ext)) {
-			*ret_fmt = extensions[i].fmt;
-			return 0;
+			if (blen > elen && elen > best &&
+			    !strcasecmp(base + blen - elen, formats[i].ext[k])) {
+				best = elen;
+				*ret_fmt = formats[i].fmt;
+			}
 		}
-	}
-	return -EINVAL;
+	return best ? 0 : -EINVAL;
 }
 
 int output__format_from_name(const char *name, enum output_format *ret_fmt)
 {
-	size_t i;
-
 	if (!name || !ret_fmt)
 		return -EINVAL;
-	for (i = 0; i < ARRAY_SIZE(formats); i++) {
-		if (!strcmp(name, formats[i].name)) {
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
+		if (!strcmp(name, formats[i].name) ||
+		    (formats[i].alias && !strcmp(name, formats[i].alias))) {
 			*ret_fmt = formats[i].fmt;
 			return 0;
 		}
@@ -90,99 +241,67 @@ int output__format_from_name(const char *name, enum output_format *ret_fmt)
 /* NULL for a value that is not an enum output_format. */
 const char *output__format_name(enum output_format fmt)
 {
-	size_t i;
+	const struct output_format_info *fi = output__format_info(fmt);
 
-	for (i = 0; i < ARRAY_SIZE(formats); i++) {
-		if (formats[i].fmt == fmt)
-			return formats[i].name;
-	}
-	return NULL;
+	return fi ? fi->name : NULL;
 }
 
 bool output__format_needs_timeline(enum output_format fmt)
 {
-	return fmt == OUTPUT_CHROME_JSON || fmt == OUTPUT_PPROF || fmt == OUTPUT_TIMELINE ||
-	       fmt == OUTPUT_GPU_REPORT || fmt == OUTPUT_GPU_TEXT;
+	const struct output_format_info *fi = output__format_info(fmt);
+
+	return fi && fi->needs;
+}
+
+bool output__format_allowed(enum output_format fmt, unsigned int where)
+{
+	const struct output_format_info *fi = output__format_info(fmt);
+
+	return fi && (fi->where & where) == where;
+}
+
+const char *output__format_list(unsigned int where, bool extensions, char *buf, size_t size)
+{
+	const char *item[2 * ARRAY_SIZE(formats)];
+	size_t n = 0, len = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
+		if ((formats[i].where & where) != where)
+			continue;
+		if (!extensions)
+			item[n++] = formats[i].name;
+		for (size_t k = 0; extensions && k < ARRAY_SIZE(formats[i].ext); k++)
+			if (formats[i].ext[k])
+				item[n++] = formats[i].ext[k];
+	}
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && len < size; i++)
+		len += snprintf(buf + len, size - len, "%s%s",
+				!i	    ? ""
+				: i + 1 < n ? ", "
+					    : " or ",
+				item[i]);
+	return buf;
 }
 
 int output__write(const struct calltree *t, enum output_format fmt, FILE *f,
 		  const struct output_meta *meta)
 {
-	switch (fmt) {
-	case OUTPUT_FOLDED:
-		return folded__write(t, f);
-	case OUTPUT_SVG:
-		return flamegraph__write_svg(t, f, meta);
-	case OUTPUT_CHROME_JSON:
-	case OUTPUT_PPROF:
-	case OUTPUT_TIMELINE:
-	case OUTPUT_GPU_REPORT:
-	case OUTPUT_GPU_TEXT:
-		return -ENOTSUP;
-	}
-	return -EINVAL;
-}
+	const struct output_format_info *fi = output__format_info(fmt);
 
-static int write_gpu_report(const struct profile_data *pd, bool text, FILE *f)
-{
-	struct gpu_report *r;
-	int err = gpu_report__build(pd, &r);
-
-	if (err)
-		return err;
-	err = text ? gpu_report__write_text(r, f) : gpu_report__write_json(r, f);
-	gpu_report__free(r);
-	return err;
+	if (!fi)
+		return -EINVAL;
+	return fi->write_tree ? fi->write_tree(t, f, meta) : -ENOTSUP;
 }
 
 int output__write_profile(const struct profile_data *pd, enum output_format fmt, FILE *f,
 			  const struct output_meta *meta)
 {
-	struct output_meta m = {0};
-	struct calltree *t = NULL;
-	int err;
+	const struct output_format_info *fi = output__format_info(fmt);
 
-	if (!pd || !f)
+	if (!pd || !f || !fi)
 		return -EINVAL;
-	switch (fmt) {
-	case OUTPUT_CHROME_JSON:
-		return chrome_trace__write_profile(pd, f, meta);
-	case OUTPUT_PPROF:
-		return pprof__write(pd, f, meta);
-	case OUTPUT_TIMELINE:
-		return gpu_timeline__write(pd, f);
-	case OUTPUT_GPU_REPORT:
-	case OUTPUT_GPU_TEXT:
-		return write_gpu_report(pd, fmt == OUTPUT_GPU_TEXT, f);
-	case OUTPUT_FOLDED:
-	case OUTPUT_SVG:
-		break;
-	default:
-		return -EINVAL;
-	}
-	err = profile__build_tree(pd, &t);
-	if (err)
-		return err;
-	if (meta)
-		m = *meta;
-	m.unit = profile__unit_name(pd->unit);
-	if (fmt == OUTPUT_SVG) {
-		err = flamegraph__write_svg(t, f, &m);
-	} else {
-		/* Units must not be mixed up once GPU time is in: say which, on a comment line. */
-		errno = 0;
-		if ((pd->mode != GPU_MODE_CPU || pd->unit != WEIGHT_SAMPLES) &&
-		    fprintf(f, "# xsprof folded stacks: mode %s, weights in %s%s\n",
-			    profile__mode_name(pd->mode), m.unit,
-			    pd->unit == WEIGHT_SAMPLES
-				    ? " (GPU time as samples at the CPU sampling rate)"
-				    : "") < 0)
-			err = errno ? -errno : -EIO;
-		if (!err)
-			err = folded__write(t, f);
-	}
-	calltree__free(t);
-	return err;
+	return fi->write_profile(pd, f, meta);
 }
 
 struct write_args {

@@ -27,18 +27,61 @@ struct output_meta {
 	const char *unit;     /* "samples" (default when NULL) */
 };
 
-/*
- * By extension: ".folded"/".txt" -> folded, ".svg" -> svg, ".timeline.json" -> timeline,
- * ".gpu.json" -> GPU report, ".gpu.txt" -> GPU report as text, ".json" -> Chrome trace,
- * ".pb.gz" -> pprof. -EINVAL when unknown.
- */
+/* Where a format may be asked for. */
+enum output_where {
+	OUTPUT_IN_ONESHOT = 1u << 0,   /* xsprofd -f -o FILE / --format */
+	OUTPUT_IN_RECORDING = 1u << 1, /* POST /v1/recordings, xsprofctl record */
+	OUTPUT_IN_WINDOW = 1u << 2,    /* GET /v1/profile: the windows' trees and GPU reports */
+	OUTPUT_IN_SCRAPE = 1u << 3,    /* GET /debug/pprof/profile?format= */
+	OUTPUT_IN_FLEET = 1u << 4,     /* xsprofctl fleet -o FILE */
+};
+
+/* What a format needs besides a call tree. */
+enum output_needs {
+	OUTPUT_NEEDS_PROFILE = 1u << 0,	   /* a profile_data: launches, GPU records, names */
+	OUTPUT_NEEDS_SAMPLES = 1u << 1,	   /* the samples one by one (a timeline) */
+	OUTPUT_NEEDS_GPU_REPORT = 1u << 2, /* a GPU report (a window keeps one per slice) */
+};
+
+struct calltree;
+struct gpu_report;
+
+/* One output format: a row of output.c's table, which options, refusals, help and the
+ * service's answers read. */
+struct output_format_info {
+	enum output_format fmt;
+	const char *name;	  /* --format, the API's format= */
+	const char *alias;	  /* another name for it (NULL) */
+	const char *ext[2];	  /* file name suffixes, the first the usual one */
+	const char *content_type; /* an HTTP answer's */
+	unsigned int needs;	  /* enum output_needs; 0: a call tree is enough */
+	unsigned int where;	  /* enum output_where */
+	const char *summary;	  /* what it is, for --help and --list-formats */
+	/* Writers: of a call tree (NULL when the format needs more), of a whole profile, of a
+	 * GPU report already made (a window's; NULL unless OUTPUT_NEEDS_GPU_REPORT). */
+	int (*write_tree)(const struct calltree *t, FILE *f, const struct output_meta *meta);
+	int (*write_profile)(const struct profile_data *pd, FILE *f,
+			     const struct output_meta *meta);
+	int (*write_report)(const struct gpu_report *r, FILE *f);
+};
+
+/* Every format, in the order --help lists them. */
+const struct output_format_info *output__formats(size_t *ret_n);
+/* fmt's row; NULL for a value that is not a format. */
+const struct output_format_info *output__format_info(enum output_format fmt);
+/* By the longest suffix of the file name that a format has (".gpu.json" before ".json",
+ * ".pb.gz"). -EINVAL when none. */
 int output__format_from_path(const char *path, enum output_format *ret_fmt);
-/* By name: "folded", "svg", "json" or "chrome", "pprof", "timeline", "gpu-report",
- * "gpu-text". -EINVAL when unknown. */
+/* By name or alias. -EINVAL when unknown. */
 int output__format_from_name(const char *name, enum output_format *ret_fmt);
 const char *output__format_name(enum output_format fmt);
 /* True for the formats that need more than a call tree (output__write_profile()). */
 bool output__format_needs_timeline(enum output_format fmt);
+/* Whether fmt may be asked for where (one enum output_where). */
+bool output__format_allowed(enum output_format fmt, unsigned int where);
+/* "folded, svg, pprof or gpu-report": the names (or usual file suffixes) of the formats
+ * allowed where, into buf; returns buf. */
+const char *output__format_list(unsigned int where, bool extensions, char *buf, size_t size);
 
 /*
  * Stream the tree to f in fmt (e.g. an HTTP response). f is neither flushed nor closed.

@@ -32,6 +32,26 @@ check() { # PROGRAM MANPAGE COMPLETION
 check daemon/xsprofd "$src/packaging/man/xsprofd.8" "$src/packaging/completion/xsprofd"
 check daemon/ctl/xsprofctl "$src/packaging/man/xsprofctl.1" "$src/packaging/completion/xsprofctl"
 check output/xsprof-diff "$src/packaging/man/xsprof-diff.1" "$src/packaging/completion/xsprof-diff"
+# Every output format of the table (output/output.c, xsprofd --list-formats) is in the man
+# page with its file extensions, in the API's and the CLI's docs.
+formats=$("$build/daemon/xsprofd" --list-formats)
+[ "$(printf '%s\n' "$formats" | wc -l)" -ge 5 ] || { echo "FAIL --list-formats: $formats"; failures=$((failures + 1)); }
+printf '%s\n' "$formats" | while IFS="$(printf '\t')" read -r name exts where summary; do
+	m=$(printf '%s' "$name" | sed 's/-/\\\\-/g')
+	grep -q -- "$m" "$src/packaging/man/xsprofd.8" || echo "FAIL format $name is not in xsprofd.8"
+	for e in $(printf '%s' "$exts" | tr ',' ' '); do
+		grep -qF -- "$e" "$src/packaging/man/xsprofd.8" || echo "FAIL format $name: $e is not in xsprofd.8"
+	done
+	case $where in *recording* | *window* | *scrape*)
+		grep -q -- "$name" "$src/daemon/API.md" || echo "FAIL format $name ($where) is not in daemon/API.md" ;;
+	esac
+	[ -n "$summary" ] || echo "FAIL format $name has no summary"
+done >"$build/docs_formats.out"
+if [ -s "$build/docs_formats.out" ]; then
+	cat "$build/docs_formats.out"
+	failures=$((failures + $(wc -l <"$build/docs_formats.out")))
+fi
+echo "checked $(printf '%s\n' "$formats" | wc -l) formats"
 # Every program answers --version with the project's version.
 for prog in daemon/xsprofd daemon/ctl/xsprofctl output/xsprof-diff; do
 	v=$("$build/$prog" --version 2>&1) || { echo "FAIL $prog --version failed: $v"; failures=$((failures + 1)); continue; }

@@ -878,10 +878,16 @@ static int fleet_parse(struct fleet *f, int argc, char **argv)
 		return st;
 	if (!f->out && !f->gpu_report)
 		return fleet_usage_error("--output FILE is needed", NULL);
-	if (!f->gpu_report && output__format_from_path(f->out, &fmt) &&
-	    !(strlen(f->out) > 5 && !strcmp(f->out + strlen(f->out) - 5, ".json")))
-		return fleet_usage_error("--output: use .folded, .txt, .svg, .json or .pb.gz",
-					 f->out);
+	if (!f->gpu_report &&
+	    (output__format_from_path(f->out, &fmt) ||
+	     !output__format_allowed(fmt, OUTPUT_IN_FLEET)) &&
+	    !(strlen(f->out) > 5 && !strcmp(f->out + strlen(f->out) - 5, ".json"))) {
+		char list[160], msg[200];
+
+		snprintf(msg, sizeof(msg), "--output: use %s (or .json: every host's stacks)",
+			 output__format_list(OUTPUT_IN_FLEET, true, list, sizeof(list)));
+		return fleet_usage_error(msg, f->out);
+	}
 	if (!f->cert != !f->key)
 		return fleet_usage_error("--cert and --key go together", NULL);
 	if (f->since > 0 && f->pid)

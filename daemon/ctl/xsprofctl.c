@@ -696,19 +696,33 @@ static int check_writable(const char *out)
 	return 0;
 }
 
-static int check_output(const char *out, enum output_format *ret)
+/* -o FILE of a command whose answer comes from where (enum output_where): the window's
+ * (flamegraph) or a recording's (record). */
+static int check_output(const char *out, unsigned int where, enum output_format *ret)
 {
-	if (!out)
-		return usage_error("%s", "an output file is needed: -o FILE (.folded, .txt, .svg, "
-					 ".json or .pb.gz)");
+	char list[200], msg[400];
+
+	output__format_list(where, true, list, sizeof(list));
+	if (!out) {
+		snprintf(msg, sizeof(msg),
+			 "an output file is needed: -o FILE (%s; '-': folded stacks)", list);
+		return usage_error("%s", msg);
+	}
 	if (!strcmp(out, "-")) {
 		*ret = OUTPUT_FOLDED;
 		return 0;
 	}
-	if (output__format_from_path(out, ret))
-		return usage_error("cannot tell the format of '%s' from its extension; name it "
-				   ".folded, .txt, .svg, .json or .pb.gz",
-				   out);
+	if (output__format_from_path(out, ret)) {
+		snprintf(msg, sizeof(msg),
+			 "cannot tell the format of '%s' from its extension; name it %s", out,
+			 list);
+		return usage_error("%s", msg);
+	}
+	if (!output__format_allowed(*ret, where)) {
+		snprintf(msg, sizeof(msg), "'%s': %s is not answered here; name it %s", out,
+			 output__format_name(*ret), list);
+		return usage_error("%s", msg);
+	}
 	return check_writable(out);
 }
 
@@ -829,7 +843,7 @@ static int cmd_flamegraph(int argc, char **argv)
 	if (!st && optind < argc)
 		st = usage_error("unexpected argument '%s'", argv[optind]);
 	if (!st)
-		st = check_output(out, &fmt);
+		st = check_output(out, OUTPUT_IN_WINDOW, &fmt);
 	if (st)
 		goto out;
 	snprintf(path, sizeof(path), "/v1/profile?since_s=%lu&format=%s", since,
@@ -1300,7 +1314,7 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 			return usage_error("%s", "--pid and -- CMD do not mix");
 	}
 	if (!st)
-		st = check_output(a->out, &a->fmt);
+		st = check_output(a->out, OUTPUT_IN_RECORDING, &a->fmt);
 	/* Wall time's on-CPU part is sampled: 999 Hz keeps each share within a point. */
 	if (!freq)
 		freq = wall ? 999 : 99;

@@ -780,10 +780,7 @@ static void waits_report(struct recording *recording, const struct gpu_waits_sta
 static bool wants_timeline(const struct xsprofd_opts *o)
 {
 	for (int i = 0; i < o->nr_outputs; i++)
-		if (o->outputs[i].format == OUTPUT_CHROME_JSON ||
-		    o->outputs[i].format == OUTPUT_TIMELINE ||
-		    o->outputs[i].format == OUTPUT_GPU_REPORT ||
-		    o->outputs[i].format == OUTPUT_GPU_TEXT)
+		if (output__format_info(o->outputs[i].format)->needs & OUTPUT_NEEDS_SAMPLES)
 			return true;
 	/* The GPU report blames idle time on what the launching threads were sampled doing. */
 	if (o->report_gpu)

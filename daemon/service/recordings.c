@@ -466,9 +466,15 @@ static int parse_record_body(struct service *s, struct json_object *body, struct
 		snprintf(msg, size, "freq_hz must be 1..10000");
 		return -EINVAL;
 	}
-	if (output__format_from_name(fmt, &r->format)) {
+	if (output__format_from_name(fmt, &r->format) ||
+	    !output__format_allowed(r->format, OUTPUT_IN_RECORDING)) {
+		static char hint[160];
+
 		snprintf(msg, size, "unknown format");
-		*ret_hint = "use folded, svg, json, pprof, timeline, gpu-report or gpu-text";
+		snprintf(hint, sizeof(hint), "use %s",
+			 output__format_list(OUTPUT_IN_RECORDING, false, hint + 64,
+					     sizeof(hint) - 64));
+		*ret_hint = hint;
 		return -EINVAL;
 	}
 	if (*ret_until_exit && r->nr_pids != 1) {
@@ -526,11 +532,10 @@ static int recordings__start(struct service *s, struct svc_recording *r, struct 
 		.keep_launch_uprobes = !strcmp(r->view.strategy, "timestamp") ||
 				       !strcmp(r->view.strategy, "stream"),
 		/* The samples one by one: for a trace, or to match them to NVTX ranges. */
-		.max_timeline =
-			(output__format_needs_timeline(r->format) && r->format != OUTPUT_PPROF) ||
-					session_group__is_range(r->view.group_by)
-				? RECORD_MAX_TIMELINE
-				: 0,
+		.max_timeline = (output__format_info(r->format)->needs & OUTPUT_NEEDS_SAMPLES) ||
+						session_group__is_range(r->view.group_by)
+					? RECORD_MAX_TIMELINE
+					: 0,
 		/* Off-CPU and wall recordings: the sched_switch program too (10 us minimum block). */
 		.offcpu = r->view.cpu_mode != SESSION_MODE_CPU,
 		.offcpu_min_ns = 10000,

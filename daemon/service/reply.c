@@ -100,33 +100,25 @@ enum MHD_Result reply__error(struct MHD_Connection *c, unsigned int status, cons
 
 const char *reply__content_type(enum output_format f)
 {
-	switch (f) {
-	case OUTPUT_SVG:
-		return "image/svg+xml";
-	case OUTPUT_PPROF:
-		return "application/octet-stream";
-	case OUTPUT_CHROME_JSON:
-	case OUTPUT_TIMELINE:
-	case OUTPUT_GPU_REPORT:
-		return "application/json";
-	default:
-		return "text/plain; charset=utf-8";
-	}
+	const struct output_format_info *fi = output__format_info(f);
+
+	return fi ? fi->content_type : "text/plain; charset=utf-8";
 }
 
-/*
- * Formats of a window, which holds aggregated stacks and GPU reports: no Chrome trace or GPU
- * timeline, which need every sample and GPU record (recordings keep them).
- */
+/* Formats of a window, which holds aggregated stacks and GPU reports (the table's
+ * OUTPUT_IN_WINDOW): no Chrome trace or GPU timeline, which need every sample and GPU record
+ * (recordings keep them). */
 bool reply__window_format(const char *name, enum output_format *ret)
 {
-	return !output__format_from_name(name, ret) && *ret != OUTPUT_CHROME_JSON &&
-	       *ret != OUTPUT_TIMELINE;
+	return !output__format_from_name(name, ret) &&
+	       output__format_allowed(*ret, OUTPUT_IN_WINDOW);
 }
 
 bool reply__is_report(enum output_format f)
 {
-	return f == OUTPUT_GPU_REPORT || f == OUTPUT_GPU_TEXT;
+	const struct output_format_info *fi = output__format_info(f);
+
+	return fi && (fi->needs & OUTPUT_NEEDS_GPU_REPORT);
 }
 
 enum MHD_Result reply__gpu_report(struct MHD_Connection *c, const struct lasting *l,
@@ -144,8 +136,7 @@ enum MHD_Result reply__gpu_report(struct MHD_Connection *c, const struct lasting
 	if (!err && !(out = open_memstream(&buf, &len)))
 		err = -errno;
 	if (!err)
-		err = f == OUTPUT_GPU_TEXT ? gpu_report__write_text(r, out)
-					   : gpu_report__write_json(r, out);
+		err = output__format_info(f)->write_report(r, out);
 	if (out && fclose(out) && !err)
 		err = -EIO;
 	gpu_report__free(r);

@@ -140,9 +140,12 @@ static int parse_scrape(struct service *s, struct MHD_Connection *c, struct svc_
 		snprintf(msg, size, "weight must be samples or us");
 		return -EINVAL;
 	}
-	if (fmt && (output__format_from_name(fmt, &r->format) || r->format == OUTPUT_CHROME_JSON)) {
-		snprintf(msg, size,
-			 "format must be pprof, folded, svg, timeline, gpu-report or gpu-text");
+	if (fmt && (output__format_from_name(fmt, &r->format) ||
+		    !output__format_allowed(r->format, OUTPUT_IN_SCRAPE))) {
+		char list[160];
+
+		snprintf(msg, size, "format must be %s",
+			 output__format_list(OUTPUT_IN_SCRAPE, false, list, sizeof(list)));
 		return -EINVAL;
 	}
 	if (group && session_group__from_name(group, &r->view.group_by)) {

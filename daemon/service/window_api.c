@@ -131,12 +131,18 @@ enum MHD_Result window_api__profile(struct service *s, struct req *q, struct MHD
 		return reply__error(c, 400, "gpu_mode must be cpu, gpu or merged", NULL);
 	if (weight && profile__unit_from_name(weight, &unit))
 		return reply__error(c, 400, "weight must be samples or us", NULL);
-	if (!reply__window_format(fmt ? fmt : "folded", &f))
-		return reply__error(
-			c, 400,
-			"the rolling window has no timeline for a Chrome trace or the GPU timeline",
-			"use folded, svg, pprof, gpu-report or gpu-text, or record: xsprofctl "
-			"record -o x.json");
+	if (!reply__window_format(fmt ? fmt : "folded", &f)) {
+		char list[160], hint[240];
+
+		snprintf(hint, sizeof(hint), "use %s, or record: xsprofctl record -o x.json",
+			 output__format_list(OUTPUT_IN_WINDOW, false, list, sizeof(list)));
+		return reply__error(c, 400,
+				    output__format_from_name(fmt, &f)
+					    ? "unknown format"
+					    : "the rolling window has no timeline for a Chrome "
+					      "trace or the GPU timeline",
+				    hint);
+	}
 	if (reply__is_report(f) && group_s)
 		return reply__error(c, 400, "a GPU report is not grouped",
 				    "ask without group_by (the report has its own ranges)");
