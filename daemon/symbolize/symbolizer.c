@@ -23,163 +23,7 @@
  *
  * Not thread-safe: one symbolizer belongs to one thread (the daemon's event loop).
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
-#include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/auxv.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <linux/openat2.h>
-#include <time.h>
-#include <unistd.h>
-
-#include "daemon/base/arena.h"
-#include "daemon/base/clock.h"
-#include "daemon/base/hash.h"
-#include "daemon/symbolize/debuginfo.h"
-#include "daemon/symbolize/demangle.h"
-#include "daemon/symbolize/dwarf_lines.h"
-#include "daemon/symbolize/elf_symtab.h"
-#include "daemon/base/fileio.h"
-#include "daemon/base/hashmap.h"
-#include "daemon/base/proc_stat.h"
-#include "daemon/symbolize/frame_names.h"
-#include "daemon/symbolize/kallsyms.h"
-#include "daemon/symbolize/perf_map.h"
-#include "daemon/symbolize/proc_maps.h"
-#include "daemon/symbolize/symbolizer.h"
-
-#define UNKNOWN	       "[unknown]"
-#define UNKNOWN_KERNEL "[unknown kernel]"
-/* A miss re-reads a live process's maps (it may have dlopen'ed) at most this often. */
-#define REFRESH_INTERVAL_NS 1000000000ULL
-/* A kernel miss re-reads kallsyms (a BPF program loaded since) at most this often. */
-#define KALLSYMS_RELOAD_NS (10 * 1000000000ULL)
-/* A perf map is checked for growth at most this often per process. */
-#define PERF_MAP_RECHECK_NS (100 * 1000000ULL)
-/* Labels ([anon:NAME] is chosen by the process) are interned up to this much, then "[anon]". */
-#define LABELS_MAX_BYTES (1u << 20)
-/* Formatted names may take this share of the cache before trim drops them all. */
-#define NAMES_SHARE 8
-/* Estimated bytes per snapshot mapping beyond its structs (its path). */
-#define MAP_PATH_ESTIMATE 48
-/* names key for a kernel symbol's "[bpf] NAME" (never a real offset: offsets are < 2^63). */
-#define KNAME_KEY UINT64_MAX
-
-enum slot_kind {
-	SLOT_LABEL = 1, /* [heap], [stack], a file without an inode: label+0xOFF */
-	SLOT_ANON,	/* anonymous (JIT code lives here): perf map, else [anon]+0xOFF */
-	SLOT_FILE,
-	SLOT_VDSO,
-};
-
-struct file_ident {
-	uint64_t size;
-	int64_t mtime_ns;
-	int64_t ctime_ns;
-};
-
-struct elf_file {
-	struct elf_file *next; /* every file, for trim and free */
-	uint64_t dev, ino;
-	char *path;	      /* as the process printed it */
-	const char *basename; /* inside path */
-	struct file_ident ident;
-	bool have_ident;
-	bool detached; /* replaced in the table by a newer file at the same (dev, ino) */
-	bool debug_tried;
-	bool dw_tried;
-	int fd;		 /* handle on the mapped file, -1 when none */
-	pid_t owner_pid; /* a process that mapped it, to reach its mount namespace */
-	uint32_t owner_gen;
-	uint64_t map_start, map_end; /* one mapping of it in owner, for map_files */
-	struct elf_symtab *tab;
-	char *debug_path; /* separate debug file */
-	struct dwarf_lines *dw;
-	int err;       /* sticky: it cannot be read */
-	uint32_t refs; /* snapshot slots bound to it */
-	uint64_t last_used;
-	size_t bytes; /* tab + dw held now */
-};
-
-struct map_slot {
-	struct elf_file *file; /* SLOT_FILE */
-	const char *label;     /* the others */
-	uint8_t kind;
-};
-
-struct process {
-	pid_t pid;
-	uint32_t gen;
-	bool dead; /* exited or exec'd: never re-read */
-	bool used; /* a sample (or a caller) took its generation: kept after its end until
-			 * trimmed; unused, it goes at its end (nothing will ever name it) */
-	bool idle; /* snapshotted at exec and not used yet: counted in its user's idle */
-	uint64_t start_ticks; /* its start time (/proc/PID/stat), 0: unknown: which process */
-	uid_t idle_uid;
-	bool counted;	/* in stats.processes (a snapshot was read) */
-	bool probed;	/* root, namespace pid and perf map looked at */
-	bool host_root; /* its / is ours: host paths reach its files */
-	uid_t uid;	/* its user when first probed (the owner of /proc/PID) */
-	bool uid_known;
-	pid_t nspid;	       /* its pid in its own pid namespace */
-	struct process *older; /* previous generation of the same pid */
-	struct proc_maps *maps;
-	struct map_slot *slots; /* parallel to maps */
-	uint64_t read_ns;	/* last read of maps, successful or not */
-	uint64_t last_used;
-	uint64_t used_ns; /* when a sample last took its generation (pins it: keep_since) */
-	size_t bytes;
-	struct perf_map *jit;
-	bool jit_capped; /* counted once in perf_maps_capped */
-	int jit_fd;
-	uint64_t jit_checked_ns;
-};
-
-struct symbolizer {
-	char *proc_root;
-	char *kallsyms_path;
-	char *kallsyms_cache; /* NULL: none */
-	bool demangle;
-	bool debug_info;
-	bool perf_maps;
-	uint64_t cache_bytes;
-	uint64_t keep_since_ns; /* ended images used since are still to be named: kept */
-	unsigned int max_fds;
-	unsigned int nr_fds;
-	struct debuginfo *dbg;
-	struct hashmap *procs;	/* (pid, gen) -> struct process */
-	struct hashmap *cur;	/* (pid, 0) -> its latest generation */
-	struct hashmap *idle;	/* (uid, 0) -> 1 + its processes snapshotted at exec, unused */
-	struct hashmap *files;	/* (dev, ino) -> struct elf_file (not detached) */
-	struct hashmap *names;	/* (owner pointer, offset) -> formatted name */
-	struct hashmap *labels; /* (hash, length) -> interned label */
-	struct hashmap *lines;	/* (file, vaddr) -> struct frames_memo: DWARF answers until trim */
-	struct arena *names_arena;
-	struct arena *labels_arena;
-	struct elf_file *all_files;
-	struct process *last; /* lookups come in runs of one process */
-	uint32_t next_gen;
-	uint64_t tick; /* LRU clock: one per lookup */
-	size_t file_bytes, proc_bytes, jit_bytes;
-	struct kallsyms *ksyms, *old_ksyms;
-	uint64_t ksyms_ns;
-	bool ksyms_tried;
-	struct elf_symtab *vdso;
-	uint64_t vdso_size;
-	bool vdso_tried;
-	struct stat root_st;
-	bool root_st_ok;
-	struct frame_names *frame_names; /* interpreter frames' tokens: made on first use */
-	struct frame_sites *sites;	 /* not ours: symbolizer__set_sites */
-	bool in_batch;			 /* symbolizer__batch_begin: trims keep what it used */
-	uint64_t batch_tick;		 /* s->tick when it began */
-	struct symbolizer_stats stats;
-};
+#include "daemon/symbolize/symbolizer_internal.h"
 
 static size_t total_bytes(const struct symbolizer *s)
 {
@@ -187,7 +31,7 @@ static size_t total_bytes(const struct symbolizer *s)
 	       arena__bytes(s->labels_arena) + (s->ksyms ? kallsyms__bytes(s->ksyms) : 0);
 }
 
-static void note_bytes(struct symbolizer *s)
+void sym_note_bytes(struct symbolizer *s)
 {
 	uint64_t b = total_bytes(s);
 
@@ -383,7 +227,7 @@ void symbolizer__free(struct symbolizer *s)
 }
 
 /* One copy of each label, so the name cache can key on its pointer. */
-static const char *intern_label(struct symbolizer *s, const char *label)
+const char *sym_intern_label(struct symbolizer *s, const char *label)
 {
 	size_t len = strlen(label);
 	uint64_t h = hash_bytes(HASH_INIT, label, len);
@@ -394,7 +238,7 @@ static const char *intern_label(struct symbolizer *s, const char *label)
 		return v;
 	/* The set of [anon:NAME] labels is the processes' choice: bound it. */
 	if (arena__bytes(s->labels_arena) > LABELS_MAX_BYTES && strcmp(label, "[anon]"))
-		return intern_label(s, "[anon]");
+		return sym_intern_label(s, "[anon]");
 	v = arena__strndup(s->labels_arena, label, len);
 	/* On a hash collision the copy is simply not shared. */
 	if (v && !hashmap__get(s->labels, h, len))
@@ -423,7 +267,7 @@ static int map_files_path(const struct symbolizer *s, pid_t pid, uint64_t start,
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-static struct process *process__current(struct symbolizer *s, pid_t pid)
+struct process *sym_process__current(struct symbolizer *s, pid_t pid)
 {
 	return hashmap__get(s->cur, (uint64_t)pid, 0);
 }
@@ -431,13 +275,13 @@ static struct process *process__current(struct symbolizer *s, pid_t pid)
 /* Whether (pid, gen) is still the running image of pid, so /proc/pid names it. */
 static bool alive(struct symbolizer *s, pid_t pid, uint32_t gen)
 {
-	struct process *p = process__current(s, pid);
+	struct process *p = sym_process__current(s, pid);
 
 	return p && p->gen == gen && !p->dead;
 }
 
 /* The root prefix that reaches the file's owner's view of paths, or "" for ours. */
-static void owner_root(struct symbolizer *s, const struct elf_file *f, char *buf, size_t size)
+void sym_owner_root(struct symbolizer *s, const struct elf_file *f, char *buf, size_t size)
 {
 	int n;
 
@@ -453,7 +297,7 @@ static void owner_root(struct symbolizer *s, const struct elf_file *f, char *buf
  * Opens the file behind f without a handle: the owner's map_files entry while it runs, then
  * its root's view of the path, then the path as printed if it is still the mapped file.
  */
-static int file__reopen(struct symbolizer *s, struct elf_file *f)
+int sym_file__reopen(struct symbolizer *s, struct elf_file *f)
 {
 	char path[PATH_MAX + 64];
 	struct file_ident id;
@@ -468,7 +312,7 @@ static int file__reopen(struct symbolizer *s, struct elf_file *f)
 	}
 	if (f->path[0] != '/')
 		return -ENOENT;
-	owner_root(s, f, path, sizeof(path));
+	sym_owner_root(s, f, path, sizeof(path));
 	if (path[0]) {
 		n = snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s", f->path);
 		if (n > 0 && (size_t)n < sizeof(path) - 1) {
@@ -514,7 +358,7 @@ static void file__add_debug_symbols(struct symbolizer *s, struct elf_file *f)
 		}
 	} else if (!f->debug_tried) {
 		f->debug_tried = true;
-		owner_root(s, f, root, sizeof(root));
+		sym_owner_root(s, f, root, sizeof(root));
 		dbg = debuginfo__find(s->dbg, f->tab, root, f->path, &f->debug_path);
 		if (dbg)
 			s->stats.debug_files++;
@@ -526,7 +370,7 @@ static void file__add_debug_symbols(struct symbolizer *s, struct elf_file *f)
 }
 
 /* Reads f's symbols once (again after an eviction). 0 or -errno (also kept in f->err). */
-static int file__load(struct symbolizer *s, struct elf_file *f)
+int sym_file__load(struct symbolizer *s, struct elf_file *f)
 {
 	int fd;
 
@@ -534,7 +378,7 @@ static int file__load(struct symbolizer *s, struct elf_file *f)
 		return 0;
 	if (f->err)
 		return -f->err;
-	fd = f->fd >= 0 ? f->fd : file__reopen(s, f);
+	fd = f->fd >= 0 ? f->fd : sym_file__reopen(s, f);
 	if (fd < 0) {
 		f->err = -fd;
 		s->stats.files_failed++;
@@ -563,7 +407,7 @@ static int file__load(struct symbolizer *s, struct elf_file *f)
 	f->bytes = elf_symtab__bytes(f->tab);
 	s->file_bytes += f->bytes;
 	s->stats.files_loaded++;
-	note_bytes(s);
+	sym_note_bytes(s);
 	return 0;
 }
 
@@ -650,7 +494,7 @@ static struct elf_file *file__for_mapping(struct symbolizer *s, struct process *
 		}
 	} else {
 		/* No room for another handle: read it now, while the process runs. */
-		file__load(s, f);
+		sym_file__load(s, f);
 	}
 	return f;
 }
@@ -660,7 +504,7 @@ static void bind_slot(struct symbolizer *s, struct process *p, const struct proc
 {
 	if (!m->path) {
 		slot->kind = SLOT_ANON;
-		slot->label = intern_label(s, "[anon]");
+		slot->label = sym_intern_label(s, "[anon]");
 	} else if (m->path[0] == '/' && m->inode) {
 		slot->kind = SLOT_FILE;
 		slot->file = file__for_mapping(s, p, m);
@@ -669,14 +513,14 @@ static void bind_slot(struct symbolizer *s, struct process *p, const struct proc
 			return;
 		}
 		slot->kind = SLOT_LABEL; /* out of memory: the name alone */
-		slot->label = intern_label(s, m->path);
+		slot->label = sym_intern_label(s, m->path);
 	} else if (!strcmp(m->path, "[vdso]")) {
 		slot->kind = SLOT_VDSO;
-		slot->label = intern_label(s, m->path);
+		slot->label = sym_intern_label(s, m->path);
 	} else {
 		/* [heap], [stack], [anon:NAME], memfd:NAME, ... */
 		slot->kind = strncmp(m->path, "[anon", 5) ? SLOT_LABEL : SLOT_ANON;
-		slot->label = intern_label(s, m->path);
+		slot->label = sym_intern_label(s, m->path);
 	}
 	if (!slot->label)
 		slot->kind = 0;
@@ -755,7 +599,7 @@ static int open_perf_map(const char *root, const char *rel, uid_t owner, bool ow
 }
 
 /* Opens pid's /tmp/perf-NSPID.map (in its own root) if there is one and room for it. */
-static void process__open_jit(struct symbolizer *s, struct process *p)
+void sym_process__open_jit(struct symbolizer *s, struct process *p)
 {
 	char root[PATH_MAX], dir[PATH_MAX], rel[64];
 	struct stat st;
@@ -801,7 +645,7 @@ static uint64_t start_ticks_of(const struct symbolizer *s, pid_t pid)
 	return proc_stat__read(s->proc_root, pid, &ps) ? 0 : ps.start_ticks;
 }
 
-static int process__read(struct symbolizer *s, struct process *p)
+int sym_process__read(struct symbolizer *s, struct process *p)
 {
 	struct map_slot *slots;
 	struct proc_maps *m;
@@ -841,8 +685,8 @@ static int process__read(struct symbolizer *s, struct process *p)
 	p->bytes = sizeof(*p) +
 		   n * (sizeof(struct proc_map) + sizeof(struct map_slot) + MAP_PATH_ESTIMATE);
 	s->proc_bytes += p->bytes;
-	process__open_jit(s, p);
-	note_bytes(s);
+	sym_process__open_jit(s, p);
+	sym_note_bytes(s);
 	return 0;
 }
 
@@ -858,7 +702,7 @@ static struct process *process__new(struct symbolizer *s, pid_t pid)
 	p->jit_fd = -1;
 	if (!s->next_gen)
 		s->next_gen = 1; /* 0 means "latest" */
-	old = process__current(s, pid);
+	old = sym_process__current(s, pid);
 	if (hashmap__put(s->procs, (uint64_t)pid, p->gen, p)) {
 		free(p);
 		return NULL;
@@ -875,7 +719,7 @@ static struct process *process__new(struct symbolizer *s, pid_t pid)
 /* Unlinks p from every table (the caller frees it). */
 static void process__unlink(struct symbolizer *s, struct process *p)
 {
-	struct process *q = process__current(s, p->pid);
+	struct process *q = sym_process__current(s, p->pid);
 
 	hashmap__remove(s->procs, (uint64_t)p->pid, p->gen);
 	if (q == p) {
@@ -900,16 +744,16 @@ int symbolizer__add_process(struct symbolizer *s, pid_t pid)
 
 	if (pid <= 0)
 		return -EINVAL;
-	p = process__current(s, pid);
+	p = sym_process__current(s, pid);
 	if (p && !p->dead) {
 		process__use(s, p);
-		return process__read(s, p);
+		return sym_process__read(s, p);
 	}
 	p = process__new(s, pid);
 	if (!p)
 		return -ENOMEM;
 	process__use(s, p);
-	err = process__read(s, p);
+	err = sym_process__read(s, p);
 	if (err) {
 		process__unlink(s, p);
 		process__free(s, p);
@@ -934,7 +778,7 @@ void symbolizer__forget_process(struct symbolizer *s, pid_t pid)
 {
 	struct process *p;
 
-	while ((p = process__current(s, pid))) {
+	while ((p = sym_process__current(s, pid))) {
 		process__unlink(s, p);
 		process__free(s, p);
 	}
@@ -982,7 +826,7 @@ static int snapshot_idle(struct symbolizer *s, pid_t pid)
 	p = process__new_idle(s, pid, &err);
 	if (!p)
 		return err;
-	err = process__read(s, p);
+	err = sym_process__read(s, p);
 	/* Gone already: nothing will ever be readable under this generation. */
 	if (err == -ESRCH)
 		process__end(s, p);
@@ -995,7 +839,7 @@ int symbolizer__exec(struct symbolizer *s, pid_t pid)
 
 	if (pid <= 0)
 		return -EINVAL;
-	p = process__current(s, pid);
+	p = sym_process__current(s, pid);
 	if (p && !p->dead)
 		process__end(s, p); /* that image is gone; its snapshot names what ran before */
 	s->stats.execs++;
@@ -1004,7 +848,7 @@ int symbolizer__exec(struct symbolizer *s, pid_t pid)
 
 void symbolizer__exit(struct symbolizer *s, pid_t pid)
 {
-	struct process *p = process__current(s, pid);
+	struct process *p = sym_process__current(s, pid);
 
 	if (p && !p->dead) {
 		s->stats.exits++;
@@ -1014,7 +858,7 @@ void symbolizer__exit(struct symbolizer *s, pid_t pid)
 
 int symbolizer__verify(struct symbolizer *s, pid_t pid)
 {
-	struct process *p = process__current(s, pid);
+	struct process *p = sym_process__current(s, pid);
 	uint64_t start;
 
 	if (!p || p->dead || !p->start_ticks)
@@ -1031,7 +875,7 @@ int symbolizer__verify(struct symbolizer *s, pid_t pid)
 
 int symbolizer__refresh(struct symbolizer *s, pid_t pid)
 {
-	struct process *p = process__current(s, pid);
+	struct process *p = sym_process__current(s, pid);
 
 	if (p && p->dead)
 		return symbolizer__gen(s, pid) ? 0 : -ESRCH;
@@ -1039,7 +883,7 @@ int symbolizer__refresh(struct symbolizer *s, pid_t pid)
 	 * we started): the same rule now, not a sample's. */
 	if (!p)
 		return snapshot_idle(s, pid);
-	return process__read(s, p);
+	return sym_process__read(s, p);
 }
 
 uint32_t symbolizer__gen(struct symbolizer *s, pid_t pid)
@@ -1048,7 +892,7 @@ uint32_t symbolizer__gen(struct symbolizer *s, pid_t pid)
 
 	if (pid <= 0)
 		return 0;
-	p = process__current(s, pid);
+	p = sym_process__current(s, pid);
 	if (p && !p->dead) {
 		process__use(s, p);
 		return p->gen;
@@ -1057,7 +901,7 @@ uint32_t symbolizer__gen(struct symbolizer *s, pid_t pid)
 	if (!q)
 		return p ? p->gen : 0;
 	process__use(s, q);
-	if (!process__read(s, q) && proc_maps__count(q->maps))
+	if (!sym_process__read(s, q) && proc_maps__count(q->maps))
 		return q->gen;
 	if (p) {
 		/*
@@ -1074,474 +918,6 @@ uint32_t symbolizer__gen(struct symbolizer *s, pid_t pid)
 }
 
 /* The process a lookup names addresses in; gen 0 is the latest, snapshotted when new. */
-static struct process *process__get(struct symbolizer *s, pid_t pid, uint32_t gen)
-{
-	struct process *p;
-
-	if (gen) {
-		if (s->last && s->last->pid == pid && s->last->gen == gen)
-			return s->last;
-		p = hashmap__get(s->procs, (uint64_t)pid, gen);
-	} else {
-		p = process__current(s, pid);
-		if (!p && pid > 0 && symbolizer__gen(s, pid))
-			p = process__current(s, pid);
-	}
-	if (p)
-		s->last = p;
-	return p;
-}
-
-/* "module+0xOFF", formatted once per (owner, offset) until the next trim. */
-static const char *unnamed(struct symbolizer *s, const void *owner, const char *module,
-			   uint64_t off)
-{
-	char *name;
-	int len;
-
-	name = hashmap__get(s->names, (uintptr_t)owner, off);
-	if (name)
-		return name;
-	len = snprintf(NULL, 0, "%s+0x%" PRIx64, module, off);
-	if (len < 0)
-		return UNKNOWN;
-	name = arena__alloc(s->names_arena, (size_t)len + 1);
-	if (!name)
-		return UNKNOWN;
-	snprintf(name, (size_t)len + 1, "%s+0x%" PRIx64, module, off);
-	hashmap__put(s->names, (uintptr_t)owner, off, name);
-	return name;
-}
-
-static struct elf_symtab *vdso_table(struct symbolizer *s)
-{
-	uint64_t base = getauxval(AT_SYSINFO_EHDR);
-	const struct proc_map *m;
-	struct proc_maps *maps;
-
-	if (s->vdso_tried)
-		return s->vdso;
-	s->vdso_tried = true;
-	if (!base)
-		return NULL;
-	/* Every process of this kernel and ABI maps the same image: read our own. */
-	maps = proc_maps__read(NULL, getpid());
-	m = maps ? proc_maps__find(maps, base) : NULL;
-	if (m && m->start == base) {
-		s->vdso_size = m->end - m->start;
-		s->vdso = elf_symtab__open_memory((const void *)(uintptr_t)base, s->vdso_size);
-	}
-	proc_maps__free(maps);
-	return s->vdso;
-}
-
-/* "vdso_fn@0xSTART": a vDSO function without a symbol, one name for all its addresses. */
-static const char *vdso_fn_name(struct symbolizer *s, uint64_t start)
-{
-	char buf[40];
-	const char *name;
-
-	snprintf(buf, sizeof(buf), "vdso_fn@0x%" PRIx64, start);
-	name = intern_label(s, buf);
-	return name ? name : UNKNOWN;
-}
-
-static const char *jit_name(struct symbolizer *s, struct process *p, uint64_t addr)
-{
-	const struct perf_map_sym *sym = NULL;
-	uint64_t now;
-	size_t before;
-
-	if (!s->perf_maps)
-		return NULL;
-	now = clock__mono_ns();
-	if (p->jit_fd < 0 &&
-	    (!p->jit_checked_ns || now - p->jit_checked_ns >= PERF_MAP_RECHECK_NS)) {
-		/* Written after our snapshot, maybe: look again, not on every lookup. */
-		p->jit_checked_ns = now;
-		process__open_jit(s, p);
-		if (p->jit_fd >= 0)
-			p->jit_checked_ns = 0;
-	}
-	if (p->jit_fd < 0)
-		return NULL;
-	if (!p->jit) {
-		p->jit = perf_map__new();
-		if (!p->jit)
-			return NULL;
-	}
-	sym = perf_map__lookup(p->jit, addr);
-	/* A miss may be code compiled since the last read: the file only grows. */
-	if (!sym && (!p->jit_checked_ns || now - p->jit_checked_ns >= PERF_MAP_RECHECK_NS)) {
-		p->jit_checked_ns = now;
-		before = perf_map__bytes(p->jit);
-		if (perf_map__update_fd(p->jit, p->jit_fd) == -EFBIG && !p->jit_capped) {
-			p->jit_capped = true;
-			s->stats.perf_maps_capped++;
-		}
-		s->jit_bytes += perf_map__bytes(p->jit) - before;
-		note_bytes(s);
-		sym = perf_map__lookup(p->jit, addr);
-	}
-	if (!sym)
-		return NULL;
-	s->stats.perf_map_hits++;
-	return sym->name;
-}
-
-/* What an address resolved to: the name, and for symbols in files, where to find DWARF. */
-struct resolved {
-	const char *name;
-	struct elf_file *file;
-	uint64_t vaddr;
-	bool named; /* a symbol, not module+0xOFF */
-};
-
-static void name_in_mapping(struct symbolizer *s, struct process *p, size_t idx, uint64_t addr,
-			    struct resolved *r)
-{
-	const struct proc_map *m = proc_maps__at(p->maps, idx);
-	const struct map_slot *slot = &p->slots[idx];
-	struct elf_file *f = slot->file;
-	const struct elf_sym *sym;
-	struct elf_symtab *vdso;
-	uint64_t off, vaddr;
-	const char *jit;
-
-	switch (slot->kind) {
-	case SLOT_FILE:
-		break;
-	case SLOT_VDSO:
-		vdso = vdso_table(s);
-		if (vdso && m->end - m->start == s->vdso_size &&
-		    !elf_symtab__offset_to_vaddr(vdso, addr - m->start, &vaddr)) {
-			if ((sym = elf_symtab__lookup(vdso, vaddr))) {
-				r->name = sym->name;
-				r->named = true;
-				return;
-			}
-			/* A static helper (the clock read): named by where it starts. */
-			if (!elf_symtab__fn_start(vdso, vaddr, &off)) {
-				r->name = vdso_fn_name(s, off);
-				r->named = strcmp(r->name, UNKNOWN) != 0;
-				return;
-			}
-		}
-		r->name = unnamed(s, slot->label, slot->label, addr - m->start);
-		return;
-	case SLOT_ANON:
-	case SLOT_LABEL:
-		jit = jit_name(s, p, addr);
-		if (jit) {
-			r->name = jit;
-			r->named = true;
-			return;
-		}
-		r->name = unnamed(s, slot->label, slot->label, addr - m->start);
-		return;
-	default:
-		return;
-	}
-	f->last_used = s->tick;
-	off = addr - m->start + m->offset;
-	/* Without a file (or a segment holding off), the file offset is the best address left. */
-	if (file__load(s, f) || elf_symtab__offset_to_vaddr(f->tab, off, &vaddr)) {
-		r->name = unnamed(s, f, f->basename, off);
-		return;
-	}
-	r->file = f;
-	r->vaddr = vaddr;
-	sym = elf_symtab__lookup(f->tab, vaddr);
-	if (!sym) {
-		r->name = unnamed(s, f, f->basename, vaddr);
-		return;
-	}
-	r->name = s->demangle ? elf_symtab__demangled(f->tab, sym) : sym->name;
-	r->named = true;
-}
-
-/* What addr is, without counting a lookup (resolve_user counts). */
-static void locate_user(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t addr,
-			struct resolved *r)
-{
-	struct process *p;
-	ssize_t idx = -ENOENT;
-
-	memset(r, 0, sizeof(*r));
-	r->name = UNKNOWN;
-	s->tick++;
-	if (frame_token__is(addr)) {
-		const char *name = frame_names__name(s->frame_names, addr);
-
-		r->name = name ? name : UNKNOWN;
-		r->named = name != NULL;
-		return;
-	}
-	p = process__get(s, pid, gen);
-	if (!p)
-		return;
-	p->last_used = s->tick;
-	if (p->maps)
-		idx = proc_maps__index(p->maps, addr);
-	if (idx < 0 && !p->dead && clock__mono_ns() - p->read_ns >= REFRESH_INTERVAL_NS) {
-		if (!process__read(s, p) && p->maps)
-			idx = proc_maps__index(p->maps, addr);
-	}
-	if (idx >= 0)
-		name_in_mapping(s, p, (size_t)idx, addr, r);
-}
-
-static void resolve_user(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t addr,
-			 struct resolved *r)
-{
-	locate_user(s, pid, gen, addr, r);
-	s->stats.user_lookups++;
-	if (!r->named)
-		s->stats.user_unresolved++;
-}
-
-const char *symbolizer__user_gen(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t addr)
-{
-	struct resolved r;
-
-	resolve_user(s, pid, gen, addr, &r);
-	return r.name;
-}
-
-size_t symbolizer__user_depth(struct symbolizer *s, pid_t pid, uint32_t gen, const uint64_t *ips,
-			      size_t n)
-{
-	struct process *p = process__get(s, pid, gen);
-	const struct proc_map *m;
-
-	if (!p || !p->maps)
-		return n;
-	for (size_t i = 1; i < n; i++) {
-		m = proc_maps__find(p->maps, ips[i] - 1);
-		if (m && !(m->perms & PROC_MAP_EXEC)) {
-			s->stats.bogus_frames += n - i;
-			return i;
-		}
-	}
-	return n;
-}
-
-const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr)
-{
-	return symbolizer__user_gen(s, pid, 0, addr);
-}
-
-int symbolizer__user_site(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t addr,
-			  struct symbolizer_site *ret)
-{
-	struct resolved r;
-
-	/* The frame was named (and counted) already: this asks again where it lies. */
-	locate_user(s, pid, gen, addr, &r);
-	if (!r.file || !r.file->tab ||
-	    elf_symtab__segment(r.file->tab, r.vaddr, &ret->seg_start, &ret->seg_end,
-				&ret->seg_off))
-		return -ENOENT;
-	ret->path = r.file->path;
-	ret->vaddr = r.vaddr;
-	ret->build_id_len = elf_symtab__build_id(r.file->tab, &ret->build_id);
-	if (!ret->build_id_len)
-		ret->build_id = NULL;
-	return 0;
-}
-
-void symbolizer__set_sites(struct symbolizer *s, struct frame_sites *sites)
-{
-	s->sites = sites;
-}
-
-struct frame_sites *symbolizer__sites(const struct symbolizer *s)
-{
-	return s->sites;
-}
-
-static struct dwarf_lines *file__dwarf(struct symbolizer *s, struct elf_file *f)
-{
-	struct elf_symtab *dbg;
-	char root[PATH_MAX];
-	int fd = -1;
-
-	if (f->dw || f->dw_tried)
-		return f->dw;
-	f->dw_tried = true;
-	if (elf_symtab__has_dwarf(f->tab)) {
-		fd = f->fd >= 0 ? fcntl(f->fd, F_DUPFD_CLOEXEC, 0) : file__reopen(s, f);
-	} else {
-		if (!f->debug_path && !f->debug_tried) {
-			/* Not stripped, so never looked for, but its DWARF may be split off. */
-			f->debug_tried = true;
-			owner_root(s, f, root, sizeof(root));
-			dbg = debuginfo__find(s->dbg, f->tab, root, f->path, &f->debug_path);
-			if (dbg)
-				s->stats.debug_files++;
-			elf_symtab__free(dbg);
-		}
-		if (f->debug_path)
-			fd = open(f->debug_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	}
-	if (fd < 0)
-		return NULL;
-	f->dw = dwarf_lines__open(fd);
-	if (f->dw) {
-		f->bytes += dwarf_lines__bytes(f->dw);
-		s->file_bytes += dwarf_lines__bytes(f->dw);
-		note_bytes(s);
-	}
-	return f->dw;
-}
-
-static const char *demangled_copy(struct symbolizer *s, const char *name)
-{
-	const char *copy;
-	char *d;
-
-	if (!s->demangle || !demangle__is_cxx(name))
-		return name;
-	d = demangle__cxx(name);
-	if (!d)
-		return name;
-	copy = arena__strndup(s->names_arena, d, strlen(d));
-	free(d);
-	return copy ? copy : name;
-}
-
-/* A DWARF answer kept until the next trim: walking scopes costs ~100 us, a lookup here ~50 ns. */
-struct frames_memo {
-	int n;
-	struct symbolizer_frame f[];
-};
-
-static struct frames_memo *memo_new(struct symbolizer *s, int n)
-{
-	size_t size = sizeof(struct frames_memo) + (size_t)n * sizeof(struct symbolizer_frame);
-	char *p = arena__alloc(s->names_arena, size + 7);
-
-	/* The arena is for text: align by hand. */
-	return p ? (struct frames_memo *)(((uintptr_t)p + 7) & ~(uintptr_t)7) : NULL;
-}
-
-int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t addr,
-			    struct symbolizer_frame *ret, int max)
-{
-	struct dwarf_frame df[DWARF_LINES_MAX_INLINE];
-	struct frames_memo *memo;
-	struct dwarf_lines *dw;
-	struct resolved r;
-	int n, i;
-
-	if (max < 1)
-		return -EINVAL;
-	resolve_user(s, pid, gen, addr, &r);
-	ret[0] = (struct symbolizer_frame){.name = r.name};
-	if (!s->debug_info || !r.file || !r.file->tab)
-		return 1;
-	memo = hashmap__get(s->lines, (uintptr_t)r.file, r.vaddr);
-	if (memo && memo->n <= max) {
-		memcpy(ret, memo->f, (size_t)memo->n * sizeof(*ret));
-		return memo->n;
-	}
-	dw = file__dwarf(s, r.file);
-	if (!dw)
-		return 1;
-	n = dwarf_lines__frames(dw, r.vaddr, s->names_arena, df,
-				max < DWARF_LINES_MAX_INLINE ? max : DWARF_LINES_MAX_INLINE);
-	if (n <= 0)
-		return 1;
-	for (i = 0; i < n; i++) {
-		ret[i].file = df[i].file;
-		ret[i].line = df[i].line;
-		ret[i].inlined = df[i].inlined;
-		/* The function that holds the rest keeps its symbol-table name, as without DWARF. */
-		if (i == n - 1 && !df[i].inlined)
-			ret[i].name = r.name;
-		else
-			ret[i].name = df[i].name ? demangled_copy(s, df[i].name) : r.name;
-	}
-	memo = memo_new(s, n);
-	if (memo) {
-		memo->n = n;
-		memcpy(memo->f, ret, (size_t)n * sizeof(*ret));
-		hashmap__put(s->lines, (uintptr_t)r.file, r.vaddr, memo);
-	}
-	note_bytes(s);
-	return n;
-}
-
-/* "[bpf] NAME" for kallsyms' bpf_prog_TAG_NAME (and other [bpf] entries, trampolines). */
-static const char *bpf_name(struct symbolizer *s, const struct ksym *ks)
-{
-	const char *n = ks->name, *p;
-	char *name;
-	size_t len;
-
-	/* Keyed by the symbol's address: ks is a view that the next lookup reuses. */
-	name = hashmap__get(s->names, (uintptr_t)ks->addr, KNAME_KEY);
-	if (name)
-		return name;
-	if (!strncmp(n, "bpf_prog_", 9)) {
-		p = n + 9 + strspn(n + 9, "0123456789abcdef");
-		n = *p == '_' && p[1] ? p + 1 : n + 4; /* "prog_TAG" when it has no name */
-	} else if (!strncmp(n, "bpf_", 4)) {
-		n += 4;
-	}
-	len = strlen(n) + sizeof("[bpf] ");
-	name = arena__alloc(s->names_arena, len);
-	if (!name)
-		return ks->name;
-	snprintf(name, len, "[bpf] %s", n);
-	hashmap__put(s->names, (uintptr_t)ks->addr, KNAME_KEY, name);
-	return name;
-}
-
-const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr)
-{
-	const struct ksym *ks = NULL;
-	struct kallsyms *k;
-
-	s->stats.kernel_lookups++;
-	if (!s->ksyms_tried) {
-		/* Read once: a failure (no permission, kptr_restrict) will not change later. */
-		s->ksyms_tried = true;
-		if (s->kallsyms_cache) {
-			bool cached;
-
-			s->ksyms = kallsyms__load_cached(s->kallsyms_cache, &cached);
-			/* The cache lacks BPF programs and trampolines: the first frame it cannot
-			 * name reads /proc/kallsyms at once, not 10 s later. */
-			s->ksyms_ns = cached ? 0 : clock__mono_ns();
-		} else {
-			s->ksyms = kallsyms__load(s->kallsyms_path);
-			s->ksyms_ns = clock__mono_ns();
-		}
-	}
-	if (s->ksyms)
-		ks = kallsyms__lookup(s->ksyms, addr);
-	if (!ks && s->ksyms && !s->old_ksyms &&
-	    clock__mono_ns() - s->ksyms_ns >= KALLSYMS_RELOAD_NS) {
-		/* A BPF program or module loaded since the last read. The old table's strings
-		 * stay valid until the next trim. */
-		k = kallsyms__load(s->kallsyms_path);
-		s->ksyms_ns = clock__mono_ns();
-		if (k) {
-			s->old_ksyms = s->ksyms;
-			s->ksyms = k;
-			ks = kallsyms__lookup(k, addr);
-		}
-	}
-	if (!ks) {
-		s->stats.kernel_unresolved++;
-		return UNKNOWN_KERNEL;
-	}
-	if (ks->module && !strcmp(ks->module, "bpf"))
-		return bpf_name(s, ks);
-	return ks->name;
-}
-
 /* What trim may drop, cheapest to lose first, then least recently used. */
 enum victim_class {
 	VICTIM_IDLE,   /* a live process's snapshot no sample took yet: read again at its first */
