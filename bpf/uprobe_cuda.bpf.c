@@ -208,6 +208,81 @@ static __noinline int send_held(struct xsprof_cuda_call *r, struct xsprof_cuda_s
 	return 0;
 }
 
+/*
+ * The caller's stack of a CUDA call, at its entry: the callee has not pushed a frame, so the
+ * caller's frame is known without the API library's table (the return address at sp, its stack
+ * pointer above it, rbp still its own); by tables from there, else by frame pointers.
+ */
+static __always_inline void walk_call(struct pt_regs *ctx, struct xsprof_cuda_call *r,
+				      struct cuda_scratch *scr, __u32 tgid, __u64 ret, __u64 sp,
+				      const __u64 *win, __u32 *untraced)
+{
+	long n;
+
+	r->ips[0] = ret;
+	r->nr_user = 1;
+	n = unwind__probe_walk(r->ips, &r->nr_user, tgid, unwind_mode, ret, sp + 8, PT_REGS_FP(ctx),
+			       0, scr->trace, untraced);
+	if (n >= 0 && n < XSPROF_MAX_STACK_DEPTH) {
+		r->nr_user = 1 + n;
+	} else {
+		*untraced = 1;
+		r->ips[0] = ret;
+		r->nr_user = 1 + ustack__walk_fp_loop(r->ips, 1, PT_REGS_FP(ctx), sp, win);
+	}
+}
+
+/* The call's record out: held (the process stops for its tables) or into the ring buffer.
+ * 0 when it went into the ring buffer (its stack may be kept for reuse), else 1. */
+static __always_inline int send_call(struct xsprof_cuda_call *r, struct xsprof_cuda_stats *st,
+				     struct xsprof_call_mark *m, __u32 tgid, __u32 untraced)
+{
+	long size = XSPROF_CUDA_CALL_HDR_SIZE + (long)r->nr_user * 8 +
+		    (long)r->nr_python * sizeof(struct xsprof_py_frame);
+	__u64 flags;
+	__u8 one = 1;
+	bool first;
+
+	/* Keep the bound on the register that is passed on (clang may clamp a copy). */
+	barrier_var(size);
+	if (size > sizeof(*r))
+		size = sizeof(*r);
+	barrier_var(size);
+	/* A thread's first record wakes the reader, which then snapshots the process's mappings
+	 * while it still runs; otherwise only a quarter-full buffer does (read every 16th). */
+	first = m && !m->sent;
+	if (first)
+		r->flags |= XSPROF_CUDA_F_FIRST;
+	/* The walk asked for a file's table: a profiled process waits while it is built, so
+	 * that its next launches are walked whole (once per file: only the asking walk). */
+	if ((untraced & UNWIND_OUT_ASKED) && cuda_stop_processes && pid_filter_on)
+		r->flags |= XSPROF_CUDA_F_TABLES;
+	/* A process's first record is one of its threads' first: only those look. */
+	if ((first && cuda_stop_processes && pid_filter_on &&
+	     !bpf_map_lookup_elem(&cuda_seen, &tgid) &&
+	     !bpf_map_update_elem(&cuda_seen, &tgid, &one, BPF_NOEXIST)) ||
+	    (r->flags & XSPROF_CUDA_F_TABLES)) {
+		if (m)
+			m->sent = 1;
+		send_held(r, st);
+		return 1;
+	}
+	flags = BPF_RB_NO_WAKEUP;
+	if (first || ((st->emitted & 15) == 0 &&
+		      bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes))
+		flags = BPF_RB_FORCE_WAKEUP;
+	else if (r->nr_python && python__wake())
+		flags = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_output(&samples, r, size, flags)) {
+		st->drop_ringbuf++;
+		return 1;
+	}
+	if (m)
+		m->sent = 1;
+	st->emitted++;
+	return 0;
+}
+
 static __always_inline int cuda_call(struct pt_regs *ctx, __u64 cookie, struct cuda_scratch *scr)
 {
 	__u64 pid_tgid = xsprof_ids();
@@ -221,9 +296,6 @@ static __always_inline int cuda_call(struct pt_regs *ctx, __u64 cookie, struct c
 	const __u64 *win;
 	__u64 sp, ret = 0, flags, pykey = 0;
 	__u32 untraced = 1, pytid = 0;
-	__u8 one = 1;
-	long size;
-	bool first;
 
 	if (!st || !pid_tgid) /* 0: outside the daemon's pid namespace */
 		return 0;
@@ -298,67 +370,14 @@ static __always_inline int cuda_call(struct pt_regs *ctx, __u64 cookie, struct c
 		return 0;
 	}
 
-	/* At entry the callee has not pushed a frame: rbp is still the caller's. */
 	r->nr_user = 0;
-	if (!r->user_err) {
-		/* At entry the caller's frame is known without the API library's table: the
-		 * return address at sp, its stack pointer above it, rbp still its own. */
-		long n;
-
-		r->ips[0] = ret;
-		r->nr_user = 1;
-		n = unwind__probe_walk(r->ips, &r->nr_user, tgid, unwind_mode, ret, sp + 8,
-				       PT_REGS_FP(ctx), 0, scr->trace, &untraced);
-		if (n >= 0 && n < XSPROF_MAX_STACK_DEPTH) {
-			r->nr_user = 1 + n;
-		} else {
-			untraced = 1;
-			r->ips[0] = ret;
-			r->nr_user = 1 + ustack__walk_fp_loop(r->ips, 1, PT_REGS_FP(ctx), sp, win);
-		}
-	}
-
+	if (!r->user_err)
+		walk_call(ctx, r, scr, tgid, ret, sp, win, &untraced);
 	/* The Python function and line that made the call (mask: nr_user <= 127). */
 	if (python_on && r->nr_user)
 		r->nr_python = python_append_call(r, pytid);
-	size = XSPROF_CUDA_CALL_HDR_SIZE + (long)r->nr_user * 8 +
-	       (long)r->nr_python * sizeof(struct xsprof_py_frame);
-	/* Keep the bound on the register that is passed on (clang may clamp a copy). */
-	barrier_var(size);
-	if (size > sizeof(*r))
-		size = sizeof(*r);
-	barrier_var(size);
-	/* A thread's first record wakes the reader, which then snapshots the process's mappings
-	 * while it still runs; otherwise only a quarter-full buffer does (read every 16th). */
-	first = m && !m->sent;
-	if (first)
-		r->flags |= XSPROF_CUDA_F_FIRST;
-	/* The walk asked for a file's table: a profiled process waits while it is built, so
-	 * that its next launches are walked whole (once per file: only the asking walk). */
-	if ((untraced & UNWIND_OUT_ASKED) && cuda_stop_processes && pid_filter_on)
-		r->flags |= XSPROF_CUDA_F_TABLES;
-	/* A process's first record is one of its threads' first: only those look. */
-	if ((first && cuda_stop_processes && pid_filter_on &&
-	     !bpf_map_lookup_elem(&cuda_seen, &tgid) &&
-	     !bpf_map_update_elem(&cuda_seen, &tgid, &one, BPF_NOEXIST)) ||
-	    (r->flags & XSPROF_CUDA_F_TABLES)) {
-		if (m)
-			m->sent = 1;
-		return send_held(r, st);
-	}
-	flags = BPF_RB_NO_WAKEUP;
-	if (first || ((st->emitted & 15) == 0 &&
-		      bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes))
-		flags = BPF_RB_FORCE_WAKEUP;
-	else if (r->nr_python && python__wake())
-		flags = BPF_RB_FORCE_WAKEUP;
-	if (bpf_ringbuf_output(&samples, r, size, flags)) {
-		st->drop_ringbuf++;
+	if (send_call(r, st, m, tgid, untraced))
 		return 0;
-	}
-	if (m)
-		m->sent = 1;
-	st->emitted++;
 	/* A thread's first record may be held (above): only the ones after are reused. */
 	c = rst && !r->user_err ? launch__cache(XSPROF_LAUNCH_CALL) : NULL;
 	if (c && rst) {
