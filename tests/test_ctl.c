@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * xsprofctl's own logic, without a daemon: its argument handling and the errors it prints
+ * (exit status 2 and a line that says what to do), the -o checks the format table drives, the
+ * GPU report's file names, and how `status` renders a status document. xsprofctl.c is compiled
+ * into the test (its main renamed) so its static functions are reachable.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#define main xsprofctl_main
+#include "daemon/ctl/xsprofctl.c"
+#undef main
+
+/* What fn printed on fd (1 or 2) while it ran, and its return value. */
+struct out {
+	int ret;
+	char text[16384];
+};
+
+static struct out capture(int fd, int (*fn)(void *ctx), void *ctx)
+{
+	struct out o = {0};
+	FILE *tmp = tmpfile();
+	int saved = dup(fd);
+	size_t n;
+
+	cr_assert(tmp && saved >= 0);
+	fflush(fd == 1 ? stdout : stderr);
+	cr_assert_eq(dup2(fileno(tmp), fd), fd);
+	o.ret = fn(ctx);
+	fflush(fd == 1 ? stdout : stderr);
+	dup2(saved, fd);
+	close(saved);
+	rewind(tmp);
+	n = fread(o.text, 1, sizeof(o.text) - 1, tmp);
+	o.text[n] = '\0';
+	fclose(tmp);
+	return o;
+}
+
+struct argv_call {
+	char **argv;
+};
+
+static int run_main(void *ctx)
+{
+	struct argv_call *c = ctx;
+	int argc = 0;
+
+	while (c->argv[argc])
+		argc++;
+	/* Each call a fresh command line, as each run of the binary is (glibc: 0 resets). */
+	optind = 0;
+	opterr = 1;
+	return xsprofctl_main(argc, c->argv);
+}
+
+/* xsprofctl ARGS...: its exit status and what it printed on stderr. */
+#define CTL_ERR(...)         \
+	capture(2, run_main, \
+		&(struct argv_call){.argv = (char *[]){"xsprofctl", __VA_ARGS__, NULL}})
+
+static void expect_usage(struct out o, const char *says)
+{
+	cr_expect_eq(o.ret, EXIT_USAGE, "exit %d, not 2: %s", o.ret, o.text);
+	cr_expect(strstr(o.text, says), "stderr lacks '%s':\n%s", says, o.text);
+	cr_expect(strstr(o.text, "Try 'xsprofctl"), "no pointer to --help:\n%s", o.text);
+}
+
+Test(ctl_args, commands_and_global_options)
+{
+	expect_usage(CTL_ERR("--frobnicate"), "unknown option '--frobnicate'");
+	expect_usage(CTL_ERR("--timeout", "0", "status"), "--timeout '0': expected seconds");
+	expect_usage(CTL_ERR("-s"), "option '-s' needs a value");
+	expect_usage(CTL_ERR("explode"), "unknown command 'explode'");
+	expect_usage(CTL_ERR("status", "extra"), "status takes no arguments");
+	/* Nothing at all: the commands are named. */
+	expect_usage(
+		capture(2, run_main, &(struct argv_call){.argv = (char *[]){"xsprofctl", NULL}}),
+		"a command is needed: status, attach");
+}
+
+Test(ctl_args, output_files_follow_the_format_table)
+{
+	/* The window keeps trees and GPU reports: no Chrome trace, no GPU timeline. */
+	expect_usage(CTL_ERR("flamegraph", "-o", "x.json"),
+		     "'x.json': json is not answered here; name it .folded, .txt, .svg, .pb.gz, "
+		     ".gpu.json or .gpu.txt");
+	expect_usage(CTL_ERR("flamegraph", "-o", "x.timeline.json"), "timeline is not answered");
+	expect_usage(CTL_ERR("flamegraph"), "an output file is needed: -o FILE (.folded");
+	/* A recording has every format. */
+	expect_usage(CTL_ERR("record", "-d", "1", "-o", "x.dat"),
+		     "cannot tell the format of 'x.dat' from its extension; name it .folded, .txt, "
+		     ".svg, .json, .pb.gz, .timeline.json, .gpu.json or .gpu.txt");
+	expect_usage(CTL_ERR("record", "-d", "1", "--range-domain", "d", "-o", "x.folded"),
+		     "--range-domain goes with --group-by range or outer-range");
+	expect_usage(CTL_ERR("record", "-p", "1", "-o", "x.folded", "--", "true"),
+		     "--pid and -- CMD do not mix");
+}
+
+Test(ctl_args, output_directory_must_exist)
+{
+	struct out o = CTL_ERR("flamegraph", "-o", "/nonexistent-dir/x.svg");
+
+	cr_expect_neq(o.ret, EXIT_OK);
+	cr_expect(strstr(o.text, "/nonexistent-dir"), "the path is not named:\n%s", o.text);
+}
+
+Test(ctl_args, report_file_names)
+{
+	cr_expect_str_eq(report_format("a.gpu.json"), "gpu-report");
+	cr_expect_str_eq(report_format("A.GPU.JSON"), "gpu-report");
+	cr_expect_str_eq(report_format("a.gpu.txt"), "gpu-text");
+	cr_expect_str_eq(report_format("a.txt"), "gpu-text");
+	cr_expect_null(report_format("a.svg"));
+	cr_expect_null(report_format("a.json"));
+}
+
+Test(ctl_daemon, unreachable_daemon_is_said_plainly)
+{
+	struct out o = CTL_ERR("-s", "/nonexistent-dir/xsprofd.sock", "-t", "1", "status");
+
+	cr_expect_eq(o.ret, EXIT_UNREACHABLE, "exit %d: %s", o.ret, o.text);
+	cr_expect(strstr(o.text, "/nonexistent-dir/xsprofd.sock"), "socket not named:\n%s", o.text);
+}
+
+static int render_status(void *ctx)
+{
+	struct json_object *j = json_tokener_parse(ctx), *k;
+
+	cr_assert_not_null(j);
+	status_print_head(j);
+	if ((k = jget(j, "unwind")))
+		status_print_unwind(k);
+	status_print_parts(j);
+	status_print_recordings(j);
+	json_object_put(j);
+	return 0;
+}
+
+Test(ctl_render, status_lines_say_the_figures)
+{
+	const char *doc =
+		"{\"version\":\"9.9\",\"pid\":42,\"uptime_s\":7,\"freq_hz\":19,\"cpus\":2,"
+		"\"window_s\":300,\"counters\":{\"samples\":1000,\"kept\":990,"
+		"\"lost_ring_buffer_full\":3,\"malformed_records\":0},"
+		"\"store\":{\"samples\":990,\"slices\":3,\"bytes\":4096,\"cap_bytes\":65536,"
+		"\"dropped_slices\":0},\"memory\":{\"rss_bytes\":33554432},"
+		"\"unwind\":{\"walks_with_tables\":10,\"walks_frame_pointers_only\":5,"
+		"\"files_without_table\":12,\"files_without_table_named\":["
+		"{\"path\":\"/opt/a.so\",\"why\":\"no .eh_frame section\"}]},"
+		"\"gpu\":{\"connections\":2,\"records_held\":77,\"records_evicted\":1},"
+		"\"attached\":[1234],"
+		"\"recordings\":[{\"id\":5,\"state\":\"done\",\"left_out_other_users\":"
+		"{\"samples\":4,\"offcpu\":0,\"cuda_calls\":0,\"launches\":0},\"note\":\"ok\"}]}";
+	struct out o = capture(1, render_status, (void *)doc);
+
+	cr_expect(strstr(o.text, "xsprofd 9.9, pid 42, up 7 s\n"), "%s", o.text);
+	cr_expect(strstr(o.text, "sampling: 19 Hz on 2 CPUs; 1000 samples, 990 kept, 3 lost"), "%s",
+		  o.text);
+	cr_expect(strstr(o.text, "window: 300 s kept; 990 samples in 3 slices, 4 of 64 KiB"), "%s",
+		  o.text);
+	cr_expect(strstr(o.text, "memory: 32768 KiB resident"), "%s", o.text);
+	cr_expect(strstr(o.text, "unwind: no table for /opt/a.so (no .eh_frame section): frame "
+				 "pointers there\nunwind: and 11 more files without a table\n"),
+		  "%s", o.text);
+	cr_expect(strstr(o.text, "gpu socket: 2 connections"), "%s", o.text);
+	cr_expect(strstr(o.text, "77 records held, 1 evicted"), "%s", o.text);
+	cr_expect(strstr(o.text, "attached: 1234\n"), "%s", o.text);
+	cr_expect(strstr(o.text, "recording 5: done; left out as another user's: 4 samples, 0 "
+				 "off-CPU, 0 CUDA calls, 0 launches; ok\n"),
+		  "%s", o.text);
+	/* Parts the daemon did not send print nothing, not zeros. */
+	cr_expect_null(strstr(o.text, "python:"), "%s", o.text);
+	cr_expect_null(strstr(o.text, "cuda:"), "%s", o.text);
+}
+
+Test(ctl_render, a_status_missing_everything_still_prints)
+{
+	struct out o = capture(1, render_status, "{}");
+
+	cr_expect(strstr(o.text, "xsprofd ?, pid 0, up 0 s\n"), "%s", o.text);
+}
