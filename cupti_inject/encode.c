@@ -34,6 +34,13 @@ struct open_range {
 	char *domain;
 };
 
+/*
+ * The open NVTX ranges (CUPTI's start markers waiting for their end), by id. A table of its own
+ * rather than daemon/base/hashmap.c: this library is loaded into the user's processes and links
+ * libc only (no symbols of ours that could clash with theirs, nothing of the daemon's base);
+ * and it never grows: sized once for max_open ranges at most half full, so a marker costs no
+ * allocation but its names' and a full table refuses (counted in nvtx_overflow).
+ */
 struct cupti_encoder {
 	struct open_range *ranges; /* open addressing on id, at most half full */
 	size_t nr_slots;	   /* power of two */
