@@ -132,6 +132,10 @@ static bool bad_time(struct cupti_encoder *e, uint64_t start, uint64_t end)
 	return true;
 }
 
+/* The work fields (XSPROF_WIRE_WORK_FIELDS) from the CUPTI record c into the wire record w. */
+#define WIRE_FROM_CUPTI(w, c, wire, cupti, act) (w)->wire = (c)->cupti;
+#define PUT_WORK(w, c)				XSPROF_WIRE_WORK_FIELDS(WIRE_FROM_CUPTI, w, c)
+
 static long encode_kernel(struct cupti_encoder *e, const CUpti_ActivityKernel10 *k, void *out,
 			  size_t cap)
 {
@@ -145,19 +149,13 @@ static long encode_kernel(struct cupti_encoder *e, const CUpti_ActivityKernel10 
 	w = start_record(out, cap, XSPROF_WIRE_KERNEL, sizeof(*w), name_len, &len);
 	if (!w)
 		return -ENOSPC;
-	w->start = k->start;
-	w->end = k->end;
-	w->device = k->deviceId;
-	w->context = k->contextId;
-	w->stream = k->streamId;
-	w->correlation_id = k->correlationId;
+	PUT_WORK(w, k);
 	w->grid[0] = k->gridX;
 	w->grid[1] = k->gridY;
 	w->grid[2] = k->gridZ;
 	w->block[0] = k->blockX;
 	w->block[1] = k->blockY;
 	w->block[2] = k->blockZ;
-	w->graph_id = k->graphId;
 	w->graph_node_id = k->graphNodeId;
 	w->registers_per_thread = k->registersPerThread;
 	w->static_smem = (uint32_t)k->staticSharedMemory;
@@ -190,15 +188,9 @@ static long encode_memcpy(struct cupti_encoder *e, const CUpti_ActivityMemcpy6 *
 	w = start_record(out, cap, XSPROF_WIRE_MEMCPY, sizeof(*w), 0, &len);
 	if (!w)
 		return -ENOSPC;
-	w->start = m->start;
-	w->end = m->end;
+	PUT_WORK(w, m);
 	w->bytes = m->bytes < XSPROF_WIRE_MAX_BYTES ? m->bytes : XSPROF_WIRE_MAX_BYTES;
-	w->device = m->deviceId;
-	w->context = m->contextId;
-	w->stream = m->streamId;
-	w->correlation_id = m->correlationId;
 	w->runtime_correlation_id = m->runtimeCorrelationId;
-	w->graph_id = m->graphId;
 	w->graph_node_id = m->graphNodeId;
 	w->src_device = XSPROF_WIRE_NO_DEVICE;
 	w->dst_device = XSPROF_WIRE_NO_DEVICE;
@@ -221,14 +213,8 @@ static long encode_p2p(struct cupti_encoder *e, const CUpti_ActivityMemcpyPtoP4 
 	w = start_record(out, cap, XSPROF_WIRE_MEMCPY, sizeof(*w), 0, &len);
 	if (!w)
 		return -ENOSPC;
-	w->start = m->start;
-	w->end = m->end;
+	PUT_WORK(w, m);
 	w->bytes = m->bytes < XSPROF_WIRE_MAX_BYTES ? m->bytes : XSPROF_WIRE_MAX_BYTES;
-	w->device = m->deviceId;
-	w->context = m->contextId;
-	w->stream = m->streamId;
-	w->correlation_id = m->correlationId;
-	w->graph_id = m->graphId;
 	w->graph_node_id = m->graphNodeId;
 	w->src_device = m->srcDeviceId;
 	w->dst_device = m->dstDeviceId;
@@ -250,15 +236,9 @@ static long encode_memset(struct cupti_encoder *e, const CUpti_ActivityMemset4 *
 	w = start_record(out, cap, XSPROF_WIRE_MEMSET, sizeof(*w), 0, &len);
 	if (!w)
 		return -ENOSPC;
-	w->start = m->start;
-	w->end = m->end;
+	PUT_WORK(w, m);
 	w->bytes = m->bytes < XSPROF_WIRE_MAX_BYTES ? m->bytes : XSPROF_WIRE_MAX_BYTES;
-	w->device = m->deviceId;
-	w->context = m->contextId;
-	w->stream = m->streamId;
-	w->correlation_id = m->correlationId;
 	w->value = m->value;
-	w->graph_id = m->graphId;
 	w->graph_node_id = m->graphNodeId;
 	w->mem_kind = mem_kind(m->memoryKind);
 	w->flags = ((m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) ? XSPROF_WIRE_F_ASYNC : 0) |
@@ -320,13 +300,7 @@ static long encode_graph(struct cupti_encoder *e, const CUpti_ActivityGraphTrace
 	w = start_record(out, cap, XSPROF_WIRE_GRAPH, sizeof(*w), 0, &len);
 	if (!w)
 		return -ENOSPC;
-	w->start = g->start;
-	w->end = g->end;
-	w->device = g->deviceId;
-	w->context = g->contextId;
-	w->stream = g->streamId;
-	w->correlation_id = g->correlationId;
-	w->graph_id = g->graphId;
+	PUT_WORK(w, g);
 	w->end_device = g->endDeviceId;
 	return len;
 }

@@ -76,6 +76,21 @@ _Static_assert(sizeof(struct xsprof_wire_hdr) == 8, "hdr layout");
  * end == start. When it ends, the range itself follows with the same tid, id and start. */
 #define XSPROF_WIRE_F_OPEN 0x10
 
+/*
+ * Where and when a piece of GPU work ran: the fields every work record (kernel, memcpy, memset,
+ * graph) has, described once: X(dst, src, wire field, CUPTI activity field, the daemon's
+ * gpu_activity field) for each. The encoder (cupti_inject/encode.c) copies CUPTI's into the
+ * wire's and the parser (daemon/gpu/cupti_wire.c) the wire's into the daemon's by this list.
+ */
+#define XSPROF_WIRE_WORK_FIELDS(X, dst, src)                       \
+	X(dst, src, start, start, start_ns)                        \
+	X(dst, src, end, end, end_ns)                              \
+	X(dst, src, device, deviceId, device)                      \
+	X(dst, src, context, contextId, context)                   \
+	X(dst, src, stream, streamId, stream)                      \
+	X(dst, src, correlation_id, correlationId, correlation_id) \
+	X(dst, src, graph_id, graphId, graph_id)
+
 /* GPU timestamps of 0 mean CUPTI could not collect them; otherwise start <= end. */
 struct xsprof_wire_kernel {
 	struct xsprof_wire_hdr hdr;

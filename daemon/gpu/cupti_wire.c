@@ -93,6 +93,10 @@ static bool framed(const uint8_t *rec, uint32_t length, size_t fixed, uint32_t s
 			FAIL(EBADMSG, why); \
 	} while (0)
 
+/* The work fields (XSPROF_WIRE_WORK_FIELDS) of the wire record w into the activity a. */
+#define ACT_FROM_WIRE(a, w, wire, cupti, act) (a)->act = (w).wire;
+#define GET_WORK(a, w)			      XSPROF_WIRE_WORK_FIELDS(ACT_FROM_WIRE, a, w)
+
 static long parse_kernel(const uint8_t *p, uint32_t length, struct gpu_activity *a,
 			 const char **ret_why)
 {
@@ -113,14 +117,8 @@ static long parse_kernel(const uint8_t *p, uint32_t length, struct gpu_activity 
 	}
 	a->kind = GPU_ACT_KERNEL;
 	a->flags = k.flags;
-	a->device = k.device;
-	a->context = k.context;
-	a->stream = k.stream;
-	a->correlation_id = k.correlation_id;
-	a->graph_id = k.graph_id;
+	GET_WORK(a, k);
 	a->graph_node_id = k.graph_node_id;
-	a->start_ns = k.start;
-	a->end_ns = k.end;
 	memcpy(a->grid, k.grid, sizeof(a->grid));
 	memcpy(a->block, k.block, sizeof(a->block));
 	a->name = string_at(p + sizeof(k), k.name_len);
@@ -147,16 +145,10 @@ static long parse_memcpy(const uint8_t *p, uint32_t length, struct gpu_activity 
 	a->copy_kind = m.copy_kind;
 	a->src_kind = m.src_kind;
 	a->dst_kind = m.dst_kind;
-	a->device = m.device;
-	a->context = m.context;
-	a->stream = m.stream;
-	a->correlation_id = m.correlation_id;
+	GET_WORK(a, m);
 	a->runtime_correlation_id = m.runtime_correlation_id;
-	a->graph_id = m.graph_id;
 	a->graph_node_id = m.graph_node_id;
 	a->bytes = m.bytes;
-	a->start_ns = m.start;
-	a->end_ns = m.end;
 	return length;
 }
 
@@ -176,15 +168,9 @@ static long parse_memset(const uint8_t *p, uint32_t length, struct gpu_activity 
 	a->kind = GPU_ACT_MEMSET;
 	a->flags = m.flags;
 	a->src_kind = m.mem_kind;
-	a->device = m.device;
-	a->context = m.context;
-	a->stream = m.stream;
-	a->correlation_id = m.correlation_id;
-	a->graph_id = m.graph_id;
+	GET_WORK(a, m);
 	a->graph_node_id = m.graph_node_id;
 	a->bytes = m.bytes;
-	a->start_ns = m.start;
-	a->end_ns = m.end;
 	return length;
 }
 
@@ -270,13 +256,7 @@ static long parse_graph(const uint8_t *p, uint32_t length, struct gpu_activity *
 	memcpy(&m, p, sizeof(m));
 	CHECK(m.start <= m.end, "graph: end before start");
 	a->kind = GPU_ACT_GRAPH;
-	a->device = m.device;
-	a->context = m.context;
-	a->stream = m.stream;
-	a->correlation_id = m.correlation_id;
-	a->graph_id = m.graph_id;
-	a->start_ns = m.start;
-	a->end_ns = m.end;
+	GET_WORK(a, m);
 	return length;
 }
 
