@@ -177,6 +177,18 @@ static uint8_t mem_kind(unsigned v)
 	return v < XSPROF_MEM_KIND_END ? (uint8_t)v : XSPROF_MEM_UNKNOWN;
 }
 
+/* What a copy's record has of CUPTI's, a host copy's or a peer-to-peer one's alike. */
+#define PUT_COPY(w, m)                                                                           \
+	do {                                                                                     \
+		PUT_WORK(w, m);                                                                  \
+		(w)->bytes =                                                                     \
+			(m)->bytes < XSPROF_WIRE_MAX_BYTES ? (m)->bytes : XSPROF_WIRE_MAX_BYTES; \
+		(w)->graph_node_id = (m)->graphNodeId;                                           \
+		(w)->copy_kind = copy_kind((m)->copyKind);                                       \
+		(w)->src_kind = mem_kind((m)->srcKind);                                          \
+		(w)->dst_kind = mem_kind((m)->dstKind);                                          \
+	} while (0)
+
 static long encode_memcpy(struct cupti_encoder *e, const CUpti_ActivityMemcpy6 *m, void *out,
 			  size_t cap)
 {
@@ -188,15 +200,10 @@ static long encode_memcpy(struct cupti_encoder *e, const CUpti_ActivityMemcpy6 *
 	w = start_record(out, cap, XSPROF_WIRE_MEMCPY, sizeof(*w), 0, &len);
 	if (!w)
 		return -ENOSPC;
-	PUT_WORK(w, m);
-	w->bytes = m->bytes < XSPROF_WIRE_MAX_BYTES ? m->bytes : XSPROF_WIRE_MAX_BYTES;
+	PUT_COPY(w, m);
 	w->runtime_correlation_id = m->runtimeCorrelationId;
-	w->graph_node_id = m->graphNodeId;
 	w->src_device = XSPROF_WIRE_NO_DEVICE;
 	w->dst_device = XSPROF_WIRE_NO_DEVICE;
-	w->copy_kind = copy_kind(m->copyKind);
-	w->src_kind = mem_kind(m->srcKind);
-	w->dst_kind = mem_kind(m->dstKind);
 	w->flags = ((m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? XSPROF_WIRE_F_ASYNC : 0) |
 		   (m->isDeviceLaunched ? XSPROF_WIRE_F_DEVICE_LAUNCH : 0);
 	return len;
@@ -213,14 +220,9 @@ static long encode_p2p(struct cupti_encoder *e, const CUpti_ActivityMemcpyPtoP4 
 	w = start_record(out, cap, XSPROF_WIRE_MEMCPY, sizeof(*w), 0, &len);
 	if (!w)
 		return -ENOSPC;
-	PUT_WORK(w, m);
-	w->bytes = m->bytes < XSPROF_WIRE_MAX_BYTES ? m->bytes : XSPROF_WIRE_MAX_BYTES;
-	w->graph_node_id = m->graphNodeId;
+	PUT_COPY(w, m);
 	w->src_device = m->srcDeviceId;
 	w->dst_device = m->dstDeviceId;
-	w->copy_kind = copy_kind(m->copyKind);
-	w->src_kind = mem_kind(m->srcKind);
-	w->dst_kind = mem_kind(m->dstKind);
 	w->flags = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? XSPROF_WIRE_F_ASYNC : 0;
 	return len;
 }

@@ -128,14 +128,10 @@ Test(ctl_daemon, unreachable_daemon_is_said_plainly)
 
 static int render_status(void *ctx)
 {
-	struct json_object *j = json_tokener_parse(ctx), *k;
+	struct json_object *j = json_tokener_parse(ctx);
 
 	cr_assert_not_null(j);
-	status_print_head(j);
-	if ((k = jget(j, "unwind")))
-		status_print_unwind(k);
-	status_print_parts(j);
-	status_print_recordings(j);
+	status_print(j);
 	json_object_put(j);
 	return 0;
 }

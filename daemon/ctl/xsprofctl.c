@@ -511,10 +511,22 @@ static void status_print_recordings(struct json_object *j)
 	}
 }
 
+/* The status document as `xsprofctl status` prints it. */
+static void status_print(struct json_object *j)
+{
+	struct json_object *k;
+
+	status_print_head(j);
+	if ((k = jget(j, "unwind")))
+		status_print_unwind(k);
+	status_print_parts(j);
+	status_print_recordings(j);
+}
+
 static int cmd_status(void)
 {
 	struct reply_buf b;
-	struct json_object *j, *k;
+	struct json_object *j;
 	int st_code = request("GET", "/v1/status", NULL, &b, NULL);
 
 	if (st_code)
@@ -530,11 +542,7 @@ static int cmd_status(void)
 		fprintf(stderr, "xsprofctl: xsprofd sent a status that is not JSON\n");
 		return EXIT_DAEMON_ERROR;
 	}
-	status_print_head(j);
-	if ((k = jget(j, "unwind")))
-		status_print_unwind(k);
-	status_print_parts(j);
-	status_print_recordings(j);
+	status_print(j);
 	json_object_put(j);
 	return EXIT_OK;
 }
