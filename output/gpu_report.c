@@ -575,11 +575,11 @@ static int copy_stacks(struct gpu_report *r)
 		b = &r->copy_blame[key.cls];
 		if (*acc > b->ns)
 			*b = (struct blame){.cause = GPU_IDLE_NR,
-					       .device = g->device,
-					       .pid = l->pid,
-					       .tid = l->tid,
-					       .stack_id = l->stack_id,
-					       .ns = *acc};
+					    .device = g->device,
+					    .pid = l->pid,
+					    .tid = l->tid,
+					    .stack_id = l->stack_id,
+					    .ns = *acc};
 	}
 	if (m)
 		keymap__for_each(m, free_val, NULL);
@@ -752,12 +752,15 @@ int gpu_report__finish(struct gpu_report *r)
 int gpu_report__build(const struct profile_data *pd, struct gpu_report **ret)
 {
 	struct gpu_report *r = calloc(1, sizeof(*r));
-	int err;
 
 	*ret = NULL;
 	if (!r)
 		return -ENOMEM;
-	err = gpu_report__facts(r, pd, false);
+	return gpu_report__finished(r, gpu_report__facts(r, pd, false), ret);
+}
+
+int gpu_report__finished(struct gpu_report *r, int err, struct gpu_report **ret)
+{
 	if (!err)
 		err = gpu_report__finish(r);
 	if (err) {

@@ -69,6 +69,9 @@ int gpu_report__collect(const struct profile_data *pd, bool (*accept)(void *ctx,
 			void *ctx, struct gpu_report **ret);
 int gpu_report__merge(struct gpu_report *into, const struct gpu_report *from);
 int gpu_report__finish(struct gpu_report *r);
+/* The end of making r, whatever made it: unless err (what making it came to), finish it into
+ * *ret; on any failure r is freed and *ret untouched. 0 or -errno. */
+int gpu_report__finished(struct gpu_report *r, int err, struct gpu_report **ret);
 /* No GPU work, no memory call: nothing worth keeping. */
 bool gpu_report__empty(const struct gpu_report *r);
 /* The memory it holds, about (the window's cap). */

@@ -10,20 +10,8 @@
 
 #include "output/calltree.h"
 #include "output/folded.h"
+#include "tests/folded_text.h"
 #include "tests/tree_add.h"
-
-/* Runs the writer into memory; the caller frees the text. */
-static char *folded(const struct calltree *t)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	cr_assert(f);
-	cr_assert_eq(folded__write(t, f), 0);
-	cr_assert_eq(fclose(f), 0);
-	return buf;
-}
 
 Test(folded, exact_text_of_a_small_tree)
 {
@@ -35,7 +23,7 @@ Test(folded, exact_text_of_a_small_tree)
 	tree_add(t, "main;baz", 1);
 	tree_add(t, "idle", 4);
 	tree_add(t, "main;zero", 0);
-	text = folded(t);
+	text = folded_text(t);
 	cr_expect_str_eq(text, "idle 4\n"
 			       "main;baz 1\n"
 			       "main;foo 2\n"
@@ -47,7 +35,7 @@ Test(folded, exact_text_of_a_small_tree)
 Test(folded, empty_tree_writes_nothing)
 {
 	struct calltree *t = calltree__new();
-	char *text = folded(t);
+	char *text = folded_text(t);
 
 	cr_expect_str_eq(text, "");
 	free(text);
@@ -61,7 +49,7 @@ Test(folded, separators_inside_names_are_replaced)
 	char *text;
 
 	cr_assert_eq(calltree__add(t, frames, 5, 12), 0);
-	text = folded(t);
+	text = folded_text(t);
 	cr_expect_str_eq(text, "comm;a:b;two lines;cr here;has space 12\n");
 	free(text);
 	calltree__free(t);
@@ -157,7 +145,7 @@ Test(folded, round_trip)
 	}
 	n_in = aggregate(in, N);
 
-	text = folded(t);
+	text = folded_text(t);
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *space = strrchr(line, ' '), *end;
 
@@ -196,8 +184,8 @@ Test(folded, output_is_deterministic)
 		tree_add(a, stacks[i], i + 1);
 		tree_add(b, stacks[5 - i], 6 - i);
 	}
-	ta = folded(a);
-	tb = folded(b);
+	ta = folded_text(a);
+	tb = folded_text(b);
 	cr_expect_str_eq(ta, tb);
 	free(ta);
 	free(tb);

@@ -27,6 +27,7 @@
 #include "output/folded.h"
 #include "tests/alloc_fail.h"
 #include "tests/burn.h"
+#include "tests/folded_text.h"
 
 #define FREQ_HZ 999
 #define BURN_MS 400
@@ -225,19 +226,6 @@ Test(session_profile, failure_names_its_step)
 	cr_assert_eq(session_profile__build(&sp, &src, sym, NULL, &cpu_view, &cs), 0);
 	cr_expect_gt(look_for(&sp.pd, "burn_loop").weight, 0);
 	session_profile__release(&sp);
-}
-
-/* A tree as folded text. */
-static char *folded_text(const struct calltree *t)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	cr_assert_not_null(f);
-	cr_assert_eq(folded__write(t, f), 0);
-	cr_assert_eq(fclose(f), 0);
-	return buf;
 }
 
 /*

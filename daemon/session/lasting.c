@@ -490,15 +490,12 @@ int lasting__report(const struct lasting *l, uint64_t since_ns, uint64_t until_n
 
 	if (!err && l->reports)
 		err = report_window__query(l->reports, since_ns, until_ns, all_uids, uid, r, &from);
-	if (!err)
-		err = gpu_report__finish(r);
-	if (err) {
-		gpu_report__free(r);
+	if (!r)
 		return err;
-	}
-	*ret = r;
-	*ret_from = from;
-	return 0;
+	err = gpu_report__finished(r, err, ret);
+	if (!err)
+		*ret_from = from;
+	return err;
 }
 
 void lasting__left_out(const struct lasting *l, struct xsprof_owner_stats *ret)
