@@ -25,3 +25,10 @@ set_tests_properties(service_ui_proxy PROPERTIES TIMEOUT 180)
 # request outside the host; screenshots in tests/ui-artefacts. Needs root, BPF, chromium.
 add_test(NAME service_ui COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/service/ui.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(service_ui PROPERTIES TIMEOUT 480)
+
+# The GPU record store shared by uid (tests/service/gpu_share.sh): a member's flood of the CUPTI
+# socket evicts only its own records; root's 50 kernels stay in root's report.
+add_executable(xs_gpu_flood workloads/gpu_flood.c)
+target_include_directories(xs_gpu_flood PRIVATE ${PROJECT_SOURCE_DIR})
+add_test(NAME service_gpu_share COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/service/gpu_share.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(service_gpu_share PROPERTIES TIMEOUT 180)

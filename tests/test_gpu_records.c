@@ -267,3 +267,101 @@ Test(gpu_records, open_ranges)
 	add_nvtx(st, 3, 30, 1, 1, "left", XSPROF_WIRE_F_OPEN);
 	gpu_store__free(st);
 }
+
+/* G1: one uid floods a full store; another's few records, sent among the flood, all stay. */
+Test(gpu_records, a_flooding_user_evicts_only_its_own)
+{
+	struct gpu_store *st = gpu_store__new(&(struct gpu_store_opts){.max_records = 1000});
+	struct gpu_store_user_stats us[4];
+	struct gpu_store_stats ss;
+	struct collect c = {0};
+	size_t n;
+
+	for (uint64_t t = 0; t < 60000; t++) {
+		struct gpu_activity a = kernel(100, t, "flood");
+
+		a.uid = 1001;
+		cr_assert_eq(gpu_store__add(st, &a), 0);
+		if (t % 1000 == 500) { /* 60 records of the victim, among the flood */
+			a = kernel(200, t, "victim");
+			a.uid = 1002;
+			cr_assert_eq(gpu_store__add(st, &a), 0);
+		}
+	}
+	gpu_store__for_each(st, 200, collect_fn, &c);
+	cr_expect_eq(c.n, 60, "the victim kept %d of its 60 records", c.n);
+	gpu_store__stats(st, &ss);
+	cr_expect_eq(ss.records, 1000);
+	n = gpu_store__user_stats(st, us, 4);
+	cr_assert_eq(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		if (us[i].uid == 1001) {
+			cr_expect_eq(us[i].records, 940);
+			cr_expect_eq(us[i].evicted, ss.evicted, "every eviction was the flooder's");
+		} else {
+			cr_expect_eq(us[i].uid, 1002);
+			cr_expect_eq(us[i].records, 60);
+			cr_expect_eq(us[i].evicted, 0);
+		}
+	}
+	/* Once the victim holds the most, its own oldest go first. */
+	for (uint64_t t = 0; t < 2000; t++) {
+		struct gpu_activity a = kernel(200, 100000 + t, "victim");
+
+		a.uid = 1002;
+		cr_assert_eq(gpu_store__add(st, &a), 0);
+	}
+	n = gpu_store__user_stats(st, us, 4);
+	for (size_t i = 0; i < n; i++)
+		if (us[i].uid == 1001)
+			cr_expect_gt(us[i].records, 400, "the flooder keeps about half: %zu",
+				     us[i].records);
+	gpu_store__free(st);
+}
+
+/* Open NVTX ranges: a uid holds at most half of the bytes they may take. */
+Test(gpu_records, open_ranges_are_shared_by_uid)
+{
+	struct gpu_store *st = gpu_store__new(
+		&(struct gpu_store_opts){.max_open_bytes = 64 << 10, .max_open_per_pid = 100000});
+	struct gpu_store_user_stats us[4];
+	struct gpu_store_stats ss;
+	size_t n;
+
+	for (uint32_t i = 0; i < 10000; i++) {
+		struct gpu_activity a = {.kind = GPU_ACT_NVTX,
+					 .flags = XSPROF_WIRE_F_OPEN,
+					 .pid = 100 + i % 7,
+					 .uid = 1001,
+					 .tid = 1,
+					 .nvtx_id = i,
+					 .start_ns = i,
+					 .end_ns = i,
+					 .name = "open forever"};
+
+		gpu_store__add(st, &a);
+	}
+	struct gpu_activity b = {.kind = GPU_ACT_NVTX,
+				 .flags = XSPROF_WIRE_F_OPEN,
+				 .pid = 200,
+				 .uid = 1002,
+				 .tid = 1,
+				 .nvtx_id = 1,
+				 .start_ns = 5,
+				 .end_ns = 5,
+				 .name = "step"};
+	gpu_store__add(st, &b);
+	gpu_store__stats(st, &ss);
+	n = gpu_store__user_stats(st, us, 4);
+	cr_assert_eq(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		if (us[i].uid == 1001) {
+			cr_expect_leq(us[i].open_bytes, 32u << 10);
+			cr_expect_gt(us[i].open_refused, 0);
+		} else {
+			cr_expect_gt(us[i].open_bytes, 0, "the other user's opening was kept");
+			cr_expect_eq(us[i].open_refused, 0);
+		}
+	}
+	gpu_store__free(st);
+}

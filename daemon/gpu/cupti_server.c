@@ -357,6 +357,7 @@ static int take_item(struct cupti_server *s, struct conn *c, struct cupti_wire_i
 		return 0;
 	}
 	it->act.pid = c->pid;
+	it->act.uid = c->uid;
 	it->act.start_ns = shift_time(it->act.start_ns, c->clock_shift);
 	it->act.end_ns = shift_time(it->act.end_ns, c->clock_shift);
 	if (gpu_store__add(s->store, &it->act) < 0) {

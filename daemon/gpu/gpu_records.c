@@ -27,10 +27,14 @@ struct gstr {
 
 struct pid_q;
 
+struct user;
+
 struct node {
 	struct node *gprev, *gnext; /* all records, oldest first */
 	struct node *pprev, *pnext; /* this process's records, oldest first */
+	struct node *uprev, *unext; /* this uid's records, oldest first */
 	struct pid_q *q;
+	struct user *u;
 	struct gstr *name;
 	struct gstr *domain;
 	struct gpu_activity a;
@@ -57,7 +61,15 @@ struct open_q {
 	struct open_node *head;
 };
 
+/* A uid's share: its records (to evict its oldest), what they weigh, what it lost. */
+struct user {
+	bool used;
+	struct node *head, *tail;
+	struct gpu_store_user_stats st;
+};
+
 struct gpu_store {
+	struct user users[GPU_STORE_MAX_USERS];
 	size_t max_records;
 	size_t max_bytes;
 	size_t max_pids;
@@ -231,9 +243,69 @@ static struct pid_q **pid_slot(const struct gpu_store *st, uint32_t pid)
 	return p;
 }
 
+/* uid's share; a new one when create (reusing one that holds nothing), else NULL. */
+static struct user *user_of(struct gpu_store *st, uint32_t uid, bool create)
+{
+	struct user *free_slot = NULL;
+
+	for (size_t i = 0; i < GPU_STORE_MAX_USERS; i++) {
+		struct user *u = &st->users[i];
+
+		if (u->used && u->st.uid == uid)
+			return u;
+		if (!free_slot && (!u->used || (!u->st.records && !u->st.open_bytes)))
+			free_slot = &st->users[i];
+	}
+	if (!create || !free_slot)
+		return NULL;
+	if (!free_slot->used)
+		st->st.users++;
+	*free_slot = (struct user){.used = true, .st.uid = uid};
+	return free_slot;
+}
+
+/* The uid whose records weigh the most: its oldest goes when the store is full. */
+static struct user *heaviest(struct gpu_store *st)
+{
+	struct user *h = NULL;
+
+	for (size_t i = 0; i < GPU_STORE_MAX_USERS; i++)
+		if (st->users[i].used && st->users[i].st.records &&
+		    (!h || st->users[i].st.bytes > h->st.bytes))
+			h = &st->users[i];
+	return h;
+}
+
+static size_t node_weight(const struct node *n)
+{
+	return sizeof(*n) + (n->name ? n->name->len + 1 : 0) + (n->domain ? n->domain->len + 1 : 0);
+}
+
+static void user_forget_if_empty(struct gpu_store *st, struct user *u)
+{
+	if (!u->st.records && !u->st.open_bytes && u->used && !u->st.evicted && !u->st.refused &&
+	    !u->st.open_refused) {
+		u->used = false;
+		st->st.users--;
+	}
+}
+
 static void remove_node(struct gpu_store *st, struct node *n)
 {
 	struct pid_q *q = n->q;
+	struct user *u = n->u;
+
+	if (n->uprev)
+		n->uprev->unext = n->unext;
+	else
+		u->head = n->unext;
+	if (n->unext)
+		n->unext->uprev = n->uprev;
+	else
+		u->tail = n->uprev;
+	u->st.records--;
+	u->st.bytes -= node_weight(n);
+	user_forget_if_empty(st, u);
 
 	if (n->gprev)
 		n->gprev->gnext = n->gnext;
@@ -289,9 +361,15 @@ static void open_unlink(struct gpu_store *st, struct open_q **slot, struct open_
 	struct open_q *q = *slot;
 	struct open_node *o = *link;
 
+	struct user *u = user_of(st, o->a.uid, false);
+
 	*link = o->next;
 	st->st.open--;
 	st->st.open_bytes -= o->cost;
+	if (u) {
+		u->st.open_bytes -= o->cost;
+		user_forget_if_empty(st, u);
+	}
 	free(o);
 	if (!--q->n) {
 		*slot = q->next;
@@ -307,9 +385,13 @@ static void open_add(struct gpu_store *st, const struct gpu_activity *a)
 	struct open_q **slot = open_slot(st, a->pid), *q = *slot;
 	struct open_node *o;
 
-	/* A process that never ends its ranges (or is killed) holds at most its share. */
-	if ((q && q->n >= st->max_open_per_pid) ||
-	    st->st.open_bytes + cost + sizeof(*q) > st->max_open_bytes)
+	struct user *u = user_of(st, a->uid, true);
+
+	/* A process that never ends its ranges (or is killed) holds at most its share, a uid at
+	 * most half of them all. */
+	if (!u || (q && q->n >= st->max_open_per_pid) ||
+	    st->st.open_bytes + cost + sizeof(*q) > st->max_open_bytes ||
+	    u->st.open_bytes + cost > st->max_open_bytes / 2)
 		goto refuse;
 	if (!q) {
 		q = calloc(1, sizeof(*q));
@@ -339,9 +421,14 @@ static void open_add(struct gpu_store *st, const struct gpu_activity *a)
 	q->n++;
 	st->st.open++;
 	st->st.open_bytes += cost;
+	u->st.open_bytes += cost;
 	return;
 refuse:
 	st->st.open_refused++;
+	if (u)
+		u->st.open_refused++;
+	else
+		st->st.users_refused++;
 }
 
 /* A range arrived: the opening it ends, if one is held, goes (the newest first: pops are). */
@@ -411,6 +498,7 @@ int gpu_store__add(struct gpu_store *st, const struct gpu_activity *a)
 		      (a->name ? str_cost(strlen(a->name)) : 0) +
 		      (a->domain ? str_cost(strlen(a->domain)) : 0);
 	struct pid_q **slot, *q;
+	struct user *u = NULL;
 	struct node *n;
 
 	if (a->kind == GPU_ACT_NVTX && (a->flags & XSPROF_WIRE_F_OPEN)) {
@@ -419,8 +507,17 @@ int gpu_store__add(struct gpu_store *st, const struct gpu_activity *a)
 	}
 	if (a->kind == GPU_ACT_NVTX && a->end_ns > a->start_ns)
 		open_end(st, a);
+	u = user_of(st, a->uid, true);
+	if (!u) {
+		st->st.users_refused++;
+		goto reject;
+	}
+	/* Full: the uid holding the most pays, with its oldest record (its own when it floods). */
 	while (st->ghead && over_caps(st, a->pid, need)) {
-		remove_node(st, st->ghead);
+		struct user *h = heaviest(st);
+
+		h->st.evicted++;
+		remove_node(st, h->head);
 		st->st.evicted++;
 	}
 	if (over_caps(st, a->pid, need))
@@ -468,6 +565,15 @@ int gpu_store__add(struct gpu_store *st, const struct gpu_activity *a)
 	else
 		st->ghead = n;
 	st->gtail = n;
+	n->u = u;
+	n->uprev = u->tail;
+	if (u->tail)
+		u->tail->unext = n;
+	else
+		u->head = n;
+	u->tail = n;
+	u->st.records++;
+	u->st.bytes += node_weight(n);
 	st->st.records++;
 	st->st.bytes += sizeof(*n);
 	st->st.added++;
@@ -476,6 +582,10 @@ int gpu_store__add(struct gpu_store *st, const struct gpu_activity *a)
 
 reject:
 	st->st.rejected++;
+	if (u) {
+		u->st.refused++;
+		user_forget_if_empty(st, u);
+	}
 	return -ENOMEM;
 }
 
@@ -543,4 +653,15 @@ uint64_t gpu_store__last_seq(const struct gpu_store *st)
 void gpu_store__stats(const struct gpu_store *st, struct gpu_store_stats *ret)
 {
 	*ret = st->st;
+}
+
+size_t gpu_store__user_stats(const struct gpu_store *st, struct gpu_store_user_stats *ret,
+			     size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < GPU_STORE_MAX_USERS && n < max; i++)
+		if (st->users[i].used)
+			ret[n++] = st->users[i].st;
+	return n;
 }

@@ -39,6 +39,7 @@ struct gpu_activity {
 	uint8_t sync_type;  /* sync: enum xsprof_wire_sync_type */
 	uint16_t flags;	    /* XSPROF_WIRE_F_* (async, name truncated, instant, device launch) */
 	uint32_t pid;	    /* from SO_PEERCRED, in the daemon's pid namespace */
+	uint32_t uid;	    /* the sender's, from SO_PEERCRED: whose share of the store it takes */
 	uint32_t tid;	    /* api, nvtx: OS thread id (gettid) */
 	uint32_t device;
 	uint32_t context;
@@ -82,7 +83,32 @@ struct gpu_store_stats {
 	uint64_t open_refused;	     /* openings past max_open_per_pid or max_open_bytes */
 	uint64_t open_ended;	     /* open ranges whose range arrived (the usual end) */
 	uint64_t open_ended_at_exit; /* ended by gpu_store__end_open (the sender went away) */
+	size_t users;		     /* uids tracked now: with records, open ranges or losses */
+	uint64_t users_refused;	     /* records of a uid past GPU_STORE_MAX_USERS: refused */
 };
+
+/*
+ * Each sender's uid has a share of the store. When it is full, the oldest record of the uid
+ * that holds the most (bytes of records and their names) goes first: a uid flooding the store
+ * evicts its own records, never those of one that holds less. Open NVTX ranges: a uid holds at
+ * most half of max_open_bytes. At most GPU_STORE_MAX_USERS uids at once (one without records
+ * or open ranges makes room); records of another are refused, counted.
+ */
+#define GPU_STORE_MAX_USERS 64
+
+struct gpu_store_user_stats {
+	uint32_t uid;
+	size_t records;	       /* held now */
+	size_t bytes;	       /* held now: records and their names' lengths */
+	size_t open_bytes;     /* open NVTX ranges held now */
+	uint64_t evicted;      /* its records evicted (it held the most when the store was full) */
+	uint64_t refused;      /* its records refused (no memory) */
+	uint64_t open_refused; /* its range openings refused at its share or a process's cap */
+};
+
+/* The uids with records or open ranges, at most max into ret; returns how many. */
+size_t gpu_store__user_stats(const struct gpu_store *st, struct gpu_store_user_stats *ret,
+			     size_t max);
 
 /* Caps for mb MiB: the bytes, and records at GPU_STORE_RECORD_COST each. */
 #define GPU_STORE_RECORD_COST 256

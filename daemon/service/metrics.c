@@ -158,8 +158,11 @@ static const struct metric metrics[] = {
 	 "GPU records lost, by cause."},
 	{"gpu.records_evicted", "xsprof_gpu_records_lost_total", COUNTER, "cause=\"evicted\"", 0,
 	 NULL},
+	{"gpu.users_refused", "xsprof_gpu_records_lost_total", COUNTER, "cause=\"too_many_users\"",
+	 0, NULL},
 	{"gpu.nvtx_open_refused", "xsprof_gpu_nvtx_open_refused_total", COUNTER, NULL, 0,
-	 "NVTX ranges' openings refused at the caps (1024 open per process, 4 MiB in all): a range "
+	 "NVTX ranges' openings refused at the caps (1024 open per process, 4 MiB in all, half of "
+	 "it per uid): a range "
 	 "refused so that has not ended when a slice closes is missing from it."},
 	{"gpu.refused_connections", "xsprof_gpu_connections_refused_total", COUNTER, NULL, 0,
 	 "CUPTI connections refused at the caps."},
@@ -297,6 +300,43 @@ static void join_metrics(FILE *f, struct json_object *st)
 	}
 }
 
+/* The GPU record store's share of each sender's uid (gpu.users; at most GPU_STORE_MAX_USERS). */
+static void gpu_user_metrics(FILE *f, struct json_object *st)
+{
+	static const struct {
+		const char *key, *name, *help;
+		enum metric_type type;
+	} m[] = {
+		{"records", "xsprof_gpu_user_records", "GPU records held, by the sender's uid.",
+		 GAUGE},
+		{"evicted", "xsprof_gpu_user_records_evicted_total",
+		 "GPU records evicted at the store's cap, by uid (the uid holding the most pays).",
+		 COUNTER},
+		{"refused", "xsprof_gpu_user_records_refused_total",
+		 "GPU records that could not be stored, by uid.", COUNTER},
+		{"open_refused", "xsprof_gpu_user_nvtx_open_refused_total",
+		 "NVTX range openings refused at a uid's share or a process's cap, by uid.",
+		 COUNTER},
+	};
+	struct json_object *users = at_path(st, "gpu.users");
+	char labels[32];
+
+	for (size_t k = 0; users && k < sizeof(m) / sizeof(m[0]); k++) {
+		const char *last = NULL;
+
+		family(f, m[k].name, m[k].type, m[k].help, &last);
+		for (size_t i = 0; i < json_object_array_length(users); i++) {
+			struct json_object *u = json_object_array_get_idx(users, i), *uid, *v;
+
+			if (!json_object_object_get_ex(u, "uid", &uid) ||
+			    !json_object_object_get_ex(u, m[k].key, &v))
+				continue;
+			snprintf(labels, sizeof(labels), "uid=\"%d\"", json_object_get_int(uid));
+			sample(f, m[k].name, labels, json_object_get_double(v));
+		}
+	}
+}
+
 static void response_metrics(FILE *f)
 {
 	const char *last = NULL;
@@ -340,6 +380,7 @@ enum MHD_Result metrics__api(struct service *s, struct MHD_Connection *c)
 	json_object_object_get_ex(st, "attachments", &arr);
 	by_state(f, arr, "xsprof_attachments", "Attachments, by state.", att_states, 3);
 	join_metrics(f, st);
+	gpu_user_metrics(f, st);
 	response_metrics(f);
 	json_object_put(st);
 	if (fclose(f)) {

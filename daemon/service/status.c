@@ -475,6 +475,28 @@ static struct json_object *cuda_probes_json(struct service *s)
 	return g;
 }
 
+/* Each sender uid's share of the GPU record store: what it holds, and what it lost. */
+static struct json_object *gpu_users_json(struct service *s)
+{
+	struct gpu_store_user_stats us[GPU_STORE_MAX_USERS];
+	size_t n = gpu_store__user_stats(cupti_server__store(s->cupti), us, GPU_STORE_MAX_USERS);
+	struct json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *o = json_object_new_object();
+
+		status__add_u64(o, "uid", us[i].uid);
+		status__add_u64(o, "records", us[i].records);
+		status__add_u64(o, "bytes", us[i].bytes);
+		status__add_u64(o, "open_bytes", us[i].open_bytes);
+		status__add_u64(o, "evicted", us[i].evicted);
+		status__add_u64(o, "refused", us[i].refused);
+		status__add_u64(o, "open_refused", us[i].open_refused);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 /* The CUPTI pipe and the GPU record store. */
 static struct json_object *gpu_json(struct service *s)
 {
@@ -498,6 +520,8 @@ static struct json_object *gpu_json(struct service *s)
 	status__add_u64(g, "records_held", cs.store.records);
 	status__add_u64(g, "records_evicted", cs.store.evicted);
 	status__add_u64(g, "nvtx_open_refused", cs.store.open_refused);
+	status__add_u64(g, "users_refused", cs.store.users_refused);
+	json_object_object_add(g, "users", gpu_users_json(s));
 	return g;
 }
 

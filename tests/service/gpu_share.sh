@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The GPU record store shared by uid (issue 39, G1): an unprivileged user floods the CUPTI socket
+# with 600,000 kernel records while a root process sends 50 in the same slice; root's window
+# report must hold all 50, the flood must be counted under the flooder's uid (status and
+# /metrics), and root must be answered meanwhile. Every check prints "ok" or "FAIL". Needs root
+# and BPF.
+#
+# Usage: tests/service/gpu_share.sh BUILD_DIR     (ctest runs it as the test service_gpu_share)
+set -euo pipefail
+
+[[ $# -eq 1 ]] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
+build=$(cd "$1" && pwd)
+name=service_gpu_share
+. "$(dirname "$0")/private_daemon.sh"
+flood=$build/tests/xs_gpu_flood
+need "$flood"
+member=65534
+
+step "start xsprofd; a member floods its CUPTI socket while root sends 50 kernels"
+start_daemon
+chmod 0755 "$dir"
+setpriv --reuid=$member --regid="$(getent group nogroup | cut -d: -f3)" --clear-groups -- \
+	"$flood" 600000 xs_flood_kernel >"$dir/flood.out" 2>&1 &
+fpid=$!
+pids+=($fpid)
+sleep 0.3
+"$flood" 50 xs_victim_kernel 200 >"$dir/victim.out" 2>&1 && pass "root sent 50 kernels" ||
+	fail "the victim's sender: $(cat "$dir/victim.out")"
+t0=$(date +%s%N)
+ctl status >/dev/null && pass "root answered during the flood ($((($(date +%s%N) - t0) / 1000000)) ms)" ||
+	fail "no status during the flood"
+wait $fpid && pass "the member sent: $(cat "$dir/flood.out")" || fail "the flood: $(cat "$dir/flood.out")"
+
+step "the window's report, once the slice closed, holds every one of root's kernels"
+found=0
+for _ in $(seq 40); do
+	ctl report --since 60 -o "$dir/r.gpu.json" >/dev/null 2>&1 || true
+	found=$($py -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(sum(k.get("count", 0) for k in r.get("kernels", []) if k.get("name") == "xs_victim_kernel"))' "$dir/r.gpu.json" 2>/dev/null || echo 0)
+	[[ $found -gt 0 ]] && break
+	sleep 1
+done
+[[ $found == 50 ]] && pass "all 50 of root's kernels in root's report" ||
+	fail "$found of root's 50 kernels in the report"
+
+step "the flood is counted under its uid, and only there"
+read -r fe fr ve < <(status_get '" ".join(str(x) for x in [
+	sum(u["evicted"] for u in j["gpu"]["users"] if u["uid"] == '$member'),
+	sum(u["records"] for u in j["gpu"]["users"] if u["uid"] == '$member'),
+	sum(u["evicted"] for u in j["gpu"]["users"] if u["uid"] == 0)])')
+((fe > 0)) && pass "uid $member: $fe of its records evicted, $fr held" ||
+	fail "uid $member: evicted $fe, held $fr"
+[[ $ve == 0 ]] && pass "root's records: none evicted" || fail "root lost $ve records"
+curl -s -m 10 --unix-socket "$sock" http://x/metrics >"$dir/m.txt"
+grep -qE "^xsprof_gpu_user_records_evicted_total\{uid=\"$member\"\} [1-9]" "$dir/m.txt" &&
+	pass "/metrics: xsprof_gpu_user_records_evicted_total{uid=\"$member\"}" ||
+	fail "/metrics lacks the flooder's evictions: $(grep gpu_user "$dir/m.txt" | head -5)"
