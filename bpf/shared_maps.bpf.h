@@ -28,6 +28,35 @@ struct {
 } pid_filter SEC(".maps") XSPROF_SAMPLER_LINKAGE;
 
 /*
+ * The stop ledger: the processes stopped (SIGSTOP) for their probes and not continued yet,
+ * tgid -> when. The daemon shares one map between all its samplers (daemon/probes/
+ * stop_ledger.c), takes a process off when it sends SIGCONT, and a watchdog process that holds
+ * the map continues whatever is left when the daemon dies. A process is stopped only once it
+ * is on the ledger.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);   /* tgid */
+	__type(value, __u64); /* bpf_ktime_get_ns() of the stop */
+} stopped SEC(".maps") XSPROF_SAMPLER_LINKAGE;
+
+/* Stop the current process (on its way back to user space) for the daemon's probes, once it
+ * is on the ledger: 0, or nonzero when it was not stopped. */
+static __always_inline int xsprof_stop_self(__u32 tgid)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (bpf_map_update_elem(&stopped, &tgid, &now, BPF_ANY))
+		return -1;
+	if (bpf_send_signal(19 /* SIGSTOP */)) {
+		bpf_map_delete_elem(&stopped, &tgid);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Threads in an exec, from sched_prepare_exec (before the old image is dropped) to
  * sched_process_exec (the new one is in place): tid -> the mm they had before. A sample finding
  * a different mm is between images (task_events.bpf.c). A hash, not task storage: creating task

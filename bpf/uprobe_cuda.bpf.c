@@ -23,8 +23,6 @@
 #include "python.bpf.h"
 #include "launch_reuse.bpf.h"
 
-#define SIGSTOP 19
-
 extern bool pid_filter_on;
 extern bool python_on;
 extern const volatile __u32 unwind_mode;
@@ -201,7 +199,7 @@ static __noinline int send_held(struct xsprof_cuda_call *r, struct xsprof_cuda_s
 		st->drop_ringbuf++;
 		return 0;
 	}
-	if (!bpf_send_signal(SIGSTOP))
+	if (!xsprof_stop_self(e->tgid))
 		e->flags |= XSPROF_CUDA_F_STOPPED;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	st->emitted++;

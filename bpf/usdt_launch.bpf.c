@@ -21,8 +21,6 @@
 #include "python.bpf.h"
 #include "launch_reuse.bpf.h"
 
-#define SIGSTOP 19
-
 extern bool pid_filter_on;
 extern bool python_on;
 extern const volatile __u32 unwind_mode;
@@ -79,7 +77,7 @@ static __noinline int send_held(struct xsprof_usdt_launch *r, struct xsprof_cuda
 		st->usdt_drop++;
 		return 0;
 	}
-	if (!bpf_send_signal(SIGSTOP))
+	if (!xsprof_stop_self(e->tgid))
 		e->flags |= XSPROF_CUDA_F_STOPPED;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	st->usdt_emitted++;

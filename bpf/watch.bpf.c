@@ -15,7 +15,6 @@
 #include "pidns.bpf.h"
 
 #define PROT_EXEC 0x4
-#define SIGSTOP	  19
 #define NR_MMAP	  9 /* x86-64 */
 /* pid_filter values: the daemon puts 1; a child added here gets this, and leaves at exit. */
 #define FILTER_FOLLOWED 2
@@ -160,7 +159,7 @@ int BPF_PROG(xsprof_watch_mmap, struct mm_struct *mm, bool write)
 	__builtin_memcpy(e->name, name, sizeof(e->name));
 	/* Stopped on its way back to user space, before any code of the library can run; the
 	 * daemon attaches the probes (the mapping is in place) and sends SIGCONT. */
-	if (cuda_stop_processes && !bpf_send_signal(SIGSTOP))
+	if (cuda_stop_processes && !xsprof_stop_self(tgid))
 		e->flags |= XSPROF_CUDA_F_STOPPED;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	st->lib_maps++;
@@ -200,7 +199,7 @@ int BPF_PROG(xsprof_watch_exec, struct task_struct *p, pid_t old_pid)
 	e->prot = 0;
 	__builtin_memset(e->name, 0, sizeof(e->name));
 	bpf_get_current_comm(e->name, sizeof(e->name) < 16 ? sizeof(e->name) : 16);
-	if (cuda_stop_processes && !bpf_send_signal(SIGSTOP))
+	if (cuda_stop_processes && !xsprof_stop_self(tgid))
 		e->flags |= XSPROF_CUDA_F_STOPPED;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	st->execs_watched++;

@@ -49,3 +49,7 @@ add_dependencies(test_filters xsprofd)
 
 # Sample ownership decided in the kernel (real vs effective uid).
 xsprof_unit_test(test_sample_owner SOURCES test_sample_owner.c LIBS xsprof_session)
+
+# The stop ledger's watchdog: a process stopped for its probes is continued when the daemon is
+# killed -9 (issue 39 G2). Needs root.
+xsprof_unit_test(test_stop_ledger SOURCES test_stop_ledger.c LIBS xsprof_probes)

@@ -32,3 +32,8 @@ add_executable(xs_gpu_flood workloads/gpu_flood.c)
 target_include_directories(xs_gpu_flood PRIVATE ${PROJECT_SOURCE_DIR})
 add_test(NAME service_gpu_share COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/service/gpu_share.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(service_gpu_share PROPERTIES TIMEOUT 180)
+
+# No process left stopped when the daemon dies (tests/service/stopped.sh): stopped, then killed
+# -9, during `xsprofctl record -- LOOP` of execs.
+add_test(NAME service_stopped COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/service/stopped.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(service_stopped PROPERTIES TIMEOUT 180)

@@ -1396,6 +1396,15 @@ static int cmd_record(int argc, char **argv)
 	st = request("GET", path, NULL, &b, &prog);
 	if (!st)
 		st = save(a.out, &b, output__format_name(a.fmt));
+	else if (child && released && !command__exited(child) &&
+		 (st == EXIT_UNREACHABLE || st == EXIT_DAEMON_ERROR)) {
+		/* Its watchdog continues what the daemon had stopped; SIGCONT to be sure. */
+		command__kill(child, SIGCONT);
+		fprintf(stderr,
+			"xsprofctl: xsprofd went away during the recording: no profile; %s runs on, "
+			"unprofiled, to its end\n",
+			a.cmd[0]);
+	}
 	free(b.data);
 out:
 	/* Never released (the recording did not start): killed and reaped by command__free. */

@@ -21,6 +21,7 @@
 #include "daemon/cuda/cuda_api.h"
 #include "daemon/cuda/cuda_elf.h"
 #include "daemon/cuda/cuda_probes.h"
+#include "daemon/probes/stop_ledger.h"
 #include "daemon/symbolize/proc_maps.h"
 #include "daemon/cuda/cuda_waits.h"
 #include "daemon/cuda/uprobe_multi.h"
@@ -653,7 +654,9 @@ static void continue_held(struct cuda_probes *cp, pid_t pid, uint32_t flags)
 			cp->st.table_waits++;
 		}
 		/* Another user's process needs CAP_KILL: without it, it would wait for ever. */
-		if (kill(pid, SIGCONT) && errno != ESRCH) {
+		if (!kill(pid, SIGCONT) || errno == ESRCH) {
+			stop_ledger__done(bpf_map__fd(cp->skel->maps.stopped), pid);
+		} else {
 			cp->st.attach_failed++;
 			set_error(cp, -errno,
 				  "continuing pid %d, stopped for its probes (another user's "

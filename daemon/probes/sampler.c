@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 
 #include "daemon/probes/sampler.h"
+#include "daemon/probes/stop_ledger.h"
 #include "daemon/unwind/unwinder.h"
 #include "xsprof.skel.h"
 
@@ -357,6 +358,13 @@ static int load_skel(struct sampler *s, const struct sampler_opts *opts, uint32_
 					       opts->max_pids ? opts->max_pids : DEFAULT_MAX_PIDS);
 	if (!err)
 		err = set_unwind(s, opts);
+	/* The daemon's one stop ledger: a process stopped for its probes is continued by the
+	 * watchdog if the daemon dies before it does. */
+	if (!err) {
+		int ledger = stop_ledger__fd();
+
+		err = ledger < 0 ? ledger : bpf_map__reuse_fd(s->skel->maps.stopped, ledger);
+	}
 	if (!err && !(skip & SAMPLER_PROG_BIT(SAMPLER_PROG_OFFCPU))) {
 		s->skel->rodata->offcpu_min_ns = opts->offcpu_min_ns;
 		err = bpf_map__set_max_entries(s->skel->maps.offcpu_agg,

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "daemon/probes/stop_ledger.h"
+
+#define LEDGER_ENTRIES 16384 /* bpf/shared_maps.bpf.h's max_entries */
+
+static int ledger_fd = -1;
+static pid_t watchdog_pid;
+
+/* Stopped now (state T), as the ledger says it was: a process the daemon's probes stopped. */
+static bool still_stopped(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* the state follows the name, which may hold anything */
+	return p && p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
+}
+
+int stop_ledger__continue_all(int fd)
+{
+	/* Deleting while iterating restarts the walk: the keys first. Static: the watchdog runs
+	 * it in a child forked from a daemon that may have threads (no malloc there). */
+	static uint32_t pids[LEDGER_ENTRIES];
+	uint32_t key, next, *prev = NULL;
+	int continued = 0;
+	size_t n = 0;
+
+	while (n < LEDGER_ENTRIES && !bpf_map_get_next_key(fd, prev, &next)) {
+		pids[n++] = next;
+		key = next;
+		prev = &key;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (still_stopped((pid_t)pids[i]) && !kill((pid_t)pids[i], SIGCONT))
+			continued++;
+		bpf_map_delete_elem(fd, &pids[i]);
+	}
+	return continued;
+}
+
+void stop_ledger__done(int fd, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+
+	if (fd >= 0)
+		bpf_map_delete_elem(fd, &key);
+}
+
+pid_t stop_ledger__watchdog(void)
+{
+	return watchdog_pid;
+}
+
+/* The watchdog: the map and the read end of the daemon's pipe, nothing else; at the pipe's
+ * end (the daemon went), the ledger is emptied. Never returns. */
+static void watch(int map_fd, int pipe_fd)
+{
+	char c, msg[160];
+	int n;
+
+	/* Only these two are kept: no socket, file or lock of the daemon outlives it here. */
+	if (dup2(map_fd, 3) < 0 || dup2(pipe_fd, 4) < 0)
+		_exit(1);
+	close_range(5, ~0u, 0);
+	/* The daemon's process group may be sent Ctrl-C or SIGTERM: the daemon handles them, the
+	 * watchdog waits for it to go. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	prctl(PR_SET_NAME, "xsprofd-watch");
+	while (read(4, &c, 1) < 0 && errno == EINTR)
+		;
+	n = stop_ledger__continue_all(3);
+	if (n > 0) {
+		int len =
+			snprintf(msg, sizeof(msg),
+				 "xsprofd watchdog: the daemon went; continued %d process%s it had "
+				 "stopped for its probes\n",
+				 n, n == 1 ? "" : "es");
+
+		if (write(2, msg, (size_t)len) < 0)
+			_exit(1);
+	}
+	_exit(0);
+}
+
+int stop_ledger__fd(void)
+{
+	int p[2], fd;
+	pid_t pid;
+
+	if (ledger_fd >= 0)
+		return ledger_fd;
+	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "stopped", sizeof(uint32_t), sizeof(uint64_t),
+			    LEDGER_ENTRIES, NULL);
+	if (fd < 0)
+		return -errno;
+	/* The daemon keeps the write end until it exits: the watchdog reads its end. */
+	if (pipe2(p, O_CLOEXEC)) {
+		close(fd);
+		return -errno;
+	}
+	pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+
+		close(fd);
+		close(p[0]);
+		close(p[1]);
+		return err;
+	}
+	if (!pid) {
+		close(p[1]);
+		watch(fd, p[0]);
+	}
+	close(p[0]);
+	watchdog_pid = pid;
+	ledger_fd = fd;
+	return fd;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The stop ledger: the processes the BPF side stopped (SIGSTOP) for their probes, until the
+ * daemon continues them (bpf/shared_maps.bpf.h's `stopped`). One map for the whole daemon,
+ * shared by every sampler; a watchdog process, forked when it is made, holds the map and waits
+ * on a pipe from the daemon: when the daemon goes, however (exit, crash, kill -9), it continues
+ * every process still on the ledger that is still stopped, and exits. No process the daemon
+ * stopped stays stopped because the daemon died.
+ */
+#ifndef XSPROF_DAEMON_PROBES_STOP_LEDGER_H
+#define XSPROF_DAEMON_PROBES_STOP_LEDGER_H
+
+#include <sys/types.h>
+
+/*
+ * The daemon's ledger, made (map and watchdog) at the first call: its map fd for the samplers
+ * to reuse, or -errno.
+ */
+int stop_ledger__fd(void);
+
+/* pid was continued: off the ledger. fd: the ledger's (a sampler's map). */
+void stop_ledger__done(int fd, pid_t pid);
+
+/* Every process on the ledger fd that is still stopped, continued (SIGCONT) and taken off;
+ * returns how many were continued. The watchdog's work, and a test's. */
+int stop_ledger__continue_all(int fd);
+
+/* The watchdog's pid (0: none yet), for tests. */
+pid_t stop_ledger__watchdog(void);
+
+#endif

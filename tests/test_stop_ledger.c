@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The stop ledger (daemon/probes/stop_ledger.c, issue 39 G2): a "daemon" process makes the
+ * ledger (its watchdog is forked then), a victim is stopped and put on the ledger as the BPF side
+ * does, and the daemon is killed -9: the watchdog must continue the victim within seconds, and
+ * leave alone a process stopped by someone else (not on the ledger). Needs root (BPF maps).
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "daemon/probes/stop_ledger.h"
+
+static char state_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return '?';
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return '?';
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p ? p[2] : '?';
+}
+
+/* A process that waits to be killed, stopped (and seen stopped). */
+static pid_t stopped_sleeper(void)
+{
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (!pid) {
+		for (;;)
+			pause();
+	}
+	cr_assert_eq(kill(pid, SIGSTOP), 0);
+	for (int i = 0; i < 200 && state_of(pid) != 'T'; i++)
+		usleep(10000);
+	cr_assert_eq(state_of(pid), 'T');
+	return pid;
+}
+
+static bool runs_within(pid_t pid, double seconds)
+{
+	for (int i = 0; i < (int)(seconds * 100); i++) {
+		char s = state_of(pid);
+
+		if (s != 'T' && s != 't')
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+Test(stop_ledger, the_watchdog_continues_what_a_killed_daemon_stopped, .timeout = 60)
+{
+	pid_t victim = stopped_sleeper(), other = stopped_sleeper(), daemon;
+	int ready[2];
+	char c;
+
+	cr_assert_eq(getuid(), 0, "run as root (BPF maps)");
+	cr_assert_eq(pipe(ready), 0);
+	daemon = fork();
+	cr_assert_geq(daemon, 0);
+	if (!daemon) {
+		int fd = stop_ledger__fd();
+		uint32_t key = (uint32_t)victim;
+		uint64_t when = 1;
+
+		if (fd < 0 || bpf_map_update_elem(fd, &key, &when, BPF_ANY))
+			_exit(1);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	cr_assert_eq(read(ready[0], &c, 1), 1, "the daemon could not make its ledger");
+	usleep(100000);
+	cr_expect_eq(state_of(victim), 'T', "nothing continues the victim while the daemon lives");
+	cr_assert_eq(kill(daemon, SIGKILL), 0);
+	waitpid(daemon, NULL, 0);
+	cr_expect(runs_within(victim, 5), "the victim is still stopped 5 s after the daemon died");
+	usleep(300000);
+	cr_expect_eq(state_of(other), 'T', "a process the daemon did not stop stays stopped");
+	kill(victim, SIGKILL);
+	kill(other, SIGKILL);
+	waitpid(victim, NULL, 0);
+	waitpid(other, NULL, 0);
+}
+
+Test(stop_ledger, continue_all_takes_each_off, .timeout = 30)
+{
+	pid_t victim = stopped_sleeper();
+	int fd = stop_ledger__fd();
+	uint32_t key = (uint32_t)victim, gone = 4194000, next;
+	uint64_t when = 1;
+
+	cr_assert_geq(fd, 0);
+	cr_assert_gt(stop_ledger__watchdog(), 0, "the watchdog was forked");
+	cr_assert_eq(bpf_map_update_elem(fd, &key, &when, BPF_ANY), 0);
+	cr_assert_eq(bpf_map_update_elem(fd, &gone, &when, BPF_ANY), 0);
+	cr_expect_eq(stop_ledger__continue_all(fd), 1,
+		     "the stopped one continued, the gone one not");
+	cr_expect(runs_within(victim, 2));
+	cr_expect_neq(bpf_map_get_next_key(fd, NULL, &next), 0, "the ledger is empty");
+	stop_ledger__done(fd, victim); /* already off: harmless */
+	kill(victim, SIGKILL);
+	waitpid(victim, NULL, 0);
+}
