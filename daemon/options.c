@@ -111,6 +111,9 @@ static const char usage_tail[] =
 	"                            'key = value' lines, keys are these long flags; flags win\n"
 	"      --socket PATH         control socket (default " XSPROFD_DEFAULT_SOCKET ")\n"
 	"      --socket-group NAME   group that may use the socket (default xsprof)\n"
+	"      --continue-stopped    continue the processes the service of --socket had stopped\n"
+	"                            for its probes when it died, and exit (the unit's\n"
+	"                            ExecStopPost; a starting service does the same)\n"
 	"      --listen ADDR:PORT    also serve the API on TCP for fleet collection (off by\n"
 	"                            default; needs --token-file)\n"
 	"      --token-file FILE     bearer token that TCP clients must send (a root-only file)\n"
@@ -207,6 +210,7 @@ static const char usage_tail[] =
 enum {
 	OPT_FORMAT = 0x100,
 	OPT_LIST_FORMATS,
+	OPT_CONTINUE_STOPPED,
 	OPT_INCLUDE_IDLE,
 	OPT_NO_CHILDREN,
 	OPT_NO_DEMANGLE,
@@ -260,6 +264,7 @@ static const struct option long_opts[] = {
 	{"output", required_argument, NULL, 'o'},
 	{"format", required_argument, NULL, OPT_FORMAT},
 	{"list-formats", no_argument, NULL, OPT_LIST_FORMATS},
+	{"continue-stopped", no_argument, NULL, OPT_CONTINUE_STOPPED},
 	{"config", required_argument, NULL, 'c'},
 	{"include-idle", no_argument, NULL, OPT_INCLUDE_IDLE},
 	{"no-children", no_argument, NULL, OPT_NO_CHILDREN},
@@ -666,6 +671,9 @@ static int sampling_option(struct xsprofd_opts *o, int c, const char *arg)
 static int service_option(struct xsprofd_opts *o, int c, const char *arg)
 {
 	switch (c) {
+	case OPT_CONTINUE_STOPPED:
+		o->continue_stopped = true;
+		return 0;
 	case OPT_SOCKET:
 	case OPT_CUPTI_SOCKET:
 		if (arg[0] != '/' || strlen(arg) >= 108)

@@ -53,7 +53,8 @@ struct xsprofd_output {
 struct xsprofd_opts {
 	/* Mode and one-shot settings (command line only). */
 	bool foreground;
-	double duration_s; /* 0: until SIGINT/SIGTERM */
+	bool continue_stopped; /* --continue-stopped: the dead service's stops, then exit */
+	double duration_s;     /* 0: until SIGINT/SIGTERM */
 	struct xsprofd_output outputs[XSPROFD_MAX_OUTPUTS];
 	int nr_outputs;
 	const char *config_path; /* NULL: the default, which may be absent */

@@ -20,6 +20,29 @@
 
 #include "daemon/probes/stop_ledger.h"
 
+/* Every process a test forks, killed at its end whatever failed (a stopped one would hold the
+ * test's output open for ever). */
+static pid_t forked[8];
+static int nr_forked;
+
+static pid_t fork_tracked(void)
+{
+	pid_t pid = fork();
+
+	if (pid > 0 && nr_forked < 8)
+		forked[nr_forked++] = pid;
+	return pid;
+}
+
+static void kill_forked(void)
+{
+	for (int i = 0; i < nr_forked; i++) {
+		kill(forked[i], SIGKILL);
+		waitpid(forked[i], NULL, 0);
+	}
+	nr_forked = 0;
+}
+
 static char state_of(pid_t pid)
 {
 	char path[64], buf[512], *p;
@@ -42,7 +65,7 @@ static char state_of(pid_t pid)
 /* A process that waits to be killed, stopped (and seen stopped). */
 static pid_t stopped_sleeper(void)
 {
-	pid_t pid = fork();
+	pid_t pid = fork_tracked();
 
 	cr_assert_geq(pid, 0);
 	if (!pid) {
@@ -68,7 +91,8 @@ static bool runs_within(pid_t pid, double seconds)
 	return false;
 }
 
-Test(stop_ledger, the_watchdog_continues_what_a_killed_daemon_stopped, .timeout = 60)
+Test(stop_ledger, the_watchdog_continues_what_a_killed_daemon_stopped, .timeout = 60,
+     .fini = kill_forked)
 {
 	pid_t victim = stopped_sleeper(), other = stopped_sleeper(), daemon;
 	int ready[2];
@@ -76,7 +100,7 @@ Test(stop_ledger, the_watchdog_continues_what_a_killed_daemon_stopped, .timeout 
 
 	cr_assert_eq(getuid(), 0, "run as root (BPF maps)");
 	cr_assert_eq(pipe(ready), 0);
-	daemon = fork();
+	daemon = fork_tracked();
 	cr_assert_geq(daemon, 0);
 	if (!daemon) {
 		int fd = stop_ledger__fd();
@@ -105,7 +129,7 @@ Test(stop_ledger, the_watchdog_continues_what_a_killed_daemon_stopped, .timeout 
 	waitpid(other, NULL, 0);
 }
 
-Test(stop_ledger, continue_all_takes_each_off, .timeout = 30)
+Test(stop_ledger, continue_all_takes_each_off, .timeout = 30, .fini = kill_forked)
 {
 	pid_t victim = stopped_sleeper();
 	int fd = stop_ledger__fd();
@@ -121,6 +145,56 @@ Test(stop_ledger, continue_all_takes_each_off, .timeout = 30)
 	cr_expect(runs_within(victim, 2));
 	cr_expect_neq(bpf_map_get_next_key(fd, NULL, &next), 0, "the ledger is empty");
 	stop_ledger__done(fd, victim); /* already off: harmless */
+	kill(victim, SIGKILL);
+	waitpid(victim, NULL, 0);
+}
+
+/* The service's case: systemd kills the daemon and its watchdog at once; the ledger pinned in
+ * bpffs is what --continue-stopped (the unit's ExecStopPost) and the next daemon read. */
+Test(stop_ledger, a_pinned_ledger_outlives_daemon_and_watchdog, .timeout = 60, .fini = kill_forked)
+{
+	pid_t victim = stopped_sleeper(), daemon;
+	char path[96], c;
+	int ready[2];
+	struct {
+		pid_t watchdog;
+		int err;
+	} msg;
+
+	snprintf(path, sizeof(path), "/sys/fs/bpf/xsprof-test-%d-stopped", (int)getpid());
+	cr_assert_eq(pipe(ready), 0);
+	daemon = fork_tracked();
+	cr_assert_geq(daemon, 0);
+	if (!daemon) {
+		int fd = stop_ledger__fd();
+		uint32_t key = (uint32_t)victim;
+		uint64_t when = 1;
+
+		msg.err = fd < 0 ? fd : stop_ledger__claim(path);
+		if (!msg.err && bpf_map_update_elem(fd, &key, &when, BPF_ANY))
+			msg.err = -errno;
+		msg.watchdog = stop_ledger__watchdog();
+		if (write(ready[1], &msg, sizeof(msg)) != sizeof(msg))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	cr_assert_eq(read(ready[0], &msg, sizeof(msg)), sizeof(msg));
+	cr_assert_eq(msg.err, 0, "claiming %s: %s (is bpffs mounted at /sys/fs/bpf?)", path,
+		     strerror(-msg.err));
+	/* Both at once, as systemctl kill -s KILL does to the unit's cgroup. */
+	cr_assert_eq(kill(msg.watchdog, SIGKILL), 0);
+	cr_assert_eq(kill(daemon, SIGKILL), 0);
+	waitpid(daemon, NULL, 0);
+	usleep(300000);
+	cr_expect_eq(state_of(victim), 'T', "nothing was left to continue it");
+	cr_assert_eq(access(path, F_OK), 0, "the pin outlived them");
+	cr_expect_eq(stop_ledger__continue_pinned(path), 1);
+	cr_expect(runs_within(victim, 2), "--continue-stopped continued it");
+	cr_expect_neq(access(path, F_OK), 0, "and removed the pin");
+	cr_expect_eq(stop_ledger__continue_pinned(path), 0, "no pin: nothing to do");
+	(void)c;
 	kill(victim, SIGKILL);
 	waitpid(victim, NULL, 0);
 }

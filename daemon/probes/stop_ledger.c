@@ -11,6 +11,8 @@
 
 #include <bpf/bpf.h>
 
+#include "daemon/base/hash.h"
+#include "daemon/log.h"
 #include "daemon/probes/stop_ledger.h"
 
 #define LEDGER_ENTRIES 16384 /* bpf/shared_maps.bpf.h's max_entries */
@@ -84,6 +86,13 @@ static void watch(int map_fd, int pipe_fd)
 	if (dup2(map_fd, 3) < 0 || dup2(pipe_fd, 4) < 0)
 		_exit(1);
 	close_range(5, ~0u, 0);
+	/* Nor the daemon's output (a pipe someone reads to its end): stderr alone, for its line. */
+	n = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (n >= 0) {
+		dup2(n, 0);
+		dup2(n, 1);
+		close(n);
+	}
 	/* The daemon's process group may be sent Ctrl-C or SIGTERM: the daemon handles them, the
 	 * watchdog waits for it to go. */
 	signal(SIGINT, SIG_IGN);
@@ -139,4 +148,42 @@ int stop_ledger__fd(void)
 	watchdog_pid = pid;
 	ledger_fd = fd;
 	return fd;
+}
+
+const char *stop_ledger__pin_path(const char *socket_path, char *buf, size_t size)
+{
+	snprintf(buf, size, "/sys/fs/bpf/xsprofd-%016llx-stopped",
+		 (unsigned long long)hash_str(socket_path));
+	return buf;
+}
+
+int stop_ledger__continue_pinned(const char *path)
+{
+	int fd = bpf_obj_get(path), n;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	n = stop_ledger__continue_all(fd);
+	close(fd);
+	if (unlink(path) && errno != ENOENT)
+		return -errno;
+	return n;
+}
+
+int stop_ledger__claim(const char *path)
+{
+	int fd = stop_ledger__fd(), n;
+
+	if (fd < 0)
+		return fd;
+	n = stop_ledger__continue_pinned(path);
+	if (n > 0)
+		log_info("continued %d process%s a previous xsprofd had stopped for its probes", n,
+			 n == 1 ? "" : "es");
+	return bpf_obj_pin(fd, path) ? -errno : 0;
+}
+
+void stop_ledger__unpin(const char *path)
+{
+	unlink(path);
 }

@@ -10,6 +10,7 @@
 #ifndef XSPROF_DAEMON_PROBES_STOP_LEDGER_H
 #define XSPROF_DAEMON_PROBES_STOP_LEDGER_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 /*
@@ -27,5 +28,28 @@ int stop_ledger__continue_all(int fd);
 
 /* The watchdog's pid (0: none yet), for tests. */
 pid_t stop_ledger__watchdog(void);
+
+/*
+ * Where a service's ledger is pinned in bpffs, so that it outlives both the daemon and its
+ * watchdog (systemd kills the whole unit at once): /sys/fs/bpf/xsprofd-HASH-stopped (bpffs names take no dot), HASH of the
+ * API socket path (one per service instance). Into buf; returns buf.
+ */
+const char *stop_ledger__pin_path(const char *socket_path, char *buf, size_t size);
+
+/*
+ * The service's, once it holds its socket's lock: a ledger a previous instance left pinned at
+ * path has its stopped processes continued and goes; this daemon's (made by now, or made
+ * here) is pinned there instead. 0, or -errno (the pin could not be made: logged by the
+ * caller; the watchdog still covers a daemon that dies alone).
+ */
+int stop_ledger__claim(const char *path);
+/* A clean stop: the pin goes (the watchdog continues what is left when the daemon exits). */
+void stop_ledger__unpin(const char *path);
+
+/*
+ * xsprofd --continue-stopped (the unit's ExecStopPost): the processes on the ledger pinned at
+ * path continued, the pin removed. How many were continued, 0 without a pin, or -errno.
+ */
+int stop_ledger__continue_pinned(const char *path);
 
 #endif

@@ -32,6 +32,7 @@
 #include "daemon/probes/preflight.h"
 #include "daemon/probes/sampler.h"
 #include "daemon/service/http.h"
+#include "daemon/probes/stop_ledger.h"
 #include "daemon/service/internal.h"
 #include "daemon/session/lasting.h"
 #include "daemon/session/report_window.h"
@@ -392,6 +393,8 @@ static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, vo
 int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 {
 	struct service *s = calloc(1, sizeof(*s));
+	char ledger_pin[96];
+	bool ledger_pinned = false;
 	struct symbolizer_opts yopts = {
 		.no_demangle = opts->no_demangle,
 		.debug_dirs = opts->nr_debug_dirs ? opts->debug_dirs : NULL,
@@ -476,6 +479,17 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 	}
 	if (slices__start(s) || start_http(s))
 		goto out;
+	/* Ours alone now (the socket's lock): what a previous instance left stopped goes on, and
+	 * our stops are pinned where the unit's ExecStopPost finds them should we be killed. */
+	stop_ledger__pin_path(opts->socket_path, ledger_pin, sizeof(ledger_pin));
+	err = stop_ledger__claim(ledger_pin);
+	if (err)
+		log_warn(
+			"pinning the stop ledger at %s: %s; if xsprofd and its watchdog are killed "
+			"together, a process stopped for its probes waits for the next xsprofd",
+			ledger_pin, strerror(-err));
+	else
+		ledger_pinned = true;
 	start_cupti(s);
 
 	log_info("xsprofd %s serving %s: sampling all CPUs at %u Hz, keeping %u s (at most %u "
@@ -498,6 +512,8 @@ out:
 	http_server__free(s->unix_http);
 	/* Only our own socket file goes; the lock is released last. */
 	http__unix_release(&s->unix_sock, s->opts->socket_path);
+	if (ledger_pinned)
+		stop_ledger__unpin(ledger_pin);
 	http_server__free(s->tcp_http);
 	while (s->recordings) {
 		struct svc_recording *r = s->recordings;
