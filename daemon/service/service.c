@@ -390,6 +390,23 @@ static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, vo
 	return 0;
 }
 
+/*
+ * Ours alone once the socket's lock is held: what a previous instance left stopped goes on, and
+ * our stops are pinned (into pin) where the unit's ExecStopPost finds them should we be killed
+ * together with our watchdog. Whether the pin was made.
+ */
+static bool claim_ledger(const char *socket_path, char *pin, size_t size)
+{
+	int err = stop_ledger__claim(stop_ledger__pin_path(socket_path, pin, size));
+
+	if (err)
+		log_warn(
+			"pinning the stop ledger at %s: %s; if xsprofd and its watchdog are killed "
+			"together, a process stopped for its probes waits for the next xsprofd",
+			pin, strerror(-err));
+	return !err;
+}
+
 int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 {
 	struct service *s = calloc(1, sizeof(*s));
@@ -479,17 +496,7 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 	}
 	if (slices__start(s) || start_http(s))
 		goto out;
-	/* Ours alone now (the socket's lock): what a previous instance left stopped goes on, and
-	 * our stops are pinned where the unit's ExecStopPost finds them should we be killed. */
-	stop_ledger__pin_path(opts->socket_path, ledger_pin, sizeof(ledger_pin));
-	err = stop_ledger__claim(ledger_pin);
-	if (err)
-		log_warn(
-			"pinning the stop ledger at %s: %s; if xsprofd and its watchdog are killed "
-			"together, a process stopped for its probes waits for the next xsprofd",
-			ledger_pin, strerror(-err));
-	else
-		ledger_pinned = true;
+	ledger_pinned = claim_ledger(opts->socket_path, ledger_pin, sizeof(ledger_pin));
 	start_cupti(s);
 
 	log_info("xsprofd %s serving %s: sampling all CPUs at %u Hz, keeping %u s (at most %u "
