@@ -44,3 +44,7 @@ if(TARGET xsprof_cupti)
 	add_dependencies(test_cupti_inject xsprof_cupti xsprof_fake_cupti xs_inject_host
 		xs_cudart_smoke)
 endif()
+
+# bench/gpu_store.c: the GPU record store's cost per record at its cap.
+add_executable(xs_gpu_store_bench ${PROJECT_SOURCE_DIR}/bench/gpu_store.c)
+target_link_libraries(xs_gpu_store_bench PRIVATE xsprof_gpu)

@@ -70,6 +70,7 @@ struct user {
 
 struct gpu_store {
 	struct user users[GPU_STORE_MAX_USERS];
+	struct user *used[GPU_STORE_MAX_USERS]; /* the users[] in use, in no order */
 	size_t max_records;
 	size_t max_bytes;
 	size_t max_pids;
@@ -246,22 +247,28 @@ static struct pid_q **pid_slot(const struct gpu_store *st, uint32_t pid)
 /* uid's share; a new one when create (reusing one that holds nothing), else NULL. */
 static struct user *user_of(struct gpu_store *st, uint32_t uid, bool create)
 {
-	struct user *free_slot = NULL;
+	struct user *u = NULL;
 
-	for (size_t i = 0; i < GPU_STORE_MAX_USERS; i++) {
-		struct user *u = &st->users[i];
-
-		if (u->used && u->st.uid == uid)
-			return u;
-		if (!free_slot && (!u->used || (!u->st.records && !u->st.open_bytes)))
-			free_slot = &st->users[i];
-	}
-	if (!create || !free_slot)
+	for (size_t i = 0; i < st->st.users; i++)
+		if (st->used[i]->st.uid == uid)
+			return st->used[i];
+	if (!create)
 		return NULL;
-	if (!free_slot->used)
-		st->st.users++;
-	*free_slot = (struct user){.used = true, .st.uid = uid};
-	return free_slot;
+	if (st->st.users < GPU_STORE_MAX_USERS) {
+		for (size_t i = 0; i < GPU_STORE_MAX_USERS && !u; i++)
+			if (!st->users[i].used)
+				u = &st->users[i];
+		st->used[st->st.users++] = u;
+	} else {
+		/* Full: one that holds nothing gives its place (and its counts) up. */
+		for (size_t i = 0; i < st->st.users && !u; i++)
+			if (!st->used[i]->st.records && !st->used[i]->st.open_bytes)
+				u = st->used[i];
+		if (!u)
+			return NULL;
+	}
+	*u = (struct user){.used = true, .st.uid = uid};
+	return u;
 }
 
 /* The uid whose records weigh the most: its oldest goes when the store is full. */
@@ -269,10 +276,9 @@ static struct user *heaviest(struct gpu_store *st)
 {
 	struct user *h = NULL;
 
-	for (size_t i = 0; i < GPU_STORE_MAX_USERS; i++)
-		if (st->users[i].used && st->users[i].st.records &&
-		    (!h || st->users[i].st.bytes > h->st.bytes))
-			h = &st->users[i];
+	for (size_t i = 0; i < st->st.users; i++)
+		if (st->used[i]->st.records && (!h || st->used[i]->st.bytes > h->st.bytes))
+			h = st->used[i];
 	return h;
 }
 
@@ -283,11 +289,15 @@ static size_t node_weight(const struct node *n)
 
 static void user_forget_if_empty(struct gpu_store *st, struct user *u)
 {
-	if (!u->st.records && !u->st.open_bytes && u->used && !u->st.evicted && !u->st.refused &&
-	    !u->st.open_refused) {
-		u->used = false;
-		st->st.users--;
-	}
+	if (u->st.records || u->st.open_bytes || !u->used || u->st.evicted || u->st.refused ||
+	    u->st.open_refused)
+		return;
+	u->used = false;
+	for (size_t i = 0; i < st->st.users; i++)
+		if (st->used[i] == u) {
+			st->used[i] = st->used[--st->st.users];
+			break;
+		}
 }
 
 static void remove_node(struct gpu_store *st, struct node *n)
