@@ -131,8 +131,14 @@ static const char usage_tail[] =
 	"                            range (innermost) or outer-range (off by default). Costs\n"
 	"                            memory: each slice's samples are kept one by one (24 bytes\n"
 	"                            each, at most 512 Ki a slice, the rest counted) while they\n"
-	"                            wait ~10 s for their ranges to end, with the GPU records\n"
+	"                            wait for their ranges to end, with the GPU records\n"
 	"                            they need; set at start (a reload keeps it)\n"
+	"      --window-range-wait SECS\n"
+	"                            how long past its end a grouped window slice's samples\n"
+	"                            wait for their ranges to end (default 9, at most 600): a\n"
+	"                            range longer than about this and a slice loses its first\n"
+	"                            samples to [no range]; more holds more samples (a reload\n"
+	"                            applies it)\n"
 	"      --cupti-socket PATH   where CUDA processes send GPU timing (default\n"
 	"                            " XSPROFD_DEFAULT_CUPTI_SOCKET ")\n"
 	"\n"
@@ -228,6 +234,7 @@ enum {
 	OPT_STORE_MB,
 	OPT_MAX_RECORD,
 	OPT_WINDOW_GROUP_BY,
+	OPT_WINDOW_RANGE_WAIT,
 	OPT_CUPTI_SOCKET,
 	OPT_DEBUG_DIR,
 	OPT_DEBUGINFOD,
@@ -283,6 +290,7 @@ static const struct option long_opts[] = {
 	{"store-mb", required_argument, NULL, OPT_STORE_MB},
 	{"max-record", required_argument, NULL, OPT_MAX_RECORD},
 	{"window-group-by", required_argument, NULL, OPT_WINDOW_GROUP_BY},
+	{"window-range-wait", required_argument, NULL, OPT_WINDOW_RANGE_WAIT},
 	{"cupti-socket", required_argument, NULL, OPT_CUPTI_SOCKET},
 	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
 	{"debuginfod", no_argument, NULL, OPT_DEBUGINFOD},
@@ -404,6 +412,7 @@ static void defaults(struct xsprofd_opts *o)
 	o->socket_path = XSPROFD_DEFAULT_SOCKET;
 	o->socket_group = "xsprof";
 	o->window_s = DEFAULT_WINDOW_S;
+	o->window_range_wait_s = 9;
 	o->store_mb = DEFAULT_STORE_MB;
 	o->max_record_s = DEFAULT_MAX_RECORD_S;
 	o->cupti_socket = XSPROFD_DEFAULT_CUPTI_SOCKET;
@@ -717,6 +726,8 @@ static int service_option(struct xsprofd_opts *o, int c, const char *arg)
 		    !session_group__is_range(o->window_group_by))
 			return bad("--window-group-by", arg, "use range or outer-range");
 		return 0;
+	case OPT_WINDOW_RANGE_WAIT:
+		return unsigned_opt("--window-range-wait", arg, 1, 600, &o->window_range_wait_s);
 	}
 	return NOT_MINE;
 }

@@ -85,6 +85,7 @@ struct xsprofd_opts {
 	unsigned int max_record_s;	/* longest recording a request may ask for */
 	/* --window-group-by: the rolling window grouped by range or outer-range (none: off) */
 	enum session_group window_group_by;
+	unsigned int window_range_wait_s; /* a grouped slice's samples wait this long (default 9) */
 
 	/* GPU path. */
 	const char *cupti_socket;

@@ -232,6 +232,7 @@ Test(config, every_kind_of_value_with_comments_and_blank_lines, .fini = cleanup)
 		     "   window   =   120     # spaces, tabs and a comment around it\n"
 		     "\tstore-mb\t=\t16\t\n"
 		     "max-record = 600\n"
+		     "window-range-wait = 45\n"
 		     "max-stacks = 5000\n"
 		     "ring-buffer-size = 8\n"
 		     "symbol-cache-mb = 32\n"
@@ -272,6 +273,7 @@ Test(config, every_kind_of_value_with_comments_and_blank_lines, .fini = cleanup)
 	cr_expect_eq(o.window_s, 120);
 	cr_expect_eq(o.store_mb, 16);
 	cr_expect_eq(o.max_record_s, 600);
+	cr_expect_eq(o.window_range_wait_s, 45);
 	cr_expect_eq(o.max_stacks, 5000);
 	cr_expect_eq(o.ring_buffer_bytes, 8u << 20);
 	cr_expect_eq(o.symbol_cache_mb, 32);

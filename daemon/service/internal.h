@@ -66,9 +66,6 @@ struct xsprofd_opts;
  * (dropped at the slice's close) within these caps too. The GPU reports of a lasting profile
  * are capped at a quarter of each of its two windows' cap (--store-mb), 1 MiB at least. */
 #define REPORT_WINDOW_BYTES(cap) ((cap) / 4 > (1u << 20) ? (cap) / 4 : (size_t)1 << 20)
-/* A slice of the grouped window waits this long past its end for its ranges to end (a
- * query that cuts the slice short does not shorten it). */
-#define WINDOW_LATE_NS (9 * 1000000000ull)
 
 enum recording_state { RECORDING_RUNNING, RECORDING_DONE, RECORDING_FAILED };
 

@@ -382,6 +382,7 @@ static int on_reload(sd_event_source *src, const struct signalfd_siginfo *si, vo
 				"the next reload",
 				s->opts->freq_hz);
 	}
+	s->machine.late_ns = (uint64_t)s->opts->window_range_wait_s * 1000000000ull;
 	log_info("reloaded %s: %u Hz, window %u s, store cap %u MiB",
 		 s->opts->config_path ? s->opts->config_path : "(no config file)", s->opts->freq_hz,
 		 s->opts->window_s, s->opts->store_mb);
@@ -477,7 +478,7 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 	s->machine.name = "the rolling window";
 	s->machine.freq_hz = opts->freq_hz;
 	s->machine.group_by = opts->window_group_by;
-	s->machine.late_ns = WINDOW_LATE_NS;
+	s->machine.late_ns = (uint64_t)opts->window_range_wait_s * 1000000000ull;
 	if (!s->sym || !s->sites || !s->machine.cpu || !s->machine.gpu || !s->machine.reports) {
 		log_err("out of memory setting up");
 		goto out;
