@@ -42,6 +42,16 @@ if(TARGET xs_cupti_fake AND TARGET xsprof_cupti)
 		$<TARGET_PROPERTY:xsprof_cupti_encode,INTERFACE_INCLUDE_DIRECTORIES>)
 	target_link_libraries(xs_nvtx_phases PRIVATE xs_cupti_fake ${CMAKE_DL_LIBS} Threads::Threads)
 endif()
+# Short NVTX ranges on several threads (tests/nvtx_short_ranges.sh): the nvtx3 headers only.
+if(TARGET xsprof_cupti)
+	add_executable(xs_nvtx_cycles workloads/nvtx_cycles.c)
+	target_compile_options(xs_nvtx_cycles PRIVATE -O1 -fno-omit-frame-pointer
+		-mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls)
+	target_include_directories(xs_nvtx_cycles PRIVATE ${PROJECT_SOURCE_DIR})
+	target_include_directories(xs_nvtx_cycles SYSTEM PRIVATE
+		$<TARGET_PROPERTY:xsprof_cupti_encode,INTERFACE_INCLUDE_DIRECTORIES>)
+	target_link_libraries(xs_nvtx_cycles PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+endif()
 # The same phases through xsprof/scope.h's USDT scopes (no library, no CUDA).
 add_executable(xs_scope_phases workloads/scope_phases.c)
 target_compile_options(xs_scope_phases PRIVATE -O1 -fno-omit-frame-pointer)
@@ -50,6 +60,9 @@ target_include_directories(xs_scope_phases PRIVATE ${PROJECT_SOURCE_DIR}
 # It fails, saying why, where the injection library or the workload could not be built.
 add_test(NAME nvtx_ranges COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/nvtx.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(nvtx_ranges PROPERTIES TIMEOUT 300)
+add_test(NAME nvtx_short_ranges COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/nvtx_short_ranges.sh
+	${CMAKE_BINARY_DIR})
+set_tests_properties(nvtx_short_ranges PROPERTIES TIMEOUT 180)
 
 # bench/nvtx.sh: the cost of an NVTX push/pop with and without the injection and a daemon.
 if(TARGET xsprof_cupti)

@@ -79,6 +79,76 @@ Test(ranges, overlapping_ranges_that_do_not_nest)
 	ranges__free(outer);
 }
 
+/*
+ * The outermost range is the first-started one still open, even where a range between it and
+ * the innermost has ended: epoch holds a (start/end) and b starts in a, ends after it.
+ */
+Test(ranges, outermost_past_an_ended_range_between)
+{
+	static const struct corr_gpu_rec v[] = {
+		NV(1, 10, 0, 1000, "epoch"),
+		NV(1, 10, 100, 300, "a"),
+		NV(1, 10, 200, 600, "b"),
+		NV(1, 10, 400, 500, "c"),
+	};
+	struct ranges *inner = ranges__new(v, 4, false, NULL),
+		      *outer = ranges__new(v, 4, true, NULL);
+
+	cr_expect_str_eq(ranges__at(inner, 1, 10, 350), "b");
+	cr_expect_str_eq(ranges__at(inner, 1, 10, 450), "c");
+	cr_expect_str_eq(ranges__at(inner, 1, 10, 550), "b");
+	cr_expect_str_eq(ranges__at(outer, 1, 10, 250), "epoch");
+	cr_expect_str_eq(ranges__at(outer, 1, 10, 350), "epoch", "a has ended, epoch has not");
+	cr_expect_str_eq(ranges__at(outer, 1, 10, 450), "epoch", "from c, past a");
+	cr_expect_str_eq(ranges__at(outer, 1, 10, 700), "epoch");
+	ranges__free(inner);
+	ranges__free(outer);
+}
+
+/*
+ * A cycle of short ranges as a training loop makes them (issue 35): load [0, 3000), step
+ * [3000, 8000) holding kernel [3000, 5000) (pushed at the same nanosecond) and tiny [6000,
+ * 6050), io [8000, 10000) starting where step ends. Every time, a nanosecond either side of
+ * each boundary, is in the range that holds it: [start, end), none moved to a neighbour.
+ */
+Test(ranges, each_boundary_to_the_nanosecond)
+{
+	static const struct corr_gpu_rec v[] = {
+		NV(1, 10, 8000, 10000, "io"),  NV(1, 10, 3000, 5000, "kernel"),
+		NV(1, 10, 0, 3000, "load"),    NV(1, 10, 6000, 6050, "tiny"),
+		NV(1, 10, 3000, 8000, "step"), NV(1, 11, 2999, 3001, "other thread"),
+	};
+	static const struct {
+		uint64_t t;
+		const char *inner, *outer;
+	} at[] = {
+		{0, "load", "load"},
+		{2999, "load", "load"},
+		{3000, "kernel", "step"},
+		{4999, "kernel", "step"},
+		{5000, "step", "step"},
+		{5999, "step", "step"},
+		{6000, "tiny", "step"},
+		{6049, "tiny", "step"},
+		{6050, "step", "step"},
+		{7999, "step", "step"},
+		{8000, "io", "io"},
+		{9999, "io", "io"},
+		{10000, RANGES_NONE, RANGES_NONE},
+	};
+	struct ranges *inner = ranges__new(v, 6, false, NULL),
+		      *outer = ranges__new(v, 6, true, NULL);
+
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		cr_expect_str_eq(ranges__at(inner, 1, 10, at[i].t), at[i].inner, "at %llu",
+				 (unsigned long long)at[i].t);
+		cr_expect_str_eq(ranges__at(outer, 1, 10, at[i].t), at[i].outer, "at %llu",
+				 (unsigned long long)at[i].t);
+	}
+	ranges__free(inner);
+	ranges__free(outer);
+}
+
 Test(ranges, none_and_unnamed)
 {
 	static const struct corr_gpu_rec v[] = {NV(1, 10, 0, 100, NULL)};

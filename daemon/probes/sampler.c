@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -12,6 +13,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "daemon/base/clock.h"
+#include "daemon/probes/dither.h"
 #include "daemon/probes/sampler.h"
 #include "daemon/probes/stop_ledger.h"
 #include "daemon/unwind/unwinder.h"
@@ -37,6 +40,8 @@ struct sampler {
 	void *ctx;
 	int nr_cpus;
 	int *pfds;
+	uint64_t *restart_ns; /* when each CPU's event is restarted next (dither.h); 0: never */
+	struct dither dither;
 	struct bpf_link **links;
 	struct bpf_link *exec_link; /* exec_window: samples between two images of an exec */
 	int nr_attached;
@@ -491,13 +496,16 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn 
 		goto fail;
 	}
 	s->pfds = calloc(s->nr_cpus, sizeof(*s->pfds));
+	s->restart_ns = calloc(s->nr_cpus, sizeof(*s->restart_ns));
 	s->links = calloc(s->nr_cpus, sizeof(*s->links));
-	if (!s->pfds || !s->links) {
+	if (!s->pfds || !s->restart_ns || !s->links) {
 		err = -ENOMEM;
 		goto fail;
 	}
 	for (int i = 0; i < s->nr_cpus; i++)
 		s->pfds[i] = -1;
+	dither__init(&s->dither, 1000000000ull / (opts->freq_hz ? opts->freq_hz : 1),
+		     clock__mono_ns() ^ ((uint64_t)getpid() << 32));
 	return s;
 fail:
 	sampler__free(s);
@@ -560,13 +568,15 @@ int sampler__start(struct sampler *s)
 		goto out;
 
 	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		/* A period, as the kernel makes of a cpu-clock frequency: PERF_EVENT_IOC_PERIOD
+		 * (sampler__dither) then takes periods too. */
 		struct perf_event_attr attr = {
 			.type = PERF_TYPE_SOFTWARE,
 			.config = PERF_COUNT_SW_CPU_CLOCK,
 			.size = sizeof(attr),
-			.freq = 1,
-			.sample_freq = s->freq_hz,
+			.sample_period = s->dither.period_ns,
 		};
+		uint64_t interval, period;
 		int fd;
 
 		if (!online[cpu])
@@ -587,6 +597,9 @@ int sampler__start(struct sampler *s)
 			goto out;
 		}
 		s->nr_attached++;
+		/* Each CPU's first restart at a moment of its own (dither.h). */
+		dither__next(&s->dither, &interval, &period);
+		s->restart_ns[cpu] = clock__mono_ns() + interval / 2;
 	}
 	err = s->nr_attached ? 0 : -ENODEV;
 out:
@@ -608,6 +621,32 @@ void sampler__stop(struct sampler *s)
 		s->pfds[cpu] = -1;
 	}
 	s->nr_attached = 0;
+}
+
+uint64_t sampler__dither(struct sampler *s, uint64_t now_ns)
+{
+	uint64_t next = UINT64_MAX;
+
+	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		uint64_t interval, period;
+
+		if (s->pfds[cpu] < 0 || !s->restart_ns[cpu])
+			continue;
+		if (s->restart_ns[cpu] <= now_ns) {
+			dither__next(&s->dither, &interval, &period);
+			/* The event starts afresh from here, with this period. */
+			if (ioctl(s->pfds[cpu], PERF_EVENT_IOC_PERIOD, &period)) {
+				s->ustats.restart_failures++;
+				s->restart_ns[cpu] = 0; /* refused once, refused always */
+				continue;
+			}
+			s->ustats.restarts++;
+			s->restart_ns[cpu] = now_ns + interval;
+		}
+		if (s->restart_ns[cpu] < next)
+			next = s->restart_ns[cpu];
+	}
+	return next;
 }
 
 int sampler__fd(const struct sampler *s)
@@ -688,6 +727,7 @@ void sampler__free(struct sampler *s)
 	ring_buffer__free(s->rb);
 	xsprof_bpf__destroy(s->skel);
 	free(s->pfds);
+	free(s->restart_ns);
 	free(s->links);
 	free(s);
 }

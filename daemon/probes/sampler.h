@@ -77,9 +77,11 @@ typedef int (*sampler_record_fn)(void *ctx, const void *data, size_t size);
 
 /* User-space side counters (the BPF side ones are in struct xsprof_cpu_stats). */
 struct sampler_stats {
-	uint64_t records;     /* records read from the ring buffer */
-	uint64_t bad_records; /* records of an unknown type or inconsistent length: skipped */
-	bool exec_window;     /* exec samples between two images are told apart (Linux 6.10) */
+	uint64_t records;	   /* records read from the ring buffer */
+	uint64_t bad_records;	   /* records of an unknown type or inconsistent length: skipped */
+	bool exec_window;	   /* exec samples between two images are told apart (Linux 6.10) */
+	uint64_t restarts;	   /* events restarted off the grid (sampler__dither) */
+	uint64_t restart_failures; /* refused by the kernel: that CPU keeps its grid */
 };
 
 /* Open, configure and load the BPF programs. NULL with errno set on failure. */
@@ -138,6 +140,12 @@ int sampler__add_pid(struct sampler *s, pid_t tgid);
 int sampler__start(struct sampler *s);
 /* Stop sampling (closes the perf events); records already queued can still be drained. */
 void sampler__stop(struct sampler *s);
+/*
+ * Restart the events whose time has come (now_ns, CLOCK_MONOTONIC) at a random moment with a
+ * period a few percent off (daemon/probes/dither.h: the samples off a fixed grid, their rate
+ * kept). Returns when to call it next; UINT64_MAX: never (not started, or refused).
+ */
+uint64_t sampler__dither(struct sampler *s, uint64_t now_ns);
 
 /* An fd that becomes readable when the ring buffer asks to be drained. */
 int sampler__fd(const struct sampler *s);

@@ -148,8 +148,10 @@ const char *ranges__at(const struct ranges *r, uint32_t pid, uint32_t tid, uint6
 		k = r->v[k].parent;
 	if (k == NONE)
 		return RANGES_NONE;
-	while (r->outermost && r->v[k].parent != NONE && r->v[r->v[k].parent].end > t)
-		k = r->v[k].parent;
+	/* The first-started one still open: past ended ones, which start/end ranges leave between. */
+	for (size_t p = r->outermost ? r->v[k].parent : NONE; p != NONE; p = r->v[p].parent)
+		if (r->v[p].end > t)
+			k = p;
 	return r->v[k].name;
 }
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The NVTX ranges of a session, by thread: which range a sample, a launch or a wait happened
- * in (--group-by range, innermost; outer-range, outermost), from the NVTX records among a
- * profile's GPU records (CORR_GPU_NVTX with start < end; marks are not ranges). Push/pop ranges
- * nest on their thread; a start/end range counts for the thread that started it.
+ * in (--group-by range, innermost; outer-range, outermost: the first-started of those open),
+ * from the NVTX records among a profile's GPU records (CORR_GPU_NVTX with start < end; marks
+ * are not ranges). Push/pop ranges nest on their thread; a start/end range counts for the
+ * thread that started it.
  */
 #ifndef XSPROF_DAEMON_SESSION_RANGES_H
 #define XSPROF_DAEMON_SESSION_RANGES_H

@@ -37,7 +37,8 @@ struct pid_set {
 struct recording {
 	sd_event *ev;
 	sd_event_source *io, *drain, *unwind_work;
-	uint64_t last_drain_ns; /* the drain timer's last run: a long gap is a stall */
+	sd_event_source *dither; /* the sampler's restarts off its grid */
+	uint64_t last_drain_ns;	 /* the drain timer's last run: a long gap is a stall */
 	struct sampler *sampler;
 	struct proc_events *pe;
 	struct symbolizer *sym;
@@ -227,6 +228,22 @@ static int on_drain_timer(sd_event_source *src, uint64_t usec, void *ctx)
 	if (!err)
 		err = sd_event_source_set_time_relative(src, DRAIN_INTERVAL_US);
 	return err;
+}
+
+/* At the moment the sampler asked for, to the microsecond: a timer that the loop would round
+ * to a grid of its own would restart the events on a grid again. */
+static int arm_dither(struct recording *r, uint64_t now_ns)
+{
+	uint64_t next = sampler__dither(r->sampler, now_ns);
+
+	if (next == UINT64_MAX)
+		return sd_event_source_set_enabled(r->dither, SD_EVENT_OFF);
+	return sd_event_source_set_time(r->dither, next / 1000 + 1);
+}
+
+static int on_dither_timer(sd_event_source *src, uint64_t usec, void *ctx)
+{
+	return arm_dither(ctx, clock__mono_ns());
 }
 
 /* ---- GPU path (cuda_probes) ---- */
@@ -726,6 +743,10 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 		goto fail;
 	/* Not until started. */
 	sd_event_source_set_enabled(r->drain, SD_EVENT_OFF);
+	err = sd_event_add_time(ev, &r->dither, CLOCK_MONOTONIC, 0, 1, on_dither_timer, r);
+	if (err)
+		goto fail;
+	sd_event_source_set_enabled(r->dither, SD_EVENT_OFF);
 	return r;
 fail:
 	if (o->sampler && r->sampler != o->sampler)
@@ -758,6 +779,12 @@ int recording__start(struct recording *r)
 	r->cpu0 = clock__cpu_s();
 	sd_event_source_set_time_relative(r->drain, DRAIN_INTERVAL_US);
 	sd_event_source_set_enabled(r->drain, SD_EVENT_ON);
+	sd_event_source_set_enabled(r->dither, SD_EVENT_ON);
+	if (arm_dither(r, clock__mono_ns()) < 0)
+		log_warn(
+			"the sampling events' restarts could not be timed: their samples keep a "
+			"fixed grid, which a program whose cycle is a whole number of periods meets "
+			"at the same points every cycle");
 	return 0;
 }
 
@@ -801,6 +828,7 @@ void recording__stop(struct recording *r)
 			log_warn("reading the off-CPU time failed: %s", strerror(-err));
 	}
 	sd_event_source_set_enabled(r->drain, SD_EVENT_OFF);
+	sd_event_source_set_enabled(r->dither, SD_EVENT_OFF);
 	sd_event_source_set_enabled(r->io, SD_EVENT_OFF);
 	r->st.wall_s = clock__mono_s() - r->t0;
 	r->st.cpu_s = clock__cpu_s() - r->cpu0;
@@ -808,6 +836,12 @@ void recording__stop(struct recording *r)
 	r->st.records = us.records;
 	r->st.bad_records = us.bad_records;
 	r->st.processes = r->seen.len;
+	if (us.restart_failures)
+		log_warn(
+			"the kernel refused to restart %llu sampling events (PERF_EVENT_IOC_PERIOD): "
+			"their samples kept a fixed grid, which a program whose cycle is a whole "
+			"number of periods meets at the same points every cycle",
+			(unsigned long long)us.restart_failures);
 	if (sampler__read_stats(r->sampler, NULL, &r->st.bpf))
 		log_warn("could not read the BPF counters");
 	if (r->pe && proc_events__stats(r->pe, &r->st.proc))
@@ -888,6 +922,7 @@ void recording__free(struct recording *r)
 	free(r->roots);
 	sd_event_source_disable_unref(r->io);
 	sd_event_source_disable_unref(r->drain);
+	sd_event_source_disable_unref(r->dither);
 	sd_event_source_disable_unref(r->unwind_work);
 	cuda_probes__free(r->cuda); /* its links before the skeleton goes */
 	offcpu__free(r->oc);

@@ -25,7 +25,7 @@ static inline uint64_t clock_ns(clockid_t c)
 static volatile uint64_t phases_sink;
 
 /* Spin until this thread has had ns of CPU. */
-static NOINLINE void xs_burn(uint64_t ns)
+static NOINLINE __attribute__((unused)) void xs_burn(uint64_t ns)
 {
 	uint64_t end = clock_ns(CLOCK_THREAD_CPUTIME_ID) + ns, x = phases_sink;
 
