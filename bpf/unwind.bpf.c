@@ -392,6 +392,103 @@ __noinline int unwind_scan(struct unwind_cursor *c, struct unwind_regs *w,
 	return 0;
 }
 
+/* VM_EXEC (include/linux/mm.h): a #define, not in vmlinux.h. */
+#define UNWIND_VM_EXEC 0x4
+
+struct vma_seen {
+	__u64 start, end, flags;
+};
+
+static long unwind__vma_seen(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_seen *v = data;
+
+	v->start = vma->vm_start;
+	v->end = vma->vm_end;
+	v->flags = vma->vm_flags;
+	return 0;
+}
+
+/* Whether addr is in executable memory of the current process, asked of the kernel: for an
+ * address outside the mappings the daemon gave (new JIT code). Once per walk, remembered in
+ * c->exec_lo/hi: from the sampler's interrupt each ask costs an irq_work (a self-IPI) to drop
+ * mmap_lock, and a second one before it has run is refused. */
+static __always_inline bool exec_at(struct unwind_cursor *c, __u64 addr)
+{
+	struct vma_seen v = {};
+
+	if (addr >= c->exec_lo && addr < c->exec_hi)
+		return true;
+	if (c->exec_asked)
+		return false;
+	c->exec_asked = 1;
+	if (bpf_find_vma(bpf_get_current_task_btf(), addr, unwind__vma_seen, &v, 0) ||
+	    !(v.flags & UNWIND_VM_EXEC))
+		return false;
+	c->exec_lo = v.start;
+	c->exec_hi = v.end;
+	return true;
+}
+
+/*
+ * The caller of code without a table in an anonymous mapping (JIT code) by its frame pointer,
+ * as perf's walk takes it, where the frame is plausible: rbp aligned, above sp and within the
+ * thread's stack (c->stack_hi), and the word above it an address in one of the process's
+ * executable mappings (known to the daemon, or else to the kernel: JIT code mapped since the
+ * list was read, which is then read again). A JIT caller's own rbp is checked in turn at the
+ * next frame, which makes the chain rise; a caller with a table goes on by its rows (rbp may
+ * be a general register there: it is whatever the JIT code saved). 0 with the caller in *w,
+ * or 1 (then the scan).
+ */
+__noinline int unwind_jit_fp(struct unwind_cursor *c, struct unwind_regs *w,
+			     struct xsprof_unwind_stats *st, __u32 win)
+{
+	const struct xsprof_unwind_map *m;
+	const struct unwind_win *ww;
+	__u64 fr[2], k, key;
+	__u32 zero = 0;
+
+	if (!c || !w || !st)
+		return 1;
+	if (w->bp < w->sp || (w->bp & 7) || w->bp >= c->stack_hi - 16)
+		return 1;
+	ww = win ? bpf_map_lookup_elem(&sample_window, &zero) : NULL;
+	k = ww && w->bp >= ww->lo ? (w->bp - ww->lo) >> 3 : ~0ull;
+	if (ww && k < UNWIND_WINDOW / 8 - 1 && !((w->bp - ww->lo) & 7)) {
+		asm volatile("%0 &= 127" : "+r"(k)); /* UNWIND_WINDOW / 8 - 1, for the verifier */
+		fr[0] = ww->w[k];
+		fr[1] = ww->w[k + 1];
+	} else if (bpf_probe_read_user(fr, sizeof(fr), (void *)w->bp)) {
+		return 1;
+	}
+	barrier_var(fr[0]);
+	barrier_var(fr[1]);
+	/* The call is before the return address: its mapping is the caller's (and the next
+	 * frame's lookup starts from it, in c->last_map). */
+	if (!fr[1])
+		return 1;
+	key = c->key;
+	c->key = fr[1] - 1;
+	m = find_map(c, st);
+	if (!m) {
+		if (!exec_at(c, fr[1] - 1)) {
+			c->key = key;
+			return 1;
+		}
+		stale_mappings(c, st);
+	}
+	c->key = key;
+	w->sp = w->bp + 16;
+	w->pc = fr[1];
+	w->bp = fr[0];
+	w->exact = 0;
+	/* A return address in executable memory: as sure as a table's. */
+	w->flags &= ~UNWIND_F_FROM_FP;
+	st->frames_fp++;
+	st->jit_fp++;
+	return 0;
+}
+
 __noinline int unwind_hold_take(void)
 {
 	__u32 zero = 0;

@@ -14,6 +14,13 @@
  * frames are stepped by bpf_loop (verified once), up to the caller's limit; every way a walk
  * ends is counted in unwind_stats.
  *
+ * Code without a table in an anonymous mapping (JIT code: V8, the JVM, LuaJIT, oneDNN's
+ * kernels) has its caller found by its frame pointer where that is plausible: rbp within the
+ * thread's stack above sp, and the return address above it in one of the process's executable
+ * mappings (then sp = rbp + 16, pc = that address, rbp = the saved one, and a caller with a
+ * table goes on by its table; a JIT caller's rbp must lie above sp in turn). Where it is not
+ * (code that uses rbp as a general register), a scan of the stack for a return address.
+ *
  * A walk that lands in a file without a table asks the daemon for it (the file's state goes
  * NONE -> WANTED and one XSPROF_REC_UNWIND_WANT is sent); until it is in, the CPU sampler holds
  * the sample (it stops there and sends the registers and a copy of the stack, within a budget
@@ -106,11 +113,14 @@ struct unwind_cursor {
 	__u32 trusted;	  /* in: key is where code surely runs (not from a frame-pointer step) */
 	__u32 gen;	  /* the process's xsprof_unwind_proc.gen */
 	__u64 cached_key; /* row below was found for this key (0: none) */
+	__u64 stack_hi;	  /* in: a frame pointer lies below this (the thread's stack, at most) */
+	__u64 exec_lo, exec_hi; /* executable memory the kernel vouched for (unwind_jit_fp) */
 	struct xsprof_unwind_row row;
-	__u32 file;	/* out: the file of a hold */
-	__u32 row_file; /* out: the file whose table gave row */
-	__u32 pending;	/* out: a frame took the fp step where a table is being built */
-	__u32 asked;	/* out: this walk asked for a table (NONE -> WANTED) */
+	__u32 file;	  /* out: the file of a hold */
+	__u32 row_file;	  /* out: the file whose table gave row */
+	__u32 pending;	  /* out: a frame took the fp step where a table is being built */
+	__u32 asked;	  /* out: this walk asked for a table (NONE -> WANTED) */
+	__u32 exec_asked; /* the kernel was asked for a mapping (bpf_find_vma) */
 };
 
 enum unwind_find_result {
@@ -128,6 +138,14 @@ enum unwind_find_result {
 
 /* Return-address slots a launch probe's walk notes, at most (launch_reuse.bpf.h). */
 #define UNWIND_TRACE_SLOTS 32
+
+/* How far above the first sp a JIT frame's frame pointer may point: a thread's stack at most
+ * (glibc's default size, RLIMIT_STACK's usual 8 MiB). The kernel keeps no thread's stack
+ * bounds but the main thread's, and asking it for the stack's mapping (bpf_find_vma) from the
+ * sampler's interrupt would cost an irq_work (a self-IPI) per walk. An rbp used as a general
+ * register (a pointer into the heap, the code or data) seldom lies there, and seldom points at
+ * a word that is an address in executable memory: a frame must pass both. */
+#define UNWIND_STACK_SPAN (8ull << 20)
 
 /* The bytes above the first sp a walk may copy at once (as ustack.bpf.h's window). */
 #define UNWIND_WINDOW 1024
@@ -209,6 +227,10 @@ __noinline int unwind_row_step(const struct xsprof_unwind_row *r, struct unwind_
 			       struct xsprof_unwind_stats *st);
 /* Take one hold from this CPU's budget: 1, or 0 when it is spent. */
 __noinline int unwind_hold_take(void);
+/* The caller of JIT code by its frame pointer, where that is plausible: 0, or 1. win: as for
+ * unwind_row_fast. */
+__noinline int unwind_jit_fp(struct unwind_cursor *c, struct unwind_regs *w,
+			     struct xsprof_unwind_stats *st, __u32 win);
 /* The caller of JIT code, found by scanning the stack: 0, or 1. */
 __noinline int unwind_scan(struct unwind_cursor *c, struct unwind_regs *w,
 			   struct xsprof_unwind_stats *st);
@@ -262,7 +284,9 @@ static long unwind__step(__u32 i, void *arg)
 				ret = unwind_row_step(&w->cur.row, &w->regs, w->st);
 			if (ret > 0)
 				return 1;
-		} else if (found == UNWIND_ANON && !unwind_scan(&w->cur, &w->regs, w->st)) {
+		} else if (found == UNWIND_ANON &&
+			   (!unwind_jit_fp(&w->cur, &w->regs, w->st, w->win) ||
+			    !unwind_scan(&w->cur, &w->regs, w->st))) {
 			ret = 0;
 		}
 		if (ret < 0 && w->cur.mode == XSPROF_UNWIND_CFI) {
@@ -319,7 +343,10 @@ static __always_inline long unwind__walk_traced(__u64 *ips, __u64 *trace, __u32 
 		.win = win,
 		.cache = cache,
 		.regs = {.pc = pc, .sp = sp, .bp = bp, .exact = exact},
-		.cur = {.mode = mode, .hold = hold, .tgid = tgid},
+		.cur = {.mode = mode,
+			.hold = hold,
+			.tgid = tgid,
+			.stack_hi = sp + UNWIND_STACK_SPAN},
 		.first = first,
 		.end = end,
 		.tramp = uret__tramp(bpf_get_current_task_btf()),

@@ -856,9 +856,10 @@ struct xsprof_unwind_stats {
 	__u64 hold_drops;  /* ... that could not be sent (ring buffer full): sent partial */
 	__u64 hold_budget; /* walks that would have been held past the budget (or with the ring
 			    * buffer half full): fp instead */
-	__u64 pad2[2];
-	__u64 scanned;	   /* callers of JIT code (anonymous mappings) found by a scan */
-	__u64 scan_failed; /* ... not found: frame pointers from there */
+	__u64 jit_fp;	   /* callers of JIT code (anonymous mappings) found by its frame pointer */
+	__u64 pad2;
+	__u64 scanned;	   /* ... found by a scan, where the frame pointer was not plausible */
+	__u64 scan_failed; /* ... found by neither: frame pointers from there (auto mode) */
 	__u64 stale_maps;  /* mapping lists asked to be read again (a pc outside them) */
 };
 

@@ -106,12 +106,14 @@ static void unwind_report(const struct recording *recording)
 	log_info(
 		"user stack walk ends: %llu outermost frame, %llu end of frame-pointer chain, %llu no "
 		"table, %llu no rule, %llu unreadable, %llu bad CFA, %llu depth cap; %llu signal "
-		"frames crossed; callers of JIT code: %llu found by a stack scan, %llu not",
+		"frames crossed; callers of JIT code: %llu by their frame pointer, %llu by a stack "
+		"scan, %llu by neither",
 		(unsigned long long)b.end_outermost, (unsigned long long)b.end_fp_chain,
 		(unsigned long long)b.end_no_table, (unsigned long long)b.end_invalid,
 		(unsigned long long)b.end_unreadable, (unsigned long long)b.end_bad_cfa,
 		(unsigned long long)b.end_depth, (unsigned long long)b.signal_frames,
-		(unsigned long long)b.scanned, (unsigned long long)b.scan_failed);
+		(unsigned long long)b.jit_fp, (unsigned long long)b.scanned,
+		(unsigned long long)b.scan_failed);
 	log_info(
 		"unwind tables: %llu built when a stack first ran in their file (%llu without a "
 		"usable .eh_frame), %llu loaded now, %llu files known; %llu rows of %llu (--unwind-mb "
