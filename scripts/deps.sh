@@ -10,7 +10,7 @@ pkgs="
 	libcriterion-dev libxml2-utils
 	util-linux binutils systemtap-sdt-dev curl iproute2 openssl
 	libdw-dev libdebuginfod1 libclang-rt-14-dev
-	python3 python3.11-dev python3-torch python3-numpy golang-go linux-perf bpftrace time
+	python3 python3.11-dev python3-torch python3-numpy golang-go linux-perf bpftrace time nodejs
 	chromium python3-websocket
 	systemd dbus adduser groff-base dpkg-dev prometheus
 "

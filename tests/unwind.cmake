@@ -56,3 +56,10 @@ target_compile_options(test_unwinder PRIVATE -O1 -fno-omit-frame-pointer)
 add_executable(xs_fpdeep workloads/fpdeep.c)
 target_compile_options(xs_fpdeep PRIVATE -O2 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 	-fno-optimize-sibling-calls)
+
+# JIT code without tables (V8's, Node.js with --perf-basic-prof) walked by its frame pointers,
+# beside perf record -g on the same program (needs root, BTF, perf and nodejs: scripts/deps.sh).
+xsprof_unit_test(test_unwind_jit SOURCES test_unwind_jit.c harness.c)
+target_compile_definitions(test_unwind_jit PRIVATE XSPROFD_PATH="$<TARGET_FILE:xsprofd>"
+	XS_JIT_HOT_JS="${CMAKE_CURRENT_SOURCE_DIR}/workloads/jit_hot.js")
+add_dependencies(test_unwind_jit xsprofd)
