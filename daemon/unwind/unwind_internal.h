@@ -155,4 +155,26 @@ void uw_held_run(struct unwinder *u, bool force, const void *ctx);
 bool uw_held_waiting(const struct unwinder *u, const void *ctx);
 void uw_held_free_all(struct unwinder *u);
 
+/* ---- shared by unwinder.c and unwind_queue.c ---- */
+
+/* FDEs run per step of a build: about 1-2 ms of work here. */
+#define SLICE_FDES 2048
+/* Rows per FDE, at the least, in the files measured (libtorch 6.4, libc 7.6, libblas 14). */
+#define ROWS_PER_FDE_MIN 3
+/* A process whose walks run outside its known mappings (JIT code) is read again at most this
+ * often. */
+#define STALE_REREAD_NS (1000000000ull)
+
+int uw_extents__alloc(struct extents *x, uint32_t n, uint32_t *ret_first);
+int uw_array_write(int fd, uint32_t first, const void *values, size_t n, size_t value_size);
+void uw_file_write(struct unwinder *u, const struct uw_file *f, uint32_t nr_pages);
+void uw_table_drop(struct unwinder *u, struct uw_file *f, uint32_t state);
+bool uw_evict_one(struct unwinder *u, const struct uw_file *keep);
+bool uw_build_allowed(struct unwinder *u, uint32_t uid);
+void uw_build_charge(struct unwinder *u, uint32_t uid, uint64_t ns);
+uint32_t uw_proc_uid(const struct unwinder *u, pid_t pid);
+int uw_on_page(void *ctx, uint64_t page, const struct xsprof_unwind_row *rows, uint32_t n);
+void uw_build_end(struct unwinder *u, uint32_t state);
+int uw_build_publish(struct unwinder *u);
+
 #endif
