@@ -13,6 +13,7 @@
 #include "daemon/base/hashmap.h"
 #include "daemon/base/vec.h"
 #include "output/calltree.h"
+#include "output/profile.h"
 #include "output/report.h"
 
 struct fn {
@@ -123,5 +124,16 @@ int report__write(const struct calltree *t, size_t n, const char *unit, FILE *f)
 	hashmap__free(w.fns.index);
 	free(w.fns.v);
 	free(w.path);
+	return err;
+}
+
+int report__write_profile(const struct profile_data *pd, size_t n, FILE *f)
+{
+	struct calltree *t = NULL;
+	int err = profile__build_tree(pd, &t);
+
+	if (!err)
+		err = report__write(t, n, profile__unit_name(pd->unit), f);
+	calltree__free(t);
 	return err;
 }

@@ -19,4 +19,10 @@ struct calltree;
  */
 int report__write(const struct calltree *t, size_t n, const char *unit, FILE *f);
 
+struct profile_data;
+
+/* The same of a whole profile: the tree a flamegraph of it shows (profile__build_tree), in
+ * its unit. 0 or -errno. */
+int report__write_profile(const struct profile_data *pd, size_t n, FILE *f);
+
 #endif

@@ -619,14 +619,10 @@ static void offcpu_report(struct recording *recording)
 /* --report: the flamegraph's top functions, on stdout. */
 static int print_report(const struct profile_data *pd)
 {
-	struct calltree *t = NULL;
-	int err = profile__build_tree(pd, &t);
+	int err = report__write_profile(pd, 20, stdout);
 
-	if (!err)
-		err = report__write(t, 20, profile__unit_name(pd->unit), stdout);
 	if (err)
 		log_err("writing the report failed: %s", strerror(-err));
-	calltree__free(t);
 	return err;
 }
 
