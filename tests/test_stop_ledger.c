@@ -91,31 +91,52 @@ static bool runs_within(pid_t pid, double seconds)
 	return false;
 }
 
-Test(stop_ledger, the_watchdog_continues_what_a_killed_daemon_stopped, .timeout = 60,
-     .fini = kill_forked)
-{
-	pid_t victim = stopped_sleeper(), other = stopped_sleeper(), daemon;
-	int ready[2];
-	char c;
+/* What a fake daemon says once its ledger holds the victim. */
+struct daemon_msg {
+	pid_t watchdog;
+	int err;
+};
 
-	cr_assert_eq(getuid(), 0, "run as root (BPF maps)");
+/* A "daemon": makes the ledger (forking its watchdog), pins it at pin (NULL: not), puts
+ * victim on it as the BPF side does, says so, and waits to be killed. */
+static pid_t fake_daemon(pid_t victim, const char *pin, struct daemon_msg *ret)
+{
+	int ready[2];
+	pid_t daemon;
+
 	cr_assert_eq(pipe(ready), 0);
 	daemon = fork_tracked();
 	cr_assert_geq(daemon, 0);
 	if (!daemon) {
+		struct daemon_msg msg = {0};
 		int fd = stop_ledger__fd();
 		uint32_t key = (uint32_t)victim;
 		uint64_t when = 1;
 
-		if (fd < 0 || bpf_map_update_elem(fd, &key, &when, BPF_ANY))
-			_exit(1);
-		if (write(ready[1], "r", 1) != 1)
+		msg.err = fd < 0 ? fd : pin ? stop_ledger__claim(pin) : 0;
+		if (!msg.err && bpf_map_update_elem(fd, &key, &when, BPF_ANY))
+			msg.err = -errno;
+		msg.watchdog = stop_ledger__watchdog();
+		if (write(ready[1], &msg, sizeof(msg)) != sizeof(msg))
 			_exit(1);
 		for (;;)
 			pause();
 	}
 	close(ready[1]);
-	cr_assert_eq(read(ready[0], &c, 1), 1, "the daemon could not make its ledger");
+	cr_assert_eq(read(ready[0], ret, sizeof(*ret)), sizeof(*ret), "the daemon said nothing");
+	close(ready[0]);
+	return daemon;
+}
+
+Test(stop_ledger, the_watchdog_continues_what_a_killed_daemon_stopped, .timeout = 60,
+     .fini = kill_forked)
+{
+	pid_t victim = stopped_sleeper(), other = stopped_sleeper(), daemon;
+	struct daemon_msg msg;
+
+	cr_assert_eq(getuid(), 0, "run as root (BPF maps)");
+	daemon = fake_daemon(victim, NULL, &msg);
+	cr_assert_eq(msg.err, 0, "the daemon could not make its ledger: %s", strerror(-msg.err));
 	usleep(100000);
 	cr_expect_eq(state_of(victim), 'T', "nothing continues the victim while the daemon lives");
 	cr_assert_eq(kill(daemon, SIGKILL), 0);
@@ -154,33 +175,11 @@ Test(stop_ledger, continue_all_takes_each_off, .timeout = 30, .fini = kill_forke
 Test(stop_ledger, a_pinned_ledger_outlives_daemon_and_watchdog, .timeout = 60, .fini = kill_forked)
 {
 	pid_t victim = stopped_sleeper(), daemon;
-	char path[96], c;
-	int ready[2];
-	struct {
-		pid_t watchdog;
-		int err;
-	} msg;
+	char path[96];
+	struct daemon_msg msg;
 
 	snprintf(path, sizeof(path), "/sys/fs/bpf/xsprof-test-%d-stopped", (int)getpid());
-	cr_assert_eq(pipe(ready), 0);
-	daemon = fork_tracked();
-	cr_assert_geq(daemon, 0);
-	if (!daemon) {
-		int fd = stop_ledger__fd();
-		uint32_t key = (uint32_t)victim;
-		uint64_t when = 1;
-
-		msg.err = fd < 0 ? fd : stop_ledger__claim(path);
-		if (!msg.err && bpf_map_update_elem(fd, &key, &when, BPF_ANY))
-			msg.err = -errno;
-		msg.watchdog = stop_ledger__watchdog();
-		if (write(ready[1], &msg, sizeof(msg)) != sizeof(msg))
-			_exit(1);
-		for (;;)
-			pause();
-	}
-	close(ready[1]);
-	cr_assert_eq(read(ready[0], &msg, sizeof(msg)), sizeof(msg));
+	daemon = fake_daemon(victim, path, &msg);
 	cr_assert_eq(msg.err, 0, "claiming %s: %s (is bpffs mounted at /sys/fs/bpf?)", path,
 		     strerror(-msg.err));
 	/* Both at once, as systemctl kill -s KILL does to the unit's cgroup. */
@@ -194,7 +193,6 @@ Test(stop_ledger, a_pinned_ledger_outlives_daemon_and_watchdog, .timeout = 60, .
 	cr_expect(runs_within(victim, 2), "--continue-stopped continued it");
 	cr_expect_neq(access(path, F_OK), 0, "and removed the pin");
 	cr_expect_eq(stop_ledger__continue_pinned(path), 0, "no pin: nothing to do");
-	(void)c;
 	kill(victim, SIGKILL);
 	waitpid(victim, NULL, 0);
 }
