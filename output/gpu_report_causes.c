@@ -36,11 +36,11 @@ int gr_blame(struct gpu_report *r, enum gpu_idle_cause cause, uint32_t device, u
 		    keymap__put(r->blame_ix, &key, sizeof(key), (void *)(r->nr_blames + 1), NULL))
 			return -ENOMEM;
 		r->blames[r->nr_blames] = (struct blame){.cause = cause,
-							    .device = device,
-							    .pid = pid,
-							    .stack_id = stack_id,
-							    .api = api,
-							    .tid = tid};
+							 .device = device,
+							 .pid = pid,
+							 .stack_id = stack_id,
+							 .api = api,
+							 .tid = tid};
 		v = (void *)(++r->nr_blames);
 	}
 	b = &r->blames[(size_t)v - 1];

@@ -58,11 +58,11 @@ struct finding *gr_finding(struct gpu_report *r, const char *kind, double share,
 		return NULL;
 	f = &r->findings[r->nr_findings++];
 	*f = (struct finding){.kind = kind,
-				 .severity = share >= 0.4    ? "high"
-					     : share >= 0.15 ? "medium"
-							     : "low",
-				 .advice = advice,
-				 .device = device};
+			      .severity = share >= 0.4	  ? "high"
+					  : share >= 0.15 ? "medium"
+							  : "low",
+			      .advice = advice,
+			      .device = device};
 	return f;
 }
 
