@@ -60,7 +60,7 @@ Test(fold, outermost_first_user_then_kernel_with_the_process_on_top, .init = set
 	calltree__free(t);
 	/* The service's fold: the uid above each stack; scaled: each sample weighs its period. */
 	t = calltree__new();
-	cr_assert_eq(fold_stacks_by_uid(st, sym, t, NULL), 0);
+	cr_assert_eq(fold_stacks_under(st, sym, t, 1, true, NULL, NULL, NULL), 0);
 	cr_expect_str_eq(fake_proc__folded(t),
 			 "uid:1000;app;[vdso]+0x20;[vdso]+0x10;k_outer_[k];k_inner_[k] 2\n");
 	calltree__free(t);
@@ -85,7 +85,7 @@ Test(fold, a_root_above_the_process, .init = setup, .fini = teardown)
 	struct calltree *t = calltree__new();
 
 	cr_assert_eq(stack_table__add(st, &s, symbolizer__gen(sym, 4242)), 0);
-	cr_assert_eq(fold_stacks_rooted(st, sym, t, 1, group_root, NULL, NULL), 0);
+	cr_assert_eq(fold_stacks_under(st, sym, t, 1, false, group_root, NULL, NULL), 0);
 	cr_expect_str_eq(fake_proc__folded(t), "unit:app.service;app;[vdso]+0x10 1\n");
 	calltree__free(t);
 	stack_table__free(st);

@@ -325,7 +325,6 @@ Test(gpu_records, open_ranges_are_shared_by_uid)
 	struct gpu_store *st = gpu_store__new(
 		&(struct gpu_store_opts){.max_open_bytes = 64 << 10, .max_open_per_pid = 100000});
 	struct gpu_store_user_stats us[4];
-	struct gpu_store_stats ss;
 	size_t n;
 
 	for (uint32_t i = 0; i < 10000; i++) {
@@ -351,7 +350,6 @@ Test(gpu_records, open_ranges_are_shared_by_uid)
 				 .end_ns = 5,
 				 .name = "step"};
 	gpu_store__add(st, &b);
-	gpu_store__stats(st, &ss);
 	n = gpu_store__user_stats(st, us, 4);
 	cr_assert_eq(n, 2);
 	for (size_t i = 0; i < n; i++) {

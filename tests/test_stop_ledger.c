@@ -18,6 +18,7 @@
 
 #include <bpf/bpf.h>
 
+#include "daemon/base/proc_stat.h"
 #include "daemon/probes/stop_ledger.h"
 
 /* Every process a test forks, killed at its end whatever failed (a stopped one would hold the
@@ -45,21 +46,9 @@ static void kill_forked(void)
 
 static char state_of(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	int fd;
-	ssize_t n;
+	struct proc_stat ps;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return '?';
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return '?';
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p ? p[2] : '?';
+	return proc_stat__read(NULL, pid, &ps) ? '?' : ps.state;
 }
 
 /* A process that waits to be killed, stopped (and seen stopped). */

@@ -15,6 +15,7 @@ int proc_stat__read(const char *proc_root, pid_t pid, struct proc_stat *ret)
 	unsigned long long start = 0;
 	struct stat st;
 	int fd, field, ppid = 0;
+	char state = 0;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/%d/stat", proc_root ? proc_root : "/proc", (int)pid);
@@ -28,12 +29,13 @@ int proc_stat__read(const char *proc_root, pid_t pid, struct proc_stat *ret)
 	buf[n] = '\0';
 	/* "pid (comm) state ppid ...": the name may hold anything, so from its last ')'. */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+	if (!p || sscanf(p + 1, " %c %d", &state, &ppid) != 2)
 		return -EIO;
 	for (field = 2; *p && field < 22; p++)
 		field += *p == ' ';
 	if (sscanf(p, "%llu", &start) != 1)
 		return -EIO;
+	ret->state = state;
 	ret->ppid = (pid_t)ppid;
 	ret->start_ticks = start;
 	ret->uid = st.st_uid;

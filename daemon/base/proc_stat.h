@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 struct proc_stat {
+	char state; /* 'R', 'S', 'T' (stopped), ... (field 3) */
 	pid_t ppid;
 	uint64_t start_ticks; /* clock ticks since boot (field 22) */
 	uid_t uid; /* the owner of the file: the process's user (root when not dumpable) */

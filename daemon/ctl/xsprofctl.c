@@ -412,6 +412,7 @@ static void status_print_head(struct json_object *j)
 static void status_print_unwind(struct json_object *k)
 {
 	struct json_object *files = jget(k, "files_without_table_named");
+	long long named = (long long)jlen(k, "files_without_table_named");
 
 	printf("unwind: %lld walks with tables, %lld by frame pointers only; %lld tables "
 	       "(%lld of %lld rows, %lld MiB), %lld without an .eh_frame, %lld did not fit, "
@@ -420,17 +421,15 @@ static void status_print_unwind(struct json_object *k)
 	       jint(k, "tables"), jint(k, "table_rows"), jint(k, "table_rows_cap"),
 	       jint(k, "table_mb"), jint(k, "tables_without_eh_frame"), jint(k, "tables_no_room"),
 	       jint(k, "tables_evicted"));
-	for (size_t i = 0; files && i < json_object_array_length(files); i++) {
+	for (long long i = 0; i < named; i++) {
 		struct json_object *f = json_object_array_get_idx(files, i);
 
 		printf("unwind: no table for %s (%s): frame pointers there\n", jstr(f, "path", "?"),
 		       jstr(f, "why", "?"));
 	}
-	if (jint(k, "files_without_table") >
-	    (long long)(files ? json_object_array_length(files) : 0))
+	if (jint(k, "files_without_table") > named)
 		printf("unwind: and %lld more files without a table\n",
-		       jint(k, "files_without_table") -
-			       (long long)(files ? json_object_array_length(files) : 0));
+		       jint(k, "files_without_table") - named);
 	printf("unwind processes: %lld of %lld (at most %lld per user), %lld evicted, %lld "
 	       "refused over a user's share, %lld and %lld mappings refused at the table "
 	       "caps; held samples %lld (%lld whole, %lld given up, %lld past the hold "

@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 
 #include "daemon/base/hash.h"
+#include "daemon/base/proc_stat.h"
 #include "daemon/log.h"
 #include "daemon/probes/stop_ledger.h"
 
@@ -23,21 +24,9 @@ static pid_t watchdog_pid;
 /* Stopped now (state T), as the ledger says it was: a process the daemon's probes stopped. */
 static bool still_stopped(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	int fd;
-	ssize_t n;
+	struct proc_stat ps;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* the state follows the name, which may hold anything */
-	return p && p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
+	return !proc_stat__read(NULL, pid, &ps) && (ps.state == 'T' || ps.state == 't');
 }
 
 int stop_ledger__continue_all(int fd)

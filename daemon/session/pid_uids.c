@@ -12,9 +12,12 @@ struct pid_uid {
 	uint32_t pid, uid;
 };
 
+#define UID_CACHE 256 /* processes without samples, looked up in /proc once: direct-mapped */
+
 struct pid_uids {
 	struct pid_uid *v; /* sorted by pid, one each */
 	size_t n;
+	struct pid_uid cache[UID_CACHE]; /* pid 0: empty */
 	const struct stack_names *names;
 	char buf[4][96]; /* pid_uids__comm's last four answers */
 	unsigned int next;
@@ -66,17 +69,21 @@ void pid_uids__free(struct pid_uids *u)
 	free(u);
 }
 
-uint32_t pid_uids__get(const struct pid_uids *u, uint32_t pid)
+uint32_t pid_uids__get(struct pid_uids *u, uint32_t pid)
 {
-	struct pid_uid key = {.pid = pid};
+	struct pid_uid key = {.pid = pid}, *c = &u->cache[pid % UID_CACHE];
 	const struct pid_uid *p = u->n ? bsearch(&key, u->v, u->n, sizeof(key), cmp_pid) : NULL;
 	char path[32];
 	struct stat sb;
 
 	if (p)
 		return p->uid;
+	/* Asked per GPU record and launch: /proc once per process. */
+	if (pid && c->pid == pid)
+		return c->uid;
 	snprintf(path, sizeof(path), "/proc/%u", pid);
-	return stat(path, &sb) ? 0u : (uint32_t)sb.st_uid;
+	*c = (struct pid_uid){pid, stat(path, &sb) ? 0u : (uint32_t)sb.st_uid};
+	return c->uid;
 }
 
 void pid_uids__set_names(struct pid_uids *u, const struct stack_names *names)

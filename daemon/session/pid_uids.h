@@ -17,7 +17,7 @@ struct stack_table;
 /* st may be NULL (every uid from /proc). NULL and errno on failure. */
 struct pid_uids *pid_uids__new(const struct stack_table *st);
 void pid_uids__free(struct pid_uids *u);
-uint32_t pid_uids__get(const struct pid_uids *u, uint32_t pid);
+uint32_t pid_uids__get(struct pid_uids *u, uint32_t pid);
 
 /* The names pid_uids__comm reads the process names from (may be NULL: "pid N"). */
 void pid_uids__set_names(struct pid_uids *u, const struct stack_names *names);

@@ -17,7 +17,7 @@ struct session_source;
 struct symbolizer;
 
 /* src's stacks; under "uid:N" first when uid_root, then root (may be NULL, see
- * fold_stacks_rooted). 0 or -errno. */
+ * fold_stacks_under). 0 or -errno. */
 int session_tree__build(const struct session_source *src, struct symbolizer *sym,
 			enum session_mode mode, unsigned int freq_hz, bool uid_root,
 			fold_root_fn root, void *root_ctx, struct calltree *tree,

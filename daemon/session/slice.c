@@ -74,7 +74,7 @@ static int build_rerooted(const struct profile_data *pd, struct calltree **ret_t
 struct report_uids {
 	uint32_t *pids; /* sorted, one each */
 	size_t n, cap;
-	const struct pid_uids *uids;
+	struct pid_uids *uids;
 	uint32_t want; /* accept_uid's */
 };
 
@@ -149,7 +149,7 @@ static int add_report(const struct profile_data *pd, bool (*accept)(void *ctx, u
 
 /* pd's GPU reports, one per uid of its processes, empty ones left out; of them all too when
  * there are several, else the one is sole. */
-static int slice_reports(const struct profile_data *pd, const struct pid_uids *uids,
+static int slice_reports(const struct profile_data *pd, struct pid_uids *uids,
 			 struct uid_report **ret, size_t *ret_nr)
 {
 	struct report_uids u = {.uids = uids};

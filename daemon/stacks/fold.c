@@ -249,19 +249,6 @@ int fold_stacks_scaled(const struct stack_table *st, struct symbolizer *sym, str
 	return fold(st, sym, tree, false, scale, NULL, NULL, ret_stats);
 }
 
-int fold_stacks_by_uid(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
-		       struct fold_stats *ret_stats)
-{
-	return fold(st, sym, tree, true, 1, NULL, NULL, ret_stats);
-}
-
-int fold_stacks_rooted(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
-		       uint64_t scale, fold_root_fn root, void *root_ctx,
-		       struct fold_stats *ret_stats)
-{
-	return fold(st, sym, tree, false, scale, root, root_ctx, ret_stats);
-}
-
 int fold_stacks_under(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
 		      uint64_t scale, bool uid_root, fold_root_fn root, void *root_ctx,
 		      struct fold_stats *ret_stats)

@@ -62,19 +62,12 @@ int fold_stacks(const struct stack_table *st, struct symbolizer *sym, struct cal
 int fold_stacks_scaled(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
 		       uint64_t scale, struct fold_stats *ret_stats);
 
-/* Same, under a first frame "uid:N" naming the sampled thread's uid (for the service's windows). */
-int fold_stacks_by_uid(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
-		       struct fold_stats *ret_stats);
-
 /* A frame above the process of tgid (--group-by); valid until the fold returns. */
 typedef const char *(*fold_root_fn)(void *ctx, uint32_t tgid);
 
-/* Same as fold_stacks_scaled, each stack under root(root_ctx, tgid) first (root may be NULL). */
-int fold_stacks_rooted(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
-		       uint64_t scale, fold_root_fn root, void *root_ctx,
-		       struct fold_stats *ret_stats);
-
-/* Same as fold_stacks_rooted, under a "uid:N" frame first (the window's) when uid_root. */
+/* Same as fold_stacks_scaled, each stack under a "uid:N" frame naming the sampled thread's uid
+ * first when uid_root (the service's windows), then under root(root_ctx, tgid) (--group-by;
+ * root may be NULL). */
 int fold_stacks_under(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
 		      uint64_t scale, bool uid_root, fold_root_fn root, void *root_ctx,
 		      struct fold_stats *ret_stats);

@@ -19,7 +19,6 @@ member=65534
 
 step "start xsprofd; a member floods its CUPTI socket while root sends 50 kernels"
 start_daemon
-chmod 0755 "$dir"
 setpriv --reuid=$member --regid="$(getent group nogroup | cut -d: -f3)" --clear-groups -- \
 	"$flood" 600000 xs_flood_kernel >"$dir/flood.out" 2>&1 &
 fpid=$!
