@@ -468,12 +468,14 @@ static int parse_record_body(struct service *s, struct json_object *body, struct
 	}
 	if (output__format_from_name(fmt, &r->format) ||
 	    !output__format_allowed(r->format, OUTPUT_IN_RECORDING)) {
-		static char hint[160];
+		/* The hint outlives this call (the caller answers with it): static, as its
+		 * constant strings are. */
+		static char hint[192];
+		char list[160];
 
 		snprintf(msg, size, "unknown format");
 		snprintf(hint, sizeof(hint), "use %s",
-			 output__format_list(OUTPUT_IN_RECORDING, false, hint + 64,
-					     sizeof(hint) - 64));
+			 output__format_list(OUTPUT_IN_RECORDING, false, list, sizeof(list)));
 		*ret_hint = hint;
 		return -EINVAL;
 	}
