@@ -57,4 +57,36 @@ static __always_inline __u64 xsprof_ids(void)
 	return xsprof_current_ids(&id) ? id : 0;
 }
 
+/* Deepest pid namespace nesting the kernel allows (MAX_PID_NS_LEVEL). */
+#define XSPROF_PIDNS_MAX_LEVEL 32
+
+/*
+ * TASK's process id as the daemon sees it, for a task that need not be current (the child at a
+ * fork): its leader's id at the level of the daemon's namespace; 0 when it has none there.
+ */
+static __always_inline __u32 xsprof_task_tgid(struct task_struct *task)
+{
+	struct xsprof_pidns *ns;
+	struct pid *pid;
+	unsigned int level;
+	__u32 zero = 0;
+
+	ns = bpf_map_lookup_elem(&pidns, &zero);
+	if (!ns || !ns->ino)
+		return BPF_CORE_READ(task, tgid);
+	pid = BPF_CORE_READ(task, group_leader, thread_pid);
+	if (!pid)
+		return 0;
+	level = BPF_CORE_READ(pid, level);
+	for (unsigned int l = 0; l < XSPROF_PIDNS_MAX_LEVEL && l <= level; l++) {
+		struct upid up;
+
+		if (bpf_probe_read_kernel(&up, sizeof(up), &pid->numbers[l]))
+			return 0;
+		if (BPF_CORE_READ(up.ns, ns.inum) == ns->ino)
+			return up.nr;
+	}
+	return 0;
+}
+
 #endif

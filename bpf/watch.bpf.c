@@ -34,13 +34,14 @@ static __always_inline struct xsprof_cuda_stats *stats(void)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(xsprof_follow_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	/* In the daemon's pid namespace, as the filter holds them (bpf/pidns.bpf.h). */
+	__u32 ptgid = xsprof_task_tgid(parent), ctgid = xsprof_task_tgid(child);
 	struct xsprof_cuda_stats *st;
 	__u8 followed = FILTER_FOLLOWED;
 	long err;
 
 	/* A new thread is already in (or out of) the filter with its process. */
-	if (ptgid == ctgid || !bpf_map_lookup_elem(&pid_filter, &ptgid))
+	if (!ptgid || !ctgid || ptgid == ctgid || !bpf_map_lookup_elem(&pid_filter, &ptgid))
 		return 0;
 	st = stats();
 	err = bpf_map_update_elem(&pid_filter, &ctgid, &followed, BPF_NOEXIST);
@@ -58,10 +59,12 @@ int BPF_PROG(xsprof_follow_fork, struct task_struct *parent, struct task_struct 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(xsprof_unfollow_exit, struct task_struct *p)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tgid = xsprof_task_tgid(p);
 	struct xsprof_cuda_stats *st;
 	__u8 *v;
 
+	if (!tgid)
+		return 0;
 	/* Only when the last thread goes: signal->live counts the threads still running. */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;

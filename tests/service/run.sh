@@ -496,13 +496,78 @@ expect_progs_gone() {
 	fi
 }
 
-step "crash and restart"
+# stopped_under NSPID: the processes in state T among NSPID's descendants (namespace pids).
+stopped_under() {
+	ns python3 - "$1" <<'PY'
+import os, sys
+root, kids, state = int(sys.argv[1]), {}, {}
+for p in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        s = open(f"/proc/{p}/stat").read()
+    except OSError:
+        continue
+    rest = s[s.rindex(")") + 2:].split()
+    state[int(p)] = rest[0]
+    kids.setdefault(int(rest[1]), []).append(int(p))
+todo, out = [root], []
+while todo:
+    p = todo.pop()
+    if state.get(p) in ("T", "t"):
+        out.append(str(p))
+    todo += kids.get(p, [])
+print(" ".join(out))
+PY
+}
+
+step "crash and restart, with a process stopped for its probes"
 hp=$(host_pid "$main_pid") || die "cannot find xsprofd's host pid"
 mapfile -t progs < <(prog_ids "$hp")
 if ((${#progs[@]})); then
 	pass "xsprofd holds ${#progs[@]} BPF programs"
 else
 	fail "xsprofd holds no BPF program fds"
+fi
+# A recorded command that maps libcudart again and again (each run is stopped at its exec and at
+# the library's mapping until the daemon has attached its probes), or, in a tree built without
+# CUDA, that execs again and again. The daemon is stopped first, so that a stop is pending when
+# it is killed; the unit's ExecStopPost (xsprofd --continue-stopped) must continue it.
+if [[ -x $build/tests/xs_cudart_smoke ]]; then
+	cp "$build/tests/xs_cudart_smoke" "$root$stage/xs_cudart_smoke"
+	loop_cmd="$stage/xs_cudart_smoke 1"
+	loop_what="an exec or a libcudart mapping"
+else
+	loop_cmd=/bin/true
+	loop_what="an exec (this tree has no CUDA program)"
+fi
+cat >"$root$stage/loop.sh" <<SH
+#!/bin/sh
+end=\$((\$(date +%s) + 10))
+while [ \$(date +%s) -lt \$end ]; do $loop_cmd >/dev/null 2>&1; done
+echo done >$stage/out/loop.done
+SH
+chmod 755 "$root$stage/loop.sh"
+ns sh -c "timeout 90 xsprofctl --timeout 5 record -o $stage/out/loop.folded -- $stage/loop.sh \
+	>$stage/out/loop.ctl 2>&1; echo \$? >$stage/out/loop.rc" &
+loop_ctl=$!
+loop_ns=
+for ((i = 0; i < 100; i++)); do
+	loop_ns=$(ns pgrep -f "^/bin/sh $stage/loop.sh" | head -1 || true)
+	[[ -n $loop_ns ]] && break
+	sleep 0.1
+done
+[[ -n $loop_ns ]] || fail "the recorded loop did not start: $(ns cat $stage/out/loop.ctl 2>&1)"
+sleep 2
+ns systemctl kill --kill-whom=main -s SIGSTOP xsprofd
+# The loop's next exec stops it (its children are followed in the daemon's pid namespace).
+for ((i = 0; i < 50; i++)); do
+	pending=$(stopped_under "$loop_ns")
+	[[ -n $pending ]] && break
+	sleep 0.1
+done
+if [[ -n $pending ]]; then
+	pass "with the daemon stopped, the recorded command's child is stopped at $loop_what"
+else
+	fail "no process of the recorded command was stopped in 5 s with the daemon stopped"
 fi
 ns systemctl kill -s SIGKILL xsprofd
 for ((i = 0; i < 50; i++)); do
@@ -514,6 +579,26 @@ expect "Restart=on-failure: restarted after SIGKILL" \
 	test "$(ns systemctl show -P NRestarts xsprofd)" -ge 1
 expect "... and active again" test "$(ns systemctl is-active xsprofd)" = active
 expect_progs_gone "the killed daemon" "${progs[@]}"
+sleep 5
+left=$(stopped_under "$loop_ns")
+if [[ -z $left ]]; then
+	pass "5 s after systemctl kill -s KILL no process is stopped (at the kill: ${pending:-none} stopped at $loop_what)"
+else
+	fail "stopped 5 s after the kill: $left (at the kill: ${pending:-none})"
+fi
+if [[ -n $pending ]]; then
+	expect "ExecStopPost (xsprofd --continue-stopped) continued what the killed daemon held" \
+		ns sh -c 'journalctl -u xsprofd --no-pager -o cat |
+			grep -Eq "continued [1-9][0-9]* process(es)? (the service|a previous xsprofd)"'
+fi
+wait "$loop_ctl" || true
+expect "the recorded command ran to its end" ns test -f "$stage/out/loop.done"
+rc=$(ns cat "$stage/out/loop.rc" 2>/dev/null || echo none)
+if [[ $rc != 0 && $rc != none && $rc != 124 ]] && ns grep -q "xsprofd went away" "$stage/out/loop.ctl"; then
+	pass "xsprofctl record returned (exit $rc): $(ns grep -m1 'went away' "$stage/out/loop.ctl")"
+else
+	fail "xsprofctl record: exit $rc: $(ns head -c 300 "$stage/out/loop.ctl")"
+fi
 main_pid=$(ns systemctl show -P MainPID xsprofd)
 expect_ctl "the restarted daemon answers" 0 root status
 
