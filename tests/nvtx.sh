@@ -281,6 +281,40 @@ if run scopefork range /bin/sh -c "\"$scopes\" 2; exit 0"; then
 	shares scopefork data=data step=step forward=forward backward=backward tail=tail ||
 		failures=$((failures + 1))
 fi
+# Attached to a process already running (--pid): the scopes of a shared library it maps, which
+# is no CUDA library, are probed too (about half its CPU time is in the library's scope).
+echo "== attached (--pid): a scope in a shared library (libxs_scope_lib.so)"
+loop=$build/tests/xs_scope_lib_loop
+if [[ ! -x $loop ]]; then
+	fail "missing $loop"
+else
+	"$loop" 12 >"$dir/libscope.out" &
+	lpid=$!
+	for _ in $(seq 100); do grep -q ready "$dir/libscope.out" 2>/dev/null && break; sleep 0.1; done
+	if timeout 120 "$xsprofd" -f -F 499 --group-by range --pid "$lpid" --duration 4 \
+		-o "$dir/libscope.folded" 2>"$dir/libscope.err"; then
+		$py - "$dir/libscope.folded" <<'EOF2' && pass "attached: $(tail -1 "$dir/libscope.share")" ||
+import sys
+roots, total = {}, 0
+for line in open(sys.argv[1]):
+    if line.startswith("#"):
+        continue
+    stack, w = line.rsplit(" ", 1)
+    roots[stack.split(";", 1)[0]] = roots.get(stack.split(";", 1)[0], 0) + int(w)
+    total += int(w)
+share = 100.0 * roots.get("lib_phase", 0) / max(total, 1)
+msg = "lib_phase holds %.1f%% of %d samples (truth 50%%)" % (share, total)
+open(sys.argv[1].replace(".folded", ".share"), "w").write(msg + "\n")
+print(msg)
+sys.exit(0 if total >= 200 and 35 <= share <= 65 else 1)
+EOF2
+			fail "attached: the library's scope: $(cat "$dir/libscope.share" 2>/dev/null)"
+	else
+		fail "xsprofd -f --pid $lpid failed: $(tail -3 "$dir/libscope.err")"
+	fi
+	kill "$lpid" 2>/dev/null
+	wait "$lpid" 2>/dev/null
+fi
 # The header in C++ too (a class scope), with every warning on.
 if printf '#include <xsprof/scope.h>\nint main() { XSPROF_SCOPE("a"); XSPROF_FUNCTION(); return 0; }\n' |
 	c++ -std=c++11 -Wall -Wextra -Werror -I"$here/../cupti_inject/include" -x c++ - -o "$dir/cxx"; then

@@ -57,6 +57,15 @@ add_executable(xs_scope_phases workloads/scope_phases.c)
 target_compile_options(xs_scope_phases PRIVATE -O1 -fno-omit-frame-pointer)
 target_include_directories(xs_scope_phases PRIVATE ${PROJECT_SOURCE_DIR}
 	${PROJECT_SOURCE_DIR}/cupti_inject/include)
+# A scope in a shared library that is no CUDA library, for attaching to a running process.
+add_library(xs_scope_lib SHARED workloads/scope_lib.c)
+target_compile_options(xs_scope_lib PRIVATE -O1 -fno-omit-frame-pointer)
+target_include_directories(xs_scope_lib PRIVATE ${PROJECT_SOURCE_DIR}
+	${PROJECT_SOURCE_DIR}/cupti_inject/include)
+add_executable(xs_scope_lib_loop workloads/scope_lib_main.c)
+target_compile_options(xs_scope_lib_loop PRIVATE -O1 -fno-omit-frame-pointer)
+target_include_directories(xs_scope_lib_loop PRIVATE ${PROJECT_SOURCE_DIR})
+target_link_libraries(xs_scope_lib_loop PRIVATE xs_scope_lib)
 # It fails, saying why, where the injection library or the workload could not be built.
 add_test(NAME nvtx_ranges COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/nvtx.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(nvtx_ranges PROPERTIES TIMEOUT 300)

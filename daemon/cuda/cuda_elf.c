@@ -40,7 +40,8 @@ static void usdt_site_offset(struct cuda_file *fi, const char *desc, const GElf_
 			fi->usdt_off = pc - loads[j].p_vaddr + loads[j].p_offset;
 }
 
-int cuda_file__read(int fd, struct cuda_file *fi)
+/* symbols: the CUDA API entry points too, else only the notes (cheap on any library). */
+static int read_file(int fd, struct cuda_file *fi, bool symbols)
 {
 	GElf_Phdr *loads = NULL;
 	size_t nphdr, nloads = 0, shstrndx;
@@ -104,7 +105,8 @@ int cuda_file__read(int fd, struct cuda_file *fi)
 			}
 			continue;
 		}
-		if ((sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
+		if (!symbols || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize)
 			continue;
 		data = elf_getdata(scn, NULL);
 		if (!data)
@@ -143,4 +145,14 @@ out:
 		fi->usdt_nop5 = m == USDT_SITE_NOP && insn[0] == 0x0f;
 	}
 	return err;
+}
+
+int cuda_file__read(int fd, struct cuda_file *fi)
+{
+	return read_file(fd, fi, true);
+}
+
+int cuda_file__read_notes(int fd, struct cuda_file *fi)
+{
+	return read_file(fd, fi, false);
 }

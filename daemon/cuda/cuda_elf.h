@@ -25,5 +25,7 @@ struct cuda_file {
 /* Fill fi (zeroed by the caller) from the ELF file open at fd. -ENOEXEC for a file that is not
  * x86-64 ELF, -ENOMEM. */
 int cuda_file__read(int fd, struct cuda_file *fi);
+/* The same for the USDT notes only (usdt, scopes), leaving the symbol tables unread. */
+int cuda_file__read_notes(int fd, struct cuda_file *fi);
 
 #endif

@@ -616,27 +616,35 @@ int cuda_probes__attach_pid(struct cuda_probes *cp, pid_t pid)
 		return -errno;
 	for (size_t i = 0; i < proc_maps__count(maps); i++) {
 		const struct proc_map *m = proc_maps__at(maps, i);
+		struct cuda_file notes = {0};
+		bool cuda;
 		int fd, ret;
 
 		if (!(m->perms & PROC_MAP_EXEC) || !m->inode || !m->path)
 			continue;
 		/* The executable, for a runtime linked in statically. */
-		if (!is_gpu_library(m->path) &&
-		    !(have_exe && exe.st_ino == m->inode && major(exe.st_dev) == m->dev_major &&
-		      minor(exe.st_dev) == m->dev_minor))
-			continue;
+		cuda = is_gpu_library(m->path) ||
+		       (have_exe && exe.st_ino == m->inode && major(exe.st_dev) == m->dev_major &&
+			minor(exe.st_dev) == m->dev_minor);
 		fd = open_mapped(pid, m->start, m->end, m->dev_major, m->dev_minor, m->inode,
 				 m->path);
 		if (fd < 0) {
-			err = fd;
-			set_error(cp, err, "opening %s of pid %d", m->path, (int)pid);
+			if (cuda) {
+				err = fd;
+				set_error(cp, err, "opening %s of pid %d", m->path, (int)pid);
+			}
+			continue;
+		}
+		/* Any other library only for its xsprof scopes, looked for in its notes alone. */
+		if (!cuda && (cuda_file__read_notes(fd, &notes) || !notes.scopes)) {
+			close(fd);
 			continue;
 		}
 		ret = attach_fd(cp, probe_pid(cp, pid), fd, m->path);
 		close(fd);
 		if (ret < 0)
 			err = ret;
-		else
+		else if (cuda)
 			n += ret;
 	}
 	proc_maps__free(maps);

@@ -116,8 +116,9 @@ void cuda_probes__free(struct cuda_probes *cp);
 int cuda_probes__attach_path(struct cuda_probes *cp, const char *path);
 /*
  * Attach to pid: every CUDA library (and libxsprof_cupti) it maps now, and its executable when
- * the runtime is linked into it. Returns how many files were attached (0: it uses no CUDA
- * yet), or -errno (-ESRCH: no such process).
+ * the runtime is linked into it; any other library it maps only for its xsprof scopes. Returns
+ * how many of the former were attached (0: it uses no CUDA yet), or -errno (-ESRCH: no such
+ * process).
  */
 int cuda_probes__attach_pid(struct cuda_probes *cp, pid_t pid);
 /*
