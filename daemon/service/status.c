@@ -416,6 +416,8 @@ static struct json_object *store_json(struct service *s)
 		/* The CPU samples before this (daemon monotonic ms) are in the window. */
 		status__add_u64(st, "named_to_ms", lasting__oldest_ns(&s->machine) / 1000000);
 		status__add_u64(st, "range_dropped", s->machine.range_dropped);
+		/* --window-range-wait: how long a sample waits for its range to end. */
+		status__add_u64(st, "range_wait_s", s->machine.late_ns / 1000000000ull);
 	}
 	return st;
 }

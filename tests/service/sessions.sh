@@ -427,4 +427,49 @@ rc=0; ctl flamegraph --group-by outer-range -o "$dir/w.folded" 2>"$dir/w.err" ||
 [[ $rc == 1 ]] && grep -q 'grouped by range, not outer-range' "$dir/w.err" &&
 	pass "flamegraph --group-by outer-range of a window grouped by range: refused, said why" ||
 	fail "window, other group: exit $rc: $(cat "$dir/w.err")"
+
+step "a 30 s range in the grouped window: --window-range-wait 45 keeps all of its samples"
+# By default a sample waits about 10 s for the range it was taken in to end; a range of 30 s
+# would keep only its last part. With the wait raised past the range's length, all of it.
+kill "$daemon"; wait "$daemon" || true; daemon=
+start_daemon --window-group-by range --window-range-wait 45 --freq 199
+w=$(status_get 'j["store"].get("range_wait_s")')
+[[ $w == 45 ]] && pass "status: store.range_wait_s 45" || fail "status: store.range_wait_s '$w', want 45"
+interop=$(ls /usr/local/cuda/lib64/libnvtx3interop.so.1 "${CUDAToolkit_ROOT:-/nonexistent}"/lib64/libnvtx3interop.so.1 2>/dev/null | head -1 || true)
+if [[ -f $lib && -n $interop ]]; then
+	NVTX_INJECTION64_PATH=$lib $py - "$interop" >"$dir/long.out" <<'PY' &
+import ctypes, sys, time
+lib = ctypes.CDLL(sys.argv[1])
+lib.nvtxRangePushA.argtypes = [ctypes.c_char_p]
+lib.nvtxRangePushA(b"xs_long30")
+t0, c0, x = time.monotonic(), time.process_time(), 0
+while time.monotonic() - t0 < 30:
+    for i in range(2000):
+        x = (x * 31 + i) % 1000003
+cpu = time.process_time() - c0
+lib.nvtxRangePop()
+time.sleep(0.2)
+print("cpu_ns %d" % int(cpu * 1e9))
+PY
+	lp=$!
+	wait "$lp" || fail "the 30 s range's program failed"
+	ended=$(curl -s -m 20 --unix-socket "$sock" http://x/v1/timeline | $py -c 'import json,sys; print(json.load(sys.stdin)["now_ms"])')
+	for _ in $(seq 240); do
+		t=$(status_get 'j["store"]["named_to_ms"]')
+		((t >= ended)) && break
+		sleep 0.5
+	done
+	((t >= ended)) || fail "the window named up to $t ms, not past the range's end at $ended ms"
+	ctl -q flamegraph --since 180 --group-by range -o "$dir/long.folded" ||
+		fail "flamegraph --group-by range of the window failed"
+	got=$(weight "$dir/long.folded" '^xs_long30;')
+	cpu=$(awk '/^cpu_ns/ { print $2 }' "$dir/long.out")
+	want=$((${cpu:-0} * 199 / 1000000000))
+	# Sampling counts CPU time: the range's samples are its CPU seconds at 199 Hz.
+	((want > 1000 && got * 100 >= want * 85 && got * 100 <= want * 110)) &&
+		pass "the 30 s range holds $got samples of the $want its CPU time is worth (all of it, within 15%)" ||
+		fail "the 30 s range holds $got samples, want about $want (its CPU time at 199 Hz)"
+else
+	fail "libxsprof_cupti.so or libnvtx3interop.so.1 missing: NVTX ranges cannot be tested"
+fi
 exit 0
