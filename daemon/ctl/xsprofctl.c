@@ -346,9 +346,17 @@ static int save(const char *path, struct reply_buf *b, const char *what)
 		fprintf(stderr, "xsprofctl: writing %s failed: %s\n", path, strerror(-err));
 		return EXIT_DAEMON_ERROR;
 	}
-	if (json_out)
-		printf("{\"output\": \"%s\", \"bytes\": %zu}\n", path, b->len);
-	else if (strcmp(path, "-"))
+	if (json_out) {
+		/* The path as a JSON string: a quote or backslash in it is escaped. */
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "output", json_object_new_string(path));
+		json_object_object_add(o, "bytes", json_object_new_uint64(b->len));
+		printf("%s\n",
+		       json_object_to_json_string_ext(o, JSON_C_TO_STRING_SPACED |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(o);
+	} else if (strcmp(path, "-"))
 		fprintf(stderr, "xsprofctl: wrote %s (%s, %zu bytes)\n", path, what, b->len);
 	return EXIT_OK;
 }
