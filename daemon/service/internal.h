@@ -321,6 +321,11 @@ bool recordings__accepts(void *ctx, uint32_t pid);
 bool recordings__admit(struct service *s, struct req *q, struct MHD_Connection *c,
 		       struct svc_recording *r, struct recording_ctx *rc, bool until_exit,
 		       enum MHD_Result *ret);
+/* A request's recording that was not admitted, and its context, freed (either may be NULL). */
+void recordings__discard(struct svc_recording *r, struct recording_ctx *rc);
+/* The request q waits on c for r to end (r has room for one more waiter): until its end and
+ * WAIT_GRACE_S past it at most. */
+void recordings__park(struct req *q, struct MHD_Connection *c, struct svc_recording *r);
 enum MHD_Result recordings__api_start(struct service *s, struct req *q, struct MHD_Connection *c);
 enum MHD_Result recordings__api_result(struct service *s, struct req *q, struct MHD_Connection *c,
 				       const char *id_str);

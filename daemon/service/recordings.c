@@ -658,6 +658,25 @@ bool recordings__admit(struct service *s, struct req *q, struct MHD_Connection *
 	return true;
 }
 
+void recordings__discard(struct svc_recording *r, struct recording_ctx *rc)
+{
+	if (r) {
+		/* rc is freed here, not by the end timer that may hold it. */
+		if (r->end)
+			sd_event_source_set_destroy_callback(r->end, NULL);
+		recordings__free(r);
+	}
+	free(rc);
+}
+
+void recordings__park(struct req *q, struct MHD_Connection *c, struct svc_recording *r)
+{
+	r->waiters[r->nr_waiters++] = c;
+	q->waiting = r;
+	http__suspend(c, r->started_ns + (uint64_t)(r->duration_s * 1e9) +
+				 WAIT_GRACE_S * 1000000000ull);
+}
+
 enum MHD_Result recordings__api_start(struct service *s, struct req *q, struct MHD_Connection *c)
 {
 	struct json_object *body = NULL, *out;
@@ -700,12 +719,7 @@ enum MHD_Result recordings__api_start(struct service *s, struct req *q, struct M
 	r = NULL;
 	ret = reply__json(c, 201, out);
 out:
-	if (r) {
-		if (r->end)
-			sd_event_source_set_destroy_callback(r->end, NULL);
-		recordings__free(r);
-	}
-	free(rc);
+	recordings__discard(r, rc);
 	json_object_put(body);
 	return ret;
 }
@@ -726,11 +740,7 @@ enum MHD_Result recordings__api_result(struct service *s, struct req *q, struct 
 		if (r->nr_waiters == MAX_WAITERS)
 			return reply__error(c, 429, "too many clients waiting on this recording",
 					    NULL);
-		/* Park the request until the recording ends, and not forever. */
-		r->waiters[r->nr_waiters++] = c;
-		q->waiting = r;
-		http__suspend(c, r->started_ns + (uint64_t)(r->duration_s * 1e9) +
-					 WAIT_GRACE_S * 1000000000ull);
+		recordings__park(q, c, r);
 		return MHD_YES;
 	}
 	if (r->state == RECORDING_FAILED)
