@@ -190,59 +190,6 @@ static void age(struct st_state *s, uint64_t horizon, enum corr_why why)
 	idjoin_age(&s->j, horizon, why);
 }
 
-static void *st_new(const struct correlate_config *cfg, const struct correlate_cb *cb)
-{
-	struct st_state *s = calloc(1, sizeof(*s));
-	uint32_t i;
-	int err;
-
-	if (!s)
-		return NULL;
-	err = corr_base_init(&s->b, cfg, cb);
-	if (err)
-		goto fail;
-	err = idjoin_init(&s->j, &s->b);
-	if (err)
-		goto fail;
-	err = kq_init(&s->launch, sizeof(struct corr_cpu_rec), cfg->max_pending_cpu, 0);
-	if (!err)
-		err = kq_init(&s->work, sizeof(struct corr_gpu_rec), cfg->max_pending_gpu, 0);
-	if (!err)
-		err = idmap_init(&s->lmap, cfg->max_streams);
-	if (!err)
-		err = idmap_init(&s->smap, cfg->max_streams);
-	if (!err) {
-		s->ls = calloc(cfg->max_streams, sizeof(*s->ls));
-		s->ss = calloc(cfg->max_streams, sizeof(*s->ss));
-		s->lfree = calloc(cfg->max_streams, sizeof(*s->lfree));
-		s->sfree = calloc(cfg->max_streams, sizeof(*s->sfree));
-		if (!s->ls || !s->ss || !s->lfree || !s->sfree)
-			err = -ENOMEM;
-	}
-	if (err) {
-		idjoin_fini(&s->j);
-		kq_fini(&s->launch);
-		kq_fini(&s->work);
-		idmap_fini(&s->lmap);
-		idmap_fini(&s->smap);
-		free(s->ls);
-		free(s->ss);
-		free(s->lfree);
-		free(s->sfree);
-		goto fail;
-	}
-	for (i = 0; i < cfg->max_streams; i++) {
-		s->lfree[i] = s->sfree[i] = cfg->max_streams - 1 - i;
-		s->ls[i].peer = s->ss[i].peer = KQ_NONE;
-	}
-	s->nlfree = s->nsfree = cfg->max_streams;
-	return s;
-fail:
-	free(s);
-	errno = -err;
-	return NULL;
-}
-
 static void st_free(void *state)
 {
 	struct st_state *s = state;
@@ -259,6 +206,47 @@ static void st_free(void *state)
 	free(s->lfree);
 	free(s->sfree);
 	free(s);
+}
+
+static void *st_new(const struct correlate_config *cfg, const struct correlate_cb *cb)
+{
+	struct st_state *s = calloc(1, sizeof(*s));
+	uint32_t i;
+	int err;
+
+	if (!s)
+		return NULL;
+	err = corr_base_init(&s->b, cfg, cb);
+	if (!err)
+		err = idjoin_init(&s->j, &s->b);
+	if (!err)
+		err = kq_init(&s->launch, sizeof(struct corr_cpu_rec), cfg->max_pending_cpu, 0);
+	if (!err)
+		err = kq_init(&s->work, sizeof(struct corr_gpu_rec), cfg->max_pending_gpu, 0);
+	if (!err)
+		err = idmap_init(&s->lmap, cfg->max_streams);
+	if (!err)
+		err = idmap_init(&s->smap, cfg->max_streams);
+	if (!err) {
+		s->ls = calloc(cfg->max_streams, sizeof(*s->ls));
+		s->ss = calloc(cfg->max_streams, sizeof(*s->ss));
+		s->lfree = calloc(cfg->max_streams, sizeof(*s->lfree));
+		s->sfree = calloc(cfg->max_streams, sizeof(*s->sfree));
+		if (!s->ls || !s->ss || !s->lfree || !s->sfree)
+			err = -ENOMEM;
+	}
+	if (err) {
+		/* Every part is zeroed until made: freeing them all is safe at any step. */
+		st_free(s);
+		errno = -err;
+		return NULL;
+	}
+	for (i = 0; i < cfg->max_streams; i++) {
+		s->lfree[i] = s->sfree[i] = cfg->max_streams - 1 - i;
+		s->ls[i].peer = s->ss[i].peer = KQ_NONE;
+	}
+	s->nlfree = s->nsfree = cfg->max_streams;
+	return s;
 }
 
 static int st_feed_cpu(void *state, const struct corr_cpu_rec *rec)

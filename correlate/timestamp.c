@@ -102,40 +102,6 @@ static void age(struct ts_state *s, uint64_t horizon, enum corr_why why)
 	idjoin_age(&s->j, horizon, why);
 }
 
-static void *ts_new(const struct correlate_config *cfg, const struct correlate_cb *cb)
-{
-	struct ts_state *s = calloc(1, sizeof(*s));
-	int err;
-
-	if (!s)
-		return NULL;
-	err = corr_base_init(&s->b, cfg, cb);
-	if (err)
-		goto fail;
-	err = idjoin_init(&s->j, &s->b);
-	if (err)
-		goto fail;
-	err = kq_init(&s->up, sizeof(struct ts_up), cfg->max_pending_cpu, KQ_CURSORS);
-	if (!err)
-		err = kq_init(&s->api, sizeof(struct corr_gpu_rec), cfg->max_pending_gpu, 0);
-	if (!err)
-		err = kq_init(&s->prox, sizeof(struct ts_up), cfg->max_pending_cpu, KQ_CURSORS);
-	if (!err)
-		err = idmap_init(&s->apipid, cfg->max_pids);
-	if (err) {
-		idjoin_fini(&s->j);
-		kq_fini(&s->up);
-		kq_fini(&s->api);
-		kq_fini(&s->prox);
-		goto fail;
-	}
-	return s;
-fail:
-	free(s);
-	errno = -err;
-	return NULL;
-}
-
 static void ts_free(void *state)
 {
 	struct ts_state *s = state;
@@ -148,6 +114,33 @@ static void ts_free(void *state)
 	kq_fini(&s->prox);
 	idmap_fini(&s->apipid);
 	free(s);
+}
+
+static void *ts_new(const struct correlate_config *cfg, const struct correlate_cb *cb)
+{
+	struct ts_state *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return NULL;
+	err = corr_base_init(&s->b, cfg, cb);
+	if (!err)
+		err = idjoin_init(&s->j, &s->b);
+	if (!err)
+		err = kq_init(&s->up, sizeof(struct ts_up), cfg->max_pending_cpu, KQ_CURSORS);
+	if (!err)
+		err = kq_init(&s->api, sizeof(struct corr_gpu_rec), cfg->max_pending_gpu, 0);
+	if (!err)
+		err = kq_init(&s->prox, sizeof(struct ts_up), cfg->max_pending_cpu, KQ_CURSORS);
+	if (!err)
+		err = idmap_init(&s->apipid, cfg->max_pids);
+	if (err) {
+		/* Every part is zeroed until made: freeing them all is safe at any step. */
+		ts_free(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
 }
 
 /* A full map cannot say; then no proximity, since exact data may exist. */

@@ -3,3 +3,10 @@
 # answer recorded instead of sent): permissions and the start budget.
 xsprof_unit_test(test_permissions SOURCES test_permissions.c
 	LIBS xsprof_session xsprofd_cli PkgConfig::MICROHTTPD PkgConfig::JSONC)
+# Recordings on request (a request's fields, the caps, the states and answers, the pruning of
+# finished ones) and the slices (the always-on recording's options, what a slice's close lets
+# go, the timer), each .c compiled in with the service files around it replaced.
+xsprof_unit_test(test_recordings SOURCES test_recordings.c
+	LIBS xsprof_session xsprofd_cli PkgConfig::MICROHTTPD PkgConfig::JSONC)
+xsprof_unit_test(test_slices SOURCES test_slices.c
+	LIBS xsprof_session xsprofd_cli PkgConfig::MICROHTTPD PkgConfig::JSONC)

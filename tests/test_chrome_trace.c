@@ -17,6 +17,7 @@
 #include "output/json_string.h"
 #include "output/chrome_trace.h"
 #include "output/profile.h"
+#include "test_files.h"
 #include "test_gpu_fixture.h"
 
 static const char checker[] =
@@ -147,19 +148,11 @@ Test(chrome_trace, flows_are_unique_across_processes_reusing_ids)
 	const char *path;
 	char *text, *p;
 	int s_count = 0;
-	FILE *f;
-	long len;
 
 	/* Both processes' launches have correlation id 1; their flows must not share an id. */
 	fx_profile(&pd, GPU_MODE_MERGED, WEIGHT_US);
 	path = write_trace(&pd);
-	f = fopen(path, "re");
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	rewind(f);
-	text = calloc(1, len + 1);
-	cr_assert_eq(fread(text, 1, len, f), (size_t)len);
-	fclose(f);
+	text = test_slurp(path);
 	for (p = text; (p = strstr(p, "\"ph\":\"s\"")); p++)
 		s_count++;
 	cr_expect_eq(s_count, 8);

@@ -108,6 +108,21 @@ Test(ctl_args, output_directory_must_exist)
 	cr_expect(strstr(o.text, "/nonexistent-dir"), "the path is not named:\n%s", o.text);
 }
 
+/* top (daemon/ctl/top.c): its options, checked before it asks the daemon anything. */
+Test(ctl_args, top_options)
+{
+	expect_usage(CTL_ERR("top", "--number", "0"), "--number '0': expected 1..1000");
+	expect_usage(CTL_ERR("top", "-n", "1001"), "--number '1001': expected 1..1000");
+	expect_usage(CTL_ERR("top", "--interval", "0.1"),
+		     "--interval '0.1': expected 0.2..3600 seconds");
+	expect_usage(CTL_ERR("top", "--since", "soon"), "--since 'soon': expected e.g. 90s");
+	expect_usage(CTL_ERR("top", "--pid", "-3"), "--pid '-3': expected one process id");
+	expect_usage(CTL_ERR("top", "--gpu-mode", "both"),
+		     "--gpu-mode 'both': expected cpu, gpu or merged");
+	expect_usage(CTL_ERR("top", "--weight", "us"), "top takes --since DURATION");
+	expect_usage(CTL_ERR("top", "--once", "extra"), "unexpected argument 'extra'");
+}
+
 Test(ctl_args, report_file_names)
 {
 	cr_expect_str_eq(report_format("a.gpu.json"), "gpu-report");
@@ -178,4 +193,37 @@ Test(ctl_render, a_status_missing_everything_still_prints)
 	struct out o = capture(1, render_status, "{}");
 
 	cr_expect(strstr(o.text, "xsprofd ?, pid 0, up 0 s\n"), "%s", o.text);
+}
+
+static int save_as_json(void *ctx)
+{
+	char data[] = "a;b 3\n";
+	struct reply_buf b = {.data = data, .len = strlen(data)};
+	int st;
+
+	json_out = true;
+	st = save(ctx, &b, "folded");
+	json_out = false;
+	return st;
+}
+
+/* --json: what was written, as a JSON object whatever the file's name holds. */
+Test(ctl_render, json_save_line_is_json)
+{
+	char dir[] = "/tmp/xsprof-ctl-XXXXXX", path[128];
+	struct json_object *j;
+	struct out o;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/a \"quoted\" \\name.folded", dir);
+	o = capture(1, save_as_json, path);
+	cr_expect_eq(o.ret, EXIT_OK, "%s", o.text);
+	j = json_tokener_parse(o.text);
+	cr_assert_not_null(j, "not JSON: %s", o.text);
+	cr_expect_str_eq(jstr(j, "output", ""), path);
+	cr_expect_eq(jint(j, "bytes"), 6);
+	cr_expect_eq(access(path, R_OK), 0, "%s not written", path);
+	json_object_put(j);
+	unlink(path);
+	rmdir(dir);
 }

@@ -11,23 +11,9 @@
 
 #include "output/calltree.h"
 #include "output/diff.h"
+#include "test_files.h"
 
-static char dir[] = "/tmp/xsprof-diff-XXXXXX";
-
-static void setup(void)
-{
-	cr_assert(mkdtemp(dir));
-}
-
-static void teardown(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	(void)!system(cmd);
-}
-
-TestSuite(diff, .init = setup, .fini = teardown);
+TEST_SCRATCH_SUITE(diff, "/tmp/xsprof-diff-XXXXXX");
 
 static const char before_txt[] = "app;main;a 50\napp;main;b 50\n";
 /* Ten times the samples (a longer run): only shares count. */
@@ -155,22 +141,6 @@ Test(diff, malformed_input_names_the_line)
 	}
 }
 
-static char *read_all(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	char *buf;
-	long len;
-
-	cr_assert(f, "%s: %s", path, strerror(errno));
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	rewind(f);
-	buf = calloc(1, len + 1);
-	cr_assert_eq(fread(buf, 1, len, f), (size_t)len);
-	fclose(f);
-	return buf;
-}
-
 static int run(const char *args, char **ret_out)
 {
 	char cmd[1024], out[128];
@@ -181,7 +151,7 @@ static int run(const char *args, char **ret_out)
 	status = system(cmd);
 	cr_assert(WIFEXITED(status));
 	if (ret_out)
-		*ret_out = read_all(out);
+		*ret_out = test_slurp(out);
 	return WEXITSTATUS(status);
 }
 
@@ -195,7 +165,7 @@ Test(diff, svg_colours_and_notes)
 	snprintf(args, sizeof(args), "-o %s %s %s", svg, b, a);
 	cr_assert_eq(run(args, &out), 0, "%s", out);
 	free(out);
-	text = read_all(svg);
+	text = test_slurp(svg);
 	/* a grew most: full red; b shrank most: full blue; c is new. */
 	cr_expect(strstr(text, "a (800 samples, 80.00%) [+30.00 pp: 50.00% before, 80.00% after]"),
 		  "%s", text);

@@ -24,6 +24,7 @@
 #include "daemon/session/ranges.h"
 #include "daemon/session/stack_names.h"
 #include "fake_proc.h"
+#include "gpu_records_add.h"
 #include "output/calltree.h"
 #include "output/profile.h"
 
@@ -310,15 +311,7 @@ Test(gpu_join, by_arrival_a_slice_takes_each_record_once_however_late, .init = s
 static void nvtx_rec(uint32_t pid, uint32_t tid, uint64_t start, uint64_t end, const char *name,
 		     uint16_t flags)
 {
-	struct gpu_activity a = {.kind = GPU_ACT_NVTX,
-				 .pid = pid,
-				 .tid = tid,
-				 .start_ns = start,
-				 .end_ns = end,
-				 .name = name,
-				 .flags = flags};
-
-	cr_assert_eq(gpu_store__add(gs, &a), 0);
+	cr_assert_eq(test_add_nvtx(gs, pid, tid, start, end, name, flags), 0);
 }
 
 /* An NVTX range still open at the session's end (its opening arrived, its end not) is a range

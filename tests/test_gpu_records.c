@@ -7,6 +7,7 @@
 
 #include "cupti_inject/xsprof_wire.h"
 #include "daemon/gpu/gpu_records.h"
+#include "gpu_records_add.h"
 
 static struct gpu_activity kernel(uint32_t pid, uint64_t t, const char *name)
 {
@@ -189,20 +190,6 @@ Test(gpu_records, free_accepts_null)
 	gpu_store__free(NULL);
 }
 
-static int add_nvtx(struct gpu_store *st, uint32_t pid, uint32_t tid, uint64_t start, uint64_t end,
-		    const char *name, uint16_t flags)
-{
-	struct gpu_activity a = {.kind = GPU_ACT_NVTX,
-				 .pid = pid,
-				 .tid = tid,
-				 .start_ns = start,
-				 .end_ns = end,
-				 .name = name,
-				 .flags = flags};
-
-	return gpu_store__add(st, &a);
-}
-
 static int collect_open(void *ctx, const struct gpu_activity *a)
 {
 	cr_expect(a->flags & XSPROF_WIRE_F_OPEN);
@@ -219,14 +206,14 @@ Test(gpu_records, open_ranges)
 	struct collect c = {0};
 
 	cr_assert_not_null(st);
-	cr_assert_eq(add_nvtx(st, 1, 10, 100, 100, "epoch", XSPROF_WIRE_F_OPEN), 0);
-	cr_assert_eq(add_nvtx(st, 1, 10, 110, 110, "step", XSPROF_WIRE_F_OPEN), 0);
-	cr_assert_eq(add_nvtx(st, 1, 11, 110, 110, "load", XSPROF_WIRE_F_OPEN), 0);
+	cr_assert_eq(test_add_nvtx(st, 1, 10, 100, 100, "epoch", XSPROF_WIRE_F_OPEN), 0);
+	cr_assert_eq(test_add_nvtx(st, 1, 10, 110, 110, "step", XSPROF_WIRE_F_OPEN), 0);
+	cr_assert_eq(test_add_nvtx(st, 1, 11, 110, 110, "load", XSPROF_WIRE_F_OPEN), 0);
 	gpu_store__stats(st, &ss);
 	cr_expect_eq(ss.records, 0, "an opening is no record");
 	cr_expect_eq(ss.open, 3);
 	/* step ends on thread 10: only its opening goes (load started at the same time). */
-	cr_assert_eq(add_nvtx(st, 1, 10, 110, 150, "step", 0), 0);
+	cr_assert_eq(test_add_nvtx(st, 1, 10, 110, 150, "step", 0), 0);
 	gpu_store__stats(st, &ss);
 	cr_expect_eq(ss.records, 1);
 	cr_expect_eq(ss.open, 2);
@@ -235,15 +222,15 @@ Test(gpu_records, open_ranges)
 	cr_assert_eq(c.n, 2);
 
 	/* The cap: a fourth and fifth opening of pid 1 are refused, counted; pid 2 still fits. */
-	add_nvtx(st, 1, 12, 200, 200, "a", XSPROF_WIRE_F_OPEN);
-	add_nvtx(st, 1, 12, 210, 210, "b", XSPROF_WIRE_F_OPEN);
-	add_nvtx(st, 1, 12, 220, 220, "c", XSPROF_WIRE_F_OPEN);
-	add_nvtx(st, 2, 20, 300, 300, "other", XSPROF_WIRE_F_OPEN);
+	test_add_nvtx(st, 1, 12, 200, 200, "a", XSPROF_WIRE_F_OPEN);
+	test_add_nvtx(st, 1, 12, 210, 210, "b", XSPROF_WIRE_F_OPEN);
+	test_add_nvtx(st, 1, 12, 220, 220, "c", XSPROF_WIRE_F_OPEN);
+	test_add_nvtx(st, 2, 20, 300, 300, "other", XSPROF_WIRE_F_OPEN);
 	gpu_store__stats(st, &ss);
 	cr_expect_eq(ss.open, 4);
 	cr_expect_eq(ss.open_refused, 2);
 	/* A range whose opening was refused ends nothing. */
-	add_nvtx(st, 1, 12, 220, 230, "c", 0);
+	test_add_nvtx(st, 1, 12, 220, 230, "c", 0);
 	gpu_store__stats(st, &ss);
 	cr_expect_eq(ss.open, 4);
 
@@ -264,7 +251,7 @@ Test(gpu_records, open_ranges)
 	cr_expect_eq(ss.open, 0);
 	cr_expect_eq(ss.open_bytes, 0);
 	/* Freed with an opening still held: nothing leaks (ASan builds). */
-	add_nvtx(st, 3, 30, 1, 1, "left", XSPROF_WIRE_F_OPEN);
+	test_add_nvtx(st, 3, 30, 1, 1, "left", XSPROF_WIRE_F_OPEN);
 	gpu_store__free(st);
 }
 

@@ -18,6 +18,7 @@
 #include "output/gpu_report.h"
 #include "output/output.h"
 #include "output/profile.h"
+#include "test_files.h"
 
 #define US  1000ull
 #define PID 100
@@ -149,27 +150,12 @@ static void mixed(struct profile_data *pd)
 
 static struct json_object *report_json(const struct profile_data *pd)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	struct json_object *j;
-
-	cr_assert(f);
-	cr_assert_eq(output__write_profile(pd, OUTPUT_GPU_REPORT, f, NULL), 0);
-	cr_assert_eq(fclose(f), 0);
-	j = json_tokener_parse(buf);
-	cr_assert(j, "not JSON: %.300s", buf);
-	free(buf);
-	return j;
+	return test_written_json(pd, OUTPUT_GPU_REPORT);
 }
 
 static struct json_object *get(struct json_object *o, const char *k)
 {
-	struct json_object *v = NULL;
-
-	cr_assert(json_object_object_get_ex(o, k, &v), "no %s in %s", k,
-		  json_object_to_json_string(o));
-	return v;
+	return test_json_get(o, k);
 }
 
 static int64_t num(struct json_object *o, const char *k)

@@ -9,30 +9,17 @@
 #include <json-c/json.h>
 
 #include "output/output.h"
+#include "test_files.h"
 #include "test_gpu_fixture.h"
 
 static struct json_object *written(const struct profile_data *pd)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	struct json_object *j;
-
-	cr_assert(f);
-	cr_assert_eq(output__write_profile(pd, OUTPUT_TIMELINE, f, NULL), 0);
-	cr_assert_eq(fclose(f), 0);
-	j = json_tokener_parse(buf);
-	cr_assert(j, "not JSON: %.300s", buf);
-	free(buf);
-	return j;
+	return test_written_json(pd, OUTPUT_TIMELINE);
 }
 
 static struct json_object *get(struct json_object *o, const char *k)
 {
-	struct json_object *v = NULL;
-
-	cr_assert(json_object_object_get_ex(o, k, &v), "no %s", k);
-	return v;
+	return test_json_get(o, k);
 }
 
 static int64_t cell(struct json_object *row, size_t i)

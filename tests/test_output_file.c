@@ -13,6 +13,7 @@
 
 #include "output/calltree.h"
 #include "output/output.h"
+#include "test_files.h"
 
 static void add(struct calltree *t, const char *stack, uint64_t weight)
 {
@@ -52,22 +53,6 @@ static struct calltree *big_tree(void)
 		cr_assert_eq(calltree__add(t, frames, 3, 1), 0);
 	}
 	return t;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	char *buf;
-	long len;
-
-	cr_assert(f, "open %s: %s", path, strerror(errno));
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	rewind(f);
-	buf = calloc(1, len + 1);
-	cr_assert_eq(fread(buf, 1, len, f), (size_t)len);
-	fclose(f);
-	return buf;
 }
 
 static void spit(const char *path, const char *text)
@@ -182,7 +167,7 @@ Test(output_file, writes_folded_with_mode_0644_and_no_leftovers)
 
 	umask(022);
 	cr_assert_eq(output__write_file(t, OUTPUT_FOLDED, target, NULL), 0);
-	text = slurp(target);
+	text = test_slurp(target);
 	cr_expect_str_eq(text, "idle 4\nmain;foo;bar 3\n");
 	free(text);
 	cr_assert_eq(stat(target, &st), 0);
@@ -220,13 +205,13 @@ Test(output_file, replaces_an_existing_file)
 
 	spit(target, "old contents\n");
 	cr_assert_eq(output__write_file(t, OUTPUT_FOLDED, target, NULL), 0);
-	text = slurp(target);
+	text = test_slurp(target);
 	cr_expect_str_eq(text, "idle 4\nmain;foo;bar 3\n");
 	free(text);
 
 	snprintf(path, sizeof(path), "%s/flame.svg", dir);
 	cr_assert_eq(output__write_file(t, OUTPUT_SVG, path, NULL), 0);
-	text = slurp(path);
+	text = test_slurp(path);
 	cr_expect_eq(strncmp(text, "<?xml", 5), 0);
 	cr_expect(strstr(text, "</svg>\n"));
 	free(text);
@@ -241,7 +226,7 @@ Test(output_file, relative_path)
 
 	cr_assert_eq(chdir(dir), 0);
 	cr_assert_eq(output__write_file(t, OUTPUT_FOLDED, "rel.txt", NULL), 0);
-	text = slurp("rel.txt");
+	text = test_slurp("rel.txt");
 	cr_expect_str_eq(text, "idle 4\nmain;foo;bar 3\n");
 	free(text);
 	cr_expect_eq(entries(".", NULL, 0), 1);
@@ -307,7 +292,7 @@ static void full_disk(enum output_format fmt, const char *name)
 	spit(path, "previous profile\n");
 
 	cr_expect_eq(output__write_file(t, fmt, path, NULL), -ENOSPC);
-	text = slurp(path);
+	text = test_slurp(path);
 	cr_expect_str_eq(text, "previous profile\n");
 	free(text);
 	cr_expect_eq(entries(mnt, left, sizeof(left)), 1, "left behind: %s", left);

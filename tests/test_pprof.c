@@ -17,24 +17,10 @@
 #include "output/output.h"
 #include "output/pprof.h"
 #include "output/profile.h"
+#include "test_files.h"
 #include "test_gpu_fixture.h"
 
-static char dir[] = "/tmp/xsprof-pprof-XXXXXX";
-
-static void setup(void)
-{
-	cr_assert(mkdtemp(dir));
-}
-
-static void teardown(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	(void)!system(cmd);
-}
-
-TestSuite(pprof, .init = setup, .fini = teardown);
+TEST_SCRATCH_SUITE(pprof, "/tmp/xsprof-pprof-XXXXXX");
 
 static const char *write_profile(const struct profile_data *pd, const char *name)
 {

@@ -11,11 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <poll.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <termios.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -26,22 +22,12 @@
 #include "daemon/base/atomic_file.h"
 #include "daemon/base/command.h"
 #include "daemon/base/cupti_lib_path.h"
+#include "daemon/ctl/ctl.h"
 #include "daemon/ctl/fleet.h"
 #include "daemon/ctl/json_get.h"
 #include "daemon/ctl/reply_buf.h"
 #include "daemon/ctl/ui.h"
-#include "output/calltree.h"
-#include "output/diff.h"
 #include "output/output.h"
-#include "output/report.h"
-
-enum {
-	EXIT_OK = 0,
-	EXIT_DAEMON_ERROR = 1,
-	EXIT_USAGE = 2,
-	EXIT_UNREACHABLE = 3,
-	EXIT_DENIED = 4,
-};
 
 #define DEFAULT_SOCKET	XSPROF_API_SOCKET
 #define DEFAULT_TIMEOUT 30 /* seconds: connecting, and any answer but a recording's */
@@ -158,7 +144,7 @@ static const char *sock_path;
 static bool json_out, quiet;
 static double timeout_s = DEFAULT_TIMEOUT;
 
-static int usage_error(const char *fmt, const char *arg)
+int ctl_usage_error(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "xsprofctl: ");
 	fprintf(stderr, fmt, arg);
@@ -244,8 +230,8 @@ static int unreachable(void)
  * One request. Returns an exit status; on HTTP success (2xx) *reply holds the body. Errors
  * from the daemon are printed with their hint.
  */
-static int request(const char *method, const char *path, const char *body, struct reply_buf *reply,
-		   struct progress *prog)
+int ctl_request(const char *method, const char *path, const char *body, struct reply_buf *reply,
+		struct progress *prog)
 {
 	CURL *h = curl_easy_init();
 	struct curl_slist *hdr = NULL;
@@ -360,9 +346,17 @@ static int save(const char *path, struct reply_buf *b, const char *what)
 		fprintf(stderr, "xsprofctl: writing %s failed: %s\n", path, strerror(-err));
 		return EXIT_DAEMON_ERROR;
 	}
-	if (json_out)
-		printf("{\"output\": \"%s\", \"bytes\": %zu}\n", path, b->len);
-	else if (strcmp(path, "-"))
+	if (json_out) {
+		/* The path as a JSON string: a quote or backslash in it is escaped. */
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "output", json_object_new_string(path));
+		json_object_object_add(o, "bytes", json_object_new_uint64(b->len));
+		printf("%s\n",
+		       json_object_to_json_string_ext(o, JSON_C_TO_STRING_SPACED |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(o);
+	} else if (strcmp(path, "-"))
 		fprintf(stderr, "xsprofctl: wrote %s (%s, %zu bytes)\n", path, what, b->len);
 	return EXIT_OK;
 }
@@ -373,7 +367,7 @@ static int save(const char *path, struct reply_buf *b, const char *what)
 static int check_daemon(void)
 {
 	struct reply_buf b;
-	int st = request("GET", "/v1/status", NULL, &b, NULL);
+	int st = ctl_request("GET", "/v1/status", NULL, &b, NULL);
 
 	if (!st)
 		free(b.data);
@@ -526,7 +520,7 @@ static int cmd_status(void)
 {
 	struct reply_buf b;
 	struct json_object *j;
-	int st_code = request("GET", "/v1/status", NULL, &b, NULL);
+	int st_code = ctl_request("GET", "/v1/status", NULL, &b, NULL);
 
 	if (st_code)
 		return st_code;
@@ -546,7 +540,7 @@ static int cmd_status(void)
 	return EXIT_OK;
 }
 
-static bool parse_pid(const char *s, long *ret)
+bool ctl_parse_pid(const char *s, long *ret)
 {
 	char *end;
 	long v;
@@ -586,7 +580,8 @@ static int cmd_attach(int argc, char **argv, bool attach)
 	while (!st && optind < argc) {
 		if (argv[optind][0] != '-') {
 			if (pid_arg)
-				st = usage_error("%s takes one PID", attach ? "attach" : "detach");
+				st = ctl_usage_error("%s takes one PID",
+						     attach ? "attach" : "detach");
 			pid_arg = argv[optind++];
 			continue;
 		}
@@ -594,33 +589,35 @@ static int cmd_attach(int argc, char **argv, bool attach)
 		if (c == -1)
 			break;
 		if (c == 'F' && attach && !(freq = parse_freq(optarg)))
-			st = usage_error("--freq '%s': expected 1..10000", optarg);
+			st = ctl_usage_error("--freq '%s': expected 1..10000", optarg);
 		else if (c == 'N' && attach)
 			children = false;
 		else if (c == 'G' && attach && strcmp(optarg, "range") &&
 			 strcmp(optarg, "outer-range"))
-			st = usage_error("--group-by '%s': an attachment groups by range or "
-					 "outer-range (unit, container, comm: record --group-by)",
-					 optarg);
+			st = ctl_usage_error(
+				"--group-by '%s': an attachment groups by range or "
+				"outer-range (unit, container, comm: record --group-by)",
+				optarg);
 		else if (c == 'G' && attach)
 			group = optarg;
 		else if (c == 'D' && attach)
 			domain = optarg;
 		else if ((c != 'F' && c != 'D' && c != 'G') || !attach)
-			st = usage_error("%s",
-					 attach ? "attach takes PID, --freq HZ, --no-children, "
-						  "--group-by range|outer-range and "
-						  "--range-domain DOMAIN"
-						: "detach takes exactly one PID");
+			st = ctl_usage_error("%s",
+					     attach ? "attach takes PID, --freq HZ, --no-children, "
+						      "--group-by range|outer-range and "
+						      "--range-domain DOMAIN"
+						    : "detach takes exactly one PID");
 	}
 	if (!st && domain && !group)
-		st = usage_error("%s", "--range-domain goes with --group-by range or outer-range");
+		st = ctl_usage_error("%s",
+				     "--range-domain goes with --group-by range or outer-range");
 	if (!st && optind < argc)
-		st = usage_error("unexpected argument '%s'", argv[optind]);
+		st = ctl_usage_error("unexpected argument '%s'", argv[optind]);
 	if (!st && !pid_arg)
-		st = usage_error("%s needs a PID", attach ? "attach" : "detach");
-	if (!st && !parse_pid(pid_arg, &pid))
-		st = usage_error("'%s' is not a process id", pid_arg);
+		st = ctl_usage_error("%s needs a PID", attach ? "attach" : "detach");
+	if (!st && !ctl_parse_pid(pid_arg, &pid))
+		st = ctl_usage_error("'%s' is not a process id", pid_arg);
 	if (st)
 		goto out;
 	json_object_object_add(req, "pid", json_object_new_int64(pid));
@@ -632,8 +629,8 @@ static int cmd_attach(int argc, char **argv, bool attach)
 		json_object_object_add(req, "group_by", json_object_new_string(group));
 	if (domain)
 		json_object_object_add(req, "range_domain", json_object_new_string(domain));
-	st = request("POST", attach ? "/v1/attach" : "/v1/detach", json_object_to_json_string(req),
-		     &b, NULL);
+	st = ctl_request("POST", attach ? "/v1/attach" : "/v1/detach",
+			 json_object_to_json_string(req), &b, NULL);
 	if (st)
 		goto out;
 	if (json_out) {
@@ -659,7 +656,7 @@ out:
 }
 
 /* "90", "90s", "5m", "1h" in seconds; 0 on junk. */
-static unsigned long parse_duration(const char *s)
+unsigned long ctl_parse_duration(const char *s)
 {
 	char *end;
 	double v = strtod(s, &end);
@@ -686,7 +683,7 @@ static int check_writable(const char *out)
 	if (!strcmp(out, "-"))
 		return 0;
 	if (!stat(out, &st) && S_ISDIR(st.st_mode))
-		return usage_error("-o '%s' is a directory; name a file", out);
+		return ctl_usage_error("-o '%s' is a directory; name a file", out);
 	if (!slash)
 		snprintf(dir, sizeof(dir), ".");
 	else if (slash == out)
@@ -713,7 +710,7 @@ static int check_output(const char *out, unsigned int where, enum output_format 
 	if (!out) {
 		snprintf(msg, sizeof(msg),
 			 "an output file is needed: -o FILE (%s; '-': folded stacks)", list);
-		return usage_error("%s", msg);
+		return ctl_usage_error("%s", msg);
 	}
 	if (!strcmp(out, "-")) {
 		*ret = OUTPUT_FOLDED;
@@ -723,12 +720,12 @@ static int check_output(const char *out, unsigned int where, enum output_format 
 		snprintf(msg, sizeof(msg),
 			 "cannot tell the format of '%s' from its extension; name it %s", out,
 			 list);
-		return usage_error("%s", msg);
+		return ctl_usage_error("%s", msg);
 	}
 	if (!output__format_allowed(*ret, where)) {
 		snprintf(msg, sizeof(msg), "'%s': %s is not answered here; name it %s", out,
 			 output__format_name(*ret), list);
-		return usage_error("%s", msg);
+		return ctl_usage_error("%s", msg);
 	}
 	return check_writable(out);
 }
@@ -745,23 +742,23 @@ static int add_pid_list(const char *arg, struct json_object *arr)
 		return EXIT_DAEMON_ERROR;
 	for (p = arg; *p; p++)
 		if (*p == ',' && (p == arg || p[1] == ',' || !p[1]))
-			st = usage_error("--pid '%s': an empty item in the list", arg);
+			st = ctl_usage_error("--pid '%s': an empty item in the list", arg);
 	for (tok = strtok_r(copy, ",", &save); !st && tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!parse_pid(tok, &pid))
-			st = usage_error("--pid '%s': not a process id", tok);
+		if (!ctl_parse_pid(tok, &pid))
+			st = ctl_usage_error("--pid '%s': not a process id", tok);
 		else if (json_object_array_length(arr) >= 64)
-			st = usage_error("--pid %s: at most 64 processes", tok);
+			st = ctl_usage_error("--pid %s: at most 64 processes", tok);
 		else
 			json_object_array_add(arr, json_object_new_int64(pid));
 	}
 	if (!*arg)
-		st = usage_error("--pid '%s': not a process id", arg);
+		st = ctl_usage_error("--pid '%s': not a process id", arg);
 	free(copy);
 	return st;
 }
 
 /* The profile options every command that returns a profile takes; 1 if c was one of them. */
-static int profile_opt(int c, const char *arg, struct json_object *req, int *ret_st)
+int ctl_profile_opt(int c, const char *arg, struct json_object *req, int *ret_st)
 {
 	static const char *const modes[] = {"cpu", "gpu", "merged", NULL};
 	static const char *const units[] = {"samples", "us", NULL};
@@ -777,11 +774,11 @@ static int profile_opt(int c, const char *arg, struct json_object *req, int *ret
 			*ret_st = 0;
 			return 1;
 		}
-	*ret_st =
-		usage_error(c == 'M'   ? "--gpu-mode '%s': expected cpu, gpu or merged"
-			    : c == 'W' ? "--weight '%s': expected samples or us"
-				       : "--correlate '%s': expected auto, id, timestamp or stream",
-			    arg);
+	*ret_st = ctl_usage_error(
+		c == 'M'   ? "--gpu-mode '%s': expected cpu, gpu or merged"
+		: c == 'W' ? "--weight '%s': expected samples or us"
+			   : "--correlate '%s': expected auto, id, timestamp or stream",
+		arg);
 	return 1;
 }
 
@@ -797,15 +794,15 @@ static bool window_opt(int c, const char *arg, unsigned long *since, const char 
 		       int *st)
 {
 	if (c == 'S') {
-		*since = parse_duration(arg);
+		*since = ctl_parse_duration(arg);
 		if (!*since)
-			*st = usage_error("--since '%s': expected e.g. 90s, 5m or 1h", arg);
+			*st = ctl_usage_error("--since '%s': expected e.g. 90s, 5m or 1h", arg);
 	} else if (c == 'o') {
 		*out = arg;
 	} else if (c == 'p') {
-		if (!parse_pid(arg, pid))
-			*st = usage_error("--pid '%s': expected one process id (an attached one)",
-					  arg);
+		if (!ctl_parse_pid(arg, pid))
+			*st = ctl_usage_error(
+				"--pid '%s': expected one process id (an attached one)", arg);
 	} else {
 		return false;
 	}
@@ -836,19 +833,19 @@ static int cmd_flamegraph(int argc, char **argv)
 		if (c == 'G') {
 			group = optarg;
 			if (strcmp(optarg, "range") && strcmp(optarg, "outer-range"))
-				st = usage_error(
+				st = ctl_usage_error(
 					"--group-by '%s': expected range or outer-range (an "
 					"attachment's, or the window's with xsprofd "
 					"--window-group-by; record --group-by has the others)",
 					optarg);
-		} else if (!profile_opt(c, optarg, opts, &st)) {
-			st = usage_error("%s", "flamegraph takes --since DURATION, --pid PID, "
-					       "--group-by range|outer-range, --gpu-mode, "
-					       "--weight and -o FILE");
+		} else if (!ctl_profile_opt(c, optarg, opts, &st)) {
+			st = ctl_usage_error("%s", "flamegraph takes --since DURATION, --pid PID, "
+						   "--group-by range|outer-range, --gpu-mode, "
+						   "--weight and -o FILE");
 		}
 	}
 	if (!st && optind < argc)
-		st = usage_error("unexpected argument '%s'", argv[optind]);
+		st = ctl_usage_error("unexpected argument '%s'", argv[optind]);
 	if (!st)
 		st = check_output(out, OUTPUT_IN_WINDOW, &fmt);
 	if (st)
@@ -865,7 +862,7 @@ static int cmd_flamegraph(int argc, char **argv)
 	if (json_object_object_get_ex(opts, "weight", &v))
 		snprintf(path + strlen(path), sizeof(path) - strlen(path), "&weight=%s",
 			 json_object_get_string(v));
-	st = request("GET", path, NULL, &b, NULL);
+	st = ctl_request("GET", path, NULL, &b, NULL);
 	if (!st) {
 		st = save(out, &b, output__format_name(fmt));
 		free(b.data);
@@ -903,16 +900,17 @@ static int cmd_report(int argc, char **argv)
 	optind = 1;
 	while (!st && (c = getopt_long(argc, argv, "+S:o:p:", lo, NULL)) != -1) {
 		if (!window_opt(c, optarg, &since, &out, &pid, &st))
-			st = usage_error("%s", "report takes --since DURATION, --pid PID and "
-					       "-o FILE");
+			st = ctl_usage_error("%s", "report takes --since DURATION, --pid PID and "
+						   "-o FILE");
 	}
 	if (!st && optind < argc)
-		st = usage_error("unexpected argument '%s'", argv[optind]);
+		st = ctl_usage_error("unexpected argument '%s'", argv[optind]);
 	if (!st && out && strcmp(out, "-") && !(fmt = report_format(out)))
-		st = usage_error("cannot tell the format of '%s' from its extension; name it "
-				 ".gpu.json (JSON) or .gpu.txt (text), or leave -o out for text "
-				 "on stdout",
-				 out);
+		st = ctl_usage_error(
+			"cannot tell the format of '%s' from its extension; name it "
+			".gpu.json (JSON) or .gpu.txt (text), or leave -o out for text "
+			"on stdout",
+			out);
 	if (!st && out && strcmp(out, "-"))
 		st = check_writable(out);
 	if (st)
@@ -920,7 +918,7 @@ static int cmd_report(int argc, char **argv)
 	snprintf(path, sizeof(path), "/v1/profile?since_s=%lu&format=%s", since, fmt);
 	if (pid)
 		snprintf(path + strlen(path), sizeof(path) - strlen(path), "&pid=%ld", pid);
-	st = request("GET", path, NULL, &b, NULL);
+	st = ctl_request("GET", path, NULL, &b, NULL);
 	if (st)
 		return st;
 	if (out && strcmp(out, "-")) {
@@ -931,274 +929,6 @@ static int cmd_report(int argc, char **argv)
 	}
 	free(b.data);
 	return st;
-}
-
-/* The report of one profile request (folded) into f: the top n functions by self and total. */
-static int top_report(const char *path, size_t n, FILE *f, uint64_t *ret_total, double *ret_span_s)
-{
-	struct calltree *t = NULL;
-	struct reply_buf b = {0};
-	size_t bad_line = 0;
-	int st, err;
-	FILE *in;
-
-	st = request("GET", path, NULL, &b, NULL);
-	if (st)
-		return st;
-	t = calltree__new();
-	/* An empty window answers an empty body: an empty tree, nothing to read. */
-	in = b.len ? fmemopen(b.data, b.len, "r") : NULL;
-	err = !t || (b.len && !in) ? -ENOMEM : in ? diff__read_folded(in, t, &bad_line) : 0;
-	if (in)
-		fclose(in);
-	if (ret_total)
-		*ret_total = t ? calltree__total(t) : 0;
-	if (ret_span_s)
-		*ret_span_s = b.span_s;
-	if (!err && f)
-		err = report__write(t, n, strstr(path, "weight=us") ? "us" : "samples", f);
-	if (err) {
-		fprintf(stderr, "xsprofctl: top: %s%s\n", strerror(-err),
-			bad_line ? " (xsprofd sent a malformed profile)" : "");
-		st = EXIT_DAEMON_ERROR;
-	}
-	calltree__free(t);
-	free(b.data);
-	return st;
-}
-
-struct top_status {
-	uint64_t samples, lost, kernels;
-	double cpu_pct;
-	int64_t rss_kib;
-	bool gpu;
-};
-
-static int top_status(struct top_status *ret)
-{
-	struct json_object *j, *o, *v;
-	struct reply_buf b;
-	int st = request("GET", "/v1/status", NULL, &b, NULL);
-
-	memset(ret, 0, sizeof(*ret));
-	if (st)
-		return st;
-	j = json_tokener_parse(b.data);
-	free(b.data);
-	if (!j)
-		return EXIT_DAEMON_ERROR;
-	if (json_object_object_get_ex(j, "counters", &o)) {
-		if (json_object_object_get_ex(o, "samples", &v))
-			ret->samples = (uint64_t)json_object_get_int64(v);
-		if (json_object_object_get_ex(o, "lost_ring_buffer_full", &v))
-			ret->lost = (uint64_t)json_object_get_int64(v);
-	}
-	if (json_object_object_get_ex(j, "cost", &o) &&
-	    json_object_object_get_ex(o, "own_cpu_pct", &v))
-		ret->cpu_pct = json_object_get_double(v);
-	if (json_object_object_get_ex(j, "memory", &o) &&
-	    json_object_object_get_ex(o, "rss_bytes", &v))
-		ret->rss_kib = json_object_get_int64(v) >> 10;
-	if (json_object_object_get_ex(j, "gpu", &o) &&
-	    json_object_object_get_ex(o, "kernels", &v)) {
-		ret->kernels = (uint64_t)json_object_get_int64(v);
-		ret->gpu = ret->kernels > 0;
-	}
-	json_object_put(j);
-	return EXIT_OK;
-}
-
-static volatile sig_atomic_t top_stop;
-
-static void top_on_signal(int sig)
-{
-	(void)sig;
-	top_stop = 1;
-}
-
-/* Seconds until a key; true when it was q (or the input ended). */
-static bool top_wait_key(double interval_s, bool tty_in)
-{
-	struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
-	char c;
-
-	if (!tty_in) {
-		struct timespec ts = {(time_t)interval_s,
-				      (long)((interval_s - (double)(time_t)interval_s) * 1e9)};
-
-		nanosleep(&ts, NULL);
-		return false;
-	}
-	if (poll(&p, 1, (int)(interval_s * 1000)) <= 0)
-		return false;
-	if (read(STDIN_FILENO, &c, 1) != 1)
-		return true;
-	return c == 'q' || c == 'Q' || c == 3 /* ^C in raw mode */;
-}
-
-/* One screen: a status line, then the report; n shrinks to the terminal's height. */
-static int top_screen(const char *path, const char *gpu_path, size_t n, unsigned long since,
-		      const struct top_status *prev, struct top_status *cur, double dt)
-{
-	struct winsize ws;
-	char *buf = NULL, now_s[32];
-	size_t len = 0, rows_n = n;
-	uint64_t gpu_us = 0;
-	double gpu_span_s = 0;
-	time_t now = time(NULL);
-	FILE *m;
-	int st;
-
-	if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_row > 12)
-		rows_n = (size_t)(ws.ws_row - 10) / 2 < n ? (size_t)(ws.ws_row - 10) / 2 : n;
-	st = top_status(cur);
-	if (st)
-		return st;
-	if (cur->gpu && gpu_path && (st = top_report(gpu_path, 0, NULL, &gpu_us, &gpu_span_s)))
-		return st;
-	m = open_memstream(&buf, &len);
-	if (!m)
-		return EXIT_DAEMON_ERROR;
-	st = top_report(path, rows_n, m, NULL, NULL);
-	if (fclose(m) || st) {
-		free(buf);
-		return st ? st : EXIT_DAEMON_ERROR;
-	}
-	strftime(now_s, sizeof(now_s), "%H:%M:%S", localtime(&now));
-	printf("\033[H\033[2Jxsprof top %s: the last %lu s; q quits\n", now_s, since);
-	printf("%.0f samples/s, %llu lost; xsprofd %.2f%% of a CPU, %lld KiB",
-	       dt > 0 && cur->samples >= prev->samples ? (double)(cur->samples - prev->samples) / dt
-						       : 0.0,
-	       (unsigned long long)cur->lost, cur->cpu_pct, (long long)cur->rss_kib);
-	/* Over the seconds the window's data covers: whole slices, at times more than asked. */
-	if (cur->gpu && gpu_span_s > 0)
-		printf("; GPU busy %.1f%% (kernel time over %.0f s), %.0f kernels/s",
-		       100.0 * (double)gpu_us / (gpu_span_s * 1e6), gpu_span_s,
-		       dt > 0 && cur->kernels >= prev->kernels
-			       ? (double)(cur->kernels - prev->kernels) / dt
-			       : 0.0);
-	printf("\n\n");
-	fwrite(buf, 1, len, stdout);
-	fflush(stdout);
-	free(buf);
-	return EXIT_OK;
-}
-
-/* Refresh every interval until q, a signal or an error; the terminal is given back as found. */
-static int top_live(const char *path, const char *gpu_path, size_t n, unsigned long since,
-		    double interval_s)
-{
-	struct sigaction sa = {.sa_handler = top_on_signal}, old_int, old_term, old_hup;
-	struct top_status prev, cur;
-	struct termios old_tio, raw;
-	bool tty_in = isatty(STDIN_FILENO) && !tcgetattr(STDIN_FILENO, &old_tio);
-	struct timespec t0, t1;
-	int st = EXIT_OK;
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
-	if (tty_in) {
-		raw = old_tio;
-		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
-		raw.c_cc[VMIN] = 1;
-		raw.c_cc[VTIME] = 0;
-		tcsetattr(STDIN_FILENO, TCSANOW, &raw);
-	}
-	fputs("\033[?1049h\033[?25l", stdout); /* the alternate screen, no cursor */
-	top_status(&prev);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (!top_stop && !st) {
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		st = top_screen(path, gpu_path, n, since, &prev, &cur,
-				(double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
-		prev = cur;
-		t0 = t1;
-		if (!st && top_wait_key(interval_s, tty_in))
-			break;
-	}
-	fputs("\033[?25h\033[?1049l", stdout);
-	fflush(stdout);
-	if (tty_in)
-		tcsetattr(STDIN_FILENO, TCSANOW, &old_tio);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
-	return st;
-}
-
-/*
- * top: the hottest functions of the window (or of an attachment), as xsprofd --report prints
- * them; live on a terminal, refreshing every second until q; once when stdout is not one.
- */
-static int cmd_top(int argc, char **argv)
-{
-	static const struct option lo[] = {{"since", required_argument, NULL, 'S'},
-					   {"number", required_argument, NULL, 'n'},
-					   {"gpu-mode", required_argument, NULL, 'M'},
-					   {"pid", required_argument, NULL, 'p'},
-					   {"interval", required_argument, NULL, 'i'},
-					   {"once", no_argument, NULL, '1'},
-					   {}};
-	bool live = isatty(STDOUT_FILENO), since_set = false;
-	unsigned long since = 300, n = 20;
-	struct json_object *opts = json_object_new_object(), *v;
-	char path[200], gpu_path[256], *end;
-	double interval_s = 1.0;
-	long pid = 0;
-	int c, st = 0;
-
-	optind = 1;
-	while (!st && (c = getopt_long(argc, argv, "+S:n:p:", lo, NULL)) != -1) {
-		if (c == 'S') {
-			since = parse_duration(optarg);
-			since_set = true;
-			if (!since)
-				st = usage_error("--since '%s': expected e.g. 90s, 5m or 1h",
-						 optarg);
-		} else if (c == 'n') {
-			n = strtoul(optarg, &end, 10);
-			if (!*optarg || *end || !n || n > 1000)
-				st = usage_error("--number '%s': expected 1..1000", optarg);
-		} else if (c == 'p') {
-			if (!parse_pid(optarg, &pid))
-				st = usage_error("--pid '%s': expected one process id (an attached "
-						 "one)",
-						 optarg);
-		} else if (c == 'i') {
-			interval_s = strtod(optarg, &end);
-			if (!*optarg || *end || !(interval_s >= 0.2 && interval_s <= 3600))
-				st = usage_error("--interval '%s': expected 0.2..3600 seconds",
-						 optarg);
-		} else if (c == '1') {
-			live = false;
-		} else if (c != 'M' || !profile_opt(c, optarg, opts, &st)) {
-			st = usage_error("%s",
-					 "top takes --since DURATION, --number N, --pid PID, "
-					 "--gpu-mode cpu|gpu|merged, --interval S and --once");
-		}
-	}
-	if (!st && optind < argc)
-		st = usage_error("unexpected argument '%s'", argv[optind]);
-	if (st) {
-		json_object_put(opts);
-		return st;
-	}
-	/* Live, the last 10 s by default: what is hot now. */
-	if (live && !since_set)
-		since = 10;
-	snprintf(path, sizeof(path), "/v1/profile?since_s=%lu&format=folded", since);
-	if (pid)
-		snprintf(path + strlen(path), sizeof(path) - strlen(path), "&pid=%ld", pid);
-	snprintf(gpu_path, sizeof(gpu_path), "%s&gpu_mode=gpu&weight=us", path);
-	if (json_object_object_get_ex(opts, "gpu_mode", &v))
-		snprintf(path + strlen(path), sizeof(path) - strlen(path), "&gpu_mode=%s",
-			 json_object_get_string(v));
-	json_object_put(opts);
-	if (live)
-		return top_live(path, gpu_path, n, since, interval_s);
-	return top_report(path, n, stdout, NULL, NULL);
 }
 
 /* CMD forked and held before its exec (base/command), with the CUDA injection library preset
@@ -1248,8 +978,8 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 		case 'm':
 			if (strcmp(optarg, "cpu") && strcmp(optarg, "offcpu") &&
 			    strcmp(optarg, "wall"))
-				st = usage_error("--mode '%s': expected cpu, offcpu or wall",
-						 optarg);
+				st = ctl_usage_error("--mode '%s': expected cpu, offcpu or wall",
+						     optarg);
 			else
 				json_object_object_add(a->req, "mode",
 						       json_object_new_string(optarg));
@@ -1259,9 +989,10 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 			if (strcmp(optarg, "unit") && strcmp(optarg, "container") &&
 			    strcmp(optarg, "comm") && strcmp(optarg, "range") &&
 			    strcmp(optarg, "outer-range"))
-				st = usage_error("--group-by '%s': expected unit, container, comm, "
-						 "range or outer-range",
-						 optarg);
+				st = ctl_usage_error(
+					"--group-by '%s': expected unit, container, comm, "
+					"range or outer-range",
+					optarg);
 			else
 				json_object_object_add(a->req, "group_by",
 						       json_object_new_string(optarg));
@@ -1270,9 +1001,9 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 		case 'D':
 			domain = optarg;
 			if (!*optarg)
-				st = usage_error("%s",
-						 "--range-domain: a domain's name, or default "
-						 "for NVTX's default domain");
+				st = ctl_usage_error("%s",
+						     "--range-domain: a domain's name, or default "
+						     "for NVTX's default domain");
 			else
 				json_object_object_add(a->req, "range_domain",
 						       json_object_new_string(optarg));
@@ -1284,7 +1015,7 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 			a->duration = strtod(optarg, &end);
 			if (end == optarg || *end || !isfinite(a->duration) || !(a->duration > 0) ||
 			    a->duration > MAX_DURATION_S)
-				st = usage_error(
+				st = ctl_usage_error(
 					"--duration '%s': expected a number of seconds > 0 "
 					"(at most a week)",
 					optarg);
@@ -1292,7 +1023,7 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 		case 'F':
 			freq = parse_freq(optarg);
 			if (!freq)
-				st = usage_error("--freq '%s': expected 1..10000", optarg);
+				st = ctl_usage_error("--freq '%s': expected 1..10000", optarg);
 			break;
 		case 'o':
 			a->out = optarg;
@@ -1301,24 +1032,26 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 			json_object_object_add(a->req, "children", json_object_new_boolean(false));
 			break;
 		default:
-			if (!profile_opt(c, optarg, a->req, &st))
-				st = usage_error("%s", "record takes --pid, --duration, --freq, "
-						       "--mode, --group-by, --range-domain, "
-						       "--no-children, "
-						       "--gpu-mode, "
-						       "--weight, --correlate, -o FILE [-- CMD "
-						       "ARGS]");
+			if (!ctl_profile_opt(c, optarg, a->req, &st))
+				st = ctl_usage_error("%s",
+						     "record takes --pid, --duration, --freq, "
+						     "--mode, --group-by, --range-domain, "
+						     "--no-children, "
+						     "--gpu-mode, "
+						     "--weight, --correlate, -o FILE [-- CMD "
+						     "ARGS]");
 		}
 	}
 	if (!st && domain && (!group || (strcmp(group, "range") && strcmp(group, "outer-range"))))
-		st = usage_error("%s", "--range-domain goes with --group-by range or outer-range");
+		st = ctl_usage_error("%s",
+				     "--range-domain goes with --group-by range or outer-range");
 	if (!st && optind < argc) {
 		if (strcmp(argv[optind - 1], "--"))
-			return usage_error("unexpected argument '%s' (put a command after --)",
-					   argv[optind]);
+			return ctl_usage_error("unexpected argument '%s' (put a command after --)",
+					       argv[optind]);
 		a->cmd = &argv[optind];
 		if (json_object_array_length(a->pids))
-			return usage_error("%s", "--pid and -- CMD do not mix");
+			return ctl_usage_error("%s", "--pid and -- CMD do not mix");
 	}
 	if (!st)
 		st = check_output(a->out, OUTPUT_IN_RECORDING, &a->fmt);
@@ -1340,7 +1073,8 @@ static long record_start(struct record_args *a, int *ret_st)
 	json_object_object_add(a->req, "format",
 			       json_object_new_string(output__format_name(a->fmt)));
 	json_object_object_add(a->req, "pids", json_object_get(a->pids));
-	*ret_st = request("POST", "/v1/recordings", json_object_to_json_string(a->req), &b, NULL);
+	*ret_st =
+		ctl_request("POST", "/v1/recordings", json_object_to_json_string(a->req), &b, NULL);
 	if (*ret_st)
 		return 0;
 	r = json_tokener_parse(b.data);
@@ -1392,7 +1126,7 @@ static int cmd_record(int argc, char **argv)
 	prog.wait_s = a.duration;
 	prog.start = clock__mono_s();
 	snprintf(path, sizeof(path), "/v1/recordings/%ld", id);
-	st = request("GET", path, NULL, &b, &prog);
+	st = ctl_request("GET", path, NULL, &b, &prog);
 	if (!st)
 		st = save(a.out, &b, output__format_name(a.fmt));
 	else if (child && released && !command__exited(child) &&
@@ -1448,8 +1182,8 @@ int main(int argc, char **argv)
 			timeout_s = strtod(optarg, &end);
 			if (end == optarg || *end || !isfinite(timeout_s) || timeout_s < 0.1 ||
 			    timeout_s > 86400)
-				return usage_error("--timeout '%s': expected seconds, 0.1 to 86400",
-						   optarg);
+				return ctl_usage_error(
+					"--timeout '%s': expected seconds, 0.1 to 86400", optarg);
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -1459,20 +1193,21 @@ int main(int argc, char **argv)
 			return EXIT_OK;
 		default:
 			if (optopt == 't' || optopt == 's')
-				return usage_error("option '%s' needs a value", argv[optind - 1]);
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+				return ctl_usage_error("option '%s' needs a value",
+						       argv[optind - 1]);
+			return ctl_usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
-		return usage_error("%s", "a command is needed: status, attach, detach, record, "
-					 "flamegraph, report, top, fleet, ui");
+		return ctl_usage_error("%s", "a command is needed: status, attach, detach, record, "
+					     "flamegraph, report, top, fleet, ui");
 	cmd = argv[optind];
 	argc -= optind;
 	argv += optind;
 	opterr = 0;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (!strcmp(cmd, "status"))
-		st = argc == 1 ? cmd_status() : usage_error("%s", "status takes no arguments");
+		st = argc == 1 ? cmd_status() : ctl_usage_error("%s", "status takes no arguments");
 	else if (!strcmp(cmd, "attach") || !strcmp(cmd, "detach"))
 		st = cmd_attach(argc, argv, cmd[0] == 'a');
 	else if (!strcmp(cmd, "record"))
@@ -1482,13 +1217,13 @@ int main(int argc, char **argv)
 	else if (!strcmp(cmd, "report"))
 		st = cmd_report(argc, argv);
 	else if (!strcmp(cmd, "top"))
-		st = cmd_top(argc, argv);
+		st = ctl_top(argc, argv);
 	else if (!strcmp(cmd, "fleet"))
 		st = cmd_fleet(argc, argv);
 	else if (!strcmp(cmd, "ui"))
 		st = ctl_ui(argc, argv, sock_path, timeout_s, quiet, check_daemon);
 	else
-		st = usage_error(
+		st = ctl_usage_error(
 			"unknown command '%s' (status, attach, detach, record, flamegraph, "
 			"report, top, fleet, ui)",
 			cmd);

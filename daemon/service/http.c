@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
 #include <microhttpd.h>
 #include <systemd/sd-event.h>
 
@@ -354,16 +355,29 @@ bool http__authenticated(struct MHD_Connection *mc, bool ok, bool sent)
 	return false;
 }
 
+/* A refusal's body (a line of JSON, as the service's errors: error and hint) into buf. */
+static int refusal_body(const char *why, char *buf, size_t size)
+{
+	struct json_object *o = json_object_new_object();
+	int n;
+
+	json_object_object_add(o, "error", json_object_new_string(why));
+	json_object_object_add(o, "hint",
+			       json_object_new_string("close idle connections or try again later"));
+	n = snprintf(buf, size, "%s\n",
+		     json_object_to_json_string_ext(o, JSON_C_TO_STRING_SPACED |
+							       JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return n < (int)size ? n : (int)size - 1;
+}
+
 /* Refuse on the spot, with an answer a client can show, and never wait for the peer. */
 static void refuse(int fd, const char *why)
 {
 	char msg[512];
 	int body, n;
 
-	body = snprintf(msg, sizeof(msg),
-			"{\"error\": \"%s\", \"hint\": \"close idle connections or try again "
-			"later\"}\n",
-			why);
+	body = refusal_body(why, msg, 256);
 	n = snprintf(msg + body, sizeof(msg) - (size_t)body,
 		     "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
 		     "Connection: close\r\nContent-Length: %d\r\n\r\n",
@@ -607,10 +621,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *mc, const cha
 	if (c && c->refusing) {
 		static char json[256];
 		struct MHD_Response *r;
-		int n = snprintf(json, sizeof(json),
-				 "{\"error\": \"%s\", \"hint\": \"close idle connections or try "
-				 "again later\"}\n",
-				 c->refusing);
+		int n = refusal_body(c->refusing, json, sizeof(json));
 
 		if (!*con_cls) {
 			*con_cls = c; /* headers in; answer once the body is */

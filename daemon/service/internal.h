@@ -34,7 +34,9 @@ struct cupti_server;
 struct frame_sites;
 struct gpu_store;
 struct json_object;
+struct launch_event;
 struct recording;
+struct recording_opts;
 struct symbolizer;
 struct unwinder;
 struct xsprofd_opts;
@@ -254,8 +256,23 @@ void status__notify(struct service *s);
 enum MHD_Result metrics__api(struct service *s, struct MHD_Connection *c);
 
 /* slices.c: the always-on recording and its slices. */
+/* The always-on recording's options, from the daemon's (whole machine, or its --pid trees). */
+void slices__recording_opts(const struct service *s, struct recording_opts *ret);
 int slices__start(struct service *s);
+/*
+ * The oldest moment a slice closed at end_ns must keep GPU records and process names from: a
+ * running recording's start, an attachment's slice waiting for its ranges, or end_ns.
+ */
+uint64_t slices__wanted_since(struct service *s, uint64_t end_ns);
+/*
+ * Close the rolling window's slice (and each attachment's) at end (CLOCK_MONOTONIC): the GPU
+ * records of gs (may be NULL) that ended before what a running recording or a slice not
+ * folded yet may still want are let go.
+ */
+void slices__close_at(struct service *s, struct gpu_store *gs, uint64_t end);
+/* The same now, with what the CUPTI pipe has queued taken in first. */
 void slices__close(struct service *s);
+/* The slice timer: closes a slice, prunes finished recordings, and fires again in SLICE_US. */
 int slices__on_timer(sd_event_source *src, uint64_t usec, void *ctx);
 
 /* recordings.c: POST /v1/recordings, GET /v1/recordings/ID. */
@@ -273,10 +290,42 @@ void recordings__free(struct svc_recording *r);
  */
 int recordings__set_range_domain(struct svc_recording *r, const char *domain, char *msg,
 				 size_t size);
+/* Finished recordings past their caps (kept FINISHED_KEEP_S, MAX_FINISHED in all,
+ * FINISHED_PER_UID of one member's) freed, newest kept first; none a client waits on. */
 void recordings__prune(struct service *s);
+/* The same, as of now_ns (CLOCK_MONOTONIC). */
+void recordings__prune_at(struct service *s, uint64_t now_ns);
+/* Whether another recording may start beside the running ones of list. */
+enum recording_cap {
+	RECORDING_CAP_OK,
+	RECORDING_CAP_FULL,	   /* MAX_RECORDINGS run (a member: all but the root slots) */
+	RECORDING_CAP_UID,	   /* the member runs RECORDINGS_PER_UID already */
+	RECORDING_CAP_UID_SECONDS, /* the member's running seconds would pass max_record_s */
+};
+/* For uid (root: true when root or a token's holder); *ret_mine and *ret_seconds: the uid's
+ * running recordings and their seconds with duration_s, for the refusal's words. */
+enum recording_cap recordings__cap(const struct svc_recording *list, uid_t uid, bool root,
+				   double duration_s, unsigned int max_record_s,
+				   unsigned int *ret_mine, double *ret_seconds);
+/*
+ * A running recording's end, its profile built (err: 0, or why it failed): done, or failed
+ * with the error said; finished at now_ns. False, and nothing changed, unless it was running.
+ */
+bool recordings__settle(struct svc_recording *r, int err, uint64_t now_ns);
+/* r's processes and those of the n launches ev (their tgids) into r->launch_pids, sorted: the
+ * GPU records a recording of processes takes. Out of memory: none (recordings__accepts). */
+void recordings__launch_pids(struct svc_recording *r, const struct launch_event *ev, size_t n);
+/* For gpu_join_scope.accept_pid (ctx: the recording): any pid for a whole-machine recording,
+ * else those of r->launch_pids. */
+bool recordings__accepts(void *ctx, uint32_t pid);
 bool recordings__admit(struct service *s, struct req *q, struct MHD_Connection *c,
 		       struct svc_recording *r, struct recording_ctx *rc, bool until_exit,
 		       enum MHD_Result *ret);
+/* A request's recording that was not admitted, and its context, freed (either may be NULL). */
+void recordings__discard(struct svc_recording *r, struct recording_ctx *rc);
+/* The request q waits on c for r to end (r has room for one more waiter): until its end and
+ * WAIT_GRACE_S past it at most. */
+void recordings__park(struct req *q, struct MHD_Connection *c, struct svc_recording *r);
 enum MHD_Result recordings__api_start(struct service *s, struct req *q, struct MHD_Connection *c);
 enum MHD_Result recordings__api_result(struct service *s, struct req *q, struct MHD_Connection *c,
 				       const char *id_str);

@@ -16,6 +16,7 @@
 
 #include "bpf/xsprof_events.h"
 #include "daemon/base/clock.h"
+#include "daemon/base/sort.h"
 #include "daemon/cuda/cuda_probes.h"
 #include "daemon/cuda/launch_store.h"
 #include "daemon/gpu/cupti_server.h"
@@ -63,19 +64,12 @@ void recordings__wake_waiters(struct service *s, struct svc_recording *r)
 	http_server__run(s->tcp_http);
 }
 
-static int recordings__cmp_u32(const void *a, const void *b)
+void recordings__launch_pids(struct svc_recording *r, const struct launch_event *ev, size_t n)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	size_t k = 0;
 
-	return x < y ? -1 : x > y;
-}
-
-/* The processes of r that launched CUDA work (descendants included), to take their records. */
-static void recordings__launch_pids(struct svc_recording *r, const struct launch_store *ls)
-{
-	const struct launch_event *ev = ls ? launch_store__events(ls) : NULL;
-	size_t n = ls ? launch_store__nr_events(ls) : 0, k = 0;
-
+	free(r->launch_pids);
+	r->nr_launch_pids = 0;
 	r->launch_pids = malloc((n + r->nr_pids + 1) * sizeof(uint32_t));
 	if (!r->launch_pids)
 		return;
@@ -84,17 +78,18 @@ static void recordings__launch_pids(struct svc_recording *r, const struct launch
 	for (size_t i = 0; i < n; i++)
 		if (!k || r->launch_pids[k - 1] != ev[i].tgid)
 			r->launch_pids[k++] = ev[i].tgid;
-	qsort(r->launch_pids, k, sizeof(uint32_t), recordings__cmp_u32);
+	qsort(r->launch_pids, k, sizeof(uint32_t), cmp_u32);
 	r->nr_launch_pids = k;
 }
 
-static bool recordings__accepts(void *ctx, uint32_t pid)
+bool recordings__accepts(void *ctx, uint32_t pid)
 {
 	const struct svc_recording *r = ctx;
 
 	if (!r->nr_pids)
 		return true; /* whole machine */
-	return bsearch(&pid, r->launch_pids, r->nr_launch_pids, sizeof(pid), recordings__cmp_u32);
+	return r->launch_pids &&
+	       bsearch(&pid, r->launch_pids, r->nr_launch_pids, sizeof(pid), cmp_u32);
 }
 
 /* A stopped recording's profile in its format, into r->result. */
@@ -106,6 +101,7 @@ static int recordings__render(struct service *s, struct svc_recording *r, uint64
 	struct gpu_join_scope scope = {
 		.accept_pid = recordings__accepts, .ctx = r, .since_ns = r->started_ns};
 	struct cuda_probes *cp = recording__cuda(r->recording);
+	const struct launch_store *ls = cp ? cuda_probes__store(cp) : NULL;
 	struct session_profile sp;
 	struct session_source src;
 	char title[160];
@@ -114,7 +110,8 @@ static int recordings__render(struct service *s, struct svc_recording *r, uint64
 
 	/* What the processes sent before exiting is still queued. */
 	cupti_server__drain(s->cupti, CUPTI_DRAIN_BATCHES);
-	recordings__launch_pids(r, cp ? cuda_probes__store(cp) : NULL);
+	recordings__launch_pids(r, ls ? launch_store__events(ls) : NULL,
+				ls ? launch_store__nr_events(ls) : 0);
 	session_source__of_recording(&src, r->recording,
 				     s->cupti ? cupti_server__store(s->cupti) : NULL);
 	err = session_profile__build(&sp, &src, s->sym, &scope, &r->view,
@@ -146,6 +143,21 @@ static int recordings__render(struct service *s, struct svc_recording *r, uint64
 	return err;
 }
 
+bool recordings__settle(struct svc_recording *r, int err, uint64_t now_ns)
+{
+	if (r->state != RECORDING_RUNNING)
+		return false;
+	r->finished_ns = now_ns;
+	if (err) {
+		r->state = RECORDING_FAILED;
+		snprintf(r->error, sizeof(r->error), "building the profile failed: %s",
+			 strerror(-err));
+	} else {
+		r->state = RECORDING_DONE;
+	}
+	return true;
+}
+
 static void recordings__finish(struct service *s, struct svc_recording *r)
 {
 	uint64_t samples = 0;
@@ -162,14 +174,8 @@ static void recordings__finish(struct service *s, struct svc_recording *r)
 	r->pidfd = -1;
 	r->finished_ns = clock__mono_ns();
 	err = recordings__render(s, r, &samples);
-	if (err) {
-		r->state = RECORDING_FAILED;
-		snprintf(r->error, sizeof(r->error), "building the profile failed: %s",
-			 strerror(-err));
-	} else {
-		r->state = RECORDING_DONE;
+	if (recordings__settle(r, err, r->finished_ns) && !err)
 		log_info("recording %u done: %llu samples", r->id, (unsigned long long)samples);
-	}
 	{
 		struct recording_stats rs;
 		const __u64 *d = rs.owner.dropped;
@@ -226,8 +232,12 @@ void recordings__free(struct svc_recording *r)
 
 void recordings__prune(struct service *s)
 {
+	recordings__prune_at(s, clock__mono_ns());
+}
+
+void recordings__prune_at(struct service *s, uint64_t now)
+{
 	struct svc_recording **pp = &s->recordings;
-	uint64_t now = clock__mono_ns();
 	int kept = 0;
 
 	/* Newest first: past the caps, older results go, and one user's only push out its own. */
@@ -271,48 +281,64 @@ static int recordings__on_exit(sd_event_source *src, int fd, uint32_t revents, v
 	return 0;
 }
 
-/* Caps on running recordings: in all, per user, and a user's recorded seconds. */
-static bool recordings__allowed(struct service *s, struct req *q, double duration_s,
-				struct MHD_Connection *c, enum MHD_Result *ret)
+enum recording_cap recordings__cap(const struct svc_recording *list, uid_t uid, bool root,
+				   double duration_s, unsigned int max_record_s,
+				   unsigned int *ret_mine, double *ret_seconds)
 {
 	unsigned int all = 0, mine = 0;
 	double seconds = duration_s;
-	char msg[200];
 
-	for (struct svc_recording *r = s->recordings; r; r = r->next) {
+	for (const struct svc_recording *r = list; r; r = r->next) {
 		if (r->state != RECORDING_RUNNING)
 			continue;
 		all++;
-		if (!r->owner_root && r->owner == q->uid) {
+		if (!r->owner_root && r->owner == uid) {
 			mine++;
 			seconds += r->duration_s;
 		}
 	}
-	if (all >= MAX_RECORDINGS ||
-	    (!q->authed && all >= MAX_RECORDINGS - RECORDINGS_ROOT_SLOTS)) {
+	*ret_mine = mine;
+	*ret_seconds = seconds;
+	if (all >= MAX_RECORDINGS || (!root && all >= MAX_RECORDINGS - RECORDINGS_ROOT_SLOTS))
+		return RECORDING_CAP_FULL;
+	if (root)
+		return RECORDING_CAP_OK;
+	if (mine >= RECORDINGS_PER_UID)
+		return RECORDING_CAP_UID;
+	return seconds > max_record_s ? RECORDING_CAP_UID_SECONDS : RECORDING_CAP_OK;
+}
+
+/* Caps on running recordings (recordings__cap), then the member's start budget. */
+static bool recordings__allowed(struct service *s, struct req *q, double duration_s,
+				struct MHD_Connection *c, enum MHD_Result *ret)
+{
+	unsigned int mine;
+	double seconds;
+	char msg[200];
+
+	switch (recordings__cap(s->recordings, q->uid, q->authed, duration_s, s->opts->max_record_s,
+				&mine, &seconds)) {
+	case RECORDING_CAP_FULL:
 		s->refused.recordings_full++;
 		*ret = reply__error(c, 429, "too many recordings running",
 				    "wait for one to finish (xsprofctl status lists them)");
 		return false;
-	}
-	if (q->authed)
-		return true;
-	if (mine >= RECORDINGS_PER_UID) {
+	case RECORDING_CAP_UID:
 		s->refused.recordings_uid++;
 		snprintf(msg, sizeof(msg),
-			 "you already have %u recordings running (at most %u per "
-			 "user)",
-			 mine, RECORDINGS_PER_UID);
+			 "you already have %u recordings running (at most %u per user)", mine,
+			 RECORDINGS_PER_UID);
 		*ret = reply__error(c, 429, msg, "wait for one to finish");
 		return false;
-	}
-	if (seconds > s->opts->max_record_s) {
+	case RECORDING_CAP_UID_SECONDS:
 		s->refused.record_seconds_uid++;
 		snprintf(msg, sizeof(msg),
 			 "your running recordings would add up to %.0f s, over %u s per user",
 			 seconds, s->opts->max_record_s);
 		*ret = reply__error(c, 429, msg, "record for less time, or wait for one to finish");
 		return false;
+	case RECORDING_CAP_OK:
+		break;
 	}
 	return permissions__start_allowed(s, q, c, ret);
 }
@@ -632,6 +658,25 @@ bool recordings__admit(struct service *s, struct req *q, struct MHD_Connection *
 	return true;
 }
 
+void recordings__discard(struct svc_recording *r, struct recording_ctx *rc)
+{
+	if (r) {
+		/* rc is freed here, not by the end timer that may hold it. */
+		if (r->end)
+			sd_event_source_set_destroy_callback(r->end, NULL);
+		recordings__free(r);
+	}
+	free(rc);
+}
+
+void recordings__park(struct req *q, struct MHD_Connection *c, struct svc_recording *r)
+{
+	r->waiters[r->nr_waiters++] = c;
+	q->waiting = r;
+	http__suspend(c, r->started_ns + (uint64_t)(r->duration_s * 1e9) +
+				 WAIT_GRACE_S * 1000000000ull);
+}
+
 enum MHD_Result recordings__api_start(struct service *s, struct req *q, struct MHD_Connection *c)
 {
 	struct json_object *body = NULL, *out;
@@ -674,12 +719,7 @@ enum MHD_Result recordings__api_start(struct service *s, struct req *q, struct M
 	r = NULL;
 	ret = reply__json(c, 201, out);
 out:
-	if (r) {
-		if (r->end)
-			sd_event_source_set_destroy_callback(r->end, NULL);
-		recordings__free(r);
-	}
-	free(rc);
+	recordings__discard(r, rc);
 	json_object_put(body);
 	return ret;
 }
@@ -700,11 +740,7 @@ enum MHD_Result recordings__api_result(struct service *s, struct req *q, struct 
 		if (r->nr_waiters == MAX_WAITERS)
 			return reply__error(c, 429, "too many clients waiting on this recording",
 					    NULL);
-		/* Park the request until the recording ends, and not forever. */
-		r->waiters[r->nr_waiters++] = c;
-		q->waiting = r;
-		http__suspend(c, r->started_ns + (uint64_t)(r->duration_s * 1e9) +
-					 WAIT_GRACE_S * 1000000000ull);
+		recordings__park(q, c, r);
 		return MHD_YES;
 	}
 	if (r->state == RECORDING_FAILED)

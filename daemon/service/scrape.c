@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include <microhttpd.h>
-#include <systemd/sd-event.h>
 
 #include "daemon/log.h"
 #include "daemon/options.h"
@@ -193,17 +192,9 @@ enum MHD_Result scrape__api(struct service *s, struct req *q, struct MHD_Connect
 	rc = NULL;
 	log_info("scrape: recording %u, %g s at %u Hz", r->id, r->duration_s, r->freq_hz);
 	/* Parked until it ends, as GET /v1/recordings/ID is; the result goes with the fetch. */
-	r->waiters[r->nr_waiters++] = c;
-	q->waiting = r;
-	http__suspend(c, r->started_ns + (uint64_t)(r->duration_s * 1e9) +
-				 WAIT_GRACE_S * 1000000000ull);
+	recordings__park(q, c, r);
 	return MHD_YES;
 out:
-	if (r) {
-		if (r->end)
-			sd_event_source_set_destroy_callback(r->end, NULL);
-		recordings__free(r);
-	}
-	free(rc);
+	recordings__discard(r, rc);
 	return ret;
 }

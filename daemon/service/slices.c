@@ -15,9 +15,9 @@
 #include "daemon/session/recording.h"
 #include "daemon/symbolize/symbolizer.h"
 
-int slices__start(struct service *s)
+void slices__recording_opts(const struct service *s, struct recording_opts *ret)
 {
-	struct recording_opts ro = {
+	*ret = (struct recording_opts){
 		.freq_hz = s->opts->freq_hz,
 		.include_idle = s->opts->include_idle,
 		.ring_bytes = s->opts->ring_buffer_bytes,
@@ -38,9 +38,15 @@ int slices__start(struct service *s)
 		 * idles) and, with --window-group-by, the ranges. */
 		.max_timeline = WINDOW_MAX_TIMELINE,
 	};
+}
+
+int slices__start(struct service *s)
+{
+	struct recording_opts ro;
 	const char *what;
 	int err;
 
+	slices__recording_opts(s, &ro);
 	s->machine.recording = recording__new(s->ev, &ro, s->sym, &what);
 	if (!s->machine.recording) {
 		err = -errno;
@@ -64,39 +70,52 @@ static int slices__take_old(void *ctx, const struct gpu_activity *a)
 	return a->end_ns < *(const uint64_t *)ctx ? 0 : 1;
 }
 
-/*
- * Close the rolling window's slice (and each attachment's): GPU records are let go once no
- * running recording or open slice may still want them.
- */
-void slices__close(struct service *s)
+uint64_t slices__wanted_since(struct service *s, uint64_t end_ns)
 {
-	struct gpu_store *gs = s->cupti ? cupti_server__store(s->cupti) : NULL;
-	uint64_t end = clock__mono_ns(), cutoff, oldest;
+	uint64_t cutoff = end_ns;
 
-	if (gs)
-		cupti_server__drain(s->cupti, CUPTI_DRAIN_BATCHES);
+	for (const struct svc_recording *r = s->recordings; r; r = r->next)
+		if (r->state == RECORDING_RUNNING && r->started_ns < cutoff)
+			cutoff = r->started_ns;
+	/* An attachment grouped by range names its slice a slice late. */
+	return attachments__oldest_slice(s, cutoff);
+}
+
+/* cutoff, or the window's oldest slice not folded yet, or an attachment's, the oldest. */
+static uint64_t slices__unfolded_since(struct service *s, uint64_t cutoff)
+{
+	uint64_t oldest = lasting__oldest_ns(&s->machine);
+
+	return attachments__oldest_slice(s, cutoff < oldest ? cutoff : oldest);
+}
+
+void slices__close_at(struct service *s, struct gpu_store *gs, uint64_t end)
+{
+	uint64_t cutoff;
+
 	s->machine.freq_hz = s->opts->freq_hz;
 	/* Attachments first: the window forgets the processes it named, and theirs share the
 	 * symbolizer; none while a recording runs (it names what it sampled at its end). */
 	attachments__close_slices(s, gs, end);
-	cutoff = end;
-	for (struct svc_recording *r = s->recordings; r; r = r->next)
-		if (r->state == RECORDING_RUNNING && r->started_ns < cutoff)
-			cutoff = r->started_ns;
-	/* An attachment grouped by range names its slice a slice late. */
-	cutoff = attachments__oldest_slice(s, cutoff);
+	cutoff = slices__wanted_since(s, end);
 	s->machine.keep_names = cutoff < end;
 	/* Ended images sampled since the oldest sample still to be named stay while it names. */
-	oldest = lasting__oldest_ns(&s->machine);
-	symbolizer__keep_since(s->sym,
-			       attachments__oldest_slice(s, cutoff < oldest ? cutoff : oldest));
+	symbolizer__keep_since(s->sym, slices__unfolded_since(s, cutoff));
 	lasting__close_slice(&s->machine, s->sym, gs, NULL, &s->corr[0], end);
 	/* The window grouped by range names its waiting slices later. */
-	oldest = lasting__oldest_ns(&s->machine);
-	cutoff = attachments__oldest_slice(s, cutoff < oldest ? cutoff : oldest);
+	cutoff = slices__unfolded_since(s, cutoff);
 	symbolizer__keep_since(s->sym, cutoff);
 	if (gs)
 		gpu_store__take(gs, 0, slices__take_old, &cutoff);
+}
+
+void slices__close(struct service *s)
+{
+	struct gpu_store *gs = s->cupti ? cupti_server__store(s->cupti) : NULL;
+
+	if (gs)
+		cupti_server__drain(s->cupti, CUPTI_DRAIN_BATCHES);
+	slices__close_at(s, gs, clock__mono_ns());
 }
 
 int slices__on_timer(sd_event_source *src, uint64_t usec, void *ctx)
