@@ -80,6 +80,22 @@ size_t gpu_report__bytes(const struct gpu_report *r);
 /* Devices with GPU work in the report. */
 size_t gpu_report__nr_devices(const struct gpu_report *r);
 
+/* One device's figures, as the service's GPU metrics count them. */
+struct gpu_device_figures {
+	uint32_t device;
+	uint64_t busy_ns, idle_ns;
+	uint64_t idle_by[GPU_IDLE_NR]; /* idle_ns by cause */
+	uint64_t kernels, copies, memsets;
+};
+
+/*
+ * The figures of each device the GPU work of pd's processes that accept takes (NULL: all) ran
+ * on, as a report of them would give them, without the report: into out (at most max, by
+ * device); *ret_n: how many devices there were. 0 or -ENOMEM.
+ */
+int gpu_report__figures(const struct profile_data *pd, bool (*accept)(void *ctx, uint32_t pid),
+			void *ctx, struct gpu_device_figures *out, size_t max, size_t *ret_n);
+
 /* Text for a person, at most 80 columns a line (a finished report). 0 or -EIO. */
 int gpu_report__write_text(const struct gpu_report *r, FILE *f);
 /* The JSON document (GPU_REPORT_SCHEMA, GPU_REPORT_VERSION). 0 or -EIO. */

@@ -282,6 +282,37 @@ int gpu_report__collect(const struct profile_data *pd, bool (*accept)(void *ctx,
 	return 0;
 }
 
+int gpu_report__figures(const struct profile_data *pd, bool (*accept)(void *ctx, uint32_t pid),
+			void *ctx, struct gpu_device_figures *out, size_t max, size_t *ret_n)
+{
+	struct gpu_report *r = gpu_report__new();
+	struct taken t = {0};
+	int err = r ? take(pd, accept ? accept : all, ctx, &t) : -ENOMEM;
+
+	*ret_n = 0;
+	if (!err)
+		err = gpu_report__facts(r, &t.pd, false);
+	for (size_t i = 0; !err && i < r->nr_dev; i++) {
+		const struct device *d = &r->dev[i];
+
+		if (i < max) {
+			out[i] = (struct gpu_device_figures){.device = d->device,
+							     .busy_ns = d->busy,
+							     .idle_ns = d->idle,
+							     .kernels = d->kernels,
+							     .copies = d->copies,
+							     .memsets = d->memsets};
+			memcpy(out[i].idle_by, d->idle_by, sizeof(out[i].idle_by));
+		}
+		(*ret_n)++;
+	}
+	taken__free(&t);
+	if (r)
+		r->pd = NULL;
+	gpu_report__free(r);
+	return err;
+}
+
 /* ---- merging ---- */
 
 /* Busy ns per bin of [first, last), bin_ns wide, spread over to's (wider or as wide) bins by

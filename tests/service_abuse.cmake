@@ -13,7 +13,7 @@ set_tests_properties(service_tcp PROPERTIES TIMEOUT 180)
 # GET /metrics: promtool's format check, the TCP listener's rules, and a real Prometheus
 # scraping it (tests/service/metrics.sh). Needs root, BPF and Debian's prometheus.
 add_test(NAME service_metrics COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/service/metrics.sh ${CMAKE_BINARY_DIR})
-set_tests_properties(service_metrics PROPERTIES TIMEOUT 180)
+set_tests_properties(service_metrics PROPERTIES TIMEOUT 420)
 
 # xsprofctl ui, the loopback proxy to the web view (tests/service/ui_proxy.sh): the key, the
 # Host and method guards, the query forwarded, 502 without the daemon, SIGTERM. Needs root, BPF.

@@ -10,3 +10,6 @@ xsprof_unit_test(test_recordings SOURCES test_recordings.c
 	LIBS xsprof_session xsprofd_cli PkgConfig::MICROHTTPD PkgConfig::JSONC)
 xsprof_unit_test(test_slices SOURCES test_slices.c
 	LIBS xsprof_session xsprofd_cli PkgConfig::MICROHTTPD PkgConfig::JSONC)
+# The GPU metrics (daemon/service/gpu_metrics.c): sums by label set, the caps, GPU memory.
+xsprof_unit_test(test_gpu_metrics SOURCES test_gpu_metrics.c ${PROJECT_SOURCE_DIR}/daemon/service/gpu_metrics.c
+	LIBS xsprof_session PkgConfig::JSONC)

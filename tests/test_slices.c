@@ -9,12 +9,13 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "daemon/service/slices.c"
 #include "daemon/session/window.h"
 
 static struct {
-	unsigned int closes, prunes, notifies;
+	unsigned int closes, prunes, notifies, reaps, alive_ok;
 	uint64_t end_ns;
 	const struct gpu_store *gs;
 	uint64_t attachment_oldest; /* an attachment's slice waiting for its ranges; 0: none */
@@ -39,6 +40,15 @@ void recordings__prune(struct service *s)
 {
 	(void)s;
 	seen.prunes++;
+}
+
+/* The GPU metrics let go of the memory of processes gone, told by the slices' liveness test. */
+void gpu_metrics__reap(struct gpu_metrics *m, int (*alive)(uint32_t pid))
+{
+	(void)m;
+	seen.reaps++;
+	/* This process lives; a pid past any pid_max (2^22) does not. */
+	seen.alive_ok += alive((uint32_t)getpid()) && !alive(0x7ffffff0u);
 }
 
 void status__notify(struct service *s)
@@ -192,6 +202,8 @@ Test(slices, a_close_lets_go_of_gpu_records_nobody_wants)
 	s.machine.slice_start_ns = 900;
 	slices__close_at(&s, gs, 1000);
 	cr_expect_eq(seen.closes, 1, "the attachments' slices closed too");
+	cr_expect_eq(seen.reaps, 1, "the GPU metrics' processes gone were let go");
+	cr_expect_eq(seen.alive_ok, 1, "told a live process from one gone");
 	cr_expect_eq(seen.end_ns, 1000);
 	cr_expect_eq(seen.gs, gs);
 	cr_expect_eq(s.machine.freq_hz, 19);

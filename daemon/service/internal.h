@@ -161,6 +161,7 @@ struct service {
 	struct frame_sites *sites; /* where the names in pprof replies came from */
 	/* The rolling window: the whole machine at low frequency, folded every slice. */
 	struct lasting machine;
+	struct gpu_metrics *gpu_metrics; /* the window's GPU figures as Prometheus metrics */
 	struct correlate_stats corr[NR_STRATEGIES]; /* per strategy, every session together */
 	sd_event_source *slice_timer;
 	struct http_server *unix_http, *tcp_http;

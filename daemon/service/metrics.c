@@ -10,6 +10,7 @@
 
 #include <json-c/json.h>
 
+#include "daemon/service/gpu_metrics.h"
 #include "daemon/service/internal.h"
 
 enum metric_type { GAUGE, COUNTER };
@@ -381,6 +382,7 @@ enum MHD_Result metrics__api(struct service *s, struct MHD_Connection *c)
 	by_state(f, arr, "xsprof_attachments", "Attachments, by state.", att_states, 3);
 	join_metrics(f, st);
 	gpu_user_metrics(f, st);
+	gpu_metrics__write(s->gpu_metrics, f);
 	response_metrics(f);
 	json_object_put(st);
 	if (fclose(f)) {

@@ -33,6 +33,7 @@
 #include "daemon/probes/sampler.h"
 #include "daemon/service/http.h"
 #include "daemon/probes/stop_ledger.h"
+#include "daemon/service/gpu_metrics.h"
 #include "daemon/service/internal.h"
 #include "daemon/session/lasting.h"
 #include "daemon/session/report_window.h"
@@ -479,7 +480,11 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 	s->machine.freq_hz = opts->freq_hz;
 	s->machine.group_by = opts->window_group_by;
 	s->machine.late_ns = (uint64_t)opts->window_range_wait_s * 1000000000ull;
-	if (!s->sym || !s->sites || !s->machine.cpu || !s->machine.gpu || !s->machine.reports) {
+	s->gpu_metrics = gpu_metrics__new();
+	s->machine.on_gpu_figures = gpu_metrics__add_slice;
+	s->machine.figures_ctx = s->gpu_metrics;
+	if (!s->sym || !s->sites || !s->machine.cpu || !s->machine.gpu || !s->machine.reports ||
+	    !s->gpu_metrics) {
 		log_err("out of memory setting up");
 		goto out;
 	}
@@ -538,6 +543,7 @@ out:
 	window__free(s->machine.cpu);
 	window__free(s->machine.gpu);
 	report_window__free(s->machine.reports);
+	gpu_metrics__free(s->gpu_metrics);
 	unwinder__free(s->unwinder); /* after every recording that used it */
 	symbolizer__free(s->sym);
 	frame_sites__free(s->sites);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The always-on recording, and the slices it is folded into for the rolling window. */
 #include <errno.h>
+#include <signal.h>
 #include <malloc.h>
 
 #include <systemd/sd-event.h>
@@ -10,6 +11,7 @@
 #include "daemon/gpu/gpu_records.h"
 #include "daemon/options.h"
 #include "daemon/probes/preflight.h"
+#include "daemon/service/gpu_metrics.h"
 #include "daemon/service/internal.h"
 #include "daemon/session/lasting.h"
 #include "daemon/session/recording.h"
@@ -89,6 +91,12 @@ static uint64_t slices__unfolded_since(struct service *s, uint64_t cutoff)
 	return attachments__oldest_slice(s, cutoff < oldest ? cutoff : oldest);
 }
 
+/* The process is still there (another user's too). */
+static int pid_alive(uint32_t pid)
+{
+	return !kill((pid_t)pid, 0) || errno == EPERM;
+}
+
 void slices__close_at(struct service *s, struct gpu_store *gs, uint64_t end)
 {
 	uint64_t cutoff;
@@ -102,6 +110,7 @@ void slices__close_at(struct service *s, struct gpu_store *gs, uint64_t end)
 	/* Ended images sampled since the oldest sample still to be named stay while it names. */
 	symbolizer__keep_since(s->sym, slices__unfolded_since(s, cutoff));
 	lasting__close_slice(&s->machine, s->sym, gs, NULL, &s->corr[0], end);
+	gpu_metrics__reap(s->gpu_metrics, pid_alive);
 	/* The window grouped by range names its waiting slices later. */
 	cutoff = slices__unfolded_since(s, cutoff);
 	symbolizer__keep_since(s->sym, cutoff);

@@ -19,6 +19,7 @@
 #include "daemon/probes/proc_events.h"
 #include "daemon/probes/sampler.h"
 #include "daemon/service/http.h"
+#include "daemon/service/gpu_metrics.h"
 #include "daemon/service/internal.h"
 #include "daemon/session/lasting.h"
 #include "daemon/session/report_window.h"
@@ -563,6 +564,8 @@ struct json_object *status__json(struct service *s)
 		json_object_object_add(j, "cuda_probes", cuda_probes_json(s));
 	if (s->cupti)
 		json_object_object_add(j, "gpu", gpu_json(s));
+	if (s->gpu_metrics)
+		json_object_object_add(j, "gpu_metrics", gpu_metrics__status(s->gpu_metrics));
 	return j;
 }
 

@@ -124,6 +124,14 @@ static void cgroup_of(uint32_t pid, char *buf, size_t size)
 	fclose(f);
 }
 
+void group_by__unit_of_pid(uint32_t pid, char *buf, size_t size)
+{
+	char cg[1024];
+
+	cgroup_of(pid, cg, sizeof(cg));
+	group_by__unit_of(cg, buf, size);
+}
+
 static void lookup(enum session_group what, uint32_t pid, char *name)
 {
 	char cg[1024], path[64];

@@ -33,5 +33,7 @@ const char *const *group_by__labels(const struct group_by *g, size_t *ret_n);
  * written to buf, or an empty string when it names none. For tests. */
 void group_by__unit_of(const char *cgroup_path, char *buf, size_t size);
 void group_by__container_of(const char *cgroup_path, char *buf, size_t size);
+/* The unit of process pid now, from its cgroup ("" when gone or in none). */
+void group_by__unit_of_pid(uint32_t pid, char *buf, size_t size);
 
 #endif

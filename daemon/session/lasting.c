@@ -210,8 +210,11 @@ static void close_session_slice(struct lasting *l, const struct gpu_store *gs,
 	in->start_ns = l->slice_start_ns;
 	in->gpu = ls || gs;
 	in->reports = in->gpu && l->reports;
+	in->figures = in->gpu && l->on_gpu_figures;
 	if (!err && (in->gpu || in->cpu))
 		err = session_slice__build(in, &out, cs);
+	if (!err && l->on_gpu_figures && (out.nr_figures || out.nr_mem || out.figures_left_out))
+		l->on_gpu_figures(l->figures_ctx, &out);
 	if (!err && out.cpu) {
 		err = window__add(l->cpu, l->slice_start_ns, in->end_ns, out.cpu);
 		out.cpu = NULL;

@@ -23,6 +23,7 @@ struct lasting_late;
 struct gpu_report;
 struct recording;
 struct report_window;
+struct slice_out;
 struct symbolizer;
 struct window;
 
@@ -62,6 +63,10 @@ struct lasting {
 	 * the newest always waits for the next close. */
 	uint64_t late_ns;
 	uint64_t range_dropped; /* samples that missed the timeline (its cap): not in the window */
+	/* Called with each slice's GPU figures per process and its GPU memory calls (the
+	 * window's: the service's GPU metrics), which it may take (NULLing them); NULL: none made. */
+	void (*on_gpu_figures)(void *ctx, struct slice_out *out);
+	void *figures_ctx;
 };
 
 /* What l left out as another user's (live while it runs). */

@@ -189,6 +189,69 @@ static int slice_reports(const struct profile_data *pd, struct pid_uids *uids,
 	return 0;
 }
 
+static bool accept_one(void *ctx, uint32_t pid)
+{
+	return pid == *(const uint32_t *)ctx;
+}
+
+static int cmp_mem_time(const void *a, const void *b)
+{
+	const struct profile_mem *x = a, *y = b;
+
+	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
+}
+
+/* Each process's GPU figures by device, and the memory calls in time order, into out. */
+static int slice_figures(const struct profile_data *pd, struct pid_uids *uids,
+			 struct slice_out *out)
+{
+	struct report_uids u = {.uids = uids};
+	struct gpu_device_figures dev[SLICE_FIGURE_DEVICES];
+	size_t cap = 0;
+	int err = report_pids(pd, &u);
+
+	if (!err && u.n && !(out->procs = calloc(u.n, sizeof(*out->procs))))
+		err = -ENOMEM;
+	for (size_t i = 0; !err && i < u.n; i++) {
+		const char *comm = pd->name ? pd->name(pd->ctx, u.pids[i], 0) : NULL;
+		const char *sep = comm ? strchr(comm, '\x1f') : NULL;
+		struct slice_proc *p = &out->procs[out->nr_procs++];
+		size_t n = 0;
+
+		/* Under uid roots the name is "uid:N" US comm (pid_uids__comm). */
+		if (sep)
+			comm = sep + 1;
+		p->pid = u.pids[i];
+		p->uid = pid_uids__get(uids, u.pids[i]);
+		if (comm)
+			snprintf(p->comm, sizeof(p->comm), "%s", comm);
+		if (i >= SLICE_FIGURE_PIDS) {
+			out->figures_left_out++;
+			continue;
+		}
+		err = gpu_report__figures(pd, accept_one, &u.pids[i], dev, SLICE_FIGURE_DEVICES,
+					  &n);
+		n = n < SLICE_FIGURE_DEVICES ? n : SLICE_FIGURE_DEVICES;
+		if (!err && vec_reserve(&out->figures, &cap, out->nr_figures + n))
+			err = -ENOMEM;
+		for (size_t d = 0; !err && d < n; d++)
+			out->figures[out->nr_figures++] =
+				(struct slice_gpu_figure){.pid = u.pids[i], .f = dev[d]};
+	}
+	free(u.pids);
+	if (!err && pd->nr_mem) {
+		out->mem = malloc(pd->nr_mem * sizeof(*out->mem));
+		if (!out->mem)
+			return -ENOMEM;
+		memcpy(out->mem, pd->mem, pd->nr_mem * sizeof(*out->mem));
+		for (size_t i = 0; i < pd->nr_mem; i++)
+			out->mem[i].api = NULL; /* the slice's strings go with it */
+		qsort(out->mem, pd->nr_mem, sizeof(*out->mem), cmp_mem_time);
+		out->nr_mem = pd->nr_mem;
+	}
+	return err;
+}
+
 /* GPU work (not only NVTX ranges or API records) or memory calls: something to report. */
 static bool slice_has_work(const struct profile_data *pd)
 {
@@ -204,6 +267,9 @@ void slice_out__release(struct slice_out *out)
 	calltree__free(out->cpu);
 	calltree__free(out->gpu);
 	uid_reports__free(out->reports, out->nr_reports);
+	free(out->procs);
+	free(out->figures);
+	free(out->mem);
 	memset(out, 0, sizeof(*out));
 }
 
@@ -271,6 +337,8 @@ int session_slice__build(const struct session_slice *in, struct slice_out *out,
 		err = slice_reports(&pd, sp.uids, &out->reports, &out->nr_reports);
 		pd.root_at = sp.pd.root_at;
 	}
+	if (!err && in->figures && slice_has_work(&pd))
+		err = slice_figures(&pd, sp.uids, out);
 	if (!err && in->gpu && pd.nr_gpu) {
 		pd.mode = GPU_MODE_GPU;
 		err = build_rerooted(&pd, &out->gpu);

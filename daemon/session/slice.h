@@ -13,6 +13,8 @@
 
 #include "correlate/correlate.h"
 #include "daemon/session/profile.h"
+#include "output/gpu_report.h"
+#include "output/profile.h"
 
 struct calltree;
 struct gpu_join_scope;
@@ -59,6 +61,24 @@ struct session_slice {
 	bool cpu;     /* fold st into out->cpu (grouped by range: the samples, under ranges) */
 	bool gpu;     /* join ls to gs into out->gpu */
 	bool reports; /* and the GPU reports into out->reports */
+	bool figures; /* and each process's GPU figures and memory calls (out->figures, mem) */
+};
+
+/* The most processes a slice gives GPU figures of; the rest are counted (figures_left_out). */
+#define SLICE_FIGURE_PIDS 64
+/* The most devices one process's figures cover in a slice. */
+#define SLICE_FIGURE_DEVICES 16
+
+/* A process with GPU work or memory calls in a slice (the service's GPU metrics). */
+struct slice_proc {
+	uint32_t pid, uid;
+	char comm[16]; /* its name as the slice's stacks have it ("" when not known) */
+};
+
+/* One process's GPU figures on one device in a slice. */
+struct slice_gpu_figure {
+	uint32_t pid;
+	struct gpu_device_figures f;
 };
 
 struct slice_out {
@@ -66,6 +86,13 @@ struct slice_out {
 	struct calltree *gpu; /* "uid:N;comm;launch stack;[gpu] name" in us; NULL: none */
 	struct uid_report *reports; /* one per user with GPU work or memory calls, and of all */
 	size_t nr_reports;
+	struct slice_proc *procs; /* the processes of the figures and memory calls */
+	size_t nr_procs;
+	struct slice_gpu_figure *figures; /* by process, then device */
+	size_t nr_figures;
+	size_t figures_left_out; /* processes past SLICE_FIGURE_PIDS */
+	struct profile_mem *mem; /* the GPU memory calls (api NULL), in time order */
+	size_t nr_mem;
 };
 
 /*

@@ -2,7 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # GET /metrics of a real xsprofd: the exposition format checked by promtool, on the Unix socket
 # and on the TCP listener (with the token, refused without), and a real Prometheus (Debian's
-# package) scraping it over loopback: its query API must show xsprof_samples_total increasing.
+# package) scraping it over loopback: its query API must show xsprof_samples_total increasing,
+# and, while the GPU test doubles run an input-bound workload, GPU busy time and idle time by
+# cause within 2% of the workload's own figures; then a process's GPU memory in use and its
+# peak on two devices, gone once it exits. The shipped rules (packaging/prometheus) pass
+# promtool check rules and their unit test.
 # Every check prints "ok" or "FAIL"; any FAIL makes the exit status 1. Needs root, BPF, curl,
 # python3 and prometheus (promtool).
 #
@@ -30,7 +34,10 @@ chmod 600 "$dir/token"
 token=$(cat "$dir/token")
 
 step "start xsprofd with a TCP listener on 127.0.0.1:$port"
-start_daemon --listen "127.0.0.1:$port" --token-file "$dir/token"
+# CUDA probes on the GPU test doubles' libraries for the window: their launches and memory calls
+# (999 Hz, so the host's stacks fill the GPU's 25 ms idle gaps, as in tests/gpu_report.sh).
+start_daemon --listen "127.0.0.1:$port" --token-file "$dir/token" --freq 999 \
+	--cuda-lib "$build/tests/libxsprof_cupti_fake.so" --cuda-lib "$build/tests/libcuda_xsbound.so"
 # Something to sample.
 timeout 60 "$build/tests/xs_fixedwork" 400000000 1 >/dev/null 2>&1 &
 pids+=($!)
@@ -119,3 +126,99 @@ up=$(query 'up{job="xsprofd"}')
 [[ $up == 1 ]] && pass "the target is up" || fail "up{job=\"xsprofd\"} = '$up'"
 n=$(query 'count({__name__=~"xsprof_.+"})')
 ((${n:-0} >= 40)) && pass "$n xsprof series scraped" || fail "only ${n:-0} xsprof series"
+
+step "GPU metrics: the doubles' input-bound workload under a real Prometheus"
+src=$(cd "$(dirname "$0")/../.." && pwd)
+cp "$src"/packaging/prometheus/xsprof-rules{,.test}.yml "$dir/"
+promtool check rules "$dir/xsprof-rules.yml" >"$dir/rules.txt" 2>&1 &&
+	pass "promtool check rules packaging/prometheus/xsprof-rules.yml" ||
+	fail "promtool check rules: $(cat "$dir/rules.txt")"
+(cd "$dir" && promtool test rules xsprof-rules.test.yml) >"$dir/rtest.txt" 2>&1 &&
+	pass "promtool test rules: XsprofGPUIdle fires at 40% idle for 10 min, not at 10%" ||
+	fail "promtool test rules: $(tail -5 "$dir/rtest.txt")"
+sed -e "s|/etc/prometheus/xsprof-rules.yml|$dir/xsprof-rules.yml|" \
+	-e "s|/etc/prometheus/xsprof.token|$dir/token|" "$src/packaging/prometheus/prometheus.yml" \
+	>"$dir/shipped.yml"
+promtool check config "$dir/shipped.yml" >"$dir/scheck.txt" 2>&1 &&
+	pass "promtool check config packaging/prometheus/prometheus.yml" ||
+	fail "the shipped scrape config: $(cat "$dir/scheck.txt")"
+# 1200 steps (about 36 s): the gaps whose next launch a slice cannot join (at its boundaries;
+# the first launches, before the daemon knows the process) stay under 1% of the idle time.
+XS_GPU_DOUBLE_STREAM=1 timeout 240 "$build/tests/xs_gpu_bound" input 1200 >"$dir/gpu.out" 2>&1 ||
+	fail "xs_gpu_bound input 1200: $(tail -3 "$dir/gpu.out")"
+# qvec PROMQL: an instant query's result as "labels value" lines (label values joined by ,).
+qvec() {
+	curl -s -m 5 --get --data-urlencode "query=$1" "http://127.0.0.1:$pport/api/v1/query" |
+		$py -c 'import json,sys
+for r in json.load(sys.stdin)["data"]["result"]:
+    print(",".join(v.replace(" ", "_") for k, v in sorted(r["metric"].items())) or "-", r["value"][1])' 2>/dev/null || true
+}
+busy=$(awk '$1 == "busy_ns" { print $2 }' "$dir/gpu.out")
+idle=$(awk '$1 == "idle_ns" { print $2 }' "$dir/gpu.out")
+# The last slice closes within 10 s of the end, and Prometheus scrapes every second.
+got=
+for _ in $(seq 90); do
+	got=$(qvec 'sum(xsprof_gpu_busy_seconds_total{process="xs_gpu_bound"})' | awk '{ print $2 }')
+	$py -c "import sys; sys.exit(0 if '$got' and float('$got') * 1e9 >= 0.98 * $busy else 1)" && break
+	sleep 1
+done
+qvec 'sum by (cause) (xsprof_gpu_idle_seconds_total{process="xs_gpu_bound"})' >"$dir/idle.txt"
+qvec 'sum(xsprof_gpu_kernels_total{process="xs_gpu_bound"})' >"$dir/kernels.txt"
+if $py - "$busy" "$idle" "$got" "$dir/idle.txt" "$dir/kernels.txt" <<'PY'; then
+import sys
+busy, idle, got = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3] or 0) * 1e9
+by = {l.split()[0]: float(l.split()[1]) * 1e9 for l in open(sys.argv[4]) if l.strip()}
+kernels = float(open(sys.argv[5]).read().split()[1])
+total = sum(by.values())
+print("     busy %.3f s (workload %.3f s); idle %.3f s (workload %.3f s): %s; %d kernels" % (
+    got / 1e9, busy / 1e9, total / 1e9, idle / 1e9,
+    ", ".join("%s %.1f%%" % (c, 100 * v / max(total, 1)) for c, v in sorted(by.items())), kernels))
+ok = abs(got - busy) <= 0.02 * busy and abs(total - idle) <= 0.02 * idle
+# Input-bound: every gap is the host computing the next batch (the workload's split: all host).
+ok = ok and abs(by.get("host", 0) - idle) <= 0.02 * idle and kernels == 4800
+sys.exit(0 if ok else 1)
+PY
+	pass "Prometheus: GPU busy and idle by cause (all host, as the workload) within 2%, 4800 kernels"
+else
+	fail "Prometheus GPU figures off (see above; busy query '$got')"
+fi
+
+step "GPU metrics: a process's GPU memory in use and its peak, on two devices"
+# Holds its memory 59 s (killed sooner); its own pid, no wrapper: the series carry it.
+XS_GPU_DOUBLE_STREAM=1 "$build/tests/xs_gpu_bound" memory 60 >"$dir/mem.out" 2>&1 &
+mpid=$!
+pids+=($mpid)
+mem=
+for _ in $(seq 60); do
+	mem=$(qvec "{__name__=~\"xsprof_gpu_memory(_peak)?_bytes\",pid=\"$mpid\"}" |
+		sort | tr '\n' ' ')
+	[[ $(wc -w <<<"$mem") -ge 8 ]] && break
+	sleep 1
+done
+want0=$(awk '$1 == "mem_end_dev0" { print $2 }' "$dir/mem.out")
+want1=$(awk '$1 == "mem_end_dev1" { print $2 }' "$dir/mem.out")
+peak1=$(awk '$1 == "mem_peak_dev1" { print $2 }' "$dir/mem.out")
+if $py - "$mem" "$want0" "$want1" "$peak1" <<'PY'; then
+import sys
+f = sys.argv[1].split()
+got = {}
+for lab, v in zip(f[0::2], f[1::2]):
+    got[lab] = float(v)
+in_use = {k.split(",")[1]: v for k, v in got.items() if k.startswith("xsprof_gpu_memory_bytes")}
+peak = {k.split(",")[1]: v for k, v in got.items() if k.startswith("xsprof_gpu_memory_peak_bytes")}
+print("     in use %s, peak %s" % (in_use, peak))
+sys.exit(0 if in_use.get("0") == float(sys.argv[2]) and in_use.get("1") == float(sys.argv[3])
+         and peak.get("1") == float(sys.argv[4]) else 1)
+PY
+	pass "Prometheus: GPU memory in use (128 MiB, 32 MiB) and device 1's peak (192 MiB) as the workload's"
+else
+	fail "GPU memory series: '$mem'"
+fi
+kill "$mpid" 2>/dev/null; wait "$mpid" 2>/dev/null || true
+left=1
+for _ in $(seq 40); do
+	curl -s -m 10 --unix-socket "$sock" http://x/metrics >"$dir/m2.txt" || true
+	grep -q "pid=\"$mpid\"" "$dir/m2.txt" || { left=0; break; }
+	sleep 1
+done
+((left == 0)) && pass "its memory series go once it has exited" || fail "the exited process's memory series stay"

@@ -14,8 +14,8 @@
  *            then xs_read_result spends 2 ms of CPU: the GPU idles after every sync
  *   pageable xs_copy_inputs copies 64 MiB from pageable memory (async, 10 ms), then a 5 ms
  *            kernel runs while the host sleeps 20 ms
- *   memory   (N ignored) GPU memory on two devices: xs_load_weights keeps 4 x 32 MiB
- *            (cuMemAlloc_v2, device 0: no cudaSetDevice yet); cudaSetDevice(1), then
+ *   memory   GPU memory on two devices, held N - 1 s before the exit: xs_load_weights keeps
+ *            4 x 32 MiB (cuMemAlloc_v2, device 0: no cudaSetDevice yet); cudaSetDevice(1), then
  *            xs_grow_cache allocates 8 x 16 MiB (cudaMalloc), xs_temp_buffer 64 MiB
  *            (cuMemAlloc_v2: the thread's device is 1) and frees it, xs_trim_cache frees 6 of
  *            the cache's blocks (cudaFree); cudaSetDevice(0), xs_too_big asks for 8 GiB and
@@ -171,6 +171,7 @@ int main(int argc, char **argv)
 			xs_read_result();
 		} else if (!strcmp(mode, "memory")) {
 			memory();
+			sleep((unsigned int)(n - 1));
 			return 0;
 		} else if (!strcmp(mode, "pageable")) {
 			xs_copy_inputs();
