@@ -50,6 +50,9 @@ static int fold_cpu(struct session_profile *sp, const struct session_source *src
 		pd->root_labels = group_by__labels(groups, &pd->nr_root_labels);
 	pd->sample_period_ns = 1000000000ull / (view->freq_hz ? view->freq_hz : 1);
 	pd->unit = view->unit;
+	pd->cpu_type = view->cpu_mode == SESSION_MODE_OFFCPU ? "off_cpu"
+		       : view->cpu_mode == SESSION_MODE_WALL ? "wall"
+							     : "cpu";
 	if (view->cpu_mode != SESSION_MODE_CPU) {
 		/* Off-CPU and wall trees are in microseconds already. */
 		pd->sample_period_ns = 1000;
