@@ -181,6 +181,8 @@ const char *host_labels__of(void *ctx, uint32_t tgid)
 	if (set)
 		return set;
 	lookup(h, tgid, h->scratch);
+	if (!h->scratch[0])
+		snprintf(h->scratch, sizeof(h->scratch), "%s", HOST_LABELS_NONE);
 	known = keymap__get(h->sets, h->scratch, strlen(h->scratch) + 1) != NULL;
 	if (!known && h->nr_sets >= h->max_sets) {
 		/* The cap on distinct sets: this process goes under the capped set, counted. */

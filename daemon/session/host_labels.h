@@ -23,6 +23,8 @@
 #define HOST_LABELS_MAX_SETS  256
 #define HOST_LABELS_MAX_PROCS 4096
 #define HOST_LABELS_CAPPED    "xsprof.labels=capped"
+/* The set of a process with none (a frame cannot be empty; it holds no "key=value"). */
+#define HOST_LABELS_NONE "[none]"
 
 struct host_labels;
 
@@ -30,7 +32,7 @@ struct host_labels;
 struct host_labels *host_labels__new(const char *proc, const char *pods, size_t max_sets);
 void host_labels__free(struct host_labels *h);
 
-/* tgid's label set (may be ""); valid while h lives. A fold_root_fn. */
+/* tgid's label set (HOST_LABELS_NONE when it has none); valid while h lives. A fold_root_fn. */
 const char *host_labels__of(void *h, uint32_t tgid);
 /* Distinct sets so far, and processes given the capped set. */
 void host_labels__stats(const struct host_labels *h, size_t *ret_sets, uint64_t *ret_capped);
