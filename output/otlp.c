@@ -514,15 +514,17 @@ static void value_type(struct ot *o, struct buf *b, unsigned int field, const ch
 	free(vt.p);
 }
 
-/* One profile of one sample type into scope (ScopeProfiles.profiles), if it has samples. */
-static void profile(struct ot *o, struct buf *scope, const char *type, void (*fill)(struct ot *))
+/* One profile of one sample type into scope (ScopeProfiles.profiles), if it has samples or
+ * always (the CPU profile: its times say which span the request covers). */
+static void profile(struct ot *o, struct buf *scope, const char *type, void (*fill)(struct ot *),
+		    bool always)
 {
 	const struct profile_data *pd = o->pd;
 	uint8_t id[16] = {0};
 
 	o->prof.len = 0;
 	fill(o);
-	if (o->err || !o->prof.len)
+	if (o->err || (!o->prof.len && !always))
 		return;
 	value_type(o, &o->prof, P_SAMPLE_TYPE, type, "nanoseconds");
 	fixed64(&o->prof, P_TIME, (uint64_t)((int64_t)pd->start_ns + pd->realtime_offset_ns));
@@ -584,9 +586,9 @@ static void request(struct ot *o, struct buf *out)
 	pb_bytes(&sc, 1, "xsprof", strlen("xsprof"));
 	pb_msg(&scope, 1, &sc); /* InstrumentationScope */
 	if (pd->mode != GPU_MODE_GPU && (pd->nr_samples || pd->cpu_tree))
-		profile(o, &scope, pd->cpu_type ? pd->cpu_type : "cpu", cpu_fill);
+		profile(o, &scope, pd->cpu_type ? pd->cpu_type : "cpu", cpu_fill, true);
 	if (pd->mode != GPU_MODE_CPU)
-		profile(o, &scope, "gpu", gpu_work);
+		profile(o, &scope, "gpu", gpu_work, false);
 	pb_msg(&rp, 1, &res);
 	pb_msg(&rp, 2, &scope);
 	pb_msg(out, 1, &rp);

@@ -187,7 +187,7 @@ Test(host_labels, pod_container_and_rank, .init = setup, .fini = teardown)
 			 "container.id=3f2a9c1b7d0e\x1fk8s.pod.uid=" UID
 			 "\x1fk8s.namespace.name=ml-team\x1fk8s.pod.name=trainer-0");
 	/* Gone: nothing known. */
-	cr_assert_str_eq(host_labels__of(h, 999), "");
+	cr_assert_str_eq(host_labels__of(h, 999), HOST_LABELS_NONE);
 	host_labels__free(h);
 }
 
