@@ -141,6 +141,19 @@ static const char usage_tail[] =
 	"                            applies it)\n"
 	"      --cupti-socket PATH   where CUDA processes send GPU timing (default\n"
 	"                            " XSPROFD_DEFAULT_CUPTI_SOCKET ")\n"
+	"      --export SPEC         push each closed window slice to a profile store (up to 4):\n"
+	"                            FORMAT,url=URL[,period=S][,name=APP][,ca-file=F]\n"
+	"                            [,cert=F,key=F][,token-file=F|basic-auth-file=F]\n"
+	"                            [,tenant-file=F]; FORMAT otlp (OTLP/HTTP to URL),\n"
+	"                            pyroscope (URL/ingest) or parca (URL/profiles/writeraw);\n"
+	"                            period: push every S s (default 10); credentials from\n"
+	"                            files only; e.g. --export\n"
+	"                            otlp,url=http://127.0.0.1:4318/v1development/profiles\n"
+	"      --export-label KEY=VALUE\n"
+	"                            a label on everything exported (up to 16)\n"
+	"      --export-queue-kb N   memory for slices waiting for their store, in KiB\n"
+	"                            (default 65536, at least 16); past it the oldest go,\n"
+	"                            counted in status\n"
 	"\n"
 	/* GPU path (cuda_probes) */
 	"GPU path (CUDA calls; --cuda-lib and --no-cuda are also config keys):\n"
@@ -234,6 +247,9 @@ enum {
 	OPT_STORE_MB,
 	OPT_MAX_RECORD,
 	OPT_WINDOW_GROUP_BY,
+	OPT_EXPORT,
+	OPT_EXPORT_LABEL,
+	OPT_EXPORT_QUEUE_KB,
 	OPT_WINDOW_RANGE_WAIT,
 	OPT_CUPTI_SOCKET,
 	OPT_DEBUG_DIR,
@@ -290,6 +306,9 @@ static const struct option long_opts[] = {
 	{"store-mb", required_argument, NULL, OPT_STORE_MB},
 	{"max-record", required_argument, NULL, OPT_MAX_RECORD},
 	{"window-group-by", required_argument, NULL, OPT_WINDOW_GROUP_BY},
+	{"export", required_argument, NULL, OPT_EXPORT},
+	{"export-label", required_argument, NULL, OPT_EXPORT_LABEL},
+	{"export-queue-kb", required_argument, NULL, OPT_EXPORT_QUEUE_KB},
 	{"window-range-wait", required_argument, NULL, OPT_WINDOW_RANGE_WAIT},
 	{"cupti-socket", required_argument, NULL, OPT_CUPTI_SOCKET},
 	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
@@ -414,6 +433,7 @@ static void defaults(struct xsprofd_opts *o)
 	o->window_s = DEFAULT_WINDOW_S;
 	o->window_range_wait_s = 9;
 	o->store_mb = DEFAULT_STORE_MB;
+	o->export_queue_kb = 64 * 1024;
 	o->max_record_s = DEFAULT_MAX_RECORD_S;
 	o->cupti_socket = XSPROFD_DEFAULT_CUPTI_SOCKET;
 	o->correlate = "auto";
@@ -721,6 +741,20 @@ static int service_option(struct xsprofd_opts *o, int c, const char *arg)
 		return unsigned_opt("--store-mb", arg, 1, 1 << 20, &o->store_mb);
 	case OPT_MAX_RECORD:
 		return unsigned_opt("--max-record", arg, 1, 7 * 24 * 3600, &o->max_record_s);
+	case OPT_EXPORT:
+		if (o->nr_exports == XSPROFD_MAX_EXPORTS)
+			return bad("--export", arg, "at most 4 sinks");
+		o->exports[o->nr_exports++] = arg;
+		return 0;
+	case OPT_EXPORT_LABEL:
+		if (o->nr_export_labels == XSPROFD_MAX_EXPORT_LABELS)
+			return bad("--export-label", arg, "at most 16 labels");
+		if (!strchr(arg, '=') || arg[0] == '=')
+			return bad("--export-label", arg, "expected KEY=VALUE");
+		o->export_labels[o->nr_export_labels++] = arg;
+		return 0;
+	case OPT_EXPORT_QUEUE_KB:
+		return unsigned_opt("--export-queue-kb", arg, 16, 4 << 20, &o->export_queue_kb);
 	case OPT_WINDOW_GROUP_BY:
 		if (session_group__from_name(arg, &o->window_group_by) ||
 		    !session_group__is_range(o->window_group_by))
@@ -1021,6 +1055,10 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 		o->min_block_us = 10;
 	if (!o->foreground && (flag = oneshot_only_flag(o, &arg)))
 		return bad(flag, arg, "only with --foreground");
+	if (o->foreground && o->nr_exports)
+		return bad("--export", o->exports[0],
+			   "the service exports its window slices; a one-shot run writes files "
+			   "(-o FILE.otlp.pb)");
 	if (!o->foreground) {
 		if (o->nr_outputs || o->duration_s > 0)
 			return bad(o->nr_outputs ? "--output" : "--duration",

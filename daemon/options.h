@@ -13,10 +13,12 @@
 #include "daemon/base/api_socket.h"
 #include "daemon/session/session_mode.h"
 
-#define XSPROFD_MAX_PIDS    1024
-#define XSPROFD_MAX_TIDS    1024
-#define XSPROFD_MAX_OUTPUTS 8
-#define XSPROFD_MAX_STRINGS 64
+#define XSPROFD_MAX_PIDS	  1024
+#define XSPROFD_MAX_TIDS	  1024
+#define XSPROFD_MAX_OUTPUTS	  8
+#define XSPROFD_MAX_STRINGS	  64
+#define XSPROFD_MAX_EXPORTS	  4
+#define XSPROFD_MAX_EXPORT_LABELS 16
 
 /* GPU path (cuda_probes) */
 #define XSPROFD_MAX_CUDA_LIBS 8
@@ -78,11 +80,17 @@ struct xsprofd_opts {
 	const char *listen_addr;  /* "ADDR:PORT" for fleet collection; NULL: off */
 	const char *token_file;	  /* bearer token required on the TCP listener */
 	const char *tls_cert, *tls_key; /* PEM: the TCP listener speaks TLS */
-	const char *tls_client_ca;	/* PEM: client certificates it signed authenticate */
-	bool listen_allow_writes;	/* TCP clients may also attach, record, detach */
-	unsigned int window_s;		/* rolling window kept in memory */
-	unsigned int store_mb;		/* memory cap of the rolling store */
-	unsigned int max_record_s;	/* longest recording a request may ask for */
+	/* --export sinks, --export-label, --export-queue-kb (daemon/service/export.h) */
+	const char *exports[XSPROFD_MAX_EXPORTS];
+	int nr_exports;
+	const char *export_labels[XSPROFD_MAX_EXPORT_LABELS];
+	int nr_export_labels;
+	unsigned int export_queue_kb;
+	const char *tls_client_ca; /* PEM: client certificates it signed authenticate */
+	bool listen_allow_writes;  /* TCP clients may also attach, record, detach */
+	unsigned int window_s;	   /* rolling window kept in memory */
+	unsigned int store_mb;	   /* memory cap of the rolling store */
+	unsigned int max_record_s; /* longest recording a request may ask for */
 	/* --window-group-by: the rolling window grouped by range or outer-range (none: off) */
 	enum session_group window_group_by;
 	unsigned int window_range_wait_s; /* a grouped slice's samples wait this long (default 9) */

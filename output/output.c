@@ -15,6 +15,7 @@
 #include "output/folded.h"
 #include "output/gpu_report.h"
 #include "output/gpu_timeline.h"
+#include "output/otlp.h"
 #include "output/output.h"
 #include "output/pprof.h"
 #include "output/profile.h"
@@ -141,6 +142,16 @@ static const struct output_format_info formats[] = {
 		.where = EVERYWHERE,
 		.summary = "pprof (profile.proto, gzipped)",
 		.write_profile = pprof__write,
+	},
+	{
+		.fmt = OUTPUT_OTLP,
+		.name = "otlp",
+		.ext = {".otlp.pb"},
+		.content_type = "application/x-protobuf",
+		.needs = OUTPUT_NEEDS_PROFILE | OUTPUT_NEEDS_SAMPLES,
+		.where = OUTPUT_IN_ONESHOT | OUTPUT_IN_RECORDING,
+		.summary = "OTLP profiles (v1development ExportProfilesServiceRequest)",
+		.write_profile = otlp__write,
 	},
 	{
 		.fmt = OUTPUT_TIMELINE,

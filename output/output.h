@@ -18,6 +18,7 @@ enum output_format {
 	OUTPUT_TIMELINE,    /* the GPU timeline the web view draws (output/gpu_timeline.h) */
 	OUTPUT_GPU_REPORT,  /* why the GPU waits, as JSON (output/gpu_report.h, GPU_REPORT.md) */
 	OUTPUT_GPU_TEXT,    /* the same report as text for a person (80 columns) */
+	OUTPUT_OTLP,	    /* OTLP profiles (output/otlp.h), protobuf */
 };
 
 /* What the writers print besides the stacks (title, units). */

@@ -119,7 +119,16 @@ static void label_num(struct pp *p, const char *key, int64_t val)
 	pb_msg(&p->sample, 3, &p->lbl);
 }
 
-static void label_str(struct pp *p, const char *key, const char *val);
+/* One label of a label set (profile__label_set_each). */
+static void label_one(void *ctx, const char *key, size_t klen, const char *val, size_t vlen)
+{
+	struct pp *p = ctx;
+	char k[128], v[256];
+
+	snprintf(k, sizeof(k), "%.*s", (int)klen, key);
+	snprintf(v, sizeof(v), "%.*s", (int)vlen, val);
+	label_str(p, k, v);
+}
 
 /*
  * Starts a sample: frames root first, written leaf first as pprof wants. The outermost ones
@@ -149,8 +158,12 @@ static void sample_begin(struct pp *p, const char *const *frames, size_t n, cons
 	for (i = 0; i < NVALUES; i++)
 		pb_varint(&p->scratch, (uint64_t)values[i]);
 	pb_msg(&p->sample, 2, &p->scratch); /* packed value */
-	for (i = 0; i < nl; i++)
-		label_str(p, keys[i], frames[i]);
+	for (i = 0; i < nl; i++) {
+		if (!strcmp(keys[i], PROFILE_LABEL_SET))
+			profile__label_set_each(frames[i], label_one, p);
+		else
+			label_str(p, keys[i], frames[i]);
+	}
 }
 
 static void sample_end(struct pp *p)

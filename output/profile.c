@@ -95,6 +95,21 @@ const char *profile__name_or(const struct profile_data *pd, uint32_t pid, uint32
 	return buf;
 }
 
+void profile__label_set_each(const char *set,
+			     void (*fn)(void *ctx, const char *key, size_t klen, const char *val,
+					size_t vlen),
+			     void *ctx)
+{
+	while (set && *set) {
+		size_t n = strcspn(set, "\x1f");
+		const char *eq = memchr(set, '=', n);
+
+		if (eq && eq > set)
+			fn(ctx, set, (size_t)(eq - set), eq + 1, n - (size_t)(eq - set) - 1);
+		set += n + (set[n] ? 1 : 0);
+	}
+}
+
 static const char *comm_of(const struct profile_data *pd, uint32_t pid, char *buf, size_t size)
 {
 	return profile__name_or(pd, pid, 0, buf, size);

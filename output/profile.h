@@ -118,6 +118,17 @@ struct profile_data {
 	 */
 	const char *const *root_labels;
 	size_t nr_root_labels;
+	/*
+	 * pprof and OTLP: a root label whose key is PROFILE_LABEL_SET ("") holds a set of labels,
+	 * "key=value" pairs separated by '\x1f' (a process's host-side labels: unit, container,
+	 * pod, job, rank), each written as a label of its own.
+	 */
+	/* OTLP only: the CPU tree's sample type ("cpu", "off_cpu", "wall"; NULL: "cpu"). */
+	const char *cpu_type;
+	/* OTLP only: the resource's attributes, key and value pairs (2 * n strings); NULL: the
+	 * host name alone. */
+	const char *const *resource_labels;
+	size_t nr_resource_labels;
 	/* pprof only: where frame names came from (addresses, files, lines); NULL: names only. */
 	const struct frame_sites *sites;
 
@@ -126,6 +137,14 @@ struct profile_data {
 	uint64_t start_ns, end_ns;  /* the profiled window, CLOCK_MONOTONIC */
 	int64_t realtime_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC, for wall times */
 };
+
+/* The root label key of a set of labels (profile_data.root_labels). */
+#define PROFILE_LABEL_SET ""
+/* Calls fn for each "key=value" of a label set ("k=v\x1fk=v"); pairs without '=' are skipped. */
+void profile__label_set_each(const char *set,
+			     void (*fn)(void *ctx, const char *key, size_t klen, const char *val,
+					size_t vlen),
+			     void *ctx);
 
 /* pd->name's name of the thread tid of pid (tid 0: the process), else "tid N" / "pid N" in buf. */
 const char *profile__name_or(const struct profile_data *pd, uint32_t pid, uint32_t tid, char *buf,

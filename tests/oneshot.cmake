@@ -81,3 +81,11 @@ if(TARGET xsprof_cupti)
 		${PROJECT_SOURCE_DIR}/cupti_inject/include)
 	target_link_libraries(xs_nvtx_cost PRIVATE ${CMAKE_DL_LIBS})
 endif()
+
+# OTLP profiles from one-shot runs (tests/otlp_oneshot.sh): decoded by protoc against the
+# vendored opentelemetry-proto files, CPU from xs_split and GPU from xs_usdt_gpu.
+if(TARGET xs_usdt_gpu)
+	add_test(NAME otlp_oneshot COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/otlp_oneshot.sh
+		${CMAKE_BINARY_DIR})
+	set_tests_properties(otlp_oneshot PROPERTIES TIMEOUT 300)
+endif()

@@ -17,3 +17,6 @@ xsprof_unit_test(test_recording SOURCES test_recording.c alloc_fail.c
 	LIBS xsprof_session ${ALLOC_FAIL_LINK})
 # --correlate-check: the three strategies on one run's launches, seen by uprobe and USDT.
 xsprof_unit_test(test_join_check SOURCES test_join_check.c LIBS xsprof_session)
+# The labels exported with each process: job and rank from its environment, unit, container and
+# Kubernetes pod from fake /proc and /var/log/pods, the cap on distinct sets.
+xsprof_unit_test(test_host_labels SOURCES test_host_labels.c LIBS xsprof_session)

@@ -453,6 +453,13 @@ static void status_print_parts(struct json_object *j)
 		       jint(k, "cache_bytes") >> 10, jint(k, "evictions"),
 		       jint(k, "unsampled_snapshots_dropped"), jint(k, "unnamed_images_dropped"),
 		       jint(k, "user_unnamed"), jint(k, "user_lookups"));
+	if ((k = jget(j, "export")) && jlen(k, "sinks"))
+		printf("export: %lld slices pushed to %lld sinks, %lld queued (%lld KiB of %lld), "
+		       "%lld failed pushes retried, %lld dropped past the queue cap, %lld refused by "
+		       "a store\n",
+		       jint(k, "pushed"), (long long)jlen(k, "sinks"), jint(k, "queued"),
+		       jint(k, "queued_bytes") >> 10, jint(k, "cap_bytes") >> 10,
+		       jint(k, "failed_pushes"), jint(k, "dropped"), jint(k, "rejected"));
 	if ((k = jget(j, "python")))
 		printf("python: %lld processes (%lld past the cap), %lld stacks walked, %lld cut at the "
 		       "frame cap, %lld ended on unreadable memory, %lld kept native (nested walk); "

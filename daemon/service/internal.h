@@ -31,7 +31,9 @@ typedef struct sd_event sd_event;
 typedef struct sd_event_source sd_event_source;
 struct calltree;
 struct cupti_server;
+struct exporter;
 struct frame_sites;
+struct host_labels;
 struct gpu_store;
 struct json_object;
 struct launch_event;
@@ -182,6 +184,8 @@ struct service {
 	struct start_budget starts[MAX_START_USERS];
 	bool stopping;
 	struct xsprof_cpu_stats totals; /* BPF counters of always-on recordings already retired */
+	struct exporter *exporter;	/* --export sinks; NULL: none */
+	struct host_labels *export_labels;
 	uint64_t totals_bad;
 };
 

@@ -194,6 +194,14 @@ static const struct metric metrics[] = {
 	{"api.wait_timeouts", "xsprof_api_timeouts_total", COUNTER, "phase=\"wait\"", 0, NULL},
 	{"api.tcp_wrong_tokens", "xsprof_api_wrong_tokens_total", COUNTER, NULL, 0,
 	 "TCP requests with wrong credentials."},
+	{"export.pushed", "xsprof_export_slices_total", COUNTER, "outcome=\"pushed\"", 0,
+	 "Window slices the export sinks handled, by outcome (dropped: past the queue cap)."},
+	{"export.dropped", "xsprof_export_slices_total", COUNTER, "outcome=\"dropped\"", 0, NULL},
+	{"export.rejected", "xsprof_export_slices_total", COUNTER, "outcome=\"rejected\"", 0, NULL},
+	{"export.failed_pushes", "xsprof_export_failed_pushes_total", COUNTER, NULL, 0,
+	 "Pushes to a profile store that failed and were retried."},
+	{"export.queued_bytes", "xsprof_export_queued_bytes", GAUGE, NULL, 0,
+	 "Encoded slices waiting for their store (--export-queue-kb caps them)."},
 };
 
 static struct json_object *at_path(struct json_object *j, const char *path)

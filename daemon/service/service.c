@@ -31,7 +31,9 @@
 #include "daemon/options.h"
 #include "daemon/probes/preflight.h"
 #include "daemon/probes/sampler.h"
+#include "daemon/service/export.h"
 #include "daemon/service/http.h"
+#include "daemon/session/host_labels.h"
 #include "daemon/probes/stop_ledger.h"
 #include "daemon/service/gpu_metrics.h"
 #include "daemon/service/internal.h"
@@ -409,6 +411,37 @@ static bool claim_ledger(const char *socket_path, char *pin, size_t size)
 	return !err;
 }
 
+/* The export sinks (--export): refused at the start when a setting is bad. */
+static int start_export(struct service *s)
+{
+	const struct xsprofd_opts *o = s->opts;
+	char err[512] = "";
+	int rc;
+
+	s->exporter = exporter__new(o->exports, (size_t)o->nr_exports, o->export_labels,
+				    (size_t)o->nr_export_labels, o->export_queue_kb, o->freq_hz,
+				    err, sizeof(err));
+	if (!s->exporter) {
+		log_err("%s", err[0] ? err : strerror(errno));
+		return -EINVAL;
+	}
+	s->export_labels = host_labels__new(NULL, NULL, 0);
+	if (!s->export_labels) {
+		log_err("out of memory setting up the export labels");
+		return -ENOMEM;
+	}
+	if (o->window_group_by)
+		log_warn("--export: a window grouped by range (--window-group-by) is not exported");
+	s->machine.on_slice = exporter__on_slice;
+	s->machine.on_slice_ctx = s->exporter;
+	s->machine.labels = host_labels__of;
+	s->machine.labels_ctx = s->export_labels;
+	rc = exporter__start(s->exporter);
+	if (rc)
+		log_err("starting the export thread: %s", strerror(-rc));
+	return rc;
+}
+
 int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 {
 	struct service *s = calloc(1, sizeof(*s));
@@ -488,6 +521,8 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 		log_err("out of memory setting up");
 		goto out;
 	}
+	if (opts->nr_exports && start_export(s))
+		goto out;
 	/* One set of tables for every recording: a file's table is built once, whoever asks. */
 	if (opts->unwind != XSPROF_UNWIND_FP) {
 		struct unwinder_opts uo = {.table_mb = opts->unwind_mb};
@@ -535,7 +570,9 @@ out:
 		recordings__free(r);
 	}
 	attachments__free(s);
-	lasting__stop(&s->machine); /* the slices waiting for their ranges too */
+	lasting__stop(&s->machine);  /* the slices waiting for their ranges too */
+	exporter__free(s->exporter); /* after the last slice it may be handed */
+	host_labels__free(s->export_labels);
 	sd_event_source_disable_unref(s->cupti_io);
 	cupti_server__free(s->cupti);
 	sd_event_source_disable_unref(s->slice_timer);

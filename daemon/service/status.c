@@ -19,6 +19,7 @@
 #include "daemon/probes/proc_events.h"
 #include "daemon/probes/sampler.h"
 #include "daemon/service/http.h"
+#include "daemon/service/export.h"
 #include "daemon/service/gpu_metrics.h"
 #include "daemon/service/internal.h"
 #include "daemon/session/lasting.h"
@@ -559,6 +560,7 @@ struct json_object *status__json(struct service *s)
 	json_object_object_add(j, "memory", memory_json(s));
 	json_object_object_add(j, "correlation", status__correlation_json(s));
 	json_object_object_add(j, "api", status__api_json(s));
+	json_object_object_add(j, "export", exporter__json(s->exporter));
 	json_object_object_add(j, "limits", status__limits_json(s));
 	if (s->machine.recording && recording__cuda(s->machine.recording))
 		json_object_object_add(j, "cuda_probes", cuda_probes_json(s));

@@ -14,6 +14,8 @@
 #include "daemon/session/slice.h"
 #include "daemon/session/window.h"
 #include "daemon/session/gpu_join.h"
+#include "daemon/session/profile.h"
+#include "daemon/session/source.h"
 #include "daemon/session/ranges.h"
 #include "daemon/session/recording.h"
 #include "daemon/stacks/fold.h"
@@ -172,6 +174,43 @@ static void keep_reports(struct lasting *l, uint64_t end, struct uid_report *v, 
  * the ranges known now; its GPU reports, with the samples of in; and, when in->cpu, its CPU
  * tree. The launches go to *ret_ls when asked (their scopes are wanted later), else are freed.
  */
+/*
+ * The slice once more for l->on_slice (the export sinks): every stack under its process's label
+ * set, CPU samples and the GPU work its launches were joined to, in one profile.
+ */
+static void export_slice(struct lasting *l, const struct session_slice *in,
+			 const struct launch_store *ls, const struct gpu_join_scope *sc)
+{
+	struct session_source src = {
+		.stacks = in->st,
+		.ls = ls,
+		.gs = in->gs,
+		.start_ns = l->slice_start_ns,
+		.end_ns = in->end_ns,
+	};
+	struct session_view view = {
+		.mode = GPU_MODE_MERGED,
+		.mode_set = true,
+		.unit = WEIGHT_SAMPLES,
+		.freq_hz = l->freq_hz,
+		.strategy = "auto",
+		.cpu_mode = SESSION_MODE_CPU,
+		.labels = l->labels,
+		.labels_ctx = l->labels_ctx,
+	};
+	struct correlate_stats cs = {0}; /* counted once, by the window's own join */
+	struct session_profile sp;
+	int err;
+
+	err = session_profile__build(&sp, &src, in->sym, sc, &view, &cs);
+	if (err)
+		log_warn("%s: making the slice for export failed (%s): %s", l->name,
+			 sp.failed ? sp.failed : "?", strerror(-err));
+	else
+		l->on_slice(l->on_slice_ctx, &sp.pd);
+	session_profile__release(&sp);
+}
+
 static void close_session_slice(struct lasting *l, const struct gpu_store *gs,
 				const struct gpu_join_scope *scope, struct correlate_stats *cs,
 				struct session_slice *in, struct launch_store **ret_ls)
@@ -237,6 +276,8 @@ static void close_session_slice(struct lasting *l, const struct gpu_store *gs,
 	out.reports = NULL;
 	out.nr_reports = 0;
 	slice_out__release(&out);
+	if (l->on_slice && !ranges)
+		export_slice(l, in, ls, &sc);
 	ranges__free(ranges);
 	if (ret_ls)
 		*ret_ls = ls;

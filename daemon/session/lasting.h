@@ -67,6 +67,16 @@ struct lasting {
 	 * window's: the service's GPU metrics), which it may take (NULLing them); NULL: none made. */
 	void (*on_gpu_figures)(void *ctx, struct slice_out *out);
 	void *figures_ctx;
+	/*
+	 * Each slice that closes (not grouped by range) made once more into one profile for the
+	 * export sinks, every stack under its process's label set from labels (a fold root: the
+	 * sinks' host_labels__of), CPU samples and GPU work; on_slice takes it before it goes.
+	 * NULL: nothing exported.
+	 */
+	void (*on_slice)(void *ctx, const struct profile_data *pd);
+	void *on_slice_ctx;
+	const char *(*labels)(void *ctx, uint32_t tgid);
+	void *labels_ctx;
 };
 
 /* What l left out as another user's (live while it runs). */

@@ -25,6 +25,9 @@ static int fold_cpu(struct session_profile *sp, const struct session_source *src
 {
 	struct profile_data *pd = &sp->pd;
 	struct group_by *groups;
+	static const char *const label_set[] = {PROFILE_LABEL_SET, "process"};
+	fold_root_fn root;
+	void *root_ctx;
 	int err;
 
 	sp->failed = "naming the stacks";
@@ -35,21 +38,29 @@ static int fold_cpu(struct session_profile *sp, const struct session_source *src
 	    !(sp->groups = group_by__new(view->group_by)))
 		return -ENOMEM;
 	groups = view->groups ? view->groups : sp->groups;
-	err = view->skip_fold ? 0
-			      : session_tree__build(src, sym, view->cpu_mode, view->freq_hz,
-						    view->uid_root, groups ? group_by__root : NULL,
-						    groups, sp->tree, &sp->fold);
+	root = view->labels ? view->labels : groups ? group_by__root : NULL;
+	root_ctx = view->labels ? view->labels_ctx : groups;
+	err = view->skip_fold
+		      ? 0
+		      : session_tree__build(src, sym, view->cpu_mode, view->freq_hz, view->uid_root,
+					    root, root_ctx, sp->tree, &sp->fold);
 	if (err)
 		return err;
 	pd->cpu_tree = sp->tree;
 	pd->sites = symbolizer__sites(sym);
-	pd->root = groups ? group_by__root : NULL;
-	pd->root_ctx = groups;
+	pd->root = root;
+	pd->root_ctx = root_ctx;
 	/* In pprof the group and the process are labels (container, unit), not frames. */
-	if (groups)
+	if (view->labels) {
+		pd->root_labels = label_set;
+		pd->nr_root_labels = 2;
+	} else if (groups)
 		pd->root_labels = group_by__labels(groups, &pd->nr_root_labels);
 	pd->sample_period_ns = 1000000000ull / (view->freq_hz ? view->freq_hz : 1);
 	pd->unit = view->unit;
+	pd->cpu_type = view->cpu_mode == SESSION_MODE_OFFCPU ? "off_cpu"
+		       : view->cpu_mode == SESSION_MODE_WALL ? "wall"
+							     : "cpu";
 	if (view->cpu_mode != SESSION_MODE_CPU) {
 		/* Off-CPU and wall trees are in microseconds already. */
 		pd->sample_period_ns = 1000;
@@ -130,8 +141,8 @@ static int add_waits(struct session_profile *sp, const struct launch_store *ls,
 	if (ls && (view->cpu_mode == SESSION_MODE_WALL ||
 		   (view->cpu_mode == SESSION_MODE_CPU && pd->mode == GPU_MODE_MERGED))) {
 		sp->failed = "adding the GPU waits";
-		err = gpu_waits__add(ls, pd, sp->tree, pd->sample_period_ns,
-				     groups ? group_by__root : NULL, groups, &sp->waits);
+		err = gpu_waits__add(ls, pd, sp->tree, pd->sample_period_ns, pd->root, pd->root_ctx,
+				     &sp->waits);
 		if (err)
 			return err;
 		sp->waits_added = true;

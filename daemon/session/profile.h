@@ -57,6 +57,10 @@ struct session_view {
 	/* Name only the stacks of the processes that launched (and the launches'): a whole
 	 * machine's table is costly to name, and a slice's GPU report wants no more. */
 	bool launchers_only;
+	/* Instead of group_by: a label set above each process (the export sinks':
+	 * host_labels__of), pprof's and OTLP's PROFILE_LABEL_SET root label. */
+	fold_root_fn labels;
+	void *labels_ctx;
 	/* group_by range under these ranges (a slice's: those known when it closes), not the
 	 * NVTX records the join took. */
 	const struct ranges *ranges;

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# OTLP profiles from a one-shot run (xsprofd -f ... -o FILE.otlp.pb): the bytes decode with protoc
+# against the vendored opentelemetry-proto files (output/proto/, v1.11.0) as an
+# ExportProfilesServiceRequest, and tests/otlp_read.py (which checks the dictionary rules: entry
+# 0 of every table its zero value, indexes in range, one value and unique keys per sample) finds
+# the frames a person looks for in the order they sit: xs_split's xs_work_alpha under xs_worker
+# in the cpu profile, with process and thread labels; and, from the GPU test double xs_usdt_gpu (USDT
+# launches joined to fake CUPTI kernel records), each kernel under its launching site in the gpu
+# profile with its GPU time (7 x 1 ms, 5 x 2 ms). Needs root, BTF, protoc, python3.
+#
+# Usage: tests/otlp_oneshot.sh BUILD_DIR      (ctest runs it as otlp_oneshot)
+set -uo pipefail
+
+build=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/.." && pwd)
+xsprofd=$build/daemon/xsprofd
+split=$build/tests/xs_split
+gpu=$build/tests/xs_usdt_gpu
+failures=0
+pass() { printf 'ok   %s\n' "$*"; }
+fail() { printf 'FAIL %s\n' "$*"; failures=$((failures + 1)); }
+for f in "$xsprofd" "$split" "$gpu"; do
+	[[ -x $f ]] || { echo "FAIL missing $f"; exit 1; }
+done
+command -v protoc >/dev/null || { echo "FAIL protoc missing (scripts/deps.sh installs protobuf-compiler)"; exit 1; }
+[[ $(id -u) == 0 ]] || { echo "FAIL needs root"; exit 1; }
+dir=$(mktemp -d /tmp/xsprof-otlp-XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+decode() {
+	protoc --decode=opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest \
+		-I "$src/output/proto" \
+		opentelemetry/proto/collector/profiles/v1development/profiles_service.proto <"$1"
+}
+
+# CPU: xs_split's two threads.
+if ! "$xsprofd" --foreground --freq 199 -o "$dir/cpu.otlp.pb" -- "$split" 1300 3900 1.5 2 \
+	>"$dir/cpu.log" 2>&1; then
+	fail "xsprofd -o cpu.otlp.pb: $(tail -5 "$dir/cpu.log")"
+elif ! decode "$dir/cpu.otlp.pb" >"$dir/cpu.txt" 2>"$dir/cpu.err"; then
+	fail "protoc --decode: $(head -5 "$dir/cpu.err")"
+else
+	pass "protoc decodes the cpu request ($(stat -c %s "$dir/cpu.otlp.pb") bytes)"
+	grep -q 'string_value: "xsprof"\|name: "xsprof"' "$dir/cpu.txt" &&
+		pass "scope xsprof" || fail "no xsprof scope in: $(head -20 "$dir/cpu.txt")"
+	if python3 "$here/otlp_read.py" "$dir/cpu.otlp.pb" >"$dir/cpu.lines" 2>"$dir/cpu.rerr"; then
+		pass "dictionary rules hold"
+	else
+		fail "otlp_read: $(cat "$dir/cpu.rerr")"
+	fi
+	grep -q '^resource host.name=' "$dir/cpu.lines" && pass "resource host.name" ||
+		fail "no host.name: $(head -3 "$dir/cpu.lines")"
+	n=$(grep -c '^cpu/nanoseconds .*process.executable.name=xs_split.*;start_thread;xs_worker;xs_work_alpha;burn ' "$dir/cpu.lines")
+	((n > 0)) && pass "cpu samples of xs_work_alpha under xs_worker, labelled xs_split ($n)" ||
+		fail "no cpu/nanoseconds xs_work_alpha under xs_worker: $(head -5 "$dir/cpu.lines")"
+	grep -q '^cpu/nanoseconds .*process.pid=[0-9].*thread.id=[0-9].*thread.name=' "$dir/cpu.lines" &&
+		pass "pid, tid and thread labels" || fail "no pid/tid/thread labels"
+	! grep -q '^gpu/' "$dir/cpu.lines" && pass "no gpu profile without GPU work" ||
+		fail "a gpu profile with no GPU work"
+fi
+
+# GPU: the test double's kernels under their launching sites.
+if ! "$xsprofd" --foreground --cupti-socket "$dir/cupti.sock" -o "$dir/gpu.otlp.pb" -- "$gpu" \
+	>"$dir/gpu.log" 2>&1; then
+	fail "xsprofd -o gpu.otlp.pb: $(tail -5 "$dir/gpu.log")"
+elif ! decode "$dir/gpu.otlp.pb" >"$dir/gpu.txt" 2>"$dir/gpu.err"; then
+	fail "protoc --decode (gpu): $(head -5 "$dir/gpu.err")"
+elif ! python3 "$here/otlp_read.py" "$dir/gpu.otlp.pb" >"$dir/gpu.lines" 2>"$dir/gpu.rerr"; then
+	fail "otlp_read (gpu): $(cat "$dir/gpu.rerr")"
+else
+	pass "protoc decodes the gpu request ($(stat -c %s "$dir/gpu.otlp.pb") bytes)"
+	# The stack holds a space ("[gpu] name"): the value is the last field.
+	sum() { awk -v pat="$1" '$1 == "gpu/nanoseconds" && $0 ~ pat { s += $NF } END { print s + 0 }' "$dir/gpu.lines"; }
+	a=$(sum ';main;xs_gpu_alpha_site;\\[gpu\\] xs_kernel_alpha [0-9]+$')
+	b=$(sum ';main;xs_gpu_beta_site;\\[gpu\\] xs_kernel_beta [0-9]+$')
+	[[ $a == 7000000 ]] && pass "xs_kernel_alpha: 7 ms under xs_gpu_alpha_site" ||
+		fail "xs_kernel_alpha under xs_gpu_alpha_site: $a ns, want 7000000: $(grep '^gpu' "$dir/gpu.lines" | head -5)"
+	[[ $b == 10000000 ]] && pass "xs_kernel_beta: 10 ms under xs_gpu_beta_site" ||
+		fail "xs_kernel_beta under xs_gpu_beta_site: $b ns, want 10000000"
+	grep -q '^gpu/nanoseconds .*gpu.device=0.*gpu.kernel=xs_kernel_alpha' "$dir/gpu.lines" &&
+		pass "gpu.device and gpu.kernel labels" || fail "no gpu labels"
+fi
+((failures == 0)) && echo "otlp_oneshot: all passed" || echo "otlp_oneshot: $failures failed"
+((failures == 0))
