@@ -84,10 +84,10 @@ Test(gpu_metrics, slices_add_up_by_device_and_process)
 	cr_expect_float_eq(value_of("xsprof_gpu_kernels_total{device=\"0\",process=\"train\""), 15,
 			   1e-9);
 	cr_expect_float_eq(value_of("xsprof_gpu_idle_seconds_total{device=\"0\",process=\"train\","
-				    "unit=\"[no unit]\",cause=\"host\"}"),
+				    "unit=\"[no unit]\",job_id=\"\",rank=\"\",cause=\"host\"}"),
 			   0.75, 1e-9);
 	cr_expect_float_eq(value_of("xsprof_gpu_idle_seconds_total{device=\"0\",process=\"train\","
-				    "unit=\"[no unit]\",cause=\"sync\"}"),
+				    "unit=\"[no unit]\",job_id=\"\",rank=\"\",cause=\"sync\"}"),
 			   0, 1e-9);
 	cr_expect_eq(status_u64("series"), 2);
 }
@@ -176,6 +176,6 @@ Test(gpu_metrics, a_user_follows_at_most_half_of_the_allocations)
 	mem(10, 1001, 0, 0x10, 32, 1);
 	cr_expect_eq(status_u64("allocations"), GPU_METRICS_MAX_ALLOCS / 2 + 1);
 	cr_expect_float_eq(value_of("xsprof_gpu_memory_bytes{device=\"0\",process=\"m\","
-				    "unit=\"[no unit]\",pid=\"10\"}"),
+				    "unit=\"[no unit]\",job_id=\"\",rank=\"\",pid=\"10\"}"),
 			   32, 1e-9);
 }

@@ -9,17 +9,29 @@
 #include <json-c/json.h>
 
 #include "daemon/base/hashmap.h"
+#include "daemon/base/proc_env.h"
 #include "daemon/service/gpu_metrics.h"
 #include "daemon/session/group_by.h"
 #include "daemon/session/slice.h"
 
 #define OTHER "[other]"
 
+/* A process's labels besides its name: its systemd unit, and its job and rank as its launcher
+ * put them in its environment (daemon/base/proc_env.h); "" when not known. */
+struct plabels {
+	char unit[96];
+	char job[64];
+	char rank[24];
+};
+
+/* Processes' labels, looked up once each (the most recent GPU_METRICS_LABEL_CACHE). */
+#define GPU_METRICS_LABEL_CACHE 512
+
 /* One label set: counters since xsprofd started. */
 struct series {
 	uint32_t device;
 	char process[16];
-	char unit[96];
+	struct plabels l;
 	uint64_t busy_ns, idle_ns, idle_by[GPU_IDLE_NR];
 	uint64_t kernels, copies, memsets;
 };
@@ -29,7 +41,7 @@ struct proc_mem {
 	uint32_t pid, uid;
 	int32_t device;
 	char process[16];
-	char unit[96];
+	struct plabels l;
 	uint64_t live, peak; /* bytes in use now, and the most at once */
 	uint64_t allocs;     /* allocations followed now */
 	bool used;
@@ -58,6 +70,11 @@ struct gpu_metrics {
 		size_t n;
 	} users[64];
 	size_t nr_users;
+	struct {
+		uint32_t pid;
+		struct plabels l;
+	} cache[GPU_METRICS_LABEL_CACHE];
+	size_t nr_cache, next_cache;
 };
 
 struct gpu_metrics *gpu_metrics__new(void)
@@ -93,21 +110,27 @@ void gpu_metrics__free(struct gpu_metrics *m)
 	free(m);
 }
 
-static struct series *series_of(struct gpu_metrics *m, uint32_t device, const char *process,
-				const char *unit)
+static bool same_labels(const struct plabels *a, const struct plabels *b)
 {
+	return !strcmp(a->unit, b->unit) && !strcmp(a->job, b->job) && !strcmp(a->rank, b->rank);
+}
+
+static struct series *series_of(struct gpu_metrics *m, uint32_t device, const char *process,
+				const struct plabels *l)
+{
+	static const struct plabels other = {OTHER, OTHER, OTHER};
 	struct series *s;
 
 	for (size_t i = 0; i < m->nr_series; i++) {
 		s = &m->series[i];
-		if (s->device == device && !strcmp(s->process, process) && !strcmp(s->unit, unit))
+		if (s->device == device && !strcmp(s->process, process) && same_labels(&s->l, l))
 			return s;
 	}
 	/* Past the cap: the device's [other] (room is kept for one per device of a slice). */
 	if (m->nr_series >= GPU_METRICS_MAX_SERIES) {
-		if (strcmp(process, OTHER) || strcmp(unit, OTHER)) {
+		if (strcmp(process, OTHER) || !same_labels(l, &other)) {
 			m->series_overflow++;
-			return series_of(m, device, OTHER, OTHER);
+			return series_of(m, device, OTHER, &other);
 		}
 		if (m->nr_series >= GPU_METRICS_MAX_SERIES + SLICE_FIGURE_DEVICES)
 			return &m->series[m->nr_series - 1];
@@ -116,21 +139,37 @@ static struct series *series_of(struct gpu_metrics *m, uint32_t device, const ch
 	memset(s, 0, sizeof(*s));
 	s->device = device;
 	snprintf(s->process, sizeof(s->process), "%s", process);
-	snprintf(s->unit, sizeof(s->unit), "%s", unit);
+	s->l = *l;
 	return s;
 }
 
-/* The labels of pid: its name from the slice, its unit (looked up once while it has memory). */
-static void labels_of(struct gpu_metrics *m, uint32_t pid, const char *comm, char *unit,
-		      size_t size)
+/* The labels of pid: looked up in /proc at its first slice, then kept (a process gone by then
+ * has none). */
+static void labels_of(struct gpu_metrics *m, uint32_t pid, struct plabels *ret)
 {
-	for (size_t i = 0; i < m->nr_procs; i++)
-		if (m->procs[i].used && m->procs[i].pid == pid) {
-			snprintf(unit, size, "%s", m->procs[i].unit);
+	struct proc_job job;
+	size_t slot;
+
+	for (size_t i = 0; i < m->nr_cache; i++)
+		if (m->cache[i].pid == pid) {
+			*ret = m->cache[i].l;
 			return;
 		}
-	(void)comm;
-	group_by__unit_of_pid(pid, unit, size);
+	memset(ret, 0, sizeof(*ret));
+	group_by__unit_of_pid(pid, ret->unit, sizeof(ret->unit));
+	if (!proc_env__job("/proc", pid, &job)) {
+		snprintf(ret->job, sizeof(ret->job), "%s", job.job_id);
+		if (job.rank >= 0)
+			snprintf(ret->rank, sizeof(ret->rank), "%lld", (long long)job.rank);
+	}
+	if (m->nr_cache < GPU_METRICS_LABEL_CACHE) {
+		slot = m->nr_cache++;
+	} else {
+		slot = m->next_cache;
+		m->next_cache = (m->next_cache + 1) % GPU_METRICS_LABEL_CACHE;
+	}
+	m->cache[slot].pid = pid;
+	m->cache[slot].l = *ret;
 }
 
 static struct proc_mem *proc_of(struct gpu_metrics *m, uint32_t pid, uint32_t uid, int32_t device,
@@ -158,7 +197,7 @@ static struct proc_mem *proc_of(struct gpu_metrics *m, uint32_t pid, uint32_t ui
 	free_slot->uid = uid;
 	free_slot->device = device;
 	snprintf(free_slot->process, sizeof(free_slot->process), "%s", comm && *comm ? comm : "?");
-	labels_of(m, pid, comm, free_slot->unit, sizeof(free_slot->unit));
+	labels_of(m, pid, &free_slot->l);
 	return free_slot;
 }
 
@@ -249,7 +288,7 @@ static void mem_call(struct gpu_metrics *m, const struct slice_out *out,
 void gpu_metrics__add_slice(void *ctx, struct slice_out *out)
 {
 	struct gpu_metrics *m = ctx;
-	char unit[96];
+	struct plabels l;
 
 	m->slices++;
 	m->figures_left_out += out->figures_left_out;
@@ -259,8 +298,8 @@ void gpu_metrics__add_slice(void *ctx, struct slice_out *out)
 		const char *comm = p && p->comm[0] ? p->comm : "?";
 		struct series *s;
 
-		labels_of(m, fg->pid, comm, unit, sizeof(unit));
-		s = series_of(m, fg->f.device, comm, unit);
+		labels_of(m, fg->pid, &l);
+		s = series_of(m, fg->f.device, comm, &l);
 		s->busy_ns += fg->f.busy_ns;
 		s->idle_ns += fg->f.idle_ns;
 		for (int c = 0; c < GPU_IDLE_NR; c++)
@@ -360,15 +399,18 @@ static void label_value(FILE *f, const char *v)
 	}
 }
 
-/* {device="D",process="P",unit="U"[,extra]} */
-static void labels(FILE *f, uint32_t device, const char *process, const char *unit,
+/* {device="D",process="P",unit="U",job_id="J",rank="R"[,extra]}; job_id and rank "" (absent
+ * to Prometheus) when not known. Not "job": Prometheus gives every target that label. */
+static void labels(FILE *f, uint32_t device, const char *process, const struct plabels *l,
 		   const char *extra)
 {
 	fprintf(f, "{device=\"%u\",process=\"", device);
 	label_value(f, process);
 	fputs("\",unit=\"", f);
-	label_value(f, unit[0] ? unit : "[no unit]");
-	fprintf(f, "\"%s%s}", extra ? "," : "", extra ? extra : "");
+	label_value(f, l->unit[0] ? l->unit : "[no unit]");
+	fputs("\",job_id=\"", f);
+	label_value(f, l->job);
+	fprintf(f, "\",rank=\"%s\"%s%s}", l->rank, extra ? "," : "", extra ? extra : "");
 }
 
 static void header(FILE *f, const char *name, const char *type, const char *help)
@@ -402,7 +444,7 @@ void gpu_metrics__write(const struct gpu_metrics *m, FILE *f)
 			uint64_t v = *(const uint64_t *)((const char *)s + counters[k].off);
 
 			fputs(counters[k].name, f);
-			labels(f, s->device, s->process, s->unit, NULL);
+			labels(f, s->device, s->process, &s->l, NULL);
 			fprintf(f, " %.15g\n", seconds ? (double)v / 1e9 : (double)v);
 		}
 	}
@@ -417,7 +459,7 @@ void gpu_metrics__write(const struct gpu_metrics *m, FILE *f)
 
 			snprintf(cause, sizeof(cause), "cause=\"%s\"", causes[c]);
 			fputs("xsprof_gpu_idle_seconds_total", f);
-			labels(f, s->device, s->process, s->unit, cause);
+			labels(f, s->device, s->process, &s->l, cause);
 			fprintf(f, " %.15g\n", (double)s->idle_by[c] / 1e9);
 		}
 	}
@@ -430,8 +472,8 @@ void gpu_metrics__write(const struct gpu_metrics *m, FILE *f)
 
 			snprintf(pid, sizeof(pid), "pid=\"%u\"", m->procs[i].pid);
 			fputs("xsprof_gpu_memory_bytes", f);
-			labels(f, (uint32_t)m->procs[i].device, m->procs[i].process,
-			       m->procs[i].unit, pid);
+			labels(f, (uint32_t)m->procs[i].device, m->procs[i].process, &m->procs[i].l,
+			       pid);
 			fprintf(f, " %llu\n", (unsigned long long)m->procs[i].live);
 		}
 	header(f, "xsprof_gpu_memory_peak_bytes", "gauge",
@@ -442,8 +484,8 @@ void gpu_metrics__write(const struct gpu_metrics *m, FILE *f)
 
 			snprintf(pid, sizeof(pid), "pid=\"%u\"", m->procs[i].pid);
 			fputs("xsprof_gpu_memory_peak_bytes", f);
-			labels(f, (uint32_t)m->procs[i].device, m->procs[i].process,
-			       m->procs[i].unit, pid);
+			labels(f, (uint32_t)m->procs[i].device, m->procs[i].process, &m->procs[i].l,
+			       pid);
 			fprintf(f, " %llu\n", (unsigned long long)m->procs[i].peak);
 		}
 	header(f, "xsprof_gpu_metric_series", "gauge",

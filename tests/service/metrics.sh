@@ -144,7 +144,9 @@ promtool check config "$dir/shipped.yml" >"$dir/scheck.txt" 2>&1 &&
 	fail "the shipped scrape config: $(cat "$dir/scheck.txt")"
 # 1200 steps (about 36 s): the gaps whose next launch a slice cannot join (at its boundaries;
 # the first launches, before the daemon knows the process) stay under 1% of the idle time.
-XS_GPU_DOUBLE_STREAM=1 timeout 240 "$build/tests/xs_gpu_bound" input 1200 >"$dir/gpu.out" 2>&1 ||
+# As rank 3 of a torchrun job: the series carry job and rank from its environment.
+RANK=3 WORLD_SIZE=4 TORCHELASTIC_RUN_ID=xs-job-7 \
+	XS_GPU_DOUBLE_STREAM=1 timeout 240 "$build/tests/xs_gpu_bound" input 1200 >"$dir/gpu.out" 2>&1 ||
 	fail "xs_gpu_bound input 1200: $(tail -3 "$dir/gpu.out")"
 # qvec PROMQL: an instant query's result as "labels value" lines (label values joined by ,).
 qvec() {
@@ -162,7 +164,7 @@ for _ in $(seq 90); do
 	$py -c "import sys; sys.exit(0 if '$got' and float('$got') * 1e9 >= 0.98 * $busy else 1)" && break
 	sleep 1
 done
-qvec 'sum by (cause) (xsprof_gpu_idle_seconds_total{process="xs_gpu_bound"})' >"$dir/idle.txt"
+qvec 'sum by (cause) (xsprof_gpu_idle_seconds_total{process="xs_gpu_bound",job_id="xs-job-7",rank="3"})' >"$dir/idle.txt"
 qvec 'sum(xsprof_gpu_kernels_total{process="xs_gpu_bound"})' >"$dir/kernels.txt"
 if $py - "$busy" "$idle" "$got" "$dir/idle.txt" "$dir/kernels.txt" <<'PY'; then
 import sys
@@ -178,7 +180,7 @@ ok = abs(got - busy) <= 0.02 * busy and abs(total - idle) <= 0.02 * idle
 ok = ok and abs(by.get("host", 0) - idle) <= 0.02 * idle and kernels == 4800
 sys.exit(0 if ok else 1)
 PY
-	pass "Prometheus: GPU busy and idle by cause (all host, as the workload) within 2%, 4800 kernels"
+	pass "Prometheus: GPU busy and idle by cause (all host, as the workload) within 2%, 4800 kernels, under job xs-job-7 rank 3"
 else
 	fail "Prometheus GPU figures off (see above; busy query '$got')"
 fi
