@@ -814,3 +814,26 @@ size_t gpu_report__nr_devices(const struct gpu_report *r)
 {
 	return r->nr_dev;
 }
+
+const char *gpu_report__cause_name(enum gpu_idle_cause c)
+{
+	return c < GPU_IDLE_NR ? gr_cause_names[c] : "unknown";
+}
+
+void gpu_report__for_each_blame(const struct gpu_report *r,
+				void (*fn)(void *ctx, const struct gpu_blame_view *b), void *ctx)
+{
+	for (size_t i = 0; i < r->nr_blames; i++) {
+		const struct blame *b = &r->blames[i];
+		struct gpu_blame_view v = {.cause = (enum gpu_idle_cause)b->cause,
+					   .device = b->device,
+					   .pid = b->pid,
+					   .tid = b->tid,
+					   .api = b->api,
+					   .frames = b->frames,
+					   .nr_frames = b->nr_frames,
+					   .ns = b->ns};
+
+		fn(ctx, &v);
+	}
+}

@@ -80,6 +80,23 @@ size_t gpu_report__bytes(const struct gpu_report *r);
 /* Devices with GPU work in the report. */
 size_t gpu_report__nr_devices(const struct gpu_report *r);
 
+/* The idle causes' names ("host", "launch", "sync", "dependency", "unknown"). */
+const char *gpu_report__cause_name(enum gpu_idle_cause c);
+
+/* One share of the GPU's idle time: a cause, and the CPU stack it is blamed on. */
+struct gpu_blame_view {
+	enum gpu_idle_cause cause;
+	uint32_t device, pid, tid;
+	const char *api;	   /* sync: the call that waited; else NULL */
+	const char *const *frames; /* outermost first, without the process (NULL: none known) */
+	size_t nr_frames;
+	uint64_t ns;
+};
+
+/* fn for each share of r's idle time blamed on a stack, heaviest first. */
+void gpu_report__for_each_blame(const struct gpu_report *r,
+				void (*fn)(void *ctx, const struct gpu_blame_view *b), void *ctx);
+
 /* One device's figures, as the service's GPU metrics count them. */
 struct gpu_device_figures {
 	uint32_t device;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -16,6 +17,7 @@
 #include "daemon/base/keymap.h"
 #include "daemon/base/vec.h"
 #include "output/calltree.h"
+#include "output/gpu_report.h"
 #include "output/otlp.h"
 #include "output/output.h"
 #include "output/profile.h"
@@ -227,6 +229,9 @@ static void pid_root_attrs(struct ot *o, uint32_t pid)
 
 	if (pd->root && pd->root_labels && pd->nr_root_labels > 1)
 		root_attr(o, pd->root_labels[0], pd->root(pd->root_ctx, pid));
+	else if (pd->process_labels)
+		profile__label_set_each(pd->process_labels(pd->process_labels_ctx, pid), set_one,
+					o);
 }
 
 static void sample_begin(struct ot *o)
@@ -539,6 +544,46 @@ static void profile(struct ot *o, struct buf *scope, const char *type, void (*fi
 	pb_msg(scope, 2, &o->prof);
 }
 
+/* One share of the GPU's idle time: its blamed stack, then "[gpu idle: CAUSE]". */
+static void idle_blame(void *ctx, const struct gpu_blame_view *b)
+{
+	struct ot *o = ctx;
+	char leaf[64];
+	const char **v;
+	size_t n = b->nr_frames ? b->nr_frames : 1;
+
+	if (o->err || !b->ns)
+		return;
+	v = frame_list(o, n + 2);
+	if (!v)
+		return;
+	if (b->nr_frames)
+		memcpy(v, b->frames, b->nr_frames * sizeof(*v));
+	else
+		v[0] = "[no stack]";
+	if (b->api)
+		v[n++] = b->api;
+	snprintf(leaf, sizeof(leaf), "[gpu idle: %s]", gpu_report__cause_name(b->cause));
+	v[n++] = leaf;
+	sample_begin(o);
+	thread_attrs(o, b->pid, b->tid);
+	attr_int(o, "gpu.device", b->device);
+	attr_str(o, "gpu.idle.cause", gpu_report__cause_name(b->cause));
+	sample_end(o, v, n, (int64_t)b->ns);
+}
+
+/* The GPU's idle time by cause under the stacks it is blamed on (the GPU report's). */
+static void gpu_idle(struct ot *o)
+{
+	struct gpu_report *r = NULL;
+	int err = gpu_report__build(o->pd, &r);
+
+	if (!err)
+		gpu_report__for_each_blame(r, idle_blame, o);
+	gpu_report__free(r);
+	fail(o, err);
+}
+
 static void kv(struct buf *b, unsigned int field, const char *key, const char *val)
 {
 	struct buf k = {0}, v = {0};
@@ -587,8 +632,10 @@ static void request(struct ot *o, struct buf *out)
 	pb_msg(&scope, 1, &sc); /* InstrumentationScope */
 	if (pd->mode != GPU_MODE_GPU && (pd->nr_samples || pd->cpu_tree))
 		profile(o, &scope, pd->cpu_type ? pd->cpu_type : "cpu", cpu_fill, true);
-	if (pd->mode != GPU_MODE_CPU)
+	if (pd->mode != GPU_MODE_CPU) {
 		profile(o, &scope, "gpu", gpu_work, false);
+		profile(o, &scope, "gpu_idle", gpu_idle, false);
+	}
 	pb_msg(&rp, 1, &res);
 	pb_msg(&rp, 2, &scope);
 	pb_msg(out, 1, &rp);

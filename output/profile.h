@@ -123,6 +123,12 @@ struct profile_data {
 	 * "key=value" pairs separated by '\x1f' (a process's host-side labels: unit, container,
 	 * pod, job, rank), each written as a label of its own.
 	 */
+	/*
+	 * OTLP only: a label set (as a PROFILE_LABEL_SET root's) of process pid, each written as
+	 * an attribute of its samples (the one-shot run's host-side labels); NULL: none.
+	 */
+	const char *(*process_labels)(void *ctx, uint32_t pid);
+	void *process_labels_ctx;
 	/* OTLP only: the CPU tree's sample type ("cpu", "off_cpu", "wall"; NULL: "cpu"). */
 	const char *cpu_type;
 	/* OTLP only: the resource's attributes, key and value pairs (2 * n strings); NULL: the

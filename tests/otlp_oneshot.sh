@@ -7,7 +7,8 @@
 # the frames a person looks for in the order they sit: xs_split's xs_work_alpha under xs_worker
 # in the cpu profile, with process and thread labels; and, from the GPU test double xs_usdt_gpu (USDT
 # launches joined to fake CUPTI kernel records), each kernel under its launching site in the gpu
-# profile with its GPU time (7 x 1 ms, 5 x 2 ms). Needs root, BTF, protoc, python3.
+# profile with its GPU time (7 x 1 ms, 5 x 2 ms); and the GPU's idle time by cause under the
+# stack it is blamed on (gpu_idle), from an input-bound loop. Needs root, BTF, protoc, python3.
 #
 # Usage: tests/otlp_oneshot.sh BUILD_DIR      (ctest runs it as otlp_oneshot)
 set -uo pipefail
@@ -35,7 +36,9 @@ decode() {
 }
 
 # CPU: xs_split's two threads.
-if ! "$xsprofd" --foreground --freq 199 -o "$dir/cpu.otlp.pb" -- "$split" 1300 3900 1.5 2 \
+# As rank 2 of a torchrun job: its samples carry the job labels read from its environment.
+if ! RANK=2 WORLD_SIZE=4 TORCHELASTIC_RUN_ID=xs-otlp-job \
+	"$xsprofd" --foreground --freq 199 -o "$dir/cpu.otlp.pb" -- "$split" 1300 3900 1.5 2 \
 	>"$dir/cpu.log" 2>&1; then
 	fail "xsprofd -o cpu.otlp.pb: $(tail -5 "$dir/cpu.log")"
 elif ! decode "$dir/cpu.otlp.pb" >"$dir/cpu.txt" 2>"$dir/cpu.err"; then
@@ -54,6 +57,9 @@ else
 	n=$(grep -c '^cpu/nanoseconds .*process.executable.name=xs_split.*;start_thread;xs_worker;xs_work_alpha;burn ' "$dir/cpu.lines")
 	((n > 0)) && pass "cpu samples of xs_work_alpha under xs_worker, labelled xs_split ($n)" ||
 		fail "no cpu/nanoseconds xs_work_alpha under xs_worker: $(head -5 "$dir/cpu.lines")"
+	grep -q '^cpu/nanoseconds .*job.id=xs-otlp-job,job.rank=2,job.world_size=4,job.launcher=torchrun' "$dir/cpu.lines" &&
+		pass "job labels from the environment (job.id, job.rank, job.world_size, job.launcher)" ||
+		fail "no job labels: $(head -3 "$dir/cpu.lines")"
 	grep -q '^cpu/nanoseconds .*process.pid=[0-9].*thread.id=[0-9].*thread.name=' "$dir/cpu.lines" &&
 		pass "pid, tid and thread labels" || fail "no pid/tid/thread labels"
 	! grep -q '^gpu/' "$dir/cpu.lines" && pass "no gpu profile without GPU work" ||
@@ -80,6 +86,27 @@ else
 		fail "xs_kernel_beta under xs_gpu_beta_site: $b ns, want 10000000"
 	grep -q '^gpu/nanoseconds .*gpu.device=0.*gpu.kernel=xs_kernel_alpha' "$dir/gpu.lines" &&
 		pass "gpu.device and gpu.kernel labels" || fail "no gpu labels"
+fi
+# GPU idle by cause: an input-bound loop of the GPU doubles (tests/gpu_report.sh's), whose GPU
+# waits while the host computes each batch in xs_make_batch: the gpu_idle profile holds the
+# workload's idle time, all of it cause host, under that function.
+bound=$build/tests/xs_gpu_bound
+if [[ ! -x $bound ]]; then
+	fail "missing $bound"
+elif ! "$xsprofd" --foreground -F 999 --cupti-socket "$dir/cupti2.sock" -o "$dir/idle.otlp.pb" -- \
+	"$bound" input 60 >"$dir/idle.out" 2>"$dir/idle.log"; then
+	fail "xsprofd -o idle.otlp.pb: $(tail -5 "$dir/idle.log")"
+elif ! decode "$dir/idle.otlp.pb" >/dev/null 2>"$dir/idle.err" ||
+	! python3 "$here/otlp_read.py" "$dir/idle.otlp.pb" >"$dir/idle.lines" 2>>"$dir/idle.err"; then
+	fail "decoding the gpu_idle request: $(head -5 "$dir/idle.err")"
+else
+	idle=$(awk '$1 == "idle_ns" { print $2 }' "$dir/idle.out")
+	all=$(awk '$1 == "gpu_idle/nanoseconds" { s += $NF } END { print s + 0 }' "$dir/idle.lines")
+	host=$(awk '$1 == "gpu_idle/nanoseconds" && /gpu.idle.cause=host/ && /;xs_make_batch;.*\[gpu idle: host\] [0-9]+$/ { s += $NF } END { print s + 0 }' "$dir/idle.lines")
+	python3 -c "import sys; i, a, h = map(float, sys.argv[1:]); sys.exit(0 if i > 0 and abs(a - i) <= 0.02 * i and h >= 0.9 * i else 1)" \
+		"${idle:-0}" "$all" "$host" &&
+		pass "gpu_idle: $((all / 1000000)) ms of the workload's $((${idle:-0} / 1000000)) ms, $((host / 1000000)) ms cause host under xs_make_batch" ||
+		fail "gpu_idle: $all ns ($host host under xs_make_batch), the workload idled ${idle:-?} ns: $(grep '^gpu_idle' "$dir/idle.lines" | head -3)"
 fi
 ((failures == 0)) && echo "otlp_oneshot: all passed" || echo "otlp_oneshot: $failures failed"
 ((failures == 0))

@@ -34,6 +34,7 @@
 #include "daemon/probes/preflight.h"
 #include "daemon/session/gpu_waits.h"
 #include "daemon/session/group_by.h"
+#include "daemon/session/host_labels.h"
 #include "daemon/session/join_check.h"
 #include "daemon/session/profile.h"
 #include "daemon/session/source.h"
@@ -831,7 +832,8 @@ struct run {
 	struct recording *recording;
 	struct oneshot_gpu *gpu;
 	struct gpu_scope scope;
-	struct group_by *groups; /* --group-by */
+	struct group_by *groups;    /* --group-by */
+	struct host_labels *labels; /* OTLP output: each process's host-side labels */
 	uint64_t start_ns, end_ns;
 	int64_t realtime_offset_ns;
 	struct session_profile sp;
@@ -858,12 +860,28 @@ static int preflight_all(const struct xsprofd_opts *o)
 }
 
 /* pprof keeps addresses: the stacks' names then record where they came from. */
-static bool wants_pprof(const struct xsprofd_opts *o)
+static bool wants_format(const struct xsprofd_opts *o, enum output_format fmt)
 {
 	for (int i = 0; i < o->nr_outputs; i++)
-		if (o->outputs[i].format == OUTPUT_PPROF)
+		if (o->outputs[i].format == (int)fmt)
 			return true;
 	return false;
+}
+
+static bool wants_pprof(const struct xsprofd_opts *o)
+{
+	return wants_format(o, OUTPUT_PPROF);
+}
+
+/* A new process: its group (--group-by) and its host-side labels (OTLP) read while it runs. */
+static void note_process(void *ctx, uint32_t tgid)
+{
+	struct run *r = ctx;
+
+	if (r->groups)
+		group_by__note(r->groups, tgid);
+	if (r->labels)
+		host_labels__of(r->labels, tgid);
 }
 
 static void recording_opts_for(const struct xsprofd_opts *o, struct recording_opts *ret)
@@ -1003,8 +1021,13 @@ static int start_recording(struct run *r)
 		log_err("out of memory setting up");
 		return 1;
 	}
-	r->ropts.on_new_process = r->groups ? group_by__note : NULL;
-	r->ropts.on_new_process_ctx = r->groups;
+	/* OTLP's process labels (unit, container, pod, job and rank), as the export sinks'. */
+	if (wants_format(o, OUTPUT_OTLP) && !(r->labels = host_labels__new(NULL, NULL, 0))) {
+		log_err("out of memory setting up");
+		return 1;
+	}
+	r->ropts.on_new_process = r->groups || r->labels ? note_process : NULL;
+	r->ropts.on_new_process_ctx = r;
 	r->recording = recording__new(r->ev, &r->ropts, r->sym, &what);
 	if (!r->recording) {
 		preflight__explain_bpf_error(what, -errno);
@@ -1159,6 +1182,8 @@ static int write_all(struct run *r)
 	titles(r, title, sizeof(title), subtitle, sizeof(subtitle));
 	meta.title = title;
 	meta.subtitle = subtitle;
+	r->sp.pd.process_labels = r->labels ? host_labels__of : NULL;
+	r->sp.pd.process_labels_ctx = r->labels;
 	status = write_outputs(r->o, &r->sp.pd, &meta) ? 1 : 0;
 	if (r->o->report && print_report(&r->sp.pd))
 		status = 1;
@@ -1228,6 +1253,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 out:
 	session_profile__release(&r.sp);
 	group_by__free(r.groups);
+	host_labels__free(r.labels);
 	oneshot_gpu__free(r.gpu);
 	recording__free(r.recording);
 	symbolizer__free(r.sym);
