@@ -4,12 +4,14 @@
 request into DIR as NNNN.json (method, path, query, headers, arrival time) and NNNN.body; the
 profile it carries is also written out: NNNN.otlp.pb (OTLP, the body as is), NNNN.pprof (the
 multipart field "profile" of a Pyroscope /ingest, or the base64 rawProfile of a Parca
-/profiles/writeraw JSON). Answers 200. Usage: export_receiver.py DIR PORT (0: any; the port
-taken is written to DIR/port)."""
+/profiles/writeraw JSON). Answers 200. Usage: export_receiver.py DIR PORT [CERT KEY [CLIENT_CA]] (PORT 0: any; the
+port taken is written to DIR/port; with CERT and KEY it speaks TLS, and with CLIENT_CA it asks
+for a client certificate signed by that CA and refuses the handshake without one)."""
 import base64
 import http.server
 import json
 import os
+import ssl
 import sys
 import threading
 import time
@@ -73,6 +75,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 srv = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2])), Handler)
+if len(sys.argv) > 4:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(sys.argv[3], sys.argv[4])
+    if len(sys.argv) > 5:
+        ctx.verify_mode = ssl.CERT_REQUIRED
+        ctx.load_verify_locations(sys.argv[5])
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
 with open(os.path.join(out, "port.tmp"), "w") as f:
     f.write(str(srv.server_address[1]))
 os.rename(os.path.join(out, "port.tmp"), os.path.join(out, "port"))

@@ -410,6 +410,9 @@ void exporter__on_slice(void *ctx, const struct profile_data *slice)
 			k->queued++;
 			k->queued_bytes += it->len;
 			e->queued_bytes += it->len;
+			/* A sink whose period has passed pushes it now, not at its next tick. */
+			if (clock__mono_ns() >= k->next_ns)
+				pthread_cond_signal(&e->wake);
 		}
 		pthread_mutex_unlock(&e->lock);
 	}
@@ -656,13 +659,10 @@ static void *run(void *arg)
 		for (size_t i = 0; i < e->n && !e->stop; i++) {
 			struct sink *k = &e->sinks[i];
 
-			if (now >= k->next_ns) {
-				if (k->head)
-					drain(e, k, now);
-				else
-					k->next_ns = now + (uint64_t)k->period_s * NS;
-			}
-			if (k->next_ns < next)
+			/* Due and empty: it waits for a slice (enqueueing wakes the thread). */
+			if (now >= k->next_ns && k->head)
+				drain(e, k, now);
+			if (k->next_ns < next && (k->head || k->next_ns > now))
 				next = k->next_ns;
 		}
 		if (e->stop)

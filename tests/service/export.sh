@@ -35,9 +35,9 @@ go=$(command -v go) || { echo "FAIL go missing"; exit 1; }
 recv=$dir/recv
 mkdir -p "$recv"
 receiver=
-start_receiver() { # PORT
+start_receiver() { # PORT [CERT KEY [CLIENT_CA]]
 	rm -f "$recv/port"
-	$py "$here/export_receiver.py" "$recv" "$1" &
+	$py "$here/export_receiver.py" "$recv" "$@" &
 	receiver=$!
 	pids+=("$receiver")
 	for _ in $(seq 100); do [[ -s $recv/port ]] && break; sleep 0.1; done
@@ -200,3 +200,54 @@ curl -s --unix-socket "$dir/b.sock" http://x/metrics >"$dir/b.metrics"
 grep -q "xsprof_export_slices_total{outcome=\"dropped\"} $bd" "$dir/b.metrics" &&
 	pass "/metrics: xsprof_export_slices_total{outcome=\"dropped\"} $bd" ||
 	fail "/metrics: $(grep export "$dir/b.metrics")"
+
+step "TLS: a store that asks for a client certificate (CA file, client cert and key, basic auth)"
+kill "$receiver" 2>/dev/null; wait "$receiver" 2>/dev/null || true
+tls=$dir/tls
+mkdir -p "$tls"
+(
+	cd "$tls"
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=xs-ca
+	openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj /CN=127.0.0.1
+	printf 'subjectAltName=IP:127.0.0.1\n' >san.ext
+	openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out srv.pem -days 2 -extfile san.ext
+	openssl req -newkey rsa:2048 -nodes -keyout cli.key -out cli.csr -subj /CN=xs-client
+	openssl x509 -req -in cli.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out cli.pem -days 2
+) >"$dir/openssl.log" 2>&1 || fail "openssl: $(tail -3 "$dir/openssl.log")"
+chmod 600 "$tls"/*.key
+rm -rf "$recv" && mkdir -p "$recv"
+start_receiver 0 "$tls/srv.pem" "$tls/srv.key" "$tls/ca.pem"
+printf 'xs-user:xs-pass\n' >"$dir/basic"
+chmod 600 "$dir/basic"
+# One daemon with the CA and its client certificate, one with the CA but no certificate.
+"$xsprofd" --socket "$dir/t.sock" --cupti-socket "$dir/t-cupti.sock" --socket-group nogroup --freq 199 \
+	--export "otlp,url=https://127.0.0.1:$port/tls,period=2,ca-file=$tls/ca.pem,cert=$tls/cli.pem,key=$tls/cli.key,basic-auth-file=$dir/basic" \
+	>"$dir/t.log" 2>&1 &
+pids+=($!)
+"$xsprofd" --socket "$dir/n.sock" --cupti-socket "$dir/n-cupti.sock" --socket-group nogroup --freq 199 \
+	--export "otlp,url=https://127.0.0.1:$port/nocert,period=2,ca-file=$tls/ca.pem" >"$dir/n.log" 2>&1 &
+pids+=($!)
+tls_ok=0
+for _ in $(seq 40); do
+	mapfile -t got < <(otlp_files /tls)
+	((${#got[@]} >= 2)) && { tls_ok=1; break; }
+	sleep 1
+done
+((tls_ok)) && pass "${#got[@]} slices pushed over TLS with the client certificate" ||
+	fail "no slice arrived over TLS: $(tail -3 "$dir/t.log")"
+if ((tls_ok)) && $py - "${got[0]}.json" <<'PY'; then
+import base64, json, sys
+h = {k.lower(): v for k, v in json.load(open(sys.argv[1]))["headers"].items()}
+sys.exit(0 if h.get("authorization") == "Basic " + base64.b64encode(b"xs-user:xs-pass").decode() else 1)
+PY
+	pass "basic auth from its file: Authorization: Basic (xs-user)"
+else
+	((tls_ok)) && fail "no basic auth header: $(cat "${got[0]}.json")"
+fi
+((tls_ok)) && decode "${got[0]}.otlp.pb" >/dev/null 2>&1 && pass "the TLS slice decodes" ||
+	fail "the TLS slice does not decode"
+mapfile -t nocert < <(otlp_files /nocert)
+nf=$("$ctl" --timeout 20 -s "$dir/n.sock" --json status |
+	$py -c "import json,sys; print(json.load(sys.stdin)['export']['failed_pushes'])")
+((${#nocert[@]} == 0 && nf > 0)) && pass "without a client certificate: refused at the handshake ($nf failed pushes, none delivered)" ||
+	fail "without a client certificate: ${#nocert[@]} delivered, $nf failed pushes"
