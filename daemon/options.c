@@ -202,7 +202,9 @@ static const char usage_tail[] =
 	"      --unit NAME           only the processes of this systemd unit (nginx.service)\n"
 	"      --tid TID             only these threads (repeat, or a comma list)\n"
 	"      --group-by WHAT       a root level above the process in the flamegraph and\n"
-	"                            folded outputs: unit (systemd unit), container or comm;\n"
+	"                            folded outputs: unit (systemd unit), container, comm,\n"
+	"                            rank or job (from the launcher's environment: torchrun,\n"
+	"                            Slurm, Open MPI, PMI);\n"
 	"                            range or outer-range: the innermost or outermost NVTX range\n"
 	"                            each sample and launch was made in (--mode cpu; command\n"
 	"                            mode loads the NVTX injection; pprof: the label range)\n"
@@ -553,7 +555,8 @@ static int mode_option(struct xsprofd_opts *o, int c, const char *arg)
 		return add_ids(flag, arg, o->tids, &o->nr_tids);
 	case OPT_GROUP_BY:
 		if (session_group__from_name(arg, &o->group_by))
-			return bad(flag, arg, "use unit, container, comm, range or outer-range");
+			return bad(flag, arg,
+				   "use unit, container, comm, rank, job, range or outer-range");
 		return 0;
 	case OPT_RANGE_DOMAIN:
 		if (!*arg)

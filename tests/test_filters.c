@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The in-kernel filters of the real xsprofd: --comm (a process name), --cgroup / --unit (a
- * cgroup v2 directory) and --tid (threads), and --group-by's root level. Two busy processes
+ * cgroup v2 directory) and --tid (threads), and --group-by's root level (unit, container, comm,
+ * and rank and job from the environment). Two busy processes
  * (or threads) run; the profile must hold the chosen one and nothing of the other. Needs root,
  * BTF and a cgroup2 mount.
  */
@@ -336,4 +337,85 @@ Test(filters, pid_takes_in_descendants_already_running, .timeout = 120)
 		}
 		free(log);
 	}
+}
+
+/* A busy process as its launcher would start rank `rank` of job "xs-filters-job". */
+static pid_t busy_rank(int rank)
+{
+	char r[32];
+	char *argv[] = {"sha256sum", "/dev/zero", NULL};
+	char *envp[] = {r, "WORLD_SIZE=2", "TORCHELASTIC_RUN_ID=xs-filters-job", NULL};
+	pid_t pid;
+
+	snprintf(r, sizeof(r), "RANK=%d", rank);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (!pid) {
+		execve("/usr/bin/sha256sum", argv, envp);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* --group-by rank and job: the roots its launcher's environment gives each process. */
+Test(filters, group_by_rank_and_job_from_the_environment, .timeout = 120)
+{
+	const char *out = test_path("rank", ".folded"), *err = test_path("rank", ".err");
+	const char *jout = test_path("job", ".folded");
+	pid_t a = busy_rank(0), b = busy_rank(1);
+	char pids[32];
+	char *argv[] = {XSPROFD_PATH,
+			"-f",
+			"-d",
+			"2",
+			"-F",
+			"199",
+			"--pid",
+			pids,
+			"--group-by",
+			"rank",
+			"--cupti-socket",
+			(char *)test_path("rank", ".sock"),
+			"-o",
+			(char *)out,
+			NULL};
+	uint64_t r0 = 0, r1 = 0, other = 0, job = 0, jother = 0;
+	struct folded f;
+
+	snprintf(pids, sizeof(pids), "%d,%d", (int)a, (int)b);
+	cr_assert_eq(run(argv, NULL, err), 0, "%s", read_file(err));
+	argv[9] = "job";
+	argv[13] = (char *)jout;
+	cr_assert_eq(run(argv, NULL, err), 0, "%s", read_file(err));
+	kill(a, SIGKILL);
+	kill(b, SIGKILL);
+	wait_exit(a);
+	wait_exit(b);
+	folded_load(out, &f);
+	for (size_t i = 0; i < f.n; i++) {
+		if (!strcmp(f.lines[i].frames[0], "rank 0"))
+			r0 += f.lines[i].count;
+		else if (!strcmp(f.lines[i].frames[0], "rank 1"))
+			r1 += f.lines[i].count;
+		else
+			other += f.lines[i].count;
+	}
+	folded_free(&f);
+	folded_load(jout, &f);
+	for (size_t i = 0; i < f.n; i++) {
+		if (!strcmp(f.lines[i].frames[0], "job xs-filters-job") && f.lines[i].n > 1 &&
+		    !strcmp(f.lines[i].frames[1], "sha256sum"))
+			job += f.lines[i].count;
+		else
+			jother += f.lines[i].count;
+	}
+	folded_free(&f);
+	cr_log_info("--group-by rank: %llu under rank 0, %llu under rank 1, %llu else; job: %llu\n",
+		    (unsigned long long)r0, (unsigned long long)r1, (unsigned long long)other,
+		    (unsigned long long)job);
+	cr_expect_gt(r0, 5, "rank 0 has %llu samples", (unsigned long long)r0);
+	cr_expect_gt(r1, 5, "rank 1 has %llu samples", (unsigned long long)r1);
+	cr_expect_eq(other, 0, "%llu samples under another root", (unsigned long long)other);
+	cr_expect_gt(job, 10, "job xs-filters-job has %llu samples", (unsigned long long)job);
+	cr_expect_eq(jother, 0, "%llu samples under another root", (unsigned long long)jother);
 }

@@ -184,7 +184,7 @@ Test(recordings_request, refusals_name_the_field)
 		{"{\"weight\": 3}", "weight must be samples or us"},
 		{"{\"correlate\": \"guess\"}", "correlate must be auto, id, timestamp or stream"},
 		{"{\"mode\": \"idle\"}", "mode must be cpu, offcpu or wall"},
-		{"{\"group_by\": \"host\"}", "group_by must be unit, container, comm, range"},
+		{"{\"group_by\": \"host\"}", "group_by must be unit, container, comm, rank, job, range"},
 		{"{\"mode\": \"offcpu\", \"group_by\": \"range\"}",
 		 "group_by range works with mode cpu"},
 		{"{\"range_domain\": \"d\"}",

@@ -20,6 +20,7 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 
+#include "daemon/session/session_mode.h"
 #include "daemon/base/clock.h"
 #include "daemon/base/atomic_file.h"
 #include "daemon/base/vec.h"
@@ -47,8 +48,9 @@ const char fleet_usage[] =
 	"  -d, --duration SECS    record this long on every host (default 10)\n"
 	"      --since SECS       instead, each host's rolling window of the last SECS\n"
 	"      --pid N / --comm NAME / --gpu-mode MODE   passed to every host\n"
-	"      --group-by WHAT    each host's recording: unit, container, comm, range or\n"
-	"                         outer-range (NVTX), under the host root; with --since,\n"
+	"      --group-by WHAT    each host's recording: unit, container, comm, rank, job,\n"
+	"                         range or outer-range (NVTX), under the host root; with\n"
+	"                         --since,\n"
 	"                         range or outer-range of hosts started with\n"
 	"                         --window-group-by\n"
 	"      --range-domain D   with --group-by range or outer-range: only NVTX domain D's\n"
@@ -777,10 +779,10 @@ static int fleet_opt(struct fleet *f, int c, const char *arg)
 		f->by = arg;
 		return 0;
 	case FO_GROUP_BY:
-		if (strcmp(arg, "unit") && strcmp(arg, "container") && strcmp(arg, "comm") &&
-		    strcmp(arg, "range") && strcmp(arg, "outer-range"))
+		if (session_group__from_name(arg, &(enum session_group){0}))
 			return fleet_usage_error(
-				"--group-by: expected unit, container, comm, range or outer-range",
+				"--group-by: expected unit, container, comm, rank, "
+				"job, range or outer-range",
 				arg);
 		f->group_by = arg;
 		return 0;
@@ -895,10 +897,11 @@ static int fleet_parse(struct fleet *f, int argc, char **argv)
 	/* A window groups by range only (xsprofd --window-group-by), all domains. */
 	if (f->since > 0 && f->group_by && strcmp(f->group_by, "range") &&
 	    strcmp(f->group_by, "outer-range"))
-		return fleet_usage_error("--group-by unit, container or comm groups a recording "
-					 "(--duration): the machine's window (--since) groups by "
-					 "range or outer-range only",
-					 NULL);
+		return fleet_usage_error(
+			"--group-by unit, container, comm, rank or job groups a recording "
+			"(--duration): the machine's window (--since) groups by "
+			"range or outer-range only",
+			NULL);
 	if (f->range_domain &&
 	    (!f->group_by || (strcmp(f->group_by, "range") && strcmp(f->group_by, "outer-range"))))
 		return fleet_usage_error("--range-domain goes with --group-by range or outer-range",

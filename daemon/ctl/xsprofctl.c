@@ -17,6 +17,7 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 
+#include "daemon/session/session_mode.h"
 #include "daemon/base/clock.h"
 #include "daemon/base/api_socket.h"
 #include "daemon/base/atomic_file.h"
@@ -107,7 +108,8 @@ static const char usage_text[] =
 	"  -m, --mode MODE         record: cpu (samples, the default), offcpu (time off the\n"
 	"                          CPU, in us) or wall (both, in us; GPU waits as [wait gpu])\n"
 	"      --group-by WHAT     record: a root level above each process: unit (systemd\n"
-	"                          unit), container or comm (the process name); range or\n"
+	"                          unit), container, comm (the process name), rank or job\n"
+	"                          (from its launcher's environment); range or\n"
 	"                          outer-range: the innermost or outermost NVTX range each\n"
 	"                          sample and launch was made in (-- CMD loads the NVTX\n"
 	"                          injection; --mode cpu); attach, flamegraph: range or\n"
@@ -603,7 +605,7 @@ static int cmd_attach(int argc, char **argv, bool attach)
 			 strcmp(optarg, "outer-range"))
 			st = ctl_usage_error(
 				"--group-by '%s': an attachment groups by range or "
-				"outer-range (unit, container, comm: record --group-by)",
+				"outer-range (unit, container, comm, rank, job: record --group-by)",
 				optarg);
 		else if (c == 'G' && attach)
 			group = optarg;
@@ -993,12 +995,10 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 			wall = !strcmp(optarg, "wall");
 			break;
 		case 'G':
-			if (strcmp(optarg, "unit") && strcmp(optarg, "container") &&
-			    strcmp(optarg, "comm") && strcmp(optarg, "range") &&
-			    strcmp(optarg, "outer-range"))
+			if (session_group__from_name(optarg, &(enum session_group){0}))
 				st = ctl_usage_error(
-					"--group-by '%s': expected unit, container, comm, "
-					"range or outer-range",
+					"--group-by '%s': expected unit, container, comm, rank, "
+					"job, range or outer-range",
 					optarg);
 			else
 				json_object_object_add(a->req, "group_by",

@@ -390,8 +390,9 @@ static int recordings__parse_view(struct json_object *body, struct svc_recording
 	if (body && json_object_object_get_ex(body, "group_by", &v)) {
 		str = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
 		if (session_group__from_name(str, &r->view.group_by)) {
-			snprintf(msg, size,
-				 "group_by must be unit, container, comm, range or outer-range");
+			snprintf(
+				msg, size,
+				"group_by must be unit, container, comm, rank, job, range or outer-range");
 			return -EINVAL;
 		}
 		/* Ranges are matched sample by sample; off-CPU stretches are not kept so. */

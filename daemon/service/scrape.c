@@ -148,7 +148,8 @@ static int parse_scrape(struct service *s, struct MHD_Connection *c, struct svc_
 		return -EINVAL;
 	}
 	if (group && session_group__from_name(group, &r->view.group_by)) {
-		snprintf(msg, size, "group_by must be unit, container, comm, range or outer-range");
+		snprintf(msg, size,
+			 "group_by must be unit, container, comm, rank, job, range or outer-range");
 		return -EINVAL;
 	}
 	if (domain && recordings__set_range_domain(r, domain, msg, size))

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon/base/proc_env.h"
 #include "daemon/session/group_by.h"
 #include "daemon/base/hashmap.h"
 
@@ -132,12 +133,33 @@ void group_by__unit_of_pid(uint32_t pid, char *buf, size_t size)
 	group_by__unit_of(cg, buf, size);
 }
 
+/* "rank N" or "job ID" from pid's environment; "[no rank]", "[no job]", "[gone]". */
+static void lookup_job(enum session_group what, uint32_t pid, char *name)
+{
+	struct proc_job job;
+	int err = proc_env__job("/proc", pid, &job);
+
+	if (err == -ENOENT || err == -ESRCH)
+		snprintf(name, NAME_LEN, "[gone]");
+	else if (what == SESSION_GROUP_RANK)
+		snprintf(name, NAME_LEN, err || job.rank < 0 ? "[no rank]" : "rank %lld",
+			 (long long)job.rank);
+	else if (err || !job.job_id[0])
+		snprintf(name, NAME_LEN, "[no job]");
+	else
+		snprintf(name, NAME_LEN, "job %s", job.job_id);
+}
+
 static void lookup(enum session_group what, uint32_t pid, char *name)
 {
 	char cg[1024], path[64];
 	ssize_t n;
 	int fd;
 
+	if (what == SESSION_GROUP_RANK || what == SESSION_GROUP_JOB) {
+		lookup_job(what, pid, name);
+		return;
+	}
 	if (what == SESSION_GROUP_COMM) {
 		snprintf(path, sizeof(path), "/proc/%u/comm", pid);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -203,9 +225,10 @@ const char *group_by__root(void *ctx, uint32_t tgid)
 
 const char *const *group_by__labels(const struct group_by *g, size_t *ret_n)
 {
-	static const char *const unit[] = {"unit", "process"},
-				 *const container[] = {"container", "process"},
-				 *const comm[] = {"comm", "process"};
+	static const char *const
+		unit[] = {"unit", "process"},
+		*const container[] = {"container", "process"}, *const comm[] = {"comm", "process"},
+		*const rank[] = {"rank", "process"}, *const job[] = {"job", "process"};
 
 	*ret_n = 2;
 	switch (g->what) {
@@ -213,6 +236,10 @@ const char *const *group_by__labels(const struct group_by *g, size_t *ret_n)
 		return unit;
 	case SESSION_GROUP_CONTAINER:
 		return container;
+	case SESSION_GROUP_RANK:
+		return rank;
+	case SESSION_GROUP_JOB:
+		return job;
 	default:
 		return comm;
 	}

@@ -24,6 +24,8 @@ enum session_group {
 	SESSION_GROUP_COMM,	   /* the process's name */
 	SESSION_GROUP_RANGE,	   /* the innermost NVTX range the thread was in */
 	SESSION_GROUP_OUTER_RANGE, /* the outermost one */
+	SESSION_GROUP_RANK,	   /* the rank its launcher gave it (RANK, SLURM_PROCID, ...) */
+	SESSION_GROUP_JOB,	   /* the job id (TORCHELASTIC_RUN_ID, SLURM_JOB_ID) */
 };
 
 static inline bool session_group__is_range(enum session_group g)
@@ -56,19 +58,19 @@ static inline int session_mode__from_name(const char *name, enum session_mode *r
 	return -EINVAL;
 }
 
-/* "unit", "container", "comm", "range", "outer-range"; "" for none. */
+/* "unit", "container", "comm", "range", "outer-range", "rank", "job"; "" for none. */
 static inline const char *session_group__name(enum session_group g)
 {
-	static const char *const names[] = {"",	    "unit",  "container",
-					    "comm", "range", "outer-range"};
+	static const char *const names[] = {"",	     "unit",	    "container", "comm",
+					    "range", "outer-range", "rank",	 "job"};
 
-	return g <= SESSION_GROUP_OUTER_RANGE ? names[g] : "";
+	return g <= SESSION_GROUP_JOB ? names[g] : "";
 }
 
 /* 0, or -EINVAL for a name that is none of session_group__name's (none included). */
 static inline int session_group__from_name(const char *name, enum session_group *ret_group)
 {
-	for (enum session_group g = SESSION_GROUP_UNIT; g <= SESSION_GROUP_OUTER_RANGE; g++) {
+	for (enum session_group g = SESSION_GROUP_UNIT; g <= SESSION_GROUP_JOB; g++) {
 		if (!strcmp(name, session_group__name(g))) {
 			*ret_group = g;
 			return 0;
