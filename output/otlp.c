@@ -19,6 +19,7 @@
 #include "output/calltree.h"
 #include "output/gpu_report.h"
 #include "output/otlp.h"
+#include "output/sample_agg.h"
 #include "output/output.h"
 #include "output/profile.h"
 #include "output/protobuf.h"
@@ -292,54 +293,6 @@ static const char *const *stack_with(struct ot *o, uint32_t pid, uint32_t stack_
 	return v;
 }
 
-/* ---- one sample per distinct key, in the order first met */
-
-#define AGG_KEY 5
-
-struct agg_ent {
-	uint64_t k[AGG_KEY];
-	uint64_t value;
-	const void *ref;
-};
-
-struct agg {
-	struct keymap *index;
-	struct agg_ent *e;
-	size_t n, cap;
-};
-
-static int agg_add(struct agg *a, const uint64_t k[AGG_KEY], uint64_t value, const void *ref)
-{
-	const size_t klen = AGG_KEY * sizeof(*k);
-	uintptr_t at;
-
-	if (!a->index && !(a->index = keymap__new()))
-		return -ENOMEM;
-	at = (uintptr_t)keymap__get(a->index, k, klen);
-	if (at) {
-		a->e[at - 1].value += value;
-		return 0;
-	}
-	if (vec_reserve(&a->e, &a->cap, a->n + 1) ||
-	    keymap__put(a->index, k, klen, (void *)(uintptr_t)(a->n + 1), NULL))
-		return -ENOMEM;
-	a->e[a->n] = (struct agg_ent){.value = value, .ref = ref};
-	memcpy(a->e[a->n].k, k, klen);
-	a->n++;
-	return 0;
-}
-
-static void agg_free(struct agg *a)
-{
-	keymap__free(a->index);
-	free(a->e);
-}
-
-static uint64_t range_key(const struct profile_data *pd, uint32_t pid, uint32_t tid, uint64_t t)
-{
-	return pd->root_at ? (uint64_t)(uintptr_t)pd->root_at(pd->root_at_ctx, pid, tid, t) : 0;
-}
-
 static void thread_attrs(struct ot *o, uint32_t pid, uint32_t tid)
 {
 	char comm[64], tname[64];
@@ -356,16 +309,10 @@ static void thread_attrs(struct ot *o, uint32_t pid, uint32_t tid)
 static void cpu_timeline(struct ot *o)
 {
 	const struct profile_data *pd = o->pd;
-	struct agg a = {0};
+	struct sample_agg a = {0};
 	int err = 0;
 
-	for (size_t i = 0; i < pd->nr_samples && !err; i++) {
-		const struct profile_sample *s = &pd->samples[i];
-		uint64_t k[AGG_KEY] = {s->pid, s->tid, s->stack_id,
-				       range_key(pd, s->pid, s->tid, s->time_ns)};
-
-		err = agg_add(&a, k, 1, s);
-	}
+	err = sample_agg__samples(pd, &a);
 	fail(o, err);
 	for (size_t i = 0; i < a.n && !o->err; i++) {
 		const struct profile_sample *s = a.e[i].ref;
@@ -380,7 +327,7 @@ static void cpu_timeline(struct ot *o)
 		if (frames)
 			sample_end(o, frames, n, (int64_t)(a.e[i].value * pd->sample_period_ns));
 	}
-	agg_free(&a);
+	sample_agg__free(&a);
 }
 
 struct tree_ctx {
@@ -436,7 +383,7 @@ static void gpu_work(struct ot *o)
 {
 	const struct profile_data *pd = o->pd;
 	bool *joined = calloc(pd->nr_gpu ? pd->nr_gpu : 1, sizeof(*joined));
-	struct agg a = {0};
+	struct sample_agg a = {0};
 	char leaf[512];
 	int err = 0;
 
@@ -444,26 +391,7 @@ static void gpu_work(struct ot *o)
 		fail(o, -ENOMEM);
 		return;
 	}
-	for (size_t i = 0; i < pd->nr_joins && !err; i++) {
-		const struct profile_join *j = &pd->joins[i];
-		const struct corr_cpu_rec *l;
-		const struct corr_gpu_rec *g;
-
-		if (j->launch >= pd->nr_launches || j->gpu >= pd->nr_gpu) {
-			err = -EINVAL;
-			break;
-		}
-		l = &pd->launches[j->launch];
-		g = &pd->gpu[j->gpu];
-		if (!corr_gpu_kind__is_activity(g->kind) || joined[j->gpu])
-			continue;
-		joined[j->gpu] = true;
-		uint64_t k[AGG_KEY] = {
-			(uint64_t)l->pid << 32 | l->tid, (uint64_t)l->stack_id << 32 | g->device,
-			(uint64_t)g->stream_id << 16 | g->kind << 8 | g->copy_kind,
-			(uint64_t)(uintptr_t)g->name, range_key(pd, l->pid, l->tid, l->time_ns)};
-		err = agg_add(&a, k, g->end_ns - g->start_ns, j);
-	}
+	err = sample_agg__gpu(pd, &a, joined);
 	fail(o, err);
 	for (size_t i = 0; i < a.n && !o->err; i++) {
 		const struct profile_join *j = a.e[i].ref;
@@ -482,7 +410,7 @@ static void gpu_work(struct ot *o)
 		if (frames)
 			sample_end(o, frames, n, (int64_t)a.e[i].value);
 	}
-	agg_free(&a);
+	sample_agg__free(&a);
 	for (size_t i = 0; i < pd->nr_gpu && !o->err; i++) {
 		const struct corr_gpu_rec *g = &pd->gpu[i];
 		const char *v[2] = {"[no launch stack]", leaf};

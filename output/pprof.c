@@ -18,6 +18,7 @@
 #include "output/calltree.h"
 #include "output/output.h"
 #include "output/pprof.h"
+#include "output/sample_agg.h"
 #include "output/pprof_locations.h"
 #include "output/profile.h"
 #include "output/protobuf.h"
@@ -173,53 +174,6 @@ static void sample_end(struct pp *p)
 	emit(p, P_SAMPLE, &p->sample);
 }
 
-/* ---- aggregation: one sample per distinct key */
-
-#define AGG_KEY 5
-
-struct agg_ent {
-	uint64_t k[AGG_KEY];
-	uint64_t value;
-	const void *ref; /* a record that has the key, for its labels */
-};
-
-/* Distinct keys in the order first met, so samples are written in the order of the records. */
-struct agg {
-	struct keymap *index; /* key -> entry + 1 */
-	struct agg_ent *e;
-	size_t n, cap;
-};
-
-static int agg_add(struct agg *a, const uint64_t k[AGG_KEY], uint64_t value, const void *ref)
-{
-	const size_t klen = AGG_KEY * sizeof(*k);
-	uintptr_t at;
-	int err;
-
-	if (!a->index && !(a->index = keymap__new()))
-		return -ENOMEM;
-	at = (uintptr_t)keymap__get(a->index, k, klen);
-	if (at) {
-		a->e[at - 1].value += value;
-		return 0;
-	}
-	err = vec_reserve(&a->e, &a->cap, a->n + 1);
-	if (!err)
-		err = keymap__put(a->index, k, klen, (void *)(uintptr_t)(a->n + 1), NULL);
-	if (err)
-		return err;
-	a->e[a->n] = (struct agg_ent){.value = value, .ref = ref};
-	memcpy(a->e[a->n].k, k, klen);
-	a->n++;
-	return 0;
-}
-
-static void agg_free(struct agg *a)
-{
-	keymap__free(a->index);
-	free(a->e);
-}
-
 static void stack_of(const struct profile_data *pd, uint32_t pid, uint32_t stack_id,
 		     const char *const **ret_frames, size_t *ret_n)
 {
@@ -261,30 +215,18 @@ static void write_stack_sample(struct pp *p, uint32_t pid, uint32_t stack_id, co
 	sample_begin(p, v, k, values);
 }
 
-/* --group-by range: the range's name (interned: its address is its key), else 0. */
-static uint64_t range_key(const struct profile_data *pd, uint32_t pid, uint32_t tid, uint64_t t)
-{
-	return pd->root_at ? (uint64_t)(uintptr_t)pd->root_at(pd->root_at_ctx, pid, tid, t) : 0;
-}
-
 static int write_cpu_timeline(struct pp *p)
 {
 	const struct profile_data *pd = p->pd;
 	uint64_t period = pd->sample_period_ns;
-	struct agg a = {0};
+	struct sample_agg a = {0};
 	char tname[64];
 	size_t i;
 	int err = 0;
 
-	for (i = 0; i < pd->nr_samples && !err; i++) {
-		const struct profile_sample *s = &pd->samples[i];
-		uint64_t k[AGG_KEY] = {s->pid, s->tid, s->stack_id,
-				       range_key(pd, s->pid, s->tid, s->time_ns)};
-
-		err = agg_add(&a, k, 1, s);
-	}
+	err = sample_agg__samples(pd, &a);
 	for (i = 0; i < a.n && !err && !p->err; i++) {
-		const struct agg_ent *e = &a.e[i];
+		const struct sample_agg_ent *e = &a.e[i];
 		const struct profile_sample *s = e->ref;
 		int64_t values[NVALUES] = {(int64_t)e->value, (int64_t)(e->value * period), 0};
 
@@ -296,7 +238,7 @@ static int write_cpu_timeline(struct pp *p)
 			label_str(p, "range", (const char *)(uintptr_t)e->k[3]);
 		sample_end(p);
 	}
-	agg_free(&a);
+	sample_agg__free(&a);
 	return err ? err : p->err;
 }
 
@@ -353,7 +295,7 @@ static void gpu_labels(struct pp *p, const struct corr_gpu_rec *g, const char *l
 static int write_gpu(struct pp *p)
 {
 	const struct profile_data *pd = p->pd;
-	struct agg a = {0};
+	struct sample_agg a = {0};
 	bool *joined = calloc(pd->nr_gpu ? pd->nr_gpu : 1, sizeof(*joined));
 	char leaf[512], tname[64];
 	size_t i;
@@ -362,33 +304,9 @@ static int write_gpu(struct pp *p)
 	if (!joined)
 		return -ENOMEM;
 	/* Key: launch stack and thread, and the work's device, stream and kind/name. */
-	for (i = 0; i < pd->nr_joins && !err; i++) {
-		const struct profile_join *j = &pd->joins[i];
-		const struct corr_cpu_rec *l;
-		const struct corr_gpu_rec *g;
-
-		if (j->launch >= pd->nr_launches || j->gpu >= pd->nr_gpu) {
-			err = -EINVAL;
-			break;
-		}
-		l = &pd->launches[j->launch];
-		g = &pd->gpu[j->gpu];
-		if (!corr_gpu_kind__is_activity(g->kind) || joined[j->gpu])
-			continue;
-		joined[j->gpu] = true;
-		{
-			uint64_t k[AGG_KEY] = {(uint64_t)l->pid << 32 | l->tid,
-					       (uint64_t)l->stack_id << 32 | g->device,
-					       (uint64_t)g->stream_id << 16 | g->kind << 8 |
-						       g->copy_kind,
-					       (uint64_t)(uintptr_t)g->name,
-					       range_key(pd, l->pid, l->tid, l->time_ns)};
-
-			err = agg_add(&a, k, g->end_ns - g->start_ns, j);
-		}
-	}
+	err = sample_agg__gpu(pd, &a, joined);
 	for (i = 0; i < a.n && !err && !p->err; i++) {
-		const struct agg_ent *e = &a.e[i];
+		const struct sample_agg_ent *e = &a.e[i];
 		const struct profile_join *j = e->ref;
 		const struct corr_cpu_rec *l;
 		const struct corr_gpu_rec *g;
@@ -406,7 +324,7 @@ static int write_gpu(struct pp *p)
 			label_str(p, "range", (const char *)(uintptr_t)e->k[4]);
 		sample_end(p);
 	}
-	agg_free(&a);
+	sample_agg__free(&a);
 	/* Work nothing was joined to: under the process, with its own labels. */
 	for (i = 0; i < pd->nr_gpu && !err && !p->err; i++) {
 		const struct corr_gpu_rec *g = &pd->gpu[i];

@@ -463,31 +463,34 @@ void gpu_metrics__write(const struct gpu_metrics *m, FILE *f)
 			fprintf(f, " %.15g\n", (double)s->idle_by[c] / 1e9);
 		}
 	}
-	header(f, "xsprof_gpu_memory_bytes", "gauge",
-	       "GPU memory the process has allocated and not freed (allocations it made while "
-	       "xsprofd followed it).");
-	for (size_t i = 0; i < m->nr_procs; i++)
-		if (m->procs[i].used) {
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} mem[] = {
+		{"xsprof_gpu_memory_bytes",
+		 "GPU memory the process has allocated and not freed (allocations it made while "
+		 "xsprofd followed it).",
+		 offsetof(struct proc_mem, live)},
+		{"xsprof_gpu_memory_peak_bytes",
+		 "The most GPU memory the process had allocated at once.",
+		 offsetof(struct proc_mem, peak)},
+	};
+	for (size_t k = 0; k < sizeof(mem) / sizeof(mem[0]); k++) {
+		header(f, mem[k].name, "gauge", mem[k].help);
+		for (size_t i = 0; i < m->nr_procs; i++) {
+			const struct proc_mem *p = &m->procs[i];
 			char pid[24];
 
-			snprintf(pid, sizeof(pid), "pid=\"%u\"", m->procs[i].pid);
-			fputs("xsprof_gpu_memory_bytes", f);
-			labels(f, (uint32_t)m->procs[i].device, m->procs[i].process, &m->procs[i].l,
-			       pid);
-			fprintf(f, " %llu\n", (unsigned long long)m->procs[i].live);
+			if (!p->used)
+				continue;
+			snprintf(pid, sizeof(pid), "pid=\"%u\"", p->pid);
+			fputs(mem[k].name, f);
+			labels(f, (uint32_t)p->device, p->process, &p->l, pid);
+			fprintf(f, " %llu\n",
+				(unsigned long long)*(const uint64_t *)((const char *)p +
+									mem[k].off));
 		}
-	header(f, "xsprof_gpu_memory_peak_bytes", "gauge",
-	       "The most GPU memory the process had allocated at once.");
-	for (size_t i = 0; i < m->nr_procs; i++)
-		if (m->procs[i].used) {
-			char pid[24];
-
-			snprintf(pid, sizeof(pid), "pid=\"%u\"", m->procs[i].pid);
-			fputs("xsprof_gpu_memory_peak_bytes", f);
-			labels(f, (uint32_t)m->procs[i].device, m->procs[i].process, &m->procs[i].l,
-			       pid);
-			fprintf(f, " %llu\n", (unsigned long long)m->procs[i].peak);
-		}
+	}
 	header(f, "xsprof_gpu_metric_series", "gauge",
 	       "Label sets of the GPU metrics (at most 256).");
 	fprintf(f, "xsprof_gpu_metric_series %zu\n", m->nr_series);

@@ -498,25 +498,7 @@ expect_progs_gone() {
 
 # stopped_under NSPID: the processes in state T among NSPID's descendants (namespace pids).
 stopped_under() {
-	ns python3 - "$1" <<'PY'
-import os, sys
-root, kids, state = int(sys.argv[1]), {}, {}
-for p in filter(str.isdigit, os.listdir("/proc")):
-    try:
-        s = open(f"/proc/{p}/stat").read()
-    except OSError:
-        continue
-    rest = s[s.rindex(")") + 2:].split()
-    state[int(p)] = rest[0]
-    kids.setdefault(int(rest[1]), []).append(int(p))
-todo, out = [root], []
-while todo:
-    p = todo.pop()
-    if state.get(p) in ("T", "t"):
-        out.append(str(p))
-    todo += kids.get(p, [])
-print(" ".join(out))
-PY
+	ns python3 - "$1" <"$here/stopped_under.py"
 }
 
 step "crash and restart, with a process stopped for its probes"

@@ -17,31 +17,7 @@ name=service_stopped
 need
 
 # stopped_under PID: the processes in state T among PID's descendants (and PID).
-stopped_under() {
-	$py - "$1" <<'PY'
-import os, sys
-root = int(sys.argv[1])
-kids = {}
-state = {}
-for p in os.listdir("/proc"):
-    if not p.isdigit():
-        continue
-    try:
-        s = open(f"/proc/{p}/stat").read()
-    except OSError:
-        continue
-    rest = s[s.rindex(")") + 2:].split()
-    state[int(p)] = rest[0]
-    kids.setdefault(int(rest[1]), []).append(int(p))
-todo, out = [root], []
-while todo:
-    p = todo.pop()
-    if state.get(p) in ("T", "t"):
-        out.append(str(p))
-    todo += kids.get(p, [])
-print(" ".join(out))
-PY
-}
+stopped_under() { $py "$(dirname "$0")/stopped_under.py" "$1"; }
 
 step "xsprofctl record -- a loop of execs; the daemon is stopped, then killed -9"
 start_daemon
