@@ -512,7 +512,7 @@ static int write_names(struct writer *w)
 		uint32_t pid = (uint32_t)procs.v[i];
 
 		chrome_trace__process_name(w->t, pid,
-					   profile__name_or(pd, pid, 0, nbuf, sizeof(nbuf)));
+					   profile__process_title(pd, pid, nbuf, sizeof(nbuf)));
 	}
 	for (i = 0; i < threads.n; i++) {
 		uint32_t pid = threads.v[i] >> 32, tid = (uint32_t)threads.v[i];

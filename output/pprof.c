@@ -213,6 +213,11 @@ static void write_stack_sample(struct pp *p, uint32_t pid, uint32_t stack_id, co
 	if (leaf)
 		v[k++] = leaf;
 	sample_begin(p, v, k, values);
+	/* The process's job and rank, unit, ... (unless a root label set says them already). */
+	if (pd->process_labels && !(pd->root_labels && pd->nr_root_labels > 1 &&
+				    !strcmp(pd->root_labels[0], PROFILE_LABEL_SET)))
+		profile__label_set_each(pd->process_labels(pd->process_labels_ctx, pid), label_one,
+					p);
 }
 
 static int write_cpu_timeline(struct pp *p)

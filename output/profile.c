@@ -95,6 +95,37 @@ const char *profile__name_or(const struct profile_data *pd, uint32_t pid, uint32
 	return buf;
 }
 
+struct job_of {
+	char rank[24], job[64];
+};
+
+static void job_label(void *ctx, const char *key, size_t klen, const char *val, size_t vlen)
+{
+	struct job_of *j = ctx;
+
+	if (klen == 8 && !memcmp(key, "job.rank", 8))
+		snprintf(j->rank, sizeof(j->rank), "%.*s", (int)vlen, val);
+	else if (klen == 6 && !memcmp(key, "job.id", 6))
+		snprintf(j->job, sizeof(j->job), "%.*s", (int)vlen, val);
+}
+
+const char *profile__process_title(const struct profile_data *pd, uint32_t pid, char *buf,
+				   size_t size)
+{
+	char comm[64];
+	const char *name = profile__name_or(pd, pid, 0, comm, sizeof(comm));
+	struct job_of j = {"", ""};
+
+	if (pd->process_labels)
+		profile__label_set_each(pd->process_labels(pd->process_labels_ctx, pid), job_label,
+					&j);
+	if (!j.rank[0] && !j.job[0])
+		return name;
+	snprintf(buf, size, "%s (%s%s%s%s%s)", name, j.rank[0] ? "rank " : "", j.rank,
+		 j.rank[0] && j.job[0] ? ", " : "", j.job[0] ? "job " : "", j.job);
+	return buf;
+}
+
 void profile__label_set_each(const char *set,
 			     void (*fn)(void *ctx, const char *key, size_t klen, const char *val,
 					size_t vlen),

@@ -124,8 +124,10 @@ struct profile_data {
 	 * pod, job, rank), each written as a label of its own.
 	 */
 	/*
-	 * OTLP only: a label set (as a PROFILE_LABEL_SET root's) of process pid, each written as
-	 * an attribute of its samples (the one-shot run's host-side labels); NULL: none.
+	 * A label set (as a PROFILE_LABEL_SET root's) of process pid (the one-shot run's host-side
+	 * labels: unit, container, pod, job, rank); NULL: none. OTLP writes each as an attribute
+	 * of the process's samples, pprof as a label of its timeline's and GPU work's samples,
+	 * the Chrome trace its rank and job in the process's name.
 	 */
 	const char *(*process_labels)(void *ctx, uint32_t pid);
 	void *process_labels_ctx;
@@ -152,6 +154,10 @@ void profile__label_set_each(const char *set,
 					size_t vlen),
 			     void *ctx);
 
+/* The name of process pid with its place in a job when pd->process_labels says it:
+ * "train.py (rank 3, job 1234)"; else profile__name_or's. */
+const char *profile__process_title(const struct profile_data *pd, uint32_t pid, char *buf,
+				   size_t size);
 /* pd->name's name of the thread tid of pid (tid 0: the process), else "tid N" / "pid N" in buf. */
 const char *profile__name_or(const struct profile_data *pd, uint32_t pid, uint32_t tid, char *buf,
 			     size_t size);

@@ -38,7 +38,8 @@ decode() {
 # CPU: xs_split's two threads.
 # As rank 2 of a torchrun job: its samples carry the job labels read from its environment.
 if ! RANK=2 WORLD_SIZE=4 TORCHELASTIC_RUN_ID=xs-otlp-job \
-	"$xsprofd" --foreground --freq 199 -o "$dir/cpu.otlp.pb" -- "$split" 1300 3900 1.5 2 \
+	"$xsprofd" --foreground --freq 199 -o "$dir/cpu.otlp.pb" -o "$dir/cpu.json" -o "$dir/cpu.pb.gz" \
+	-- "$split" 1300 3900 1.5 2 \
 	>"$dir/cpu.log" 2>&1; then
 	fail "xsprofd -o cpu.otlp.pb: $(tail -5 "$dir/cpu.log")"
 elif ! decode "$dir/cpu.otlp.pb" >"$dir/cpu.txt" 2>"$dir/cpu.err"; then
@@ -60,6 +61,21 @@ else
 	grep -q '^cpu/nanoseconds .*job.id=xs-otlp-job,job.rank=2,job.world_size=4,job.launcher=torchrun' "$dir/cpu.lines" &&
 		pass "job labels from the environment (job.id, job.rank, job.world_size, job.launcher)" ||
 		fail "no job labels: $(head -3 "$dir/cpu.lines")"
+	# The same run's Chrome trace names the process with its rank and job; pprof labels them.
+	python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))
+ev = t["traceEvents"] if isinstance(t, dict) else t
+names = [e["args"]["name"] for e in ev if e.get("name") == "process_name"]
+sys.exit(0 if "xs_split (rank 2, job xs-otlp-job)" in names else 1)' "$dir/cpu.json" &&
+		pass "Chrome trace: the process is 'xs_split (rank 2, job xs-otlp-job)'" ||
+		fail "Chrome trace process names: $(grep -o '"process_name"[^}]*}[^}]*}' "$dir/cpu.json" | head -2)"
+	if command -v go >/dev/null; then
+		go tool pprof -raw "$dir/cpu.pb.gz" 2>/dev/null | grep -q 'job.id:\[xs-otlp-job\].*job.rank:\[2\]' &&
+			pass "pprof: samples labelled job.id and job.rank" ||
+			fail "pprof has no job labels: $(go tool pprof -raw "$dir/cpu.pb.gz" 2>&1 | grep -m2 process)"
+	else
+		fail "go tool pprof missing (scripts/deps.sh installs golang-go)"
+	fi
 	grep -q '^cpu/nanoseconds .*process.pid=[0-9].*thread.id=[0-9].*thread.name=' "$dir/cpu.lines" &&
 		pass "pid, tid and thread labels" || fail "no pid/tid/thread labels"
 	! grep -q '^gpu/' "$dir/cpu.lines" && pass "no gpu profile without GPU work" ||

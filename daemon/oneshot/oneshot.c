@@ -1021,8 +1021,10 @@ static int start_recording(struct run *r)
 		log_err("out of memory setting up");
 		return 1;
 	}
-	/* OTLP's process labels (unit, container, pod, job and rank), as the export sinks'. */
-	if (wants_format(o, OUTPUT_OTLP) && !(r->labels = host_labels__new(NULL, NULL, 0))) {
+	/* Process labels (unit, container, pod, job and rank) for the outputs that carry them. */
+	if ((wants_format(o, OUTPUT_OTLP) || wants_format(o, OUTPUT_PPROF) ||
+	     wants_format(o, OUTPUT_CHROME_JSON)) &&
+	    !(r->labels = host_labels__new(NULL, NULL, 0))) {
 		log_err("out of memory setting up");
 		return 1;
 	}
