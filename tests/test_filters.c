@@ -22,17 +22,24 @@
 #include "daemon/session/group_by.h"
 #include "tests/harness.h"
 
-static pid_t busy(const char *name)
+/* sha256sum reading /dev/zero, with envp (NULL: ours). */
+static pid_t busy_env(const char *name, char *const *envp)
 {
 	char *argv[] = {(char *)name, "/dev/zero", NULL};
 	pid_t pid = fork();
 
 	cr_assert_geq(pid, 0);
 	if (!pid) {
-		execv("/usr/bin/sha256sum", argv); /* argv[0] does not set comm: exec's name does */
+		/* argv[0] does not set comm: exec's name does */
+		execve("/usr/bin/sha256sum", argv, envp ? envp : environ);
 		_exit(127);
 	}
 	return pid;
+}
+
+static pid_t busy(const char *name)
+{
+	return busy_env(name, NULL);
 }
 
 /* Samples of each comm in a folded profile. */
@@ -343,18 +350,10 @@ Test(filters, pid_takes_in_descendants_already_running, .timeout = 120)
 static pid_t busy_rank(int rank)
 {
 	char r[32];
-	char *argv[] = {"sha256sum", "/dev/zero", NULL};
 	char *envp[] = {r, "WORLD_SIZE=2", "TORCHELASTIC_RUN_ID=xs-filters-job", NULL};
-	pid_t pid;
 
 	snprintf(r, sizeof(r), "RANK=%d", rank);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (!pid) {
-		execve("/usr/bin/sha256sum", argv, envp);
-		_exit(127);
-	}
-	return pid;
+	return busy_env("sha256sum", envp);
 }
 
 /* --group-by rank and job: the roots its launcher's environment gives each process. */

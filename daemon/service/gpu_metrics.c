@@ -81,16 +81,15 @@ struct gpu_metrics *gpu_metrics__new(void)
 {
 	struct gpu_metrics *m = calloc(1, sizeof(*m));
 
-	if (!m)
-		return NULL;
-	m->series = calloc(GPU_METRICS_MAX_SERIES + SLICE_FIGURE_DEVICES, sizeof(*m->series));
-	m->allocs = hashmap__new();
-	if (!m->series || !m->allocs) {
-		gpu_metrics__free(m);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return m;
+	/* Room for the cap and one [other] per device of a slice. */
+	if (m &&
+	    (m->series =
+		     calloc(GPU_METRICS_MAX_SERIES + SLICE_FIGURE_DEVICES, sizeof(*m->series))) &&
+	    (m->allocs = hashmap__new()))
+		return m;
+	gpu_metrics__free(m);
+	errno = ENOMEM;
+	return NULL;
 }
 
 static void free_alloc(void *val, void *ctx)
@@ -101,12 +100,12 @@ static void free_alloc(void *val, void *ctx)
 
 void gpu_metrics__free(struct gpu_metrics *m)
 {
-	if (!m)
-		return;
-	if (m->allocs)
+	if (m && m->allocs) {
 		hashmap__for_each(m->allocs, free_alloc, NULL);
-	hashmap__free(m->allocs);
-	free(m->series);
+		hashmap__free(m->allocs);
+	}
+	if (m)
+		free(m->series);
 	free(m);
 }
 

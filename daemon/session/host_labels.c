@@ -28,27 +28,24 @@ struct host_labels *host_labels__new(const char *proc, const char *pods, size_t 
 {
 	struct host_labels *h = calloc(1, sizeof(*h));
 
-	if (!h)
-		return NULL;
-	snprintf(h->proc, sizeof(h->proc), "%s", proc ? proc : "/proc");
-	snprintf(h->pods, sizeof(h->pods), "%s", pods ? pods : "/var/log/pods");
-	h->max_sets = max_sets ? max_sets : HOST_LABELS_MAX_SETS;
-	h->sets = keymap__new();
-	h->procs = hashmap__new();
-	if (!h->sets || !h->procs) {
-		host_labels__free(h);
-		errno = ENOMEM;
-		return NULL;
+	/* The sets interned (their strings are what host_labels__of returns), pid -> set. */
+	if (h && (h->sets = keymap__new()) && (h->procs = hashmap__new())) {
+		snprintf(h->proc, sizeof(h->proc), "%s", proc ? proc : "/proc");
+		snprintf(h->pods, sizeof(h->pods), "%s", pods ? pods : "/var/log/pods");
+		h->max_sets = max_sets ? max_sets : HOST_LABELS_MAX_SETS;
+		return h;
 	}
-	return h;
+	host_labels__free(h);
+	errno = ENOMEM;
+	return NULL;
 }
 
 void host_labels__free(struct host_labels *h)
 {
-	if (!h)
-		return;
-	keymap__free(h->sets);
-	hashmap__free(h->procs);
+	if (h) {
+		keymap__free(h->sets);
+		hashmap__free(h->procs);
+	}
 	free(h);
 }
 

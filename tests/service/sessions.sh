@@ -371,6 +371,20 @@ if [[ -x $phases && -f $lib ]]; then
 		fail "scrape range_domain: HTTP $(cat "$dir/scr.code"): $(head -c 600 "$dir/scr.folded")"
 fi
 
+# wait_named SECS WHAT: until the grouped window has named the samples taken up to now (its
+# status' store.named_to_ms past the daemon's clock now), at most SECS; else a FAIL naming WHAT.
+wait_named() {
+	local ended t=0
+	ended=$(curl -s -m 20 --unix-socket "$sock" http://x/v1/timeline |
+		$py -c 'import json,sys; print(json.load(sys.stdin)["now_ms"])')
+	for _ in $(seq $(($1 * 2))); do
+		t=$(status_get 'j["store"]["named_to_ms"]')
+		((t >= ended)) && return 0
+		sleep 0.5
+	done
+	fail "the window named up to $t ms, not past $2 at $ended ms"
+}
+
 step "the rolling window grouped by range: xsprofd --window-group-by range"
 # A daemon of its own: the window is grouped (or not) as it starts.
 kill "$daemon"; wait "$daemon" || true; daemon=
@@ -390,13 +404,7 @@ if [[ -x $phases && -f $lib ]]; then
 	wait "$rp" || fail "xs_nvtx_phases failed"
 	# Its samples are in the window once the slices they are in have been named (status says
 	# up to when, on the daemon's clock): at most two slice ends away.
-	ended=$(curl -s -m 20 --unix-socket "$sock" http://x/v1/timeline | $py -c 'import json,sys; print(json.load(sys.stdin)["now_ms"])')
-	for _ in $(seq 120); do
-		t=$(status_get 'j["store"]["named_to_ms"]')
-		((t >= ended)) && break
-		sleep 0.5
-	done
-	((t >= ended)) || fail "the window named up to $t ms, not past the program's end at $ended ms"
+	wait_named 60 "the program's end"
 	ctl -q flamegraph --since 120 --group-by range -o "$dir/win_all.folded" ||
 		fail "flamegraph --group-by range of the window failed"
 	# The whole machine is in it: the program's own lines (its process under the range).
@@ -453,13 +461,7 @@ print("cpu_ns %d" % int(cpu * 1e9))
 PY
 	lp=$!
 	wait "$lp" || fail "the 30 s range's program failed"
-	ended=$(curl -s -m 20 --unix-socket "$sock" http://x/v1/timeline | $py -c 'import json,sys; print(json.load(sys.stdin)["now_ms"])')
-	for _ in $(seq 240); do
-		t=$(status_get 'j["store"]["named_to_ms"]')
-		((t >= ended)) && break
-		sleep 0.5
-	done
-	((t >= ended)) || fail "the window named up to $t ms, not past the range's end at $ended ms"
+	wait_named 120 "the range's end"
 	ctl -q flamegraph --since 180 --group-by range -o "$dir/long.folded" ||
 		fail "flamegraph --group-by range of the window failed"
 	got=$(weight "$dir/long.folded" '^xs_long30;')
