@@ -325,10 +325,11 @@ static uint32_t *launch_pids(const struct corr_cpu_rec *cpu, size_t n, size_t *r
 }
 
 /*
- * gpu_join__feed for the GPU records of processes that made a launch here: every strategy
- * joins a process's GPU work to its own launches, so the others' cannot join. They stay out
- * of the strategy's tables and time (a flood of GPU records without launches costs a pass),
- * counted as fed and unmatched.
+ * gpu_join__feed, but the GPU work (kernels, copies, syncs, graphs) of processes that made no
+ * launch here is left out: every strategy joins a process's work to its own launches, so it
+ * cannot join. It stays out of the strategy's tables and time (a flood of GPU records without
+ * launches costs a pass), counted as fed and unmatched; other records (API calls, NVTX) are
+ * fed as before, for the strategies' own counts.
  */
 static int feed_launchers(struct correlator *c, const struct corr_cpu_rec *cpu, size_t nr_cpu,
 			  const struct corr_gpu_rec *gpu, size_t nr_gpu, uint64_t *ret_skipped)
@@ -343,7 +344,8 @@ static int feed_launchers(struct correlator *c, const struct corr_cpu_rec *cpu, 
 	while (!err && (i < nr_cpu || j < nr_gpu)) {
 		if (j == nr_gpu || (i < nr_cpu && cpu[i].time_ns <= gpu[j].start_ns)) {
 			err = correlator__feed_cpu(c, &cpu[i++]);
-		} else if (!np || !bsearch(&gpu[j].pid, pids, np, sizeof(*pids), cmp_u32)) {
+		} else if (corr_gpu_kind__is_activity(gpu[j].kind) &&
+			   (!np || !bsearch(&gpu[j].pid, pids, np, sizeof(*pids), cmp_u32))) {
 			(*ret_skipped)++;
 			j++;
 			continue;
