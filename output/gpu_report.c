@@ -486,7 +486,8 @@ static int launch_facts(struct gpu_report *r, bool keep)
 		err = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < pd->nr_gpu; i++) {
+	/* Without joins no kernel has a launch: no pass over the slice's records for none. */
+	for (size_t i = 0; pd->nr_joins && i < pd->nr_gpu; i++) {
 		const struct corr_gpu_rec *g = &pd->gpu[i];
 		const struct corr_cpu_rec *l;
 
@@ -575,7 +576,8 @@ static int copy_stacks(struct gpu_report *r)
 	struct keymap *m = keymap__new();
 	int err = m ? 0 : -ENOMEM;
 
-	for (size_t i = 0; i < pd->nr_gpu && !err; i++) {
+	/* Without joins no copy has a launching stack. */
+	for (size_t i = 0; pd->nr_joins && i < pd->nr_gpu && !err; i++) {
 		const struct corr_gpu_rec *g = &pd->gpu[i];
 		const struct corr_cpu_rec *l;
 		struct {
