@@ -20,6 +20,10 @@
 #                        write) / perf record -g plus perf script on the same work: a PyTorch
 #                        training loop (Debian's python3-torch) and xs_split
 #   rss_mib              xsprofd's own peak RSS in that profile, MiB
+#   gpu_record_ns        the idle service's CPU per GPU record received over the CUPTI pipe
+#                        and joined into its window, ns (bench/gpu_records.sh: bursts of
+#                        100,000 kernel records; the short form 300,000 of them, one round)
+#   gpu_burst_lost       of those records, how many root's window report lacks
 #
 # Usage: sudo bench/budget.sh [--short] [--build DIR] [--reps N] [--budgets FILE]
 #   --short   CI's form: fewer and shorter runs, the wider budgets (a few minutes at most)
@@ -40,7 +44,7 @@ while [[ $# -gt 0 ]]; do
 	--build) build=$2; shift 2 ;;
 	--reps) reps=$2; shift 2 ;;
 	--budgets) budgets=$2; shift 2 ;;
-	-h | --help) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "$prog: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -254,6 +258,13 @@ for ((r = 0; r < reps; r++)); do
 	perf_rss+=("$(calc "round(max($(cut -d' ' -f3 "$tmp/rec.time"), $(cut -d' ' -f3 "$tmp/scr.time")) / 1024, 1)")")
 done
 
+# ---- per GPU record: the service under a burst of CUPTI records ----
+if [[ $short == yes ]]; then gpu_form=(--short); else gpu_form=(--reps 2); fi
+"$here/gpu_records.sh" --build "$build" "${gpu_form[@]}" --json "$tmp/gpu.json" \
+	>"$tmp/gpu.log" 2>&1 || die "bench/gpu_records.sh failed: $(tail -5 "$tmp/gpu.log")"
+gpu_fig() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
+	"$tmp/gpu.json" "$1"; }
+
 # ---- the figures against the budgets ----
 budget() { awk -v n="$1" -v c="$col" '$1 == n { print $c }' "$budgets"; }
 breaches=0
@@ -281,6 +292,9 @@ check switch_vs_bpftrace "$(med "${r_switch[@]}")" \
 check cpu_vs_perf "$(med "${r_cpu[@]}")" \
 	"xsprofd $(med "${c_xs[@]}") s vs perf $(med "${c_perf[@]}") s for ${prof_secs} s (pairs: ${r_cpu[*]})"
 check rss_mib "$(med "${rss[@]}")" "perf record/script peak $(med "${perf_rss[@]}") MiB (runs: ${rss[*]})"
+check gpu_record_ns "$(gpu_fig cpu_ns_per_record)" \
+	"status max $(gpu_fig status_max_ms) ms, peak RSS $(gpu_fig rss_mib) MiB ($(grep -c '^  round' "$tmp/gpu.log") rounds)"
+check gpu_burst_lost "$(gpu_fig lost)" "records sent that root's window report lacks"
 if ((breaches)); then
 	echo "$prog: $breaches figure(s) over budget"
 	exit 1

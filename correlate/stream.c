@@ -30,6 +30,10 @@ struct lstream {
 struct sstream {
 	uint32_t pid;
 	uint32_t peer; /* paired lstream, or KQ_NONE */
+	/* pair() failed while the launch streams were at generation fail_gen: until they change,
+	 * none can pair with work starting before fail_next (a process's GPU records without
+	 * launches would otherwise scan every launch stream once each). */
+	uint64_t fail_gen, fail_next;
 };
 
 struct st_state {
@@ -43,6 +47,7 @@ struct st_state {
 	struct sstream *ss;
 	uint32_t *lfree, *sfree; /* stacks of unused indexes */
 	uint32_t nlfree, nsfree;
+	uint64_t lgen; /* bumped when a launch stream may newly pair: see sstream.fail_gen */
 	bool flushing;
 };
 
@@ -96,22 +101,33 @@ static void give_up_gpu(struct st_state *s, const struct corr_gpu_rec *g)
 /* Pair stream id ssi with the process's earliest-launched unpaired handle. */
 static void pair(struct st_state *s, uint32_t ssi, uint64_t start)
 {
+	struct sstream *ss = &s->ss[ssi];
 	uint32_t i, best = KQ_NONE;
+	uint64_t next = UINT64_MAX;
 
+	if (ss->fail_gen == s->lgen && start < ss->fail_next)
+		return;
 	for (i = 0; i < s->b.cfg.max_streams; i++) {
 		const struct lstream *l = &s->ls[i];
 
 		/* first_time 0: an unused slot */
-		if (l->pid != s->ss[ssi].pid || l->peer != KQ_NONE || l->first_time > start ||
-		    l->first_time == 0)
+		if (l->pid != ss->pid || l->peer != KQ_NONE || l->first_time == 0)
 			continue;
+		if (l->first_time > start) {
+			next = l->first_time < next ? l->first_time : next;
+			continue;
+		}
 		if (best == KQ_NONE || l->first_time < s->ls[best].first_time)
 			best = i;
 	}
-	if (best == KQ_NONE)
+	if (best == KQ_NONE) {
+		ss->fail_gen = s->lgen;
+		ss->fail_next = next;
 		return;
+	}
+	ss->fail_gen = 0;
 	s->ls[best].peer = ssi;
-	s->ss[ssi].peer = best;
+	ss->peer = best;
 }
 
 static void match_stream(struct st_state *s, uint32_t ssi, bool all)
@@ -246,6 +262,7 @@ static void *st_new(const struct correlate_config *cfg, const struct correlate_c
 		s->ls[i].peer = s->ss[i].peer = KQ_NONE;
 	}
 	s->nlfree = s->nsfree = cfg->max_streams;
+	s->lgen = 1; /* a new sstream's fail_gen, 0, never matches */
 	return s;
 }
 
@@ -286,8 +303,10 @@ static int st_feed_cpu(void *state, const struct corr_cpu_rec *rec)
 	li = ent->val;
 	l = &s->ls[li];
 	/* 0 means unset; a launch at time 0 only happens in tests and then pairs as 1. */
-	if (!l->first_time || rec->time_ns < l->first_time)
+	if (!l->first_time || rec->time_ns < l->first_time) {
 		l->first_time = rec->time_ns ? rec->time_ns : 1;
+		s->lgen++;
+	}
 	if (kq_alloc_evict(&s->launch, &idx, evict, s)) {
 		corr_drop_cpu(&s->b, rec, CORR_WHY_CAP);
 		return 0;
@@ -359,8 +378,10 @@ static bool keep_sstream(void *ctx, struct idmap_ent *e)
 
 	if (kq_first(&s->work, si) != KQ_NONE)
 		return true;
-	if (s->ss[si].peer != KQ_NONE)
+	if (s->ss[si].peer != KQ_NONE) {
 		s->ls[s->ss[si].peer].peer = KQ_NONE;
+		s->lgen++; /* that launch stream may pair again */
+	}
 	s->ss[si] = (struct sstream){.peer = KQ_NONE};
 	s->sfree[s->nsfree++] = si;
 	return false;

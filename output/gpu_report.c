@@ -45,7 +45,13 @@ static bool is_comm(const struct corr_gpu_rec *g)
 /* qsort, for arrays that may be empty (and NULL): qsort must not be given NULL. */
 void gr_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
-	if (n > 1)
+	const char *p = base;
+	size_t i = 1;
+
+	/* Records mostly come in order: a pass costs much less than qsort's copies. */
+	while (i < n && cmp(p + (i - 1) * size, p + i * size) <= 0)
+		i++;
+	if (i < n)
 		qsort(base, n, size, cmp);
 }
 
@@ -226,8 +232,17 @@ static int communication(struct device *d, const struct profile_data *pd, const 
 		free(comp);
 		return -ENOMEM;
 	}
+	const char *last = NULL; /* names are interned: one look per run of a name */
+	bool last_comm = false;
+
 	for (size_t i = 0; i < n; i++) {
-		if (is_comm(&pd->gpu[w[i].gpu]))
+		const struct corr_gpu_rec *g = &pd->gpu[w[i].gpu];
+
+		if (!last || g->name != last || g->kind != CORR_GPU_KERNEL) {
+			last_comm = is_comm(g);
+			last = g->kind == CORR_GPU_KERNEL ? g->name : NULL;
+		}
+		if (last_comm)
 			comm[nc++] = w[i];
 		else
 			comp[np++] = w[i];
@@ -319,6 +334,9 @@ static int joined_facts(struct gpu_report *r)
 	const struct profile_data *pd = r->pd;
 	struct keymap *names = keymap__new(), *stacks = keymap__new();
 	int err = names && stacks ? 0 : -ENOMEM;
+	const char *last_name = NULL; /* names are interned: runs of one skip the lookup */
+	void *last_v = NULL;
+	struct stream_stat *last_st = NULL;
 
 	for (size_t i = 0; i < pd->nr_gpu && !err; i++) {
 		const struct corr_gpu_rec *g = &pd->gpu[i];
@@ -329,7 +347,10 @@ static int joined_facts(struct gpu_report *r)
 
 		if (!gr_is_work(g))
 			continue;
-		st = stream_of(r, g->device, g->stream_id);
+		st = last_st && last_st->device == g->device && last_st->stream == g->stream_id
+			     ? last_st
+			     : stream_of(r, g->device, g->stream_id);
+		last_st = st;
 		if (!st)
 			return -ENOMEM;
 		st->work++;
@@ -342,7 +363,8 @@ static int joined_facts(struct gpu_report *r)
 		}
 		if (g->kind == CORR_GPU_KERNEL && !err) {
 			const char *name = g->name ? g->name : "[kernel]";
-			void *v = keymap__get(names, name, strlen(name));
+			void *v =
+				name == last_name ? last_v : keymap__get(names, name, strlen(name));
 			struct kernel_stat *k;
 			struct {
 				uint64_t kernel;
@@ -362,6 +384,8 @@ static int joined_facts(struct gpu_report *r)
 				r->kernels[r->nr_kernels] = (struct kernel_stat){.name = name};
 				v = (void *)(++r->nr_kernels);
 			}
+			last_name = name;
+			last_v = v;
 			k = &r->kernels[(size_t)v - 1];
 			k->count++;
 			k->total += dur;
@@ -462,7 +486,8 @@ static int launch_facts(struct gpu_report *r, bool keep)
 		err = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < pd->nr_gpu; i++) {
+	/* Without joins no kernel has a launch: no pass over the slice's records for none. */
+	for (size_t i = 0; pd->nr_joins && i < pd->nr_gpu; i++) {
 		const struct corr_gpu_rec *g = &pd->gpu[i];
 		const struct corr_cpu_rec *l;
 
@@ -551,7 +576,8 @@ static int copy_stacks(struct gpu_report *r)
 	struct keymap *m = keymap__new();
 	int err = m ? 0 : -ENOMEM;
 
-	for (size_t i = 0; i < pd->nr_gpu && !err; i++) {
+	/* Without joins no copy has a launching stack. */
+	for (size_t i = 0; pd->nr_joins && i < pd->nr_gpu && !err; i++) {
 		const struct corr_gpu_rec *g = &pd->gpu[i];
 		const struct corr_cpu_rec *l;
 		struct {

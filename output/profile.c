@@ -71,6 +71,15 @@ const char *profile__gpu_leaf(const struct corr_gpu_rec *g, char *buf, size_t si
 	return buf;
 }
 
+/* b, unjoined, folds where a does: the same process, and the same leaf (names are interned). */
+static bool same_unjoined_leaf(const struct corr_gpu_rec *a, const struct corr_gpu_rec *b)
+{
+	return a->pid == b->pid && a->kind == b->kind && corr_gpu_kind__is_activity(b->kind) &&
+	       (a->kind != CORR_GPU_KERNEL || a->name == b->name ||
+		(a->name && b->name && strcmp(a->name, b->name) == 0)) &&
+	       (a->kind != CORR_GPU_MEMCPY || a->copy_kind == b->copy_kind);
+}
+
 /* Frames of a stack, with a placeholder for one the resolver does not know. */
 static void resolve(const struct profile_data *pd, uint32_t pid, uint32_t stack_id,
 		    const char *const **ret_frames, size_t *ret_n)
@@ -294,9 +303,18 @@ int profile__build_tree(const struct profile_data *pd, struct calltree **ret_tre
 			char pidbuf[32];
 			const char *frames[4];
 			size_t k = 0;
+			uint64_t w;
 
 			if (joined[i] || !corr_gpu_kind__is_activity(g->kind))
 				continue;
+			/* A run of the same work of one process (a burst of one kernel) is added
+			 * once, with the run's summed time: same tree, one path walk per run. */
+			w = g->end_ns - g->start_ns;
+			while (!pd->root_at && i + 1 < pd->nr_gpu && !joined[i + 1] &&
+			       same_unjoined_leaf(g, &pd->gpu[i + 1])) {
+				i++;
+				w += pd->gpu[i].end_ns - pd->gpu[i].start_ns;
+			}
 			profile__gpu_leaf(g, leaf, sizeof(leaf));
 			if (pd->root_at)
 				frames[k++] =
@@ -306,7 +324,7 @@ int profile__build_tree(const struct profile_data *pd, struct calltree **ret_tre
 			frames[k++] = comm_of(pd, g->pid, pidbuf, sizeof(pidbuf));
 			frames[k++] = "[no launch stack]";
 			frames[k++] = leaf;
-			err = calltree__add(gpu, frames, k, g->end_ns - g->start_ns);
+			err = calltree__add(gpu, frames, k, w);
 			if (err)
 				goto out;
 		}

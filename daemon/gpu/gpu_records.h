@@ -110,7 +110,11 @@ struct gpu_store_user_stats {
 size_t gpu_store__user_stats(const struct gpu_store *st, struct gpu_store_user_stats *ret,
 			     size_t max);
 
-/* Caps for mb MiB: the bytes, and records at GPU_STORE_RECORD_COST each. */
+/*
+ * Caps for mb MiB: the bytes, and records at GPU_STORE_RECORD_COST each. A record takes 224
+ * bytes (its node and the allocator's header; names interned once), a graph's kernel too:
+ * nothing is kept per graph or node. bench/README.md states the daemon's bound under bursts.
+ */
 #define GPU_STORE_RECORD_COST 256
 void gpu_store_opts__sized(struct gpu_store_opts *opts, unsigned int mb);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -257,6 +258,17 @@ static int cmp_gpu(const void *a, const void *b)
 	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
 }
 
+/* True when v needs no sort: a pass is much cheaper than qsort's copies of big records. */
+static bool is_sorted(const void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	const char *p = v;
+
+	for (size_t i = 1; i < n; i++)
+		if (cmp(p + (i - 1) * size, p + i * size) > 0)
+			return false;
+	return true;
+}
+
 /* What the join made, into the profile (g keeps owning it). */
 static void publish(const struct gpu_join *g, struct profile_data *pd)
 {
@@ -285,6 +297,67 @@ int gpu_join__feed(struct correlator *c, const struct corr_cpu_rec *cpu, size_t 
 	return err ? err : correlator__flush(c, CORR_FLUSH_ALL);
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The distinct pids of the launches, sorted (NULL and 0 when there are none). */
+static uint32_t *launch_pids(const struct corr_cpu_rec *cpu, size_t n, size_t *ret_n)
+{
+	uint32_t *v = n ? malloc(n * sizeof(*v)) : NULL;
+	size_t k = 0;
+
+	*ret_n = 0;
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!k || v[k - 1] != cpu[i].pid) /* runs of one process are common */
+			v[k++] = cpu[i].pid;
+	qsort(v, k, sizeof(*v), cmp_u32);
+	*ret_n = 0;
+	for (size_t i = 0; i < k; i++)
+		if (!*ret_n || v[*ret_n - 1] != v[i])
+			v[(*ret_n)++] = v[i];
+	return v;
+}
+
+/*
+ * gpu_join__feed, but the GPU work (kernels, copies, syncs, graphs) of processes that made no
+ * launch here is left out: every strategy joins a process's work to its own launches, so it
+ * cannot join. It stays out of the strategy's tables and time (a flood of GPU records without
+ * launches costs a pass), counted as fed and unmatched; other records (API calls, NVTX) are
+ * fed as before, for the strategies' own counts.
+ */
+static int feed_launchers(struct correlator *c, const struct corr_cpu_rec *cpu, size_t nr_cpu,
+			  const struct corr_gpu_rec *gpu, size_t nr_gpu, uint64_t *ret_skipped)
+{
+	size_t np, i = 0, j = 0;
+	uint32_t *pids = launch_pids(cpu, nr_cpu, &np);
+	int err = 0;
+
+	*ret_skipped = 0;
+	if (nr_cpu && !pids)
+		return -ENOMEM;
+	while (!err && (i < nr_cpu || j < nr_gpu)) {
+		if (j == nr_gpu || (i < nr_cpu && cpu[i].time_ns <= gpu[j].start_ns)) {
+			err = correlator__feed_cpu(c, &cpu[i++]);
+		} else if (corr_gpu_kind__is_activity(gpu[j].kind) &&
+			   (!np || !bsearch(&gpu[j].pid, pids, np, sizeof(*pids), cmp_u32))) {
+			(*ret_skipped)++;
+			j++;
+			continue;
+		} else {
+			err = correlator__feed_gpu(c, &gpu[j++]);
+		}
+		err = err == -EINVAL ? 0 : err; /* malformed: skipped */
+	}
+	free(pids);
+	return err ? err : correlator__flush(c, CORR_FLUSH_ALL);
+}
+
 int gpu_join__run(struct gpu_join *g, const struct launch_store *ls, const struct gpu_store *gs,
 		  const struct gpu_join_scope *scope, const char *strategy, struct profile_data *pd,
 		  struct correlate_stats *ret_stats)
@@ -292,6 +365,7 @@ int gpu_join__run(struct gpu_join *g, const struct launch_store *ls, const struc
 	struct correlate_cb cb = {.on_join = on_join, .ctx = g};
 	struct correlate_stats cs = {};
 	struct correlate_config cfg;
+	uint64_t skipped;
 	struct correlator *c;
 	int err = 0;
 
@@ -310,10 +384,10 @@ int gpu_join__run(struct gpu_join *g, const struct launch_store *ls, const struc
 	if (ls && (err = convert_scopes(g, ls)))
 		return err;
 	g->scope = NULL;
-	/* Sorted for gpu_join__feed. */
-	if (g->nr_cpu)
+	/* Sorted for gpu_join__feed; the GPU records mostly arrive in order already. */
+	if (!is_sorted(g->cpu, g->nr_cpu, sizeof(*g->cpu), cmp_cpu))
 		qsort(g->cpu, g->nr_cpu, sizeof(*g->cpu), cmp_cpu);
-	if (g->nr_gpu)
+	if (!is_sorted(g->gpu, g->nr_gpu, sizeof(*g->gpu), cmp_gpu))
 		qsort(g->gpu, g->nr_gpu, sizeof(*g->gpu), cmp_gpu);
 	for (size_t k = 0; k < g->nr_cpu; k++)
 		g->cpu[k].user = k;
@@ -334,9 +408,11 @@ int gpu_join__run(struct gpu_join *g, const struct launch_store *ls, const struc
 	c = correlator__new(strategy ? strategy : "auto", &cfg, &cb);
 	if (!c)
 		return -errno;
-	err = gpu_join__feed(c, g->cpu, g->nr_cpu, g->gpu, g->nr_gpu);
+	err = feed_launchers(c, g->cpu, g->nr_cpu, g->gpu, g->nr_gpu, &skipped);
 	correlator__stats(c, &cs);
 	correlator__free(c);
+	cs.gpu_in += skipped;
+	cs.unmatched_gpu += skipped;
 	correlate_stats__add(ret_stats, &cs);
 	if (!err)
 		err = g->err;
