@@ -122,16 +122,16 @@ const char *profile__process_title(const struct profile_data *pd, uint32_t pid, 
 				   size_t size)
 {
 	char comm[64];
-	const char *name = profile__name_or(pd, pid, 0, comm, sizeof(comm));
 	struct job_of j = {"", ""};
 
 	if (pd->process_labels)
 		profile__label_set_each(pd->process_labels(pd->process_labels_ctx, pid), job_label,
 					&j);
 	if (!j.rank[0] && !j.job[0])
-		return name;
-	snprintf(buf, size, "%s (%s%s%s%s%s)", name, j.rank[0] ? "rank " : "", j.rank,
-		 j.rank[0] && j.job[0] ? ", " : "", j.job[0] ? "job " : "", j.job);
+		return profile__name_or(pd, pid, 0, buf, size);
+	snprintf(buf, size, "%s (%s%s%s%s%s)", profile__name_or(pd, pid, 0, comm, sizeof(comm)),
+		 j.rank[0] ? "rank " : "", j.rank, j.rank[0] && j.job[0] ? ", " : "",
+		 j.job[0] ? "job " : "", j.job);
 	return buf;
 }
 
