@@ -627,7 +627,8 @@ static void drain(struct exporter *e, struct sink *k, uint64_t now)
 		}
 		if (rc > 0) {
 			k->rejected++;
-			snprintf(k->last_error, sizeof(k->last_error), "%s (slice refused)", err);
+			snprintf(k->last_error, sizeof(k->last_error), "%.140s (slice refused)",
+				 err);
 			log_warn("export to %s: the store refused a slice (%s); it is dropped",
 				 k->url, err);
 		} else {
