@@ -152,8 +152,11 @@ static int gather(struct job_report *r)
 	}
 	sort_pd = pd;
 	for (size_t i = 0; i < r->nr_ranks; i++) {
-		qsort(r->ranks[i].work, r->ranks[i].nr_work, sizeof(size_t), cmp_work);
-		qsort(r->ranks[i].steps, r->ranks[i].nr_steps, sizeof(struct jr_range), cmp_range);
+		if (r->ranks[i].nr_work)
+			qsort(r->ranks[i].work, r->ranks[i].nr_work, sizeof(size_t), cmp_work);
+		if (r->ranks[i].nr_steps)
+			qsort(r->ranks[i].steps, r->ranks[i].nr_steps, sizeof(struct jr_range),
+			      cmp_range);
 	}
 	return err;
 }
