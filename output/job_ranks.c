@@ -104,12 +104,11 @@ static struct jr_rank *rank_of(struct job_report *r, uint32_t pid, uint32_t *unr
 	return rk;
 }
 
-static const struct profile_data *sort_pd; /* qsort has no context */
-
-static int cmp_work(const void *a, const void *b)
+static int cmp_work(const void *a, const void *b, void *ctx)
 {
-	const struct corr_gpu_rec *x = &sort_pd->gpu[*(const size_t *)a];
-	const struct corr_gpu_rec *y = &sort_pd->gpu[*(const size_t *)b];
+	const struct profile_data *pd = ctx;
+	const struct corr_gpu_rec *x = &pd->gpu[*(const size_t *)a];
+	const struct corr_gpu_rec *y = &pd->gpu[*(const size_t *)b];
 
 	if (x->start_ns != y->start_ns)
 		return x->start_ns < y->start_ns ? -1 : 1;
@@ -150,10 +149,10 @@ static int gather(struct job_report *r)
 			rk->work[rk->nr_work++] = i;
 		}
 	}
-	sort_pd = pd;
 	for (size_t i = 0; i < r->nr_ranks; i++) {
 		if (r->ranks[i].nr_work)
-			qsort(r->ranks[i].work, r->ranks[i].nr_work, sizeof(size_t), cmp_work);
+			qsort_r(r->ranks[i].work, r->ranks[i].nr_work, sizeof(size_t), cmp_work,
+				(void *)pd);
 		if (r->ranks[i].nr_steps)
 			qsort(r->ranks[i].steps, r->ranks[i].nr_steps, sizeof(struct jr_range),
 			      cmp_range);

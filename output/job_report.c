@@ -19,12 +19,11 @@ const char *job_report__cause_name(enum job_cause c)
 	return c < JOB_CAUSE_NR ? cause_names[c] : "unknown";
 }
 
-static const struct profile_data *sort_pd; /* qsort has no context */
-
-static int cmp_sample(const void *a, const void *b)
+static int cmp_sample(const void *a, const void *b, void *ctx)
 {
-	const struct profile_sample *x = &sort_pd->samples[*(const size_t *)a];
-	const struct profile_sample *y = &sort_pd->samples[*(const size_t *)b];
+	const struct profile_data *pd = ctx;
+	const struct profile_sample *x = &pd->samples[*(const size_t *)a];
+	const struct profile_sample *y = &pd->samples[*(const size_t *)b];
 
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
@@ -41,8 +40,7 @@ static int index_samples(struct job_report *r)
 		return -ENOMEM;
 	for (size_t i = 0; i < pd->nr_samples; i++)
 		r->samples[i] = i;
-	sort_pd = pd;
-	qsort(r->samples, pd->nr_samples, sizeof(size_t), cmp_sample);
+	qsort_r(r->samples, pd->nr_samples, sizeof(size_t), cmp_sample, (void *)pd);
 	return 0;
 }
 
