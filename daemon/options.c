@@ -190,11 +190,15 @@ static const char usage_tail[] =
 	"                            that wait for the GPU shows as [wait gpu] (and with\n"
 	"                            --gpu-mode merged)\n"
 	"      --min-block-us N      off-CPU stretches shorter than N us are ignored (default 10)\n"
-	"      --report [cpu|gpu]    print a report on stdout: cpu (the default), the top\n"
+	"      --report [cpu|gpu|job] print a report on stdout: cpu (the default), the top\n"
 	"                            functions by self and total share; gpu, why the GPU\n"
 	"                            waits: busy and idle time per device, each idle stretch\n"
 	"                            explained with the CPU stack to blame, kernels, copies\n"
-	"                            and findings (-o FILE.gpu.json writes it as JSON)\n"
+	"                            and findings (-o FILE.gpu.json writes it as JSON); job,\n"
+	"                            the ranks of a training job on this host (RANK, ... in\n"
+	"                            their environment): which rank arrives last at each\n"
+	"                            NCCL collective and why, per step (an NVTX range or\n"
+	"                            xsprof scope named step) (-o FILE.job.json: JSON)\n"
 	"      --comm NAME           only processes of this name (as ps -o comm shows it, at\n"
 	"                            most 15 characters)\n"
 	"      --cgroup PATH         only processes in this cgroup v2 directory and below (a\n"
@@ -530,10 +534,12 @@ static int mode_option(struct xsprofd_opts *o, int c, const char *arg)
 	case OPT_REPORT:
 		if (arg && !strcmp(arg, "gpu"))
 			o->report_gpu = true;
+		else if (arg && !strcmp(arg, "job"))
+			o->report_job = true;
 		else if (!arg || !strcmp(arg, "cpu"))
 			o->report = true;
 		else
-			return bad(flag, arg, "use cpu (the default) or gpu");
+			return bad(flag, arg, "use cpu (the default), gpu or job");
 		return 0;
 	case OPT_COMM:
 		if (!*arg || strlen(arg) > 15)
@@ -861,7 +867,8 @@ static int apply(struct xsprofd_opts *o, int argc, char **argv, const char **for
 				   "only a command-line flag, not a config key");
 		/* "--report gpu" as well as "--report=gpu": its value is optional. */
 		if (c == OPT_REPORT && !optarg && optind < argc &&
-		    (!strcmp(argv[optind], "gpu") || !strcmp(argv[optind], "cpu")))
+		    (!strcmp(argv[optind], "gpu") || !strcmp(argv[optind], "cpu") ||
+		     !strcmp(argv[optind], "job")))
 			optarg = argv[optind++];
 		if (is_gpu_option(c))
 			err = gpu_option(o, c, optarg);
@@ -1024,8 +1031,8 @@ static const char *oneshot_only_flag(const struct xsprofd_opts *o, const char **
 		*ret_arg = session_mode__name(o->mode);
 		return "--mode";
 	}
-	if (o->report || o->report_gpu) {
-		*ret_arg = o->report_gpu ? "gpu" : "";
+	if (o->report || o->report_gpu || o->report_job) {
+		*ret_arg = o->report_gpu ? "gpu" : o->report_job ? "job" : "";
 		return "--report";
 	}
 	if (o->nr_tids)
@@ -1094,11 +1101,13 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 	if (session_group__is_range(o->group_by) && o->no_cuda)
 		return bad("--group-by", session_group__name(o->group_by),
 			   "needs the CUPTI socket the NVTX ranges come on: not with --no-cuda");
+	if (o->report_job && o->no_cuda)
+		return bad("--report", "job", "needs the GPU records: not with --no-cuda");
 	if (o->report_gpu && o->no_cuda)
 		return bad("--report", "gpu",
 			   "needs the GPU records of the CUPTI socket: not with --no-cuda");
 	/* GPU path: --launches-output alone; --report alone prints and writes nothing */
-	if (!o->nr_outputs && !o->launch_output && !o->report && !o->report_gpu) {
+	if (!o->nr_outputs && !o->launch_output && !o->report && !o->report_gpu && !o->report_job) {
 		fprintf(stderr,
 			"xsprofd: --foreground needs --output FILE (.folded or .svg; '-' for "
 			"folded stacks on stdout)\n");

@@ -131,6 +131,7 @@ struct xsprofd_opts {
 	unsigned int min_block_us; /* --min-block-us: shorter off-CPU blocks are ignored */
 	bool report;		   /* --report (cpu): the top functions, on stdout */
 	bool report_gpu;	   /* --report gpu: why the GPU waits, on stdout */
+	bool report_job;	   /* --report job: which rank holds the job back, on stdout */
 	/* In-kernel filters (one-shot): process name, cgroup v2 directory, systemd unit. */
 	const char *comm;
 	const char *cgroup;

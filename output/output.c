@@ -15,6 +15,7 @@
 #include "output/folded.h"
 #include "output/gpu_report.h"
 #include "output/gpu_timeline.h"
+#include "output/job_report.h"
 #include "output/otlp.h"
 #include "output/output.h"
 #include "output/pprof.h"
@@ -187,6 +188,28 @@ static const struct output_format_info formats[] = {
 		.summary = "the GPU report as text for a person (80 columns)",
 		.write_profile = gpu_text_profile,
 		.write_report = gpu_report__write_text,
+	},
+	{
+		.fmt = OUTPUT_JOB_REPORT,
+		.name = "job-report",
+		.ext = {".job.json"},
+		.content_type = "application/json",
+		/* The ranks come from each process's environment, read while it runs. */
+		.needs = OUTPUT_NEEDS_PROFILE | OUTPUT_NEEDS_SAMPLES,
+		.where = OUTPUT_IN_ONESHOT,
+		.summary = "the job report: which rank holds each collective back, and why "
+			   "(JSON, output/JOB_REPORT.md)",
+		.write_profile = job_report__json_profile,
+	},
+	{
+		.fmt = OUTPUT_JOB_TEXT,
+		.name = "job-text",
+		.ext = {".job.txt"},
+		.content_type = "text/plain; charset=utf-8",
+		.needs = OUTPUT_NEEDS_PROFILE | OUTPUT_NEEDS_SAMPLES,
+		.where = OUTPUT_IN_ONESHOT,
+		.summary = "the job report as text for a person (80 columns)",
+		.write_profile = job_report__text_profile,
 	},
 };
 

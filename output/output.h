@@ -19,6 +19,8 @@ enum output_format {
 	OUTPUT_GPU_REPORT,  /* why the GPU waits, as JSON (output/gpu_report.h, GPU_REPORT.md) */
 	OUTPUT_GPU_TEXT,    /* the same report as text for a person (80 columns) */
 	OUTPUT_OTLP,	    /* OTLP profiles (output/otlp.h), protobuf */
+	OUTPUT_JOB_REPORT, /* a job's ranks: who holds each collective back (output/job_report.h) */
+	OUTPUT_JOB_TEXT,   /* the same as text for a person (80 columns) */
 };
 
 /* What the writers print besides the stacks (title, units). */

@@ -127,7 +127,8 @@ struct profile_data {
 	 * A label set (as a PROFILE_LABEL_SET root's) of process pid (the one-shot run's host-side
 	 * labels: unit, container, pod, job, rank); NULL: none. OTLP writes each as an attribute
 	 * of the process's samples, pprof as a label of its timeline's and GPU work's samples,
-	 * the Chrome trace its rank and job in the process's name.
+	 * the Chrome trace its rank and job in the process's name; the job report takes each
+	 * process's place in its job from job.id, job.rank and job.world_size.
 	 */
 	const char *(*process_labels)(void *ctx, uint32_t pid);
 	void *process_labels_ctx;

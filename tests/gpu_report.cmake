@@ -30,3 +30,10 @@ target_link_libraries(xs_gpu_bound PRIVATE xs_gpu_double xs_cuda_bound)
 
 add_test(NAME gpu_report COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu_report.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(gpu_report PROPERTIES TIMEOUT 300)
+
+# A 4-rank job on the GPU double (tests/job_report.cmake's job_report runs it).
+add_executable(xs_gpu_job workloads/gpu_job.c)
+target_compile_options(xs_gpu_job PRIVATE ${XS_FRAME_FLAGS})
+target_include_directories(xs_gpu_job PRIVATE ${PROJECT_SOURCE_DIR}
+	${PROJECT_SOURCE_DIR}/cupti_inject/include)
+target_link_libraries(xs_gpu_job PRIVATE xs_gpu_double Threads::Threads)

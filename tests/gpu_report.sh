@@ -453,7 +453,7 @@ wait "$svc" 2>/dev/null
 # A bad --report value is refused before anything runs.
 if "$xsprofd" -f --report=bogus -o "$dir/x.folded" -d 1 >"$dir/bad.out" 2>&1; then
 	fail "--report=bogus was accepted"
-elif grep -q "use cpu (the default) or gpu" "$dir/bad.out"; then
+elif grep -q "use cpu (the default), gpu or job" "$dir/bad.out"; then
 	pass "--report=bogus refused: $(head -1 "$dir/bad.out")"
 else
 	fail "--report=bogus: $(head -2 "$dir/bad.out")"

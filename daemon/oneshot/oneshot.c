@@ -53,6 +53,7 @@
 #include "output/output.h"
 #include "output/profile.h"
 #include "output/gpu_report.h"
+#include "output/job_report.h"
 #include "output/report.h"
 
 /* Samples kept for a Chrome trace: 24 bytes each, so 240 MiB at most. */
@@ -652,6 +653,23 @@ static int print_gpu_report(const struct profile_data *pd)
 	return err;
 }
 
+/* --report job: which rank holds the job back, on stdout. */
+static int print_job_report(const struct profile_data *pd)
+{
+	struct job_report *jr;
+	int err = job_report__build(pd, NULL, &jr);
+
+	if (!err) {
+		err = job_report__write_text(jr, stdout);
+		job_report__free(jr);
+	}
+	if (!err && fflush(stdout))
+		err = -errno;
+	if (err)
+		log_err("writing the job report failed: %s", strerror(-err));
+	return err;
+}
+
 static void bpf_cost_report(struct recording *recording)
 {
 	struct cuda_probes *cp = recording__cuda(recording);
@@ -782,7 +800,7 @@ static bool wants_timeline(const struct xsprofd_opts *o)
 		if (output__format_info(o->outputs[i].format)->needs & OUTPUT_NEEDS_SAMPLES)
 			return true;
 	/* The GPU report blames idle time on what the launching threads were sampled doing. */
-	if (o->report_gpu)
+	if (o->report_gpu || o->report_job)
 		return true;
 	/* Each sample is matched to the range its thread was in at its time. */
 	return session_group__is_range(o->group_by);
@@ -833,7 +851,7 @@ struct run {
 	struct oneshot_gpu *gpu;
 	struct gpu_scope scope;
 	struct group_by *groups;    /* --group-by */
-	struct host_labels *labels; /* OTLP output: each process's host-side labels */
+	struct host_labels *labels; /* each process's host-side labels (wants_labels) */
 	uint64_t start_ns, end_ns;
 	int64_t realtime_offset_ns;
 	struct session_profile sp;
@@ -868,6 +886,15 @@ static bool wants_format(const struct xsprofd_opts *o, enum output_format fmt)
 	return false;
 }
 
+/* Each process's labels, read while it runs: OTLP's attributes, pprof's labels, the trace's
+ * process names, the job report's ranks. */
+static bool wants_labels(const struct xsprofd_opts *o)
+{
+	return o->report_job || wants_format(o, OUTPUT_OTLP) || wants_format(o, OUTPUT_PPROF) ||
+	       wants_format(o, OUTPUT_CHROME_JSON) || wants_format(o, OUTPUT_JOB_REPORT) ||
+	       wants_format(o, OUTPUT_JOB_TEXT);
+}
+
 static bool wants_pprof(const struct xsprofd_opts *o)
 {
 	return wants_format(o, OUTPUT_PPROF);
@@ -882,6 +909,18 @@ static void note_process(void *ctx, uint32_t tgid)
 		group_by__note(r->groups, tgid);
 	if (r->labels)
 		host_labels__of(r->labels, tgid);
+}
+
+/* An exec: the process's labels are its new image's (a child sampled between its fork and
+ * its exec was read with its parent's environment). */
+static void note_exec(void *ctx, uint32_t tgid)
+{
+	struct run *r = ctx;
+
+	if (r->labels) {
+		host_labels__forget(r->labels, tgid);
+		host_labels__of(r->labels, tgid);
+	}
 }
 
 static void recording_opts_for(const struct xsprofd_opts *o, struct recording_opts *ret)
@@ -1021,15 +1060,15 @@ static int start_recording(struct run *r)
 		log_err("out of memory setting up");
 		return 1;
 	}
-	/* Process labels (unit, container, pod, job and rank) for the outputs that carry them. */
-	if ((wants_format(o, OUTPUT_OTLP) || wants_format(o, OUTPUT_PPROF) ||
-	     wants_format(o, OUTPUT_CHROME_JSON)) &&
-	    !(r->labels = host_labels__new(NULL, NULL, 0))) {
+	/* Process labels (unit, container, pod, job and rank) for the outputs that carry them,
+	 * and the job report's ranks. */
+	if (wants_labels(o) && !(r->labels = host_labels__new(NULL, NULL, 0))) {
 		log_err("out of memory setting up");
 		return 1;
 	}
 	r->ropts.on_new_process = r->groups || r->labels ? note_process : NULL;
 	r->ropts.on_new_process_ctx = r;
+	r->ropts.on_exec = r->labels ? note_exec : NULL;
 	r->recording = recording__new(r->ev, &r->ropts, r->sym, &what);
 	if (!r->recording) {
 		preflight__explain_bpf_error(what, -errno);
@@ -1190,6 +1229,8 @@ static int write_all(struct run *r)
 	if (r->o->report && print_report(&r->sp.pd))
 		status = 1;
 	if (r->o->report_gpu && print_gpu_report(&r->sp.pd))
+		status = 1;
+	if (r->o->report_job && print_job_report(&r->sp.pd))
 		status = 1;
 	if (write_launches(r->o, r->recording, r->sym, &meta))
 		status = 1;

@@ -27,6 +27,8 @@ struct proc_events {
 	struct bpf_link *exec_link, *libs_link, *exit_link;
 	proc_exit_fn on_exit;
 	void *on_exit_ctx;
+	proc_exec_fn on_exec;
+	void *on_exec_ctx;
 	struct proc_events_stats st;
 };
 
@@ -59,6 +61,8 @@ static int on_proc_exec(void *ctx, const void *data, size_t size)
 	/* A process that was already gone is counted, not an error of the record. */
 	if (err == -ESRCH)
 		pe->st.gone++;
+	else if (pe->on_exec && !(e->flags & XSPROF_PROC_EXEC_F_LIBS))
+		pe->on_exec(pe->on_exec_ctx, e->tgid);
 	return 0;
 }
 
@@ -78,6 +82,12 @@ static int on_proc_exit(void *ctx, const void *data, size_t size)
 	if (pe->on_exit)
 		pe->on_exit(pe->on_exit_ctx, e->tgid, e->time_ns);
 	return 0;
+}
+
+void proc_events__set_on_exec(struct proc_events *pe, proc_exec_fn fn, void *ctx)
+{
+	pe->on_exec = fn;
+	pe->on_exec_ctx = ctx;
 }
 
 void proc_events__set_on_exit(struct proc_events *pe, proc_exit_fn fn, void *ctx)

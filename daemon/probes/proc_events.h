@@ -42,6 +42,9 @@ void proc_events__set_python(struct proc_events *pe, struct pyprof *py);
 /* Also tell fn of each process's exit (tgid, CLOCK_MONOTONIC ns); NULL: none. */
 typedef void (*proc_exit_fn)(void *ctx, uint32_t tgid, uint64_t time_ns);
 void proc_events__set_on_exit(struct proc_events *pe, proc_exit_fn fn, void *ctx);
+/* Also tell fn of each exec (tgid), after the new image is read; NULL: none. */
+typedef void (*proc_exec_fn)(void *ctx, uint32_t tgid);
+void proc_events__set_on_exec(struct proc_events *pe, proc_exec_fn fn, void *ctx);
 /* Detaches; accepts NULL. Call before sampler__free. */
 void proc_events__free(struct proc_events *pe);
 

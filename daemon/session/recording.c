@@ -711,6 +711,8 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 		}
 		proc_events__set_unwinder(r->pe, r->unwinder);
 		proc_events__set_python(r->pe, r->py);
+		if (o->on_exec)
+			proc_events__set_on_exec(r->pe, o->on_exec, o->on_new_process_ctx);
 	}
 	*ret_what = "setting the pid filter";
 	for (int i = 0; i < o->nr_pids; i++) {

@@ -70,6 +70,10 @@ struct recording_opts {
 	 * record), while it still runs; may be NULL. --group-by reads its cgroup then. */
 	void (*on_new_process)(void *ctx, uint32_t tgid);
 	void *on_new_process_ctx;
+	/* Called at each exec of a process (with the process events), its new image's
+	 * environment readable; may be NULL. A forked child sampled before its exec was seen
+	 * with its parent's: the job report's ranks are read again then. Same ctx. */
+	void (*on_exec)(void *ctx, uint32_t tgid);
 };
 
 struct recording_stats {

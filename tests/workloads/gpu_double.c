@@ -106,6 +106,28 @@ uint64_t xs_double_kernel(const char *name, uint64_t dur_ns)
 	return launch(name, dur_ns, false, 0);
 }
 
+uint64_t xs_double_collective(const char *name, uint64_t (*meet)(void *ctx, uint64_t arrive),
+			      void *ctx)
+{
+	uint64_t t = clock_ns(CLOCK_MONOTONIC), start, end;
+
+	stream_ended(t);
+	xs_fake_cuda_launch(++corr, XS_CUPTI_RUNTIME(XS_CBID_cudaLaunchKernel));
+	start = t + LATENCY > gpu_free ? t + LATENCY : gpu_free;
+	end = meet(ctx, start);
+	if (end < start)
+		end = start;
+	if (nr_work < MAX_WORK)
+		work[nr_work++] = (struct work){false, name, start, end, 0, corr};
+	gpu_free = end;
+	return end;
+}
+
+uint64_t xs_double_free_at(void)
+{
+	return gpu_free;
+}
+
 uint64_t xs_double_copy(uint64_t bytes, uint64_t dur_ns)
 {
 	return launch("copy", dur_ns, true, bytes);

@@ -15,6 +15,15 @@
 
 /* A kernel of dur_ns; returns when it will end (CLOCK_MONOTONIC ns). name must outlive it. */
 uint64_t xs_double_kernel(const char *name, uint64_t dur_ns);
+/*
+ * A collective (an NCCL kernel: name): launched like a kernel, it starts when the stream is
+ * free, the rank's arrival, and ends when meet(ctx, arrival) says (the last rank's arrival and
+ * its own time, as NCCL's kernels wait for their peers). Returns its end.
+ */
+uint64_t xs_double_collective(const char *name, uint64_t (*meet)(void *ctx, uint64_t arrive),
+			      void *ctx);
+/* When the stream will be free of what was launched (CLOCK_MONOTONIC ns). */
+uint64_t xs_double_free_at(void);
 /* An async HtoD copy of bytes from pageable memory, taking dur_ns. */
 uint64_t xs_double_copy(uint64_t bytes, uint64_t dur_ns);
 /* Wait until the last work is over (a real GPU reports work after it ran). */

@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The job report's analysis: each rank's arrival at each collective and what its GPU did
+ * before it, the meetings' last ranks, causes against the median rank, steps and findings.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/gpu_report.h"
+#include "output/job_report_internal.h"
+
+static const char *const cause_names[JOB_CAUSE_NR] = {"compute", "host", "launch",
+						      "blocked", "link", "unknown"};
+
+const char *job_report__cause_name(enum job_cause c)
+{
+	return c < JOB_CAUSE_NR ? cause_names[c] : "unknown";
+}
+
+static int cmp_sample(const void *a, const void *b, void *ctx)
+{
+	const struct profile_data *pd = ctx;
+	const struct profile_sample *x = &pd->samples[*(const size_t *)a];
+	const struct profile_sample *y = &pd->samples[*(const size_t *)b];
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
+}
+
+static int index_samples(struct job_report *r)
+{
+	const struct profile_data *pd = r->pd;
+
+	if (!pd->nr_samples)
+		return 0;
+	if (!(r->samples = malloc(pd->nr_samples * sizeof(size_t))))
+		return -ENOMEM;
+	for (size_t i = 0; i < pd->nr_samples; i++)
+		r->samples[i] = i;
+	qsort_r(r->samples, pd->nr_samples, sizeof(size_t), cmp_sample, (void *)pd);
+	return 0;
+}
+
+/* The first of r->samples of tid at or after t. */
+size_t jr_first_sample(const struct job_report *r, uint32_t tid, uint64_t t)
+{
+	size_t lo = 0, hi = r->pd->nr_samples;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct profile_sample *s = &r->pd->samples[r->samples[mid]];
+
+		if (s->tid < tid || (s->tid == tid && s->time_ns < t))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static size_t samples_in(const struct job_report *r, uint32_t tid, uint64_t a, uint64_t b)
+{
+	size_t n = 0;
+
+	if (!r->samples)
+		return 0;
+	for (size_t i = jr_first_sample(r, tid, a); i < r->pd->nr_samples; i++, n++) {
+		const struct profile_sample *s = &r->pd->samples[r->samples[i]];
+
+		if (s->tid != tid || s->time_ns > b)
+			break;
+	}
+	return n;
+}
+
+const struct corr_cpu_rec *jr_launch_of(const struct job_report *r, size_t gpu)
+{
+	return r->launch_of && r->launch_of[gpu] ? &r->pd->launches[r->launch_of[gpu] - 1] : NULL;
+}
+
+/* A gap [a, b) of the rank's GPU that the work launched by l ended: its time by cause. */
+static void explain_gap(const struct job_report *r, const struct corr_cpu_rec *l, uint64_t a,
+			uint64_t b, uint64_t *idle_by)
+{
+	uint64_t host_end;
+
+	if (b <= a)
+		return;
+	if (!l || l->time_ns <= a) {
+		/* Launched before the GPU went idle: launch latency when short, else it waited
+		 * for something the report does not see (an event, another stream). */
+		idle_by[l && b - a < GPU_REPORT_LAUNCH_GAP_NS ? JOB_CAUSE_LAUNCH
+							      : JOB_CAUSE_UNKNOWN] += b - a;
+		return;
+	}
+	host_end = l->time_ns < b ? l->time_ns : b;
+	idle_by[JOB_CAUSE_LAUNCH] += b - host_end;
+	if (host_end - a < GPU_REPORT_LAUNCH_GAP_NS) {
+		idle_by[JOB_CAUSE_LAUNCH] += host_end - a;
+	} else {
+		/* A thread sampled far less than its time would give was off the CPU. */
+		uint64_t period = r->pd->sample_period_ns;
+		double expect = period && r->samples ? (double)(host_end - a) / (double)period : 0;
+		bool blocked =
+			expect >= 4 && (double)samples_in(r, l->tid, a, host_end) < expect / 4;
+
+		idle_by[blocked ? JOB_CAUSE_BLOCKED : JOB_CAUSE_HOST] += host_end - a;
+	}
+}
+
+void jr_walk_segment(const struct job_report *r, const struct jr_rank *rk, const struct jr_coll *c,
+		     size_t from_pos, jr_seg_fn fn, void *ctx)
+{
+	uint64_t cursor = c->seg_start;
+
+	for (size_t p = from_pos; p <= c->pos; p++) {
+		const struct corr_gpu_rec *g = &r->pd->gpu[rk->work[p]];
+		bool last = p == c->pos;
+		uint64_t s = last ? c->arrive : g->start_ns, e = last ? c->arrive : g->end_ns;
+
+		if (s > c->arrive)
+			s = c->arrive;
+		if (e > c->arrive)
+			e = c->arrive;
+		if (s < cursor)
+			s = cursor;
+		if (e < s)
+			e = s;
+		fn(ctx, rk->work[p], last, cursor, s, s, e);
+		if (e > cursor)
+			cursor = e;
+	}
+}
+
+struct figures_ctx {
+	const struct job_report *r;
+	struct jr_coll *c;
+};
+
+static void add_figures(void *ctx, size_t gpu, bool is_coll, uint64_t gap_s, uint64_t gap_e,
+			uint64_t s, uint64_t e)
+{
+	struct figures_ctx *fc = ctx;
+	const struct corr_cpu_rec *l = jr_launch_of(fc->r, gpu);
+
+	explain_gap(fc->r, l, gap_s, gap_e, fc->c->idle_by);
+	if (!is_coll)
+		fc->c->busy += e - s;
+}
+
+/* Each collective's arrival, segment and what the GPU did in it. */
+static void arrivals(const struct job_report *r, struct jr_rank *rk)
+{
+	uint64_t max_end = 0;
+	size_t p = 0, prev_pos = 0;
+
+	for (size_t i = 0; i < rk->nr_colls; i++) {
+		struct jr_coll *c = &rk->colls[i];
+		struct figures_ctx fc = {r, c};
+		uint64_t cand;
+
+		for (; p < c->pos; p++)
+			if (r->pd->gpu[rk->work[p]].end_ns > max_end)
+				max_end = r->pd->gpu[rk->work[p]].end_ns;
+		c->arrive = c->start;
+		cand = c->launch > max_end ? c->launch : max_end;
+		/* Not joined: its start is all that is known. */
+		if (c->launch && cand < c->start)
+			c->arrive = cand;
+		c->seg_start = i ? rk->colls[i - 1].end : r->pd->gpu[rk->work[0]].start_ns;
+		if (c->seg_start > c->arrive)
+			c->seg_start = c->arrive;
+		jr_walk_segment(r, rk, c, i ? prev_pos + 1 : 0, add_figures, &fc);
+		prev_pos = c->pos;
+	}
+}
+
+int jr_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+const struct jr_coll *jr_coll_at(const struct jr_job *job, const struct jr_meet *m, size_t k)
+{
+	return m->at[k] == JR_NOT_THERE ? NULL : &job->ranks[k]->colls[m->at[k]];
+}
+
+static int64_t delta_of(const struct jr_coll *a, const struct jr_coll *b, enum job_cause c)
+{
+	if (c == JOB_CAUSE_COMPUTE)
+		return (int64_t)a->busy - (int64_t)b->busy;
+	return (int64_t)a->idle_by[c] - (int64_t)b->idle_by[c];
+}
+
+/* A meeting's arrivals: first, median (the lower middle), last; lateness and cause. */
+static int judge_meet(struct jr_job *job, struct jr_meet *m, uint64_t *scratch)
+{
+	const struct jr_coll *late, *ref;
+	uint64_t ends[256];
+	size_t n = 0, ne = 0;
+	int64_t best = 0;
+
+	for (size_t k = 0; k < job->nr_ranks; k++) {
+		const struct jr_coll *c = jr_coll_at(job, m, k);
+
+		if (!c)
+			continue;
+		scratch[n++] = c->arrive;
+		if (ne < 256)
+			ends[ne++] = c->end;
+		if (n == 1 || c->arrive > m->last)
+			m->last = c->arrive, m->last_rank = k;
+	}
+	qsort(scratch, n, sizeof(*scratch), jr_cmp_u64);
+	qsort(ends, ne, sizeof(*ends), jr_cmp_u64);
+	m->first = scratch[0];
+	m->median = scratch[(n - 1) / 2];
+	for (size_t k = 0; k < job->nr_ranks; k++) {
+		const struct jr_coll *c = jr_coll_at(job, m, k);
+
+		if (c && c->arrive == m->median) {
+			m->median_rank = k;
+			break;
+		}
+	}
+	m->lateness = m->last - m->median;
+	m->own_ns = ends[(ne - 1) / 2] > m->last ? ends[(ne - 1) / 2] - m->last : 0;
+	late = jr_coll_at(job, m, m->last_rank);
+	ref = jr_coll_at(job, m, m->median_rank);
+	m->late = n >= 2 && m->lateness >= JOB_REPORT_LATE_NS &&
+		  (double)m->lateness >=
+			  JOB_REPORT_LATE_SHARE * (double)(ref->arrive - ref->seg_start);
+	m->cause = JOB_CAUSE_UNKNOWN;
+	for (enum job_cause c = 0; c < JOB_CAUSE_NR && m->late; c++) {
+		int64_t d = c == JOB_CAUSE_LINK ? 0 : delta_of(late, ref, c);
+
+		if (c != JOB_CAUSE_UNKNOWN && d > best)
+			best = d, m->cause = c;
+	}
+	return 0;
+}
+
+static int cmp_meet(const void *a, const void *b)
+{
+	const struct jr_meet *x = a, *y = b;
+
+	return x->median < y->median ? -1 : x->median > y->median;
+}
+
+/* Collectives that took JOB_REPORT_LINK_FACTOR times their kind's median after all arrived. */
+static int link_times(struct jr_job *job, uint64_t *scratch)
+{
+	for (size_t i = 0; i < job->nr_meets; i++) {
+		struct jr_meet *m = &job->meets[i];
+		size_t n = 0;
+		uint64_t med;
+
+		if (m->nr_in != job->nr_ranks)
+			continue;
+		for (size_t j = 0; j < job->nr_meets; j++)
+			if (job->meets[j].nr_in == job->nr_ranks &&
+			    !strcmp(job->meets[j].op, m->op))
+				scratch[n++] = job->meets[j].own_ns;
+		qsort(scratch, n, sizeof(*scratch), jr_cmp_u64);
+		med = scratch[(n - 1) / 2];
+		m->link_slow = n >= 3 &&
+			       (double)m->own_ns >= JOB_REPORT_LINK_FACTOR * (double)med &&
+			       m->own_ns - med >= JOB_REPORT_LINK_NS;
+	}
+	return 0;
+}
+
+/* The step a rank's collective was in: the step range its launch (else its arrival) fell in. */
+static int64_t step_of(const struct jr_rank *rk, const struct jr_coll *c)
+{
+	uint64_t t = c->launch ? c->launch : c->arrive;
+	size_t lo = 0, hi = rk->nr_steps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rk->steps[mid].s <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && t <= rk->steps[lo - 1].e ? (int64_t)(lo - 1) : -1;
+}
+
+static bool same_kind(const struct jr_meet *a, const struct jr_meet *b)
+{
+	return a->stream_ord == b->stream_ord && !strcmp(a->op, b->op);
+}
+
+/* Steps: the ranges named so, else the shortest repeating pattern of collectives. */
+static int find_steps(const struct job_report *r, struct jr_job *job)
+{
+	for (size_t k = 0; k < job->nr_ranks; k++)
+		job->steps_from_ranges |= job->ranks[k]->nr_steps > 0;
+	if (job->steps_from_ranges) {
+		for (size_t i = 0; i < job->nr_meets; i++)
+			for (size_t k = 0; k < job->nr_ranks && job->meets[i].step < 0; k++) {
+				const struct jr_coll *c = jr_coll_at(job, &job->meets[i], k);
+
+				if (c && job->ranks[k]->nr_steps)
+					job->meets[i].step = step_of(job->ranks[k], c);
+			}
+		return 0;
+	}
+	(void)r;
+	for (job->period = 1; job->period < job->nr_meets; job->period++) {
+		size_t i = job->period;
+
+		while (i < job->nr_meets && same_kind(&job->meets[i], &job->meets[i - job->period]))
+			i++;
+		if (i == job->nr_meets)
+			break;
+	}
+	for (size_t i = 0; i < job->nr_meets; i++)
+		job->meets[i].step = (int64_t)(i / (job->period ? job->period : 1));
+	return 0;
+}
+
+/* Per step: the rank whose lateness summed over the step's late collectives is largest. */
+static int sum_steps(struct jr_job *job)
+{
+	int64_t max = -1;
+	uint64_t *late;
+
+	for (size_t i = 0; i < job->nr_meets; i++)
+		if (job->meets[i].step > max)
+			max = job->meets[i].step;
+	if (max < 0)
+		return 0;
+	if (!(job->steps = calloc((size_t)max + 1, sizeof(*job->steps))) ||
+	    !(late = calloc(((size_t)max + 1) * job->nr_ranks, sizeof(*late))))
+		return -ENOMEM;
+	job->nr_steps = (size_t)max + 1;
+	for (size_t s = 0; s < job->nr_steps; s++)
+		job->steps[s] = (struct jr_step){
+			.index = (int64_t)s, .straggler = JR_NOT_THERE, .cause = JOB_CAUSE_UNKNOWN};
+	for (size_t i = 0; i < job->nr_meets; i++) {
+		const struct jr_meet *m = &job->meets[i];
+		struct jr_step *st;
+
+		if (m->step < 0)
+			continue;
+		st = &job->steps[m->step];
+		if (!st->nr_meets++ || m->first < st->start)
+			st->start = m->first;
+		for (size_t k = 0; k < job->nr_ranks; k++) {
+			const struct jr_coll *c = jr_coll_at(job, m, k);
+
+			if (c && c->end > st->end)
+				st->end = c->end;
+		}
+		if (m->late)
+			late[(size_t)m->step * job->nr_ranks + m->last_rank] += m->lateness;
+	}
+	for (size_t s = 0; s < job->nr_steps; s++) {
+		struct jr_step *st = &job->steps[s];
+		uint64_t worst = 0;
+
+		for (size_t k = 0; k < job->nr_ranks; k++)
+			if (late[s * job->nr_ranks + k] > st->lateness)
+				st->lateness = late[s * job->nr_ranks + k], st->straggler = k;
+		for (size_t i = 0; i < job->nr_meets && st->straggler != JR_NOT_THERE; i++) {
+			const struct jr_meet *m = &job->meets[i];
+
+			if (m->step == (int64_t)s && m->late && m->last_rank == st->straggler &&
+			    m->lateness > worst)
+				worst = m->lateness, st->cause = m->cause;
+		}
+	}
+	free(late);
+	return 0;
+}
+
+static int judge(struct job_report *r, struct jr_job *job)
+{
+	uint64_t *scratch;
+	int err = 0;
+
+	if (!job->nr_meets)
+		return 0;
+	if (!(scratch = malloc((job->nr_ranks > job->nr_meets ? job->nr_ranks : job->nr_meets) *
+			       sizeof(*scratch))))
+		return -ENOMEM;
+	for (size_t i = 0; i < job->nr_meets; i++)
+		judge_meet(job, &job->meets[i], scratch);
+	qsort(job->meets, job->nr_meets, sizeof(*job->meets), cmp_meet);
+	link_times(job, scratch);
+	free(scratch);
+	err = find_steps(r, job);
+	if (!err)
+		err = sum_steps(job);
+	return err;
+}
+
+/* The plain answers: what could not be compared, and why. */
+static void notes(struct job_report *r)
+{
+	if (!r->nr_ranks) {
+		jr_note(r, NULL,
+			"no process with GPU work said its rank in its environment (RANK, "
+			"SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK): no job to compare");
+		return;
+	}
+	if (r->unranked)
+		jr_note(r, NULL, "%zu processes with GPU work said no rank: left out", r->unranked);
+	if (r->nr_jobs > 1)
+		jr_note(r, NULL, "%zu jobs on this host: each is compared alone", r->nr_jobs);
+	for (size_t j = 0; j < r->nr_jobs; j++) {
+		struct jr_job *job = &r->jobs[j];
+		size_t lo = SIZE_MAX, hi = 0, partial = 0;
+		char missing[120] = "";
+		size_t nr_missing = 0, at = 0;
+
+		for (int64_t want = 0; job->world > 0 && want < job->world; want++) {
+			bool seen = false;
+
+			for (size_t k = 0; k < job->nr_ranks && !seen; k++)
+				seen = job->ranks[k]->rank == want;
+			if (!seen && nr_missing++ < 16 && at < sizeof(missing))
+				at += (size_t)snprintf(missing + at, sizeof(missing) - at,
+						       "%s%" PRId64, nr_missing > 1 ? ", " : "",
+						       want);
+		}
+		if (nr_missing)
+			jr_note(r, job,
+				"ranks missing: %zu of the world of %" PRId64 " (%s%s) were not "
+				"profiled; the others are compared",
+				nr_missing, job->world, missing, nr_missing > 16 ? ", ..." : "");
+		if (job->nr_ranks == 1)
+			jr_note(r, job, "one rank (%" PRId64 "): nothing to compare it with",
+				job->ranks[0]->rank);
+		for (size_t k = 0; k < job->nr_ranks; k++) {
+			lo = job->ranks[k]->nr_colls < lo ? job->ranks[k]->nr_colls : lo;
+			hi = job->ranks[k]->nr_colls > hi ? job->ranks[k]->nr_colls : hi;
+		}
+		if (!hi) {
+			jr_note(r, job,
+				"no collectives: no NCCL kernel (ncclKernel_*, ncclDevKernel_*) "
+				"among the job's GPU work: nothing to compare");
+			continue;
+		}
+		for (size_t i = 0; i < job->nr_meets; i++)
+			partial += job->meets[i].nr_in < job->nr_ranks;
+		if (lo != hi)
+			jr_note(r, job,
+				"the ranks ran different numbers of collectives (%zu to %zu): the "
+				"%zu that not every rank ran are compared among the ranks that ran "
+				"them",
+				lo, hi, partial);
+	}
+}
+
+int job_report__build(const struct profile_data *pd, const char *step, struct job_report **ret)
+{
+	struct job_report *r = calloc(1, sizeof(*r));
+	int err;
+
+	if (!r)
+		return -ENOMEM;
+	r->pd = pd;
+	r->step_name = step && *step ? step : JOB_REPORT_STEP_NAME;
+	err = jr_collect(r);
+	if (!err)
+		err = index_samples(r);
+	for (size_t i = 0; i < r->nr_ranks && !err; i++)
+		if (r->ranks[i].nr_colls)
+			arrivals(r, &r->ranks[i]);
+	for (size_t j = 0; j < r->nr_jobs && !err; j++) {
+		err = judge(r, &r->jobs[j]);
+		if (!err)
+			err = jr_findings(r, &r->jobs[j]);
+	}
+	if (err) {
+		job_report__free(r);
+		return err;
+	}
+	notes(r);
+	*ret = r;
+	return 0;
+}
+
+void job_report__free(struct job_report *r)
+{
+	if (!r)
+		return;
+	for (size_t j = 0; j < r->nr_jobs; j++) {
+		struct jr_job *job = &r->jobs[j];
+
+		for (size_t i = 0; i < job->nr_meets; i++)
+			free(job->meets[i].at);
+		for (size_t i = 0; i < job->nr_findings; i++)
+			free(job->findings[i].frames);
+		free(job->meets);
+		free(job->steps);
+		free(job->ranks);
+	}
+	for (size_t i = 0; i < r->nr_ranks; i++) {
+		free(r->ranks[i].work);
+		free(r->ranks[i].colls);
+		free(r->ranks[i].steps);
+	}
+	free(r->jobs);
+	free(r->ranks);
+	free(r->launch_of);
+	free(r->samples);
+	free(r);
+}

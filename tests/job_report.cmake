@@ -1,0 +1,17 @@
+# SPDX-License-Identifier: Apache-2.0
+# A training job's ranks and their collectives: NCCL's kernel names across its versions
+# (test_nccl).
+xsprof_unit_test(test_nccl SOURCES test_nccl.c LIBS xsprof_output)
+# The analysis on hand-made jobs (test_job_report, read back with json-c).
+xsprof_unit_test(test_job_report SOURCES test_job_report.c LIBS xsprof_output PkgConfig::JSONC)
+
+# The real xsprofd on a 4-rank job of the GPU double (tests/workloads/gpu_job.c): a compute
+# straggler, a host straggler and none, each named with its cause and stack
+# (tests/job_report.sh). Needs root and BTF (no GPU).
+if(NOT TARGET xs_gpu_job)
+	add_test(NAME job_report COMMAND sh -c
+		"echo 'job_report: no CUDA toolkit found at configure time (set CUDAToolkit_ROOT)' >&2; exit 1")
+	return()
+endif()
+add_test(NAME job_report COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/job_report.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(job_report PROPERTIES TIMEOUT 300)
