@@ -309,8 +309,8 @@ Test(cli, errors_say_what_to_do, .timeout = 60)
 	expect_cli_error(badflag, 2, "unknown option '--frobnicate'");
 	expect_cli_error(badfreq, 2, "--freq '0'");
 	expect_cli_error(badext, 2,
-			 "name it .folded, .txt, .svg, .json, .pb.gz, .timeline.json, .gpu.json or "
-			 ".gpu.txt");
+			 "name it .folded, .txt, .svg, .json, .pb.gz, .otlp.pb, .timeline.json, "
+			 ".gpu.json, .gpu.txt, .job.json or .job.txt, or pass --format");
 	expect_cli_error(noout, 2, "needs --output");
 	expect_cli_error(nodir, 1, "create the directory");
 }
