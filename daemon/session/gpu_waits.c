@@ -426,7 +426,8 @@ int gpu_waits__memory(const struct launch_store *ls, struct profile_mem **ret, s
 		free(v);
 		return err;
 	}
-	qsort(v, n, sizeof(*v), cmp_mem);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_mem);
 	*ret = v;
 	*ret_n = n;
 	return 0;
