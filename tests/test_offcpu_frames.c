@@ -55,8 +55,9 @@ static void read_truth(const char *path, struct truth *t)
 static void profile(const char *mode, const char *out, const char *wout)
 {
 	const char *err = test_path("napwait", ".err");
-	char *argv[] = {XSPROFD_PATH, "-f", "-F", "999", "--mode", (char *)mode, "--no-cuda",
-			"-o", (char *)out, "--", XS_NAPWAIT_PATH, "40", NULL};
+	char *argv[] = {XSPROFD_PATH,	 "-f",	      "-F", "999",	 "--mode",
+			(char *)mode,	 "--no-cuda", "-o", (char *)out, "--",
+			XS_NAPWAIT_PATH, "40",	      NULL};
 
 	cr_assert_eq(run(argv, wout, err), 0, "%s", read_file(err));
 }
@@ -119,7 +120,8 @@ static void tally(const char *path, bool offcpu, struct tally *t)
 			if (!below[k] || (!offcpu && !kernel_tail))
 				continue;
 			t->blocked[k] += w;
-			if (blocked_in(l, at, below[k]) && at > 0 && !strcmp(l->frames[at - 1], "main"))
+			if (blocked_in(l, at, below[k]) && at > 0 &&
+			    !strcmp(l->frames[at - 1], "main"))
 				t->whole[k] += w;
 			else
 				cr_log_info("%s: blocked stack without %s;%s: %s;%s;%s\n", parts[k],
