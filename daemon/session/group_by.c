@@ -104,14 +104,13 @@ void group_by__container_of(const char *path, char *buf, size_t size)
 	}
 }
 
-/* The cgroup v2 path of pid ("/system.slice/x.service"), or an empty string. */
-static void cgroup_of(uint32_t pid, char *buf, size_t size)
+void group_by__cgroup_of(const char *proc, uint32_t pid, char *buf, size_t size)
 {
-	char path[64], line[1024];
+	char path[192], line[1024];
 	FILE *f;
 
 	buf[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
+	snprintf(path, sizeof(path), "%s/%u/cgroup", proc ? proc : "/proc", pid);
 	f = fopen(path, "re");
 	if (!f)
 		return;
@@ -129,7 +128,7 @@ void group_by__unit_of_pid(uint32_t pid, char *buf, size_t size)
 {
 	char cg[1024];
 
-	cgroup_of(pid, cg, sizeof(cg));
+	group_by__cgroup_of(NULL, pid, cg, sizeof(cg));
 	group_by__unit_of(cg, buf, size);
 }
 
@@ -172,7 +171,7 @@ static void lookup(enum session_group what, uint32_t pid, char *name)
 			snprintf(name, NAME_LEN, "[gone]");
 		return;
 	}
-	cgroup_of(pid, cg, sizeof(cg));
+	group_by__cgroup_of(NULL, pid, cg, sizeof(cg));
 	if (what == SESSION_GROUP_UNIT)
 		group_by__unit_of(cg, name, NAME_LEN);
 	else

@@ -33,6 +33,9 @@ const char *const *group_by__labels(const struct group_by *g, size_t *ret_n);
  * written to buf, or an empty string when it names none. For tests. */
 void group_by__unit_of(const char *cgroup_path, char *buf, size_t size);
 void group_by__container_of(const char *cgroup_path, char *buf, size_t size);
+/* The cgroup v2 path of process pid under proc ("/proc" when NULL), as
+ * "/system.slice/x.service"; "" when gone or on cgroup v1 only. */
+void group_by__cgroup_of(const char *proc, uint32_t pid, char *buf, size_t size);
 /* The unit of process pid now, from its cgroup ("" when gone or in none). */
 void group_by__unit_of_pid(uint32_t pid, char *buf, size_t size);
 

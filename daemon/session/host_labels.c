@@ -73,26 +73,6 @@ void host_labels__pod_uid(const char *cg, char *buf, size_t size)
 	}
 }
 
-static void cgroup_of(const struct host_labels *h, uint32_t pid, char *buf, size_t size)
-{
-	char path[192], line[1024];
-	FILE *f;
-
-	buf[0] = '\0';
-	snprintf(path, sizeof(path), "%s/%u/cgroup", h->proc, pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "0::", 3)) {
-			line[strcspn(line, "\n")] = '\0';
-			snprintf(buf, size, "%s", line + 3);
-			break;
-		}
-	}
-	fclose(f);
-}
-
 /* NAMESPACE_NAME_UID under the kubelet's log directory. */
 static void pod_names(const struct host_labels *h, const char *uid, char *ns, char *name,
 		      size_t size)
@@ -135,7 +115,7 @@ static void lookup(const struct host_labels *h, uint32_t pid, char *set)
 	const char *id;
 
 	set[0] = '\0';
-	cgroup_of(h, pid, cg, sizeof(cg));
+	group_by__cgroup_of(h->proc, pid, cg, sizeof(cg));
 	group_by__unit_of(cg, unit, sizeof(unit));
 	group_by__container_of(cg, v, sizeof(v));
 	id = v[0] ? v + strlen("container ") : "";
