@@ -158,6 +158,8 @@ int BPF_PROG(xsprof_proc_exit, struct task_struct *p)
 	e->type = XSPROF_REC_PROC_EXIT;
 	e->tgid = xsprof_ids() >> 32;
 	e->time_ns = bpf_ktime_get_ns();
+	e->exit_code = (__u32)BPF_CORE_READ(task, exit_code);
+	e->pad = 0;
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	st->exits++;
 	return 0;

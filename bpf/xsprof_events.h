@@ -164,9 +164,13 @@ struct xsprof_proc_exit {
 	__u32 type; /* XSPROF_REC_PROC_EXIT */
 	__u32 tgid;
 	__u64 time_ns; /* CLOCK_MONOTONIC */
+	/* The last thread's exit code as wait(2) sees it: the signal that killed the process in
+	 * its low 7 bits (0x80: it dumped core), else the exit status << 8. */
+	__u32 exit_code;
+	__u32 pad;
 };
 
-_Static_assert(sizeof(struct xsprof_proc_exit) == 16, "xsprof_proc_exit layout");
+_Static_assert(sizeof(struct xsprof_proc_exit) == 24, "xsprof_proc_exit layout");
 
 /* Per-CPU counters of bpf/task_events.bpf.c. */
 struct xsprof_proc_stats {

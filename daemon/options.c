@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "bpf/xsprof_events.h"
+#include "daemon/base/flight_rule.h"
 #include "daemon/options.h"
 #include "daemon/unwind/unwinder.h"
 #include "output/output.h"
@@ -154,6 +155,25 @@ static const char usage_tail[] =
 	"      --export-queue-kb N   memory for slices waiting for their store, in KiB\n"
 	"                            (default 65536, at least 16); past it the oldest go,\n"
 	"                            counted in status\n"
+	"      --flight-mb N         the flight recorder: memory for the recent past at full\n"
+	"                            fidelity (every sample in time, CUDA launch with its stack,\n"
+	"                            GPU record, wait and NVTX range of the processes with GPU\n"
+	"                            work), default 256, 0 turns it off; past it the user\n"
+	"                            holding the most loses their oldest slice, counted\n"
+	"      --flight-seconds S    how far back it reaches (default 120, 20..3600)\n"
+	"      --dump-dir DIR        where its dumps go (default " XSPROFD_DEFAULT_DUMP_DIR ")\n"
+	"      --dump-keep N         dumps kept, the oldest removed (default 20)\n"
+	"      --dump-keep-mb N      and at most this many MiB of them (default 1024)\n"
+	"      --trigger SPEC        save a dump when SPEC trips (up to 8; a reload keeps the\n"
+	"                            ones the service started with; xsprofctl triggers adds):\n"
+	"                            gpu-idle,percent=P,seconds=S: a process's GPU idle more\n"
+	"                            than P%% over S s; slow-step,range=NAME,factor=K: an NVTX\n"
+	"                            range or xsprof scope NAME K times its median;\n"
+	"                            hang,seconds=S[,range=NAME]: a CUDA call that waits for\n"
+	"                            the GPU (or range NAME) not done after S s; death: a\n"
+	"                            process with GPU work killed by a signal. Each also takes\n"
+	"                            before=S, after=S (the span kept), cooldown=S (300) and\n"
+	"                            per-hour=N (6)\n"
 	"\n"
 	/* GPU path (cuda_probes) */
 	"GPU path (CUDA calls; --cuda-lib and --no-cuda are also config keys):\n"
@@ -257,6 +277,12 @@ enum {
 	OPT_EXPORT_LABEL,
 	OPT_EXPORT_QUEUE_KB,
 	OPT_WINDOW_RANGE_WAIT,
+	OPT_FLIGHT_MB,
+	OPT_FLIGHT_SECONDS,
+	OPT_DUMP_DIR,
+	OPT_DUMP_KEEP,
+	OPT_DUMP_KEEP_MB,
+	OPT_TRIGGER,
 	OPT_CUPTI_SOCKET,
 	OPT_DEBUG_DIR,
 	OPT_DEBUGINFOD,
@@ -316,6 +342,12 @@ static const struct option long_opts[] = {
 	{"export-label", required_argument, NULL, OPT_EXPORT_LABEL},
 	{"export-queue-kb", required_argument, NULL, OPT_EXPORT_QUEUE_KB},
 	{"window-range-wait", required_argument, NULL, OPT_WINDOW_RANGE_WAIT},
+	{"flight-mb", required_argument, NULL, OPT_FLIGHT_MB},
+	{"flight-seconds", required_argument, NULL, OPT_FLIGHT_SECONDS},
+	{"dump-dir", required_argument, NULL, OPT_DUMP_DIR},
+	{"dump-keep", required_argument, NULL, OPT_DUMP_KEEP},
+	{"dump-keep-mb", required_argument, NULL, OPT_DUMP_KEEP_MB},
+	{"trigger", required_argument, NULL, OPT_TRIGGER},
 	{"cupti-socket", required_argument, NULL, OPT_CUPTI_SOCKET},
 	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
 	{"debuginfod", no_argument, NULL, OPT_DEBUGINFOD},
@@ -440,6 +472,11 @@ static void defaults(struct xsprofd_opts *o)
 	o->window_range_wait_s = 9;
 	o->store_mb = DEFAULT_STORE_MB;
 	o->export_queue_kb = 64 * 1024;
+	o->flight_mb = 256;
+	o->flight_s = 120;
+	o->dump_dir = XSPROFD_DEFAULT_DUMP_DIR;
+	o->dump_keep = 20;
+	o->dump_keep_mb = 1024;
 	o->max_record_s = DEFAULT_MAX_RECORD_S;
 	o->cupti_socket = XSPROFD_DEFAULT_CUPTI_SOCKET;
 	o->correlate = "auto";
@@ -771,6 +808,30 @@ static int service_option(struct xsprofd_opts *o, int c, const char *arg)
 		return 0;
 	case OPT_WINDOW_RANGE_WAIT:
 		return unsigned_opt("--window-range-wait", arg, 1, 600, &o->window_range_wait_s);
+	case OPT_FLIGHT_MB:
+		return unsigned_opt("--flight-mb", arg, 0, 65536, &o->flight_mb);
+	case OPT_FLIGHT_SECONDS:
+		return unsigned_opt("--flight-seconds", arg, 20, 3600, &o->flight_s);
+	case OPT_DUMP_DIR:
+		if (arg[0] != '/')
+			return bad("--dump-dir", arg, "expected an absolute path");
+		o->dump_dir = arg;
+		return 0;
+	case OPT_DUMP_KEEP:
+		return unsigned_opt("--dump-keep", arg, 1, 10000, &o->dump_keep);
+	case OPT_DUMP_KEEP_MB:
+		return unsigned_opt("--dump-keep-mb", arg, 1, 1 << 20, &o->dump_keep_mb);
+	case OPT_TRIGGER: {
+		struct flight_rule r;
+		char why[200];
+
+		if (o->nr_triggers == XSPROFD_MAX_TRIGGERS)
+			return bad("--trigger", arg, "at most 8 triggers");
+		if (flight_rule__parse(arg, &r, why, sizeof(why)))
+			return bad("--trigger", arg, why);
+		o->triggers[o->nr_triggers++] = arg;
+		return 0;
+	}
 	}
 	return NOT_MINE;
 }

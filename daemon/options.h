@@ -17,6 +17,7 @@
 #define XSPROFD_MAX_TIDS	  1024
 #define XSPROFD_MAX_OUTPUTS	  8
 #define XSPROFD_MAX_STRINGS	  64
+#define XSPROFD_MAX_TRIGGERS 8
 #define XSPROFD_MAX_EXPORTS	  4
 #define XSPROFD_MAX_EXPORT_LABELS 16
 
@@ -26,6 +27,7 @@
 #define XSPROFD_DEFAULT_CONFIG	     "/etc/xsprof/xsprofd.conf"
 #define XSPROFD_DEFAULT_SOCKET	     XSPROF_API_SOCKET
 #define XSPROFD_DEFAULT_CUPTI_SOCKET XSPROF_WIRE_DEFAULT_SOCKET
+#define XSPROFD_DEFAULT_DUMP_DIR     "/var/lib/xsprof/dumps"
 /* One-shot default: off 100 Hz so sampling does not run in lockstep with timer ticks. */
 #define XSPROFD_ONESHOT_FREQ 99
 /* Wall mode's default: its on-CPU part is sampled, its off-CPU part exact; at 999 Hz a part
@@ -94,6 +96,14 @@ struct xsprofd_opts {
 	/* --window-group-by: the rolling window grouped by range or outer-range (none: off) */
 	enum session_group window_group_by;
 	unsigned int window_range_wait_s; /* a grouped slice's samples wait this long (default 9) */
+	/* The flight recorder (daemon/service/flight.h): its ring, dumps and triggers. */
+	unsigned int flight_mb;	 /* --flight-mb: the ring's cap; 0: off */
+	unsigned int flight_s;	 /* --flight-seconds: how far back it reaches */
+	const char *dump_dir;	 /* --dump-dir */
+	unsigned int dump_keep;	 /* --dump-keep: dumps kept */
+	unsigned int dump_keep_mb; /* --dump-keep-mb: and their MiB */
+	const char *triggers[XSPROFD_MAX_TRIGGERS]; /* --trigger SPEC (base/flight_rule.h) */
+	int nr_triggers;
 
 	/* GPU path. */
 	const char *cupti_socket;

@@ -736,6 +736,8 @@ static int on_cuda_record(void *ctx, const void *data, size_t size)
 		cp->opts.on_process(cp->opts.ctx, (pid_t)r->tgid);
 	if (launch_store__add_call(cp->store, r))
 		cp->st.store_failures++;
+	if (cp->opts.on_wait && cuda_api__waits(r->api))
+		cp->opts.on_wait(cp->opts.ctx, r->tgid, r->tid, r->api, r->time_ns, 0);
 	continue_held(cp, (pid_t)r->tgid, r->flags);
 	return 0;
 }
@@ -878,8 +880,12 @@ static int on_wait_record(void *ctx, const void *data, size_t size)
 {
 	struct cuda_probes *cp = ctx;
 	int err = cuda_waits__add_record(cp->store, data, size);
+	const struct xsprof_cuda_wait *w = data;
 
 	cp->st.bad_records += err == -EBADMSG;
+	if (!err && cp->opts.on_wait)
+		cp->opts.on_wait(cp->opts.ctx, w->tgid, w->tid, w->api, w->entry_ns,
+				 w->return_ns ? w->return_ns : 1);
 	return err;
 }
 
@@ -896,9 +902,16 @@ static int on_alloc_record(void *ctx, const void *data, size_t size)
 static int on_scope_record(void *ctx, const void *data, size_t size)
 {
 	struct cuda_probes *cp = ctx;
+	size_t before = cp->opts.on_scope ? launch_store__nr_ranges(cp->store) : 0;
 	int err = cuda_scopes__add(cp->scopes, cp->store, data, size);
 
 	cp->st.bad_records += err == -EBADMSG;
+	if (cp->opts.on_scope) {
+		const struct launch_range *r = launch_store__ranges(cp->store);
+
+		for (size_t i = before; i < launch_store__nr_ranges(cp->store); i++)
+			cp->opts.on_scope(cp->opts.ctx, &r[i]);
+	}
 	return err == -EBADMSG ? err : 0;
 }
 

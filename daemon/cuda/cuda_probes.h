@@ -38,6 +38,7 @@
 #include "daemon/cuda/cuda_scopes.h"
 
 struct cuda_probes;
+struct launch_range;
 struct launch_store;
 struct sampler;
 
@@ -67,6 +68,12 @@ struct cuda_probes_opts {
 	/* Called while pid waits (stopped) because a launch walk asked for a file's unwind table
 	 * (XSPROF_CUDA_F_TABLES): build the tables asked for, within a deadline; may be NULL. */
 	void (*on_tables)(void *ctx, pid_t pid);
+	/* Called at the entry (return_ns 0) and the return of each call that waits for the GPU
+	 * (cuda_api__waits); may be NULL. */
+	void (*on_wait)(void *ctx, uint32_t tgid, uint32_t tid, unsigned int api,
+			uint64_t entry_ns, uint64_t return_ns);
+	/* Called with each xsprof scope that ended, once stored; may be NULL. */
+	void (*on_scope)(void *ctx, const struct launch_range *r);
 	void *ctx;
 };
 

@@ -53,6 +53,8 @@ struct cupti_server {
 	int lock_fd;
 	bool (*accept_pid)(void *ctx, pid_t pid);
 	void *accept_ctx;
+	void (*on_range)(void *ctx, const struct gpu_activity *a);
+	void *range_ctx;
 	unsigned max_conns;
 	unsigned max_per_uid;
 	size_t conn_buf;
@@ -120,6 +122,8 @@ struct cupti_server *cupti_server__new(const struct cupti_server_opts *opts)
 		(uint64_t)(opts && opts->hello_ms ? opts->hello_ms : DEFAULT_HELLO_MS) * 1000000;
 	s->accept_pid = opts ? opts->accept_pid : NULL;
 	s->accept_ctx = opts ? opts->accept_ctx : NULL;
+	s->on_range = opts ? opts->on_range : NULL;
+	s->range_ctx = opts ? opts->range_ctx : NULL;
 	snprintf(s->path, sizeof(s->path), "%s", path);
 	s->max_conns = opts && opts->max_conns ? opts->max_conns : DEFAULT_MAX_CONNS;
 	s->max_per_uid = opts && opts->max_conns_per_uid ? opts->max_conns_per_uid
@@ -364,6 +368,9 @@ static int take_item(struct cupti_server *s, struct conn *c, struct cupti_wire_i
 		s->st.store_rejected++;
 		return 0;
 	}
+	if (s->on_range && it->act.kind == GPU_ACT_NVTX && !(it->act.flags & XSPROF_WIRE_F_OPEN) &&
+	    it->act.end_ns > it->act.start_ns)
+		s->on_range(s->range_ctx, &it->act);
 	return 1;
 }
 

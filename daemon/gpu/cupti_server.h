@@ -36,6 +36,10 @@ struct cupti_server_opts {
 	bool (*accept_pid)(void *ctx, pid_t pid);
 	void *accept_ctx;
 	struct gpu_store_opts store;
+	/* Called with each NVTX range that ended (not an opening, not a mark), once stored;
+	 * may be NULL. */
+	void (*on_range)(void *ctx, const struct gpu_activity *a);
+	void *range_ctx;
 	/* A connection that sends nothing for idle_ms (0 = 60 s), or no hello within hello_ms
 	 * (0 = 5 s), is closed and counted: a slot is not held by a silent client. The injection
 	 * library connects again when it next has records (nothing is lost: a send to a closed

@@ -80,7 +80,7 @@ static int on_proc_exit(void *ctx, const void *data, size_t size)
 	if (pe->py)
 		pyprof__exit(pe->py, (pid_t)e->tgid);
 	if (pe->on_exit)
-		pe->on_exit(pe->on_exit_ctx, e->tgid, e->time_ns);
+		pe->on_exit(pe->on_exit_ctx, e->tgid, e->time_ns, (int)(e->exit_code & 0x7f));
 	return 0;
 }
 

@@ -32,6 +32,8 @@ typedef struct sd_event_source sd_event_source;
 struct calltree;
 struct cupti_server;
 struct exporter;
+struct flight;
+struct cupti_server_opts;
 struct frame_sites;
 struct host_labels;
 struct gpu_store;
@@ -184,6 +186,11 @@ struct service {
 	struct start_budget starts[MAX_START_USERS];
 	bool stopping;
 	struct xsprof_cpu_stats totals; /* BPF counters of always-on recordings already retired */
+	struct flight *flight; /* the flight recorder (flight.h); NULL: off (--flight-mb 0) */
+	struct host_labels *flight_labels; /* its processes' job and rank */
+	sd_event_source *flight_timer, *flight_io;
+	uint64_t flight_freeze_failed;
+	bool flight_open_ranges; /* a hang trigger watches open NVTX ranges */
 	struct exporter *exporter;	/* --export sinks; NULL: none */
 	struct host_labels *export_labels;
 	uint64_t totals_bad;
@@ -219,6 +226,8 @@ enum MHD_Result reply__headers(struct MHD_Connection *c, unsigned int status, co
 enum MHD_Result reply__send(struct MHD_Connection *c, unsigned int status, const char *type,
 			    const void *body, size_t len);
 enum MHD_Result reply__json(struct MHD_Connection *c, unsigned int status, struct json_object *j);
+/* A file's size bytes from fd (200; the answer takes fd and closes it). */
+enum MHD_Result reply__file(struct MHD_Connection *c, int fd, uint64_t size, const char *type);
 enum MHD_Result reply__error(struct MHD_Connection *c, unsigned int status, const char *error,
 			     const char *hint);
 /* A window profile (200): its data covers the window's slices from from_ns to to_ns, said in
@@ -334,6 +343,22 @@ void recordings__park(struct req *q, struct MHD_Connection *c, struct svc_record
 enum MHD_Result recordings__api_start(struct service *s, struct req *q, struct MHD_Connection *c);
 enum MHD_Result recordings__api_result(struct service *s, struct req *q, struct MHD_Connection *c,
 				       const char *id_str);
+
+/* flight_api.c: the flight recorder in the service, and its API. */
+/* Start it (options, triggers, hooks on the window; none with --flight-mb 0). 0 or -errno
+ * (said). */
+int flight_api__start(struct service *s);
+void flight_api__free(struct service *s);
+/* What the recording and the CUPTI pipe tell it (nothing when it is off). */
+void flight_api__recording_opts(struct service *s, struct recording_opts *ro);
+void flight_api__cupti_opts(struct service *s, struct cupti_server_opts *co);
+/* /v1/dumps (rest: what follows it in the URL) and /v1/triggers. */
+enum MHD_Result flight_api__dumps(struct service *s, struct req *q, struct MHD_Connection *c,
+				  const char *method, const char *rest);
+enum MHD_Result flight_api__triggers(struct service *s, struct req *q, struct MHD_Connection *c,
+				     const char *method);
+/* The status's "flight" object; NULL when it is off. */
+struct json_object *flight_api__status(struct service *s);
 
 /* scrape.c: GET /debug/pprof/profile. */
 enum MHD_Result scrape__api(struct service *s, struct req *q, struct MHD_Connection *c);

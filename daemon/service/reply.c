@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 #include <microhttpd.h>
@@ -50,6 +51,24 @@ enum MHD_Result reply__headers(struct MHD_Connection *c, unsigned int status, co
 	MHD_destroy_response(r);
 	if (ret == MHD_YES && status < sizeof(replies_by_status) / sizeof(replies_by_status[0]))
 		replies_by_status[status]++;
+	return ret;
+}
+
+enum MHD_Result reply__file(struct MHD_Connection *c, int fd, uint64_t size, const char *type)
+{
+	struct MHD_Response *r = MHD_create_response_from_fd64(size, fd);
+	enum MHD_Result ret;
+
+	if (!r) {
+		close(fd);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", type);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	ret = MHD_queue_response(c, 200, r);
+	MHD_destroy_response(r);
+	if (ret == MHD_YES)
+		replies_by_status[200]++;
 	return ret;
 }
 

@@ -84,6 +84,10 @@ static enum MHD_Result route(struct service *s, struct req *q, struct MHD_Connec
 	if (!strcmp(url, "/v1/attach") || !strcmp(url, "/v1/detach"))
 		return post ? attachments__api_attach(s, q, c, url[4] == 'a')
 			    : reply__error(c, 405, "use POST", NULL);
+	if (!strncmp(url, "/v1/dumps", 9) && (!url[9] || url[9] == '/'))
+		return flight_api__dumps(s, q, c, method, url + 9);
+	if (!strcmp(url, "/v1/triggers"))
+		return flight_api__triggers(s, q, c, method);
 	if (!strcmp(url, "/v1/recordings"))
 		return post ? recordings__api_start(s, q, c)
 			    : reply__error(c, 405, "use POST to start a recording", NULL);
@@ -220,6 +224,7 @@ static void start_cupti(struct service *s)
 
 	if (s->opts->gpu_store_mb)
 		gpu_store_opts__sized(&co.store, s->opts->gpu_store_mb);
+	flight_api__cupti_opts(s, &co);
 	s->cupti = cupti_server__new(&co);
 	if (!s->cupti) {
 		log_warn("GPU timing is off: cannot listen on %s: %s", s->opts->cupti_socket,
@@ -523,6 +528,8 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 	}
 	if (opts->nr_exports && start_export(s))
 		goto out;
+	if (flight_api__start(s))
+		goto out;
 	/* One set of tables for every recording: a file's table is built once, whoever asks. */
 	if (opts->unwind != XSPROF_UNWIND_FP) {
 		struct unwinder_opts uo = {.table_mb = opts->unwind_mb};
@@ -571,6 +578,7 @@ out:
 	}
 	attachments__free(s);
 	lasting__stop(&s->machine);  /* the slices waiting for their ranges too */
+	flight_api__free(s);	     /* after the last slice it may be handed */
 	exporter__free(s->exporter); /* after the last slice it may be handed */
 	host_labels__free(s->export_labels);
 	sd_event_source_disable_unref(s->cupti_io);

@@ -40,6 +40,8 @@ void slices__recording_opts(const struct service *s, struct recording_opts *ret)
 		 * idles) and, with --window-group-by, the ranges. */
 		.max_timeline = WINDOW_MAX_TIMELINE,
 	};
+	/* The flight recorder's triggers: exits (death) and waiting CUDA calls (hang). */
+	flight_api__recording_opts((struct service *)s, ret);
 }
 
 int slices__start(struct service *s)

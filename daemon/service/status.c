@@ -568,6 +568,8 @@ struct json_object *status__json(struct service *s)
 		json_object_object_add(j, "gpu", gpu_json(s));
 	if (s->gpu_metrics)
 		json_object_object_add(j, "gpu_metrics", gpu_metrics__status(s->gpu_metrics));
+	if (s->flight)
+		json_object_object_add(j, "flight", flight_api__status(s));
 	return j;
 }
 

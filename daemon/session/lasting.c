@@ -250,6 +250,8 @@ static void close_session_slice(struct lasting *l, const struct gpu_store *gs,
 	in->gpu = ls || gs;
 	in->reports = in->gpu && l->reports;
 	in->figures = in->gpu && l->on_gpu_figures;
+	in->keep = l->keep;
+	in->keep_ctx = l->keep_ctx;
 	if (!err && (in->gpu || in->cpu))
 		err = session_slice__build(in, &out, cs);
 	if (!err && l->on_gpu_figures && (out.nr_figures || out.nr_mem || out.figures_left_out))

@@ -20,6 +20,7 @@ struct correlate_stats;
 struct gpu_join_scope;
 struct gpu_store;
 struct lasting_late;
+struct pid_uids;
 struct gpu_report;
 struct recording;
 struct report_window;
@@ -67,6 +68,10 @@ struct lasting {
 	 * window's: the service's GPU metrics), which it may take (NULLing them); NULL: none made. */
 	void (*on_gpu_figures)(void *ctx, struct slice_out *out);
 	void *figures_ctx;
+	/* Each slice's profile, for the flight recorder (slice.h: session_slice.keep); NULL:
+	 * none kept. */
+	void (*keep)(void *ctx, const struct profile_data *pd, struct pid_uids *uids);
+	void *keep_ctx;
 	/*
 	 * Each slice that closes (not grouped by range) made once more into one profile for the
 	 * export sinks, every stack under its process's label set from labels (a fold root: the

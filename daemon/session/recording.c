@@ -16,6 +16,7 @@
 #include "daemon/probes/offcpu.h"
 #include "daemon/probes/proc_events.h"
 #include "daemon/python/pyprof.h"
+#include "daemon/cuda/launch_store.h"
 #include "daemon/session/recording.h"
 #include "daemon/probes/sampler.h"
 #include "daemon/stacks/stack_table.h"
@@ -46,6 +47,11 @@ struct recording {
 	struct pid_set seen;
 	void (*on_new_process)(void *ctx, uint32_t tgid);
 	void *on_new_process_ctx;
+	void (*on_exit)(void *ctx, uint32_t tgid, uint64_t time_ns, int signal);
+	void (*on_cuda_wait)(void *ctx, uint32_t tgid, uint32_t tid, unsigned int api,
+			     uint64_t entry_ns, uint64_t return_ns);
+	void (*on_scope)(void *ctx, uint32_t tgid, uint32_t tid, const char *name,
+			 uint64_t start_ns, uint64_t end_ns);
 	struct cuda_probes *cuda;
 	struct unwinder *unwinder;	   /* NULL in fp mode */
 	bool own_unwinder;		   /* made here, freed here (not the service's) */
@@ -279,11 +285,32 @@ static void on_cuda_tables(void *ctx, pid_t pid)
 	unwind_kick(r);
 }
 
-static void on_process_exit(void *ctx, uint32_t tgid, uint64_t time_ns)
+static void on_process_exit(void *ctx, uint32_t tgid, uint64_t time_ns, int signal)
 {
 	struct recording *r = ctx;
 
-	cuda_probes__process_exited(r->cuda, tgid, time_ns);
+	if (r->cuda)
+		cuda_probes__process_exited(r->cuda, tgid, time_ns);
+	if (r->on_exit)
+		r->on_exit(r->on_new_process_ctx, tgid, time_ns, signal);
+}
+
+static void on_cuda_wait(void *ctx, uint32_t tgid, uint32_t tid, unsigned int api,
+			 uint64_t entry_ns, uint64_t return_ns)
+{
+	struct recording *r = ctx;
+
+	if (r->on_cuda_wait)
+		r->on_cuda_wait(r->on_new_process_ctx, tgid, tid, api, entry_ns, return_ns);
+}
+
+static void on_cuda_scope(void *ctx, const struct launch_range *lr)
+{
+	struct recording *r = ctx;
+
+	if (r->on_scope)
+		r->on_scope(r->on_new_process_ctx, lr->tgid, lr->tid, lr->name, lr->start_ns,
+			    lr->end_ns);
 }
 
 static int recording_cuda_setup(struct recording *r, const struct recording_opts *o,
@@ -298,6 +325,8 @@ static int recording_cuda_setup(struct recording *r, const struct recording_opts
 		.keep_launch_uprobes = o->keep_launch_uprobes,
 		.on_process = on_cuda_process,
 		.on_tables = on_cuda_tables,
+		.on_wait = on_cuda_wait,
+		.on_scope = on_cuda_scope,
 		.ctx = r,
 	};
 	int err;
@@ -651,6 +680,9 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 	r->max_timeline = o->max_timeline;
 	r->on_new_process = o->on_new_process;
 	r->on_new_process_ctx = o->on_new_process_ctx;
+	r->on_exit = o->on_exit;
+	r->on_cuda_wait = o->on_cuda_wait;
+	r->on_scope = o->on_scope;
 	r->stacks = stack_table__new(o->max_stacks);
 	if (!r->stacks) {
 		err = -ENOMEM;
@@ -733,7 +765,7 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 	if (err)
 		goto fail;
 	/* xsprof scopes still open in a process that exits end at its exit. */
-	if (r->pe && r->cuda)
+	if (r->pe && (r->cuda || r->on_exit))
 		proc_events__set_on_exit(r->pe, on_process_exit, r);
 	*ret_what = "adding the ring buffer to the event loop";
 	err = sd_event_add_io(ev, &r->io, sampler__fd(r->sampler), EPOLLIN, on_ring, r);

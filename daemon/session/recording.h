@@ -74,6 +74,16 @@ struct recording_opts {
 	 * environment readable; may be NULL. A forked child sampled before its exec was seen
 	 * with its parent's: the job report's ranks are read again then. Same ctx. */
 	void (*on_exec)(void *ctx, uint32_t tgid);
+	/* Called at each exit of a process (with the process events): the signal that killed
+	 * it, 0 for none; may be NULL. Same ctx. */
+	void (*on_exit)(void *ctx, uint32_t tgid, uint64_t time_ns, int signal);
+	/* Called at the entry (return_ns 0) and the return of each CUDA call that waits for the
+	 * GPU (enum xsprof_cuda_api); may be NULL. Same ctx. */
+	void (*on_cuda_wait)(void *ctx, uint32_t tgid, uint32_t tid, unsigned int api,
+			     uint64_t entry_ns, uint64_t return_ns);
+	/* Called with each xsprof scope that ended; may be NULL. Same ctx. */
+	void (*on_scope)(void *ctx, uint32_t tgid, uint32_t tid, const char *name,
+			 uint64_t start_ns, uint64_t end_ns);
 };
 
 struct recording_stats {

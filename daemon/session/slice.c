@@ -337,6 +337,8 @@ int session_slice__build(const struct session_slice *in, struct slice_out *out,
 		err = slice_reports(&pd, sp.uids, &out->reports, &out->nr_reports);
 		pd.root_at = sp.pd.root_at;
 	}
+	if (!err && in->keep && in->reports && (pd.nr_launches || pd.nr_gpu || pd.nr_mem))
+		in->keep(in->keep_ctx, &pd, sp.uids);
 	if (!err && in->figures && slice_has_work(&pd))
 		err = slice_figures(&pd, sp.uids, out);
 	if (!err && in->gpu && pd.nr_gpu) {

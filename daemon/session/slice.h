@@ -21,6 +21,7 @@ struct gpu_join_scope;
 struct gpu_report;
 struct gpu_store;
 struct launch_store;
+struct pid_uids;
 struct profile_sample;
 struct ranges;
 struct stack_table;
@@ -62,6 +63,11 @@ struct session_slice {
 	bool gpu;     /* join ls to gs into out->gpu */
 	bool reports; /* and the GPU reports into out->reports */
 	bool figures; /* and each process's GPU figures and memory calls (out->figures, mem) */
+	/* With reports: called with the slice's profile (its samples in time, launches, GPU
+	 * records, joins, waits, names; uids: its processes' uids) before it goes, for the
+	 * flight recorder to freeze (frozen.h); NULL: none. */
+	void (*keep)(void *ctx, const struct profile_data *pd, struct pid_uids *uids);
+	void *keep_ctx;
 };
 
 /* The most processes a slice gives GPU figures of; the rest are counted (figures_left_out). */

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "daemon/base/atomic_file.h"
+#include "daemon/session/dump.h"
+#include "daemon/session/frozen.h"
+#include "output/output.h"
+#include "output/profile.h"
+
+const char *const dump__files[] = {
+	"trace.json",	 "timeline.json", "gpu-report.json", "gpu-report.txt",
+	"profile.pb.gz", "stacks.folded", "job.json",	     "manifest.json",
+	NULL,
+};
+
+/* dir/name into buf; false (nothing to do with it) when it does not fit. */
+static bool join_path(char *buf, size_t size, const char *dir, const char *name)
+{
+	int n = snprintf(buf, size, "%s/%s", dir, name);
+
+	return n >= 0 && (size_t)n < size;
+}
+
+static const enum output_format file_formats[] = {
+	OUTPUT_CHROME_JSON, OUTPUT_TIMELINE, OUTPUT_GPU_REPORT, OUTPUT_GPU_TEXT,
+	OUTPUT_PPROF,	    OUTPUT_FOLDED,   OUTPUT_JOB_REPORT,
+};
+
+/* Whether a process of pd says its place in a job (a job report is worth writing). */
+static bool has_ranks(const struct profile_data *pd, const uint32_t *pids, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *l = pd->process_labels ? pd->process_labels(pd->process_labels_ctx, pids[i])
+						   : NULL;
+
+		if (l && strstr(l, "job.rank="))
+			return true;
+	}
+	return false;
+}
+
+/* The processes of every slice, sorted, once each: *ret (free it). */
+static int all_pids(const struct dump_request *r, uint32_t **ret, size_t *ret_n)
+{
+	size_t n = 0, total = 0;
+	uint32_t *v;
+
+	for (size_t i = 0; i < r->nr_slices; i++) {
+		size_t k;
+
+		frozen__pids(r->slices[i], &k);
+		total += k;
+	}
+	v = malloc((total ? total : 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nr_slices; i++) {
+		size_t k;
+		const uint32_t *p = frozen__pids(r->slices[i], &k);
+
+		for (size_t j = 0; j < k; j++) {
+			size_t at = n;
+
+			/* Insertion, once each: a dump's processes are few. */
+			while (at > 0 && v[at - 1] > p[j])
+				at--;
+			if (at > 0 && v[at - 1] == p[j])
+				continue;
+			memmove(v + at + 1, v + at, (n - at) * sizeof(*v));
+			v[at] = p[j];
+			n++;
+		}
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+static void add_u64(struct json_object *o, const char *k, uint64_t v)
+{
+	json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
+/* One label "key=value" of a set as a member of the object ctx. */
+static void add_label(void *ctx, const char *key, size_t klen, const char *val, size_t vlen)
+{
+	char k[64];
+
+	snprintf(k, sizeof(k), "%.*s", (int)(klen < sizeof(k) - 1 ? klen : sizeof(k) - 1), key);
+	json_object_object_add(ctx, k, json_object_new_string_len(val, (int)vlen));
+}
+
+static struct json_object *processes_json(const struct dump_request *r,
+					  const struct profile_data *pd, const uint32_t *pids,
+					  size_t n)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (size_t i = 0; a && i < n; i++) {
+		struct json_object *p = json_object_new_object(), *labels;
+		const char *comm = pd->name ? pd->name(pd->ctx, pids[i], 0) : NULL;
+		const char *set = pd->process_labels
+					  ? pd->process_labels(pd->process_labels_ctx, pids[i])
+					  : NULL;
+		uint32_t uid = 0;
+
+		for (size_t s = 0; s < r->nr_slices; s++) {
+			size_t k;
+			const uint32_t *v = frozen__pids(r->slices[s], &k);
+
+			for (size_t j = 0; j < k; j++)
+				if (v[j] == pids[i])
+					uid = frozen__uid(r->slices[s]);
+		}
+		add_u64(p, "pid", pids[i]);
+		add_u64(p, "uid", uid);
+		json_object_object_add(p, "comm", json_object_new_string(comm ? comm : ""));
+		if (set) {
+			labels = json_object_new_object();
+			profile__label_set_each(set, add_label, labels);
+			json_object_object_add(p, "labels", labels);
+		}
+		json_object_array_add(a, p);
+	}
+	return a;
+}
+
+struct manifest_ctx {
+	const char *text;
+};
+
+static int write_text(FILE *f, void *ctx)
+{
+	const struct manifest_ctx *m = ctx;
+
+	errno = 0;
+	if (fputs(m->text, f) < 0 || fputc('\n', f) < 0)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+static int write_manifest(const struct dump_request *r, const struct profile_data *pd,
+			  const uint32_t *pids, size_t n, const struct dump_result *res,
+			  const char *path)
+{
+	struct json_object *m = json_object_new_object(), *trig, *span, *counts, *files;
+	struct manifest_ctx mc;
+	int err;
+
+	if (!m)
+		return -ENOMEM;
+	json_object_object_add(m, "schema", json_object_new_string("xsprof-dump/1"));
+	json_object_object_add(m, "name", json_object_new_string(r->name));
+	json_object_object_add(m, "host", json_object_new_string(r->host ? r->host : ""));
+	trig = r->trigger_json ? json_tokener_parse(r->trigger_json) : NULL;
+	json_object_object_add(m, "trigger", trig ? trig : json_object_new_object());
+	span = json_object_new_object();
+	add_u64(span, "from_mono_ns", res->from_ns);
+	add_u64(span, "to_mono_ns", res->to_ns);
+	json_object_object_add(span, "from_unix_s",
+			       json_object_new_double((double)((int64_t)res->from_ns +
+							       pd->realtime_offset_ns) /
+						      1e9));
+	json_object_object_add(span, "seconds",
+			       json_object_new_double((double)(res->to_ns - res->from_ns) / 1e9));
+	json_object_object_add(m, "span", span);
+	json_object_object_add(m, "processes", processes_json(r, pd, pids, n));
+	counts = json_object_new_object();
+	add_u64(counts, "samples", res->samples);
+	add_u64(counts, "launches", res->launches);
+	add_u64(counts, "kernels", res->kernels);
+	add_u64(counts, "ranges", res->ranges);
+	add_u64(counts, "slices", r->nr_slices);
+	json_object_object_add(m, "counts", counts);
+	files = json_object_new_array();
+	for (size_t i = 0; dump__files[i]; i++) {
+		char p[PATH_MAX];
+		struct stat sb;
+
+		if (!strcmp(dump__files[i], "manifest.json") ||
+		    (join_path(p, sizeof(p), path, dump__files[i]) && !stat(p, &sb)))
+			json_object_array_add(files, json_object_new_string(dump__files[i]));
+	}
+	json_object_object_add(m, "files", files);
+	mc.text = json_object_to_json_string_ext(m, JSON_C_TO_STRING_PRETTY |
+							    JSON_C_TO_STRING_NOSLASHESCAPE);
+	{
+		char p[PATH_MAX];
+
+		err = join_path(p, sizeof(p), path, "manifest.json")
+			      ? atomic_file__write(p, write_text, &mc)
+			      : -ENAMETOOLONG;
+	}
+	json_object_put(m);
+	return err;
+}
+
+/* The directory and what is in it (one level: a bundle has no subdirectories). */
+static void remove_tree(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char p[PATH_MAX];
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (join_path(p, sizeof(p), path, e->d_name))
+			unlink(p);
+	}
+	if (d)
+		closedir(d);
+	rmdir(path);
+}
+
+static uint64_t tree_bytes(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	uint64_t n = 0;
+
+	while (d && (e = readdir(d))) {
+		char p[PATH_MAX];
+		struct stat sb;
+
+		if (e->d_name[0] != '.' && join_path(p, sizeof(p), path, e->d_name) &&
+		    !stat(p, &sb) && S_ISREG(sb.st_mode))
+			n += (uint64_t)sb.st_size;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int sync_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int dump__write(const struct dump_request *r, struct dump_result *ret, char *msg, size_t size)
+{
+	struct frozen_join *j = NULL;
+	const struct profile_data *pd;
+	char tmp[PATH_MAX], final[PATH_MAX];
+	uint32_t *pids = NULL;
+	size_t nr_pids = 0;
+	int err;
+
+	memset(ret, 0, sizeof(*ret));
+	msg[0] = '\0';
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", r->dir, r->name) >= sizeof(tmp) ||
+	    (size_t)snprintf(final, sizeof(final), "%s/%s", r->dir, r->name) >= sizeof(final)) {
+		snprintf(msg, size, "the dump directory's path is too long");
+		return -ENAMETOOLONG;
+	}
+	err = frozen_join__new(r->slices, r->nr_slices, r->from_ns, r->to_ns, &j);
+	if (err) {
+		snprintf(msg, size, "joining the slices: %s", strerror(-err));
+		return err;
+	}
+	pd = frozen_join__profile(j);
+	ret->from_ns = pd->start_ns;
+	ret->to_ns = pd->end_ns;
+	ret->samples = pd->nr_samples;
+	ret->launches = pd->nr_launches;
+	for (size_t i = 0; i < pd->nr_gpu; i++) {
+		ret->kernels += pd->gpu[i].kind == CORR_GPU_KERNEL;
+		ret->ranges += pd->gpu[i].kind == CORR_GPU_NVTX;
+	}
+	err = all_pids(r, &pids, &nr_pids);
+	ret->processes = nr_pids;
+	remove_tree(tmp); /* a dump cut short before (the daemon died) */
+	if (!err && mkdir(tmp, 0750)) {
+		err = -errno;
+		snprintf(msg, size, "creating %s: %s", tmp, strerror(errno));
+	}
+	for (size_t i = 0; !err && i < sizeof(file_formats) / sizeof(file_formats[0]); i++) {
+		char p[PATH_MAX];
+
+		if (file_formats[i] == OUTPUT_JOB_REPORT && !has_ranks(pd, pids, nr_pids))
+			continue;
+		err = join_path(p, sizeof(p), tmp, dump__files[i])
+			      ? output__write_profile_file(pd, file_formats[i], p, NULL)
+			      : -ENAMETOOLONG;
+		if (err)
+			snprintf(msg, size, "writing %s: %s", dump__files[i], strerror(-err));
+	}
+	if (!err) {
+		err = write_manifest(r, pd, pids, nr_pids, ret, tmp);
+		if (err)
+			snprintf(msg, size, "writing manifest.json: %s", strerror(-err));
+	}
+	if (!err && rename(tmp, final)) {
+		err = -errno;
+		snprintf(msg, size, "renaming %s to %s: %s", tmp, final, strerror(errno));
+	}
+	if (!err)
+		sync_dir(r->dir);
+	if (err)
+		remove_tree(tmp);
+	else
+		ret->bytes = tree_bytes(final);
+	free(pids);
+	frozen_join__free(j);
+	return err;
+}
