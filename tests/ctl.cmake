@@ -5,6 +5,6 @@
 set(XSPROF_CTL_LIBS xsprof_output xsprof_base PkgConfig::LIBCURL PkgConfig::JSONC
 	PkgConfig::MICROHTTPD)
 xsprof_unit_test(test_ctl SOURCES test_ctl.c ${PROJECT_SOURCE_DIR}/daemon/ctl/fleet.c
-	${PROJECT_SOURCE_DIR}/daemon/ctl/top.c
+	${PROJECT_SOURCE_DIR}/daemon/ctl/top.c ${PROJECT_SOURCE_DIR}/daemon/ctl/dumps.c
 	${PROJECT_SOURCE_DIR}/daemon/ctl/ui.c LIBS ${XSPROF_CTL_LIBS})
 xsprof_unit_test(test_ctl_fleet SOURCES test_ctl_fleet.c LIBS ${XSPROF_CTL_LIBS})

@@ -41,3 +41,7 @@ set_tests_properties(service_gpu_burst PROPERTIES TIMEOUT 180)
 # -9, during `xsprofctl record -- LOOP` of execs.
 add_test(NAME service_stopped COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/service/stopped.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(service_stopped PROPERTIES TIMEOUT 180)
+# The flight recorder: slow-step, hang, death and gpu-idle dumps on the GPU doubles, a manual
+# dump fetched, retention, ownership, no stall while writing, a full disk.
+add_test(NAME service_flight COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/service/flight.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(service_flight PROPERTIES TIMEOUT 600)

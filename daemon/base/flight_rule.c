@@ -134,9 +134,10 @@ int flight_rule__parse(const char *spec, struct flight_rule *ret, char *msg, siz
 	if (r.kind == FLIGHT_NR_KINDS)
 		return bad(msg, size, "unknown trigger '%s': gpu-idle, slow-step, hang or death%s",
 			   tok, "");
-	/* Defaults by kind: a slow step's dump holds the step whole and the records that end
-	 * it; the others look back from the moment they trip. */
-	r.after_s = r.kind == FLIGHT_SLOW_STEP ? 1 : r.kind == FLIGHT_DEATH ? 0.5 : 0;
+	/* Defaults by kind: a slow step's dump holds the step whole and the GPU records that
+	 * end it (CUPTI's buffers come every 250 ms), a death's the last records its process
+	 * sent; the others look back from the moment they trip. */
+	r.after_s = r.kind == FLIGHT_SLOW_STEP || r.kind == FLIGHT_DEATH ? 0.5 : 0;
 	while (!err && (tok = strtok_r(NULL, ",", &save))) {
 		char *eq = strchr(tok, '=');
 

@@ -38,6 +38,10 @@ unsigned long ctl_parse_duration(const char *s);
  */
 int ctl_profile_opt(int c, const char *arg, struct json_object *req, int *ret_st);
 
+/* xsprofctl dumps, dump [get], triggers (dumps.c): the flight recorder. */
+int ctl_dumps(int argc, char **argv, bool json_out);
+int ctl_dump(int argc, char **argv, bool json_out, double timeout_s);
+int ctl_triggers(int argc, char **argv, bool json_out);
 /* xsprofctl top (top.c): the hottest functions of the window or of an attachment. */
 int ctl_top(int argc, char **argv);
 

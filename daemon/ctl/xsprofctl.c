@@ -85,6 +85,20 @@ static const char usage_text[] =
 	"                                 'xsprofctl fleet --help': --hosts --by --select\n"
 	"                                 --token-file --cacert --cert --key --parallel\n"
 	"                                 --host-timeout --deadline --comm\n"
+	"  dump [--before D] [--after D] [--note TEXT] [--no-wait] [-o DIR]\n"
+	"                                 save the flight recorder's last D (default 60s)\n"
+	"                                 and the next D (default 0) as a dump: a Chrome\n"
+	"                                 trace, the GPU report, pprof and folded stacks of\n"
+	"                                 your processes with GPU work (root's: everyone's);\n"
+	"                                 waits for it and prints its directory (-o DIR:\n"
+	"                                 fetches its files there)\n"
+	"  dump get NAME [-o DIR]         fetch dump NAME's files into DIR (default NAME)\n"
+	"  dumps                          the dumps you may read, newest first: the\n"
+	"                                 trigger that made each, its state and size\n"
+	"  triggers [add SPEC | remove ID]\n"
+	"                                 the triggers that save dumps, with how often each\n"
+	"                                 tripped; root adds (SPEC as xsprofd --trigger:\n"
+	"                                 gpu-idle, slow-step, hang, death) and removes\n"
 	"  ui [--port N]                  serve xsprofd's read-only web view to a browser on\n"
 	"                                 this machine: a proxy on 127.0.0.1 (port N, default\n"
 	"                                 a free one) that prints the address to open, with\n"
@@ -134,6 +148,8 @@ static const char usage_text[] =
 	"  xsprofctl record --gpu-mode merged -o train.json -- python3 train.py\n"
 	"  xsprofctl attach 1234; xsprofctl flamegraph --gpu-mode merged -o last5m.pb.gz\n"
 	"  xsprofctl report --since 10m        # why the GPUs waited, the last 10 minutes\n"
+	"  xsprofctl dump --before 2m -o incident   # the last 2 minutes, files in incident/\n"
+	"  xsprofctl triggers add slow-step,range=step,factor=3\n"
 	"  xsprofctl ui --port 8080     # then open the address it prints in a browser\n"
 	"\n"
 	"Exit status: 0 done; 1 the daemon reported an error; 2 usage error; 3 xsprofd is not\n"
@@ -1207,7 +1223,8 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return ctl_usage_error("%s", "a command is needed: status, attach, detach, record, "
-					     "flamegraph, report, top, fleet, ui");
+					     "flamegraph, report, top, fleet, dump, dumps, "
+					     "triggers, ui");
 	cmd = argv[optind];
 	argc -= optind;
 	argv += optind;
@@ -1227,12 +1244,18 @@ int main(int argc, char **argv)
 		st = ctl_top(argc, argv);
 	else if (!strcmp(cmd, "fleet"))
 		st = cmd_fleet(argc, argv);
+	else if (!strcmp(cmd, "dumps"))
+		st = ctl_dumps(argc, argv, json_out);
+	else if (!strcmp(cmd, "dump"))
+		st = ctl_dump(argc, argv, json_out, timeout_s);
+	else if (!strcmp(cmd, "triggers"))
+		st = ctl_triggers(argc, argv, json_out);
 	else if (!strcmp(cmd, "ui"))
 		st = ctl_ui(argc, argv, sock_path, timeout_s, quiet, check_daemon);
 	else
 		st = ctl_usage_error(
 			"unknown command '%s' (status, attach, detach, record, flamegraph, "
-			"report, top, fleet, ui)",
+			"report, top, fleet, dump, dumps, triggers, ui)",
 			cmd);
 	curl_global_cleanup();
 	return st;

@@ -659,8 +659,9 @@ static int make_pending(struct flight *f, enum flight_kind k, uint32_t uid, bool
 	return 0;
 }
 
-/* The rule slot trips at at_ns (its cooldown and hourly limit allowing): a pending dump. */
-static void trip(struct flight *f, struct rule_slot *rs, uint32_t uid, uint64_t at,
+/* The rule slot trips at at_ns (its cooldown and hourly limit allowing): a pending dump.
+ * Whether it did. */
+static bool trip(struct flight *f, struct rule_slot *rs, uint32_t uid, uint64_t at,
 		 struct json_object *t)
 {
 	uint64_t now = clock__mono_ns();
@@ -672,7 +673,7 @@ static void trip(struct flight *f, struct rule_slot *rs, uint32_t uid, uint64_t 
 		rs->suppressed++;
 		f->st.suppressed[rs->r.kind]++;
 		json_object_put(t);
-		return;
+		return false;
 	}
 	flight_rule__format(&rs->r, spec, sizeof(spec));
 	json_object_object_add(t, "rule", json_object_new_string(spec));
@@ -685,7 +686,7 @@ static void trip(struct flight *f, struct rule_slot *rs, uint32_t uid, uint64_t 
 		log_warn("flight recorder: %s tripped but no dump was made: %s",
 			 flight_kind__name(rs->r.kind),
 			 err == -ENOSPC ? "too many dumps pending" : strerror(-err));
-		return;
+		return false;
 	}
 	rs->last_ns = now;
 	rs->fired++;
@@ -693,6 +694,7 @@ static void trip(struct flight *f, struct rule_slot *rs, uint32_t uid, uint64_t 
 	rs->next_fire = (rs->next_fire + 1) % FLIGHT_MAX_PER_HOUR;
 	if (rs->nr_fires < FLIGHT_MAX_PER_HOUR)
 		rs->nr_fires++;
+	return true;
 }
 
 static struct json_object *process_json(struct json_object *t, uint32_t pid, const char *comm)
@@ -768,8 +770,10 @@ void flight__on_range(struct flight *f, uint32_t pid, uint32_t uid, const char *
 		struct rule_slot *rs = &f->rules[i];
 		struct json_object *t, *r;
 
+		/* Slower by a millisecond at least: a range of microseconds is all noise. */
 		if (!rs->id || rs->r.kind != FLIGHT_SLOW_STEP || strcmp(rs->r.range, name) ||
-		    s->n < rs->r.min_steps || !median || (double)dur <= rs->r.factor * median)
+		    s->n < rs->r.min_steps || !median || (double)dur <= rs->r.factor * median ||
+		    dur < median + 1000000)
 			continue;
 		t = process_json(json_object_new_object(), pid, comm_of(f, pid));
 		r = json_object_new_object();
@@ -782,10 +786,11 @@ void flight__on_range(struct flight *f, uint32_t pid, uint32_t uid, const char *
 				       json_object_new_double((double)dur / (double)median));
 		json_object_object_add(r, "steps_seen", json_object_new_uint64(s->n));
 		json_object_object_add(t, "step", r);
-		log_info("flight recorder: pid %u's %s took %.3f s, %.1f times its median %.3f s",
-			 pid, name, (double)dur / 1e9, (double)dur / (double)median,
-			 (double)median / 1e9);
-		trip(f, rs, uid, end_ns, t);
+		if (trip(f, rs, uid, end_ns, t))
+			log_info("flight recorder: pid %u's %s took %.3f s, %.1f times its median "
+				 "%.3f s",
+				 pid, name, (double)dur / 1e9, (double)dur / (double)median,
+				 (double)median / 1e9);
 	}
 	s->durs[s->n % STEP_HISTORY] = dur;
 	s->n++;
@@ -980,9 +985,9 @@ void flight__on_gpu_figures(struct flight *f, uint32_t pid, uint32_t uid, const 
 		json_object_object_add(g, "idle_s", json_object_new_double((double)idle / 1e9));
 		json_object_object_add(g, "over_s", json_object_new_double((double)covered / 1e9));
 		json_object_object_add(j, "gpu", g);
-		log_info("flight recorder: pid %u's GPU %u idled %.0f%% of the last %.0f s", pid,
-			 device, share, (double)covered / 1e9);
-		trip(f, rs, uid, end_ns, j);
+		if (trip(f, rs, uid, end_ns, j))
+			log_info("flight recorder: pid %u's GPU %u idled %.0f%% of the last %.0f s",
+				 pid, device, share, (double)covered / 1e9);
 	}
 }
 

@@ -31,7 +31,7 @@
 #include "daemon/session/pid_uids.h"
 #include "daemon/session/recording.h"
 
-#define FLIGHT_TICK_US (250 * 1000ull)
+#define FLIGHT_TICK_US (100 * 1000ull)
 
 /* ---- what feeds it ---- */
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -175,6 +176,12 @@ static int write_manifest(const struct dump_request *r, const struct profile_dat
 			       json_object_new_double((double)(res->to_ns - res->from_ns) / 1e9));
 	json_object_object_add(m, "span", span);
 	json_object_object_add(m, "processes", processes_json(r, pd, pids, n));
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		add_u64(m, "written_mono_ns", (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+	}
 	counts = json_object_new_object();
 	add_u64(counts, "samples", res->samples);
 	add_u64(counts, "launches", res->launches);

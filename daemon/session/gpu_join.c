@@ -224,6 +224,8 @@ static int convert_scopes(struct gpu_join *g, const struct launch_store *ls)
 			.end_ns = r[i].end_ns,
 			.name = r[i].name,
 			.domain = GPU_JOIN_SCOPE_DOMAIN,
+			/* The session's own (its launch store's): taken whatever arrived when. */
+			.seq = UINT64_MAX,
 		};
 		int err = convert_gpu(g, &a);
 

@@ -45,7 +45,8 @@ trap cleanup EXIT
 
 # start_daemon ARGS...: xsprofd on the private sockets, ready when its socket is there.
 start_daemon() {
-	"$xsprofd" --socket "$sock" --cupti-socket "$cupti" --socket-group nogroup "$@" \
+	"$xsprofd" --socket "$sock" --cupti-socket "$cupti" --socket-group nogroup \
+		--dump-dir "$dir/dumps" "$@" \
 		>"$dir/xsprofd.log" 2>&1 &
 	daemon=$!
 	for _ in $(seq 150); do [[ -S $sock ]] && break; sleep 0.1; done

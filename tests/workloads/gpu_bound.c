@@ -22,6 +22,14 @@
  *            fails. Device 0: peak and exit 128 MiB (weights), one failure; device 1: peak
  *            192 MiB (cache 128, temp 64), 32 MiB of cache left at exit. It prints
  *            "mem_peak_dev0 B", "mem_end_dev0 B", "mem_failed_dev0 N" and the same for dev1.
+ *   compute  xs_compute_step launches 4 kernels of 10 ms and waits for them
+ *            (cuStreamSynchronize): the GPU is busy but for the launch gaps
+ *   slowstep each step (an xsprof scope "step") launches 4 kernels of 2 ms, waits 160 ms for
+ *            its input (xs_wait_input sleeps) and prepares it for 10 ms of CPU
+ *            (xs_prep_batch); every 200th step xs_slow_augment adds 700 ms of CPU: that
+ *            step takes about 5 times the others (it prints "slow_step_end_ns T" when it ends)
+ *   hang     N input steps, then cuStreamSynchronize on work that never ends: it waits until
+ *            killed (it prints "hang_entry_ns T" first)
  * It prints the truth over its GPU work: "busy_ns B", "idle_ns I", "active_ns A",
  * "kernels K", "copies C", "copy_bytes Y".
  */
@@ -30,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <xsprof/scope.h>
@@ -94,6 +103,56 @@ NOINLINE void xs_copy_inputs(void)
 	xs_double_copy(64ull << 20, 10 * MS);
 }
 
+NOINLINE void xs_compute_step(void)
+{
+	uint64_t end = 0;
+
+	XSPROF_SCOPE("step");
+	for (int k = 0; k < 4; k++)
+		end = xs_double_kernel("xs_k_gemm", 10 * MS);
+	xs_bound_gpu_until(end);
+	cuStreamSynchronize((CUstream)0x5000);
+}
+
+NOINLINE void xs_wait_input(void)
+{
+	usleep(160000);
+}
+
+NOINLINE void xs_prep_batch(void)
+{
+	xs_burn(10 * MS);
+}
+
+NOINLINE void xs_slow_augment(void)
+{
+	xs_burn(700 * MS);
+}
+
+NOINLINE void xs_slow_step(int i)
+{
+	XSPROF_SCOPE("step");
+
+	for (int k = 0; k < 4; k++)
+		xs_double_kernel("xs_k_forward", 2 * MS);
+	xs_wait_input();
+	xs_prep_batch();
+	if (i % 200 == 199)
+		xs_slow_augment();
+}
+
+NOINLINE void xs_hang(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	printf("hang_entry_ns %llu\n",
+	       (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
+	fflush(stdout);
+	xs_bound_gpu_until(UINT64_MAX / 2);
+	cuStreamSynchronize((CUstream)0x5000);
+}
+
 static void *cache[8];
 
 NOINLINE void xs_load_weights(void)
@@ -155,7 +214,8 @@ int main(int argc, char **argv)
 	int n = argc > 2 ? atoi(argv[2]) : 0;
 
 	if (n <= 0 || n > MAX_N) {
-		fprintf(stderr, "usage: xs_gpu_bound input|launch|sync|pageable|memory N (1..%d)\n",
+		fprintf(stderr, "usage: xs_gpu_bound input|launch|sync|pageable|memory|compute|slowstep|hang N "
+				"(1..%d)\n",
 			MAX_N);
 		return 2;
 	}
@@ -173,6 +233,24 @@ int main(int argc, char **argv)
 			memory();
 			sleep((unsigned int)(n - 1));
 			return 0;
+		} else if (!strcmp(mode, "compute")) {
+			xs_compute_step();
+		} else if (!strcmp(mode, "slowstep")) {
+			xs_slow_step(i);
+			if (i % 200 == 199) {
+				struct timespec ts;
+
+				clock_gettime(CLOCK_MONOTONIC, &ts);
+				printf("slow_step_end_ns %llu\n",
+				       (unsigned long long)ts.tv_sec * 1000000000ull +
+					       (unsigned long long)ts.tv_nsec);
+				fflush(stdout);
+			}
+		} else if (!strcmp(mode, "hang")) {
+			xs_train_step();
+			xs_make_batch();
+			if (i == n - 1)
+				xs_hang();
 		} else if (!strcmp(mode, "pageable")) {
 			xs_copy_inputs();
 			xs_double_kernel("xs_k_train", 5 * MS);
