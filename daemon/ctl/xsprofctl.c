@@ -97,7 +97,7 @@ static const char usage_text[] =
 	"                                 trigger that made each, its state and size\n"
 	"  triggers [add SPEC | remove ID]\n"
 	"                                 the triggers that save dumps, with how often each\n"
-	"                                 tripped; root adds (SPEC as xsprofd --trigger:\n"
+	"                                 tripped; root adds (SPEC as in xsprofd(8):\n"
 	"                                 gpu-idle, slow-step, hang, death) and removes\n"
 	"  ui [--port N]                  serve xsprofd's read-only web view to a browser on\n"
 	"                                 this machine: a proxy on 127.0.0.1 (port N, default\n"
