@@ -336,6 +336,28 @@ static void retain(struct flight *f)
 	}
 }
 
+/* path and its missing parents (0755; path itself 0750, dumps are root's): 0 or -1, errno. */
+static int make_dirs(const char *path)
+{
+	char p[PATH_MAX];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(p)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(p, path, n + 1);
+	for (char *c = p + 1; *c; c++) {
+		if (*c != '/')
+			continue;
+		*c = '\0';
+		if (mkdir(p, 0755) && errno != EEXIST)
+			return -1;
+		*c = '/';
+	}
+	return mkdir(p, 0750);
+}
+
 /* ---- life ---- */
 
 struct flight *flight__new(const struct flight_opts *o, char *msg, size_t size)
@@ -361,7 +383,7 @@ struct flight *flight__new(const struct flight_opts *o, char *msg, size_t size)
 		snprintf(msg, size, "out of memory");
 		goto fail;
 	}
-	if (mkdir(f->dir, 0750) && errno != EEXIST) {
+	if (make_dirs(f->dir) && errno != EEXIST) {
 		snprintf(msg, size, "the dump directory %s cannot be made: %s", f->dir,
 			 strerror(errno));
 		goto fail;

@@ -46,17 +46,38 @@ struct frozen {
 	size_t bytes;
 };
 
+#define INTERN_CACHE 256
+
 /* What freezing one profile needs on the way. */
 struct freezer {
 	struct frozen *f;
 	const struct profile_data *pd;
 	const struct frozen_opts *o;
 	struct hashmap *stack_ids; /* (pid, stack id) -> frozen index + 1 */
+	/* The profile's strings are interned where it was made: the same name is the same
+	 * pointer, so a copy found once is found again by its address (most records repeat a
+	 * few kernel and API names). */
+	const char *cache_from[INTERN_CACHE], *cache_to[INTERN_CACHE];
+	uint32_t last_pid, last_tid; /* the thread named last (most records repeat it) */
+	bool named_last;
 };
 
 static const char *intern(struct freezer *z, const char *s)
 {
-	return s ? strset__intern(z->f->strs, s) : NULL;
+	size_t h;
+
+	if (!s)
+		return NULL;
+	h = ((uintptr_t)s >> 3) % INTERN_CACHE;
+	if (z->cache_from[h] != s) {
+		const char *copy = strset__intern(z->f->strs, s);
+
+		if (!copy)
+			return NULL;
+		z->cache_from[h] = s;
+		z->cache_to[h] = copy;
+	}
+	return z->cache_to[h];
 }
 
 static bool accepted(const struct frozen_opts *o, uint32_t pid)
@@ -124,8 +145,11 @@ static int note_name(struct freezer *z, uint32_t pid, uint32_t tid)
 	struct frozen *f = z->f;
 	const char *name, *labels = NULL;
 
-	if (!z->pd->name)
+	if (!z->pd->name || (z->named_last && z->last_pid == pid && z->last_tid == tid))
 		return 0;
+	z->named_last = true;
+	z->last_pid = pid;
+	z->last_tid = tid;
 	if (hashmap__get(z->stack_ids, (uint64_t)1 << 40 | pid, tid))
 		return 0;
 	name = plain_name(z->pd->name(z->pd->ctx, pid, tid));
@@ -134,8 +158,9 @@ static int note_name(struct freezer *z, uint32_t pid, uint32_t tid)
 	if (vec_reserve(&f->names, &f->cap_names, f->nr_names + 1))
 		return -ENOMEM;
 	f->names[f->nr_names] = (struct fz_name){.pid = pid, .tid = tid};
-	if ((name && !(f->names[f->nr_names].name = intern(z, name))) ||
-	    (labels && !(f->names[f->nr_names].labels = intern(z, labels))))
+	/* Not through intern's cache: a name may be made in a buffer the next call reuses. */
+	if ((name && !(f->names[f->nr_names].name = strset__intern(f->strs, name))) ||
+	    (labels && !(f->names[f->nr_names].labels = strset__intern(f->strs, labels))))
 		return -ENOMEM;
 	f->nr_names++;
 	return hashmap__put(z->stack_ids, (uint64_t)1 << 40 | pid, tid, (void *)1);
