@@ -63,6 +63,10 @@ const char fleet_usage[] =
 	"      --parallel N       hosts asked at once (default 64)\n"
 	"      --host-timeout SECS   per host (default: duration + 15)\n"
 	"      --deadline SECS    the whole collection (default: duration + 30)\n"
+	"      --dump SECS        instead, every host's flight recorder saves a dump of the\n"
+	"                         same wall-clock moment (now) and the SECS before it; no -o:\n"
+	"                         each host's dump name is printed (xsprofctl dump get on\n"
+	"                         the host fetches it); hosts need --listen-allow-writes\n"
 	"      --report gpu       each host's GPU report of the recording (with --since, of\n"
 	"                         its window) instead (why its GPUs wait): a summary per\n"
 	"                         host and merged on stdout, and with -o FILE.gpu.json\n"
@@ -87,6 +91,9 @@ struct fleet {
 	const char *out, *by, *token_file, *cacert, *cert, *key, *pid, *comm, *gpu_mode, *group_by;
 	const char *range_domain; /* --range-domain: URL-safe (checked) */
 	bool gpu_report;	  /* --report gpu */
+	double dump_before;	  /* --dump SECS: > 0, a dump on every host instead */
+	double dump_at;		  /* its moment, CLOCK_REALTIME seconds (every host's the same) */
+	char dump_body[160];
 	const char *select[FLEET_MAX_LABELS];
 	int nr_select;
 	double duration, since, host_timeout, deadline;
@@ -219,10 +226,17 @@ static int start_host(struct fleet *f, CURLM *m, struct fleet_host *h, struct cu
 	char url[1024];
 	double t = f->host_timeout < left ? f->host_timeout : left;
 
-	host_url(f, h, url, sizeof(url));
+	if (f->dump_before > 0)
+		snprintf(url, sizeof(url), "%s%s/v1/dumps",
+			 strstr(h->addr, "://") ? "" : f->cacert || f->cert ? "https://" : "http://",
+			 h->addr);
+	else
+		host_url(f, h, url, sizeof(url));
 	h->h = curl_easy_init();
 	if (!h->h)
 		return -ENOMEM;
+	if (f->dump_before > 0)
+		curl_easy_setopt(h->h, CURLOPT_POSTFIELDS, f->dump_body);
 	curl_easy_setopt(h->h, CURLOPT_URL, url);
 	curl_easy_setopt(h->h, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(h->h, CURLOPT_WRITEFUNCTION, on_body);
@@ -257,7 +271,7 @@ static void end_host(CURLM *m, struct fleet_host *h, CURLcode rc)
 		snprintf(h->why, sizeof(h->why), "reply over %u MiB", FLEET_MAX_REPLY >> 20);
 	else if (rc != CURLE_OK && !h->why[0])
 		snprintf(h->why, sizeof(h->why), "%s", curl_easy_strerror(rc));
-	else if (rc == CURLE_OK && status != 200) {
+	else if (rc == CURLE_OK && status != 200 && status != 202) {
 		struct json_object *j = h->reply.data ? json_tokener_parse(h->reply.data) : NULL,
 				   *e;
 
@@ -661,8 +675,17 @@ static int report(const struct fleet *f, size_t *ret_ok)
 		const struct fleet_host *h = &f->hosts[i];
 
 		ok += h->ok;
-		fprintf(stderr, "  %-28s %s  %.2f s%s%s\n", h->addr, h->ok ? "ok    " : "FAILED",
-			h->secs, h->ok ? "" : "  ", h->ok ? "" : h->why);
+		const char *what = h->ok ? "" : h->why;
+		struct json_object *j = NULL, *v;
+
+		/* A dump's answer names it on that host. */
+		if (h->ok && f->dump_before > 0 && h->reply.data &&
+		    (j = json_tokener_parse(h->reply.data)) &&
+		    json_object_object_get_ex(j, "name", &v))
+			what = json_object_get_string(v);
+		fprintf(stderr, "  %-28s %s  %.2f s  %s\n", h->addr, h->ok ? "ok    " : "FAILED",
+			h->secs, what);
+		json_object_put(j);
 	}
 	*ret_ok = ok;
 	return ok == f->nr ? FLEET_ALL : ok ? FLEET_SOME : FLEET_NONE;
@@ -718,6 +741,7 @@ enum {
 	FO_GROUP_BY,
 	FO_RANGE_DOMAIN,
 	FO_REPORT,
+	FO_DUMP,
 };
 
 static int fleet_opt(struct fleet *f, int c, const char *arg)
@@ -797,6 +821,10 @@ static int fleet_opt(struct fleet *f, int c, const char *arg)
 						 arg);
 		f->range_domain = arg;
 		return 0;
+	case FO_DUMP:
+		return parse_secs(arg, 1, 3600, &f->dump_before)
+			       ? 0
+			       : fleet_usage_error("--dump: expected 1..3600 seconds before", arg);
 	case FO_REPORT:
 		if (strcmp(arg, "gpu"))
 			return fleet_usage_error("--report: expected gpu", arg);
@@ -857,6 +885,7 @@ static int fleet_parse(struct fleet *f, int argc, char **argv)
 		{"host-timeout", required_argument, NULL, FO_HOST_TIMEOUT},
 		{"deadline", required_argument, NULL, FO_DEADLINE},
 		{"report", required_argument, NULL, FO_REPORT},
+		{"dump", required_argument, NULL, FO_DUMP},
 		{"help", no_argument, NULL, 'h'},
 		{}};
 	enum output_format fmt;
@@ -878,6 +907,14 @@ static int fleet_parse(struct fleet *f, int argc, char **argv)
 					 NULL);
 	if (f->gpu_report && (st = gpu_report_checks(f)))
 		return st;
+	if (f->dump_before > 0 && (f->out || f->gpu_report || f->since > 0 || f->pid || f->comm ||
+				   f->group_by || f->gpu_mode))
+		return fleet_usage_error("--dump asks each host's flight recorder for a dump: no "
+					 "-o, --report, --since, --pid, --comm, --group-by or "
+					 "--gpu-mode",
+					 NULL);
+	if (f->dump_before > 0)
+		goto credentials;
 	if (!f->out && !f->gpu_report)
 		return fleet_usage_error("--output FILE is needed", NULL);
 	if (!f->gpu_report &&
@@ -910,6 +947,7 @@ static int fleet_parse(struct fleet *f, int argc, char **argv)
 		return fleet_usage_error("--range-domain keeps one domain of a recording "
 					 "(--duration): a window groups by all of them",
 					 NULL);
+credentials:
 	if (f->token_file) {
 		st = read_token(f);
 		if (st) {
@@ -965,6 +1003,24 @@ int cmd_fleet(int argc, char **argv)
 	apply_select(&f);
 	if (!f.nr) {
 		st = fleet_usage_error("--select matched no host", NULL);
+		goto out;
+	}
+	if (f.dump_before > 0) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		f.dump_at = (double)now.tv_sec + now.tv_nsec / 1e9;
+		snprintf(f.dump_body, sizeof(f.dump_body),
+			 "{\"at_unix_s\": %.3f, \"before_s\": %.0f, \"note\": \"xsprofctl fleet "
+			 "--dump\"}",
+			 f.dump_at, f.dump_before);
+		f.host_timeout = f.host_timeout ? f.host_timeout : 15;
+		f.deadline = f.deadline ? f.deadline : 30;
+		collect(&f);
+		st = report(&f, &ok);
+		fprintf(stderr, "xsprof fleet: %zu of %zu hosts saved a dump of the %.0f s before "
+				"%.3f (wall clock)\n",
+			ok, f.nr, f.dump_before, f.dump_at);
 		goto out;
 	}
 	if (!f.host_timeout)

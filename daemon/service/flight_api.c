@@ -344,6 +344,7 @@ static enum MHD_Result request_dump(struct service *s, struct req *q, struct MHD
 	double age = (double)s->opts->flight_s, before, after;
 	const char *note = NULL;
 	char name[FLIGHT_NAME_LEN], msg[200];
+	uint64_t at = clock__mono_ns();
 	enum MHD_Result ret;
 	int err;
 
@@ -361,6 +362,24 @@ static enum MHD_Result request_dump(struct service *s, struct req *q, struct MHD
 			 age);
 		return reply__error(c, 400, msg, NULL);
 	}
+	/* A moment of the wall clock (xsprofctl fleet --dump: the same on every host): within
+	 * the ring's reach, and at most 60 s ahead. */
+	if (json_object_object_get_ex(body, "at_unix_s", &v)) {
+		double t = json_object_get_double(v);
+		int64_t mono = (int64_t)(t * 1e9) - clock__realtime_offset_ns();
+
+		if ((!json_object_is_type(v, json_type_double) &&
+		     !json_object_is_type(v, json_type_int)) ||
+		    !(t > 0) || mono <= 0 || (uint64_t)mono + 60000000000ull < clock__mono_ns() ||
+		    (uint64_t)mono > clock__mono_ns() + 60000000000ull) {
+			json_object_put(body);
+			return reply__error(c, 400,
+					    "at_unix_s must be a wall-clock time within the last "
+					    "minute or the next",
+					    NULL);
+		}
+		at = (uint64_t)mono;
+	}
 	if (json_object_object_get_ex(body, "note", &v)) {
 		note = json_object_get_string(v);
 		if (!json_object_is_type(v, json_type_string) || strlen(note) > 200) {
@@ -369,8 +388,8 @@ static enum MHD_Result request_dump(struct service *s, struct req *q, struct MHD
 					    NULL);
 		}
 	}
-	err = flight__request(s->flight, q->uid, sees_all(q), before, after, note,
-			      clock__mono_ns(), name, sizeof(name));
+	err = flight__request(s->flight, q->uid, sees_all(q), before, after, note, at, name,
+			      sizeof(name));
 	json_object_put(body);
 	if (err == -EAGAIN)
 		return reply__error(c, 429,
@@ -385,7 +404,15 @@ static enum MHD_Result request_dump(struct service *s, struct req *q, struct MHD
 	json_object_object_add(o, "name", json_object_new_string(name));
 	json_object_object_add(o, "before_s", json_object_new_double(before));
 	json_object_object_add(o, "after_s", json_object_new_double(after));
-	json_object_object_add(o, "due_in_s", json_object_new_double(after));
+	json_object_object_add(o, "at_unix_s",
+			       json_object_new_double((double)((int64_t)at + clock__realtime_offset_ns()) /
+						      1e9));
+	json_object_object_add(
+		o, "due_in_s",
+		json_object_new_double(at + (uint64_t)(after * 1e9) > clock__mono_ns()
+					       ? (double)(at + (uint64_t)(after * 1e9) - clock__mono_ns()) /
+							 1e9
+					       : 0));
 	ret = reply__json(c, 202, o);
 	return ret;
 }

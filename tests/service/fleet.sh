@@ -74,7 +74,8 @@ start_host() {
 	shift 2
 	ip netns exec "$ns" "$xsprofd" --socket "$dir/ctl$n.sock" --cupti-socket "$dir/cupti$n.sock" \
 		--listen "10.213.$n.2:7717" --token-file "$dir/token" --tls-cert "$dir/srv.pem" \
-		--tls-key "$dir/srv.key" --tls-client-ca "$dir/ca.pem" "$@" >"$dir/d$n.log" 2>&1 &
+		--tls-key "$dir/srv.key" --tls-client-ca "$dir/ca.pem" --dump-dir "$dir/dumps$n" \
+		"$@" >"$dir/d$n.log" 2>&1 &
 	pids+=($!)
 	cp /usr/bin/yes "$dir/burn_$name"
 	ip netns exec "$ns" "$dir/burn_$name" >/dev/null &
@@ -91,7 +92,7 @@ start_host 1 alpha --debug-info
 # Host 1 also runs a workload built with debug info, whose source lines pprof lists.
 ip netns exec "$tag-1" "$build/tests/xs_split" 2000 2000 300 1 >/dev/null &
 pids+=($!)
-start_host 2 beta
+start_host 2 beta --listen-allow-writes
 # 3: accepts and never answers. 4: nothing listens (down).
 ip netns exec "$tag-3" python3 -c '
 import socket
@@ -268,6 +269,30 @@ code=$(curl -s --cacert "$dir/ca.pem" --cert "$dir/cli.pem" --key "$dir/cli.key"
 	"$url1/debug/pprof/profile?seconds=1" -o "$dir/cert.pb.gz" -w '%{http_code}')
 [[ $code == 200 ]] || fail "scrape with a client certificate: HTTP $code"
 gzip -t "$dir/cert.pb.gz" || fail "the scrape is not gzipped"
+
+step "fleet --dump: every host's flight recorder saves the same wall-clock moment"
+# Host 2 takes writes from the network, host 1 does not (its read-only default): a partial dump.
+rc=0
+"$ctl" fleet 10.213.1.2:7717 10.213.2.2:7717 --cacert "$dir/ca.pem" --token-file "$dir/token" \
+	--dump 20 2>"$dir/dump.err" || rc=$?
+at=$(sed -nE 's/.* before ([0-9.]+) \(wall clock\)/\1/p' "$dir/dump.err")
+name2=$(awk '$1 == "10.213.2.2:7717" && $2 == "ok" { print $NF }' "$dir/dump.err")
+if [[ $rc == 5 && -n $name2 ]] && grep -q '10.213.1.2:7717 .*FAILED.*HTTP 403' "$dir/dump.err"; then
+	echo "ok   fleet --dump: host 2 saved $name2, host 1 refused (read-only), exit 5"
+else
+	fail "fleet --dump: exit $rc: $(cat "$dir/dump.err")"
+fi
+for _ in $(seq 50); do [[ -f $dir/dumps2/$name2/manifest.json ]] && break; sleep 0.2; done
+if [[ -n $name2 ]] && python3 - "$dir/dumps2/$name2/manifest.json" "${at:-0}" <<'PY'; then
+import json, sys
+m = json.load(open(sys.argv[1]))
+t = m["trigger"]
+sys.exit(0 if abs(t["at_unix_s"] - float(sys.argv[2])) < 0.01 and t["before_s"] == 20 else 1)
+PY
+	echo "ok   its manifest has the fleet's moment ($at) and the 20 s before it"
+else
+	fail "host 2's dump $name2: $(cat "$dir/dumps2/$name2/manifest.json" 2>&1 | head -20)"
+fi
 
 step "tokens, writes, malformed and oversized requests"
 expect() { # CODE WHAT CURL-ARGS...
