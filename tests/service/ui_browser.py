@@ -5,6 +5,8 @@
 Usage: ui_browser.py URL ARTEFACT_DIR GPU_CMD...
 URL is the page (with #token=...); GPU_CMD is run while the page records its GPU timeline.
 A workload must be running under the daemon: xs_split (xs_work_alpha 70%, xs_work_beta 30%).
+$XSPROF_UI_DUMP names a manual dump of the flight recorder that holds xs_usdt_gpu's 12 kernels,
+asked for with the note $XSPROF_UI_DUMP_NOTE: the Dumps table must list it and open it.
 Prints "ok ..." / "FAIL ..." lines; exit status 1 on any FAIL. Every wait has a deadline.
 """
 import base64
@@ -269,6 +271,60 @@ def run(b, url, origin, gpu_cmd):
               "GPU busy time from the records: %s" % summary[:120],
               "GPU summary: %r (want busy 17 to 20 ms)" % summary)
     b.screenshot("ui-gpu.png")
+
+    print("\n== the flight recorder's dump is listed, and opens on its GPU timeline", flush=True)
+    dump = os.environ.get("XSPROF_UI_DUMP", "")
+    note = os.environ.get("XSPROF_UI_DUMP_NOTE", "")
+    row_sel = "#dumps tbody tr[data-name=%s]" % json.dumps(dump)
+    # Its cells once the manifest (what tripped it) is in.
+    row = dump and b.wait("""(() => { const r = document.querySelector(%s);
+        return r && r.children[3].textContent ? [...r.children].map((c) => c.textContent) : null;
+        })()""" % json.dumps(row_sel), 60, "dump %s in the Dumps table" % dump)
+    if not dump:
+        fail("no dump to look for (XSPROF_UI_DUMP is empty: see xsprofctl dump above)")
+    elif row:
+        check(row[1] == "manual" and row[2] == "done" and re.search(r"^[0-9.]+ [KM]iB$", row[4]),
+              "the Dumps table lists %s: %s" % (dump, " | ".join(row[:5])),
+              "the dump's row: %s" % row)
+        # The note is user input: shown as its text, never made into elements.
+        check(note and note in row[3] and
+              b.js("document.querySelector('#xs-note') === null && "
+                   "!document.querySelector('#dumps tbody b')"),
+              "its note is shown as text, not HTML: %s" % row[3],
+              "the note %r shows as %r (or became HTML)" % (note, row[3]))
+        check(b.js("document.querySelector('#dumps-note').textContent") == "",
+              "no 'off' nor 'no dumps yet' line with a dump listed",
+              "the Dumps line: %r" % b.js("document.querySelector('#dumps-note').textContent"))
+        b.click(row_sel + " button")
+        title = b.wait("""(() => { const t = document.querySelector('#gpu-title').textContent;
+            return t.startsWith(%s) ? t : null; })()""" % json.dumps("dump " + dump), 60,
+                       "the dump's heading over the GPU timeline")
+        if title:
+            check("manual" in title and note in title and "xs_usdt_gpu" in title,
+                  "the heading says which dump, its trigger, its note and its process: %s"
+                  % title[:200], "the dump's heading: %r" % title)
+            n = b.js("""[...document.querySelectorAll('#gpu .gpu-item.kernel')].filter((e) =>
+                e.dataset.name === 'xs_kernel_alpha' || e.dataset.name === 'xs_kernel_beta').length""")
+            check(n == 12, "its timeline is drawn: %s kernels of the double (it ran 12)" % n,
+                  "%s kernels drawn from the dump, not 12" % n)
+            summary = b.js("document.querySelector('#gpu-summary').textContent")
+            # 7 x 1 ms + 5 x 2 ms, back to back on one device.
+            m = re.search(r"busy ([0-9.]+) ms", summary or "")
+            check(m and 16.0 <= float(m.group(1)) <= 18.0,
+                  "the dump's GPU busy time: %s" % summary[:120],
+                  "the dump's GPU summary: %r (want busy 16 to 18 ms)" % summary)
+            check(b.js("document.querySelector(%s).classList.contains('open')"
+                       % json.dumps(row_sel)),
+                  "its row is marked as the one drawn", "its row is not marked open")
+            # The dump was cut while the double ran: its launches are joined, stacks named.
+            b.click('#gpu .gpu-item.kernel[data-name="xs_kernel_beta"]')
+            detail = b.wait("""(() => { const t = document.querySelector('#gpu-detail').textContent;
+                return t.includes('xs_kernel_beta') ? t : null; })()""", 10,
+                            "a dump's kernel's details on click")
+            check(detail and "xs_gpu_beta_site" in detail,
+                  "a click on the dump's xs_kernel_beta shows it launched from xs_gpu_beta_site",
+                  "the dump's kernel details: %r" % detail)
+    b.screenshot("ui-dump.png")
 
     print("\n== nothing left the host", flush=True)
     urls = [e["params"]["request"]["url"] for e in b.events

@@ -24,6 +24,9 @@ const S = {
 	zoom: [], // frame names from the root down to the zoomed frame
 	timeline: null,
 	gpu: null,
+	gpuDump: '', // the dump whose timeline S.gpu is ('' a recording)
+	dumpsKey: null, // what the Dumps table was drawn from
+	manifests: new Map(), // a done dump's name: its manifest (null: unreadable)
 	busy: false,
 };
 
@@ -50,7 +53,9 @@ async function api(path) {
 			const j = await r.json();
 			msg = j.error + (j.hint ? ' (' + j.hint + ')' : '');
 		} catch (e) { /* not JSON: keep the status */ }
-		throw new Error(path.split('?')[0] + ': ' + msg);
+		const err = new Error(path.split('?')[0] + ': ' + msg);
+		err.status = r.status;
+		throw err;
 	}
 	return r;
 }
@@ -441,6 +446,7 @@ async function refresh() {
 			updateProcesses();
 			redraw();
 		}
+		await refreshDumps();
 		$('#updated').textContent = 'updated ' + new Date().toLocaleTimeString();
 		showError(null);
 	} catch (e) {
@@ -459,15 +465,24 @@ async function recordGpu() {
 	$('#gpu-state').textContent = `recording ${secs} s...`;
 	try {
 		const pid = S.source ? '&pid=' + S.source : '';
+		const at = new Date();
 		S.gpu = await (await api(`/debug/pprof/profile?seconds=${secs}&format=timeline${pid}`)).json();
-		$('#gpu-state').textContent = `${S.gpu.work.length} GPU activities, ${S.gpu.waits.length} waits, ${(S.gpu.ranges || []).length} ranges over ${(S.gpu.span_us / 1e6).toFixed(1)} s`;
+		S.gpuDump = '';
+		$('#gpu-title').textContent = `recording of ${secs} s from ${at.toLocaleTimeString()}` +
+			(S.source ? ` (pid ${S.source})` : '');
+		$('#gpu-state').textContent = gpuCounts(S.gpu);
 		renderGpu();
+		markOpenDump();
 	} catch (e) {
 		$('#gpu-state').textContent = '';
 		showError(e.message);
 	} finally {
 		btn.disabled = false;
 	}
+}
+
+function gpuCounts(tl) {
+	return `${tl.work.length} GPU activities, ${tl.waits.length} waits, ${(tl.ranges || []).length} ranges over ${(tl.span_us / 1e6).toFixed(1)} s`;
 }
 
 // Busy intervals of one device (streams overlapping counted once) and the gaps between them.
@@ -537,8 +552,11 @@ function renderGpu() {
 			ranges.set(key, []);
 		ranges.get(key).push(r);
 	}
+	const what = S.gpuDump ? 'dump' : 'recording';
 	if (!lanes.size && !ranges.size) {
-		sum.textContent = 'No GPU work in this recording (is the CUDA injection library loaded? see xsprofctl record -- CMD).';
+		sum.textContent = S.gpuDump
+			? 'No GPU work in this dump.'
+			: 'No GPU work in this recording (is the CUDA injection library loaded? see xsprofctl record -- CMD).';
 		return;
 	}
 	for (const [dev, items] of devices) {
@@ -547,11 +565,11 @@ function renderGpu() {
 		const idle = f.gaps.reduce((m, g) => m + g[1] - g[0], 0);
 		const line = document.createElement('div');
 		line.className = 'gpu-facts';
-		line.textContent = `GPU ${dev}: busy ${(f.busy / 1000).toFixed(1)} ms (${pct(f.busy, span)} of the recording); ` +
+		line.textContent = `GPU ${dev}: busy ${(f.busy / 1000).toFixed(1)} ms (${pct(f.busy, span)} of the ${what}); ` +
 			`${f.gaps.length} idle gaps between its work, ${(idle / 1000).toFixed(1)} ms in all, longest ${(longest / 1000).toFixed(2)} ms`;
 		const ax = document.createElement('div');
 		ax.className = 'muted';
-		ax.textContent = `axis: ${(a0 / 1000).toFixed(1)} ms to ${(a1 / 1000).toFixed(1)} ms of the recording`;
+		ax.textContent = `axis: ${(a0 / 1000).toFixed(1)} ms to ${(a1 / 1000).toFixed(1)} ms of the ${what}`;
 		sum.appendChild(line);
 		line.after(ax);
 		const lane = newLane(`GPU ${dev} idle`);
@@ -657,6 +675,159 @@ function showGpuItem(div, what, w) {
 		text = `${tl.names[w[4]]}: pid ${w[0]} tid ${w[1]} waited for the GPU at ${(w[2] / 1000).toFixed(3)} ms for ${w[3]} us`;
 	}
 	out.textContent = text;
+}
+
+// ---- the flight recorder's dumps ----
+
+// The list, refreshed with the rest; a dump's manifest (what tripped it) is asked once, when
+// it is done. A 404: the flight recorder is off.
+async function refreshDumps() {
+	let list = null;
+	try {
+		list = await (await api('/v1/dumps')).json();
+	} catch (e) {
+		if (e.status !== 404)
+			throw e;
+	}
+	const names = new Set((list || []).map((d) => d.name));
+	for (const name of [...S.manifests.keys()])
+		if (!names.has(name))
+			S.manifests.delete(name);
+	const want = (list || []).filter((d) => d.state === 'done' && !S.manifests.has(d.name));
+	await Promise.all(want.map(async (d) => {
+		try {
+			const j = await (await api('/v1/dumps/' + encodeURIComponent(d.name))).json();
+			S.manifests.set(d.name, j.manifest || null);
+		} catch (e) {
+			S.manifests.set(d.name, null); // gone since, or unreadable: the list says
+		}
+	}));
+	// Drawn again only when it changed (a click on a button being drawn again is lost).
+	const key = JSON.stringify(list);
+	if (key !== S.dumpsKey) {
+		S.dumpsKey = key;
+		renderDumps(list);
+	}
+}
+
+function when(unixS) {
+	const d = new Date(unixS * 1000), p = (n) => String(n).padStart(2, '0');
+	return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ` +
+		`${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+function size(bytes) {
+	return bytes < 1048576 ? `${Math.ceil(bytes / 1024)} KiB` : `${(bytes / 1048576).toFixed(1)} MiB`;
+}
+
+// What tripped a dump, from its manifest's trigger (every string in it is the daemon's or a
+// process's: it goes in as text).
+function tripped(t) {
+	const n = (v, d) => Number(v || 0).toFixed(d);
+	let what = '';
+	if (t.step)
+		what = `step ${t.step.name} took ${n(t.step.seconds, 2)} s, ${n(t.step.times_median, 1)} times its median`;
+	else if (t.call)
+		what = `${t.call.api} waited ${n(t.call.waited_s, 0)} s (tid ${t.call.tid})`;
+	else if (t.range)
+		what = `range ${t.range.range} open ${n(t.range.open_s, 0)} s (tid ${t.range.tid})`;
+	else if (t.gpu)
+		what = `GPU ${t.gpu.device} idle ${n(t.gpu.idle_percent, 0)}% of ${n(t.gpu.over_s, 0)} s`;
+	else if (t.signal_name)
+		what = `killed by SIG${t.signal_name}`;
+	else if (t.kind === 'manual')
+		what = 'asked for' + (t.note ? ': ' + t.note : '');
+	if (t.pid !== undefined)
+		what = `pid ${t.pid}${t.comm ? ' (' + t.comm + ')' : ''}: ${what}`;
+	return what;
+}
+
+function renderDumps(list) {
+	const body = $('#dumps tbody');
+	body.textContent = '';
+	$('#dumps').hidden = !(list && list.length);
+	$('#dumps-note').textContent = !list
+		? 'the flight recorder is off (xsprofd --flight-mb 0)'
+		: list.length ? '' : 'no dumps yet (xsprofctl dump asks for one; xsprofctl triggers lists what makes others)';
+	for (const d of list || []) {
+		const tr = document.createElement('tr');
+		const m = S.manifests.get(d.name);
+		let what = '';
+		if (d.state === 'failed')
+			what = d.error || '';
+		else if (d.state === 'pending')
+			what = `due in ${Math.ceil(d.due_in_s || 0)} s`;
+		else if (m)
+			what = tripped(m.trigger || {});
+		for (const t of [when(d.created_unix_s), d.trigger, d.state, what, d.bytes !== undefined ? size(d.bytes) : '']) {
+			const td = document.createElement('td');
+			td.textContent = t;
+			tr.appendChild(td);
+		}
+		const td = document.createElement('td');
+		if (d.state === 'done') {
+			const b = document.createElement('button');
+			b.textContent = 'open';
+			b.title = 'draw its GPU timeline';
+			b.addEventListener('click', () => openDump(d.name));
+			td.appendChild(b);
+		}
+		tr.appendChild(td);
+		tr.title = d.name;
+		tr.dataset.name = d.name;
+		tr.dataset.trigger = d.trigger;
+		tr.dataset.state = d.state;
+		tr.className = d.state;
+		body.appendChild(tr);
+	}
+	markOpenDump();
+}
+
+function markOpenDump() {
+	for (const tr of document.querySelectorAll('#dumps tbody tr'))
+		tr.classList.toggle('open', tr.dataset.name === S.gpuDump);
+}
+
+// The heading over a dump's timeline: which dump, when, what tripped it, what it holds.
+function dumpTitle(d) {
+	const m = d.manifest || {}, t = m.trigger || {}, span = m.span || {}, c = m.counts || {};
+	const el = $('#gpu-title');
+	el.textContent = '';
+	const b = document.createElement('b');
+	b.textContent = `dump ${d.name}: ${t.kind || ''} at ${when(t.at_unix_s || t.created_unix_s || 0)}`;
+	el.appendChild(b);
+	const what = tripped(t);
+	if (what)
+		el.appendChild(document.createTextNode(', ' + what));
+	const procs = (m.processes || []).map((p) => {
+		const labels = Object.entries(p.labels || {}).map(([k, v]) => `${k}=${v}`).join(' ');
+		return `${p.pid} ${p.comm || ''}` + (labels ? ` (${labels})` : '');
+	});
+	const more = document.createElement('div');
+	more.className = 'muted';
+	more.textContent = `holds ${Number(span.seconds || 0).toFixed(1)} s from ${when(span.from_unix_s || 0)}: ` +
+		`${c.kernels || 0} kernels, ${c.launches || 0} launches, ${c.ranges || 0} ranges, ${c.samples || 0} CPU samples; ` +
+		`processes: ${procs.slice(0, 8).join(', ') || 'none'}${procs.length > 8 ? `, and ${procs.length - 8} more` : ''}`;
+	el.appendChild(more);
+}
+
+async function openDump(name) {
+	const path = '/v1/dumps/' + encodeURIComponent(name);
+	$('#gpu-state').textContent = `opening dump ${name}...`;
+	try {
+		const d = await (await api(path)).json();
+		const tl = await (await api(path + '/timeline.json')).json();
+		S.gpu = tl;
+		S.gpuDump = name;
+		dumpTitle(d);
+		$('#gpu-state').textContent = gpuCounts(tl);
+		renderGpu();
+		markOpenDump();
+		$('#gpu-title').scrollIntoView({ block: 'nearest' });
+	} catch (e) {
+		$('#gpu-state').textContent = '';
+		showError(e.message);
+	}
 }
 
 // ---- wiring ----
