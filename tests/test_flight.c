@@ -218,7 +218,7 @@ Test(frozen, keeps_what_a_slice_names_and_outlives_it)
 	cr_assert_str_eq(fr[2], "xs_step");
 	cr_assert_eq(pd->stack(pd->ctx, 100, pd->launches[19].stack_id, &fr, &n), 0);
 	cr_assert_str_eq(pd->name(pd->ctx, 100, 0), "train.py");
-	cr_assert_eq(pd->start_ns, 55 * S);
+	cr_assert_eq(pd->start_ns, 55 * S, "the span asked for");
 	cr_assert_eq(pd->end_ns, 65 * S);
 	frozen_join__free(j);
 }

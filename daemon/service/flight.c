@@ -1138,6 +1138,9 @@ void flight__start_due(struct flight *f, uint64_t now)
 		if (e->state != DUMP_PENDING || e->due_ns > now)
 			continue;
 		f->st.pending--;
+		/* No further back than the ring reaches. */
+		if (now > f->o.max_age_ns && e->from_ns < now - f->o.max_age_ns)
+			e->from_ns = now - f->o.max_age_ns;
 		j = calloc(1, sizeof(*j));
 		if (!j || cut(f, e, j)) {
 			job_free(j);

@@ -64,7 +64,8 @@ const char *frozen__labels(const struct frozen *f, uint32_t pid);
  * Several frozen profiles (of consecutive slices, oldest first) as one profile_data: *ret
  * takes a reference on each, so the caller may put its own. Only what falls in [from_ns,
  * to_ns) is in it (samples and launches by their time, GPU records, waits and memory calls
- * by their start; a join when both its ends are). pd->mode is merged, in microseconds.
+ * by their start; a join when both its ends are); pd's span is [from_ns, to_ns). pd->mode is
+ * merged, in microseconds.
  * 0 or -ENOMEM.
  */
 struct frozen_join;
