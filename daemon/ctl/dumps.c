@@ -223,7 +223,7 @@ int ctl_dump(int argc, char **argv, bool json_out, double timeout_s)
 		/* "get" as the command: its options follow. */
 		argc--;
 		argv++;
-		optind = 1;
+		optind = 0; /* glibc: 0 re-initialises getopt (main stopped at the command with "+") */
 		while ((c = getopt_long(argc, argv, "o:", lo, NULL)) != -1)
 			if (c == 'o')
 				out = optarg;
@@ -235,7 +235,7 @@ int ctl_dump(int argc, char **argv, bool json_out, double timeout_s)
 		return dump_get(argv[optind], out ? out : argv[optind], json_out);
 	}
 	req = json_object_new_object();
-	optind = 1;
+	optind = 0;
 	while (!st && (c = getopt_long(argc, argv, "o:", lo, NULL)) != -1) {
 		unsigned long s;
 
