@@ -17,7 +17,7 @@
 #define XSPROFD_MAX_TIDS	  1024
 #define XSPROFD_MAX_OUTPUTS	  8
 #define XSPROFD_MAX_STRINGS	  64
-#define XSPROFD_MAX_TRIGGERS 8
+#define XSPROFD_MAX_TRIGGERS	  8
 #define XSPROFD_MAX_EXPORTS	  4
 #define XSPROFD_MAX_EXPORT_LABELS 16
 
@@ -97,11 +97,11 @@ struct xsprofd_opts {
 	enum session_group window_group_by;
 	unsigned int window_range_wait_s; /* a grouped slice's samples wait this long (default 9) */
 	/* The flight recorder (daemon/service/flight.h): its ring, dumps and triggers. */
-	unsigned int flight_mb;	 /* --flight-mb: the ring's cap; 0: off */
-	unsigned int flight_s;	 /* --flight-seconds: how far back it reaches */
-	const char *dump_dir;	 /* --dump-dir */
-	unsigned int dump_keep;	 /* --dump-keep: dumps kept */
-	unsigned int dump_keep_mb; /* --dump-keep-mb: and their MiB */
+	unsigned int flight_mb;			    /* --flight-mb: the ring's cap; 0: off */
+	unsigned int flight_s;			    /* --flight-seconds: how far back it reaches */
+	const char *dump_dir;			    /* --dump-dir */
+	unsigned int dump_keep;			    /* --dump-keep: dumps kept */
+	unsigned int dump_keep_mb;		    /* --dump-keep-mb: and their MiB */
 	const char *triggers[XSPROFD_MAX_TRIGGERS]; /* --trigger SPEC (base/flight_rule.h) */
 	int nr_triggers;
 

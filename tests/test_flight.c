@@ -90,8 +90,7 @@ Test(flight_rule, refuses_nonsense_with_the_reason)
 static const char *const frames_a[] = {"main", "train", "xs_step"};
 static const char *const frames_b[] = {"main", "load"};
 
-static int stack_of(void *ctx, uint32_t pid, uint32_t stack_id, const char *const **ret,
-		    size_t *n)
+static int stack_of(void *ctx, uint32_t pid, uint32_t stack_id, const char *const **ret, size_t *n)
 {
 	(void)ctx;
 	(void)pid;
@@ -144,22 +143,41 @@ static void make_slice(struct slice *s, uint32_t pid, uint64_t t0, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		uint64_t t = t0 + i * (10 * S / (n ? n : 1));
 
-		smp[i] = (struct profile_sample){.time_ns = t, .pid = pid, .tid = pid,
-						 .stack_id = i % 3 == 2 ? 9 : 7};
-		l[i] = (struct corr_cpu_rec){.pid = pid, .tid = pid, .time_ns = t, .stack_id = 7,
-					     .api_name = "cudaLaunchKernel", .corr_id = (uint32_t)i};
-		g[i] = (struct corr_gpu_rec){.kind = CORR_GPU_KERNEL, .pid = pid, .start_ns = t + 1000,
-					     .end_ns = t + 2000, .corr_id = (uint32_t)i,
+		smp[i] = (struct profile_sample){
+			.time_ns = t, .pid = pid, .tid = pid, .stack_id = i % 3 == 2 ? 9 : 7};
+		l[i] = (struct corr_cpu_rec){.pid = pid,
+					     .tid = pid,
+					     .time_ns = t,
+					     .stack_id = 7,
+					     .api_name = "cudaLaunchKernel",
+					     .corr_id = (uint32_t)i};
+		g[i] = (struct corr_gpu_rec){.kind = CORR_GPU_KERNEL,
+					     .pid = pid,
+					     .start_ns = t + 1000,
+					     .end_ns = t + 2000,
+					     .corr_id = (uint32_t)i,
 					     .name = i % 2 ? "gemm" : "relu"};
 		j[i] = (struct profile_join){.launch = i, .gpu = i};
 	}
-	g[n] = (struct corr_gpu_rec){.kind = CORR_GPU_NVTX, .pid = pid, .tid = pid,
-				     .start_ns = t0 + S, .end_ns = t0 + 2 * S, .name = "step"};
+	g[n] = (struct corr_gpu_rec){.kind = CORR_GPU_NVTX,
+				     .pid = pid,
+				     .tid = pid,
+				     .start_ns = t0 + S,
+				     .end_ns = t0 + 2 * S,
+				     .name = "step"};
 	s->block = p;
-	s->pd = (struct profile_data){.samples = smp, .nr_samples = n, .launches = l,
-				      .nr_launches = n, .gpu = g, .nr_gpu = n + 1, .joins = j,
-				      .nr_joins = n, .stack = stack_of, .name = name_of,
-				      .sample_period_ns = 10 * MS, .start_ns = t0,
+	s->pd = (struct profile_data){.samples = smp,
+				      .nr_samples = n,
+				      .launches = l,
+				      .nr_launches = n,
+				      .gpu = g,
+				      .nr_gpu = n + 1,
+				      .joins = j,
+				      .nr_joins = n,
+				      .stack = stack_of,
+				      .name = name_of,
+				      .sample_period_ns = 10 * MS,
+				      .start_ns = t0,
 				      .end_ns = t0 + 10 * S};
 }
 
@@ -167,8 +185,8 @@ static struct frozen *freeze(uint32_t pid, uint32_t uid, uint64_t t0, size_t n)
 {
 	struct slice s;
 	struct frozen *f;
-	struct frozen_opts o = {.labels = labels_of, .uid = uid, .start_ns = t0,
-				.end_ns = t0 + 10 * S};
+	struct frozen_opts o = {
+		.labels = labels_of, .uid = uid, .start_ns = t0, .end_ns = t0 + 10 * S};
 
 	make_slice(&s, pid, t0, n);
 	cr_assert_eq(frozen__make(&s.pd, &o, &f), 0);
@@ -200,7 +218,8 @@ Test(frozen, keeps_what_a_slice_names_and_outlives_it)
 	/* Two slices (20 launches each, every 0.5 s) joined over part of their span: ids
 	 * shifted, the joins inside kept. */
 	{
-		struct frozen *a = freeze(100, 1000, 50 * S, 20), *g = freeze(100, 1000, 60 * S, 20);
+		struct frozen *a = freeze(100, 1000, 50 * S, 20),
+			      *g = freeze(100, 1000, 60 * S, 20);
 		struct frozen *v[] = {a, g};
 
 		cr_assert_eq(frozen_join__new(v, 2, 55 * S, 65 * S, &j), 0);
@@ -229,8 +248,12 @@ static char dump_dir[256];
 
 static struct flight *new_flight(size_t max_bytes, unsigned keep)
 {
-	struct flight_opts o = {.max_bytes = max_bytes, .max_age_ns = 3600 * S, .dir = dump_dir,
-				.keep = keep, .keep_bytes = 1ull << 30, .host = "test"};
+	struct flight_opts o = {.max_bytes = max_bytes,
+				.max_age_ns = 3600 * S,
+				.dir = dump_dir,
+				.keep = keep,
+				.keep_bytes = 1ull << 30,
+				.host = "test"};
 	char msg[256];
 	struct flight *f;
 
@@ -260,7 +283,8 @@ Test(flight, holds_its_cap_over_ten_minutes_of_ten_thousand_kernels_a_second, .t
 	for (int i = 0; i < 60; i++) {
 		flight__keep(f, freeze(100, 1000, (uint64_t)i * 10 * S, 100000));
 		flight__stats(f, &st);
-		cr_assert_leq(st.bytes, cap, "slice %d: the ring holds %zu of %zu", i, st.bytes, cap);
+		cr_assert_leq(st.bytes, cap, "slice %d: the ring holds %zu of %zu", i, st.bytes,
+			      cap);
 	}
 	flight__stats(f, &st);
 	now = mallinfo2();
@@ -338,15 +362,16 @@ Test(flight, slow_step_trips_once_per_cooldown_and_its_dump_is_whole, .timeout =
 	uint64_t t = clock__mono_ns() - 40 * S;
 	struct json_object *a, *m, *v;
 
-	cr_assert_eq(flight_rule__parse("slow-step,range=step,factor=3,after=0", &r, msg,
-					sizeof(msg)),
-		     0);
+	cr_assert_eq(
+		flight_rule__parse("slow-step,range=step,factor=3,after=0", &r, msg, sizeof(msg)),
+		0);
 	cr_assert_eq(flight__add_rule(f, &r, NULL), 0);
 	flight__keep(f, freeze(100, 1000, t, 300));
 	flight__keep(f, freeze(100, 1000, t + 10 * S, 300));
 	/* 20 steps of 100 ms, and one of 150 ms: slower, not 3 times. */
 	for (int i = 0; i < 20; i++)
-		flight__on_range(f, 100, 1000, "step", t + i * 200 * MS, t + i * 200 * MS + 100 * MS);
+		flight__on_range(f, 100, 1000, "step", t + i * 200 * MS,
+				 t + i * 200 * MS + 100 * MS);
 	flight__on_range(f, 100, 1000, "step", t + 5 * S, t + 5 * S + 150 * MS);
 	flight__on_range(f, 100, 1000, "other", t + 6 * S, t + 16 * S);
 	flight__stats(f, &st);
@@ -366,8 +391,8 @@ Test(flight, slow_step_trips_once_per_cooldown_and_its_dump_is_whole, .timeout =
 	a = flight__list_json(f, 1000, false);
 	cr_assert_eq(json_object_array_length(a), 1);
 	snprintf(name, sizeof(name), "%s",
-		 json_object_get_string(json_object_object_get(json_object_array_get_idx(a, 0),
-							       "name")));
+		 json_object_get_string(
+			 json_object_object_get(json_object_array_get_idx(a, 0), "name")));
 	json_object_put(a);
 	cr_assert_str_eq(flight__find(f, name, 1000, false, path, sizeof(path), err, sizeof(err)),
 			 "done", "%s", err);
@@ -381,13 +406,12 @@ Test(flight, slow_step_trips_once_per_cooldown_and_its_dump_is_whole, .timeout =
 			   0.01);
 	v = json_object_object_get(m, "counts");
 	cr_assert_eq(json_object_get_int(json_object_object_get(v, "kernels")), 600);
-	v = json_object_object_get(json_object_array_get_idx(json_object_object_get(m, "processes"),
-							     0),
-				   "labels");
+	v = json_object_object_get(
+		json_object_array_get_idx(json_object_object_get(m, "processes"), 0), "labels");
 	cr_assert_str_eq(json_object_get_string(json_object_object_get(v, "job.rank")), "3");
 	json_object_put(m);
 	{
-		const char *files[] = {"trace.json", "timeline.json", "gpu-report.json",
+		const char *files[] = {"trace.json",	"timeline.json", "gpu-report.json",
 				       "profile.pb.gz", "stacks.folded", "job.json"};
 		char p[600];
 		struct stat sb;
@@ -460,8 +484,11 @@ Test(flight, hang_death_and_gpu_idle_trip_where_they_should, .timeout = 60)
 Test(flight, keeps_the_newest_dumps_and_lists_them_again_at_start, .timeout = 60)
 {
 	struct flight *f = new_flight(256u << 20, 2);
-	struct flight_opts o = {.max_bytes = 1 << 20, .max_age_ns = 60 * S, .keep = 2,
-				.keep_bytes = 1ull << 30, .host = "test"};
+	struct flight_opts o = {.max_bytes = 1 << 20,
+				.max_age_ns = 60 * S,
+				.keep = 2,
+				.keep_bytes = 1ull << 30,
+				.host = "test"};
 	char name[3][64], msg[256];
 	struct json_object *a;
 	int n = 0;
@@ -470,8 +497,8 @@ Test(flight, keeps_the_newest_dumps_and_lists_them_again_at_start, .timeout = 60
 
 	flight__keep(f, freeze(100, 1000, clock__mono_ns() - 20 * S, 100));
 	for (int i = 0; i < 3; i++) {
-		cr_assert_eq(flight__request(f, 0, true, 60, 0, "by hand", clock__mono_ns(), name[i],
-					     sizeof(name[i])),
+		cr_assert_eq(flight__request(f, 0, true, 60, 0, "by hand", clock__mono_ns(),
+					     name[i], sizeof(name[i])),
 			     0);
 		flight__start_due(f, clock__mono_ns());
 		reap(f);
@@ -490,8 +517,8 @@ Test(flight, keeps_the_newest_dumps_and_lists_them_again_at_start, .timeout = 60
 	cr_assert(f, "%s", msg);
 	a = flight__list_json(f, 0, true);
 	cr_assert_eq(json_object_array_length(a), 2);
-	cr_assert_str_eq(json_object_get_string(json_object_object_get(
-				 json_object_array_get_idx(a, 0), "name")),
+	cr_assert_str_eq(json_object_get_string(
+				 json_object_object_get(json_object_array_get_idx(a, 0), "name")),
 			 name[2]);
 	cr_assert_str_eq(json_object_get_string(json_object_object_get(
 				 json_object_array_get_idx(a, 0), "trigger")),

@@ -9,7 +9,7 @@
 #include "daemon/base/flight_rule.h"
 
 static const char *const kind_names[FLIGHT_NR_KINDS] = {
-	[FLIGHT_MANUAL] = "manual",   [FLIGHT_GPU_IDLE] = "gpu-idle",
+	[FLIGHT_MANUAL] = "manual",	  [FLIGHT_GPU_IDLE] = "gpu-idle",
 	[FLIGHT_SLOW_STEP] = "slow-step", [FLIGHT_HANG] = "hang",
 	[FLIGHT_DEATH] = "death",
 };
@@ -126,8 +126,8 @@ int flight_rule__parse(const char *spec, struct flight_rule *ret, char *msg, siz
 	snprintf(buf, sizeof(buf), "%s", spec);
 	tok = strtok_r(buf, ",", &save);
 	if (!tok)
-		return bad(msg, size, "an empty trigger: give gpu-idle, slow-step, hang or death%s%s",
-			   "", "");
+		return bad(msg, size,
+			   "an empty trigger: give gpu-idle, slow-step, hang or death%s%s", "", "");
 	for (r.kind = FLIGHT_GPU_IDLE; r.kind < FLIGHT_NR_KINDS; r.kind++)
 		if (!strcmp(tok, kind_names[r.kind]))
 			break;
@@ -168,12 +168,12 @@ void flight_rule__format(const struct flight_rule *r, char *buf, size_t size)
 	int n = snprintf(buf, size, "%s", flight_kind__name(r->kind));
 	size_t at = n > 0 ? (size_t)n : 0;
 
-#define APPEND(...)                                                           \
-	do {                                                                  \
-		if (at < size) {                                              \
-			int k = snprintf(buf + at, size - at, __VA_ARGS__);   \
-			at += k > 0 ? (size_t)k : 0;                          \
-		}                                                             \
+#define APPEND(...)                                                         \
+	do {                                                                \
+		if (at < size) {                                            \
+			int k = snprintf(buf + at, size - at, __VA_ARGS__); \
+			at += k > 0 ? (size_t)k : 0;                        \
+		}                                                           \
 	} while (0)
 	if (r->kind == FLIGHT_GPU_IDLE)
 		APPEND(",percent=%g,seconds=%g", r->percent, r->seconds);

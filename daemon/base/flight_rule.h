@@ -30,9 +30,9 @@ enum flight_kind {
 
 struct flight_rule {
 	enum flight_kind kind;
-	double percent;	  /* gpu-idle */
-	double seconds;	  /* gpu-idle: over; hang: after */
-	double factor;	  /* slow-step */
+	double percent;	    /* gpu-idle */
+	double seconds;	    /* gpu-idle: over; hang: after */
+	double factor;	    /* slow-step */
 	unsigned min_steps; /* slow-step: ranges seen before the median counts (default 10) */
 	char range[FLIGHT_RULE_RANGE_LEN]; /* slow-step (required), hang (optional) */
 	double cooldown_s, before_s, after_s;

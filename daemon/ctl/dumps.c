@@ -120,7 +120,7 @@ static int dump_get(const char *name, const char *out, bool json_out)
 		fprintf(stderr, "xsprofctl: dump %s is not written%s%s\n", name,
 			j && json_object_object_get_ex(j, "state", &s) ? ": it is " : "",
 			j && json_object_object_get_ex(j, "state", &s) ? json_object_get_string(s)
-								      : "");
+								       : "");
 		json_object_put(j);
 		return EXIT_DAEMON_ERROR;
 	}
@@ -177,7 +177,7 @@ static int dump_wait(const char *name, double timeout_s, bool json_out)
 			return st;
 		j = json_tokener_parse(b.data);
 		state = j && json_object_object_get_ex(j, "state", &v) ? json_object_get_string(v)
-								      : "";
+								       : "";
 		if (!strcmp(state, "done") || !strcmp(state, "failed")) {
 			bool ok = !strcmp(state, "done");
 
@@ -195,7 +195,8 @@ static int dump_wait(const char *name, double timeout_s, bool json_out)
 		free(b.data);
 		json_object_put(j);
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if ((double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 > timeout_s) {
+		if ((double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 >
+		    timeout_s) {
 			fprintf(stderr, "xsprofctl: dump %s is still %s after %.0f s\n", name,
 				state, timeout_s);
 			return EXIT_DAEMON_ERROR;
@@ -206,12 +207,10 @@ static int dump_wait(const char *name, double timeout_s, bool json_out)
 
 int ctl_dump(int argc, char **argv, bool json_out, double timeout_s)
 {
-	static const struct option lo[] = {{"before", required_argument, NULL, 'B'},
-					   {"after", required_argument, NULL, 'A'},
-					   {"note", required_argument, NULL, 'N'},
-					   {"output", required_argument, NULL, 'o'},
-					   {"no-wait", no_argument, NULL, 'W'},
-					   {}};
+	static const struct option lo[] = {
+		{"before", required_argument, NULL, 'B'}, {"after", required_argument, NULL, 'A'},
+		{"note", required_argument, NULL, 'N'},	  {"output", required_argument, NULL, 'o'},
+		{"no-wait", no_argument, NULL, 'W'},	  {}};
 	struct json_object *req, *j, *v;
 	const char *out = NULL;
 	bool wait = true;
@@ -223,7 +222,8 @@ int ctl_dump(int argc, char **argv, bool json_out, double timeout_s)
 		/* "get" as the command: its options follow. */
 		argc--;
 		argv++;
-		optind = 0; /* glibc: 0 re-initialises getopt (main stopped at the command with "+") */
+		optind =
+			0; /* glibc: 0 re-initialises getopt (main stopped at the command with "+") */
 		while ((c = getopt_long(argc, argv, "o:", lo, NULL)) != -1)
 			if (c == 'o')
 				out = optarg;
@@ -333,8 +333,7 @@ int ctl_triggers(int argc, char **argv, bool json_out)
 					: 0ll,
 				argv[2]);
 			json_object_put(j);
-		}
-		else {
+		} else {
 			fprintf(stderr, "xsprofctl: trigger %s removed\n", argv[2]);
 		}
 		free(b.data);

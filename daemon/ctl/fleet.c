@@ -228,7 +228,9 @@ static int start_host(struct fleet *f, CURLM *m, struct fleet_host *h, struct cu
 
 	if (f->dump_before > 0)
 		snprintf(url, sizeof(url), "%s%s/v1/dumps",
-			 strstr(h->addr, "://") ? "" : f->cacert || f->cert ? "https://" : "http://",
+			 strstr(h->addr, "://") ? ""
+			 : f->cacert || f->cert ? "https://"
+						: "http://",
 			 h->addr);
 	else
 		host_url(f, h, url, sizeof(url));
@@ -1018,8 +1020,9 @@ int cmd_fleet(int argc, char **argv)
 		f.deadline = f.deadline ? f.deadline : 30;
 		collect(&f);
 		st = report(&f, &ok);
-		fprintf(stderr, "xsprof fleet: %zu of %zu hosts saved a dump of the %.0f s before "
-				"%.3f (wall clock)\n",
+		fprintf(stderr,
+			"xsprof fleet: %zu of %zu hosts saved a dump of the %.0f s before "
+			"%.3f (wall clock)\n",
 			ok, f.nr, f.dump_before, f.dump_at);
 		goto out;
 	}

@@ -70,8 +70,8 @@ struct cuda_probes_opts {
 	void (*on_tables)(void *ctx, pid_t pid);
 	/* Called at the entry (return_ns 0) and the return of each call that waits for the GPU
 	 * (cuda_api__waits); may be NULL. */
-	void (*on_wait)(void *ctx, uint32_t tgid, uint32_t tid, unsigned int api,
-			uint64_t entry_ns, uint64_t return_ns);
+	void (*on_wait)(void *ctx, uint32_t tgid, uint32_t tid, unsigned int api, uint64_t entry_ns,
+			uint64_t return_ns);
 	/* Called with each xsprof scope that ended, once stored; may be NULL. */
 	void (*on_scope)(void *ctx, const struct launch_range *r);
 	void *ctx;

@@ -22,16 +22,16 @@
 #include "daemon/session/dump.h"
 #include "daemon/session/frozen.h"
 
-#define NS	       1000000000ull
-#define STEP_HISTORY   32
-#define MAX_STEPS      256  /* (process, range name) pairs watched for slow steps */
-#define MAX_WAITS      4096 /* waiting CUDA calls watched for hangs */
-#define MAX_IDLE       256  /* (process, device) pairs watched for GPU idle */
-#define IDLE_HISTORY   64   /* slices each */
-#define MAX_KNOWN      4096 /* processes known (death) */
-#define MAX_USERS      64   /* manual dumps' limits */
-#define MAX_FAILED     16   /* failed dumps listed */
-#define OPEN_FIRED     64   /* open ranges that tripped a hang already */
+#define NS	     1000000000ull
+#define STEP_HISTORY 32
+#define MAX_STEPS    256  /* (process, range name) pairs watched for slow steps */
+#define MAX_WAITS    4096 /* waiting CUDA calls watched for hangs */
+#define MAX_IDLE     256  /* (process, device) pairs watched for GPU idle */
+#define IDLE_HISTORY 64	  /* slices each */
+#define MAX_KNOWN    4096 /* processes known (death) */
+#define MAX_USERS    64	  /* manual dumps' limits */
+#define MAX_FAILED   16	  /* failed dumps listed */
+#define OPEN_FIRED   64	  /* open ranges that tripped a hang already */
 
 enum dump_state { DUMP_PENDING, DUMP_WRITING, DUMP_DONE, DUMP_FAILED };
 static const char *const state_names[] = {"pending", "writing", "done", "failed"};
@@ -311,15 +311,14 @@ static void retain(struct flight *f)
 		if (f->dumps[i].state == DUMP_DONE)
 			bytes += f->dumps[i].bytes;
 	}
-	for (size_t i = 0; i < f->nr_dumps && done > 1 &&
-			   (done > f->o.keep || bytes > f->o.keep_bytes);) {
+	for (size_t i = 0;
+	     i < f->nr_dumps && done > 1 && (done > f->o.keep || bytes > f->o.keep_bytes);) {
 		if (f->dumps[i].state != DUMP_DONE) {
 			i++;
 			continue;
 		}
 		log_info("flight recorder: dump %s removed (keeping %u dumps, %llu MiB)",
-			 f->dumps[i].name, f->o.keep,
-			 (unsigned long long)(f->o.keep_bytes >> 20));
+			 f->dumps[i].name, f->o.keep, (unsigned long long)(f->o.keep_bytes >> 20));
 		remove_bundle(f->dir, f->dumps[i].name);
 		bytes -= f->dumps[i].bytes;
 		done--;
@@ -487,8 +486,7 @@ int flight__remove_rule(struct flight *f, unsigned int id)
 
 /* ---- the ring ---- */
 
-static void note_known(struct flight *f, uint32_t pid, uint32_t uid, const char *comm,
-		       uint64_t now)
+static void note_known(struct flight *f, uint32_t pid, uint32_t uid, const char *comm, uint64_t now)
 {
 	struct known *k = hashmap__get(f->known, pid, 0);
 
@@ -631,9 +629,9 @@ static void new_name(struct flight *f, enum flight_kind k, char *buf, size_t siz
  * A dump of [at - before, at + after] of uid's parts (all: everyone's), due at at + after:
  * made pending, its trigger's JSON taken (t). 0, -ENOSPC (pending full) or -ENOMEM.
  */
-static int make_pending(struct flight *f, enum flight_kind k, uint32_t uid, bool all,
-			uint64_t at, double before_s, double after_s, struct json_object *t,
-			char *ret_name, size_t size)
+static int make_pending(struct flight *f, enum flight_kind k, uint32_t uid, bool all, uint64_t at,
+			double before_s, double after_s, struct json_object *t, char *ret_name,
+			size_t size)
 {
 	uint64_t before = (uint64_t)(before_s * 1e9), after = (uint64_t)(after_s * 1e9);
 	uint64_t now = clock__mono_ns();
@@ -676,8 +674,7 @@ static int make_pending(struct flight *f, enum flight_kind k, uint32_t uid, bool
 	if (ret_name)
 		snprintf(ret_name, size, "%s", e->name);
 	log_info("flight recorder: %s: dump %s of %.0f s before and %.1f s after, due in %.1f s",
-		 flight_kind__name(k), e->name, before_s, after_s,
-		 (double)(e->due_ns - now) / 1e9);
+		 flight_kind__name(k), e->name, before_s, after_s, (double)(e->due_ns - now) / 1e9);
 	return 0;
 }
 
@@ -819,8 +816,8 @@ void flight__on_range(struct flight *f, uint32_t pid, uint32_t uid, const char *
 	s->last_ns = end_ns;
 }
 
-void flight__on_wait(struct flight *f, uint32_t pid, uint32_t tid, uint32_t uid,
-		     const char *api, uint64_t entry_ns, uint64_t return_ns)
+void flight__on_wait(struct flight *f, uint32_t pid, uint32_t tid, uint32_t uid, const char *api,
+		     uint64_t entry_ns, uint64_t return_ns)
 {
 	struct wait_call *w = hashmap__get(f->waits, tid, 0);
 	bool watched = false;
@@ -890,9 +887,11 @@ void flight__tick(struct flight *f, uint64_t now)
 			c = json_object_new_object();
 			json_object_object_add(c, "api", json_object_new_string(w->api));
 			json_object_object_add(c, "tid", json_object_new_uint64(w->tid));
-			json_object_object_add(c, "entry_mono_ns", json_object_new_uint64(w->entry_ns));
-			json_object_object_add(c, "waited_s",
-					       json_object_new_double((double)(now - w->entry_ns) / 1e9));
+			json_object_object_add(c, "entry_mono_ns",
+					       json_object_new_uint64(w->entry_ns));
+			json_object_object_add(
+				c, "waited_s",
+				json_object_new_double((double)(now - w->entry_ns) / 1e9));
 			json_object_object_add(j, "call", c);
 			log_warn("flight recorder: pid %u thread %u has waited in %s for %.0f s",
 				 w->pid, w->tid, w->api, (double)(now - w->entry_ns) / 1e9);
@@ -1044,9 +1043,9 @@ void flight__on_exit(struct flight *f, uint32_t pid, uint32_t uid, const char *c
 			continue;
 		j = process_json(json_object_new_object(), pid, name);
 		json_object_object_add(j, "signal", json_object_new_int(signal));
-		json_object_object_add(j, "signal_name",
-				       json_object_new_string(sigabbrev_np(signal) ? sigabbrev_np(signal)
-										   : "?"));
+		json_object_object_add(
+			j, "signal_name",
+			json_object_new_string(sigabbrev_np(signal) ? sigabbrev_np(signal) : "?"));
 		log_warn("flight recorder: pid %u (%s) was killed by SIG%s", pid, name,
 			 sigabbrev_np(signal) ? sigabbrev_np(signal) : "?");
 		trip(f, rs, uid, time_ns, j);
@@ -1272,7 +1271,8 @@ static struct json_object *entry_json(const struct flight *f, const struct dump_
 		json_object_object_add(
 			o, "due_in_s",
 			json_object_new_double(e->due_ns > clock__mono_ns()
-						       ? (double)(e->due_ns - clock__mono_ns()) / 1e9
+						       ? (double)(e->due_ns - clock__mono_ns()) /
+								 1e9
 						       : 0));
 	if (e->state == DUMP_FAILED)
 		json_object_object_add(o, "error", json_object_new_string(e->error));
@@ -1303,7 +1303,8 @@ struct json_object *flight__rules_json(struct flight *f)
 		o = json_object_new_object();
 		flight_rule__format(&rs->r, spec, sizeof(spec));
 		json_object_object_add(o, "id", json_object_new_uint64(rs->id));
-		json_object_object_add(o, "kind", json_object_new_string(flight_kind__name(rs->r.kind)));
+		json_object_object_add(o, "kind",
+				       json_object_new_string(flight_kind__name(rs->r.kind)));
 		json_object_object_add(o, "spec", json_object_new_string(spec));
 		json_object_object_add(o, "fired", json_object_new_uint64(rs->fired));
 		json_object_object_add(o, "suppressed", json_object_new_uint64(rs->suppressed));

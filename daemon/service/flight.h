@@ -50,7 +50,8 @@ struct flight_stats {
 	uint64_t oldest_ns; /* the oldest moment the ring holds (0: empty) */
 	uint64_t kept, evicted_cap, evicted_age, freeze_failed;
 	uint64_t dumps_written[FLIGHT_NR_KINDS], dumps_failed, dumps_removed;
-	uint64_t suppressed[FLIGHT_NR_KINDS]; /* trips held back: cooldown, per-hour, pending full */
+	uint64_t
+		suppressed[FLIGHT_NR_KINDS]; /* trips held back: cooldown, per-hour, pending full */
 	uint64_t tables_full; /* steps, waits or GPU figures not watched: their table was full */
 	size_t dumps, dump_bytes, pending, writing;
 };
@@ -74,8 +75,8 @@ void flight__expire(struct flight *f, uint64_t now_ns);
 void flight__on_range(struct flight *f, uint32_t pid, uint32_t uid, const char *name,
 		      uint64_t start_ns, uint64_t end_ns);
 /* A waiting CUDA call's entry (return_ns 0) or its return. */
-void flight__on_wait(struct flight *f, uint32_t pid, uint32_t tid, uint32_t uid,
-		     const char *api, uint64_t entry_ns, uint64_t return_ns);
+void flight__on_wait(struct flight *f, uint32_t pid, uint32_t tid, uint32_t uid, const char *api,
+		     uint64_t entry_ns, uint64_t return_ns);
 /* A process's GPU figures on a device over one slice. */
 void flight__on_gpu_figures(struct flight *f, uint32_t pid, uint32_t uid, const char *comm,
 			    uint32_t device, uint64_t start_ns, uint64_t end_ns, uint64_t busy_ns,

@@ -108,8 +108,8 @@ static void on_figures(void *ctx, struct slice_out *out)
 			if (out->procs[k].pid == fg->pid)
 				p = &out->procs[k];
 		flight__on_gpu_figures(s->flight, fg->pid, p ? p->uid : 0, p ? p->comm : "",
-				       fg->f.device, s->machine.slice_start_ns,
-				       clock__mono_ns(), fg->f.busy_ns, fg->f.idle_ns);
+				       fg->f.device, s->machine.slice_start_ns, clock__mono_ns(),
+				       fg->f.busy_ns, fg->f.idle_ns);
 	}
 	gpu_metrics__add_slice(s->gpu_metrics, out);
 }
@@ -397,22 +397,22 @@ static enum MHD_Result request_dump(struct service *s, struct req *q, struct MHD
 				    "a member (60 and 4 for root)",
 				    "xsprofctl dumps lists the ones made");
 	if (err)
-		return reply__error(c, 503,
-				    err == -ENOSPC ? "16 dumps are pending already" : strerror(-err),
-				    NULL);
+		return reply__error(
+			c, 503, err == -ENOSPC ? "16 dumps are pending already" : strerror(-err),
+			NULL);
 	o = json_object_new_object();
 	json_object_object_add(o, "name", json_object_new_string(name));
 	json_object_object_add(o, "before_s", json_object_new_double(before));
 	json_object_object_add(o, "after_s", json_object_new_double(after));
-	json_object_object_add(o, "at_unix_s",
-			       json_object_new_double((double)((int64_t)at + clock__realtime_offset_ns()) /
-						      1e9));
+	json_object_object_add(
+		o, "at_unix_s",
+		json_object_new_double((double)((int64_t)at + clock__realtime_offset_ns()) / 1e9));
 	json_object_object_add(
 		o, "due_in_s",
-		json_object_new_double(at + (uint64_t)(after * 1e9) > clock__mono_ns()
-					       ? (double)(at + (uint64_t)(after * 1e9) - clock__mono_ns()) /
-							 1e9
-					       : 0));
+		json_object_new_double(
+			at + (uint64_t)(after * 1e9) > clock__mono_ns()
+				? (double)(at + (uint64_t)(after * 1e9) - clock__mono_ns()) / 1e9
+				: 0));
 	ret = reply__json(c, 202, o);
 	return ret;
 }
@@ -452,7 +452,8 @@ static enum MHD_Result get_dump(struct service *s, struct req *q, struct MHD_Con
 	state = flight__find(s->flight, name, q->uid, sees_all(q), path, sizeof(path), error,
 			     sizeof(error));
 	if (!state)
-		return reply__error(c, 404, "no such dump (or not yours)", "xsprofctl dumps lists them");
+		return reply__error(c, 404, "no such dump (or not yours)",
+				    "xsprofctl dumps lists them");
 	if (!slash || !slash[1]) {
 		struct json_object *o = json_object_new_object(), *m;
 
@@ -475,12 +476,14 @@ static enum MHD_Result get_dump(struct service *s, struct req *q, struct MHD_Con
 		return reply__error(c, 404, "a dump has no such file",
 				    "manifest.json lists its files");
 	if (strcmp(state, "done"))
-		return reply__error(c, 409, "the dump is not written (yet)", error[0] ? error : NULL);
+		return reply__error(c, 409, "the dump is not written (yet)",
+				    error[0] ? error : NULL);
 	fd = snprintf(file, sizeof(file), "%s/%s", path, slash + 1) < (int)sizeof(file)
 		     ? open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
 		     : -1;
 	if (fd < 0)
-		return reply__error(c, 404, "this dump has no such file", "manifest.json lists its files");
+		return reply__error(c, 404, "this dump has no such file",
+				    "manifest.json lists its files");
 	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
 		close(fd);
 		return reply__error(c, 404, "this dump has no such file", NULL);
@@ -499,7 +502,8 @@ enum MHD_Result flight_api__dumps(struct service *s, struct req *q, struct MHD_C
 		if (post)
 			return request_dump(s, q, c);
 		if (get)
-			return reply__json(c, 200, flight__list_json(s->flight, q->uid, sees_all(q)));
+			return reply__json(c, 200,
+					   flight__list_json(s->flight, q->uid, sees_all(q)));
 		return reply__error(c, 405, "use GET to list dumps, POST to ask for one", NULL);
 	}
 	if (*rest != '/' || !get)
@@ -571,8 +575,8 @@ struct json_object *flight_api__status(struct service *s)
 	status__add_u64(o, "ring_users", st.users);
 	json_object_object_add(
 		o, "ring_reach_s",
-		json_object_new_double(st.oldest_ns ? (double)(clock__mono_ns() - st.oldest_ns) / 1e9
-						    : 0));
+		json_object_new_double(
+			st.oldest_ns ? (double)(clock__mono_ns() - st.oldest_ns) / 1e9 : 0));
 	status__add_u64(o, "evicted_cap", st.evicted_cap);
 	status__add_u64(o, "evicted_age", st.evicted_age);
 	status__add_u64(o, "freeze_failed", s->flight_freeze_failed);

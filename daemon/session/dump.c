@@ -19,9 +19,9 @@
 #include "output/profile.h"
 
 const char *const dump__files[] = {
-	"trace.json",	 "timeline.json", "gpu-report.json", "gpu-report.txt",
-	"profile.pb.gz", "stacks.folded", "job.json",	     "manifest.json",
-	NULL,
+	"trace.json",	  "timeline.json", "gpu-report.json",
+	"gpu-report.txt", "profile.pb.gz", "stacks.folded",
+	"job.json",	  "manifest.json", NULL,
 };
 
 /* dir/name into buf; false (nothing to do with it) when it does not fit. */
@@ -41,8 +41,9 @@ static const enum output_format file_formats[] = {
 static bool has_ranks(const struct profile_data *pd, const uint32_t *pids, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		const char *l = pd->process_labels ? pd->process_labels(pd->process_labels_ctx, pids[i])
-						   : NULL;
+		const char *l = pd->process_labels
+					? pd->process_labels(pd->process_labels_ctx, pids[i])
+					: NULL;
 
 		if (l && strstr(l, "job.rank="))
 			return true;
@@ -168,10 +169,10 @@ static int write_manifest(const struct dump_request *r, const struct profile_dat
 	span = json_object_new_object();
 	add_u64(span, "from_mono_ns", res->from_ns);
 	add_u64(span, "to_mono_ns", res->to_ns);
-	json_object_object_add(span, "from_unix_s",
-			       json_object_new_double((double)((int64_t)res->from_ns +
-							       pd->realtime_offset_ns) /
-						      1e9));
+	json_object_object_add(
+		span, "from_unix_s",
+		json_object_new_double((double)((int64_t)res->from_ns + pd->realtime_offset_ns) /
+				       1e9));
 	json_object_object_add(span, "seconds",
 			       json_object_new_double((double)(res->to_ns - res->from_ns) / 1e9));
 	json_object_object_add(m, "span", span);
@@ -180,7 +181,8 @@ static int write_manifest(const struct dump_request *r, const struct profile_dat
 		struct timespec ts;
 
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		add_u64(m, "written_mono_ns", (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+		add_u64(m, "written_mono_ns",
+			(uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
 	}
 	counts = json_object_new_object();
 	add_u64(counts, "samples", res->samples);

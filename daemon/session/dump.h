@@ -21,8 +21,8 @@
 struct frozen;
 
 struct dump_request {
-	const char *dir;  /* the dump directory (exists) */
-	const char *name; /* the bundle's directory name in it */
+	const char *dir;	      /* the dump directory (exists) */
+	const char *name;	      /* the bundle's directory name in it */
 	struct frozen *const *slices; /* oldest first */
 	size_t nr_slices;
 	uint64_t from_ns, to_ns; /* the span, CLOCK_MONOTONIC */

@@ -106,7 +106,8 @@ static int freeze_stack(struct freezer *z, uint32_t pid, uint32_t stack_id, uint
 	err = z->pd->stack(z->pd->ctx, pid, stack_id, &frames, &n);
 	if (err)
 		return err == -ENOMEM ? err : -ENOENT;
-	if (f->nr_stacks >= UINT32_MAX - 1 || vec_reserve(&f->stacks, &f->cap_stacks, f->nr_stacks + 1) ||
+	if (f->nr_stacks >= UINT32_MAX - 1 ||
+	    vec_reserve(&f->stacks, &f->cap_stacks, f->nr_stacks + 1) ||
 	    vec_reserve(&f->frames, &f->cap_frames, f->nr_frames + n))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
@@ -116,7 +117,8 @@ static int freeze_stack(struct freezer *z, uint32_t pid, uint32_t stack_id, uint
 			return -ENOMEM;
 		f->frames[f->nr_frames + i] = s;
 	}
-	f->stacks[f->nr_stacks] = (struct fz_stack){.pid = pid, .n = (uint32_t)n, .at = f->nr_frames};
+	f->stacks[f->nr_stacks] =
+		(struct fz_stack){.pid = pid, .n = (uint32_t)n, .at = f->nr_frames};
 	f->nr_frames += n;
 	if (hashmap__put(z->stack_ids, pid, stack_id, (void *)(uintptr_t)(f->nr_stacks + 1)))
 		return -ENOMEM;
@@ -324,17 +326,18 @@ static int finish_names(struct freezer *z)
 /* The arrays shrunk to what they hold, and what it all takes. */
 static void settle(struct frozen *f)
 {
-#define SHRINK(p, n)                                                        \
-	do {                                                                \
-		void *q = (n) ? realloc((p), (n) * sizeof(*(p))) : NULL;    \
-		if (q || !(n)) {                                            \
-			if (!(n))                                           \
-				free(p);                                    \
-			(p) = q;                                            \
-		}                                                           \
-		f->bytes += (n) * sizeof(*(p));                             \
+#define SHRINK(p, n)                                                     \
+	do {                                                             \
+		void *q = (n) ? realloc((p), (n) * sizeof(*(p))) : NULL; \
+		if (q || !(n)) {                                         \
+			if (!(n))                                        \
+				free(p);                                 \
+			(p) = q;                                         \
+		}                                                        \
+		f->bytes += (n) * sizeof(*(p));                          \
 	} while (0)
-	f->bytes = sizeof(*f) + strset__bytes(f->strs) + strset__count(f->strs) * 2 * sizeof(void *);
+	f->bytes =
+		sizeof(*f) + strset__bytes(f->strs) + strset__count(f->strs) * 2 * sizeof(void *);
 	SHRINK(f->samples, f->nr_samples);
 	SHRINK(f->launches, f->nr_launches);
 	SHRINK(f->gpu, f->nr_gpu);

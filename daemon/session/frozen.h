@@ -26,7 +26,7 @@ struct frozen_opts {
 	/* Each process's label set ("k=v\x1fk=v": job, rank; NULL: none), kept with it. */
 	const char *(*labels)(void *ctx, uint32_t pid);
 	void *labels_ctx;
-	uint32_t uid;		  /* whose processes these are (kept, not checked) */
+	uint32_t uid;		   /* whose processes these are (kept, not checked) */
 	uint64_t start_ns, end_ns; /* the slice */
 };
 

@@ -214,8 +214,9 @@ int main(int argc, char **argv)
 	int n = argc > 2 ? atoi(argv[2]) : 0;
 
 	if (n <= 0 || n > MAX_N) {
-		fprintf(stderr, "usage: xs_gpu_bound input|launch|sync|pageable|memory|compute|slowstep|hang N "
-				"(1..%d)\n",
+		fprintf(stderr,
+			"usage: xs_gpu_bound input|launch|sync|pageable|memory|compute|slowstep|hang N "
+			"(1..%d)\n",
 			MAX_N);
 		return 2;
 	}
