@@ -454,14 +454,32 @@ Test(flight, hang_death_and_gpu_idle_trip_where_they_should, .timeout = 60)
 	flight__tick(f, now + 4 * S);
 	flight__stats(f, &st);
 	cr_assert_eq(st.pending, 1, "once per wait");
+	/* A collective's NVTX range still open (hang,range=): once it has been 10 s. */
+	{
+		struct flight_rule r;
+
+		cr_assert_eq(
+			flight_rule__parse("hang,seconds=10,range=allreduce", &r, msg, sizeof(msg)),
+			0);
+		cr_assert_eq(flight__add_rule(f, &r, NULL), 0);
+		flight__on_open_range(f, 100, 1000, 103, "allreduce", now - 4 * S, now);
+		flight__on_open_range(f, 100, 1000, 104, "forward", now - 40 * S, now);
+		flight__stats(f, &st);
+		cr_assert_eq(st.pending, 1, "not yet 10 s open; another name");
+		flight__on_open_range(f, 100, 1000, 103, "allreduce", now - 4 * S, now + 7 * S);
+		flight__on_open_range(f, 100, 1000, 103, "allreduce", now - 4 * S, now + 8 * S);
+		flight__stats(f, &st);
+		cr_assert_eq(st.pending, 2, "open 11 s: once");
+		flight__remove_rule(f, 4);
+	}
 	/* Death: a GPU process killed, another that exited, one nobody knew of. */
 	flight__on_exit(f, 300, 1000, "train", 0, now, true);
 	flight__on_exit(f, 301, 1000, "other", 9, now, false);
 	flight__stats(f, &st);
-	cr_assert_eq(st.pending, 1);
+	cr_assert_eq(st.pending, 2);
 	flight__on_exit(f, 302, 1000, "train", 11, now, true);
 	flight__stats(f, &st);
-	cr_assert_eq(st.pending, 2);
+	cr_assert_eq(st.pending, 3);
 	/* GPU idle: a compute-bound process (5% idle), then an input-bound one (70%). */
 	for (int i = 0; i < 3; i++) {
 		uint64_t s0 = now + (uint64_t)i * 10 * S;
@@ -470,13 +488,13 @@ Test(flight, hang_death_and_gpu_idle_trip_where_they_should, .timeout = 60)
 				       500 * MS);
 	}
 	flight__stats(f, &st);
-	cr_assert_eq(st.pending, 2, "compute-bound: no trip");
+	cr_assert_eq(st.pending, 3, "compute-bound: no trip");
 	flight__on_gpu_figures(f, 500, 1000, "input", 0, now, now + 10 * S, 3 * S, 7 * S);
 	flight__stats(f, &st);
-	cr_assert_eq(st.pending, 2, "10 s seen of the 20 asked: not yet");
+	cr_assert_eq(st.pending, 3, "10 s seen of the 20 asked: not yet");
 	flight__on_gpu_figures(f, 500, 1000, "input", 0, now + 10 * S, now + 20 * S, 3 * S, 7 * S);
 	flight__stats(f, &st);
-	cr_assert_eq(st.pending, 3, "input-bound over 20 s: a trip");
+	cr_assert_eq(st.pending, 4, "input-bound over 20 s: a trip");
 	flight__free(f);
 	remove_dir(dump_dir);
 }
