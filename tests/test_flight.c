@@ -245,6 +245,7 @@ Test(frozen, keeps_what_a_slice_names_and_outlives_it)
 /* ---- the ring ---- */
 
 static char dump_dir[256];
+static uint64_t keep_bytes = 1ull << 30; /* new_flight's --dump-keep-mb */
 
 static struct flight *new_flight(size_t max_bytes, unsigned keep)
 {
@@ -252,7 +253,7 @@ static struct flight *new_flight(size_t max_bytes, unsigned keep)
 				.max_age_ns = 3600 * S,
 				.dir = dump_dir,
 				.keep = keep,
-				.keep_bytes = 1ull << 30,
+				.keep_bytes = keep_bytes,
 				.host = "test"};
 	char msg[256];
 	struct flight *f;
@@ -542,6 +543,31 @@ Test(flight, keeps_the_newest_dumps_and_lists_them_again_at_start, .timeout = 60
 				 json_object_array_get_idx(a, 0), "trigger")),
 			 "manual");
 	json_object_put(a);
+	flight__free(f);
+	remove_dir(dump_dir);
+}
+
+Test(flight, keeps_its_dumps_within_their_bytes, .timeout = 60)
+{
+	struct flight *f;
+	struct flight_stats st;
+	char name[4][64];
+
+	keep_bytes = 1; /* every dump is more: only the newest stays */
+	f = new_flight(256u << 20, 100);
+	keep_bytes = 1ull << 30;
+	flight__keep(f, freeze(100, 1000, clock__mono_ns() - 20 * S, 100));
+	for (int i = 0; i < 4; i++) {
+		cr_assert_eq(flight__request(f, 0, true, 60, 0, NULL, clock__mono_ns(), name[i],
+					     sizeof(name[i])),
+			     0);
+		flight__start_due(f, clock__mono_ns());
+		reap(f);
+	}
+	flight__stats(f, &st);
+	cr_assert_eq(st.dumps, 1);
+	cr_assert_eq(st.dumps_removed, 3);
+	cr_assert_str_eq(state_of(f, name[3], 0, true), "done", "the newest always stays");
 	flight__free(f);
 	remove_dir(dump_dir);
 }
