@@ -268,7 +268,7 @@ static void scan_dir(struct flight *f)
 		m = json_object_from_file(p);
 		if (!m)
 			continue;
-		snprintf(de.name, sizeof(de.name), "%s", e->d_name);
+		memcpy(de.name, e->d_name, len + 1); /* len < sizeof(de.name): checked above */
 		de.state = DUMP_DONE;
 		if (json_object_object_get_ex(m, "trigger", &t)) {
 			if (json_object_object_get_ex(t, "kind", &v))
@@ -288,7 +288,8 @@ static void scan_dir(struct flight *f)
 	}
 	if (d)
 		closedir(d);
-	qsort(f->dumps, f->nr_dumps, sizeof(*f->dumps), cmp_created);
+	if (f->nr_dumps) /* none: no array (qsort wants one) */
+		qsort(f->dumps, f->nr_dumps, sizeof(*f->dumps), cmp_created);
 }
 
 static void entry_remove(struct flight *f, size_t i)

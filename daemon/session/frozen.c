@@ -313,7 +313,8 @@ static int finish_names(struct freezer *z)
 		err = note_name(z, f->names[i].pid, 0);
 	if (err)
 		return err;
-	qsort(f->names, f->nr_names, sizeof(*f->names), cmp_name);
+	if (f->nr_names) /* none: no array (qsort wants one) */
+		qsort(f->names, f->nr_names, sizeof(*f->names), cmp_name);
 	f->pids = malloc((f->nr_names ? f->nr_names : 1) * sizeof(*f->pids));
 	if (!f->pids)
 		return -ENOMEM;
@@ -472,7 +473,7 @@ static const struct fz_name *name_of(const struct frozen *f, uint32_t pid, uint3
 {
 	struct fz_name key = {.pid = pid, .tid = tid};
 
-	return bsearch(&key, f->names, f->nr_names, sizeof(key), cmp_name);
+	return f->nr_names ? bsearch(&key, f->names, f->nr_names, sizeof(key), cmp_name) : NULL;
 }
 
 const char *frozen__comm(const struct frozen *f, uint32_t pid)

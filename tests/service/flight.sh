@@ -7,6 +7,9 @@
 #   function's CPU stacks), and its manifest names the step;
 # - hang: a cuStreamSynchronize that never returns trips hang,seconds=4 while it waits;
 # - death: a process with GPU work killed by SIGKILL trips death;
+# - hang on a range: a real nvtx3 program (xs_nvtx_phases open, through libxsprof_cupti.so's
+#   NVTX injection) leaves a range "run" open: hang,seconds=3,range=run (added through
+#   xsprofctl triggers) names it;
 # - GPU idle: gpu-idle,percent=40,seconds=10 trips on an input-bound run, not on a
 #   compute-bound one;
 # - a manual dump (xsprofctl dump), listing and fetching (xsprofctl dumps, dump get), every
@@ -25,7 +28,8 @@ build=$(cd "$1" && pwd)
 name=service_flight
 . "$(dirname "$0")/private_daemon.sh"
 bound=$build/tests/xs_gpu_bound
-need "$bound" "$build/tests/libxsprof_cupti_fake.so" "$build/tests/libcuda_xsbound.so"
+need "$bound" "$build/tests/libxsprof_cupti_fake.so" "$build/tests/libcuda_xsbound.so" \
+	"$build/tests/xs_nvtx_phases" "$build/cupti_inject/libxsprof_cupti.so"
 dumps=$dir/dumps
 # The dumps on a small file system of their own: a full disk is a check below.
 mkdir -p "$dumps"
@@ -175,6 +179,36 @@ if [[ -n $name_death ]] && grep -q '"signal_name":"KILL"\|"signal_name": *"KILL"
 else
 	fail "no death dump (${name_death:-none})"
 fi
+
+step "hang on an NVTX range left open: a real nvtx3 program, through the injection library"
+out=$(ctl triggers add hang,seconds=3,range=run,before=20 2>&1) || fail "triggers add: $out"
+before_hangs=$(api GET /v1/dumps | $py -c 'import json,sys; print(" ".join(d["name"] for d in json.load(sys.stdin) if d["trigger"] == "hang"))')
+NVTX_INJECTION64_PATH=$build/cupti_inject/libxsprof_cupti.so "$build/tests/xs_nvtx_phases" 1 open \
+	>"$dir/open.out" 2>&1 &
+open_pid=$!
+pids+=($open_pid)
+name_open=
+for _ in $(seq 150); do
+	name_open=$(api GET /v1/dumps | $py -c "import json,sys
+old = set('$before_hangs'.split())
+d = [x['name'] for x in json.load(sys.stdin) if x['trigger'] == 'hang' and x['state'] == 'done' and x['name'] not in old]
+print(d[0] if d else '')" 2>/dev/null || true)
+	[[ -n $name_open ]] && break
+	sleep 0.2
+done
+if [[ -n $name_open ]] && $py - "$dumps/$name_open/manifest.json" <<'PY'; then
+import json, sys
+m = json.load(open(sys.argv[1]))
+r = m["trigger"].get("range", {})
+print("     range %s open %.1f s (pid %s, %s)" % (r.get("name"), r.get("open_s", 0),
+      m["trigger"].get("pid"), m["trigger"].get("comm")))
+sys.exit(0 if r.get("name") == "run" and r.get("open_s", 0) >= 3 else 1)
+PY
+	pass "hang,range=run: dump $name_open names the range left open"
+else
+	fail "no dump for the open NVTX range (${name_open:-none}): $(tail -3 "$dir/open.out")"
+fi
+kill "$open_pid" 2>/dev/null || true
 
 step "GPU idle: not on a compute-bound run, on an input-bound one"
 out=$(ctl triggers add gpu-idle,percent=40,seconds=10,before=20 2>&1) &&
