@@ -719,6 +719,19 @@ static bool trip(struct flight *f, struct rule_slot *rs, uint32_t uid, uint64_t 
 
 static struct json_object *process_json(struct json_object *t, uint32_t pid, const char *comm)
 {
+	char buf[32] = "", path[32];
+	FILE *fp;
+
+	/* A process the ring does not know yet (it tripped before a slice closed): its name now. */
+	if (!comm || !comm[0]) {
+		snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+		fp = fopen(path, "re");
+		if (fp && fgets(buf, sizeof(buf), fp))
+			buf[strcspn(buf, "\n")] = '\0';
+		if (fp)
+			fclose(fp);
+		comm = buf;
+	}
 	json_object_object_add(t, "pid", json_object_new_uint64(pid));
 	json_object_object_add(t, "comm", json_object_new_string(comm ? comm : ""));
 	return t;
@@ -921,7 +934,7 @@ void flight__on_open_range(struct flight *f, uint32_t pid, uint32_t uid, uint32_
 		f->next_open = (f->next_open + 1) % OPEN_FIRED;
 		j = process_json(json_object_new_object(), pid, comm_of(f, pid));
 		c = json_object_new_object();
-		json_object_object_add(c, "range", json_object_new_string(name));
+		json_object_object_add(c, "name", json_object_new_string(name));
 		json_object_object_add(c, "tid", json_object_new_uint64(tid));
 		json_object_object_add(c, "start_mono_ns", json_object_new_uint64(start_ns));
 		json_object_object_add(c, "open_s",
