@@ -49,16 +49,17 @@ static void print_dump(struct json_object *d)
 	putchar('\n');
 }
 
-int ctl_dumps(int argc, char **argv, bool json_out)
+/*
+ * GET path: printed as it came with --json (*ret NULL), else its JSON array into *ret (put it).
+ * An exit status.
+ */
+static int get_list(const char *path, bool json_out, struct json_object **ret)
 {
 	struct reply_buf b;
 	struct json_object *a;
-	int st;
+	int st = ctl_request("GET", path, NULL, &b, NULL);
 
-	(void)argv;
-	if (argc != 1)
-		return ctl_usage_error("%s", "dumps takes no arguments");
-	st = ctl_request("GET", "/v1/dumps", NULL, &b, NULL);
+	*ret = NULL;
 	if (st)
 		return st;
 	if (json_out) {
@@ -73,6 +74,21 @@ int ctl_dumps(int argc, char **argv, bool json_out)
 		fprintf(stderr, "xsprofctl: xsprofd sent a list that is not JSON\n");
 		return EXIT_DAEMON_ERROR;
 	}
+	*ret = a;
+	return EXIT_OK;
+}
+
+int ctl_dumps(int argc, char **argv, bool json_out)
+{
+	struct json_object *a;
+	int st;
+
+	(void)argv;
+	if (argc != 1)
+		return ctl_usage_error("%s", "dumps takes no arguments");
+	st = get_list("/v1/dumps", json_out, &a);
+	if (st || !a)
+		return st;
 	if (!json_object_array_length(a))
 		fprintf(stderr, "xsprofctl: no dumps (xsprofctl dump makes one; xsprofctl triggers "
 				"lists what makes them)\n");
@@ -339,16 +355,9 @@ int ctl_triggers(int argc, char **argv, bool json_out)
 		free(b.data);
 		return EXIT_OK;
 	}
-	st = ctl_request("GET", "/v1/triggers", NULL, &b, NULL);
-	if (st)
+	st = get_list("/v1/triggers", json_out, &a);
+	if (st || !a)
 		return st;
-	if (json_out) {
-		fputs(b.data, stdout);
-		free(b.data);
-		return EXIT_OK;
-	}
-	a = json_tokener_parse(b.data);
-	free(b.data);
 	if (!a || !json_object_array_length(a))
 		fprintf(stderr, "xsprofctl: no triggers (xsprofctl triggers add SPEC, or trigger = "
 				"in xsprofd.conf)\n");

@@ -182,32 +182,6 @@ static void *writer_main(void *arg)
 
 /* ---- the dumps on disk ---- */
 
-static bool join_path(char *buf, size_t size, const char *dir, const char *name)
-{
-	int n = snprintf(buf, size, "%s/%s", dir, name);
-
-	return n >= 0 && (size_t)n < size;
-}
-
-static void remove_bundle(const char *dir, const char *name)
-{
-	char p[PATH_MAX], q[PATH_MAX];
-	DIR *d;
-	struct dirent *e;
-
-	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	d = opendir(p);
-	while (d && (e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (join_path(q, sizeof(q), p, e->d_name))
-			unlink(q);
-	}
-	if (d)
-		closedir(d);
-	rmdir(p);
-}
-
 static int cmp_created(const void *a, const void *b)
 {
 	const struct dump_entry *x = a, *y = b;
@@ -225,25 +199,6 @@ static enum flight_kind kind_of(const char *name)
 	return FLIGHT_MANUAL;
 }
 
-static uint64_t bundle_bytes(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *e;
-	uint64_t n = 0;
-
-	while (d && (e = readdir(d))) {
-		char p[PATH_MAX];
-		struct stat sb;
-
-		if (e->d_name[0] != '.' && join_path(p, sizeof(p), path, e->d_name) &&
-		    !stat(p, &sb) && S_ISREG(sb.st_mode))
-			n += (uint64_t)sb.st_size;
-	}
-	if (d)
-		closedir(d);
-	return n;
-}
-
 /* The bundles a service before this one wrote; what a dump cut short left is removed. */
 static void scan_dir(struct flight *f)
 {
@@ -259,7 +214,7 @@ static void scan_dir(struct flight *f)
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		if (e->d_name[0] == '.' && len > 4 && !strcmp(e->d_name + len - 4, ".tmp")) {
-			remove_bundle(f->dir, e->d_name);
+			dump__remove(f->dir, e->d_name);
 			continue;
 		}
 		if (e->d_name[0] == '.' || len >= sizeof(de.name))
@@ -282,7 +237,7 @@ static void scan_dir(struct flight *f)
 		}
 		json_object_put(m);
 		snprintf(p, sizeof(p), "%s/%s", f->dir, e->d_name);
-		de.bytes = bundle_bytes(p);
+		de.bytes = dump__bytes(p);
 		if (!vec_reserve(&f->dumps, &f->cap_dumps, f->nr_dumps + 1))
 			f->dumps[f->nr_dumps++] = de;
 	}
@@ -320,7 +275,7 @@ static void retain(struct flight *f)
 		}
 		log_info("flight recorder: dump %s removed (keeping %u dumps, %llu MiB)",
 			 f->dumps[i].name, f->o.keep, (unsigned long long)(f->o.keep_bytes >> 20));
-		remove_bundle(f->dir, f->dumps[i].name);
+		dump__remove(f->dir, f->dumps[i].name);
 		bytes -= f->dumps[i].bytes;
 		done--;
 		f->st.dumps_removed++;

@@ -233,7 +233,15 @@ static void remove_tree(const char *path)
 	rmdir(path);
 }
 
-static uint64_t tree_bytes(const char *path)
+void dump__remove(const char *dir, const char *name)
+{
+	char p[PATH_MAX];
+
+	if (join_path(p, sizeof(p), dir, name))
+		remove_tree(p);
+}
+
+uint64_t dump__bytes(const char *path)
 {
 	DIR *d = opendir(path);
 	struct dirent *e;
@@ -327,7 +335,7 @@ int dump__write(const struct dump_request *r, struct dump_result *ret, char *msg
 	if (err)
 		remove_tree(tmp);
 	else
-		ret->bytes = tree_bytes(final);
+		ret->bytes = dump__bytes(final);
 	free(pids);
 	frozen_join__free(j);
 	return err;

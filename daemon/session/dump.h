@@ -44,6 +44,12 @@ struct dump_result {
  */
 int dump__write(const struct dump_request *r, struct dump_result *ret, char *err, size_t size);
 
+/* Bundle name in dir removed, its files and itself (one level: a bundle has no
+ * subdirectories); what is not there is no error. */
+void dump__remove(const char *dir, const char *name);
+/* The bytes of the regular files in directory path (its hidden ones aside). */
+uint64_t dump__bytes(const char *path);
+
 /* The files a bundle may hold, in the order written (manifest.json last), NULL-ended. */
 extern const char *const dump__files[];
 
