@@ -196,7 +196,7 @@ static const struct output_format_info formats[] = {
 		.content_type = "application/json",
 		/* The ranks come from each process's environment, read while it runs. */
 		.needs = OUTPUT_NEEDS_PROFILE | OUTPUT_NEEDS_SAMPLES,
-		.where = OUTPUT_IN_ONESHOT,
+		.where = OUTPUT_IN_ONESHOT | OUTPUT_IN_RECORDING,
 		.summary = "the job report: which rank holds each collective back, and why "
 			   "(JSON, output/JOB_REPORT.md)",
 		.write_profile = job_report__json_profile,
@@ -207,7 +207,7 @@ static const struct output_format_info formats[] = {
 		.ext = {".job.txt"},
 		.content_type = "text/plain; charset=utf-8",
 		.needs = OUTPUT_NEEDS_PROFILE | OUTPUT_NEEDS_SAMPLES,
-		.where = OUTPUT_IN_ONESHOT,
+		.where = OUTPUT_IN_ONESHOT | OUTPUT_IN_RECORDING,
 		.summary = "the job report as text for a person (80 columns)",
 		.write_profile = job_report__text_profile,
 	},

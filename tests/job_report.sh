@@ -122,4 +122,31 @@ if run none 30 && check none; then
 else
 	fail "no straggler"
 fi
+# The same report from the service: xsprofctl record -o FILE.job.json -- CMD, each rank's job
+# and rank read from its environment while it runs.
+sock=$dir/api.sock
+"$xsprofd" --socket "$sock" --cupti-socket "$dir/svc-cupti.sock" --socket-group nogroup \
+	--dump-dir "$dir/dumps" >"$dir/svc.log" 2>&1 &
+svc=$!
+for _ in $(seq 150); do [[ -S $sock ]] && break; sleep 0.1; done
+if XSPROF_CUPTI_SOCKET=$dir/svc-cupti.sock timeout 180 "$build/daemon/ctl/xsprofctl" -s "$sock" \
+	--timeout 60 record -F 999 -o "$dir/svc.job.json" -- "$work" compute 30 \
+	>"$dir/svc.out" 2>"$dir/svc.err" && $py - "$dir/svc.job.json" <<'PYEOF'; then
+import json, sys
+r = json.load(open(sys.argv[1]))
+jobs = r["jobs"]
+ok = len(jobs) == 1 and jobs[0]["job_id"] == "xsjob-compute" and jobs[0]["world_size"] == 4
+ok = ok and sorted(x["rank"] for x in jobs[0]["ranks"]) == [0, 1, 2, 3]
+fs = [f for f in jobs[0]["findings"] if f["kind"] == "straggler"] if jobs else []
+ok = ok and len(fs) == 1 and fs[0]["rank"] == 2 and fs[0]["cause"] == "compute"
+print("     " + (fs[0]["summary"] if fs else "no straggler named"))
+sys.exit(0 if ok else 1)
+PYEOF
+	pass "the service's recording (xsprofctl record -o .job.json): rank 2, cause compute"
+else
+	fail "the service's job report: $(tail -3 "$dir/svc.err")"
+fi
+kill "$svc" 2>/dev/null
+wait "$svc" 2>/dev/null
+
 exit $((failures > 0))

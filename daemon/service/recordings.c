@@ -26,6 +26,7 @@
 #include "daemon/service/internal.h"
 #include "daemon/session/gpu_join.h"
 #include "daemon/session/group_by.h"
+#include "daemon/session/host_labels.h"
 #include "daemon/session/profile.h"
 #include "daemon/session/source.h"
 #include "daemon/session/recording.h"
@@ -126,6 +127,8 @@ static int recordings__render(struct service *s, struct svc_recording *r, uint64
 	sp.pd.start_ns = r->started_ns;
 	sp.pd.end_ns = r->finished_ns;
 	sp.pd.realtime_offset_ns = clock__realtime_offset_ns();
+	sp.pd.process_labels = r->labels ? host_labels__of : NULL;
+	sp.pd.process_labels_ctx = r->labels;
 	if (sp.timeline_dropped)
 		log_warn("recording %u: %llu samples left off its trace (at most %u)", r->id,
 			 (unsigned long long)sp.timeline_dropped, RECORD_MAX_TIMELINE);
@@ -221,6 +224,7 @@ void recordings__free(struct svc_recording *r)
 {
 	recording__free(r->recording);
 	group_by__free(r->view.groups);
+	host_labels__free(r->labels);
 	sd_event_source_disable_unref(r->end);
 	sd_event_source_disable_unref(r->exit_watch);
 	if (r->pidfd >= 0)
@@ -538,6 +542,27 @@ void recordings__recheck_owners(struct service *s)
 		}
 	}
 }
+/* A new process of a recording: its group (--group-by) and its job and rank (the job report)
+ * read while it runs. */
+static void note_process(void *ctx, uint32_t tgid)
+{
+	struct svc_recording *r = ctx;
+
+	if (r->view.groups)
+		group_by__note(r->view.groups, tgid);
+	if (r->labels)
+		host_labels__of(r->labels, tgid);
+}
+
+/* An exec: its job and rank are its new image's (a child sampled before its exec was read
+ * with its parent's environment). */
+static void note_exec(void *ctx, uint32_t tgid)
+{
+	struct svc_recording *r = ctx;
+
+	host_labels__forget(r->labels, tgid);
+	host_labels__of(r->labels, tgid);
+}
 
 /* Its recording, its end (a timer; the process's exit with until_exit), started. */
 static int recordings__start(struct service *s, struct svc_recording *r, struct recording_ctx *rc,
@@ -582,8 +607,15 @@ static int recordings__start(struct service *s, struct svc_recording *r, struct 
 		snprintf(msg, size, "out of memory");
 		return -ENOMEM;
 	}
-	ro.on_new_process = r->view.groups ? group_by__note : NULL;
-	ro.on_new_process_ctx = r->view.groups;
+	/* The job report: each process's place in its job, from its environment. */
+	if ((r->format == OUTPUT_JOB_REPORT || r->format == OUTPUT_JOB_TEXT) &&
+	    !(r->labels = host_labels__new(NULL, NULL, 0))) {
+		snprintf(msg, size, "out of memory");
+		return -ENOMEM;
+	}
+	ro.on_new_process = r->view.groups || r->labels ? note_process : NULL;
+	ro.on_exec = r->labels ? note_exec : NULL;
+	ro.on_new_process_ctx = r;
 
 	r->recording = recording__new(s->ev, &ro, s->sym, &what);
 	if (!r->recording) {
