@@ -571,3 +571,50 @@ Test(flight, keeps_its_dumps_within_their_bytes, .timeout = 60)
 	flight__free(f);
 	remove_dir(dump_dir);
 }
+
+Test(flight, a_user_holds_half_the_trigger_tables_at_most)
+{
+	struct flight *f = new_flight(256u << 20, 10);
+	struct flight_rule r;
+	struct flight_stats st;
+	uint64_t now = clock__mono_ns();
+	char msg[256];
+
+	cr_assert_eq(flight_rule__parse("hang,seconds=5", &r, msg, sizeof(msg)), 0);
+	cr_assert_eq(flight__add_rule(f, &r, NULL), 0);
+	cr_assert_eq(flight_rule__parse("slow-step,range=step,factor=3,min-steps=3", &r, msg,
+					sizeof(msg)),
+		     0);
+	cr_assert_eq(flight__add_rule(f, &r, NULL), 0);
+	/* A member's 3,000 threads in synchronize: 2,048 watched, the rest counted. */
+	for (uint32_t t = 0; t < 3000; t++)
+		flight__on_wait(f, 100, 10000 + t, 1000, "cudaStreamSynchronize", now, 0);
+	flight__stats(f, &st);
+	cr_assert_eq(st.tables_full, 3000 - 2048);
+	/* Root's wait is still watched: it trips. */
+	flight__on_wait(f, 200, 20000, 0, "cudaDeviceSynchronize", now - 10 * S, 0);
+	flight__tick(f, now + 1 * S);
+	flight__stats(f, &st);
+	cr_assert_geq(st.pending, 1, "root's hang was not watched");
+	/* The member's process exits: its waits go, room for the member again. */
+	flight__on_exit(f, 100, 1000, "train", 0, now, true);
+	flight__on_wait(f, 101, 30000, 1000, "cudaStreamSynchronize", now, 0);
+	flight__stats(f, &st);
+	cr_assert_eq(st.tables_full, 3000 - 2048);
+	/* A member's 300 range names: root's step history stays, its slow step trips. */
+	for (int i = 0; i < 5; i++)
+		flight__on_range(f, 200, 0, "step", now + i * S, now + i * S + 100 * MS);
+	for (int i = 0; i < 300; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "r%d", i);
+		flight__on_range(f, 101, 1000, name, now, now + MS);
+	}
+	flight__stats(f, &st);
+	size_t before = st.pending;
+	flight__on_range(f, 200, 0, "step", now + 10 * S, now + 10 * S + 900 * MS);
+	flight__stats(f, &st);
+	cr_assert_eq(st.pending, before + 1, "root's steps were pushed out");
+	flight__free(f);
+	remove_dir(dump_dir);
+}

@@ -59,7 +59,7 @@ struct rule_slot {
 };
 
 struct step {
-	uint32_t pid;
+	uint32_t pid, uid;
 	char name[FLIGHT_RULE_RANGE_LEN];
 	uint64_t durs[STEP_HISTORY];
 	uint64_t n, last_ns;
@@ -127,6 +127,9 @@ struct flight {
 	uint64_t open_fired[OPEN_FIRED][2];
 	unsigned int next_open;
 	struct user_limit users[MAX_USERS];
+	struct {
+		uint32_t uid, n;
+	} wait_users[MAX_USERS]; /* waiting calls watched, by uid: half the table at most */
 	struct flight_stats st;
 	/* The writer: jobs in, done jobs out, both under lock; efd says one is done. */
 	pthread_t thread;
@@ -706,25 +709,40 @@ static int cmp_u64v(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static struct step *step_of(struct flight *f, uint32_t pid, const char *name, uint64_t now)
+/*
+ * The entry of (pid, name), made when new. Full, the one idle longest goes; a user holding
+ * half the table already loses their own (a member's thousand range names cannot push out
+ * another user's steps). Either is counted.
+ */
+static struct step *step_of(struct flight *f, uint32_t pid, uint32_t uid, const char *name,
+			    uint64_t now)
 {
-	struct step *oldest = NULL;
+	struct step *oldest = NULL, *own = NULL;
+	size_t mine = 0;
 
 	for (size_t i = 0; i < f->nr_steps; i++) {
-		if (f->steps[i].pid == pid && !strcmp(f->steps[i].name, name))
-			return &f->steps[i];
-		if (!oldest || f->steps[i].last_ns < oldest->last_ns)
-			oldest = &f->steps[i];
+		struct step *e = &f->steps[i];
+
+		if (e->pid == pid && !strcmp(e->name, name))
+			return e;
+		if (e->uid == uid && (mine++, !own || e->last_ns < own->last_ns))
+			own = e;
+		if (!oldest || e->last_ns < oldest->last_ns)
+			oldest = e;
 	}
 	if (!f->steps && !(f->steps = calloc(MAX_STEPS, sizeof(*f->steps))))
 		return NULL;
-	if (f->nr_steps < MAX_STEPS) {
+	if (mine >= MAX_STEPS / 2) {
+		oldest = own;
+		f->st.tables_full++;
+	} else if (f->nr_steps < MAX_STEPS) {
 		oldest = &f->steps[f->nr_steps++];
 	} else {
-		f->st.tables_full++; /* the one idle longest is forgotten */
+		f->st.tables_full++;
 	}
 	memset(oldest, 0, sizeof(*oldest));
 	oldest->pid = pid;
+	oldest->uid = uid;
 	snprintf(oldest->name, sizeof(oldest->name), "%s", name);
 	oldest->last_ns = now;
 	return oldest;
@@ -746,7 +764,7 @@ void flight__on_range(struct flight *f, uint32_t pid, uint32_t uid, const char *
 	if (!watched)
 		return;
 	note_known(f, pid, uid, NULL, end_ns);
-	s = step_of(f, pid, name, end_ns);
+	s = step_of(f, pid, uid, name, end_ns);
 	if (!s)
 		return;
 	n = s->n < STEP_HISTORY ? (size_t)s->n : STEP_HISTORY;
@@ -785,6 +803,26 @@ void flight__on_range(struct flight *f, uint32_t pid, uint32_t uid, const char *
 	s->last_ns = end_ns;
 }
 
+/* uid's count of waiting calls watched, changed by d: whether it may hold one more (d 0). */
+static bool wait_user(struct flight *f, uint32_t uid, int d)
+{
+	int free_slot = -1;
+
+	for (int i = 0; i < MAX_USERS; i++) {
+		if (f->wait_users[i].n && f->wait_users[i].uid == uid) {
+			f->wait_users[i].n += (uint32_t)d;
+			return f->wait_users[i].n < MAX_WAITS / 2;
+		}
+		if (!f->wait_users[i].n && free_slot < 0)
+			free_slot = i;
+	}
+	if (d > 0 && free_slot >= 0) {
+		f->wait_users[free_slot].uid = uid;
+		f->wait_users[free_slot].n = (uint32_t)d;
+	}
+	return free_slot >= 0;
+}
+
 void flight__on_wait(struct flight *f, uint32_t pid, uint32_t tid, uint32_t uid, const char *api,
 		     uint64_t entry_ns, uint64_t return_ns)
 {
@@ -796,14 +834,17 @@ void flight__on_wait(struct flight *f, uint32_t pid, uint32_t tid, uint32_t uid,
 	if (return_ns) {
 		if (w && w->entry_ns <= entry_ns) {
 			hashmap__remove(f->waits, tid, 0);
+			wait_user(f, w->uid, -1);
 			free(w);
 		}
 		return;
 	}
 	if (!watched)
 		return;
-	if (!w) {
-		if (hashmap__count(f->waits) >= MAX_WAITS) {
+	if (w) {
+		wait_user(f, w->uid, -1);
+	} else {
+		if (hashmap__count(f->waits) >= MAX_WAITS || !wait_user(f, uid, 0)) {
 			f->st.tables_full++;
 			return;
 		}
@@ -813,6 +854,7 @@ void flight__on_wait(struct flight *f, uint32_t pid, uint32_t tid, uint32_t uid,
 			return;
 		}
 	}
+	wait_user(f, uid, 1);
 	*w = (struct wait_call){.pid = pid, .tid = tid, .uid = uid, .entry_ns = entry_ns};
 	snprintf(w->api, sizeof(w->api), "%s", api ? api : "?");
 }
@@ -820,6 +862,7 @@ void flight__on_wait(struct flight *f, uint32_t pid, uint32_t tid, uint32_t uid,
 struct tick {
 	struct flight *f;
 	uint64_t now;
+	uint64_t after_ns; /* the shortest hang rule's: a wait younger is not due */
 	struct wait_call *due[32];
 	size_t n;
 };
@@ -829,7 +872,7 @@ static void wait_due(void *val, void *ctx)
 	struct tick *t = ctx;
 	struct wait_call *w = val;
 
-	if (!w->fired && t->n < 32)
+	if (!w->fired && t->now >= w->entry_ns + t->after_ns && t->n < 32)
 		t->due[t->n++] = w;
 }
 
@@ -840,6 +883,12 @@ void flight__tick(struct flight *f, uint64_t now)
 	flight__expire(f, now);
 	if (!hashmap__count(f->waits))
 		return;
+	t.after_ns = UINT64_MAX / 2;
+	for (int r = 0; r < FLIGHT_MAX_RULES; r++)
+		if (f->rules[r].id && f->rules[r].r.kind == FLIGHT_HANG &&
+		    !f->rules[r].r.range[0] && (uint64_t)(f->rules[r].r.seconds * 1e9) < t.after_ns)
+			t.after_ns = (uint64_t)(f->rules[r].r.seconds * 1e9);
+	/* 32 a tick at most (each trips once): the rest are taken at the next ticks. */
 	hashmap__for_each(f->waits, wait_due, &t);
 	for (size_t i = 0; i < t.n; i++) {
 		struct wait_call *w = t.due[i];
@@ -901,24 +950,37 @@ void flight__on_open_range(struct flight *f, uint32_t pid, uint32_t uid, uint32_
 	}
 }
 
-static struct idle_watch *idle_of(struct flight *f, uint32_t pid, uint32_t device, uint64_t now)
+/* The entry of (pid, device), made when new: as step_of, a user holding half the table
+ * loses their own. */
+static struct idle_watch *idle_of(struct flight *f, uint32_t pid, uint32_t uid, uint32_t device,
+				  uint64_t now)
 {
-	struct idle_watch *oldest = NULL;
+	struct idle_watch *oldest = NULL, *own = NULL;
+	size_t mine = 0;
 
 	for (size_t i = 0; i < f->nr_idle; i++) {
-		if (f->idle[i].pid == pid && f->idle[i].device == device)
-			return &f->idle[i];
-		if (!oldest || f->idle[i].last_ns < oldest->last_ns)
-			oldest = &f->idle[i];
+		struct idle_watch *e = &f->idle[i];
+
+		if (e->pid == pid && e->device == device)
+			return e;
+		if (e->uid == uid && (mine++, !own || e->last_ns < own->last_ns))
+			own = e;
+		if (!oldest || e->last_ns < oldest->last_ns)
+			oldest = e;
 	}
 	if (!f->idle && !(f->idle = calloc(MAX_IDLE, sizeof(*f->idle))))
 		return NULL;
-	if (f->nr_idle < MAX_IDLE)
-		oldest = &f->idle[f->nr_idle++];
-	else
+	if (mine >= MAX_IDLE / 2) {
+		oldest = own;
 		f->st.tables_full++;
+	} else if (f->nr_idle < MAX_IDLE) {
+		oldest = &f->idle[f->nr_idle++];
+	} else {
+		f->st.tables_full++;
+	}
 	memset(oldest, 0, sizeof(*oldest));
 	oldest->pid = pid;
+	oldest->uid = uid;
 	oldest->device = device;
 	oldest->last_ns = now;
 	return oldest;
@@ -934,7 +996,7 @@ void flight__on_gpu_figures(struct flight *f, uint32_t pid, uint32_t uid, const 
 	note_known(f, pid, uid, comm, end_ns);
 	for (int i = 0; i < FLIGHT_MAX_RULES && !watched; i++)
 		watched = f->rules[i].id && f->rules[i].r.kind == FLIGHT_GPU_IDLE;
-	if (!watched || !(w = idle_of(f, pid, device, end_ns)))
+	if (!watched || !(w = idle_of(f, pid, uid, device, end_ns)))
 		return;
 	w->uid = uid;
 	snprintf(w->comm, sizeof(w->comm), "%s", comm ? comm : "");
@@ -990,11 +1052,37 @@ bool flight__knows(const struct flight *f, uint32_t pid, uint32_t *ret_uid)
 	return k != NULL;
 }
 
+struct pid_waits {
+	uint32_t pid;
+	uint64_t tids[256];
+	size_t n;
+};
+
+static void waits_of(void *val, void *ctx)
+{
+	struct pid_waits *p = ctx;
+	const struct wait_call *w = val;
+
+	if (w->pid == p->pid && p->n < 256)
+		p->tids[p->n++] = w->tid;
+}
+
 void flight__on_exit(struct flight *f, uint32_t pid, uint32_t uid, const char *comm, int signal,
 		     uint64_t time_ns, bool gpu)
 {
 	struct known *k = hashmap__get(f->known, pid, 0);
+	struct pid_waits pw = {.pid = pid};
 	char name[16];
+
+	/* Its calls that never returned are no one's to watch now. */
+	hashmap__for_each(f->waits, waits_of, &pw);
+	for (size_t i = 0; i < pw.n; i++) {
+		struct wait_call *w = hashmap__remove(f->waits, pw.tids[i], 0);
+
+		if (w)
+			wait_user(f, w->uid, -1);
+		free(w);
+	}
 
 	snprintf(name, sizeof(name), "%s", comm && comm[0] ? comm : k ? k->comm : "");
 	if (k) {
