@@ -116,7 +116,7 @@ struct svc_recording {
 	char range_domain[64];	  /* view.range_domain's text (group_by range: one domain) */
 	/* The job report's formats: each process's job and rank, read while it runs. */
 	struct host_labels *labels;
-	uint32_t *launch_pids;	  /* at the end: processes that launched, sorted */
+	uint32_t *launch_pids; /* at the end: processes that launched, sorted */
 	size_t nr_launch_pids;
 	uint64_t started_ns, finished_ns;
 	struct recording *recording;
