@@ -16,6 +16,7 @@
 
 #include "daemon/base/clock.h"
 #include "daemon/base/hashmap.h"
+#include "daemon/base/sort.h"
 #include "daemon/base/vec.h"
 #include "daemon/log.h"
 #include "daemon/service/flight.h"
@@ -43,26 +44,36 @@ struct dump_entry {
 	uint32_t uid;
 	bool all;
 	double created_unix;
-	uint64_t at_ns, from_ns, to_ns, due_ns;
+	uint64_t from_ns, to_ns, due_ns;
 	uint64_t bytes;
 	char *trigger_json; /* pending: what the manifest says of its trigger */
 	char error[200];
-	struct dump_result result;
+};
+
+/* The last FLIGHT_MAX_PER_HOUR moments something happened: how many in the last hour. */
+struct hour_ring {
+	uint64_t t[FLIGHT_MAX_PER_HOUR];
+	unsigned int n, next;
 };
 
 struct rule_slot {
 	unsigned int id; /* 0: free */
 	struct flight_rule r;
-	uint64_t fires[FLIGHT_MAX_PER_HOUR]; /* the moments it fired, a ring */
-	unsigned int nr_fires, next_fire;
+	struct hour_ring fires;
 	uint64_t last_ns, fired, suppressed;
 };
 
-struct step {
+/* What an entry of a trigger's table starts with (watch_slot keeps the tables). */
+struct watch_head {
 	uint32_t pid, uid;
+	uint64_t last_ns; /* when it was last told of */
+};
+
+struct step {
+	struct watch_head h;
 	char name[FLIGHT_RULE_RANGE_LEN];
 	uint64_t durs[STEP_HISTORY];
-	uint64_t n, last_ns;
+	uint64_t n;
 };
 
 struct wait_call {
@@ -77,23 +88,23 @@ struct idle_slice {
 };
 
 struct idle_watch {
-	uint32_t pid, device, uid;
+	struct watch_head h;
+	uint32_t device;
 	char comm[16];
-	struct idle_slice h[IDLE_HISTORY];
+	struct idle_slice slices[IDLE_HISTORY];
 	unsigned int n, next;
-	uint64_t last_ns;
 };
 
 struct known {
 	uint32_t pid, uid;
 	char comm[16];
 	uint64_t last_ns;
+	uint32_t waits; /* its calls in the waits table (kept while any) */
 };
 
 struct user_limit {
 	uint32_t uid;
-	uint64_t times[FLIGHT_MAX_PER_HOUR];
-	unsigned int n, next;
+	struct hour_ring asked;
 };
 
 struct job {
@@ -445,19 +456,21 @@ int flight__remove_rule(struct flight *f, unsigned int id)
 
 /* ---- the ring ---- */
 
-static void note_known(struct flight *f, uint32_t pid, uint32_t uid, const char *comm, uint64_t now)
+/* pid's entry, made when new (NULL: the table is full, counted, or no memory). */
+static struct known *note_known(struct flight *f, uint32_t pid, uint32_t uid, const char *comm,
+				uint64_t now)
 {
 	struct known *k = hashmap__get(f->known, pid, 0);
 
 	if (!k) {
 		if (hashmap__count(f->known) >= MAX_KNOWN) {
 			f->st.tables_full++;
-			return;
+			return NULL;
 		}
 		k = calloc(1, sizeof(*k));
 		if (!k || hashmap__put(f->known, pid, 0, k)) {
 			free(k);
-			return;
+			return NULL;
 		}
 	}
 	k->pid = pid;
@@ -465,6 +478,7 @@ static void note_known(struct flight *f, uint32_t pid, uint32_t uid, const char 
 	if (comm && comm[0])
 		snprintf(k->comm, sizeof(k->comm), "%s", comm);
 	k->last_ns = now;
+	return k;
 }
 
 static void ring_drop(struct flight *f, size_t i)
@@ -536,7 +550,7 @@ static void old_known(void *val, void *ctx)
 	struct forget *g = ctx;
 	const struct known *k = val;
 
-	if (k->last_ns < g->before && g->n < 256)
+	if (k->last_ns < g->before && !k->waits && g->n < 256)
 		g->pids[g->n++] = k->pid;
 }
 
@@ -562,13 +576,21 @@ static double mono_to_unix(uint64_t mono)
 	return (double)((int64_t)mono + clock__realtime_offset_ns()) / 1e9;
 }
 
-static unsigned int per_hour_count(const uint64_t *times, unsigned int n, uint64_t now)
+static unsigned int hour_ring__count(const struct hour_ring *h, uint64_t now)
 {
 	unsigned int c = 0;
 
-	for (unsigned int i = 0; i < n; i++)
-		c += now < times[i] + 3600 * NS;
+	for (unsigned int i = 0; i < h->n; i++)
+		c += now < h->t[i] + 3600 * NS;
 	return c;
+}
+
+static void hour_ring__add(struct hour_ring *h, uint64_t now)
+{
+	h->t[h->next] = now;
+	h->next = (h->next + 1) % FLIGHT_MAX_PER_HOUR;
+	if (h->n < FLIGHT_MAX_PER_HOUR)
+		h->n++;
 }
 
 static void new_name(struct flight *f, enum flight_kind k, char *buf, size_t size)
@@ -612,7 +634,6 @@ static int make_pending(struct flight *f, enum flight_kind k, uint32_t uid, bool
 	e->uid = uid;
 	e->all = all;
 	e->created_unix = mono_to_unix(now);
-	e->at_ns = at;
 	e->from_ns = at > before ? at - before : 0;
 	e->to_ns = at + after;
 	e->due_ns = e->to_ns > now ? e->to_ns : now;
@@ -647,7 +668,7 @@ static bool trip(struct flight *f, struct rule_slot *rs, uint32_t uid, uint64_t 
 	int err;
 
 	if ((rs->last_ns && now < rs->last_ns + (uint64_t)(rs->r.cooldown_s * 1e9)) ||
-	    per_hour_count(rs->fires, rs->nr_fires, now) >= rs->r.per_hour) {
+	    hour_ring__count(&rs->fires, now) >= rs->r.per_hour) {
 		rs->suppressed++;
 		f->st.suppressed[rs->r.kind]++;
 		json_object_put(t);
@@ -668,10 +689,7 @@ static bool trip(struct flight *f, struct rule_slot *rs, uint32_t uid, uint64_t 
 	}
 	rs->last_ns = now;
 	rs->fired++;
-	rs->fires[rs->next_fire] = now;
-	rs->next_fire = (rs->next_fire + 1) % FLIGHT_MAX_PER_HOUR;
-	if (rs->nr_fires < FLIGHT_MAX_PER_HOUR)
-		rs->nr_fires++;
+	hour_ring__add(&rs->fires, now);
 	return true;
 }
 
@@ -702,66 +720,74 @@ static const char *comm_of(const struct flight *f, uint32_t pid)
 	return k ? k->comm : "";
 }
 
-static int cmp_u64v(const void *a, const void *b)
+/* A rule of kind is set (range NULL: any; "": one without a range; else that range's). */
+static bool has_rule(const struct flight *f, enum flight_kind kind, const char *range)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
+	for (int i = 0; i < FLIGHT_MAX_RULES; i++)
+		if (f->rules[i].id && f->rules[i].r.kind == kind &&
+		    (!range || !strcmp(f->rules[i].r.range, range)))
+			return true;
+	return false;
 }
 
 /*
- * The entry of (pid, name), made when new. Full, the one idle longest goes; a user holding
- * half the table already loses their own (a member's thousand range names cannot push out
- * another user's steps). Either is counted.
+ * A new entry of pid (uid's) in a table of *n of cap entries of size bytes, each starting
+ * with a watch_head (the table is made at the first). Full, the one idle longest goes; a user
+ * holding half the table already loses their own (a member's thousand range names cannot push
+ * out another user's steps). Either is counted. NULL: no memory.
  */
-static struct step *step_of(struct flight *f, uint32_t pid, uint32_t uid, const char *name,
-			    uint64_t now)
+static void *watch_slot(struct flight *f, void **table, size_t *n, size_t cap, size_t size,
+			uint32_t pid, uint32_t uid, uint64_t now)
 {
-	struct step *oldest = NULL, *own = NULL;
+	struct watch_head *oldest = NULL, *own = NULL, *e;
 	size_t mine = 0;
 
-	for (size_t i = 0; i < f->nr_steps; i++) {
-		struct step *e = &f->steps[i];
-
-		if (e->pid == pid && !strcmp(e->name, name))
-			return e;
+	if (!*table && !(*table = calloc(cap, size)))
+		return NULL;
+	for (size_t i = 0; i < *n; i++) {
+		e = (struct watch_head *)((char *)*table + i * size);
 		if (e->uid == uid && (mine++, !own || e->last_ns < own->last_ns))
 			own = e;
 		if (!oldest || e->last_ns < oldest->last_ns)
 			oldest = e;
 	}
-	if (!f->steps && !(f->steps = calloc(MAX_STEPS, sizeof(*f->steps))))
-		return NULL;
-	if (mine >= MAX_STEPS / 2) {
-		oldest = own;
+	if (mine >= cap / 2) {
+		e = own;
 		f->st.tables_full++;
-	} else if (f->nr_steps < MAX_STEPS) {
-		oldest = &f->steps[f->nr_steps++];
+	} else if (*n < cap) {
+		e = (struct watch_head *)((char *)*table + (*n)++ * size);
 	} else {
+		e = oldest;
 		f->st.tables_full++;
 	}
-	memset(oldest, 0, sizeof(*oldest));
-	oldest->pid = pid;
-	oldest->uid = uid;
-	snprintf(oldest->name, sizeof(oldest->name), "%s", name);
-	oldest->last_ns = now;
-	return oldest;
+	memset(e, 0, size);
+	*e = (struct watch_head){.pid = pid, .uid = uid, .last_ns = now};
+	return e;
+}
+
+/* The entry of (pid, name), made when new (watch_slot). */
+static struct step *step_of(struct flight *f, uint32_t pid, uint32_t uid, const char *name,
+			    uint64_t now)
+{
+	struct step *e;
+
+	for (size_t i = 0; i < f->nr_steps; i++)
+		if (f->steps[i].h.pid == pid && !strcmp(f->steps[i].name, name))
+			return &f->steps[i];
+	e = watch_slot(f, (void **)&f->steps, &f->nr_steps, MAX_STEPS, sizeof(*e), pid, uid, now);
+	if (e)
+		snprintf(e->name, sizeof(e->name), "%s", name);
+	return e;
 }
 
 void flight__on_range(struct flight *f, uint32_t pid, uint32_t uid, const char *name,
 		      uint64_t start_ns, uint64_t end_ns)
 {
-	bool watched = false;
 	struct step *s;
 	uint64_t dur = end_ns - start_ns, sorted[STEP_HISTORY], median = 0;
 	size_t n;
 
-	if (!name || end_ns <= start_ns)
-		return;
-	for (int i = 0; i < FLIGHT_MAX_RULES && !watched; i++)
-		watched = f->rules[i].id && f->rules[i].r.kind == FLIGHT_SLOW_STEP &&
-			  !strcmp(f->rules[i].r.range, name);
-	if (!watched)
+	if (!name || end_ns <= start_ns || !has_rule(f, FLIGHT_SLOW_STEP, name))
 		return;
 	note_known(f, pid, uid, NULL, end_ns);
 	s = step_of(f, pid, uid, name, end_ns);
@@ -769,7 +795,7 @@ void flight__on_range(struct flight *f, uint32_t pid, uint32_t uid, const char *
 		return;
 	n = s->n < STEP_HISTORY ? (size_t)s->n : STEP_HISTORY;
 	memcpy(sorted, s->durs, n * sizeof(*sorted));
-	qsort(sorted, n, sizeof(*sorted), cmp_u64v);
+	qsort(sorted, n, sizeof(*sorted), cmp_u64);
 	if (n)
 		median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 	for (int i = 0; i < FLIGHT_MAX_RULES; i++) {
@@ -800,7 +826,7 @@ void flight__on_range(struct flight *f, uint32_t pid, uint32_t uid, const char *
 	}
 	s->durs[s->n % STEP_HISTORY] = dur;
 	s->n++;
-	s->last_ns = end_ns;
+	s->h.last_ns = end_ns;
 }
 
 /* uid's count of waiting calls watched, changed by d: whether it may hold one more (d 0). */
@@ -823,40 +849,46 @@ static bool wait_user(struct flight *f, uint32_t uid, int d)
 	return free_slot >= 0;
 }
 
+/* A waiting call leaves the table (its return, or its process's exit). */
+static void wait_gone(struct flight *f, struct wait_call *w)
+{
+	struct known *k = hashmap__get(f->known, w->pid, 0);
+
+	if (k && k->waits)
+		k->waits--;
+	wait_user(f, w->uid, -1);
+	free(hashmap__remove(f->waits, w->tid, 0));
+}
+
 void flight__on_wait(struct flight *f, uint32_t pid, uint32_t tid, uint32_t uid, const char *api,
 		     uint64_t entry_ns, uint64_t return_ns)
 {
 	struct wait_call *w = hashmap__get(f->waits, tid, 0);
-	bool watched = false;
+	struct known *k;
 
-	for (int i = 0; i < FLIGHT_MAX_RULES && !watched; i++)
-		watched = f->rules[i].id && f->rules[i].r.kind == FLIGHT_HANG;
 	if (return_ns) {
-		if (w && w->entry_ns <= entry_ns) {
-			hashmap__remove(f->waits, tid, 0);
-			wait_user(f, w->uid, -1);
-			free(w);
-		}
+		if (w && w->entry_ns <= entry_ns)
+			wait_gone(f, w);
 		return;
 	}
-	if (!watched)
+	if (!has_rule(f, FLIGHT_HANG, ""))
 		return;
-	if (w) {
-		wait_user(f, w->uid, -1);
-	} else {
-		if (hashmap__count(f->waits) >= MAX_WAITS || !wait_user(f, uid, 0)) {
-			f->st.tables_full++;
-			return;
-		}
-		w = calloc(1, sizeof(*w));
-		if (!w || hashmap__put(f->waits, tid, 0, w)) {
-			free(w);
-			return;
-		}
+	if (w)
+		wait_gone(f, w); /* a thread is in one call at a time: that one returned unseen */
+	if (hashmap__count(f->waits) >= MAX_WAITS || !wait_user(f, uid, 0) ||
+	    !(k = note_known(f, pid, uid, NULL, entry_ns))) {
+		f->st.tables_full++;
+		return;
 	}
-	wait_user(f, uid, 1);
+	w = calloc(1, sizeof(*w));
+	if (!w || hashmap__put(f->waits, tid, 0, w)) {
+		free(w);
+		return;
+	}
 	*w = (struct wait_call){.pid = pid, .tid = tid, .uid = uid, .entry_ns = entry_ns};
 	snprintf(w->api, sizeof(w->api), "%s", api ? api : "?");
+	wait_user(f, uid, 1);
+	k->waits++;
 }
 
 struct tick {
@@ -950,61 +982,36 @@ void flight__on_open_range(struct flight *f, uint32_t pid, uint32_t uid, uint32_
 	}
 }
 
-/* The entry of (pid, device), made when new: as step_of, a user holding half the table
- * loses their own. */
+/* The entry of (pid, device), made when new (watch_slot). */
 static struct idle_watch *idle_of(struct flight *f, uint32_t pid, uint32_t uid, uint32_t device,
 				  uint64_t now)
 {
-	struct idle_watch *oldest = NULL, *own = NULL;
-	size_t mine = 0;
+	struct idle_watch *e;
 
-	for (size_t i = 0; i < f->nr_idle; i++) {
-		struct idle_watch *e = &f->idle[i];
-
-		if (e->pid == pid && e->device == device)
-			return e;
-		if (e->uid == uid && (mine++, !own || e->last_ns < own->last_ns))
-			own = e;
-		if (!oldest || e->last_ns < oldest->last_ns)
-			oldest = e;
-	}
-	if (!f->idle && !(f->idle = calloc(MAX_IDLE, sizeof(*f->idle))))
-		return NULL;
-	if (mine >= MAX_IDLE / 2) {
-		oldest = own;
-		f->st.tables_full++;
-	} else if (f->nr_idle < MAX_IDLE) {
-		oldest = &f->idle[f->nr_idle++];
-	} else {
-		f->st.tables_full++;
-	}
-	memset(oldest, 0, sizeof(*oldest));
-	oldest->pid = pid;
-	oldest->uid = uid;
-	oldest->device = device;
-	oldest->last_ns = now;
-	return oldest;
+	for (size_t i = 0; i < f->nr_idle; i++)
+		if (f->idle[i].h.pid == pid && f->idle[i].device == device)
+			return &f->idle[i];
+	e = watch_slot(f, (void **)&f->idle, &f->nr_idle, MAX_IDLE, sizeof(*e), pid, uid, now);
+	if (e)
+		e->device = device;
+	return e;
 }
 
 void flight__on_gpu_figures(struct flight *f, uint32_t pid, uint32_t uid, const char *comm,
 			    uint32_t device, uint64_t start_ns, uint64_t end_ns, uint64_t busy_ns,
 			    uint64_t idle_ns)
 {
-	bool watched = false;
 	struct idle_watch *w;
 
 	note_known(f, pid, uid, comm, end_ns);
-	for (int i = 0; i < FLIGHT_MAX_RULES && !watched; i++)
-		watched = f->rules[i].id && f->rules[i].r.kind == FLIGHT_GPU_IDLE;
-	if (!watched || !(w = idle_of(f, pid, uid, device, end_ns)))
+	if (!has_rule(f, FLIGHT_GPU_IDLE, NULL) || !(w = idle_of(f, pid, uid, device, end_ns)))
 		return;
-	w->uid = uid;
 	snprintf(w->comm, sizeof(w->comm), "%s", comm ? comm : "");
-	w->h[w->next] = (struct idle_slice){start_ns, end_ns, busy_ns, idle_ns};
+	w->slices[w->next] = (struct idle_slice){start_ns, end_ns, busy_ns, idle_ns};
 	w->next = (w->next + 1) % IDLE_HISTORY;
 	if (w->n < IDLE_HISTORY)
 		w->n++;
-	w->last_ns = end_ns;
+	w->h.last_ns = end_ns;
 	for (int r = 0; r < FLIGHT_MAX_RULES; r++) {
 		struct rule_slot *rs = &f->rules[r];
 		uint64_t span = (uint64_t)(rs->r.seconds * 1e9), covered = 0, busy = 0, idle = 0;
@@ -1015,7 +1022,7 @@ void flight__on_gpu_figures(struct flight *f, uint32_t pid, uint32_t uid, const 
 		if (!rs->id || rs->r.kind != FLIGHT_GPU_IDLE)
 			continue;
 		for (unsigned int i = 0; i < w->n; i++) {
-			const struct idle_slice *s = &w->h[i];
+			const struct idle_slice *s = &w->slices[i];
 
 			if (s->end_ns <= since)
 				continue;
@@ -1074,14 +1081,15 @@ void flight__on_exit(struct flight *f, uint32_t pid, uint32_t uid, const char *c
 	struct pid_waits pw = {.pid = pid};
 	char name[16];
 
-	/* Its calls that never returned are no one's to watch now. */
-	hashmap__for_each(f->waits, waits_of, &pw);
-	for (size_t i = 0; i < pw.n; i++) {
-		struct wait_call *w = hashmap__remove(f->waits, pw.tids[i], 0);
-
-		if (w)
-			wait_user(f, w->uid, -1);
-		free(w);
+	/* Its calls that never returned are no one's to watch now (looked for only when it had
+	 * some: every process's exit comes here). */
+	while (k && k->waits) {
+		pw.n = 0;
+		hashmap__for_each(f->waits, waits_of, &pw);
+		if (!pw.n)
+			break;
+		for (size_t i = 0; i < pw.n; i++)
+			wait_gone(f, hashmap__get(f->waits, pw.tids[i], 0));
 	}
 
 	snprintf(name, sizeof(name), "%s", comm && comm[0] ? comm : k ? k->comm : "");
@@ -1121,10 +1129,11 @@ int flight__request(struct flight *f, uint32_t uid, bool all, double before_s, d
 	int err;
 
 	for (int i = 0; i < MAX_USERS && !u; i++)
-		if (f->users[i].uid == uid && f->users[i].n)
+		if (f->users[i].uid == uid && f->users[i].asked.n)
 			u = &f->users[i];
+	/* A new user takes a slot no one asked from this hour. */
 	for (int i = 0; i < MAX_USERS && !u; i++)
-		if (!f->users[i].n || per_hour_count(f->users[i].times, f->users[i].n, now) == 0) {
+		if (!hour_ring__count(&f->users[i].asked, now)) {
 			u = &f->users[i];
 			memset(u, 0, sizeof(*u));
 			u->uid = uid;
@@ -1132,7 +1141,7 @@ int flight__request(struct flight *f, uint32_t uid, bool all, double before_s, d
 	for (size_t i = 0; i < f->nr_dumps; i++)
 		mine += f->dumps[i].state == DUMP_PENDING && f->dumps[i].uid == uid &&
 			f->dumps[i].kind == FLIGHT_MANUAL;
-	if (!u || per_hour_count(u->times, u->n, now) >= limit || mine >= max_pending) {
+	if (!u || hour_ring__count(&u->asked, now) >= limit || mine >= max_pending) {
 		f->st.suppressed[FLIGHT_MANUAL]++;
 		return -EAGAIN;
 	}
@@ -1144,10 +1153,7 @@ int flight__request(struct flight *f, uint32_t uid, bool all, double before_s, d
 		f->st.suppressed[FLIGHT_MANUAL]++;
 		return err;
 	}
-	u->times[u->next] = now;
-	u->next = (u->next + 1) % FLIGHT_MAX_PER_HOUR;
-	if (u->n < FLIGHT_MAX_PER_HOUR)
-		u->n++;
+	hour_ring__add(&u->asked, now);
 	return 0;
 }
 
@@ -1252,7 +1258,6 @@ void flight__reap(struct flight *f)
 			if (e->state != DUMP_WRITING || strcmp(e->name, j->name))
 				continue;
 			f->st.writing--;
-			e->result = j->res;
 			if (j->err) {
 				settle_failed(e, j->msg);
 				f->st.dumps_failed++;
