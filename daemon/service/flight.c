@@ -720,8 +720,15 @@ static const char *comm_of(const struct flight *f, uint32_t pid)
 	return k ? k->comm : "";
 }
 
-/* A rule of kind is set (range NULL: any; "": one without a range; else that range's). */
-static bool has_rule(const struct flight *f, enum flight_kind kind, const char *range)
+bool flight__watches_open_ranges(const struct flight *f)
+{
+	for (int i = 0; i < FLIGHT_MAX_RULES; i++)
+		if (f->rules[i].id && f->rules[i].r.kind == FLIGHT_HANG && f->rules[i].r.range[0])
+			return true;
+	return false;
+}
+
+bool flight__watches(const struct flight *f, enum flight_kind kind, const char *range)
 {
 	for (int i = 0; i < FLIGHT_MAX_RULES; i++)
 		if (f->rules[i].id && f->rules[i].r.kind == kind &&
@@ -787,7 +794,7 @@ void flight__on_range(struct flight *f, uint32_t pid, uint32_t uid, const char *
 	uint64_t dur = end_ns - start_ns, sorted[STEP_HISTORY], median = 0;
 	size_t n;
 
-	if (!name || end_ns <= start_ns || !has_rule(f, FLIGHT_SLOW_STEP, name))
+	if (!name || end_ns <= start_ns || !flight__watches(f, FLIGHT_SLOW_STEP, name))
 		return;
 	note_known(f, pid, uid, NULL, end_ns);
 	s = step_of(f, pid, uid, name, end_ns);
@@ -871,7 +878,7 @@ void flight__on_wait(struct flight *f, uint32_t pid, uint32_t tid, uint32_t uid,
 			wait_gone(f, w);
 		return;
 	}
-	if (!has_rule(f, FLIGHT_HANG, ""))
+	if (!flight__watches(f, FLIGHT_HANG, ""))
 		return;
 	if (w)
 		wait_gone(f, w); /* a thread is in one call at a time: that one returned unseen */
@@ -1004,7 +1011,8 @@ void flight__on_gpu_figures(struct flight *f, uint32_t pid, uint32_t uid, const 
 	struct idle_watch *w;
 
 	note_known(f, pid, uid, comm, end_ns);
-	if (!has_rule(f, FLIGHT_GPU_IDLE, NULL) || !(w = idle_of(f, pid, uid, device, end_ns)))
+	if (!flight__watches(f, FLIGHT_GPU_IDLE, NULL) ||
+	    !(w = idle_of(f, pid, uid, device, end_ns)))
 		return;
 	snprintf(w->comm, sizeof(w->comm), "%s", comm ? comm : "");
 	w->slices[w->next] = (struct idle_slice){start_ns, end_ns, busy_ns, idle_ns};

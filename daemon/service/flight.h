@@ -71,6 +71,12 @@ void flight__keep(struct flight *f, struct frozen *part);
 /* Parts older than the ring's age, as of now_ns, go. */
 void flight__expire(struct flight *f, uint64_t now_ns);
 
+/* Whether a trigger of kind is set (range NULL: any; "": one without a range; else that
+ * range's): what a caller need not look up otherwise. */
+bool flight__watches(const struct flight *f, enum flight_kind kind, const char *range);
+/* Whether a hang trigger watches a range left open (flight__on_open_range wants them). */
+bool flight__watches_open_ranges(const struct flight *f);
+
 /* What the triggers watch (on the event loop). */
 void flight__on_range(struct flight *f, uint32_t pid, uint32_t uid, const char *name,
 		      uint64_t start_ns, uint64_t end_ns);

@@ -137,7 +137,8 @@ static void on_cuda_wait(void *ctx, uint32_t tgid, uint32_t tid, unsigned int ap
 	struct service *s = ctx;
 	uint32_t uid = 0;
 
-	if (!s->flight)
+	/* A call's entry matters to a hang trigger only (its uid: a read of /proc). */
+	if (!s->flight || (!return_ns && !flight__watches(s->flight, FLIGHT_HANG, "")))
 		return;
 	if (!return_ns && !flight__knows(s->flight, tgid, &uid))
 		uid = uid_of(tgid);
@@ -151,7 +152,8 @@ static void on_scope(void *ctx, uint32_t tgid, uint32_t tid, const char *name, u
 	uint32_t uid = 0;
 
 	(void)tid;
-	if (!s->flight)
+	/* Every scope's end comes here: looked at only when a slow-step trigger watches it. */
+	if (!s->flight || !flight__watches(s->flight, FLIGHT_SLOW_STEP, name))
 		return;
 	if (!flight__knows(s->flight, tgid, &uid))
 		uid = uid_of(tgid);
@@ -219,7 +221,7 @@ static int on_tick(sd_event_source *src, uint64_t usec, void *ctx)
 
 	(void)usec;
 	flight__tick(s->flight, now);
-	if (s->cupti && s->flight_open_ranges)
+	if (s->cupti && flight__watches_open_ranges(s->flight))
 		gpu_store__for_each_open(cupti_server__store(s->cupti), 0, open_range, &oc);
 	if (flight__next_due(s->flight) <= now) {
 		/* The ring reaches now: the slice so far is closed (and frozen) first. */
@@ -275,7 +277,6 @@ int flight_api__start(struct service *s)
 			log_err("--trigger %s: %s", o->triggers[i], msg);
 			return -EINVAL;
 		}
-		s->flight_open_ranges |= r.kind == FLIGHT_HANG && r.range[0];
 	}
 	s->flight_labels = host_labels__new(NULL, NULL, 0);
 	if (!s->flight_labels)
@@ -345,7 +346,6 @@ static enum MHD_Result request_dump(struct service *s, struct req *q, struct MHD
 	const char *note = NULL;
 	char name[FLIGHT_NAME_LEN], msg[200];
 	uint64_t at = clock__mono_ns();
-	enum MHD_Result ret;
 	int err;
 
 	if (!body || !json_object_is_type(body, json_type_object)) {
@@ -413,27 +413,7 @@ static enum MHD_Result request_dump(struct service *s, struct req *q, struct MHD
 			at + (uint64_t)(after * 1e9) > clock__mono_ns()
 				? (double)(at + (uint64_t)(after * 1e9) - clock__mono_ns()) / 1e9
 				: 0));
-	ret = reply__json(c, 202, o);
-	return ret;
-}
-
-static const char *file_type(const char *file)
-{
-	size_t n = strlen(file);
-
-	if (n > 5 && !strcmp(file + n - 5, ".json"))
-		return "application/json";
-	if (n > 6 && !strcmp(file + n - 6, ".pb.gz"))
-		return "application/octet-stream";
-	return "text/plain; charset=utf-8";
-}
-
-static bool known_file(const char *file)
-{
-	for (size_t i = 0; dump__files[i]; i++)
-		if (!strcmp(dump__files[i], file))
-			return true;
-	return false;
+	return reply__json(c, 202, o);
 }
 
 static enum MHD_Result get_dump(struct service *s, struct req *q, struct MHD_Connection *c,
@@ -472,7 +452,7 @@ static enum MHD_Result get_dump(struct service *s, struct req *q, struct MHD_Con
 		}
 		return reply__json(c, 200, o);
 	}
-	if (!known_file(slash + 1))
+	if (!dump__content_type(slash + 1))
 		return reply__error(c, 404, "a dump has no such file",
 				    "manifest.json lists its files");
 	if (strcmp(state, "done"))
@@ -488,7 +468,7 @@ static enum MHD_Result get_dump(struct service *s, struct req *q, struct MHD_Con
 		close(fd);
 		return reply__error(c, 404, "this dump has no such file", NULL);
 	}
-	return reply__file(c, fd, (uint64_t)sb.st_size, file_type(slash + 1));
+	return reply__file(c, fd, (uint64_t)sb.st_size, dump__content_type(slash + 1));
 }
 
 enum MHD_Result flight_api__dumps(struct service *s, struct req *q, struct MHD_Connection *c,
@@ -542,7 +522,6 @@ enum MHD_Result flight_api__triggers(struct service *s, struct req *q, struct MH
 		if (flight__add_rule(s->flight, &r, &id))
 			return reply__error(c, 409, "8 triggers are set already",
 					    "remove one first: xsprofctl triggers remove ID");
-		s->flight_open_ranges |= r.kind == FLIGHT_HANG && r.range[0];
 		o = json_object_new_object();
 		json_object_object_add(o, "id", json_object_new_uint64(id));
 		return reply__json(c, 201, o);

@@ -192,7 +192,6 @@ struct service {
 	struct host_labels *flight_labels; /* its processes' job and rank */
 	sd_event_source *flight_timer, *flight_io;
 	uint64_t flight_freeze_failed;
-	bool flight_open_ranges;   /* a hang trigger watches open NVTX ranges */
 	struct exporter *exporter; /* --export sinks; NULL: none */
 	struct host_labels *export_labels;
 	uint64_t totals_bad;

@@ -37,6 +37,16 @@ static const enum output_format file_formats[] = {
 	OUTPUT_PPROF,	    OUTPUT_FOLDED,   OUTPUT_JOB_REPORT,
 };
 
+const char *dump__content_type(const char *file)
+{
+	for (size_t i = 0; dump__files[i]; i++)
+		if (!strcmp(dump__files[i], file))
+			return i < sizeof(file_formats) / sizeof(file_formats[0])
+				       ? output__format_info(file_formats[i])->content_type
+				       : "application/json"; /* manifest.json */
+	return NULL;
+}
+
 /* Whether a process of pd says its place in a job (a job report is worth writing). */
 static bool has_ranks(const struct profile_data *pd, const uint32_t *pids, size_t n)
 {

@@ -52,5 +52,7 @@ uint64_t dump__bytes(const char *path);
 
 /* The files a bundle may hold, in the order written (manifest.json last), NULL-ended. */
 extern const char *const dump__files[];
+/* A bundle's file's HTTP content type (its format's); NULL for a name it never holds. */
+const char *dump__content_type(const char *file);
 
 #endif
