@@ -126,128 +126,6 @@ static bool same_frames(const char *const *a, size_t na, const char *const *b, s
 
 /* ---- a report of pd's processes that accept takes ---- */
 
-struct taken {
-	struct profile_data pd;
-	struct profile_sample *samples;
-	struct corr_cpu_rec *launches;
-	struct corr_gpu_rec *gpu;
-	struct profile_join *joins;
-	struct profile_wait *waits;
-	struct profile_mem *mem;
-	size_t *launch_ix, *gpu_ix; /* pd index -> taken index + 1 (0: left out) */
-};
-
-static void taken__free(struct taken *t)
-{
-	free(t->samples);
-	free(t->launches);
-	free(t->gpu);
-	free(t->joins);
-	free(t->waits);
-	free(t->mem);
-	free(t->launch_ix);
-	free(t->gpu_ix);
-}
-
-/* accept's answer for the latest pid asked: records come in runs of one process. */
-struct accept_memo {
-	bool (*fn)(void *ctx, uint32_t pid);
-	void *ctx;
-	uint32_t pid;
-	bool known, ok;
-};
-
-static bool accepted(struct accept_memo *m, uint32_t pid)
-{
-	if (!m->known || m->pid != pid) {
-		m->ok = m->fn(m->ctx, pid);
-		m->pid = pid;
-		m->known = true;
-	}
-	return m->ok;
-}
-
-/*
- * The records of field that m accepts, and pd index -> taken index + 1 into ix (NULL: not
- * wanted). When it accepts all of them they are shared with pd, not copied (a slice's million
- * GPU records of one user would be copied for nothing), and *ret_all says so.
- */
-#define TAKE(field, nr, ix, ret_all)                                        \
-	do {                                                                \
-		size_t kept_ = 0;                                           \
-		for (size_t i = 0; i < pd->nr; i++)                         \
-			kept_ += accepted(&m, pd->field[i].pid);            \
-		*(ret_all) = kept_ == pd->nr;                               \
-		if (*(ret_all)) {                                           \
-			t->pd.field = pd->field;                            \
-			t->pd.nr = pd->nr;                                  \
-			break;                                              \
-		}                                                           \
-		t->field = malloc((kept_ ? kept_ : 1) * sizeof(*t->field)); \
-		if (!t->field)                                              \
-			return -ENOMEM;                                     \
-		for (size_t i = 0; i < pd->nr; i++)                         \
-			if (accepted(&m, pd->field[i].pid)) {               \
-				if (ix)                                     \
-					((size_t *)(ix))[i] = t->pd.nr + 1; \
-				t->field[t->pd.nr++] = pd->field[i];        \
-			}                                                   \
-		t->pd.field = t->field;                                     \
-	} while (0)
-
-static bool all(void *ctx, uint32_t pid)
-{
-	(void)ctx;
-	(void)pid;
-	return true;
-}
-
-/* pd's records of the processes accept takes. */
-static int take(const struct profile_data *pd, bool (*accept)(void *ctx, uint32_t pid), void *ctx,
-		struct taken *t)
-{
-	struct accept_memo m = {.fn = accept, .ctx = ctx};
-	bool all_s, all_w, all_m, all_l, all_g;
-
-	t->pd = *pd;
-	t->pd.nr_samples = t->pd.nr_launches = t->pd.nr_gpu = t->pd.nr_joins = 0;
-	t->pd.nr_waits = t->pd.nr_mem = 0;
-	t->launch_ix = calloc(pd->nr_launches ? pd->nr_launches : 1, sizeof(*t->launch_ix));
-	t->gpu_ix = calloc(pd->nr_gpu ? pd->nr_gpu : 1, sizeof(*t->gpu_ix));
-	if (!t->launch_ix || !t->gpu_ix)
-		return -ENOMEM;
-	TAKE(samples, nr_samples, NULL, &all_s);
-	TAKE(waits, nr_waits, NULL, &all_w);
-	TAKE(mem, nr_mem, NULL, &all_m);
-	TAKE(launches, nr_launches, t->launch_ix, &all_l);
-	TAKE(gpu, nr_gpu, t->gpu_ix, &all_g);
-	if (all_l && all_g) {
-		t->pd.joins = pd->joins;
-		t->pd.nr_joins = pd->nr_joins;
-		return 0;
-	}
-	/* Shared: each index is its own. */
-	for (size_t i = 0; all_l && i < pd->nr_launches; i++)
-		t->launch_ix[i] = i + 1;
-	for (size_t i = 0; all_g && i < pd->nr_gpu; i++)
-		t->gpu_ix[i] = i + 1;
-	t->joins = malloc((pd->nr_joins ? pd->nr_joins : 1) * sizeof(*t->joins));
-	if (!t->joins)
-		return -ENOMEM;
-	for (size_t i = 0; i < pd->nr_joins; i++) {
-		const struct profile_join *j = &pd->joins[i];
-
-		if (j->launch < pd->nr_launches && j->gpu < pd->nr_gpu && t->launch_ix[j->launch] &&
-		    t->gpu_ix[j->gpu])
-			t->joins[t->pd.nr_joins++] = (struct profile_join){
-				t->launch_ix[j->launch] - 1, t->gpu_ix[j->gpu] - 1};
-	}
-	t->pd.joins = t->joins;
-	return 0;
-}
-
-#undef TAKE
-
 /* Every string r names as its own, and pd's memory calls kept with their stacks. */
 static int own(struct gpu_report *r, const struct profile_data *pd)
 {
@@ -305,19 +183,19 @@ int gpu_report__collect(const struct profile_data *pd, bool (*accept)(void *ctx,
 			void *ctx, struct gpu_report **ret)
 {
 	struct gpu_report *r = gpu_report__new();
-	struct taken t = {0};
+	struct profile_taken t = {0};
 	int err = r ? 0 : -ENOMEM;
 
 	*ret = NULL;
 	if (!err) {
-		err = take(pd, accept ? accept : all, ctx, &t);
+		err = profile__take(pd, accept, ctx, &t);
 		pd = &t.pd;
 	}
 	if (!err)
 		err = gpu_report__facts(r, pd, true);
 	if (!err)
 		err = own(r, pd);
-	taken__free(&t);
+	profile_taken__release(&t);
 	if (r)
 		r->pd = NULL; /* its strings are its own now */
 	if (err) {
@@ -332,8 +210,8 @@ int gpu_report__figures(const struct profile_data *pd, bool (*accept)(void *ctx,
 			void *ctx, struct gpu_device_figures *out, size_t max, size_t *ret_n)
 {
 	struct gpu_report *r = gpu_report__new();
-	struct taken t = {0};
-	int err = r ? take(pd, accept ? accept : all, ctx, &t) : -ENOMEM;
+	struct profile_taken t = {0};
+	int err = r ? profile__take(pd, accept, ctx, &t) : -ENOMEM;
 
 	*ret_n = 0;
 	if (!err)
@@ -352,7 +230,7 @@ int gpu_report__figures(const struct profile_data *pd, bool (*accept)(void *ctx,
 		}
 		(*ret_n)++;
 	}
-	taken__free(&t);
+	profile_taken__release(&t);
 	if (r)
 		r->pd = NULL;
 	gpu_report__free(r);

@@ -344,3 +344,115 @@ out:
 	calltree__free(t);
 	return err;
 }
+
+/* ---- a profile's records of some processes ---- */
+
+void profile_taken__release(struct profile_taken *t)
+{
+	free(t->samples);
+	free(t->launches);
+	free(t->gpu);
+	free(t->joins);
+	free(t->waits);
+	free(t->mem);
+	free(t->launch_ix);
+	free(t->gpu_ix);
+}
+
+/* accept's answer for the latest pid asked: records come in runs of one process. */
+struct accept_memo {
+	bool (*fn)(void *ctx, uint32_t pid);
+	void *ctx;
+	uint32_t pid;
+	bool known, ok;
+};
+
+static bool accepted(struct accept_memo *m, uint32_t pid)
+{
+	if (!m->known || m->pid != pid) {
+		m->ok = m->fn(m->ctx, pid);
+		m->pid = pid;
+		m->known = true;
+	}
+	return m->ok;
+}
+
+/*
+ * The records of field that m accepts, and pd index -> taken index + 1 into ix (NULL: not
+ * wanted). When it accepts all of them they are shared with pd, not copied (a slice's million
+ * GPU records of one user would be copied for nothing), and *ret_all says so.
+ */
+#define TAKE(field, nr, ix, ret_all)                                        \
+	do {                                                                \
+		size_t kept_ = 0;                                           \
+		for (size_t i = 0; i < pd->nr; i++)                         \
+			kept_ += accepted(&m, pd->field[i].pid);            \
+		*(ret_all) = kept_ == pd->nr;                               \
+		if (*(ret_all)) {                                           \
+			t->pd.field = pd->field;                            \
+			t->pd.nr = pd->nr;                                  \
+			break;                                              \
+		}                                                           \
+		t->field = malloc((kept_ ? kept_ : 1) * sizeof(*t->field)); \
+		if (!t->field)                                              \
+			return -ENOMEM;                                     \
+		for (size_t i = 0; i < pd->nr; i++)                         \
+			if (accepted(&m, pd->field[i].pid)) {               \
+				if (ix)                                     \
+					((size_t *)(ix))[i] = t->pd.nr + 1; \
+				t->field[t->pd.nr++] = pd->field[i];        \
+			}                                                   \
+		t->pd.field = t->field;                                     \
+	} while (0)
+
+static bool all(void *ctx, uint32_t pid)
+{
+	(void)ctx;
+	(void)pid;
+	return true;
+}
+
+int profile__take(const struct profile_data *pd, bool (*accept)(void *ctx, uint32_t pid), void *ctx,
+		  struct profile_taken *t)
+{
+	struct accept_memo m = {.fn = accept ? accept : all, .ctx = ctx};
+	bool all_s, all_w, all_m, all_l, all_g;
+
+	t->pd = *pd;
+	t->pd.nr_samples = t->pd.nr_launches = t->pd.nr_gpu = t->pd.nr_joins = 0;
+	t->pd.nr_waits = t->pd.nr_mem = 0;
+	t->launch_ix = calloc(pd->nr_launches ? pd->nr_launches : 1, sizeof(*t->launch_ix));
+	t->gpu_ix = calloc(pd->nr_gpu ? pd->nr_gpu : 1, sizeof(*t->gpu_ix));
+	if (!t->launch_ix || !t->gpu_ix)
+		return -ENOMEM;
+	TAKE(samples, nr_samples, NULL, &all_s);
+	TAKE(waits, nr_waits, NULL, &all_w);
+	TAKE(mem, nr_mem, NULL, &all_m);
+	TAKE(launches, nr_launches, t->launch_ix, &all_l);
+	TAKE(gpu, nr_gpu, t->gpu_ix, &all_g);
+	if (all_l && all_g) {
+		t->pd.joins = pd->joins;
+		t->pd.nr_joins = pd->nr_joins;
+		return 0;
+	}
+	/* Shared: each index is its own. */
+	for (size_t i = 0; all_l && i < pd->nr_launches; i++)
+		t->launch_ix[i] = i + 1;
+	for (size_t i = 0; all_g && i < pd->nr_gpu; i++)
+		t->gpu_ix[i] = i + 1;
+	t->joins = malloc((pd->nr_joins ? pd->nr_joins : 1) * sizeof(*t->joins));
+	if (!t->joins)
+		return -ENOMEM;
+	for (size_t i = 0; i < pd->nr_joins; i++) {
+		const struct profile_join *j = &pd->joins[i];
+
+		if (j->launch < pd->nr_launches && j->gpu < pd->nr_gpu && t->launch_ix[j->launch] &&
+		    t->gpu_ix[j->gpu])
+			t->joins[t->pd.nr_joins++] = (struct profile_join){
+				t->launch_ix[j->launch] - 1, t->gpu_ix[j->gpu] - 1};
+	}
+	t->pd.joins = t->joins;
+	return 0;
+}
+
+#undef TAKE

@@ -7,6 +7,7 @@
 #ifndef XSPROF_OUTPUT_PROFILE_H
 #define XSPROF_OUTPUT_PROFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -185,4 +186,24 @@ const char *profile__gpu_leaf(const struct corr_gpu_rec *g, char *buf, size_t si
  */
 int profile__build_tree(const struct profile_data *pd, struct calltree **ret_tree);
 
+/*
+ * pd's records (samples, launches, GPU records, joins, waits, memory calls) of the processes
+ * accept takes (NULL: all) as t->pd, the joins' indexes made t's; everything else as pd's.
+ * Records of a kind that are all taken are shared with pd, not copied (a slice's million GPU
+ * records of one user would be copied for nothing). 0 or -ENOMEM; release t in any case.
+ */
+struct profile_taken {
+	struct profile_data pd;
+	/* What it owns (NULL: shared with pd, or none). */
+	struct profile_sample *samples;
+	struct corr_cpu_rec *launches;
+	struct corr_gpu_rec *gpu;
+	struct profile_join *joins;
+	struct profile_wait *waits;
+	struct profile_mem *mem;
+	size_t *launch_ix, *gpu_ix; /* pd index -> taken index + 1 (0: left out) */
+};
+int profile__take(const struct profile_data *pd, bool (*accept)(void *ctx, uint32_t pid), void *ctx,
+		  struct profile_taken *t);
+void profile_taken__release(struct profile_taken *t);
 #endif

@@ -80,11 +80,6 @@ static const char *intern(struct freezer *z, const char *s)
 	return z->cache_to[h];
 }
 
-static bool accepted(const struct frozen_opts *o, uint32_t pid)
-{
-	return !o->accept_pid || o->accept_pid(o->ctx, pid);
-}
-
 /* pd's stack_id of pid as a frozen stack: *ret its index, CORR_NO_STACK for none. -ENOENT:
  * pd cannot name it; -ENOMEM. */
 static int freeze_stack(struct freezer *z, uint32_t pid, uint32_t stack_id, uint32_t *ret)
@@ -180,8 +175,6 @@ static int freeze_samples(struct freezer *z)
 	for (size_t i = 0; !err && i < pd->nr_samples; i++) {
 		struct profile_sample s = pd->samples[i];
 
-		if (!accepted(z->o, s.pid))
-			continue;
 		err = freeze_stack(z, s.pid, s.stack_id, &s.stack_id);
 		if (err == -ENOENT || (!err && s.stack_id == CORR_NO_STACK)) {
 			f->samples_unnamed++;
@@ -196,9 +189,9 @@ static int freeze_samples(struct freezer *z)
 	return err;
 }
 
-/* Launches and GPU records accepted, and the joins between them; *launch_at and *gpu_at map
- * pd's indexes to frozen ones (SIZE_MAX: left out). */
-static int freeze_gpu(struct freezer *z, size_t *launch_at, size_t *gpu_at)
+/* Launches and GPU records, and the joins between them (their indexes stay: every launch and
+ * GPU record of pd is kept). */
+static int freeze_gpu(struct freezer *z)
 {
 	const struct profile_data *pd = z->pd;
 	struct frozen *f = z->f;
@@ -212,44 +205,28 @@ static int freeze_gpu(struct freezer *z, size_t *launch_at, size_t *gpu_at)
 	for (size_t i = 0; !err && i < pd->nr_launches; i++) {
 		struct corr_cpu_rec c = pd->launches[i];
 
-		launch_at[i] = SIZE_MAX;
-		if (!accepted(z->o, c.pid))
-			continue;
 		err = stack_or_none(z, c.pid, c.stack_id, &c.stack_id);
 		if (!err && c.api_name && !(c.api_name = intern(z, c.api_name)))
 			err = -ENOMEM;
 		if (!err)
 			err = note_name(z, c.pid, c.tid);
 		c.user = 0;
-		if (!err) {
-			launch_at[i] = f->nr_launches;
-			f->launches[f->nr_launches++] = c;
-		}
+		f->launches[f->nr_launches++] = c;
 	}
 	for (size_t i = 0; !err && i < pd->nr_gpu; i++) {
 		struct corr_gpu_rec g = pd->gpu[i];
 
-		gpu_at[i] = SIZE_MAX;
-		if (!accepted(z->o, g.pid))
-			continue;
 		if ((g.name && !(g.name = intern(z, g.name))) ||
 		    (g.domain && !(g.domain = intern(z, g.domain))))
 			err = -ENOMEM;
 		if (!err)
 			err = note_name(z, g.pid, g.tid);
 		g.user = 0;
-		if (!err) {
-			gpu_at[i] = f->nr_gpu;
-			f->gpu[f->nr_gpu++] = g;
-		}
+		f->gpu[f->nr_gpu++] = g;
 	}
-	for (size_t i = 0; !err && i < pd->nr_joins; i++) {
-		size_t l = pd->joins[i].launch, g = pd->joins[i].gpu;
-
-		if (l < pd->nr_launches && g < pd->nr_gpu && launch_at[l] != SIZE_MAX &&
-		    gpu_at[g] != SIZE_MAX)
-			f->joins[f->nr_joins++] =
-				(struct profile_join){.launch = launch_at[l], .gpu = gpu_at[g]};
+	if (!err && pd->nr_joins) {
+		memcpy(f->joins, pd->joins, pd->nr_joins * sizeof(*f->joins));
+		f->nr_joins = pd->nr_joins;
 	}
 	return err;
 }
@@ -267,8 +244,6 @@ static int freeze_waits(struct freezer *z)
 	for (size_t i = 0; !err && i < pd->nr_waits; i++) {
 		struct profile_wait w = pd->waits[i];
 
-		if (!accepted(z->o, w.pid))
-			continue;
 		err = stack_or_none(z, w.pid, w.stack_id, &w.stack_id);
 		if (!err && w.api && !(w.api = intern(z, w.api)))
 			err = -ENOMEM;
@@ -280,8 +255,6 @@ static int freeze_waits(struct freezer *z)
 	for (size_t i = 0; !err && i < pd->nr_mem; i++) {
 		struct profile_mem m = pd->mem[i];
 
-		if (!accepted(z->o, m.pid))
-			continue;
 		err = stack_or_none(z, m.pid, m.stack_id, &m.stack_id);
 		if (!err && m.api && !(m.api = intern(z, m.api)))
 			err = -ENOMEM;
@@ -371,12 +344,15 @@ static void frozen_free(struct frozen *f)
 int frozen__make(const struct profile_data *pd, const struct frozen_opts *o, struct frozen **ret)
 {
 	struct frozen *f = calloc(1, sizeof(*f));
-	struct freezer z = {.f = f, .pd = pd, .o = o, .stack_ids = hashmap__new()};
-	size_t *launch_at = malloc((pd->nr_launches + 1) * sizeof(size_t));
-	size_t *gpu_at = malloc((pd->nr_gpu + 1) * sizeof(size_t));
-	int err = f && z.stack_ids && launch_at && gpu_at ? 0 : -ENOMEM;
+	struct profile_taken taken = {0};
+	struct freezer z = {.f = f, .o = o, .stack_ids = hashmap__new()};
+	int err = f && z.stack_ids ? 0 : -ENOMEM;
 
 	*ret = NULL;
+	/* The accepted processes' records, the joins' indexes made theirs. */
+	if (!err)
+		err = profile__take(pd, o->accept_pid, o->ctx, &taken);
+	z.pd = &taken.pd;
 	if (!err) {
 		atomic_init(&f->refs, 1);
 		f->uid = o->uid;
@@ -391,14 +367,13 @@ int frozen__make(const struct profile_data *pd, const struct frozen_opts *o, str
 	if (!err)
 		err = freeze_samples(&z);
 	if (!err)
-		err = freeze_gpu(&z, launch_at, gpu_at);
+		err = freeze_gpu(&z);
 	if (!err)
 		err = freeze_waits(&z);
 	if (!err)
 		err = finish_names(&z);
 	hashmap__free(z.stack_ids);
-	free(launch_at);
-	free(gpu_at);
+	profile_taken__release(&taken);
 	if (err) {
 		if (f)
 			frozen_free(f);
