@@ -53,7 +53,7 @@ static int open_temp(char *tmp)
 	return -EEXIST;
 }
 
-static void sync_dir_of(const char *path)
+void atomic_file__sync_dir_of(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : NULL;
@@ -106,7 +106,7 @@ int atomic_file__write(const char *path, int (*write)(FILE *f, void *ctx), void 
 	if (err)
 		goto fail;
 	/* Durability of the rename only: the new file is already in place, so do not fail here. */
-	sync_dir_of(path);
+	atomic_file__sync_dir_of(path);
 	free(tmp);
 	return 0;
 

@@ -12,5 +12,7 @@
 /* write(f, ctx) returns 0 or -errno; on any failure the temporary file is removed and path is
  * untouched. 0 or -errno. */
 int atomic_file__write(const char *path, int (*write)(FILE *f, void *ctx), void *ctx);
+/* The directory holding path synced: a rename into it lasts (errors ignored). */
+void atomic_file__sync_dir_of(const char *path);
 
 #endif

@@ -270,19 +270,6 @@ uint64_t dump__bytes(const char *path)
 	return n;
 }
 
-static int sync_dir(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int err = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd))
-		err = -errno;
-	close(fd);
-	return err;
-}
-
 int dump__write(const struct dump_request *r, struct dump_result *ret, char *msg, size_t size)
 {
 	struct frozen_join *j = NULL;
@@ -341,7 +328,7 @@ int dump__write(const struct dump_request *r, struct dump_result *ret, char *msg
 		snprintf(msg, size, "renaming %s to %s: %s", tmp, final, strerror(errno));
 	}
 	if (!err)
-		sync_dir(r->dir);
+		atomic_file__sync_dir_of(final);
 	if (err)
 		remove_tree(tmp);
 	else
