@@ -44,6 +44,9 @@ enum output_needs {
 	OUTPUT_NEEDS_PROFILE = 1u << 0,	   /* a profile_data: launches, GPU records, names */
 	OUTPUT_NEEDS_SAMPLES = 1u << 1,	   /* the samples one by one (a timeline) */
 	OUTPUT_NEEDS_GPU_REPORT = 1u << 2, /* a GPU report (a window keeps one per slice) */
+	/* Each process's host-side labels (unit, container, pod, job and rank), read from its
+	   environment and cgroup while it runs (profile_data.process_labels). */
+	OUTPUT_NEEDS_LABELS = 1u << 3,
 };
 
 struct calltree;

@@ -890,9 +890,13 @@ static bool wants_format(const struct xsprofd_opts *o, enum output_format fmt)
  * process names, the job report's ranks. */
 static bool wants_labels(const struct xsprofd_opts *o)
 {
-	return o->report_job || wants_format(o, OUTPUT_OTLP) || wants_format(o, OUTPUT_PPROF) ||
-	       wants_format(o, OUTPUT_CHROME_JSON) || wants_format(o, OUTPUT_JOB_REPORT) ||
-	       wants_format(o, OUTPUT_JOB_TEXT);
+	if (o->report_job)
+		return true;
+	for (int i = 0; i < o->nr_outputs; i++)
+		if (output__format_info((enum output_format)o->outputs[i].format)->needs &
+		    OUTPUT_NEEDS_LABELS)
+			return true;
+	return false;
 }
 
 static bool wants_pprof(const struct xsprofd_opts *o)

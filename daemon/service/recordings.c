@@ -608,7 +608,7 @@ static int recordings__start(struct service *s, struct svc_recording *r, struct 
 		return -ENOMEM;
 	}
 	/* The job report: each process's place in its job, from its environment. */
-	if ((r->format == OUTPUT_JOB_REPORT || r->format == OUTPUT_JOB_TEXT) &&
+	if ((output__format_info(r->format)->needs & OUTPUT_NEEDS_LABELS) &&
 	    !(r->labels = host_labels__new(NULL, NULL, 0))) {
 		snprintf(msg, size, "out of memory");
 		return -ENOMEM;
