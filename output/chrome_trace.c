@@ -394,6 +394,7 @@ struct writer {
 	uint32_t *launch;  /* launches, by (pid, tid, time) */
 	uint64_t *flow_ts; /* per launch: where its flows start (inside a slice of its thread) */
 	uint32_t *first_join, *next_join; /* joins of each GPU record */
+	int64_t *gpu_track; /* per GPU record: its track (tid) on its device (pd->flows only) */
 };
 
 #define CMP(a, b)                                  \
@@ -765,7 +766,10 @@ static int write_gpu_tracks(struct writer *w)
 		uint32_t j;
 
 		if (!prev || prev->device != g->device) {
-			snprintf(buf, sizeof(buf), "GPU %u", g->device);
+			if (pd->device_name)
+				pd->device_name(pd->ctx, g->device, buf, sizeof(buf));
+			else
+				snprintf(buf, sizeof(buf), "GPU %u", g->device);
 			chrome_trace__process_name(w->t, gpid, buf);
 			chrome_trace__process_sort_index(w->t, gpid, (int64_t)1 << 40 | g->device);
 			tid = 0;
@@ -827,6 +831,8 @@ static int write_gpu_tracks(struct writer *w)
 			chrome_trace__flow(w->t, CHROME_FLOW_END, id, gpid, tid, "launch", "launch",
 					   g->start_ns);
 		}
+		if (w->gpu_track)
+			w->gpu_track[idx[i]] = tid;
 		prev = g;
 		err = chrome_trace__error(w->t);
 		if (err)
@@ -834,6 +840,32 @@ static int write_gpu_tracks(struct writer *w)
 	}
 	free(idx);
 	return err;
+}
+
+/* pd->flows: arrows through GPU work of several processes (a collective across ranks), each
+ * at its work's start. */
+static int write_flows(struct writer *w)
+{
+	const struct profile_data *pd = w->pd;
+
+	for (size_t i = 0; i < pd->nr_flows; i++) {
+		const struct profile_flow *fl = &pd->flows[i];
+		uint64_t id = chrome_trace__new_id(w->t);
+
+		for (size_t k = 0; k < fl->n; k++) {
+			const struct corr_gpu_rec *g = &pd->gpu[fl->gpu[k]];
+			enum chrome_flow_phase ph = !k		     ? CHROME_FLOW_START
+						    : k + 1 == fl->n ? CHROME_FLOW_END
+								     : CHROME_FLOW_STEP;
+
+			if (fl->gpu[k] >= pd->nr_gpu || !w->gpu_track[fl->gpu[k]])
+				continue;
+			chrome_trace__flow(w->t, ph, id, chrome_trace__gpu_pid(g->device),
+					   w->gpu_track[fl->gpu[k]], fl->name ? fl->name : "link",
+					   "collective", g->start_ns);
+		}
+	}
+	return chrome_trace__error(w->t);
 }
 
 static int write_nvtx(struct writer *w)
@@ -892,8 +924,13 @@ int chrome_trace__write_profile(const struct profile_data *pd, FILE *f,
 		err = write_samples(&w);
 	if (!err)
 		err = index_joins(&w);
+	if (!err && pd->nr_flows &&
+	    !(w.gpu_track = calloc(pd->nr_gpu ? pd->nr_gpu : 1, sizeof(*w.gpu_track))))
+		err = -ENOMEM;
 	if (!err)
 		err = write_gpu_tracks(&w);
+	if (!err && pd->nr_flows)
+		err = write_flows(&w);
 	if (!err)
 		err = write_nvtx(&w);
 	if (!err)
@@ -901,6 +938,7 @@ int chrome_trace__write_profile(const struct profile_data *pd, FILE *f,
 	free(w.api);
 	free(w.launch);
 	free(w.flow_ts);
+	free(w.gpu_track);
 	free(w.first_join);
 	free(w.next_join);
 	if (err) {

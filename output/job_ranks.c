@@ -66,6 +66,9 @@ static void on_label(void *ctx, const char *key, size_t klen, const char *val, s
 	} else if (KEY_IS("job.id") && vlen < sizeof(lr->rk->job)) {
 		memcpy(lr->rk->job, val, vlen);
 		lr->rk->job[vlen] = '\0';
+	} else if (KEY_IS("host.name") && vlen < sizeof(lr->rk->host)) {
+		memcpy(lr->rk->host, val, vlen);
+		lr->rk->host[vlen] = '\0';
 	}
 #undef KEY_IS
 }

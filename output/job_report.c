@@ -489,6 +489,12 @@ int job_report__build(const struct profile_data *pd, const char *step, struct jo
 	return 0;
 }
 
+void job_report__set_clocks(struct job_report *r, const struct job_report_clock *clocks, size_t n)
+{
+	r->clocks = clocks;
+	r->nr_clocks = n;
+}
+
 void job_report__free(struct job_report *r)
 {
 	if (!r)

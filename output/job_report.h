@@ -16,6 +16,7 @@
 #ifndef XSPROF_OUTPUT_JOB_REPORT_H
 #define XSPROF_OUTPUT_JOB_REPORT_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 struct job_report;
@@ -48,6 +49,23 @@ enum job_cause {
 	JOB_CAUSE_NR,
 };
 
+/*
+ * A report across hosts (output/job_merge.h) tells processes of different hosts apart by
+ * their pid's high bits: the host's index << JOB_REPORT_PID_BITS | its pid there (Linux pids
+ * are below 2^22). The report writes the host's pid, and the host from the label host.name.
+ */
+#define JOB_REPORT_PID_BITS 22
+#define JOB_REPORT_PID_MASK ((1u << JOB_REPORT_PID_BITS) - 1)
+
+/* How a host's clock was put on the job's (a report across hosts). */
+struct job_report_clock {
+	const char *host;
+	int64_t offset_ns;  /* the host's time + this = the reference host's time */
+	int64_t error_ns;   /* the most it may be off; -1: not known */
+	const char *method; /* "reference", "collectives", "round trip", "wall clock" */
+	size_t collectives; /* the collectives the estimate used */
+};
+
 /* "compute", "host", "launch", "blocked", "link", "unknown". */
 const char *job_report__cause_name(enum job_cause c);
 
@@ -58,6 +76,8 @@ const char *job_report__cause_name(enum job_cause c);
  */
 int job_report__build(const struct profile_data *pd, const char *step, struct job_report **ret);
 void job_report__free(struct job_report *r);
+/* The hosts' clocks to write with r (kept by the caller while r is written). */
+void job_report__set_clocks(struct job_report *r, const struct job_report_clock *clocks, size_t n);
 
 /* Text for a person, at most 80 columns a line. 0 or -EIO. */
 int job_report__write_text(const struct job_report *r, FILE *f);

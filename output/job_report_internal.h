@@ -46,6 +46,7 @@ struct jr_rank {
 	uint32_t pid;
 	int64_t rank, world; /* world -1: not said */
 	char job[64];	     /* "": not said */
+	char host[64];	     /* its host.name label (a report across hosts); "": none */
 	size_t *work;	     /* pd->gpu indexes of its GPU work, by start */
 	size_t nr_work, cap_work;
 	struct jr_coll *colls; /* by start */
@@ -128,6 +129,8 @@ struct job_report {
 	size_t nr_jobs;
 	size_t *launch_of; /* pd->gpu index -> pd->launches index + 1 (0: none) */
 	size_t *samples;   /* pd->samples indexes by (tid, time) */
+	const struct job_report_clock *clocks; /* job_report__set_clocks */
+	size_t nr_clocks;
 	char notes[JR_MAX_NOTES][JR_NOTE_LEN];
 	size_t nr_notes;
 };

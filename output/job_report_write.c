@@ -119,7 +119,7 @@ static void json_finding(const struct jr_finding *x, FILE *f)
 	if (x->rank < 0)
 		fputs("null,\"pid\":null", f);
 	else
-		fprintf(f, "%" PRId64 ",\"pid\":%u", x->rank, x->pid);
+		fprintf(f, "%" PRId64 ",\"pid\":%u", x->rank, x->pid & JOB_REPORT_PID_MASK);
 	fprintf(f, ",\"cause\":\"%s\",\"summary\":", job_report__cause_name(x->cause));
 	json__put_string(f, x->summary);
 	fprintf(f,
@@ -161,10 +161,12 @@ static void json_job(const struct job_report *r, const struct jr_job *job, FILE 
 		for (size_t i = 0; i < job->nr_meets; i++)
 			if (job->meets[i].late && job->meets[i].last_rank == k)
 				late++, total += job->meets[i].lateness;
+		fprintf(f, "%s{\"rank\":%" PRId64 ",\"pid\":%u,\"host\":", k ? "," : "",
+			job->ranks[k]->rank, job->ranks[k]->pid & JOB_REPORT_PID_MASK);
+		json_str_or_null(f, job->ranks[k]->host);
 		fprintf(f,
-			"%s{\"rank\":%" PRId64 ",\"pid\":%u,\"collectives\":%zu,\"late\":%" PRIu64
-			",\"lateness_total_ns\":%" PRIu64 "}",
-			k ? "," : "", job->ranks[k]->rank, job->ranks[k]->pid,
+			",\"collectives\":%zu,\"late\":%" PRIu64 ",\"lateness_total_ns\":%" PRIu64
+			"}",
 			job->ranks[k]->nr_colls, late, total);
 	}
 	fprintf(f, "],\"steps_from\":\"%s\",\"pattern_period\":",
@@ -217,6 +219,24 @@ int job_report__write_json(const struct job_report *r, FILE *f)
 		JOB_REPORT_LATE_NS, JOB_REPORT_LATE_SHARE, JOB_REPORT_STRAGGLER_SHARE,
 		JOB_REPORT_LINK_FACTOR, JOB_REPORT_LINK_NS, GPU_REPORT_LAUNCH_GAP_NS, r->unranked);
 	json_notes(f, r->notes, r->nr_notes);
+	if (r->nr_clocks) {
+		fputs(",\"clocks\":[", f);
+		for (size_t i = 0; i < r->nr_clocks; i++) {
+			const struct job_report_clock *c = &r->clocks[i];
+
+			fputs(i ? ",{\"host\":" : "{\"host\":", f);
+			json__put_string(f, c->host);
+			fprintf(f, ",\"offset_ns\":%" PRId64 ",\"error_ns\":", c->offset_ns);
+			if (c->error_ns < 0)
+				fputs("null", f);
+			else
+				fprintf(f, "%" PRId64, c->error_ns);
+			fputs(",\"method\":", f);
+			json__put_string(f, c->method);
+			fprintf(f, ",\"collectives\":%zu}", c->collectives);
+		}
+		fputc(']', f);
+	}
 	fputs(",\"jobs\":[", f);
 	for (size_t j = 0; j < r->nr_jobs; j++) {
 		if (j)
@@ -281,22 +301,22 @@ static void text_job(const struct job_report *r, const struct jr_job *job, FILE 
 {
 	size_t shown = 0;
 
-	(void)r;
 	fprintf(f, "job %.40s", job->id[0] ? job->id : "(no job id)");
 	if (job->world >= 0)
 		fprintf(f, ", world size %" PRId64, job->world);
 	fprintf(f, ": %zu ranks, %zu collectives, %zu steps (%s)\n", job->nr_ranks, job->nr_meets,
 		job->nr_steps, job->steps_from_ranges ? "ranges" : "pattern of collectives");
-	fprintf(f, "  %6s %8s %12s %6s %14s\n", "rank", "pid", "collectives", "last",
-		"late total ms");
+	fprintf(f, "  %6s %8s %12s %6s %14s %s\n", "rank", "pid", "collectives", "last",
+		"late total ms", r->nr_clocks ? " host" : "");
 	for (size_t k = 0; k < job->nr_ranks; k++) {
 		uint64_t late = 0, total = 0;
 
 		for (size_t i = 0; i < job->nr_meets; i++)
 			if (job->meets[i].late && job->meets[i].last_rank == k)
 				late++, total += job->meets[i].lateness;
-		fprintf(f, "  %6" PRId64 " %8u %12zu %6" PRIu64 " %14.2f\n", job->ranks[k]->rank,
-			job->ranks[k]->pid, job->ranks[k]->nr_colls, late, (double)total / 1e6);
+		fprintf(f, "  %6" PRId64 " %8u %12zu %6" PRIu64 " %14.2f  %.24s\n",
+			job->ranks[k]->rank, job->ranks[k]->pid & JOB_REPORT_PID_MASK,
+			job->ranks[k]->nr_colls, late, (double)total / 1e6, job->ranks[k]->host);
 	}
 	if (job->nr_findings)
 		fputs("findings:\n", f);
@@ -325,6 +345,21 @@ int job_report__write_text(const struct job_report *r, FILE *f)
 		r->nr_jobs == 1 ? "" : "s", r->nr_ranks);
 	for (size_t i = 0; i < r->nr_notes; i++)
 		wrap(f, 0, r->notes[i]);
+	for (size_t i = 0; i < r->nr_clocks; i++) {
+		const struct job_report_clock *c = &r->clocks[i];
+
+		if (!i)
+			fputs("clocks (offset to the reference host's):\n", f);
+		fprintf(f, "  %-24.24s %+12.3f ms  ", c->host, (double)c->offset_ns / 1e6);
+		if (c->error_ns >= 0)
+			fprintf(f, "+/- %.3f ms", (double)c->error_ns / 1e6);
+		else
+			fputs("error unknown", f);
+		fprintf(f, "  %s", c->method);
+		if (c->collectives)
+			fprintf(f, " (%zu)", c->collectives);
+		fputc('\n', f);
+	}
 	for (size_t j = 0; j < r->nr_jobs; j++)
 		text_job(r, &r->jobs[j], f);
 	return ferror(f) ? -EIO : 0;

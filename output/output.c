@@ -15,6 +15,7 @@
 #include "output/folded.h"
 #include "output/gpu_report.h"
 #include "output/gpu_timeline.h"
+#include "output/job_parts.h"
 #include "output/job_report.h"
 #include "output/otlp.h"
 #include "output/output.h"
@@ -210,6 +211,17 @@ static const struct output_format_info formats[] = {
 		.where = OUTPUT_IN_ONESHOT | OUTPUT_IN_RECORDING,
 		.summary = "the job report as text for a person (80 columns)",
 		.write_profile = job_report__text_profile,
+	},
+	{
+		.fmt = OUTPUT_JOB_PARTS,
+		.name = "job-parts",
+		.ext = {".parts.json"},
+		.content_type = "application/json",
+		.needs = OUTPUT_NEEDS_PROFILE | OUTPUT_NEEDS_SAMPLES | OUTPUT_NEEDS_LABELS,
+		.where = OUTPUT_IN_ONESHOT | OUTPUT_IN_RECORDING | OUTPUT_IN_SCRAPE,
+		.summary = "this host's ranks of a job, for a job report across hosts "
+			   "(xsprofctl fleet --report straggler)",
+		.write_profile = job_parts__write,
 	},
 };
 

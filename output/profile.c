@@ -105,7 +105,7 @@ const char *profile__name_or(const struct profile_data *pd, uint32_t pid, uint32
 }
 
 struct job_of {
-	char rank[24], job[64];
+	char rank[24], job[64], host[64];
 };
 
 static void job_label(void *ctx, const char *key, size_t klen, const char *val, size_t vlen)
@@ -116,22 +116,24 @@ static void job_label(void *ctx, const char *key, size_t klen, const char *val, 
 		snprintf(j->rank, sizeof(j->rank), "%.*s", (int)vlen, val);
 	else if (klen == 6 && !memcmp(key, "job.id", 6))
 		snprintf(j->job, sizeof(j->job), "%.*s", (int)vlen, val);
+	else if (klen == 9 && !memcmp(key, "host.name", 9))
+		snprintf(j->host, sizeof(j->host), "%.*s", (int)vlen, val);
 }
 
 const char *profile__process_title(const struct profile_data *pd, uint32_t pid, char *buf,
 				   size_t size)
 {
 	char comm[64];
-	struct job_of j = {"", ""};
+	struct job_of j = {"", "", ""};
 
 	if (pd->process_labels)
 		profile__label_set_each(pd->process_labels(pd->process_labels_ctx, pid), job_label,
 					&j);
 	if (!j.rank[0] && !j.job[0])
 		return profile__name_or(pd, pid, 0, buf, size);
-	snprintf(buf, size, "%s (%s%s%s%s%s)", profile__name_or(pd, pid, 0, comm, sizeof(comm)),
+	snprintf(buf, size, "%s (%s%s%s%s%s%s%s)", profile__name_or(pd, pid, 0, comm, sizeof(comm)),
 		 j.rank[0] ? "rank " : "", j.rank, j.rank[0] && j.job[0] ? ", " : "",
-		 j.job[0] ? "job " : "", j.job);
+		 j.job[0] ? "job " : "", j.job, j.host[0] ? " on " : "", j.host);
 	return buf;
 }
 

@@ -78,6 +78,13 @@ typedef int (*profile_stack_fn)(void *ctx, uint32_t pid, uint32_t stack_id,
 /* Name of a process (tid 0) or thread; NULL when unknown ("pid N" / "tid N" is used). */
 typedef const char *(*profile_name_fn)(void *ctx, uint32_t pid, uint32_t tid);
 
+/* GPU work of several processes linked in the Chrome trace (a collective across ranks). */
+struct profile_flow {
+	const size_t *gpu; /* profile_data.gpu indexes, in the order the arrow goes */
+	size_t n;
+	const char *name;
+};
+
 struct profile_data {
 	/* CPU samples aggregated (comm;outer;...;leaf), for folded, SVG and pprof; may be NULL
 	   when samples are given. */
@@ -139,6 +146,10 @@ struct profile_data {
 	 * host name alone. */
 	const char *const *resource_labels;
 	size_t nr_resource_labels;
+	/* The Chrome trace only: a device's name (NULL: "GPU N"), with ctx; links of GPU work. */
+	const char *(*device_name)(void *ctx, uint32_t device, char *buf, size_t size);
+	const struct profile_flow *flows;
+	size_t nr_flows;
 	/* pprof only: where frame names came from (addresses, files, lines); NULL: names only. */
 	const struct frame_sites *sites;
 

@@ -8,6 +8,7 @@
 #define XSPROF_DAEMON_BASE_CLOCK_H
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -37,6 +38,18 @@ static inline int64_t clock__realtime_offset_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	clock_gettime(CLOCK_REALTIME, &real);
 	return ((int64_t)real.tv_sec - mono.tv_sec) * 1000000000ll + (real.tv_nsec - mono.tv_nsec);
+}
+
+/*
+ * How much later than this machine's CLOCK_MONOTONIC the times this process gives other hosts
+ * read (the job parts, GET /v1/clock): XSPROF_TEST_CLOCK_SHIFT_NS, a test's stand-in for a
+ * host booted at another moment; 0 outside tests.
+ */
+static inline int64_t clock__export_shift_ns(void)
+{
+	const char *s = getenv("XSPROF_TEST_CLOCK_SHIFT_NS");
+
+	return s ? strtoll(s, NULL, 10) : 0;
 }
 
 /* CLOCK_MONOTONIC in seconds. */

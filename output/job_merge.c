@@ -1,0 +1,853 @@
+// SPDX-License-Identifier: Apache-2.0
+/* A training job across hosts: hosts' job parts read, aligned and merged (output/job_merge.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "correlate/correlate.h"
+#include "daemon/base/keymap.h"
+#include "daemon/base/sort.h"
+#include "daemon/base/vec.h"
+#include "output/calltree.h"
+#include "output/chrome_trace.h"
+#include "output/diff.h"
+#include "output/job_merge.h"
+#include "output/job_parts.h"
+#include "output/job_report_internal.h"
+#include "output/profile.h"
+
+struct jm_stack {
+	const char **frames;
+	size_t n;
+};
+
+struct jm_host {
+	char *name;
+	char **strs; /* the parts' string table, owned */
+	size_t nr_strs;
+	struct keymap *threads; /* pid << 32 | tid -> index + 1 into tnames */
+	char **tnames;
+	size_t nr_tnames, cap_tnames;
+	struct keymap *stacks; /* pid << 32 | id -> index + 1 into stacks */
+	struct jm_stack *stack;
+	size_t nr_stack;
+	struct keymap *labels; /* pid -> its label set, owned (host.name added) */
+	int64_t start, end, rt_offset;
+	bool probed;
+	struct job_clock_probe probe;
+	int64_t offset; /* its time + offset = the job's clock */
+	struct job_report_clock clock;
+};
+
+struct job_merge {
+	char *job;
+	struct jm_host *hosts;
+	size_t nr_hosts, cap_hosts;
+	size_t processes;
+	struct corr_gpu_rec *gpu;
+	size_t nr_gpu, cap_gpu;
+	struct corr_cpu_rec *launches;
+	size_t nr_launches, cap_launches;
+	struct profile_join *joins;
+	size_t nr_joins, cap_joins;
+	struct profile_sample *samples;
+	size_t nr_samples, cap_samples;
+	struct profile_data pd;
+	struct job_report *report;
+	struct job_report_clock *clocks;
+	size_t *flow_gpu; /* the collectives' GPU work, a meet's in rank order */
+	struct profile_flow *flows;
+	size_t nr_flows;
+	char namebuf[160];
+};
+
+static inline uint32_t merged_id(size_t host, uint32_t id)
+{
+	return (uint32_t)host << JOB_REPORT_PID_BITS | (id & JOB_REPORT_PID_MASK);
+}
+
+static struct jm_host *host_of(const struct job_merge *m, uint32_t pid)
+{
+	size_t h = pid >> JOB_REPORT_PID_BITS;
+
+	return h < m->nr_hosts ? &m->hosts[h] : NULL;
+}
+
+/* ---- the profile's callbacks ---- */
+
+static int merged_stack(void *ctx, uint32_t pid, uint32_t id, const char *const **ret, size_t *n)
+{
+	const struct job_merge *m = ctx;
+	struct jm_host *h = host_of(m, pid);
+	uint64_t k = (uint64_t)(pid & JOB_REPORT_PID_MASK) << 32 | id;
+	uintptr_t v = h ? (uintptr_t)keymap__get(h->stacks, &k, sizeof(k)) : 0;
+
+	if (!v)
+		return -ENOENT;
+	*ret = h->stack[v - 1].frames;
+	*n = h->stack[v - 1].n;
+	return 0;
+}
+
+static const char *merged_name(void *ctx, uint32_t pid, uint32_t tid)
+{
+	const struct job_merge *m = ctx;
+	struct jm_host *h = host_of(m, pid);
+	uint64_t k = (uint64_t)(pid & JOB_REPORT_PID_MASK) << 32 | (tid & JOB_REPORT_PID_MASK);
+	uintptr_t v = h ? (uintptr_t)keymap__get(h->threads, &k, sizeof(k)) : 0;
+
+	return v ? h->tnames[v - 1] : NULL;
+}
+
+static const char *merged_labels(void *ctx, uint32_t pid)
+{
+	const struct job_merge *m = ctx;
+	struct jm_host *h = host_of(m, pid);
+	uint32_t p = pid & JOB_REPORT_PID_MASK;
+
+	return h ? keymap__get(h->labels, &p, sizeof(p)) : NULL;
+}
+
+static const char *merged_device(void *ctx, uint32_t device, char *buf, size_t size)
+{
+	const struct job_merge *m = ctx;
+	size_t h = device >> 8;
+
+	snprintf(buf, size, "GPU %u of %s", device & 0xff,
+		 h < m->nr_hosts ? m->hosts[h].name : "?");
+	return buf;
+}
+
+/* ---- reading a host's parts ---- */
+
+static int64_t geti(struct json_object *a, size_t i)
+{
+	return json_object_get_int64(json_object_array_get_idx(a, i));
+}
+
+static const char *str_at(const struct jm_host *h, int64_t i)
+{
+	return i >= 0 && (size_t)i < h->nr_strs ? h->strs[i] : NULL;
+}
+
+/* Each element of key's array: an array of at least min numbers, else -EINVAL. */
+static struct json_object *rows(struct json_object *doc, const char *key, size_t min, int *err)
+{
+	struct json_object *a;
+
+	if (!json_object_object_get_ex(doc, key, &a) || !json_object_is_type(a, json_type_array)) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		struct json_object *r = json_object_array_get_idx(a, i);
+
+		if (!json_object_is_type(r, json_type_array) || json_object_array_length(r) < min) {
+			*err = -EINVAL;
+			return NULL;
+		}
+	}
+	return a;
+}
+
+static int read_strings(struct jm_host *h, struct json_object *doc)
+{
+	struct json_object *a;
+
+	if (!json_object_object_get_ex(doc, "strings", &a) ||
+	    !json_object_is_type(a, json_type_array))
+		return -EINVAL;
+	h->nr_strs = json_object_array_length(a);
+	h->strs = calloc(h->nr_strs + 1, sizeof(*h->strs));
+	if (!h->strs)
+		return -ENOMEM;
+	for (size_t i = 0; i < h->nr_strs; i++) {
+		const char *s = json_object_get_string(json_object_array_get_idx(a, i));
+
+		if (!(h->strs[i] = strdup(s ? s : "")))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The ranked processes (of the merge's job) with their labels, host.name added. */
+static int read_processes(struct job_merge *m, struct jm_host *h, struct json_object *doc)
+{
+	struct json_object *a, *o;
+	size_t jl = m->job ? strlen(m->job) : 0;
+
+	if (!json_object_object_get_ex(doc, "processes", &a) ||
+	    !json_object_is_type(a, json_type_array))
+		return -EINVAL;
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		struct json_object *p = json_object_array_get_idx(a, i);
+		const char *set;
+		uint32_t pid;
+		char *l, *at;
+
+		if (!json_object_object_get_ex(p, "pid", &o))
+			return -EINVAL;
+		pid = (uint32_t)json_object_get_int64(o) & JOB_REPORT_PID_MASK;
+		set = json_object_object_get_ex(p, "labels", &o) ? json_object_get_string(o) : "";
+		at = m->job ? strstr(set, "job.id=") : NULL;
+		if (m->job && (!at || (at != set && at[-1] != '\x1f') ||
+			       strncmp(at + 7, m->job, jl) || (at[7 + jl] && at[7 + jl] != '\x1f')))
+			continue;
+		if (asprintf(&l, "%s\x1fhost.name=%s", set, h->name) < 0)
+			return -ENOMEM;
+		if (keymap__put(h->labels, &pid, sizeof(pid), l, NULL)) {
+			free(l);
+			return -ENOMEM;
+		}
+		m->processes++;
+	}
+	return 0;
+}
+
+static bool kept(const struct jm_host *h, int64_t pid)
+{
+	uint32_t p = (uint32_t)pid & JOB_REPORT_PID_MASK;
+
+	return keymap__get(h->labels, &p, sizeof(p)) != NULL;
+}
+
+static int read_names_and_stacks(struct jm_host *h, struct json_object *doc)
+{
+	int err = 0;
+	struct json_object *th = rows(doc, "threads", 3, &err), *st = rows(doc, "stacks", 3, &err);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < json_object_array_length(th); i++) {
+		struct json_object *r = json_object_array_get_idx(th, i);
+		uint64_t k = (uint64_t)(geti(r, 0) & JOB_REPORT_PID_MASK) << 32 |
+			     ((uint64_t)geti(r, 1) & JOB_REPORT_PID_MASK);
+		const char *name = json_object_get_string(json_object_array_get_idx(r, 2));
+
+		if (vec__reserve((void **)&h->tnames, &h->cap_tnames, h->nr_tnames + 1,
+				 sizeof(*h->tnames)) ||
+		    !(h->tnames[h->nr_tnames] = strdup(name ? name : "")))
+			return -ENOMEM;
+		h->nr_tnames++;
+		if (keymap__put(h->threads, &k, sizeof(k), (void *)(uintptr_t)h->nr_tnames, NULL))
+			return -ENOMEM;
+	}
+	h->nr_stack = json_object_array_length(st);
+	h->stack = calloc(h->nr_stack + 1, sizeof(*h->stack));
+	if (!h->stack)
+		return -ENOMEM;
+	for (size_t i = 0; i < h->nr_stack; i++) {
+		struct json_object *r = json_object_array_get_idx(st, i), *fr;
+		uint64_t k =
+			(uint64_t)(geti(r, 0) & JOB_REPORT_PID_MASK) << 32 | (uint32_t)geti(r, 1);
+		size_t n;
+
+		fr = json_object_array_get_idx(r, 2);
+		if (!json_object_is_type(fr, json_type_array))
+			return -EINVAL;
+		n = json_object_array_length(fr);
+		h->stack[i].frames = calloc(n + 1, sizeof(char *));
+		if (!h->stack[i].frames)
+			return -ENOMEM;
+		for (size_t f = 0; f < n; f++) {
+			const char *s = str_at(h, geti(fr, f));
+
+			h->stack[i].frames[h->stack[i].n++] = s ? s : "[unknown]";
+		}
+		if (keymap__put(h->stacks, &k, sizeof(k), (void *)(uintptr_t)(i + 1), NULL))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The host's records (its index hi) appended to the merge's, pids and tids made the merge's. */
+static int read_records(struct job_merge *m, size_t hi, struct json_object *doc)
+{
+	struct jm_host *h = &m->hosts[hi];
+	int err = 0;
+	struct json_object *g = rows(doc, "gpu", 17, &err), *l = rows(doc, "launches", 12, &err);
+	struct json_object *j = rows(doc, "joins", 2, &err), *s = rows(doc, "samples", 5, &err);
+	size_t gbase = m->nr_gpu, lbase = m->nr_launches, ng, nl;
+	size_t *gto, *lto;
+
+	if (err)
+		return err;
+	ng = json_object_array_length(g);
+	nl = json_object_array_length(l);
+	gto = calloc(ng + 1, sizeof(*gto));
+	lto = calloc(nl + 1, sizeof(*lto));
+	if (!gto || !lto ||
+	    vec__reserve((void **)&m->gpu, &m->cap_gpu, m->nr_gpu + ng, sizeof(*m->gpu)) ||
+	    vec__reserve((void **)&m->launches, &m->cap_launches, m->nr_launches + nl,
+			 sizeof(*m->launches))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < ng; i++) {
+		struct json_object *r = json_object_array_get_idx(g, i);
+
+		gto[i] = SIZE_MAX;
+		if (!kept(h, geti(r, 4)))
+			continue;
+		gto[i] = m->nr_gpu - gbase;
+		m->gpu[m->nr_gpu++] = (struct corr_gpu_rec){
+			.kind = (uint8_t)geti(r, 0),
+			.copy_kind = (uint8_t)geti(r, 1),
+			.host_mem = (uint8_t)geti(r, 2),
+			.flags = (uint8_t)geti(r, 3),
+			.pid = merged_id(hi, (uint32_t)geti(r, 4)),
+			.tid = geti(r, 5) ? merged_id(hi, (uint32_t)geti(r, 5)) : 0,
+			.device = (uint32_t)hi << 8 | ((uint32_t)geti(r, 6) & 0xff),
+			.context = (uint32_t)geti(r, 7),
+			.stream_id = (uint32_t)geti(r, 8),
+			.corr_id = (uint32_t)geti(r, 9),
+			.cbid = (uint32_t)geti(r, 10),
+			.graph_id = (uint64_t)geti(r, 11),
+			.start_ns = (uint64_t)(geti(r, 12) + h->offset),
+			.end_ns = (uint64_t)(geti(r, 13) + h->offset),
+			.bytes = (uint64_t)geti(r, 14),
+			.name = str_at(h, geti(r, 15)),
+			.domain = str_at(h, geti(r, 16)),
+		};
+	}
+	for (size_t i = 0; i < nl; i++) {
+		struct json_object *r = json_object_array_get_idx(l, i);
+
+		lto[i] = SIZE_MAX;
+		if (!kept(h, geti(r, 4)))
+			continue;
+		lto[i] = m->nr_launches - lbase;
+		m->launches[m->nr_launches++] = (struct corr_cpu_rec){
+			.kind = (uint8_t)geti(r, 0),
+			.api_kind = (uint8_t)geti(r, 1),
+			.flags = (uint16_t)geti(r, 2),
+			.api_id = (uint32_t)geti(r, 3),
+			.pid = merged_id(hi, (uint32_t)geti(r, 4)),
+			.tid = merged_id(hi, (uint32_t)geti(r, 5)),
+			.time_ns = (uint64_t)(geti(r, 6) + h->offset),
+			.stream = (uint64_t)geti(r, 7),
+			.graph_exec = (uint64_t)geti(r, 8),
+			.corr_id = (uint32_t)geti(r, 9),
+			.stack_id = (uint32_t)geti(r, 10),
+			.api_name = str_at(h, geti(r, 11)),
+		};
+	}
+	for (size_t i = 0; i < json_object_array_length(j); i++) {
+		struct json_object *r = json_object_array_get_idx(j, i);
+		int64_t a = geti(r, 0), b = geti(r, 1);
+
+		if (a < 0 || b < 0 || (size_t)a >= nl || (size_t)b >= ng || lto[a] == SIZE_MAX ||
+		    gto[b] == SIZE_MAX)
+			continue;
+		if (vec__reserve((void **)&m->joins, &m->cap_joins, m->nr_joins + 1,
+				 sizeof(*m->joins))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		m->joins[m->nr_joins++] =
+			(struct profile_join){.launch = lbase + lto[a], .gpu = gbase + gto[b]};
+	}
+	for (size_t i = 0; i < json_object_array_length(s); i++) {
+		struct json_object *r = json_object_array_get_idx(s, i);
+
+		if (!kept(h, geti(r, 1)))
+			continue;
+		if (vec__reserve((void **)&m->samples, &m->cap_samples, m->nr_samples + 1,
+				 sizeof(*m->samples))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		m->samples[m->nr_samples++] = (struct profile_sample){
+			.time_ns = (uint64_t)(geti(r, 0) + h->offset),
+			.pid = merged_id(hi, (uint32_t)geti(r, 1)),
+			.tid = merged_id(hi, (uint32_t)geti(r, 2)),
+			.stack_id = (uint32_t)geti(r, 3),
+			.cpu = (uint32_t)geti(r, 4),
+		};
+	}
+out:
+	free(gto);
+	free(lto);
+	return err;
+}
+
+static void labels_free(const void *key, size_t len, void *val, void *ctx)
+{
+	(void)key, (void)len, (void)ctx;
+	free(val);
+}
+
+static void host_free(struct jm_host *h)
+{
+	for (size_t i = 0; i < h->nr_strs; i++)
+		free(h->strs[i]);
+	free(h->strs);
+	for (size_t i = 0; i < h->nr_tnames; i++)
+		free(h->tnames[i]);
+	free(h->tnames);
+	for (size_t i = 0; i < h->nr_stack; i++)
+		free(h->stack[i].frames);
+	free(h->stack);
+	keymap__free(h->threads);
+	keymap__free(h->stacks);
+	if (h->labels)
+		keymap__for_each(h->labels, labels_free, NULL);
+	keymap__free(h->labels);
+	free(h->name);
+}
+
+/* The host's header (schema, times) and its clock's first estimate. */
+static int read_header(struct jm_host *h, struct json_object *doc, char *why, size_t why_size)
+{
+	struct json_object *o;
+
+	if (!json_object_object_get_ex(doc, "schema", &o) ||
+	    strcmp(json_object_get_string(o) ? json_object_get_string(o) : "", JOB_PARTS_SCHEMA)) {
+		snprintf(why, why_size, "not job parts (no schema %s)", JOB_PARTS_SCHEMA);
+		return -EINVAL;
+	}
+	if (!json_object_object_get_ex(doc, "version", &o) ||
+	    json_object_get_int(o) != JOB_PARTS_VERSION) {
+		snprintf(why, why_size, "job parts of version %s, this reads %d",
+			 o ? json_object_get_string(o) : "none", JOB_PARTS_VERSION);
+		return -EINVAL;
+	}
+	h->start = json_object_object_get_ex(doc, "start_ns", &o) ? json_object_get_int64(o) : 0;
+	h->end = json_object_object_get_ex(doc, "end_ns", &o) ? json_object_get_int64(o) : 0;
+	h->rt_offset = json_object_object_get_ex(doc, "realtime_offset_ns", &o)
+			       ? json_object_get_int64(o)
+			       : 0;
+	h->offset = h->probed ? h->probe.offset_ns : h->rt_offset;
+	return 0;
+}
+
+int job_merge__add(struct job_merge *m, const char *name, const char *json, size_t len,
+		   const struct job_clock_probe *probe, char *why, size_t why_size)
+{
+	struct json_tokener *tok;
+	struct json_object *doc;
+	struct jm_host *h;
+	size_t hi = m->nr_hosts, ng = m->nr_gpu, nl = m->nr_launches, nj = m->nr_joins,
+	       ns = m->nr_samples, np = m->processes;
+	int err;
+
+	snprintf(why, why_size, "out of memory");
+	if (m->nr_hosts == JOB_MERGE_MAX_HOSTS) {
+		snprintf(why, why_size, "more than %d hosts", JOB_MERGE_MAX_HOSTS);
+		return -E2BIG;
+	}
+	if (vec__reserve((void **)&m->hosts, &m->cap_hosts, m->nr_hosts + 1, sizeof(*m->hosts)))
+		return -ENOMEM;
+	if (!(tok = json_tokener_new()))
+		return -ENOMEM;
+	doc = json_tokener_parse_ex(tok, json, (int)len);
+	if (!doc || json_tokener_get_error(tok) != json_tokener_success) {
+		snprintf(why, why_size, "not JSON: %s",
+			 json_tokener_error_desc(json_tokener_get_error(tok)));
+		json_tokener_free(tok);
+		json_object_put(doc);
+		return -EINVAL;
+	}
+	json_tokener_free(tok);
+	h = &m->hosts[hi];
+	*h = (struct jm_host){.probed = probe != NULL};
+	if (probe)
+		h->probe = *probe;
+	h->name = strdup(name);
+	h->threads = keymap__new();
+	h->stacks = keymap__new();
+	h->labels = keymap__new();
+	err = !h->name || !h->threads || !h->stacks || !h->labels ? -ENOMEM : 0;
+	m->nr_hosts++;
+	if (!err)
+		err = read_header(h, doc, why, why_size);
+	if (!err && (err = read_strings(h, doc)) == -EINVAL)
+		snprintf(why, why_size, "job parts without a string table");
+	if (!err && (err = read_processes(m, h, doc)) == -EINVAL)
+		snprintf(why, why_size, "job parts with a bad process list");
+	if (!err && (err = read_names_and_stacks(h, doc)) == -EINVAL)
+		snprintf(why, why_size, "job parts with bad threads or stacks");
+	if (!err && (err = read_records(m, hi, doc)) == -EINVAL)
+		snprintf(why, why_size,
+			 "job parts with bad records (gpu, launches, joins, samples)");
+	json_object_put(doc);
+	if (err) {
+		host_free(h);
+		m->nr_hosts = hi;
+		m->nr_gpu = ng, m->nr_launches = nl, m->nr_joins = nj, m->nr_samples = ns;
+		m->processes = np;
+	}
+	return err;
+}
+
+struct job_merge *job_merge__new(const char *job)
+{
+	struct job_merge *m = calloc(1, sizeof(*m));
+
+	if (m && job && !(m->job = strdup(job))) {
+		free(m);
+		m = NULL;
+	}
+	if (!m)
+		errno = ENOMEM;
+	return m;
+}
+
+void job_merge__free(struct job_merge *m)
+{
+	if (!m)
+		return;
+	job_report__free(m->report);
+	for (size_t i = 0; i < m->nr_hosts; i++)
+		host_free(&m->hosts[i]);
+	free(m->hosts);
+	free(m->gpu);
+	free(m->launches);
+	free(m->joins);
+	free(m->samples);
+	free(m->clocks);
+	free(m->flow_gpu);
+	free(m->flows);
+	free(m->job);
+	free(m);
+}
+
+/* ---- the clocks ---- */
+
+static void shift_host(struct job_merge *m, size_t hi, int64_t d)
+{
+	for (size_t i = 0; i < m->nr_gpu; i++)
+		if (m->gpu[i].pid >> JOB_REPORT_PID_BITS == hi) {
+			m->gpu[i].start_ns = (uint64_t)((int64_t)m->gpu[i].start_ns + d);
+			m->gpu[i].end_ns = (uint64_t)((int64_t)m->gpu[i].end_ns + d);
+		}
+	for (size_t i = 0; i < m->nr_launches; i++)
+		if (m->launches[i].pid >> JOB_REPORT_PID_BITS == hi)
+			m->launches[i].time_ns = (uint64_t)((int64_t)m->launches[i].time_ns + d);
+	for (size_t i = 0; i < m->nr_samples; i++)
+		if (m->samples[i].pid >> JOB_REPORT_PID_BITS == hi)
+			m->samples[i].time_ns = (uint64_t)((int64_t)m->samples[i].time_ns + d);
+	m->hosts[hi].offset += d;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median end of the collective m of host hi's ranks in job (0: none ran it there). */
+static int64_t host_end(const struct jr_job *job, const struct jr_meet *mt, size_t hi)
+{
+	int64_t ends[64];
+	size_t n = 0;
+
+	for (size_t k = 0; k < job->nr_ranks && n < 64; k++) {
+		const struct jr_coll *c = jr_coll_at(job, mt, k);
+
+		if (c && job->ranks[k]->pid >> JOB_REPORT_PID_BITS == hi)
+			ends[n++] = (int64_t)c->end;
+	}
+	if (!n)
+		return 0;
+	qsort(ends, n, sizeof(*ends), cmp_i64);
+	return ends[(n - 1) / 2];
+}
+
+/* The job with the most ranks: the one whose collectives align the clocks. */
+static const struct jr_job *main_job(const struct job_report *r)
+{
+	const struct jr_job *best = NULL;
+
+	for (size_t j = 0; j < r->nr_jobs; j++)
+		if (r->jobs[j].nr_ranks && (!best || r->jobs[j].nr_ranks > best->nr_ranks))
+			best = &r->jobs[j];
+	return best;
+}
+
+/*
+ * Host hi's offset from the reference host ref by the collectives of job both ran: shifted
+ * onto it, its clock's figures set. False when too few collectives are in common.
+ */
+static bool align_host(struct job_merge *m, const struct jr_job *job, size_t ref, size_t hi,
+		       int64_t *d, int64_t *res)
+{
+	struct jm_host *h = &m->hosts[hi];
+	size_t n = 0;
+	int64_t est;
+
+	for (size_t i = 0; i < job->nr_meets; i++) {
+		int64_t a = host_end(job, &job->meets[i], ref), b;
+
+		if (a && (b = host_end(job, &job->meets[i], hi)))
+			d[n++] = a - b;
+	}
+	if (n < JOB_MERGE_MIN_COLLECTIVES)
+		return false;
+	qsort(d, n, sizeof(*d), cmp_i64);
+	est = d[(n - 1) / 2];
+	for (size_t i = 0; i < n; i++)
+		res[i] = d[i] > est ? d[i] - est : est - d[i];
+	qsort(res, n, sizeof(*res), cmp_i64);
+	shift_host(m, hi, est);
+	h->clock.error_ns = res[(n * 9) / 10 < n ? (n * 9) / 10 : n - 1];
+	if (h->clock.error_ns < JOB_MERGE_EXIT_SKEW_NS)
+		h->clock.error_ns = JOB_MERGE_EXIT_SKEW_NS;
+	h->clock.method = "collectives";
+	h->clock.collectives = n;
+	return true;
+}
+
+/* Every host's clock: first estimates, then the collectives of the report's main job. */
+static int align(struct job_merge *m, const struct job_report *r, bool *moved)
+{
+	const struct jr_job *job = main_job(r);
+	size_t ref = 0, n = job ? job->nr_meets : 0;
+	int64_t *d = calloc(n + 1, sizeof(*d)), *res = calloc(n + 1, sizeof(*res));
+
+	if (!d || !res) {
+		free(d);
+		free(res);
+		return -ENOMEM;
+	}
+	if (job)
+		ref = job->ranks[0]->pid >> JOB_REPORT_PID_BITS;
+	*moved = false;
+	for (size_t hi = 0; hi < m->nr_hosts; hi++) {
+		struct jm_host *h = &m->hosts[hi];
+
+		h->clock = (struct job_report_clock){
+			.host = h->name,
+			.error_ns = -1,
+			.method = h->probed ? "round trip" : "wall clock",
+		};
+		if (hi == ref && job) {
+			h->clock.method = "reference";
+			h->clock.error_ns = 0;
+		} else if (job && align_host(m, job, ref, hi, d, res)) {
+			*moved = true;
+		} else if (h->probed && m->hosts[ref].probed) {
+			h->clock.error_ns =
+				(int64_t)(h->probe.error_ns + m->hosts[ref].probe.error_ns);
+		}
+	}
+	for (size_t hi = 0; hi < m->nr_hosts; hi++)
+		m->hosts[hi].clock.offset_ns = m->hosts[hi].offset - m->hosts[ref].offset;
+	free(d);
+	free(res);
+	return 0;
+}
+
+/* ---- the merged profile and its report ---- */
+
+static void fill_profile(struct job_merge *m)
+{
+	struct profile_data *pd = &m->pd;
+
+	*pd = (struct profile_data){
+		.sample_period_ns = 1000000000ull / 99,
+		.samples = m->samples,
+		.nr_samples = m->nr_samples,
+		.launches = m->launches,
+		.nr_launches = m->nr_launches,
+		.gpu = m->gpu,
+		.nr_gpu = m->nr_gpu,
+		.joins = m->joins,
+		.nr_joins = m->nr_joins,
+		.stack = merged_stack,
+		.name = merged_name,
+		.ctx = m,
+		.process_labels = merged_labels,
+		.process_labels_ctx = m,
+		.device_name = merged_device,
+		.flows = m->flows,
+		.nr_flows = m->nr_flows,
+		.mode = GPU_MODE_MERGED,
+		.unit = WEIGHT_SAMPLES,
+	};
+	for (size_t hi = 0; hi < m->nr_hosts; hi++) {
+		const struct jm_host *h = &m->hosts[hi];
+		uint64_t s = (uint64_t)(h->start + h->offset), e = (uint64_t)(h->end + h->offset);
+
+		if (!pd->start_ns || s < pd->start_ns)
+			pd->start_ns = s;
+		if (e > pd->end_ns)
+			pd->end_ns = e;
+	}
+}
+
+/* Each collective's GPU work across its ranks, in rank order: the trace's links. */
+static int make_flows(struct job_merge *m)
+{
+	const struct job_report *r = m->report;
+	size_t total = 0, used = 0;
+
+	for (size_t j = 0; j < r->nr_jobs; j++)
+		total += r->jobs[j].nr_meets * r->jobs[j].nr_ranks;
+	m->flow_gpu = calloc(total + 1, sizeof(*m->flow_gpu));
+	m->flows = calloc(total + 1, sizeof(*m->flows));
+	if (!m->flow_gpu || !m->flows)
+		return -ENOMEM;
+	for (size_t j = 0; j < r->nr_jobs; j++) {
+		const struct jr_job *job = &r->jobs[j];
+
+		for (size_t i = 0; i < job->nr_meets; i++) {
+			struct profile_flow *fl = &m->flows[m->nr_flows];
+
+			fl->gpu = &m->flow_gpu[used];
+			fl->name = job->meets[i].op;
+			for (size_t k = 0; k < job->nr_ranks; k++) {
+				const struct jr_coll *c = jr_coll_at(job, &job->meets[i], k);
+
+				if (c)
+					m->flow_gpu[used + fl->n++] = c->gpu;
+			}
+			used += fl->n;
+			if (fl->n > 1)
+				m->nr_flows++;
+		}
+	}
+	return 0;
+}
+
+int job_merge__build(struct job_merge *m, const char *step)
+{
+	bool moved = false;
+	int err;
+
+	fill_profile(m);
+	err = job_report__build(&m->pd, step, &m->report);
+	if (!err)
+		err = align(m, m->report, &moved);
+	if (!err && moved) {
+		job_report__free(m->report);
+		m->report = NULL;
+		fill_profile(m);
+		err = job_report__build(&m->pd, step, &m->report);
+	}
+	if (!err)
+		err = make_flows(m);
+	if (err)
+		return err;
+	m->clocks = calloc(m->nr_hosts + 1, sizeof(*m->clocks));
+	if (!m->clocks)
+		return -ENOMEM;
+	for (size_t hi = 0; hi < m->nr_hosts; hi++)
+		m->clocks[hi] = m->hosts[hi].clock;
+	job_report__set_clocks(m->report, m->clocks, m->nr_hosts);
+	m->pd.flows = m->flows;
+	m->pd.nr_flows = m->nr_flows;
+	return 0;
+}
+
+const struct profile_data *job_merge__profile(const struct job_merge *m)
+{
+	return &m->pd;
+}
+
+struct job_report *job_merge__report(const struct job_merge *m)
+{
+	return m->report;
+}
+
+size_t job_merge__hosts(const struct job_merge *m)
+{
+	return m->nr_hosts;
+}
+
+size_t job_merge__processes(const struct job_merge *m)
+{
+	return m->processes;
+}
+
+int job_merge__write_trace(const struct job_merge *m, FILE *f)
+{
+	return chrome_trace__write_profile(&m->pd, f, NULL);
+}
+
+/* ---- the straggler against the median rank ---- */
+
+/* The samples of pid in a call tree (no process frame: the two ranks' trees compare). */
+static struct calltree *tree_of(const struct job_merge *m, uint32_t pid, size_t *ret_n)
+{
+	struct calltree *t = calltree__new();
+
+	*ret_n = 0;
+	for (size_t i = 0; t && i < m->nr_samples; i++) {
+		const char *const *fr;
+		size_t n;
+
+		if (m->samples[i].pid != pid ||
+		    merged_stack((void *)m, pid, m->samples[i].stack_id, &fr, &n) || !n)
+			continue;
+		if (calltree__add(t, fr, n, 1)) {
+			calltree__free(t);
+			return NULL;
+		}
+		(*ret_n)++;
+	}
+	return t;
+}
+
+/* The first straggler finding's rank index and the rank most often median where it was late. */
+static bool straggler_and_median(const struct jr_job *job, size_t *ret_s, size_t *ret_med)
+{
+	size_t counts[256] = {0}, best = 0;
+
+	for (size_t i = 0; i < job->nr_findings; i++) {
+		if (strcmp(job->findings[i].kind, "straggler"))
+			continue;
+		for (size_t k = 0; k < job->nr_ranks; k++)
+			if (job->ranks[k]->rank == job->findings[i].rank)
+				*ret_s = k;
+		for (size_t x = 0; x < job->nr_meets; x++) {
+			const struct jr_meet *mt = &job->meets[x];
+
+			if (mt->late && mt->last_rank == *ret_s && mt->median_rank < 256)
+				counts[mt->median_rank]++;
+		}
+		for (size_t k = 0; k < job->nr_ranks && k < 256; k++)
+			if (counts[k] > counts[best])
+				best = k;
+		*ret_med = best;
+		return counts[best] > 0;
+	}
+	return false;
+}
+
+int job_merge__write_diff(const struct job_merge *m, FILE *svg, FILE *table,
+			  const struct output_meta *meta)
+{
+	const struct jr_job *job = m->report ? main_job(m->report) : NULL;
+	struct calltree *a = NULL, *b = NULL;
+	struct diff *d = NULL;
+	size_t s = 0, med = 0, na = 0, nb = 0;
+	int err = -ENOENT;
+
+	if (!job || !straggler_and_median(job, &s, &med))
+		return -ENOENT;
+	a = tree_of(m, job->ranks[med]->pid, &na);
+	b = tree_of(m, job->ranks[s]->pid, &nb);
+	if (!a || !b)
+		err = -ENOMEM;
+	else if (na && nb && !(d = diff__new(a, b)))
+		err = -errno;
+	else if (d) {
+		err = diff__write_svg(d, svg, meta);
+		if (!err && table) {
+			fprintf(table,
+				"rank %" PRId64 " (%zu samples) against the median rank %" PRId64
+				" (%zu samples), by share:\n",
+				job->ranks[s]->rank, nb, job->ranks[med]->rank, na);
+			err = diff__write_table(d, table, 8);
+		}
+	}
+	diff__free(d);
+	calltree__free(a);
+	calltree__free(b);
+	return err;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A training job across hosts: each host's job parts (output/job_parts.h) read, put on one
+ * clock and merged into one profile, from which come the job report (output/job_report.h),
+ * a merged Chrome trace (a process per host and rank, each collective linked across ranks)
+ * and the straggler's flamegraph against the median rank's (output/diff.h).
+ *
+ * The clock. Each host's CLOCK_MONOTONIC starts at its own boot. A first estimate puts a host
+ * on the fleet client's CLOCK_REALTIME by a round trip (the client asked the host's clock and
+ * took the middle of the request: error half the round trip), or else by the host's own wall
+ * clock (error not known). Then the collectives refine it: all ranks leave a collective
+ * together (the last rank's arrival releases them), so the median difference of a host's
+ * ranks' ends from the reference host's (that of the job's lowest rank) over every
+ * collective both ran is the host's offset; its error is the 90th percentile of those
+ * differences' distance from it, at least JOB_MERGE_EXIT_SKEW_NS (how far apart ranks may
+ * leave one collective). A host without 3 collectives in common keeps its first estimate.
+ */
+#ifndef XSPROF_OUTPUT_JOB_MERGE_H
+#define XSPROF_OUTPUT_JOB_MERGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct job_merge;
+struct job_report;
+struct output_meta;
+struct profile_data;
+
+/* Hosts merged at most (a pid's high bits say its host: JOB_REPORT_PID_BITS). */
+#define JOB_MERGE_MAX_HOSTS 1023
+/* How far apart ranks may leave one collective: the floor of a collectives estimate's error. */
+#define JOB_MERGE_EXIT_SKEW_NS 5000
+/* Collectives in common a host needs for its clock to come from them. */
+#define JOB_MERGE_MIN_COLLECTIVES 3
+
+/* A round trip to a host: its CLOCK_MONOTONIC + offset_ns = the client's CLOCK_REALTIME. */
+struct job_clock_probe {
+	int64_t offset_ns;
+	uint64_t error_ns; /* half the round trip */
+};
+
+/* job: keep only this job's processes (NULL: every job's). NULL with errno set. */
+struct job_merge *job_merge__new(const char *job);
+void job_merge__free(struct job_merge *m);
+
+/*
+ * One host's parts (JSON text of len bytes), under the name the fleet gives it, with its round
+ * trip (NULL: none). 0; -EINVAL for parts that do not parse or are not job parts, with why;
+ * -E2BIG past JOB_MERGE_MAX_HOSTS; -ENOMEM. A refused host leaves the merge as it was.
+ */
+int job_merge__add(struct job_merge *m, const char *name, const char *json, size_t len,
+		   const struct job_clock_probe *probe, char *why, size_t why_size);
+
+/* The hosts' clocks aligned and the report made (step: as job_report__build's). 0 or -ENOMEM. */
+int job_merge__build(struct job_merge *m, const char *step);
+
+/* After build: the merged profile and its report (the merge's; valid while it lives). */
+const struct profile_data *job_merge__profile(const struct job_merge *m);
+struct job_report *job_merge__report(const struct job_merge *m);
+/* Hosts added, and the ranked processes they gave. */
+size_t job_merge__hosts(const struct job_merge *m);
+size_t job_merge__processes(const struct job_merge *m);
+
+/* The merged Chrome trace: processes titled by host and rank, collectives linked. 0 or -errno. */
+int job_merge__write_trace(const struct job_merge *m, FILE *f);
+/*
+ * The straggler's CPU samples against the median rank's (the first straggler finding's rank
+ * and the rank most often median at its late collectives): a differential flamegraph, and its
+ * top rows as text in table (NULL: none). -ENOENT when there is no straggler or either has no
+ * samples; 0 or -errno.
+ */
+int job_merge__write_diff(const struct job_merge *m, FILE *svg, FILE *table,
+			  const struct output_meta *meta);
+
+#endif
