@@ -837,7 +837,7 @@ int job_merge__write_diff(const struct job_merge *m, FILE *svg, FILE *table,
 	else if (na && nb && !(d = diff__new(a, b)))
 		err = -errno;
 	else if (d) {
-		err = diff__write_svg(d, svg, meta);
+		err = svg ? diff__write_svg(d, svg, meta) : 0;
 		if (!err && table) {
 			fprintf(table,
 				"rank %" PRId64 " (%zu samples) against the median rank %" PRId64

@@ -68,7 +68,7 @@ int job_merge__write_trace(const struct job_merge *m, FILE *f);
 /*
  * The straggler's CPU samples against the median rank's (the first straggler finding's rank
  * and the rank most often median at its late collectives): a differential flamegraph, and its
- * top rows as text in table (NULL: none). -ENOENT when there is no straggler or either has no
+ * top rows as text in table (either NULL: not written). -ENOENT when there is no straggler or either has no
  * samples; 0 or -errno.
  */
 int job_merge__write_diff(const struct job_merge *m, FILE *svg, FILE *table,

@@ -68,6 +68,17 @@ Test(fleet_args, errors_say_what_to_do)
 	EXPECT_FLEET_USAGE("--output: use .folded, .txt, .svg or .pb.gz", "-o", "x.dat", "h1");
 	EXPECT_FLEET_USAGE("--cert and --key go together", "-o", "x.svg", "--cert", "c.pem", "h1");
 	EXPECT_FLEET_USAGE("bad host", "-o", "x.svg", "h1 h2");
+	/* The straggler report across hosts (fleet_job.c). */
+	EXPECT_FLEET_USAGE("--report: expected gpu or straggler", "--report", "slow", "h1");
+	EXPECT_FLEET_USAGE("--job goes with --report straggler", "-o", "x.svg", "--job", "j1",
+			   "h1");
+	EXPECT_FLEET_USAGE("writes the job report to FILE.job.json", "--report", "straggler", "-o",
+			   "x.json", "h1");
+	EXPECT_FLEET_USAGE("the windows (--since) keep no job parts", "--report", "straggler",
+			   "--since", "60", "h1");
+	EXPECT_FLEET_USAGE("takes no --group-by", "--report", "straggler", "--group-by", "rank",
+			   "h1");
+	EXPECT_FLEET_USAGE("--job: expected a job id", "--report", "straggler", "--job", "", "h1");
 }
 
 Test(fleet_report, hosts_reports_merge)

@@ -25,20 +25,12 @@
 #include "daemon/base/atomic_file.h"
 #include "daemon/base/vec.h"
 #include "daemon/ctl/fleet.h"
+#include "daemon/ctl/fleet_internal.h"
 #include "daemon/ctl/json_get.h"
 #include "daemon/ctl/reply_buf.h"
 #include "output/calltree.h"
 #include "output/output.h"
 #include "output/profile.h"
-
-#define FLEET_MAX_HOSTS	   10000
-#define FLEET_MAX_LABELS   16
-#define FLEET_MAX_REPLY	   (64u << 20) /* one host's folded profile */
-#define FLEET_MAX_FRAMES   512	       /* deeper stacks keep their outermost frames */
-#define FLEET_MAX_PARALLEL 1024
-#define FLEET_LINE_MAX	   4096
-
-enum { FLEET_ALL = 0, FLEET_USAGE = 2, FLEET_NONE = 3, FLEET_SOME = 5 };
 
 const char fleet_usage[] =
 	"Usage: xsprofctl fleet [OPTIONS] -o FILE [HOST[:PORT]...]\n"
@@ -71,38 +63,17 @@ const char fleet_usage[] =
 	"                         its window) instead (why its GPUs wait): a summary per\n"
 	"                         host and merged on stdout, and with -o FILE.gpu.json\n"
 	"                         every host's report and the merge\n"
+	"      --report straggler each host's ranks of a training job (--job ID: of that job\n"
+	"                         only) put on one clock and compared: which rank holds\n"
+	"                         each collective back and why, on stdout; with -o\n"
+	"                         FILE.job.json the report, and beside it FILE.trace.json\n"
+	"                         (Perfetto: the ranks on one clock, collectives linked)\n"
+	"                         and FILE.diff.svg (the straggler against the median rank)\n"
+	"      --job ID           with --report straggler: that job's ranks only\n"
 	"Exit status: 0 every host answered; 5 some did (the profile is partial); 3 none did;\n"
 	"2 usage error.\n";
 
-struct fleet_host {
-	char *addr;
-	char *labels[FLEET_MAX_LABELS]; /* "key=value" */
-	int nr_labels;
-	CURL *h;
-	struct reply_buf reply;
-	bool ok, started, done;
-	double t0, secs;
-	char why[CURL_ERROR_SIZE + 64];
-};
-
-struct fleet {
-	struct fleet_host *hosts;
-	size_t nr, cap;
-	const char *out, *by, *token_file, *cacert, *cert, *key, *pid, *comm, *gpu_mode, *group_by;
-	const char *range_domain; /* --range-domain: URL-safe (checked) */
-	bool gpu_report;	  /* --report gpu */
-	double dump_before;	  /* --dump SECS: > 0, a dump on every host instead */
-	double dump_at;		  /* its moment, CLOCK_REALTIME seconds (every host's the same) */
-	char dump_body[160];
-	const char *select[FLEET_MAX_LABELS];
-	int nr_select;
-	double duration, since, host_timeout, deadline;
-	unsigned long parallel;
-	char *auth;
-	uint64_t lines_bad, frames_cut;
-};
-
-static int fleet_usage_error(const char *msg, const char *arg)
+int fleet_usage_error(const char *msg, const char *arg)
 {
 	fprintf(stderr, "xsprofctl fleet: %s%s%s\nTry 'xsprofctl fleet --help'.\n", msg,
 		arg ? ": " : "", arg ? arg : "");
@@ -195,19 +166,31 @@ static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 	return reply_buf__append(&h->reply, p, size * n, FLEET_MAX_REPLY);
 }
 
+const char *fleet__scheme(const struct fleet *f, const struct fleet_host *h)
+{
+	return strstr(h->addr, "://") ? "" : f->cacert || f->cert ? "https://" : "http://";
+}
+
+const char *fleet__host_name(const struct fleet_host *h)
+{
+	for (int i = 0; i < h->nr_labels; i++)
+		if (!strncmp(h->labels[i], "host=", 5))
+			return h->labels[i] + 5;
+	return h->addr;
+}
+
 /* The URL asked of h: a recording of the next seconds, or the rolling window. */
 static void host_url(const struct fleet *f, const struct fleet_host *h, char *url, size_t size)
 {
-	bool tls = f->cacert || f->cert;
-	const char *scheme = strstr(h->addr, "://") ? "" : tls ? "https://" : "http://";
+	const char *fmt = f->gpu_report ? "gpu-report" : f->straggler ? "job-parts" : "folded";
 	int n;
 
 	if (f->since > 0)
-		n = snprintf(url, size, "%s%s/v1/profile?format=%s&since_s=%.0f", scheme, h->addr,
-			     f->gpu_report ? "gpu-report" : "folded", f->since);
+		n = snprintf(url, size, "%s%s/v1/profile?format=%s&since_s=%.0f",
+			     fleet__scheme(f, h), h->addr, fmt, f->since);
 	else
-		n = snprintf(url, size, "%s%s/debug/pprof/profile?format=%s&seconds=%.0f", scheme,
-			     h->addr, f->gpu_report ? "gpu-report" : "folded", f->duration);
+		n = snprintf(url, size, "%s%s/debug/pprof/profile?format=%s&seconds=%.0f",
+			     fleet__scheme(f, h), h->addr, fmt, f->duration);
 	if (f->pid)
 		n += snprintf(url + n, size - n, "&pid=%s", f->pid);
 	if (f->comm)
@@ -220,6 +203,21 @@ static void host_url(const struct fleet *f, const struct fleet_host *h, char *ur
 		snprintf(url + n, size - n, "&range_domain=%s", f->range_domain);
 }
 
+void fleet__curl_common(const struct fleet *f, CURL *h, struct curl_slist *hdrs, long timeout_ms)
+{
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms > 1 ? timeout_ms : 1L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (f->cacert)
+		curl_easy_setopt(h, CURLOPT_CAINFO, f->cacert);
+	if (f->cert) {
+		curl_easy_setopt(h, CURLOPT_SSLCERT, f->cert);
+		curl_easy_setopt(h, CURLOPT_SSLKEY, f->key);
+	}
+}
+
 static int start_host(struct fleet *f, CURLM *m, struct fleet_host *h, struct curl_slist *hdrs,
 		      double left)
 {
@@ -227,11 +225,7 @@ static int start_host(struct fleet *f, CURLM *m, struct fleet_host *h, struct cu
 	double t = f->host_timeout < left ? f->host_timeout : left;
 
 	if (f->dump_before > 0)
-		snprintf(url, sizeof(url), "%s%s/v1/dumps",
-			 strstr(h->addr, "://") ? ""
-			 : f->cacert || f->cert ? "https://"
-						: "http://",
-			 h->addr);
+		snprintf(url, sizeof(url), "%s%s/v1/dumps", fleet__scheme(f, h), h->addr);
 	else
 		host_url(f, h, url, sizeof(url));
 	h->h = curl_easy_init();
@@ -240,21 +234,11 @@ static int start_host(struct fleet *f, CURLM *m, struct fleet_host *h, struct cu
 	if (f->dump_before > 0)
 		curl_easy_setopt(h->h, CURLOPT_POSTFIELDS, f->dump_body);
 	curl_easy_setopt(h->h, CURLOPT_URL, url);
-	curl_easy_setopt(h->h, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(h->h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h->h, CURLOPT_WRITEDATA, h);
 	curl_easy_setopt(h->h, CURLOPT_ERRORBUFFER, h->why);
 	curl_easy_setopt(h->h, CURLOPT_PRIVATE, h);
-	curl_easy_setopt(h->h, CURLOPT_TIMEOUT_MS, (long)(t * 1000) > 1 ? (long)(t * 1000) : 1L);
-	curl_easy_setopt(h->h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-	curl_easy_setopt(h->h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h->h, CURLOPT_PROTOCOLS_STR, "http,https");
-	if (f->cacert)
-		curl_easy_setopt(h->h, CURLOPT_CAINFO, f->cacert);
-	if (f->cert) {
-		curl_easy_setopt(h->h, CURLOPT_SSLCERT, f->cert);
-		curl_easy_setopt(h->h, CURLOPT_SSLKEY, f->key);
-	}
+	fleet__curl_common(f, h->h, hdrs, (long)(t * 1000));
 	h->why[0] = '\0';
 	h->started = true;
 	h->t0 = clock__mono_s();
@@ -744,6 +728,7 @@ enum {
 	FO_RANGE_DOMAIN,
 	FO_REPORT,
 	FO_DUMP,
+	FO_JOB,
 };
 
 static int fleet_opt(struct fleet *f, int c, const char *arg)
@@ -828,9 +813,16 @@ static int fleet_opt(struct fleet *f, int c, const char *arg)
 			       ? 0
 			       : fleet_usage_error("--dump: expected 1..3600 seconds before", arg);
 	case FO_REPORT:
-		if (strcmp(arg, "gpu"))
-			return fleet_usage_error("--report: expected gpu", arg);
-		f->gpu_report = true;
+		if (strcmp(arg, "gpu") && strcmp(arg, "straggler"))
+			return fleet_usage_error("--report: expected gpu or straggler", arg);
+		f->gpu_report = !strcmp(arg, "gpu");
+		f->straggler = !f->gpu_report;
+		return 0;
+	case FO_JOB:
+		if (!*arg || strlen(arg) > 63)
+			return fleet_usage_error("--job: expected a job id (1 to 63 characters)",
+						 arg);
+		f->job = arg;
 		return 0;
 	case FO_TOKEN:
 		f->token_file = arg;
@@ -888,6 +880,7 @@ static int fleet_parse(struct fleet *f, int argc, char **argv)
 		{"deadline", required_argument, NULL, FO_DEADLINE},
 		{"report", required_argument, NULL, FO_REPORT},
 		{"dump", required_argument, NULL, FO_DUMP},
+		{"job", required_argument, NULL, FO_JOB},
 		{"help", no_argument, NULL, 'h'},
 		{}};
 	enum output_format fmt;
@@ -909,17 +902,19 @@ static int fleet_parse(struct fleet *f, int argc, char **argv)
 					 NULL);
 	if (f->gpu_report && (st = gpu_report_checks(f)))
 		return st;
-	if (f->dump_before > 0 && (f->out || f->gpu_report || f->since > 0 || f->pid || f->comm ||
-				   f->group_by || f->gpu_mode))
+	if ((f->straggler || f->job) && (st = fleet_job__checks(f)))
+		return st;
+	if (f->dump_before > 0 && (f->out || f->gpu_report || f->straggler || f->since > 0 ||
+				   f->pid || f->comm || f->group_by || f->gpu_mode))
 		return fleet_usage_error("--dump asks each host's flight recorder for a dump: no "
 					 "-o, --report, --since, --pid, --comm, --group-by or "
 					 "--gpu-mode",
 					 NULL);
 	if (f->dump_before > 0)
 		goto credentials;
-	if (!f->out && !f->gpu_report)
+	if (!f->out && !f->gpu_report && !f->straggler)
 		return fleet_usage_error("--output FILE is needed", NULL);
-	if (!f->gpu_report &&
+	if (!f->gpu_report && !f->straggler &&
 	    (output__format_from_path(f->out, &fmt) ||
 	     !output__format_allowed(fmt, OUTPUT_IN_FLEET)) &&
 	    !(strlen(f->out) > 5 && !strcmp(f->out + strlen(f->out) - 5, ".json"))) {
@@ -1030,8 +1025,18 @@ int cmd_fleet(int argc, char **argv)
 		f.host_timeout = (f.since > 0 ? 0 : f.duration) + 15;
 	if (!f.deadline)
 		f.deadline = (f.since > 0 ? 0 : f.duration) + 30;
+	if (f.straggler)
+		fleet_job__probe_clocks(&f);
 	collect(&f);
 	st = report(&f, &ok);
+	if (f.straggler) {
+		err = fleet_job__report(&f, ok);
+		if (err) {
+			fprintf(stderr, "xsprofctl fleet: the job report: %s\n", strerror(-err));
+			st = FLEET_NONE;
+		}
+		goto out;
+	}
 	if (f.gpu_report) {
 		err = gpu_reports(&f, ok);
 		if (err) {

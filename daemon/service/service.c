@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
+#include <json-c/json.h>
 #include <microhttpd.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
@@ -56,6 +57,22 @@ static bool token_ok(struct service *s, struct MHD_Connection *c)
 	return s->token && h && !strncasecmp(h, "Bearer ", 7) && secret__equal(h + 7, s->token);
 }
 
+/*
+ * GET /v1/clock: this host's clocks now, for a client that puts hosts on one clock by a round
+ * trip (xsprofctl fleet --report straggler); CLOCK_MONOTONIC as the job parts give it.
+ */
+static struct json_object *clock_json(void)
+{
+	struct json_object *j = json_object_new_object();
+	int64_t shift = clock__export_shift_ns();
+
+	json_object_object_add(j, "monotonic_ns",
+			       json_object_new_int64((int64_t)clock__mono_ns() + shift));
+	json_object_object_add(j, "realtime_offset_ns",
+			       json_object_new_int64(clock__realtime_offset_ns() - shift));
+	return j;
+}
+
 static enum MHD_Result route(struct service *s, struct req *q, struct MHD_Connection *c,
 			     const char *method, const char *url)
 {
@@ -72,6 +89,9 @@ static enum MHD_Result route(struct service *s, struct req *q, struct MHD_Connec
 	if (!strcmp(url, "/metrics"))
 		return get ? metrics__api(s, c)
 			   : reply__error(c, 405, "use GET for /metrics", NULL);
+	if (!strcmp(url, "/v1/clock"))
+		return get ? reply__json(c, 200, clock_json())
+			   : reply__error(c, 405, "use GET for /v1/clock", NULL);
 	if (!strcmp(url, "/v1/status"))
 		return get ? reply__json(c, 200, status__json(s))
 			   : reply__error(c, 405, "use GET for /v1/status", NULL);

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* xsprofctl fleet's insides, shared by its parts (fleet.c, fleet_job.c). */
+#ifndef XSPROF_DAEMON_CTL_FLEET_INTERNAL_H
+#define XSPROF_DAEMON_CTL_FLEET_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+
+#include "daemon/ctl/reply_buf.h"
+#include "output/job_merge.h"
+
+#define FLEET_MAX_HOSTS	   10000
+#define FLEET_MAX_LABELS   16
+#define FLEET_MAX_REPLY	   (64u << 20) /* one host's folded profile */
+#define FLEET_MAX_FRAMES   512	       /* deeper stacks keep their outermost frames */
+#define FLEET_MAX_PARALLEL 1024
+#define FLEET_LINE_MAX	   4096
+
+enum { FLEET_ALL = 0, FLEET_USAGE = 2, FLEET_NONE = 3, FLEET_SOME = 5 };
+
+struct fleet_host {
+	char *addr;
+	char *labels[FLEET_MAX_LABELS]; /* "key=value" */
+	int nr_labels;
+	CURL *h;
+	struct reply_buf reply;
+	bool ok, started, done;
+	double t0, secs;
+	char why[CURL_ERROR_SIZE + 64];
+	bool probed; /* its clock by a round trip (--report straggler) */
+	struct job_clock_probe probe;
+};
+
+struct fleet {
+	struct fleet_host *hosts;
+	size_t nr, cap;
+	const char *out, *by, *token_file, *cacert, *cert, *key, *pid, *comm, *gpu_mode, *group_by;
+	const char *range_domain; /* --range-domain: URL-safe (checked) */
+	bool gpu_report;	  /* --report gpu */
+	bool straggler;		  /* --report straggler */
+	const char *job;	  /* --job: its ranks only (the straggler report) */
+	double dump_before;	  /* --dump SECS: > 0, a dump on every host instead */
+	double dump_at;		  /* its moment, CLOCK_REALTIME seconds (every host's the same) */
+	char dump_body[160];
+	const char *select[FLEET_MAX_LABELS];
+	int nr_select;
+	double duration, since, host_timeout, deadline;
+	unsigned long parallel;
+	char *auth;
+	uint64_t lines_bad, frames_cut;
+};
+
+/* A usage error's message; FLEET_USAGE. */
+int fleet_usage_error(const char *msg, const char *arg);
+/* The options every request to a host takes: timeouts, TLS, credentials (hdrs). */
+void fleet__curl_common(const struct fleet *f, CURL *h, struct curl_slist *hdrs, long timeout_ms);
+/* The scheme to put before h's address ("" when it has one). */
+const char *fleet__scheme(const struct fleet *f, const struct fleet_host *h);
+/* The name of h in reports: its host label, else its address. */
+const char *fleet__host_name(const struct fleet_host *h);
+
+/* --report straggler (fleet_job.c): the option checks (0 or FLEET_USAGE); every host's clock
+ * by a round trip; the hosts' job parts merged into the job report, its trace and diff. */
+int fleet_job__checks(struct fleet *f);
+void fleet_job__probe_clocks(struct fleet *f);
+int fleet_job__report(const struct fleet *f, size_t ok);
+
+#endif
