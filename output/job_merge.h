@@ -28,8 +28,9 @@ struct job_report;
 struct output_meta;
 struct profile_data;
 
-/* Hosts merged at most (a pid's high bits say its host: JOB_REPORT_PID_BITS). */
-#define JOB_MERGE_MAX_HOSTS 1023
+/* Hosts merged at most: a pid's high bits say its host (JOB_REPORT_PID_BITS), below the
+ * Chrome trace's GPU processes (CHROME_TRACE_GPU_PID_BASE, 0x7F000000 = 508 << 22). */
+#define JOB_MERGE_MAX_HOSTS 500
 /* How far apart ranks may leave one collective: the floor of a collectives estimate's error. */
 #define JOB_MERGE_EXIT_SKEW_NS 5000
 /* Collectives in common a host needs for its clock to come from them. */

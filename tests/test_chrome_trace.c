@@ -20,90 +20,20 @@
 #include "test_files.h"
 #include "test_gpu_fixture.h"
 
-static const char checker[] =
-	"import json, sys, collections\n"
-	"raw = open(sys.argv[1], 'rb').read()\n"
-	"doc = json.loads(raw.decode('utf-8'))\n"
-	"ev = doc['traceEvents']\n"
-	"assert doc['displayTimeUnit'] == 'ns'\n"
-	"spans = collections.defaultdict(list)\n"
-	"stacks = collections.defaultdict(list)\n"
-	"names_p, names_t = set(), set()\n"
-	"used_p, used_t = set(), set()\n"
-	"flows = collections.defaultdict(list)\n"
-	"asyncs = collections.Counter()\n"
-	"count = collections.Counter()\n"
-	"for e in ev:\n"
-	"    ph, pid, tid = e['ph'], e['pid'], e['tid']\n"
-	"    assert isinstance(pid, int) and isinstance(tid, int), e\n"
-	"    count[ph + ':' + e.get('cat', '')] += 1\n"
-	"    if ph == 'M':\n"
-	"        if e['name'] == 'process_name': names_p.add(pid)\n"
-	"        if e['name'] == 'thread_name': names_t.add((pid, tid))\n"
-	"        continue\n"
-	"    used_p.add(pid)\n"
-	"    if ph in 'XBEstf': used_t.add((pid, tid))\n"
-	"    if ph == 'X':\n"
-	"        assert e['dur'] >= 0, e\n"
-	"        spans[(pid, tid)].append((e['ts'], e['ts'] + e['dur'], e['name']))\n"
-	"    elif ph == 'B':\n"
-	"        stacks[(pid, tid)].append(e)\n"
-	"    elif ph == 'E':\n"
-	"        b = stacks[(pid, tid)].pop()\n"
-	"        assert e['ts'] >= b['ts'], (b, e)\n"
-	"        assert e.get('name', b['name']) == b['name'], ('E closes another slice', b, e)\n"
-	"        spans[(pid, tid)].append((b['ts'], e['ts'], b['name']))\n"
-	"    elif ph in 'sf':\n"
-	"        flows[e['id']].append(e)\n"
-	"    elif ph in 'be':\n"
-	"        asyncs[(e['cat'], e['id'])] += 1 if ph == 'b' else -1\n"
-	"for k, s in stacks.items(): assert not s, ('unclosed B', k, s)\n"
-	"for k, v in asyncs.items(): assert v == 0, ('unbalanced async', k)\n"
-	"for p in used_p: assert p in names_p, ('unnamed process', p)\n"
-	"for t in used_t: assert t in names_t, ('unnamed thread', t)\n"
-	"eps = 1e-6\n"
-	"def inside(pid, tid, ts):\n"
-	"    return any(a - eps <= ts <= b + eps for a, b, n in spans[(pid, tid)])\n"
-	"for fid, fl in flows.items():\n"
-	"    phs = sorted(f['ph'] for f in fl)\n"
-	"    assert phs == ['f', 's'], ('flow id used other than once', fid, fl)\n"
-	"    for f in fl:\n"
-	"        assert inside(f['pid'], f['tid'], f['ts']), ('flow outside a slice', f)\n"
-	"        if f['ph'] == 'f': assert f.get('bp') == 'e', f\n"
-	"# slices of one track nest or follow each other, never half overlap\n"
-	"for k, ss in spans.items():\n"
-	"    ss.sort(key=lambda s: (s[0], -s[1]))\n"
-	"    open_ = []\n"
-	"    for a, b, n in ss:\n"
-	"        while open_ and open_[-1] <= a + eps: open_.pop()\n"
-	"        assert not open_ or b <= open_[-1] + eps, ('overlap on', k, n, a, b, open_)\n"
-	"        open_.append(b)\n"
-	"gpu = {p for p in used_p if p >= 0x7F000000}\n"
-	"real = {p for p in used_p if p < 0x7F000000}\n"
-	"assert all(p < 4194304 for p in real), real\n"
-	"for e in ev:\n"
-	"    if e['ph'] == 'X' and e.get('cat') == 'gpu': assert e['pid'] in gpu, e\n"
-	"print('flows=%d gpu=%d api=%d launch=%d samples=%d nvtx=%d gpus=%d' % (len(flows),\n"
-	"      count['X:gpu'], count['X:cuda_runtime'] + count['X:cuda_driver'],\n"
-	"      count['X:cuda_launch'], count['B:sample'], count['b:nvtx'], len(gpu)))\n";
-
 static char *run_checker(const char *trace_path)
 {
-	char script[] = "/tmp/xsprof-trace-check-XXXXXX.py", cmd[512], *out = calloc(1, 4096);
-	int fd = mkstemps(script, 3), status;
+	char cmd[512], *out = calloc(1, 4096);
+	int status;
 	FILE *p;
 	size_t n;
 
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(write(fd, checker, strlen(checker)), (ssize_t)strlen(checker));
-	close(fd);
-	snprintf(cmd, sizeof(cmd), "python3 %s %s 2>&1", script, trace_path);
+	snprintf(cmd, sizeof(cmd), "python3 %s/check_trace.py %s 2>&1", XSPROF_TEST_SOURCE_DIR,
+		 trace_path);
 	p = popen(cmd, "r");
 	cr_assert(p, "popen: %s", strerror(errno));
 	n = fread(out, 1, 4095, p);
 	out[n] = 0;
 	status = pclose(p);
-	unlink(script);
 	cr_assert_neq(WEXITSTATUS(status), 127, "python3 missing: apt-get install python3");
 	cr_assert_eq(WEXITSTATUS(status), 0, "the trace failed the structural check:\n%s", out);
 	return out;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "output/job_merge.h"
 #include "output/job_parts.h"
@@ -206,6 +207,21 @@ Test(job_merge, a_host_straggler_its_trace_and_its_flamegraph_against_the_median
 	cr_assert_eq(titles, 1);
 	json_object_put(t);
 	free(buf);
+	/* The structural check every trace passes (tests/check_trace.py), pids per host. */
+	{
+		char path[64], cmd[256];
+		FILE *tf;
+
+		snprintf(path, sizeof(path), "/tmp/xsprof-job-trace-%d.json", (int)getpid());
+		tf = fopen(path, "we");
+		cr_assert(tf);
+		cr_assert_eq(job_merge__write_trace(m, tf), 0);
+		fclose(tf);
+		snprintf(cmd, sizeof(cmd), "python3 %s/check_trace.py %s --merged >&2",
+			 XSPROF_TEST_SOURCE_DIR, path);
+		cr_assert_eq(system(cmd), 0, "the merged trace failed the structural check");
+		unlink(path);
+	}
 	fs = open_memstream(&svg, &slen);
 	ft = open_memstream(&tab, &tlen);
 	cr_assert_eq(job_merge__write_diff(m, fs, ft, NULL), 0);

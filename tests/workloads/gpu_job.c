@@ -12,8 +12,10 @@
  *   host     rank 1 spends 20 ms of CPU in xs_load_data before launching: its GPU waits
  *   none     every rank alike
  * The launcher prints the truth: "straggler R", "lateness_ns N" (compute: exact), and exits
- * with the first failing rank's status.
+ * with the first failing rank's status. With XS_GPU_JOB_EXEC=PROGRAM, rank k is started as
+ * PROGRAM k COMMAND... (a test puts ranks on other "hosts": namespaces with a daemon each).
  */
+#include <limits.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdbool.h>
@@ -116,11 +118,13 @@ static int rank_main(int fd, int rank, const char *mode, int steps)
 	return xs_double_send();
 }
 
-/* Rank k: this program again, its place in its environment. */
+/* Rank k: this program again (through $XS_GPU_JOB_EXEC), its place in its environment. */
 static pid_t spawn_rank(const char *self, int fd, int k, const char *mode, const char *steps)
 {
+	const char *via = getenv("XS_GPU_JOB_EXEC");
 	char fds[16], ks[16], env[5][64], **envp;
-	char *argv[] = {(char *)self, "--rank", fds, ks, (char *)mode, (char *)steps, NULL};
+	char *argv[] = {(char *)via, ks,	   (char *)self,  "--rank", fds,
+			ks,	     (char *)mode, (char *)steps, NULL};
 	size_t n = 0;
 	pid_t pid;
 
@@ -142,7 +146,8 @@ static pid_t spawn_rank(const char *self, int fd, int k, const char *mode, const
 	snprintf(env[4], sizeof(env[4]), "XS_GPU_DOUBLE_STREAM=1");
 	for (int i = 0; i < 5; i++)
 		envp[n + (size_t)i] = env[i];
-	if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, envp))
+	if (via && *via ? posix_spawn(&pid, via, NULL, NULL, argv, envp)
+			: posix_spawn(&pid, self, NULL, NULL, argv + 2, envp))
 		pid = -1;
 	free(envp);
 	return pid;
@@ -153,6 +158,7 @@ int main(int argc, char **argv)
 	pthread_barrierattr_t ba;
 	struct shared *sh;
 	pid_t pids[RANKS];
+	char self[PATH_MAX];
 	int fd, status = 0, steps;
 
 	if (argc == 6 && !strcmp(argv[1], "--rank"))
@@ -174,8 +180,12 @@ int main(int argc, char **argv)
 	pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
 	pthread_barrier_init(&sh->said, &ba, RANKS);
 	pthread_barrier_init(&sh->read, &ba, RANKS);
+	if (!realpath("/proc/self/exe", self)) {
+		perror("xs_gpu_job: /proc/self/exe");
+		return 1;
+	}
 	for (int k = 0; k < RANKS; k++)
-		if ((pids[k] = spawn_rank(argv[0], fd, k, argv[1], argv[2])) < 0) {
+		if ((pids[k] = spawn_rank(self, fd, k, argv[1], argv[2])) < 0) {
 			perror("xs_gpu_job: posix_spawn");
 			return 1;
 		}
