@@ -17,6 +17,7 @@
 #include "output/job_merge.h"
 #include "output/job_parts.h"
 #include "output/job_report_internal.h"
+#include "output/nccl.h"
 #include "output/profile.h"
 
 struct jm_stack {
@@ -61,7 +62,8 @@ struct job_merge {
 	size_t *flow_gpu; /* the collectives' GPU work, a meet's in rank order */
 	struct profile_flow *flows;
 	size_t nr_flows;
-	char namebuf[160];
+	int64_t span_lo, span_hi; /* the hosts' common span (INT64_MIN/MAX: all) */
+	int64_t epoch;		  /* the wall time (first estimates) of the job clock's 0 */
 };
 
 static inline uint32_t merged_id(size_t host, uint32_t id)
@@ -487,6 +489,8 @@ struct job_merge *job_merge__new(const char *job)
 {
 	struct job_merge *m = calloc(1, sizeof(*m));
 
+	if (m)
+		m->span_lo = INT64_MIN, m->span_hi = INT64_MAX;
 	if (m && job && !(m->job = strdup(job))) {
 		free(m);
 		m = NULL;
@@ -642,6 +646,156 @@ static int align(struct job_merge *m, const struct job_report *r, bool *moved)
 	return 0;
 }
 
+/* ---- the hosts' common time ---- */
+
+/* Only the work inside [lo, hi] of the job's clock, its launches, and the samples from lo. */
+static int keep_span(struct job_merge *m, int64_t lo, int64_t hi)
+{
+	size_t *gto = calloc(m->nr_gpu + 1, sizeof(*gto));
+	bool *lkeep = calloc(m->nr_launches + 1, sizeof(*lkeep));
+	size_t *lto = calloc(m->nr_launches + 1, sizeof(*lto));
+	size_t n = 0;
+
+	if (!gto || !lkeep || !lto) {
+		free(gto), free(lkeep), free(lto);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->nr_gpu; i++) {
+		const struct corr_gpu_rec *g = &m->gpu[i];
+
+		gto[i] = SIZE_MAX;
+		if ((int64_t)g->end_ns < lo || (int64_t)g->start_ns > hi)
+			continue;
+		gto[i] = n;
+		m->gpu[n++] = *g;
+	}
+	m->nr_gpu = n;
+	for (size_t i = 0; i < m->nr_launches; i++)
+		lkeep[i] = (int64_t)m->launches[i].time_ns >= lo &&
+			   (int64_t)m->launches[i].time_ns <= hi;
+	for (size_t i = 0; i < m->nr_joins; i++)
+		lkeep[m->joins[i].launch] = gto[m->joins[i].gpu] != SIZE_MAX;
+	n = 0;
+	for (size_t i = 0; i < m->nr_launches; i++) {
+		lto[i] = lkeep[i] ? n : SIZE_MAX;
+		if (lkeep[i])
+			m->launches[n++] = m->launches[i];
+	}
+	m->nr_launches = n;
+	n = 0;
+	for (size_t i = 0; i < m->nr_joins; i++) {
+		struct profile_join j = m->joins[i];
+
+		if (gto[j.gpu] != SIZE_MAX && lto[j.launch] != SIZE_MAX)
+			m->joins[n++] =
+				(struct profile_join){.launch = lto[j.launch], .gpu = gto[j.gpu]};
+	}
+	m->nr_joins = n;
+	n = 0;
+	for (size_t i = 0; i < m->nr_samples; i++)
+		if ((int64_t)m->samples[i].time_ns >= lo && (int64_t)m->samples[i].time_ns <= hi)
+			m->samples[n++] = m->samples[i];
+	m->nr_samples = n;
+	m->span_lo = lo, m->span_hi = hi;
+	free(gto), free(lkeep), free(lto);
+	return 0;
+}
+
+static bool is_collective(const struct corr_gpu_rec *g)
+{
+	struct nccl_kernel k;
+
+	return g->kind == CORR_GPU_KERNEL && g->name && nccl__parse(g->name, &k);
+}
+
+/*
+ * The collectives' ends on the job's clock (first estimates), one per moment (ranks' ends of
+ * one collective within 100 us are one), and each host's first and last.
+ */
+static int64_t *collective_ends(const struct job_merge *m, size_t ref, size_t *ret_n,
+				int64_t *first, int64_t *last)
+{
+	int64_t *e = calloc(m->nr_gpu + 1, sizeof(*e));
+	size_t n = 0, u = 0;
+
+	if (!e)
+		return NULL;
+	for (size_t hi = 0; hi < m->nr_hosts; hi++)
+		first[hi] = INT64_MAX, last[hi] = INT64_MIN;
+	for (size_t i = 0; i < m->nr_gpu; i++) {
+		size_t hi = m->gpu[i].pid >> JOB_REPORT_PID_BITS;
+		int64_t end = (int64_t)m->gpu[i].end_ns;
+
+		if (!is_collective(&m->gpu[i]))
+			continue;
+		first[hi] = end < first[hi] ? end : first[hi];
+		last[hi] = end > last[hi] ? end : last[hi];
+		if (hi == ref)
+			e[n++] = end;
+	}
+	qsort(e, n, sizeof(*e), cmp_i64);
+	for (size_t i = 0; i < n; i++)
+		if (!u || e[i] - e[u - 1] > 100000)
+			e[u++] = e[i];
+	*ret_n = u;
+	return e;
+}
+
+/*
+ * The span every host recorded: hosts' recordings start and stop at different moments, and
+ * the k-th collective of one must meet the k-th of another. The cuts fall mid-way between two
+ * of the reference host's collectives, just inside the latest first and the earliest last
+ * collective of any host, so a clock's first estimate off by less than half the spacing of
+ * collectives puts each collective on the same side on every host. Work ending before the
+ * start cut or starting after the end cut is left out, with the launches joined to it.
+ */
+static int common_span(struct job_merge *m, size_t ref)
+{
+	int64_t *first = calloc(m->nr_hosts, sizeof(*first)),
+		*last = calloc(m->nr_hosts, sizeof(*last));
+	int64_t *e = NULL, lo = INT64_MIN, hi = INT64_MAX, from = INT64_MIN, to = INT64_MAX, gap;
+	size_t n = 0, k;
+	int err = 0;
+
+	if (!first || !last || !(e = collective_ends(m, ref, &n, first, last))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (n < 2)
+		goto out;
+	for (size_t h = 0; h < m->nr_hosts; h++) {
+		if (first[h] == INT64_MAX)
+			continue;
+		from = first[h] > from ? first[h] : from;
+		to = last[h] < to ? last[h] : to;
+	}
+	/* The spacing of collectives: the median gap between the reference host's. */
+	for (k = 0; k + 1 < n; k++)
+		e[k] = e[k + 1] - e[k];
+	qsort(e, n - 1, sizeof(*e), cmp_i64);
+	gap = e[(n - 2) / 2];
+	free(e);
+	e = collective_ends(m, ref, &n, first, last);
+	if (!e) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (k = 0; k < n && e[k] < from - gap / 2; k++)
+		;
+	if (k < n)
+		lo = k ? e[k - 1] + (e[k] - e[k - 1]) / 2 : e[k] - gap / 2;
+	for (k = n; k > 0 && e[k - 1] > to + gap / 2; k--)
+		;
+	if (k > 0)
+		hi = k < n ? e[k - 1] + (e[k] - e[k - 1]) / 2 : e[k - 1] + gap / 2;
+	err = keep_span(m, lo, hi);
+out:
+	free(first);
+	free(last);
+	free(e);
+	return err;
+}
+
 /* ---- the merged profile and its report ---- */
 
 static void fill_profile(struct job_merge *m)
@@ -668,6 +822,7 @@ static void fill_profile(struct job_merge *m)
 		.nr_flows = m->nr_flows,
 		.mode = GPU_MODE_MERGED,
 		.unit = WEIGHT_SAMPLES,
+		.realtime_offset_ns = m->epoch,
 	};
 	for (size_t hi = 0; hi < m->nr_hosts; hi++) {
 		const struct jm_host *h = &m->hosts[hi];
@@ -714,11 +869,50 @@ static int make_flows(struct job_merge *m)
 	return 0;
 }
 
+/* The host of the lowest rank of the job with the most ranks (labels only: before a report). */
+static size_t reference_host(const struct job_merge *m)
+{
+	int64_t best = INT64_MAX;
+	size_t ref = 0;
+
+	for (size_t i = 0; i < m->nr_gpu; i++) {
+		const char *set = merged_labels((void *)m, m->gpu[i].pid), *r;
+
+		r = set ? strstr(set, "job.rank=") : NULL;
+		if (r && strtoll(r + 9, NULL, 10) < best) {
+			best = strtoll(r + 9, NULL, 10);
+			ref = m->gpu[i].pid >> JOB_REPORT_PID_BITS;
+		}
+	}
+	return ref;
+}
+
+/* Times from the earliest host's start, whole seconds before it: the trace's microseconds
+ * stay exact in a double, as wall-clock nanoseconds would not. */
+static void rebase(struct job_merge *m)
+{
+	int64_t first = INT64_MAX;
+
+	for (size_t hi = 0; hi < m->nr_hosts; hi++)
+		if (m->hosts[hi].start + m->hosts[hi].offset < first)
+			first = m->hosts[hi].start + m->hosts[hi].offset;
+	if (first == INT64_MAX)
+		return;
+	m->epoch = first - first % 1000000000ll - 1000000000ll;
+	for (size_t hi = 0; hi < m->nr_hosts; hi++)
+		shift_host(m, hi, -m->epoch);
+}
+
 int job_merge__build(struct job_merge *m, const char *step)
 {
 	bool moved = false;
 	int err;
 
+	rebase(m);
+	err = m->nr_hosts > 1 ? common_span(m, reference_host(m)) : 0;
+
+	if (err)
+		return err;
 	fill_profile(m);
 	err = job_report__build(&m->pd, step, &m->report);
 	if (!err)
@@ -738,7 +932,12 @@ int job_merge__build(struct job_merge *m, const char *step)
 		return -ENOMEM;
 	for (size_t hi = 0; hi < m->nr_hosts; hi++)
 		m->clocks[hi] = m->hosts[hi].clock;
-	job_report__set_clocks(m->report, m->clocks, m->nr_hosts);
+	job_report__set_clocks(m->report, m->clocks, m->nr_hosts, m->epoch);
+	if (m->span_lo != INT64_MIN || m->span_hi != INT64_MAX)
+		jr_note(m->report, NULL,
+			"hosts compared over the %.3f s every host recorded (their recordings started "
+			"and stopped at different moments)",
+			(double)(m->span_hi - m->span_lo) / 1e9);
 	m->pd.flows = m->flows;
 	m->pd.nr_flows = m->nr_flows;
 	return 0;

@@ -489,10 +489,12 @@ int job_report__build(const struct profile_data *pd, const char *step, struct jo
 	return 0;
 }
 
-void job_report__set_clocks(struct job_report *r, const struct job_report_clock *clocks, size_t n)
+void job_report__set_clocks(struct job_report *r, const struct job_report_clock *clocks, size_t n,
+			    int64_t epoch_realtime_ns)
 {
 	r->clocks = clocks;
 	r->nr_clocks = n;
+	r->epoch = epoch_realtime_ns;
 }
 
 void job_report__free(struct job_report *r)

@@ -76,8 +76,10 @@ const char *job_report__cause_name(enum job_cause c);
  */
 int job_report__build(const struct profile_data *pd, const char *step, struct job_report **ret);
 void job_report__free(struct job_report *r);
-/* The hosts' clocks to write with r (kept by the caller while r is written). */
-void job_report__set_clocks(struct job_report *r, const struct job_report_clock *clocks, size_t n);
+/* The hosts' clocks to write with r (kept by the caller while r is written), and the wall
+ * time (CLOCK_REALTIME) of the report's time 0: a report across hosts counts from there. */
+void job_report__set_clocks(struct job_report *r, const struct job_report_clock *clocks, size_t n,
+			    int64_t epoch_realtime_ns);
 
 /* Text for a person, at most 80 columns a line. 0 or -EIO. */
 int job_report__write_text(const struct job_report *r, FILE *f);

@@ -131,6 +131,7 @@ struct job_report {
 	size_t *samples;   /* pd->samples indexes by (tid, time) */
 	const struct job_report_clock *clocks; /* job_report__set_clocks */
 	size_t nr_clocks;
+	int64_t epoch; /* the wall time of time 0 (clocks given) */
 	char notes[JR_MAX_NOTES][JR_NOTE_LEN];
 	size_t nr_notes;
 };

@@ -220,7 +220,7 @@ int job_report__write_json(const struct job_report *r, FILE *f)
 		JOB_REPORT_LINK_FACTOR, JOB_REPORT_LINK_NS, GPU_REPORT_LAUNCH_GAP_NS, r->unranked);
 	json_notes(f, r->notes, r->nr_notes);
 	if (r->nr_clocks) {
-		fputs(",\"clocks\":[", f);
+		fprintf(f, ",\"clock_epoch_realtime_ns\":%" PRId64 ",\"clocks\":[", r->epoch);
 		for (size_t i = 0; i < r->nr_clocks; i++) {
 			const struct job_report_clock *c = &r->clocks[i];
 

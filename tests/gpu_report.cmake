@@ -32,6 +32,8 @@ add_test(NAME gpu_report COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu_report.sh ${CMA
 set_tests_properties(gpu_report PROPERTIES TIMEOUT 300)
 
 # A 4-rank job on the GPU double (tests/job_report.cmake's job_report runs it).
+# A command in another process's namespaces (tests/job_fleet.sh's hosts).
+add_executable(xs_ns_run workloads/ns_run.c)
 add_executable(xs_gpu_job workloads/gpu_job.c)
 target_compile_options(xs_gpu_job PRIVATE ${XS_FRAME_FLAGS})
 target_include_directories(xs_gpu_job PRIVATE ${PROJECT_SOURCE_DIR}

@@ -11,9 +11,15 @@ xsprof_unit_test(test_job_merge SOURCES test_job_merge.c LIBS xsprof_job_merge P
 # straggler, a host straggler and none, each named with its cause and stack
 # (tests/job_report.sh). Needs root and BTF (no GPU).
 if(NOT TARGET xs_gpu_job)
-	add_test(NAME job_report COMMAND sh -c
-		"echo 'job_report: no CUDA toolkit found at configure time (set CUDAToolkit_ROOT)' >&2; exit 1")
+	foreach(t job_report job_fleet)
+		add_test(NAME ${t} COMMAND sh -c
+			"echo '${t}: no CUDA toolkit found at configure time (set CUDAToolkit_ROOT)' >&2; exit 1")
+	endforeach()
 	return()
 endif()
 add_test(NAME job_report COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/job_report.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(job_report PROPERTIES TIMEOUT 300)
+# The same job on 2 hosts (network and pid namespaces, a daemon each, one host's clock 3.7 ms
+# off) and xsprofctl fleet --report straggler across them (tests/job_fleet.sh).
+add_test(NAME job_fleet COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/job_fleet.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(job_fleet PROPERTIES TIMEOUT 400 RUN_SERIAL TRUE)

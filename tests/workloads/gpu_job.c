@@ -9,7 +9,8 @@
  * starts at the rank's arrival and ends 1 ms after the last rank's, the ranks meeting at the
  * barrier to say their arrivals. Modes:
  *   compute  rank 2's kernels run 30% longer: it arrives 6 ms late each step
- *   host     rank 1 spends 20 ms of CPU in xs_load_data before launching: its GPU waits
+ *   host     each rank spends 2 ms of CPU in xs_load_data before launching, rank 1 22 ms:
+ *            its GPU waits
  *   none     every rank alike
  * The launcher prints the truth: "straggler R", "lateness_ns N" (compute: exact), and exits
  * with the first failing rank's status. With XS_GPU_JOB_EXEC=PROGRAM, rank k is started as
@@ -65,9 +66,9 @@ static uint64_t meet(void *ctx, uint64_t arrive)
 	return last + NCCL_NS;
 }
 
-NOINLINE void xs_load_data(void)
+NOINLINE void xs_load_data(uint64_t ns)
 {
-	xs_burn(20 * MS);
+	xs_burn(ns);
 }
 
 NOINLINE void xs_forward(double slow)
@@ -97,8 +98,8 @@ NOINLINE void xs_train_step(struct rank *r, const char *mode)
 
 	if (xs_double_free_at() > AHEAD_NS)
 		sleep_until(xs_double_free_at() - AHEAD_NS);
-	if (!strcmp(mode, "host") && r->rank == 1)
-		xs_load_data();
+	if (!strcmp(mode, "host"))
+		xs_load_data(r->rank == 1 ? 22 * MS : 2 * MS);
 	xs_forward(!strcmp(mode, "compute") && r->rank == 2 ? SLOW : 1.0);
 	xs_all_reduce(r);
 }
