@@ -234,6 +234,14 @@ static const char usage_tail[] =
 	"                            mode loads the NVTX injection; pprof: the label range)\n"
 	"      --range-domain NAME   with --group-by range: only this NVTX domain's ranges\n"
 	"                            (default: NVTX's default domain without a name)\n"
+	"      --job ID              keep only the processes of training job ID in every\n"
+	"                            output and report (the id their launcher set:\n"
+	"                            TORCHELASTIC_RUN_ID, SLURM_JOB_ID); the log says how many\n"
+	"                            processes were kept and left out\n"
+	"      --rank LIST           keep only these ranks (RANK, SLURM_PROCID, ...): ranks\n"
+	"                            and ranges by commas, like 0,2-3 (at most 64); with --job,\n"
+	"                            both must hold. A process whose environment names no job\n"
+	"                            or rank is left out\n"
 	"\n"
 	"  -v, --verbose             more detail on stderr\n"
 	"  -h, --help                this text\n"
@@ -246,6 +254,7 @@ static const char usage_tail[] =
 	"  xsprofd -f -o cpu.svg --launches-output gpu.svg -- python train.py   # command mode\n"
 	"  xsprofd -f -d 10 -p 1234 --mode wall -o wall.svg --report   # where the time went\n"
 	"  xsprofd -f --mode wall --group-by unit -o wall.svg -- python train.py  # GPU waits too\n"
+	"  xsprofd -f -d 20 --rank 0,3 -o r03.svg -- torchrun --nproc-per-node 4 train.py\n"
 	"  systemctl start xsprofd; xsprofctl flamegraph --since 5m -o last5m.svg\n"
 	"\n"
 	"Needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE) and a kernel with BTF.\n"
@@ -309,6 +318,8 @@ enum {
 	OPT_TID,
 	OPT_GROUP_BY,
 	OPT_RANGE_DOMAIN,
+	OPT_JOB,
+	OPT_RANK,
 };
 
 static const struct option long_opts[] = {
@@ -374,6 +385,8 @@ static const struct option long_opts[] = {
 	{"tid", required_argument, NULL, OPT_TID},
 	{"group-by", required_argument, NULL, OPT_GROUP_BY},
 	{"range-domain", required_argument, NULL, OPT_RANGE_DOMAIN},
+	{"job", required_argument, NULL, OPT_JOB},
+	{"rank", required_argument, NULL, OPT_RANK},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -554,9 +567,9 @@ static int gpu_option(struct xsprofd_opts *o, int c, const char *arg)
 /* --mode, --min-block-us, --report: one-shot flags only. */
 static int mode_option(struct xsprofd_opts *o, int c, const char *arg)
 {
-	static const char *const names[] = {"--mode", "--min-block-us", "--report",
-					    "--comm", "--cgroup",	"--unit",
-					    "--tid",  "--group-by",	"--range-domain"};
+	static const char *const names[] = {
+		"--mode", "--min-block-us", "--report",	      "--comm", "--cgroup", "--unit",
+		"--tid",  "--group-by",	    "--range-domain", "--job",	"--rank"};
 	const char *flag = names[c - OPT_MODE];
 
 	if (origin)
@@ -606,6 +619,16 @@ static int mode_option(struct xsprofd_opts *o, int c, const char *arg)
 			return bad(flag, arg,
 				   "a domain's name, or default for NVTX's default domain");
 		o->range_domain = arg;
+		return 0;
+	case OPT_JOB:
+		if (job_filter__set_job(&o->job_filter, arg))
+			return bad(flag, arg, JOB_FILTER_JOB_HELP);
+		o->job = arg;
+		return 0;
+	case OPT_RANK:
+		if (job_filter__set_ranks(&o->job_filter, arg))
+			return bad(flag, arg, JOB_FILTER_RANK_HELP);
+		o->rank = arg;
 		return 0;
 	}
 	return 0;
@@ -905,7 +928,7 @@ static bool is_gpu_option(int c)
 
 static bool is_mode_option(int c)
 {
-	return c >= OPT_MODE && c <= OPT_RANGE_DOMAIN;
+	return c >= OPT_MODE && c <= OPT_RANK;
 }
 
 /*
@@ -1103,6 +1126,10 @@ static const char *oneshot_only_flag(const struct xsprofd_opts *o, const char **
 	if (o->range_domain) {
 		*ret_arg = o->range_domain;
 		return "--range-domain";
+	}
+	if (o->job || o->rank) {
+		*ret_arg = o->job ? o->job : o->rank;
+		return o->job ? "--job" : "--rank";
 	}
 	*ret_arg = o->comm ? o->comm : o->cgroup ? o->cgroup : o->unit;
 	return o->comm ? "--comm" : o->cgroup ? "--cgroup" : o->unit ? "--unit" : NULL;

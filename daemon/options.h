@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include "cupti_inject/xsprof_wire.h"
 #include "daemon/base/api_socket.h"
+#include "daemon/base/job_filter.h"
 #include "daemon/session/session_mode.h"
 
 #define XSPROFD_MAX_PIDS	  1024
@@ -150,6 +151,9 @@ struct xsprofd_opts {
 	int nr_tids;
 	enum session_group group_by; /* --group-by: a root level above the process, or none */
 	const char *range_domain;    /* --range-domain: only this NVTX domain's ranges */
+	/* --job, --rank: only the processes of that job and ranks (their text, and parsed) */
+	const char *job, *rank;
+	struct job_filter job_filter;
 };
 
 /*

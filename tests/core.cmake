@@ -13,3 +13,5 @@ xsprof_unit_test(test_arena SOURCES test_arena.c alloc_fail.c LIBS xsprof_base $
 xsprof_unit_test(test_strset SOURCES test_strset.c alloc_fail.c LIBS xsprof_base ${ALLOC_FAIL_LINK})
 xsprof_unit_test(test_keymap SOURCES test_keymap.c alloc_fail.c LIBS xsprof_base ${ALLOC_FAIL_LINK})
 xsprof_unit_test(test_hashmap SOURCES test_hashmap.c alloc_fail.c LIBS xsprof_base ${ALLOC_FAIL_LINK})
+# --job and --rank: the rank list's parser and the label-set predicate (daemon/base/job_filter.c).
+xsprof_unit_test(test_job_filter SOURCES test_job_filter.c LIBS xsprof_base)

@@ -102,6 +102,36 @@ Test(ctl_args, output_files_follow_the_format_table)
 		     "--pid and -- CMD do not mix");
 }
 
+/* record --job and --rank: checked as xsprofd checks them, before anything is asked. */
+Test(ctl_args, record_job_and_rank)
+{
+	expect_usage(CTL_ERR("record", "--rank", "0-64", "-o", "x.folded"),
+		     "--rank '0-64': expected ranks and ranges by commas, like 0,2-3 (at most 64 "
+		     "ranks)");
+	expect_usage(CTL_ERR("record", "--rank", "1,", "-o", "x.folded"), "--rank '1,': expected");
+	expect_usage(CTL_ERR("record", "--rank", "", "-o", "x.folded"), "--rank '': expected");
+	expect_usage(CTL_ERR("record", "--job", "", "-o", "x.folded"),
+		     "--job '': expected a job id as its launcher set it");
+}
+
+/* ... and sent as the request's "job" and "rank". */
+Test(ctl_args, record_job_and_rank_go_in_the_request)
+{
+	struct record_args a = {
+		.req = json_object_new_object(), .pids = json_object_new_array(), .duration = 10};
+	char *argv[] = {"record", "--job", "xsjob-compute", "--rank",
+			"0,2-3",  "-o",	   "x.folded",	    NULL};
+	struct json_object *v;
+
+	cr_assert_eq(record_parse(7, argv, &a), 0);
+	cr_assert(json_object_object_get_ex(a.req, "job", &v));
+	cr_expect_str_eq(json_object_get_string(v), "xsjob-compute");
+	cr_assert(json_object_object_get_ex(a.req, "rank", &v));
+	cr_expect_str_eq(json_object_get_string(v), "0,2-3");
+	json_object_put(a.req);
+	json_object_put(a.pids);
+}
+
 Test(ctl_args, output_directory_must_exist)
 {
 	struct out o = CTL_ERR("flamegraph", "-o", "/nonexistent-dir/x.svg");

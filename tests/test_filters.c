@@ -2,7 +2,8 @@
 /*
  * The in-kernel filters of the real xsprofd: --comm (a process name), --cgroup / --unit (a
  * cgroup v2 directory) and --tid (threads), and --group-by's root level (unit, container, comm,
- * and rank and job from the environment). Two busy processes
+ * and rank and job from the environment); --job and --rank, which keep processes by what
+ * their environment says when the profile is made. Two busy processes
  * (or threads) run; the profile must hold the chosen one and nothing of the other. Needs root,
  * BTF and a cgroup2 mount.
  */
@@ -417,4 +418,106 @@ Test(filters, group_by_rank_and_job_from_the_environment, .timeout = 120)
 	cr_expect_eq(other, 0, "%llu samples under another root", (unsigned long long)other);
 	cr_expect_gt(job, 10, "job xs-filters-job has %llu samples", (unsigned long long)job);
 	cr_expect_eq(jother, 0, "%llu samples under another root", (unsigned long long)jother);
+}
+
+/* Samples under each --group-by rank root of a folded profile: [0] rank 0, [1] rank 1, [2]
+ * anything else. */
+static void by_rank(const char *path, uint64_t ret[3])
+{
+	struct folded f;
+
+	ret[0] = ret[1] = ret[2] = 0;
+	folded_load(path, &f);
+	for (size_t i = 0; i < f.n; i++)
+		ret[!strcmp(f.lines[i].frames[0], "rank 0")   ? 0
+		    : !strcmp(f.lines[i].frames[0], "rank 1") ? 1
+							      : 2] += f.lines[i].count;
+	folded_free(&f);
+}
+
+/*
+ * --rank and --job keep only the processes their environment places there: rank 1 alone, then
+ * the whole job without the process that names none, then another job's (none at all); the
+ * log says how many processes each kept and left out.
+ */
+Test(filters, job_and_rank_keep_only_those_processes, .timeout = 180)
+{
+	const char *out = test_path("keep", ".folded"), *err = test_path("keep", ".err");
+	pid_t a = busy_rank(0), b = busy_rank(1), c = busy_env("sha256sum", (char *[]){NULL});
+	char pids[48], *log;
+	char *argv[] = {XSPROFD_PATH,
+			"-f",
+			"-d",
+			"2",
+			"-F",
+			"199",
+			"--pid",
+			pids,
+			"--group-by",
+			"rank",
+			"--cupti-socket",
+			(char *)test_path("keep", ".sock"),
+			"-o",
+			(char *)out,
+			"--rank",
+			"1",
+			NULL};
+	uint64_t r1[3], job[3], none[3];
+
+	snprintf(pids, sizeof(pids), "%d,%d,%d", (int)a, (int)b, (int)c);
+	cr_assert_eq(run(argv, NULL, err), 0, "%s", read_file(err));
+	by_rank(out, r1);
+	log = read_file(err);
+	cr_expect(strstr(log, "rank 1: kept 1 processes, left out 2"), "%s", log);
+	free(log);
+	argv[14] = "--job";
+	argv[15] = "xs-filters-job";
+	cr_assert_eq(run(argv, NULL, err), 0, "%s", read_file(err));
+	by_rank(out, job);
+	log = read_file(err);
+	cr_expect(strstr(log, "job xs-filters-job: kept 2 processes, left out 1"), "%s", log);
+	free(log);
+	argv[15] = "another-job";
+	cr_assert_eq(run(argv, NULL, err), 0, "%s", read_file(err));
+	by_rank(out, none);
+	log = read_file(err);
+	cr_expect(strstr(log, "no process was kept"), "%s", log);
+	free(log);
+	kill(a, SIGKILL);
+	kill(b, SIGKILL);
+	kill(c, SIGKILL);
+	wait_exit(a);
+	wait_exit(b);
+	wait_exit(c);
+	cr_log_info("--rank 1: %llu rank 0, %llu rank 1, %llu else; --job: %llu, %llu, %llu\n",
+		    (unsigned long long)r1[0], (unsigned long long)r1[1], (unsigned long long)r1[2],
+		    (unsigned long long)job[0], (unsigned long long)job[1],
+		    (unsigned long long)job[2]);
+	cr_expect_gt(r1[1], 5, "rank 1 has %llu samples", (unsigned long long)r1[1]);
+	cr_expect_eq(r1[0], 0, "--rank 1 kept %llu of rank 0's", (unsigned long long)r1[0]);
+	cr_expect_eq(r1[2], 0, "--rank 1 kept %llu of others", (unsigned long long)r1[2]);
+	cr_expect_gt(job[0], 5, "--job kept %llu of rank 0's", (unsigned long long)job[0]);
+	cr_expect_gt(job[1], 5, "--job kept %llu of rank 1's", (unsigned long long)job[1]);
+	cr_expect_eq(job[2], 0, "--job kept %llu without a job", (unsigned long long)job[2]);
+	cr_expect_eq(none[0] + none[1] + none[2], 0, "another job's profile holds %llu",
+		     (unsigned long long)(none[0] + none[1] + none[2]));
+}
+
+/* Bad values name themselves and exit 2 before anything starts. */
+Test(filters, bad_job_and_rank_values_are_usage_errors)
+{
+	const char *err = test_path("badrank", ".err");
+	static const char *const bad[][2] = {
+		{"--rank", "1-100"}, {"--rank", "0,"}, {"--rank", "a"}, {"--job", ""}};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *argv[] = {XSPROFD_PATH,	   "-f", "-o", "/dev/null", (char *)bad[i][0],
+				(char *)bad[i][1], NULL};
+		char *log;
+
+		cr_expect_eq(run(argv, NULL, err), 2, "%s %s", bad[i][0], bad[i][1]);
+		log = read_file(err);
+		cr_expect(strstr(log, bad[i][0]) && strstr(log, "Try 'xsprofd --help'"), "%s", log);
+		free(log);
+	}
 }

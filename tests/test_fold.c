@@ -60,7 +60,7 @@ Test(fold, outermost_first_user_then_kernel_with_the_process_on_top, .init = set
 	calltree__free(t);
 	/* The service's fold: the uid above each stack; scaled: each sample weighs its period. */
 	t = calltree__new();
-	cr_assert_eq(fold_stacks_under(st, sym, t, 1, true, NULL, NULL, NULL), 0);
+	cr_assert_eq(fold_stacks_under(st, sym, t, 1, true, NULL, NULL), 0);
 	cr_expect_str_eq(fake_proc__folded(t),
 			 "uid:1000;app;[vdso]+0x20;[vdso]+0x10;k_outer_[k];k_inner_[k] 2\n");
 	calltree__free(t);
@@ -85,8 +85,39 @@ Test(fold, a_root_above_the_process, .init = setup, .fini = teardown)
 	struct calltree *t = calltree__new();
 
 	cr_assert_eq(stack_table__add(st, &s, symbolizer__gen(sym, 4242)), 0);
-	cr_assert_eq(fold_stacks_under(st, sym, t, 1, false, group_root, NULL, NULL), 0);
+	cr_assert_eq(fold_stacks_under(st, sym, t, 1, false,
+				       &(struct fold_procs){.root = group_root}, NULL),
+		     0);
 	cr_expect_str_eq(fake_proc__folded(t), "unit:app.service;app;[vdso]+0x10 1\n");
+	calltree__free(t);
+	stack_table__free(st);
+}
+
+static bool only_4243(void *ctx, uint32_t tgid)
+{
+	++*(int *)ctx;
+	return tgid == 4243;
+}
+
+/* --job, --rank: the stacks of a process the filter leaves out are not folded at all. */
+Test(fold, only_the_processes_kept, .init = setup, .fini = teardown)
+{
+	const uint64_t user[] = {VDSO + 0x10};
+	struct xsprof_sample a = sample(user, 1, NULL, 0);
+	struct xsprof_sample b = fake_proc__sample(4243, "other", user, 1, NULL, 0);
+	struct stack_table *st = stack_table__new(100);
+	struct calltree *t = calltree__new();
+	int asked = 0;
+	struct fold_procs keep = {.root = group_root, .accept = only_4243, .accept_ctx = &asked};
+
+	cr_assert_eq(stack_table__add(st, &a, symbolizer__gen(sym, 4242)), 0);
+	cr_assert_eq(stack_table__add(st, &a, symbolizer__gen(sym, 4242)), 0);
+	cr_assert_eq(stack_table__add(st, &b, symbolizer__gen(sym, 4243)), 0);
+	cr_assert_eq(fold_stacks_under(st, sym, t, 1, false, &keep, NULL), 0);
+	cr_expect_eq(calltree__total(t), 1, "only 4243's sample");
+	cr_expect(strstr(fake_proc__folded(t), "unit:-;other;"), "%s", fake_proc__folded(t));
+	cr_expect_not(strstr(fake_proc__folded(t), "app"), "%s", fake_proc__folded(t));
+	cr_expect_geq(asked, 2, "asked about each process's stacks");
 	calltree__free(t);
 	stack_table__free(st);
 }

@@ -302,7 +302,7 @@ Test(gpu_waits_records, streams_side_by_side_share_a_device_wait)
 	char *txt;
 
 	add_call(ls, XSPROF_CUDA_cuCtxSynchronize, T0, 0);
-	cr_assert_eq(gpu_waits__add(ls, &pd, t, 1000, NULL, NULL, &st), 0);
+	cr_assert_eq(gpu_waits__add(ls, &pd, t, 1000, NULL, &st), 0);
 	txt = folded_text(t);
 	/* 10 ms of ka and 5 of kb overlap the 10 ms wait: 15 ms of work shares 10 ms. */
 	cr_expect(strstr(txt, "xs_unit;[unknown];cuCtxSynchronize;[wait gpu];[gpu] ka 6667\n"),
@@ -336,7 +336,7 @@ Test(gpu_waits_records, a_stream_wait_takes_its_stream_from_the_join)
 	char *txt;
 
 	add_call(ls, XSPROF_CUDA_cuStreamSynchronize, T0, 0x5000);
-	cr_assert_eq(gpu_waits__add(ls, &pd, t, 1000, NULL, NULL, &st), 0);
+	cr_assert_eq(gpu_waits__add(ls, &pd, t, 1000, NULL, &st), 0);
 	txt = folded_text(t);
 	/* The launch on handle 0x5000 ran on stream 9: its 4 ms inside the wait, not stream 7's. */
 	cr_expect(strstr(txt, ";cuStreamSynchronize;[wait gpu];[gpu] mine 4000\n"), "%s", txt);

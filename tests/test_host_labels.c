@@ -3,7 +3,8 @@
  * The labels a process carries to the profile stores: job and rank from a fake environment
  * (daemon/base/proc_env.h, each launcher and their precedence), unit, container and Kubernetes
  * pod from fake /proc/PID/cgroup files in the kubelet's two layouts, the pod's name and
- * namespace from a fake /var/log/pods, and the cap on distinct label sets.
+ * namespace from a fake /var/log/pods, and the cap on distinct label sets; --job and --rank
+ * (job_keep) over those labels, each process counted once.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -13,8 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "daemon/base/job_filter.h"
 #include "daemon/base/proc_env.h"
 #include "daemon/session/host_labels.h"
+#include "daemon/session/job_keep.h"
 
 #define UID  "1234abcd-5678-90ef-1234-567890abcdef"
 #define UIDU "1234abcd_5678_90ef_1234_567890abcdef"
@@ -206,5 +209,41 @@ Test(host_labels, distinct_sets_are_capped, .init = setup, .fini = teardown)
 	cr_assert_eq(capped, 2);
 	/* A process with a set already known is not capped. */
 	cr_assert_str_neq(host_labels__of(h, 100), HOST_LABELS_CAPPED);
+	host_labels__free(h);
+}
+
+/* --job job7 --rank 3: process 100 (torchrun rank 3 of job7) only; 200 is Slurm job 55's rank
+ * 1, 300 says no job, 999 is gone. Asked again, a process is not counted again. */
+Test(job_keep, keeps_by_the_labels_and_counts_each_process_once, .init = setup, .fini = teardown)
+{
+	struct host_labels *h = labels(0);
+	struct job_filter f = {0};
+	struct job_keep *k;
+	struct job_keep_stats ks;
+
+	cr_assert_eq(job_filter__set_job(&f, "job7"), 0);
+	cr_assert_eq(job_filter__set_ranks(&f, "1,3"), 0);
+	k = job_keep__new(&f, h);
+	cr_assert(k);
+	cr_expect(job_keep__accepts(k, 100));
+	cr_expect_not(job_keep__accepts(k, 200), "rank 1, but of job 55");
+	cr_expect_not(job_keep__accepts(k, 300), "no job said");
+	cr_expect_not(job_keep__accepts(k, 999), "gone: nothing said");
+	cr_expect(job_keep__accepts(k, 100));
+	cr_expect_not(job_keep__accepts(k, 200));
+	job_keep__stats(k, &ks);
+	cr_expect_eq(ks.kept, 1);
+	cr_expect_eq(ks.left_out, 3);
+	cr_expect_eq(ks.uncounted, 0);
+	job_keep__free(k);
+	/* Ranks alone: any job's. */
+	f = (struct job_filter){0};
+	cr_assert_eq(job_filter__set_ranks(&f, "1"), 0);
+	k = job_keep__new(&f, h);
+	cr_assert(k);
+	cr_expect_not(job_keep__accepts(k, 100));
+	cr_expect(job_keep__accepts(k, 200), "Slurm's rank 1");
+	job_keep__free(k);
+	job_keep__free(NULL);
 	host_labels__free(h);
 }

@@ -247,7 +247,7 @@ Test(launch_fold, usdt_counts_launches_and_uprobes_only_what_it_does_not_report)
 	/* Process 300 has no injection library: its uprobes are all it has. */
 	cr_assert_eq(launch_store__add_call(ls, &other), 0);
 
-	cr_assert_eq(launch_fold(ls, sym, tree, &fs), 0);
+	cr_assert_eq(launch_fold(ls, sym, tree, NULL, NULL, &fs), 0);
 	cr_expect_eq(fs.launches, 6);
 	cr_expect_eq(fs.uprobe_left_out, 3);
 	f = open_memstream(&buf, &len);

@@ -432,3 +432,25 @@ Test(config, a_reload_reads_the_file_afresh_and_flags_still_win, .fini = cleanup
 	cr_expect_eq(o.window_s, 60);
 	xsprofd_opts__free(&o);
 }
+
+/* --job and --rank: one-shot flags, parsed into the filter; bad values name themselves. */
+Test(options, job_and_rank)
+{
+	struct xsprofd_opts o;
+
+	cr_assert_eq(PARSE_SAID(&o, "-f", "-o", "x.folded", "--job", "xsjob", "--rank", "3,0-1"), 0,
+		     "%s", said);
+	cr_expect_str_eq(o.job_filter.job, "xsjob");
+	cr_assert_eq(o.job_filter.nr_ranks, 3);
+	cr_expect_eq(o.job_filter.ranks[0], 0);
+	cr_expect_eq(o.job_filter.ranks[2], 3);
+	xsprofd_opts__free(&o);
+	cr_expect_eq(PARSE_SAID(&o, "-f", "-o", "x.folded", "--rank", "0-64"), 2);
+	cr_expect(strstr(said, "--rank '0-64': ranks and ranges by commas, like 0,2-3 (at most 64 "
+			       "ranks)"),
+		  "%s", said);
+	cr_expect_eq(PARSE_SAID(&o, "-f", "-o", "x.folded", "--job", ""), 2);
+	cr_expect(strstr(said, "--job '': a job id"), "%s", said);
+	cr_expect_eq(PARSE_SAID(&o, "--rank", "1"), 2, "the service records no one-shot profile");
+	cr_expect(strstr(said, "--rank '1': only with --foreground"), "%s", said);
+}

@@ -158,6 +158,17 @@ Test(recordings_request, defaults)
 	cr_expect_not(r.children);
 	cr_expect_str_eq(r.view.strategy, "stream");
 	cr_expect_str_eq(r.view.range_domain, "xsprof");
+	cr_expect_not(job_filter__on(&r.job_filter), "no job or rank: every process");
+
+	/* "job" and "rank": only those processes, both together. */
+	cr_assert_eq(parse("{\"job\": \"xsjob-compute\", \"rank\": \"0,2-3\"}", &r, &until_exit,
+			   msg, &hint),
+		     0, "%s", msg);
+	cr_expect_str_eq(r.job_filter.job, "xsjob-compute");
+	cr_assert_eq(r.job_filter.nr_ranks, 3);
+	cr_expect_eq(r.job_filter.ranks[2], 3);
+	cr_expect(job_filter__matches(&r.job_filter, "job.id=xsjob-compute\x1fjob.rank=2"));
+	cr_expect_not(job_filter__matches(&r.job_filter, "job.id=xsjob-compute\x1fjob.rank=1"));
 }
 
 /* Each bad field: 400's words, the field named, and what to send instead. */
@@ -191,6 +202,15 @@ Test(recordings_request, refusals_name_the_field)
 		{"{\"range_domain\": \"d\"}",
 		 "range_domain goes with group_by range or outer-range"},
 		{"{\"group_by\": \"range\", \"range_domain\": \"\"}", "range_domain goes with"},
+		{"{\"job\": \"\"}", "job must be a job id as its launcher set it"},
+		{"{\"job\": 1234}", "job must be a job id"},
+		{"{\"job\": \"a\\nb\"}", "job must be a job id"},
+		{"{\"rank\": \"\"}", "rank must be ranks and ranges by commas, like 0,2-3 (at most "
+				     "64 ranks)"},
+		{"{\"rank\": 1}", "rank must be ranks and ranges"},
+		{"{\"rank\": \"0-64\"}", "rank must be ranks and ranges"},
+		{"{\"rank\": \"1,,2\"}", "rank must be ranks and ranges"},
+		{"{\"rank\": \"3-1\"}", "rank must be ranks and ranges"},
 	};
 	struct svc_recording r;
 	const char *hint;

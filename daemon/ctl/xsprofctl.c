@@ -22,6 +22,7 @@
 #include "daemon/base/api_socket.h"
 #include "daemon/base/atomic_file.h"
 #include "daemon/base/command.h"
+#include "daemon/base/job_filter.h"
 #include "daemon/base/cupti_lib_path.h"
 #include "daemon/ctl/ctl.h"
 #include "daemon/ctl/fleet.h"
@@ -53,6 +54,8 @@ static const char usage_text[] =
 	"  detach PID                     end the attachment and free what it held\n"
 	"  record [--pid PID[,PID...]]... [--duration S] [--freq HZ] -o FILE\n"
 	"                                 record now (default 10 s at 99 Hz)\n"
+	"  record [--job ID] [--rank LIST] ... -o FILE\n"
+	"                                 only one training job's processes, or some ranks\n"
 	"  record [--mode cpu|offcpu|wall] ... -o FILE\n"
 	"                                 off-CPU time, or wall time (on and off the CPU,\n"
 	"                                 GPU waits included), in us, instead of samples\n"
@@ -132,6 +135,11 @@ static const char usage_text[] =
 	"                          outer-range (the window: if xsprofd groups it)\n"
 	"      --range-domain D    record, attach: only NVTX domain D's ranges (xsprof: the\n"
 	"                          scopes)\n"
+	"      --job ID            record: only the processes of training job ID (the id\n"
+	"                          their launcher set: TORCHELASTIC_RUN_ID, SLURM_JOB_ID)\n"
+	"      --rank LIST         record: only these ranks (RANK, SLURM_PROCID, ...), like\n"
+	"                          0,2-3 (at most 64); with --job both must hold; processes\n"
+	"                          that name no job or rank are left out\n"
 	"\n"
 	"Options:\n"
 	"  -s, --socket PATH   xsprofd's socket (default " DEFAULT_SOCKET ", or $XSPROF_SOCKET)\n"
@@ -146,6 +154,7 @@ static const char usage_text[] =
 	"  xsprofctl status\n"
 	"  xsprofctl record --pid 1234 --duration 30 -o app.svg\n"
 	"  xsprofctl record --mode wall --pid 1234 -d 10 -o wall.svg   # where the time went\n"
+	"  xsprofctl record --rank 0,3 -d 20 -o ranks03.pb.gz   # ranks 0 and 3 of the job here\n"
 	"  xsprofctl flamegraph --since 10m -o last10m.svg\n"
 	"  xsprofctl record --gpu-mode merged -o train.json -- python3 train.py\n"
 	"  xsprofctl attach 1234; xsprofctl flamegraph --gpu-mode merged -o last5m.pb.gz\n"
@@ -982,6 +991,23 @@ struct record_args {
 	char **cmd;
 };
 
+/* record --job ID, --rank LIST: checked as xsprofd checks them, sent as "job" and "rank".
+ * True when c was one of them (*ret_st: 2 for a bad value). */
+static bool job_opt(int c, const char *arg, struct json_object *req, int *ret_st)
+{
+	struct job_filter f = {0};
+
+	if (c != 'J' && c != 'R')
+		return false;
+	if (c == 'J' && job_filter__set_job(&f, arg))
+		*ret_st = ctl_usage_error("--job '%s': expected " JOB_FILTER_JOB_HELP, arg);
+	else if (c == 'R' && job_filter__set_ranks(&f, arg))
+		*ret_st = ctl_usage_error("--rank '%s': expected " JOB_FILTER_RANK_HELP, arg);
+	else
+		json_object_object_add(req, c == 'J' ? "job" : "rank", json_object_new_string(arg));
+	return true;
+}
+
 static int record_parse(int argc, char **argv, struct record_args *a)
 {
 	static const struct option lo[] = {{"pid", required_argument, NULL, 'p'},
@@ -991,6 +1017,8 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 					   {"mode", required_argument, NULL, 'm'},
 					   {"group-by", required_argument, NULL, 'G'},
 					   {"range-domain", required_argument, NULL, 'D'},
+					   {"job", required_argument, NULL, 'J'},
+					   {"rank", required_argument, NULL, 'R'},
 					   PROFILE_LONG_OPTS,
 					   {}};
 	const char *group = NULL, *domain = NULL;
@@ -1057,12 +1085,12 @@ static int record_parse(int argc, char **argv, struct record_args *a)
 			json_object_object_add(a->req, "children", json_object_new_boolean(false));
 			break;
 		default:
-			if (!ctl_profile_opt(c, optarg, a->req, &st))
+			if (!ctl_profile_opt(c, optarg, a->req, &st) &&
+			    !job_opt(c, optarg, a->req, &st))
 				st = ctl_usage_error("%s",
 						     "record takes --pid, --duration, --freq, "
-						     "--mode, --group-by, --range-domain, "
-						     "--no-children, "
-						     "--gpu-mode, "
+						     "--mode, --group-by, --range-domain, --job, "
+						     "--rank, --no-children, --gpu-mode, "
 						     "--weight, --correlate, -o FILE [-- CMD "
 						     "ARGS]");
 		}

@@ -22,6 +22,8 @@ struct fold_ctx {
 	struct calltree *tree;
 	uint32_t *usdt_tgids; /* sorted: processes that have xsprof:launch records */
 	size_t nr_tgids;
+	fold_accept_fn accept; /* the processes kept (NULL: all) */
+	void *accept_ctx;
 	struct launch_fold_stats stats;
 };
 
@@ -83,6 +85,8 @@ static int fold_one(void *arg, const struct launch_stack *s)
 	char comm[XSPROF_COMM_LEN + 1], leaf[96];
 	size_t n = 0;
 
+	if (c->accept && !c->accept(c->accept_ctx, s->tgid))
+		return 0;
 	/* A process whose injection library fired xsprof:launch reported each launch there; an
 	 * entry uprobe on the same call (before the probes were trimmed) is the same launch. */
 	if (s->kind == LAUNCH_UPROBE && cuda_api__usdt_covers(s->api) &&
@@ -114,9 +118,9 @@ static int fold_one(void *arg, const struct launch_stack *s)
 }
 
 int launch_fold(const struct launch_store *ls, struct symbolizer *sym, struct calltree *tree,
-		struct launch_fold_stats *ret_stats)
+		fold_accept_fn accept, void *accept_ctx, struct launch_fold_stats *ret_stats)
 {
-	struct fold_ctx c = {.sym = sym, .tree = tree};
+	struct fold_ctx c = {.sym = sym, .tree = tree, .accept = accept, .accept_ctx = accept_ctx};
 	int err;
 
 	err = launch_store__for_each(ls, collect_tgid, &c);

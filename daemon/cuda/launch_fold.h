@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "bpf/xsprof_events.h"
+#include "daemon/stacks/fold.h"
 
 struct calltree;
 struct launch_stack;
@@ -36,9 +37,10 @@ size_t launch_fold__name_stack(struct symbolizer *sym, const struct launch_stack
 /*
  * Add every launch stack of ls to tree as comm;outermost frame;...;caller;[cuda] API, weighted
  * by its number of calls. A process's xsprof:launch firings are used only when no uprobe
- * reported for it (they are the same launches, seen by CUPTI). 0 or -ENOMEM.
+ * reported for it (they are the same launches, seen by CUPTI). Only the processes accept
+ * keeps (--job, --rank; NULL: all). 0 or -ENOMEM.
  */
 int launch_fold(const struct launch_store *ls, struct symbolizer *sym, struct calltree *tree,
-		struct launch_fold_stats *ret_stats);
+		fold_accept_fn accept, void *accept_ctx, struct launch_fold_stats *ret_stats);
 
 #endif

@@ -35,6 +35,7 @@
 #include "daemon/session/gpu_waits.h"
 #include "daemon/session/group_by.h"
 #include "daemon/session/host_labels.h"
+#include "daemon/session/job_keep.h"
 #include "daemon/session/join_check.h"
 #include "daemon/session/profile.h"
 #include "daemon/session/source.h"
@@ -435,8 +436,10 @@ static int command_end(struct command *cmd, bool released, int status)
 	return status ? 125 : st;
 }
 
+/* --launches-output: the CUDA calls' stacks (of the processes keep keeps; NULL: all). */
 static int write_launches(const struct xsprofd_opts *o, struct recording *recording,
-			  struct symbolizer *sym, const struct output_meta *cpu_meta)
+			  struct symbolizer *sym, struct job_keep *keep,
+			  const struct output_meta *cpu_meta)
 {
 	struct output_meta meta = *cpu_meta;
 	struct launch_fold_stats ls = {};
@@ -446,8 +449,8 @@ static int write_launches(const struct xsprofd_opts *o, struct recording *record
 
 	if (!o->launch_output || !recording__cuda(recording))
 		return 0;
-	err = session_profile__launches(cuda_probes__store(recording__cuda(recording)), sym, &tree,
-					&ls);
+	err = session_profile__launches(cuda_probes__store(recording__cuda(recording)), sym,
+					keep ? job_keep__accepts : NULL, keep, &tree, &ls);
 	if (err) {
 		log_err("naming the launch stacks failed: %s", strerror(-err));
 		goto out;
@@ -852,6 +855,7 @@ struct run {
 	struct gpu_scope scope;
 	struct group_by *groups;    /* --group-by */
 	struct host_labels *labels; /* each process's host-side labels (wants_labels) */
+	struct job_keep *keep;	    /* --job, --rank: the processes kept */
 	uint64_t start_ns, end_ns;
 	int64_t realtime_offset_ns;
 	struct session_profile sp;
@@ -887,10 +891,10 @@ static bool wants_format(const struct xsprofd_opts *o, enum output_format fmt)
 }
 
 /* Each process's labels, read while it runs: OTLP's attributes, pprof's labels, the trace's
- * process names, the job report's ranks. */
+ * process names, the job report's ranks, the job and rank --job and --rank keep. */
 static bool wants_labels(const struct xsprofd_opts *o)
 {
-	if (o->report_job)
+	if (o->report_job || job_filter__on(&o->job_filter))
 		return true;
 	for (int i = 0; i < o->nr_outputs; i++)
 		if (output__format_info((enum output_format)o->outputs[i].format)->needs &
@@ -1070,6 +1074,11 @@ static int start_recording(struct run *r)
 		log_err("out of memory setting up");
 		return 1;
 	}
+	if (job_filter__on(&o->job_filter) &&
+	    !(r->keep = job_keep__new(&o->job_filter, r->labels))) {
+		log_err("out of memory setting up");
+		return 1;
+	}
 	r->ropts.on_new_process = r->groups || r->labels ? note_process : NULL;
 	r->ropts.on_new_process_ctx = r;
 	r->ropts.on_exec = r->labels ? note_exec : NULL;
@@ -1123,6 +1132,24 @@ static int start_recording(struct run *r)
 	return 0;
 }
 
+/* What --job and --rank kept. */
+static void keep_report(const struct xsprofd_opts *o, const struct job_keep *keep)
+{
+	struct job_keep_stats ks;
+	char what[192];
+
+	job_keep__stats(keep, &ks);
+	job_filter__describe(&o->job_filter, what, sizeof(what));
+	log_info("%s: kept %llu processes, left out %llu (another job or rank, or none said in "
+		 "their environment)%s",
+		 what, (unsigned long long)ks.kept, (unsigned long long)ks.left_out,
+		 ks.uncounted ? "; more past the count's cap" : "");
+	if (!ks.kept)
+		log_warn("%s: no process was kept: the profile is empty (--group-by rank or job "
+			 "shows what the processes say)",
+			 what);
+}
+
 /*
  * The profile (daemon/session/profile.c: named, the GPU work joined, grouped), then what it
  * took and came to in the log. 0, or the exit status.
@@ -1141,6 +1168,8 @@ static int build_profile(struct run *r)
 		.groups = r->groups,
 		.range_domain = o->range_domain,
 		.timeline = r->ropts.max_timeline > 0,
+		.keep = r->keep ? job_keep__accepts : NULL,
+		.keep_ctx = r->keep,
 	};
 	struct session_profile *sp = &r->sp;
 	struct session_source src;
@@ -1159,6 +1188,8 @@ static int build_profile(struct run *r)
 	sp->pd.start_ns = r->start_ns;
 	sp->pd.end_ns = r->end_ns;
 	sp->pd.realtime_offset_ns = r->realtime_offset_ns;
+	if (r->keep)
+		keep_report(o, r->keep);
 	if (r->gpu) {
 		struct gpu_store_stats gs;
 
@@ -1236,7 +1267,7 @@ static int write_all(struct run *r)
 		status = 1;
 	if (r->o->report_job && print_job_report(&r->sp.pd))
 		status = 1;
-	if (write_launches(r->o, r->recording, r->sym, &meta))
+	if (write_launches(r->o, r->recording, r->sym, r->keep, &meta))
 		status = 1;
 	return status;
 }
@@ -1300,6 +1331,7 @@ int oneshot__run(const struct xsprofd_opts *o)
 out:
 	session_profile__release(&r.sp);
 	group_by__free(r.groups);
+	job_keep__free(r.keep);
 	host_labels__free(r.labels);
 	oneshot_gpu__free(r.gpu);
 	recording__free(r.recording);

@@ -21,6 +21,7 @@
 
 #include "bpf/xsprof_events.h"
 #include "correlate/correlate.h"
+#include "daemon/base/job_filter.h"
 #include "daemon/service/http.h"
 #include "daemon/session/lasting.h"
 #include "daemon/session/slice.h"
@@ -36,6 +37,7 @@ struct flight;
 struct cupti_server_opts;
 struct frame_sites;
 struct host_labels;
+struct job_keep;
 struct gpu_store;
 struct json_object;
 struct launch_event;
@@ -114,9 +116,12 @@ struct svc_recording {
 	bool children;		  /* descendants followed (in the kernel) */
 	struct session_view view; /* --gpu-mode, --weight, --correlate */
 	char range_domain[64];	  /* view.range_domain's text (group_by range: one domain) */
-	/* The job report's formats: each process's job and rank, read while it runs. */
+	/* The formats that carry labels (the job report's, pprof's...) and "job"/"rank": each
+	 * process's job and rank, read while it runs. */
 	struct host_labels *labels;
-	uint32_t *launch_pids; /* at the end: processes that launched, sorted */
+	struct job_filter job_filter; /* "job", "rank": only those processes (off: all) */
+	struct job_keep *keep;	      /* job_filter's, when on */
+	uint32_t *launch_pids;	      /* at the end: processes that launched, sorted */
 	size_t nr_launch_pids;
 	uint64_t started_ns, finished_ns;
 	struct recording *recording;
@@ -305,6 +310,12 @@ void recordings__free(struct svc_recording *r);
  */
 int recordings__set_range_domain(struct svc_recording *r, const char *domain, char *msg,
 				 size_t size);
+/*
+ * A recording's job and rank list (request body or scrape query; NULL: not given) into
+ * r->job_filter: only those processes are kept. 0, or -EINVAL with msg.
+ */
+int recordings__set_job_filter(struct svc_recording *r, const char *job, const char *rank,
+			       char *msg, size_t size);
 /* Finished recordings past their caps (kept FINISHED_KEEP_S, MAX_FINISHED in all,
  * FINISHED_PER_UID of one member's) freed, newest kept first; none a client waits on. */
 void recordings__prune(struct service *s);

@@ -27,6 +27,7 @@
 #include "daemon/session/gpu_join.h"
 #include "daemon/session/group_by.h"
 #include "daemon/session/host_labels.h"
+#include "daemon/session/job_keep.h"
 #include "daemon/session/profile.h"
 #include "daemon/session/source.h"
 #include "daemon/session/recording.h"
@@ -93,6 +94,20 @@ bool recordings__accepts(void *ctx, uint32_t pid)
 	       bsearch(&pid, r->launch_pids, r->nr_launch_pids, sizeof(pid), cmp_u32);
 }
 
+/* What "job" and "rank" kept, in the log and the recording's note. */
+static void keep_report(struct svc_recording *r)
+{
+	struct job_keep_stats ks;
+	char what[192];
+
+	job_keep__stats(r->keep, &ks);
+	job_filter__describe(&r->job_filter, what, sizeof(what));
+	log_info("recording %u: %s: kept %llu processes, left out %llu", r->id, what,
+		 (unsigned long long)ks.kept, (unsigned long long)ks.left_out);
+	if (!ks.kept && !r->note[0])
+		snprintf(r->note, sizeof(r->note), "%.80s: no process was kept", what);
+}
+
 /* A stopped recording's profile in its format, into r->result. */
 static int recordings__render(struct service *s, struct svc_recording *r, uint64_t *ret_samples)
 {
@@ -142,6 +157,8 @@ static int recordings__render(struct service *s, struct svc_recording *r, uint64
 	if (sp.pd.nr_launches || sp.pd.nr_gpu)
 		log_info("recording %u: %zu launches, %zu GPU records, %zu joined (%s)", r->id,
 			 sp.pd.nr_launches, sp.pd.nr_gpu, sp.pd.nr_joins, r->view.strategy);
+	if (r->keep)
+		keep_report(r);
 	session_profile__release(&sp);
 	return err;
 }
@@ -224,6 +241,7 @@ void recordings__free(struct svc_recording *r)
 {
 	recording__free(r->recording);
 	group_by__free(r->view.groups);
+	job_keep__free(r->keep);
 	host_labels__free(r->labels);
 	sd_event_source_disable_unref(r->end);
 	sd_event_source_disable_unref(r->exit_watch);
@@ -431,6 +449,35 @@ int recordings__set_range_domain(struct svc_recording *r, const char *domain, ch
 	return 0;
 }
 
+int recordings__set_job_filter(struct svc_recording *r, const char *job, const char *rank,
+			       char *msg, size_t size)
+{
+	if (job && job_filter__set_job(&r->job_filter, job)) {
+		snprintf(msg, size, "job must be %s", JOB_FILTER_JOB_HELP);
+		return -EINVAL;
+	}
+	if (rank && job_filter__set_ranks(&r->job_filter, rank)) {
+		snprintf(msg, size, "rank must be %s", JOB_FILTER_RANK_HELP);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* "job": "ID" and "rank": "LIST" (strings) into r. 0, or -EINVAL with msg. */
+static int parse_job_filter(struct json_object *body, struct svc_recording *r, char *msg,
+			    size_t size)
+{
+	struct json_object *v;
+	const char *job = NULL, *rank = NULL;
+
+	/* Anything but a string is refused as an empty one is. */
+	if (body && json_object_object_get_ex(body, "job", &v))
+		job = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+	if (body && json_object_object_get_ex(body, "rank", &v))
+		rank = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+	return recordings__set_job_filter(r, job, rank, msg, size);
+}
+
 /* "pids": [...] into r. 0, or -EINVAL with msg. */
 static int parse_pids(struct json_object *body, struct svc_recording *r, char *msg, size_t size)
 {
@@ -483,6 +530,8 @@ static int parse_record_body(struct service *s, struct json_object *body, struct
 	err = recordings__parse_view(body, r, msg, size);
 	if (!err)
 		err = parse_pids(body, r, msg, size);
+	if (!err)
+		err = parse_job_filter(body, r, msg, size);
 	if (err)
 		return err;
 	/* NaN compares false with everything: only a finite number in range passes. */
@@ -607,11 +656,22 @@ static int recordings__start(struct service *s, struct svc_recording *r, struct 
 		snprintf(msg, size, "out of memory");
 		return -ENOMEM;
 	}
-	/* The job report: each process's place in its job, from its environment. */
-	if ((output__format_info(r->format)->needs & OUTPUT_NEEDS_LABELS) &&
+	/* The job report, "job" and "rank": each process's place in its job, from its
+	 * environment. */
+	if (((output__format_info(r->format)->needs & OUTPUT_NEEDS_LABELS) ||
+	     job_filter__on(&r->job_filter)) &&
 	    !(r->labels = host_labels__new(NULL, NULL, 0))) {
 		snprintf(msg, size, "out of memory");
 		return -ENOMEM;
+	}
+	if (job_filter__on(&r->job_filter)) {
+		r->keep = job_keep__new(&r->job_filter, r->labels);
+		if (!r->keep) {
+			snprintf(msg, size, "out of memory");
+			return -ENOMEM;
+		}
+		r->view.keep = job_keep__accepts;
+		r->view.keep_ctx = r->keep;
 	}
 	ro.on_new_process = r->view.groups || r->labels ? note_process : NULL;
 	ro.on_exec = r->labels ? note_exec : NULL;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The scrape endpoint, GET /debug/pprof/profile?seconds=N: what `go tool pprof URL`, Parca and
- * Pyroscope ask a pprof source for. Each request is a recording of the next N seconds, started
- * and rendered exactly as POST /v1/recordings does it (GPU joins included), with the connection
- * parked until it ends; a GET, so a read-only network client may make it.
+ * Pyroscope ask a pprof source for (job=ID&rank=LIST: one job's processes, some ranks). Each
+ * request is a recording of the next N seconds, started and rendered exactly as
+ * POST /v1/recordings does it (GPU joins included), with the connection parked until it ends;
+ * a GET, so a read-only network client may make it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -93,7 +94,8 @@ static int scrape_comm(const char *comm, struct svc_recording *r)
 	return err;
 }
 
-/* The query into r: seconds, pid or comm, gpu_mode, weight, hz, format. 0 or -EINVAL. */
+/* The query into r: seconds, pid or comm, gpu_mode, weight, hz, format, group_by,
+ * range_domain, job, rank. 0 or -EINVAL. */
 static int parse_scrape(struct service *s, struct MHD_Connection *c, struct svc_recording *r,
 			char *msg, size_t size)
 {
@@ -101,6 +103,7 @@ static int parse_scrape(struct service *s, struct MHD_Connection *c, struct svc_
 	const char *secs = ARG("seconds"), *pid = ARG("pid"), *comm = ARG("comm");
 	const char *mode = ARG("gpu_mode"), *weight = ARG("weight"), *hz = ARG("hz");
 	const char *fmt = ARG("format"), *group = ARG("group_by"), *domain = ARG("range_domain");
+	const char *job = ARG("job"), *rank = ARG("rank");
 #undef ARG
 	unsigned long v;
 	int err;
@@ -153,6 +156,8 @@ static int parse_scrape(struct service *s, struct MHD_Connection *c, struct svc_
 		return -EINVAL;
 	}
 	if (domain && recordings__set_range_domain(r, domain, msg, size))
+		return -EINVAL;
+	if (recordings__set_job_filter(r, job, rank, msg, size))
 		return -EINVAL;
 	if (pid && comm) {
 		snprintf(msg, size, "give pid or comm, not both");

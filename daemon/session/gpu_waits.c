@@ -46,8 +46,7 @@ struct waits {
 	uint64_t max_gpu_ns; /* longest GPU record: how far back an overlapping one may start */
 	const char **frames;
 	size_t cap_frames;
-	fold_root_fn root;
-	void *root_ctx;
+	struct fold_procs procs;	/* the processes kept, a frame above each */
 	char comm[XSPROF_COMM_LEN + 1]; /* the current wait's process name: frames point at it */
 	struct gpu_waits_stats st;
 };
@@ -214,8 +213,8 @@ static int wait_frames(struct waits *w, const struct launch_wait *lw, size_t *re
 		w->frames = v;
 		w->cap_frames = n + 5;
 	}
-	if (w->root)
-		w->frames[k++] = w->root(w->root_ctx, lw->tgid);
+	if (w->procs.root)
+		w->frames[k++] = w->procs.root(w->procs.root_ctx, lw->tgid);
 	/* ls is gone when the frames are used: its name is copied. */
 	snprintf(w->comm, sizeof(w->comm), "%.*s", (int)sizeof(ls.comm), ls.comm);
 	w->frames[k++] = w->comm[0] ? w->comm : "[unknown]";
@@ -263,16 +262,18 @@ static int add_wait(struct waits *w, const struct launch_wait *lw)
 }
 
 int gpu_waits__add(const struct launch_store *ls, const struct profile_data *pd,
-		   struct calltree *tree, uint64_t ns_per_unit, fold_root_fn root, void *root_ctx,
+		   struct calltree *tree, uint64_t ns_per_unit, const struct fold_procs *procs,
 		   struct gpu_waits_stats *ret_stats)
 {
 	const struct launch_wait *lw = ls ? launch_store__waits(ls) : NULL;
 	size_t nw = ls ? launch_store__nr_waits(ls) : 0;
-	struct waits w = {.ls = ls, .pd = pd, .root = root, .root_ctx = root_ctx};
+	struct waits w = {.ls = ls, .pd = pd};
 	int err = 0;
 
 	if (!nw)
 		return 0;
+	if (procs)
+		w.procs = *procs;
 	w.ns = calltree__new();
 	if (!w.ns)
 		return -ENOMEM;
@@ -280,7 +281,8 @@ int gpu_waits__add(const struct launch_store *ls, const struct profile_data *pd,
 	if (!err)
 		err = index_handles(&w);
 	for (size_t i = 0; !err && i < nw; i++)
-		err = add_wait(&w, &lw[i]);
+		if (!w.procs.accept || w.procs.accept(w.procs.accept_ctx, lw[i].tgid))
+			err = add_wait(&w, &lw[i]);
 	if (!err)
 		err = calltree__add_scaled(tree, w.ns, 1, ns_per_unit ? ns_per_unit : 1);
 	if (ret_stats) {

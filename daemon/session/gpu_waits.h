@@ -37,11 +37,11 @@ struct gpu_waits_stats {
 /*
  * Add ls's waits to tree, weights in units of ns_per_unit nanoseconds (rounded per stack, after
  * summing). pd gives the stack names (pd->stack over STACK_NAMES_LAUNCH ids; "[unknown]" when
- * NULL) and the GPU records and joins (may be none); root, when not NULL, a frame above the
- * thread's name (--group-by). 0 or -errno.
+ * NULL) and the GPU records and joins (may be none); procs (may be NULL) the processes whose
+ * waits are kept (--job, --rank) and a frame above the thread's name (--group-by). 0 or -errno.
  */
 int gpu_waits__add(const struct launch_store *ls, const struct profile_data *pd,
-		   struct calltree *tree, uint64_t ns_per_unit, fold_root_fn root, void *root_ctx,
+		   struct calltree *tree, uint64_t ns_per_unit, const struct fold_procs *procs,
 		   struct gpu_waits_stats *ret_stats);
 
 /* ls's waits as timeline slices into a new array (*ret, free() it; NULL when none). 0 or

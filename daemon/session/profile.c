@@ -26,6 +26,7 @@ static int fold_cpu(struct session_profile *sp, const struct session_source *src
 	struct profile_data *pd = &sp->pd;
 	struct group_by *groups;
 	static const char *const label_set[] = {PROFILE_LABEL_SET, "process"};
+	struct fold_procs procs;
 	fold_root_fn root;
 	void *root_ctx;
 	int err;
@@ -40,10 +41,10 @@ static int fold_cpu(struct session_profile *sp, const struct session_source *src
 	groups = view->groups ? view->groups : sp->groups;
 	root = view->labels ? view->labels : groups ? group_by__root : NULL;
 	root_ctx = view->labels ? view->labels_ctx : groups;
-	err = view->skip_fold
-		      ? 0
-		      : session_tree__build(src, sym, view->cpu_mode, view->freq_hz, view->uid_root,
-					    root, root_ctx, sp->tree, &sp->fold);
+	procs = (struct fold_procs){root, root_ctx, view->keep, view->keep_ctx};
+	err = view->skip_fold ? 0
+			      : session_tree__build(src, sym, view->cpu_mode, view->freq_hz,
+						    view->uid_root, &procs, sp->tree, &sp->fold);
 	if (err)
 		return err;
 	pd->cpu_tree = sp->tree;
@@ -140,9 +141,10 @@ static int add_waits(struct session_profile *sp, const struct launch_store *ls,
 
 	if (ls && (view->cpu_mode == SESSION_MODE_WALL ||
 		   (view->cpu_mode == SESSION_MODE_CPU && pd->mode == GPU_MODE_MERGED))) {
+		struct fold_procs procs = {pd->root, pd->root_ctx, view->keep, view->keep_ctx};
+
 		sp->failed = "adding the GPU waits";
-		err = gpu_waits__add(ls, pd, sp->tree, pd->sample_period_ns, pd->root, pd->root_ctx,
-				     &sp->waits);
+		err = gpu_waits__add(ls, pd, sp->tree, pd->sample_period_ns, &procs, &sp->waits);
 		if (err)
 			return err;
 		sp->waits_added = true;
@@ -159,6 +161,18 @@ static int add_waits(struct session_profile *sp, const struct launch_store *ls,
 		pd->mem = sp->mem_timeline;
 	}
 	return 0;
+}
+
+/* view->keep: pd's records of the processes it keeps (the CPU tree and waits were folded so). */
+static int keep_processes(struct session_profile *sp, const struct session_view *view)
+{
+	int err;
+
+	sp->failed = "leaving out the processes of other jobs and ranks";
+	err = profile__take(&sp->pd, view->keep, view->keep_ctx, &sp->kept);
+	if (!err)
+		sp->pd = sp->kept.pd;
+	return err;
 }
 
 /*
@@ -223,6 +237,8 @@ int session_profile__build(struct session_profile *sp, const struct session_sour
 	err = name_stacks(sp, src, sym, view);
 	if (!err)
 		err = add_waits(sp, ls, view, groups);
+	if (!err && view->keep)
+		err = keep_processes(sp, view);
 	if (!err && session_group__is_range(view->group_by))
 		err = by_range(sp, view);
 	if (!err)
@@ -240,14 +256,16 @@ void session_profile__release(struct session_profile *sp)
 	gpu_join__free(sp->join);
 	calltree__free(sp->tree);
 	pid_uids__free(sp->uids);
+	profile_taken__release(&sp->kept);
 	memset(sp, 0, sizeof(*sp));
 }
 
 int session_profile__launches(const struct launch_store *ls, struct symbolizer *sym,
-			      struct calltree **ret_tree, struct launch_fold_stats *ret_stats)
+			      fold_accept_fn keep, void *keep_ctx, struct calltree **ret_tree,
+			      struct launch_fold_stats *ret_stats)
 {
 	struct calltree *tree = calltree__new();
-	int err = tree ? launch_fold(ls, sym, tree, ret_stats) : -ENOMEM;
+	int err = tree ? launch_fold(ls, sym, tree, keep, keep_ctx, ret_stats) : -ENOMEM;
 
 	if (err) {
 		calltree__free(tree);

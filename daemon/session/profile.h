@@ -64,6 +64,12 @@ struct session_view {
 	/* group_by range under these ranges (a slice's: those known when it closes), not the
 	 * NVTX records the join took. */
 	const struct ranges *ranges;
+	/*
+	 * Only the processes this keeps (--job, --rank: job_keep__accepts; NULL: all): their CPU
+	 * stacks, GPU waits, samples, launches, GPU records, joins, waits and memory calls.
+	 */
+	fold_accept_fn keep;
+	void *keep_ctx;
 };
 
 /* A profile and what it points at. */
@@ -81,6 +87,7 @@ struct session_profile {
 	struct profile_wait *waits_timeline; /* pd.waits */
 	struct profile_mem *mem_timeline;    /* pd.mem */
 	struct pid_uids *uids;		     /* view->uid_root's */
+	struct profile_taken kept;	     /* pd's records of view->keep's processes */
 	const char *failed;		     /* on failure, the step: "naming the stacks", ... */
 };
 
@@ -97,9 +104,11 @@ void session_profile__release(struct session_profile *sp);
 
 /*
  * The launches of ls as a tree (--launch-output): comm;launch stack;[cuda] API, weighted by
- * calls (launch_fold). *ret_tree is the caller's; 0 or -errno (*ret_tree NULL).
+ * calls (launch_fold), of the processes keep keeps (NULL: all). *ret_tree is the caller's; 0
+ * or -errno (*ret_tree NULL).
  */
 int session_profile__launches(const struct launch_store *ls, struct symbolizer *sym,
-			      struct calltree **ret_tree, struct launch_fold_stats *ret_stats);
+			      fold_accept_fn keep, void *keep_ctx, struct calltree **ret_tree,
+			      struct launch_fold_stats *ret_stats);
 
 #endif

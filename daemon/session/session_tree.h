@@ -16,11 +16,11 @@ struct calltree;
 struct session_source;
 struct symbolizer;
 
-/* src's stacks; under "uid:N" first when uid_root, then root (may be NULL, see
- * fold_stacks_under). 0 or -errno. */
+/* src's stacks of the processes procs keeps; under "uid:N" first when uid_root, then procs'
+ * root (procs may be NULL, see fold_stacks_under). 0 or -errno. */
 int session_tree__build(const struct session_source *src, struct symbolizer *sym,
 			enum session_mode mode, unsigned int freq_hz, bool uid_root,
-			fold_root_fn root, void *root_ctx, struct calltree *tree,
+			const struct fold_procs *procs, struct calltree *tree,
 			struct fold_stats *ret_fs);
 
 #endif

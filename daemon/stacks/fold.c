@@ -20,10 +20,9 @@ struct fold_ctx {
 	struct symbolizer *sym;
 	struct calltree *tree;
 	struct fold_stats stats;
-	bool uid_root;	   /* first frame "uid:N": the service filters by it */
-	uint64_t scale;	   /* weight of one count (wall mode: a sample's period in us) */
-	fold_root_fn root; /* a frame above the process (--group-by), may be NULL */
-	void *root_ctx;
+	bool uid_root;		 /* first frame "uid:N": the service filters by it */
+	uint64_t scale;		 /* weight of one count (wall mode: a sample's period in us) */
+	struct fold_procs procs; /* a frame above the process, the processes kept */
 	struct fold_names names;
 };
 
@@ -194,12 +193,14 @@ static int fold_one(void *arg, const struct stack_entry *e)
 	size_t n = 0;
 	int err;
 
+	if (c->procs.accept && !c->procs.accept(c->procs.accept_ctx, e->tgid))
+		return 0; /* a process the filter leaves out (--job, --rank) */
 	if (c->uid_root) {
 		snprintf(uid, sizeof(uid), "uid:%u", e->uid);
 		frames[n++] = uid;
 	}
-	if (c->root)
-		frames[n++] = c->root(c->root_ctx, e->tgid);
+	if (c->procs.root)
+		frames[n++] = c->procs.root(c->procs.root_ctx, e->tgid);
 	memcpy(comm, e->comm, XSPROF_COMM_LEN);
 	comm[XSPROF_COMM_LEN] = '\0';
 	frames[n++] = comm[0] ? comm : "[unknown comm]";
@@ -214,7 +215,7 @@ static int fold_one(void *arg, const struct stack_entry *e)
 }
 
 static int fold(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
-		bool uid_root, uint64_t scale, fold_root_fn root, void *root_ctx,
+		bool uid_root, uint64_t scale, const struct fold_procs *procs,
 		struct fold_stats *ret_stats)
 {
 	struct fold_ctx *c = calloc(1, sizeof(*c)); /* ~20 KiB of name buffers */
@@ -222,8 +223,8 @@ static int fold(const struct stack_table *st, struct symbolizer *sym, struct cal
 
 	if (!c)
 		return -ENOMEM;
-	c->root = root;
-	c->root_ctx = root_ctx;
+	if (procs)
+		c->procs = *procs;
 	c->uid_root = uid_root;
 	c->scale = scale;
 	c->sym = sym;
@@ -240,18 +241,18 @@ static int fold(const struct stack_table *st, struct symbolizer *sym, struct cal
 int fold_stacks(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
 		struct fold_stats *ret_stats)
 {
-	return fold(st, sym, tree, false, 1, NULL, NULL, ret_stats);
+	return fold(st, sym, tree, false, 1, NULL, ret_stats);
 }
 
 int fold_stacks_scaled(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
 		       uint64_t scale, struct fold_stats *ret_stats)
 {
-	return fold(st, sym, tree, false, scale, NULL, NULL, ret_stats);
+	return fold(st, sym, tree, false, scale, NULL, ret_stats);
 }
 
 int fold_stacks_under(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
-		      uint64_t scale, bool uid_root, fold_root_fn root, void *root_ctx,
+		      uint64_t scale, bool uid_root, const struct fold_procs *procs,
 		      struct fold_stats *ret_stats)
 {
-	return fold(st, sym, tree, uid_root, scale, root, root_ctx, ret_stats);
+	return fold(st, sym, tree, uid_root, scale, procs, ret_stats);
 }

@@ -64,12 +64,22 @@ int fold_stacks_scaled(const struct stack_table *st, struct symbolizer *sym, str
 
 /* A frame above the process of tgid (--group-by); valid until the fold returns. */
 typedef const char *(*fold_root_fn)(void *ctx, uint32_t tgid);
+/* Whether tgid's stacks are kept (--job, --rank); profile__take's accept has its shape. */
+typedef bool (*fold_accept_fn)(void *ctx, uint32_t tgid);
+
+/* Which processes' stacks a fold keeps, and the frame it puts above each. */
+struct fold_procs {
+	fold_root_fn root; /* a frame above the process (--group-by); NULL: none */
+	void *root_ctx;
+	fold_accept_fn accept; /* the processes kept; NULL: all */
+	void *accept_ctx;
+};
 
 /* Same as fold_stacks_scaled, each stack under a "uid:N" frame naming the sampled thread's uid
- * first when uid_root (the service's windows), then under root(root_ctx, tgid) (--group-by;
- * root may be NULL). */
+ * first when uid_root (the service's windows), then under procs->root (--group-by), only the
+ * processes procs->accept keeps (procs may be NULL: all, no root). */
 int fold_stacks_under(const struct stack_table *st, struct symbolizer *sym, struct calltree *tree,
-		      uint64_t scale, bool uid_root, fold_root_fn root, void *root_ctx,
+		      uint64_t scale, bool uid_root, const struct fold_procs *procs,
 		      struct fold_stats *ret_stats);
 
 #endif

@@ -5,7 +5,8 @@
 # status (--no-children opts out); CUDA launches (xsprof:launch of a fake injection library)
 # are joined to kernel records sent on the CUPTI socket, giving the same [gpu] leaves and trace
 # flows as `xsprofd -f`; the rolling window joins them too and empties its launch store with
-# each slice; bad pid lists and unwritable outputs are refused before anything starts.
+# each slice; bad pid lists and unwritable outputs are refused before anything starts; job and
+# rank (record --job/--rank, the scrape's job=&rank=) keep only the processes they name.
 # Every check prints "ok" or "FAIL"; any FAIL makes the exit status 1. Needs root and BTF.
 #
 # Usage: tests/service/sessions.sh BUILD_DIR      (ctest runs it as service_sessions)
@@ -370,6 +371,44 @@ if [[ -x $phases && -f $lib ]]; then
 		pass "scrape ...&group_by=range&range_domain=xs_domain: each share within 2 points" ||
 		fail "scrape range_domain: HTTP $(cat "$dir/scr.code"): $(head -c 600 "$dir/scr.folded")"
 fi
+
+step "job and rank for recordings on request and the scrape endpoint"
+rc=0; ctl record --rank 1-100 -o "$dir/x.folded" -- true 2>"$dir/x.err" || rc=$?
+[[ $rc == 2 ]] && grep -q "at most 64" "$dir/x.err" && pass "record --rank 1-100: usage error" ||
+	fail "record --rank 1-100: exit $rc: $(cat "$dir/x.err")"
+code=$(curl -s -m 20 -o "$dir/x.json" -w '%{http_code}' --unix-socket "$sock" \
+	"http://x/debug/pprof/profile?seconds=1&pid=$$&rank=0,")
+[[ $code == 400 ]] && grep -q 'rank must be ranks and ranges' "$dir/x.json" &&
+	pass "scrape rank=0,: 400, said why" || fail "scrape rank=0,: HTTP $code: $(cat "$dir/x.json")"
+code=$(curl -s -m 20 -o "$dir/x.json" -w '%{http_code}' --unix-socket "$sock" -d '{"job": ""}' \
+	"http://x/v1/recordings")
+[[ $code == 400 ]] && grep -q 'job must be' "$dir/x.json" &&
+	pass "POST /v1/recordings {\"job\": \"\"}: 400, said why" ||
+	fail "empty job: HTTP $code: $(cat "$dir/x.json")"
+# Two ranks of a job and a process of none: each filter keeps only what it names.
+for r in 0 1; do
+	env -i RANK=$r WORLD_SIZE=2 TORCHELASTIC_RUN_ID=xs-svc-job sha256sum /dev/zero &
+	pids+=($!)
+done
+sha256sum /dev/zero &
+pids+=($!)
+three=${pids[-3]},${pids[-2]},${pids[-1]}
+ctl -q record -p "$three" -d 2 --group-by rank --rank 1 -o "$dir/rank1.folded" ||
+	fail "record --rank 1 failed"
+r0=$(weight "$dir/rank1.folded" '^rank 0;') r1=$(weight "$dir/rank1.folded" '^rank 1;')
+all=$(weight "$dir/rank1.folded" '.')
+((r1 > 20 && r0 == 0 && all == r1)) && pass "record --rank 1: $r1 samples of rank 1, none else" ||
+	fail "record --rank 1: rank 0 $r0, rank 1 $r1, all $all"
+code=$(curl -s -m 30 -o "$dir/job.folded" -w '%{http_code}' --unix-socket "$sock" \
+	"http://x/debug/pprof/profile?seconds=2&pid=$three&format=folded&group_by=rank&job=xs-svc-job")
+r0=$(weight "$dir/job.folded" '^rank 0;') r1=$(weight "$dir/job.folded" '^rank 1;')
+all=$(weight "$dir/job.folded" '.')
+[[ $code == 200 ]] && ((r0 > 20 && r1 > 20 && all == r0 + r1)) &&
+	pass "scrape job=xs-svc-job: ranks 0 and 1 ($r0, $r1 samples), not the process of no job" ||
+	fail "scrape job=: HTTP $code, rank 0 $r0, rank 1 $r1, all $all"
+grep -q "job xs-svc-job: kept 2 processes, left out 1" "$dir/xsprofd.log" &&
+	pass "the log says what the filter kept" || fail "no 'kept 2 processes, left out 1' in the log"
+kill "${pids[-3]}" "${pids[-2]}" "${pids[-1]}" 2>/dev/null || true
 
 # wait_named SECS WHAT: until the grouped window has named the samples taken up to now (its
 # status' store.named_to_ms past the daemon's clock now), at most SECS; else a FAIL naming WHAT.
