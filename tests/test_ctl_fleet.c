@@ -70,7 +70,7 @@ Test(fleet_args, errors_say_what_to_do)
 	EXPECT_FLEET_USAGE("bad host", "-o", "x.svg", "h1 h2");
 	/* The straggler report across hosts (fleet_job.c). */
 	EXPECT_FLEET_USAGE("--report: expected gpu or straggler", "--report", "slow", "h1");
-	EXPECT_FLEET_USAGE("--job goes with --report straggler", "-o", "x.svg", "--job", "j1",
+	EXPECT_FLEET_USAGE("--rank: expected ranks and ranges", "-o", "x.svg", "--rank", "1-",
 			   "h1");
 	EXPECT_FLEET_USAGE("writes the job report to FILE.job.json", "--report", "straggler", "-o",
 			   "x.json", "h1");
@@ -79,6 +79,15 @@ Test(fleet_args, errors_say_what_to_do)
 	EXPECT_FLEET_USAGE("takes no --group-by", "--report", "straggler", "--group-by", "rank",
 			   "h1");
 	EXPECT_FLEET_USAGE("--job: expected a job id", "--report", "straggler", "--job", "", "h1");
+	{
+		struct fleet f = {.duration = 5, .job = "run 1&x", .rank = "0,2-3"};
+		struct fleet_host h = {.addr = "h1:7717"};
+		char url[512];
+
+		host_url(&f, &h, url, sizeof(url));
+		cr_expect_str_eq(url, "http://h1:7717/debug/pprof/profile?format=folded&seconds=5"
+				      "&job=run%201%26x&rank=0,2-3");
+	}
 }
 
 Test(fleet_report, hosts_reports_merge)

@@ -23,6 +23,7 @@
 #include "daemon/session/session_mode.h"
 #include "daemon/base/clock.h"
 #include "daemon/base/atomic_file.h"
+#include "daemon/base/job_filter.h"
 #include "daemon/base/vec.h"
 #include "daemon/ctl/fleet.h"
 #include "daemon/ctl/fleet_internal.h"
@@ -69,7 +70,8 @@ const char fleet_usage[] =
 	"                         FILE.job.json the report, and beside it FILE.trace.json\n"
 	"                         (Perfetto: the ranks on one clock, collectives linked)\n"
 	"                         and FILE.diff.svg (the straggler against the median rank)\n"
-	"      --job ID           with --report straggler: that job's ranks only\n"
+	"      --job ID / --rank LIST   only that job's processes, those ranks (0,2-3), on\n"
+	"                         every host (and the job the straggler report compares)\n"
 	"Exit status: 0 every host answered; 5 some did (the profile is partial); 3 none did;\n"
 	"2 usage error.\n";
 
@@ -200,7 +202,15 @@ static void host_url(const struct fleet *f, const struct fleet_host *h, char *ur
 	if (f->group_by)
 		n += snprintf(url + n, size - n, "&group_by=%s", f->group_by);
 	if (f->range_domain)
-		snprintf(url + n, size - n, "&range_domain=%s", f->range_domain);
+		n += snprintf(url + n, size - n, "&range_domain=%s", f->range_domain);
+	if (f->job) {
+		char *esc = curl_easy_escape(NULL, f->job, 0);
+
+		n += snprintf(url + n, size - n, "&job=%s", esc ? esc : "");
+		curl_free(esc);
+	}
+	if (f->rank)
+		snprintf(url + n, size - n, "&rank=%s", f->rank);
 }
 
 void fleet__curl_common(const struct fleet *f, CURL *h, struct curl_slist *hdrs, long timeout_ms)
@@ -729,10 +739,12 @@ enum {
 	FO_REPORT,
 	FO_DUMP,
 	FO_JOB,
+	FO_RANK,
 };
 
 static int fleet_opt(struct fleet *f, int c, const char *arg)
 {
+	struct job_filter jf = {0};
 	char *end;
 
 	switch (c) {
@@ -819,10 +831,14 @@ static int fleet_opt(struct fleet *f, int c, const char *arg)
 		f->straggler = !f->gpu_report;
 		return 0;
 	case FO_JOB:
-		if (!*arg || strlen(arg) > 63)
-			return fleet_usage_error("--job: expected a job id (1 to 63 characters)",
-						 arg);
+		if (job_filter__set_job(&jf, arg))
+			return fleet_usage_error("--job: expected " JOB_FILTER_JOB_HELP, arg);
 		f->job = arg;
+		return 0;
+	case FO_RANK:
+		if (job_filter__set_ranks(&jf, arg))
+			return fleet_usage_error("--rank: expected " JOB_FILTER_RANK_HELP, arg);
+		f->rank = arg;
 		return 0;
 	case FO_TOKEN:
 		f->token_file = arg;
@@ -881,6 +897,7 @@ static int fleet_parse(struct fleet *f, int argc, char **argv)
 		{"report", required_argument, NULL, FO_REPORT},
 		{"dump", required_argument, NULL, FO_DUMP},
 		{"job", required_argument, NULL, FO_JOB},
+		{"rank", required_argument, NULL, FO_RANK},
 		{"help", no_argument, NULL, 'h'},
 		{}};
 	enum output_format fmt;
@@ -902,7 +919,7 @@ static int fleet_parse(struct fleet *f, int argc, char **argv)
 					 NULL);
 	if (f->gpu_report && (st = gpu_report_checks(f)))
 		return st;
-	if ((f->straggler || f->job) && (st = fleet_job__checks(f)))
+	if (f->straggler && (st = fleet_job__checks(f)))
 		return st;
 	if (f->dump_before > 0 && (f->out || f->gpu_report || f->straggler || f->since > 0 ||
 				   f->pid || f->comm || f->group_by || f->gpu_mode))

@@ -41,7 +41,8 @@ struct fleet {
 	const char *range_domain; /* --range-domain: URL-safe (checked) */
 	bool gpu_report;	  /* --report gpu */
 	bool straggler;		  /* --report straggler */
-	const char *job;	  /* --job: its ranks only (the straggler report) */
+	const char *job;	  /* --job: that job's processes only, on every host */
+	const char *rank;	  /* --rank LIST: those ranks only, on every host */
 	double dump_before;	  /* --dump SECS: > 0, a dump on every host instead */
 	double dump_at;		  /* its moment, CLOCK_REALTIME seconds (every host's the same) */
 	char dump_body[160];

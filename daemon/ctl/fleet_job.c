@@ -30,8 +30,6 @@ int fleet_job__checks(struct fleet *f)
 {
 	size_t n = f->out ? strlen(f->out) : 0;
 
-	if (f->job && !f->straggler)
-		return fleet_usage_error("--job goes with --report straggler", NULL);
 	if (f->out && (n <= strlen(JOB_EXT) || strcmp(f->out + n - strlen(JOB_EXT), JOB_EXT)))
 		return fleet_usage_error(
 			"--report straggler writes the job report to FILE.job.json "
