@@ -112,10 +112,12 @@ run() {
 }
 
 check() {
-	python3 - "$dir" "$1" "$shift_ns" <<'PYEOF'
+	python3 - "$dir" "$1" "$shift_ns" "$src" <<'PYEOF'
 import json, sys
 d, mode, shift = sys.argv[1], sys.argv[2], int(sys.argv[3])
-truth = dict(l.split() for l in open(f"{d}/{mode}.truth") if len(l.split()) == 2)
+sys.path.insert(0, sys.argv[4])
+from job_check import straggler_problems, truth_of
+truth = truth_of(f"{d}/{mode}.truth")
 r = json.load(open(f"{d}/{mode}.job.json"))
 bad = []
 clocks = {c["host"]: c for c in r.get("clocks", [])}
@@ -141,28 +143,7 @@ job = jobs[0] if jobs else {"ranks": [], "findings": []}
 hosts = {x["rank"]: x["host"] for x in job["ranks"]}
 if hosts != {0: "hostA", 1: "hostA", 2: "hostB", 3: "hostB"}:
     bad.append(f"ranks and hosts {hosts}")
-fs = [f for f in job["findings"] if f["kind"] == "straggler"]
-if truth["straggler"] == "none":
-    if job["findings"]:
-        bad.append(f"findings without a straggler: {[f['summary'] for f in job['findings']]}")
-elif len(fs) != 1:
-    bad.append(f"stragglers: {[f['summary'] for f in fs]}")
-else:
-    f = fs[0]
-    want = {"2": ("compute", "xs_forward"), "1": ("host", "xs_load_data")}[truth["straggler"]]
-    if str(f["rank"]) != truth["straggler"] or f["cause"] != want[0]:
-        bad.append(f"named rank {f['rank']} cause {f['cause']}, not {truth['straggler']} {want[0]}")
-    if not any(want[1] in fr for fr in f["stack"]):
-        bad.append(f"stack lacks {want[1]}: {f['stack']}")
-    if "lateness_ns" in truth:
-        t = int(truth["lateness_ns"])
-        got = f["figures"]["lateness_median_ns"]
-        print(f"     lateness {got / 1e6:.3f} ms, injected {t / 1e6:.3f} ms")
-        if abs(got - t) > 0.05 * t:
-            bad.append(f"lateness {got} vs injected {t}")
-        if not f["kernels"] or f["kernels"][0]["name"] != "xs_k_forward":
-            bad.append(f"kernels {f['kernels']}")
-    print(f"     {f['severity']} {f['kind']}: {f['summary']}")
+bad += straggler_problems(job, truth)
 # The merged trace: collectives linked through all 4 ranks.
 t = json.load(open(f"{d}/{mode}.trace.json"))
 links = {}

@@ -17,6 +17,7 @@
 set -uo pipefail
 
 build=$(cd "$1" && pwd)
+src=$(cd "$(dirname "$0")" && pwd)
 xsprofd=$build/daemon/xsprofd
 work=$build/tests/xs_gpu_job
 py=/usr/bin/python3
@@ -45,9 +46,11 @@ run() {
 
 # check MODE: the findings against the truth the launcher printed.
 check() {
-	$py - "$dir" "$1" <<'PYEOF'
+	$py - "$dir" "$1" "$src" <<'PYEOF'
 import json, sys
 d, mode = sys.argv[1:3]
+sys.path.insert(0, sys.argv[3])
+from job_check import straggler_problems
 truth, text = {}, []
 for l in open(f"{d}/{mode}.out"):
     f = l.split()
@@ -71,31 +74,10 @@ if len(counts) != 1 or job["collectives_total"] != counts.pop():
     bad.append(f"collectives: {job['ranks']} total {job['collectives_total']}")
 if job.get("steps_from") != "ranges":
     bad.append(f"steps from {job.get('steps_from')}")
+bad += straggler_problems(job, truth)
 fs = [f for f in job["findings"] if f["kind"] == "straggler"]
-if truth["straggler"] == "none":
-    if job["findings"]:
-        bad.append(f"findings without a straggler: {[f['summary'] for f in job['findings']]}")
-elif len(fs) != 1:
-    bad.append(f"stragglers: {[f['summary'] for f in fs]}")
-else:
-    f = fs[0]
-    want = {"2": ("compute", "xs_forward"), "1": ("host", "xs_load_data")}[truth["straggler"]]
-    if str(f["rank"]) != truth["straggler"] or f["cause"] != want[0]:
-        bad.append(f"named rank {f['rank']} cause {f['cause']}, not rank {truth['straggler']} {want[0]}")
-    if not any(want[1] in fr for fr in f["stack"]):
-        bad.append(f"stack lacks {want[1]}: {f['stack']}")
-    fig = f["figures"]
-    if fig["late_collectives"] < 0.8 * fig["collectives"]:
-        bad.append(f"late at {fig['late_collectives']} of {fig['collectives']}")
-    if "lateness_ns" in truth:
-        t = int(truth["lateness_ns"])
-        if abs(fig["lateness_median_ns"] - t) > 0.05 * t:
-            bad.append(f"lateness {fig['lateness_median_ns']} vs injected {t}")
-        if not f["kernels"] or f["kernels"][0]["name"] != "xs_k_forward":
-            bad.append(f"kernels {f['kernels']}")
-        print(f"     lateness {fig['lateness_median_ns'] / 1e6:.3f} ms, injected {t / 1e6:.3f} ms")
-    print(f"     {f['severity']} {f['kind']}: {f['summary']}")
-    print(f"     stack: {' > '.join(f['stack'])}")
+if fs:
+    print(f"     stack: {' > '.join(fs[0]['stack'])}")
 long = [l for l in text if len(l) > 80]
 if long:
     bad.append(f"text report lines over 80 columns: {long[:2]}")
