@@ -648,7 +648,15 @@ static int align(struct job_merge *m, const struct job_report *r, bool *moved)
 
 /* ---- the hosts' common time ---- */
 
-/* Only the work inside [lo, hi] of the job's clock, its launches, and the samples from lo. */
+static bool is_collective(const struct corr_gpu_rec *g)
+{
+	struct nccl_kernel k;
+
+	return g->kind == CORR_GPU_KERNEL && g->name && nccl__parse(g->name, &k);
+}
+
+/* Only the work inside [lo, hi] of the job's clock (a collective: its end), its launches,
+ * and the samples inside. */
 static int keep_span(struct job_merge *m, int64_t lo, int64_t hi)
 {
 	size_t *gto = calloc(m->nr_gpu + 1, sizeof(*gto));
@@ -664,7 +672,10 @@ static int keep_span(struct job_merge *m, int64_t lo, int64_t hi)
 		const struct corr_gpu_rec *g = &m->gpu[i];
 
 		gto[i] = SIZE_MAX;
-		if ((int64_t)g->end_ns < lo || (int64_t)g->start_ns > hi)
+		/* A collective by its end, which its ranks share (their starts differ by their
+		 * lateness); other work by overlap. */
+		if ((int64_t)g->end_ns < lo || (int64_t)g->start_ns > hi ||
+		    (is_collective(g) && (int64_t)g->end_ns > hi))
 			continue;
 		gto[i] = n;
 		m->gpu[n++] = *g;
@@ -699,13 +710,6 @@ static int keep_span(struct job_merge *m, int64_t lo, int64_t hi)
 	m->span_lo = lo, m->span_hi = hi;
 	free(gto), free(lkeep), free(lto);
 	return 0;
-}
-
-static bool is_collective(const struct corr_gpu_rec *g)
-{
-	struct nccl_kernel k;
-
-	return g->kind == CORR_GPU_KERNEL && g->name && nccl__parse(g->name, &k);
 }
 
 /*
