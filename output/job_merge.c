@@ -713,76 +713,95 @@ static int keep_span(struct job_merge *m, int64_t lo, int64_t hi)
 }
 
 /*
- * The collectives' ends on the job's clock (first estimates), one per moment (ranks' ends of
- * one collective within 100 us are one), and each host's first and last.
+ * The reference host's collectives' ends on the job's clock (first estimates), one per moment
+ * (ranks' ends of one collective within 100 us are one); the latest first and the earliest
+ * last collective of any rank (a recording may take one rank's record of a collective and
+ * miss another's, delivered after it stopped).
  */
 static int64_t *collective_ends(const struct job_merge *m, size_t ref, size_t *ret_n,
-				int64_t *first, int64_t *last)
+				int64_t *ret_from, int64_t *ret_to)
 {
-	int64_t *e = calloc(m->nr_gpu + 1, sizeof(*e));
-	size_t n = 0, u = 0;
+	int64_t *e = calloc(m->nr_gpu + 1, sizeof(*e)), *first, *last;
+	struct keymap *slot = keymap__new();
+	size_t n = 0, u = 0, nr = 0;
 
-	if (!e)
-		return NULL;
-	for (size_t hi = 0; hi < m->nr_hosts; hi++)
-		first[hi] = INT64_MAX, last[hi] = INT64_MIN;
+	first = calloc(m->nr_gpu + 1, sizeof(*first));
+	last = calloc(m->nr_gpu + 1, sizeof(*last));
+	if (!e || !slot || !first || !last)
+		goto fail;
 	for (size_t i = 0; i < m->nr_gpu; i++) {
-		size_t hi = m->gpu[i].pid >> JOB_REPORT_PID_BITS;
+		uint32_t pid = m->gpu[i].pid;
 		int64_t end = (int64_t)m->gpu[i].end_ns;
+		uintptr_t k;
 
 		if (!is_collective(&m->gpu[i]))
 			continue;
-		first[hi] = end < first[hi] ? end : first[hi];
-		last[hi] = end > last[hi] ? end : last[hi];
-		if (hi == ref)
+		if (!(k = (uintptr_t)keymap__get(slot, &pid, sizeof(pid)))) {
+			if (keymap__put(slot, &pid, sizeof(pid), (void *)(uintptr_t)(nr + 1), NULL))
+				goto fail;
+			k = ++nr;
+			first[k - 1] = last[k - 1] = end;
+		}
+		first[k - 1] = end < first[k - 1] ? end : first[k - 1];
+		last[k - 1] = end > last[k - 1] ? end : last[k - 1];
+		if (pid >> JOB_REPORT_PID_BITS == ref)
 			e[n++] = end;
+	}
+	*ret_from = INT64_MIN, *ret_to = INT64_MAX;
+	for (size_t k = 0; k < nr; k++) {
+		*ret_from = first[k] > *ret_from ? first[k] : *ret_from;
+		*ret_to = last[k] < *ret_to ? last[k] : *ret_to;
 	}
 	qsort(e, n, sizeof(*e), cmp_i64);
 	for (size_t i = 0; i < n; i++)
 		if (!u || e[i] - e[u - 1] > 100000)
 			e[u++] = e[i];
 	*ret_n = u;
+	keymap__free(slot);
+	free(first);
+	free(last);
 	return e;
+fail:
+	keymap__free(slot);
+	free(first);
+	free(last);
+	free(e);
+	return NULL;
 }
 
 /*
  * The span every host recorded: hosts' recordings start and stop at different moments, and
  * the k-th collective of one must meet the k-th of another. The cuts fall mid-way between two
  * of the reference host's collectives, just inside the latest first and the earliest last
- * collective of any host, so a clock's first estimate off by less than half the spacing of
+ * collective of any rank, so a clock's first estimate off by less than half the spacing of
  * collectives puts each collective on the same side on every host. Work ending before the
  * start cut or starting after the end cut is left out, with the launches joined to it.
  */
 static int common_span(struct job_merge *m, size_t ref)
 {
-	int64_t *first = calloc(m->nr_hosts, sizeof(*first)),
-		*last = calloc(m->nr_hosts, sizeof(*last));
-	int64_t *e = NULL, lo = INT64_MIN, hi = INT64_MAX, from = INT64_MIN, to = INT64_MAX, gap;
+	int64_t *e, lo = INT64_MIN, hi = INT64_MAX, from, to, gap;
 	size_t n = 0, k;
-	int err = 0;
+	int err;
 
-	if (!first || !last || !(e = collective_ends(m, ref, &n, first, last))) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if (n < 2)
-		goto out;
-	for (size_t h = 0; h < m->nr_hosts; h++) {
-		if (first[h] == INT64_MAX)
-			continue;
-		from = first[h] > from ? first[h] : from;
-		to = last[h] < to ? last[h] : to;
+	if (!(e = collective_ends(m, ref, &n, &from, &to)))
+		return -ENOMEM;
+	if (n < 2) {
+		free(e);
+		return 0;
 	}
 	/* The spacing of collectives: the median gap between the reference host's. */
-	for (k = 0; k + 1 < n; k++)
-		e[k] = e[k + 1] - e[k];
-	qsort(e, n - 1, sizeof(*e), cmp_i64);
-	gap = e[(n - 2) / 2];
-	free(e);
-	e = collective_ends(m, ref, &n, first, last);
-	if (!e) {
-		err = -ENOMEM;
-		goto out;
+	{
+		int64_t *d = calloc(n, sizeof(*d));
+
+		if (!d) {
+			free(e);
+			return -ENOMEM;
+		}
+		for (k = 0; k + 1 < n; k++)
+			d[k] = e[k + 1] - e[k];
+		qsort(d, n - 1, sizeof(*d), cmp_i64);
+		gap = d[(n - 2) / 2];
+		free(d);
 	}
 	for (k = 0; k < n && e[k] < from - gap / 2; k++)
 		;
@@ -792,11 +811,8 @@ static int common_span(struct job_merge *m, size_t ref)
 		;
 	if (k > 0)
 		hi = k < n ? e[k - 1] + (e[k] - e[k - 1]) / 2 : e[k - 1] + gap / 2;
-	err = keep_span(m, lo, hi);
-out:
-	free(first);
-	free(last);
 	free(e);
+	err = keep_span(m, lo, hi);
 	return err;
 }
 
