@@ -440,11 +440,24 @@ static void by_rank(const char *path, uint64_t ret[3])
  * the whole job without the process that names none, then another job's (none at all); the
  * log says how many processes each kept and left out.
  */
+/* One filtered run: its samples by rank (0, 1, else) and what its log must say. */
+static void keep_run(char **argv, const char *out, const char *err, uint64_t counts[3],
+		     const char *says)
+{
+	char *log;
+
+	cr_assert_eq(run(argv, NULL, err), 0, "%s", read_file(err));
+	by_rank(out, counts);
+	log = read_file(err);
+	cr_expect(strstr(log, says), "%s", log);
+	free(log);
+}
+
 Test(filters, job_and_rank_keep_only_those_processes, .timeout = 180)
 {
 	const char *out = test_path("keep", ".folded"), *err = test_path("keep", ".err");
 	pid_t a = busy_rank(0), b = busy_rank(1), c = busy_env("sha256sum", (char *[]){NULL});
-	char pids[48], *log;
+	char pids[48];
 	char *argv[] = {XSPROFD_PATH,
 			"-f",
 			"-d",
@@ -465,24 +478,12 @@ Test(filters, job_and_rank_keep_only_those_processes, .timeout = 180)
 	uint64_t r1[3], job[3], none[3];
 
 	snprintf(pids, sizeof(pids), "%d,%d,%d", (int)a, (int)b, (int)c);
-	cr_assert_eq(run(argv, NULL, err), 0, "%s", read_file(err));
-	by_rank(out, r1);
-	log = read_file(err);
-	cr_expect(strstr(log, "rank 1: kept 1 processes, left out 2"), "%s", log);
-	free(log);
+	keep_run(argv, out, err, r1, "rank 1: kept 1 processes, left out 2");
 	argv[14] = "--job";
 	argv[15] = "xs-filters-job";
-	cr_assert_eq(run(argv, NULL, err), 0, "%s", read_file(err));
-	by_rank(out, job);
-	log = read_file(err);
-	cr_expect(strstr(log, "job xs-filters-job: kept 2 processes, left out 1"), "%s", log);
-	free(log);
+	keep_run(argv, out, err, job, "job xs-filters-job: kept 2 processes, left out 1");
 	argv[15] = "another-job";
-	cr_assert_eq(run(argv, NULL, err), 0, "%s", read_file(err));
-	by_rank(out, none);
-	log = read_file(err);
-	cr_expect(strstr(log, "no process was kept"), "%s", log);
-	free(log);
+	keep_run(argv, out, err, none, "no process was kept");
 	kill(a, SIGKILL);
 	kill(b, SIGKILL);
 	kill(c, SIGKILL);
