@@ -2,12 +2,14 @@
 /* A training job across hosts: hosts' job parts read, aligned and merged (output/job_merge.h). */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
 
 #include "correlate/correlate.h"
+#include "daemon/base/job_filter.h"
 #include "daemon/base/keymap.h"
 #include "daemon/base/sort.h"
 #include "daemon/base/vec.h"
@@ -44,7 +46,7 @@ struct jm_host {
 };
 
 struct job_merge {
-	char *job;
+	struct job_filter job; /* the processes kept (job_merge__new's job; off: all) */
 	struct jm_host *hosts;
 	size_t nr_hosts, cap_hosts;
 	size_t processes;
@@ -179,7 +181,6 @@ static int read_strings(struct jm_host *h, struct json_object *doc)
 static int read_processes(struct job_merge *m, struct jm_host *h, struct json_object *doc)
 {
 	struct json_object *a, *o;
-	size_t jl = m->job ? strlen(m->job) : 0;
 
 	if (!json_object_object_get_ex(doc, "processes", &a) ||
 	    !json_object_is_type(a, json_type_array))
@@ -188,15 +189,13 @@ static int read_processes(struct job_merge *m, struct jm_host *h, struct json_ob
 		struct json_object *p = json_object_array_get_idx(a, i);
 		const char *set;
 		uint32_t pid;
-		char *l, *at;
+		char *l;
 
 		if (!json_object_object_get_ex(p, "pid", &o))
 			return -EINVAL;
 		pid = (uint32_t)json_object_get_int64(o) & JOB_REPORT_PID_MASK;
 		set = json_object_object_get_ex(p, "labels", &o) ? json_object_get_string(o) : "";
-		at = m->job ? strstr(set, "job.id=") : NULL;
-		if (m->job && (!at || (at != set && at[-1] != '\x1f') ||
-			       strncmp(at + 7, m->job, jl) || (at[7 + jl] && at[7 + jl] != '\x1f')))
+		if (!job_filter__matches(&m->job, set))
 			continue;
 		if (asprintf(&l, "%s\x1fhost.name=%s", set, h->name) < 0)
 			return -ENOMEM;
@@ -489,14 +488,16 @@ struct job_merge *job_merge__new(const char *job)
 {
 	struct job_merge *m = calloc(1, sizeof(*m));
 
-	if (m)
-		m->span_lo = INT64_MIN, m->span_hi = INT64_MAX;
-	if (m && job && !(m->job = strdup(job))) {
-		free(m);
-		m = NULL;
-	}
-	if (!m)
+	if (!m) {
 		errno = ENOMEM;
+		return NULL;
+	}
+	if (job && job_filter__set_job(&m->job, job)) {
+		free(m);
+		errno = EINVAL;
+		return NULL;
+	}
+	m->span_lo = INT64_MIN, m->span_hi = INT64_MAX;
 	return m;
 }
 
@@ -515,7 +516,6 @@ void job_merge__free(struct job_merge *m)
 	free(m->clocks);
 	free(m->flow_gpu);
 	free(m->flows);
-	free(m->job);
 	free(m);
 }
 
@@ -838,8 +838,6 @@ static void fill_profile(struct job_merge *m)
 		.process_labels = merged_labels,
 		.process_labels_ctx = m,
 		.device_name = merged_device,
-		.flows = m->flows,
-		.nr_flows = m->nr_flows,
 		.mode = GPU_MODE_MERGED,
 		.unit = WEIGHT_SAMPLES,
 		.realtime_offset_ns = m->epoch,
@@ -889,18 +887,18 @@ static int make_flows(struct job_merge *m)
 	return 0;
 }
 
-/* The host of the lowest rank of the job with the most ranks (labels only: before a report). */
+/* The host of the lowest rank (labels only: before a report). */
 static size_t reference_host(const struct job_merge *m)
 {
-	int64_t best = INT64_MAX;
-	size_t ref = 0;
+	long long best = LLONG_MAX;
+	size_t ref = 0, len;
 
 	for (size_t i = 0; i < m->nr_gpu; i++) {
-		const char *set = merged_labels((void *)m, m->gpu[i].pid), *r;
+		const char *set = merged_labels((void *)m, m->gpu[i].pid);
+		const char *r = job_filter__label(set, "job.rank", &len);
 
-		r = set ? strstr(set, "job.rank=") : NULL;
-		if (r && strtoll(r + 9, NULL, 10) < best) {
-			best = strtoll(r + 9, NULL, 10);
+		if (r && strtoll(r, NULL, 10) < best) {
+			best = strtoll(r, NULL, 10);
 			ref = m->gpu[i].pid >> JOB_REPORT_PID_BITS;
 		}
 	}

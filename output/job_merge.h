@@ -42,7 +42,8 @@ struct job_clock_probe {
 	uint64_t error_ns; /* half the round trip */
 };
 
-/* job: keep only this job's processes (NULL: every job's). NULL with errno set. */
+/* job: keep only this job's processes (NULL: every job's). NULL with errno set (EINVAL: not a
+ * job id, base/job_filter.h). */
 struct job_merge *job_merge__new(const char *job);
 void job_merge__free(struct job_merge *m);
 

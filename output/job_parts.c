@@ -10,6 +10,7 @@
 
 #include "correlate/correlate.h"
 #include "daemon/base/clock.h"
+#include "daemon/base/job_filter.h"
 #include "daemon/base/keymap.h"
 #include "daemon/base/vec.h"
 #include "output/job_parts.h"
@@ -42,12 +43,13 @@ static bool ranked(struct parts *p, uint32_t pid)
 	const struct profile_data *pd = p->pd;
 	void *v = keymap__get(p->ranked, &pid, sizeof(pid));
 	const char *set;
+	size_t len;
 	bool yes;
 
 	if (v)
 		return (uintptr_t)v == 1;
 	set = pd->process_labels ? pd->process_labels(pd->process_labels_ctx, pid) : NULL;
-	yes = set && (!strncmp(set, "job.rank=", 9) || strstr(set, "\x1fjob.rank="));
+	yes = job_filter__label(set, "job.rank", &len) != NULL;
 	if (keymap__put(p->ranked, &pid, sizeof(pid), (void *)(uintptr_t)(yes ? 1 : 2), NULL) ||
 	    (yes &&
 	     vec__reserve((void **)&p->pids, &p->cap_pids, p->nr_pids + 1, sizeof(*p->pids))))

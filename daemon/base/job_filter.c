@@ -86,7 +86,7 @@ bool job_filter__on(const struct job_filter *f)
 }
 
 /* The value of key in a label set, and its length; NULL when it has none. */
-static const char *label(const char *set, const char *key, size_t *ret_len)
+const char *job_filter__label(const char *set, const char *key, size_t *ret_len)
 {
 	size_t klen = strlen(key);
 
@@ -112,13 +112,13 @@ bool job_filter__matches(const struct job_filter *f, const char *labels)
 	uint32_t r;
 
 	if (f->job[0]) {
-		v = label(labels, "job.id", &len);
+		v = job_filter__label(labels, "job.id", &len);
 		if (!v || len != strlen(f->job) || strncmp(v, f->job, len))
 			return false;
 	}
 	if (!f->nr_ranks)
 		return true;
-	v = label(labels, "job.rank", &len);
+	v = job_filter__label(labels, "job.rank", &len);
 	if (!v || !number(&v, &rank) || (*v && *v != '\x1f'))
 		return false;
 	r = (uint32_t)rank;

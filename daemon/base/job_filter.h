@@ -41,6 +41,9 @@ int job_filter__set_ranks(struct job_filter *f, const char *list);
 bool job_filter__on(const struct job_filter *f);
 /* Whether a process with this label set ("key=value\x1fkey=value"; NULL: none) is kept. */
 bool job_filter__matches(const struct job_filter *f, const char *labels);
+/* The value of key in a label set ("k=v" pairs joined by '\x1f'), ret_len bytes long (not
+ * NUL-terminated); NULL when the set has no such key. */
+const char *job_filter__label(const char *set, const char *key, size_t *ret_len);
 /* "job ID, ranks 0,2-3" (what it asks, for logs); "" when off. */
 void job_filter__describe(const struct job_filter *f, char *buf, size_t size);
 

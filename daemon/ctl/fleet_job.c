@@ -178,7 +178,7 @@ int fleet_job__report(const struct fleet *f, size_t ok)
 	int err;
 
 	if (!m)
-		return -ENOMEM;
+		return -errno;
 	for (size_t i = 0; i < f->nr; i++) {
 		const struct fleet_host *h = &f->hosts[i];
 		char why[200];
