@@ -113,6 +113,11 @@ struct gpu_device_figures {
 int gpu_report__figures(const struct profile_data *pd, bool (*accept)(void *ctx, uint32_t pid),
 			void *ctx, struct gpu_device_figures *out, size_t max, size_t *ret_n);
 
+/* The same figures from a report already collected (gpu_report__collect) of the same
+ * processes: what gpu_report__figures would give, without a second pass over them. */
+void gpu_report__device_figures(const struct gpu_report *r, struct gpu_device_figures *out,
+				size_t max, size_t *ret_n);
+
 /* Text for a person, at most 80 columns a line (a finished report). 0 or -EIO. */
 int gpu_report__write_text(const struct gpu_report *r, FILE *f);
 /* The JSON document (GPU_REPORT_SCHEMA, GPU_REPORT_VERSION). 0 or -EIO. */

@@ -206,17 +206,11 @@ int gpu_report__collect(const struct profile_data *pd, bool (*accept)(void *ctx,
 	return 0;
 }
 
-int gpu_report__figures(const struct profile_data *pd, bool (*accept)(void *ctx, uint32_t pid),
-			void *ctx, struct gpu_device_figures *out, size_t max, size_t *ret_n)
+void gpu_report__device_figures(const struct gpu_report *r, struct gpu_device_figures *out,
+				size_t max, size_t *ret_n)
 {
-	struct gpu_report *r = gpu_report__new();
-	struct profile_taken t = {0};
-	int err = r ? profile__take(pd, accept, ctx, &t) : -ENOMEM;
-
 	*ret_n = 0;
-	if (!err)
-		err = gpu_report__facts(r, &t.pd, false);
-	for (size_t i = 0; !err && i < r->nr_dev; i++) {
+	for (size_t i = 0; i < r->nr_dev; i++) {
 		const struct device *d = &r->dev[i];
 
 		if (i < max) {
@@ -230,6 +224,20 @@ int gpu_report__figures(const struct profile_data *pd, bool (*accept)(void *ctx,
 		}
 		(*ret_n)++;
 	}
+}
+
+int gpu_report__figures(const struct profile_data *pd, bool (*accept)(void *ctx, uint32_t pid),
+			void *ctx, struct gpu_device_figures *out, size_t max, size_t *ret_n)
+{
+	struct gpu_report *r = gpu_report__new();
+	struct profile_taken t = {0};
+	int err = r ? profile__take(pd, accept, ctx, &t) : -ENOMEM;
+
+	*ret_n = 0;
+	if (!err)
+		err = gpu_report__facts(r, &t.pd, false);
+	if (!err)
+		gpu_report__device_figures(r, out, max, ret_n);
 	profile_taken__release(&t);
 	if (r)
 		r->pd = NULL;

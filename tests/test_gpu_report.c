@@ -844,6 +844,36 @@ Test(gpu_report, collect_one_process)
 	gpu_report__free(r);
 }
 
+/* The figures of a collected report are those gpu_report__figures makes on its own (the
+ * service's slice takes them from the report when one process is all of its user's). */
+Test(gpu_report, collected_figures_are_the_figures)
+{
+	struct profile_data pd;
+	struct gpu_report *r;
+	struct gpu_device_figures a[4], b[4];
+	size_t na = 0, nb = 0;
+	uint32_t pid = PID;
+
+	mixed(&pd);
+	cr_assert_eq(gpu_report__collect(&pd, only_pid, &pid, &r), 0);
+	gpu_report__device_figures(r, a, 4, &na);
+	cr_assert_eq(gpu_report__figures(&pd, only_pid, &pid, b, 4, &nb), 0);
+	cr_assert_eq(na, nb);
+	cr_assert_gt(na, 0);
+	for (size_t i = 0; i < na; i++) {
+		cr_assert_gt(a[i].busy_ns + a[i].idle_ns, 0);
+		cr_assert_gt(a[i].kernels, 0);
+		cr_assert_eq(a[i].device, b[i].device);
+		cr_assert_eq(a[i].busy_ns, b[i].busy_ns);
+		cr_assert_eq(a[i].idle_ns, b[i].idle_ns);
+		cr_assert_eq(memcmp(a[i].idle_by, b[i].idle_by, sizeof(a[i].idle_by)), 0);
+		cr_assert_eq(a[i].kernels, b[i].kernels);
+		cr_assert_eq(a[i].copies, b[i].copies);
+		cr_assert_eq(a[i].memsets, b[i].memsets);
+	}
+	gpu_report__free(r);
+}
+
 /* A slice merged into the kept report of the one before (a slice cut short by a query). */
 Test(gpu_report, merged_into_kept)
 {

@@ -40,6 +40,24 @@ struct node {
 	struct gpu_activity a;
 };
 
+/*
+ * Nodes come from slabs of SLAB_BYTES, aligned to their size (a node finds its slab from its
+ * address): a flood of records, all freed at a slice's close, is then a few hundred
+ * allocations, not one per record (malloc's bins cost more than the rest of storing one). A
+ * slab goes back to malloc when its last node does: a burst's memory does not stay.
+ */
+#define SLAB_BYTES (32u * 1024)
+
+struct slab {
+	struct slab *prev, *next; /* the slabs with a node to give, in the store's list */
+	struct node *free;	  /* its freed nodes, linked by gnext */
+	uint32_t live, carved;	  /* nodes in use; nodes ever handed out of nodes[] */
+	bool listed;
+	struct node nodes[];
+};
+
+#define SLAB_NODES ((SLAB_BYTES - sizeof(struct slab)) / sizeof(struct node))
+
 struct pid_q {
 	struct pid_q *next; /* hash chain */
 	uint32_t pid;
@@ -78,6 +96,7 @@ struct gpu_store {
 	size_t max_open_bytes;
 	struct open_q **opens; /* nr_pid_buckets chains */
 	struct node *ghead, *gtail;
+	struct slab *slabs; /* those with a node to give */
 	struct pid_q **pids;
 	size_t nr_pid_buckets; /* power of two */
 	/* Names chained and counted by hand, not base/strset: looked up per record, and a name
@@ -96,6 +115,67 @@ void gpu_store_opts__sized(struct gpu_store_opts *opts, unsigned int mb)
 static size_t str_cost(size_t len)
 {
 	return sizeof(struct gstr) + len + 1;
+}
+
+static void slab_unlist(struct gpu_store *st, struct slab *b)
+{
+	if (b->prev)
+		b->prev->next = b->next;
+	else
+		st->slabs = b->next;
+	if (b->next)
+		b->next->prev = b->prev;
+	b->prev = b->next = NULL;
+	b->listed = false;
+}
+
+static void slab_list(struct gpu_store *st, struct slab *b)
+{
+	b->prev = NULL;
+	b->next = st->slabs;
+	if (st->slabs)
+		st->slabs->prev = b;
+	st->slabs = b;
+	b->listed = true;
+}
+
+/* A zeroed node, or NULL. */
+static struct node *node_alloc(struct gpu_store *st)
+{
+	struct slab *b = st->slabs;
+	struct node *n;
+
+	if (!b) {
+		b = aligned_alloc(SLAB_BYTES, SLAB_BYTES);
+		if (!b)
+			return NULL;
+		memset(b, 0, sizeof(*b));
+		slab_list(st, b);
+	}
+	if (b->free) {
+		n = b->free;
+		b->free = n->gnext;
+	} else {
+		n = &b->nodes[b->carved++];
+	}
+	if (++b->live == SLAB_NODES)
+		slab_unlist(st, b);
+	memset(n, 0, sizeof(*n));
+	return n;
+}
+
+static void node_free(struct gpu_store *st, struct node *n)
+{
+	struct slab *b = (struct slab *)((uintptr_t)n & ~(uintptr_t)(SLAB_BYTES - 1));
+
+	n->gnext = b->free;
+	b->free = n;
+	if (!b->listed)
+		slab_list(st, b);
+	if (--b->live == 0) {
+		slab_unlist(st, b);
+		free(b);
+	}
 }
 
 struct gpu_store *gpu_store__new(const struct gpu_store_opts *opts)
@@ -131,7 +211,7 @@ void gpu_store__free(struct gpu_store *st)
 		return;
 	for (struct node *n = st->ghead, *next; n; n = next) {
 		next = n->gnext;
-		free(n);
+		node_free(st, n);
 	}
 	for (size_t i = 0; st->pids && i < st->nr_pid_buckets; i++) {
 		for (struct pid_q *q = st->pids[i], *next; q; q = next) {
@@ -343,7 +423,7 @@ static void remove_node(struct gpu_store *st, struct node *n)
 	}
 	str_put(st, n->name);
 	str_put(st, n->domain);
-	free(n);
+	node_free(st, n);
 	st->st.records--;
 	st->st.bytes -= sizeof(*n);
 }
@@ -532,7 +612,7 @@ int gpu_store__add(struct gpu_store *st, const struct gpu_activity *a)
 	}
 	if (over_caps(st, a->pid, need))
 		goto reject; /* a store too small for even one record */
-	n = calloc(1, sizeof(*n));
+	n = node_alloc(st);
 	if (!n)
 		goto reject;
 	n->a = *a;
@@ -541,7 +621,7 @@ int gpu_store__add(struct gpu_store *st, const struct gpu_activity *a)
 	if ((a->name && !n->name) || (a->domain && !n->domain)) {
 		str_put(st, n->name);
 		str_put(st, n->domain);
-		free(n);
+		node_free(st, n);
 		goto reject;
 	}
 	n->a.name = n->name ? n->name->s : NULL;
@@ -554,7 +634,7 @@ int gpu_store__add(struct gpu_store *st, const struct gpu_activity *a)
 		if (!q) {
 			str_put(st, n->name);
 			str_put(st, n->domain);
-			free(n);
+			node_free(st, n);
 			goto reject;
 		}
 		q->pid = a->pid;

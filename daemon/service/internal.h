@@ -54,6 +54,13 @@ struct xsprofd_opts;
 #define FINISHED_KEEP_S 300 /* a finished result is kept this long, or until fetched */
 #define MAX_WAITERS	8
 #define MAX_ATTACHED	16 /* attachments, each a lasting profile with its own sampler */
+
+/* A slice closes early once the CUPTI pipe brought this many GPU records since its start, but
+ * not before it is SLICE_MIN_US old: the close joins and reports them in one turn of the event
+ * loop, which then answers nobody, and its work grows with them (issue 40). */
+#define SLICE_GPU_RECORDS (64u * 1024)
+#define SLICE_MIN_US	  (250 * 1000ull)
+
 /* What one user other than root may hold, so that root and other users always find room. */
 #define RECORDINGS_PER_UID    2
 #define RECORDINGS_ROOT_SLOTS 1 /* of MAX_RECORDINGS, only root may take */
@@ -175,6 +182,9 @@ struct service {
 	struct gpu_metrics *gpu_metrics; /* the window's GPU figures as Prometheus metrics */
 	struct correlate_stats corr[NR_STRATEGIES]; /* per strategy, every session together */
 	sd_event_source *slice_timer;
+	bool slice_early;	/* it is set to fire for the GPU records, not the time */
+	uint64_t slice_gpu_seq; /* the GPU store's last record at the last slice's close */
+	uint64_t slices_early;	/* slices closed early for their GPU records */
 	struct http_server *unix_http, *tcp_http;
 	struct cupti_server *cupti; /* GPU timing from CUDA processes; NULL when off */
 	sd_event_source *cupti_io;
@@ -292,6 +302,8 @@ uint64_t slices__wanted_since(struct service *s, uint64_t end_ns);
 void slices__close_at(struct service *s, struct gpu_store *gs, uint64_t end);
 /* The same now, with what the CUPTI pipe has queued taken in first. */
 void slices__close(struct service *s);
+/* After the CUPTI pipe was read: a slice that holds SLICE_GPU_RECORDS closes early. */
+void slices__check_gpu(struct service *s);
 /* The slice timer: closes a slice, prunes finished recordings, and fires again in SLICE_US. */
 int slices__on_timer(sd_event_source *src, uint64_t usec, void *ctx);
 

@@ -234,6 +234,7 @@ static int on_cupti(sd_event_source *src, int fd, uint32_t revents, void *ctx)
 
 	/* Every process may send: none is refused as foreign. */
 	gpu_socket__serve(s->cupti, &s->cupti_malformed_seen, NULL);
+	slices__check_gpu(s);
 	return 0;
 }
 

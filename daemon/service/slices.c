@@ -120,24 +120,56 @@ void slices__close_at(struct service *s, struct gpu_store *gs, uint64_t end)
 		gpu_store__take(gs, 0, slices__take_old, &cutoff);
 }
 
-void slices__close(struct service *s)
+/* early: for the GPU records (slices__check_gpu), without waiting for what the pipe has
+ * queued: under a flood that is more of them, and they go into the next slice. */
+static void close_now(struct service *s, bool early)
 {
 	struct gpu_store *gs = s->cupti ? cupti_server__store(s->cupti) : NULL;
 
-	if (gs)
+	if (gs && !early)
 		cupti_server__drain(s->cupti, CUPTI_DRAIN_BATCHES);
+	if (gs)
+		s->slice_gpu_seq = gpu_store__last_seq(gs);
 	slices__close_at(s, gs, clock__mono_ns());
+}
+
+void slices__close(struct service *s)
+{
+	close_now(s, false);
+}
+
+void slices__check_gpu(struct service *s)
+{
+	struct gpu_store *gs = s->cupti ? cupti_server__store(s->cupti) : NULL;
+	uint64_t now_us = clock__mono_ns() / 1000, when;
+
+	if (!gs || !s->slice_timer || s->slice_early ||
+	    gpu_store__last_seq(gs) - s->slice_gpu_seq < SLICE_GPU_RECORDS)
+		return;
+	when = s->machine.slice_start_ns / 1000 + SLICE_MIN_US;
+	if (sd_event_source_set_time(s->slice_timer, when > now_us ? when : now_us) < 0 ||
+	    sd_event_source_set_enabled(s->slice_timer, SD_EVENT_ONESHOT) < 0)
+		return;
+	s->slice_early = true;
 }
 
 int slices__on_timer(sd_event_source *src, uint64_t usec, void *ctx)
 {
 	struct service *s = ctx;
+	bool early = s->slice_early;
 
-	slices__close(s);
+	(void)usec;
+	s->slice_early = false;
+	close_now(s, early);
+	if (early)
+		s->slices_early++;
 	recordings__prune(s);
 	/* What a slice, or a storm of exits, freed goes back to the system: malloc keeps freed
-	 * heap otherwise (8400 short processes: 48 MiB of it, resident until the next peak). */
-	malloc_trim(0);
+	 * heap otherwise (8400 short processes: 48 MiB of it, resident until the next peak).
+	 * Not between the early closes of a flood of GPU records: the next slice takes as much
+	 * again, and would fault it all back in. */
+	if (!early)
+		malloc_trim(0);
 	status__notify(s);
 	/* A time source fires once: re-arm it, or the window is cut only by queries. */
 	sd_event_source_set_time_relative(src, SLICE_US);

@@ -525,6 +525,7 @@ static struct json_object *gpu_json(struct service *s)
 	status__add_u64(g, "records_evicted", cs.store.evicted);
 	status__add_u64(g, "nvtx_open_refused", cs.store.open_refused);
 	status__add_u64(g, "users_refused", cs.store.users_refused);
+	status__add_u64(g, "slices_closed_early", s->slices_early);
 	json_object_object_add(g, "users", gpu_users_json(s));
 	return g;
 }

@@ -201,6 +201,24 @@ static int cmp_mem_time(const void *a, const void *b)
 	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
 }
 
+/*
+ * The slice's report of the user of u->pids[i] when that process is all the report holds (the
+ * figures are then the report's: no second pass over its records); NULL otherwise.
+ */
+static const struct gpu_report *alone_in_report(const struct report_uids *u, size_t i,
+						const struct slice_out *out)
+{
+	uint32_t uid = pid_uids__get(u->uids, u->pids[i]);
+
+	for (size_t j = 0; j < u->n; j++)
+		if (j != i && pid_uids__get(u->uids, u->pids[j]) == uid)
+			return NULL;
+	for (size_t j = 0; j < out->nr_reports; j++)
+		if (out->reports[j].uid == uid)
+			return out->reports[j].report;
+	return NULL;
+}
+
 /* Each process's GPU figures by device, and the memory calls in time order, into out. */
 static int slice_figures(const struct profile_data *pd, struct pid_uids *uids,
 			 struct slice_out *out)
@@ -216,6 +234,7 @@ static int slice_figures(const struct profile_data *pd, struct pid_uids *uids,
 		const char *comm = pd->name ? pd->name(pd->ctx, u.pids[i], 0) : NULL;
 		const char *sep = comm ? strchr(comm, '\x1f') : NULL;
 		struct slice_proc *p = &out->procs[out->nr_procs++];
+		const struct gpu_report *rep;
 		size_t n = 0;
 
 		/* Under uid roots the name is "uid:N" US comm (pid_uids__comm). */
@@ -229,8 +248,12 @@ static int slice_figures(const struct profile_data *pd, struct pid_uids *uids,
 			out->figures_left_out++;
 			continue;
 		}
-		err = gpu_report__figures(pd, accept_one, &u.pids[i], dev, SLICE_FIGURE_DEVICES,
-					  &n);
+		rep = alone_in_report(&u, i, out);
+		if (rep)
+			gpu_report__device_figures(rep, dev, SLICE_FIGURE_DEVICES, &n);
+		else
+			err = gpu_report__figures(pd, accept_one, &u.pids[i], dev,
+						  SLICE_FIGURE_DEVICES, &n);
 		n = n < SLICE_FIGURE_DEVICES ? n : SLICE_FIGURE_DEVICES;
 		if (!err && vec_reserve(&out->figures, &cap, out->nr_figures + n))
 			err = -ENOMEM;

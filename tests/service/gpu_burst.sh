@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # GPU records in bulk (issue 40): a sender floods the CUPTI socket with 300,000 kernel records
 # in bursts of 100,000 (CUPTI buffer flushes), half of them nodes of CUDA graphs of 5,000
-# kernels, while root asks for its status again and again. Every record must be received and
-# kept (none evicted, none dropped by the sender), each status answered (within 2 s: a
+# kernels, while root asks for its status again and again. The service keeps its default GPU
+# store (64 MiB: 262,144 records, fewer than are sent): slices close early as the records come
+# (every 65,536), so every record must be received and kept (none evicted, none dropped by the
+# sender), each status answered (within 2 s: a
 # generous bound for a loaded 2-core machine; bench/gpu_records.sh measures the latency), every
 # kernel must reach root's window report, and the store must hold a record in at most the
 # bytes it is sized by (GPU_STORE_RECORD_COST, 256). Every check prints "ok" or "FAIL". Needs
@@ -19,8 +21,8 @@ name=service_gpu_burst
 flood=$build/tests/xs_gpu_flood
 need "$flood"
 
-step "start xsprofd (128 MiB of GPU records: 524,288); flood it while asking for status"
-start_daemon --gpu-store-mb 128
+step "start xsprofd (its default store: 262,144 GPU records); flood it while asking for status"
+start_daemon
 "$flood" 150000 xs_burst_kernel 1 50000 400 >"$dir/flood.out" 2>&1 &
 fp=$!
 "$flood" 150000 xs_burst_graph_kernel 1 50000 400 5000 >"$dir/graph.out" 2>&1 &
@@ -58,6 +60,9 @@ read -r got ev dr < <(status_get '" ".join(str(x) for x in [j["gpu"]["kernels"],
 [[ $got == 300000 ]] && pass "300000 kernels received" || fail "$got of 300000 kernels received"
 [[ $ev == 0 && $dr == 0 ]] && pass "none evicted, none dropped by the sender" ||
 	fail "$ev evicted, $dr dropped by the sender"
+early=$(status_get 'j["gpu"]["slices_closed_early"]')
+((early >= 2)) && pass "$early slices closed early for their GPU records" ||
+	fail "$early slices closed early (300,000 records are at least 4 slices of 65,536)"
 ((kept > 0 && bytes / kept <= 256)) && pass "$((bytes / kept)) bytes a record at most held ($kept)" ||
 	fail "$bytes bytes for $kept records held: over the 256 a record the store is sized by"
 
