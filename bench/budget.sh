@@ -24,6 +24,8 @@
 #                        and joined into its window, ns (bench/gpu_records.sh: bursts of
 #                        100,000 kernel records; the short form 300,000 of them, one round)
 #   gpu_burst_lost       of those records, how many root's window report lacks
+#   gpu_burst_status_ms  root's slowest answer to GET /v1/status during the burst, ms
+#   gpu_burst_rss_mib    the service's peak RSS (VmHWM) after the burst, MiB
 #
 # Usage: sudo bench/budget.sh [--short] [--build DIR] [--reps N] [--budgets FILE]
 #   --short   CI's form: fewer and shorter runs, the wider budgets (a few minutes at most)
@@ -295,6 +297,8 @@ check rss_mib "$(med "${rss[@]}")" "perf record/script peak $(med "${perf_rss[@]
 check gpu_record_ns "$(gpu_fig cpu_ns_per_record)" \
 	"status max $(gpu_fig status_max_ms) ms, peak RSS $(gpu_fig rss_mib) MiB ($(grep -c '^  round' "$tmp/gpu.log") rounds)"
 check gpu_burst_lost "$(gpu_fig lost)" "records sent that root's window report lacks"
+check gpu_burst_status_ms "$(gpu_fig status_max_ms)" "root's slowest status answer during the burst"
+check gpu_burst_rss_mib "$(gpu_fig rss_mib)" "peak RSS (before the burst: $(gpu_fig rss_before_mib) MiB)"
 if ((breaches)); then
 	echo "$prog: $breaches figure(s) over budget"
 	exit 1

@@ -20,7 +20,10 @@
 #                                  [--reps R] [--graph K] [--store-mb M] [--short] [--json FILE]
 #   defaults: 1,000,000 records as bursts of 100,000 a second apart (1 M in 10 s), 3 rounds
 #   --graph K   the kernels are nodes of CUDA graphs of K kernels each (graph ids set)
-#   --store-mb M  xsprofd --gpu-store-mb (default 256: 1,048,576 records, the burst's 1 M fit)
+#   --store-mb M  xsprofd --gpu-store-mb (default 64, the service's own: 262,144 records; the
+#               burst's 1 M pass through it, as slices close early every 65,536)
+#   --freq HZ   the service's sampling rate (default 9: its whole-machine sampling of everyone
+#               else's work is the noise this figure subtracts; the GPU records cost the same)
 #   --xsprofd P   another build's xsprofd (before/after a change; the sender stays DIR's)
 #   --short     CI's form (bench/budget.sh --short): 300,000 records, bursts of 100,000 at
 #               0.5 s, 1 round
@@ -31,7 +34,7 @@ set -euo pipefail
 
 prog=${0##*/}
 build=build
-records=1000000 burst=100000 period=1000 reps=3 graph=0 json= store_mb=256 xsprofd=
+records=1000000 burst=100000 period=1000 reps=3 graph=0 json= store_mb=64 xsprofd= freq=9
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--build) build=$2; shift 2 ;;
@@ -41,10 +44,11 @@ while [[ $# -gt 0 ]]; do
 	--reps) reps=$2; shift 2 ;;
 	--graph) graph=$2; shift 2 ;;
 	--store-mb) store_mb=$2; shift 2 ;;
+	--freq) freq=$2; shift 2 ;;
 	--xsprofd) xsprofd=$2; shift 2 ;;
 	--short) records=300000 burst=100000 period=500 reps=1; shift ;;
 	--json) json=$2; shift 2 ;;
-	-h | --help) sed -n '3,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "$prog: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -118,7 +122,7 @@ med() { printf "%s\n" "$@" | median_of; }
 calc() { python3 -c "print($1)"; }
 hz=$(getconf CLK_TCK)
 
-"$xsprofd" --socket "$sock" --cupti-socket "$tmp/cupti.sock" --gpu-store-mb "$store_mb" >"$tmp/xsprofd.log" 2>&1 &
+"$xsprofd" --socket "$sock" --cupti-socket "$tmp/cupti.sock" --gpu-store-mb "$store_mb" --freq "$freq" >"$tmp/xsprofd.log" 2>&1 &
 daemon=$!
 for _ in $(seq 300); do [[ -S $sock ]] && break; sleep 0.1; done
 [[ -S $sock ]] || die "xsprofd did not start: $(tail -3 "$tmp/xsprofd.log")"
