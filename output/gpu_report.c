@@ -711,6 +711,7 @@ int gpu_report__facts(struct gpu_report *r, const struct profile_data *pd, bool 
 	r->nvtx = NULL;
 	r->nr_nvtx = 0;
 	r->blame_ix = NULL;
+	r->last_blame = 0;
 	return err;
 }
 

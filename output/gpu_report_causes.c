@@ -24,11 +24,10 @@
 int gr_blame(struct gpu_report *r, enum gpu_idle_cause cause, uint32_t device, uint32_t pid,
 	     uint32_t tid, uint32_t stack_id, const char *api, uint64_t ns, bool new_gap)
 {
-	struct {
-		uint32_t cause, device, pid, stack_id;
-		const char *api;
-	} key = {cause, device, pid, stack_id, api};
-	void *v = keymap__get(r->blame_ix, &key, sizeof(key));
+	struct blame_key key = {cause, device, pid, stack_id, api};
+	void *v = r->last_blame && !memcmp(&key, &r->last_blame_key, sizeof(key))
+			  ? (void *)r->last_blame
+			  : keymap__get(r->blame_ix, &key, sizeof(key));
 	struct blame *b;
 
 	if (!v) {
@@ -43,6 +42,8 @@ int gr_blame(struct gpu_report *r, enum gpu_idle_cause cause, uint32_t device, u
 							 .tid = tid};
 		v = (void *)(++r->nr_blames);
 	}
+	r->last_blame_key = key;
+	r->last_blame = (size_t)v;
 	b = &r->blames[(size_t)v - 1];
 	b->ns += ns;
 	b->gaps += new_gap;

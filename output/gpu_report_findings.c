@@ -383,6 +383,7 @@ int gpu_report__merge_blames(struct gpu_report *r)
 	size_t cap = 0, k = 0, i;
 	int err = m ? 0 : -ENOMEM;
 
+	r->last_blame = 0; /* the blames move */
 	for (i = 0; i < r->nr_blames && !err; i++) {
 		struct blame *b = &r->blames[i];
 		size_t len = 0, need = 64 + (b->api ? strlen(b->api) : 0);

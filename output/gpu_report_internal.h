@@ -161,6 +161,13 @@ struct gpu_report {
 	struct blame *blames;
 	size_t nr_blames, cap_blames;
 	struct keymap *blame_ix;
+	/* The last blame looked up (gaps come in runs of one cause and stack): its key, and its
+	 * index in blames + 1 (0: none yet). */
+	struct blame_key {
+		uint32_t cause, device, pid, stack_id;
+		const char *api;
+	} last_blame_key;
+	size_t last_blame;
 	struct kernel_stat *kernels;
 	size_t nr_kernels, cap_kernels;
 	struct copy_stat copies[8 * 3 * 2];
