@@ -15,6 +15,8 @@
 #                      sender drops, store evictions or refusals, a join that lost them
 #   status_max_ms      the slowest status answer during the flood window
 #   rss_mib            the daemon's peak RSS (VmHWM) after the round, and its RSS before
+#   samples_lost       CPU samples the service lost meanwhile (its ring buffer full: the
+#                      records held its loop up)
 #
 # Usage: sudo bench/gpu_records.sh [--build DIR] [--records N] [--burst B] [--period-ms P]
 #                                  [--reps R] [--graph K] [--store-mb M] [--short] [--json FILE]
@@ -77,7 +79,7 @@ trap 'exit 143' TERM
 # The status prober: asks /v1/status every 200 ms, times each answer. "watch N": until the
 # daemon has received N kernels more than at the start and holds no GPU record (the slice
 # closed), at most 60 s, counted from the gpu status BASE (JSON) when given; "idle S": for S
-# seconds. Prints "max_ms median_ms requests secs kernels evicted".
+# seconds. Prints "max_ms median_ms requests secs kernels evicted lost_samples".
 cat >"$tmp/probe.py" <<'PY'
 import json, socket, sys, time
 sock, mode, arg = sys.argv[1], sys.argv[2], float(sys.argv[3])
@@ -96,7 +98,9 @@ def status():
         data += b
     dt = time.monotonic() - t0
     s.close()
-    return dt, json.loads(data.split(b"\r\n\r\n", 1)[1])["gpu"]
+    j = json.loads(data.split(b"\r\n\r\n", 1)[1])
+    j["gpu"]["lost_samples"] = j["counters"]["lost_ring_buffer_full"]
+    return dt, j["gpu"]
 _, g0 = status()
 g0 = base or g0
 start, lat = time.monotonic(), []
@@ -111,9 +115,10 @@ while True:
         break
     time.sleep(0.2)
 lat.sort()
-print("%.1f %.1f %d %.2f %d %d" % (lat[-1] * 1e3, lat[len(lat) // 2] * 1e3, len(lat), el,
-                                  g["kernels"] - g0["kernels"],
-                              g["records_evicted"] - g0["records_evicted"]))
+print("%.1f %.1f %d %.2f %d %d %d" % (lat[-1] * 1e3, lat[len(lat) // 2] * 1e3, len(lat), el,
+                                     g["kernels"] - g0["kernels"],
+                                     g["records_evicted"] - g0["records_evicted"],
+                                     g["lost_samples"] - g0["lost_samples"]))
 PY
 
 cpu_ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat; }
@@ -132,10 +137,13 @@ rss0=$(calc "round($(kib "$daemon" VmRSS) / 1024, 1)")
 
 gpu_status() {
 	curl -s -m 30 --unix-socket "$sock" http://x/v1/status |
-		python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["gpu"]))'
+		python3 -c 'import json, sys
+j = json.load(sys.stdin)
+j["gpu"]["lost_samples"] = j["counters"]["lost_ring_buffer_full"]
+print(json.dumps(j["gpu"]))'
 }
 drops() { python3 -c 'import json, sys; print(json.loads(sys.argv[1])["sender_dropped"])' "$1"; }
-flood_window() { # ROUND: "ticks max_ms median_ms requests secs kernels evicted drops joined"
+flood_window() { # ROUND: "ticks max_ms median_ms requests secs kernels evicted lost_samples drops joined"
 	local c0 c1 out fp g0 d0 d1
 	g0=$(gpu_status)
 	d0=$(drops "$g0")
@@ -167,13 +175,13 @@ idle_window() { # SECS: prints "ticks"
 	echo "$((c1 - c0))"
 }
 
-per=() lost=() lat=() hwm=()
+per=() lost=() lat=() hwm=() sl=()
 printf 'GPU records in bulk: %s records, bursts of %s every %s ms%s, %s round(s), %s CPUs, %s\n' \
 	"$records" "$burst" "$period" "$([[ $graph == 0 ]] || echo ", graphs of $graph kernels")" \
 	"$reps" "$(nproc)" "$(uname -r)"
 for ((r = 0; r < reps; r++)); do
 	idle_a=$(idle_window 12)
-	read -r ft max_ms med_ms nreq secs got evicted drops joins < <(flood_window "$r")
+	read -r ft max_ms med_ms nreq secs got evicted slost drops joins < <(flood_window "$r")
 	idle_b=$(idle_window "$secs")
 	# The quieter idle window's rate over the flood window's length: another process's
 	# activity (the service samples the whole machine) then counts against the records.
@@ -181,14 +189,14 @@ for ((r = 0; r < reps; r++)); do
 	ns=$(calc "round(max($ft - $idle, 0) * 1e9 / $hz / $records)")
 	l=$((records - joins))
 	h=$(calc "round($(kib "$daemon" VmHWM) / 1024, 1)")
-	per+=("$ns") lost+=("$l") lat+=("$max_ms") hwm+=("$h")
-	printf '  round %d: %s ns/record (flood %s ticks over %s s, idle %s and %s ticks over 12 and %s s), lost %s (received %s, evicted %s, sender drops %s), status max %s ms (median %s) of %s, peak RSS %s MiB\n' \
+	per+=("$ns") lost+=("$l") lat+=("$max_ms") hwm+=("$h") sl+=("$slost")
+	printf '  round %d: %s ns/record (flood %s ticks over %s s, idle %s and %s ticks over 12 and %s s), lost %s (received %s, evicted %s, sender drops %s), status max %s ms (median %s) of %s, peak RSS %s MiB, CPU samples lost meanwhile %s\n' \
 		"$r" "$ns" "$ft" "$secs" "$idle_a" "$idle_b" "$secs" "$l" "$got" "$evicted" \
-		"$drops" "$max_ms" "$med_ms" "$nreq" "$h"
+		"$drops" "$max_ms" "$med_ms" "$nreq" "$h" "$slost"
 done
 m_ns=$(med "${per[@]}") m_lost=$(med "${lost[@]}") m_lat=$(med "${lat[@]}")
-m_rss=$(med "${hwm[@]}")
-printf 'median: cpu_ns_per_record %s  lost %s  status_max_ms %s  rss_mib %s (before %s)\n' \
-	"$m_ns" "$m_lost" "$m_lat" "$m_rss" "$rss0"
-[[ -z $json ]] || printf '{"cpu_ns_per_record": %s, "lost": %s, "status_max_ms": %s, "rss_mib": %s, "rss_before_mib": %s}\n' \
-	"$m_ns" "$m_lost" "$m_lat" "$m_rss" "$rss0" >"$json"
+m_rss=$(med "${hwm[@]}") m_sl=$(med "${sl[@]}")
+printf 'median: cpu_ns_per_record %s  lost %s  status_max_ms %s  rss_mib %s (before %s)  samples_lost %s\n' \
+	"$m_ns" "$m_lost" "$m_lat" "$m_rss" "$rss0" "$m_sl"
+[[ -z $json ]] || printf '{"cpu_ns_per_record": %s, "lost": %s, "status_max_ms": %s, "rss_mib": %s, "rss_before_mib": %s, "samples_lost": %s}\n' \
+	"$m_ns" "$m_lost" "$m_lat" "$m_rss" "$rss0" "$m_sl" >"$json"
