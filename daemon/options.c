@@ -263,6 +263,7 @@ static const char usage_tail[] =
 	"  xsprofd -f -d 10 -p 1234 --mode wall -o wall.svg --report   # where the time went\n"
 	"  xsprofd -f --mode wall --group-by unit -o wall.svg -- python train.py  # GPU waits too\n"
 	"  xsprofd -f -d 20 --rank 0,3 -o r03.svg -- torchrun --nproc-per-node 4 train.py\n"
+	"  xsprofd -f -F 999 --max-cpu 1 -o cpu.svg -- ./server  # never over 1% of the machine\n"
 	"  systemctl start xsprofd; xsprofctl flamegraph --since 5m -o last5m.svg\n"
 	"\n"
 	"Needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE) and a kernel with BTF.\n"
