@@ -424,6 +424,10 @@ static void status_print_ceiling(struct json_object *k)
 	printf("%s; sampling at %.0f Hz (a sample counts for %lld), launch stacks 1 in %lld\n",
 	       n ? "" : "nothing", jnum(k, "freq_hz"), jint(k, "rate_divisor"),
 	       jint(k, "launch_stack_every"));
+	if (json_object_get_boolean(jget(k, "all_shed")) &&
+	    jnum(k, "cost_pct") > jnum(k, "max_cpu_pct"))
+		printf("  not held with every step shed: what is left costs %.2f%% (xsprofd's floor)\n",
+		       jnum(k, "cost_pct"));
 	if (secs) {
 		bool any = false;
 

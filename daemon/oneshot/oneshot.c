@@ -636,6 +636,11 @@ static void ceiling_report(const struct ceiling_stats *st, unsigned int freq_hz,
 		 st->max_pct, st->avg_pct, st->cpus, st->own_cpu_s,
 		 st->bpf_measured ? "" : "not measured ", st->bpf_s, st->span_s,
 		 (unsigned long long)st->steps_up, (unsigned long long)st->steps_down);
+	if (st->all_shed && st->cost_pct > st->max_pct)
+		log_warn(
+			"--max-cpu %g%%: not held with every step shed: what is left (xsprofd's "
+			"loop, process exits, the CUDA probes counting calls) cost %.2f%% at the end",
+			st->max_pct, st->cost_pct);
 	shed[0] = '\0';
 	for (int k = 0; k < CEILING_KINDS && n < sizeof(shed); k++)
 		if (st->shed_s[k] > 0)

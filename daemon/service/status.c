@@ -343,6 +343,7 @@ static struct json_object *ceiling_json(struct service *s)
 	json_object_object_add(o, "bpf_measured", json_object_new_boolean(cs.bpf_measured));
 	status__add_u64(o, "level", cs.level);
 	status__add_u64(o, "levels", cs.levels);
+	json_object_object_add(o, "all_shed", json_object_new_boolean(cs.all_shed));
 	status__add_u64(o, "rate_divisor", cs.rate_div);
 	add_num(o, "freq_hz", (double)s->opts->freq_hz / cs.rate_div);
 	status__add_u64(o, "launch_stack_every", cs.launch_stack_every);

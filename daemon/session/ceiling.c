@@ -366,6 +366,9 @@ void ceiling__stats(const struct ceiling *c, struct ceiling_stats *ret)
 	ret->bpf_measured = c->stats_fd >= 0;
 	ret->level = c->level;
 	ret->levels = NR_STEPS;
+	ret->all_shed = true;
+	for (size_t i = c->level; i < NR_STEPS; i++)
+		ret->all_shed &= !applies(c, i);
 	ret->rate_div = sh.rate_div;
 	shed_flags(c, ret->shed);
 	ret->launch_stack_every = ret->shed[CEILING_LAUNCH_STACKS] ? sh.launch_stack_every : 1;

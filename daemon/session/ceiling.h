@@ -60,6 +60,7 @@ struct ceiling_stats {
 	bool bpf_measured;     /* the kernel's BPF statistics could be turned on */
 	unsigned int level;    /* steps shed now (0: none) */
 	unsigned int levels;   /* steps there are */
+	bool all_shed;	       /* none is left to shed: the cost now is xsprofd's floor */
 	unsigned int rate_div; /* the sampling rate is the asked one / this */
 	uint32_t launch_stack_every;  /* 1, or CEILING_LAUNCH_STACK_EVERY */
 	bool shed[CEILING_KINDS];     /* shed now */
