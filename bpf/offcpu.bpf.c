@@ -70,6 +70,9 @@ struct offcpu_scratch {
 };
 
 extern bool hold_on;
+/* --max-cpu shed the stacks: threads that leave the CPU are not followed (those already away
+ * are still timed when they come back). */
+extern bool offcpu_shed;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -290,6 +293,8 @@ int BPF_PROG(xsprof_offcpu, bool preempt, struct task_struct *prev, struct task_
 	if (!st)
 		return 0;
 	switch_in(next, st);
+	if (offcpu_shed)
+		return 0;
 	/* In prev's context: its ids, its filter entry. */
 	tgid = xsprof_ids() >> 32;
 	if (!tgid || !BPF_CORE_READ(prev, pid) || (BPF_CORE_READ(prev, flags) & PF_KTHREAD))

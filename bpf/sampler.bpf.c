@@ -25,6 +25,14 @@ bool pid_filter_on = false;
 bool python_on = false;
 /* Samples may be held for the daemon to finish their walk (it handles XSPROF_REC_SAMPLE_HELD). */
 bool hold_on = false;
+/* --max-cpu's shedding (daemon/session/ceiling.h), flipped at run time: a launch's stack is
+ * walked 1 in (launch_stack_mask + 1), at random (the others are counted); CUDA calls are
+ * counted only; off-CPU stacks are not taken; exec and library-load records are not sent
+ * (exits still are). */
+__u32 launch_stack_mask = 0;
+bool cuda_calls_shed = false;
+bool offcpu_shed = false;
+bool exec_shed = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

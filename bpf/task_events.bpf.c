@@ -31,6 +31,8 @@ struct {
 
 /* Set by the daemon (mmapped .bss): records are only sent while it listens. */
 bool proc_events_on = false;
+/* --max-cpu shed exec snapshots (sampler.bpf.c). */
+extern bool exec_shed;
 
 static __always_inline struct xsprof_proc_stats *stats(void)
 {
@@ -114,7 +116,7 @@ int BPF_PROG(xsprof_proc_exec, struct task_struct *p, pid_t old_pid)
 	__u32 tid = (__u32)old_pid;
 
 	bpf_map_delete_elem(&exec_window, &tid);
-	if (proc_events_on)
+	if (proc_events_on && !exec_shed)
 		send_exec(0);
 	return 0;
 }
@@ -128,7 +130,7 @@ int BPF_PROG(xsprof_proc_exec, struct task_struct *p, pid_t old_pid)
 SEC("uprobe")
 int xsprof_proc_libs(struct pt_regs *ctx)
 {
-	if (proc_events_on)
+	if (proc_events_on && !exec_shed)
 		send_exec(XSPROF_PROC_EXEC_F_LIBS);
 	return 0;
 }

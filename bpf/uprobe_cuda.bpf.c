@@ -25,6 +25,8 @@
 
 extern bool pid_filter_on;
 extern bool python_on;
+extern __u32 launch_stack_mask;
+extern bool cuda_calls_shed;
 extern const volatile __u32 unwind_mode;
 extern const volatile __u64 wakeup_bytes;
 
@@ -294,6 +296,9 @@ static __always_inline int cuda_call(struct pt_regs *ctx, __u64 cookie, struct c
 	const __u64 *win;
 	__u64 sp, ret = 0, flags, pykey = 0;
 	__u32 untraced = 1, pytid = 0;
+	/* Waits and allocations are timed by their return probe: never shed (--max-cpu). */
+	bool sheddable = !(cookie & (XSPROF_CUDA_COOKIE_WAIT | XSPROF_CUDA_COOKIE_ALLOC));
+	__u16 sampled = 0;
 
 	if (!st || !pid_tgid) /* 0: outside the daemon's pid namespace */
 		return 0;
@@ -332,12 +337,21 @@ static __always_inline int cuda_call(struct pt_regs *ctx, __u64 cookie, struct c
 		st->nested++;
 		return 0;
 	}
+	/* Stacks walked 1 in N, at random (a fixed stride could beat with a loop's sites):
+	 * the others are counted, the walked ones stand for N. */
+	if (launch_stack_mask && sheddable) {
+		if (bpf_get_prandom_u32() & launch_stack_mask) {
+			st->stacks_shed++;
+			return 0;
+		}
+		sampled = XSPROF_CUDA_F_SAMPLED;
+	}
 
 	r->type = XSPROF_REC_CUDA_CALL;
 	r->tgid = tgid;
 	r->tid = (__u32)pid_tgid;
 	r->api = XSPROF_CUDA_COOKIE_API(cookie);
-	r->flags = 0;
+	r->flags = sampled;
 	r->time_ns = bpf_ktime_get_ns();
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	r->pad = 0;
@@ -427,6 +441,13 @@ int xsprof_cuda_call(struct pt_regs *ctx)
 	if (cookie & XSPROF_CUDA_COOKIE_SET_DEVICE)
 		return set_device(ctx, cookie);
 	st = bpf_map_lookup_elem(&cuda_stats, &zero);
+	/* --max-cpu shed the calls: counted, at the least cost (any process the probe is on;
+	 * a call inside another counts too). Waits and allocations are timed still. */
+	if (cuda_calls_shed && !(cookie & (XSPROF_CUDA_COOKIE_WAIT | XSPROF_CUDA_COOKIE_ALLOC))) {
+		if (st)
+			st->calls_shed++;
+		return 0;
+	}
 	rst = bpf_map_lookup_elem(&launch_reuse_stats, &zero);
 	timed = st && rst && !(st->calls & (XSPROF_TIMED_EVERY - 1));
 	t0 = timed ? bpf_ktime_get_ns() : 0;

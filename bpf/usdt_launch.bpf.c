@@ -23,6 +23,8 @@
 
 extern bool pid_filter_on;
 extern bool python_on;
+extern __u32 launch_stack_mask;
+extern bool cuda_calls_shed;
 extern const volatile __u32 unwind_mode;
 extern const volatile __u64 wakeup_bytes;
 
@@ -98,6 +100,7 @@ static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch 
 	const __u64 *win;
 	long corr = 0, api = 0, size, n;
 	__u32 untraced = 1, pytid = 0;
+	__u16 sampled = 0;
 	__u64 flags;
 
 	if (!st || !pid_tgid) /* 0: outside the daemon's pid namespace */
@@ -109,6 +112,14 @@ static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch 
 	}
 	if (!xsprof_owner_pass(task, XSPROF_OWNER_USDT))
 		return 0;
+	/* --max-cpu's shedding, as in uprobe_cuda.bpf.c. */
+	if (launch_stack_mask) {
+		if (bpf_get_prandom_u32() & launch_stack_mask) {
+			st->stacks_shed++;
+			return 0;
+		}
+		sampled = XSPROF_CUDA_F_SAMPLED;
+	}
 	if (!scr) {
 		st->scratch_busy++;
 		return 0;
@@ -130,8 +141,8 @@ static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch 
 		if ((st->usdt_emitted & 15) == 0 &&
 		    bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
 			flags = BPF_RB_FORCE_WAKEUP;
-		if (launch__send_reuse(c, tgid, (__u32)pid_tgid, XSPROF_LAUNCH_USDT, (__u32)api, 0,
-				       now, (__u64)corr, flags, rst)) {
+		if (launch__send_reuse(c, tgid, (__u32)pid_tgid, XSPROF_LAUNCH_USDT, (__u32)api,
+				       sampled, now, (__u64)corr, flags, rst)) {
 			st->usdt_drop++;
 			return 0;
 		}
@@ -173,10 +184,10 @@ static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch 
 		size = sizeof(*r);
 	barrier_var(size);
 	sent = bpf_task_storage_get(&usdt_threads, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	r->flags = sent && !*sent ? XSPROF_CUDA_F_FIRST : 0;
+	r->flags = (sent && !*sent ? XSPROF_CUDA_F_FIRST : 0) | sampled;
 	/* A profiled process's first record (one of its threads' first): held like
 	 * uprobe_cuda.bpf.c's send_held. */
-	if ((r->flags && cuda_stop_processes && pid_filter_on &&
+	if (((r->flags & XSPROF_CUDA_F_FIRST) && cuda_stop_processes && pid_filter_on &&
 	     !bpf_map_lookup_elem(&cuda_seen, &tgid) &&
 	     !bpf_map_update_elem(&cuda_seen, &tgid, &one, BPF_NOEXIST)) ||
 	    ((untraced & UNWIND_OUT_ASKED) && cuda_stop_processes && pid_filter_on)) {
@@ -188,8 +199,9 @@ static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch 
 		return send_held(r, st);
 	}
 	flags = BPF_RB_NO_WAKEUP;
-	if (r->flags || ((st->usdt_emitted & 15) == 0 &&
-			 bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes))
+	if ((r->flags & XSPROF_CUDA_F_FIRST) ||
+	    ((st->usdt_emitted & 15) == 0 &&
+	     bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes))
 		flags = BPF_RB_FORCE_WAKEUP;
 	else if (r->nr_python && python__wake())
 		flags = BPF_RB_FORCE_WAKEUP;
@@ -216,10 +228,21 @@ int xsprof_usdt_launch(struct pt_regs *ctx)
 {
 	__u32 zero = 0;
 	struct xsprof_cuda_stats *st = bpf_map_lookup_elem(&cuda_stats, &zero);
-	struct xsprof_launch_reuse_stats *rst = bpf_map_lookup_elem(&launch_reuse_stats, &zero);
-	bool timed = st && rst && !(st->usdt_fired & (XSPROF_TIMED_EVERY - 1));
-	__u64 t0 = timed ? bpf_ktime_get_ns() : 0;
-	struct usdt_scratch *scr = scratch_take();
+	struct xsprof_launch_reuse_stats *rst;
+	struct usdt_scratch *scr;
+	bool timed;
+	__u64 t0;
+
+	/* --max-cpu shed the calls: counted, at the least cost (uprobe_cuda.bpf.c). */
+	if (cuda_calls_shed) {
+		if (st)
+			st->calls_shed++;
+		return 0;
+	}
+	rst = bpf_map_lookup_elem(&launch_reuse_stats, &zero);
+	timed = st && rst && !(st->usdt_fired & (XSPROF_TIMED_EVERY - 1));
+	t0 = timed ? bpf_ktime_get_ns() : 0;
+	scr = scratch_take();
 
 	usdt_launch(ctx, scr);
 	if (scr)

@@ -474,6 +474,9 @@ struct xsprof_cuda_call {
 #define XSPROF_CUDA_F_STREAM_ERR  0x2 /* the stream argument could not be read: stream is 0 */
 /* The thread's first record: its process's mappings are complete enough to read now. */
 #define XSPROF_CUDA_F_FIRST 0x8
+/* A launch whose stack was walked while launch stacks were walked 1 in N (--max-cpu): it stands
+ * for N launches (on call, USDT and reuse records). */
+#define XSPROF_CUDA_F_SAMPLED 0x40
 /* XSPROF_CUDA_F_STOPPED (0x4, below) on a call or USDT record: the profiled process's first
  * record; the process waits (SIGSTOP) for the daemon to read its mappings and send SIGCONT. */
 /* With XSPROF_CUDA_F_STOPPED: the record's walk asked for a file's unwind table (and took the
@@ -615,9 +618,12 @@ struct xsprof_cuda_stats {
 	__u64 scope_drop;	/* of them, not sent: ring buffer full or argument unreadable */
 	__u64 execs_watched;	/* execs of filtered processes reported (their new executable) */
 	__u64 exec_drop;	/* such execs not reported (ring buffer full) */
+	/* --max-cpu's shedding (daemon/session/ceiling.h): */
+	__u64 stacks_shed; /* launches counted without a stack (walked 1 in N, at random) */
+	__u64 calls_shed;  /* calls and firings counted only, not recorded (nested ones too) */
 };
 
-_Static_assert(sizeof(struct xsprof_cuda_stats) == 168, "xsprof_cuda_stats layout");
+_Static_assert(sizeof(struct xsprof_cuda_stats) == 184, "xsprof_cuda_stats layout");
 
 /*
  * xsprof:scope_begin(name) or xsprof:scope_end(name) fired (cupti_inject/include/xsprof/

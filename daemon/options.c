@@ -105,6 +105,14 @@ static const char usage_tail[] =
 	"      --no-python           leave CPython processes' stacks native: no interpreter\n"
 	"                            frames ('module.qualname (file.py:line)') in place of\n"
 	"                            _PyEval_EvalFrameDefault (walked by default, 3.11-3.13)\n"
+	"      --max-cpu PERCENT     cap xsprofd's cost (its CPU plus its BPF programs' time) at\n"
+	"                            PERCENT of the whole machine (all CPUs; off by default): over\n"
+	"                            it, work is shed a step at a time, in this order: the\n"
+	"                            sampling rate (to 1/8), Python walks, launch stacks (1 in\n"
+	"                            16), off-CPU stacks, CUDA calls (counted only), the rate again\n"
+	"                            (to 1/64); restored when well under. Samples and launches\n"
+	"                            taken meanwhile count for those shed; reports say what was\n"
+	"                            shed and how long\n"
 	"\n"
 	"Service (also config keys):\n"
 	"  -c, --config FILE         config file (default " XSPROFD_DEFAULT_CONFIG
@@ -255,6 +263,7 @@ static const char usage_tail[] =
 	"  xsprofd -f -d 10 -p 1234 --mode wall -o wall.svg --report   # where the time went\n"
 	"  xsprofd -f --mode wall --group-by unit -o wall.svg -- python train.py  # GPU waits too\n"
 	"  xsprofd -f -d 20 --rank 0,3 -o r03.svg -- torchrun --nproc-per-node 4 train.py\n"
+	"  xsprofd -f -F 999 --max-cpu 1 -o cpu.svg -- ./server  # never over 1% of the machine\n"
 	"  systemctl start xsprofd; xsprofctl flamegraph --since 5m -o last5m.svg\n"
 	"\n"
 	"Needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE) and a kernel with BTF.\n"
@@ -300,6 +309,7 @@ enum {
 	OPT_UNWIND,
 	OPT_UNWIND_MB,
 	OPT_NO_PYTHON,
+	OPT_MAX_CPU,
 	/* GPU path (cuda_probes) */
 	OPT_CUDA_LIB,
 	OPT_NO_CUDA,
@@ -367,6 +377,7 @@ static const struct option long_opts[] = {
 	{"unwind", required_argument, NULL, OPT_UNWIND},
 	{"unwind-mb", required_argument, NULL, OPT_UNWIND_MB},
 	{"no-python", no_argument, NULL, OPT_NO_PYTHON},
+	{"max-cpu", required_argument, NULL, OPT_MAX_CPU},
 	/* GPU path (cuda_probes) */
 	{"cuda-lib", required_argument, NULL, OPT_CUDA_LIB},
 	{"no-cuda", no_argument, NULL, OPT_NO_CUDA},
@@ -761,6 +772,16 @@ static int sampling_option(struct xsprofd_opts *o, int c, const char *arg)
 	case OPT_NO_PYTHON:
 		o->no_python = true;
 		return 0;
+	case OPT_MAX_CPU: {
+		char *end;
+		double pct = strtod(arg, &end);
+
+		if (end == arg || *end || !(pct >= 0.01 && pct <= 100))
+			return bad("--max-cpu", arg,
+				   "expected a percent of the whole machine, 0.01..100 (e.g. 1)");
+		o->max_cpu_pct = pct;
+		return 0;
+	}
 	}
 	return NOT_MINE;
 }

@@ -73,3 +73,8 @@ target_compile_definitions(xs_cuda_bench PRIVATE
 	XS_CUDART_PATH="${CUDAToolkit_LIBRARY_DIR}/libcudart.so")
 target_include_directories(xs_cuda_bench PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 add_dependencies(xs_cuda_bench xs_cupti_fake xs_cupti_fake_int3)
+
+# --max-cpu's load (tests/max_cpu.sh, bench/max_cpu.sh): launches at a set rate, two sites.
+add_executable(xs_launch_rate workloads/launch_rate.c)
+target_compile_options(xs_launch_rate PRIVATE ${XS_FRAME_FLAGS})
+target_link_libraries(xs_launch_rate PRIVATE xs_cuda_fake)

@@ -128,6 +128,32 @@ Test(launch_store, reuse_records_count_under_their_threads_last_stack)
 	launch_store__free(ls);
 }
 
+/* --max-cpu walks launch stacks 1 in N: a walked launch (and its reuses) counts for N in its
+ * stack, each is still one event and one call; back to 1, counts grow by 1 again. */
+Test(launch_store, a_weight_counts_a_walked_launch_for_the_ones_not_walked)
+{
+	struct launch_store *ls = launch_store__new(0, 0);
+	struct xsprof_cuda_call a = call(10, XSPROF_CUDA_cudaLaunchKernel, "app", 3, 0x1000);
+	struct xsprof_launch_reuse r =
+		reuse(10, 11, XSPROF_LAUNCH_CALL, XSPROF_CUDA_cudaLaunchKernel, 1);
+	struct launch_store_stats st;
+	struct launch_stack s;
+
+	cr_assert(ls);
+	launch_store__set_weight(ls, 16);
+	cr_assert_eq(launch_store__add_call(ls, &a), 0);
+	cr_assert_eq(launch_store__add_reuse(ls, &r), 0);
+	launch_store__set_weight(ls, 0); /* 0 is 1 */
+	cr_assert_eq(launch_store__add_call(ls, &a), 0);
+	cr_assert_eq(launch_store__stack(ls, 0, &s), 0);
+	cr_expect_eq(s.count, 16 + 16 + 1);
+	cr_expect_eq(launch_store__nr_events(ls), 3);
+	launch_store__stats(ls, &st);
+	cr_expect_eq(st.calls, 3);
+	cr_expect_eq(st.weighted, 2);
+	launch_store__free(ls);
+}
+
 Test(launch_store, a_new_store_keeps_the_last_stacks_for_reuse_records_in_flight)
 {
 	struct launch_store *old = launch_store__new(0, 0), *fresh = launch_store__new(0, 0);

@@ -97,6 +97,29 @@ Test(options, the_service_reads_its_config_and_flags_win, .fini = cleanup)
 	xsprofd_opts__free(&o);
 }
 
+/* --max-cpu: a percent of the whole machine, from the file or a flag (which wins); off unless
+ * given; 0, over 100 and junk are usage errors. */
+Test(options, max_cpu_is_a_percent_of_the_machine, .fini = cleanup)
+{
+	struct xsprofd_opts o;
+
+	write_config("max-cpu = 0.5\n");
+	cr_assert_eq(PARSE(&o, "-c", cfg), 0);
+	cr_expect_float_eq(o.max_cpu_pct, 0.5, 1e-9);
+	xsprofd_opts__free(&o);
+	cr_assert_eq(PARSE(&o, "-c", cfg, "--max-cpu", "2"), 0);
+	cr_expect_float_eq(o.max_cpu_pct, 2.0, 1e-9, "the flag wins over the file");
+	xsprofd_opts__free(&o);
+	write_config("");
+	cr_assert_eq(PARSE(&o, "-c", cfg, "-f", "-o", "x.folded"), 0);
+	cr_expect_eq(o.max_cpu_pct, 0, "no ceiling unless asked");
+	xsprofd_opts__free(&o);
+	cr_expect_eq(PARSE(&o, "-c", cfg, "-f", "--max-cpu", "0", "-o", "x.folded"), 2);
+	cr_expect_eq(PARSE(&o, "-c", cfg, "-f", "--max-cpu", "101", "-o", "x.folded"), 2);
+	cr_expect_eq(PARSE(&o, "-c", cfg, "-f", "--max-cpu", "1%", "-o", "x.folded"), 2);
+	cr_expect_eq(PARSE(&o, "-c", cfg, "-f", "--max-cpu", "nan", "-o", "x.folded"), 2);
+}
+
 Test(options, bad_values_are_usage_errors, .fini = cleanup)
 {
 	struct xsprofd_opts o;

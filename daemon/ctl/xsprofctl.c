@@ -404,6 +404,48 @@ static int check_daemon(void)
 }
 
 /* `xsprofctl status`'s lines, one function per part of the status document. */
+
+/* --max-cpu: the cost against the ceiling, what is shed now and what was, for how long. */
+static void status_print_ceiling(struct json_object *k)
+{
+	struct json_object *now = jget(k, "shed_now"), *secs = jget(k, "shed_s");
+	size_t n = now ? json_object_array_length(now) : 0;
+
+	printf("ceiling: --max-cpu %g%% of %lld CPUs; cost %.2f%% now, %.2f%% on average (%.1f s "
+	       "own CPU, %.1f s BPF%s); %lld steps shed, %lld restored\n",
+	       jnum(k, "max_cpu_pct"), jint(k, "cpus"), jnum(k, "cost_pct"),
+	       jnum(k, "avg_cost_pct"), jnum(k, "own_cpu_s"), jnum(k, "bpf_s"),
+	       json_object_get_boolean(jget(k, "bpf_measured")) ? "" : ", not measured",
+	       jint(k, "steps_shed"), jint(k, "steps_restored"));
+	printf("  shed now: ");
+	for (size_t i = 0; i < n; i++)
+		printf("%s%s", i ? ", " : "",
+		       json_object_get_string(json_object_array_get_idx(now, i)));
+	printf("%s; sampling at %.0f Hz (a sample counts for %lld), launch stacks 1 in %lld\n",
+	       n ? "" : "nothing", jnum(k, "freq_hz"), jint(k, "rate_divisor"),
+	       jint(k, "launch_stack_every"));
+	if (json_object_get_boolean(jget(k, "all_shed")) &&
+	    jnum(k, "cost_pct") > jnum(k, "max_cpu_pct"))
+		printf("  not held with every step shed: what is left costs %.2f%% (xsprofd's floor)\n",
+		       jnum(k, "cost_pct"));
+	if (secs) {
+		bool any = false;
+
+		printf("  shed in all:");
+		json_object_object_foreach(secs, key, val)
+		{
+			if (json_object_get_double(val) <= 0)
+				continue;
+			printf("%s %s %.1f s", any ? "," : "", key, json_object_get_double(val));
+			any = true;
+		}
+		printf("%s\n", any ? "" : " nothing");
+	}
+	if (jget(k, "launches_without_stack"))
+		printf("  CUDA: %lld launches counted without their stack, %lld calls counted only\n",
+		       jint(k, "launches_without_stack"), jint(k, "cuda_calls_counted_only"));
+}
+
 static void status_print_head(struct json_object *j)
 {
 	struct json_object *c = jget(j, "counters"), *st = jget(j, "store"), *m = jget(j, "memory"),
@@ -421,6 +463,8 @@ static void status_print_head(struct json_object *j)
 		       jnum(k, "own_cpu_pct"), jnum(k, "own_cpu_s"),
 		       jnum(k, "bpf_ns_per_sample") / 1e3, jnum(k, "bpf_cpu_pct"),
 		       jnum(k, "bpf_ns_per_launch") / 1e3);
+	if ((k = jget(j, "ceiling")))
+		status_print_ceiling(k);
 	printf("window: %lld s kept; %lld samples in %lld slices, %lld of %lld KiB; %lld slices "
 	       "dropped at the cap\n",
 	       jint(j, "window_s"), jint(st, "samples"), jint(st, "slices"),

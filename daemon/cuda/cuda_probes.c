@@ -112,6 +112,7 @@ struct cuda_probes {
 	struct usdt_pid *usdt_pids; /* MAX_USDT_PIDS, reused round robin */
 	int next_usdt_pid;
 	struct cuda_probes_stats st;
+	uint32_t stack_every; /* launch stacks walked 1 in this many (--max-cpu); 0 or 1: all */
 	char last_error[512];
 };
 
@@ -653,6 +654,12 @@ int cuda_probes__attach_pid(struct cuda_probes *cp, pid_t pid)
 
 /* ---- Records ---- */
 
+/* A launch walked while stacks were walked 1 in N stands for N (--max-cpu). */
+static uint64_t weight_of(const struct cuda_probes *cp, uint16_t flags)
+{
+	return (flags & XSPROF_CUDA_F_SAMPLED) && cp->stack_every > 1 ? cp->stack_every : 1;
+}
+
 /* A process the BPF side stopped for us: on its way again, whatever happened here. */
 static void continue_held(struct cuda_probes *cp, pid_t pid, uint32_t flags)
 {
@@ -734,6 +741,7 @@ static int on_cuda_record(void *ctx, const void *data, size_t size)
 	}
 	if (wants_mappings(r->flags) && cp->opts.on_process)
 		cp->opts.on_process(cp->opts.ctx, (pid_t)r->tgid);
+	launch_store__set_weight(cp->store, weight_of(cp, r->flags));
 	if (launch_store__add_call(cp->store, r))
 		cp->st.store_failures++;
 	if (cp->opts.on_wait && cuda_api__waits(r->api))
@@ -850,6 +858,7 @@ static int on_usdt_record(void *ctx, const void *data, size_t size)
 	if (inner > cp->st.usdt_inner_max)
 		cp->st.usdt_inner_max = inner;
 	cp->st.usdt_inner_deep += inner >= XSPROF_LAUNCH_SLOTS_USDT;
+	launch_store__set_weight(cp->store, weight_of(cp, r->flags));
 	if (launch_store__add_usdt(cp->store, r, inner))
 		cp->st.store_failures++;
 	on_usdt_firing(cp, (pid_t)r->tgid);
@@ -868,6 +877,7 @@ static int on_reuse_record(void *ctx, const void *data, size_t size)
 		cp->st.bad_records++;
 		return -EBADMSG;
 	}
+	launch_store__set_weight(cp->store, weight_of(cp, r->flags));
 	if (launch_store__add_reuse(cp->store, r))
 		cp->st.store_failures++;
 	if (r->kind == XSPROF_LAUNCH_USDT)
@@ -1069,6 +1079,11 @@ static int reuse_stats(const struct cuda_probes *cp, int ncpu,
 	}
 	free(vals);
 	return 0;
+}
+
+void cuda_probes__set_stack_every(struct cuda_probes *cp, uint32_t every)
+{
+	cp->stack_every = every;
 }
 
 int cuda_probes__stats(const struct cuda_probes *cp, struct cuda_probes_stats *ret)

@@ -158,6 +158,9 @@ int cuda_probes__rotate_store(struct cuda_probes *cp, struct launch_store **ret_
  * the last: their BPF statistics are reported beside the sampler's. */
 const struct bpf_object *cuda_probes__obj(const struct cuda_probes *cp, int i);
 int cuda_probes__stats(const struct cuda_probes *cp, struct cuda_probes_stats *ret_stats);
+/* --max-cpu walks launch stacks 1 in every (sampler__set_shed): a walked launch stands for every
+ * from now on (0 or 1: for one). */
+void cuda_probes__set_stack_every(struct cuda_probes *cp, uint32_t every);
 /* What the last failed attach was ("attaching /usr/.../libcudart.so.13 for pid 12: ..."),
  * or NULL; valid until the next call into cp. */
 const char *cuda_probes__last_error(const struct cuda_probes *cp);

@@ -53,6 +53,7 @@ struct launch_store {
 	/* The last stacks of the store this one replaced (launch_store__carry_last): reuse
 	 * records read after the change count under them. */
 	struct launch_store *carried;
+	uint64_t weight; /* what the next call stands for (launch_store__set_weight) */
 	struct launch_store_stats st;
 };
 
@@ -73,6 +74,7 @@ struct launch_store *launch_store__new(size_t max_stacks, size_t max_events)
 		return NULL;
 	ls->max_stacks = max_stacks ? max_stacks : DEFAULT_MAX_STACKS;
 	ls->max_events = max_events ? max_events : DEFAULT_MAX_EVENTS;
+	ls->weight = 1;
 	ls->last = hashmap__new();
 	if (!ls->last) {
 		free(ls);
@@ -258,7 +260,8 @@ static int count_call(struct launch_store *ls, long idx, uint64_t time_ns, uint6
 	const struct entry *e;
 	struct launch_event *ev;
 
-	ls->entries[idx].count++;
+	ls->entries[idx].count += ls->weight;
+	ls->st.weighted += ls->weight > 1;
 	if (ls->nev >= ls->max_events ||
 	    reserve((void **)&ls->events, &ls->cap_ev, ls->nev + 1, sizeof(*ls->events))) {
 		ls->st.events_dropped++;
@@ -384,6 +387,11 @@ int launch_store__carry_last(struct launch_store *fresh, const struct launch_sto
 	}
 	fresh->carried = c.fresh;
 	return 0;
+}
+
+void launch_store__set_weight(struct launch_store *ls, uint64_t weight)
+{
+	ls->weight = weight ? weight : 1;
 }
 
 int launch_store__add_call(struct launch_store *ls, const struct xsprof_cuda_call *r)

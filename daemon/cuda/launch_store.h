@@ -91,11 +91,16 @@ struct launch_store_stats {
 	uint64_t ranges_dropped; /* scopes not kept: the event cap reached */
 	uint64_t allocs;	 /* allocations' returns stored */
 	uint64_t allocs_dropped; /* allocations' returns not kept: the event cap reached */
+	uint64_t weighted;	 /* calls stored standing for more than one (--max-cpu) */
 };
 
 /* Caps: distinct stacks and events kept; 0 picks the defaults (100000 and 1000000). */
 struct launch_store *launch_store__new(size_t max_stacks, size_t max_events);
 void launch_store__free(struct launch_store *ls);
+
+/* What each call stored from now on stands for: 1, or N while launch stacks are walked 1 in N
+ * (--max-cpu: the others were counted in the kernel). Its stack's count grows by that much. */
+void launch_store__set_weight(struct launch_store *ls, uint64_t weight);
 
 /* Store one record (already validated). 0, or -ENOMEM / -ENOSPC when even its overflow bucket
  * cannot be made (then nothing is stored). */

@@ -40,6 +40,7 @@
 #include "daemon/session/profile.h"
 #include "daemon/session/source.h"
 #include "daemon/session/ranges.h"
+#include "daemon/session/ceiling.h"
 #include "daemon/session/recording.h"
 #include "daemon/probes/sampler.h"
 #include "daemon/stacks/stack_table.h"
@@ -621,6 +622,56 @@ static void offcpu_report(struct recording *recording)
 			  (unsigned long long)st.ustack_err);
 }
 
+/* --max-cpu: what sampling cost, and what was shed for how long (daemon/session/ceiling.h). */
+static void ceiling_report(const struct ceiling_stats *st, unsigned int freq_hz,
+			   struct recording *recording)
+{
+	struct cuda_probes *cp = recording__cuda(recording);
+	struct cuda_probes_stats cs;
+	char shed[512], now[256] = "";
+	size_t n = 0, m = 0;
+
+	log_info("--max-cpu %g%%: xsprofd cost %.2f%% of the machine's %d CPUs while sampling (own "
+		 "CPU %.3f s, BPF programs %s%.3f s, over %.1f s); %llu steps shed, %llu restored",
+		 st->max_pct, st->avg_pct, st->cpus, st->own_cpu_s,
+		 st->bpf_measured ? "" : "not measured ", st->bpf_s, st->span_s,
+		 (unsigned long long)st->steps_up, (unsigned long long)st->steps_down);
+	if (st->all_shed && st->cost_pct > st->max_pct)
+		log_warn(
+			"--max-cpu %g%%: not held with every step shed: what is left (xsprofd's "
+			"loop, process exits, the CUDA probes counting calls) cost %.2f%% at the end",
+			st->max_pct, st->cost_pct);
+	shed[0] = '\0';
+	for (int k = 0; k < CEILING_KINDS && n < sizeof(shed); k++)
+		if (st->shed_s[k] > 0)
+			n += (size_t)snprintf(shed + n, sizeof(shed) - n, "%s%s for %.1f s",
+					      n ? ", " : "", ceiling__kind_name(k), st->shed_s[k]);
+	for (int k = CEILING_RATE + 1; k < CEILING_KINDS && m < sizeof(now); k++)
+		if (st->shed[k])
+			m += (size_t)snprintf(now + m, sizeof(now) - m, ", %s shed",
+					      ceiling__kind_name(k));
+	log_info("--max-cpu: shed %s; at the end: %u Hz (1/%u of %u Hz: a sample counts for %u)%s",
+		 n ? shed : "nothing", freq_hz / st->rate_div, st->rate_div, freq_hz, st->rate_div,
+		 now);
+	if (cp && !cuda_probes__stats(cp, &cs)) {
+		struct launch_store_stats ls;
+		uint64_t lost = cs.bpf.drop_ringbuf + cs.bpf.scratch_busy + cs.reuse.reuse_drops;
+
+		launch_store__stats(cuda_probes__store(cp), &ls);
+		lost += ls.reuse_orphans;
+		log_info(
+			"--max-cpu: CUDA: %llu calls in all: %llu recorded (%llu of them counting "
+			"for %u, walked while launch stacks were shed), %llu counted without their "
+			"stack, %llu counted only (their stacks and GPU work are not in the "
+			"profile), %llu lost",
+			(unsigned long long)(ls.calls + ls.usdt + cs.bpf.stacks_shed +
+					     cs.bpf.calls_shed + lost),
+			(unsigned long long)(ls.calls + ls.usdt), (unsigned long long)ls.weighted,
+			CEILING_LAUNCH_STACK_EVERY, (unsigned long long)cs.bpf.stacks_shed,
+			(unsigned long long)cs.bpf.calls_shed, (unsigned long long)lost);
+	}
+}
+
 /* --report: the flamegraph's top functions, on stdout. */
 static int print_report(const struct profile_data *pd)
 {
@@ -859,6 +910,7 @@ struct run {
 	uint64_t start_ns, end_ns;
 	int64_t realtime_offset_ns;
 	struct session_profile sp;
+	struct ceiling_stats ceiling; /* --max-cpu: what it cost and shed while sampling */
 };
 
 /* Everything that can be checked before anything starts. 0, or the exit status. */
@@ -1221,6 +1273,8 @@ static int build_profile(struct run *r)
 		cuda_report(r->recording, o->nr_command > 0);
 	offcpu_report(r->recording);
 	bpf_cost_report(r->recording);
+	if (r->ceiling.max_pct > 0)
+		ceiling_report(&r->ceiling, o->freq_hz, r->recording);
 	return 0;
 }
 
@@ -1279,8 +1333,21 @@ static int write_all(struct run *r)
 static void sample(struct run *r)
 {
 	uint64_t t_start = clock__mono_ns();
+	struct ceiling *ceiling = NULL;
 	int err = 0;
 
+	if (r->o->max_cpu_pct > 0) {
+		ceiling = ceiling__new(r->ev, r->o->max_cpu_pct);
+		err = ceiling ? ceiling__add(ceiling, r->recording) : -errno;
+		if (err) {
+			log_warn(
+				"--max-cpu: the ceiling could not be set up (%s): sampling without",
+				strerror(-err));
+			ceiling__free(ceiling);
+			ceiling = NULL;
+			err = 0;
+		}
+	}
 	if (r->o->duration_s > 0)
 		err = sd_event_add_time_relative(r->ev, NULL, CLOCK_MONOTONIC,
 						 (uint64_t)llround(r->o->duration_s * 1e6), 0,
@@ -1288,6 +1355,11 @@ static void sample(struct run *r)
 	if (err >= 0)
 		err = sd_event_loop(r->ev);
 
+	if (ceiling) {
+		ceiling__remove(ceiling, r->recording);
+		ceiling__stats(ceiling, &r->ceiling);
+		ceiling__free(ceiling);
+	}
 	recording__stop(r->recording);
 	r->end_ns = clock__mono_ns();
 	r->start_ns = t_start;

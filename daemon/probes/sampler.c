@@ -42,6 +42,8 @@ struct sampler {
 	int *pfds;
 	uint64_t *restart_ns; /* when each CPU's event is restarted next (dither.h); 0: never */
 	struct dither dither;
+	uint64_t nominal_ns;   /* the period of freq_hz */
+	unsigned int rate_div; /* --max-cpu: sampled at freq_hz / rate_div (1: as asked) */
 	struct bpf_link **links;
 	struct bpf_link *exec_link; /* exec_window: samples between two images of an exec */
 	int nr_attached;
@@ -504,8 +506,9 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn 
 	}
 	for (int i = 0; i < s->nr_cpus; i++)
 		s->pfds[i] = -1;
-	dither__init(&s->dither, 1000000000ull / (opts->freq_hz ? opts->freq_hz : 1),
-		     clock__mono_ns() ^ ((uint64_t)getpid() << 32));
+	s->nominal_ns = 1000000000ull / (opts->freq_hz ? opts->freq_hz : 1);
+	s->rate_div = 1;
+	dither__init(&s->dither, s->nominal_ns, clock__mono_ns() ^ ((uint64_t)getpid() << 32));
 	return s;
 fail:
 	sampler__free(s);
@@ -647,6 +650,49 @@ uint64_t sampler__dither(struct sampler *s, uint64_t now_ns)
 			next = s->restart_ns[cpu];
 	}
 	return next;
+}
+
+int sampler__set_rate_divisor(struct sampler *s, unsigned int div)
+{
+	uint64_t now = clock__mono_ns();
+	int err = 0;
+
+	if (!div)
+		return -EINVAL;
+	if (div == s->rate_div)
+		return 0;
+	s->rate_div = div;
+	dither__init(&s->dither, s->nominal_ns * div, s->dither.rng);
+	/* Every event restarts with the new period now; dithering goes on from there. */
+	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		uint64_t interval, period;
+
+		if (s->pfds[cpu] < 0)
+			continue;
+		dither__next(&s->dither, &interval, &period);
+		if (ioctl(s->pfds[cpu], PERF_EVENT_IOC_PERIOD, &period)) {
+			err = -errno;
+			continue;
+		}
+		if (s->restart_ns[cpu])
+			s->restart_ns[cpu] = now + interval;
+	}
+	return err;
+}
+
+unsigned int sampler__rate_divisor(const struct sampler *s)
+{
+	return s->rate_div;
+}
+
+void sampler__set_shed(struct sampler *s, uint32_t launch_stack_every, bool cuda_calls, bool offcpu,
+		       bool exec)
+{
+	/* every is a power of two (the BPF side draws a mask's bits). */
+	s->skel->bss->launch_stack_mask = launch_stack_every > 1 ? launch_stack_every - 1 : 0;
+	s->skel->bss->cuda_calls_shed = cuda_calls;
+	s->skel->bss->offcpu_shed = offcpu;
+	s->skel->bss->exec_shed = exec;
 }
 
 int sampler__fd(const struct sampler *s)

@@ -147,6 +147,19 @@ void sampler__stop(struct sampler *s);
  */
 uint64_t sampler__dither(struct sampler *s, uint64_t now_ns);
 
+/*
+ * --max-cpu (daemon/session/ceiling.h): sample at the asked rate divided by div (1: as asked),
+ * from now on every CPU; each sample then stands for div. -errno if a CPU refused (it keeps
+ * its old period).
+ */
+int sampler__set_rate_divisor(struct sampler *s, unsigned int div);
+unsigned int sampler__rate_divisor(const struct sampler *s);
+/* And the BPF side's shedding: a launch's stack walked 1 in launch_stack_every (a power of two;
+ * 0 or 1: every one), CUDA calls counted only, off-CPU stacks not taken, exec and library-load
+ * records not sent (new processes' mappings are read at their first sample instead). */
+void sampler__set_shed(struct sampler *s, uint32_t launch_stack_every, bool cuda_calls, bool offcpu,
+		       bool exec);
+
 /* An fd that becomes readable when the ring buffer asks to be drained. */
 int sampler__fd(const struct sampler *s);
 /* Hand every queued record to the callback; number handled or -errno. */

@@ -420,6 +420,7 @@ static int attachment_start(struct service *s, struct attachment *a, struct samp
 	err = recording__start(a->prof.recording);
 	if (err)
 		return err;
+	service__govern(s, a->prof.recording);
 	a->prof.slice_start_ns = a->attached_ns = clock__mono_ns();
 	a->prof.seen_seq = s->cupti ? gpu_store__last_seq(cupti_server__store(s->cupti)) : 0;
 	/* Map it now: its names survive it exiting. */

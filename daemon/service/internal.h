@@ -31,6 +31,7 @@
 typedef struct sd_event sd_event;
 typedef struct sd_event_source sd_event_source;
 struct calltree;
+struct ceiling;
 struct cupti_server;
 struct exporter;
 struct flight;
@@ -208,6 +209,7 @@ struct service {
 	sd_event_source *flight_timer, *flight_io;
 	uint64_t flight_freeze_failed;
 	struct exporter *exporter; /* --export sinks; NULL: none */
+	struct ceiling *ceiling;   /* --max-cpu (daemon/session/ceiling.h); NULL: none */
 	struct host_labels *export_labels;
 	uint64_t totals_bad;
 };
@@ -289,6 +291,8 @@ enum MHD_Result metrics__api(struct service *s, struct MHD_Connection *c);
 /* The always-on recording's options, from the daemon's (whole machine, or its --pid trees). */
 void slices__recording_opts(const struct service *s, struct recording_opts *ret);
 int slices__start(struct service *s);
+/* Put a recording that started under --max-cpu's ceiling (none: nothing). */
+void service__govern(struct service *s, struct recording *r);
 /*
  * The oldest moment a slice closed at end_ns must keep GPU records and process names from: a
  * running recording's start, an attachment's slice waiting for its ranges, or end_ns.

@@ -396,6 +396,84 @@ static void response_metrics(FILE *f)
 	}
 }
 
+/* --max-cpu's ceiling (status "ceiling"): absent without one. */
+static void ceiling_metrics(FILE *f, struct json_object *st)
+{
+	static const struct {
+		const char *key, *name, *help;
+		enum metric_type type;
+		double scale;
+	} plain[] = {
+		{"max_cpu_pct", "xsprof_ceiling_max_cpu_ratio",
+		 "--max-cpu, as a share of all CPUs.", GAUGE, 0.01},
+		{"cost_pct", "xsprof_ceiling_cost_ratio",
+		 "xsprofd's cost (its CPU and its BPF programs' time) over the last second, as a "
+		 "share of all CPUs.",
+		 GAUGE, 0.01},
+		{"bpf_s", "xsprof_ceiling_bpf_seconds_total",
+		 "Run time of xsprofd's BPF programs since the ceiling was set.", COUNTER, 1},
+		{"level", "xsprof_ceiling_level", "Steps of work shed now (0: none).", GAUGE, 1},
+		{"rate_divisor", "xsprof_ceiling_rate_divisor",
+		 "The sampling rate is the asked one divided by this; each sample counts this much.",
+		 GAUGE, 1},
+		{"freq_hz", "xsprof_ceiling_sample_frequency_hertz",
+		 "Samples a second per CPU the window takes now.", GAUGE, 1},
+		{"launch_stack_every", "xsprof_ceiling_launch_stack_every",
+		 "One CUDA launch in this many has its stack walked now.", GAUGE, 1},
+		{"launches_without_stack", "xsprof_ceiling_launches_without_stack_total",
+		 "CUDA launches counted without their stack while launch stacks were shed.",
+		 COUNTER, 1},
+		{"cuda_calls_counted_only", "xsprof_ceiling_cuda_calls_counted_only_total",
+		 "CUDA calls counted only, not recorded, while CUDA calls were shed.", COUNTER, 1},
+	};
+	struct json_object *o, *v, *now = NULL, *secs = NULL;
+	const char *last = NULL;
+	char labels[64];
+
+	if (!json_object_object_get_ex(st, "ceiling", &o))
+		return;
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+		if (!json_object_object_get_ex(o, plain[i].key, &v))
+			continue;
+		family(f, plain[i].name, plain[i].type, plain[i].help, &last);
+		sample(f, plain[i].name, NULL, json_object_get_double(v) * plain[i].scale);
+	}
+	if (json_object_object_get_ex(o, "steps_shed", &v)) {
+		family(f, "xsprof_ceiling_steps_total", COUNTER,
+		       "Steps of work shed and restored, by direction.", &last);
+		sample(f, "xsprof_ceiling_steps_total", "direction=\"shed\"",
+		       json_object_get_double(v));
+		if (json_object_object_get_ex(o, "steps_restored", &v))
+			sample(f, "xsprof_ceiling_steps_total", "direction=\"restored\"",
+			       json_object_get_double(v));
+	}
+	json_object_object_get_ex(o, "shed_now", &now);
+	json_object_object_get_ex(o, "shed_s", &secs);
+	if (!secs)
+		return;
+	family(f, "xsprof_ceiling_shed", GAUGE, "1 for each kind of work shed now, by kind.",
+	       &last);
+	json_object_object_foreach(secs, key, val)
+	{
+		double on = 0;
+
+		(void)val;
+		for (size_t i = 0; now && i < json_object_array_length(now); i++)
+			on += !strcmp(json_object_get_string(json_object_array_get_idx(now, i)),
+				      key);
+		snprintf(labels, sizeof(labels), "kind=\"%s\"", key);
+		sample(f, "xsprof_ceiling_shed", labels, on);
+	}
+	family(f, "xsprof_ceiling_shed_seconds_total", COUNTER,
+	       "Seconds each kind of work was shed, by kind.", &last);
+	json_object_object_foreach(secs, key2, val2)
+	{
+		snprintf(labels, sizeof(labels), "kind=\"%s\"", key2);
+		sample(f, "xsprof_ceiling_shed_seconds_total", labels,
+		       json_object_get_double(val2));
+	}
+}
+
 enum MHD_Result metrics__api(struct service *s, struct MHD_Connection *c)
 {
 	static const char *const recording_states[] = {"running", "done", "failed"};
@@ -421,6 +499,7 @@ enum MHD_Result metrics__api(struct service *s, struct MHD_Connection *c)
 	json_object_object_get_ex(st, "attachments", &arr);
 	by_state(f, arr, "xsprof_attachments", "Attachments, by state.", att_states, 3);
 	join_metrics(f, st);
+	ceiling_metrics(f, st);
 	gpu_user_metrics(f, st);
 	gpu_metrics__write(s->gpu_metrics, f);
 	response_metrics(f);

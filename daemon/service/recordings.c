@@ -697,6 +697,8 @@ static int recordings__start(struct service *s, struct svc_recording *r, struct 
 		err = recording__start(r->recording);
 	if (err)
 		snprintf(msg, size, "starting the recording failed: %s", strerror(-err));
+	else
+		service__govern(s, r->recording);
 	return err;
 }
 

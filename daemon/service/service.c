@@ -34,6 +34,7 @@
 #include "daemon/probes/sampler.h"
 #include "daemon/service/export.h"
 #include "daemon/service/http.h"
+#include "daemon/session/ceiling.h"
 #include "daemon/session/host_labels.h"
 #include "daemon/probes/stop_ledger.h"
 #include "daemon/service/gpu_metrics.h"
@@ -468,6 +469,15 @@ static int start_export(struct service *s)
 	return rc;
 }
 
+void service__govern(struct service *s, struct recording *r)
+{
+	int err = s->ceiling ? ceiling__add(s->ceiling, r) : 0;
+
+	if (err)
+		log_warn("--max-cpu: a recording could not be put under the ceiling: %s",
+			 strerror(-err));
+}
+
 int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 {
 	struct service *s = calloc(1, sizeof(*s));
@@ -565,12 +575,25 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 	}
 	if (slices__start(s) || start_http(s))
 		goto out;
+	/* After loading: what it costs is the ceiling's from here. */
+	if (opts->max_cpu_pct > 0) {
+		s->ceiling = ceiling__new(s->ev, opts->max_cpu_pct);
+		if (!s->ceiling) {
+			log_err("--max-cpu: setting up the ceiling failed: %s", strerror(errno));
+			goto out;
+		}
+		service__govern(s, s->machine.recording);
+	}
 	ledger_pinned = claim_ledger(opts->socket_path, ledger_pin, sizeof(ledger_pin));
 	start_cupti(s);
 
 	log_info("xsprofd %s serving %s: sampling all CPUs at %u Hz, keeping %u s (at most %u "
 		 "MiB)",
 		 XSPROF_VERSION, opts->socket_path, opts->freq_hz, opts->window_s, opts->store_mb);
+	if (s->ceiling)
+		log_info("--max-cpu: xsprofd's cost held under %g%% of the machine, shedding work "
+			 "when over it",
+			 opts->max_cpu_pct);
 	sd_notify(0, "READY=1");
 	status__notify(s);
 
@@ -599,6 +622,7 @@ out:
 	}
 	attachments__free(s);
 	lasting__stop(&s->machine);  /* the slices waiting for their ranges too */
+	ceiling__free(s->ceiling);   /* recordings still governed let go of it */
 	flight_api__free(s);	     /* after the last slice it may be handed */
 	exporter__free(s->exporter); /* after the last slice it may be handed */
 	host_labels__free(s->export_labels);

@@ -64,6 +64,7 @@ int slices__start(struct service *s)
 		s->machine.recording = NULL;
 		return err;
 	}
+	service__govern(s, s->machine.recording);
 	s->machine.slice_start_ns = clock__mono_ns();
 	s->machine.seen_seq = s->cupti ? gpu_store__last_seq(cupti_server__store(s->cupti)) : 0;
 	return 0;

@@ -22,6 +22,7 @@
 #include "daemon/service/export.h"
 #include "daemon/service/gpu_metrics.h"
 #include "daemon/service/internal.h"
+#include "daemon/session/ceiling.h"
 #include "daemon/session/lasting.h"
 #include "daemon/session/report_window.h"
 #include "daemon/session/window.h"
@@ -324,6 +325,50 @@ static struct json_object *cost_json(struct service *s, const struct xsprof_cpu_
 	return o;
 }
 
+/* --max-cpu: the ceiling, what profiling costs against it, and what is shed (ceiling.h). */
+static struct json_object *ceiling_json(struct service *s)
+{
+	struct json_object *o = json_object_new_object(), *now = json_object_new_array(),
+			   *secs = json_object_new_object();
+	struct ceiling_stats cs;
+
+	ceiling__stats(s->ceiling, &cs);
+	add_num(o, "max_cpu_pct", cs.max_pct);
+	status__add_u64(o, "cpus", (uint64_t)cs.cpus);
+	add_num(o, "cost_pct", cs.cost_pct);
+	add_num(o, "avg_cost_pct", cs.avg_pct);
+	add_num(o, "own_cpu_s", cs.own_cpu_s);
+	add_num(o, "bpf_s", cs.bpf_s);
+	add_num(o, "span_s", cs.span_s);
+	json_object_object_add(o, "bpf_measured", json_object_new_boolean(cs.bpf_measured));
+	status__add_u64(o, "level", cs.level);
+	status__add_u64(o, "levels", cs.levels);
+	json_object_object_add(o, "all_shed", json_object_new_boolean(cs.all_shed));
+	status__add_u64(o, "rate_divisor", cs.rate_div);
+	add_num(o, "freq_hz", (double)s->opts->freq_hz / cs.rate_div);
+	status__add_u64(o, "launch_stack_every", cs.launch_stack_every);
+	status__add_u64(o, "steps_shed", cs.steps_up);
+	status__add_u64(o, "steps_restored", cs.steps_down);
+	status__add_u64(o, "hold_s", cs.hold_s);
+	for (int k = 0; k < CEILING_KINDS; k++) {
+		if (cs.shed[k])
+			json_object_array_add(now, json_object_new_string(ceiling__kind_key(k)));
+		add_num(secs, ceiling__kind_key(k), cs.shed_s[k]);
+	}
+	json_object_object_add(o, "shed_now", now);
+	json_object_object_add(o, "shed_s", secs);
+	/* The window's launches counted in the kernel only: in the totals, not in the stacks. */
+	if (s->machine.recording && recording__cuda(s->machine.recording)) {
+		struct cuda_probes_stats ps;
+
+		if (!cuda_probes__stats(recording__cuda(s->machine.recording), &ps)) {
+			status__add_u64(o, "launches_without_stack", ps.bpf.stacks_shed);
+			status__add_u64(o, "cuda_calls_counted_only", ps.bpf.calls_shed);
+		}
+	}
+	return o;
+}
+
 /* The recordings on request, each with its state and what it lost. */
 static struct json_object *recordings_json(struct service *s)
 {
@@ -553,6 +598,8 @@ struct json_object *status__json(struct service *s)
 	status__always_counters(s, &c, &bad);
 	json_object_object_add(j, "counters", counters_json(&c, bad));
 	json_object_object_add(j, "cost", cost_json(s, &c));
+	if (s->ceiling)
+		json_object_object_add(j, "ceiling", ceiling_json(s));
 	status__add_unwind(s, j);
 	status_processes(s, j);
 	if (s->machine.recording)

@@ -13,11 +13,14 @@
 #include "daemon/base/clock.h"
 #include "daemon/cuda/cuda_probes.h"
 #include "daemon/log.h"
+#include "daemon/probes/bpf_cost.h"
 #include "daemon/probes/offcpu.h"
 #include "daemon/probes/proc_events.h"
 #include "daemon/python/pyprof.h"
 #include "daemon/cuda/launch_store.h"
+#include "daemon/session/ceiling.h"
 #include "daemon/session/recording.h"
+#include "xsprof.skel.h"
 #include "daemon/probes/sampler.h"
 #include "daemon/stacks/stack_table.h"
 #include "daemon/symbolize/symbolizer.h"
@@ -68,7 +71,8 @@ struct recording {
 	pid_t *roots;
 	int nr_roots;
 	double t0, cpu0;
-	uint64_t end_ns; /* when it stopped */
+	uint64_t end_ns;	 /* when it stopped */
+	struct ceiling *ceiling; /* --max-cpu's, governing it; NULL: none */
 	struct recording_stats st;
 };
 
@@ -105,12 +109,14 @@ static bool pid_set__insert(struct pid_set *s, uint32_t pid)
 	return true;
 }
 
-/* Count the sample and keep it on the timeline, within max_timeline. */
-static void timeline_add(struct recording *r, const struct xsprof_sample *s, uint32_t gen)
+/* Count the sample (weight: what it stands for) and keep it on the timeline, within
+ * max_timeline. */
+static void timeline_add(struct recording *r, const struct xsprof_sample *s, uint32_t gen,
+			 uint64_t weight)
 {
 	uint32_t id;
 
-	if (stack_table__add_id(r->stacks, s, gen, &id)) {
+	if (stack_table__add_id_weighted(r->stacks, s, gen, weight, &id)) {
 		r->st.store_failures++;
 		r->timeline_dropped++;
 		return;
@@ -164,13 +170,17 @@ static uint32_t sample_gen(struct recording *r, uint32_t tgid, uint32_t flags)
 	return symbolizer__gen(r->sym, tgid);
 }
 
+/* A sample taken at a rate --max-cpu lowered stands for the samples the asked rate would have
+ * taken (the timeline keeps the samples taken). */
 static void record_sample(struct recording *r, const struct xsprof_sample *s, uint32_t gen)
 {
+	uint64_t weight = sampler__rate_divisor(r->sampler);
+
 	if (r->max_timeline) {
-		timeline_add(r, s, gen);
+		timeline_add(r, s, gen, weight);
 		return;
 	}
-	if (stack_table__add(r->stacks, s, gen))
+	if (stack_table__add_weighted(r->stacks, s, gen, weight))
 		r->st.store_failures++;
 }
 
@@ -895,6 +905,49 @@ int recording__offcpu_stats(const struct recording *r, struct offcpu_stats *ret)
 	return 0;
 }
 
+/* ---- --max-cpu (daemon/session/ceiling.h) ---- */
+
+void recording__shed(struct recording *r, const struct recording_shed *sh)
+{
+	uint32_t every = sh->launch_stack_every > 1 ? sh->launch_stack_every : 1;
+
+	sampler__set_rate_divisor(r->sampler, sh->rate_div ? sh->rate_div : 1);
+	if (r->py)
+		sampler__set_python(r->sampler, !sh->python);
+	sampler__set_shed(r->sampler, r->cuda ? every : 1, r->cuda && sh->cuda_calls,
+			  r->oc && sh->offcpu, r->pe && sh->exec);
+	if (r->cuda)
+		cuda_probes__set_stack_every(r->cuda, every);
+}
+
+void recording__set_ceiling(struct recording *r, struct ceiling *c)
+{
+	r->ceiling = c;
+}
+
+uint32_t recording__sheddable(const struct recording *r)
+{
+	return RECORDING_SHED_RATE | (r->py ? RECORDING_SHED_PYTHON : 0) |
+	       (r->cuda ? RECORDING_SHED_LAUNCH_STACKS | RECORDING_SHED_CUDA_CALLS : 0) |
+	       (r->oc ? RECORDING_SHED_OFFCPU : 0) | (r->pe ? RECORDING_SHED_EXEC : 0);
+}
+
+static int add_run_ns(void *ctx, const struct bpf_cost *c)
+{
+	*(uint64_t *)ctx += c->run_ns;
+	return 0;
+}
+
+uint64_t recording__bpf_run_ns(struct recording *r)
+{
+	uint64_t ns = 0;
+
+	bpf_cost__for_each(sampler__skel(r->sampler)->obj, add_run_ns, &ns);
+	for (int i = 0; r->cuda && cuda_probes__obj(r->cuda, i); i++)
+		bpf_cost__for_each(cuda_probes__obj(r->cuda, i), add_run_ns, &ns);
+	return ns;
+}
+
 void recording__stats(const struct recording *r, struct recording_stats *ret)
 {
 	*ret = r->st;
@@ -950,6 +1003,8 @@ struct sampler *recording__sampler(struct recording *r)
 
 void recording__free(struct recording *r)
 {
+	if (r && r->ceiling)
+		ceiling__remove(r->ceiling, r); /* its cost so far is kept */
 	if (!r)
 		return;
 	recording__stop(r);

@@ -186,4 +186,33 @@ int recording__rotate(struct recording *r, struct stack_table **ret_stacks, uint
 void recording__take_timeline(struct recording *r, struct profile_sample **ret_samples,
 			      size_t *ret_n, uint64_t *ret_dropped);
 
+/*
+ * --max-cpu (daemon/session/ceiling.h): what the recording sheds from now on. A sample taken at
+ * the lowered rate stands for rate_div; a launch walked 1 in launch_stack_every (a power of two)
+ * for that many, the others counted in the kernel.
+ */
+struct recording_shed {
+	unsigned int rate_div;	     /* 1: the asked rate */
+	bool python;		     /* no interpreter frames */
+	uint32_t launch_stack_every; /* 0 or 1: every launch's stack */
+	bool offcpu;		     /* no off-CPU stacks */
+	bool exec;		     /* no exec snapshots (mappings read at a first sample) */
+	bool cuda_calls;	     /* CUDA calls counted only, not recorded */
+};
+void recording__shed(struct recording *r, const struct recording_shed *sh);
+/* What it has to shed beyond the rate: RECORDING_SHED_* bits. */
+#define RECORDING_SHED_RATE	     0x1
+#define RECORDING_SHED_PYTHON	     0x2
+#define RECORDING_SHED_LAUNCH_STACKS 0x4
+#define RECORDING_SHED_OFFCPU	     0x8
+#define RECORDING_SHED_CUDA_CALLS    0x10
+#define RECORDING_SHED_EXEC	     0x20
+uint32_t recording__sheddable(const struct recording *r);
+/* The ceiling governing r (ceiling__add, ceiling__remove): recording__free leaves it. */
+struct ceiling;
+void recording__set_ceiling(struct recording *r, struct ceiling *c);
+/* Its BPF programs' run time so far (sampler and CUDA probes), counted while the kernel's BPF
+ * statistics are on (bpf_enable_stats); 0 otherwise. */
+uint64_t recording__bpf_run_ns(struct recording *r);
+
 #endif

@@ -352,6 +352,12 @@ int stack_table__add_id(struct stack_table *t, const struct xsprof_sample *s, ui
 	return add_weighted(t, s, gen, 1, ret_id);
 }
 
+int stack_table__add_id_weighted(struct stack_table *t, const struct xsprof_sample *s, uint32_t gen,
+				 uint64_t weight, uint32_t *ret_id)
+{
+	return add_weighted(t, s, gen, weight, ret_id);
+}
+
 int stack_table__add_weighted(struct stack_table *t, const struct xsprof_sample *s, uint32_t gen,
 			      uint64_t weight)
 {

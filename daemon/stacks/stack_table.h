@@ -56,6 +56,9 @@ int stack_table__add_id(struct stack_table *t, const struct xsprof_sample *s, ui
 /* Count one stack weight times (off-CPU microseconds). */
 int stack_table__add_weighted(struct stack_table *t, const struct xsprof_sample *s, uint32_t gen,
 			      uint64_t weight);
+/* Both: a sample that stands for weight (taken at a lowered rate: --max-cpu). */
+int stack_table__add_id_weighted(struct stack_table *t, const struct xsprof_sample *s, uint32_t gen,
+				 uint64_t weight, uint32_t *ret_id);
 /* Entries made so far: ids are below this. */
 size_t stack_table__nr_entries(const struct stack_table *t);
 
