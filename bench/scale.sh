@@ -101,6 +101,11 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 sysctl -q -w kernel.bpf_stats_enabled=1
 
+# A sleep that a signal ends at once (bash runs a trap only after the foreground command).
+nap() {
+	sleep "$1" &
+	wait $! || true
+}
 hz=$(getconf CLK_TCK)
 calc() { python3 -c "print($1)"; }
 now() { date +%s.%N; }
@@ -130,7 +135,7 @@ start_service() { # ARGS...: a service on private sockets, past its start-up
 	bg+=("$daemon")
 	for _ in $(seq 300); do [[ -S $tmp/api.sock ]] && break; sleep 0.1; done
 	[[ -S $tmp/api.sock ]] || die "xsprofd did not start: $(tail -3 "$tmp/xsprofd.log")"
-	sleep 2
+	nap 2
 }
 stop_service() {
 	kill "$daemon" 2>/dev/null || true
@@ -141,7 +146,7 @@ stop_service() {
 idle_rate() {
 	local u0 b0 u1 b1
 	read -r u0 b0 < <(cost "$daemon")
-	sleep "$1"
+	nap "$1"
 	read -r u1 b1 < <(cost "$daemon")
 	calc "($u1 + $b1 - $u0 - $b0) / $1"
 }
@@ -166,13 +171,13 @@ dim_procs() {
 		local wp=$!
 		for _ in $(seq 1200); do grep -q '^ready' "$tmp/procs.out" && break; sleep 0.1; done
 		grep -q "^ready $n" "$tmp/procs.out" || die "xs_scale_work procs $n: $(cat "$tmp/procs.out")"
-		sleep "$hold" # past a slice close: the slice named them
+		nap "$hold" # past a slice close: the slice named them
 		read -r u1 b1 < <(cost "$daemon")
 		t1=$(now)
 		rss1=$(kib "$daemon" VmRSS) hwm=$(kib "$daemon" VmHWM)
 		kill "$wp"
 		wait "$wp" 2>/dev/null || true
-		sleep 2
+		nap 2
 		# The quieter of the idle rates before and after (others' work on the machine is
 		# sampled too: it counts against the processes, so the figure errs high).
 		idle2=$(idle_rate 3)
