@@ -26,6 +26,9 @@
 #   gpu_burst_lost       of those records, how many root's window report lacks
 #   gpu_burst_status_ms  root's slowest answer to GET /v1/status during the burst, ms
 #   gpu_burst_rss_mib    the service's peak RSS (VmHWM) after the burst, MiB
+#   procs_*, stacks_*, launch_ns, window_*, fleet_*
+#                        per-unit costs at the largest point of bench/scale.sh's dimensions
+#                        (its --short form here with --short; bench/budgets says each)
 #
 # Usage: sudo bench/budget.sh [--short] [--build DIR] [--reps N] [--budgets FILE]
 #   --short   CI's form: fewer and shorter runs, the wider budgets (a few minutes at most)
@@ -46,7 +49,7 @@ while [[ $# -gt 0 ]]; do
 	--build) build=$2; shift 2 ;;
 	--reps) reps=$2; shift 2 ;;
 	--budgets) budgets=$2; shift 2 ;;
-	-h | --help) sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '3,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "$prog: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -267,6 +270,16 @@ if [[ $short == yes ]]; then gpu_form=(--short); else gpu_form=(--reps 2); fi
 gpu_fig() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
 	"$tmp/gpu.json" "$1"; }
 
+# ---- per-unit costs as the work grows (bench/scale.sh) ----
+if [[ $short == yes ]]; then scale_form=(--short); else scale_form=(); fi
+"$here/scale.sh" --build "$build" "${scale_form[@]}" --only procs,stacks,launches,window,fleet \
+	--json "$tmp/scale.json" >"$tmp/scale.log" 2>&1 ||
+	die "bench/scale.sh failed: $(tail -5 "$tmp/scale.log")"
+scale_fig() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["figures"][sys.argv[2]])' \
+	"$tmp/scale.json" "$1"; }
+scale_pts() { python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))["dimensions"][sys.argv[2]]; print("points", " ".join("%g" % x for x in d["points"]), "per unit", " ".join("%g" % x for x in d["per_unit"]))' \
+	"$tmp/scale.json" "$1"; }
+
 # ---- the figures against the budgets ----
 budget() { awk -v n="$1" -v c="$col" '$1 == n { print $c }' "$budgets"; }
 breaches=0
@@ -299,6 +312,15 @@ check gpu_record_ns "$(gpu_fig cpu_ns_per_record)" \
 check gpu_burst_lost "$(gpu_fig lost)" "records sent that root's window report lacks"
 check gpu_burst_status_ms "$(gpu_fig status_max_ms)" "root's slowest status answer during the burst"
 check gpu_burst_rss_mib "$(gpu_fig rss_mib)" "peak RSS (before the burst: $(gpu_fig rss_before_mib) MiB)"
+check procs_us "$(scale_fig procs_us)" "CPU per process alive, over idle ($(scale_pts procs))"
+check procs_rss_kib "$(scale_fig procs_rss_kib)" "RSS per process alive"
+check stacks_us "$(scale_fig stacks_us)" "CPU per distinct stack, over the same samples on 8 paths ($(scale_pts stacks))"
+check stacks_rss_kib "$(scale_fig stacks_rss_kib)" "peak RSS per distinct stack"
+check stacks_growth "$(scale_fig stacks_growth)" "CPU per stack at the largest point / the smallest"
+check launch_ns "$(scale_fig launch_ns)" "the service's CPU (BPF included) per launch ($(scale_pts launches))"
+check window_query_ms_per_slice "$(scale_fig window_query_ms_per_slice)" "a query of the whole window, per slice held"
+check fleet_ms_per_host "$(scale_fig fleet_ms_per_host)" "xsprofctl fleet's wall time per host ($(scale_pts fleet))"
+check fleet_rss_kib_per_host "$(scale_fig fleet_rss_kib_per_host)" "xsprofctl fleet's peak RSS per host"
 if ((breaches)); then
 	echo "$prog: $breaches figure(s) over budget"
 	exit 1

@@ -2,7 +2,7 @@
 /*
  * xs_cuda_bench: the CPU time one CUDA launch call takes, for bench/cuda_launch.sh.
  *
- * Usage: xs_cuda_bench MODE CALLS [CUDART]
+ * Usage: xs_cuda_bench MODE CALLS [CUDART [RATE]]
  *   uprobe  cudaLaunchKernel through libcudart (the uprobe path: a probe at its entry)
  *   usdt    xsprof:launch through the fake injection library, as CUPTI's API-enter callback
  *           fires it in libxsprof_cupti.so (the USDT path), on its 5-byte nop site
@@ -11,6 +11,8 @@
  * Prints "MODE ns_per_call N": thread CPU time (user + system, which is where uprobe handling is
  * charged) over the loop, divided by CALLS. Without a GPU the launch fails at once, so what it
  * measures is the call itself plus what profiling adds to it.
+ * RATE: at most RATE calls a second, in batches each millisecond (bench/scale.sh: the service's
+ * cost per launch at a given rate); it also prints "rate R" (the calls a second it made).
  */
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef cudaError_t (*launch_fn)(const void *, dim3, dim3, void **, size_t, cudaStream_t);
 typedef void (*enter_fn)(uint32_t, uint32_t);
@@ -36,6 +39,14 @@ static double thread_cpu_ns(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
+static double mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "", *cudart = argc > 3 ? argv[3] : XS_CUDART_PATH;
@@ -47,7 +58,7 @@ int main(int argc, char **argv)
 	dim3 grid = {1, 1, 1}, block = {32, 1, 1};
 	launch_fn launch = NULL;
 	enter_fn enter = NULL;
-	double t0, t1;
+	double rate = argc > 4 ? atof(argv[4]) : 0, t0, t1, w0;
 
 	if ((!uprobe && !usdt) || calls <= 0) {
 		fprintf(stderr,
@@ -81,13 +92,23 @@ int main(int argc, char **argv)
 			launch((void *)kernel, grid, block, NULL, 0, NULL);
 	}
 	t0 = thread_cpu_ns();
+	w0 = mono_ns();
 	for (long i = 0; i < calls; i++) {
 		if (enter)
 			enter((uint32_t)i, (2u << 16) | 211);
 		if (launch)
 			launch((void *)kernel, grid, block, NULL, 0, NULL);
+		/* Ahead of the rate: wait out the rest of this millisecond. */
+		if (rate > 0 && (i + 1) % ((long)(rate / 1000) + 1) == 0) {
+			double ahead = w0 + (i + 1) / rate * 1e9 - mono_ns();
+
+			if (ahead > 0)
+				usleep((useconds_t)(ahead / 1e3));
+		}
 	}
 	t1 = thread_cpu_ns();
 	printf("%s ns_per_call %.1f\n", mode, (t1 - t0) / calls);
+	if (rate > 0)
+		printf("rate %.0f\n", calls / ((mono_ns() - w0) / 1e9));
 	return 0;
 }

@@ -131,6 +131,37 @@ Test(stack_table, past_the_cap_samples_go_to_their_process_overflow_bucket)
 	stack_table__free(t);
 }
 
+Test(stack_table, past_the_cap_new_stacks_add_no_memory)
+{
+	struct stack_table *t = stack_table__new(2);
+	struct xsprof_sample a = sample(10, "app", 1, 8, 0), b = sample(10, "app", 1, 8, 1000),
+			     c = sample(10, "app", 1, 8, 2000);
+	struct stack_table_stats before, after;
+	struct seen s;
+
+	cr_assert_eq(stack_table__add(t, &a, 1), 0);
+	cr_assert_eq(stack_table__add(t, &b, 1), 0);
+	cr_assert_eq(stack_table__add(t, &c, 1), 0); /* the overflow bucket made */
+	stack_table__stats(t, &before);
+	/* Distinct stacks past the cap: their frames are not interned (they were, unbounded). */
+	for (uint64_t i = 0; i < 20000; i++) {
+		struct xsprof_sample x = sample(10, "app", 1, 8, 10000 + i * 16);
+
+		cr_assert_eq(stack_table__add(t, &x, 1), 0);
+	}
+	cr_assert_eq(stack_table__add(t, &a, 1), 0); /* a kept stack still counts as itself */
+	stack_table__stats(t, &after);
+	cr_expect_eq(after.bytes, before.bytes, "%zu bytes before, %zu after", (size_t)before.bytes,
+		     (size_t)after.bytes);
+	cr_expect_eq(after.overflowed, 20001);
+	entries(t, &s);
+	cr_expect_eq(s.n, 3, "two stacks and one bucket");
+	for (size_t i = 0; i < s.n; i++)
+		if (s.id[i] == 0)
+			cr_expect_eq(s.count[i], 2, "the first stack, kept");
+	stack_table__free(t);
+}
+
 static int stop_at_second(void *ctx, const struct stack_entry *e)
 {
 	(void)e;

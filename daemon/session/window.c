@@ -24,7 +24,9 @@ struct slice {
 
 struct window {
 	struct window_opts opts;
-	struct slice *slices; /* oldest first */
+	/* The live slices, oldest first: slices[0..n) within base[0..cap). Dropping the oldest
+	 * moves slices on (a day's window drops one a slice: no memmove of all the others). */
+	struct slice *base, *slices;
 	size_t n, cap;
 	struct window_stats st;
 };
@@ -58,7 +60,7 @@ static void drop_oldest(struct window *s, bool evicted)
 	s->st.bytes -= o->bytes;
 	s->st.samples -= samples;
 	calltree__free(o->tree);
-	memmove(&s->slices[0], &s->slices[1], (s->n - 1) * sizeof(*s->slices));
+	s->slices++;
 	s->n--;
 }
 
@@ -68,7 +70,7 @@ void window__free(struct window *s)
 		return;
 	while (s->n)
 		drop_oldest(s, false);
-	free(s->slices);
+	free(s->base);
 	free(s);
 }
 
@@ -77,6 +79,25 @@ void window__configure(struct window *s, const struct window_opts *opts)
 	s->opts = *opts;
 	while (s->n && s->st.bytes > s->opts.cap_bytes)
 		drop_oldest(s, true);
+}
+
+/* Room for one slice more at the end: the dropped ones' room first once they are at least half
+ * (so each move is paid for by as many drops), else a bigger array. 0 or -ENOMEM. */
+static int make_room(struct window *s)
+{
+	size_t head = s->base ? (size_t)(s->slices - s->base) : 0;
+
+	if (head + s->n < s->cap)
+		return 0;
+	if (head && head >= s->n) {
+		memmove(s->base, s->slices, s->n * sizeof(*s->slices));
+		s->slices = s->base;
+		return 0;
+	}
+	if (vec_reserve(&s->base, &s->cap, head + s->n + 1))
+		return -ENOMEM;
+	s->slices = s->base + head;
+	return 0;
 }
 
 int window__add(struct window *s, uint64_t start_ns, uint64_t end_ns, struct calltree *tree)
@@ -111,7 +132,7 @@ int window__add(struct window *s, uint64_t start_ns, uint64_t end_ns, struct cal
 	}
 	while (s->n && s->st.bytes + bytes > s->opts.cap_bytes)
 		drop_oldest(s, true);
-	if (vec_reserve(&s->slices, &s->cap, s->n + 1)) {
+	if (make_room(s)) {
 		s->st.dropped_slices++;
 		s->st.dropped_samples += samples;
 		calltree__free(tree);

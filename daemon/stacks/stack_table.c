@@ -112,13 +112,16 @@ static int frames__grow_slots(struct stack_table *t)
 	return 0;
 }
 
-/* The frame (parent, ip), made if new: its index, or 0 when out of memory. */
-static uint32_t frames__intern(struct stack_table *t, uint32_t parent, uint64_t ip)
+/* The frame (parent, ip), made if new and make: its index, or 0 when out of memory or (!make)
+ * not there. */
+static uint32_t frames__intern(struct stack_table *t, uint32_t parent, uint64_t ip, bool make)
 {
 	struct frames *f = &t->fr;
 	uint32_t mask, i;
 
-	if ((uint64_t)(f->n + 1) * 2 > f->nslots && frames__grow_slots(t))
+	if (!f->nslots && !make)
+		return 0;
+	if (make && (uint64_t)(f->n + 1) * 2 > f->nslots && frames__grow_slots(t))
 		return 0;
 	mask = f->nslots - 1;
 	for (i = (uint32_t)frame_hash(parent, ip) & mask; f->slots[i]; i = (i + 1) & mask) {
@@ -127,6 +130,8 @@ static uint32_t frames__intern(struct stack_table *t, uint32_t parent, uint64_t 
 		if (x->ip == ip && x->parent == parent)
 			return f->slots[i] - 1;
 	}
+	if (!make)
+		return 0;
 	if (f->n == f->cap) {
 		uint32_t ncap = f->cap * 2;
 		struct frame *nv = ncap > f->cap ? reallocarray(f->v, ncap, sizeof(*nv)) : NULL;
@@ -142,15 +147,20 @@ static uint32_t frames__intern(struct stack_table *t, uint32_t parent, uint64_t 
 	return f->n++;
 }
 
-/* The chain of ips[0, n) (innermost first), interned from its outermost frame; -ENOMEM. */
-static int frames__chain(struct stack_table *t, const uint64_t *ips, uint16_t n, uint32_t *ret)
+/*
+ * The chain of ips[0, n) (innermost first), interned from its outermost frame; -ENOMEM. With
+ * !make only a chain already there: -ENOSPC if a frame is new (so a stack past the cap adds no
+ * frames: the table's memory stops at the cap).
+ */
+static int frames__chain(struct stack_table *t, const uint64_t *ips, uint16_t n, bool make,
+			 uint32_t *ret)
 {
 	uint32_t at = 0;
 
 	for (int i = (int)n - 1; i >= 0; i--) {
-		at = frames__intern(t, at, ips[i]);
+		at = frames__intern(t, at, ips[i], make);
 		if (!at)
-			return -ENOMEM;
+			return make ? -ENOMEM : -ENOSPC;
 	}
 	*ret = at;
 	return 0;
@@ -253,15 +263,17 @@ void stack_table__free(struct stack_table *t)
 static int add_key(struct stack_table *t, const struct stack_entry *k, const uint64_t *ips,
 		   uint64_t weight, uint32_t *ret_id)
 {
+	bool full = !(k->flags & STACK_F_OVERFLOW) && t->kept >= t->max_distinct;
 	uint32_t kchain, uchain;
 	size_t mask, i;
 	struct node *n;
 	uint64_t h;
 	int err;
 
-	err = frames__chain(t, ips, k->nr_kernel, &kchain);
+	/* Full: only a stack already kept can count, and it has its frames already. */
+	err = frames__chain(t, ips, k->nr_kernel, !full, &kchain);
 	if (!err)
-		err = frames__chain(t, ips + k->nr_kernel, k->nr_user, &uchain);
+		err = frames__chain(t, ips + k->nr_kernel, k->nr_user, !full, &uchain);
 	if (err)
 		return err;
 	h = hash_key(k, kchain, uchain);
