@@ -133,6 +133,11 @@ for _ in $(seq 300); do [[ -S $sock ]] && break; sleep 0.1; done
 [[ -S $sock ]] || die "xsprofd did not start: $(tail -3 "$tmp/xsprofd.log")"
 export XSPROF_CUPTI_SOCKET=$tmp/cupti.sock
 sleep 2 # past start-up
+# Warm-up: kernel stacks sampled, then named by a query. The first kernel frame the service
+# names loads the kernel's symbols (about 50 ms, once per daemon): not a GPU record's cost,
+# but it would fall in the first flood on a machine too quiet to have sampled one before.
+timeout 1.5 dd if=/dev/zero of=/dev/null bs=64k 2>/dev/null || true
+"$ctl" --timeout 60 -s "$sock" report --since 30 -o "$tmp/warm.folded" >/dev/null 2>&1 || true
 rss0=$(calc "round($(kib "$daemon" VmRSS) / 1024, 1)")
 
 gpu_status() {

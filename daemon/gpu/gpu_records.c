@@ -139,7 +139,7 @@ static void slab_list(struct gpu_store *st, struct slab *b)
 	b->listed = true;
 }
 
-/* A zeroed node, or NULL. */
+/* A node, its fields unset (the caller sets them all), or NULL. */
 static struct node *node_alloc(struct gpu_store *st)
 {
 	struct slab *b = st->slabs;
@@ -160,7 +160,6 @@ static struct node *node_alloc(struct gpu_store *st)
 	}
 	if (++b->live == SLAB_NODES)
 		slab_unlist(st, b);
-	memset(n, 0, sizeof(*n));
 	return n;
 }
 
@@ -615,6 +614,8 @@ int gpu_store__add(struct gpu_store *st, const struct gpu_activity *a)
 	n = node_alloc(st);
 	if (!n)
 		goto reject;
+	/* Every field set once: a burst's nodes are new memory, written through once. */
+	n->gnext = n->pnext = n->unext = NULL;
 	n->a = *a;
 	n->name = a->name ? str_get(st, a->name) : NULL;
 	n->domain = a->domain ? str_get(st, a->domain) : NULL;

@@ -378,6 +378,14 @@ int gpu_join__run(struct gpu_join *g, const struct launch_store *ls, const struc
 	if (ls && (err = convert_launches(g, ls)))
 		return err;
 	g->scope = scope;
+	if (gs) {
+		struct gpu_store_stats st;
+
+		/* Room for every record held at once: a flood's array is not grown by copies. */
+		gpu_store__stats(gs, &st);
+		if (vec_reserve(&g->gpu, &g->gpu_cap, g->nr_gpu + st.records))
+			return -ENOMEM;
+	}
 	if (gs && (err = gpu_store__for_each(gs, 0, convert_gpu, g)))
 		return err;
 	if (gs && scope && scope->until_ns &&
