@@ -264,6 +264,11 @@ for ((r = 0; r < reps; r++)); do
 done
 
 # ---- per GPU record: the service under a burst of CUPTI records ----
+# The profile's workloads go first: the figure is the service's own cost per record, not what
+# two busy CPUs make of it (with them running it read twice as high).
+((${#bg[@]} == 0)) || kill "${bg[@]}" 2>/dev/null || true
+wait 2>/dev/null || true
+bg=()
 if [[ $short == yes ]]; then gpu_form=(--short); else gpu_form=(--reps 2); fi
 "$here/gpu_records.sh" --build "$build" "${gpu_form[@]}" --json "$tmp/gpu.json" \
 	>"$tmp/gpu.log" 2>&1 || die "bench/gpu_records.sh failed: $(tail -5 "$tmp/gpu.log")"
