@@ -9,7 +9,6 @@
 
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <time.h>
 
 /* CLOCK_MONOTONIC in nanoseconds. */
@@ -58,15 +57,20 @@ static inline double clock__mono_s(void)
 	return (double)clock__mono_ns() / 1e9;
 }
 
-/* The CPU this process used so far, user and system, in seconds. */
+/* The CPU this process used so far, every thread, user and system, in nanoseconds. */
+static inline uint64_t clock__cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The same in seconds. */
 static inline double clock__cpu_s(void)
 {
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru))
-		return 0;
-	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	return (double)clock__cpu_ns() / 1e9;
 }
 
 #endif

@@ -51,8 +51,8 @@ struct node {
 struct slab {
 	struct slab *prev, *next; /* the slabs with a node to give, in the store's list */
 	struct node *free;	  /* its freed nodes, linked by gnext */
-	uint32_t live, carved;	  /* nodes in use; nodes ever handed out of nodes[] */
-	bool listed;
+	uint32_t live, carved;	  /* nodes in use; nodes ever handed out of nodes[]; a slab is
+				     in the list while live < SLAB_NODES */
 	struct node nodes[];
 };
 
@@ -126,7 +126,6 @@ static void slab_unlist(struct gpu_store *st, struct slab *b)
 	if (b->next)
 		b->next->prev = b->prev;
 	b->prev = b->next = NULL;
-	b->listed = false;
 }
 
 static void slab_list(struct gpu_store *st, struct slab *b)
@@ -136,7 +135,6 @@ static void slab_list(struct gpu_store *st, struct slab *b)
 	if (st->slabs)
 		st->slabs->prev = b;
 	st->slabs = b;
-	b->listed = true;
 }
 
 /* A node, its fields unset (the caller sets them all), or NULL. */
@@ -169,7 +167,7 @@ static void node_free(struct gpu_store *st, struct node *n)
 
 	n->gnext = b->free;
 	b->free = n;
-	if (!b->listed)
+	if (b->live == SLAB_NODES) /* full until now: it has one to give again */
 		slab_list(st, b);
 	if (--b->live == 0) {
 		slab_unlist(st, b);

@@ -74,44 +74,21 @@ const char *ceiling__kind_key(enum ceiling_kind k)
 	return k < CEILING_KINDS ? kind_keys[k] : "?";
 }
 
-static uint64_t process_cpu_ns(void)
-{
-	struct timespec ts;
+/* The RECORDING_SHED_* bit of what each kind sheds. */
+static const uint32_t kind_bits[CEILING_KINDS] = {
+	[CEILING_RATE] = RECORDING_SHED_RATE,
+	[CEILING_PYTHON] = RECORDING_SHED_PYTHON,
+	[CEILING_LAUNCH_STACKS] = RECORDING_SHED_LAUNCH_STACKS,
+	[CEILING_OFFCPU] = RECORDING_SHED_OFFCPU,
+	[CEILING_EXEC] = RECORDING_SHED_EXEC,
+	[CEILING_CUDA_CALLS] = RECORDING_SHED_CUDA_CALLS,
+};
 
-	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint32_t kind_bit(enum ceiling_kind k)
-{
-	switch (k) {
-	case CEILING_RATE:
-		return RECORDING_SHED_RATE;
-	case CEILING_PYTHON:
-		return RECORDING_SHED_PYTHON;
-	case CEILING_LAUNCH_STACKS:
-		return RECORDING_SHED_LAUNCH_STACKS;
-	case CEILING_OFFCPU:
-		return RECORDING_SHED_OFFCPU;
-	case CEILING_EXEC:
-		return RECORDING_SHED_EXEC;
-	default:
-		return RECORDING_SHED_CUDA_CALLS;
-	}
-}
-
-/* What the recordings governed so far had to shed: RECORDING_SHED_* bits (a step stays in
- * the ladder after its recording went: stepping over it sheds nothing for a while). */
-static uint32_t sheddable(const struct ceiling *c)
-{
-	return c->have;
-}
-
-/* Whether any governed recording has what step i sheds. */
+/* Whether any governed recording has what step i sheds (c->have: a step stays in the ladder
+ * after its recording went; stepping over it sheds nothing for a while). */
 static bool applies(const struct ceiling *c, size_t i)
 {
-	return sheddable(c) & kind_bit(steps[i].kind);
+	return c->have & kind_bits[steps[i].kind];
 }
 
 /* What the steps below level shed. */
@@ -148,15 +125,17 @@ static struct recording_shed shed_of(unsigned int level)
 static void shed_flags(const struct ceiling *c, bool ret[CEILING_KINDS])
 {
 	struct recording_shed sh = shed_of(c->level);
-	uint32_t have = sheddable(c);
+	bool on[CEILING_KINDS] = {
+		[CEILING_RATE] = sh.rate_div > 1,
+		[CEILING_PYTHON] = sh.python,
+		[CEILING_LAUNCH_STACKS] = sh.launch_stack_every > 1,
+		[CEILING_OFFCPU] = sh.offcpu,
+		[CEILING_EXEC] = sh.exec,
+		[CEILING_CUDA_CALLS] = sh.cuda_calls,
+	};
 
-	ret[CEILING_RATE] = sh.rate_div > 1;
-	ret[CEILING_PYTHON] = sh.python && (have & RECORDING_SHED_PYTHON);
-	ret[CEILING_LAUNCH_STACKS] =
-		sh.launch_stack_every > 1 && (have & RECORDING_SHED_LAUNCH_STACKS);
-	ret[CEILING_OFFCPU] = sh.offcpu && (have & RECORDING_SHED_OFFCPU);
-	ret[CEILING_EXEC] = sh.exec && (have & RECORDING_SHED_EXEC);
-	ret[CEILING_CUDA_CALLS] = sh.cuda_calls && (have & RECORDING_SHED_CUDA_CALLS);
+	for (int k = 0; k < CEILING_KINDS; k++)
+		ret[k] = on[k] && (c->have & kind_bits[k]);
 }
 
 static void apply(struct ceiling *c)
@@ -248,7 +227,7 @@ static void decide(struct ceiling *c, uint64_t now)
 static int on_tick(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct ceiling *c = userdata;
-	uint64_t now = clock__mono_ns(), cpu = process_cpu_ns(), bpf = read_bpf(c);
+	uint64_t now = clock__mono_ns(), cpu = clock__cpu_ns(), bpf = read_bpf(c);
 	uint64_t d_cpu = cpu > c->last_cpu_ns ? cpu - c->last_cpu_ns : 0;
 	bool shed[CEILING_KINDS];
 
@@ -294,7 +273,7 @@ struct ceiling *ceiling__new(sd_event *ev, double max_pct)
 	if (c->stats_fd < 0)
 		c->stats_fd = -1;
 	c->t0_ns = c->last_ns = clock__mono_ns();
-	c->cpu0_ns = c->last_cpu_ns = process_cpu_ns();
+	c->cpu0_ns = c->last_cpu_ns = clock__cpu_ns();
 	err = sd_event_add_time_relative(ev, &c->timer, CLOCK_MONOTONIC, CEILING_TICK_MS * 1000ull,
 					 0, on_tick, c);
 	if (err < 0) {
@@ -352,7 +331,7 @@ void ceiling__remove(struct ceiling *c, struct recording *r)
 void ceiling__stats(const struct ceiling *c, struct ceiling_stats *ret)
 {
 	struct recording_shed sh = shed_of(c->level);
-	uint64_t now = clock__mono_ns(), cpu = process_cpu_ns();
+	uint64_t now = clock__mono_ns(), cpu = clock__cpu_ns();
 
 	memset(ret, 0, sizeof(*ret));
 	ret->max_pct = c->max_pct;
