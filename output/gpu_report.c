@@ -17,6 +17,7 @@
 #include "output/gpu_report_internal.h"
 #include "output/json_string.h"
 #include "output/profile.h"
+#include "output/shelf.h"
 
 /*
  * The GPU report's facts: each device's busy time, gaps and streams, kernels and launches,
@@ -171,18 +172,27 @@ static int frames_of(const struct profile_data *pd, uint32_t pid, uint32_t stack
 	return 0;
 }
 
-static void add_busy(struct device *d, uint64_t s, uint64_t e)
+/* Busy time [s, e) into d's bins; *at: the bin s fell in last time (s only grows along the
+ * sorted work, so the bin is found by stepping from there, not by a division per record). */
+static void add_busy(struct device *d, uint64_t s, uint64_t e, size_t *at)
 {
-	d->busy += e - s;
-	while (s < e && d->nr_bins) {
-		size_t i = (size_t)((s - d->first) / d->bin_ns);
-		uint64_t bin_end = d->first + (i + 1) * d->bin_ns, to = e < bin_end ? e : bin_end;
+	size_t i = *at;
 
-		if (i >= d->nr_bins)
-			i = d->nr_bins - 1;
+	d->busy += e - s;
+	if (!d->nr_bins)
+		return;
+	while (i + 1 < d->nr_bins && s >= d->first + (i + 1) * d->bin_ns)
+		i++;
+	while (s < e) {
+		uint64_t bin_end = d->first + (i + 1) * d->bin_ns;
+		uint64_t to = e < bin_end || i + 1 == d->nr_bins ? e : bin_end;
+
 		d->bins[i] += to - s;
 		s = to;
+		if (s < e)
+			i++;
 	}
+	*at = i;
 }
 
 /* Length of the intersection of two sorted, merged interval lists. */
@@ -220,29 +230,20 @@ size_t gr_merge(struct work *w, size_t n)
 	return k;
 }
 
-static int communication(struct device *d, const struct profile_data *pd, const struct work *w,
-			 size_t n)
+static int communication(struct device *d, const struct work *w, size_t n)
 {
-	struct work *comm = malloc((n ? n : 1) * sizeof(*comm));
-	struct work *comp = malloc((n ? n : 1) * sizeof(*comp));
+	size_t comm_bytes, comp_bytes;
+	struct work *comm = shelf__take((n ? n : 1) * sizeof(*comm), &comm_bytes);
+	struct work *comp = shelf__take((n ? n : 1) * sizeof(*comp), &comp_bytes);
 	size_t nc = 0, np = 0;
 
 	if (!comm || !comp) {
-		free(comm);
-		free(comp);
+		shelf__put(comm, comm_bytes);
+		shelf__put(comp, comp_bytes);
 		return -ENOMEM;
 	}
-	const char *last = NULL; /* names are interned: one look per run of a name */
-	bool last_comm = false;
-
 	for (size_t i = 0; i < n; i++) {
-		const struct corr_gpu_rec *g = &pd->gpu[w[i].gpu];
-
-		if (!last || g->name != last || g->kind != CORR_GPU_KERNEL) {
-			last_comm = is_comm(g);
-			last = g->kind == CORR_GPU_KERNEL ? g->name : NULL;
-		}
-		if (last_comm)
+		if (w[i].comm)
 			comm[nc++] = w[i];
 		else
 			comp[np++] = w[i];
@@ -254,16 +255,16 @@ static int communication(struct device *d, const struct profile_data *pd, const 
 			d->comm_ns += comm[i].e - comm[i].s;
 		d->comm_overlap_ns = overlap(comm, nc, comp, np);
 	}
-	free(comm);
-	free(comp);
+	shelf__put(comm, comm_bytes);
+	shelf__put(comp, comp_bytes);
 	return 0;
 }
 
 /* A device's work (sorted by start): busy, gaps explained, utilisation, communication. */
 static int device_facts(struct gpu_report *r, struct device *d, struct work *w, size_t n)
 {
-	const struct profile_data *pd = r->pd;
 	uint64_t end = 0;
+	size_t bin = 0;
 	int err;
 
 	d->first = w[0].s;
@@ -279,52 +280,80 @@ static int device_facts(struct gpu_report *r, struct device *d, struct work *w, 
 	d->bins = calloc(d->nr_bins, sizeof(*d->bins));
 	if (!d->bins)
 		return -ENOMEM;
-	err = communication(d, pd, w, n);
+	err = communication(d, w, n);
 	for (size_t i = 0; i < n && !err; i++) {
-		const struct corr_gpu_rec *g = &pd->gpu[w[i].gpu];
-
-		d->kernels += g->kind == CORR_GPU_KERNEL;
-		d->copies += g->kind == CORR_GPU_MEMCPY;
-		d->memsets += g->kind == CORR_GPU_MEMSET;
+		d->kernels += w[i].kind == CORR_GPU_KERNEL;
+		d->copies += w[i].kind == CORR_GPU_MEMCPY;
+		d->memsets += w[i].kind == CORR_GPU_MEMSET;
 		if (i && w[i].s > end)
 			err = gr_explain_gap(r, d, end, w[i].s, w[i].gpu);
 		if (w[i].e > end) {
-			add_busy(d, w[i].s > end ? w[i].s : end, w[i].e);
+			add_busy(d, w[i].s > end ? w[i].s : end, w[i].e, &bin);
 			end = w[i].e;
 		}
 	}
 	return err;
 }
 
+/*
+ * Each device's work: one pass over the records (their work, with what device_facts and
+ * communication ask of each, so that neither goes back to pd->gpu), then per device its own,
+ * sorted by start (the one device's in place, the common case).
+ */
 static int devices(struct gpu_report *r)
 {
 	const struct profile_data *pd = r->pd;
-	struct work *w = malloc((pd->nr_gpu ? pd->nr_gpu : 1) * sizeof(*w));
+	size_t all_bytes, w_bytes = 0, n = 0;
+	struct work *all = shelf__take((pd->nr_gpu ? pd->nr_gpu : 1) * sizeof(*all), &all_bytes);
+	struct work *w = NULL;
+	const char *last = NULL; /* names are interned: one look per run of a name */
+	bool last_comm = false;
 	int err = 0;
 
-	if (!w)
+	if (!all)
 		return -ENOMEM;
-	for (size_t i = 0; i < pd->nr_gpu && !err; i++)
-		if (gr_is_work(&pd->gpu[i]) && pd->gpu[i].end_ns > pd->gpu[i].start_ns &&
-		    !device_of(r, pd->gpu[i].device))
+	for (size_t i = 0; i < pd->nr_gpu && !err; i++) {
+		const struct corr_gpu_rec *g = &pd->gpu[i];
+		struct device *d;
+
+		if (!gr_is_work(g) || g->end_ns <= g->start_ns)
+			continue;
+		if (!(d = device_of(r, g->device)) || r->nr_dev > UINT16_MAX) {
 			err = -ENOMEM;
-	for (size_t k = 0; k < r->nr_dev && !err; k++) {
-		size_t n = 0;
-
-		for (size_t i = 0; i < pd->nr_gpu; i++) {
-			const struct corr_gpu_rec *g = &pd->gpu[i];
-
-			if (gr_is_work(g) && g->end_ns > g->start_ns &&
-			    g->device == r->dev[k].device)
-				w[n++] = (struct work){g->start_ns, g->end_ns, i};
+			break;
 		}
-		gr_sort(w, n, sizeof(*w), gr_cmp_work);
-		err = device_facts(r, &r->dev[k], w, n);
+		if (!last || g->name != last || g->kind != CORR_GPU_KERNEL) {
+			last_comm = is_comm(g);
+			last = g->kind == CORR_GPU_KERNEL ? g->name : NULL;
+		}
+		all[n++] = (struct work){.s = g->start_ns,
+					 .e = g->end_ns,
+					 .gpu = (uint32_t)i,
+					 .dev = (uint16_t)(d - r->dev),
+					 .kind = g->kind,
+					 .comm = last_comm};
+	}
+	if (!err && r->nr_dev > 1 && !(w = shelf__take(n * sizeof(*w), &w_bytes)))
+		err = -ENOMEM;
+	for (size_t k = 0; k < r->nr_dev && !err; k++) {
+		struct work *dw = all;
+		size_t dn = n;
+
+		if (r->nr_dev > 1) {
+			dw = w;
+			dn = 0;
+			for (size_t i = 0; i < n; i++)
+				if (all[i].dev == k)
+					w[dn++] = all[i];
+		}
+		gr_sort(dw, dn, sizeof(*dw), gr_cmp_work);
+		err = device_facts(r, &r->dev[k], dw, dn);
 		if (!err)
 			err = gpu_clock__measure(pd, r->launch_of, r->dev[k].device,
 						 &r->dev[k].clock);
 	}
-	free(w);
+	shelf__put(w, w_bytes);
+	shelf__put(all, all_bytes);
 	return err;
 }
 
@@ -659,7 +688,10 @@ static int index_inputs(struct gpu_report *r)
 {
 	const struct profile_data *pd = r->pd;
 
-	r->launch_of = calloc(pd->nr_gpu ? pd->nr_gpu : 1, sizeof(*r->launch_of));
+	r->launch_of = shelf__take((pd->nr_gpu ? pd->nr_gpu : 1) * sizeof(*r->launch_of),
+				   &r->launch_of_bytes);
+	if (r->launch_of)
+		memset(r->launch_of, 0, (pd->nr_gpu ? pd->nr_gpu : 1) * sizeof(*r->launch_of));
 	r->samples = sorted_index(pd->nr_samples, cmp_sample, pd);
 	r->waits = sorted_index(pd->nr_waits, cmp_wait, pd);
 	r->blame_ix = keymap__new();
@@ -699,7 +731,7 @@ int gpu_report__facts(struct gpu_report *r, const struct profile_data *pd, bool 
 	gr_work_in_ranges(r);
 	err = resolve_frames(r); /* blames merged by their frames, heaviest first */
 	/* The indexes into pd are of no more use. */
-	free(r->launch_of);
+	shelf__put(r->launch_of, r->launch_of_bytes);
 	free(r->samples);
 	free(r->waits);
 	free(r->nvtx);
@@ -830,7 +862,7 @@ void gpu_report__free(struct gpu_report *r)
 	free(r->streams);
 	free(r->blames);
 	free(r->kernels);
-	free(r->launch_of);
+	shelf__put(r->launch_of, r->launch_of_bytes);
 	free(r->samples);
 	free(r->waits);
 	free(r->unsampled);

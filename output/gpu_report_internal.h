@@ -31,7 +31,10 @@ struct strset;
 /* One piece of GPU work: an index into pd->gpu and its time. */
 struct work {
 	uint64_t s, e;
-	size_t gpu;
+	uint32_t gpu; /* its index in pd->gpu */
+	uint16_t dev; /* the GPU report: its device's index in r->dev */
+	uint8_t kind; /* the GPU report: enum corr_gpu_kind */
+	uint8_t comm; /* the GPU report: a communication kernel (NCCL) */
 };
 
 /* Time blamed on one stack for one cause: summed over gaps. */
@@ -178,9 +181,10 @@ struct gpu_report {
 	const char **paths[16]; /* the findings' dominant paths (dominant_path), freed with it */
 	size_t nr_paths;
 	size_t nr_findings;
-	size_t *launch_of; /* pd->gpu index -> pd->launches index + 1 (0: none) */
-	size_t *samples;   /* pd->samples indexes by (tid, time) */
-	size_t *waits;	   /* pd->waits indexes by (pid, end) */
+	size_t *launch_of;	/* pd->gpu index -> pd->launches index + 1 (0: none) */
+	size_t launch_of_bytes; /* its size (output/shelf.h) */
+	size_t *samples;	/* pd->samples indexes by (tid, time) */
+	size_t *waits;		/* pd->waits indexes by (pid, end) */
 	struct unsampled *unsampled;
 	size_t nr_unsampled, cap_unsampled;
 };

@@ -36,7 +36,7 @@ static int device_counters(const struct profile_data *pd, const size_t *launch_o
 
 		if (!gr_is_work(g) || g->end_ns <= g->start_ns || g->device != device)
 			continue;
-		w[n++] = (struct work){g->start_ns, g->end_ns, i};
+		w[n++] = (struct work){.s = g->start_ns, .e = g->end_ns, .gpu = (uint32_t)i};
 		if (launch_of[i]) {
 			q[nq++] = (struct qev){pd->launches[launch_of[i] - 1].time_ns, 1};
 			q[nq++] = (struct qev){g->end_ns, -1};

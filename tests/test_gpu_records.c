@@ -350,3 +350,81 @@ Test(gpu_records, open_ranges_are_shared_by_uid)
 	}
 	gpu_store__free(st);
 }
+
+#define REUSE_N 5000
+
+struct addrs {
+	const void *p[REUSE_N];
+	size_t n;
+};
+
+/* Records are nodes of 32 KiB slabs (gpu_records.c's SLAB_BYTES, aligned to it): the slab of each. */
+#define STORE_SLAB 32768u
+
+static int addr_fn(void *ctx, const struct gpu_activity *a)
+{
+	struct addrs *s = ctx;
+
+	if (s->n < REUSE_N)
+		s->p[s->n++] = (const void *)((uintptr_t)a & ~(uintptr_t)(STORE_SLAB - 1));
+	return 0;
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+	const void *x = *(const void *const *)a, *y = *(const void *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int add_kernel(struct gpu_store *st, uint32_t pid, uint64_t t, const char *name)
+{
+	struct gpu_activity a = kernel(pid, t, name);
+
+	return gpu_store__add(st, &a);
+}
+
+/* A flood's records all taken by a slice: their memory waits for the next ones (no new
+ * allocation to fault in), until gpu_store__trim gives it back; the store works as before. */
+Test(gpu_records, taken_records_memory_reused_until_trimmed)
+{
+	struct gpu_store *st = gpu_store__new(NULL);
+	static struct addrs first, again;
+	struct gpu_store_stats ss;
+	struct collect c = {0};
+
+	cr_assert_not_null(st);
+	for (uint64_t t = 1; t <= REUSE_N; t++)
+		cr_assert_eq(add_kernel(st, 7, t, "k"), 0);
+	gpu_store__for_each(st, 0, addr_fn, &first);
+	cr_assert_eq(gpu_store__take(st, 0, collect_fn, &c), 0);
+	cr_assert_eq(c.n, REUSE_N);
+	gpu_store__stats(st, &ss);
+	cr_assert_geq(ss.spare_bytes, REUSE_N * 100, "the taken records' memory is kept: %zu",
+		      ss.spare_bytes);
+	for (uint64_t t = 1; t <= REUSE_N; t++)
+		cr_assert_eq(add_kernel(st, 8, t, "k2"), 0);
+	gpu_store__for_each(st, 0, addr_fn, &again);
+	cr_assert_eq(again.n, REUSE_N);
+	qsort(first.p, first.n, sizeof(first.p[0]), cmp_ptr);
+	for (size_t i = 0; i < again.n; i++)
+		cr_assert_not_null(
+			bsearch(&again.p[i], first.p, first.n, sizeof(first.p[0]), cmp_ptr),
+			"record %zu in a new slab, not the taken records'", i);
+	gpu_store__stats(st, &ss);
+	cr_assert_eq(ss.spare_bytes, 0, "all of it in use again");
+
+	memset(&c, 0, sizeof(c));
+	cr_assert_eq(gpu_store__take(st, 0, collect_fn, &c), 0);
+	gpu_store__trim(st);
+	gpu_store__stats(st, &ss);
+	cr_assert_eq(ss.spare_bytes, 0, "trimmed: back to malloc");
+	gpu_store__trim(st); /* twice: nothing left the second time */
+	cr_assert_eq(add_kernel(st, 9, 1, "k3"), 0);
+	gpu_store__stats(st, &ss);
+	cr_assert_eq(ss.records, 1);
+	memset(&c, 0, sizeof(c));
+	gpu_store__for_each(st, 9, collect_fn, &c);
+	cr_assert_eq(c.n, 1);
+	gpu_store__free(st);
+}

@@ -18,6 +18,7 @@
 #include "output/gpu_report.h"
 #include "output/output.h"
 #include "output/profile.h"
+#include "output/shelf.h"
 #include "test_files.h"
 
 #define US  1000ull
@@ -1213,4 +1214,63 @@ Test(gpu_report, clock_merge)
 	cr_assert(gpu_clock__bound(&a, &lo, &hi));
 	cr_assert_eq(lo, -3000);
 	cr_assert_eq(hi, 5000);
+}
+
+/* The slice builds' big arrays (output/shelf.h): kept for the next build that fits, the
+ * smallest that fits first, within SHELF_SLOTS and SHELF_MAX_BYTES, until cleared. */
+Test(shelf, keeps_big_buffers_for_the_next_build)
+{
+	size_t a_bytes, b_bytes, c_bytes, bytes;
+	char *a, *b, *c, *small;
+
+	small = shelf__take(1000, &bytes);
+	cr_assert(small && bytes == 1000, "a small buffer is as asked (%zu)", bytes);
+	shelf__put(small, bytes);
+	cr_assert_eq(shelf__bytes(), 0, "a small buffer is freed, not shelved");
+
+	a = shelf__take(300 << 10, &a_bytes);
+	cr_assert(a && a_bytes == 512 << 10, "a new big one is a power of two (%zu)", a_bytes);
+	memset(a, 1, a_bytes); /* it is all there */
+	b = shelf__take(600 << 10, &b_bytes);
+	cr_assert(b && b_bytes == 1 << 20, "%zu", b_bytes);
+	shelf__put(b, b_bytes);
+	shelf__put(a, a_bytes);
+	cr_assert_eq(shelf__bytes(), (512 << 10) + (1 << 20));
+
+	c = shelf__take(400 << 10, &c_bytes);
+	cr_assert(c == a && c_bytes == a_bytes, "the smallest that fits comes back");
+	cr_assert_eq(shelf__bytes(), 1 << 20);
+	shelf__put(c, c_bytes);
+	c = shelf__take(2 << 20, &c_bytes);
+	cr_assert(c != a && c != b && c_bytes == 2 << 20, "none fits: a new one");
+	shelf__put(c, c_bytes);
+	shelf__clear();
+	cr_assert_eq(shelf__bytes(), 0, "cleared");
+}
+
+Test(shelf, holds_at_most_its_slots_and_bytes)
+{
+	for (int i = 0; i < 2 * SHELF_SLOTS; i++) {
+		size_t bytes;
+		void *p = shelf__take(SHELF_MIN_BYTES, &bytes);
+
+		cr_assert(p);
+		shelf__put(p, bytes);
+	}
+	/* Each put found its own taken back first: one shelved. */
+	cr_assert_eq(shelf__bytes(), SHELF_MIN_BYTES);
+	{
+		void *held[2 * SHELF_SLOTS];
+		size_t bytes[2 * SHELF_SLOTS];
+
+		for (int i = 0; i < 2 * SHELF_SLOTS; i++)
+			cr_assert(held[i] = shelf__take(SHELF_MAX_BYTES / 4, &bytes[i]));
+		for (int i = 0; i < 2 * SHELF_SLOTS; i++)
+			shelf__put(held[i], bytes[i]);
+	}
+	cr_assert_leq(shelf__bytes(), SHELF_MAX_BYTES, "%zu", shelf__bytes());
+	cr_assert_geq(shelf__bytes(), SHELF_MAX_BYTES - SHELF_MAX_BYTES / 4);
+	shelf__put(malloc(SHELF_MAX_BYTES + 1), SHELF_MAX_BYTES + 1);
+	cr_assert_leq(shelf__bytes(), SHELF_MAX_BYTES, "one beyond the cap is freed");
+	shelf__clear();
 }

@@ -44,12 +44,15 @@ struct node {
  * Nodes come from slabs of SLAB_BYTES, aligned to their size (a node finds its slab from its
  * address): a flood of records, all freed at a slice's close, is then a few hundred
  * allocations, not one per record (malloc's bins cost more than the rest of storing one). A
- * slab goes back to malloc when its last node does: a burst's memory does not stay.
+ * slab whose last node went waits among the spares for the next burst (taking a new one from
+ * malloc faulted its pages in again, slice after slice of a flood) until gpu_store__trim: the
+ * spares and the slabs in use are never more than the most the store held at once.
  */
 #define SLAB_BYTES (32u * 1024)
 
 struct slab {
-	struct slab *prev, *next; /* the slabs with a node to give, in the store's list */
+	struct slab *prev, *next; /* the slabs with a node to give, in the store's list (a spare:
+				     next only, in the spares) */
 	struct node *free;	  /* its freed nodes, linked by gnext */
 	uint32_t live, carved;	  /* nodes in use; nodes ever handed out of nodes[]; a slab is
 				     in the list while live < SLAB_NODES */
@@ -96,7 +99,9 @@ struct gpu_store {
 	size_t max_open_bytes;
 	struct open_q **opens; /* nr_pid_buckets chains */
 	struct node *ghead, *gtail;
-	struct slab *slabs; /* those with a node to give */
+	struct slab *slabs;  /* those with a node to give */
+	struct slab *spares; /* empty, for the next burst (gpu_store__trim) */
+	size_t nr_spares;
 	struct pid_q **pids;
 	size_t nr_pid_buckets; /* power of two */
 	/* Names chained and counted by hand, not base/strset: looked up per record, and a name
@@ -144,8 +149,11 @@ static struct node *node_alloc(struct gpu_store *st)
 	struct node *n;
 
 	if (!b) {
-		b = aligned_alloc(SLAB_BYTES, SLAB_BYTES);
-		if (!b)
+		b = st->spares;
+		if (b) {
+			st->spares = b->next;
+			st->nr_spares--;
+		} else if (!(b = aligned_alloc(SLAB_BYTES, SLAB_BYTES)))
 			return NULL;
 		memset(b, 0, sizeof(*b));
 		slab_list(st, b);
@@ -171,8 +179,23 @@ static void node_free(struct gpu_store *st, struct node *n)
 		slab_list(st, b);
 	if (--b->live == 0) {
 		slab_unlist(st, b);
+		b->next = st->spares;
+		st->spares = b;
+		st->nr_spares++;
+	}
+}
+
+void gpu_store__trim(struct gpu_store *st)
+{
+	if (!st)
+		return;
+	while (st->spares) {
+		struct slab *b = st->spares;
+
+		st->spares = b->next;
 		free(b);
 	}
+	st->nr_spares = 0;
 }
 
 struct gpu_store *gpu_store__new(const struct gpu_store_opts *opts)
@@ -232,6 +255,7 @@ void gpu_store__free(struct gpu_store *st)
 			free(s);
 		}
 	}
+	gpu_store__trim(st);
 	free(st->pids);
 	free(st->opens);
 	free(st->strs);
@@ -742,6 +766,7 @@ uint64_t gpu_store__last_seq(const struct gpu_store *st)
 void gpu_store__stats(const struct gpu_store *st, struct gpu_store_stats *ret)
 {
 	*ret = st->st;
+	ret->spare_bytes = st->nr_spares * SLAB_BYTES;
 }
 
 size_t gpu_store__user_stats(const struct gpu_store *st, struct gpu_store_user_stats *ret,

@@ -85,6 +85,7 @@ struct gpu_store_stats {
 	uint64_t open_ended_at_exit; /* ended by gpu_store__end_open (the sender went away) */
 	size_t users;		     /* uids tracked now: with records, open ranges or losses */
 	uint64_t users_refused;	     /* records of a uid past GPU_STORE_MAX_USERS: refused */
+	size_t spare_bytes; /* memory of records taken, kept for the next (gpu_store__trim) */
 };
 
 /*
@@ -165,5 +166,9 @@ void gpu_store__forget(struct gpu_store *st, uint32_t pid);
 uint64_t gpu_store__last_seq(const struct gpu_store *st);
 
 void gpu_store__stats(const struct gpu_store *st, struct gpu_store_stats *ret);
+
+/* The memory the records taken since the last call left for the next ones, back to malloc
+ * (the service's slice that closes on its time: no flood under way). */
+void gpu_store__trim(struct gpu_store *st);
 
 #endif

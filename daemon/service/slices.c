@@ -15,6 +15,7 @@
 #include "daemon/service/internal.h"
 #include "daemon/session/lasting.h"
 #include "daemon/session/recording.h"
+#include "output/shelf.h"
 #include "daemon/symbolize/symbolizer.h"
 
 void slices__recording_opts(const struct service *s, struct recording_opts *ret)
@@ -168,9 +169,14 @@ int slices__on_timer(sd_event_source *src, uint64_t usec, void *ctx)
 	/* What a slice, or a storm of exits, freed goes back to the system: malloc keeps freed
 	 * heap otherwise (8400 short processes: 48 MiB of it, resident until the next peak).
 	 * Not between the early closes of a flood of GPU records: the next slice takes as much
-	 * again, and would fault it all back in. */
-	if (!early)
+	 * again, and would fault it all back in (the slice builds' big arrays wait on the shelf
+	 * for it too, session/shelf.h). */
+	if (!early) {
+		shelf__clear();
+		if (s->cupti)
+			gpu_store__trim(cupti_server__store(s->cupti));
 		malloc_trim(0);
+	}
 	status__notify(s);
 	/* A time source fires once: re-arm it, or the window is cut only by queries. */
 	sd_event_source_set_time_relative(src, SLICE_US);

@@ -9,6 +9,7 @@
 #include "daemon/cuda/cuda_api.h"
 #include "daemon/cuda/cuda_probes.h"
 #include "daemon/session/gpu_join.h"
+#include "output/shelf.h"
 #include "daemon/gpu/gpu_records.h"
 #include "daemon/cuda/launch_store.h"
 #include "daemon/session/stack_names.h"
@@ -35,7 +36,7 @@ void gpu_join__free(struct gpu_join *j)
 	if (!j)
 		return;
 	free(j->cpu);
-	free(j->gpu);
+	shelf__put(j->gpu, j->gpu_cap * sizeof(*j->gpu));
 	free(j->joins);
 	free(j);
 }
@@ -383,6 +384,15 @@ int gpu_join__run(struct gpu_join *g, const struct launch_store *ls, const struc
 
 		/* Room for every record held at once: a flood's array is not grown by copies. */
 		gpu_store__stats(gs, &st);
+		if (!g->gpu && st.records) {
+			size_t bytes;
+
+			/* A flood's slices, one after another: the last one's pages. */
+			g->gpu = shelf__take(st.records * sizeof(*g->gpu), &bytes);
+			if (!g->gpu)
+				return -ENOMEM;
+			g->gpu_cap = bytes / sizeof(*g->gpu);
+		}
 		if (vec_reserve(&g->gpu, &g->gpu_cap, g->nr_gpu + st.records))
 			return -ENOMEM;
 	}
