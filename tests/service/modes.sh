@@ -93,6 +93,9 @@ for try in 1 2; do
 	((st == 0 || try == 2)) && break
 	echo "first run off, repeated once:"
 	echo "$out" | sed 's/^/    /'
+	# Where the samples went: lost to a full ring buffer, the loop stalled, holds lost.
+	echo "    recordings (id, lost, stalled s): $(status_get '[(r.get("id"), r.get("lost_ring_buffer_full"), r.get("daemon_stalled_s")) for r in j.get("recordings", [])]')"
+	echo "    unwind holds: $(status_get '{k: v for k, v in j.get("unwind", {}).items() if k.startswith("held")}')"
 done
 grep -q "weights in us" "$dir/wall.folded" && pass "the wall profile is in us" ||
 	fail "the wall profile does not say us: $(head -1 "$dir/wall.folded")"
