@@ -137,8 +137,8 @@ sleep 2 # past start-up
 # names loads the kernel's symbols (about 50 ms, once per daemon): not a GPU record's cost,
 # but it would fall in the first flood on a machine too quiet to have sampled one before.
 timeout 1.5 dd if=/dev/zero of=/dev/null bs=64k 2>/dev/null || true
-"$ctl" --timeout 60 -s "$sock" flamegraph --since 30 -o "$tmp/warm.folded" >/dev/null 2>&1 ||
-	die "the warm-up query failed: $("$ctl" --timeout 60 -s "$sock" flamegraph --since 30 -o "$tmp/warm.folded" 2>&1 | tail -1)"
+warm=$("$ctl" --timeout 60 -s "$sock" flamegraph --since 30 -o "$tmp/warm.folded" 2>&1) ||
+	die "the warm-up query failed: $(tail -1 <<<"$warm")"
 rss0=$(calc "round($(kib "$daemon" VmRSS) / 1024, 1)")
 
 gpu_status() {

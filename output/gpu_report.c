@@ -318,8 +318,12 @@ static int devices(struct gpu_report *r)
 
 		if (!gr_is_work(g) || g->end_ns <= g->start_ns)
 			continue;
-		if (!(d = device_of(r, g->device)) || r->nr_dev > UINT16_MAX) {
+		if (!(d = device_of(r, g->device))) {
 			err = -ENOMEM;
+			break;
+		}
+		if (r->nr_dev > UINT16_MAX) { /* struct work's dev */
+			err = -EOVERFLOW;
 			break;
 		}
 		if (!last || g->name != last || g->kind != CORR_GPU_KERNEL) {
@@ -687,11 +691,12 @@ static int resolve_frames(struct gpu_report *r)
 static int index_inputs(struct gpu_report *r)
 {
 	const struct profile_data *pd = r->pd;
+	size_t bytes = (pd->nr_gpu ? pd->nr_gpu : 1) * sizeof(*r->launch_of);
 
-	r->launch_of = shelf__take((pd->nr_gpu ? pd->nr_gpu : 1) * sizeof(*r->launch_of),
-				   &r->launch_of_bytes);
+	/* Not cleared: a shelved buffer is the last slice's. */
+	r->launch_of = shelf__take(bytes, &r->launch_of_bytes);
 	if (r->launch_of)
-		memset(r->launch_of, 0, (pd->nr_gpu ? pd->nr_gpu : 1) * sizeof(*r->launch_of));
+		memset(r->launch_of, 0, bytes);
 	r->samples = sorted_index(pd->nr_samples, cmp_sample, pd);
 	r->waits = sorted_index(pd->nr_waits, cmp_wait, pd);
 	r->blame_ix = keymap__new();

@@ -15,8 +15,8 @@
 #include "daemon/service/internal.h"
 #include "daemon/session/lasting.h"
 #include "daemon/session/recording.h"
-#include "output/shelf.h"
 #include "daemon/symbolize/symbolizer.h"
+#include "output/shelf.h"
 
 void slices__recording_opts(const struct service *s, struct recording_opts *ret)
 {
@@ -170,7 +170,7 @@ int slices__on_timer(sd_event_source *src, uint64_t usec, void *ctx)
 	 * heap otherwise (8400 short processes: 48 MiB of it, resident until the next peak).
 	 * Not between the early closes of a flood of GPU records: the next slice takes as much
 	 * again, and would fault it all back in (the slice builds' big arrays wait on the shelf
-	 * for it too, session/shelf.h). */
+	 * for it too, output/shelf.h). */
 	if (!early) {
 		shelf__clear();
 		if (s->cupti)

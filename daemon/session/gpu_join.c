@@ -9,11 +9,11 @@
 #include "daemon/cuda/cuda_api.h"
 #include "daemon/cuda/cuda_probes.h"
 #include "daemon/session/gpu_join.h"
-#include "output/shelf.h"
 #include "daemon/gpu/gpu_records.h"
 #include "daemon/cuda/launch_store.h"
 #include "daemon/session/stack_names.h"
 #include "output/profile.h"
+#include "output/shelf.h"
 
 struct gpu_join {
 	struct corr_cpu_rec *cpu;
