@@ -563,7 +563,10 @@ static int launch_facts(struct gpu_report *r, bool keep)
 			gpu_hist__add(lf->interval_hist, iv[i]);
 	}
 	/* Time in launch calls: API records the report can name are launch APIs. */
-	for (size_t i = 0; i < pd->nr_gpu && !err; i++) {
+	for (size_t i = 0;
+	     r->nr_of_kind[CORR_GPU_RUNTIME_API] + r->nr_of_kind[CORR_GPU_DRIVER_API] &&
+	     i < pd->nr_gpu && !err;
+	     i++) {
 		const struct corr_gpu_rec *g = &pd->gpu[i];
 		uint64_t *acc;
 
@@ -610,7 +613,8 @@ static int copy_stacks(struct gpu_report *r)
 	int err = m ? 0 : -ENOMEM;
 
 	/* Without joins no copy has a launching stack. */
-	for (size_t i = 0; pd->nr_joins && i < pd->nr_gpu && !err; i++) {
+	for (size_t i = 0; pd->nr_joins && r->nr_of_kind[CORR_GPU_MEMCPY] && i < pd->nr_gpu && !err;
+	     i++) {
 		const struct corr_gpu_rec *g = &pd->gpu[i];
 		const struct corr_cpu_rec *l;
 		struct {
@@ -650,7 +654,7 @@ static void copy_facts(struct gpu_report *r)
 {
 	const struct profile_data *pd = r->pd;
 
-	for (size_t i = 0; i < pd->nr_gpu; i++) {
+	for (size_t i = 0; r->nr_of_kind[CORR_GPU_MEMCPY] && i < pd->nr_gpu; i++) {
 		const struct corr_gpu_rec *g = &pd->gpu[i];
 		struct copy_stat *c;
 		bool async = g->flags & CORR_GPU_F_ASYNC;
@@ -702,6 +706,11 @@ static int index_inputs(struct gpu_report *r)
 	r->blame_ix = keymap__new();
 	if (!r->launch_of || !r->samples || !r->waits || !r->blame_ix)
 		return -ENOMEM;
+	/* One look at each record's kind, for the passes that want one kind only. */
+	memset(r->nr_of_kind, 0, sizeof(r->nr_of_kind));
+	for (size_t i = 0; i < pd->nr_gpu; i++)
+		if (pd->gpu[i].kind <= CORR_GPU_NVTX)
+			r->nr_of_kind[pd->gpu[i].kind]++;
 	for (size_t i = 0; i < pd->nr_joins; i++)
 		if (pd->joins[i].gpu < pd->nr_gpu && pd->joins[i].launch < pd->nr_launches)
 			r->launch_of[pd->joins[i].gpu] = pd->joins[i].launch + 1;

@@ -192,15 +192,13 @@ int gr_index_ranges(struct gpu_report *r)
 {
 	const struct profile_data *pd = r->pd;
 	struct keymap *names = keymap__new();
-	size_t n = 0;
+	size_t n = r->nr_of_kind[CORR_GPU_NVTX]; /* at most */
 	int err = names ? 0 : -ENOMEM;
 
-	for (size_t i = 0; i < pd->nr_gpu; i++)
-		n += pd->gpu[i].kind == CORR_GPU_NVTX && pd->gpu[i].end_ns > pd->gpu[i].start_ns;
 	r->nvtx = calloc(n ? n : 1, sizeof(*r->nvtx));
 	if (!r->nvtx)
 		err = -ENOMEM;
-	for (size_t i = 0; i < pd->nr_gpu && !err; i++) {
+	for (size_t i = 0; n && i < pd->nr_gpu && !err; i++) {
 		const struct corr_gpu_rec *g = &pd->gpu[i];
 		const char *dom = g->domain ? g->domain : "", *name = g->name ? g->name : "?";
 		char key[512];

@@ -152,8 +152,11 @@ struct gpu_report {
 	struct strset *strs;	       /* kept reports: every string they name */
 	struct mem_call *calls;	       /* kept reports: the memory calls, in time order */
 	size_t nr_calls, cap_calls;
-	bool finished;		 /* findings made: merged into no more */
-	struct nvtx_range *nvtx; /* by (pid, tid, start) */
+	bool finished;			      /* findings made: merged into no more */
+	size_t nr_of_kind[CORR_GPU_NVTX + 1]; /* while collecting: pd's GPU records by kind (a
+						 pass over them for a kind it holds none of is
+						 skipped) */
+	struct nvtx_range *nvtx;	      /* by (pid, tid, start) */
 	size_t nr_nvtx;
 	struct range_stat *ranges;
 	size_t nr_ranges, cap_ranges;

@@ -428,3 +428,96 @@ Test(gpu_records, taken_records_memory_reused_until_trimmed)
 	cr_assert_eq(c.n, 1);
 	gpu_store__free(st);
 }
+
+/* The slice's take: oldest first while they end before the cut, the first that ends later
+ * stops it (even when newer ones ended earlier); with every record ended, all of them at
+ * once, the store left as empty as a new one (processes, users, names) and working on. */
+Test(gpu_records, take_ended_takes_the_oldest_ended_and_all_at_once)
+{
+	struct gpu_store *st = gpu_store__new(NULL);
+	struct gpu_store_user_stats us[4];
+	struct gpu_store_stats ss;
+	struct collect c = {0};
+	struct gpu_activity a;
+
+	cr_assert_not_null(st);
+	for (uint64_t t = 1; t <= 4; t++)
+		cr_assert_eq(add_kernel(st, 100 + (uint32_t)(t % 2), t * 10, "k"), 0);
+	a = kernel(100, 50, "long");
+	a.end_ns = 1000; /* ends after the cut */
+	cr_assert_eq(gpu_store__add(st, &a), 0);
+	cr_assert_eq(add_kernel(st, 102, 60, "k"), 0); /* ended, but newer than the long one */
+	gpu_store__take_ended(st, 100);
+	gpu_store__stats(st, &ss);
+	cr_assert_eq(ss.records, 2, "the long one and the one after it stay: %zu", ss.records);
+	cr_assert_eq(ss.pids, 2);
+	cr_assert_eq(ss.names, 2);
+	gpu_store__for_each(st, 0, collect_fn, &c);
+	cr_assert_eq(c.n, 2);
+	cr_assert_eq(c.t[0], 50);
+	cr_assert_eq(c.t[1], 60);
+
+	gpu_store__take_ended(st, 1001); /* every one ended: all at once */
+	gpu_store__stats(st, &ss);
+	cr_assert_eq(ss.records, 0);
+	cr_assert_eq(ss.pids, 0);
+	cr_assert_eq(ss.names, 0);
+	cr_assert_eq(ss.bytes, 0, "nothing held, nothing counted: %zu", ss.bytes);
+	cr_assert_gt(ss.spare_bytes, 0, "their memory kept for the next burst");
+	cr_assert_eq(gpu_store__user_stats(st, us, 4), 0, "no user holds anything");
+	memset(&c, 0, sizeof(c));
+	cr_assert_eq(gpu_store__for_each(st, 0, collect_fn, &c), 0);
+	cr_assert_eq(c.n, 0);
+
+	/* And on as before: the same name again (interned anew), a new process. */
+	for (uint64_t t = 1; t <= 3; t++)
+		cr_assert_eq(add_kernel(st, 103, 2000 + t, "k"), 0);
+	gpu_store__stats(st, &ss);
+	cr_assert_eq(ss.records, 3);
+	cr_assert_eq(ss.names, 1);
+	cr_assert_eq(ss.pids, 1);
+	memset(&c, 0, sizeof(c));
+	gpu_store__for_each(st, 103, collect_fn, &c);
+	cr_assert_eq(c.n, 3);
+	gpu_store__take_ended(st, 3000);
+	gpu_store__stats(st, &ss);
+	cr_assert_eq(ss.records, 0);
+	cr_assert_eq(ss.bytes, 0);
+	gpu_store__free(st);
+}
+
+static int named_same(void *ctx, const struct gpu_activity *a)
+{
+	struct collect *c = ctx;
+
+	cr_assert_str_eq(a->name, "same");
+	c->n++;
+	return 0;
+}
+
+/* The name stored last is found again without a lookup, and a record evicted with it (its last
+ * one) takes it along: the next record of that name interns it afresh. */
+Test(gpu_records, a_repeated_name_survives_its_eviction)
+{
+	struct gpu_store *st = gpu_store__new(&(struct gpu_store_opts){.max_records = 2});
+	struct gpu_store_stats ss;
+	struct collect c = {0};
+	char name[16];
+
+	cr_assert_not_null(st);
+	strcpy(name, "same");
+	cr_assert_eq(add_kernel(st, 1, 1, name), 0);
+	cr_assert_eq(add_kernel(st, 1, 2, "other"), 0);
+	cr_assert_eq(add_kernel(st, 1, 3, "other"), 0); /* evicts "same"'s only record */
+	gpu_store__stats(st, &ss);
+	cr_assert_eq(ss.names, 1);
+	cr_assert_eq(add_kernel(st, 1, 4, name), 0);
+	cr_assert_eq(add_kernel(st, 1, 5, name), 0); /* evicts both "other" */
+	gpu_store__stats(st, &ss);
+	cr_assert_eq(ss.names, 1);
+	cr_assert_eq(ss.records, 2);
+	strcpy(name, "changed"); /* the store's copy is its own */
+	cr_assert_eq(gpu_store__for_each(st, 0, named_same, &c), 0);
+	cr_assert_eq(c.n, 2);
+	gpu_store__free(st);
+}

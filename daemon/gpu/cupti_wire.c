@@ -280,8 +280,11 @@ long cupti_wire__parse_record(const void *buf, size_t len, struct cupti_wire_ite
 	if (len < h.length)
 		return 0;
 
-	memset(&item, 0, sizeof(item));
+	/* Field by field, not one memset of the item: a small clear the compiler unrolls (a
+	 * block clear costs as much as the rest of parsing a record). */
+	memset(&item.act, 0, sizeof(item.act));
 	item.type = h.type;
+	item.dropped_full = item.dropped_cupti = item.dropped_other = item.connects = 0;
 	switch (h.type) {
 	case XSPROF_WIRE_KERNEL:
 		n = parse_kernel(p, h.length, &item.act, ret_why);

@@ -51,10 +51,11 @@ struct node {
 #define SLAB_BYTES (32u * 1024)
 
 struct slab {
-	struct slab *prev, *next; /* the slabs with a node to give, in the store's list (a spare:
+	struct slab *prev, *next;   /* the slabs with a node to give, in the store's list (a spare:
 				     next only, in the spares) */
-	struct node *free;	  /* its freed nodes, linked by gnext */
-	uint32_t live, carved;	  /* nodes in use; nodes ever handed out of nodes[]; a slab is
+	struct slab *aprev, *anext; /* every slab in use, in the store's all list */
+	struct node *free;	    /* its freed nodes, linked by gnext */
+	uint32_t live, carved;	    /* nodes in use; nodes ever handed out of nodes[]; a slab is
 				     in the list while live < SLAB_NODES */
 	struct node nodes[];
 };
@@ -101,13 +102,16 @@ struct gpu_store {
 	struct node *ghead, *gtail;
 	struct slab *slabs;  /* those with a node to give */
 	struct slab *spares; /* empty, for the next burst (gpu_store__trim) */
+	struct slab *all;    /* every slab with a node in use */
 	size_t nr_spares;
+	uint64_t end_max; /* no record held ends later (gpu_store__take_ended takes all below) */
 	struct pid_q **pids;
 	size_t nr_pid_buckets; /* power of two */
 	/* Names chained and counted by hand, not base/strset: looked up per record, and a name
 	 * leaves with its last record (a strset keeps every string until it is freed). */
 	struct gstr **strs;
-	size_t nr_str_buckets; /* power of two, grows with the names held */
+	size_t nr_str_buckets;	/* power of two, grows with the names held */
+	struct gstr *last_name; /* the name stored last (a burst repeats one), or NULL */
 	struct gpu_store_stats st;
 };
 
@@ -157,6 +161,10 @@ static struct node *node_alloc(struct gpu_store *st)
 			return NULL;
 		memset(b, 0, sizeof(*b));
 		slab_list(st, b);
+		b->anext = st->all;
+		if (st->all)
+			st->all->aprev = b;
+		st->all = b;
 	}
 	if (b->free) {
 		n = b->free;
@@ -179,6 +187,12 @@ static void node_free(struct gpu_store *st, struct node *n)
 		slab_list(st, b);
 	if (--b->live == 0) {
 		slab_unlist(st, b);
+		if (b->aprev)
+			b->aprev->anext = b->anext;
+		else
+			st->all = b->anext;
+		if (b->anext)
+			b->anext->aprev = b->aprev;
 		b->next = st->spares;
 		st->spares = b;
 		st->nr_spares++;
@@ -333,6 +347,8 @@ static void str_put(struct gpu_store *st, struct gstr *g)
 	*p = g->next;
 	st->st.names--;
 	st->st.bytes -= str_cost(g->len);
+	if (st->last_name == g)
+		st->last_name = NULL;
 	free(g);
 }
 
@@ -604,9 +620,15 @@ void gpu_store__end_open(struct gpu_store *st, uint32_t pid, uint64_t end_ns)
 
 int gpu_store__add(struct gpu_store *st, const struct gpu_activity *a)
 {
+	/* The name stored last, found by one compare (a burst's records repeat it). */
+	struct gstr *same = a->name && st->last_name && !strcmp(st->last_name->s, a->name)
+				    ? st->last_name
+				    : NULL;
 	/* Worst case: both strings new and a new process entry. */
 	size_t need = sizeof(struct node) + sizeof(struct pid_q) +
-		      (a->name ? str_cost(strlen(a->name)) : 0) +
+		      (same	 ? str_cost(same->len)
+		       : a->name ? str_cost(strlen(a->name))
+				 : 0) +
 		      (a->domain ? str_cost(strlen(a->domain)) : 0);
 	struct pid_q **slot, *q;
 	struct user *u = NULL;
@@ -639,7 +661,13 @@ int gpu_store__add(struct gpu_store *st, const struct gpu_activity *a)
 	/* Every field set once: a burst's nodes are new memory, written through once. */
 	n->gnext = n->pnext = n->unext = NULL;
 	n->a = *a;
-	n->name = a->name ? str_get(st, a->name) : NULL;
+	if (same && st->last_name == same) { /* (eviction above may have freed it) */
+		same->refs++;
+		n->name = same;
+	} else {
+		n->name = a->name ? str_get(st, a->name) : NULL;
+		st->last_name = n->name;
+	}
 	n->domain = a->domain ? str_get(st, a->domain) : NULL;
 	if ((a->name && !n->name) || (a->domain && !n->domain)) {
 		str_put(st, n->name);
@@ -691,6 +719,8 @@ int gpu_store__add(struct gpu_store *st, const struct gpu_activity *a)
 	st->st.bytes += sizeof(*n);
 	st->st.added++;
 	n->a.seq = st->st.added;
+	if (a->end_ns > st->end_max)
+		st->end_max = a->end_ns;
 	return 0;
 
 reject:
@@ -741,6 +771,60 @@ int gpu_store__take(struct gpu_store *st, uint32_t pid, gpu_activity_fn fn, void
 		remove_node(st, n);
 	}
 	return 0;
+}
+
+/* Every record at once, by slab, user, process and name: no node is read. */
+static void take_all(struct gpu_store *st)
+{
+	for (struct slab *b = st->all, *next; b; b = next) {
+		next = b->anext;
+		b->next = st->spares;
+		st->spares = b;
+		st->nr_spares++;
+	}
+	st->all = st->slabs = NULL;
+	st->ghead = st->gtail = NULL;
+	st->st.bytes -= st->st.records * sizeof(struct node);
+	st->st.records = 0;
+	for (size_t i = st->st.users; i-- > 0;) { /* user_forget_if_empty moves the last one */
+		struct user *u = st->used[i];
+
+		u->head = u->tail = NULL;
+		u->st.records = 0;
+		u->st.bytes = 0;
+		user_forget_if_empty(st, u);
+	}
+	for (size_t i = 0; st->st.pids && i < st->nr_pid_buckets; i++) {
+		for (struct pid_q *q = st->pids[i], *next; q; q = next) {
+			next = q->next;
+			free(q);
+			st->st.pids--;
+			st->st.bytes -= sizeof(*q);
+		}
+		st->pids[i] = NULL;
+	}
+	for (size_t i = 0; st->st.names && i < st->nr_str_buckets; i++) {
+		for (struct gstr *g = st->strs[i], *next; g; g = next) {
+			next = g->next;
+			st->st.names--;
+			st->st.bytes -= str_cost(g->len);
+			free(g);
+		}
+		st->strs[i] = NULL;
+	}
+	st->last_name = NULL;
+	st->end_max = 0;
+}
+
+void gpu_store__take_ended(struct gpu_store *st, uint64_t before_ns)
+{
+	/* A flood's slice took them all: the usual case, in O(slabs + processes + names). */
+	if (st->end_max < before_ns) {
+		take_all(st);
+		return;
+	}
+	while (st->ghead && st->ghead->a.end_ns < before_ns)
+		remove_node(st, st->ghead);
 }
 
 void gpu_store__forget(struct gpu_store *st, uint32_t pid)

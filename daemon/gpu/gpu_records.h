@@ -144,6 +144,11 @@ int gpu_store__for_each(const struct gpu_store *st, uint32_t pid, gpu_activity_f
  * call (its strings too, unless shared); a non-zero return keeps that record and stops.
  */
 int gpu_store__take(struct gpu_store *st, uint32_t pid, gpu_activity_fn fn, void *ctx);
+/*
+ * gpu_store__take of every process's records, oldest first, while they end before before_ns.
+ * When none held ends that late, all go at once, without a look at each (a flood's slice).
+ */
+void gpu_store__take_ended(struct gpu_store *st, uint64_t before_ns);
 
 /*
  * The open NVTX ranges of pid (0: all), oldest first per process, as NVTX records with

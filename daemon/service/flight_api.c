@@ -67,15 +67,22 @@ static void add_uid(uint32_t *v, size_t *n, size_t cap, uint32_t uid)
 static void keep_slice(void *ctx, const struct profile_data *pd, struct pid_uids *uids)
 {
 	struct service *s = ctx;
-	uint32_t v[64];
+	uint32_t v[64], last = 0;
 	size_t n = 0;
+	bool any = false;
 
-	for (size_t i = 0; i < pd->nr_launches; i++)
-		add_uid(v, &n, 64, pid_uids__get(uids, pd->launches[i].pid));
-	for (size_t i = 0; i < pd->nr_gpu; i++)
-		add_uid(v, &n, 64, pid_uids__get(uids, pd->gpu[i].pid));
-	for (size_t i = 0; i < pd->nr_mem; i++)
-		add_uid(v, &n, 64, pid_uids__get(uids, pd->mem[i].pid));
+	/* Records come in runs of one process: a pid's uid looked up once per run. */
+#define ADD_UIDS(field, nr)                                            \
+	for (size_t i = 0; i < pd->nr; i++)                            \
+		if (!any || pd->field[i].pid != last) {                \
+			any = true;                                    \
+			last = pd->field[i].pid;                       \
+			add_uid(v, &n, 64, pid_uids__get(uids, last)); \
+		}
+	ADD_UIDS(launches, nr_launches)
+	ADD_UIDS(gpu, nr_gpu)
+	ADD_UIDS(mem, nr_mem)
+#undef ADD_UIDS
 	for (size_t i = 0; i < n; i++) {
 		struct uid_pick pick = {.uids = uids, .uid = v[i]};
 		struct frozen_opts o = {.accept_pid = is_uid,

@@ -71,11 +71,6 @@ int slices__start(struct service *s)
 	return 0;
 }
 
-static int slices__take_old(void *ctx, const struct gpu_activity *a)
-{
-	return a->end_ns < *(const uint64_t *)ctx ? 0 : 1;
-}
-
 uint64_t slices__wanted_since(struct service *s, uint64_t end_ns)
 {
 	uint64_t cutoff = end_ns;
@@ -119,7 +114,7 @@ void slices__close_at(struct service *s, struct gpu_store *gs, uint64_t end)
 	cutoff = slices__unfolded_since(s, cutoff);
 	symbolizer__keep_since(s->sym, cutoff);
 	if (gs)
-		gpu_store__take(gs, 0, slices__take_old, &cutoff);
+		gpu_store__take_ended(gs, cutoff);
 }
 
 /* early: for the GPU records (slices__check_gpu), without waiting for what the pipe has

@@ -23,6 +23,7 @@ struct gpu_join {
 	struct profile_join *joins;
 	size_t nr_joins, joins_cap;
 	const struct gpu_join_scope *scope; /* while converting */
+	bool gpu_unsorted;		    /* converted out of start order */
 	int err;			    /* from a callback */
 };
 
@@ -170,6 +171,9 @@ static int convert_gpu(void *ctx, const struct gpu_activity *a)
 		return 0;
 	if (vec_reserve(&g->gpu, &g->gpu_cap, g->nr_gpu + 1))
 		return -ENOMEM;
+	/* Seen here, not by a pass of its own over a flood's array. */
+	if (g->nr_gpu && a->start_ns < g->gpu[g->nr_gpu - 1].start_ns)
+		g->gpu_unsorted = true;
 	g->gpu[g->nr_gpu] = (struct corr_gpu_rec){
 		.kind = kind,
 		.copy_kind = a->kind == GPU_ACT_MEMCPY ? copy_kind_of(a->copy_kind) : 0,
@@ -375,6 +379,7 @@ int gpu_join__run(struct gpu_join *g, const struct launch_store *ls, const struc
 	free(g->cpu);
 	g->cpu = NULL;
 	g->nr_cpu = g->nr_gpu = g->nr_joins = 0;
+	g->gpu_unsorted = false;
 	g->err = 0;
 	if (ls && (err = convert_launches(g, ls)))
 		return err;
@@ -404,15 +409,17 @@ int gpu_join__run(struct gpu_join *g, const struct launch_store *ls, const struc
 	if (ls && (err = convert_scopes(g, ls)))
 		return err;
 	g->scope = NULL;
-	/* Sorted for gpu_join__feed; the GPU records mostly arrive in order already. */
+	/* Sorted for gpu_join__feed; the GPU records mostly arrive in order already (each
+	 * already has its index as user: converted in order). */
 	if (!is_sorted(g->cpu, g->nr_cpu, sizeof(*g->cpu), cmp_cpu))
 		qsort(g->cpu, g->nr_cpu, sizeof(*g->cpu), cmp_cpu);
-	if (!is_sorted(g->gpu, g->nr_gpu, sizeof(*g->gpu), cmp_gpu))
-		qsort(g->gpu, g->nr_gpu, sizeof(*g->gpu), cmp_gpu);
 	for (size_t k = 0; k < g->nr_cpu; k++)
 		g->cpu[k].user = k;
-	for (size_t k = 0; k < g->nr_gpu; k++)
-		g->gpu[k].user = k;
+	if (g->gpu_unsorted) {
+		qsort(g->gpu, g->nr_gpu, sizeof(*g->gpu), cmp_gpu);
+		for (size_t k = 0; k < g->nr_gpu; k++)
+			g->gpu[k].user = k;
+	}
 	if (!g->nr_gpu) {
 		/* No GPU record to join: every launch stays unmatched, without the strategy's
 		 * tables (for a million launches, tens of MiB of them); the launches still go in

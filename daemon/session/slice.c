@@ -149,20 +149,16 @@ static int add_report(const struct profile_data *pd, bool (*accept)(void *ctx, u
 
 /* pd's GPU reports, one per uid of its processes, empty ones left out; of them all too when
  * there are several, else the one is sole. */
-static int slice_reports(const struct profile_data *pd, struct pid_uids *uids,
+static int slice_reports(const struct profile_data *pd, struct report_uids *u,
 			 struct uid_report **ret, size_t *ret_nr)
 {
-	struct report_uids u = {.uids = uids};
 	struct uid_report *v = NULL;
-	uint32_t *seen = NULL;
+	uint32_t *seen = malloc((u->n ? u->n : 1) * sizeof(*seen));
 	size_t n = 0, cap = 0, nr_seen = 0;
-	int err = report_pids(pd, &u);
+	int err = seen ? 0 : -ENOMEM;
 
-	seen = err ? NULL : malloc((u.n ? u.n : 1) * sizeof(*seen));
-	if (!err && !seen)
-		err = -ENOMEM;
-	for (size_t i = 0; !err && i < u.n; i++) {
-		uint32_t uid = pid_uids__get(uids, u.pids[i]);
+	for (size_t i = 0; !err && i < u->n; i++) {
+		uint32_t uid = pid_uids__get(u->uids, u->pids[i]);
 		bool again = false;
 
 		/* A user's processes are few, users fewer: once per user. */
@@ -171,14 +167,13 @@ static int slice_reports(const struct profile_data *pd, struct pid_uids *uids,
 		if (again)
 			continue;
 		seen[nr_seen++] = uid;
-		u.want = uid;
-		err = add_report(pd, accept_uid, &u, uid, &v, &n, &cap);
+		u->want = uid;
+		err = add_report(pd, accept_uid, u, uid, &v, &n, &cap);
 	}
 	if (!err && n > 1)
-		err = add_report(pd, NULL, &u, UID_REPORT_ALL, &v, &n, &cap);
+		err = add_report(pd, NULL, u, UID_REPORT_ALL, &v, &n, &cap);
 	else if (n == 1)
 		v[0].sole = true;
-	free(u.pids);
 	free(seen);
 	if (err) {
 		uid_reports__free(v, n);
@@ -220,15 +215,16 @@ static const struct gpu_report *alone_in_report(const struct report_uids *u, siz
 }
 
 /* Each process's GPU figures by device, and the memory calls in time order, into out. */
-static int slice_figures(const struct profile_data *pd, struct pid_uids *uids,
+static int slice_figures(const struct profile_data *pd, const struct report_uids *ru,
 			 struct slice_out *out)
 {
-	struct report_uids u = {.uids = uids};
+	struct report_uids u = *ru;
+	struct pid_uids *uids = u.uids;
 	struct gpu_device_figures dev[SLICE_FIGURE_DEVICES];
 	size_t cap = 0;
-	int err = report_pids(pd, &u);
+	int err = 0;
 
-	if (!err && u.n && !(out->procs = calloc(u.n, sizeof(*out->procs))))
+	if (u.n && !(out->procs = calloc(u.n, sizeof(*out->procs))))
 		err = -ENOMEM;
 	for (size_t i = 0; !err && i < u.n; i++) {
 		const char *comm = pd->name ? pd->name(pd->ctx, u.pids[i], 0) : NULL;
@@ -261,7 +257,6 @@ static int slice_figures(const struct profile_data *pd, struct pid_uids *uids,
 			out->figures[out->nr_figures++] =
 				(struct slice_gpu_figure){.pid = u.pids[i], .f = dev[d]};
 	}
-	free(u.pids);
 	if (!err && pd->nr_mem) {
 		out->mem = malloc(pd->nr_mem * sizeof(*out->mem));
 		if (!out->mem)
@@ -344,7 +339,9 @@ int session_slice__build(const struct session_slice *in, struct slice_out *out,
 		.launchers_only = !(in->cpu && in->ranges),
 	};
 	struct session_profile sp;
+	struct report_uids u = {0};
 	struct profile_data pd;
+	bool work;
 	int err;
 
 	memset(out, 0, sizeof(*out));
@@ -353,17 +350,23 @@ int session_slice__build(const struct session_slice *in, struct slice_out *out,
 		err = cpu_tree(&sp, in, &out->cpu);
 	pd = sp.pd;
 	pd.unit = WEIGHT_US; /* short kernels add up over the window before rounding */
-	if (!err && in->reports && slice_has_work(&pd)) {
+	work = !err && (in->reports || in->figures) && slice_has_work(&pd);
+	/* The reports' processes and the figures' are the same: one pass for both. */
+	u.uids = sp.uids;
+	if (work)
+		err = report_pids(&pd, &u);
+	if (!err && work && in->reports) {
 		/* The reports name the samples of the launching processes too (the host's stacks
 		 * in the GPU's idle gaps), each under no range. */
 		pd.root_at = NULL;
-		err = slice_reports(&pd, sp.uids, &out->reports, &out->nr_reports);
+		err = slice_reports(&pd, &u, &out->reports, &out->nr_reports);
 		pd.root_at = sp.pd.root_at;
 	}
 	if (!err && in->keep && in->reports && (pd.nr_launches || pd.nr_gpu || pd.nr_mem))
 		in->keep(in->keep_ctx, &pd, sp.uids);
-	if (!err && in->figures && slice_has_work(&pd))
-		err = slice_figures(&pd, sp.uids, out);
+	if (!err && work && in->figures)
+		err = slice_figures(&pd, &u, out);
+	free(u.pids);
 	if (!err && in->gpu && pd.nr_gpu) {
 		pd.mode = GPU_MODE_GPU;
 		err = build_rerooted(&pd, &out->gpu);
