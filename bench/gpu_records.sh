@@ -9,7 +9,9 @@
 # window took them) between two idle windows with the same status requests (12 s before, as
 # long as the flood window after); the CPU per record is (flood - idle) / N from /proc/PID/stat
 # utime+stime, idle at the quieter idle window's rate (the service samples the whole machine:
-# others' work in the flood window counts against the records, so the figure errs high). Printed per round and as medians:
+# others' work in the flood window counts against the records, so the figure errs high; the
+# service's reading of this script's own new processes falls before the windows, the
+# sender's in the flood window). Printed per round and as medians:
 #   cpu_ns_per_record  the daemon's CPU per record, ns
 #   lost               records sent that root's window report (xsprofctl report) lacks:
 #                      sender drops, store evictions or refusals, a join that lost them
@@ -50,7 +52,7 @@ while [[ $# -gt 0 ]]; do
 	--xsprofd) xsprofd=$2; shift 2 ;;
 	--short) records=300000 burst=100000 period=500 reps=1; shift ;;
 	--json) json=$2; shift 2 ;;
-	-h | --help) sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '3,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "$prog: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -66,9 +68,10 @@ done
 tmp=$(mktemp -d /tmp/xsprof-gpu-records.XXXXXX)
 chmod 0755 "$tmp"
 sock=$tmp/api.sock
-daemon=
+daemon= probe=
 cleanup() {
 	trap - EXIT INT TERM
+	[[ -z $probe ]] || kill "$probe" 2>/dev/null || true
 	[[ -z $daemon ]] || { kill "$daemon" 2>/dev/null; wait "$daemon" 2>/dev/null; } || true
 	rm -rf "$tmp"
 }
@@ -79,11 +82,15 @@ trap 'exit 143' TERM
 # The status prober: asks /v1/status every 200 ms, times each answer. "watch N": until the
 # daemon has received N kernels more than at the start and holds no GPU record (the slice
 # closed), at most 60 s, counted from the gpu status BASE (JSON) when given; "idle S": for S
-# seconds. Prints "max_ms median_ms requests secs kernels evicted lost_samples".
+# seconds. It starts when the file GO appears. Prints "max_ms median_ms requests secs
+# kernels evicted lost_samples".
 cat >"$tmp/probe.py" <<'PY'
 import json, socket, sys, time
-sock, mode, arg = sys.argv[1], sys.argv[2], float(sys.argv[3])
-base = json.loads(sys.argv[4]) if len(sys.argv) > 4 else None
+import os
+sock, mode, arg, go = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+base = json.loads(sys.argv[5]) if len(sys.argv) > 5 else None
+while not os.path.exists(go):  # started early: the service has read this process by then
+    time.sleep(0.01)
 def status():
     s = socket.socket(socket.AF_UNIX)
     s.settimeout(30)
@@ -149,14 +156,27 @@ j["gpu"]["lost_samples"] = j["counters"]["lost_ring_buffer_full"]
 print(json.dumps(j["gpu"]))'
 }
 drops() { python3 -c 'import json, sys; print(json.loads(sys.argv[1])["sender_dropped"])' "$1"; }
+# The prober started ahead of a window, waiting for its go: the service reads every new
+# process (its maps, its binaries' unwind tables: tens of ms for a python3), and this script's
+# own helpers (the prober, curl, the python3 one-liners) must not count against the records.
+# Their reading falls in the 2 s before the window; the sender's, in the window, does count.
+probe_start() { # ARGS...: the prober's mode and arguments
+	rm -f "$tmp/go"
+	python3 "$tmp/probe.py" "$sock" "$1" "$2" "$tmp/go" "${@:3}" >"$tmp/probe.out" &
+	probe=$!
+	sleep 2
+}
 flood_window() { # ROUND: "ticks max_ms median_ms requests secs kernels evicted lost_samples drops joined"
 	local c0 c1 out fp g0 d0 d1
 	g0=$(gpu_status)
 	d0=$(drops "$g0")
+	probe_start watch "$records" "$g0"
 	c0=$(cpu_ticks "$daemon")
+	touch "$tmp/go"
 	"$flood" "$records" "xs_bulk_kernel_$1" 1 "$burst" "$period" "$graph" >"$tmp/flood.out" 2>&1 &
 	fp=$!
-	out=$(python3 "$tmp/probe.py" "$sock" watch "$records" "$g0")
+	wait "$probe" || die "the status prober failed"
+	out=$(cat "$tmp/probe.out")
 	c1=$(cpu_ticks "$daemon")
 	wait "$fp" || die "the sender failed: $(cat "$tmp/flood.out")"
 	d1=$(drops "$(gpu_status)")
@@ -175,8 +195,10 @@ print(sum(k.get("count", 0) for k in r.get("kernels", []) if k.get("name") == sy
 }
 idle_window() { # SECS: prints "ticks"
 	local c0 c1
+	probe_start idle "$1"
 	c0=$(cpu_ticks "$daemon")
-	python3 "$tmp/probe.py" "$sock" idle "$1" >/dev/null
+	touch "$tmp/go"
+	wait "$probe" || die "the status prober failed"
 	c1=$(cpu_ticks "$daemon")
 	echo "$((c1 - c0))"
 }

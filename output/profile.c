@@ -421,6 +421,8 @@ int profile__take(const struct profile_data *pd, bool (*accept)(void *ctx, uint3
 	bool all_s, all_w, all_m, all_l, all_g;
 
 	t->pd = *pd;
+	if (!accept) /* all of it, shared: no pass over the records to find out */
+		return 0;
 	t->pd.nr_samples = t->pd.nr_launches = t->pd.nr_gpu = t->pd.nr_joins = 0;
 	t->pd.nr_waits = t->pd.nr_mem = 0;
 	t->launch_ix = calloc(pd->nr_launches ? pd->nr_launches : 1, sizeof(*t->launch_ix));

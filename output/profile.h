@@ -212,7 +212,8 @@ struct profile_taken {
 	struct profile_join *joins;
 	struct profile_wait *waits;
 	struct profile_mem *mem;
-	size_t *launch_ix, *gpu_ix; /* pd index -> taken index + 1 (0: left out) */
+	size_t *launch_ix, *gpu_ix; /* pd index -> taken index + 1 (0: left out); NULL when
+				       accept is NULL (all of pd shared, no pass made) */
 };
 int profile__take(const struct profile_data *pd, bool (*accept)(void *ctx, uint32_t pid), void *ctx,
 		  struct profile_taken *t);

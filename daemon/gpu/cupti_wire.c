@@ -280,9 +280,12 @@ long cupti_wire__parse_record(const void *buf, size_t len, struct cupti_wire_ite
 	if (len < h.length)
 		return 0;
 
-	/* Field by field, not one memset of the item: a small clear the compiler unrolls (a
-	 * block clear costs as much as the rest of parsing a record). */
-	memset(&item.act, 0, sizeof(item.act));
+	/* Cleared in parts: a clear of 64 bytes the compiler unrolls into a few stores, where
+	 * one of the whole item became a string instruction that cost a fifth of parsing. */
+	_Static_assert(sizeof(item.act) > 128 && sizeof(item.act) <= 192, "cleared in 3 parts");
+	memset(&item.act, 0, 64);
+	memset((char *)&item.act + 64, 0, 64);
+	memset((char *)&item.act + 128, 0, sizeof(item.act) - 128);
 	item.type = h.type;
 	item.dropped_full = item.dropped_cupti = item.dropped_other = item.connects = 0;
 	switch (h.type) {

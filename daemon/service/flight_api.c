@@ -64,28 +64,20 @@ static void add_uid(uint32_t *v, size_t *n, size_t cap, uint32_t uid)
 }
 
 /* The window's slice, frozen once per user whose processes had GPU work in it. */
-static void keep_slice(void *ctx, const struct profile_data *pd, struct pid_uids *uids)
+static void keep_slice(void *ctx, const struct profile_data *pd, struct pid_uids *uids,
+		       const uint32_t *pids, size_t nr_pids)
 {
 	struct service *s = ctx;
-	uint32_t v[64], last = 0;
+	uint32_t v[64];
 	size_t n = 0;
-	bool any = false;
 
-	/* Records come in runs of one process: a pid's uid looked up once per run. */
-#define ADD_UIDS(field, nr)                                            \
-	for (size_t i = 0; i < pd->nr; i++)                            \
-		if (!any || pd->field[i].pid != last) {                \
-			any = true;                                    \
-			last = pd->field[i].pid;                       \
-			add_uid(v, &n, 64, pid_uids__get(uids, last)); \
-		}
-	ADD_UIDS(launches, nr_launches)
-	ADD_UIDS(gpu, nr_gpu)
-	ADD_UIDS(mem, nr_mem)
-#undef ADD_UIDS
+	(void)pd;
+	for (size_t i = 0; i < nr_pids; i++)
+		add_uid(v, &n, 64, pid_uids__get(uids, pids[i]));
 	for (size_t i = 0; i < n; i++) {
 		struct uid_pick pick = {.uids = uids, .uid = v[i]};
-		struct frozen_opts o = {.accept_pid = is_uid,
+		/* One user: all of it, without a look at each record's process. */
+		struct frozen_opts o = {.accept_pid = n > 1 ? is_uid : NULL,
 					.ctx = &pick,
 					.labels = labels_of,
 					.labels_ctx = s->flight_labels,

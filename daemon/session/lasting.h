@@ -70,7 +70,8 @@ struct lasting {
 	void *figures_ctx;
 	/* Each slice's profile, for the flight recorder (slice.h: session_slice.keep); NULL:
 	 * none kept. */
-	void (*keep)(void *ctx, const struct profile_data *pd, struct pid_uids *uids);
+	void (*keep)(void *ctx, const struct profile_data *pd, struct pid_uids *uids,
+		     const uint32_t *pids, size_t nr_pids);
 	void *keep_ctx;
 	/*
 	 * Each slice that closes (not grouped by range) made once more into one profile for the

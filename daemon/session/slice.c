@@ -341,7 +341,7 @@ int session_slice__build(const struct session_slice *in, struct slice_out *out,
 	struct session_profile sp;
 	struct report_uids u = {0};
 	struct profile_data pd;
-	bool work;
+	bool work, keep;
 	int err;
 
 	memset(out, 0, sizeof(*out));
@@ -351,9 +351,11 @@ int session_slice__build(const struct session_slice *in, struct slice_out *out,
 	pd = sp.pd;
 	pd.unit = WEIGHT_US; /* short kernels add up over the window before rounding */
 	work = !err && (in->reports || in->figures) && slice_has_work(&pd);
-	/* The reports' processes and the figures' are the same: one pass for both. */
+	keep = !err && in->keep && in->reports && (pd.nr_launches || pd.nr_gpu || pd.nr_mem);
+	/* The reports' processes, the figures' and the flight recorder's are the same: one pass
+	 * for all. */
 	u.uids = sp.uids;
-	if (work)
+	if (work || keep)
 		err = report_pids(&pd, &u);
 	if (!err && work && in->reports) {
 		/* The reports name the samples of the launching processes too (the host's stacks
@@ -362,8 +364,8 @@ int session_slice__build(const struct session_slice *in, struct slice_out *out,
 		err = slice_reports(&pd, &u, &out->reports, &out->nr_reports);
 		pd.root_at = sp.pd.root_at;
 	}
-	if (!err && in->keep && in->reports && (pd.nr_launches || pd.nr_gpu || pd.nr_mem))
-		in->keep(in->keep_ctx, &pd, sp.uids);
+	if (!err && keep)
+		in->keep(in->keep_ctx, &pd, sp.uids, u.pids, u.n);
 	if (!err && work && in->figures)
 		err = slice_figures(&pd, &u, out);
 	free(u.pids);

@@ -64,9 +64,11 @@ struct session_slice {
 	bool reports; /* and the GPU reports into out->reports */
 	bool figures; /* and each process's GPU figures and memory calls (out->figures, mem) */
 	/* With reports: called with the slice's profile (its samples in time, launches, GPU
-	 * records, joins, waits, names; uids: its processes' uids) before it goes, for the
+	 * records, joins, waits, names; uids: its processes' uids; pids: the processes of its
+	 * launches, GPU records and memory calls, sorted, once each) before it goes, for the
 	 * flight recorder to freeze (frozen.h); NULL: none. */
-	void (*keep)(void *ctx, const struct profile_data *pd, struct pid_uids *uids);
+	void (*keep)(void *ctx, const struct profile_data *pd, struct pid_uids *uids,
+		     const uint32_t *pids, size_t nr_pids);
 	void *keep_ctx;
 };
 
