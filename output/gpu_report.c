@@ -232,11 +232,16 @@ size_t gr_merge(struct work *w, size_t n)
 
 static int communication(struct device *d, const struct work *w, size_t n)
 {
-	size_t comm_bytes, comp_bytes;
-	struct work *comm = shelf__take((n ? n : 1) * sizeof(*comm), &comm_bytes);
-	struct work *comp = shelf__take((n ? n : 1) * sizeof(*comp), &comp_bytes);
+	size_t comm_bytes, comp_bytes, first = 0;
+	struct work *comm, *comp;
 	size_t nc = 0, np = 0;
 
+	while (first < n && !w[first].comm) /* none (no NCCL): nothing to split */
+		first++;
+	if (first == n)
+		return 0;
+	comm = shelf__take((n ? n : 1) * sizeof(*comm), &comm_bytes);
+	comp = shelf__take((n ? n : 1) * sizeof(*comp), &comp_bytes);
 	if (!comm || !comp) {
 		shelf__put(comm, comm_bytes);
 		shelf__put(comp, comp_bytes);

@@ -147,6 +147,36 @@ static int add_report(const struct profile_data *pd, bool (*accept)(void *ctx, u
 	return 0;
 }
 
+/*
+ * The report of u->want, the one user of every launch, GPU record and memory call in pd: those
+ * taken whole (a flood's slice, no look at each record's process), its samples and waits only
+ * picked out of pd's.
+ */
+static int sole_report(const struct profile_data *pd, struct report_uids *u, struct uid_report **v,
+		       size_t *n, size_t *cap)
+{
+	struct profile_data one = *pd;
+	struct profile_sample *samples =
+		malloc((pd->nr_samples ? pd->nr_samples : 1) * sizeof(*samples));
+	struct profile_wait *waits = malloc((pd->nr_waits ? pd->nr_waits : 1) * sizeof(*waits));
+	int err = samples && waits ? 0 : -ENOMEM;
+
+	one.samples = samples;
+	one.waits = waits;
+	one.nr_samples = one.nr_waits = 0;
+	for (size_t i = 0; !err && i < pd->nr_samples; i++)
+		if (accept_uid(u, pd->samples[i].pid))
+			samples[one.nr_samples++] = pd->samples[i];
+	for (size_t i = 0; !err && i < pd->nr_waits; i++)
+		if (accept_uid(u, pd->waits[i].pid))
+			waits[one.nr_waits++] = pd->waits[i];
+	if (!err)
+		err = add_report(&one, NULL, u, u->want, v, n, cap);
+	free(samples);
+	free(waits);
+	return err;
+}
+
 /* pd's GPU reports, one per uid of its processes, empty ones left out; of them all too when
  * there are several, else the one is sole. */
 static int slice_reports(const struct profile_data *pd, struct report_uids *u,
@@ -164,11 +194,16 @@ static int slice_reports(const struct profile_data *pd, struct report_uids *u,
 		/* A user's processes are few, users fewer: once per user. */
 		for (size_t j = 0; j < nr_seen && !again; j++)
 			again = seen[j] == uid;
-		if (again)
-			continue;
-		seen[nr_seen++] = uid;
-		u->want = uid;
-		err = add_report(pd, accept_uid, u, uid, &v, &n, &cap);
+		if (!again)
+			seen[nr_seen++] = uid;
+	}
+	if (!err && nr_seen == 1) {
+		u->want = seen[0];
+		err = sole_report(pd, u, &v, &n, &cap);
+	}
+	for (size_t i = 0; !err && nr_seen > 1 && i < nr_seen; i++) {
+		u->want = seen[i];
+		err = add_report(pd, accept_uid, u, seen[i], &v, &n, &cap);
 	}
 	if (!err && n > 1)
 		err = add_report(pd, NULL, u, UID_REPORT_ALL, &v, &n, &cap);
