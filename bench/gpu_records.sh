@@ -89,7 +89,10 @@ import json, socket, sys, time
 import os
 sock, mode, arg, go = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
 base = json.loads(sys.argv[5]) if len(sys.argv) > 5 else None
+deadline = time.monotonic() + 60
 while not os.path.exists(go):  # started early: the service has read this process by then
+    if time.monotonic() > deadline:
+        sys.exit("probe: no go within 60 s")
     time.sleep(0.01)
 def status():
     s = socket.socket(socket.AF_UNIX)

@@ -562,3 +562,37 @@ Test(gpu_join, copies_keep_their_direction, .init = setup, .fini = teardown)
 		cr_expect_str_eq(profile__gpu_leaf(&pd.gpu[i], leaf, sizeof(leaf)), copies[i].leaf,
 				 "CUPTI copy kind %u", copies[i].wire);
 }
+
+/* GPU work with no launch at all (a process CUPTI reports but no probe saw): every record
+ * unmatched, counted as the strategies count work no launch can join, out of order sorted, in
+ * the profile all the same; the same counts whichever strategy, and with an API record among
+ * them (which goes through the strategy). */
+Test(gpu_join, work_without_any_launch_is_counted_unmatched, .init = setup, .fini = teardown)
+{
+	static const char *const strategies[] = {"id", "timestamp", "stream", "auto"};
+
+	gpu(GPU_ACT_KERNEL, APP, 7, 1, 2 * MS, 3 * MS, "second");
+	gpu(GPU_ACT_KERNEL, APP, 7, 2, 1 * MS, 2 * MS - 1, "first");
+	gpu(GPU_ACT_MEMCPY, OTHER, 8, 3, 4 * MS, 5 * MS, NULL);
+	for (size_t i = 0; i < sizeof(strategies) / sizeof(strategies[0]); i++) {
+		memset(&pd, 0, sizeof(pd));
+		memset(&cs, 0, sizeof(cs));
+		cr_assert_eq(gpu_join__run(j, ls, gs, NULL, strategies[i], &pd, &cs), 0);
+		cr_expect_eq(pd.nr_gpu, 3, "%s", strategies[i]);
+		cr_expect_eq(pd.nr_joins, 0);
+		cr_expect_eq(pd.gpu[0].start_ns, 1 * MS, "sorted by start");
+		cr_expect_eq(pd.gpu[0].user, 0);
+		cr_expect_eq(pd.gpu[1].user, 1);
+		cr_expect_eq(cs.gpu_in, 3, "%s: %llu in", strategies[i],
+			     (unsigned long long)cs.gpu_in);
+		cr_expect_eq(cs.unmatched_gpu, 3);
+		cr_expect_eq(cs.cpu_in + cs.unmatched_cpu + cs.matched, 0);
+	}
+	api(APP, 9, 6 * MS, 6 * MS + 10 * US);
+	memset(&pd, 0, sizeof(pd));
+	memset(&cs, 0, sizeof(cs));
+	cr_assert_eq(gpu_join__run(j, ls, gs, NULL, "auto", &pd, &cs), 0);
+	cr_expect_eq(pd.nr_gpu, 4);
+	cr_expect_geq(cs.unmatched_gpu, 3, "the work, as without the API record");
+	cr_expect_eq(cs.matched, 0);
+}

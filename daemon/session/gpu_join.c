@@ -24,6 +24,7 @@ struct gpu_join {
 	size_t nr_joins, joins_cap;
 	const struct gpu_join_scope *scope; /* while converting */
 	bool gpu_unsorted;		    /* converted out of start order */
+	size_t nr_activity;		    /* of the GPU records: GPU work (no API, no NVTX) */
 	int err;			    /* from a callback */
 };
 
@@ -174,6 +175,7 @@ static int convert_gpu(void *ctx, const struct gpu_activity *a)
 	/* Seen here, not by a pass of its own over a flood's array. */
 	if (g->nr_gpu && a->start_ns < g->gpu[g->nr_gpu - 1].start_ns)
 		g->gpu_unsorted = true;
+	g->nr_activity += corr_gpu_kind__is_activity(kind);
 	g->gpu[g->nr_gpu] = (struct corr_gpu_rec){
 		.kind = kind,
 		.copy_kind = a->kind == GPU_ACT_MEMCPY ? copy_kind_of(a->copy_kind) : 0,
@@ -380,6 +382,7 @@ int gpu_join__run(struct gpu_join *g, const struct launch_store *ls, const struc
 	g->cpu = NULL;
 	g->nr_cpu = g->nr_gpu = g->nr_joins = 0;
 	g->gpu_unsorted = false;
+	g->nr_activity = 0;
 	g->err = 0;
 	if (ls && (err = convert_launches(g, ls)))
 		return err;
@@ -420,11 +423,14 @@ int gpu_join__run(struct gpu_join *g, const struct launch_store *ls, const struc
 		for (size_t k = 0; k < g->nr_gpu; k++)
 			g->gpu[k].user = k;
 	}
-	if (!g->nr_gpu) {
+	if (!g->nr_gpu || (!g->nr_cpu && g->nr_activity == g->nr_gpu)) {
 		/* No GPU record to join: every launch stays unmatched, without the strategy's
 		 * tables (for a million launches, tens of MiB of them); the launches still go in
-		 * the profile (the Chrome trace's cuda_launch slices). */
+		 * the profile (the Chrome trace's cuda_launch slices). Or GPU work only, and no
+		 * launch to join it to: all of it unmatched, as feed_launchers would count it,
+		 * without a pass over it (a flood of GPU records from processes not probed). */
 		cs.cpu_in = cs.unmatched_cpu = g->nr_cpu;
+		cs.gpu_in = cs.unmatched_gpu = g->nr_cpu ? 0 : g->nr_gpu;
 		correlate_stats__add(ret_stats, &cs);
 		if (g->err)
 			return g->err;
