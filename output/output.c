@@ -30,6 +30,7 @@ static int write_tree_of(const struct profile_data *pd, FILE *f, const struct ou
 {
 	struct output_meta m = {0};
 	struct calltree *t = NULL;
+	char mode[64];
 	int err = profile__build_tree(pd, &t);
 
 	if (err)
@@ -37,11 +38,16 @@ static int write_tree_of(const struct profile_data *pd, FILE *f, const struct ou
 	if (meta)
 		m = *meta;
 	m.unit = profile__unit_name(pd->unit);
+	/* An off-CPU or wall profile says so ("offcpu", "merged+wall"), not "cpu". */
+	if (m.cpu_mode && pd->mode != GPU_MODE_CPU)
+		snprintf(mode, sizeof(mode), "%s+%s", profile__mode_name(pd->mode), m.cpu_mode);
+	else
+		snprintf(mode, sizeof(mode), "%s",
+			 m.cpu_mode ? m.cpu_mode : profile__mode_name(pd->mode));
 	/* Units must not be mixed up once GPU time is in: say which, on a comment line. */
 	errno = 0;
 	if (unit_line && (pd->mode != GPU_MODE_CPU || pd->unit != WEIGHT_SAMPLES) &&
-	    fprintf(f, "# xsprof folded stacks: mode %s, weights in %s%s\n",
-		    profile__mode_name(pd->mode), m.unit,
+	    fprintf(f, "# xsprof folded stacks: mode %s, weights in %s%s\n", mode, m.unit,
 		    pd->unit == WEIGHT_SAMPLES ? " (GPU time as samples at the CPU sampling rate)"
 					       : "") < 0)
 		err = errno ? -errno : -EIO;

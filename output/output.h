@@ -29,6 +29,9 @@ struct output_meta {
 	const char *title;    /* e.g. "xsprof: 4 CPUs, 10 s at 99 Hz"; NULL for a default */
 	const char *subtitle; /* e.g. host and date; may be NULL */
 	const char *unit;     /* "samples" (default when NULL) */
+	/* The CPU side's mode when it is not on-CPU samples ("offcpu", "wall"): the folded
+	 * header names it, not only the GPU mode; NULL: on-CPU. */
+	const char *cpu_mode;
 };
 
 /* Where a format may be asked for. */

@@ -112,6 +112,36 @@ Test(profile, cpu_mode_is_the_cpu_profile)
 	expect_folded(GPU_MODE_CPU, WEIGHT_US, in_us, 5);
 }
 
+/* An off-CPU or wall profile's header names its CPU mode, with the GPU mode when GPU time is
+ * in too. */
+Test(profile, the_header_names_an_off_cpu_or_wall_mode)
+{
+	struct output_meta meta = {.cpu_mode = "offcpu"};
+	struct profile_data pd;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	fx_profile(&pd, GPU_MODE_CPU, WEIGHT_US);
+	f = open_memstream(&buf, &len);
+	cr_assert(f);
+	cr_assert_eq(output__write_profile(&pd, OUTPUT_FOLDED, f, &meta), 0);
+	cr_assert_eq(fclose(f), 0);
+	cr_expect(!strncmp(buf, "# xsprof folded stacks: mode offcpu, weights in us\n", 51), "%s",
+		  buf);
+	free(buf);
+	buf = NULL;
+	fx_profile(&pd, GPU_MODE_MERGED, WEIGHT_US);
+	meta.cpu_mode = "wall";
+	f = open_memstream(&buf, &len);
+	cr_assert(f);
+	cr_assert_eq(output__write_profile(&pd, OUTPUT_FOLDED, f, &meta), 0);
+	cr_assert_eq(fclose(f), 0);
+	cr_expect(!strncmp(buf, "# xsprof folded stacks: mode merged+wall, weights in us\n", 56),
+		  "%s", buf);
+	free(buf);
+}
+
 Test(profile, gpu_mode_in_samples)
 {
 	expect_folded(GPU_MODE_GPU, WEIGHT_SAMPLES, gpu_samples, 10);

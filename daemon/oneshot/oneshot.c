@@ -1312,6 +1312,7 @@ static int write_all(struct run *r)
 	titles(r, title, sizeof(title), subtitle, sizeof(subtitle));
 	meta.title = title;
 	meta.subtitle = subtitle;
+	meta.cpu_mode = r->o->mode != SESSION_MODE_CPU ? session_mode__name(r->o->mode) : NULL;
 	r->sp.pd.process_labels = r->labels ? host_labels__of : NULL;
 	r->sp.pd.process_labels_ctx = r->labels;
 	status = write_outputs(r->o, &r->sp.pd, &meta) ? 1 : 0;

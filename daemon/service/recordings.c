@@ -139,6 +139,8 @@ static int recordings__render(struct service *s, struct svc_recording *r, uint64
 							 : "on-CPU samples",
 		 r->freq_hz);
 	meta.title = title;
+	meta.cpu_mode =
+		r->view.cpu_mode != SESSION_MODE_CPU ? session_mode__name(r->view.cpu_mode) : NULL;
 	sp.pd.start_ns = r->started_ns;
 	sp.pd.end_ns = r->finished_ns;
 	sp.pd.realtime_offset_ns = clock__realtime_offset_ns();
