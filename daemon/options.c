@@ -786,6 +786,16 @@ static int sampling_option(struct xsprofd_opts *o, int c, const char *arg)
 	return NOT_MINE;
 }
 
+/* The flight recorder is the service's: a one-shot run given one of its flags on the command
+ * line says so (a config file describes the service: its keys are the service's to use). */
+static void flight_flag(struct xsprofd_opts *o, const char *flag, const char *arg)
+{
+	if (!origin && !o->flight_flag) {
+		o->flight_flag = flag;
+		o->flight_arg = arg;
+	}
+}
+
 /* The service: sockets, network listener, window, recordings. */
 static int service_option(struct xsprofd_opts *o, int c, const char *arg)
 {
@@ -853,17 +863,22 @@ static int service_option(struct xsprofd_opts *o, int c, const char *arg)
 	case OPT_WINDOW_RANGE_WAIT:
 		return unsigned_opt("--window-range-wait", arg, 1, 600, &o->window_range_wait_s);
 	case OPT_FLIGHT_MB:
+		flight_flag(o, "--flight-mb", arg);
 		return unsigned_opt("--flight-mb", arg, 0, 65536, &o->flight_mb);
 	case OPT_FLIGHT_SECONDS:
+		flight_flag(o, "--flight-seconds", arg);
 		return unsigned_opt("--flight-seconds", arg, 20, 3600, &o->flight_s);
 	case OPT_DUMP_DIR:
+		flight_flag(o, "--dump-dir", arg);
 		if (arg[0] != '/')
 			return bad("--dump-dir", arg, "expected an absolute path");
 		o->dump_dir = arg;
 		return 0;
 	case OPT_DUMP_KEEP:
+		flight_flag(o, "--dump-keep", arg);
 		return unsigned_opt("--dump-keep", arg, 1, 10000, &o->dump_keep);
 	case OPT_DUMP_KEEP_MB:
+		flight_flag(o, "--dump-keep-mb", arg);
 		return unsigned_opt("--dump-keep-mb", arg, 1, 1 << 20, &o->dump_keep_mb);
 	case OPT_TRIGGER: {
 		struct flight_rule r;
@@ -873,6 +888,7 @@ static int service_option(struct xsprofd_opts *o, int c, const char *arg)
 			return bad("--trigger", arg, "at most 8 triggers");
 		if (flight_rule__parse(arg, &r, why, sizeof(why)))
 			return bad("--trigger", arg, why);
+		flight_flag(o, "--trigger", arg);
 		o->triggers[o->nr_triggers++] = arg;
 		return 0;
 	}
@@ -1174,6 +1190,11 @@ static int finish(struct xsprofd_opts *o, const char *force_format)
 		o->min_block_us = 10;
 	if (!o->foreground && (flag = oneshot_only_flag(o, &arg)))
 		return bad(flag, arg, "only with --foreground");
+	if (o->foreground && o->flight_flag)
+		return bad(
+			o->flight_flag, o->flight_arg,
+			"only as a service: the flight recorder, its triggers and dumps keep the "
+			"service's recent past; a one-shot run writes its files (-o)");
 	if (o->foreground && o->nr_exports)
 		return bad("--export", o->exports[0],
 			   "the service exports its window slices; a one-shot run writes files "

@@ -105,6 +105,8 @@ struct xsprofd_opts {
 	unsigned int dump_keep_mb;		    /* --dump-keep-mb: and their MiB */
 	const char *triggers[XSPROFD_MAX_TRIGGERS]; /* --trigger SPEC (base/flight_rule.h) */
 	int nr_triggers;
+	const char *flight_flag,
+		*flight_arg; /* the first flight recorder flag given (service only) */
 
 	/* GPU path. */
 	const char *cupti_socket;

@@ -477,3 +477,26 @@ Test(options, job_and_rank)
 	cr_expect_eq(PARSE_SAID(&o, "--rank", "1"), 2, "the service records no one-shot profile");
 	cr_expect(strstr(said, "--rank '1': only with --foreground"), "%s", said);
 }
+
+/* The flight recorder's flags are the service's: a one-shot run refuses them by name, the
+ * service takes them. */
+Test(options, flight_flags_only_as_a_service)
+{
+	static char flags[][2][24] = {
+		{"--flight-mb", "64"}, {"--flight-seconds", "60"}, {"--dump-dir", "/tmp/d"},
+		{"--dump-keep", "3"},  {"--dump-keep-mb", "10"},   {"--trigger", "death"},
+	};
+	struct xsprofd_opts o;
+
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		char want[128];
+
+		cr_expect_eq(PARSE_SAID(&o, "-f", "-o", "x.folded", flags[i][0], flags[i][1]), 2,
+			     "%s taken by a one-shot run", flags[i][0]);
+		snprintf(want, sizeof(want), "%.24s '%.24s': only as a service", flags[i][0],
+			 flags[i][1]);
+		cr_expect(strstr(said, want), "%s", said);
+		cr_expect_eq(PARSE_SAID(&o, flags[i][0], flags[i][1]), 0, "%s", said);
+		xsprofd_opts__free(&o);
+	}
+}
