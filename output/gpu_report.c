@@ -240,8 +240,8 @@ static int communication(struct device *d, const struct work *w, size_t n)
 		first++;
 	if (first == n)
 		return 0;
-	comm = shelf__take((n ? n : 1) * sizeof(*comm), &comm_bytes);
-	comp = shelf__take((n ? n : 1) * sizeof(*comp), &comp_bytes);
+	comm = shelf__take(n * sizeof(*comm), &comm_bytes);
+	comp = shelf__take(n * sizeof(*comp), &comp_bytes);
 	if (!comm || !comp) {
 		shelf__put(comm, comm_bytes);
 		shelf__put(comp, comp_bytes);

@@ -71,7 +71,6 @@ static void keep_slice(void *ctx, const struct profile_data *pd, struct pid_uids
 	uint32_t v[64];
 	size_t n = 0;
 
-	(void)pd;
 	for (size_t i = 0; i < nr_pids; i++)
 		add_uid(v, &n, 64, pid_uids__get(uids, pids[i]));
 	for (size_t i = 0; i < n; i++) {

@@ -250,19 +250,17 @@ static const struct gpu_report *alone_in_report(const struct report_uids *u, siz
 }
 
 /* Each process's GPU figures by device, and the memory calls in time order, into out. */
-static int slice_figures(const struct profile_data *pd, const struct report_uids *ru,
+static int slice_figures(const struct profile_data *pd, const struct report_uids *u,
 			 struct slice_out *out)
 {
-	struct report_uids u = *ru;
-	struct pid_uids *uids = u.uids;
 	struct gpu_device_figures dev[SLICE_FIGURE_DEVICES];
 	size_t cap = 0;
 	int err = 0;
 
-	if (u.n && !(out->procs = calloc(u.n, sizeof(*out->procs))))
+	if (u->n && !(out->procs = calloc(u->n, sizeof(*out->procs))))
 		err = -ENOMEM;
-	for (size_t i = 0; !err && i < u.n; i++) {
-		const char *comm = pd->name ? pd->name(pd->ctx, u.pids[i], 0) : NULL;
+	for (size_t i = 0; !err && i < u->n; i++) {
+		const char *comm = pd->name ? pd->name(pd->ctx, u->pids[i], 0) : NULL;
 		const char *sep = comm ? strchr(comm, '\x1f') : NULL;
 		struct slice_proc *p = &out->procs[out->nr_procs++];
 		const struct gpu_report *rep;
@@ -271,26 +269,26 @@ static int slice_figures(const struct profile_data *pd, const struct report_uids
 		/* Under uid roots the name is "uid:N" US comm (pid_uids__comm). */
 		if (sep)
 			comm = sep + 1;
-		p->pid = u.pids[i];
-		p->uid = pid_uids__get(uids, u.pids[i]);
+		p->pid = u->pids[i];
+		p->uid = pid_uids__get(u->uids, u->pids[i]);
 		if (comm)
 			snprintf(p->comm, sizeof(p->comm), "%s", comm);
 		if (i >= SLICE_FIGURE_PIDS) {
 			out->figures_left_out++;
 			continue;
 		}
-		rep = alone_in_report(&u, i, out);
+		rep = alone_in_report(u, i, out);
 		if (rep)
 			gpu_report__device_figures(rep, dev, SLICE_FIGURE_DEVICES, &n);
 		else
-			err = gpu_report__figures(pd, accept_one, &u.pids[i], dev,
+			err = gpu_report__figures(pd, accept_one, &u->pids[i], dev,
 						  SLICE_FIGURE_DEVICES, &n);
 		n = n < SLICE_FIGURE_DEVICES ? n : SLICE_FIGURE_DEVICES;
 		if (!err && vec_reserve(&out->figures, &cap, out->nr_figures + n))
 			err = -ENOMEM;
 		for (size_t d = 0; !err && d < n; d++)
 			out->figures[out->nr_figures++] =
-				(struct slice_gpu_figure){.pid = u.pids[i], .f = dev[d]};
+				(struct slice_gpu_figure){.pid = u->pids[i], .f = dev[d]};
 	}
 	if (!err && pd->nr_mem) {
 		out->mem = malloc(pd->nr_mem * sizeof(*out->mem));
