@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 
 #include "daemon/cuda/uprobe_multi.h"
+#include "daemon/probes/bpf_margins.h"
 #include "daemon/probes/sampler.h"
 #include "xsprof.skel.h"
 
@@ -94,8 +95,13 @@ struct xsprof_bpf *cuda_progs__open(struct xsprof_bpf *main, uint32_t want, bool
 	for (map = bpf_object__next_map(m->obj, NULL); map; map = bpf_object__next_map(m->obj, map))
 		if (share_map(main, map))
 			goto fail;
-	if (xsprof_bpf__load(m))
+	if (bpf_margins__env_prepare(m->obj))
 		goto fail;
+	if (xsprof_bpf__load(m)) {
+		bpf_margins__env_report(m->obj);
+		goto fail;
+	}
+	bpf_margins__env_report(m->obj);
 	return m;
 fail:
 	xsprof_bpf__destroy(m);

@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "daemon/base/clock.h"
+#include "daemon/probes/bpf_margins.h"
 #include "daemon/probes/dither.h"
 #include "daemon/probes/sampler.h"
 #include "daemon/probes/stop_ledger.h"
@@ -392,7 +393,10 @@ static int load_skel(struct sampler *s, const struct sampler_opts *opts, uint32_
 		bpf_program__set_autoload(optional_prog(s->skel, p), !(skip & SAMPLER_PROG_BIT(p)));
 	sampler__test_refusal(s->skel);
 	if (!err)
+		err = bpf_margins__env_prepare(s->skel->obj);
+	if (!err)
 		err = xsprof_bpf__load(s->skel);
+	bpf_margins__env_report(s->skel->obj);
 	if (err) {
 		xsprof_bpf__destroy(s->skel);
 		s->skel = NULL;
