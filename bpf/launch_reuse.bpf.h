@@ -99,6 +99,8 @@ static __always_inline bool launch__same(struct launch_cache *c, __u64 site, __u
 		st->miss_age++;
 		return false;
 	}
+	/* Rolled: unrolled, its values spilled to the BPF stack the chain's budget needs. */
+#pragma clang loop unroll(disable)
 	for (int j = 0; j < UNWIND_TRACE_SLOTS; j++) {
 		if (j >= c->nr)
 			break;
@@ -123,6 +125,7 @@ static __always_inline void launch__keep(struct launch_cache *c, __u64 site, __u
 		n = slots;
 	if (n > UNWIND_TRACE_SLOTS)
 		n = UNWIND_TRACE_SLOTS;
+#pragma clang loop unroll(disable)
 	for (int j = 0; j < UNWIND_TRACE_SLOTS; j++) {
 		if (j >= n)
 			break;
@@ -144,22 +147,24 @@ static __always_inline int launch__send_reuse(struct launch_cache *c, __u32 tgid
 					      __u64 arg, __u64 rb_flags,
 					      struct xsprof_launch_reuse_stats *st)
 {
-	struct xsprof_launch_reuse r = {
-		.type = XSPROF_REC_LAUNCH_REUSE,
-		.tgid = tgid,
-		.tid = tid,
-		.kind = (__u16)kind,
-		.flags = flags,
-		.time_ns = now,
-		.arg = arg,
-		.api = api,
-	};
+	/* Written in place, not built on the BPF stack and copied. */
+	struct xsprof_launch_reuse *r = bpf_ringbuf_reserve(&samples, sizeof(*r), 0);
 
-	if (bpf_ringbuf_output(&samples, &r, sizeof(r), rb_flags)) {
+	if (!r) {
 		c->nr = 0;
 		st->reuse_drops++;
 		return -1;
 	}
+	__builtin_memset(r, 0, sizeof(*r));
+	r->type = XSPROF_REC_LAUNCH_REUSE;
+	r->tgid = tgid;
+	r->tid = tid;
+	r->kind = (__u16)kind;
+	r->flags = flags;
+	r->time_ns = now;
+	r->arg = arg;
+	r->api = api;
+	bpf_ringbuf_submit(r, rb_flags);
 	st->reused++;
 	return 0;
 }

@@ -64,6 +64,9 @@ struct {
 struct offcpu_scratch {
 	struct xsprof_offcpu_stack r;
 	__u64 slack[XSPROF_MAX_STACK_DEPTH];
+	struct xs_unwind_state walk;
+	struct offcpu_start start;	/* switch_out's, off the BPF stack */
+	struct xsprof_offcpu_val zero_val; /* a new key's first value (zero) */
 	struct unwind_regs regs; /* where a held walk stopped */
 	__u32 hold;		 /* held (non-zero: the file waited for, or 1) */
 	__u32 pad;
@@ -139,9 +142,13 @@ static __noinline int read_stacks(void *ctx, struct offcpu_scratch *scr,
 		/* Through the record: a range, not a constant, for the verifier (unwind.bpf.h). */
 		r->nr_user = 1;
 		first = *(volatile __u16 *)&r->nr_user & 0xff;
-		r->nr_user = 1 + unwind__walk(r->uips, first, first + XSPROF_MAX_STACK_DEPTH - 2,
-					      proc, r->tgid, unwind_mode, ip, sp, bp, 1, hold_on,
-					      &scr->regs, &scr->hold, 0, 0);
+		r->nr_user = 1 + unwind__walk(&scr->walk, r->uips, first,
+					      first + XSPROF_MAX_STACK_DEPTH - 2, proc, r->tgid,
+					      unwind_mode, ip, sp, bp, 1, hold_on, 0, 0);
+		if (scr->walk.held) {
+			scr->regs = scr->walk.regs;
+			scr->hold = scr->walk.cur.file;
+		}
 	} else if (hold_on && unwind_mode != XSPROF_UNWIND_FP && unwind_hold_take()) {
 		/* Not loaded yet: held, if this stack turns out to be new (switch_out). */
 		r->nr_user = 1;
@@ -213,8 +220,7 @@ static __noinline int emit_stack(struct offcpu_scratch *scr)
 static __noinline int switch_out(void *ctx, struct task_struct *prev,
 				 struct xsprof_offcpu_stats *st)
 {
-	struct offcpu_start start = {};
-	struct xsprof_offcpu_val zero_val = {};
+	struct offcpu_start *start;
 	struct xsprof_offcpu_stack *r;
 	struct offcpu_scratch *scr;
 	__u32 zero = 0, tid;
@@ -233,19 +239,22 @@ static __noinline int switch_out(void *ctx, struct task_struct *prev,
 	scr->hold = 0;
 	read_stacks(ctx, scr, st);
 	r->hash = stack_hash(r);
-	start.key.tgid = r->tgid;
-	start.key.tid = r->tid;
-	start.key.hash = r->hash;
-	if (!bpf_map_lookup_elem(&offcpu_agg, &start.key)) {
-		if (bpf_map_update_elem(&offcpu_agg, &start.key, &zero_val, BPF_NOEXIST)) {
+	start = &scr->start;
+	__builtin_memset(start, 0, sizeof(*start));
+	__builtin_memset(&scr->zero_val, 0, sizeof(scr->zero_val));
+	start->key.tgid = r->tgid;
+	start->key.tid = r->tid;
+	start->key.hash = r->hash;
+	if (!bpf_map_lookup_elem(&offcpu_agg, &start->key)) {
+		if (bpf_map_update_elem(&offcpu_agg, &start->key, &scr->zero_val, BPF_NOEXIST)) {
 			/* Full (or made meanwhile on another CPU): this stretch is not timed. */
-			if (!bpf_map_lookup_elem(&offcpu_agg, &start.key)) {
+			if (!bpf_map_lookup_elem(&offcpu_agg, &start->key)) {
 				st->agg_full++;
 				return 0;
 			}
 		} else if (emit_stack(scr)) {
 			/* Without its stack the key could not be named: take it back. */
-			bpf_map_delete_elem(&offcpu_agg, &start.key);
+			bpf_map_delete_elem(&offcpu_agg, &start->key);
 			st->drop_ringbuf++;
 			return 0;
 		} else {
@@ -253,8 +262,8 @@ static __noinline int switch_out(void *ctx, struct task_struct *prev,
 		}
 	}
 	tid = BPF_CORE_READ(prev, pid);
-	start.time_ns = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&offcpu_start, &tid, &start, BPF_ANY))
+	start->time_ns = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&offcpu_start, &tid, start, BPF_ANY))
 		st->start_full++;
 	else
 		st->switches++;

@@ -17,22 +17,20 @@ static __always_inline __u64 read_ptr(__u64 addr)
 	return v;
 }
 
-/* Interpreters (next) and their thread states (next): those of tid, in list order. */
+/* bpf_loop's contexts must be on the stack: the pointers, the state in py_scratch. */
 struct py_tsearch {
 	const struct xsprof_py_proc *p;
-	__u64 interp, ts;
-	__u64 tid;
-	__u32 err, n;
-	struct py_thread found;
+	struct py_tsearch_state *q;
 };
 
 static long py_tsearch_step(__u32 i, void *arg)
 {
-	struct py_tsearch *q = arg;
-	const struct xsprof_py_proc *p = q->p;
+	struct py_tsearch *t = arg;
+	const struct xsprof_py_proc *p = t->p;
+	struct py_tsearch_state *q = t->q;
 	__u64 ntid;
 
-	if (!p)
+	if (!p || !q)
 		return 1;
 	if (q->ts) {
 		if (bpf_probe_read_user(&ntid, sizeof(ntid),
@@ -58,13 +56,23 @@ static long py_tsearch_step(__u32 i, void *arg)
 	return 0;
 }
 
-/* Frames from the current one outward. */
 struct py_fwalk {
 	const struct xsprof_py_proc *p;
 	struct py_scratch *out;
-	__u64 frame;
-	__u32 n, err, full;
 };
+
+/* Read the frame at addr into o->chunk: 0, or an error. The size is bounded right before the
+ * read, in the register the helper takes (Linux 6.1 loses a bound across a spill). */
+static __always_inline long read_frame(struct py_scratch *o, const struct xsprof_py_proc *p,
+				       __u64 addr)
+{
+	__u64 size = p->frame_size;
+
+	if (size < 8 || size > PY_FRAME_READ)
+		return -1;
+	barrier_var(size);
+	return bpf_probe_read_user(o->chunk, size & (2 * PY_FRAME_READ - 1), (void *)addr);
+}
 
 static __always_inline __u64 chunk_word(const struct py_scratch *o, __u16 off)
 {
@@ -89,30 +97,25 @@ static __always_inline __u64 code_key(struct py_scratch *o, __u64 addr)
 
 static long py_frame_step(__u32 i, void *arg)
 {
-	struct py_fwalk *w = arg;
-	const struct xsprof_py_proc *p = w->p;
-	struct py_scratch *o = w->out;
+	struct py_fwalk *fw = arg;
+	const struct xsprof_py_proc *p = fw->p;
+	struct py_scratch *o = fw->out;
+	struct py_fwalk_state *w;
 	struct xsprof_py_frame *f;
-	__u64 code, prev, instr, first;
-	__u32 size;
-	__u8 owner, entry = 0;
+	__u64 code, instr, first;
 
-	if (!p || !o || !w->frame)
+	if (!p || !o)
 		return 1;
-	size = p->frame_size;
-	if (size < 8 || size > PY_FRAME_READ ||
-	    bpf_probe_read_user(o->chunk, size, (void *)w->frame)) {
+	w = &o->fw;
+	if (!w->frame)
+		return 1;
+	if (read_frame(o, p, w->frame)) {
 		w->err = 1;
 		return 1;
 	}
-	code = chunk_word(o, p->frame_code);
-	prev = chunk_word(o, p->frame_previous);
-	instr = chunk_word(o, p->frame_instr);
-	owner = o->chunk[p->frame_owner & (PY_FRAME_READ - 1)];
-	if (p->frame_is_entry != XSPROF_PY_NO_OFFSET)
-		entry = o->chunk[p->frame_is_entry & (PY_FRAME_READ - 1)];
-	w->frame = prev;
-	if (owner == p->owner_cstack) {
+	/* Few values live across the helper calls: each one held is a slot of the BPF stack. */
+	w->frame = chunk_word(o, p->frame_previous);
+	if (o->chunk[p->frame_owner & (PY_FRAME_READ - 1)] == p->owner_cstack) {
 		/* A shim frame under an activation's first frame (3.12 on). */
 		if (w->n)
 			o->f[(w->n - 1) & (XSPROF_PY_MAX_FRAMES - 1)].flags |= XSPROF_PY_F_ENTRY;
@@ -123,15 +126,20 @@ static long py_frame_step(__u32 i, void *arg)
 		return 1;
 	}
 	f = &o->f[w->n & (XSPROF_PY_MAX_FRAMES - 1)];
+	code = chunk_word(o, p->frame_code);
+	instr = chunk_word(o, p->frame_instr);
 	f->code = code;
-	f->key = code_key(o, code + p->code_key);
+	f->flags = p->frame_is_entry != XSPROF_PY_NO_OFFSET &&
+				   o->chunk[p->frame_is_entry & (PY_FRAME_READ - 1)]
+			   ? XSPROF_PY_F_ENTRY
+			   : 0;
 	first = code + p->code_adaptive;
 	if (!code || instr < first || (instr - first) >> 1 >= XSPROF_PY_INSTR_NONE)
 		f->instr = XSPROF_PY_INSTR_NONE;
 	else
 		f->instr = (__u32)((instr - first) >> 1);
-	f->flags = entry ? XSPROF_PY_F_ENTRY : 0;
 	w->n++;
+	f->key = code_key(o, code + p->code_key);
 	return 0;
 }
 
@@ -154,35 +162,39 @@ static __always_inline bool cache_valid(const struct xsprof_py_proc *p, const st
 	return true;
 }
 
-/* The thread states of tid into *ret: the cached ones if they still say tid, else a scan.
+/* The thread states of tid into o->th: the cached ones if they still say tid, else a scan.
  * false: none. */
 static __always_inline bool find_tstates(const struct xsprof_py_proc *p, __u32 tgid, __u32 tid,
-					 struct xsprof_py_stats *st, struct py_thread *ret)
+					 struct xsprof_py_stats *st, struct py_scratch *o)
 {
-	__u64 key = (__u64)tgid << 32 | tid;
-	struct py_tsearch q = {.p = p, .tid = tid};
+	struct py_tsearch_state *q = &o->q;
+	struct py_tsearch t = {.p = p, .q = q};
 	struct py_thread *cached;
 
-	cached = bpf_map_lookup_elem(&py_threads, &key);
+	/* The key in the scratch (a map value: every kernel takes it as a key), not on the stack. */
+	o->thread_key = (__u64)tgid << 32 | tid;
+	cached = bpf_map_lookup_elem(&py_threads, &o->thread_key);
 	if (cached && cache_valid(p, cached, tid)) {
-		*ret = *cached;
+		o->th = *cached;
 		return true;
 	}
 	st->thread_scans++;
-	q.interp = read_ptr(p->interp_head);
-	if (!q.interp) {
+	__builtin_memset(q, 0, sizeof(*q));
+	q->tid = tid;
+	q->interp = read_ptr(p->interp_head);
+	if (!q->interp) {
 		st->unreadable++;
 		return false;
 	}
-	q.ts = read_ptr(q.interp + p->interp_threads_head);
-	bpf_loop(512, py_tsearch_step, &q, 0);
-	if (q.err)
+	q->ts = read_ptr(q->interp + p->interp_threads_head);
+	bpf_loop(512, py_tsearch_step, &t, 0);
+	if (q->err)
 		st->unreadable++;
-	if (!q.n)
+	if (!q->n)
 		return false;
-	q.found.scanned_ns = bpf_ktime_get_ns();
-	bpf_map_update_elem(&py_threads, &key, &q.found, BPF_ANY);
-	*ret = q.found;
+	q->found.scanned_ns = bpf_ktime_get_ns();
+	bpf_map_update_elem(&py_threads, &o->thread_key, &q->found, BPF_ANY);
+	o->th = q->found;
 	return true;
 }
 
@@ -197,15 +209,25 @@ static __always_inline __u64 current_frame(const struct xsprof_py_proc *p, __u64
 	return cf ? read_ptr(cf + p->current_frame) : 0;
 }
 
-__noinline int python_walk(struct py_scratch *out, __u32 tgid, __u32 tid)
+/*
+ * The interpreter frames of thread tid of process tgid into this CPU's py_scratch (f), innermost
+ * first, by a caller that holds it (busy): how many (0 when tgid is not a known CPython process,
+ * or the walk found none). Inline in each python_append_* (global functions): one frame of
+ * the BPF stack fewer under every program that walks.
+ */
+static __always_inline int python_walk(__u32 tgid, __u32 tid)
 {
-	struct py_fwalk w = {.out = out};
 	const struct xsprof_py_proc *p;
 	struct xsprof_py_stats *st;
-	struct py_thread th;
+	struct py_fwalk_state *w;
+	struct py_scratch *out;
+	struct py_fwalk fw;
 	__u32 zero = 0;
 	bool any = false;
 
+	/* The caller's scratch, looked up again: a map value, which every kernel takes where
+	 * a global function's argument would not be (a map key or value on Linux 6.1). */
+	out = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!out)
 		return 0;
 	p = bpf_map_lookup_elem(&py_procs, &tgid);
@@ -215,29 +237,36 @@ __noinline int python_walk(struct py_scratch *out, __u32 tgid, __u32 tid)
 	if (!st)
 		return 0;
 	st->walks++;
-	if (!find_tstates(p, tgid, tid, st, &th)) {
+	if (!find_tstates(p, tgid, tid, st, out)) {
 		st->no_thread++;
 		return 0;
 	}
-	w.p = p;
+	fw.p = p;
+	fw.out = out;
+	w = &out->fw;
+	w->n = 0;
+	w->err = 0;
+	w->full = 0;
 	/* Each interpreter's frames, the innermost interpreter's first: one chain. */
 	for (int i = 0; i < PY_MAX_TSTATES; i++) {
-		if (!th.ts[i] || w.err || w.full)
+		__u64 ts = out->th.ts[i];
+
+		if (!ts || w->err || w->full)
 			break;
-		w.frame = current_frame(p, th.ts[i]);
-		if (!w.frame)
+		w->frame = current_frame(p, ts);
+		if (!w->frame)
 			continue;
 		any = true;
-		bpf_loop(2 * XSPROF_PY_MAX_FRAMES, py_frame_step, &w, 0);
+		bpf_loop(2 * XSPROF_PY_MAX_FRAMES, py_frame_step, &fw, 0);
 	}
 	if (!any)
 		st->no_frame++;
-	if (w.err)
+	if (w->err)
 		st->unreadable++;
-	if (w.full)
+	if (w->full)
 		st->truncated++;
-	st->frames += w.n;
-	return w.n;
+	st->frames += w->n;
+	return w->n;
 }
 
 /* Interpreter frames in a launch's key (launch_reuse.bpf.h): the call's own and its two
@@ -249,26 +278,27 @@ __noinline __u64 python_key(__u32 tgid, __u32 tid)
 	const struct xsprof_py_proc *p = bpf_map_lookup_elem(&py_procs, &tgid);
 	struct xsprof_py_stats *st;
 	struct py_scratch *o;
-	struct py_thread th;
 	__u64 frame, h = 0xcbf29ce484222325ull;
-	__u32 zero = 0, size;
+	__u32 zero = 0;
 
 	if (!p)
 		return 0;
 	st = bpf_map_lookup_elem(&py_stats, &zero);
 	o = bpf_map_lookup_elem(&py_scratch, &zero);
-	if (!st || !o || !find_tstates(p, tgid, tid, st, &th))
+	if (!st || !o)
 		return 0;
 	/* Its scratch in use by the program this one interrupted: no key (the launch walks). */
 	if (__sync_val_compare_and_swap(&o->busy, 0, 1) != 0) {
 		st->nested++;
 		return 0;
 	}
-	frame = current_frame(p, th.ts[0]);
-	size = p->frame_size;
+	if (!find_tstates(p, tgid, tid, st, o)) {
+		o->busy = 0;
+		return 0;
+	}
+	frame = current_frame(p, o->th.ts[0]);
 	for (int k = 0; k < PY_KEY_FRAMES && frame; k++) {
-		if (size < 8 || size > PY_FRAME_READ ||
-		    bpf_probe_read_user(o->chunk, size, (void *)frame))
+		if (read_frame(o, p, frame))
 			break;
 		h = (h ^ frame) * 0x100000001b3ull;
 		h = (h ^ chunk_word(o, p->frame_instr)) * 0x100000001b3ull;
@@ -276,6 +306,52 @@ __noinline __u64 python_key(__u32 tgid, __u32 tid)
 	}
 	o->busy = 0;
 	return h | 1;
+}
+
+/*
+ * Walk and append the frames to a record whose used ips[] end at index at (mask: a constant
+ * that bounds at so that at + 2 * XSPROF_PY_MAX_FRAMES stays inside ips[]). Returns how many
+ * frames were appended; the caller puts that in the record's nr_python.
+ */
+static __always_inline int python__append(__u64 *ips, __u32 at, __u32 mask, __u32 tgid, __u32 tid)
+{
+	struct xsprof_py_stats *st;
+	struct py_scratch *ps;
+	__u32 zero = 0;
+	long size;
+	int n;
+
+	ps = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!ps)
+		return 0;
+	if (__sync_val_compare_and_swap(&ps->busy, 0, 1) != 0) {
+		st = bpf_map_lookup_elem(&py_stats, &zero);
+		if (st)
+			st->nested++;
+		return 0;
+	}
+	n = python_walk(tgid, tid);
+	if (n <= 0) {
+		ps->busy = 0;
+		return 0;
+	}
+	if (n > XSPROF_PY_MAX_FRAMES)
+		n = XSPROF_PY_MAX_FRAMES;
+	size = (long)n * sizeof(struct xsprof_py_frame);
+	/* at + size / 8 <= mask + 3 * XSPROF_PY_MAX_FRAMES, inside ips[] (xsprof_events.h). */
+	barrier_var(size);
+	if (size > XSPROF_PY_MAX_FRAMES * sizeof(struct xsprof_py_frame))
+		size = XSPROF_PY_MAX_FRAMES * sizeof(struct xsprof_py_frame);
+	barrier_var(size);
+	if (size <= 0 || bpf_probe_read_kernel(&ips[at & mask], size, ps->f)) {
+		ps->busy = 0;
+		st = bpf_map_lookup_elem(&py_stats, &zero);
+		if (st)
+			st->copy_err += n;
+		return 0;
+	}
+	ps->busy = 0;
+	return n;
 }
 
 __noinline int python_append_sample(struct xsprof_sample *s, __u32 tid)

@@ -24,10 +24,44 @@
 /* The largest frame read at once: every field the walk uses lies inside. */
 #define PY_FRAME_READ 128
 
+/*
+ * A thread's thread states, one per interpreter it runs in (subinterpreters), in interpreter
+ * list order (newest interpreter first: the one entered last, innermost), as the last scan
+ * found them. Each is checked against native_thread_id on use; the list is scanned again when
+ * one fails or every PY_RESCAN_NS (a thread may enter a new subinterpreter).
+ */
+#define PY_MAX_TSTATES 4
+#define PY_RESCAN_NS   (100 * 1000 * 1000)
+
+struct py_thread {
+	__u64 ts[PY_MAX_TSTATES];
+	__u64 scanned_ns;
+};
+
+/* The thread search's state (python.bpf.c): interpreters (next) and their thread states
+ * (next), those of tid in list order. */
+struct py_tsearch_state {
+	__u64 interp, ts;
+	__u64 tid;
+	__u32 err, n;
+	struct py_thread found;
+};
+
+/* The frame walk's state: frames from the current one outward. */
+struct py_fwalk_state {
+	__u64 frame;
+	__u32 n, err, full, pad;
+};
+
 struct py_scratch {
 	struct xsprof_py_frame f[XSPROF_PY_MAX_FRAMES];
 	__u8 chunk[PY_FRAME_READ];
 	__u64 key_words[XSPROF_PY_KEY_BYTES / 8];
+	/* The walks' state, off the BPF stack (a call chain has 512 bytes for all its frames). */
+	struct py_tsearch_state q;
+	struct py_thread th;
+	struct py_fwalk_state fw;
+	__u64 thread_key; /* py_threads' key for the thread searched */
 	/* A walk is using this CPU's scratch: a program that runs inside another (the CPU
 	 * sampler's timer interrupt during a launch probe, which does not stop it) or on this
 	 * CPU while the other is preempted (launch probes can be) leaves it alone. */
@@ -46,20 +80,6 @@ struct {
 	__type(key, __u32);	   /* tgid */
 	__type(value, struct xsprof_py_proc);
 } py_procs SEC(".maps") XSPROF_PYTHON_LINKAGE;
-
-/*
- * A thread's thread states, one per interpreter it runs in (subinterpreters), in interpreter
- * list order (newest interpreter first: the one entered last, innermost), as the last scan
- * found them. Each is checked against native_thread_id on use; the list is scanned again when
- * one fails or every PY_RESCAN_NS (a thread may enter a new subinterpreter).
- */
-#define PY_MAX_TSTATES 4
-#define PY_RESCAN_NS   (100 * 1000 * 1000)
-
-struct py_thread {
-	__u64 ts[PY_MAX_TSTATES];
-	__u64 scanned_ns;
-};
 
 /* (tgid << 32 | tid) -> struct py_thread. */
 struct {
@@ -83,12 +103,6 @@ struct {
 	__type(value, struct py_scratch);
 } py_scratch SEC(".maps") XSPROF_PYTHON_LINKAGE;
 
-/*
- * The interpreter frames of thread tid of process tgid into out->f, innermost first: how many
- * (0 when tgid is not a known CPython process, or the walk found none). Global (defined once in
- * python.bpf.c): the verifier checks it once, not inside every caller.
- */
-__noinline int python_walk(struct py_scratch *out, __u32 tgid, __u32 tid);
 
 /*
  * The walk appended to each kind of record after its used ips[], nr_python set: global
@@ -106,51 +120,6 @@ __noinline int python_append_usdt(struct xsprof_usdt_launch *r, __u32 tid);
  */
 __noinline __u64 python_key(__u32 tgid, __u32 tid);
 
-/*
- * Walk and append the frames to a record whose used ips[] end at index at (mask: a constant
- * that bounds at so that at + 2 * XSPROF_PY_MAX_FRAMES stays inside ips[]). Returns how many
- * frames were appended; the caller puts that in the record's nr_python.
- */
-static __always_inline int python__append(__u64 *ips, __u32 at, __u32 mask, __u32 tgid, __u32 tid)
-{
-	struct xsprof_py_stats *st;
-	struct py_scratch *ps;
-	__u32 zero = 0;
-	long size;
-	int n;
-
-	ps = bpf_map_lookup_elem(&py_scratch, &zero);
-	if (!ps)
-		return 0;
-	if (__sync_val_compare_and_swap(&ps->busy, 0, 1) != 0) {
-		st = bpf_map_lookup_elem(&py_stats, &zero);
-		if (st)
-			st->nested++;
-		return 0;
-	}
-	n = python_walk(ps, tgid, tid);
-	if (n <= 0) {
-		ps->busy = 0;
-		return 0;
-	}
-	if (n > XSPROF_PY_MAX_FRAMES)
-		n = XSPROF_PY_MAX_FRAMES;
-	size = (long)n * sizeof(struct xsprof_py_frame);
-	/* at + size / 8 <= mask + 3 * XSPROF_PY_MAX_FRAMES, inside ips[] (xsprof_events.h). */
-	barrier_var(size);
-	if (size > XSPROF_PY_MAX_FRAMES * sizeof(struct xsprof_py_frame))
-		size = XSPROF_PY_MAX_FRAMES * sizeof(struct xsprof_py_frame);
-	barrier_var(size);
-	if (size <= 0 || bpf_probe_read_kernel(&ips[at & mask], size, ps->f)) {
-		ps->busy = 0;
-		st = bpf_map_lookup_elem(&py_stats, &zero);
-		if (st)
-			st->copy_err += n;
-		return 0;
-	}
-	ps->busy = 0;
-	return n;
-}
 
 /*
  * The thread's id as its own process sees it (gettid() in its pid namespace), which is what

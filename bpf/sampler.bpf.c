@@ -80,6 +80,20 @@ struct hold_info {
 	__u32 pad;
 };
 
+/* A sample's hold and its walk's state: per CPU, off the BPF stack (nothing of ours runs
+ * nested inside the sampler on its CPU). */
+struct sampler_work {
+	struct hold_info hold;
+	struct xs_unwind_state walk;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sampler_work);
+} sampler_work SEC(".maps");
+
 #if defined(__TARGET_ARCH_x86)
 /*
  * The table walk of unwind.bpf.h for a process whose mappings the daemon loaded. One it has not
@@ -87,8 +101,9 @@ struct hold_info {
  * hold budget, walked by frame pointers (as in fp mode); in cfi mode nothing more.
  */
 static __noinline long unwind_user(struct xsprof_sample *s, long nk, __u64 ip, __u64 sp,
-				   struct hold_info *h)
+				   struct sampler_work *wk)
 {
+	struct hold_info *h = &wk->hold;
 	const struct xsprof_unwind_proc *proc = bpf_map_lookup_elem(&unwind_procs, &s->tgid);
 	struct xsprof_unwind_stats *ust;
 	__u32 zero = 0;
@@ -113,9 +128,12 @@ static __noinline long unwind_user(struct xsprof_sample *s, long nk, __u64 ip, _
 		if (win)
 			win->lo =
 				bpf_probe_read_user(win->w, UNWIND_WINDOW, (void *)sp) ? ~0ull : sp;
-		n = unwind__walk(s->ips, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc, s->tgid,
-				 unwind_mode, ip, sp, h->regs.bp, 1, h->may, &h->regs, &h->file,
-				 win != NULL, 1);
+		n = unwind__walk(&wk->walk, s->ips, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc,
+				 s->tgid, unwind_mode, ip, sp, h->regs.bp, 1, h->may, win != NULL, 1);
+		if (wk->walk.held) {
+			h->regs = wk->walk.regs;
+			h->file = wk->walk.cur.file;
+		}
 		if (h->file)
 			h->reason = XSPROF_HOLD_NO_TABLE;
 		return n;
@@ -172,10 +190,11 @@ static __always_inline bool between_images(struct task_struct *task, __u32 tid)
  * User stack: the interrupted pc, then the frame-pointer walk of ustack.bpf.h (which says why
  * not bpf_get_stack: its fault at the end of every chain was most of a sample's cost).
  */
-static __noinline long user_stack(struct bpf_perf_event_data *ctx, struct task_struct *task,
-				  struct xsprof_sample *s, long nk, struct hold_info *h)
+static __always_inline long user_stack(struct bpf_perf_event_data *ctx, struct task_struct *task,
+				  struct xsprof_sample *s, long nk, struct sampler_work *wk)
 {
 #if defined(__TARGET_ARCH_x86)
+	struct hold_info *h = &wk->hold;
 	const __u64 *uregs = (const __u64 *)&ctx->regs;
 	__u64 ip, fp, sp;
 	long n;
@@ -203,7 +222,7 @@ static __noinline long user_stack(struct bpf_perf_event_data *ctx, struct task_s
 	    bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop)) {
 		/* The frame pointer through h: a BPF call takes five arguments. */
 		h->regs.bp = fp;
-		return 1 + unwind_user(s, nk, ip, sp, h);
+		return 1 + unwind_user(s, nk, ip, sp, wk);
 	}
 	return 1 + ustack__walk_fp(s->ips, nk + 1, 2 * XSPROF_MAX_STACK_DEPTH, fp, sp);
 #else
@@ -349,7 +368,7 @@ static __always_inline int sample_cpu(struct bpf_perf_event_data *ctx, struct xs
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid, tid = (__u32)pid_tgid;
 	struct task_struct *task;
-	struct hold_info hold = {};
+	struct sampler_work *wk;
 	bool in_ns;
 	long nk, nu;
 	bool user_mode;
@@ -380,8 +399,10 @@ static __always_inline int sample_cpu(struct bpf_perf_event_data *ctx, struct xs
 	}
 
 	s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!s)
+	wk = bpf_map_lookup_elem(&sampler_work, &zero);
+	if (!s || !wk)
 		return 0;
+	__builtin_memset(&wk->hold, 0, sizeof(wk->hold));
 	s->type = XSPROF_REC_SAMPLE;
 	s->tgid = tgid;
 	s->tid = tid;
@@ -416,8 +437,8 @@ static __always_inline int sample_cpu(struct bpf_perf_event_data *ctx, struct xs
 		st->in_exec++;
 	} else {
 		/* Held only where the daemon can read the process: in its pid namespace. */
-		hold.may = hold_on && in_ns;
-		nu = user_stack(ctx, task, s, nk, &hold);
+		wk->hold.may = hold_on && in_ns;
+		nu = user_stack(ctx, task, s, nk, wk);
 		if (nu < 0) {
 			st->ustack_err++;
 			s->user_err = nu;
@@ -427,7 +448,8 @@ static __always_inline int sample_cpu(struct bpf_perf_event_data *ctx, struct xs
 	s->nr_kernel = nk;
 	s->nr_user = nu;
 	/* Interpreter frames after the native ones, for a process in our namespace. */
-	return sample_emit(s, st, python_on && nu > 0 && in_ns ? python__own_tid(task) : 0, &hold);
+	return sample_emit(s, st, python_on && nu > 0 && in_ns ? python__own_tid(task) : 0,
+			   &wk->hold);
 }
 
 /* One sample in XSPROF_TIMED_EVERY is timed, so that the daemon can say what a sample costs

@@ -38,6 +38,9 @@ struct {
 
 struct scan_buf {
 	__u64 w[SCAN_WORDS];
+	__u64 lo, hi; /* the process's file mappings span [lo, hi) */
+	__u32 found;  /* 1 + the word's index */
+	__u32 checked;
 };
 
 struct {
@@ -171,7 +174,10 @@ static __always_inline void stale_mappings(struct unwind_cursor *c, struct xspro
 		.tgid = c->tgid,
 		.start = c->key,
 	};
-	struct xsprof_unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &c->tgid);
+	/* The key from the stack: c is a global function's argument, which Linux 6.1 does not
+	 * take as a map key. */
+	__u32 tgid = c->tgid;
+	struct xsprof_unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
 
 	if (!p || p->stale || __sync_val_compare_and_swap(&p->stale, 0, 1) != 0)
 		return;
@@ -306,34 +312,32 @@ static __always_inline bool after_call(__u64 ra)
 	       (b[6] == 0xff && (b[7] & 0xf8) == 0x10);			    /* call [reg] */
 }
 
+/* bpf_loop's context (on the stack): the pointers; the state is in the scan buffer. */
 struct scan {
-	const struct scan_buf *buf;
+	struct scan_buf *buf;
 	struct unwind_cursor *c;
-	struct xsprof_unwind_stats *st;
-	__u64 lo, hi; /* the process's file mappings span [lo, hi) */
-	__u32 found;  /* 1 + the word's index */
-	__u32 checked;
 };
 
 static long unwind__scan_word(__u32 i, void *arg)
 {
-	struct scan *q = arg;
+	struct scan *sq = arg;
+	struct scan_buf *q = sq->buf;
 	const struct xsprof_unwind_map *m;
 	__u64 v;
 	__u32 at;
 
 	__u32 idx = i;
 
-	if (q->checked >= 8)
+	if (!q || q->checked >= 8)
 		return 1;
 	/* Masked after a barrier: clang would drop the mask (bpf_loop bounds i) and the
 	 * verifier would see an unbounded index. */
 	barrier_var(idx);
 	idx &= SCAN_WORDS - 1;
-	v = q->buf->w[idx];
+	v = q->w[idx];
 	if (v < q->lo || v >= q->hi)
 		return 0;
-	at = bisect(1, q->c->map_first, q->c->map_count, v, 11);
+	at = bisect(1, sq->c->map_first, sq->c->map_count, v, 11);
 	if (!at)
 		return 0;
 	at--;
@@ -356,7 +360,7 @@ static long unwind__scan_word(__u32 i, void *arg)
 __noinline int unwind_scan(struct unwind_cursor *c, struct unwind_regs *w,
 			   struct xsprof_unwind_stats *st)
 {
-	struct scan q = {};
+	struct scan q;
 	__u32 zero = 0, first, last;
 	const struct xsprof_unwind_map *m;
 	struct scan_buf *buf;
@@ -371,21 +375,23 @@ __noinline int unwind_scan(struct unwind_cursor *c, struct unwind_regs *w,
 	m = bpf_map_lookup_elem(&unwind_maps, &first);
 	if (!m)
 		return 1;
-	q.lo = m->start;
+	buf->lo = m->start;
 	m = bpf_map_lookup_elem(&unwind_maps, &last);
 	if (!m)
 		return 1;
-	q.hi = m->end;
+	buf->hi = m->end;
+	buf->found = 0;
+	buf->checked = 0;
 	q.buf = buf;
 	q.c = c;
-	q.st = st;
 	bpf_loop(SCAN_WORDS, unwind__scan_word, &q, 0);
-	if (!q.found || q.found > SCAN_WORDS) {
+	first = buf->found;
+	if (!first || first > SCAN_WORDS) {
 		st->scan_failed++;
 		return 1;
 	}
-	w->pc = buf->w[(q.found - 1) & (SCAN_WORDS - 1)];
-	w->sp += (__u64)q.found * 8;
+	w->pc = buf->w[(first - 1) & (SCAN_WORDS - 1)];
+	w->sp += (__u64)first * 8;
 	w->exact = 0;
 	w->flags &= ~UNWIND_F_FROM_FP;
 	st->scanned++;

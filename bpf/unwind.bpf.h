@@ -164,20 +164,32 @@ struct {
 	__type(value, struct unwind_win);
 } sample_window SEC(".maps") XSPROF_UNWIND_LINKAGE;
 
-struct unwind_walk {
-	__u64 *ips;
-	__u64 *trace; /* NULL, or where the first UNWIND_TRACE_SLOTS callers were read */
-	__u32 win;    /* frames in sample_window (the CPU sampler's copy) are read there */
-	__u32 cache;  /* rows from and into unwind_row_cache (the CPU sampler only) */
-	struct xsprof_unwind_stats *st;
+/*
+ * A walk's state: too big for the BPF stack (a whole call chain has 512 bytes, and older
+ * kernels round every frame up to 32), so it lives in the walking program's own per-CPU
+ * scratch (one per program kind: none of them runs nested inside another of its kind on a
+ * CPU, and the preemptible probes take a slot by compare-and-swap).
+ */
+struct xs_unwind_state {
 	struct unwind_regs regs;
 	struct unwind_cursor cur;
 	__u32 first, end; /* the first slot of ips, and the limit (<= 2 * XSPROF_MAX_STACK_DEPTH) */
 	__u32 n;	  /* out: frames stored */
 	__u32 held;	  /* out: the walk stopped at regs for the daemon to finish */
 	__u32 untraced;	  /* out: a traced frame was not read from its slot (signal frame) */
-	__u32 pad3;
+	__u32 win;	  /* frames in sample_window (the CPU sampler's copy) are read there */
+	__u32 cache;	  /* rows from and into unwind_row_cache (the CPU sampler only) */
+	__u32 pad;
 	__u64 tramp; /* the uretprobe trampoline while one is pending on the thread (uret.bpf.h) */
+};
+
+/* bpf_loop's context, which must be on the stack: the pointers only (a pointer stored in a
+ * map value reads back as a number). */
+struct unwind_walk {
+	__u64 *ips;
+	__u64 *trace; /* NULL, or where the first UNWIND_TRACE_SLOTS callers were read */
+	struct xsprof_unwind_stats *st;
+	struct xs_unwind_state *s;
 };
 
 /*
@@ -248,65 +260,66 @@ __noinline int unwind_row_fast(const struct xsprof_unwind_row *r, struct unwind_
 static long unwind__step(__u32 i, void *arg)
 {
 	struct unwind_walk *w = arg;
+	struct xs_unwind_state *ws = w->s;
 	/* Every step but the last stores one frame, so the slot follows from the iteration: a
 	 * slot carried from step to step would be a range growing by one per frame, and the
 	 * verifier would check the step once per frame. */
-	__u32 idx = (w->first + i) & 0xff;
+	__u32 idx = (ws->first + i) & 0xff;
 	int ret = -1, found;
 
-	if (idx >= w->end || idx >= 2 * XSPROF_MAX_STACK_DEPTH) {
+	if (idx >= ws->end || idx >= 2 * XSPROF_MAX_STACK_DEPTH) {
 		w->st->end_depth++;
 		return 1;
 	}
-	if (w->cur.map_count) {
-		__u64 key = w->regs.exact ? w->regs.pc : w->regs.pc - 1;
+	if (ws->cur.map_count) {
+		__u64 key = ws->regs.exact ? ws->regs.pc : ws->regs.pc - 1;
 
 		/* The same address as a frame before (a recursion): its row, without a search. */
-		if (key == w->cur.cached_key) {
+		if (key == ws->cur.cached_key) {
 			found = UNWIND_FOUND;
 		} else {
-			w->cur.key = key;
-			w->cur.trusted = !(w->regs.flags & UNWIND_F_FROM_FP);
-			found = w->cache ? unwind_cache_find(&w->cur) : -1;
+			ws->cur.key = key;
+			ws->cur.trusted = !(ws->regs.flags & UNWIND_F_FROM_FP);
+			found = ws->cache ? unwind_cache_find(&ws->cur) : -1;
 			if (found < 0) {
-				found = unwind_find(&w->cur, w->st);
-				if (found == UNWIND_FOUND && w->cache)
-					unwind_cache_put(&w->cur);
+				found = unwind_find(&ws->cur, w->st);
+				if (found == UNWIND_FOUND && ws->cache)
+					unwind_cache_put(&ws->cur);
 			}
 		}
 		if (found == UNWIND_HOLD) {
-			w->held = 1;
+			ws->held = 1;
 			return 1;
 		}
 		if (found == UNWIND_FOUND) {
-			ret = unwind_row_fast(&w->cur.row, &w->regs, w->st, w->win);
+			ret = unwind_row_fast(&ws->cur.row, &ws->regs, w->st, ws->win);
 			if (ret < 0)
-				ret = unwind_row_step(&w->cur.row, &w->regs, w->st);
+				ret = unwind_row_step(&ws->cur.row, &ws->regs, w->st);
 			if (ret > 0)
 				return 1;
 		} else if (found == UNWIND_ANON &&
-			   (!unwind_jit_fp(&w->cur, &w->regs, w->st, w->win) ||
-			    !unwind_scan(&w->cur, &w->regs, w->st))) {
+			   (!unwind_jit_fp(&ws->cur, &ws->regs, w->st, ws->win) ||
+			    !unwind_scan(&ws->cur, &ws->regs, w->st))) {
 			ret = 0;
 		}
-		if (ret < 0 && w->cur.mode == XSPROF_UNWIND_CFI) {
+		if (ret < 0 && ws->cur.mode == XSPROF_UNWIND_CFI) {
 			if (found == UNWIND_FOUND)
 				w->st->end_invalid++;
 			else
 				w->st->end_no_table++;
 			return 1;
 		}
-	} else if (w->cur.mode == XSPROF_UNWIND_CFI) {
+	} else if (ws->cur.mode == XSPROF_UNWIND_CFI) {
 		w->st->end_no_table++;
 		return 1;
 	}
-	if (ret < 0 && unwind_fp_step(&w->regs, w->st))
+	if (ret < 0 && unwind_fp_step(&ws->regs, w->st))
 		return 1;
 	/* Every step read the return address at the new sp - 8 (a signal frame's is exact). */
-	if (w->tramp && w->regs.pc == w->tramp && !w->regs.exact)
-		w->regs.pc = unwind_uret_orig(w->regs.sp - 8, w->tramp);
-	w->ips[idx] = w->regs.pc;
-	w->n = i + 1;
+	if (ws->tramp && ws->regs.pc == ws->tramp && !ws->regs.exact)
+		ws->regs.pc = unwind_uret_orig(ws->regs.sp - 8, ws->tramp);
+	w->ips[idx] = ws->regs.pc;
+	ws->n = i + 1;
 	/* Every step reads the caller's return address at the new sp - 8, but a signal frame's
 	 * (from the ucontext: exact again). */
 	if (w->trace && i < UNWIND_TRACE_SLOTS) {
@@ -314,49 +327,64 @@ static long unwind__step(__u32 i, void *arg)
 
 		/* The mask in the register the store uses (the compiler drops a C one as i < 32). */
 		asm volatile("%0 &= 31" : "+r"(t));
-		w->trace[t] = w->regs.sp - 8;
-		if (w->regs.exact)
-			w->untraced = 1;
+		w->trace[t] = ws->regs.sp - 8;
+		if (ws->regs.exact)
+			ws->untraced = 1;
 	}
 	return 0;
 }
 
 /*
  * Walk from the interrupted (pc, sp, bp) of a frame already stored at ips[first - 1], storing
- * the callers at ips[first], ... below ips[end] (end <= 2 * XSPROF_MAX_STACK_DEPTH). proc may
- * be NULL (frame pointers only). exact: pc is where the thread is, not a return address. hold:
- * the walk may stop where a table is being built (*ret_held set, w's registers in *ret_regs).
- * Returns how many were stored; needs bpf_loop (Linux 5.17).
+ * the callers at ips[first], ... below ips[end] (end <= 2 * XSPROF_MAX_STACK_DEPTH), with ws (the
+ * caller's scratch) as the walk's state. proc may be NULL (frame pointers only). exact: pc is
+ * where the thread is, not a return address. hold: the walk may stop where a table is being
+ * built (ws->held set, the registers in ws->regs, the file in ws->cur.file). Returns how many
+ * were stored; needs bpf_loop (Linux 5.17).
  */
-static __always_inline long unwind__walk_traced(__u64 *ips, __u64 *trace, __u32 first, __u32 end,
+static __always_inline long unwind__walk_traced(struct xs_unwind_state *ws, __u64 *ips, __u64 *trace,
+						__u32 first, __u32 end,
 						const struct xsprof_unwind_proc *proc, __u32 tgid,
 						__u32 mode, __u64 pc, __u64 sp, __u64 bp,
-						__u32 exact, __u32 hold,
-						struct unwind_regs *ret_regs, __u32 *ret_file,
-						__u32 *ret_untraced, __u32 win, __u32 cache)
+						__u32 exact, __u32 hold, __u32 *ret_untraced,
+						__u32 win, __u32 cache)
 {
 	__u32 zero = 0;
 	__u64 fp0;
-	struct unwind_walk w = {
-		.ips = ips,
-		.trace = trace,
-		.win = win,
-		.cache = cache,
-		.regs = {.pc = pc, .sp = sp, .bp = bp, .exact = exact},
-		.cur = {.mode = mode,
-			.hold = hold,
-			.tgid = tgid,
-			.stack_hi = sp + UNWIND_STACK_SPAN},
-		.first = first,
-		.end = end,
-		.tramp = uret__tramp(bpf_get_current_task_btf()),
-	};
+	struct unwind_walk w = {.ips = ips, .trace = trace, .s = ws};
 
-	if (proc) {
-		w.cur.map_first = proc->first;
-		w.cur.map_count = proc->count;
-		w.cur.gen = proc->gen;
-	}
+	/* Field by field: a struct store would be a memset and a copy of ~180 bytes. */
+	ws->regs.pc = pc;
+	ws->regs.sp = sp;
+	ws->regs.bp = bp;
+	ws->regs.exact = exact;
+	ws->regs.flags = 0;
+	ws->cur.key = 0;
+	ws->cur.map_first = proc ? proc->first : 0;
+	ws->cur.map_count = proc ? proc->count : 0;
+	ws->cur.gen = proc ? proc->gen : 0;
+	ws->cur.last_map = 0;
+	ws->cur.hold = hold;
+	ws->cur.mode = mode;
+	ws->cur.tgid = tgid;
+	ws->cur.trusted = 0;
+	ws->cur.cached_key = 0;
+	ws->cur.stack_hi = sp + UNWIND_STACK_SPAN;
+	ws->cur.exec_lo = 0;
+	ws->cur.exec_hi = 0;
+	ws->cur.file = 0;
+	ws->cur.row_file = 0;
+	ws->cur.pending = 0;
+	ws->cur.asked = 0;
+	ws->cur.exec_asked = 0;
+	ws->first = first;
+	ws->end = end;
+	ws->n = 0;
+	ws->held = 0;
+	ws->untraced = 0;
+	ws->win = win;
+	ws->cache = cache;
+	ws->tramp = uret__tramp(bpf_get_current_task_btf());
 	w.st = bpf_map_lookup_elem(&unwind_stats, &zero);
 	if (!w.st)
 		return 0;
@@ -364,33 +392,28 @@ static __always_inline long unwind__walk_traced(__u64 *ips, __u64 *trace, __u32 
 	bpf_loop(2 * XSPROF_MAX_STACK_DEPTH, unwind__step, &w, 0);
 	/* Per walk, not per frame: every frame not found by frame pointers came from a table
 	 * (or a scan). */
-	w.st->frames_cfi += w.n - (w.st->frames_fp - fp0);
-	if (w.regs.flags & UNWIND_F_USED_CFI)
+	w.st->frames_cfi += ws->n - (w.st->frames_fp - fp0);
+	if (ws->regs.flags & UNWIND_F_USED_CFI)
 		w.st->walks_cfi++;
 	else
 		w.st->walks_fp++;
 	if (ret_untraced)
-		*ret_untraced = (w.untraced ? UNWIND_OUT_UNTRACED : 0) |
-				(w.cur.pending ? UNWIND_OUT_PENDING : 0) |
-				(w.cur.asked ? UNWIND_OUT_ASKED : 0);
-	if (w.held && ret_regs && ret_file) {
-		*ret_regs = w.regs;
-		*ret_file = w.cur.file;
-	}
-	return w.n;
+		*ret_untraced = (ws->untraced ? UNWIND_OUT_UNTRACED : 0) |
+				(ws->cur.pending ? UNWIND_OUT_PENDING : 0) |
+				(ws->cur.asked ? UNWIND_OUT_ASKED : 0);
+	return ws->n;
 }
 
 /* unwind__walk_traced without a trace: the samplers' walk. win: sample_window holds a copy of
  * the stack above sp (frames inside it are read from the copy); cache: rows through
  * unwind_row_cache (the CPU sampler only, see there). */
-static __always_inline long unwind__walk(__u64 *ips, __u32 first, __u32 end,
-					 const struct xsprof_unwind_proc *proc, __u32 tgid,
-					 __u32 mode, __u64 pc, __u64 sp, __u64 bp, __u32 exact,
-					 __u32 hold, struct unwind_regs *ret_regs, __u32 *ret_file,
-					 __u32 win, __u32 cache)
+static __always_inline long unwind__walk(struct xs_unwind_state *ws, __u64 *ips, __u32 first,
+					 __u32 end, const struct xsprof_unwind_proc *proc,
+					 __u32 tgid, __u32 mode, __u64 pc, __u64 sp, __u64 bp,
+					 __u32 exact, __u32 hold, __u32 win, __u32 cache)
 {
-	return unwind__walk_traced(ips, NULL, first, end, proc, tgid, mode, pc, sp, bp, exact, hold,
-				   ret_regs, ret_file, NULL, win, cache);
+	return unwind__walk_traced(ws, ips, NULL, first, end, proc, tgid, mode, pc, sp, bp, exact,
+				   hold, NULL, win, cache);
 }
 
 /* A walk uses proc: marked for the daemon (which clears it when it looks for an entry to evict);
@@ -402,7 +425,7 @@ static __always_inline void unwind__proc_used(const struct xsprof_unwind_proc *p
 }
 
 /*
- * A probe's user stack (the CUDA uprobes, the USDT probe) from (pc, sp, bp; exact as for
+ * A probe's user stack (the CUDA uprobes, the USDT probe; ws: its scratch) from (pc, sp, bp; exact as for
  * unwind__walk), callers stored from ips[*nr] (0 or 1: the slots already filled) up to
  * XSPROF_MAX_STACK_DEPTH slots; trace (may be NULL): where the first UNWIND_TRACE_SLOTS
  * callers were read (*ret_untraced: one was not read from its slot). Up to
@@ -411,9 +434,10 @@ static __always_inline void unwind__proc_used(const struct xsprof_unwind_proc *p
  * index 2 * XSPROF_MAX_STACK_DEPTH in its map value (the probes' records are followed by
  * their stack window).
  */
-static __always_inline long unwind__probe_walk(__u64 *ips, __u16 *nr, __u32 tgid, __u32 mode,
-					       __u64 pc, __u64 sp, __u64 bp, __u32 exact,
-					       __u64 *trace, __u32 *ret_untraced)
+static __always_inline long unwind__probe_walk(struct xs_unwind_state *ws, __u64 *ips, __u16 *nr,
+					       __u32 tgid, __u32 mode, __u64 pc, __u64 sp,
+					       __u64 bp, __u32 exact, __u64 *trace,
+					       __u32 *ret_untraced)
 {
 	const struct xsprof_unwind_proc *proc;
 	__u32 first;
@@ -430,9 +454,8 @@ static __always_inline long unwind__probe_walk(__u64 *ips, __u16 *nr, __u32 tgid
 	 * step bounds every store at 2 * XSPROF_MAX_STACK_DEPTH, inside the probes' scratch. */
 	first = *(volatile __u16 *)nr & 0xff;
 	/* The limit from first too (a range as well): ips has XSPROF_MAX_STACK_DEPTH slots. */
-	return unwind__walk_traced(ips, trace, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc,
-				   tgid, mode, pc, sp, bp, exact, 0, NULL, NULL, ret_untraced, 0,
-				   0);
+	return unwind__walk_traced(ws, ips, trace, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc,
+				   tgid, mode, pc, sp, bp, exact, 0, ret_untraced, 0, 0);
 }
 
 #endif

@@ -40,6 +40,8 @@ struct cuda_scratch {
 	struct xsprof_cuda_call rec;
 	__u64 win[USTACK_WINDOW / 8];
 	__u64 trace[UNWIND_TRACE_SLOTS]; /* where the walk read its first callers */
+	struct xs_unwind_state walk;
+	__u64 args[8]; /* arg_reg's choice */
 	__u64 busy;			 /* held by a run (compare-and-swap) */
 };
 
@@ -64,16 +66,22 @@ static __always_inline struct cuda_scratch *scratch_take(void)
 	return NULL;
 }
 
-static __always_inline __u64 arg_reg(struct pt_regs *ctx, __u32 idx)
+static __always_inline __u64 arg_reg(struct pt_regs *ctx, __u32 idx, __u64 *args)
 {
 	/* Each context field is loaded at a constant offset (the verifier refuses a computed
-	 * one, which a switch compiles to); the choice is made on the stack, the index masked
-	 * into it. r9 is the sixth integer argument, which bpf_tracing.h does not name. */
-	__u64 regs[8] = {PT_REGS_PARM1(ctx), PT_REGS_PARM2(ctx), PT_REGS_PARM3(ctx),
-			 PT_REGS_PARM4(ctx), PT_REGS_PARM5(ctx), ctx->r9};
-
+	 * one, which a switch or an if-chain compiles to); the choice is made in the scratch
+	 * (args: 8 words of it, not the BPF stack), the index masked into it. r9 is the sixth
+	 * integer argument, which bpf_tracing.h does not name. */
+	args[0] = PT_REGS_PARM1(ctx);
+	args[1] = PT_REGS_PARM2(ctx);
+	args[2] = PT_REGS_PARM3(ctx);
+	args[3] = PT_REGS_PARM4(ctx);
+	args[4] = PT_REGS_PARM5(ctx);
+	args[5] = ctx->r9;
+	args[6] = 0;
+	args[7] = 0;
 	barrier_var(idx);
-	return regs[idx & 7];
+	return args[idx & 7];
 }
 
 /*
@@ -81,14 +89,14 @@ static __always_inline __u64 arg_reg(struct pt_regs *ctx, __u32 idx)
  * argument is in the window already read (win, may be NULL).
  */
 static __always_inline __u64 read_stream(struct pt_regs *ctx, __u64 cookie, __u64 sp,
-					 const __u64 *win, __u16 *flags)
+					 const __u64 *win, __u16 *flags, __u64 *args)
 {
 	__u32 loc = XSPROF_CUDA_COOKIE_LOC(cookie), idx = XSPROF_CUDA_COOKIE_IDX(cookie);
 	__u64 v = 0, addr;
 
 	switch (loc) {
 	case XSPROF_CUDA_STREAM_REG:
-		return arg_reg(ctx, idx);
+		return arg_reg(ctx, idx, args);
 	case XSPROF_CUDA_STREAM_STACK:
 		if (win && idx < USTACK_WINDOW / 8)
 			return win[idx &
@@ -96,7 +104,7 @@ static __always_inline __u64 read_stream(struct pt_regs *ctx, __u64 cookie, __u6
 		addr = sp + 8 * (__u64)idx;
 		break;
 	case XSPROF_CUDA_STREAM_PTR:
-		addr = arg_reg(ctx, idx) + XSPROF_CUDA_COOKIE_OFF(cookie);
+		addr = arg_reg(ctx, idx, args) + XSPROF_CUDA_COOKIE_OFF(cookie);
 		break;
 	default:
 		*flags |= XSPROF_CUDA_F_NO_STREAM;
@@ -116,6 +124,7 @@ static __always_inline __u64 read_stream(struct pt_regs *ctx, __u64 cookie, __u6
  */
 static __always_inline bool inside_frame(__u64 fp, __u64 outer_sp)
 {
+#pragma clang loop unroll(disable)
 	for (int i = 0; i < 32; i++) {
 		if (fp == outer_sp - 8)
 			return true;
@@ -167,7 +176,7 @@ static __always_inline void mark_wait(struct pt_regs *ctx, struct xsprof_call_ma
 	m->alloc_ns = 0;
 	if (cookie & XSPROF_CUDA_COOKIE_ALLOC) {
 		m->alloc_ns = r->time_ns;
-		m->alloc_out = arg_reg(ctx, 0);
+		m->alloc_out = PT_REGS_PARM1(ctx);
 		m->alloc_api = r->api;
 		return;
 	}
@@ -221,8 +230,8 @@ static __always_inline void walk_call(struct pt_regs *ctx, struct xsprof_cuda_ca
 
 	r->ips[0] = ret;
 	r->nr_user = 1;
-	n = unwind__probe_walk(r->ips, &r->nr_user, tgid, unwind_mode, ret, sp + 8, PT_REGS_FP(ctx),
-			       0, scr->trace, untraced);
+	n = unwind__probe_walk(&scr->walk, r->ips, &r->nr_user, tgid, unwind_mode, ret, sp + 8,
+			       PT_REGS_FP(ctx), 0, scr->trace, untraced);
 	if (n >= 0 && n < XSPROF_MAX_STACK_DEPTH) {
 		r->nr_user = 1 + n;
 	} else {
@@ -356,7 +365,7 @@ static __always_inline int cuda_call(struct pt_regs *ctx, __u64 cookie, struct c
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	r->pad = 0;
 	r->nr_python = 0;
-	r->stream = read_stream(ctx, cookie, sp, win, &r->flags);
+	r->stream = read_stream(ctx, cookie, sp, win, &r->flags, scr->args);
 	if (r->flags & XSPROF_CUDA_F_STREAM_ERR)
 		st->stream_err++;
 	if (m)

@@ -34,7 +34,9 @@ struct usdt_scratch {
 	struct xsprof_usdt_launch rec;
 	__u64 win[USTACK_WINDOW / 8];
 	__u64 trace[UNWIND_TRACE_SLOTS];
-	__u64 busy; /* held by a run (compare-and-swap) */
+	struct xs_unwind_state walk;
+	long corr, api; /* the probe's arguments */
+	__u64 busy;	/* held by a run (compare-and-swap) */
 };
 
 struct {
@@ -98,7 +100,7 @@ static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch 
 	struct launch_cache *c = NULL;
 	struct xsprof_usdt_launch *r;
 	const __u64 *win;
-	long corr = 0, api = 0, size, n;
+	long corr, api, size, n;
 	__u32 untraced = 1, pytid = 0;
 	__u16 sampled = 0;
 	__u64 flags;
@@ -125,10 +127,15 @@ static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch 
 		return 0;
 	}
 	r = &scr->rec;
-	if (bpf_usdt_arg(ctx, 0, &corr) || bpf_usdt_arg(ctx, 1, &api)) {
+	/* Read into the scratch: two fewer slots of the BPF stack. */
+	scr->corr = 0;
+	scr->api = 0;
+	if (bpf_usdt_arg(ctx, 0, &scr->corr) || bpf_usdt_arg(ctx, 1, &scr->api)) {
 		st->usdt_drop++;
 		return 0;
 	}
+	corr = scr->corr;
+	api = scr->api;
 	now = bpf_ktime_get_ns();
 	/* The stack of the thread's last launch, if a cheap check proves it unchanged. */
 	if (python_on) {
@@ -160,8 +167,8 @@ static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch 
 	/* Mid-function: the probe site, then the firing function's own frame outward. */
 	r->ips[0] = site;
 	r->nr_user = 1;
-	n = unwind__probe_walk(r->ips, &r->nr_user, tgid, unwind_mode, site, sp, bp, 1, scr->trace,
-			       &untraced);
+	n = unwind__probe_walk(&scr->walk, r->ips, &r->nr_user, tgid, unwind_mode, site, sp, bp, 1,
+			       scr->trace, &untraced);
 	if (n >= 0 && n < XSPROF_MAX_STACK_DEPTH) {
 		r->nr_user = 1 + n;
 	} else {
