@@ -65,10 +65,10 @@ struct offcpu_scratch {
 	struct xsprof_offcpu_stack r;
 	__u64 slack[XSPROF_MAX_STACK_DEPTH];
 	struct xs_unwind_state walk;
-	struct offcpu_start start;	/* switch_out's, off the BPF stack */
+	struct offcpu_start start;	   /* switch_out's, off the BPF stack */
 	struct xsprof_offcpu_val zero_val; /* a new key's first value (zero) */
-	struct unwind_regs regs; /* where a held walk stopped */
-	__u32 hold;		 /* held (non-zero: the file waited for, or 1) */
+	struct unwind_regs regs;	   /* where a held walk stopped */
+	__u32 hold;			   /* held (non-zero: the file waited for, or 1) */
 	__u32 pad;
 };
 

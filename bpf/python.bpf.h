@@ -103,7 +103,6 @@ struct {
 	__type(value, struct py_scratch);
 } py_scratch SEC(".maps") XSPROF_PYTHON_LINKAGE;
 
-
 /*
  * The walk appended to each kind of record after its used ips[], nr_python set: global
  * functions, each verified once on its own rather than in every state of its caller.
@@ -119,7 +118,6 @@ __noinline int python_append_usdt(struct xsprof_usdt_launch *r, __u32 tid);
  * (one map lookup: no more for the others), odd otherwise.
  */
 __noinline __u64 python_key(__u32 tgid, __u32 tid);
-
 
 /*
  * The thread's id as its own process sees it (gettid() in its pid namespace), which is what

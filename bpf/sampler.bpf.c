@@ -129,7 +129,8 @@ static __noinline long unwind_user(struct xsprof_sample *s, long nk, __u64 ip, _
 			win->lo =
 				bpf_probe_read_user(win->w, UNWIND_WINDOW, (void *)sp) ? ~0ull : sp;
 		n = unwind__walk(&wk->walk, s->ips, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc,
-				 s->tgid, unwind_mode, ip, sp, h->regs.bp, 1, h->may, win != NULL, 1);
+				 s->tgid, unwind_mode, ip, sp, h->regs.bp, 1, h->may, win != NULL,
+				 1);
 		if (wk->walk.held) {
 			h->regs = wk->walk.regs;
 			h->file = wk->walk.cur.file;
@@ -191,7 +192,7 @@ static __always_inline bool between_images(struct task_struct *task, __u32 tid)
  * not bpf_get_stack: its fault at the end of every chain was most of a sample's cost).
  */
 static __always_inline long user_stack(struct bpf_perf_event_data *ctx, struct task_struct *task,
-				  struct xsprof_sample *s, long nk, struct sampler_work *wk)
+				       struct xsprof_sample *s, long nk, struct sampler_work *wk)
 {
 #if defined(__TARGET_ARCH_x86)
 	struct hold_info *h = &wk->hold;

@@ -33,23 +33,6 @@ struct {
 	__type(value, struct hold_budget);
 } unwind_hold SEC(".maps");
 
-/* Stack words read for a scan out of code without unwind information (JIT-compiled). */
-#define SCAN_WORDS 128
-
-struct scan_buf {
-	__u64 w[SCAN_WORDS];
-	__u64 lo, hi; /* the process's file mappings span [lo, hi) */
-	__u32 found;  /* 1 + the word's index */
-	__u32 checked;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct scan_buf);
-} unwind_scan_buf SEC(".maps");
-
 /* One bisection step over [lo, hi) per bpf_loop iteration: a bounded loop would have the
  * verifier follow both halves at every step. */
 struct unwind_search {
@@ -98,6 +81,34 @@ static __always_inline __u32 bisect(__u32 maps, __u32 first, __u32 count, __u64 
 
 	bpf_loop(steps, unwind__bisect, &q, 0);
 	return q.lo > first ? q.lo : 0;
+}
+
+/* Stack words read for a scan out of code without unwind information (JIT-compiled). */
+#define SCAN_WORDS 128
+
+struct scan_buf {
+	__u64 w[SCAN_WORDS];
+	/* The scan's state, off the BPF stack (each level of the chain costs its frame): */
+	__u64 lo, hi; /* the process's file mappings span [lo, hi) */
+	__u32 found;  /* 1 + the word's index */
+	__u32 checked;
+	__u32 map_first, map_count; /* the process's mappings (the cursor's) */
+	__u32 key;		    /* a map key */
+	__u8 code[8];		    /* the bytes before a candidate return address */
+	struct unwind_search q;	    /* the mapping search */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scan_buf);
+} unwind_scan_buf SEC(".maps");
+
+/* bisect over a search held elsewhere than the BPF stack (bpf_loop's context is a pointer to it). */
+static long unwind__bisect_at(__u32 i, void *arg)
+{
+	return unwind__bisect(i, *(struct unwind_search **)arg);
 }
 
 /* The mapping of the cursor's process holding key, or NULL; remembered in c->last_map. */
@@ -297,11 +308,10 @@ __noinline int unwind_find(struct unwind_cursor *c, struct xsprof_unwind_stats *
 /* Whether the bytes before ra end a call instruction (rel32, or indirect through a register
  * or memory, with or without a REX prefix): a word on the stack that points there is likely a
  * return address, not a stale code pointer. */
-static __always_inline bool after_call(__u64 ra)
+static __always_inline bool after_call(__u64 ra, __u8 *b)
 {
-	__u8 b[8];
 
-	if (ra < 8 || bpf_probe_read_user(b, sizeof(b), (void *)(ra - 8)))
+	if (ra < 8 || bpf_probe_read_user(b, 8, (void *)(ra - 8)))
 		return false;
 	return b[3] == 0xe8 ||				  /* call rel32 */
 	       (b[6] == 0xff && (b[7] & 0xf8) == 0xd0) || /* call reg */
@@ -312,20 +322,12 @@ static __always_inline bool after_call(__u64 ra)
 	       (b[6] == 0xff && (b[7] & 0xf8) == 0x10);			    /* call [reg] */
 }
 
-/* bpf_loop's context (on the stack): the pointers; the state is in the scan buffer. */
-struct scan {
-	struct scan_buf *buf;
-	struct unwind_cursor *c;
-};
-
 static long unwind__scan_word(__u32 i, void *arg)
 {
-	struct scan *sq = arg;
-	struct scan_buf *q = sq->buf;
+	struct scan_buf *q = *(struct scan_buf **)arg;
 	const struct xsprof_unwind_map *m;
+	struct unwind_search *sr;
 	__u64 v;
-	__u32 at;
-
 	__u32 idx = i;
 
 	if (!q || q->checked >= 8)
@@ -337,15 +339,20 @@ static long unwind__scan_word(__u32 i, void *arg)
 	v = q->w[idx];
 	if (v < q->lo || v >= q->hi)
 		return 0;
-	at = bisect(1, sq->c->map_first, sq->c->map_count, v, 11);
-	if (!at)
+	sr = &q->q;
+	sr->key = v;
+	sr->lo = q->map_first;
+	sr->hi = q->map_first + q->map_count;
+	sr->maps = 1;
+	bpf_loop(11, unwind__bisect_at, &sr, 0);
+	if (sr->lo <= q->map_first)
 		return 0;
-	at--;
-	m = bpf_map_lookup_elem(&unwind_maps, &at);
+	q->key = sr->lo - 1;
+	m = bpf_map_lookup_elem(&unwind_maps, &q->key);
 	if (!m || v >= m->end || !m->file)
 		return 0;
 	q->checked++;
-	if (!after_call(v))
+	if (!after_call(v, q->code))
 		return 0;
 	q->found = idx + 1;
 	return 1;
@@ -360,38 +367,38 @@ static long unwind__scan_word(__u32 i, void *arg)
 __noinline int unwind_scan(struct unwind_cursor *c, struct unwind_regs *w,
 			   struct xsprof_unwind_stats *st)
 {
-	struct scan q;
-	__u32 zero = 0, first, last;
 	const struct xsprof_unwind_map *m;
 	struct scan_buf *buf;
+	__u32 zero = 0, found;
 
 	if (!c || !w || !st || !c->map_count || c->map_count > XSPROF_UNWIND_MAX_MAPS)
 		return 1;
 	buf = bpf_map_lookup_elem(&unwind_scan_buf, &zero);
 	if (!buf || bpf_probe_read_user(buf->w, sizeof(buf->w), (void *)w->sp))
 		return 1;
-	first = c->map_first;
-	last = c->map_first + c->map_count - 1;
-	m = bpf_map_lookup_elem(&unwind_maps, &first);
+	/* Keys and state in the buffer: this frame is one of the chain's. */
+	buf->map_first = c->map_first;
+	buf->map_count = c->map_count;
+	buf->key = buf->map_first;
+	m = bpf_map_lookup_elem(&unwind_maps, &buf->key);
 	if (!m)
 		return 1;
 	buf->lo = m->start;
-	m = bpf_map_lookup_elem(&unwind_maps, &last);
+	buf->key = buf->map_first + buf->map_count - 1;
+	m = bpf_map_lookup_elem(&unwind_maps, &buf->key);
 	if (!m)
 		return 1;
 	buf->hi = m->end;
 	buf->found = 0;
 	buf->checked = 0;
-	q.buf = buf;
-	q.c = c;
-	bpf_loop(SCAN_WORDS, unwind__scan_word, &q, 0);
-	first = buf->found;
-	if (!first || first > SCAN_WORDS) {
+	bpf_loop(SCAN_WORDS, unwind__scan_word, &buf, 0);
+	found = buf->found;
+	if (!found || found > SCAN_WORDS) {
 		st->scan_failed++;
 		return 1;
 	}
-	w->pc = buf->w[(first - 1) & (SCAN_WORDS - 1)];
-	w->sp += (__u64)first * 8;
+	w->pc = buf->w[(found - 1) & (SCAN_WORDS - 1)];
+	w->sp += (__u64)found * 8;
 	w->exact = 0;
 	w->flags &= ~UNWIND_F_FROM_FP;
 	st->scanned++;

@@ -342,8 +342,8 @@ static long unwind__step(__u32 i, void *arg)
  * built (ws->held set, the registers in ws->regs, the file in ws->cur.file). Returns how many
  * were stored; needs bpf_loop (Linux 5.17).
  */
-static __always_inline long unwind__walk_traced(struct xs_unwind_state *ws, __u64 *ips, __u64 *trace,
-						__u32 first, __u32 end,
+static __always_inline long unwind__walk_traced(struct xs_unwind_state *ws, __u64 *ips,
+						__u64 *trace, __u32 first, __u32 end,
 						const struct xsprof_unwind_proc *proc, __u32 tgid,
 						__u32 mode, __u64 pc, __u64 sp, __u64 bp,
 						__u32 exact, __u32 hold, __u32 *ret_untraced,
@@ -435,9 +435,8 @@ static __always_inline void unwind__proc_used(const struct xsprof_unwind_proc *p
  * their stack window).
  */
 static __always_inline long unwind__probe_walk(struct xs_unwind_state *ws, __u64 *ips, __u16 *nr,
-					       __u32 tgid, __u32 mode, __u64 pc, __u64 sp,
-					       __u64 bp, __u32 exact, __u64 *trace,
-					       __u32 *ret_untraced)
+					       __u32 tgid, __u32 mode, __u64 pc, __u64 sp, __u64 bp,
+					       __u32 exact, __u64 *trace, __u32 *ret_untraced)
 {
 	const struct xsprof_unwind_proc *proc;
 	__u32 first;

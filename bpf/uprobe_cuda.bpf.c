@@ -41,8 +41,10 @@ struct cuda_scratch {
 	__u64 win[USTACK_WINDOW / 8];
 	__u64 trace[UNWIND_TRACE_SLOTS]; /* where the walk read its first callers */
 	struct xs_unwind_state walk;
-	__u64 args[8]; /* arg_reg's choice */
-	__u64 busy;			 /* held by a run (compare-and-swap) */
+	__u64 args[8];	  /* arg_reg's choice */
+	__u64 ret, pykey; /* cuda_call's, see there */
+	__u32 pytid, untraced;
+	__u64 busy; /* held by a run (compare-and-swap) */
 };
 
 /* Two slots per CPU: a launch probe can be preempted (it runs with migration, not preemption,
@@ -303,8 +305,7 @@ static __always_inline int cuda_call(struct pt_regs *ctx, __u64 cookie, struct c
 	struct xsprof_call_mark *m;
 	struct xsprof_cuda_call *r;
 	const __u64 *win;
-	__u64 sp, ret = 0, flags, pykey = 0;
-	__u32 untraced = 1, pytid = 0;
+	__u64 flags;
 	/* Waits and allocations are timed by their return probe: never shed (--max-cpu). */
 	bool sheddable = !(cookie & (XSPROF_CUDA_COOKIE_WAIT | XSPROF_CUDA_COOKIE_ALLOC));
 	__u16 sampled = 0;
@@ -325,15 +326,21 @@ static __always_inline int cuda_call(struct pt_regs *ctx, __u64 cookie, struct c
 	}
 	r = &scr->rec;
 	r->user_err = 0;
-	sp = PT_REGS_SP(ctx);
+	/* The call's return address, stack pointer (read again from ctx), Python key and thread,
+	 * and what its walk said live in the scratch, not in spilled registers: this frame is
+	 * the first of every chain the program has (512 bytes for all). */
+	scr->ret = 0;
+	scr->pykey = 0;
+	scr->pytid = 0;
+	scr->untraced = 1;
 	/* The top of the stack, return address first; near the top of a stack the window may
 	 * not fit: then frame by frame. */
 	win = scr->win;
-	if (bpf_probe_read_user(scr->win, sizeof(scr->win), (void *)sp))
+	if (bpf_probe_read_user(scr->win, sizeof(scr->win), (void *)PT_REGS_SP(ctx)))
 		win = NULL;
 	if (win)
-		ret = scr->win[0];
-	else if (bpf_probe_read_user(&ret, sizeof(ret), (void *)sp)) {
+		scr->ret = scr->win[0];
+	else if (bpf_probe_read_user(&scr->ret, sizeof(scr->ret), (void *)PT_REGS_SP(ctx))) {
 		st->ustack_err++;
 		r->user_err = -14; /* -EFAULT */
 	}
@@ -341,8 +348,8 @@ static __always_inline int cuda_call(struct pt_regs *ctx, __u64 cookie, struct c
 	m = bpf_task_storage_get(&call_marks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!m) {
 		st->mark_err++;
-	} else if (nested_call(m, sp, ret, PT_REGS_FP(ctx), cookie & XSPROF_CUDA_COOKIE_WRAPPER,
-			       uret__tramp(task))) {
+	} else if (nested_call(m, PT_REGS_SP(ctx), scr->ret, PT_REGS_FP(ctx),
+			       cookie & XSPROF_CUDA_COOKIE_WRAPPER, uret__tramp(task))) {
 		st->nested++;
 		return 0;
 	}
@@ -365,7 +372,7 @@ static __always_inline int cuda_call(struct pt_regs *ctx, __u64 cookie, struct c
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	r->pad = 0;
 	r->nr_python = 0;
-	r->stream = read_stream(ctx, cookie, sp, win, &r->flags, scr->args);
+	r->stream = read_stream(ctx, cookie, PT_REGS_SP(ctx), win, &r->flags, scr->args);
 	if (r->flags & XSPROF_CUDA_F_STREAM_ERR)
 		st->stream_err++;
 	if (m)
@@ -373,11 +380,13 @@ static __always_inline int cuda_call(struct pt_regs *ctx, __u64 cookie, struct c
 
 	/* The stack of the thread's last call, if a cheap check proves it unchanged. */
 	if (python_on) {
-		pytid = python__own_tid(task);
-		pykey = python_key(tgid, pytid);
+		scr->pytid = python__own_tid(task);
+		scr->pykey = python_key(tgid, scr->pytid);
 	}
 	c = rst && m && m->sent && !r->user_err ? launch__cache(XSPROF_LAUNCH_CALL) : NULL;
-	if (c && rst && launch__same(c, ret, sp, PT_REGS_FP(ctx), pykey, r->time_ns, rst)) {
+	if (c && rst &&
+	    launch__same(c, scr->ret, PT_REGS_SP(ctx), PT_REGS_FP(ctx), scr->pykey, r->time_ns,
+			 rst)) {
 		flags = BPF_RB_NO_WAKEUP;
 		if ((st->emitted & 15) == 0 &&
 		    bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
@@ -393,18 +402,19 @@ static __always_inline int cuda_call(struct pt_regs *ctx, __u64 cookie, struct c
 
 	r->nr_user = 0;
 	if (!r->user_err)
-		walk_call(ctx, r, scr, tgid, ret, sp, win, &untraced);
+		walk_call(ctx, r, scr, tgid, scr->ret, PT_REGS_SP(ctx), win, &scr->untraced);
 	/* The Python function and line that made the call (mask: nr_user <= 127). */
 	if (python_on && r->nr_user)
-		r->nr_python = python_append_call(r, pytid);
-	if (send_call(r, st, m, tgid, untraced))
+		r->nr_python = python_append_call(r, scr->pytid);
+	if (send_call(r, st, m, tgid, scr->untraced))
 		return 0;
 	/* A thread's first record may be held (above): only the ones after are reused. */
 	c = rst && !r->user_err ? launch__cache(XSPROF_LAUNCH_CALL) : NULL;
 	if (c && rst) {
 		/* Callers from ips[1]: their slots are trace[0, ...). */
-		launch__keep(c, ret, sp, PT_REGS_FP(ctx), pykey, r->time_ns, scr->trace, &r->ips[1],
-			     (long)r->nr_user - 1, untraced, LAUNCH_SLOTS_UPROBE);
+		launch__keep(c, scr->ret, PT_REGS_SP(ctx), PT_REGS_FP(ctx), scr->pykey, r->time_ns,
+			     scr->trace, &r->ips[1], (long)r->nr_user - 1, scr->untraced,
+			     LAUNCH_SLOTS_UPROBE);
 		rst->walked++;
 	}
 	return 0;

@@ -35,8 +35,10 @@ struct usdt_scratch {
 	__u64 win[USTACK_WINDOW / 8];
 	__u64 trace[UNWIND_TRACE_SLOTS];
 	struct xs_unwind_state walk;
-	long corr, api; /* the probe's arguments */
-	__u64 busy;	/* held by a run (compare-and-swap) */
+	long corr, api;	  /* the probe's arguments */
+	__u64 now, pykey; /* usdt_launch's, see there */
+	__u32 pytid, untraced;
+	__u64 busy; /* held by a run (compare-and-swap) */
 };
 
 struct {
@@ -96,12 +98,12 @@ static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch 
 	struct xsprof_cuda_stats *st = bpf_map_lookup_elem(&cuda_stats, &zero);
 	struct xsprof_launch_reuse_stats *rst = bpf_map_lookup_elem(&launch_reuse_stats, &zero);
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 site = PT_REGS_IP(ctx), sp = PT_REGS_SP(ctx), bp = PT_REGS_FP(ctx), pykey = 0, now;
+	/* The site, sp and bp are read from ctx where used, the rest kept in the scratch (not
+	 * in spilled registers): this frame is the first of every chain the program has. */
 	struct launch_cache *c = NULL;
 	struct xsprof_usdt_launch *r;
 	const __u64 *win;
-	long corr, api, size, n;
-	__u32 untraced = 1, pytid = 0;
+	long size, n;
 	__u16 sampled = 0;
 	__u64 flags;
 
@@ -134,22 +136,26 @@ static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch 
 		st->usdt_drop++;
 		return 0;
 	}
-	corr = scr->corr;
-	api = scr->api;
-	now = bpf_ktime_get_ns();
+	scr->now = bpf_ktime_get_ns();
+	scr->pykey = 0;
+	scr->pytid = 0;
+	scr->untraced = 1;
 	/* The stack of the thread's last launch, if a cheap check proves it unchanged. */
 	if (python_on) {
-		pytid = python__own_tid(task);
-		pykey = python_key(tgid, pytid);
+		scr->pytid = python__own_tid(task);
+		scr->pykey = python_key(tgid, scr->pytid);
 	}
 	c = rst ? launch__cache(XSPROF_LAUNCH_USDT) : NULL;
-	if (c && rst && launch__same(c, site, sp, bp, pykey, now, rst)) {
+	if (c && rst &&
+	    launch__same(c, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), scr->pykey, scr->now,
+			 rst)) {
 		flags = BPF_RB_NO_WAKEUP;
 		if ((st->usdt_emitted & 15) == 0 &&
 		    bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
 			flags = BPF_RB_FORCE_WAKEUP;
-		if (launch__send_reuse(c, tgid, (__u32)pid_tgid, XSPROF_LAUNCH_USDT, (__u32)api,
-				       sampled, now, (__u64)corr, flags, rst)) {
+		if (launch__send_reuse(c, tgid, (__u32)pid_tgid, XSPROF_LAUNCH_USDT,
+				       (__u32)scr->api, sampled, scr->now, (__u64)scr->corr, flags,
+				       rst)) {
 			st->usdt_drop++;
 			return 0;
 		}
@@ -159,20 +165,20 @@ static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch 
 	r->type = XSPROF_REC_USDT_LAUNCH;
 	r->tgid = tgid;
 	r->tid = (__u32)pid_tgid;
-	r->api = (__u32)api;
-	r->time_ns = now;
-	r->corr_id = (__u64)corr;
+	r->api = (__u32)scr->api;
+	r->time_ns = scr->now;
+	r->corr_id = (__u64)scr->corr;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	r->user_err = 0;
 	/* Mid-function: the probe site, then the firing function's own frame outward. */
-	r->ips[0] = site;
+	r->ips[0] = PT_REGS_IP(ctx);
 	r->nr_user = 1;
-	n = unwind__probe_walk(&scr->walk, r->ips, &r->nr_user, tgid, unwind_mode, site, sp, bp, 1,
-			       scr->trace, &untraced);
+	n = unwind__probe_walk(&scr->walk, r->ips, &r->nr_user, tgid, unwind_mode, PT_REGS_IP(ctx),
+			       PT_REGS_SP(ctx), PT_REGS_FP(ctx), 1, scr->trace, &scr->untraced);
 	if (n >= 0 && n < XSPROF_MAX_STACK_DEPTH) {
 		r->nr_user = 1 + n;
 	} else {
-		untraced = 1;
+		scr->untraced = 1;
 		win = bpf_probe_read_user(scr->win, sizeof(scr->win), (void *)PT_REGS_SP(ctx))
 			      ? NULL
 			      : scr->win;
@@ -182,7 +188,7 @@ static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch 
 
 	r->nr_python = 0;
 	if (python_on && r->nr_user)
-		r->nr_python = python_append_usdt(r, pytid);
+		r->nr_python = python_append_usdt(r, scr->pytid);
 	size = XSPROF_USDT_LAUNCH_HDR_SIZE + (long)r->nr_user * 8 +
 	       (long)r->nr_python * sizeof(struct xsprof_py_frame);
 	/* Keep the bound on the register that is passed on (clang may clamp a copy). */
@@ -197,9 +203,9 @@ static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch 
 	if (((r->flags & XSPROF_CUDA_F_FIRST) && cuda_stop_processes && pid_filter_on &&
 	     !bpf_map_lookup_elem(&cuda_seen, &tgid) &&
 	     !bpf_map_update_elem(&cuda_seen, &tgid, &one, BPF_NOEXIST)) ||
-	    ((untraced & UNWIND_OUT_ASKED) && cuda_stop_processes && pid_filter_on)) {
+	    ((scr->untraced & UNWIND_OUT_ASKED) && cuda_stop_processes && pid_filter_on)) {
 		/* ... and a launch whose walk asked for a table (uprobe_cuda.bpf.c says why). */
-		if (untraced & UNWIND_OUT_ASKED)
+		if (scr->untraced & UNWIND_OUT_ASKED)
 			r->flags |= XSPROF_CUDA_F_TABLES;
 		if (sent)
 			*sent = 1;
@@ -223,12 +229,14 @@ static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch 
 	st->usdt_emitted++;
 	if (c && rst) {
 		/* Callers from ips[1]: their slots are trace[0, ...). */
-		launch__keep(c, site, sp, bp, pykey, now, scr->trace, &r->ips[1],
-			     (long)r->nr_user - 1, untraced, LAUNCH_SLOTS_USDT);
+		launch__keep(c, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), scr->pykey,
+			     scr->now, scr->trace, &r->ips[1], (long)r->nr_user - 1, scr->untraced,
+			     LAUNCH_SLOTS_USDT);
 		rst->walked++;
 	}
 	return 0;
 }
+
 /* One run in XSPROF_TIMED_EVERY is timed: what a launch costs, said by the daemon. */
 SEC("usdt")
 int xsprof_usdt_launch(struct pt_regs *ctx)

@@ -13,8 +13,8 @@
 #include "daemon/probes/bpf_margins.h"
 
 /* BPF_LOG_STATS: the verifier prints its statistics only, not every instruction. */
-#define LOG_STATS 4
-#define LOG_BYTES (64u << 10)
+#define LOG_STATS    4
+#define LOG_BYTES    (64u << 10)
 #define MAX_SUBPROGS 128
 
 struct margins_log {
@@ -80,7 +80,7 @@ struct graph {
 	uint8_t calls[MAX_SUBPROGS][MAX_SUBPROGS];
 	int depth[MAX_SUBPROGS]; /* the verifier's, -1 unknown */
 	int memo[2][MAX_SUBPROGS];
-	int next[2][MAX_SUBPROGS]; /* the callee on the deepest chain, -1 none */
+	int next[2][MAX_SUBPROGS];   /* the callee on the deepest chain, -1 none */
 	char name[MAX_SUBPROGS][40]; /* from the loaded program's BTF; empty when refused */
 };
 
@@ -257,8 +257,8 @@ static void print_refusal(const char *log, FILE *out)
 		if (!lines[i])
 			continue;
 		nl = strchr(lines[i], '\n');
-		fprintf(out, "  refusal: %.*s\n", (int)(nl ? nl - lines[i] : (long)strlen(lines[i])),
-			lines[i]);
+		fprintf(out, "  refusal: %.*s\n",
+			(int)(nl ? nl - lines[i] : (long)strlen(lines[i])), lines[i]);
 	}
 }
 
@@ -277,14 +277,15 @@ static void report_one(const struct margins_log *l, FILE *out)
 			s16 = chain(g, 0, 1, 0);
 		}
 	}
-	fprintf(out, "prog %s %s insns %ld states %ld peak %ld time_us %ld stack32 %d stack16 %d chain ",
+	fprintf(out,
+		"prog %s %s insns %ld states %ld peak %ld time_us %ld stack32 %d stack16 %d chain ",
 		bpf_program__name(l->prog), loaded ? "loaded" : "refused",
 		stat_after(log, "processed "), stat_after(log, "total_states "),
 		stat_after(log, "peak_states "), stat_after(log, "verification time "), s32, s16);
 	if (s32 >= 0)
 		for (int s = 0; s >= 0; s = g->next[0][s])
-			fprintf(out, "%s%s%s%d", s ? " + " : "", g->name[s], g->name[s][0] ? ":" : "",
-				g->depth[s]);
+			fprintf(out, "%s%s%s%d", s ? " + " : "", g->name[s],
+				g->name[s][0] ? ":" : "", g->depth[s]);
 	else
 		fputc('?', out);
 	fputc('\n', out);

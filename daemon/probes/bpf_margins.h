@@ -16,8 +16,8 @@
 struct bpf_object;
 
 /* The classic limits, and the margin kept below the stack limit. */
-#define BPF_MARGINS_STACK_LIMIT	512
-#define BPF_MARGINS_STACK_SPARE	64
+#define BPF_MARGINS_STACK_LIMIT 512
+#define BPF_MARGINS_STACK_SPARE 64
 #define BPF_MARGINS_INSN_LIMIT	1000000
 
 /* Give every program of obj that will load a log buffer at the statistics level. Call between
