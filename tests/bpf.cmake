@@ -53,3 +53,9 @@ xsprof_unit_test(test_sample_owner SOURCES test_sample_owner.c LIBS xsprof_sessi
 # The stop ledger's watchdog: a process stopped for its probes is continued when the daemon is
 # killed -9 (issue 39 G2). Needs root.
 xsprof_unit_test(test_stop_ledger SOURCES test_stop_ledger.c LIBS xsprof_probes)
+
+# Every program's margins against the classic verifier limits (bench/bpf_margins.sh): the
+# deepest call chain keeps 64 of its 512 bytes with 32-byte frames, instructions stay under half
+# the limit, nothing is refused. Fails on this build before a user's kernel refuses it.
+add_test(NAME bpf_margins COMMAND ${PROJECT_SOURCE_DIR}/bench/bpf_margins.sh --build ${CMAKE_BINARY_DIR})
+set_tests_properties(bpf_margins PROPERTIES TIMEOUT 300)
