@@ -99,8 +99,6 @@ static __always_inline bool launch__same(struct launch_cache *c, __u64 site, __u
 		st->miss_age++;
 		return false;
 	}
-	/* Rolled: unrolled, its values spilled to the BPF stack the chain's budget needs. */
-#pragma clang loop unroll(disable)
 	for (int j = 0; j < UNWIND_TRACE_SLOTS; j++) {
 		if (j >= c->nr)
 			break;
@@ -125,7 +123,9 @@ static __always_inline void launch__keep(struct launch_cache *c, __u64 site, __u
 		n = slots;
 	if (n > UNWIND_TRACE_SLOTS)
 		n = UNWIND_TRACE_SLOTS;
-#pragma clang loop unroll(disable)
+		/* Unrolled: each store at a constant offset. Left to itself clang may make this a loop
+	 * counting down from n, whose bound Linux 6.1's verifier loses. */
+#pragma unroll
 	for (int j = 0; j < UNWIND_TRACE_SLOTS; j++) {
 		if (j >= n)
 			break;

@@ -39,6 +39,7 @@ bool cuda_stop_processes = false;
 struct cuda_scratch {
 	struct xsprof_cuda_call rec;
 	__u64 win[USTACK_WINDOW / 8];
+	__u32 win_ok, pad_win;		 /* win holds the top of the stack (read whole) */
 	__u64 trace[UNWIND_TRACE_SLOTS]; /* where the walk read its first callers */
 	struct xs_unwind_state walk;
 	__u64 args[8];	  /* arg_reg's choice */
@@ -88,10 +89,12 @@ static __always_inline __u64 arg_reg(struct pt_regs *ctx, __u32 idx, __u64 *args
 
 /*
  * The stream argument as the cookie locates it; 0 with *flags set when there is none. A stack
- * argument is in the window already read (win, may be NULL).
+ * argument is in the window already read (win, when win_ok: a flag beside a pointer that is
+ * never NULL, as Linux 6.1's verifier cannot tie a NULL check kept in one spilled register to
+ * the pointer kept in another).
  */
 static __always_inline __u64 read_stream(struct pt_regs *ctx, __u64 cookie, __u64 sp,
-					 const __u64 *win, __u16 *flags, __u64 *args)
+					 const __u64 *win, __u32 win_ok, __u16 *flags, __u64 *args)
 {
 	__u32 loc = XSPROF_CUDA_COOKIE_LOC(cookie), idx = XSPROF_CUDA_COOKIE_IDX(cookie);
 	__u64 v = 0, addr;
@@ -100,7 +103,7 @@ static __always_inline __u64 read_stream(struct pt_regs *ctx, __u64 cookie, __u6
 	case XSPROF_CUDA_STREAM_REG:
 		return arg_reg(ctx, idx, args);
 	case XSPROF_CUDA_STREAM_STACK:
-		if (win && idx < USTACK_WINDOW / 8)
+		if (win_ok && idx < USTACK_WINDOW / 8)
 			return win[idx &
 				   (USTACK_WINDOW / 8 - 1)]; /* the mask is for the verifier */
 		addr = sp + 8 * (__u64)idx;
@@ -126,7 +129,6 @@ static __always_inline __u64 read_stream(struct pt_regs *ctx, __u64 cookie, __u6
  */
 static __always_inline bool inside_frame(__u64 fp, __u64 outer_sp)
 {
-#pragma clang loop unroll(disable)
 	for (int i = 0; i < 32; i++) {
 		if (fp == outer_sp - 8)
 			return true;
@@ -304,7 +306,6 @@ static __always_inline int cuda_call(struct pt_regs *ctx, __u64 cookie, struct c
 	struct launch_cache *c = NULL;
 	struct xsprof_call_mark *m;
 	struct xsprof_cuda_call *r;
-	const __u64 *win;
 	__u64 flags;
 	/* Waits and allocations are timed by their return probe: never shed (--max-cpu). */
 	bool sheddable = !(cookie & (XSPROF_CUDA_COOKIE_WAIT | XSPROF_CUDA_COOKIE_ALLOC));
@@ -335,10 +336,8 @@ static __always_inline int cuda_call(struct pt_regs *ctx, __u64 cookie, struct c
 	scr->untraced = 1;
 	/* The top of the stack, return address first; near the top of a stack the window may
 	 * not fit: then frame by frame. */
-	win = scr->win;
-	if (bpf_probe_read_user(scr->win, sizeof(scr->win), (void *)PT_REGS_SP(ctx)))
-		win = NULL;
-	if (win)
+	scr->win_ok = !bpf_probe_read_user(scr->win, sizeof(scr->win), (void *)PT_REGS_SP(ctx));
+	if (scr->win_ok)
 		scr->ret = scr->win[0];
 	else if (bpf_probe_read_user(&scr->ret, sizeof(scr->ret), (void *)PT_REGS_SP(ctx))) {
 		st->ustack_err++;
@@ -372,7 +371,8 @@ static __always_inline int cuda_call(struct pt_regs *ctx, __u64 cookie, struct c
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	r->pad = 0;
 	r->nr_python = 0;
-	r->stream = read_stream(ctx, cookie, PT_REGS_SP(ctx), win, &r->flags, scr->args);
+	r->stream = read_stream(ctx, cookie, PT_REGS_SP(ctx), scr->win, scr->win_ok, &r->flags,
+				scr->args);
 	if (r->flags & XSPROF_CUDA_F_STREAM_ERR)
 		st->stream_err++;
 	if (m)
@@ -402,7 +402,8 @@ static __always_inline int cuda_call(struct pt_regs *ctx, __u64 cookie, struct c
 
 	r->nr_user = 0;
 	if (!r->user_err)
-		walk_call(ctx, r, scr, tgid, scr->ret, PT_REGS_SP(ctx), win, &scr->untraced);
+		walk_call(ctx, r, scr, tgid, scr->ret, PT_REGS_SP(ctx),
+			  scr->win_ok ? scr->win : NULL, &scr->untraced);
 	/* The Python function and line that made the call (mask: nr_user <= 127). */
 	if (python_on && r->nr_user)
 		r->nr_python = python_append_call(r, scr->pytid);
