@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -159,12 +162,39 @@ int stop_ledger__continue_pinned(const char *path)
 	return n;
 }
 
+/* BPF_FS_MAGIC (include/uapi/linux/magic.h). */
+#define XS_BPF_FS_MAGIC 0xcafe4a11
+
+int stop_ledger__bpffs(const char *dir)
+{
+	struct statfs sfs;
+
+	if (!statfs(dir, &sfs) && (unsigned long)sfs.f_type == XS_BPF_FS_MAGIC)
+		return 0;
+	/* A fresh machine (or a container) may have none: mounted as systemd would, root only. */
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	if (mount("bpf", dir, "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700"))
+		return -errno;
+	log_info("mounted bpffs at %s (there was none)", dir);
+	return 0;
+}
+
 int stop_ledger__claim(const char *path)
 {
-	int fd = stop_ledger__fd(), n;
+	int fd = stop_ledger__fd(), n, err;
+	char dir[256];
+	char *slash;
 
 	if (fd < 0)
 		return fd;
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir)
+		*slash = 0;
+	err = stop_ledger__bpffs(dir);
+	if (err)
+		return err;
 	n = stop_ledger__continue_pinned(path);
 	if (n > 0)
 		log_info("continued %d process%s a previous xsprofd had stopped for its probes", n,

@@ -43,6 +43,8 @@ const char *stop_ledger__pin_path(const char *socket_path, char *buf, size_t siz
  * caller; the watchdog still covers a daemon that dies alone).
  */
 int stop_ledger__claim(const char *path);
+/* bpffs at dir: there already, or mounted now (root only, mode 0700). 0, or -errno. */
+int stop_ledger__bpffs(const char *dir);
 /* A clean stop: the pin goes (the watchdog continues what is left when the daemon exits). */
 void stop_ledger__unpin(const char *path);
 

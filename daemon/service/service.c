@@ -432,8 +432,10 @@ static bool claim_ledger(const char *socket_path, char *pin, size_t size)
 
 	if (err)
 		log_warn(
-			"pinning the stop ledger at %s: %s; if xsprofd and its watchdog are killed "
-			"together, a process stopped for its probes waits for the next xsprofd",
+			"pinning the stop ledger at %s: %s (bpffs is mounted when missing; where "
+			"that is refused, run 'mount -t bpf bpf /sys/fs/bpf'); if xsprofd and its "
+			"watchdog are killed together, a process stopped for its probes waits for "
+			"the next xsprofd",
 			pin, strerror(-err));
 	return !err;
 }
