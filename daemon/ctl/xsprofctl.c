@@ -453,6 +453,21 @@ static void status_print_head(struct json_object *j)
 
 	printf("xsprofd %s, pid %lld, up %lld s\n", jstr(j, "version", "?"), jint(j, "pid"),
 	       jint(j, "uptime_s"));
+	if ((k = jget(j, "kernel"))) {
+		struct json_object *fb = jget(k, "fallbacks");
+		size_t n = fb && json_object_is_type(fb, json_type_array)
+				   ? json_object_array_length(fb)
+				   : 0;
+
+		printf("kernel: %s, %s\n", jstr(k, "release", "?"),
+		       n ? "fallbacks in use:" : "every BPF feature xsprofd uses is there");
+		for (size_t i = 0; i < n; i++) {
+			struct json_object *e = json_object_array_get_idx(fb, i);
+
+			printf("  no %s (Linux %s): %s\n", jstr(e, "feature", "?"),
+			       jstr(e, "since", "?"), jstr(e, "instead", "?"));
+		}
+	}
 	printf("sampling: %lld Hz on %lld CPUs; %lld samples, %lld kept, %lld lost (ring buffer "
 	       "full), %lld malformed\n",
 	       jint(j, "freq_hz"), jint(j, "cpus"), jint(c, "samples"), jint(c, "kept"),

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "daemon/log.h"
+#include "daemon/probes/features.h"
 #include "daemon/probes/preflight.h"
 
 #define CAP_SYS_ADMIN_BIT 21
@@ -53,6 +54,29 @@ int preflight__kernel(void)
 			"BPF programs need; use a kernel built with CONFIG_DEBUG_INFO_BTF=y (every "
 			"major distribution's kernel since 2021 is)");
 		return -ENOTSUP;
+	}
+	return preflight__features(kfeatures__get());
+}
+
+int preflight__features(const struct kfeatures *k)
+{
+	for (int f = 0; f < KF_MAX; f++) {
+		const struct kfeature_row *r = &kfeature_rows[f];
+
+		if (kfeatures__has(k, f))
+			continue;
+		if (r->required) {
+			log_err("this kernel (%s) lacks %s (Linux %s and later, or a distribution "
+				"kernel that backports it): xsprofd needs it",
+				k->release, r->name, r->since);
+			return -ENOTSUP;
+		}
+		if (r->loses)
+			log_warn("this kernel (%s) lacks %s (Linux %s): %s", k->release, r->name,
+				 r->since, r->without);
+		else
+			log_info("this kernel (%s) lacks %s (Linux %s): %s", k->release, r->name,
+				 r->since, r->without);
 	}
 	return 0;
 }

@@ -10,6 +10,10 @@
 
 /* Privileges and kernel features; 0 or -errno after logging why. */
 int preflight__kernel(void);
+struct kfeatures;
+/* The probed features: a required one missing refuses (one line, -ENOTSUP), each other one
+ * missing is said once with what runs in its place. */
+int preflight__features(const struct kfeatures *k);
 /* The process exists; 0 or -ESRCH/-EPERM after logging. */
 /* --tid: the thread exists (logs why not). 0 or -ESRCH. */
 int preflight__tid(pid_t tid);

@@ -295,6 +295,26 @@ static void table_metrics(FILE *f, struct json_object *st)
 	}
 }
 
+/* The kernel's features (status "kernel.features"), one member each, 1 or 0. */
+static void kernel_metrics(FILE *f, struct json_object *st)
+{
+	struct json_object *k = at_path(st, "kernel.features");
+	const char *last = NULL;
+	char labels[96];
+
+	if (!k)
+		return;
+	json_object_object_foreach(k, name, v)
+	{
+		family(f, "xsprof_kernel_feature", GAUGE,
+		       "1 where this kernel has the BPF feature xsprofd uses, 0 where it runs a "
+		       "fallback (xsprofctl status says which).",
+		       &last);
+		snprintf(labels, sizeof(labels), "feature=\"%s\"", name);
+		sample(f, "xsprof_kernel_feature", labels, json_object_get_double(v));
+	}
+}
+
 /* Counts by a string member of each element of an array ("state" of recordings). */
 static void by_state(FILE *f, struct json_object *arr, const char *name, const char *help,
 		     const char *const *states, size_t nr_states)
@@ -493,6 +513,7 @@ enum MHD_Result metrics__api(struct service *s, struct MHD_Connection *c)
 	fprintf(f, "xsprof_build_info{version=\"%s\"} 1\n",
 		(v = at_path(st, "version")) ? json_object_get_string(v) : "");
 	table_metrics(f, st);
+	kernel_metrics(f, st);
 	json_object_object_get_ex(st, "recordings", &arr);
 	by_state(f, arr, "xsprof_recordings", "Recordings held, by state.", recording_states, 3);
 	arr = NULL;

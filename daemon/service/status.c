@@ -16,6 +16,7 @@
 #include "daemon/gpu/cupti_server.h"
 #include "daemon/gpu/gpu_records.h"
 #include "daemon/options.h"
+#include "daemon/probes/features.h"
 #include "daemon/probes/proc_events.h"
 #include "daemon/probes/sampler.h"
 #include "daemon/service/http.h"
@@ -575,6 +576,33 @@ static struct json_object *gpu_json(struct service *s)
 	return g;
 }
 
+/* The kernel's features (daemon/probes/features.h): each 1 or 0, and what runs in place of
+ * each missing one. */
+static struct json_object *kernel_json(void)
+{
+	const struct kfeatures *k = kfeatures__get();
+	struct json_object *o = json_object_new_object(), *f = json_object_new_object(),
+			   *fb = json_object_new_array();
+
+	json_object_object_add(o, "release", json_object_new_string(k->release));
+	for (int i = 0; i < KF_MAX; i++) {
+		const struct kfeature_row *r = &kfeature_rows[i];
+		struct json_object *e;
+
+		json_object_object_add(f, r->name, json_object_new_int(kfeatures__has(k, i)));
+		if (kfeatures__has(k, i))
+			continue;
+		e = json_object_new_object();
+		json_object_object_add(e, "feature", json_object_new_string(r->name));
+		json_object_object_add(e, "since", json_object_new_string(r->since));
+		json_object_object_add(e, "instead", json_object_new_string(r->without));
+		json_object_array_add(fb, e);
+	}
+	json_object_object_add(o, "features", f);
+	json_object_object_add(o, "fallbacks", fb);
+	return o;
+}
+
 struct json_object *status__json(struct service *s)
 {
 	struct json_object *j = json_object_new_object(), *a;
@@ -583,6 +611,7 @@ struct json_object *status__json(struct service *s)
 
 	json_object_object_add(j, "version", json_object_new_string(XSPROF_VERSION));
 	status__add_u64(j, "pid", (uint64_t)getpid());
+	json_object_object_add(j, "kernel", kernel_json());
 	status__add_u64(j, "uptime_s", (clock__mono_ns() - s->started_ns) / 1000000000ull);
 	status__add_u64(j, "freq_hz", s->opts->freq_hz);
 	status__add_u64(j, "window_s", s->opts->window_s);
