@@ -88,7 +88,9 @@ int kfeatures__probe(struct kfeatures *ret)
 
 	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1)
 		have |= 1u << KF_RINGBUF;
-	if (libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACING, NULL) == 1 && btf)
+	/* libbpf cannot probe a tracing program type without a target: the kernel's BTF names
+	 * the sched_switch tracepoint's type where tp_btf programs can attach to it. */
+	if (btf && btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) > 0)
 		have |= 1u << KF_TP_BTF;
 	if (helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop))
 		have |= 1u << KF_BPF_LOOP;
