@@ -62,6 +62,9 @@ target_compile_definitions(test_cuda_probes PRIVATE
 target_compile_definitions(test_cuda_probes PRIVATE
 	XS_CUDA_BENCH_PATH="$<TARGET_FILE:xs_cuda_bench>")
 add_dependencies(test_cuda_probes xsprofd xs_cuda xs_usdt xs_cuda_bench)
+# The same probes as a kernel before 6.6 takes them: one perf-event uprobe per API.
+add_test(NAME cuda_perf_uprobes COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cuda_perf_uprobes.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(cuda_perf_uprobes PROPERTIES TIMEOUT 120)
 
 # bench/cuda_launch.sh: added CPU time per CUDA call, uprobe and USDT paths.
 add_executable(xs_cuda_bench ${PROJECT_SOURCE_DIR}/bench/cuda_launch.c)

@@ -427,6 +427,7 @@ static int attach_fd(struct cuda_probes *cp, pid_t pid, int fd, const char *what
 	char path[64];
 	struct stat st;
 	int err = 0, need;
+	bool plain;
 
 	if (fstat(fd, &st))
 		return -errno;
@@ -473,9 +474,12 @@ static int attach_fd(struct cuda_probes *cp, pid_t pid, int fd, const char *what
 	/* Perf-event uprobes where the multi links were refused. */
 	if (!t->nr_probes && t->multi_fd < 0 && fi->nr_apis && !cp->call_plain)
 		load_plain(cp);
-	/* A program this kernel refused is left out (that was said): the others still go. */
-	for (size_t i = 0;
-	     cp->call_plain && !t->nr_probes && t->multi_fd < 0 && i < cuda_nr_apis && !err; i++) {
+	/* A program this kernel refused is left out (that was said): the others still go. Whether
+	 * the file takes perf-event uprobes is decided once, before the first is counted in
+	 * nr_probes (tested in the loop, it stopped after one: a kernel before 6.6 saw the first
+	 * API of each file only). */
+	plain = cp->call_plain && !t->nr_probes && t->multi_fd < 0;
+	for (size_t i = 0; plain && i < cuda_nr_apis && !err; i++) {
 		const struct cuda_api *a = &cuda_apis[i];
 		LIBBPF_OPTS(bpf_uprobe_opts, uo);
 
