@@ -13,6 +13,7 @@ pkgs="
 	python3 python3.11-dev python3-torch python3-numpy golang-go linux-perf bpftrace time nodejs
 	chromium python3-websocket protobuf-compiler
 	systemd dbus adduser groff-base dpkg-dev prometheus
+	qemu-system-x86 busybox-static cpio
 "
 missing=""
 for p in $pkgs; do
