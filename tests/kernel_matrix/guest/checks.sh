@@ -133,35 +133,22 @@ c_usdt() {
 	verdict usdt $w/usdt.log $chk usdt $w/usdt.folded $w/usdt.out "$(took)"
 }
 
-# scopes: xsprof/scope.h's USDT scopes, --group-by range (tests/nvtx.sh, xs_scope_phases).
-c_scopes() {
+# scopes and nvtx: phases grouped by range (tests/nvtx.sh): xsprof/scope.h's USDT scopes in
+# xs_scope_phases; NVTX ranges through libxsprof_cupti.so's NVTX injection in xs_nvtx_phases,
+# the fake CUPTI's kernels joined under the range they were launched in.
+c_phases() { # CHECK WORKLOAD
+	local c=$1
 	start
 	rm -f $w/cupti.sock
 	XSPROF_CUPTI_LIB=$B/cupti_inject/libxsprof_cupti.so XSPROF_CUPTI_SOCKET=$w/cupti.sock \
-		xs scopes -f -F 299 --group-by range --cupti-socket $w/cupti.sock -o $w/scopes.folded -- \
-		"$B/tests/xs_scope_phases" 3
+		xs $c -f -F 299 --group-by range --cupti-socket $w/cupti.sock -o $w/$c.folded -- \
+		"$B/tests/$2" 3
 	rc=$?
 	if [ $rc != 0 ]; then
-		fail scopes "xsprofd exited $rc ($(took))" $w/scopes.log
+		fail $c "xsprofd exited $rc ($(took))" $w/$c.log
 		return
 	fi
-	verdict scopes $w/scopes.log $chk phases $w/scopes.folded $w/scopes.out $w/scopes.log scopes "$(took)"
-}
-
-# nvtx: NVTX ranges through libxsprof_cupti.so's NVTX injection, the fake CUPTI's kernels joined
-# under the range they were launched in (tests/nvtx.sh, xs_nvtx_phases).
-c_nvtx() {
-	start
-	rm -f $w/cupti.sock
-	XSPROF_CUPTI_LIB=$B/cupti_inject/libxsprof_cupti.so XSPROF_CUPTI_SOCKET=$w/cupti.sock \
-		xs nvtx -f -F 299 --group-by range --cupti-socket $w/cupti.sock -o $w/nvtx.folded -- \
-		"$B/tests/xs_nvtx_phases" 3
-	rc=$?
-	if [ $rc != 0 ]; then
-		fail nvtx "xsprofd exited $rc ($(took))" $w/nvtx.log
-		return
-	fi
-	verdict nvtx $w/nvtx.log $chk phases $w/nvtx.folded $w/nvtx.out $w/nvtx.log nvtx "$(took)"
+	verdict $c $w/$c.log $chk phases $w/$c.folded $w/$c.out $w/$c.log $c "$(took)"
 }
 
 # service: xsprofd as the service (not --foreground), as tests/service/private_daemon.sh starts
@@ -263,8 +250,8 @@ for c in $(echo "$want" | tr ',' ' '); do
 	offcpu | wall) c_offwall $c ;;
 	cuda) c_cuda ;;
 	usdt) c_usdt ;;
-	scopes) c_scopes ;;
-	nvtx) c_nvtx ;;
+	scopes) c_phases scopes xs_scope_phases ;;
+	nvtx) c_phases nvtx xs_nvtx_phases ;;
 	service) c_service ;;
 	*) fail "$c" "no such check" ;;
 	esac
