@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/base/proc_env.h"
 #include "daemon/base/vec.h"
 #include "output/job_report_internal.h"
 
@@ -50,7 +51,7 @@ static int64_t number_of(const char *v, size_t n)
 	memcpy(buf, v, n);
 	buf[n] = '\0';
 	x = strtoll(buf, &end, 10);
-	return *end || x < 0 ? -1 : (int64_t)x;
+	return *end || x < 0 || x >= PROC_JOB_MAX_WORLD ? -1 : (int64_t)x;
 }
 
 static void on_label(void *ctx, const char *key, size_t klen, const char *val, size_t vlen)

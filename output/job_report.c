@@ -402,6 +402,38 @@ static int judge(struct job_report *r, struct jr_job *job)
 	return err;
 }
 
+/*
+ * The ranks of the world the job did not show, from the gaps between the ranks present (sorted
+ * by rank), never by counting to the world size: how many, the first 16 of them written into
+ * buf. Linear in the ranks present, whatever the world says.
+ */
+static size_t missing_ranks(const struct jr_job *job, char *buf, size_t size)
+{
+	size_t nr = 0, listed = 0, at = 0;
+	int64_t next = 0;
+
+	buf[0] = '\0';
+	if (job->world <= 0)
+		return 0;
+	for (size_t k = 0; k <= job->nr_ranks; k++) {
+		int64_t r = k < job->nr_ranks ? job->ranks[k]->rank : job->world;
+
+		if (r > job->world)
+			r = job->world;
+		/* [next, r) is a gap: all of it counted, its first ones listed (16 in all). */
+		if (r > next) {
+			for (int64_t want = next; want < r && listed < 16; want++, listed++)
+				if (at < size)
+					at += (size_t)snprintf(buf + at, size - at, "%s%" PRId64,
+							       listed ? ", " : "", want);
+			nr += (size_t)(r - next);
+		}
+		if (r + 1 > next)
+			next = r + 1;
+	}
+	return nr;
+}
+
 /* The plain answers: what could not be compared, and why. */
 static void notes(struct job_report *r)
 {
@@ -419,18 +451,9 @@ static void notes(struct job_report *r)
 		struct jr_job *job = &r->jobs[j];
 		size_t lo = SIZE_MAX, hi = 0, partial = 0;
 		char missing[120] = "";
-		size_t nr_missing = 0, at = 0;
+		size_t nr_missing;
 
-		for (int64_t want = 0; job->world > 0 && want < job->world; want++) {
-			bool seen = false;
-
-			for (size_t k = 0; k < job->nr_ranks && !seen; k++)
-				seen = job->ranks[k]->rank == want;
-			if (!seen && nr_missing++ < 16 && at < sizeof(missing))
-				at += (size_t)snprintf(missing + at, sizeof(missing) - at,
-						       "%s%" PRId64, nr_missing > 1 ? ", " : "",
-						       want);
-		}
+		nr_missing = missing_ranks(job, missing, sizeof(missing));
 		if (nr_missing)
 			jr_note(r, job,
 				"ranks missing: %zu of the world of %" PRId64 " (%s%s) were not "

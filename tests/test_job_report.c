@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "daemon/base/proc_env.h"
 #include "output/job_report.h"
 #include "output/nccl.h"
 #include "output/profile.h"
@@ -224,6 +226,43 @@ Test(job_report, partial_and_bad_input_get_a_plain_answer)
 	o = report_json(s);
 	cr_expect(notes_say(o, "notes", "no process with GPU work said its rank"));
 	cr_expect_eq(json_object_array_length(at(o, "jobs")), 0);
+	json_object_put(o);
+	free(s);
+}
+
+/* Issue 53 H5: a world size a fleet host or a profiled process makes up costs nothing. 9e18 is
+ * not a world size (past PROC_JOB_MAX_WORLD: not taken); the largest one taken, with 4 ranks
+ * present, is answered from the gaps, at once, its count exact. */
+Test(job_report, a_made_up_world_size_is_answered_at_once, .timeout = 10)
+{
+	struct job_sim *s = sim(4, 5);
+	struct timespec t0, t1;
+	char want[160];
+	json_object *o;
+
+	for (int k = 0; k < 4; k++)
+		snprintf(s->labels[k], sizeof(s->labels[k]),
+			 "job.id=run1\x1fjob.rank=%d\x1fjob.world_size=9000000000000000000", k);
+	o = report_json(s);
+	cr_expect(!notes_say(o, "jobs.0.notes", "ranks missing"), "9e18 is no world size");
+	cr_expect_eq(json_object_array_length(at(o, "jobs")), 1);
+	json_object_put(o);
+
+	/* Ranks 0, 2, 5, 9 of the largest world taken: gaps 1; 3-4; 6-8; 10 on. */
+	for (int k = 0; k < 4; k++)
+		snprintf(s->labels[k], sizeof(s->labels[k]),
+			 "job.id=run1\x1fjob.rank=%d\x1fjob.world_size=%d", (int[]){0, 2, 5, 9}[k],
+			 PROC_JOB_MAX_WORLD - 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	o = report_json(s);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	snprintf(want, sizeof(want),
+		 "ranks missing: %d of the world of %d (1, 3, 4, 6, 7, 8, 10, 11, 12, 13, 14, "
+		 "15, 16, 17, 18, 19, ...)",
+		 PROC_JOB_MAX_WORLD - 1 - 4, PROC_JOB_MAX_WORLD - 1);
+	cr_expect(notes_say(o, "jobs.0.notes", want), "want '%s'", want);
+	cr_expect_lt((t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, 1.0,
+		     "a report of 4 ranks of a 16 M world took over a second");
 	json_object_put(o);
 	free(s);
 }

@@ -42,7 +42,7 @@ static int64_t number(const char *s, size_t n)
 			return -1;
 		v = v * 10 + (s[i] - '0');
 	}
-	return v <= INT32_MAX ? v : -1;
+	return v < PROC_JOB_MAX_WORLD ? v : -1;
 }
 
 void proc_env__job_of(const char *env, size_t len, struct proc_job *ret)

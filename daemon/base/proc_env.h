@@ -12,6 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The most ranks a job can have (16 M: the largest jobs run some 100 k GPUs). A rank or world
+ * size at or past it is not taken: a profiled process or a fleet host's parts could say 9e18,
+ * and each report walks the world's gaps. */
+#define PROC_JOB_MAX_WORLD (1 << 24)
+
 /* Read at most this much of an environment (a process can hold megabytes). */
 #define PROC_ENV_MAX (256 * 1024)
 
