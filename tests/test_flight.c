@@ -618,3 +618,40 @@ Test(flight, a_user_holds_half_the_trigger_tables_at_most)
 	flight__free(f);
 	remove_dir(dump_dir);
 }
+
+/* Issue 53 H6: an outsider's 500 ranges left open under a hang rule's name, seen tick after tick,
+ * are 5 warning lines and a count, not one line each (44,502 in 10 s). */
+Test(flight, a_flood_of_one_trigger_kind_is_a_few_lines_and_a_count, .timeout = 60)
+{
+	struct flight *f = new_flight(256u << 20, 10);
+	struct flight_rule r;
+	struct flight_stats st;
+	uint64_t now = clock__mono_ns();
+	char msg[256], line[512];
+	FILE *log = tmpfile();
+	int saved = dup(2);
+	size_t lines = 0, calls = 0;
+
+	cr_assert(log && saved >= 0);
+	cr_assert_eq(flight_rule__parse("hang,seconds=5,range=allreduce", &r, msg, sizeof(msg)), 0);
+	cr_assert_eq(flight__add_rule(f, &r, NULL), 0);
+	fflush(stderr);
+	cr_assert_eq(dup2(fileno(log), 2), 2);
+	for (int tick = 0; tick < 20; tick++)
+		for (uint32_t tid = 1; tid <= 500; tid++, calls++)
+			flight__on_open_range(f, 4242, 65534, tid, "allreduce", now - 60 * S,
+					      now + (uint64_t)tick * S / 2);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(log);
+	while (fgets(line, sizeof(line), log))
+		lines += strstr(line, "has been open for") != NULL;
+	fclose(log);
+	flight__stats(f, &st);
+	cr_expect_leq(lines, 5, "%zu warning lines for one flood", lines);
+	cr_expect_geq(lines, 1, "the flood is still said");
+	cr_expect_geq(st.log_lines_held_back, 500 - 5, "held back: %llu",
+		      (unsigned long long)st.log_lines_held_back);
+	flight__free(f);
+}

@@ -119,8 +119,21 @@ struct job {
 	struct job *next;
 };
 
+/* At most LOG_BURST lines of one trigger kind a minute: a flood (an outsider's 500 ranges left
+ * open under a hang rule's name) is a few lines and a count, and journald's rate limit is left
+ * for the daemon's other lines. */
+#define LOG_BURST     5
+#define LOG_WINDOW_NS (60ull * 1000000000ull)
+
+struct log_gate {
+	uint64_t since_ns; /* the window's start */
+	uint32_t said;	   /* lines in it */
+	uint64_t held;	   /* lines held back in it */
+};
+
 struct flight {
 	struct flight_opts o;
+	struct log_gate log_gate[FLIGHT_NR_KINDS];
 	char *dir, *host;
 	struct frozen **ring; /* oldest first */
 	size_t nr_ring, cap_ring, ring_bytes;
@@ -658,6 +671,32 @@ static int make_pending(struct flight *f, enum flight_kind k, uint32_t uid, bool
 	return 0;
 }
 
+/* Whether a line of kind k may be said now (see LOG_BURST); the first line after a window with
+ * lines held back says how many. */
+static bool may_log(struct flight *f, enum flight_kind k)
+{
+	struct log_gate *g = &f->log_gate[k];
+	uint64_t now = clock__mono_ns();
+
+	if (!g->since_ns || now - g->since_ns >= LOG_WINDOW_NS) {
+		if (g->held)
+			log_warn("flight recorder: %llu more %s lines were held back in the last %.0f s "
+				 "(at most %d a minute; status: flight.log_lines_held_back)",
+				 (unsigned long long)g->held, flight_kind__name(k),
+				 (double)(now - g->since_ns) / 1e9, LOG_BURST);
+		g->since_ns = now;
+		g->said = 0;
+		g->held = 0;
+	}
+	if (g->said < LOG_BURST) {
+		g->said++;
+		return true;
+	}
+	g->held++;
+	f->st.log_lines_held_back++;
+	return false;
+}
+
 /* The rule slot trips at at_ns (its cooldown and hourly limit allowing): a pending dump.
  * Whether it did. */
 static bool trip(struct flight *f, struct rule_slot *rs, uint32_t uid, uint64_t at,
@@ -682,7 +721,8 @@ static bool trip(struct flight *f, struct rule_slot *rs, uint32_t uid, uint64_t 
 	if (err) {
 		rs->suppressed++;
 		f->st.suppressed[rs->r.kind]++;
-		log_warn("flight recorder: %s tripped but no dump was made: %s",
+		if (may_log(f, rs->r.kind))
+			log_warn("flight recorder: %s tripped but no dump was made: %s",
 			 flight_kind__name(rs->r.kind),
 			 err == -ENOSPC ? "too many dumps pending" : strerror(-err));
 		return false;
@@ -825,7 +865,7 @@ void flight__on_range(struct flight *f, uint32_t pid, uint32_t uid, const char *
 				       json_object_new_double((double)dur / (double)median));
 		json_object_object_add(r, "steps_seen", json_object_new_uint64(s->n));
 		json_object_object_add(t, "step", r);
-		if (trip(f, rs, uid, end_ns, t))
+		if (trip(f, rs, uid, end_ns, t) && may_log(f, FLIGHT_SLOW_STEP))
 			log_info("flight recorder: pid %u's %s took %.3f s, %.1f times its median "
 				 "%.3f s",
 				 pid, name, (double)dur / 1e9, (double)dur / (double)median,
@@ -950,8 +990,10 @@ void flight__tick(struct flight *f, uint64_t now)
 				c, "waited_s",
 				json_object_new_double((double)(now - w->entry_ns) / 1e9));
 			json_object_object_add(j, "call", c);
-			log_warn("flight recorder: pid %u thread %u has waited in %s for %.0f s",
-				 w->pid, w->tid, w->api, (double)(now - w->entry_ns) / 1e9);
+			if (may_log(f, FLIGHT_HANG))
+				log_warn("flight recorder: pid %u thread %u has waited in %s for %.0f s",
+					 w->pid, w->tid, w->api,
+					 (double)(now - w->entry_ns) / 1e9);
 			trip(f, rs, w->uid, now, j);
 		}
 	}
@@ -983,8 +1025,9 @@ void flight__on_open_range(struct flight *f, uint32_t pid, uint32_t uid, uint32_
 		json_object_object_add(c, "open_s",
 				       json_object_new_double((double)(now - start_ns) / 1e9));
 		json_object_object_add(j, "range", c);
-		log_warn("flight recorder: pid %u's range %s has been open for %.0f s", pid, name,
-			 (double)(now - start_ns) / 1e9);
+		if (may_log(f, FLIGHT_HANG))
+			log_warn("flight recorder: pid %u's range %s has been open for %.0f s", pid,
+				 name, (double)(now - start_ns) / 1e9);
 		trip(f, rs, uid, now, j);
 	}
 }
@@ -1052,7 +1095,7 @@ void flight__on_gpu_figures(struct flight *f, uint32_t pid, uint32_t uid, const 
 		json_object_object_add(g, "idle_s", json_object_new_double((double)idle / 1e9));
 		json_object_object_add(g, "over_s", json_object_new_double((double)covered / 1e9));
 		json_object_object_add(j, "gpu", g);
-		if (trip(f, rs, uid, end_ns, j))
+		if (trip(f, rs, uid, end_ns, j) && may_log(f, FLIGHT_GPU_IDLE))
 			log_info("flight recorder: pid %u's GPU %u idled %.0f%% of the last %.0f s",
 				 pid, device, share, (double)covered / 1e9);
 	}
@@ -1119,8 +1162,9 @@ void flight__on_exit(struct flight *f, uint32_t pid, uint32_t uid, const char *c
 		json_object_object_add(
 			j, "signal_name",
 			json_object_new_string(sigabbrev_np(signal) ? sigabbrev_np(signal) : "?"));
-		log_warn("flight recorder: pid %u (%s) was killed by SIG%s", pid, name,
-			 sigabbrev_np(signal) ? sigabbrev_np(signal) : "?");
+		if (may_log(f, FLIGHT_DEATH))
+			log_warn("flight recorder: pid %u (%s) was killed by SIG%s", pid, name,
+				 sigabbrev_np(signal) ? sigabbrev_np(signal) : "?");
 		trip(f, rs, uid, time_ns, j);
 	}
 }

@@ -53,6 +53,7 @@ struct flight_stats {
 	uint64_t
 		suppressed[FLIGHT_NR_KINDS]; /* trips held back: cooldown, per-hour, pending full */
 	uint64_t tables_full; /* steps, waits or GPU figures not watched: their table was full */
+	uint64_t log_lines_held_back; /* a trigger kind's lines past 5 a minute (a flood) */
 	size_t dumps, dump_bytes, pending, writing;
 };
 

@@ -558,6 +558,7 @@ struct json_object *flight_api__status(struct service *s)
 	status__add_u64(o, "evicted_age", st.evicted_age);
 	status__add_u64(o, "freeze_failed", s->flight_freeze_failed);
 	status__add_u64(o, "tables_full", st.tables_full);
+	status__add_u64(o, "log_lines_held_back", st.log_lines_held_back);
 	status__add_u64(o, "dumps", st.dumps);
 	status__add_u64(o, "dump_bytes", st.dump_bytes);
 	status__add_u64(o, "dumps_pending", st.pending);
