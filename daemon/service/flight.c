@@ -680,10 +680,11 @@ static bool may_log(struct flight *f, enum flight_kind k)
 
 	if (!g->since_ns || now - g->since_ns >= LOG_WINDOW_NS) {
 		if (g->held)
-			log_warn("flight recorder: %llu more %s lines were held back in the last %.0f s "
-				 "(at most %d a minute; status: flight.log_lines_held_back)",
-				 (unsigned long long)g->held, flight_kind__name(k),
-				 (double)(now - g->since_ns) / 1e9, LOG_BURST);
+			log_warn(
+				"flight recorder: %llu more %s lines were held back in the last %.0f s "
+				"(at most %d a minute; status: flight.log_lines_held_back)",
+				(unsigned long long)g->held, flight_kind__name(k),
+				(double)(now - g->since_ns) / 1e9, LOG_BURST);
 		g->since_ns = now;
 		g->said = 0;
 		g->held = 0;
@@ -723,8 +724,8 @@ static bool trip(struct flight *f, struct rule_slot *rs, uint32_t uid, uint64_t 
 		f->st.suppressed[rs->r.kind]++;
 		if (may_log(f, rs->r.kind))
 			log_warn("flight recorder: %s tripped but no dump was made: %s",
-			 flight_kind__name(rs->r.kind),
-			 err == -ENOSPC ? "too many dumps pending" : strerror(-err));
+				 flight_kind__name(rs->r.kind),
+				 err == -ENOSPC ? "too many dumps pending" : strerror(-err));
 		return false;
 	}
 	rs->last_ns = now;
@@ -991,9 +992,9 @@ void flight__tick(struct flight *f, uint64_t now)
 				json_object_new_double((double)(now - w->entry_ns) / 1e9));
 			json_object_object_add(j, "call", c);
 			if (may_log(f, FLIGHT_HANG))
-				log_warn("flight recorder: pid %u thread %u has waited in %s for %.0f s",
-					 w->pid, w->tid, w->api,
-					 (double)(now - w->entry_ns) / 1e9);
+				log_warn(
+					"flight recorder: pid %u thread %u has waited in %s for %.0f s",
+					w->pid, w->tid, w->api, (double)(now - w->entry_ns) / 1e9);
 			trip(f, rs, w->uid, now, j);
 		}
 	}
