@@ -35,8 +35,9 @@ const struct kfeature_row kfeature_rows[KF_MAX] = {
 			  "USDT probes guarded by a semaphore stay off (xsprof:launch has none)"},
 	[KF_PREPARE_EXEC] = {"sched_prepare_exec", "6.10", false, false,
 			     "samples inside an exec keep the old image's user pc (counted)"},
-	[KF_UPROBE_NOP5] = {"uprobe_nop5", "6.18", false, false,
-			    "uprobes trap (int3) on every call instead of a call into a trampoline"},
+	[KF_UPROBE_NOP5] =
+		{"uprobe_nop5", "6.18", false, false,
+		 "uprobes trap (int3) on every call instead of a call into a trampoline"},
 };
 
 static bool helper(enum bpf_prog_type type, enum bpf_func_id id)
@@ -106,7 +107,8 @@ int kfeatures__probe(struct kfeatures *ret)
 		have |= 1u << KF_UPROBE_MULTI;
 	if (!access("/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset", F_OK))
 		have |= 1u << KF_USDT_SEMA;
-	if (btf && btf__find_by_name_kind(btf, "btf_trace_sched_prepare_exec", BTF_KIND_TYPEDEF) > 0)
+	if (btf &&
+	    btf__find_by_name_kind(btf, "btf_trace_sched_prepare_exec", BTF_KIND_TYPEDEF) > 0)
 		have |= 1u << KF_PREPARE_EXEC;
 	if (ksym("arch_uprobe_optimize"))
 		have |= 1u << KF_UPROBE_NOP5;

@@ -431,12 +431,11 @@ static bool claim_ledger(const char *socket_path, char *pin, size_t size)
 	int err = stop_ledger__claim(stop_ledger__pin_path(socket_path, pin, size));
 
 	if (err)
-		log_warn(
-			"pinning the stop ledger at %s: %s (bpffs is mounted when missing; where "
-			"that is refused, run 'mount -t bpf bpf /sys/fs/bpf'); if xsprofd and its "
-			"watchdog are killed together, a process stopped for its probes waits for "
-			"the next xsprofd",
-			pin, strerror(-err));
+		log_warn("pinning the stop ledger at %s: %s (bpffs is mounted when missing; where "
+			 "that is refused, run 'mount -t bpf bpf /sys/fs/bpf'); if xsprofd and its "
+			 "watchdog are killed together, a process stopped for its probes waits for "
+			 "the next xsprofd",
+			 pin, strerror(-err));
 	return !err;
 }
 
