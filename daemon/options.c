@@ -170,7 +170,7 @@ static const char usage_tail[] =
 	"                            holding the most loses their oldest slice, counted\n"
 	"      --flight-seconds S    how far back it reaches (default 120, 20..3600)\n"
 	"      --dump-dir DIR        where its dumps go (default " XSPROFD_DEFAULT_DUMP_DIR ")\n"
-	"      --dump-keep N         dumps kept, the oldest removed (default 20)\n"
+	"      --dump-keep N         dumps kept per user, the oldest removed (default 20)\n"
 	"      --dump-keep-mb N      and at most this many MiB of them (default 1024)\n"
 	"      --trigger SPEC        save a dump when SPEC trips (up to 8; a reload keeps the\n"
 	"                            ones the service started with; xsprofctl triggers adds):\n"

@@ -655,3 +655,31 @@ Test(flight, a_flood_of_one_trigger_kind_is_a_few_lines_and_a_count, .timeout = 
 		      (unsigned long long)st.log_lines_held_back);
 	flight__free(f);
 }
+
+/* Issue 53 H2: retention is per user. Root's dump of every user stays while a member asks for
+ * more dumps than --dump-keep (2) allows; the member's own oldest goes. */
+Test(flight, a_members_dumps_never_remove_roots, .timeout = 60)
+{
+	struct flight *f = new_flight(256u << 20, 2);
+	char root_dump[64], mine[3][64];
+
+	flight__keep(f, freeze(100, 1000, clock__mono_ns() - 20 * S, 100));
+	cr_assert_eq(flight__request(f, 0, true, 60, 0, "incident", clock__mono_ns(), root_dump,
+				     sizeof(root_dump)),
+		     0);
+	flight__start_due(f, clock__mono_ns());
+	reap(f);
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(flight__request(f, 1000, false, 60, 0, "mine", clock__mono_ns(), mine[i],
+					     sizeof(mine[i])),
+			     0);
+		flight__start_due(f, clock__mono_ns());
+		reap(f);
+	}
+	cr_expect_str_eq(state_of(f, root_dump, 0, true), "done", "root's dump was removed");
+	cr_expect_null(state_of(f, mine[0], 0, true), "the member's oldest went");
+	cr_expect_str_eq(state_of(f, mine[1], 0, true), "done");
+	cr_expect_str_eq(state_of(f, mine[2], 0, true), "done");
+	flight__free(f);
+	remove_dir(dump_dir);
+}

@@ -283,31 +283,64 @@ static void entry_remove(struct flight *f, size_t i)
 
 /* The oldest bundles past the count or the bytes go (the newest always stays); and the
  * failed ones listed past MAX_FAILED. */
-static void retain(struct flight *f)
+/* A dump's owner is its uid: the user whose processes tripped it or who asked for it (a dump of
+ * every user's is its asker's, root's). */
+static bool same_owner(const struct dump_entry *a, const struct dump_entry *b)
 {
-	size_t done = 0, failed = 0;
+	return a->uid == b->uid;
+}
+
+/* The done dumps of one uid past --dump-keep and --dump-keep-mb go, oldest first; its newest
+ * stays. */
+static void retain_owner(struct flight *f, uint32_t uid)
+{
+	const struct dump_entry who = {.uid = uid};
+	size_t done = 0;
 	uint64_t bytes = 0;
 
-	for (size_t i = 0; i < f->nr_dumps; i++) {
-		done += f->dumps[i].state == DUMP_DONE;
-		failed += f->dumps[i].state == DUMP_FAILED;
-		if (f->dumps[i].state == DUMP_DONE)
+	for (size_t i = 0; i < f->nr_dumps; i++)
+		if (f->dumps[i].state == DUMP_DONE && same_owner(&f->dumps[i], &who)) {
+			done++;
 			bytes += f->dumps[i].bytes;
-	}
+		}
 	for (size_t i = 0;
 	     i < f->nr_dumps && done > 1 && (done > f->o.keep || bytes > f->o.keep_bytes);) {
-		if (f->dumps[i].state != DUMP_DONE) {
+		if (f->dumps[i].state != DUMP_DONE || !same_owner(&f->dumps[i], &who)) {
 			i++;
 			continue;
 		}
-		log_info("flight recorder: dump %s removed (keeping %u dumps, %llu MiB)",
-			 f->dumps[i].name, f->o.keep, (unsigned long long)(f->o.keep_bytes >> 20));
+		log_info("flight recorder: dump %s removed (keeping %u dumps, %llu MiB, of uid %u)",
+			 f->dumps[i].name, f->o.keep, (unsigned long long)(f->o.keep_bytes >> 20),
+			 uid);
 		dump__remove(f->dir, f->dumps[i].name);
 		bytes -= f->dumps[i].bytes;
 		done--;
 		f->st.dumps_removed++;
 		entry_remove(f, i);
 	}
+}
+
+/* Retention per uid: a uid's dumps count against that uid's --dump-keep and --dump-keep-mb only,
+ * so another user's dumps never remove root's, nor its dumps of every user (issue 53 H2). */
+static void retain(struct flight *f)
+{
+	uint32_t *owners = calloc(f->nr_dumps ? f->nr_dumps : 1, sizeof(*owners));
+	size_t failed = 0, nr_owners = 0;
+
+	/* The owners first (retain_owner removes entries): each once. */
+	for (size_t i = 0; owners && i < f->nr_dumps; i++) {
+		bool seen = false;
+
+		for (size_t j = 0; j < nr_owners && !seen; j++)
+			seen = owners[j] == f->dumps[i].uid;
+		if (!seen && f->dumps[i].state == DUMP_DONE)
+			owners[nr_owners++] = f->dumps[i].uid;
+	}
+	for (size_t j = 0; j < nr_owners; j++)
+		retain_owner(f, owners[j]);
+	free(owners);
+	for (size_t i = 0; i < f->nr_dumps; i++)
+		failed += f->dumps[i].state == DUMP_FAILED;
 	for (size_t i = 0; i < f->nr_dumps && failed > MAX_FAILED;) {
 		if (f->dumps[i].state == DUMP_FAILED) {
 			entry_remove(f, i);
