@@ -670,8 +670,8 @@ Test(flight, a_members_dumps_never_remove_roots, .timeout = 60)
 	flight__start_due(f, clock__mono_ns());
 	reap(f);
 	for (int i = 0; i < 3; i++) {
-		cr_assert_eq(flight__request(f, 1000, false, 60, 0, "mine", clock__mono_ns(), mine[i],
-					     sizeof(mine[i])),
+		cr_assert_eq(flight__request(f, 1000, false, 60, 0, "mine", clock__mono_ns(),
+					     mine[i], sizeof(mine[i])),
 			     0);
 		flight__start_due(f, clock__mono_ns());
 		reap(f);
