@@ -123,9 +123,14 @@ static const CUpti_CallbackId driver_launch_cbids[] = {
 };
 
 /* Kernel records are the point; the rest are enabled when this CUPTI can. */
-static const CUpti_ActivityKind optional_kinds[] = {
-	CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
-	CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+/* Beside kernels: the work of the kernels policy, then what full adds. */
+static const CUpti_ActivityKind work_kinds[] = {
+	CUPTI_ACTIVITY_KIND_MEMCPY,
+	CUPTI_ACTIVITY_KIND_MEMCPY2,
+	CUPTI_ACTIVITY_KIND_MEMSET,
+};
+static const CUpti_ActivityKind full_kinds[] = {
+	CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
 	CUPTI_ACTIVITY_KIND_MARKER,
 };
 
@@ -141,7 +146,7 @@ static struct {
 	uint32_t clock_id; /* of the connection's hello */
 	atomic_ulong nvtx_drops;
 	bool graph_level;
-	bool all_apis;	 /* API records of every call (XSPROF_CUPTI_APIS=all) */
+	uint32_t policy; /* enum xsprof_wire_policy (XSPROF_CUPTI_POLICY) */
 	bool api_filter; /* API records of the launch calls only, per call id */
 	unsigned linger_ms;
 	uint64_t dropped_cupti;
@@ -213,6 +218,31 @@ static bool env_true(const char *name)
 	const char *s = getenv(name);
 
 	return s && *s && strcmp(s, "0") != 0;
+}
+
+/*
+ * The GPU timing policy: XSPROF_CUPTI_POLICY, else XSPROF_CUPTI_APIS=all (its older spelling
+ * of "all"), else kernels, the cheapest that still says which stack launched which kernel
+ * (the launch callback's correlation id beside the kernel's). xsprofd -f sets full for the
+ * command it profiles. An unknown value is said once and the default kept.
+ */
+static uint32_t policy_from_env(void)
+{
+	const char *s = getenv("XSPROF_CUPTI_POLICY"), *apis = getenv("XSPROF_CUPTI_APIS");
+
+	if (s && *s) {
+		for (uint32_t p = XSPROF_WIRE_POLICY_LAUNCH; p < XSPROF_WIRE_POLICY_END; p++) {
+			if (strcmp(s, xsprof_wire_policy_name(p)) == 0)
+				return p;
+		}
+		say("XSPROF_CUPTI_POLICY=%s is not one of launch, kernels, full, all: using "
+		    "kernels",
+		    s);
+		return XSPROF_WIRE_POLICY_KERNELS;
+	}
+	if (apis && strcmp(apis, "all") == 0)
+		return XSPROF_WIRE_POLICY_ALL;
+	return XSPROF_WIRE_POLICY_KERNELS;
 }
 
 /* CUPTI's timestamp callback: the daemon's clock (daemon/base/clock.h). */
@@ -465,7 +495,7 @@ static void enable_api_records(void)
 {
 	CUptiResult res = CUPTI_ERROR_NOT_SUPPORTED;
 
-	if (!g.all_apis && g.api.cuptiActivityEnableRuntimeApi &&
+	if (g.policy != XSPROF_WIRE_POLICY_ALL && g.api.cuptiActivityEnableRuntimeApi &&
 	    g.api.cuptiActivityEnableDriverApi) {
 		res = api_records(1);
 		g.api_filter = res == CUPTI_SUCCESS;
@@ -474,12 +504,23 @@ static void enable_api_records(void)
 	}
 	if (g.api_filter)
 		return;
-	if (!g.all_apis && g.verbose)
+	if (g.policy != XSPROF_WIRE_POLICY_ALL && g.verbose)
 		say("this libcupti cannot record chosen calls (%s): recording every runtime and "
 		    "driver call",
 		    cupti_api__strerror(&g.api, res));
 	enable_kind(CUPTI_ACTIVITY_KIND_RUNTIME);
 	enable_kind(CUPTI_ACTIVITY_KIND_DRIVER);
+}
+
+static void enable_optional(const CUpti_ActivityKind *kinds, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		CUptiResult res = enable_kind(kinds[i]);
+
+		if (res != CUPTI_SUCCESS && g.verbose)
+			say("activity kind %d not recorded: %s", (int)kinds[i],
+			    cupti_api__strerror(&g.api, res));
+	}
 }
 
 static int enable_activities(void)
@@ -500,12 +541,10 @@ static int enable_activities(void)
 		    cupti_api__strerror(&g.api, res));
 		return -ENODEV;
 	}
-	for (size_t i = 0; i < sizeof(optional_kinds) / sizeof(optional_kinds[0]); i++) {
-		res = enable_kind(optional_kinds[i]);
-		if (res != CUPTI_SUCCESS && g.verbose)
-			say("activity kind %d not recorded: %s", (int)optional_kinds[i],
-			    cupti_api__strerror(&g.api, res));
-	}
+	enable_optional(work_kinds, sizeof(work_kinds) / sizeof(work_kinds[0]));
+	if (g.policy < XSPROF_WIRE_POLICY_FULL)
+		return 0;
+	enable_optional(full_kinds, sizeof(full_kinds) / sizeof(full_kinds[0]));
 	enable_api_records();
 	return 0;
 }
@@ -516,6 +555,7 @@ static struct cupti_transport *make_transport(uint32_t clock_id, uint32_t cupti_
 	const char *sock = getenv(XSPROF_WIRE_SOCKET_ENV);
 	struct cupti_transport_opts topts = {
 		.socket_path = sock && *sock ? sock : XSPROF_WIRE_DEFAULT_SOCKET,
+		.policy = g.policy,
 		.max_buffered = (size_t)env_uint("XSPROF_CUPTI_BUFFER_KB", 4096, 64, 1u << 20)
 				<< 10,
 		.reconnect_ms = env_uint("XSPROF_CUPTI_RECONNECT_MS", 1000, 0, 600000),
@@ -546,12 +586,14 @@ struct cupti_transport *inject__transport_locked(void)
 		return NULL;
 	g.verbose = env_true("XSPROF_CUPTI_VERBOSE");
 	g.linger_ms = env_uint("XSPROF_CUPTI_EXIT_LINGER_MS", 200, 0, 10000);
+	if (!g.policy)
+		g.policy = policy_from_env();
 	return make_transport(CLOCK_MONOTONIC, 0);
 }
 
 static void init_once(void)
 {
-	const char *graphs = getenv("XSPROF_CUPTI_GRAPHS"), *apis;
+	const char *graphs = getenv("XSPROF_CUPTI_GRAPHS");
 	uint32_t version = 0, clock_id;
 	char err[256] = "";
 	CUptiResult res;
@@ -561,7 +603,10 @@ static void init_once(void)
 		return;
 	g.verbose = env_true("XSPROF_CUPTI_VERBOSE");
 	g.graph_level = graphs && strcmp(graphs, "graph") == 0;
-	g.all_apis = (apis = getenv("XSPROF_CUPTI_APIS")) && strcmp(apis, "all") == 0;
+	pthread_mutex_lock(&g.lock); /* NVTX's first range may be reading it */
+	if (!g.policy)
+		g.policy = policy_from_env();
+	pthread_mutex_unlock(&g.lock);
 	g.linger_ms = env_uint("XSPROF_CUPTI_EXIT_LINGER_MS", 200, 0, 10000);
 
 	r = cupti_api__open(&g.api, getenv("XSPROF_CUPTI_LIBRARY"), XSPROF_CUPTI_FALLBACK_PATH, err,
@@ -607,6 +652,16 @@ static void init_once(void)
 		    strerror(errno ? errno : ENOMEM));
 		goto fail;
 	}
+	if (g.policy == XSPROF_WIRE_POLICY_LAUNCH) {
+		/* Launch stacks with their correlation ids, and no GPU timing at all. */
+		enable_launch_callbacks();
+		pthread_mutex_lock(&g.lock);
+		cupti_transport__flush(g.tr, 0);
+		pthread_mutex_unlock(&g.lock);
+		if (g.verbose)
+			say("policy launch: launch callbacks only, no GPU activity recorded");
+		return;
+	}
 	res = g.api.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (res != CUPTI_SUCCESS) {
 		say("CUPTI refused activity buffers (%s); GPU activity is not recorded",
@@ -624,9 +679,12 @@ static void init_once(void)
 	cupti_transport__flush(g.tr, 0);
 	pthread_mutex_unlock(&g.lock);
 	if (g.verbose)
-		say("recording GPU activity (%s clock; API records of %s)",
+		say("recording GPU activity (policy %s, %s clock; API records of %s)",
+		    xsprof_wire_policy_name(g.policy),
 		    clock_id == CLOCK_MONOTONIC ? "monotonic" : "realtime",
-		    g.api_filter ? "the launch calls" : "every call");
+		    g.policy < XSPROF_WIRE_POLICY_FULL ? "no call"
+		    : g.api_filter		       ? "the launch calls"
+						       : "every call");
 	return;
 
 fail:

@@ -67,6 +67,7 @@ struct cupti_transport *cupti_transport__new(const struct cupti_transport_opts *
 	t->hello.pid = (uint32_t)getpid();
 	t->hello.clock_id = opts->clock_id;
 	t->hello.cupti_version = opts->cupti_version;
+	t->hello.policy = opts->policy;
 	return t;
 }
 

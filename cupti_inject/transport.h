@@ -19,6 +19,7 @@ struct cupti_transport_opts {
 	uint32_t reconnect_ms;	 /* least time between connection attempts */
 	uint32_t clock_id;	 /* for the hello */
 	uint32_t cupti_version;	 /* for the hello */
+	uint32_t policy;	 /* for the hello: enum xsprof_wire_policy */
 };
 
 struct cupti_transport_stats {

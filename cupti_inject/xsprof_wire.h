@@ -44,9 +44,31 @@ struct xsprof_wire_hello {
 	uint32_t pid;	   /* sender's own view; the daemon trusts SO_PEERCRED instead */
 	uint32_t clock_id; /* CLOCK_MONOTONIC (1), or CLOCK_REALTIME (0) if CUPTI kept its clock */
 	uint32_t cupti_version; /* cuptiGetVersion(), 0 when unknown */
-	uint32_t reserved;
+	uint32_t policy;	/* enum xsprof_wire_policy: what the sender records */
 };
 _Static_assert(sizeof(struct xsprof_wire_hello) == 24, "hello layout");
+
+/*
+ * The sender's GPU timing policy (XSPROF_CUPTI_POLICY, cupti_inject/README.md): which CUPTI
+ * activity it records, so the daemon knows what it will not get. 0 is a sender from before the
+ * field (it was reserved, always 0), which recorded what FULL records.
+ */
+enum xsprof_wire_policy {
+	XSPROF_WIRE_POLICY_UNSAID = 0,
+	XSPROF_WIRE_POLICY_LAUNCH = 1,	/* launch callbacks (xsprof:launch) only, no activity */
+	XSPROF_WIRE_POLICY_KERNELS = 2, /* kernels, copies and memsets */
+	XSPROF_WIRE_POLICY_FULL = 3,	/* + the launch calls' API records, synchronization */
+	XSPROF_WIRE_POLICY_ALL = 4,	/* + an API record of every runtime and driver call */
+	XSPROF_WIRE_POLICY_END,
+};
+
+/* The policy's name, as XSPROF_CUPTI_POLICY spells it ("unsaid" for 0). */
+static inline const char *xsprof_wire_policy_name(unsigned p)
+{
+	static const char *const names[] = {"unsaid", "launch", "kernels", "full", "all"};
+
+	return p < XSPROF_WIRE_POLICY_END ? names[p] : "?";
+}
 
 enum xsprof_wire_type {
 	XSPROF_WIRE_KERNEL = 1,

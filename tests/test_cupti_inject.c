@@ -36,6 +36,7 @@ static void setup(void)
 	unsetenv("XSPROF_CUPTI_LIBRARY");
 	unsetenv("XSPROF_CUPTI_DISABLE");
 	unsetenv("CUDA_INJECTION64_PATH");
+	unsetenv("XSPROF_CUPTI_POLICY");
 }
 
 static void teardown(void)
@@ -216,19 +217,58 @@ Test(cupti_inject, api_records_of_launch_calls_only)
 {
 	struct child_run r;
 
+	setenv("XSPROF_CUPTI_POLICY", "full", 1);
 	run_host("apis", true, &r);
 	cr_assert_eq(WEXITSTATUS(r.status), 16 | 4, "per-call records only: %d (%s)", r.status,
 		     r.err);
+	unsetenv("XSPROF_CUPTI_POLICY");
 	setenv("XSPROF_CUPTI_APIS", "all", 1);
 	run_host("apis", true, &r);
 	cr_assert_eq(WEXITSTATUS(r.status), 16 | 1 | 2, "every call: %d (%s)", r.status, r.err);
 	unsetenv("XSPROF_CUPTI_APIS");
+	setenv("XSPROF_CUPTI_POLICY", "full", 1);
 	setenv("FAKE_CUPTI_NO_API_FILTER", "1", 1);
 	setenv("XSPROF_CUPTI_VERBOSE", "1", 1);
 	run_host("apis", true, &r);
 	cr_assert_eq(WEXITSTATUS(r.status), 16 | 1 | 2, "libcupti cannot choose: %d (%s)", r.status,
 		     r.err);
 	cr_assert(strstr(r.err, "cannot record chosen calls"), "%s", r.err);
+}
+
+/* XSPROF_CUPTI_POLICY: what each policy has CUPTI record; kernels by default, a bad value
+ * said and the default kept. */
+Test(cupti_inject, each_policy_records_what_it_says)
+{
+	static const struct {
+		const char *policy;
+		int bits;
+	} want[] = {
+		{NULL, 1 | 2 | 16},	      /* default: kernels */
+		{"launch", 16},		      /* the callbacks only */
+		{"kernels", 1 | 2 | 16},      /* kernels and copies, no API records */
+		{"full", 1 | 2 | 4 | 8 | 16}, /* + markers, sync, the launch calls' API records */
+		{"all", 1 | 2 | 4 | 16},      /* + every call (the whole-API kinds) */
+		{"bogus", 1 | 2 | 16},	      /* said, then the default */
+	};
+	struct child_run r;
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		if (want[i].policy)
+			setenv("XSPROF_CUPTI_POLICY", want[i].policy, 1);
+		else
+			unsetenv("XSPROF_CUPTI_POLICY");
+		run_host("policy", true, &r);
+		cr_assert(WIFEXITED(r.status), "%s: died %#x", want[i].policy, r.status);
+		cr_assert_eq(WEXITSTATUS(r.status), 32 | want[i].bits, "%s: %d, want %d (%s)",
+			     want[i].policy ? want[i].policy : "default", WEXITSTATUS(r.status),
+			     32 | want[i].bits, r.err);
+		if (want[i].policy && !strcmp(want[i].policy, "bogus"))
+			cr_assert(strstr(r.err, "XSPROF_CUPTI_POLICY=bogus is not one of"), "%s",
+				  r.err);
+		else
+			cr_assert_str_eq(r.err, "", "%s", r.err);
+	}
+	unsetenv("XSPROF_CUPTI_POLICY");
 }
 
 Test(cupti_inject, mismatched_cupti_major_is_refused)
@@ -337,6 +377,7 @@ Test(cupti_inject, fake_cupti_end_to_end)
 	init_fn init;
 	uint64_t t0, t1;
 
+	setenv("XSPROF_CUPTI_POLICY", "full", 1); /* the launch calls' API records too */
 	load_fake();
 	init = load_entry();
 	cr_assert_not_null(init);
@@ -368,6 +409,7 @@ Test(cupti_inject, fake_cupti_end_to_end)
 	cupti_server__stats(s, &st);
 	cr_assert_eq(st.malformed, 0, "%s", st.last_malformed);
 	cr_assert_eq(st.accepted, 1);
+	cr_assert_eq(st.policy[XSPROF_WIRE_POLICY_FULL], 1, "the hello said the policy");
 	gpu_store__for_each(cupti_server__store(s), 0, note, &seen);
 	cr_assert_eq(seen.kernels, 3);
 	cr_assert_eq(seen.apis, 1);

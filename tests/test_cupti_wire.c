@@ -59,6 +59,30 @@ Test(cupti_wire, hello_rejected_early)
 	raw.clock_id = 4; /* CLOCK_MONOTONIC_RAW: not something we convert */
 	memcpy(buf, &raw, sizeof(raw));
 	cr_assert_eq(cupti_wire__parse_hello(buf, sizeof(raw), &h, &why), -EPROTO);
+
+	wb_hello(buf, 1);
+	memcpy(&raw, buf, sizeof(raw));
+	raw.policy = XSPROF_WIRE_POLICY_END; /* a policy this daemon does not know */
+	memcpy(buf, &raw, sizeof(raw));
+	cr_assert_eq(cupti_wire__parse_hello(buf, sizeof(raw), &h, &why), -EPROTO);
+	cr_assert(strstr(why, "policy"));
+}
+
+Test(cupti_wire, hello_says_the_senders_policy)
+{
+	struct cupti_wire_hello h = {0};
+	struct xsprof_wire_hello raw;
+	const char *why = NULL;
+
+	for (uint32_t p = XSPROF_WIRE_POLICY_UNSAID; p < XSPROF_WIRE_POLICY_END; p++) {
+		wb_hello(buf, 7);
+		memcpy(&raw, buf, sizeof(raw));
+		raw.policy = p;
+		memcpy(buf, &raw, sizeof(raw));
+		cr_assert_eq(cupti_wire__parse_hello(buf, sizeof(raw), &h, &why),
+			     (long)sizeof(raw));
+		cr_assert_eq(h.policy, p);
+	}
 }
 
 Test(cupti_wire, kernel_round_trip)

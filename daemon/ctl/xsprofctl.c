@@ -1033,6 +1033,9 @@ static struct command *spawn_held(char **cmd, int *ret_st)
 	const char *lib = xsprof_cupti_lib_path(), *user = getenv(COMMAND_INJECTION_ENV);
 	struct command *l;
 
+	/* A recording asks for every GPU record (the library's own default is the service's
+	 * always-on kernels policy); the user's choice stands. */
+	setenv("XSPROF_CUPTI_POLICY", "full", 0);
 	l = command__new(cmd, (user && *user) || access(lib, R_OK) ? NULL : lib);
 	if (!l) {
 		fprintf(stderr, "xsprofctl: cannot run %s: %s\n", cmd[0],

@@ -390,6 +390,7 @@ static int parse_buffered(struct cupti_server *s, struct conn *c)
 			n = cupti_wire__parse_hello(c->buf + off, c->fill - off, &h, &why);
 			if (n > 0) {
 				c->hello_done = true;
+				s->st.policy[h.policy]++;
 				if (h.clock_id == CLOCK_REALTIME)
 					c->clock_shift = realtime_to_monotonic_shift();
 			}

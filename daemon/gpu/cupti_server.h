@@ -63,6 +63,8 @@ struct cupti_server_stats {
 	uint64_t sender_dropped_full;
 	uint64_t sender_dropped_cupti;
 	uint64_t sender_dropped_other;
+	/* Connections by the GPU timing policy their hello said (enum xsprof_wire_policy). */
+	uint64_t policy[XSPROF_WIRE_POLICY_END];
 	unsigned conns;		  /* open now */
 	char last_malformed[160]; /* "pid N: why" for the latest malformed connection */
 	struct gpu_store_stats store;

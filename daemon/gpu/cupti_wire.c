@@ -42,12 +42,13 @@ long cupti_wire__parse_hello(const void *buf, size_t len, struct cupti_wire_hell
 		FAIL(EPROTO, "hello: bad length");
 	if (h.clock_id != CLOCK_MONOTONIC && h.clock_id != CLOCK_REALTIME)
 		FAIL(EPROTO, "hello: unsupported clock");
-	if (h.reserved)
-		FAIL(EPROTO, "hello: reserved field set");
+	if (h.policy >= XSPROF_WIRE_POLICY_END)
+		FAIL(EPROTO, "hello: unknown policy");
 	ret->version = h.version;
 	ret->pid = h.pid;
 	ret->clock_id = h.clock_id;
 	ret->cupti_version = h.cupti_version;
+	ret->policy = h.policy;
 	return sizeof(h);
 }
 

@@ -17,6 +17,7 @@ struct cupti_wire_hello {
 	uint32_t pid; /* as the sender claims it: informational only */
 	uint32_t clock_id;
 	uint32_t cupti_version;
+	uint32_t policy; /* enum xsprof_wire_policy */
 };
 
 struct cupti_wire_item {

@@ -1385,6 +1385,11 @@ int oneshot__run(const struct xsprofd_opts *o)
 	/* The command finds a socket other than the default through the environment. */
 	if (o->nr_command && strcmp(o->cupti_socket, XSPROF_WIRE_DEFAULT_SOCKET))
 		setenv(XSPROF_WIRE_SOCKET_ENV, o->cupti_socket, 1);
+	/* A recording asks for every GPU record the joins and the report use (the injection
+	 * library's own default, kernels, is the service's always-on one); the user's choice,
+	 * when the environment has one, stands. */
+	if (o->nr_command)
+		setenv("XSPROF_CUPTI_POLICY", "full", 0);
 	/* Command mode: the command is forked now and runs once the recording is ready. */
 	status = 1;
 	if (o->nr_command && !(r.cmd = command_new(o, &status)))

@@ -547,6 +547,16 @@ static struct json_object *gpu_users_json(struct service *s)
 	return a;
 }
 
+/* Connections by the GPU timing policy their library said (cupti_inject/README.md). */
+static struct json_object *policy_json(const struct cupti_server_stats *cs)
+{
+	struct json_object *o = json_object_new_object();
+
+	for (int p = 0; p < XSPROF_WIRE_POLICY_END; p++)
+		status__add_u64(o, xsprof_wire_policy_name(p), cs->policy[p]);
+	return o;
+}
+
 /* The CUPTI pipe and the GPU record store. */
 static struct json_object *gpu_json(struct service *s)
 {
@@ -573,6 +583,7 @@ static struct json_object *gpu_json(struct service *s)
 	status__add_u64(g, "users_refused", cs.store.users_refused);
 	status__add_u64(g, "slices_closed_early", s->slices_early);
 	json_object_object_add(g, "users", gpu_users_json(s));
+	json_object_object_add(g, "senders_by_policy", policy_json(&cs));
 	return g;
 }
 

@@ -94,5 +94,21 @@ int main(int argc, char **argv)
 		       (fake_kinds() & (1u << 4 /* CUPTI_ACTIVITY_KIND_DRIVER */) ? 2 : 0) |
 		       (records(1) > 0 && records(2) > 0 ? 4 : 0);
 	}
+	if (!strcmp(argv[1], "policy")) {
+		/* What the policy turned on: 32 + 1 kernels, 2 copies, 4 NVTX markers (a full-only
+		 * kind), 8 the launch calls' API records, 16 the launch callbacks. */
+		int (*records)(int) = NULL;
+		unsigned (*cbs)(int) = NULL, k = fake_kinds();
+		void *fake = dlopen(argv[3], RTLD_NOW | RTLD_NOLOAD);
+
+		if (fake) {
+			*(void **)&records = dlsym(fake, "fake_cupti_api_records");
+			*(void **)&cbs = dlsym(fake, "fake_cupti_enabled_callbacks");
+		}
+		if (!records || !cbs)
+			return 69;
+		return 32 | (k & (1u << 10) ? 1 : 0) | (k & (1u << 1) ? 2 : 0) |
+		       (k & (1u << 12) ? 4 : 0) | (records(2) > 0 ? 8 : 0) | (cbs(2) > 8 ? 16 : 0);
+	}
 	return 64;
 }
