@@ -47,6 +47,9 @@
  * MiB with a 70 MiB peak at 16, growing to 80 MiB in 10 min at the one-shot default of 256).
  */
 #define XSPROFD_SERVICE_SYMBOL_CACHE_MB 8
+/* A service keeps files read again soon after trim dropped them past the cache, up to this
+ * (MiB) in all: PyTorch's libraries have symbol tables larger than the whole cache. */
+#define XSPROFD_SERVICE_SYMBOL_HOT_MB 256
 /* The service's record of where frame names came from (pprof addresses): emptied when full. */
 #define XSPROFD_SERVICE_SITES_BYTES (8ull << 20)
 

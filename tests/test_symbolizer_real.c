@@ -649,6 +649,53 @@ Test(symbolizer_real, cache_stays_under_its_bound, .init = fake_init, .fini = fa
 	symbolizer__free(s);
 }
 
+/* rounds lookups of one live process's library, each batch trimmed: how often the library's
+ * table was read, with a cache smaller than that table. */
+static struct symbolizer_stats hot_rounds(uint64_t hot_bytes, int rounds)
+{
+	struct symbolizer_opts opts = {
+		.proc_root = fake, .cache_bytes = 1 << 10, .hot_bytes = hot_bytes};
+	uint64_t alpha = file_offset_of(SYMFIX_LIB, "symfix_lib_alpha");
+	const uint64_t base = 0x7f0000000000ULL;
+	struct symbolizer_stats st;
+	struct symbolizer *s = new_ok(&opts);
+
+	fake_maps(1000, SYMFIX_LIB, base);
+	symbolizer__exec(s, 1000);
+	for (int round = 0; round < rounds; round++) {
+		cr_assert_str_eq(symbolizer__user(s, 1000, base + alpha), "symfix_lib_alpha");
+		symbolizer__trim(s);
+	}
+	symbolizer__stats(s, &st);
+	symbolizer__free(s);
+	return st;
+}
+
+/* A table larger than the whole cache (PyTorch's libraries' are on a service's 8 MiB) was
+ * read again at every batch: on an H200 the service re-read them 11 times a second, fell
+ * behind and lost GPU records. Read again soon after trim dropped it, it is kept. */
+Test(symbolizer_real, a_table_larger_than_the_cache_is_not_read_at_every_batch, .init = fake_init,
+     .fini = fake_fini)
+{
+	struct symbolizer_stats st;
+
+	st = hot_rounds(0, 20); /* without hot files: every batch reads it */
+	cr_assert_eq(st.files_loaded, 20);
+	cr_assert_eq(st.reread_soon, 19);
+	cr_assert_eq(st.hot_files, 0);
+
+	st = hot_rounds(64 << 20, 20); /* read, dropped, read again: then kept */
+	cr_assert_eq(st.files_loaded, 2, "%" PRIu64 " reads", st.files_loaded);
+	cr_assert_eq(st.reread_soon, 1);
+	cr_assert_eq(st.hot_files, 1);
+	cr_assert_gt(st.hot_bytes, 1 << 10, "kept past the cache");
+	cr_assert_leq(st.bytes, 64 << 20);
+
+	st = hot_rounds(2 << 10, 20); /* hot_bytes below the table: the bound holds */
+	cr_assert_eq(st.files_loaded, 20);
+	cr_assert_leq(st.bytes, 2 << 10);
+}
+
 Test(symbolizer_real, exited_children_and_open_files_cap)
 {
 	struct symbolizer_opts opts = {.max_open_files = 1};

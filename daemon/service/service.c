@@ -492,6 +492,7 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 		.cache_bytes = (uint64_t)(opts->symbol_cache_mb ? opts->symbol_cache_mb
 								: XSPROFD_SERVICE_SYMBOL_CACHE_MB)
 			       << 20,
+		.hot_bytes = XSPROFD_SERVICE_SYMBOL_HOT_MB << 20,
 		.debug_info = opts->debug_info,
 	};
 	struct window_opts so = {.window_s = opts->window_s,

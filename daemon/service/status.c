@@ -188,6 +188,9 @@ static void status_processes(struct service *s, struct json_object *j)
 	status__add_u64(y, "cache_bytes", symbolizer__cache_bytes(s->sym));
 	status__add_u64(y, "peak_bytes", ys.peak_bytes);
 	status__add_u64(y, "evictions", ys.evictions);
+	status__add_u64(y, "reread_soon", ys.reread_soon);
+	status__add_u64(y, "hot_files", ys.hot_files);
+	status__add_u64(y, "hot_bytes", ys.hot_bytes);
 	status__add_u64(y, "unsampled_snapshots_dropped", ys.idle_dropped);
 	status__add_u64(y, "unnamed_images_dropped", ys.pinned_dropped);
 	status__add_u64(y, "perf_maps_capped", ys.perf_maps_capped);

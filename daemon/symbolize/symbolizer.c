@@ -56,6 +56,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	s->perf_maps = !(opts && opts->no_perf_maps);
 	s->cache_bytes =
 		opts && opts->cache_bytes ? opts->cache_bytes : SYMBOLIZER_DEFAULT_CACHE_BYTES;
+	s->hot_bytes = opts ? opts->hot_bytes : 0;
 	s->max_fds =
 		opts && opts->max_open_files ? opts->max_open_files : SYMBOLIZER_DEFAULT_OPEN_FILES;
 	s->next_gen = 1;
@@ -407,6 +408,13 @@ int sym_file__load(struct symbolizer *s, struct elf_file *f)
 	f->bytes = elf_symtab__bytes(f->tab);
 	s->file_bytes += f->bytes;
 	s->stats.files_loaded++;
+	/* Dropped and needed again at once: its table alone outgrows the cache (a PyTorch
+	 * library's can be 100 MiB), and reading it at every batch would stall the loop. */
+	if (f->dropped_ns && clock__mono_ns() - f->dropped_ns < SYM_HOT_REREAD_NS) {
+		s->stats.reread_soon++;
+		if (s->hot_bytes)
+			f->hot_until_ns = clock__mono_ns() + SYM_HOT_KEEP_NS;
+	}
 	sym_note_bytes(s);
 	return 0;
 }
@@ -992,6 +1000,7 @@ void symbolizer__trim(struct symbolizer *s)
 	struct elf_file **pp, *f;
 	bool freed = false;
 	size_t nfiles = 0, i;
+	uint64_t now = clock__mono_ns();
 
 	if (s->old_ksyms) {
 		kallsyms__free(s->old_ksyms);
@@ -1022,8 +1031,13 @@ void symbolizer__trim(struct symbolizer *s)
 			if (c.v[i].cls != VICTIM_IDLE && s->in_batch &&
 			    c.v[i].last_used >= s->batch_tick)
 				continue;
+			/* A hot file stays while all held is under hot_bytes. */
+			if (c.v[i].file && c.v[i].file->hot_until_ns > now &&
+			    total_bytes(s) <= s->hot_bytes)
+				continue;
 			if (c.v[i].file) {
 				file__drop_tables(s, c.v[i].file);
+				c.v[i].file->dropped_ns = now;
 			} else {
 				if (c.v[i].cls == VICTIM_IDLE)
 					s->stats.idle_dropped++;
@@ -1048,7 +1062,9 @@ void symbolizer__trim(struct symbolizer *s)
 	}
 	/* Entries no snapshot refers to any more, with nothing loaded, are only weight. */
 	for (pp = &s->all_files; (f = *pp);) {
-		if (f->refs || f->bytes) {
+		/* One dropped lately stays known, so a read again soon is seen as one. */
+		if (f->refs || f->bytes ||
+		    (f->dropped_ns && now - f->dropped_ns < SYM_HOT_REREAD_NS)) {
 			pp = &f->next;
 			continue;
 		}
@@ -1090,6 +1106,13 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret_
 	*ret_stats = s->stats;
 	ret_stats->open_files = s->nr_fds;
 	ret_stats->bytes = total_bytes(s);
+	ret_stats->hot_files = ret_stats->hot_bytes = 0;
+	for (const struct elf_file *f = s->all_files; f; f = f->next) {
+		if (f->bytes && f->hot_until_ns > clock__mono_ns()) {
+			ret_stats->hot_files++;
+			ret_stats->hot_bytes += f->bytes;
+		}
+	}
 	frame_names__stats(s->frame_names, &fs);
 	ret_stats->frame_names = fs.names;
 	ret_stats->frame_name_bytes = fs.bytes;

@@ -40,9 +40,13 @@ struct symbolizer_opts {
 	bool debuginfod; /* ask DEBUGINFOD_URLS' servers for missing debug files */
 	unsigned int debuginfod_timeout_ms; /* per request; 0: 5000 */
 	uint64_t cache_bytes;		    /* memory kept between trims; 0: the default */
-	unsigned int max_open_files;	    /* handles kept on mapped files; 0: the default */
-	bool debug_info;		    /* DWARF lines and inlined frames (user_frames) */
-	bool no_perf_maps;		    /* ignore /tmp/perf-PID.map */
+	/* Files read again soon after trim dropped them (SYM_HOT_REREAD_NS) are kept past
+	 * cache_bytes, while everything held stays under this; 0: never (a file whose table
+	 * alone is larger than the cache is then read again at every batch that needs it). */
+	uint64_t hot_bytes;
+	unsigned int max_open_files; /* handles kept on mapped files; 0: the default */
+	bool debug_info;	     /* DWARF lines and inlined frames (user_frames) */
+	bool no_perf_maps;	     /* ignore /tmp/perf-PID.map */
 };
 
 struct symbolizer_stats {
@@ -69,6 +73,9 @@ struct symbolizer_stats {
 				    * at their first sample) */
 	uint64_t pinned_dropped;   /* ... ended images whose samples were not named yet, dropped
 				    * past twice the cache (those frames are [unknown]) */
+	uint64_t reread_soon;	   /* files read again within SYM_HOT_REREAD_NS of being dropped */
+	uint64_t hot_files;	   /* ... of them kept past the cache now (opts.hot_bytes) */
+	uint64_t hot_bytes;	   /* their memory */
 	uint64_t open_files;	   /* handles held now */
 	uint64_t bytes;		   /* memory held now (estimate) */
 	uint64_t peak_bytes;	   /* largest bytes seen */
@@ -85,6 +92,10 @@ struct symbolizer_frame {
 	uint32_t line;	  /* 0 without debug info */
 	bool inlined;	  /* inlined into the next (outer) frame */
 };
+
+/* A file read again this soon after trim dropped it is hot: kept for SYM_HOT_KEEP_NS. */
+#define SYM_HOT_REREAD_NS (30ull * 1000000000ull)
+#define SYM_HOT_KEEP_NS	  (120ull * 1000000000ull)
 
 /* NULL with errno set on failure. opts may be NULL. */
 /* Processes of one user snapshotted at exec and not sampled yet, at most. */

@@ -84,7 +84,9 @@ struct elf_file {
 	int err;       /* sticky: it cannot be read */
 	uint32_t refs; /* snapshot slots bound to it */
 	uint64_t last_used;
-	size_t bytes; /* tab + dw held now */
+	size_t bytes;	       /* tab + dw held now */
+	uint64_t dropped_ns;   /* when trim last dropped its tables (0: never) */
+	uint64_t hot_until_ns; /* kept past the cache until then (opts.hot_bytes) */
 };
 
 struct map_slot {
@@ -129,6 +131,8 @@ struct symbolizer {
 	bool debug_info;
 	bool perf_maps;
 	uint64_t cache_bytes;
+	uint64_t hot_bytes;	/* opts.hot_bytes */
+	bool hot_said;		/* the first hot file was logged */
 	uint64_t keep_since_ns; /* ended images used since are still to be named: kept */
 	unsigned int max_fds;
 	unsigned int nr_fds;
