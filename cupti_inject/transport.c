@@ -275,6 +275,11 @@ void cupti_transport__after_fork(struct cupti_transport *t, uint32_t pid)
 	t->hello.pid = pid;
 }
 
+int cupti_transport__fd(const struct cupti_transport *t)
+{
+	return t->fd;
+}
+
 void cupti_transport__stats(const struct cupti_transport *t, struct cupti_transport_stats *ret)
 {
 	*ret = t->st;

@@ -58,4 +58,7 @@ void cupti_transport__after_fork(struct cupti_transport *t, uint32_t pid);
 
 void cupti_transport__stats(const struct cupti_transport *t, struct cupti_transport_stats *ret);
 
+/* The connection's socket (to poll for room), -1 while not connected. */
+int cupti_transport__fd(const struct cupti_transport *t);
+
 #endif

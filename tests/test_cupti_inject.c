@@ -438,6 +438,46 @@ Test(cupti_inject, exit_flushes_what_is_pending)
 	cupti_server__free(s);
 }
 
+/* The library sent what a buffer left queued only when the next buffer came: at 100,000
+ * records a second its queue outgrew 4 MiB and a third were dropped. Now it waits (on
+ * CUPTI's thread) for the daemon to read them: a burst of 60,000 (14 MB) arrives whole. */
+Test(cupti_inject, a_burst_larger_than_the_queue_arrives_whole)
+{
+	struct cupti_server *s = start_server();
+	struct cupti_server_stats st;
+	char path[] = "/tmp/xsprof-inject-err-XXXXXX";
+	int fd = mkstemp(path), status;
+	char err[4096];
+	FILE *f;
+	pid_t pid;
+
+	cr_assert_geq(fd, 0);
+	setenv("XSPROF_CUPTI_LIBRARY", FAKE_CUPTI_LIB, 1);
+	setenv("XSPROF_CUPTI_DRAIN_MS", "5000", 1); /* a loaded CI machine reads late */
+	fflush(NULL);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		dup2(fd, 2);
+		execl(XS_INJECT_HOST, XS_INJECT_HOST, "burst", XSPROF_CUPTI_LIB, FAKE_CUPTI_LIB,
+		      (char *)NULL);
+		_exit(127);
+	}
+	cr_assert(pump_until_stored(s, 60000), "the daemon got all 60,000");
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	read_all(f, err, sizeof(err));
+	fclose(f);
+	close(fd);
+	unlink(path);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "host: %#x %s", status, err);
+	cr_assert_str_eq(err, "", "a healthy run says nothing: %s", err);
+	cupti_server__stats(s, &st);
+	cr_assert_eq(st.records[XSPROF_WIRE_KERNEL], 60000);
+	cupti_server__free(s);
+}
+
 Test(cupti_inject, no_daemon_costs_nothing_and_says_nothing)
 {
 	struct child_run r;

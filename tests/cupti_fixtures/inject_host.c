@@ -72,6 +72,23 @@ int main(int argc, char **argv)
 		fake_add_kernel("_Z9at_exit_2v", 2);
 		return 0;
 	}
+	if (!strcmp(argv[1], "burst")) {
+		/* 60,000 kernels with PyTorch-sized names handed over as fast as CUPTI can: more
+		 * than the library's 4 MiB queue, so only a daemon read while it sends gets all. */
+		static char name[160];
+
+		memset(name, 'k', sizeof(name) - 1);
+		memcpy(name, "_Z", 2);
+		for (uint32_t i = 0; i < 60000; i++) {
+			if (fake_add_kernel(name, i + 1) < 0) {
+				fake_complete();
+				if (fake_add_kernel(name, i + 1) < 0)
+					return 5;
+			}
+		}
+		fake_complete();
+		return 0;
+	}
 	if (!strcmp(argv[1], "queue-nodaemon")) {
 		uint64_t t0 = mono_ns();
 
