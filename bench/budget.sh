@@ -14,6 +14,9 @@
 #   launch_vs_bare       CPU a CUDA launch call gains on the default path (the injection
 #                        library's xsprof:launch beside libcudart's uprobe, xs_cuda_bench both) /
 #                        what bpftrace's bare count() on the cudaLaunchKernel uprobe adds
+#   launch_deep_ns       CPU a launch call gains on the default path when it is made under ~66
+#                        frames without frame pointers, a new chain each call (xs_cuda_bench
+#                        both-deep: a PyTorch launch, whose stack the probe cannot reuse), ns
 #   switch_vs_bpftrace   BPF ns per context switch, --mode offcpu / the bpftrace off-CPU script
 #                        of bench/offcpu.sh, on xs_pingpong
 #   cpu_vs_perf          xsprofd's CPU for a system-wide one-shot profile (load, sample, name,
@@ -26,6 +29,10 @@
 #   gpu_burst_lost       of those records, how many root's window report lacks
 #   gpu_burst_status_ms  root's slowest answer to GET /v1/status during the burst, ms
 #   gpu_burst_rss_mib    the service's peak RSS (VmHWM) after the burst, MiB
+#   cupti_lib_record_ns  libxsprof_cupti.so's CPU per kernel record on CUPTI's thread, at
+#                        100,000 records a second into the service (bench/cupti_lib.sh)
+#   cupti_intake_lost    of those records, how many the service did not receive
+#   nvtx_range_ns        what an NVTX push/pop pair costs while the service receives them
 #   procs_*, stacks_*, launch_ns, window_*, fleet_*
 #                        per-unit costs at the largest point of bench/scale.sh's dimensions
 #                        (its --short form here with --short; bench/budgets says each)
@@ -188,8 +195,13 @@ cudart=$(sed -n 's/.*XS_CUDART_PATH="\([^"]*\)".*/\1/p' \
 	"$build/tests/CMakeFiles/xs_cuda_bench.dir/flags.make" 2>/dev/null || true)
 cudart=$(readlink -f "${cudart:-/usr/local/cuda/lib64/libcudart.so}")
 per_call() { "$@" 2>>"$tmp/launch.err" | sed -n 's/.* ns_per_call //p'; }
-r_launch=() l_xs=() l_bt=()
+r_launch=() l_xs=() l_bt=() l_deep=()
 for ((r = 0; r < reps; r++)); do
+	base_deep=$(per_call "$cudabench" both-deep "$((calls / 4))" "$cudart")
+	prof_deep=$(per_call "$xsprofd" -f -F 1 --launches-output "$tmp/l.folded" -- \
+		"$cudabench" both-deep "$((calls / 4))" "$cudart")
+	[[ -n $base_deep && -n $prof_deep ]] || die "a deep launch run failed: $(tail -5 "$tmp/launch.err")"
+	l_deep+=("$(calc "round($prof_deep - $base_deep)")")
 	base_both=$(per_call "$cudabench" both "$calls" "$cudart")
 	prof_both=$(per_call "$xsprofd" -f -F 1 --launches-output "$tmp/l.folded" -- \
 		"$cudabench" both "$calls" "$cudart")
@@ -275,6 +287,13 @@ if [[ $short == yes ]]; then gpu_form=(--short); else gpu_form=(--reps 2); fi
 gpu_fig() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
 	"$tmp/gpu.json" "$1"; }
 
+# ---- the injection library per record and per NVTX range, and the service's intake ----
+if [[ $short == yes ]]; then lib_form=(--short); else lib_form=(--reps 3); fi
+"$here/cupti_lib.sh" --build "$build" "${lib_form[@]}" --json "$tmp/lib.json" \
+	>"$tmp/lib.log" 2>&1 || die "bench/cupti_lib.sh failed: $(tail -5 "$tmp/lib.log")"
+lib_fig() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
+	"$tmp/lib.json" "$1"; }
+
 # ---- per-unit costs as the work grows (bench/scale.sh) ----
 if [[ $short == yes ]]; then scale_form=(--short); else scale_form=(); fi
 "$here/scale.sh" --build "$build" "${scale_form[@]}" --only procs,stacks,launches,window,fleet \
@@ -307,6 +326,8 @@ check sample_vs_bpftrace "$(med "${r_bt[@]}")" \
 	"xsprofd $(med "${auto[@]}") ns vs bpftrace $(med "${bt[@]}") ns per sample (pairs: ${r_bt[*]})"
 check launch_vs_bare "$(med "${r_launch[@]}")" \
 	"+$(med "${l_xs[@]}") ns vs +$(med "${l_bt[@]}") ns per launch (pairs: ${r_launch[*]})"
+check launch_deep_ns "$(med "${l_deep[@]}")" \
+	"added per launch under ~66 frames, a new chain each (runs: ${l_deep[*]})"
 check switch_vs_bpftrace "$(med "${r_switch[@]}")" \
 	"xsprofd $(med "${s_xs[@]}") ns vs bpftrace $(med "${s_bt[@]}") ns per switch (pairs: ${r_switch[*]})"
 check cpu_vs_perf "$(med "${r_cpu[@]}")" \
@@ -317,6 +338,10 @@ check gpu_record_ns "$(gpu_fig cpu_ns_per_record)" \
 check gpu_burst_lost "$(gpu_fig lost)" "records sent that root's window report lacks"
 check gpu_burst_status_ms "$(gpu_fig status_max_ms)" "root's slowest status answer during the burst"
 check gpu_burst_rss_mib "$(gpu_fig rss_mib)" "peak RSS (before the burst: $(gpu_fig rss_before_mib) MiB)"
+check cupti_lib_record_ns "$(lib_fig lib_ns_per_record)" \
+	"the library's CPU per record at 100,000 a second (service: $(lib_fig service_ns_per_record) ns)"
+check cupti_intake_lost "$(lib_fig intake_lost)" "records the service did not receive at that rate"
+check nvtx_range_ns "$(lib_fig nvtx_ns)" "an NVTX push/pop pair, added while the service receives"
 check procs_us "$(scale_fig procs_us)" "CPU per process alive, over idle ($(scale_pts procs))"
 check procs_rss_kib "$(scale_fig procs_rss_kib)" "RSS per process alive"
 check stacks_us "$(scale_fig stacks_us)" "CPU per distinct stack, over the same samples on 8 paths ($(scale_pts stacks))"

@@ -8,6 +8,10 @@
  *           fires it in libxsprof_cupti.so (the USDT path), on its 5-byte nop site
  *   usdt-int3  the same on sdt.h's 1-byte nop site, which a uprobe can only trap
  *   both    uprobe and usdt, in that order, per call
+ *   MODE-deep  (usdt-deep, both-deep, uprobe-deep) the same, each call made under ~66 frames
+ *           without frame pointers, a new chain each call (bench/cuda_launch_deep.c: what a
+ *           PyTorch launch looks like to the probe, which cannot reuse its last walk);
+ *           XS_DEEP_FRAMES sets the levels (8..200, default 32: two frames each)
  * Prints "MODE ns_per_call N": thread CPU time (user + system, which is where uprobe handling is
  * charged) over the loop, divided by CALLS. Without a GPU the launch fails at once, so what it
  * measures is the call itself plus what profiling adds to it.
@@ -27,8 +31,24 @@
 typedef cudaError_t (*launch_fn)(const void *, dim3, dim3, void **, size_t, cudaStream_t);
 typedef void (*enter_fn)(uint32_t, uint32_t);
 
-__attribute__((noinline)) static void kernel(void)
+void xs_deep_call(int depth, long i, void (*leaf)(long, void *), void *arg);
+
+struct call {
+	launch_fn launch;
+	enter_fn enter;
+};
+
+/* One launch call as the application makes it: the injection's API-enter callback (usdt),
+ * then the runtime's entry (uprobe). */
+static void one_call(long i, void *arg)
 {
+	const struct call *c = arg;
+	dim3 grid = {1, 1, 1}, block = {32, 1, 1};
+
+	if (c->enter)
+		c->enter((uint32_t)i, (2u << 16) | 211);
+	if (c->launch)
+		c->launch((void *)(uintptr_t)one_call, grid, block, NULL, 0, NULL);
 }
 
 static double thread_cpu_ns(void)
@@ -49,20 +69,27 @@ static double mono_ns(void)
 
 int main(int argc, char **argv)
 {
-	const char *mode = argc > 1 ? argv[1] : "", *cudart = argc > 3 ? argv[3] : XS_CUDART_PATH;
+	char mode[32];
+	const char *cudart = argc > 3 ? argv[3] : XS_CUDART_PATH,
+		   *deep_env = getenv("XS_DEEP_FRAMES");
+	size_t ml = strlen(argc > 1 ? argv[1] : "");
+	bool deep = ml > 5 && ml < sizeof(mode) && !strcmp(argv[1] + ml - 5, "-deep");
+	int depth = deep_env ? atoi(deep_env) : 32;
+
+	snprintf(mode, sizeof(mode), "%.*s", deep ? (int)ml - 5 : (int)ml, argc > 1 ? argv[1] : "");
 	bool uprobe = !strcmp(mode, "uprobe") || !strcmp(mode, "both");
 	bool int3 = !strcmp(mode, "usdt-int3");
 	bool usdt = !strcmp(mode, "usdt") || !strcmp(mode, "both") || int3;
 	const char *fake = int3 ? XS_CUPTI_FAKE_INT3_PATH : XS_CUPTI_FAKE_PATH;
 	long calls = argc > 2 ? atol(argv[2]) : 0;
-	dim3 grid = {1, 1, 1}, block = {32, 1, 1};
 	launch_fn launch = NULL;
 	enter_fn enter = NULL;
+	struct call c;
 	double rate = argc > 4 ? atof(argv[4]) : 0, t0, t1, w0;
 
-	if ((!uprobe && !usdt) || calls <= 0) {
-		fprintf(stderr,
-			"usage: xs_cuda_bench uprobe|usdt|usdt-int3|both CALLS [LIBCUDART]\n");
+	if ((!uprobe && !usdt) || calls <= 0 || depth < 8 || depth > 200) {
+		fprintf(stderr, "usage: xs_cuda_bench uprobe|usdt|usdt-int3|both[-deep] CALLS "
+				"[LIBCUDART [RATE]]\n");
 		return 2;
 	}
 	/* Loaded at run time, so a mode maps only the library it measures. */
@@ -84,20 +111,22 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	c.launch = launch;
+	c.enter = enter;
 	/* Warm up (first calls initialize the runtime), then measure. */
 	for (long i = 0; i < 1000; i++) {
-		if (enter)
-			enter((uint32_t)i, (2u << 16) | 211);
-		if (launch)
-			launch((void *)kernel, grid, block, NULL, 0, NULL);
+		if (deep)
+			xs_deep_call(depth, i, one_call, &c);
+		else
+			one_call(i, &c);
 	}
 	t0 = thread_cpu_ns();
 	w0 = mono_ns();
 	for (long i = 0; i < calls; i++) {
-		if (enter)
-			enter((uint32_t)i, (2u << 16) | 211);
-		if (launch)
-			launch((void *)kernel, grid, block, NULL, 0, NULL);
+		if (deep)
+			xs_deep_call(depth, i, one_call, &c);
+		else
+			one_call(i, &c);
 		/* Ahead of the rate: wait out the rest of this millisecond. */
 		if (rate > 0 && (i + 1) % ((long)(rate / 1000) + 1) == 0) {
 			double ahead = w0 + (i + 1) / rate * 1e9 - mono_ns();
@@ -107,7 +136,7 @@ int main(int argc, char **argv)
 		}
 	}
 	t1 = thread_cpu_ns();
-	printf("%s ns_per_call %.1f\n", mode, (t1 - t0) / calls);
+	printf("%s%s ns_per_call %.1f\n", mode, deep ? "-deep" : "", (t1 - t0) / calls);
 	if (rate > 0)
 		printf("rate %.0f\n", calls / ((mono_ns() - w0) / 1e9));
 	return 0;

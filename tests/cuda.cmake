@@ -67,8 +67,12 @@ add_test(NAME cuda_perf_uprobes COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cuda_perf_up
 set_tests_properties(cuda_perf_uprobes PROPERTIES TIMEOUT 120)
 
 # bench/cuda_launch.sh: added CPU time per CUDA call, uprobe and USDT paths.
-add_executable(xs_cuda_bench ${PROJECT_SOURCE_DIR}/bench/cuda_launch.c)
+add_executable(xs_cuda_bench ${PROJECT_SOURCE_DIR}/bench/cuda_launch.c
+	${PROJECT_SOURCE_DIR}/bench/cuda_launch_deep.c)
 target_compile_options(xs_cuda_bench PRIVATE ${XS_FRAME_FLAGS})
+# The -deep modes' chain: no frame pointers (the walk needs the tables), calls kept calls.
+set_source_files_properties(${PROJECT_SOURCE_DIR}/bench/cuda_launch_deep.c PROPERTIES
+	COMPILE_OPTIONS "-fomit-frame-pointer;-momit-leaf-frame-pointer;-fno-optimize-sibling-calls")
 target_link_libraries(xs_cuda_bench PRIVATE dl)
 target_compile_definitions(xs_cuda_bench PRIVATE
 	XS_CUPTI_FAKE_PATH="$<TARGET_FILE:xs_cupti_fake>"

@@ -43,6 +43,13 @@ if(TARGET xsprof_cupti)
 		XS_CUDART_SMOKE="$<TARGET_FILE:xs_cudart_smoke>")
 	add_dependencies(test_cupti_inject xsprof_cupti xsprof_fake_cupti xs_inject_host
 		xs_cudart_smoke)
+	# bench/cupti_lib.sh: the library's CPU per record, fed by the stand-in libcupti.
+	add_executable(xs_cupti_lib_bench ${PROJECT_SOURCE_DIR}/bench/cupti_lib.c)
+	target_link_libraries(xs_cupti_lib_bench PRIVATE ${CMAKE_DL_LIBS})
+	target_compile_definitions(xs_cupti_lib_bench PRIVATE
+		XS_CUPTI_LIB="$<TARGET_FILE:xsprof_cupti>"
+		XS_FAKE_CUPTI_LIB="$<TARGET_FILE:xsprof_fake_cupti>")
+	add_dependencies(xs_cupti_lib_bench xsprof_cupti xsprof_fake_cupti)
 endif()
 
 # bench/gpu_store.c: the GPU record store's cost per record at its cap.
