@@ -390,6 +390,117 @@ def stage_cost(out):
           f"{[x.get('kernels') for x in (win or {}).get('devices', [])]}")
 
 
+POLICY_CONDS = ("cupti_alone", "service", "launch", "kernels", "full", "kernels_stacks",
+                "full_stacks")
+
+
+def stage_policy(out):
+    """Step time under each GPU timing policy against the unprofiled run of the same round:
+    per model, the median change over rounds and its range; the service's CPU per condition;
+    the injection library's drops."""
+    stage, d = "policy", os.path.join(out, "policy")
+    runs = {}  # cond -> round -> {model: step_s}
+    cpu = {}
+    for f in sorted(os.listdir(d)):
+        m = re.match(r"(\w+)\.(\d+)\.json$", f)
+        j = load(os.path.join(d, f)) if m else None
+        if j:
+            runs.setdefault(m.group(1), {})[m.group(2)] = {
+                k: v["step_s"] for k, v in j["models"].items()}
+            c = text(os.path.join(d, f[:-5] + ".cpu")).strip()
+            if c.isdigit():
+                cpu.setdefault(m.group(1), []).append(int(c) / os.sysconf("SC_CLK_TCK"))
+    if "none" not in runs:
+        check(stage, "step times measured", False, "no unprofiled run")
+        return
+    for model in ("mlp", "conv", "big"):
+        base = {r: v[model] for r, v in runs["none"].items() if model in v}
+        if not base:
+            continue
+        fig(stage, f"{model} unprofiled ms",
+            {r: round(v * 1e3, 4) for r, v in sorted(base.items())})
+        for cond in POLICY_CONDS:
+            ratios = [v[model] / base[r] - 1 for r, v in runs.get(cond, {}).items()
+                      if r in base and model in v]
+            if ratios:
+                fig(stage, f"{model} {cond}",
+                    {"change_median": round(statistics.median(ratios), 4),
+                     "change_min": round(min(ratios), 4), "change_max": round(max(ratios), 4),
+                     "rounds": len(ratios)})
+    for cond, v in cpu.items():
+        fig(stage, f"service cpu s per job: {cond}", round(statistics.median(v), 3))
+    o = figures.get(stage, {}).get("mlp kernels", {}).get("change_median")
+    check(stage, "the default policy (kernels) costs the MLP step under 3%",
+          o is not None and o < 0.03, f"{o:+.2%}" if o is not None else "not measured")
+    drops = [ln for ln in text(os.path.join(d, "workload.log")).splitlines()
+             if re.search(r"dropped [1-9]", ln)]
+    check(stage, "the injection library dropped nothing while a daemon listened",
+          not [ln for ln in drops if not ln.startswith("cupti_alone")], "; ".join(drops[:4]))
+    st = load(os.path.join(d, "status.json")) or {}
+    pol = st.get("gpu", {}).get("senders_by_policy", {})
+    fig(stage, "senders_by_policy", pol)
+    check(stage, "the service knew the job's policy", pol.get("kernels", 0) >= 1, str(pol))
+    win = load(os.path.join(d, "window.gpu.json"))
+    check(stage, "the window's GPU report has kernels under the kernels policy",
+          win and any(x.get("kernels") for x in win.get("devices", [])),
+          f"{[x.get('kernels') for x in (win or {}).get('devices', [])]}")
+
+
+def stage_features(out):
+    stage, d = "features", os.path.join(out, "features")
+    dumps = text(os.path.join(d, "dumps.txt"))
+    slow = [ln.split() for ln in dumps.splitlines() if len(ln.split()) > 2
+            and ln.split()[1] == "slow-step"]
+    check(stage, "the slow step tripped a slow-step dump", slow and slow[0][2] == "done",
+          dumps.strip()[:300])
+    got = []
+    for root, _, files in os.walk(os.path.join(d, "dump")):
+        got += files
+    fig(stage, "dump files", sorted(got))
+    check(stage, "the dump was fetched", bool(got), text(os.path.join(d, "dump_get.txt"))[:200])
+    bodies = [f for f in os.listdir(os.path.join(d, "otlp"))
+              if f.endswith(".otlp.pb")] if os.path.isdir(os.path.join(d, "otlp")) else []
+    fig(stage, "otlp bodies", len(bodies))
+    check(stage, "the export reached the OTLP receiver", bodies, f"{len(bodies)} bodies")
+    st = load(os.path.join(d, "status_end.json")) or {}
+    ceil = st.get("ceiling")
+    fig(stage, "ceiling", ceil)
+    check(stage, "--max-cpu: the ceiling is reported", ceil and "max_cpu_pct" in ceil, str(ceil)[:200])
+    j = load(os.path.join(d, "slow.json"))
+    if j:
+        fig(stage, "slow job", j["models"].get("mlp"))
+
+
+def stage_loader(out):
+    stage, d = "loader", os.path.join(out, "loader")
+    truth = load(os.path.join(d, "truth.json")) or {}
+    fig(stage, "truth", truth)
+    folded = text(os.path.join(d, "profile.folded"))
+    n = sum(int(ln.rsplit(" ", 1)[1]) for ln in folded.splitlines()
+            if "decode_sample" in ln and ln.rsplit(" ", 1)[-1].isdigit())
+    check(stage, "the workers' decode_sample is in the profile", n > 0, f"weight {n}")
+    rep = load(os.path.join(d, "profile.gpu.json")) or {}
+    kinds = [x.get("kind") for x in rep.get("findings", [])]
+    fig(stage, "findings", kinds)
+    hb = finding_of(rep, "host_bound")
+    fig(stage, "host_bound", hb)
+    check(stage, "finding host_bound", hb, ", ".join(str(k) for k in kinds))
+
+
+def stage_nccl(out):
+    stage, d = "nccl", os.path.join(out, "nccl")
+    truth = load(os.path.join(d, "truth.json")) or {}
+    fig(stage, "ranks", truth.get("ranks"))
+    job = load(os.path.join(d, "profile.job.json"))
+    fig(stage, "job report", job if job is None else {k: job[k] for k in list(job)[:8]})
+    ok = all(r.get("ok") for r in truth.get("ranks", [])) and truth.get("ranks")
+    check(stage, "two ranks over NCCL ran, or NCCL's refusal is recorded",
+          ok or any(r.get("error") for r in truth.get("ranks", [])),
+          "; ".join(str(r.get("error", "ok")) for r in truth.get("ranks", []))[:300])
+    if ok:
+        check(stage, "the job report has both ranks", job is not None, str(job)[:200])
+
+
 def main():
     if len(sys.argv) not in (2, 4) or (len(sys.argv) == 4 and sys.argv[2] != "--summary"):
         print(__doc__.strip(), file=sys.stderr)
@@ -401,7 +512,9 @@ def main():
         stages.append((t, lambda t=t: stage_torch(out, t)))
     stages += [("input_bound", lambda: stage_bound(out, "input_bound", "host_bound", "make_batch")),
                ("sync_bound", lambda: stage_bound(out, "sync_bound", "sync_bound", "log_loss")),
-               ("launch", lambda: stage_launch(out)), ("cost", lambda: stage_cost(out))]
+               ("launch", lambda: stage_launch(out)), ("cost", lambda: stage_cost(out)),
+               ("policy", lambda: stage_policy(out)), ("features", lambda: stage_features(out)),
+               ("loader", lambda: stage_loader(out)), ("nccl", lambda: stage_nccl(out))]
     for name, run in stages:
         if not os.path.isdir(os.path.join(out, name)):
             continue

@@ -12,16 +12,29 @@
 #   bound    an input-bound and a sync-bound loop, built to be so
 #   launch   the CPU time of one real kernel launch: unprofiled, under xsprofd (xsprof:launch in
 #            the injection library), with the entry uprobe alone, with CUPTI alone
-#   cost     the MLP step's time unprofiled, with the service running in its default settings
-#            (19 Hz; the job without and with the injection library), with the service also
-#            probing the injection library's launches (--cuda-lib), and under a one-shot 999 Hz
-#            profile: interleaved, ROUNDS rounds
+#   policy   the step time of an MLP, a convolution net and a ~50 ms GPU-bound step (steps.py)
+#            under each GPU timing policy (cupti_inject/README.md): unprofiled; CUPTI alone
+#            (the injection library, no daemon); the service (19 Hz) with the job as it is;
+#            the service with the job's injection library at XSPROF_CUPTI_POLICY launch,
+#            kernels and full; the service also probing its launches (--cuda-lib: launch
+#            stacks) at kernels and full. Interleaved, ROUNDS rounds, the service's CPU too
+#   features the service's flight recorder (a slow-step trigger on a step made slow on
+#            purpose), its OTLP export to the suite's receiver (tests/export_receiver.py) and
+#            --max-cpu, on one job
+#   loader   a DataLoader with two workers feeding the GPU (loader.py), host-bound
+#   nccl     two ranks over NCCL (nccl_pair.py): one GPU each, or both on GPU 0 where there
+#            is one (NCCL may refuse; the refusal is recorded), under --report job
+#   cost     (not run by default) the MLP step's time unprofiled, with the service in its
+#            default settings, with --cuda-lib, and under a one-shot 999 Hz profile
 # then tests/gpu/check.py checks the outputs and prints every figure (summary.json).
 #
 # Usage: tests/gpu/run.sh [--kit DIR] [--out DIR] [--rounds N] [--only STAGE,...]
+#                         (stages run in the order above, policy first)
 #   --kit DIR   what tests/gpu/kit.sh packed (default .devkit): xsprofd, the injection
 #               library, the suite's CUDA programs and the libraries they need
 #   --out DIR   where the outputs go (default $OUT, else /tmp/xsprof-gpu)
+# Environment: POLICY_MODELS (mlp,conv,big), POLICY_SECS (1.2 s a model), POLICY_FIRST (the
+# first round's number: more rounds beside an earlier run's), STAGE_TIMEOUT (120 s a profile).
 # Exit status: 0 when every check passed, 1 when one failed, 2 on bad arguments.
 set -u
 
@@ -29,14 +42,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 kit=.devkit
 out=${OUT:-/tmp/xsprof-gpu}
 rounds=3
-only=sites,torch,bound,launch,cost
+only=policy,features,sites,torch,loader,bound,launch,nccl
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kit) kit=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--rounds) rounds=$2; shift 2 ;;
 	--only) only=$2; shift 2 ;;
-	-h | --help) sed -n '3,25p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,40p' "$0"; exit 0 ;;
 	*) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -98,7 +111,7 @@ profile() {
 	shift
 	mkdir -p "$d"
 	echo "xsprofd -f -F 999 --correlate-check --report gpu ${args[*]} -- $*" > "$d/command"
-	timeout 240 "$xsprofd" -f -F 999 --correlate-check --report gpu --weight us \
+	timeout "${STAGE_TIMEOUT:-120}" "$xsprofd" -f -F 999 --correlate-check --report gpu --weight us \
 		--cupti-socket "$d/cupti.sock" -o "$d/profile.folded" -o "$d/profile.gpu.json" \
 		-o "$d/profile.timeline.json" "${args[@]}" -- env XSPROF_CUPTI_VERBOSE=1 "$@" \
 		> "$d/report.txt" 2> "$d/xsprofd.log"
@@ -107,6 +120,114 @@ profile() {
 	grep -E "correlation check|^xsprofd: GPU|xsprof-cupti.*(handed|recording)|fired under|warning" "$d/xsprofd.log" | head -14
 	return $rc
 }
+
+svc=
+# start_service DIR [ARGS]: xsprofd as a service on DIR's private sockets; stop_service.
+start_service() {
+	local sd=$1
+	shift
+	rm -f "$sd/api.sock" "$sd/cupti.sock"
+	"$xsprofd" --socket "$sd/api.sock" --cupti-socket "$sd/cupti.sock" --socket-group root \
+		"$@" >> "$sd/service.log" 2>&1 &
+	svc=$!
+	for _ in $(seq 300); do [ -S "$sd/api.sock" ] && break; sleep 0.1; done
+	[ -S "$sd/api.sock" ] || echo "FAIL the service did not start ($sd/service.log)"
+}
+stop_service() {
+	[ -n "$svc" ] && kill "$svc" && wait "$svc"
+	svc=
+}
+svc_cpu() { # the service's CPU time so far, in clock ticks (0 with no service)
+	if [ -n "$svc" ] && [ -r "/proc/$svc/stat" ]; then
+		awk '{print $14 + $15}' "/proc/$svc/stat"
+	else
+		echo 0
+	fi
+}
+
+if want policy; then
+	step "policy cost"
+	d=$out/policy
+	mkdir -p "$d"
+	secs=${POLICY_SECS:-1.2}
+	# pjob COND ROUND: steps.py under COND; its step times in COND.ROUND.json, the service's
+	# CPU over the job in COND.ROUND.cpu (ticks).
+	pjob() {
+		local f=$d/$1.$2.json c0 c1
+		local job=("$py" "$here/steps.py" "$secs" "$f" "${POLICY_MODELS:-mlp,conv,big}")
+		local inj=(env "CUDA_INJECTION64_PATH=$inject" "NVTX_INJECTION64_PATH=$inject"
+			"XSPROF_CUPTI_SOCKET=$d/cupti.sock" XSPROF_CUPTI_VERBOSE=1)
+		c0=$(svc_cpu)
+		case $1 in
+		none | service) "${job[@]}" ;;
+		cupti_alone) env "CUDA_INJECTION64_PATH=$inject" "NVTX_INJECTION64_PATH=$inject" \
+			"XSPROF_CUPTI_SOCKET=$d/nobody.sock" XSPROF_CUPTI_POLICY=kernels \
+			XSPROF_CUPTI_VERBOSE=1 "${job[@]}" ;;
+		launch | kernels | full) "${inj[@]}" "XSPROF_CUPTI_POLICY=$1" "${job[@]}" ;;
+		*_stacks) "${inj[@]}" "XSPROF_CUPTI_POLICY=${1%_stacks}" "${job[@]}" ;;
+		esac > /dev/null 2> >(sed "s/^/$1.$2: /" >> "$d/workload.log")
+		c1=$(svc_cpu)
+		echo $((c1 - c0)) > "$d/$1.$2.cpu"
+		printf '%s round %s: %s\n' "$1" "$2" "$($py -c "import json
+j = json.load(open('$f'))
+print(' '.join(f'{m} {v[\"step_s\"] * 1e3:.3f} ms' for m, v in j['models'].items()))" 2>/dev/null)"
+	}
+	plain() { for c in "$@"; do pjob "$c" "$r"; done; }
+	with_service() { # ARGS -- CONDS
+		local a=()
+		while [ "$1" != -- ]; do a+=("$1"); shift; done
+		shift
+		start_service "$d" "${a[@]}"
+		plain "$@"
+		stop_service
+	}
+	for r in $(seq "${POLICY_FIRST:-1}" "$rounds"); do
+		if [ $((r % 2)) = 1 ]; then
+			plain none cupti_alone
+			with_service -- service launch kernels full
+			with_service --cuda-lib "$inject" -- kernels_stacks full_stacks
+		else
+			with_service --cuda-lib "$inject" -- full_stacks kernels_stacks
+			with_service -- full kernels launch service
+			plain cupti_alone none
+		fi
+	done
+	# What the service said of the last jobs: their policies, the window's GPU report.
+	start_service "$d" --cuda-lib "$inject"
+	pjob kernels_stacks extra
+	"$ctl" -s "$d/api.sock" --timeout 60 --json status > "$d/status.json"
+	"$ctl" -s "$d/api.sock" --timeout 60 report --since 2m -o "$d/window.gpu.json"
+	stop_service
+fi
+
+if want features; then
+	step "features: flight recorder, export, --max-cpu"
+	d=$out/features
+	mkdir -p "$d/otlp"
+	"$py" "$here/../export_receiver.py" "$d/otlp" 0 > "$d/receiver.log" 2>&1 &
+	recv=$!
+	for _ in $(seq 100); do [ -s "$d/otlp/port" ] && break; sleep 0.1; done
+	port=$(cat "$d/otlp/port" 2> /dev/null)
+	start_service "$d" --cuda-lib "$inject" --trigger slow-step,range=step,factor=3 \
+		--export "otlp,url=http://127.0.0.1:${port:-9}/v1development/profiles" --max-cpu 2
+	env "CUDA_INJECTION64_PATH=$inject" "NVTX_INJECTION64_PATH=$inject" \
+		"XSPROF_CUPTI_SOCKET=$d/cupti.sock" XSPROF_CUPTI_VERBOSE=1 \
+		"$py" "$here/steps.py" 6 "$d/slow.json" mlp --slow-step 400 > /dev/null 2> "$d/job.log"
+	"$ctl" -s "$d/api.sock" --timeout 30 --json status > "$d/status.json"
+	for _ in $(seq 40); do
+		"$ctl" -s "$d/api.sock" --timeout 10 dumps > "$d/dumps.txt" 2>&1
+		awk '$2 == "slow-step" && ($3 == "done" || $3 == "failed") {f = 1} END {exit !f}' "$d/dumps.txt" && break
+		sleep 0.5
+	done
+	name=$(awk '$2 == "slow-step" {print $1; exit}' "$d/dumps.txt")
+	[ -n "$name" ] && "$ctl" -s "$d/api.sock" --timeout 60 dump get "$name" -o "$d/dump" \
+		> "$d/dump_get.txt" 2>&1
+	for _ in $(seq 60); do ls "$d/otlp/"*.otlp.pb > /dev/null 2>&1 && break; sleep 0.5; done
+	"$ctl" -s "$d/api.sock" --timeout 30 --json status > "$d/status_end.json"
+	stop_service
+	kill "$recv" 2> /dev/null
+	echo "dumps: $(grep -c . "$d/dumps.txt") lines, slow-step dump ${name:-none}; OTLP bodies: $(ls "$d/otlp/"*.otlp.pb 2> /dev/null | wc -l)"
+fi
 
 if want sites; then
 	step sites
@@ -119,6 +240,11 @@ if want torch; then
 	profile mlp_eager -v --group-by range -- "$py" "$here/torch_step.py" mlp eager 3 "$out/mlp_eager/step.json"
 	profile conv_eager -- "$py" "$here/torch_step.py" conv eager 3 "$out/conv_eager/step.json"
 	profile mlp_graph -- "$py" "$here/torch_step.py" mlp graph 3 "$out/mlp_graph/step.json"
+fi
+
+if want loader; then
+	step loader
+	profile loader -- "$py" "$here/loader.py" 8 "$out/loader/truth.json"
 fi
 
 if want bound; then
@@ -150,23 +276,20 @@ if want launch; then
 	done
 fi
 
+if want nccl; then
+	step nccl
+	d=$out/nccl
+	mkdir -p "$d"
+	timeout 60 "$xsprofd" -f -F 999 --report job -o "$d/profile.job.json" \
+		--cupti-socket "$d/cupti.sock" -o "$d/profile.folded" -- \
+		"$py" "$here/nccl_pair.py" 30 "$d/truth.json" > "$d/report.txt" 2> "$d/xsprofd.log"
+	echo "nccl: exit $?; $(cat "$d/truth.json" 2> /dev/null | head -c 600)"
+fi
+
 if want cost; then
 	step "step cost"
 	d=$out/cost
 	mkdir -p "$d"
-	svc=
-	start_service() { # [--cuda-lib FILE]
-		rm -f "$d/api.sock" "$d/cupti.sock"
-		"$xsprofd" --socket "$d/api.sock" --cupti-socket "$d/cupti.sock" --socket-group root \
-			"$@" >> "$d/service.log" 2>&1 &
-		svc=$!
-		for _ in $(seq 300); do [ -S "$d/api.sock" ] && break; sleep 0.1; done
-		[ -S "$d/api.sock" ] || echo "FAIL the service did not start (service.log)"
-	}
-	stop_service() {
-		[ -n "$svc" ] && kill "$svc" && wait "$svc"
-		svc=
-	}
 	# none: no profiler; service: xsprofd's defaults (19 Hz, the window), the job as it is;
 	# service_cupti: the same, the job with the injection library (GPU timing to the window);
 	# service_gpu: the service also probing the injection library's launches (--cuda-lib: the
@@ -188,20 +311,20 @@ if want cost; then
 	for r in $(seq "$rounds"); do
 		if [ $((r % 2)) = 1 ]; then
 			step_run none "$r"
-			start_service
+			start_service "$d"
 			step_run service "$r"
 			step_run service_cupti "$r"
 			stop_service
-			start_service --cuda-lib "$inject"
+			start_service "$d" --cuda-lib "$inject"
 			step_run service_gpu "$r"
 			stop_service
 			step_run oneshot "$r"
 		else
 			step_run oneshot "$r"
-			start_service --cuda-lib "$inject"
+			start_service "$d" --cuda-lib "$inject"
 			step_run service_gpu "$r"
 			stop_service
-			start_service
+			start_service "$d"
 			step_run service_cupti "$r"
 			step_run service "$r"
 			stop_service
@@ -209,7 +332,7 @@ if want cost; then
 		fi
 	done
 	# The window's GPU report of a job the service probed, asked as a user would.
-	start_service --cuda-lib "$inject"
+	start_service "$d" --cuda-lib "$inject"
 	step_run service_gpu extra
 	"$ctl" -s "$d/api.sock" --timeout 60 report --since 2m -o "$d/window.gpu.json"
 	"$ctl" -s "$d/api.sock" --timeout 60 report --since 2m > "$d/window.gpu.txt"
