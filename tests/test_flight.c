@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <malloc.h>
 #include <poll.h>
@@ -21,6 +22,7 @@
 #include "daemon/base/clock.h"
 #include "daemon/base/flight_rule.h"
 #include "daemon/service/flight.h"
+#include "daemon/session/dump.h"
 #include "daemon/session/frozen.h"
 
 #define MS 1000000ull
@@ -682,4 +684,69 @@ Test(flight, a_members_dumps_never_remove_roots, .timeout = 60)
 	cr_expect_str_eq(state_of(f, mine[2], 0, true), "done");
 	flight__free(f);
 	remove_dir(dump_dir);
+}
+
+/* The dump directory is ours: one another user owns, or others may write, is refused at
+ * start with the reason (in it, a bundle swapped for a link would have root remove what the
+ * link points at). */
+Test(flight, a_dump_directory_others_may_write_is_refused)
+{
+	struct flight_opts o = {.max_bytes = 64u << 20,
+				.max_age_ns = 3600 * S,
+				.dir = dump_dir,
+				.keep = 4,
+				.keep_bytes = keep_bytes,
+				.host = "test"};
+	char msg[512];
+	struct flight *f;
+
+	snprintf(dump_dir, sizeof(dump_dir), "/tmp/xsprof-test-flight-XXXXXX");
+	cr_assert(mkdtemp(dump_dir));
+	cr_assert_eq(chmod(dump_dir, 0777), 0);
+	f = flight__new(&o, msg, sizeof(msg));
+	cr_assert_null(f, "accepted a world-writable dump directory");
+	cr_assert(strstr(msg, "writable by others") && strstr(msg, "--dump-dir"), "%s", msg);
+	cr_assert_eq(chmod(dump_dir, 0750), 0);
+	cr_assert_eq(chown(dump_dir, 65534, 65534), 0);
+	f = flight__new(&o, msg, sizeof(msg));
+	cr_assert_null(f, "accepted another user's dump directory");
+	cr_assert(strstr(msg, "another user's"), "%s", msg);
+	cr_assert_eq(chown(dump_dir, geteuid(), getegid()), 0);
+	f = flight__new(&o, msg, sizeof(msg));
+	cr_assert_not_null(f, "%s", msg);
+	flight__free(f);
+	remove_dir(dump_dir);
+}
+
+/* Removing a bundle never follows a link: a bundle swapped for a link to another directory,
+ * and a file in a bundle swapped for a link, are removed as links; what they point at stays. */
+Test(flight, removing_a_dump_never_follows_a_link)
+{
+	char dir[] = "/tmp/xsprof-test-dumps-XXXXXX", victim[] = "/tmp/xsprof-test-victim-XXXXXX";
+	char p[512], q[512];
+	struct stat st;
+	int fd;
+
+	cr_assert(mkdtemp(dir) && mkdtemp(victim));
+	snprintf(p, sizeof(p), "%s/keep", victim);
+	fd = open(p, O_WRONLY | O_CREAT, 0600);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	/* A bundle that is a link to the victim's directory. */
+	snprintf(q, sizeof(q), "%s/20261204-000000-manual-1", dir);
+	cr_assert_eq(symlink(victim, q), 0);
+	dump__remove(dir, "20261204-000000-manual-1");
+	cr_assert_eq(stat(p, &st), 0, "the link's target lost its file");
+	cr_assert_neq(lstat(q, &st), 0, "the link was not removed");
+	/* A bundle whose file is a link to the victim's file. */
+	snprintf(q, sizeof(q), "%s/20261204-000001-manual-2", dir);
+	cr_assert_eq(mkdir(q, 0750), 0);
+	snprintf(q, sizeof(q), "%s/20261204-000001-manual-2/profile.folded", dir);
+	cr_assert_eq(symlink(p, q), 0);
+	dump__remove(dir, "20261204-000001-manual-2");
+	cr_assert_eq(stat(p, &st), 0, "the linked file was removed");
+	snprintf(q, sizeof(q), "%s/20261204-000001-manual-2", dir);
+	cr_assert_neq(lstat(q, &st), 0, "the bundle was not removed");
+	remove_dir(dir);
+	remove_dir(victim);
 }

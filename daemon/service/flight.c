@@ -373,6 +373,32 @@ static int make_dirs(const char *path)
 	return mkdir(p, 0750);
 }
 
+/* 0 when path is a directory of our user's that no other user may write; else -1 and why. */
+static int dir_is_ours(const char *path, char *msg, size_t size)
+{
+	struct stat st;
+
+	if (stat(path, &st)) {
+		snprintf(msg, size, "the dump directory %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(msg, size, "the dump directory %s is not a directory", path);
+		return -1;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		snprintf(
+			msg, size,
+			"the dump directory %s is %s: xsprofd removes old dumps in it, so no other "
+			"user may own or write it (chown %u and chmod go-w it, or name another "
+			"with --dump-dir)",
+			path, st.st_uid != geteuid() ? "another user's" : "writable by others",
+			(unsigned)geteuid());
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- life ---- */
 
 struct flight *flight__new(const struct flight_opts *o, char *msg, size_t size)
@@ -403,6 +429,10 @@ struct flight *flight__new(const struct flight_opts *o, char *msg, size_t size)
 			 strerror(errno));
 		goto fail;
 	}
+	/* xsprofd removes old dumps in it: someone else's directory, or one others may write,
+	 * could have a bundle swapped for a link to what root must not remove. */
+	if (dir_is_ours(f->dir, msg, size))
+		goto fail;
 	/* Written now, not at the first dump: a directory we cannot write is said at start. */
 	snprintf(probe, sizeof(probe), "%s/.xsprofd-write-test", f->dir);
 	fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

@@ -225,30 +225,44 @@ static int write_manifest(const struct dump_request *r, const struct profile_dat
 }
 
 /* The directory and what is in it (one level: a bundle has no subdirectories). */
-static void remove_tree(const char *path)
+/*
+ * Removes the bundle NAME in DIR and the files in it, relative to descriptors: a bundle that
+ * was swapped for a link is removed as the link, never followed (root must not delete what a
+ * link points at), and an entry in it that is a directory or a link is removed as itself.
+ */
+static void remove_entry(const char *dir, const char *name)
 {
-	DIR *d = opendir(path);
+	int pfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd;
+	DIR *d;
 	struct dirent *e;
 
+	if (pfd < 0)
+		return;
+	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOTDIR || errno == ELOOP)
+			unlinkat(pfd, name, 0); /* a link or a file where a bundle was */
+		close(pfd);
+		return;
+	}
+	d = fdopendir(fd);
+	if (!d)
+		close(fd);
 	while (d && (e = readdir(d))) {
-		char p[PATH_MAX];
-
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (join_path(p, sizeof(p), path, e->d_name))
-			unlink(p);
+		if (unlinkat(fd, e->d_name, 0) && errno == EISDIR)
+			unlinkat(fd, e->d_name, AT_REMOVEDIR);
 	}
 	if (d)
 		closedir(d);
-	rmdir(path);
+	unlinkat(pfd, name, AT_REMOVEDIR);
+	close(pfd);
 }
 
 void dump__remove(const char *dir, const char *name)
 {
-	char p[PATH_MAX];
-
-	if (join_path(p, sizeof(p), dir, name))
-		remove_tree(p);
+	remove_entry(dir, name);
 }
 
 uint64_t dump__bytes(const char *path)
@@ -262,7 +276,7 @@ uint64_t dump__bytes(const char *path)
 		struct stat sb;
 
 		if (e->d_name[0] != '.' && join_path(p, sizeof(p), path, e->d_name) &&
-		    !stat(p, &sb) && S_ISREG(sb.st_mode))
+		    !lstat(p, &sb) && S_ISREG(sb.st_mode))
 			n += (uint64_t)sb.st_size;
 	}
 	if (d)
@@ -302,7 +316,7 @@ int dump__write(const struct dump_request *r, struct dump_result *ret, char *msg
 	}
 	err = all_pids(r, &pids, &nr_pids);
 	ret->processes = nr_pids;
-	remove_tree(tmp); /* a dump cut short before (the daemon died) */
+	remove_entry(r->dir, tmp + strlen(r->dir) + 1); /* one cut short before (xsprofd died) */
 	if (!err && mkdir(tmp, 0750)) {
 		err = -errno;
 		snprintf(msg, size, "creating %s: %s", tmp, strerror(errno));
@@ -330,7 +344,7 @@ int dump__write(const struct dump_request *r, struct dump_result *ret, char *msg
 	if (!err)
 		atomic_file__sync_dir_of(final);
 	if (err)
-		remove_tree(tmp);
+		remove_entry(r->dir, tmp + strlen(r->dir) + 1);
 	else
 		ret->bytes = dump__bytes(final);
 	free(pids);
