@@ -185,7 +185,8 @@ static void attr(struct ot *o, const char *key, size_t klen, const char *sval, s
 	if (fresh) {
 		o->m2.len = 0;
 		if (sval)
-			pb_bytes(&o->m2, 1, sval, vlen); /* AnyValue.string_value */
+			/* AnyValue.string_value: the string table's copy, UTF-8 repaired */
+			pb_bytes(&o->m2, 1, o->strs.s[v], strlen(o->strs.s[v]));
 		else {
 			pb_key(&o->m2, 3, WT_VARINT); /* AnyValue.int_value */
 			pb_varint(&o->m2, (uint64_t)ival);

@@ -6,6 +6,7 @@
 
 #include "daemon/base/keymap.h"
 #include "daemon/base/vec.h"
+#include "daemon/base/utf8.h"
 #include "output/protobuf.h"
 
 /* Most messages fit in the first 256 bytes: one allocation each. */
@@ -69,11 +70,15 @@ void pb_msg(struct buf *b, unsigned int field, const struct buf *m)
 }
 
 /* Index of s, interned on first use; -ENOMEM. */
+/* A string field must be UTF-8 (protoc, collectors and pprof refuse the message otherwise):
+ * names from profiled processes are repaired byte by byte on their way in. */
 int64_t pb_intern(struct strtab *t, const char *s)
 {
+	char small[256], *fixed = NULL;
 	size_t len;
 	uintptr_t id;
 	const void *copy;
+	int64_t ret;
 	int err;
 
 	if (!s)
@@ -81,16 +86,31 @@ int64_t pb_intern(struct strtab *t, const char *s)
 	if (!t->index && !(t->index = keymap__new()))
 		return -ENOMEM;
 	len = strlen(s);
+	if (!utf8_valid(s)) {
+		fixed = len < sizeof(small) ? small : malloc(len + 1);
+		if (!fixed)
+			return -ENOMEM;
+		utf8_repair(fixed, s);
+		s = fixed;
+	}
 	id = (uintptr_t)keymap__get(t->index, s, len);
-	if (id)
-		return id - 1;
+	if (id) {
+		ret = (int64_t)id - 1;
+		goto out;
+	}
 	err = vec_reserve(&t->s, &t->cap, t->n + 1);
 	if (!err)
 		err = keymap__put(t->index, s, len, (void *)(uintptr_t)(t->n + 1), &copy);
-	if (err)
-		return err;
+	if (err) {
+		ret = err;
+		goto out;
+	}
 	t->s[t->n] = copy;
-	return t->n++;
+	ret = (int64_t)t->n++;
+out:
+	if (fixed != small)
+		free(fixed);
+	return ret;
 }
 
 void pb_strtab_free(struct strtab *t)

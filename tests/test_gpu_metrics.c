@@ -11,6 +11,7 @@
 
 #include <json-c/json.h>
 
+#include "daemon/base/utf8.h"
 #include "daemon/service/gpu_metrics.h"
 #include "daemon/session/slice.h"
 
@@ -114,6 +115,26 @@ Test(gpu_metrics, process_names_are_escaped_as_label_values)
 	cr_expect_float_eq(
 		value_of("xsprof_gpu_busy_seconds_total{device=\"0\",process=\"a\\\"b\\\\c\""), 1,
 		1e-9);
+}
+
+/* A name that is not UTF-8 (a process's comm is any bytes) made Prometheus refuse the whole
+ * scrape, every user's series with it: each bad byte is written '?'. */
+Test(gpu_metrics, label_values_are_valid_utf8)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	add_figure(8, "bad\xff\xfe\xc3name\xc3\xa9", 0, 1000000000, 0, 1);
+	cr_expect_float_eq(
+		value_of(
+			"xsprof_gpu_busy_seconds_total{device=\"0\",process=\"bad???name\xc3\xa9\""),
+		1, 1e-9);
+	f = open_memstream(&buf, &len);
+	gpu_metrics__write(m, f);
+	fclose(f);
+	cr_assert(utf8_valid(buf), "the exposition is not UTF-8");
+	free(buf);
 }
 
 /* A slice of memory calls by pid (uid) on device: bytes > 0 allocate addr, 0 frees it. */

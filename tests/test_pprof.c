@@ -16,6 +16,7 @@
 #include "output/frame_sites.h"
 #include "output/output.h"
 #include "output/pprof.h"
+#include "output/protobuf.h"
 #include "output/profile.h"
 #include "test_files.h"
 #include "test_gpu_fixture.h"
@@ -354,4 +355,24 @@ Test(pprof, frame_sites_cap)
 	cr_expect_eq(frame_sites__get(fs, "data_fn")->map, frame_sites__nr_maps(fs));
 	cr_expect_eq(frame_sites__map_at(fs, frame_sites__get(fs, "data_fn")->map)->offset, 0x5000);
 	frame_sites__free(fs);
+}
+
+/* Protobuf string fields must be UTF-8 (protoc and OTLP collectors refuse the message): a name
+ * from a profiled process that is not is repaired, byte by byte, as it is interned; the same
+ * bytes intern to the same string. */
+Test(pprof, interned_strings_are_valid_utf8)
+{
+	struct strtab t = {0};
+	int64_t a = pb_intern(&t, "ok"), b = pb_intern(&t, "k\xff\xfe_\xe2\x82"),
+		c = pb_intern(&t, "k\xff\xfe_\xe2\x82"), d = pb_intern(&t, "caf\xc3\xa9");
+	char longname[600];
+
+	cr_assert(a >= 0 && b > a && c == b && d > b);
+	cr_assert_str_eq(t.s[b], "k??_??");
+	cr_assert_str_eq(t.s[d], "caf\xc3\xa9", "valid UTF-8 is kept");
+	memset(longname, '\xff', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	cr_assert_gt(pb_intern(&t, longname), d, "past the small buffer");
+	cr_assert_eq(strspn(t.s[t.n - 1], "?"), sizeof(longname) - 1);
+	pb_strtab_free(&t);
 }

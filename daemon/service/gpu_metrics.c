@@ -10,6 +10,7 @@
 
 #include "daemon/base/hashmap.h"
 #include "daemon/base/proc_env.h"
+#include "daemon/base/utf8.h"
 #include "daemon/service/gpu_metrics.h"
 #include "daemon/session/group_by.h"
 #include "daemon/session/slice.h"
@@ -385,16 +386,28 @@ void gpu_metrics__reap(struct gpu_metrics *m, int (*alive)(uint32_t pid))
 	}
 }
 
-/* value as a Prometheus label value: \, " and newlines escaped. */
+/* value as a Prometheus label value: \, " and newlines escaped, and each byte that is not part
+ * of valid UTF-8 written '?': one such byte in a process's name or job id made Prometheus
+ * refuse the whole scrape, every user's series with it. */
 static void label_value(FILE *f, const char *v)
 {
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fprintf(f, "\\%c", *v);
-		else if (*v == '\n')
+	const unsigned char *p = (const unsigned char *)v;
+
+	while (*p) {
+		size_t n = utf8_seq_len(p);
+
+		if (!n) {
+			fputc('?', f);
+			p++;
+		} else if (*p == '\\' || *p == '"') {
+			fprintf(f, "\\%c", *p++);
+		} else if (*p == '\n') {
 			fputs("\\n", f);
-		else
-			fputc(*v, f);
+			p++;
+		} else {
+			fwrite(p, 1, n, f);
+			p += n;
+		}
 	}
 }
 
