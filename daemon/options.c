@@ -184,7 +184,7 @@ static const char usage_tail[] =
 	"                            the GPU (or range NAME) not done after S s; death: a\n"
 	"                            process with GPU work killed by a signal. Each also takes\n"
 	"                            before=S, after=S (the span kept), cooldown=S (300) and\n"
-	"                            per-hour=N (6)\n"
+	"                            per-hour=N (6), both per user\n"
 	"\n"
 	/* GPU path (cuda_probes) */
 	"GPU path (CUDA calls; --cuda-lib and --no-cuda are also config keys):\n"

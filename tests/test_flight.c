@@ -750,3 +750,31 @@ Test(flight, removing_a_dump_never_follows_a_link)
 	remove_dir(dir);
 	remove_dir(victim);
 }
+
+/* Cooldowns and hourly limits are per (rule, user): an outsider's dying process made the one
+ * death dump of the cooldown, and root's death 5 s later was held back (issue 53 H1). */
+Test(flight, another_users_trip_never_holds_back_roots, .timeout = 60)
+{
+	struct flight *f = new_flight(256u << 20, 10);
+	struct flight_stats st;
+	struct flight_rule r;
+	uint64_t now = clock__mono_ns();
+	char msg[256];
+
+	cr_assert_eq(flight_rule__parse("death,cooldown=300", &r, msg, sizeof(msg)), 0);
+	cr_assert_eq(flight__add_rule(f, &r, NULL), 0);
+	flight__on_exit(f, 300, 65534, "outsider", 9, now, true);
+	flight__stats(f, &st);
+	cr_assert_eq(st.pending, 1, "the outsider's death");
+	flight__on_exit(f, 301, 65534, "outsider", 9, now + 1 * S, true);
+	flight__stats(f, &st);
+	cr_assert_eq(st.pending, 1, "the outsider's second, within its cooldown: held back");
+	flight__on_exit(f, 302, 0, "train", 9, now + 5 * S, true);
+	flight__stats(f, &st);
+	cr_assert_eq(st.pending, 2, "root's death is not held back by the outsider's");
+	flight__on_exit(f, 303, 0, "train", 9, now + 6 * S, true);
+	flight__stats(f, &st);
+	cr_assert_eq(st.pending, 2, "root's own cooldown holds");
+	flight__free(f);
+	remove_dir(dump_dir);
+}

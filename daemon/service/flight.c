@@ -56,11 +56,26 @@ struct hour_ring {
 	unsigned int n, next;
 };
 
+/*
+ * Users a rule keeps a cooldown and an hourly count for: each user's trips are held back by
+ * that user's own only (an outsider's dying process must not hold back root's death dump).
+ * Past RULE_USERS, the user whose last trip is oldest is forgotten: that only ever lets a
+ * trip through, never holds one back.
+ */
+#define RULE_USERS 32
+
+struct rule_user {
+	uint32_t uid;
+	bool used;
+	uint64_t last_ns;
+	struct hour_ring fires;
+};
+
 struct rule_slot {
 	unsigned int id; /* 0: free */
 	struct flight_rule r;
-	struct hour_ring fires;
-	uint64_t last_ns, fired, suppressed;
+	uint64_t fired, suppressed;
+	struct rule_user users[RULE_USERS];
 };
 
 /* What an entry of a trigger's table starts with (watch_slot keeps the tables). */
@@ -761,17 +776,35 @@ static bool may_log(struct flight *f, enum flight_kind k)
 	return false;
 }
 
-/* The rule slot trips at at_ns (its cooldown and hourly limit allowing): a pending dump.
+/* uid's cooldown state in rs: its own, else a free one, else the one fired longest ago. */
+static struct rule_user *rule_user(struct rule_slot *rs, uint32_t uid)
+{
+	struct rule_user *oldest = &rs->users[0];
+
+	for (int i = 0; i < RULE_USERS; i++) {
+		struct rule_user *u = &rs->users[i];
+
+		if (u->used && u->uid == uid)
+			return u;
+		if (!u->used || (oldest->used && u->last_ns < oldest->last_ns))
+			oldest = u;
+	}
+	*oldest = (struct rule_user){.uid = uid, .used = true};
+	return oldest;
+}
+
+/* The rule slot trips at at_ns (uid's cooldown and hourly limit in it allowing): a pending dump.
  * Whether it did. */
 static bool trip(struct flight *f, struct rule_slot *rs, uint32_t uid, uint64_t at,
 		 struct json_object *t)
 {
 	uint64_t now = clock__mono_ns();
+	struct rule_user *u = rule_user(rs, uid);
 	char spec[256];
 	int err;
 
-	if ((rs->last_ns && now < rs->last_ns + (uint64_t)(rs->r.cooldown_s * 1e9)) ||
-	    hour_ring__count(&rs->fires, now) >= rs->r.per_hour) {
+	if ((u->last_ns && now < u->last_ns + (uint64_t)(rs->r.cooldown_s * 1e9)) ||
+	    hour_ring__count(&u->fires, now) >= rs->r.per_hour) {
 		rs->suppressed++;
 		f->st.suppressed[rs->r.kind]++;
 		json_object_put(t);
@@ -791,9 +824,9 @@ static bool trip(struct flight *f, struct rule_slot *rs, uint32_t uid, uint64_t 
 				 err == -ENOSPC ? "too many dumps pending" : strerror(-err));
 		return false;
 	}
-	rs->last_ns = now;
+	u->last_ns = now;
 	rs->fired++;
-	hour_ring__add(&rs->fires, now);
+	hour_ring__add(&u->fires, now);
 	return true;
 }
 
