@@ -320,23 +320,51 @@ static int encode_pprof(const struct profile_data *pd, uint8_t **ret, size_t *re
 	return 0;
 }
 
-/* Drops sink k's oldest slices (not one in flight) until len more bytes fit. */
+/* Drops sink k's oldest slice that is not in flight; whether there was one. */
+static bool drop_oldest(struct exporter *e, struct sink *k)
+{
+	struct item **at = k->head_in_flight && k->head ? &k->head->next : &k->head, *it;
+
+	it = *at;
+	if (!it)
+		return false;
+	*at = it->next;
+	if (k->tail == &it->next)
+		k->tail = at;
+	k->queued--;
+	k->queued_bytes -= it->len;
+	e->queued_bytes -= it->len;
+	k->dropped++;
+	item_free(it);
+	return true;
+}
+
+/*
+ * Makes room for len more bytes of sink k's: the oldest slices of the sink that holds the most
+ * go first (never one being pushed). The queue's cap was shared first come: a sink whose store was down filled it, and
+ * then only the healthy sink's newest slices could be dropped (issue 53 H4); now a down sink
+ * loses its own oldest, and a healthy one keeps what it has not pushed yet.
+ */
 static bool make_room(struct exporter *e, struct sink *k, size_t len)
 {
-	while (e->queued_bytes + len > e->cap_bytes) {
-		struct item **at = k->head_in_flight && k->head ? &k->head->next : &k->head, *it;
+	for (;;) {
+		size_t flying = 0;
 
-		it = *at;
-		if (!it)
+		/* A slice being pushed cannot be dropped: it counts against the cap only once it
+		 * is back in the queue (a push failed), else a down store's one slice in flight
+		 * could leave a healthy sink no room. At most one a sink, so still bounded. */
+		for (size_t i = 0; i < e->n; i++)
+			if (e->sinks[i].head_in_flight && e->sinks[i].head)
+				flying += e->sinks[i].head->len;
+		if (e->queued_bytes - flying + len <= e->cap_bytes)
+			break;
+		struct sink *hog = k;
+
+		for (size_t i = 0; i < e->n; i++)
+			if (e->sinks[i].queued_bytes > hog->queued_bytes)
+				hog = &e->sinks[i];
+		if (!drop_oldest(e, hog) && (hog == k || !drop_oldest(e, k)))
 			return false;
-		*at = it->next;
-		if (k->tail == &it->next)
-			k->tail = at;
-		k->queued--;
-		k->queued_bytes -= it->len;
-		e->queued_bytes -= it->len;
-		k->dropped++;
-		item_free(it);
 	}
 	return true;
 }

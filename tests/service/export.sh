@@ -13,7 +13,8 @@
 # - the store down for 2 minutes, then up: no slice lost (the OTLP slices, in time order, abut
 #   from the first to the last); a second daemon whose store never answers, with the smallest
 #   queue cap, drops its oldest slices past the cap and counts them in status, xsprofctl status
-#   and /metrics.
+#   and /metrics; a third, whose dead sink shares its queue with a healthy one, drops only the dead
+#   sink's slices.
 # Needs root, BTF, protoc, python3, go. Prints "ok"/"FAIL"; any FAIL fails.
 #
 # Usage: tests/service/export.sh BUILD_DIR      (ctest runs it as service_export)
@@ -86,6 +87,18 @@ deadport=$($py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 	--freq 999 --export-queue-kb 16 --export "otlp,url=http://127.0.0.1:$deadport/b,period=$period" >"$dir/b.log" 2>&1 &
 bdaemon=$!
 pids+=("$bdaemon")
+# The third: a sink whose store never answers beside a healthy one (its own receiver, up all
+# along), sharing a 512 KiB queue (5 to 10 slices here): the dead sink fills it and must drop
+# only its own oldest slices, the healthy one pushing every slice (issue 53 H4).
+mkdir -p "$dir/recv_c"
+$py "$here/export_receiver.py" "$dir/recv_c" 0 &
+pids+=($!)
+for _ in $(seq 100); do [[ -s $dir/recv_c/port ]] && break; sleep 0.1; done
+"$xsprofd" --socket "$dir/c.sock" --cupti-socket "$dir/c-cupti.sock" --socket-group nogroup \
+	--freq 999 --export-queue-kb 512 --export "otlp,url=http://127.0.0.1:$deadport/c,period=$period" \
+	--export "otlp,url=http://127.0.0.1:$(cat "$dir/recv_c/port")/v1development/profiles,period=$period" \
+	>"$dir/c.log" 2>&1 &
+pids+=($!)
 t0=$(date +%s)
 RANK=3 WORLD_SIZE=8 TORCHELASTIC_RUN_ID=ci-run "$split" 1000 1000 25 1 >/dev/null &
 pids+=($!)
@@ -192,6 +205,12 @@ gaps = [(a[1], b[0]) for a, b in zip(spans, spans[1:]) if b[0] != a[1]]
 print("note: %d slices, %.0f s; gaps: %s" % (len(spans), (spans[-1][1] - spans[0][0]) / 1e9 if spans else 0, gaps[:5]))
 sys.exit(1 if gaps or len(spans) < 15 else 0)
 PY
+cst() { "$ctl" --timeout 20 -s "$dir/c.sock" --json status | $py -c "import json,sys; print(json.load(sys.stdin)['export']['sinks'][$1]['$2'])"; }
+cd0=$(cst 0 dropped) cp1=$(cst 1 pushed) cd1=$(cst 1 dropped)
+got_c=$(ls "$dir/recv_c/"*.otlp.pb 2>/dev/null | wc -l)
+((cd0 > 0 && cd1 == 0 && cp1 >= 10 && got_c >= cp1)) &&
+	pass "a dead sink beside a healthy one: the dead dropped $cd0 of its own, the healthy pushed all $cp1 ($got_c received), none dropped" ||
+	fail "a dead sink beside a healthy one: dead dropped $cd0, healthy pushed $cp1 and dropped $cd1, $got_c received (want the dead to drop, the healthy none); slices of $(cst 0 queued_bytes) bytes queued, mean $("$ctl" --timeout 20 -s "$dir/c.sock" --json status | $py -c "import json,sys; print(json.load(sys.stdin)['export']['encoded_bytes_mean'])")"
 ctl_b() { "$ctl" --timeout 20 -s "$dir/b.sock" "$@"; }
 bst() { ctl_b --json status | $py -c "import json,sys; print(json.load(sys.stdin)['export']['$1'])"; }
 # (A slice larger than the whole queue is dropped as it comes, without a push.)
