@@ -228,3 +228,25 @@ for _ in $(seq 40); do
 	sleep 1
 done
 ((left == 0)) && pass "its memory series go once it has exited" || fail "the exited process's memory series stay"
+
+step "GPU metrics: names that are not UTF-8 (issue 53 H7)"
+# A process's comm and its job id are any bytes: one series with a byte outside UTF-8 made
+# Prometheus refuse the whole scrape. The double runs under a name with such bytes, as a job
+# whose id has them.
+bad=$dir/$'xs_gpu_\xff\xfe'
+cp "$build/tests/xs_gpu_bound" "$bad"
+TORCHELASTIC_RUN_ID=$'job-\xc3(' RANK=0 WORLD_SIZE=1 XS_GPU_DOUBLE_STREAM=1 \
+	timeout 60 "$bad" input 100 >"$dir/bad.out" 2>&1 || fail "the double under a bad name: $(tail -3 "$dir/bad.out")"
+seen=0
+for _ in $(seq 30); do
+	curl -s -m 10 --unix-socket "$sock" http://x/metrics >"$dir/m3.txt" || true
+	grep -q 'process="xs_gpu_??"' "$dir/m3.txt" && { seen=1; break; }
+	sleep 1
+done
+((seen)) && pass "the name's bad bytes are written '?': process=\"xs_gpu_??\", job_id=\"$(grep -o 'job_id="job-[^"]*"' "$dir/m3.txt" | head -1)\"" ||
+	fail "no series of the badly named process: $(grep -a 'xs_gpu_' "$dir/m3.txt" | head -2)"
+if promtool check metrics <"$dir/m3.txt" >"$dir/promtool3.txt" 2>&1; then
+	pass "promtool check metrics with it: no problems"
+else
+	fail "promtool check metrics with it: $(head -n 5 "$dir/promtool3.txt")"
+fi
