@@ -130,7 +130,7 @@ static __noinline long unwind_user(struct xsprof_sample *s, long nk, __u64 ip, _
 				bpf_probe_read_user(win->w, UNWIND_WINDOW, (void *)sp) ? ~0ull : sp;
 		n = unwind__walk(&wk->walk, s->ips, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc,
 				 s->tgid, unwind_mode, ip, sp, h->regs.bp, 1, h->may, win != NULL,
-				 1);
+				 UNWIND_CACHE_SAMPLER);
 		if (wk->walk.held) {
 			h->regs = wk->walk.regs;
 			h->file = wk->walk.cur.file;

@@ -204,7 +204,7 @@ static __always_inline __u32 unwind__cache_slot(const struct unwind_cursor *c)
 {
 	__u64 h = (c->key ^ ((__u64)c->tgid << 32)) * 0x9e3779b97f4a7c15ull;
 
-	return (__u32)(h >> 56) & (UNWIND_ROW_CACHE - 1);
+	return c->cache_base + ((__u32)(h >> 56) & (UNWIND_ROW_CACHE - 1));
 }
 
 /* The row for c->key from the cache: UNWIND_FOUND, or -1 on a miss. */

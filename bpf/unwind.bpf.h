@@ -113,6 +113,8 @@ struct unwind_cursor {
 	__u32 trusted;	  /* in: key is where code surely runs (not from a frame-pointer step) */
 	__u32 gen;	  /* the process's xsprof_unwind_proc.gen */
 	__u64 cached_key; /* row below was found for this key (0: none) */
+	__u32 cache_base; /* the walker's region of unwind_row_cache: its first entry */
+	__u32 pad_cache;
 	__u64 stack_hi;	  /* in: a frame pointer lies below this (the thread's stack, at most) */
 	__u64 exec_lo, exec_hi; /* executable memory the kernel vouched for (unwind_jit_fp) */
 	struct xsprof_unwind_row row;
@@ -203,14 +205,23 @@ struct unwind_walk {
 __noinline int unwind_find(struct unwind_cursor *c, struct xsprof_unwind_stats *st);
 
 /*
- * Rows the CPU sampler found lately, per CPU, by (tgid, pc): a sample's frames are mostly the
- * last samples' (main, the loop, the library's entry points), and a hit costs one lookup
- * instead of a search through the process's mappings, the file's pages and its rows. An entry
- * holds while the process's mapping list is the one it was found in (gen): a table evicted
- * since leaves its rows true of the code. Only the sampler uses it (it runs with nothing of
- * ours nested inside it on its CPU): a program it interrupts never sees a half-written entry.
+ * Rows found lately, per CPU, by (tgid, pc): a sample's frames are mostly the last samples'
+ * (main, the loop, the library's entry points), and a launch's mostly the last launches' (a
+ * PyTorch launch walks 60 to 120 frames, most of them the same each time, from a new call
+ * site nearly each time: the stack cannot be reused whole, launch_reuse.bpf.h, but its rows
+ * can). A hit costs one lookup instead of a search through the process's mappings, the file's
+ * pages and its rows. An entry holds while the process's mapping list is the one it was found
+ * in (gen): a table evicted since leaves its rows true of the code. Each walker owns a region
+ * of its own, so none ever sees another's entry half-written: the CPU sampler region 0 (it
+ * runs with nothing of ours nested inside it on its CPU), the USDT launch probe's two scratch
+ * slots regions 1 and 2, the CUDA uprobes' two regions 3 and 4 (a slot is held by one run at
+ * a time, compare-and-swap). cache: 0 for none, else 1 + the region.
  */
-#define UNWIND_ROW_CACHE 256
+#define UNWIND_ROW_CACHE     256
+#define UNWIND_CACHE_REGIONS 5
+#define UNWIND_CACHE_SAMPLER 1 /* region 0 */
+#define UNWIND_CACHE_USDT    2 /* regions 1, 2: + the scratch slot */
+#define UNWIND_CACHE_CUDA    4 /* regions 3, 4: + the scratch slot */
 
 struct unwind_cached_row {
 	__u64 key;
@@ -221,7 +232,7 @@ struct unwind_cached_row {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, UNWIND_ROW_CACHE);
+	__uint(max_entries, UNWIND_ROW_CACHE * UNWIND_CACHE_REGIONS);
 	__type(key, __u32);
 	__type(value, struct unwind_cached_row);
 } unwind_row_cache SEC(".maps") XSPROF_UNWIND_LINKAGE;
@@ -384,6 +395,7 @@ static __always_inline long unwind__walk_traced(struct xs_unwind_state *ws, __u6
 	ws->untraced = 0;
 	ws->win = win;
 	ws->cache = cache;
+	ws->cur.cache_base = cache ? ((cache - 1) % UNWIND_CACHE_REGIONS) * UNWIND_ROW_CACHE : 0;
 	ws->tramp = uret__tramp(bpf_get_current_task_btf());
 	w.st = bpf_map_lookup_elem(&unwind_stats, &zero);
 	if (!w.st)
@@ -425,7 +437,8 @@ static __always_inline void unwind__proc_used(const struct xsprof_unwind_proc *p
 }
 
 /*
- * A probe's user stack (the CUDA uprobes, the USDT probe; ws: its scratch) from (pc, sp, bp; exact as for
+ * A probe's user stack (the CUDA uprobes, the USDT probe; ws: its scratch; cache: its region of
+ * unwind_row_cache, see there) from (pc, sp, bp; exact as for
  * unwind__walk), callers stored from ips[*nr] (0 or 1: the slots already filled) up to
  * XSPROF_MAX_STACK_DEPTH slots; trace (may be NULL): where the first UNWIND_TRACE_SLOTS
  * callers were read (*ret_untraced: one was not read from its slot). Up to
@@ -436,7 +449,8 @@ static __always_inline void unwind__proc_used(const struct xsprof_unwind_proc *p
  */
 static __always_inline long unwind__probe_walk(struct xs_unwind_state *ws, __u64 *ips, __u16 *nr,
 					       __u32 tgid, __u32 mode, __u64 pc, __u64 sp, __u64 bp,
-					       __u32 exact, __u64 *trace, __u32 *ret_untraced)
+					       __u32 exact, __u64 *trace, __u32 *ret_untraced,
+					       __u32 cache)
 {
 	const struct xsprof_unwind_proc *proc;
 	__u32 first;
@@ -454,7 +468,7 @@ static __always_inline long unwind__probe_walk(struct xs_unwind_state *ws, __u64
 	first = *(volatile __u16 *)nr & 0xff;
 	/* The limit from first too (a range as well): ips has XSPROF_MAX_STACK_DEPTH slots. */
 	return unwind__walk_traced(ws, ips, trace, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc,
-				   tgid, mode, pc, sp, bp, exact, 0, ret_untraced, 0, 0);
+				   tgid, mode, pc, sp, bp, exact, 0, ret_untraced, 0, cache);
 }
 
 #endif

@@ -45,7 +45,8 @@ struct cuda_scratch {
 	__u64 args[8];	  /* arg_reg's choice */
 	__u64 ret, pykey; /* cuda_call's, see there */
 	__u32 pytid, untraced;
-	__u64 busy; /* held by a run (compare-and-swap) */
+	__u32 slot, pad_slot; /* which of the two (its region of unwind_row_cache) */
+	__u64 busy;	      /* held by a run (compare-and-swap) */
 };
 
 /* Two slots per CPU: a launch probe can be preempted (it runs with migration, not preemption,
@@ -63,8 +64,10 @@ static __always_inline struct cuda_scratch *scratch_take(void)
 		__u32 k = i;
 		struct cuda_scratch *s = bpf_map_lookup_elem(&cuda_scratch, &k);
 
-		if (s && __sync_val_compare_and_swap(&s->busy, 0, 1) == 0)
+		if (s && __sync_val_compare_and_swap(&s->busy, 0, 1) == 0) {
+			s->slot = i;
 			return s;
+		}
 	}
 	return NULL;
 }
@@ -235,7 +238,8 @@ static __always_inline void walk_call(struct pt_regs *ctx, struct xsprof_cuda_ca
 	r->ips[0] = ret;
 	r->nr_user = 1;
 	n = unwind__probe_walk(&scr->walk, r->ips, &r->nr_user, tgid, unwind_mode, ret, sp + 8,
-			       PT_REGS_FP(ctx), 0, scr->trace, untraced);
+			       PT_REGS_FP(ctx), 0, scr->trace, untraced,
+			       UNWIND_CACHE_CUDA + (scr->slot & 1));
 	if (n >= 0 && n < XSPROF_MAX_STACK_DEPTH) {
 		r->nr_user = 1 + n;
 	} else {

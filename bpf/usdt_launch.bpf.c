@@ -38,7 +38,8 @@ struct usdt_scratch {
 	long corr, api;	  /* the probe's arguments */
 	__u64 now, pykey; /* usdt_launch's, see there */
 	__u32 pytid, untraced;
-	__u64 busy; /* held by a run (compare-and-swap) */
+	__u32 slot, pad_slot; /* which of the two (its region of unwind_row_cache) */
+	__u64 busy;	      /* held by a run (compare-and-swap) */
 };
 
 struct {
@@ -54,8 +55,10 @@ static __always_inline struct usdt_scratch *scratch_take(void)
 		__u32 k = i;
 		struct usdt_scratch *s = bpf_map_lookup_elem(&usdt_scratch, &k);
 
-		if (s && __sync_val_compare_and_swap(&s->busy, 0, 1) == 0)
+		if (s && __sync_val_compare_and_swap(&s->busy, 0, 1) == 0) {
+			s->slot = i;
 			return s;
+		}
 	}
 	return NULL;
 }
@@ -174,7 +177,8 @@ static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch 
 	r->ips[0] = PT_REGS_IP(ctx);
 	r->nr_user = 1;
 	n = unwind__probe_walk(&scr->walk, r->ips, &r->nr_user, tgid, unwind_mode, PT_REGS_IP(ctx),
-			       PT_REGS_SP(ctx), PT_REGS_FP(ctx), 1, scr->trace, &scr->untraced);
+			       PT_REGS_SP(ctx), PT_REGS_FP(ctx), 1, scr->trace, &scr->untraced,
+			       UNWIND_CACHE_USDT + (scr->slot & 1));
 	if (n >= 0 && n < XSPROF_MAX_STACK_DEPTH) {
 		r->nr_user = 1 + n;
 	} else {
