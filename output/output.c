@@ -393,3 +393,14 @@ int output__write_profile_file(const struct profile_data *pd, enum output_format
 		return -EINVAL;
 	return atomic_file__write(path, write_one, &a);
 }
+
+int output__write_profile_file_capped(const struct profile_data *pd, enum output_format fmt,
+				      const char *path, const struct output_meta *meta,
+				      uint64_t max_bytes)
+{
+	struct write_args a = {.pd = pd, .fmt = fmt, .meta = meta};
+
+	if (!pd || !path || !*path || !output__format_name(fmt))
+		return -EINVAL;
+	return atomic_file__write_capped(path, write_one, &a, max_bytes);
+}

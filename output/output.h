@@ -120,5 +120,9 @@ int output__write_profile(const struct profile_data *pd, enum output_format fmt,
 /* The same, written atomically as output__write_file() does. */
 int output__write_profile_file(const struct profile_data *pd, enum output_format fmt,
 			       const char *path, const struct output_meta *meta);
+/* The same, the file at most max_bytes (0: no limit); past it -EFBIG and no file. */
+int output__write_profile_file_capped(const struct profile_data *pd, enum output_format fmt,
+				      const char *path, const struct output_meta *meta,
+				      uint64_t max_bytes);
 
 #endif

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <malloc.h>
 #include <poll.h>
@@ -775,6 +776,44 @@ Test(flight, another_users_trip_never_holds_back_roots, .timeout = 60)
 	flight__on_exit(f, 303, 0, "train", 9, now + 6 * S, true);
 	flight__stats(f, &st);
 	cr_assert_eq(st.pending, 2, "root's own cooldown holds");
+	flight__free(f);
+	remove_dir(dump_dir);
+}
+
+/* A dump has a byte budget checked while it is written (issue 53 H3: a member's flood made one
+ * 391 MiB dump, the cap checked only after): past --dump-keep-mb the file being written and
+ * those after it are left out, and the manifest says so. */
+Test(flight, a_dump_stays_within_its_budget_while_written, .timeout = 60)
+{
+	struct flight_stats st;
+	struct flight *f;
+	char name[64], path[512], *text;
+	struct json_object *m, *v;
+	uint64_t bytes;
+
+	keep_bytes = 256u << 10;
+	f = new_flight(256u << 20, 100);
+	keep_bytes = 1ull << 30;
+	flight__keep(f, freeze(100, 1000, clock__mono_ns() - 20 * S, 20000));
+	cr_assert_eq(flight__request(f, 0, true, 60, 0, NULL, clock__mono_ns(), name, sizeof(name)),
+		     0);
+	flight__start_due(f, clock__mono_ns());
+	reap(f);
+	cr_assert_str_eq(state_of(f, name, 0, true), "done");
+	snprintf(path, sizeof(path), "%s/%s", dump_dir, name);
+	bytes = dump__bytes(path);
+	cr_assert_leq(bytes, 256u << 10, "%" PRIu64 " bytes past a 256 KiB budget", bytes);
+	snprintf(path, sizeof(path), "%s/%s/manifest.json", dump_dir, name);
+	m = json_object_from_file(path);
+	cr_assert_not_null(m, "no manifest");
+	cr_assert(json_object_object_get_ex(m, "partial", &v) && json_object_get_boolean(v),
+		  "not marked partial");
+	cr_assert(json_object_object_get_ex(m, "partial_reason", &v));
+	text = (char *)json_object_get_string(v);
+	cr_assert(strstr(text, "budget of 0.2 MiB"), "%s", text);
+	json_object_put(m);
+	flight__stats(f, &st);
+	cr_assert_eq(st.dumps_partial, 1);
 	flight__free(f);
 	remove_dir(dump_dir);
 }

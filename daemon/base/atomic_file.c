@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,8 +70,51 @@ void atomic_file__sync_dir_of(const char *path)
 	close(fd);
 }
 
+/* A stream onto fd that takes at most cap bytes (fopencookie): past it, EFBIG. */
+struct capped {
+	int fd;
+	uint64_t cap, written;
+	bool over;
+};
+
+static ssize_t capped_write(void *c, const char *buf, size_t size)
+{
+	struct capped *k = c;
+	size_t done = 0;
+
+	if (k->cap && k->written + size > k->cap) {
+		k->over = true;
+		errno = EFBIG;
+		return -1;
+	}
+	while (done < size) {
+		ssize_t n = write(k->fd, buf + done, size - done);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return done ? (ssize_t)done : -1;
+		}
+		done += (size_t)n;
+	}
+	k->written += done;
+	return (ssize_t)done;
+}
+
+static int capped_close(void *c)
+{
+	return close(((struct capped *)c)->fd);
+}
+
 int atomic_file__write(const char *path, int (*write)(FILE *f, void *ctx), void *ctx)
 {
+	return atomic_file__write_capped(path, write, ctx, 0);
+}
+
+int atomic_file__write_capped(const char *path, int (*write)(FILE *f, void *ctx), void *ctx,
+			      uint64_t max_bytes)
+{
+	struct capped k = {.cap = max_bytes};
 	char *tmp;
 	FILE *f;
 	int fd, err;
@@ -86,7 +130,11 @@ int atomic_file__write(const char *path, int (*write)(FILE *f, void *ctx), void 
 		free(tmp);
 		return err;
 	}
-	f = fdopen(fd, "w");
+	k.fd = fd;
+	f = max_bytes ? fopencookie(&k, "w",
+				    (cookie_io_functions_t){.write = capped_write,
+							    .close = capped_close})
+		      : fdopen(fd, "w");
 	if (!f) {
 		err = -errno;
 		close(fd);
@@ -101,6 +149,9 @@ int atomic_file__write(const char *path, int (*write)(FILE *f, void *ctx), void 
 	/* Always close; on a network or FUSE file system close can be where ENOSPC shows up. */
 	if (fclose(f) && !err)
 		err = -errno;
+	/* Past the cap, whatever the writer made of the failed writes. */
+	if (k.over)
+		err = -EFBIG;
 	if (!err && rename(tmp, path))
 		err = -errno;
 	if (err)

@@ -1369,7 +1369,8 @@ void flight__start_due(struct flight *f, uint64_t now)
 					       .from_ns = e->from_ns,
 					       .to_ns = e->to_ns,
 					       .trigger_json = j->trigger_json,
-					       .host = f->host};
+					       .host = f->host,
+					       .max_bytes = f->o.keep_bytes};
 		e->state = DUMP_WRITING;
 		f->st.writing++;
 		pthread_mutex_lock(&f->lock);
@@ -1416,10 +1417,14 @@ void flight__reap(struct flight *f)
 				e->bytes = j->res.bytes;
 				f->st.dumps_written[e->kind]++;
 				log_info("flight recorder: dump %s written: %.1f s, %zu samples, "
-					 "%zu kernels, %zu processes, %.1f MiB in %s/%s",
+					 "%zu kernels, %zu processes, %.1f MiB in %s/%s%s%s",
 					 e->name, (double)(j->res.to_ns - j->res.from_ns) / 1e9,
 					 j->res.samples, j->res.kernels, j->res.processes,
-					 (double)j->res.bytes / (1 << 20), f->dir, e->name);
+					 (double)j->res.bytes / (1 << 20), f->dir, e->name,
+					 j->res.partial ? "; partial: " : "",
+					 j->res.partial ? j->res.partial_why : "");
+				if (j->res.partial)
+					f->st.dumps_partial++;
 			}
 		}
 		job_free(j);

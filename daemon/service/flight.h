@@ -50,6 +50,7 @@ struct flight_stats {
 	uint64_t oldest_ns; /* the oldest moment the ring holds (0: empty) */
 	uint64_t kept, evicted_cap, evicted_age, freeze_failed;
 	uint64_t dumps_written[FLIGHT_NR_KINDS], dumps_failed, dumps_removed;
+	uint64_t dumps_partial; /* written whole up to the per-user budget, files left out */
 	uint64_t
 		suppressed[FLIGHT_NR_KINDS]; /* trips held back: cooldown, per-hour, pending full */
 	uint64_t tables_full; /* steps, waits or GPU figures not watched: their table was full */

@@ -564,6 +564,7 @@ struct json_object *flight_api__status(struct service *s)
 	status__add_u64(o, "dumps_pending", st.pending);
 	status__add_u64(o, "dumps_writing", st.writing);
 	status__add_u64(o, "dumps_failed", st.dumps_failed);
+	status__add_u64(o, "dumps_partial", st.dumps_partial);
 	status__add_u64(o, "dumps_removed", st.dumps_removed);
 	{
 		struct json_object *w = json_object_new_object(), *x = json_object_new_object();

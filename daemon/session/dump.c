@@ -18,10 +18,11 @@
 #include "output/output.h"
 #include "output/profile.h"
 
+/* The smallest first: a dump cut short by its budget keeps the reports and the stacks. */
 const char *const dump__files[] = {
-	"trace.json",	  "timeline.json", "gpu-report.json",
-	"gpu-report.txt", "profile.pb.gz", "stacks.folded",
-	"job.json",	  "manifest.json", NULL,
+	"gpu-report.txt", "gpu-report.json", "job.json",
+	"stacks.folded",  "profile.pb.gz",   "timeline.json",
+	"trace.json",	  "manifest.json",   NULL,
 };
 
 /* dir/name into buf; false (nothing to do with it) when it does not fit. */
@@ -33,8 +34,8 @@ static bool join_path(char *buf, size_t size, const char *dir, const char *name)
 }
 
 static const enum output_format file_formats[] = {
-	OUTPUT_CHROME_JSON, OUTPUT_TIMELINE, OUTPUT_GPU_REPORT, OUTPUT_GPU_TEXT,
-	OUTPUT_PPROF,	    OUTPUT_FOLDED,   OUTPUT_JOB_REPORT,
+	OUTPUT_GPU_TEXT, OUTPUT_GPU_REPORT, OUTPUT_JOB_REPORT,	OUTPUT_FOLDED,
+	OUTPUT_PPROF,	 OUTPUT_TIMELINE,   OUTPUT_CHROME_JSON,
 };
 
 const char *dump__content_type(const char *file)
@@ -211,6 +212,11 @@ static int write_manifest(const struct dump_request *r, const struct profile_dat
 			json_object_array_add(files, json_object_new_string(dump__files[i]));
 	}
 	json_object_object_add(m, "files", files);
+	if (res->partial) {
+		json_object_object_add(m, "partial", json_object_new_boolean(true));
+		json_object_object_add(m, "partial_reason",
+				       json_object_new_string(res->partial_why));
+	}
 	mc.text = json_object_to_json_string_ext(m, JSON_C_TO_STRING_PRETTY |
 							    JSON_C_TO_STRING_NOSLASHESCAPE);
 	{
@@ -230,6 +236,9 @@ static int write_manifest(const struct dump_request *r, const struct profile_dat
  * was swapped for a link is removed as the link, never followed (root must not delete what a
  * link points at), and an entry in it that is a directory or a link is removed as itself.
  */
+/* Room kept in a budget for manifest.json, written last. */
+#define DUMP_MANIFEST_ROOM (64u << 10)
+
 static void remove_entry(const char *dir, const char *name)
 {
 	int pfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd;
@@ -322,13 +331,29 @@ int dump__write(const struct dump_request *r, struct dump_result *ret, char *msg
 		snprintf(msg, size, "creating %s: %s", tmp, strerror(errno));
 	}
 	for (size_t i = 0; !err && i < sizeof(file_formats) / sizeof(file_formats[0]); i++) {
+		uint64_t used = r->max_bytes ? dump__bytes(tmp) : 0, left = 0;
 		char p[PATH_MAX];
 
 		if (file_formats[i] == OUTPUT_JOB_REPORT && !has_ranks(pd, pids, nr_pids))
 			continue;
+		/* What is left of the budget, the manifest's room kept aside. */
+		if (r->max_bytes)
+			left = used + DUMP_MANIFEST_ROOM < r->max_bytes
+				       ? r->max_bytes - used - DUMP_MANIFEST_ROOM
+				       : 1;
 		err = join_path(p, sizeof(p), tmp, dump__files[i])
-			      ? output__write_profile_file(pd, file_formats[i], p, NULL)
+			      ? output__write_profile_file_capped(pd, file_formats[i], p, NULL,
+								  left)
 			      : -ENAMETOOLONG;
+		if (err == -EFBIG && r->max_bytes) {
+			ret->partial = true;
+			snprintf(ret->partial_why, sizeof(ret->partial_why),
+				 "its budget of %.1f MiB was reached writing %s: it and the files "
+				 "after it are left out",
+				 (double)r->max_bytes / (1 << 20), dump__files[i]);
+			err = 0;
+			break;
+		}
 		if (err)
 			snprintf(msg, size, "writing %s: %s", dump__files[i], strerror(-err));
 	}

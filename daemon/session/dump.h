@@ -15,6 +15,7 @@
 #ifndef XSPROF_DAEMON_SESSION_DUMP_H
 #define XSPROF_DAEMON_SESSION_DUMP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,10 @@ struct dump_request {
 	/* The manifest's "trigger" object, JSON text (what tripped it, thresholds, figures). */
 	const char *trigger_json;
 	const char *host;
+	/* The bundle's files together at most this (0: no limit), checked while each is
+	 * written: past it the file being written and those after it are left out, and the
+	 * manifest says so (a partial dump). */
+	uint64_t max_bytes;
 };
 
 /* What a dump came to. */
@@ -36,6 +41,8 @@ struct dump_result {
 	uint64_t bytes; /* every file together */
 	size_t samples, launches, kernels, ranges, processes;
 	uint64_t from_ns, to_ns; /* the span its data covers */
+	bool partial;		 /* max_bytes was reached: files left out */
+	char partial_why[160];	 /* which, and the budget */
 };
 
 /*
@@ -50,7 +57,8 @@ void dump__remove(const char *dir, const char *name);
 /* The bytes of the regular files in directory path (its hidden ones aside). */
 uint64_t dump__bytes(const char *path);
 
-/* The files a bundle may hold, in the order written (manifest.json last), NULL-ended. */
+/* The files a bundle may hold, in the order written (the smallest first, manifest.json
+ * last), NULL-ended. */
 extern const char *const dump__files[];
 /* A bundle's file's HTTP content type (its format's); NULL for a name it never holds. */
 const char *dump__content_type(const char *file);
