@@ -115,7 +115,7 @@ struct unwind_cursor {
 	__u64 cached_key; /* row below was found for this key (0: none) */
 	__u32 cache_base; /* the walker's region of unwind_row_cache: its first entry */
 	__u32 pad_cache;
-	__u64 stack_hi;	  /* in: a frame pointer lies below this (the thread's stack, at most) */
+	__u64 stack_hi; /* in: a frame pointer lies below this (the thread's stack, at most) */
 	__u64 exec_lo, exec_hi; /* executable memory the kernel vouched for (unwind_jit_fp) */
 	struct xsprof_unwind_row row;
 	__u32 file;	  /* out: the file of a hold */
@@ -232,7 +232,7 @@ struct unwind_cached_row {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, UNWIND_ROW_CACHE * UNWIND_CACHE_REGIONS);
+	__uint(max_entries, UNWIND_ROW_CACHE *UNWIND_CACHE_REGIONS);
 	__type(key, __u32);
 	__type(value, struct unwind_cached_row);
 } unwind_row_cache SEC(".maps") XSPROF_UNWIND_LINKAGE;
