@@ -686,21 +686,31 @@ static int recordings__start(struct service *s, struct svc_recording *r, struct 
 	}
 	rc->s = s;
 	rc->r = r;
-	err = sd_event_add_time_relative(s->ev, &r->end, CLOCK_MONOTONIC,
-					 (uint64_t)(r->duration_s * 1e6), 0, recordings__on_timer,
-					 rc);
-	if (!err && until_exit) {
+	if (until_exit) {
 		r->pidfd = (int)syscall(SYS_pidfd_open, r->pids[0], 0);
 		err = r->pidfd < 0 ? -errno
 				   : sd_event_add_io(s->ev, &r->exit_watch, r->pidfd, EPOLLIN,
 						     recordings__on_exit, rc);
+		if (err) {
+			snprintf(msg, size, "watching pid %d failed: %s", (int)r->pids[0],
+				 strerror(-err));
+			return err;
+		}
 	}
+	err = recording__start(r->recording);
+	/* Its end counts from its start, by the clock: not from the loop's time, which is as old
+	 * as this request's turn of the loop, and loading the programs can take seconds (a
+	 * busy or emulated machine; the kernel matrix's guests), which would end it at once. */
 	if (!err)
-		err = recording__start(r->recording);
-	if (err)
+		err = sd_event_add_time(s->ev, &r->end, CLOCK_MONOTONIC,
+					clock__mono_ns() / 1000 + (uint64_t)(r->duration_s * 1e6),
+					0, recordings__on_timer, rc);
+	if (err) {
 		snprintf(msg, size, "starting the recording failed: %s", strerror(-err));
-	else
+		recording__stop(r->recording);
+	} else {
 		service__govern(s, r->recording);
+	}
 	return err;
 }
 
