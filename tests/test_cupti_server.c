@@ -771,3 +771,93 @@ Test(cupti_server, socket_appears_with_its_mode)
 		cr_expect_eq(system(cmd), 0, "files left in %s", dir);
 	}
 }
+
+struct by_uid {
+	uint64_t root, other;
+};
+
+static int count_by_uid(void *ctx, const struct gpu_activity *a)
+{
+	struct by_uid *u = ctx;
+
+	if (a->uid == 0)
+		u->root++;
+	else
+		u->other++;
+	return 0;
+}
+
+/* --max-cpu's cap on reading (issue 53, H8): a user flooding the socket is read at the cap and
+ * no faster, counted under its uid; a light sender beside it is read in full; lifting the cap
+ * reads what waited, nothing lost. Root only (the flooder is another uid). */
+Test(cupti_server, a_capped_flooder_waits_and_a_light_sender_does_not)
+{
+	struct cupti_server_opts o = {.max_conn_buffer = 1};
+	struct cupti_server *s = start(&o);
+	struct cupti_server_stats st;
+	const size_t total = 20000;
+	struct by_uid u = {0};
+	uint64_t t0, rate;
+	uint32_t top_uid = 0;
+	int status, fd;
+	pid_t child;
+
+	cr_assert_eq(geteuid(), 0, "needs root: the flooder runs as another user");
+	cr_assert_eq(chmod(tmpdir, 0755), 0);
+	cupti_server__set_uid_cap(s, 1000);
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		uint8_t *burst = malloc(total * 128);
+		size_t len = 0;
+		int cfd;
+
+		if (!burst || setgid(65534) || setuid(65534))
+			_exit(3);
+		cfd = client();
+		len += wb_hello(burst, 0);
+		for (size_t i = 0; i < total; i++)
+			len += wb_kernel(burst + len, "flood", i + 1, i + 2, (uint32_t)i);
+		for (size_t off = 0; off < len;) {
+			ssize_t n = send(cfd, burst + off, len - off, MSG_NOSIGNAL);
+
+			if (n <= 0)
+				_exit(1);
+			off += (size_t)n;
+		}
+		close(cfd);
+		_exit(0);
+	}
+	fd = client();
+	send_hello(s, fd, 0);
+	for (int i = 0; i < 10; i++)
+		send_kernel(s, fd, "light", 100 + (uint64_t)i);
+	/* Half a second at 1000 a second: five windows of 100 (and the one under way). */
+	t0 = mono_ns();
+	while (mono_ns() - t0 < 500000000ull)
+		pump_once(s, 10);
+	cupti_server__stats(s, &st);
+	gpu_store__for_each(cupti_server__store(s), 0, count_by_uid, &u);
+	cr_assert_eq(u.root, 10, "the light sender's 10 records, all read (%llu)",
+		     (unsigned long long)u.root);
+	cr_assert(u.other >= 300 && u.other <= 900,
+		  "the flooder read at about the cap: %llu in 0.5 s at 1000 a second",
+		  (unsigned long long)u.other);
+	cr_assert_gt(st.intake_pauses, 0);
+	cr_assert_eq(st.intake_last_paused_uid, 65534);
+	cr_assert_gt(st.intake_paused_ns, 100000000ull, "held most of the time: %llu ns",
+		     (unsigned long long)st.intake_paused_ns);
+	rate = cupti_server__top_uid_rate(s, &top_uid);
+	cr_assert(rate >= 500 && rate <= 2000, "the top rate %llu is about the cap",
+		  (unsigned long long)rate);
+	cr_assert_eq(top_uid, 65534);
+	/* Lifted: what waited in the socket is read, nothing lost. */
+	cupti_server__set_uid_cap(s, 0);
+	cr_assert(pump_until(s, stored_at_least, total + 10), "all of the flood once lifted");
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the flooder's sends");
+	cupti_server__stats(s, &st);
+	cr_assert_eq(st.malformed, 0);
+	close(fd);
+	cupti_server__free(s);
+}

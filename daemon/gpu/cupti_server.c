@@ -29,9 +29,20 @@
 #define DEFAULT_HELLO_MS	  5000u
 #define SWEEP_MS		  1000 /* how often idle connections are looked for */
 
+/* A user's connections, for the cap on reading (cupti_server__set_uid_cap). */
+struct share {
+	uint32_t uid;
+	unsigned conns;	       /* open connections of uid; 0: the slot is free */
+	uint64_t win_records;  /* read in this window */
+	uint64_t rate;	       /* records a second over the last whole window */
+	bool paused;	       /* its connections are out of epoll's readiness until the next */
+	uint64_t paused_since; /* CLOCK_MONOTONIC */
+};
+
 struct conn {
 	int fd;
-	unsigned slot; /* index in cupti_server.conns */
+	unsigned slot;	/* index in cupti_server.conns */
+	unsigned share; /* index in cupti_server.shares */
 	uint32_t pid;
 	uint32_t uid;
 	bool hello_done;
@@ -58,7 +69,10 @@ struct cupti_server {
 	unsigned max_conns;
 	unsigned max_per_uid;
 	size_t conn_buf;
-	struct conn **conns; /* max_conns slots */
+	struct conn **conns;		 /* max_conns slots */
+	struct share *shares;		 /* max_conns slots: one per user with a connection */
+	uint64_t cap_per_s, cap_per_win; /* 0: reads not capped */
+	uint64_t win_start_ns, last_sweep_ns;
 	struct gpu_store *store;
 	struct cupti_server_stats st;
 };
@@ -132,8 +146,10 @@ struct cupti_server *cupti_server__new(const struct cupti_server_opts *opts)
 	if (s->conn_buf < 2 * XSPROF_WIRE_RECORD_MAX)
 		s->conn_buf = 2 * XSPROF_WIRE_RECORD_MAX;
 	s->conns = calloc(s->max_conns, sizeof(*s->conns));
+	s->shares = calloc(s->max_conns, sizeof(*s->shares));
 	s->store = gpu_store__new(opts ? &opts->store : NULL);
-	if (!s->conns || !s->store) {
+	s->win_start_ns = s->last_sweep_ns = clock__mono_ns();
+	if (!s->conns || !s->shares || !s->store) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -190,6 +206,7 @@ fail:
 		close(s->tfd);
 	gpu_store__free(s->store);
 	free(s->conns);
+	free(s->shares);
 	free(s);
 	errno = -err;
 	return NULL;
@@ -199,8 +216,12 @@ static void close_conn(struct cupti_server *s, unsigned slot)
 {
 	struct conn *c = s->conns[slot];
 
+	struct share *sh = &s->shares[c->share];
+
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
+	if (--sh->conns == 0 && sh->paused)
+		s->st.intake_paused_ns += clock__mono_ns() - sh->paused_since;
 	free(c);
 	s->conns[slot] = NULL;
 	s->st.conns--;
@@ -222,6 +243,7 @@ void cupti_server__free(struct cupti_server *s)
 	close(s->lock_fd);
 	gpu_store__free(s->store);
 	free(s->conns);
+	free(s->shares);
 	free(s);
 }
 
@@ -237,8 +259,120 @@ struct gpu_store *cupti_server__store(struct cupti_server *s)
 
 void cupti_server__stats(const struct cupti_server *s, struct cupti_server_stats *ret)
 {
+	uint64_t now = clock__mono_ns();
+
 	*ret = s->st;
+	for (unsigned i = 0; i < s->max_conns; i++)
+		if (s->shares[i].conns && s->shares[i].paused)
+			ret->intake_paused_ns += now - s->shares[i].paused_since;
 	gpu_store__stats(s->store, &ret->store);
+}
+
+/* The timer: every CUPTI_INTAKE_WINDOW_MS while reads are capped, else every SWEEP_MS. */
+static int arm_timer(struct cupti_server *s)
+{
+	long ms = s->cap_per_win ? CUPTI_INTAKE_WINDOW_MS : SWEEP_MS;
+	struct timespec t = {ms / 1000, ms % 1000 * 1000000L};
+
+	return timerfd_settime(s->tfd, 0, &(struct itimerspec){.it_interval = t, .it_value = t},
+			       NULL);
+}
+
+static void set_readable(struct cupti_server *s, struct conn *c, bool on)
+{
+	struct epoll_event ev = {.events = on ? EPOLLIN | EPOLLRDHUP : 0, .data.ptr = c};
+
+	epoll_ctl(s->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+/* A held user's connections read again. */
+static void intake_resume(struct cupti_server *s, unsigned share, uint64_t now)
+{
+	struct share *sh = &s->shares[share];
+
+	sh->paused = false;
+	s->st.intake_paused_ns += now - sh->paused_since;
+	for (unsigned j = 0; j < s->max_conns; j++) {
+		struct conn *c = s->conns[j];
+
+		/* Held, not idle: its silence was ours. */
+		if (c && c->share == share) {
+			c->last_ns = now;
+			set_readable(s, c, true);
+		}
+	}
+}
+
+/* A new window: each user's rate over the last one; the held ones read again. */
+static void intake_roll(struct cupti_server *s, uint64_t now)
+{
+	uint64_t span = now - s->win_start_ns;
+
+	if (span < CUPTI_INTAKE_WINDOW_MS * 1000000ull)
+		return;
+	for (unsigned i = 0; i < s->max_conns; i++) {
+		struct share *sh = &s->shares[i];
+
+		if (!sh->conns)
+			continue;
+		sh->rate = (uint64_t)((double)sh->win_records * 1e9 / (double)span);
+		sh->win_records = 0;
+		if (sh->paused)
+			intake_resume(s, i, now);
+	}
+	s->win_start_ns = now;
+}
+
+/* uid's connections reached the window's cap: none is read again until the next window. */
+static void intake_pause(struct cupti_server *s, unsigned share)
+{
+	struct share *sh = &s->shares[share];
+
+	if (sh->paused)
+		return;
+	sh->paused = true;
+	sh->paused_since = clock__mono_ns();
+	s->st.intake_pauses++;
+	s->st.intake_last_paused_uid = sh->uid;
+	for (unsigned j = 0; j < s->max_conns; j++) {
+		struct conn *c = s->conns[j];
+
+		if (c && c->share == share)
+			set_readable(s, c, false);
+	}
+}
+
+void cupti_server__set_uid_cap(struct cupti_server *s, uint64_t per_s)
+{
+	uint64_t now = clock__mono_ns();
+
+	if (!s || per_s == s->cap_per_s)
+		return;
+	s->cap_per_s = per_s;
+	s->cap_per_win = per_s ? (per_s * CUPTI_INTAKE_WINDOW_MS + 999) / 1000 : 0;
+	/* Lifted or raised: the users held under the old cap but not the new one read again. */
+	for (unsigned i = 0; i < s->max_conns; i++)
+		if (s->shares[i].conns && s->shares[i].paused &&
+		    (!s->cap_per_win || s->shares[i].win_records < s->cap_per_win))
+			intake_resume(s, i, now);
+	if (arm_timer(s) < 0)
+		s->st.accept_errors++;
+}
+
+uint64_t cupti_server__top_uid_rate(const struct cupti_server *s, uint32_t *ret_uid)
+{
+	uint64_t top = 0;
+
+	for (unsigned i = 0; s && i < s->max_conns; i++) {
+		const struct share *sh = &s->shares[i];
+
+		if (sh->conns && sh->rate > top) {
+			top = sh->rate;
+			if (ret_uid)
+				*ret_uid = sh->uid;
+		}
+	}
+	return top;
 }
 
 /* Close the connections that sent nothing for idle_ns, or no hello within hello_ns. */
@@ -248,15 +382,36 @@ static void sweep_idle(struct cupti_server *s)
 
 	if (read(s->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		s->st.accept_errors++;
+	intake_roll(s, now);
+	if (now - s->last_sweep_ns < SWEEP_MS * 1000000ull)
+		return;
+	s->last_sweep_ns = now;
 	for (unsigned i = 0; i < s->max_conns; i++) {
 		const struct conn *c = s->conns[i];
 
-		if (c && (now - c->last_ns > s->idle_ns ||
-			  (!c->hello_done && now - c->accepted_ns > s->hello_ns))) {
+		if (c && !s->shares[c->share].paused &&
+		    (now - c->last_ns > s->idle_ns ||
+		     (!c->hello_done && now - c->accepted_ns > s->hello_ns))) {
 			s->st.idle_closed++;
 			close_conn(s, i);
 		}
 	}
+}
+
+/* uid's share slot: its own, or a free one (there are as many as connections, and this
+ * connection's slot is free, so one is). */
+static unsigned share_of(struct cupti_server *s, uint32_t uid)
+{
+	unsigned free_slot = s->max_conns;
+
+	for (unsigned i = 0; i < s->max_conns; i++) {
+		if (s->shares[i].conns && s->shares[i].uid == uid)
+			return i;
+		if (!s->shares[i].conns && free_slot == s->max_conns)
+			free_slot = i;
+	}
+	s->shares[free_slot] = (struct share){.uid = uid};
+	return free_slot;
 }
 
 static void accept_some(struct cupti_server *s)
@@ -309,6 +464,7 @@ static void accept_some(struct cupti_server *s)
 		}
 		c->fd = fd;
 		c->slot = slot;
+		c->share = share_of(s, (uint32_t)cred.uid);
 		c->accepted_ns = c->last_ns = clock__mono_ns();
 		c->pid = (uint32_t)cred.pid;
 		c->uid = (uint32_t)cred.uid;
@@ -320,8 +476,12 @@ static void accept_some(struct cupti_server *s)
 			continue;
 		}
 		s->conns[slot] = c;
+		s->shares[c->share].conns++;
 		s->st.conns++;
 		s->st.accepted++;
+		/* A held user's new connection waits with the others. */
+		if (s->shares[c->share].paused)
+			set_readable(s, c, false);
 	}
 }
 
@@ -461,6 +621,11 @@ static int conn_readable(struct cupti_server *s, unsigned slot)
 			return stored;
 		}
 		stored += r;
+		s->shares[c->share].win_records += (uint64_t)r;
+		if (s->cap_per_win && s->shares[c->share].win_records >= s->cap_per_win) {
+			intake_pause(s, c->share);
+			return stored;
+		}
 	}
 	return stored;
 }
@@ -473,6 +638,7 @@ static int process_batch(struct cupti_server *s, int *ret_ready)
 	bool sweep = false;
 
 	*ret_ready = 0;
+	intake_roll(s, clock__mono_ns());
 	n = epoll_wait(s->epfd, ev, EVENTS_PER_CALL, 0);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;

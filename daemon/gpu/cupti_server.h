@@ -63,6 +63,12 @@ struct cupti_server_stats {
 	uint64_t sender_dropped_full;
 	uint64_t sender_dropped_cupti;
 	uint64_t sender_dropped_other;
+	/* --max-cpu's cap on reading (cupti_server__set_uid_cap): a user's connections were
+	 * left unread for the rest of a window this many times, for this long in all (their
+	 * records wait in the socket; the sender's library drops and counts what does not fit). */
+	uint64_t intake_pauses;
+	uint64_t intake_paused_ns;
+	uint32_t intake_last_paused_uid; /* valid when intake_pauses */
 	/* Connections by the GPU timing policy their hello said (enum xsprof_wire_policy). */
 	uint64_t policy[XSPROF_WIRE_POLICY_END];
 	unsigned conns;		  /* open now */
@@ -99,6 +105,19 @@ int cupti_server__process(struct cupti_server *s);
 int cupti_server__drain(struct cupti_server *s, unsigned int max_batches);
 
 void cupti_server__stats(const struct cupti_server *s, struct cupti_server_stats *ret);
+
+/*
+ * Records read from each user's connections, a second, over the windows of
+ * CUPTI_INTAKE_WINDOW_MS. 0 (the default): as fast as they come. Otherwise a user whose
+ * connections reach per_s * window within a window is not read again until the next one: the
+ * heaviest sender is held first and alone, a light one never reaches the cap. What it sends
+ * meanwhile waits in its sockets (its library drops what does not fit, and counts it).
+ */
+#define CUPTI_INTAKE_WINDOW_MS 100
+void cupti_server__set_uid_cap(struct cupti_server *s, uint64_t per_s);
+/* The most records a second one user's connections sent over the last whole window (capped
+ * reads count what was read), and whose. 0 when none sent. */
+uint64_t cupti_server__top_uid_rate(const struct cupti_server *s, uint32_t *ret_uid);
 
 /* The records received so far; the server keeps ownership. */
 struct gpu_store *cupti_server__store(struct cupti_server *s);
