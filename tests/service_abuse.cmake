@@ -32,6 +32,10 @@ add_executable(xs_gpu_flood workloads/gpu_flood.c)
 target_include_directories(xs_gpu_flood PRIVATE ${PROJECT_SOURCE_DIR})
 add_test(NAME service_gpu_share COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/service/gpu_share.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(service_gpu_share PROPERTIES TIMEOUT 180)
+# --max-cpu against a member's flood of the CUPTI socket (tests/service/gpu_ceiling.sh): the
+# flooder's reading capped, xsprofd within 0.2 points of the ceiling, root's kernels all kept.
+add_test(NAME service_gpu_ceiling COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/service/gpu_ceiling.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(service_gpu_ceiling PROPERTIES TIMEOUT 180)
 # GPU records in bulk (tests/service/gpu_burst.sh): 300,000 kernels in bursts, graphs among
 # them, all kept and in the window's report, status answered meanwhile (issue 40).
 add_test(NAME service_gpu_burst COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/service/gpu_burst.sh ${CMAKE_BINARY_DIR})

@@ -167,6 +167,11 @@ static const struct metric metrics[] = {
 	 "refused so that has not ended when a slice closes is missing from it."},
 	{"gpu.refused_connections", "xsprof_gpu_connections_refused_total", COUNTER, NULL, 0,
 	 "CUPTI connections refused at the caps."},
+	{"gpu.intake_pauses", "xsprof_gpu_intake_pauses_total", COUNTER, NULL, 0,
+	 "Times a user's CUPTI connections were left unread for the rest of a window, at "
+	 "--max-cpu's cap on GPU records read per user."},
+	{"gpu.intake_paused_s", "xsprof_gpu_intake_paused_seconds_total", COUNTER, NULL, 0,
+	 "Time users' CUPTI connections were left unread at that cap, summed over users."},
 	{"api.connections", "xsprof_api_connections", GAUGE, NULL, 0,
 	 "Control API connections open."},
 	{"api.refused_at_limit", "xsprof_api_refused_total", COUNTER, "cause=\"connections\"", 0,
@@ -445,6 +450,10 @@ static void ceiling_metrics(FILE *f, struct json_object *st)
 		 COUNTER, 1},
 		{"cuda_calls_counted_only", "xsprof_ceiling_cuda_calls_counted_only_total",
 		 "CUDA calls counted only, not recorded, while CUDA calls were shed.", COUNTER, 1},
+		{"gpu_intake_cap_per_uid", "xsprof_ceiling_gpu_intake_cap_records_per_second",
+		 "GPU records read a second from each user's CUPTI connections at most now (0: no "
+		 "cap).",
+		 GAUGE, 1},
 	};
 	struct json_object *o, *v, *now = NULL, *secs = NULL;
 	const char *last = NULL;

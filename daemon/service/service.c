@@ -239,6 +239,17 @@ static int on_cupti(sd_event_source *src, int fd, uint32_t revents, void *ctx)
 	return 0;
 }
 
+/* --max-cpu: the GPU records read, capped per user while the heaviest one costs us over it. */
+static uint64_t intake_top_rate(void *ctx)
+{
+	return cupti_server__top_uid_rate(ctx, NULL);
+}
+
+static void intake_set_cap(void *ctx, uint64_t per_s)
+{
+	cupti_server__set_uid_cap(ctx, per_s);
+}
+
 static void start_cupti(struct service *s)
 {
 	struct cupti_server_opts co = {.socket_path = s->opts->cupti_socket};
@@ -259,7 +270,13 @@ static void start_cupti(struct service *s)
 		log_warn("GPU timing is off: %s", strerror(-err));
 		cupti_server__free(s->cupti);
 		s->cupti = NULL;
+		return;
 	}
+	if (s->ceiling)
+		ceiling__set_intake(s->ceiling,
+				    &(struct ceiling_intake){.top_rate = intake_top_rate,
+							     .set_cap = intake_set_cap,
+							     .ctx = s->cupti});
 }
 
 /* ---- lifecycle ---- */

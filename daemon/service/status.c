@@ -354,6 +354,7 @@ static struct json_object *ceiling_json(struct service *s)
 	status__add_u64(o, "steps_shed", cs.steps_up);
 	status__add_u64(o, "steps_restored", cs.steps_down);
 	status__add_u64(o, "hold_s", cs.hold_s);
+	status__add_u64(o, "gpu_intake_cap_per_uid", cs.intake_cap);
 	for (int k = 0; k < CEILING_KINDS; k++) {
 		if (cs.shed[k])
 			json_object_array_add(now, json_object_new_string(ceiling__kind_key(k)));
@@ -585,6 +586,10 @@ static struct json_object *gpu_json(struct service *s)
 	status__add_u64(g, "nvtx_open_refused", cs.store.open_refused);
 	status__add_u64(g, "users_refused", cs.store.users_refused);
 	status__add_u64(g, "slices_closed_early", s->slices_early);
+	status__add_u64(g, "intake_pauses", cs.intake_pauses);
+	add_num(g, "intake_paused_s", (double)cs.intake_paused_ns / 1e9);
+	if (cs.intake_pauses)
+		status__add_u64(g, "intake_last_paused_uid", cs.intake_last_paused_uid);
 	json_object_object_add(g, "users", gpu_users_json(s));
 	json_object_object_add(g, "senders_by_policy", policy_json(&cs));
 	return g;

@@ -53,15 +53,20 @@ struct ceiling {
 	uint64_t last_down_ns; /* when a step was last restored */
 	double shed_s[CEILING_KINDS];
 	uint64_t steps_up, steps_down;
+	struct ceiling_intake intake; /* top_rate NULL: none */
+	unsigned int intake_level;    /* caps set now: intake_caps[intake_level - 1] */
 };
 
+static const uint64_t intake_caps[] = CEILING_INTAKE_CAPS;
+#define NR_INTAKE_CAPS (sizeof(intake_caps) / sizeof(intake_caps[0]))
+
 static const char *const kind_names[CEILING_KINDS] = {
-	"sampling rate",  "Python walks",   "launch stacks",
-	"off-CPU stacks", "exec snapshots", "CUDA calls",
+	"sampling rate",  "Python walks", "launch stacks",    "off-CPU stacks",
+	"exec snapshots", "CUDA calls",	  "GPU records read",
 };
 static const char *const kind_keys[CEILING_KINDS] = {
-	"sampling_rate", "python_walks",   "launch_stacks",
-	"offcpu_stacks", "exec_snapshots", "cuda_calls",
+	"sampling_rate",  "python_walks", "launch_stacks", "offcpu_stacks",
+	"exec_snapshots", "cuda_calls",	  "gpu_intake",
 };
 
 const char *ceiling__kind_name(enum ceiling_kind k)
@@ -136,6 +141,46 @@ static void shed_flags(const struct ceiling *c, bool ret[CEILING_KINDS])
 
 	for (int k = 0; k < CEILING_KINDS; k++)
 		ret[k] = on[k] && (c->have & kind_bits[k]);
+	ret[CEILING_GPU_INTAKE] = c->intake_level > 0;
+}
+
+static bool step_up(struct ceiling *c);
+static void apply(struct ceiling *c);
+
+static uint64_t intake_cap(const struct ceiling *c)
+{
+	return c->intake_level ? intake_caps[c->intake_level - 1] : 0;
+}
+
+/* The next cap on GPU records read holds back someone: the heaviest user sends more. */
+static bool intake_bites(const struct ceiling *c)
+{
+	return c->intake.top_rate && c->intake_level < NR_INTAKE_CAPS &&
+	       c->intake.top_rate(c->intake.ctx) > intake_caps[c->intake_level];
+}
+
+static void intake_apply(struct ceiling *c)
+{
+	if (c->intake.set_cap)
+		c->intake.set_cap(c->intake.ctx, intake_cap(c));
+	c->win_n = 0;
+	c->level_cost_ns = c->level_span_ns = 0;
+}
+
+/* Over the ceiling: the cap on reading first, while it holds back the heaviest user; then the
+ * steps. */
+static bool shed_one(struct ceiling *c)
+{
+	if (intake_bites(c)) {
+		c->intake_level++;
+		intake_apply(c);
+		return true;
+	}
+	if (step_up(c)) {
+		apply(c);
+		return true;
+	}
+	return false;
 }
 
 static void apply(struct ceiling *c)
@@ -204,10 +249,10 @@ static void decide(struct ceiling *c, uint64_t now)
 	 * of a tick does not reset it; one over the ceiling sheds first). */
 	level_pct = 100.0 * (double)c->level_cost_ns / ((double)c->level_span_ns * c->cpus);
 	under = c->level_span_ns >= c->hold_s * 1000000000ull && level_pct < c->max_pct / 2;
-	if (over && step_up(c)) {
+	if (over && shed_one(c)) {
 		/* Far over (a heavy load met at the start): a second step at once, so that the
 		 * climb, which costs what the load does, is short. */
-		if (c->cost_pct > 4 * c->max_pct && step_up(c))
+		if (c->cost_pct > 4 * c->max_pct && shed_one(c))
 			c->steps_up++;
 		/* Shed again soon after a restore: that level does not hold, wait longer. */
 		if (c->last_down_ns && now - c->last_down_ns < 2ull * c->hold_s * 1000000000ull) {
@@ -216,11 +261,16 @@ static void decide(struct ceiling *c, uint64_t now)
 				c->hold_s = CEILING_MAX_HOLD_S;
 		}
 		c->steps_up++;
-		apply(c);
-	} else if (c->level && under && step_down(c)) {
+	} else if (under && c->level && step_down(c)) {
 		c->steps_down++;
 		c->last_down_ns = now;
 		apply(c);
+	} else if (under && c->intake_level) {
+		/* The cap on reading last, once no step is left to restore. */
+		c->intake_level--;
+		c->steps_down++;
+		c->last_down_ns = now;
+		intake_apply(c);
 	}
 }
 
@@ -355,4 +405,15 @@ void ceiling__stats(const struct ceiling *c, struct ceiling_stats *ret)
 	ret->steps_up = c->steps_up;
 	ret->steps_down = c->steps_down;
 	ret->hold_s = c->hold_s;
+	ret->intake_cap = intake_cap(c);
+	if (intake_bites(c))
+		ret->all_shed = false;
+}
+
+void ceiling__set_intake(struct ceiling *c, const struct ceiling_intake *in)
+{
+	if (c->intake.set_cap)
+		c->intake.set_cap(c->intake.ctx, 0);
+	c->intake = in ? *in : (struct ceiling_intake){0};
+	c->intake_level = 0;
 }

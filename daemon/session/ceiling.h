@@ -23,6 +23,12 @@
  *   8.   CUDA calls counted only (in the kernel), not recorded: no launch stacks, no GPU join;
  *   9-11. the sampling rate further halved, to 1/16, 1/32, 1/64.
  * Waits and allocations of the CUDA probes are never shed (their return probes time them).
+ *
+ * Before any of these, the GPU records read from the CUPTI socket (ceiling__set_intake), a
+ * cost that the processes of any user can raise: over the ceiling while one user sends more
+ * records a second than the next of CEILING_INTAKE_CAPS, that user's reading is capped there
+ * (each user's, but only one over it is held: the heaviest first, the others not at all). The
+ * caps are restored last, once no other step is shed.
  */
 #ifndef XSPROF_DAEMON_SESSION_CEILING_H
 #define XSPROF_DAEMON_SESSION_CEILING_H
@@ -46,8 +52,15 @@ enum ceiling_kind {
 	CEILING_OFFCPU,	       /* off-CPU stacks */
 	CEILING_EXEC,	       /* exec snapshots */
 	CEILING_CUDA_CALLS,    /* CUDA calls recorded */
+	CEILING_GPU_INTAKE,    /* GPU records read, capped per user (ceiling__set_intake) */
 	CEILING_KINDS,
 };
+
+/* The caps on GPU records read per user, a second, in the order they are set. */
+#define CEILING_INTAKE_CAPS            \
+	{                              \
+		20000, 5000, 1000, 250 \
+	}
 
 struct ceiling_stats {
 	double max_pct;	       /* the ceiling: percent of all CPUs */
@@ -67,6 +80,15 @@ struct ceiling_stats {
 	double shed_s[CEILING_KINDS]; /* seconds each was shed, in all */
 	uint64_t steps_up, steps_down;
 	unsigned int hold_s; /* how long the cost must stay under half the ceiling to restore */
+	uint64_t intake_cap; /* GPU records read per user a second now; 0: not capped */
+};
+
+/* The GPU records read (the CUPTI socket's server): the heaviest user's rate now, and the cap
+ * on each user's (0: none). */
+struct ceiling_intake {
+	uint64_t (*top_rate)(void *ctx);
+	void (*set_cap)(void *ctx, uint64_t per_s);
+	void *ctx;
 };
 
 struct ceiling;
@@ -82,6 +104,8 @@ int ceiling__add(struct ceiling *c, struct recording *r);
 void ceiling__remove(struct ceiling *c, struct recording *r);
 
 void ceiling__stats(const struct ceiling *c, struct ceiling_stats *ret);
+/* Govern the GPU records read too (copied; NULL: no longer). */
+void ceiling__set_intake(struct ceiling *c, const struct ceiling_intake *in);
 /* "sampling rate", "python walks", ...: a kind's name in outputs (snake_case: kind_key). */
 const char *ceiling__kind_name(enum ceiling_kind k);
 const char *ceiling__kind_key(enum ceiling_kind k);
