@@ -18,6 +18,7 @@
 #include "output/diff.h"
 #include "output/job_merge.h"
 #include "output/job_parts.h"
+#include "output/job_parts_read.h"
 #include "output/job_report_internal.h"
 #include "output/nccl.h"
 #include "output/profile.h"
@@ -64,8 +65,34 @@ struct job_merge {
 	size_t *flow_gpu; /* the collectives' GPU work, a meet's in rank order */
 	struct profile_flow *flows;
 	size_t nr_flows;
+	uint64_t rows_dropped;	  /* past the row budgets (job_merge__rows_dropped) */
 	int64_t span_lo, span_hi; /* the hosts' common span (INT64_MIN/MAX: all) */
 	int64_t epoch;		  /* the wall time (first estimates) of the job clock's 0 */
+};
+
+/* The parts' top-level fields read (job_merge__add): the small ones through json-c, the row
+ * arrays straight from the text. */
+enum {
+	F_SCHEMA,
+	F_VERSION,
+	F_START,
+	F_END,
+	F_RT_OFFSET,
+	F_STRINGS,
+	F_PROCESSES,
+	F_THREADS,
+	F_SMALL, /* the fields above are parsed into a document */
+	F_STACKS = F_SMALL,
+	F_GPU,
+	F_LAUNCHES,
+	F_JOINS,
+	F_SAMPLES,
+	F_FIELDS,
+};
+static const char *const field_keys[F_FIELDS] = {
+	"schema",   "version",	 "start_ns", "end_ns", "realtime_offset_ns",
+	"strings",  "processes", "threads",  "stacks", "gpu",
+	"launches", "joins",	 "samples",
 };
 
 static inline uint32_t merged_id(size_t host, uint32_t id)
@@ -215,10 +242,10 @@ static bool kept(const struct jm_host *h, int64_t pid)
 	return keymap__get(h->labels, &p, sizeof(p)) != NULL;
 }
 
-static int read_names_and_stacks(struct jm_host *h, struct json_object *doc)
+static int read_threads(struct jm_host *h, struct json_object *doc)
 {
 	int err = 0;
-	struct json_object *th = rows(doc, "threads", 3, &err), *st = rows(doc, "stacks", 3, &err);
+	struct json_object *th = rows(doc, "threads", 3, &err);
 
 	if (err)
 		return err;
@@ -236,125 +263,188 @@ static int read_names_and_stacks(struct jm_host *h, struct json_object *doc)
 		if (keymap__put(h->threads, &k, sizeof(k), (void *)(uintptr_t)h->nr_tnames, NULL))
 			return -ENOMEM;
 	}
-	h->nr_stack = json_object_array_length(st);
-	h->stack = calloc(h->nr_stack + 1, sizeof(*h->stack));
-	if (!h->stack)
-		return -ENOMEM;
-	for (size_t i = 0; i < h->nr_stack; i++) {
-		struct json_object *r = json_object_array_get_idx(st, i), *fr;
-		uint64_t k =
-			(uint64_t)(geti(r, 0) & JOB_REPORT_PID_MASK) << 32 | (uint32_t)geti(r, 1);
-		size_t n;
-
-		fr = json_object_array_get_idx(r, 2);
-		if (!json_object_is_type(fr, json_type_array))
-			return -EINVAL;
-		n = json_object_array_length(fr);
-		h->stack[i].frames = calloc(n + 1, sizeof(char *));
-		if (!h->stack[i].frames)
-			return -ENOMEM;
-		for (size_t f = 0; f < n; f++) {
-			const char *s = str_at(h, geti(fr, f));
-
-			h->stack[i].frames[h->stack[i].n++] = s ? s : "[unknown]";
-		}
-		if (keymap__put(h->stacks, &k, sizeof(k), (void *)(uintptr_t)(i + 1), NULL))
-			return -ENOMEM;
-	}
 	return 0;
 }
 
-/* The host's records (its index hi) appended to the merge's, pids and tids made the merge's. */
-static int read_records(struct job_merge *m, size_t hi, struct json_object *doc)
+/* A row budget spent: the host's (JOB_MERGE_MAX_HOST_ROWS) or the merge's
+ * (JOB_MERGE_MAX_RECORDS, its records of every host); the row is counted, not kept. */
+static bool over_budget(struct job_merge *m, size_t *host_rows)
+{
+	if (++*host_rows > JOB_MERGE_MAX_HOST_ROWS ||
+	    m->nr_gpu + m->nr_launches + m->nr_samples >= JOB_MERGE_MAX_RECORDS) {
+		m->rows_dropped++;
+		return true;
+	}
+	return false;
+}
+
+/* Each stack's frames, read row by row: [pid, id, [string index...]]. */
+static int read_stacks(struct job_merge *m, struct jm_host *h, struct jp_span span,
+		       size_t *host_rows)
+{
+	int64_t v[3], *fr = malloc(JOB_MERGE_MAX_FRAMES * sizeof(*fr));
+	struct jp_rows r;
+	size_t n, nf, cap = 0;
+	int got, err = 0;
+
+	if (!fr)
+		return -ENOMEM;
+	if (jp_rows_begin(&r, span)) {
+		free(fr);
+		return -EINVAL;
+	}
+	while ((got = jp_row_next(&r, v, 3, &n, fr, JOB_MERGE_MAX_FRAMES, &nf)) == 1) {
+		struct jm_stack *st;
+		uint64_t k;
+
+		if (n < 3) {
+			err = -EINVAL;
+			break;
+		}
+		if (over_budget(m, host_rows))
+			continue;
+		if (vec__reserve((void **)&h->stack, &cap, h->nr_stack + 1, sizeof(*h->stack))) {
+			err = -ENOMEM;
+			break;
+		}
+		st = &h->stack[h->nr_stack];
+		*st = (struct jm_stack){.frames = calloc(nf + 1, sizeof(char *))};
+		if (!st->frames) {
+			err = -ENOMEM;
+			break;
+		}
+		h->nr_stack++;
+		for (size_t f = 0; f < nf; f++) {
+			const char *name = str_at(h, fr[f]);
+
+			st->frames[st->n++] = name ? name : "[unknown]";
+		}
+		k = (uint64_t)(v[0] & JOB_REPORT_PID_MASK) << 32 | (uint32_t)v[1];
+		if (keymap__put(h->stacks, &k, sizeof(k), (void *)(uintptr_t)h->nr_stack, NULL)) {
+			err = -ENOMEM;
+			break;
+		}
+	}
+	free(fr);
+	return err ? err : got < 0 ? -EINVAL : 0;
+}
+
+/* The host's records (its index hi) appended to the merge's, pids and tids made the merge's,
+ * read row by row from the text (output/job_parts_read.h). */
+static int read_records(struct job_merge *m, size_t hi, const struct jp_field *fields,
+			size_t *host_rows)
 {
 	struct jm_host *h = &m->hosts[hi];
-	int err = 0;
-	struct json_object *g = rows(doc, "gpu", 17, &err), *l = rows(doc, "launches", 12, &err);
-	struct json_object *j = rows(doc, "joins", 2, &err), *s = rows(doc, "samples", 5, &err);
-	size_t gbase = m->nr_gpu, lbase = m->nr_launches, ng, nl;
-	size_t *gto, *lto;
+	size_t gbase = m->nr_gpu, lbase = m->nr_launches, ng = 0, nl = 0, cap_g = 0, cap_l = 0, n;
+	size_t *gto = NULL, *lto = NULL;
+	struct jp_rows r;
+	int64_t v[17];
+	int got, err = 0;
 
-	if (err)
-		return err;
-	ng = json_object_array_length(g);
-	nl = json_object_array_length(l);
-	gto = calloc(ng + 1, sizeof(*gto));
-	lto = calloc(nl + 1, sizeof(*lto));
-	if (!gto || !lto ||
-	    vec__reserve((void **)&m->gpu, &m->cap_gpu, m->nr_gpu + ng, sizeof(*m->gpu)) ||
-	    vec__reserve((void **)&m->launches, &m->cap_launches, m->nr_launches + nl,
-			 sizeof(*m->launches))) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < ng; i++) {
-		struct json_object *r = json_object_array_get_idx(g, i);
-
-		gto[i] = SIZE_MAX;
-		if (!kept(h, geti(r, 4)))
+	/* gpu: [kind, copy_kind, host_mem, flags, pid, tid, device, context, stream, corr, cbid,
+	 * graph, start, end, bytes, name, domain] */
+	if (jp_rows_begin(&r, fields[F_GPU].val))
+		return -EINVAL;
+	while ((got = jp_row_next(&r, v, 17, &n, NULL, 0, NULL)) == 1) {
+		if (n < 17)
+			goto bad;
+		if (vec__reserve((void **)&gto, &cap_g, ng + 1, sizeof(*gto))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		gto[ng++] = SIZE_MAX;
+		if (!kept(h, v[4]) || over_budget(m, host_rows))
 			continue;
-		gto[i] = m->nr_gpu - gbase;
+		if (vec__reserve((void **)&m->gpu, &m->cap_gpu, m->nr_gpu + 1, sizeof(*m->gpu))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		gto[ng - 1] = m->nr_gpu - gbase;
 		m->gpu[m->nr_gpu++] = (struct corr_gpu_rec){
-			.kind = (uint8_t)geti(r, 0),
-			.copy_kind = (uint8_t)geti(r, 1),
-			.host_mem = (uint8_t)geti(r, 2),
-			.flags = (uint8_t)geti(r, 3),
-			.pid = merged_id(hi, (uint32_t)geti(r, 4)),
-			.tid = geti(r, 5) ? merged_id(hi, (uint32_t)geti(r, 5)) : 0,
-			.device = (uint32_t)hi << 8 | ((uint32_t)geti(r, 6) & 0xff),
-			.context = (uint32_t)geti(r, 7),
-			.stream_id = (uint32_t)geti(r, 8),
-			.corr_id = (uint32_t)geti(r, 9),
-			.cbid = (uint32_t)geti(r, 10),
-			.graph_id = (uint64_t)geti(r, 11),
-			.start_ns = (uint64_t)(geti(r, 12) + h->offset),
-			.end_ns = (uint64_t)(geti(r, 13) + h->offset),
-			.bytes = (uint64_t)geti(r, 14),
-			.name = str_at(h, geti(r, 15)),
-			.domain = str_at(h, geti(r, 16)),
+			.kind = (uint8_t)v[0],
+			.copy_kind = (uint8_t)v[1],
+			.host_mem = (uint8_t)v[2],
+			.flags = (uint8_t)v[3],
+			.pid = merged_id(hi, (uint32_t)v[4]),
+			.tid = v[5] ? merged_id(hi, (uint32_t)v[5]) : 0,
+			.device = (uint32_t)hi << 8 | ((uint32_t)v[6] & 0xff),
+			.context = (uint32_t)v[7],
+			.stream_id = (uint32_t)v[8],
+			.corr_id = (uint32_t)v[9],
+			.cbid = (uint32_t)v[10],
+			.graph_id = (uint64_t)v[11],
+			.start_ns = (uint64_t)(v[12] + h->offset),
+			.end_ns = (uint64_t)(v[13] + h->offset),
+			.bytes = (uint64_t)v[14],
+			.name = str_at(h, v[15]),
+			.domain = str_at(h, v[16]),
 		};
 	}
-	for (size_t i = 0; i < nl; i++) {
-		struct json_object *r = json_object_array_get_idx(l, i);
-
-		lto[i] = SIZE_MAX;
-		if (!kept(h, geti(r, 4)))
+	if (got < 0)
+		goto bad;
+	/* launches: [kind, api_kind, flags, api_id, pid, tid, time, stream, graph_exec, corr,
+	 * stack, api_name] */
+	if (jp_rows_begin(&r, fields[F_LAUNCHES].val))
+		goto bad;
+	while ((got = jp_row_next(&r, v, 12, &n, NULL, 0, NULL)) == 1) {
+		if (n < 12)
+			goto bad;
+		if (vec__reserve((void **)&lto, &cap_l, nl + 1, sizeof(*lto))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		lto[nl++] = SIZE_MAX;
+		if (!kept(h, v[4]) || over_budget(m, host_rows))
 			continue;
-		lto[i] = m->nr_launches - lbase;
+		if (vec__reserve((void **)&m->launches, &m->cap_launches, m->nr_launches + 1,
+				 sizeof(*m->launches))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		lto[nl - 1] = m->nr_launches - lbase;
 		m->launches[m->nr_launches++] = (struct corr_cpu_rec){
-			.kind = (uint8_t)geti(r, 0),
-			.api_kind = (uint8_t)geti(r, 1),
-			.flags = (uint16_t)geti(r, 2),
-			.api_id = (uint32_t)geti(r, 3),
-			.pid = merged_id(hi, (uint32_t)geti(r, 4)),
-			.tid = merged_id(hi, (uint32_t)geti(r, 5)),
-			.time_ns = (uint64_t)(geti(r, 6) + h->offset),
-			.stream = (uint64_t)geti(r, 7),
-			.graph_exec = (uint64_t)geti(r, 8),
-			.corr_id = (uint32_t)geti(r, 9),
-			.stack_id = (uint32_t)geti(r, 10),
-			.api_name = str_at(h, geti(r, 11)),
+			.kind = (uint8_t)v[0],
+			.api_kind = (uint8_t)v[1],
+			.flags = (uint16_t)v[2],
+			.api_id = (uint32_t)v[3],
+			.pid = merged_id(hi, (uint32_t)v[4]),
+			.tid = merged_id(hi, (uint32_t)v[5]),
+			.time_ns = (uint64_t)(v[6] + h->offset),
+			.stream = (uint64_t)v[7],
+			.graph_exec = (uint64_t)v[8],
+			.corr_id = (uint32_t)v[9],
+			.stack_id = (uint32_t)v[10],
+			.api_name = str_at(h, v[11]),
 		};
 	}
-	for (size_t i = 0; i < json_object_array_length(j); i++) {
-		struct json_object *r = json_object_array_get_idx(j, i);
-		int64_t a = geti(r, 0), b = geti(r, 1);
-
-		if (a < 0 || b < 0 || (size_t)a >= nl || (size_t)b >= ng || lto[a] == SIZE_MAX ||
-		    gto[b] == SIZE_MAX)
+	if (got < 0)
+		goto bad;
+	/* joins: [launch row, gpu row], of this host's rows */
+	if (jp_rows_begin(&r, fields[F_JOINS].val))
+		goto bad;
+	while ((got = jp_row_next(&r, v, 2, &n, NULL, 0, NULL)) == 1) {
+		if (n < 2)
+			goto bad;
+		if (v[0] < 0 || v[1] < 0 || (size_t)v[0] >= nl || (size_t)v[1] >= ng ||
+		    lto[v[0]] == SIZE_MAX || gto[v[1]] == SIZE_MAX)
 			continue;
 		if (vec__reserve((void **)&m->joins, &m->cap_joins, m->nr_joins + 1,
 				 sizeof(*m->joins))) {
 			err = -ENOMEM;
 			goto out;
 		}
-		m->joins[m->nr_joins++] =
-			(struct profile_join){.launch = lbase + lto[a], .gpu = gbase + gto[b]};
+		m->joins[m->nr_joins++] = (struct profile_join){.launch = lbase + lto[v[0]],
+								.gpu = gbase + gto[v[1]]};
 	}
-	for (size_t i = 0; i < json_object_array_length(s); i++) {
-		struct json_object *r = json_object_array_get_idx(s, i);
-
-		if (!kept(h, geti(r, 1)))
+	if (got < 0)
+		goto bad;
+	/* samples: [time, pid, tid, stack, cpu] */
+	if (jp_rows_begin(&r, fields[F_SAMPLES].val))
+		goto bad;
+	while ((got = jp_row_next(&r, v, 5, &n, NULL, 0, NULL)) == 1) {
+		if (n < 5)
+			goto bad;
+		if (!kept(h, v[1]) || over_budget(m, host_rows))
 			continue;
 		if (vec__reserve((void **)&m->samples, &m->cap_samples, m->nr_samples + 1,
 				 sizeof(*m->samples))) {
@@ -362,13 +452,18 @@ static int read_records(struct job_merge *m, size_t hi, struct json_object *doc)
 			goto out;
 		}
 		m->samples[m->nr_samples++] = (struct profile_sample){
-			.time_ns = (uint64_t)(geti(r, 0) + h->offset),
-			.pid = merged_id(hi, (uint32_t)geti(r, 1)),
-			.tid = merged_id(hi, (uint32_t)geti(r, 2)),
-			.stack_id = (uint32_t)geti(r, 3),
-			.cpu = (uint32_t)geti(r, 4),
+			.time_ns = (uint64_t)(v[0] + h->offset),
+			.pid = merged_id(hi, (uint32_t)v[1]),
+			.tid = merged_id(hi, (uint32_t)v[2]),
+			.stack_id = (uint32_t)v[3],
+			.cpu = (uint32_t)v[4],
 		};
 	}
+	if (got < 0)
+		goto bad;
+	goto out;
+bad:
+	err = -EINVAL;
 out:
 	free(gto);
 	free(lto);
@@ -425,14 +520,52 @@ static int read_header(struct jm_host *h, struct json_object *doc, char *why, si
 	return 0;
 }
 
+/* The small fields parsed into one document (json-c); -EINVAL with why when one is not JSON. */
+static int small_doc(const struct jp_field *fields, struct json_object **ret, char *why,
+		     size_t why_size)
+{
+	struct json_object *doc = json_object_new_object();
+
+	if (!doc)
+		return -ENOMEM;
+	for (int i = 0; i < F_SMALL; i++) {
+		struct json_tokener *tok;
+		struct json_object *o;
+		enum json_tokener_error e;
+
+		if (!fields[i].found)
+			continue;
+		if (!(tok = json_tokener_new())) {
+			json_object_put(doc);
+			return -ENOMEM;
+		}
+		o = json_tokener_parse_ex(tok, fields[i].val.p, (int)fields[i].val.len);
+		if (!o && json_tokener_get_error(tok) == json_tokener_continue)
+			o = json_tokener_parse_ex(tok, "", 1); /* a number ends at the end */
+		e = json_tokener_get_error(tok);
+		json_tokener_free(tok);
+		if (e != json_tokener_success) {
+			snprintf(why, why_size, "not JSON: %s in \"%s\"",
+				 json_tokener_error_desc(e), fields[i].key);
+			json_object_put(o);
+			json_object_put(doc);
+			return -EINVAL;
+		}
+		json_object_object_add(doc, fields[i].key, o);
+	}
+	*ret = doc;
+	return 0;
+}
+
 int job_merge__add(struct job_merge *m, const char *name, const char *json, size_t len,
 		   const struct job_clock_probe *probe, char *why, size_t why_size)
 {
-	struct json_tokener *tok;
-	struct json_object *doc;
+	struct jp_field fields[F_FIELDS];
+	struct json_object *doc = NULL;
 	struct jm_host *h;
 	size_t hi = m->nr_hosts, ng = m->nr_gpu, nl = m->nr_launches, nj = m->nr_joins,
-	       ns = m->nr_samples, np = m->processes;
+	       ns = m->nr_samples, np = m->processes, rows = 0;
+	uint64_t nd = m->rows_dropped;
 	int err;
 
 	snprintf(why, why_size, "out of memory");
@@ -442,17 +575,11 @@ int job_merge__add(struct job_merge *m, const char *name, const char *json, size
 	}
 	if (vec__reserve((void **)&m->hosts, &m->cap_hosts, m->nr_hosts + 1, sizeof(*m->hosts)))
 		return -ENOMEM;
-	if (!(tok = json_tokener_new()))
-		return -ENOMEM;
-	doc = json_tokener_parse_ex(tok, json, (int)len);
-	if (!doc || json_tokener_get_error(tok) != json_tokener_success) {
-		snprintf(why, why_size, "not JSON: %s",
-			 json_tokener_error_desc(json_tokener_get_error(tok)));
-		json_tokener_free(tok);
-		json_object_put(doc);
-		return -EINVAL;
-	}
-	json_tokener_free(tok);
+	for (int i = 0; i < F_FIELDS; i++)
+		fields[i] = (struct jp_field){.key = field_keys[i]};
+	if ((err = jp_scan(json, len, fields, F_FIELDS, why, why_size)) ||
+	    (err = small_doc(fields, &doc, why, why_size)))
+		return err;
 	h = &m->hosts[hi];
 	*h = (struct jm_host){.probed = probe != NULL};
 	if (probe)
@@ -469,19 +596,34 @@ int job_merge__add(struct job_merge *m, const char *name, const char *json, size
 		snprintf(why, why_size, "job parts without a string table");
 	if (!err && (err = read_processes(m, h, doc)) == -EINVAL)
 		snprintf(why, why_size, "job parts with a bad process list");
-	if (!err && (err = read_names_and_stacks(h, doc)) == -EINVAL)
-		snprintf(why, why_size, "job parts with bad threads or stacks");
-	if (!err && (err = read_records(m, hi, doc)) == -EINVAL)
+	if (!err && (err = read_threads(h, doc)) == -EINVAL)
+		snprintf(why, why_size, "job parts with bad threads");
+	if (!err && (!fields[F_STACKS].found ||
+		     (err = read_stacks(m, h, fields[F_STACKS].val, &rows)) == -EINVAL)) {
+		err = -EINVAL;
+		snprintf(why, why_size, "job parts with bad stacks");
+	}
+	if (!err &&
+	    (!fields[F_GPU].found || !fields[F_LAUNCHES].found || !fields[F_JOINS].found ||
+	     !fields[F_SAMPLES].found || (err = read_records(m, hi, fields, &rows)) == -EINVAL)) {
+		err = -EINVAL;
 		snprintf(why, why_size,
 			 "job parts with bad records (gpu, launches, joins, samples)");
+	}
 	json_object_put(doc);
 	if (err) {
 		host_free(h);
 		m->nr_hosts = hi;
 		m->nr_gpu = ng, m->nr_launches = nl, m->nr_joins = nj, m->nr_samples = ns;
 		m->processes = np;
+		m->rows_dropped = nd;
 	}
 	return err;
+}
+
+uint64_t job_merge__rows_dropped(const struct job_merge *m)
+{
+	return m->rows_dropped;
 }
 
 struct job_merge *job_merge__new(const char *job)

@@ -36,6 +36,13 @@ struct profile_data;
 /* Collectives in common a host needs for its clock to come from them. */
 #define JOB_MERGE_MIN_COLLECTIVES 3
 
+/* Row budgets: rows of one host's parts kept at most (stacks and records), records of every
+ * host (GPU work, launches, samples) kept at most; past them rows are counted
+ * (job_merge__rows_dropped), not kept. A stack keeps its first JOB_MERGE_MAX_FRAMES frames. */
+#define JOB_MERGE_MAX_HOST_ROWS 4000000u
+#define JOB_MERGE_MAX_RECORDS	8000000u
+#define JOB_MERGE_MAX_FRAMES	512
+
 /* A round trip to a host: its CLOCK_MONOTONIC + offset_ns = the client's CLOCK_REALTIME. */
 struct job_clock_probe {
 	int64_t offset_ns;
@@ -48,12 +55,16 @@ struct job_merge *job_merge__new(const char *job);
 void job_merge__free(struct job_merge *m);
 
 /*
- * One host's parts (JSON text of len bytes), under the name the fleet gives it, with its round
+ * One host's parts (JSON text of len bytes, read without a document tree:
+ * output/job_parts_read.h), under the name the fleet gives it, with its round
  * trip (NULL: none). 0; -EINVAL for parts that do not parse or are not job parts, with why;
  * -E2BIG past JOB_MERGE_MAX_HOSTS; -ENOMEM. A refused host leaves the merge as it was.
  */
 int job_merge__add(struct job_merge *m, const char *name, const char *json, size_t len,
 		   const struct job_clock_probe *probe, char *why, size_t why_size);
+
+/* Rows left out at the budgets, in all. */
+uint64_t job_merge__rows_dropped(const struct job_merge *m);
 
 /* The hosts' clocks aligned and the report made (step: as job_report__build's). 0 or -ENOMEM. */
 int job_merge__build(struct job_merge *m, const char *step);

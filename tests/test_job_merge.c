@@ -284,3 +284,64 @@ Test(job_merge, another_job_is_left_out)
 	job_merge__free(m);
 	free(s);
 }
+
+/* The parts read without a document tree (output/job_parts_read.h, issue 53 H10): fields in
+ * any order give the same merge; a float among the integers of a row, or nesting past 64
+ * levels, refuse that host alone, at once. */
+Test(job_merge, parts_read_in_any_order_and_bad_rows_refused)
+{
+	struct job_sim *s = sim(4, 5);
+	struct job_merge *m = job_merge__new("run1"), *m2 = job_merge__new("run1");
+	struct json_object *doc, *rev;
+	const char *text, *bad;
+	size_t la, deep = 200000;
+	char *a, *b, *nest, why[160];
+	struct lh_entry *e;
+
+	play(s);
+	a = parts_of(s, 0, 1, 0, &la);
+	cr_assert_eq(job_merge__add(m, "hostA", a, la, NULL, why, sizeof(why)), 0, "%s", why);
+	/* The same fields, last to first (strings before the rows that name them). */
+	doc = json_tokener_parse(a);
+	cr_assert_not_null(doc);
+	rev = json_object_new_object();
+	for (e = json_object_get_object(doc)->tail; e; e = e->prev)
+		json_object_object_add(rev, (const char *)e->k,
+				       json_object_get((struct json_object *)e->v));
+	text = json_object_to_json_string_ext(rev, JSON_C_TO_STRING_PLAIN);
+	cr_assert_eq(strncmp(text, "{\"strings\"", 10), 0, "%.40s", text);
+	cr_assert_eq(job_merge__add(m2, "hostA", text, strlen(text), NULL, why, sizeof(why)), 0,
+		     "%s", why);
+	cr_assert_eq(job_merge__processes(m2), job_merge__processes(m));
+	cr_assert_eq(job_merge__build(m, NULL), 0);
+	cr_assert_eq(job_merge__build(m2, NULL), 0);
+	cr_assert_eq(job_merge__profile(m2)->nr_gpu, job_merge__profile(m)->nr_gpu);
+	cr_assert_eq(job_merge__profile(m2)->nr_joins, job_merge__profile(m)->nr_joins);
+	cr_assert_eq(job_merge__profile(m2)->nr_samples, job_merge__profile(m)->nr_samples);
+	cr_assert_gt(job_merge__profile(m)->nr_gpu, 0);
+	json_object_put(rev);
+	json_object_put(doc);
+
+	/* A float where a row's integer goes. */
+	b = strdup(a);
+	bad = strstr(b, "\"gpu\":[[");
+	cr_assert_not_null(bad);
+	((char *)bad)[8] = '1', ((char *)bad)[9] = '.';
+	cr_assert_eq(job_merge__add(m2, "hostB", b, la, NULL, why, sizeof(why)), -EINVAL);
+	cr_assert(strstr(why, "bad records"), "%s", why);
+	/* Nested 200,000 deep. */
+	nest = malloc(deep + 16);
+	memcpy(nest, "{\"gpu\":", 7);
+	memset(nest + 7, '[', deep);
+	nest[7 + deep] = '\0';
+	cr_assert_eq(job_merge__add(m2, "hostC", nest, strlen(nest), NULL, why, sizeof(why)),
+		     -EINVAL);
+	cr_assert(strstr(why, "nested deeper"), "%s", why);
+	cr_assert_eq(job_merge__hosts(m2), 1, "the refused hosts left the merge as it was");
+	free(nest);
+	free(b);
+	free(a);
+	job_merge__free(m);
+	job_merge__free(m2);
+	free(s);
+}
