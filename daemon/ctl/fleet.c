@@ -320,6 +320,8 @@ static int collect(struct fleet *f)
 			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&h);
 			end_host(m, h, msg->data.result);
 			running--;
+			if (h->ok && f->merge)
+				fleet_job__take(f, h);
 		}
 		curl_multi_poll(m, NULL, 0, left < 0.2 ? (int)(left * 1000) + 1 : 200, NULL);
 	}
@@ -982,6 +984,7 @@ static void fleet_free(struct fleet *f)
 			free(f->hosts[i].labels[k]);
 	}
 	free(f->hosts);
+	job_merge__free(f->merge);
 	if (f->auth)
 		explicit_bzero(f->auth, strlen(f->auth));
 	free(f->auth);
@@ -1042,8 +1045,14 @@ int cmd_fleet(int argc, char **argv)
 		f.host_timeout = (f.since > 0 ? 0 : f.duration) + 15;
 	if (!f.deadline)
 		f.deadline = (f.since > 0 ? 0 : f.duration) + 30;
-	if (f.straggler)
+	if (f.straggler) {
 		fleet_job__probe_clocks(&f);
+		if ((err = fleet_job__begin(&f))) {
+			fprintf(stderr, "xsprofctl fleet: the job report: %s\n", strerror(-err));
+			st = FLEET_NONE;
+			goto out;
+		}
+	}
 	collect(&f);
 	st = report(&f, &ok);
 	if (f.straggler) {

@@ -31,6 +31,7 @@ struct fleet_host {
 	double t0, secs;
 	char why[CURL_ERROR_SIZE + 64];
 	bool probed; /* its clock by a round trip (--report straggler) */
+	bool merged; /* its job parts are in fleet.merge (its reply freed then) */
 	struct job_clock_probe probe;
 };
 
@@ -52,6 +53,10 @@ struct fleet {
 	unsigned long parallel;
 	char *auth;
 	uint64_t lines_bad, frames_cut;
+	/* --report straggler: each host's job parts merged as its answer comes, then freed, so
+	 * that no more than the replies in flight are held at once. */
+	struct job_merge *merge;
+	int merge_err; /* -ENOMEM met while merging: no report */
 };
 
 /* A usage error's message; FLEET_USAGE. */
@@ -67,6 +72,10 @@ const char *fleet__host_name(const struct fleet_host *h);
  * by a round trip; the hosts' job parts merged into the job report, its trace and diff. */
 int fleet_job__checks(struct fleet *f);
 void fleet_job__probe_clocks(struct fleet *f);
-int fleet_job__report(const struct fleet *f, size_t ok);
+/* The merge the answers go into (before collecting), and one host's answer into it. 0 or
+ * -errno. */
+int fleet_job__begin(struct fleet *f);
+void fleet_job__take(struct fleet *f, struct fleet_host *h);
+int fleet_job__report(struct fleet *f, size_t ok);
 
 #endif

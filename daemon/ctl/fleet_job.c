@@ -171,37 +171,55 @@ static int write_files(const struct fleet *f, struct job_merge *m)
 	return err;
 }
 
-int fleet_job__report(const struct fleet *f, size_t ok)
+int fleet_job__begin(struct fleet *f)
 {
-	struct job_merge *m = job_merge__new(f->job);
+	f->merge = job_merge__new(f->job);
+	return f->merge ? 0 : -errno;
+}
+
+void fleet_job__take(struct fleet *f, struct fleet_host *h)
+{
+	char why[200];
+	int err;
+
+	if (!f->merge || h->merged || f->merge_err)
+		return;
+	err = job_merge__add(f->merge, fleet__host_name(h), h->reply.data ? h->reply.data : "",
+			     h->reply.len, h->probed ? &h->probe : NULL, why, sizeof(why));
+	if (err == -ENOMEM)
+		f->merge_err = err;
+	else if (err)
+		fprintf(stderr, "xsprofctl fleet: %s: its job parts are left out: %s\n", h->addr,
+			why);
+	else
+		h->merged = true;
+	/* Read: the text is not needed any more. */
+	free(h->reply.data);
+	h->reply.data = NULL;
+}
+
+int fleet_job__report(struct fleet *f, size_t ok)
+{
+	struct job_merge *m = f->merge;
 	size_t parts = 0;
 	int err;
 
 	if (!m)
-		return -errno;
-	for (size_t i = 0; i < f->nr; i++) {
-		const struct fleet_host *h = &f->hosts[i];
-		char why[200];
-
-		if (!h->ok)
-			continue;
-		err = job_merge__add(m, fleet__host_name(h), h->reply.data ? h->reply.data : "",
-				     h->reply.len, h->probed ? &h->probe : NULL, why, sizeof(why));
-		if (err == -ENOMEM) {
-			job_merge__free(m);
-			return err;
-		}
-		if (err)
-			fprintf(stderr, "xsprofctl fleet: %s: its job parts are left out: %s\n",
-				h->addr, why);
-		else
-			parts++;
-	}
+		return -ENOMEM;
+	if (f->merge_err)
+		return f->merge_err;
+	for (size_t i = 0; i < f->nr; i++)
+		parts += f->hosts[i].merged;
 	fprintf(stderr,
 		"xsprof fleet: job parts of %zu of %zu hosts (%zu answered), %zu ranked "
 		"processes%s%s\n",
 		parts, f->nr, ok, job_merge__processes(m), f->job ? " of job " : "",
 		f->job ? f->job : "");
+	if (job_merge__rows_dropped(m))
+		fprintf(stderr,
+			"xsprof fleet: %" PRIu64 " rows of the job parts left out at the budgets "
+			"(%u a host, %u records in all)\n",
+			job_merge__rows_dropped(m), JOB_MERGE_MAX_HOST_ROWS, JOB_MERGE_MAX_RECORDS);
 	err = job_merge__build(m, NULL);
 	if (!err)
 		err = job_report__write_text(job_merge__report(m), stdout);
@@ -209,6 +227,5 @@ int fleet_job__report(const struct fleet *f, size_t ok)
 		fputs("(the flamegraph of that: -o FILE.job.json writes FILE.diff.svg)\n", stdout);
 	if (!err && f->out)
 		err = write_files(f, m);
-	job_merge__free(m);
 	return err;
 }
