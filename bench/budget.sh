@@ -33,6 +33,8 @@
 #                        100,000 records a second into the service (bench/cupti_lib.sh)
 #   cupti_intake_lost    of those records, how many the service did not receive
 #   nvtx_range_ns        what an NVTX push/pop pair costs while the service receives them
+#   job_merge_*          a job's parts merged (xsprofctl fleet --report straggler): ms and
+#                        peak RSS per MiB of parts, and their growth (bench/job_merge.sh)
 #   procs_*, stacks_*, launch_ns, window_*, fleet_*
 #                        per-unit costs at the largest point of bench/scale.sh's dimensions
 #                        (its --short form here with --short; bench/budgets says each)
@@ -294,6 +296,13 @@ if [[ $short == yes ]]; then lib_form=(--short); else lib_form=(--reps 3); fi
 lib_fig() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
 	"$tmp/lib.json" "$1"; }
 
+# ---- a job's parts merged, per MiB (bench/job_merge.sh) ----
+if [[ $short == yes ]]; then jm_form=(--short); else jm_form=(--reps 3); fi
+"$here/job_merge.sh" --build "$build" "${jm_form[@]}" --json "$tmp/jm.json" \
+	>"$tmp/jm.log" 2>&1 || die "bench/job_merge.sh failed: $(tail -5 "$tmp/jm.log")"
+jm_fig() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
+	"$tmp/jm.json" "$1"; }
+
 # ---- per-unit costs as the work grows (bench/scale.sh) ----
 if [[ $short == yes ]]; then scale_form=(--short); else scale_form=(); fi
 "$here/scale.sh" --build "$build" "${scale_form[@]}" --only procs,stacks,launches,window,fleet \
@@ -342,6 +351,9 @@ check cupti_lib_record_ns "$(lib_fig lib_ns_per_record)" \
 	"the library's CPU per record at 100,000 a second (service: $(lib_fig service_ns_per_record) ns)"
 check cupti_intake_lost "$(lib_fig intake_lost)" "records the service did not receive at that rate"
 check nvtx_range_ns "$(lib_fig nvtx_ns)" "an NVTX push/pop pair, added while the service receives"
+check job_merge_ms_per_mib "$(jm_fig job_merge_ms_per_mib)" "$(tail -n 1 "$tmp/jm.log")"
+check job_merge_rss_per_mib "$(jm_fig job_merge_rss_per_mib)" "peak RSS per MiB of one host's job parts"
+check job_merge_growth "$(jm_fig job_merge_growth)" "ms per MiB, largest size / smallest"
 check procs_us "$(scale_fig procs_us)" "CPU per process alive, over idle ($(scale_pts procs))"
 check procs_rss_kib "$(scale_fig procs_rss_kib)" "RSS per process alive"
 check stacks_us "$(scale_fig stacks_us)" "CPU per distinct stack, over the same samples on 8 paths ($(scale_pts stacks))"
