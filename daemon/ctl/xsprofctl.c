@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -146,7 +147,8 @@ static const char usage_text[] =
 	"  -j, --json          print machine-readable results on stdout\n"
 	"  -q, --quiet         no progress line\n"
 	"  -t, --timeout S     give up on xsprofd after S seconds (default 30); waiting for a\n"
-	"                      recording may take its duration on top\n"
+	"                      recording may take its duration on top, but not once xsprofd\n"
+	"                      is gone or has been stopped (SIGSTOP) for S seconds\n"
 	"  -h, --help          this text\n"
 	"  -V, --version       print the version\n"
 	"\n"
@@ -211,14 +213,91 @@ struct progress {
 	double wait_s;	/* how long the answer may take beyond --timeout */
 	double start;
 	double last;
+	bool draw; /* a terminal: the time so far on stderr */
+	/* The daemon watched during the long wait: its pid (SO_PEERCRED), since when it has been
+	 * seen stopped, and why the wait was given up (empty: it was not). */
+	int fd; /* the request's socket (CURLOPT_SOCKOPTFUNCTION); -1: none yet */
+	pid_t daemon;
+	double stopped_since, last_check;
+	char gave_up[160];
 };
+
+/* The daemon's state letter from /proc (R, S, T, ...); 0 when gone, '?' when unreadable. */
+static char daemon_state(pid_t pid)
+{
+	char path[64], buf[512], *rp;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : '?';
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return '?';
+	buf[n] = '\0';
+	rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' && rp[2] ? rp[2] : '?';
+}
+
+/*
+ * A long wait (a recording) ends when the daemon cannot answer any more: gone (its socket
+ * closes then too, unless a child holds it), or stopped (SIGSTOP, a debugger) for longer than
+ * --timeout. Checked once a second.
+ */
+static bool daemon_lost(struct progress *p, double now)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	char st;
+
+	if (now - p->last_check < 1)
+		return false;
+	p->last_check = now;
+	/* Connected by now (the peer's credentials are those it had at connect). */
+	if (!p->daemon && p->fd >= 0 && !getsockopt(p->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len))
+		p->daemon = cred.pid;
+	if (p->daemon <= 0)
+		return false;
+	st = daemon_state(p->daemon);
+	if (!st || st == 'Z' || st == 'X') {
+		snprintf(p->gave_up, sizeof(p->gave_up), "xsprofd (pid %d) is gone",
+			 (int)p->daemon);
+		return true;
+	}
+	if (st != 'T' && st != 't') {
+		p->stopped_since = 0;
+		return false;
+	}
+	if (!p->stopped_since)
+		p->stopped_since = now;
+	if (now - p->stopped_since < timeout_s)
+		return false;
+	snprintf(p->gave_up, sizeof(p->gave_up),
+		 "xsprofd (pid %d) has been stopped for %.0f s (--timeout)", (int)p->daemon,
+		 now - p->stopped_since);
+	return true;
+}
+
+static int on_socket(void *ctx, curl_socket_t fd, curlsocktype purpose)
+{
+	struct progress *p = ctx;
+
+	p->fd = fd;
+	p->daemon = 0;
+	return CURL_SOCKOPT_OK;
+}
 
 static int on_progress(void *ctx, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
 {
 	struct progress *p = ctx;
 	double now = clock__mono_s(), el = now - p->start;
 
-	if (now - p->last < 0.25)
+	if (daemon_lost(p, now))
+		return 1; /* CURLE_ABORTED_BY_CALLBACK */
+	if (!p->draw || now - p->last < 0.25)
 		return 0;
 	p->last = now;
 	if (p->total_s > 0)
@@ -289,14 +368,21 @@ int ctl_request(const char *method, const char *path, const char *body, struct r
 		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
 	}
-	if (prog && prog->what && !quiet && isatty(STDERR_FILENO)) {
+	if (prog) {
+		prog->draw = prog->what && !quiet && isatty(STDERR_FILENO);
+		prog->fd = -1;
+		prog->gave_up[0] = '\0';
+		curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, on_socket);
+		curl_easy_setopt(h, CURLOPT_SOCKOPTDATA, prog);
 		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
 		curl_easy_setopt(h, CURLOPT_XFERINFODATA, prog);
 	}
 	rc = curl_easy_perform(h);
-	if (prog && prog->what && !quiet && isatty(STDERR_FILENO))
+	if (prog && prog->draw)
 		fputs("\r\033[K", stderr);
+	if (prog)
+		prog->fd = -1;
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 	curl_slist_free_all(hdr);
 	curl_easy_cleanup(h);
@@ -306,6 +392,10 @@ int ctl_request(const char *method, const char *path, const char *body, struct r
 		fprintf(stderr, "xsprofctl: the reply is over %u MiB; ask for a shorter window\n",
 			MAX_REPLY >> 20);
 		return EXIT_DAEMON_ERROR;
+	}
+	if (rc == CURLE_ABORTED_BY_CALLBACK && prog && prog->gave_up[0]) {
+		fprintf(stderr, "xsprofctl: %s: no answer will come\n", prog->gave_up);
+		return EXIT_UNREACHABLE;
 	}
 	if (rc == CURLE_OPERATION_TIMEDOUT) {
 		fprintf(stderr,
@@ -1249,9 +1339,10 @@ static int cmd_record(int argc, char **argv)
 		/* Its watchdog continues what the daemon had stopped; SIGCONT to be sure. */
 		command__kill(child, SIGCONT);
 		fprintf(stderr,
-			"xsprofctl: xsprofd went away during the recording: no profile; %s runs on, "
-			"unprofiled, to its end\n",
-			a.cmd[0]);
+			"xsprofctl: xsprofd went away during the recording: no profile; %s (pid %d) "
+			"runs on, unprofiled, and xsprofctl waits for it as its parent (Ctrl-C "
+			"stops it)\n",
+			a.cmd[0], (int)command__pid(child));
 	}
 	free(b.data);
 out:
