@@ -9,6 +9,7 @@
 #include "daemon/cuda/cuda_api.h"
 #include "daemon/cuda/cuda_probes.h"
 #include "daemon/session/gpu_join.h"
+#include "daemon/session/pid_uids.h"
 #include "daemon/gpu/gpu_records.h"
 #include "daemon/cuda/launch_store.h"
 #include "daemon/session/stack_names.h"
@@ -171,6 +172,8 @@ static int convert_gpu(void *ctx, const struct gpu_activity *a)
 	else
 		return 0;
 	if (vec_reserve(&g->gpu, &g->gpu_cap, g->nr_gpu + 1))
+		return -ENOMEM;
+	if (g->scope && g->scope->uids && pid_uids__note(g->scope->uids, a->pid, a->uid))
 		return -ENOMEM;
 	/* Seen here, not by a pass of its own over a flood's array. */
 	if (g->nr_gpu && a->start_ns < g->gpu[g->nr_gpu - 1].start_ns)

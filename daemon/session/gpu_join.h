@@ -28,6 +28,8 @@ struct correlator;
  * slice it arrived in, however late). With until_ns (the session's end), the NVTX ranges still
  * open that started before it are ranges ending there (CORR_GPU_F_OPEN); without, they are
  * left out. */
+struct pid_uids;
+
 struct gpu_join_scope {
 	bool (*accept_pid)(void *ctx, uint32_t pid);
 	void *ctx;
@@ -35,6 +37,9 @@ struct gpu_join_scope {
 	uint64_t until_ns;
 	bool by_arrival;
 	uint64_t after_seq;
+	/* Each record's pid and sender's uid are noted here (NULL: not): a process that exited
+	 * without samples is still its owner's. */
+	struct pid_uids *uids;
 };
 
 struct gpu_join *gpu_join__new(void);

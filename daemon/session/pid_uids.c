@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -17,6 +18,11 @@ struct pid_uid {
 struct pid_uids {
 	struct pid_uid *v; /* sorted by pid, one each */
 	size_t n;
+	/* Noted from GPU records (pid_uids__note): sorted and made one each when next read. */
+	struct pid_uid *noted;
+	size_t nr_noted, cap_noted;
+	bool noted_sorted;
+	uint32_t noted_recent[16];	 /* pids noted lately, direct-mapped: records interleave */
 	struct pid_uid cache[UID_CACHE]; /* pid 0: empty */
 	const struct stack_names *names;
 	char buf[4][96]; /* pid_uids__comm's last four answers */
@@ -66,7 +72,44 @@ void pid_uids__free(struct pid_uids *u)
 	if (!u)
 		return;
 	free(u->v);
+	free(u->noted);
 	free(u);
+}
+
+int pid_uids__note(struct pid_uids *u, uint32_t pid, uint32_t uid)
+{
+	uint32_t *recent = &u->noted_recent[pid % 16];
+
+	if (pid && *recent == pid)
+		return 0;
+	*recent = pid;
+	if (u->nr_noted == u->cap_noted) {
+		size_t cap = u->cap_noted ? 2 * u->cap_noted : 64;
+		struct pid_uid *nv = realloc(u->noted, cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		u->noted = nv;
+		u->cap_noted = cap;
+	}
+	u->noted[u->nr_noted++] = (struct pid_uid){pid, uid};
+	u->noted_sorted = false;
+	return 0;
+}
+
+/* The noted uids sorted by pid, one each (a pid's records all come from one sender). */
+static void sort_noted(struct pid_uids *u)
+{
+	size_t k = 0;
+
+	if (u->noted_sorted)
+		return;
+	qsort(u->noted, u->nr_noted, sizeof(*u->noted), cmp_pid);
+	for (size_t i = 0; i < u->nr_noted; i++)
+		if (!k || u->noted[k - 1].pid != u->noted[i].pid)
+			u->noted[k++] = u->noted[i];
+	u->nr_noted = k;
+	u->noted_sorted = true;
 }
 
 uint32_t pid_uids__get(struct pid_uids *u, uint32_t pid)
@@ -76,6 +119,10 @@ uint32_t pid_uids__get(struct pid_uids *u, uint32_t pid)
 	char path[32];
 	struct stat sb;
 
+	if (p)
+		return p->uid;
+	sort_noted(u);
+	p = u->nr_noted ? bsearch(&key, u->noted, u->nr_noted, sizeof(key), cmp_pid) : NULL;
 	if (p)
 		return p->uid;
 	/* Asked per GPU record and launch: /proc once per process. */

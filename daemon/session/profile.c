@@ -224,6 +224,8 @@ int session_profile__build(struct session_profile *sp, const struct session_sour
 		if (!sp->uids)
 			return -errno;
 	}
+	/* GPU records name their sender's uid: a process gone without samples stays its owner's. */
+	sc.uids = sp->uids;
 	err = fold_cpu(sp, src, sym, view, &groups);
 	if (!err && (ls || gs)) {
 		sp->failed = "correlating GPU work with its launches";

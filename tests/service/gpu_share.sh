@@ -3,8 +3,9 @@
 # The GPU record store shared by uid (issue 39, G1): an unprivileged user floods the CUPTI socket
 # with 600,000 kernel records while a root process sends 50 in the same slice; root's window
 # report must hold all 50, the flood must be counted under the flooder's uid (status and
-# /metrics), and root must be answered meanwhile. Every check prints "ok" or "FAIL". Needs root
-# and BPF.
+# /metrics), and root must be answered meanwhile; a member process that exits with no CPU sample
+# keeps its GPU records in the member's report (their uid is the sender's). Every check prints
+# "ok" or "FAIL". Needs root and BPF.
 #
 # Usage: tests/service/gpu_share.sh BUILD_DIR     (ctest runs it as the test service_gpu_share)
 set -euo pipefail
@@ -57,3 +58,22 @@ curl -s -m 10 --unix-socket "$sock" http://x/metrics >"$dir/m.txt"
 grep -qE "^xsprof_gpu_user_records_evicted_total\{uid=\"$member\"\} [1-9]" "$dir/m.txt" &&
 	pass "/metrics: xsprof_gpu_user_records_evicted_total{uid=\"$member\"}" ||
 	fail "/metrics lacks the flooder's evictions: $(grep gpu_user "$dir/m.txt" | head -5)"
+
+step "a member's process that sent GPU records and exited without a CPU sample stays the member's"
+mkdir -p "$dir/member" && chmod 0777 "$dir/member"
+setpriv --reuid=$member --regid="$(getent group nogroup | cut -d: -f3)" --clear-groups -- \
+	"$flood" 20 xs_member_kernel 200 >"$dir/member.out" 2>&1 ||
+	fail "the member's sender: $(cat "$dir/member.out")"
+mine=0
+for _ in $(seq 20); do
+	setpriv --reuid=$member --regid="$(getent group nogroup | cut -d: -f3)" --clear-groups -- \
+		"$ctl" --timeout 20 -s "$sock" report --since 60 -o "$dir/member/m.gpu.json" >/dev/null 2>&1 || true
+	mine=$($py -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(sum(k.get("count", 0) for k in r.get("kernels", []) if k.get("name") == "xs_member_kernel"))' "$dir/member/m.gpu.json" 2>/dev/null || echo 0)
+	[[ $mine -gt 0 ]] && break
+	sleep 1
+done
+[[ $mine == 20 ]] && pass "all 20 kernels of the member's exited process in the member's own report" ||
+	fail "$mine of the member's 20 kernels in its report (its process exited: was it given to root?)"
