@@ -136,7 +136,8 @@ static __noinline long unwind_user(struct xsprof_sample *s, long nk, __u64 ip, _
 			h->file = wk->walk.cur.file;
 		}
 		if (h->file)
-			h->reason = XSPROF_HOLD_NO_TABLE;
+			h->reason = h->file == XSPROF_HOLD_FILE_STALE ? XSPROF_HOLD_STALE_MAPS
+								      : XSPROF_HOLD_NO_TABLE;
 		return n;
 	}
 	ust = bpf_map_lookup_elem(&unwind_stats, &zero);

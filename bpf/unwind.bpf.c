@@ -249,6 +249,68 @@ __noinline int unwind_cache_put(struct unwind_cursor *c)
 	return 0;
 }
 
+/* VM_EXEC (include/linux/mm.h): a #define, not in vmlinux.h. */
+#define UNWIND_VM_EXEC 0x4
+
+struct vma_seen {
+	__u64 start, end, flags;
+	__u32 file, pad;
+};
+
+static long unwind__vma_seen(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_seen *v = data;
+
+	v->start = vma->vm_start;
+	v->end = vma->vm_end;
+	v->flags = vma->vm_flags;
+	v->file = vma->vm_file != NULL;
+	return 0;
+}
+
+/* Whether addr is in executable memory of the current process, asked of the kernel: for an
+ * address outside the mappings the daemon gave (new JIT code). Once per walk, remembered in
+ * c->exec_lo/hi: from the sampler's interrupt each ask costs an irq_work (a self-IPI) to drop
+ * mmap_lock, and a second one before it has run is refused. */
+static __always_inline bool exec_at(struct unwind_cursor *c, __u64 addr)
+{
+	struct vma_seen v = {};
+
+	if (addr >= c->exec_lo && addr < c->exec_hi)
+		return true;
+	if (c->exec_asked)
+		return false;
+	c->exec_asked = 1;
+	if (bpf_find_vma(bpf_get_current_task_btf(), addr, unwind__vma_seen, &v, 0) ||
+	    !(v.flags & UNWIND_VM_EXEC))
+		return false;
+	c->exec_lo = v.start;
+	c->exec_hi = v.end;
+	c->exec_file = v.file;
+	return true;
+}
+
+/*
+ * A pc outside the process's list, in code of a file the kernel has mapped: the list was read
+ * before that file was mapped (libc, for a thread that blocks a millisecond after exec; a
+ * library opened since). A walk that may be held stops there (1): the daemon reads the list
+ * again and walks the copy with the file's table, where frame pointers would skip a function
+ * without a frame of its own (libc's read wrapper) and lose its caller, the one that blocked.
+ * 0: JIT code, or no hold to be had (then as JIT code).
+ */
+static __always_inline int stale_file(struct unwind_cursor *c, struct xsprof_unwind_stats *st)
+{
+	if (!c->hold || !exec_at(c, c->key) || !c->exec_file)
+		return 0;
+	if (!unwind_hold_take()) {
+		st->hold_budget++;
+		return 0;
+	}
+	c->file = XSPROF_HOLD_FILE_STALE;
+	st->held_stale++;
+	return 1;
+}
+
 __noinline int unwind_find(struct unwind_cursor *c, struct xsprof_unwind_stats *st)
 {
 	const struct xsprof_unwind_map *m;
@@ -267,7 +329,7 @@ __noinline int unwind_find(struct unwind_cursor *c, struct xsprof_unwind_stats *
 		if (!c->trusted)
 			return UNWIND_NONE;
 		stale_mappings(c, st);
-		return UNWIND_ANON;
+		return stale_file(c, st) ? UNWIND_HOLD : UNWIND_ANON;
 	}
 	at = m->file;
 	if (!at)
@@ -403,44 +465,6 @@ __noinline int unwind_scan(struct unwind_cursor *c, struct unwind_regs *w,
 	w->flags &= ~UNWIND_F_FROM_FP;
 	st->scanned++;
 	return 0;
-}
-
-/* VM_EXEC (include/linux/mm.h): a #define, not in vmlinux.h. */
-#define UNWIND_VM_EXEC 0x4
-
-struct vma_seen {
-	__u64 start, end, flags;
-};
-
-static long unwind__vma_seen(struct task_struct *task, struct vm_area_struct *vma, void *data)
-{
-	struct vma_seen *v = data;
-
-	v->start = vma->vm_start;
-	v->end = vma->vm_end;
-	v->flags = vma->vm_flags;
-	return 0;
-}
-
-/* Whether addr is in executable memory of the current process, asked of the kernel: for an
- * address outside the mappings the daemon gave (new JIT code). Once per walk, remembered in
- * c->exec_lo/hi: from the sampler's interrupt each ask costs an irq_work (a self-IPI) to drop
- * mmap_lock, and a second one before it has run is refused. */
-static __always_inline bool exec_at(struct unwind_cursor *c, __u64 addr)
-{
-	struct vma_seen v = {};
-
-	if (addr >= c->exec_lo && addr < c->exec_hi)
-		return true;
-	if (c->exec_asked)
-		return false;
-	c->exec_asked = 1;
-	if (bpf_find_vma(bpf_get_current_task_btf(), addr, unwind__vma_seen, &v, 0) ||
-	    !(v.flags & UNWIND_VM_EXEC))
-		return false;
-	c->exec_lo = v.start;
-	c->exec_hi = v.end;
-	return true;
 }
 
 /*

@@ -123,6 +123,8 @@ struct unwind_cursor {
 	__u32 pending;	  /* out: a frame took the fp step where a table is being built */
 	__u32 asked;	  /* out: this walk asked for a table (NONE -> WANTED) */
 	__u32 exec_asked; /* the kernel was asked for a mapping (bpf_find_vma) */
+	__u32 exec_file;  /* exec_lo/hi map a file (not anonymous memory) */
+	__u32 pad_exec;
 };
 
 enum unwind_find_result {

@@ -823,7 +823,11 @@ _Static_assert(sizeof(struct xsprof_unwind_want) == 24, "xsprof_unwind_want layo
 enum xsprof_hold_reason {
 	XSPROF_HOLD_NO_PROCESS = 1, /* the process has no mappings in unwind_procs yet */
 	XSPROF_HOLD_NO_TABLE = 2,   /* pc is in a file whose table is WANTED */
+	XSPROF_HOLD_STALE_MAPS = 3, /* pc is in a file mapped since the mappings were read */
 };
+
+/* xsprof_sample_held.file of a STALE_MAPS hold: no file of the list holds pc. */
+#define XSPROF_HOLD_FILE_STALE 0xffffffffu
 
 struct xsprof_sample_held {
 	__u32 type; /* XSPROF_REC_SAMPLE_HELD */
@@ -831,7 +835,7 @@ struct xsprof_sample_held {
 	__u64 pc, sp, bp;
 	__u32 exact;	/* pc is where the thread is, not a return address */
 	__u32 copy_len; /* stack bytes from sp in stack[] (0 when nothing could be read) */
-	__u32 file;	/* the file waited for (NO_TABLE) */
+	__u32 file;	/* the file waited for (NO_TABLE), XSPROF_HOLD_FILE_STALE (STALE_MAPS) */
 	__u32 pad;
 	struct xsprof_sample sample;
 	__u8 stack[XSPROF_HOLD_STACK_BYTES];
@@ -867,7 +871,7 @@ struct xsprof_unwind_stats {
 	__u64 hold_budget; /* walks that would have been held past the budget (or with the ring
 			    * buffer half full): fp instead */
 	__u64 jit_fp;	   /* callers of JIT code (anonymous mappings) found by its frame pointer */
-	__u64 pad2;
+	__u64 held_stale;  /* walks held at a pc in a file mapped since the list was read */
 	__u64 scanned;	   /* ... found by a scan, where the frame pointer was not plausible */
 	__u64 scan_failed; /* ... found by neither: frame pointers from there (auto mode) */
 	__u64 stale_maps;  /* mapping lists asked to be read again (a pc outside them) */

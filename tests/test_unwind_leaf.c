@@ -69,3 +69,41 @@ Test(unwind_leaf, frame_pointers_skip_the_caller, .timeout = 120)
 	cr_expect_lt(caller * 2, leaf, "frame pointers found the caller in %llu of %llu",
 		     (unsigned long long)caller, (unsigned long long)leaf);
 }
+
+/*
+ * Code mapped after the process's mappings were read: xs_dlleaf dlopen()s 32 copies of a
+ * library in a second, faster than the mappings are read again. The first samples in each
+ * copy come before the loader's notice has been read; walked by frame pointers as code
+ * unknown (JIT code) they lose dlleaf_caller (3 to 15 of ~940 samples when BPF did so); held
+ * until the mappings are read again, they keep it.
+ */
+Test(unwind_leaf, code_mapped_since_the_mappings_were_read_keeps_its_caller, .timeout = 120)
+{
+	const char *out = test_path("dlleaf", ".folded"), *err = test_path("dlleaf", ".err");
+	char *argv[] = {XSPROFD_PATH, "-f",	   "-F", "999",		 "--no-cuda",
+			"-o",	      (char *)out, "--", XS_DLLEAF_PATH, XS_DLLEAF_LIB_PATH,
+			"32",	      "0.03",	   NULL};
+	uint64_t leaf = 0, caller = 0;
+	struct folded f;
+	const char *held;
+
+	cr_assert_eq(run(argv, NULL, err), 0, "%s", read_file(err));
+	folded_load(out, &f);
+	for (size_t i = 0; i < f.n; i++) {
+		struct folded_line *l = &f.lines[i];
+		int at = folded_find(l, "dlleaf_leaf");
+
+		if (at < 0)
+			continue;
+		leaf += l->count;
+		if (at > 0 && !strcmp(l->frames[at - 1], "dlleaf_caller"))
+			caller += l->count;
+	}
+	folded_free(&f);
+	held = strstr(read_file(err), "given up waiting; ");
+	cr_log_info("new code: %llu of %llu leaf samples under their caller (%.40s)\n",
+		    (unsigned long long)caller, (unsigned long long)leaf, held ? held + 18 : "?");
+	cr_assert_gt(leaf, 300, "too few samples in the leaf: %llu", (unsigned long long)leaf);
+	cr_expect_leq(leaf - caller, 1, "%llu of %llu leaf samples lost their caller",
+		      (unsigned long long)(leaf - caller), (unsigned long long)leaf);
+}

@@ -43,10 +43,17 @@ endif()
 add_executable(xs_fpleaf workloads/fpleaf.c)
 target_compile_options(xs_fpleaf PRIVATE -O2 -fno-omit-frame-pointer -momit-leaf-frame-pointer
 	-fno-optimize-sibling-calls)
+# The same in a library opened after the process's mappings were read (xs_dlleaf).
+add_library(xs_dlleaf_lib SHARED workloads/dlleaf_lib.c)
+target_compile_options(xs_dlleaf_lib PRIVATE -O2 -fno-omit-frame-pointer
+	-momit-leaf-frame-pointer -fno-optimize-sibling-calls)
+add_executable(xs_dlleaf workloads/dlleaf.c)
+target_link_libraries(xs_dlleaf PRIVATE ${CMAKE_DL_LIBS})
 xsprof_unit_test(test_unwind_leaf SOURCES test_unwind_leaf.c harness.c)
 target_compile_definitions(test_unwind_leaf PRIVATE XSPROFD_PATH="$<TARGET_FILE:xsprofd>"
-	XS_FPLEAF_PATH="$<TARGET_FILE:xs_fpleaf>")
-add_dependencies(test_unwind_leaf xsprofd xs_fpleaf)
+	XS_FPLEAF_PATH="$<TARGET_FILE:xs_fpleaf>" XS_DLLEAF_PATH="$<TARGET_FILE:xs_dlleaf>"
+	XS_DLLEAF_LIB_PATH="$<TARGET_FILE:xs_dlleaf_lib>")
+add_dependencies(test_unwind_leaf xsprofd xs_fpleaf xs_dlleaf xs_dlleaf_lib)
 
 # The unwinder on its real BPF maps (root): builds when asked, eviction, held samples.
 xsprof_unit_test(test_unwinder SOURCES test_unwinder.c LIBS xsprof_unwind)

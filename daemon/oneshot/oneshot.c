@@ -138,12 +138,14 @@ static void unwind_report(const struct recording *recording)
 		log_info("unwind tables: and %llu more files without one",
 			 (unsigned long long)(t.refused_files - t.nr_refused));
 	log_info("first samples: %llu held until their tables were in (%llu whole, %llu partly by "
-		 "frame pointers, %llu past the stack copy, %llu given up waiting); %llu walked by "
-		 "frame pointers past the hold budget; %llu processes let go before the tables "
-		 "their launches asked for were in (250 ms)",
+		 "frame pointers, %llu past the stack copy, %llu given up waiting; %llu in a file "
+		 "mapped since their process's mappings were read, which were read again %llu "
+		 "times); %llu walked by frame pointers past the hold budget; %llu processes let "
+		 "go before the tables their launches asked for were in (250 ms)",
 		 (unsigned long long)t.held, (unsigned long long)t.held_whole,
 		 (unsigned long long)t.held_fp, (unsigned long long)t.held_cut,
-		 (unsigned long long)t.held_late, (unsigned long long)b.hold_budget,
+		 (unsigned long long)t.held_late, (unsigned long long)b.held_stale,
+		 (unsigned long long)t.held_rereads, (unsigned long long)b.hold_budget,
 		 (unsigned long long)t.table_waits_late);
 	if (t.tables_no_room || t.procs_full || t.maps_capped || t.maps_full || t.files_full ||
 	    t.procs_over_share)

@@ -138,6 +138,8 @@ static void status__add_unwind(struct service *s, struct json_object *j)
 	status__add_u64(u, "hold_budget_spent", b.hold_budget);
 	status__add_u64(u, "held_partly_frame_pointers", t.held_fp);
 	status__add_u64(u, "held_past_stack_copy", t.held_cut);
+	status__add_u64(u, "held_in_file_mapped_since", b.held_stale);
+	status__add_u64(u, "held_mappings_reread", t.held_rereads);
 	status__add_u64(u, "held_lost_ring_buffer_full", b.hold_drops);
 	status__add_u64(u, "table_requests_lost", b.want_drops);
 	status__add_u64(u, "processes", t.processes);

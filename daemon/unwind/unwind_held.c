@@ -19,6 +19,9 @@
  * take (about 400 at a whole stack copy each). */
 #define HELD_DEADLINE_NS (3000000000ull)
 #define HELD_MAX_BYTES	 (8u << 20)
+/* Reads of a process's mappings for held samples that ran outside them, past the rate of one
+ * a second (held_reread). */
+#define HELD_REREADS 16
 
 /* rt_sigframe offsets at rsp inside __restore_rt (as bpf/unwind.bpf.h). */
 #define UC_RBP (40 + 80)
@@ -33,7 +36,7 @@ struct held {
 	uint64_t cookie, t0;
 	size_t bytes;
 	uint64_t pc, sp, bp;
-	bool exact, fp_used;
+	bool exact, fp_used, reread;
 	uint16_t nr_kernel, nr_user, nr_python;
 	uint64_t copy_sp;
 	uint32_t copy_len;
@@ -126,12 +129,40 @@ static enum step row_step(struct held *h, const struct xsprof_unwind_row *r)
 	return STEP_ON;
 }
 
+/*
+ * pc is outside the process's mappings as read before this sample came: most likely a file
+ * mapped since (BPF held the walk there for that, XSPROF_HOLD_STALE_MAPS), so the mappings are
+ * read again, once per held sample. A process whose walks keep running outside them (JIT code)
+ * gets HELD_REREADS such reads, then one a second as any walk's request.
+ */
+static const struct uw_map *held_reread(struct unwinder *u, struct held *h, uint64_t key)
+{
+	struct uw_proc *p = h->proc;
+	uint64_t now = clock__mono_ns();
+
+	if (h->reread || p->dead || p->read_ns >= h->t0)
+		return NULL;
+	h->reread = true;
+	if (p->held_rereads >= HELD_REREADS && now - p->read_ns < STALE_REREAD_NS)
+		return NULL;
+	p->held_rereads++;
+	u->st.rereads++;
+	u->st.held_rereads++;
+	if (unwinder__add_process(u, p->pid))
+		return NULL;
+	return uw_proc_find(p, key);
+}
+
 /* One frame further: its caller stored. may_wait: a table being built is waited for. */
 static enum step held_step(struct unwinder *u, struct held *h, bool may_wait)
 {
 	uint64_t key = h->exact ? h->pc : h->pc - 1;
 	const struct uw_map *m = h->proc ? uw_proc_find(h->proc, key) : NULL;
-	struct uw_file *f = m ? m->file : NULL;
+	struct uw_file *f;
+
+	if (!m && h->proc)
+		m = held_reread(u, h, key);
+	f = m ? m->file : NULL;
 	enum step r = STEP_WAIT;
 	struct xsprof_unwind_row row;
 

@@ -101,6 +101,8 @@ struct unwinder_stats {
 	uint64_t held_whole;   /* finished with tables to their end */
 	uint64_t held_fp;      /* finished, some frames by frame pointers (no table to wait for) */
 	uint64_t held_cut;     /* the walk needed stack past the copy */
+	uint64_t held_rereads; /* mappings read again for one that ran in a file mapped since
+				* they were read (also in rereads) */
 	uint64_t held_late;    /* finished before their tables: waited past the deadline, or
 				  * past the memory for waiting ones, or at the end */
 	uint64_t held_waiting; /* waiting for a table now */
