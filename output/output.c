@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "daemon/base/atomic_file.h"
+#include "output/callgrind.h"
 #include "output/calltree.h"
 #include "output/chrome_trace.h"
 #include "output/flamegraph.h"
@@ -73,6 +74,11 @@ static int svg_profile(const struct profile_data *pd, FILE *f, const struct outp
 	return write_tree_of(pd, f, meta, flamegraph__write_svg, false);
 }
 
+static int callgrind_profile(const struct profile_data *pd, FILE *f, const struct output_meta *meta)
+{
+	return write_tree_of(pd, f, meta, callgrind__write, false);
+}
+
 static int timeline_profile(const struct profile_data *pd, FILE *f, const struct output_meta *meta)
 {
 	(void)meta;
@@ -129,6 +135,18 @@ static const struct output_format_info formats[] = {
 		.summary = "an interactive flamegraph",
 		.write_tree = flamegraph__write_svg,
 		.write_profile = svg_profile,
+	},
+	{
+		.fmt = OUTPUT_CALLGRIND,
+		.name = "callgrind",
+		.ext = {".callgrind"},
+		.content_type = "text/plain; charset=utf-8",
+		.where = EVERYWHERE,
+		.summary =
+			"callgrind (KCachegrind, callgrind_annotate): functions by file and line, "
+			"calls with inclusive costs",
+		.write_tree = callgrind__write,
+		.write_profile = callgrind_profile,
 	},
 	{
 		.fmt = OUTPUT_CHROME_JSON,

@@ -86,16 +86,16 @@ Test(ctl_args, output_files_follow_the_format_table)
 {
 	/* The window keeps trees and GPU reports: no Chrome trace, no GPU timeline. */
 	expect_usage(CTL_ERR("flamegraph", "-o", "x.json"),
-		     "'x.json': json is not answered here; name it .folded, .txt, .svg, .pb.gz, "
-		     ".gpu.json or .gpu.txt");
+		     "'x.json': json is not answered here; name it .folded, .txt, .svg, "
+		     ".callgrind, .pb.gz, .gpu.json or .gpu.txt");
 	expect_usage(CTL_ERR("flamegraph", "-o", "x.timeline.json"), "timeline is not answered");
 	expect_usage(CTL_ERR("flamegraph"), "an output file is needed: -o FILE (.folded");
 	/* A recording has every format. */
 	expect_usage(
 		CTL_ERR("record", "-d", "1", "-o", "x.dat"),
 		"cannot tell the format of 'x.dat' from its extension; name it .folded, .txt, "
-		".svg, .json, .pb.gz, .otlp.pb, .timeline.json, .gpu.json, .gpu.txt, .job.json, "
-		".job.txt or .parts.json");
+		".svg, .callgrind, .json, .pb.gz, .otlp.pb, .timeline.json, .gpu.json, .gpu.txt, "
+		".job.json, .job.txt or .parts.json");
 	expect_usage(CTL_ERR("record", "-d", "1", "--range-domain", "d", "-o", "x.folded"),
 		     "--range-domain goes with --group-by range or outer-range");
 	expect_usage(CTL_ERR("record", "-p", "1", "-o", "x.folded", "--", "true"),
