@@ -22,6 +22,7 @@
 #include "output/output.h"
 #include "output/pprof.h"
 #include "output/profile.h"
+#include "output/xplane.h"
 
 /* The profile's call tree (pd->mode, pd->unit) in a tree format. */
 static int write_tree_of(const struct profile_data *pd, FILE *f, const struct output_meta *meta,
@@ -178,6 +179,16 @@ static const struct output_format_info formats[] = {
 		.where = OUTPUT_IN_ONESHOT | OUTPUT_IN_RECORDING,
 		.summary = "OTLP profiles (v1development ExportProfilesServiceRequest)",
 		.write_profile = otlp__write,
+	},
+	{
+		.fmt = OUTPUT_XPLANE,
+		.name = "xplane",
+		.ext = {".xplane.pb"},
+		.content_type = "application/x-protobuf",
+		.needs = OUTPUT_NEEDS_SAMPLES | OUTPUT_NEEDS_LABELS,
+		.where = OUTPUT_IN_ONESHOT | OUTPUT_IN_RECORDING,
+		.summary = "XPlane (TensorBoard, XProf): threads, GPU streams, kernels, stacks",
+		.write_profile = xplane__write,
 	},
 	{
 		.fmt = OUTPUT_TIMELINE,

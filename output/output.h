@@ -23,6 +23,7 @@ enum output_format {
 	OUTPUT_JOB_TEXT,   /* the same as text for a person (80 columns) */
 	OUTPUT_JOB_PARTS,  /* a host's share of a job, for a report across hosts (job_parts.h) */
 	OUTPUT_CALLGRIND,  /* callgrind: functions, lines and calls (output/callgrind.h) */
+	OUTPUT_XPLANE,	   /* XPlane for TensorBoard and XProf (output/xplane.h) */
 };
 
 /* What the writers print besides the stacks (title, units). */

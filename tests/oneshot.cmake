@@ -89,3 +89,10 @@ if(TARGET xs_usdt_gpu)
 		${CMAKE_BINARY_DIR})
 	set_tests_properties(otlp_oneshot PROPERTIES TIMEOUT 300)
 endif()
+
+# XPlane from one-shot runs (tests/xplane.sh): decoded by protoc against the vendored
+# xplane.proto and read with python3-protobuf, against the Chrome trace of the same run.
+if(TARGET xs_usdt_gpu AND TARGET xs_nvtx_phases)
+	add_test(NAME xplane COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/xplane.sh ${CMAKE_BINARY_DIR})
+	set_tests_properties(xplane PROPERTIES TIMEOUT 300)
+endif()

@@ -94,8 +94,8 @@ Test(ctl_args, output_files_follow_the_format_table)
 	expect_usage(
 		CTL_ERR("record", "-d", "1", "-o", "x.dat"),
 		"cannot tell the format of 'x.dat' from its extension; name it .folded, .txt, "
-		".svg, .callgrind, .json, .pb.gz, .otlp.pb, .timeline.json, .gpu.json, .gpu.txt, "
-		".job.json, .job.txt or .parts.json");
+		".svg, .callgrind, .json, .pb.gz, .otlp.pb, .xplane.pb, .timeline.json, .gpu.json, "
+		".gpu.txt, .job.json, .job.txt or .parts.json");
 	expect_usage(CTL_ERR("record", "-d", "1", "--range-domain", "d", "-o", "x.folded"),
 		     "--range-domain goes with --group-by range or outer-range");
 	expect_usage(CTL_ERR("record", "-p", "1", "-o", "x.folded", "--", "true"),

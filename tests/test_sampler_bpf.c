@@ -310,8 +310,9 @@ Test(cli, errors_say_what_to_do, .timeout = 60)
 	expect_cli_error(badfreq, 2, "--freq '0'");
 	expect_cli_error(
 		badext, 2,
-		"name it .folded, .txt, .svg, .callgrind, .json, .pb.gz, .otlp.pb, .timeline.json, "
-		".gpu.json, .gpu.txt, .job.json, .job.txt or .parts.json, or pass --format");
+		"name it .folded, .txt, .svg, .callgrind, .json, .pb.gz, .otlp.pb, .xplane.pb, "
+		".timeline.json, .gpu.json, .gpu.txt, .job.json, .job.txt or .parts.json, or pass "
+		"--format");
 	expect_cli_error(noout, 2, "needs --output");
 	expect_cli_error(nodir, 1, "create the directory");
 }
