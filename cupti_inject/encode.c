@@ -9,6 +9,7 @@
 #include <cupti_callbacks.h>
 #include <cupti_version.h>
 
+#include "cupti_inject/wire_encode.h"
 #include "cupti_inject/xsprof_wire.h"
 
 #if CUPTI_API_VERSION < 130000
@@ -83,46 +84,6 @@ void cupti_encoder__stats(const struct cupti_encoder *e, struct cupti_encoder_st
 	*ret = e->st;
 }
 
-static uint32_t wire_string_len(const char *s, bool *truncated)
-{
-	size_t n;
-
-	if (!s)
-		return 0;
-	n = strnlen(s, XSPROF_WIRE_NAME_MAX);
-	if (n >= XSPROF_WIRE_NAME_MAX) {
-		*truncated = true;
-		return XSPROF_WIRE_NAME_MAX;
-	}
-	return (uint32_t)n + 1;
-}
-
-/* Copy len bytes of s (len includes the NUL; s may be cut, so terminate explicitly). */
-static void put_string(uint8_t *dst, const char *s, uint32_t len)
-{
-	if (!len)
-		return;
-	memcpy(dst, s, len - 1);
-	dst[len - 1] = '\0';
-}
-
-/* Zero the whole record first so padding and reserved fields go out as zeros. */
-static void *start_record(void *out, size_t cap, uint16_t type, size_t fixed, uint32_t strings,
-			  uint32_t *ret_len)
-{
-	uint32_t len = xsprof_wire_align((uint32_t)fixed + strings);
-	struct xsprof_wire_hdr *h = out;
-
-	if (len > cap)
-		return NULL;
-	memset(out, 0, len);
-	h->type = type;
-	h->version = 1;
-	h->length = len;
-	*ret_len = len;
-	return out;
-}
-
 static bool bad_time(struct cupti_encoder *e, uint64_t start, uint64_t end)
 {
 	/* The daemon drops a whole connection over end < start: never send one. */
@@ -141,12 +102,12 @@ static long encode_kernel(struct cupti_encoder *e, const CUpti_ActivityKernel10 
 {
 	struct xsprof_wire_kernel *w;
 	bool trunc = false;
-	uint32_t name_len = wire_string_len(k->name, &trunc);
+	uint32_t name_len = wire__string_len(k->name, &trunc);
 	uint32_t len;
 
 	if (bad_time(e, k->start, k->end))
 		return 0;
-	w = start_record(out, cap, XSPROF_WIRE_KERNEL, sizeof(*w), name_len, &len);
+	w = wire__start_record(out, cap, XSPROF_WIRE_KERNEL, sizeof(*w), name_len, &len);
 	if (!w)
 		return -ENOSPC;
 	PUT_WORK(w, k);
@@ -163,7 +124,7 @@ static long encode_kernel(struct cupti_encoder *e, const CUpti_ActivityKernel10 
 	w->name_len = (uint16_t)name_len;
 	w->flags = (trunc ? XSPROF_WIRE_F_NAME_TRUNC : 0) |
 		   (k->isDeviceLaunched ? XSPROF_WIRE_F_DEVICE_LAUNCH : 0);
-	put_string((uint8_t *)(w + 1), k->name, name_len);
+	wire__put_string((uint8_t *)(w + 1), k->name, name_len);
 	return len;
 }
 
@@ -197,7 +158,7 @@ static long encode_memcpy(struct cupti_encoder *e, const CUpti_ActivityMemcpy6 *
 
 	if (bad_time(e, m->start, m->end))
 		return 0;
-	w = start_record(out, cap, XSPROF_WIRE_MEMCPY, sizeof(*w), 0, &len);
+	w = wire__start_record(out, cap, XSPROF_WIRE_MEMCPY, sizeof(*w), 0, &len);
 	if (!w)
 		return -ENOSPC;
 	PUT_COPY(w, m);
@@ -217,7 +178,7 @@ static long encode_p2p(struct cupti_encoder *e, const CUpti_ActivityMemcpyPtoP4 
 
 	if (bad_time(e, m->start, m->end))
 		return 0;
-	w = start_record(out, cap, XSPROF_WIRE_MEMCPY, sizeof(*w), 0, &len);
+	w = wire__start_record(out, cap, XSPROF_WIRE_MEMCPY, sizeof(*w), 0, &len);
 	if (!w)
 		return -ENOSPC;
 	PUT_COPY(w, m);
@@ -235,7 +196,7 @@ static long encode_memset(struct cupti_encoder *e, const CUpti_ActivityMemset4 *
 
 	if (bad_time(e, m->start, m->end))
 		return 0;
-	w = start_record(out, cap, XSPROF_WIRE_MEMSET, sizeof(*w), 0, &len);
+	w = wire__start_record(out, cap, XSPROF_WIRE_MEMSET, sizeof(*w), 0, &len);
 	if (!w)
 		return -ENOSPC;
 	PUT_WORK(w, m);
@@ -256,7 +217,7 @@ static long encode_api(struct cupti_encoder *e, const CUpti_ActivityAPI *a, uint
 
 	if (bad_time(e, a->start, a->end))
 		return 0;
-	w = start_record(out, cap, XSPROF_WIRE_API, sizeof(*w), 0, &len);
+	w = wire__start_record(out, cap, XSPROF_WIRE_API, sizeof(*w), 0, &len);
 	if (!w)
 		return -ENOSPC;
 	w->start = a->start;
@@ -277,7 +238,7 @@ static long encode_sync(struct cupti_encoder *e, const CUpti_ActivitySynchroniza
 
 	if (bad_time(e, s->start, s->end))
 		return 0;
-	w = start_record(out, cap, XSPROF_WIRE_SYNC, sizeof(*w), 0, &len);
+	w = wire__start_record(out, cap, XSPROF_WIRE_SYNC, sizeof(*w), 0, &len);
 	if (!w)
 		return -ENOSPC;
 	w->start = s->start;
@@ -299,35 +260,11 @@ static long encode_graph(struct cupti_encoder *e, const CUpti_ActivityGraphTrace
 
 	if (bad_time(e, g->start, g->end))
 		return 0;
-	w = start_record(out, cap, XSPROF_WIRE_GRAPH, sizeof(*w), 0, &len);
+	w = wire__start_record(out, cap, XSPROF_WIRE_GRAPH, sizeof(*w), 0, &len);
 	if (!w)
 		return -ENOSPC;
 	PUT_WORK(w, g);
 	w->end_device = g->endDeviceId;
-	return len;
-}
-
-long cupti_encode__nvtx(void *out, size_t cap, uint64_t start, uint64_t end, uint32_t id,
-			uint32_t tid, const char *name, const char *domain, uint16_t flags)
-{
-	struct xsprof_wire_nvtx *w;
-	bool trunc = false;
-	uint32_t name_len = wire_string_len(name, &trunc);
-	uint32_t domain_len = wire_string_len(domain, &trunc);
-	uint32_t len;
-
-	w = start_record(out, cap, XSPROF_WIRE_NVTX, sizeof(*w), name_len + domain_len, &len);
-	if (!w)
-		return -ENOSPC;
-	w->start = start;
-	w->end = end;
-	w->id = id;
-	w->tid = tid;
-	w->name_len = (uint16_t)name_len;
-	w->domain_len = (uint16_t)domain_len;
-	w->flags = flags | (trunc ? XSPROF_WIRE_F_NAME_TRUNC : 0);
-	put_string((uint8_t *)(w + 1), name, name_len);
-	put_string((uint8_t *)(w + 1) + name_len, domain, domain_len);
 	return len;
 }
 

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <cupti_activity.h>
 
+#include "cupti_inject/wire_encode.h"
+
 struct cupti_encoder;
 
 struct cupti_encoder_stats {
@@ -39,13 +41,5 @@ long cupti_encoder__encode(struct cupti_encoder *e, const CUpti_Activity *rec, v
 			   size_t cap);
 
 void cupti_encoder__stats(const struct cupti_encoder *e, struct cupti_encoder_stats *ret);
-
-/*
- * One NVTX range [start, end] (a mark: start == end, XSPROF_WIRE_F_INSTANT) of thread tid, as
- * the wire record; names longer than XSPROF_WIRE_NAME_MAX are cut and flagged. Bytes written,
- * or -ENOSPC. What the NVTX injection (nvtx.c) sends, and the CUPTI markers once paired.
- */
-long cupti_encode__nvtx(void *out, size_t cap, uint64_t start, uint64_t end, uint32_t id,
-			uint32_t tid, const char *name, const char *domain, uint16_t flags);
 
 #endif
