@@ -233,7 +233,8 @@ static uint32_t policy_from_env(void)
 	const char *s = getenv("XSPROF_CUPTI_POLICY"), *apis = getenv("XSPROF_CUPTI_APIS");
 
 	if (s && *s) {
-		for (uint32_t p = XSPROF_WIRE_POLICY_LAUNCH; p < XSPROF_WIRE_POLICY_END; p++) {
+		/* ranges is the ITT collector's, not a CUPTI policy. */
+		for (uint32_t p = XSPROF_WIRE_POLICY_LAUNCH; p <= XSPROF_WIRE_POLICY_ALL; p++) {
 			if (strcmp(s, xsprof_wire_policy_name(p)) == 0)
 				return p;
 		}

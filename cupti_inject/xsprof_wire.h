@@ -59,13 +59,14 @@ enum xsprof_wire_policy {
 	XSPROF_WIRE_POLICY_KERNELS = 2, /* kernels, copies and memsets */
 	XSPROF_WIRE_POLICY_FULL = 3,	/* + the launch calls' API records, synchronization */
 	XSPROF_WIRE_POLICY_ALL = 4,	/* + an API record of every runtime and driver call */
+	XSPROF_WIRE_POLICY_RANGES = 5,	/* ranges only, no CUDA: the ITT collector */
 	XSPROF_WIRE_POLICY_END,
 };
 
 /* The policy's name, as XSPROF_CUPTI_POLICY spells it ("unsaid" for 0). */
 static inline const char *xsprof_wire_policy_name(unsigned p)
 {
-	static const char *const names[] = {"unsaid", "launch", "kernels", "full", "all"};
+	static const char *const names[] = {"unsaid", "launch", "kernels", "full", "all", "ranges"};
 
 	return p < XSPROF_WIRE_POLICY_END ? names[p] : "?";
 }

@@ -42,6 +42,19 @@ if(TARGET xs_cupti_fake AND TARGET xsprof_cupti)
 		$<TARGET_PROPERTY:xsprof_cupti_encode,INTERFACE_INCLUDE_DIRECTORIES>)
 	target_link_libraries(xs_nvtx_phases PRIVATE xs_cupti_fake ${CMAKE_DL_LIBS} Threads::Threads)
 endif()
+# The same phases as ITT tasks (tests/itt.sh), through the ITT static part's protocol
+# (workloads/itt_stub.h) into libxsprof_itt.so.
+if(TARGET xs_cupti_fake)
+	add_executable(xs_itt_phases workloads/itt_phases.c)
+	target_compile_options(xs_itt_phases PRIVATE -O1 -fno-omit-frame-pointer
+		-mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls)
+	target_include_directories(xs_itt_phases PRIVATE ${PROJECT_SOURCE_DIR})
+	target_link_libraries(xs_itt_phases PRIVATE xs_cupti_fake ${CMAKE_DL_LIBS} Threads::Threads)
+endif()
+# bench/nvtx.sh: an ITT task pair's cost (no CUDA needed).
+add_executable(xs_itt_cost ${PROJECT_SOURCE_DIR}/bench/itt_cost.c)
+target_include_directories(xs_itt_cost PRIVATE ${PROJECT_SOURCE_DIR})
+target_link_libraries(xs_itt_cost PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
 # Short NVTX ranges on several threads (tests/nvtx_short_ranges.sh): the nvtx3 headers only.
 if(TARGET xsprof_cupti)
 	add_executable(xs_nvtx_cycles workloads/nvtx_cycles.c)
@@ -95,4 +108,11 @@ endif()
 if(TARGET xs_usdt_gpu AND TARGET xs_nvtx_phases)
 	add_test(NAME xplane COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/xplane.sh ${CMAKE_BINARY_DIR})
 	set_tests_properties(xplane PROPERTIES TIMEOUT 300)
+endif()
+
+# ITT tasks through libxsprof_itt.so (tests/itt.sh): the phases of xs_nvtx_phases as ITT tasks
+# through the static part's protocol, beside the NVTX ones; Debian's PyTorch through oneDNN.
+if(TARGET xs_itt_phases AND TARGET xs_nvtx_phases)
+	add_test(NAME itt COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/itt.sh ${CMAKE_BINARY_DIR})
+	set_tests_properties(itt PROPERTIES TIMEOUT 300)
 endif()

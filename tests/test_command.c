@@ -50,10 +50,10 @@ Test(command, not_found_and_not_executable_fork_nothing, .init = make_out, .fini
 	char *missing[] = {"xsprof-no-such-command", NULL};
 	char *notexec[] = {out, NULL};
 
-	cr_expect_null(command__new(missing, NULL));
+	cr_expect_null(command__new(missing, NULL, NULL));
 	cr_expect_eq(errno, ENOENT);
 	cr_assert_eq(chmod(out, 0644), 0); /* no execute bit: not even root may run it */
-	cr_expect_null(command__new(notexec, NULL));
+	cr_expect_null(command__new(notexec, NULL, NULL));
 	cr_expect_eq(errno, EACCES);
 }
 
@@ -65,7 +65,7 @@ Test(command, held_until_released_then_its_status, .init = make_out, .fini = dro
 	int st = -1;
 
 	snprintf(script, sizeof(script), "echo ran > %s; exit 7", out);
-	c = command__new(argv, NULL);
+	c = command__new(argv, NULL, NULL);
 	cr_assert_not_null(c);
 	cr_expect(strlen(command__path(c)) > 3 &&
 			  !strcmp(command__path(c) + strlen(command__path(c)) - 3, "/sh"),
@@ -85,7 +85,7 @@ Test(command, held_until_released_then_its_status, .init = make_out, .fini = dro
 Test(command, a_signal_is_128_plus_its_number)
 {
 	char *argv[] = {"sh", "-c", "kill -TERM $$", NULL};
-	struct command *c = command__new(argv, NULL);
+	struct command *c = command__new(argv, NULL, NULL);
 	int st = -1;
 
 	cr_assert_not_null(c);
@@ -104,7 +104,7 @@ Test(command, the_injection_variable_is_the_childs_alone, .init = make_out, .fin
 
 	setenv(COMMAND_INJECTION_ENV, "/somewhere/else.so", 1);
 	snprintf(script, sizeof(script), "printf %%s \"$%s\" > %s", COMMAND_INJECTION_ENV, out);
-	c = command__new(argv, "/opt/xsprof/libxsprof_cupti.so");
+	c = command__new(argv, "/opt/xsprof/libxsprof_cupti.so", NULL);
 	cr_assert_not_null(c);
 	cr_assert_eq(command__release(c), 0);
 	cr_assert_eq(command__reap(c, true, &st), 1);
@@ -115,6 +115,34 @@ Test(command, the_injection_variable_is_the_childs_alone, .init = make_out, .fin
 	unsetenv(COMMAND_INJECTION_ENV);
 }
 
+/* INTEL_LIBITTNOTIFY64 is set to the ITT collector, unless the user named another one. */
+Test(command, the_itt_collector_unless_one_is_named, .init = make_out, .fini = drop_out)
+{
+	char script[256];
+	char *argv[] = {"sh", "-c", script, NULL};
+	struct command *c;
+	int st;
+
+	unsetenv(COMMAND_ITT_ENV);
+	snprintf(script, sizeof(script), "printf %%s \"$%s\" > %s", COMMAND_ITT_ENV, out);
+	c = command__new(argv, NULL, "/opt/xsprof/libxsprof_itt.so");
+	cr_assert_not_null(c);
+	cr_assert_eq(command__release(c), 0);
+	cr_assert_eq(command__reap(c, true, &st), 1);
+	cr_expect_str_eq(slurp(out), "/opt/xsprof/libxsprof_itt.so");
+	command__free(c);
+
+	setenv(COMMAND_ITT_ENV, "/opt/vtune/libittnotify_collector.so", 1);
+	c = command__new(argv, NULL, "/opt/xsprof/libxsprof_itt.so");
+	cr_assert_not_null(c);
+	cr_assert_eq(command__release(c), 0);
+	cr_assert_eq(command__reap(c, true, &st), 1);
+	cr_expect_str_eq(slurp(out), "/opt/vtune/libittnotify_collector.so",
+			 "the user's was replaced");
+	command__free(c);
+	unsetenv(COMMAND_ITT_ENV);
+}
+
 Test(command, never_released_it_never_runs, .init = make_out, .fini = drop_out)
 {
 	char script[256];
@@ -123,7 +151,7 @@ Test(command, never_released_it_never_runs, .init = make_out, .fini = drop_out)
 	pid_t pid;
 
 	snprintf(script, sizeof(script), "echo ran > %s", out);
-	c = command__new(argv, NULL);
+	c = command__new(argv, NULL, NULL);
 	cr_assert_not_null(c);
 	pid = command__pid(c);
 	command__free(c); /* killed and reaped */
@@ -134,7 +162,7 @@ Test(command, never_released_it_never_runs, .init = make_out, .fini = drop_out)
 Test(command, its_pidfd_is_readable_once_it_exits)
 {
 	char *argv[] = {"true", NULL};
-	struct command *c = command__new(argv, NULL);
+	struct command *c = command__new(argv, NULL, NULL);
 	struct pollfd p;
 	int st;
 

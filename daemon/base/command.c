@@ -67,9 +67,10 @@ static int resolve(const char *cmd, char *ret_path, size_t size)
 	return err;
 }
 
-/* environ with NAME=value for each of names, in place of any NAME= entry already there; the
- * strings are environ's but the new ones, returned in ret_entries. All the caller's to free. */
-static char **env_with(const char *const *names, size_t nr_names, const char *value,
+/* environ with NAME=value for each of the n names and values, in place of any NAME= entry
+ * already there; the strings are environ's but the new ones, returned in ret_entries. All the
+ * caller's to free. */
+static char **env_with(const char *const *names, const char *const *values, size_t nr_names,
 		       char **ret_entries)
 {
 	size_t n = 0, j = 0;
@@ -81,14 +82,14 @@ static char **env_with(const char *const *names, size_t nr_names, const char *va
 	if (!env)
 		return NULL;
 	for (size_t k = 0; k < nr_names; k++) {
-		ret_entries[k] = malloc(strlen(names[k]) + strlen(value) + 2);
+		ret_entries[k] = malloc(strlen(names[k]) + strlen(values[k]) + 2);
 		if (!ret_entries[k]) {
 			while (k-- > 0)
 				free(ret_entries[k]);
 			free(env);
 			return NULL;
 		}
-		sprintf(ret_entries[k], "%s=%s", names[k], value);
+		sprintf(ret_entries[k], "%s=%s", names[k], values[k]);
 	}
 	for (size_t i = 0; i < n; i++) {
 		bool replaced = false;
@@ -107,11 +108,13 @@ static char **env_with(const char *const *names, size_t nr_names, const char *va
 	return env;
 }
 
-struct command *command__new(char *const argv[], const char *inject_lib)
+struct command *command__new(char *const argv[], const char *inject_lib, const char *itt_lib)
 {
-	static const char *const inject_env[] = {COMMAND_INJECTION_ENV, COMMAND_NVTX_INJECTION_ENV};
+	const char *names[3], *values[3];
 	int go[2] = {-1, -1}, er[2] = {-1, -1}, err;
-	char **env = environ, *entries[2] = {NULL, NULL};
+	char **env = environ, *entries[3] = {NULL, NULL, NULL};
+	const char *itt_user = getenv(COMMAND_ITT_ENV);
+	size_t nr = 0;
 	struct command *l;
 
 	l = calloc(1, sizeof(*l));
@@ -123,7 +126,18 @@ struct command *command__new(char *const argv[], const char *inject_lib)
 	if (err)
 		goto fail;
 	if (inject_lib) {
-		env = env_with(inject_env, 2, inject_lib, entries);
+		names[nr] = COMMAND_INJECTION_ENV;
+		values[nr++] = inject_lib;
+		names[nr] = COMMAND_NVTX_INJECTION_ENV;
+		values[nr++] = inject_lib;
+	}
+	/* A collector the user named (VTune's) stays. */
+	if (itt_lib && !(itt_user && *itt_user)) {
+		names[nr] = COMMAND_ITT_ENV;
+		values[nr++] = itt_lib;
+	}
+	if (nr) {
+		env = env_with(names, values, nr, entries);
 		if (!env) {
 			env = environ;
 			err = -ENOMEM;
@@ -173,8 +187,8 @@ struct command *command__new(char *const argv[], const char *inject_lib)
 	}
 	/* The child has its own copy. */
 	if (env != environ) {
-		free(entries[0]);
-		free(entries[1]);
+		for (size_t k = 0; k < nr; k++)
+			free(entries[k]);
 		free(env);
 	}
 	return l;
@@ -186,8 +200,8 @@ fail:
 			close(er[i]);
 	}
 	if (env != environ) {
-		free(entries[0]);
-		free(entries[1]);
+		for (size_t k = 0; k < nr; k++)
+			free(entries[k]);
 		free(env);
 	}
 	command__free(l);

@@ -7,11 +7,12 @@
 
 #include "daemon/base/cupti_lib_path.h"
 
-const char *xsprof_cupti_lib_path(void)
+/* $env, else LIBDIR/xsprof/file beside our executable, else the installed path (into found). */
+static const char *lib_path(const char *env_name, const char *file, const char *installed,
+			    char *found)
 {
-	static char found[PATH_MAX];
 	char exe[PATH_MAX], rel[PATH_MAX + 64];
-	const char *env = getenv("XSPROF_CUPTI_LIB");
+	const char *env = getenv(env_name);
 	ssize_t n;
 	char *slash;
 
@@ -23,11 +24,25 @@ const char *xsprof_cupti_lib_path(void)
 		slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = '\0';
-			snprintf(rel, sizeof(rel), "%s/../%s/xsprof/libxsprof_cupti.so", exe,
-				 XSPROF_INSTALL_LIBDIR);
+			snprintf(rel, sizeof(rel), "%s/../%s/xsprof/%s", exe, XSPROF_INSTALL_LIBDIR,
+				 file);
 			if (realpath(rel, found))
 				return found;
 		}
 	}
-	return XSPROF_CUPTI_LIB_PATH;
+	return installed;
+}
+
+const char *xsprof_cupti_lib_path(void)
+{
+	static char found[PATH_MAX];
+
+	return lib_path("XSPROF_CUPTI_LIB", "libxsprof_cupti.so", XSPROF_CUPTI_LIB_PATH, found);
+}
+
+const char *xsprof_itt_lib_path(void)
+{
+	static char found[PATH_MAX];
+
+	return lib_path("XSPROF_ITT_LIB", "libxsprof_itt.so", XSPROF_ITT_LIB_PATH, found);
 }

@@ -1127,7 +1127,8 @@ static struct command *spawn_held(char **cmd, int *ret_st)
 	/* A recording asks for every GPU record (the library's own default is the service's
 	 * always-on kernels policy); the user's choice stands. */
 	setenv("XSPROF_CUPTI_POLICY", "full", 0);
-	l = command__new(cmd, (user && *user) || access(lib, R_OK) ? NULL : lib);
+	l = command__new(cmd, (user && *user) || access(lib, R_OK) ? NULL : lib,
+			 access(xsprof_itt_lib_path(), R_OK) ? NULL : xsprof_itt_lib_path());
 	if (!l) {
 		fprintf(stderr, "xsprofctl: cannot run %s: %s\n", cmd[0],
 			errno == ENOENT ? "command not found" : strerror(errno));

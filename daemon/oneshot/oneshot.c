@@ -23,6 +23,7 @@
 #include "daemon/cuda/cuda_probes.h"
 #include "daemon/stacks/fold.h"
 #include "daemon/base/command.h"
+#include "daemon/base/cupti_lib_path.h"
 #include "daemon/cuda/launch_fold.h"
 #include "daemon/cuda/launch_store.h"
 #include "daemon/gpu/gpu_records.h"
@@ -309,6 +310,20 @@ static void raise_fd_limit(void)
 	}
 }
 
+/* The ITT collector for the command, NULL when it is not installed (said once, when the user
+ * asked for it by XSPROF_ITT_LIB). */
+static const char *itt_lib(void)
+{
+	const char *lib = xsprof_itt_lib_path(), *asked = getenv(COMMAND_ITT_LIB_ENV);
+
+	if (!access(lib, R_OK))
+		return lib;
+	if (asked && *asked)
+		log_warn("%s=%s: %s; running without it, so no ITT ranges", COMMAND_ITT_LIB_ENV,
+			 asked, strerror(errno));
+	return NULL;
+}
+
 /* Fork the command, held before exec; NULL after logging why (ret_status: 126 or 127). */
 static struct command *command_new(const struct xsprofd_opts *o, int *ret_status)
 {
@@ -326,7 +341,7 @@ static struct command *command_new(const struct xsprofd_opts *o, int *ret_status
 			 lib, strerror(errno), COMMAND_CUPTI_LIB_ENV);
 		lib = NULL;
 	}
-	cmd = command__new(o->command, lib);
+	cmd = command__new(o->command, lib, itt_lib());
 	if (!cmd) {
 		log_err("%s: %s", o->command[0],
 			errno == ENOENT ? "command not found" : strerror(errno));
