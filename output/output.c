@@ -143,9 +143,7 @@ static const struct output_format_info formats[] = {
 		.ext = {".callgrind"},
 		.content_type = "text/plain; charset=utf-8",
 		.where = EVERYWHERE,
-		.summary =
-			"callgrind (KCachegrind, callgrind_annotate): functions by file and line, "
-			"calls with inclusive costs",
+		.summary = "callgrind (KCachegrind): functions by file and line, their calls",
 		.write_tree = callgrind__write,
 		.write_profile = callgrind_profile,
 	},
@@ -187,7 +185,7 @@ static const struct output_format_info formats[] = {
 		.content_type = "application/x-protobuf",
 		.needs = OUTPUT_NEEDS_SAMPLES | OUTPUT_NEEDS_LABELS,
 		.where = OUTPUT_IN_ONESHOT | OUTPUT_IN_RECORDING,
-		.summary = "XPlane (TensorBoard, XProf): threads, GPU streams, kernels, stacks",
+		.summary = "XPlane (TensorBoard, XProf): threads, GPU streams, stacks",
 		.write_profile = xplane__write,
 	},
 	{
