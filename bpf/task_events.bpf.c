@@ -33,6 +33,8 @@ struct {
 bool proc_events_on = false;
 /* --max-cpu shed exec snapshots (sampler.bpf.c). */
 extern bool exec_shed;
+/* A session that watches some processes only (--pid, command mode; sampler.bpf.c). */
+extern bool pid_filter_on;
 
 static __always_inline struct xsprof_proc_stats *stats(void)
 {
@@ -68,8 +70,15 @@ static __always_inline void send_exec(__u32 flags)
 	struct xsprof_proc_stats *st = stats();
 	struct xsprof_proc_exec *e;
 	__u64 id = xsprof_ids();
+	__u32 tgid;
 
 	if (!st || !id)
+		return;
+	/* Only the watched processes' images are worth reading: a --pid or command-mode session
+	 * does not snapshot, unwind-load or look for an interpreter in every other program the
+	 * machine starts (their children are in the filter from their fork on). */
+	tgid = id >> 32;
+	if (pid_filter_on && !bpf_map_lookup_elem(&pid_filter, &tgid))
 		return;
 	if (!budget_take()) {
 		st->over_budget++;

@@ -5,7 +5,7 @@
 # by check.py against what the workload does. Each case runs with the unwind tables (auto) and
 # with frame pointers only (fp): the Python frames must be right with both; the native ones
 # around them are checked with the tables.
-# run.sh BUILD_DIR CASE   (CASE: nested threads callback gen_async short cuda versions subinterp pidns torch no_python)
+# run.sh BUILD_DIR CASE   (CASE: nested threads callback gen_async short cuda versions subinterp pidns torch no_python unwatched)
 set -u
 build=$1
 case=$2
@@ -229,6 +229,20 @@ no_python)
 	fi
 	grep -q "_PyEval_EvalFrameDefault" "$out/nested.auto.folded" ||
 		{ echo "FAIL --no-python lost the native interpreter frames"; fail=1; }
+	;;
+unwatched)
+	# A session that watches one program (command mode) leaves the rest of the machine alone:
+	# the CPython processes started beside it meanwhile are not looked for, read or walked.
+	echo "== xsprofd -f -- sleep 2.5, six python3 started beside it"
+	( sleep 0.3; for _ in 1 2 3 4 5 6; do "$py" -c 'import time; time.sleep(0.3)'; done ) &
+	side=$!
+	timeout 60 "$xsprofd" -f --no-cuda -o "$out/sleep.folded" -- sleep 2.5 >"$out/sleep.log" 2>&1 ||
+		{ echo "FAIL xsprofd: $(tail -3 "$out/sleep.log")"; fail=1; }
+	wait "$side"
+	if grep -q "CPython processes found" "$out/sleep.log"; then
+		echo "FAIL the session looked at processes it does not watch: $(grep python: "$out/sleep.log")"
+		fail=1
+	fi
 	;;
 *)
 	echo "run.sh: unknown case $case" >&2
