@@ -6,7 +6,9 @@
 # stacks saved at switch-out, time summed per stack at switch-in, filtered to the command).
 # bcc's offcputime needs a kprobe on finish_task_switch and kernel headers; where it runs it is
 # measured too. Rounds are interleaved (one run of each per round), figures are medians, and
-# xsprofd's program cost per context switch comes from one more run with BPF statistics on.
+# xsprofd's program cost per context switch comes from one more run with BPF statistics on;
+# then what the Python frames add per switch (bench/pingpong.py, two Python threads blocked a
+# few frames deep, and xs_pingpong), against --no-python, interleaved.
 #
 # Usage: sudo bench/offcpu.sh [--build DIR] [--rounds N] [--reps R] [--no-bpftrace]
 set -eu
@@ -110,7 +112,32 @@ old=$(sysctl -n kernel.bpf_stats_enabled)
 sysctl -q -w kernel.bpf_stats_enabled=1
 "$xsprofd" --foreground -v --mode offcpu --cupti-socket "$tmp/cupti.sock" -o "$tmp/off.folded" \
 	-- "$load" "$rounds" 2> "$tmp/err" > /dev/null || true
-sysctl -q -w kernel.bpf_stats_enabled="$old"
 printf '\nxsprofd per context switch (kernel.bpf_stats_enabled, one more run):\n'
 sed -n 's/^xsprofd: BPF cost: xsprof_offcpu: /  sched_switch program: /p' "$tmp/err"
 sed -n 's/^xsprofd: off-CPU: /  /p' "$tmp/err"
+
+# Python frames at switch-out: ns per run of the sched_switch program, walks on and off.
+py=/usr/bin/python3.11
+if [ -x "$py" ]; then
+	for k in $(seq 3); do
+		for walk in on off; do
+			flag=
+			[ "$walk" = off ] && flag=--no-python
+			for l in c python; do
+				cmd="$load $rounds"
+				[ "$l" = python ] && cmd="$py $(dirname "$0")/pingpong.py $((rounds / 5))"
+				# shellcheck disable=SC2086
+				"$xsprofd" --foreground -v --mode offcpu $flag --cupti-socket "$tmp/cupti.sock" \
+					-o "$tmp/off.folded" -- $cmd 2> "$tmp/err" > /dev/null || true
+				sed -n 's/^xsprofd: BPF cost: xsprof_offcpu: .* runs, \([0-9]*\) ns each.*/\1/p' \
+					"$tmp/err" >> "$tmp/py_${l}_$walk"
+			done
+		done
+	done
+	printf '\nPython frames at switch-out (ns per switch, median of 3, interleaved):\n'
+	printf '  %-34s %8s %8s\n' load walks "--no-python"
+	printf '  %-34s %8s %8s\n' "xs_pingpong (C)" "$(median py_c_on)" "$(median py_c_off)"
+	printf '  %-34s %8s %8s\n' "bench/pingpong.py (Python 3.11)" "$(median py_python_on)" \
+		"$(median py_python_off)"
+fi
+sysctl -q -w kernel.bpf_stats_enabled="$old"

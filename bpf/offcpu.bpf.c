@@ -22,10 +22,13 @@
 #include "ustack.bpf.h"
 #include "filters.bpf.h"
 #include "unwind.bpf.h"
+#include "python.bpf.h"
 
 #define PF_KTHREAD 0x00200000
 
 extern bool pid_filter_on;
+/* Interpreter frames of the processes in py_procs (sampler.bpf.c; off with --no-python). */
+extern bool python_on;
 extern const volatile bool gpu_wait_exclusive;
 extern const volatile __u32 unwind_mode;
 
@@ -103,11 +106,31 @@ static __always_inline __u64 fnv_words(__u64 h, const __u64 *ips, __u32 n)
 	return h;
 }
 
+/* The interpreter frames after the user stack: each one's code object and instruction (a
+ * thread blocked at another Python line is another stack). */
+static __noinline __u64 py_hash(const struct xsprof_offcpu_stack *r, __u64 h)
+{
+	__u32 at = r->nr_user & 0x7f, n = r->nr_python;
+
+	for (__u32 i = 0; i < XSPROF_PY_MAX_FRAMES; i++) {
+		__u32 w = at + 3 * i;
+
+		if (i >= n || w > XSPROF_MAX_STACK_DEPTH + XSPROF_PY_AREA_WORDS - 2)
+			break;
+		h ^= r->uips[w];
+		h *= 0x100000001b3ULL;
+		h ^= r->uips[w + 1];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
 static __noinline __u64 stack_hash(const struct xsprof_offcpu_stack *r)
 {
 	__u64 h = fnv_words(0xcbf29ce484222325ULL, r->kips, r->nr_kernel);
 
-	return fnv_words(h ^ 0xff, r->uips, r->nr_user);
+	h = fnv_words(h ^ 0xff, r->uips, r->nr_user);
+	return r->nr_python ? py_hash(r, h ^ 0xfe) : h;
 }
 
 /* The thread leaving the CPU (current): the kernel path it leaves from, its user stack. */
@@ -216,28 +239,34 @@ static __noinline int emit_stack(struct offcpu_scratch *scr)
 	return 0;
 }
 
-/* prev leaves the CPU: its stacks, their key (made, and its stack sent, if new), the time. */
-static __noinline int switch_out(void *ctx, struct task_struct *prev,
-				 struct xsprof_offcpu_stats *st)
+/* prev leaves the CPU (current): its record, its kernel and user stacks. */
+static __noinline int read_out(void *ctx, struct offcpu_scratch *scr,
+			       struct xsprof_offcpu_stats *st)
 {
-	struct offcpu_start *start;
-	struct xsprof_offcpu_stack *r;
-	struct offcpu_scratch *scr;
-	__u32 zero = 0, tid;
+	struct xsprof_offcpu_stack *r = &scr->r;
 	__u64 id = xsprof_ids();
 
-	scr = bpf_map_lookup_elem(&offcpu_scratch, &zero);
-	if (!scr || !id)
-		return 0;
-	r = &scr->r;
+	if (!id)
+		return -1;
 	r->type = XSPROF_REC_OFFCPU;
 	r->tgid = id >> 32;
 	r->tid = (__u32)id;
 	r->uid = visible_uid(bpf_get_current_task_btf());
 	r->flags = 0;
+	r->nr_python = 0;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	scr->hold = 0;
-	read_stacks(ctx, scr, st);
+	return read_stacks(ctx, scr, st);
+}
+
+/* The stacks' key (made, and the stack sent, if new), and the time prev left. */
+static __noinline int switch_out(struct offcpu_scratch *scr, struct task_struct *prev,
+				 struct xsprof_offcpu_stats *st)
+{
+	struct xsprof_offcpu_stack *r = &scr->r;
+	struct offcpu_start *start;
+	__u32 tid;
+
 	r->hash = stack_hash(r);
 	start = &scr->start;
 	__builtin_memset(start, 0, sizeof(*start));
@@ -297,7 +326,8 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(xsprof_offcpu, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	struct xsprof_offcpu_stats *st = stats();
-	__u32 tgid;
+	struct offcpu_scratch *scr;
+	__u32 tgid, zero = 0;
 
 	if (!st)
 		return 0;
@@ -312,15 +342,22 @@ int BPF_PROG(xsprof_offcpu, bool preempt, struct task_struct *prev, struct task_
 	    !xsprof_filters_pass(prev) || !xsprof_owner_pass(prev, XSPROF_OWNER_OFFCPU))
 		return 0;
 	if (gpu_wait_exclusive && xsprof_in_gpu_wait(prev)) {
-		struct xsprof_wait_stats *ws;
-		__u32 zero = 0;
+		struct xsprof_wait_stats *ws = bpf_map_lookup_elem(&wait_stats, &zero);
 
-		ws = bpf_map_lookup_elem(&wait_stats, &zero);
 		if (ws)
 			ws->offcpu_in_wait++;
 		return 0;
 	}
-	return switch_out(ctx, prev, st);
+	scr = bpf_map_lookup_elem(&offcpu_scratch, &zero);
+	if (!scr || read_out(ctx, scr, st))
+		return 0;
+	/* Where a Python thread blocked, in Python: as the CPU samples have it (one lookup for
+	 * any other process); a held stack too (the daemon puts them in place once it has walked
+	 * the rest). Called from here, not from switch_out, so the walk's frames do not stack on
+	 * switch_out's. */
+	if (python_on && scr->r.nr_user && bpf_map_lookup_elem(&py_procs, &scr->r.tgid))
+		python_append_offcpu(&scr->r, python__own_tid(prev));
+	return switch_out(scr, prev, st);
 }
 
 /* The kernel wants a GPL-compatible licence for the GPL-only helpers: the SPDX line's GPL-2.0. */

@@ -382,5 +382,13 @@ __noinline int python_append_usdt(struct xsprof_usdt_launch *r, __u32 tid)
 	return r->nr_python;
 }
 
+__noinline int python_append_offcpu(struct xsprof_offcpu_stack *r, __u32 tid)
+{
+	if (!r)
+		return 0;
+	r->nr_python = python__append(r->uips, r->nr_user, 0x7f, r->tgid, tid);
+	return r->nr_python;
+}
+
 /* The kernel wants a GPL-compatible licence for the GPL-only helpers: the SPDX line's GPL-2.0. */
 char LICENSE[] SEC("license") = "GPL";

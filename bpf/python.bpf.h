@@ -111,6 +111,7 @@ struct {
 __noinline int python_append_sample(struct xsprof_sample *s, __u32 tid);
 __noinline int python_append_call(struct xsprof_cuda_call *r, __u32 tid);
 __noinline int python_append_usdt(struct xsprof_usdt_launch *r, __u32 tid);
+__noinline int python_append_offcpu(struct xsprof_offcpu_stack *r, __u32 tid);
 
 /*
  * A fingerprint of thread tid's innermost interpreter frames (addresses and instructions of the

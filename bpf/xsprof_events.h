@@ -227,13 +227,15 @@ struct xsprof_offcpu_stack {
 	__u16 nr_user;
 	__s16 kernel_err;
 	__s16 user_err;
-	__u32 flags; /* XSPROF_SAMPLE_F_* */
-	__u32 pad;
+	__u32 flags;	 /* XSPROF_SAMPLE_F_* */
+	__u16 nr_python; /* struct xsprof_py_frame in uips[] after the nr_user frames */
+	__u16 pad;
 	__u64 kips[XSPROF_MAX_STACK_DEPTH];
-	__u64 uips[XSPROF_MAX_STACK_DEPTH];
+	__u64 uips[XSPROF_MAX_STACK_DEPTH + XSPROF_PY_AREA_WORDS];
 };
 
-_Static_assert(sizeof(struct xsprof_offcpu_stack) == 56 + 2 * 8 * XSPROF_MAX_STACK_DEPTH,
+_Static_assert(sizeof(struct xsprof_offcpu_stack) ==
+		       56 + 8 * (2 * XSPROF_MAX_STACK_DEPTH + XSPROF_PY_AREA_WORDS),
 	       "xsprof_offcpu_stack layout");
 
 /*

@@ -94,7 +94,11 @@ static int on_record(void *ctx, const void *data, size_t size)
 
 static void on_held_done(void *ctx, const struct xsprof_sample *s, size_t size, uint64_t hash)
 {
-	keep(ctx, s, hash);
+	struct offcpu *oc = ctx;
+
+	/* Its interpreter frames, if it has some, in place now that the native walk is whole. */
+	s = sampler__rewrite(oc->sampler, s, size, &size);
+	keep(oc, s, hash);
 }
 
 /* A new stack whose walk stopped at a missing table: finished by the unwinder. */
@@ -121,7 +125,11 @@ static int on_held(void *ctx, const void *data, size_t size)
 	sh->exact = h->exact;
 	sh->copy_len = h->copy_len;
 	sample_of(&h->stack, &sh->sample);
-	sh->sample.nr_python = 0;
+	/* The interpreter frames after the native ones, as a held sample carries them. */
+	sh->sample.nr_python = h->stack.nr_python <= XSPROF_PY_MAX_FRAMES ? h->stack.nr_python : 0;
+	memcpy(&sh->sample.ips[h->stack.nr_kernel + h->stack.nr_user],
+	       &h->stack.uips[h->stack.nr_user],
+	       sh->sample.nr_python * sizeof(struct xsprof_py_frame));
 	memcpy(sh->stack, h->copy, h->copy_len);
 	return unwinder__hold(oc->uw, sh, sizeof(*sh), on_held_done, oc, h->stack.hash);
 }

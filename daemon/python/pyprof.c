@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,7 @@ struct pyprof {
 		struct xsprof_sample sample;
 		struct xsprof_cuda_call call;
 		struct xsprof_usdt_launch usdt;
+		struct xsprof_offcpu_stack offcpu;
 	} buf;
 };
 
@@ -490,11 +492,38 @@ static const void *rewrite_usdt(struct pyprof *p, struct py_proc *pp,
 	return o;
 }
 
+/* A new off-CPU stack: where its thread blocked, Python frames in place (as a sample). */
+static const void *rewrite_offcpu(struct pyprof *p, struct py_proc *pp,
+				  const struct xsprof_offcpu_stack *r, size_t size, size_t *ret_size)
+{
+	struct xsprof_offcpu_stack *o = &p->buf.offcpu;
+	const struct xsprof_py_frame *py;
+	struct xsprof_py_frame frames[XSPROF_PY_MAX_FRAMES];
+	__u64 merged[XSPROF_MAX_STACK_DEPTH];
+	size_t nu;
+
+	py = frames_at(r, size, offsetof(struct xsprof_offcpu_stack, uips), r->nr_user,
+		       r->nr_python);
+	if (!py) {
+		p->st.bad_records++;
+		return NULL;
+	}
+	memcpy(frames, py, r->nr_python * sizeof(*py));
+	nu = merge(p, pp, r->uips, r->nr_user, true, frames, r->nr_python, merged);
+	memcpy(o, r, sizeof(*o));
+	memcpy(o->uips, merged, nu * 8);
+	o->nr_user = (__u16)nu;
+	o->nr_python = 0;
+	*ret_size = sizeof(*o);
+	return o;
+}
+
 const void *pyprof__rewrite(struct pyprof *p, const void *data, size_t size, size_t *ret_size)
 {
 	const struct xsprof_sample *s = data;
 	const struct xsprof_cuda_call *c = data;
 	const struct xsprof_usdt_launch *u = data;
+	const struct xsprof_offcpu_stack *oc = data;
 	struct py_proc *pp;
 	const void *out = NULL;
 	uint32_t tgid;
@@ -521,6 +550,12 @@ const void *pyprof__rewrite(struct pyprof *p, const void *data, size_t size, siz
 			return data;
 		tgid = u->tgid;
 		break;
+	case XSPROF_REC_OFFCPU:
+		if (size < sizeof(*oc) || !oc->nr_python || oc->nr_kernel > XSPROF_MAX_STACK_DEPTH ||
+		    oc->nr_user > XSPROF_MAX_STACK_DEPTH)
+			return data;
+		tgid = oc->tgid;
+		break;
 	default:
 		return data;
 	}
@@ -534,6 +569,8 @@ const void *pyprof__rewrite(struct pyprof *p, const void *data, size_t size, siz
 		out = rewrite_sample(p, pp, s, size, ret_size);
 	else if (s->type == XSPROF_REC_CUDA_CALL)
 		out = rewrite_call(p, pp, c, size, ret_size);
+	else if (s->type == XSPROF_REC_OFFCPU)
+		out = rewrite_offcpu(p, pp, oc, size, ret_size);
 	else
 		out = rewrite_usdt(p, pp, u, size, ret_size);
 	if (!out) {

@@ -5,7 +5,7 @@
 # by check.py against what the workload does. Each case runs with the unwind tables (auto) and
 # with frame pointers only (fp): the Python frames must be right with both; the native ones
 # around them are checked with the tables.
-# run.sh BUILD_DIR CASE   (CASE: nested threads callback gen_async short cuda versions subinterp pidns torch no_python unwatched)
+# run.sh BUILD_DIR CASE   (CASE: nested threads callback gen_async short cuda versions subinterp pidns torch no_python unwatched offcpu)
 set -u
 build=$1
 case=$2
@@ -229,6 +229,84 @@ no_python)
 	fi
 	grep -q "_PyEval_EvalFrameDefault" "$out/nested.auto.folded" ||
 		{ echo "FAIL --no-python lost the native interpreter frames"; fail=1; }
+	;;
+offcpu)
+	# Python frames where a thread blocks: off-CPU and wall stacks have the Python line it
+	# waits at, in place, as the CPU samples do.
+	for m in offcpu wall; do
+		echo "== offcpu_wait.py, --mode $m"
+		if ! timeout 120 "$xsprofd" -f -F 999 --mode "$m" --no-cuda -o "$out/ow.$m.folded" -- \
+			"$py" "$here/offcpu_wait.py" 3 "$out/ow.$m.json" >"$out/ow.$m.log" 2>&1; then
+			echo "FAIL xsprofd --mode $m: $(tail -3 "$out/ow.$m.log")"
+			fail=1
+			continue
+		fi
+		"$py" - "$out/ow.$m.folded" "$out/ow.$m.json" "$m" <<'EOF2' || fail=1
+import json, sys
+folded, truth, mode = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3]
+main = py = 0
+fn = {"wait_batch": 0, "nap": 0}
+for line in open(folded):
+    if line.startswith("#"):
+        continue
+    st, w = line.rstrip("\n").rsplit(" ", 1)
+    w = int(w)
+    if "start_thread" in st:
+        continue  # the producer thread
+    main += w
+    if "(offcpu_wait.py:" in st:
+        py += w
+    for f in fn:
+        if "offcpu_wait.%s (" % f in st:
+            fn[f] += w
+total = truth["main_wall"] if mode == "wall" else truth["wait_batch"] + truth["nap"]
+share = 100.0 * py / max(main, 1)
+bad = share < 95
+print("%s main thread's %s time with its Python frames: %.1f%% (%d us)" %
+      ("FAIL" if bad else "ok  ", mode, share, main))
+for f in fn:
+    got, want = 100.0 * fn[f] / max(main, 1), 100.0 * truth[f] / total
+    ok = abs(got - want) <= 2
+    bad += not ok
+    print("%s %-10s %5.1f%% of the main thread's %s time, its own clock %5.1f%%" %
+          ("ok  " if ok else "FAIL", f, got, mode, want))
+sys.exit(1 if bad else 0)
+EOF2
+	done
+	# A real DataLoader (torch, 2 worker processes): the main thread's wait, attached once
+	# the workers run.
+	echo "== torch DataLoader, 2 workers: the main thread's wait, --mode offcpu"
+	"$py" "$here/dataloader_wait.py" 8 >"$out/dl.out" 2>&1 &
+	dl=$!
+	for _ in $(seq 600); do grep -q '^ready' "$out/dl.out" && break; sleep 0.1; done
+	if ! grep -q '^ready' "$out/dl.out"; then
+		echo "FAIL dataloader_wait.py did not start: $(tail -3 "$out/dl.out")"
+		fail=1
+	elif ! timeout 60 "$xsprofd" -f -p "$dl" --mode offcpu --no-cuda -d 3 -o "$out/dl.folded" \
+		>"$out/dl.log" 2>&1; then
+		echo "FAIL xsprofd -p: $(tail -3 "$out/dl.log")"
+		fail=1
+	else
+		"$py" - "$out/dl.folded" <<'EOF2' || fail=1
+import sys
+main = py = 0
+for line in open(sys.argv[1]):
+    if line.startswith("#"):
+        continue
+    st, w = line.rstrip("\n").rsplit(" ", 1)
+    if st.split(";")[0] == "pt_data_worker" or "start_thread" in st:
+        continue  # the workers, and the main process's other threads
+    main += int(w)
+    py += int(w) if ".py:" in st else 0
+share = 100.0 * py / max(main, 1)
+ok = share >= 95 and main > 500000
+print("%s the DataLoader main thread's off-CPU time with its Python frames: %.1f%% (%d us)" %
+      ("ok  " if ok else "FAIL", share, main))
+sys.exit(0 if ok else 1)
+EOF2
+	fi
+	kill "$dl" 2>/dev/null
+	wait "$dl" 2>/dev/null
 	;;
 unwatched)
 	# A session that watches one program (command mode) leaves the rest of the machine alone:
