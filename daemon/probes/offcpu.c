@@ -112,8 +112,7 @@ static int on_held(void *ctx, const void *data, size_t size)
 	    h->stack.type != XSPROF_REC_OFFCPU || !stack_ok(&h->stack) || !h->stack.nr_user ||
 	    h->copy_len > sizeof(h->copy) || sizeof(h->copy) != sizeof(sh->stack))
 		return -EBADMSG;
-	if (hashmap__get(oc->pending, (uint64_t)h->stack.tgid << 32 | h->stack.tid,
-			 h->stack.hash))
+	if (hashmap__get(oc->pending, (uint64_t)h->stack.tgid << 32 | h->stack.tid, h->stack.hash))
 		return 0;
 	oc->st.held++;
 	memset(sh, 0, XSPROF_SAMPLE_HELD_HDR_SIZE);
