@@ -95,7 +95,7 @@ struct xsprofd_opts {
 	const char *tls_client_ca; /* PEM: client certificates it signed authenticate */
 	bool listen_allow_writes;  /* TCP clients may also attach, record, detach */
 	unsigned int window_s;	   /* rolling window kept in memory */
-	unsigned int store_mb;	   /* memory cap of the rolling store */
+	unsigned int store_mb;	   /* memory cap of the rolling window */
 	unsigned int max_record_s; /* longest recording a request may ask for */
 	/* --window-group-by: the rolling window grouped by range or outer-range (none: off) */
 	enum session_group window_group_by;

@@ -48,7 +48,7 @@ struct symbolizer;
 struct unwinder;
 struct xsprofd_opts;
 
-#define SLICE_US	(10 * 1000000ull) /* rolling store granularity */
+#define SLICE_US	(10 * 1000000ull) /* the rolling window's granularity */
 #define MAX_BODY	(64 * 1024)
 #define MAX_RECORDINGS	4   /* running at once */
 #define MAX_FINISHED	16  /* kept for fetching */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The service: an always-on recording folded into the rolling store every slice, recordings on
+ * The service: an always-on recording folded into the rolling window every slice, recordings on
  * request, and the control API, all on one sd-event loop.
  */
 #include <errno.h>
