@@ -216,8 +216,16 @@ static void locate_user(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t 
 		if (!sym_process__read(s, p) && p->maps)
 			idx = proc_maps__index(p->maps, addr);
 	}
-	if (idx >= 0)
+	if (idx >= 0) {
 		name_in_mapping(s, p, (size_t)idx, addr, r);
+		return;
+	}
+	/* Outside every mapping we have: JIT code mapped since the last read, which the process's
+	 * perf map may name (its ranges are exact), even once the process is gone. */
+	r->name = jit_name(s, p, addr);
+	r->named = r->name != NULL;
+	if (!r->name)
+		r->name = UNKNOWN;
 }
 
 static void resolve_user(struct symbolizer *s, pid_t pid, uint32_t gen, uint64_t addr,
