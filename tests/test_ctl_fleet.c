@@ -65,7 +65,8 @@ Test(fleet_args, errors_say_what_to_do)
 {
 	EXPECT_FLEET_USAGE("no hosts: give HOST[:PORT] arguments or --hosts FILE", "-o", "x.svg");
 	EXPECT_FLEET_USAGE("--output FILE is needed", "h1:7717");
-	EXPECT_FLEET_USAGE("--output: use .folded, .txt, .svg or .pb.gz", "-o", "x.dat", "h1");
+	EXPECT_FLEET_USAGE("--output: use .folded, .txt, .svg, .callgrind or .pb.gz", "-o", "x.dat",
+			   "h1");
 	EXPECT_FLEET_USAGE("--cert and --key go together", "-o", "x.svg", "--cert", "c.pem", "h1");
 	EXPECT_FLEET_USAGE("bad host", "-o", "x.svg", "h1 h2");
 	/* The straggler report across hosts (fleet_job.c). */
