@@ -494,7 +494,8 @@ static const void *rewrite_usdt(struct pyprof *p, struct py_proc *pp,
 
 /* A new off-CPU stack: where its thread blocked, Python frames in place (as a sample). */
 static const void *rewrite_offcpu(struct pyprof *p, struct py_proc *pp,
-				  const struct xsprof_offcpu_stack *r, size_t size, size_t *ret_size)
+				  const struct xsprof_offcpu_stack *r, size_t size,
+				  size_t *ret_size)
 {
 	struct xsprof_offcpu_stack *o = &p->buf.offcpu;
 	const struct xsprof_py_frame *py;
@@ -551,8 +552,8 @@ const void *pyprof__rewrite(struct pyprof *p, const void *data, size_t size, siz
 		tgid = u->tgid;
 		break;
 	case XSPROF_REC_OFFCPU:
-		if (size < sizeof(*oc) || !oc->nr_python || oc->nr_kernel > XSPROF_MAX_STACK_DEPTH ||
-		    oc->nr_user > XSPROF_MAX_STACK_DEPTH)
+		if (size < sizeof(*oc) || !oc->nr_python ||
+		    oc->nr_kernel > XSPROF_MAX_STACK_DEPTH || oc->nr_user > XSPROF_MAX_STACK_DEPTH)
 			return data;
 		tgid = oc->tgid;
 		break;

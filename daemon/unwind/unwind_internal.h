@@ -76,8 +76,8 @@ struct uw_proc {
 	uint64_t read_ns;	       /* when its mappings were read */
 	uint32_t holds; /* held samples walking it: kept after its exit until they are done */
 	uint32_t held_rereads; /* mapping reads for held samples outside them (unwind_held.c) */
-	bool dead;	/* exited: out of the BPF maps and of unwinder.procs */
-	uint32_t uid;	/* its owner when loaded: whose share it counts in */
+	bool dead;	       /* exited: out of the BPF maps and of unwinder.procs */
+	uint32_t uid;	       /* its owner when loaded: whose share it counts in */
 	struct uw_proc *older, *newer; /* the loaded ones, in order of load (or of a use seen) */
 };
 
