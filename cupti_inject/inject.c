@@ -19,6 +19,7 @@
 
 #include "cupti_inject/cupti_api.h"
 #include "cupti_inject/encode.h"
+#include "cupti_inject/env.h"
 #include "cupti_inject/inject.h"
 #include "cupti_inject/transport.h"
 #define XSPROF_USDT_DEFINE_SEMAPHORE
@@ -169,13 +170,11 @@ static __thread unsigned launch_depth;
 
 void inject__say(const char *fmt, ...)
 {
-	char line[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	env_vsay("xsprof-cupti", fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "xsprof-cupti[%d]: %s\n", (int)getpid(), line);
 }
 
 #define say inject__say
@@ -198,28 +197,6 @@ void inject__unlock(void)
 void inject__count_nvtx_drops(uint64_t n)
 {
 	atomic_fetch_add(&g.nvtx_drops, n);
-}
-
-static unsigned env_uint(const char *name, unsigned def, unsigned min, unsigned max)
-{
-	const char *s = getenv(name);
-	unsigned long v;
-	char *end;
-
-	if (!s || !*s)
-		return def;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return def;
-	return (unsigned)v;
-}
-
-static bool env_true(const char *name)
-{
-	const char *s = getenv(name);
-
-	return s && *s && strcmp(s, "0") != 0;
 }
 
 /*

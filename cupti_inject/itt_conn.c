@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cupti_inject/env.h"
 #include "cupti_inject/inject.h"
 #include "cupti_inject/transport.h"
 #include "cupti_inject/xsprof_wire.h"
@@ -28,35 +29,13 @@ static struct {
 	atomic_uint_fast64_t drops;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static bool env_true(const char *name)
-{
-	const char *s = getenv(name);
-
-	return s && *s && strcmp(s, "0") != 0;
-}
-
-static unsigned env_uint(const char *name, unsigned def, unsigned max)
-{
-	const char *s = getenv(name);
-	unsigned long v;
-	char *end;
-
-	if (!s || !*s)
-		return def;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	return errno || *end || v > max ? def : (unsigned)v;
-}
-
 void inject__say(const char *fmt, ...)
 {
-	char line[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	env_vsay("xsprof-itt", fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "xsprof-itt[%d]: %s\n", (int)getpid(), line);
 }
 
 bool inject__verbose(void)
@@ -130,7 +109,7 @@ struct cupti_transport *inject__transport_locked(void)
 	g.verbose = env_true("XSPROF_ITT_VERBOSE") || env_true("XSPROF_CUPTI_VERBOSE");
 	if (env_true("XSPROF_ITT_DISABLE"))
 		return NULL;
-	g.linger_ms = env_uint("XSPROF_CUPTI_EXIT_LINGER_MS", 200, 10000);
+	g.linger_ms = env_uint("XSPROF_CUPTI_EXIT_LINGER_MS", 200, 0, 10000);
 	sock = getenv(XSPROF_WIRE_SOCKET_ENV);
 	opts.socket_path = sock && *sock ? sock : XSPROF_WIRE_DEFAULT_SOCKET;
 	opts.reconnect_ms = 1000;
