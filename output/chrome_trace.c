@@ -15,8 +15,6 @@
 #include "output/output.h"
 #include "output/profile.h"
 
-#define NONE32 UINT32_MAX
-
 struct chrome_trace {
 	FILE *f;
 	int err;
@@ -377,15 +375,6 @@ static bool is_api(const struct corr_gpu_rec *g)
 	return g->kind == CORR_GPU_RUNTIME_API || g->kind == CORR_GPU_DRIVER_API;
 }
 
-enum lane { LANE_WORK, LANE_SYNC, LANE_GRAPH };
-
-static enum lane lane_of(const struct corr_gpu_rec *g)
-{
-	return g->kind == CORR_GPU_SYNC	   ? LANE_SYNC
-	       : g->kind == CORR_GPU_GRAPH ? LANE_GRAPH
-					   : LANE_WORK;
-}
-
 struct writer {
 	const struct profile_data *pd;
 	struct chrome_trace *t;
@@ -434,20 +423,6 @@ static int cmp_sample(const void *a, const void *b, void *ctx)
 	CMP(x->pid, y->pid);
 	CMP(x->tid, y->tid);
 	CMP(x->time_ns, y->time_ns);
-	return 0;
-}
-
-static int cmp_work(const void *a, const void *b, void *ctx)
-{
-	const struct corr_gpu_rec *gpu = ctx, *x = &gpu[*(const uint32_t *)a],
-				  *y = &gpu[*(const uint32_t *)b];
-
-	CMP(x->device, y->device);
-	CMP(x->pid, y->pid);
-	CMP(x->stream_id, y->stream_id);
-	CMP(lane_of(x), lane_of(y));
-	CMP(x->start_ns, y->start_ns);
-	CMP(x->end_ns, y->end_ns);
 	return 0;
 }
 
@@ -716,40 +691,14 @@ static int write_samples(struct writer *w)
 	return err ? err : chrome_trace__error(w->t);
 }
 
-static int index_joins(struct writer *w)
-{
-	const struct profile_data *pd = w->pd;
-	size_t i;
-
-	w->first_join = malloc((pd->nr_gpu ? pd->nr_gpu : 1) * sizeof(*w->first_join));
-	w->next_join = malloc((pd->nr_joins ? pd->nr_joins : 1) * sizeof(*w->next_join));
-	if (!w->first_join || !w->next_join)
-		return -ENOMEM;
-	for (i = 0; i < pd->nr_gpu; i++)
-		w->first_join[i] = NONE32;
-	for (i = pd->nr_joins; i-- > 0;) {
-		const struct profile_join *j = &pd->joins[i];
-
-		if (j->launch >= pd->nr_launches || j->gpu >= pd->nr_gpu)
-			return -EINVAL;
-		w->next_join[i] = w->first_join[j->gpu];
-		w->first_join[j->gpu] = (uint32_t)i;
-	}
-	return 0;
-}
-
-static const char *lane_name(enum lane lane)
-{
-	return lane == LANE_SYNC ? " syncs" : lane == LANE_GRAPH ? " graphs" : "";
-}
-
 /* GPU work on per-(process, stream) tracks of each GPU, and the flows into it. */
 static int write_gpu_tracks(struct writer *w)
 {
 	const struct profile_data *pd = w->pd;
 	const struct corr_gpu_rec *prev = NULL;
 	size_t n, i;
-	uint32_t *idx = sorted_indexes(pd->nr_gpu, want_work, pd, cmp_work, (void *)pd->gpu, &n);
+	uint32_t *idx = sorted_indexes(pd->nr_gpu, want_work, pd, profile__cmp_gpu_track,
+				       (void *)pd->gpu, &n);
 	int64_t tid = 0;
 	char buf[512], nbuf[64];
 	int err = 0;
@@ -775,18 +724,19 @@ static int write_gpu_tracks(struct writer *w)
 			tid = 0;
 		}
 		if (!prev || prev->device != g->device || prev->pid != g->pid ||
-		    prev->stream_id != g->stream_id || lane_of(prev) != lane_of(g)) {
+		    prev->stream_id != g->stream_id ||
+		    profile__gpu_lane(prev) != profile__gpu_lane(g)) {
 			tid++;
 			snprintf(buf, sizeof(buf), "stream %u%s (%s %u)", g->stream_id,
-				 lane_name(lane_of(g)),
+				 profile__lane_name(profile__gpu_lane(g)),
 				 profile__name_or(pd, g->pid, 0, nbuf, sizeof(nbuf)), g->pid);
 			chrome_trace__thread_name(w->t, gpid, tid, buf);
 			chrome_trace__thread_sort_index(w->t, gpid, tid, tid);
 		}
 		/* One stream runs one thing at a time: a clock blip must not make them overlap. */
 		if (nx && nx->device == g->device && nx->pid == g->pid &&
-		    nx->stream_id == g->stream_id && lane_of(nx) == lane_of(g) &&
-		    nx->start_ns < g->end_ns)
+		    nx->stream_id == g->stream_id &&
+		    profile__gpu_lane(nx) == profile__gpu_lane(g) && nx->start_ns < g->end_ns)
 			dur = nx->start_ns - g->start_ns;
 
 		args[na++] = (struct chrome_arg){
@@ -804,7 +754,7 @@ static int write_gpu_tracks(struct writer *w)
 			args[na++] = (struct chrome_arg){
 				.key = "graph_id", .type = CHROME_ARG_UINT, .u = g->graph_id};
 		/* The range its launch was made in, projected onto the GPU (--group-by range). */
-		if (pd->root_at && w->first_join[idx[i]] != NONE32) {
+		if (pd->root_at && w->first_join[idx[i]] != PROFILE_NO_JOIN) {
 			const struct corr_cpu_rec *l =
 				&pd->launches[pd->joins[w->first_join[idx[i]]].launch];
 
@@ -822,7 +772,7 @@ static int write_gpu_tracks(struct writer *w)
 			snprintf(buf, sizeof(buf), "%s", corr_gpu_kind__name(g->kind));
 		chrome_trace__complete(w->t, gpid, tid, buf, "gpu", g->start_ns, dur, args, na);
 
-		for (j = w->first_join[idx[i]]; j != NONE32; j = w->next_join[j]) {
+		for (j = w->first_join[idx[i]]; j != PROFILE_NO_JOIN; j = w->next_join[j]) {
 			const struct corr_cpu_rec *l = &pd->launches[pd->joins[j].launch];
 			uint64_t id = chrome_trace__new_id(w->t);
 
@@ -923,7 +873,7 @@ int chrome_trace__write_profile(const struct profile_data *pd, FILE *f,
 	if (!err)
 		err = write_samples(&w);
 	if (!err)
-		err = index_joins(&w);
+		err = profile__join_chains(pd, &w.first_join, &w.next_join);
 	if (!err && pd->nr_flows &&
 	    !(w.gpu_track = calloc(pd->nr_gpu ? pd->nr_gpu : 1, sizeof(*w.gpu_track))))
 		err = -ENOMEM;

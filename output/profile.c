@@ -460,3 +460,59 @@ int profile__take(const struct profile_data *pd, bool (*accept)(void *ctx, uint3
 }
 
 #undef TAKE
+
+enum profile_lane profile__gpu_lane(const struct corr_gpu_rec *g)
+{
+	return g->kind == CORR_GPU_SYNC	   ? PROFILE_LANE_SYNC
+	       : g->kind == CORR_GPU_GRAPH ? PROFILE_LANE_GRAPH
+					   : PROFILE_LANE_WORK;
+}
+
+const char *profile__lane_name(enum profile_lane lane)
+{
+	return lane == PROFILE_LANE_SYNC ? " syncs" : lane == PROFILE_LANE_GRAPH ? " graphs" : "";
+}
+
+#define CMP(a, b)                                  \
+	do {                                       \
+		if ((a) != (b))                    \
+			return (a) < (b) ? -1 : 1; \
+	} while (0)
+
+int profile__cmp_gpu_track(const void *a, const void *b, void *ctx)
+{
+	const struct corr_gpu_rec *gpu = ctx, *x = &gpu[*(const uint32_t *)a],
+				  *y = &gpu[*(const uint32_t *)b];
+
+	CMP(x->device, y->device);
+	CMP(x->pid, y->pid);
+	CMP(x->stream_id, y->stream_id);
+	CMP(profile__gpu_lane(x), profile__gpu_lane(y));
+	CMP(x->start_ns, y->start_ns);
+	CMP(x->end_ns, y->end_ns);
+	return 0;
+}
+
+#undef CMP
+
+int profile__join_chains(const struct profile_data *pd, uint32_t **ret_first, uint32_t **ret_next)
+{
+	uint32_t *first = malloc((pd->nr_gpu ? pd->nr_gpu : 1) * sizeof(*first));
+	uint32_t *next = malloc((pd->nr_joins ? pd->nr_joins : 1) * sizeof(*next));
+
+	*ret_first = first;
+	*ret_next = next;
+	if (!first || !next)
+		return -ENOMEM;
+	for (size_t i = 0; i < pd->nr_gpu; i++)
+		first[i] = PROFILE_NO_JOIN;
+	for (size_t i = pd->nr_joins; i-- > 0;) {
+		const struct profile_join *j = &pd->joins[i];
+
+		if (j->launch >= pd->nr_launches || j->gpu >= pd->nr_gpu)
+			return -EINVAL;
+		next[i] = first[j->gpu];
+		first[j->gpu] = (uint32_t)i;
+	}
+	return 0;
+}

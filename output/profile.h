@@ -182,6 +182,26 @@ const char *profile__mode_name(enum gpu_mode mode);
 int profile__mode_from_name(const char *name, enum gpu_mode *ret_mode);
 int profile__unit_from_name(const char *name, enum weight_unit *ret_unit);
 
+/* A GPU record's lane on its (process, stream) track in the timelines (Chrome trace, XPlane):
+ * work (kernels, copies, memsets), syncs and graphs are drawn apart. */
+enum profile_lane { PROFILE_LANE_WORK, PROFILE_LANE_SYNC, PROFILE_LANE_GRAPH };
+enum profile_lane profile__gpu_lane(const struct corr_gpu_rec *g);
+/* What a track's name says of its lane: "", " syncs" or " graphs". */
+const char *profile__lane_name(enum profile_lane lane);
+/* qsort_r order of uint32_t indexes into the GPU records ctx: by device, process, stream,
+ * lane, start and end (each track's records together, in time order). */
+int profile__cmp_gpu_track(const void *a, const void *b, void *ctx);
+
+/* The end of a chain of profile__join_chains. */
+#define PROFILE_NO_JOIN UINT32_MAX
+/*
+ * pd's joins by GPU record: (*ret_first)[gpu] is the first join of that record, (*ret_next)[join]
+ * the next one of the same record, PROFILE_NO_JOIN ending each chain (joins in pd's order). Both
+ * the caller's to free, whatever the result. 0, -ENOMEM, or -EINVAL for a join past the
+ * records.
+ */
+int profile__join_chains(const struct profile_data *pd, uint32_t **ret_first, uint32_t **ret_next);
+
 /*
  * The leaf that stands for a GPU record in a stack: "[gpu] kernel_name", "[gpu] memcpy HtoD",
  * "[gpu] memset", "[gpu] sync", "[gpu] graph". Written to buf (truncated to size); returns buf.

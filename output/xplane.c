@@ -51,7 +51,6 @@ enum {
 	MAP_VALUE = 2,
 };
 
-#define NONE32 UINT32_MAX
 /* The samples line of thread tid: beside its activity line (id tid). */
 #define SAMPLES_LINE (1ll << 32)
 
@@ -464,50 +463,6 @@ static int host_samples(struct xw *w, struct plane *p)
 	return err ? err : p->b.err;
 }
 
-enum lane { LANE_WORK, LANE_SYNC, LANE_GRAPH };
-
-static enum lane lane_of(const struct corr_gpu_rec *g)
-{
-	return g->kind == CORR_GPU_SYNC	   ? LANE_SYNC
-	       : g->kind == CORR_GPU_GRAPH ? LANE_GRAPH
-					   : LANE_WORK;
-}
-
-static int cmp_work(const void *a, const void *b, void *ctx)
-{
-	const struct corr_gpu_rec *gpu = ctx, *x = &gpu[*(const uint32_t *)a],
-				  *y = &gpu[*(const uint32_t *)b];
-
-	CMP(x->device, y->device);
-	CMP(x->pid, y->pid);
-	CMP(x->stream_id, y->stream_id);
-	CMP(lane_of(x), lane_of(y));
-	CMP(x->start_ns, y->start_ns);
-	CMP(x->end_ns, y->end_ns);
-	return 0;
-}
-
-static int index_joins(struct xw *w)
-{
-	const struct profile_data *pd = w->pd;
-
-	w->first_join = malloc((pd->nr_gpu ? pd->nr_gpu : 1) * sizeof(*w->first_join));
-	w->next_join = malloc((pd->nr_joins ? pd->nr_joins : 1) * sizeof(*w->next_join));
-	if (!w->first_join || !w->next_join)
-		return -ENOMEM;
-	for (size_t i = 0; i < pd->nr_gpu; i++)
-		w->first_join[i] = NONE32;
-	for (size_t i = pd->nr_joins; i-- > 0;) {
-		const struct profile_join *j = &pd->joins[i];
-
-		if (j->launch >= pd->nr_launches || j->gpu >= pd->nr_gpu)
-			return -EINVAL;
-		w->next_join[i] = w->first_join[j->gpu];
-		w->first_join[j->gpu] = (uint32_t)i;
-	}
-	return 0;
-}
-
 /* A plane a GPU, a line a (process, stream, lane): kernels, copies, memsets, syncs, graphs. */
 static int gpu_planes(struct xw *w)
 {
@@ -525,7 +480,7 @@ static int gpu_planes(struct xw *w)
 	for (size_t i = 0; i < pd->nr_gpu; i++)
 		if (corr_gpu_kind__is_activity(pd->gpu[i].kind))
 			idx[n++] = (uint32_t)i;
-	qsort_r(idx, n, sizeof(*idx), cmp_work, (void *)pd->gpu);
+	qsort_r(idx, n, sizeof(*idx), profile__cmp_gpu_track, (void *)pd->gpu);
 	for (size_t i = 0; i < n && !w->err; i++) {
 		const struct corr_gpu_rec *g = &pd->gpu[idx[i]];
 		const struct corr_gpu_rec *nx = i + 1 < n ? &pd->gpu[idx[i + 1]] : NULL;
@@ -544,10 +499,8 @@ static int gpu_planes(struct xw *w)
 			prev = NULL;
 		}
 		if (!prev || prev->pid != g->pid || prev->stream_id != g->stream_id ||
-		    lane_of(prev) != lane_of(g)) {
-			const char *lane = lane_of(g) == LANE_SYNC    ? " syncs"
-					   : lane_of(g) == LANE_GRAPH ? " graphs"
-								      : "";
+		    profile__gpu_lane(prev) != profile__gpu_lane(g)) {
+			const char *lane = profile__lane_name(profile__gpu_lane(g));
 
 			if (prev)
 				line_end(w, &p);
@@ -558,8 +511,8 @@ static int gpu_planes(struct xw *w)
 		}
 		/* One stream runs one thing at a time: a clock blip must not make them overlap. */
 		if (nx && nx->device == g->device && nx->pid == g->pid &&
-		    nx->stream_id == g->stream_id && lane_of(nx) == lane_of(g) &&
-		    nx->start_ns < g->end_ns)
+		    nx->stream_id == g->stream_id &&
+		    profile__gpu_lane(nx) == profile__gpu_lane(g) && nx->start_ns < g->end_ns)
 			dur = nx->start_ns > g->start_ns ? nx->start_ns - g->start_ns : 0;
 		if (g->kind == CORR_GPU_KERNEL)
 			snprintf(buf, sizeof(buf), "%s",
@@ -578,7 +531,7 @@ static int gpu_planes(struct xw *w)
 			stat_u64(w, &p, "bytes", g->bytes);
 		if (g->graph_id)
 			stat_u64(w, &p, "graph_id", g->graph_id);
-		if (j != NONE32) {
+		if (j != PROFILE_NO_JOIN) {
 			const struct corr_cpu_rec *l = &pd->launches[pd->joins[j].launch];
 
 			stat_stack(w, &p, "launch_stack", l->pid, l->stack_id);
@@ -659,7 +612,7 @@ int xplane__write(const struct profile_data *pd, FILE *f, const struct output_me
 	if (!valid(pd) || !f)
 		return -EINVAL;
 	span(&w);
-	err = index_joins(&w);
+	err = profile__join_chains(pd, &w.first_join, &w.next_join);
 	if (!err) {
 		plane_begin(&host, 0, XPLANE_HOST_NAME);
 		err = host_activity(&w, &host);
