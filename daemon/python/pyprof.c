@@ -420,22 +420,35 @@ static const struct xsprof_py_frame *frames_at(const void *data, size_t size, si
 	return (const struct xsprof_py_frame *)((const char *)data + off);
 }
 
+/*
+ * A record's nu user ips with its npy interpreter frames (in the record at hdr + 8 * at) put in
+ * place, into out: their count, or -1 for a record too short for its frames (counted).
+ */
+static ssize_t merged_user(struct pyprof *p, struct py_proc *pp, const void *rec, size_t size,
+			   size_t hdr, size_t at, const __u64 *ips, size_t nu, size_t npy,
+			   bool first_pc, __u64 *out)
+{
+	const struct xsprof_py_frame *py = frames_at(rec, size, hdr, at, npy);
+	struct xsprof_py_frame frames[XSPROF_PY_MAX_FRAMES];
+
+	if (!py) {
+		p->st.bad_records++;
+		return -1;
+	}
+	memcpy(frames, py, npy * sizeof(*py)); /* unaligned on the ring: copied */
+	return (ssize_t)merge(p, pp, ips, nu, first_pc, frames, npy, out);
+}
+
 static const void *rewrite_sample(struct pyprof *p, struct py_proc *pp,
 				  const struct xsprof_sample *s, size_t size, size_t *ret_size)
 {
 	struct xsprof_sample *o = &p->buf.sample;
-	const struct xsprof_py_frame *py;
-	struct xsprof_py_frame frames[XSPROF_PY_MAX_FRAMES];
 	__u64 merged[XSPROF_MAX_STACK_DEPTH];
-	size_t nu;
+	ssize_t nu = merged_user(p, pp, s, size, XSPROF_SAMPLE_HDR_SIZE, s->nr_kernel + s->nr_user,
+				 s->ips + s->nr_kernel, s->nr_user, s->nr_python, true, merged);
 
-	py = frames_at(s, size, XSPROF_SAMPLE_HDR_SIZE, s->nr_kernel + s->nr_user, s->nr_python);
-	if (!py) {
-		p->st.bad_records++;
+	if (nu < 0)
 		return NULL;
-	}
-	memcpy(frames, py, s->nr_python * sizeof(*py)); /* unaligned on the ring: copied */
-	nu = merge(p, pp, s->ips + s->nr_kernel, s->nr_user, true, frames, s->nr_python, merged);
 	memcpy(o, s, XSPROF_SAMPLE_HDR_SIZE + 8 * s->nr_kernel);
 	memcpy(o->ips + s->nr_kernel, merged, nu * 8);
 	o->nr_user = (__u16)nu;
@@ -448,18 +461,12 @@ static const void *rewrite_call(struct pyprof *p, struct py_proc *pp,
 				const struct xsprof_cuda_call *r, size_t size, size_t *ret_size)
 {
 	struct xsprof_cuda_call *o = &p->buf.call;
-	const struct xsprof_py_frame *py;
-	struct xsprof_py_frame frames[XSPROF_PY_MAX_FRAMES];
 	__u64 merged[XSPROF_MAX_STACK_DEPTH];
-	size_t nu;
+	ssize_t nu = merged_user(p, pp, r, size, XSPROF_CUDA_CALL_HDR_SIZE, r->nr_user, r->ips,
+				 r->nr_user, r->nr_python, false, merged);
 
-	py = frames_at(r, size, XSPROF_CUDA_CALL_HDR_SIZE, r->nr_user, r->nr_python);
-	if (!py) {
-		p->st.bad_records++;
+	if (nu < 0)
 		return NULL;
-	}
-	memcpy(frames, py, r->nr_python * sizeof(*py));
-	nu = merge(p, pp, r->ips, r->nr_user, false, frames, r->nr_python, merged);
 	memcpy(o, r, XSPROF_CUDA_CALL_HDR_SIZE);
 	memcpy(o->ips, merged, nu * 8);
 	o->nr_user = (__u16)nu;
@@ -472,18 +479,12 @@ static const void *rewrite_usdt(struct pyprof *p, struct py_proc *pp,
 				const struct xsprof_usdt_launch *r, size_t size, size_t *ret_size)
 {
 	struct xsprof_usdt_launch *o = &p->buf.usdt;
-	const struct xsprof_py_frame *py;
-	struct xsprof_py_frame frames[XSPROF_PY_MAX_FRAMES];
 	__u64 merged[XSPROF_MAX_STACK_DEPTH];
-	size_t nu;
+	ssize_t nu = merged_user(p, pp, r, size, XSPROF_USDT_LAUNCH_HDR_SIZE, r->nr_user, r->ips,
+				 r->nr_user, r->nr_python, true, merged);
 
-	py = frames_at(r, size, XSPROF_USDT_LAUNCH_HDR_SIZE, r->nr_user, r->nr_python);
-	if (!py) {
-		p->st.bad_records++;
+	if (nu < 0)
 		return NULL;
-	}
-	memcpy(frames, py, r->nr_python * sizeof(*py));
-	nu = merge(p, pp, r->ips, r->nr_user, true, frames, r->nr_python, merged);
 	memcpy(o, r, XSPROF_USDT_LAUNCH_HDR_SIZE);
 	memcpy(o->ips, merged, nu * 8);
 	o->nr_user = (__u16)nu;
@@ -498,19 +499,12 @@ static const void *rewrite_offcpu(struct pyprof *p, struct py_proc *pp,
 				  size_t *ret_size)
 {
 	struct xsprof_offcpu_stack *o = &p->buf.offcpu;
-	const struct xsprof_py_frame *py;
-	struct xsprof_py_frame frames[XSPROF_PY_MAX_FRAMES];
 	__u64 merged[XSPROF_MAX_STACK_DEPTH];
-	size_t nu;
+	ssize_t nu = merged_user(p, pp, r, size, offsetof(struct xsprof_offcpu_stack, uips),
+				 r->nr_user, r->uips, r->nr_user, r->nr_python, true, merged);
 
-	py = frames_at(r, size, offsetof(struct xsprof_offcpu_stack, uips), r->nr_user,
-		       r->nr_python);
-	if (!py) {
-		p->st.bad_records++;
+	if (nu < 0)
 		return NULL;
-	}
-	memcpy(frames, py, r->nr_python * sizeof(*py));
-	nu = merge(p, pp, r->uips, r->nr_user, true, frames, r->nr_python, merged);
 	memcpy(o, r, sizeof(*o));
 	memcpy(o->uips, merged, nu * 8);
 	o->nr_user = (__u16)nu;
