@@ -115,7 +115,8 @@ static long py_frame_step(__u32 i, void *arg)
 	}
 	/* Few values live across the helper calls: each one held is a slot of the BPF stack. */
 	w->frame = chunk_word(o, p->frame_previous);
-	if (o->chunk[p->frame_owner & (PY_FRAME_READ - 1)] == p->owner_cstack) {
+	if (p->frame_kind == XSPROF_PY_FRAME_INTERP &&
+	    o->chunk[p->frame_owner & (PY_FRAME_READ - 1)] == p->owner_cstack) {
 		/* A shim frame under an activation's first frame (3.12 on). */
 		if (w->n)
 			o->f[(w->n - 1) & (XSPROF_PY_MAX_FRAMES - 1)].flags |= XSPROF_PY_F_ENTRY;
@@ -126,9 +127,24 @@ static long py_frame_step(__u32 i, void *arg)
 		return 1;
 	}
 	f = &o->f[w->n & (XSPROF_PY_MAX_FRAMES - 1)];
-	code = chunk_word(o, p->frame_code);
+	code = chunk_word(o, p->frame_code) & ~(__u64)p->code_tag_bits;
 	instr = chunk_word(o, p->frame_instr);
 	f->code = code;
+	if (p->frame_kind != XSPROF_PY_FRAME_INTERP) {
+		/* A PyFrameObject: one C activation each; f_lasti an int, -1 before the first
+		 * instruction. */
+		__s32 lasti = (__s32)instr;
+
+		f->flags = XSPROF_PY_F_ENTRY;
+		if (lasti < 0)
+			f->instr = XSPROF_PY_INSTR_NONE;
+		else
+			f->instr = p->frame_kind == XSPROF_PY_FRAME_OBJECT_BYTES ? (__u32)lasti >> 1
+										 : (__u32)lasti;
+		w->n++;
+		f->key = code_key(o, code + p->code_key);
+		return 0;
+	}
 	f->flags = p->frame_is_entry != XSPROF_PY_NO_OFFSET &&
 				   o->chunk[p->frame_is_entry & (PY_FRAME_READ - 1)]
 			   ? XSPROF_PY_F_ENTRY
@@ -143,9 +159,29 @@ static long py_frame_step(__u32 i, void *arg)
 	return 0;
 }
 
-/* Whether every thread state of c still belongs to tid, and c is recent enough. */
+/*
+ * What the thread states of the running thread (tid in its own pid namespace) hold in their
+ * tstate_native_tid field: tid itself, or before 3.11 its pthread_t, which on x86-64 is the
+ * thread's TLS base (set by clone() or arch_prctl(), kept in thread.fsbase). 0: none known.
+ */
+static __always_inline __u64 thread_ident(const struct xsprof_py_proc *p, __u32 tid)
+{
+	if (p->thread_kind == XSPROF_PY_THREAD_NATIVE_TID)
+		return tid;
+#if defined(__TARGET_ARCH_x86)
+	if (p->thread_kind == XSPROF_PY_THREAD_PTHREAD) {
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+		return BPF_CORE_READ(task, thread.fsbase);
+	}
+#endif
+	return 0;
+}
+
+/* Whether every thread state of c still belongs to the thread (ident: thread_ident), and c is
+ * recent enough. */
 static __always_inline bool cache_valid(const struct xsprof_py_proc *p, const struct py_thread *c,
-					__u32 tid)
+					__u64 tid)
 {
 	__u64 ntid;
 
@@ -170,17 +206,20 @@ static __always_inline bool find_tstates(const struct xsprof_py_proc *p, __u32 t
 	struct py_tsearch_state *q = &o->q;
 	struct py_tsearch t = {.p = p, .q = q};
 	struct py_thread *cached;
+	__u64 ident = thread_ident(p, tid);
 
 	/* The key in the scratch (a map value: every kernel takes it as a key), not on the stack. */
 	o->thread_key = (__u64)tgid << 32 | tid;
 	cached = bpf_map_lookup_elem(&py_threads, &o->thread_key);
-	if (cached && cache_valid(p, cached, tid)) {
+	if (!ident)
+		return false;
+	if (cached && cache_valid(p, cached, ident)) {
 		o->th = *cached;
 		return true;
 	}
 	st->thread_scans++;
 	__builtin_memset(q, 0, sizeof(*q));
-	q->tid = tid;
+	q->tid = ident;
 	q->interp = read_ptr(p->interp_head);
 	if (!q->interp) {
 		st->unreadable++;

@@ -885,10 +885,26 @@ _Static_assert(sizeof(struct xsprof_unwind_stats) == 192, "xsprof_unwind_stats l
  * ---- Interpreter frames: what the daemon tells BPF of a CPython process (py_procs[tgid]) ----
  * Where its interpreter list starts and the structure offsets of its version (daemon/python
  * says where they come from). The walk: interpreters (next) -> their thread states (next) to
- * the one whose native_thread_id is the sampled thread (cached per thread), its current frame
- * (through the _PyCFrame up to 3.12, directly from 3.13), then the frames' previous links.
+ * the one whose native_thread_id is the sampled thread (before 3.11: whose thread_id is the
+ * thread's pthread_t, its TLS base; cached per thread), its current frame (the thread state's
+ * frame before 3.11, through the _PyCFrame in 3.11 and 3.12, directly from 3.13), then the
+ * frames' previous links (f_back before 3.11).
  */
 #define XSPROF_PY_NO_OFFSET 0xffff /* cframe: the thread state holds current_frame itself */
+
+/* xsprof_py_proc.frame_kind: what a frame is, and what its instruction field holds. */
+enum {
+	XSPROF_PY_FRAME_INTERP =
+		0, /* _PyInterpreterFrame (3.11 on): a pointer to the instruction */
+	XSPROF_PY_FRAME_OBJECT_BYTES = 1, /* PyFrameObject, f_lasti in bytes (3.8, 3.9) */
+	XSPROF_PY_FRAME_OBJECT_UNITS = 2, /* PyFrameObject, f_lasti in code units (3.10) */
+};
+
+/* xsprof_py_proc.thread_kind: what the thread state's tstate_native_tid field holds. */
+enum {
+	XSPROF_PY_THREAD_NATIVE_TID = 0, /* the thread's id in its pid namespace (3.11 on) */
+	XSPROF_PY_THREAD_PTHREAD = 1,	 /* pthread_self(): the thread's TLS base (x86-64 fsbase) */
+};
 
 struct xsprof_py_proc {
 	__u64 interp_head; /* address of _PyRuntime.interpreters.head */
@@ -908,7 +924,10 @@ struct xsprof_py_proc {
 	__u8 owner_cstack;   /* owner value of an entry's shim frame; 0xff: none (3.11) */
 	__u8 frame_size;     /* bytes of a frame read (every field above is inside), <= 128 */
 	__u16 code_key;	     /* XSPROF_PY_KEY_BYTES of the code object hashed from here */
-	__u64 pad;
+	__u8 frame_kind;     /* XSPROF_PY_FRAME_* */
+	__u8 thread_kind;    /* XSPROF_PY_THREAD_* */
+	__u8 code_tag_bits;  /* low bits of frame_code that are tags, not address (3.14) */
+	__u8 pad[5];
 };
 
 _Static_assert(sizeof(struct xsprof_py_proc) == 48, "xsprof_py_proc layout");

@@ -106,7 +106,7 @@ static const char usage_tail[] =
 	"                            past it the tables used least recently are dropped\n"
 	"      --no-python           leave CPython processes' stacks native: no interpreter\n"
 	"                            frames ('module.qualname (file.py:line)') in place of\n"
-	"                            _PyEval_EvalFrameDefault (walked by default, 3.11-3.13)\n"
+	"                            _PyEval_EvalFrameDefault (walked by default, 3.9-3.13)\n"
 	"      --max-cpu PERCENT     cap xsprofd's cost (its CPU plus its BPF programs' time) at\n"
 	"                            PERCENT of the whole machine (all CPUs; off by default): over\n"
 	"                            it, work is shed a step at a time, in this order: the\n"

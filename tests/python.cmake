@@ -20,3 +20,19 @@ else()
 	add_test(NAME test_py_offsets COMMAND sh -c
 		"echo 'test_py_offsets: no /usr/include/python3.11/internal (apt-get install python3.11-dev)' >&2; exit 1")
 endif()
+
+# The 3.9 and 3.10 columns (PyFrameObject) against pyenv's headers of each.
+foreach(minor 9 10)
+	file(GLOB XS_PY3${minor}_DIRS /root/.pyenv/versions/3.${minor}.*/include/python3.${minor})
+	list(SORT XS_PY3${minor}_DIRS)
+	list(POP_BACK XS_PY3${minor}_DIRS XS_PY3${minor}_INCLUDE)
+	if(XS_PY3${minor}_INCLUDE AND EXISTS ${XS_PY3${minor}_INCLUDE}/internal/pycore_interp.h)
+		xsprof_unit_test(test_py_offsets_3${minor}
+			SOURCES test_py_offsets_frameobject.c LIBS xsprof_python)
+		target_include_directories(test_py_offsets_3${minor} PRIVATE
+			${XS_PY3${minor}_INCLUDE} ${XS_PY3${minor}_INCLUDE}/internal)
+	else()
+		add_test(NAME test_py_offsets_3${minor} COMMAND sh -c
+			"echo 'test_py_offsets_3${minor}: no pyenv CPython 3.${minor} headers under /root/.pyenv/versions' >&2; exit 1")
+	endif()
+endforeach()

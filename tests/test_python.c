@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * daemon/python without BPF: file names, the location table against CPython's own co_lines()
+ * daemon/python without BPF: file names, the line tables of 3.9 to 3.11 against CPython's own
  * for every code object of a few stdlib modules, frame names, the frame-name table, and
  * detection and code objects read from a live /usr/bin/python3.11.
  */
@@ -51,8 +51,14 @@ Test(python, offsets_table)
 
 	cr_assert_eq(py_offsets__get(3, 11, &o, &why), 0);
 	cr_assert_eq(o->bpf.version, 0x030b);
-	cr_assert_eq(py_offsets__get(3, 10, &o, &why), -ENOTSUP);
-	cr_assert(why && strstr(why, "3.11"));
+	cr_assert_eq(py_offsets__get(3, 10, &o, &why), 0);
+	cr_assert_eq(o->bpf.frame_kind, XSPROF_PY_FRAME_OBJECT_UNITS);
+	cr_assert_eq(o->lines, PY_LINES_310);
+	cr_assert_eq(py_offsets__get(3, 9, &o, &why), 0);
+	cr_assert_eq(o->bpf.frame_kind, XSPROF_PY_FRAME_OBJECT_BYTES);
+	cr_assert_eq(o->bpf.thread_kind, XSPROF_PY_THREAD_PTHREAD);
+	cr_assert_eq(py_offsets__get(3, 8, &o, &why), -ENOTSUP);
+	cr_assert(why && strstr(why, "3.9"));
 	cr_assert_eq(py_offsets__get(3, 14, &o, &why), -ENOTSUP);
 }
 
@@ -62,33 +68,43 @@ static int hexval(char c)
 }
 
 /*
- * Every code object of a few stdlib modules: its location table (hex), first line, and
- * co_lines() (start byte, end byte, line), printed by CPython itself; py_code__line must agree
- * for every instruction.
+ * Every code object of a few stdlib modules: its line table (hex), first line, and the byte
+ * ranges of its lines (start byte, end byte, line), printed by CPython itself (co_lines() from
+ * 3.10, dis.findlinestarts() before); py_code__line must agree for every instruction of every
+ * one, in each table format: 3.11's location table, 3.10's co_linetable, 3.9's co_lnotab (the
+ * older two from pyenv's builds).
  */
-Test(python, line_table_matches_cpython)
+static void check_line_tables(const char *py, enum py_lines kind)
 {
 	static const char script[] =
-		"import json.decoder, asyncio.base_events, threading, types\n"
+		"import dis, json.decoder, asyncio.base_events, threading, types\n"
 		"def walk(c):\n"
 		"    yield c\n"
 		"    for k in c.co_consts:\n"
 		"        if isinstance(k, types.CodeType): yield from walk(k)\n"
+		"def lines(c):\n"
+		"    if hasattr(c, 'co_lines'):\n"
+		"        yield from c.co_lines()\n"
+		"        return\n"
+		"    s = list(dis.findlinestarts(c))\n"
+		"    for i, (b, l) in enumerate(s):\n"
+		"        yield b, s[i + 1][0] if i + 1 < len(s) else len(c.co_code), l\n"
 		"for m in (json.decoder, asyncio.base_events, threading):\n"
 		"    src = open(m.__file__).read()\n"
 		"    for c in walk(compile(src, m.__file__, 'exec')):\n"
-		"        print('C', c.co_firstlineno, c.co_linetable.hex())\n"
-		"        for s, e, l in c.co_lines():\n"
+		"        t = c.co_linetable if hasattr(c, 'co_lines') else c.co_lnotab\n"
+		"        print('C', c.co_firstlineno, t.hex())\n"
+		"        for s, e, l in lines(c):\n"
 		"            print('L', s, e, -1 if l is None else l)\n";
 	char cmd[2048], *line = NULL;
 	size_t cap = 0;
-	struct py_code c = {0};
+	struct py_code c = {.lines = (uint8_t)kind};
 	long codes = 0, checked = 0;
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), PY " -c \"$(cat <<'XSEOF'\n%s\nXSEOF\n)\"", script);
+	snprintf(cmd, sizeof(cmd), "%s -c \"$(cat <<'XSEOF'\n%s\nXSEOF\n)\"", py, script);
 	f = popen(cmd, "r");
-	cr_assert(f, "cannot run " PY);
+	cr_assert(f, "cannot run %s", py);
 	while (getline(&line, &cap, f) > 0) {
 		if (line[0] == 'C') {
 			char *hex = strchr(line + 2, ' ') + 1;
@@ -111,18 +127,45 @@ Test(python, line_table_matches_cpython)
 
 				/* No line: we answer the first line, a frame still gets one. */
 				cr_assert_eq(got, l < 0 ? c.firstlineno : l,
-					     "instruction %ld: line %d, CPython says %ld", b / 2,
-					     got, l);
+					     "%s, instruction %ld: line %d, CPython says %ld", py,
+					     b / 2, got, l);
 				checked++;
 			}
 		}
 	}
 	py_code__release(&c);
 	free(line);
-	cr_assert_eq(pclose(f), 0);
-	cr_assert_gt(codes, 200, "only %ld code objects", codes);
-	cr_assert_gt(checked, 10000);
+	cr_assert_eq(pclose(f), 0, "%s failed", py);
+	cr_assert_gt(codes, 200, "%s: only %ld code objects", py, codes);
+	cr_assert_gt(checked, 10000, "%s", py);
 	cr_assert_eq(py_code__line(&c, XSPROF_PY_INSTR_NONE), c.firstlineno);
+}
+
+/* pyenv's build of CPython major.minor (its newest patch release there). */
+static void pyenv_python(const char *minor, char *out, size_t size)
+{
+	char cmd[256];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "ls -d /root/.pyenv/versions/%s.*/bin/python%s | tail -1", minor,
+		 minor);
+	f = popen(cmd, "r");
+	cr_assert(f);
+	out[0] = '\0';
+	cr_assert(fgets(out, (int)size, f), "no pyenv CPython %s under /root/.pyenv", minor);
+	out[strcspn(out, "\n")] = '\0';
+	pclose(f);
+}
+
+Test(python, line_table_matches_cpython)
+{
+	char py[512];
+
+	check_line_tables(PY, PY_LINES_LOCATIONS);
+	pyenv_python("3.10", py, sizeof(py));
+	check_line_tables(py, PY_LINES_310);
+	pyenv_python("3.9", py, sizeof(py));
+	check_line_tables(py, PY_LINES_LNOTAB);
 }
 
 Test(python, format)

@@ -163,6 +163,7 @@ int py_code__read(pid_t pid, uint64_t addr, const struct py_offsets *o, uint64_t
 		return -EINVAL;
 	memcpy(&first, buf + o->co_firstlineno, sizeof(first));
 	ret->firstlineno = first;
+	ret->lines = (uint8_t)o->lines;
 	err = read_str(pid, word_at(buf, o->co_qualname), o, ret->qualname, &ret->truncated);
 	if (!err)
 		err = read_str(pid, word_at(buf, o->co_filename), o, ret->file, &ret->truncated);
@@ -204,6 +205,40 @@ static int32_t read_svarint(const uint8_t *t, uint32_t len, uint32_t *i)
 	return (v & 1) ? -(int32_t)(v >> 1) : (int32_t)(v >> 1);
 }
 
+/*
+ * Before 3.11: (byte offset delta, line delta) pairs. 3.9 (co_lnotab): the line changes at the
+ * offset reached, the deltas signed since 3.8. 3.10 (co_linetable): each pair ends a range of
+ * its offset delta, on its line, or on none when the line delta is -128.
+ */
+static int line_of_pairs(const struct py_code *c, uint32_t instr)
+{
+	const uint8_t *t = c->linetable;
+	uint64_t at = (uint64_t)instr * 2, addr = 0;
+	int64_t line = c->firstlineno;
+
+	for (uint32_t i = 0; i + 1 < c->linetable_len; i += 2) {
+		int8_t dl = (int8_t)t[i + 1];
+
+		if (c->lines == PY_LINES_LNOTAB) {
+			addr += t[i];
+			if (addr > at)
+				break;
+			line += dl;
+		} else {
+			bool none = dl == -128;
+
+			addr += t[i];
+			if (!none)
+				line += dl;
+			if (at < addr)
+				return none ? c->firstlineno : (int)line;
+		}
+		if (line < -(1 << 30) || line > (1 << 30))
+			return c->firstlineno;
+	}
+	return c->lines == PY_LINES_LNOTAB ? (int)line : c->firstlineno;
+}
+
 int py_code__line(const struct py_code *c, uint32_t instr)
 {
 	const uint8_t *t = c->linetable;
@@ -212,6 +247,8 @@ int py_code__line(const struct py_code *c, uint32_t instr)
 
 	if (instr == XSPROF_PY_INSTR_NONE || !t)
 		return c->firstlineno;
+	if (c->lines != PY_LINES_LOCATIONS)
+		return line_of_pairs(c, instr);
 	while (i < len) {
 		uint8_t b = t[i++];
 		uint32_t code = (b >> 3) & 15, n = (b & 7) + 1;

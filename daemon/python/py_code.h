@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One CPython code object read from a process (process_vm_readv, every length bounded): its
- * qualified name, file, first line and location table, and the line of an instruction offset
- * (the 3.11+ location table format, Objects/locations.md in CPython).
+ * qualified name, file, first line and line table, and the line of an instruction offset (the
+ * 3.11+ location table, Objects/locations.md in CPython; 3.10's co_linetable and 3.9's
+ * co_lnotab, Objects/lnotab_notes.txt of each).
  */
 #ifndef XSPROF_DAEMON_PYTHON_PY_CODE_H
 #define XSPROF_DAEMON_PYTHON_PY_CODE_H
@@ -22,6 +23,7 @@ struct py_code {
 	int firstlineno;
 	uint8_t *linetable; /* malloc'd; NULL when empty or unreadable */
 	uint32_t linetable_len;
+	uint8_t lines;	    /* the table's format: enum py_lines (py_offsets.h) */
 	uint32_t truncated; /* a string or the table was cut at its cap */
 };
 

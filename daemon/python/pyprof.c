@@ -28,6 +28,7 @@ struct code_entry {
 	int firstlineno;
 	uint8_t *linetable;
 	uint32_t linetable_len;
+	uint8_t lines; /* the table's format (py_code) */
 };
 
 struct py_proc {
@@ -272,6 +273,7 @@ static struct code_entry *code_of(struct pyprof *p, struct py_proc *pp, uint64_t
 		e->firstlineno = c.firstlineno;
 		e->linetable = c.linetable;
 		e->linetable_len = c.linetable_len;
+		e->lines = c.lines;
 	} else {
 		p->st.code_unreadable++;
 	}
@@ -308,6 +310,7 @@ static uint64_t frame_token(struct pyprof *p, struct py_proc *pp, const struct x
 		c.firstlineno = e->firstlineno;
 		c.linetable = e->linetable;
 		c.linetable_len = e->linetable_len;
+		c.lines = e->lines;
 		py_code__format(&c, py_code__line(&c, f->instr), name, sizeof(name));
 	} else {
 		snprintf(name, sizeof(name), UNKNOWN_FRAME);

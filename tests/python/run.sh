@@ -125,34 +125,49 @@ cuda)
 	done
 	;;
 versions)
-	# Other CPython builds (pyenv's shared-library builds of 3.11, 3.12, 3.13): the same
-	# nested workload, and 3.10, which must keep its native stacks with a reason.
-	found=0
-	for v in 3.11 3.12 3.13; do
-		for bin in /root/.pyenv/versions/$v.*/bin/python$v; do
-			[ -x "$bin" ] || continue
-			found=1
-			py=$bin
-			profile auto nested 3 "$out/split.$v.json" || continue
+	# Other CPython builds (pyenv's shared-library builds of 3.9 to 3.13): the nested
+	# workload and the threaded one. 3.9 and 3.10 keep frames as PyFrameObjects; 3.8, which
+	# is not walked, must keep its native stacks with a reason.
+	found=""
+	for v in 3.9 3.10 3.11 3.12 3.13; do
+		bins=(/root/.pyenv/versions/$v.*/bin/python$v)
+		bin=${bins[-1]}
+		[ -x "$bin" ] || { echo "FAIL no pyenv CPython $v under /root/.pyenv" >&2; fail=1; continue; }
+		found="$found $v"
+		py=$bin
+		if profile auto nested 6 "$out/split.$v.json"; then
 			cp "$out/nested.auto.folded" "$out/nested.$v.folded"
-			check "$out/nested.$v.folded" nested --split "$out/split.$v.json" --within 3 \
-				--paths "<module>,main,outer,middle_a,leaf_a,spin" \
+			check "$out/nested.$v.folded" nested --split "$out/split.$v.json" --within 2 \
+				--min-full 0.95 --paths "<module>,main,outer,middle_a,leaf_a,spin" \
 				"<module>,main,outer,middle_b,leaf_b,spin" --native-before Py_RunMain
+		fi
+		profile auto threads 3 || continue
+		check "$out/threads.auto.folded" threads --min-full 0.9 \
+			--paths "<module>,main" "work_red,spin" "work_green,spin" "work_blue,spin"
+		for t in red green blue; do
+			if grep "threads.work_" "$out/threads.auto.folded" | grep "^work_$t;" |
+				grep -v "threads.work_$t " | grep -q .; then
+				echo "FAIL $v: thread work_$t shows another thread's function"
+				fail=1
+			fi
 		done
 	done
-	[ $found = 1 ] || { echo "FAIL no pyenv CPython 3.11-3.13 under /root/.pyenv" >&2; fail=1; }
-	for bin in /root/.pyenv/versions/3.10.*/bin/python3.10; do
-		[ -x "$bin" ] || continue
-		py=$bin
-		profile auto nested 1 || continue
+	echo "walked:$found"
+	bins=(/root/.pyenv/versions/3.8.*/bin/python3.8)
+	if [ -x "${bins[-1]}" ]; then
+		py=${bins[-1]}
+		profile auto nested 1 || true
 		if ! grep -q "not walkable" "$out/nested.auto.log" ||
-			! grep -q "PyFrameObject: not walked" "$out/nested.auto.log"; then
-			echo "FAIL 3.10 is not reported as not walkable"
+			! grep -q "before 3.9 is not walked" "$out/nested.auto.log"; then
+			echo "FAIL 3.8 is not reported as not walkable"
 			fail=1
 		fi
 		grep -q "_PyEval_EvalFrameDefault" "$out/nested.auto.folded" ||
-			{ echo "FAIL 3.10 lost its native stacks"; fail=1; }
-	done
+			{ echo "FAIL 3.8 lost its native stacks"; fail=1; }
+	else
+		echo "FAIL no pyenv CPython 3.8 under /root/.pyenv" >&2
+		fail=1
+	fi
 	;;
 subinterp)
 	for mode in auto fp; do
