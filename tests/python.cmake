@@ -36,3 +36,16 @@ foreach(minor 9 10)
 			"echo 'test_py_offsets_3${minor}: no pyenv CPython 3.${minor} headers under /root/.pyenv/versions' >&2; exit 1")
 	endif()
 endforeach()
+
+# Offsets from a live 3.13's _Py_DebugOffsets against pyenv's 3.13 headers.
+file(GLOB XS_PY313_DIRS /root/.pyenv/versions/3.13.*/include/python3.13)
+list(SORT XS_PY313_DIRS)
+list(POP_BACK XS_PY313_DIRS XS_PY313_INCLUDE)
+if(XS_PY313_INCLUDE AND EXISTS ${XS_PY313_INCLUDE}/internal/pycore_frame.h)
+	xsprof_unit_test(test_py_offsets_313 SOURCES test_py_offsets_313.c LIBS xsprof_python)
+	target_include_directories(test_py_offsets_313 PRIVATE ${XS_PY313_INCLUDE}
+		${XS_PY313_INCLUDE}/internal)
+else()
+	add_test(NAME test_py_offsets_313 COMMAND sh -c
+		"echo 'test_py_offsets_313: no pyenv CPython 3.13 headers under /root/.pyenv/versions' >&2; exit 1")
+endif()

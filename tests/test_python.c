@@ -59,6 +59,9 @@ Test(python, offsets_table)
 	cr_assert_eq(o->bpf.thread_kind, XSPROF_PY_THREAD_PTHREAD);
 	cr_assert_eq(py_offsets__get(3, 8, &o, &why), -ENOTSUP);
 	cr_assert(why && strstr(why, "3.9"));
+	/* 3.13 on: from the interpreter itself (test_py_offsets_313). */
+	cr_assert_eq(py_offsets__get(3, 13, &o, &why), -ENOTSUP);
+	cr_assert(why && strstr(why, "_Py_DebugOffsets"));
 	cr_assert_eq(py_offsets__get(3, 14, &o, &why), -ENOTSUP);
 }
 

@@ -2,8 +2,9 @@
 /*
  * The CPython structure offsets the interpreter walk needs, per version. CPython before 3.13
  * publishes none at run time, so they come from a table (py_offsets.c, which says where each
- * column was read and how to check it again); 3.13's _Py_DebugOffsets holds the same values
- * for the build, and the table's 3.13 column matches it for the release checked.
+ * column was read and how to check it again); from 3.13 they are read from the interpreter
+ * itself, its _Py_DebugOffsets at the start of _PyRuntime, parsed by a reader per minor
+ * version (the table's own layout changes between minors).
  */
 #ifndef XSPROF_DAEMON_PYTHON_PY_OFFSETS_H
 #define XSPROF_DAEMON_PYTHON_PY_OFFSETS_H
@@ -39,10 +40,25 @@ struct py_offsets {
 };
 
 /*
- * The offsets of CPython major.minor: 0, or -ENOTSUP with *ret_reason saying why that version
- * is not walked (its stacks stay native).
+ * The offsets of CPython major.minor from the table (3.9 to 3.12): 0, or -ENOTSUP with
+ * *ret_reason saying why that version is not walked from it (its stacks stay native; 3.13 and
+ * later: see py_offsets__from_debug).
  */
 int py_offsets__get(unsigned int major, unsigned int minor, const struct py_offsets **ret,
 		    const char **ret_reason);
+
+/* Bytes at the start of _PyRuntime read for its _Py_DebugOffsets (3.13's takes 584). */
+#define PY_DEBUG_OFFSETS_READ 1024
+
+/*
+ * The offsets from the interpreter itself (3.13 on): buf holds the first len bytes of the
+ * process's _PyRuntime, which starts with _Py_DebugOffsets (its cookie "xdebugpy", the
+ * version, the free-threaded flag, then each structure's offsets in a layout of that minor
+ * version's own). 0 and *ret filled, or -ENOTSUP with *ret_reason (a static string): no
+ * cookie, a free-threaded build, a minor whose layout is not known here, an offset out of
+ * the ranges the walk reads.
+ */
+int py_offsets__from_debug(const void *buf, size_t len, struct py_offsets *ret,
+			   const char **ret_reason);
 
 #endif

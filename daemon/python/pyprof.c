@@ -35,9 +35,10 @@ struct py_proc {
 	pid_t pid;
 	bool unsupported; /* found, not walked: kept so that it is counted once */
 	struct py_target t;
-	const struct py_offsets *o;
-	struct hashmap *codes; /* (address, 0) -> struct code_entry */
-	struct hashmap *memo;  /* (code, instruction) -> token */
+	const struct py_offsets *o; /* &off */
+	struct py_offsets off;	    /* the table's column, or read from the interpreter */
+	struct hashmap *codes;	    /* (address, 0) -> struct code_entry */
+	struct hashmap *memo;	    /* (code, instruction) -> token */
 	size_t code_bytes;
 };
 
@@ -175,11 +176,44 @@ static void mark_unsupported(struct pyprof *p, pid_t pid)
 		free(pp);
 }
 
+/*
+ * The offsets of the CPython t of pid: the table's (before 3.13), else its _Py_DebugOffsets
+ * read from the start of its _PyRuntime. 0, -ENOTSUP with *reason, -ESRCH (gone).
+ */
+static int offsets_of(struct pyprof *p, pid_t pid, const struct py_target *t,
+		      struct py_offsets *ret, const char **reason)
+{
+	uint8_t buf[PY_DEBUG_OFFSETS_READ];
+	const struct py_offsets *o;
+	int err;
+
+	if (t->major == 3 && t->minor < 13) {
+		if (py_offsets__get(t->major, t->minor, &o, reason))
+			return -ENOTSUP;
+		*ret = *o;
+		return 0;
+	}
+	err = py_mem_read(pid, t->runtime, buf, sizeof(buf));
+	if (err == -ESRCH)
+		return err;
+	if (err) {
+		*reason = "_PyRuntime could not be read for its _Py_DebugOffsets";
+		return -ENOTSUP;
+	}
+	if (py_offsets__from_debug(buf, sizeof(buf), ret, reason))
+		return -ENOTSUP;
+	if (ret->major != t->major || ret->minor != t->minor) {
+		*reason = "_Py_DebugOffsets says another version than Py_Version";
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
 int pyprof__add_process(struct pyprof *p, pid_t pid)
 {
 	struct xsprof_py_proc v;
 	const char *reason = NULL;
-	const struct py_offsets *o;
+	struct py_offsets off;
 	struct py_target t;
 	struct py_proc *pp;
 	__u32 key = (__u32)pid;
@@ -191,7 +225,9 @@ int pyprof__add_process(struct pyprof *p, pid_t pid)
 	if (!exe_is_python(p, pid))
 		return -ENOENT;
 	err = py_detect(p->o.proc_root, pid, &t, &reason);
-	if (err == -ENOTSUP || (!err && py_offsets__get(t.major, t.minor, &o, &reason))) {
+	if (!err)
+		err = offsets_of(p, pid, &t, &off, &reason);
+	if (err == -ENOTSUP) {
 		p->st.detected++;
 		p->st.unsupported++;
 		p->st.last_reason = reason;
@@ -211,9 +247,10 @@ int pyprof__add_process(struct pyprof *p, pid_t pid)
 		return -ENOMEM;
 	pp->pid = pid;
 	pp->t = t;
-	pp->o = o;
-	v = o->bpf;
-	v.interp_head = t.runtime + o->runtime_interp_head;
+	pp->off = off;
+	pp->o = &pp->off;
+	v = off.bpf;
+	v.interp_head = t.runtime + off.runtime_interp_head;
 	if (bpf_map_update_elem(p->o.procs_fd, &key, &v, BPF_ANY)) {
 		err = errno == E2BIG ? -ENOSPC : -errno;
 		if (err == -ENOSPC)
@@ -228,6 +265,8 @@ int pyprof__add_process(struct pyprof *p, pid_t pid)
 		return err;
 	}
 	p->st.processes++;
+	if (t.major > 3 || t.minor >= 13)
+		p->st.debug_offsets++;
 	return 0;
 }
 

@@ -27,15 +27,16 @@ struct pyprof_opts {
 };
 
 struct pyprof_stats {
-	uint64_t processes;   /* CPython processes walked now */
-	uint64_t detected;    /* CPython processes found (exec counts again) */
-	uint64_t unsupported; /* found but not walked: their stacks stay native */
-	uint64_t procs_full;  /* not walked: the process cap was reached */
-	uint64_t records;     /* records that came with interpreter frames */
-	uint64_t frames;      /* interpreter frames placed in stacks */
-	uint64_t interleaved; /* records whose frames replaced the interpreter's native frames */
-	uint64_t appended;    /* records without such a native frame: frames put at the root */
-	uint64_t truncated;   /* stacks cut at XSPROF_MAX_STACK_DEPTH frames */
+	uint64_t processes;	/* CPython processes walked now */
+	uint64_t detected;	/* CPython processes found (exec counts again) */
+	uint64_t unsupported;	/* found but not walked: their stacks stay native */
+	uint64_t procs_full;	/* not walked: the process cap was reached */
+	uint64_t debug_offsets; /* walked with offsets read from the interpreter (3.13 on) */
+	uint64_t records;	/* records that came with interpreter frames */
+	uint64_t frames;	/* interpreter frames placed in stacks */
+	uint64_t interleaved;	/* records whose frames replaced the interpreter's native frames */
+	uint64_t appended;	/* records without such a native frame: frames put at the root */
+	uint64_t truncated;	/* stacks cut at XSPROF_MAX_STACK_DEPTH frames */
 	uint64_t unknown_process;   /* records of a process not (or no longer) known: kept native */
 	uint64_t code_reads;	    /* code objects read */
 	uint64_t code_unreadable;   /* code objects gone or unreadable: "[python] ?" */

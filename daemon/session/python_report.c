@@ -16,13 +16,14 @@ void python_report__log(const struct recording *recording)
 		return;
 	if (!u.detected && !b.walks)
 		return;
-	log_info("python: %llu CPython processes found (%llu walked now, %llu not walkable); "
+	log_info("python: %llu CPython processes found (%llu walked now, %llu not walkable, %llu "
+		 "with offsets read from the interpreter); "
 		 "%llu stacks walked, %llu interpreter frames; %llu records placed them in the "
 		 "native stack, %llu at its root (no interpreter loop frame in the native walk)",
 		 (unsigned long long)u.detected, (unsigned long long)u.processes,
-		 (unsigned long long)u.unsupported, (unsigned long long)b.walks,
-		 (unsigned long long)b.frames, (unsigned long long)u.interleaved,
-		 (unsigned long long)u.appended);
+		 (unsigned long long)u.unsupported, (unsigned long long)u.debug_offsets,
+		 (unsigned long long)b.walks, (unsigned long long)b.frames,
+		 (unsigned long long)u.interleaved, (unsigned long long)u.appended);
 	log_info("python walk ends: %llu threads without a thread state, %llu running no Python "
 		 "code, %llu unreadable, %llu cut at %d frames; %llu thread list scans; code "
 		 "objects: %llu read, %llu unreadable, %llu cache resets (%.1f MiB now)",
@@ -74,6 +75,7 @@ void python_report__json(const struct recording *recording, struct json_object *
 		json_object_object_add(o, "unsupported_reason",
 				       json_object_new_string(u.last_reason));
 	add_u64(o, "procs_full", u.procs_full);
+	add_u64(o, "debug_offsets", u.debug_offsets);
 	add_u64(o, "walks", b.walks);
 	add_u64(o, "frames", b.frames);
 	add_u64(o, "no_thread", b.no_thread);

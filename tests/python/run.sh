@@ -137,6 +137,12 @@ versions)
 		py=$bin
 		if profile auto nested 6 "$out/split.$v.json"; then
 			cp "$out/nested.auto.folded" "$out/nested.$v.folded"
+			# 3.13 on: the offsets are the interpreter's own (_Py_DebugOffsets).
+			if [ "$v" = 3.13 ] && ! grep -q " 1 with offsets read from the interpreter" \
+				"$out/nested.auto.log"; then
+				echo "FAIL 3.13's offsets were not read from its _Py_DebugOffsets"
+				fail=1
+			fi
 			check "$out/nested.$v.folded" nested --split "$out/split.$v.json" --within 2 \
 				--min-full 0.95 --paths "<module>,main,outer,middle_a,leaf_a,spin" \
 				"<module>,main,outer,middle_b,leaf_b,spin" --native-before Py_RunMain
