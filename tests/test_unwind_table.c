@@ -639,3 +639,200 @@ Test(unwind_table, large_sections_are_read_a_piece_per_step, .timeout = 120)
 	close(fd);
 	cr_expect_gt(check_pages(path), 100000);
 }
+
+/* The address of symbol name in the ELF file at path; 0 when not found. */
+static uint64_t symbol_addr(const char *path, const char *name)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = elf_of(fd, path);
+	Elf_Scn *scn = NULL;
+	uint64_t addr = 0;
+
+	while (!addr && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *s;
+
+			if (gelf_getsym(d, (int)i, &sym) &&
+			    (s = elf_strptr(elf, sh.sh_link, sym.st_name)) && !strcmp(s, name)) {
+				addr = sym.st_value;
+				break;
+			}
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return addr;
+}
+
+/*
+ * A Go binary (tests/workloads/gomix, no .eh_frame): its rows come from .gopclntab. Go's linker
+ * also writes each function's CFA rules into .debug_frame from the same stack-pointer deltas;
+ * readelf decodes those: every row it prints must say the CFA we say, the caller's rbp at CFA -
+ * 16 where the function has a frame, except in the functions Go marks as a stack's top
+ * (outermost here) or as writing the stack pointer (no rule here). And known functions: the
+ * frameless leaf, its caller, runtime.goexit.
+ */
+Test(unwind_table, go_rows_match_its_debug_frame, .timeout = 120)
+{
+	const char *path = XS_GOMIX_PATH;
+	struct unwind_table_stats st;
+	unsigned long rows = 0, differ = 0, special = 0;
+	unsigned long long fde_end = 0, loc;
+	const struct xsprof_unwind_row *r;
+	struct unwind_table *t;
+	char cmd[512], line[512];
+	uint64_t a;
+	FILE *p;
+	int fd;
+
+	cr_assert(path[0], "built without a go toolchain (apt-get install golang-go)");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	cr_assert(fd >= 0, "%s: %s", path, strerror(errno));
+	t = unwind_table__from_elf_fd(fd);
+	close(fd);
+	cr_assert(t, "%s: no table: %s", path, strerror(errno));
+	unwind_table__stats(t, &st);
+	cr_expect_gt(st.fdes, 1000, "only %llu Go functions", (unsigned long long)st.fdes);
+	cr_expect_eq(st.bad_entries, 0);
+	snprintf(cmd, sizeof(cmd), "readelf --debug-dump=frames-interp '%s' 2>/dev/null", path);
+	p = popen(cmd, "r");
+	cr_assert(p);
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long lo, hi;
+		char cfa[32], ra[16];
+		long off;
+
+		if (sscanf(line, "%*x %*x %*x FDE cie=%*x pc=%llx..%llx", &lo, &hi) == 2) {
+			fde_end = hi;
+			continue;
+		}
+		if (sscanf(line, "%llx %31s %15s", &loc, cfa, ra) != 3 || strlen(line) < 17 ||
+		    loc >= fde_end || sscanf(cfa, "rsp+%ld", &off) != 1)
+			continue;
+		rows++;
+		r = unwind_table__find(t, loc);
+		if (r && (r->type == XSPROF_CFA_OUTERMOST || r->type == XSPROF_CFA_INVALID)) {
+			special++;
+			continue;
+		}
+		if (!r || r->type != XSPROF_CFA_RSP || r->cfa_off != off || strcmp(ra, "c-8") ||
+		    r->rbp_off != (off >= 16 ? -2 : 0)) {
+			differ++;
+			cr_log_error("%#llx: readelf %s ra %s; ours type %d cfa_off %d rbp_off %d",
+				     loc, cfa, ra, r ? r->type : -1, r ? r->cfa_off : 0,
+				     r ? r->rbp_off : 0);
+		}
+	}
+	pclose(p);
+	cr_log_info("%s: %zu rows; %lu of .debug_frame's compared, %lu differ, %lu in top or "
+		    "stack-switching functions\n",
+		    path, unwind_table__count(t), rows, differ, special);
+	cr_expect_gt(rows, 3000);
+	cr_expect_eq(differ, 0, "%lu of %lu rows differ from .debug_frame", differ, rows);
+	cr_expect_lt(special * 50, rows, "%lu of %lu rows without a plain rule", special, rows);
+
+	a = symbol_addr(path, "main.mixA");
+	cr_assert(a);
+	r = unwind_table__find(t, a + 4);
+	cr_expect(r && r->type == XSPROF_CFA_RSP && r->cfa_off == 8 && r->rbp_off == 0,
+		  "mixA, a leaf without a frame: the return address at rsp");
+	a = symbol_addr(path, "main.callerA");
+	cr_assert(a);
+	r = unwind_table__find(t, a + 24);
+	cr_expect(r && r->type == XSPROF_CFA_RSP && r->cfa_off > 8 && r->rbp_off == -2,
+		  "callerA's body: its frame, rbp saved at CFA - 16");
+	a = symbol_addr(path, "runtime.goexit.abi0");
+	cr_assert(a);
+	r = unwind_table__find(t, a);
+	cr_expect(r && r->type == XSPROF_CFA_OUTERMOST, "runtime.goexit: a goroutine's root");
+	unwind_table__free(t);
+}
+
+/* A .gopclntab in a layout not read here is refused with its reason, never guessed at. */
+Test(unwind_table, old_gopclntab_is_refused_with_a_reason)
+{
+	const char *copy = "/tmp/xs_gomix_oldmagic";
+	struct unwind_build *b;
+	size_t size, off;
+	uint8_t *img;
+	FILE *f;
+	int fd;
+
+	cr_assert(XS_GOMIX_PATH[0], "built without a go toolchain (apt-get install golang-go)");
+	img = slurp(XS_GOMIX_PATH, &size);
+	/* The header's magic: Go 1.16's. */
+	for (off = 0; off + 8 < size; off++)
+		if (!memcmp(img + off, "\xf0\xff\xff\xff\x00\x00\x01\x08", 8) ||
+		    !memcmp(img + off, "\xf1\xff\xff\xff\x00\x00\x01\x08", 8))
+			break;
+	cr_assert_lt(off + 8, size, "no pclntab header found");
+	memcpy(img + off, "\xfa\xff\xff\xff", 4);
+	f = fopen(copy, "w");
+	cr_assert(f && fwrite(img, 1, size, f) == size);
+	fclose(f);
+	free(img);
+	fd = open(copy, O_RDONLY | O_CLOEXEC);
+	cr_assert(fd >= 0);
+	b = unwind_build__new_fd(fd);
+	cr_assert(b);
+	cr_expect_str_eq(
+		why_refused(b, -ENOENT),
+		"no .eh_frame, and a .gopclntab of Go before 1.18 (or not Go's): not read");
+	unwind_build__free(b);
+	close(fd);
+	unlink(copy);
+}
+
+/* A .gopclntab with bytes flipped (header, function table, pc-value tables) never crashes the
+ * build nor gives rows out of order: the section is the profiled process's. */
+Test(unwind_table, malformed_gopclntab_never_crashes, .timeout = 120)
+{
+	const char *copy = "/tmp/xs_gomix_flipped";
+	size_t size, hdr = 0, built = 0;
+	uint8_t *img;
+	FILE *f;
+
+	cr_assert(XS_GOMIX_PATH[0], "built without a go toolchain (apt-get install golang-go)");
+	img = slurp(XS_GOMIX_PATH, &size);
+	for (hdr = 0; hdr + 8 < size; hdr++)
+		if (!memcmp(img + hdr + 1, "\xff\xff\xff\x00\x00\x01\x08", 7) &&
+		    (img[hdr] == 0xf0 || img[hdr] == 0xf1))
+			break;
+	cr_assert_lt(hdr + 8, size);
+	f = fopen(copy, "w");
+	cr_assert(f && fwrite(img, 1, size, f) == size);
+	fclose(f);
+	srand(7);
+	for (int i = 0; i < 300; i++) {
+		/* Where: the header's words, the start of the function table, anywhere after. */
+		size_t at = i < 100   ? hdr + 8 + (size_t)rand() % 64
+			    : i < 200 ? hdr + 72 + (size_t)rand() % 4096
+				      : hdr + (size_t)rand() % (size - hdr);
+		uint8_t v = (uint8_t)rand(), old = img[at];
+		struct unwind_table *t;
+		int fd;
+
+		fd = open(copy, O_RDWR | O_CLOEXEC);
+		cr_assert(fd >= 0 && pwrite(fd, &v, 1, (off_t)at) == 1);
+		t = unwind_table__from_elf_fd(fd);
+		if (t) {
+			built++;
+			for (size_t k = 1; k < unwind_table__count(t); k++)
+				cr_assert_gt(unwind_table__rows(t)[k].pc,
+					     unwind_table__rows(t)[k - 1].pc, "rows out of order");
+			unwind_table__free(t);
+		}
+		cr_assert(pwrite(fd, &old, 1, (off_t)at) == 1);
+		close(fd);
+	}
+	cr_log_info("%zu of 300 flipped files still gave a table\n", built);
+	free(img);
+	unlink(copy);
+}

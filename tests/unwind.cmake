@@ -70,3 +70,27 @@ xsprof_unit_test(test_unwind_jit SOURCES test_unwind_jit.c harness.c)
 target_compile_definitions(test_unwind_jit PRIVATE XSPROFD_PATH="$<TARGET_FILE:xsprofd>"
 	XS_JIT_HOT_JS="${CMAKE_CURRENT_SOURCE_DIR}/workloads/jit_hot.js")
 add_dependencies(test_unwind_jit xsprofd)
+
+# Go without .eh_frame (tests/workloads/gomix, Debian's golang-go: scripts/deps.sh): its
+# .gopclntab gives the frames, beside perf record -g on the same program. No Go toolchain:
+# the tests fail, saying so.
+find_program(XS_GO go)
+set(XS_GOMIX ${CMAKE_CURRENT_BINARY_DIR}/xs_gomix)
+if(XS_GO)
+	set(XS_GOMIX_SRC ${CMAKE_CURRENT_SOURCE_DIR}/workloads/gomix)
+	add_custom_command(OUTPUT ${XS_GOMIX}
+		COMMAND ${CMAKE_COMMAND} -E env GOCACHE=${CMAKE_CURRENT_BINARY_DIR}/gocache
+			GOFLAGS=-mod=mod GOTOOLCHAIN=local GOPROXY=off ${XS_GO} build -o ${XS_GOMIX} .
+		WORKING_DIRECTORY ${XS_GOMIX_SRC}
+		DEPENDS ${XS_GOMIX_SRC}/main.go ${XS_GOMIX_SRC}/go.mod
+		COMMENT "go build xs_gomix")
+	add_custom_target(xs_gomix ALL DEPENDS ${XS_GOMIX})
+	add_test(NAME unwind_go COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/unwind_go.sh ${CMAKE_BINARY_DIR})
+	set_tests_properties(unwind_go PROPERTIES TIMEOUT 300)
+	target_compile_definitions(test_unwind_table PRIVATE XS_GOMIX_PATH="${XS_GOMIX}")
+	add_dependencies(test_unwind_table xs_gomix)
+else()
+	add_test(NAME unwind_go COMMAND sh -c
+		"echo 'unwind_go: no go toolchain (apt-get install golang-go)' >&2; exit 1")
+	target_compile_definitions(test_unwind_table PRIVATE XS_GOMIX_PATH="")
+endif()

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "daemon/unwind/gopclntab.h"
 #include "daemon/unwind/unwind_table.h"
 
 #define REG_RBP 6
@@ -786,6 +787,10 @@ struct unwind_build {
 	const char *why;
 	uint64_t usable_rows; /* rows passed on with a rule the walker can apply */
 	char why_buf[96];
+	/* A Go file's rows, made at once from its .gopclntab (gopclntab.h), passed on a piece
+	 * per step in place of FDEs. */
+	struct xsprof_unwind_row *pre;
+	size_t nr_pre, pre_next;
 };
 
 /* Pass a row downstream (the merge's output). */
@@ -1049,6 +1054,8 @@ static int build__start(struct unwind_build *b)
 	return 0;
 }
 
+static int build__finish(struct unwind_build *b);
+
 int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn, void *ctx)
 {
 	int err = 0;
@@ -1057,6 +1064,13 @@ int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn
 	b->ctx = ctx;
 	if (b->err)
 		return b->err;
+	if (b->pre) {
+		/* A Go function has a few rows: as many per step as FDEs of about that many. */
+		for (size_t n = 0; b->pre_next < b->nr_pre && n < 8 * max_fdes; n++)
+			if ((err = build__row(&b->out, &b->pre[b->pre_next++])))
+				return err;
+		return b->pre_next < b->nr_pre ? 1 : build__finish(b);
+	}
 	if (!b->collected) {
 		if (!b->scanned) {
 			err = build__collect(b, COLLECT_STEP_BYTES);
@@ -1090,6 +1104,14 @@ int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn
 	}
 	if (b->next < b->nr_fdes)
 		return 1;
+	return build__finish(b);
+}
+
+/* The last row passed on, and a table with no rule the walker can apply refused. */
+static int build__finish(struct unwind_build *b)
+{
+	int err;
+
 	build__drop_pages(b);
 	if (b->has_pending) {
 		err = build__pass(b, &b->pending);
@@ -1129,6 +1151,7 @@ void unwind_build__free(struct unwind_build *b)
 		free(b->sort->tmp);
 	free(b->sort);
 	free(b->fdes);
+	free(b->pre);
 	elf_end(b->elf);
 	free(b);
 }
@@ -1194,6 +1217,38 @@ static struct unwind_build *build__refused_image(int err)
 	return b;
 }
 
+/* A build over a Go file's rows (no .eh_frame): elf is read now and can be ended after.
+ * NULL: ENOMEM. */
+static struct unwind_build *build__new_go(Elf *elf)
+{
+	struct unwind_build *b = build__new(NULL, 0, 0, 0);
+	struct gopclntab_stats gs;
+	const char *why = NULL;
+	int err;
+
+	if (!b)
+		return NULL;
+	b->scanned = b->collected = true;
+	err = gopclntab__rows(elf, UNWIND_TABLE_MAX_ROWS, &b->pre, &b->nr_pre, &gs, &why);
+	if (err == -ENOMEM) {
+		free(b);
+		return NULL;
+	}
+	if (err == -ENOENT) {
+		build__refuse(b, -ENOENT, "no .eh_frame section");
+	} else if (err) {
+		snprintf(b->why_buf, sizeof(b->why_buf), "no .eh_frame, and %s",
+			 err == -E2BIG ? "over the row cap in .gopclntab" : why);
+		build__refuse(b, err == -E2BIG ? -E2BIG : -ENOENT, b->why_buf);
+	} else {
+		b->st.fdes = gs.funcs;
+		b->st.bad_entries = gs.bad_funcs;
+		b->st.section_bytes = gs.section_size;
+		b->nr_fdes = (size_t)gs.funcs;
+	}
+	return b;
+}
+
 struct unwind_build *unwind_build__new_fd(int fd)
 {
 	struct unwind_build *b = NULL;
@@ -1205,6 +1260,12 @@ struct unwind_build *unwind_build__new_fd(int fd)
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	err = find_eh_frame(elf, &es);
+	if (err == -ENOENT) {
+		/* Go: its own function table says the frames. */
+		b = build__new_go(elf);
+		elf_end(elf);
+		return b;
+	}
 	if (err) {
 		elf_end(elf);
 		return build__refused_image(err);

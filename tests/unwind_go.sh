@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Go stacks from .gopclntab (daemon/unwind/gopclntab.c), beside perf record -g on the same
+# program: tests/workloads/gomix (Debian's golang-go), 4 s at 999 Hz, under xsprofd -f (the
+# default unwind: Go's own table) and then under perf's frame-pointer walk. Asserted for
+# xsprofd: >= 95% of the program's samples whole (reaching runtime.goexit, runtime.mstart or
+# runtime.rt0_go, the roots Go marks), main.mixA (a leaf without a frame) under main.callerA in
+# >= 95% of its samples, crypto/sha256.block (assembly that uses rbp as a plain register)
+# under main.hashB in >= 95% of its samples. perf's figures are printed beside them.
+# Usage: tests/unwind_go.sh BUILD_DIR      (ctest unwind_go)
+set -uo pipefail
+
+build=$(cd "$1" && pwd)
+xsprofd=$build/daemon/xsprofd
+gomix=$build/tests/xs_gomix
+py=/usr/bin/python3
+for f in "$xsprofd" "$gomix" "$py"; do
+	[[ -x $f ]] || { echo "FAIL missing $f"; exit 1; }
+done
+command -v perf >/dev/null || { echo "FAIL no perf (apt-get install linux-perf)"; exit 1; }
+[[ $(id -u) == 0 ]] || { echo "FAIL needs root (BPF, perf)"; exit 1; }
+dir=$(mktemp -d /tmp/xsprof-go-XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+
+if ! timeout 120 "$xsprofd" -f -F 999 -o "$dir/x.folded" -- "$gomix" 4 >"$dir/x.log" 2>&1; then
+	echo "FAIL xsprofd: $(tail -5 "$dir/x.log")"
+	exit 1
+fi
+grep -E "walk ends|unwind tables: [0-9]" "$dir/x.log"
+if ! timeout 120 perf record -q -g -F 999 -e cpu-clock -o "$dir/perf.data" -- "$gomix" 4 \
+	>"$dir/perf.log" 2>&1 ||
+	! perf script -i "$dir/perf.data" -F comm,ip,sym >"$dir/perf.txt" 2>>"$dir/perf.log"; then
+	echo "FAIL perf: $(tail -5 "$dir/perf.log")"
+	exit 1
+fi
+
+"$py" - "$dir/x.folded" "$dir/perf.txt" <<'PYEOF'
+import re, sys
+
+ROOTS = ("runtime.goexit", "runtime.mstart", "runtime.rt0_go")
+
+
+def base(name):
+    # "runtime.goexit.abi0" and perf's "runtime.goexit.abi0+0x1" are one frame.
+    name = re.sub(r"\+0x[0-9a-f]+$", "", name)
+    return re.sub(r"\.abi0$", "", name)
+
+
+def figures(stacks):
+    """stacks: (frames outermost first, count) of the program's samples."""
+    total = whole = leaf = leaf_ok = blk = blk_ok = 0
+    for frames, n in stacks:
+        fr = [base(f) for f in frames]
+        total += n
+        if fr and fr[0] in ROOTS:
+            whole += n
+        if "main.mixA" in fr:
+            i = fr.index("main.mixA")
+            leaf += n
+            leaf_ok += n if i > 0 and fr[i - 1] == "main.callerA" else 0
+        if "crypto/sha256.block" in fr:
+            blk += n
+            blk_ok += n if "main.hashB" in fr[: fr.index("crypto/sha256.block")] else 0
+    pc = lambda a, b: 100.0 * a / max(b, 1)
+    return total, pc(whole, total), leaf, pc(leaf_ok, leaf), blk, pc(blk_ok, blk)
+
+
+xs = []
+for line in open(sys.argv[1]):
+    if line.startswith("#") or not line.startswith("xs_gomix;"):
+        continue
+    st, n = line.rstrip("\n").rsplit(" ", 1)
+    fr = [f for f in st.split(";")[1:] if not f.endswith("_[k]")]
+    xs.append((fr, int(n)))
+
+perf, cur = [], None
+for line in open(sys.argv[2]):
+    line = line.rstrip("\n")
+    if not line.strip():
+        if cur is not None:
+            perf.append((cur[::-1], 1))
+        cur = None
+    elif not line.startswith(("\t", " ")):
+        cur = [] if line.split()[0] == "xs_gomix" else None
+    elif cur is not None:
+        parts = line.split()
+        sym = parts[1] if len(parts) > 1 else "[unknown]"
+        if not sym.startswith("[unknown]") and parts[0].startswith("ffffffff"):
+            continue  # kernel frames
+        cur.append(sym)
+if cur is not None:
+    perf.append((cur[::-1], 1))
+
+fail = 0
+x, p = figures(xs), figures(perf)
+print("%-8s %8s %7s %10s %12s %10s %12s" % ("", "samples", "whole", "mixA", "under caller",
+                                            "sha256", "under hashB"))
+for name, f in (("xsprofd", x), ("perf -g", p)):
+    print("%-8s %8d %6.1f%% %10d %11.1f%% %10d %11.1f%%" % ((name,) + f))
+for what, got, n in (("whole", x[1], x[0]), ("mixA under callerA", x[3], x[2]),
+                     ("sha256.block under hashB", x[5], x[4])):
+    ok = got >= 95 and n >= 300
+    fail += not ok
+    print("%s xsprofd %s: %.1f%% of %d samples (need 95%% of 300 or more)" %
+          ("ok  " if ok else "FAIL", what, got, n))
+sys.exit(1 if fail else 0)
+PYEOF

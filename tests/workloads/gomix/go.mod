@@ -1,0 +1,3 @@
+module gomix
+
+go 1.19
