@@ -506,3 +506,53 @@ Test(elf_symtab, plt_stubs_are_named_after_their_relocation)
 	cr_assert(found, "no memcpy@plt in libc");
 	elf_symtab__free(libc);
 }
+
+/*
+ * A stripped Go binary (tests/workloads/gomix through strip -s): no .symtab, no .dynsym, but
+ * its functions are named from the .gopclntab Go keeps for its own tracebacks, at the same
+ * addresses as the unstripped file's symbols, each reaching to the next function.
+ */
+Test(elf_symtab, stripped_go_binary_named_from_gopclntab)
+{
+	const char *stripped = "/tmp/xs_gomix_stripped";
+	static const char *const names[] = {"main.mixA", "main.callerA", "main.hashB",
+					    "runtime.main"};
+	struct elf_symtab *full, *t;
+	char cmd[512];
+
+	cr_assert(XS_GOMIX_PATH[0], "built without a go toolchain (apt-get install golang-go)");
+	snprintf(cmd, sizeof(cmd), "strip -s -o %s %s", stripped, XS_GOMIX_PATH);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	full = elf_symtab__open(XS_GOMIX_PATH);
+	t = elf_symtab__open(stripped);
+	cr_assert(full && t, "%s", strerror(errno));
+	cr_expect(elf_symtab__has_symtab(full) && !elf_symtab__has_symtab(t));
+	cr_expect_eq(elf_symtab__go_names(full), 0, "a file with .symtab keeps its own names");
+	cr_expect_gt(elf_symtab__go_names(t), 1000);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const struct elf_sym *want = elf_symtab__find(full, names[i]), *got;
+
+		cr_assert(want, "%s not in the unstripped file", names[i]);
+		got = elf_symtab__lookup(t, want->addr + want->size / 2);
+		cr_assert(got, "%s: nothing at %#llx", names[i],
+			  (unsigned long long)(want->addr + want->size / 2));
+		cr_expect_str_eq(got->name, names[i]);
+		cr_expect_eq(got->addr, want->addr, "%s", names[i]);
+		/* Up to the next function: the alignment padding after it is counted. */
+		cr_expect(got->size >= want->size && got->size < want->size + 32, "%s: %llu, %llu",
+			  names[i], (unsigned long long)got->size, (unsigned long long)want->size);
+	}
+	/* Assembly keeps its Go name (the ELF symbol adds an ABI suffix). */
+	{
+		const struct elf_sym *want = elf_symtab__find(full, "crypto/sha256.block.abi0"),
+				     *got;
+
+		cr_assert(want);
+		got = elf_symtab__lookup(t, want->addr);
+		cr_expect(got && !strcmp(got->name, "crypto/sha256.block"), "%s",
+			  got ? got->name : "(none)");
+	}
+	elf_symtab__free(full);
+	elf_symtab__free(t);
+	unlink(stripped);
+}

@@ -6,7 +6,8 @@
 # xsprofd: >= 95% of the program's samples whole (reaching runtime.goexit, runtime.mstart or
 # runtime.rt0_go, the roots Go marks), main.mixA (a leaf without a frame) under main.callerA in
 # >= 95% of its samples, crypto/sha256.block (assembly that uses rbp as a plain register)
-# under main.hashB in >= 95% of its samples. perf's figures are printed beside them.
+# under main.hashB in >= 95% of its samples; and a stripped copy (strip -s, 2 s) as whole, its
+# functions named from .gopclntab. perf's figures are printed beside them.
 # Usage: tests/unwind_go.sh BUILD_DIR      (ctest unwind_go)
 set -uo pipefail
 
@@ -27,6 +28,13 @@ if ! timeout 120 "$xsprofd" -f -F 999 -o "$dir/x.folded" -- "$gomix" 4 >"$dir/x.
 	exit 1
 fi
 grep -E "walk ends|unwind tables: [0-9]" "$dir/x.log"
+# Stripped, as Debian's and many fleets' Go binaries are: the names come from .gopclntab.
+strip -s -o "$dir/xs_gomix" "$gomix" || { echo "FAIL strip"; exit 1; }
+if ! timeout 120 "$xsprofd" -f -F 999 -o "$dir/s.folded" -- "$dir/xs_gomix" 2 \
+	>"$dir/s.log" 2>&1; then
+	echo "FAIL xsprofd (stripped): $(tail -5 "$dir/s.log")"
+	exit 1
+fi
 if ! timeout 120 perf record -q -g -F 999 -e cpu-clock -o "$dir/perf.data" -- "$gomix" 4 \
 	>"$dir/perf.log" 2>&1 ||
 	! perf script -i "$dir/perf.data" -F comm,ip,sym >"$dir/perf.txt" 2>>"$dir/perf.log"; then
@@ -34,7 +42,7 @@ if ! timeout 120 perf record -q -g -F 999 -e cpu-clock -o "$dir/perf.data" -- "$
 	exit 1
 fi
 
-"$py" - "$dir/x.folded" "$dir/perf.txt" <<'PYEOF'
+"$py" - "$dir/x.folded" "$dir/perf.txt" "$dir/s.folded" <<'PYEOF'
 import re, sys
 
 ROOTS = ("runtime.goexit", "runtime.mstart", "runtime.rt0_go")
@@ -65,13 +73,18 @@ def figures(stacks):
     return total, pc(whole, total), leaf, pc(leaf_ok, leaf), blk, pc(blk_ok, blk)
 
 
-xs = []
-for line in open(sys.argv[1]):
-    if line.startswith("#") or not line.startswith("xs_gomix;"):
-        continue
-    st, n = line.rstrip("\n").rsplit(" ", 1)
-    fr = [f for f in st.split(";")[1:] if not f.endswith("_[k]")]
-    xs.append((fr, int(n)))
+def folded(path):
+    out = []
+    for line in open(path):
+        if line.startswith("#") or not line.startswith("xs_gomix;"):
+            continue
+        st, n = line.rstrip("\n").rsplit(" ", 1)
+        fr = [f for f in st.split(";")[1:] if not f.endswith("_[k]")]
+        out.append((fr, int(n)))
+    return out
+
+
+xs, stripped = folded(sys.argv[1]), folded(sys.argv[3])
 
 perf, cur = [], None
 for line in open(sys.argv[2]):
@@ -92,10 +105,10 @@ if cur is not None:
     perf.append((cur[::-1], 1))
 
 fail = 0
-x, p = figures(xs), figures(perf)
+x, p, st = figures(xs), figures(perf), figures(stripped)
 print("%-8s %8s %7s %10s %12s %10s %12s" % ("", "samples", "whole", "mixA", "under caller",
                                             "sha256", "under hashB"))
-for name, f in (("xsprofd", x), ("perf -g", p)):
+for name, f in (("xsprofd", x), ("stripped", st), ("perf -g", p)):
     print("%-8s %8d %6.1f%% %10d %11.1f%% %10d %11.1f%%" % ((name,) + f))
 for what, got, n in (("whole", x[1], x[0]), ("mixA under callerA", x[3], x[2]),
                      ("sha256.block under hashB", x[5], x[4])):
@@ -103,5 +116,10 @@ for what, got, n in (("whole", x[1], x[0]), ("mixA under callerA", x[3], x[2]),
     fail += not ok
     print("%s xsprofd %s: %.1f%% of %d samples (need 95%% of 300 or more)" %
           ("ok  " if ok else "FAIL", what, got, n))
+# The stripped copy (2 s): the same names, as whole.
+ok = st[1] >= 95 and st[3] >= 95 and st[2] >= 150
+fail += not ok
+print("%s stripped: %.1f%% whole, mixA under callerA in %.1f%% of %d (need 95%% of 150 or more)"
+      % ("ok  " if ok else "FAIL", st[1], st[3], st[2]))
 sys.exit(1 if fail else 0)
 PYEOF

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "daemon/base/arena.h"
+#include "daemon/symbolize/go_pclntab.h"
 #include "daemon/base/vec.h"
 #include "daemon/symbolize/demangle.h"
 #include "daemon/symbolize/elf_plt.h"
@@ -39,6 +40,7 @@ struct elf_symtab {
 	int type;
 	bool has_symtab;
 	bool has_dwarf;
+	size_t go_names; /* symbols named from .gopclntab (a stripped Go file) */
 	uint32_t debuglink_crc;
 	const char *debuglink; /* in the arena; NULL when absent */
 	size_t build_id_len;
@@ -641,6 +643,40 @@ static const char *ifunc_name(void *ctx, uint64_t resolver)
 }
 
 /*
+ * A stripped Go file (no .symtab) still names its functions in its .gopclntab, which Go keeps
+ * for its own tracebacks: they become the file's symbols (after .dynsym's at one address). A
+ * file without one, or with a layout not read, simply has none from it.
+ */
+static int load_go_names(struct load_ctx *lc)
+{
+	struct go_pclntab g;
+	const char *why = NULL;
+	uint64_t prev_end = 0;
+	int err;
+
+	if (go_pclntab__open(lc->elf, &g, &why))
+		return 0;
+	for (uint64_t i = 0; i < g.nfunc; i++) {
+		struct go_func f;
+		struct raw_sym r = {.rank = 2};
+
+		if (go_pclntab__func(&g, i, prev_end, &f) || !f.name || !f.name[0])
+			continue;
+		prev_end = f.end;
+		r.addr = f.entry;
+		r.size = f.end - f.entry;
+		r.name = arena__strndup(lc->t->arena, f.name, strlen(f.name));
+		if (!r.name)
+			return -ENOMEM;
+		err = raw_syms__push(lc->rs, &r);
+		if (err)
+			return err;
+		lc->t->go_names++;
+	}
+	return 0;
+}
+
+/*
  * Reads everything from an open Elf handle; file_size bounds the header tables. fd: the file
  * (string tables and relocations are read from it directly), or -1 for an image in memory.
  */
@@ -660,6 +696,8 @@ static int elf_symtab__load(struct elf_symtab *t, Elf *elf, int fd, uint64_t fil
 	err = load_segments(t, elf);
 	if (!err)
 		err = load_sections(&lc);
+	if (!err && !t->has_symtab)
+		err = load_go_names(&lc);
 	if (!err)
 		err = elf_plt__walk(elf, fd, t->arena,
 				    &(struct elf_plt_cb){push_plt, ifunc_name, plt_str, &lc});
@@ -932,6 +970,11 @@ size_t elf_symtab__bytes(const struct elf_symtab *t)
 	return sizeof(*t) + arena__bytes(t->arena) + t->nr_syms * sizeof(*t->syms) +
 	       (t->demangled ? t->nr_syms * sizeof(*t->demangled) : 0) +
 	       t->nr_segs * sizeof(*t->segs) + t->strtab_bytes;
+}
+
+size_t elf_symtab__go_names(const struct elf_symtab *t)
+{
+	return t->go_names;
 }
 
 bool elf_symtab__has_symtab(const struct elf_symtab *t)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The function symbols of one ELF file (.symtab merged with .dynsym), sorted for binary search,
+ * The function symbols of one ELF file (.symtab merged with .dynsym; a stripped Go file's from its
+ * .gopclntab), sorted for binary search,
  * plus what is needed to turn a file offset into an ELF virtual address (the PT_LOAD segments),
  * the ELF type, and the GNU build-id. Files come from profiled processes: anything malformed
  * gives an error, never a crash or a read outside the file.
@@ -75,6 +76,8 @@ size_t elf_symtab__build_id(const struct elf_symtab *t, const uint8_t **ret_id);
 
 /* Memory held, for the symbolizer's cache accounting. */
 size_t elf_symtab__bytes(const struct elf_symtab *t);
+/* Symbols named from the file's .gopclntab: a stripped Go file's functions (0 otherwise). */
+size_t elf_symtab__go_names(const struct elf_symtab *t);
 /* Whether the file has a .symtab (false: stripped, only .dynsym was read). */
 bool elf_symtab__has_symtab(const struct elf_symtab *t);
 /* Whether the file has DWARF (.debug_info with contents, not the NOBITS of a stripped file). */

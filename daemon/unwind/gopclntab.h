@@ -11,8 +11,8 @@
  * those that write the stack pointer in ways the table cannot say (SPWRITE: stack switches)
  * get no rule, as Go's own traceback stops there.
  *
- * The section comes from a profiled process's file: every read is bounds-checked. Go 1.18 on
- * (pclntab magic 0xfffffff0, 0xfffffff1 from 1.20); older layouts are refused with a reason.
+ * The table is read by daemon/symbolize/go_pclntab.h: Go 1.18 on; older layouts are refused
+ * with a reason.
  */
 #ifndef XSPROF_DAEMON_UNWIND_GOPCLNTAB_H
 #define XSPROF_DAEMON_UNWIND_GOPCLNTAB_H
