@@ -155,6 +155,7 @@ static __noinline int read_stacks(void *ctx, struct offcpu_scratch *scr,
 	sp = BPF_CORE_READ(regs, sp);
 	bp = BPF_CORE_READ(regs, bp);
 	r->uips[0] = ip;
+	r->walk_end = XSPROF_END_NONE;
 	/* The walk every stack gets: the tables where the daemon loaded the process (so a libc
 	 * wrapper without a frame keeps its caller, the function that blocked), else frame
 	 * pointers. */
@@ -168,6 +169,7 @@ static __noinline int read_stacks(void *ctx, struct offcpu_scratch *scr,
 		r->nr_user = 1 + unwind__walk(&scr->walk, r->uips, first,
 					      first + XSPROF_MAX_STACK_DEPTH - 2, proc, r->tgid,
 					      unwind_mode, ip, sp, bp, 1, hold_on, 0, 0);
+		r->walk_end = UNWIND_END_OF(scr->walk.regs.flags);
 		if (scr->walk.held) {
 			scr->regs = scr->walk.regs;
 			scr->hold = scr->walk.cur.file;

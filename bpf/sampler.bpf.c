@@ -131,6 +131,7 @@ static __noinline long unwind_user(struct xsprof_sample *s, long nk, __u64 ip, _
 		n = unwind__walk(&wk->walk, s->ips, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc,
 				 s->tgid, unwind_mode, ip, sp, h->regs.bp, 1, h->may, win != NULL,
 				 UNWIND_CACHE_SAMPLER);
+		s->walk_end = UNWIND_END_OF(wk->walk.regs.flags);
 		if (wk->walk.held) {
 			h->regs = wk->walk.regs;
 			h->file = wk->walk.cur.file;
@@ -332,7 +333,7 @@ __noinline int sample_emit(struct xsprof_sample *s, struct xsprof_cpu_stats *st,
 	if (!s || !st || !h)
 		return 0;
 	s->nr_python = 0;
-	s->pad16 = 0;
+	s->pad8 = 0;
 	s->pad = 0;
 	if (py_tid)
 		npy = python_append_sample(s, py_tid);
@@ -415,6 +416,7 @@ static __always_inline int sample_cpu(struct bpf_perf_event_data *ctx, struct xs
 	s->uid = visible_uid(task);
 	s->kernel_err = 0;
 	s->user_err = 0;
+	s->walk_end = XSPROF_END_NONE;
 
 	/* Interrupted in user mode: there is no kernel stack, skip the helper's fixed cost. */
 	user_mode = interrupted_user_mode(ctx);

@@ -554,17 +554,21 @@ __noinline int unwind_fp_step(struct unwind_regs *w, struct xsprof_unwind_stats 
 	if (!w || !st)
 		return 1;
 	if (w->bp < w->sp || (w->bp & 7)) {
+		/* A zero frame pointer is the root's (_start and clone clear rbp). */
 		st->end_fp_chain++;
+		w->flags |= UNWIND_END(w->bp ? XSPROF_END_FP_BROKEN : XSPROF_END_ROOT);
 		return 1;
 	}
 	if (bpf_probe_read_user(fr, sizeof(fr), (void *)w->bp)) {
 		st->end_fp_chain++;
+		w->flags |= UNWIND_END(XSPROF_END_FP_BROKEN);
 		return 1;
 	}
 	barrier_var(fr[0]);
 	barrier_var(fr[1]);
 	if (!fr[1]) {
 		st->end_fp_chain++;
+		w->flags |= UNWIND_END(XSPROF_END_ROOT);
 		return 1;
 	}
 	w->sp = w->bp + 16;
@@ -594,6 +598,7 @@ __noinline int unwind_row_fast(const struct xsprof_unwind_row *r, struct unwind_
 	cfa = (type == XSPROF_CFA_RSP ? w->sp : w->bp) + r->cfa_off;
 	if (cfa <= w->sp || (cfa & 7)) {
 		st->end_bad_cfa++;
+		w->flags |= UNWIND_END(XSPROF_END_BAD_CFA);
 		return 1;
 	}
 	ww = win ? bpf_map_lookup_elem(&sample_window, &zero) : NULL;
@@ -606,12 +611,14 @@ __noinline int unwind_row_fast(const struct xsprof_unwind_row *r, struct unwind_
 	} else if (r->rbp_off) {
 		if (bpf_probe_read_user(fr, 16, (void *)(cfa - 16))) {
 			st->end_unreadable++;
+			w->flags |= UNWIND_END(XSPROF_END_UNREADABLE);
 			return 1;
 		}
 	} else {
 		fr[0] = w->bp;
 		if (bpf_probe_read_user(&fr[1], 8, (void *)(cfa - 8))) {
 			st->end_unreadable++;
+			w->flags |= UNWIND_END(XSPROF_END_UNREADABLE);
 			return 1;
 		}
 	}
@@ -619,6 +626,7 @@ __noinline int unwind_row_fast(const struct xsprof_unwind_row *r, struct unwind_
 	barrier_var(fr[1]);
 	if (!fr[1]) {
 		st->end_outermost++;
+		w->flags |= UNWIND_END(XSPROF_END_ROOT);
 		return 1;
 	}
 	w->sp = cfa;
@@ -643,11 +651,13 @@ __noinline int unwind_row_step(const struct xsprof_unwind_row *r, struct unwind_
 	switch (XSPROF_ROW_TYPE(r->type)) {
 	case XSPROF_CFA_OUTERMOST:
 		st->end_outermost++;
+		w->flags |= UNWIND_END(XSPROF_END_ROOT);
 		return 1;
 	case XSPROF_CFA_SIGNAL:
 		if (bpf_probe_read_user(&bp, 8, (void *)(w->sp + UNWIND_UC_RBP)) ||
 		    bpf_probe_read_user(fr, 16, (void *)(w->sp + UNWIND_UC_RSP))) {
 			st->end_unreadable++;
+			w->flags |= UNWIND_END(XSPROF_END_UNREADABLE);
 			return 1;
 		}
 		st->signal_frames++;
@@ -669,6 +679,7 @@ __noinline int unwind_row_step(const struct xsprof_unwind_row *r, struct unwind_
 	case XSPROF_CFA_DEREF_RBP:
 		if (bpf_probe_read_user(&cfa, 8, (void *)(w->bp + off))) {
 			st->end_unreadable++;
+			w->flags |= UNWIND_END(XSPROF_END_UNREADABLE);
 			return 1;
 		}
 		break;
@@ -677,18 +688,21 @@ __noinline int unwind_row_step(const struct xsprof_unwind_row *r, struct unwind_
 	}
 	if (cfa <= w->sp || (cfa & 7)) {
 		st->end_bad_cfa++;
+		w->flags |= UNWIND_END(XSPROF_END_BAD_CFA);
 		return 1;
 	}
 	if (r->type & XSPROF_ROW_RBP_AT_RBP) {
 		if (bpf_probe_read_user(&ra, 8, (void *)(cfa - 8)) ||
 		    bpf_probe_read_user(&bp, 8, (void *)(w->bp + rbp_off))) {
 			st->end_unreadable++;
+			w->flags |= UNWIND_END(XSPROF_END_UNREADABLE);
 			return 1;
 		}
 	} else if (rbp_off == -16) {
 		/* The usual prologue: push rbp right after the call, one read for both. */
 		if (bpf_probe_read_user(fr, 16, (void *)(cfa - 16))) {
 			st->end_unreadable++;
+			w->flags |= UNWIND_END(XSPROF_END_UNREADABLE);
 			return 1;
 		}
 		barrier_var(fr[0]);
@@ -698,16 +712,19 @@ __noinline int unwind_row_step(const struct xsprof_unwind_row *r, struct unwind_
 	} else {
 		if (bpf_probe_read_user(&ra, 8, (void *)(cfa - 8))) {
 			st->end_unreadable++;
+			w->flags |= UNWIND_END(XSPROF_END_UNREADABLE);
 			return 1;
 		}
 		if (rbp_off && bpf_probe_read_user(&bp, 8, (void *)(cfa + rbp_off))) {
 			st->end_unreadable++;
+			w->flags |= UNWIND_END(XSPROF_END_UNREADABLE);
 			return 1;
 		}
 	}
 	if (!ra) {
 		/* Thread entry code that marks no rule ends its chain with a zero. */
 		st->end_outermost++;
+		w->flags |= UNWIND_END(XSPROF_END_ROOT);
 		return 1;
 	}
 	w->sp = cfa;

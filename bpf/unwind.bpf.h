@@ -99,6 +99,9 @@ struct unwind_regs {
 
 #define UNWIND_F_USED_CFI 0x1 /* a frame came from a table */
 #define UNWIND_F_FROM_FP  0x2 /* pc came from a frame-pointer step: it may be garbage */
+/* Why the walk ended (enum xsprof_walk_end), set by the step that ends it. */
+#define UNWIND_END(r)	     ((__u32)(r) << 8)
+#define UNWIND_END_OF(flags) (((flags) >> 8) & 0xf)
 
 /* What a row lookup needs and keeps between frames; no pointers, so that a global function can
  * take it. */
@@ -282,6 +285,7 @@ static long unwind__step(__u32 i, void *arg)
 
 	if (idx >= ws->end || idx >= 2 * XSPROF_MAX_STACK_DEPTH) {
 		w->st->end_depth++;
+		ws->regs.flags |= UNWIND_END(XSPROF_END_DEPTH);
 		return 1;
 	}
 	if (ws->cur.map_count) {
@@ -316,14 +320,18 @@ static long unwind__step(__u32 i, void *arg)
 			ret = 0;
 		}
 		if (ret < 0 && ws->cur.mode == XSPROF_UNWIND_CFI) {
-			if (found == UNWIND_FOUND)
+			if (found == UNWIND_FOUND) {
 				w->st->end_invalid++;
-			else
+				ws->regs.flags |= UNWIND_END(XSPROF_END_NO_RULE);
+			} else {
 				w->st->end_no_table++;
+				ws->regs.flags |= UNWIND_END(XSPROF_END_NO_TABLE);
+			}
 			return 1;
 		}
 	} else if (ws->cur.mode == XSPROF_UNWIND_CFI) {
 		w->st->end_no_table++;
+		ws->regs.flags |= UNWIND_END(XSPROF_END_NO_TABLE);
 		return 1;
 	}
 	if (ret < 0 && unwind_fp_step(&ws->regs, w->st))

@@ -45,6 +45,25 @@ _Static_assert(sizeof(struct xsprof_py_frame) == 24, "xsprof_py_frame layout");
 #define XSPROF_PY_F_ENTRY 0x1
 
 /*
+ * Why a user stack walk ended (the records' walk_end): at the root, or before it, which the
+ * daemon marks in the stack with one frame, "[truncated: ...]" (daemon/stacks/fold.c). 0: not
+ * said (no walk, or a record that does not carry it): no mark.
+ */
+enum xsprof_walk_end {
+	XSPROF_END_NONE = 0,
+	XSPROF_END_ROOT = 1,	   /* a table's outermost frame, a zero frame pointer or address */
+	XSPROF_END_FP_BROKEN = 2,  /* a frame-pointer chain that breaks off (not rising, unaligned,
+				     * unreadable) */
+	XSPROF_END_NO_TABLE = 3,   /* --unwind cfi: a frame in no table */
+	XSPROF_END_NO_RULE = 4,	   /* a row with no rule the walk applies */
+	XSPROF_END_UNREADABLE = 5, /* the stack could not be read where a rule pointed */
+	XSPROF_END_BAD_CFA = 6,	   /* a rule gave a frame below the one before */
+	XSPROF_END_DEPTH = 7,	   /* XSPROF_MAX_STACK_DEPTH frames */
+	XSPROF_END_COPY = 8,	   /* a held walk ran off the end of its stack copy */
+	XSPROF_END_REASONS,
+};
+
+/*
  * Every record on the ring buffer starts with a __u32 type. Each record type's struct is defined
  * in this file, next to its enumerator's owner's section below.
  */
@@ -83,7 +102,8 @@ struct xsprof_sample {
 	__u32 flags;	  /* XSPROF_SAMPLE_F_* */
 	__u32 uid;	  /* who may see this sample: the thread's uid, 0 when real != effective */
 	__u16 nr_python;  /* struct xsprof_py_frame after the nr_kernel + nr_user ips */
-	__u16 pad16;
+	__u8 walk_end;	  /* enum xsprof_walk_end of the user walk */
+	__u8 pad8;
 	__u32 pad;
 	__u64 ips[2 * XSPROF_MAX_STACK_DEPTH + XSPROF_PY_AREA_WORDS];
 };
@@ -229,7 +249,8 @@ struct xsprof_offcpu_stack {
 	__s16 user_err;
 	__u32 flags;	 /* XSPROF_SAMPLE_F_* */
 	__u16 nr_python; /* struct xsprof_py_frame in uips[] after the nr_user frames */
-	__u16 pad;
+	__u8 walk_end;	 /* enum xsprof_walk_end of the user walk */
+	__u8 pad;
 	__u64 kips[XSPROF_MAX_STACK_DEPTH];
 	__u64 uips[XSPROF_MAX_STACK_DEPTH + XSPROF_PY_AREA_WORDS];
 };

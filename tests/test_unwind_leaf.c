@@ -107,3 +107,77 @@ Test(unwind_leaf, code_mapped_since_the_mappings_were_read_keeps_its_caller, .ti
 	cr_expect_leq(leaf - caller, 1, "%llu of %llu leaf samples lost their caller",
 		      (unsigned long long)(leaf - caller), (unsigned long long)leaf);
 }
+
+/*
+ * One rule for every stop: xs_notable's functions have neither frame pointers nor unwind
+ * rows. With --unwind cfi every walk from inside them stops there and says so, in one frame
+ * where the root would be ("[truncated: no unwind rule]" right above the leaf), and the report
+ * counts it by reason; with the default walk every stack either reaches _start or carries
+ * such a mark: none just ends.
+ */
+Test(unwind_leaf, every_stop_before_the_root_is_marked, .timeout = 120)
+{
+	const char *out = test_path("notable", ".folded"), *err = test_path("notable", ".err");
+	const char *modes[] = {"cfi", "auto"};
+
+	for (int m = 0; m < 2; m++) {
+		char *argv[] = {XSPROFD_PATH,
+				"-f",
+				"-F",
+				"499",
+				"--unwind",
+				(char *)modes[m],
+				"--cupti-socket",
+				(char *)test_path("notable", ".sock"),
+				"-o",
+				(char *)out,
+				"--",
+				XS_NOTABLE_PATH,
+				"2",
+				NULL};
+		uint64_t total = 0, leaf = 0, leaf_marked = 0, rooted = 0, marked = 0;
+		struct folded f;
+		char *report;
+
+		cr_assert_eq(run(argv, NULL, err), 0, "%s", read_file(err));
+		report = read_file(err);
+		folded_load(out, &f);
+		for (size_t i = 0; i < f.n; i++) {
+			struct folded_line *l = &f.lines[i];
+			int k = folded_find(l, "fpleaf_leaf");
+
+			if (strcmp(l->frames[0], "xs_notable") || l->n < 2 ||
+			    strstr(l->frames[1], "_[k]"))
+				continue; /* another process, or kernel frames only (exec) */
+			total += l->count;
+			rooted += !strcmp(l->frames[1], "_start") ? l->count : 0;
+			marked += !strncmp(l->frames[1], "[truncated: ", 12) ? l->count : 0;
+			if (k < 0)
+				continue;
+			leaf += l->count;
+			if (k == 2 && !strcmp(l->frames[1], "[truncated: no unwind rule]"))
+				leaf_marked += l->count;
+		}
+		folded_free(&f);
+		cr_log_info("--unwind %s: %llu samples, %llu at _start, %llu marked; %llu in the "
+			    "leaf, %llu of them marked no unwind rule right above it\n",
+			    modes[m], (unsigned long long)total, (unsigned long long)rooted,
+			    (unsigned long long)marked, (unsigned long long)leaf,
+			    (unsigned long long)leaf_marked);
+		cr_assert_gt(leaf, 200, "too few samples in the leaf");
+		cr_expect_eq(rooted + marked, total,
+			     "--unwind %s: %llu stacks neither rooted nor "
+			     "marked",
+			     modes[m], (unsigned long long)(total - rooted - marked));
+		if (m == 0) {
+			/* A few cut by the symbolizer instead (a garbage caller): marked too. */
+			cr_expect_geq(leaf_marked * 100, leaf * 99,
+				      "cfi: %llu of %llu leaf samples marked no unwind rule",
+				      (unsigned long long)leaf_marked, (unsigned long long)leaf);
+			cr_expect(strstr(report, "marked [truncated: reason]") &&
+					  strstr(report, "% no unwind rule"),
+				  "the report does not count the stops by reason:\n%s", report);
+		}
+		free(report);
+	}
+}

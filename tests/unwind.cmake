@@ -49,11 +49,16 @@ target_compile_options(xs_dlleaf_lib PRIVATE -O2 -fno-omit-frame-pointer
 	-momit-leaf-frame-pointer -fno-optimize-sibling-calls)
 add_executable(xs_dlleaf workloads/dlleaf.c)
 target_link_libraries(xs_dlleaf PRIVATE ${CMAKE_DL_LIBS})
+# The same code with neither frame pointers nor unwind tables (only the C runtime's objects
+# have them): walks stop in it, and must say so ([truncated: ...]).
+add_executable(xs_notable workloads/fpleaf.c)
+target_compile_options(xs_notable PRIVATE -O2 -fomit-frame-pointer -fno-asynchronous-unwind-tables
+	-fno-unwind-tables -fno-optimize-sibling-calls)
 xsprof_unit_test(test_unwind_leaf SOURCES test_unwind_leaf.c harness.c)
 target_compile_definitions(test_unwind_leaf PRIVATE XSPROFD_PATH="$<TARGET_FILE:xsprofd>"
 	XS_FPLEAF_PATH="$<TARGET_FILE:xs_fpleaf>" XS_DLLEAF_PATH="$<TARGET_FILE:xs_dlleaf>"
-	XS_DLLEAF_LIB_PATH="$<TARGET_FILE:xs_dlleaf_lib>")
-add_dependencies(test_unwind_leaf xsprofd xs_fpleaf xs_dlleaf xs_dlleaf_lib)
+	XS_DLLEAF_LIB_PATH="$<TARGET_FILE:xs_dlleaf_lib>" XS_NOTABLE_PATH="$<TARGET_FILE:xs_notable>")
+add_dependencies(test_unwind_leaf xsprofd xs_fpleaf xs_dlleaf xs_dlleaf_lib xs_notable)
 
 # The unwinder on its real BPF maps (root): builds when asked, eviction, held samples.
 xsprof_unit_test(test_unwinder SOURCES test_unwinder.c LIBS xsprof_unwind)

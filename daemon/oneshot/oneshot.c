@@ -94,6 +94,34 @@ static unsigned long peak_rss_kib(void)
 	return kib;
 }
 
+/* The stacks whose user walk stopped before the root (each marked "[truncated: reason]"), by
+ * reason, as a share of what the profile counts. */
+static void truncated_report(const struct fold_stats *fs)
+{
+	char buf[512];
+	uint64_t all = 0;
+	size_t n = 0;
+
+	for (unsigned int i = 0; i < XSPROF_END_REASONS; i++)
+		all += fs->truncated[i];
+	if (!all || !fs->weight)
+		return;
+	buf[0] = '\0';
+	for (unsigned int i = 0; i < XSPROF_END_REASONS && n < sizeof(buf); i++) {
+		const char *mark = fold__end_mark(i);
+
+		if (!fs->truncated[i] || !mark)
+			continue;
+		/* "[truncated: no unwind rule]" -> "no unwind rule" */
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%.2f%% %.*s", n ? ", " : "",
+				      100.0 * fs->truncated[i] / fs->weight, (int)strlen(mark) - 13,
+				      mark + 12);
+	}
+	log_info("stacks that stop before their root (marked [truncated: reason]): %.2f%% of the "
+		 "profile (%s)",
+		 100.0 * all / fs->weight, buf);
+}
+
 /* How user stacks were walked (--unwind): with tables or frame pointers, and why walks ended. */
 static void unwind_report(const struct recording *recording)
 {
@@ -231,6 +259,7 @@ void recording_report(struct recording *recording, const struct xsprofd_opts *o,
 	log_info("%llu distinct stacks from %zu processes; %llu of %llu frames unnamed",
 		 (unsigned long long)ts.distinct, rs.processes,
 		 (unsigned long long)fs->unnamed_frames, (unsigned long long)fs->frames);
+	truncated_report(fs);
 	if (symbolizer__sites(sym)) {
 		struct frame_sites_stats fss;
 

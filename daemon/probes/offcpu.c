@@ -46,6 +46,7 @@ static void sample_of(const struct xsprof_offcpu_stack *r, struct xsprof_sample 
 	s->nr_user = r->nr_user;
 	s->kernel_err = r->kernel_err;
 	s->user_err = r->user_err;
+	s->walk_end = r->walk_end;
 	memcpy(s->ips, r->kips, r->nr_kernel * sizeof(r->kips[0]));
 	memcpy(s->ips + r->nr_kernel, r->uips, r->nr_user * sizeof(r->uips[0]));
 }

@@ -24,5 +24,8 @@ int session_tree__build(const struct session_source *src, struct symbolizer *sym
 	ret_fs->frames = a.frames + b.frames;
 	ret_fs->unnamed_frames = a.unnamed_frames + b.unnamed_frames;
 	ret_fs->missing_ustacks = a.missing_ustacks + b.missing_ustacks;
+	ret_fs->weight = a.weight + b.weight;
+	for (unsigned int i = 0; i < XSPROF_END_REASONS; i++)
+		ret_fs->truncated[i] = a.truncated[i] + b.truncated[i];
 	return err;
 }

@@ -118,9 +118,25 @@ static bool after_trap(struct symbolizer *sym, const struct stack_entry *e)
 	return !strcmp(entry, "asm_exc_int3");
 }
 
+const char *fold__end_mark(unsigned int end)
+{
+	static const char *const marks[XSPROF_END_REASONS] = {
+		[XSPROF_END_FP_BROKEN] = "[truncated: frame pointer chain broken]",
+		[XSPROF_END_NO_TABLE] = "[truncated: no unwind table]",
+		[XSPROF_END_NO_RULE] = "[truncated: no unwind rule]",
+		[XSPROF_END_UNREADABLE] = "[truncated: stack unreadable]",
+		[XSPROF_END_BAD_CFA] = "[truncated: bad frame address]",
+		[XSPROF_END_DEPTH] = "[truncated: depth cap]",
+		[XSPROF_END_COPY] = "[truncated: end of stack copy]",
+	};
+
+	return end < XSPROF_END_REASONS ? marks[end] : NULL;
+}
+
 void fold__name_stack(struct symbolizer *sym, const struct stack_entry *e, struct fold_names *buf,
 		      struct fold_stats *stats)
 {
+	unsigned int end = STACK_END_OF(e->flags);
 	struct fold_stats st = {};
 	size_t n = 0;
 	bool trap;
@@ -147,6 +163,14 @@ void fold__name_stack(struct symbolizer *sym, const struct stack_entry *e, struc
 		     ? 0
 		     : (int)symbolizer__user_depth(sym, e->tgid, e->gen, e->user_ips, e->nr_user);
 	trap = e->nr_kernel && nu && after_trap(sym, e);
+	/* A walk that stopped before the root says so, in one frame where the root would be
+	 * (frames the symbolizer cut past a broken frame-pointer chain too). */
+	if (nu > 0 && nu < e->nr_user)
+		end = XSPROF_END_FP_BROKEN;
+	if (nu > 0 && fold__end_mark(end)) {
+		buf->frames[n++] = fold__end_mark(end);
+		st.truncated[end] += e->count;
+	}
 	for (int i = nu - 1; i >= 0; i--) {
 		uint64_t addr = e->user_ips[i] - (i > 0 ? 1 : 0);
 
@@ -179,6 +203,9 @@ void fold__name_stack(struct symbolizer *sym, const struct stack_entry *e, struc
 out:
 	buf->n = n;
 	if (stats) {
+		stats->weight += e->count;
+		for (unsigned int i = 0; i < XSPROF_END_REASONS; i++)
+			stats->truncated[i] += st.truncated[i];
 		stats->frames += st.frames;
 		stats->unnamed_frames += st.unnamed_frames;
 		stats->missing_ustacks += st.missing_ustacks;

@@ -18,12 +18,20 @@ struct fold_stats {
 	uint64_t frames;	  /* frames named (user + kernel) */
 	uint64_t unnamed_frames;  /* kept as module+0xOFF or [unknown] */
 	uint64_t missing_ustacks; /* samples whose user stack could not be read */
+	uint64_t weight;	  /* what the stacks count (samples, or microseconds) */
+	/* Of it, in stacks whose user walk stopped before the root, by enum xsprof_walk_end:
+	 * each marked with one frame, fold__end_mark(). */
+	uint64_t truncated[XSPROF_END_REASONS];
 };
 
-/* A stack's own frames: user and kernel frames, and up to two placeholders. */
+/* The frame that marks a user walk that ended for reason end before the root
+ * ("[truncated: no unwind rule]"); NULL when end is the root or not said. */
+const char *fold__end_mark(unsigned int end);
+
+/* A stack's own frames: user and kernel frames, and up to three placeholders. */
 /* User frames with --debug-info: an address may expand into inlined frames, up to this many. */
 #define FOLD_MAX_USER_FRAMES (2 * XSPROF_MAX_STACK_DEPTH)
-#define FOLD_MAX_FRAMES	     (2 + FOLD_MAX_USER_FRAMES + XSPROF_MAX_STACK_DEPTH)
+#define FOLD_MAX_FRAMES	     (3 + FOLD_MAX_USER_FRAMES + XSPROF_MAX_STACK_DEPTH)
 
 /* Room for naming one stack: the frames and the kernel names with their suffix. */
 struct fold_names {

@@ -333,7 +333,8 @@ static int add_weighted(struct stack_table *t, const struct xsprof_sample *s, ui
 		.tgid = s->tgid,
 		.uid = s->uid,
 		.gen = gen,
-		.flags = s->flags,
+		.flags = (s->flags & ~(0xfu << STACK_F_END_SHIFT)) |
+			 ((uint32_t)(s->walk_end & 0xf) << STACK_F_END_SHIFT),
 		.nr_kernel = s->nr_kernel,
 		.nr_user = s->nr_user,
 		.kernel_err = s->kernel_err,

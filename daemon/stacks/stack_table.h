@@ -35,6 +35,9 @@ struct stack_entry {
 
 /* Set on the per-process bucket that counts samples after the table filled up. */
 #define STACK_F_OVERFLOW 0x100
+/* Bits 16-19: how the user walk ended (enum xsprof_walk_end): part of a stack's identity. */
+#define STACK_F_END_SHIFT   16
+#define STACK_END_OF(flags) (((flags) >> STACK_F_END_SHIFT) & 0xf)
 
 struct stack_table_stats {
 	uint64_t samples;

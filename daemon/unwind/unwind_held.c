@@ -38,6 +38,7 @@ struct held {
 	uint64_t pc, sp, bp;
 	bool exact, fp_used, reread;
 	uint16_t nr_kernel, nr_user, nr_python;
+	uint8_t end; /* enum xsprof_walk_end: how the walk ended */
 	uint64_t copy_sp;
 	uint32_t copy_len;
 	uint8_t hdr[XSPROF_SAMPLE_HDR_SIZE];
@@ -62,16 +63,24 @@ static bool rd(const struct held *h, uint64_t addr, void *out, size_t len)
 	return true;
 }
 
+/* The walk ends with reason end (enum xsprof_walk_end): STEP_CUT when the copy ran out, else
+ * STEP_END. */
+static enum step ends(struct held *h, uint8_t end)
+{
+	h->end = end;
+	return end == XSPROF_END_COPY ? STEP_CUT : STEP_END;
+}
+
 static enum step fp_step(struct held *h)
 {
 	uint64_t fr[2];
 
 	if (h->bp < h->sp || (h->bp & 7))
-		return STEP_END;
+		return ends(h, h->bp ? XSPROF_END_FP_BROKEN : XSPROF_END_ROOT);
 	if (!rd(h, h->bp, fr, sizeof(fr)))
-		return STEP_CUT;
+		return ends(h, XSPROF_END_COPY);
 	if (!fr[1])
-		return STEP_END;
+		return ends(h, XSPROF_END_ROOT);
 	h->sp = h->bp + 16;
 	h->pc = fr[1];
 	h->bp = fr[0];
@@ -88,15 +97,15 @@ static enum step row_step(struct held *h, const struct xsprof_unwind_row *r)
 
 	switch (XSPROF_ROW_TYPE(r->type)) {
 	case XSPROF_CFA_OUTERMOST:
-		return STEP_END;
+		return ends(h, XSPROF_END_ROOT);
 	case XSPROF_CFA_SIGNAL:
 		if (!rd(h, h->sp + UC_RBP, &bp, 8) || !rd(h, h->sp + UC_RSP, fr, 16))
-			return STEP_CUT;
+			return ends(h, XSPROF_END_COPY);
 		h->bp = bp;
 		h->sp = fr[0];
 		h->pc = fr[1];
 		h->exact = true;
-		return h->pc ? STEP_ON : STEP_END;
+		return h->pc ? STEP_ON : ends(h, XSPROF_END_ROOT);
 	case XSPROF_CFA_RSP:
 		cfa = h->sp + off;
 		break;
@@ -108,20 +117,20 @@ static enum step row_step(struct held *h, const struct xsprof_unwind_row *r)
 		break;
 	case XSPROF_CFA_DEREF_RBP:
 		if (!rd(h, h->bp + off, &cfa, 8))
-			return STEP_CUT;
+			return ends(h, XSPROF_END_COPY);
 		break;
 	default:
 		return STEP_WAIT;
 	}
 	if (cfa <= h->sp || (cfa & 7))
-		return STEP_END;
+		return ends(h, XSPROF_END_BAD_CFA);
 	if (!rd(h, cfa - 8, &ra, 8))
-		return STEP_CUT;
+		return ends(h, XSPROF_END_COPY);
 	if (r->type & XSPROF_ROW_RBP_AT_RBP ? !rd(h, h->bp + rbp_off, &bp, 8)
 					    : rbp_off && !rd(h, cfa + rbp_off, &bp, 8))
-		return STEP_CUT;
+		return ends(h, XSPROF_END_COPY);
 	if (!ra)
-		return STEP_END;
+		return ends(h, XSPROF_END_ROOT);
 	h->sp = cfa;
 	h->pc = ra;
 	h->bp = bp;
@@ -193,7 +202,7 @@ static enum step held_walk(struct unwinder *u, struct held *h, bool may_wait)
 	h->waiting = NULL;
 	while (r == STEP_ON) {
 		if (h->nr_user >= XSPROF_MAX_STACK_DEPTH)
-			return STEP_END;
+			return ends(h, XSPROF_END_DEPTH);
 		r = held_step(u, h, may_wait);
 	}
 	return r;
@@ -222,6 +231,7 @@ static void held_finish(struct unwinder *u, struct held *h, enum step how, bool 
 	else
 		u->st.held_whole++;
 	memcpy(s, h->hdr, XSPROF_SAMPLE_HDR_SIZE);
+	s->walk_end = h->end;
 	s->nr_user = h->nr_user;
 	s->nr_python = h->nr_python;
 	memcpy(s->ips, h->ips, nips * 8);
