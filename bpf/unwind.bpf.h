@@ -117,8 +117,8 @@ struct unwind_cursor {
 	__u32 gen;	  /* the process's xsprof_unwind_proc.gen */
 	__u64 cached_key; /* row below was found for this key (0: none) */
 	__u32 cache_base; /* the walker's region of unwind_row_cache: its first entry */
-	__u32 pad_cache;
-	__u64 stack_hi; /* in: a frame pointer lies below this (the thread's stack, at most) */
+	__u32 jit_nofp;	  /* in: the process's JIT code keeps no frame pointer (the JVM's) */
+	__u64 stack_hi;	  /* in: a frame pointer lies below this (the thread's stack, at most) */
 	__u64 exec_lo, exec_hi; /* executable memory the kernel vouched for (unwind_jit_fp) */
 	struct xsprof_unwind_row row;
 	__u32 file;	  /* out: the file of a hold */
@@ -314,6 +314,10 @@ static long unwind__step(__u32 i, void *arg)
 				ret = unwind_row_step(&ws->cur.row, &ws->regs, w->st);
 			if (ret > 0)
 				return 1;
+		} else if (found == UNWIND_ANON && ws->cur.jit_nofp) {
+			/* No frame pointer to trust, nothing that proves a caller. */
+			ws->regs.flags |= UNWIND_END(XSPROF_END_JIT);
+			return 1;
 		} else if (found == UNWIND_ANON &&
 			   (!unwind_jit_fp(&ws->cur, &ws->regs, w->st, ws->win) ||
 			    !unwind_scan(&ws->cur, &ws->regs, w->st))) {
@@ -384,6 +388,7 @@ static __always_inline long unwind__walk_traced(struct xs_unwind_state *ws, __u6
 	ws->cur.map_first = proc ? proc->first : 0;
 	ws->cur.map_count = proc ? proc->count : 0;
 	ws->cur.gen = proc ? proc->gen : 0;
+	ws->cur.jit_nofp = proc ? proc->flags & XSPROF_UNWIND_PROC_JIT_NOFP : 0;
 	ws->cur.last_map = 0;
 	ws->cur.hold = hold;
 	ws->cur.mode = mode;

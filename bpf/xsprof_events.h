@@ -60,6 +60,8 @@ enum xsprof_walk_end {
 	XSPROF_END_BAD_CFA = 6,	   /* a rule gave a frame below the one before */
 	XSPROF_END_DEPTH = 7,	   /* XSPROF_MAX_STACK_DEPTH frames */
 	XSPROF_END_COPY = 8,	   /* a held walk ran off the end of its stack copy */
+	XSPROF_END_JIT = 9,	   /* JIT code that keeps no frame pointer (the JVM by default): its
+			     * caller cannot be proven */
 	XSPROF_END_REASONS,
 };
 
@@ -811,9 +813,16 @@ struct xsprof_unwind_proc {
 	 * (a process not walked since is evicted first when its user's share or the table is
 	 * full). */
 	__u32 used;
+	__u32 flags; /* XSPROF_UNWIND_PROC_* */
+	__u32 pad;
 };
 
-_Static_assert(sizeof(struct xsprof_unwind_proc) == 24, "xsprof_unwind_proc layout");
+/* Its JIT code (anonymous executable memory) keeps no frame pointer (HotSpot without
+ * -XX:+PreserveFramePointer): a walk that reaches it ends there (XSPROF_END_JIT) rather than
+ * take a caller it cannot prove. */
+#define XSPROF_UNWIND_PROC_JIT_NOFP 0x1
+
+_Static_assert(sizeof(struct xsprof_unwind_proc) == 32, "xsprof_unwind_proc layout");
 
 /* The sampler's unwind mode (rodata unwind_mode): --unwind fp|auto|cfi. */
 enum xsprof_unwind_mode {

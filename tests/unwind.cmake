@@ -102,3 +102,9 @@ else()
 	target_compile_definitions(test_unwind_table PRIVATE XS_GOMIX_PATH="")
 	target_compile_definitions(test_elf_symtab PRIVATE XS_GOMIX_PATH="")
 endif()
+
+# The JVM: no wrong caller from JIT code without frame pointers (Debian's openjdk-17:
+# scripts/deps.sh), and whole stacks with -XX:+PreserveFramePointer.
+add_test(NAME unwind_java COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/unwind_java.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(unwind_java PROPERTIES TIMEOUT 300)
+xsprof_unit_test(test_unwind_jvm SOURCES test_unwind_jvm.c LIBS xsprof_unwind)

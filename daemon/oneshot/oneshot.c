@@ -188,6 +188,12 @@ static void unwind_report(const struct recording *recording)
 			(unsigned long long)t.maps_capped, (unsigned long long)t.procs_over_share,
 			(unsigned long long)t.share_procs, (unsigned long long)t.max_procs,
 			(unsigned long long)t.files_full);
+	if (t.jvm_nofp)
+		log_warn(
+			"%llu JVM processes run without -XX:+PreserveFramePointer: their stacks end "
+			"at the first Java frame ([truncated: JIT code without frame pointers]); "
+			"start java with -XX:+PreserveFramePointer for whole stacks",
+			(unsigned long long)t.jvm_nofp);
 	if (t.builds_deferred || t.tables_kept_touched)
 		log_info(
 			"unwind tables: %llu builds waited for their user's build budget (%d s at once, "

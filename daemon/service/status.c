@@ -150,6 +150,7 @@ static void status__add_unwind(struct service *s, struct json_object *j)
 	status__add_u64(u, "processes_table_full", t.procs_full);
 	status__add_u64(u, "mappings_table_full", t.maps_full);
 	status__add_u64(u, "mappings_past_per_process_cap", t.maps_capped);
+	status__add_u64(u, "jvm_without_frame_pointers", t.jvm_nofp);
 	status__add_u64(u, "mappings_without_file_slot", t.files_full);
 	status__add_u64(u, "builds_deferred_user_budget", t.builds_deferred);
 	status__add_u64(u, "tables_kept_touched", t.tables_kept_touched);

@@ -128,6 +128,7 @@ const char *fold__end_mark(unsigned int end)
 		[XSPROF_END_BAD_CFA] = "[truncated: bad frame address]",
 		[XSPROF_END_DEPTH] = "[truncated: depth cap]",
 		[XSPROF_END_COPY] = "[truncated: end of stack copy]",
+		[XSPROF_END_JIT] = "[truncated: JIT code without frame pointers]",
 	};
 
 	return end < XSPROF_END_REASONS ? marks[end] : NULL;

@@ -185,7 +185,7 @@ static int stale_process(struct unwinder *u, pid_t pid)
 		u->st.rereads++;
 		return unwinder__add_process(u, pid) ? 0 : 1;
 	}
-	e = (struct xsprof_unwind_proc){p->ext_first, p->ext_count, 0, p->gen};
+	e = (struct xsprof_unwind_proc){p->ext_first, p->ext_count, 0, p->gen, 0, p->flags, 0};
 	bpf_map_update_elem(u->procs_fd, &key, &e, BPF_EXIST);
 	return 0;
 }

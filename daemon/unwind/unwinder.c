@@ -22,7 +22,9 @@
 #include "daemon/base/hashmap.h"
 #include "daemon/symbolize/proc_maps.h"
 #include "daemon/unwind/unwind_internal.h"
+#include "daemon/unwind/unwind_jvm.h"
 #include "daemon/unwind/unwind_table.h"
+#include "daemon/unwind/unwind_jvm.h"
 #include "daemon/unwind/unwinder.h"
 
 /* ---- first-fit ranges of an array ---- */
@@ -480,7 +482,7 @@ static int proc_publish(struct unwinder *u, struct uw_proc *p)
 	struct xsprof_unwind_map *v = calloc(p->nr_maps ? p->nr_maps : 1, sizeof(*v));
 	/* A new generation per list written, across processes: a row the sampler cached for
 	 * a pid under its old list (or a former process's of that pid) never matches again. */
-	struct xsprof_unwind_proc e = {0, p->nr_maps, 0, ++u->next_gen};
+	struct xsprof_unwind_proc e = {0, p->nr_maps, 0, ++u->next_gen, 0, p->flags, 0};
 	__u32 key = (__u32)p->pid;
 	int err = 0;
 
@@ -730,6 +732,12 @@ int unwinder__add_process(struct unwinder *u, pid_t pid)
 	}
 	/* New references first, then the old ones dropped: files kept by both stay. */
 	old = *p;
+	/* HotSpot is loaded by its launcher after exec: looked for at every read of the list. */
+	if (!(p->flags & XSPROF_UNWIND_PROC_JIT_NOFP) && jvm__maps_hotspot(pm) &&
+	    jvm__jit_without_fp(u->o.proc_root, pid)) {
+		p->flags |= XSPROF_UNWIND_PROC_JIT_NOFP;
+		u->st.jvm_nofp++;
+	}
 	err = proc_fill(u, pid, pm, &p->maps, &p->nr_maps);
 	proc_maps__free(pm);
 	if (err) {

@@ -83,14 +83,15 @@ struct unwinder_stats {
 	uint64_t loads;		   /* process mapping lists written */
 	uint64_t rereads;	   /* ... read again because a walk ran outside them (JIT code) */
 	uint64_t gone;		   /* processes gone before they could be read */
-	uint64_t maps_capped;	   /* mappings past XSPROF_UNWIND_MAX_MAPS left to fp */
-	uint64_t maps_full;	   /* processes not loaded: the mapping array was full */
-	uint64_t procs_full;	   /* processes not loaded: the process map was full */
-	uint64_t procs_evicted;	   /* loaded processes taken out to make room (not walked lately,
+	uint64_t jvm_nofp; /* JVMs without -XX:+PreserveFramePointer: walks end at their JIT code */
+	uint64_t maps_capped;	      /* mappings past XSPROF_UNWIND_MAX_MAPS left to fp */
+	uint64_t maps_full;	      /* processes not loaded: the mapping array was full */
+	uint64_t procs_full;	      /* processes not loaded: the process map was full */
+	uint64_t procs_evicted;	      /* loaded processes taken out to make room (not walked lately,
 				  * of the user over its share, or of any when a table was full) */
-	uint64_t procs_over_share; /* processes not loaded: their user's share was full of
+	uint64_t procs_over_share;    /* processes not loaded: their user's share was full of
 				    * processes walked lately */
-	uint64_t builds_deferred;  /* times a build waited: its user's build budget was spent */
+	uint64_t builds_deferred;     /* times a build waited: its user's build budget was spent */
 	uint64_t tables_kept_touched; /* files whose mtime changed with the same build id: their
 				       * table kept, not built again */
 	uint64_t max_procs;	      /* the process table's size */
