@@ -131,7 +131,6 @@ static __noinline long unwind_user(struct xsprof_sample *s, long nk, __u64 ip, _
 		n = unwind__walk(&wk->walk, s->ips, first, first + XSPROF_MAX_STACK_DEPTH - 1, proc,
 				 s->tgid, unwind_mode, ip, sp, h->regs.bp, 1, h->may, win != NULL,
 				 UNWIND_CACHE_SAMPLER);
-		s->walk_end = UNWIND_END_OF(wk->walk.regs.flags);
 		if (wk->walk.held) {
 			h->regs = wk->walk.regs;
 			h->file = wk->walk.cur.file;
@@ -225,7 +224,11 @@ static __always_inline long user_stack(struct bpf_perf_event_data *ctx, struct t
 	    bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop)) {
 		/* The frame pointer through h: a BPF call takes five arguments. */
 		h->regs.bp = fp;
-		return 1 + unwind_user(s, nk, ip, sp, wk);
+		/* How the walk ended, in the sample (none when unwind_user walked no table). */
+		wk->walk.regs.flags = 0;
+		n = 1 + unwind_user(s, nk, ip, sp, wk);
+		s->walk_end = UNWIND_END_OF(wk->walk.regs.flags);
+		return n;
 	}
 	return 1 + ustack__walk_fp(s->ips, nk + 1, 2 * XSPROF_MAX_STACK_DEPTH, fp, sp);
 #else
