@@ -242,6 +242,7 @@ static __always_inline void walk_call(struct pt_regs *ctx, struct xsprof_cuda_ca
 			       UNWIND_CACHE_CUDA + (scr->slot & 1));
 	if (n >= 0 && n < XSPROF_MAX_STACK_DEPTH) {
 		r->nr_user = 1 + n;
+		r->flags |= (__u16)(UNWIND_END_OF(scr->walk.regs.flags) << XSPROF_CUDA_F_END_SHIFT);
 	} else {
 		*untraced = 1;
 		r->ips[0] = ret;

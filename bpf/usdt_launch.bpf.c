@@ -179,8 +179,10 @@ static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch 
 	n = unwind__probe_walk(&scr->walk, r->ips, &r->nr_user, tgid, unwind_mode, PT_REGS_IP(ctx),
 			       PT_REGS_SP(ctx), PT_REGS_FP(ctx), 1, scr->trace, &scr->untraced,
 			       UNWIND_CACHE_USDT + (scr->slot & 1));
+	r->flags = 0;
 	if (n >= 0 && n < XSPROF_MAX_STACK_DEPTH) {
 		r->nr_user = 1 + n;
+		r->flags = (__u16)(UNWIND_END_OF(scr->walk.regs.flags) << XSPROF_CUDA_F_END_SHIFT);
 	} else {
 		scr->untraced = 1;
 		win = bpf_probe_read_user(scr->win, sizeof(scr->win), (void *)PT_REGS_SP(ctx))
@@ -201,7 +203,7 @@ static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch 
 		size = sizeof(*r);
 	barrier_var(size);
 	sent = bpf_task_storage_get(&usdt_threads, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	r->flags = (sent && !*sent ? XSPROF_CUDA_F_FIRST : 0) | sampled;
+	r->flags |= (sent && !*sent ? XSPROF_CUDA_F_FIRST : 0) | sampled;
 	/* A profiled process's first record (one of its threads' first): held like
 	 * uprobe_cuda.bpf.c's send_held. */
 	if (((r->flags & XSPROF_CUDA_F_FIRST) && cuda_stop_processes && pid_filter_on &&

@@ -495,8 +495,11 @@ struct xsprof_cuda_call {
 };
 
 #define XSPROF_CUDA_CALL_HDR_SIZE 56
-#define XSPROF_CUDA_F_NO_STREAM	  0x1 /* the API takes no stream: stream is 0 */
-#define XSPROF_CUDA_F_STREAM_ERR  0x2 /* the stream argument could not be read: stream is 0 */
+/* Bits 12-15 of a call's or USDT launch's flags: how its stack's walk ended (enum
+ * xsprof_walk_end; 0 when it was not walked with the tables). */
+#define XSPROF_CUDA_F_END_SHIFT	 12
+#define XSPROF_CUDA_F_NO_STREAM	 0x1 /* the API takes no stream: stream is 0 */
+#define XSPROF_CUDA_F_STREAM_ERR 0x2 /* the stream argument could not be read: stream is 0 */
 /* The thread's first record: its process's mappings are complete enough to read now. */
 #define XSPROF_CUDA_F_FIRST 0x8
 /* A launch whose stack was walked while launch stacks were walked 1 in N (--max-cpu): it stands

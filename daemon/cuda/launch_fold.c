@@ -15,7 +15,7 @@
 #include "output/calltree.h"
 
 /* comm, the frames, one placeholder, the leaf. */
-#define MAX_FRAMES (XSPROF_MAX_STACK_DEPTH + 3)
+#define MAX_FRAMES (XSPROF_MAX_STACK_DEPTH + 4)
 
 struct fold_ctx {
 	struct symbolizer *sym;
@@ -63,6 +63,17 @@ size_t launch_fold__name_stack(struct symbolizer *sym, const struct launch_stack
 	/* Innermost first. Return addresses point after their call: step back into it. An
 	 * untrimmed USDT stack starts at the probe site itself, which is not one. */
 	nu = (int)symbolizer__user_depth(sym, s->tgid, 0, s->ips, s->nr_user);
+	/* A walk that stopped before the root says so where the root would be (fold.c). */
+	if (nu > 0) {
+		unsigned int end =
+			nu < s->nr_user ? XSPROF_END_FP_BROKEN : LAUNCH_STACK_END_OF(s->flags);
+
+		if (fold__end_mark(end)) {
+			frames[n++] = fold__end_mark(end);
+			if (stats)
+				stats->truncated += s->count;
+		}
+	}
 	for (int i = nu - 1; i >= 0; i--) {
 		bool is_pc = (s->flags & LAUNCH_STACK_F_PC_FIRST) && i == 0;
 		uint64_t addr = s->ips[i] - (is_pc ? 0 : 1);

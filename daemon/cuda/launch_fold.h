@@ -18,13 +18,14 @@ struct launch_fold_stats {
 	uint64_t launches;	  /* calls added to the tree */
 	uint64_t frames;	  /* frames named */
 	uint64_t unnamed_frames;  /* kept as module+0xOFF or [unknown] */
+	uint64_t truncated;	  /* calls whose stack stopped before the root (marked) */
 	uint64_t uprobe_left_out; /* entry uprobes on APIs xsprof:launch reports, in processes
 				   * whose USDT fired: the same launches, not counted twice */
 	uint64_t missing_ustacks; /* calls whose stack could not be read */
 };
 
-/* A launch stack's frames: the user frames and up to two placeholders. */
-#define LAUNCH_FOLD_MAX_FRAMES (XSPROF_MAX_STACK_DEPTH + 2)
+/* A launch stack's frames: the user frames and up to three placeholders. */
+#define LAUNCH_FOLD_MAX_FRAMES (XSPROF_MAX_STACK_DEPTH + 3)
 
 /*
  * Name one launch stack's frames into frames[LAUNCH_FOLD_MAX_FRAMES], outermost first, without

@@ -394,12 +394,20 @@ void launch_store__set_weight(struct launch_store *ls, uint64_t weight)
 	ls->weight = weight ? weight : 1;
 }
 
+/* A record's walk end (XSPROF_CUDA_F_END_SHIFT) as a stack's flag bits. */
+static uint16_t end_flags(uint16_t rec_flags)
+{
+	return (uint16_t)(((rec_flags >> XSPROF_CUDA_F_END_SHIFT) & 0xf)
+			  << LAUNCH_STACK_F_END_SHIFT);
+}
+
 int launch_store__add_call(struct launch_store *ls, const struct xsprof_cuda_call *r)
 {
 	struct key k = {
 		.tgid = r->tgid,
 		.api = r->api,
 		.kind = LAUNCH_UPROBE,
+		.flags = end_flags(r->flags),
 		.nr_user = r->nr_user,
 		.user_err = r->user_err,
 		.comm = r->comm,
@@ -428,8 +436,10 @@ int launch_store__add_usdt(struct launch_store *ls, const struct xsprof_usdt_lau
 		skip = 0;
 	k.ips += skip;
 	k.nr_user -= skip;
+	/* A trimmed stack (its probe frames skipped) still ended as its walk did. */
+	k.flags = end_flags(r->flags);
 	if (!skip)
-		k.flags = LAUNCH_STACK_F_PC_FIRST;
+		k.flags |= LAUNCH_STACK_F_PC_FIRST;
 	int err = add(ls, &k, r->time_ns, r->corr_id, r->tid, (uint16_t)r->flags);
 
 	ls->st.usdt += !err;

@@ -26,6 +26,9 @@ enum launch_kind {
 #define LAUNCH_STACK_F_OVERFLOW 0x1
 /* ips[0] is where the probe fired, not a return address (a USDT site kept as is). */
 #define LAUNCH_STACK_F_PC_FIRST 0x2
+/* Bits 8-11: how the stack's walk ended (enum xsprof_walk_end), part of its identity. */
+#define LAUNCH_STACK_F_END_SHIFT   8
+#define LAUNCH_STACK_END_OF(flags) (((flags) >> LAUNCH_STACK_F_END_SHIFT) & 0xf)
 
 /* A distinct stack and the calls that had it. */
 struct launch_stack {
