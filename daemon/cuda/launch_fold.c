@@ -14,7 +14,7 @@
 #include "daemon/symbolize/symbolizer.h"
 #include "output/calltree.h"
 
-/* comm, the frames, one placeholder, the leaf. */
+/* comm, the frames, two placeholders, the leaf. */
 #define MAX_FRAMES (XSPROF_MAX_STACK_DEPTH + 4)
 
 struct fold_ctx {
@@ -50,6 +50,7 @@ static bool unnamed(const char *name)
 size_t launch_fold__name_stack(struct symbolizer *sym, const struct launch_stack *s,
 			       const char **frames, struct launch_fold_stats *stats)
 {
+	const char *mark;
 	size_t n = 0;
 	int nu;
 
@@ -64,16 +65,9 @@ size_t launch_fold__name_stack(struct symbolizer *sym, const struct launch_stack
 	 * untrimmed USDT stack starts at the probe site itself, which is not one. */
 	nu = (int)symbolizer__user_depth(sym, s->tgid, 0, s->ips, s->nr_user);
 	/* A walk that stopped before the root says so where the root would be (fold.c). */
-	if (nu > 0) {
-		unsigned int end =
-			nu < s->nr_user ? XSPROF_END_FP_BROKEN : LAUNCH_STACK_END_OF(s->flags);
-
-		if (fold__end_mark(end)) {
-			frames[n++] = fold__end_mark(end);
-			if (stats)
-				stats->truncated += s->count;
-		}
-	}
+	mark = fold__end_mark(fold__user_end(nu, s->nr_user, LAUNCH_STACK_END_OF(s->flags)));
+	if (mark)
+		frames[n++] = mark;
 	for (int i = nu - 1; i >= 0; i--) {
 		bool is_pc = (s->flags & LAUNCH_STACK_F_PC_FIRST) && i == 0;
 		uint64_t addr = s->ips[i] - (is_pc ? 0 : 1);

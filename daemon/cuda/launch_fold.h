@@ -18,7 +18,6 @@ struct launch_fold_stats {
 	uint64_t launches;	  /* calls added to the tree */
 	uint64_t frames;	  /* frames named */
 	uint64_t unnamed_frames;  /* kept as module+0xOFF or [unknown] */
-	uint64_t truncated;	  /* calls whose stack stopped before the root (marked) */
 	uint64_t uprobe_left_out; /* entry uprobes on APIs xsprof:launch reports, in processes
 				   * whose USDT fired: the same launches, not counted twice */
 	uint64_t missing_ustacks; /* calls whose stack could not be read */

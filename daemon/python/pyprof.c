@@ -35,10 +35,9 @@ struct py_proc {
 	pid_t pid;
 	bool unsupported; /* found, not walked: kept so that it is counted once */
 	struct py_target t;
-	const struct py_offsets *o; /* &off */
-	struct py_offsets off;	    /* the table's column, or read from the interpreter */
-	struct hashmap *codes;	    /* (address, 0) -> struct code_entry */
-	struct hashmap *memo;	    /* (code, instruction) -> token */
+	struct py_offsets off; /* the table's column, or read from the interpreter */
+	struct hashmap *codes; /* (address, 0) -> struct code_entry */
+	struct hashmap *memo;  /* (code, instruction) -> token */
 	size_t code_bytes;
 };
 
@@ -180,8 +179,8 @@ static void mark_unsupported(struct pyprof *p, pid_t pid)
  * The offsets of the CPython t of pid: the table's (before 3.13), else its _Py_DebugOffsets
  * read from the start of its _PyRuntime. 0, -ENOTSUP with *reason, -ESRCH (gone).
  */
-static int offsets_of(struct pyprof *p, pid_t pid, const struct py_target *t,
-		      struct py_offsets *ret, const char **reason)
+static int offsets_of(pid_t pid, const struct py_target *t, struct py_offsets *ret,
+		      const char **reason)
 {
 	uint8_t buf[PY_DEBUG_OFFSETS_READ];
 	const struct py_offsets *o;
@@ -226,7 +225,7 @@ int pyprof__add_process(struct pyprof *p, pid_t pid)
 		return -ENOENT;
 	err = py_detect(p->o.proc_root, pid, &t, &reason);
 	if (!err)
-		err = offsets_of(p, pid, &t, &off, &reason);
+		err = offsets_of(pid, &t, &off, &reason);
 	if (err == -ENOTSUP) {
 		p->st.detected++;
 		p->st.unsupported++;
@@ -248,7 +247,6 @@ int pyprof__add_process(struct pyprof *p, pid_t pid)
 	pp->pid = pid;
 	pp->t = t;
 	pp->off = off;
-	pp->o = &pp->off;
 	v = off.bpf;
 	v.interp_head = t.runtime + off.runtime_interp_head;
 	if (bpf_map_update_elem(p->o.procs_fd, &key, &v, BPF_ANY)) {
@@ -306,7 +304,7 @@ static struct code_entry *code_of(struct pyprof *p, struct py_proc *pp, uint64_t
 	if (!e)
 		return NULL;
 	p->st.code_reads++;
-	if (!py_code__read(pp->pid, addr, pp->o, pp->t.code_type, &c)) {
+	if (!py_code__read(pp->pid, addr, &pp->off, pp->t.code_type, &c)) {
 		e->qualname = strdup(c.qualname);
 		e->file = strdup(c.file);
 		e->firstlineno = c.firstlineno;

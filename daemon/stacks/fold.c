@@ -134,6 +134,13 @@ const char *fold__end_mark(unsigned int end)
 	return end < XSPROF_END_REASONS ? marks[end] : NULL;
 }
 
+unsigned int fold__user_end(int nu, int nr_user, unsigned int end)
+{
+	if (nu <= 0)
+		return XSPROF_END_NONE;
+	return nu < nr_user ? XSPROF_END_FP_BROKEN : end;
+}
+
 void fold__name_stack(struct symbolizer *sym, const struct stack_entry *e, struct fold_names *buf,
 		      struct fold_stats *stats)
 {
@@ -166,9 +173,8 @@ void fold__name_stack(struct symbolizer *sym, const struct stack_entry *e, struc
 	trap = e->nr_kernel && nu && after_trap(sym, e);
 	/* A walk that stopped before the root says so, in one frame where the root would be
 	 * (frames the symbolizer cut past a broken frame-pointer chain too). */
-	if (nu > 0 && nu < e->nr_user)
-		end = XSPROF_END_FP_BROKEN;
-	if (nu > 0 && fold__end_mark(end)) {
+	end = fold__user_end(nu, e->nr_user, end);
+	if (fold__end_mark(end)) {
 		buf->frames[n++] = fold__end_mark(end);
 		st.truncated[end] += e->count;
 	}

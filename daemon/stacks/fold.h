@@ -28,6 +28,11 @@ struct fold_stats {
  * ("[truncated: no unwind rule]"); NULL when end is the root or not said. */
 const char *fold__end_mark(unsigned int end);
 
+/* How a stack of nr_user user frames whose walk ended for reason end ends once named, the
+ * symbolizer having kept nu of them (fewer: cut past a broken frame-pointer chain);
+ * XSPROF_END_NONE when nothing of it is named. */
+unsigned int fold__user_end(int nu, int nr_user, unsigned int end);
+
 /* A stack's own frames: user and kernel frames, and up to three placeholders. */
 /* User frames with --debug-info: an address may expand into inlined frames, up to this many. */
 #define FOLD_MAX_USER_FRAMES (2 * XSPROF_MAX_STACK_DEPTH)

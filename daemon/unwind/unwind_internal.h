@@ -79,6 +79,7 @@ struct uw_proc {
 	bool dead;	       /* exited: out of the BPF maps and of unwinder.procs */
 	uint32_t uid;	       /* its owner when loaded: whose share it counts in */
 	uint32_t flags;	       /* xsprof_unwind_proc.flags: XSPROF_UNWIND_PROC_* */
+	bool jvm_checked;      /* HotSpot seen and its options read (once) */
 	struct uw_proc *older, *newer; /* the loaded ones, in order of load (or of a use seen) */
 };
 

@@ -733,10 +733,12 @@ int unwinder__add_process(struct unwinder *u, pid_t pid)
 	/* New references first, then the old ones dropped: files kept by both stay. */
 	old = *p;
 	/* HotSpot is loaded by its launcher after exec: looked for at every read of the list. */
-	if (!(p->flags & XSPROF_UNWIND_PROC_JIT_NOFP) && jvm__maps_hotspot(pm) &&
-	    jvm__jit_without_fp(u->o.proc_root, pid)) {
-		p->flags |= XSPROF_UNWIND_PROC_JIT_NOFP;
-		u->st.jvm_nofp++;
+	if (!p->jvm_checked && jvm__maps_hotspot(pm)) {
+		p->jvm_checked = true;
+		if (jvm__jit_without_fp(u->o.proc_root, pid)) {
+			p->flags |= XSPROF_UNWIND_PROC_JIT_NOFP;
+			u->st.jvm_nofp++;
+		}
 	}
 	err = proc_fill(u, pid, pm, &p->maps, &p->nr_maps);
 	proc_maps__free(pm);
