@@ -86,6 +86,17 @@ static void stream_ended(uint64_t now)
 		on = 0;
 }
 
+/* The time a launch called at t returned. A real GPU starts no work before its launch call
+ * is made; the first call in a process can be held for a while (its probe's first hit, the
+ * profiler pausing it for its unwind tables), so the work starts LATENCY after the return,
+ * not after the call, or the GPU record could start before the launch the profiler saw. */
+static uint64_t launched(uint64_t t)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	return now > t ? now : t;
+}
+
 /* Work of dur ns: it starts when launched and the stream is free. */
 static uint64_t launch(const char *name, uint64_t dur, bool copy, uint64_t bytes)
 {
@@ -94,6 +105,7 @@ static uint64_t launch(const char *name, uint64_t dur, bool copy, uint64_t bytes
 	stream_ended(t);
 	xs_fake_cuda_launch(++corr, XS_CUPTI_RUNTIME(copy ? XS_CBID_cudaMemcpyAsync
 							  : XS_CBID_cudaLaunchKernel));
+	t = launched(t);
 	start = t + LATENCY > gpu_free ? t + LATENCY : gpu_free;
 	if (nr_work < MAX_WORK)
 		work[nr_work++] = (struct work){copy, name, start, start + dur, bytes, corr};
@@ -113,6 +125,7 @@ uint64_t xs_double_collective(const char *name, uint64_t (*meet)(void *ctx, uint
 
 	stream_ended(t);
 	xs_fake_cuda_launch(++corr, XS_CUPTI_RUNTIME(XS_CBID_cudaLaunchKernel));
+	t = launched(t);
 	start = t + LATENCY > gpu_free ? t + LATENCY : gpu_free;
 	end = meet(ctx, start);
 	if (end < start)
