@@ -16,6 +16,8 @@
 
 static struct {
 	unsigned int closes, prunes, notifies, reaps, alive_ok;
+	uint32_t exec_tgid;
+	const struct service *exec_s;
 	uint64_t end_ns;
 	const struct gpu_store *gs;
 	uint64_t attachment_oldest; /* an attachment's slice waiting for its ranges; 0: none */
@@ -34,6 +36,13 @@ uint64_t attachments__oldest_slice(struct service *s, uint64_t cutoff_ns)
 	(void)s;
 	return seen.attachment_oldest && seen.attachment_oldest < cutoff_ns ? seen.attachment_oldest
 									    : cutoff_ns;
+}
+
+/* The recordings' exec notice (recordings.c): who was told. */
+void recordings__note_exec(struct service *s, uint32_t tgid)
+{
+	seen.exec_s = s;
+	seen.exec_tgid = tgid;
 }
 
 void recordings__prune(struct service *s)
@@ -89,6 +98,12 @@ Test(slices, the_always_on_recordings_options)
 	cr_expect(ro.python);
 	cr_expect_eq(ro.unwinder, unwinder);
 	cr_expect_not(ro.offcpu, "the window counts on-CPU samples");
+	/* Only this recording reads exec events: the recordings of processes hear of theirs
+	 * from it (their jobs and ranks are the new image's). */
+	cr_assert_not_null(ro.on_exec);
+	ro.on_exec(ro.on_new_process_ctx, 4242);
+	cr_expect_eq(seen.exec_s, &s);
+	cr_expect_eq(seen.exec_tgid, 4242);
 
 	/* --pid trees: their descendants too, unless --no-children. */
 	o.pids[0] = 7;

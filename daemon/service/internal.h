@@ -321,6 +321,12 @@ void recordings__wake_waiters(struct service *s, struct svc_recording *r);
 void recordings__recheck_owners(struct service *s);
 void recordings__free(struct svc_recording *r);
 /*
+ * An exec seen by the machine's recording (the one that reads exec events): each running
+ * recording's job and rank for tgid are its new image's. A child first sampled between its
+ * fork and its exec (posix_spawn, vfork) was read with its parent's environment.
+ */
+void recordings__note_exec(struct service *s, uint32_t tgid);
+/*
  * A recording's range_domain (request body or scrape query) into r: only with a range
  * group_by. 0, or -EINVAL with msg.
  */

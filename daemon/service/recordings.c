@@ -605,14 +605,14 @@ static void note_process(void *ctx, uint32_t tgid)
 		host_labels__of(r->labels, tgid);
 }
 
-/* An exec: its job and rank are its new image's (a child sampled before its exec was read
- * with its parent's environment). */
-static void note_exec(void *ctx, uint32_t tgid)
+void recordings__note_exec(struct service *s, uint32_t tgid)
 {
-	struct svc_recording *r = ctx;
-
-	host_labels__forget(r->labels, tgid);
-	host_labels__of(r->labels, tgid);
+	for (struct svc_recording *r = s->recordings; r; r = r->next) {
+		if (r->state != RECORDING_RUNNING || !r->labels)
+			continue;
+		host_labels__forget(r->labels, tgid);
+		host_labels__of(r->labels, tgid);
+	}
 }
 
 /* Its recording, its end (a timer; the process's exit with until_exit), started. */
@@ -676,7 +676,6 @@ static int recordings__start(struct service *s, struct svc_recording *r, struct 
 		r->view.keep_ctx = r->keep;
 	}
 	ro.on_new_process = r->view.groups || r->labels ? note_process : NULL;
-	ro.on_exec = r->labels ? note_exec : NULL;
 	ro.on_new_process_ctx = r;
 
 	r->recording = recording__new(s->ev, &ro, s->sym, &what);

@@ -13,10 +13,22 @@
 #include "daemon/probes/preflight.h"
 #include "daemon/service/gpu_metrics.h"
 #include "daemon/service/internal.h"
+#include "daemon/session/host_labels.h"
 #include "daemon/session/lasting.h"
 #include "daemon/session/recording.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "output/shelf.h"
+
+/* An exec, from the one recording that reads them: the labels read from the old image's
+ * environment are forgotten, for the recordings and for the service's own readers. */
+static void on_exec(void *ctx, uint32_t tgid)
+{
+	struct service *s = ctx;
+
+	recordings__note_exec(s, tgid);
+	host_labels__forget(s->export_labels, tgid);
+	host_labels__forget(s->flight_labels, tgid);
+}
 
 void slices__recording_opts(const struct service *s, struct recording_opts *ret)
 {
@@ -40,6 +52,8 @@ void slices__recording_opts(const struct service *s, struct recording_opts *ret)
 		/* Samples one by one: for the GPU reports (the host's stacks while a GPU
 		 * idles) and, with --window-group-by, the ranges. */
 		.max_timeline = WINDOW_MAX_TIMELINE,
+		.on_exec = on_exec,
+		.on_new_process_ctx = (struct service *)s,
 	};
 	/* The flight recorder's triggers: exits (death) and waiting CUDA calls (hang). */
 	flight_api__recording_opts((struct service *)s, ret);
