@@ -223,9 +223,12 @@ torch)
 		"<module>,main,train,step,optimizer_step" "<module>,main,train,Net.__init__")
 	profile auto torch_train 8 "$out/split.cmd.json" || exit 1
 	grep -E "unwind tables|first samples|walk ends" "$out/torch_train.auto.log"
-	# Whole paths: all but the import of torch at the start (<module> alone).
+	# Whole paths: all but the import of torch at the start (<module> alone). Whole native
+	# stacks judged in the training loop: the import dlopen()s ~60 libraries, whose samples
+	# past the hold budget go by frame pointers until their tables are in (counted in the
+	# log's "first samples"; a loaded 2-core machine builds them later: 94-97% here).
 	check "$out/torch_train.auto.folded" torch_train --split "$out/split.cmd.json" --within 3 \
-		--min-full 0.7 --paths "${paths[@]}" "${whole[@]}"
+		--min-full 0.7 --paths "${paths[@]}" "${whole[@]}" --whole-under "<module>,main,train"
 	echo "== torch_train, running before xsprofd starts (--pid)"
 	"$py" "$here/torch_train.py" 14 "$out/split.pid.json" 2>/dev/null &
 	tpid=$!
@@ -265,7 +268,10 @@ offcpu)
 		"$py" - "$out/ow.$m.folded" "$out/ow.$m.json" "$m" <<'EOF2' || fail=1
 import json, sys
 folded, truth, mode = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3]
-main = py = 0
+# The main thread's time, and the part of it in main()'s measured loop: the shares are of the
+# loop, as the workload's own clock's are (the interpreter's start-up is 0.1-0.2 s of wall time
+# more on a loaded machine).
+main = py = loop = 0
 fn = {"wait_batch": 0, "nap": 0}
 for line in open(folded):
     if line.startswith("#"):
@@ -277,20 +283,38 @@ for line in open(folded):
     main += w
     if "(offcpu_wait.py:" in st:
         py += w
+    if "offcpu_wait.main (" in st:
+        loop += w
     for f in fn:
         if "offcpu_wait.%s (" % f in st:
             fn[f] += w
-total = truth["main_wall"] if mode == "wall" else truth["wait_batch"] + truth["nap"]
 share = 100.0 * py / max(main, 1)
 bad = share < 95
 print("%s main thread's %s time with its Python frames: %.1f%% (%d us)" %
       ("FAIL" if bad else "ok  ", mode, share, main))
-for f in fn:
-    got, want = 100.0 * fn[f] / max(main, 1), 100.0 * truth[f] / total
-    ok = abs(got - want) <= 2
+if mode == "wall":
+    # Each function's share of the loop's wall time.
+    for f in fn:
+        got, want = 100.0 * fn[f] / max(loop, 1), 100.0 * truth[f] / truth["main_wall"]
+        ok = abs(got - want) <= 2
+        bad += not ok
+        print("%s %-10s %5.1f%% of the loop's wall time, its own clock %5.1f%%" %
+              ("ok  " if ok else "FAIL", f, got, want))
+else:
+    # Off-CPU: the two waits' time against the clock's (nothing lost, nothing made up), and
+    # their split. A loaded machine adds the time spin() sat preempted to the loop's off-CPU
+    # time, which the workload's clock does not see as a wait: the split is of the waits.
+    waits, want_us = fn["wait_batch"] + fn["nap"], 1e6 * (truth["wait_batch"] + truth["nap"])
+    ok = abs(waits - want_us) <= 0.05 * want_us
     bad += not ok
-    print("%s %-10s %5.1f%% of the main thread's %s time, its own clock %5.1f%%" %
-          ("ok  " if ok else "FAIL", f, got, mode, want))
+    print("%s wait_batch and nap off the CPU %.0f us, their own clock %.0f us (within 5%%)" %
+          ("ok  " if ok else "FAIL", waits, want_us))
+    for f in fn:
+        got, want = 100.0 * fn[f] / max(waits, 1), 1e8 * truth[f] / max(want_us, 1)
+        ok = abs(got - want) <= 2
+        bad += not ok
+        print("%s %-10s %5.1f%% of the waits, its own clock %5.1f%%" %
+              ("ok  " if ok else "FAIL", f, got, want))
 sys.exit(1 if bad else 0)
 EOF2
 	done
