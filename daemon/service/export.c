@@ -339,31 +339,41 @@ static bool drop_oldest(struct exporter *e, struct sink *k)
 	return true;
 }
 
+/* The bytes of sink k's queue that may be dropped: all but a slice being pushed. */
+static size_t droppable(const struct sink *k)
+{
+	return k->queued_bytes - (k->head_in_flight && k->head ? k->head->len : 0);
+}
+
 /*
- * Makes room for len more bytes of sink k's: the oldest slices of the sink that holds the most
- * go first (never one being pushed). The queue's cap was shared first come: a sink whose store was down filled it, and
- * then only the healthy sink's newest slices could be dropped (issue 53 H4); now a down sink
- * loses its own oldest, and a healthy one keeps what it has not pushed yet.
+ * Makes room for len more bytes. The oldest slices go first, never one being
+ * pushed, and from a sink whose store is failing (in back-off) before a healthy one: a healthy
+ * sink's queue is only what waits for its next period, and may hold as much as a down one's
+ * for a moment on a loaded machine (its slices were dropped then: issue 53 H4's check went red
+ * at random). Among the failing, or else among all, the sink that holds the most pays.
  */
-static bool make_room(struct exporter *e, struct sink *k, size_t len)
+static bool make_room(struct exporter *e, size_t len)
 {
 	for (;;) {
 		size_t flying = 0;
+		struct sink *hog = NULL;
 
 		/* A slice being pushed cannot be dropped: it counts against the cap only once it
 		 * is back in the queue (a push failed), else a down store's one slice in flight
 		 * could leave a healthy sink no room. At most one a sink, so still bounded. */
 		for (size_t i = 0; i < e->n; i++)
-			if (e->sinks[i].head_in_flight && e->sinks[i].head)
-				flying += e->sinks[i].head->len;
+			flying += e->sinks[i].queued_bytes - droppable(&e->sinks[i]);
 		if (e->queued_bytes - flying + len <= e->cap_bytes)
 			break;
-		struct sink *hog = k;
+		for (int failing = 1; failing >= 0 && !hog; failing--)
+			for (size_t i = 0; i < e->n; i++) {
+				struct sink *x = &e->sinks[i];
 
-		for (size_t i = 0; i < e->n; i++)
-			if (e->sinks[i].queued_bytes > hog->queued_bytes)
-				hog = &e->sinks[i];
-		if (!drop_oldest(e, hog) && (hog == k || !drop_oldest(e, k)))
+				if (droppable(x) && (!failing || x->backoff_s) &&
+				    (!hog || droppable(x) > droppable(hog)))
+					hog = x;
+			}
+		if (!hog || !drop_oldest(e, hog))
 			return false;
 	}
 	return true;
@@ -429,7 +439,7 @@ void exporter__on_slice(void *ctx, const struct profile_data *slice)
 		pthread_mutex_lock(&e->lock);
 		e->encoded++;
 		e->encoded_bytes += it->len;
-		if (!make_room(e, k, it->len)) {
+		if (!make_room(e, it->len)) {
 			k->dropped++;
 			item_free(it);
 		} else {
