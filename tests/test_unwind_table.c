@@ -679,15 +679,16 @@ static uint64_t symbol_addr(const char *path, const char *name)
  * (outermost here) or as writing the stack pointer (no rule here). And known functions: the
  * frameless leaf, its caller, runtime.goexit.
  */
-Test(unwind_table, go_rows_match_its_debug_frame, .timeout = 120)
+/* path's Go rows against Go's own .debug_frame (readelf), and the frames the walker needs. */
+static void check_go_rows(const char *path)
 {
-	const char *path = XS_GOMIX_PATH;
 	struct unwind_table_stats st;
 	unsigned long rows = 0, differ = 0, special = 0;
 	unsigned long long fde_end = 0, loc;
 	const struct xsprof_unwind_row *r;
 	struct unwind_table *t;
 	char cmd[512], line[512];
+	bool debug_frame = false;
 	uint64_t a;
 	FILE *p;
 	int fd;
@@ -699,7 +700,7 @@ Test(unwind_table, go_rows_match_its_debug_frame, .timeout = 120)
 	close(fd);
 	cr_assert(t, "%s: no table: %s", path, strerror(errno));
 	unwind_table__stats(t, &st);
-	cr_expect_gt(st.fdes, 1000, "only %llu Go functions", (unsigned long long)st.fdes);
+	cr_expect_gt(st.go_funcs, 1000, "only %llu Go functions", (unsigned long long)st.go_funcs);
 	cr_expect_eq(st.bad_entries, 0);
 	snprintf(cmd, sizeof(cmd), "readelf --debug-dump=frames-interp '%s' 2>/dev/null", path);
 	p = popen(cmd, "r");
@@ -709,6 +710,13 @@ Test(unwind_table, go_rows_match_its_debug_frame, .timeout = 120)
 		char cfa[32], ra[16];
 		long off;
 
+		/* Go's frames are in .debug_frame; a cgo file's .eh_frame is its C code's. */
+		if (!strncmp(line, "Contents of the ", 16)) {
+			debug_frame = !!strstr(line, ".debug_frame");
+			continue;
+		}
+		if (!debug_frame)
+			continue;
 		if (sscanf(line, "%*x %*x %*x FDE cie=%*x pc=%llx..%llx", &lo, &hi) == 2) {
 			fde_end = hi;
 			continue;
@@ -752,6 +760,38 @@ Test(unwind_table, go_rows_match_its_debug_frame, .timeout = 120)
 	cr_assert(a);
 	r = unwind_table__find(t, a);
 	cr_expect(r && r->type == XSPROF_CFA_OUTERMOST, "runtime.goexit: a goroutine's root");
+	unwind_table__free(t);
+}
+
+Test(unwind_table, go_rows_match_its_debug_frame, .timeout = 120)
+{
+	check_go_rows(XS_GOMIX_PATH);
+}
+
+/* cgo: the C code's FDEs and the Go code's .gopclntab rows in one table; before, the Go code
+ * of such a file had no rows at all (its .eh_frame was taken as the whole story). */
+Test(unwind_table, cgo_files_get_go_rows_beside_their_fdes, .timeout = 120)
+{
+	const char *path = XS_GOMIX_CGO_PATH;
+	struct unwind_table_stats st;
+	const struct xsprof_unwind_row *r;
+	struct unwind_table *t;
+	uint64_t a;
+	int fd;
+
+	check_go_rows(path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	cr_assert(fd >= 0, "%s: %s", path, strerror(errno));
+	t = unwind_table__from_elf_fd(fd);
+	close(fd);
+	cr_assert(t);
+	unwind_table__stats(t, &st);
+	cr_expect_gt(st.fdes, 10, "the C code's FDEs are there too");
+	a = symbol_addr(path, "x_cgo_init");
+	cr_assert(a, "runtime/cgo's C code");
+	r = unwind_table__find(t, a);
+	cr_expect(r && r->type == XSPROF_CFA_RSP && r->cfa_off == 8,
+		  "x_cgo_init's entry, from its FDE: the return address at rsp");
 	unwind_table__free(t);
 }
 

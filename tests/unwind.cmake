@@ -81,6 +81,7 @@ add_dependencies(test_unwind_jit xsprofd)
 # the tests fail, saying so.
 find_program(XS_GO go)
 set(XS_GOMIX ${CMAKE_CURRENT_BINARY_DIR}/xs_gomix)
+set(XS_GOMIX_CGO ${CMAKE_CURRENT_BINARY_DIR}/xs_gomix_cgo)
 if(XS_GO)
 	set(XS_GOMIX_SRC ${CMAKE_CURRENT_SOURCE_DIR}/workloads/gomix)
 	add_custom_command(OUTPUT ${XS_GOMIX}
@@ -89,18 +90,27 @@ if(XS_GO)
 		WORKING_DIRECTORY ${XS_GOMIX_SRC}
 		DEPENDS ${XS_GOMIX_SRC}/main.go ${XS_GOMIX_SRC}/go.mod
 		COMMENT "go build xs_gomix")
-	add_custom_target(xs_gomix ALL DEPENDS ${XS_GOMIX})
+	# The same program linked with cgo (-tags xscgo): C code with .eh_frame, Go code without.
+	add_custom_command(OUTPUT ${XS_GOMIX_CGO}
+		COMMAND ${CMAKE_COMMAND} -E env GOCACHE=${CMAKE_CURRENT_BINARY_DIR}/gocache
+			GOFLAGS=-mod=mod GOTOOLCHAIN=local GOPROXY=off CGO_ENABLED=1
+			${XS_GO} build -tags xscgo -o ${XS_GOMIX_CGO} .
+		WORKING_DIRECTORY ${XS_GOMIX_SRC}
+		DEPENDS ${XS_GOMIX_SRC}/main.go ${XS_GOMIX_SRC}/cgo.go ${XS_GOMIX_SRC}/go.mod
+		COMMENT "go build -tags xscgo xs_gomix_cgo")
+	add_custom_target(xs_gomix ALL DEPENDS ${XS_GOMIX} ${XS_GOMIX_CGO})
 	add_test(NAME unwind_go COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/unwind_go.sh ${CMAKE_BINARY_DIR})
 	set_tests_properties(unwind_go PROPERTIES TIMEOUT 300)
 	foreach(t test_unwind_table test_elf_symtab)
-		target_compile_definitions(${t} PRIVATE XS_GOMIX_PATH="${XS_GOMIX}")
+		target_compile_definitions(${t} PRIVATE XS_GOMIX_PATH="${XS_GOMIX}"
+			XS_GOMIX_CGO_PATH="${XS_GOMIX_CGO}")
 		add_dependencies(${t} xs_gomix)
 	endforeach()
 else()
 	add_test(NAME unwind_go COMMAND sh -c
 		"echo 'unwind_go: no go toolchain (apt-get install golang-go)' >&2; exit 1")
-	target_compile_definitions(test_unwind_table PRIVATE XS_GOMIX_PATH="")
-	target_compile_definitions(test_elf_symtab PRIVATE XS_GOMIX_PATH="")
+	target_compile_definitions(test_unwind_table PRIVATE XS_GOMIX_PATH="" XS_GOMIX_CGO_PATH="")
+	target_compile_definitions(test_elf_symtab PRIVATE XS_GOMIX_PATH="" XS_GOMIX_CGO_PATH="")
 endif()
 
 # The JVM: no wrong caller from JIT code without frame pointers (Debian's openjdk-17:

@@ -7,15 +7,17 @@
 # runtime.rt0_go, the roots Go marks), main.mixA (a leaf without a frame) under main.callerA in
 # >= 95% of its samples, crypto/sha256.block (assembly that uses rbp as a plain register)
 # under main.hashB in >= 95% of its samples; and a stripped copy (strip -s, 2 s) as whole, its
-# functions named from .gopclntab. perf's figures are printed beside them.
+# functions named from .gopclntab; and the program linked with cgo (xs_gomix_cgo, 2 s: its C code
+# has .eh_frame, its Go code only .gopclntab) as whole. perf's figures are printed beside them.
 # Usage: tests/unwind_go.sh BUILD_DIR      (ctest unwind_go)
 set -uo pipefail
 
 build=$(cd "$1" && pwd)
 xsprofd=$build/daemon/xsprofd
 gomix=$build/tests/xs_gomix
+gomix_cgo=$build/tests/xs_gomix_cgo
 py=/usr/bin/python3
-for f in "$xsprofd" "$gomix" "$py"; do
+for f in "$xsprofd" "$gomix" "$gomix_cgo" "$py"; do
 	[[ -x $f ]] || { echo "FAIL missing $f"; exit 1; }
 done
 command -v perf >/dev/null || { echo "FAIL no perf (apt-get install linux-perf)"; exit 1; }
@@ -35,6 +37,10 @@ if ! timeout 120 "$xsprofd" -f -F 999 -o "$dir/s.folded" -- "$dir/xs_gomix" 2 \
 	echo "FAIL xsprofd (stripped): $(tail -5 "$dir/s.log")"
 	exit 1
 fi
+if ! timeout 120 "$xsprofd" -f -F 999 -o "$dir/c.folded" -- "$gomix_cgo" 2 >"$dir/c.log" 2>&1; then
+	echo "FAIL xsprofd (cgo): $(tail -5 "$dir/c.log")"
+	exit 1
+fi
 if ! timeout 120 perf record -q -g -F 999 -e cpu-clock -o "$dir/perf.data" -- "$gomix" 4 \
 	>"$dir/perf.log" 2>&1 ||
 	! perf script -i "$dir/perf.data" -F comm,ip,sym >"$dir/perf.txt" 2>>"$dir/perf.log"; then
@@ -42,7 +48,7 @@ if ! timeout 120 perf record -q -g -F 999 -e cpu-clock -o "$dir/perf.data" -- "$
 	exit 1
 fi
 
-"$py" - "$dir/x.folded" "$dir/perf.txt" "$dir/s.folded" <<'PYEOF'
+"$py" - "$dir/x.folded" "$dir/perf.txt" "$dir/s.folded" "$dir/c.folded" <<'PYEOF'
 import re, sys
 
 ROOTS = ("runtime.goexit", "runtime.mstart", "runtime.rt0_go")
@@ -73,10 +79,10 @@ def figures(stacks):
     return total, pc(whole, total), leaf, pc(leaf_ok, leaf), blk, pc(blk_ok, blk)
 
 
-def folded(path):
+def folded(path, comm="xs_gomix"):
     out = []
     for line in open(path):
-        if line.startswith("#") or not line.startswith("xs_gomix;"):
+        if line.startswith("#") or not line.startswith(comm + ";"):
             continue
         st, n = line.rstrip("\n").rsplit(" ", 1)
         fr = [f for f in st.split(";")[1:] if not f.endswith("_[k]")]
@@ -84,7 +90,7 @@ def folded(path):
     return out
 
 
-xs, stripped = folded(sys.argv[1]), folded(sys.argv[3])
+xs, stripped, cgo = folded(sys.argv[1]), folded(sys.argv[3]), folded(sys.argv[4], "xs_gomix_cgo")
 
 perf, cur = [], None
 for line in open(sys.argv[2]):
@@ -105,10 +111,10 @@ if cur is not None:
     perf.append((cur[::-1], 1))
 
 fail = 0
-x, p, st = figures(xs), figures(perf), figures(stripped)
+x, p, st, cg = figures(xs), figures(perf), figures(stripped), figures(cgo)
 print("%-8s %8s %7s %10s %12s %10s %12s" % ("", "samples", "whole", "mixA", "under caller",
                                             "sha256", "under hashB"))
-for name, f in (("xsprofd", x), ("stripped", st), ("perf -g", p)):
+for name, f in (("xsprofd", x), ("stripped", st), ("cgo", cg), ("perf -g", p)):
     print("%-8s %8d %6.1f%% %10d %11.1f%% %10d %11.1f%%" % ((name,) + f))
 for what, got, n in (("whole", x[1], x[0]), ("mixA under callerA", x[3], x[2]),
                      ("sha256.block under hashB", x[5], x[4])):
@@ -121,5 +127,10 @@ ok = st[1] >= 95 and st[3] >= 95 and st[2] >= 150
 fail += not ok
 print("%s stripped: %.1f%% whole, mixA under callerA in %.1f%% of %d (need 95%% of 150 or more)"
       % ("ok  " if ok else "FAIL", st[1], st[3], st[2]))
+# The cgo build (2 s): C's FDEs and Go's rows in one table.
+ok = cg[1] >= 95 and cg[3] >= 95 and cg[2] >= 150
+fail += not ok
+print("%s cgo: %.1f%% whole, mixA under callerA in %.1f%% of %d (need 95%% of 150 or more)"
+      % ("ok  " if ok else "FAIL", cg[1], cg[3], cg[2]))
 sys.exit(1 if fail else 0)
 PYEOF

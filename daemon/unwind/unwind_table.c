@@ -787,10 +787,12 @@ struct unwind_build {
 	const char *why;
 	uint64_t usable_rows; /* rows passed on with a rule the walker can apply */
 	char why_buf[96];
-	/* A Go file's rows, made at once from its .gopclntab (gopclntab.h), passed on a piece
-	 * per step in place of FDEs. */
+	/* A Go file's rows, made at once from its .gopclntab (gopclntab.h): passed on a piece
+	 * per step in place of FDEs (pre_only: the file has no .eh_frame), or merged in pc order
+	 * with the FDEs' (cgo: C code with FDEs, Go code with none). */
 	struct xsprof_unwind_row *pre;
 	size_t nr_pre, pre_next;
+	bool pre_only;
 };
 
 /* Pass a row downstream (the merge's output). */
@@ -1049,12 +1051,29 @@ static int build__start(struct unwind_build *b)
 	build__drop_pages(b);
 	if (err < 0)
 		return err;
-	if (b->scanned && !b->nr_fdes)
+	if (b->scanned && !b->nr_fdes && !b->nr_pre)
 		build__refuse_no_fde(b);
 	return 0;
 }
 
 static int build__finish(struct unwind_build *b);
+
+/* The Go rows below pc, at most max of them, into the merge: 1 while more below pc are left. A
+ * Go row at an FDE's start goes before the FDE's (the later row at one pc wins); one inside an
+ * FDE's range comes after its rows and is dropped as an overlap (Go's table covers no C code:
+ * there are none). */
+static int build__pre_below(struct unwind_build *b, uint64_t pc, size_t max)
+{
+	int err;
+
+	for (size_t n = 0; b->pre_next < b->nr_pre && b->pre[b->pre_next].pc < pc; n++) {
+		if (n == max)
+			return 1;
+		if ((err = build__row(&b->out, &b->pre[b->pre_next++])))
+			return err;
+	}
+	return 0;
+}
 
 int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn, void *ctx)
 {
@@ -1064,12 +1083,10 @@ int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn
 	b->ctx = ctx;
 	if (b->err)
 		return b->err;
-	if (b->pre) {
+	if (b->pre_only) {
 		/* A Go function has a few rows: as many per step as FDEs of about that many. */
-		for (size_t n = 0; b->pre_next < b->nr_pre && n < 8 * max_fdes; n++)
-			if ((err = build__row(&b->out, &b->pre[b->pre_next++])))
-				return err;
-		return b->pre_next < b->nr_pre ? 1 : build__finish(b);
+		err = build__pre_below(b, UINT64_MAX, 8 * max_fdes);
+		return err ? err : build__finish(b);
 	}
 	if (!b->collected) {
 		if (!b->scanned) {
@@ -1080,7 +1097,7 @@ int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn
 		} else if (!sort_step(b)) {
 			b->collected = true;
 		}
-		if (b->scanned && !b->nr_fdes)
+		if (b->scanned && !b->nr_fdes && !b->nr_pre)
 			return build__refuse_no_fde(b);
 		return 1;
 	}
@@ -1089,6 +1106,9 @@ int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn
 		struct entry en;
 		struct cursor c;
 
+		/* cgo: the Go functions before this FDE first (a few between two C ones). */
+		if (b->nr_pre && (err = build__pre_below(b, f->pc, SIZE_MAX)))
+			return err;
 		if (entry_at(&b->e, f->off, &b->cc, &b->st, &en) || !en.fde)
 			continue; /* read once already: cannot fail now */
 		c = (struct cursor){en.body, en.end, false};
@@ -1104,7 +1124,9 @@ int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn
 	}
 	if (b->next < b->nr_fdes)
 		return 1;
-	return build__finish(b);
+	/* cgo: the Go functions after the last FDE, a piece per step. */
+	err = build__pre_below(b, UINT64_MAX, 8 * max_fdes);
+	return err ? err : build__finish(b);
 }
 
 /* The last row passed on, and a table with no rule the walker can apply refused. */
@@ -1228,7 +1250,7 @@ static struct unwind_build *build__new_go(Elf *elf)
 
 	if (!b)
 		return NULL;
-	b->scanned = b->collected = true;
+	b->scanned = b->collected = b->pre_only = true;
 	err = gopclntab__rows(elf, UNWIND_TABLE_MAX_ROWS, &b->pre, &b->nr_pre, &gs, &why);
 	if (err == -ENOMEM) {
 		free(b);
@@ -1241,12 +1263,33 @@ static struct unwind_build *build__new_go(Elf *elf)
 			 err == -E2BIG ? "over the row cap in .gopclntab" : why);
 		build__refuse(b, err == -E2BIG ? -E2BIG : -ENOENT, b->why_buf);
 	} else {
-		b->st.fdes = gs.funcs;
+		b->st.fdes = b->st.go_funcs = gs.funcs;
 		b->st.bad_entries = gs.bad_funcs;
 		b->st.section_bytes = gs.section_size;
 		b->nr_fdes = (size_t)gs.funcs;
 	}
 	return b;
+}
+
+/* A cgo file has .eh_frame for its C code and none for its Go code: the Go functions' rows from
+ * its .gopclntab join the FDEs'. A file without one, or with one not read here, keeps its FDEs
+ * alone (its Go code walked by frame pointers, as before). 0, or -ENOMEM. */
+static int build__add_cgo(struct unwind_build *b, Elf *elf)
+{
+	struct gopclntab_stats gs;
+	const char *why = NULL;
+	int err = gopclntab__rows(elf, UNWIND_TABLE_MAX_ROWS, &b->pre, &b->nr_pre, &gs, &why);
+
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		free(b->pre);
+		b->pre = NULL;
+		b->nr_pre = 0;
+		return 0;
+	}
+	b->st.go_funcs = gs.funcs;
+	return 0;
 }
 
 struct unwind_build *unwind_build__new_fd(int fd)
@@ -1276,6 +1319,12 @@ struct unwind_build *unwind_build__new_fd(int fd)
 		return NULL;
 	}
 	b->elf = elf;
+	err = build__add_cgo(b, elf);
+	if (err) {
+		unwind_build__free(b);
+		errno = -err;
+		return NULL;
+	}
 	/* Given back only where libelf mapped the file (not where it had to copy it). */
 	if (page > 0 && elf_rawfile(elf, NULL)) {
 		uintptr_t lo = (uintptr_t)es.data & ~((uintptr_t)page - 1);

@@ -36,6 +36,7 @@ struct unwind_table_stats {
 	uint64_t section_bytes; /* size of the .eh_frame compiled */
 	uint64_t overlaps;	/* rows of an FDE overlapping one before it: dropped */
 	uint64_t rows;		/* rows passed on */
+	uint64_t go_funcs;	/* cgo: Go functions whose .gopclntab rows joined the FDEs' */
 };
 
 /*
