@@ -2,6 +2,7 @@
 # The .eh_frame compiler (daemon/unwind/unwind_table.c): raw sections and ELF images.
 add_executable(fuzz_unwind_table fuzz_unwind_table.c
 	${PROJECT_SOURCE_DIR}/daemon/unwind/unwind_table.c
+	${PROJECT_SOURCE_DIR}/daemon/unwind/eh_frame.c
 	${PROJECT_SOURCE_DIR}/daemon/unwind/gopclntab.c
 	${PROJECT_SOURCE_DIR}/daemon/symbolize/go_pclntab.c)
 target_compile_options(fuzz_unwind_table PRIVATE ${FUZZ_FLAGS})
