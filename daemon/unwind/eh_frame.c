@@ -305,17 +305,118 @@ static int advance(struct fde_run *r, const struct cfa_state *s, uint64_t nloc)
 	return err;
 }
 
+/* The ops that set the CFA rule: 1 when op is one (done), 0 when not, -EINVAL. */
+static int cfa_rule_op(struct cfa_state *s, const struct cie *cie, struct cursor *c, uint8_t op)
+{
+	uint64_t len;
+
+	switch (op) {
+	case 0x0c: /* def_cfa */
+		s->cfa = CFA_REG;
+		s->cfa_reg = rd_uleb(c);
+		s->cfa_off = (int64_t)rd_uleb(c);
+		return 1;
+	case 0x0d: /* def_cfa_register */
+		if (s->cfa != CFA_REG)
+			s->cfa_off = 0;
+		s->cfa = CFA_REG;
+		s->cfa_reg = rd_uleb(c);
+		return 1;
+	case 0x0e: /* def_cfa_offset */
+		s->cfa_off = (int64_t)rd_uleb(c);
+		return 1;
+	case 0x0f: /* def_cfa_expression */
+		len = rd_uleb(c);
+		if (c->bad || len > (uint64_t)(c->end - c->p))
+			return -EINVAL;
+		cfa_expression(s, c->p, len);
+		c->p += len;
+		return 1;
+	case 0x12: /* def_cfa_sf */
+		s->cfa = CFA_REG;
+		s->cfa_reg = rd_uleb(c);
+		s->cfa_off = factored(rd_sleb(c), cie->daf);
+		return 1;
+	case 0x13: /* def_cfa_offset_sf */
+		s->cfa_off = factored(rd_sleb(c), cie->daf);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The extended ops that set a register's rule: 1 when op is one (done), 0 when not, -EINVAL. */
+static int reg_rule_op(struct fde_run *r, struct cfa_state *s, struct cursor *c, uint8_t op)
+{
+	const struct cie *cie = r->cie;
+	uint64_t reg, len;
+	int64_t off;
+
+	switch (op) {
+	case 0x05: /* offset_extended */
+		reg = rd_uleb(c);
+		set_reg(s, reg, REG_OFFSET, factored((int64_t)rd_uleb(c), cie->daf));
+		return 1;
+	case 0x06: /* restore_extended */
+		restore_reg(s, &r->init, rd_uleb(c));
+		return 1;
+	case 0x07: /* undefined */
+		set_reg(s, rd_uleb(c), REG_UNDEF, 0);
+		return 1;
+	case 0x08: /* same_value */
+		set_reg(s, rd_uleb(c), REG_SAME, 0);
+		return 1;
+	case 0x09: /* register */
+		reg = rd_uleb(c);
+		rd_uleb(c);
+		set_reg(s, reg, REG_OTHER, 0);
+		return 1;
+	case 0x10: /* expression */
+	case 0x16: /* val_expression */
+		reg = rd_uleb(c);
+		len = rd_uleb(c);
+		if (c->bad || len > (uint64_t)(c->end - c->p))
+			return -EINVAL;
+		if (op == 0x10 && reg_at_rbp(c->p, len, &off))
+			set_reg(s, reg, REG_AT_RBP, off);
+		else
+			set_reg(s, reg, REG_OTHER, 0);
+		c->p += len;
+		return 1;
+	case 0x11: /* offset_extended_sf */
+		reg = rd_uleb(c);
+		set_reg(s, reg, REG_OFFSET, factored(rd_sleb(c), cie->daf));
+		return 1;
+	case 0x14: /* val_offset */
+	case 0x15: /* val_offset_sf */
+		reg = rd_uleb(c);
+		if (op == 0x14)
+			rd_uleb(c);
+		else
+			rd_sleb(c);
+		set_reg(s, reg, REG_OTHER, 0);
+		return 1;
+	case 0x2e: /* GNU_args_size: only matters to exception handling */
+		rd_uleb(c);
+		return 1;
+	case 0x2f: /* GNU_negative_offset_extended */
+		reg = rd_uleb(c);
+		set_reg(s, reg, REG_OFFSET, factored(-(int64_t)(rd_uleb(c) & INT64_MAX), cie->daf));
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* Run a call-frame program over s; 0, -EINVAL on a malformed one, or -ENOMEM/-E2BIG. */
 static int run_program(struct fde_run *r, struct cfa_state *s, const uint8_t *p, const uint8_t *end)
 {
 	struct cursor c = {p, end, false};
 	const struct cie *cie = r->cie;
-	int err = 0;
+	int err = 0, done;
 
 	while (!err && !c.bad && c.p < c.end) {
 		uint8_t op = *c.p++, low = op & 0x3f;
-		uint64_t reg, len;
-		int64_t off;
 
 		switch (op >> 6) {
 		case 1: /* advance_loc */
@@ -343,24 +444,6 @@ static int run_program(struct fde_run *r, struct cfa_state *s, const uint8_t *p,
 		case 0x04:
 			err = advance(r, s, r->loc + rd_u(&c, 4) * cie->caf);
 			break;
-		case 0x05: /* offset_extended */
-			reg = rd_uleb(&c);
-			set_reg(s, reg, REG_OFFSET, factored((int64_t)rd_uleb(&c), cie->daf));
-			break;
-		case 0x06: /* restore_extended */
-			restore_reg(s, &r->init, rd_uleb(&c));
-			break;
-		case 0x07: /* undefined */
-			set_reg(s, rd_uleb(&c), REG_UNDEF, 0);
-			break;
-		case 0x08: /* same_value */
-			set_reg(s, rd_uleb(&c), REG_SAME, 0);
-			break;
-		case 0x09: /* register */
-			reg = rd_uleb(&c);
-			rd_uleb(&c);
-			set_reg(s, reg, REG_OTHER, 0);
-			break;
 		case 0x0a: /* remember_state */
 			if (r->depth >= MAX_STATE_STACK)
 				return -EINVAL;
@@ -371,70 +454,12 @@ static int run_program(struct fde_run *r, struct cfa_state *s, const uint8_t *p,
 				return -EINVAL;
 			*s = r->stack[--r->depth];
 			break;
-		case 0x0c: /* def_cfa */
-			s->cfa = CFA_REG;
-			s->cfa_reg = rd_uleb(&c);
-			s->cfa_off = (int64_t)rd_uleb(&c);
-			break;
-		case 0x0d: /* def_cfa_register */
-			if (s->cfa != CFA_REG)
-				s->cfa_off = 0;
-			s->cfa = CFA_REG;
-			s->cfa_reg = rd_uleb(&c);
-			break;
-		case 0x0e: /* def_cfa_offset */
-			s->cfa_off = (int64_t)rd_uleb(&c);
-			break;
-		case 0x0f: /* def_cfa_expression */
-			len = rd_uleb(&c);
-			if (c.bad || len > (uint64_t)(c.end - c.p))
-				return -EINVAL;
-			cfa_expression(s, c.p, len);
-			c.p += len;
-			break;
-		case 0x10: /* expression */
-		case 0x16: /* val_expression */
-			reg = rd_uleb(&c);
-			len = rd_uleb(&c);
-			if (c.bad || len > (uint64_t)(c.end - c.p))
-				return -EINVAL;
-			if (op == 0x10 && reg_at_rbp(c.p, len, &off))
-				set_reg(s, reg, REG_AT_RBP, off);
-			else
-				set_reg(s, reg, REG_OTHER, 0);
-			c.p += len;
-			break;
-		case 0x11: /* offset_extended_sf */
-			reg = rd_uleb(&c);
-			set_reg(s, reg, REG_OFFSET, factored(rd_sleb(&c), cie->daf));
-			break;
-		case 0x12: /* def_cfa_sf */
-			s->cfa = CFA_REG;
-			s->cfa_reg = rd_uleb(&c);
-			s->cfa_off = factored(rd_sleb(&c), cie->daf);
-			break;
-		case 0x13: /* def_cfa_offset_sf */
-			s->cfa_off = factored(rd_sleb(&c), cie->daf);
-			break;
-		case 0x14: /* val_offset */
-		case 0x15: /* val_offset_sf */
-			reg = rd_uleb(&c);
-			if (op == 0x14)
-				rd_uleb(&c);
-			else
-				rd_sleb(&c);
-			set_reg(s, reg, REG_OTHER, 0);
-			break;
-		case 0x2e: /* GNU_args_size: only matters to exception handling */
-			rd_uleb(&c);
-			break;
-		case 0x2f: /* GNU_negative_offset_extended */
-			reg = rd_uleb(&c);
-			set_reg(s, reg, REG_OFFSET,
-				factored(-(int64_t)(rd_uleb(&c) & INT64_MAX), cie->daf));
-			break;
 		default:
-			return -EINVAL;
+			done = cfa_rule_op(s, cie, &c, op);
+			if (!done)
+				done = reg_rule_op(r, s, &c, op);
+			if (done <= 0)
+				return -EINVAL; /* malformed, or an op not known */
 		}
 	}
 	if (err)
