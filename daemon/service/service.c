@@ -496,37 +496,11 @@ void service__govern(struct service *s, struct recording *r)
 			 strerror(-err));
 }
 
-int service__run(struct xsprofd_opts *opts, int argc, char **argv)
+/* Signals, the watchdog and the two timers on the loop. 0, or -1 (said). */
+static int setup_loop(struct service *s)
 {
-	struct service *s = calloc(1, sizeof(*s));
-	char ledger_pin[96];
-	bool ledger_pinned = false;
-	struct symbolizer_opts yopts = {
-		.no_demangle = opts->no_demangle,
-		.debug_dirs = opts->nr_debug_dirs ? opts->debug_dirs : NULL,
-		.nr_debug_dirs = (size_t)opts->nr_debug_dirs,
-		.debuginfod = opts->debuginfod,
-		.cache_bytes = (uint64_t)(opts->symbol_cache_mb ? opts->symbol_cache_mb
-								: XSPROFD_SERVICE_SYMBOL_CACHE_MB)
-			       << 20,
-		.hot_bytes = XSPROFD_SERVICE_SYMBOL_HOT_MB << 20,
-		.debug_info = opts->debug_info,
-	};
-	struct window_opts so = {.window_s = opts->window_s,
-				 .cap_bytes = (size_t)opts->store_mb << 20};
 	sigset_t mask;
-	int err, status = 1;
-
-	if (!s)
-		return 1;
-	s->unix_sock.lock_fd = -1;
-	s->opts = opts;
-	s->argc = argc;
-	s->argv = argv;
-	s->started_ns = clock__mono_ns();
-	libbpf_set_print(preflight__libbpf_log);
-	if (preflight__kernel())
-		goto out;
+	int err;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -553,8 +527,29 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 						 OWNER_CHECK_US, 0, on_owner_check, s);
 	if (err < 0) {
 		log_err("setting up the event loop: %s", strerror(-err));
-		goto out;
+		return -1;
 	}
+	return 0;
+}
+
+/* The symbolizer, the window's stores and the GPU metrics. 0, or -1 (said). */
+static int setup_stores(struct service *s)
+{
+	const struct xsprofd_opts *opts = s->opts;
+	struct symbolizer_opts yopts = {
+		.no_demangle = opts->no_demangle,
+		.debug_dirs = opts->nr_debug_dirs ? opts->debug_dirs : NULL,
+		.nr_debug_dirs = (size_t)opts->nr_debug_dirs,
+		.debuginfod = opts->debuginfod,
+		.cache_bytes = (uint64_t)(opts->symbol_cache_mb ? opts->symbol_cache_mb
+								: XSPROFD_SERVICE_SYMBOL_CACHE_MB)
+			       << 20,
+		.hot_bytes = XSPROFD_SERVICE_SYMBOL_HOT_MB << 20,
+		.debug_info = opts->debug_info,
+	};
+	struct window_opts so = {.window_s = opts->window_s,
+				 .cap_bytes = (size_t)opts->store_mb << 20};
+
 	s->sym = symbolizer__new(&yopts);
 	/* Any reply may be pprof: the names keep where they came from (capped, see status). */
 	s->sites = frame_sites__new(XSPROFD_SERVICE_SITES_BYTES);
@@ -574,8 +569,72 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 	if (!s->sym || !s->sites || !s->machine.cpu || !s->machine.gpu || !s->machine.reports ||
 	    !s->gpu_metrics) {
 		log_err("out of memory setting up");
-		goto out;
+		return -1;
 	}
+	return 0;
+}
+
+/* Everything let go, in order; ledger_pin: the stop ledger's pin to remove, or NULL. */
+static void teardown(struct service *s, const char *ledger_pin)
+{
+	s->stopping = true;
+	/* Parked clients get an answer (503) before the server goes. */
+	for (struct svc_recording *r = s->recordings; r; r = r->next)
+		recordings__wake_waiters(s, r);
+	http_server__run(s->unix_http);
+	http_server__run(s->tcp_http);
+	http_server__free(s->unix_http);
+	/* Only our own socket file goes; the lock is released last. */
+	http__unix_release(&s->unix_sock, s->opts->socket_path);
+	if (ledger_pin)
+		stop_ledger__unpin(ledger_pin);
+	http_server__free(s->tcp_http);
+	while (s->recordings) {
+		struct svc_recording *r = s->recordings;
+
+		s->recordings = r->next;
+		recordings__free(r);
+	}
+	attachments__free(s);
+	lasting__stop(&s->machine);  /* the slices waiting for their ranges too */
+	ceiling__free(s->ceiling);   /* recordings still governed let go of it */
+	flight_api__free(s);	     /* after the last slice it may be handed */
+	exporter__free(s->exporter); /* after the last slice it may be handed */
+	host_labels__free(s->export_labels);
+	sd_event_source_disable_unref(s->cupti_io);
+	cupti_server__free(s->cupti);
+	sd_event_source_disable_unref(s->slice_timer);
+	sd_event_source_disable_unref(s->owner_timer);
+	window__free(s->machine.cpu);
+	window__free(s->machine.gpu);
+	report_window__free(s->machine.reports);
+	gpu_metrics__free(s->gpu_metrics);
+	unwinder__free(s->unwinder); /* after every recording that used it */
+	symbolizer__free(s->sym);
+	frame_sites__free(s->sites);
+	free(s->token);
+	remote__tls_free(&s->tls);
+	sd_event_unref(s->ev);
+	free(s);
+}
+
+int service__run(struct xsprofd_opts *opts, int argc, char **argv)
+{
+	struct service *s = calloc(1, sizeof(*s));
+	char ledger_pin[96];
+	bool ledger_pinned = false;
+	int err, status = 1;
+
+	if (!s)
+		return 1;
+	s->unix_sock.lock_fd = -1;
+	s->opts = opts;
+	s->argc = argc;
+	s->argv = argv;
+	s->started_ns = clock__mono_ns();
+	libbpf_set_print(preflight__libbpf_log);
+	if (preflight__kernel() || setup_loop(s) || setup_stores(s))
+		goto out;
 	if (opts->nr_exports && start_export(s))
 		goto out;
 	if (flight_api__start(s))
@@ -621,45 +680,7 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 	if (err < 0)
 		log_err("event loop failed: %s", strerror(-err));
 out:
-	s->stopping = true;
-	/* Parked clients get an answer (503) before the server goes. */
-	for (struct svc_recording *r = s->recordings; r; r = r->next)
-		recordings__wake_waiters(s, r);
-	http_server__run(s->unix_http);
-	http_server__run(s->tcp_http);
-	http_server__free(s->unix_http);
-	/* Only our own socket file goes; the lock is released last. */
-	http__unix_release(&s->unix_sock, s->opts->socket_path);
-	if (ledger_pinned)
-		stop_ledger__unpin(ledger_pin);
-	http_server__free(s->tcp_http);
-	while (s->recordings) {
-		struct svc_recording *r = s->recordings;
-
-		s->recordings = r->next;
-		recordings__free(r);
-	}
-	attachments__free(s);
-	lasting__stop(&s->machine);  /* the slices waiting for their ranges too */
-	ceiling__free(s->ceiling);   /* recordings still governed let go of it */
-	flight_api__free(s);	     /* after the last slice it may be handed */
-	exporter__free(s->exporter); /* after the last slice it may be handed */
-	host_labels__free(s->export_labels);
-	sd_event_source_disable_unref(s->cupti_io);
-	cupti_server__free(s->cupti);
-	sd_event_source_disable_unref(s->slice_timer);
-	sd_event_source_disable_unref(s->owner_timer);
-	window__free(s->machine.cpu);
-	window__free(s->machine.gpu);
-	report_window__free(s->machine.reports);
-	gpu_metrics__free(s->gpu_metrics);
-	unwinder__free(s->unwinder); /* after every recording that used it */
-	symbolizer__free(s->sym);
-	frame_sites__free(s->sites);
-	free(s->token);
-	remote__tls_free(&s->tls);
-	sd_event_unref(s->ev);
-	free(s);
+	teardown(s, ledger_pinned ? ledger_pin : NULL);
 	if (status == 0)
 		log_info("stopped; all BPF programs detached");
 	return status;
