@@ -3,6 +3,7 @@
 # tests/fake_proc.h) and joining its launches to GPU records need no BPF; the profile builder
 # runs on a real recording of the test itself (root and BPF).
 xsprof_unit_test(test_stack_names SOURCES test_stack_names.c LIBS xsprof_session)
+xsprof_unit_test(test_pid_uids SOURCES test_pid_uids.c LIBS xsprof_session)
 # The join, and a window slice's GPU work (gpu_slice__tree) made through it.
 xsprof_unit_test(test_gpu_join SOURCES test_gpu_join.c LIBS xsprof_session)
 # The windows a lasting profile folds its slices into.

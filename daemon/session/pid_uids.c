@@ -36,34 +36,63 @@ static int cmp_pid(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
+/* A sampled stack's process and uid, and how late it was made (the image, then the entry). */
+struct seen_uid {
+	uint32_t pid, uid, gen, id;
+};
+
+struct seen_list {
+	struct seen_uid *v;
+	size_t n;
+};
+
 static int note_entry(void *ctx, const struct stack_entry *e)
 {
-	struct pid_uids *u = ctx;
+	struct seen_list *l = ctx;
 
-	u->v[u->n++] = (struct pid_uid){e->tgid, e->uid};
+	l->v[l->n++] = (struct seen_uid){e->tgid, e->uid, e->gen, e->id};
 	return 0;
+}
+
+/* By pid; a pid's latest first: its newest image (gen), then its last-made entry. */
+static int cmp_seen(const void *a, const void *b)
+{
+	const struct seen_uid *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->gen != y->gen)
+		return x->gen > y->gen ? -1 : 1;
+	return x->id > y->id ? -1 : x->id < y->id;
 }
 
 struct pid_uids *pid_uids__new(const struct stack_table *st)
 {
 	struct pid_uids *u = calloc(1, sizeof(*u));
-	size_t n = st ? stack_table__nr_entries(st) : 0, k = 0;
+	size_t n = st ? stack_table__nr_entries(st) : 0;
+	struct seen_list l = {NULL, 0};
 
 	if (!u)
 		return NULL;
 	u->v = malloc((n ? n : 1) * sizeof(*u->v));
-	if (!u->v) {
+	l.v = malloc((n ? n : 1) * sizeof(*l.v));
+	if (!u->v || !l.v) {
+		free(l.v);
+		free(u->v);
 		free(u);
 		errno = ENOMEM;
 		return NULL;
 	}
 	if (n)
-		stack_table__for_each(st, note_entry, u);
-	qsort(u->v, u->n, sizeof(*u->v), cmp_pid);
-	for (size_t i = 0; i < u->n; i++)
-		if (!k || u->v[k - 1].pid != u->v[i].pid)
-			u->v[k++] = u->v[i];
-	u->n = k;
+		stack_table__for_each(st, note_entry, &l);
+	/* A process seen under two uids (setpriv or su before its exec, a setuid exec) is the
+	 * uid it ran as last: its newest image's. Taking any one of them gave a member's
+	 * process to root when a sample caught setpriv before it dropped to the member. */
+	qsort(l.v, l.n, sizeof(*l.v), cmp_seen);
+	for (size_t i = 0; i < l.n; i++)
+		if (!u->n || u->v[u->n - 1].pid != l.v[i].pid)
+			u->v[u->n++] = (struct pid_uid){l.v[i].pid, l.v[i].uid};
+	free(l.v);
 	return u;
 }
 

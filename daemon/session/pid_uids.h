@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Whose a process is, for a window slice: the uid its samples had (the stack table's entries),
+ * Whose a process is, for a window slice: the uid its samples had (the stack table's entries;
+ * under several, its newest image's, its last-made entry's),
  * else the uid its GPU records came with (the CUPTI socket's SO_PEERCRED, pid_uids__note),
  * else its uid now, else 0 (gone, having sent nothing: root's alone to see). And its name as a slice's stacks carry
  * it before re-rooting, "uid:N\x1fcomm".
