@@ -88,14 +88,15 @@ deadport=$($py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 bdaemon=$!
 pids+=("$bdaemon")
 # The third: a sink whose store never answers beside a healthy one (its own receiver, up all
-# along), sharing a 512 KiB queue (5 to 10 slices here): the dead sink fills it and must drop
+# along), sharing a 1 MiB queue (about 10 slices here; at 512 KiB a slow healthy push left it 4-5
+# slices waiting at once, and it lost 1-2 on CI): the dead sink fills it and must drop
 # only its own oldest slices, the healthy one pushing every slice (issue 53 H4).
 mkdir -p "$dir/recv_c"
 $py "$here/export_receiver.py" "$dir/recv_c" 0 &
 pids+=($!)
 for _ in $(seq 100); do [[ -s $dir/recv_c/port ]] && break; sleep 0.1; done
 "$xsprofd" --socket "$dir/c.sock" --cupti-socket "$dir/c-cupti.sock" --socket-group nogroup \
-	--freq 999 --export-queue-kb 512 --export "otlp,url=http://127.0.0.1:$deadport/c,period=$period" \
+	--freq 999 --export-queue-kb 1024 --export "otlp,url=http://127.0.0.1:$deadport/c,period=$period" \
 	--export "otlp,url=http://127.0.0.1:$(cat "$dir/recv_c/port")/v1development/profiles,period=$period" \
 	>"$dir/c.log" 2>&1 &
 pids+=($!)
