@@ -768,6 +768,23 @@ Test(unwind_table, go_rows_match_its_debug_frame, .timeout = 120)
 	check_go_rows(XS_GOMIX_PATH);
 }
 
+/* Rows of a build stepped a piece at a time, against the table built at once. */
+struct step_rows {
+	const struct unwind_table *t;
+	size_t n, differ;
+};
+
+static int stepped_row(void *ctx, const struct xsprof_unwind_row *r)
+{
+	struct step_rows *sr = ctx;
+	const struct xsprof_unwind_row *w = unwind_table__rows(sr->t);
+
+	if (sr->n >= unwind_table__count(sr->t) || memcmp(&w[sr->n], r, sizeof(*r)))
+		sr->differ++;
+	sr->n++;
+	return 0;
+}
+
 /* cgo: the C code's FDEs and the Go code's .gopclntab rows in one table; before, the Go code
  * of such a file had no rows at all (its .eh_frame was taken as the whole story). */
 Test(unwind_table, cgo_files_get_go_rows_beside_their_fdes, .timeout = 120)
@@ -792,6 +809,36 @@ Test(unwind_table, cgo_files_get_go_rows_beside_their_fdes, .timeout = 120)
 	r = unwind_table__find(t, a);
 	cr_expect(r && r->type == XSPROF_CFA_RSP && r->cfa_off == 8,
 		  "x_cgo_init's entry, from its FDE: the return address at rsp");
+	/* Built a piece at a time, as the daemon does (one FDE, eight Go rows a step): the same
+	 * rows, in more steps than FDEs (the Go rows below the first C function wait their turn). */
+	{
+		struct step_rows sr = {.t = t};
+		struct unwind_build *b;
+		size_t steps = 0;
+		int err;
+
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		cr_assert(fd >= 0);
+		b = unwind_build__new_fd(fd);
+		close(fd);
+		cr_assert(b);
+		size_t most = 0, before = 0;
+
+		while ((err = unwind_build__step(b, 1, stepped_row, &sr)) > 0) {
+			steps++;
+			most = sr.n - before > most ? sr.n - before : most;
+			before = sr.n;
+		}
+		cr_expect_eq(err, 0);
+		cr_expect_eq(sr.n, unwind_table__count(t), "%zu rows stepped, %zu at once", sr.n,
+			     unwind_table__count(t));
+		cr_expect_eq(sr.differ, 0);
+		cr_expect_gt(steps, st.fdes, "%zu steps for %llu FDEs", steps,
+			     (unsigned long long)st.fdes);
+		/* One FDE's rows and eight Go rows a step at most: a step holds the loop briefly. */
+		cr_expect_lt(most, 64, "%zu rows in one step", most);
+		unwind_build__free(b);
+	}
 	unwind_table__free(t);
 }
 

@@ -347,7 +347,8 @@ static int build__start(struct unwind_build *b)
 
 static int build__finish(struct unwind_build *b);
 
-/* The Go rows below pc, at most max of them, into the merge: 1 while more below pc are left. A
+/* The Go rows below pc, at most max of them, into the merge: 1 while more below pc are left,
+ * else 0 or the row callback's error. A
  * Go row at an FDE's start goes before the FDE's (the later row at one pc wins); one inside an
  * FDE's range comes after its rows and is dropped as an overlap (Go's table covers no C code:
  * there are none). */
@@ -395,9 +396,12 @@ int unwind_build__step(struct unwind_build *b, size_t max_fdes, unwind_row_fn fn
 		struct entry en;
 		struct cursor c;
 
-		/* cgo: the Go functions before this FDE first (a few between two C ones). */
-		if (b->nr_pre && (err = build__pre_below(b, f->pc, SIZE_MAX)))
+		/* cgo: the Go functions before this FDE first, within the step's budget (most of
+		 * a cgo file's text can lie below its first C function): the rest next step. */
+		if (b->nr_pre && (err = build__pre_below(b, f->pc, 8 * max_fdes))) {
+			b->next--;
 			return err;
+		}
 		if (eh_frame__entry_at(&b->e, f->off, &b->cc, &b->st, &en) || !en.fde)
 			continue; /* read once already: cannot fail now */
 		c = (struct cursor){en.body, en.end, false};
