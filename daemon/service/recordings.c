@@ -607,12 +607,10 @@ static void note_process(void *ctx, uint32_t tgid)
 
 void recordings__note_exec(struct service *s, uint32_t tgid)
 {
-	for (struct svc_recording *r = s->recordings; r; r = r->next) {
-		if (r->state != RECORDING_RUNNING || !r->labels)
-			continue;
-		host_labels__forget(r->labels, tgid);
-		host_labels__of(r->labels, tgid);
-	}
+	/* Read again only where it was read: execs anywhere on the machine come here. */
+	for (struct svc_recording *r = s->recordings; r; r = r->next)
+		if (r->state == RECORDING_RUNNING && host_labels__forget(r->labels, tgid))
+			host_labels__of(r->labels, tgid);
 }
 
 /* Its recording, its end (a timer; the process's exit with until_exit), started. */

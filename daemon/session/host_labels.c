@@ -176,10 +176,12 @@ const char *host_labels__of(void *ctx, uint32_t tgid)
 	return copy;
 }
 
-void host_labels__forget(struct host_labels *h, uint32_t tgid)
+bool host_labels__forget(struct host_labels *h, uint32_t tgid)
 {
-	if (h && hashmap__remove(h->procs, tgid, 0))
-		h->nr_procs--;
+	if (!h || !hashmap__remove(h->procs, tgid, 0))
+		return false;
+	h->nr_procs--;
+	return true;
 }
 
 void host_labels__stats(const struct host_labels *h, size_t *ret_sets, uint64_t *ret_capped)

@@ -18,6 +18,7 @@
 #define XSPROF_DAEMON_SESSION_HOST_LABELS_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define HOST_LABELS_MAX_SETS  256
@@ -34,8 +35,9 @@ void host_labels__free(struct host_labels *h);
 
 /* tgid's label set (HOST_LABELS_NONE when it has none); valid while h lives. A fold_root_fn. */
 const char *host_labels__of(void *h, uint32_t tgid);
-/* Forgets tgid's set: the next lookup reads it again (its exec: a new environment). */
-void host_labels__forget(struct host_labels *h, uint32_t tgid);
+/* Forgets tgid's set: the next lookup reads it again (its exec: a new environment). Whether
+ * it had one. */
+bool host_labels__forget(struct host_labels *h, uint32_t tgid);
 /* Distinct sets so far, and processes given the capped set. */
 void host_labels__stats(const struct host_labels *h, size_t *ret_sets, uint64_t *ret_capped);
 
