@@ -83,8 +83,12 @@ mkdir -p "$dir/member" && chmod 0777 "$dir/member"
 # Forked by the member's own shell: its pid never ran as root. (A pid sampled only while setpriv
 # still ran as root, before it dropped to the member, is root's: a sample is all that says whose
 # a process is, and a window slice resolves it per pid.)
+# Its copy in the test's own directory: the member's shell may not reach into the build tree (a
+# clone under a 0700 directory).
+cp "$flood" "$dir/xs_gpu_flood" && chmod 0755 "$dir/xs_gpu_flood"
 setpriv --reuid=$member --regid="$(getent group nogroup | cut -d: -f3)" --clear-groups -- \
-	bash -c '"$0" "$@"; rc=$?; exit $rc' "$flood" 20 xs_member_kernel 200 >"$dir/member.out" 2>&1 ||
+	bash -c '"$0" "$@"; rc=$?; exit $rc' "$dir/xs_gpu_flood" 20 xs_member_kernel 200 \
+	>"$dir/member.out" 2>&1 ||
 	fail "the member's sender: $(cat "$dir/member.out")"
 mine=0
 for _ in $(seq 20); do
