@@ -6,8 +6,11 @@
 #     not tell a ceiling from none);
 #   - under --max-cpu 1 the reading of the flooder's uid is capped (the heaviest sender first,
 #     ceiling.h): xsprofd's CPU, read from /proc, stays within 0.2 points of the ceiling once
-#     it has climbed (5 s), while root's 50 kernels sent meanwhile all reach root's report and
-#     root's status is answered;
+#     it has climbed, while root's 50 kernels sent meanwhile all reach root's report and
+#     root's status is answered. The climb ends at the first slice close after the cap bit:
+#     the records let in at full speed before it (up to a slice's 64k) are joined and reported
+#     there, 30-170 ms of CPU that no step can shed, and that once counted in an 8 s
+#     measure put it at 1.4% in 2 runs of 3;
 #   - the cap and the pauses are said in status (under the flooder's uid) and /metrics.
 # Every check prints "ok" or "FAIL". Needs root and BPF.
 #
@@ -51,7 +54,7 @@ start_daemon
 flood 7
 sleep 1.5
 base=$(cost 4)
-le 2 "$base" && pass "the flood costs xsprofd $base% of the machine without a ceiling (over 2%)" ||
+le 1.6 "$base" && pass "the flood costs xsprofd $base% of the machine without a ceiling (over 1.6%)" ||
 	fail "the flood costs only $base% without a ceiling: this test could not tell"
 kill "$daemon"
 wait "$daemon" 2>/dev/null || true
@@ -61,14 +64,21 @@ pids=()
 
 step "--max-cpu 1: the flooder's reading is capped, root's kernels and answers are not"
 start_daemon --max-cpu 1
-flood 16
+flood 30
 sleep 5
+slices0=$(status_get 'j["store"]["slices"]')
 "$flood" 50 xs_victim_kernel 200 >"$dir/victim.out" 2>&1 && pass "root sent 50 kernels during the flood" ||
 	fail "the victim's sender: $(cat "$dir/victim.out")"
 t0=$(date +%s%N)
 ctl status >/dev/null && pass "root answered during the flood ($((($(date +%s%N) - t0) / 1000000)) ms)" ||
 	fail "no status during the flood"
-capped=$(cost 8)
+# The climb's records are closed with the first slice after the cap (SLICE_US, 10 s).
+for _ in $(seq 150); do
+	(($(status_get 'j["store"]["slices"]') > slices0)) && break
+	sleep 0.1
+done
+sleep 1
+capped=$(cost 10)
 le "$capped" 1.2 && pass "xsprofd cost $capped% of the machine under --max-cpu 1 ($base% without)" ||
 	fail "xsprofd cost $capped% under --max-cpu 1 (at most 1.2% expected; $base% without)"
 read -r cap pauses uid < <(status_get '" ".join(str(x) for x in [
