@@ -33,7 +33,7 @@
 struct share {
 	uint32_t uid;
 	unsigned conns;	       /* open connections of uid; 0: the slot is free */
-	uint64_t win_records;  /* read in this window */
+	uint64_t win_records;  /* charged to this window: read in it, plus what the last overran */
 	uint64_t rate;	       /* records a second over the last whole window */
 	bool paused;	       /* its connections are out of epoll's readiness until the next */
 	uint64_t paused_since; /* CLOCK_MONOTONIC */
@@ -303,7 +303,9 @@ static void intake_resume(struct cupti_server *s, unsigned share, uint64_t now)
 	}
 }
 
-/* A new window: each user's rate over the last one; the held ones read again. */
+/* A new window: each user's rate over the last one; the held ones read again. A read is
+ * parsed whole, so the window that reached the cap may have run past it by a read's records:
+ * the next window starts owing those, which keeps a flooder's rate at the cap over time. */
 static void intake_roll(struct cupti_server *s, uint64_t now)
 {
 	uint64_t span = now - s->win_start_ns;
@@ -316,8 +318,10 @@ static void intake_roll(struct cupti_server *s, uint64_t now)
 		if (!sh->conns)
 			continue;
 		sh->rate = (uint64_t)((double)sh->win_records * 1e9 / (double)span);
-		sh->win_records = 0;
-		if (sh->paused)
+		sh->win_records = s->cap_per_win && sh->win_records > s->cap_per_win
+					  ? sh->win_records - s->cap_per_win
+					  : 0;
+		if (sh->paused && sh->win_records < s->cap_per_win)
 			intake_resume(s, i, now);
 	}
 	s->win_start_ns = now;
