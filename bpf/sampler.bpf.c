@@ -14,7 +14,8 @@
 #include "unwind.bpf.h"
 #include "python.bpf.h"
 
-#define PF_KTHREAD 0x00200000 /* include/linux/sched.h */
+#define PF_EXITING 0x00000004 /* include/linux/sched.h */
+#define PF_KTHREAD 0x00200000
 
 /* Set between open and load. */
 const volatile bool include_idle = false;
@@ -152,6 +153,8 @@ static __noinline long unwind_user(struct xsprof_sample *s, long nk, __u64 ip, _
 		ust->hold_budget++;
 	if (unwind_mode != XSPROF_UNWIND_CFI)
 		n = ustack__walk_fp(s->ips, nk + 1, 2 * XSPROF_MAX_STACK_DEPTH, h->regs.bp, sp);
+	else
+		wk->walk.regs.flags |= UNWIND_END(XSPROF_END_NO_TABLE); /* cfi: nothing to walk */
 	if (ust) {
 		ust->no_process++;
 		ust->walks_fp++;
@@ -199,6 +202,7 @@ static __always_inline long user_stack(struct bpf_perf_event_data *ctx, struct t
 	struct hold_info *h = &wk->hold;
 	const __u64 *uregs = (const __u64 *)&ctx->regs;
 	__u64 ip, fp, sp;
+	bool in_kernel = false;
 	long n;
 
 	if (interrupted_user_mode(ctx)) {
@@ -211,6 +215,7 @@ static __always_inline long user_stack(struct bpf_perf_event_data *ctx, struct t
 		ip = BPF_CORE_READ(r, ip);
 		fp = BPF_CORE_READ(r, bp);
 		sp = BPF_CORE_READ(r, sp);
+		in_kernel = true;
 	} else {
 		n = bpf_get_stack(ctx, &s->ips[nk & 127], XSPROF_MAX_STACK_DEPTH * 8,
 				  BPF_F_USER_STACK);
@@ -220,6 +225,15 @@ static __always_inline long user_stack(struct bpf_perf_event_data *ctx, struct t
 	/* The table walk needs the probed function's pc too, not the slot's. */
 	ip = pc_of_probed(task, ip);
 	s->ips[nk & 127] = ip;
+	/* A process in exit(): past exit_mm() (its memory torn down in exit_mmap) it has no mm
+	 * to read the stack from, and from its exit record on the daemon has dropped its tables.
+	 * Its pc, and the mark that says why nothing above it. */
+	if (in_kernel && (BPF_CORE_READ(task, flags) & PF_EXITING) &&
+	    (!BPF_CORE_READ(task, mm) ||
+	     (unwind_mode != XSPROF_UNWIND_FP && !bpf_map_lookup_elem(&unwind_procs, &s->tgid)))) {
+		s->walk_end = XSPROF_END_EXITING;
+		return 1;
+	}
 	if (unwind_mode != XSPROF_UNWIND_FP &&
 	    bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop)) {
 		/* The frame pointer through h: a BPF call takes five arguments. */

@@ -62,6 +62,8 @@ enum xsprof_walk_end {
 	XSPROF_END_COPY = 8,	   /* a held walk ran off the end of its stack copy */
 	XSPROF_END_JIT = 9,	   /* JIT code that keeps no frame pointer (the JVM by default): its
 			     * caller cannot be proven */
+	XSPROF_END_EXITING = 10,   /* a process in exit(): its memory gone (past exit_mm) or its
+				     * tables dropped at its exit record */
 	XSPROF_END_REASONS,
 };
 

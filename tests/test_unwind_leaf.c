@@ -136,6 +136,7 @@ Test(unwind_leaf, every_stop_before_the_root_is_marked, .timeout = 120)
 				"2",
 				NULL};
 		uint64_t total = 0, leaf = 0, leaf_marked = 0, rooted = 0, marked = 0;
+		unsigned shown = 0;
 		struct folded f;
 		char *report;
 
@@ -152,6 +153,12 @@ Test(unwind_leaf, every_stop_before_the_root_is_marked, .timeout = 120)
 			total += l->count;
 			rooted += !strcmp(l->frames[1], "_start") ? l->count : 0;
 			marked += !strncmp(l->frames[1], "[truncated: ", 12) ? l->count : 0;
+			if (strcmp(l->frames[1], "_start") &&
+			    strncmp(l->frames[1], "[truncated: ", 12) && shown++ < 5)
+				cr_log_warn("--unwind %s: neither rooted nor marked: %s;%s;...;%s "
+					    "(%d frames)\n",
+					    modes[m], l->frames[0], l->frames[1],
+					    l->frames[l->n - 1], l->n);
 			if (k < 0)
 				continue;
 			leaf += l->count;

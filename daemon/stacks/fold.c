@@ -129,6 +129,7 @@ const char *fold__end_mark(unsigned int end)
 		[XSPROF_END_DEPTH] = "[truncated: depth cap]",
 		[XSPROF_END_COPY] = "[truncated: end of stack copy]",
 		[XSPROF_END_JIT] = "[truncated: JIT code without frame pointers]",
+		[XSPROF_END_EXITING] = "[truncated: process exiting]",
 	};
 
 	return end < XSPROF_END_REASONS ? marks[end] : NULL;
