@@ -183,7 +183,7 @@ static __noinline int read_stacks(void *ctx, struct offcpu_scratch *scr,
 		scr->regs.bp = bp;
 		scr->regs.exact = 1;
 	} else {
-		r->nr_user = 1 + ustack__walk_fp_loop(r->uips, 1, bp, sp, NULL);
+		r->nr_user = 1 + ustack__walk_fp_loop(r->uips, 1, bp, sp, NULL, &r->walk_end);
 	}
 	r->user_err = 0;
 	if (!r->uips[0]) {

@@ -97,9 +97,23 @@ struct {
 
 #if defined(__TARGET_ARCH_x86)
 /*
+ * The frame-pointer walk from the pc's slot, and why it ended in s->walk_end. A function of its
+ * own: its walk state then sits beside the table walk's frames, not on top of them (the
+ * deepest chain's stack, bpf_margins). nk is at most XSPROF_MAX_STACK_DEPTH, and the walk
+ * stores below XSPROF_MAX_STACK_DEPTH past it: within ips[].
+ */
+static __noinline long sample_walk_fp(struct xsprof_sample *s, long nk, __u64 fp, __u64 sp)
+{
+	if (!s)
+		return 0;
+	return ustack__walk_fp_loop(&s->ips[nk & 127], 1, fp, sp, NULL, &s->walk_end);
+}
+
+/*
  * The table walk of unwind.bpf.h for a process whose mappings the daemon loaded. One it has not
  * loaded yet is held at its first frame (the daemon loads it and walks the copy), or, past the
- * hold budget, walked by frame pointers (as in fp mode); in cfi mode nothing more.
+ * hold budget, walked by frame pointers (as in fp mode: -1, the caller walks); in cfi mode
+ * nothing more.
  */
 static __noinline long unwind_user(struct xsprof_sample *s, long nk, __u64 ip, __u64 sp,
 				   struct sampler_work *wk)
@@ -151,16 +165,14 @@ static __noinline long unwind_user(struct xsprof_sample *s, long nk, __u64 ip, _
 	}
 	if (ust && h->may)
 		ust->hold_budget++;
-	if (unwind_mode != XSPROF_UNWIND_CFI)
-		n = ustack__walk_fp(s->ips, nk + 1, 2 * XSPROF_MAX_STACK_DEPTH, h->regs.bp, sp);
-	else
-		wk->walk.regs.flags |= UNWIND_END(XSPROF_END_NO_TABLE); /* cfi: nothing to walk */
 	if (ust) {
 		ust->no_process++;
-		ust->walks_fp++;
-		ust->frames_fp += n;
+		ust->walks_fp += unwind_mode != XSPROF_UNWIND_CFI;
 	}
-	return n;
+	if (unwind_mode != XSPROF_UNWIND_CFI)
+		return -1;
+	wk->walk.regs.flags |= UNWIND_END(XSPROF_END_NO_TABLE); /* cfi: nothing to walk */
+	return 0;
 }
 #endif
 
@@ -201,8 +213,10 @@ static __always_inline long user_stack(struct bpf_perf_event_data *ctx, struct t
 #if defined(__TARGET_ARCH_x86)
 	struct hold_info *h = &wk->hold;
 	const __u64 *uregs = (const __u64 *)&ctx->regs;
+	struct xsprof_unwind_stats *ust;
 	__u64 ip, fp, sp;
 	bool in_kernel = false;
+	__u32 zero = 0;
 	long n;
 
 	if (interrupted_user_mode(ctx)) {
@@ -240,11 +254,19 @@ static __always_inline long user_stack(struct bpf_perf_event_data *ctx, struct t
 		h->regs.bp = fp;
 		/* How the walk ended, in the sample (none when unwind_user walked no table). */
 		wk->walk.regs.flags = 0;
-		n = 1 + unwind_user(s, nk, ip, sp, wk);
-		s->walk_end = UNWIND_END_OF(wk->walk.regs.flags);
-		return n;
+		n = unwind_user(s, nk, ip, sp, wk);
+		if (n >= 0) {
+			s->walk_end = UNWIND_END_OF(wk->walk.regs.flags);
+			return 1 + n;
+		}
+		/* No tables for the process yet, and not held: by frame pointers, counted. */
+		n = sample_walk_fp(s, nk, fp, sp);
+		ust = bpf_map_lookup_elem(&unwind_stats, &zero);
+		if (ust)
+			ust->frames_fp += n;
+		return 1 + n;
 	}
-	return 1 + ustack__walk_fp(s->ips, nk + 1, 2 * XSPROF_MAX_STACK_DEPTH, fp, sp);
+	return 1 + sample_walk_fp(s, nk, fp, sp);
 #else
 	long n =
 		bpf_get_stack(ctx, &s->ips[nk & 127], XSPROF_MAX_STACK_DEPTH * 8, BPF_F_USER_STACK);

@@ -246,7 +246,7 @@ static __always_inline void walk_call(struct pt_regs *ctx, struct xsprof_cuda_ca
 	} else {
 		*untraced = 1;
 		r->ips[0] = ret;
-		r->nr_user = 1 + ustack__walk_fp_loop(r->ips, 1, PT_REGS_FP(ctx), sp, win);
+		r->nr_user = 1 + ustack__walk_fp_loop(r->ips, 1, PT_REGS_FP(ctx), sp, win, NULL);
 	}
 }
 

@@ -188,8 +188,8 @@ static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch 
 		win = bpf_probe_read_user(scr->win, sizeof(scr->win), (void *)PT_REGS_SP(ctx))
 			      ? NULL
 			      : scr->win;
-		r->nr_user =
-			1 + ustack__walk_fp_loop(r->ips, 1, PT_REGS_FP(ctx), PT_REGS_SP(ctx), win);
+		r->nr_user = 1 + ustack__walk_fp_loop(r->ips, 1, PT_REGS_FP(ctx), PT_REGS_SP(ctx),
+						      win, NULL);
 	}
 
 	r->nr_python = 0;

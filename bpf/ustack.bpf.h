@@ -60,7 +60,15 @@ struct ustack_walk {
 	__u64 fp, sp;
 	__u64 tramp; /* uret.bpf.h */
 	__u32 idx, n;
+	__u32 end; /* enum xsprof_walk_end: why the chain ended */
 };
+
+/* A chain that stops at frame pointer fp: a zero one is the root's (_start and clone clear
+ * rbp), any other stop is before it. */
+static __always_inline __u32 ustack__end_at(__u64 fp)
+{
+	return fp ? XSPROF_END_FP_BROKEN : XSPROF_END_ROOT;
+}
 
 static long ustack__step(__u32 i, void *arg)
 {
@@ -68,14 +76,22 @@ static long ustack__step(__u32 i, void *arg)
 	__u64 fr[2], next, ret, k = (w->fp - w->sp) >> 3;
 	__u32 idx = w->idx;
 
-	if (w->fp < w->sp || (w->fp & 7) || idx >= XSPROF_MAX_STACK_DEPTH)
+	if (w->fp < w->sp || (w->fp & 7)) {
+		w->end = ustack__end_at(w->fp);
 		return 1;
+	}
+	if (idx >= XSPROF_MAX_STACK_DEPTH) {
+		w->end = XSPROF_END_DEPTH;
+		return 1;
+	}
 	if (w->win && k < USTACK_WINDOW / 8 - 1) {
 		next = w->win[k];
 		ret = w->win[k + 1];
 	} else {
-		if (bpf_probe_read_user(fr, sizeof(fr), (void *)w->fp))
+		if (bpf_probe_read_user(fr, sizeof(fr), (void *)w->fp)) {
+			w->end = XSPROF_END_FP_BROKEN;
 			return 1;
+		}
 		next = fr[0];
 		ret = fr[1];
 	}
@@ -83,21 +99,25 @@ static long ustack__step(__u32 i, void *arg)
 	 * either place, which this kernel's verifier mis-tracks in a callback. */
 	barrier_var(next);
 	barrier_var(ret);
-	if (!ret)
+	if (!ret) {
+		w->end = XSPROF_END_ROOT;
 		return 1;
+	}
 	if (w->tramp && ret == w->tramp)
 		ret = unwind_uret_orig(w->fp + 8, w->tramp);
 	w->ips[idx] = ret;
 	w->idx = idx + 1;
 	w->n++;
-	if (next <= w->fp)
+	if (next <= w->fp) {
+		w->end = ustack__end_at(next);
 		return 1;
+	}
 	w->fp = next;
 	return 0;
 }
 
 static __always_inline long ustack__walk_fp_loop(__u64 *ips, __u32 first, __u64 fp, __u64 sp,
-						 const __u64 *win)
+						 const __u64 *win, __u8 *ret_end)
 {
 	struct ustack_walk w = {.ips = ips,
 				.win = win,
@@ -109,6 +129,9 @@ static __always_inline long ustack__walk_fp_loop(__u64 *ips, __u32 first, __u64 
 	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop))
 		return ustack__walk_fp(ips, first, XSPROF_MAX_STACK_DEPTH, fp, sp);
 	bpf_loop(XSPROF_MAX_STACK_DEPTH - 1, ustack__step, &w, 0);
+	/* The iterations ran out before the chain did: the depth cap. */
+	if (ret_end)
+		*ret_end = w.end ? (__u8)w.end : XSPROF_END_DEPTH;
 	/* The verifier does not know what the step left in w.n. */
 	return w.n < XSPROF_MAX_STACK_DEPTH - first ? w.n : XSPROF_MAX_STACK_DEPTH - first;
 }

@@ -120,6 +120,9 @@ static void truncated_report(const struct fold_stats *fs)
 	log_info("stacks that stop before their root (marked [truncated: reason]): %.2f%% of the "
 		 "profile (%s)",
 		 100.0 * all / fs->weight, buf);
+	if (fs->truncated[XSPROF_END_FP_BROKEN] * 2 > fs->weight)
+		log_info("most walks end where the frame pointers do (code built without them, "
+			 "glibc's included); --unwind auto walks on with the unwind tables");
 }
 
 /* How user stacks were walked (--unwind): with tables or frame pointers, and why walks ended. */
