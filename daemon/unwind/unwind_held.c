@@ -37,6 +37,7 @@ struct held {
 	size_t bytes;
 	uint64_t pc, sp, bp;
 	bool exact, fp_used, reread;
+	bool gone; /* the process was gone before its walk: its memory and mappings with it */
 	uint16_t nr_kernel, nr_user, nr_python;
 	uint8_t end; /* enum xsprof_walk_end: how the walk ended */
 	uint64_t copy_sp;
@@ -168,6 +169,11 @@ static enum step held_step(struct unwinder *u, struct held *h, bool may_wait)
 	uint64_t key = h->exact ? h->pc : h->pc - 1;
 	const struct uw_map *m = h->proc ? uw_proc_find(h->proc, key) : NULL;
 	struct uw_file *f;
+
+	/* Sampled in exit(): nothing left to walk by. Frame pointers from the copy would be a
+	 * guess (a zero in rbp is no root in code built without them). */
+	if (h->gone)
+		return ends(h, XSPROF_END_EXITING);
 
 	if (!m && h->proc)
 		m = held_reread(u, h, key);
@@ -302,10 +308,13 @@ int unwinder__hold(struct unwinder *u, const void *data, size_t size, unwinder_d
 	h->cookie = cookie;
 	h->t0 = clock__mono_ns();
 	if (!uw_proc(u, (pid_t)rec->sample.tgid))
-		unwinder__add_process(u, (pid_t)rec->sample.tgid);
+		h->gone = unwinder__add_process(u, (pid_t)rec->sample.tgid) == -ESRCH;
 	h->proc = uw_proc(u, (pid_t)rec->sample.tgid);
 	if (h->proc)
 		h->proc->holds++;
+	/* A zombie's maps read empty: gone as well. */
+	if (h->proc && !h->proc->nr_maps)
+		h->gone = true;
 	/* The frame at pc is stored already (the last of nr_user): its callers follow. */
 	r = held_walk(u, h, u->st.held_bytes + h->bytes <= HELD_MAX_BYTES);
 	if (r != STEP_WAIT) {
