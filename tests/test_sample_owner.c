@@ -40,17 +40,30 @@ static void on_sample(void *ctx, const struct xsprof_sample *s)
 }
 
 /* A child that spins with these real, effective and saved uids. */
+/* A child spinning under uids r, e, s: returned once it has them (a sample before the change
+ * would be root's, rightly). */
 static pid_t spinner(uid_t r, uid_t e, uid_t s)
 {
-	pid_t pid = fork();
+	int fds[2];
+	char c = 0;
+	pid_t pid;
 
+	cr_assert_eq(pipe(fds), 0);
+	pid = fork();
 	cr_assert_geq(pid, 0);
 	if (!pid) {
+		close(fds[0]);
 		if (setresuid(r, e, s))
 			_exit(1);
+		if (write(fds[1], "x", 1) != 1)
+			_exit(1);
+		close(fds[1]);
 		for (;;)
 			;
 	}
+	close(fds[1]);
+	cr_assert_eq(read(fds[0], &c, 1), 1, "the spinner did not take its uids");
+	close(fds[0]);
 	return pid;
 }
 
