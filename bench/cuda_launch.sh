@@ -66,7 +66,7 @@ run() {
 }
 
 profiled() {
-	"$xsprofd" --foreground --freq 1 --launches-output "$tmp/launches.folded" -- "$@"
+	"$xsprofd" --foreground -v --freq 1 --launches-output "$tmp/launches.folded" -- "$@"
 }
 
 median() { median_of "$tmp/$1"; }

@@ -192,7 +192,7 @@ echo "== A PyTorch training loop, already running, 6 s at 499 Hz: xsprofd -p bes
 work_pid=$!
 sleep 5 # its imports done
 maps=$(awk '$2 ~ /x/ && $6 ~ /^\// {print $6}' /proc/$work_pid/maps | sort -u | wc -l)
-/usr/bin/time -f '%e %U %S %M' -o "$tmp/xs.time" "$xsprofd" -f -F 499 -d 6 -p "$work_pid" \
+/usr/bin/time -f '%e %U %S %M' -o "$tmp/xs.time" "$xsprofd" -f -v -F 499 -d 6 -p "$work_pid" \
 	-o "$tmp/xs.folded" 2>"$tmp/xs.log" || die "xsprofd failed: $(cat "$tmp/xs.log")"
 /usr/bin/time -f '%e %U %S %M' -o "$tmp/perf.time" perf record -q --call-graph dwarf -F 499 \
 	-p "$work_pid" -o "$tmp/perf.data" -- sleep 6 2>/dev/null || die "perf record failed"

@@ -96,7 +96,7 @@ numpy_cmd=("$py" "$dir/blas.py" 4)
 xsprof() {
 	local name=$1
 	shift
-	if ! timeout 300 "$xsprofd" -f -F $freq --no-cuda --cupti-socket "$dir/cupti.sock" \
+	if ! timeout 300 "$xsprofd" -f -v -F $freq --no-cuda --cupti-socket "$dir/cupti.sock" \
 		-o "$dir/$name.xsprofd.folded" -- "$@" >"$dir/$name.xsprofd.log" 2>&1; then
 		echo "FAIL xsprofd -- $name:"
 		tail -5 "$dir/$name.xsprofd.log"

@@ -265,6 +265,61 @@ Test(sampler_bpf, full_ring_buffer_is_counted_not_silent, .timeout = 120)
 	free(text);
 }
 
+/* Lines of a report that are not warnings. */
+static unsigned int plain_lines(const char *text)
+{
+	unsigned int n = 0;
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		n += !!strncmp(l, "xsprofd: warning:", 17) && *l != '\n';
+	return n;
+}
+
+/* The end-of-run report is for a person: what was captured, what was lost and the files, in a
+ * few lines; -v adds the internals (walks, tables, own costs). */
+Test(sampler_bpf, end_report_is_short_and_v_gives_the_rest, .timeout = 120)
+{
+	const char *truth, *out = test_path("short", ".folded"), *err = test_path("short", ".err");
+	pid_t split = start_split("500", "500", "6", "1", &truth);
+	char pidbuf[16];
+	char *argv[] = {XSPROFD_PATH, "-f", "-d", "1", "-p", pidbuf, "-o", (char *)out, NULL, NULL};
+	char *text, *full;
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)split);
+	cr_assert_eq(run(argv, NULL, err), 0, "%s", read_file(err));
+	text = read_file(err);
+	cr_assert(text);
+	cr_log_info("default report:\n%s", text);
+	cr_expect(strstr(text, " kept\n"), "no samples line:\n%s", text);
+	cr_expect(strstr(text, "distinct stacks from 1 processes"), "no stacks line:\n%s", text);
+	cr_expect(strstr(text, "wrote ") && strstr(text, out), "no file named:\n%s", text);
+	cr_expect(!strstr(text, "user stack walks") && !strstr(text, "own CPU") &&
+			  !strstr(text, "BPF cost") && !strstr(text, "first samples"),
+		  "internals in the default report:\n%s", text);
+	/* The start line, samples, stacks, perhaps truncated stacks and perhaps a loss, the file. */
+	cr_expect_leq(plain_lines(text), 6, "%u lines:\n%s", plain_lines(text), text);
+
+	argv[8] = argv[7];
+	argv[7] = argv[6];
+	argv[6] = argv[5];
+	argv[5] = argv[4];
+	argv[4] = argv[3];
+	argv[3] = argv[2];
+	argv[2] = "-v";
+	cr_assert_eq(run(argv, NULL, err), 0, "%s", read_file(err));
+	full = read_file(err);
+	cr_assert(full);
+	cr_expect(strstr(full, "user stack walks") && strstr(full, "own CPU") &&
+			  strstr(full, "BPF cost") && strstr(full, "first samples"),
+		  "-v lacks the internals:\n%s", full);
+	cr_expect(strstr(full, "distinct stacks from 1 processes"), "%s", full);
+	cr_expect_gt(plain_lines(full), plain_lines(text) + 4);
+	kill(split, SIGTERM);
+	wait_exit(split);
+	free(text);
+	free(full);
+}
+
 Test(sampler_bpf, ctrl_c_still_writes_the_profile, .timeout = 60)
 {
 	const char *truth, *out = test_path("sigint", ".svg"), *err = test_path("sigint", ".err");

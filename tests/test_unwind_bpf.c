@@ -133,8 +133,9 @@ static const char *profile(pid_t pid, const char *how, char **ret_report)
 {
 	const char *out = test_path("unwind", ".folded"), *err = test_path("unwind", ".err");
 	char pidbuf[16];
-	char *argv[] = {XSPROFD_PATH, "-f", "-d",   "3",  "-F",	       "999", "--unwind",
-			(char *)how,  "-p", pidbuf, "-o", (char *)out, NULL};
+	/* -v: the report's walk lines are in its full form only. */
+	char *argv[] = {XSPROFD_PATH, "-f",	   "-v", "-d",	 "3",  "-F",	    "999",
+			"--unwind",   (char *)how, "-p", pidbuf, "-o", (char *)out, NULL};
 	int st;
 
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);

@@ -154,6 +154,7 @@ static void sites_run(const char *correlate, uint64_t copies)
 	const char *out = test_path("sites", ".folded"), *err = test_path("sites", ".err");
 	char *argv[] = {XSPROFD_PATH,
 			"-f",
+			"-v", /* the launch walk's reuse line is in the full report only */
 			"--freq",
 			"1",
 			"--cupti-socket",

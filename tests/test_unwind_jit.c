@@ -190,6 +190,7 @@ static void need_node_and_perf(void)
 }
 
 /* xsprofd's report of a run with argv, which must have walked JIT code by frame pointers. */
+/* argv has -v: the walk-end line with the JIT callers is in the full report only. */
 static char *xsprofd_run(char **argv)
 {
 	const char *err = test_path("jit", ".err");
@@ -213,10 +214,9 @@ static char *xsprofd_run(char **argv)
 Test(unwind_jit, node_command_as_whole_as_perf, .timeout = 240)
 {
 	const char *prof = test_path("jit", ".folded"), *data = test_path("jit_perf", ".data");
-	char *xs_argv[] = {XSPROFD_PATH,  "-f",	     "-F",
-			   "499",	  "-o",	     (char *)prof,
-			   "--",	  NODE_PATH, "--perf-basic-prof",
-			   XS_JIT_HOT_JS, SECS,	     NULL};
+	char *xs_argv[] = {XSPROFD_PATH,  "-f",		"-v", "-F",	 "499",
+			   "-o",	  (char *)prof, "--", NODE_PATH, "--perf-basic-prof",
+			   XS_JIT_HOT_JS, SECS,		NULL};
 	char *perf_argv[] = {PERF_PATH,
 			     "record",
 			     "-q",
@@ -262,8 +262,8 @@ Test(unwind_jit, node_callers_in_order, .timeout = 240)
 	const char *prof = test_path("jit", ".folded"), *data = test_path("jit_perf", ".data");
 	char pidbuf[16];
 	char *node_argv[] = {NODE_PATH, "--perf-basic-prof", XS_JIT_HOT_JS, "30", NULL};
-	char *xs_argv[] = {XSPROFD_PATH, "-f",	 "-F", "499",	     "-d", "4",
-			   "-p",	 pidbuf, "-o", (char *)prof, NULL};
+	char *xs_argv[] = {XSPROFD_PATH, "-f", "-v",   "-F", "499",	   "-d",
+			   "4",		 "-p", pidbuf, "-o", (char *)prof, NULL};
 	char *perf_argv[] = {PERF_PATH,	   "record", "-q",   "-g", "-F",    "499", "-o",
 			     (char *)data, "-p",     pidbuf, "--", "sleep", "4",   NULL};
 	struct shape ours, theirs;

@@ -25,7 +25,7 @@ command -v perf >/dev/null || { echo "FAIL no perf (apt-get install linux-perf)"
 dir=$(mktemp -d /tmp/xsprof-go-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 
-if ! timeout 120 "$xsprofd" -f -F 999 -o "$dir/x.folded" -- "$gomix" 4 >"$dir/x.log" 2>&1; then
+if ! timeout 120 "$xsprofd" -f -v -F 999 -o "$dir/x.folded" -- "$gomix" 4 >"$dir/x.log" 2>&1; then
 	echo "FAIL xsprofd: $(tail -5 "$dir/x.log")"
 	exit 1
 fi

@@ -133,13 +133,13 @@ static void unwind_report(const struct recording *recording)
 
 	if (recording__unwind_stats(recording, &b, &t))
 		return;
-	log_info("user stack walks: %llu with unwind tables, %llu by frame pointers only (%llu "
-		 "of processes without tables yet); %llu frames from tables, %llu from frame "
-		 "pointers (%llu in a file whose table was being built)",
-		 (unsigned long long)b.walks_cfi, (unsigned long long)b.walks_fp,
-		 (unsigned long long)b.no_process, (unsigned long long)b.frames_cfi,
-		 (unsigned long long)b.frames_fp, (unsigned long long)b.pending_fp);
-	log_info(
+	log_debug("user stack walks: %llu with unwind tables, %llu by frame pointers only (%llu "
+		  "of processes without tables yet); %llu frames from tables, %llu from frame "
+		  "pointers (%llu in a file whose table was being built)",
+		  (unsigned long long)b.walks_cfi, (unsigned long long)b.walks_fp,
+		  (unsigned long long)b.no_process, (unsigned long long)b.frames_cfi,
+		  (unsigned long long)b.frames_fp, (unsigned long long)b.pending_fp);
+	log_debug(
 		"user stack walk ends: %llu outermost frame, %llu end of frame-pointer chain, %llu no "
 		"table, %llu no rule, %llu unreadable, %llu bad CFA, %llu depth cap; %llu signal "
 		"frames crossed; callers of JIT code: %llu by their frame pointer, %llu by a stack "
@@ -150,7 +150,7 @@ static void unwind_report(const struct recording *recording)
 		(unsigned long long)b.end_depth, (unsigned long long)b.signal_frames,
 		(unsigned long long)b.jit_fp, (unsigned long long)b.scanned,
 		(unsigned long long)b.scan_failed);
-	log_info(
+	log_debug(
 		"unwind tables: %llu built when a stack first ran in their file (%llu without a "
 		"usable .eh_frame), %llu loaded now, %llu files known; %llu rows of %llu (--unwind-mb "
 		"%u: %.1f MiB of BPF maps), %.1f ms to build (%.1f ms per MiB of .eh_frame; at "
@@ -163,22 +163,22 @@ static void unwind_report(const struct recording *recording)
 		t.want_to_ready_max_ns / 1e6, (unsigned long long)t.tables_evicted,
 		(unsigned long long)t.tables_rebuilt);
 	for (uint32_t i = 0; i < t.nr_refused; i++)
-		log_info("unwind tables: none for %s (%s): frame pointers there",
-			 t.refused[i].path ? t.refused[i].path : "a file no longer named",
-			 t.refused[i].why);
+		log_debug("unwind tables: none for %s (%s): frame pointers there",
+			  t.refused[i].path ? t.refused[i].path : "a file no longer named",
+			  t.refused[i].why);
 	if (t.refused_files > t.nr_refused)
-		log_info("unwind tables: and %llu more files without one",
-			 (unsigned long long)(t.refused_files - t.nr_refused));
-	log_info("first samples: %llu held until their tables were in (%llu whole, %llu partly by "
-		 "frame pointers, %llu past the stack copy, %llu given up waiting; %llu in a file "
-		 "mapped since their process's mappings were read, which were read again %llu "
-		 "times); %llu walked by frame pointers past the hold budget; %llu processes let "
-		 "go before the tables their launches asked for were in (250 ms)",
-		 (unsigned long long)t.held, (unsigned long long)t.held_whole,
-		 (unsigned long long)t.held_fp, (unsigned long long)t.held_cut,
-		 (unsigned long long)t.held_late, (unsigned long long)b.held_stale,
-		 (unsigned long long)t.held_rereads, (unsigned long long)b.hold_budget,
-		 (unsigned long long)t.table_waits_late);
+		log_debug("unwind tables: and %llu more files without one",
+			  (unsigned long long)(t.refused_files - t.nr_refused));
+	log_debug("first samples: %llu held until their tables were in (%llu whole, %llu partly by "
+		  "frame pointers, %llu past the stack copy, %llu given up waiting; %llu in a file "
+		  "mapped since their process's mappings were read, which were read again %llu "
+		  "times); %llu walked by frame pointers past the hold budget; %llu processes let "
+		  "go before the tables their launches asked for were in (250 ms)",
+		  (unsigned long long)t.held, (unsigned long long)t.held_whole,
+		  (unsigned long long)t.held_fp, (unsigned long long)t.held_cut,
+		  (unsigned long long)t.held_late, (unsigned long long)b.held_stale,
+		  (unsigned long long)t.held_rereads, (unsigned long long)b.hold_budget,
+		  (unsigned long long)t.table_waits_late);
 	if (t.tables_no_room || t.procs_full || t.maps_capped || t.maps_full || t.files_full ||
 	    t.procs_over_share)
 		log_warn(
@@ -198,15 +198,15 @@ static void unwind_report(const struct recording *recording)
 			"start java with -XX:+PreserveFramePointer for whole stacks",
 			(unsigned long long)t.jvm_nofp);
 	if (t.builds_deferred || t.tables_kept_touched)
-		log_info(
+		log_debug(
 			"unwind tables: %llu builds waited for their user's build budget (%d s at once, "
 			"then %.0f%% of a CPU), %llu files touched kept their tables (same build id)",
 			(unsigned long long)t.builds_deferred, UW_BUILD_BURST_S,
 			UW_BUILD_SHARE * 100, (unsigned long long)t.tables_kept_touched);
 	if (t.procs_evicted)
-		log_info("unwind tables: %llu processes not walked lately taken out to make room "
-			 "(loaded again at their next sample)",
-			 (unsigned long long)t.procs_evicted);
+		log_debug("unwind tables: %llu processes not walked lately taken out to make room "
+			  "(loaded again at their next sample)",
+			  (unsigned long long)t.procs_evicted);
 	if (b.hold_drops || b.want_drops)
 		log_warn(
 			"unwind: %llu held samples and %llu table requests lost (ring buffer full; "
@@ -237,11 +237,12 @@ void recording_report(struct recording *recording, const struct xsprofd_opts *o,
 		 o->freq_hz, (unsigned long long)total->samples, (unsigned long long)total->idle,
 		 o->include_idle ? " (kept)" : " (left out; --include-idle keeps them)",
 		 (unsigned long long)total->filtered, (unsigned long long)ts.samples);
-	log_info("lost: %llu (ring buffer full %llu, malformed %llu); stacks unreadable: kernel "
-		 "%llu, user %llu",
-		 (unsigned long long)lost, (unsigned long long)total->drop_ringbuf,
-		 (unsigned long long)rs.bad_records, (unsigned long long)total->kstack_err,
-		 (unsigned long long)total->ustack_err);
+	log_msg(lost || total->kstack_err || total->ustack_err ? LOG_INFO : LOG_DEBUG,
+		"lost: %llu (ring buffer full %llu, malformed %llu); stacks unreadable: kernel "
+		"%llu, user %llu",
+		(unsigned long long)lost, (unsigned long long)total->drop_ringbuf,
+		(unsigned long long)rs.bad_records, (unsigned long long)total->kstack_err,
+		(unsigned long long)total->ustack_err);
 	if (rs.stalls)
 		log_warn("xsprofd did not run for %.1f s in %llu stretches (stopped, or starved of "
 			 "CPU): what did not fit in the ring buffer meanwhile was lost",
@@ -273,14 +274,14 @@ void recording_report(struct recording *recording, const struct xsprofd_opts *o,
 		struct frame_sites_stats fss;
 
 		frame_sites__stats(symbolizer__sites(sym), &fss);
-		log_info("pprof frame sites: %llu names, %llu KiB; emptied %llu times at the cap, "
-			 "%llu refused (those frames are written by name, without an address)",
-			 (unsigned long long)fss.names, (unsigned long long)fss.bytes >> 10,
-			 (unsigned long long)fss.resets, (unsigned long long)fss.refused);
+		log_debug("pprof frame sites: %llu names, %llu KiB; emptied %llu times at the cap, "
+			  "%llu refused (those frames are written by name, without an address)",
+			  (unsigned long long)fss.names, (unsigned long long)fss.bytes >> 10,
+			  (unsigned long long)fss.resets, (unsigned long long)fss.refused);
 	}
-	log_info("user stacks: %llu samples inside an exec between two images (no user frames), "
-		 "%llu frames past the end of a broken frame-pointer chain dropped",
-		 (unsigned long long)total->in_exec, (unsigned long long)ys.bogus_frames);
+	log_debug("user stacks: %llu samples inside an exec between two images (no user frames), "
+		  "%llu frames past the end of a broken frame-pointer chain dropped",
+		  (unsigned long long)total->in_exec, (unsigned long long)ys.bogus_frames);
 	if (ts.overflowed)
 		log_warn("%llu samples past --max-stacks %u were counted without their stacks",
 			 (unsigned long long)ts.overflowed, o->max_stacks);
@@ -309,19 +310,19 @@ void recording_report(struct recording *recording, const struct xsprofd_opts *o,
 			(unsigned long long)ys.idle_dropped, (unsigned long long)ys.pinned_dropped);
 	unwind_report(recording);
 	python_report__log(recording);
-	log_info("xsprofd's own CPU: %.3f s while sampling (%.2f%% of one CPU; %.2f us per sample "
-		 "received), %.3f s naming stacks; own peak RSS %.1f MiB",
-		 rs.cpu_s, rs.wall_s > 0 ? 100.0 * rs.cpu_s / rs.wall_s : 0.0,
-		 rs.records ? rs.cpu_s * 1e6 / rs.records : 0.0, name_cpu_s,
-		 peak_rss_kib() / 1024.0);
+	log_debug("xsprofd's own CPU: %.3f s while sampling (%.2f%% of one CPU; %.2f us per sample "
+		  "received), %.3f s naming stacks; own peak RSS %.1f MiB",
+		  rs.cpu_s, rs.wall_s > 0 ? 100.0 * rs.cpu_s / rs.wall_s : 0.0,
+		  rs.records ? rs.cpu_s * 1e6 / rs.records : 0.0, name_cpu_s,
+		  peak_rss_kib() / 1024.0);
 	if (total->timed) {
 		double per = (double)total->timed_ns / (double)total->timed;
 
-		log_info("BPF cost: %.2f us per sample (1 in %d timed), %.3f%% of one CPU in the "
-			 "kernel at this rate",
-			 per / 1e3, XSPROF_TIMED_EVERY,
-			 rs.wall_s > 0 ? 100.0 * per * (double)total->samples / (rs.wall_s * 1e9)
-				       : 0.0);
+		log_debug("BPF cost: %.2f us per sample (1 in %d timed), %.3f%% of one CPU in the "
+			  "kernel at this rate",
+			  per / 1e3, XSPROF_TIMED_EVERY,
+			  rs.wall_s > 0 ? 100.0 * per * (double)total->samples / (rs.wall_s * 1e9)
+					: 0.0);
 	}
 }
 
@@ -552,7 +553,7 @@ static void cuda_report(struct recording *recording, bool always)
 		(unsigned long long)ls.usdt, (unsigned long long)cs.targets,
 		(unsigned long long)cs.links);
 	if (ls.usdt)
-		log_info(
+		log_debug(
 			"CUDA: xsprof:launch site in %llu processes: %llu on the kernel's optimised "
 			"call, %llu trapped (int3; %llu of them on a 5-byte nop%s), %llu not probed "
 			"yet, %llu gone before it was read; %llu launch uprobes removed where it "
@@ -596,24 +597,24 @@ static void cuda_report(struct recording *recording, bool always)
 			"CUDA: xsprof:launch fired under %llu frames of the CUDA libraries at most",
 			(unsigned long long)cs.usdt_inner_max);
 	if (cs.reuse.walked || cs.reuse.reused)
-		log_info("CUDA: launch stacks walked %llu times, reused %llu times (proved "
-			 "unchanged); walked again: %llu at another place, %llu with a changed "
-			 "caller, %llu after 10 ms",
-			 (unsigned long long)cs.reuse.walked, (unsigned long long)cs.reuse.reused,
-			 (unsigned long long)cs.reuse.miss_key,
-			 (unsigned long long)cs.reuse.miss_slots,
-			 (unsigned long long)cs.reuse.miss_age);
+		log_debug("CUDA: launch stacks walked %llu times, reused %llu times (proved "
+			  "unchanged); walked again: %llu at another place, %llu with a changed "
+			  "caller, %llu after 10 ms",
+			  (unsigned long long)cs.reuse.walked, (unsigned long long)cs.reuse.reused,
+			  (unsigned long long)cs.reuse.miss_key,
+			  (unsigned long long)cs.reuse.miss_slots,
+			  (unsigned long long)cs.reuse.miss_age);
 	if (cs.reuse.timed)
-		log_info("CUDA: BPF cost %.2f us per launch probe run (1 in %d timed)",
-			 (double)cs.reuse.timed_ns / (double)cs.reuse.timed / 1e3,
-			 XSPROF_TIMED_EVERY);
+		log_debug("CUDA: BPF cost %.2f us per launch probe run (1 in %d timed)",
+			  (double)cs.reuse.timed_ns / (double)cs.reuse.timed / 1e3,
+			  XSPROF_TIMED_EVERY);
 	if (ls.reuse_orphans || cs.reuse.reuse_drops)
 		log_warn("CUDA: %llu reused launch stacks lost (ring buffer full), %llu found no "
 			 "walked stack of their thread",
 			 (unsigned long long)cs.reuse.reuse_drops,
 			 (unsigned long long)ls.reuse_orphans);
 	if (cs.table_waits)
-		log_info(
+		log_debug(
 			"CUDA: %llu launches paused their process until the unwind tables their walk "
 			"asked for were built (the launches after them walked whole)",
 			(unsigned long long)cs.table_waits);

@@ -24,22 +24,22 @@ void python_report__log(const struct recording *recording)
 		 (unsigned long long)u.unsupported, (unsigned long long)u.debug_offsets,
 		 (unsigned long long)b.walks, (unsigned long long)b.frames,
 		 (unsigned long long)u.interleaved, (unsigned long long)u.appended);
-	log_info("python walk ends: %llu threads without a thread state, %llu running no Python "
-		 "code, %llu unreadable, %llu cut at %d frames; %llu thread list scans; code "
-		 "objects: %llu read, %llu unreadable, %llu cache resets (%.1f MiB now)",
-		 (unsigned long long)b.no_thread, (unsigned long long)b.no_frame,
-		 (unsigned long long)b.unreadable, (unsigned long long)b.truncated,
-		 XSPROF_PY_MAX_FRAMES, (unsigned long long)b.thread_scans,
-		 (unsigned long long)u.code_reads, (unsigned long long)u.code_unreadable,
-		 (unsigned long long)u.code_cache_resets, u.code_bytes / 1048576.0);
+	log_debug("python walk ends: %llu threads without a thread state, %llu running no Python "
+		  "code, %llu unreadable, %llu cut at %d frames; %llu thread list scans; code "
+		  "objects: %llu read, %llu unreadable, %llu cache resets (%.1f MiB now)",
+		  (unsigned long long)b.no_thread, (unsigned long long)b.no_frame,
+		  (unsigned long long)b.unreadable, (unsigned long long)b.truncated,
+		  XSPROF_PY_MAX_FRAMES, (unsigned long long)b.thread_scans,
+		  (unsigned long long)u.code_reads, (unsigned long long)u.code_unreadable,
+		  (unsigned long long)u.code_cache_resets, u.code_bytes / 1048576.0);
 	if (u.unsupported)
 		log_warn("python: %llu processes keep native stacks only; the latest (pid %d): %s",
 			 (unsigned long long)u.unsupported, (int)u.last_reason_pid,
 			 u.last_reason ? u.last_reason : "?");
 	if (b.nested)
-		log_info("python: %llu stacks kept native only: a sample inside a launch probe on "
-			 "the same CPU (their walks would share its scratch space)",
-			 (unsigned long long)b.nested);
+		log_debug("python: %llu stacks kept native only: a sample inside a launch probe on "
+			  "the same CPU (their walks would share its scratch space)",
+			  (unsigned long long)b.nested);
 	if (u.procs_full || u.names_full || u.truncated || u.unknown_process || b.copy_err ||
 	    u.bad_records)
 		log_warn(

@@ -25,7 +25,7 @@ profile() {
 	local mode=$1 name=$2
 	shift 2
 	echo "== $name, --unwind $mode"
-	if ! timeout 120 "$xsprofd" -f -F 999 --unwind "$mode" -o "$out/$name.$mode.folded" \
+	if ! timeout 120 "$xsprofd" -f -v -F 999 --unwind "$mode" -o "$out/$name.$mode.folded" \
 		"${XS_EXTRA[@]}" -- "$py" "$here/$name.py" "$@" >"$out/$name.$mode.log" 2>&1; then
 		cat "$out/$name.$mode.log" >&2
 		echo "FAIL xsprofd exited with an error" >&2
@@ -233,7 +233,7 @@ torch)
 	"$py" "$here/torch_train.py" 14 "$out/split.pid.json" 2>/dev/null &
 	tpid=$!
 	sleep 4 # its imports done: the profile is of the training loop
-	if ! timeout 120 "$xsprofd" -f -F 999 -d 8 -p $tpid -o "$out/pid.folded" \
+	if ! timeout 120 "$xsprofd" -f -v -F 999 -d 8 -p $tpid -o "$out/pid.folded" \
 		>"$out/pid.log" 2>&1; then
 		cat "$out/pid.log" >&2
 		fail=1
