@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/analyses.h"
 #include "output/gpu_report.h"
 #include "output/job_report_internal.h"
 #include "output/json_string.h"
@@ -365,27 +366,23 @@ int job_report__write_text(const struct job_report *r, FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
-static int write_profile(const struct profile_data *pd, FILE *f,
-			 int (*write)(const struct job_report *r, FILE *f))
+/* The job report the mode layer built for this profile (meta->an). */
+static int write_built(const struct output_meta *meta, FILE *f,
+		       int (*write)(const struct job_report *r, FILE *f))
 {
-	struct job_report *r;
-	int err = job_report__build(pd, NULL, &r);
-
-	if (err)
-		return err;
-	err = write(r, f);
-	job_report__free(r);
-	return err;
+	if (!meta || !meta->an || !meta->an->job)
+		return -EINVAL;
+	return write(meta->an->job, f);
 }
 
 int job_report__json_profile(const struct profile_data *pd, FILE *f, const struct output_meta *meta)
 {
-	(void)meta;
-	return write_profile(pd, f, job_report__write_json);
+	(void)pd;
+	return write_built(meta, f, job_report__write_json);
 }
 
 int job_report__text_profile(const struct profile_data *pd, FILE *f, const struct output_meta *meta)
 {
-	(void)meta;
-	return write_profile(pd, f, job_report__write_text);
+	(void)pd;
+	return write_built(meta, f, job_report__write_text);
 }

@@ -16,6 +16,7 @@
 
 #include "daemon/base/keymap.h"
 #include "daemon/base/vec.h"
+#include "output/analyses.h"
 #include "output/calltree.h"
 #include "output/gpu_report.h"
 #include "output/otlp.h"
@@ -48,6 +49,7 @@
 
 struct ot {
 	const struct profile_data *pd;
+	const struct gpu_report *gr; /* pd's GPU report, for gpu_idle; NULL: none */
 	struct strtab strs;
 	struct keymap *funcs, *stacks, *attrs; /* -> index */
 	size_t nfuncs, nstacks, nattrs;
@@ -504,13 +506,8 @@ static void idle_blame(void *ctx, const struct gpu_blame_view *b)
 /* The GPU's idle time by cause under the stacks it is blamed on (the GPU report's). */
 static void gpu_idle(struct ot *o)
 {
-	struct gpu_report *r = NULL;
-	int err = gpu_report__build(o->pd, &r);
-
-	if (!err)
-		gpu_report__for_each_blame(r, idle_blame, o);
-	gpu_report__free(r);
-	fail(o, err);
+	if (o->gr)
+		gpu_report__for_each_blame(o->gr, idle_blame, o);
 }
 
 static void kv(struct buf *b, unsigned int field, const char *key, const char *val)
@@ -577,7 +574,7 @@ static void request(struct ot *o, struct buf *out)
 	free(sc.p);
 }
 
-int otlp__encode(const struct profile_data *pd, struct buf *out)
+int otlp__encode(const struct profile_data *pd, const struct gpu_report *gr, struct buf *out)
 {
 	struct ot *o;
 	int err;
@@ -589,6 +586,7 @@ int otlp__encode(const struct profile_data *pd, struct buf *out)
 	if (!o)
 		return -ENOMEM;
 	o->pd = pd;
+	o->gr = gr;
 	request(o, out);
 	err = o->err	      ? o->err
 	      : o->dict.err   ? o->dict.err
@@ -617,10 +615,9 @@ int otlp__write(const struct profile_data *pd, FILE *f, const struct output_meta
 	struct buf b = {0};
 	int err;
 
-	(void)meta;
-	if (!f)
+	if (!f || !meta || !meta->an || !meta->an->gpu)
 		return -EINVAL;
-	err = otlp__encode(pd, &b);
+	err = otlp__encode(pd, meta->an->gpu, &b);
 	errno = 0;
 	if (!err && b.len && fwrite(b.p, 1, b.len, f) != b.len)
 		err = errno ? -errno : -EIO;

@@ -20,12 +20,14 @@
 #include <stdio.h>
 
 struct buf;
+struct gpu_report;
 struct output_meta;
 struct profile_data;
 
-/* The request into out (appended; out->err set on failure). 0 or -errno. */
-int otlp__encode(const struct profile_data *pd, struct buf *out);
-/* The same to f (neither flushed nor closed). 0 or -errno. */
+/* The request into out (appended; out->err set on failure); gr: pd's GPU report, whose idle
+ * time under the stacks blamed is the gpu_idle profile (NULL: no such profile). 0 or -errno. */
+int otlp__encode(const struct profile_data *pd, const struct gpu_report *gr, struct buf *out);
+/* The same to f (neither flushed nor closed), with meta->an's GPU report. 0 or -errno. */
 int otlp__write(const struct profile_data *pd, FILE *f, const struct output_meta *meta);
 
 #endif

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "daemon/base/atomic_file.h"
+#include "output/analyses.h"
 #include "output/callgrind.h"
 #include "output/calltree.h"
 #include "output/chrome_trace.h"
@@ -86,29 +87,24 @@ static int timeline_profile(const struct profile_data *pd, FILE *f, const struct
 	return gpu_timeline__write(pd, f);
 }
 
-static int report_profile(const struct profile_data *pd, FILE *f, enum output_format fmt)
+/* The GPU report the mode layer built for this profile (meta->an), in fmt. */
+static int report_profile(const struct output_meta *meta, FILE *f, enum output_format fmt)
 {
-	const struct output_format_info *fi = output__format_info(fmt);
-	struct gpu_report *r;
-	int err = gpu_report__build(pd, &r);
-
-	if (err)
-		return err;
-	err = fi->write_report(r, f);
-	gpu_report__free(r);
-	return err;
+	if (!meta || !meta->an || !meta->an->gpu)
+		return -EINVAL;
+	return output__format_info(fmt)->write_report(meta->an->gpu, f);
 }
 
 static int gpu_json_profile(const struct profile_data *pd, FILE *f, const struct output_meta *meta)
 {
-	(void)meta;
-	return report_profile(pd, f, OUTPUT_GPU_REPORT);
+	(void)pd;
+	return report_profile(meta, f, OUTPUT_GPU_REPORT);
 }
 
 static int gpu_text_profile(const struct profile_data *pd, FILE *f, const struct output_meta *meta)
 {
-	(void)meta;
-	return report_profile(pd, f, OUTPUT_GPU_TEXT);
+	(void)pd;
+	return report_profile(meta, f, OUTPUT_GPU_TEXT);
 }
 
 #define EVERYWHERE                                                                       \
@@ -173,7 +169,9 @@ static const struct output_format_info formats[] = {
 		.name = "otlp",
 		.ext = {".otlp.pb"},
 		.content_type = "application/x-protobuf",
-		.needs = OUTPUT_NEEDS_PROFILE | OUTPUT_NEEDS_SAMPLES | OUTPUT_NEEDS_LABELS,
+		/* Its gpu_idle profile is the GPU report's idle time under the stacks blamed. */
+		.needs = OUTPUT_NEEDS_PROFILE | OUTPUT_NEEDS_SAMPLES | OUTPUT_NEEDS_LABELS |
+			 OUTPUT_NEEDS_GPU_REPORT,
 		.where = OUTPUT_IN_ONESHOT | OUTPUT_IN_RECORDING,
 		.summary = "OTLP profiles (v1development ExportProfilesServiceRequest)",
 		.write_profile = otlp__write,
@@ -229,7 +227,8 @@ static const struct output_format_info formats[] = {
 		.ext = {".job.json"},
 		.content_type = "application/json",
 		/* The ranks come from each process's environment, read while it runs. */
-		.needs = OUTPUT_NEEDS_PROFILE | OUTPUT_NEEDS_SAMPLES | OUTPUT_NEEDS_LABELS,
+		.needs = OUTPUT_NEEDS_PROFILE | OUTPUT_NEEDS_SAMPLES | OUTPUT_NEEDS_LABELS |
+			 OUTPUT_NEEDS_JOB_REPORT,
 		.where = OUTPUT_IN_ONESHOT | OUTPUT_IN_RECORDING,
 		.summary = "the job report: which rank holds each collective back, and why "
 			   "(JSON, output/JOB_REPORT.md)",
@@ -240,7 +239,8 @@ static const struct output_format_info formats[] = {
 		.name = "job-text",
 		.ext = {".job.txt"},
 		.content_type = "text/plain; charset=utf-8",
-		.needs = OUTPUT_NEEDS_PROFILE | OUTPUT_NEEDS_SAMPLES | OUTPUT_NEEDS_LABELS,
+		.needs = OUTPUT_NEEDS_PROFILE | OUTPUT_NEEDS_SAMPLES | OUTPUT_NEEDS_LABELS |
+			 OUTPUT_NEEDS_JOB_REPORT,
 		.where = OUTPUT_IN_ONESHOT | OUTPUT_IN_RECORDING,
 		.summary = "the job report as text for a person (80 columns)",
 		.write_profile = job_report__text_profile,

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 struct calltree;
+struct output_analyses;
 struct profile_data;
 
 enum output_format {
@@ -34,6 +35,9 @@ struct output_meta {
 	/* The CPU side's mode when it is not on-CPU samples ("offcpu", "wall"): the folded
 	 * header names it, not only the GPU mode; NULL: on-CPU. */
 	const char *cpu_mode;
+	/* The analyses the writers read (the GPU and job reports), built once for all of a
+	 * session's outputs (output/analyses.h). A format that needs one it lacks: -EINVAL. */
+	const struct output_analyses *an;
 };
 
 /* Where a format may be asked for. */
@@ -49,10 +53,13 @@ enum output_where {
 enum output_needs {
 	OUTPUT_NEEDS_PROFILE = 1u << 0,	   /* a profile_data: launches, GPU records, names */
 	OUTPUT_NEEDS_SAMPLES = 1u << 1,	   /* the samples one by one (a timeline) */
-	OUTPUT_NEEDS_GPU_REPORT = 1u << 2, /* a GPU report (a window keeps one per slice) */
+	/* A GPU report, built once for every format that reads it (output/analyses.h; a
+	 * window keeps one per slice). */
+	OUTPUT_NEEDS_GPU_REPORT = 1u << 2,
 	/* Each process's host-side labels (unit, container, pod, job and rank), read from its
 	   environment and cgroup while it runs (profile_data.process_labels). */
 	OUTPUT_NEEDS_LABELS = 1u << 3,
+	OUTPUT_NEEDS_JOB_REPORT = 1u << 4, /* a job report (output/analyses.h) */
 };
 
 struct calltree;

@@ -15,6 +15,7 @@
 
 #include <json-c/json.h>
 
+#include "output/analyses.h"
 #include "output/output.h"
 
 /* static char dir[] (a fresh folder under /tmp for each test of suite) and the suite itself. */
@@ -51,18 +52,23 @@ static inline char *test_slurp(const char *path)
 	return buf;
 }
 
-/* pd written in fmt (a JSON one), parsed (the caller puts it). */
+/* pd written in fmt (a JSON one), with the analyses it needs built as a mode layer builds
+ * them, parsed (the caller puts it). */
 static inline struct json_object *test_written_json(const struct profile_data *pd,
 						    enum output_format fmt)
 {
+	struct output_analyses an = {0};
+	struct output_meta meta = {.an = &an};
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	struct json_object *j;
 
 	cr_assert(f);
-	cr_assert_eq(output__write_profile(pd, fmt, f, NULL), 0);
+	cr_assert_eq(output_analyses__build(pd, output_analyses__needs(fmt), &an), 0);
+	cr_assert_eq(output__write_profile(pd, fmt, f, &meta), 0);
 	cr_assert_eq(fclose(f), 0);
+	output_analyses__release(&an);
 	j = json_tokener_parse(buf);
 	cr_assert(j, "not JSON: %.300s", buf);
 	free(buf);

@@ -8,6 +8,7 @@
 
 #include <criterion/criterion.h>
 
+#include "output/analyses.h"
 #include "output/calltree.h"
 #include "output/output.h"
 #include "output/profile.h"
@@ -315,4 +316,74 @@ Test(profile, every_format_through_the_file_entry_point)
 		unlink(file);
 	}
 	rmdir(dir);
+}
+
+/* What fmt writes from pd with meta, as a string (NULL when the write failed: *ret_err). */
+static char *written(const struct profile_data *pd, enum output_format fmt,
+		     const struct output_meta *meta, int *ret_err)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	cr_assert(f);
+	*ret_err = output__write_profile(pd, fmt, f, meta);
+	fclose(f);
+	if (*ret_err) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* A session's reports are built once, by its mode layer, for every format that reads them:
+ * the writers render what they are handed, the same bytes as a report built for each alone. */
+Test(profile, formats_share_the_analyses_built_once)
+{
+	static const enum output_format needs_gpu[] = {OUTPUT_GPU_REPORT, OUTPUT_GPU_TEXT,
+						       OUTPUT_OTLP};
+	struct output_analyses an = {0}, alone = {0};
+	struct output_meta meta = {0}, meta_alone = {0};
+	struct profile_data pd;
+	unsigned int needs = 0;
+	int err;
+
+	fx_profile(&pd, GPU_MODE_MERGED, WEIGHT_US);
+	for (size_t i = 0; i < 3; i++) {
+		needs |= output_analyses__needs(needs_gpu[i]);
+		/* Without the analysis it needs, a format is refused, not built on the side. */
+		cr_expect_null(written(&pd, needs_gpu[i], &meta, &err));
+		cr_expect_eq(err, -EINVAL);
+	}
+	cr_expect_eq(needs, OUTPUT_NEEDS_GPU_REPORT);
+	cr_expect_eq(output_analyses__needs(OUTPUT_JOB_TEXT), OUTPUT_NEEDS_JOB_REPORT);
+	cr_expect_eq(output_analyses__needs(OUTPUT_FOLDED), 0);
+	cr_expect_eq(output_analyses__needs(OUTPUT_CHROME_JSON), 0);
+
+	cr_assert_eq(output_analyses__build(&pd, needs, &an), 0);
+	cr_assert(an.gpu && !an.job);
+	meta.an = &an;
+	for (size_t i = 0; i < 3; i++) {
+		char *shared = written(&pd, needs_gpu[i], &meta, &err), *own;
+
+		cr_assert(shared, "format %d: %d", needs_gpu[i], err);
+		/* The same bytes as from a report built for this format alone (OTLP's random
+		 * link ids aside: its length). */
+		cr_assert_eq(
+			output_analyses__build(&pd, output_analyses__needs(needs_gpu[i]), &alone),
+			0);
+		meta_alone.an = &alone;
+		own = written(&pd, needs_gpu[i], &meta_alone, &err);
+		cr_assert(own);
+		if (needs_gpu[i] != OUTPUT_OTLP)
+			cr_expect_str_eq(shared, own);
+		cr_expect_gt(strlen(shared), 0);
+		output_analyses__release(&alone);
+		free(shared);
+		free(own);
+	}
+	output_analyses__release(&an);
+	cr_expect_null(an.gpu);
+	output_analyses__release(&an); /* twice, and a NULL: no harm */
+	output_analyses__release(NULL);
 }

@@ -53,6 +53,7 @@
 #include "cupti_inject/xsprof_wire.h"
 #include "output/calltree.h"
 #include "output/folded.h"
+#include "output/analyses.h"
 #include "output/output.h"
 #include "output/profile.h"
 #include "output/gpu_report.h"
@@ -747,15 +748,10 @@ static int log_cost(void *ctx, const struct bpf_cost *c)
 
 /* With -v, while kernel.bpf_stats_enabled is 1: what each program cost per run. */
 /* --report gpu: why the GPU waits, on stdout. */
-static int print_gpu_report(const struct profile_data *pd)
+static int print_gpu_report(const struct output_analyses *an)
 {
-	struct gpu_report *gr;
-	int err = gpu_report__build(pd, &gr);
+	int err = an->gpu ? gpu_report__write_text(an->gpu, stdout) : -EINVAL;
 
-	if (!err) {
-		err = gpu_report__write_text(gr, stdout);
-		gpu_report__free(gr);
-	}
 	if (!err && fflush(stdout))
 		err = -errno;
 	if (err)
@@ -764,15 +760,10 @@ static int print_gpu_report(const struct profile_data *pd)
 }
 
 /* --report job: which rank holds the job back, on stdout. */
-static int print_job_report(const struct profile_data *pd)
+static int print_job_report(const struct output_analyses *an)
 {
-	struct job_report *jr;
-	int err = job_report__build(pd, NULL, &jr);
+	int err = an->job ? job_report__write_text(an->job, stdout) : -EINVAL;
 
-	if (!err) {
-		err = job_report__write_text(jr, stdout);
-		job_report__free(jr);
-	}
 	if (!err && fflush(stdout))
 		err = -errno;
 	if (err)
@@ -1359,9 +1350,29 @@ static void titles(const struct run *r, char *title, size_t tsize, char *subtitl
 	snprintf(subtitle + strlen(subtitle), ssize - strlen(subtitle), " on %s", host);
 }
 
+/* The analyses every output and --report asked for, built once for all of them. */
+static int build_analyses(const struct xsprofd_opts *o, const struct profile_data *pd,
+			  struct output_analyses *ret)
+{
+	unsigned int needs = 0;
+	int err;
+
+	for (int i = 0; i < o->nr_outputs; i++)
+		needs |= output_analyses__needs(o->outputs[i].format);
+	needs |= o->report_gpu ? OUTPUT_NEEDS_GPU_REPORT : 0;
+	needs |= o->report_job ? OUTPUT_NEEDS_JOB_REPORT : 0;
+	err = output_analyses__build(pd, needs, ret);
+	if (err)
+		log_err("building the %s failed: %s; the outputs that need it are not written",
+			needs & OUTPUT_NEEDS_JOB_REPORT ? "GPU and job reports" : "GPU report",
+			strerror(-err));
+	return err;
+}
+
 static int write_all(struct run *r)
 {
 	struct output_meta meta = {.unit = "samples"};
+	struct output_analyses an = {0};
 	char title[256], subtitle[256];
 	int status;
 
@@ -1371,13 +1382,17 @@ static int write_all(struct run *r)
 	meta.cpu_mode = r->o->mode != SESSION_MODE_CPU ? session_mode__name(r->o->mode) : NULL;
 	r->sp.pd.process_labels = r->labels ? host_labels__of : NULL;
 	r->sp.pd.process_labels_ctx = r->labels;
-	status = write_outputs(r->o, &r->sp.pd, &meta) ? 1 : 0;
+	status = build_analyses(r->o, &r->sp.pd, &an) ? 1 : 0;
+	meta.an = &an;
+	status |= write_outputs(r->o, &r->sp.pd, &meta) ? 1 : 0;
 	if (r->o->report && print_report(&r->sp.pd))
 		status = 1;
-	if (r->o->report_gpu && print_gpu_report(&r->sp.pd))
+	if (r->o->report_gpu && print_gpu_report(&an))
 		status = 1;
-	if (r->o->report_job && print_job_report(&r->sp.pd))
+	if (r->o->report_job && print_job_report(&an))
 		status = 1;
+	meta.an = NULL;
+	output_analyses__release(&an);
 	if (write_launches(r->o, r->recording, r->sym, r->keep, &meta))
 		status = 1;
 	return status;

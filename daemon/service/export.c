@@ -14,6 +14,7 @@
 #include "daemon/base/fileio.h"
 #include "daemon/log.h"
 #include "daemon/service/export.h"
+#include "output/gpu_report.h"
 #include "output/otlp.h"
 #include "output/pprof.h"
 #include "output/profile.h"
@@ -386,6 +387,8 @@ void exporter__on_slice(void *ctx, const struct profile_data *slice)
 	struct profile_data pd = *slice;
 	uint64_t t0 = clock__mono_ns();
 	uint8_t *pprof = NULL;
+	struct gpu_report *gr = NULL;
+	bool gr_built = false;
 	size_t pprof_len = 0, nr = 0;
 	int64_t from = (int64_t)pd.start_ns + pd.realtime_offset_ns;
 	int64_t until = (int64_t)pd.end_ns + pd.realtime_offset_ns;
@@ -411,7 +414,12 @@ void exporter__on_slice(void *ctx, const struct profile_data *slice)
 		if (!err && k->format == SINK_OTLP) {
 			struct buf b = {0};
 
-			err = otlp__encode(&pd, &b);
+			/* One GPU report for every OTLP sink (its gpu_idle profile). */
+			if (!gr_built && pd.mode != GPU_MODE_CPU)
+				err = gpu_report__build(&pd, &gr);
+			gr_built = !err;
+			if (!err)
+				err = otlp__encode(&pd, gr, &b);
 			it->body = b.p;
 			it->len = b.len;
 		} else if (!err) {
@@ -455,6 +463,7 @@ void exporter__on_slice(void *ctx, const struct profile_data *slice)
 		pthread_mutex_unlock(&e->lock);
 	}
 	free(pprof);
+	gpu_report__free(gr);
 	pthread_mutex_lock(&e->lock);
 	e->encode_ns += clock__mono_ns() - t0;
 	pthread_mutex_unlock(&e->lock);

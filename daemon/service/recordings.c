@@ -31,6 +31,7 @@
 #include "daemon/session/profile.h"
 #include "daemon/session/source.h"
 #include "daemon/session/recording.h"
+#include "output/analyses.h"
 #include "output/calltree.h"
 #include "output/output.h"
 #include "output/profile.h"
@@ -118,6 +119,7 @@ static int recordings__render(struct service *s, struct svc_recording *r, uint64
 		.accept_pid = recordings__accepts, .ctx = r, .since_ns = r->started_ns};
 	struct cuda_probes *cp = recording__cuda(r->recording);
 	const struct launch_store *ls = cp ? cuda_probes__store(cp) : NULL;
+	struct output_analyses an = {0};
 	struct session_profile sp;
 	struct session_source src;
 	char title[160];
@@ -149,11 +151,15 @@ static int recordings__render(struct service *s, struct svc_recording *r, uint64
 	if (sp.timeline_dropped)
 		log_warn("recording %u: %llu samples left off its trace (at most %u)", r->id,
 			 (unsigned long long)sp.timeline_dropped, RECORD_MAX_TIMELINE);
+	if (!err)
+		err = output_analyses__build(&sp.pd, output_analyses__needs(r->format), &an);
+	meta.an = &an;
 	f = err ? NULL : open_memstream(&r->result, &r->result_len);
 	if (!err)
 		err = f ? output__write_profile(&sp.pd, r->format, f, &meta) : -errno;
 	if (f && fclose(f) && !err)
 		err = -EIO;
+	output_analyses__release(&an);
 	if (sp.tree)
 		*ret_samples = calltree__total(sp.tree);
 	if (sp.pd.nr_launches || sp.pd.nr_gpu)

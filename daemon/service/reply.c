@@ -137,7 +137,7 @@ bool reply__is_report(enum output_format f)
 {
 	const struct output_format_info *fi = output__format_info(f);
 
-	return fi && (fi->needs & OUTPUT_NEEDS_GPU_REPORT);
+	return fi && fi->write_report; /* the formats that are a GPU report */
 }
 
 enum MHD_Result reply__gpu_report(struct MHD_Connection *c, const struct lasting *l,

@@ -15,6 +15,7 @@
 #include "daemon/base/atomic_file.h"
 #include "daemon/session/dump.h"
 #include "daemon/session/frozen.h"
+#include "output/analyses.h"
 #include "output/output.h"
 #include "output/profile.h"
 
@@ -298,8 +299,11 @@ int dump__write(const struct dump_request *r, struct dump_result *ret, char *msg
 	struct frozen_join *j = NULL;
 	const struct profile_data *pd;
 	char tmp[PATH_MAX], final[PATH_MAX];
+	struct output_analyses an = {0};
+	struct output_meta meta = {0};
 	uint32_t *pids = NULL;
 	size_t nr_pids = 0;
+	bool ranks;
 	int err;
 
 	memset(ret, 0, sizeof(*ret));
@@ -330,11 +334,20 @@ int dump__write(const struct dump_request *r, struct dump_result *ret, char *msg
 		err = -errno;
 		snprintf(msg, size, "creating %s: %s", tmp, strerror(errno));
 	}
+	/* The GPU report (two files) and the job report, built once for the files. */
+	ranks = has_ranks(pd, pids, nr_pids);
+	if (!err) {
+		err = output_analyses__build(
+			pd, OUTPUT_NEEDS_GPU_REPORT | (ranks ? OUTPUT_NEEDS_JOB_REPORT : 0), &an);
+		if (err)
+			snprintf(msg, size, "building the reports: %s", strerror(-err));
+	}
+	meta.an = &an;
 	for (size_t i = 0; !err && i < sizeof(file_formats) / sizeof(file_formats[0]); i++) {
 		uint64_t used = r->max_bytes ? dump__bytes(tmp) : 0, left = 0;
 		char p[PATH_MAX];
 
-		if (file_formats[i] == OUTPUT_JOB_REPORT && !has_ranks(pd, pids, nr_pids))
+		if (file_formats[i] == OUTPUT_JOB_REPORT && !ranks)
 			continue;
 		/* What is left of the budget, the manifest's room kept aside. */
 		if (r->max_bytes)
@@ -342,7 +355,7 @@ int dump__write(const struct dump_request *r, struct dump_result *ret, char *msg
 				       ? r->max_bytes - used - DUMP_MANIFEST_ROOM
 				       : 1;
 		err = join_path(p, sizeof(p), tmp, dump__files[i])
-			      ? output__write_profile_file_capped(pd, file_formats[i], p, NULL,
+			      ? output__write_profile_file_capped(pd, file_formats[i], p, &meta,
 								  left)
 			      : -ENAMETOOLONG;
 		if (err == -EFBIG && r->max_bytes) {
@@ -372,6 +385,7 @@ int dump__write(const struct dump_request *r, struct dump_result *ret, char *msg
 		remove_entry(r->dir, tmp + strlen(r->dir) + 1);
 	else
 		ret->bytes = dump__bytes(final);
+	output_analyses__release(&an);
 	free(pids);
 	frozen_join__free(j);
 	return err;
