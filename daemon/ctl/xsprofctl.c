@@ -1359,6 +1359,89 @@ out:
 	return !st && cmd_st >= 0 ? cmd_st : st;
 }
 
+/* Every command as `struct ctl_command` calls it: with the arguments from its name on. */
+static int cmd_status_args(int argc, char **argv)
+{
+	return argc == 1 ? cmd_status() : ctl_usage_error("%s", "status takes no arguments");
+}
+
+static int cmd_attach_args(int argc, char **argv)
+{
+	return cmd_attach(argc, argv, true);
+}
+
+static int cmd_detach_args(int argc, char **argv)
+{
+	return cmd_attach(argc, argv, false);
+}
+
+static int cmd_dumps_args(int argc, char **argv)
+{
+	return ctl_dumps(argc, argv, json_out);
+}
+
+static int cmd_dump_args(int argc, char **argv)
+{
+	return ctl_dump(argc, argv, json_out, timeout_s);
+}
+
+static int cmd_triggers_args(int argc, char **argv)
+{
+	return ctl_triggers(argc, argv, json_out);
+}
+
+static int cmd_ui_args(int argc, char **argv)
+{
+	return ctl_ui(argc, argv, sock_path, timeout_s, quiet, check_daemon);
+}
+
+/* One subcommand: its name and what runs it (argv[0] is the name). */
+struct ctl_command {
+	const char *name;
+	int (*handler)(int argc, char **argv);
+};
+
+/* The one list of commands: the dispatch and the errors that name them read it. */
+static const struct ctl_command ctl_commands[] = {
+	{"status", cmd_status_args},
+	{"attach", cmd_attach_args},
+	{"detach", cmd_detach_args},
+	{"record", cmd_record},
+	{"flamegraph", cmd_flamegraph},
+	{"report", cmd_report},
+	{"top", ctl_top},
+	{"fleet", cmd_fleet},
+	{"dump", cmd_dump_args},
+	{"dumps", cmd_dumps_args},
+	{"triggers", cmd_triggers_args},
+	{"ui", cmd_ui_args},
+};
+
+#define NR_COMMANDS (sizeof(ctl_commands) / sizeof(ctl_commands[0]))
+
+/* "status, attach, ...": the commands' names, as the errors list them. */
+static void command_names(char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < NR_COMMANDS && len < size; i++)
+		len += snprintf(buf + len, size - len, "%s%s", i ? ", " : "", ctl_commands[i].name);
+}
+
+/* argv[0]'s command run with its arguments, or the usage error that lists them. */
+static int command_select(int argc, char **argv)
+{
+	char names[256], fmt[320];
+
+	for (size_t i = 0; i < NR_COMMANDS; i++)
+		if (!strcmp(argv[0], ctl_commands[i].name))
+			return ctl_commands[i].handler(argc, argv);
+	command_names(names, sizeof(names));
+	snprintf(fmt, sizeof(fmt), "unknown command '%%s' (%s)", names);
+	return ctl_usage_error(fmt, argv[0]);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {{"socket", required_argument, NULL, 's'},
@@ -1368,7 +1451,7 @@ int main(int argc, char **argv)
 					   {"timeout", required_argument, NULL, 't'},
 					   {"version", no_argument, NULL, 'V'},
 					   {}};
-	const char *cmd;
+	char names[256];
 	int c, st;
 
 	sock_path = getenv("XSPROF_SOCKET") ? getenv("XSPROF_SOCKET") : DEFAULT_SOCKET;
@@ -1407,42 +1490,13 @@ int main(int argc, char **argv)
 			return ctl_usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind >= argc)
-		return ctl_usage_error("%s", "a command is needed: status, attach, detach, record, "
-					     "flamegraph, report, top, fleet, dump, dumps, "
-					     "triggers, ui");
-	cmd = argv[optind];
-	argc -= optind;
-	argv += optind;
+	if (optind >= argc) {
+		command_names(names, sizeof(names));
+		return ctl_usage_error("a command is needed: %s", names);
+	}
 	opterr = 0;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	if (!strcmp(cmd, "status"))
-		st = argc == 1 ? cmd_status() : ctl_usage_error("%s", "status takes no arguments");
-	else if (!strcmp(cmd, "attach") || !strcmp(cmd, "detach"))
-		st = cmd_attach(argc, argv, cmd[0] == 'a');
-	else if (!strcmp(cmd, "record"))
-		st = cmd_record(argc, argv);
-	else if (!strcmp(cmd, "flamegraph"))
-		st = cmd_flamegraph(argc, argv);
-	else if (!strcmp(cmd, "report"))
-		st = cmd_report(argc, argv);
-	else if (!strcmp(cmd, "top"))
-		st = ctl_top(argc, argv);
-	else if (!strcmp(cmd, "fleet"))
-		st = cmd_fleet(argc, argv);
-	else if (!strcmp(cmd, "dumps"))
-		st = ctl_dumps(argc, argv, json_out);
-	else if (!strcmp(cmd, "dump"))
-		st = ctl_dump(argc, argv, json_out, timeout_s);
-	else if (!strcmp(cmd, "triggers"))
-		st = ctl_triggers(argc, argv, json_out);
-	else if (!strcmp(cmd, "ui"))
-		st = ctl_ui(argc, argv, sock_path, timeout_s, quiet, check_daemon);
-	else
-		st = ctl_usage_error(
-			"unknown command '%s' (status, attach, detach, record, flamegraph, "
-			"report, top, fleet, dump, dumps, triggers, ui)",
-			cmd);
+	st = command_select(argc - optind, argv + optind);
 	curl_global_cleanup();
 	return st;
 }
