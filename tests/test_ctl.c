@@ -2,16 +2,23 @@
 /*
  * xsprofctl's own logic, without a daemon: its argument handling and the errors it prints
  * (exit status 2 and a line that says what to do), the -o checks the format table drives, the
- * GPU report's file names, and how `status` renders a status document. xsprofctl.c is compiled
- * into the test (its main renamed) so its static functions are reachable.
+ * GPU report's file names, and how `status` renders a status document.
  */
 #include <criterion/criterion.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
-#define main xsprofctl_main
-#include "daemon/ctl/xsprofctl.c"
-#undef main
+#include <json-c/json.h>
+
+#include "daemon/ctl/client.h"
+#include "daemon/ctl/commands.h"
+#include "daemon/ctl/ctl.h"
+#include "daemon/ctl/ctl_internal.h"
+#include "daemon/ctl/json_get.h"
+#include "daemon/ctl/reply_buf.h"
 
 /* What fn printed on fd (1 or 2) while it ran, and its return value. */
 struct out {
@@ -54,7 +61,7 @@ static int run_main(void *ctx)
 	/* Each call a fresh command line, as each run of the binary is (glibc: 0 resets). */
 	optind = 0;
 	opterr = 1;
-	return xsprofctl_main(argc, c->argv);
+	return ctl_main(argc, c->argv);
 }
 
 /* xsprofctl ARGS...: its exit status and what it printed on stderr. */
@@ -123,7 +130,7 @@ Test(ctl_args, record_job_and_rank_go_in_the_request)
 			"0,2-3",  "-o",	   "x.folded",	    NULL};
 	struct json_object *v;
 
-	cr_assert_eq(record_parse(7, argv, &a), 0);
+	cr_assert_eq(ctl_record_parse(7, argv, &a), 0);
 	cr_assert(json_object_object_get_ex(a.req, "job", &v));
 	cr_expect_str_eq(json_object_get_string(v), "xsjob-compute");
 	cr_assert(json_object_object_get_ex(a.req, "rank", &v));
@@ -157,12 +164,12 @@ Test(ctl_args, top_options)
 
 Test(ctl_args, report_file_names)
 {
-	cr_expect_str_eq(report_format("a.gpu.json"), "gpu-report");
-	cr_expect_str_eq(report_format("A.GPU.JSON"), "gpu-report");
-	cr_expect_str_eq(report_format("a.gpu.txt"), "gpu-text");
-	cr_expect_str_eq(report_format("a.txt"), "gpu-text");
-	cr_expect_null(report_format("a.svg"));
-	cr_expect_null(report_format("a.json"));
+	cr_expect_str_eq(ctl_report_format("a.gpu.json"), "gpu-report");
+	cr_expect_str_eq(ctl_report_format("A.GPU.JSON"), "gpu-report");
+	cr_expect_str_eq(ctl_report_format("a.gpu.txt"), "gpu-text");
+	cr_expect_str_eq(ctl_report_format("a.txt"), "gpu-text");
+	cr_expect_null(ctl_report_format("a.svg"));
+	cr_expect_null(ctl_report_format("a.json"));
 }
 
 Test(ctl_daemon, unreachable_daemon_is_said_plainly)
@@ -178,7 +185,7 @@ static int render_status(void *ctx)
 	struct json_object *j = json_tokener_parse(ctx);
 
 	cr_assert_not_null(j);
-	status_print(j);
+	ctl_status_print(j);
 	json_object_put(j);
 	return 0;
 }
@@ -233,9 +240,9 @@ static int save_as_json(void *ctx)
 	struct reply_buf b = {.data = data, .len = strlen(data)};
 	int st;
 
-	json_out = true;
-	st = save(ctx, &b, "folded");
-	json_out = false;
+	ctl_opts()->json_out = true;
+	st = ctl_save(ctx, &b, "folded");
+	ctl_opts()->json_out = false;
 	return st;
 }
 

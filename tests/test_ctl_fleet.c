@@ -29,7 +29,7 @@ Test(fleet_hosts, a_line_is_a_host_and_its_labels)
 	fleet_free(&f);
 }
 
-/* cmd_fleet ARGS: its exit status and stderr. */
+/* ctl_fleet ARGS: its exit status and stderr. */
 static int fleet_status(char **argv, char *err, size_t size)
 {
 	FILE *tmp = tmpfile();
@@ -41,7 +41,7 @@ static int fleet_status(char **argv, char *err, size_t size)
 	cr_assert(tmp && saved >= 0);
 	fflush(stderr);
 	dup2(fileno(tmp), 2);
-	st = cmd_fleet(argc, argv);
+	st = ctl_fleet(argc, argv);
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);

@@ -16,6 +16,8 @@
 #include <json-c/json.h>
 
 #include "daemon/base/atomic_file.h"
+#include "daemon/ctl/client.h"
+#include "daemon/ctl/commands.h"
 #include "daemon/ctl/ctl.h"
 #include "daemon/ctl/reply_buf.h"
 
@@ -78,8 +80,9 @@ static int get_list(const char *path, bool json_out, struct json_object **ret)
 	return EXIT_OK;
 }
 
-int ctl_dumps(int argc, char **argv, bool json_out)
+int ctl_dumps(int argc, char **argv)
 {
+	bool json_out = ctl_opts()->json_out;
 	struct json_object *a;
 	int st;
 
@@ -221,8 +224,10 @@ static int dump_wait(const char *name, double timeout_s, bool json_out)
 	}
 }
 
-int ctl_dump(int argc, char **argv, bool json_out, double timeout_s)
+int ctl_dump(int argc, char **argv)
 {
+	bool json_out = ctl_opts()->json_out;
+	double timeout_s = ctl_opts()->timeout_s;
 	static const struct option lo[] = {
 		{"before", required_argument, NULL, 'B'}, {"after", required_argument, NULL, 'A'},
 		{"note", required_argument, NULL, 'N'},	  {"output", required_argument, NULL, 'o'},
@@ -312,8 +317,9 @@ int ctl_dump(int argc, char **argv, bool json_out, double timeout_s)
 	return st;
 }
 
-int ctl_triggers(int argc, char **argv, bool json_out)
+int ctl_triggers(int argc, char **argv)
 {
+	bool json_out = ctl_opts()->json_out;
 	struct json_object *req = NULL, *a;
 	struct reply_buf b;
 	int st;

@@ -25,7 +25,7 @@
 #include "daemon/base/atomic_file.h"
 #include "daemon/base/job_filter.h"
 #include "daemon/base/vec.h"
-#include "daemon/ctl/fleet.h"
+#include "daemon/ctl/commands.h"
 #include "daemon/ctl/fleet_internal.h"
 #include "daemon/ctl/json_get.h"
 #include "daemon/ctl/reply_buf.h"
@@ -33,7 +33,7 @@
 #include "output/output.h"
 #include "output/profile.h"
 
-const char fleet_usage[] =
+static const char fleet_usage[] =
 	"Usage: xsprofctl fleet [OPTIONS] -o FILE [HOST[:PORT]...]\n"
 	"Ask every host's xsprofd (started with --listen) for a profile at once and merge them.\n"
 	"  -f, --hosts FILE       hosts, one a line: HOST[:PORT] [key=value...] ('#' comments)\n"
@@ -1007,7 +1007,7 @@ static void apply_select(struct fleet *f)
 	f->nr = n;
 }
 
-int cmd_fleet(int argc, char **argv)
+int ctl_fleet(int argc, char **argv)
 {
 	struct fleet f = {.by = "host", .duration = 10, .parallel = 64};
 	struct calltree *t = NULL;

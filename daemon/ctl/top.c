@@ -19,6 +19,8 @@
 
 #include <json-c/json.h>
 
+#include "daemon/ctl/client.h"
+#include "daemon/ctl/commands.h"
 #include "daemon/ctl/ctl.h"
 #include "daemon/ctl/json_get.h"
 #include "daemon/ctl/reply_buf.h"

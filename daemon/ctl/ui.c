@@ -34,7 +34,8 @@
 #include "daemon/base/clock.h"
 #include "daemon/base/secret.h"
 #include "daemon/ctl/reply_buf.h"
-#include "daemon/ctl/ui.h"
+#include "daemon/ctl/client.h"
+#include "daemon/ctl/commands.h"
 
 #define UI_MAX_CONNECTIONS 64 /* a thread each */
 /* Connections that have not shown the key yet: at most this many (a newcomer past it closes
@@ -612,11 +613,12 @@ static bool ui_make_key(struct ui *ui)
 	return true;
 }
 
-int ctl_ui(int argc, char **argv, const char *sock_path, double timeout_s, bool quiet,
-	   int (*check_daemon)(void))
+int ctl_ui(int argc, char **argv)
 {
-	struct ui ui = {
-		.sock_path = sock_path, .timeout_s = timeout_s, .lock = PTHREAD_MUTEX_INITIALIZER};
+	const struct ctl_opts *o = ctl_opts();
+	struct ui ui = {.sock_path = o->sock_path,
+			.timeout_s = o->timeout_s,
+			.lock = PTHREAD_MUTEX_INITIALIZER};
 	struct MHD_Daemon *d;
 	sigset_t stop, old;
 	unsigned int port;
@@ -625,7 +627,7 @@ int ctl_ui(int argc, char **argv, const char *sock_path, double timeout_s, bool 
 	st = ui_parse(argc, argv, &port);
 	if (st)
 		return st < 0 ? 0 : st;
-	st = check_daemon();
+	st = ctl_check_daemon();
 	if (st)
 		return st;
 	if (!ui_make_key(&ui)) {
@@ -666,7 +668,7 @@ int ctl_ui(int argc, char **argv, const char *sock_path, double timeout_s, bool 
 		fprintf(stderr, "xsprofctl ui: cannot print the address: %s\n", strerror(errno));
 		st = 1;
 	} else {
-		if (!quiet)
+		if (!o->quiet)
 			fprintf(stderr,
 				"xsprofctl: serving xsprofd's web view on 127.0.0.1:%u: open the "
 				"address above in a browser on this machine; Ctrl-C stops\n",

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* xsprofctl's parts below its commands that the tests reach too (tests/test_ctl.c). */
+#ifndef XSPROF_DAEMON_CTL_CTL_INTERNAL_H
+#define XSPROF_DAEMON_CTL_CTL_INTERNAL_H
+
+#include "output/output.h"
+
+struct json_object;
+
+/* record's arguments, read (cmd_record.c). */
+struct record_args {
+	struct json_object *req, *pids;
+	const char *out;
+	enum output_format fmt;
+	double duration;
+	char **cmd;
+};
+
+/* record's options into a (req and pids made by the caller); 0 or the usage error said. */
+int ctl_record_parse(int argc, char **argv, struct record_args *a);
+/* A GPU report's file: .gpu.json (JSON) or .txt / .gpu.txt (text); NULL for another. */
+const char *ctl_report_format(const char *out);
+/* The status document as `xsprofctl status` prints it (status_print.c). */
+void ctl_status_print(struct json_object *j);
+
+#endif
