@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * xsprofctl fleet's own logic, without hosts: host lines and their labels, the errors its
- * options give (exit status 2 and what to do), and how the hosts' GPU reports merge. fleet.c
- * is compiled into the test so its static functions are reachable.
+ * options give (exit status 2 and what to do), and how the hosts' GPU reports merge.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
-#include "daemon/ctl/fleet.c"
+#include <json-c/json.h>
+
+#include "daemon/ctl/commands.h"
+#include "daemon/ctl/fleet_internal.h"
+#include "daemon/ctl/json_get.h"
 
 Test(fleet_hosts, a_line_is_a_host_and_its_labels)
 {
@@ -16,17 +21,17 @@ Test(fleet_hosts, a_line_is_a_host_and_its_labels)
 	char l1[] = "10.0.0.1:7717 rack=a job=train  # a comment", l2[] = "   ",
 	     l3[] = "# only a comment", l4[] = "10.0.0.2 notalabel";
 
-	cr_assert_eq(add_host_line(&f, l1), 0);
+	cr_assert_eq(fleet__add_host_line(&f, l1), 0);
 	cr_expect_eq(f.nr, 1);
 	cr_expect_str_eq(f.hosts[0].addr, "10.0.0.1:7717");
 	cr_assert_eq(f.hosts[0].nr_labels, 2);
 	cr_expect_str_eq(f.hosts[0].labels[0], "rack=a");
 	cr_expect_str_eq(f.hosts[0].labels[1], "job=train");
-	cr_expect_eq(add_host_line(&f, l2), 1, "a blank line is no host");
-	cr_expect_eq(add_host_line(&f, l3), 1, "a comment is no host");
-	cr_expect_eq(add_host_line(&f, l4), -EINVAL, "a label is key=value");
+	cr_expect_eq(fleet__add_host_line(&f, l2), 1, "a blank line is no host");
+	cr_expect_eq(fleet__add_host_line(&f, l3), 1, "a comment is no host");
+	cr_expect_eq(fleet__add_host_line(&f, l4), -EINVAL, "a label is key=value");
 	cr_expect_eq(f.nr, 1, "a refused line adds nothing");
-	fleet_free(&f);
+	fleet__free(&f);
 }
 
 /* ctl_fleet ARGS: its exit status and stderr. */
@@ -85,7 +90,7 @@ Test(fleet_args, errors_say_what_to_do)
 		struct fleet_host h = {.addr = "h1:7717"};
 		char url[512];
 
-		host_url(&f, &h, url, sizeof(url));
+		fleet__host_url(&f, &h, url, sizeof(url));
 		cr_expect_str_eq(url, "http://h1:7717/debug/pprof/profile?format=folded&seconds=5"
 				      "&job=run%201%26x&rank=0,2-3");
 	}
@@ -106,8 +111,8 @@ Test(fleet_report, hosts_reports_merge)
 	cr_assert(merged && a && b);
 	json_object_object_add(merged, "idle_by_cause", json_object_new_object());
 	json_object_object_add(merged, "findings", json_object_new_object());
-	merge_gpu_report(merged, a, "h1");
-	merge_gpu_report(merged, b, "h2");
+	fleet_gpu__merge(merged, a, "h1");
+	fleet_gpu__merge(merged, b, "h2");
 	cr_expect_eq(jint(merged, "devices"), 2);
 	cr_expect_eq(jint(merged, "active_ns"), 150);
 	cr_expect_eq(jint(merged, "busy_ns"), 110);
