@@ -56,7 +56,7 @@ const char *reply__content_type(enum output_format f)
 	return output__format_info(f)->content_type;
 }
 
-void status__add_u64(struct json_object *o, const char *k, uint64_t v)
+void status_doc__add_u64(struct json_object *o, const char *k, uint64_t v)
 {
 	json_object_object_add(o, k, json_object_new_uint64(v));
 }

@@ -28,6 +28,7 @@
 #include "daemon/probes/sampler.h"
 #include "daemon/service/http.h"
 #include "daemon/service/internal.h"
+#include "daemon/service/status_doc.h"
 #include "daemon/session/lasting.h"
 #include "daemon/session/report_window.h"
 #include "daemon/session/window.h"
@@ -227,9 +228,9 @@ struct json_object *attachments__json(struct service *s)
 		window__stats(a->prof.cpu, &cs);
 		window__stats(a->prof.gpu, &gs);
 		report_window__stats(a->prof.reports, &rs);
-		status__add_u64(o, "pid", (uint64_t)a->pid);
-		status__add_u64(o, "uid", a->by);
-		status__add_u64(o, "freq_hz", a->prof.freq_hz);
+		status_doc__add_u64(o, "pid", (uint64_t)a->pid);
+		status_doc__add_u64(o, "uid", a->by);
+		status_doc__add_u64(o, "freq_hz", a->prof.freq_hz);
 		json_object_object_add(o, "children", json_object_new_boolean(a->children));
 		json_object_object_add(o, "state",
 				       json_object_new_string(a->job	    ? "starting"
@@ -237,12 +238,12 @@ struct json_object *attachments__json(struct service *s)
 									    : "running"));
 		if (a->ended_ns)
 			json_object_object_add(o, "note", json_object_new_string(a->note));
-		status__add_u64(o, "age_s", (now - a->attached_ns) / 1000000000ull);
-		status__add_u64(o, "samples", cs.samples);
-		status__add_u64(o, "slices", cs.slices + gs.slices);
-		status__add_u64(o, "bytes", cs.bytes + gs.bytes + rs.bytes);
-		status__add_u64(o, "gpu_reports", rs.reports);
-		status__add_u64(o, "dropped_slices", cs.dropped_slices + gs.dropped_slices);
+		status_doc__add_u64(o, "age_s", (now - a->attached_ns) / 1000000000ull);
+		status_doc__add_u64(o, "samples", cs.samples);
+		status_doc__add_u64(o, "slices", cs.slices + gs.slices);
+		status_doc__add_u64(o, "bytes", cs.bytes + gs.bytes + rs.bytes);
+		status_doc__add_u64(o, "gpu_reports", rs.reports);
+		status_doc__add_u64(o, "dropped_slices", cs.dropped_slices + gs.dropped_slices);
 		if (a->prof.group_by) {
 			json_object_object_add(
 				o, "group_by",
@@ -251,10 +252,10 @@ struct json_object *attachments__json(struct service *s)
 				json_object_object_add(
 					o, "range_domain",
 					json_object_new_string(a->prof.range_domain));
-			status__add_u64(o, "range_dropped", a->prof.range_dropped);
+			status_doc__add_u64(o, "range_dropped", a->prof.range_dropped);
 		}
 		lasting__left_out(&a->prof, &lo);
-		status__add_left_out(o, &lo);
+		status_doc__add_left_out(o, &lo);
 		json_object_array_add(arr, o);
 	}
 	return arr;
@@ -464,9 +465,9 @@ static int on_job_done(sd_event_source *src, int fd, uint32_t revents, void *ctx
 				 a->prof.group_by ? ", grouped by " : "",
 				 session_group__name(a->prof.group_by), (unsigned int)a->by);
 			out = json_object_new_object();
-			status__add_u64(out, "pid", (uint64_t)a->pid);
+			status_doc__add_u64(out, "pid", (uint64_t)a->pid);
 			json_object_object_add(out, "attached", json_object_new_boolean(true));
-			status__add_u64(out, "freq_hz", a->prof.freq_hz);
+			status_doc__add_u64(out, "freq_hz", a->prof.freq_hz);
 			json_object_object_add(out, "children",
 					       json_object_new_boolean(a->children));
 			if (a->prof.group_by)
@@ -632,7 +633,7 @@ enum MHD_Result attachments__api_attach(struct service *s, struct req *q, struct
 	remove_attachment(s, old);
 	log_info("detached pid %d", (int)pid);
 	out = json_object_new_object();
-	status__add_u64(out, "pid", (uint64_t)pid);
+	status_doc__add_u64(out, "pid", (uint64_t)pid);
 	json_object_object_add(out, "attached", json_object_new_boolean(false));
 	return reply__json(c, 200, out);
 }

@@ -25,6 +25,7 @@
 #include "daemon/service/flight.h"
 #include "daemon/service/gpu_metrics.h"
 #include "daemon/service/internal.h"
+#include "daemon/service/status_doc.h"
 #include "daemon/session/dump.h"
 #include "daemon/session/frozen.h"
 #include "daemon/session/host_labels.h"
@@ -546,26 +547,26 @@ struct json_object *flight_api__status(struct service *s)
 		return NULL;
 	flight__stats(s->flight, &st);
 	o = json_object_new_object();
-	status__add_u64(o, "ring_bytes", st.bytes);
-	status__add_u64(o, "ring_cap_bytes", (uint64_t)s->opts->flight_mb << 20);
-	status__add_u64(o, "ring_parts", st.parts);
-	status__add_u64(o, "ring_users", st.users);
+	status_doc__add_u64(o, "ring_bytes", st.bytes);
+	status_doc__add_u64(o, "ring_cap_bytes", (uint64_t)s->opts->flight_mb << 20);
+	status_doc__add_u64(o, "ring_parts", st.parts);
+	status_doc__add_u64(o, "ring_users", st.users);
 	json_object_object_add(
 		o, "ring_reach_s",
 		json_object_new_double(
 			st.oldest_ns ? (double)(clock__mono_ns() - st.oldest_ns) / 1e9 : 0));
-	status__add_u64(o, "evicted_cap", st.evicted_cap);
-	status__add_u64(o, "evicted_age", st.evicted_age);
-	status__add_u64(o, "freeze_failed", s->flight_freeze_failed);
-	status__add_u64(o, "tables_full", st.tables_full);
-	status__add_u64(o, "log_lines_held_back", st.log_lines_held_back);
-	status__add_u64(o, "dumps", st.dumps);
-	status__add_u64(o, "dump_bytes", st.dump_bytes);
-	status__add_u64(o, "dumps_pending", st.pending);
-	status__add_u64(o, "dumps_writing", st.writing);
-	status__add_u64(o, "dumps_failed", st.dumps_failed);
-	status__add_u64(o, "dumps_partial", st.dumps_partial);
-	status__add_u64(o, "dumps_removed", st.dumps_removed);
+	status_doc__add_u64(o, "evicted_cap", st.evicted_cap);
+	status_doc__add_u64(o, "evicted_age", st.evicted_age);
+	status_doc__add_u64(o, "freeze_failed", s->flight_freeze_failed);
+	status_doc__add_u64(o, "tables_full", st.tables_full);
+	status_doc__add_u64(o, "log_lines_held_back", st.log_lines_held_back);
+	status_doc__add_u64(o, "dumps", st.dumps);
+	status_doc__add_u64(o, "dump_bytes", st.dump_bytes);
+	status_doc__add_u64(o, "dumps_pending", st.pending);
+	status_doc__add_u64(o, "dumps_writing", st.writing);
+	status_doc__add_u64(o, "dumps_failed", st.dumps_failed);
+	status_doc__add_u64(o, "dumps_partial", st.dumps_partial);
+	status_doc__add_u64(o, "dumps_removed", st.dumps_removed);
 	{
 		struct json_object *w = json_object_new_object(), *x = json_object_new_object();
 
@@ -576,8 +577,8 @@ struct json_object *flight_api__status(struct service *s)
 			snprintf(key, sizeof(key), "%s", flight_kind__name(k));
 			for (char *p = key; *p; p++)
 				*p = *p == '-' ? '_' : *p;
-			status__add_u64(w, key, st.dumps_written[k]);
-			status__add_u64(x, key, st.suppressed[k]);
+			status_doc__add_u64(w, key, st.dumps_written[k]);
+			status_doc__add_u64(x, key, st.suppressed[k]);
 		}
 		json_object_object_add(o, "dumps_by_trigger", w);
 		json_object_object_add(o, "suppressed_by_trigger", x);

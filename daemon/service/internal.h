@@ -277,10 +277,7 @@ bool permissions__start_allowed(struct service *s, struct req *q, struct MHD_Con
 				enum MHD_Result *ret);
 bool permissions__still_owns(uid_t uid, pid_t pid, uint64_t start);
 
-/* status.c: GET /v1/status, and the sd_notify status line. */
-void status__add_u64(struct json_object *o, const char *k, uint64_t v);
-/* "left_out_other_users": {samples, offcpu, cuda_calls, launches} into o, when any. */
-void status__add_left_out(struct json_object *o, const struct xsprof_owner_stats *st);
+/* status.c: GET /v1/status, and the sd_notify status line (its rows: status_doc.h). */
 struct json_object *status__json(struct service *s);
 void status__notify(struct service *s);
 

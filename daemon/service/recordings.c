@@ -24,6 +24,7 @@
 #include "daemon/options.h"
 #include "daemon/service/http.h"
 #include "daemon/service/internal.h"
+#include "daemon/service/status_doc.h"
 #include "daemon/session/gpu_join.h"
 #include "daemon/session/group_by.h"
 #include "daemon/session/host_labels.h"
@@ -823,7 +824,7 @@ enum MHD_Result recordings__api_start(struct service *s, struct req *q, struct M
 		 r->nr_pids ? "selected processes" : "whole machine", r->duration_s, r->freq_hz,
 		 (unsigned int)q->uid);
 	out = json_object_new_object();
-	status__add_u64(out, "id", r->id);
+	status_doc__add_u64(out, "id", r->id);
 	json_object_object_add(out, "duration_s", json_object_new_double(r->duration_s));
 	json_object_object_add(out, "until_exit", json_object_new_boolean(until_exit));
 	r = NULL;

@@ -23,6 +23,7 @@
 #include "daemon/service/export.h"
 #include "daemon/service/gpu_metrics.h"
 #include "daemon/service/internal.h"
+#include "daemon/service/status_doc.h"
 #include "daemon/session/ceiling.h"
 #include "daemon/session/lasting.h"
 #include "daemon/session/report_window.h"
@@ -32,26 +33,6 @@
 #include "daemon/symbolize/symbolizer.h"
 #include "daemon/unwind/unwinder.h"
 #include "output/frame_sites.h"
-
-void status__add_left_out(struct json_object *o, const struct xsprof_owner_stats *st)
-{
-	struct json_object *l;
-
-	if (!st->dropped[XSPROF_OWNER_SAMPLE] && !st->dropped[XSPROF_OWNER_OFFCPU] &&
-	    !st->dropped[XSPROF_OWNER_CUDA_CALL] && !st->dropped[XSPROF_OWNER_USDT])
-		return;
-	l = json_object_new_object();
-	status__add_u64(l, "samples", st->dropped[XSPROF_OWNER_SAMPLE]);
-	status__add_u64(l, "offcpu", st->dropped[XSPROF_OWNER_OFFCPU]);
-	status__add_u64(l, "cuda_calls", st->dropped[XSPROF_OWNER_CUDA_CALL]);
-	status__add_u64(l, "launches", st->dropped[XSPROF_OWNER_USDT]);
-	json_object_object_add(o, "left_out_other_users", l);
-}
-
-void status__add_u64(struct json_object *o, const char *k, uint64_t v)
-{
-	json_object_object_add(o, k, json_object_new_int64((int64_t)v));
-}
 
 static long status__rss_bytes(void)
 {
@@ -93,24 +74,24 @@ static void status__add_unwind(struct service *s, struct json_object *j)
 	if (!s->machine.recording || recording__unwind_stats(s->machine.recording, &b, &t))
 		return;
 	u = json_object_new_object();
-	status__add_u64(u, "walks_with_tables", b.walks_cfi);
-	status__add_u64(u, "walks_frame_pointers_only", b.walks_fp);
-	status__add_u64(u, "frames_from_tables", b.frames_cfi);
-	status__add_u64(u, "frames_from_frame_pointers", b.frames_fp);
-	status__add_u64(u, "end_outermost", b.end_outermost);
-	status__add_u64(u, "end_frame_pointer_chain", b.end_fp_chain);
-	status__add_u64(u, "end_no_table", b.end_no_table);
-	status__add_u64(u, "end_no_rule", b.end_invalid);
-	status__add_u64(u, "end_unreadable", b.end_unreadable);
-	status__add_u64(u, "end_bad_cfa", b.end_bad_cfa);
-	status__add_u64(u, "end_depth_cap", b.end_depth);
-	status__add_u64(u, "frames_pending_table", b.pending_fp);
-	status__add_u64(u, "tables", t.tables);
-	status__add_u64(u, "tables_built", t.tables_built);
-	status__add_u64(u, "tables_without_eh_frame", t.tables_failed);
-	status__add_u64(u, "tables_no_room", t.tables_no_room);
+	status_doc__add_u64(u, "walks_with_tables", b.walks_cfi);
+	status_doc__add_u64(u, "walks_frame_pointers_only", b.walks_fp);
+	status_doc__add_u64(u, "frames_from_tables", b.frames_cfi);
+	status_doc__add_u64(u, "frames_from_frame_pointers", b.frames_fp);
+	status_doc__add_u64(u, "end_outermost", b.end_outermost);
+	status_doc__add_u64(u, "end_frame_pointer_chain", b.end_fp_chain);
+	status_doc__add_u64(u, "end_no_table", b.end_no_table);
+	status_doc__add_u64(u, "end_no_rule", b.end_invalid);
+	status_doc__add_u64(u, "end_unreadable", b.end_unreadable);
+	status_doc__add_u64(u, "end_bad_cfa", b.end_bad_cfa);
+	status_doc__add_u64(u, "end_depth_cap", b.end_depth);
+	status_doc__add_u64(u, "frames_pending_table", b.pending_fp);
+	status_doc__add_u64(u, "tables", t.tables);
+	status_doc__add_u64(u, "tables_built", t.tables_built);
+	status_doc__add_u64(u, "tables_without_eh_frame", t.tables_failed);
+	status_doc__add_u64(u, "tables_no_room", t.tables_no_room);
 	/* The files walked by frame pointers for want of a table, and why: the first met. */
-	status__add_u64(u, "files_without_table", t.refused_files);
+	status_doc__add_u64(u, "files_without_table", t.refused_files);
 	if (t.nr_refused) {
 		struct json_object *files = json_object_new_array();
 
@@ -126,34 +107,34 @@ static void status__add_unwind(struct service *s, struct json_object *j)
 		}
 		json_object_object_add(u, "files_without_table_named", files);
 	}
-	status__add_u64(u, "table_rows", t.rows);
-	status__add_u64(u, "table_rows_cap", t.max_rows);
-	status__add_u64(u, "tables_evicted", t.tables_evicted);
-	status__add_u64(u, "tables_rebuilt", t.tables_rebuilt);
-	status__add_u64(u, "table_mb", recording__unwind_mb(s->machine.recording));
-	status__add_u64(u, "bpf_map_bytes", t.map_bytes);
-	status__add_u64(u, "held_samples", t.held);
-	status__add_u64(u, "held_whole", t.held_whole);
-	status__add_u64(u, "held_given_up", t.held_late);
-	status__add_u64(u, "hold_budget_spent", b.hold_budget);
-	status__add_u64(u, "held_partly_frame_pointers", t.held_fp);
-	status__add_u64(u, "held_past_stack_copy", t.held_cut);
-	status__add_u64(u, "held_in_file_mapped_since", b.held_stale);
-	status__add_u64(u, "held_mappings_reread", t.held_rereads);
-	status__add_u64(u, "held_lost_ring_buffer_full", b.hold_drops);
-	status__add_u64(u, "table_requests_lost", b.want_drops);
-	status__add_u64(u, "processes", t.processes);
-	status__add_u64(u, "processes_cap", t.max_procs);
-	status__add_u64(u, "processes_share_per_user", t.share_procs);
-	status__add_u64(u, "processes_evicted", t.procs_evicted);
-	status__add_u64(u, "processes_over_user_share", t.procs_over_share);
-	status__add_u64(u, "processes_table_full", t.procs_full);
-	status__add_u64(u, "mappings_table_full", t.maps_full);
-	status__add_u64(u, "mappings_past_per_process_cap", t.maps_capped);
-	status__add_u64(u, "jvm_without_frame_pointers", t.jvm_nofp);
-	status__add_u64(u, "mappings_without_file_slot", t.files_full);
-	status__add_u64(u, "builds_deferred_user_budget", t.builds_deferred);
-	status__add_u64(u, "tables_kept_touched", t.tables_kept_touched);
+	status_doc__add_u64(u, "table_rows", t.rows);
+	status_doc__add_u64(u, "table_rows_cap", t.max_rows);
+	status_doc__add_u64(u, "tables_evicted", t.tables_evicted);
+	status_doc__add_u64(u, "tables_rebuilt", t.tables_rebuilt);
+	status_doc__add_u64(u, "table_mb", recording__unwind_mb(s->machine.recording));
+	status_doc__add_u64(u, "bpf_map_bytes", t.map_bytes);
+	status_doc__add_u64(u, "held_samples", t.held);
+	status_doc__add_u64(u, "held_whole", t.held_whole);
+	status_doc__add_u64(u, "held_given_up", t.held_late);
+	status_doc__add_u64(u, "hold_budget_spent", b.hold_budget);
+	status_doc__add_u64(u, "held_partly_frame_pointers", t.held_fp);
+	status_doc__add_u64(u, "held_past_stack_copy", t.held_cut);
+	status_doc__add_u64(u, "held_in_file_mapped_since", b.held_stale);
+	status_doc__add_u64(u, "held_mappings_reread", t.held_rereads);
+	status_doc__add_u64(u, "held_lost_ring_buffer_full", b.hold_drops);
+	status_doc__add_u64(u, "table_requests_lost", b.want_drops);
+	status_doc__add_u64(u, "processes", t.processes);
+	status_doc__add_u64(u, "processes_cap", t.max_procs);
+	status_doc__add_u64(u, "processes_share_per_user", t.share_procs);
+	status_doc__add_u64(u, "processes_evicted", t.procs_evicted);
+	status_doc__add_u64(u, "processes_over_user_share", t.procs_over_share);
+	status_doc__add_u64(u, "processes_table_full", t.procs_full);
+	status_doc__add_u64(u, "mappings_table_full", t.maps_full);
+	status_doc__add_u64(u, "mappings_past_per_process_cap", t.maps_capped);
+	status_doc__add_u64(u, "jvm_without_frame_pointers", t.jvm_nofp);
+	status_doc__add_u64(u, "mappings_without_file_slot", t.files_full);
+	status_doc__add_u64(u, "builds_deferred_user_budget", t.builds_deferred);
+	status_doc__add_u64(u, "tables_kept_touched", t.tables_kept_touched);
 	json_object_object_add(j, "unwind", u);
 }
 /* Process lifetimes the always-on recording followed, and how its symbolizer named them. */
@@ -166,38 +147,38 @@ static void status_processes(struct service *s, struct json_object *j)
 	if (s->machine.recording) {
 		p = json_object_new_object();
 		recording__stats(s->machine.recording, &rs);
-		status__add_u64(p, "execs", rs.proc.execs);
-		status__add_u64(p, "libraries_loaded", rs.proc.libs);
-		status__add_u64(p, "exits", rs.proc.exits);
-		status__add_u64(p, "gone_before_read", rs.proc.gone);
-		status__add_u64(p, "records_over_user_budget", rs.proc.over_budget);
-		status__add_u64(p, "lost_ring_buffer_full", rs.proc.bpf_drop_ringbuf);
-		status__add_u64(p, "seen", rs.processes);
+		status_doc__add_u64(p, "execs", rs.proc.execs);
+		status_doc__add_u64(p, "libraries_loaded", rs.proc.libs);
+		status_doc__add_u64(p, "exits", rs.proc.exits);
+		status_doc__add_u64(p, "gone_before_read", rs.proc.gone);
+		status_doc__add_u64(p, "records_over_user_budget", rs.proc.over_budget);
+		status_doc__add_u64(p, "lost_ring_buffer_full", rs.proc.bpf_drop_ringbuf);
+		status_doc__add_u64(p, "seen", rs.processes);
 		json_object_object_add(j, "processes", p);
 	}
 	symbolizer__stats(s->sym, &ys);
-	status__add_u64(y, "snapshots", ys.processes);
-	status__add_u64(y, "snapshots_failed_gone", ys.snapshot_failures);
-	status__add_u64(y, "snapshots_deferred_user_share", ys.exec_deferred);
-	status__add_u64(y, "ended_unsampled", ys.ended_unused);
-	status__add_u64(y, "pids_reused", ys.pid_reused);
-	status__add_u64(y, "files_loaded", ys.files_loaded);
-	status__add_u64(y, "files_failed", ys.files_failed);
-	status__add_u64(y, "user_lookups", ys.user_lookups);
-	status__add_u64(y, "user_unnamed", ys.user_unresolved);
-	status__add_u64(y, "kernel_lookups", ys.kernel_lookups);
-	status__add_u64(y, "kernel_unnamed", ys.kernel_unresolved);
-	status__add_u64(y, "bytes", ys.bytes);
-	status__add_u64(y, "cache_bytes", symbolizer__cache_bytes(s->sym));
-	status__add_u64(y, "peak_bytes", ys.peak_bytes);
-	status__add_u64(y, "evictions", ys.evictions);
-	status__add_u64(y, "reread_soon", ys.reread_soon);
-	status__add_u64(y, "hot_files", ys.hot_files);
-	status__add_u64(y, "hot_bytes", ys.hot_bytes);
-	status__add_u64(y, "unsampled_snapshots_dropped", ys.idle_dropped);
-	status__add_u64(y, "unnamed_images_dropped", ys.pinned_dropped);
-	status__add_u64(y, "perf_maps_capped", ys.perf_maps_capped);
-	status__add_u64(y, "frame_names_refused", ys.frame_names_full);
+	status_doc__add_u64(y, "snapshots", ys.processes);
+	status_doc__add_u64(y, "snapshots_failed_gone", ys.snapshot_failures);
+	status_doc__add_u64(y, "snapshots_deferred_user_share", ys.exec_deferred);
+	status_doc__add_u64(y, "ended_unsampled", ys.ended_unused);
+	status_doc__add_u64(y, "pids_reused", ys.pid_reused);
+	status_doc__add_u64(y, "files_loaded", ys.files_loaded);
+	status_doc__add_u64(y, "files_failed", ys.files_failed);
+	status_doc__add_u64(y, "user_lookups", ys.user_lookups);
+	status_doc__add_u64(y, "user_unnamed", ys.user_unresolved);
+	status_doc__add_u64(y, "kernel_lookups", ys.kernel_lookups);
+	status_doc__add_u64(y, "kernel_unnamed", ys.kernel_unresolved);
+	status_doc__add_u64(y, "bytes", ys.bytes);
+	status_doc__add_u64(y, "cache_bytes", symbolizer__cache_bytes(s->sym));
+	status_doc__add_u64(y, "peak_bytes", ys.peak_bytes);
+	status_doc__add_u64(y, "evictions", ys.evictions);
+	status_doc__add_u64(y, "reread_soon", ys.reread_soon);
+	status_doc__add_u64(y, "hot_files", ys.hot_files);
+	status_doc__add_u64(y, "hot_bytes", ys.hot_bytes);
+	status_doc__add_u64(y, "unsampled_snapshots_dropped", ys.idle_dropped);
+	status_doc__add_u64(y, "unnamed_images_dropped", ys.pinned_dropped);
+	status_doc__add_u64(y, "perf_maps_capped", ys.perf_maps_capped);
+	status_doc__add_u64(y, "frame_names_refused", ys.frame_names_full);
 	json_object_object_add(j, "symbolizer", y);
 }
 
@@ -229,26 +210,26 @@ static struct json_object *status__api_json(struct service *s)
 		t.token_failures += u.token_failures;
 		t.refused_backoff += u.refused_backoff;
 	}
-	status__add_u64(o, "connections", t.conns);
-	status__add_u64(o, "accepted", t.accepted);
-	status__add_u64(o, "refused_at_limit", t.refused_full);
-	status__add_u64(o, "refused_over_share", t.refused_share);
-	status__add_u64(o, "header_timeouts", t.header_timeouts);
-	status__add_u64(o, "wait_timeouts", t.wait_timeouts);
-	status__add_u64(o, "waiters_hung_up", t.waiters_hung_up);
-	status__add_u64(o, "accept_errors", t.accept_errors);
-	status__add_u64(o, "tcp_evicted_without_token", t.evicted_unauth);
-	status__add_u64(o, "tcp_wrong_tokens", t.token_failures);
-	status__add_u64(o, "tcp_refused_after_wrong_tokens", t.refused_backoff);
-	status__add_u64(o, "recordings_refused_full", s->refused.recordings_full);
-	status__add_u64(o, "recordings_refused_user_cap", s->refused.recordings_uid);
-	status__add_u64(o, "recordings_refused_user_seconds", s->refused.record_seconds_uid);
-	status__add_u64(o, "recordings_ended_owner_changed", s->refused.ended_owner_changed);
-	status__add_u64(o, "attach_refused_full", s->refused.attach_full);
-	status__add_u64(o, "attach_refused_user_cap", s->refused.attach_uid);
-	status__add_u64(o, "starts_refused_user_rate", s->refused.start_rate);
-	status__add_u64(o, "attach_gone_pruned", s->refused.attach_dead_pruned);
-	status__add_u64(o, "detached_owner_changed", s->refused.detached_owner_changed);
+	status_doc__add_u64(o, "connections", t.conns);
+	status_doc__add_u64(o, "accepted", t.accepted);
+	status_doc__add_u64(o, "refused_at_limit", t.refused_full);
+	status_doc__add_u64(o, "refused_over_share", t.refused_share);
+	status_doc__add_u64(o, "header_timeouts", t.header_timeouts);
+	status_doc__add_u64(o, "wait_timeouts", t.wait_timeouts);
+	status_doc__add_u64(o, "waiters_hung_up", t.waiters_hung_up);
+	status_doc__add_u64(o, "accept_errors", t.accept_errors);
+	status_doc__add_u64(o, "tcp_evicted_without_token", t.evicted_unauth);
+	status_doc__add_u64(o, "tcp_wrong_tokens", t.token_failures);
+	status_doc__add_u64(o, "tcp_refused_after_wrong_tokens", t.refused_backoff);
+	status_doc__add_u64(o, "recordings_refused_full", s->refused.recordings_full);
+	status_doc__add_u64(o, "recordings_refused_user_cap", s->refused.recordings_uid);
+	status_doc__add_u64(o, "recordings_refused_user_seconds", s->refused.record_seconds_uid);
+	status_doc__add_u64(o, "recordings_ended_owner_changed", s->refused.ended_owner_changed);
+	status_doc__add_u64(o, "attach_refused_full", s->refused.attach_full);
+	status_doc__add_u64(o, "attach_refused_user_cap", s->refused.attach_uid);
+	status_doc__add_u64(o, "starts_refused_user_rate", s->refused.start_rate);
+	status_doc__add_u64(o, "attach_gone_pruned", s->refused.attach_dead_pruned);
+	status_doc__add_u64(o, "detached_owner_changed", s->refused.detached_owner_changed);
 	return o;
 }
 
@@ -257,25 +238,25 @@ static struct json_object *status__limits_json(struct service *s)
 {
 	struct json_object *o = json_object_new_object();
 
-	status__add_u64(o, "connections", HTTP_MAX_CONNECTIONS);
-	status__add_u64(o, "connections_root_only", HTTP_ROOT_RESERVE);
-	status__add_u64(o, "connections_per_user", HTTP_MAX_CONNECTIONS_PER_PEER);
-	status__add_u64(o, "request_deadline_s", HTTP_HEADER_DEADLINE_S);
-	status__add_u64(o, "tcp_without_token", HTTP_TCP_UNAUTH_MAX);
-	status__add_u64(o, "tcp_handshake_deadline_s", HTTP_TCP_HANDSHAKE_S);
-	status__add_u64(o, "tcp_wrong_tokens_per_minute", HTTP_TOKEN_FAILS_MAX);
-	status__add_u64(o, "tcp_wrong_token_backoff_s", HTTP_TOKEN_BACKOFF_S);
-	status__add_u64(o, "recordings", MAX_RECORDINGS);
-	status__add_u64(o, "recordings_root_only", RECORDINGS_ROOT_SLOTS);
-	status__add_u64(o, "recordings_per_user", RECORDINGS_PER_UID);
-	status__add_u64(o, "recorded_seconds_per_user", s->opts->max_record_s);
-	status__add_u64(o, "results_kept", MAX_FINISHED);
-	status__add_u64(o, "results_kept_per_user", FINISHED_PER_UID);
-	status__add_u64(o, "attached", MAX_ATTACHED);
-	status__add_u64(o, "attached_root_only", ATTACHED_ROOT_SLOTS);
-	status__add_u64(o, "attached_per_user", ATTACHED_PER_UID);
-	status__add_u64(o, "starts_at_once_per_user", START_BURST);
-	status__add_u64(o, "start_every_s_per_user", START_REFILL_NS / 1000000000ull);
+	status_doc__add_u64(o, "connections", HTTP_MAX_CONNECTIONS);
+	status_doc__add_u64(o, "connections_root_only", HTTP_ROOT_RESERVE);
+	status_doc__add_u64(o, "connections_per_user", HTTP_MAX_CONNECTIONS_PER_PEER);
+	status_doc__add_u64(o, "request_deadline_s", HTTP_HEADER_DEADLINE_S);
+	status_doc__add_u64(o, "tcp_without_token", HTTP_TCP_UNAUTH_MAX);
+	status_doc__add_u64(o, "tcp_handshake_deadline_s", HTTP_TCP_HANDSHAKE_S);
+	status_doc__add_u64(o, "tcp_wrong_tokens_per_minute", HTTP_TOKEN_FAILS_MAX);
+	status_doc__add_u64(o, "tcp_wrong_token_backoff_s", HTTP_TOKEN_BACKOFF_S);
+	status_doc__add_u64(o, "recordings", MAX_RECORDINGS);
+	status_doc__add_u64(o, "recordings_root_only", RECORDINGS_ROOT_SLOTS);
+	status_doc__add_u64(o, "recordings_per_user", RECORDINGS_PER_UID);
+	status_doc__add_u64(o, "recorded_seconds_per_user", s->opts->max_record_s);
+	status_doc__add_u64(o, "results_kept", MAX_FINISHED);
+	status_doc__add_u64(o, "results_kept_per_user", FINISHED_PER_UID);
+	status_doc__add_u64(o, "attached", MAX_ATTACHED);
+	status_doc__add_u64(o, "attached_root_only", ATTACHED_ROOT_SLOTS);
+	status_doc__add_u64(o, "attached_per_user", ATTACHED_PER_UID);
+	status_doc__add_u64(o, "starts_at_once_per_user", START_BURST);
+	status_doc__add_u64(o, "start_every_s_per_user", START_REFILL_NS / 1000000000ull);
 	return o;
 }
 
@@ -288,11 +269,11 @@ static struct json_object *status__correlation_json(struct service *s)
 		const struct correlate_stats *c = &s->corr[i];
 		struct json_object *k = json_object_new_object();
 
-		status__add_u64(k, "matched", c->matched);
-		status__add_u64(k, "unmatched_launches", c->unmatched_cpu);
-		status__add_u64(k, "unmatched_gpu", c->unmatched_gpu);
-		status__add_u64(k, "late_launches", c->late_cpu);
-		status__add_u64(k, "late_gpu", c->late_gpu);
+		status_doc__add_u64(k, "matched", c->matched);
+		status_doc__add_u64(k, "unmatched_launches", c->unmatched_cpu);
+		status_doc__add_u64(k, "unmatched_gpu", c->unmatched_gpu);
+		status_doc__add_u64(k, "late_launches", c->late_cpu);
+		status_doc__add_u64(k, "late_gpu", c->late_gpu);
 		json_object_object_add(o, recordings__strategies[i], k);
 	}
 	return o;
@@ -341,23 +322,23 @@ static struct json_object *ceiling_json(struct service *s)
 
 	ceiling__stats(s->ceiling, &cs);
 	add_num(o, "max_cpu_pct", cs.max_pct);
-	status__add_u64(o, "cpus", (uint64_t)cs.cpus);
+	status_doc__add_u64(o, "cpus", (uint64_t)cs.cpus);
 	add_num(o, "cost_pct", cs.cost_pct);
 	add_num(o, "avg_cost_pct", cs.avg_pct);
 	add_num(o, "own_cpu_s", cs.own_cpu_s);
 	add_num(o, "bpf_s", cs.bpf_s);
 	add_num(o, "span_s", cs.span_s);
 	json_object_object_add(o, "bpf_measured", json_object_new_boolean(cs.bpf_measured));
-	status__add_u64(o, "level", cs.level);
-	status__add_u64(o, "levels", cs.levels);
+	status_doc__add_u64(o, "level", cs.level);
+	status_doc__add_u64(o, "levels", cs.levels);
 	json_object_object_add(o, "all_shed", json_object_new_boolean(cs.all_shed));
-	status__add_u64(o, "rate_divisor", cs.rate_div);
+	status_doc__add_u64(o, "rate_divisor", cs.rate_div);
 	add_num(o, "freq_hz", (double)s->opts->freq_hz / cs.rate_div);
-	status__add_u64(o, "launch_stack_every", cs.launch_stack_every);
-	status__add_u64(o, "steps_shed", cs.steps_up);
-	status__add_u64(o, "steps_restored", cs.steps_down);
-	status__add_u64(o, "hold_s", cs.hold_s);
-	status__add_u64(o, "gpu_intake_cap_per_uid", cs.intake_cap);
+	status_doc__add_u64(o, "launch_stack_every", cs.launch_stack_every);
+	status_doc__add_u64(o, "steps_shed", cs.steps_up);
+	status_doc__add_u64(o, "steps_restored", cs.steps_down);
+	status_doc__add_u64(o, "hold_s", cs.hold_s);
+	status_doc__add_u64(o, "gpu_intake_cap_per_uid", cs.intake_cap);
 	for (int k = 0; k < CEILING_KINDS; k++) {
 		if (cs.shed[k])
 			json_object_array_add(now, json_object_new_string(ceiling__kind_key(k)));
@@ -370,8 +351,8 @@ static struct json_object *ceiling_json(struct service *s)
 		struct cuda_probes_stats ps;
 
 		if (!cuda_probes__stats(recording__cuda(s->machine.recording), &ps)) {
-			status__add_u64(o, "launches_without_stack", ps.bpf.stacks_shed);
-			status__add_u64(o, "cuda_calls_counted_only", ps.bpf.calls_shed);
+			status_doc__add_u64(o, "launches_without_stack", ps.bpf.stacks_shed);
+			status_doc__add_u64(o, "cuda_calls_counted_only", ps.bpf.calls_shed);
 		}
 	}
 	return o;
@@ -385,21 +366,21 @@ static struct json_object *recordings_json(struct service *s)
 	for (struct svc_recording *r = s->recordings; r; r = r->next) {
 		struct json_object *o = json_object_new_object();
 
-		status__add_u64(o, "id", r->id);
+		status_doc__add_u64(o, "id", r->id);
 		json_object_object_add(
 			o, "state",
 			json_object_new_string(r->state == RECORDING_RUNNING ? "running"
 					       : r->state == RECORDING_DONE  ? "done"
 									     : "failed"));
-		status__add_u64(o, "owner_uid", r->owner);
+		status_doc__add_u64(o, "owner_uid", r->owner);
 		if (r->recording) {
 			struct recording_stats rs;
 
 			recording__stats(r->recording, &rs);
-			status__add_left_out(o, &rs.owner);
+			status_doc__add_left_out(o, &rs.owner);
 		} else {
-			status__add_left_out(o, &r->left_out);
-			status__add_u64(o, "lost_ring_buffer_full", r->lost);
+			status_doc__add_left_out(o, &r->left_out);
+			status_doc__add_u64(o, "lost_ring_buffer_full", r->lost);
 			json_object_object_add(o, "daemon_stalled_s",
 					       json_object_new_double(r->stalled_ns / 1e9));
 		}
@@ -414,13 +395,13 @@ static struct json_object *counters_json(const struct xsprof_cpu_stats *c, uint6
 {
 	struct json_object *cnt = json_object_new_object();
 
-	status__add_u64(cnt, "samples", c->samples);
-	status__add_u64(cnt, "kept", c->emitted);
-	status__add_u64(cnt, "idle", c->idle);
-	status__add_u64(cnt, "lost_ring_buffer_full", c->drop_ringbuf);
-	status__add_u64(cnt, "malformed_records", bad);
-	status__add_u64(cnt, "kernel_stack_unreadable", c->kstack_err);
-	status__add_u64(cnt, "user_stack_unreadable", c->ustack_err);
+	status_doc__add_u64(cnt, "samples", c->samples);
+	status_doc__add_u64(cnt, "kept", c->emitted);
+	status_doc__add_u64(cnt, "idle", c->idle);
+	status_doc__add_u64(cnt, "lost_ring_buffer_full", c->drop_ringbuf);
+	status_doc__add_u64(cnt, "malformed_records", bad);
+	status_doc__add_u64(cnt, "kernel_stack_unreadable", c->kstack_err);
+	status_doc__add_u64(cnt, "user_stack_unreadable", c->ustack_err);
 	return cnt;
 }
 
@@ -431,31 +412,31 @@ static struct json_object *store_json(struct service *s)
 	struct window_stats ss;
 
 	window__stats(s->machine.cpu, &ss);
-	status__add_u64(st, "slices", ss.slices);
-	status__add_u64(st, "samples", ss.samples);
-	status__add_u64(st, "bytes", ss.bytes);
-	status__add_u64(st, "cap_bytes", ss.cap_bytes);
-	status__add_u64(st, "expired_slices", ss.expired_slices);
-	status__add_u64(st, "merged_slices", ss.merged_slices);
-	status__add_u64(st, "dropped_slices", ss.dropped_slices);
-	status__add_u64(st, "dropped_samples", ss.dropped_samples);
-	status__add_u64(st, "span_s",
-			ss.newest_ns ? (ss.newest_ns - ss.oldest_ns) / 1000000000ull : 0);
+	status_doc__add_u64(st, "slices", ss.slices);
+	status_doc__add_u64(st, "samples", ss.samples);
+	status_doc__add_u64(st, "bytes", ss.bytes);
+	status_doc__add_u64(st, "cap_bytes", ss.cap_bytes);
+	status_doc__add_u64(st, "expired_slices", ss.expired_slices);
+	status_doc__add_u64(st, "merged_slices", ss.merged_slices);
+	status_doc__add_u64(st, "dropped_slices", ss.dropped_slices);
+	status_doc__add_u64(st, "dropped_samples", ss.dropped_samples);
+	status_doc__add_u64(st, "span_s",
+			    ss.newest_ns ? (ss.newest_ns - ss.oldest_ns) / 1000000000ull : 0);
 	if (s->machine.reports) {
 		struct report_window_stats rs;
 
 		/* The GPU reports, one per slice and user, capped apart (a quarter of the cap). */
 		report_window__stats(s->machine.reports, &rs);
-		status__add_u64(st, "gpu_reports", rs.reports);
-		status__add_u64(st, "gpu_reports_bytes", rs.bytes);
-		status__add_u64(st, "gpu_reports_cap_bytes", rs.cap_bytes);
-		status__add_u64(st, "gpu_reports_expired", rs.expired);
-		status__add_u64(st, "gpu_reports_merged", rs.merged);
-		status__add_u64(st, "gpu_reports_dropped", rs.dropped);
-		status__add_u64(st, "gpu_reports_dropped_bytes", rs.dropped_bytes);
+		status_doc__add_u64(st, "gpu_reports", rs.reports);
+		status_doc__add_u64(st, "gpu_reports_bytes", rs.bytes);
+		status_doc__add_u64(st, "gpu_reports_cap_bytes", rs.cap_bytes);
+		status_doc__add_u64(st, "gpu_reports_expired", rs.expired);
+		status_doc__add_u64(st, "gpu_reports_merged", rs.merged);
+		status_doc__add_u64(st, "gpu_reports_dropped", rs.dropped);
+		status_doc__add_u64(st, "gpu_reports_dropped_bytes", rs.dropped_bytes);
 		/* Samples past the slice's timeline cap: not on the reports' host stacks. */
-		status__add_u64(st, "gpu_reports_samples_dropped",
-				s->machine.report_samples_dropped);
+		status_doc__add_u64(st, "gpu_reports_samples_dropped",
+				    s->machine.report_samples_dropped);
 	}
 	if (s->machine.group_by) {
 		size_t waiting;
@@ -466,13 +447,13 @@ static struct json_object *store_json(struct service *s)
 		json_object_object_add(
 			st, "group_by",
 			json_object_new_string(session_group__name(s->machine.group_by)));
-		status__add_u64(st, "waiting_slices", waiting);
-		status__add_u64(st, "waiting_samples", waiting_samples);
+		status_doc__add_u64(st, "waiting_slices", waiting);
+		status_doc__add_u64(st, "waiting_samples", waiting_samples);
 		/* The CPU samples before this (daemon monotonic ms) are in the window. */
-		status__add_u64(st, "named_to_ms", lasting__oldest_ns(&s->machine) / 1000000);
-		status__add_u64(st, "range_dropped", s->machine.range_dropped);
+		status_doc__add_u64(st, "named_to_ms", lasting__oldest_ns(&s->machine) / 1000000);
+		status_doc__add_u64(st, "range_dropped", s->machine.range_dropped);
 		/* --window-range-wait: how long a sample waits for its range to end. */
-		status__add_u64(st, "range_wait_s", s->machine.late_ns / 1000000000ull);
+		status_doc__add_u64(st, "range_wait_s", s->machine.late_ns / 1000000000ull);
 	}
 	return st;
 }
@@ -481,17 +462,17 @@ static struct json_object *memory_json(struct service *s)
 {
 	struct json_object *mem = json_object_new_object();
 
-	status__add_u64(mem, "rss_bytes", (uint64_t)status__rss_bytes());
+	status_doc__add_u64(mem, "rss_bytes", (uint64_t)status__rss_bytes());
 	if (s->sites) {
 		struct frame_sites_stats fss;
 
 		/* Where pprof's frame names came from: emptied when its cap is reached. */
 		frame_sites__stats(s->sites, &fss);
-		status__add_u64(mem, "frame_sites_names", fss.names);
-		status__add_u64(mem, "frame_sites_bytes", fss.bytes);
-		status__add_u64(mem, "frame_sites_cap_bytes", XSPROFD_SERVICE_SITES_BYTES);
-		status__add_u64(mem, "frame_sites_resets", fss.resets);
-		status__add_u64(mem, "frame_sites_refused", fss.refused);
+		status_doc__add_u64(mem, "frame_sites_names", fss.names);
+		status_doc__add_u64(mem, "frame_sites_bytes", fss.bytes);
+		status_doc__add_u64(mem, "frame_sites_cap_bytes", XSPROFD_SERVICE_SITES_BYTES);
+		status_doc__add_u64(mem, "frame_sites_resets", fss.resets);
+		status_doc__add_u64(mem, "frame_sites_refused", fss.refused);
 	}
 	return mem;
 }
@@ -503,30 +484,30 @@ static struct json_object *cuda_probes_json(struct service *s)
 	struct json_object *g = json_object_new_object();
 
 	cuda_probes__stats(recording__cuda(s->machine.recording), &ps);
-	status__add_u64(g, "probed_files", ps.targets);
-	status__add_u64(g, "uprobes", ps.links);
-	status__add_u64(g, "calls", ps.bpf.calls);
-	status__add_u64(g, "attach_failed", ps.attach_failed);
-	status__add_u64(g, "bad_records", ps.bad_records);
-	status__add_u64(g, "store_failures", ps.store_failures);
-	status__add_u64(g, "stacks_walked", ps.reuse.walked);
-	status__add_u64(g, "stacks_reused", ps.reuse.reused);
-	status__add_u64(g, "reuse_misses",
-			ps.reuse.miss_key + ps.reuse.miss_slots + ps.reuse.miss_age);
-	status__add_u64(g, "reuse_drops", ps.reuse.reuse_drops);
-	status__add_u64(g, "lost_ring_buffer_full", ps.bpf.drop_ringbuf + ps.bpf.usdt_drop);
-	status__add_u64(g, "lost_scratch_busy", ps.bpf.scratch_busy);
-	status__add_u64(g, "links_capped", ps.links_capped);
+	status_doc__add_u64(g, "probed_files", ps.targets);
+	status_doc__add_u64(g, "uprobes", ps.links);
+	status_doc__add_u64(g, "calls", ps.bpf.calls);
+	status_doc__add_u64(g, "attach_failed", ps.attach_failed);
+	status_doc__add_u64(g, "bad_records", ps.bad_records);
+	status_doc__add_u64(g, "store_failures", ps.store_failures);
+	status_doc__add_u64(g, "stacks_walked", ps.reuse.walked);
+	status_doc__add_u64(g, "stacks_reused", ps.reuse.reused);
+	status_doc__add_u64(g, "reuse_misses",
+			    ps.reuse.miss_key + ps.reuse.miss_slots + ps.reuse.miss_age);
+	status_doc__add_u64(g, "reuse_drops", ps.reuse.reuse_drops);
+	status_doc__add_u64(g, "lost_ring_buffer_full", ps.bpf.drop_ringbuf + ps.bpf.usdt_drop);
+	status_doc__add_u64(g, "lost_scratch_busy", ps.bpf.scratch_busy);
+	status_doc__add_u64(g, "links_capped", ps.links_capped);
 	/* xsprof scopes (xsprof/scope.h): paired into ranges, and what their caps refused. */
-	status__add_u64(g, "scope_ranges", ps.scopes.ranges);
-	status__add_u64(g, "scope_ended_at_exit", ps.scopes.ended_at_exit);
-	status__add_u64(g, "scope_unpaired_ends", ps.scopes.unpaired_ends);
-	status__add_u64(g, "scope_capped",
-			ps.scopes.too_deep + ps.scopes.threads_capped + ps.scopes.names_capped);
-	status__add_u64(g, "scope_names_unread", ps.scopes.names_unread);
-	status__add_u64(g, "scope_lost", ps.bpf.scope_drop);
+	status_doc__add_u64(g, "scope_ranges", ps.scopes.ranges);
+	status_doc__add_u64(g, "scope_ended_at_exit", ps.scopes.ended_at_exit);
+	status_doc__add_u64(g, "scope_unpaired_ends", ps.scopes.unpaired_ends);
+	status_doc__add_u64(g, "scope_capped",
+			    ps.scopes.too_deep + ps.scopes.threads_capped + ps.scopes.names_capped);
+	status_doc__add_u64(g, "scope_names_unread", ps.scopes.names_unread);
+	status_doc__add_u64(g, "scope_lost", ps.bpf.scope_drop);
 	/* Emptied with each window slice: it never fills. */
-	status__add_u64(
+	status_doc__add_u64(
 		g, "launches_in_slice",
 		launch_store__nr_events(cuda_probes__store(recording__cuda(s->machine.recording))));
 	return g;
@@ -542,13 +523,13 @@ static struct json_object *gpu_users_json(struct service *s)
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *o = json_object_new_object();
 
-		status__add_u64(o, "uid", us[i].uid);
-		status__add_u64(o, "records", us[i].records);
-		status__add_u64(o, "bytes", us[i].bytes);
-		status__add_u64(o, "open_bytes", us[i].open_bytes);
-		status__add_u64(o, "evicted", us[i].evicted);
-		status__add_u64(o, "refused", us[i].refused);
-		status__add_u64(o, "open_refused", us[i].open_refused);
+		status_doc__add_u64(o, "uid", us[i].uid);
+		status_doc__add_u64(o, "records", us[i].records);
+		status_doc__add_u64(o, "bytes", us[i].bytes);
+		status_doc__add_u64(o, "open_bytes", us[i].open_bytes);
+		status_doc__add_u64(o, "evicted", us[i].evicted);
+		status_doc__add_u64(o, "refused", us[i].refused);
+		status_doc__add_u64(o, "open_refused", us[i].open_refused);
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -560,7 +541,7 @@ static struct json_object *policy_json(const struct cupti_server_stats *cs)
 	struct json_object *o = json_object_new_object();
 
 	for (int p = 0; p < XSPROF_WIRE_POLICY_END; p++)
-		status__add_u64(o, xsprof_wire_policy_name(p), cs->policy[p]);
+		status_doc__add_u64(o, xsprof_wire_policy_name(p), cs->policy[p]);
 	return o;
 }
 
@@ -571,28 +552,28 @@ static struct json_object *gpu_json(struct service *s)
 	struct json_object *g = json_object_new_object();
 
 	cupti_server__stats(s->cupti, &cs);
-	status__add_u64(g, "connections", cs.conns);
-	status__add_u64(g, "accepted", cs.accepted);
-	status__add_u64(g, "malformed_connections", cs.malformed);
-	status__add_u64(g, "kernels", cs.records[XSPROF_WIRE_KERNEL]);
-	status__add_u64(g, "memcpys", cs.records[XSPROF_WIRE_MEMCPY]);
-	status__add_u64(g, "memsets", cs.records[XSPROF_WIRE_MEMSET]);
-	status__add_u64(g, "api_calls", cs.records[XSPROF_WIRE_API]);
-	status__add_u64(
+	status_doc__add_u64(g, "connections", cs.conns);
+	status_doc__add_u64(g, "accepted", cs.accepted);
+	status_doc__add_u64(g, "malformed_connections", cs.malformed);
+	status_doc__add_u64(g, "kernels", cs.records[XSPROF_WIRE_KERNEL]);
+	status_doc__add_u64(g, "memcpys", cs.records[XSPROF_WIRE_MEMCPY]);
+	status_doc__add_u64(g, "memsets", cs.records[XSPROF_WIRE_MEMSET]);
+	status_doc__add_u64(g, "api_calls", cs.records[XSPROF_WIRE_API]);
+	status_doc__add_u64(
 		g, "sender_dropped",
 		status__sat_add(status__sat_add(cs.sender_dropped_full, cs.sender_dropped_cupti),
 				cs.sender_dropped_other));
-	status__add_u64(g, "refused_connections", cs.rejected);
-	status__add_u64(g, "idle_connections_closed", cs.idle_closed);
-	status__add_u64(g, "records_held", cs.store.records);
-	status__add_u64(g, "records_evicted", cs.store.evicted);
-	status__add_u64(g, "nvtx_open_refused", cs.store.open_refused);
-	status__add_u64(g, "users_refused", cs.store.users_refused);
-	status__add_u64(g, "slices_closed_early", s->slices_early);
-	status__add_u64(g, "intake_pauses", cs.intake_pauses);
+	status_doc__add_u64(g, "refused_connections", cs.rejected);
+	status_doc__add_u64(g, "idle_connections_closed", cs.idle_closed);
+	status_doc__add_u64(g, "records_held", cs.store.records);
+	status_doc__add_u64(g, "records_evicted", cs.store.evicted);
+	status_doc__add_u64(g, "nvtx_open_refused", cs.store.open_refused);
+	status_doc__add_u64(g, "users_refused", cs.store.users_refused);
+	status_doc__add_u64(g, "slices_closed_early", s->slices_early);
+	status_doc__add_u64(g, "intake_pauses", cs.intake_pauses);
 	add_num(g, "intake_paused_s", (double)cs.intake_paused_ns / 1e9);
 	if (cs.intake_pauses)
-		status__add_u64(g, "intake_last_paused_uid", cs.intake_last_paused_uid);
+		status_doc__add_u64(g, "intake_last_paused_uid", cs.intake_last_paused_uid);
 	json_object_object_add(g, "users", gpu_users_json(s));
 	json_object_object_add(g, "senders_by_policy", policy_json(&cs));
 	return g;
@@ -632,12 +613,12 @@ struct json_object *status__json(struct service *s)
 	uint64_t bad;
 
 	json_object_object_add(j, "version", json_object_new_string(XSPROF_VERSION));
-	status__add_u64(j, "pid", (uint64_t)getpid());
+	status_doc__add_u64(j, "pid", (uint64_t)getpid());
 	json_object_object_add(j, "kernel", kernel_json());
-	status__add_u64(j, "uptime_s", (clock__mono_ns() - s->started_ns) / 1000000000ull);
-	status__add_u64(j, "freq_hz", s->opts->freq_hz);
-	status__add_u64(j, "window_s", s->opts->window_s);
-	status__add_u64(
+	status_doc__add_u64(j, "uptime_s", (clock__mono_ns() - s->started_ns) / 1000000000ull);
+	status_doc__add_u64(j, "freq_hz", s->opts->freq_hz);
+	status_doc__add_u64(j, "window_s", s->opts->window_s);
+	status_doc__add_u64(
 		j, "cpus",
 		s->machine.recording ? (uint64_t)recording__nr_attached(s->machine.recording) : 0);
 	a = json_object_new_array();

@@ -11,6 +11,7 @@
 #include "daemon/base/clock.h"
 #include "daemon/options.h"
 #include "daemon/service/internal.h"
+#include "daemon/service/status_doc.h"
 #include "daemon/session/lasting.h"
 #include "daemon/session/window.h"
 #include "daemon/symbolize/symbolizer.h"
@@ -245,9 +246,9 @@ enum MHD_Result window_api__timeline(struct service *s, struct req *q, struct MH
 		json_object_put(gpu);
 		return reply__error(c, 500, "out of memory", NULL);
 	}
-	status__add_u64(out, "now_ms", clock__mono_ns() / 1000000);
-	status__add_u64(out, "freq_hz", l->freq_hz);
-	status__add_u64(out, "window_s", s->opts->window_s);
+	status_doc__add_u64(out, "now_ms", clock__mono_ns() / 1000000);
+	status_doc__add_u64(out, "freq_hz", l->freq_hz);
+	status_doc__add_u64(out, "window_s", s->opts->window_s);
 	json_object_object_add(out, "cpu", cpu);
 	json_object_object_add(out, "gpu", gpu);
 	return reply__json(c, 200, out);
