@@ -11,12 +11,8 @@ xsprof_unit_test(test_recordings SOURCES test_recordings.c
 xsprof_unit_test(test_slices SOURCES test_slices.c
 	LIBS xsprof_session xsprofd_cli PkgConfig::MICROHTTPD PkgConfig::JSONC)
 # The GPU metrics (daemon/service/gpu_metrics.c): sums by label set, the caps, GPU memory.
-xsprof_unit_test(test_gpu_metrics SOURCES test_gpu_metrics.c ${PROJECT_SOURCE_DIR}/daemon/service/gpu_metrics.c
-	LIBS xsprof_session PkgConfig::JSONC)
+xsprof_unit_test(test_gpu_metrics SOURCES test_gpu_metrics.c LIBS xsprof_slice_consumers)
 # The flight recorder (daemon/service/flight*.c, with frozen profiles and dumps from the
 # session library): trigger specs, the ring's cap over 10 minutes of 10,000 kernels a second,
 # the triggers, dumps written by its thread, retention.
-xsprof_unit_test(test_flight SOURCES test_flight.c ${PROJECT_SOURCE_DIR}/daemon/service/flight.c
-	${PROJECT_SOURCE_DIR}/daemon/service/flight_triggers.c
-	${PROJECT_SOURCE_DIR}/daemon/service/flight_dumps.c
-	LIBS xsprof_session PkgConfig::JSONC Threads::Threads)
+xsprof_unit_test(test_flight SOURCES test_flight.c LIBS xsprof_slice_consumers)
