@@ -1,15 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-# The service's parts that can be tested alone (their .c compiled into the test, the HTTP
-# answer recorded instead of sent): permissions and the start budget.
-xsprof_unit_test(test_permissions SOURCES test_permissions.c
-	LIBS xsprof_session xsprofd_cli PkgConfig::MICROHTTPD PkgConfig::JSONC)
+# The service's parts that can be tested alone (their library linked in, the HTTP answer
+# recorded instead of sent): permissions and the start budget.
+xsprof_unit_test(test_permissions SOURCES test_permissions.c LIBS xsprof_service_permissions)
 # Recordings on request (a request's fields, the caps, the states and answers, the pruning of
 # finished ones) and the slices (the always-on recording's options, what a slice's close lets
-# go, the timer), each .c compiled in with the service files around it replaced.
-xsprof_unit_test(test_recordings SOURCES test_recordings.c
-	LIBS xsprof_session xsprofd_cli PkgConfig::MICROHTTPD PkgConfig::JSONC)
-xsprof_unit_test(test_slices SOURCES test_slices.c
-	LIBS xsprof_session xsprofd_cli PkgConfig::MICROHTTPD PkgConfig::JSONC)
+# go, the timer), each linked with the service files around it replaced.
+xsprof_unit_test(test_recordings SOURCES test_recordings.c LIBS xsprof_service_recordings)
+xsprof_unit_test(test_slices SOURCES test_slices.c LIBS xsprof_service_slices)
 # The GPU metrics (daemon/service/gpu_metrics.c): sums by label set, the caps, GPU memory.
 xsprof_unit_test(test_gpu_metrics SOURCES test_gpu_metrics.c LIBS xsprof_slice_consumers)
 # The flight recorder (daemon/service/flight*.c, with frozen profiles and dumps from the

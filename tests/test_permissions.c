@@ -7,11 +7,12 @@
  * still the one a recording took it as (owner and start time).
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/service/permissions.c"
+#include "daemon/service/internal.h"
 
 static unsigned int last_status;
 static char last_error[256], last_hint[256];

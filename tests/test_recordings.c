@@ -7,12 +7,19 @@
  * processes' GPU records a recording of processes takes.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <microhttpd.h>
+#include <systemd/sd-event.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/service/recordings.c"
+#include "daemon/cuda/launch_store.h"
+#include "daemon/options.h"
+#include "daemon/service/internal.h"
+#include "daemon/session/recording.h"
+#include "output/output.h"
 
 static struct {
 	unsigned int status;
@@ -54,11 +61,6 @@ enum MHD_Result reply__json(struct MHD_Connection *c, unsigned int status, struc
 const char *reply__content_type(enum output_format f)
 {
 	return output__format_info(f)->content_type;
-}
-
-void status_doc__add_u64(struct json_object *o, const char *k, uint64_t v)
-{
-	json_object_object_add(o, k, json_object_new_uint64(v));
 }
 
 void http__suspend(struct MHD_Connection *c, uint64_t deadline_ns)
@@ -128,7 +130,7 @@ static int parse(const char *json, struct svc_recording *r, bool *until_exit, ch
 	memset(r, 0, sizeof(*r));
 	*hint = NULL;
 	msg[0] = '\0';
-	err = parse_record_body(&s, body, r, until_exit, msg, 200, hint);
+	err = recordings__parse_body(&s, body, r, until_exit, msg, 200, hint);
 	json_object_put(body);
 	return err;
 }

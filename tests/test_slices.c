@@ -7,11 +7,18 @@
  * SLICE_US and fires again.
  */
 #include <criterion/criterion.h>
+#include <systemd/sd-event.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/service/slices.c"
+#include "daemon/gpu/gpu_records.h"
+#include "daemon/options.h"
+#include "daemon/service/gpu_metrics.h"
+#include "daemon/service/internal.h"
+#include "daemon/session/lasting.h"
+#include "daemon/session/recording.h"
+#include "daemon/symbolize/symbolizer.h"
 #include "daemon/session/window.h"
 
 static struct {

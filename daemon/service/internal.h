@@ -314,6 +314,11 @@ struct recording_ctx {
 	struct svc_recording *r;
 };
 void recordings__wake_waiters(struct service *s, struct svc_recording *r);
+/* A recording request's fields into r, checked. 0, or -EINVAL with msg (and *ret_hint). */
+int recordings__parse_body(struct service *s, struct json_object *body, struct svc_recording *r,
+			   bool *ret_until_exit, char *msg, size_t size, const char **ret_hint);
+/* A running recording stopped, its profile built and its waiters woken (else nothing). */
+void recordings__finish(struct service *s, struct svc_recording *r);
 /* A user's recording whose process is no longer the user's ends (checked every second). */
 void recordings__recheck_owners(struct service *s);
 void recordings__free(struct svc_recording *r);
@@ -352,6 +357,10 @@ enum recording_cap {
 enum recording_cap recordings__cap(const struct svc_recording *list, uid_t uid, bool root,
 				   double duration_s, unsigned int max_record_s,
 				   unsigned int *ret_mine, double *ret_seconds);
+/* Caps on running recordings (recordings__cap), then the member's start budget: refused, the
+ * answer in *ret and counted. */
+bool recordings__allowed(struct service *s, struct req *q, double duration_s,
+			 struct MHD_Connection *c, enum MHD_Result *ret);
 /*
  * A running recording's end, its profile built (err: 0, or why it failed): done, or failed
  * with the error said; finished at now_ns. False, and nothing changed, unless it was running.

@@ -187,7 +187,7 @@ bool recordings__settle(struct svc_recording *r, int err, uint64_t now_ns)
 	return true;
 }
 
-static void recordings__finish(struct service *s, struct svc_recording *r)
+void recordings__finish(struct service *s, struct svc_recording *r)
 {
 	uint64_t samples = 0;
 	int err;
@@ -339,9 +339,8 @@ enum recording_cap recordings__cap(const struct svc_recording *list, uid_t uid, 
 	return seconds > max_record_s ? RECORDING_CAP_UID_SECONDS : RECORDING_CAP_OK;
 }
 
-/* Caps on running recordings (recordings__cap), then the member's start budget. */
-static bool recordings__allowed(struct service *s, struct req *q, double duration_s,
-				struct MHD_Connection *c, enum MHD_Result *ret)
+bool recordings__allowed(struct service *s, struct req *q, double duration_s,
+			 struct MHD_Connection *c, enum MHD_Result *ret)
 {
 	unsigned int mine;
 	double seconds;
@@ -513,9 +512,8 @@ static int parse_pids(struct json_object *body, struct svc_recording *r, char *m
 	return 0;
 }
 
-/* A recording request's fields into r, checked. 0, or -EINVAL with msg (and *ret_hint). */
-static int parse_record_body(struct service *s, struct json_object *body, struct svc_recording *r,
-			     bool *ret_until_exit, char *msg, size_t size, const char **ret_hint)
+int recordings__parse_body(struct service *s, struct json_object *body, struct svc_recording *r,
+			   bool *ret_until_exit, char *msg, size_t size, const char **ret_hint)
 {
 	const char *fmt = "folded";
 	struct json_object *v;
@@ -813,7 +811,7 @@ enum MHD_Result recordings__api_start(struct service *s, struct req *q, struct M
 		goto out;
 	}
 	r->pidfd = -1;
-	if (parse_record_body(s, body, r, &until_exit, msg, sizeof(msg), &hint)) {
+	if (recordings__parse_body(s, body, r, &until_exit, msg, sizeof(msg), &hint)) {
 		ret = reply__error(c, 400, msg, hint);
 		goto out;
 	}
