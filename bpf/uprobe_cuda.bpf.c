@@ -301,6 +301,36 @@ static __always_inline int send_call(struct xsprof_cuda_call *r, struct xsprof_c
 	return 0;
 }
 
+/* A call whose stack was not reused: walked, its Python frames added, sent, and kept in the
+ * thread's cache for the next call's reuse. */
+static __always_inline void walk_and_send(struct pt_regs *ctx, struct cuda_scratch *scr,
+					  struct xsprof_cuda_stats *st,
+					  struct xsprof_launch_reuse_stats *rst,
+					  struct xsprof_call_mark *m, __u32 tgid)
+{
+	struct xsprof_cuda_call *r = &scr->rec;
+	struct launch_cache *c;
+
+	r->nr_user = 0;
+	if (!r->user_err)
+		walk_call(ctx, r, scr, tgid, scr->ret, PT_REGS_SP(ctx),
+			  scr->win_ok ? scr->win : NULL, &scr->untraced);
+	/* The Python function and line that made the call (mask: nr_user <= 127). */
+	if (python_on && r->nr_user)
+		r->nr_python = python_append_call(r, scr->pytid);
+	if (send_call(r, st, m, tgid, scr->untraced))
+		return;
+	/* A thread's first record may be held (above): only the ones after are reused. */
+	c = rst && !r->user_err ? launch__cache(XSPROF_LAUNCH_CALL) : NULL;
+	if (c && rst) {
+		/* Callers from ips[1]: their slots are trace[0, ...). */
+		launch__keep(c, scr->ret, PT_REGS_SP(ctx), PT_REGS_FP(ctx), scr->pykey, r->time_ns,
+			     scr->trace, &r->ips[1], (long)r->nr_user - 1, scr->untraced,
+			     LAUNCH_SLOTS_UPROBE);
+		rst->walked++;
+	}
+}
+
 static __always_inline int cuda_call(struct pt_regs *ctx, __u64 cookie, struct cuda_scratch *scr)
 {
 	__u64 pid_tgid = xsprof_ids();
@@ -405,24 +435,7 @@ static __always_inline int cuda_call(struct pt_regs *ctx, __u64 cookie, struct c
 		return 0;
 	}
 
-	r->nr_user = 0;
-	if (!r->user_err)
-		walk_call(ctx, r, scr, tgid, scr->ret, PT_REGS_SP(ctx),
-			  scr->win_ok ? scr->win : NULL, &scr->untraced);
-	/* The Python function and line that made the call (mask: nr_user <= 127). */
-	if (python_on && r->nr_user)
-		r->nr_python = python_append_call(r, scr->pytid);
-	if (send_call(r, st, m, tgid, scr->untraced))
-		return 0;
-	/* A thread's first record may be held (above): only the ones after are reused. */
-	c = rst && !r->user_err ? launch__cache(XSPROF_LAUNCH_CALL) : NULL;
-	if (c && rst) {
-		/* Callers from ips[1]: their slots are trace[0, ...). */
-		launch__keep(c, scr->ret, PT_REGS_SP(ctx), PT_REGS_FP(ctx), scr->pykey, r->time_ns,
-			     scr->trace, &r->ips[1], (long)r->nr_user - 1, scr->untraced,
-			     LAUNCH_SLOTS_UPROBE);
-		rst->walked++;
-	}
+	walk_and_send(ctx, scr, st, rst, m, tgid);
 	return 0;
 }
 

@@ -93,87 +93,35 @@ static __noinline int send_held(struct xsprof_usdt_launch *r, struct xsprof_cuda
 	return 0;
 }
 
-static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch *scr)
+/* Whether this firing is recorded: a watched process, its owner's budget, --max-cpu's
+ * shedding (as in uprobe_cuda.bpf.c); *ret_sampled: XSPROF_CUDA_F_SAMPLED when shedding. */
+static __always_inline bool usdt_admitted(struct xsprof_cuda_stats *st, struct task_struct *task,
+					  __u32 tgid, __u16 *ret_sampled)
 {
-	__u64 pid_tgid = xsprof_ids();
-	__u32 zero = 0, tgid = pid_tgid >> 32, *sent;
-	__u8 one = 1;
-	struct xsprof_cuda_stats *st = bpf_map_lookup_elem(&cuda_stats, &zero);
-	struct xsprof_launch_reuse_stats *rst = bpf_map_lookup_elem(&launch_reuse_stats, &zero);
-	struct task_struct *task = bpf_get_current_task_btf();
-	/* The site, sp and bp are read from ctx where used, the rest kept in the scratch (not
-	 * in spilled registers): this frame is the first of every chain the program has. */
-	struct launch_cache *c = NULL;
-	struct xsprof_usdt_launch *r;
-	const __u64 *win;
-	long size, n;
-	__u16 sampled = 0;
-	__u64 flags;
-
-	if (!st || !pid_tgid) /* 0: outside the daemon's pid namespace */
-		return 0;
-	st->usdt_fired++;
 	if (pid_filter_on && !bpf_map_lookup_elem(&pid_filter, &tgid)) {
 		st->filtered++;
-		return 0;
+		return false;
 	}
 	if (!xsprof_owner_pass(task, XSPROF_OWNER_USDT))
-		return 0;
-	/* --max-cpu's shedding, as in uprobe_cuda.bpf.c. */
+		return false;
 	if (launch_stack_mask) {
 		if (bpf_get_prandom_u32() & launch_stack_mask) {
 			st->stacks_shed++;
-			return 0;
+			return false;
 		}
-		sampled = XSPROF_CUDA_F_SAMPLED;
+		*ret_sampled = XSPROF_CUDA_F_SAMPLED;
 	}
-	if (!scr) {
-		st->scratch_busy++;
-		return 0;
-	}
-	r = &scr->rec;
-	/* Read into the scratch: two fewer slots of the BPF stack. */
-	scr->corr = 0;
-	scr->api = 0;
-	if (bpf_usdt_arg(ctx, 0, &scr->corr) || bpf_usdt_arg(ctx, 1, &scr->api)) {
-		st->usdt_drop++;
-		return 0;
-	}
-	scr->now = bpf_ktime_get_ns();
-	scr->pykey = 0;
-	scr->pytid = 0;
-	scr->untraced = 1;
-	/* The stack of the thread's last launch, if a cheap check proves it unchanged. */
-	if (python_on) {
-		scr->pytid = python__own_tid(task);
-		scr->pykey = python_key(tgid, scr->pytid);
-	}
-	c = rst ? launch__cache(XSPROF_LAUNCH_USDT) : NULL;
-	if (c && rst &&
-	    launch__same(c, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), scr->pykey, scr->now,
-			 rst)) {
-		flags = BPF_RB_NO_WAKEUP;
-		if ((st->usdt_emitted & 15) == 0 &&
-		    bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-			flags = BPF_RB_FORCE_WAKEUP;
-		if (launch__send_reuse(c, tgid, (__u32)pid_tgid, XSPROF_LAUNCH_USDT,
-				       (__u32)scr->api, sampled, scr->now, (__u64)scr->corr, flags,
-				       rst)) {
-			st->usdt_drop++;
-			return 0;
-		}
-		st->usdt_emitted++;
-		return 0;
-	}
-	r->type = XSPROF_REC_USDT_LAUNCH;
-	r->tgid = tgid;
-	r->tid = (__u32)pid_tgid;
-	r->api = (__u32)scr->api;
-	r->time_ns = scr->now;
-	r->corr_id = (__u64)scr->corr;
-	bpf_get_current_comm(r->comm, sizeof(r->comm));
-	r->user_err = 0;
-	/* Mid-function: the probe site, then the firing function's own frame outward. */
+	return true;
+}
+
+/* The record's user stack: the probe site, then the firing function's own frame outward, by
+ * the unwind tables, or by frame pointers where that walk cannot go. */
+static __always_inline void usdt_walk(struct pt_regs *ctx, struct usdt_scratch *scr, __u32 tgid)
+{
+	struct xsprof_usdt_launch *r = &scr->rec;
+	const __u64 *win;
+	long n;
+
 	r->ips[0] = PT_REGS_IP(ctx);
 	r->nr_user = 1;
 	n = unwind__probe_walk(&scr->walk, r->ips, &r->nr_user, tgid, unwind_mode, PT_REGS_IP(ctx),
@@ -191,6 +139,20 @@ static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch 
 		r->nr_user = 1 + ustack__walk_fp_loop(r->ips, 1, PT_REGS_FP(ctx), PT_REGS_SP(ctx),
 						      win, NULL);
 	}
+}
+
+/* The walked record out: held for the daemon (a process's first, or a walk that asked for a
+ * table), or into the ring; then kept in the thread's cache for the next launch's reuse. */
+static __always_inline int usdt_send(struct pt_regs *ctx, struct usdt_scratch *scr,
+				     struct task_struct *task, struct xsprof_cuda_stats *st,
+				     struct xsprof_launch_reuse_stats *rst, struct launch_cache *c,
+				     __u32 tgid, __u16 sampled)
+{
+	struct xsprof_usdt_launch *r = &scr->rec;
+	__u32 *sent;
+	__u8 one = 1;
+	__u64 flags;
+	long size;
 
 	r->nr_python = 0;
 	if (python_on && r->nr_user)
@@ -241,6 +203,75 @@ static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch 
 		rst->walked++;
 	}
 	return 0;
+}
+
+static __always_inline int usdt_launch(struct pt_regs *ctx, struct usdt_scratch *scr)
+{
+	__u64 pid_tgid = xsprof_ids();
+	__u32 zero = 0, tgid = pid_tgid >> 32;
+	struct xsprof_cuda_stats *st = bpf_map_lookup_elem(&cuda_stats, &zero);
+	struct xsprof_launch_reuse_stats *rst = bpf_map_lookup_elem(&launch_reuse_stats, &zero);
+	struct task_struct *task = bpf_get_current_task_btf();
+	/* The site, sp and bp are read from ctx where used, the rest kept in the scratch (not
+	 * in spilled registers): this frame is the first of every chain the program has. */
+	struct launch_cache *c = NULL;
+	struct xsprof_usdt_launch *r;
+	__u16 sampled = 0;
+	__u64 flags;
+
+	if (!st || !pid_tgid) /* 0: outside the daemon's pid namespace */
+		return 0;
+	st->usdt_fired++;
+	if (!usdt_admitted(st, task, tgid, &sampled))
+		return 0;
+	if (!scr) {
+		st->scratch_busy++;
+		return 0;
+	}
+	r = &scr->rec;
+	/* Read into the scratch: two fewer slots of the BPF stack. */
+	scr->corr = 0;
+	scr->api = 0;
+	if (bpf_usdt_arg(ctx, 0, &scr->corr) || bpf_usdt_arg(ctx, 1, &scr->api)) {
+		st->usdt_drop++;
+		return 0;
+	}
+	scr->now = bpf_ktime_get_ns();
+	scr->pykey = 0;
+	scr->pytid = 0;
+	scr->untraced = 1;
+	/* The stack of the thread's last launch, if a cheap check proves it unchanged. */
+	if (python_on) {
+		scr->pytid = python__own_tid(task);
+		scr->pykey = python_key(tgid, scr->pytid);
+	}
+	c = rst ? launch__cache(XSPROF_LAUNCH_USDT) : NULL;
+	if (c && rst &&
+	    launch__same(c, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), scr->pykey, scr->now,
+			 rst)) {
+		flags = BPF_RB_NO_WAKEUP;
+		if ((st->usdt_emitted & 15) == 0 &&
+		    bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+			flags = BPF_RB_FORCE_WAKEUP;
+		if (launch__send_reuse(c, tgid, (__u32)pid_tgid, XSPROF_LAUNCH_USDT,
+				       (__u32)scr->api, sampled, scr->now, (__u64)scr->corr, flags,
+				       rst)) {
+			st->usdt_drop++;
+			return 0;
+		}
+		st->usdt_emitted++;
+		return 0;
+	}
+	r->type = XSPROF_REC_USDT_LAUNCH;
+	r->tgid = tgid;
+	r->tid = (__u32)pid_tgid;
+	r->api = (__u32)scr->api;
+	r->time_ns = scr->now;
+	r->corr_id = (__u64)scr->corr;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	r->user_err = 0;
+	usdt_walk(ctx, scr, tgid);
+	return usdt_send(ctx, scr, task, st, rst, c, tgid, sampled);
 }
 
 /* One run in XSPROF_TIMED_EVERY is timed: what a launch costs, said by the daemon. */
