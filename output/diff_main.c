@@ -161,7 +161,20 @@ out:
 	return status;
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for. */
+struct diff_args {
+	const char *out, *title;
+	double threshold; /* < 0: none */
+	unsigned long top;
+	int quiet;
+	const char *before, *after;
+};
+
+/* What parse_args returns when there is work to do (else the exit status). */
+#define GO_ON (-1)
+
+/* argv into *a: GO_ON, or the exit status once done (--help, --version) or on bad usage. */
+static int parse_args(int argc, char **argv, struct diff_args *a)
 {
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
@@ -173,39 +186,35 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{0},
 	};
-	const char *out = NULL, *title = NULL, *grew = NULL;
-	struct calltree *before = NULL, *after = NULL;
-	double threshold = -1, growth;
-	unsigned long top = 20;
-	struct diff *d = NULL;
-	char subtitle[512];
-	int opt, status = 1, quiet = 0;
 	char *end;
+	int opt;
 
+	*a = (struct diff_args){.threshold = -1, .top = 20};
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":o:t:n:qhV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
-			out = optarg;
+			a->out = optarg;
 			break;
 		case 't':
 			errno = 0;
-			threshold = strtod(optarg, &end);
-			if (errno || end == optarg || *end || threshold < 0 || threshold > 100)
+			a->threshold = strtod(optarg, &end);
+			if (errno || end == optarg || *end || a->threshold < 0 ||
+			    a->threshold > 100)
 				return bad("--threshold", optarg,
 					   "expected percentage points from 0 to 100");
 			break;
 		case 'n':
 			errno = 0;
-			top = strtoul(optarg, &end, 10);
+			a->top = strtoul(optarg, &end, 10);
 			if (errno || end == optarg || *end || optarg[0] == '-')
 				return bad("--top", optarg, "expected a number of rows");
 			break;
 		case 'T':
-			title = optarg;
+			a->title = optarg;
 			break;
 		case 'q':
-			quiet = 1;
+			a->quiet = 1;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -229,26 +238,43 @@ int main(int argc, char **argv)
 		fprintf(stderr, "Try 'xsprof-diff --help' for more information.\n");
 		return EXIT_USAGE;
 	}
-	if (gpu_report_diff__is_report(argv[optind]) ||
-	    gpu_report_diff__is_report(argv[optind + 1])) {
-		if (!gpu_report_diff__is_report(argv[optind]) ||
-		    !gpu_report_diff__is_report(argv[optind + 1]))
-			return bad("argument", argv[optind],
-				   "GPU reports (.gpu.json) compare with GPU reports only");
-		if (out)
-			return bad("--output", out, "GPU reports compare as a table, not an SVG");
-		return gpu_reports(argv[optind], argv[optind + 1], top, threshold, quiet);
-	}
-	if (out) {
-		enum output_format fmt;
+	a->before = argv[optind];
+	a->after = argv[optind + 1];
+	return GO_ON;
+}
 
-		if (output__format_from_path(out, &fmt) || fmt != OUTPUT_SVG)
-			return bad("--output", out,
-				   "the differential flamegraph is an SVG: name it .svg");
-	}
+/* The differential flamegraph, written whole or not at all: 0, or 1 after saying why. */
+static int write_diff_svg(const struct diff *d, const struct diff_args *a)
+{
+	char subtitle[512];
+	struct output_meta meta = {
+		.title = a->title ? a->title : "Differential flame graph",
+		.subtitle = subtitle,
+		.unit = "samples",
+	};
+	struct svg_args sa = {.d = d, .meta = &meta};
+	int err;
 
-	before = load(argv[optind]);
-	after = before ? load(argv[optind + 1]) : NULL;
+	snprintf(subtitle, sizeof(subtitle), "%s -> %s", a->before, a->after);
+	err = atomic_file__write(a->out, write_svg, &sa);
+	if (err) {
+		fprintf(stderr, "xsprof-diff: writing %s: %s\n", a->out, strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
+/* BEFORE and AFTER as folded profiles: the table, the SVG, and exit 3 past the threshold. */
+static int folded_profiles(const struct diff_args *a)
+{
+	struct calltree *before, *after;
+	const char *grew = NULL;
+	struct diff *d = NULL;
+	int status = 1;
+	double growth;
+
+	before = load(a->before);
+	after = before ? load(a->after) : NULL;
 	if (!after)
 		goto out;
 	d = diff__new(before, after);
@@ -256,33 +282,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xsprof-diff: comparing: %s\n", strerror(errno));
 		goto out;
 	}
-	if (!quiet && diff__write_table(d, stdout, top)) {
+	if (!a->quiet && diff__write_table(d, stdout, a->top)) {
 		fprintf(stderr, "xsprof-diff: writing the table: %s\n", strerror(errno));
 		goto out;
 	}
-	if (out) {
-		struct output_meta meta = {
-			.title = title ? title : "Differential flame graph",
-			.subtitle = subtitle,
-			.unit = "samples",
-		};
-		struct svg_args a = {.d = d, .meta = &meta};
-		int err;
-
-		snprintf(subtitle, sizeof(subtitle), "%s -> %s", argv[optind], argv[optind + 1]);
-		err = atomic_file__write(out, write_svg, &a);
-		if (err) {
-			fprintf(stderr, "xsprof-diff: writing %s: %s\n", out, strerror(-err));
-			goto out;
-		}
-	}
+	if (a->out && write_diff_svg(d, a))
+		goto out;
 	status = 0;
 	growth = diff__max_growth(d, &grew);
-	if (threshold >= 0 && growth > threshold) {
+	if (a->threshold >= 0 && growth > a->threshold) {
 		fprintf(stderr,
 			"xsprof-diff: %s grew by %.2f percentage points, more than the threshold of "
 			"%.2f\n",
-			grew, growth, threshold);
+			grew, growth, a->threshold);
 		status = EXIT_THRESHOLD;
 	}
 out:
@@ -290,4 +302,29 @@ out:
 	calltree__free(before);
 	calltree__free(after);
 	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct diff_args a;
+	int status = parse_args(argc, argv, &a);
+
+	if (status != GO_ON)
+		return status;
+	if (gpu_report_diff__is_report(a.before) || gpu_report_diff__is_report(a.after)) {
+		if (!gpu_report_diff__is_report(a.before) || !gpu_report_diff__is_report(a.after))
+			return bad("argument", a.before,
+				   "GPU reports (.gpu.json) compare with GPU reports only");
+		if (a.out)
+			return bad("--output", a.out, "GPU reports compare as a table, not an SVG");
+		return gpu_reports(a.before, a.after, a.top, a.threshold, a.quiet);
+	}
+	if (a.out) {
+		enum output_format fmt;
+
+		if (output__format_from_path(a.out, &fmt) || fmt != OUTPUT_SVG)
+			return bad("--output", a.out,
+				   "the differential flamegraph is an SVG: name it .svg");
+	}
+	return folded_profiles(&a);
 }
