@@ -670,11 +670,113 @@ void recording__sampler_opts(const struct recording_opts *o, const struct unwind
 	};
 }
 
-struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
-				 struct symbolizer *sym, const char **ret_what)
+/* The stack table, the unwind maps and the BPF sampler (o->sampler when given: taken over). */
+static int recording_sampler_new(struct recording *r, const struct recording_opts *o,
+				 const char **ret_what)
 {
 	struct sampler_opts sopts;
 	struct unwinder_maps um;
+	int err;
+
+	r->stacks = stack_table__new(o->max_stacks);
+	if (!r->stacks)
+		return -ENOMEM;
+	*ret_what = "making the unwind table maps (--unwind-mb)";
+	err = recording_unwind_new(r, o, &um);
+	if (err)
+		return err;
+	recording__sampler_opts(o, &um, &sopts);
+	sopts.unwind_maps = r->unwinder ? &um : NULL;
+	*ret_what = "loading the BPF sampler";
+	if (o->sampler) {
+		r->sampler = o->sampler;
+		sampler__set_sample_fn(r->sampler, on_sample, r);
+	} else {
+		r->sampler = sampler__new(&sopts, on_sample, r);
+	}
+	if (!r->sampler)
+		return -errno;
+	report_refused(r->sampler);
+	if (o->offcpu && !sampler__has_program(r->sampler, SAMPLER_PROG_OFFCPU)) {
+		*ret_what = "loading the off-CPU program (this kernel refused tp_btf/sched_switch; "
+			    "--mode cpu still works)";
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* The off-CPU program and the process exec/exit tracepoints, when asked for. */
+static int recording_attach_events(struct recording *r, const struct recording_opts *o,
+				   struct symbolizer *sym, const char **ret_what)
+{
+	if (o->offcpu) {
+		*ret_what = "attaching the off-CPU program (sched_switch)";
+		r->offcpu_stacks = stack_table__new(o->max_stacks);
+		r->oc = r->offcpu_stacks ? offcpu__attach(r->sampler, offcpu_gen, r, o->max_stacks)
+					 : NULL;
+		if (r->oc)
+			offcpu__set_unwinder(r->oc, r->unwinder);
+		if (!r->oc)
+			return r->offcpu_stacks ? -errno : -ENOMEM;
+	}
+	if (o->proc_events && sampler__has_program(r->sampler, SAMPLER_PROG_PROC_EXEC) &&
+	    sampler__has_program(r->sampler, SAMPLER_PROG_PROC_EXIT)) {
+		*ret_what = "attaching the process exec/exit tracepoints";
+		r->pe = proc_events__attach(r->sampler, sym);
+		if (!r->pe)
+			return -errno;
+		proc_events__set_unwinder(r->pe, r->unwinder);
+		proc_events__set_python(r->pe, r->py);
+		if (o->on_exec)
+			proc_events__set_on_exec(r->pe, o->on_exec, o->on_new_process_ctx);
+	}
+	return 0;
+}
+
+/* The pids asked for, into the filter; with --follow-forks, kept as the roots of their trees. */
+static int recording_watch_pids(struct recording *r, const struct recording_opts *o)
+{
+	int err;
+
+	for (int i = 0; i < o->nr_pids; i++) {
+		err = watch_pid(r, o->pids[i]);
+		if (err)
+			return err;
+	}
+	if (o->follow_forks && o->nr_pids > 0) {
+		r->roots = malloc(o->nr_pids * sizeof(*r->roots));
+		if (!r->roots)
+			return -ENOMEM;
+		memcpy(r->roots, o->pids, o->nr_pids * sizeof(*r->roots));
+		r->nr_roots = o->nr_pids;
+	}
+	return 0;
+}
+
+/* The ring buffer's fd and the drain and dither timers in the event loop, the timers off. */
+static int recording_add_sources(struct recording *r, sd_event *ev)
+{
+	int err;
+
+	err = sd_event_add_io(ev, &r->io, sampler__fd(r->sampler), EPOLLIN, on_ring, r);
+	if (err)
+		return err;
+	err = sd_event_add_time_relative(ev, &r->drain, CLOCK_MONOTONIC, DRAIN_INTERVAL_US, 0,
+					 on_drain_timer, r);
+	if (err)
+		return err;
+	/* Not until started. */
+	sd_event_source_set_enabled(r->drain, SD_EVENT_OFF);
+	err = sd_event_add_time(ev, &r->dither, CLOCK_MONOTONIC, 0, 1, on_dither_timer, r);
+	if (err)
+		return err;
+	sd_event_source_set_enabled(r->dither, SD_EVENT_OFF);
+	return 0;
+}
+
+struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
+				 struct symbolizer *sym, const char **ret_what)
+{
 	struct recording *r;
 	int err;
 
@@ -693,35 +795,9 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 	r->on_exit = o->on_exit;
 	r->on_cuda_wait = o->on_cuda_wait;
 	r->on_scope = o->on_scope;
-	r->stacks = stack_table__new(o->max_stacks);
-	if (!r->stacks) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	*ret_what = "making the unwind table maps (--unwind-mb)";
-	err = recording_unwind_new(r, o, &um);
+	err = recording_sampler_new(r, o, ret_what);
 	if (err)
 		goto fail;
-	recording__sampler_opts(o, &um, &sopts);
-	sopts.unwind_maps = r->unwinder ? &um : NULL;
-	*ret_what = "loading the BPF sampler";
-	if (o->sampler) {
-		r->sampler = o->sampler;
-		sampler__set_sample_fn(r->sampler, on_sample, r);
-	} else {
-		r->sampler = sampler__new(&sopts, on_sample, r);
-	}
-	if (!r->sampler) {
-		err = -errno;
-		goto fail;
-	}
-	report_refused(r->sampler);
-	if (o->offcpu && !sampler__has_program(r->sampler, SAMPLER_PROG_OFFCPU)) {
-		*ret_what = "loading the off-CPU program (this kernel refused tp_btf/sched_switch; "
-			    "--mode cpu still works)";
-		err = -EOPNOTSUPP;
-		goto fail;
-	}
 	err = recording_unwind_setup(r);
 	if (err) {
 		*ret_what = "setting up the unwind tables";
@@ -731,46 +807,13 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 		*ret_what = "setting up the interpreter frames";
 		goto fail;
 	}
-	if (o->offcpu) {
-		*ret_what = "attaching the off-CPU program (sched_switch)";
-		r->offcpu_stacks = stack_table__new(o->max_stacks);
-		r->oc = r->offcpu_stacks ? offcpu__attach(r->sampler, offcpu_gen, r, o->max_stacks)
-					 : NULL;
-		if (r->oc)
-			offcpu__set_unwinder(r->oc, r->unwinder);
-		if (!r->oc) {
-			err = r->offcpu_stacks ? -errno : -ENOMEM;
-			goto fail;
-		}
-	}
-	if (o->proc_events && sampler__has_program(r->sampler, SAMPLER_PROG_PROC_EXEC) &&
-	    sampler__has_program(r->sampler, SAMPLER_PROG_PROC_EXIT)) {
-		*ret_what = "attaching the process exec/exit tracepoints";
-		r->pe = proc_events__attach(r->sampler, sym);
-		if (!r->pe) {
-			err = -errno;
-			goto fail;
-		}
-		proc_events__set_unwinder(r->pe, r->unwinder);
-		proc_events__set_python(r->pe, r->py);
-		if (o->on_exec)
-			proc_events__set_on_exec(r->pe, o->on_exec, o->on_new_process_ctx);
-	}
+	err = recording_attach_events(r, o, sym, ret_what);
+	if (err)
+		goto fail;
 	*ret_what = "setting the pid filter";
-	for (int i = 0; i < o->nr_pids; i++) {
-		err = watch_pid(r, o->pids[i]);
-		if (err)
-			goto fail;
-	}
-	if (o->follow_forks && o->nr_pids > 0) {
-		r->roots = malloc(o->nr_pids * sizeof(*r->roots));
-		if (!r->roots) {
-			err = -ENOMEM;
-			goto fail;
-		}
-		memcpy(r->roots, o->pids, o->nr_pids * sizeof(*r->roots));
-		r->nr_roots = o->nr_pids;
-	}
+	err = recording_watch_pids(r, o);
+	if (err)
+		goto fail;
 	err = recording_cuda_setup(r, o, ret_what);
 	if (err)
 		goto fail;
@@ -778,19 +821,9 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 	if (r->pe && (r->cuda || r->on_exit))
 		proc_events__set_on_exit(r->pe, on_process_exit, r);
 	*ret_what = "adding the ring buffer to the event loop";
-	err = sd_event_add_io(ev, &r->io, sampler__fd(r->sampler), EPOLLIN, on_ring, r);
+	err = recording_add_sources(r, ev);
 	if (err)
 		goto fail;
-	err = sd_event_add_time_relative(ev, &r->drain, CLOCK_MONOTONIC, DRAIN_INTERVAL_US, 0,
-					 on_drain_timer, r);
-	if (err)
-		goto fail;
-	/* Not until started. */
-	sd_event_source_set_enabled(r->drain, SD_EVENT_OFF);
-	err = sd_event_add_time(ev, &r->dither, CLOCK_MONOTONIC, 0, 1, on_dither_timer, r);
-	if (err)
-		goto fail;
-	sd_event_source_set_enabled(r->dither, SD_EVENT_OFF);
 	return r;
 fail:
 	if (o->sampler && r->sampler != o->sampler)
