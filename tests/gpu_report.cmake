@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # The GPU report (output/gpu_report.c): its arithmetic on hand-made profiles (test_gpu_report,
-# read back with json-c), and the real xsprofd diagnosing workloads held back in known ways
-# (tests/gpu_report.sh: input-, launch- and sync-bound, pageable copies) with the GPU test
-# doubles: the fake injection library's launches and the GPU work the workload reports itself.
+# read back with json-c; kept in slices and merged: test_gpu_report_merge), and the real xsprofd
+# diagnosing workloads held back in known ways (tests/gpu_report.sh: input-, launch- and
+# sync-bound, pageable copies) with the GPU test doubles: the fake injection library's launches
+# and the GPU work the workload reports itself.
 xsprof_unit_test(test_gpu_report SOURCES test_gpu_report.c LIBS xsprof_output PkgConfig::JSONC)
+xsprof_unit_test(test_gpu_report_merge SOURCES test_gpu_report_merge.c
+	LIBS xsprof_output PkgConfig::JSONC)
 
 if(NOT TARGET xs_cupti_fake)
 	add_test(NAME gpu_report COMMAND sh -c
