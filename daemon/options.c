@@ -25,6 +25,7 @@
 enum {
 	OPT_FORMAT = 0x100,
 	OPT_LIST_FORMATS,
+	OPT_LIST_TRIGGERS,
 	OPT_CONTINUE_STOPPED,
 	OPT_INCLUDE_IDLE,
 	OPT_NO_CHILDREN,
@@ -92,6 +93,7 @@ const struct option opts__long_opts[] = {
 	{"output", required_argument, NULL, 'o'},
 	{"format", required_argument, NULL, OPT_FORMAT},
 	{"list-formats", no_argument, NULL, OPT_LIST_FORMATS},
+	{"list-triggers", no_argument, NULL, OPT_LIST_TRIGGERS},
 	{"continue-stopped", no_argument, NULL, OPT_CONTINUE_STOPPED},
 	{"config", required_argument, NULL, 'c'},
 	{"include-idle", no_argument, NULL, OPT_INCLUDE_IDLE},
@@ -668,6 +670,9 @@ static int meta_option(struct xsprofd_opts *o, int c, char **argv)
 	case OPT_LIST_FORMATS:
 		opts_help__list_formats(stdout);
 		return 1;
+	case OPT_LIST_TRIGGERS:
+		opts_help__list_triggers(stdout);
+		return 1;
 	case 'V':
 		printf("xsprofd %s\n", XSPROF_VERSION);
 		return 1;
@@ -711,8 +716,11 @@ int opts__apply(struct xsprofd_opts *o, int argc, char **argv, const char **forc
 		if (opts__origin && c > 0 && c < 256 && strchr("fdochV", c))
 			return opts__bad(argv[optind - (optarg ? 2 : 1)], optarg ? optarg : "",
 					 "only a command-line flag, not a config key");
-		if (opts__origin && (c == OPT_FORMAT || c == OPT_LIST_FORMATS))
-			return opts__bad(c == OPT_FORMAT ? "--format" : "--list-formats",
+		if (opts__origin &&
+		    (c == OPT_FORMAT || c == OPT_LIST_FORMATS || c == OPT_LIST_TRIGGERS))
+			return opts__bad(c == OPT_FORMAT	 ? "--format"
+					 : c == OPT_LIST_FORMATS ? "--list-formats"
+								 : "--list-triggers",
 					 optarg ? optarg : "",
 					 "only a command-line flag, not a config key");
 		/* "--report gpu" as well as "--report=gpu": its value is optional. */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "daemon/options.h"
+#include "daemon/base/flight_rule.h"
 #include "daemon/options_internal.h"
 #include "output/output.h"
 
@@ -22,7 +23,9 @@ static const char usage_head[] =
 	"                            (the formats below)\n"
 	"      --format FMT          force the format of every output (by name, below)\n"
 	"      --list-formats        print the formats (name, file extensions, where each may be\n"
-	"                            asked for: oneshot, recording, window, scrape, fleet) and exit\n";
+	"                            asked for: oneshot, recording, window, scrape, fleet) and exit\n"
+	"      --list-triggers       print the flight recorder's trigger kinds (name, keys, an\n"
+	"                            example, the event each watches) and exit\n";
 
 /* The formats, from output.c's table: "  folded    .folded .txt   folded stacks ...". */
 static void print_formats(FILE *f)
@@ -57,6 +60,20 @@ void opts_help__list_formats(FILE *f)
 			if (fi[i].where & (1u << k))
 				fprintf(f, "%s%s", any++ ? "," : "", where[k]);
 		fprintf(f, "\t%s\n", fi[i].summary);
+	}
+}
+
+/* --list-triggers: one line a kind, tab-separated: name, its own keys (the required ones
+ * first; - for none), an example spec, the event it watches. */
+void opts_help__list_triggers(FILE *f)
+{
+	for (enum flight_kind k = FLIGHT_GPU_IDLE; k < FLIGHT_NR_KINDS; k++) {
+		const struct flight_kind_info *ki = flight_kind__info(k);
+
+		fprintf(f, "%s\t%s", ki->name, ki->keys[0] ? "" : "-");
+		for (size_t j = 0; j < FLIGHT_MAX_KIND_KEYS && ki->keys[j]; j++)
+			fprintf(f, "%s%s", j ? "," : "", ki->keys[j]);
+		fprintf(f, "\t%s\t%s\n", ki->example, ki->watches);
 	}
 }
 

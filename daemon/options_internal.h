@@ -37,5 +37,7 @@ int opts_check__finish(struct xsprofd_opts *o, const char *force_format);
 void opts_help__print(FILE *f);
 /* One line a format, tab-separated: name, extensions, where allowed. */
 void opts_help__list_formats(FILE *f);
+/* --list-triggers: one line a flight recorder trigger kind (flight_rule.c's table). */
+void opts_help__list_triggers(FILE *f);
 
 #endif

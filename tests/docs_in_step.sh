@@ -52,6 +52,33 @@ if [ -s "$build/docs_formats.out" ]; then
 	failures=$((failures + $(wc -l <"$build/docs_formats.out")))
 fi
 echo "checked $(printf '%s\n' "$formats" | wc -l) formats"
+# Every flight recorder trigger kind (daemon/base/flight_rule.c's table, xsprofd
+# --list-triggers) and its keys are in xsprofd(8), xsprofctl(1), both --help texts, the
+# README and the API's docs.
+triggers=$("$build/daemon/xsprofd" --list-triggers)
+[ "$(printf '%s\n' "$triggers" | wc -l)" -ge 4 ] || { echo "FAIL --list-triggers: $triggers"; failures=$((failures + 1)); }
+xs_help=$("$build/daemon/xsprofd" --help)
+ctl_help=$("$build/daemon/ctl/xsprofctl" --help)
+printf '%s\n' "$triggers" | while IFS="$(printf '\t')" read -r name keys example watches; do
+	m=$(printf '%s' "$name" | sed 's/-/\\\\-/g')
+	grep -q -- "^\.B $m" "$src/packaging/man/xsprofd.8" || echo "FAIL trigger $name is not in xsprofd.8"
+	grep -q -- "$m" "$src/packaging/man/xsprofctl.1" || echo "FAIL trigger $name is not in xsprofctl.1"
+	grep -q -- "\*\*$name\*\*" "$src/README.md" || echo "FAIL trigger $name is not in README.md"
+	grep -q -- "\"$name\"" "$src/daemon/API.md" || echo "FAIL trigger $name is not in daemon/API.md"
+	printf '%s' "$xs_help" | grep -qw -- "$name" || echo "FAIL trigger $name is not in xsprofd --help"
+	printf '%s' "$ctl_help" | grep -qw -- "$name" || echo "FAIL trigger $name is not in xsprofctl --help"
+	[ "$keys" = - ] && keys=
+	for k in $(printf '%s' "$keys" | tr ',' ' '); do
+		mk=$(printf '%s' "$k" | sed 's/-/\\\\-/g')
+		grep -q -- "$mk=" "$src/packaging/man/xsprofd.8" || echo "FAIL trigger $name: $k= is not in xsprofd.8"
+	done
+	[ -n "$example" ] && [ -n "$watches" ] || echo "FAIL trigger $name has no example or event"
+done >"$build/docs_triggers.out"
+if [ -s "$build/docs_triggers.out" ]; then
+	cat "$build/docs_triggers.out"
+	failures=$((failures + $(wc -l <"$build/docs_triggers.out")))
+fi
+echo "checked $(printf '%s\n' "$triggers" | wc -l) trigger kinds"
 # Every program answers --version with the project's version.
 for prog in daemon/xsprofd daemon/ctl/xsprofctl output/xsprof-diff; do
 	v=$("$build/$prog" --version 2>&1) || { echo "FAIL $prog --version failed: $v"; failures=$((failures + 1)); continue; }

@@ -58,6 +58,47 @@ Test(flight_rule, parses_each_kind_with_defaults_and_formats_back)
 	}
 }
 
+/* Every row of the kinds' table holds together: its example parses and writes back, each of
+ * its required keys left out is refused with what it needs, a key of another kind is refused. */
+Test(flight_rule, every_kind_row_holds_together)
+{
+	char msg[256], buf[512];
+
+	for (enum flight_kind k = FLIGHT_GPU_IDLE; k < FLIGHT_NR_KINDS; k++) {
+		const struct flight_kind_info *ki = flight_kind__info(k);
+		struct flight_rule r, back;
+
+		cr_assert(ki && ki->name && ki->example && ki->watches, "kind %d", k);
+		cr_assert_eq(flight_rule__parse(ki->example, &r, msg, sizeof(msg)), 0, "%s: %s",
+			     ki->example, msg);
+		cr_expect_eq(r.kind, k);
+		cr_expect_float_eq(r.after_s, ki->after_s, 1e-9, "%s", ki->name);
+		flight_rule__format(&r, buf, sizeof(buf));
+		cr_assert_eq(flight_rule__parse(buf, &back, msg, sizeof(msg)), 0, "%s", buf);
+		cr_expect_eq(memcmp(&r, &back, sizeof(r)), 0, "%s", buf);
+		for (unsigned j = 0; j < ki->nr_required; j++) {
+			/* The example without its j-th required key. */
+			char spec[256], key[32];
+
+			snprintf(key, sizeof(key), ",%s=", ki->keys[j]);
+			snprintf(spec, sizeof(spec), "%s", ki->example);
+			char *at = strstr(spec, key), *end;
+
+			cr_assert(at, "%s lacks %s", ki->example, key);
+			end = strchr(at + 1, ',');
+			memmove(at, end ? end : at + strlen(at), strlen(end ? end : "") + 1);
+			cr_expect_eq(flight_rule__parse(spec, &r, msg, sizeof(msg)), -EINVAL, "%s",
+				     spec);
+			cr_expect(strstr(msg, ki->needs), "%s: %s", spec, msg);
+		}
+		cr_expect_null(flight_kind__info(FLIGHT_NR_KINDS));
+	}
+	cr_expect_eq(
+		flight_rule__parse("death,factor=3", &(struct flight_rule){0}, msg, sizeof(msg)),
+		-EINVAL);
+	cr_expect(strstr(msg, "a death trigger takes no key 'factor'"), "%s", msg);
+}
+
 Test(flight_rule, refuses_nonsense_with_the_reason)
 {
 	struct {

@@ -39,6 +39,21 @@ struct flight_rule {
 	unsigned per_hour;
 };
 
+#define FLIGHT_MAX_KIND_KEYS 4
+
+/* A kind's row (flight_rule.c's table): its spec's syntax, defaults and what it watches. */
+struct flight_kind_info {
+	const char *name;			/* "gpu-idle"; "manual" for FLIGHT_MANUAL */
+	const char *keys[FLIGHT_MAX_KIND_KEYS]; /* its own keys, in the order written back */
+	unsigned nr_required;			/* the first ones of keys must be given */
+	const char *needs;			/* "percent=P and seconds=S" */
+	const char *example;			/* "gpu-idle,percent=40,seconds=60" */
+	double after_s;				/* after='s default */
+	const char *watches;			/* the event its detector watches, for people */
+};
+
+/* k's row; NULL past the kinds. */
+const struct flight_kind_info *flight_kind__info(enum flight_kind k);
 /* "gpu-idle", ...; "manual" for FLIGHT_MANUAL. */
 const char *flight_kind__name(enum flight_kind k);
 
