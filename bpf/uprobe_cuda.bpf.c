@@ -45,8 +45,9 @@ struct cuda_scratch {
 	__u64 args[8];	  /* arg_reg's choice */
 	__u64 ret, pykey; /* cuda_call's, see there */
 	__u32 pytid, untraced;
-	__u32 slot, pad_slot; /* which of the two (its region of unwind_row_cache) */
-	__u64 busy;	      /* held by a run (compare-and-swap) */
+	__u32 slot;		 /* which of the two (its region of unwind_row_cache) */
+	__u8 fp_end, pad_end[3]; /* why a frame-pointer walk ended (XSPROF_END_*) */
+	__u64 busy;		 /* held by a run (compare-and-swap) */
 };
 
 /* Two slots per CPU: a launch probe can be preempted (it runs with migration, not preemption,
@@ -246,7 +247,10 @@ static __always_inline void walk_call(struct pt_regs *ctx, struct xsprof_cuda_ca
 	} else {
 		*untraced = 1;
 		r->ips[0] = ret;
-		r->nr_user = 1 + ustack__walk_fp_loop(r->ips, 1, PT_REGS_FP(ctx), sp, win, NULL);
+		scr->fp_end = XSPROF_END_NONE;
+		r->nr_user =
+			1 + ustack__walk_fp_loop(r->ips, 1, PT_REGS_FP(ctx), sp, win, &scr->fp_end);
+		r->flags |= (__u16)((scr->fp_end & 0xf) << XSPROF_CUDA_F_END_SHIFT);
 	}
 }
 

@@ -38,8 +38,9 @@ struct usdt_scratch {
 	long corr, api;	  /* the probe's arguments */
 	__u64 now, pykey; /* usdt_launch's, see there */
 	__u32 pytid, untraced;
-	__u32 slot, pad_slot; /* which of the two (its region of unwind_row_cache) */
-	__u64 busy;	      /* held by a run (compare-and-swap) */
+	__u32 slot;		 /* which of the two (its region of unwind_row_cache) */
+	__u8 fp_end, pad_end[3]; /* why a frame-pointer walk ended (XSPROF_END_*) */
+	__u64 busy;		 /* held by a run (compare-and-swap) */
 };
 
 struct {
@@ -136,8 +137,10 @@ static __always_inline void usdt_walk(struct pt_regs *ctx, struct usdt_scratch *
 		win = bpf_probe_read_user(scr->win, sizeof(scr->win), (void *)PT_REGS_SP(ctx))
 			      ? NULL
 			      : scr->win;
+		scr->fp_end = XSPROF_END_NONE;
 		r->nr_user = 1 + ustack__walk_fp_loop(r->ips, 1, PT_REGS_FP(ctx), PT_REGS_SP(ctx),
-						      win, NULL);
+						      win, &scr->fp_end);
+		r->flags |= (__u16)((scr->fp_end & 0xf) << XSPROF_CUDA_F_END_SHIFT);
 	}
 }
 

@@ -124,14 +124,18 @@ static __always_inline long ustack__walk_fp_loop(__u64 *ips, __u32 first, __u64 
 				.fp = fp,
 				.sp = sp,
 				.tramp = uret__tramp(bpf_get_current_task_btf()),
-				.idx = first};
+				.idx = first,
+				/* The iterations can run out before the chain does (every other
+				 * stop sets its own): the depth cap. */
+				.end = XSPROF_END_DEPTH};
 
 	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop))
 		return ustack__walk_fp(ips, first, XSPROF_MAX_STACK_DEPTH, fp, sp);
 	bpf_loop(XSPROF_MAX_STACK_DEPTH - 1, ustack__step, &w, 0);
-	/* The iterations ran out before the chain did: the depth cap. */
+	/* No branch on w.end: its value is unknown to the verifier here, and a branch would have
+	 * it walk the rest of the caller twice. */
 	if (ret_end)
-		*ret_end = w.end ? (__u8)w.end : XSPROF_END_DEPTH;
+		*ret_end = (__u8)w.end;
 	/* The verifier does not know what the step left in w.n. */
 	return w.n < XSPROF_MAX_STACK_DEPTH - first ? w.n : XSPROF_MAX_STACK_DEPTH - first;
 }

@@ -14,8 +14,10 @@
 
 #define CALLS "200"
 
-/* Launch records (of both probes) whose stack holds the whole chain, and all of them. */
-static void chain_share(const char *unwind, uint64_t *ret_whole, uint64_t *ret_all)
+/* Launch records (of both probes) whose stack holds the whole chain, all of them, and those
+ * whose stack says why it stops before the root ("[truncated: reason]"). */
+static void chain_share(const char *unwind, uint64_t *ret_whole, uint64_t *ret_all,
+			uint64_t *ret_marked)
 {
 	const char *out = test_path("nofp_cuda", ".folded"), *err = test_path("nofp_cuda", ".err");
 	char *argv[] = {XSPROFD_PATH,
@@ -35,7 +37,7 @@ static void chain_share(const char *unwind, uint64_t *ret_whole, uint64_t *ret_a
 	struct folded f;
 
 	cr_assert_eq(run(argv, NULL, err), 0, "%s", read_file(err));
-	*ret_whole = *ret_all = 0;
+	*ret_whole = *ret_all = *ret_marked = 0;
 	folded_load(out, &f);
 	for (size_t i = 0; i < f.n; i++) {
 		struct folded_line *l = &f.lines[i];
@@ -46,6 +48,11 @@ static void chain_share(const char *unwind, uint64_t *ret_whole, uint64_t *ret_a
 		    strcmp(l->frames[l->n - 1], "[cuda] cudaLaunchKernel"))
 			continue;
 		*ret_all += l->count;
+		for (int k = 0; k < l->n; k++)
+			if (!strncmp(l->frames[k], "[truncated: ", 12)) {
+				*ret_marked += l->count;
+				break;
+			}
 		if (top > 0 && o == top + 1 && m == o + 1 && c == m + 1)
 			*ret_whole += l->count;
 		else
@@ -59,9 +66,9 @@ static void chain_share(const char *unwind, uint64_t *ret_whole, uint64_t *ret_a
 
 Test(unwind_cuda, launch_stacks_are_whole_without_frame_pointers, .timeout = 120)
 {
-	uint64_t whole, all;
+	uint64_t whole, all, marked;
 
-	chain_share("auto", &whole, &all);
+	chain_share("auto", &whole, &all, &marked);
 	cr_log_info("auto: %llu of %llu launches under the whole chain\n",
 		    (unsigned long long)whole, (unsigned long long)all);
 	/* One launch per call: the USDT reports them (the uprobe is trimmed after its first). */
@@ -72,14 +79,18 @@ Test(unwind_cuda, launch_stacks_are_whole_without_frame_pointers, .timeout = 120
 
 Test(unwind_cuda, frame_pointer_mode_loses_the_callers, .timeout = 120)
 {
-	uint64_t whole, all;
+	uint64_t whole, all, marked;
 
-	chain_share("fp", &whole, &all);
+	chain_share("fp", &whole, &all, &marked);
 	cr_log_info("fp: %llu of %llu launches under the whole chain\n", (unsigned long long)whole,
 		    (unsigned long long)all);
 	cr_assert_geq(all, 200);
 	cr_expect_lt(whole * 2, all, "frame pointers found the chain in %llu of %llu",
 		     (unsigned long long)whole, (unsigned long long)all);
+	/* Every stack that stops short says so: the frame-pointer walk's end is marked. */
+	cr_expect_eq(whole + marked, all, "%llu whole, %llu marked of %llu launch stacks",
+		     (unsigned long long)whole, (unsigned long long)marked,
+		     (unsigned long long)all);
 }
 
 /* ---- Reused launch stacks (bpf/launch_reuse.bpf.h) stay exact ---- */
