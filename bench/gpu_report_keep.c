@@ -16,8 +16,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "output/gpu_report.h"
-#include "output/profile.h"
+#include "output/gpu_report/gpu_report.h"
+#include "output/model/profile.h"
 
 #define NAMES 50
 

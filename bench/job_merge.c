@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * xs_job_merge_bench FILE...: each FILE (job parts, output/job_parts.h) read and added to one
+ * xs_job_merge_bench FILE...: each FILE (job parts, output/job/job_parts.h) read and added to one
  * merge as a host of its own, the merge built, its report, trace and diff written to
  * /dev/null (the report to $XS_JOB_MERGE_REPORT too); prints the seconds of each phase, the records merged and the peak RSS.
  * bench/job_merge.sh runs it on made-up parts of growing sizes.
@@ -12,9 +12,11 @@
 #include <sys/resource.h>
 
 #include "daemon/base/clock.h"
-#include "output/job_merge.h"
-#include "output/job_report.h"
-#include "output/profile.h"
+#include "output/chrome_trace.h"
+#include "output/diff_svg.h"
+#include "output/job/job_merge.h"
+#include "output/job/job_report.h"
+#include "output/model/profile.h"
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -43,6 +45,7 @@ int main(int argc, char **argv)
 	double t0 = clock__mono_s(), t_add, t_build, t_write;
 	size_t bytes = 0;
 	struct rusage ru;
+	struct job_merge_straggler st = {0};
 
 	if (argc < 2 || !m || !null) {
 		fprintf(stderr, "usage: %s FILE...\n", argv[0]);
@@ -83,8 +86,10 @@ int main(int argc, char **argv)
 			fclose(rf);
 		}
 	}
-	job_merge__write_trace(m, null);
-	job_merge__write_diff(m, null, NULL, NULL);
+	chrome_trace__write_profile(job_merge__profile(m), null, NULL);
+	if (job_merge__straggler(m, &st) == 0)
+		diff__write_svg(st.diff, null, NULL);
+	job_merge_straggler__release(&st);
 	t_write = clock__mono_s();
 	getrusage(RUSAGE_SELF, &ru);
 	printf("bytes %zu hosts %zu processes %zu gpu %zu launches %zu samples %zu read_s %.3f "

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Job parts (output/job_parts.h) of a synthetic training job, for bench/job_merge.sh: RANKS
+"""Job parts (output/job/job_parts.h) of a synthetic training job, for bench/job_merge.sh: RANKS
 ranks on this host, each step KERNELS kernels launched from a few stacks and an all-reduce
 (ncclDevKernel_*) that ends at the last rank's arrival, rank 3 arriving late; CPU samples at
 99 Hz. Written to stdout; --mib N makes about N MiB (the steps follow from it).

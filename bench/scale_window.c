@@ -23,7 +23,7 @@
 
 #include "daemon/base/clock.h"
 #include "daemon/session/window.h"
-#include "output/calltree.h"
+#include "output/model/calltree.h"
 
 #define DEPTH	   12
 #define SLICE_NS   (10ull * 1000000000ull)

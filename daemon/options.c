@@ -15,7 +15,7 @@
 #include "daemon/options_internal.h"
 #include "daemon/unwind/unwinder.h"
 #include "output/output.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 
 #define DEFAULT_MAX_STACKS   1000000
 #define DEFAULT_WINDOW_S     300

@@ -2,8 +2,8 @@
 #include <string.h>
 
 #include "output/analyses.h"
-#include "output/gpu_report.h"
-#include "output/job_report.h"
+#include "output/gpu_report/gpu_report.h"
+#include "output/job/job_report.h"
 
 unsigned int output_analyses__needs(enum output_format fmt)
 {

@@ -17,11 +17,6 @@ struct gpu_report;
 struct job_report;
 struct profile_data;
 
-struct output_analyses {
-	struct gpu_report *gpu; /* NULL: no format asked for it */
-	struct job_report *job;
-};
-
 /* What fmt needs built beside the profile (OUTPUT_NEEDS_GPU_REPORT, OUTPUT_NEEDS_JOB_REPORT). */
 unsigned int output_analyses__needs(enum output_format fmt);
 

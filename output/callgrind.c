@@ -18,7 +18,8 @@
 #include "daemon/base/keymap.h"
 #include "daemon/base/vec.h"
 #include "output/callgrind.h"
-#include "output/calltree.h"
+#include "output/model/calltree.h"
+#include "output/output_meta.h"
 
 #define NO_FILE "???"
 #define EVENTS	2 /* the CPU side (samples or us), GPU time under its launching stacks */

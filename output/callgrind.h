@@ -2,7 +2,7 @@
 /*
  * The callgrind format (valgrind's callgrind_annotate, KCachegrind, QCachegrind): functions in
  * their source files with self costs by line, and calls between them with their inclusive
- * costs, from a call tree (output/calltree.h). One event for the CPU side (samples, or
+ * costs, from a call tree (output/model/calltree.h). One event for the CPU side (samples, or
  * microseconds of CPU, off-CPU or wall time), and one for GPU time under its launching stacks
  * when the tree has GPU leaves.
  */
@@ -11,9 +11,8 @@
 
 #include <stdio.h>
 
-#include "output/output.h"
-
 struct calltree;
+struct output_meta;
 
 /* Frames kept of a stack; a deeper stack's weight stays with its frame at the cut (counted in
  * a comment). */

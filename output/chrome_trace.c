@@ -7,13 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/base/sort.h"
 #include "daemon/base/hashmap.h"
+#include "daemon/base/sort.h"
 #include "daemon/base/vec.h"
 #include "output/chrome_trace.h"
-#include "output/json_string.h"
-#include "output/output.h"
-#include "output/profile.h"
+#include "output/gpu_report/gpu_activity.h"
+#include "output/gpu_report/gpu_memory.h"
+#include "output/model/json_string.h"
+#include "output/model/profile.h"
+#include "output/output_meta.h"
 
 struct chrome_trace {
 	FILE *f;
@@ -847,6 +849,54 @@ static bool valid(const struct profile_data *pd)
 	       pd->nr_joins < UINT32_MAX;
 }
 
+/* Each GPU's busy share and queue depth (the GPU report's activity) as counter tracks. */
+static int write_gpu_activity(struct chrome_trace *t, const struct gpu_activity *a)
+{
+	for (size_t k = 0; k < a->nr_devices; k++) {
+		const struct gpu_device_activity *da = &a->devices[k];
+		int64_t pid = chrome_trace__gpu_pid(da->device);
+
+		for (size_t i = 0; i < da->nr_busy; i++)
+			chrome_trace__counter(t, pid, "busy %", da->busy[i].start_ns,
+					      &(struct chrome_arg){.key = "busy",
+								   .type = CHROME_ARG_DOUBLE,
+								   .d = da->busy[i].busy_pct},
+					      1);
+		for (size_t i = 0; i < da->nr_queue; i++)
+			chrome_trace__counter(t, pid, "queue depth", da->queue[i].time_ns,
+					      &(struct chrome_arg){.key = "work",
+								   .type = CHROME_ARG_INT,
+								   .i = da->queue[i].depth},
+					      1);
+		if (chrome_trace__error(t))
+			break;
+	}
+	return chrome_trace__error(t);
+}
+
+/* Counter tracks: each GPU's activity, then each process's GPU memory in use. */
+static int write_counters(const struct profile_data *pd, struct chrome_trace *t)
+{
+	struct gpu_activity *a = NULL;
+	struct gpu_mem_change *ch = NULL;
+	size_t n = 0;
+	int err = gpu_activity__build(pd, &a);
+
+	if (!err)
+		err = write_gpu_activity(t, a);
+	gpu_activity__free(a);
+	if (!err)
+		err = gpu_memory__changes(pd, &ch, &n);
+	for (size_t i = 0; i < n && !err; i++)
+		chrome_trace__counter(t, ch[i].pid, "GPU memory MiB", ch[i].time_ns,
+				      &(struct chrome_arg){.key = "allocated",
+							   .type = CHROME_ARG_DOUBLE,
+							   .d = (double)ch[i].live / 1048576.0},
+				      1);
+	free(ch);
+	return err ? err : chrome_trace__error(t);
+}
+
 int chrome_trace__write_profile(const struct profile_data *pd, FILE *f,
 				const struct output_meta *meta)
 {
@@ -884,7 +934,7 @@ int chrome_trace__write_profile(const struct profile_data *pd, FILE *f,
 	if (!err)
 		err = write_nvtx(&w);
 	if (!err)
-		err = chrome_trace__gpu_counters(pd, w.t);
+		err = write_counters(pd, w.t);
 	free(w.api);
 	free(w.launch);
 	free(w.flow_ts);

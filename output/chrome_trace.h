@@ -134,11 +134,4 @@ int chrome_trace__async_end(struct chrome_trace *t, uint64_t id, int64_t pid, in
 int chrome_trace__write_profile(const struct profile_data *pd, FILE *f,
 				const struct output_meta *meta);
 
-/*
- * Counter tracks on each GPU's process of a trace, from the GPU report's facts of its work
- * (trace_counters.c): "busy %" per 10 ms and "queue depth" (work launched and not yet
- * finished, from the joins); and GPU memory in use (gpu_memory.c). 0 or -errno.
- */
-int chrome_trace__gpu_counters(const struct profile_data *pd, struct chrome_trace *t);
-
 #endif

@@ -14,9 +14,9 @@
 #include <string.h>
 
 #include "daemon/base/hash.h"
-#include "output/calltree.h"
 #include "output/flamegraph.h"
-#include "output/output.h"
+#include "output/model/calltree.h"
+#include "output/output_meta.h"
 
 #define IMG_W	  1200
 #define XPAD	  10

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output/calltree.h"
 #include "output/folded.h"
+#include "output/model/calltree.h"
 
 struct folded_ctx {
 	FILE *f;

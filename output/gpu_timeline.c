@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output/json_string.h"
 #include "daemon/base/hashmap.h"
 #include "output/chrome_trace.h"
 #include "output/gpu_timeline.h"
-#include "output/profile.h"
+#include "output/model/json_string.h"
+#include "output/model/profile.h"
 
 #define CPU_BIN_NS  10000000ull /* 10 ms */
 #define MAX_CPU_BIN 100000	/* 1000 s of bins: a longer profile gets wider ones */

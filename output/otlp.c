@@ -16,14 +16,13 @@
 
 #include "daemon/base/keymap.h"
 #include "daemon/base/vec.h"
-#include "output/analyses.h"
-#include "output/calltree.h"
-#include "output/gpu_report.h"
+#include "output/gpu_report/gpu_report.h"
+#include "output/model/calltree.h"
+#include "output/model/profile.h"
 #include "output/otlp.h"
-#include "output/sample_agg.h"
-#include "output/output.h"
-#include "output/profile.h"
+#include "output/output_meta.h"
 #include "output/protobuf.h"
+#include "output/sample_agg.h"
 
 #define WT_I64 1
 

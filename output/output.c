@@ -9,20 +9,19 @@
 #include <unistd.h>
 
 #include "daemon/base/atomic_file.h"
-#include "output/analyses.h"
 #include "output/callgrind.h"
-#include "output/calltree.h"
 #include "output/chrome_trace.h"
 #include "output/flamegraph.h"
 #include "output/folded.h"
-#include "output/gpu_report.h"
+#include "output/gpu_report/gpu_report.h"
 #include "output/gpu_timeline.h"
-#include "output/job_parts.h"
-#include "output/job_report.h"
+#include "output/job/job_parts.h"
+#include "output/job/job_report.h"
+#include "output/model/calltree.h"
+#include "output/model/profile.h"
 #include "output/otlp.h"
 #include "output/output.h"
 #include "output/pprof.h"
-#include "output/profile.h"
 #include "output/xplane.h"
 
 /* The profile's call tree (pd->mode, pd->unit) in a tree format. */
@@ -105,6 +104,27 @@ static int gpu_text_profile(const struct profile_data *pd, FILE *f, const struct
 {
 	(void)pd;
 	return report_profile(meta, f, OUTPUT_GPU_TEXT);
+}
+
+/* The job report the mode layer built for this profile (meta->an). */
+static int job_built(const struct output_meta *meta, FILE *f,
+		     int (*write)(const struct job_report *r, FILE *f))
+{
+	if (!meta || !meta->an || !meta->an->job)
+		return -EINVAL;
+	return write(meta->an->job, f);
+}
+
+static int job_json_profile(const struct profile_data *pd, FILE *f, const struct output_meta *meta)
+{
+	(void)pd;
+	return job_built(meta, f, job_report__write_json);
+}
+
+static int job_text_profile(const struct profile_data *pd, FILE *f, const struct output_meta *meta)
+{
+	(void)pd;
+	return job_built(meta, f, job_report__write_text);
 }
 
 #define EVERYWHERE                                                                       \
@@ -205,7 +225,8 @@ static const struct output_format_info formats[] = {
 		/* xsprofctl fleet --report gpu -o FILE.gpu.json merges the hosts' reports. */
 		.where = OUTPUT_IN_ONESHOT | OUTPUT_IN_RECORDING | OUTPUT_IN_WINDOW |
 			 OUTPUT_IN_SCRAPE,
-		.summary = "the GPU report: why the GPU waits (JSON, output/GPU_REPORT.md)",
+		.summary =
+			"the GPU report: why the GPU waits (JSON, output/gpu_report/GPU_REPORT.md)",
 		.write_profile = gpu_json_profile,
 		.write_report = gpu_report__write_json,
 	},
@@ -231,8 +252,8 @@ static const struct output_format_info formats[] = {
 			 OUTPUT_NEEDS_JOB_REPORT,
 		.where = OUTPUT_IN_ONESHOT | OUTPUT_IN_RECORDING,
 		.summary = "the job report: which rank holds each collective back, and why "
-			   "(JSON, output/JOB_REPORT.md)",
-		.write_profile = job_report__json_profile,
+			   "(JSON, output/job/JOB_REPORT.md)",
+		.write_profile = job_json_profile,
 	},
 	{
 		.fmt = OUTPUT_JOB_TEXT,
@@ -243,7 +264,7 @@ static const struct output_format_info formats[] = {
 			 OUTPUT_NEEDS_JOB_REPORT,
 		.where = OUTPUT_IN_ONESHOT | OUTPUT_IN_RECORDING,
 		.summary = "the job report as text for a person (80 columns)",
-		.write_profile = job_report__text_profile,
+		.write_profile = job_text_profile,
 	},
 	{
 		.fmt = OUTPUT_JOB_PARTS,

@@ -7,8 +7,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "output/output_meta.h"
+
 struct calltree;
-struct output_analyses;
 struct profile_data;
 
 enum output_format {
@@ -17,27 +18,14 @@ enum output_format {
 	OUTPUT_CHROME_JSON, /* Trace Event Format for Perfetto and chrome://tracing */
 	OUTPUT_PPROF,	    /* profile.proto, gzipped */
 	OUTPUT_TIMELINE,    /* the GPU timeline the web view draws (output/gpu_timeline.h) */
-	OUTPUT_GPU_REPORT,  /* why the GPU waits, as JSON (output/gpu_report.h, GPU_REPORT.md) */
-	OUTPUT_GPU_TEXT,    /* the same report as text for a person (80 columns) */
-	OUTPUT_OTLP,	    /* OTLP profiles (output/otlp.h), protobuf */
-	OUTPUT_JOB_REPORT, /* a job's ranks: who holds each collective back (output/job_report.h) */
-	OUTPUT_JOB_TEXT,   /* the same as text for a person (80 columns) */
-	OUTPUT_JOB_PARTS,  /* a host's share of a job, for a report across hosts (job_parts.h) */
-	OUTPUT_CALLGRIND,  /* callgrind: functions, lines and calls (output/callgrind.h) */
-	OUTPUT_XPLANE,	   /* XPlane for TensorBoard and XProf (output/xplane.h) */
-};
-
-/* What the writers print besides the stacks (title, units). */
-struct output_meta {
-	const char *title;    /* e.g. "xsprof: 4 CPUs, 10 s at 99 Hz"; NULL for a default */
-	const char *subtitle; /* e.g. host and date; may be NULL */
-	const char *unit;     /* "samples" (default when NULL) */
-	/* The CPU side's mode when it is not on-CPU samples ("offcpu", "wall"): the folded
-	 * header names it, not only the GPU mode; NULL: on-CPU. */
-	const char *cpu_mode;
-	/* The analyses the writers read (the GPU and job reports), built once for all of a
-	 * session's outputs (output/analyses.h). A format that needs one it lacks: -EINVAL. */
-	const struct output_analyses *an;
+	OUTPUT_GPU_REPORT, /* why the GPU waits, as JSON (output/gpu_report/gpu_report.h, GPU_REPORT.md) */
+	OUTPUT_GPU_TEXT, /* the same report as text for a person (80 columns) */
+	OUTPUT_OTLP,	 /* OTLP profiles (output/otlp.h), protobuf */
+	OUTPUT_JOB_REPORT, /* a job's ranks: who holds each collective back (output/job/job_report.h) */
+	OUTPUT_JOB_TEXT,  /* the same as text for a person (80 columns) */
+	OUTPUT_JOB_PARTS, /* a host's share of a job, for a report across hosts (job_parts.h) */
+	OUTPUT_CALLGRIND, /* callgrind: functions, lines and calls (output/callgrind.h) */
+	OUTPUT_XPLANE,	  /* XPlane for TensorBoard and XProf (output/xplane.h) */
 };
 
 /* Where a format may be asked for. */
@@ -51,8 +39,8 @@ enum output_where {
 
 /* What a format needs besides a call tree. */
 enum output_needs {
-	OUTPUT_NEEDS_PROFILE = 1u << 0,	   /* a profile_data: launches, GPU records, names */
-	OUTPUT_NEEDS_SAMPLES = 1u << 1,	   /* the samples one by one (a timeline) */
+	OUTPUT_NEEDS_PROFILE = 1u << 0, /* a profile_data: launches, GPU records, names */
+	OUTPUT_NEEDS_SAMPLES = 1u << 1, /* the samples one by one (a timeline) */
 	/* A GPU report, built once for every format that reads it (output/analyses.h; a
 	 * window keeps one per slice). */
 	OUTPUT_NEEDS_GPU_REPORT = 1u << 2,
@@ -118,7 +106,7 @@ int output__write_file(const struct calltree *t, enum output_format fmt, const c
 		       const struct output_meta *meta);
 
 /*
- * Every format from a whole profile (output/profile.h): folded and SVG show
+ * Every format from a whole profile (output/model/profile.h): folded and SVG show
  * profile__build_tree() (pd->mode, pd->unit; meta->unit is set from pd->unit, and a folded
  * file other than CPU samples counted in samples starts with a "# " line that states mode and
  * unit, which flamegraph.pl, inferno and speedscope skip), the Chrome trace the timeline,

@@ -15,13 +15,13 @@
 
 #include "daemon/base/keymap.h"
 #include "daemon/base/vec.h"
-#include "output/calltree.h"
-#include "output/output.h"
+#include "output/model/calltree.h"
+#include "output/model/profile.h"
+#include "output/output_meta.h"
 #include "output/pprof.h"
-#include "output/sample_agg.h"
 #include "output/pprof_locations.h"
-#include "output/profile.h"
 #include "output/protobuf.h"
+#include "output/sample_agg.h"
 
 /* Profile fields */
 #define P_SAMPLE_TYPE	      1

@@ -8,7 +8,7 @@
 #include "daemon/base/hash.h"
 #include "daemon/base/hashmap.h"
 #include "daemon/base/vec.h"
-#include "output/frame_sites.h"
+#include "output/model/frame_sites.h"
 #include "output/pprof_locations.h"
 #include "output/protobuf.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The Location, Function and Mapping tables of a pprof profile, made from the frame names of
- * its stacks and where each came from (output/frame_sites.h):
+ * its stacks and where each came from (output/model/frame_sites.h):
  * - a frame with a site is a location at its address in its file's mapping (path, build id,
  *   executable segment) or in [kernel.kallsyms]; its function has the source file, the
  *   location the line, when --debug-info gave them; frames inlined into the next one out share

@@ -12,8 +12,8 @@
 
 #include "daemon/base/hashmap.h"
 #include "daemon/base/vec.h"
-#include "output/calltree.h"
-#include "output/profile.h"
+#include "output/model/calltree.h"
+#include "output/model/profile.h"
 #include "output/report.h"
 
 struct fn {

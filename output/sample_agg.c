@@ -7,7 +7,7 @@
 #include "correlate/correlate.h"
 #include "daemon/base/keymap.h"
 #include "daemon/base/vec.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 #include "output/sample_agg.h"
 
 int sample_agg__add(struct sample_agg *a, const uint64_t k[SAMPLE_AGG_KEY], uint64_t value,

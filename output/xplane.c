@@ -15,8 +15,8 @@
 #include "daemon/base/hashmap.h"
 #include "daemon/base/utf8.h"
 #include "daemon/base/vec.h"
-#include "output/output.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
+#include "output/output_meta.h"
 #include "output/protobuf.h"
 #include "output/xplane.h"
 

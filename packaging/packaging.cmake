@@ -79,7 +79,7 @@ install(FILES ${XSPROF_PACKAGING_DIR}/completion/xsprofctl ${XSPROF_PACKAGING_DI
 install(FILES ${XSPROF_PACKAGING_DIR}/sysusers.d/xsprof.conf DESTINATION lib/sysusers.d)
 install(FILES ${XSPROF_PACKAGING_DIR}/debian/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
 # The GPU report's rules, thresholds and JSON schema (xsprofd(8) --report gpu points here).
-install(FILES ${PROJECT_SOURCE_DIR}/output/GPU_REPORT.md ${PROJECT_SOURCE_DIR}/output/JOB_REPORT.md
+install(FILES ${PROJECT_SOURCE_DIR}/output/gpu_report/GPU_REPORT.md ${PROJECT_SOURCE_DIR}/output/job/JOB_REPORT.md
 	DESTINATION ${CMAKE_INSTALL_DOCDIR})
 # Debian wants a changelog with every package; a native one is changelog.gz.
 string(TIMESTAMP XSPROF_CHANGELOG_DATE "%a, %d %b %Y %H:%M:%S +0000" UTC)

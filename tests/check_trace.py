@@ -64,7 +64,7 @@ for k, ss in spans.items():
         open_.append(b)
 gpu = {p for p in used_p if p >= 0x7F000000}
 real = {p for p in used_p if p < 0x7F000000}
-# A job across hosts (--merged): each host's pids under its index (output/job_merge.h).
+# A job across hosts (--merged): each host's pids under its index (output/job/job_merge.h).
 assert all(p < (0x7F000000 if merged else 4194304) for p in real), real
 for e in ev:
     if e['ph'] == 'X' and e.get('cat') == 'gpu': assert e['pid'] in gpu, e

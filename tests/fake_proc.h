@@ -18,7 +18,7 @@
 
 #include "bpf/xsprof_events.h"
 #include "daemon/symbolize/symbolizer.h"
-#include "output/calltree.h"
+#include "output/model/calltree.h"
 #include "output/folded.h"
 
 /* The kernel every fake /proc has: k_outer, k_inner and k_end, 0x100 bytes each. */

@@ -6,7 +6,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 
-#include "output/calltree.h"
+#include "output/model/calltree.h"
 #include "output/folded.h"
 
 static inline char *folded_text(const struct calltree *t)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# The GPU report (output/gpu_report.c): its arithmetic on hand-made profiles (test_gpu_report,
+# The GPU report (output/gpu_report/gpu_report.c): its arithmetic on hand-made profiles (test_gpu_report,
 # read back with json-c; kept in slices and merged: test_gpu_report_merge), and the real xsprofd
 # diagnosing workloads held back in known ways (tests/gpu_report.sh: input-, launch- and
 # sync-bound, pageable copies) with the GPU test doubles: the fake injection library's launches

@@ -4,8 +4,8 @@
 xsprof_unit_test(test_nccl SOURCES test_nccl.c LIBS xsprof_output)
 # The analysis on hand-made jobs (test_job_report, read back with json-c).
 xsprof_unit_test(test_job_report SOURCES test_job_report.c LIBS xsprof_output PkgConfig::JSONC)
-# A job across hosts: job parts written, read back, aligned and merged (output/job_merge.h).
-xsprof_unit_test(test_job_merge SOURCES test_job_merge.c LIBS xsprof_job_merge PkgConfig::JSONC)
+# A job across hosts: job parts written, read back, aligned and merged (output/job/job_merge.h).
+xsprof_unit_test(test_job_merge SOURCES test_job_merge.c LIBS xsprof_job_merge xsprof_output PkgConfig::JSONC)
 
 # The real xsprofd on a 4-rank job of the GPU double (tests/workloads/gpu_job.c): a compute
 # straggler, a host straggler and none, each named with its cause and stack

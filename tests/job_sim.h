@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include "correlate/correlate.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 
 #define US	1000ull
 #define MS	(1000 * US)

@@ -14,7 +14,7 @@
 #include <criterion/criterion.h>
 
 #include "output/callgrind.h"
-#include "output/calltree.h"
+#include "output/model/calltree.h"
 #include "output/output.h"
 #include "tests/tree_add.h"
 

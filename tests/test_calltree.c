@@ -8,7 +8,7 @@
 
 #include <criterion/criterion.h>
 
-#include "output/calltree.h"
+#include "output/model/calltree.h"
 #include "tests/alloc_fail.h"
 #include "tests/tree_add.h"
 

@@ -14,9 +14,9 @@
 
 #include <criterion/criterion.h>
 
-#include "output/json_string.h"
+#include "output/model/json_string.h"
 #include "output/chrome_trace.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 #include "test_files.h"
 #include "test_gpu_fixture.h"
 

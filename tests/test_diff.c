@@ -9,8 +9,8 @@
 
 #include <criterion/criterion.h>
 
-#include "output/calltree.h"
-#include "output/diff.h"
+#include "output/model/calltree.h"
+#include "output/diff/diff.h"
 #include "test_files.h"
 
 TEST_SCRATCH_SUITE(diff, "/tmp/xsprof-diff-XXXXXX");

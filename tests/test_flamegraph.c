@@ -9,7 +9,7 @@
 
 #include <criterion/criterion.h>
 
-#include "output/calltree.h"
+#include "output/model/calltree.h"
 #include "output/flamegraph.h"
 #include "output/output.h"
 #include "tests/tree_add.h"

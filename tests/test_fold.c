@@ -12,7 +12,7 @@
 #include "daemon/stacks/fold.h"
 #include "daemon/stacks/stack_table.h"
 #include "fake_proc.h"
-#include "output/calltree.h"
+#include "output/model/calltree.h"
 
 #define VDSO 0x7f0000000000ull
 

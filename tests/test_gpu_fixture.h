@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "correlate/correlate.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 
 #define FX_US	  1000ull
 #define FX_MS	  (1000 * FX_US)

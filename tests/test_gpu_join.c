@@ -25,8 +25,8 @@
 #include "daemon/session/stack_names.h"
 #include "fake_proc.h"
 #include "gpu_records_add.h"
-#include "output/calltree.h"
-#include "output/profile.h"
+#include "output/model/calltree.h"
+#include "output/model/profile.h"
 
 #define US 1000ull
 #define MS (1000 * US)

@@ -15,11 +15,11 @@
 #include <criterion/criterion.h>
 #include <json-c/json.h>
 
-#include "output/gpu_clock.h"
-#include "output/gpu_report.h"
+#include "output/gpu_report/gpu_clock.h"
+#include "output/gpu_report/gpu_report.h"
 #include "output/output.h"
-#include "output/profile.h"
-#include "output/shelf.h"
+#include "output/model/profile.h"
+#include "output/model/shelf.h"
 #include "test_gpu_report_fixture.h"
 
 Test(gpu_report, every_gap_explained)
@@ -410,7 +410,7 @@ Test(gpu_report, unsampled_gaps_spread)
 	json_object_put(j);
 }
 
-/* The clock's bounds (output/gpu_clock.h): from mixed()'s joins every piece of work starts at
+/* The clock's bounds (output/gpu_report/gpu_clock.h): from mixed()'s joins every piece of work starts at
  * least 10 us after its launch, and a device-wide synchronize at 8015 us returns 10 us after
  * the last work its thread launched before it (K2, ending at 8010) ended: the GPU times lie
  * within -10..+10 us. Shifted 30 us either way, one bound breaks and clock_skew says which. */
@@ -509,7 +509,7 @@ Test(gpu_report, clock_merge)
 	cr_assert_eq(hi, 5000);
 }
 
-/* The slice builds' big arrays (output/shelf.h): kept for the next build that fits, the
+/* The slice builds' big arrays (output/model/shelf.h): kept for the next build that fits, the
  * smallest that fits first, within SHELF_SLOTS and SHELF_MAX_BYTES, until cleared. */
 Test(shelf, keeps_big_buffers_for_the_next_build)
 {

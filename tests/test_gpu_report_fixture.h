@@ -13,7 +13,7 @@
 #include <json-c/json.h>
 
 #include "output/output.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 #include "test_files.h"
 
 #define US  1000ull

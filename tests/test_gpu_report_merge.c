@@ -14,8 +14,8 @@
 #include <criterion/criterion.h>
 #include <json-c/json.h>
 
-#include "output/gpu_report.h"
-#include "output/profile.h"
+#include "output/gpu_report/gpu_report.h"
+#include "output/model/profile.h"
 #include "test_gpu_report_fixture.h"
 
 /* Strings a kept report must have copied: freed (and so poisoned under ASan) once collected. */

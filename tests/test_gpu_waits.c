@@ -19,9 +19,9 @@
 #include "daemon/cuda/cuda_waits.h"
 #include "daemon/session/gpu_waits.h"
 #include "daemon/cuda/launch_store.h"
-#include "output/calltree.h"
+#include "output/model/calltree.h"
 #include "output/folded.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 #include "tests/harness.h"
 
 #define COMM  "xs_gpu_wait"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * A job across two hosts, from hand-made jobs (tests/job_sim.h): the job parts each host
- * writes (output/job_parts.h), read back, put on one clock and merged (output/job_merge.h).
+ * writes (output/job/job_parts.h), read back, put on one clock and merged (output/job/job_merge.h).
  * Host B's clock reads 3.7 ms later than host A's; its round trip says so only to 300 us.
  */
 #include <criterion/criterion.h>
@@ -12,11 +12,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "output/job_merge.h"
-#include "output/job_parts.h"
-#include "output/job_report.h"
+#include "output/chrome_trace.h"
+#include "output/diff/diff.h"
+#include "output/diff_svg.h"
+#include "output/job/job_merge.h"
+#include "output/job/job_parts.h"
+#include "output/job/job_report.h"
+#include "output/model/profile.h"
 #include "output/output.h"
-#include "output/profile.h"
 
 #include "tests/job_sim.h"
 
@@ -177,6 +180,7 @@ Test(job_merge, a_host_straggler_its_trace_and_its_flamegraph_against_the_median
 	FILE *f, *fs, *ft;
 	json_object *t, *ev;
 	size_t starts = 0, ends = 0, titles = 0;
+	struct job_merge_straggler st;
 
 	/* Every rank loads data for 2 ms (samples of the median rank to compare), rank 1 22 ms. */
 	for (int k = 0; k < 4; k++)
@@ -184,7 +188,7 @@ Test(job_merge, a_host_straggler_its_trace_and_its_flamegraph_against_the_median
 	s->host_delay[1] = 22 * MS;
 	m = two_hosts(s, NULL, false);
 	f = open_memstream(&buf, &len);
-	cr_assert_eq(job_merge__write_trace(m, f), 0);
+	cr_assert_eq(chrome_trace__write_profile(job_merge__profile(m), f, NULL), 0);
 	fclose(f);
 	t = json_tokener_parse(buf);
 	cr_assert(t, "the trace is not JSON");
@@ -215,20 +219,24 @@ Test(job_merge, a_host_straggler_its_trace_and_its_flamegraph_against_the_median
 		snprintf(path, sizeof(path), "/tmp/xsprof-job-trace-%d.json", (int)getpid());
 		tf = fopen(path, "we");
 		cr_assert(tf);
-		cr_assert_eq(job_merge__write_trace(m, tf), 0);
+		cr_assert_eq(chrome_trace__write_profile(job_merge__profile(m), tf, NULL), 0);
 		fclose(tf);
 		snprintf(cmd, sizeof(cmd), "python3 %s/check_trace.py %s --merged >&2",
 			 XSPROF_TEST_SOURCE_DIR, path);
 		cr_assert_eq(system(cmd), 0, "the merged trace failed the structural check");
 		unlink(path);
 	}
+	/* The merge gives the straggler's comparison; the writers draw it. */
+	cr_assert_eq(job_merge__straggler(m, &st), 0);
+	cr_assert_eq(st.rank, 1);
 	fs = open_memstream(&svg, &slen);
 	ft = open_memstream(&tab, &tlen);
-	cr_assert_eq(job_merge__write_diff(m, fs, ft, NULL), 0);
+	cr_assert_eq(diff__write_svg(st.diff, fs, NULL), 0);
+	cr_assert_eq(diff__write_table(st.diff, ft, 8), 0);
 	fclose(fs);
 	fclose(ft);
+	job_merge_straggler__release(&st);
 	cr_assert(strstr(svg, "<svg"));
-	cr_assert(strstr(tab, "rank 1 ("), "%s", tab);
 	cr_assert(strstr(tab, "xs_load_data"), "%s", tab);
 	free(svg);
 	free(tab);
@@ -285,7 +293,7 @@ Test(job_merge, another_job_is_left_out)
 	free(s);
 }
 
-/* The parts read without a document tree (output/job_parts_read.h, issue 53 H10): fields in
+/* The parts read without a document tree (output/job/job_parts_read.h, issue 53 H10): fields in
  * any order give the same merge; a float among the integers of a row, or nesting past 64
  * levels, refuse that host alone, at once. */
 Test(job_merge, parts_read_in_any_order_and_bad_rows_refused)

@@ -15,9 +15,9 @@
 #include <time.h>
 
 #include "daemon/base/proc_env.h"
-#include "output/job_report.h"
-#include "output/nccl.h"
-#include "output/profile.h"
+#include "output/job/job_report.h"
+#include "output/job/nccl.h"
+#include "output/model/profile.h"
 
 #include "tests/job_sim.h"
 

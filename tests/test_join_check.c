@@ -12,7 +12,7 @@
 
 #include "correlate/correlate.h"
 #include "daemon/session/join_check.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 
 #define US  1000ull
 #define PID 100

@@ -9,7 +9,7 @@
 #include "daemon/cuda/launch_fold.h"
 #include "daemon/cuda/launch_store.h"
 #include "daemon/symbolize/symbolizer.h"
-#include "output/calltree.h"
+#include "output/model/calltree.h"
 #include "output/folded.h"
 
 static struct xsprof_cuda_call call(__u32 tgid, __u16 api, const char *comm, int n, __u64 first_ip)

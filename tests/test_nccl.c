@@ -2,7 +2,7 @@
 /* NCCL's kernel names as its versions wrote them (from profiles and NCCL's sources). */
 #include <criterion/criterion.h>
 
-#include "output/nccl.h"
+#include "output/job/nccl.h"
 
 static void expect(const char *name, const char *op, const char *redop, const char *dtype,
 		   const char *algo, const char *proto)

@@ -14,7 +14,7 @@
 
 #include "bpf/xsprof_events.h"
 #include "daemon/options.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 
 /* xsprofd_opts__parse over a NULL-terminated list of arguments. */
 #define PARSE(o, ...)                                                                         \

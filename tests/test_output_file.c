@@ -11,7 +11,7 @@
 
 #include <criterion/criterion.h>
 
-#include "output/calltree.h"
+#include "output/model/calltree.h"
 #include "output/output.h"
 #include "test_files.h"
 

@@ -12,12 +12,12 @@
 
 #include <criterion/criterion.h>
 
-#include "output/calltree.h"
-#include "output/frame_sites.h"
+#include "output/model/calltree.h"
+#include "output/model/frame_sites.h"
 #include "output/output.h"
 #include "output/pprof.h"
 #include "output/protobuf.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 #include "test_files.h"
 #include "test_gpu_fixture.h"
 

@@ -9,9 +9,9 @@
 #include <criterion/criterion.h>
 
 #include "output/analyses.h"
-#include "output/calltree.h"
+#include "output/model/calltree.h"
 #include "output/output.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 #include "test_gpu_fixture.h"
 
 static char *folded_of(const struct profile_data *pd)

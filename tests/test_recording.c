@@ -23,7 +23,7 @@
 #include "daemon/session/recording.h"
 #include "daemon/stacks/stack_table.h"
 #include "daemon/symbolize/symbolizer.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 #include "tests/alloc_fail.h"
 #include "tests/burn.h"
 

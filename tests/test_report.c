@@ -10,7 +10,7 @@
 
 #include <criterion/criterion.h>
 
-#include "output/calltree.h"
+#include "output/model/calltree.h"
 #include "output/report.h"
 #include "tests/tree_add.h"
 

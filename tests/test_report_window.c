@@ -7,8 +7,8 @@
 
 #include "daemon/session/report_window.h"
 #include "daemon/session/window.h"
-#include "output/gpu_report.h"
-#include "output/profile.h"
+#include "output/gpu_report/gpu_report.h"
+#include "output/model/profile.h"
 
 #define S(n)  ((uint64_t)(n)*1000000000ull)
 #define MS(n) ((uint64_t)(n)*1000000ull)

@@ -23,7 +23,7 @@
 #include "daemon/session/source.h"
 #include "daemon/session/window.h"
 #include "daemon/symbolize/symbolizer.h"
-#include "output/calltree.h"
+#include "output/model/calltree.h"
 #include "output/folded.h"
 #include "tests/alloc_fail.h"
 #include "tests/burn.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "daemon/session/window.h"
-#include "output/calltree.h"
+#include "output/model/calltree.h"
 
 #define S(n) ((uint64_t)(n)*1000000000ull)
 

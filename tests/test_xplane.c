@@ -16,7 +16,7 @@
 
 #include <criterion/criterion.h>
 
-#include "output/profile.h"
+#include "output/model/profile.h"
 #include "output/xplane.h"
 #include "test_gpu_fixture.h"
 

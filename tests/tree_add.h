@@ -9,7 +9,7 @@
 
 #include <criterion/criterion.h>
 
-#include "output/calltree.h"
+#include "output/model/calltree.h"
 
 /* Adds the stack "root;...;leaf" with weight; fails the test when calltree__add does. */
 static inline void tree_add(struct calltree *t, const char *stack, uint64_t weight)

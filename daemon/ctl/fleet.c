@@ -24,9 +24,9 @@
 #include "daemon/ctl/fleet_internal.h"
 #include "daemon/ctl/json_get.h"
 #include "daemon/ctl/reply_buf.h"
-#include "output/calltree.h"
+#include "output/model/calltree.h"
 #include "output/output.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 
 static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 {

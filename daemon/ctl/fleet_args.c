@@ -14,7 +14,7 @@
 #include "daemon/ctl/fleet_internal.h"
 #include "daemon/session/session_mode.h"
 #include "output/output.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 
 static const char fleet_usage[] =
 	"Usage: xsprofctl fleet [OPTIONS] -o FILE [HOST[:PORT]...]\n"

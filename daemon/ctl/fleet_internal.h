@@ -16,7 +16,7 @@
 struct json_object;
 
 #include "daemon/ctl/reply_buf.h"
-#include "output/job_merge.h"
+#include "output/job/job_merge.h"
 
 #define FLEET_MAX_HOSTS	   10000
 #define FLEET_MAX_LABELS   16

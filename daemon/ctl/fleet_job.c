@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * xsprofctl fleet --report straggler: every host's ranks of a training job (its job parts,
- * output/job_parts.h) put on one clock and compared (output/job_merge.h). Each host's clock is
+ * output/job/job_parts.h) put on one clock and compared (output/job/job_merge.h). Each host's clock is
  * first taken by a round trip (GET /v1/clock, the fastest of a few), then the collectives
  * refine it. The report goes to stdout, and with -o FILE.job.json to that file, with the
  * merged trace (FILE.trace.json) and the straggler's flamegraph against the median rank's
@@ -18,8 +18,11 @@
 
 #include "daemon/base/atomic_file.h"
 #include "daemon/ctl/fleet_internal.h"
-#include "output/job_merge.h"
-#include "output/job_report.h"
+#include "output/chrome_trace.h"
+#include "output/diff/diff.h"
+#include "output/diff_svg.h"
+#include "output/job/job_merge.h"
+#include "output/job/job_report.h"
 #include "output/output.h"
 
 #define PROBES		 3    /* round trips to each host's clock; the fastest counts */
@@ -123,15 +126,37 @@ static int write_report(FILE *f, void *ctx)
 
 static int write_trace(FILE *f, void *ctx)
 {
-	return job_merge__write_trace(ctx, f);
+	return chrome_trace__write_profile(job_merge__profile(ctx), f, NULL);
 }
 
 static int write_diff(FILE *f, void *ctx)
 {
 	struct output_meta meta = {.title = "xsprof: the straggler rank against the median rank "
 					    "(red: a larger share)"};
+	struct job_merge_straggler st = {0};
+	int err = job_merge__straggler(ctx, &st);
 
-	return job_merge__write_diff(ctx, f, NULL, &meta);
+	if (!err)
+		err = diff__write_svg(st.diff, f, &meta);
+	job_merge_straggler__release(&st);
+	return err;
+}
+
+/* The straggler's functions against the median rank's, by share: the top rows. */
+static int straggler_table(const struct job_merge *m, FILE *f)
+{
+	struct job_merge_straggler st;
+	int err = job_merge__straggler(m, &st);
+
+	if (err)
+		return err;
+	fprintf(f,
+		"rank %" PRId64 " (%zu samples) against the median rank %" PRId64
+		" (%zu samples), by share:\n",
+		st.rank, st.samples, st.median_rank, st.median_samples);
+	err = diff__write_table(st.diff, f, 8);
+	job_merge_straggler__release(&st);
+	return err;
 }
 
 /* FILE.job.json's neighbour FILE<ext>. */
@@ -223,7 +248,7 @@ int fleet_job__report(struct fleet *f, size_t ok)
 	err = job_merge__build(m, NULL);
 	if (!err)
 		err = job_report__write_text(job_merge__report(m), stdout);
-	if (!err && job_merge__write_diff(m, NULL, stdout, NULL) == 0)
+	if (!err && straggler_table(m, stdout) == 0)
 		fputs("(the flamegraph of that: -o FILE.job.json writes FILE.diff.svg)\n", stdout);
 	if (!err && f->out)
 		err = write_files(f, m);

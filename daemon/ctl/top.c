@@ -24,8 +24,8 @@
 #include "daemon/ctl/ctl.h"
 #include "daemon/ctl/json_get.h"
 #include "daemon/ctl/reply_buf.h"
-#include "output/calltree.h"
-#include "output/diff.h"
+#include "output/model/calltree.h"
+#include "output/diff/diff.h"
 #include "output/report.h"
 
 /* The report of one profile request (folded) into f: the top n functions by self and total. */

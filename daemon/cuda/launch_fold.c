@@ -12,7 +12,7 @@
 #include "daemon/cuda/launch_store.h"
 #include "daemon/stacks/fold.h"
 #include "daemon/symbolize/symbolizer.h"
-#include "output/calltree.h"
+#include "output/model/calltree.h"
 
 /* comm, the frames, two placeholders, the leaf. */
 #define MAX_FRAMES (XSPROF_MAX_STACK_DEPTH + 4)

@@ -30,8 +30,8 @@
 #include "daemon/stacks/stack_table.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "daemon/unwind/unwinder.h"
-#include "output/frame_sites.h"
-#include "output/profile.h"
+#include "output/model/frame_sites.h"
+#include "output/model/profile.h"
 #include "xsprof.skel.h"
 
 /* Our peak resident memory so far (VmHWM), in KiB; 0 when unknown. */

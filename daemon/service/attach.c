@@ -36,9 +36,9 @@
 #include "daemon/session/session_mode.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "daemon/unwind/unwinder.h"
-#include "output/calltree.h"
+#include "output/model/calltree.h"
 #include "output/output.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 
 /*
  * An attach loads its BPF sampler (~0.1 s of verification) on a thread of its own, so the

@@ -14,10 +14,10 @@
 #include "daemon/base/fileio.h"
 #include "daemon/log.h"
 #include "daemon/service/export.h"
-#include "output/gpu_report.h"
+#include "output/gpu_report/gpu_report.h"
 #include "output/otlp.h"
 #include "output/pprof.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 #include "output/protobuf.h"
 
 enum sink_format { SINK_OTLP, SINK_PYROSCOPE, SINK_PARCA };

@@ -26,7 +26,7 @@
 #include "daemon/session/lasting.h"
 #include "daemon/session/slice.h"
 #include "output/output.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 
 typedef struct sd_event sd_event;
 typedef struct sd_event_source sd_event_source;

@@ -33,9 +33,9 @@
 #include "daemon/session/source.h"
 #include "daemon/session/recording.h"
 #include "output/analyses.h"
-#include "output/calltree.h"
+#include "output/model/calltree.h"
 #include "output/output.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 
 /* The correlation strategies a session may ask for; their counters are kept per name. */
 const char *const recordings__strategies[] = {"auto", "id", "timestamp", "stream"};

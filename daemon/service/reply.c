@@ -15,9 +15,9 @@
 #include "daemon/base/api_socket.h"
 #include "daemon/service/internal.h"
 #include "daemon/session/lasting.h"
-#include "output/gpu_report.h"
+#include "output/gpu_report/gpu_report.h"
 #include "output/output.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 
 /* One daemon per process: its responses by status, for /metrics. */
 static uint64_t replies_by_status[600];

@@ -21,7 +21,7 @@
 #include "daemon/session/profile.h"
 #include "daemon/session/session_mode.h"
 #include "output/output.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 
 #define SCRAPE_DEFAULT_S 30 /* what Go's net/http/pprof records when not told */
 

@@ -47,7 +47,7 @@
 #include "daemon/session/recording.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "daemon/unwind/unwinder.h"
-#include "output/frame_sites.h"
+#include "output/model/frame_sites.h"
 
 /* ---- request plumbing ---- */
 

@@ -17,7 +17,7 @@
 #include "daemon/session/lasting.h"
 #include "daemon/session/recording.h"
 #include "daemon/symbolize/symbolizer.h"
-#include "output/shelf.h"
+#include "output/model/shelf.h"
 
 /* An exec, from the one recording that reads them: the labels read from the old image's
  * environment are forgotten, for the recordings and for the service's own readers. */
@@ -179,7 +179,7 @@ int slices__on_timer(sd_event_source *src, uint64_t usec, void *ctx)
 	 * heap otherwise (8400 short processes: 48 MiB of it, resident until the next peak).
 	 * Not between the early closes of a flood of GPU records: the next slice takes as much
 	 * again, and would fault it all back in (the slice builds' big arrays wait on the shelf
-	 * for it too, output/shelf.h). */
+	 * for it too, output/model/shelf.h). */
 	if (!early) {
 		shelf__clear();
 		if (s->cupti)

@@ -32,7 +32,7 @@
 #include "daemon/session/recording.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "daemon/unwind/unwinder.h"
-#include "output/frame_sites.h"
+#include "output/model/frame_sites.h"
 
 static long status__rss_bytes(void)
 {

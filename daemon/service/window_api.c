@@ -15,9 +15,9 @@
 #include "daemon/session/lasting.h"
 #include "daemon/session/window.h"
 #include "daemon/symbolize/symbolizer.h"
-#include "output/calltree.h"
+#include "output/model/calltree.h"
 #include "output/output.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 
 /*
  * A time in the daemon's CLOCK_MONOTONIC milliseconds (what GET /v1/timeline gives) into *ns:

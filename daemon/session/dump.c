@@ -17,7 +17,7 @@
 #include "daemon/session/frozen.h"
 #include "output/analyses.h"
 #include "output/output.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 
 /* The smallest first: a dump cut short by its budget keeps the reports and the stacks. */
 const char *const dump__files[] = {

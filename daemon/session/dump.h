@@ -6,10 +6,10 @@
  *   manifest.json    what tripped it and why, the span, host, processes (job and rank), counts
  *   trace.json       Chrome trace (Perfetto): threads' samples and CUDA calls, GPU streams
  *   timeline.json    the GPU timeline the web view draws
- *   gpu-report.json  why the GPU waited (output/GPU_REPORT.md); gpu-report.txt for a person
+ *   gpu-report.json  why the GPU waited (output/gpu_report/GPU_REPORT.md); gpu-report.txt for a person
  *   profile.pb.gz    pprof: CPU samples and GPU work under their launching stacks
  *   stacks.folded    the same as folded stacks, in microseconds
- *   job.json         the job report (output/JOB_REPORT.md), when its processes are ranks
+ *   job.json         the job report (output/job/JOB_REPORT.md), when its processes are ranks
  * Made on any thread: nothing it reads changes.
  */
 #ifndef XSPROF_DAEMON_SESSION_DUMP_H

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "output/profile.h"
+#include "output/model/profile.h"
 
 struct frozen;
 

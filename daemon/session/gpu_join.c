@@ -13,8 +13,8 @@
 #include "daemon/gpu/gpu_records.h"
 #include "daemon/cuda/launch_store.h"
 #include "daemon/session/stack_names.h"
-#include "output/profile.h"
-#include "output/shelf.h"
+#include "output/model/profile.h"
+#include "output/model/shelf.h"
 
 struct gpu_join {
 	struct corr_cpu_rec *cpu;

@@ -14,8 +14,8 @@
 #include "daemon/cuda/launch_store.h"
 #include "daemon/log.h"
 #include "daemon/session/stack_names.h"
-#include "output/calltree.h"
-#include "output/profile.h"
+#include "output/model/calltree.h"
+#include "output/model/profile.h"
 
 /* Stream handles of the legacy default stream (0, cudaStreamLegacy): it waits for every
  * blocking stream of the device. */

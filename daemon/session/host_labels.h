@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The labels a process carries into the profile stores (the export sinks): where it runs and
- * which job it is part of, as one label set "key=value\x1fkey=value" (output/profile.h's
+ * which job it is part of, as one label set "key=value\x1fkey=value" (output/model/profile.h's
  * PROFILE_LABEL_SET), looked up once per process and kept:
  * - systemd.unit, container.id (12 hex digits), from its cgroup v2 path (group_by.h's rules);
  * - k8s.pod.uid from the kubelet's cgroup layouts (systemd: kubepods[-QOS].slice/

@@ -6,7 +6,7 @@
 
 #include "daemon/session/gpu_join.h"
 #include "daemon/session/join_check.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 
 static bool is_work(const struct corr_gpu_rec *g)
 {

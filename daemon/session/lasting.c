@@ -21,9 +21,9 @@
 #include "daemon/stacks/fold.h"
 #include "daemon/stacks/stack_table.h"
 #include "daemon/symbolize/symbolizer.h"
-#include "output/calltree.h"
-#include "output/gpu_report.h"
-#include "output/profile.h"
+#include "output/model/calltree.h"
+#include "output/gpu_report/gpu_report.h"
+#include "output/model/profile.h"
 
 struct launchers {
 	uint32_t *pids;

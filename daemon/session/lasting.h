@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 #include "daemon/session/session_mode.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 
 struct calltree;
 struct correlate_stats;

@@ -16,7 +16,7 @@
 #include "daemon/session/source.h"
 #include "daemon/session/stack_names.h"
 #include "daemon/symbolize/symbolizer.h"
-#include "output/calltree.h"
+#include "output/model/calltree.h"
 
 /* The CPU call tree the view weighs, under its group's roots, and the weights' unit. */
 static int fold_cpu(struct session_profile *sp, const struct session_source *src,

@@ -17,7 +17,7 @@
 #include "daemon/session/gpu_waits.h"
 #include "daemon/session/session_mode.h"
 #include "daemon/stacks/fold.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 
 struct calltree;
 struct gpu_join;

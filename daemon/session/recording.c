@@ -25,7 +25,7 @@
 #include "daemon/stacks/stack_table.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "daemon/unwind/unwinder.h"
-#include "output/profile.h"
+#include "output/model/profile.h"
 
 /* How often queued samples are read when the BPF side did not ask earlier. */
 #define DRAIN_INTERVAL_US (100 * 1000)

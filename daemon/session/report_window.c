@@ -6,7 +6,7 @@
 #include "daemon/base/vec.h"
 #include "daemon/session/report_window.h"
 #include "daemon/session/window.h"
-#include "output/gpu_report.h"
+#include "output/gpu_report/gpu_report.h"
 
 struct kept_report {
 	uint64_t start_ns, end_ns;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A lasting profile's GPU reports: one collected report (output/gpu_report.h, facts without
+ * A lasting profile's GPU reports: one collected report (output/gpu_report/gpu_report.h, facts without
  * findings) per slice and user, kept like the windows of call trees (window.h): for the
  * window's length, within a memory cap, whatever falls out counted. A query merges the
  * reports of a time range, oldest first, for one user or all.

@@ -9,9 +9,9 @@
 #include "daemon/session/pid_uids.h"
 #include "daemon/session/slice.h"
 #include "daemon/session/source.h"
-#include "output/calltree.h"
-#include "output/gpu_report.h"
-#include "output/profile.h"
+#include "output/model/calltree.h"
+#include "output/gpu_report/gpu_report.h"
+#include "output/model/profile.h"
 
 struct reroot {
 	struct calltree *out;

@@ -13,8 +13,8 @@
 
 #include "correlate/correlate.h"
 #include "daemon/session/profile.h"
-#include "output/gpu_report.h"
-#include "output/profile.h"
+#include "output/gpu_report/gpu_report.h"
+#include "output/model/profile.h"
 
 struct calltree;
 struct gpu_join_scope;

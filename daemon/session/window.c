@@ -7,7 +7,7 @@
 #include "bpf/xsprof_events.h"
 #include "daemon/base/vec.h"
 #include "daemon/session/window.h"
-#include "output/calltree.h"
+#include "output/model/calltree.h"
 
 /*
  * Per node: the trie node, its slot in the parent's child index and its share of interned

@@ -9,8 +9,8 @@
 #include "daemon/stacks/fold.h"
 #include "daemon/stacks/stack_table.h"
 #include "daemon/symbolize/symbolizer.h"
-#include "output/calltree.h"
-#include "output/frame_sites.h"
+#include "output/model/calltree.h"
+#include "output/model/frame_sites.h"
 
 /* uid + comm + the stack's own frames. */
 #define MAX_FRAMES (2 + FOLD_MAX_FRAMES)

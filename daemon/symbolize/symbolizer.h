@@ -177,7 +177,7 @@ bool symbolizer__debug_info(const struct symbolizer *s);
 const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr);
 
 /*
- * Where the stages that name stacks record each name's address (output/frame_sites.h): set by
+ * Where the stages that name stacks record each name's address (output/model/frame_sites.h): set by
  * whoever made both, NULL for none (the default). The symbolizer only holds the pointer.
  */
 struct frame_sites;

@@ -107,7 +107,7 @@ def join_check(stage, log, must_agree=True):
 
 
 def clock(stage, rep, tight=False):
-    """The GPU times' offset bound (output/gpu_clock.h). tight: a workload built for it (a
+    """The GPU times' offset bound (output/gpu_report/gpu_clock.h). tight: a workload built for it (a
     device synchronize that waits on a tiny kernel): the bound itself under 10 us. Else the
     bounds must agree (no clock_skew), however wide the workload leaves them."""
     for d in (rep or {}).get("devices", []):
