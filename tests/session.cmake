@@ -21,3 +21,6 @@ xsprof_unit_test(test_join_check SOURCES test_join_check.c LIBS xsprof_session)
 # The labels exported with each process: job and rank from its environment, unit, container and
 # Kubernetes pod from fake /proc and /var/log/pods, the cap on distinct sets.
 xsprof_unit_test(test_host_labels SOURCES test_host_labels.c LIBS xsprof_session)
+# A session's plan: each kind of session's recording options and wants from its view, base and
+# outputs, field by field as its caller's builder wrote them.
+xsprof_unit_test(test_session_plan SOURCES test_session_plan.c LIBS xsprof_session)
