@@ -38,6 +38,7 @@
 #include "daemon/session/group_by.h"
 #include "daemon/session/host_labels.h"
 #include "daemon/session/job_keep.h"
+#include "daemon/session/plan.h"
 #include "daemon/session/join_check.h"
 #include "daemon/session/profile.h"
 #include "daemon/session/source.h"
@@ -326,18 +327,6 @@ static int print_job_report(const struct output_analyses *an)
  * sender's drops, which the CUPTI server reports). */
 /* ---- */
 
-static bool wants_timeline(const struct xsprofd_opts *o)
-{
-	for (int i = 0; i < o->nr_outputs; i++)
-		if (output__format_info(o->outputs[i].format)->needs & OUTPUT_NEEDS_SAMPLES)
-			return true;
-	/* The GPU report blames idle time on what the launching threads were sampled doing. */
-	if (o->report_gpu || o->report_job)
-		return true;
-	/* Each sample is matched to the range its thread was in at its time. */
-	return session_group__is_range(o->group_by);
-}
-
 static int write_outputs(const struct xsprofd_opts *o, const struct profile_data *pd,
 			 const struct output_meta *meta)
 {
@@ -371,7 +360,8 @@ static int write_outputs(const struct xsprofd_opts *o, const struct profile_data
 /* One one-shot run: what its steps share. */
 struct run {
 	const struct xsprofd_opts *o;
-	struct recording_opts ropts;
+	struct session_view view; /* what it shows: build_profile adds what it made */
+	struct session_plan plan; /* its recording and what it reads while it runs */
 	sd_event *ev;
 	struct command *cmd;
 	bool released;
@@ -383,7 +373,7 @@ struct run {
 	struct oneshot_gpu *gpu;
 	struct gpu_scope scope;
 	struct group_by *groups;    /* --group-by */
-	struct host_labels *labels; /* each process's host-side labels (wants_labels) */
+	struct host_labels *labels; /* each process's host-side labels (plan.labels) */
 	struct job_keep *keep;	    /* --job, --rank: the processes kept */
 	uint64_t start_ns, end_ns;
 	int64_t realtime_offset_ns;
@@ -411,33 +401,6 @@ static int preflight_all(const struct xsprofd_opts *o)
 	return 0;
 }
 
-/* pprof keeps addresses: the stacks' names then record where they came from. */
-static bool wants_format(const struct xsprofd_opts *o, enum output_format fmt)
-{
-	for (int i = 0; i < o->nr_outputs; i++)
-		if (o->outputs[i].format == (int)fmt)
-			return true;
-	return false;
-}
-
-/* Each process's labels, read while it runs: OTLP's attributes, pprof's labels, the trace's
- * process names, the job report's ranks, the job and rank --job and --rank keep. */
-static bool wants_labels(const struct xsprofd_opts *o)
-{
-	if (o->report_job || job_filter__on(&o->job_filter))
-		return true;
-	for (int i = 0; i < o->nr_outputs; i++)
-		if (output__format_info((enum output_format)o->outputs[i].format)->needs &
-		    OUTPUT_NEEDS_LABELS)
-			return true;
-	return false;
-}
-
-static bool wants_pprof(const struct xsprofd_opts *o)
-{
-	return wants_format(o, OUTPUT_PPROF);
-}
-
 /* A new process: its group (--group-by) and its host-side labels (OTLP) read while it runs. */
 static void note_process(void *ctx, uint32_t tgid)
 {
@@ -461,37 +424,53 @@ static void note_exec(void *ctx, uint32_t tgid)
 	}
 }
 
-static void recording_opts_for(const struct xsprofd_opts *o, struct recording_opts *ret)
+/*
+ * The view the run shows and its plan (daemon/session/plan.h): the outputs, and the GPU and job
+ * reports printed as gpu-text and job-text, say what it reads while it runs.
+ */
+static void plan_run(struct run *r)
 {
-	*ret = (struct recording_opts){
+	const struct xsprofd_opts *o = r->o;
+	enum output_format fmts[XSPROFD_MAX_OUTPUTS + 2];
+	struct session_plan_base base;
+	size_t n = 0;
+
+	r->view = (struct session_view){
+		.mode = o->gpu_mode,
+		.mode_set = o->gpu_mode_set,
+		.unit = o->weight,
 		.freq_hz = o->freq_hz,
-		.include_idle = o->include_idle,
-		.ring_bytes = o->ring_buffer_bytes,
-		.max_stacks = o->max_stacks,
-		.pids = o->pids,
-		.nr_pids = o->nr_pids,
-		.cuda = !o->no_cuda,
-		/* Descendants join the pid filter in the kernel at fork, so none is missed. */
-		.follow_forks = (o->nr_command > 0 || o->nr_pids > 0) && !o->no_children,
-		.cuda_libs = o->cuda_libs,
-		.nr_cuda_libs = o->nr_cuda_libs,
-		.proc_events = true,
-		.max_timeline = wants_timeline(o) ? MAX_TIMELINE_SAMPLES : 0,
-		.unwind_mode = o->unwind,
-		.unwind_mb = o->unwind_mb,
-		.python = !o->no_python,
-		/* Those two join entry uprobe records; id (and auto's pick of it) the USDT's. */
-		.keep_launch_uprobes = o->correlate_check ||
-				       (o->correlate && (!strcmp(o->correlate, "timestamp") ||
-							 !strcmp(o->correlate, "stream"))),
-		.offcpu = o->mode != SESSION_MODE_CPU,
-		.offcpu_min_ns = (uint64_t)o->min_block_us * 1000,
-		.comm = o->comm,
-		.cgroup_fd = -1,
-		.tids = o->tids,
-		.nr_tids = o->nr_tids,
-		.gpu_wait_exclusive = o->mode == SESSION_MODE_WALL,
+		.strategy = o->correlate,
+		.cpu_mode = o->mode,
+		.group_by = o->group_by,
+		.range_domain = o->range_domain,
+		/* Its ctx, the job_keep, once the labels it reads are there. */
+		.keep = job_filter__on(&o->job_filter) ? job_keep__accepts : NULL,
 	};
+	session_plan_base__of_flags(o, NULL, &base);
+	base.ring_bytes = o->ring_buffer_bytes;
+	base.include_idle = o->include_idle;
+	base.proc_events = true;
+	base.cuda_libs = o->cuda_libs;
+	base.nr_cuda_libs = o->nr_cuda_libs;
+	base.offcpu_min_ns = (uint64_t)o->min_block_us * 1000;
+	base.check_joins = o->correlate_check;
+	base.pids = o->pids;
+	base.nr_pids = o->nr_pids;
+	base.command = o->nr_command > 0;
+	base.children = !o->no_children;
+	base.tids = o->tids;
+	base.nr_tids = o->nr_tids;
+	base.comm = o->comm;
+	base.cgroup_fd = r->cgroup_fd;
+	base.max_timeline = MAX_TIMELINE_SAMPLES;
+	for (int i = 0; i < o->nr_outputs; i++)
+		fmts[n++] = (enum output_format)o->outputs[i].format;
+	if (o->report_gpu)
+		fmts[n++] = OUTPUT_GPU_TEXT;
+	if (o->report_job)
+		fmts[n++] = OUTPUT_JOB_TEXT;
+	session_plan__of(&r->view, &base, fmts, n, &r->plan);
 }
 
 /* Signals and the command's exit as events on the loop (the duration starts with sampling). */
@@ -566,7 +545,6 @@ static int open_cgroup(struct run *r)
 						     : strerror(-r->cgroup_fd));
 		return 2;
 	}
-	r->ropts.cgroup_fd = r->cgroup_fd;
 	log_debug("cgroup filter: %s", r->cgroup_dir);
 	return 0;
 }
@@ -587,20 +565,20 @@ static int start_recording(struct run *r)
 	const char *what;
 	int err;
 
+	plan_run(r);
 	r->sym = symbolizer__new(&yopts);
-	if (wants_pprof(o))
+	if (r->plan.frame_sites)
 		r->sites = frame_sites__new(0);
 	if (r->sym)
 		symbolizer__set_sites(r->sym, r->sites);
-	if (!r->sym || (wants_pprof(o) && !r->sites) ||
-	    (o->group_by && !session_group__is_range(o->group_by) &&
-	     !(r->groups = group_by__new(o->group_by)))) {
+	if (!r->sym || (r->plan.frame_sites && !r->sites) ||
+	    (r->plan.groups && !(r->groups = group_by__new(o->group_by)))) {
 		log_err("out of memory setting up");
 		return 1;
 	}
 	/* Process labels (unit, container, pod, job and rank) for the outputs that carry them,
 	 * and the job report's ranks. */
-	if (wants_labels(o) && !(r->labels = host_labels__new(NULL, NULL, 0))) {
+	if (r->plan.labels && !(r->labels = host_labels__new(NULL, NULL, 0))) {
 		log_err("out of memory setting up");
 		return 1;
 	}
@@ -609,10 +587,11 @@ static int start_recording(struct run *r)
 		log_err("out of memory setting up");
 		return 1;
 	}
-	r->ropts.on_new_process = r->groups || r->labels ? note_process : NULL;
-	r->ropts.on_new_process_ctx = r;
-	r->ropts.on_exec = r->labels ? note_exec : NULL;
-	r->recording = recording__new(r->ev, &r->ropts, r->sym, &what);
+	/* The callbacks are the run's own. */
+	r->plan.ro.on_new_process = r->groups || r->labels ? note_process : NULL;
+	r->plan.ro.on_new_process_ctx = r;
+	r->plan.ro.on_exec = r->labels ? note_exec : NULL;
+	r->recording = recording__new(r->ev, &r->plan.ro, r->sym, &what);
 	if (!r->recording) {
 		preflight__explain_bpf_error(what, -errno);
 		return 1;
@@ -669,26 +648,16 @@ static int start_recording(struct run *r)
 static int build_profile(struct run *r)
 {
 	const struct xsprofd_opts *o = r->o;
-	const struct session_view view = {
-		.mode = o->gpu_mode,
-		.mode_set = o->gpu_mode_set,
-		.unit = o->weight,
-		.freq_hz = o->freq_hz,
-		.strategy = o->correlate,
-		.cpu_mode = o->mode,
-		.group_by = o->group_by,
-		.groups = r->groups,
-		.range_domain = o->range_domain,
-		.timeline = r->ropts.max_timeline > 0,
-		.keep = r->keep ? job_keep__accepts : NULL,
-		.keep_ctx = r->keep,
-	};
+	struct session_view view = r->view;
 	struct session_profile *sp = &r->sp;
 	struct session_source src;
 	struct correlate_stats cs = {};
 	double cpu1 = clock__cpu_s();
 	int err;
 
+	view.groups = r->groups;
+	view.timeline = r->plan.samples;
+	view.keep_ctx = r->keep;
 	malloc_trim(0); /* the naming below is the run's memory peak: start it lean */
 	session_source__of_recording(&src, r->recording,
 				     r->gpu ? oneshot_gpu__store(r->gpu) : NULL);
@@ -865,7 +834,6 @@ int oneshot__run(const struct xsprofd_opts *o)
 		return status;
 	if (!o->no_cuda)
 		raise_fd_limit();
-	recording_opts_for(o, &r.ropts);
 	/* The command finds a socket other than the default through the environment. */
 	if (o->nr_command && strcmp(o->cupti_socket, XSPROF_WIRE_DEFAULT_SOCKET))
 		setenv(XSPROF_WIRE_SOCKET_ENV, o->cupti_socket, 1);
