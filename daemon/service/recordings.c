@@ -29,6 +29,7 @@
 #include "daemon/session/group_by.h"
 #include "daemon/session/host_labels.h"
 #include "daemon/session/job_keep.h"
+#include "daemon/session/plan.h"
 #include "daemon/session/profile.h"
 #include "daemon/session/source.h"
 #include "daemon/session/recording.h"
@@ -622,66 +623,50 @@ void recordings__note_exec(struct service *s, uint32_t tgid)
 static int recordings__start(struct service *s, struct svc_recording *r, struct recording_ctx *rc,
 			     bool until_exit, char *msg, size_t size)
 {
-	struct recording_opts ro = {
-		.max_stacks = s->opts->max_stacks,
-		.unwind_mode = s->opts->unwind,
-		.unwind_mb = s->opts->unwind_mb,
-		.unwinder = s->unwinder,
-		.python = !s->opts->no_python,
-		.freq_hz = r->freq_hz,
-		.pids = r->pids,
-		.nr_pids = r->nr_pids,
-		/* Descendants join the pid filter in the kernel at fork, so none is missed. */
-		.follow_forks = r->children && r->nr_pids,
-		.cuda = !s->opts->no_cuda,
-		/* The whole machine: the CUDA libraries the window probes (--cuda-lib) too. */
-		.cuda_libs = r->nr_pids ? NULL : s->opts->cuda_libs,
-		.nr_cuda_libs = r->nr_pids ? 0 : s->opts->nr_cuda_libs,
-		.keep_launch_uprobes = !strcmp(r->view.strategy, "timestamp") ||
-				       !strcmp(r->view.strategy, "stream"),
-		/* The samples one by one: for a trace, or to match them to NVTX ranges. */
-		.max_timeline = (output__format_info(r->format)->needs & OUTPUT_NEEDS_SAMPLES) ||
-						session_group__is_range(r->view.group_by)
-					? RECORD_MAX_TIMELINE
-					: 0,
-		/* Off-CPU and wall recordings: the sched_switch program too (10 us minimum block). */
-		.offcpu = r->view.cpu_mode != SESSION_MODE_CPU,
-		.offcpu_min_ns = 10000,
-		.gpu_wait_exclusive = r->view.cpu_mode == SESSION_MODE_WALL,
-		/* A member's recording: only their own threads, whatever its processes run. */
-		.only_uid = !r->owner_root,
-		.uid = (uint32_t)r->owner,
-	};
+	struct session_plan_base base;
+	struct session_plan plan;
 	const char *what;
 	int err;
 
+	session_plan_base__of_flags(s->opts, s->unwinder, &base);
+	base.pids = r->pids;
+	base.nr_pids = r->nr_pids;
+	base.children = r->children;
+	/* The whole machine: the CUDA libraries the window probes (--cuda-lib) too. */
+	base.cuda_libs = r->nr_pids ? NULL : s->opts->cuda_libs;
+	base.nr_cuda_libs = r->nr_pids ? 0 : s->opts->nr_cuda_libs;
+	base.offcpu_min_ns = 10000; /* off-CPU and wall recordings: 10 us minimum block */
+	/* A member's recording: only their own threads, whatever its processes run. */
+	base.only_uid = !r->owner_root;
+	base.uid = (uint32_t)r->owner;
+	base.max_timeline = RECORD_MAX_TIMELINE;
+	/* "job" and "rank": its ctx, the job_keep, once the labels it reads are there. */
+	r->view.keep = job_filter__on(&r->job_filter) ? job_keep__accepts : NULL;
+	session_plan__of(&r->view, &base, &r->format, 1, &plan);
 	/* --group-by: each process's unit or container read while it runs. */
-	if (r->view.group_by && !session_group__is_range(r->view.group_by) &&
-	    !(r->view.groups = group_by__new(r->view.group_by))) {
+	if (plan.groups && !(r->view.groups = group_by__new(r->view.group_by))) {
 		snprintf(msg, size, "out of memory");
 		return -ENOMEM;
 	}
 	/* The job report, "job" and "rank": each process's place in its job, from its
-	 * environment. */
-	if (((output__format_info(r->format)->needs & OUTPUT_NEEDS_LABELS) ||
-	     job_filter__on(&r->job_filter)) &&
-	    !(r->labels = host_labels__new(NULL, NULL, 0))) {
+	 * environment. (pprof's frame sites are the service's, always kept.) */
+	if (plan.labels && !(r->labels = host_labels__new(NULL, NULL, 0))) {
 		snprintf(msg, size, "out of memory");
 		return -ENOMEM;
 	}
-	if (job_filter__on(&r->job_filter)) {
+	if (r->view.keep) {
 		r->keep = job_keep__new(&r->job_filter, r->labels);
 		if (!r->keep) {
 			snprintf(msg, size, "out of memory");
 			return -ENOMEM;
 		}
-		r->view.keep = job_keep__accepts;
 		r->view.keep_ctx = r->keep;
 	}
-	ro.on_new_process = r->view.groups || r->labels ? note_process : NULL;
-	ro.on_new_process_ctx = r;
+	/* The callbacks are the recording's own. */
+	plan.ro.on_new_process = r->view.groups || r->labels ? note_process : NULL;
+	plan.ro.on_new_process_ctx = r;
 
-	r->recording = recording__new(s->ev, &ro, s->sym, &what);
+	r->recording = recording__new(s->ev, &plan.ro, s->sym, &what);
 	if (!r->recording) {
 		snprintf(msg, size, "%s failed: %s", what, strerror(errno));
 		return -errno;
