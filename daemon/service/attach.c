@@ -30,6 +30,7 @@
 #include "daemon/service/internal.h"
 #include "daemon/service/status_doc.h"
 #include "daemon/session/lasting.h"
+#include "daemon/session/plan.h"
 #include "daemon/session/report_window.h"
 #include "daemon/session/window.h"
 #include "daemon/session/recording.h"
@@ -360,26 +361,33 @@ static bool attach_allowed(struct service *s, struct req *q, struct MHD_Connecti
 	return permissions__start_allowed(s, q, c, ret);
 }
 
-/* The recording an attachment runs: its own sampler on the process tree. */
+/*
+ * The recording an attachment runs: its own sampler on the process tree, at its frequency,
+ * grouped as asked, keeping each slice's samples for its GPU reports (and, grouped by range,
+ * for the ranges).
+ */
 static void attachment_opts(struct service *s, const struct attachment *a,
 			    struct recording_opts *ret)
 {
-	*ret = (struct recording_opts){.freq_hz = a->prof.freq_hz,
-				       .max_stacks = s->opts->max_stacks,
-				       .unwind_mode = s->opts->unwind,
-				       .unwind_mb = s->opts->unwind_mb,
-				       .unwinder = s->unwinder,
-				       .python = !s->opts->no_python,
-				       .pids = &a->pid,
-				       .nr_pids = 1,
-				       .follow_forks = a->children,
-				       .cuda = !s->opts->no_cuda,
-				       /* A member's: only their own threads (as recordings). */
-				       .only_uid = !a->by_root,
-				       .uid = (uint32_t)a->by,
-				       /* Samples one by one: for the GPU reports and, grouped by
-					* range, the ranges. */
-				       .max_timeline = ATTACH_MAX_TIMELINE};
+	const struct session_view view = {
+		.freq_hz = a->prof.freq_hz,
+		.cpu_mode = SESSION_MODE_CPU,
+		.group_by = a->prof.group_by,
+	};
+	static const enum output_format reports = OUTPUT_GPU_REPORT;
+	struct session_plan_base base;
+	struct session_plan plan;
+
+	session_plan_base__of_flags(s->opts, s->unwinder, &base);
+	base.pids = &a->pid;
+	base.nr_pids = 1;
+	base.children = a->children;
+	/* A member's: only their own threads (as recordings). */
+	base.only_uid = !a->by_root;
+	base.uid = (uint32_t)a->by;
+	base.max_timeline = ATTACH_MAX_TIMELINE;
+	session_plan__of(&view, &base, &reports, 1, &plan);
+	*ret = plan.ro;
 }
 
 /* Windows like the service's (before the sampler: the attachment is listed meanwhile). */
@@ -406,6 +414,7 @@ static int attachment_start(struct service *s, struct attachment *a, struct samp
 	int err;
 
 	attachment_opts(s, a, &ro);
+	/* Loaded on the job's thread: only this caller has it. */
 	ro.sampler = sampler;
 	a->prof.recording = recording__new(s->ev, &ro, s->sym, ret_what);
 	if (!a->prof.recording)
