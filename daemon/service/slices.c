@@ -15,6 +15,7 @@
 #include "daemon/service/internal.h"
 #include "daemon/session/host_labels.h"
 #include "daemon/session/lasting.h"
+#include "daemon/session/plan.h"
 #include "daemon/session/recording.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "output/model/shelf.h"
@@ -32,30 +33,36 @@ static void on_exec(void *ctx, uint32_t tgid)
 
 void slices__recording_opts(const struct service *s, struct recording_opts *ret)
 {
-	*ret = (struct recording_opts){
+	/* The window: the whole machine's on-CPU samples, grouped by range with
+	 * --window-group-by. */
+	const struct session_view view = {
 		.freq_hz = s->opts->freq_hz,
-		.include_idle = s->opts->include_idle,
-		.ring_bytes = s->opts->ring_buffer_bytes,
-		.max_stacks = s->opts->max_stacks,
-		.pids = s->opts->pids,
-		.nr_pids = s->opts->nr_pids,
-		.follow_forks = s->opts->nr_pids > 0 && !s->opts->no_children,
-		.proc_events = true, /* the one recording that feeds exec/exit to s->sym */
-		.unwind_mode = s->opts->unwind,
-		.unwind_mb = s->opts->unwind_mb,
-		.unwinder = s->unwinder,
-		.python = !s->opts->no_python,
-		/* CUDA probes for attached processes (and --cuda-lib files) only: none otherwise. */
-		.cuda = !s->opts->no_cuda,
-		.cuda_libs = s->opts->cuda_libs,
-		.nr_cuda_libs = s->opts->nr_cuda_libs,
-		/* Samples one by one: for the GPU reports (the host's stacks while a GPU
-		 * idles) and, with --window-group-by, the ranges. */
-		.max_timeline = WINDOW_MAX_TIMELINE,
-		.on_exec = on_exec,
-		.on_new_process_ctx = (struct service *)s,
+		.cpu_mode = SESSION_MODE_CPU,
+		.group_by = s->opts->window_group_by,
 	};
-	/* The flight recorder's triggers: exits (death) and waiting CUDA calls (hang). */
+	/* Its slices' GPU reports (the host's stacks while a GPU idles) want the samples. */
+	static const enum output_format reports = OUTPUT_GPU_REPORT;
+	struct session_plan_base base;
+	struct session_plan plan;
+
+	session_plan_base__of_flags(s->opts, s->unwinder, &base);
+	/* The daemon's flags that describe this recording. */
+	base.ring_bytes = s->opts->ring_buffer_bytes;
+	base.include_idle = s->opts->include_idle;
+	base.proc_events = true; /* the one recording that feeds exec/exit to s->sym */
+	/* CUDA probes for attached processes (and --cuda-lib files) only: none otherwise. */
+	base.cuda_libs = s->opts->cuda_libs;
+	base.nr_cuda_libs = s->opts->nr_cuda_libs;
+	base.pids = s->opts->pids;
+	base.nr_pids = s->opts->nr_pids;
+	base.children = !s->opts->no_children;
+	base.max_timeline = WINDOW_MAX_TIMELINE;
+	session_plan__of(&view, &base, &reports, 1, &plan);
+	*ret = plan.ro;
+	/* The callbacks are the service's own: the exec events its readers hear of, and the
+	 * flight recorder's triggers, exits (death) and waiting CUDA calls (hang). */
+	ret->on_exec = on_exec;
+	ret->on_new_process_ctx = (struct service *)s;
 	flight_api__recording_opts((struct service *)s, ret);
 }
 
