@@ -24,3 +24,6 @@ xsprof_unit_test(test_host_labels SOURCES test_host_labels.c LIBS xsprof_session
 # A session's plan: each kind of session's recording options and wants from its view, base and
 # outputs, field by field as its caller's builder wrote them.
 xsprof_unit_test(test_session_plan SOURCES test_session_plan.c LIBS xsprof_session)
+# The table of counters: every row's value the same in the status JSON, /metrics and the lines
+# of xsprofctl status and the one-shot's -v (tests/test_counters.c).
+xsprof_unit_test(test_counters SOURCES test_counters.c LIBS xsprof_counters)
