@@ -283,6 +283,10 @@ void status__notify(struct service *s);
 
 /* metrics.c: GET /metrics. */
 enum MHD_Result metrics__api(struct service *s, struct MHD_Connection *c);
+/* The metrics of a status document (all but those of the service's own sums). */
+void metrics__write(FILE *f, struct json_object *status);
+/* Whether a numeric status path has a metric. */
+bool metrics__covers(const char *path);
 
 /* slices.c: the always-on recording and its slices. */
 /* The always-on recording's options, from the daemon's (whole machine, or its --pid trees). */

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * GET /metrics: the status document in Prometheus' text exposition format (version 0.0.4).
- * One table maps each number of status__json to a metric, so the two never disagree: counters
- * end in _total, sizes are bytes and times seconds, a family's members differ by labels.
+ * A recording's counters are written from the table of daemon/session/counters.c; one table here
+ * maps each other number of status__json to a metric, so the two never disagree: counters end
+ * in _total, sizes are bytes and times seconds, a family's members differ by labels. Every
+ * number of the status has a metric (metrics__covers; tests/test_metrics_cover.c).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +15,7 @@
 
 #include "daemon/service/gpu_metrics.h"
 #include "daemon/service/internal.h"
+#include "daemon/session/counters.h"
 
 enum metric_type { GAUGE, COUNTER };
 
@@ -24,25 +28,14 @@ struct metric {
 	const char *help;
 };
 
+/* The status document's numbers apart from a recording's counters (daemon/session/counters.c
+ * has the rows of those). */
 static const struct metric metrics[] = {
+	{"pid", "xsprof_pid", GAUGE, NULL, 0, "xsprofd's process id."},
 	{"uptime_s", "xsprof_uptime_seconds", GAUGE, NULL, 0, "Seconds since xsprofd started."},
 	{"freq_hz", "xsprof_sample_frequency_hertz", GAUGE, NULL, 0,
 	 "Samples a second per CPU of the always-on window."},
 	{"cpus", "xsprof_sampled_cpus", GAUGE, NULL, 0, "CPUs the window samples."},
-	{"counters.samples", "xsprof_samples_total", COUNTER, NULL, 0,
-	 "CPU samples taken by the window's sampler."},
-	{"counters.kept", "xsprof_samples_kept_total", COUNTER, NULL, 0,
-	 "Samples sent to xsprofd (not idle, not filtered)."},
-	{"counters.idle", "xsprof_samples_idle_total", COUNTER, NULL, 0,
-	 "Samples of idle CPUs (left out)."},
-	{"counters.lost_ring_buffer_full", "xsprof_samples_lost_total", COUNTER,
-	 "cause=\"ring_buffer_full\"", 0, "Samples lost, by cause."},
-	{"counters.malformed_records", "xsprof_samples_lost_total", COUNTER, "cause=\"malformed\"",
-	 0, NULL},
-	{"counters.kernel_stack_unreadable", "xsprof_stacks_unreadable_total", COUNTER,
-	 "space=\"kernel\"", 0, "Samples whose stack could not be read, by address space."},
-	{"counters.user_stack_unreadable", "xsprof_stacks_unreadable_total", COUNTER,
-	 "space=\"user\"", 0, NULL},
 	{"cost.own_cpu_s", "xsprof_cpu_seconds_total", COUNTER, NULL, 0,
 	 "CPU time xsprofd itself used since it started."},
 	{"cost.bpf_ns_per_sample", "xsprof_bpf_sample_seconds", GAUGE, NULL, 1e-9,
@@ -76,78 +69,6 @@ static const struct metric metrics[] = {
 	 COUNTER, NULL, 0, "Bytes of the GPU reports dropped at their cap."},
 	{"store.gpu_reports_samples_dropped", "xsprof_window_gpu_report_samples_dropped_total",
 	 COUNTER, NULL, 0, "Samples past a slice's timeline cap, not on the GPU reports."},
-	{"unwind.walks_with_tables", "xsprof_unwind_walks_total", COUNTER, "method=\"tables\"", 0,
-	 "User stacks walked, by method."},
-	{"unwind.walks_frame_pointers_only", "xsprof_unwind_walks_total", COUNTER,
-	 "method=\"frame_pointers\"", 0, NULL},
-	{"unwind.tables", "xsprof_unwind_tables", GAUGE, NULL, 0, "Unwind tables loaded."},
-	{"unwind.table_rows", "xsprof_unwind_table_rows", GAUGE, NULL, 0,
-	 "Rows of the loaded unwind tables."},
-	{"unwind.table_rows_cap", "xsprof_unwind_table_rows_cap", GAUGE, NULL, 0,
-	 "Rows the unwind table memory holds (--unwind-mb)."},
-	{"unwind.bpf_map_bytes", "xsprof_unwind_map_bytes", GAUGE, NULL, 0,
-	 "Kernel memory of the unwind maps."},
-	{"unwind.tables_no_room", "xsprof_unwind_tables_refused_total", COUNTER,
-	 "cause=\"no_room\"", 0, "Tables not loaded, by cause."},
-	{"unwind.tables_without_eh_frame", "xsprof_unwind_tables_refused_total", COUNTER,
-	 "cause=\"no_eh_frame\"", 0, NULL},
-	{"unwind.tables_evicted", "xsprof_unwind_tables_evicted_total", COUNTER, NULL, 0,
-	 "Tables evicted to make room."},
-	{"unwind.held_samples", "xsprof_unwind_held_samples_total", COUNTER, NULL, 0,
-	 "Samples held until their table was built."},
-	{"unwind.held_lost_ring_buffer_full", "xsprof_unwind_holds_lost_total", COUNTER,
-	 "cause=\"ring_buffer_full\"", 0, "Holds not made or lost, by cause."},
-	{"unwind.hold_budget_spent", "xsprof_unwind_holds_lost_total", COUNTER, "cause=\"budget\"",
-	 0, NULL},
-	{"unwind.processes", "xsprof_unwind_processes", GAUGE, NULL, 0,
-	 "Processes loaded in the unwind process table."},
-	{"unwind.processes_cap", "xsprof_unwind_processes_cap", GAUGE, NULL, 0,
-	 "Size of the unwind process table."},
-	{"unwind.processes_evicted", "xsprof_unwind_processes_evicted_total", COUNTER, NULL, 0,
-	 "Processes evicted from the unwind table (loaded again at their next sample)."},
-	{"unwind.processes_over_user_share", "xsprof_unwind_processes_refused_total", COUNTER,
-	 "cause=\"user_share\"", 0, "Processes refused a place in the unwind table, by cause."},
-	{"unwind.processes_table_full", "xsprof_unwind_processes_refused_total", COUNTER,
-	 "cause=\"table_full\"", 0, NULL},
-	{"unwind.builds_deferred_user_budget", "xsprof_unwind_builds_deferred_total", COUNTER, NULL,
-	 0, "Table builds that waited for their user's build budget."},
-	{"processes.execs", "xsprof_process_execs_total", COUNTER, NULL, 0,
-	 "Exec records handled."},
-	{"processes.exits", "xsprof_process_exits_total", COUNTER, NULL, 0,
-	 "Exit records handled."},
-	{"processes.records_over_user_budget", "xsprof_process_records_lost_total", COUNTER,
-	 "cause=\"user_budget\"", 0, "Process records not sent or lost, by cause."},
-	{"processes.lost_ring_buffer_full", "xsprof_process_records_lost_total", COUNTER,
-	 "cause=\"ring_buffer_full\"", 0, NULL},
-	{"symbolizer.bytes", "xsprof_symbolizer_bytes", GAUGE, NULL, 0,
-	 "Memory of the symbolizer's cache."},
-	{"symbolizer.cache_bytes", "xsprof_symbolizer_cache_bytes", GAUGE, NULL, 0,
-	 "The symbolizer's cache size (--symbol-cache-mb)."},
-	{"symbolizer.evictions", "xsprof_symbolizer_evictions_total", COUNTER, NULL, 0,
-	 "Tables and snapshots the symbolizer dropped at its cap."},
-	{"symbolizer.user_lookups", "xsprof_symbolizer_lookups_total", COUNTER, "space=\"user\"", 0,
-	 "Frames named, by address space."},
-	{"symbolizer.kernel_lookups", "xsprof_symbolizer_lookups_total", COUNTER,
-	 "space=\"kernel\"", 0, NULL},
-	{"symbolizer.user_unnamed", "xsprof_symbolizer_unnamed_total", COUNTER, "space=\"user\"", 0,
-	 "Frames left unnamed, by address space."},
-	{"symbolizer.kernel_unnamed", "xsprof_symbolizer_unnamed_total", COUNTER,
-	 "space=\"kernel\"", 0, NULL},
-	{"python.processes", "xsprof_python_processes", GAUGE, NULL, 0,
-	 "CPython processes walked."},
-	{"python.walks", "xsprof_python_walks_total", COUNTER, NULL, 0, "Python stacks walked."},
-	{"python.procs_full", "xsprof_python_processes_refused_total", COUNTER, NULL, 0,
-	 "CPython processes past the cap."},
-	{"cuda_probes.calls", "xsprof_cuda_calls_total", COUNTER, NULL, 0,
-	 "CUDA API calls caught by the probes."},
-	{"cuda_probes.stacks_walked", "xsprof_cuda_launch_stacks_total", COUNTER, "how=\"walked\"",
-	 0, "Launch stacks, walked or reused."},
-	{"cuda_probes.stacks_reused", "xsprof_cuda_launch_stacks_total", COUNTER, "how=\"reused\"",
-	 0, NULL},
-	{"cuda_probes.lost_ring_buffer_full", "xsprof_cuda_calls_lost_total", COUNTER,
-	 "cause=\"ring_buffer_full\"", 0, "CUDA calls lost, by cause."},
-	{"cuda_probes.lost_scratch_busy", "xsprof_cuda_calls_lost_total", COUNTER,
-	 "cause=\"scratch_busy\"", 0, NULL},
 	{"gpu.connections", "xsprof_gpu_connections", GAUGE, NULL, 0,
 	 "CUDA processes connected to the CUPTI socket."},
 	{"gpu.kernels", "xsprof_gpu_records_total", COUNTER, "kind=\"kernel\"", 0,
@@ -239,8 +160,108 @@ static const struct metric metrics[] = {
 	 "Flight recorder dumps that could not be written (disk full, directory gone)."},
 	{"flight.dump_bytes", "xsprof_flight_dump_bytes", GAUGE, NULL, 0,
 	 "Bytes of the dumps kept (--dump-keep-mb caps them)."},
+	{"window_s", "xsprof_window_seconds", GAUGE, NULL, 0,
+	 "How far back the rolling window keeps slices (--window)."},
+	{"cost.own_cpu_pct", "xsprof_cpu_ratio", GAUGE, NULL, 0.01,
+	 "xsprofd's own CPU since it started, as a share of one CPU."},
+	{"cost.bpf_cpu_pct", "xsprof_bpf_cpu_ratio", GAUGE, NULL, 0.01,
+	 "The sampler program's time, as a share of one CPU."},
+	{"store.slices", "xsprof_window_slices", GAUGE, NULL, 0,
+	 "Slices held in the rolling window."},
+	{"store.merged_slices", "xsprof_window_slices_merged_total", COUNTER, NULL, 0,
+	 "Window slices merged into their neighbour to save memory."},
+	{"store.span_s", "xsprof_window_span_seconds", GAUGE, NULL, 0,
+	 "Time between the window's oldest and newest slice."},
+	{"store.gpu_reports_merged", "xsprof_window_gpu_reports_merged_total", COUNTER, NULL, 0,
+	 "GPU reports merged into their neighbour to save memory."},
+	{"store.waiting_slices", "xsprof_window_waiting_slices", GAUGE, NULL, 0,
+	 "Slices waiting for their NVTX ranges to end (--window-group-by)."},
+	{"store.waiting_samples", "xsprof_window_waiting_samples", GAUGE, NULL, 0,
+	 "Samples of the slices waiting for their ranges."},
+	{"store.named_to_ms", "xsprof_window_named_to_seconds", GAUGE, NULL, 1e-3,
+	 "The CPU samples before this (xsprofd's monotonic clock) are in the window."},
+	{"store.range_dropped", "xsprof_window_range_samples_dropped_total", COUNTER, NULL, 0,
+	 "Samples dropped at the cap of the slices waiting for their ranges."},
+	{"store.range_wait_s", "xsprof_window_range_wait_seconds", GAUGE, NULL, 0,
+	 "How long a sample waits for its range to end (--window-range-wait)."},
+	{"memory.frame_sites_names", "xsprof_frame_sites_names", GAUGE, NULL, 0,
+	 "Names pprof's frame sites hold."},
+	{"memory.frame_sites_bytes", "xsprof_frame_sites_bytes", GAUGE, NULL, 0,
+	 "Memory of pprof's frame sites."},
+	{"memory.frame_sites_cap_bytes", "xsprof_frame_sites_cap_bytes", GAUGE, NULL, 0,
+	 "The cap of pprof's frame sites."},
+	{"memory.frame_sites_resets", "xsprof_frame_sites_resets_total", COUNTER, NULL, 0,
+	 "Times pprof's frame sites were emptied at their cap."},
+	{"memory.frame_sites_refused", "xsprof_frame_sites_refused_total", COUNTER, NULL, 0,
+	 "Frame sites refused (written by name, without an address)."},
+	{"api.accepted", "xsprof_api_accepted_total", COUNTER, NULL, 0,
+	 "Control API connections accepted."},
+	{"api.waiters_hung_up", "xsprof_api_waiters_hung_up_total", COUNTER, NULL, 0,
+	 "API clients that hung up while waiting for a result."},
+	{"api.accept_errors", "xsprof_api_accept_errors_total", COUNTER, NULL, 0,
+	 "Errors accepting API connections."},
+	{"api.recordings_ended_owner_changed", "xsprof_api_owner_changed_total", COUNTER,
+	 "what=\"recording\"", 0,
+	 "Recordings ended and attachments detached because their process changed owner."},
+	{"api.detached_owner_changed", "xsprof_api_owner_changed_total", COUNTER,
+	 "what=\"attachment\"", 0, NULL},
+	{"api.attach_gone_pruned", "xsprof_api_attachments_pruned_total", COUNTER, NULL, 0,
+	 "Attachments whose processes were gone, pruned."},
+	{"export.queued", "xsprof_export_queued_slices", GAUGE, NULL, 0,
+	 "Encoded slices waiting for their store."},
+	{"export.cap_bytes", "xsprof_export_queue_cap_bytes", GAUGE, NULL, 0,
+	 "The export queue's cap (--export-queue-kb)."},
+	{"export.encode_us_mean", "xsprof_export_encode_seconds", GAUGE, NULL, 1e-6,
+	 "Time to encode a slice, on average."},
+	{"export.encoded_bytes_mean", "xsprof_export_encoded_bytes", GAUGE, NULL, 0,
+	 "Size of an encoded slice, on average."},
+	{"gpu.accepted", "xsprof_gpu_connections_accepted_total", COUNTER, NULL, 0,
+	 "CUPTI connections accepted."},
+	{"gpu.malformed_connections", "xsprof_gpu_connections_closed_total", COUNTER,
+	 "cause=\"malformed\"", 0, "CUPTI connections closed by xsprofd, by cause."},
+	{"gpu.idle_connections_closed", "xsprof_gpu_connections_closed_total", COUNTER,
+	 "cause=\"idle\"", 0, NULL},
+	{"gpu.records_held", "xsprof_gpu_records_held", GAUGE, NULL, 0,
+	 "GPU records in the GPU record store."},
+	{"gpu.slices_closed_early", "xsprof_gpu_slices_closed_early_total", COUNTER, NULL, 0,
+	 "Window slices closed early under a flood of GPU records (every 65,536)."},
+	{"flight.ring_parts", "xsprof_flight_ring_parts", GAUGE, NULL, 0,
+	 "Slice parts the flight recorder's ring holds."},
+	{"flight.ring_users", "xsprof_flight_ring_users", GAUGE, NULL, 0,
+	 "Users whose slices the flight recorder's ring holds."},
+	{"flight.ring_reach_s", "xsprof_flight_ring_reach_seconds", GAUGE, NULL, 0,
+	 "How far back the flight recorder's ring reaches now."},
+	{"flight.freeze_failed", "xsprof_flight_freeze_failures_total", COUNTER, NULL, 0,
+	 "Trips whose ring could not be frozen for a dump."},
+	{"flight.tables_full", "xsprof_flight_tables_full_total", COUNTER, NULL, 0,
+	 "Times the flight recorder's tables were full."},
+	{"flight.log_lines_held_back", "xsprof_flight_log_lines_held_back_total", COUNTER, NULL, 0,
+	 "Flight recorder log lines held back by their rate limit."},
+	{"flight.dumps", "xsprof_flight_dumps_kept", GAUGE, NULL, 0,
+	 "Flight recorder dumps kept (--dump-keep caps them)."},
+	{"flight.dumps_pending", "xsprof_flight_dumps_in_progress", GAUGE, "state=\"pending\"", 0,
+	 "Flight recorder dumps not written yet, by state."},
+	{"flight.dumps_writing", "xsprof_flight_dumps_in_progress", GAUGE, "state=\"writing\"", 0,
+	 NULL},
+	{"flight.dumps_partial", "xsprof_flight_dumps_partial_total", COUNTER, NULL, 0,
+	 "Flight recorder dumps written with part of their data missing."},
+	{"flight.dumps_removed", "xsprof_flight_dumps_removed_total", COUNTER, NULL, 0,
+	 "Flight recorder dumps removed past --dump-keep."},
+	{"gpu_metrics.slices", "xsprof_gpu_metrics_slices_total", COUNTER, NULL, 0,
+	 "Window slices the GPU metrics summed."},
+	{"gpu_metrics.series_cap", "xsprof_gpu_metric_series_cap", GAUGE, NULL, 0,
+	 "The cap of the GPU metrics' series."},
+	{"gpu_metrics.processes_left_out", "xsprof_gpu_metrics_processes_left_out_total", COUNTER,
+	 NULL, 0, "Processes left out of the GPU metrics at their caps."},
+	{"gpu_metrics.allocations", "xsprof_gpu_memory_allocations_tracked", GAUGE, NULL, 0,
+	 "GPU memory allocations tracked now."},
+	{"gpu_metrics.allocations_cap", "xsprof_gpu_memory_allocations_cap", GAUGE, NULL, 0,
+	 "The cap of the GPU memory allocations tracked."},
+	{"gpu_metrics.frees_unknown", "xsprof_gpu_memory_frees_unknown_total", COUNTER, NULL, 0,
+	 "GPU memory frees of allocations not tracked."},
+	{"gpu.intake_last_paused_uid", "xsprof_gpu_intake_last_paused_uid", GAUGE, NULL, 0,
+	 "The uid whose CUPTI connections were left unread last."},
 };
-
 static struct json_object *at_path(struct json_object *j, const char *path)
 {
 	char key[64];
@@ -422,50 +443,70 @@ static void response_metrics(FILE *f)
 }
 
 /* --max-cpu's ceiling (status "ceiling"): absent without one. */
+static const struct {
+	const char *key, *name, *help;
+	enum metric_type type;
+	double scale;
+} ceiling_plain[] = {
+	{"max_cpu_pct", "xsprof_ceiling_max_cpu_ratio", "--max-cpu, as a share of all CPUs.", GAUGE,
+	 0.01},
+	{"cost_pct", "xsprof_ceiling_cost_ratio",
+	 "xsprofd's cost (its CPU and its BPF programs' time) over the last second, as a "
+	 "share of all CPUs.",
+	 GAUGE, 0.01},
+	{"bpf_s", "xsprof_ceiling_bpf_seconds_total",
+	 "Run time of xsprofd's BPF programs since the ceiling was set.", COUNTER, 1},
+	{"level", "xsprof_ceiling_level", "Steps of work shed now (0: none).", GAUGE, 1},
+	{"rate_divisor", "xsprof_ceiling_rate_divisor",
+	 "The sampling rate is the asked one divided by this; each sample counts this much.", GAUGE,
+	 1},
+	{"freq_hz", "xsprof_ceiling_sample_frequency_hertz",
+	 "Samples a second per CPU the window takes now.", GAUGE, 1},
+	{"launch_stack_every", "xsprof_ceiling_launch_stack_every",
+	 "One CUDA launch in this many has its stack walked now.", GAUGE, 1},
+	{"launches_without_stack", "xsprof_ceiling_launches_without_stack_total",
+	 "CUDA launches counted without their stack while launch stacks were shed.", COUNTER, 1},
+	{"cuda_calls_counted_only", "xsprof_ceiling_cuda_calls_counted_only_total",
+	 "CUDA calls counted only, not recorded, while CUDA calls were shed.", COUNTER, 1},
+	{"gpu_intake_cap_per_uid", "xsprof_ceiling_gpu_intake_cap_records_per_second",
+	 "GPU records read a second from each user's CUPTI connections at most now (0: no "
+	 "cap).",
+	 GAUGE, 1},
+	{"cpus", "xsprof_ceiling_cpus", "CPUs the ceiling's share is of.", GAUGE, 1},
+	{"avg_cost_pct", "xsprof_ceiling_average_cost_ratio",
+	 "xsprofd's cost since the ceiling was set, as a share of all CPUs.", GAUGE, 0.01},
+	{"own_cpu_s", "xsprof_ceiling_own_cpu_seconds_total",
+	 "xsprofd's own CPU since the ceiling was set.", COUNTER, 1},
+	{"span_s", "xsprof_ceiling_span_seconds_total", "Time since the ceiling was set.", COUNTER,
+	 1},
+	{"levels", "xsprof_ceiling_levels", "Steps of work the ceiling can shed.", GAUGE, 1},
+	{"hold_s", "xsprof_ceiling_hold_seconds", "How long a step is held before it is restored.",
+	 GAUGE, 1},
+};
+
+static bool ceiling_covers(const char *key)
+{
+	for (size_t i = 0; i < sizeof(ceiling_plain) / sizeof(ceiling_plain[0]); i++)
+		if (!strcmp(ceiling_plain[i].key, key))
+			return true;
+	return false;
+}
+
 static void ceiling_metrics(FILE *f, struct json_object *st)
 {
-	static const struct {
-		const char *key, *name, *help;
-		enum metric_type type;
-		double scale;
-	} plain[] = {
-		{"max_cpu_pct", "xsprof_ceiling_max_cpu_ratio",
-		 "--max-cpu, as a share of all CPUs.", GAUGE, 0.01},
-		{"cost_pct", "xsprof_ceiling_cost_ratio",
-		 "xsprofd's cost (its CPU and its BPF programs' time) over the last second, as a "
-		 "share of all CPUs.",
-		 GAUGE, 0.01},
-		{"bpf_s", "xsprof_ceiling_bpf_seconds_total",
-		 "Run time of xsprofd's BPF programs since the ceiling was set.", COUNTER, 1},
-		{"level", "xsprof_ceiling_level", "Steps of work shed now (0: none).", GAUGE, 1},
-		{"rate_divisor", "xsprof_ceiling_rate_divisor",
-		 "The sampling rate is the asked one divided by this; each sample counts this much.",
-		 GAUGE, 1},
-		{"freq_hz", "xsprof_ceiling_sample_frequency_hertz",
-		 "Samples a second per CPU the window takes now.", GAUGE, 1},
-		{"launch_stack_every", "xsprof_ceiling_launch_stack_every",
-		 "One CUDA launch in this many has its stack walked now.", GAUGE, 1},
-		{"launches_without_stack", "xsprof_ceiling_launches_without_stack_total",
-		 "CUDA launches counted without their stack while launch stacks were shed.",
-		 COUNTER, 1},
-		{"cuda_calls_counted_only", "xsprof_ceiling_cuda_calls_counted_only_total",
-		 "CUDA calls counted only, not recorded, while CUDA calls were shed.", COUNTER, 1},
-		{"gpu_intake_cap_per_uid", "xsprof_ceiling_gpu_intake_cap_records_per_second",
-		 "GPU records read a second from each user's CUPTI connections at most now (0: no "
-		 "cap).",
-		 GAUGE, 1},
-	};
 	struct json_object *o, *v, *now = NULL, *secs = NULL;
 	const char *last = NULL;
 	char labels[64];
 
 	if (!json_object_object_get_ex(st, "ceiling", &o))
 		return;
-	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
-		if (!json_object_object_get_ex(o, plain[i].key, &v))
+	for (size_t i = 0; i < sizeof(ceiling_plain) / sizeof(ceiling_plain[0]); i++) {
+		if (!json_object_object_get_ex(o, ceiling_plain[i].key, &v))
 			continue;
-		family(f, plain[i].name, plain[i].type, plain[i].help, &last);
-		sample(f, plain[i].name, NULL, json_object_get_double(v) * plain[i].scale);
+		family(f, ceiling_plain[i].name, ceiling_plain[i].type, ceiling_plain[i].help,
+		       &last);
+		sample(f, ceiling_plain[i].name, NULL,
+		       json_object_get_double(v) * ceiling_plain[i].scale);
 	}
 	if (json_object_object_get_ex(o, "steps_shed", &v)) {
 		family(f, "xsprof_ceiling_steps_total", COUNTER,
@@ -503,25 +544,70 @@ static void ceiling_metrics(FILE *f, struct json_object *st)
 	}
 }
 
-enum MHD_Result metrics__api(struct service *s, struct MHD_Connection *c)
+/* Numbers other renderings write: gpu_metrics__write's (from its own sums), and the families
+ * written by label. */
+static bool covered_elsewhere(const char *path)
+{
+	static const char *const exact[] = {"gpu_metrics.series", "gpu_metrics.series_overflow",
+					    "gpu_metrics.allocations_untracked",
+					    "ceiling.steps_shed", "ceiling.steps_restored"};
+	static const char *const prefixes[] = {"kernel.features.", "correlation.",
+					       "ceiling.shed_s.", "limits.",
+					       "gpu.senders_by_policy."};
+
+	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (!strcmp(path, exact[i]))
+			return true;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(path, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return !strncmp(path, "ceiling.", 8) && ceiling_covers(path + 8);
+}
+
+bool metrics__covers(const char *path)
+{
+	for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]); i++)
+		if (!strcmp(metrics[i].path, path))
+			return true;
+	for (size_t i = 0; i < counters_nr_rows; i++)
+		if (counters_rows[i].metric && !strcmp(counters_rows[i].path, path))
+			return true;
+	return covered_elsewhere(path);
+}
+
+/* Every name=value of a status object, as one family labelled by name. */
+static void by_key(FILE *f, struct json_object *st, const char *path, const char *name,
+		   const char *label, const char *help)
+{
+	struct json_object *o = at_path(st, path);
+	const char *last = NULL;
+	char labels[128];
+
+	if (!o || !json_object_is_type(o, json_type_object))
+		return;
+	json_object_object_foreach(o, key, v)
+	{
+		if (!json_object_is_type(v, json_type_int) &&
+		    !json_object_is_type(v, json_type_double))
+			continue;
+		family(f, name, GAUGE, help, &last);
+		snprintf(labels, sizeof(labels), "%s=\"%s\"", label, key);
+		sample(f, name, labels, json_object_get_double(v));
+	}
+}
+
+void metrics__write(FILE *f, struct json_object *st)
 {
 	static const char *const recording_states[] = {"running", "done", "failed"};
 	static const char *const att_states[] = {"starting", "running", "ended"};
-	struct json_object *st = status__json(s), *arr = NULL, *v;
+	struct json_object *arr = NULL, *v;
 	const char *last = NULL;
-	enum MHD_Result ret;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
 
-	if (!f) {
-		json_object_put(st);
-		return reply__error(c, 500, "out of memory", NULL);
-	}
 	family(f, "xsprof_build_info", GAUGE, "xsprofd's version, as a label; always 1.", &last);
 	fprintf(f, "xsprof_build_info{version=\"%s\"} 1\n",
 		(v = at_path(st, "version")) ? json_object_get_string(v) : "");
 	table_metrics(f, st);
+	counters__write_metrics(f, st);
 	kernel_metrics(f, st);
 	json_object_object_get_ex(st, "recordings", &arr);
 	by_state(f, arr, "xsprof_recordings", "Recordings held, by state.", recording_states, 3);
@@ -531,6 +617,25 @@ enum MHD_Result metrics__api(struct service *s, struct MHD_Connection *c)
 	join_metrics(f, st);
 	ceiling_metrics(f, st);
 	gpu_user_metrics(f, st);
+	by_key(f, st, "limits", "xsprof_limit", "name",
+	       "Every cap a client can run into (status \"limits\"), by name.");
+	by_key(f, st, "gpu.senders_by_policy", "xsprof_gpu_senders", "policy",
+	       "CUPTI connections by the GPU timing policy their library said.");
+}
+
+enum MHD_Result metrics__api(struct service *s, struct MHD_Connection *c)
+{
+	struct json_object *st = status__json(s);
+	enum MHD_Result ret;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f) {
+		json_object_put(st);
+		return reply__error(c, 500, "out of memory", NULL);
+	}
+	metrics__write(f, st);
 	gpu_metrics__write(s->gpu_metrics, f);
 	response_metrics(f);
 	json_object_put(st);

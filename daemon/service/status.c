@@ -2,6 +2,7 @@
 /* GET /v1/status, and the status line systemd shows. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -25,11 +26,12 @@
 #include "daemon/service/internal.h"
 #include "daemon/service/status_doc.h"
 #include "daemon/session/ceiling.h"
+#include "daemon/session/counters.h"
 #include "daemon/session/lasting.h"
 #include "daemon/session/report_window.h"
 #include "daemon/session/window.h"
-#include "daemon/session/python_report.h"
 #include "daemon/session/recording.h"
+#include "daemon/stacks/stack_table.h"
 #include "daemon/symbolize/symbolizer.h"
 #include "daemon/unwind/unwinder.h"
 #include "output/model/frame_sites.h"
@@ -64,122 +66,60 @@ static void status__always_counters(struct service *s, struct xsprof_cpu_stats *
 	*ret_bad += us.bad_records;
 }
 
-/* How the always-on recording walked user stacks (--unwind), and its tables. */
-static void status__add_unwind(struct service *s, struct json_object *j)
+/* The always-on recording's counters, gathered for the table (daemon/session/counters.h). */
+static void status__snapshot(struct service *s, struct counters_snapshot *ret)
 {
-	struct xsprof_unwind_stats b;
-	struct unwinder_stats t;
-	struct json_object *u;
+	struct recording *r = s->machine.recording;
+	struct cuda_probes *cp;
 
-	if (!s->machine.recording || recording__unwind_stats(s->machine.recording, &b, &t))
+	memset(ret, 0, sizeof(*ret));
+	status__always_counters(s, &ret->cpu, &ret->bad_records);
+	ret->has[COUNTERS_SAMPLER] = true;
+	symbolizer__stats(s->sym, &ret->sym);
+	ret->sym_cache_bytes = symbolizer__cache_bytes(s->sym);
+	ret->has[COUNTERS_SYMBOLIZER] = true;
+	if (!r)
 		return;
-	u = json_object_new_object();
-	status_doc__add_u64(u, "walks_with_tables", b.walks_cfi);
-	status_doc__add_u64(u, "walks_frame_pointers_only", b.walks_fp);
-	status_doc__add_u64(u, "frames_from_tables", b.frames_cfi);
-	status_doc__add_u64(u, "frames_from_frame_pointers", b.frames_fp);
-	status_doc__add_u64(u, "end_outermost", b.end_outermost);
-	status_doc__add_u64(u, "end_frame_pointer_chain", b.end_fp_chain);
-	status_doc__add_u64(u, "end_no_table", b.end_no_table);
-	status_doc__add_u64(u, "end_no_rule", b.end_invalid);
-	status_doc__add_u64(u, "end_unreadable", b.end_unreadable);
-	status_doc__add_u64(u, "end_bad_cfa", b.end_bad_cfa);
-	status_doc__add_u64(u, "end_depth_cap", b.end_depth);
-	status_doc__add_u64(u, "frames_pending_table", b.pending_fp);
-	status_doc__add_u64(u, "tables", t.tables);
-	status_doc__add_u64(u, "tables_built", t.tables_built);
-	status_doc__add_u64(u, "tables_without_eh_frame", t.tables_failed);
-	status_doc__add_u64(u, "tables_no_room", t.tables_no_room);
-	/* The files walked by frame pointers for want of a table, and why: the first met. */
-	status_doc__add_u64(u, "files_without_table", t.refused_files);
-	if (t.nr_refused) {
-		struct json_object *files = json_object_new_array();
+	recording__stats(r, &ret->rec);
+	ret->has[COUNTERS_PROCESSES] = true;
+	stack_table__stats(recording__stacks(r), &ret->stacks);
+	ret->has[COUNTERS_STACKS] = true;
+	if (!recording__unwind_stats(r, &ret->unwind_bpf, &ret->unwind)) {
+		ret->unwind_mb = recording__unwind_mb(r);
+		ret->has[COUNTERS_UNWIND] = true;
+	}
+	ret->has[COUNTERS_PYTHON] = !recording__python_stats(r, &ret->py_bpf, &ret->py);
+	cp = recording__cuda(r);
+	if (cp && !cuda_probes__stats(cp, &ret->cuda)) {
+		/* Emptied with each window slice: it never fills. */
+		ret->launches_in_slice = launch_store__nr_events(cuda_probes__store(cp));
+		ret->has[COUNTERS_CUDA] = true;
+	}
+	ret->has[COUNTERS_OFFCPU] = !recording__offcpu_stats(r, &ret->offcpu);
+}
 
-		for (uint32_t i = 0; i < t.nr_refused && i < UW_REFUSED_NAMED; i++) {
+/* What the table has no row for: the files without a table by name, why Python is not walked. */
+static void status__add_named(const struct counters_snapshot *c, struct json_object *j)
+{
+	struct json_object *u, *files;
+
+	/* The files walked by frame pointers for want of a table, and why: the first met. */
+	if (c->unwind.nr_refused && json_object_object_get_ex(j, "unwind", &u)) {
+		files = json_object_new_array();
+		for (uint32_t i = 0; i < c->unwind.nr_refused && i < UW_REFUSED_NAMED; i++) {
+			const struct unwinder_refused *f = &c->unwind.refused[i];
 			struct json_object *o = json_object_new_object();
 
 			json_object_object_add(o, "path",
-					       json_object_new_string(t.refused[i].path
-									      ? t.refused[i].path
-									      : "?"));
-			json_object_object_add(o, "why", json_object_new_string(t.refused[i].why));
+					       json_object_new_string(f->path ? f->path : "?"));
+			json_object_object_add(o, "why", json_object_new_string(f->why));
 			json_object_array_add(files, o);
 		}
 		json_object_object_add(u, "files_without_table_named", files);
 	}
-	status_doc__add_u64(u, "table_rows", t.rows);
-	status_doc__add_u64(u, "table_rows_cap", t.max_rows);
-	status_doc__add_u64(u, "tables_evicted", t.tables_evicted);
-	status_doc__add_u64(u, "tables_rebuilt", t.tables_rebuilt);
-	status_doc__add_u64(u, "table_mb", recording__unwind_mb(s->machine.recording));
-	status_doc__add_u64(u, "bpf_map_bytes", t.map_bytes);
-	status_doc__add_u64(u, "held_samples", t.held);
-	status_doc__add_u64(u, "held_whole", t.held_whole);
-	status_doc__add_u64(u, "held_given_up", t.held_late);
-	status_doc__add_u64(u, "hold_budget_spent", b.hold_budget);
-	status_doc__add_u64(u, "held_partly_frame_pointers", t.held_fp);
-	status_doc__add_u64(u, "held_past_stack_copy", t.held_cut);
-	status_doc__add_u64(u, "held_in_file_mapped_since", b.held_stale);
-	status_doc__add_u64(u, "held_mappings_reread", t.held_rereads);
-	status_doc__add_u64(u, "held_lost_ring_buffer_full", b.hold_drops);
-	status_doc__add_u64(u, "table_requests_lost", b.want_drops);
-	status_doc__add_u64(u, "processes", t.processes);
-	status_doc__add_u64(u, "processes_cap", t.max_procs);
-	status_doc__add_u64(u, "processes_share_per_user", t.share_procs);
-	status_doc__add_u64(u, "processes_evicted", t.procs_evicted);
-	status_doc__add_u64(u, "processes_over_user_share", t.procs_over_share);
-	status_doc__add_u64(u, "processes_table_full", t.procs_full);
-	status_doc__add_u64(u, "mappings_table_full", t.maps_full);
-	status_doc__add_u64(u, "mappings_past_per_process_cap", t.maps_capped);
-	status_doc__add_u64(u, "jvm_without_frame_pointers", t.jvm_nofp);
-	status_doc__add_u64(u, "mappings_without_file_slot", t.files_full);
-	status_doc__add_u64(u, "builds_deferred_user_budget", t.builds_deferred);
-	status_doc__add_u64(u, "tables_kept_touched", t.tables_kept_touched);
-	json_object_object_add(j, "unwind", u);
-}
-/* Process lifetimes the always-on recording followed, and how its symbolizer named them. */
-static void status_processes(struct service *s, struct json_object *j)
-{
-	struct symbolizer_stats ys;
-	struct recording_stats rs;
-	struct json_object *p, *y = json_object_new_object();
-
-	if (s->machine.recording) {
-		p = json_object_new_object();
-		recording__stats(s->machine.recording, &rs);
-		status_doc__add_u64(p, "execs", rs.proc.execs);
-		status_doc__add_u64(p, "libraries_loaded", rs.proc.libs);
-		status_doc__add_u64(p, "exits", rs.proc.exits);
-		status_doc__add_u64(p, "gone_before_read", rs.proc.gone);
-		status_doc__add_u64(p, "records_over_user_budget", rs.proc.over_budget);
-		status_doc__add_u64(p, "lost_ring_buffer_full", rs.proc.bpf_drop_ringbuf);
-		status_doc__add_u64(p, "seen", rs.processes);
-		json_object_object_add(j, "processes", p);
-	}
-	symbolizer__stats(s->sym, &ys);
-	status_doc__add_u64(y, "snapshots", ys.processes);
-	status_doc__add_u64(y, "snapshots_failed_gone", ys.snapshot_failures);
-	status_doc__add_u64(y, "snapshots_deferred_user_share", ys.exec_deferred);
-	status_doc__add_u64(y, "ended_unsampled", ys.ended_unused);
-	status_doc__add_u64(y, "pids_reused", ys.pid_reused);
-	status_doc__add_u64(y, "files_loaded", ys.files_loaded);
-	status_doc__add_u64(y, "files_failed", ys.files_failed);
-	status_doc__add_u64(y, "user_lookups", ys.user_lookups);
-	status_doc__add_u64(y, "user_unnamed", ys.user_unresolved);
-	status_doc__add_u64(y, "kernel_lookups", ys.kernel_lookups);
-	status_doc__add_u64(y, "kernel_unnamed", ys.kernel_unresolved);
-	status_doc__add_u64(y, "bytes", ys.bytes);
-	status_doc__add_u64(y, "cache_bytes", symbolizer__cache_bytes(s->sym));
-	status_doc__add_u64(y, "peak_bytes", ys.peak_bytes);
-	status_doc__add_u64(y, "evictions", ys.evictions);
-	status_doc__add_u64(y, "reread_soon", ys.reread_soon);
-	status_doc__add_u64(y, "hot_files", ys.hot_files);
-	status_doc__add_u64(y, "hot_bytes", ys.hot_bytes);
-	status_doc__add_u64(y, "unsampled_snapshots_dropped", ys.idle_dropped);
-	status_doc__add_u64(y, "unnamed_images_dropped", ys.pinned_dropped);
-	status_doc__add_u64(y, "perf_maps_capped", ys.perf_maps_capped);
-	status_doc__add_u64(y, "frame_names_refused", ys.frame_names_full);
-	json_object_object_add(j, "symbolizer", y);
+	if (c->py.last_reason && json_object_object_get_ex(j, "python", &u))
+		json_object_object_add(u, "unsupported_reason",
+				       json_object_new_string(c->py.last_reason));
 }
 
 static uint64_t status__sat_add(uint64_t a, uint64_t b)
@@ -391,20 +331,6 @@ static struct json_object *recordings_json(struct service *s)
 	return recordings;
 }
 
-static struct json_object *counters_json(const struct xsprof_cpu_stats *c, uint64_t bad)
-{
-	struct json_object *cnt = json_object_new_object();
-
-	status_doc__add_u64(cnt, "samples", c->samples);
-	status_doc__add_u64(cnt, "kept", c->emitted);
-	status_doc__add_u64(cnt, "idle", c->idle);
-	status_doc__add_u64(cnt, "lost_ring_buffer_full", c->drop_ringbuf);
-	status_doc__add_u64(cnt, "malformed_records", bad);
-	status_doc__add_u64(cnt, "kernel_stack_unreadable", c->kstack_err);
-	status_doc__add_u64(cnt, "user_stack_unreadable", c->ustack_err);
-	return cnt;
-}
-
 /* The rolling window: its slices, their GPU reports, and the slices waiting for ranges. */
 static struct json_object *store_json(struct service *s)
 {
@@ -475,42 +401,6 @@ static struct json_object *memory_json(struct service *s)
 		status_doc__add_u64(mem, "frame_sites_refused", fss.refused);
 	}
 	return mem;
-}
-
-/* The CUDA probes of the always-on recording. */
-static struct json_object *cuda_probes_json(struct service *s)
-{
-	struct cuda_probes_stats ps;
-	struct json_object *g = json_object_new_object();
-
-	cuda_probes__stats(recording__cuda(s->machine.recording), &ps);
-	status_doc__add_u64(g, "probed_files", ps.targets);
-	status_doc__add_u64(g, "uprobes", ps.links);
-	status_doc__add_u64(g, "calls", ps.bpf.calls);
-	status_doc__add_u64(g, "attach_failed", ps.attach_failed);
-	status_doc__add_u64(g, "bad_records", ps.bad_records);
-	status_doc__add_u64(g, "store_failures", ps.store_failures);
-	status_doc__add_u64(g, "stacks_walked", ps.reuse.walked);
-	status_doc__add_u64(g, "stacks_reused", ps.reuse.reused);
-	status_doc__add_u64(g, "reuse_misses",
-			    ps.reuse.miss_key + ps.reuse.miss_slots + ps.reuse.miss_age);
-	status_doc__add_u64(g, "reuse_drops", ps.reuse.reuse_drops);
-	status_doc__add_u64(g, "lost_ring_buffer_full", ps.bpf.drop_ringbuf + ps.bpf.usdt_drop);
-	status_doc__add_u64(g, "lost_scratch_busy", ps.bpf.scratch_busy);
-	status_doc__add_u64(g, "links_capped", ps.links_capped);
-	/* xsprof scopes (xsprof/scope.h): paired into ranges, and what their caps refused. */
-	status_doc__add_u64(g, "scope_ranges", ps.scopes.ranges);
-	status_doc__add_u64(g, "scope_ended_at_exit", ps.scopes.ended_at_exit);
-	status_doc__add_u64(g, "scope_unpaired_ends", ps.scopes.unpaired_ends);
-	status_doc__add_u64(g, "scope_capped",
-			    ps.scopes.too_deep + ps.scopes.threads_capped + ps.scopes.names_capped);
-	status_doc__add_u64(g, "scope_names_unread", ps.scopes.names_unread);
-	status_doc__add_u64(g, "scope_lost", ps.bpf.scope_drop);
-	/* Emptied with each window slice: it never fills. */
-	status_doc__add_u64(
-		g, "launches_in_slice",
-		launch_store__nr_events(cuda_probes__store(recording__cuda(s->machine.recording))));
-	return g;
 }
 
 /* Each sender uid's share of the GPU record store: what it holds, and what it lost. */
@@ -609,8 +499,7 @@ static struct json_object *kernel_json(void)
 struct json_object *status__json(struct service *s)
 {
 	struct json_object *j = json_object_new_object(), *a;
-	struct xsprof_cpu_stats c;
-	uint64_t bad;
+	struct counters_snapshot c;
 
 	json_object_object_add(j, "version", json_object_new_string(XSPROF_VERSION));
 	status_doc__add_u64(j, "pid", (uint64_t)getpid());
@@ -627,23 +516,18 @@ struct json_object *status__json(struct service *s)
 	json_object_object_add(j, "attachments", attachments__json(s));
 	json_object_object_add(j, "attached", a);
 	json_object_object_add(j, "recordings", recordings_json(s));
-	status__always_counters(s, &c, &bad);
-	json_object_object_add(j, "counters", counters_json(&c, bad));
-	json_object_object_add(j, "cost", cost_json(s, &c));
+	status__snapshot(s, &c);
+	counters__json(&c, j);
+	status__add_named(&c, j);
+	json_object_object_add(j, "cost", cost_json(s, &c.cpu));
 	if (s->ceiling)
 		json_object_object_add(j, "ceiling", ceiling_json(s));
-	status__add_unwind(s, j);
-	status_processes(s, j);
-	if (s->machine.recording)
-		python_report__json(s->machine.recording, j);
 	json_object_object_add(j, "store", store_json(s));
 	json_object_object_add(j, "memory", memory_json(s));
 	json_object_object_add(j, "correlation", status__correlation_json(s));
 	json_object_object_add(j, "api", status__api_json(s));
 	json_object_object_add(j, "export", exporter__json(s->exporter));
 	json_object_object_add(j, "limits", status__limits_json(s));
-	if (s->machine.recording && recording__cuda(s->machine.recording))
-		json_object_object_add(j, "cuda_probes", cuda_probes_json(s));
 	if (s->cupti)
 		json_object_object_add(j, "gpu", gpu_json(s));
 	if (s->gpu_metrics)
