@@ -13,3 +13,6 @@ xsprof_unit_test(test_gpu_metrics SOURCES test_gpu_metrics.c LIBS xsprof_slice_c
 # session library): trigger specs, the ring's cap over 10 minutes of 10,000 kernels a second,
 # the triggers, dumps written by its thread, retention.
 xsprof_unit_test(test_flight SOURCES test_flight.c LIBS xsprof_slice_consumers)
+# Every number of a status document has a metric (tests/test_metrics_cover.c; service_metrics
+# runs it on the running daemon's document too).
+xsprof_unit_test(test_metrics_cover SOURCES test_metrics_cover.c LIBS xsprof_service)

@@ -54,6 +54,11 @@ if promtool check metrics <"$dir/m.txt" >"$dir/promtool.txt" 2>&1; then
 else
 	fail "promtool check metrics: $(head -n 5 "$dir/promtool.txt")"
 fi
+# Every number of the status document has a metric (the check of tests/test_metrics_cover.c).
+ctl --json status >"$dir/status.json"
+XSPROF_STATUS_JSON=$dir/status.json "$build/tests/test_metrics_cover" --verbose=0 -j1 \
+	>"$dir/cover.txt" 2>&1 && pass "every status number has a metric" ||
+	fail "status numbers without a metric: $(grep -o 'status [a-z_.]* has no metric' "$dir/cover.txt" | head -n 5)"
 for m in xsprof_samples_total xsprof_samples_lost_total xsprof_cpu_seconds_total \
 	xsprof_resident_memory_bytes xsprof_unwind_table_rows xsprof_symbolizer_bytes \
 	xsprof_window_bytes xsprof_recordings xsprof_api_responses_total xsprof_build_info; do
