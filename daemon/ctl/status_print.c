@@ -7,6 +7,7 @@
 
 #include "daemon/ctl/ctl_internal.h"
 #include "daemon/ctl/json_get.h"
+#include "daemon/session/counters.h"
 
 /* --max-cpu: the cost against the ceiling, what is shed now and what was, for how long. */
 static void status_print_ceiling(struct json_object *k)
@@ -94,18 +95,12 @@ static void status_print_head(struct json_object *j)
 	       jint(m, "frame_sites_resets"), jint(m, "frame_sites_refused"));
 }
 
+/* The files without an unwind table, by name: the table's lines have only their count. */
 static void status_print_unwind(struct json_object *k)
 {
 	struct json_object *files = jget(k, "files_without_table_named");
 	long long named = (long long)jlen(k, "files_without_table_named");
 
-	printf("unwind: %lld walks with tables, %lld by frame pointers only; %lld tables "
-	       "(%lld of %lld rows, %lld MiB), %lld without an .eh_frame, %lld did not fit, "
-	       "%lld evicted\n",
-	       jint(k, "walks_with_tables"), jint(k, "walks_frame_pointers_only"),
-	       jint(k, "tables"), jint(k, "table_rows"), jint(k, "table_rows_cap"),
-	       jint(k, "table_mb"), jint(k, "tables_without_eh_frame"), jint(k, "tables_no_room"),
-	       jint(k, "tables_evicted"));
 	for (long long i = 0; i < named; i++) {
 		struct json_object *f = json_object_array_get_idx(files, i);
 
@@ -115,35 +110,12 @@ static void status_print_unwind(struct json_object *k)
 	if (jint(k, "files_without_table") > named)
 		printf("unwind: and %lld more files without a table\n",
 		       jint(k, "files_without_table") - named);
-	printf("unwind processes: %lld of %lld (at most %lld per user), %lld evicted, %lld "
-	       "refused over a user's share, %lld and %lld mappings refused at the table "
-	       "caps; held samples %lld (%lld whole, %lld given up, %lld past the hold "
-	       "budget, %lld lost)\n",
-	       jint(k, "processes"), jint(k, "processes_cap"), jint(k, "processes_share_per_user"),
-	       jint(k, "processes_evicted"), jint(k, "processes_over_user_share"),
-	       jint(k, "processes_table_full"), jint(k, "mappings_table_full"),
-	       jint(k, "held_samples"), jint(k, "held_whole"), jint(k, "held_given_up"),
-	       jint(k, "hold_budget_spent"), jint(k, "held_lost_ring_buffer_full"));
 }
 
 static void status_print_parts(struct json_object *j)
 {
 	struct json_object *k;
 
-	if ((k = jget(j, "processes")))
-		printf("processes: %lld execs, %lld exits, %lld gone before read; %lld exec records "
-		       "past a user's budget, %lld lost (ring buffer full)\n",
-		       jint(k, "execs"), jint(k, "exits"), jint(k, "gone_before_read"),
-		       jint(k, "records_over_user_budget"), jint(k, "lost_ring_buffer_full"));
-	if ((k = jget(j, "symbolizer")))
-		printf("symbolizer: %lld snapshots (%lld deferred past a user's share, %lld failed), "
-		       "%lld of %lld KiB; %lld evictions (%lld unsampled snapshots, %lld images not "
-		       "named yet); %lld of %lld user frames unnamed\n",
-		       jint(k, "snapshots"), jint(k, "snapshots_deferred_user_share"),
-		       jint(k, "snapshots_failed_gone"), jint(k, "bytes") >> 10,
-		       jint(k, "cache_bytes") >> 10, jint(k, "evictions"),
-		       jint(k, "unsampled_snapshots_dropped"), jint(k, "unnamed_images_dropped"),
-		       jint(k, "user_unnamed"), jint(k, "user_lookups"));
 	if ((k = jget(j, "export")) && jlen(k, "sinks"))
 		printf("export: %lld slices pushed to %lld sinks, %lld queued (%lld KiB of %lld), "
 		       "%lld failed pushes retried, %lld dropped past the queue cap, %lld refused by "
@@ -151,22 +123,6 @@ static void status_print_parts(struct json_object *j)
 		       jint(k, "pushed"), (long long)jlen(k, "sinks"), jint(k, "queued"),
 		       jint(k, "queued_bytes") >> 10, jint(k, "cap_bytes") >> 10,
 		       jint(k, "failed_pushes"), jint(k, "dropped"), jint(k, "rejected"));
-	if ((k = jget(j, "python")))
-		printf("python: %lld processes (%lld past the cap), %lld stacks walked, %lld cut at the "
-		       "frame cap, %lld ended on unreadable memory, %lld kept native (nested walk); "
-		       "code objects %lld read, %lld unreadable; %lld frames unnamed (name table "
-		       "full)\n",
-		       jint(k, "processes"), jint(k, "procs_full"), jint(k, "walks"),
-		       jint(k, "truncated"), jint(k, "unreadable"), jint(k, "nested_native_only"),
-		       jint(k, "code_reads"), jint(k, "code_unreadable"), jint(k, "names_full"));
-	if ((k = jget(j, "cuda_probes")))
-		printf("cuda: %lld calls, %lld files probed (%lld refused at the uprobe cap, %lld "
-		       "failed); launch stacks %lld walked, %lld reused; lost: %lld ring buffer full, "
-		       "%lld scratch busy, %lld reuse records; %lld not stored\n",
-		       jint(k, "calls"), jint(k, "probed_files"), jint(k, "links_capped"),
-		       jint(k, "attach_failed"), jint(k, "stacks_walked"), jint(k, "stacks_reused"),
-		       jint(k, "lost_ring_buffer_full"), jint(k, "lost_scratch_busy"),
-		       jint(k, "reuse_drops"), jint(k, "store_failures"));
 	if ((k = jget(j, "gpu")))
 		printf("gpu socket: %lld connections, %lld refused at the caps, %lld closed idle, "
 		       "%lld malformed; %lld records held, %lld evicted, %lld dropped by senders\n",
@@ -208,6 +164,8 @@ void ctl_status_print(struct json_object *j)
 	struct json_object *k;
 
 	status_print_head(j);
+	/* A recording's counters, a line per part of the table (daemon/session/counters.c). */
+	counters__print_lines(stdout, j, NULL);
 	if ((k = jget(j, "unwind")))
 		status_print_unwind(k);
 	status_print_parts(j);
