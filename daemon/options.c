@@ -67,6 +67,7 @@ enum {
 	OPT_CUDA_LIB,
 	OPT_NO_CUDA,
 	OPT_LAUNCHES_OUTPUT,
+	OPT_STATS,
 	OPT_CORRELATE,
 	OPT_CORRELATE_CHECK,
 	OPT_GPU_STORE_MB,
@@ -136,6 +137,7 @@ const struct option opts__long_opts[] = {
 	{"cuda-lib", required_argument, NULL, OPT_CUDA_LIB},
 	{"no-cuda", no_argument, NULL, OPT_NO_CUDA},
 	{"launches-output", required_argument, NULL, OPT_LAUNCHES_OUTPUT},
+	{"stats", required_argument, NULL, OPT_STATS},
 	{"correlate", required_argument, NULL, OPT_CORRELATE},
 	{"correlate-check", no_argument, NULL, OPT_CORRELATE_CHECK},
 	{"gpu-store-mb", required_argument, NULL, OPT_GPU_STORE_MB},
@@ -427,6 +429,14 @@ static int oneshot_option(struct xsprofd_opts *o, int c, char *arg, const char *
 	switch (c) {
 	case 'f':
 		o->foreground = true;
+		return 0;
+	case OPT_STATS:
+		if (opts__origin)
+			return opts__bad("--stats", arg,
+					 "only a command-line flag, not a config key");
+		if (!*arg)
+			return opts__bad("--stats", arg, "empty file name");
+		o->stats_path = arg;
 		return 0;
 	case 'd':
 		errno = 0;

@@ -136,6 +136,7 @@ struct xsprofd_opts {
 	int nr_cuda_libs;
 	bool no_cuda;		   /* --no-cuda: no CUDA probes at all */
 	const char *launch_output; /* --launches-output: GPU-only folded launch stacks */
+	const char *stats_path;	   /* --stats: the run's counters as JSON */
 	const char *correlate;	   /* --correlate: strategy name (default "auto") */
 	bool correlate_check;	   /* --correlate-check: every strategy on the run, compared */
 	unsigned int gpu_store_mb; /* --gpu-store-mb: 0 for the mode's default */

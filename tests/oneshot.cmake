@@ -116,3 +116,9 @@ if(TARGET xs_itt_phases AND TARGET xs_nvtx_phases)
 	add_test(NAME itt COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/itt.sh ${CMAKE_BINARY_DIR})
 	set_tests_properties(itt PROPERTIES TIMEOUT 300)
 endif()
+
+# --stats FILE and -v say the same figures: the real xsprofd's file, rendered by the table of
+# counters, against its log (tests/test_stats_file.c). Needs root and BTF.
+xsprof_unit_test(test_stats_file SOURCES test_stats_file.c LIBS xsprof_counters xsprof_base)
+target_compile_definitions(test_stats_file PRIVATE XSPROFD_PATH="$<TARGET_FILE:xsprofd>")
+add_dependencies(test_stats_file xsprofd)

@@ -701,6 +701,8 @@ static int build_profile(struct run *r)
 	if (!o->no_cuda)
 		oneshot_report__cuda(r->recording, o->nr_command > 0);
 	oneshot_report__offcpu(r->recording);
+	if (oneshot_report__counters(r->recording, o, r->sym))
+		return 1;
 	oneshot_report__bpf_cost(r->recording);
 	if (r->ceiling.max_pct > 0)
 		oneshot_report__ceiling(&r->ceiling, o->freq_hz, r->recording);

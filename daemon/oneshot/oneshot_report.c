@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include <bpf/libbpf.h>
+#include <json-c/json.h>
 
 #include "bpf/xsprof_events.h"
+#include "daemon/base/atomic_file.h"
 #include "daemon/base/command.h"
 #include "daemon/base/job_filter.h"
 #include "daemon/cuda/cuda_probes.h"
@@ -19,6 +21,7 @@
 #include "daemon/probes/offcpu.h"
 #include "daemon/probes/sampler.h"
 #include "daemon/session/ceiling.h"
+#include "daemon/session/counters.h"
 #include "daemon/session/gpu_waits.h"
 #include "daemon/session/group_by.h"
 #include "daemon/session/job_keep.h"
@@ -88,52 +91,6 @@ static void unwind_report(const struct recording *recording)
 
 	if (recording__unwind_stats(recording, &b, &t))
 		return;
-	log_debug("user stack walks: %llu with unwind tables, %llu by frame pointers only (%llu "
-		  "of processes without tables yet); %llu frames from tables, %llu from frame "
-		  "pointers (%llu in a file whose table was being built)",
-		  (unsigned long long)b.walks_cfi, (unsigned long long)b.walks_fp,
-		  (unsigned long long)b.no_process, (unsigned long long)b.frames_cfi,
-		  (unsigned long long)b.frames_fp, (unsigned long long)b.pending_fp);
-	log_debug(
-		"user stack walk ends: %llu outermost frame, %llu end of frame-pointer chain, %llu no "
-		"table, %llu no rule, %llu unreadable, %llu bad CFA, %llu depth cap; %llu signal "
-		"frames crossed; callers of JIT code: %llu by their frame pointer, %llu by a stack "
-		"scan, %llu by neither",
-		(unsigned long long)b.end_outermost, (unsigned long long)b.end_fp_chain,
-		(unsigned long long)b.end_no_table, (unsigned long long)b.end_invalid,
-		(unsigned long long)b.end_unreadable, (unsigned long long)b.end_bad_cfa,
-		(unsigned long long)b.end_depth, (unsigned long long)b.signal_frames,
-		(unsigned long long)b.jit_fp, (unsigned long long)b.scanned,
-		(unsigned long long)b.scan_failed);
-	log_debug(
-		"unwind tables: %llu built when a stack first ran in their file (%llu without a "
-		"usable .eh_frame), %llu loaded now, %llu files known; %llu rows of %llu (--unwind-mb "
-		"%u: %.1f MiB of BPF maps), %.1f ms to build (%.1f ms per MiB of .eh_frame; at "
-		"most %.1f ms from a request to the table in place), %llu evicted, %llu built again",
-		(unsigned long long)t.tables_built, (unsigned long long)t.tables_failed,
-		(unsigned long long)t.tables, (unsigned long long)t.files,
-		(unsigned long long)t.rows, (unsigned long long)t.max_rows,
-		recording__unwind_mb(recording), t.map_bytes / 1048576.0, t.build_ns / 1e6,
-		t.eh_frame_bytes ? t.build_ns / 1e6 / (t.eh_frame_bytes / 1048576.0) : 0.0,
-		t.want_to_ready_max_ns / 1e6, (unsigned long long)t.tables_evicted,
-		(unsigned long long)t.tables_rebuilt);
-	for (uint32_t i = 0; i < t.nr_refused; i++)
-		log_debug("unwind tables: none for %s (%s): frame pointers there",
-			  t.refused[i].path ? t.refused[i].path : "a file no longer named",
-			  t.refused[i].why);
-	if (t.refused_files > t.nr_refused)
-		log_debug("unwind tables: and %llu more files without one",
-			  (unsigned long long)(t.refused_files - t.nr_refused));
-	log_debug("first samples: %llu held until their tables were in (%llu whole, %llu partly by "
-		  "frame pointers, %llu past the stack copy, %llu given up waiting; %llu in a file "
-		  "mapped since their process's mappings were read, which were read again %llu "
-		  "times); %llu walked by frame pointers past the hold budget; %llu processes let "
-		  "go before the tables their launches asked for were in (250 ms)",
-		  (unsigned long long)t.held, (unsigned long long)t.held_whole,
-		  (unsigned long long)t.held_fp, (unsigned long long)t.held_cut,
-		  (unsigned long long)t.held_late, (unsigned long long)b.held_stale,
-		  (unsigned long long)t.held_rereads, (unsigned long long)b.hold_budget,
-		  (unsigned long long)t.table_waits_late);
 	if (t.tables_no_room || t.procs_full || t.maps_capped || t.maps_full || t.files_full ||
 	    t.procs_over_share)
 		log_warn(
@@ -152,16 +109,6 @@ static void unwind_report(const struct recording *recording)
 			"at the first Java frame ([truncated: JIT code without frame pointers]); "
 			"start java with -XX:+PreserveFramePointer for whole stacks",
 			(unsigned long long)t.jvm_nofp);
-	if (t.builds_deferred || t.tables_kept_touched)
-		log_debug(
-			"unwind tables: %llu builds waited for their user's build budget (%d s at once, "
-			"then %.0f%% of a CPU), %llu files touched kept their tables (same build id)",
-			(unsigned long long)t.builds_deferred, UW_BUILD_BURST_S,
-			UW_BUILD_SHARE * 100, (unsigned long long)t.tables_kept_touched);
-	if (t.procs_evicted)
-		log_debug("unwind tables: %llu processes not walked lately taken out to make room "
-			  "(loaded again at their next sample)",
-			  (unsigned long long)t.procs_evicted);
 	if (b.hold_drops || b.want_drops)
 		log_warn(
 			"unwind: %llu held samples and %llu table requests lost (ring buffer full; "
@@ -235,19 +182,12 @@ void oneshot_report__recording(struct recording *recording, const struct xsprofd
 			  (unsigned long long)fss.names, (unsigned long long)fss.bytes >> 10,
 			  (unsigned long long)fss.resets, (unsigned long long)fss.refused);
 	}
-	log_debug("user stacks: %llu samples inside an exec between two images (no user frames), "
-		  "%llu frames past the end of a broken frame-pointer chain dropped",
-		  (unsigned long long)total->in_exec, (unsigned long long)ys.bogus_frames);
 	if (ts.overflowed)
 		log_warn("%llu samples past --max-stacks %u were counted without their stacks",
 			 (unsigned long long)ts.overflowed, o->max_stacks);
 	if (rs.store_failures)
 		log_warn("%llu samples could not be stored (out of memory)",
 			 (unsigned long long)rs.store_failures);
-	log_debug("symbolizer: %llu ELF files read, %llu failed; %llu mapping snapshots failed "
-		  "(process gone)",
-		  (unsigned long long)ys.files_loaded, (unsigned long long)ys.files_failed,
-		  (unsigned long long)rs.snapshot_failed);
 	if (rs.proc.gone)
 		log_warn("%llu of %llu new processes had exited before their mappings could be "
 			 "read: their frames are [unknown]",
@@ -301,21 +241,6 @@ void oneshot_report__cuda(struct recording *recording, bool always)
 		(unsigned long long)ls.calls, (unsigned long long)cs.bpf.nested,
 		(unsigned long long)ls.usdt, (unsigned long long)cs.targets,
 		(unsigned long long)cs.links);
-	if (ls.usdt)
-		log_debug(
-			"CUDA: xsprof:launch site in %llu processes: %llu on the kernel's optimised "
-			"call, %llu trapped (int3; %llu of them on a 5-byte nop%s), %llu not probed "
-			"yet, %llu gone before it was read; %llu launch uprobes removed where it "
-			"fired (one probe per launch)",
-			(unsigned long long)(cs.usdt_site_call + cs.usdt_site_trap +
-					     cs.usdt_site_nop + cs.usdt_site_unread),
-			(unsigned long long)cs.usdt_site_call,
-			(unsigned long long)cs.usdt_site_trap,
-			(unsigned long long)cs.usdt_site_trap_nop5,
-			cs.usdt_site_trap_nop5 ? ": this kernel does not optimise uprobes" : "",
-			(unsigned long long)cs.usdt_site_nop,
-			(unsigned long long)cs.usdt_site_unread,
-			(unsigned long long)cs.uprobes_trimmed);
 	if (cs.scopes.begins || cs.scopes.ends)
 		log_msg(cs.scopes.unpaired_ends || cs.scopes.too_deep || cs.scopes.threads_capped ||
 					cs.scopes.names_capped || cs.scopes.names_unread ||
@@ -341,18 +266,6 @@ void oneshot_report__cuda(struct recording *recording, bool always)
 			 "called at the same depth",
 			 (unsigned long long)cs.usdt_inner_deep, XSPROF_LAUNCH_SLOTS_USDT,
 			 (unsigned long long)cs.usdt_inner_max);
-	else if (ls.usdt)
-		log_debug(
-			"CUDA: xsprof:launch fired under %llu frames of the CUDA libraries at most",
-			(unsigned long long)cs.usdt_inner_max);
-	if (cs.reuse.walked || cs.reuse.reused)
-		log_debug("CUDA: launch stacks walked %llu times, reused %llu times (proved "
-			  "unchanged); walked again: %llu at another place, %llu with a changed "
-			  "caller, %llu after 10 ms",
-			  (unsigned long long)cs.reuse.walked, (unsigned long long)cs.reuse.reused,
-			  (unsigned long long)cs.reuse.miss_key,
-			  (unsigned long long)cs.reuse.miss_slots,
-			  (unsigned long long)cs.reuse.miss_age);
 	if (cs.reuse.timed)
 		log_debug("CUDA: BPF cost %.2f us per launch probe run (1 in %d timed)",
 			  (double)cs.reuse.timed_ns / (double)cs.reuse.timed / 1e3,
@@ -362,17 +275,6 @@ void oneshot_report__cuda(struct recording *recording, bool always)
 			 "walked stack of their thread",
 			 (unsigned long long)cs.reuse.reuse_drops,
 			 (unsigned long long)ls.reuse_orphans);
-	if (cs.table_waits)
-		log_debug(
-			"CUDA: %llu launches paused their process until the unwind tables their walk "
-			"asked for were built (the launches after them walked whole)",
-			(unsigned long long)cs.table_waits);
-	log_debug("CUDA: %llu libraries mapped and %llu executables exec'd by profiled processes "
-		  "probed, %llu stops of a process for the daemon, %llu children followed, %llu "
-		  "calls of other processes",
-		  (unsigned long long)cs.lib_events, (unsigned long long)cs.execs,
-		  (unsigned long long)cs.stopped, (unsigned long long)cs.bpf.forks_followed,
-		  (unsigned long long)cs.bpf.filtered);
 	if (cs.bpf.drop_ringbuf || cs.bpf.usdt_drop || cs.bpf.lib_map_drop || cs.bpf.exec_drop)
 		log_warn("CUDA: %llu calls, %llu xsprof:launch firings, %llu library loads and "
 			 "%llu execs lost (ring buffer full): raise --ring-buffer-size",
@@ -398,10 +300,6 @@ void oneshot_report__cuda(struct recording *recording, bool always)
 		log_warn("CUDA: %llu calls past the launch stack table's cap were counted without "
 			 "their stacks",
 			 (unsigned long long)ls.overflowed);
-	if (cs.bpf.ustack_err || cs.bpf.stream_err)
-		log_debug("CUDA: %llu callers and %llu stream arguments unreadable",
-			  (unsigned long long)cs.bpf.ustack_err,
-			  (unsigned long long)cs.bpf.stream_err);
 }
 
 void oneshot_report__offcpu(struct recording *recording)
@@ -422,9 +320,6 @@ void oneshot_report__offcpu(struct recording *recording)
 			 (unsigned long long)st.agg_full, (unsigned long long)st.drop_ringbuf,
 			 (unsigned long long)st.start_full,
 			 (unsigned long long)(st.keys_lost + st.pending_full));
-	if (st.ustack_err)
-		log_debug("off-CPU: %llu user stacks unreadable",
-			  (unsigned long long)st.ustack_err);
 }
 
 /* --max-cpu: what sampling cost, and what was shed for how long (daemon/session/ceiling.h). */
@@ -621,4 +516,71 @@ void oneshot_report__keep(const struct xsprofd_opts *o, const struct job_keep *k
 		log_warn("%s: no process was kept: the profile is empty (--group-by rank or job "
 			 "shows what the processes say)",
 			 what);
+}
+
+/* The run's counters, gathered for the table (daemon/session/counters.h). */
+static void counters_snapshot(struct recording *recording, struct symbolizer *sym,
+			      struct counters_snapshot *ret)
+{
+	struct cuda_probes *cp = recording__cuda(recording);
+
+	memset(ret, 0, sizeof(*ret));
+	recording__stats(recording, &ret->rec);
+	ret->cpu = ret->rec.bpf;
+	ret->bad_records = ret->rec.bad_records;
+	ret->has[COUNTERS_SAMPLER] = ret->has[COUNTERS_PROCESSES] = true;
+	stack_table__stats(recording__stacks(recording), &ret->stacks);
+	ret->has[COUNTERS_STACKS] = true;
+	symbolizer__stats(sym, &ret->sym);
+	ret->sym_cache_bytes = symbolizer__cache_bytes(sym);
+	ret->has[COUNTERS_SYMBOLIZER] = true;
+	if (!recording__unwind_stats(recording, &ret->unwind_bpf, &ret->unwind)) {
+		ret->unwind_mb = recording__unwind_mb(recording);
+		ret->has[COUNTERS_UNWIND] = true;
+	}
+	ret->has[COUNTERS_PYTHON] = !recording__python_stats(recording, &ret->py_bpf, &ret->py);
+	if (cp && !cuda_probes__stats(cp, &ret->cuda)) {
+		ret->launches_in_slice = launch_store__nr_events(cuda_probes__store(cp));
+		ret->has[COUNTERS_CUDA] = true;
+	}
+	ret->has[COUNTERS_OFFCPU] = !recording__offcpu_stats(recording, &ret->offcpu);
+}
+
+static int write_stats(FILE *f, void *ctx)
+{
+	fprintf(f, "%s\n",
+		json_object_to_json_string_ext(ctx, JSON_C_TO_STRING_PRETTY |
+							    JSON_C_TO_STRING_NOSLASHESCAPE));
+	return ferror(f) ? -EIO : 0;
+}
+
+int oneshot_report__counters(struct recording *recording, const struct xsprofd_opts *o,
+			     struct symbolizer *sym)
+{
+	struct json_object *doc = json_object_new_object();
+	struct counters_snapshot c;
+	char *buf = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *f;
+	int err = 0;
+
+	if (!doc)
+		return -ENOMEM;
+	counters_snapshot(recording, sym, &c);
+	counters__json(&c, doc);
+	if (o->verbose && (f = open_memstream(&buf, &len))) {
+		counters__print_lines(f, doc, NULL);
+		if (!fclose(f))
+			for (line = strtok_r(buf, "\n", &save); line;
+			     line = strtok_r(NULL, "\n", &save))
+				log_debug("%s", line);
+		free(buf);
+	}
+	if (o->stats_path) {
+		err = atomic_file__write(o->stats_path, write_stats, doc);
+		if (err)
+			log_err("--stats %s: %s", o->stats_path, strerror(-err));
+	}
+	json_object_put(doc);
+	return err;
 }

@@ -30,6 +30,10 @@ void oneshot_report__offcpu(struct recording *recording);
 /* --max-cpu: what sampling cost and what was shed. */
 void oneshot_report__ceiling(const struct ceiling_stats *st, unsigned int freq_hz,
 			     struct recording *recording);
+/* The run's counters from the table (daemon/session/counters.h): its lines with -v, and the
+ * --stats file. 0, or -errno when the file could not be written (said in the log). */
+int oneshot_report__counters(struct recording *recording, const struct xsprofd_opts *o,
+			     struct symbolizer *sym);
 /* -v: each BPF program's cost per run, while kernel.bpf_stats_enabled is 1. */
 void oneshot_report__bpf_cost(struct recording *recording);
 /* The GPU records received, the join's figures and the NVTX ranges. */
