@@ -17,6 +17,7 @@
 
 #include "output/gpu_report/gpu_clock.h"
 #include "output/gpu_report/gpu_report.h"
+#include "output/gpu_report/gpu_report_internal.h"
 #include "output/output.h"
 #include "output/model/profile.h"
 #include "output/model/shelf.h"
@@ -566,4 +567,25 @@ Test(shelf, holds_at_most_its_slots_and_bytes)
 	shelf__put(malloc(SHELF_MAX_BYTES + 1), SHELF_MAX_BYTES + 1);
 	cr_assert_leq(shelf__bytes(), SHELF_MAX_BYTES, "one beyond the cap is freed");
 	shelf__clear();
+}
+
+/* Every kind of finding (gpu_report_findings.c's table) is a row of GPU_REPORT.md's table of
+ * findings, so a new kind is documented where users read what each means. */
+Test(gpu_report, every_finding_kind_is_documented)
+{
+	FILE *f = fopen(XSPROF_TEST_SOURCE_DIR "/../output/gpu_report/GPU_REPORT.md", "re");
+	static char doc[1 << 17];
+	size_t n, kinds = 0;
+
+	cr_assert(f, "GPU_REPORT.md not found");
+	n = fread(doc, 1, sizeof(doc) - 1, f);
+	fclose(f);
+	doc[n] = '\0';
+	for (const char *k; (k = gr_finding_kind(kinds)); kinds++) {
+		char row[64];
+
+		snprintf(row, sizeof(row), "| `%s` |", k);
+		cr_expect(strstr(doc, row), "finding %s is not in GPU_REPORT.md's table", k);
+	}
+	cr_expect_geq(kinds, 11);
 }

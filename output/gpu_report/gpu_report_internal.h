@@ -234,6 +234,8 @@ double gr_share_of(uint64_t part, uint64_t whole);
 void gr_device_findings(struct gpu_report *r, const struct device *d);
 void gr_copy_findings(struct gpu_report *r, uint64_t active);
 void gr_memory_findings(struct gpu_report *r);
+/* The i-th kind of finding's name (gpu_report_findings.c's table); NULL past the last. */
+const char *gr_finding_kind(size_t i);
 const char *gr_dir_name(uint8_t dir);
 const char *gr_host_mem_name(uint8_t m);
 uint64_t gr_profile_span(const struct gpu_report *r);
