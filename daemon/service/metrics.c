@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "daemon/base/flight_rule.h"
 #include "daemon/service/gpu_metrics.h"
 #include "daemon/service/internal.h"
 #include "daemon/session/counters.h"
@@ -30,6 +31,10 @@ struct metric {
 
 /* The status document's numbers apart from a recording's counters (daemon/session/counters.c
  * has the rows of those). */
+/* A row's labels: one member for each flight recorder trigger kind, at PATH.KIND (gpu_idle),
+ * labelled trigger="gpu-idle". */
+static const char BY_TRIGGER[] = "trigger";
+
 static const struct metric metrics[] = {
 	{"pid", "xsprof_pid", GAUGE, NULL, 0, "xsprofd's process id."},
 	{"uptime_s", "xsprof_uptime_seconds", GAUGE, NULL, 0, "Seconds since xsprofd started."},
@@ -135,27 +140,12 @@ static const struct metric metrics[] = {
 	{"flight.evicted_cap", "xsprof_flight_evicted_total", COUNTER, "cause=\"cap\"", 0,
 	 "Slices the flight recorder let go, by cause (cap: before their age)."},
 	{"flight.evicted_age", "xsprof_flight_evicted_total", COUNTER, "cause=\"age\"", 0, NULL},
-	{"flight.dumps_by_trigger.manual", "xsprof_flight_dumps_total", COUNTER,
-	 "trigger=\"manual\"", 0, "Flight recorder dumps written, by trigger."},
-	{"flight.dumps_by_trigger.gpu_idle", "xsprof_flight_dumps_total", COUNTER,
-	 "trigger=\"gpu-idle\"", 0, NULL},
-	{"flight.dumps_by_trigger.slow_step", "xsprof_flight_dumps_total", COUNTER,
-	 "trigger=\"slow-step\"", 0, NULL},
-	{"flight.dumps_by_trigger.hang", "xsprof_flight_dumps_total", COUNTER, "trigger=\"hang\"",
-	 0, NULL},
-	{"flight.dumps_by_trigger.death", "xsprof_flight_dumps_total", COUNTER, "trigger=\"death\"",
-	 0, NULL},
-	{"flight.suppressed_by_trigger.manual", "xsprof_flight_trips_suppressed_total", COUNTER,
-	 "trigger=\"manual\"", 0,
+	/* One member per trigger kind (flight_rule.c's table): BY_TRIGGER rows. */
+	{"flight.dumps_by_trigger", "xsprof_flight_dumps_total", COUNTER, BY_TRIGGER, 0,
+	 "Flight recorder dumps written, by trigger."},
+	{"flight.suppressed_by_trigger", "xsprof_flight_trips_suppressed_total", COUNTER,
+	 BY_TRIGGER, 0,
 	 "Trips held back by a cooldown, an hourly limit or pending dumps, by trigger."},
-	{"flight.suppressed_by_trigger.gpu_idle", "xsprof_flight_trips_suppressed_total", COUNTER,
-	 "trigger=\"gpu-idle\"", 0, NULL},
-	{"flight.suppressed_by_trigger.slow_step", "xsprof_flight_trips_suppressed_total", COUNTER,
-	 "trigger=\"slow-step\"", 0, NULL},
-	{"flight.suppressed_by_trigger.hang", "xsprof_flight_trips_suppressed_total", COUNTER,
-	 "trigger=\"hang\"", 0, NULL},
-	{"flight.suppressed_by_trigger.death", "xsprof_flight_trips_suppressed_total", COUNTER,
-	 "trigger=\"death\"", 0, NULL},
 	{"flight.dumps_failed", "xsprof_flight_dump_failures_total", COUNTER, NULL, 0,
 	 "Flight recorder dumps that could not be written (disk full, directory gone)."},
 	{"flight.dump_bytes", "xsprof_flight_dump_bytes", GAUGE, NULL, 0,
@@ -300,6 +290,34 @@ static void sample(FILE *f, const char *name, const char *labels, double v)
 		fprintf(f, "%s %.15g\n", name, v);
 }
 
+/* "gpu-idle" as a status key: gpu_idle. */
+static void trigger_key(enum flight_kind k, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s", flight_kind__name(k));
+	for (char *p = buf; *p; p++)
+		*p = *p == '-' ? '_' : *p;
+}
+
+/* A BY_TRIGGER row: its member of each kind, in the kinds' order. */
+static void by_trigger(FILE *f, struct json_object *st, const struct metric *m, const char *help,
+		       const char **last)
+{
+	for (enum flight_kind k = 0; k < FLIGHT_NR_KINDS; k++) {
+		char path[96], key[32], labels[64];
+		struct json_object *v;
+
+		trigger_key(k, key, sizeof(key));
+		snprintf(path, sizeof(path), "%s.%s", m->path, key);
+		v = at_path(st, path);
+		if (!v || !(json_object_is_type(v, json_type_int) ||
+			    json_object_is_type(v, json_type_double)))
+			continue;
+		family(f, m->name, m->type, help, last);
+		snprintf(labels, sizeof(labels), "trigger=\"%s\"", flight_kind__name(k));
+		sample(f, m->name, labels, json_object_get_double(v));
+	}
+}
+
 /* The table's metrics. A family's help is on its first member; a member absent from the status
  * (no CUDA probes, --unwind fp) is left out, and so is its family when all are. */
 static void table_metrics(FILE *f, struct json_object *st)
@@ -312,6 +330,10 @@ static void table_metrics(FILE *f, struct json_object *st)
 
 		if (m->help)
 			help = m->help;
+		if (m->labels == BY_TRIGGER) {
+			by_trigger(f, st, m, help, &last);
+			continue;
+		}
 		if (!v || !(json_object_is_type(v, json_type_int) ||
 			    json_object_is_type(v, json_type_double)))
 			continue;
@@ -566,9 +588,22 @@ static bool covered_elsewhere(const char *path)
 
 bool metrics__covers(const char *path)
 {
-	for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]); i++)
+	for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]); i++) {
+		size_t n = strlen(metrics[i].path);
+
 		if (!strcmp(metrics[i].path, path))
 			return true;
+		if (metrics[i].labels == BY_TRIGGER && !strncmp(path, metrics[i].path, n) &&
+		    path[n] == '.') {
+			for (enum flight_kind k = 0; k < FLIGHT_NR_KINDS; k++) {
+				char key[32];
+
+				trigger_key(k, key, sizeof(key));
+				if (!strcmp(path + n + 1, key))
+					return true;
+			}
+		}
+	}
 	for (size_t i = 0; i < counters_nr_rows; i++)
 		if (counters_rows[i].metric && !strcmp(counters_rows[i].path, path))
 			return true;
