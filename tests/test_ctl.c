@@ -89,6 +89,51 @@ Test(ctl_args, commands_and_global_options)
 		"a command is needed: status, attach");
 }
 
+/* path (under the source tree) read whole into buf. */
+static void read_source(const char *path, char *buf, size_t size)
+{
+	char full[512];
+	FILE *f;
+	size_t n;
+
+	snprintf(full, sizeof(full), "%s/../%s", XSPROF_TEST_SOURCE_DIR, path);
+	f = fopen(full, "re");
+	cr_assert(f, "%s not found", full);
+	n = fread(buf, 1, size - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+}
+
+/* Every command of the one table is in --help, the man page and the bash completion (its list
+ * of commands and its case for the command's own words). */
+Test(ctl_args, every_command_is_documented)
+{
+	static char man[1 << 17], comp[1 << 15], words[512];
+	struct out help = capture(
+		1, run_main, &(struct argv_call){.argv = (char *[]){"xsprofctl", "--help", NULL}});
+	const char *list, *name;
+	size_t i;
+
+	read_source("packaging/man/xsprofctl.1", man, sizeof(man));
+	read_source("packaging/completion/xsprofctl", comp, sizeof(comp));
+	list = strstr(comp, "compgen -W \"status ");
+	cr_assert(list, "the completion's list of commands is not found");
+	/* " status attach ... ui ": the words between its quotes. */
+	snprintf(words, sizeof(words), " %.*s", (int)strcspn(list + 12, "\""), list + 12);
+	strcat(words, " ");
+	for (i = 0; (name = ctl_command_name(i)); i++) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "\n  %s", name);
+		cr_expect(strstr(help.text, want), "--help lacks command %s", name);
+		snprintf(want, sizeof(want), ".B %s", name);
+		cr_expect(strstr(man, want), "xsprofctl.1 lacks command %s", name);
+		snprintf(want, sizeof(want), " %s ", name);
+		cr_expect(strstr(words, want), "the completion does not offer %s", name);
+	}
+	cr_expect_geq(i, 12);
+}
+
 Test(ctl_args, output_files_follow_the_format_table)
 {
 	/* The window keeps trees and GPU reports: no Chrome trace, no GPU timeline. */

@@ -3,6 +3,8 @@
 #ifndef XSPROF_DAEMON_CTL_CTL_INTERNAL_H
 #define XSPROF_DAEMON_CTL_CTL_INTERNAL_H
 
+#include <stddef.h>
+
 #include "output/output.h"
 
 struct json_object;
@@ -20,6 +22,8 @@ struct record_args {
 int ctl_record_parse(int argc, char **argv, struct record_args *a);
 /* A GPU report's file: .gpu.json (JSON) or .txt / .gpu.txt (text); NULL for another. */
 const char *ctl_report_format(const char *out);
+/* The i-th command of the one table of commands (xsprofctl.c); NULL past the last. */
+const char *ctl_command_name(size_t i);
 /* The status document as `xsprofctl status` prints it (status_print.c). */
 void ctl_status_print(struct json_object *j);
 

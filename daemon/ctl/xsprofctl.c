@@ -180,6 +180,11 @@ static const struct ctl_command ctl_commands[] = {
 
 #define NR_COMMANDS (sizeof(ctl_commands) / sizeof(ctl_commands[0]))
 
+const char *ctl_command_name(size_t i)
+{
+	return i < NR_COMMANDS ? ctl_commands[i].name : NULL;
+}
+
 /* "status, attach, ...": the commands' names, as the errors list them. */
 static void command_names(char *buf, size_t size)
 {
