@@ -263,7 +263,8 @@ sleep 5 # torch imported
 cpu() { read -r u s _ <"$1"; calc "round($u + $s, 2)"; }
 r_cpu=() c_xs=() c_perf=() rss=() perf_rss=()
 for ((r = 0; r < reps; r++)); do
-	/usr/bin/time -f '%U %S %M' -o "$tmp/xs.time" "$xsprofd" -f -d "$prof_secs" \
+	# -v: the own peak RSS line is in the full report only.
+	/usr/bin/time -f '%U %S %M' -o "$tmp/xs.time" "$xsprofd" -f -v -d "$prof_secs" \
 		-o "$tmp/sys.folded" 2>"$tmp/sys.log" || die "xsprofd failed: $(tail -3 "$tmp/sys.log")"
 	/usr/bin/time -f '%U %S %M' -o "$tmp/rec.time" perf record -q -g -a -F 99 \
 		-o "$tmp/perf.data" -- sleep "$prof_secs" 2>/dev/null || die "perf record failed"
@@ -274,6 +275,7 @@ for ((r = 0; r < reps; r++)); do
 	c_xs+=("$x") c_perf+=("$p")
 	r_cpu+=("$(calc "round($x / max($p, 0.001), 3)")")
 	rss+=("$(sed -nE 's/.*own peak RSS ([0-9.]+) MiB.*/\1/p' "$tmp/sys.log")")
+	[[ -n ${rss[-1]} ]] || die "no 'own peak RSS' line in xsprofd's report: $(tail -3 "$tmp/sys.log")"
 	perf_rss+=("$(calc "round(max($(cut -d' ' -f3 "$tmp/rec.time"), $(cut -d' ' -f3 "$tmp/scr.time")) / 1024, 1)")")
 done
 
@@ -320,6 +322,8 @@ check() { # NAME FIGURE DETAIL
 	local b
 	b=$(budget "$1")
 	[[ -n $b ]] || die "$budgets has no budget for $1"
+	# A figure that was not read (a log line gone) is a failure, never a 0 that passes.
+	[[ $2 =~ ^[0-9.eE+-]+$ ]] || die "$1: no figure was read ('$2'; $3)"
 	if python3 -c "import sys; sys.exit(0 if $2 <= $b else 1)"; then
 		printf '  %-20s %8s  (budget %s)  %s\n' "$1" "$2" "$b" "$3"
 	else

@@ -222,7 +222,7 @@ echo
 echo "== Peak RSS of a one-shot profile (median of $reps) =="
 rss_cmd=() rss_sys=()
 for ((r = 0; r < reps; r++)); do
-	/usr/bin/time -f '%M' -o "$tmp/cmd.rss" "$xsprofd" -f -F 499 -o "$tmp/cmd.folded" -- \
+	/usr/bin/time -f '%M' -o "$tmp/cmd.rss" "$xsprofd" -f -v -F 499 -o "$tmp/cmd.folded" -- \
 		"$py" "$train" 8 >/dev/null 2>"$tmp/cmd.log" || die "xsprofd failed: $(cat "$tmp/cmd.log")"
 	# /usr/bin/time reports the largest of xsprofd and its command: xsprofd's own is logged.
 	rss_cmd+=("$(sed -nE 's/.*own peak RSS ([0-9.]+) MiB.*/\1/p' "$tmp/cmd.log")")
