@@ -94,6 +94,13 @@ const char *flight_kind__name(enum flight_kind k)
 	return (unsigned)k < FLIGHT_NR_KINDS ? kinds[k].name : "?";
 }
 
+void flight_kind__key(enum flight_kind k, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s", flight_kind__name(k));
+	for (char *p = buf; *p; p++)
+		*p = *p == '-' ? '_' : *p;
+}
+
 /* "gpu-idle, slow-step, hang or death": the kinds a spec may name. */
 static void kind_list(char *buf, size_t size)
 {

@@ -56,6 +56,8 @@ struct flight_kind_info {
 const struct flight_kind_info *flight_kind__info(enum flight_kind k);
 /* "gpu-idle", ...; "manual" for FLIGHT_MANUAL. */
 const char *flight_kind__name(enum flight_kind k);
+/* k's name as a status key and metric member: "gpu_idle" for "gpu-idle". */
+void flight_kind__key(enum flight_kind k, char *buf, size_t size);
 
 /*
  * spec into *ret, defaults filled in. 0, or -EINVAL with why in msg (an unknown kind or key,

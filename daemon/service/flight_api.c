@@ -574,9 +574,7 @@ struct json_object *flight_api__status(struct service *s)
 			char key[32];
 
 			/* Metric-friendly keys: gpu_idle, slow_step. */
-			snprintf(key, sizeof(key), "%s", flight_kind__name(k));
-			for (char *p = key; *p; p++)
-				*p = *p == '-' ? '_' : *p;
+			flight_kind__key(k, key, sizeof(key));
 			status_doc__add_u64(w, key, st.dumps_written[k]);
 			status_doc__add_u64(x, key, st.suppressed[k]);
 		}

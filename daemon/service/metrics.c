@@ -290,14 +290,6 @@ static void sample(FILE *f, const char *name, const char *labels, double v)
 		fprintf(f, "%s %.15g\n", name, v);
 }
 
-/* "gpu-idle" as a status key: gpu_idle. */
-static void trigger_key(enum flight_kind k, char *buf, size_t size)
-{
-	snprintf(buf, size, "%s", flight_kind__name(k));
-	for (char *p = buf; *p; p++)
-		*p = *p == '-' ? '_' : *p;
-}
-
 /* A BY_TRIGGER row: its member of each kind, in the kinds' order. */
 static void by_trigger(FILE *f, struct json_object *st, const struct metric *m, const char *help,
 		       const char **last)
@@ -306,7 +298,7 @@ static void by_trigger(FILE *f, struct json_object *st, const struct metric *m, 
 		char path[96], key[32], labels[64];
 		struct json_object *v;
 
-		trigger_key(k, key, sizeof(key));
+		flight_kind__key(k, key, sizeof(key));
 		snprintf(path, sizeof(path), "%s.%s", m->path, key);
 		v = at_path(st, path);
 		if (!v || !(json_object_is_type(v, json_type_int) ||
@@ -598,7 +590,7 @@ bool metrics__covers(const char *path)
 			for (enum flight_kind k = 0; k < FLIGHT_NR_KINDS; k++) {
 				char key[32];
 
-				trigger_key(k, key, sizeof(key));
+				flight_kind__key(k, key, sizeof(key));
 				if (!strcmp(path + n + 1, key))
 					return true;
 			}
