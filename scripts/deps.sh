@@ -7,7 +7,7 @@ pkgs="
 	build-essential g++ cmake pkg-config git
 	clang clang-14 llvm libbpf-dev bpftool
 	libelf-dev zlib1g-dev libsystemd-dev libmicrohttpd-dev libjson-c-dev libcurl4-openssl-dev
-	libcriterion-dev libxml2-utils
+	libcriterion-dev libxml2-utils libsqlite3-dev libpq-dev postgresql-15
 	util-linux binutils systemtap-sdt-dev curl iproute2 openssl
 	libdw-dev libdebuginfod1 libclang-rt-14-dev
 	python3 python3.11-dev python3-torch python3-numpy golang-go linux-perf bpftrace time nodejs

@@ -39,10 +39,18 @@ int hist_store__values(struct hist_store *s, const char *project, const char *be
 		       const char *branch, enum hist_kind kind, const char *name, hist_value_fn each,
 		       void *ctx);
 
-/* The values of one figure on one commit (a prefix of 7 or more hex digits is enough). */
+/*
+ * The values of one figure on one commit (a prefix of 7 or more hex digits is enough), runs by
+ * time. -EINVAL: not 7 to 64 hex digits; -ENOENT: no run of such a commit; -ENOTUNIQ: the
+ * prefix starts more than one commit (hist_store__last_error names two).
+ */
 int hist_store__commit_values(struct hist_store *s, const char *project, const char *bench,
 			      const char *commit, enum hist_kind kind, const char *name,
 			      hist_value_fn each, void *ctx);
+
+/* The sentence about the last failure of values, commit_values, names or runs (calls with no
+ * err of their own), or "". */
+const char *hist_store__last_error(const struct hist_store *s);
 
 /* Every (kind, name) stored for (project, bench), each once. */
 typedef int (*hist_name_fn)(void *ctx, enum hist_kind kind, const char *name);
