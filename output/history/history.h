@@ -71,7 +71,8 @@ void hist_stats_opts__default(struct hist_stats_opts *o);
  * Two sets of runs of one figure compared (base before, head after). effect, ci_lo and ci_hi
  * are relative to the base's median: +0.15 is 15% higher in head. Higher is worse for every
  * kind (time, samples), so effect > 0 is a regression.
- *   DIFFERENT: the Mann-Whitney p < alpha, and |effect| >= min_effect;
+ *   DIFFERENT: the Mann-Whitney p < alpha, |effect| >= min_effect, and the interval wholly
+ *              past min_effect / 2 on the effect's side;
  *   SAME: the effect's interval lies inside (-min_effect, +min_effect);
  *   UNKNOWN: neither (more runs would tell), or fewer than min_runs a side.
  */
