@@ -65,6 +65,7 @@ xsprof_install_configured(${CMAKE_SOURCE_DIR}/systemd/xsprofd.service.in ${XSPRO
 xsprof_install_configured(${XSPROF_PACKAGING_DIR}/man/xsprofd.8 ${CMAKE_INSTALL_MANDIR}/man8 GZIP)
 xsprof_install_configured(${XSPROF_PACKAGING_DIR}/man/xsprofctl.1 ${CMAKE_INSTALL_MANDIR}/man1 GZIP)
 xsprof_install_configured(${XSPROF_PACKAGING_DIR}/man/xsprof-diff.1 ${CMAKE_INSTALL_MANDIR}/man1 GZIP)
+xsprof_install_configured(${XSPROF_PACKAGING_DIR}/man/xsprof-history.1 ${CMAKE_INSTALL_MANDIR}/man1 GZIP)
 
 # xsprof/scope.h for programs to name their phases (header only), and its pkg-config file.
 install(FILES ${CMAKE_SOURCE_DIR}/cupti_inject/include/xsprof/scope.h
@@ -73,7 +74,7 @@ xsprof_install_configured(${XSPROF_PACKAGING_DIR}/xsprof.pc.in ${CMAKE_INSTALL_L
 	NAME xsprof.pc)
 
 install(FILES ${XSPROF_PACKAGING_DIR}/completion/xsprofctl ${XSPROF_PACKAGING_DIR}/completion/xsprofd
-	${XSPROF_PACKAGING_DIR}/completion/xsprof-diff
+	${XSPROF_PACKAGING_DIR}/completion/xsprof-diff ${XSPROF_PACKAGING_DIR}/completion/xsprof-history
 	DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
 # Not under LIBDIR: sysusers.d has no multiarch variant.
 install(FILES ${XSPROF_PACKAGING_DIR}/sysusers.d/xsprof.conf DESTINATION lib/sysusers.d)

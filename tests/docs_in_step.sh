@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # The docs say what the binaries do: every long flag that `xsprofd --help` and
-# `xsprofctl --help` and `xsprof-diff --help` list is in the man page and the bash completion of that program.
+# `xsprofctl --help`, `xsprof-diff --help` and `xsprof-history --help` list is in the man page and the bash completion of that program.
 # Usage: tests/docs_in_step.sh BUILD_DIR (ctest runs it as docs_in_step)
 set -eu
 build=$1
@@ -32,6 +32,7 @@ check() { # PROGRAM MANPAGE COMPLETION
 check daemon/xsprofd "$src/packaging/man/xsprofd.8" "$src/packaging/completion/xsprofd"
 check daemon/ctl/xsprofctl "$src/packaging/man/xsprofctl.1" "$src/packaging/completion/xsprofctl"
 check output/xsprof-diff "$src/packaging/man/xsprof-diff.1" "$src/packaging/completion/xsprof-diff"
+check output/xsprof-history "$src/packaging/man/xsprof-history.1" "$src/packaging/completion/xsprof-history"
 # Every output format of the table (output/output.c, xsprofd --list-formats) is in the man
 # page with its file extensions, in the API's and the CLI's docs.
 formats=$("$build/daemon/xsprofd" --list-formats)
@@ -80,7 +81,7 @@ if [ -s "$build/docs_triggers.out" ]; then
 fi
 echo "checked $(printf '%s\n' "$triggers" | wc -l) trigger kinds"
 # Every program answers --version with the project's version.
-for prog in daemon/xsprofd daemon/ctl/xsprofctl output/xsprof-diff; do
+for prog in daemon/xsprofd daemon/ctl/xsprofctl output/xsprof-diff output/xsprof-history; do
 	v=$("$build/$prog" --version 2>&1) || { echo "FAIL $prog --version failed: $v"; failures=$((failures + 1)); continue; }
 	case $v in
 	*[0-9].[0-9]*) ;;
