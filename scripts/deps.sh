@@ -11,7 +11,7 @@ pkgs="
 	util-linux binutils systemtap-sdt-dev curl iproute2 openssl
 	libdw-dev libdebuginfod1 libclang-rt-14-dev
 	python3 python3.11-dev python3-torch python3-numpy golang-go linux-perf bpftrace time nodejs
-	chromium python3-websocket protobuf-compiler python3-protobuf valgrind openjdk-17-jdk-headless
+	chromium python3-websocket protobuf-compiler python3-protobuf python3-markdown valgrind openjdk-17-jdk-headless
 	systemd dbus adduser groff-base dpkg-dev prometheus
 	qemu-system-x86 busybox-static cpio
 "

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs CMD beside a PostgreSQL server of its own: a new cluster in a temporary folder that
 # listens only on a unix socket there, its URL in XSPROF_TEST_PG_URL. The server is stopped and
-# the folder removed however CMD ends; every wait has a deadline (CMD's: 240 s). initdb refuses
-# root, so as root the cluster belongs to the user postgres (or nobody). CMD's status is the
-# script's; a server that does not start fails it (never a skip).
+# the folder removed however CMD ends; every wait has a deadline (CMD's: $XSPROF_PG_CMD_TIMEOUT
+# seconds, default 240). initdb refuses root, so as root the cluster belongs to the user
+# postgres (or nobody). CMD's status is the script's; a server that does not start fails it
+# (never a skip).
 #
 # Usage: tests/output/history/with_postgres.sh CMD [ARG...]   (ctest: test_history_store_pg)
 set -uo pipefail
@@ -62,5 +63,5 @@ fi
 unset PGHOST PGPORT PGUSER PGDATABASE PGSERVICE PGPASSWORD PGOPTIONS
 export XSPROF_TEST_PG_URL="postgresql://xsprof@/postgres?host=$dir&port=5432"
 # Within ctest's 300 s, so that the trap still stops the server.
-timeout 240 "$@"
+timeout "${XSPROF_PG_CMD_TIMEOUT:-240}" "$@"
 exit $?
