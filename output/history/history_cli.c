@@ -91,6 +91,16 @@ static const char *store_error(const struct hist_cli *cli, int r)
 	return e && *e ? e : strerror(-r);
 }
 
+/* err: a commit named wrong is about the commit, not the figure being read. */
+static void say_store(const struct hist_cli *cli, int r, enum hist_kind kind, const char *name,
+		      char *err, size_t errlen)
+{
+	if (r == -ENOENT || r == -ENOTUNIQ || r == -EINVAL)
+		snprintf(err, errlen, "%s", store_error(cli, r));
+	else
+		say_store(cli, r, kind, name, err, errlen);
+}
+
 int hist_cli__values(struct hist_cli *cli, enum hist_kind kind, const char *name,
 		     const char *const *commits, size_t ncommits, struct hist_values *out,
 		     char *err, size_t errlen)
@@ -106,8 +116,7 @@ int hist_cli__values(struct hist_cli *cli, enum hist_kind kind, const char *name
 			*out = own;
 		} else {
 			hist_values__free(&own);
-			snprintf(err, errlen, "reading %s:%s from the store: %s",
-				 hist_kind__name(kind), name, store_error(cli, r));
+			say_store(cli, r, kind, name, err, errlen);
 		}
 		return r;
 	}
@@ -124,8 +133,7 @@ int hist_cli__values(struct hist_cli *cli, enum hist_kind kind, const char *name
 		r = push(out, frame.v[i].run, frame.v[i].commit, v);
 	}
 	if (r)
-		snprintf(err, errlen, "reading %s:%s from the store: %s", hist_kind__name(kind),
-			 name, store_error(cli, r));
+		say_store(cli, r, kind, name, err, errlen);
 	hist_values__free(&own);
 	hist_values__free(&frame);
 	return r;
