@@ -16,8 +16,6 @@ static int gpu_finish(struct xsprofd_opts *o)
 	if (o->nr_command && !o->foreground)
 		return opts__bad("--", o->command[0],
 				 "running a command needs --foreground (one-shot mode)");
-	if (o->stats_path && !o->foreground)
-		return opts__bad("--stats", o->stats_path, "only with --foreground");
 	if (o->launch_output && !o->foreground)
 		return opts__bad("--launches-output", o->launch_output, "only with --foreground");
 	if (o->correlate_check && (!o->foreground || o->no_cuda))

@@ -9,7 +9,6 @@
 #include <json-c/json.h>
 
 #include "bpf/xsprof_events.h"
-#include "daemon/base/atomic_file.h"
 #include "daemon/base/command.h"
 #include "daemon/base/job_filter.h"
 #include "daemon/cuda/cuda_probes.h"
@@ -22,6 +21,7 @@
 #include "daemon/probes/sampler.h"
 #include "daemon/session/ceiling.h"
 #include "daemon/session/counters.h"
+#include "daemon/session/counters_report.h"
 #include "daemon/session/gpu_waits.h"
 #include "daemon/session/group_by.h"
 #include "daemon/session/job_keep.h"
@@ -546,41 +546,11 @@ static void counters_snapshot(struct recording *recording, struct symbolizer *sy
 	ret->has[COUNTERS_OFFCPU] = !recording__offcpu_stats(recording, &ret->offcpu);
 }
 
-static int write_stats(FILE *f, void *ctx)
-{
-	fprintf(f, "%s\n",
-		json_object_to_json_string_ext(ctx, JSON_C_TO_STRING_PRETTY |
-							    JSON_C_TO_STRING_NOSLASHESCAPE));
-	return ferror(f) ? -EIO : 0;
-}
-
 int oneshot_report__counters(struct recording *recording, const struct xsprofd_opts *o,
 			     struct symbolizer *sym)
 {
-	struct json_object *doc = json_object_new_object();
 	struct counters_snapshot c;
-	char *buf = NULL, *line, *save = NULL;
-	size_t len = 0;
-	FILE *f;
-	int err = 0;
 
-	if (!doc)
-		return -ENOMEM;
 	counters_snapshot(recording, sym, &c);
-	counters__json(&c, doc);
-	if (o->verbose && (f = open_memstream(&buf, &len))) {
-		counters__print_lines(f, doc, NULL);
-		if (!fclose(f))
-			for (line = strtok_r(buf, "\n", &save); line;
-			     line = strtok_r(NULL, "\n", &save))
-				log_debug("%s", line);
-		free(buf);
-	}
-	if (o->stats_path) {
-		err = atomic_file__write(o->stats_path, write_stats, doc);
-		if (err)
-			log_err("--stats %s: %s", o->stats_path, strerror(-err));
-	}
-	json_object_put(doc);
-	return err;
+	return counters_report__end(&c, o->stats_path, o->verbose);
 }

@@ -280,6 +280,8 @@ bool permissions__still_owns(uid_t uid, pid_t pid, uint64_t start);
 /* status.c: GET /v1/status, and the sd_notify status line (its rows: status_doc.h). */
 struct json_object *status__json(struct service *s);
 void status__notify(struct service *s);
+/* --stats FILE and the -v counters' lines as the service stops. */
+int status__end_report(struct service *s);
 
 /* metrics.c: GET /metrics. */
 enum MHD_Result metrics__api(struct service *s, struct MHD_Connection *c);

@@ -679,6 +679,9 @@ int service__run(struct xsprofd_opts *opts, int argc, char **argv)
 	status = err < 0 ? 1 : 0;
 	if (err < 0)
 		log_err("event loop failed: %s", strerror(-err));
+	/* What it counted, before the recording goes: the end-of-run report. */
+	if (status__end_report(s) && !status)
+		status = 1;
 out:
 	teardown(s, ledger_pinned ? ledger_pin : NULL);
 	if (status == 0)

@@ -27,6 +27,7 @@
 #include "daemon/service/status_doc.h"
 #include "daemon/session/ceiling.h"
 #include "daemon/session/counters.h"
+#include "daemon/session/counters_report.h"
 #include "daemon/session/lasting.h"
 #include "daemon/session/report_window.h"
 #include "daemon/session/window.h"
@@ -535,6 +536,15 @@ struct json_object *status__json(struct service *s)
 	if (s->flight)
 		json_object_object_add(j, "flight", flight_api__status(s));
 	return j;
+}
+
+/* The service's end-of-run report, as it stops: --stats FILE and, with -v, the counters' lines. */
+int status__end_report(struct service *s)
+{
+	struct counters_snapshot c;
+
+	status__snapshot(s, &c);
+	return counters_report__end(&c, s->opts->stats_path, s->opts->verbose);
 }
 
 void status__notify(struct service *s)
