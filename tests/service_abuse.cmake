@@ -49,3 +49,11 @@ set_tests_properties(service_stopped PROPERTIES TIMEOUT 180)
 # dump fetched, retention, ownership, no stall while writing, a full disk.
 add_test(NAME service_flight COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/service/flight.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(service_flight PROPERTIES TIMEOUT 600)
+
+# One run, four renderings of its counters (tests/service/counters_agree.sh): the status,
+# /metrics, `xsprofctl status` and the end-of-run report (--stats FILE and -v) agree on every
+# row of the table of counters. Needs root and BTF.
+add_executable(xs_counters_rows xs_counters_rows.c)
+target_link_libraries(xs_counters_rows PRIVATE xsprof_counters)
+add_test(NAME service_counters_agree COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/service/counters_agree.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(service_counters_agree PROPERTIES TIMEOUT 180)
