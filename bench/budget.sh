@@ -78,7 +78,7 @@ fpdeep=$build/tests/xs_fpdeep
 split=$build/tests/xs_split
 pingpong=$build/tests/xs_pingpong
 cudabench=$build/tests/xs_cuda_bench
-train=$here/../tests/python/torch_train.py
+train=$here/../tests/daemon/python/torch_train.py
 
 [[ $EUID -eq 0 ]] || die "needs root (BPF, kernel.bpf_stats_enabled)"
 [[ -r $budgets ]] || die "$budgets: no budgets file"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * xs_cupti_lib_bench: what libxsprof_cupti.so costs per GPU record on CUPTI's thread (decode,
- * encode, queue, send), fed by the stand-in libcupti (tests/cupti_fixtures/fake_cupti.c) as
+ * encode, queue, send), fed by the stand-in libcupti (tests/cupti_inject/fixtures/fake_cupti.c) as
  * CUPTI would feed it: buffers of BUFFER kernel records, each with one of 64 PyTorch-sized
  * mangled names, handed over at RATE records a second, for bench/cupti_lib.sh.
  *

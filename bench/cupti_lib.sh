@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # The injection library's own costs and the service's intake, with the stand-in libcupti
-# (tests/cupti_fixtures/fake_cupti.c; no GPU):
+# (tests/cupti_inject/fixtures/fake_cupti.c; no GPU):
 #   lib_ns_per_record   CPU per kernel record on CUPTI's thread (libxsprof_cupti.so's decode,
 #                       encode, queue and send), at RATE records a second into the service
 #                       (xs_cupti_lib_bench: buffers of 1000 records with PyTorch-sized names)

@@ -32,7 +32,7 @@ xsprofd=$build/daemon/xsprofd
 split=$build/tests/xs_split
 nofp=$build/tests/xs_nofp
 fpdeep=$build/tests/xs_fpdeep
-train=$here/../tests/python/torch_train.py
+train=$here/../tests/daemon/python/torch_train.py
 
 die() {
 	echo "$prog: $*" >&2

@@ -32,7 +32,7 @@
 /* One-shot default: off 100 Hz so sampling does not run in lockstep with timer ticks. */
 #define XSPROFD_ONESHOT_FREQ 99
 /* Wall mode's default: its on-CPU part is sampled, its off-CPU part exact; at 999 Hz a part
- * computing 20% of a 3 s thread is within a point of its share (tests/test_offcpu.c). */
+ * computing 20% of a 3 s thread is within a point of its share (tests/bpf/test_offcpu.c). */
 #define XSPROFD_WALL_FREQ 999
 /*
  * Always-on default: 19 Hz per CPU costs ~30 us of CPU per second per CPU (0.003%) at our

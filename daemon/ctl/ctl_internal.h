@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* xsprofctl's parts below its commands that the tests reach too (tests/test_ctl.c). */
+/* xsprofctl's parts below its commands that the tests reach too (tests/daemon/ctl/test_ctl.c). */
 #ifndef XSPROF_DAEMON_CTL_CTL_INTERNAL_H
 #define XSPROF_DAEMON_CTL_CTL_INTERNAL_H
 

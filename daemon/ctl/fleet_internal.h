@@ -2,7 +2,7 @@
 /*
  * xsprofctl fleet's insides, shared by its parts: fleet.c asks the hosts and merges their
  * profiles, calling fleet_args.c (options), fleet_gpu.c and fleet_job.c (reports); all of them
- * call fleet_hosts.c. The tests reach these too (tests/test_ctl_fleet.c).
+ * call fleet_hosts.c. The tests reach these too (tests/daemon/ctl/test_ctl_fleet.c).
  */
 #ifndef XSPROF_DAEMON_CTL_FLEET_INTERNAL_H
 #define XSPROF_DAEMON_CTL_FLEET_INTERNAL_H

@@ -4,7 +4,7 @@
  * A recording's counters are written from the table of daemon/session/counters.c; one table here
  * maps each other number of status__json to a metric, so the two never disagree: counters end
  * in _total, sizes are bytes and times seconds, a family's members differ by labels. Every
- * number of the status has a metric (metrics__covers; tests/test_metrics_cover.c).
+ * number of the status has a metric (metrics__covers; tests/daemon/service/test_metrics_cover.c).
  */
 #include <stdbool.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tests/cupti_wire_build.h"
+#include "tests/lib/cupti_wire_build.h"
 
 static uint8_t buf[8 * XSPROF_WIRE_RECORD_MAX];
 

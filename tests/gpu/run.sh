@@ -19,7 +19,7 @@
 #            kernels and full; the service also probing its launches (--cuda-lib: launch
 #            stacks) at kernels and full. Interleaved, ROUNDS rounds, the service's CPU too
 #   features the service's flight recorder (a slow-step trigger on a step made slow on
-#            purpose), its OTLP export to the suite's receiver (tests/export_receiver.py) and
+#            purpose), its OTLP export to the suite's receiver (tests/lib/export_receiver.py) and
 #            --max-cpu, on one job
 #   loader   a DataLoader with two workers feeding the GPU (loader.py), host-bound
 #   nccl     two ranks over NCCL (nccl_pair.py): one GPU each, or both on GPU 0 where there

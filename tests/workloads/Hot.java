@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// tests/unwind_java.sh: a hot call chain main -> alpha -> beta -> gamma that the JIT compiles,
+// tests/daemon/unwind/unwind_java.sh: a hot call chain main -> alpha -> beta -> gamma that the JIT compiles,
 // run for argv[0] seconds.
 public class Hot {
     static long gamma(long x, int n) {

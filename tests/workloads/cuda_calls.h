@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A CUDA program's known call tree: every entry point xsprof probes is called a known number
- * of times from known functions (counts in tests/test_cuda_probes.c), through the real
+ * of times from known functions (counts in tests/daemon/cuda/test_cuda_probes.c), through the real
  * libcudart.so.13 and a fake driver library (libcuda_xsfake.so; there is no libcuda here).
  * Every call passes the stream handle XS_STREAM(api), so a test can check that the probes read
  * each API's stream argument from the right place. Without a GPU every call fails at once:

@@ -6,7 +6,7 @@
  * device 1 and allocates twice; a thread sets device 2 and allocates three times; another
  * thread, which sets none, allocates once (device 0: the device is the thread's own). The GPU
  * report's memory section must read 2 failed on device 0, 2 on device 1, 3 on device 2
- * (tests/test_gpu_waits.c).
+ * (tests/daemon/session/test_gpu_waits.c).
  */
 #include <cuda_runtime_api.h>
 #include <pthread.h>

@@ -13,7 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "tests/cupti_wire_build.h"
+#include "tests/lib/cupti_wire_build.h"
 
 struct xs_fake_kernel {
 	const char *name;

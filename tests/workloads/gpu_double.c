@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "tests/cupti_wire_build.h"
+#include "tests/lib/cupti_wire_build.h"
 #include "tests/workloads/fake_cupti.h"
 #include "tests/workloads/fake_gpu_send.h"
 #include "tests/workloads/gpu_double.h"

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tests/cupti_wire_build.h"
+#include "tests/lib/cupti_wire_build.h"
 #include "tests/workloads/fake_cuda.h"
 
 #define NOINLINE __attribute__((noinline))

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// JIT code for tests/test_unwind_jit.c: a hot recursive function (V8 compiles it and does not
+// JIT code for tests/daemon/unwind/test_unwind_jit.c: a hot recursive function (V8 compiles it and does not
 // inline it into itself), called through JIT-compiled callers (a recursion, a method chain) and
 // a V8 builtin between them (Array.prototype.map), for SECS seconds.
 // node --perf-basic-prof jit_hot.js SECS

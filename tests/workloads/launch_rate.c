@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * xs_launch_rate: CUDA launches at a set rate, for --max-cpu (tests/max_cpu.sh,
+ * xs_launch_rate: CUDA launches at a set rate, for --max-cpu (tests/daemon/session/max_cpu.sh,
  * bench/max_cpu.sh). cuLaunchKernel of the fake driver (probed like libcuda's) from two call
  * sites, xs_launch_many three times for each xs_launch_few, paced a millisecond at a time.
  * Prints the launches each site made: the exact counts a profile is compared with.

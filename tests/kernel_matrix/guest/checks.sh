@@ -71,7 +71,7 @@ c_cpu() {
 	verdict cpu $w/cpu.log $chk cpu $w/cpu.folded "$(took)"
 }
 
-# python: Python frames of tests/python/nested.py (tests/python/run.sh nested, check.py).
+# python: Python frames of tests/daemon/python/nested.py (tests/daemon/python/run.sh nested, check.py).
 c_python() {
 	start
 	xs python -f -F 299 -o $w/py.folded -- $py /km/python/nested.py 5
@@ -133,7 +133,7 @@ c_usdt() {
 	verdict usdt $w/usdt.log $chk usdt $w/usdt.folded $w/usdt.out "$(took)"
 }
 
-# scopes and nvtx: phases grouped by range (tests/nvtx.sh): xsprof/scope.h's USDT scopes in
+# scopes and nvtx: phases grouped by range (tests/daemon/oneshot/nvtx.sh): xsprof/scope.h's USDT scopes in
 # xs_scope_phases; NVTX ranges through libxsprof_cupti.so's NVTX injection in xs_nvtx_phases,
 # the fake CUPTI's kernels joined under the range they were launched in.
 c_phases() { # CHECK WORKLOAD
@@ -151,7 +151,7 @@ c_phases() { # CHECK WORKLOAD
 	verdict $c $w/$c.log $chk phases $w/$c.folded $w/$c.out $w/$c.log $c "$(took)"
 }
 
-# service: xsprofd as the service (not --foreground), as tests/service/private_daemon.sh starts
+# service: xsprofd as the service (not --foreground), as tests/daemon/service/private_daemon.sh starts
 # it, answering xsprofctl record with samples of a running workload.
 c_service() {
 	local sock=$w/api.sock d i wpid

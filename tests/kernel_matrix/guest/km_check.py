@@ -4,11 +4,11 @@
 where TCG's slowness makes them noisy). Each command prints its findings, the last line being
 the one-line detail; exit status 0 when the check passes.
 
-km_check.py cpu FOLDED TOOK            xs_nofp's chains (tests/test_unwind_bpf.c)
-km_check.py blocked FOLDED MODE TOOK   xs_napwait's blocking functions (tests/test_offcpu_frames.c)
-km_check.py cuda FOLDED LOG TOOK       xs_cuda's calls, exactly (tests/test_cuda_probes.c)
-km_check.py usdt FOLDED OUT TOOK       xs_usdt's USDT firings (tests/test_cuda_probes.c)
-km_check.py phases FOLDED OUT LOG scopes|nvtx TOOK   ranges and their shares (tests/nvtx.sh)
+km_check.py cpu FOLDED TOOK            xs_nofp's chains (tests/daemon/unwind/test_unwind_bpf.c)
+km_check.py blocked FOLDED MODE TOOK   xs_napwait's blocking functions (tests/bpf/test_offcpu_frames.c)
+km_check.py cuda FOLDED LOG TOOK       xs_cuda's calls, exactly (tests/daemon/cuda/test_cuda_probes.c)
+km_check.py usdt FOLDED OUT TOOK       xs_usdt's USDT firings (tests/daemon/cuda/test_cuda_probes.c)
+km_check.py phases FOLDED OUT LOG scopes|nvtx TOOK   ranges and their shares (tests/daemon/oneshot/nvtx.sh)
 km_check.py service FOLDED LOG TOOK       xs_split's samples in a service recording
 """
 import re
@@ -102,7 +102,7 @@ def blocked(folded, mode, took):
                 + (f"; compute {compute}" if mode == "wall" else "") + f", {took}")
 
 
-# tests/test_cuda_probes.c's tables: (comm, anchor, path after the anchor, api, count).
+# tests/daemon/cuda/test_cuda_probes.c's tables: (comm, anchor, path after the anchor, api, count).
 def _main(path, api, n):
     return ("xs_cuda", "main", "xs_cuda_main_calls;" + path, api, n)
 

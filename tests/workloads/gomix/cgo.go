@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //go:build xscgo
 
-// Built with -tags xscgo as xs_gomix_cgo (tests/unwind_go.sh): the same program linked with
+// Built with -tags xscgo as xs_gomix_cgo (tests/daemon/unwind/unwind_go.sh): the same program linked with
 // cgo, as most Go services built where a C compiler is are. Its C code (runtime/cgo's, this
 // file's) has .eh_frame; its Go code has none, only .gopclntab.
 package main

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Go stacks frame pointers get wrong (tests/unwind_go.sh): mixA, a leaf without a frame of its
+// Go stacks frame pointers get wrong (tests/daemon/unwind/unwind_go.sh): mixA, a leaf without a frame of its
 // own, whose caller callerA a frame-pointer walk skips; crypto/sha256's block, assembly that
 // uses rbp as a plain register, where a frame-pointer walk ends. Runs for argv[1] seconds.
 package main

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The web view in a real browser: a private xsprofd with a workload attached (xs_split: 70% in
+# xs_work_alpha, 30% in xs_work_beta), `xsprofctl ui` serving it on a loopback port, and
+# Debian's headless Chromium driven over the DevTools protocol (ui_browser.py): the flamegraph
+# shows the hottest function, search highlights it, a range brushed on the strip changes the
+# counts, two ranges compare, the GPU timeline shows the test double's kernels with their
+# launching stack, a flight recorder's dump made before (its note in HTML, shown as text) is
+# listed and opened on its timeline, and nothing is requested outside the host. Also the TCP
+# listener: the page without the token, the data only with it. Screenshots are kept in
+# BUILD_DIR/tests/ui-artefacts. Every check prints "ok" or "FAIL"; any FAIL makes the exit
+# status 1. Needs root, BPF, chromium and python3-websocket (scripts/deps.sh installs them).
+#
+# Usage: tests/daemon/service/ui.sh BUILD_DIR     (ctest runs it as the test service_ui)
+set -euo pipefail
+
+[[ $# -eq 1 ]] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
+build=$(cd "$1" && pwd)
+name=service_ui
+split=$build/tests/xs_split
+gpu=$build/tests/xs_usdt_gpu
+fakelib=$build/tests/libxsprof_cupti_fake.so
+. "$(dirname "$0")/private_daemon.sh"
+need "$split" "$gpu" "$fakelib" /usr/bin/chromium
+$py -c 'import websocket' 2>/dev/null ||
+	{ echo "FAIL needs python3-websocket (apt-get install python3-websocket)"; exit 1; }
+on_failure() { echo "--- xsprofctl ui's stderr"; cat "$dir/ui.err" 2>/dev/null; }
+artefacts=$build/tests/ui-artefacts
+rm -rf "$artefacts"
+mkdir -p "$artefacts"
+
+step "xsprofd with a TCP listener, a workload attached, xsprofctl ui"
+port=$($py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+$py -c 'import secrets; print(secrets.token_hex(16))' >"$dir/token"
+chmod 600 "$dir/token"
+start_daemon --cuda-lib "$fakelib" --listen "127.0.0.1:$port" --token-file "$dir/token"
+"$split" 700 300 600 1 >/dev/null &
+pids+=($!)
+ctl -q attach $! >/dev/null && pass "xs_split attached" || fail "attach xs_split failed"
+"$ctl" -s "$sock" ui --port 0 >"$dir/ui.out" 2>"$dir/ui.err" &
+pids+=($!)
+url=
+for _ in $(seq 300); do # 30 s
+	url=$(grep -m1 '^http://' "$dir/ui.out" || true)
+	[[ -n $url ]] && break
+	sleep 0.1
+done
+[[ -n $url ]] && pass "xsprofctl ui serves $url" || { fail "xsprofctl ui printed no address"; exit 1; }
+
+step "the page on the TCP listener: the files without the token, the data only with it"
+tcp=http://127.0.0.1:$port
+code=$(curl -s -m 30 -o "$dir/page" -w '%{http_code}' "$tcp/ui/" || true)
+[[ $code == 200 ]] && grep -q '<script src="app.js">' "$dir/page" &&
+	pass "GET /ui/ without a token: the page" || fail "GET /ui/: HTTP $code"
+code=$(curl -s -m 30 -o /dev/null -w '%{http_code}' "$tcp/v1/timeline" || true)
+[[ $code == 401 ]] && pass "GET /v1/timeline without the token: 401" || fail "/v1/timeline without the token: HTTP $code"
+code=$(curl -s -m 30 -o "$dir/tl" -w '%{http_code}' -H "Authorization: Bearer $(cat "$dir/token")" \
+	"$tcp/v1/timeline" || true)
+[[ $code == 200 ]] && $py -c "import json; j=json.load(open('$dir/tl')); assert j['now_ms'] > 0" &&
+	pass "with the token: the timeline" || fail "/v1/timeline with the token: HTTP $code"
+size=$(curl -s -m 30 "$tcp/ui/" "$tcp/ui/app.js" "$tcp/ui/app.css" | wc -c)
+pass "the page weighs $((size / 1024)) KiB (HTML, script and style; nothing else is loaded)"
+
+step "a dump of the flight recorder after GPU work, for the page's Dumps"
+# The double's 12 kernels, then a dump of the last 20 s while it still runs (its stacks named).
+"$gpu" 60000 >/dev/null &
+gpid=$!
+pids+=($gpid)
+kernels=0
+for _ in $(seq 300); do # 60 s
+	kernels=$(status_get "j['gpu']['kernels']" 2>/dev/null || echo 0)
+	((kernels >= 12)) && break
+	sleep 0.2
+done
+((kernels >= 12)) && pass "the daemon has the double's kernels ($kernels)" ||
+	fail "the daemon has $kernels of the double's 12 kernels after 60 s"
+# The note is the user's text: the page must show it as text, never as HTML.
+note='<b id="xs-note">bold</b> & "quoted"'
+if out=$("$ctl" --timeout 90 -s "$sock" dump --before 20 --note "$note" 2>"$dir/dump.err"); then
+	dump=$(basename "$out")
+	pass "xsprofctl dump --before 20: $dump"
+else
+	dump=
+	fail "xsprofctl dump: $(cat "$dir/dump.err")"
+fi
+kill "$gpid" 2>/dev/null || true
+wait "$gpid" 2>/dev/null || true
+code=$(curl -s -m 30 -o "$dir/dump-tl" -w '%{http_code}' -H "Authorization: Bearer $(cat "$dir/token")" \
+	"$tcp/v1/dumps/$dump/timeline.json" || true)
+n=$($py -c "import json; j=json.load(open('$dir/dump-tl')); print(len(j['work']))" 2>/dev/null || echo -)
+[[ -n $dump && $code == 200 && $n == 12 ]] && pass "its timeline.json holds the double's 12 kernels" ||
+	fail "dump $dump's timeline.json: HTTP $code, $n kernels (want 12)"
+
+step "the browser, through xsprofctl ui"
+# While the page records: the GPU double's kernels, and NVTX ranges from xs_nvtx_phases with
+# the injection library as its NVTX injection.
+# (The double stays alive past the recording's end, so its stacks are named while it runs.)
+gpu_cmd="\"$gpu\" 9000 & NVTX_INJECTION64_PATH=\"$build/cupti_inject/libxsprof_cupti.so\" \"$build/tests/xs_nvtx_phases\" 1 >/dev/null; wait"
+# The dump made above: the page must list it and open it (XSPROF_UI_DUMP, its note).
+XSPROF_UI_DUMP=$dump XSPROF_UI_DUMP_NOTE=$note XSPROF_CUPTI_SOCKET=$cupti timeout 400 \
+	$py "$(dirname "$0")/ui_browser.py" "$url" "$artefacts" bash -c "$gpu_cmd" >"$dir/browser.out" 2>&1 || true
+cat "$dir/browser.out"
+n=$(grep -c '^FAIL' "$dir/browser.out" || true)
+failures=$((failures + n))
+grep -q '^browser: every step ran' "$dir/browser.out" || fail "the browser checks stopped early"
