@@ -32,8 +32,8 @@ bool cuda_api__frees(unsigned int api);
 /* Whether xsprof:launch reports calls of this API (its entry uprobe is then redundant). */
 bool cuda_api__usdt_covers(unsigned int api);
 /* The launch APIs libxsprof_cupti fires xsprof:launch for, by CUPTI callback id (numbers of
- * cupti_runtime_cbid.h and cupti_driver_cbid.h; tests/daemon/cuda/test_cupti_ids.c asks the real libcupti
- * for each one's name). */
+ * cupti_runtime_cbid.h and cupti_driver_cbid.h; tests/daemon/cuda/test_cupti_ids.c asks the real
+ * libcupti for each one's name). */
 struct cupti_api {
 	uint16_t domain, cbid; /* CUPTI_CB_DOMAIN_DRIVER_API 1, _RUNTIME_API 2 */
 	const char *name;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * xs_gpu_bound MODE N: a training loop whose GPU is held back in a known way, for the GPU
- * report (tests/output/gpu_report/gpu_report.sh), on the GPU double (gpu_double.h): the kernels and copies "the
- * GPU ran" are sent at times chosen from the program's own launch times, so the truth is
- * exact. Modes, N steps each:
+ * report (tests/output/gpu_report/gpu_report.sh), on the GPU double (gpu_double.h): the kernels
+ * and copies "the GPU ran" are sent at times chosen from the program's own launch times, so
+ * the truth is exact. Modes, N steps each:
  *   input    xs_train_step launches 4 kernels of 2 ms, then xs_make_batch computes the next
  *            batch for 25 ms of CPU: the GPU idles while the host is busy elsewhere (each in
  *            an xsprof scope, "step" and "data": the idle time is in "data", the GPU's in

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * xs_gpu_job MODE STEPS: a 4-rank training job on one host, for the job report
- * (tests/output/job/job_report.sh), on the GPU double (gpu_double.h). The launcher starts 4 ranks (itself
- * again, with RANK, LOCAL_RANK, WORLD_SIZE and TORCHELASTIC_RUN_ID in their environment, as
+ * (tests/output/job/job_report.sh), on the GPU double (gpu_double.h). The launcher starts 4 ranks
+ * (itself again, with RANK, LOCAL_RANK, WORLD_SIZE and TORCHELASTIC_RUN_ID in their environment, as
  * torchrun does) sharing a barrier (PTHREAD_PROCESS_SHARED, in a memfd they inherit). Each
  * step (an xsprof scope "step") a rank waits until its GPU has 10 ms of work left, launches 4
  * compute kernels of 5 ms (xs_forward) and an NCCL all-reduce (xs_all_reduce) whose kernel

@@ -358,7 +358,8 @@ struct addrs {
 	size_t n;
 };
 
-/* Records are nodes of 32 KiB slabs (gpu_records.c's SLAB_BYTES, aligned to it): the slab of each. */
+/* Records are nodes of 32 KiB slabs (gpu_records.c's SLAB_BYTES, aligned to it): the slab of
+ * each. */
 #define STORE_SLAB 32768u
 
 static int addr_fn(void *ctx, const struct gpu_activity *a)

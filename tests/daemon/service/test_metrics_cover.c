@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Every number of a real status document (GET /v1/status) has a metric in GET /metrics: the
- * document in $XSPROF_STATUS_JSON (tests/daemon/service/metrics.sh saves the running daemon's), else
- * tests/fixtures/status_service.json (one a daemon with --max-cpu and the flight recorder sent).
+ * document in $XSPROF_STATUS_JSON (tests/daemon/service/metrics.sh saves the running daemon's),
+ * else tests/fixtures/status_service.json (one a daemon with --max-cpu and the flight recorder
+ * sent).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>

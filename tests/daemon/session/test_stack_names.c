@@ -4,7 +4,8 @@
  * writers that look stacks up by id. A CPU stack's frames outermost first (user, then kernel
  * with "_[k]"); launch stacks as STACK_NAMES_LAUNCH | index; the process's name, from its
  * launches when it has them; -ENOENT for an id that names nothing; names that stay valid once
- * the symbolizer and the stores are gone. Frames are named from a fake /proc (tests/lib/fake_proc.h).
+ * the symbolizer and the stores are gone. Frames are named from a fake /proc
+ * (tests/lib/fake_proc.h).
  */
 #include <criterion/criterion.h>
 #include <errno.h>

@@ -411,8 +411,8 @@ Test(gpu_report, unsampled_gaps_spread)
 	json_object_put(j);
 }
 
-/* The clock's bounds (output/gpu_report/gpu_clock.h): from mixed()'s joins every piece of work starts at
- * least 10 us after its launch, and a device-wide synchronize at 8015 us returns 10 us after
+/* The clock's bounds (output/gpu_report/gpu_clock.h): from mixed()'s joins every piece of work
+ * starts at least 10 us after its launch, and a device-wide synchronize at 8015 us returns 10 us after
  * the last work its thread launched before it (K2, ending at 8010) ended: the GPU times lie
  * within -10..+10 us. Shifted 30 us either way, one bound breaks and clock_skew says which. */
 static struct json_object *clock_report(struct profile_data *pd, int64_t shift_us)
