@@ -5,7 +5,7 @@
  * the probe's walk needs the unwind tables, and each chain a new one: frame k is one of two
  * functions, chosen by bit k % 16 of the call's number, so consecutive calls differ within the
  * few frames nearest the launch and the probe can never reuse the stack it walked before.
- * Built with -fomit-frame-pointer -fno-optimize-sibling-calls (tests/cuda.cmake).
+ * Built with -fomit-frame-pointer -fno-optimize-sibling-calls (tests/daemon/cuda/tests.cmake).
  */
 #include <stdint.h>
 

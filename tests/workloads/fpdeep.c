@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * xs_fpdeep SECONDS: one thread 64 frames deep in a recursion, spinning in the leaf, built with
- * frame pointers (tests/unwind.cmake) so that a frame-pointer walk and a table walk find the
- * same whole stack: bench/unwind.sh compares what each costs per sample.
+ * frame pointers (tests/daemon/unwind/tests.cmake) so that a frame-pointer walk and a table walk
+ * find the same whole stack: bench/unwind.sh compares what each costs per sample.
  */
 #include <stdlib.h>
 #include <time.h>

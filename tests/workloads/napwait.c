@@ -2,8 +2,8 @@
 /*
  * xs_napwait ITERATIONS: a thread that computes, naps and waits, each straight into libc (no
  * function of ours in between), built with frame pointers like a distribution that keeps them
- * (tests/bpf.cmake): compute() spins 20 ms, nap() calls nanosleep for 30 ms, wait_pipe() calls
- * read until a helper thread (helper(), itself blocked in read) answers ~25 ms later. libc's
+ * (tests/bpf/tests.cmake): compute() spins 20 ms, nap() calls nanosleep for 30 ms, wait_pipe()
+ * calls read until a helper thread (helper(), itself blocked in read) answers ~25 ms later. libc's
  * wrappers keep no frame of their own, so a frame-pointer walk from the blocked thread's
  * registers skips nap and wait_pipe, the very functions that blocked. At the end it prints each
  * part's measured wall time in microseconds ("nap 812345") and "total".

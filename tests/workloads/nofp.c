@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * A workload built -O2 -fomit-frame-pointer (tests/unwind.cmake), for the table unwinder: a
- * worker thread (start_thread -> xs_nofp_worker_main -> xs_nofp_burn_a, which keeps a
+ * A workload built -O2 -fomit-frame-pointer (tests/daemon/unwind/tests.cmake), for the table
+ * unwinder: a worker thread (start_thread -> xs_nofp_worker_main -> xs_nofp_burn_a, which keeps a
  * variable-length array and so an rbp-based frame, -> xs_nofp_lib_spin in a shared library
  * built without frame pointers too) and the main thread 64 frames deep in xs_nofp_deep, spinning
  * in xs_nofp_leaf. Usage: xs_nofp SECONDS

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * daemon/python/py_offsets.c's 3.9 and 3.10 columns against offsetof() in that version's own
- * headers (pyenv's build; compiled once per version, tests/python.cmake).
+ * headers (pyenv's build; compiled once per version, tests/daemon/python/tests.cmake).
  */
 #define Py_BUILD_CORE 1
 #include <Python.h>

@@ -60,7 +60,7 @@ add_dependencies(test_gpu_waits xsprofd xs_gpu_wait xs_cuda xs_cuda_devices)
 
 # --max-cpu (daemon/session/ceiling.h): the ceiling held on a load that costs far more, what was
 # shed said in the report, status and /metrics, shares and launch counts kept (tests/daemon/session/max_cpu.sh).
-# Needs root, BPF, bpftool and the CUDA test doubles (tests/cuda.cmake).
+# Needs root, BPF, bpftool and the CUDA test doubles (tests/daemon/cuda/tests.cmake).
 if(TARGET xs_launch_rate)
 	add_test(NAME max_cpu COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/daemon/session/max_cpu.sh ${CMAKE_BINARY_DIR})
 	set_tests_properties(max_cpu PROPERTIES TIMEOUT 300)

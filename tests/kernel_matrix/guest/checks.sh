@@ -58,7 +58,7 @@ c_btf() {
 	fi
 }
 
-# cpu: code built without frame pointers (tests/unwind.cmake's xs_nofp; test_unwind_bpf):
+# cpu: code built without frame pointers (tests/daemon/unwind/tests.cmake's xs_nofp; test_unwind_bpf):
 # whole caller chains from the unwind tables.
 c_cpu() {
 	start

@@ -34,7 +34,7 @@ target_link_libraries(xs_gpu_bound PRIVATE xs_gpu_double xs_cuda_bound)
 add_test(NAME gpu_report COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/output/gpu_report/gpu_report.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(gpu_report PROPERTIES TIMEOUT 300)
 
-# A 4-rank job on the GPU double (tests/job_report.cmake's job_report runs it).
+# A 4-rank job on the GPU double (tests/output/job/tests.cmake's job_report runs it).
 # A command in another process's namespaces (tests/output/job/job_fleet.sh's hosts).
 add_executable(xs_ns_run workloads/ns_run.c)
 add_executable(xs_gpu_job workloads/gpu_job.c)
