@@ -204,7 +204,7 @@ if want features; then
 	step "features: flight recorder, export, --max-cpu"
 	d=$out/features
 	mkdir -p "$d/otlp"
-	"$py" "$here/../export_receiver.py" "$d/otlp" 0 > "$d/receiver.log" 2>&1 &
+	"$py" "$here/../lib/export_receiver.py" "$d/otlp" 0 > "$d/receiver.log" 2>&1 &
 	recv=$!
 	for _ in $(seq 100); do [ -s "$d/otlp/port" ] && break; sleep 0.1; done
 	port=$(cat "$d/otlp/port" 2> /dev/null)

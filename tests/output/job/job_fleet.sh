@@ -112,7 +112,7 @@ run() {
 }
 
 check() {
-	python3 - "$dir" "$1" "$shift_ns" "$src" <<'PYEOF'
+	python3 - "$dir" "$1" "$shift_ns" "$src/lib" <<'PYEOF'
 import json, sys
 d, mode, shift = sys.argv[1], sys.argv[2], int(sys.argv[3])
 sys.path.insert(0, sys.argv[4])
@@ -163,7 +163,7 @@ PYEOF
 
 for mode in compute host none; do
 	if run "$mode" && check "$mode" &&
-		python3 "$src/check_trace.py" "$dir/$mode.trace.json" --merged >"$dir/$mode.tcheck" 2>&1; then
+		python3 "$src/lib/check_trace.py" "$dir/$mode.trace.json" --merged >"$dir/$mode.tcheck" 2>&1; then
 		pass "$mode: $(head -1 "$dir/$mode.truth"), across 2 hosts with host B's clock 3.7 ms off"
 	else
 		fail "$mode ($(tail -2 "$dir/$mode.tcheck" 2>/dev/null))"

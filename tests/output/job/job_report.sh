@@ -46,7 +46,7 @@ run() {
 
 # check MODE: the findings against the truth the launcher printed.
 check() {
-	$py - "$dir" "$1" "$src" <<'PYEOF'
+	$py - "$dir" "$1" "$src/lib" <<'PYEOF'
 import json, sys
 d, mode = sys.argv[1:3]
 sys.path.insert(0, sys.argv[3])
