@@ -43,6 +43,7 @@ struct sink {
 	size_t queued, queued_bytes;
 	uint64_t next_ns, backoff_s;
 	uint64_t pushed, failures, dropped, rejected, pushed_bytes;
+	uint64_t too_large; /* dropped as they came: larger than the whole queue */
 	uint64_t push_ns_total; /* time spent in pushes that succeeded */
 	char last_error[160];
 };
@@ -355,6 +356,9 @@ static size_t droppable(const struct sink *k)
  */
 static bool make_room(struct exporter *e, size_t len)
 {
+	/* Past the whole cap it cannot fit whatever goes: drop nothing else for it. */
+	if (len > e->cap_bytes)
+		return false;
 	for (;;) {
 		size_t flying = 0;
 		struct sink *hog = NULL;
@@ -449,6 +453,11 @@ void exporter__on_slice(void *ctx, const struct profile_data *slice)
 		e->encoded_bytes += it->len;
 		if (!make_room(e, it->len)) {
 			k->dropped++;
+			if (!k->too_large++)
+				log_warn("export to %s: a slice of %zu KiB is larger than the whole "
+					 "queue (--export-queue-kb %zu): dropped as it came, as every "
+					 "such slice will be (counted in status)",
+					 k->url, it->len >> 10, e->cap_bytes >> 10);
 			item_free(it);
 		} else {
 			*k->tail = it;
@@ -745,12 +754,13 @@ int exporter__start(struct exporter *e)
 struct json_object *exporter__json(struct exporter *e)
 {
 	struct json_object *j = json_object_new_object(), *a = json_object_new_array();
-	uint64_t pushed = 0, dropped = 0, rejected = 0, failures = 0, queued = 0;
+	uint64_t pushed = 0, dropped = 0, rejected = 0, failures = 0, queued = 0, too_large = 0;
 
 	if (!e) {
 		json_object_object_add(j, "sinks", a);
 		json_object_object_add(j, "pushed", json_object_new_int64(0));
 		json_object_object_add(j, "dropped", json_object_new_int64(0));
+		json_object_object_add(j, "dropped_too_large", json_object_new_int64(0));
 		json_object_object_add(j, "rejected", json_object_new_int64(0));
 		json_object_object_add(j, "failed_pushes", json_object_new_int64(0));
 		json_object_object_add(j, "queued", json_object_new_int64(0));
@@ -771,6 +781,8 @@ struct json_object *exporter__json(struct exporter *e)
 		json_object_object_add(o, "pushed_bytes",
 				       json_object_new_int64((int64_t)k->pushed_bytes));
 		json_object_object_add(o, "dropped", json_object_new_int64((int64_t)k->dropped));
+		json_object_object_add(o, "dropped_too_large",
+				       json_object_new_int64((int64_t)k->too_large));
 		json_object_object_add(o, "rejected", json_object_new_int64((int64_t)k->rejected));
 		json_object_object_add(o, "failed_pushes",
 				       json_object_new_int64((int64_t)k->failures));
@@ -788,6 +800,7 @@ struct json_object *exporter__json(struct exporter *e)
 		json_object_array_add(a, o);
 		pushed += k->pushed;
 		dropped += k->dropped;
+		too_large += k->too_large;
 		rejected += k->rejected;
 		failures += k->failures;
 		queued += k->queued;
@@ -795,6 +808,7 @@ struct json_object *exporter__json(struct exporter *e)
 	json_object_object_add(j, "sinks", a);
 	json_object_object_add(j, "pushed", json_object_new_int64((int64_t)pushed));
 	json_object_object_add(j, "dropped", json_object_new_int64((int64_t)dropped));
+	json_object_object_add(j, "dropped_too_large", json_object_new_int64((int64_t)too_large));
 	json_object_object_add(j, "rejected", json_object_new_int64((int64_t)rejected));
 	json_object_object_add(j, "failed_pushes", json_object_new_int64((int64_t)failures));
 	json_object_object_add(j, "queued", json_object_new_int64((int64_t)queued));

@@ -129,6 +129,9 @@ static const struct metric metrics[] = {
 	 "Window slices the export sinks handled, by outcome (dropped: past the queue cap)."},
 	{"export.dropped", "xsprof_export_slices_total", COUNTER, "outcome=\"dropped\"", 0, NULL},
 	{"export.rejected", "xsprof_export_slices_total", COUNTER, "outcome=\"rejected\"", 0, NULL},
+	{"export.dropped_too_large", "xsprof_export_slices_too_large_total", COUNTER, NULL, 0,
+	 "Slices larger than the whole export queue, dropped as they came (in dropped too): "
+	 "raise --export-queue-kb."},
 	{"export.failed_pushes", "xsprof_export_failed_pushes_total", COUNTER, NULL, 0,
 	 "Pushes to a profile store that failed and were retried."},
 	{"export.queued_bytes", "xsprof_export_queued_bytes", GAUGE, NULL, 0,
