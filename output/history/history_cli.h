@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "output/history/history.h"
 #include "output/history/history_render.h"
@@ -38,6 +39,7 @@ struct hist_cli {
 	double min_share; /* a figure compared holds this share of its kind's whole (0.01) */
 	unsigned base_window, max_figures, top;
 	bool quiet;
+	bool no_stacks; /* record: figures only, not the run's folded stacks */
 	struct hist_stats_opts stats;
 	char **profiles;
 	size_t nprofiles;
@@ -91,5 +93,14 @@ int hist_cmd__compare(struct hist_cli *cli);
 int hist_cmd__ci(struct hist_cli *cli);
 int hist_cmd__steps(struct hist_cli *cli);
 int hist_cmd__trend(struct hist_cli *cli);
+
+/* The steps of every figure of cli's project and bench, as `steps` finds them, as JSON (the
+ * web view's): {project, bench, figures: [{kind, name, unit, commits, runs, steps: [{commit,
+ * before, index, before_median, after_median, effect, ci, p, runs_before, runs_after}]}],
+ * looked_at, alpha}. 0, or -errno with err said. */
+int hist_steps__json(struct hist_cli *cli, FILE *f, char *err, size_t errlen);
+/* One figure's trend plot, as `trend` writes it. -ENOENT: no run holds it. */
+int hist_trend__write(struct hist_cli *cli, enum hist_kind kind, const char *name, FILE *f,
+		      char *err, size_t errlen);
 
 #endif

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/base/fileio.h"
 #include "output/history/history_cli.h"
 #include "output/history/history_figures.h"
 #include "output/history/history_git.h"
@@ -50,6 +51,9 @@ static const char usage[] =
 	"      --time EPOCH       record: when it ran (default: now; orders the history)\n"
 	"      --wall SECONDS     record: the run's wall time, a figure of its own\n"
 	"      --max-figures N    record: figures kept per kind, the largest (default 2000)\n"
+	"      --no-stacks        record: keep only the figures, not the run's folded stacks\n"
+	"                         (kept by default, up to 16 MiB a run, for the differential\n"
+	"                         flamegraph between two commits in xsprofctl ui --history)\n"
 	"      --repo DIR         the git repository: names resolve, commits are named\n"
 	"      --binary FILE      the program as built at the newest commit: its line tables\n"
 	"                         find a function's source lines (repeatable)\n"
@@ -118,6 +122,7 @@ enum {
 	OPT_JSON,
 	OPT_BADGE,
 	OPT_FLAMEGRAPH,
+	OPT_NO_STACKS,
 	OPT_SVG_DIR,
 	OPT_BASE,
 	OPT_HEAD,
@@ -146,6 +151,7 @@ static const struct option long_opts[] = {
 	{"json", required_argument, NULL, OPT_JSON},
 	{"badge", required_argument, NULL, OPT_BADGE},
 	{"flamegraph", required_argument, NULL, OPT_FLAMEGRAPH},
+	{"no-stacks", no_argument, NULL, OPT_NO_STACKS},
 	{"svg-dir", required_argument, NULL, OPT_SVG_DIR},
 	{"base", required_argument, NULL, OPT_BASE},
 	{"head", required_argument, NULL, OPT_HEAD},
@@ -271,6 +277,9 @@ static int option(struct hist_cli *cli, int c, const char *arg)
 	case OPT_BADGE:
 		cli->badge = arg;
 		return 0;
+	case OPT_NO_STACKS:
+		cli->no_stacks = true;
+		return 0;
 	case OPT_FLAMEGRAPH:
 		cli->flamegraph = arg;
 		return 0;
@@ -297,6 +306,54 @@ static int option(struct hist_cli *cli, int c, const char *arg)
 	default:
 		return HIST_EXIT_USAGE;
 	}
+}
+
+/* The run's folded stacks, all its folded profiles one after the other, kept beside its figures
+ * for differential flamegraphs. Not keeping them costs only those: said, not an error. */
+static void keep_stacks(struct hist_cli *cli, int64_t run_id)
+{
+	char *all = NULL, *buf = NULL, err[512];
+	size_t len = 0, n = 0, files = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < cli->nprofiles && !r; i++) {
+		size_t at = 0;
+		char *grown;
+
+		r = file__read_all(cli->profiles[i], HIST_PROFILE_MAX + 1, &buf, &n);
+		if (r)
+			break;
+		while (at < n && (buf[at] == ' ' || buf[at] == '\n' || buf[at] == '\t'))
+			at++;
+		if (at < n && buf[at] != '{') { /* a GPU report is JSON: no stacks */
+			grown = realloc(all, len + n + 2);
+			r = grown ? 0 : -ENOMEM;
+			if (grown) {
+				all = grown;
+				memcpy(all + len, buf, n);
+				len += n;
+				if (n && all[len - 1] != '\n')
+					all[len++] = '\n';
+				all[len] = 0;
+				files++;
+			}
+		}
+		free(buf);
+		buf = NULL;
+	}
+	if (!r && !files)
+		return;
+	if (!r)
+		r = hist_store__add_profile(cli->store, run_id, all, len, err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "%s", r == -EFBIG || r == -E2BIG
+			 ? "the folded stacks are over the 16 MiB a run keeps" : strerror(-r));
+	if (r)
+		fprintf(stderr, "xsprof-history: the run's figures are stored, its stacks not: %s\n",
+			err);
+	else if (!cli->quiet)
+		printf("kept its stacks: %zu KiB\n", (len + 1023) >> 10);
+	free(all);
 }
 
 int hist_cmd__record(struct hist_cli *cli)
@@ -366,6 +423,8 @@ int hist_cmd__record(struct hist_cli *cli)
 	if (!r && dropped)
 		fprintf(stderr, "xsprof-history: %zu figures left out past --max-figures %zu\n",
 			dropped, figs.cap ? figs.cap : (size_t)HIST_FIGURES_CAP_DEFAULT);
+	if (!r && !cli->no_stacks)
+		keep_stacks(cli, run.id);
 	hist_figures__free(&figs);
 	return r ? HIST_EXIT_ERROR : 0;
 }

@@ -5,6 +5,7 @@
  * named, and the plot.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,14 +207,23 @@ static double whole_of(enum hist_kind kind, double samples, double kernels)
 	return 0;
 }
 
-int hist_cmd__steps(struct hist_cli *cli)
+/* What steps_walk hands over for each figure looked at that has two commits or more. */
+typedef int (*steps_fn)(void *ctx, struct series *s, const struct hist_step *steps,
+			size_t nsteps);
+
+/*
+ * The steps of every figure of cli's project and bench (--figure's, else every one above
+ * --min-share), each held to the level over all the figures looked at: on_figure per figure,
+ * in the store's order. 0, or -errno with err said; what on_figure returned when not 0.
+ */
+static int steps_walk(struct hist_cli *cli, steps_fn on_figure, void *ctx, size_t *ret_looked,
+		      double *ret_alpha, char *err, size_t errlen)
 {
 	struct names names = {0};
 	struct series *all = NULL;
 	struct hist_stats_opts o = cli->stats;
 	double samples = 0, kernels = 0;
-	size_t looked = 0, found = 0;
-	char err[512] = "";
+	size_t looked = 0;
 	int r = 0;
 
 	if (cli->nfigures) {
@@ -226,65 +236,187 @@ int hist_cmd__steps(struct hist_cli *cli)
 		}
 	} else {
 		r = hist_store__names(cli->store, cli->project, cli->bench, note_name, &names);
+		if (r && !err[0])
+			snprintf(err, errlen, "%s", hist_store__last_error(cli->store));
 	}
 	all = r ? NULL : calloc(names.n ? names.n : 1, sizeof(*all));
+	if (!r && !all)
+		r = -ENOMEM;
 	for (size_t i = 0; all && !r && i < names.n; i++) {
-		r = series_load(cli, names.kind[i], names.name[i], &all[i], err, sizeof(err));
+		r = series_load(cli, names.kind[i], names.name[i], &all[i], err, errlen);
 		if (names.kind[i] == HIST_SAMPLES)
 			samples = all[i].median > samples ? all[i].median : samples;
 		else if (names.kind[i] == HIST_KERNEL)
 			kernels += all[i].median;
 	}
-	if (r || !all) {
-		fprintf(stderr, "xsprof-history: %s\n", err[0] ? err : strerror(r ? -r : ENOMEM));
-		if (all)
-			for (size_t i = 0; i < names.n; i++)
-				series_free(&all[i]);
-		free(all);
-		names_free(&names);
-		return HIST_EXIT_ERROR;
-	}
-	/* The figures looked at, and the level each is held to: the level over all of them. */
-	for (size_t i = 0; i < names.n; i++) {
-		double w = whole_of(all[i].kind, samples, kernels);
+	if (!r) {
+		/* The figures looked at, and the level each is held to: the level over all. */
+		for (size_t i = 0; i < names.n; i++) {
+			double w = whole_of(all[i].kind, samples, kernels);
 
-		if (!cli->nfigures && w > 0 && all[i].median < cli->min_share * w)
-			all[i].ncommits = 0;
-		looked += all[i].ncommits >= 2;
+			if (!cli->nfigures && w > 0 && all[i].median < cli->min_share * w)
+				all[i].ncommits = 0;
+			looked += all[i].ncommits >= 2;
+		}
+		o.alpha = cli->stats.alpha / (double)(looked ? looked : 1);
 	}
-	o.alpha = cli->stats.alpha / (double)(looked ? looked : 1);
-	for (size_t i = 0; i < names.n; i++) {
+	for (size_t i = 0; !r && i < names.n; i++) {
 		struct hist_step steps[MAX_STEPS];
 		struct hist_series hs = {
 			.ncommits = all[i].ncommits, .n = all[i].n, .runs = all[i].runs};
 		size_t nsteps = 0;
-		char path[4096];
 
 		if (all[i].ncommits < 2)
 			continue;
 		r = hist_steps(&hs, &o, steps, MAX_STEPS, &nsteps);
-		if (r) {
-			fprintf(stderr, "xsprof-history: steps of %s %s: %s\n",
-				hist_kind__name(all[i].kind), all[i].name, strerror(-r));
-			break;
-		}
-		for (size_t j = 0; j < nsteps && !cli->quiet; j++)
-			print_step(cli, &all[i], &steps[j]);
-		found += nsteps;
-		if (nsteps && cli->svg_dir) {
-			svg_name(cli, &all[i], path, sizeof(path));
-			if (trend_file(&all[i], steps, nsteps, path))
-				r = -EIO;
-		}
+		if (r)
+			snprintf(err, errlen, "steps of %s %s: %s", hist_kind__name(all[i].kind),
+				 all[i].name, strerror(-r));
+		else
+			r = on_figure(ctx, &all[i], steps, nsteps);
 	}
-	if (!cli->quiet)
-		printf("%zu steps in %zu figures of %s/%s (each held to p < %.2g)\n", found, looked,
-		       cli->project, cli->bench, o.alpha);
-	for (size_t i = 0; i < names.n; i++)
+	for (size_t i = 0; all && i < names.n; i++)
 		series_free(&all[i]);
 	free(all);
 	names_free(&names);
+	if (r && !err[0])
+		snprintf(err, errlen, "%s", strerror(r < 0 ? -r : EIO));
+	*ret_looked = looked;
+	*ret_alpha = o.alpha;
+	return r;
+}
+
+struct steps_cmd {
+	struct hist_cli *cli;
+	size_t found;
+	bool write_failed; /* a trend file: said already */
+};
+
+static int steps_print(void *ctx, struct series *s, const struct hist_step *steps, size_t n)
+{
+	struct steps_cmd *c = ctx;
+	char path[4096];
+
+	for (size_t j = 0; j < n && !c->cli->quiet; j++)
+		print_step(c->cli, s, &steps[j]);
+	c->found += n;
+	if (n && c->cli->svg_dir) {
+		svg_name(c->cli, s, path, sizeof(path));
+		if (trend_file(s, steps, n, path)) {
+			c->write_failed = true;
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+int hist_cmd__steps(struct hist_cli *cli)
+{
+	struct steps_cmd c = {.cli = cli};
+	char err[512] = "";
+	size_t looked = 0;
+	double alpha = 0;
+	int r = steps_walk(cli, steps_print, &c, &looked, &alpha, err, sizeof(err));
+
+	if (r && !c.write_failed)
+		fprintf(stderr, "xsprof-history: %s\n", err);
+	else if (!cli->quiet)
+		printf("%zu steps in %zu figures of %s/%s (each held to p < %.2g)\n", c.found,
+		       looked, cli->project, cli->bench, alpha);
 	return r ? HIST_EXIT_ERROR : 0;
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+struct steps_json {
+	FILE *f;
+	size_t figures;
+};
+
+static int steps_json_figure(void *ctx, struct series *s, const struct hist_step *steps,
+			     size_t n)
+{
+	struct steps_json *j = ctx;
+
+	fprintf(j->f, "%s{\"kind\":\"%s\",\"name\":", j->figures++ ? "," : "",
+		hist_kind__name(s->kind));
+	json_string(j->f, s->name);
+	fprintf(j->f, ",\"unit\":\"%s\",\"commits\":%zu,\"runs\":%zu,\"steps\":[",
+		hist_kind__unit(s->kind), s->ncommits, s->vals.n);
+	for (size_t i = 0; i < n; i++) {
+		const struct hist_step *st = &steps[i];
+
+		fprintf(j->f,
+			"%s{\"commit\":\"%s\",\"before\":\"%s\",\"index\":%zu,"
+			"\"before_median\":%.17g,\"after_median\":%.17g,\"effect\":%.6g,"
+			"\"ci\":[%.6g,%.6g],\"p\":%.6g,\"runs_before\":%zu,\"runs_after\":%zu}",
+			i ? "," : "", s->commit[st->at], st->at ? s->commit[st->at - 1] : "",
+			st->at, st->cmp.base_median, st->cmp.head_median, st->cmp.effect,
+			st->cmp.ci_lo, st->cmp.ci_hi, st->cmp.p, st->cmp.n_base, st->cmp.n_head);
+	}
+	fputs("]}", j->f);
+	return ferror(j->f) ? -EIO : 0;
+}
+
+int hist_steps__json(struct hist_cli *cli, FILE *f, char *err, size_t errlen)
+{
+	struct steps_json j = {.f = f};
+	size_t looked = 0;
+	double alpha = 0;
+	int r;
+
+	fputs("{\"project\":", f);
+	json_string(f, cli->project);
+	fputs(",\"bench\":", f);
+	json_string(f, cli->bench);
+	fputs(",\"figures\":[", f);
+	r = steps_walk(cli, steps_json_figure, &j, &looked, &alpha, err, errlen);
+	fprintf(f, "],\"looked_at\":%zu,\"alpha\":%.6g}\n", looked, alpha);
+	return r ? r : ferror(f) ? -EIO : 0;
+}
+
+int hist_trend__write(struct hist_cli *cli, enum hist_kind kind, const char *name, FILE *f,
+		      char *err, size_t errlen)
+{
+	struct series s;
+	struct hist_step steps[MAX_STEPS];
+	size_t nsteps = 0;
+	int r = series_load(cli, kind, name, &s, err, errlen);
+
+	if (!r && !s.ncommits) {
+		snprintf(err, errlen, "no run of %s/%s holds %s %s", cli->project, cli->bench,
+			 hist_kind__name(kind), name);
+		r = -ENOENT;
+	}
+	if (!r && s.ncommits >= 2) {
+		struct hist_series hs = {.ncommits = s.ncommits, .n = s.n, .runs = s.runs};
+
+		if (hist_steps(&hs, &cli->stats, steps, MAX_STEPS, &nsteps))
+			nsteps = 0;
+	}
+	if (!r) {
+		const void *ctx[3] = {&s, steps, &nsteps};
+
+		r = write_trend(f, ctx);
+		if (r)
+			snprintf(err, errlen, "writing the plot: %s", strerror(-r));
+	}
+	series_free(&s);
+	return r;
 }
 
 int hist_cmd__trend(struct hist_cli *cli)

@@ -36,7 +36,14 @@ static const char *const migration_1[] = {
 	NULL,
 };
 
-static const char *const *const migrations[] = {migration_1};
+/* 2: a run's folded stacks, for the differential flamegraph between two commits' runs. */
+static const char *const migration_2[] = {
+	"CREATE TABLE profiles (run_id BIGINT PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE, "
+	"folded TEXT NOT NULL)",
+	NULL,
+};
+
+static const char *const *const migrations[] = {migration_1, migration_2};
 
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
@@ -356,6 +363,8 @@ struct reader {
 	hist_value_fn value;
 	hist_run_fn run;
 	hist_name_fn name;
+	hist_profile_fn profile;
+	hist_bench_fn bench;
 	void *ctx;
 	int stopped; /* what the caller's function returned, when not 0 */
 };
@@ -578,4 +587,98 @@ int hist_store__runs(struct hist_store *s, const char *project, const char *benc
 			     "SELECT " RUN_COLS " FROM runs r WHERE r.project = ? AND "
 			     "r.bench = ? ORDER BY r.run_time, r.id",
 			     params, 2, run_row);
+}
+
+/* ---- profiles and benchmarks */
+
+int hist_store__add_profile(struct hist_store *s, int64_t run_id, const char *folded, size_t len,
+			    char *err, size_t errlen)
+{
+	char id[24];
+	const char *params[] = {id, folded};
+	int r;
+
+	if (!s || !folded)
+		return hist_db__fail(err, errlen, -EINVAL, "no store or no profile");
+	if (len > HIST_PROFILE_MAX || strlen(folded) != len)
+		return hist_db__fail(err, errlen, -E2BIG,
+				     "the folded stacks are %zu KiB%s: over the %d MiB a run keeps, "
+				     "so only its figures were stored",
+				     len >> 10, strlen(folded) != len ? " with a NUL in them" : "",
+				     HIST_PROFILE_MAX >> 20);
+	snprintf(id, sizeof(id), "%" PRId64, run_id);
+	s->db->err[0] = 0;
+	r = s->db->ops->begin_write(s->db, 0);
+	if (!r)
+		r = hist_db__query(s->db, "INSERT INTO profiles (run_id, folded) VALUES (?, ?)",
+				   params, 2, NULL, NULL);
+	if (!r)
+		r = hist_db__exec(s->db, "COMMIT");
+	if (r) {
+		char why[sizeof(s->db->err)];
+
+		snprintf(why, sizeof(why), "%s", s->db->err);
+		hist_db__exec(s->db, "ROLLBACK");
+		return hist_db__fail(err, errlen, r, "keeping run %" PRId64 "'s stacks: %s",
+				     run_id, why);
+	}
+	return 0;
+}
+
+static int profile_row(void *ctx, const char *const *c, size_t n)
+{
+	struct reader *rd = ctx;
+	struct hist_run run;
+
+	if (n < 9 || parse_run(c, n, &run) || !c[8])
+		return -EIO;
+	rd->stopped = rd->profile(rd->ctx, &run, c[8]);
+	return rd->stopped;
+}
+
+int hist_store__profiles(struct hist_store *s, const char *project, const char *bench,
+			 const char *commit, hist_profile_fn each, void *ctx)
+{
+	char full[COMMIT_MAX + 1];
+	const char *params[] = {project, bench, full};
+	struct reader rd = {.s = s, .profile = each, .ctx = ctx};
+	int r = need(s, s && project && bench && commit && each);
+
+	if (!r)
+		r = resolve_commit(s, project, bench, commit, full);
+	return r ? r
+		 : read_rows(&rd,
+			     "SELECT " RUN_COLS ", p.folded FROM runs r JOIN profiles p ON "
+			     "p.run_id = r.id WHERE r.project = ? AND r.bench = ? AND "
+			     "r.commit_hash = ? ORDER BY r.run_time, r.id",
+			     params, 3, profile_row);
+}
+
+static int bench_row(void *ctx, const char *const *c, size_t n)
+{
+	struct reader *rd = ctx;
+	char *e1 = NULL, *e2 = NULL, *e3 = NULL;
+	long long runs, first, last;
+
+	if (n < 5 || !c[0] || !c[1] || !c[2] || !c[3] || !c[4])
+		return -EIO;
+	runs = strtoll(c[2], &e1, 10);
+	first = strtoll(c[3], &e2, 10);
+	last = strtoll(c[4], &e3, 10);
+	if (*e1 || *e2 || *e3)
+		return -EIO;
+	rd->stopped = rd->bench(rd->ctx, c[0], c[1], (size_t)runs, first, last);
+	return rd->stopped;
+}
+
+int hist_store__benches(struct hist_store *s, hist_bench_fn each, void *ctx)
+{
+	struct reader rd = {.s = s, .bench = each, .ctx = ctx};
+	int r = need(s, s && each);
+
+	return r ? r
+		 : read_rows(&rd,
+			     "SELECT project, bench, COUNT(*), MIN(run_time), MAX(run_time) "
+			     "FROM runs GROUP BY project, bench ORDER BY project, bench",
+			     NULL, 0, bench_row);
 }

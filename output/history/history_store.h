@@ -62,4 +62,23 @@ typedef int (*hist_run_fn)(void *ctx, const struct hist_run *run);
 int hist_store__runs(struct hist_store *s, const char *project, const char *bench,
 		     hist_run_fn each, void *ctx);
 
+/* The most of a run's folded stacks the store keeps (hist_store__add_profile). */
+#define HIST_PROFILE_MAX (16 << 20)
+
+/* Keeps run_id's folded stacks (len bytes, no NUL in them), for differential flamegraphs
+ * between commits. -E2BIG past HIST_PROFILE_MAX. 0 or -errno (err says). */
+int hist_store__add_profile(struct hist_store *s, int64_t run_id, const char *folded, size_t len,
+			    char *err, size_t errlen);
+
+/* The kept folded stacks of every run of one commit (a prefix of 7 or more hex digits), by
+ * time; errors as hist_store__commit_values'. */
+typedef int (*hist_profile_fn)(void *ctx, const struct hist_run *run, const char *folded);
+int hist_store__profiles(struct hist_store *s, const char *project, const char *bench,
+			 const char *commit, hist_profile_fn each, void *ctx);
+
+/* Every (project, bench) in the store with its number of runs and their first and last time. */
+typedef int (*hist_bench_fn)(void *ctx, const char *project, const char *bench, size_t runs,
+			     int64_t first, int64_t last);
+int hist_store__benches(struct hist_store *s, hist_bench_fn each, void *ctx);
+
 #endif

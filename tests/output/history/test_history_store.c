@@ -75,7 +75,7 @@ static void setup(void)
 {
 	if (pg_url()) {
 		snprintf(url, sizeof(url), "%s", pg_url());
-		raw_exec("DROP TABLE IF EXISTS figures, runs, xsprof_meta CASCADE");
+		raw_exec("DROP TABLE IF EXISTS profiles, figures, runs, xsprof_meta CASCADE");
 	}
 	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/xsprof-store-XXXXXX");
 	cr_assert_not_null(mkdtemp(tmp_dir));
@@ -500,5 +500,93 @@ Test(store, callback_stops_the_query)
 	cr_expect_eq(hist_store__values(s, P, B, NULL, HIST_FN_SELF, "lex", got_value, &g), 42);
 	cr_expect_eq(g.n, 1);
 	cr_expect_str_eq(hist_store__last_error(s), "", "a stop is no failure");
+	hist_store__close(s);
+}
+
+struct kept {
+	size_t n;
+	char text[4][64];
+};
+
+static int note_profile(void *ctx, const struct hist_run *run, const char *folded)
+{
+	struct kept *k = ctx;
+
+	(void)run;
+	if (k->n < 4)
+		snprintf(k->text[k->n], sizeof(k->text[0]), "%s", folded);
+	k->n++;
+	return 0;
+}
+
+struct benches {
+	size_t n, runs;
+	char name[64];
+};
+
+static int note_bench(void *ctx, const char *project, const char *bench, size_t runs,
+		      int64_t first, int64_t last)
+{
+	struct benches *b = ctx;
+
+	cr_expect_leq(first, last);
+	snprintf(b->name, sizeof(b->name), "%s/%s", project, bench);
+	b->runs = runs;
+	b->n++;
+	return 0;
+}
+
+/* A run's folded stacks kept beside its figures, read back by commit; the benches listed; a
+ * profile over the cap refused with the run's figures kept. */
+Test(store, profiles_kept_by_commit)
+{
+	static const char a1[] = "main;lex 10\n", a2[] = "main;lex 12\n", b1[] = "main;parse 3\n";
+	struct hist_store *s = open_store();
+	int64_t r1 = add(s, "aaaaaaa1111111", "h1", 100, 1), r2 = add(s, "aaaaaaa1111111", "h1", 101, 2),
+		r3 = add(s, "bbbbbbb2222222", "h1", 200, 3);
+	struct kept k = {0};
+	struct benches b = {0};
+	char err[512] = "", *big;
+
+	cr_assert_eq(hist_store__add_profile(s, r1, a1, strlen(a1), err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(hist_store__add_profile(s, r2, a2, strlen(a2), err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(hist_store__add_profile(s, r3, b1, strlen(b1), err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(hist_store__profiles(s, P, B, "aaaaaaa", note_profile, &k), 0, "%s",
+		     hist_store__last_error(s));
+	cr_expect_eq(k.n, 2);
+	cr_expect_str_eq(k.text[0], a1);
+	cr_expect_str_eq(k.text[1], a2);
+	cr_expect_eq(hist_store__profiles(s, P, B, "ccccccc", note_profile, &k), -ENOENT);
+	cr_assert_eq(hist_store__benches(s, note_bench, &b), 0, "%s", hist_store__last_error(s));
+	cr_expect_eq(b.n, 1);
+	cr_expect_eq(b.runs, 3);
+	cr_expect_str_eq(b.name, P "/" B);
+	big = malloc(HIST_PROFILE_MAX + 2);
+	cr_assert_not_null(big);
+	memset(big, 'x', HIST_PROFILE_MAX + 1);
+	big[HIST_PROFILE_MAX + 1] = 0;
+	cr_expect_eq(hist_store__add_profile(s, r3, big, HIST_PROFILE_MAX + 1, err, sizeof(err)),
+		     -E2BIG);
+	cr_expect_not_null(strstr(err, "only its figures were stored"), "%s", err);
+	free(big);
+	hist_store__close(s);
+}
+
+/* A store of schema 1 (no profiles) is migrated when opened: its runs stay, stacks can be kept. */
+Test(store, schema_1_migrated)
+{
+	struct hist_store *s = open_store();
+	int64_t id = add(s, "ddddddd4444444", "h1", 100, 1);
+	char err[512] = "";
+	struct kept k = {0};
+
+	hist_store__close(s);
+	raw_exec("DROP TABLE profiles");
+	raw_exec("UPDATE xsprof_meta SET value = '1' WHERE key = 'schema'");
+	s = open_store();
+	cr_expect_eq(hist_store__version(s), hist_store__schema());
+	cr_assert_eq(hist_store__add_profile(s, id, "main 1\n", 7, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(hist_store__profiles(s, P, B, "ddddddd", note_profile, &k), 0);
+	cr_expect_eq(k.n, 1);
 	hist_store__close(s);
 }
