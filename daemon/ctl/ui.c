@@ -36,6 +36,7 @@
 #include "daemon/ctl/reply_buf.h"
 #include "daemon/ctl/client.h"
 #include "daemon/ctl/commands.h"
+#include "daemon/ctl/ui_history.h"
 
 #define UI_MAX_CONNECTIONS 64 /* a thread each */
 /* Connections that have not shown the key yet: at most this many (a newcomer past it closes
@@ -50,12 +51,17 @@
 #define UI_KEY_BYTES   16
 
 static const char ui_usage[] =
-	"Usage: xsprofctl [--socket PATH] [--timeout S] ui [--port N]\n"
+	"Usage: xsprofctl [--socket PATH] [--timeout S] ui [--port N] [--history STORE]\n"
 	"Serve xsprofd's read-only web view to a browser on this machine: a proxy on 127.0.0.1\n"
 	"that forwards GET requests to xsprofd's socket (with your access: root sees every\n"
 	"process, a member of group xsprof their own). It prints the address to open; the key in\n"
 	"it keeps other local users and other web pages out. Ctrl-C stops.\n"
 	"      --port N   the loopback port, 0..65535 (default 0: a free one)\n"
+	"      --history STORE\n"
+	"                 also show the history of benchmark runs that xsprof-history keeps in\n"
+	"                 STORE (its --db: a file, sqlite:PATH or postgresql://...): each\n"
+	"                 figure's steps over commits, its trend plot, and the differential\n"
+	"                 flamegraph of the runs either side of a step\n"
 	"  -h, --help     this text\n"
 	"Exit status: 0 stopped by Ctrl-C or SIGTERM; 1 the port cannot be had; 2 usage error;\n"
 	"3 xsprofd cannot be reached; 4 permission denied.\n";
@@ -84,6 +90,7 @@ struct ui {
 	char host_ip[32], host_name[32]; /* the Host headers a browser sends here */
 	char key[2 * UI_KEY_BYTES + 1];
 	atomic_bool stopping;
+	struct ui_history *history; /* --history's store, or NULL */
 	pthread_mutex_t lock; /* conns, unkeyed */
 	struct ui_conn *conns;
 	unsigned int unkeyed;
@@ -545,15 +552,19 @@ static enum MHD_Result ui_on_request(void *cls, struct MHD_Connection *c, const 
 				"open the address xsprofctl ui printed (http://127.0.0.1:PORT/ui/"
 				"#token=...): the page sends its key",
 				"WWW-Authenticate", "Bearer");
+	if (ui_history__path(url))
+		return ui_history__answer(ui->history, c, url);
 	return ui_forward(ui, c, url);
 }
 
 /* ---- the command ---- */
 
-static int ui_parse(int argc, char **argv, unsigned int *ret_port)
+static int ui_parse(int argc, char **argv, unsigned int *ret_port, const char **ret_history)
 {
-	static const struct option lo[] = {
-		{"port", required_argument, NULL, 'P'}, {"help", no_argument, NULL, 'h'}, {}};
+	static const struct option lo[] = {{"port", required_argument, NULL, 'P'},
+					   {"history", required_argument, NULL, 'H'},
+					   {"help", no_argument, NULL, 'h'},
+					   {}};
 	unsigned long port = 0;
 	char *end;
 	int c;
@@ -564,10 +575,16 @@ static int ui_parse(int argc, char **argv, unsigned int *ret_port)
 			fputs(ui_usage, stdout);
 			return -1;
 		}
+		if (c == 'H') {
+			if (!*optarg)
+				return ui_usage_error("--history: expected a store, not", "''");
+			*ret_history = optarg;
+			continue;
+		}
 		if (c != 'P')
-			return ui_usage_error(
-				"takes --port N only; unknown option or missing value:",
-				argv[optind - 1]);
+			return ui_usage_error("takes --port N and --history STORE only; unknown "
+					      "option or missing value:",
+					      argv[optind - 1]);
 		errno = 0;
 		port = strtoul(optarg, &end, 10);
 		if (errno || !*optarg || *end || *optarg == '-' || port > 65535)
@@ -621,17 +638,27 @@ int ctl_ui(int argc, char **argv)
 			.lock = PTHREAD_MUTEX_INITIALIZER};
 	struct MHD_Daemon *d;
 	sigset_t stop, old;
+	const char *history = NULL;
 	unsigned int port;
 	int fd, st, sig;
 
-	st = ui_parse(argc, argv, &port);
+	st = ui_parse(argc, argv, &port, &history);
 	if (st)
 		return st < 0 ? 0 : st;
 	st = ctl_check_daemon();
 	if (st)
 		return st;
+	if (history) {
+		char err[512] = "";
+
+		if (ui_history__open(history, &ui.history, err, sizeof(err))) {
+			fprintf(stderr, "xsprofctl ui: --history %s: %s\n", history, err);
+			return 1;
+		}
+	}
 	if (!ui_make_key(&ui)) {
 		fprintf(stderr, "xsprofctl ui: no random key: %s\n", strerror(errno));
+		ui_history__close(ui.history);
 		return 1;
 	}
 	fd = ui_listen(port, &ui.port);
@@ -640,6 +667,7 @@ int ctl_ui(int argc, char **argv)
 			"xsprofctl ui: cannot listen on 127.0.0.1:%u: %s (choose another --port, or "
 			"0 for a free one)\n",
 			port, strerror(-fd));
+		ui_history__close(ui.history);
 		return 1;
 	}
 	snprintf(ui.host_ip, sizeof(ui.host_ip), "127.0.0.1:%u", ui.port);
@@ -660,6 +688,7 @@ int ctl_ui(int argc, char **argv)
 	if (!d) {
 		fprintf(stderr, "xsprofctl ui: cannot serve 127.0.0.1:%u\n", ui.port);
 		close(fd);
+		ui_history__close(ui.history);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		return 1;
 	}
@@ -683,6 +712,7 @@ int ctl_ui(int argc, char **argv)
 	atomic_store(&ui.stopping, true);
 	MHD_stop_daemon(d);
 	explicit_bzero(ui.key, sizeof(ui.key));
+	ui_history__close(ui.history);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return st;
 }

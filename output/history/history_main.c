@@ -53,7 +53,7 @@ static const char usage[] =
 	"      --max-figures N    record: figures kept per kind, the largest (default 2000)\n"
 	"      --no-stacks        record: keep only the figures, not the run's folded stacks\n"
 	"                         (kept by default, up to 16 MiB a run, for the differential\n"
-	"                         flamegraph between two commits in xsprofctl ui --history)\n"
+	"                         flamegraph between two commits in the web view: xsprofctl ui)\n"
 	"      --repo DIR         the git repository: names resolve, commits are named\n"
 	"      --binary FILE      the program as built at the newest commit: its line tables\n"
 	"                         find a function's source lines (repeatable)\n"

@@ -69,6 +69,10 @@ code=$(get /metrics -H "$auth")
 [[ $code == 200 ]] && grep -q '^xsprof_samples_total ' "$dir/body" &&
 	grep -qi '^content-type: text/plain' "$dir/head" && pass "/metrics: 200, text" ||
 	fail "/metrics: HTTP $code, $(grep -i content-type "$dir/head")"
+# Without --history, the history's pages say how to have them (the page then hides its panel).
+code=$(get /history/benches -H "$auth")
+[[ $code == 404 ]] && grep -q 'xsprofctl ui --history STORE' "$dir/body" &&
+	pass "/history/benches without --history: 404, saying how" || fail "/history/benches: HTTP $code, $(cat "$dir/body")"
 # libcurl would resolve the dots into a path that needs the key; the proxy refuses them.
 code=$(get /ui/../v1/status --path-as-is)
 [[ $code == 400 ]] && pass "/ui/../v1/status without the key: 400" || fail "/ui/../v1/status: HTTP $code"
