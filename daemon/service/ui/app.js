@@ -881,11 +881,118 @@ function init() {
 		renderStrip();
 		redraw();
 	});
+	historyInit();
 	refresh();
 	setInterval(() => {
 		if ($('#live').checked)
 			refresh();
 	}, REFRESH_MS);
+}
+
+// ---- the history of benchmark runs (xsprofctl ui --history STORE; absent: hidden) ----
+
+const shortCommit = (c) => c.slice(0, 12);
+const histValue = (v, unit) => unit === 'ns' ? (v / 1e6).toFixed(2) + ' ms'
+	: Math.round(v).toLocaleString('en') + ' ' + unit;
+
+// An SVG of the proxy's (its names escaped as XML), drawn in box. Its own style and script
+// go (the page's policy allows neither; app.css styles it), its buttons too, and its ids,
+// which could be the page's, are renamed (box.id + '-' + id) with the references to them.
+async function showSvg(path, box, what) {
+	box.textContent = 'loading ' + what + '...';
+	try {
+		const text = (await (await api(path)).text())
+			.replace(/<style[\s\S]*?<\/style>/g, '').replace(/<script[\s\S]*?<\/script>/g, '');
+		const svg = new DOMParser().parseFromString(text, 'image/svg+xml').documentElement;
+		if (svg.nodeName !== 'svg')
+			throw new Error(what + ': not an SVG');
+		for (const e of svg.querySelectorAll('.btn'))
+			e.remove();
+		for (const e of svg.querySelectorAll('[id]')) {
+			if (e.id === 'title' || e.id === 'subtitle')
+				e.classList.add('svg-' + e.id);
+			e.id = box.id + '-' + e.id;
+		}
+		for (const e of svg.querySelectorAll('[fill^="url(#"]'))
+			e.setAttribute('fill', e.getAttribute('fill').replace('url(#', 'url(#' + box.id + '-'));
+		box.replaceChildren(document.importNode(svg, true));
+	} catch (e) {
+		box.textContent = e.message;
+	}
+}
+
+async function historyLoad(b) {
+	const q = 'project=' + encodeURIComponent(b.project) + '&bench=' + encodeURIComponent(b.bench);
+	const body = $('#hist-steps tbody');
+	body.replaceChildren();
+	$('#hist-trend').replaceChildren();
+	$('#hist-diff').replaceChildren();
+	let s;
+	try {
+		s = await (await api('/history/steps?' + q)).json();
+	} catch (e) {
+		$('#hist-note').textContent = e.message;
+		return;
+	}
+	let steps = 0;
+	for (const f of s.figures) {
+		const figure = f.kind + ':' + f.name;
+		for (const st of f.steps) {
+			const tr = document.createElement('tr');
+			const cells = [f.kind + ' ' + f.name, shortCommit(st.commit),
+				(st.effect >= 0 ? '+' : '') + (100 * st.effect).toFixed(1) + '%',
+				histValue(st.before_median, f.unit) + ' \u2192 ' + histValue(st.after_median, f.unit)];
+			for (const c of cells) {
+				const td = document.createElement('td');
+				td.textContent = c;
+				tr.appendChild(td);
+			}
+			const td = document.createElement('td');
+			const trend = document.createElement('button');
+			trend.textContent = 'trend';
+			trend.addEventListener('click', () => showSvg('/history/trend.svg?' + q +
+				'&figure=' + encodeURIComponent(figure), $('#hist-trend'), 'the trend'));
+			const diff = document.createElement('button');
+			diff.textContent = 'differential flamegraph';
+			diff.className = 'hist-diff';
+			diff.addEventListener('click', () => {
+				for (const o of body.querySelectorAll('tr.open'))
+					o.classList.remove('open');
+				tr.classList.add('open');
+				showSvg('/history/diff.svg?' + q + '&before=' + st.before + '&after=' + st.commit,
+					$('#hist-diff'), 'the differential flamegraph');
+			});
+			td.append(trend, ' ', diff);
+			tr.appendChild(td);
+			body.appendChild(tr);
+			steps++;
+		}
+	}
+	$('#hist-note').textContent = `${steps} steps in ${s.looked_at} figures looked at ` +
+		`(each held to p < ${s.alpha.toPrecision(2)})`;
+}
+
+async function historyInit() {
+	let j;
+	try {
+		j = await (await api('/history/benches')).json();
+	} catch (e) {
+		return; // no history served here: the panel stays hidden
+	}
+	$('#history').hidden = false;
+	const sel = $('#hist-bench');
+	j.benches.forEach((b, i) => {
+		const o = document.createElement('option');
+		o.value = String(i);
+		o.textContent = `${b.project}/${b.bench} (${b.runs} runs)`;
+		sel.appendChild(o);
+	});
+	if (!j.benches.length) {
+		$('#hist-note').textContent = 'the store holds no runs yet (xsprof-history record)';
+		return;
+	}
+	sel.addEventListener('change', () => historyLoad(j.benches[Number(sel.value)]));
+	historyLoad(j.benches[0]);
 }
 
 init();

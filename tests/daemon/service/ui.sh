@@ -6,7 +6,9 @@
 # shows the hottest function, search highlights it, a range brushed on the strip changes the
 # counts, two ranges compare, the GPU timeline shows the test double's kernels with their
 # launching stack, a flight recorder's dump made before (its note in HTML, shown as text) is
-# listed and opened on its timeline, and nothing is requested outside the host. Also the TCP
+# listed and opened on its timeline, a benchmark's history (`xsprofctl ui --history`) shows its
+# step with the trend and the differential flamegraph a click away, and nothing is requested
+# outside the host. Also the TCP
 # listener: the page without the token, the data only with it. Screenshots are kept in
 # BUILD_DIR/tests/ui-artefacts. Every check prints "ok" or "FAIL"; any FAIL makes the exit
 # status 1. Needs root, BPF, chromium and python3-websocket (scripts/deps.sh installs them).
@@ -21,7 +23,7 @@ split=$build/tests/xs_split
 gpu=$build/tests/xs_usdt_gpu
 fakelib=$build/tests/libxsprof_cupti_fake.so
 . "$(dirname "$0")/private_daemon.sh"
-need "$split" "$gpu" "$fakelib" /usr/bin/chromium
+need "$split" "$gpu" "$fakelib" "$build/output/xsprof-history" /usr/bin/chromium
 $py -c 'import websocket' 2>/dev/null ||
 	{ echo "FAIL needs python3-websocket (apt-get install python3-websocket)"; exit 1; }
 on_failure() { echo "--- xsprofctl ui's stderr"; cat "$dir/ui.err" 2>/dev/null; }
@@ -37,7 +39,21 @@ start_daemon --cuda-lib "$fakelib" --listen "127.0.0.1:$port" --token-file "$dir
 "$split" 700 300 600 1 >/dev/null &
 pids+=($!)
 ctl -q attach $! >/dev/null && pass "xs_split attached" || fail "attach xs_split failed"
-"$ctl" -s "$sock" ui --port 0 >"$dir/ui.out" 2>"$dir/ui.err" &
+# A history of a benchmark (xsprof-history's store): 6 commits of 4 runs each, the function lex
+# about 30% slower from the 4th commit on, emit the same: the page's History panel must find
+# that step and draw its trend and its differential flamegraph.
+hist=$build/output/xsprof-history
+for c in 1 2 3 4 5 6; do
+	commit=$(printf 'a%06d%033d' "$c" 0)
+	for r in 1 2 3 4; do
+		lex=$((100 + r))
+		if ((c >= 4)); then lex=$((130 + r)); fi
+		printf 'main;parse;lex %d\nmain;emit %d\n' "$lex" $((200 + r)) >"$dir/run.folded"
+		"$hist" record -q --db "$dir/hist.db" -p demo -b bench1 -c "$commit" \
+			--time $((1000 + 10 * c + r)) "$dir/run.folded" || fail "xsprof-history record"
+	done
+done
+"$ctl" -s "$sock" ui --port 0 --history "$dir/hist.db" >"$dir/ui.out" 2>"$dir/ui.err" &
 pids+=($!)
 url=
 for _ in $(seq 300); do # 30 s
@@ -97,7 +113,7 @@ step "the browser, through xsprofctl ui"
 # (The double stays alive past the recording's end, so its stacks are named while it runs.)
 gpu_cmd="\"$gpu\" 9000 & NVTX_INJECTION64_PATH=\"$build/cupti_inject/libxsprof_cupti.so\" \"$build/tests/xs_nvtx_phases\" 1 >/dev/null; wait"
 # The dump made above: the page must list it and open it (XSPROF_UI_DUMP, its note).
-XSPROF_UI_DUMP=$dump XSPROF_UI_DUMP_NOTE=$note XSPROF_CUPTI_SOCKET=$cupti timeout 400 \
+XSPROF_UI_HISTORY=a000004 XSPROF_UI_DUMP=$dump XSPROF_UI_DUMP_NOTE=$note XSPROF_CUPTI_SOCKET=$cupti timeout 400 \
 	$py "$(dirname "$0")/ui_browser.py" "$url" "$artefacts" bash -c "$gpu_cmd" >"$dir/browser.out" 2>&1 || true
 cat "$dir/browser.out"
 n=$(grep -c '^FAIL' "$dir/browser.out" || true)

@@ -138,6 +138,42 @@ class Browser:
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
+def history(b, step_at):
+    """The History panel (xsprofctl ui --history): lex stepped at commit step_at."""
+    print("\n== the history of a benchmark: its step, its trend, its differential flamegraph",
+          flush=True)
+    rows = b.wait("""(() => { const r = [...document.querySelectorAll('#hist-steps tbody tr')];
+        return r.length ? r.map((t) => [...t.cells].map((c) => c.textContent)) : null; })()""",
+                  30, "the History panel's steps")
+    if not rows:
+        return
+    lex = [r for r in rows if r[0] == "self lex"]
+    check(lex and lex[0][1].startswith(step_at) and lex[0][2].startswith("+"),
+          "History: self lex stepped at %s, %s (%s)" % (lex[0][1], lex[0][2], lex[0][3])
+          if lex else "", "History's rows: %s" % rows[:6])
+    check(not [r for r in rows if r[0] == "self emit"],
+          "emit, unchanged, has no step", "emit has a step: %s" % rows)
+    if not lex:
+        return
+    index = rows.index(lex[0]) + 1
+    b.click("#hist-steps tbody tr:nth-child(%d) button.hist-diff" % index)
+    frames = b.wait("""(() => { const s = document.querySelector('#hist-diff svg');
+        if (!s) return null;
+        return [...s.querySelectorAll('title')].map((t) => [t.textContent,
+            t.parentNode.querySelector('rect') ? t.parentNode.querySelector('rect')
+                .getAttribute('fill') : '']); })()""", 30,
+                    "the differential flamegraph one click away")
+    if frames:
+        red = [t for t, fill in frames if "lex" in t and fill.startswith("rgb(255")]
+        check(red, "one click draws the differential flamegraph: lex red (%s)" % red[0][:80]
+              if red else "", "lex is not red in it: %s" % frames[:8])
+    b.click("#hist-steps tbody tr:nth-child(%d) button" % index)
+    title = b.wait("""(() => { const t = document.querySelector('#hist-trend svg text');
+        return t ? t.textContent : null; })()""", 30, "the trend plot")
+    check(title == "self lex", "and its trend plot: %s" % title, "the trend's title: %r" % title)
+    b.screenshot("ui-history.png")
+
+
 def main():
     url, artefacts, gpu_cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
     os.makedirs(artefacts, exist_ok=True)
@@ -325,6 +361,10 @@ def run(b, url, origin, gpu_cmd):
                   "a click on the dump's xs_kernel_beta shows it launched from xs_gpu_beta_site",
                   "the dump's kernel details: %r" % detail)
     b.screenshot("ui-dump.png")
+
+    step_at = os.environ.get("XSPROF_UI_HISTORY")
+    if step_at:
+        history(b, step_at)
 
     print("\n== nothing left the host", flush=True)
     urls = [e["params"]["request"]["url"] for e in b.events
