@@ -77,7 +77,9 @@ static enum MHD_Result answer_send(struct MHD_Connection *c, struct answer *a)
 	enum MHD_Result ret;
 
 	if (a->status != 200) {
-		/* {"error": ...}, as xsprofd's errors; err is ours, escaped for JSON. */
+		/* {"error": ...}, as xsprofd's errors; err is ours, escaped for JSON. What was
+		 * written before the failure goes. */
+		fclose(a->f);
 		free(a->body);
 		a->body = NULL;
 		a->len = 0;
