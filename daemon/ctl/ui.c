@@ -36,7 +36,9 @@
 #include "daemon/ctl/reply_buf.h"
 #include "daemon/ctl/client.h"
 #include "daemon/ctl/commands.h"
+#include "daemon/ctl/ctl.h"
 #include "daemon/ctl/ui_history.h"
+#include "daemon/service/ui_assets.h"
 
 #define UI_MAX_CONNECTIONS 64 /* a thread each */
 /* Connections that have not shown the key yet: at most this many (a newcomer past it closes
@@ -61,7 +63,8 @@ static const char ui_usage[] =
 	"                 also show the history of benchmark runs that xsprof-history keeps in\n"
 	"                 STORE (its --db: a file, sqlite:PATH or postgresql://...): each\n"
 	"                 figure's steps over commits, its trend plot, and the differential\n"
-	"                 flamegraph of the runs either side of a step\n"
+	"                 flamegraph of the runs either side of a step. Without xsprofd it\n"
+	"                 serves the page itself, with the history only\n"
 	"  -h, --help     this text\n"
 	"Exit status: 0 stopped by Ctrl-C or SIGTERM; 1 the port cannot be had; 2 usage error;\n"
 	"3 xsprofd cannot be reached; 4 permission denied.\n";
@@ -91,6 +94,7 @@ struct ui {
 	char key[2 * UI_KEY_BYTES + 1];
 	atomic_bool stopping;
 	struct ui_history *history; /* --history's store, or NULL */
+	bool history_only;	    /* no xsprofd: the page from here, and the history */
 	pthread_mutex_t lock; /* conns, unkeyed */
 	struct ui_conn *conns;
 	unsigned int unkeyed;
@@ -517,6 +521,28 @@ static void ui_sweep(struct ui *ui)
 	pthread_mutex_unlock(&ui->lock);
 }
 
+/* Without xsprofd (--history, history only): the page's files from here; the rest of the API
+ * is not here. */
+static enum MHD_Result ui_local(struct MHD_Connection *c, const char *url)
+{
+	const struct ui_asset *a = ui_asset__at(url);
+	struct MHD_Response *r;
+
+	if (!a && !strncmp(url, "/ui/", 4))
+		return ui_error(c, 404, "no such file of the web view", "open /ui/", NULL, NULL);
+	if (!a)
+		return ui_error(c, 503, "no xsprofd here: xsprofctl ui serves the history only",
+				"start xsprofd, then xsprofctl ui, for the live view", NULL, NULL);
+	r = MHD_create_response_from_buffer(a->len, (void *)a->data, MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", a->type);
+	MHD_add_response_header(r, "Content-Security-Policy", UI_PAGE_CSP);
+	MHD_add_response_header(r, "X-Frame-Options", "DENY");
+	MHD_add_response_header(r, "Cache-Control", "no-cache");
+	return ui_queue(c, 200, r);
+}
+
 static enum MHD_Result ui_on_request(void *cls, struct MHD_Connection *c, const char *url,
 				     const char *method, const char *version,
 				     const char *upload_data, size_t *upload_data_size,
@@ -553,7 +579,9 @@ static enum MHD_Result ui_on_request(void *cls, struct MHD_Connection *c, const 
 				"#token=...): the page sends its key",
 				"WWW-Authenticate", "Bearer");
 	if (ui_history__path(url))
-		return ui_history__answer(ui->history, c, url);
+		return ui_history__answer(ui->history, c, url, !ui->history_only);
+	if (ui->history_only)
+		return ui_local(c, url);
 	return ui_forward(ui, c, url);
 }
 
@@ -646,8 +674,14 @@ int ctl_ui(int argc, char **argv)
 	if (st)
 		return st < 0 ? 0 : st;
 	st = ctl_check_daemon();
-	if (st)
+	if (st == EXIT_UNREACHABLE && history) {
+		fprintf(stderr, "xsprofctl ui: serving the history only (the web view's live panels "
+				"need xsprofd)\n");
+		ui.history_only = true;
+		st = 0;
+	} else if (st) {
 		return st;
+	}
 	if (history) {
 		char err[512] = "";
 
@@ -699,8 +733,9 @@ int ctl_ui(int argc, char **argv)
 	} else {
 		if (!o->quiet)
 			fprintf(stderr,
-				"xsprofctl: serving xsprofd's web view on 127.0.0.1:%u: open the "
-				"address above in a browser on this machine; Ctrl-C stops\n",
+				"xsprofctl: serving %s on 127.0.0.1:%u: open the address above in "
+				"a browser on this machine; Ctrl-C stops\n",
+				ui.history_only ? "the history's web view" : "xsprofd's web view",
 				ui.port);
 		const struct timespec tick = {0, 500 * 1000 * 1000};
 

@@ -166,12 +166,12 @@ static int bench_json(void *ctx, const char *project, const char *bench, size_t 
 	return 0;
 }
 
-static void benches(struct ui_history *h, struct answer *a)
+static void benches(struct ui_history *h, struct answer *a, bool live)
 {
 	struct bench_list b = {.f = a->f};
 	int r;
 
-	fputs("{\"benches\":[", a->f);
+	fprintf(a->f, "{\"live\":%s,\"benches\":[", live ? "true" : "false");
 	r = hist_store__benches(h->store, bench_json, &b);
 	fputs("]}\n", a->f);
 	if (r)
@@ -301,7 +301,7 @@ out:
 }
 
 enum MHD_Result ui_history__answer(struct ui_history *h, struct MHD_Connection *c,
-				   const char *url)
+				   const char *url, bool live)
 {
 	const char *project = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "project");
 	const char *bench = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "bench");
@@ -322,7 +322,7 @@ enum MHD_Result ui_history__answer(struct ui_history *h, struct MHD_Connection *
 	}
 	pthread_mutex_lock(&h->lock);
 	if (!strcmp(what, "benches"))
-		benches(h, &a);
+		benches(h, &a, live);
 	else if (strcmp(what, "steps") && strcmp(what, "trend.svg") && strcmp(what, "diff.svg"))
 		fail(&a, 404, -ENOENT, "no such history page: benches, steps, trend.svg, diff.svg");
 	else if (!project || !*project || !bench || !*bench)

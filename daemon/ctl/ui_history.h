@@ -15,8 +15,9 @@ int ui_history__open(const char *url, struct ui_history **ret, char *err, size_t
 void ui_history__close(struct ui_history *h);
 /* Whether url is one of the history's pages (/history/...). */
 bool ui_history__path(const char *url);
-/* Answers a history page; h NULL: 404, saying how to start with a history. */
+/* Answers a history page; h NULL: 404, saying how to start with a history. live: whether
+ * xsprofd is behind the rest of the page (benches says so, for the page to hide the rest). */
 enum MHD_Result ui_history__answer(struct ui_history *h, struct MHD_Connection *c,
-				   const char *url);
+				   const char *url, bool live);
 
 #endif

@@ -10,11 +10,6 @@
 #include "daemon/service/internal.h"
 #include "daemon/service/ui_assets.h"
 
-/* The page runs its own script and style only and talks to this origin only. */
-#define UI_CSP                                                                            \
-	"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " \
-	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-
 bool ui__path(const char *url)
 {
 	return !strcmp(url, "/") || !strcmp(url, "/ui") || !strncmp(url, "/ui/", 4);
@@ -24,20 +19,18 @@ enum MHD_Result ui__api(struct MHD_Connection *c, const char *method, const char
 {
 	static const char *const moved[] = {"Location", "/ui/"};
 	static const char *const page[] = {
-		"Content-Security-Policy", UI_CSP, "X-Content-Type-Options", "nosniff",
+		"Content-Security-Policy", UI_PAGE_CSP, "X-Content-Type-Options", "nosniff",
 		"Referrer-Policy", "no-referrer", "X-Frame-Options", "DENY",
 		/* Revalidated each load, so a new daemon's page is never mixed with an old one's. */
 		"Cache-Control", "no-cache"};
-	const char *want = !strcmp(url, "/ui/") ? "/ui/index.html" : url;
+	const struct ui_asset *a = ui_asset__at(url);
 
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return reply__error(c, 405, "use GET for the web view", NULL);
 	if (!strcmp(url, "/") || !strcmp(url, "/ui"))
 		return reply__headers(c, 302, "text/plain", "", 0, false, moved, 2);
-	for (size_t i = 0; i < ui_nr_assets; i++)
-		if (!strcmp(ui_assets[i].path, want))
-			return reply__headers(c, 200, ui_assets[i].type, ui_assets[i].data,
-					      ui_assets[i].len, false, page,
-					      sizeof(page) / sizeof(page[0]));
+	if (a)
+		return reply__headers(c, 200, a->type, a->data, a->len, false, page,
+				      sizeof(page) / sizeof(page[0]));
 	return reply__error(c, 404, "no such file of the web view", "open /ui/");
 }

@@ -28,6 +28,7 @@ const S = {
 	dumpsKey: null, // what the Dumps table was drawn from
 	manifests: new Map(), // a done dump's name: its manifest (null: unreadable)
 	busy: false,
+	historyOnly: false, // xsprofctl ui --history without xsprofd: the live panels hidden
 };
 
 // ---- the API ----
@@ -424,7 +425,7 @@ function updateSources(st) {
 // ---- refreshing ----
 
 async function refresh() {
-	if (S.busy)
+	if (S.busy || S.historyOnly)
 		return;
 	S.busy = true;
 	try {
@@ -881,12 +882,14 @@ function init() {
 		renderStrip();
 		redraw();
 	});
-	historyInit();
-	refresh();
-	setInterval(() => {
-		if ($('#live').checked)
-			refresh();
-	}, REFRESH_MS);
+	// The history first: without xsprofd behind the proxy, the live view asks nothing.
+	historyInit().finally(() => {
+		refresh();
+		setInterval(() => {
+			if ($('#live').checked)
+				refresh();
+		}, REFRESH_MS);
+	});
 }
 
 // ---- the history of benchmark runs (xsprofctl ui --history STORE; absent: hidden) ----
@@ -980,6 +983,14 @@ async function historyInit() {
 		return; // no history served here: the panel stays hidden
 	}
 	$('#history').hidden = false;
+	if (j.live === false) {
+		// No xsprofd behind the proxy: only the history answers.
+		S.historyOnly = true;
+		for (const e of document.querySelectorAll('header label, #status-bar, .panel:not(#history)'))
+			e.hidden = true;
+		$('#updated').textContent = 'the history only: no xsprofd behind this address';
+		showError('');
+	}
 	const sel = $('#hist-bench');
 	j.benches.forEach((b, i) => {
 		const o = document.createElement('option');

@@ -119,3 +119,36 @@ cat "$dir/browser.out"
 n=$(grep -c '^FAIL' "$dir/browser.out" || true)
 failures=$((failures + n))
 grep -q '^browser: every step ran' "$dir/browser.out" || fail "the browser checks stopped early"
+
+step "the history only: xsprofctl ui --history without xsprofd"
+"$ctl" -s "$dir/none.sock" ui --port 0 --history "$dir/hist.db" >"$dir/ho.out" 2>"$dir/ho.err" &
+pids+=($!)
+hurl=
+for _ in $(seq 300); do # 30 s
+	hurl=$(grep -m1 '^http://' "$dir/ho.out" || true)
+	[[ -n $hurl ]] && break
+	sleep 0.1
+done
+if [[ $hurl =~ ^http://127\.0\.0\.1:([0-9]+)/ui/#token=([0-9a-f]+)$ ]]; then
+	hbase=http://127.0.0.1:${BASH_REMATCH[1]} hkey=${BASH_REMATCH[2]}
+	grep -q 'serving the history only' "$dir/ho.err" && pass "it serves the history only, and says so" ||
+		fail "its stderr: $(cat "$dir/ho.err")"
+	code=$(curl -s -m 30 -D "$dir/ho.head" -o "$dir/ho.page" -w '%{http_code}' "$hbase/ui/" || true)
+	[[ $code == 200 ]] && grep -q '<script src="app.js">' "$dir/ho.page" &&
+		grep -qi "^content-security-policy: default-src 'none'" "$dir/ho.head" &&
+		pass "the page from xsprofctl itself, with its policy" || fail "/ui/: HTTP $code"
+	code=$(curl -s -m 30 -o "$dir/ho.json" -w '%{http_code}' -H "Authorization: Bearer $hkey" \
+		"$hbase/history/benches" || true)
+	[[ $code == 200 ]] && $py -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(j['live'] is not False or j['benches'][0]['runs'] != 24)" "$dir/ho.json" &&
+		pass "/history/benches: live false, 24 runs" || fail "/history/benches: HTTP $code, $(cat "$dir/ho.json")"
+	code=$(curl -s -m 30 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $hkey" "$hbase/v1/status" || true)
+	[[ $code == 503 ]] && pass "/v1/status: 503 (no xsprofd here)" || fail "/v1/status: HTTP $code"
+	XSPROF_UI_HISTORY_ONLY=a000004 timeout 120 $py "$(dirname "$0")/ui_browser.py" "$hurl" "$artefacts" \
+		>"$dir/browser-ho.out" 2>&1 || true
+	cat "$dir/browser-ho.out"
+	n=$(grep -c '^FAIL' "$dir/browser-ho.out" || true)
+	failures=$((failures + n))
+	grep -q '^browser: every step ran' "$dir/browser-ho.out" || fail "the history-only browser checks stopped early"
+else
+	fail "xsprofctl ui --history without xsprofd printed no address: $(cat "$dir/ho.err")"
+fi
