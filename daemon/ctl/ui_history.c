@@ -21,6 +21,7 @@
 #include "output/diff/diff.h"
 #include "output/diff_svg.h"
 #include "output/history/history_cli.h"
+#include "output/history/history_render.h"
 #include "output/history/history_store.h"
 #include "output/model/calltree.h"
 #include "output/output_meta.h"
@@ -131,22 +132,6 @@ static unsigned int status_of(int r)
 	return r == -ENOENT ? 404 : r == -EINVAL || r == -ENOTUNIQ ? 400 : 500;
 }
 
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
 struct bench_list {
 	FILE *f;
 	size_t n;
@@ -158,9 +143,9 @@ static int bench_json(void *ctx, const char *project, const char *bench, size_t 
 	struct bench_list *b = ctx;
 
 	fputs(b->n++ ? ",{\"project\":" : "{\"project\":", b->f);
-	json_string(b->f, project);
+	hist_render__json_string(b->f, project);
 	fputs(",\"bench\":", b->f);
-	json_string(b->f, bench);
+	hist_render__json_string(b->f, bench);
 	fprintf(b->f, ",\"runs\":%zu,\"first\":%lld,\"last\":%lld}", runs, (long long)first,
 		(long long)last);
 	return 0;
@@ -254,17 +239,20 @@ static int commit_tree(struct ui_history *h, const char *project, const char *be
 {
 	int r = hist_store__profiles(h->store, project, bench, commit, fill_tree, tf);
 
-	if (r)
+	if (r) {
 		fail(a, status_of(r), r,
 		     tf->err ? "a kept profile is not folded stacks" : hist_store__last_error(h->store));
-	else if (!tf->runs)
-		fail(a, 404, -ENOENT, "");
-	if (!r && !tf->runs)
+		return r;
+	}
+	if (!tf->runs) {
+		a->status = 404;
 		snprintf(a->err, sizeof(a->err),
 			 "no run of commit %.64s kept its stacks (recorded with --no-stacks, or "
 			 "before xsprof-history kept them)",
 			 commit);
-	return r ? r : tf->runs ? 0 : -ENOENT;
+		return -ENOENT;
+	}
+	return 0;
 }
 
 static void diff_svg(struct ui_history *h, const char *project, const char *bench,

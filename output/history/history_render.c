@@ -142,7 +142,7 @@ int hist_render__markdown(const struct hist_report *r, FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
-static void json_str(FILE *f, const char *s)
+void hist_render__json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
@@ -168,13 +168,13 @@ static void json_num(FILE *f, double v)
 int hist_render__json(const struct hist_report *r, FILE *f)
 {
 	fputs("{\"schema\":\"xsprof.history_compare\",\"version\":1,\"project\":", f);
-	json_str(f, r->project);
+	hist_render__json_string(f, r->project);
 	fputs(",\"bench\":", f);
-	json_str(f, r->bench);
+	hist_render__json_string(f, r->bench);
 	fputs(",\"base\":", f);
-	json_str(f, r->base);
+	hist_render__json_string(f, r->base);
 	fputs(",\"head\":", f);
-	json_str(f, r->head);
+	hist_render__json_string(f, r->head);
 	fprintf(f,
 		",\"counts\":{\"regressions\":%zu,\"improvements\":%zu,\"same\":%zu,"
 		"\"unknown\":%zu},\"rows\":[",
@@ -188,13 +188,13 @@ int hist_render__json(const struct hist_report *r, FILE *f)
 						   "ci_lo",	  "ci_hi",	 "p"};
 
 		fputs(i ? ",{\"kind\":" : "{\"kind\":", f);
-		json_str(f, hist_kind__name(row->kind));
+		hist_render__json_string(f, hist_kind__name(row->kind));
 		fputs(",\"name\":", f);
-		json_str(f, row->name);
+		hist_render__json_string(f, row->name);
 		fputs(",\"unit\":", f);
-		json_str(f, hist_kind__unit(row->kind));
+		hist_render__json_string(f, hist_kind__unit(row->kind));
 		fputs(",\"verdict\":", f);
-		json_str(f, hist_verdict__name(row->cmp.verdict));
+		hist_render__json_string(f, hist_verdict__name(row->cmp.verdict));
 		for (size_t k = 0; k < sizeof(nums) / sizeof(nums[0]); k++) {
 			fprintf(f, ",\"%s\":", keys[k]);
 			json_num(f, nums[k]);
@@ -202,16 +202,16 @@ int hist_render__json(const struct hist_report *r, FILE *f)
 		fprintf(f, ",\"n_base\":%zu,\"n_head\":%zu", row->cmp.n_base, row->cmp.n_head);
 		if (row->source) {
 			fputs(",\"source\":", f);
-			json_str(f, row->source);
+			hist_render__json_string(f, row->source);
 			fputs(",\"source_how\":", f);
-			json_str(f, row->source_how);
+			hist_render__json_string(f, row->source_how);
 		}
 		fputs(",\"commits\":[", f);
 		for (size_t j = 0; j < row->ncommits; j++) {
 			fputs(j ? ",{\"hash\":" : "{\"hash\":", f);
-			json_str(f, row->commits[j].hash);
+			hist_render__json_string(f, row->commits[j].hash);
 			fputs(",\"subject\":", f);
-			json_str(f, row->commits[j].subject);
+			hist_render__json_string(f, row->commits[j].subject);
 			fprintf(f, ",\"touched\":%s}", row->commits[j].touched ? "true" : "false");
 		}
 		fputs("]}", f);

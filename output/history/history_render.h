@@ -46,6 +46,8 @@ size_t hist_report__regressions(const struct hist_report *r);
 int hist_render__markdown(const struct hist_report *r, FILE *f);
 /* Every row, as JSON. 0 or -errno. */
 int hist_render__json(const struct hist_report *r, FILE *f);
+/* s as a JSON string, quoted and escaped (NULL as ""). */
+void hist_render__json_string(FILE *f, const char *s);
 /* A shields-style badge: "perf | N regressions" (red), "no change" (green), "unknown" (grey). */
 int hist_render__badge(const struct hist_report *r, FILE *f);
 

@@ -326,22 +326,6 @@ int hist_cmd__steps(struct hist_cli *cli)
 	return r ? HIST_EXIT_ERROR : 0;
 }
 
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
 struct steps_json {
 	FILE *f;
 	size_t figures;
@@ -354,7 +338,7 @@ static int steps_json_figure(void *ctx, struct series *s, const struct hist_step
 
 	fprintf(j->f, "%s{\"kind\":\"%s\",\"name\":", j->figures++ ? "," : "",
 		hist_kind__name(s->kind));
-	json_string(j->f, s->name);
+	hist_render__json_string(j->f, s->name);
 	fprintf(j->f, ",\"unit\":\"%s\",\"commits\":%zu,\"runs\":%zu,\"steps\":[",
 		hist_kind__unit(s->kind), s->ncommits, s->vals.n);
 	for (size_t i = 0; i < n; i++) {
@@ -380,9 +364,9 @@ int hist_steps__json(struct hist_cli *cli, FILE *f, char *err, size_t errlen)
 	int r;
 
 	fputs("{\"project\":", f);
-	json_string(f, cli->project);
+	hist_render__json_string(f, cli->project);
 	fputs(",\"bench\":", f);
-	json_string(f, cli->bench);
+	hist_render__json_string(f, cli->bench);
 	fputs(",\"figures\":[", f);
 	r = steps_walk(cli, steps_json_figure, &j, &looked, &alpha, err, errlen);
 	fprintf(f, "],\"looked_at\":%zu,\"alpha\":%.6g}\n", looked, alpha);
