@@ -149,6 +149,15 @@ if [[ $hurl =~ ^http://127\.0\.0\.1:([0-9]+)/ui/#token=([0-9a-f]+)$ ]]; then
 	n=$(grep -c '^FAIL' "$dir/browser-ho.out" || true)
 	failures=$((failures + n))
 	grep -q '^browser: every step ran' "$dir/browser-ho.out" || fail "the history-only browser checks stopped early"
+	# A run recorded with --no-stacks has figures, and no differential flamegraph: said.
+	printf 'main;parse;lex 131\nmain;emit 201\n' >"$dir/run.folded"
+	"$hist" record -q --no-stacks --db "$dir/hist.db" -p demo -b bench1 -c "a000007$(printf '%033d' 0)" \
+		--time 1071 "$dir/run.folded" || fail "xsprof-history record --no-stacks"
+	code=$(curl -s -m 30 -o "$dir/ho.json" -w '%{http_code}' -H "Authorization: Bearer $hkey" \
+		"$hbase/history/diff.svg?project=demo&bench=bench1&before=a000006&after=a000007" || true)
+	[[ $code == 404 ]] && grep -q 'no-stacks' "$dir/ho.json" &&
+		pass "a commit recorded with --no-stacks: no differential flamegraph, said (404)" ||
+		fail "diff.svg of a --no-stacks commit: HTTP $code, $(cat "$dir/ho.json")"
 else
 	fail "xsprofctl ui --history without xsprofd printed no address: $(cat "$dir/ho.err")"
 fi
