@@ -95,7 +95,7 @@ struct ui {
 	atomic_bool stopping;
 	struct ui_history *history; /* --history's store, or NULL */
 	bool history_only;	    /* no xsprofd: the page from here, and the history */
-	pthread_mutex_t lock; /* conns, unkeyed */
+	pthread_mutex_t lock;	    /* conns, unkeyed */
 	struct ui_conn *conns;
 	unsigned int unkeyed;
 };
@@ -675,8 +675,9 @@ int ctl_ui(int argc, char **argv)
 		return st < 0 ? 0 : st;
 	st = ctl_check_daemon();
 	if (st == EXIT_UNREACHABLE && history) {
-		fprintf(stderr, "xsprofctl ui: serving the history only (the web view's live panels "
-				"need xsprofd)\n");
+		fprintf(stderr,
+			"xsprofctl ui: serving the history only (the web view's live panels "
+			"need xsprofd)\n");
 		ui.history_only = true;
 		st = 0;
 	} else if (st) {

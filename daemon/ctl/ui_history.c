@@ -110,8 +110,8 @@ static enum MHD_Result answer_send(struct MHD_Connection *c, struct answer *a)
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
 	/* An SVG opened on its own shows, and runs, nothing but itself. */
-	MHD_add_response_header(r, "Content-Security-Policy", "default-src 'none'; style-src "
-							       "'unsafe-inline'");
+	MHD_add_response_header(r, "Content-Security-Policy",
+				"default-src 'none'; style-src 'unsafe-inline'");
 	ret = MHD_queue_response(c, a->status, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -137,8 +137,8 @@ struct bench_list {
 	size_t n;
 };
 
-static int bench_json(void *ctx, const char *project, const char *bench, size_t runs,
-		      int64_t first, int64_t last)
+static int bench_json(void *ctx, const char *project, const char *bench, size_t runs, int64_t first,
+		      int64_t last)
 {
 	struct bench_list *b = ctx;
 
@@ -177,8 +177,7 @@ static void cli_of(struct ui_history *h, const char *project, const char *bench,
 	hist_stats_opts__default(&cli->stats);
 }
 
-static void steps(struct ui_history *h, const char *project, const char *bench,
-		  struct answer *a)
+static void steps(struct ui_history *h, const char *project, const char *bench, struct answer *a)
 {
 	struct hist_cli cli;
 	int r;
@@ -189,8 +188,8 @@ static void steps(struct ui_history *h, const char *project, const char *bench,
 		fail(a, status_of(r), r, a->err);
 }
 
-static void trend(struct ui_history *h, const char *project, const char *bench,
-		  const char *figure, struct answer *a)
+static void trend(struct ui_history *h, const char *project, const char *bench, const char *figure,
+		  struct answer *a)
 {
 	struct hist_cli cli;
 	enum hist_kind kind;
@@ -241,7 +240,8 @@ static int commit_tree(struct ui_history *h, const char *project, const char *be
 
 	if (r) {
 		fail(a, status_of(r), r,
-		     tf->err ? "a kept profile is not folded stacks" : hist_store__last_error(h->store));
+		     tf->err ? "a kept profile is not folded stacks"
+			     : hist_store__last_error(h->store));
 		return r;
 	}
 	if (!tf->runs) {
@@ -260,9 +260,8 @@ static void diff_svg(struct ui_history *h, const char *project, const char *benc
 {
 	struct tree_fill tb = {.t = calltree__new()}, ta = {.t = calltree__new()};
 	char subtitle[256];
-	struct output_meta meta = {.title = "Differential flame graph",
-				   .subtitle = subtitle,
-				   .unit = "samples"};
+	struct output_meta meta = {
+		.title = "Differential flame graph", .subtitle = subtitle, .unit = "samples"};
 	struct diff *d = NULL;
 
 	if (!tb.t || !ta.t) {
@@ -277,8 +276,8 @@ static void diff_svg(struct ui_history *h, const char *project, const char *benc
 		fail(a, 500, -errno, "");
 		goto out;
 	}
-	snprintf(subtitle, sizeof(subtitle), "%s/%s: %.12s (%zu runs) -> %.12s (%zu runs)",
-		 project, bench, before, tb.runs, after, ta.runs);
+	snprintf(subtitle, sizeof(subtitle), "%s/%s: %.12s (%zu runs) -> %.12s (%zu runs)", project,
+		 bench, before, tb.runs, after, ta.runs);
 	a->type = "image/svg+xml";
 	if (diff__write_svg(d, a->f, &meta))
 		fail(a, 500, -EIO, "writing the differential flamegraph failed");
@@ -288,8 +287,8 @@ out:
 	calltree__free(ta.t);
 }
 
-enum MHD_Result ui_history__answer(struct ui_history *h, struct MHD_Connection *c,
-				   const char *url, bool live)
+enum MHD_Result ui_history__answer(struct ui_history *h, struct MHD_Connection *c, const char *url,
+				   bool live)
 {
 	const char *project = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "project");
 	const char *bench = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "bench");

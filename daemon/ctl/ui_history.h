@@ -17,7 +17,7 @@ void ui_history__close(struct ui_history *h);
 bool ui_history__path(const char *url);
 /* Answers a history page; h NULL: 404, saying how to start with a history. live: whether
  * xsprofd is behind the rest of the page (benches says so, for the page to hide the rest). */
-enum MHD_Result ui_history__answer(struct ui_history *h, struct MHD_Connection *c,
-				   const char *url, bool live);
+enum MHD_Result ui_history__answer(struct ui_history *h, struct MHD_Connection *c, const char *url,
+				   bool live);
 
 #endif

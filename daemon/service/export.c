@@ -43,7 +43,7 @@ struct sink {
 	size_t queued, queued_bytes;
 	uint64_t next_ns, backoff_s;
 	uint64_t pushed, failures, dropped, rejected, pushed_bytes;
-	uint64_t too_large; /* dropped as they came: larger than the whole queue */
+	uint64_t too_large;	/* dropped as they came: larger than the whole queue */
 	uint64_t push_ns_total; /* time spent in pushes that succeeded */
 	char last_error[160];
 };
@@ -454,10 +454,11 @@ void exporter__on_slice(void *ctx, const struct profile_data *slice)
 		if (!make_room(e, it->len)) {
 			k->dropped++;
 			if (!k->too_large++)
-				log_warn("export to %s: a slice of %zu KiB is larger than the whole "
-					 "queue (--export-queue-kb %zu): dropped as it came, as every "
-					 "such slice will be (counted in status)",
-					 k->url, it->len >> 10, e->cap_bytes >> 10);
+				log_warn(
+					"export to %s: a slice of %zu KiB is larger than the whole "
+					"queue (--export-queue-kb %zu): dropped as it came, as every "
+					"such slice will be (counted in status)",
+					k->url, it->len >> 10, e->cap_bytes >> 10);
 			item_free(it);
 		} else {
 			*k->tail = it;

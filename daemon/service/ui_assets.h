@@ -28,8 +28,7 @@ static inline const struct ui_asset *ui_asset__at(const char *path)
 
 	for (i = 0; i < ui_nr_assets; i++)
 		if (!strcmp(ui_assets[i].path, path) ||
-		    (!strcmp(path, "/ui/") &&
-		     !strcmp(ui_assets[i].path, "/ui/index.html")))
+		    (!strcmp(path, "/ui/") && !strcmp(ui_assets[i].path, "/ui/index.html")))
 			return &ui_assets[i];
 	return NULL;
 }

@@ -346,11 +346,13 @@ static void keep_stacks(struct hist_cli *cli, int64_t run_id)
 	if (!r)
 		r = hist_store__add_profile(cli->store, run_id, all, len, err, sizeof(err));
 	else
-		snprintf(err, sizeof(err), "%s", r == -EFBIG || r == -E2BIG
-			 ? "the folded stacks are over the 16 MiB a run keeps" : strerror(-r));
+		snprintf(err, sizeof(err), "%s",
+			 r == -EFBIG || r == -E2BIG
+				 ? "the folded stacks are over the 16 MiB a run keeps"
+				 : strerror(-r));
 	if (r)
-		fprintf(stderr, "xsprof-history: the run's figures are stored, its stacks not: %s\n",
-			err);
+		fprintf(stderr,
+			"xsprof-history: the run's figures are stored, its stacks not: %s\n", err);
 	else if (!cli->quiet)
 		printf("kept its stacks: %zu KiB\n", (len + 1023) >> 10);
 	free(all);

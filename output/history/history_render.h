@@ -25,13 +25,13 @@ struct hist_row {
 	struct hist_compare cmp;
 	const struct hist_commit *commits; /* NULL: none named */
 	size_t ncommits;
-	const char *source; /* "file:first-last" or "file", NULL: not found */
+	const char *source;	/* "file:first-last" or "file", NULL: not found */
 	const char *source_how; /* "line tables", "name" (no line information), NULL */
 };
 
 struct hist_report {
 	const char *project, *bench;
-	const char *base, *head; /* refs or commits, as the user named them */
+	const char *base, *head;     /* refs or commits, as the user named them */
 	const struct hist_row *rows; /* every figure compared */
 	size_t n;
 	const char *flamegraph; /* the differential flamegraph's path or URL, or NULL */

@@ -208,8 +208,7 @@ static double whole_of(enum hist_kind kind, double samples, double kernels)
 }
 
 /* What steps_walk hands over for each figure looked at that has two commits or more. */
-typedef int (*steps_fn)(void *ctx, struct series *s, const struct hist_step *steps,
-			size_t nsteps);
+typedef int (*steps_fn)(void *ctx, struct series *s, const struct hist_step *steps, size_t nsteps);
 
 /*
  * The steps of every figure of cli's project and bench (--figure's, else every one above
@@ -331,8 +330,7 @@ struct steps_json {
 	size_t figures;
 };
 
-static int steps_json_figure(void *ctx, struct series *s, const struct hist_step *steps,
-			     size_t n)
+static int steps_json_figure(void *ctx, struct series *s, const struct hist_step *steps, size_t n)
 {
 	struct steps_json *j = ctx;
 

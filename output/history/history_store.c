@@ -601,11 +601,12 @@ int hist_store__add_profile(struct hist_store *s, int64_t run_id, const char *fo
 	if (!s || !folded)
 		return hist_db__fail(err, errlen, -EINVAL, "no store or no profile");
 	if (len > HIST_PROFILE_MAX || strlen(folded) != len)
-		return hist_db__fail(err, errlen, -E2BIG,
-				     "the folded stacks are %zu KiB%s: over the %d MiB a run keeps, "
-				     "so only its figures were stored",
-				     len >> 10, strlen(folded) != len ? " with a NUL in them" : "",
-				     HIST_PROFILE_MAX >> 20);
+		return hist_db__fail(
+			err, errlen, -E2BIG,
+			"the folded stacks are %zu KiB%s: over the %d MiB a run keeps, "
+			"so only its figures were stored",
+			len >> 10, strlen(folded) != len ? " with a NUL in them" : "",
+			HIST_PROFILE_MAX >> 20);
 	snprintf(id, sizeof(id), "%" PRId64, run_id);
 	s->db->err[0] = 0;
 	r = s->db->ops->begin_write(s->db, 0);
@@ -619,8 +620,8 @@ int hist_store__add_profile(struct hist_store *s, int64_t run_id, const char *fo
 
 		snprintf(why, sizeof(why), "%s", s->db->err);
 		hist_db__exec(s->db, "ROLLBACK");
-		return hist_db__fail(err, errlen, r, "keeping run %" PRId64 "'s stacks: %s",
-				     run_id, why);
+		return hist_db__fail(err, errlen, r, "keeping run %" PRId64 "'s stacks: %s", run_id,
+				     why);
 	}
 	return 0;
 }

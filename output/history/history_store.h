@@ -36,8 +36,8 @@ int hist_store__add_run(struct hist_store *s, struct hist_run *run, const struct
  */
 typedef int (*hist_value_fn)(void *ctx, const struct hist_run *run, double value);
 int hist_store__values(struct hist_store *s, const char *project, const char *bench,
-		       const char *branch, enum hist_kind kind, const char *name, hist_value_fn each,
-		       void *ctx);
+		       const char *branch, enum hist_kind kind, const char *name,
+		       hist_value_fn each, void *ctx);
 
 /*
  * The values of one figure on one commit (a prefix of 7 or more hex digits is enough), runs by
@@ -59,8 +59,8 @@ int hist_store__names(struct hist_store *s, const char *project, const char *ben
 
 /* Every run of (project, bench), oldest first (runs with no figures too). */
 typedef int (*hist_run_fn)(void *ctx, const struct hist_run *run);
-int hist_store__runs(struct hist_store *s, const char *project, const char *bench,
-		     hist_run_fn each, void *ctx);
+int hist_store__runs(struct hist_store *s, const char *project, const char *bench, hist_run_fn each,
+		     void *ctx);
 
 /* The most of a run's folded stacks the store keeps (hist_store__add_profile). */
 #define HIST_PROFILE_MAX (16 << 20)

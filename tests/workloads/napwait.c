@@ -86,9 +86,9 @@ int main(int argc, char **argv)
 		wait_pipe();
 		spent[2] += now_us() - t0;
 	}
-	printf("compute %llu\nnap %llu\nwait_pipe %llu\ntotal %llu\n",
-	       (unsigned long long)spent[0], (unsigned long long)spent[1],
-	       (unsigned long long)spent[2], (unsigned long long)(now_us() - start));
+	printf("compute %llu\nnap %llu\nwait_pipe %llu\ntotal %llu\n", (unsigned long long)spent[0],
+	       (unsigned long long)spent[1], (unsigned long long)spent[2],
+	       (unsigned long long)(now_us() - start));
 	close(go[1]);
 	pthread_join(th, NULL);
 	return 0;

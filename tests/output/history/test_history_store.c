@@ -524,8 +524,8 @@ struct benches {
 	char name[64];
 };
 
-static int note_bench(void *ctx, const char *project, const char *bench, size_t runs,
-		      int64_t first, int64_t last)
+static int note_bench(void *ctx, const char *project, const char *bench, size_t runs, int64_t first,
+		      int64_t last)
 {
 	struct benches *b = ctx;
 
@@ -542,15 +542,19 @@ Test(store, profiles_kept_by_commit)
 {
 	static const char a1[] = "main;lex 10\n", a2[] = "main;lex 12\n", b1[] = "main;parse 3\n";
 	struct hist_store *s = open_store();
-	int64_t r1 = add(s, "aaaaaaa1111111", "h1", 100, 1), r2 = add(s, "aaaaaaa1111111", "h1", 101, 2),
+	int64_t r1 = add(s, "aaaaaaa1111111", "h1", 100, 1),
+		r2 = add(s, "aaaaaaa1111111", "h1", 101, 2),
 		r3 = add(s, "bbbbbbb2222222", "h1", 200, 3);
 	struct kept k = {0};
 	struct benches b = {0};
 	char err[512] = "", *big;
 
-	cr_assert_eq(hist_store__add_profile(s, r1, a1, strlen(a1), err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(hist_store__add_profile(s, r2, a2, strlen(a2), err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(hist_store__add_profile(s, r3, b1, strlen(b1), err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(hist_store__add_profile(s, r1, a1, strlen(a1), err, sizeof(err)), 0, "%s",
+		     err);
+	cr_assert_eq(hist_store__add_profile(s, r2, a2, strlen(a2), err, sizeof(err)), 0, "%s",
+		     err);
+	cr_assert_eq(hist_store__add_profile(s, r3, b1, strlen(b1), err, sizeof(err)), 0, "%s",
+		     err);
 	cr_assert_eq(hist_store__profiles(s, P, B, "aaaaaaa", note_profile, &k), 0, "%s",
 		     hist_store__last_error(s));
 	cr_expect_eq(k.n, 2);
