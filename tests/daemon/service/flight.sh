@@ -214,7 +214,11 @@ step "GPU idle: not on a compute-bound run, on an input-bound one"
 out=$(ctl triggers add gpu-idle,percent=40,seconds=10,before=20 2>&1) &&
 	pass "xsprofctl triggers add: $out" || fail "xsprofctl triggers add: $out"
 # The daemon's refusal, not any failure (a member who cannot run xsprofctl refuses nothing).
-out=$(runuser -u nobody -- "$ctl" -s "$sock" --timeout 10 triggers add death 2>&1) && st=0 || st=$?
+# xsprofctl as the member sees it: a copy in the private directory (0755), since the build
+# may sit below a folder only root can enter (a checkout in mktemp -d's 0700 directory).
+member_ctl=$dir/xsprofctl
+cp "$ctl" "$member_ctl" && chmod 0755 "$member_ctl"
+out=$(runuser -u nobody -- "$member_ctl" -s "$sock" --timeout 10 triggers add death 2>&1) && st=0 || st=$?
 [[ $st != 0 && $out == *"only root sets triggers"* ]] &&
 	pass "a member cannot add one: ${out:0:80}" || fail "a member's trigger: $out"
 timeout 120 "$bound" compute 400 >"$dir/compute.out" 2>&1 || true
@@ -237,7 +241,7 @@ pkill -KILL -f 'xs_gpu_bound input' 2>/dev/null || true
 step "retention and ownership"
 n=$(find "$dumps" -mindepth 1 -maxdepth 1 -type d ! -name '.*' | wc -l)
 [[ $n -le 3 ]] && pass "--dump-keep 3: $n bundles on disk" || fail "$n bundles on disk"
-if out=$(runuser -u nobody -- "$ctl" -s "$sock" --timeout 10 --json dumps 2>&1); then
+if out=$(runuser -u nobody -- "$member_ctl" -s "$sock" --timeout 10 --json dumps 2>&1); then
 	[[ $(echo "$out" | $py -c 'import json,sys; print(len(json.load(sys.stdin)))') == 0 ]] &&
 		pass "a member sees none of root's dumps" || fail "a member sees: $out"
 else
