@@ -85,6 +85,7 @@ enum xsprof_record_type {
 	XSPROF_REC_LAUNCH_REUSE = 11, /* a CUDA call with the stack of its thread's last one */
 	XSPROF_REC_SCOPE = 12,	      /* xsprof:scope_begin / scope_end (xsprof/scope.h) */
 	XSPROF_REC_CUDA_ALLOC = 13,   /* a CUDA call that allocates GPU memory returned */
+	XSPROF_REC_AUTOGRAD = 14,     /* a PyTorch autograd event (struct xsprof_cuda_call's layout) */
 	XSPROF_REC_MAX,
 };
 
@@ -982,5 +983,34 @@ struct xsprof_py_stats {
 };
 
 _Static_assert(sizeof(struct xsprof_py_stats) == 72, "xsprof_py_stats layout");
+
+/*
+ * ---- PyTorch autograd (bpf/autograd.bpf.c; daemon/python/autograd.c) ----
+ *
+ * Backward work is joined to the forward line that made its node. A record has the layout of
+ * struct xsprof_cuda_call, type XSPROF_REC_AUTOGRAD, api one of these, stream the node's
+ * sequence number (per thread in PyTorch: at::sequence_number is thread-local), nr_user 0 and
+ * the thread's Python frames after ips (NODE and EXEC only).
+ */
+enum xsprof_autograd_event {
+	XSPROF_AG_NODE = 1,	/* at::sequence_number::get_and_increment returned: a node made */
+	XSPROF_AG_EVAL = 2,	/* Engine::evaluate_function: the engine runs a node */
+	XSPROF_AG_EXEC = 3,	/* Engine::execute began on this thread: backward() was called */
+	XSPROF_AG_EXEC_END = 4, /* ... and returned */
+};
+
+/* The node's sequence number could not be read (EVAL): stream is 0. */
+#define XSPROF_AG_F_SEQ_ERR 0x2
+
+/* Per-CPU counters of the autograd probes. */
+struct xsprof_autograd_stats {
+	__u64 nodes, evals, execs, exec_ends; /* records sent, by kind */
+	__u64 filtered;			      /* outside the session's processes */
+	__u64 scratch_busy;		      /* a probe ran inside another on this CPU: not sent */
+	__u64 drop_ringbuf;		      /* ring buffer full: lost */
+	__u64 seq_err;			      /* a node's sequence number unreadable */
+};
+
+_Static_assert(sizeof(struct xsprof_autograd_stats) == 64, "xsprof_autograd_stats layout");
 
 #endif

@@ -62,6 +62,7 @@ enum {
 	OPT_UNWIND,
 	OPT_UNWIND_MB,
 	OPT_NO_PYTHON,
+	OPT_NO_AUTOGRAD,
 	OPT_MAX_CPU,
 	/* GPU path (cuda_probes) */
 	OPT_CUDA_LIB,
@@ -132,6 +133,7 @@ const struct option opts__long_opts[] = {
 	{"unwind", required_argument, NULL, OPT_UNWIND},
 	{"unwind-mb", required_argument, NULL, OPT_UNWIND_MB},
 	{"no-python", no_argument, NULL, OPT_NO_PYTHON},
+	{"no-autograd", no_argument, NULL, OPT_NO_AUTOGRAD},
 	{"max-cpu", required_argument, NULL, OPT_MAX_CPU},
 	/* GPU path (cuda_probes) */
 	{"cuda-lib", required_argument, NULL, OPT_CUDA_LIB},
@@ -513,6 +515,9 @@ static int sampling_option(struct xsprofd_opts *o, int c, const char *arg)
 				    &o->unwind_mb);
 	case OPT_NO_PYTHON:
 		o->no_python = true;
+		return 0;
+	case OPT_NO_AUTOGRAD:
+		o->no_autograd = true;
 		return 0;
 	case OPT_MAX_CPU: {
 		char *end;

@@ -123,6 +123,7 @@ struct xsprofd_opts {
 	unsigned int unwind;	      /* --unwind: enum xsprof_unwind_mode (default auto) */
 	unsigned int unwind_mb;	      /* --unwind-mb: table memory; 0: the default */
 	bool no_python;		      /* --no-python: no interpreter frames */
+	bool no_autograd;	      /* --no-autograd: backward work not joined to its forward */
 	double max_cpu_pct; /* --max-cpu: ceiling on xsprofd's cost, percent of all CPUs; 0: none */
 
 	/* Strings from the config file, owned here. */

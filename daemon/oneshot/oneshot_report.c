@@ -539,6 +539,7 @@ static void counters_snapshot(struct recording *recording, struct symbolizer *sy
 		ret->has[COUNTERS_UNWIND] = true;
 	}
 	ret->has[COUNTERS_PYTHON] = !recording__python_stats(recording, &ret->py_bpf, &ret->py);
+	recording__autograd_stats(recording, &ret->ag_bpf, &ret->ag); /* zeros without */
 	if (cp && !cuda_probes__stats(cp, &ret->cuda)) {
 		ret->launches_in_slice = launch_store__nr_events(cuda_probes__store(cp));
 		ret->has[COUNTERS_CUDA] = true;

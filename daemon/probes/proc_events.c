@@ -12,6 +12,7 @@
 #include "bpf/xsprof_events.h"
 #include "daemon/probes/proc_events.h"
 #include "daemon/probes/sampler.h"
+#include "daemon/python/autograd.h"
 #include "daemon/python/pyprof.h"
 #include "daemon/symbolize/proc_maps.h"
 #include "daemon/symbolize/symbolizer.h"
@@ -23,6 +24,7 @@ struct proc_events {
 	struct symbolizer *sym;
 	struct unwinder *uw; /* NULL: frame pointers only */
 	struct pyprof *py;   /* NULL: no interpreter frames */
+	struct autograd *ag; /* NULL: no autograd probes */
 	struct xsprof_bpf *skel;
 	struct bpf_link *exec_link, *libs_link, *exit_link;
 	proc_exit_fn on_exit;
@@ -58,6 +60,13 @@ static int on_proc_exec(void *ctx, const void *data, size_t size)
 		else
 			pyprof__exec(pe->py, (pid_t)e->tgid);
 	}
+	/* A libtorch loaded now gets its probes; a new image drops the old one's. */
+	if (pe->ag && err != -ESRCH) {
+		if (e->flags & XSPROF_PROC_EXEC_F_LIBS)
+			autograd__scan(pe->ag, (pid_t)e->tgid);
+		else
+			autograd__exit(pe->ag, (pid_t)e->tgid);
+	}
 	/* A process that was already gone is counted, not an error of the record. */
 	if (err == -ESRCH)
 		pe->st.gone++;
@@ -79,6 +88,8 @@ static int on_proc_exit(void *ctx, const void *data, size_t size)
 		unwinder__remove_process(pe->uw, (pid_t)e->tgid);
 	if (pe->py)
 		pyprof__exit(pe->py, (pid_t)e->tgid);
+	if (pe->ag)
+		autograd__exit(pe->ag, (pid_t)e->tgid);
 	if (pe->on_exit)
 		pe->on_exit(pe->on_exit_ctx, e->tgid, e->time_ns, (int)(e->exit_code & 0x7f));
 	return 0;
@@ -162,6 +173,11 @@ void proc_events__set_unwinder(struct proc_events *pe, struct unwinder *uw)
 void proc_events__set_python(struct proc_events *pe, struct pyprof *py)
 {
 	pe->py = py;
+}
+
+void proc_events__set_autograd(struct proc_events *pe, struct autograd *ag)
+{
+	pe->ag = ag;
 }
 
 void proc_events__free(struct proc_events *pe)

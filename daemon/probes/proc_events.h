@@ -39,6 +39,9 @@ struct proc_events *proc_events__attach(struct sampler *s, struct symbolizer *sy
 void proc_events__set_unwinder(struct proc_events *pe, struct unwinder *uw);
 /* Also detect CPython at exec and library events, and forget it at exit (NULL: none). */
 void proc_events__set_python(struct proc_events *pe, struct pyprof *py);
+/* Also give the libtorch of each process that loads one the autograd probes; NULL: none. */
+struct autograd;
+void proc_events__set_autograd(struct proc_events *pe, struct autograd *ag);
 /* Also tell fn of each process's exit (tgid, CLOCK_MONOTONIC ns, the signal that killed it or
  * 0); NULL: none. */
 typedef void (*proc_exit_fn)(void *ctx, uint32_t tgid, uint64_t time_ns, int signal);

@@ -235,6 +235,11 @@ int sampler__python_stats(const struct sampler *s, struct xsprof_py_stats *ret)
 	return sum_percpu(s, s->skel->maps.py_stats, ret, sizeof(*ret));
 }
 
+int sampler__autograd_stats(const struct sampler *s, struct xsprof_autograd_stats *ret)
+{
+	return sum_percpu(s, s->skel->maps.ag_stats, ret, sizeof(*ret));
+}
+
 int sampler__owner_stats(const struct sampler *s, struct xsprof_owner_stats *ret)
 {
 	return sum_percpu(s, s->skel->maps.owner_stats, ret, sizeof(*ret));
@@ -306,6 +311,8 @@ static struct bpf_program *optional_prog(struct xsprof_bpf *skel, enum sampler_p
 		return skel->progs.xsprof_usdt_scope;
 	case SAMPLER_PROG_WATCH_EXEC:
 		return skel->progs.xsprof_watch_exec;
+	case SAMPLER_PROG_AUTOGRAD:
+		return skel->progs.xsprof_ag_node;
 	default:
 		return NULL;
 	}
@@ -327,6 +334,7 @@ const char *sampler__program_feature(enum sampler_prog p)
 		[SAMPLER_PROG_CUDA_RET] = "timing CUDA synchronisation (GPU waits)",
 		[SAMPLER_PROG_USDT_SCOPE] = "xsprof scopes (xsprof:scope_begin / scope_end)",
 		[SAMPLER_PROG_WATCH_EXEC] = "probing executables exec'd later",
+		[SAMPLER_PROG_AUTOGRAD] = "PyTorch backward work under its forward line",
 	};
 
 	return p < SAMPLER_PROG_MAX ? what[p] : "?";
@@ -391,6 +399,13 @@ static int load_skel(struct sampler *s, const struct sampler_opts *opts, uint32_
 	s->skel->rodata->gpu_wait_exclusive = opts->gpu_wait_exclusive;
 	for (int p = 0; p < SAMPLER_PROG_MAX; p++)
 		bpf_program__set_autoload(optional_prog(s->skel, p), !(skip & SAMPLER_PROG_BIT(p)));
+	/* The autograd probes load and go as one. */
+	bpf_program__set_autoload(s->skel->progs.xsprof_ag_eval,
+				  !(skip & SAMPLER_PROG_BIT(SAMPLER_PROG_AUTOGRAD)));
+	bpf_program__set_autoload(s->skel->progs.xsprof_ag_exec,
+				  !(skip & SAMPLER_PROG_BIT(SAMPLER_PROG_AUTOGRAD)));
+	bpf_program__set_autoload(s->skel->progs.xsprof_ag_exec_end,
+				  !(skip & SAMPLER_PROG_BIT(SAMPLER_PROG_AUTOGRAD)));
 	sampler__test_refusal(s->skel);
 	if (!err)
 		err = bpf_margins__env_prepare(s->skel->obj);

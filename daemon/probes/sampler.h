@@ -33,6 +33,7 @@ enum sampler_prog {
 	SAMPLER_PROG_CUDA_RET,	    /* CUDA wait return probes: GPU waits timed */
 	SAMPLER_PROG_USDT_SCOPE,    /* xsprof:scope_begin / scope_end (xsprof/scope.h) */
 	SAMPLER_PROG_WATCH_EXEC,    /* executables exec'd later get their probes */
+	SAMPLER_PROG_AUTOGRAD,	    /* PyTorch autograd probes (the four xsprof_ag_* as one) */
 	SAMPLER_PROG_MAX,
 };
 #define SAMPLER_PROG_BIT(p) (1u << (p))
@@ -106,6 +107,8 @@ void sampler__set_hold(struct sampler *s, bool on);
 int sampler__python_map(const struct sampler *s, int *ret_procs_fd, uint32_t *ret_max_procs);
 void sampler__set_python(struct sampler *s, bool on);
 int sampler__python_stats(const struct sampler *s, struct xsprof_py_stats *ret_total);
+/* The autograd probes' counters (bpf/autograd.bpf.c), summed over CPUs. */
+int sampler__autograd_stats(const struct sampler *s, struct xsprof_autograd_stats *ret);
 
 /* Route records of type (not XSPROF_REC_SAMPLE) to fn. -EINVAL for an unknown type. */
 int sampler__set_handler(struct sampler *s, unsigned int type, sampler_record_fn fn, void *ctx);

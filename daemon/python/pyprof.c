@@ -579,6 +579,11 @@ const void *pyprof__rewrite(struct pyprof *p, const void *data, size_t size, siz
 			return data;
 		tgid = c->tgid;
 		break;
+	case XSPROF_REC_AUTOGRAD: /* a call's layout: its Python frames alone */
+		if (!c->nr_python || c->nr_user > XSPROF_MAX_STACK_DEPTH)
+			return data;
+		tgid = c->tgid;
+		break;
 	case XSPROF_REC_USDT_LAUNCH:
 		if (size < XSPROF_USDT_LAUNCH_HDR_SIZE || !u->nr_python ||
 		    u->nr_user > XSPROF_MAX_STACK_DEPTH)
@@ -602,7 +607,7 @@ const void *pyprof__rewrite(struct pyprof *p, const void *data, size_t size, siz
 	}
 	if (s->type == XSPROF_REC_SAMPLE)
 		out = rewrite_sample(p, pp, s, size, ret_size);
-	else if (s->type == XSPROF_REC_CUDA_CALL)
+	else if (s->type == XSPROF_REC_CUDA_CALL || s->type == XSPROF_REC_AUTOGRAD)
 		out = rewrite_call(p, pp, c, size, ret_size);
 	else if (s->type == XSPROF_REC_OFFCPU)
 		out = rewrite_offcpu(p, pp, oc, size, ret_size);

@@ -90,6 +90,7 @@ static void status__snapshot(struct service *s, struct counters_snapshot *ret)
 		ret->has[COUNTERS_UNWIND] = true;
 	}
 	ret->has[COUNTERS_PYTHON] = !recording__python_stats(r, &ret->py_bpf, &ret->py);
+	recording__autograd_stats(r, &ret->ag_bpf, &ret->ag); /* zeros without */
 	cp = recording__cuda(r);
 	if (cp && !cuda_probes__stats(cp, &ret->cuda)) {
 		/* Emptied with each window slice: it never fills. */

@@ -46,6 +46,11 @@ static uint64_t get_py_truncated(const struct counters_snapshot *s)
 	return s->py_bpf.truncated + s->py.truncated;
 }
 
+static uint64_t get_ag_lost(const struct counters_snapshot *s)
+{
+	return s->ag_bpf.drop_ringbuf + s->ag_bpf.scratch_busy + s->ag.threads_capped;
+}
+
 static uint64_t get_cuda_lost_ringbuf(const struct counters_snapshot *s)
 {
 	return s->cuda.bpf.drop_ringbuf + s->cuda.bpf.usdt_drop;
@@ -447,6 +452,50 @@ const struct counters_row counters_rows[] = {
 	CNT("python.names_full", py.names_full, "xsprof_python_frames_unnamed_total", NULL,
 	    "Python frames left unnamed: the frame name table is full.",
 	    "python code objects:", "%llu frames unnamed (name table full)"),
+
+	/* PyTorch's backward work put under its forward line (daemon/python/autograd.c). */
+	CNT("python.autograd_processes", ag.procs, "xsprof_autograd_processes_total", NULL,
+	    "Processes whose libtorch got the autograd probes.", "python autograd:",
+	    "%llu processes probed"),
+	CNT("python.autograd_processes_capped", ag.procs_capped,
+	    "xsprof_autograd_processes_refused_total", "cause=\"cap\"",
+	    "Processes with a libtorch left without the autograd probes, by cause.",
+	    "python autograd:", "%llu past the cap"),
+	CNT("python.autograd_attach_failed", ag.attach_failed,
+	    "xsprof_autograd_processes_refused_total", "cause=\"attach\"", NULL,
+	    "python autograd:", "%llu whose libtorch could not be probed"),
+	CNT("python.autograd_nodes", ag.nodes, "xsprof_autograd_nodes_total", NULL,
+	    "Autograd nodes made in forward, kept with their Python frames.", "python autograd:",
+	    "%llu nodes made"),
+	CNT("python.autograd_nodes_without_python", ag.nodes_no_frames,
+	    "xsprof_autograd_nodes_without_python_total", NULL,
+	    "Autograd nodes made with no Python frame on their thread.", "python autograd:",
+	    "%llu with no Python frame"),
+	CNT("python.autograd_nodes_run", ag.evals, "xsprof_autograd_nodes_run_total", NULL,
+	    "Autograd nodes the engine ran in backward.", "python autograd:", "%llu run"),
+	CNT("python.autograd_nodes_run_unknown", ag.evals_unknown,
+	    "xsprof_autograd_nodes_run_unknown_total", NULL,
+	    "Nodes run whose forward was not seen (made before the probes, or forgotten).",
+	    "python autograd:", "%llu of them not seen made"),
+	CNT("python.autograd_backward_calls", ag.execs, "xsprof_autograd_backward_calls_total",
+	    NULL, "backward() calls (Engine::execute).", "python autograd:",
+	    "%llu backward() calls"),
+	CNT("python.autograd_samples_backward", ag.samples_backward,
+	    "xsprof_autograd_backward_samples_total", NULL, "CPU samples taken inside backward.",
+	    "python autograd:", "%llu samples in backward"),
+	CNT("python.autograd_samples_joined", ag.samples_joined,
+	    "xsprof_autograd_backward_samples_joined_total", NULL,
+	    "CPU samples in backward put under their node's forward line.", "python autograd:",
+	    "%llu under their forward line"),
+	CNT("python.autograd_layout_unread", ag.bad_layout, "xsprof_autograd_layout_unread_total",
+	    NULL, "Processes left unjoined: the numbers read from their nodes matched none made.",
+	    "python autograd:", "%llu processes whose nodes could not be read"),
+	CNT("python.autograd_too_deep", ag.too_deep, "xsprof_autograd_stacks_too_deep_total", NULL,
+	    "Backward samples left as they were: the joined stack would pass the depth cap.",
+	    "python autograd:", "%llu too deep to join"),
+	CNT_GET("python.autograd_events_lost", get_ag_lost, "xsprof_autograd_events_lost_total",
+		NULL, "Autograd events lost (ring buffer full, probe nested, thread cap).",
+		"python autograd:", "%llu events lost"),
 
 	/* The CUDA probes: calls, launch stacks, the xsprof:launch site, scopes. */
 	CNT("cuda_probes.calls", cuda.bpf.calls, "xsprof_cuda_calls_total", NULL,

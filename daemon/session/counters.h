@@ -18,6 +18,7 @@
 #include "bpf/xsprof_events.h"
 #include "daemon/cuda/cuda_probes.h"
 #include "daemon/probes/offcpu.h"
+#include "daemon/python/autograd.h"
 #include "daemon/python/pyprof.h"
 #include "daemon/session/recording.h"
 #include "daemon/stacks/stack_table.h"
@@ -53,6 +54,8 @@ struct counters_snapshot {
 	uint64_t unwind_mb;
 	struct xsprof_py_stats py_bpf;
 	struct pyprof_stats py;
+	struct xsprof_autograd_stats ag_bpf; /* zero without the autograd probes */
+	struct autograd_stats ag;
 	struct cuda_probes_stats cuda;
 	uint64_t launches_in_slice;
 	struct offcpu_stats offcpu;

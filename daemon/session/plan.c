@@ -52,6 +52,7 @@ void session_plan__of(const struct session_view *view, const struct session_plan
 				.unwind_mb = base->unwind_mb,
 				.unwinder = base->unwinder,
 				.python = base->python,
+				.autograd = base->autograd,
 				.cuda = base->cuda,
 				/* Descendants join the pid filter in the kernel at fork, so none is
 			 * missed. */
@@ -92,6 +93,7 @@ void session_plan_base__of_flags(const struct xsprofd_opts *o, struct unwinder *
 		.unwind_mb = o->unwind_mb,
 		.unwinder = unwinder,
 		.python = !o->no_python,
+		.autograd = !o->no_python && !o->no_autograd,
 		.cuda = !o->no_cuda,
 	};
 }

@@ -28,6 +28,7 @@ struct session_plan_base {
 	uint32_t unwind_mb;
 	struct unwinder *unwinder; /* the service's, shared; NULL: the recording's own */
 	bool python;
+	bool autograd; /* PyTorch backward under its forward line (with python) */
 	bool cuda;
 	/* Flags that only the recording they describe takes (one-shot's, the window's); the
 	 * others leave them 0, the recording's defaults. */

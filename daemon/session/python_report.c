@@ -10,6 +10,10 @@ void python_report__log(const struct recording *recording)
 	struct xsprof_py_stats b;
 	struct pyprof_stats u;
 
+	const char *ag_err = recording__autograd_error(recording);
+
+	if (ag_err)
+		log_warn("python: %s", ag_err);
 	if (recording__python_stats(recording, &b, &u))
 		return;
 	if (!u.detected && !b.walks)

@@ -16,6 +16,7 @@
 #include "daemon/probes/bpf_cost.h"
 #include "daemon/probes/offcpu.h"
 #include "daemon/probes/proc_events.h"
+#include "daemon/python/autograd.h"
 #include "daemon/python/pyprof.h"
 #include "daemon/cuda/launch_store.h"
 #include "daemon/session/ceiling.h"
@@ -59,6 +60,7 @@ struct recording {
 	struct unwinder *unwinder;	   /* NULL in fp mode */
 	bool own_unwinder;		   /* made here, freed here (not the service's) */
 	struct pyprof *py;		   /* NULL without interpreter frames */
+	struct autograd *ag;		   /* NULL without opts.autograd (or its programs) */
 	struct offcpu *oc;		   /* with opts.offcpu */
 	struct stack_table *offcpu_stacks; /* counts in microseconds, filled at stop */
 	struct profile_sample *timeline;   /* with opts.max_timeline */
@@ -153,6 +155,15 @@ static void new_process(struct recording *r, uint32_t tgid)
 
 /* The image a sample of tgid ran in (the symbolizer snapshots it if it is new); a process met
  * first here (running before we started) gets its mappings loaded now. */
+/* A process met: its interpreter looked for, and its libtorch given the autograd probes. */
+static void python_add(struct recording *r, pid_t pid)
+{
+	if (r->py)
+		pyprof__add_process(r->py, pid);
+	if (r->ag)
+		autograd__scan(r->ag, pid);
+}
+
 static uint32_t sample_gen(struct recording *r, uint32_t tgid, uint32_t flags)
 {
 	if (!tgid || (flags & (XSPROF_SAMPLE_F_KTHREAD | XSPROF_SAMPLE_F_FOREIGN)))
@@ -163,8 +174,7 @@ static uint32_t sample_gen(struct recording *r, uint32_t tgid, uint32_t flags)
 		symbolizer__verify(r->sym, (pid_t)tgid);
 		if (r->unwinder)
 			unwinder__add_process(r->unwinder, (pid_t)tgid);
-		if (r->py)
-			pyprof__add_process(r->py, (pid_t)tgid);
+		python_add(r, (pid_t)tgid);
 		new_process(r, tgid);
 	}
 	return symbolizer__gen(r->sym, tgid);
@@ -276,8 +286,7 @@ static void on_cuda_process(void *ctx, pid_t pid)
 		r->st.snapshot_failed++;
 	if (r->unwinder)
 		unwinder__add_process(r->unwinder, pid);
-	if (r->py)
-		pyprof__add_process(r->py, pid);
+	python_add(r, pid);
 }
 
 /* A launch walk asked for a table and its process waits: build what is queued (the tables
@@ -505,24 +514,65 @@ int recording__unwind_stats(const struct recording *r, struct xsprof_unwind_stat
 
 /* ---- interpreter frames (daemon/python) ---- */
 
+/* Interpreter frames put in place, then backward work put under its forward line. */
 static const void *python_rewrite(void *ctx, const void *data, size_t size, size_t *ret_size)
 {
-	return pyprof__rewrite(ctx, data, size, ret_size);
+	struct recording *r = ctx;
+
+	data = pyprof__rewrite(r->py, data, size, ret_size);
+	if (r->ag)
+		data = autograd__rewrite(r->ag, data, *ret_size, ret_size);
+	return data;
 }
 
-static int recording_python_setup(struct recording *r, struct symbolizer *sym)
+static int on_autograd_record(void *ctx, const void *data, size_t size)
+{
+	return autograd__record(ctx, data, size);
+}
+
+static int recording_python_setup(struct recording *r, const struct recording_opts *o,
+				  struct symbolizer *sym)
 {
 	struct pyprof_opts po = {.sym = sym};
 	int err = sampler__python_map(r->sampler, &po.procs_fd, &po.max_procs);
+	struct xsprof_bpf *skel = sampler__skel(r->sampler);
 
 	if (err)
 		return err;
 	r->py = pyprof__new(&po);
 	if (!r->py)
 		return -errno;
-	sampler__set_rewrite(r->sampler, python_rewrite, r->py);
+	if (o->autograd && sampler__has_program(r->sampler, SAMPLER_PROG_AUTOGRAD)) {
+		struct autograd_opts ao = {
+			.sym = sym,
+			.node = skel->progs.xsprof_ag_node,
+			.eval = skel->progs.xsprof_ag_eval,
+			.exec = skel->progs.xsprof_ag_exec,
+			.exec_end = skel->progs.xsprof_ag_exec_end,
+		};
+
+		r->ag = autograd__new(&ao);
+		if (!r->ag)
+			return -errno;
+		sampler__set_handler(r->sampler, XSPROF_REC_AUTOGRAD, on_autograd_record, r->ag);
+	}
+	sampler__set_rewrite(r->sampler, python_rewrite, r);
 	sampler__set_python(r->sampler, true);
 	return 0;
+}
+
+int recording__autograd_stats(const struct recording *r, struct xsprof_autograd_stats *ret_bpf,
+			      struct autograd_stats *ret)
+{
+	if (!r->ag)
+		return -ENOENT;
+	autograd__stats(r->ag, ret);
+	return sampler__autograd_stats(r->sampler, ret_bpf);
+}
+
+const char *recording__autograd_error(const struct recording *r)
+{
+	return r->ag ? autograd__last_error(r->ag) : NULL;
 }
 
 int recording__python_stats(const struct recording *r, struct xsprof_py_stats *ret_bpf,
@@ -551,6 +601,8 @@ static uint32_t programs_not_wanted(const struct recording_opts *o)
 	if (!o->cuda && !o->follow_forks)
 		skip |= SAMPLER_PROG_BIT(SAMPLER_PROG_FOLLOW_FORK) |
 			SAMPLER_PROG_BIT(SAMPLER_PROG_UNFOLLOW_EXIT);
+	if (!o->python || !o->autograd)
+		skip |= SAMPLER_PROG_BIT(SAMPLER_PROG_AUTOGRAD);
 	return skip;
 }
 
@@ -578,8 +630,7 @@ static int watch_pid(struct recording *r, pid_t pid)
 		r->st.snapshot_failed++;
 	if (r->unwinder)
 		unwinder__add_process(r->unwinder, pid);
-	if (r->py)
-		pyprof__add_process(r->py, pid);
+	python_add(r, pid);
 	return 0;
 }
 
@@ -727,6 +778,7 @@ static int recording_attach_events(struct recording *r, const struct recording_o
 			return -errno;
 		proc_events__set_unwinder(r->pe, r->unwinder);
 		proc_events__set_python(r->pe, r->py);
+		proc_events__set_autograd(r->pe, r->ag);
 		if (o->on_exec)
 			proc_events__set_on_exec(r->pe, o->on_exec, o->on_new_process_ctx);
 	}
@@ -803,7 +855,7 @@ struct recording *recording__new(sd_event *ev, const struct recording_opts *o,
 		*ret_what = "setting up the unwind tables";
 		goto fail;
 	}
-	if (o->python && (err = recording_python_setup(r, sym))) {
+	if (o->python && (err = recording_python_setup(r, o, sym))) {
 		*ret_what = "setting up the interpreter frames";
 		goto fail;
 	}
@@ -1050,6 +1102,7 @@ void recording__free(struct recording *r)
 	offcpu__free(r->oc);
 	stack_table__free(r->offcpu_stacks);
 	proc_events__free(r->pe);
+	autograd__free(r->ag); /* its links before the skeleton goes */
 	sampler__free(r->sampler);
 	if (r->own_unwinder)
 		unwinder__free(r->unwinder); /* its maps, after the programs that use them */

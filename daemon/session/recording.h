@@ -42,6 +42,8 @@ struct recording_opts {
 	 * opts): taken over, not loaded again. NULL: loaded here. */
 	struct sampler *sampler;
 	bool python; /* interpreter frames of CPython processes (daemon/python) */
+	/* With python: PyTorch's backward work under its forward line (daemon/python/autograd.h). */
+	bool autograd;
 
 	/* GPU path (cuda_probes): CUDA API uprobes and the xsprof:launch USDT. */
 	bool cuda;	   /* CUDA probes on the libraries of pids (and of recording__add_pid's) */
@@ -165,6 +167,12 @@ int recording__unwind_stats(const struct recording *r, struct xsprof_unwind_stat
  * -ENOENT without opts.python.
  */
 struct pyprof_stats;
+/* The autograd probes' counters (BPF's, summed over CPUs, and the daemon's); -ENOENT without
+ * them. The reason the last libtorch found got no probes, or NULL. */
+struct autograd_stats;
+int recording__autograd_stats(const struct recording *r, struct xsprof_autograd_stats *ret_bpf,
+			      struct autograd_stats *ret);
+const char *recording__autograd_error(const struct recording *r);
 int recording__python_stats(const struct recording *r, struct xsprof_py_stats *ret_bpf,
 			    struct pyprof_stats *ret);
 /* Add a process to the pid filter (and the CUDA probes to it) after the recording was made,

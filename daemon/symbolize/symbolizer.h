@@ -214,5 +214,7 @@ uint64_t symbolizer__cache_bytes(const struct symbolizer *s);
  * symbolizer's life, capped. 0 when the cap is reached (counted) or out of memory.
  */
 uint64_t symbolizer__intern_frame(struct symbolizer *s, const char *name);
+/* The name a token of symbolizer__intern_frame stands for; NULL for any other value. */
+const char *symbolizer__frame_name(const struct symbolizer *s, uint64_t token);
 
 #endif

@@ -244,6 +244,26 @@ torch)
 	check "$out/pid.folded" torch_train --split "$out/split.pid.json" --within 3 \
 		--min-full 0.95 --paths "${paths[@]}" "${whole[@]}"
 	;;
+torch_backward)
+	# Backward's CPU samples under the forward line that made their node (Debian's
+	# python3-torch, CPU: backward runs on the thread that called it), split between two
+	# layers as the workload measured; then --no-autograd leaves them where they ran.
+	"$py" -c "import torch" 2>/dev/null ||
+		{ echo "run.sh: $py cannot import torch (apt-get install python3-torch)" >&2; exit 1; }
+	profile auto torch_backward 6 "$out/split.json" || exit 1
+	grep "python autograd" "$out/torch_backward.auto.log"
+	grep -q "python autograd: 1 processes probed" "$out/torch_backward.auto.log" ||
+		{ echo "FAIL the autograd probes were not put on libtorch_cpu"; fail=1; }
+	"$py" "$here/check_backward.py" "$out/torch_backward.auto.folded" "$out/split.json" ||
+		fail=1
+	XS_EXTRA=(--no-autograd)
+	profile auto torch_backward 2 "$out/split.none.json" || exit 1
+	"$py" "$here/check_backward.py" "$out/torch_backward.auto.folded" --none || fail=1
+	if grep "python autograd:" "$out/torch_backward.auto.log" | grep -qv " 0 processes probed"; then
+		echo "FAIL --no-autograd still probed libtorch_cpu"
+		fail=1
+	fi
+	;;
 no_python)
 	XS_EXTRA=(--no-python)
 	profile auto nested 1 "$out/split.json" || exit 1
