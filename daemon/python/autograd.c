@@ -52,6 +52,14 @@ struct ag_proc {
 	bool bad_layout;
 };
 
+/* A thread's last launch of a kind as walked, for its reuse records. */
+struct ag_last {
+	bool have, changed; /* changed: the record passed on was not the walked one */
+	uint32_t nu;
+	char comm[XSPROF_COMM_LEN];
+	uint64_t ips[XSPROF_MAX_STACK_DEPTH];
+};
+
 struct ag_thread {
 	uint32_t tgid;
 	int depth; /* backward() calls open on this thread */
@@ -61,6 +69,7 @@ struct ag_thread {
 		uint64_t ns, seq;
 	} evals[EVAL_RING];
 	unsigned int nevals;
+	struct ag_last last[2]; /* the thread's last CUDA call [0] and xsprof:launch [1] */
 };
 
 struct fstack {
@@ -77,7 +86,11 @@ struct autograd {
 	struct fstack **fstacks;
 	size_t nfstacks;
 	uint32_t nprobed;
-	struct xsprof_sample out;
+	union {
+		struct xsprof_sample sample;
+		struct xsprof_cuda_call call;
+		struct xsprof_usdt_launch usdt;
+	} out;
 	struct autograd_stats st;
 	char last_error[PATH_MAX + 160];
 };
@@ -562,52 +575,43 @@ static uint64_t marked(struct autograd *ag, uint64_t tok)
 	return m;
 }
 
-const void *autograd__rewrite(struct autograd *ag, const void *data, size_t size, size_t *ret_size)
+/*
+ * The user frames (innermost first) of thread tid's record at time when, the forward frames of
+ * the node it ran put in, into out (room frames at most): their count, or -1 when the record
+ * was not taken inside backward (or nothing is known to put in, or it would not fit: counted).
+ * *ret_fw: whether a node's forward frames went in.
+ */
+static int join(struct autograd *ag, const struct ag_thread *t, uint32_t tgid, uint64_t when,
+		const uint64_t *user, uint32_t nu, uint32_t room, uint64_t *out, bool *ret_fw)
 {
-	const struct xsprof_sample *s = data;
-	struct xsprof_sample *o = &ag->out;
-	const struct ag_thread *t;
-	const struct ag_proc *p;
-	const struct ag_slot *slot;
+	const struct ag_proc *p = hashmap__get(ag->procs, tgid, 0);
 	const struct fstack *fw = NULL, *ex = NULL;
-	const uint64_t *user;
+	const struct ag_slot *slot;
 	uint64_t base[MAX_FRAMES], since, seq;
-	uint32_t nbase = 0, k, common = 0, nfw, nu, n = 0;
+	uint32_t nbase = 0, k, common = 0, nfw, n = 0;
 	bool engine;
 
-	*ret_size = size;
-	if (size < XSPROF_SAMPLE_HDR_SIZE || s->type != XSPROF_REC_SAMPLE || s->nr_python ||
-	    s->nr_kernel > XSPROF_MAX_STACK_DEPTH || s->nr_user > XSPROF_MAX_STACK_DEPTH ||
-	    !hashmap__count(ag->threads))
-		return data;
-	t = hashmap__get(ag->threads, s->tid, 0);
-	if (!t || t->tgid != s->tgid)
-		return data;
-	p = hashmap__get(ag->procs, s->tgid, 0);
+	*ret_fw = false;
 	if (p && p->bad_layout)
-		return data;
+		return -2;
 	/* In backward: inside this thread's backward() call, or a thread of the engine's own
 	 * (it never called backward()) while the process's last call is open. */
 	engine = !t->exec_ns;
-	if (!engine && open_at(t->exec_ns, t->exec_end_ns, s->time_ns))
+	if (!engine && open_at(t->exec_ns, t->exec_end_ns, when))
 		since = t->exec_ns;
-	else if (engine && p && open_at(p->exec_ns, p->exec_end_ns, s->time_ns))
+	else if (engine && p && open_at(p->exec_ns, p->exec_end_ns, when))
 		since = p->exec_ns;
 	else
-		return data;
-	ag->st.samples_backward++;
-	seq = node_at(t, s->time_ns, since);
+		return -2;
+	seq = node_at(t, when, since);
 	slot = seq == UINT64_MAX ? NULL : slot_of(ag, p, seq);
 	if (slot && slot->stack)
 		fw = ag->fstacks[slot->stack - 1];
 	if (engine && p && p->exec_stack)
 		ex = ag->fstacks[p->exec_stack - 1];
 	if (!fw && !ex)
-		return data;
-
-	user = (const uint64_t *)(s->ips + s->nr_kernel);
-	nu = s->nr_user;
-	/* Where the forward frames go: above the sample's innermost Python frame, or (a thread
+		return -1;
+	/* Where the forward frames go: above the record's innermost Python frame, or (a thread
 	 * with none) at the root, under the backward() call's frames. */
 	for (k = 0; k < nu && !is_python(ag, user[k]); k++)
 		;
@@ -624,28 +628,177 @@ const void *autograd__rewrite(struct autograd *ag, const void *data, size_t size
 	while (common < nfw && common < nbase &&
 	       fw->tok[nfw - 1 - common] == base[nbase - 1 - common])
 		common++;
-	if (s->nr_kernel + nu + (nfw - common) + (k < nu ? 0 : nbase) > XSPROF_MAX_STACK_DEPTH) {
+	if (nu + (nfw - common) + (k < nu ? 0 : nbase) > room) {
 		ag->st.too_deep++;
-		return data;
+		return -1;
 	}
-	memcpy(o, s, XSPROF_SAMPLE_HDR_SIZE + 8 * s->nr_kernel);
 	for (uint32_t i = 0; i < k; i++)
-		o->ips[s->nr_kernel + n++] = user[i];
+		out[n++] = user[i];
 	for (uint32_t i = 0; i + common < nfw; i++)
-		o->ips[s->nr_kernel + n++] =
-			i + 1 + common == nfw ? marked(ag, fw->tok[i]) : fw->tok[i];
+		out[n++] = i + 1 + common == nfw ? marked(ag, fw->tok[i]) : fw->tok[i];
 	if (k < nu) {
 		for (uint32_t i = k; i < nu; i++)
-			o->ips[s->nr_kernel + n++] = user[i];
+			out[n++] = user[i];
 	} else {
 		for (uint32_t i = 0; i < nbase; i++)
-			o->ips[s->nr_kernel + n++] = base[i];
+			out[n++] = base[i];
 	}
+	*ret_fw = fw != NULL;
+	return (int)n;
+}
+
+static const void *rewrite_sample(struct autograd *ag, const struct xsprof_sample *s, size_t size,
+				  size_t *ret_size)
+{
+	struct xsprof_sample *o = &ag->out.sample;
+	const struct ag_thread *t;
+	bool fw;
+	int n;
+
+	if (size < XSPROF_SAMPLE_HDR_SIZE || s->nr_python ||
+	    s->nr_kernel > XSPROF_MAX_STACK_DEPTH || s->nr_user > XSPROF_MAX_STACK_DEPTH ||
+	    size < XSPROF_SAMPLE_HDR_SIZE + 8u * (s->nr_kernel + s->nr_user))
+		return s;
+	t = hashmap__get(ag->threads, s->tid, 0);
+	if (!t || t->tgid != s->tgid)
+		return s;
+	n = join(ag, t, s->tgid, s->time_ns, (const uint64_t *)(s->ips + s->nr_kernel), s->nr_user,
+		 XSPROF_MAX_STACK_DEPTH - s->nr_kernel, (uint64_t *)(o->ips + s->nr_kernel), &fw);
+	ag->st.samples_backward += n != -2;
+	if (n < 0)
+		return s;
+	memcpy(o, s, XSPROF_SAMPLE_HDR_SIZE + 8 * s->nr_kernel);
 	o->nr_user = (uint16_t)n;
-	if (fw)
-		ag->st.samples_joined++;
+	ag->st.samples_joined += fw;
 	*ret_size = XSPROF_SAMPLE_HDR_SIZE + 8 * (s->nr_kernel + n);
 	return o;
+}
+
+/*
+ * A launch (a CUDA call or an xsprof:launch) of a thread the engine ran nodes on: its native
+ * stack kept (a reuse record of the thread's next launch stands for it), and the node's
+ * forward frames put in. Once one of the thread's launches was changed so, the launch store's
+ * "last stack" of the thread is no longer the walked one: its reuse records are made whole
+ * again here, from the stack kept (rewrite_reuse).
+ */
+static const void *rewrite_launch(struct autograd *ag, const void *data, size_t size,
+				  size_t *ret_size)
+{
+	const struct xsprof_cuda_call *c = data;
+	const struct xsprof_usdt_launch *u = data;
+	bool usdt = c->type == XSPROF_REC_USDT_LAUNCH, fw;
+	size_t hdr = usdt ? XSPROF_USDT_LAUNCH_HDR_SIZE : XSPROF_CUDA_CALL_HDR_SIZE;
+	uint32_t nu = usdt ? u->nr_user : c->nr_user, tid = c->tid, tgid = c->tgid;
+	uint64_t when = usdt ? u->time_ns : c->time_ns;
+	const uint64_t *ips = (const uint64_t *)(usdt ? u->ips : c->ips);
+	struct ag_thread *t;
+	struct ag_last *l;
+	uint64_t *out;
+	int n;
+
+	if (size < hdr || nu > XSPROF_MAX_STACK_DEPTH || size < hdr + 8u * nu ||
+	    (usdt ? u->nr_python : c->nr_python) || (!usdt && c->api == XSPROF_CUDA_LIB_MAPPED))
+		return data;
+	t = hashmap__get(ag->threads, tid, 0);
+	if (!t || t->tgid != tgid)
+		return data;
+	l = &t->last[usdt];
+	l->have = true;
+	l->nu = nu;
+	memcpy(l->ips, ips, 8u * nu);
+	memcpy(l->comm, c->comm, sizeof(l->comm)); /* at the same offset in both */
+	out = (uint64_t *)(usdt ? ag->out.usdt.ips : ag->out.call.ips);
+	n = join(ag, t, tgid, when, ips, nu, XSPROF_MAX_STACK_DEPTH, out, &fw);
+	l->changed = n >= 0;
+	if (n < 0)
+		return data;
+	memcpy(&ag->out, data, hdr);
+	if (usdt)
+		ag->out.usdt.nr_user = (uint16_t)n;
+	else
+		ag->out.call.nr_user = (uint16_t)n;
+	ag->st.launches_joined += fw;
+	*ret_size = hdr + 8u * n;
+	return &ag->out;
+}
+
+/* A reuse record of a thread whose last launch was changed: made whole, as a launch. */
+static const void *rewrite_reuse(struct autograd *ag, const struct xsprof_launch_reuse *r,
+				 size_t size, size_t *ret_size)
+{
+	bool usdt = r->kind == XSPROF_LAUNCH_USDT, fw;
+	struct ag_thread *t;
+	struct ag_last *l;
+	uint64_t *out;
+	int n;
+
+	if (size < sizeof(*r) || (r->kind != XSPROF_LAUNCH_CALL && !usdt))
+		return r;
+	t = hashmap__get(ag->threads, r->tid, 0);
+	if (!t || t->tgid != r->tgid || !t->last[usdt].have)
+		return r;
+	l = &t->last[usdt];
+	out = (uint64_t *)(usdt ? ag->out.usdt.ips : ag->out.call.ips);
+	n = join(ag, t, r->tgid, r->time_ns, l->ips, l->nu, XSPROF_MAX_STACK_DEPTH, out, &fw);
+	if (n < 0 && !l->changed)
+		return r; /* the store's last stack is the walked one: right as it is */
+	if (n < 0) {
+		memcpy(out, l->ips, 8u * l->nu);
+		n = (int)l->nu;
+	}
+	l->changed = fw || n != (int)l->nu;
+	if (usdt) {
+		struct xsprof_usdt_launch *o = &ag->out.usdt;
+
+		memset(o, 0, XSPROF_USDT_LAUNCH_HDR_SIZE);
+		o->type = XSPROF_REC_USDT_LAUNCH;
+		o->api = r->api;
+		o->corr_id = r->arg;
+		o->flags = r->flags;
+		o->nr_user = (uint16_t)n;
+		o->tgid = r->tgid;
+		o->tid = r->tid;
+		o->time_ns = r->time_ns;
+		memcpy(o->comm, l->comm, sizeof(o->comm));
+		*ret_size = XSPROF_USDT_LAUNCH_HDR_SIZE + 8u * n;
+	} else {
+		struct xsprof_cuda_call *o = &ag->out.call;
+
+		memset(o, 0, XSPROF_CUDA_CALL_HDR_SIZE);
+		o->type = XSPROF_REC_CUDA_CALL;
+		o->api = (uint16_t)r->api;
+		o->stream = r->arg;
+		o->flags = r->flags;
+		o->nr_user = (uint16_t)n;
+		o->tgid = r->tgid;
+		o->tid = r->tid;
+		o->time_ns = r->time_ns;
+		memcpy(o->comm, l->comm, sizeof(o->comm));
+		*ret_size = XSPROF_CUDA_CALL_HDR_SIZE + 8u * n;
+	}
+	ag->st.launches_joined += fw;
+	ag->st.reuse_made_whole++;
+	return &ag->out;
+}
+
+const void *autograd__rewrite(struct autograd *ag, const void *data, size_t size, size_t *ret_size)
+{
+	const struct xsprof_sample *s = data;
+
+	*ret_size = size;
+	if (size < sizeof(uint32_t) || !hashmap__count(ag->threads))
+		return data;
+	switch (s->type) {
+	case XSPROF_REC_SAMPLE:
+		return rewrite_sample(ag, s, size, ret_size);
+	case XSPROF_REC_CUDA_CALL:
+	case XSPROF_REC_USDT_LAUNCH:
+		return rewrite_launch(ag, data, size, ret_size);
+	case XSPROF_REC_LAUNCH_REUSE:
+		return rewrite_reuse(ag, data, size, ret_size);
+	default:
+		return data;
+	}
 }
 
 void autograd__stats(const struct autograd *ag, struct autograd_stats *ret)

@@ -15,8 +15,7 @@
  *
  * (the first forward frame that differs from the sample's own Python frames carries the
  * "[backward of] " mark; a device thread's stack, which has no Python frames of its own, is put
- * under the backward() call's frames first). CPU samples are joined; CUDA launch records are
- * not yet (a reused launch stack could not be told apart per node).
+ * under the backward() call's frames first). CPU samples and CUDA launches are joined.
  */
 #ifndef XSPROF_DAEMON_PYTHON_AUTOGRAD_H
 #define XSPROF_DAEMON_PYTHON_AUTOGRAD_H
@@ -53,6 +52,8 @@ struct autograd_stats {
 	uint64_t samples_joined;   /* samples put under a forward line */
 	uint64_t samples_backward; /* samples inside backward (joined or not) */
 	uint64_t threads_capped;   /* events of threads past max_threads: dropped */
+	uint64_t launches_joined;  /* CUDA launches put under a forward line */
+	uint64_t reuse_made_whole; /* reuse records of a changed stack made whole launches */
 	uint64_t too_deep;	   /* joined stacks over the depth cap: left as they were */
 	uint64_t bad_layout; /* processes left unjoined: their nodes' numbers matched none made */
 	uint64_t bad_records;
@@ -69,8 +70,9 @@ void autograd__exit(struct autograd *ag, pid_t pid);
 /* A XSPROF_REC_AUTOGRAD record, its Python frames already named (pyprof__rewrite). */
 int autograd__record(struct autograd *ag, const void *data, size_t size);
 
-/* A CPU sample put under its node's forward line: the rewritten record (valid until the next
- * call) and its size, or data itself when nothing applies. */
+/* A CPU sample, CUDA call, xsprof:launch or launch reuse record taken while a node ran, put
+ * under the node's forward line: the rewritten record (valid until the next call; a reuse
+ * record made a whole launch) and its size, or data itself when nothing applies. */
 const void *autograd__rewrite(struct autograd *ag, const void *data, size_t size, size_t *ret_size);
 
 void autograd__stats(const struct autograd *ag, struct autograd_stats *ret);

@@ -4,13 +4,17 @@
 
 check_backward.py FOLDED SPLIT.json [--within 3] [--min-joined 0.95] [--min-samples 300]
 check_backward.py FOLDED --none
+check_backward.py FOLDED --engine WORKLOAD.py --launches N --log LOG
 
 Backward's samples are those under torch::autograd::Engine::execute. Of them, >= min-joined
 carry a '[backward of] ' frame, which comes before Net.forward's frame, and that before the
 engine's evaluate_function frame (the forward line sits between backward() and the node's
 work). The samples under each of Net.forward's two lines (torch_backward.py, found by their
 comments) split as the workload measured (SPLIT.json), within --within points. --none: a run
-with --no-autograd has no '[backward of] ' frame at all.
+with --no-autograd has no '[backward of] ' frame at all. --engine: kernels launched by the
+engine's own thread (tests/workloads/torch_engine.py on the GPU double): every '[gpu] bwd_big'
+and '[gpu] bwd_small' stack carries the mark, its own node's forward line and the backward()
+line, and xsprofd's log says all N launches were put under their forward line.
 """
 import argparse
 import json
@@ -32,6 +36,59 @@ def lines_of_layers():
     return big, small
 
 
+def marked_lines(path, marks):
+    found = {}
+    with open(path) as f:
+        for i, line in enumerate(f, 1):
+            for m in marks:
+                if "# " + m in line:
+                    found[m] = i
+    return found
+
+
+def engine(a, stacks):
+    lines = marked_lines(a.engine, ["FORWARD BIG", "FORWARD SMALL", "BACKWARD"])
+    stem = "torch_engine"
+    bwd = f"{stem}.step ({stem}.py:{lines['BACKWARD']})"
+    want = {"[gpu] bwd_big": f"{stem}.forward ({stem}.py:{lines['FORWARD BIG']})",
+            "[gpu] bwd_small": f"{stem}.forward ({stem}.py:{lines['FORWARD SMALL']})"}
+    total = {k: 0 for k in want}
+    ok = {k: 0 for k in want}
+    for fr, n in stacks:
+        leaf = fr[-1]
+        if leaf not in want:
+            continue
+        total[leaf] += n
+        at = [i for i, x in enumerate(fr) if x.startswith(MARK)]
+        if bwd in fr and at and want[leaf] in fr and fr.index(bwd) < at[0] <= fr.index(want[leaf]):
+            ok[leaf] += n
+    fails = []
+    for k in want:
+        print(f"check_backward: {k}: {ok[k]} of {total[k]} under the backward() line, the mark "
+              f"and {want[k]}")
+        if total[k] == 0 or ok[k] != total[k]:
+            fails.append(f"{k}: {total[k] - ok[k]} of {total[k]} not under their forward line")
+    if total["[gpu] bwd_small"]:
+        ratio = total["[gpu] bwd_big"] / total["[gpu] bwd_small"]
+        print(f"check_backward: the big node's GPU time {ratio:.2f} times the small one's (8)")
+        if not 6.5 <= ratio <= 9.5:
+            fails.append(f"GPU time ratio {ratio:.2f}, want about 8")
+    if a.log and a.launches:
+        joined = 0
+        with open(a.log) as f:
+            for line in f:
+                if "python autograd:" in line:
+                    for part in line.split(","):
+                        if part.strip().endswith("launches under their forward line"):
+                            joined = int(part.strip().split()[0])
+        print(f"check_backward: {joined} launches under their forward line (want {a.launches})")
+        if joined < a.launches:
+            fails.append(f"{joined} launches joined, want {a.launches}")
+    for f in fails:
+        print("FAIL " + f)
+    return 1 if fails else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("folded")
@@ -40,16 +97,23 @@ def main():
     ap.add_argument("--min-joined", type=float, default=0.95)
     ap.add_argument("--min-samples", type=int, default=300)
     ap.add_argument("--none", action="store_true")
+    ap.add_argument("--engine")
+    ap.add_argument("--launches", type=int)
+    ap.add_argument("--log")
     a = ap.parse_args()
     stacks = []
     with open(a.folded) as f:
         for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
             st, n = line.rstrip("\n").rsplit(" ", 1)
             stacks.append((st.split(";"), int(n)))
     marked = sum(n for fr, n in stacks if any(x.startswith(MARK) for x in fr))
     if a.none:
         print(f"check_backward: {marked} samples with a '{MARK.strip()}' frame (want 0)")
         return 0 if marked == 0 else 1
+    if a.engine:
+        return engine(a, stacks)
     big_line, small_line = lines_of_layers()
     big_frame = f"torch_backward.Net.forward (torch_backward.py:{big_line})"
     small_frame = f"torch_backward.Net.forward (torch_backward.py:{small_line})"

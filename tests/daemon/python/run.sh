@@ -264,6 +264,27 @@ torch_backward)
 		fail=1
 	fi
 	;;
+torch_engine)
+	# PyTorch's GPU backward in shape: the engine's own thread (no Python frames) launches
+	# the kernels of nodes made on the Python thread (tests/workloads/torch_double.c as
+	# libtorch_cpu.so, kernels on the GPU double). Every backward kernel must carry its
+	# node's forward line and the backward() line.
+	lib="$build/tests/torch_double/libtorch_cpu.so"
+	rm -f "$out/cupti.sock"
+	echo "== torch_engine"
+	if ! timeout 120 "$xsprofd" -f -v -F 999 --cupti-socket "$out/cupti.sock" \
+		--gpu-mode merged -o "$out/torch_engine.folded" -- "$py" \
+		"$here/../../workloads/torch_engine.py" "$lib" "$build/tests/libxs_gpu_double.so" 300 \
+		>"$out/torch_engine.log" 2>&1; then
+		cat "$out/torch_engine.log" >&2
+		echo "FAIL xsprofd exited with an error" >&2
+		exit 1
+	fi
+	grep "python autograd" "$out/torch_engine.log"
+	"$py" "$here/check_backward.py" "$out/torch_engine.folded" --engine \
+		"$here/../../workloads/torch_engine.py" --launches 600 --log "$out/torch_engine.log" ||
+		fail=1
+	;;
 no_python)
 	XS_EXTRA=(--no-python)
 	profile auto nested 1 "$out/split.json" || exit 1

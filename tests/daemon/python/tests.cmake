@@ -49,3 +49,20 @@ else()
 	add_test(NAME test_py_offsets_313 COMMAND sh -c
 		"echo 'test_py_offsets_313: no pyenv CPython 3.13 headers under /root/.pyenv/versions' >&2; exit 1")
 endif()
+
+# PyTorch's engine in shape (tests/workloads/torch_double.c, built as libtorch_cpu.so): backward
+# kernels launched by the engine's own thread, on the GPU double (run.sh torch_engine).
+if(TARGET xs_cupti_fake)
+	add_library(xs_torch_double SHARED workloads/torch_double.c)
+	set_target_properties(xs_torch_double PROPERTIES OUTPUT_NAME torch_cpu
+		LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/torch_double)
+	target_compile_options(xs_torch_double PRIVATE ${XS_FRAME_FLAGS})
+	target_include_directories(xs_torch_double PRIVATE ${PROJECT_SOURCE_DIR})
+	target_link_libraries(xs_torch_double PRIVATE xs_gpu_double Threads::Threads)
+	add_test(NAME python_torch_engine
+		COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/daemon/python/run.sh ${CMAKE_BINARY_DIR} torch_engine)
+	set_tests_properties(python_torch_engine PROPERTIES TIMEOUT 300)
+else()
+	add_test(NAME python_torch_engine COMMAND sh -c
+		"echo 'python_torch_engine: no CUDA toolkit found at configure time (set CUDAToolkit_ROOT)' >&2; exit 1")
+endif()
