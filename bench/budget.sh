@@ -33,6 +33,9 @@
 #                        100,000 records a second into the service (bench/cupti_lib.sh)
 #   cupti_intake_lost    of those records, how many the service did not receive
 #   nvtx_range_ns        what an NVTX push/pop pair costs while the service receives them
+#   autograd_bpf_ns      the autograd probes' BPF run time per autograd node made (its return
+#                        probe, the engine's run of it, backward()'s two), bench/autograd.sh on
+#                        a PyTorch step of ~50 small nodes
 #   job_merge_*          a job's parts merged (xsprofctl fleet --report straggler): ms and
 #                        peak RSS per MiB of parts, and their growth (bench/job_merge.sh)
 #   procs_*, stacks_*, launch_ns, window_*, fleet_*
@@ -305,6 +308,12 @@ if [[ $short == yes ]]; then jm_form=(--short); else jm_form=(--reps 3); fi
 jm_fig() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
 	"$tmp/jm.json" "$1"; }
 
+# ---- the autograd probes, per node (bench/autograd.sh) ----
+if [[ $short == yes ]]; then ag_form=(1 400 64); else ag_form=(3 1500 64); fi
+"$here/autograd.sh" "$build" "${ag_form[@]}" >"$tmp/ag.log" 2>&1 ||
+	die "bench/autograd.sh failed: $(tail -5 "$tmp/ag.log")"
+ag_fig() { awk -v n="$1" '$1 == n { print $2 }' "$tmp/ag.log"; }
+
 # ---- per-unit costs as the work grows (bench/scale.sh) ----
 if [[ $short == yes ]]; then scale_form=(--short); else scale_form=(); fi
 "$here/scale.sh" --build "$build" "${scale_form[@]}" --only procs,stacks,launches,window,fleet \
@@ -355,6 +364,8 @@ check cupti_lib_record_ns "$(lib_fig lib_ns_per_record)" \
 	"the library's CPU per record at 100,000 a second (service: $(lib_fig service_ns_per_record) ns)"
 check cupti_intake_lost "$(lib_fig intake_lost)" "records the service did not receive at that rate"
 check nvtx_range_ns "$(lib_fig nvtx_ns)" "an NVTX push/pop pair, added while the service receives"
+check autograd_bpf_ns "$(ag_fig autograd_bpf_ns)" \
+	"step ratio with the probes $(ag_fig autograd_step_ratio_64), $(ag_fig autograd_node_ns_64) ns added per node in all (probe traps included)"
 check job_merge_ms_per_mib "$(jm_fig job_merge_ms_per_mib)" "$(tail -n 1 "$tmp/jm.log")"
 check job_merge_rss_per_mib "$(jm_fig job_merge_rss_per_mib)" "peak RSS per MiB of one host's job parts"
 check job_merge_growth "$(jm_fig job_merge_growth)" "ms per MiB, largest size / smallest"

@@ -63,6 +63,7 @@ enum {
 	OPT_UNWIND_MB,
 	OPT_NO_PYTHON,
 	OPT_NO_AUTOGRAD,
+	OPT_AUTOGRAD,
 	OPT_MAX_CPU,
 	/* GPU path (cuda_probes) */
 	OPT_CUDA_LIB,
@@ -134,6 +135,7 @@ const struct option opts__long_opts[] = {
 	{"unwind-mb", required_argument, NULL, OPT_UNWIND_MB},
 	{"no-python", no_argument, NULL, OPT_NO_PYTHON},
 	{"no-autograd", no_argument, NULL, OPT_NO_AUTOGRAD},
+	{"autograd", no_argument, NULL, OPT_AUTOGRAD},
 	{"max-cpu", required_argument, NULL, OPT_MAX_CPU},
 	/* GPU path (cuda_probes) */
 	{"cuda-lib", required_argument, NULL, OPT_CUDA_LIB},
@@ -518,6 +520,11 @@ static int sampling_option(struct xsprofd_opts *o, int c, const char *arg)
 		return 0;
 	case OPT_NO_AUTOGRAD:
 		o->no_autograd = true;
+		o->autograd = false;
+		return 0;
+	case OPT_AUTOGRAD:
+		o->autograd = true;
+		o->no_autograd = false;
 		return 0;
 	case OPT_MAX_CPU: {
 		char *end;

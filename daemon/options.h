@@ -124,6 +124,7 @@ struct xsprofd_opts {
 	unsigned int unwind_mb;	      /* --unwind-mb: table memory; 0: the default */
 	bool no_python;		      /* --no-python: no interpreter frames */
 	bool no_autograd;	      /* --no-autograd: backward work not joined to its forward */
+	bool autograd;		      /* --autograd: joined in the service too (-f: by default) */
 	double max_cpu_pct; /* --max-cpu: ceiling on xsprofd's cost, percent of all CPUs; 0: none */
 
 	/* Strings from the config file, owned here. */

@@ -93,7 +93,9 @@ void session_plan_base__of_flags(const struct xsprofd_opts *o, struct unwinder *
 		.unwind_mb = o->unwind_mb,
 		.unwinder = unwinder,
 		.python = !o->no_python,
-		.autograd = !o->no_python && !o->no_autograd,
+		/* A probe trap per node made and run: on where a user asked for a profile
+		 * (-f), in the always-on service only when asked (--autograd). */
+		.autograd = !o->no_python && !o->no_autograd && (o->foreground || o->autograd),
 		.cuda = !o->no_cuda,
 	};
 }
