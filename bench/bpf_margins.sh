@@ -64,6 +64,7 @@ trap cleanup EXIT
 configs=(
 	"cpu, CUDA probes|${cuda[*]}"
 	"offcpu|--mode offcpu ${cuda[*]}"
+	"wakers|--mode offcpu --wakers"
 	"wall|--mode wall"
 	"unwind fp|--unwind fp --mode offcpu ${cuda[*]}"
 	"unwind cfi|--unwind cfi --mode offcpu ${cuda[*]}"

@@ -19,6 +19,8 @@
 #                        both-deep: a PyTorch launch, whose stack the probe cannot reuse), ns
 #   switch_vs_bpftrace   BPF ns per context switch, --mode offcpu / the bpftrace off-CPU script
 #                        of bench/offcpu.sh, on xs_pingpong
+#   wakeup_ns            --wakers: the sched_waking program's BPF ns per wakeup of a watched
+#                        thread (the waker's stacks read), on xs_pingpong
 #   cpu_vs_perf          xsprofd's CPU for a system-wide one-shot profile (load, sample, name,
 #                        write) / perf record -g plus perf script on the same work: a PyTorch
 #                        training loop (Debian's python3-torch) and xs_split
@@ -236,7 +238,7 @@ tracepoint:sched:sched_switch
 	}
 }
 EOF
-r_switch=() s_xs=() s_bt=()
+r_switch=() s_xs=() s_bt=() wake_ns=()
 for ((r = 0; r < reps; r++)); do
 	"$xsprofd" -f -v --mode offcpu --cupti-socket "$tmp/c.sock" -o "$tmp/off.folded" -- \
 		"$pingpong" "$rounds" >/dev/null 2>"$tmp/off.log" || die "xsprofd --mode offcpu failed"
@@ -255,6 +257,13 @@ for ((r = 0; r < reps; r++)); do
 	b=$(calc "round(($ns1 - $ns0) / max($cnt1 - $cnt0, 1))")
 	s_xs+=("$x") s_bt+=("$b")
 	r_switch+=("$(calc "round($x / max($b, 1), 3)")")
+	# --wakers: the waking program per wakeup (each of xs_pingpong's switches is one).
+	"$xsprofd" -f -v --mode offcpu --wakers --cupti-socket "$tmp/c.sock" -o "$tmp/off.folded" \
+		-- "$pingpong" "$rounds" >/dev/null 2>"$tmp/wk.log" || die "xsprofd --wakers failed"
+	w=$(sed -nE 's/^xsprofd: BPF cost: xsprof_waking: [0-9]+ runs, ([0-9]+) ns each/\1/p' \
+		"$tmp/wk.log")
+	[[ -n $w ]] || die "no xsprof_waking cost: $(tail -3 "$tmp/wk.log")"
+	wake_ns+=("$w")
 done
 
 # ---- a system-wide profile: xsprofd against perf record + perf script ----
@@ -352,6 +361,8 @@ check launch_deep_ns "$(med "${l_deep[@]}")" \
 	"added per launch under ~66 frames, a new chain each (runs: ${l_deep[*]})"
 check switch_vs_bpftrace "$(med "${r_switch[@]}")" \
 	"xsprofd $(med "${s_xs[@]}") ns vs bpftrace $(med "${s_bt[@]}") ns per switch (pairs: ${r_switch[*]})"
+check wakeup_ns "$(med "${wake_ns[@]}")" \
+	"--wakers: BPF ns per wakeup of a watched thread, the waker's stacks read (runs: ${wake_ns[*]})"
 check cpu_vs_perf "$(med "${r_cpu[@]}")" \
 	"xsprofd $(med "${c_xs[@]}") s vs perf $(med "${c_perf[@]}") s for ${prof_secs} s (pairs: ${r_cpu[*]})"
 check rss_mib "$(med "${rss[@]}")" "perf record/script peak $(med "${perf_rss[@]}") MiB (runs: ${rss[*]})"

@@ -140,4 +140,37 @@ if [ -x "$py" ]; then
 	printf '  %-34s %8s %8s\n' "bench/pingpong.py (Python 3.11)" "$(median py_python_on)" \
 		"$(median py_python_off)"
 fi
+
+# --wakers: who woke each stretch (sched_waking reads the waker's stacks, and each woken
+# stretch is sent): xs_pingpong's switches per second and the BPF time per switch, with and
+# without, interleaved. Every switch of xs_pingpong is a wakeup by the other thread: the worst
+# case.
+for k in $(seq 3); do
+	for w in plain wakers; do
+		flag=
+		[ "$w" = wakers ] && flag=--wakers
+		# shellcheck disable=SC2086
+		"$xsprofd" --foreground -v --mode offcpu $flag --cupti-socket "$tmp/cupti.sock" \
+			-o "$tmp/off.folded" -- "$load" "$rounds" 2> "$tmp/err" > "$tmp/out" || true
+		sed -n 's/.*switches_per_s //p' "$tmp/out" >> "$tmp/wk_rate_$w"
+		pid_ns=$(sed -n 's/^xsprofd: BPF cost: xsprof_offcpu: .* runs, \([0-9]*\) ns each.*/\1/p' \
+			"$tmp/err")
+		echo "${pid_ns:-nan}" >> "$tmp/wk_switch_$w"
+	done
+done
+# The waking program's own time, from the kernel's statistics of a run held open.
+"$xsprofd" --foreground --mode offcpu --wakers --cupti-socket "$tmp/cupti.sock" \
+	-o "$tmp/off.folded" -- "$load" "$((rounds * 4))" 2> /dev/null > /dev/null &
+xpid=$!
+sleep 3
+waking=$(bpftool prog show 2> /dev/null | awk '/ name xsprof_waking / {
+	for (i = 1; i < NF; i++) { if ($i == "run_time_ns") t = $(i + 1); if ($i == "run_cnt") c = $(i + 1) }
+	if (c > 0) printf "%.0f ns a wakeup (%d wakeups)", t / c, c }')
+wait "$xpid" || true
+printf '\n--wakers on xs_pingpong (median of 3, interleaved):\n'
+printf '  %-24s %14s %14s\n' "" "--mode offcpu" "--wakers"
+printf '  %-24s %14.0f %14.0f\n' "switches/s" "$(median wk_rate_plain)" "$(median wk_rate_wakers)"
+printf '  %-24s %14s %14s\n' "sched_switch ns/run" "$(median wk_switch_plain)" \
+	"$(median wk_switch_wakers)"
+printf '  %-24s %s\n' "sched_waking program" "${waking:-not seen}"
 sysctl -q -w kernel.bpf_stats_enabled="$old"

@@ -34,11 +34,18 @@ extern const volatile __u32 unwind_mode;
 
 /* Set between open and load. */
 const volatile __u64 offcpu_min_ns = 10000;
+/* --wakers: each stretch's waker recorded (xsprof_waking) and sent with it (switch_in). Set by
+ * the daemon before load; not read-only, so that the verifier sees (and bench/bpf_margins.sh
+ * measures) the same code either way. */
+bool wakers_on = false;
 
-/* A thread off the CPU since time_ns, under key. */
+/* A thread off the CPU since time_ns, under key; who woke it, once woken. */
 struct offcpu_start {
 	__u64 time_ns;
 	struct xsprof_offcpu_key key;
+	struct xsprof_offcpu_key waker;
+	__u64 wake_ns;
+	__u32 wake_flags, pad;
 };
 
 struct {
@@ -261,37 +268,47 @@ static __noinline int read_out(void *ctx, struct offcpu_scratch *scr,
 	return read_stacks(ctx, scr, st);
 }
 
-/* The stacks' key (made, and the stack sent, if new), and the time prev left. */
-static __noinline int switch_out(struct offcpu_scratch *scr, struct task_struct *prev,
-				 struct xsprof_offcpu_stats *st)
+/* The stacks' key in scr->start.key (made, and the stack sent, if new): 0, or -1 when it could
+ * not be (counted). */
+static __noinline int make_key(struct offcpu_scratch *scr, struct xsprof_offcpu_stats *st)
 {
 	struct xsprof_offcpu_stack *r = &scr->r;
-	struct offcpu_start *start;
-	__u32 tid;
+	struct offcpu_start *start = &scr->start;
 
 	r->hash = stack_hash(r);
-	start = &scr->start;
 	__builtin_memset(start, 0, sizeof(*start));
 	__builtin_memset(&scr->zero_val, 0, sizeof(scr->zero_val));
 	start->key.tgid = r->tgid;
 	start->key.tid = r->tid;
 	start->key.hash = r->hash;
-	if (!bpf_map_lookup_elem(&offcpu_agg, &start->key)) {
-		if (bpf_map_update_elem(&offcpu_agg, &start->key, &scr->zero_val, BPF_NOEXIST)) {
-			/* Full (or made meanwhile on another CPU): this stretch is not timed. */
-			if (!bpf_map_lookup_elem(&offcpu_agg, &start->key)) {
-				st->agg_full++;
-				return 0;
-			}
-		} else if (emit_stack(scr)) {
-			/* Without its stack the key could not be named: take it back. */
-			bpf_map_delete_elem(&offcpu_agg, &start->key);
-			st->drop_ringbuf++;
-			return 0;
-		} else {
-			st->new_stacks++;
+	if (bpf_map_lookup_elem(&offcpu_agg, &start->key))
+		return 0;
+	if (bpf_map_update_elem(&offcpu_agg, &start->key, &scr->zero_val, BPF_NOEXIST)) {
+		/* Full (or made meanwhile on another CPU). */
+		if (!bpf_map_lookup_elem(&offcpu_agg, &start->key)) {
+			st->agg_full++;
+			return -1;
 		}
+	} else if (emit_stack(scr)) {
+		/* Without its stack the key could not be named: take it back. */
+		bpf_map_delete_elem(&offcpu_agg, &start->key);
+		st->drop_ringbuf++;
+		return -1;
+	} else {
+		st->new_stacks++;
 	}
+	return 0;
+}
+
+/* The stacks' key, and the time prev left. */
+static __noinline int switch_out(struct offcpu_scratch *scr, struct task_struct *prev,
+				 struct xsprof_offcpu_stats *st)
+{
+	struct offcpu_start *start = &scr->start;
+	__u32 tid;
+
+	if (make_key(scr, st))
+		return 0; /* this stretch is not timed */
 	tid = BPF_CORE_READ(prev, pid);
 	start->time_ns = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&offcpu_start, &tid, start, BPF_ANY))
@@ -301,17 +318,42 @@ static __noinline int switch_out(struct offcpu_scratch *scr, struct task_struct 
 	return 0;
 }
 
+/* A woken stretch out, with its waker (--wakers). */
+static __noinline void emit_wait(const struct offcpu_start *start, __u64 now,
+				 struct xsprof_offcpu_stats *st)
+{
+	struct xsprof_wait w = {
+		.type = XSPROF_REC_WAIT,
+		.tgid = start->key.tgid,
+		.tid = start->key.tid,
+		.flags = start->wake_flags,
+		.hash = start->key.hash,
+		.start_ns = start->time_ns,
+		.wake_ns = start->wake_ns,
+		.end_ns = now,
+		.waker_tgid = start->waker.tgid,
+		.waker_tid = start->waker.tid,
+		.waker_hash = start->waker.hash,
+	};
+
+	if (bpf_ringbuf_output(&samples, &w, sizeof(w), BPF_RB_NO_WAKEUP))
+		st->wait_lost++;
+	else
+		st->waits++;
+}
+
 /* next comes back: the time it was off goes to the key it left under. */
 static __always_inline void switch_in(struct task_struct *next, struct xsprof_offcpu_stats *st)
 {
 	__u32 tid = BPF_CORE_READ(next, pid);
 	struct offcpu_start *start = bpf_map_lookup_elem(&offcpu_start, &tid);
 	struct xsprof_offcpu_val *v;
-	__u64 delta;
+	__u64 delta, now;
 
 	if (!start)
 		return;
-	delta = bpf_ktime_get_ns() - start->time_ns;
+	now = bpf_ktime_get_ns();
+	delta = now - start->time_ns;
 	st->blocks++;
 	if (delta < offcpu_min_ns) {
 		st->below_min++;
@@ -321,6 +363,10 @@ static __always_inline void switch_in(struct task_struct *next, struct xsprof_of
 	} else {
 		st->agg_full++;
 	}
+	/* Short ones too: a chain passes through the brief waits of threads that hand a wakeup
+	 * on (a lock, the GIL), though their time is not counted. */
+	if (wakers_on && start->wake_ns)
+		emit_wait(start, now, st);
 	bpf_map_delete_elem(&offcpu_start, &tid);
 }
 
@@ -360,6 +406,57 @@ int BPF_PROG(xsprof_offcpu, bool preempt, struct task_struct *prev, struct task_
 	if (python_on && scr->r.nr_user && bpf_map_lookup_elem(&py_procs, &scr->r.tgid))
 		python_append_offcpu(&scr->r, python__own_tid(prev));
 	return switch_out(scr, prev, st);
+}
+
+/*
+ * Who woke a watched thread that is off the CPU (--wakers): sched_waking runs in the waker's
+ * context. A waker the session watches has its stacks read as a stretch's are, and its key
+ * kept (its stack sent once, with no time of its own); another thread only its ids. An
+ * interrupt (a timer, a device) wakes in the context of whatever it interrupted: its kernel
+ * stack says so, and the daemon blames no thread then (its preempt count would say so here,
+ * but reading a per-CPU variable needs its address in kallsyms, which not every kernel lists).
+ */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(xsprof_waking, struct task_struct *p)
+{
+	struct xsprof_offcpu_stats *st = stats();
+	struct task_struct *cur = bpf_get_current_task_btf();
+	__u32 tid = BPF_CORE_READ(p, pid), zero = 0, tgid;
+	struct offcpu_start *start;
+	struct offcpu_scratch *scr;
+	__u64 id;
+
+	if (!st)
+		return 0;
+	start = bpf_map_lookup_elem(&offcpu_start, &tid);
+	if (!start || start->wake_ns) /* not watched and away, or woken already */
+		return 0;
+	start->wake_ns = bpf_ktime_get_ns();
+	st->wakeups++;
+	if (!BPF_CORE_READ(cur, pid) || (BPF_CORE_READ(cur, flags) & PF_KTHREAD)) {
+		start->wake_flags = XSPROF_WAKE_KERNEL;
+		return 0;
+	}
+	id = xsprof_ids();
+	tgid = id >> 32;
+	start->waker.tgid = tgid;
+	start->waker.tid = (__u32)id;
+	if (!tgid || (pid_filter_on && !bpf_map_lookup_elem(&pid_filter, &tgid)) ||
+	    !xsprof_filters_pass(cur) || !xsprof_owner_pass(cur, XSPROF_OWNER_OFFCPU)) {
+		start->wake_flags = XSPROF_WAKE_UNWATCHED;
+		return 0;
+	}
+	start->wake_flags = XSPROF_WAKE_UNWATCHED; /* until its stack is in */
+	scr = bpf_map_lookup_elem(&offcpu_scratch, &zero);
+	if (!scr || read_out(ctx, scr, st))
+		return 0;
+	if (python_on && scr->r.nr_user && bpf_map_lookup_elem(&py_procs, &scr->r.tgid))
+		python_append_offcpu(&scr->r, python__own_tid(cur));
+	if (make_key(scr, st))
+		return 0;
+	start->waker.hash = scr->start.key.hash;
+	start->wake_flags = XSPROF_WAKE_STACK;
+	return 0;
 }
 
 /* The kernel wants a GPL-compatible licence for the GPL-only helpers: the SPDX line's GPL-2.0. */

@@ -86,6 +86,7 @@ enum xsprof_record_type {
 	XSPROF_REC_SCOPE = 12,	      /* xsprof:scope_begin / scope_end (xsprof/scope.h) */
 	XSPROF_REC_CUDA_ALLOC = 13,   /* a CUDA call that allocates GPU memory returned */
 	XSPROF_REC_AUTOGRAD = 14,     /* a PyTorch autograd event (struct xsprof_cuda_call's layout) */
+	XSPROF_REC_WAIT = 15,	      /* a watched thread's off-CPU stretch and who woke it (--wakers) */
 	XSPROF_REC_MAX,
 };
 
@@ -293,9 +294,38 @@ struct xsprof_offcpu_stats {
 	__u64 drop_ringbuf; /* new stacks lost: ring buffer full (their time too) */
 	__u64 start_full;   /* switch-outs not timed: the start map evicted them */
 	__u64 ustack_err;   /* user stacks that could not be read (kept without) */
+	/* --wakers (bpf/offcpu.bpf.c's xsprof_waking): */
+	__u64 wakeups;	    /* watched threads off the CPU woken */
+	__u64 waits;	    /* wait records sent (a stretch and its waker) */
+	__u64 wait_lost;    /* ... lost: ring buffer full */
+	__u64 pad_wakers;
 };
 
-_Static_assert(sizeof(struct xsprof_offcpu_stats) == 64, "xsprof_offcpu_stats layout");
+_Static_assert(sizeof(struct xsprof_offcpu_stats) == 96, "xsprof_offcpu_stats layout");
+
+/*
+ * A watched thread's off-CPU stretch that something woke (--wakers): the stretch (its key, as
+ * the off-CPU stack records name it), when it was woken and when it ran again, and the waker.
+ * With XSPROF_WAKE_STACK the waker's stack at the wakeup is the off-CPU key (waker_tgid,
+ * waker_tid, waker_hash), sent as an XSPROF_REC_OFFCPU record like any key.
+ */
+struct xsprof_wait {
+	__u32 type; /* XSPROF_REC_WAIT */
+	__u32 tgid;
+	__u32 tid;
+	__u32 flags; /* XSPROF_WAKE_* */
+	__u64 hash;  /* the stretch's key */
+	__u64 start_ns, wake_ns, end_ns;
+	__u32 waker_tgid, waker_tid; /* in the daemon's namespace; 0 when no thread woke it */
+	__u64 waker_hash;
+};
+
+_Static_assert(sizeof(struct xsprof_wait) == 64, "xsprof_wait layout");
+
+#define XSPROF_WAKE_IRQ	      0x1 /* (the daemon's) woken from an interrupt: no waker */
+#define XSPROF_WAKE_KERNEL    0x2 /* woken by a kernel thread (or the idle task) */
+#define XSPROF_WAKE_UNWATCHED 0x4 /* by a thread outside the session: its ids only */
+#define XSPROF_WAKE_STACK     0x8 /* the waker's stack is the key (waker_tgid, _tid, _hash) */
 
 /*
  * ---- GPU path: CUDA API entry uprobes and the xsprof:launch USDT (bpf/uprobe_cuda.bpf.c,

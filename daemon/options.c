@@ -64,6 +64,7 @@ enum {
 	OPT_NO_PYTHON,
 	OPT_NO_AUTOGRAD,
 	OPT_AUTOGRAD,
+	OPT_WAKERS,
 	OPT_MAX_CPU,
 	/* GPU path (cuda_probes) */
 	OPT_CUDA_LIB,
@@ -136,6 +137,7 @@ const struct option opts__long_opts[] = {
 	{"no-python", no_argument, NULL, OPT_NO_PYTHON},
 	{"no-autograd", no_argument, NULL, OPT_NO_AUTOGRAD},
 	{"autograd", no_argument, NULL, OPT_AUTOGRAD},
+	{"wakers", no_argument, NULL, OPT_WAKERS},
 	{"max-cpu", required_argument, NULL, OPT_MAX_CPU},
 	/* GPU path (cuda_probes) */
 	{"cuda-lib", required_argument, NULL, OPT_CUDA_LIB},
@@ -525,6 +527,9 @@ static int sampling_option(struct xsprofd_opts *o, int c, const char *arg)
 	case OPT_AUTOGRAD:
 		o->autograd = true;
 		o->no_autograd = false;
+		return 0;
+	case OPT_WAKERS:
+		o->wakers = true;
 		return 0;
 	case OPT_MAX_CPU: {
 		char *end;

@@ -149,6 +149,7 @@ struct xsprofd_opts {
 	/* What the profile weighs (one-shot): on-CPU samples, off-CPU time, or both. */
 	enum session_mode mode;	   /* --mode */
 	unsigned int min_block_us; /* --min-block-us: shorter off-CPU blocks are ignored */
+	bool wakers;		   /* --wakers: each off-CPU stretch under who woke it */
 	bool report;		   /* --report (cpu): the top functions, on stdout */
 	bool report_gpu;	   /* --report gpu: why the GPU waits, on stdout */
 	bool report_job;	   /* --report job: which rank holds the job back, on stdout */

@@ -49,6 +49,8 @@ static const char *oneshot_only_flag(const struct xsprofd_opts *o, const char **
 	}
 	if (o->nr_tids)
 		return "--tid";
+	if (o->wakers)
+		return "--wakers";
 	if (o->group_by)
 		return "--group-by";
 	if (o->range_domain) {
@@ -116,6 +118,10 @@ int opts_check__finish(struct xsprofd_opts *o, const char *force_format)
 		return 0;
 	}
 	/* The ranges come as NVTX records over the CUPTI socket, and are matched sample by sample. */
+	if (o->wakers && o->mode == SESSION_MODE_CPU)
+		return opts__bad("--wakers", "",
+				 "charges off-CPU time to who woke it: use it with --mode offcpu "
+				 "or wall");
 	if (session_group__is_range(o->group_by) && o->mode != SESSION_MODE_CPU)
 		return opts__bad("--group-by", session_group__name(o->group_by),
 				 "works with --mode cpu (samples)");

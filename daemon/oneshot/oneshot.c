@@ -454,6 +454,7 @@ static void plan_run(struct run *r)
 	base.cuda_libs = o->cuda_libs;
 	base.nr_cuda_libs = o->nr_cuda_libs;
 	base.offcpu_min_ns = (uint64_t)o->min_block_us * 1000;
+	base.wakers = o->wakers;
 	base.check_joins = o->correlate_check;
 	base.pids = o->pids;
 	base.nr_pids = o->nr_pids;

@@ -11,6 +11,8 @@
 #include "daemon/probes/sampler.h"
 #include "daemon/stacks/stack_table.h"
 #include "daemon/base/hashmap.h"
+#include "daemon/symbolize/frame_names.h"
+#include "daemon/symbolize/symbolizer.h"
 #include "daemon/unwind/unwinder.h"
 #include "xsprof.skel.h"
 
@@ -20,11 +22,26 @@ struct pending {
 	struct xsprof_sample s; /* ips[] sized for the frames only (allocated to fit) */
 };
 
+/* A woken stretch (struct xsprof_wait), as kept for the chains. */
+struct wait_rec {
+	uint64_t start_ns, wake_ns, end_ns, hash, waker_hash;
+	uint32_t tgid, tid, waker_tgid, waker_tid, flags;
+};
+
+/* A thread's waits in the sorted array: [first, first + n). */
+struct wait_span {
+	size_t first, n;
+};
+
 struct offcpu {
 	struct sampler *sampler;
+	struct symbolizer *sym; /* with --wakers: names the wakers' frames */
+	struct wait_rec *waits;
+	size_t nwaits, waits_cap;
+	uint64_t min_ns; /* stretches shorter are not counted (--min-block-us) */
 	struct xsprof_bpf *skel;
-	struct bpf_link *link;
-	struct hashmap *pending; /* (tgid << 32 | tid, hash) -> struct pending */
+	struct bpf_link *link, *wlink; /* sched_switch's, sched_waking's (--wakers) */
+	struct hashmap *pending;       /* (tgid << 32 | tid, hash) -> struct pending */
 	size_t max_stacks;
 	offcpu_gen_fn gen;
 	void *ctx;
@@ -139,6 +156,50 @@ void offcpu__set_unwinder(struct offcpu *oc, struct unwinder *uw)
 	oc->uw = uw;
 }
 
+/* ---- wakers (--wakers) ---- */
+
+static int on_wait(void *ctx, const void *data, size_t size)
+{
+	struct offcpu *oc = ctx;
+	const struct xsprof_wait *w = data;
+	struct wait_rec *r;
+
+	if (size < sizeof(*w) || w->type != XSPROF_REC_WAIT)
+		return -EBADMSG;
+	if (oc->nwaits == oc->waits_cap) {
+		size_t cap = oc->waits_cap ? oc->waits_cap * 2 : 4096;
+		struct wait_rec *nw;
+
+		if (cap > OFFCPU_MAX_WAITS || !(nw = realloc(oc->waits, cap * sizeof(*nw)))) {
+			oc->st.waits_dropped++;
+			return 0;
+		}
+		oc->waits = nw;
+		oc->waits_cap = cap;
+	}
+	r = &oc->waits[oc->nwaits++];
+	*r = (struct wait_rec){
+		.start_ns = w->start_ns,
+		.wake_ns = w->wake_ns,
+		.end_ns = w->end_ns,
+		.hash = w->hash,
+		.waker_hash = w->waker_hash,
+		.tgid = w->tgid,
+		.tid = w->tid,
+		.waker_tgid = w->waker_tgid,
+		.waker_tid = w->waker_tid,
+		.flags = w->flags,
+	};
+	return 0;
+}
+
+int offcpu__set_wakers(struct offcpu *oc, struct symbolizer *sym, uint64_t min_ns)
+{
+	oc->sym = sym;
+	oc->min_ns = min_ns;
+	return sampler__set_handler(oc->sampler, XSPROF_REC_WAIT, on_wait, oc);
+}
+
 struct offcpu *offcpu__attach(struct sampler *s, offcpu_gen_fn gen, void *ctx, size_t max_stacks)
 {
 	struct offcpu *oc = calloc(1, sizeof(*oc));
@@ -173,6 +234,8 @@ int offcpu__start(struct offcpu *oc)
 {
 	if (oc->link)
 		return 0;
+	if (oc->sym && !(oc->wlink = bpf_program__attach(oc->skel->progs.xsprof_waking)))
+		return -errno;
 	oc->link = bpf_program__attach(oc->skel->progs.xsprof_offcpu);
 	return oc->link ? 0 : -errno;
 }
@@ -183,6 +246,8 @@ void offcpu__stop(struct offcpu *oc)
 		return;
 	bpf_link__destroy(oc->link);
 	oc->link = NULL;
+	bpf_link__destroy(oc->wlink);
+	oc->wlink = NULL;
 }
 
 static void free_pending(void *val, void *ctx)
@@ -198,8 +263,11 @@ void offcpu__free(struct offcpu *oc)
 	if (oc->sampler) {
 		sampler__set_handler(oc->sampler, XSPROF_REC_OFFCPU, NULL, NULL);
 		sampler__set_handler(oc->sampler, XSPROF_REC_OFFCPU_HELD, NULL, NULL);
+		if (oc->sym)
+			sampler__set_handler(oc->sampler, XSPROF_REC_WAIT, NULL, NULL);
 	}
 	free(oc->buf);
+	free(oc->waits);
 	if (oc->pending) {
 		hashmap__for_each(oc->pending, free_pending, NULL);
 		hashmap__free(oc->pending);
@@ -216,16 +284,280 @@ static int add_lost(struct stack_table *t, const struct xsprof_offcpu_key *k, ui
 	return stack_table__add_weighted(t, &s, 0, us);
 }
 
+static int cmp_wait(const void *a, const void *b)
+{
+	const struct wait_rec *x = a, *y = b;
+	uint64_t kx = (uint64_t)x->tgid << 32 | x->tid, ky = (uint64_t)y->tgid << 32 | y->tid;
+
+	if (kx != ky)
+		return kx < ky ? -1 : 1;
+	return x->end_ns < y->end_ns ? -1 : x->end_ns > y->end_ns;
+}
+
+static void free_span(void *val, void *ctx)
+{
+	free(val);
+}
+
+/* The waits sorted by thread and end, and each thread's span of them. */
+static struct hashmap *index_waits(struct offcpu *oc)
+{
+	struct hashmap *spans = hashmap__new();
+
+	if (!spans)
+		return NULL;
+	qsort(oc->waits, oc->nwaits, sizeof(*oc->waits), cmp_wait);
+	for (size_t i = 0; i < oc->nwaits;) {
+		uint64_t k = (uint64_t)oc->waits[i].tgid << 32 | oc->waits[i].tid;
+		struct wait_span *sp = malloc(sizeof(*sp));
+		size_t j = i;
+
+		while (j < oc->nwaits &&
+		       ((uint64_t)oc->waits[j].tgid << 32 | oc->waits[j].tid) == k)
+			j++;
+		if (!sp || hashmap__put(spans, k, 0, sp)) {
+			free(sp);
+			hashmap__for_each(spans, free_span, NULL);
+			hashmap__free(spans);
+			return NULL;
+		}
+		sp->first = i;
+		sp->n = j - i;
+		i = j;
+	}
+	return spans;
+}
+
+/* The thread's last wait that ended at or before t, or NULL. */
+static const struct wait_rec *wait_before(const struct offcpu *oc, const struct hashmap *spans,
+					  uint32_t tgid, uint32_t tid, uint64_t t)
+{
+	const struct wait_span *sp = hashmap__get(spans, (uint64_t)tgid << 32 | tid, 0);
+	size_t lo = 0, hi;
+
+	if (!sp)
+		return NULL;
+	hi = sp->n;
+	while (lo < hi) { /* the first that ended after t */
+		size_t mid = (lo + hi) / 2;
+
+		if (oc->waits[sp->first + mid].end_ns <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &oc->waits[sp->first + lo - 1] : NULL;
+}
+
+static uint64_t intern(struct offcpu *oc, const char *name)
+{
+	uint64_t tok = symbolizer__intern_frame(oc->sym, name);
+
+	if (!tok)
+		oc->st.chain_names_full++;
+	return tok;
+}
+
+/*
+ * Whether a waker's stack was taken in an interrupt (a timer's, a device's), which runs in the
+ * context of whatever thread it interrupted: that thread woke nothing.
+ */
+static bool in_interrupt(struct offcpu *oc, const struct pending *p)
+{
+	static const char *const entries[] = {"asm_sysvec_", "sysvec_", "asm_common_interrupt",
+					      "common_interrupt", "asm_exc_nmi"};
+
+	for (size_t i = 0; i < p->s.nr_kernel; i++) {
+		const char *k = symbolizer__kernel(oc->sym, p->s.ips[i] - (i > 0 ? 1 : 0));
+
+		for (size_t e = 0; e < sizeof(entries) / sizeof(entries[0]); e++)
+			if (!strncmp(k, entries[e], strlen(entries[e])))
+				return true;
+	}
+	return false;
+}
+
+/* One hop of a chain: the waker, and its stack where it woke the thread before (or none). */
+struct hop {
+	const struct pending *p;
+	uint32_t tgid, tid;
+};
+
+static bool in_chain(const struct hop *hops, size_t nh, uint32_t tgid, uint32_t tid)
+{
+	for (size_t i = 0; i < nh; i++)
+		if (hops[i].tgid == tgid && hops[i].tid == tid)
+			return true;
+	return false;
+}
+
+/* A hop's frames, innermost first, into ips (at most max): the few innermost native frames (how
+ * it woke the thread: a write, a lock's release), then its Python frames, else its native ones
+ * (named: they are another thread's). Their count. */
+static size_t hop_frames(struct offcpu *oc, const struct hop *h, uint64_t *ips, size_t max)
+{
+	const struct pending *p = h->p;
+	size_t n = 0, python = 0;
+
+	for (size_t i = 0; i < p->s.nr_user; i++)
+		python += frame_token__is(p->s.ips[p->s.nr_kernel + i]);
+	for (size_t i = 0; i < p->s.nr_user && n < max; i++) {
+		uint64_t a = p->s.ips[p->s.nr_kernel + i];
+
+		if (!frame_token__is(a)) {
+			if (python && i >= OFFCPU_HOP_NATIVE)
+				continue;
+			a = intern(oc, symbolizer__user_gen(oc->sym, (pid_t)h->tgid, p->gen,
+							    a - (i > 0 ? 1 : 0)));
+		}
+		if (a)
+			ips[n++] = a;
+	}
+	return n;
+}
+
+/*
+ * The stack a woken stretch is charged to (into out, as a sample of the woken thread): its own
+ * user frames, then its kernel frames, then for each hop "[woken by COMM TID]" and the waker's
+ * frames where it woke it (named here: they are another thread's, maybe another process's),
+ * the nearest hop first. A hop is followed to the waker's own waker while the waker had run
+ * under OFFCPU_RELAY_NS since its own wakeup (it passed the wakeup on); a waker that computed
+ * longer is where the time went, and the chain ends there. 0, or -1 (not charged).
+ */
+static int compose(struct offcpu *oc, const struct hashmap *spans, const struct wait_rec *w,
+		   const struct pending *me, struct xsprof_sample *out)
+{
+	struct hop hops[OFFCPU_MAX_HOPS];
+	const struct wait_rec *cur = w;
+	uint64_t *ips = (uint64_t *)out->ips;
+	char name[512];
+	size_t nh = 0, n = 0, own = (size_t)me->s.nr_kernel + me->s.nr_user, room, per;
+
+	while (nh < OFFCPU_MAX_HOPS) {
+		const struct wait_rec *next;
+
+		if (cur->flags & XSPROF_WAKE_STACK) {
+			hops[nh].p = hashmap__get(oc->pending,
+						  (uint64_t)cur->waker_tgid << 32 | cur->waker_tid,
+						  cur->waker_hash);
+			if (hops[nh].p && in_interrupt(oc, hops[nh].p)) {
+				oc->st.wake_irq += cur == w;
+				break;
+			}
+		} else if (cur->flags & XSPROF_WAKE_UNWATCHED) {
+			hops[nh].p = NULL;
+		} else {
+			break; /* an interrupt or a kernel thread: no thread to blame */
+		}
+		hops[nh].tgid = cur->waker_tgid;
+		hops[nh].tid = cur->waker_tid;
+		nh++;
+		if (!(cur->flags & XSPROF_WAKE_STACK))
+			break;
+		next = wait_before(oc, spans, cur->waker_tgid, cur->waker_tid, cur->wake_ns);
+		if (!next || cur->wake_ns - next->end_ns > OFFCPU_RELAY_NS || next == w ||
+		    in_chain(hops, nh, next->waker_tgid, next->waker_tid) ||
+		    (next->waker_tgid == w->tgid && next->waker_tid == w->tid))
+			break; /* the waker did the work, or the chain came back round */
+		cur = next;
+	}
+	if (!nh || own + 2 * nh > XSPROF_MAX_STACK_DEPTH)
+		return -1;
+	room = XSPROF_MAX_STACK_DEPTH - own - nh;
+	per = room / nh;
+	for (size_t h = nh; h-- > 0;) {
+		const struct pending *p = hops[h].p;
+
+		if (p)
+			n += hop_frames(oc, &hops[h], &ips[n], per);
+		if (p)
+			snprintf(name, sizeof(name), "[woken by %.16s %u]", p->s.comm, hops[h].tid);
+		else
+			snprintf(name, sizeof(name), "[woken by pid %u tid %u]", hops[h].tgid,
+				 hops[h].tid);
+		if ((ips[n] = intern(oc, name)))
+			n++;
+	}
+	for (size_t i = 0; i < me->s.nr_kernel; i++) {
+		const char *k = symbolizer__kernel(oc->sym, me->s.ips[i] - (i > 0 ? 1 : 0));
+
+		snprintf(name, sizeof(name), "%s_[k]", k);
+		if ((ips[n] = intern(oc, name)))
+			n++;
+	}
+	memcpy(&ips[n], &me->s.ips[me->s.nr_kernel], me->s.nr_user * sizeof(ips[0]));
+	n += me->s.nr_user;
+	memcpy(out, &me->s, XSPROF_SAMPLE_HDR_SIZE);
+	out->nr_kernel = 0;
+	out->nr_user = (uint16_t)n;
+	out->kernel_err = 0;
+	oc->st.chain_hops += nh;
+	return 0;
+}
+
+/*
+ * With --wakers: each woken stretch charged to its chain's stack (compose), its time taken from
+ * its own key's sum; ret_taken: (tgid << 32 | tid, hash) -> 1 + the ns taken.
+ */
+static int charge_waits(struct offcpu *oc, struct stack_table *t, struct hashmap **ret_taken)
+{
+	struct hashmap *spans, *taken;
+	int err = 0;
+
+	*ret_taken = NULL;
+	if (!oc->sym || !oc->nwaits)
+		return 0;
+	spans = index_waits(oc);
+	taken = hashmap__new();
+	if (!spans || !taken) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < oc->nwaits && !err; i++) {
+		const struct wait_rec *w = &oc->waits[i];
+		uint64_t k1 = (uint64_t)w->tgid << 32 | w->tid, ns = w->end_ns - w->start_ns;
+		const struct pending *me = hashmap__get(oc->pending, k1, w->hash);
+		uintptr_t had;
+
+		if (ns < oc->min_ns)
+			continue; /* its time is not counted; it was kept for the chains */
+		if (!me || compose(oc, spans, w, me, &oc->buf->sample)) {
+			oc->st.waits_unchained++;
+			continue;
+		}
+		err = stack_table__add_weighted(t, &oc->buf->sample, me->gen, (ns + 500) / 1000);
+		had = (uintptr_t)hashmap__get(taken, k1, w->hash);
+		if (!err)
+			err = hashmap__put(taken, k1, w->hash, (void *)(had ? had + ns : ns + 1));
+		oc->st.waits_chained++;
+	}
+out:
+	if (spans) {
+		hashmap__for_each(spans, free_span, NULL);
+		hashmap__free(spans);
+	}
+	if (err) {
+		hashmap__free(taken);
+		return err;
+	}
+	*ret_taken = taken;
+	return 0;
+}
+
 int offcpu__collect(struct offcpu *oc, struct stack_table *t)
 {
 	int fd = bpf_map__fd(oc->skel->maps.offcpu_agg);
 	struct xsprof_offcpu_key key, next, *prev = NULL;
 	struct xsprof_offcpu_val v;
-	int err = 0;
+	struct hashmap *taken;
+	int err = charge_waits(oc, t, &taken);
 
+	if (err)
+		return err;
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		struct pending *p;
-		uint64_t us;
+		uint64_t us, ns;
+		uintptr_t tk;
 
 		key = next;
 		prev = &key;
@@ -233,7 +565,14 @@ int offcpu__collect(struct offcpu *oc, struct stack_table *t)
 			continue;
 		oc->st.keys++;
 		oc->st.ns += v.ns;
-		us = (v.ns + 500) / 1000;
+		ns = v.ns;
+		/* What the chains took of it is theirs now. */
+		tk = taken ? (uintptr_t)hashmap__get(taken, (uint64_t)key.tgid << 32 | key.tid,
+						     key.hash)
+			   : 0;
+		if (tk)
+			ns = ns > tk - 1 ? ns - (tk - 1) : 0;
+		us = (ns + 500) / 1000;
 		if (!us)
 			continue;
 		p = hashmap__get(oc->pending, (uint64_t)key.tgid << 32 | key.tid, key.hash);
@@ -244,9 +583,10 @@ int offcpu__collect(struct offcpu *oc, struct stack_table *t)
 			err = add_lost(t, &key, us);
 		}
 		if (err)
-			return err;
+			break;
 	}
-	return 0;
+	hashmap__free(taken);
+	return err;
 }
 
 void offcpu__stats(const struct offcpu *oc, struct offcpu_stats *ret)
@@ -269,6 +609,9 @@ void offcpu__stats(const struct offcpu *oc, struct offcpu_stats *ret)
 			ret->drop_ringbuf += v[i].drop_ringbuf;
 			ret->start_full += v[i].start_full;
 			ret->ustack_err += v[i].ustack_err;
+			ret->wakeups += v[i].wakeups;
+			ret->waits += v[i].waits;
+			ret->wait_lost += v[i].wait_lost;
 		}
 	}
 	free(v);

@@ -27,7 +27,26 @@ struct offcpu_stats {
 	uint64_t pending_full; /* stacks not kept: max_stacks reached (their time is counted
 				* without the stack) */
 	uint64_t held;	       /* stacks of processes not loaded yet, walked by the unwinder */
+	/* --wakers: */
+	uint64_t wakeups, waits, wait_lost; /* BPF counters (xsprof_offcpu_stats) */
+	uint64_t wake_irq; /* stretches woken from an interrupt: no thread blamed (at collect) */
+	uint64_t waits_dropped;	   /* wait records not kept: OFFCPU_MAX_WAITS reached */
+	uint64_t waits_chained;	   /* stretches charged to their wakers' chain */
+	uint64_t waits_unchained;  /* ... left under their own stack (no thread woke them, or
+				      their stack is not here) */
+	uint64_t chain_hops;	   /* hops in those chains */
+	uint64_t chain_names_full; /* waker frames left out: the frame name table is full */
 };
+
+/* Woken stretches kept for the chains at most (64 bytes each). */
+#define OFFCPU_MAX_WAITS (1u << 20)
+/* Hops a chain follows at most. */
+#define OFFCPU_MAX_HOPS 8
+/* A hop with Python frames keeps that many innermost native frames, then its Python ones. */
+#define OFFCPU_HOP_NATIVE 4
+/* A waker woken itself at most this long before it woke the next thread passed the wakeup on:
+ * the chain goes on to its own waker. */
+#define OFFCPU_RELAY_NS (1000 * 1000)
 
 /*
  * Attach to s (loaded with sampler_opts.offcpu). max_stacks caps the stacks kept here (0: the
@@ -38,6 +57,14 @@ void offcpu__free(struct offcpu *oc);
 
 /* Stacks of processes not loaded yet (XSPROF_REC_OFFCPU_HELD) are walked by uw. */
 void offcpu__set_unwinder(struct offcpu *oc, struct unwinder *uw);
+/*
+ * --wakers (sampler loaded with sampler_opts.wakers): keep each woken stretch's record, and at
+ * collect charge it to the chain of threads that woke it (its waker's stack where it woke it,
+ * and on through wakers that only passed the wakeup on), naming their frames with sym;
+ * stretches under min_ns are only kept for the chains, as their time is not counted.
+ */
+struct symbolizer;
+int offcpu__set_wakers(struct offcpu *oc, struct symbolizer *sym, uint64_t min_ns);
 /* Attach the program: once the pid filter is set, so that no other process gets in. */
 int offcpu__start(struct offcpu *oc);
 /* Detach it; stacks already queued can still be read. */

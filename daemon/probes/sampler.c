@@ -313,6 +313,8 @@ static struct bpf_program *optional_prog(struct xsprof_bpf *skel, enum sampler_p
 		return skel->progs.xsprof_watch_exec;
 	case SAMPLER_PROG_AUTOGRAD:
 		return skel->progs.xsprof_ag_node;
+	case SAMPLER_PROG_WAKING:
+		return skel->progs.xsprof_waking;
 	default:
 		return NULL;
 	}
@@ -335,6 +337,7 @@ const char *sampler__program_feature(enum sampler_prog p)
 		[SAMPLER_PROG_USDT_SCOPE] = "xsprof scopes (xsprof:scope_begin / scope_end)",
 		[SAMPLER_PROG_WATCH_EXEC] = "probing executables exec'd later",
 		[SAMPLER_PROG_AUTOGRAD] = "PyTorch backward work under its forward line",
+		[SAMPLER_PROG_WAKING] = "who woke each off-CPU stretch (sched_waking)",
 	};
 
 	return p < SAMPLER_PROG_MAX ? what[p] : "?";
@@ -383,6 +386,7 @@ static int load_skel(struct sampler *s, const struct sampler_opts *opts, uint32_
 	}
 	if (!err && !(skip & SAMPLER_PROG_BIT(SAMPLER_PROG_OFFCPU))) {
 		s->skel->rodata->offcpu_min_ns = opts->offcpu_min_ns;
+		s->skel->bss->wakers_on = opts->wakers;
 		err = bpf_map__set_max_entries(s->skel->maps.offcpu_agg,
 					       opts->offcpu_max_stacks ? opts->offcpu_max_stacks
 								       : 16384);
@@ -434,6 +438,8 @@ static int load_programs(struct sampler *s, const struct sampler_opts *opts)
 
 	if (!opts->offcpu)
 		skip |= SAMPLER_PROG_BIT(SAMPLER_PROG_OFFCPU);
+	if (!opts->offcpu || !opts->wakers)
+		skip |= SAMPLER_PROG_BIT(SAMPLER_PROG_WAKING);
 	/* sched_prepare_exec is Linux 6.10: without it, exec samples keep the stale user pc. */
 	if (libbpf_find_vmlinux_btf_id("sched_prepare_exec", BPF_TRACE_RAW_TP) < 0)
 		skip |= SAMPLER_PROG_BIT(SAMPLER_PROG_EXEC_WINDOW);

@@ -34,6 +34,7 @@ enum sampler_prog {
 	SAMPLER_PROG_USDT_SCOPE,    /* xsprof:scope_begin / scope_end (xsprof/scope.h) */
 	SAMPLER_PROG_WATCH_EXEC,    /* executables exec'd later get their probes */
 	SAMPLER_PROG_AUTOGRAD,	    /* PyTorch autograd probes (the four xsprof_ag_* as one) */
+	SAMPLER_PROG_WAKING,	    /* who woke each off-CPU stretch (sched_waking, --wakers) */
 	SAMPLER_PROG_MAX,
 };
 #define SAMPLER_PROG_BIT(p) (1u << (p))
@@ -52,6 +53,7 @@ struct sampler_opts {
 	bool offcpu;
 	uint64_t offcpu_min_ns;	    /* blocks shorter than this are ignored */
 	uint32_t offcpu_max_stacks; /* distinct (thread, stack) keys summed in the kernel */
+	bool wakers;		    /* with offcpu: each stretch's waker (XSPROF_REC_WAIT) */
 	/* In-kernel filters besides the pid set: a process name, a cgroup v2 directory (fd). */
 	const char *comm;
 	int cgroup_fd;	   /* -1 or 0: none */

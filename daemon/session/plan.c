@@ -65,6 +65,7 @@ void session_plan__of(const struct session_view *view, const struct session_plan
 				/* Off-CPU and wall: the sched_switch program too. */
 				.offcpu = view->cpu_mode != SESSION_MODE_CPU,
 				.offcpu_min_ns = base->offcpu_min_ns,
+				.wakers = base->wakers && view->cpu_mode != SESSION_MODE_CPU,
 				.comm = base->comm,
 				.cgroup_fd = base->cgroup_fd,
 				.tids = base->tids,

@@ -38,6 +38,7 @@ struct session_plan_base {
 	const char *const *cuda_libs;
 	int nr_cuda_libs;
 	uint64_t offcpu_min_ns; /* shorter off-CPU blocks are not counted */
+	bool wakers;		/* off-CPU stretches under who woke them (--wakers) */
 	bool check_joins;	/* --correlate-check: every strategy joins, the uprobes' ones too */
 	/* Whom it records. */
 	const pid_t *pids; /* NULL/0: the whole machine */

@@ -709,6 +709,7 @@ void recording__sampler_opts(const struct recording_opts *o, const struct unwind
 		.unwind_maps = o->unwind_mode == XSPROF_UNWIND_FP ? NULL : um,
 		.offcpu = o->offcpu,
 		.offcpu_min_ns = o->offcpu_min_ns,
+		.wakers = o->wakers,
 		.offcpu_max_stacks = o->max_stacks,
 		.comm = o->comm,
 		.cgroup_fd = o->cgroup_fd,
@@ -767,6 +768,8 @@ static int recording_attach_events(struct recording *r, const struct recording_o
 					 : NULL;
 		if (r->oc)
 			offcpu__set_unwinder(r->oc, r->unwinder);
+		if (r->oc && o->wakers)
+			offcpu__set_wakers(r->oc, sym, o->offcpu_min_ns);
 		if (!r->oc)
 			return r->offcpu_stacks ? -errno : -ENOMEM;
 	}

@@ -56,6 +56,7 @@ struct recording_opts {
 	/* Off-CPU time (daemon/probes/offcpu.c) of the same processes, in a stack table of its own. */
 	bool offcpu;
 	uint64_t offcpu_min_ns;
+	bool wakers; /* with offcpu: each stretch under who woke it (daemon/probes/offcpu.h) */
 
 	/* In-kernel filters besides pids: process name, cgroup v2 directory (fd; 0: none). */
 	const char *comm;

@@ -285,6 +285,16 @@ torch_engine)
 		"$here/../../workloads/torch_engine.py" --launches 600 --log "$out/torch_engine.log" ||
 		fail=1
 	;;
+dataloader_wakers)
+	# A real DataLoader (2 worker processes): the main thread's waits in __next__ charged
+	# (--wakers) to the chains of threads that woke it, into the workers.
+	"$py" -c "import torch" 2>/dev/null ||
+		{ echo "run.sh: $py cannot import torch (apt-get install python3-torch)" >&2; exit 1; }
+	XS_EXTRA=(--mode offcpu --wakers)
+	profile auto dataloader_wait 4 || exit 1
+	grep "off-CPU wakers:" "$out/dataloader_wait.auto.log"
+	"$py" "$here/check_wakers.py" "$out/dataloader_wait.auto.folded" || fail=1
+	;;
 no_python)
 	XS_EXTRA=(--no-python)
 	profile auto nested 1 "$out/split.json" || exit 1

@@ -3,7 +3,7 @@
 # /usr/bin/python3.11 under the real xsprofd (root, BTF), checked by tests/daemon/python/check.py; the
 # structure offsets table checked against the installed CPython headers.
 foreach(case nested threads callback gen_async short cuda versions subinterp pidns torch
-		torch_backward no_python unwatched offcpu)
+		torch_backward dataloader_wakers no_python unwatched offcpu)
 	add_test(NAME python_${case}
 		COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/daemon/python/run.sh ${CMAKE_BINARY_DIR} ${case})
 	set_tests_properties(python_${case} PROPERTIES TIMEOUT 300)
