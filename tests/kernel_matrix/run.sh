@@ -14,7 +14,8 @@
 #   KM_CACHE    kernel cache (default /var/cache/xsprof-kernels; fetch.sh runs when it is empty)
 #   KM_OUT      where the initramfs, each guest's serial log and the summary go
 #               (default BUILD_DIR/kernel-matrix)
-#   KM_CHECKS   comma list of checks (default: btf,margins,cpu,python,offcpu,wall,cuda,usdt,scopes,nvtx,service)
+#   KM_CHECKS   comma list of checks (default: btf,margins,cpu,python,offcpu,wall,wakers,cuda,usdt,
+#               scopes,nvtx,service)
 #   KM_ACCEL    kvm or tcg (default: kvm when a probe guest boots with it, else tcg)
 #   KM_TIMEOUT  seconds per guest (default 600 under TCG, 300 under KVM)
 #   KM_VERBOSE  1: the guest prints every log and output whole into its serial log
@@ -26,7 +27,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 cache=${KM_CACHE:-/var/cache/xsprof-kernels}
 out=${KM_OUT:-$build/kernel-matrix}
-checks=${KM_CHECKS:-btf,margins,cpu,python,offcpu,wall,cuda,usdt,scopes,nvtx,service}
+checks=${KM_CHECKS:-btf,margins,cpu,python,offcpu,wall,wakers,cuda,usdt,scopes,nvtx,service}
 py=/usr/bin/python3.11
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -90,7 +91,7 @@ printf '127.0.0.1 localhost km-guest\n' >"$root/etc/hosts"
 # The binaries the checks run (at their own paths, so RUNPATHs hold), then every library they
 # need, at the path ld.so found it.
 files=(daemon/xsprofd daemon/ctl/xsprofctl cupti_inject/libxsprof_cupti.so
-	tests/xs_nofp tests/libxs_nofp_lib.so tests/xs_napwait tests/xs_split
+	tests/xs_nofp tests/libxs_nofp_lib.so tests/xs_napwait tests/xs_split tests/xs_wake_chain
 	tests/xs_cuda tests/libcuda_xsfake.so tests/xs_usdt tests/libxsprof_cupti_fake.so
 	tests/xs_scope_phases tests/xs_nvtx_phases)
 missing=()

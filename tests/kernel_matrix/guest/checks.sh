@@ -8,7 +8,7 @@
 # said the kernel refused something, once each, as "KM REFUSED <kernel> <line>".
 # Usage: checks.sh KERNEL_NAME [CHECK,CHECK...]     (/km/env gives B, the build directory)
 name=$1
-want=${2:-btf,margins,cpu,python,offcpu,wall,cuda,usdt,scopes,nvtx,service}
+want=${2:-btf,margins,cpu,python,offcpu,wall,wakers,cuda,usdt,scopes,nvtx,service}
 . /km/env
 xsprofd=$B/daemon/xsprofd
 ctl=$B/daemon/ctl/xsprofctl
@@ -104,6 +104,19 @@ c_offwall() {
 		return
 	fi
 	verdict $mode $w/$mode.log $chk blocked $w/$mode.folded $mode "$(took)"
+}
+
+# wakers: --wakers on xs_wake_chain (tests/daemon/probes/wakers.sh): the main thread's waits
+# charged to the relay that wrote its pipe, the sleeper's timer waits to no thread.
+c_wakers() {
+	start
+	xs wakers -f --mode offcpu --wakers --no-cuda -o $w/wakers.folded -- "$B/tests/xs_wake_chain" 3
+	rc=$?
+	if [ $rc != 0 ]; then
+		fail wakers "xsprofd exited $rc ($(took))" $w/wakers.log
+		return
+	fi
+	verdict wakers $w/wakers.log $chk wakers $w/wakers.folded "$(took)"
 }
 
 # cuda: every CUDA API call of xs_cuda counted on its stack (test_cuda_probes
@@ -248,6 +261,7 @@ for c in $(echo "$want" | tr ',' ' '); do
 	cpu) c_cpu ;;
 	python) c_python ;;
 	offcpu | wall) c_offwall $c ;;
+	wakers) c_wakers ;;
 	cuda) c_cuda ;;
 	usdt) c_usdt ;;
 	scopes) c_phases scopes xs_scope_phases ;;

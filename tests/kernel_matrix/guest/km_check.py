@@ -102,6 +102,28 @@ def blocked(folded, mode, took):
                 + (f"; compute {compute}" if mode == "wall" else "") + f", {took}")
 
 
+def wakers(folded, took):
+    # Under TCG every thread is slow: the relays may pass a wakeup on in over 1 ms, so only the
+    # first hop is asked for here (tests/daemon/probes/wakers.sh asks for all three).
+    mark = "[woken by "
+    wait = relayed = sleep = blamed = 0
+    for frames, n in load(folded):
+        if "sleep_d" in frames:  # a timer wakes it: never the chain's threads at work
+            sleep += n
+            first = next((f for f in frames if f.startswith(mark)), "")
+            blamed += n if any(first.startswith(mark + t + " ")
+                               for t in ("xs_worker", "xs_relay1", "xs_relay2")) else 0
+        if "wait_a" not in frames or "pass_on_1" in frames[:frames.index("wait_a")]:
+            continue
+        wait += n
+        after = frames[frames.index("wait_a"):]
+        relayed += n if any(f.startswith(mark + "xs_relay1 ") for f in after) else 0
+    ok = wait > 0 and relayed >= 0.8 * wait and sleep > 0 and blamed <= 0.005 * sleep
+    return done(ok, f"wakers: wait_a {wait} us, {pct(relayed, wait):.1f}% charged to "
+                f"xs_relay1; the sleeper {sleep} us, {pct(blamed, sleep):.1f}% to the chain's threads, "
+                f"{took}")
+
+
 # tests/daemon/cuda/test_cuda_probes.c's tables: (comm, anchor, path after the anchor, api, count).
 def _main(path, api, n):
     return ("xs_cuda", "main", "xs_cuda_main_calls;" + path, api, n)
@@ -283,8 +305,8 @@ def service(folded, log, took):
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     try:
-        sys.exit({"cpu": cpu, "blocked": blocked, "cuda": cuda, "usdt": usdt, "phases": phases,
-                  "service": service}[cmd](*args))
+        sys.exit({"cpu": cpu, "blocked": blocked, "wakers": wakers, "cuda": cuda, "usdt": usdt,
+                  "phases": phases, "service": service}[cmd](*args))
     except (OSError, ValueError, IndexError) as e:
         print(f"{cmd}: {e}")
         sys.exit(1)
