@@ -35,8 +35,20 @@ def parse(path):
             if not line:
                 continue
             stack, _, count = line.rpartition(" ")
-            out.append((stack.split(";"), int(count)))
+            out.append((without_forward(stack.split(";")), int(count)))
     return out
+
+
+def without_forward(frames):
+    """The stack as walked: a backward sample's forward frames, which xsprofd puts in after
+    the '[backward of] ' mark (tests/daemon/python/check_backward.py checks those), set aside."""
+    for i, fr in enumerate(frames):
+        if fr.startswith("[backward of] "):
+            j = i + 1
+            while j < len(frames) and (PYFRAME.match(frames[j]) or frames[j] == "[python] ?"):
+                j += 1
+            return frames[:i] + frames[j:]
+    return frames
 
 
 def main():
