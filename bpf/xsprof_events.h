@@ -85,8 +85,8 @@ enum xsprof_record_type {
 	XSPROF_REC_LAUNCH_REUSE = 11, /* a CUDA call with the stack of its thread's last one */
 	XSPROF_REC_SCOPE = 12,	      /* xsprof:scope_begin / scope_end (xsprof/scope.h) */
 	XSPROF_REC_CUDA_ALLOC = 13,   /* a CUDA call that allocates GPU memory returned */
-	XSPROF_REC_AUTOGRAD = 14,     /* a PyTorch autograd event (struct xsprof_cuda_call's layout) */
-	XSPROF_REC_WAIT = 15,	      /* a watched thread's off-CPU stretch and who woke it (--wakers) */
+	XSPROF_REC_AUTOGRAD = 14, /* a PyTorch autograd event (struct xsprof_cuda_call's layout) */
+	XSPROF_REC_WAIT = 15, /* a watched thread's off-CPU stretch and who woke it (--wakers) */
 	XSPROF_REC_MAX,
 };
 
@@ -295,9 +295,9 @@ struct xsprof_offcpu_stats {
 	__u64 start_full;   /* switch-outs not timed: the start map evicted them */
 	__u64 ustack_err;   /* user stacks that could not be read (kept without) */
 	/* --wakers (bpf/offcpu.bpf.c's xsprof_waking): */
-	__u64 wakeups;	    /* watched threads off the CPU woken */
-	__u64 waits;	    /* wait records sent (a stretch and its waker) */
-	__u64 wait_lost;    /* ... lost: ring buffer full */
+	__u64 wakeups;	 /* watched threads off the CPU woken */
+	__u64 waits;	 /* wait records sent (a stretch and its waker) */
+	__u64 wait_lost; /* ... lost: ring buffer full */
 	__u64 pad_wakers;
 };
 

@@ -1129,7 +1129,7 @@ uint64_t symbolizer__intern_frame(struct symbolizer *s, const char *name)
 const char *symbolizer__frame_name(const struct symbolizer *s, uint64_t token)
 {
 	return s->frame_names && frame_token__is(token) ? frame_names__name(s->frame_names, token)
-							 : NULL;
+							: NULL;
 }
 
 bool symbolizer__debug_info(const struct symbolizer *s)
