@@ -55,16 +55,13 @@ static int on_proc_exec(void *ctx, const void *data, size_t size)
 	/* The interpreter before the new image's first samples too; a new image forgets the
 	 * old one's code objects. */
 	if (pe->py && err != -ESRCH) {
-		if (e->flags & XSPROF_PROC_EXEC_F_LIBS)
-			pyprof__add_process(pe->py, (pid_t)e->tgid);
-		else
+		/* A libtorch a CPython we walk loaded now gets its probes; a new image drops the
+		 * old one's. */
+		if (!(e->flags & XSPROF_PROC_EXEC_F_LIBS))
 			pyprof__exec(pe->py, (pid_t)e->tgid);
-	}
-	/* A libtorch loaded now gets its probes; a new image drops the old one's. */
-	if (pe->ag && err != -ESRCH) {
-		if (e->flags & XSPROF_PROC_EXEC_F_LIBS)
+		else if (!pyprof__add_process(pe->py, (pid_t)e->tgid) && pe->ag)
 			autograd__scan(pe->ag, (pid_t)e->tgid);
-		else
+		if (!(e->flags & XSPROF_PROC_EXEC_F_LIBS) && pe->ag)
 			autograd__exit(pe->ag, (pid_t)e->tgid);
 	}
 	/* A process that was already gone is counted, not an error of the record. */

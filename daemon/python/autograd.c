@@ -61,7 +61,7 @@ struct ag_last {
 };
 
 struct ag_thread {
-	uint32_t tgid;
+	uint32_t tgid, tid;
 	int depth; /* backward() calls open on this thread */
 	uint64_t exec_ns, exec_end_ns;
 	uint32_t exec_stack;
@@ -328,15 +328,47 @@ int autograd__scan(struct autograd *ag, pid_t pid)
 	return 0;
 }
 
+struct gone {
+	pid_t pid;
+	uint32_t *tids;
+	size_t n, cap;
+};
+
+static void collect_gone(void *val, void *ctx)
+{
+	const struct ag_thread *t = val;
+	struct gone *g = ctx;
+	uint32_t *nt;
+
+	if (t->tgid != (uint32_t)g->pid)
+		return;
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 16;
+
+		nt = realloc(g->tids, cap * sizeof(*nt));
+		if (!nt)
+			return; /* left in the table: reused or capped, as any */
+		g->tids = nt;
+		g->cap = cap;
+	}
+	g->tids[g->n++] = t->tid;
+}
+
 void autograd__exit(struct autograd *ag, pid_t pid)
 {
 	struct ag_proc *p = hashmap__remove(ag->procs, (uint64_t)pid, 0);
+	struct gone g = {.pid = pid};
 
 	if (!p)
 		return;
 	if (p->probed && p->links[0])
 		ag->nprobed--;
 	proc_free(p);
+	/* Its threads go too: the table's cap is for threads alive. */
+	hashmap__for_each(ag->threads, collect_gone, &g);
+	for (size_t i = 0; i < g.n; i++)
+		free(hashmap__remove(ag->threads, g.tids[i], 0));
+	free(g.tids);
 }
 
 /* ---- events ---- */
@@ -413,6 +445,7 @@ static struct ag_thread *thread_get(struct autograd *ag, uint32_t tgid, uint32_t
 	if (t && t->tgid != tgid) { /* the tid was reused by another process */
 		memset(t, 0, sizeof(*t));
 		t->tgid = tgid;
+		t->tid = tid;
 	}
 	if (t)
 		return t;
@@ -424,6 +457,7 @@ static struct ag_thread *thread_get(struct autograd *ag, uint32_t tgid, uint32_t
 	if (!t)
 		return NULL;
 	t->tgid = tgid;
+	t->tid = tid;
 	if (hashmap__put(ag->threads, tid, 0, t)) {
 		free(t);
 		return NULL;

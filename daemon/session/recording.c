@@ -155,12 +155,11 @@ static void new_process(struct recording *r, uint32_t tgid)
 
 /* The image a sample of tgid ran in (the symbolizer snapshots it if it is new); a process met
  * first here (running before we started) gets its mappings loaded now. */
-/* A process met: its interpreter looked for, and its libtorch given the autograd probes. */
+/* A process met: its interpreter looked for, and a CPython we walk has its libtorch given the
+ * autograd probes (no other process has its mappings read for them). */
 static void python_add(struct recording *r, pid_t pid)
 {
-	if (r->py)
-		pyprof__add_process(r->py, pid);
-	if (r->ag)
+	if (r->py && !pyprof__add_process(r->py, pid) && r->ag)
 		autograd__scan(r->ag, pid);
 }
 
