@@ -9,10 +9,7 @@
 
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
 #include <limits.h>
-#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +18,7 @@
 #include "bpf/xsprof_events.h"
 #include "daemon/base/hash.h"
 #include "daemon/base/hashmap.h"
+#include "daemon/symbolize/elf_symtab.h"
 #include "daemon/symbolize/symbolizer.h"
 
 #define DEFAULT_MAX_PROCS   64
@@ -159,67 +157,28 @@ void autograd__free(struct autograd *ag)
 
 /* ---- finding the functions ---- */
 
-/* A symbol's value made a file offset through the load segment that holds it; 0 if none. */
-static uint64_t file_offset(Elf *e, uint64_t vaddr)
-{
-	size_t n;
-	GElf_Phdr ph;
-
-	if (elf_getphdrnum(e, &n))
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
-		    vaddr < ph.p_vaddr + ph.p_filesz)
-			return vaddr - ph.p_vaddr + ph.p_offset;
-	return 0;
-}
-
 /* The file offsets of the three functions in a libtorch (each 0 when not found). */
 static int find_functions(const char *path, uint64_t ret[3])
 {
 	static const char *const want[3] = {AUTOGRAD_SYM_NODE, AUTOGRAD_SYM_EVAL,
 					    AUTOGRAD_SYM_EXEC};
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf_Scn *scn = NULL;
-	Elf *e;
+	struct elf_symtab *t = elf_symtab__open(path);
 
 	memset(ret, 0, 3 * sizeof(*ret));
-	if (fd < 0)
-		return -errno;
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!e) {
-		close(fd);
-		return -EINVAL;
-	}
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
+	if (!t)
+		return errno ? -errno : -EINVAL;
+	for (size_t i = 0; i < elf_symtab__count(t); i++) {
+		const struct elf_sym *sym = elf_symtab__at(t, i);
 
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
-			continue;
-		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *name;
+		for (int k = 0; k < 3; k++) {
+			bool hit = k == 0 ? !strcmp(sym->name, want[k])
+					  : !strncmp(sym->name, want[k], strlen(want[k]));
 
-			if (!gelf_getsym(d, (int)i, &sym) ||
-			    GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
-			    !sym.st_value)
-				continue;
-			name = elf_strptr(e, sh.sh_link, sym.st_name);
-			for (int k = 0; name && k < 3; k++) {
-				bool hit = k == 0 ? !strcmp(name, want[k])
-						  : !strncmp(name, want[k], strlen(want[k]));
-
-				if (hit && !ret[k])
-					ret[k] = file_offset(e, sym.st_value);
-			}
+			if (hit && !ret[k] && elf_symtab__vaddr_to_offset(t, sym->addr, &ret[k]))
+				ret[k] = 0;
 		}
 	}
-	elf_end(e);
-	close(fd);
+	elf_symtab__free(t);
 	return 0;
 }
 
