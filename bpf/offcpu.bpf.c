@@ -45,6 +45,7 @@ struct offcpu_start {
 	struct xsprof_offcpu_key key;
 	struct xsprof_offcpu_key waker;
 	__u64 wake_ns;
+	__u64 waker_cpu_ns; /* the waker's CPU time when it woke it */
 	__u32 wake_flags, pad;
 };
 
@@ -318,28 +319,32 @@ static __noinline int switch_out(struct offcpu_scratch *scr, struct task_struct 
 	return 0;
 }
 
-/* A woken stretch out, with its waker (--wakers). */
-static __noinline void emit_wait(const struct offcpu_start *start, __u64 now,
+/* A woken stretch out, with its waker (--wakers): written in the ring buffer in place, so
+ * that the record takes none of the switch program's stack. */
+static __noinline void emit_wait(const struct offcpu_start *start, __u64 now, __u64 cpu_ns,
 				 struct xsprof_offcpu_stats *st)
 {
-	struct xsprof_wait w = {
-		.type = XSPROF_REC_WAIT,
-		.tgid = start->key.tgid,
-		.tid = start->key.tid,
-		.flags = start->wake_flags,
-		.hash = start->key.hash,
-		.start_ns = start->time_ns,
-		.wake_ns = start->wake_ns,
-		.end_ns = now,
-		.waker_tgid = start->waker.tgid,
-		.waker_tid = start->waker.tid,
-		.waker_hash = start->waker.hash,
-	};
+	struct xsprof_wait *w = bpf_ringbuf_reserve(&samples, sizeof(*w), 0);
 
-	if (bpf_ringbuf_output(&samples, &w, sizeof(w), BPF_RB_NO_WAKEUP))
+	if (!w) {
 		st->wait_lost++;
-	else
-		st->waits++;
+		return;
+	}
+	w->type = XSPROF_REC_WAIT;
+	w->tgid = start->key.tgid;
+	w->tid = start->key.tid;
+	w->flags = start->wake_flags;
+	w->hash = start->key.hash;
+	w->start_ns = start->time_ns;
+	w->wake_ns = start->wake_ns;
+	w->end_ns = now;
+	w->waker_tgid = start->waker.tgid;
+	w->waker_tid = start->waker.tid;
+	w->waker_hash = start->waker.hash;
+	w->cpu_ns = cpu_ns;
+	w->waker_cpu_ns = start->waker_cpu_ns;
+	bpf_ringbuf_submit(w, BPF_RB_NO_WAKEUP);
+	st->waits++;
 }
 
 /* next comes back: the time it was off goes to the key it left under. */
@@ -366,7 +371,7 @@ static __always_inline void switch_in(struct task_struct *next, struct xsprof_of
 	/* Short ones too: a chain passes through the brief waits of threads that hand a wakeup
 	 * on (a lock, the GIL), though their time is not counted. */
 	if (wakers_on && start->wake_ns)
-		emit_wait(start, now, st);
+		emit_wait(start, now, next->se.sum_exec_runtime, st);
 	bpf_map_delete_elem(&offcpu_start, &tid);
 }
 
@@ -441,6 +446,7 @@ int BPF_PROG(xsprof_waking, struct task_struct *p)
 	tgid = id >> 32;
 	start->waker.tgid = tgid;
 	start->waker.tid = (__u32)id;
+	start->waker_cpu_ns = cur->se.sum_exec_runtime;
 	if (!tgid || (pid_filter_on && !bpf_map_lookup_elem(&pid_filter, &tgid)) ||
 	    !xsprof_filters_pass(cur) || !xsprof_owner_pass(cur, XSPROF_OWNER_OFFCPU)) {
 		start->wake_flags = XSPROF_WAKE_UNWATCHED;

@@ -318,9 +318,13 @@ struct xsprof_wait {
 	__u64 start_ns, wake_ns, end_ns;
 	__u32 waker_tgid, waker_tid; /* in the daemon's namespace; 0 when no thread woke it */
 	__u64 waker_hash;
+	/* CPU time (the scheduler's sum_exec_runtime, ns): the thread's when it came back, the
+	 * waker's when it woke it (as of its last update: a tick late at most). Their difference
+	 * is what a waker ran between its own wakeup and this one, preemption left out. */
+	__u64 cpu_ns, waker_cpu_ns;
 };
 
-_Static_assert(sizeof(struct xsprof_wait) == 64, "xsprof_wait layout");
+_Static_assert(sizeof(struct xsprof_wait) == 80, "xsprof_wait layout");
 
 #define XSPROF_WAKE_IRQ	      0x1 /* (the daemon's) woken from an interrupt: no waker */
 #define XSPROF_WAKE_KERNEL    0x2 /* woken by a kernel thread (or the idle task) */

@@ -25,6 +25,7 @@ struct pending {
 /* A woken stretch (struct xsprof_wait), as kept for the chains. */
 struct wait_rec {
 	uint64_t start_ns, wake_ns, end_ns, hash, waker_hash;
+	uint64_t cpu_ns, waker_cpu_ns; /* the thread's CPU time at end_ns, the waker's at wake_ns */
 	uint32_t tgid, tid, waker_tgid, waker_tid, flags;
 };
 
@@ -48,6 +49,8 @@ struct offcpu {
 	struct unwinder *uw; /* finishes held stacks; NULL in fp mode */
 	struct xsprof_sample_held *buf;
 	struct offcpu_stats st;
+	int (*on_chain)(void *ctx, const struct offcpu_chain *c); /* NULL: none */
+	void *on_chain_ctx;
 };
 
 /* The stack of a new key, as a sample (kernel frames, then user frames). */
@@ -184,6 +187,8 @@ static int on_wait(void *ctx, const void *data, size_t size)
 		.end_ns = w->end_ns,
 		.hash = w->hash,
 		.waker_hash = w->waker_hash,
+		.cpu_ns = w->cpu_ns,
+		.waker_cpu_ns = w->waker_cpu_ns,
 		.tgid = w->tgid,
 		.tid = w->tid,
 		.waker_tgid = w->waker_tgid,
@@ -381,14 +386,29 @@ static bool in_interrupt(struct offcpu *oc, const struct pending *p)
 struct hop {
 	const struct pending *p;
 	uint32_t tgid, tid;
+	uint64_t wake_ns, run_ns; /* when it woke it; when it began running before (0: unknown) */
+	uint64_t cpu_ns;	  /* its CPU time when it woke it */
 };
 
-static bool in_chain(const struct hop *hops, size_t nh, uint32_t tgid, uint32_t tid)
+/* Whether a waker passed the wakeup it got (it ended wait since) on: it ran under
+ * OFFCPU_RELAY_NS of CPU until it woke the next thread (at its CPU time cpu_ns). */
+static bool relayed(const struct wait_rec *since, uint64_t cpu_ns)
+{
+	return cpu_ns >= since->cpu_ns && cpu_ns - since->cpu_ns <= OFFCPU_RELAY_NS;
+}
+
+/* The hop of thread (tgid, tid) in the chain, or -1. */
+static int chain_index(const struct hop *hops, size_t nh, uint32_t tgid, uint32_t tid)
 {
 	for (size_t i = 0; i < nh; i++)
 		if (hops[i].tgid == tgid && hops[i].tid == tid)
-			return true;
-	return false;
+			return (int)i;
+	return -1;
+}
+
+static bool woke_by(const struct wait_rec *x, const struct wait_rec *w)
+{
+	return x->waker_tgid == w->tgid && x->waker_tid == w->tid;
 }
 
 /* A hop's frames, innermost first, into ips (at most max): the few innermost native frames (how
@@ -421,20 +441,25 @@ static size_t hop_frames(struct offcpu *oc, const struct hop *h, uint64_t *ips, 
  * user frames, then its kernel frames, then for each hop "[woken by COMM TID]" and the waker's
  * frames where it woke it (named here: they are another thread's, maybe another process's),
  * the nearest hop first. A hop is followed to the waker's own waker while the waker had run
- * under OFFCPU_RELAY_NS since its own wakeup (it passed the wakeup on); a waker that computed
- * longer is where the time went, and the chain ends there. 0, or -1 (not charged).
+ * under OFFCPU_RELAY_NS of CPU since its own wakeup (it passed the wakeup on, however long it
+ * waited for a CPU to do it); a waker that computed
+ * longer is where the time went, and the chain ends there. A relay woken by a hop of the chain
+ * only answered that hop's request: it is dropped, and the chain goes on from the hop's wait
+ * before it asked. 0, or -1 (not charged); the hops into hops, their count into *ret_nh.
  */
 static int compose(struct offcpu *oc, const struct hashmap *spans, const struct wait_rec *w,
-		   const struct pending *me, struct xsprof_sample *out)
+		   const struct pending *me, struct xsprof_sample *out, struct hop *hops,
+		   size_t *ret_nh)
 {
-	struct hop hops[OFFCPU_MAX_HOPS];
 	const struct wait_rec *cur = w;
 	uint64_t *ips = (uint64_t *)out->ips;
 	char name[512];
 	size_t nh = 0, n = 0, own = (size_t)me->s.nr_kernel + me->s.nr_user, room, per;
+	unsigned int answered = 0;
 
 	while (nh < OFFCPU_MAX_HOPS) {
 		const struct wait_rec *next;
+		int j;
 
 		if (cur->flags & XSPROF_WAKE_STACK) {
 			hops[nh].p = hashmap__get(oc->pending,
@@ -451,14 +476,36 @@ static int compose(struct offcpu *oc, const struct hashmap *spans, const struct 
 		}
 		hops[nh].tgid = cur->waker_tgid;
 		hops[nh].tid = cur->waker_tid;
+		hops[nh].wake_ns = cur->wake_ns;
+		hops[nh].run_ns = 0;
+		hops[nh].cpu_ns = cur->waker_cpu_ns;
 		nh++;
 		if (!(cur->flags & XSPROF_WAKE_STACK))
 			break;
 		next = wait_before(oc, spans, cur->waker_tgid, cur->waker_tid, cur->wake_ns);
-		if (!next || cur->wake_ns - next->end_ns > OFFCPU_RELAY_NS || next == w ||
-		    in_chain(hops, nh, next->waker_tgid, next->waker_tid) ||
-		    (next->waker_tgid == w->tgid && next->waker_tid == w->tid))
-			break; /* the waker did the work, or the chain came back round */
+		if (next)
+			hops[nh - 1].run_ns = next->end_ns;
+		if (!next || !relayed(next, cur->waker_cpu_ns) || next == w || woke_by(next, w))
+			break; /* the waker did the work, or answered the waiting thread */
+		j = chain_index(hops, nh, next->waker_tgid, next->waker_tid);
+		if (j >= 0) {
+			/*
+			 * The waker only answered hop j, which asked it (a resource-sharing
+			 * thread sending a file descriptor back): it is left out, and the chain
+			 * goes on from hop j's wait before it asked, if hop j was passing the
+			 * wakeup on too; else hop j did the work.
+			 */
+			if (++answered > OFFCPU_MAX_HOPS)
+				break;
+			nh = (size_t)j + 1;
+			next = wait_before(oc, spans, hops[j].tgid, hops[j].tid, next->wake_ns);
+			if (next)
+				hops[j].run_ns = next->end_ns;
+			if (!next || !relayed(next, hops[j].cpu_ns) || next == w ||
+			    woke_by(next, w) ||
+			    chain_index(hops, nh, next->waker_tgid, next->waker_tid) >= 0)
+				break;
+		}
 		cur = next;
 	}
 	if (!nh || own + 2 * nh > XSPROF_MAX_STACK_DEPTH)
@@ -492,7 +539,38 @@ static int compose(struct offcpu *oc, const struct hashmap *spans, const struct 
 	out->nr_user = (uint16_t)n;
 	out->kernel_err = 0;
 	oc->st.chain_hops += nh;
+	*ret_nh = nh;
 	return 0;
+}
+
+void offcpu__on_chain(struct offcpu *oc, int (*fn)(void *ctx, const struct offcpu_chain *c),
+		      void *ctx)
+{
+	oc->on_chain = fn;
+	oc->on_chain_ctx = ctx;
+}
+
+/* The stretch w (stack me) and its chain to the on_chain handler. */
+static int give_chain(struct offcpu *oc, const struct wait_rec *w, const struct pending *me,
+		      const struct hop *hops, size_t nh)
+{
+	struct offcpu_hop oh[OFFCPU_MAX_HOPS];
+
+	for (size_t i = 0; i < nh; i++)
+		oh[i] = (struct offcpu_hop){.tgid = hops[i].tgid,
+					    .tid = hops[i].tid,
+					    .gen = hops[i].p ? hops[i].p->gen : 0,
+					    .wake_ns = hops[i].wake_ns,
+					    .run_ns = hops[i].run_ns,
+					    .s = hops[i].p ? &hops[i].p->s : NULL};
+	return oc->on_chain(oc->on_chain_ctx, &(struct offcpu_chain){.tgid = w->tgid,
+								     .tid = w->tid,
+								     .gen = me->gen,
+								     .start_ns = w->start_ns,
+								     .end_ns = w->end_ns,
+								     .s = &me->s,
+								     .hops = oh,
+								     .nr_hops = nh});
 }
 
 /*
@@ -517,15 +595,21 @@ static int charge_waits(struct offcpu *oc, struct stack_table *t, struct hashmap
 		const struct wait_rec *w = &oc->waits[i];
 		uint64_t k1 = (uint64_t)w->tgid << 32 | w->tid, ns = w->end_ns - w->start_ns;
 		const struct pending *me = hashmap__get(oc->pending, k1, w->hash);
+		struct hop hops[OFFCPU_MAX_HOPS];
+		size_t nh = 0;
 		uintptr_t had;
 
 		if (ns < oc->min_ns)
 			continue; /* its time is not counted; it was kept for the chains */
-		if (!me || compose(oc, spans, w, me, &oc->buf->sample)) {
+		if (!me || compose(oc, spans, w, me, &oc->buf->sample, hops, &nh)) {
 			oc->st.waits_unchained++;
 			continue;
 		}
 		err = stack_table__add_weighted(t, &oc->buf->sample, me->gen, (ns + 500) / 1000);
+		if (!err && oc->on_chain && (err = give_chain(oc, w, me, hops, nh)) > 0) {
+			oc->st.chains_untimed++;
+			err = 0;
+		}
 		had = (uintptr_t)hashmap__get(taken, k1, w->hash);
 		if (!err)
 			err = hashmap__put(taken, k1, w->hash, (void *)(had ? had + ns : ns + 1));

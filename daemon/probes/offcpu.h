@@ -14,6 +14,7 @@ struct offcpu;
 struct sampler;
 struct stack_table;
 struct unwinder;
+struct xsprof_sample;
 
 /* The symbolizer generation of tgid now (a stack is named in the image it blocked in). */
 typedef uint32_t (*offcpu_gen_fn)(void *ctx, pid_t tgid);
@@ -36,6 +37,8 @@ struct offcpu_stats {
 				      their stack is not here) */
 	uint64_t chain_hops;	   /* hops in those chains */
 	uint64_t chain_names_full; /* waker frames left out: the frame name table is full */
+	uint64_t chains_untimed;   /* chains the timeline did not keep (its cap): the GPU
+				      report does not follow them */
 };
 
 /* Woken stretches kept for the chains at most (64 bytes each). */
@@ -44,8 +47,8 @@ struct offcpu_stats {
 #define OFFCPU_MAX_HOPS 8
 /* A hop with Python frames keeps that many innermost native frames, then its Python ones. */
 #define OFFCPU_HOP_NATIVE 4
-/* A waker woken itself at most this long before it woke the next thread passed the wakeup on:
- * the chain goes on to its own waker. */
+/* A waker that ran at most this much CPU time between its own wakeup and the one it made passed
+ * the wakeup on: the chain goes on to its own waker. */
 #define OFFCPU_RELAY_NS (1000 * 1000)
 
 /*
@@ -69,6 +72,32 @@ int offcpu__set_wakers(struct offcpu *oc, struct symbolizer *sym, uint64_t min_n
 int offcpu__start(struct offcpu *oc);
 /* Detach it; stacks already queued can still be read. */
 void offcpu__stop(struct offcpu *oc);
+
+/*
+ * A woken stretch as offcpu__collect charged it to its chain (--wakers), for the timelines: the
+ * thread, when it waited, its stack there, and its hops, nearest first. A hop's stack is where
+ * it woke the thread before it (NULL: not kept); run_ns is when the hop began running before
+ * that, its own last wakeup (0: not seen, as for a thread not watched). The last hop did the
+ * work. Valid during the call only.
+ */
+struct offcpu_hop {
+	uint32_t tgid, tid;
+	uint32_t gen;
+	uint64_t wake_ns, run_ns;
+	const struct xsprof_sample *s;
+};
+struct offcpu_chain {
+	uint32_t tgid, tid;
+	uint32_t gen;
+	uint64_t start_ns, end_ns;
+	const struct xsprof_sample *s;
+	const struct offcpu_hop *hops;
+	size_t nr_hops;
+};
+/* fn (ctx) is given each stretch offcpu__collect charges to a chain: it returns 0, 1 when it
+ * did not keep it (counted: chains_untimed), or an error, which ends the collect. */
+void offcpu__on_chain(struct offcpu *oc, int (*fn)(void *ctx, const struct offcpu_chain *c),
+		      void *ctx);
 
 /* Read the kernel's sums into t, one count per microsecond. 0 or -errno. */
 int offcpu__collect(struct offcpu *oc, struct stack_table *t);

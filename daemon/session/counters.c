@@ -723,6 +723,11 @@ const struct counters_row counters_rows[] = {
 	    "xsprof_offcpu_chain_frames_unnamed_total", NULL,
 	    "Waker frames left out of chains: the frame name table is full.",
 	    "off-CPU wakers:", "%llu frames left out (name table full)"),
+	CNT("offcpu.chains_past_timeline_cap", offcpu.chains_untimed,
+	    "xsprof_offcpu_chains_untimed_total", NULL,
+	    "Chained stretches the timeline did not keep (its cap): the GPU report does not "
+	    "follow them.",
+	    "off-CPU wakers:", "%llu chains past the timeline's cap"),
 };
 
 const size_t counters_nr_rows = sizeof(counters_rows) / sizeof(counters_rows[0]);
