@@ -215,6 +215,10 @@ int session_profile__build(struct session_profile *sp, const struct session_sour
 	memset(sp, 0, sizeof(*sp));
 	pd->samples = src->samples;
 	pd->nr_samples = src->nr_samples;
+	pd->woken = src->woken;
+	pd->nr_woken = src->nr_woken;
+	pd->hops = src->hops;
+	pd->nr_hops = src->nr_hops;
 	pd->start_ns = src->start_ns;
 	pd->end_ns = src->end_ns;
 	sp->timeline_dropped = src->timeline_dropped;

@@ -11,6 +11,7 @@
 #include <systemd/sd-event.h>
 
 #include "daemon/base/clock.h"
+#include "daemon/base/vec.h"
 #include "daemon/cuda/cuda_probes.h"
 #include "daemon/log.h"
 #include "daemon/probes/bpf_cost.h"
@@ -66,6 +67,10 @@ struct recording {
 	struct profile_sample *timeline;   /* with opts.max_timeline */
 	size_t nr_timeline, timeline_cap, max_timeline;
 	uint64_t timeline_dropped;
+	struct profile_woken *woken; /* --wakers with a timeline: the chained stretches */
+	size_t nr_woken, cap_woken;
+	struct profile_hop *hops; /* their hops */
+	size_t nr_hops, cap_hops;
 	bool running;
 	unsigned int max_stacks;
 	/* With opts.follow_forks: the given pids, whose descendants already running join at
@@ -145,6 +150,57 @@ static void timeline_add(struct recording *r, const struct xsprof_sample *s, uin
 		.stack_id = id,
 		.cpu = s->cpu,
 	};
+}
+
+/* A stack kept for the timeline's waits: counted 0 times (the folds leave it out), its id. */
+static uint32_t chain_stack(struct recording *r, const struct xsprof_sample *s, uint32_t gen)
+{
+	uint32_t id;
+
+	return s && !stack_table__add_id_weighted(r->stacks, s, gen, 0, &id) ? id : CORR_NO_STACK;
+}
+
+/* offcpu's chained stretch kept for the timeline (the GPU report follows it): 0, 1 when past
+ * RECORDING_MAX_WOKEN (counted there), or -ENOMEM. */
+static int keep_chain(void *ctx, const struct offcpu_chain *c)
+{
+	struct recording *r = ctx;
+	struct profile_woken *w;
+
+	if (r->nr_woken >= RECORDING_MAX_WOKEN)
+		return 1;
+	if (vec_reserve(&r->woken, &r->cap_woken, r->nr_woken + 1) ||
+	    vec_reserve(&r->hops, &r->cap_hops, r->nr_hops + c->nr_hops))
+		return -ENOMEM;
+	w = &r->woken[r->nr_woken++];
+	*w = (struct profile_woken){.start_ns = c->start_ns,
+				    .end_ns = c->end_ns,
+				    .pid = c->tgid,
+				    .tid = c->tid,
+				    .stack_id = chain_stack(r, c->s, c->gen),
+				    .first_hop = (uint32_t)r->nr_hops,
+				    .nr_hops = (uint32_t)c->nr_hops};
+	for (size_t i = 0; i < c->nr_hops; i++) {
+		const struct offcpu_hop *h = &c->hops[i];
+
+		r->hops[r->nr_hops++] =
+			(struct profile_hop){.wake_ns = h->wake_ns,
+					     .run_ns = h->run_ns,
+					     .pid = h->tgid,
+					     .tid = h->tid,
+					     .stack_id = chain_stack(r, h->s, h->gen)};
+	}
+	return 0;
+}
+
+const struct profile_woken *recording__woken(const struct recording *r, size_t *ret_n,
+					     const struct profile_hop **ret_hops,
+					     size_t *ret_nr_hops)
+{
+	*ret_n = r->nr_woken;
+	*ret_hops = r->hops;
+	*ret_nr_hops = r->nr_hops;
+	return r->woken;
 }
 
 static void new_process(struct recording *r, uint32_t tgid)
@@ -769,6 +825,8 @@ static int recording_attach_events(struct recording *r, const struct recording_o
 			offcpu__set_unwinder(r->oc, r->unwinder);
 		if (r->oc && o->wakers)
 			offcpu__set_wakers(r->oc, sym, o->offcpu_min_ns);
+		if (r->oc && o->wakers && o->max_timeline)
+			offcpu__on_chain(r->oc, keep_chain, r);
 		if (!r->oc)
 			return r->offcpu_stacks ? -errno : -ENOMEM;
 	}
@@ -1111,6 +1169,8 @@ void recording__free(struct recording *r)
 	pyprof__free(r->py);
 	stack_table__free(r->stacks);
 	free(r->timeline);
+	free(r->woken);
+	free(r->hops);
 	free(r->seen.slots);
 	sd_event_unref(r->ev);
 	free(r);

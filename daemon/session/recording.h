@@ -139,6 +139,18 @@ void recording__stop(struct recording *r);
 const struct stack_table *recording__offcpu_stacks(const struct recording *r);
 int recording__offcpu_stats(const struct recording *r, struct offcpu_stats *ret_stats);
 
+/*
+ * With opts.wakers and opts.max_timeline: the woken stretches recording__stop charged to their
+ * chains (at most RECORDING_MAX_WOKEN; past it offcpu counts them), and their hops; stack ids
+ * are the stack table's (entries counted 0 times).
+ */
+#define RECORDING_MAX_WOKEN (1u << 18)
+struct profile_hop;
+struct profile_woken;
+const struct profile_woken *recording__woken(const struct recording *r, size_t *ret_n,
+					     const struct profile_hop **ret_hops,
+					     size_t *ret_nr_hops);
+
 /* When recording__stop stopped it (CLOCK_MONOTONIC ns); 0 while it runs or never ran. */
 uint64_t recording__end_ns(const struct recording *r);
 

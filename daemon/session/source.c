@@ -16,4 +16,5 @@ void session_source__of_recording(struct session_source *src, struct recording *
 		.end_ns = recording__end_ns(r),
 	};
 	src->samples = recording__timeline(r, &src->nr_samples, &src->timeline_dropped);
+	src->woken = recording__woken(r, &src->nr_woken, &src->hops, &src->nr_hops);
 }

@@ -13,7 +13,9 @@
 
 struct gpu_store;
 struct launch_store;
+struct profile_hop;
 struct profile_sample;
+struct profile_woken;
 struct recording;
 struct stack_table;
 
@@ -22,7 +24,11 @@ struct session_source {
 	const struct stack_table *offcpu;     /* off-CPU time's (NULL: none recorded) */
 	const struct profile_sample *samples; /* one by one, stack ids of stacks (may be none) */
 	size_t nr_samples;
-	uint64_t timeline_dropped;     /* samples left off samples (its cap) */
+	uint64_t timeline_dropped;	   /* samples left off samples (its cap) */
+	const struct profile_woken *woken; /* --wakers: chained stretches (may be none) */
+	size_t nr_woken;
+	const struct profile_hop *hops; /* their hops */
+	size_t nr_hops;
 	const struct launch_store *ls; /* CUDA launches, waits, memory calls, scopes */
 	const struct gpu_store *gs;    /* GPU records (a scope picks this session's) */
 	uint64_t start_ns, end_ns;     /* the span, CLOCK_MONOTONIC (0: unknown) */

@@ -230,6 +230,8 @@ static int fold_one(void *arg, const struct stack_entry *e)
 
 	if (c->procs.accept && !c->procs.accept(c->procs.accept_ctx, e->tgid))
 		return 0; /* a process the filter leaves out (--job, --rank) */
+	if (!e->count)
+		return 0; /* kept for the timeline's waits only (recording__woken) */
 	if (c->uid_root) {
 		snprintf(uid, sizeof(uid), "uid:%u", e->uid);
 		frames[n++] = uid;

@@ -69,6 +69,25 @@ struct profile_mem {
 };
 
 /*
+ * A stretch a watched thread spent off the CPU, and the chain of threads that woke it
+ * (--wakers): hops [first_hop, first_hop + nr_hops) of profile_data.hops, nearest first. Each
+ * hop woke the one before it (the first woke this thread) at wake_ns, from its stack stack_id;
+ * it had begun running at run_ns (its own last wakeup; 0: not seen). The last hop did the work:
+ * its samples from run_ns to wake_ns are where the wait's time went.
+ */
+struct profile_hop {
+	uint64_t wake_ns, run_ns;
+	uint32_t pid, tid;
+	uint32_t stack_id; /* profile_data.stack, or CORR_NO_STACK */
+};
+struct profile_woken {
+	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
+	uint32_t pid, tid;
+	uint32_t stack_id; /* where it waited (profile_data.stack), or CORR_NO_STACK */
+	uint32_t first_hop, nr_hops;
+};
+
+/*
  * Frames of stack_id of pid, outermost first, without the process name. The array may be
  * reused by the next call; the strings must stay valid until the writer returns (the daemon
  * interns them). 0, or -ENOENT for a stack it does not know (the writer uses "[unknown]").
@@ -104,6 +123,10 @@ struct profile_data {
 	size_t nr_waits;
 	const struct profile_mem *mem; /* GPU memory calls, in time order (the GPU report) */
 	size_t nr_mem;
+	const struct profile_woken *woken; /* the GPU report: waits and their chains (--wakers) */
+	size_t nr_woken;
+	const struct profile_hop *hops; /* their hops */
+	size_t nr_hops;
 
 	profile_stack_fn stack; /* required when samples or launches are given */
 	profile_name_fn name;	/* optional */
