@@ -732,6 +732,8 @@ int gpu_report__facts(struct gpu_report *r, const struct profile_data *pd, bool 
 	err = index_inputs(r);
 	if (!err)
 		err = gr_index_ranges(r);
+	if (!err && !keep)
+		err = gr_index_woken(r);
 	if (!err)
 		err = devices(r);
 	if (!err)
@@ -749,6 +751,8 @@ int gpu_report__facts(struct gpu_report *r, const struct profile_data *pd, bool 
 	copy_facts(r);
 	gr_work_in_ranges(r);
 	err = resolve_frames(r); /* blames merged by their frames, heaviest first */
+	if (!err)
+		err = gr_resolve_chains(r);
 	/* The indexes into pd are of no more use. */
 	shelf__put(r->launch_of, r->launch_of_bytes);
 	free(r->samples);
@@ -873,6 +877,7 @@ void gpu_report__free(struct gpu_report *r)
 	free(r->copy_blame[1].frames);
 	for (size_t i = 0; i < r->nr_paths; i++)
 		free(r->paths[i]);
+	gr_free_chains(r);
 	keymap__free(r->blame_ix);
 	gpu_memory__free(r->mem);
 	free(r->nvtx);

@@ -51,7 +51,7 @@ int gr_blame(struct gpu_report *r, enum gpu_idle_cause cause, uint32_t device, u
 }
 
 /* Samples of tid in [from, to], through the (tid, time) index: the first one's position. */
-static size_t first_sample(const struct gpu_report *r, uint32_t tid, uint64_t from)
+size_t gr_first_sample(const struct gpu_report *r, uint32_t tid, uint64_t from)
 {
 	const struct profile_data *pd = r->pd;
 	size_t lo = 0, hi = pd->nr_samples;
@@ -69,13 +69,23 @@ static size_t first_sample(const struct gpu_report *r, uint32_t tid, uint64_t fr
 }
 
 /* The host was elsewhere: blame what its launching thread was sampled doing in the gap. */
-static int blame_host(struct gpu_report *r, uint32_t device, const struct corr_cpu_rec *l,
+static int blame_host(struct gpu_report *r, const struct device *d, const struct corr_cpu_rec *l,
 		      uint64_t from, uint64_t ns)
 {
 	const struct profile_data *pd = r->pd;
-	size_t i = first_sample(r, l->tid, from), k = 0;
+	uint32_t device = d->device;
+	size_t i, k = 0;
+	uint64_t chained = 0;
 	int err = 0;
 
+	/* Waits of the thread the chains that woke it explain: blamed where their time went. */
+	if (r->woken) {
+		err = gr_blame_chains(r, (size_t)(d - r->dev), l, from, ns, &chained);
+		if (err || chained >= ns)
+			return err;
+		ns -= chained;
+	}
+	i = gr_first_sample(r, l->tid, from);
 	for (size_t j = i; j < pd->nr_samples; j++, k++) {
 		const struct profile_sample *s = &pd->samples[r->samples[j]];
 
@@ -367,7 +377,7 @@ int gr_explain_gap(struct gpu_report *r, struct device *d, uint64_t s, uint64_t 
 	}
 	d->idle_by[GPU_IDLE_HOST] += ns;
 	idle_in_range(r, l, s, GPU_IDLE_HOST, ns);
-	return blame_host(r, d->device, l, s, ns);
+	return blame_host(r, d, l, s, ns);
 }
 
 /* Busy ns of [s, e) into the device's bins. */

@@ -248,6 +248,7 @@ static double host_holds(const struct gpu_report *r, const struct finding_on *o)
 static void host_fill(struct gpu_report *r, struct finding *f, const struct finding_on *o)
 {
 	fill_idle(r, f, o, GPU_IDLE_HOST, "while the host was not submitting work", true);
+	gr_chain_finding(r, f, o->d);
 }
 
 static double sync_holds(const struct gpu_report *r, const struct finding_on *o)

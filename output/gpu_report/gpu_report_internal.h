@@ -106,6 +106,14 @@ struct finding {
 	const char *api;
 	const char *const *frames;
 	size_t nr_frames;
+	/* Host-bound: the heaviest chain the launching thread waited through (NULL: none), the
+	 * share of the host idle time chains explained, and where the last hop's time went: its
+	 * frame (NULL: no samples) and that frame's share of the chain's time. */
+	const struct chain_stat *chain;
+	double explained;
+	const char *work_frame;
+	double work_share;
+	char why[320];
 };
 
 struct launch_facts {
@@ -144,6 +152,28 @@ struct mem_call {
 struct unsampled {
 	uint32_t device, pid, tid, stack_id; /* the launch that ended it */
 	uint64_t ns;
+};
+
+/* Chains of a host gap followed at most, and the chains told apart (the rest are counted in
+ * the device's chained time, not listed). */
+#define GR_CHAIN_HOPS 8
+#define GR_MAX_CHAINS 4096
+
+/*
+ * Host idle time while the launching thread waited, through the chain of threads that woke it
+ * (profile_data.woken: --wakers), summed over gaps: key (device, waiting thread, hops' threads)
+ * first, unused hops zero (keymap compares bytes).
+ */
+struct chain_stat {
+	uint32_t device, pid, tid, nr_hops;
+	uint32_t hop_pid[GR_CHAIN_HOPS], hop_tid[GR_CHAIN_HOPS];
+	uint32_t wait_stack, hop_stack[GR_CHAIN_HOPS]; /* the first wait's: not of the key */
+	uint64_t ns;				       /* host idle time in its waits */
+	uint64_t work_ns; /* of it, put on the last hop's samples over the wait */
+	const char **wait_frames, **hop_frames[GR_CHAIN_HOPS]; /* outermost first */
+	size_t nr_wait_frames, nr_hop_frames[GR_CHAIN_HOPS];
+	const char *hop_names[GR_CHAIN_HOPS]; /* the hops' processes' names (NULL: unknown) */
+	const char *hop_name;		      /* the last's */
 };
 
 struct gpu_report {
@@ -190,6 +220,13 @@ struct gpu_report {
 	size_t *waits;		/* pd->waits indexes by (pid, end) */
 	struct unsampled *unsampled;
 	size_t nr_unsampled, cap_unsampled;
+	/* Wait chains (profile_data.woken), built reports only (kept ones do not follow them). */
+	size_t *woken; /* pd->woken indexes by (tid, end) (while collecting) */
+	struct chain_stat *chains;
+	size_t nr_chains, cap_chains;
+	struct keymap *chain_ix; /* key -> index + 1 (while collecting) */
+	uint64_t *chained_ns;	 /* by r->dev index: host idle in waits with a chain */
+	uint64_t *worked_ns;	 /* ... of it on the last hops' samples */
 };
 
 /* pd's facts into r (all but the findings and the GPU memory), for a kept report (keep: the
@@ -222,6 +259,18 @@ size_t gr_merge(struct work *w, size_t n);
 int gr_blame(struct gpu_report *r, enum gpu_idle_cause cause, uint32_t device, uint32_t pid,
 	     uint32_t tid, uint32_t stack_id, const char *api, uint64_t ns, bool new_gap);
 int gr_unsampled(struct gpu_report *r);
+/* The first of tid's samples at or after from, through r->samples (pd->nr_samples: none). */
+size_t gr_first_sample(const struct gpu_report *r, uint32_t tid, uint64_t from);
+/* Wait chains (gpu_report_chains.c): index pd->woken; blame the part of a host gap on device
+ * (next launch l, from from) the launching thread spent woken through a chain on the chain's
+ * last hop's samples, its ns into *ret_chained; name the chains' stacks; the heaviest chain of
+ * a device; a host-bound finding's chain, figures and why. 0 or -ENOMEM. */
+int gr_index_woken(struct gpu_report *r);
+int gr_blame_chains(struct gpu_report *r, size_t dev, const struct corr_cpu_rec *l, uint64_t from,
+		    uint64_t ns, uint64_t *ret_chained);
+int gr_resolve_chains(struct gpu_report *r);
+void gr_chain_finding(struct gpu_report *r, struct finding *f, const struct device *d);
+void gr_free_chains(struct gpu_report *r);
 int gr_index_ranges(struct gpu_report *r);
 void gr_work_in_ranges(struct gpu_report *r);
 uint64_t gr_range_idle(const struct range_stat *x);

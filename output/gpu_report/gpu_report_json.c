@@ -108,6 +108,39 @@ static void json_device(const struct gpu_report *r, const struct device *d, FILE
 	fprintf(f, "]}");
 }
 
+/* A host-bound finding's wait chain: where the launching thread waited, each thread that woke
+ * the one before (the nearest first), and where the last one's time went. */
+static void json_chain(const struct finding *x, FILE *f)
+{
+	const struct chain_stat *c = x->chain;
+
+	fprintf(f,
+		",\"chain\":{\"explained_share\":%.6g,\"idle_ns\":%" PRIu64 ",\"work_ns\":%" PRIu64
+		",\"waiting\":{\"pid\":%u,\"tid\":%u,\"stack\":",
+		x->explained, c->ns, c->work_ns, c->pid, c->tid);
+	json_frames(f, (const char *const *)c->wait_frames, c->nr_wait_frames);
+	fprintf(f, "},\"hops\":[");
+	for (uint32_t h = 0; h < c->nr_hops; h++) {
+		fprintf(f, "%s{\"pid\":%u,\"tid\":%u,\"process\":", h ? "," : "", c->hop_pid[h],
+			c->hop_tid[h]);
+		if (c->hop_names[h])
+			json__put_string(f, c->hop_names[h]);
+		else
+			fputs("null", f);
+		fprintf(f, ",\"stack\":");
+		json_frames(f, (const char *const *)c->hop_frames[h], c->nr_hop_frames[h]);
+		fputc('}', f);
+	}
+	fprintf(f, "],\"work\":{\"frame\":");
+	if (x->work_frame)
+		json__put_string(f, x->work_frame);
+	else
+		fputs("null", f);
+	fprintf(f, ",\"share\":%.6g},\"why\":", x->work_share);
+	json__put_string(f, x->why);
+	fputc('}', f);
+}
+
 static void json_finding(const struct finding *x, FILE *f)
 {
 	fprintf(f, "{\"kind\":\"%s\",\"severity\":\"%s\",\"device\":%u,\"summary\":", x->kind,
@@ -127,6 +160,8 @@ static void json_finding(const struct finding *x, FILE *f)
 		fputs("null", f);
 	fprintf(f, ",\"stack\":");
 	json_frames(f, x->frames, x->nr_frames);
+	if (x->chain)
+		json_chain(x, f);
 	fprintf(f, ",\"advice\":");
 	json__put_string(f, x->advice);
 	fputc('}', f);

@@ -220,6 +220,8 @@ static void text_finding(const struct finding *x, size_t i, FILE *f)
 
 	line(f, "%2zu. [%s] %s", i + 1, x->severity, x->kind);
 	wrap(f, "    ", x->summary);
+	if (x->chain)
+		wrap(f, "    ", x->why);
 	for (size_t k = 0; k < x->nr_fig; k++) {
 		const struct figure *g = &x->fig[k];
 

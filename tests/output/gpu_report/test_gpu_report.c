@@ -411,6 +411,119 @@ Test(gpu_report, unsampled_gaps_spread)
 	json_object_put(j);
 }
 
+/*
+ * Host gaps followed through wait chains (--wakers): the launching thread waits 24 ms of each
+ * 25 ms gap, woken by a relay thread of its process (101) that a worker (pid 200) woke; the
+ * worker's samples over the wait are in make_batch. The waited part of each gap goes to the
+ * worker's make_batch, the finding names it with the chain; a wait the launching thread was
+ * woken from without a chain (a timer's) stays as before.
+ */
+Test(gpu_report, host_gaps_follow_chains)
+{
+	static struct corr_cpu_rec l[10];
+	static struct corr_gpu_rec g[10];
+	static struct profile_join jn[10];
+	static struct profile_sample sm[40];
+	static struct profile_woken wk[10];
+	static struct profile_hop hp[20];
+	struct profile_data pd = {.launches = l,
+				  .gpu = g,
+				  .joins = jn,
+				  .samples = sm,
+				  .woken = wk,
+				  .hops = hp,
+				  .stack = stack_of};
+	struct json_object *j, *f, *c, *hops, *work;
+	uint64_t worker = 0, host = 0;
+	struct json_object *causes;
+
+	for (size_t i = 0; i < 10; i++) {
+		uint64_t t = i * 26000;
+
+		l[i] = (struct corr_cpu_rec){
+			.pid = PID, .tid = PID, .time_ns = t * US, .stack_id = 1};
+		g[i] = (struct corr_gpu_rec){.kind = CORR_GPU_KERNEL,
+					     .pid = PID,
+					     .start_ns = (t + 5) * US,
+					     .end_ns = (t + 1005) * US,
+					     .name = "k_step"};
+		jn[i] = (struct profile_join){i, i};
+		if (i == 9)
+			continue;
+		/* Stretch i: the last one (i == 8) has no chain (a timer woke it). */
+		wk[i] = (struct profile_woken){.start_ns = (t + 1000) * US,
+					       .end_ns = (t + 25000) * US,
+					       .pid = PID,
+					       .tid = PID,
+					       .stack_id = 4,
+					       .first_hop = (uint32_t)pd.nr_hops,
+					       .nr_hops = i == 8 ? 0 : 2};
+		if (i < 8) {
+			hp[pd.nr_hops++] = (struct profile_hop){.wake_ns = (t + 24990) * US,
+								.run_ns = (t + 24980) * US,
+								.pid = PID,
+								.tid = 101,
+								.stack_id = 6};
+			hp[pd.nr_hops++] = (struct profile_hop){.wake_ns = (t + 24970) * US,
+								.run_ns = (t + 500) * US,
+								.pid = 200,
+								.tid = 200,
+								.stack_id = 3};
+		}
+		for (size_t k = 0; k < 4; k++)
+			sm[pd.nr_samples++] =
+				(struct profile_sample){.time_ns = (t + 3000 + 5000 * k) * US,
+							.pid = i < 8 ? 200 : PID,
+							.tid = i < 8 ? 200 : PID,
+							.stack_id = 2};
+	}
+	pd.nr_woken = 9;
+	pd.nr_launches = pd.nr_gpu = pd.nr_joins = 10;
+	j = report_json(&pd);
+	causes = get(j, "idle_causes");
+	for (size_t i = 0; i < json_object_array_length(causes); i++) {
+		struct json_object *x = json_object_array_get_idx(causes, i);
+
+		if (strcmp(json_object_get_string(get(x, "cause")), "host"))
+			continue;
+		host += (uint64_t)num(x, "ns");
+		if (num(x, "pid") == 200 && !strcmp(innermost(x), "make_batch"))
+			worker += (uint64_t)num(x, "ns");
+	}
+	/* Gaps [t + 1005, t + 26005], the next launch at t + 26000; stretches 0-7 cover
+	 * [t + 1005, t + 25000] of theirs. */
+	cr_assert_eq(host, 9 * 25000 * US, "host idle %" PRIu64, host);
+	cr_assert_eq(worker, 8 * 23995 * US, "the worker's make_batch: %" PRIu64, worker);
+	f = finding(j, "host_bound");
+	cr_assert(f);
+	cr_assert_eq(num(f, "pid"), 200);
+	cr_assert_str_eq(innermost(f), "make_batch");
+	c = get(f, "chain");
+	cr_assert(c);
+	cr_assert_float_eq(json_object_get_double(get(c, "explained_share")),
+			   (double)worker / (double)host, 1e-6);
+	hops = get(c, "hops");
+	cr_assert_eq(json_object_array_length(hops), 2);
+	cr_assert_eq(num(json_object_array_get_idx(hops, 0), "tid"), 101);
+	cr_assert_eq(num(json_object_array_get_idx(hops, 1), "pid"), 200);
+	work = get(c, "work");
+	cr_assert_str_eq(json_object_get_string(get(work, "frame")), "make_batch");
+	cr_assert_float_eq(json_object_get_double(get(work, "share")), 1.0, 1e-9);
+	cr_assert(strstr(json_object_get_string(get(c, "why")), "whose time went to make_batch"),
+		  "%s", json_object_get_string(get(c, "why")));
+	cr_assert_eq(num(get(c, "waiting"), "tid"), PID);
+	json_object_put(j);
+
+	/* Without the chains (no --wakers): no chain, the gaps as before. */
+	pd.nr_woken = 0;
+	j = report_json(&pd);
+	f = finding(j, "host_bound");
+	cr_assert(f);
+	cr_assert_null(json_object_object_get(f, "chain"));
+	cr_assert_neq(num(f, "pid"), 200);
+	json_object_put(j);
+}
+
 /* The clock's bounds (output/gpu_report/gpu_clock.h): from mixed()'s joins every piece of work
  * starts at least 10 us after its launch, and a device-wide synchronize at 8015 us returns 10 us after
  * the last work its thread launched before it (K2, ending at 8010) ended: the GPU times lie
