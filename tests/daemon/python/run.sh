@@ -5,7 +5,8 @@
 # by check.py against what the workload does. Each case runs with the unwind tables (auto) and
 # with frame pointers only (fp): the Python frames must be right with both; the native ones
 # around them are checked with the tables.
-# run.sh BUILD_DIR CASE   (CASE: nested threads callback gen_async short cuda versions subinterp pidns torch no_python unwatched offcpu)
+# run.sh BUILD_DIR CASE   (CASE: nested threads callback gen_async short cuda versions subinterp pidns torch
+#   torch_backward torch_engine dataloader_wakers dataloader_gpu no_python unwatched offcpu)
 set -u
 build=$1
 case=$2
@@ -294,6 +295,33 @@ dataloader_wakers)
 	profile auto dataloader_wait 4 || exit 1
 	grep "off-CPU wakers:" "$out/dataloader_wait.auto.log"
 	"$py" "$here/check_wakers.py" "$out/dataloader_wait.auto.folded" || fail=1
+	;;
+dataloader_gpu)
+	# A real DataLoader (2 workers, pin_memory) feeding the GPU double: with --wakers the GPU
+	# report's host_bound finding follows the training thread's wait through the pin-memory
+	# thread and the worker's feeder to decode() in the worker; without, it has no chain.
+	"$py" -c "import torch" 2>/dev/null ||
+		{ echo "run.sh: $py cannot import torch (apt-get install python3-torch)" >&2; exit 1; }
+	wl="$here/../../workloads/dataloader_gpu.py"
+	for how in wakers plain; do
+		extra=(--mode wall --wakers)
+		[ $how = plain ] && extra=(--mode wall)
+		rm -f "$out/cupti.sock"
+		echo "== dataloader_gpu, ${extra[*]}"
+		if ! timeout 120 "$xsprofd" -f -v -F 999 --cupti-socket "$out/cupti.sock" \
+			"${extra[@]}" --report gpu -o "$out/dl.$how.gpu.json" -- "$py" "$wl" \
+			"$build/tests/libxs_gpu_double.so" 4 >"$out/dl.$how.txt" 2>"$out/dl.$how.log"; then
+			cat "$out/dl.$how.log" >&2
+			echo "FAIL xsprofd exited with an error" >&2
+			fail=1
+			continue
+		fi
+		grep "off-CPU wakers:" "$out/dl.$how.log"
+		args=(--text "$out/dl.$how.txt")
+		[ $how = plain ] && args=(--plain)
+		"$py" "$here/check_dataloader_gpu.py" "$out/dl.$how.gpu.json" "$wl" "${args[@]}" ||
+			fail=1
+	done
 	;;
 no_python)
 	XS_EXTRA=(--no-python)

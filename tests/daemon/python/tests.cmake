@@ -59,10 +59,14 @@ if(TARGET xs_cupti_fake)
 	target_compile_options(xs_torch_double PRIVATE ${XS_FRAME_FLAGS})
 	target_include_directories(xs_torch_double PRIVATE ${PROJECT_SOURCE_DIR})
 	target_link_libraries(xs_torch_double PRIVATE xs_gpu_double Threads::Threads)
-	add_test(NAME python_torch_engine
-		COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/daemon/python/run.sh ${CMAKE_BINARY_DIR} torch_engine)
-	set_tests_properties(python_torch_engine PROPERTIES TIMEOUT 300)
+	foreach(case torch_engine dataloader_gpu)
+		add_test(NAME python_${case}
+			COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/daemon/python/run.sh ${CMAKE_BINARY_DIR} ${case})
+		set_tests_properties(python_${case} PROPERTIES TIMEOUT 300)
+	endforeach()
 else()
-	add_test(NAME python_torch_engine COMMAND sh -c
-		"echo 'python_torch_engine: no CUDA toolkit found at configure time (set CUDAToolkit_ROOT)' >&2; exit 1")
+	foreach(case torch_engine dataloader_gpu)
+		add_test(NAME python_${case} COMMAND sh -c
+			"echo 'python_${case}: no CUDA toolkit found at configure time (set CUDAToolkit_ROOT)' >&2; exit 1")
+	endforeach()
 endif()
