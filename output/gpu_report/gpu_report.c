@@ -153,8 +153,8 @@ static struct stream_stat *stream_of(struct gpu_report *r, uint32_t device, uint
 }
 
 /* The frames of a stack, copied (the resolver reuses its array). */
-static int frames_of(const struct profile_data *pd, uint32_t pid, uint32_t stack_id,
-		     const char ***ret, size_t *ret_n)
+int gr_frames_of(const struct profile_data *pd, uint32_t pid, uint32_t stack_id, const char ***ret,
+		 size_t *ret_n)
 {
 	const char *const *frames;
 	size_t n;
@@ -682,18 +682,18 @@ static int resolve_frames(struct gpu_report *r)
 	int err = 0;
 
 	for (size_t i = 0; i < r->nr_blames && !err; i++)
-		err = frames_of(r->pd, r->blames[i].pid, r->blames[i].stack_id,
-				&r->blames[i].frames, &r->blames[i].nr_frames);
+		err = gr_frames_of(r->pd, r->blames[i].pid, r->blames[i].stack_id,
+				   &r->blames[i].frames, &r->blames[i].nr_frames);
 	if (!err)
 		err = gpu_report__merge_blames(r);
 	for (size_t i = 0; i < 2 && !err; i++)
 		if (r->copy_blame[i].ns)
-			err = frames_of(r->pd, r->copy_blame[i].pid, r->copy_blame[i].stack_id,
-					&r->copy_blame[i].frames, &r->copy_blame[i].nr_frames);
+			err = gr_frames_of(r->pd, r->copy_blame[i].pid, r->copy_blame[i].stack_id,
+					   &r->copy_blame[i].frames, &r->copy_blame[i].nr_frames);
 	for (size_t i = 0; i < r->nr_kernels && !err; i++)
 		if (r->kernels[i].stack_ns)
-			err = frames_of(r->pd, r->kernels[i].pid, r->kernels[i].stack_id,
-					&r->kernels[i].frames, &r->kernels[i].nr_frames);
+			err = gr_frames_of(r->pd, r->kernels[i].pid, r->kernels[i].stack_id,
+					   &r->kernels[i].frames, &r->kernels[i].nr_frames);
 	return err;
 }
 

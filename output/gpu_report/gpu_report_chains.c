@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,26 +183,6 @@ int gr_blame_chains(struct gpu_report *r, size_t dev, const struct corr_cpu_rec 
 	return err;
 }
 
-/* The frames of a stack, copied (NULL, 0: none known). */
-static int frames_of(const struct profile_data *pd, uint32_t pid, uint32_t stack_id,
-		     const char ***ret, size_t *ret_n)
-{
-	const char *const *frames;
-	size_t n;
-
-	*ret = NULL;
-	*ret_n = 0;
-	if (stack_id == CORR_NO_STACK || !pd->stack ||
-	    pd->stack(pd->ctx, pid, stack_id, &frames, &n) || !n)
-		return 0;
-	*ret = malloc(n * sizeof(**ret));
-	if (!*ret)
-		return -ENOMEM;
-	memcpy(*ret, frames, n * sizeof(**ret));
-	*ret_n = n;
-	return 0;
-}
-
 static int cmp_chain(const void *a, const void *b)
 {
 	const struct chain_stat *x = a, *y = b;
@@ -224,10 +205,11 @@ int gr_resolve_chains(struct gpu_report *r)
 	for (size_t i = 0; i < r->nr_chains && !err; i++) {
 		struct chain_stat *c = &r->chains[i];
 
-		err = frames_of(r->pd, c->pid, c->wait_stack, &c->wait_frames, &c->nr_wait_frames);
+		err = gr_frames_of(r->pd, c->pid, c->wait_stack, &c->wait_frames,
+				   &c->nr_wait_frames);
 		for (uint32_t h = 0; h < c->nr_hops && !err; h++) {
-			err = frames_of(r->pd, c->hop_pid[h], c->hop_stack[h], &c->hop_frames[h],
-					&c->nr_hop_frames[h]);
+			err = gr_frames_of(r->pd, c->hop_pid[h], c->hop_stack[h], &c->hop_frames[h],
+					   &c->nr_hop_frames[h]);
 			c->hop_names[h] =
 				r->pd->name ? r->pd->name(r->pd->ctx, c->hop_pid[h], 0) : NULL;
 		}

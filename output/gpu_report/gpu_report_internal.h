@@ -259,6 +259,9 @@ size_t gr_merge(struct work *w, size_t n);
 int gr_blame(struct gpu_report *r, enum gpu_idle_cause cause, uint32_t device, uint32_t pid,
 	     uint32_t tid, uint32_t stack_id, const char *api, uint64_t ns, bool new_gap);
 int gr_unsampled(struct gpu_report *r);
+/* The frames of stack_id of pid, copied into *ret (NULL, 0: none known). 0 or -ENOMEM. */
+int gr_frames_of(const struct profile_data *pd, uint32_t pid, uint32_t stack_id, const char ***ret,
+		 size_t *ret_n);
 /* The first of tid's samples at or after from, through r->samples (pd->nr_samples: none). */
 size_t gr_first_sample(const struct gpu_report *r, uint32_t tid, uint64_t from);
 /* Wait chains (gpu_report_chains.c): index pd->woken; blame the part of a host gap on device
