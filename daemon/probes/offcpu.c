@@ -382,14 +382,6 @@ static bool in_interrupt(struct offcpu *oc, const struct pending *p)
 	return false;
 }
 
-/* One hop of a chain: the waker, and its stack where it woke the thread before (or none). */
-struct hop {
-	const struct pending *p;
-	uint32_t tgid, tid;
-	uint64_t wake_ns, run_ns; /* when it woke it; when it began running before (0: unknown) */
-	uint64_t cpu_ns;	  /* its CPU time when it woke it */
-};
-
 /* Whether a waker passed the wakeup it got (it ended wait since) on: it ran under
  * OFFCPU_RELAY_NS of CPU until it woke the next thread (at its CPU time cpu_ns). */
 static bool relayed(const struct wait_rec *since, uint64_t cpu_ns)
@@ -398,7 +390,7 @@ static bool relayed(const struct wait_rec *since, uint64_t cpu_ns)
 }
 
 /* The hop of thread (tgid, tid) in the chain, or -1. */
-static int chain_index(const struct hop *hops, size_t nh, uint32_t tgid, uint32_t tid)
+static int chain_index(const struct offcpu_hop *hops, size_t nh, uint32_t tgid, uint32_t tid)
 {
 	for (size_t i = 0; i < nh; i++)
 		if (hops[i].tgid == tgid && hops[i].tid == tid)
@@ -414,20 +406,20 @@ static bool woke_by(const struct wait_rec *x, const struct wait_rec *w)
 /* A hop's frames, innermost first, into ips (at most max): the few innermost native frames (how
  * it woke the thread: a write, a lock's release), then its Python frames, else its native ones
  * (named: they are another thread's). Their count. */
-static size_t hop_frames(struct offcpu *oc, const struct hop *h, uint64_t *ips, size_t max)
+static size_t hop_frames(struct offcpu *oc, const struct offcpu_hop *h, uint64_t *ips, size_t max)
 {
-	const struct pending *p = h->p;
+	const struct xsprof_sample *s = h->s;
 	size_t n = 0, python = 0;
 
-	for (size_t i = 0; i < p->s.nr_user; i++)
-		python += frame_token__is(p->s.ips[p->s.nr_kernel + i]);
-	for (size_t i = 0; i < p->s.nr_user && n < max; i++) {
-		uint64_t a = p->s.ips[p->s.nr_kernel + i];
+	for (size_t i = 0; i < s->nr_user; i++)
+		python += frame_token__is(s->ips[s->nr_kernel + i]);
+	for (size_t i = 0; i < s->nr_user && n < max; i++) {
+		uint64_t a = s->ips[s->nr_kernel + i];
 
 		if (!frame_token__is(a)) {
 			if (python && i >= OFFCPU_HOP_NATIVE)
 				continue;
-			a = intern(oc, symbolizer__user_gen(oc->sym, (pid_t)h->tgid, p->gen,
+			a = intern(oc, symbolizer__user_gen(oc->sym, (pid_t)h->tgid, h->gen,
 							    a - (i > 0 ? 1 : 0)));
 		}
 		if (a)
@@ -442,13 +434,13 @@ static size_t hop_frames(struct offcpu *oc, const struct hop *h, uint64_t *ips, 
  * frames where it woke it (named here: they are another thread's, maybe another process's),
  * the nearest hop first. A hop is followed to the waker's own waker while the waker had run
  * under OFFCPU_RELAY_NS of CPU since its own wakeup (it passed the wakeup on, however long it
- * waited for a CPU to do it); a waker that computed
- * longer is where the time went, and the chain ends there. A relay woken by a hop of the chain
+ * waited for a CPU to do it); a waker that computed longer is where the time went, and the
+ * chain ends there. A relay woken by a hop of the chain
  * only answered that hop's request: it is dropped, and the chain goes on from the hop's wait
  * before it asked. 0, or -1 (not charged); the hops into hops, their count into *ret_nh.
  */
 static int compose(struct offcpu *oc, const struct hashmap *spans, const struct wait_rec *w,
-		   const struct pending *me, struct xsprof_sample *out, struct hop *hops,
+		   const struct pending *me, struct xsprof_sample *out, struct offcpu_hop *hops,
 		   size_t *ret_nh)
 {
 	const struct wait_rec *cur = w;
@@ -461,25 +453,25 @@ static int compose(struct offcpu *oc, const struct hashmap *spans, const struct 
 		const struct wait_rec *next;
 		int j;
 
+		const struct pending *p = NULL;
+
 		if (cur->flags & XSPROF_WAKE_STACK) {
-			hops[nh].p = hashmap__get(oc->pending,
-						  (uint64_t)cur->waker_tgid << 32 | cur->waker_tid,
-						  cur->waker_hash);
-			if (hops[nh].p && in_interrupt(oc, hops[nh].p)) {
+			p = hashmap__get(oc->pending,
+					 (uint64_t)cur->waker_tgid << 32 | cur->waker_tid,
+					 cur->waker_hash);
+			if (p && in_interrupt(oc, p)) {
 				oc->st.wake_irq += cur == w;
 				break;
 			}
-		} else if (cur->flags & XSPROF_WAKE_UNWATCHED) {
-			hops[nh].p = NULL;
-		} else {
+		} else if (!(cur->flags & XSPROF_WAKE_UNWATCHED)) {
 			break; /* an interrupt or a kernel thread: no thread to blame */
 		}
-		hops[nh].tgid = cur->waker_tgid;
-		hops[nh].tid = cur->waker_tid;
-		hops[nh].wake_ns = cur->wake_ns;
-		hops[nh].run_ns = 0;
-		hops[nh].cpu_ns = cur->waker_cpu_ns;
-		nh++;
+		hops[nh++] = (struct offcpu_hop){.tgid = cur->waker_tgid,
+						 .tid = cur->waker_tid,
+						 .gen = p ? p->gen : 0,
+						 .wake_ns = cur->wake_ns,
+						 .cpu_ns = cur->waker_cpu_ns,
+						 .s = p ? &p->s : NULL};
 		if (!(cur->flags & XSPROF_WAKE_STACK))
 			break;
 		next = wait_before(oc, spans, cur->waker_tgid, cur->waker_tid, cur->wake_ns);
@@ -513,13 +505,12 @@ static int compose(struct offcpu *oc, const struct hashmap *spans, const struct 
 	room = XSPROF_MAX_STACK_DEPTH - own - nh;
 	per = room / nh;
 	for (size_t h = nh; h-- > 0;) {
-		const struct pending *p = hops[h].p;
+		const struct xsprof_sample *hs = hops[h].s;
 
-		if (p)
+		if (hs) {
 			n += hop_frames(oc, &hops[h], &ips[n], per);
-		if (p)
-			snprintf(name, sizeof(name), "[woken by %.16s %u]", p->s.comm, hops[h].tid);
-		else
+			snprintf(name, sizeof(name), "[woken by %.16s %u]", hs->comm, hops[h].tid);
+		} else
 			snprintf(name, sizeof(name), "[woken by pid %u tid %u]", hops[h].tgid,
 				 hops[h].tid);
 		if ((ips[n] = intern(oc, name)))
@@ -550,29 +541,6 @@ void offcpu__on_chain(struct offcpu *oc, int (*fn)(void *ctx, const struct offcp
 	oc->on_chain_ctx = ctx;
 }
 
-/* The stretch w (stack me) and its chain to the on_chain handler. */
-static int give_chain(struct offcpu *oc, const struct wait_rec *w, const struct pending *me,
-		      const struct hop *hops, size_t nh)
-{
-	struct offcpu_hop oh[OFFCPU_MAX_HOPS];
-
-	for (size_t i = 0; i < nh; i++)
-		oh[i] = (struct offcpu_hop){.tgid = hops[i].tgid,
-					    .tid = hops[i].tid,
-					    .gen = hops[i].p ? hops[i].p->gen : 0,
-					    .wake_ns = hops[i].wake_ns,
-					    .run_ns = hops[i].run_ns,
-					    .s = hops[i].p ? &hops[i].p->s : NULL};
-	return oc->on_chain(oc->on_chain_ctx, &(struct offcpu_chain){.tgid = w->tgid,
-								     .tid = w->tid,
-								     .gen = me->gen,
-								     .start_ns = w->start_ns,
-								     .end_ns = w->end_ns,
-								     .s = &me->s,
-								     .hops = oh,
-								     .nr_hops = nh});
-}
-
 /*
  * With --wakers: each woken stretch charged to its chain's stack (compose), its time taken from
  * its own key's sum; ret_taken: (tgid << 32 | tid, hash) -> 1 + the ns taken.
@@ -595,7 +563,7 @@ static int charge_waits(struct offcpu *oc, struct stack_table *t, struct hashmap
 		const struct wait_rec *w = &oc->waits[i];
 		uint64_t k1 = (uint64_t)w->tgid << 32 | w->tid, ns = w->end_ns - w->start_ns;
 		const struct pending *me = hashmap__get(oc->pending, k1, w->hash);
-		struct hop hops[OFFCPU_MAX_HOPS];
+		struct offcpu_hop hops[OFFCPU_MAX_HOPS];
 		size_t nh = 0;
 		uintptr_t had;
 
@@ -606,7 +574,16 @@ static int charge_waits(struct offcpu *oc, struct stack_table *t, struct hashmap
 			continue;
 		}
 		err = stack_table__add_weighted(t, &oc->buf->sample, me->gen, (ns + 500) / 1000);
-		if (!err && oc->on_chain && (err = give_chain(oc, w, me, hops, nh)) > 0) {
+		if (!err && oc->on_chain &&
+		    (err = oc->on_chain(oc->on_chain_ctx,
+					&(struct offcpu_chain){.tgid = w->tgid,
+							       .tid = w->tid,
+							       .gen = me->gen,
+							       .start_ns = w->start_ns,
+							       .end_ns = w->end_ns,
+							       .s = &me->s,
+							       .hops = hops,
+							       .nr_hops = nh})) > 0) {
 			oc->st.chains_untimed++;
 			err = 0;
 		}

@@ -84,6 +84,7 @@ struct offcpu_hop {
 	uint32_t tgid, tid;
 	uint32_t gen;
 	uint64_t wake_ns, run_ns;
+	uint64_t cpu_ns; /* its CPU time when it woke it */
 	const struct xsprof_sample *s;
 };
 struct offcpu_chain {

@@ -213,7 +213,6 @@ int gr_resolve_chains(struct gpu_report *r)
 			c->hop_names[h] =
 				r->pd->name ? r->pd->name(r->pd->ctx, c->hop_pid[h], 0) : NULL;
 		}
-		c->hop_name = c->nr_hops ? c->hop_names[c->nr_hops - 1] : NULL;
 	}
 	return err;
 }
@@ -386,7 +385,7 @@ void gr_chain_finding(struct gpu_report *r, struct finding *f, const struct devi
 	f->chain = c;
 	last = c->nr_hops - 1;
 	f->work_frame = work_frame(r, d->device, c->hop_pid[last], &f->work_share);
-	pname = c->hop_name;
+	pname = c->hop_names[last];
 	if (!pname) {
 		snprintf(name, sizeof(name), "pid %u", c->hop_pid[last]);
 		pname = name;

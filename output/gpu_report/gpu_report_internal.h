@@ -173,7 +173,6 @@ struct chain_stat {
 	const char **wait_frames, **hop_frames[GR_CHAIN_HOPS]; /* outermost first */
 	size_t nr_wait_frames, nr_hop_frames[GR_CHAIN_HOPS];
 	const char *hop_names[GR_CHAIN_HOPS]; /* the hops' processes' names (NULL: unknown) */
-	const char *hop_name;		      /* the last's */
 };
 
 struct gpu_report {
