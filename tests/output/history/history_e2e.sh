@@ -4,8 +4,9 @@
 # (tests/output/history/bench.c: hist_hot and hist_cold spin the CPU, and each step launches a
 # 2 ms kernel hist_gemm on the GPU double). Commit 12 makes hist_hot 15% slower (a line of its
 # body), commit 16 makes hist_gemm 20% slower; every other commit touches other files. Each
-# commit is built and profiled 5 times under the real xsprofd (folded stacks and a GPU
-# report), and each run stored with xsprof-history record. Then, on every store given:
+# commit is built, then profiled 5 times under the real xsprofd (folded stacks and a GPU
+# report) in 5 rounds that each run every commit once in a shuffled order, and each run
+# stored with xsprof-history record. Then, on every store given:
 #   - steps finds a step of hist_hot at commit 12 and of hist_gemm at 16, and none elsewhere;
 #     for commit 12 it names the commit and marks it as the one that touched hist_hot's lines
 #     (found by the binary's line tables);
@@ -63,12 +64,13 @@ commit() {
 	git -C "$repo" add -A && git -C "$repo" commit -q -m "$1" && git -C "$repo" rev-parse HEAD
 }
 
-# profile TAG BRANCH BENCH...: build the repo's bench.c, run it $runs times under xsprofd,
-# record each run in every store under each BENCH
-profile() {
-	local tag=$1 branch=$2 sha bin i s b
+# build TAG BRANCH BENCH...: build the repo's bench.c as it is now into $dir/bin/TAG; its runs
+# (see run_all) are recorded under the current commit and BRANCH, in each BENCH
+declare -a tags
+declare -A tag_sha tag_branch tag_benches
+build() {
+	local tag=$1 branch=$2 bin
 	shift 2
-	sha=$(git -C "$repo" rev-parse HEAD)
 	# the same file name at every commit: the process's name is a frame of the profile
 	mkdir -p "$dir/bin/$tag"
 	bin=$dir/bin/$tag/bench
@@ -77,21 +79,45 @@ profile() {
 		fail "$tag: bench.c does not build"
 		return 1
 	}
+	tags+=("$tag")
+	tag_sha[$tag]=$(git -C "$repo" rev-parse HEAD)
+	tag_branch[$tag]=$branch
+	tag_benches[$tag]="$*"
+}
+
+# run_one TAG I: the I-th run of TAG's binary under xsprofd, recorded in every store. The runs
+# are made out of order (run_all), so each is recorded at the time it would have had in order
+# (--time: the history orders commits by their first run), a minute apart per build.
+run_one() {
+	local tag=$1 i=$2 s b k when
+	for k in "${!tags[@]}"; do [[ ${tags[k]} == "$tag" ]] && break; done
+	when=$((1700000000 + k * 60 + i))
+	rm -f "$dir/cupti.sock"
+	if ! timeout 120 "$xsprofd" -f -F 1999 --cupti-socket "$dir/cupti.sock" \
+		-o "$dir/runs/$tag-$i.folded" -o "$dir/runs/$tag-$i.gpu.json" -- "$dir/bin/$tag/bench" \
+		>"$dir/runs/$tag-$i.log" 2>&1; then
+		fail "$tag run $i: xsprofd failed: $(tail -3 "$dir/runs/$tag-$i.log")"
+		return 1
+	fi
+	for s in "${stores[@]}"; do
+		for b in ${tag_benches[$tag]}; do
+			"$hist" record -q --db "$s" -p demo -b "$b" --repo "$repo" -c "${tag_sha[$tag]}" \
+				--branch "${tag_branch[$tag]}" --label "run=$i" --time "$when" \
+				"$dir/runs/$tag-$i.folded" "$dir/runs/$tag-$i.gpu.json" ||
+				fail "$tag run $i: record into $s failed"
+		done
+	done
+}
+
+# run_all: $runs rounds, each running every built binary once in an order shuffled with a fixed
+# seed. A busy machine's slow minute then lands on one run of many commits, not on all runs of
+# a few neighbouring ones, where it would read as a step (as it did, run in order, in CI).
+run_all() {
+	local i tag
 	for ((i = 1; i <= runs; i++)); do
-		rm -f "$dir/cupti.sock"
-		if ! timeout 120 "$xsprofd" -f -F 1999 --cupti-socket "$dir/cupti.sock" \
-			-o "$dir/runs/$tag-$i.folded" -o "$dir/runs/$tag-$i.gpu.json" -- "$bin" \
-			>"$dir/runs/$tag-$i.log" 2>&1; then
-			fail "$tag run $i: xsprofd failed: $(tail -3 "$dir/runs/$tag-$i.log")"
-			return 1
-		fi
-		for s in "${stores[@]}"; do
-			for b in "$@"; do
-				"$hist" record -q --db "$s" -p demo -b "$b" --repo "$repo" -c "$sha" \
-					--branch "$branch" --label "run=$i" \
-					"$dir/runs/$tag-$i.folded" "$dir/runs/$tag-$i.gpu.json" ||
-					fail "$tag run $i: record into $s failed"
-			done
+		for tag in $(printf '%s\n' "${tags[@]}" |
+			shuf --random-source=<(yes "xsprof history round $i")); do
+			run_one "$tag" "$i"
 		done
 	done
 }
@@ -115,25 +141,26 @@ for k in $(seq 1 20); do
 	esac
 	sha[k]=$(commit "$msg")
 	if ((k <= 11)); then
-		profile "c$k" main bench flat
+		build "c$k" main bench flat
 	else
-		profile "c$k" main bench
+		build "c$k" main bench
 	fi
 done
-echo "20 commits x $runs runs profiled and stored in $((SECONDS - start)) s"
 last_bin=$dir/bin/c20/bench
 
 # PR-like branches off commit 20: hist_hot 15% slower, and 2% slower.
 git -C "$repo" checkout -q -b slow
 sed -i 's|i < HOT_ITERS + HOT_ITERS \* 15 / 100; i++)|i < (HOT_ITERS + HOT_ITERS * 15 / 100) * 115 / 100; i++)|' "$repo/bench.c"
 slow=$(commit "hot: slower still")
-profile slow slow bench
+build slow slow bench
 git -C "$repo" checkout -q main
 git -C "$repo" checkout -q -b tiny
 sed -i 's|i < HOT_ITERS + HOT_ITERS \* 15 / 100; i++)|i < (HOT_ITERS + HOT_ITERS * 15 / 100) * 102 / 100; i++)|' "$repo/bench.c"
 tiny=$(commit "hot: a little slower")
-profile tiny tiny bench
+build tiny tiny bench
 git -C "$repo" checkout -q main
+run_all
+echo "${#tags[@]} builds (20 commits and 2 branches) x $runs runs, interleaved, profiled and stored in $((SECONDS - start)) s"
 
 for s in "${stores[@]}"; do
 	case $s in postgres*) name=postgresql ;; *) name=sqlite ;; esac
