@@ -90,6 +90,8 @@ struct autograd {
 		struct xsprof_usdt_launch usdt;
 	} out;
 	struct autograd_stats st;
+	int (*on_pass)(void *ctx, const struct autograd_pass *p);
+	void *on_pass_ctx;
 	char last_error[PATH_MAX + 160];
 };
 
@@ -455,6 +457,46 @@ static void check_layout(struct autograd *ag, struct ag_proc *p)
 		 (unsigned long long)(p->evals_known + p->evals_missed));
 }
 
+static void give_pass(struct autograd *ag, const struct ag_thread *t)
+{
+	struct autograd_pass pass = {t->tgid, t->tid, t->exec_ns, t->exec_end_ns};
+
+	if (ag->on_pass && ag->on_pass(ag->on_pass_ctx, &pass))
+		ag->st.passes_untimed++;
+}
+
+void autograd__on_pass(struct autograd *ag, int (*fn)(void *ctx, const struct autograd_pass *p),
+		       void *ctx)
+{
+	ag->on_pass = fn;
+	ag->on_pass_ctx = ctx;
+}
+
+struct end_ctx {
+	struct autograd *ag;
+	uint64_t now;
+};
+
+static void end_pass_cb(void *val, void *ctx)
+{
+	struct ag_thread *t = val;
+	struct end_ctx *e = ctx;
+
+	if (t->depth <= 0 || t->exec_end_ns || t->exec_ns > e->now)
+		return;
+	t->exec_end_ns = e->now;
+	t->depth = 0; /* handed out once: a late return does not give it again */
+	give_pass(e->ag, t);
+}
+
+void autograd__end_passes(struct autograd *ag, uint64_t now_ns)
+{
+	struct end_ctx e = {ag, now_ns};
+
+	if (ag && ag->on_pass)
+		hashmap__for_each(ag->threads, end_pass_cb, &e);
+}
+
 int autograd__record(struct autograd *ag, const void *data, size_t size)
 {
 	const struct xsprof_cuda_call *r = data;
@@ -523,6 +565,7 @@ int autograd__record(struct autograd *ag, const void *data, size_t size)
 			return 0;
 		t->exec_end_ns = r->time_ns;
 		p->exec_end_ns = r->time_ns;
+		give_pass(ag, t);
 		return 0;
 	default:
 		ag->st.bad_records++;

@@ -49,6 +49,8 @@ struct autograd_stats {
 	uint64_t evals_unknown;	   /* ... whose forward node was not seen (made before attach,
 				     forgotten past max_nodes, or a layout not read) */
 	uint64_t execs;		   /* backward() calls */
+	uint64_t passes_untimed;   /* passes the timeline did not keep (its cap): the GPU
+				      report's ranges miss their engine threads' work */
 	uint64_t samples_joined;   /* samples put under a forward line */
 	uint64_t samples_backward; /* samples inside backward (joined or not) */
 	uint64_t threads_capped;   /* events of threads past max_threads: dropped */
@@ -74,6 +76,22 @@ int autograd__record(struct autograd *ag, const void *data, size_t size);
  * under the node's forward line: the rewritten record (valid until the next call; a reuse
  * record made a whole launch) and its size, or data itself when nothing applies. */
 const void *autograd__rewrite(struct autograd *ag, const void *data, size_t size, size_t *ret_size);
+
+/*
+ * A backward pass: thread tid of tgid in its outermost backward() call (Engine::execute) over
+ * [start_ns, end_ns]. The engine's own threads work for it meanwhile, so their GPU work is the
+ * pass's: the GPU report gives it to the NVTX range the calling thread was in.
+ */
+struct autograd_pass {
+	uint32_t tgid, tid;
+	uint64_t start_ns, end_ns;
+};
+/* Call fn with each pass as it ends (the outermost call returns). fn's non-zero return is the
+ * caller's to count; it does not stop the probes. */
+void autograd__on_pass(struct autograd *ag, int (*fn)(void *ctx, const struct autograd_pass *p),
+		       void *ctx);
+/* The passes still open: ended at now_ns, handed to the on_pass function (a session's end). */
+void autograd__end_passes(struct autograd *ag, uint64_t now_ns);
 
 void autograd__stats(const struct autograd *ag, struct autograd_stats *ret);
 /* Why the last libtorch found got no probes, or NULL. */

@@ -480,6 +480,11 @@ const struct counters_row counters_rows[] = {
 	CNT("python.autograd_backward_calls", ag.execs, "xsprof_autograd_backward_calls_total",
 	    NULL, "backward() calls (Engine::execute).",
 	    "python autograd:", "%llu backward() calls"),
+	CNT("python.autograd_passes_past_timeline_cap", ag.passes_untimed,
+	    "xsprof_autograd_passes_untimed_total", NULL,
+	    "backward() calls the timeline did not keep (its cap): the GPU report's NVTX ranges "
+	    "miss the engine threads' work done for them.",
+	    "python autograd:", "%llu past the timeline's cap"),
 	CNT("python.autograd_samples_backward", ag.samples_backward,
 	    "xsprof_autograd_backward_samples_total", NULL, "CPU samples taken inside backward.",
 	    "python autograd:", "%llu samples in backward"),

@@ -67,6 +67,8 @@ struct recording {
 	struct profile_sample *timeline;   /* with opts.max_timeline */
 	size_t nr_timeline, timeline_cap, max_timeline;
 	uint64_t timeline_dropped;
+	struct profile_pass *passes; /* autograd with a timeline: the backward passes */
+	size_t nr_passes, cap_passes;
 	struct profile_woken *woken; /* --wakers with a timeline: the chained stretches */
 	size_t nr_woken, cap_woken;
 	struct profile_hop *hops; /* their hops */
@@ -201,6 +203,27 @@ const struct profile_woken *recording__woken(const struct recording *r, size_t *
 	*ret_hops = r->hops;
 	*ret_nr_hops = r->nr_hops;
 	return r->woken;
+}
+
+/* autograd's backward pass kept for the timeline: 0, 1 when past RECORDING_MAX_PASSES
+ * (counted there), or -ENOMEM (counted there too). */
+static int keep_pass(void *ctx, const struct autograd_pass *p)
+{
+	struct recording *r = ctx;
+
+	if (r->nr_passes >= RECORDING_MAX_PASSES)
+		return 1;
+	if (vec_reserve(&r->passes, &r->cap_passes, r->nr_passes + 1))
+		return -ENOMEM;
+	r->passes[r->nr_passes++] = (struct profile_pass){
+		.start_ns = p->start_ns, .end_ns = p->end_ns, .pid = p->tgid, .tid = p->tid};
+	return 0;
+}
+
+const struct profile_pass *recording__passes(const struct recording *r, size_t *ret_n)
+{
+	*ret_n = r->nr_passes;
+	return r->passes;
 }
 
 static void new_process(struct recording *r, uint32_t tgid)
@@ -610,6 +633,8 @@ static int recording_python_setup(struct recording *r, const struct recording_op
 		if (!r->ag)
 			return -errno;
 		sampler__set_handler(r->sampler, XSPROF_REC_AUTOGRAD, on_autograd_record, r->ag);
+		if (o->max_timeline)
+			autograd__on_pass(r->ag, keep_pass, r);
 	}
 	sampler__set_rewrite(r->sampler, python_rewrite, r);
 	sampler__set_python(r->sampler, true);
@@ -1000,6 +1025,8 @@ void recording__stop(struct recording *r)
 	drain(r);
 	/* The xsprof scopes still open end with the recording (counted). */
 	cuda_probes__end_scopes(r->cuda, end_ns);
+	/* So do the backward passes still open. */
+	autograd__end_passes(r->ag, end_ns);
 	/* Held samples: the tables they wait for, within a deadline, then as they are. */
 	if (r->unwinder) {
 		uint64_t deadline = clock__mono_ns() + 2000000000ull;
@@ -1170,6 +1197,7 @@ void recording__free(struct recording *r)
 	stack_table__free(r->stacks);
 	free(r->timeline);
 	free(r->woken);
+	free(r->passes);
 	free(r->hops);
 	free(r->seen.slots);
 	sd_event_unref(r->ev);

@@ -151,6 +151,12 @@ const struct profile_woken *recording__woken(const struct recording *r, size_t *
 					     const struct profile_hop **ret_hops,
 					     size_t *ret_nr_hops);
 
+/* With opts.autograd and opts.max_timeline: PyTorch's backward passes, as they ended (at most
+ * RECORDING_MAX_PASSES; past it autograd counts them). */
+#define RECORDING_MAX_PASSES (1u << 18)
+struct profile_pass;
+const struct profile_pass *recording__passes(const struct recording *r, size_t *ret_n);
+
 /* When recording__stop stopped it (CLOCK_MONOTONIC ns); 0 while it runs or never ran. */
 uint64_t recording__end_ns(const struct recording *r);
 

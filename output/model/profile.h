@@ -88,6 +88,16 @@ struct profile_woken {
 };
 
 /*
+ * A backward pass (PyTorch): thread tid of pid in its outermost backward() call over
+ * [start_ns, end_ns]. The autograd engine's own threads of pid work for it meanwhile: their
+ * launches count in the NVTX range tid was in (the GPU report's ranges).
+ */
+struct profile_pass {
+	uint64_t start_ns, end_ns;
+	uint32_t pid, tid;
+};
+
+/*
  * Frames of stack_id of pid, outermost first, without the process name. The array may be
  * reused by the next call; the strings must stay valid until the writer returns (the daemon
  * interns them). 0, or -ENOENT for a stack it does not know (the writer uses "[unknown]").
@@ -127,6 +137,8 @@ struct profile_data {
 	size_t nr_woken;
 	const struct profile_hop *hops; /* their hops */
 	size_t nr_hops;
+	const struct profile_pass *passes; /* backward passes, by end (the GPU report's ranges) */
+	size_t nr_passes;
 
 	profile_stack_fn stack; /* required when samples or launches are given */
 	profile_name_fn name;	/* optional */
