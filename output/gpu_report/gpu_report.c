@@ -758,6 +758,7 @@ int gpu_report__facts(struct gpu_report *r, const struct profile_data *pd, bool 
 	free(r->samples);
 	free(r->waits);
 	free(r->nvtx);
+	free(r->passes);
 	keymap__free(r->blame_ix);
 	free(r->unsampled);
 	r->unsampled = NULL;
@@ -765,6 +766,8 @@ int gpu_report__facts(struct gpu_report *r, const struct profile_data *pd, bool 
 	r->launch_of = r->samples = r->waits = NULL;
 	r->nvtx = NULL;
 	r->nr_nvtx = 0;
+	r->passes = NULL;
+	r->nr_passes = 0;
 	r->blame_ix = NULL;
 	r->last_blame = 0;
 	return err;
@@ -881,6 +884,7 @@ void gpu_report__free(struct gpu_report *r)
 	keymap__free(r->blame_ix);
 	gpu_memory__free(r->mem);
 	free(r->nvtx);
+	free(r->passes);
 	free(r->ranges);
 	free(r->dev);
 	free(r->streams);

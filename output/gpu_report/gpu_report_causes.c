@@ -196,6 +196,16 @@ static int cmp_nvtx(const void *a, const void *b)
 	return x->s < y->s ? -1 : x->s > y->s;
 }
 
+static int cmp_pass(const void *a, const void *b)
+{
+	const struct profile_pass *x = *(const struct profile_pass *const *)a,
+				  *y = *(const struct profile_pass *const *)b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
 /* The NVTX ranges (and xsprof scopes) of the profile, by thread, each with its statistics'
  * entry (ranges of one domain and name share one). Marks (no duration) are left out. */
 int gr_index_ranges(struct gpu_report *r)
@@ -235,6 +245,14 @@ int gr_index_ranges(struct gpu_report *r)
 	}
 	keymap__free(names);
 	gr_sort(r->nvtx, r->nr_nvtx, sizeof(*r->nvtx), cmp_nvtx);
+	if (!err && r->nr_nvtx && pd->nr_passes) {
+		r->passes = calloc(pd->nr_passes, sizeof(*r->passes));
+		if (!r->passes)
+			return -ENOMEM;
+		for (size_t i = 0; i < pd->nr_passes; i++)
+			r->passes[r->nr_passes++] = &pd->passes[i];
+		gr_sort(r->passes, r->nr_passes, sizeof(*r->passes), cmp_pass);
+	}
 	return err;
 }
 
@@ -266,11 +284,54 @@ static struct range_stat *range_at(struct gpu_report *r, uint32_t pid, uint32_t 
 	return NULL;
 }
 
+/* How far back a lookup of the backward pass at a time looks past passes already ended
+ * (passes of one process overlap only when several threads call backward() at once). */
+#define PASS_LOOKBACK 64
+
+/* The thread whose backward() call (the latest begun) was open in pid at t, when it is not
+ * tid itself: tid works for it (an engine thread). 0: none. */
+static uint32_t pass_caller(const struct gpu_report *r, uint32_t pid, uint32_t tid, uint64_t t)
+{
+	size_t lo = 0, hi = r->nr_passes, seen = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct profile_pass *x = r->passes[mid];
+
+		if (x->pid < pid || (x->pid == pid && x->start_ns <= t))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo-- > 0 && seen++ < PASS_LOOKBACK) {
+		const struct profile_pass *x = r->passes[lo];
+
+		if (x->pid != pid)
+			break;
+		if (x->end_ns > t)
+			return x->tid != tid ? x->tid : 0;
+	}
+	return 0;
+}
+
+/* The range work that thread tid of pid did at t counts in: the innermost range of its own,
+ * else (an autograd engine thread) that of the thread whose backward pass it worked for. */
+static struct range_stat *work_range(struct gpu_report *r, uint32_t pid, uint32_t tid, uint64_t t)
+{
+	struct range_stat *rs = range_at(r, pid, tid, t);
+	uint32_t caller;
+
+	if (rs || !r->nr_passes)
+		return rs;
+	caller = pass_caller(r, pid, tid, t);
+	return caller ? range_at(r, pid, caller, t) : NULL;
+}
+
 /* The gap's idle time to the range its launching thread was in when the gap began. */
 static void idle_in_range(struct gpu_report *r, const struct corr_cpu_rec *l, uint64_t s,
 			  enum gpu_idle_cause c, uint64_t ns)
 {
-	struct range_stat *rs = l && r->nr_nvtx ? range_at(r, l->pid, l->tid, s) : NULL;
+	struct range_stat *rs = l && r->nr_nvtx ? work_range(r, l->pid, l->tid, s) : NULL;
 
 	if (rs)
 		rs->idle[c] += ns;
@@ -291,7 +352,7 @@ void gr_work_in_ranges(struct gpu_report *r)
 		if (!gr_is_work(g) || !r->launch_of[i] || g->end_ns <= g->start_ns)
 			continue;
 		l = &pd->launches[r->launch_of[i] - 1];
-		rs = range_at(r, l->pid, l->tid, l->time_ns);
+		rs = work_range(r, l->pid, l->tid, l->time_ns);
 		if (rs)
 			rs->gpu_ns += g->end_ns - g->start_ns;
 	}
@@ -301,7 +362,7 @@ void gr_work_in_ranges(struct gpu_report *r)
 
 		if (m->is_free || m->failed)
 			continue;
-		rs = range_at(r, m->pid, m->tid, m->time_ns);
+		rs = work_range(r, m->pid, m->tid, m->time_ns);
 		if (rs)
 			rs->allocated += m->bytes;
 	}

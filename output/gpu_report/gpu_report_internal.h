@@ -187,6 +187,9 @@ struct gpu_report {
 						 skipped) */
 	struct nvtx_range *nvtx;	      /* by (pid, tid, start) */
 	size_t nr_nvtx;
+	const struct profile_pass **passes; /* pd's backward passes by (pid, start), while
+					       collecting with ranges */
+	size_t nr_passes;
 	struct range_stat *ranges;
 	size_t nr_ranges, cap_ranges;
 	struct device *dev;

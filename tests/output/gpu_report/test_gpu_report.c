@@ -702,3 +702,87 @@ Test(gpu_report, every_finding_kind_is_documented)
 	}
 	cr_expect_geq(kinds, 11);
 }
+
+/* PyTorch's backward: the Python thread (PID) opened NVTX "backward" around its backward()
+ * call; the engine's thread (tid 300) launched the kernels. Those launched inside the pass
+ * count in "backward"; one the engine thread launched after the pass ended counts in none;
+ * one launched by the engine thread inside its own range counts there. */
+Test(gpu_report, backward_pass_work_in_callers_range)
+{
+	static struct corr_cpu_rec l[4];
+	static struct corr_gpu_rec g[8];
+	static struct profile_join jn[4];
+	static struct profile_pass ps[2];
+	struct profile_data pd = {
+		.launches = l, .gpu = g, .joins = jn, .passes = ps, .stack = stack_of};
+	static const uint64_t at[4] = {1000, 2000, 9000, 12000}; /* us */
+	static const uint32_t tid[4] = {300, 300, 300, 300};
+	struct json_object *j, *ranges;
+	uint64_t bwd = 0, own = 0, other = 0;
+
+	for (size_t i = 0; i < 4; i++) {
+		l[i] = (struct corr_cpu_rec){
+			.pid = PID, .tid = tid[i], .time_ns = at[i] * US, .stack_id = 1};
+		g[i] = (struct corr_gpu_rec){.kind = CORR_GPU_KERNEL,
+					     .pid = PID,
+					     .start_ns = (at[i] + 10) * US,
+					     .end_ns = (at[i] + 10 + 100 * (i + 1)) * US,
+					     .name = "k_bwd"};
+		jn[i] = (struct profile_join){i, i};
+	}
+	g[4] = (struct corr_gpu_rec){.kind = CORR_GPU_NVTX,
+				     .pid = PID,
+				     .tid = PID,
+				     .start_ns = 500 * US,
+				     .end_ns = 10000 * US,
+				     .name = "backward"};
+	/* The engine thread's own range around its third launch. */
+	g[5] = (struct corr_gpu_rec){.kind = CORR_GPU_NVTX,
+				     .pid = PID,
+				     .tid = 300,
+				     .start_ns = 8500 * US,
+				     .end_ns = 9500 * US,
+				     .name = "engine_op"};
+	/* Another process's range on a thread of the same number: never the pass's. */
+	g[6] = (struct corr_gpu_rec){.kind = CORR_GPU_NVTX,
+				     .pid = PID + 1,
+				     .tid = PID,
+				     .start_ns = 0,
+				     .end_ns = 20000 * US,
+				     .name = "other"};
+	ps[0] = (struct profile_pass){
+		.start_ns = 600 * US, .end_ns = 9900 * US, .pid = PID, .tid = PID};
+	pd.nr_launches = pd.nr_joins = 4;
+	pd.nr_gpu = 7;
+	pd.nr_passes = 1;
+	j = report_json(&pd);
+	ranges = get(j, "ranges");
+	for (size_t i = 0; i < json_object_array_length(ranges); i++) {
+		struct json_object *x = json_object_array_get_idx(ranges, i);
+		const char *name = json_object_get_string(get(x, "name"));
+
+		if (!strcmp(name, "backward"))
+			bwd = (uint64_t)num(x, "gpu_ns");
+		else if (!strcmp(name, "engine_op"))
+			own = (uint64_t)num(x, "gpu_ns");
+		else
+			other += (uint64_t)num(x, "gpu_ns");
+	}
+	cr_assert_eq(bwd, 300 * US, "backward: %" PRIu64, bwd);
+	cr_assert_eq(own, 300 * US, "engine_op: %" PRIu64, own);
+	cr_assert_eq(other, 0);
+	json_object_put(j);
+
+	/* Without the pass (no autograd probes): the engine thread's kernels in no range of the
+	 * Python thread. */
+	pd.nr_passes = 0;
+	j = report_json(&pd);
+	ranges = get(j, "ranges");
+	for (size_t i = 0; i < json_object_array_length(ranges); i++) {
+		struct json_object *x = json_object_array_get_idx(ranges, i);
+
+		if (!strcmp(json_object_get_string(get(x, "name")), "backward"))
+			cr_assert_eq(num(x, "gpu_ns"), 0);
+	}
+	json_object_put(j);
+}
