@@ -4,7 +4,7 @@
 
 check_backward.py FOLDED SPLIT.json [--within 3] [--min-joined 0.95] [--min-samples 300]
 check_backward.py FOLDED --none
-check_backward.py FOLDED --engine WORKLOAD.py --launches N --log LOG
+check_backward.py FOLDED --engine WORKLOAD.py --launches N --log LOG [--ranges GPU.json]
 
 Backward's samples are those under torch::autograd::Engine::execute. Of them, >= min-joined
 carry a '[backward of] ' frame, which comes before Net.forward's frame, and that before the
@@ -14,7 +14,10 @@ comments) split as the workload measured (SPLIT.json), within --within points. -
 with --no-autograd has no '[backward of] ' frame at all. --engine: kernels launched by the
 engine's own thread (tests/workloads/torch_engine.py on the GPU double): every '[gpu] bwd_big'
 and '[gpu] bwd_small' stack carries the mark, its own node's forward line and the backward()
-line, and xsprofd's log says all N launches were put under their forward line.
+line, and xsprofd's log says all N launches were put under their forward line. --ranges: the
+GPU report's NVTX range "backward", opened on the Python thread around backward(), holds
+>= 99% of those kernels' GPU time, though the engine's thread launched them, and "forward"
+none of it.
 """
 import argparse
 import json
@@ -84,9 +87,27 @@ def engine(a, stacks):
         print(f"check_backward: {joined} launches under their forward line (want {a.launches})")
         if joined < a.launches:
             fails.append(f"{joined} launches joined, want {a.launches}")
+    if a.ranges:
+        fails += ranges(a.ranges)
     for f in fails:
         print("FAIL " + f)
     return 1 if fails else 0
+
+
+def ranges(path):
+    with open(path) as f:
+        r = json.load(f)
+    gpu = sum(k["total_ns"] for k in r["kernels"] if k["name"] in ("bwd_big", "bwd_small"))
+    got = {x["name"]: x["gpu_ns"] for x in r.get("ranges", [])}
+    bwd, fwd = got.get("backward", 0), got.get("forward", 0)
+    print(f"check_backward: NVTX range backward holds {bwd / 1e6:.1f} ms of GPU time, forward "
+          f"{fwd / 1e6:.1f} ms; the engine thread's kernels ran {gpu / 1e6:.1f} ms")
+    fails = []
+    if not gpu or bwd < 0.99 * gpu or bwd > 1.01 * gpu:
+        fails.append(f"range backward holds {bwd} ns of the {gpu} ns its kernels ran")
+    if fwd:
+        fails.append(f"range forward holds {fwd} ns of GPU time, want 0")
+    return fails
 
 
 def main():
@@ -100,6 +121,7 @@ def main():
     ap.add_argument("--engine")
     ap.add_argument("--launches", type=int)
     ap.add_argument("--log")
+    ap.add_argument("--ranges")
     a = ap.parse_args()
     stacks = []
     with open(a.folded) as f:
