@@ -11,6 +11,7 @@
 #include "daemon/base/vec.h"
 #include "output/gpu_report/gpu_report.h"
 #include "output/gpu_report/gpu_report_internal.h"
+#include "output/model/frame_names.h"
 #include "output/model/profile.h"
 
 /*
@@ -236,29 +237,10 @@ void gr_free_chains(struct gpu_report *r)
 	r->chained_ns = r->worked_ns = NULL;
 }
 
-/* A Python frame ("module.function (file.py:line)"). */
-static bool is_python(const char *frame)
-{
-	const char *p = strstr(frame, ".py:");
-
-	return p && strchr(frame, '(') && strchr(frame, '(') < p;
-}
-
-/* The length of a frame's function: its name without " (file:line)". */
-static size_t fn_len(const char *frame)
-{
-	const char *p = strstr(frame, " (");
-
-	return p ? (size_t)(p - frame) : strlen(frame);
-}
-
 /* Whether blame b ran under function fn (its length n). */
 static bool under(const struct blame *b, const char *fn, size_t n)
 {
-	for (size_t k = 0; k < b->nr_frames; k++)
-		if (fn_len(b->frames[k]) == n && !strncmp(b->frames[k], fn, n))
-			return true;
-	return false;
+	return frame__has_fn((const char *const *)b->frames, b->nr_frames, fn, n);
 }
 
 /* The host blames' time of pid on device under a frame of function fn (len n). */
@@ -304,60 +286,15 @@ static const char *work_frame(const struct gpu_report *r, uint32_t device, uint3
 			const char *fr = top->frames[k];
 			uint64_t t;
 
-			if (python && !is_python(fr))
+			if (python && !frame__is_python(fr))
 				continue;
-			t = fn_time(r, device, pid, fr, fn_len(fr));
+			t = fn_time(r, device, pid, fr, frame__fn_len(fr));
 			if (2 * t >= total) {
 				*ret_share = gr_share_of(t, total);
 				return fr;
 			}
 		}
 	return NULL;
-}
-
-/* The file of a Python frame ("x.py" of "m.f (x.py:12)"), its length into *ret_n. */
-static const char *py_file(const char *frame, size_t *ret_n)
-{
-	const char *open = strrchr(frame, '('), *colon = strrchr(frame, ':');
-
-	if (!open || !colon || colon < open)
-		return NULL;
-	*ret_n = (size_t)(colon - open - 1);
-	return open + 1;
-}
-
-/*
- * Where a thread waited: its innermost Python frame (else its innermost frame) and, when it is
- * in a library, the user's line that called into it: the innermost frame in the file of the
- * outermost Python frame (the program's own). Into buf.
- */
-static const char *where(const char *const *frames, size_t n, char *buf, size_t size)
-{
-	const char *in = NULL, *user = NULL, *file = NULL;
-	size_t flen = 0;
-
-	for (size_t k = 0; k < n; k++) {
-		size_t len;
-		const char *fl;
-
-		if (!is_python(frames[k]))
-			continue;
-		in = frames[k];
-		fl = py_file(frames[k], &len);
-		if (!file && fl) {
-			file = fl;
-			flen = len;
-		}
-		if (file && fl && len == flen && !strncmp(fl, file, len))
-			user = frames[k];
-	}
-	if (!in)
-		in = n ? frames[n - 1] : "?";
-	if (user && user != in)
-		snprintf(buf, size, "%s (called from %s)", in, user);
-	else
-		snprintf(buf, size, "%s", in);
-	return buf;
 }
 
 void gr_chain_finding(struct gpu_report *r, struct finding *f, const struct device *d)
@@ -390,12 +327,13 @@ void gr_chain_finding(struct gpu_report *r, struct finding *f, const struct devi
 		snprintf(name, sizeof(name), "pid %u", c->hop_pid[last]);
 		pname = name;
 	}
-	len = snprintf(
-		f->why, sizeof(f->why),
-		"the launching thread waited in %s, woken by %s %u (thread %u) through %u "
-		"thread%s",
-		where((const char *const *)c->wait_frames, c->nr_wait_frames, wait, sizeof(wait)),
-		pname, c->hop_pid[last], c->hop_tid[last], c->nr_hops, c->nr_hops == 1 ? "" : "s");
+	len = snprintf(f->why, sizeof(f->why),
+		       "the launching thread waited in %s, woken by %s %u (thread %u) through %u "
+		       "thread%s",
+		       frame__wait_site((const char *const *)c->wait_frames, c->nr_wait_frames,
+					wait, sizeof(wait)),
+		       pname, c->hop_pid[last], c->hop_tid[last], c->nr_hops,
+		       c->nr_hops == 1 ? "" : "s");
 	if (len > 0 && (size_t)len < sizeof(f->why) && f->work_frame)
 		snprintf(f->why + len, sizeof(f->why) - (size_t)len,
 			 ", whose time went to %s %.0f%%", f->work_frame, 100 * f->work_share);
@@ -405,7 +343,7 @@ void gr_chain_finding(struct gpu_report *r, struct finding *f, const struct devi
 			if (r->blames[i].cause == GPU_IDLE_HOST &&
 			    r->blames[i].device == d->device &&
 			    r->blames[i].pid == c->hop_pid[last] &&
-			    under(&r->blames[i], f->work_frame, fn_len(f->work_frame))) {
+			    under(&r->blames[i], f->work_frame, frame__fn_len(f->work_frame))) {
 				f->pid = r->blames[i].pid;
 				f->frames = (const char *const *)r->blames[i].frames;
 				f->nr_frames = r->blames[i].nr_frames;
