@@ -26,6 +26,14 @@ bool frame__has_fn(const char *const *frames, size_t n, const char *fn, size_t l
 	return false;
 }
 
+/* A kernel frame ("schedule_[k]"). */
+static bool is_kernel(const char *frame)
+{
+	size_t n = strlen(frame);
+
+	return n > 4 && !strcmp(frame + n - 4, "_[k]");
+}
+
 /* The file of a Python frame ("x.py" of "m.f (x.py:12)"), its length into *ret_n. */
 static const char *py_file(const char *frame, size_t *ret_n)
 {
@@ -57,8 +65,18 @@ const char *frame__wait_site(const char *const *frames, size_t n, char *buf, siz
 		if (file && fl && len == flen && !strncmp(fl, file, len))
 			user = frames[k];
 	}
-	if (!in)
-		in = n ? frames[n - 1] : "?";
+	if (!in) {
+		/* Native: the innermost frame that is neither the kernel's nor a reserved name
+		 * (the C library's insides: __futex_abstimed_wait_common), and its caller. */
+		size_t k = n;
+
+		while (k > 0 && (frames[k - 1][0] == '_' || is_kernel(frames[k - 1])))
+			k--;
+		if (!k)
+			k = n;
+		in = k ? frames[k - 1] : "?";
+		user = k > 1 ? frames[k - 2] : NULL;
+	}
 	if (user && user != in)
 		snprintf(buf, size, "%s (called from %s)", in, user);
 	else
