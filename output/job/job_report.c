@@ -389,6 +389,8 @@ int job_report__build(const struct profile_data *pd, const char *step, struct jo
 	err = jr_collect(r);
 	if (!err)
 		err = jr_index_samples(r);
+	if (!err)
+		err = jr_index_woken(r);
 	for (size_t i = 0; i < r->nr_ranks && !err; i++)
 		if (r->ranks[i].nr_colls)
 			arrivals(r, &r->ranks[i]);
@@ -423,8 +425,10 @@ void job_report__free(struct job_report *r)
 
 		for (size_t i = 0; i < job->nr_meets; i++)
 			free(job->meets[i].at);
-		for (size_t i = 0; i < job->nr_findings; i++)
+		for (size_t i = 0; i < job->nr_findings; i++) {
 			free(job->findings[i].frames);
+			free(job->findings[i].chain);
+		}
 		free(job->meets);
 		free(job->steps);
 		free(job->ranks);
@@ -438,5 +442,6 @@ void job_report__free(struct job_report *r)
 	free(r->ranks);
 	free(r->launch_of);
 	free(r->samples);
+	free(r->woken);
 	free(r);
 }

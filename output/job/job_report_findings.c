@@ -12,8 +12,7 @@
 
 #include "output/job/job_report_internal.h"
 
-#define MAX_NAMES  64
-#define MAX_STACKS 64
+#define MAX_NAMES 64
 
 struct names {
 	struct jr_kernel k[MAX_NAMES];
@@ -54,29 +53,10 @@ static int cmp_kernel(const void *a, const void *b)
 
 struct stacks {
 	const struct job_report *r;
-	struct {
-		uint32_t id;
-		uint64_t n;
-	} s[MAX_STACKS];
-	size_t n;
+	struct jr_tally t;
 	uint32_t fallback; /* the launch after the longest host gap */
 	uint64_t longest;
 };
-
-static void count_stack(struct stacks *st, uint32_t id)
-{
-	size_t i;
-
-	for (i = 0; i < st->n && st->s[i].id != id; i++)
-		;
-	if (i == st->n) {
-		if (st->n == MAX_STACKS)
-			return;
-		st->s[st->n].id = id;
-		st->s[st->n++].n = 0;
-	}
-	st->s[i].n++;
-}
 
 /* The launching thread's samples while the GPU waited for it to launch. */
 static void add_stacks(void *ctx, size_t gpu, bool is_coll, uint64_t gap_s, uint64_t gap_e,
@@ -100,7 +80,7 @@ static void add_stacks(void *ctx, size_t gpu, bool is_coll, uint64_t gap_s, uint
 
 		if (sm->tid != l->tid || sm->time_ns > host_end)
 			break;
-		count_stack(st, sm->stack_id);
+		jr_tally_add(&st->t, sm->stack_id);
 	}
 }
 
@@ -126,25 +106,27 @@ static int frames_of(const struct job_report *r, uint32_t pid, uint32_t id, cons
 }
 
 /*
- * The path most of the samples run through: from the outermost frame, each next frame the one
- * 80% or more of them were under, as the GPU report's findings point (it stops where the time
- * splits, at the user's function rather than one sample's leaf).
+ * The path most of the samples of pid in t run through: from the outermost frame, each next
+ * frame the one 80% or more of them were under, as the GPU report's findings point (it stops
+ * where the time splits, at the user's function rather than one sample's leaf). Into f's
+ * frames (replaced); the share of the samples under its last frame into *ret_share.
  */
-static int dominant_path(const struct job_report *r, uint32_t pid, struct stacks *st,
-			 struct jr_finding *f)
+static int dominant_path(const struct job_report *r, uint32_t pid, const struct jr_tally *t,
+			 struct jr_finding *f, double *ret_share)
 {
-	const char **fr[MAX_STACKS] = {0};
-	size_t nf[MAX_STACKS] = {0}, depth = 0, best = 0;
-	bool on[MAX_STACKS];
-	uint64_t total = 0;
+	const char **fr[JR_MAX_STACKS] = {0};
+	size_t nf[JR_MAX_STACKS] = {0}, depth = 0;
+	bool on[JR_MAX_STACKS];
+	uint64_t total = 0, last = 0;
 	int err = 0;
 
-	for (size_t i = 0; i < st->n && !err; i++) {
-		err = frames_of(r, pid, st->s[i].id, &fr[i], &nf[i]);
+	free(f->frames);
+	f->frames = NULL;
+	f->nr_frames = 0;
+	for (size_t i = 0; i < t->n && !err; i++) {
+		err = frames_of(r, pid, t->s[i].id, &fr[i], &nf[i]);
 		on[i] = nf[i] > 0;
-		total += on[i] ? st->s[i].n : 0;
-		if (on[i] && st->s[i].n > st->s[best].n)
-			best = i;
+		total += on[i] ? t->s[i].n : 0;
 	}
 	if (!err && total && !(f->frames = malloc(JR_MAX_FRAMES * sizeof(*f->frames))))
 		err = -ENOMEM;
@@ -152,21 +134,23 @@ static int dominant_path(const struct job_report *r, uint32_t pid, struct stacks
 		const char *cand = NULL;
 		uint64_t w = 0;
 
-		for (size_t i = 0; i < st->n && !cand; i++)
+		for (size_t i = 0; i < t->n && !cand; i++)
 			if (on[i] && nf[i] > depth)
 				cand = fr[i][depth];
-		for (size_t i = 0; cand && i < st->n; i++)
+		for (size_t i = 0; cand && i < t->n; i++)
 			if (on[i] && nf[i] > depth && !strcmp(fr[i][depth], cand))
-				w += st->s[i].n;
+				w += t->s[i].n;
 		if (!cand || (double)w < 0.8 * (double)total)
 			break;
 		f->frames[depth++] = cand;
-		for (size_t i = 0; i < st->n; i++)
+		last = w;
+		for (size_t i = 0; i < t->n; i++)
 			on[i] = on[i] && nf[i] > depth - 1 && !strcmp(fr[i][depth - 1], cand);
 	}
 	f->nr_frames = depth;
-	(void)best;
-	for (size_t i = 0; i < st->n; i++)
+	if (ret_share)
+		*ret_share = total ? (double)last / (double)total : 0;
+	for (size_t i = 0; i < t->n; i++)
 		free(fr[i]);
 	return err;
 }
@@ -229,6 +213,38 @@ static int compute_stack(const struct job_report *r, const struct jr_job *job, s
 		       : 0;
 }
 
+/*
+ * With wait chains (--wakers): when the launching thread spent half its late gaps or more
+ * waiting, woken through chains, the finding points at the work the heaviest chain's last
+ * thread did (its stack the finding's, the chain's words in the summary's wake).
+ */
+static int chain_finding(const struct job_report *r, const struct jr_job *job, size_t k,
+			 struct jr_finding *f)
+{
+	struct jr_chain *c;
+	int err = jr_chains(r, job, k, &c);
+
+	if (err || !c)
+		return err;
+	f->chain = c;
+	if (c->nr_hops && 2 * c->chained_ns >= c->gap_ns && c->work.n) {
+		struct jr_finding w = {0};
+
+		err = dominant_path(r, c->hop_pid[c->nr_hops - 1], &c->work, &w, &c->work_share);
+		if (!err && w.nr_frames) {
+			free(f->frames);
+			f->frames = w.frames;
+			f->nr_frames = w.nr_frames;
+			c->work_frame = f->frames[f->nr_frames - 1];
+		} else {
+			free(w.frames);
+		}
+	}
+	if (!err && c->nr_hops)
+		jr_chain_why(r, c);
+	return err;
+}
+
 /* What the late rank's launching thread was doing while its GPU waited. */
 static int host_stack(const struct job_report *r, const struct jr_job *job, size_t k,
 		      struct jr_finding *f)
@@ -249,9 +265,11 @@ static int host_stack(const struct job_report *r, const struct jr_job *job, size
 					c == job->ranks[k]->colls ? 0 : (c - 1)->pos + 1,
 					add_stacks, st);
 	}
-	err = st->n ? dominant_path(r, f->pid, st, f)
-		    : frames_of(r, f->pid, st->fallback, &f->frames, &f->nr_frames);
+	err = st->t.n ? dominant_path(r, f->pid, &st->t, f, NULL)
+		      : frames_of(r, f->pid, st->fallback, &f->frames, &f->nr_frames);
 	free(st);
+	if (!err)
+		err = chain_finding(r, job, k, f);
 	return err;
 }
 

@@ -21,6 +21,8 @@
 #define JR_NOTE_LEN	240
 #define JR_MAX_KERNELS	4 /* kernels a compute finding names */
 #define JR_MAX_FRAMES	128
+#define JR_MAX_STACKS	64 /* distinct stacks a finding's tally keeps; more are left out */
+#define JR_MAX_HOPS	8  /* hops of a wait chain kept; a longer one is cut there */
 
 /* One rank's collective: an NCCL kernel, numbered. */
 struct jr_coll {
@@ -87,6 +89,35 @@ struct jr_kernel {
 	uint32_t stack_id; /* a launch of it on the late rank, or CORR_NO_STACK */
 };
 
+/* Samples by stack id (of one process). */
+struct jr_tally {
+	struct {
+		uint32_t id;
+		uint64_t n;
+	} s[JR_MAX_STACKS];
+	size_t n;
+};
+
+/*
+ * A late rank's host gaps followed through wait chains (profile_data.woken: --wakers,
+ * job_chains.c): the time its launching thread spent waiting in them, woken through a chain
+ * of threads, and the heaviest such chain with where its last thread's time went.
+ */
+struct jr_chain {
+	uint64_t gap_ns;     /* the launching thread's time before launching, GPU waiting */
+	uint64_t chained_ns; /* ... of it spent waiting, woken through a chain */
+	uint64_t ns;	     /* ... through the heaviest chain, the one below */
+	uint32_t nr_hops;    /* its hops, nearest first (0: no chain) */
+	uint32_t hop_pid[JR_MAX_HOPS], hop_tid[JR_MAX_HOPS];
+	uint32_t wait_pid, wait_tid; /* the launching thread */
+	uint32_t wait_stack;	     /* its stack in its longest wait of the chain */
+	uint64_t wait_longest;	     /* that wait's time in the gaps */
+	struct jr_tally work;	     /* the last hop's samples while it ran before waking */
+	const char *work_frame;	     /* where they went: the deepest frame 80% of them share */
+	double work_share;	     /* the share of them under it */
+	char why[400];		     /* the chain in words */
+};
+
 struct jr_finding {
 	const char *kind, *severity, *advice;
 	int64_t rank; /* -1: the job's */
@@ -100,6 +131,7 @@ struct jr_finding {
 	size_t nr_kernels;
 	const char **frames; /* outermost first; owned array, pd's strings */
 	size_t nr_frames;
+	struct jr_chain *chain; /* host and blocked causes with --wakers; owned (NULL: none) */
 };
 
 struct jr_job {
@@ -129,6 +161,7 @@ struct job_report {
 	size_t nr_jobs;
 	size_t *launch_of; /* pd->gpu index -> pd->launches index + 1 (0: none) */
 	size_t *samples;   /* pd->samples indexes by (tid, time) */
+	size_t *woken;	   /* pd->woken indexes by (tid, start); NULL: no chains */
 	const struct job_report_clock *clocks; /* job_report__set_clocks */
 	size_t nr_clocks;
 	int64_t epoch; /* the wall time of time 0 (clocks given) */
@@ -164,9 +197,19 @@ void jr_walk_segment(const struct job_report *r, const struct jr_rank *rk, const
 const struct corr_cpu_rec *jr_launch_of(const struct job_report *r, size_t gpu);
 /* The first index of r->samples of tid at or after t (r->samples sorted by tid, time). */
 size_t jr_first_sample(const struct job_report *r, uint32_t tid, uint64_t t);
+/* Count a sample of stack id (a full tally leaves a new id out). */
+void jr_tally_add(struct jr_tally *t, uint32_t id);
 /* The job rank k's collective in m; NULL when k did not run it. */
 const struct jr_coll *jr_coll_at(const struct jr_job *job, const struct jr_meet *m, size_t k);
 int jr_cmp_u64(const void *a, const void *b);
+/* Wait chains (job_chains.c): r->woken built (nothing without pd->woken). 0 or -ENOMEM. */
+int jr_index_woken(struct job_report *r);
+/* Rank k's host gaps before the collectives it was late at, followed through the chains:
+ * *ret the heaviest chain's (NULL: no gap was spent waiting on one). 0 or -ENOMEM. */
+int jr_chains(const struct job_report *r, const struct jr_job *job, size_t k,
+	      struct jr_chain **ret);
+/* c->why from its hops, wait and work. */
+void jr_chain_why(const struct job_report *r, struct jr_chain *c);
 /* The job's findings (job_report_findings.c). 0 or -ENOMEM. */
 int jr_findings(struct job_report *r, struct jr_job *job);
 

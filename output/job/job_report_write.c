@@ -109,7 +109,50 @@ static void json_meet(const struct job_report *r, const struct jr_job *job, cons
 		m->link_slow ? "true" : "false");
 }
 
-static void json_finding(const struct jr_finding *x, FILE *f)
+static double share_of(uint64_t part, uint64_t whole)
+{
+	return whole ? (double)part / (double)whole : 0;
+}
+
+/* The chain a straggler's host gaps were followed through (--wakers). */
+static void json_chain(const struct job_report *r, const struct jr_chain *c, FILE *f)
+{
+	const struct profile_data *pd = r->pd;
+	const char *const *fr = NULL;
+	size_t n = 0;
+
+	fprintf(f,
+		",\"chain\":{\"share\":%.6g,\"ns\":%" PRIu64 ",\"waiting\":{\"pid\":%u,\"tid\":%u"
+		",\"stack\":",
+		share_of(c->ns, c->gap_ns), c->ns, c->wait_pid & JOB_REPORT_PID_MASK,
+		c->wait_tid & JOB_REPORT_PID_MASK);
+	if (c->wait_stack == CORR_NO_STACK || !pd->stack ||
+	    pd->stack(pd->ctx, c->wait_pid, c->wait_stack, &fr, &n))
+		n = 0;
+	json_frames(f, fr, n);
+	fputs("},\"hops\":[", f);
+	for (uint32_t i = 0; i < c->nr_hops; i++) {
+		const char *p = pd->name ? pd->name(pd->ctx, c->hop_pid[i], 0) : NULL;
+
+		fprintf(f, "%s{\"pid\":%u,\"tid\":%u,\"process\":", i ? "," : "",
+			c->hop_pid[i] & JOB_REPORT_PID_MASK, c->hop_tid[i] & JOB_REPORT_PID_MASK);
+		json_str_or_null(f, p);
+		fputc('}', f);
+	}
+	fputs("],\"work\":", f);
+	if (c->work_frame) {
+		fputs("{\"frame\":", f);
+		json__put_string(f, c->work_frame);
+		fprintf(f, ",\"share\":%.6g}", c->work_share);
+	} else {
+		fputs("null", f);
+	}
+	fputs(",\"why\":", f);
+	json__put_string(f, c->why);
+	fputc('}', f);
+}
+
+static void json_finding(const struct job_report *r, const struct jr_finding *x, FILE *f)
 {
 	fputs("{\"kind\":", f);
 	json__put_string(f, x->kind);
@@ -132,6 +175,9 @@ static void json_finding(const struct jr_finding *x, FILE *f)
 		if (j != JOB_CAUSE_LINK)
 			fprintf(f, ",\"more_%s_ns\":%" PRId64,
 				job_report__cause_name((enum job_cause)j), x->delta[j]);
+	if (x->chain)
+		fprintf(f, ",\"chained_share\":%.6g",
+			share_of(x->chain->chained_ns, x->chain->gap_ns));
 	fputs("},\"kernels\":[", f);
 	for (size_t i = 0; i < x->nr_kernels; i++) {
 		fputs(i ? ",{\"name\":" : "{\"name\":", f);
@@ -140,6 +186,8 @@ static void json_finding(const struct jr_finding *x, FILE *f)
 	}
 	fputs("],\"stack\":", f);
 	json_frames(f, x->frames, x->nr_frames);
+	if (x->chain && x->chain->nr_hops)
+		json_chain(r, x->chain, f);
 	fputs(",\"advice\":", f);
 	json__put_string(f, x->advice);
 	fputc('}', f);
@@ -200,7 +248,7 @@ static void json_job(const struct job_report *r, const struct jr_job *job, FILE 
 	for (size_t i = 0; i < job->nr_findings; i++) {
 		if (i)
 			fputc(',', f);
-		json_finding(&job->findings[i], f);
+		json_finding(r, &job->findings[i], f);
 	}
 	fputs("],\"notes\":", f);
 	json_notes(f, job->notes, job->nr_notes);
@@ -288,9 +336,17 @@ static void text_finding(const struct jr_finding *x, FILE *f)
 	for (size_t i = 0; i < x->nr_kernels; i++)
 		fprintf(f, "    kernel %+.2f ms: %.60s\n", (double)x->kernels[i].delta_ns / 1e6,
 			x->kernels[i].name);
+	if (x->chain && x->chain->nr_hops) {
+		snprintf(line, sizeof(line), "its launching thread spent %.0f%% of its time before the late launches "
+			 "waiting on other threads: %s",
+			 100 * share_of(x->chain->chained_ns, x->chain->gap_ns), x->chain->why);
+		wrap(f, 4, line);
+	}
 	if (x->nr_frames) {
 		fprintf(f, "    %s (innermost first):\n",
-			x->cause == JOB_CAUSE_COMPUTE ? "launched from" : "the host was in");
+			x->cause == JOB_CAUSE_COMPUTE	   ? "launched from"
+			: x->chain && x->chain->work_frame ? "the chain's last thread was in"
+							   : "the host was in");
 		for (size_t i = x->nr_frames; i-- > 0;)
 			fprintf(f, "      %.72s\n", x->frames[i]);
 	}

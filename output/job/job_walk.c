@@ -114,3 +114,18 @@ const struct jr_coll *jr_coll_at(const struct jr_job *job, const struct jr_meet 
 {
 	return m->at[k] == JR_NOT_THERE ? NULL : &job->ranks[k]->colls[m->at[k]];
 }
+
+void jr_tally_add(struct jr_tally *t, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < t->n && t->s[i].id != id; i++)
+		;
+	if (i == t->n) {
+		if (t->n == JR_MAX_STACKS)
+			return;
+		t->s[t->n].id = id;
+		t->s[t->n++].n = 0;
+	}
+	t->s[i].n++;
+}

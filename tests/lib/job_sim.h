@@ -25,6 +25,11 @@ static const char *const st_launch[] = {"main", "train", "forward", "cudaLaunchK
 static const char *const st_nccl[] = {"main", "train", "all_reduce", "cudaLaunchKernel"};
 static const char *const st_load1[] = {"main", "train", "xs_load_data", "read"};
 static const char *const st_load2[] = {"main", "train", "xs_load_data", "decode"};
+/* A loader thread's work, and the launching thread waiting for it (wait chains). */
+static const char *const st_loader[] = {"start_thread", "loader", "decode_batch"};
+static const char *const st_wait[] = {
+	"main",	       "train", "wait_batch", "pthread_cond_wait", "__futex_abstimed_wait_common",
+	"schedule_[k]"};
 
 static int stack_fn(void *ctx, uint32_t pid, uint32_t id, const char *const **ret, size_t *n)
 {
@@ -39,6 +44,8 @@ static int stack_fn(void *ctx, uint32_t pid, uint32_t id, const char *const **re
 		CASE(2, st_nccl);
 		CASE(3, st_load1);
 		CASE(4, st_load2);
+		CASE(5, st_loader);
+		CASE(6, st_wait);
 	}
 	return -ENOENT;
 #undef CASE

@@ -21,8 +21,8 @@
 
 #include "tests/lib/job_sim.h"
 
-/* The report as JSON, parsed. */
-static json_object *report_json(struct job_sim *s)
+/* The report of pd as JSON, parsed. */
+static json_object *report_json_of(const struct profile_data *pd)
 {
 	struct job_report *r;
 	char *buf = NULL;
@@ -30,7 +30,7 @@ static json_object *report_json(struct job_sim *s)
 	FILE *f = open_memstream(&buf, &len);
 	json_object *o;
 
-	cr_assert_eq(job_report__build(play(s), NULL, &r), 0);
+	cr_assert_eq(job_report__build(pd, NULL, &r), 0);
 	cr_assert_eq(job_report__write_json(r, f), 0);
 	cr_assert_eq(job_report__write_text(r, stderr), 0);
 	fclose(f);
@@ -39,6 +39,12 @@ static json_object *report_json(struct job_sim *s)
 	cr_assert(o, "not JSON: %s", buf);
 	free(buf);
 	return o;
+}
+
+/* The report of the job s plays. */
+static json_object *report_json(struct job_sim *s)
+{
+	return report_json_of(play(s));
 }
 
 static json_object *at(json_object *o, const char *path)
@@ -127,6 +133,73 @@ Test(job_report, host_straggler_named_with_the_host_stack)
 	cr_expect(frames_have(o, "jobs.0.findings.0.stack", "xs_load_data"));
 	cr_expect_not(frames_have(o, "jobs.0.findings.0.stack", "read"),
 		      "the path stops where the samples split");
+	json_object_put(o);
+	free(s);
+}
+
+/* Rank 1's host time before each step's launches (15 ms of GPU wait from step 1 on) is spent,
+ * 13 ms of it, waiting for its loader thread (tid 1501), which ran decode_batch meanwhile
+ * (--wakers' chains); one step's wait was ended by another thread (1502), which did nothing
+ * sampled. The finding follows the heaviest chain to decode_batch. */
+Test(job_report, host_straggler_followed_through_its_wait_chain)
+{
+	static struct profile_woken wk[16];
+	static struct profile_hop hp[16];
+	struct job_sim *s = sim(4, 8);
+	struct profile_data *pd;
+	uint64_t t = 10 * MS;
+	json_object *o;
+
+	s->host_delay[1] = 20 * MS;
+	pd = play(s);
+	for (size_t st = 0; st < 8; st++) {
+		uint32_t tid = st == 3 ? 1502 : 1501;
+
+		wk[st] = (struct profile_woken){.start_ns = t + 6 * MS,
+						.end_ns = t + 19 * MS,
+						.pid = 1001,
+						.tid = 1001,
+						.stack_id = 6,
+						.first_hop = (uint32_t)st,
+						.nr_hops = 1};
+		hp[st] = (struct profile_hop){.wake_ns = t + 19 * MS,
+					      .run_ns = t + 5 * MS,
+					      .pid = 1001,
+					      .tid = tid,
+					      .stack_id = 5};
+		for (uint64_t at = t + 5 * MS + 500 * US; tid == 1501 && at < t + 19 * MS; at += MS)
+			s->samples[s->ns++] = (struct profile_sample){
+				.time_ns = at, .pid = 1001, .tid = 1501, .stack_id = 5};
+		/* The step's end as play() made it: the last arrival (rank 1's, 20 ms of host and
+		 * 4 kernels of 5 ms) and 1 ms of all-reduce, less 5 ms. */
+		t = t + 20 * MS + 10 * US + 20 * MS + MS - 5 * MS;
+	}
+	pd->samples = s->samples;
+	pd->nr_samples = s->ns;
+	pd->woken = wk;
+	pd->nr_woken = 8;
+	pd->hops = hp;
+	pd->nr_hops = 8;
+	o = report_json_of(pd);
+	cr_assert_eq(json_object_array_length(at(o, "jobs.0.findings")), 1);
+	cr_expect_eq(num(o, "jobs.0.findings.0.rank"), 1);
+	cr_expect_str_eq(str(o, "jobs.0.findings.0.cause"), "host");
+	/* Steps 1-7: 15 ms each before the launches, 13 of them waiting on a chain. */
+	cr_expect_float_eq(json_object_get_double(at(o, "jobs.0.findings.0.figures.chained_share")),
+			   13.0 / 15, 1e-6);
+	cr_expect_float_eq(json_object_get_double(at(o, "jobs.0.findings.0.chain.share")),
+			   6.0 * 13 / (7 * 15), 1e-6);
+	cr_expect_eq(num(o, "jobs.0.findings.0.chain.hops.0.tid"), 1501);
+	cr_expect_eq(num(o, "jobs.0.findings.0.chain.hops.0.pid"), 1001);
+	cr_expect_eq(json_object_array_length(at(o, "jobs.0.findings.0.chain.hops")), 1);
+	cr_expect_eq(num(o, "jobs.0.findings.0.chain.waiting.tid"), 1001);
+	cr_expect_str_eq(str(o, "jobs.0.findings.0.chain.work.frame"), "decode_batch");
+	cr_expect(frames_have(o, "jobs.0.findings.0.stack", "decode_batch"));
+	cr_expect_not(frames_have(o, "jobs.0.findings.0.stack", "xs_load_data"));
+	cr_expect(strstr(str(o, "jobs.0.findings.0.chain.why"),
+			 "waited in pthread_cond_wait (called from wait_batch), woken by pid 1001 "
+			 "(thread 1501) through 1 thread, whose time went to decode_batch 100%"),
+		  "%s", str(o, "jobs.0.findings.0.chain.why"));
 	json_object_put(o);
 	free(s);
 }
