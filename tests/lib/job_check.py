@@ -4,9 +4,9 @@
 
 
 def truth_of(path):
-    """The launcher's "straggler R" and "lateness_ns N" lines."""
+    """The launcher's "straggler R", "lateness_ns N", "cause C" and "work FUNCTION" lines."""
     return dict(l.split() for l in open(path) if len(l.split()) == 2
-                and l.split()[0] in ("straggler", "lateness_ns"))
+                and l.split()[0] in ("straggler", "lateness_ns", "cause", "work"))
 
 
 def straggler_problems(job, truth):
@@ -21,6 +21,8 @@ def straggler_problems(job, truth):
         return [f"stragglers: {[f['summary'] for f in fs]}"]
     f = fs[0]
     want = {"2": ("compute", "xs_forward"), "1": ("host", "xs_load_data")}[truth["straggler"]]
+    if "cause" in truth:
+        want = (truth["cause"], truth.get("work", want[1]))
     if str(f["rank"]) != truth["straggler"] or f["cause"] != want[0]:
         bad.append(f"named rank {f['rank']} cause {f['cause']}, not rank {truth['straggler']} "
                    f"{want[0]}")

@@ -11,6 +11,10 @@
  *   compute  rank 2's kernels run 30% longer: it arrives 6 ms late each step
  *   host     each rank spends 2 ms of CPU in xs_load_data before launching, rank 1 22 ms:
  *            its GPU waits
+ *   blocked  as host, but rank 1's launching thread hands the batch to a loader thread of its
+ *            own (xs_loader), which spends the 22 ms in xs_decode_batch, and waits for it on
+ *            a condition variable (xs_wait_batch), as a training loop waits on its data
+ *            loader: its GPU waits for a thread that is off the CPU
  *   none     every rank alike
  * The launcher prints the truth: "straggler R", "lateness_ns N" (compute: exact), and exits
  * with the first failing rank's status. With XS_GPU_JOB_EXEC=PROGRAM, rank k is started as
@@ -71,6 +75,47 @@ NOINLINE void xs_load_data(uint64_t ns)
 	xs_burn(ns);
 }
 
+/* Rank 1's loader in blocked mode: a batch asked for, made, handed back. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool asked, ready;
+} loader = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, false};
+
+NOINLINE void xs_decode_batch(uint64_t ns)
+{
+	xs_burn(ns);
+}
+
+static void *xs_loader(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&loader.lock);
+		while (!loader.asked)
+			pthread_cond_wait(&loader.cond, &loader.lock);
+		loader.asked = false;
+		pthread_mutex_unlock(&loader.lock);
+		xs_decode_batch(22 * MS);
+		pthread_mutex_lock(&loader.lock);
+		loader.ready = true;
+		pthread_cond_broadcast(&loader.cond);
+		pthread_mutex_unlock(&loader.lock);
+	}
+	return NULL;
+}
+
+NOINLINE void xs_wait_batch(void)
+{
+	pthread_mutex_lock(&loader.lock);
+	loader.asked = true;
+	pthread_cond_broadcast(&loader.cond);
+	while (!loader.ready)
+		pthread_cond_wait(&loader.cond, &loader.lock);
+	loader.ready = false;
+	pthread_mutex_unlock(&loader.lock);
+}
+
 NOINLINE void xs_forward(double slow)
 {
 	for (int i = 0; i < 4; i++)
@@ -100,6 +145,10 @@ NOINLINE void xs_train_step(struct rank *r, const char *mode)
 		sleep_until(xs_double_free_at() - AHEAD_NS);
 	if (!strcmp(mode, "host"))
 		xs_load_data(r->rank == 1 ? 22 * MS : 2 * MS);
+	else if (!strcmp(mode, "blocked") && r->rank == 1)
+		xs_wait_batch();
+	else if (!strcmp(mode, "blocked"))
+		xs_load_data(2 * MS);
 	xs_forward(!strcmp(mode, "compute") && r->rank == 2 ? SLOW : 1.0);
 	xs_all_reduce(r);
 }
@@ -107,11 +156,20 @@ NOINLINE void xs_train_step(struct rank *r, const char *mode)
 static int rank_main(int fd, int rank, const char *mode, int steps)
 {
 	struct rank r = {.rank = rank};
+	pthread_t th;
 
 	r.sh = mmap(NULL, sizeof(*r.sh), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (r.sh == MAP_FAILED) {
 		perror("xs_gpu_job: mmap");
 		return 1;
+	}
+	if (!strcmp(mode, "blocked") && rank == 1) {
+		if (pthread_create(&th, NULL, xs_loader, NULL)) {
+			fprintf(stderr, "xs_gpu_job: pthread_create failed\n");
+			return 1;
+		}
+		pthread_setname_np(th, "xs_loader");
+		pthread_detach(th);
 	}
 	for (int i = 0; i < steps; i++)
 		xs_train_step(&r, mode);
@@ -166,8 +224,9 @@ int main(int argc, char **argv)
 		return rank_main(atoi(argv[2]), atoi(argv[3]), argv[4], atoi(argv[5]));
 	steps = argc == 3 ? atoi(argv[2]) : 0;
 	if (steps <= 0 || steps > 1000 ||
-	    (strcmp(argv[1], "compute") && strcmp(argv[1], "host") && strcmp(argv[1], "none"))) {
-		fprintf(stderr, "usage: xs_gpu_job compute|host|none STEPS (1..1000)\n");
+	    (strcmp(argv[1], "compute") && strcmp(argv[1], "host") && strcmp(argv[1], "blocked") &&
+	     strcmp(argv[1], "none"))) {
+		fprintf(stderr, "usage: xs_gpu_job compute|host|blocked|none STEPS (1..1000)\n");
 		return 2;
 	}
 	fd = memfd_create("xs_gpu_job", 0);
@@ -201,6 +260,8 @@ int main(int argc, char **argv)
 		       (unsigned long long)(4 * KERNEL_NS * (SLOW - 1) + 0.5));
 	else if (!strcmp(argv[1], "host"))
 		printf("straggler 1\n");
+	else if (!strcmp(argv[1], "blocked"))
+		printf("straggler 1\ncause blocked\nwork xs_decode_batch\n");
 	else
 		printf("straggler none\n");
 	return status;

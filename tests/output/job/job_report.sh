@@ -9,6 +9,9 @@
 #            injected;
 #   host     rank 1 spends 20 ms in xs_load_data before launching: named rank 1, cause host,
 #            xs_load_data in the stack;
+#   blocked  rank 1 waits 22 ms on a loader thread: with --wakers, named rank 1, cause
+#            blocked, followed through the chain to xs_decode_batch on the loader; without,
+#            no chain;
 #   none     no finding.
 # Also the text (--report job) within 80 columns and the JSON's schema. Needs root and BTF (no
 # GPU). Prints "ok"/"FAIL"; any FAIL fails.
@@ -31,34 +34,36 @@ done
 dir=$(mktemp -d /tmp/xsprof-jobreport-XXXXXX)
 trap '[[ -n ${KEEP:-} ]] || rm -rf "$dir"' EXIT
 
-# run MODE STEPS: xsprofd -f at 999 Hz with --report job and the JSON; the truth and the text
-# on stdout (MODE.out).
+# run MODE STEPS [TAG FLAG...]: xsprofd -f at 999 Hz with --report job and the JSON, and the
+# flags; the truth and the text on stdout (TAG.out; TAG is MODE by default).
 run() {
-	local mode=$1 n=$2
+	local mode=$1 n=$2 tag=${3:-$1}
+	shift $(($# < 3 ? $# : 3))
 	rm -f "$dir/cupti.sock"
-	if ! timeout 120 "$xsprofd" -f -F 999 --cupti-socket "$dir/cupti.sock" --report job \
-		-o "$dir/$mode.job.json" -- "$work" "$mode" "$n" \
-		>"$dir/$mode.out" 2>"$dir/$mode.err"; then
-		fail "$mode: xsprofd -f --report job -- xs_gpu_job $mode $n failed:"$'\n'"$(tail -5 "$dir/$mode.err")"
+	if ! timeout 120 "$xsprofd" -f -F 999 "$@" --cupti-socket "$dir/cupti.sock" --report job \
+		-o "$dir/$tag.job.json" -- "$work" "$mode" "$n" \
+		>"$dir/$tag.out" 2>"$dir/$tag.err"; then
+		fail "$tag: xsprofd -f $* --report job -- xs_gpu_job $mode $n failed:"$'\n'"$(tail -5 "$dir/$tag.err")"
 		return 1
 	fi
 }
 
-# check MODE: the findings against the truth the launcher printed.
+# check MODE [TAG]: the findings against the truth the launcher printed.
 check() {
-	$py - "$dir" "$1" "$src/lib" <<'PYEOF'
+	$py - "$dir" "$1" "$src/lib" "${2:-$1}" <<'PYEOF'
 import json, sys
 d, mode = sys.argv[1:3]
+tag = sys.argv[4]
 sys.path.insert(0, sys.argv[3])
 from job_check import straggler_problems
 truth, text = {}, []
-for l in open(f"{d}/{mode}.out"):
+for l in open(f"{d}/{tag}.out"):
     f = l.split()
-    if len(f) == 2 and f[0] in ("straggler", "lateness_ns"):
+    if len(f) == 2 and f[0] in ("straggler", "lateness_ns", "cause", "work"):
         truth[f[0]] = f[1]
     else:
         text.append(l.rstrip("\n"))
-r = json.load(open(f"{d}/{mode}.job.json"))
+r = json.load(open(f"{d}/{tag}.job.json"))
 bad = []
 if r.get("schema") != "xsprof.job_report" or r.get("version") != 1:
     bad.append(f"schema {r.get('schema')} {r.get('version')}")
@@ -98,6 +103,55 @@ if run host 30 && check host; then
 	pass "host straggler: rank 1, cause host, xs_load_data in the stack"
 else
 	fail "host straggler"
+fi
+# blocked: rank 1's launching thread waits on a loader thread of its own that spends the 22 ms
+# in xs_decode_batch. With --wakers (wall time) the finding follows the wait to the loader:
+# its chain (one hop, a thread of rank 1's process other than the launching one) covers 80% or
+# more of the time before the late launches, and its stack and words name xs_decode_batch
+# and the wait in xs_wait_batch. Without, cause blocked and no chain.
+chain_check() { # TAG WANT(chain|none)
+	$py - "$dir/$1.job.json" "$2" <<'PYEOF'
+import json, sys
+path, want = sys.argv[1:]
+job = json.load(open(path))["jobs"][0]
+fs = [f for f in job["findings"] if f["kind"] == "straggler"]
+bad = []
+c = fs[0].get("chain") if fs else None
+if want == "none":
+    if c is not None or (fs and "chained_share" in fs[0]["figures"]):
+        bad.append(f"a chain without --wakers: {c}")
+elif not c:
+    bad.append(f"no chain: {fs[0] if fs else 'no straggler'}")
+else:
+    f = fs[0]
+    share = f["figures"]["chained_share"]
+    hops = c["hops"]
+    print(f"     chained {share:.1%}; {c['why']}")
+    if share < 0.8:
+        bad.append(f"chained share {share:.3f}, want >= 0.8")
+    if len(hops) != 1 or hops[0]["pid"] != f["pid"] or hops[0]["tid"] == c["waiting"]["tid"]:
+        bad.append(f"hops {hops}, waiting {c['waiting']['tid']}")
+    if "xs_wait_batch" not in c["waiting"]["stack"] or "xs_wait_batch" not in c["why"]:
+        bad.append(f"the wait: {c['waiting']['stack']} / {c['why']}")
+    if not c["work"] or c["work"]["frame"] not in f["stack"] or \
+            f["stack"].index("xs_decode_batch") > f["stack"].index(c["work"]["frame"]):
+        bad.append(f"work {c['work']} not at or under xs_decode_batch in {f['stack']}")
+for b in bad:
+    print("     " + b)
+sys.exit(1 if bad else 0)
+PYEOF
+}
+if run blocked 30 blocked_wakers --mode wall --wakers && check blocked blocked_wakers &&
+	chain_check blocked_wakers chain; then
+	pass "blocked straggler, --wakers: rank 1, cause blocked, followed to xs_decode_batch on its loader thread"
+else
+	fail "blocked straggler with --wakers"
+fi
+if run blocked 30 && chain_check blocked none &&
+	$py -c 'import json,sys; f=[f for f in json.load(open(sys.argv[1]))["jobs"][0]["findings"] if f["kind"]=="straggler"]; sys.exit(0 if len(f)==1 and f[0]["rank"]==1 and f[0]["cause"]=="blocked" else 1)' "$dir/blocked.job.json"; then
+	pass "blocked straggler, no --wakers: rank 1, cause blocked, no chain"
+else
+	fail "blocked straggler without --wakers"
 fi
 if run none 30 && check none; then
 	pass "no straggler: no finding"
