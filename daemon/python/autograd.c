@@ -33,8 +33,9 @@ enum { L_NODE, L_EVAL, L_EXEC, L_EXEC_END, L_N };
 
 struct ag_slot {
 	uint64_t seq;
-	uint32_t stack; /* 1 + index into fstacks; 0: none */
-	uint32_t used;
+	uint64_t made_ns; /* when the forward op made it (0: the slot was never used) */
+	uint32_t stack;	  /* 1 + index into fstacks; 0: none */
+	uint32_t made_tid;
 };
 
 struct ag_proc {
@@ -92,6 +93,8 @@ struct autograd {
 	struct autograd_stats st;
 	int (*on_pass)(void *ctx, const struct autograd_pass *p);
 	void *on_pass_ctx;
+	int (*on_link)(void *ctx, const struct autograd_link *l);
+	void *on_link_ctx;
 	char last_error[PATH_MAX + 160];
 };
 
@@ -434,7 +437,7 @@ static const struct ag_slot *slot_of(const struct autograd *ag, const struct ag_
 	if (!p || !p->ring)
 		return NULL;
 	s = &p->ring[seq & (ag->o.max_nodes - 1)];
-	return s->used && s->seq == seq ? s : NULL;
+	return s->made_ns && s->seq == seq ? s : NULL;
 }
 
 /*
@@ -455,6 +458,30 @@ static void check_layout(struct autograd *ag, struct ag_proc *p)
 		 "under its forward line",
 		 (int)p->pid, (unsigned long long)p->evals_missed,
 		 (unsigned long long)(p->evals_known + p->evals_missed));
+}
+
+/* A launch joined to the node slot was made for: handed to the on_link function. */
+static void give_link(struct autograd *ag, uint32_t tgid, uint32_t tid, uint64_t when,
+		      const struct ag_slot *slot)
+{
+	struct autograd_link link;
+
+	if (!slot || !ag->on_link)
+		return;
+	link = (struct autograd_link){.tgid = tgid,
+				      .tid = tid,
+				      .time_ns = when,
+				      .fwd_tid = slot->made_tid,
+				      .fwd_ns = slot->made_ns};
+	if (ag->on_link(ag->on_link_ctx, &link))
+		ag->st.links_untimed++;
+}
+
+void autograd__on_link(struct autograd *ag, int (*fn)(void *ctx, const struct autograd_link *l),
+		       void *ctx)
+{
+	ag->on_link = fn;
+	ag->on_link_ctx = ctx;
 }
 
 static void give_pass(struct autograd *ag, const struct ag_thread *t)
@@ -520,7 +547,8 @@ int autograd__record(struct autograd *ag, const void *data, size_t size)
 			return 0;
 		s = &p->ring[r->stream & (ag->o.max_nodes - 1)];
 		s->seq = r->stream;
-		s->used = 1;
+		s->made_ns = r->time_ns ? r->time_ns : 1;
+		s->made_tid = r->tid;
 		s->stack = frames_of(ag, r);
 		if (!s->stack)
 			ag->st.nodes_no_frames++;
@@ -618,7 +646,8 @@ static uint64_t marked(struct autograd *ag, uint64_t tok)
  * *ret_fw: whether a node's forward frames went in.
  */
 static int join(struct autograd *ag, const struct ag_thread *t, uint32_t tgid, uint64_t when,
-		const uint64_t *user, uint32_t nu, uint32_t room, uint64_t *out, bool *ret_fw)
+		const uint64_t *user, uint32_t nu, uint32_t room, uint64_t *out, bool *ret_fw,
+		const struct ag_slot **ret_slot)
 {
 	const struct ag_proc *p = hashmap__get(ag->procs, tgid, 0);
 	const struct fstack *fw = NULL, *ex = NULL;
@@ -628,6 +657,8 @@ static int join(struct autograd *ag, const struct ag_thread *t, uint32_t tgid, u
 	bool engine;
 
 	*ret_fw = false;
+	if (ret_slot)
+		*ret_slot = NULL;
 	if (p && p->bad_layout)
 		return -2;
 	/* In backward: inside this thread's backward() call, or a thread of the engine's own
@@ -680,6 +711,8 @@ static int join(struct autograd *ag, const struct ag_thread *t, uint32_t tgid, u
 			out[n++] = base[i];
 	}
 	*ret_fw = fw != NULL;
+	if (ret_slot && fw)
+		*ret_slot = slot;
 	return (int)n;
 }
 
@@ -699,7 +732,8 @@ static const void *rewrite_sample(struct autograd *ag, const struct xsprof_sampl
 	if (!t || t->tgid != s->tgid)
 		return s;
 	n = join(ag, t, s->tgid, s->time_ns, (const uint64_t *)(s->ips + s->nr_kernel), s->nr_user,
-		 XSPROF_MAX_STACK_DEPTH - s->nr_kernel, (uint64_t *)(o->ips + s->nr_kernel), &fw);
+		 XSPROF_MAX_STACK_DEPTH - s->nr_kernel, (uint64_t *)(o->ips + s->nr_kernel), &fw,
+		 NULL);
 	ag->st.samples_backward += n != -2;
 	if (n < 0)
 		return s;
@@ -727,6 +761,7 @@ static const void *rewrite_launch(struct autograd *ag, const void *data, size_t 
 	uint32_t nu = usdt ? u->nr_user : c->nr_user, tid = c->tid, tgid = c->tgid;
 	uint64_t when = usdt ? u->time_ns : c->time_ns;
 	const uint64_t *ips = (const uint64_t *)(usdt ? u->ips : c->ips);
+	const struct ag_slot *slot;
 	struct ag_thread *t;
 	struct ag_last *l;
 	uint64_t *out;
@@ -744,8 +779,9 @@ static const void *rewrite_launch(struct autograd *ag, const void *data, size_t 
 	memcpy(l->ips, ips, 8u * nu);
 	memcpy(l->comm, c->comm, sizeof(l->comm)); /* at the same offset in both */
 	out = (uint64_t *)(usdt ? ag->out.usdt.ips : ag->out.call.ips);
-	n = join(ag, t, tgid, when, ips, nu, XSPROF_MAX_STACK_DEPTH, out, &fw);
+	n = join(ag, t, tgid, when, ips, nu, XSPROF_MAX_STACK_DEPTH, out, &fw, &slot);
 	l->changed = n >= 0;
+	give_link(ag, tgid, tid, when, slot);
 	if (n < 0)
 		return data;
 	memcpy(&ag->out, data, hdr);
@@ -763,6 +799,7 @@ static const void *rewrite_reuse(struct autograd *ag, const struct xsprof_launch
 				 size_t size, size_t *ret_size)
 {
 	bool usdt = r->kind == XSPROF_LAUNCH_USDT, fw;
+	const struct ag_slot *slot;
 	struct ag_thread *t;
 	struct ag_last *l;
 	uint64_t *out;
@@ -775,7 +812,9 @@ static const void *rewrite_reuse(struct autograd *ag, const struct xsprof_launch
 		return r;
 	l = &t->last[usdt];
 	out = (uint64_t *)(usdt ? ag->out.usdt.ips : ag->out.call.ips);
-	n = join(ag, t, r->tgid, r->time_ns, l->ips, l->nu, XSPROF_MAX_STACK_DEPTH, out, &fw);
+	n = join(ag, t, r->tgid, r->time_ns, l->ips, l->nu, XSPROF_MAX_STACK_DEPTH, out, &fw,
+		 &slot);
+	give_link(ag, r->tgid, r->tid, r->time_ns, slot);
 	if (n < 0 && !l->changed)
 		return r; /* the store's last stack is the walked one: right as it is */
 	if (n < 0) {

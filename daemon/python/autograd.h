@@ -51,6 +51,8 @@ struct autograd_stats {
 	uint64_t execs;		   /* backward() calls */
 	uint64_t passes_untimed;   /* passes the timeline did not keep (its cap): the GPU
 				      report's ranges miss their engine threads' work */
+	uint64_t links_untimed;	   /* launches' forward links the timeline did not keep (its
+				      cap): no Chrome trace flow from their forward op */
 	uint64_t samples_joined;   /* samples put under a forward line */
 	uint64_t samples_backward; /* samples inside backward (joined or not) */
 	uint64_t threads_capped;   /* events of threads past max_threads: dropped */
@@ -92,6 +94,19 @@ void autograd__on_pass(struct autograd *ag, int (*fn)(void *ctx, const struct au
 		       void *ctx);
 /* The passes still open: ended at now_ns, handed to the on_pass function (a session's end). */
 void autograd__end_passes(struct autograd *ag, uint64_t now_ns);
+
+/*
+ * A launch of backward work joined to its node: thread tid of tgid launched at time_ns (the
+ * launch record's time) for the node thread fwd_tid made at fwd_ns in forward. The Chrome
+ * trace draws the flow from the forward op to the launch's GPU work.
+ */
+struct autograd_link {
+	uint32_t tgid, tid, fwd_tid;
+	uint64_t time_ns, fwd_ns;
+};
+/* Call fn with each launch joined to its node's forward frames (as it is rewritten). */
+void autograd__on_link(struct autograd *ag, int (*fn)(void *ctx, const struct autograd_link *l),
+		       void *ctx);
 
 void autograd__stats(const struct autograd *ag, struct autograd_stats *ret);
 /* Why the last libtorch found got no probes, or NULL. */

@@ -485,6 +485,11 @@ const struct counters_row counters_rows[] = {
 	    "backward() calls the timeline did not keep (its cap): the GPU report's NVTX ranges "
 	    "miss the engine threads' work done for them.",
 	    "python autograd:", "%llu past the timeline's cap"),
+	CNT("python.autograd_links_past_timeline_cap", ag.links_untimed,
+	    "xsprof_autograd_links_untimed_total", NULL,
+	    "Backward launches whose link to their forward op the timeline did not keep (its "
+	    "cap): the Chrome trace draws no flow for them.",
+	    "python autograd:", "%llu forward links past it"),
 	CNT("python.autograd_samples_backward", ag.samples_backward,
 	    "xsprof_autograd_backward_samples_total", NULL, "CPU samples taken inside backward.",
 	    "python autograd:", "%llu samples in backward"),

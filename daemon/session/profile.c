@@ -221,6 +221,8 @@ int session_profile__build(struct session_profile *sp, const struct session_sour
 	pd->nr_hops = src->nr_hops;
 	pd->passes = src->passes;
 	pd->nr_passes = src->nr_passes;
+	pd->fwds = src->fwds;
+	pd->nr_fwds = src->nr_fwds;
 	pd->start_ns = src->start_ns;
 	pd->end_ns = src->end_ns;
 	sp->timeline_dropped = src->timeline_dropped;

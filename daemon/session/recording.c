@@ -69,6 +69,8 @@ struct recording {
 	uint64_t timeline_dropped;
 	struct profile_pass *passes; /* autograd with a timeline: the backward passes */
 	size_t nr_passes, cap_passes;
+	struct profile_fwd *fwds; /* ... and backward launches' forward ops */
+	size_t nr_fwds, cap_fwds;
 	struct profile_woken *woken; /* --wakers with a timeline: the chained stretches */
 	size_t nr_woken, cap_woken;
 	struct profile_hop *hops; /* their hops */
@@ -218,6 +220,29 @@ static int keep_pass(void *ctx, const struct autograd_pass *p)
 	r->passes[r->nr_passes++] = (struct profile_pass){
 		.start_ns = p->start_ns, .end_ns = p->end_ns, .pid = p->tgid, .tid = p->tid};
 	return 0;
+}
+
+/* autograd's link of a backward launch to its forward op, kept likewise. */
+static int keep_fwd(void *ctx, const struct autograd_link *l)
+{
+	struct recording *r = ctx;
+
+	if (r->nr_fwds >= RECORDING_MAX_FWDS)
+		return 1;
+	if (vec_reserve(&r->fwds, &r->cap_fwds, r->nr_fwds + 1))
+		return -ENOMEM;
+	r->fwds[r->nr_fwds++] = (struct profile_fwd){.launch_ns = l->time_ns,
+						     .fwd_ns = l->fwd_ns,
+						     .pid = l->tgid,
+						     .tid = l->tid,
+						     .fwd_tid = l->fwd_tid};
+	return 0;
+}
+
+const struct profile_fwd *recording__fwds(const struct recording *r, size_t *ret_n)
+{
+	*ret_n = r->nr_fwds;
+	return r->fwds;
 }
 
 const struct profile_pass *recording__passes(const struct recording *r, size_t *ret_n)
@@ -633,8 +658,10 @@ static int recording_python_setup(struct recording *r, const struct recording_op
 		if (!r->ag)
 			return -errno;
 		sampler__set_handler(r->sampler, XSPROF_REC_AUTOGRAD, on_autograd_record, r->ag);
-		if (o->max_timeline)
+		if (o->max_timeline) {
 			autograd__on_pass(r->ag, keep_pass, r);
+			autograd__on_link(r->ag, keep_fwd, r);
+		}
 	}
 	sampler__set_rewrite(r->sampler, python_rewrite, r);
 	sampler__set_python(r->sampler, true);
@@ -1198,6 +1225,7 @@ void recording__free(struct recording *r)
 	free(r->timeline);
 	free(r->woken);
 	free(r->passes);
+	free(r->fwds);
 	free(r->hops);
 	free(r->seen.slots);
 	sd_event_unref(r->ev);

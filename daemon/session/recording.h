@@ -156,6 +156,10 @@ const struct profile_woken *recording__woken(const struct recording *r, size_t *
 #define RECORDING_MAX_PASSES (1u << 18)
 struct profile_pass;
 const struct profile_pass *recording__passes(const struct recording *r, size_t *ret_n);
+/* ... and its backward launches' links to their forward ops (at most RECORDING_MAX_FWDS). */
+#define RECORDING_MAX_FWDS (1u << 20)
+struct profile_fwd;
+const struct profile_fwd *recording__fwds(const struct recording *r, size_t *ret_n);
 
 /* When recording__stop stopped it (CLOCK_MONOTONIC ns); 0 while it runs or never ran. */
 uint64_t recording__end_ns(const struct recording *r);

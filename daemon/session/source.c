@@ -18,4 +18,5 @@ void session_source__of_recording(struct session_source *src, struct recording *
 	src->samples = recording__timeline(r, &src->nr_samples, &src->timeline_dropped);
 	src->woken = recording__woken(r, &src->nr_woken, &src->hops, &src->nr_hops);
 	src->passes = recording__passes(r, &src->nr_passes);
+	src->fwds = recording__fwds(r, &src->nr_fwds);
 }

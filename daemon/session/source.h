@@ -14,6 +14,7 @@
 struct gpu_store;
 struct launch_store;
 struct profile_hop;
+struct profile_fwd;
 struct profile_pass;
 struct profile_sample;
 struct profile_woken;
@@ -32,6 +33,8 @@ struct session_source {
 	size_t nr_hops;
 	const struct profile_pass *passes; /* PyTorch's backward passes (may be none) */
 	size_t nr_passes;
+	const struct profile_fwd *fwds; /* ... its backward launches' forward ops */
+	size_t nr_fwds;
 	const struct launch_store *ls; /* CUDA launches, waits, memory calls, scopes */
 	const struct gpu_store *gs;    /* GPU records (a scope picks this session's) */
 	uint64_t start_ns, end_ns;     /* the span, CLOCK_MONOTONIC (0: unknown) */

@@ -98,6 +98,16 @@ struct profile_pass {
 };
 
 /*
+ * A launch of PyTorch backward work and the forward op that made its autograd node: thread
+ * tid of pid launched at launch_ns (profile_data.launches' time_ns) for the node thread
+ * fwd_tid made at fwd_ns. The Chrome trace draws a flow from the one to the launch's GPU work.
+ */
+struct profile_fwd {
+	uint64_t launch_ns, fwd_ns;
+	uint32_t pid, tid, fwd_tid;
+};
+
+/*
  * Frames of stack_id of pid, outermost first, without the process name. The array may be
  * reused by the next call; the strings must stay valid until the writer returns (the daemon
  * interns them). 0, or -ENOENT for a stack it does not know (the writer uses "[unknown]").
@@ -139,6 +149,8 @@ struct profile_data {
 	size_t nr_hops;
 	const struct profile_pass *passes; /* backward passes, by end (the GPU report's ranges) */
 	size_t nr_passes;
+	const struct profile_fwd *fwds; /* backward launches' forward ops (the Chrome trace) */
+	size_t nr_fwds;
 
 	profile_stack_fn stack; /* required when samples or launches are given */
 	profile_name_fn name;	/* optional */
