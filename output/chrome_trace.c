@@ -386,6 +386,7 @@ struct writer {
 	uint64_t *flow_ts; /* per launch: where its flows start (inside a slice of its thread) */
 	uint32_t *first_join, *next_join; /* joins of each GPU record */
 	int64_t *gpu_track; /* per GPU record: its track (tid) on its device (pd->flows only) */
+	uint32_t *fwd_of;   /* per launch: 1 + its pd->fwds index (0: none; pd->fwds only) */
 };
 
 #define CMP(a, b)                                  \
@@ -693,6 +694,87 @@ static int write_samples(struct writer *w)
 	return err ? err : chrome_trace__error(w->t);
 }
 
+/*
+ * PyTorch's backward launches and the forward ops that made their nodes (pd->fwds): each op a
+ * short slice on a track of its own beside its thread's ("autograd nodes"), where a flow to
+ * the launch's GPU work starts (write_gpu_tracks). The track keeps the slices clear of the
+ * thread's own, which they would not nest in.
+ */
+#define FWD_SLICE_NS 1000
+#define FWD_TRACK    ((int64_t)1 << 32)
+
+static int cmp_fwd(const void *a, const void *b, void *ctx)
+{
+	const struct profile_fwd *f = ctx, *x = &f[*(const uint32_t *)a],
+				 *y = &f[*(const uint32_t *)b];
+
+	CMP(x->pid, y->pid);
+	CMP(x->fwd_tid, y->fwd_tid);
+	CMP(x->fwd_ns, y->fwd_ns);
+	return 0;
+}
+
+/* The launch of pid's thread tid at time t (w->launch is sorted so), or SIZE_MAX. */
+static size_t launch_at(const struct writer *w, uint32_t pid, uint32_t tid, uint64_t t)
+{
+	const struct corr_cpu_rec *ls = w->pd->launches;
+	size_t lo = 0, hi = w->pd->nr_launches;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct corr_cpu_rec *x = &ls[w->launch[mid]];
+
+		if (x->pid < pid ||
+		    (x->pid == pid && (x->tid < tid || (x->tid == tid && x->time_ns < t))))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < w->pd->nr_launches) {
+		const struct corr_cpu_rec *x = &ls[w->launch[lo]];
+
+		if (x->pid == pid && x->tid == tid && x->time_ns == t)
+			return w->launch[lo];
+	}
+	return SIZE_MAX;
+}
+
+static int write_fwd_ops(struct writer *w)
+{
+	const struct profile_data *pd = w->pd;
+	const struct profile_fwd *prev = NULL;
+	uint32_t *idx;
+	size_t n;
+	char buf[64];
+
+	w->fwd_of = calloc(pd->nr_launches ? pd->nr_launches : 1, sizeof(*w->fwd_of));
+	idx = sorted_indexes(pd->nr_fwds, NULL, pd, cmp_fwd, (void *)pd->fwds, &n);
+	if (!w->fwd_of || !idx) {
+		free(idx);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_fwd *f = &pd->fwds[idx[i]];
+		size_t l = launch_at(w, f->pid, f->tid, f->launch_ns);
+
+		if (l == SIZE_MAX)
+			continue; /* its launch was not kept (the store's cap) */
+		w->fwd_of[l] = idx[i] + 1;
+		if (prev && prev->pid == f->pid && prev->fwd_tid == f->fwd_tid &&
+		    prev->fwd_ns == f->fwd_ns)
+			continue; /* one node, several launches */
+		if (!prev || prev->pid != f->pid || prev->fwd_tid != f->fwd_tid) {
+			snprintf(buf, sizeof(buf), "autograd nodes (thread %u)", f->fwd_tid);
+			chrome_trace__thread_name(w->t, f->pid, FWD_TRACK | f->fwd_tid, buf);
+		}
+		chrome_trace__complete(w->t, f->pid, FWD_TRACK | f->fwd_tid, "autograd node",
+				       "autograd", f->fwd_ns, FWD_SLICE_NS, NULL, 0);
+		prev = f;
+	}
+	free(idx);
+	return chrome_trace__error(w->t);
+}
+
 /* GPU work on per-(process, stream) tracks of each GPU, and the flows into it. */
 static int write_gpu_tracks(struct writer *w)
 {
@@ -782,6 +864,18 @@ static int write_gpu_tracks(struct writer *w)
 					   "launch", w->flow_ts[pd->joins[j].launch]);
 			chrome_trace__flow(w->t, CHROME_FLOW_END, id, gpid, tid, "launch", "launch",
 					   g->start_ns);
+			/* Backward work: from the forward op that made its node. */
+			if (w->fwd_of && w->fwd_of[pd->joins[j].launch]) {
+				const struct profile_fwd *f =
+					&pd->fwds[w->fwd_of[pd->joins[j].launch] - 1];
+
+				id = chrome_trace__new_id(w->t);
+				chrome_trace__flow(w->t, CHROME_FLOW_START, id, f->pid,
+						   FWD_TRACK | f->fwd_tid, "backward of",
+						   "autograd", f->fwd_ns);
+				chrome_trace__flow(w->t, CHROME_FLOW_END, id, gpid, tid,
+						   "backward of", "autograd", g->start_ns);
+			}
 		}
 		if (w->gpu_track)
 			w->gpu_track[idx[i]] = tid;
@@ -922,6 +1016,8 @@ int chrome_trace__write_profile(const struct profile_data *pd, FILE *f,
 		err = write_api_tracks(&w);
 	if (!err)
 		err = write_samples(&w);
+	if (!err && pd->nr_fwds)
+		err = write_fwd_ops(&w);
 	if (!err)
 		err = profile__join_chains(pd, &w.first_join, &w.next_join);
 	if (!err && pd->nr_flows &&
@@ -939,6 +1035,7 @@ int chrome_trace__write_profile(const struct profile_data *pd, FILE *f,
 	free(w.launch);
 	free(w.flow_ts);
 	free(w.gpu_track);
+	free(w.fwd_of);
 	free(w.first_join);
 	free(w.next_join);
 	if (err) {

@@ -95,6 +95,58 @@ Test(chrome_trace, flows_are_unique_across_processes_reusing_ids)
 	unlink(path);
 }
 
+/* PyTorch backward: launches 0 and 1 (thread 101) ran work of one autograd node made at
+ * 500 us; a third link names a launch the profile does not hold. One "autograd node" slice on
+ * the thread's autograd track, a flow from it to each launch's GPU work, none for the third;
+ * the structural check holds (every flow starts and ends inside a slice of its track). */
+Test(chrome_trace, backward_work_flows_from_its_forward_op)
+{
+	static const struct profile_fwd fwds[] = {
+		{.launch_ns = 1 * FX_MS,
+		 .fwd_ns = 500 * FX_US,
+		 .pid = 100,
+		 .tid = 101,
+		 .fwd_tid = 101},
+		{.launch_ns = 2 * FX_MS,
+		 .fwd_ns = 500 * FX_US,
+		 .pid = 100,
+		 .tid = 101,
+		 .fwd_tid = 101},
+		{.launch_ns = 9 * FX_MS,
+		 .fwd_ns = 600 * FX_US,
+		 .pid = 100,
+		 .tid = 101,
+		 .fwd_tid = 101},
+	};
+	struct profile_data pd;
+	const char *path;
+	char *summary, *text, *p;
+	int nodes = 0, starts = 0, ends = 0;
+
+	fx_profile(&pd, GPU_MODE_MERGED, WEIGHT_US);
+	pd.fwds = fwds;
+	pd.nr_fwds = 3;
+	path = write_trace(&pd);
+	summary = run_checker(path);
+	cr_expect_str_eq(summary, "flows=10 gpu=9 api=6 launch=2 samples=9 nvtx=2 gpus=2\n");
+	text = test_slurp(path);
+	for (p = text; (p = strstr(p, "\"name\":\"autograd node\"")); p++)
+		nodes++;
+	for (p = text; (p = strstr(p, "\"ph\":\"s\",\"pid\":100,\"tid\":4294967397,"
+				      "\"name\":\"backward of\""));
+	     p++)
+		starts++;
+	for (p = text; (p = strstr(p, "\"name\":\"backward of\"")); p++)
+		ends++;
+	cr_expect_eq(nodes, 1, "one slice per node made");
+	cr_expect_eq(starts, 2, "a flow from the node to each of its launches' work");
+	cr_expect_eq(ends, 4);
+	cr_expect(strstr(text, "\"name\":\"autograd nodes (thread 101)\""), "the track named");
+	free(text);
+	free(summary);
+	unlink(path);
+}
+
 Test(chrome_trace, cpu_only_profile)
 {
 	struct profile_data pd;
