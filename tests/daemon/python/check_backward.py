@@ -5,6 +5,7 @@
 check_backward.py FOLDED SPLIT.json [--within 3] [--min-joined 0.95] [--min-samples 300]
 check_backward.py FOLDED --none
 check_backward.py FOLDED --engine WORKLOAD.py --launches N --log LOG [--ranges GPU.json]
+                  [--trace TRACE.json]
 
 Backward's samples are those under torch::autograd::Engine::execute. Of them, >= min-joined
 carry a '[backward of] ' frame, which comes before Net.forward's frame, and that before the
@@ -17,7 +18,9 @@ and '[gpu] bwd_small' stack carries the mark, its own node's forward line and th
 line, and xsprofd's log says all N launches were put under their forward line. --ranges: the
 GPU report's NVTX range "backward", opened on the Python thread around backward(), holds
 >= 99% of those kernels' GPU time, though the engine's thread launched them, and "forward"
-none of it.
+none of it. --trace: in the Chrome trace, every bwd_big and bwd_small slice is the end of a
+"backward of" flow that starts on the Python thread's "autograd nodes" track, at a time inside
+one of its NVTX "forward" ranges (the node was made in forward()).
 """
 import argparse
 import json
@@ -89,6 +92,8 @@ def engine(a, stacks):
             fails.append(f"{joined} launches joined, want {a.launches}")
     if a.ranges:
         fails += ranges(a.ranges)
+    if a.trace:
+        fails += trace(a.trace)
     for f in fails:
         print("FAIL " + f)
     return 1 if fails else 0
@@ -110,6 +115,45 @@ def ranges(path):
     return fails
 
 
+def trace(path):
+    doc = json.load(open(path))
+    ev = doc["traceEvents"] if isinstance(doc, dict) else doc
+    kernels = {(e["pid"], e["tid"], e["ts"]) for e in ev
+               if e.get("ph") == "X" and e.get("cat") == "gpu"
+               and e.get("name") in ("bwd_big", "bwd_small")}
+    starts = {e["id"]: e for e in ev if e.get("ph") == "s" and e.get("name") == "backward of"}
+    ends = [e for e in ev if e.get("ph") == "f" and e.get("name") == "backward of"]
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    # NVTX ranges (async begin/end pairs by id) named forward, by thread
+    opened, fwd = {}, []
+    for e in ev:
+        if e.get("cat") == "nvtx" and e.get("name") == "forward":
+            if e["ph"] == "b":
+                opened[e["id"]] = e
+            elif e["ph"] == "e" and e["id"] in opened:
+                b = opened.pop(e["id"])
+                fwd.append((b["pid"], b["tid"], b["ts"], e["ts"]))
+    ok = 0
+    fails = []
+    for f in ends:
+        s = starts.get(f["id"])
+        if (f["pid"], f["tid"], f["ts"]) not in kernels or not s:
+            continue
+        track = names.get((s["pid"], s["tid"]), "")
+        py_tid = s["tid"] - (1 << 32)
+        if not track.startswith("autograd nodes") or not any(
+                p == s["pid"] and t == py_tid and lo <= s["ts"] <= hi for p, t, lo, hi in fwd):
+            continue
+        ok += 1
+    print(f"check_backward: {ok} of {len(kernels)} backward kernels in the Chrome trace are "
+          f"the end of a flow from an autograd node made inside forward()")
+    if not kernels or ok != len(kernels):
+        fails.append(f"{len(kernels) - ok} of {len(kernels)} backward kernels without their "
+                     "forward op's flow")
+    return fails
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("folded")
@@ -122,6 +166,7 @@ def main():
     ap.add_argument("--launches", type=int)
     ap.add_argument("--log")
     ap.add_argument("--ranges")
+    ap.add_argument("--trace")
     a = ap.parse_args()
     stacks = []
     with open(a.folded) as f:

@@ -269,8 +269,9 @@ torch_engine)
 	# PyTorch's GPU backward in shape: the engine's own thread (no Python frames) launches
 	# the kernels of nodes made on the Python thread (tests/workloads/torch_double.c as
 	# libtorch_cpu.so, kernels on the GPU double). Every backward kernel must carry its
-	# node's forward line and the backward() line, and the GPU report's NVTX range around
-	# backward() (on the Python thread) their GPU time.
+	# node's forward line and the backward() line, the GPU report's NVTX range around
+	# backward() (on the Python thread) their GPU time, and the Chrome trace a flow from the
+	# forward op that made each kernel's node to the kernel.
 	lib="$build/tests/torch_double/libtorch_cpu.so"
 	interop=$(ls /usr/local/cuda/lib64/libnvtx3interop.so.1 \
 		"${CUDAToolkit_ROOT:-/nonexistent}"/lib64/libnvtx3interop.so.1 2>/dev/null | head -1)
@@ -281,6 +282,7 @@ torch_engine)
 	# NVTX reaches xsprofd through the injection library (the kernels through the double).
 	if ! XSPROF_CUPTI_LIB="$build/cupti_inject/libxsprof_cupti.so" timeout 120 "$xsprofd" -f -v -F 999 --cupti-socket "$out/cupti.sock" \
 		--gpu-mode merged -o "$out/torch_engine.folded" -o "$out/torch_engine.gpu.json" \
+		-o "$out/torch_engine.json" \
 		-- "$py" "$here/../../workloads/torch_engine.py" "$lib" \
 		"$build/tests/libxs_gpu_double.so" 300 "$interop" >"$out/torch_engine.log" 2>&1; then
 		cat "$out/torch_engine.log" >&2
@@ -290,7 +292,7 @@ torch_engine)
 	grep "python autograd" "$out/torch_engine.log"
 	"$py" "$here/check_backward.py" "$out/torch_engine.folded" --engine \
 		"$here/../../workloads/torch_engine.py" --launches 600 --log "$out/torch_engine.log" \
-		--ranges "$out/torch_engine.gpu.json" || fail=1
+		--ranges "$out/torch_engine.gpu.json" --trace "$out/torch_engine.json" || fail=1
 	;;
 dataloader_wakers)
 	# A real DataLoader (2 worker processes): the main thread's waits in __next__ charged
