@@ -382,6 +382,23 @@ static bool in_interrupt(struct offcpu *oc, const struct pending *p)
 	return false;
 }
 
+/*
+ * Whether a woken stretch's own stack is a sleep only a timer ends (or a signal): nanosleep
+ * and clock_nanosleep (C's sleep and usleep, Python's time.sleep since 3.11). A waker the
+ * session does not watch has no stack to tell an interrupt by; such a sleep's waker is then
+ * only the thread the timer interrupted.
+ */
+static bool timer_sleep(struct offcpu *oc, const struct pending *me)
+{
+	for (size_t i = 0; i < me->s.nr_kernel; i++) {
+		const char *k = symbolizer__kernel(oc->sym, me->s.ips[i] - (i > 0 ? 1 : 0));
+
+		if (!strncmp(k, "do_nanosleep", 12) || !strncmp(k, "hrtimer_nanosleep", 17))
+			return true;
+	}
+	return false;
+}
+
 /* Whether a waker passed the wakeup it got (it ended wait since) on: it ran under
  * OFFCPU_RELAY_NS of CPU until it woke the next thread (at its CPU time cpu_ns). */
 static bool relayed(const struct wait_rec *since, uint64_t cpu_ns)
@@ -465,6 +482,9 @@ static int compose(struct offcpu *oc, const struct hashmap *spans, const struct 
 			}
 		} else if (!(cur->flags & XSPROF_WAKE_UNWATCHED)) {
 			break; /* an interrupt or a kernel thread: no thread to blame */
+		} else if (cur == w && timer_sleep(oc, me)) {
+			oc->st.wake_irq++;
+			break;
 		}
 		hops[nh++] = (struct offcpu_hop){.tgid = cur->waker_tgid,
 						 .tid = cur->waker_tid,

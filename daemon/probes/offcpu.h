@@ -30,7 +30,8 @@ struct offcpu_stats {
 	uint64_t held;	       /* stacks of processes not loaded yet, walked by the unwinder */
 	/* --wakers: */
 	uint64_t wakeups, waits, wait_lost; /* BPF counters (xsprof_offcpu_stats) */
-	uint64_t wake_irq; /* stretches woken from an interrupt: no thread blamed (at collect) */
+	uint64_t wake_irq; /* stretches woken from an interrupt (a watched waker's stack says so,
+			      or a nanosleep's waker is not watched): no thread blamed (at collect) */
 	uint64_t waits_dropped;	   /* wait records not kept: OFFCPU_MAX_WAITS reached */
 	uint64_t waits_chained;	   /* stretches charged to their wakers' chain */
 	uint64_t waits_unchained;  /* ... left under their own stack (no thread woke them, or
