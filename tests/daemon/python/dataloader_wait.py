@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # A real torch DataLoader with 2 worker processes (named pt_data_worker) whose __getitem__
 # spends 4 ms of CPU in decode(); the main thread only iterates (and spins 1 ms a batch), so
-# most of its time is the wait for the workers' batches inside DataLoader.__next__. Prints
-# "ready" once the first batch is in (torch imported, workers started), then runs argv[1]
-# seconds.
+# most of its time is the wait for the workers' batches inside DataLoader.__next__. A thread
+# of its own, ticker, waits on a timer in a loop (time.sleep), as a heartbeat does: no thread
+# ends those waits. Prints "ready" once the first batch is in (torch imported, workers
+# started), then runs argv[1] seconds.
 import ctypes
 import sys
+import threading
 import time
 
 import torch
@@ -40,8 +42,14 @@ def name_worker(_):
     ctypes.CDLL(None).prctl(15, b"pt_data_worker", 0, 0, 0)
 
 
+def ticker():
+    while True:
+        time.sleep(0.002)
+
+
 def main():
     secs = float(sys.argv[1]) if len(sys.argv) > 1 else 3.0
+    threading.Thread(target=ticker, daemon=True).start()
     loader = DataLoader(Slow(), batch_size=2, num_workers=2, worker_init_fn=name_worker)
     it = iter(loader)
     train_step(next(it))
