@@ -337,7 +337,8 @@ static void text_finding(const struct jr_finding *x, FILE *f)
 		fprintf(f, "    kernel %+.2f ms: %.60s\n", (double)x->kernels[i].delta_ns / 1e6,
 			x->kernels[i].name);
 	if (x->chain && x->chain->nr_hops) {
-		snprintf(line, sizeof(line), "its launching thread spent %.0f%% of its time before the late launches "
+		snprintf(line, sizeof(line),
+			 "its launching thread spent %.0f%% of its time before the late launches "
 			 "waiting on other threads: %s",
 			 100 * share_of(x->chain->chained_ns, x->chain->gap_ns), x->chain->why);
 		wrap(f, 4, line);
