@@ -133,14 +133,11 @@ static void add_gap(void *ctx, size_t gpu, bool is_coll, uint64_t gap_s, uint64_
 {
 	struct acc *a = ctx;
 	const struct job_report *r = a->r;
-	const struct corr_cpu_rec *l = jr_launch_of(r, gpu);
 	uint64_t host_end;
+	const struct corr_cpu_rec *l = jr_host_part(r, gpu, gap_s, gap_e, &host_end);
 
 	(void)is_coll, (void)s, (void)e;
-	if (!l || l->time_ns <= gap_s || gap_e <= gap_s)
-		return;
-	host_end = l->time_ns < gap_e ? l->time_ns : gap_e;
-	if (host_end - gap_s < GPU_REPORT_LAUNCH_GAP_NS)
+	if (!l || host_end - gap_s < GPU_REPORT_LAUNCH_GAP_NS)
 		return;
 	if (!a->want)
 		a->gap_ns += host_end - gap_s;

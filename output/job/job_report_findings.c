@@ -64,13 +64,12 @@ static void add_stacks(void *ctx, size_t gpu, bool is_coll, uint64_t gap_s, uint
 {
 	struct stacks *st = ctx;
 	const struct job_report *r = st->r;
-	const struct corr_cpu_rec *l = jr_launch_of(r, gpu);
 	uint64_t host_end;
+	const struct corr_cpu_rec *l = jr_host_part(r, gpu, gap_s, gap_e, &host_end);
 
 	(void)is_coll, (void)s, (void)e;
-	if (!l || l->time_ns <= gap_s || gap_e <= gap_s)
+	if (!l)
 		return;
-	host_end = l->time_ns < gap_e ? l->time_ns : gap_e;
 	if (host_end - gap_s > st->longest)
 		st->longest = host_end - gap_s, st->fallback = l->stack_id;
 	if (!r->samples)

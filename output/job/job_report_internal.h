@@ -195,6 +195,10 @@ void jr_walk_segment(const struct job_report *r, const struct jr_rank *rk, const
 		     size_t from_pos, jr_seg_fn fn, void *ctx);
 /* The launch joined to pd->gpu[gpu]; NULL when none. */
 const struct corr_cpu_rec *jr_launch_of(const struct job_report *r, size_t gpu);
+/* The launch of pd->gpu[gpu] when it was made inside the gap [gap_s, gap_e) before that work
+ * (the GPU waited for the host), its time (clipped to gap_e) into *ret_end; else NULL. */
+const struct corr_cpu_rec *jr_host_part(const struct job_report *r, size_t gpu, uint64_t gap_s,
+					uint64_t gap_e, uint64_t *ret_end);
 /* The first index of r->samples of tid at or after t (r->samples sorted by tid, time). */
 size_t jr_first_sample(const struct job_report *r, uint32_t tid, uint64_t t);
 /* Count a sample of stack id (a full tally leaves a new id out). */

@@ -79,6 +79,17 @@ const struct corr_cpu_rec *jr_launch_of(const struct job_report *r, size_t gpu)
 	return r->launch_of && r->launch_of[gpu] ? &r->pd->launches[r->launch_of[gpu] - 1] : NULL;
 }
 
+const struct corr_cpu_rec *jr_host_part(const struct job_report *r, size_t gpu, uint64_t gap_s,
+					uint64_t gap_e, uint64_t *ret_end)
+{
+	const struct corr_cpu_rec *l = jr_launch_of(r, gpu);
+
+	if (!l || l->time_ns <= gap_s || gap_e <= gap_s)
+		return NULL;
+	*ret_end = l->time_ns < gap_e ? l->time_ns : gap_e;
+	return l;
+}
+
 void jr_walk_segment(const struct job_report *r, const struct jr_rank *rk, const struct jr_coll *c,
 		     size_t from_pos, jr_seg_fn fn, void *ctx)
 {
