@@ -91,10 +91,10 @@ struct autograd {
 		struct xsprof_usdt_launch usdt;
 	} out;
 	struct autograd_stats st;
+	/* autograd__on_timeline's */
 	int (*on_pass)(void *ctx, const struct autograd_pass *p);
-	void *on_pass_ctx;
 	int (*on_link)(void *ctx, const struct autograd_link *l);
-	void *on_link_ctx;
+	void *timeline_ctx;
 	char last_error[PATH_MAX + 160];
 };
 
@@ -473,30 +473,25 @@ static void give_link(struct autograd *ag, uint32_t tgid, uint32_t tid, uint64_t
 				      .time_ns = when,
 				      .fwd_tid = slot->made_tid,
 				      .fwd_ns = slot->made_ns};
-	if (ag->on_link(ag->on_link_ctx, &link))
+	if (ag->on_link(ag->timeline_ctx, &link))
 		ag->st.links_untimed++;
-}
-
-void autograd__on_link(struct autograd *ag, int (*fn)(void *ctx, const struct autograd_link *l),
-		       void *ctx)
-{
-	ag->on_link = fn;
-	ag->on_link_ctx = ctx;
 }
 
 static void give_pass(struct autograd *ag, const struct ag_thread *t)
 {
 	struct autograd_pass pass = {t->tgid, t->tid, t->exec_ns, t->exec_end_ns};
 
-	if (ag->on_pass && ag->on_pass(ag->on_pass_ctx, &pass))
+	if (ag->on_pass && ag->on_pass(ag->timeline_ctx, &pass))
 		ag->st.passes_untimed++;
 }
 
-void autograd__on_pass(struct autograd *ag, int (*fn)(void *ctx, const struct autograd_pass *p),
-		       void *ctx)
+void autograd__on_timeline(struct autograd *ag,
+			   int (*on_pass)(void *ctx, const struct autograd_pass *p),
+			   int (*on_link)(void *ctx, const struct autograd_link *l), void *ctx)
 {
-	ag->on_pass = fn;
-	ag->on_pass_ctx = ctx;
+	ag->on_pass = on_pass;
+	ag->on_link = on_link;
+	ag->timeline_ctx = ctx;
 }
 
 struct end_ctx {

@@ -88,11 +88,7 @@ struct autograd_pass {
 	uint32_t tgid, tid;
 	uint64_t start_ns, end_ns;
 };
-/* Call fn with each pass as it ends (the outermost call returns). fn's non-zero return is the
- * caller's to count; it does not stop the probes. */
-void autograd__on_pass(struct autograd *ag, int (*fn)(void *ctx, const struct autograd_pass *p),
-		       void *ctx);
-/* The passes still open: ended at now_ns, handed to the on_pass function (a session's end). */
+/* The passes still open: ended at now_ns, handed to on_pass (a session's end). */
 void autograd__end_passes(struct autograd *ag, uint64_t now_ns);
 
 /*
@@ -104,9 +100,14 @@ struct autograd_link {
 	uint32_t tgid, tid, fwd_tid;
 	uint64_t time_ns, fwd_ns;
 };
-/* Call fn with each launch joined to its node's forward frames (as it is rewritten). */
-void autograd__on_link(struct autograd *ag, int (*fn)(void *ctx, const struct autograd_link *l),
-		       void *ctx);
+/*
+ * For the timeline: on_pass with each pass as it ends (the outermost call returns), on_link
+ * with each launch joined to its node's forward frames (as it is rewritten). A non-zero return
+ * is counted (passes_untimed, links_untimed); it does not stop the probes.
+ */
+void autograd__on_timeline(struct autograd *ag,
+			   int (*on_pass)(void *ctx, const struct autograd_pass *p),
+			   int (*on_link)(void *ctx, const struct autograd_link *l), void *ctx);
 
 void autograd__stats(const struct autograd *ag, struct autograd_stats *ret);
 /* Why the last libtorch found got no probes, or NULL. */

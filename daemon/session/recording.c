@@ -658,10 +658,8 @@ static int recording_python_setup(struct recording *r, const struct recording_op
 		if (!r->ag)
 			return -errno;
 		sampler__set_handler(r->sampler, XSPROF_REC_AUTOGRAD, on_autograd_record, r->ag);
-		if (o->max_timeline) {
-			autograd__on_pass(r->ag, keep_pass, r);
-			autograd__on_link(r->ag, keep_fwd, r);
-		}
+		if (o->max_timeline)
+			autograd__on_timeline(r->ag, keep_pass, keep_fwd, r);
 	}
 	sampler__set_rewrite(r->sampler, python_rewrite, r);
 	sampler__set_python(r->sampler, true);
